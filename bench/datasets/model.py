@@ -1,0 +1,49 @@
+"""The one Dataset type every loader produces and every target consumes."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Document:
+    doc_id: str
+    title: str
+    text: str
+
+    @property
+    def full_text(self) -> str:
+        """Title and body as engines index them (BEIR convention: title, space, text)."""
+        return f"{self.title} {self.text}".strip() if self.title else self.text
+
+
+Qrels = dict[str, dict[str, int]]  # query id -> doc id -> graded relevance
+
+
+@dataclass
+class Dataset:
+    name: str
+    corpus: dict[str, Document]
+    queries: dict[str, str]  # query id -> query text
+    qrels: Qrels
+    source: str  # the path it was loaded from
+    format: str  # beir | trec | jsonl
+    split: str | None = None
+    notes: list[str] = field(default_factory=list)  # how it was derived (sampling), shown in reports
+
+    def judged_queries(self) -> list[str]:
+        """Queries that have qrels, in the order the query file gave them."""
+        return [qid for qid in self.queries if qid in self.qrels]
+
+    def fingerprint(self) -> str:
+        """A short content hash, so results from different data are never compared by accident."""
+        h = hashlib.sha256()
+        for doc_id in sorted(self.corpus):
+            h.update(f"d\t{doc_id}\t{self.corpus[doc_id].full_text}\n".encode())
+        for qid in sorted(self.queries):
+            h.update(f"q\t{qid}\t{self.queries[qid]}\n".encode())
+        for qid in sorted(self.qrels):
+            for doc_id, rel in sorted(self.qrels[qid].items()):
+                h.update(f"r\t{qid}\t{doc_id}\t{rel}\n".encode())
+        return h.hexdigest()[:16]

@@ -1,0 +1,58 @@
+"""On-disk embedding cache keyed by model fingerprint and exact text, so a rerun never encodes twice."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("RAGBENCH_CACHE", Path.home() / ".cache" / "ragbench"))
+
+
+class EmbeddingCache:
+    """One SQLite file per model: text sha256 -> float32 vector bytes.
+
+    SQLite (standard library) gives atomic, crash-safe writes and fast lookups by key;
+    storing only hashes keeps corpus text out of the cache.
+    """
+
+    def __init__(self, model_key: str, cache_dir: Path | None = None):
+        directory = (cache_dir or default_cache_dir()) / "embeddings"
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / f"{model_key}.sqlite"
+        self._db = sqlite3.connect(self.path)
+        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL)")
+
+    @staticmethod
+    def key(text: str) -> bytes:
+        return hashlib.sha256(text.encode("utf-8")).digest()
+
+    def get_many(self, texts: list[str]) -> dict[int, np.ndarray]:
+        """Vectors found for `texts`, by position."""
+        found: dict[int, np.ndarray] = {}
+        keys = [self.key(t) for t in texts]
+        by_key: dict[bytes, list[int]] = {}
+        for i, k in enumerate(keys):
+            by_key.setdefault(k, []).append(i)
+        unique = list(by_key)
+        for start in range(0, len(unique), 500):  # SQLite's bound-parameter limit
+            chunk = unique[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for k, blob in self._db.execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})", chunk):
+                vector = np.frombuffer(blob, dtype=np.float32)
+                for i in by_key[k]:
+                    found[i] = vector
+        return found
+
+    def put_many(self, texts: list[str], vectors: np.ndarray) -> None:
+        rows = [(self.key(t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vectors)]
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)", rows)
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,35 @@
+"""Errors a user can cause. The CLI turns each into one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class UserError(Exception):
+    """Bad input, an unreachable server, a refused request: anything the user can fix."""
+
+    exit_code = 2
+
+
+class InputError(UserError):
+    """A problem in an input file, located by path and (where known) line number."""
+
+    def __init__(self, path: str | Path, message: str, line: int | None = None):
+        self.path = str(path)
+        self.line = line
+        self.message = message
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+class ServerError(UserError):
+    """A server that cannot be reached, refuses the key, or answers something unusable."""
+
+    def __init__(self, server: str, message: str, created: list[str] | None = None):
+        self.server = server
+        # What ragbench had created on the server before the failure, so the user can clean up.
+        self.created = list(created or [])
+        text = f"{server}: {message}"
+        if self.created:
+            text += f" (created so far: {', '.join(self.created)})"
+        super().__init__(text)

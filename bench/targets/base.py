@@ -1,0 +1,93 @@
+"""The retrieval-target protocol: ingest a dataset once, then rank queries into corpus doc ids.
+
+Every target (local engines, Open WebUI, LightRAG) implements `Target`. Mapping a target's own
+units (chunks, passages) back to corpus doc ids — first rank wins — happens inside the target.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, runtime_checkable
+
+from bench.datasets.model import Dataset
+
+# A progress callback: (task description, total or None) -> advance(n) function.
+ProgressFactory = Callable[[str, int | None], Callable[[int], None]]
+
+
+def no_progress(description: str, total: int | None) -> Callable[[int], None]:
+    return lambda n: None
+
+
+@dataclass
+class Hit:
+    doc_id: str
+    score: float | None  # None when the engine returned no score (e.g. a silent reranker fallback)
+
+
+@dataclass
+class QueryResult:
+    qid: str
+    hits: list[Hit]  # in the target's rank order, one per doc id
+    latency_s: float
+    error: str | None = None
+    cost: dict[str, float] = field(default_factory=dict)  # e.g. llm_calls, prompt_tokens
+    warnings: list[str] = field(default_factory=list)  # named anomalies, e.g. "null-scores"
+
+
+@dataclass
+class TargetSpec:
+    """`kind[:variant][+rerank][@url][?key=value&...]` as written on the command line."""
+
+    text: str
+    kind: str
+    variant: str | None = None
+    rerank: bool = False
+    url: str | None = None
+    params: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The label used in results and reports: the spec without its URL."""
+        label = self.kind + (f":{self.variant}" if self.variant else "")
+        if self.params:
+            label += "?" + "&".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return label + ("+rerank" if self.rerank else "")
+
+
+@runtime_checkable
+class Target(Protocol):
+    name: str
+
+    def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
+        """Index or ingest the corpus. Called once before any search."""
+
+    def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
+        """Rank every query; at most `depth` hits each. A failing query is a result with `error` set."""
+
+    def describe(self) -> dict[str, Any]:
+        """Configuration and server facts to store with the results (never secrets)."""
+
+    def close(self) -> None:
+        """Restore anything changed on a server; release resources. Safe to call twice."""
+
+
+def timed(fn: Callable[[], list[Hit]]) -> tuple[list[Hit], float]:
+    start = time.perf_counter()
+    hits = fn()
+    return hits, time.perf_counter() - start
+
+
+def first_rank_wins(pairs: list[tuple[str, float | None]], depth: int) -> list[Hit]:
+    """Collapse chunk-level results to documents: a document takes the rank of its best chunk."""
+    seen: set[str] = set()
+    hits: list[Hit] = []
+    for doc_id, score in pairs:
+        if doc_id in seen:
+            continue
+        seen.add(doc_id)
+        hits.append(Hit(doc_id, score))
+        if len(hits) == depth:
+            break
+    return hits

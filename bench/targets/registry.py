@@ -1,0 +1,69 @@
+"""Parse target specs and build targets. Each kind registers one factory here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+from urllib.parse import parse_qsl
+
+from bench.errors import UserError
+from bench.targets.base import Target, TargetSpec
+
+
+@dataclass
+class TargetOptions:
+    """Options from the command line that apply to every target of a run."""
+
+    embedding_model: str | None = None  # local dense engines; default: the bundled MiniLM
+    cross_encoder: str | None = None  # the `+rerank` stage
+    rerank_depth: int = 100
+
+
+Factory = Callable[[TargetSpec, TargetOptions], Target]
+
+
+def _local(spec: TargetSpec, options: TargetOptions) -> Target:
+    from bench.targets.local import build_local
+
+    return build_local(spec, options)
+
+
+# kind -> factory. Factories import lazily so that `ragbench --help` stays fast.
+KINDS: dict[str, Factory] = {
+    "bm25": _local,
+    "dense": _local,
+    "hybrid": _local,
+}
+
+
+def parse_spec(text: str) -> TargetSpec:
+    """`kind[:variant][+rerank][@url][?k=v&...]`, e.g. `hybrid:weighted?bm25_weight=0.3`,
+    `openwebui:hybrid@http://localhost:8080`, `bm25+rerank`."""
+    rest, _, query = text.partition("?")
+    rest, _, url = rest.partition("@")
+    rerank = rest.endswith("+rerank")
+    if rerank:
+        rest = rest[: -len("+rerank")]
+    kind, _, variant = rest.partition(":")
+    kind = kind.strip().lower()
+    if not kind:
+        raise UserError(f"target {text!r}: empty kind (expected kind[:variant][+rerank][@url][?key=value])")
+    if kind not in KINDS:
+        raise UserError(f"target {text!r}: unknown kind {kind!r} (known: {', '.join(sorted(KINDS))})")
+    params: dict[str, str] = {}
+    for pair in filter(None, query.split("&")):
+        if "=" not in pair:
+            raise UserError(f"target {text!r}: parameter {pair!r} is not key=value")
+        params.update(parse_qsl(pair, keep_blank_values=True))
+    return TargetSpec(text=text, kind=kind, variant=variant or None, rerank=rerank, url=url or None, params=params)
+
+
+def build_target(spec: TargetSpec, options: TargetOptions) -> Target:
+    target = KINDS[spec.kind](spec, options)
+    if spec.rerank:
+        from bench.targets.local import CrossEncoderRerank
+
+        if not options.cross_encoder:
+            raise UserError(f"target {spec.text!r}: '+rerank' needs --cross-encoder PATH")
+        target = CrossEncoderRerank(target, options.cross_encoder, options.rerank_depth, name=spec.name)
+    return target

@@ -1,0 +1,79 @@
+"""Dataset loading and validation: BEIR, TREC and JSONL Q&A all become one `Dataset`.
+
+>>> ds = load_dataset("datasets/scifact-train", split="train")  # doctest: +SKIP
+>>> len(ds.queries), len(ds.corpus)  # doctest: +SKIP
+(809, 5183)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.datasets.beir import load_beir
+from bench.datasets.check import DatasetCheck, check_dataset
+from bench.datasets.io import find_file, read_lines
+from bench.datasets.jsonl import load_jsonl_qa, qa_file
+from bench.datasets.model import Dataset, Document, Qrels
+from bench.datasets.trec import load_trec
+from bench.errors import InputError
+
+__all__ = ["Dataset", "DatasetCheck", "Document", "Qrels", "check_dataset", "detect_format", "load_dataset"]
+
+FORMATS = ("beir", "trec", "jsonl")
+
+
+def detect_format(path: Path) -> str:
+    if path.is_file():
+        return "jsonl"
+    if (path / "qrels").is_dir():
+        return "beir"
+    if any(p.name.lower().startswith("qrels") for p in path.iterdir()):
+        return "trec"
+    if qa_file(path) is not None and find_file(path, "corpus.jsonl") is not None:
+        return "jsonl"
+    raise InputError(path, "cannot tell the format: expected BEIR (qrels/ folder), TREC (qrels* + topics* files) "
+                     "or JSONL Q&A (qa.jsonl + corpus.jsonl)")
+
+
+def load_dataset(path: str | Path, split: str | None = None, format: str | None = None) -> Dataset:
+    """Load and validate a dataset; every hard problem raises `InputError` naming file and line."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "no such file or folder")
+    format = format or detect_format(path)
+    if format == "beir":
+        dataset = load_beir(path, split)
+    elif format == "trec":
+        dataset = load_trec(path, split)
+    elif format == "jsonl":
+        if split is not None:
+            raise InputError(path, "--split does not apply to a JSONL Q&A dataset (it has one set of judgments)")
+        dataset = load_jsonl_qa(path)
+    else:
+        raise InputError(path, f"unknown format {format!r} (known: {', '.join(FORMATS)})")
+    _validate(dataset)
+    return dataset
+
+
+def _validate(dataset: Dataset) -> None:
+    """Cross-file checks that make a dataset unusable."""
+    files = dataset.files
+    if "corpus" in files and not dataset.corpus:
+        raise InputError(files["corpus"], "empty corpus")
+    if not dataset.queries:
+        raise InputError(files["queries"], "no queries")
+    if not dataset.qrels:
+        raise InputError(files["qrels"], "no judgments")
+    unknown = [qid for qid in dataset.qrels if qid not in dataset.queries]
+    if unknown:
+        qid = unknown[0]
+        more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+        raise InputError(files["qrels"], f"judgments name unknown query {qid!r}{more}", _first_line_of(files["qrels"], qid))
+
+
+def _first_line_of(path: Path, qid: str) -> int | None:
+    """The first line whose first column is `qid` (only read again on the error path)."""
+    for number, text in read_lines(path):
+        if text.split(maxsplit=1)[0] == qid:
+            return number
+    return None

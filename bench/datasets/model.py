@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Dataset:
     format: str  # beir | trec | jsonl
     split: str | None = None
     notes: list[str] = field(default_factory=list)  # how it was derived (sampling), shown in reports
+    files: dict[str, Path] = field(default_factory=dict)  # role (corpus, queries, qrels) -> file, for messages
 
     def judged_queries(self) -> list[str]:
         """Queries that have qrels, in the order the query file gave them."""

@@ -33,6 +33,12 @@ KINDS: dict[str, Factory] = {
     "bm25": _local,
     "dense": _local,
     "hybrid": _local,
+    "openwebui": lambda spec, options: __import__(
+        "bench.targets.openwebui", fromlist=["build_openwebui"]
+    ).build_openwebui(spec, options),
+    "lightrag": lambda spec, options: __import__(
+        "bench.targets.lightrag", fromlist=["build_lightrag"]
+    ).build_lightrag(spec, options),
 }
 
 

@@ -1,0 +1,51 @@
+"""`ragbench meter --upstream ROUTE=URL ... [--host H] [--port P]`: the metering pass-through proxy."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from bench.cli.app import app
+from bench.errors import UserError
+
+
+@app.command("meter")
+def meter(
+    upstream: Annotated[
+        list[str],
+        typer.Option("--upstream", help="ROUTE=URL, e.g. llm=http://host/v1 (repeat per provider)."),
+    ],
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on (0: any free port).")] = 9600,
+) -> None:
+    """Forward /ROUTE/... to each upstream unchanged and count calls, tokens and time per route.
+
+    Point LightRAG's LLM_BINDING_HOST / EMBEDDING_BINDING_HOST at the printed URLs and give the
+    target `?meter=URL`: each query's LLM and embedding cost then lands in the results.
+    """
+    from bench.meter import Meter
+
+    upstreams: dict[str, str] = {}
+    for item in upstream:
+        route, sep, url = item.partition("=")
+        if not sep or not route or not url.startswith(("http://", "https://")):
+            raise UserError(f"--upstream {item!r}: expected ROUTE=http(s)://HOST[:PORT][/PATH]")
+        upstreams[route] = url
+    try:
+        proxy = Meter(upstreams, host=host, port=port)
+    except ValueError as exc:
+        raise UserError(f"--upstream: {exc}") from None
+    except OSError as exc:
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    for route, url in proxy.upstreams.items():
+        typer.echo(f"{proxy.url}/{route} -> {url}")
+    typer.echo(f"usage: {proxy.url}/_meter/usage  (Ctrl-C stops)", err=False)
+    try:
+        proxy.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        typer.echo(json.dumps(proxy.snapshot(), indent=1))
+        proxy.close()

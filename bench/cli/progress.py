@@ -1,0 +1,25 @@
+"""Rich progress bars behind the plain ProgressFactory callback that targets use."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from bench.targets.base import ProgressFactory
+
+console = Console(stderr=True)
+
+
+@contextmanager
+def progress_bars() -> Iterator[ProgressFactory]:
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=console) as bars:
+
+        def factory(description: str, total: int | None):
+            task = bars.add_task(description, total=total)
+            return lambda n: bars.advance(task, n)
+
+        yield factory

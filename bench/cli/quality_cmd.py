@@ -1,0 +1,65 @@
+"""`ragbench quality`, `ragbench demo` and `ragbench report`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from bench.cli.app import app
+
+BUNDLED_SCIFACT = Path(__file__).resolve().parents[2] / "datasets" / "scifact-train"
+DEMO_MAX_DOCS = 1500
+
+
+@app.command()
+def quality(
+    dataset: Annotated[Path, typer.Option("--dataset", help="BEIR folder, TREC folder, or JSONL Q&A.")],
+    target: Annotated[list[str], typer.Option("--target", "-t", help="kind[:variant][+rerank][@url][?k=v&...]; repeat.")],
+    split: Annotated[Optional[str], typer.Option("--split", help="qrels split.")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/quality"),
+    measure: Annotated[Optional[list[str]], typer.Option("-m", "--measure", help="Measures (default nDCG@10, R@100, MRR@10, MAP@100).")] = None,
+    depth: Annotated[int, typer.Option("--depth", help="Documents ranked per query (at least the deepest cut-off).")] = 100,
+    embedding_model: Annotated[Optional[str], typer.Option("--embedding-model", help="Local sentence-transformers model folder for dense/hybrid.")] = None,
+    cross_encoder: Annotated[Optional[str], typer.Option("--cross-encoder", help="Local cross-encoder folder for '+rerank' targets.")] = None,
+    rerank_depth: Annotated[int, typer.Option("--rerank-depth", help="First-stage documents the cross-encoder re-scores.")] = 100,
+    max_queries: Annotated[Optional[int], typer.Option("--max-queries", help="Evaluate a seeded sample of judged queries.")] = None,
+    max_docs: Annotated[Optional[int], typer.Option("--max-docs", help="Sample the corpus: judged docs of the queries + random distractors.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for sampling, bootstrap and randomization tests.")] = 0,
+) -> None:
+    """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
+    from bench.quality.run_command import QualityRequest, quality_command
+
+    report = quality_command(QualityRequest(
+        dataset=dataset, split=split, targets=target, out=out, measures=measure, depth=depth,
+        embedding_model=embedding_model, cross_encoder=cross_encoder, rerank_depth=rerank_depth,
+        max_queries=max_queries, max_docs=max_docs, seed=seed,
+    ))
+    typer.echo(f"report: {report}")
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/demo"),
+    max_docs: Annotated[int, typer.Option("--max-docs", help="Corpus sample size (0: the whole corpus).")] = DEMO_MAX_DOCS,
+) -> None:
+    """Quality of bm25, dense and hybrid on the bundled SciFact train split (a documented corpus sample)."""
+    from bench.quality.run_command import QualityRequest, quality_command
+
+    report = quality_command(QualityRequest(
+        dataset=BUNDLED_SCIFACT, split="train", targets=["bm25", "dense", "hybrid"], out=out,
+        max_docs=max_docs or None, command="demo",
+    ))
+    typer.echo(f"report: {report}")
+
+
+@app.command()
+def report(
+    results: Annotated[Path, typer.Argument(help="A results.jsonl written by quality or demo.")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: beside the results).")] = None,
+) -> None:
+    """Rebuild report.md, report.html, plots and per_query.csv from a results file."""
+    from bench.report import write_report
+
+    typer.echo(f"report: {write_report(results, out)}")

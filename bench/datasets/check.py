@@ -1,0 +1,70 @@
+"""What `ragbench datasets check` reports: counts, and soft problems that are shown but not fatal."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from bench.datasets.model import Dataset
+
+
+@dataclass
+class DatasetCheck:
+    format: str
+    split: str | None
+    documents: int
+    queries: int
+    judged_queries: int
+    judgments: int
+    relevant_judgments: int
+    grades: dict[int, int]
+    # Soft problems: name -> count, with a few examples each.
+    problems: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        rows = [
+            f"format            {self.format}" + (f" (split {self.split})" if self.split else ""),
+            f"documents         {self.documents}",
+            f"queries           {self.queries} ({self.judged_queries} with judgments)",
+            f"judgments         {self.judgments} ({self.relevant_judgments} relevant)",
+            "grades            " + ", ".join(f"{g}: {n}" for g, n in sorted(self.grades.items())),
+        ]
+        for name, count in self.problems.items():
+            examples = ", ".join(self.examples.get(name, []))
+            rows.append(f"warning: {count} {name}" + (f" (e.g. {examples})" if examples else ""))
+        return rows
+
+
+def check_dataset(dataset: Dataset) -> DatasetCheck:
+    judgments = [(qid, doc_id, rel) for qid, docs in dataset.qrels.items() for doc_id, rel in docs.items()]
+    report = DatasetCheck(
+        format=dataset.format,
+        split=dataset.split,
+        documents=len(dataset.corpus),
+        queries=len(dataset.queries),
+        judged_queries=len(dataset.judged_queries()),
+        judgments=len(judgments),
+        relevant_judgments=sum(1 for _, _, rel in judgments if rel > 0),
+        grades=dict(Counter(rel for _, _, rel in judgments)),
+    )
+
+    def soft(name: str, items: list[str]) -> None:
+        if items:
+            report.problems[name] = len(items)
+            report.examples[name] = items[:3]
+
+    if dataset.corpus:
+        soft("judged documents missing from the corpus",
+             sorted({doc_id for _, doc_id, _ in judgments if doc_id not in dataset.corpus}))
+        texts = Counter(doc.full_text for doc in dataset.corpus.values())
+        soft("documents whose text repeats another's",
+             [d.doc_id for d in dataset.corpus.values() if texts[d.full_text] > 1])
+        soft("empty documents", [d.doc_id for d in dataset.corpus.values() if not d.full_text.strip()])
+    else:
+        soft("corpus absent (evaluation only)", ["no corpus file"])
+    soft("judged queries without any relevant document",
+         [qid for qid, docs in dataset.qrels.items() if not any(rel > 0 for rel in docs.values())])
+    soft("queries without judgments (not evaluated)", [qid for qid in dataset.queries if qid not in dataset.qrels])
+    soft("empty queries", [qid for qid, text in dataset.queries.items() if not text.strip()])
+    return report

@@ -1,0 +1,68 @@
+"""Plain JSONL Q&A: `{"id", "query", "relevant": {doc_id: grade}}` per line, plus a corpus file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.datasets.beir import load_corpus_jsonl
+from bench.datasets.io import find_file, read_jsonl, require_str
+from bench.datasets.model import Dataset, Qrels
+from bench.errors import InputError
+
+QA_NAMES = ("qa.jsonl", "queries.jsonl")
+
+
+def load_qa(path: Path) -> tuple[dict[str, str], Qrels]:
+    queries: dict[str, str] = {}
+    qrels: Qrels = {}
+    for line, record in read_jsonl(path):
+        qid = require_str(record, "id", path, line)
+        if qid in queries:
+            raise InputError(path, f"duplicate query id {qid!r}", line)
+        queries[qid] = require_str(record, "query", path, line)
+        relevant = record.get("relevant")
+        if relevant is None:
+            raise InputError(path, "missing field 'relevant'", line)
+        if isinstance(relevant, list):  # a plain list of ids means binary relevance
+            relevant = {str(doc_id): 1 for doc_id in relevant}
+        if not isinstance(relevant, dict):
+            raise InputError(path, "field 'relevant' must be an object {doc_id: grade}", line)
+        grades: dict[str, int] = {}
+        for doc_id, grade in relevant.items():
+            if isinstance(grade, bool) or not isinstance(grade, (int, float)) or float(grade) != int(grade):
+                raise InputError(path, f"grade of {doc_id!r} must be an integer", line)
+            grades[str(doc_id)] = int(grade)
+        if grades:
+            qrels[qid] = grades
+    return queries, qrels
+
+
+def qa_file(path: Path) -> Path | None:
+    """The Q&A file for `path` (the file itself, or one of QA_NAMES inside a folder)."""
+    if path.is_file():
+        return path
+    for name in QA_NAMES:
+        found = find_file(path, name)
+        if found is not None:
+            return found
+    return None
+
+
+def load_jsonl_qa(path: Path) -> Dataset:
+    qa_path = qa_file(path)
+    if qa_path is None:
+        raise InputError(path, f"no Q&A file ({' or '.join(QA_NAMES)})")
+    directory = qa_path.parent
+    corpus_path = find_file(directory, "corpus.jsonl")
+    if corpus_path is None:
+        raise InputError(directory / "corpus.jsonl", "missing corpus file beside the Q&A file")
+    queries, qrels = load_qa(qa_path)
+    return Dataset(
+        name=directory.name if path.is_dir() else qa_path.name.split(".")[0],
+        corpus=load_corpus_jsonl(corpus_path),
+        queries=queries,
+        qrels=qrels,
+        source=str(path),
+        format="jsonl",
+        files={"corpus": corpus_path, "queries": qa_path, "qrels": qa_path},
+    )

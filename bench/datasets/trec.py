@@ -1,0 +1,162 @@
+"""TREC formats: qrels (`qid 0 docno rel`), topics (TSV or `<top>` SGML), corpus (`<DOC>` SGML, TSV or JSONL)."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from pathlib import Path
+
+from bench.datasets.beir import load_corpus_jsonl
+from bench.datasets.io import find_file, parse_grade, read_lines
+from bench.datasets.model import Dataset, Document, Qrels
+from bench.errors import InputError
+
+
+def load_trec_qrels(path: Path) -> Qrels:
+    qrels: Qrels = {}
+    for number, text in read_lines(path):
+        fields = text.split()
+        if len(fields) != 4:
+            raise InputError(path, f"expected 4 columns 'qid iter docno rel', found {len(fields)}", number)
+        qid, _iteration, doc_id, grade = fields
+        judged = qrels.setdefault(qid, {})
+        if doc_id in judged:
+            raise InputError(path, f"duplicate judgment for query {qid!r}, document {doc_id!r}", number)
+        judged[doc_id] = parse_grade(grade, path, number)
+    if not qrels:
+        raise InputError(path, "no judgments")
+    return qrels
+
+
+_NUM = re.compile(r"<num>\s*(?:Number:)?\s*(\S+)", re.IGNORECASE)
+_TITLE = re.compile(r"<title>\s*(?:Topic:)?\s*(.*?)\s*(?=<desc>|<narr>|</top>|$)", re.IGNORECASE | re.DOTALL)
+
+
+def load_topics(path: Path) -> dict[str, str]:
+    """Topics as `qid<TAB>text` lines, or classic `<top><num>…<title>…</top>` blocks (title = query)."""
+    lines = list(read_lines(path))
+    if lines and lines[0][1].lstrip().startswith("<"):
+        return _load_sgml_topics(path, lines)
+    topics: dict[str, str] = {}
+    for number, text in lines:
+        qid, tab, query = text.partition("\t")
+        if not tab or not qid.strip() or not query.strip():
+            raise InputError(path, "expected 'qid<TAB>query text'", number)
+        if qid.strip() in topics:
+            raise InputError(path, f"duplicate query id {qid.strip()!r}", number)
+        topics[qid.strip()] = query.strip()
+    return topics
+
+
+def _load_sgml_topics(path: Path, lines: list[tuple[int, str]]) -> dict[str, str]:
+    topics: dict[str, str] = {}
+    block: list[str] = []
+    start = 0
+    for number, text in lines:
+        if "<top>" in text.lower():
+            block, start = [], number
+        block.append(text)
+        if "</top>" in text.lower():
+            body = "\n".join(block)
+            num, title = _NUM.search(body), _TITLE.search(body)
+            if not num or not title or not title.group(1).strip():
+                raise InputError(path, "topic without <num> or <title>", start)
+            qid = num.group(1)
+            if qid in topics:
+                raise InputError(path, f"duplicate query id {qid!r}", start)
+            topics[qid] = " ".join(title.group(1).split())
+            block = []
+    if block:
+        raise InputError(path, "unterminated <top> block", start)
+    return topics
+
+
+_DOC = re.compile(r"<DOC>(.*?)</DOC>", re.DOTALL | re.IGNORECASE)
+_DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.DOTALL | re.IGNORECASE)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def load_trec_corpus(path: Path) -> dict[str, Document]:
+    """`<DOC><DOCNO>id</DOCNO> … </DOC>` blocks; the text is everything but the tags."""
+    corpus: dict[str, Document] = {}
+    lines = list(read_lines(path))
+    text = "\n".join(line for _, line in lines)
+    line_of = _line_index(lines)
+    for match in _DOC.finditer(text):
+        docno = _DOCNO.search(match.group(1))
+        number = line_of(match.start())
+        if not docno:
+            raise InputError(path, "<DOC> without <DOCNO>", number)
+        doc_id = docno.group(1)
+        if doc_id in corpus:
+            raise InputError(path, f"duplicate document id {doc_id!r}", number)
+        body = _TAG.sub(" ", match.group(1)[docno.end() :])
+        corpus[doc_id] = Document(doc_id, "", " ".join(body.split()))
+    return corpus
+
+
+def _line_index(lines: list[tuple[int, str]]):
+    """Maps an offset in the joined text back to the file's line number."""
+    starts, numbers, position = [], [], 0
+    for number, line in lines:
+        starts.append(position)
+        numbers.append(number)
+        position += len(line) + 1
+
+    def line_of(offset: int) -> int:
+        return numbers[max(bisect.bisect_right(starts, offset) - 1, 0)] if numbers else 1
+
+    return line_of
+
+
+def load_tsv_corpus(path: Path) -> dict[str, Document]:
+    corpus: dict[str, Document] = {}
+    for number, text in read_lines(path):
+        doc_id, tab, body = text.partition("\t")
+        if not tab or not doc_id.strip():
+            raise InputError(path, "expected 'docno<TAB>text'", number)
+        if doc_id in corpus:
+            raise InputError(path, f"duplicate document id {doc_id!r}", number)
+        corpus[doc_id.strip()] = Document(doc_id.strip(), "", body.strip())
+    return corpus
+
+
+def _pick(directory: Path, prefix: str, split: str | None, what: str) -> Path:
+    candidates = sorted(p for p in directory.iterdir() if p.is_file() and p.name.lower().startswith(prefix))
+    if split is not None:
+        candidates = [p for p in candidates if split in p.name]
+        if not candidates:
+            raise InputError(directory, f"no {what} file for split {split!r} (expected a name starting {prefix!r} containing it)")
+    if not candidates:
+        raise InputError(directory, f"no {what} file (expected a name starting with {prefix!r})")
+    if len(candidates) > 1:
+        names = ", ".join(p.name for p in candidates)
+        raise InputError(directory, f"several {what} files ({names}): choose one with --split")
+    return candidates[0]
+
+
+def load_trec(directory: Path, split: str | None = None) -> Dataset:
+    """A folder with `qrels*`, `topics*` (or `queries*`) and optionally a corpus file."""
+    qrels_path = _pick(directory, "qrels", split, "qrels")
+    topics_names = [p for p in directory.iterdir() if p.name.lower().startswith(("topics", "queries"))]
+    if not topics_names:
+        raise InputError(directory, "no topics file (expected a name starting with 'topics' or 'queries')")
+    topics_path = _pick(directory, topics_names[0].name[:6].lower(), None, "topics")
+    corpus: dict[str, Document] = {}
+    files = {"qrels": qrels_path, "queries": topics_path}
+    for stem, loader in (("corpus.jsonl", load_corpus_jsonl), ("corpus.trec", load_trec_corpus), ("corpus.tsv", load_tsv_corpus)):
+        found = find_file(directory, stem)
+        if found is not None:
+            corpus = loader(found)
+            files["corpus"] = found
+            break
+    return Dataset(
+        name=directory.name,
+        corpus=corpus,
+        queries=load_topics(topics_path),
+        qrels=load_trec_qrels(qrels_path),
+        source=str(directory),
+        format="trec",
+        split=split,
+        files=files,
+    )

@@ -1,0 +1,72 @@
+"""The endpoint protocol: "texts -> vectors" and "query + texts -> scores", each with timings.
+
+Identity and load work only through these two protocols, so every serving path (TEI, an
+OpenAI-compatible server, a Cohere-shaped reranker, the in-process reference) is swappable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class CallTiming:
+    """One request: how many inputs, client-side wall time, and what the server reported about it."""
+
+    inputs: int
+    wall_ms: float
+    server: dict[str, float] = field(default_factory=dict)  # e.g. TEI's x-inference-time (ms), x-compute-tokens
+
+
+@dataclass
+class Embeddings:
+    vectors: np.ndarray  # (n, dim) float32, in input order
+    calls: list[CallTiming]
+
+
+@dataclass
+class Scores:
+    scores: np.ndarray  # (n,) float32 by input index; NaN where the endpoint returned no score (top_n)
+    order: list[int]  # input indexes in the order the endpoint ranked them
+    calls: list[CallTiming]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+
+    def embed(self, texts: list[str]) -> Embeddings: ...
+
+    def describe(self) -> dict[str, object]: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    name: str
+
+    def rerank(self, query: str, texts: list[str], top_n: int | None = None) -> Scores: ...
+
+    def describe(self) -> dict[str, object]: ...
+
+    def close(self) -> None: ...
+
+
+def batches(n: int, size: int) -> list[range]:
+    """Index ranges of at most `size` items covering 0..n."""
+    size = max(1, size)
+    return [range(start, min(start + size, n)) for start in range(0, n, size)]
+
+
+def scores_from_results(n: int, results: list[tuple[int, float]]) -> tuple[np.ndarray, list[int]]:
+    """(index, score) pairs as the endpoint returned them -> a score per input and the ranked order."""
+    scores = np.full(n, np.nan, dtype=np.float32)
+    order: list[int] = []
+    for index, score in results:
+        scores[index] = score
+        order.append(index)
+    return scores, order

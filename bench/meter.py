@@ -1,0 +1,242 @@
+"""A pass-through metering proxy for OpenAI-compatible providers (LLM, embeddings).
+
+LightRAG never reports what a query cost in model calls. Put the meter between LightRAG and its
+providers and it counts, per route, the calls, tokens (from the provider's own `usage`) and time:
+
+    ragbench meter --port 9600 --upstream llm=http://llm-host/v1 --upstream embedding=http://emb-host
+    # LightRAG: LLM_BINDING_HOST=http://127.0.0.1:9600/llm  EMBEDDING_BINDING_HOST=http://127.0.0.1:9600/embedding
+
+`/<route>/<rest>` is forwarded to `<upstream>/<rest>` with method, query, headers and body unchanged;
+the reply comes back unchanged (streamed replies are streamed through). `GET /_meter/usage` answers
+the running totals; a caller that sends one query at a time gets a query's cost as the difference of
+two snapshots (`MeterClient`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+import time
+import zlib
+from dataclasses import asdict, dataclass, fields
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+
+from bench.errors import ServerError
+
+# Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are never forwarded.
+_HOP_BY_HOP = {
+    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+    "transfer-encoding", "upgrade", "host", "content-length",
+}
+
+
+@dataclass
+class Usage:
+    calls: int = 0
+    errors: int = 0  # calls answered with a status >= 400 or not answered at all
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    seconds: float = 0.0
+    calls_without_usage: int = 0  # replies that carried no `usage`: their tokens are unknown, not zero
+
+    def minus(self, other: "Usage") -> "Usage":
+        return Usage(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
+
+
+def usage_from_body(body: bytes, content_type: str) -> dict[str, int] | None:
+    """OpenAI `usage` from a JSON reply, or the last one an SSE stream carried."""
+    if "text/event-stream" in content_type:
+        found = None
+        for line in body.decode("utf-8", "replace").splitlines():
+            if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
+                try:
+                    event = json.loads(line[5:])
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(event, dict) and isinstance(event.get("usage"), dict):
+                    found = event["usage"]
+        return found
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    usage = data.get("usage") if isinstance(data, dict) else None
+    return usage if isinstance(usage, dict) else None
+
+
+def _decode(raw: bytes, encoding: str) -> bytes:
+    """Undo a content-encoding for reading `usage`; what is forwarded stays the raw bytes."""
+    if encoding == "gzip":
+        return gzip.decompress(raw)
+    if encoding == "deflate":
+        return zlib.decompress(raw)
+    return raw
+
+
+class Meter:
+    """The proxy itself. `start()` serves on a background thread; `serve_forever()` on this one."""
+
+    def __init__(self, upstreams: dict[str, str], host: str = "127.0.0.1", port: int = 0, timeout_s: float = 600.0):
+        for route in upstreams:
+            if not route or "/" in route or route.startswith("_"):
+                raise ValueError(f"route name {route!r}: one path segment, not starting with '_'")
+        self.upstreams = {route: url.rstrip("/") for route, url in upstreams.items()}
+        self.usage = {route: Usage() for route in self.upstreams}
+        self._lock = threading.Lock()
+        self._client = httpx.Client(timeout=timeout_s)
+        # httpx adds its own Accept/Accept-Encoding/User-Agent defaults; a pass-through must not.
+        for name in list(self._client.headers.keys()):
+            del self._client.headers[name]
+        self._server = ThreadingHTTPServer((host, port), _make_handler(self))
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            return {route: asdict(u) for route, u in self.usage.items()}
+
+    def record(self, route: str, status: int | None, usage: dict[str, int] | None, seconds: float) -> None:
+        with self._lock:
+            total = self.usage[route]
+            total.calls += 1
+            total.seconds += seconds
+            if status is None or status >= 400:
+                total.errors += 1
+            if usage is None:
+                total.calls_without_usage += 1
+                return
+            prompt = int(usage.get("prompt_tokens") or 0)
+            completion = int(usage.get("completion_tokens") or 0)
+            total.prompt_tokens += prompt
+            total.completion_tokens += completion
+            total.total_tokens += int(usage.get("total_tokens") or prompt + completion)
+
+    def start(self) -> "Meter":
+        self._thread = threading.Thread(target=self._server.serve_forever, name="ragbench-meter", daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._server.serve_forever()
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._server.shutdown()
+        self._server.server_close()
+        self._client.close()
+
+    def __enter__(self) -> "Meter":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _make_handler(meter: Meter) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:  # the totals are the log
+            pass
+
+        def _reply_json(self, status: int, data: Any) -> None:
+            body = json.dumps(data).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _forward(self) -> None:
+            if self.path.split("?")[0] in ("/_meter/usage", "/_meter/health"):
+                self._reply_json(200, meter.snapshot() if "usage" in self.path else {"status": "ok"})
+                return
+            route, _, rest = self.path.lstrip("/").partition("/")
+            if route not in meter.upstreams:
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                self._reply_json(404, {"error": f"no upstream for /{route}; routes: {sorted(meter.upstreams)}"})
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            headers = [(k, v) for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP]
+            url = f"{meter.upstreams[route]}/{rest}"
+            start = time.perf_counter()
+            status: int | None = None
+            captured = bytearray()
+            content_type = encoding = ""
+            try:
+                request = meter._client.build_request(self.command, url, headers=headers, content=body)
+                response = meter._client.send(request, stream=True)
+                try:
+                    status = response.status_code
+                    content_type = response.headers.get("content-type", "")
+                    encoding = response.headers.get("content-encoding", "").lower()
+                    self.send_response(status)
+                    for key, value in response.headers.multi_items():
+                        if key.lower() not in _HOP_BY_HOP:
+                            self.send_header(key, value)
+                    # Chunked through, so a streamed reply reaches the client as it is produced.
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    for chunk in response.iter_raw():
+                        captured += chunk
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                finally:
+                    response.close()
+            except httpx.HTTPError as exc:
+                if status is None:
+                    self._reply_json(502, {"error": f"meter: upstream {route} failed: {type(exc).__name__}"})
+            finally:
+                usage = None
+                if status is not None and status < 400:
+                    try:
+                        usage = usage_from_body(_decode(bytes(captured), encoding), content_type)
+                    except (OSError, zlib.error):
+                        usage = None
+                meter.record(route, status, usage, time.perf_counter() - start)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _forward
+
+    return Handler
+
+
+class MeterClient:
+    """Reads a running meter's totals; one query's cost is `cost(before, after)`."""
+
+    def __init__(self, url: str, timeout_s: float = 10.0):
+        self.url = url.rstrip("/")
+        self._client = httpx.Client(timeout=timeout_s)
+
+    def snapshot(self) -> dict[str, Usage]:
+        try:
+            response = self._client.get(f"{self.url}/_meter/usage")
+            response.raise_for_status()
+            return {route: Usage(**values) for route, values in response.json().items()}
+        except (httpx.HTTPError, ValueError, TypeError) as exc:
+            raise ServerError(f"meter {self.url}", f"cannot read usage: {type(exc).__name__}: {exc}") from None
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def cost(before: dict[str, Usage], after: dict[str, Usage]) -> dict[str, float]:
+    """Flat `<route>_<counter>` numbers for a QueryResult's cost, e.g. `llm_calls`, `llm_prompt_tokens`."""
+    flat: dict[str, float] = {}
+    for route, now in after.items():
+        delta = now.minus(before.get(route, Usage()))
+        for name, value in asdict(delta).items():
+            flat[f"{route}_{name}"] = round(value, 6) if isinstance(value, float) else value
+    return flat

@@ -1,0 +1,139 @@
+"""Retrieval measures with trec_eval's exact semantics, computed by trec_eval's own C code (pytrec_eval).
+
+Why pytrec_eval and not ranx: it *is* trec_eval (ties by score then docno descending, raw-grade nDCG
+gain, relevance level 1) and costs ~0.2 s per process; ranx costs ~10 s per process (numba) and orders
+ties differently. ranx stays in the test suite as an independent cross-check.
+
+>>> m = parse_measure("nDCG@10"); m.trec_name, m.label
+('ndcg_cut_10', 'nDCG@10')
+>>> scores = evaluate({"q": {"a": 1}}, {"q": {"a": 2.0, "b": 2.0}}, [parse_measure("recip_rank")])
+>>> scores.means["recip_rank"]  # tie: trec_eval puts docno "b" before "a"
+0.5
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytrec_eval
+
+from bench.datasets.model import Qrels
+from bench.errors import UserError
+from bench.quality.runs import Run, trec_order
+
+# trec_eval families ragbench accepts, and whether they take a cut-off parameter.
+FAMILIES = {
+    "ndcg": False, "ndcg_cut": True, "map": False, "map_cut": True, "recip_rank": False, "P": True,
+    "recall": True, "success": True, "bpref": False, "Rprec": False,
+}
+_LABELS = {"ndcg_cut": "nDCG", "ndcg": "nDCG", "recall": "R", "map_cut": "MAP", "map": "MAP",
+           "recip_rank": "MRR", "P": "P", "success": "Success", "bpref": "bpref", "Rprec": "R-prec"}
+# Friendly names: label@k -> (family, whether the cut-off is a truncation of the run).
+_FRIENDLY = {"ndcg": "ndcg_cut", "recall": "recall", "r": "recall", "map": "map_cut", "ap": "map_cut",
+             "mrr": "recip_rank", "rr": "recip_rank", "p": "P", "precision": "P", "success": "success"}
+
+
+@dataclass(frozen=True)
+class Measure:
+    family: str  # trec_eval's measure family
+    cutoff: int | None = None  # trec_eval's own parameter (ndcg_cut.10)
+    truncate: int | None = None  # ragbench: evaluate the top-k of the run only (MRR@10 = recip_rank on top 10)
+
+    @property
+    def trec_name(self) -> str:
+        """The name trec_eval prints; truncated measures get a `_cut_k` suffix trec_eval does not have."""
+        if self.cutoff is not None:
+            return f"{self.family}_{self.cutoff}"
+        if self.truncate is not None:
+            return f"{self.family}_cut_{self.truncate}"
+        return self.family
+
+    @property
+    def label(self) -> str:
+        k = self.cutoff or self.truncate
+        return _LABELS[self.family] + (f"@{k}" if k else "")
+
+
+def parse_measure(text: str) -> Measure:
+    """trec_eval names (`ndcg_cut.10`, `ndcg_cut_10`, `P.10`, `recip_rank`) or labels (`nDCG@10`, `MRR@10`)."""
+    name = text.strip()
+    if "@" in name:
+        head, _, k = name.partition("@")
+        family = _FRIENDLY.get(head.lower())
+        if family is None or not k.isdigit() or int(k) < 1:
+            raise UserError(f"measure {text!r}: unknown (try nDCG@10, R@100, MRR@10, MAP@100, P@10, Success@10)")
+        if family == "recip_rank":
+            return Measure(family, truncate=int(k))
+        return Measure(family, cutoff=int(k))
+    match = re.fullmatch(r"([A-Za-z_]+?)(?:[._](\d+))?", name)
+    if not match or match.group(1) not in FAMILIES:
+        match = re.fullmatch(r"(recip_rank)_cut[._](\d+)", name)
+        if match:
+            return Measure("recip_rank", truncate=int(match.group(2)))
+        raise UserError(f"measure {text!r}: unknown (known trec_eval measures: {', '.join(FAMILIES)})")
+    family, k = match.group(1), match.group(2)
+    if k is not None and not FAMILIES[family]:
+        raise UserError(f"measure {text!r}: {family} takes no cut-off")
+    if k is None and FAMILIES[family]:
+        k = {"P": "10", "success": "10", "recall": "100", "ndcg_cut": "10", "map_cut": "100"}[family]
+    return Measure(family, cutoff=int(k) if k is not None else None)
+
+
+DEFAULT_MEASURES = ("nDCG@10", "R@100", "MRR@10", "MAP@100")
+
+
+@dataclass
+class Scores:
+    """Per-query values and means, keyed by Measure.trec_name."""
+
+    measures: list[Measure]
+    per_query: dict[str, dict[str, float]]  # measure -> qid -> value
+    means: dict[str, float]
+    queries: list[str]  # the queries averaged over
+
+
+def evaluate(qrels: Qrels, run: Run, measures: list[Measure], complete: bool = False) -> Scores:
+    """Score `run` against `qrels` like `trec_eval -m ... [-c]`.
+
+    Only queries present in both are averaged, unless `complete` (trec_eval -c): then every qrels
+    query counts, a missing or empty one as zero for every measure ragbench offers.
+    """
+    evaluated = sorted(qid for qid in qrels if run.get(qid))
+    targets = sorted(qrels) if complete else evaluated
+    if not targets:
+        raise UserError("no query has both judgments and results")
+    per_query: dict[str, dict[str, float]] = {m.trec_name: {qid: 0.0 for qid in targets} for m in measures}
+    for depth in {m.truncate for m in measures}:
+        group = [m for m in measures if m.truncate == depth]
+        sub_run = run if depth is None else {qid: dict(trec_order(run[qid])[:depth]) for qid in evaluated}
+        names = {m.family if m.cutoff is None else f"{m.family}.{m.cutoff}" for m in group}
+        evaluator = pytrec_eval.RelevanceEvaluator({q: qrels[q] for q in evaluated}, names)
+        for qid, values in evaluator.evaluate({q: sub_run[q] for q in evaluated}).items():
+            for m in group:
+                key = m.family if m.cutoff is None else f"{m.family}_{m.cutoff}"
+                per_query[m.trec_name][qid] = values[key]
+    means = {name: sum(values.values()) / len(targets) for name, values in per_query.items()}
+    return Scores(measures=list(measures), per_query=per_query, means=means, queries=targets)
+
+
+def format_trec(scores: Scores, per_query: bool = False) -> str:
+    """trec_eval's three-column output: `measure<TAB>qid|all<TAB>value`."""
+    lines = []
+    if per_query:
+        for qid in scores.queries:
+            for m in scores.measures:
+                lines.append(f"{m.trec_name:<22}\t{qid}\t{scores.per_query[m.trec_name][qid]:.4f}")
+    for m in scores.measures:
+        lines.append(f"{m.trec_name:<22}\tall\t{scores.means[m.trec_name]:.4f}")
+    return "\n".join(lines)
+
+
+def scores_to_json(scores: Scores, per_query: bool = False) -> dict:
+    out: dict = {"queries": len(scores.queries), "measures": {}}
+    for m in scores.measures:
+        entry: dict = {"label": m.label, "all": scores.means[m.trec_name]}
+        if per_query:
+            entry["per_query"] = scores.per_query[m.trec_name]
+        out["measures"][m.trec_name] = entry
+    return out

@@ -1,0 +1,57 @@
+"""The plain function behind `ragbench quality` and `ragbench demo`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.cli.progress import console, progress_bars
+from bench.datasets import load_dataset
+from bench.datasets.sample import sample_dataset
+from bench.errors import UserError
+from bench.quality.metrics import DEFAULT_MEASURES, parse_measure
+from bench.quality.pipeline import QualityConfig, run_quality
+from bench.report import write_report
+from bench.targets.registry import TargetOptions, parse_spec
+
+
+@dataclass
+class QualityRequest:
+    dataset: Path
+    targets: list[str]
+    out: Path
+    split: str | None = None
+    measures: list[str] | None = None
+    depth: int = 100
+    embedding_model: str | None = None
+    cross_encoder: str | None = None
+    rerank_depth: int = 100
+    max_queries: int | None = None
+    max_docs: int | None = None
+    seed: int = 0
+    command: str = "quality"
+
+
+def quality_command(request: QualityRequest) -> Path:
+    """Validate everything first (cheap), then run; the report is written even after a failure."""
+    measures = [parse_measure(m) for m in (request.measures or DEFAULT_MEASURES)]
+    deepest = max((m.cutoff or m.truncate or 0) for m in measures)
+    if request.depth < deepest:
+        raise UserError(f"--depth {request.depth} is below the deepest cut-off ({deepest})")
+    specs = [parse_spec(t) for t in request.targets]
+    dataset = load_dataset(request.dataset, split=request.split)
+    if request.max_queries is not None or request.max_docs is not None:
+        dataset = sample_dataset(dataset, request.max_queries, request.max_docs, request.seed)
+    for note in dataset.notes:
+        console.print(f"[dim]{note}[/dim]")
+    options = TargetOptions(embedding_model=request.embedding_model, cross_encoder=request.cross_encoder,
+                            rerank_depth=request.rerank_depth)
+    results_path = request.out / "results.jsonl"
+    try:
+        with progress_bars() as progress:
+            run_quality(dataset, specs, options, QualityConfig(measures, request.depth, request.seed), request.out,
+                        progress, command=request.command)
+    finally:
+        if results_path.exists():
+            write_report(results_path)
+    return request.out / "report.html"

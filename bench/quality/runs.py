@@ -1,0 +1,75 @@
+"""TREC run files (`qid Q0 docno rank score tag`) and the in-memory run: qid -> docno -> score."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from bench.datasets.io import read_lines
+from bench.errors import InputError
+from bench.targets.base import QueryResult
+
+Run = dict[str, dict[str, float]]
+
+
+def read_run(path: str | Path) -> Run:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such run file")
+    run: Run = {}
+    for number, text in read_lines(path):
+        fields = text.split()
+        if len(fields) != 6:
+            raise InputError(path, f"expected 6 columns 'qid Q0 docno rank score tag', found {len(fields)}", number)
+        qid, _q0, doc_id, _rank, score, _tag = fields
+        try:
+            value = float(score)
+        except ValueError:
+            raise InputError(path, f"score {score!r} is not a number", number) from None
+        if not math.isfinite(value):
+            raise InputError(path, f"score {score!r} is not finite", number)
+        docs = run.setdefault(qid, {})
+        if doc_id in docs:
+            raise InputError(path, f"document {doc_id!r} retrieved twice for query {qid!r}", number)
+        docs[doc_id] = value
+    if not run:
+        raise InputError(path, "empty run file")
+    return run
+
+
+def trec_order(docs: dict[str, float]) -> list[tuple[str, float]]:
+    """The order trec_eval evaluates in: score descending, then docno descending (the rank column is ignored)."""
+    return sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True)
+
+
+def run_from_results(results: list[QueryResult]) -> tuple[Run, bool]:
+    """A run that evaluates each target's own rank order; second value: whether scores had to be replaced.
+
+    Engine scores are kept when they are present and never increase down the ranking. Otherwise
+    (null scores, scores out of order after fusion or a fallback) scores become `depth - rank`,
+    so trec_eval sees exactly the order the target returned.
+    """
+    run: Run = {}
+    replaced = False
+    for result in results:
+        scores = [hit.score for hit in result.hits]
+        ordered = all(s is not None and math.isfinite(s) for s in scores) and all(
+            a >= b for a, b in zip(scores, scores[1:])  # type: ignore[operator]
+        )
+        if not ordered and result.hits:
+            replaced = True
+        n = len(result.hits)
+        run[result.qid] = {
+            hit.doc_id: (float(hit.score) if ordered else float(n - rank))  # type: ignore[arg-type]
+            for rank, hit in enumerate(result.hits)
+        }
+    return run, replaced
+
+
+def write_run(path: Path, run: Run, tag: str) -> None:
+    """Write in trec order so that rank and score agree for every reader."""
+    tag = "".join(c if c.isalnum() or c in "-_.:+" else "_" for c in tag) or "ragbench"
+    with path.open("w", encoding="utf-8") as fh:
+        for qid, docs in run.items():
+            for rank, (doc_id, score) in enumerate(trec_order(docs), start=1):
+                fh.write(f"{qid} Q0 {doc_id} {rank} {score!r} {tag}\n")

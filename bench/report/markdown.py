@@ -1,0 +1,61 @@
+"""report.md: the same tables as the HTML report, plots linked as files."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from bench.report.tables import comparison_rows, cost_rows, summary_rows
+from bench.results.store import Results
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([line(header), "|" + "---|" * len(header), *[line(r) for r in rows]])
+
+
+def dataset_lines(results: Results) -> list[str]:
+    d = results.header.dataset
+    lines = [f"Dataset **{d['name']}** ({d['format']}" + (f", split {d['split']}" if d.get("split") else "") +
+             f"): {d['documents']} documents, {d['queries']} judged queries, fingerprint `{d['fingerprint']}`."]
+    lines += [f"Note: {n}. Scores on a sample are not comparable with full-corpus scores." for n in d.get("notes", [])]
+    return lines
+
+
+def status_line(results: Results) -> str:
+    end = results.end
+    if end is None:
+        return "**Status: incomplete** — the run was cut off; the targets below finished."
+    if end.status != "complete":
+        return f"**Status: {end.status}** — {end.error}. The targets below finished."
+    return "Status: complete."
+
+
+def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Path) -> str:
+    h = results.header
+    parts = [
+        "# ragbench quality report", "",
+        f"Created {h.created} by ragbench {h.ragbench_version}; depth {h.depth}; seed {h.seed}.", "",
+        *dataset_lines(results), "", status_line(results), "",
+        "## Results", "",
+        "Mean over every judged query (a failed or empty query scores 0, as trec_eval -c), "
+        "with its 95% bootstrap interval.", "",
+        _table(*summary_rows(results)), "",
+    ]
+    for title, path in plots:
+        parts += [f"![{title}]({os.path.relpath(path, out_dir)})", ""]
+    if results.comparisons:
+        parts += ["## Paired significance", "",
+                  f"Randomization test ({results.comparisons[0].permutations} sign flips) and paired t-test; "
+                  "Holm correction across the pairs of each measure; verdict at 0.05 on the Holm-corrected "
+                  "randomization p-value.", "", _table(*comparison_rows(results)), ""]
+    parts += ["## Cost and anomalies", "", _table(*cost_rows(results)), ""]
+    parts += ["## Target configuration", ""]
+    for t in results.targets:
+        parts += [f"### {t.name}", "", f"Spec `{t.spec}`; run file `{t.run_file}`" +
+                  ("; engine scores did not follow its rank order, so rank-derived scores were written" if t.scores_replaced else "") + ".",
+                  "", "```json", json.dumps(t.config, indent=2, sort_keys=True), "```", ""]
+    return "\n".join(parts)

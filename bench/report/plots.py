@@ -1,0 +1,63 @@
+"""Plots for the quality report (matplotlib, Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from bench.results.store import Results  # noqa: E402
+
+
+def metrics_plot(results: Results, path: Path) -> Path:
+    """One panel per measure: each target's mean with its 95% bootstrap interval."""
+    measures = results.header.measures
+    targets = [t.name for t in results.targets if any(m.target == t.name for m in results.metrics)]
+    fig, axes = plt.subplots(1, len(measures), figsize=(3.2 * len(measures) + 1, 0.45 * len(targets) + 1.8), squeeze=False)
+    colors = plt.cm.tab10(np.arange(len(targets)) % 10)
+    for ax, measure in zip(axes[0], measures):
+        records = [results.metric(t, measure) for t in targets]
+        means = np.array([r.mean for r in records])
+        low = means - np.array([r.ci_low for r in records])
+        high = np.array([r.ci_high for r in records]) - means
+        y = np.arange(len(targets))
+        ax.barh(y, means, xerr=[low, high], color=colors, capsize=3, alpha=0.85)
+        ax.set_yticks(y, targets if ax is axes[0][0] else [""] * len(targets))
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1)
+        ax.set_title(results.header.measure_labels.get(measure, measure))
+        for yi, m in zip(y, means):
+            ax.text(min(m + 0.02, 0.8), yi, f"{m:.3f}", va="center", fontsize=8)
+    fig.suptitle("Mean per target (bars: 95% bootstrap interval)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def differences_plot(results: Results, measure: str, path: Path) -> Path | None:
+    """Per-query differences (b − a) for every pair, sorted: where one target wins and loses."""
+    pairs = [(c.a, c.b) for c in results.comparisons if c.measure == measure]
+    if not pairs:
+        return None
+    fig, axes = plt.subplots(len(pairs), 1, figsize=(8, 2.0 * len(pairs) + 0.6), squeeze=False)
+    label = results.header.measure_labels.get(measure, measure)
+    for ax, (a, b) in zip(axes[:, 0], pairs):
+        va, vb = results.metric(a, measure).per_query, results.metric(b, measure).per_query
+        diff = np.sort(np.array([vb[q] - va[q] for q in va]))
+        x = np.arange(diff.size)
+        ax.bar(x, diff, width=1.0, color=np.where(diff >= 0, "#2a9d8f", "#e76f51"))
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_ylim(-1.05, 1.05)
+        wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
+        ax.set_title(f"{b} − {a}: {wins} queries better, {losses} worse, {diff.size - wins - losses} tied", fontsize=9)
+        ax.set_xticks([])
+        ax.set_ylabel(f"Δ {label}", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

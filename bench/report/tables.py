@@ -1,0 +1,76 @@
+"""Tabular views of a results file, shared by the markdown and HTML reports and the CSV export."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+from bench.results.store import Results
+
+SIGNIFICANCE_LEVEL = 0.05
+
+
+def fmt(value: float | None, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def fmt_p(p: float) -> str:
+    if math.isnan(p):
+        return "–"
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def summary_rows(results: Results) -> tuple[list[str], list[list[str]]]:
+    labels = [results.header.measure_labels.get(m, m) for m in results.header.measures]
+    header = ["target", *labels, "errors", "empty", "p50 ms", "p99 ms", "index s"]
+    rows = []
+    for t in results.targets:
+        cells = [t.name]
+        for m in results.header.measures:
+            rec = results.metric(t.name, m)
+            cells.append(f"{fmt(rec.mean)} [{fmt(rec.ci_low, 3)}, {fmt(rec.ci_high, 3)}]" if rec else "–")
+        cells += [str(t.errors), str(t.empty), fmt(t.latency_ms.get("p50"), 1), fmt(t.latency_ms.get("p99"), 1),
+                  fmt(t.index_seconds, 1)]
+        rows.append(cells)
+    return header, rows
+
+
+def comparison_rows(results: Results) -> tuple[list[str], list[list[str]]]:
+    header = ["measure", "a", "b", "mean b − a [95% CI]", "p (randomization)", "p (t-test)", "Holm p (rand.)",
+              "Holm p (t)", "verdict"]
+    rows = []
+    for c in results.comparisons:
+        significant = c.p_randomization_holm < SIGNIFICANCE_LEVEL
+        verdict = ("b better" if c.mean_diff > 0 else "a better") if significant else "no significant difference"
+        rows.append([results.header.measure_labels.get(c.measure, c.measure), c.a, c.b,
+                     f"{c.mean_diff:+.4f} [{c.ci_low:+.4f}, {c.ci_high:+.4f}]", fmt_p(c.p_randomization),
+                     fmt_p(c.p_ttest), fmt_p(c.p_randomization_holm), fmt_p(c.p_ttest_holm), verdict])
+    return header, rows
+
+
+def cost_rows(results: Results) -> tuple[list[str], list[list[str]]]:
+    keys = sorted({k for t in results.targets for k in t.cost})
+    header = ["target", *[f"{k} / query" for k in keys], "warnings"]
+    rows = [[t.name, *[fmt(t.cost.get(k), 2) for k in keys],
+             ", ".join(f"{w}: {n}" for w, n in sorted(t.warnings.items())) or "none"] for t in results.targets]
+    return header, rows
+
+
+def write_per_query_csv(results: Results, path: Path) -> None:
+    """One row per (target, query): every measure's value, latency, hits, error."""
+    measures = results.header.measures
+    queries = {(q.target, q.qid): q for q in results.queries}
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["target", "qid", *measures, "latency_ms", "hits", "error"])
+        for t in results.targets:
+            metric = {m: results.metric(t.name, m) for m in measures}
+            if not all(metric.values()):
+                continue
+            for qid in metric[measures[0]].per_query:
+                q = queries.get((t.name, qid))
+                writer.writerow([t.name, qid, *[repr(metric[m].per_query[qid]) for m in measures],
+                                 f"{q.latency_ms:.3f}" if q else "", q.hits if q else "", (q.error or "") if q else ""])

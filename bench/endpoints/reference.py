@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
+from bench.endpoints.base import CallTiming, Embeddings, Scores
 from bench.endpoints.cache import EmbeddingCache
 from bench.errors import UserError
 
@@ -127,3 +129,56 @@ class CrossEncoderScorer:
             return np.zeros(0, dtype=np.float32)
         scores = self.model.predict([(query, t) for t in texts], batch_size=self.batch_size, convert_to_numpy=True)
         return np.asarray(scores, dtype=np.float32).reshape(len(texts))
+
+
+class ReferenceEmbedder:
+    """The endpoint protocol over `SentenceTransformerEmbedder`: the in-process float32 reference."""
+
+    kind = "reference"
+
+    def __init__(self, name: str, model: str | Path | None = None, batch_size: int = 32, cache: bool = False):
+        # No cache by default: identity must compare what the model computes now, not an earlier run.
+        self.name = name
+        self.embedder = SentenceTransformerEmbedder(model, batch_size=batch_size, cache=cache)
+
+    def embed(self, texts: list[str]) -> Embeddings:
+        started = time.perf_counter()
+        vectors = self.embedder.embed(texts)
+        return Embeddings(vectors, [CallTiming(len(texts), (time.perf_counter() - started) * 1000.0)])
+
+    def describe(self) -> dict[str, object]:
+        return {"kind": self.kind, "model": str(self.embedder.model_path), "dtype": "float32", **self.embedder.describe()}
+
+    def dtype(self) -> str | None:
+        return "float32"
+
+    def close(self) -> None:
+        if self.embedder.cache:
+            self.embedder.cache.close()
+
+
+class ReferenceReranker:
+    """The endpoint protocol over `CrossEncoderScorer` (scores as CrossEncoder returns them: sigmoid for one label)."""
+
+    kind = "reference-rerank"
+
+    def __init__(self, name: str, model: str | Path, batch_size: int = 32):
+        self.name = name
+        self.scorer = CrossEncoderScorer(model, batch_size=batch_size)
+
+    def rerank(self, query: str, texts: list[str], top_n: int | None = None) -> Scores:
+        started = time.perf_counter()
+        scores = self.scorer.score(query, texts)
+        order = [int(i) for i in np.argsort(-scores, kind="stable")][:top_n]
+        kept = np.full(len(texts), np.nan, dtype=np.float32)
+        kept[order] = scores[order]
+        return Scores(kept, order, [CallTiming(len(texts), (time.perf_counter() - started) * 1000.0)])
+
+    def describe(self) -> dict[str, object]:
+        return {"kind": self.kind, "model": str(self.scorer.model_path), "dtype": "float32"}
+
+    def dtype(self) -> str | None:
+        return "float32"
+
+    def close(self) -> None:
+        pass

@@ -19,9 +19,9 @@ def read_run(path: str | Path) -> Run:
     run: Run = {}
     for number, text in read_lines(path):
         fields = text.split()
-        if len(fields) != 6:
+        if len(fields) < 6:  # trec_eval reads six fields and ignores anything after them
             raise InputError(path, f"expected 6 columns 'qid Q0 docno rank score tag', found {len(fields)}", number)
-        qid, _q0, doc_id, _rank, score, _tag = fields
+        qid, _q0, doc_id, _rank, score, _tag = fields[:6]
         try:
             value = float(score)
         except ValueError:

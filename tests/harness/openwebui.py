@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 
 from tests.harness.models import env_root
-from tests.harness.process import ManagedProcess, free_port, start_process, wait_healthy
+from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
 
 VERSION = "0.12.4"
 
@@ -35,7 +35,7 @@ def start_openwebui(
 ) -> tuple[ManagedProcess, OpenWebUIServer]:
     """Start the server, wait for /health, sign up the admin and create its API key.
 
-    The caller stops the returned process (also when this raises after the start)."""
+    The caller stops the returned process; if anything here fails, the process is stopped first."""
     data_dir = work_dir / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -62,14 +62,18 @@ def start_openwebui(
     argv = [str(env_dir() / "bin" / "open-webui"), "serve", "--host", "127.0.0.1", "--port", str(port)]
     proc = start_process("open-webui", argv, log_path, env=env, cwd=work_dir)
     url = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, f"{url}/health", deadline_s=300)
-    with httpx.Client(base_url=url, timeout=60) as client:
-        signup = client.post(
-            "/api/v1/auths/signup",
-            json={"name": "ragbench", "email": "ragbench@example.com", "password": os.urandom(12).hex()},
-        )
-        signup.raise_for_status()
-        token = signup.json()["token"]
-        key = client.post("/api/v1/auths/api_key", headers={"Authorization": f"Bearer {token}"})
-        key.raise_for_status()
+    try:
+        wait_healthy(proc, f"{url}/health", deadline_s=300)
+        with httpx.Client(base_url=url, timeout=60) as client:
+            signup = client.post(
+                "/api/v1/auths/signup",
+                json={"name": "ragbench", "email": "ragbench@example.com", "password": os.urandom(12).hex()},
+            )
+            signup.raise_for_status()
+            token = signup.json()["token"]
+            key = client.post("/api/v1/auths/api_key", headers={"Authorization": f"Bearer {token}"})
+            key.raise_for_status()
+    except BaseException:
+        stop_process(proc)
+        raise
     return proc, OpenWebUIServer(url, key.json()["api_key"], data_dir)

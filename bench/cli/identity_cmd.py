@@ -1,0 +1,50 @@
+"""`ragbench identity`: the same texts through every endpoint; exit 1 when a pair fails."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from bench.cli.app import app
+
+SPEC_HELP = (
+    "NAME=KIND@URL[?key=value&...]; repeat. Kinds: tei, tei-rerank, openai (model=), cohere, "
+    "reference[?model=PATH], reference-rerank?model=PATH. Keys only via key_env=VAR. See docs/endpoints.md."
+)
+
+
+@app.command()
+def identity(
+    endpoint: Annotated[list[str], typer.Option("--endpoint", "-e", help=SPEC_HELP)],
+    texts: Annotated[Optional[Path], typer.Option("--texts", help="Texts: one per line, or .jsonl of strings / {\"text\"}.")] = None,
+    dataset: Annotated[Optional[Path], typer.Option("--dataset", help="A dataset folder (BEIR: corpus.jsonl + queries.jsonl).")] = None,
+    reference: Annotated[Optional[str], typer.Option("--reference", help="Compare every endpoint with this one only.")] = None,
+    dtype: Annotated[Optional[str], typer.Option("--dtype", help="Thresholds for float32|float16|bfloat16|int8 (default: reported by the endpoints, else float32).")] = None,
+    tokenizer: Annotated[Optional[Path], typer.Option("--tokenizer", help="Model folder with tokenizer.json for token-length buckets.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", help="Use only the first N texts.")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the JSON report (schema ragbench.identity v1) here.")] = None,
+) -> None:
+    """Send the same texts through every endpoint and compare: cosine, norms, neighbours, order, causes."""
+    from bench.cli.progress import progress_bars
+    from bench.endpoints.spec import parse_spec
+    from bench.errors import UserError
+    from bench.identity import IdentityRequest, from_dataset, from_texts, run_identity
+    from bench.identity.report import render
+
+    if (texts is None) == (dataset is None):
+        raise UserError("identity: give exactly one of --texts FILE or --dataset PATH")
+    specs = [parse_spec(s) for s in endpoint]
+    inputs = from_texts(texts, limit) if texts is not None else from_dataset(dataset, limit)
+    request = IdentityRequest(specs, inputs, reference=reference, dtype=dtype, tokenizer=tokenizer)
+    with progress_bars() as bars:
+        report = run_identity(request, advance=bars("identity: texts through every endpoint", len(inputs.texts)))
+    typer.echo(render(report))
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report.to_dict(), indent=2))
+        typer.echo(f"report: {out}")
+    if not report.passed:
+        raise SystemExit(1)  # main() runs click without standalone mode: typer.Exit would be swallowed

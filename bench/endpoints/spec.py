@@ -1,0 +1,140 @@
+"""Endpoint specs on the command line: `NAME=KIND@URL[?key=value&...]` or `NAME=reference[?model=PATH]`.
+
+Kinds: tei, tei-rerank, openai, cohere, reference, reference-rerank (docs/endpoints.md has every option).
+API keys are never written in a spec: `key_env=VAR` names the environment variable that holds one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+from urllib.parse import parse_qsl, urlsplit
+
+from bench.endpoints.base import Embedder, Reranker
+from bench.errors import UserError
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_BOOL = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+
+
+@dataclass(frozen=True)
+class EndpointSpec:
+    name: str
+    kind: str
+    url: str | None  # None for the in-process kinds
+    params: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_rerank(self) -> bool:
+        return KINDS[self.kind].rerank
+
+
+@dataclass(frozen=True)
+class _Kind:
+    rerank: bool
+    needs_url: bool
+    options: tuple[str, ...]
+    required: tuple[str, ...] = ()
+
+
+KINDS: dict[str, _Kind] = {
+    "tei": _Kind(False, True, ("key_env", "batch", "normalize", "truncate", "truncation_direction", "dimensions", "prompt_name")),
+    "tei-rerank": _Kind(True, True, ("key_env", "batch", "raw_scores", "truncate")),
+    "openai": _Kind(False, True, ("model", "key_env", "batch", "encoding", "dimensions"), required=("model",)),
+    "cohere": _Kind(True, True, ("model", "key_env", "raw_scores")),
+    "reference": _Kind(False, False, ("model", "batch", "cache")),
+    "reference-rerank": _Kind(True, False, ("model", "batch"), required=("model",)),
+}
+
+
+def parse_spec(text: str) -> EndpointSpec:
+    """`NAME=KIND@URL?opts` -> EndpointSpec, or a UserError that quotes the spec."""
+    name, sep, rest = text.partition("=")
+    if not sep or not _NAME.match(name):
+        raise UserError(f"endpoint spec {text!r}: expected NAME=KIND@URL[?options] (NAME: letters, digits, _ . -)")
+    kind, at, location = rest.partition("@")
+    query = ""
+    if at:
+        location, _, query = location.partition("?")
+    else:
+        kind, _, query = kind.partition("?")
+    if kind not in KINDS:
+        raise UserError(f"endpoint {name}: unknown kind {kind!r} (known: {', '.join(KINDS)})")
+    spec_kind = KINDS[kind]
+    url: str | None = None
+    if spec_kind.needs_url:
+        parts = urlsplit(location)
+        if not at or parts.scheme not in ("http", "https") or not parts.netloc:
+            raise UserError(f"endpoint {name}: {kind} needs an http(s) URL, as {kind}@http://host:port")
+        url = location.rstrip("/")
+    elif at:
+        raise UserError(f"endpoint {name}: {kind} runs in-process and takes no URL (use {kind}?model=PATH)")
+    try:
+        params = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
+    except ValueError:
+        raise UserError(f"endpoint {name}: malformed options {query!r} (expected key=value&key=value)") from None
+    unknown = sorted(set(params) - set(spec_kind.options))
+    if unknown:
+        raise UserError(f"endpoint {name}: unknown option(s) {', '.join(unknown)} for {kind} (known: {', '.join(spec_kind.options)})")
+    missing = [o for o in spec_kind.required if not params.get(o)]
+    if missing:
+        raise UserError(f"endpoint {name}: {kind} needs {', '.join(f'{m}=...' for m in missing)}")
+    return EndpointSpec(name, kind, url, params)
+
+
+def _typed(spec: EndpointSpec, key: str, convert: Callable[[str], object], what: str):
+    value = spec.params.get(key)
+    if value is None:
+        return None
+    try:
+        return convert(value)
+    except (ValueError, KeyError):
+        raise UserError(f"endpoint {spec.name}: option {key}={value!r} is not {what}") from None
+
+
+def _int(spec: EndpointSpec, key: str):
+    return _typed(spec, key, lambda v: int(v) if int(v) > 0 else int("x"), "a positive integer")
+
+
+def _bool(spec: EndpointSpec, key: str):
+    return _typed(spec, key, lambda v: _BOOL[v.lower()], "true or false")
+
+
+def open_endpoint(spec: EndpointSpec) -> Embedder | Reranker:
+    """Build the client for a parsed spec (nothing is sent yet; in-process models load on first use)."""
+    p = spec.params
+    if spec.kind == "tei":
+        from bench.endpoints.tei import TeiEmbedder
+
+        direction = _typed(spec, "truncation_direction", lambda v: {"left": "left", "right": "right"}[v.lower()], "left or right")
+        normalize = _bool(spec, "normalize")
+        return TeiEmbedder(spec.name, spec.url, p.get("key_env"), _int(spec, "batch"),
+                           normalize=True if normalize is None else normalize, truncate=_bool(spec, "truncate"),
+                           truncation_direction=direction, dimensions=_int(spec, "dimensions"), prompt_name=p.get("prompt_name"))
+    if spec.kind == "tei-rerank":
+        from bench.endpoints.tei import TeiReranker
+
+        return TeiReranker(spec.name, spec.url, p.get("key_env"), _int(spec, "batch"),
+                           raw_scores=bool(_bool(spec, "raw_scores")), truncate=_bool(spec, "truncate"))
+    if spec.kind == "openai":
+        from bench.endpoints.openai import OpenAIEmbedder
+
+        encoding = _typed(spec, "encoding", lambda v: {"float": "float", "base64": "base64", "none": None}[v.lower()],
+                          "float, base64 or none")
+        return OpenAIEmbedder(spec.name, spec.url, p["model"], p.get("key_env"), _int(spec, "batch") or 32,
+                              encoding_format=encoding if "encoding" in p else "float", dimensions=_int(spec, "dimensions"))
+    if spec.kind == "cohere":
+        from bench.endpoints.rerank import CohereReranker
+
+        return CohereReranker(spec.name, spec.url, p.get("model"), p.get("key_env"), raw_scores=_bool(spec, "raw_scores"))
+    from bench.endpoints.reference import ReferenceEmbedder, ReferenceReranker
+
+    batch = _int(spec, "batch") or 32
+    cache = bool(_bool(spec, "cache"))
+    try:
+        if spec.kind == "reference":
+            return ReferenceEmbedder(spec.name, p.get("model") or None, batch, cache=cache)
+        return ReferenceReranker(spec.name, p["model"], batch)
+    except UserError as exc:
+        raise UserError(f"endpoint {spec.name}: {exc}") from exc

@@ -1,0 +1,271 @@
+"""Text Embeddings Inference, native routes: /embed, /rerank, /info, /tokenize, /metrics.
+
+Follows TEI's code where its OpenAPI document disagrees (see docs/endpoints.md): too many inputs is
+422 since 1.9.0 and 413 before, so both are read as "split smaller"; 429 means no permit was free
+(since 1.9.0 every input takes one) and is retried with a short backoff.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bench.endpoints.base import CallTiming, Embeddings, Scores, scores_from_results
+from bench.endpoints.http import EndpointHTTPError, HttpEndpoint
+
+DEFAULT_CLIENT_BATCH = 32  # TEI's own default max_client_batch_size, used until /info says otherwise
+_BATCH_LIMIT = re.compile(r"batch size (\d+) > maximum allowed batch size (\d+)")
+_RETRIES_429 = 6
+# Timing headers TEI sets on every success: milliseconds, plus characters and tokens counted.
+TIMING_HEADERS = (
+    "x-compute-time",
+    "x-compute-characters",
+    "x-compute-tokens",
+    "x-total-time",
+    "x-tokenization-time",
+    "x-queue-time",
+    "x-inference-time",
+)
+
+
+@dataclass(frozen=True)
+class TeiInfo:
+    model_id: str
+    model_dtype: str
+    model_kind: str  # "embedding" | "reranker" | "classifier"
+    max_client_batch_size: int
+    max_input_length: int
+    max_concurrent_requests: int
+    auto_truncate: bool
+    version: str
+    raw: dict[str, Any]
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    """Prometheus text -> {"name{labels}": value}; histograms keep their _sum/_count/_bucket series."""
+    values: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name, _, value = line.rpartition(" ")
+        try:
+            values[name.strip()] = float(value)
+        except ValueError:
+            continue
+    return values
+
+
+def timing_headers(headers: Any) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for name in TIMING_HEADERS:
+        if name in headers:
+            try:
+                found[name] = float(headers[name])
+            except ValueError:
+                pass
+    return found
+
+
+class TeiClient(HttpEndpoint):
+    """Raw access to one TEI server's native routes."""
+
+    def __init__(self, name: str, url: str, key_env: str | None = None, timeout_s: float = 120.0):
+        super().__init__(name, url, key_env, timeout_s)
+        self._info: TeiInfo | None = None
+
+    def info(self) -> TeiInfo:
+        if self._info is None:
+            url = f"{self.url}/info"
+            response, _ = self.request("GET", url)
+            body = self.json_of(response)
+            if not isinstance(body, dict) or "model_id" not in body:
+                raise self.shape_error(url, "TEI /info with model_id", body)
+            model_type = body.get("model_type") or {}
+            self._info = TeiInfo(
+                model_id=str(body["model_id"]),
+                model_dtype=str(body.get("model_dtype", "unknown")),
+                model_kind=next(iter(model_type), "unknown") if isinstance(model_type, dict) else str(model_type),
+                max_client_batch_size=int(body.get("max_client_batch_size") or DEFAULT_CLIENT_BATCH),
+                max_input_length=int(body.get("max_input_length") or 0),
+                max_concurrent_requests=int(body.get("max_concurrent_requests") or 0),
+                auto_truncate=bool(body.get("auto_truncate", False)),
+                version=str(body.get("version", "unknown")),
+                raw=body,
+            )
+        return self._info
+
+    def post(self, path: str, body: dict[str, Any]) -> tuple[Any, CallTiming]:
+        """POST with 429 retries; the JSON answer and its timing."""
+        url = f"{self.url}{path}"
+        n = len(body.get("inputs") or body.get("texts") or [])
+        for attempt in range(_RETRIES_429 + 1):
+            try:
+                response, wall_ms = self.request("POST", url, body)
+                break
+            except EndpointHTTPError as exc:
+                if exc.status != 429 or attempt == _RETRIES_429:
+                    raise
+                time.sleep(0.05 * 2**attempt)
+        return self.json_of(response), CallTiming(n, wall_ms, timing_headers(response.headers))
+
+    def tokenize(self, texts: list[str], add_special_tokens: bool = True) -> list[list[dict[str, Any]]]:
+        body, _ = self.post("/tokenize", {"inputs": texts, "add_special_tokens": add_special_tokens})
+        if not isinstance(body, list) or len(body) != len(texts):
+            raise self.shape_error(f"{self.url}/tokenize", f"{len(texts)} token lists", body)
+        return body
+
+    def metrics(self) -> dict[str, float]:
+        response, _ = self.request("GET", f"{self.url}/metrics")
+        return parse_metrics(response.text)
+
+
+def batch_limit(exc: EndpointHTTPError) -> int | None:
+    """The server's maximum from a batch-size refusal (422 since TEI 1.9.0, 413 before), else None."""
+    if exc.status not in (413, 422):
+        return None
+    match = _BATCH_LIMIT.search(exc.message)
+    return int(match.group(2)) if match else None
+
+
+class _Batched:
+    """Splits inputs at the server's max_client_batch_size; learns a smaller limit from a refusal."""
+
+    def __init__(self, client: TeiClient, batch_size: int | None):
+        self.client = client
+        self.requested = batch_size
+        self._size: int | None = None
+
+    def size(self) -> int:
+        if self._size is None:
+            try:
+                limit = self.client.info().max_client_batch_size
+            except EndpointHTTPError:
+                limit = DEFAULT_CLIENT_BATCH  # a proxy in front of TEI may hide /info
+            self._size = min(self.requested, limit) if self.requested else limit
+        return self._size
+
+    def run(self, n: int, send) -> list:
+        """Call `send(index_range)` over batches; on a batch-size refusal, shrink and redo that range."""
+        done: list = []
+        start = 0
+        while start < n:
+            chunk = range(start, min(start + self.size(), n))
+            try:
+                done.append(send(chunk))
+            except EndpointHTTPError as exc:
+                limit = batch_limit(exc)
+                if limit is None or limit >= len(chunk) or limit < 1:
+                    raise
+                self._size = limit
+                continue
+            start = chunk.stop
+        return done
+
+
+class TeiEmbedder:
+    """texts -> vectors through TEI's /embed."""
+
+    kind = "tei"
+
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        key_env: str | None = None,
+        batch_size: int | None = None,
+        normalize: bool = True,
+        truncate: bool | None = None,
+        truncation_direction: str | None = None,
+        dimensions: int | None = None,
+        prompt_name: str | None = None,
+    ):
+        self.name = name
+        self.client = TeiClient(name, url, key_env)
+        self._batched = _Batched(self.client, batch_size)
+        self.options: dict[str, Any] = {"normalize": normalize}
+        if truncate is not None:
+            self.options["truncate"] = truncate
+        if truncation_direction is not None:
+            self.options["truncation_direction"] = truncation_direction.capitalize()  # TEI's enum: Left | Right
+        if dimensions is not None:
+            self.options["dimensions"] = dimensions
+        if prompt_name is not None:
+            self.options["prompt_name"] = prompt_name
+
+    def embed(self, texts: list[str]) -> Embeddings:
+        url = f"{self.client.url}/embed"
+
+        def send(chunk: range):
+            body, timing = self.client.post("/embed", {"inputs": [texts[i] for i in chunk], **self.options})
+            if not isinstance(body, list) or len(body) != len(chunk) or not all(isinstance(v, list) for v in body):
+                raise self.client.shape_error(url, f"[[float]] for {len(chunk)} inputs", body)
+            return np.asarray(body, dtype=np.float32), timing
+
+        parts = self._batched.run(len(texts), send)
+        vectors = np.vstack([p[0] for p in parts]) if parts else np.zeros((0, 0), dtype=np.float32)
+        return Embeddings(vectors, [p[1] for p in parts])
+
+    def describe(self) -> dict[str, object]:
+        info = self.client.info()
+        return {"kind": self.kind, "url": self.client.url, "model": info.model_id, "dtype": info.model_dtype,
+                "version": info.version, "max_client_batch_size": info.max_client_batch_size, **self.options}
+
+    def dtype(self) -> str | None:
+        return self.client.info().model_dtype
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class TeiReranker:
+    """query + texts -> scores through TEI's /rerank (which has no top_n: trimmed here)."""
+
+    kind = "tei-rerank"
+
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        key_env: str | None = None,
+        batch_size: int | None = None,
+        raw_scores: bool = False,
+        truncate: bool | None = None,
+    ):
+        self.name = name
+        self.client = TeiClient(name, url, key_env)
+        self._batched = _Batched(self.client, batch_size)
+        self.options: dict[str, Any] = {"raw_scores": raw_scores, "return_text": False}
+        if truncate is not None:
+            self.options["truncate"] = truncate
+
+    def rerank(self, query: str, texts: list[str], top_n: int | None = None) -> Scores:
+        url = f"{self.client.url}/rerank"
+
+        def send(chunk: range):
+            body, timing = self.client.post("/rerank", {"query": query, "texts": [texts[i] for i in chunk], **self.options})
+            if not isinstance(body, list) or not all(isinstance(r, dict) and "index" in r and "score" in r for r in body):
+                raise self.client.shape_error(url, "[{index, score}]", body)
+            return [(chunk.start + int(r["index"]), float(r["score"])) for r in body], timing
+
+        parts = self._batched.run(len(texts), send)
+        results = sorted((pair for p in parts for pair in p[0]), key=lambda pair: -pair[1])
+        if top_n is not None:
+            results = results[:top_n]
+        scores, order = scores_from_results(len(texts), results)
+        return Scores(scores, order, [p[1] for p in parts])
+
+    def describe(self) -> dict[str, object]:
+        info = self.client.info()
+        return {"kind": self.kind, "url": self.client.url, "model": info.model_id, "dtype": info.model_dtype,
+                "version": info.version, **self.options}
+
+    def dtype(self) -> str | None:
+        return self.client.info().model_dtype
+
+    def close(self) -> None:
+        self.client.close()
+

@@ -1,0 +1,274 @@
+"""`run_identity`: the same texts through every endpoint, a verdict and named causes per pair."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from bench.endpoints.base import Embedder, Reranker
+from bench.endpoints.spec import EndpointSpec, open_endpoint
+from bench.errors import UserError
+from bench.identity import diagnose
+from bench.identity.diagnose import Cause
+from bench.identity.inputs import IdentityInput, Tokenizer, word_estimate
+from bench.identity.scores import TOP_N_PROBE, RerankPair, compare_rerankers, rerank_tasks, run_reranker
+from bench.identity.thresholds import THRESHOLDS, Thresholds, normalise_dtype, pair_dtype
+from bench.identity.vectors import batch_invariance, stream_vectors, top10_overlap
+
+BATCH_SAMPLE = 8
+WORST = 5
+BUCKETS = ((0, 128), (129, 256), (257, 512), (513, None))
+
+
+@dataclass
+class IdentityRequest:
+    specs: list[EndpointSpec]
+    inputs: IdentityInput
+    reference: str | None = None  # compare every endpoint with this one only (default: every pair)
+    dtype: str | None = None  # force thresholds; default from what the endpoints report, else float32
+    tokenizer: Path | None = None
+    chunk_size: int = 1024
+
+
+@dataclass
+class EmbedPair:
+    a: str
+    b: str
+    thresholds: Thresholds
+    n: int
+    dims: dict[str, int]
+    cosine_min: float
+    cosine_p01: float
+    cosine_mean: float
+    max_abs_diff: float
+    max_norm_diff: float
+    norms: dict[str, dict[str, float]]
+    top10_overlap: float
+    buckets: list[dict[str, object]]
+    worst: list[dict[str, object]]
+    failures: list[str] = field(default_factory=list)
+    causes: list[Cause] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "a": self.a, "b": self.b, "dtype": self.thresholds.dtype, "texts": self.n, "dims": self.dims,
+            "cosine": {"min": self.cosine_min, "p01": self.cosine_p01, "mean": self.cosine_mean},
+            "max_abs_diff": self.max_abs_diff, "max_norm_diff": self.max_norm_diff, "norms": self.norms,
+            "top10_overlap": self.top10_overlap, "by_token_length": self.buckets, "worst": self.worst,
+            "verdict": "pass" if self.passed else "fail", "failures": self.failures,
+            "causes": [c.to_dict() for c in self.causes],
+        }
+
+
+@dataclass
+class IdentityReport:
+    endpoints: list[dict[str, object]]
+    source: str
+    texts: int
+    queries: int
+    token_lengths: str  # "tokenizer <path>" or "estimated from words"
+    embed_pairs: list[EmbedPair]
+    batch_invariance: dict[str, dict[str, object]]
+    rerankers: dict[str, dict[str, object]]
+    rerank_pairs: list[RerankPair]
+    timings: dict[str, object]
+
+    @property
+    def passed(self) -> bool:
+        return (all(p.passed for p in self.embed_pairs) and all(p.passed for p in self.rerank_pairs)
+                and all(b["verdict"] == "pass" for b in self.batch_invariance.values())
+                and all(r["top_n_honoured"] for r in self.rerankers.values()))
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "schema": "ragbench.identity", "version": 1, "verdict": "pass" if self.passed else "fail",
+            "source": self.source, "texts": self.texts, "queries": self.queries, "token_lengths": self.token_lengths,
+            "endpoints": self.endpoints,
+            "thresholds": {p.thresholds.dtype: p.thresholds.to_dict() for p in self.embed_pairs},
+            "embed_pairs": [p.to_dict() for p in self.embed_pairs], "batch_invariance": self.batch_invariance,
+            "rerankers": self.rerankers, "rerank_pairs": [p.to_dict() for p in self.rerank_pairs],
+            "timings": self.timings,
+        }
+
+
+def _safe(call, fallback):
+    try:
+        return call()
+    except UserError:
+        return fallback
+
+
+def _pairs(names: list[str], reference: str | None) -> list[tuple[str, str]]:
+    if reference is None:
+        return list(itertools.combinations(names, 2))
+    return [(reference, n) for n in names if n != reference]
+
+
+def _tokenizer(request: IdentityRequest) -> Tokenizer | None:
+    if request.tokenizer is not None:
+        return Tokenizer(request.tokenizer)
+    for spec in request.specs:
+        if spec.kind in ("reference", "reference-rerank"):
+            from bench.endpoints.reference import resolve_model
+
+            path = resolve_model(spec.params.get("model") or None)
+            if (path / "tokenizer.json").is_file():
+                return Tokenizer(path)
+    return None
+
+
+def _buckets(cosine: np.ndarray, lengths: np.ndarray, minimum: float) -> list[dict[str, object]]:
+    rows = []
+    for low, high in BUCKETS:
+        mask = (lengths >= low) & ((lengths <= high) if high is not None else True)
+        if not mask.any():
+            continue
+        values = cosine[mask]
+        rows.append({"tokens": f"{low}-{high}" if high is not None else f"{low}+", "texts": int(mask.sum()),
+                     "cosine_mean": float(values.mean()), "cosine_min": float(values.min()),
+                     "failing": int((values < minimum).sum())})
+    return rows
+
+
+def _sample_by_length(lengths: np.ndarray, k: int) -> list[int]:
+    """Texts spread from shortest to longest: padding and batching effects grow with length spread."""
+    order = np.argsort(lengths, kind="stable")
+    return sorted({int(order[int(i)]) for i in np.linspace(0, len(order) - 1, num=min(k, len(order)))})
+
+
+def run_identity(request: IdentityRequest, advance: Callable[[int], None] = lambda n: None) -> IdentityReport:
+    started = time.perf_counter()
+    names = [s.name for s in request.specs]
+    if len(set(names)) != len(names):
+        raise UserError(f"endpoint names must be unique: {', '.join(names)}")
+    if request.reference is not None and request.reference not in names:
+        raise UserError(f"--reference {request.reference}: no endpoint of that name (have: {', '.join(names)})")
+    forced = normalise_dtype(request.dtype) if request.dtype else None
+    endpoints = {s.name: open_endpoint(s) for s in request.specs}
+    try:
+        embedders = [e for s, e in zip(request.specs, endpoints.values()) if not s.is_rerank]
+        rerankers = [e for s, e in zip(request.specs, endpoints.values()) if s.is_rerank]
+        if len(embedders) == 1 or len(rerankers) == 1:
+            lonely = (embedders if len(embedders) == 1 else rerankers)[0].name
+            raise UserError(f"endpoint {lonely}: identity needs at least two endpoints of the same type to compare")
+        inputs = request.inputs
+        tokenizer = _tokenizer(request)
+        lengths = tokenizer.lengths(inputs.texts) if tokenizer else word_estimate(inputs.texts)
+
+        report = IdentityReport(
+            endpoints=[], source=inputs.source, texts=len(inputs.texts), queries=len(inputs.queries),
+            token_lengths=f"tokenizer {tokenizer.path}" if tokenizer else "estimated from words (no tokenizer)",
+            embed_pairs=[], batch_invariance={}, rerankers={}, rerank_pairs=[], timings={},
+        )
+        endpoint_s: dict[str, float] = {}
+        suite_s = 0.0
+        if embedders:
+            suite_s += _embed_identity(request, embedders, inputs, lengths, tokenizer, forced, report, endpoint_s, advance)
+        if rerankers:
+            _rerank_identity(request, rerankers, inputs, forced, report, endpoint_s)
+        report.endpoints = [{"name": n, **_safe(e.describe, {"kind": getattr(e, "kind", "?")})} for n, e in endpoints.items()]
+        report.timings = {"total_s": time.perf_counter() - started, "endpoint_s": endpoint_s,
+                          "suite_stream_s": suite_s}
+        return report
+    finally:
+        for endpoint in endpoints.values():
+            endpoint.close()
+
+
+def _embed_identity(request, embedders: list[Embedder], inputs: IdentityInput, lengths: np.ndarray,
+                    tokenizer: Tokenizer | None, forced: str | None, report: IdentityReport,
+                    endpoint_s: dict[str, float], advance) -> float:
+    by_name = {e.name: e for e in embedders}
+    pairs = _pairs(list(by_name), request.reference if request.reference in by_name else None)
+    sample = _sample_by_length(lengths, BATCH_SAMPLE)
+    run = stream_vectors(embedders, inputs, pairs, sample, request.chunk_size, advance)
+    suite_s = run.seconds - run.endpoint_seconds
+    dtypes = {e.name: _safe(e.dtype, None) for e in embedders}
+    for pair in run.pairs:
+        a, b = run.endpoints[pair.a], run.endpoints[pair.b]
+        thresholds = THRESHOLDS[forced or pair_dtype(dtypes[pair.a], dtypes[pair.b])]
+        result = _embed_pair(pair, a, b, thresholds, lengths, inputs.texts)
+        if not result.passed:
+            result.causes = _embed_causes(result, pair, a, b, by_name, inputs.texts, lengths, tokenizer, thresholds)
+        report.embed_pairs.append(result)
+    for embedder in embedders:
+        record = run.endpoints[embedder.name]
+        before = record.seconds
+        found = batch_invariance(embedder, inputs.texts, record)
+        thresholds = THRESHOLDS[forced or pair_dtype(dtypes[embedder.name], None)]
+        worst = min(found.values()) if found else 1.0
+        report.batch_invariance[embedder.name] = {
+            "texts": len(found), "min_cosine": worst, "threshold": thresholds.batch_min_cosine,
+            "verdict": "pass" if worst >= thresholds.batch_min_cosine else "fail",
+            "seconds": record.seconds - before,
+        }
+    for name, record in run.endpoints.items():
+        endpoint_s[name] = record.seconds
+    return suite_s
+
+
+def _embed_pair(pair, a, b, thresholds: Thresholds, lengths: np.ndarray, texts: list[str]) -> EmbedPair:
+    cosine = pair.cosine
+    norm_diff = float(np.abs(a.norms - b.norms).max())
+    order = np.argsort(cosine, kind="stable")[:WORST]
+    result = EmbedPair(
+        a=pair.a, b=pair.b, thresholds=thresholds, n=len(cosine), dims={pair.a: a.dim, pair.b: b.dim},
+        cosine_min=float(cosine.min()), cosine_p01=float(np.percentile(cosine, 1)), cosine_mean=float(cosine.mean()),
+        max_abs_diff=float(pair.max_abs.max()), max_norm_diff=norm_diff,
+        norms={e.name: {"min": float(e.norms.min()), "mean": float(e.norms.mean()), "max": float(e.norms.max())} for e in (a, b)},
+        top10_overlap=top10_overlap(a.topk, b.topk),
+        buckets=_buckets(cosine, lengths, thresholds.min_cosine),
+        worst=[{"index": int(i), "tokens": int(lengths[i]), "cosine": float(cosine[i]), "max_abs_diff": float(pair.max_abs[i]),
+                "text": texts[i][:160]} for i in order],
+    )
+    if a.dim != b.dim:
+        result.failures.append(f"dimensions differ: {a.dim} vs {b.dim}")
+    if result.cosine_min < thresholds.min_cosine:
+        result.failures.append(f"min cosine {result.cosine_min:.6f} < {thresholds.min_cosine}")
+    if result.cosine_mean < thresholds.mean_cosine:
+        result.failures.append(f"mean cosine {result.cosine_mean:.6f} < {thresholds.mean_cosine}")
+    if norm_diff > thresholds.max_norm_diff:
+        result.failures.append(f"norms differ by up to {norm_diff:.3g} > {thresholds.max_norm_diff:g}")
+    if result.top10_overlap < thresholds.min_top10_overlap:
+        result.failures.append(f"top-10 neighbour overlap {result.top10_overlap:.3f} < {thresholds.min_top10_overlap}")
+    return result
+
+
+def _embed_causes(result: EmbedPair, pair, a, b, by_name: dict[str, Embedder], texts: list[str], lengths: np.ndarray,
+                  tokenizer: Tokenizer | None, thresholds: Thresholds) -> list[Cause]:
+    if a.dim != b.dim:
+        return diagnose.dimension_causes(a, b, pair, thresholds)
+    causes = diagnose.norm_causes(a, b, thresholds)
+    failing = pair.cosine < thresholds.min_cosine
+    if not failing.any() and result.cosine_mean >= thresholds.mean_cosine:
+        return causes or [diagnose.residual_cause(pair.cosine)]
+    worst = [int(i) for i in np.argsort(pair.cosine, kind="stable")[: diagnose.PROBE_TEXTS]]
+    probed = diagnose.probe_causes(by_name[pair.a], by_name[pair.b], texts, worst, thresholds, tokenizer, lengths)
+    if probed:
+        return causes + probed
+    suspected = diagnose.length_signature(pair.cosine, lengths, thresholds)
+    return causes + [suspected or diagnose.residual_cause(pair.cosine)]
+
+
+def _rerank_identity(request, rerankers: list[Reranker], inputs: IdentityInput, forced: str | None,
+                     report: IdentityReport, endpoint_s: dict[str, float]) -> None:
+    tasks = rerank_tasks(inputs.texts, inputs.queries)
+    runs = {r.name: run_reranker(r, tasks) for r in rerankers}
+    dtypes = {r.name: _safe(r.dtype, None) for r in rerankers}
+    for name, run in runs.items():
+        endpoint_s[name] = run.seconds
+        report.rerankers[name] = {"queries": len(tasks), "top_n_requested": TOP_N_PROBE, "top_n_returned": run.top_n_returned,
+                                  "top_n_honoured": run.top_n_honoured}
+    by_name = {r.name: r for r in rerankers}
+    for a, b in _pairs(list(by_name), request.reference if request.reference in by_name else None):
+        thresholds = THRESHOLDS[forced or pair_dtype(dtypes[a], dtypes[b])]
+        report.rerank_pairs.append(compare_rerankers(runs[a], runs[b], thresholds))

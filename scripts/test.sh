@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The test command (README, .ci/run): set up the project's environment, build the real servers'
+# environments (cached outside the clone), then run every test. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${PYTHON:-python3.11}
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+# torch first and pinned: an unpinned torch pulls a multi-GB CUDA build.
+.venv/bin/pip install --quiet --disable-pip-version-check torch==2.13.0 -e '.[test]'
+for env_script in scripts/envs/*.sh; do
+  [ -e "$env_script" ] || continue
+  echo "== $env_script"
+  bash "$env_script"
+done
+exec .venv/bin/python -m pytest "$@"

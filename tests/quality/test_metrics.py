@@ -1,0 +1,89 @@
+"""Metric semantics: trec_eval ties, -c, truncated MRR, measure names; ranx as an independent oracle."""
+
+import math
+
+import pytest
+
+from bench.errors import UserError
+from bench.quality.evaluation import read_qrels
+from bench.quality.metrics import Measure, evaluate, parse_measure
+from bench.quality.runs import read_run, run_from_results, trec_order, write_run
+from bench.targets.base import Hit, QueryResult
+from tests.paths import GOLDEN
+
+
+def test_ties_follow_trec_eval_not_insertion_order():
+    # "c" is the only relevant doc; all scores tie, so trec_eval orders c, b, a (docno descending).
+    qrels = {"q": {"c": 1}}
+    assert evaluate(qrels, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}, [parse_measure("recip_rank")]).means["recip_rank"] == 1.0
+    assert evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}, [parse_measure("recip_rank")]).means["recip_rank"] == pytest.approx(1 / 3)
+
+
+def test_complete_counts_missing_and_empty_queries_as_zero():
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    run = {"q1": {"a": 1.0}, "q2": {}}
+    m = [parse_measure("ndcg_cut.10")]
+    assert evaluate(qrels, run, m).means["ndcg_cut_10"] == 1.0
+    assert evaluate(qrels, run, m, complete=True).means["ndcg_cut_10"] == pytest.approx(1 / 3)
+
+
+def test_ndcg_gain_is_the_raw_grade():
+    # Järvelin–Kekäläinen: gain = grade. Ideal = [2, 1]; run = [1, 2].
+    qrels = {"q": {"a": 2, "b": 1}}
+    got = evaluate(qrels, {"q": {"b": 2.0, "a": 1.0}}, [parse_measure("ndcg")]).means["ndcg"]
+    expected = (1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3))
+    assert got == pytest.approx(expected)
+
+
+def test_mrr_at_10_truncates_in_trec_order():
+    qrels = {"q": {"relevant": 1}}
+    docs = {f"d{i:02d}": float(100 - i) for i in range(10)} | {"relevant": 1.0}
+    m = parse_measure("MRR@10")
+    assert m == Measure("recip_rank", truncate=10) and m.label == "MRR@10"
+    assert evaluate(qrels, {"q": docs}, [m]).means[m.trec_name] == 0.0
+    assert evaluate(qrels, {"q": docs}, [parse_measure("recip_rank")]).means["recip_rank"] == pytest.approx(1 / 11)
+
+
+@pytest.mark.parametrize("text, trec_name", [
+    ("ndcg_cut.10", "ndcg_cut_10"), ("ndcg_cut_10", "ndcg_cut_10"), ("nDCG@10", "ndcg_cut_10"), ("recall.100", "recall_100"),
+    ("R@100", "recall_100"), ("map", "map"), ("MAP@100", "map_cut_100"), ("P.10", "P_10"), ("P@5", "P_5"),
+    ("success.10", "success_10"), ("bpref", "bpref"), ("Rprec", "Rprec"), ("recip_rank", "recip_rank"),
+])
+def test_measure_names(text, trec_name):
+    assert parse_measure(text).trec_name == trec_name
+
+
+@pytest.mark.parametrize("text", ["ndgc", "map.x", "bpref.10", "foo@10", "nDCG@0"])
+def test_unknown_measures_are_user_errors(text):
+    with pytest.raises(UserError):
+        parse_measure(text)
+
+
+def test_run_file_round_trip_keeps_scores_exactly(tmp_path):
+    run = read_run(GOLDEN / "results.test")
+    write_run(tmp_path / "r.trec", run, "tag with spaces")
+    again = read_run(tmp_path / "r.trec")
+    assert again == run
+    first = (tmp_path / "r.trec").read_text().splitlines()[0].split()
+    assert first[3] == "1" and first[5] == "tag_with_spaces"
+
+
+def test_rank_order_is_kept_when_scores_are_missing_or_out_of_order():
+    results = [QueryResult("q", [Hit("x", None), Hit("y", 0.9), Hit("z", 0.1)], 0.0)]
+    run, replaced = run_from_results(results)
+    assert replaced and [d for d, _ in trec_order(run["q"])] == ["x", "y", "z"]
+    run, replaced = run_from_results([QueryResult("q", [Hit("x", 3.0), Hit("y", 2.0)], 0.0)])
+    assert not replaced and run == {"q": {"x": 3.0, "y": 2.0}}
+
+
+def test_agrees_with_ranx_on_trec_eval_golden_files():
+    """An independent implementation (ranx) gives the same means on data without ties."""
+    import ranx  # a test dependency (pip install -e '.[test]')
+
+    qrels, run = read_qrels(GOLDEN / "qrels.test"), read_run(GOLDEN / "results.test")
+    ours = evaluate(qrels, run, [parse_measure(m) for m in ("ndcg_cut.10", "map", "recall.100", "P.10")])
+    theirs = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), ["ndcg@10", "map", "recall@100", "precision@10"])
+    assert ours.means["ndcg_cut_10"] == pytest.approx(theirs["ndcg@10"], abs=1e-4)
+    assert ours.means["map"] == pytest.approx(theirs["map"], abs=1e-4)
+    assert ours.means["recall_100"] == pytest.approx(theirs["recall@100"], abs=1e-4)
+    assert ours.means["P_10"] == pytest.approx(theirs["precision@10"], abs=1e-4)

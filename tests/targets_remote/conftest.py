@@ -1,0 +1,153 @@
+"""Real Open WebUI and LightRAG servers for the remote-target tests, each started once per session.
+
+Both embed through the session's infinity server (tests/conftest.py). LightRAG reaches its LLM (the
+deterministic double, the one stand-in) and its embedding and rerank providers through a real
+`ragbench meter` process. Measured figures are collected in FIGURES and printed at the end of the run.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pytest
+
+from bench.datasets import load_dataset
+from bench.datasets.model import Dataset
+from bench.datasets.sample import sample_dataset
+from bench.targets.base import QueryResult
+from tests.harness import lightrag as lightrag_harness
+from tests.harness import openwebui as openwebui_harness
+from tests.harness.lightrag import LightRAGServer, Providers, start_lightrag
+from tests.harness.llm_double import LLMDouble
+from tests.harness.openwebui import OpenWebUIServer, start_openwebui
+from tests.harness.process import free_port, start_process, stop_process, wait_healthy
+from tests.paths import REPO, SHARED_DATASETS
+
+SLICE_QUERIES = 40
+SLICE_DOCS = 300
+SLICE_SEED = 3
+_SPENT_S = [0.0]  # setup + call + teardown of the tests in this folder, servers' start and stop included
+
+
+class Figures:
+    """Measured figures (throughput, latency): printed at the end of the run, never asserted."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, str] = {}
+
+    def add(self, label: str, value: str) -> None:
+        self.lines[label] = value
+
+    def latency(self, label: str, results: list[QueryResult]) -> None:
+        values = [r.latency_s * 1000 for r in results if not r.error]
+        if values:
+            self.add(label, f"p50 {np.percentile(values, 50):.0f} ms, p99 {np.percentile(values, 99):.0f} ms "
+                            f"({len(values)} queries)")
+
+
+FIGURES = Figures()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    if not FIGURES.lines:
+        return
+    terminalreporter.section("remote targets: measured figures")
+    for label, value in FIGURES.lines.items():
+        terminalreporter.write_line(f"{label}: {value}")
+    terminalreporter.write_line(f"remote-target tests wall time (servers included): {_SPENT_S[0]:.0f} s")
+
+
+def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
+    if "targets_remote" in report.nodeid:
+        _SPENT_S[0] += report.duration
+
+
+@pytest.fixture(scope="session")
+def figures() -> Figures:
+    return FIGURES
+
+
+def require_env(directory: Path, script: str) -> None:
+    if not (directory / ".complete").exists():
+        pytest.fail(f"environment missing at {directory}: run `bash scripts/envs/{script}` first", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def private_embedding_cache(tmp_path_factory, monkeypatch):
+    """The local dense engine encodes into this session's own cache, never an earlier run's."""
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "ragbench-cache"))
+
+
+@pytest.fixture(scope="session")
+def scifact_slice() -> Dataset:
+    """About 40 SciFact train queries with every judged document, plus seeded random distractors."""
+    full = load_dataset(SHARED_DATASETS / "scifact-train", split="train")
+    return sample_dataset(full, max_queries=SLICE_QUERIES, max_docs=SLICE_DOCS, seed=SLICE_SEED)
+
+
+@pytest.fixture(scope="session")
+def llm_double() -> Iterator[LLMDouble]:
+    with LLMDouble() as llm:
+        yield llm
+
+
+@pytest.fixture(scope="session")
+def meter_url(llm_double: LLMDouble, infinity_server, server_logs: Path) -> Iterator[str]:
+    """`ragbench meter` as a user runs it, in front of the LLM double and infinity (embeddings, rerank)."""
+    port = free_port()
+    argv = [
+        sys.executable, "-c", "from bench.cli import main; main()", "meter", "--port", str(port),
+        "--upstream", f"llm={llm_double.base_url}",
+        "--upstream", f"embedding={infinity_server.url}",
+        "--upstream", f"rerank={infinity_server.url}",
+    ]
+    proc = start_process("ragbench-meter", argv, server_logs / "meter.log", cwd=REPO)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(proc, f"{url}/_meter/health", deadline_s=60)
+        yield url
+    finally:
+        stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def lightrag_server(meter_url: str, infinity_server, server_logs: Path, tmp_path_factory) -> Iterator[LightRAGServer]:
+    require_env(lightrag_harness.env_dir(), "lightrag.sh")
+    providers = Providers(
+        llm_url=f"{meter_url}/llm", llm_model="llm-double",
+        embed_url=f"{meter_url}/embedding", embed_model=infinity_server.embed_model, embed_dim=384,
+        rerank_url=f"{meter_url}/rerank/rerank", rerank_model=infinity_server.rerank_model,
+    )
+    proc, server = start_lightrag(tmp_path_factory.mktemp("lightrag"), server_logs / "lightrag.log", providers)
+    try:
+        yield server
+    finally:
+        stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def openwebui_server(infinity_server, server_logs: Path, tmp_path_factory) -> Iterator[OpenWebUIServer]:
+    require_env(openwebui_harness.env_dir(), "openwebui.sh")
+    proc, server = start_openwebui(
+        tmp_path_factory.mktemp("openwebui"), server_logs / "openwebui.log", infinity_server.url,
+        infinity_server.embed_model,
+    )
+    try:
+        yield server
+    finally:
+        stop_process(proc)
+
+
+@pytest.fixture
+def openwebui_key(openwebui_server: OpenWebUIServer, monkeypatch) -> str:
+    monkeypatch.setenv("OPENWEBUI_API_KEY", openwebui_server.api_key)
+    return openwebui_server.api_key
+
+
+@pytest.fixture
+def lightrag_key(lightrag_server: LightRAGServer, monkeypatch) -> str:
+    monkeypatch.setenv("LIGHTRAG_API_KEY", lightrag_server.api_key)
+    return lightrag_server.api_key

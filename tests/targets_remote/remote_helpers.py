@@ -1,0 +1,60 @@
+"""Small helpers shared by the remote-target tests (pytest puts this folder on sys.path)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.datasets.model import Dataset, Document
+from bench.quality.metrics import evaluate, parse_measure
+from bench.quality.runs import run_from_results
+from bench.targets.base import ProgressFactory, QueryResult, no_progress
+from bench.targets.registry import TargetOptions, build_target, parse_spec
+
+NDCG10 = parse_measure("nDCG@10")
+
+
+def judged(dataset: Dataset) -> dict[str, str]:
+    return {qid: dataset.queries[qid] for qid in dataset.judged_queries()}
+
+
+def ndcg10(dataset: Dataset, results: list[QueryResult]) -> float:
+    run, _ = run_from_results(results)
+    return evaluate(dataset.qrels, run, [NDCG10], complete=True).means[NDCG10.trec_name]
+
+
+def run_target(
+    spec: str, dataset: Dataset, depth: int = 10, queries: dict[str, str] | None = None,
+    progress: ProgressFactory = no_progress,
+) -> tuple[list[QueryResult], dict[str, Any]]:
+    """prepare → search → close, with close in `finally` as the quality pipeline does."""
+    target = build_target(parse_spec(spec), TargetOptions())
+    try:
+        target.prepare(dataset, progress)
+        results = target.search(queries if queries is not None else judged(dataset), depth, progress)
+    finally:
+        target.close()
+    return results, target.describe()
+
+
+def tiny_dataset(name: str, texts: dict[str, str], queries: dict[str, str], qrels: dict[str, dict[str, int]]) -> Dataset:
+    corpus = {doc_id: Document(doc_id, "", text) for doc_id, text in texts.items()}
+    return Dataset(name=name, corpus=corpus, queries=queries, qrels=qrels, source="test", format="beir")
+
+
+def write_beir(folder: Path, dataset: Dataset) -> Path:
+    """The dataset in BEIR layout on disk, for CLI runs."""
+    (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    with (folder / "corpus.jsonl").open("w") as fh:
+        for doc in dataset.corpus.values():
+            fh.write(json.dumps({"_id": doc.doc_id, "title": doc.title, "text": doc.text}) + "\n")
+    with (folder / "queries.jsonl").open("w") as fh:
+        for qid, text in dataset.queries.items():
+            fh.write(json.dumps({"_id": qid, "text": text}) + "\n")
+    with (folder / "qrels" / "test.tsv").open("w") as fh:
+        fh.write("query-id\tcorpus-id\tscore\n")
+        for qid, docs in dataset.qrels.items():
+            for doc_id, grade in docs.items():
+                fh.write(f"{qid}\t{doc_id}\t{grade}\n")
+    return folder

@@ -1,0 +1,131 @@
+"""Bad input and faults end in one clear line, exit code 2, what ragbench created so far, and the
+finished work kept in the results file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from remote_helpers import tiny_dataset, write_beir
+
+from bench.errors import ServerError
+from bench.targets.base import no_progress
+from bench.targets.registry import TargetOptions, build_target, parse_spec
+from tests.harness.lightrag import Providers, start_lightrag
+from tests.harness.process import free_port, stop_process
+from tests.paths import REPO
+
+pytestmark = pytest.mark.integration
+
+TINY = tiny_dataset(
+    "tiny",
+    {"d1": "Marie Curie studied radioactivity in Paris.", "d2": "Mount Vesuvius buried Pompeii in 79 AD.",
+     "d3": "The Amazon river flows through Brazil and Peru."},
+    {"q1": "Who studied radioactivity?", "q2": "Which volcano buried Pompeii?"},
+    {"q1": {"d1": 1}, "q2": {"d2": 1}},
+)
+
+
+def quality(tmp_path: Path, target: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess, Path]:
+    """`ragbench quality` with a local engine first (its work must survive) and then `target`."""
+    data = write_beir(tmp_path / "data", TINY)
+    out = tmp_path / "out"
+    argv = [sys.executable, "-c", "from bench.cli import main; main()", "quality", "--dataset", str(data),
+            "--split", "test", "-t", "bm25", "-t", target, "--out", str(out), "--depth", "10"]
+    done = subprocess.run(argv, cwd=REPO, env={**os.environ, **env}, capture_output=True, text=True, timeout=300)
+    return done, out
+
+
+def assert_one_line_failure(done: subprocess.CompletedProcess, out: Path, *phrases: str, secret: str = "") -> None:
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ragbench: error:"), done.stderr
+    for phrase in phrases:
+        assert phrase in lines[0]
+    if secret:
+        assert secret not in done.stderr + done.stdout + (out / "results.jsonl").read_text()
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert any(r.get("name") == "bm25" and r.get("status") == "ok" for r in records)  # finished work kept
+    assert records[-1].get("status") == "failed"
+
+
+def test_unreachable_url(tmp_path):
+    url = f"http://127.0.0.1:{free_port()}"
+    done, out = quality(tmp_path, f"openwebui:vector@{url}", {"OPENWEBUI_API_KEY": "sk-anything"})
+    assert_one_line_failure(done, out, "cannot connect", url)
+
+
+def test_wrong_key_open_webui(tmp_path, openwebui_server):
+    wrong = "sk-wrong-" + os.urandom(6).hex()
+    done, out = quality(tmp_path, f"openwebui:vector@{openwebui_server.url}", {"OPENWEBUI_API_KEY": wrong})
+    assert_one_line_failure(done, out, "HTTP 401", "OPENWEBUI_API_KEY", secret=wrong)
+
+
+def test_wrong_key_lightrag(tmp_path, lightrag_server):
+    wrong = "lr-wrong-" + os.urandom(6).hex()
+    done, out = quality(tmp_path, f"lightrag:naive@{lightrag_server.url}", {"LIGHTRAG_API_KEY": wrong})
+    assert_one_line_failure(done, out, "was refused", "LIGHTRAG_API_KEY", secret=wrong)
+
+
+class OldServer(BaseHTTPRequestHandler):
+    """An older server's surface: its version and health routes answer, newer routes are 404."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _answer(self) -> None:
+        known = {"/api/version": {"version": "0.1.0"},
+                 "/health": {"status": "healthy", "core_version": "1.0.0", "configuration": {}},
+                 "/documents/status_counts": {"status_counts": {}}}
+        body = json.dumps(known.get(self.path.split("?")[0], {"detail": "Not Found"})).encode()
+        self.send_response(200 if self.path.split("?")[0] in known else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+
+@pytest.mark.parametrize("kind", ["openwebui:vector", "lightrag:naive"])
+def test_endpoint_missing_in_an_older_server(kind, tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), OldServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        done, out = quality(tmp_path, f"{kind}@{url}", {"OPENWEBUI_API_KEY": "sk-x", "LIGHTRAG_API_KEY": "k"})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert_one_line_failure(done, out, "HTTP 404", "no such endpoint (an older version?)")
+
+
+def test_server_dying_mid_ingest_names_what_was_created(tmp_path, meter_url, infinity_server, server_logs,
+                                                       scifact_slice, monkeypatch):
+    """A LightRAG of its own, stopped by its PID once the first document is processed."""
+    providers = Providers(f"{meter_url}/llm", "llm-double", f"{meter_url}/embedding",
+                          infinity_server.embed_model, 384)
+    proc, server = start_lightrag(tmp_path / "dying", server_logs / "lightrag-dying.log", providers)
+    monkeypatch.setenv("LIGHTRAG_API_KEY", server.api_key)
+    try:
+        def kill_on_first_progress(description: str, total: int | None):
+            return lambda n: stop_process(proc)
+
+        target = build_target(parse_spec(f"lightrag:naive@{server.url}?batch=20"), TargetOptions())
+        try:
+            with pytest.raises(ServerError) as failure:
+                target.prepare(scifact_slice, kill_on_first_progress)
+        finally:
+            target.close()
+    finally:
+        stop_process(proc)
+    message = str(failure.value)
+    assert "cannot connect" in message
+    assert "document(s) inserted into LightRAG" in message
+    assert failure.value.created and server.api_key not in message

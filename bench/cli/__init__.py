@@ -14,23 +14,10 @@ from bench.cli import datasets_cmd, evaluate_cmd, quality_cmd, meter_cmd, identi
 
 
 def main() -> None:
+    # Click handles its own usage errors and --help (exit 2 / 0); user errors raised by ragbench's
+    # functions come through as UserError and become one line on stderr.
     try:
-        app(standalone_mode=False)
+        app()
     except UserError as exc:
         print(f"ragbench: error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        print("ragbench: interrupted", file=sys.stderr)
-        sys.exit(130)
-    except SystemExit:
-        raise
-    except Exception as exc:  # click's own usage errors come through here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            print("ragbench: aborted", file=sys.stderr)
-            sys.exit(130)
-        raise

@@ -20,7 +20,7 @@ from bench.datasets.model import Dataset
 from bench.errors import UserError
 from bench.quality.metrics import Measure, evaluate
 from bench.quality.runs import Run, run_from_results, write_run
-from bench.quality.significance import bootstrap_ci, compare_pairs
+from bench.quality.significance import bootstrap_ci, compare_pairs, seeded_generator
 from bench.results.schema import (
     ComparisonRecord, EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord,
 )
@@ -150,12 +150,11 @@ def _run_target(spec, options, dataset, queries, config, out_dir, writer, progre
 def _score(dataset: Dataset, runs: dict[str, Run], config: QualityConfig, writer: ResultsWriter) -> None:
     """Metrics per target (every judged query counts; a failed or empty one scores zero: trec_eval -c)."""
     per_measure: dict[str, dict[str, dict[str, float]]] = {m.trec_name: {} for m in config.measures}
-    for index, (name, run) in enumerate(runs.items()):
+    for name, run in runs.items():
         scores = evaluate(dataset.qrels, run, config.measures, complete=True)
         for m in config.measures:
             values = scores.per_query[m.trec_name]
-            rng = np.random.Generator(np.random.PCG64([config.seed, index]))
-            low, high = bootstrap_ci(np.array(list(values.values())), BOOTSTRAP, rng)
+            low, high = bootstrap_ci(np.array(list(values.values())), BOOTSTRAP, seeded_generator(config.seed, name, m.trec_name))
             writer.write(MetricRecord(target=name, measure=m.trec_name, label=m.label, mean=scores.means[m.trec_name],
                                       ci_low=low, ci_high=high, queries=len(values), per_query=values))
             per_measure[m.trec_name][name] = values

@@ -31,6 +31,12 @@ class PairedComparison:
     p_ttest_holm: float = float("nan")
 
 
+def seeded_generator(seed: int, *names: str) -> np.random.Generator:
+    """A generator that depends only on the seed and the names it is for (not on run order)."""
+    key = int.from_bytes(hashlib.sha256("\0".join(names).encode()).digest()[:8], "little")
+    return np.random.Generator(np.random.PCG64([seed, key]))
+
+
 def randomization_test(diff: np.ndarray, permutations: int, rng: np.random.Generator) -> float:
     """Two-sided paired randomization (sign-flip) test of mean(diff) = 0, with the +1 correction
     so that p is never 0 (Phipson & Smyth 2010)."""
@@ -97,8 +103,7 @@ def compare_pairs(
             va = np.array([per_query[a][q] for q in qids], dtype=np.float64)
             vb = np.array([per_query[b][q] for q in qids], dtype=np.float64)
             diff = vb - va
-            pair_key = int.from_bytes(hashlib.sha256(f"{a}\0{b}".encode()).digest()[:8], "little")
-            rng = np.random.Generator(np.random.PCG64([seed, pair_key]))
+            rng = seeded_generator(seed, a, b)
             low, high = bootstrap_ci(diff, bootstrap, rng)
             comparisons.append(PairedComparison(
                 measure=measure, a=a, b=b, n=len(qids), mean_a=float(va.mean()), mean_b=float(vb.mean()),

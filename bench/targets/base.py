@@ -6,7 +6,6 @@ units (chunks, passages) back to corpus doc ids — first rank wins — happens 
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, runtime_checkable
 
@@ -71,12 +70,6 @@ class Target(Protocol):
 
     def close(self) -> None:
         """Restore anything changed on a server; release resources. Safe to call twice."""
-
-
-def timed(fn: Callable[[], list[Hit]]) -> tuple[list[Hit], float]:
-    start = time.perf_counter()
-    hits = fn()
-    return hits, time.perf_counter() - start
 
 
 def first_rank_wins(pairs: list[tuple[str, float | None]], depth: int) -> list[Hit]:

@@ -133,7 +133,7 @@ class LightRAGTarget:
             results = []
             for qid, text in items:
                 before = self.meter.snapshot()
-                result = timed_query(qid, lambda: self._rank(text, depth))
+                result = timed_query(qid, lambda text=text: self._rank(text, depth))
                 result.cost = cost(before, self.meter.snapshot())
                 results.append(result)
                 advance(1)

@@ -333,7 +333,7 @@ class OpenWebUITarget:
                 warnings.append("null-scores")
             pairs = []
             unmapped = 0
-            for meta, score in zip(metadatas, distances):
+            for meta, score in zip(metadatas, distances, strict=False):
                 doc_id = (meta or {}).get(DOC_ID_KEY) or self.file_to_doc.get((meta or {}).get("file_id", ""))
                 if doc_id is None:
                     unmapped += 1

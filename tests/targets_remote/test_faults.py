@@ -15,7 +15,6 @@ import pytest
 from remote_helpers import tiny_dataset, write_beir
 
 from bench.errors import ServerError
-from bench.targets.base import no_progress
 from bench.targets.registry import TargetOptions, build_target, parse_spec
 from tests.harness.lightrag import Providers, start_lightrag
 from tests.harness.process import free_port, stop_process
@@ -37,7 +36,7 @@ def quality(tmp_path: Path, target: str, env: dict[str, str]) -> tuple[subproces
     data = write_beir(tmp_path / "data", TINY)
     out = tmp_path / "out"
     argv = [sys.executable, "-c", "from bench.cli import main; main()", "quality", "--dataset", str(data),
-            "--split", "test", "-t", "bm25", "-t", target, "--out", str(out), "--depth", "10"]
+            "--split", "test", "-t", "bm25", "-t", target, "--out", str(out), "--depth", "10", "-m", "nDCG@10"]
     done = subprocess.run(argv, cwd=REPO, env={**os.environ, **env}, capture_output=True, text=True, timeout=300)
     return done, out
 
@@ -45,9 +44,12 @@ def quality(tmp_path: Path, target: str, env: dict[str, str]) -> tuple[subproces
 def assert_one_line_failure(done: subprocess.CompletedProcess, out: Path, *phrases: str, secret: str = "") -> None:
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("ragbench: error:"), done.stderr
+    # Progress bars share stderr; the failure itself is one last line, no traceback.
+    errors = [line for line in lines if line.startswith("ragbench:")]
+    assert errors == [lines[-1]] and "Traceback" not in done.stderr, done.stderr
+    assert errors[0].startswith("ragbench: error:")
     for phrase in phrases:
-        assert phrase in lines[0]
+        assert phrase in errors[0]
     if secret:
         assert secret not in done.stderr + done.stdout + (out / "results.jsonl").read_text()
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]

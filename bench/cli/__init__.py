@@ -10,7 +10,7 @@ import sys
 from bench.cli.app import app
 from bench.errors import UserError
 
-from bench.cli import datasets_cmd, evaluate_cmd, quality_cmd, meter_cmd, identity_cmd  # noqa: E402,F401  (registration)
+from bench.cli import datasets_cmd, evaluate_cmd, quality_cmd, meter_cmd, identity_cmd, doctor_cmd  # noqa: E402,F401  (registration)
 
 
 def main() -> None:

@@ -64,7 +64,7 @@ def _target_record(spec: TargetSpec, name: str, config: dict, results: list[Quer
         for w in set(r.warnings):
             warnings[w] = warnings.get(w, 0) + 1
     return TargetRecord(
-        name=name, spec=spec.text, status="ok", config=config, index_seconds=index_s, search_seconds=search_s,
+        name=name, spec=spec.public_text, status="ok", config=config, index_seconds=index_s, search_seconds=search_s,
         queries=len(results), errors=sum(1 for r in results if r.error),
         empty=sum(1 for r in results if not r.hits and not r.error),
         latency_ms=_percentiles([r.latency_s * 1000 for r in results if not r.error]),

@@ -6,6 +6,7 @@ units (chunks, passages) back to corpus doc ids — first rank wins — happens 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, runtime_checkable
 
@@ -35,6 +36,9 @@ class QueryResult:
     warnings: list[str] = field(default_factory=list)  # named anomalies, e.g. "null-scores"
 
 
+_SECRET_NAME = re.compile(r"api_?key|key|token|secret|password", re.IGNORECASE)
+
+
 @dataclass
 class TargetSpec:
     """`kind[:variant][+rerank][@url][?key=value&...]` as written on the command line."""
@@ -47,11 +51,18 @@ class TargetSpec:
     params: dict[str, str] = field(default_factory=dict)
 
     @property
+    def public_text(self) -> str:
+        """The spec as stored in results and reports: credentials in a URL or a secret-looking
+        parameter are masked (keys belong in the environment, but users paste them anyway)."""
+        text = re.sub(r"//[^/@?]*@", "//***@", self.text)
+        return re.sub(rf"((?:^|[?&])(?:{_SECRET_NAME.pattern})=)[^&]*", r"\1***", text, flags=re.IGNORECASE)
+
+    @property
     def name(self) -> str:
         """The label used in results and reports: the spec without its URL."""
         label = self.kind + (f":{self.variant}" if self.variant else "")
         if self.params:
-            label += "?" + "&".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+            label += "?" + "&".join(f"{k}={'***' if _SECRET_NAME.fullmatch(k) else v}" for k, v in sorted(self.params.items()))
         return label + ("+rerank" if self.rerank else "")
 
 

@@ -162,3 +162,13 @@ def test_cli_quality_runs_end_to_end(small_dataset, tmp_path):
     assert result.stdout.strip() == f"report: {tmp_path / 'o' / 'report.html'}"
     results = read_results(tmp_path / "o" / "results.jsonl")
     assert results.header.measures == ["P_10"] and results.targets[1].config["bm25_weight"] == 0.3
+
+
+def test_secrets_in_a_spec_never_reach_results_or_reports(small_dataset, tmp_path, scripted):
+    out = tmp_path / "out"
+    quality_command(QualityRequest(dataset=small_dataset, out=out,
+                                   targets=["scripted:nulls@http://user:hunter2@127.0.0.1:9/?api_key=hunter2&key_env=MY_KEY"]))
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert b"hunter2" not in path.read_bytes(), path
+    assert "key_env=MY_KEY" in read_results(out / "results.jsonl").targets[0].spec

@@ -1,0 +1,39 @@
+"""`ragbench doctor`: one line per finding with its fix; exit 1 when something is wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from bench.cli.app import app
+
+
+@app.command()
+def doctor(
+    openwebui: Annotated[Optional[str], typer.Option("--openwebui", help="Open WebUI base URL (key from $OPENWEBUI_API_KEY).")] = None,
+    tei: Annotated[Optional[str], typer.Option("--tei", help="TEI base URL (key, if any, from $TEI_API_KEY).")] = None,
+    litellm: Annotated[Optional[str], typer.Option("--litellm", help="LiteLLM proxy base URL (key from $LITELLM_API_KEY).")] = None,
+    lightrag: Annotated[Optional[str], typer.Option("--lightrag", help="LightRAG server base URL.")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the findings as JSON (schema ragbench.doctor v1).")] = None,
+) -> None:
+    """Probe each hop with tiny requests; print what is wrong and how to fix it."""
+    from bench.doctor import DoctorRequest, findings_json, run_doctor
+    from bench.errors import UserError
+
+    if not any((openwebui, tei, litellm, lightrag)):
+        raise UserError("doctor: give at least one of --openwebui, --tei, --litellm, --lightrag")
+    for name, url in (("--openwebui", openwebui), ("--tei", tei), ("--litellm", litellm), ("--lightrag", lightrag)):
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise UserError(f"doctor: {name} {url!r} is not an http(s) URL")
+    findings = run_doctor(DoctorRequest(openwebui=openwebui, tei=tei, litellm=litellm, lightrag=lightrag))
+    for finding in findings:
+        typer.echo(finding.line())
+    problems = sum(not f.ok for f in findings)
+    typer.echo(f"{problems} problem(s) found" if problems else "no problems found")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(findings_json(findings))
+    if problems:
+        raise SystemExit(1)  # main() runs click without standalone mode: typer.Exit would be swallowed

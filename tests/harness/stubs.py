@@ -1,0 +1,56 @@
+"""A JSON stub server for the hops whose real servers other fixtures run (Open WebUI, LightRAG settings).
+
+Routes map (method, path) to (status, JSON body); bodies may come from ../shared/recordings/ so the
+stub answers exactly what the real server answered.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: "JsonStub"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _answer(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        self.server.requests.append((method, self.path, dict(self.headers), raw))
+        status, body = self.server.routes.get((method, self.path.split("?")[0]), (404, {"detail": "Not Found"}))
+        payload = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._answer("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._answer("POST")
+
+
+class JsonStub(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, routes: dict[tuple[str, str], tuple[int, Any]]):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.routes = routes
+        self.requests: list[tuple[str, str, dict[str, str], bytes]] = []
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()

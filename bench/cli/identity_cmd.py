@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -39,8 +40,11 @@ def identity(
     specs = [parse_spec(s) for s in endpoint]
     inputs = from_texts(texts, limit) if texts is not None else from_dataset(dataset, limit)
     request = IdentityRequest(specs, inputs, reference=reference, dtype=dtype, tokenizer=tokenizer)
-    with progress_bars() as bars:
-        report = run_identity(request, advance=bars("identity: texts through every endpoint", len(inputs.texts)))
+    if sys.stderr.isatty():
+        with progress_bars() as bars:
+            report = run_identity(request, advance=bars("identity: texts through every endpoint", len(inputs.texts)))
+    else:  # a bar's last frame on a log or pipe would only bury the one-line error that may follow
+        report = run_identity(request)
     typer.echo(render(report))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

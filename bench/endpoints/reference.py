@@ -57,6 +57,10 @@ def model_fingerprint(path: Path) -> str:
 def _offline() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # transformers draws a "Loading weights" bar on stderr, where ragbench keeps one line per error.
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
 
 
 class SentenceTransformerEmbedder:

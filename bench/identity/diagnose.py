@@ -18,7 +18,7 @@ from bench.identity.inputs import Tokenizer
 from bench.identity.thresholds import Thresholds
 from bench.identity.vectors import EndpointVectors, PairVectors, unit
 
-PROBE_TEXTS = 8
+PROBE_TEXTS = 5
 TRUNCATION_POINTS = (64, 128, 256, 384, 512)
 PREFIXES = ("query: ", "passage: ", "search_query: ", "search_document: ")
 WHITESPACE: tuple[tuple[str, Callable[[str], str]], ...] = (
@@ -76,6 +76,17 @@ def _cosines(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", unit(x), unit(y))
 
 
+def truncation_points(cosine: np.ndarray, lengths: np.ndarray, thresholds: Thresholds) -> list[int]:
+    """Limits N that fit the figures: every text of N tokens or fewer agrees, the shortest failing text is longer."""
+    failing = cosine < thresholds.min_cosine
+    if not failing.any():
+        return []
+    shortest_failing = int(lengths[failing].min())
+    agreeing_below = lengths[~failing & (lengths < shortest_failing)]
+    floor = int(agreeing_below.max()) if len(agreeing_below) else 0
+    return [p for p in TRUNCATION_POINTS if floor <= p < shortest_failing]
+
+
 def probe_causes(
     a: Embedder,
     b: Embedder,
@@ -83,7 +94,7 @@ def probe_causes(
     worst: list[int],
     thresholds: Thresholds,
     tokenizer: Tokenizer | None,
-    lengths: np.ndarray,
+    points: list[int],
 ) -> list[Cause]:
     """Reproduce one side's vectors by changing the texts sent to the other side."""
     sample = [texts[i] for i in worst[:PROBE_TEXTS]]
@@ -99,6 +110,13 @@ def probe_causes(
 
     for sender, other in ((a, b), (b, a)):
         # `other` is the side that changes its input: sending the changed texts to `sender` reproduces it.
+        if tokenizer is not None:
+            for point in points:
+                if reproduces(sender, other.name, [tokenizer.truncate(t, point) for t in sample]):
+                    return [Cause("truncated", other.name,
+                                  f"{other.name} reads only the first {point} tokens of each input; {sender.name} reads more",
+                                  f"raise the input limit on {other.name} (TEI: --max-input-length / truncate) "
+                                  f"or cut inputs to {point} tokens on every path")]
         for what, change in WHITESPACE:
             if reproduces(sender, other.name, [change(t) for t in sample]):
                 return [Cause("whitespace_stripped", other.name, f"{other.name} removes {what} before encoding",
@@ -108,14 +126,6 @@ def probe_causes(
                 return [Cause("prefix_missing", sender.name,
                               f"{other.name} encodes texts with the prefix {prefix!r}; {sender.name} without it",
                               f"add the prefix {prefix!r} on {sender.name} (or remove it on {other.name})")]
-        if tokenizer is not None:
-            longest = int(lengths[worst[:PROBE_TEXTS]].max())
-            for point in (p for p in TRUNCATION_POINTS if p < longest):
-                if reproduces(sender, other.name, [tokenizer.truncate(t, point) for t in sample]):
-                    return [Cause("truncated", other.name,
-                                  f"{other.name} reads only the first {point} tokens of each input; {sender.name} reads more",
-                                  f"raise the input limit on {other.name} (TEI: --max-input-length / truncate) "
-                                  f"or cut inputs to {point} tokens on every path")]
     return []
 
 

@@ -59,7 +59,8 @@ def _spread(n: int, k: int) -> list[int]:
 
 def from_texts(path: Path, limit: int | None = None) -> IdentityInput:
     texts = read_texts(path)[:limit]
-    picks = _spread(len(texts), MAX_QUERIES)
+    # Every 4th text at most: the queries are embedded once more per endpoint on top of the corpus.
+    picks = _spread(len(texts), min(MAX_QUERIES, max(1, len(texts) // 4)))
     return IdentityInput(texts, [texts[i] for i in picks], picks, str(path))
 
 

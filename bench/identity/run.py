@@ -252,7 +252,8 @@ def _embed_causes(result: EmbedPair, pair, a, b, by_name: dict[str, Embedder], t
     if not failing.any() and result.cosine_mean >= thresholds.mean_cosine:
         return causes or [diagnose.residual_cause(pair.cosine)]
     worst = [int(i) for i in np.argsort(pair.cosine, kind="stable")[: diagnose.PROBE_TEXTS]]
-    probed = diagnose.probe_causes(by_name[pair.a], by_name[pair.b], texts, worst, thresholds, tokenizer, lengths)
+    points = diagnose.truncation_points(pair.cosine, lengths, thresholds)
+    probed = diagnose.probe_causes(by_name[pair.a], by_name[pair.b], texts, worst, thresholds, tokenizer, points)
     if probed:
         return causes + probed
     suspected = diagnose.length_signature(pair.cosine, lengths, thresholds)

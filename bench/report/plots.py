@@ -30,8 +30,8 @@ def metrics_plot(results: Results, path: Path) -> Path:
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
         ax.set_title(results.header.measure_labels.get(measure, measure))
-        for yi, m in zip(y, means):
-            ax.text(min(m + 0.02, 0.8), yi, f"{m:.3f}", va="center", fontsize=8)
+        for yi, m in zip(y, means):  # inside the bar's left end, clear of the error bar
+            ax.text(0.02, yi, f"{m:.3f}", va="center", fontsize=8, color="white", fontweight="bold")
     fig.suptitle("Mean per target (bars: 95% bootstrap interval)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

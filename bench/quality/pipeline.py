@@ -22,7 +22,7 @@ from bench.quality.metrics import Measure, evaluate
 from bench.quality.runs import Run, run_from_results, write_run
 from bench.quality.significance import bootstrap_ci, compare_pairs, seeded_generator
 from bench.results.schema import (
-    ComparisonRecord, EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord,
+    EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord,
 )
 from bench.results.store import ResultsWriter
 from bench.targets.base import ProgressFactory, QueryResult, TargetSpec
@@ -159,5 +159,4 @@ def _score(dataset: Dataset, runs: dict[str, Run], config: QualityConfig, writer
                                       ci_low=low, ci_high=high, queries=len(values), per_query=values))
             per_measure[m.trec_name][name] = values
     for m in config.measures:
-        for c in compare_pairs(per_measure[m.trec_name], m.trec_name, config.seed, PERMUTATIONS, BOOTSTRAP):
-            writer.write(ComparisonRecord(**vars(c), permutations=PERMUTATIONS))
+        writer.write(*compare_pairs(per_measure[m.trec_name], m.trec_name, config.seed, PERMUTATIONS, BOOTSTRAP))

@@ -7,28 +7,11 @@ same inputs and seed give the same p-values bit for bit (unlike ranx's Fisher te
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-
-@dataclass
-class PairedComparison:
-    measure: str
-    a: str
-    b: str
-    n: int
-    mean_a: float
-    mean_b: float
-    mean_diff: float  # mean of (b - a)
-    ci_low: float  # 95% bootstrap percentile interval of mean_diff
-    ci_high: float
-    p_randomization: float
-    p_ttest: float
-    # After Holm correction across all pairs of this measure (one family of hypotheses per measure).
-    p_randomization_holm: float = float("nan")
-    p_ttest_holm: float = float("nan")
+from bench.results.schema import ComparisonRecord
 
 
 def seeded_generator(seed: int, *names: str) -> np.random.Generator:
@@ -89,7 +72,7 @@ def holm(pvalues: list[float]) -> list[float]:
 
 def compare_pairs(
     per_query: dict[str, dict[str, float]], measure: str, seed: int = 0, permutations: int = 10_000, bootstrap: int = 10_000
-) -> list[PairedComparison]:
+) -> list[ComparisonRecord]:
     """Every pair of targets on one measure, Holm-corrected. `per_query`: target -> qid -> value.
 
     Each pair draws from its own generator seeded by (seed, hash of the two names), so a pair's
@@ -105,10 +88,11 @@ def compare_pairs(
             diff = vb - va
             rng = seeded_generator(seed, a, b)
             low, high = bootstrap_ci(diff, bootstrap, rng)
-            comparisons.append(PairedComparison(
+            comparisons.append(ComparisonRecord(
                 measure=measure, a=a, b=b, n=len(qids), mean_a=float(va.mean()), mean_b=float(vb.mean()),
                 mean_diff=float(diff.mean()), ci_low=low, ci_high=high,
                 p_randomization=randomization_test(diff, permutations, rng), p_ttest=paired_ttest(va, vb),
+                p_randomization_holm=float("nan"), p_ttest_holm=float("nan"), permutations=permutations,
             ))
     for field, adjusted in (("p_randomization", "p_randomization_holm"), ("p_ttest", "p_ttest_holm")):
         for comparison, p in zip(comparisons, holm([getattr(c, field) for c in comparisons])):

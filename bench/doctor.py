@@ -135,13 +135,33 @@ def check_litellm(client: httpx.Client, url: str, key: str | None, key_env: str)
         return [Finding("litellm", False, f"{base}/v1/models: {_describe(models) if not models.ok else models.message or 'no data list'}",
                         "give --litellm the proxy's base URL (http://host:4000)")]
     found = [Finding("litellm", True, f"proxy answers; models: {', '.join(str(m.get('id')) for m in data)}")]
+    modes = _litellm_modes(client, base, key)
     for model in (str(m.get("id")) for m in data):
-        found += _check_litellm_model(client, base, model, key)
+        found += _check_litellm_model(client, base, model, key, modes.get(model))
     return found
 
 
-def _check_litellm_model(client: httpx.Client, base: str, model: str, key: str | None) -> list[Finding]:
-    as_float = probe(client, "POST", f"{base}/v1/embeddings", {"model": model, "input": PING, "encoding_format": "float"}, key)
+def _litellm_modes(client: httpx.Client, base: str, key: str | None) -> dict[str, str | None]:
+    """Each model's `model_info.mode` (embedding, rerank, chat...) where the config or cost map sets one.
+
+    Probing a model with the wrong kind of request is a failure that LiteLLM counts toward putting the
+    deployment in cooldown, so the doctor sends each model only the request its mode calls for.
+    """
+    info = probe(client, "GET", f"{base}/model/info", key=key)
+    rows = info.body.get("data") if info.ok and isinstance(info.body, dict) else None
+    modes: dict[str, str | None] = {}
+    for row in rows if isinstance(rows, list) else []:
+        if isinstance(row, dict) and isinstance(row.get("model_info"), dict):
+            modes[str(row.get("model_name"))] = row["model_info"].get("mode")
+    return modes
+
+
+def _check_litellm_model(client: httpx.Client, base: str, model: str, key: str | None, mode: str | None) -> list[Finding]:
+    if mode not in (None, "embedding", "rerank"):
+        return [Finding("litellm", True, f"{model}: mode {mode}, not an embedding or rerank model (not probed)")]
+    as_float = Probe(None, message="not probed: mode rerank")
+    if mode != "rerank":
+        as_float = probe(client, "POST", f"{base}/v1/embeddings", {"model": model, "input": PING, "encoding_format": "float"}, key)
     if as_float.ok:
         found = [Finding("litellm", True, f"{model}: embeddings answer")]
         as_b64 = probe(client, "POST", f"{base}/v1/embeddings", {"model": model, "input": PING, "encoding_format": "base64"}, key)
@@ -153,6 +173,9 @@ def _check_litellm_model(client: httpx.Client, base: str, model: str, key: str |
             found.append(Finding("litellm", False, f"{model}: base64 and float answers decode to different vectors",
                                  "pin encoding_format in litellm_params so every client gets the same encoding"))
         return found
+    if mode == "embedding":
+        return [Finding("litellm", False, f"{model}: embeddings fail ({_describe(as_float)})",
+                        "check the model's provider prefix, api_base and key in the LiteLLM config")]
     rerank = probe(client, "POST", f"{base}/v1/rerank", {"model": model, "query": PING[0], "documents": ["a", "b", "c"], "top_n": 1}, key)
     if rerank.ok:
         results = rerank.body.get("results") if isinstance(rerank.body, dict) else None
@@ -162,8 +185,9 @@ def _check_litellm_model(client: httpx.Client, base: str, model: str, key: str |
             return [Finding("litellm", False, f"{model}: rerank ignored top_n=1 ({len(results)} results)",
                             "trim on the client, or use a provider that honours top_n (LiteLLM's huggingface/ does not)")]
         return [Finding("litellm", True, f"{model}: rerank answers and honours top_n")]
-    return [Finding("litellm", False, f"{model}: neither embeddings ({_describe(as_float)}) nor rerank ({_describe(rerank)}) "
-                                      "answer; a reranker configured here fails silently behind Open WebUI",
+    tried = f"rerank fails ({_describe(rerank)})" if mode == "rerank" else \
+        f"neither embeddings ({_describe(as_float)}) nor rerank ({_describe(rerank)}) answer"
+    return [Finding("litellm", False, f"{model}: {tried}; a reranker configured here fails silently behind Open WebUI",
                     "check the model's provider prefix and api_base in the LiteLLM config (cohere/ posts to {api_base}/v2/rerank)")]
 
 

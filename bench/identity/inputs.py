@@ -69,11 +69,13 @@ def from_dataset(path: Path, limit: int | None = None) -> IdentityInput:
 
     dataset = load_dataset(path)
     texts = [doc.full_text for doc in dataset.corpus.values()][:limit]
-    queries = list(dataset.queries.values())
-    queries = [queries[i] for i in _spread(len(queries), MAX_QUERIES)]
     if not texts:
         raise InputError(path, "the corpus is empty")
-    return IdentityInput(texts, queries, None, str(path))
+    queries = list(dataset.queries.values())
+    if not queries:  # neighbours need a query set: take one from the corpus, as for --texts
+        picks = _spread(len(texts), min(MAX_QUERIES, max(1, len(texts) // 4)))
+        return IdentityInput(texts, [texts[i] for i in picks], picks, str(path))
+    return IdentityInput(texts, [queries[i] for i in _spread(len(queries), MAX_QUERIES)], None, str(path))
 
 
 class Tokenizer:

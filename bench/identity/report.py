@@ -51,7 +51,7 @@ def render(report: IdentityReport) -> str:
                 lines.append(f"      fix: {cause.fix}")
     t = report.timings
     spent = ", ".join(f"{k} {v:.2f} s" for k, v in t.get("endpoint_s", {}).items())
-    lines += ["", f"time: total {t.get('total_s', 0):.2f} s; endpoints: {spent}; suite (streamed comparison) "
-                  f"{t.get('suite_stream_s', 0):.3f} s",
+    lines += ["", f"time: total {t.get('total_s', 0):.2f} s; endpoints: {spent}; diagnosis probes {t.get('diagnosis_s', 0):.2f} s; "
+                  f"ragbench's own work {t.get('suite_s', 0):.3f} s",
               f"verdict: {'PASS' if report.passed else 'FAIL'}"]
     return "\n".join(lines)

@@ -146,59 +146,70 @@ def _sample_by_length(lengths: np.ndarray, k: int) -> list[int]:
 
 
 def run_identity(request: IdentityRequest, advance: Callable[[int], None] = lambda n: None) -> IdentityReport:
-    started = time.perf_counter()
+    """Open every endpoint of `request.specs`, compare them, close them."""
     names = [s.name for s in request.specs]
     if len(set(names)) != len(names):
         raise UserError(f"endpoint names must be unique: {', '.join(names)}")
-    if request.reference is not None and request.reference not in names:
-        raise UserError(f"--reference {request.reference}: no endpoint of that name (have: {', '.join(names)})")
-    forced = normalise_dtype(request.dtype) if request.dtype else None
     endpoints = {s.name: open_endpoint(s) for s in request.specs}
     try:
-        embedders = [e for s, e in zip(request.specs, endpoints.values()) if not s.is_rerank]
-        rerankers = [e for s, e in zip(request.specs, endpoints.values()) if s.is_rerank]
-        if len(embedders) == 1 or len(rerankers) == 1:
-            lonely = (embedders if len(embedders) == 1 else rerankers)[0].name
-            raise UserError(f"endpoint {lonely}: identity needs at least two endpoints of the same type to compare")
-        inputs = request.inputs
-        tokenizer = _tokenizer(request)
-        lengths = tokenizer.lengths(inputs.texts) if tokenizer else word_estimate(inputs.texts)
-
-        report = IdentityReport(
-            endpoints=[], source=inputs.source, texts=len(inputs.texts), queries=len(inputs.queries),
-            token_lengths=f"tokenizer {tokenizer.path}" if tokenizer else "estimated from words (no tokenizer)",
-            embed_pairs=[], batch_invariance={}, rerankers={}, rerank_pairs=[], timings={},
-        )
-        endpoint_s: dict[str, float] = {}
-        suite_s = 0.0
-        if embedders:
-            suite_s += _embed_identity(request, embedders, inputs, lengths, tokenizer, forced, report, endpoint_s, advance)
-        if rerankers:
-            _rerank_identity(request, rerankers, inputs, forced, report, endpoint_s)
-        report.endpoints = [{"name": n, **_safe(e.describe, {"kind": getattr(e, "kind", "?")})} for n, e in endpoints.items()]
-        report.timings = {"total_s": time.perf_counter() - started, "endpoint_s": endpoint_s,
-                          "suite_stream_s": suite_s}
-        return report
+        return compare_endpoints(endpoints, request, advance)
     finally:
         for endpoint in endpoints.values():
             endpoint.close()
 
 
+def compare_endpoints(endpoints: dict[str, Embedder | Reranker], request: IdentityRequest,
+                      advance: Callable[[int], None] = lambda n: None) -> IdentityReport:
+    """Identity over endpoint objects already open (any implementation of the two protocols)."""
+    started = time.perf_counter()
+    if request.reference is not None and request.reference not in endpoints:
+        raise UserError(f"--reference {request.reference}: no endpoint of that name (have: {', '.join(endpoints)})")
+    forced = normalise_dtype(request.dtype) if request.dtype else None
+    rerankers = [e for e in endpoints.values() if isinstance(e, Reranker)]
+    embedders = [e for e in endpoints.values() if not isinstance(e, Reranker)]
+    if len(embedders) == 1 or len(rerankers) == 1:
+        lonely = (embedders if len(embedders) == 1 else rerankers)[0].name
+        raise UserError(f"endpoint {lonely}: identity needs at least two endpoints of the same type to compare")
+    inputs = request.inputs
+    tokenizer = _tokenizer(request)
+    lengths = tokenizer.lengths(inputs.texts) if tokenizer else word_estimate(inputs.texts)
+    report = IdentityReport(
+        endpoints=[], source=inputs.source, texts=len(inputs.texts), queries=len(inputs.queries),
+        token_lengths=f"tokenizer {tokenizer.path}" if tokenizer else "estimated from words (no tokenizer)",
+        embed_pairs=[], batch_invariance={}, rerankers={}, rerank_pairs=[], timings={},
+    )
+    endpoint_s: dict[str, float] = {}
+    diagnosis_s = 0.0
+    if embedders:
+        diagnosis_s = _embed_identity(request, embedders, inputs, lengths, tokenizer, forced, report, endpoint_s, advance)
+    if rerankers:
+        _rerank_identity(request, rerankers, inputs, forced, report, endpoint_s)
+    report.endpoints = [{"name": n, **_safe(e.describe, {"kind": getattr(e, "kind", "?")})} for n, e in endpoints.items()]
+    total = time.perf_counter() - started
+    # suite_s: everything but waiting on endpoints and probing failed pairs (tokenizing, comparing, neighbours, report).
+    report.timings = {"total_s": total, "endpoint_s": endpoint_s, "diagnosis_s": diagnosis_s,
+                      "suite_s": total - sum(endpoint_s.values()) - diagnosis_s}
+    return report
+
+
 def _embed_identity(request, embedders: list[Embedder], inputs: IdentityInput, lengths: np.ndarray,
                     tokenizer: Tokenizer | None, forced: str | None, report: IdentityReport,
                     endpoint_s: dict[str, float], advance) -> float:
+    """Fill the embedding part of `report`; return the seconds spent diagnosing failed pairs."""
     by_name = {e.name: e for e in embedders}
     pairs = _pairs(list(by_name), request.reference if request.reference in by_name else None)
     sample = _sample_by_length(lengths, BATCH_SAMPLE)
     run = stream_vectors(embedders, inputs, pairs, sample, request.chunk_size, advance)
-    suite_s = run.seconds - run.endpoint_seconds
+    diagnosis_s = 0.0
     dtypes = {e.name: _safe(e.dtype, None) for e in embedders}
     for pair in run.pairs:
         a, b = run.endpoints[pair.a], run.endpoints[pair.b]
         thresholds = THRESHOLDS[forced or pair_dtype(dtypes[pair.a], dtypes[pair.b])]
         result = _embed_pair(pair, a, b, thresholds, lengths, inputs.texts)
         if not result.passed:
+            started = time.perf_counter()
             result.causes = _embed_causes(result, pair, a, b, by_name, inputs.texts, lengths, tokenizer, thresholds)
+            diagnosis_s += time.perf_counter() - started
         report.embed_pairs.append(result)
     for embedder in embedders:
         record = run.endpoints[embedder.name]
@@ -213,7 +224,7 @@ def _embed_identity(request, embedders: list[Embedder], inputs: IdentityInput, l
         }
     for name, record in run.endpoints.items():
         endpoint_s[name] = record.seconds
-    return suite_s
+    return diagnosis_s
 
 
 def _embed_pair(pair, a, b, thresholds: Thresholds, lengths: np.ndarray, texts: list[str]) -> EmbedPair:

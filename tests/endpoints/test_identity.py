@@ -82,7 +82,7 @@ def test_rerank_identity_across_reference_infinity_litellm(short_texts_file, inf
     report = _run(short_texts_file, *specs, reference="ref")
     assert [(p.a, p.b) for p in report.rerank_pairs] == [("ref", "inf"), ("ref", "lite")]
     for pair in report.rerank_pairs:
-        assert pair.passed and pair.kendall_tau_min == 1.0 and pair.max_score_diff < 1e-5
+        assert pair.passed and pair.kendall_tau_min == pytest.approx(1.0) and pair.max_score_diff < 1e-5
     assert all(r["top_n_honoured"] for r in report.rerankers.values())
     assert report.passed
 
@@ -246,3 +246,19 @@ def test_cli_endpoint_answering_html_or_a_wrong_shape_exits_2(fault, short_texts
 def test_cli_texts_and_dataset_are_exclusive(monkeypatch, capsys):
     code, _, stderr = _cli(["identity", "-e", "a=reference", "-e", "b=reference"], monkeypatch, capsys)
     assert code == 2 and "exactly one of --texts FILE or --dataset PATH" in stderr
+
+
+def test_dataset_input_uses_corpus_and_queries(tmp_path, tei_fixture, monkeypatch, capsys):
+    folder = tmp_path / "tiny-beir"
+    (folder / "qrels").mkdir(parents=True)
+    docs = {f"d{i}": f"document {i} about {w}" for i, w in enumerate("cats dogs bread rome light trade mats rain".split())}
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in docs.items()))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "which document is about rome"}) + "\n")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td3\t1\n")
+    server = tei_fixture(max_input_length=256)
+    out = tmp_path / "id.json"
+    code, stdout, _ = _cli(["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--dataset", str(folder),
+                            "--out", str(out)], monkeypatch, capsys)
+    assert code == 0, stdout
+    document = json.loads(out.read_text())
+    assert (document["texts"], document["queries"]) == (8, 1)

@@ -71,8 +71,10 @@ def extraction_reply(input_text: str) -> str:
 
 
 def keywords_reply(query: str) -> str:
+    """High level: the query's three longest words (its themes, roughly); low level: its six longest."""
     words = _distinct_words(query, 6)
-    return json.dumps({"high_level_keywords": words[:2], "low_level_keywords": words[2:]})
+    themes = sorted(words, key=len, reverse=True)[:3]
+    return json.dumps({"high_level_keywords": themes, "low_level_keywords": words})
 
 
 def reply_for(messages: list[dict[str, Any]]) -> tuple[str, str]:

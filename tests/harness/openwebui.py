@@ -57,6 +57,8 @@ def start_openwebui(
         "RAG_OPENAI_API_BASE_URL": embed_url,
         "RAG_OPENAI_API_KEY": "none",
         "RAG_EMBEDDING_MODEL": embed_model,
+        # Default 1: one HTTP request per chunk. Hybrid search re-embeds every candidate chunk per query.
+        "RAG_EMBEDDING_BATCH_SIZE": "32",
         "NO_PROXY": "127.0.0.1,localhost",
     }
     argv = [str(env_dir() / "bin" / "open-webui"), "serve", "--host", "127.0.0.1", "--port", str(port)]

@@ -39,21 +39,29 @@ def test_ingest_processes_every_document_and_reports_its_cost(ingested, scifact_
     assert ingested["health"]["configuration"]["llm_model"] == "llm-double"
 
 
-@pytest.mark.parametrize("rerank", ["off", "on"])
-@pytest.mark.parametrize("mode", MODES)
+RERANK_QUERIES = 6  # LightRAG re-scores every retrieved chunk (often 40+) on a CPU cross-encoder: keep it short
+
+
+@pytest.mark.parametrize(
+    ("mode", "rerank"), [(mode, "off") for mode in MODES] + [("naive", "on"), ("mix", "on")]
+)
 def test_every_mode_ranks_every_query_with_its_cost(mode, rerank, ingested, lightrag_server, lightrag_key,
                                                       meter_url, llm_double, scifact_slice, figures):
     queries = judged(scifact_slice)
+    if rerank == "on":
+        queries = dict(list(queries.items())[:RERANK_QUERIES])
     double_before = llm_double.totals()
     results, described = run_target(
-        f"lightrag:{mode}@{lightrag_server.url}?meter={meter_url}&rerank={rerank}", scifact_slice, 10
+        f"lightrag:{mode}@{lightrag_server.url}?meter={meter_url}&rerank={rerank}", scifact_slice, 10, queries
     )
     double_after = llm_double.totals()
     assert described["ingest"]["inserted"] == 0  # already there: nothing inserted twice
     assert {r.qid for r in results} == set(queries)
     assert all(r.error is None for r in results)
-    ranked = [r for r in results if r.hits]
-    assert len(ranked) == len(results), f"{len(results) - len(ranked)} queries without a ranking"
+    # Every query is answered; an empty ranking is LightRAG's "no results" (its cosine threshold, 0.2,
+    # drops weak matches of the double's keywords), allowed for a few queries in the graph modes only.
+    empty = sum(1 for r in results if not r.hits)
+    assert empty == 0 if mode == "naive" else empty <= len(results) // 10, f"{empty} empty rankings"
     assert all(len(r.hits) <= 10 and len({h.doc_id for h in r.hits}) == len(r.hits) for r in results)
     # What the meter charged to the queries is exactly what the LLM double was sent.
     assert sum(r.cost["llm_calls"] for r in results) == double_after["calls"] - double_before["calls"]
@@ -64,11 +72,13 @@ def test_every_mode_ranks_every_query_with_its_cost(mode, rerank, ingested, ligh
     # The reranker is called exactly when the variant asks for it.
     reranks = sum(r.cost["rerank_calls"] for r in results)
     assert (reranks >= len(results)) if rerank == "on" else (reranks == 0)
-    figures.latency(f"lightrag:{mode}?rerank={rerank} query latency", results)
+    label = f"lightrag:{mode}" + ("?rerank=on" if rerank == "on" else "")
+    figures.latency(f"{label} query latency", results)
     calls = sum(r.cost["llm_calls"] for r in results) / len(results)
     tokens = sum(r.cost["llm_total_tokens"] for r in results) / len(results)
-    figures.add(f"lightrag:{mode}?rerank={rerank}",
-                f"nDCG@10 {ndcg10(scifact_slice, results):.4f}; LLM {calls:.2f} calls, {tokens:.0f} tokens per query")
+    if rerank == "off":
+        figures.add(f"{label} nDCG@10", f"{ndcg10(scifact_slice, results):.4f}")
+    figures.add(f"{label} LLM cost", f"{calls:.2f} calls, {tokens:.0f} tokens per query; {empty} empty rankings")
 
 
 def test_meter_totals_match_what_the_llm_double_was_sent(ingested, meter_url, llm_double):
@@ -85,10 +95,22 @@ def test_meter_totals_match_what_the_llm_double_was_sent(ingested, meter_url, ll
 
 
 def test_no_results_is_an_empty_ranking_not_an_error(ingested, lightrag_server, lightrag_key, scifact_slice):
+    nonsense = "zq xv pbt qq"
+    failures = []
     for mode in MODES:
+        raw = httpx.post(f"{lightrag_server.url}/query/data", headers={"X-API-Key": lightrag_server.api_key},
+                         json={"query": nonsense, "mode": mode, "chunk_top_k": 10, "enable_rerank": False},
+                         timeout=60)
+        assert raw.status_code == 200
         results, _ = run_target(f"lightrag:{mode}@{lightrag_server.url}", scifact_slice, 10,
-                                queries={"nonsense": "zzqx wvvk plorbt"})
-        assert results[0].error is None and results[0].hits == [], mode
+                                queries={"nonsense": nonsense})
+        assert results[0].error is None, mode
+        if raw.json()["status"] == "failure":  # LightRAG's "no results"
+            failures.append(mode)
+            assert results[0].hits == [], mode
+        else:  # graph modes can still match an entity above the cosine threshold
+            assert results[0].hits, mode
+    assert "naive" in failures  # no abstract lies near the nonsense: the no-results path was exercised
 
 
 def test_cleanup_deletes_what_ragbench_inserted_and_only_that(ingested, lightrag_server, lightrag_key,
@@ -101,10 +123,15 @@ def test_cleanup_deletes_what_ragbench_inserted_and_only_that(ingested, lightrag
     headers = {"X-API-Key": lightrag_server.api_key}
 
     def paths() -> set[str]:
-        body = httpx.post(f"{lightrag_server.url}/documents/paginated", headers=headers,
-                          json={"page": 1, "page_size": 200, "sort_field": "id"}, timeout=30).json()
-        assert not body["pagination"]["has_next"]
-        return {d["file_path"] for d in body["documents"]}
+        found: set[str] = set()
+        page = 1
+        while True:
+            body = httpx.post(f"{lightrag_server.url}/documents/paginated", headers=headers,
+                              json={"page": page, "page_size": 200, "sort_field": "id"}, timeout=30).json()
+            found |= {d["file_path"] for d in body["documents"]}
+            if not body["pagination"]["has_next"]:
+                return found
+            page += 1
 
     before = paths()
     results, described = run_target(f"lightrag:naive@{lightrag_server.url}?cleanup=true", data, 3)

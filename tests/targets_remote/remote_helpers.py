@@ -58,3 +58,12 @@ def write_beir(folder: Path, dataset: Dataset) -> Path:
             for doc_id, grade in docs.items():
                 fh.write(f"{qid}\t{doc_id}\t{grade}\n")
     return folder
+
+
+TINY = tiny_dataset(
+    "tiny",
+    {"d1": "Marie Curie studied radioactivity in Paris.", "d2": "Mount Vesuvius buried Pompeii in 79 AD.",
+     "d3": "The Amazon river flows through Brazil and Peru."},
+    {"q1": "Who studied radioactivity?", "q2": "Which volcano buried Pompeii?"},
+    {"q1": {"d1": 1}, "q2": {"d2": 1}},
+)

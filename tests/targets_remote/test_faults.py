@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from remote_helpers import tiny_dataset, write_beir
+from remote_helpers import TINY, write_beir
 
 from bench.errors import ServerError
 from bench.targets.registry import TargetOptions, build_target, parse_spec
@@ -21,15 +21,6 @@ from tests.harness.process import free_port, stop_process
 from tests.paths import REPO
 
 pytestmark = pytest.mark.integration
-
-TINY = tiny_dataset(
-    "tiny",
-    {"d1": "Marie Curie studied radioactivity in Paris.", "d2": "Mount Vesuvius buried Pompeii in 79 AD.",
-     "d3": "The Amazon river flows through Brazil and Peru."},
-    {"q1": "Who studied radioactivity?", "q2": "Which volcano buried Pompeii?"},
-    {"q1": {"d1": 1}, "q2": {"d2": 1}},
-)
-
 
 def quality(tmp_path: Path, target: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess, Path]:
     """`ragbench quality` with a local engine first (its work must survive) and then `target`."""

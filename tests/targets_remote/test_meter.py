@@ -1,0 +1,89 @@
+"""The metering proxy on its own: unchanged pass-through, streamed replies, counted usage, failures."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+
+from bench.meter import Meter, MeterClient, cost
+from tests.harness.llm_double import LLMDouble
+from tests.harness.process import free_port
+
+
+class Echo(BaseHTTPRequestHandler):
+    """Answers with the method, path, headers and body it received (and no `usage`)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        answer = json.dumps({"method": self.command, "path": self.path, "headers": dict(self.headers.items()),
+                             "body": body.decode()}).encode()
+        self.send_response(201)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("X-Upstream", "echo")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+
+def test_request_and_reply_pass_through_unchanged():
+    echo = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=echo.serve_forever, daemon=True).start()
+    try:
+        with Meter({"up": f"http://127.0.0.1:{echo.server_address[1]}/base"}) as meter:
+            host, port = meter.url.removeprefix("http://").split(":")
+            conn = http.client.HTTPConnection(host, int(port), timeout=10)
+            sent = {"Authorization": "Bearer secret-token", "X-Custom": "1", "Content-Type": "application/json"}
+            conn.request("POST", "/up/v1/thing?x=1&y=2", body=b'{"a": 1}', headers=sent)
+            reply = conn.getresponse()
+            seen = json.loads(reply.read())
+            assert reply.status == 201 and reply.getheader("X-Upstream") == "echo"
+            assert seen["path"] == "/base/v1/thing?x=1&y=2" and seen["body"] == '{"a": 1}'
+            forwarded = {k.lower(): v for k, v in seen["headers"].items() if k.lower() not in ("host", "content-length")}
+            original = {k.lower(): v for k, v in sent.items()} | {"accept-encoding": "identity"}  # http.client's own
+            assert forwarded == original  # nothing added, nothing dropped
+            usage = MeterClient(meter.url).snapshot()["up"]
+            assert (usage.calls, usage.calls_without_usage, usage.prompt_tokens) == (1, 1, 0)
+    finally:
+        echo.shutdown()
+        echo.server_close()
+
+
+def test_streamed_and_plain_replies_are_counted_as_the_double_reports():
+    with LLMDouble() as llm, Meter({"llm": llm.base_url}) as meter:
+        client = MeterClient(meter.url)
+        before = client.snapshot()
+        plain = httpx.post(f"{meter.url}/llm/chat/completions", timeout=10, json={
+            "model": "m", "messages": [{"role": "user", "content": "User Query: what causes glioma growth? "
+                                                                   "high_level_keywords ---Output---"}]})
+        streamed = httpx.post(f"{meter.url}/llm/chat/completions", timeout=10, json={
+            "model": "m", "stream": True,
+            "messages": [{"role": "user", "content": "---Input Text---\n```\nMarie Curie studied radium.\n```"}]})
+        assert plain.status_code == streamed.status_code == 200
+        assert "high_level_keywords" in plain.json()["choices"][0]["message"]["content"]
+        events = [json.loads(line[5:]) for line in streamed.text.splitlines()
+                  if line.startswith("data:") and "[DONE]" not in line]
+        assert "entity<|#|>" in events[0]["choices"][0]["delta"]["content"]
+        spent = cost(before, client.snapshot())
+        sent = llm.totals()
+        assert spent["llm_calls"] == sent["calls"] == 2
+        assert spent["llm_prompt_tokens"] == sent["prompt_tokens"]
+        assert spent["llm_completion_tokens"] == sent["completion_tokens"]
+        assert spent["llm_calls_without_usage"] == 0
+
+
+def test_an_unreachable_upstream_is_a_502_and_an_error():
+    with Meter({"llm": f"http://127.0.0.1:{free_port()}/v1"}) as meter:
+        reply = httpx.post(f"{meter.url}/llm/chat/completions", json={}, timeout=10)
+        assert reply.status_code == 502 and "upstream llm failed" in reply.json()["error"]
+        assert httpx.post(f"{meter.url}/other/x", json={}, timeout=10).status_code == 404
+        usage = MeterClient(meter.url).snapshot()["llm"]
+        assert (usage.calls, usage.errors) == (1, 1)

@@ -36,4 +36,4 @@ def doctor(
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(findings_json(findings))
     if problems:
-        raise SystemExit(1)  # main() runs click without standalone mode: typer.Exit would be swallowed
+        raise typer.Exit(1)

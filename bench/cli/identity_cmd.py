@@ -51,4 +51,4 @@ def identity(
         out.write_text(json.dumps(report.to_dict(), indent=2))
         typer.echo(f"report: {out}")
     if not report.passed:
-        raise SystemExit(1)  # main() runs click without standalone mode: typer.Exit would be swallowed
+        raise typer.Exit(1)

@@ -41,7 +41,7 @@ def meter(
         raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     for route, url in proxy.upstreams.items():
         typer.echo(f"{proxy.url}/{route} -> {url}")
-    typer.echo(f"usage: {proxy.url}/_meter/usage  (Ctrl-C stops)", err=False)
+    typer.echo(f"usage: {proxy.url}/_meter/usage  (Ctrl-C stops)")
     try:
         proxy.serve_forever()
     except KeyboardInterrupt:

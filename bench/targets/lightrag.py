@@ -87,7 +87,7 @@ class LightRAGTarget:
         self.cleanup = bool_param(params, "cleanup", False, spec.text)
         self.batch = int_param(params, "batch", 50, spec.text)
         self.timeout_s = int_param(params, "timeout", 3600, spec.text)
-        self.concurrency = int_param(params, "concurrency", 4, spec.text)
+        self.concurrency = int_param(params, "concurrency", 1, spec.text)  # 1: unloaded latency
         self.meter = MeterClient(params["meter"]) if params.get("meter") else None
         key = api_key(KEY_ENV)
         self.created: list[str] = []
@@ -191,14 +191,23 @@ class LightRAGTarget:
         assert self.corpus is not None
         on_server = self._documents_on_server()
         todo: list[tuple[str, str]] = []  # (file_source, text)
+        unfinished = []
         for source, doc_id in self.source_to_doc.items():
             existing = on_server.get(source)
+            status = str((existing or {}).get("status", "")).lower()
             if existing is None:
                 todo.append((source, self.corpus.documents[doc_id].full_text))
-            elif existing.get("status") == "failed":
+            elif status == "failed":
                 self.ingest.failed[source] = f"(already on the server, failed) {existing.get('error_msg')}"
-            else:
+            elif status == "processed":
                 self.ingest.already_present += 1
+            else:
+                unfinished.append(source)
+        if unfinished:  # an earlier run's documents, not ours to wait for or clean up
+            raise self.http.error(
+                f"{len(unfinished)} corpus documents are still {on_server[unfinished[0]].get('status')} on the server "
+                f"(e.g. {unfinished[0]}); let LightRAG's pipeline finish, then run again"
+            )
         advance = progress(f"{self.name}: inserting and processing", len(todo))
         track_ids = [self._insert(batch) for batch in self._batches(todo)]
         self._wait(track_ids, len(todo), advance)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.datasets.model import Dataset
-from bench.errors import UserError
+from bench.errors import ServerError, UserError
 from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetSpec, first_rank_wins
 from bench.targets.http import (
     DedupedCorpus,
@@ -96,7 +96,7 @@ class OpenWebUITarget:
         if self.variant == "rerank" and not (self.reranker_url and self.reranker_model):
             raise UserError(f"target {spec.text!r}: the rerank variant needs reranker_url=URL&reranker_model=NAME")
         self.concurrency = int_param(params, "concurrency", 4, spec.text)
-        self.query_concurrency = int_param(params, "query_concurrency", 4, spec.text)
+        self.query_concurrency = int_param(params, "query_concurrency", 1, spec.text)  # 1: unloaded latency
         self.max_chunks = int_param(params, "max_chunks", 0, spec.text, minimum=0)  # 0: 16 × depth
         key = api_key(KEY_ENV)
         if not key:
@@ -153,8 +153,7 @@ class OpenWebUITarget:
                 "mapping": "chunk -> document, first rank wins; chunks requested: 2×depth, doubled while short",
             },
             "settings_before": masked(self.saved_settings),
-            "settings_applied": masked(self.applied_settings),
-            "settings_restored": self._restored,
+            "settings_applied": masked(self.applied_settings),  # settings_before is written back in close()
             "retrieval_config": masked({k: v for k, v in self.retrieval_config.items() if k != "web"}),
             "embedding_config": masked(self.embedding_config),
             "ingest": self.ingest.as_dict(),
@@ -165,7 +164,13 @@ class OpenWebUITarget:
         """Write the saved retrieval settings back; safe to call twice and after any failure."""
         try:
             if self.saved_settings is not None and not self._restored:
-                self.http.call("POST", "/api/v1/retrieval/config/update", json=self.saved_settings)
+                try:
+                    self.http.call("POST", "/api/v1/retrieval/config/update", json=self.saved_settings)
+                except ServerError as exc:
+                    raise self.http.error(
+                        f"retrieval settings NOT restored, set them back by hand to {masked(self.saved_settings)} "
+                        f"({exc.args[0].split(': ', 1)[-1]})"
+                    ) from None
                 self._restored = True
         finally:
             self.http.close()

@@ -65,7 +65,7 @@ def extraction_reply(input_text: str) -> str:
     rows = [f"entity{TUPLE}{n}{TUPLE}concept{TUPLE}{n} is mentioned in: {snippet}" for n in names]
     rows += [
         f"relation{TUPLE}{a}{TUPLE}{b}{TUPLE}co-occurrence{TUPLE}{a} and {b} appear together in the same text."
-        for a, b in zip(names, names[1:])
+        for a, b in zip(names, names[1:], strict=False)
     ]
     return "\n".join(rows + [COMPLETE])
 

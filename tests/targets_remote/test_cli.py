@@ -33,8 +33,9 @@ def test_quality_compares_remote_targets_with_a_local_engine(tmp_path, openwebui
     assert done.returncode == 0, done.stderr
 
     text = (out / "results.jsonl").read_text()
-    everything = text + done.stdout + done.stderr + "".join(p.read_text() for p in out.rglob("*") if p.is_file())
-    assert openwebui_server.api_key not in everything and lightrag_server.api_key not in everything
+    everything = (done.stdout + done.stderr).encode() + b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
+    for key in (openwebui_server.api_key, lightrag_server.api_key):
+        assert key.encode() not in everything
     records = {r["name"]: r for r in map(json.loads, text.splitlines()) if r.get("record") == "target"}
     owui, lightrag = records["openwebui:vector?kb=ragbench-test-cli"], records[f"lightrag:mix?meter={meter_url}"]
     for record in (owui, lightrag):

@@ -43,7 +43,8 @@ RERANK_QUERIES = 6  # LightRAG re-scores every retrieved chunk (often 40+) on a 
 
 
 @pytest.mark.parametrize(
-    ("mode", "rerank"), [(mode, "off") for mode in MODES] + [("naive", "on"), ("mix", "on")]
+    # Rerank on: one mode proves the wiring (each graph-mode query re-scores 40+ chunks on CPU, ~5-12 s here).
+    ("mode", "rerank"), [(mode, "off") for mode in MODES] + [("naive", "on")]
 )
 def test_every_mode_ranks_every_query_with_its_cost(mode, rerank, ingested, lightrag_server, lightrag_key,
                                                       meter_url, llm_double, scifact_slice, figures):
@@ -117,7 +118,7 @@ def test_cleanup_deletes_what_ragbench_inserted_and_only_that(ingested, lightrag
                                                                scifact_slice):
     text = "Grace Hopper created the first compiler at Remington Rand; COBOL grew out of her work."
     data = tiny_dataset(
-        "cleanup", {"hopper/1": text, "hopper 2": text, "amazon": "The Amazon river flows through Brazil and Peru."},
+        "cleanup", {"hopper/1": text, "hopper 2": text, "ada": "Ada Lovelace wrote the first published algorithm for Babbage's engine."},
         {"q": "Who created the first compiler?"}, {"q": {"hopper 2": 1}},
     )
     headers = {"X-API-Key": lightrag_server.api_key}

@@ -81,7 +81,8 @@ def test_rerun_against_the_same_knowledge_base_adds_nothing(vector_run, openwebu
 def test_variant_ranks_every_query_and_restores_settings(variant, vector_run, openwebui_key, openwebui_server,
                                                          infinity_server, scifact_slice, admin, figures):
     before = settings(admin)
-    spec = f"openwebui:{variant}@{openwebui_server.url}?kb={KB}&bm25_weight=0.4"
+    # Two queries in flight: hybrid search rebuilds BM25 over the whole collection per query (seconds here).
+    spec = f"openwebui:{variant}@{openwebui_server.url}?kb={KB}&bm25_weight=0.4&query_concurrency=2"
     if variant == "rerank":
         spec += f"&reranker_url={infinity_server.url}/rerank&reranker_model={infinity_server.rerank_model}"
     results, described = run_target(spec, scifact_slice, DEPTH)
@@ -89,9 +90,9 @@ def test_variant_ranks_every_query_and_restores_settings(variant, vector_run, op
     assert len(results) == len(judged(scifact_slice))
     assert not any(r.warnings for r in results)
     assert described["settings_applied"]["ENABLE_RAG_HYBRID_SEARCH"] is True
-    assert described["settings_restored"] is True
+    assert described["settings_before"] == before  # what the results record is what was there
     assert settings(admin) == before
-    figures.latency(f"openwebui:{variant} query latency", results)
+    figures.latency(f"openwebui:{variant} query latency (2 in flight)", results)
     figures.add(f"nDCG@10 openwebui:{variant}", f"{ndcg10(scifact_slice, results):.4f}")
 
 

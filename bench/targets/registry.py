@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import parse_qsl
@@ -22,23 +23,22 @@ class TargetOptions:
 Factory = Callable[[TargetSpec, TargetOptions], Target]
 
 
-def _local(spec: TargetSpec, options: TargetOptions) -> Target:
-    from bench.targets.local import build_local
+def _lazy(module: str, function: str) -> Factory:
+    """A factory that imports its module on first use, so that `ragbench --help` stays fast."""
 
-    return build_local(spec, options)
+    def factory(spec: TargetSpec, options: TargetOptions) -> Target:
+        return getattr(importlib.import_module(module), function)(spec, options)
+
+    return factory
 
 
-# kind -> factory. Factories import lazily so that `ragbench --help` stays fast.
+# kind -> factory
 KINDS: dict[str, Factory] = {
-    "bm25": _local,
-    "dense": _local,
-    "hybrid": _local,
-    "openwebui": lambda spec, options: __import__(
-        "bench.targets.openwebui", fromlist=["build_openwebui"]
-    ).build_openwebui(spec, options),
-    "lightrag": lambda spec, options: __import__(
-        "bench.targets.lightrag", fromlist=["build_lightrag"]
-    ).build_lightrag(spec, options),
+    "bm25": _lazy("bench.targets.local", "build_local"),
+    "dense": _lazy("bench.targets.local", "build_local"),
+    "hybrid": _lazy("bench.targets.local", "build_local"),
+    "openwebui": _lazy("bench.targets.openwebui", "build_openwebui"),
+    "lightrag": _lazy("bench.targets.lightrag", "build_lightrag"),
 }
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,19 +12,11 @@ from bench.doctor import DoctorRequest, run_doctor
 from tests.conftest import LITELLM_VERSION, _server_env
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
 from tests.harness.stubs import JsonStub
+from tests.harness.cli import run_cli
 
 
 def _cli(args: list[str], monkeypatch, capsys) -> tuple[int, str, str]:
-    from bench.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["ragbench", "doctor", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return run_cli(["doctor", *args], monkeypatch, capsys)
 
 
 def _problems(findings) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ from bench.identity import IdentityRequest, from_texts, run_identity
 from bench.identity.inputs import Tokenizer
 from bench.identity.thresholds import THRESHOLDS, pair_dtype
 from tests.harness.models import minilm_path
+from tests.harness.cli import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -183,23 +183,10 @@ def test_thresholds_follow_the_least_precise_dtype():
     assert THRESHOLDS["float16"].min_cosine == 0.990
 
 
-def _cli(args: list[str], monkeypatch, capsys) -> tuple[int, str, str]:
-    from bench.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["ragbench", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_cli_fails_with_exit_1_and_writes_versioned_json(texts_file, tei_fixture, tmp_path, monkeypatch, capsys):
     server = tei_fixture(faults=("strip_newlines",), max_input_length=256)
     out = tmp_path / "identity.json"
-    code, stdout, _ = _cli(["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--texts", str(texts_file),
+    code, stdout, _ = run_cli(["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--texts", str(texts_file),
                             "--out", str(out)], monkeypatch, capsys)
     assert code == 1
     assert "cause [whitespace_stripped]: srv removes line breaks before encoding" in stdout
@@ -211,7 +198,7 @@ def test_cli_fails_with_exit_1_and_writes_versioned_json(texts_file, tei_fixture
 
 def test_cli_passes_with_exit_0(short_texts_file, tei_fixture, monkeypatch, capsys):
     server = tei_fixture(max_input_length=256)
-    code, stdout, _ = _cli(["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--texts", str(short_texts_file)],
+    code, stdout, _ = run_cli(["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--texts", str(short_texts_file)],
                            monkeypatch, capsys)
     assert code == 0, stdout
     assert "verdict: PASS" in stdout
@@ -228,7 +215,7 @@ def test_cli_passes_with_exit_0(short_texts_file, tei_fixture, monkeypatch, caps
     ],
 )
 def test_cli_bad_input_is_one_line_and_exit_2(args, needle, short_texts_file, monkeypatch, capsys):
-    code, _, stderr = _cli(["identity", *args, "--texts", str(short_texts_file)], monkeypatch, capsys)
+    code, _, stderr = run_cli(["identity", *args, "--texts", str(short_texts_file)], monkeypatch, capsys)
     assert code == 2
     assert stderr.strip() == f"ragbench: error: {needle}" or (needle in stderr and stderr.count("\n") == 1)
 
@@ -236,7 +223,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(args, needle, short_texts_file, mo
 @pytest.mark.parametrize("fault", ["html", "wrong_shape"])
 def test_cli_endpoint_answering_html_or_a_wrong_shape_exits_2(fault, short_texts_file, tei_fixture, monkeypatch, capsys):
     server = tei_fixture(faults=(fault,))
-    code, _, stderr = _cli(["identity", "-e", "ref=reference", "-e", f"odd=openai@{server.url}/v1?model=m",
+    code, _, stderr = run_cli(["identity", "-e", "ref=reference", "-e", f"odd=openai@{server.url}/v1?model=m",
                             "--texts", str(short_texts_file)], monkeypatch, capsys)
     assert code == 2
     assert stderr.startswith("ragbench: error: odd: ") and stderr.count("\n") == 1
@@ -244,7 +231,7 @@ def test_cli_endpoint_answering_html_or_a_wrong_shape_exits_2(fault, short_texts
 
 
 def test_cli_texts_and_dataset_are_exclusive(monkeypatch, capsys):
-    code, _, stderr = _cli(["identity", "-e", "a=reference", "-e", "b=reference"], monkeypatch, capsys)
+    code, _, stderr = run_cli(["identity", "-e", "a=reference", "-e", "b=reference"], monkeypatch, capsys)
     assert code == 2 and "exactly one of --texts FILE or --dataset PATH" in stderr
 
 
@@ -257,7 +244,7 @@ def test_dataset_input_uses_corpus_and_queries(tmp_path, tei_fixture, monkeypatc
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td3\t1\n")
     server = tei_fixture(max_input_length=256)
     out = tmp_path / "id.json"
-    code, stdout, _ = _cli(["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--dataset", str(folder),
+    code, stdout, _ = run_cli(["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--dataset", str(folder),
                             "--out", str(out)], monkeypatch, capsys)
     assert code == 0, stdout
     document = json.loads(out.read_text())

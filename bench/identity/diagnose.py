@@ -67,7 +67,7 @@ def dimension_causes(a: EndpointVectors, b: EndpointVectors, pair: PairVectors, 
                       f"re-normalise after `dimensions` on {small.name}, or request the full {large.dim}")]
     return [Cause("dimensions_cut", small.name,
                   f"{small.name} returns the first {small.dim} of {large.dim} dimensions (re-normalised)",
-                  f"request the same `dimensions` on both paths")]
+                  "request the same `dimensions` on both paths")]
 
 
 def _cosines(x: np.ndarray, y: np.ndarray) -> np.ndarray:

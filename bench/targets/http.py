@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import httpx
 
 from bench.datasets.model import Document
-from bench.errors import ServerError, UserError
+from bench.errors import ServerError
 from bench.targets.base import Hit, QueryResult
 
 T = TypeVar("T")
@@ -197,46 +197,3 @@ def timed_query(qid: str, run: Callable[[], tuple[list[Hit], list[str]]]) -> Que
         return QueryResult(qid, hits, time.perf_counter() - start, warnings=warnings)
     except ServerError as exc:
         return QueryResult(qid, [], time.perf_counter() - start, error=str(exc))
-
-
-def int_param(params: dict[str, str], name: str, default: int, spec: str, minimum: int = 1) -> int:
-    raw = params.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise UserError(f"target {spec!r}: {name}={raw!r} is not an integer") from None
-    if value < minimum:
-        raise UserError(f"target {spec!r}: {name} must be at least {minimum}")
-    return value
-
-
-def float_param(params: dict[str, str], name: str, default: float, spec: str, lo: float, hi: float) -> float:
-    raw = params.get(name)
-    if raw is None:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise UserError(f"target {spec!r}: {name}={raw!r} is not a number") from None
-    if not lo <= value <= hi:
-        raise UserError(f"target {spec!r}: {name} must lie in [{lo}, {hi}]")
-    return value
-
-
-def bool_param(params: dict[str, str], name: str, default: bool, spec: str) -> bool:
-    raw = params.get(name)
-    if raw is None:
-        return default
-    if raw.lower() in ("1", "true", "yes", "on"):
-        return True
-    if raw.lower() in ("0", "false", "no", "off"):
-        return False
-    raise UserError(f"target {spec!r}: {name}={raw!r} is not a boolean (true/false)")
-
-
-def check_params(params: dict[str, str], known: set[str], spec: str) -> None:
-    unknown = sorted(set(params) - known)
-    if unknown:
-        raise UserError(f"target {spec!r}: unknown parameter(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")

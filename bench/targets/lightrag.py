@@ -31,15 +31,13 @@ from bench.targets.http import (
     DedupedCorpus,
     HTTPClient,
     api_key,
-    bool_param,
-    check_params,
     detail_of,
     file_name,
-    int_param,
     masked,
     parallel,
     timed_query,
 )
+from bench.targets.params import bool_param, check_params, int_param
 from bench.targets.registry import TargetOptions
 
 KEY_ENV = "LIGHTRAG_API_KEY"

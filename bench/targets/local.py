@@ -23,6 +23,7 @@ from bench.datasets.model import Dataset
 from bench.endpoints.reference import CrossEncoderScorer, SentenceTransformerEmbedder
 from bench.errors import UserError
 from bench.targets.base import Hit, ProgressFactory, QueryResult, Target, TargetSpec
+from bench.targets.params import check_params, float_param
 from bench.targets.registry import TargetOptions
 
 RRF_K = 60  # the constant of Cormack et al. (2009), also LangChain's EnsembleRetriever default
@@ -205,22 +206,9 @@ class CrossEncoderRerank:
         self.first.close()
 
 
-def _weight(spec: TargetSpec) -> float:
-    text = spec.params.get("bm25_weight", "0.5")
-    try:
-        value = float(text)
-    except ValueError:
-        raise UserError(f"target {spec.text!r}: bm25_weight {text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise UserError(f"target {spec.text!r}: bm25_weight must lie in [0, 1]")
-    return value
-
-
 def build_local(spec: TargetSpec, options: TargetOptions) -> Target:
     model = spec.params.get("model") or options.embedding_model
-    unknown = set(spec.params) - {"model", "bm25_weight"}
-    if unknown:
-        raise UserError(f"target {spec.text!r}: unknown parameter(s) {', '.join(sorted(unknown))}")
+    check_params(spec.params, {"model", "bm25_weight"}, spec.text)
     if spec.url:
         raise UserError(f"target {spec.text!r}: local engines take no @url")
     if spec.kind == "bm25" and spec.variant is None:
@@ -228,7 +216,7 @@ def build_local(spec: TargetSpec, options: TargetOptions) -> Target:
     if spec.kind == "dense" and spec.variant is None:
         return DenseEngine(SentenceTransformerEmbedder(model), name=spec.name)
     if spec.kind == "hybrid" and spec.variant in (None, "rrf", "weighted", "openwebui"):
-        weight = None if spec.variant in (None, "rrf") else _weight(spec)
+        weight = None if spec.variant in (None, "rrf") else float_param(spec.params, "bm25_weight", 0.5, spec.text, 0.0, 1.0)
         return HybridEngine(BM25Engine(name=f"{spec.name}/bm25"),
                             DenseEngine(SentenceTransformerEmbedder(model), name=f"{spec.name}/dense"),
                             weight, name=spec.name, rescore_by_dense=spec.variant == "openwebui")

@@ -31,15 +31,13 @@ from bench.targets.http import (
     DedupedCorpus,
     HTTPClient,
     api_key,
-    check_params,
     detail_of,
     file_name,
-    float_param,
-    int_param,
     masked,
     parallel,
     timed_query,
 )
+from bench.targets.params import check_params, float_param, int_param
 from bench.targets.registry import TargetOptions
 
 KEY_ENV = "OPENWEBUI_API_KEY"

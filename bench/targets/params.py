@@ -1,0 +1,48 @@
+"""Target-spec parameters (`?key=value`): parsed and checked the same way for every kind."""
+
+from __future__ import annotations
+
+from bench.errors import UserError
+
+
+def check_params(params: dict[str, str], known: set[str], spec: str) -> None:
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise UserError(f"target {spec!r}: unknown parameter(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+
+
+def int_param(params: dict[str, str], name: str, default: int, spec: str, minimum: int = 1) -> int:
+    raw = params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise UserError(f"target {spec!r}: {name}={raw!r} is not an integer") from None
+    if value < minimum:
+        raise UserError(f"target {spec!r}: {name} must be at least {minimum}")
+    return value
+
+
+def float_param(params: dict[str, str], name: str, default: float, spec: str, lo: float, hi: float) -> float:
+    raw = params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UserError(f"target {spec!r}: {name}={raw!r} is not a number") from None
+    if not lo <= value <= hi:
+        raise UserError(f"target {spec!r}: {name} must lie in [{lo}, {hi}]")
+    return value
+
+
+def bool_param(params: dict[str, str], name: str, default: bool, spec: str) -> bool:
+    raw = params.get(name)
+    if raw is None:
+        return default
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise UserError(f"target {spec!r}: {name}={raw!r} is not a boolean (true/false)")

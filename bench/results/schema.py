@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA = "ragbench.results"
-VERSION = 1
+VERSION = 2
+# Versions this ragbench still reads (older files load; new fields take their defaults).
+READABLE_VERSIONS = (1, 2)
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import Any
 
 from bench.errors import InputError
 from bench.results.schema import (
-    RECORD_TYPES, SCHEMA, VERSION, ComparisonRecord, EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord,
+    READABLE_VERSIONS, RECORD_TYPES, SCHEMA, VERSION, ComparisonRecord, EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord,
 )
 
 
@@ -82,8 +82,9 @@ def read_results(path: str | Path) -> Results:
             if results is None:
                 if kind != "run" or data.get("schema") != SCHEMA:
                     raise InputError(path, f"not a ragbench results file (first record must be a {SCHEMA} header)", number)
-                if data.get("version") != VERSION:
-                    raise InputError(path, f"results schema version {data.get('version')} (this ragbench reads {VERSION})", number)
+                if data.get("version") not in READABLE_VERSIONS:
+                    raise InputError(path, f"results schema version {data.get('version')} (this ragbench reads "
+                                     f"{', '.join(map(str, READABLE_VERSIONS))})", number)
             cls = RECORD_TYPES[kind]
             names = {f.name for f in dataclasses.fields(cls)}
             try:

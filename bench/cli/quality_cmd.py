@@ -16,7 +16,7 @@ DEMO_MAX_DOCS = 1500
 @app.command()
 def quality(
     dataset: Annotated[Path, typer.Option("--dataset", help="BEIR folder, TREC folder, or JSONL Q&A.")],
-    target: Annotated[list[str], typer.Option("--target", "-t", help="kind[:variant][+rerank][@url][?k=v&...]; repeat.")],
+    target: Annotated[list[str], typer.Option("--target", "-t", help="[NAME=]kind[:variant][+rerank][@url][?k=v&...]; NAME is what reports, run files and compare use. Repeat.")],
     split: Annotated[Optional[str], typer.Option("--split", help="qrels split.")] = None,
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/quality"),
     measure: Annotated[Optional[list[str]], typer.Option("-m", "--measure", help="Measures (default nDCG@10, R@100, MRR@10, MAP@100).")] = None,

@@ -86,7 +86,7 @@ def run_quality(
     names = [s.name for s in specs]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
-        raise UserError(f"targets named twice: {', '.join(sorted(duplicates))} (give each a different variant or parameter)")
+        raise UserError(f"targets named twice: {', '.join(sorted(duplicates))} (give each its own NAME=SPEC)")
     queries = {qid: dataset.queries[qid] for qid in dataset.judged_queries()}
     if not dataset.corpus:
         raise UserError(f"{dataset.source}: no corpus to rank (quality needs one; evaluate needs only a run)")

@@ -49,6 +49,7 @@ class TargetSpec:
     rerank: bool = False
     url: str | None = None
     params: dict[str, str] = field(default_factory=dict)
+    given_name: str | None = None  # `NAME=` in `NAME=SPEC`: the name reports, run files and `compare` use
 
     @property
     def public_text(self) -> str:
@@ -59,7 +60,9 @@ class TargetSpec:
 
     @property
     def name(self) -> str:
-        """The label used in results and reports: the spec without its URL."""
+        """The label used in results and reports: the given name, else the spec without its URL."""
+        if self.given_name:
+            return self.given_name
         label = self.kind + (f":{self.variant}" if self.variant else "")
         if self.params:
             label += "?" + "&".join(f"{k}={'***' if _SECRET_NAME.fullmatch(k) else v}" for k, v in sorted(self.params.items()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import parse_qsl
@@ -42,9 +43,27 @@ KINDS: dict[str, Factory] = {
 }
 
 
+# `NAME=` before a spec: a name has none of the characters that separate a spec's parts.
+_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def split_name(text: str) -> tuple[str | None, str]:
+    """`NAME=SPEC` -> (NAME, SPEC); a bare spec -> (None, SPEC). The `=` of a `?key=value` parameter
+    is not a name's: what precedes it contains `?`."""
+    head, sep, spec = text.partition("=")
+    if not sep or any(c in head for c in ":?@+/"):
+        return None, text
+    if not _NAME.fullmatch(head):
+        raise UserError(f"target {text!r}: name {head!r} may hold only letters, digits, _ . - (NAME=SPEC)")
+    if not spec.strip():
+        raise UserError(f"target {text!r}: nothing after '{head}=' (expected NAME=SPEC)")
+    return head, spec
+
+
 def parse_spec(text: str) -> TargetSpec:
-    """`kind[:variant][+rerank][@url][?k=v&...]`, e.g. `hybrid:weighted?bm25_weight=0.3`,
-    `openwebui:hybrid@http://localhost:8080`, `bm25+rerank`."""
+    """`[NAME=]kind[:variant][+rerank][@url][?k=v&...]`, e.g. `hybrid:weighted?bm25_weight=0.3`,
+    `prod=openwebui:hybrid@http://localhost:8080`, `bm25+rerank`."""
+    given_name, text = split_name(text)
     rest, _, query = text.partition("?")
     rest, _, url = rest.partition("@")
     rerank = rest.endswith("+rerank")
@@ -61,7 +80,8 @@ def parse_spec(text: str) -> TargetSpec:
         if "=" not in pair:
             raise UserError(f"target {text!r}: parameter {pair!r} is not key=value")
         params.update(parse_qsl(pair, keep_blank_values=True))
-    return TargetSpec(text=text, kind=kind, variant=variant or None, rerank=rerank, url=url or None, params=params)
+    return TargetSpec(text=text, kind=kind, variant=variant or None, rerank=rerank, url=url or None, params=params,
+                      given_name=given_name)
 
 
 def build_target(spec: TargetSpec, options: TargetOptions) -> Target:

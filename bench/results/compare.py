@@ -1,0 +1,274 @@
+"""`compare`: gate a current run against a baseline, check by check, for a CI pipeline.
+
+Quality moves a little from run to run, so a quality check fails only when the drop exceeds its
+allowance AND the paired randomization test on the queries both runs judged finds it significant
+(Holm-corrected across the quality checks of a results file). Every check carries its figures (effect,
+bootstrap interval, p) so a person can see why it passed or failed.
+
+Inputs are results files or folders. A folder holding `results.jsonl` is one results file; any other
+folder is searched for `*/results.jsonl` (what `ragbench run` writes) and files are paired by their
+path inside the folder.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.errors import InputError, UserError
+from bench.quality.metrics import parse_measure
+from bench.quality.significance import bootstrap_ci, holm, randomization_test, seeded_generator
+from bench.results.store import Results, read_results
+
+RESULTS_FILE = "results.jsonl"
+PASS, FAIL, INFO = "pass", "fail", "info"  # info: reported, never gated
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """How much worse a figure may get: an absolute amount, or a fraction of the baseline's figure."""
+
+    value: float
+    relative: bool = False
+
+    def limit(self, baseline: float) -> float:
+        return self.value * abs(baseline) if self.relative else self.value
+
+    def __str__(self) -> str:
+        return f"{self.value * 100:g}%" if self.relative else f"{self.value:g}"
+
+
+def parse_allowance(text: str, flag: str, percent_only: bool = False) -> Allowance:
+    """`0.01` (absolute) or `2%` (of the baseline); `percent_only` flags take `10%` or a fraction `0.1`."""
+    raw = text.strip()
+    relative = raw.endswith("%")
+    try:
+        value = float(raw[:-1] if relative else raw)
+    except ValueError:
+        raise UserError(f"{flag} {text!r}: expected a number or a percentage (0.01, 2%)") from None
+    if not math.isfinite(value) or value < 0:
+        raise UserError(f"{flag} {text!r}: must be a finite number >= 0")
+    if relative:
+        return Allowance(value / 100, relative=True)
+    return Allowance(value, relative=percent_only)
+
+
+def parse_max_drops(items: list[str]) -> dict[str, Allowance]:
+    """`MEASURE=AMOUNT` per measure (label or trec_eval name) or a bare `AMOUNT` for every measure (key `*`)."""
+    drops: dict[str, Allowance] = {}
+    for item in items:
+        measure, sep, amount = item.rpartition("=")
+        key = parse_measure(measure).trec_name if sep else "*"
+        drops[key] = parse_allowance(amount, "--max-drop")
+    return drops
+
+
+def parse_matches(items: list[str]) -> dict[str, str]:
+    """`BASE_NAME=CUR_NAME`: the baseline's target or endpoint BASE_NAME is the current run's CUR_NAME."""
+    matches: dict[str, str] = {}
+    for item in items:
+        base, sep, cur = item.partition("=")
+        if not sep or not base.strip() or not cur.strip():
+            raise UserError(f"--match {item!r}: expected BASE_NAME=CUR_NAME")
+        matches[base.strip()] = cur.strip()
+    return matches
+
+
+def parse_ratio(text: str, flag: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"{flag} {text!r}: expected a number such as 0.95") from None
+    if not math.isfinite(value) or value < 0:
+        raise UserError(f"{flag} {text!r}: must be a finite number >= 0")
+    return value
+
+
+@dataclass
+class GateConfig:
+    max_drop: dict[str, Allowance] = field(default_factory=dict)  # trec name (or `*`) -> allowance; default 0
+    alpha: float = 0.05
+    significance: bool = True
+    max_p99_increase: Allowance | None = None  # load; None: p99 reported, not gated
+    min_throughput_ratio: float | None = None  # load; None: throughput reported, not gated
+    match: dict[str, str] = field(default_factory=dict)
+    seed: int = 0
+    permutations: int = 10_000
+    bootstrap: int = 10_000
+
+    def allowance(self, measure: str) -> Allowance:
+        return self.max_drop.get(measure) or self.max_drop.get("*") or Allowance(0.0)
+
+
+@dataclass
+class Check:
+    kind: str  # quality | identity | load
+    source: str  # the results file's path inside the compared folders ("" for a single file)
+    name: str  # what is checked, e.g. "prod nDCG@10"
+    status: str  # pass | fail | info
+    summary: str  # one line with the figures
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        return f"{self.kind}: {self.source + ' ' if self.source else ''}{self.name}"
+
+
+@dataclass
+class Comparison:
+    baseline: str
+    current: str
+    checks: list[Check]
+    notes: list[str]  # said loudly: a changed dataset, a missing target or results file
+    runs: list[tuple[str, Results]] = field(default_factory=list, repr=False)  # the current results, by source
+
+    @property
+    def regressions(self) -> list[Check]:
+        return [c for c in self.checks if c.status == FAIL]
+
+    @property
+    def passed(self) -> bool:
+        return not self.regressions
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"baseline": self.baseline, "current": self.current, "verdict": "pass" if self.passed else "fail",
+                "notes": self.notes, "checks": [asdict(c) for c in self.checks]}
+
+
+def locate_results(path: Path) -> dict[str, Path]:
+    """Results files under `path`, keyed by their folder relative to `path` ("" for `path` itself)."""
+    if path.is_file():
+        return {"": path}
+    if not path.is_dir():
+        raise InputError(path, "no such results file or folder")
+    if (path / RESULTS_FILE).is_file():
+        return {"": path / RESULTS_FILE}
+    found = sorted(path.rglob(RESULTS_FILE))
+    if not found:
+        raise InputError(path, f"no {RESULTS_FILE} in this folder or below it")
+    return {f.parent.relative_to(path).as_posix(): f for f in found}
+
+
+def compare_paths(baseline: Path, current: Path, config: GateConfig) -> Comparison:
+    """Compare every results file of `current` with its counterpart in `baseline`."""
+    base_files, cur_files = locate_results(baseline), locate_results(current)
+    checks: list[Check] = []
+    notes: list[str] = []
+    if len(base_files) == 1 and len(cur_files) == 1:  # two single files pair whatever their paths
+        pairs = [("", next(iter(base_files.values())), next(iter(cur_files.values())))]
+    else:
+        pairs = [(key, base_files[key], cur_files[key]) for key in sorted(base_files) if key in cur_files]
+        for key in sorted(set(base_files) - set(cur_files)):
+            checks.append(Check("run", key, RESULTS_FILE, FAIL, f"{key}/{RESULTS_FILE} is in the baseline, not in the current run"))
+        for key in sorted(set(cur_files) - set(base_files)):
+            notes.append(f"{key}/{RESULTS_FILE} is new in the current run: nothing to compare it with")
+    loaded = [(key, read_results(b), read_results(c)) for key, b, c in pairs]
+    _check_measures_named(config, [r for _, b, c in loaded for r in (b, c)])
+    for key, base, cur in loaded:
+        more_checks, more_notes = compare_results(base, cur, config, key)
+        checks += more_checks
+        notes += more_notes
+    return Comparison(str(baseline), str(current), checks, notes, [(key, cur) for key, _, cur in loaded])
+
+
+def _check_measures_named(config: GateConfig, results: list[Results]) -> None:
+    known = {m for r in results for m in r.header.measures}
+    unknown = sorted(set(config.max_drop) - known - {"*"})
+    if unknown and any(r.header.measures for r in results):
+        raise UserError(f"--max-drop names {', '.join(unknown)}, which no compared run measured "
+                        f"(measured: {', '.join(sorted(known))})")
+
+
+def compare_results(base: Results, cur: Results, config: GateConfig, source: str = "") -> tuple[list[Check], list[str]]:
+    """Every check between two results files."""
+    notes: list[str] = []
+    where = f"{source}: " if source else ""
+    if base.header.command != cur.header.command and {base.header.command, cur.header.command} != {"quality", "demo"}:
+        raise UserError(f"{where}baseline is a {base.header.command!r} run, current a {cur.header.command!r} run: "
+                        "nothing to compare")
+    for label, results in (("baseline", base), ("current", cur)):
+        if results.end is None or results.end.status != "complete":
+            status = results.end.status if results.end else "cut off (no end record)"
+            notes.append(f"{where}the {label} run is {status}: only what it finished is compared")
+    checks, quality_notes = compare_quality(base, cur, config, source)
+    return checks, notes + quality_notes
+
+
+def compare_quality(base: Results, cur: Results, config: GateConfig, source: str = "") -> tuple[list[Check], list[str]]:
+    """Per target name and measure: the paired randomization test on the queries both runs judged."""
+    where = f"{source}: " if source else ""
+    notes: list[str] = []
+    bdata, cdata = base.header.dataset, cur.header.dataset
+    if bdata.get("fingerprint") != cdata.get("fingerprint"):
+        notes.append(f"{where}DATASET CHANGED: baseline {bdata.get('name')} (fingerprint {bdata.get('fingerprint')}, "
+                     f"{bdata.get('documents')} documents, {bdata.get('queries')} queries), current {cdata.get('name')} "
+                     f"(fingerprint {cdata.get('fingerprint')}, {cdata.get('documents')} documents, "
+                     f"{cdata.get('queries')} queries): scores are compared on the queries both judged, over different data")
+    measures = [m for m in base.header.measures if m in cur.header.measures]
+    for m in sorted(set(base.header.measures) ^ set(cur.header.measures)):
+        notes.append(f"{where}measure {m} is in only one run: not compared")
+    labels = {**base.header.measure_labels, **cur.header.measure_labels}
+    base_scores = {(r.target, r.measure): r.per_query for r in base.metrics}
+    cur_scores = {(r.target, r.measure): r.per_query for r in cur.metrics}
+    base_targets = list(dict.fromkeys(r.target for r in base.metrics))
+    cur_targets = {r.target for r in cur.metrics}
+    matched = {config.match.get(b, b) for b in base_targets}
+    for name in sorted(cur_targets - matched):
+        notes.append(f"{where}target {name} is new in the current run: nothing to compare it with")
+
+    checks: list[Check] = []
+    tested: list[tuple[Check, float]] = []  # checks with a p-value, for Holm
+    for base_name in base_targets:
+        cur_name = config.match.get(base_name, base_name)
+        shown = cur_name if cur_name == base_name else f"{base_name}→{cur_name}"
+        for measure in measures:
+            label = labels.get(measure, measure)
+            b, c = base_scores.get((base_name, measure)), cur_scores.get((cur_name, measure))
+            if b is None:
+                continue
+            if c is None:
+                checks.append(Check("quality", source, f"{shown} {label}", FAIL,
+                                    f"{shown} {label}: no scores in the current run (target failed or missing)"))
+                continue
+            qids = sorted(set(b) & set(c))
+            if len(qids) != len(b) or len(qids) != len(c):
+                notes.append(f"{where}{shown} {label}: {len(b) - len(qids)} baseline and {len(c) - len(qids)} current "
+                             f"queries are judged in one run only; compared on the {len(qids)} both judged")
+            if not qids:
+                checks.append(Check("quality", source, f"{shown} {label}", FAIL,
+                                    f"{shown} {label}: no query judged in both runs"))
+                continue
+            vb = np.fromiter((b[q] for q in qids), dtype=np.float64, count=len(qids))
+            vc = np.fromiter((c[q] for q in qids), dtype=np.float64, count=len(qids))
+            diff = vc - vb
+            rng = seeded_generator(config.seed, base_name, cur_name, measure)
+            low, high = bootstrap_ci(diff, config.bootstrap, rng)
+            p = randomization_test(diff, config.permutations, rng)
+            allowance = config.allowance(measure)
+            check = Check("quality", source, f"{shown} {label}", PASS, "", {
+                "target": cur_name, "baseline_target": base_name, "measure": measure, "label": label, "n": len(qids),
+                "baseline": float(vb.mean()), "current": float(vc.mean()), "effect": float(diff.mean()),
+                "ci_low": low, "ci_high": high, "p": p, "max_drop": str(allowance),
+                "limit": allowance.limit(float(vb.mean())), "alpha": config.alpha,
+            })
+            checks.append(check)
+            tested.append((check, p))
+    for (check, _), p_holm in zip(tested, holm([p for _, p in tested])):
+        f = check.figures
+        f["p_holm"] = p_holm
+        f["significant"] = p_holm <= config.alpha
+        dropped = -f["effect"] > f["limit"]
+        check.status = FAIL if dropped and (f["significant"] or not config.significance) else PASS
+        gate = f"max drop {f['max_drop']}" + (f", alpha {config.alpha:g} (Holm)" if config.significance else ", significance off")
+        check.summary = (f"{check.name}: {f['baseline']:.4f} → {f['current']:.4f}, effect {f['effect']:+.4f} "
+                         f"[{f['ci_low']:+.4f}, {f['ci_high']:+.4f}], p {_fmt_p(f['p'])} (Holm {_fmt_p(p_holm)}), "
+                         f"n {f['n']}; {gate}")
+    return checks, notes
+
+
+def _fmt_p(p: float) -> str:
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"

@@ -1,0 +1,140 @@
+"""What `compare` writes for people and CI systems: text, markdown, JSON, JUnit XML, and
+pytest-benchmark JSON of the current run's latency and throughput (trend tools chart it over commits)."""
+
+from __future__ import annotations
+
+import json
+import platform
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from bench.errors import UserError
+from bench.results.compare import FAIL, INFO, Comparison
+from bench.results.store import Results
+
+_MARK = {"pass": "pass", "fail": "FAIL", "info": "info"}
+_MD_MARK = {"pass": "✅ pass", "fail": "❌ **FAIL**", "info": "ℹ️ not gated"}
+
+
+def verdict_line(comparison: Comparison) -> str:
+    gated = [c for c in comparison.checks if c.status != INFO]
+    if comparison.passed:
+        return f"ragbench compare: pass ({len(gated)} checks, none regressed)"
+    return f"ragbench compare: FAIL ({len(comparison.regressions)} of {len(gated)} checks regressed)"
+
+
+def render_text(comparison: Comparison) -> str:
+    lines = [verdict_line(comparison), f"baseline: {comparison.baseline}", f"current:  {comparison.current}"]
+    lines += [f"!! {note}" for note in comparison.notes]
+    lines += [f"{_MARK[c.status]:4}  {c.kind}: {(c.source + ' ') if c.source else ''}{c.summary}" for c in comparison.checks]
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(comparison: Comparison) -> str:
+    head = "✅ pass" if comparison.passed else f"❌ FAIL — {len(comparison.regressions)} regression(s)"
+    lines = [f"## ragbench compare: {head}", "",
+             f"baseline `{comparison.baseline}` → current `{comparison.current}`", ""]
+    for note in comparison.notes:
+        lines.append(f"> **⚠️ {_md_escape(note)}**")
+        lines.append(">")
+    if comparison.notes:
+        lines[-1] = ""
+    lines += ["| result | check | figures |", "|---|---|---|"]
+    for c in sorted(comparison.checks, key=lambda c: c.status != FAIL):  # regressions first
+        where = f"{c.source}: " if c.source else ""
+        lines.append(f"| {_MD_MARK[c.status]} | {c.kind}: {_md_escape(where + c.name)} | {_md_escape(c.summary)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_json(comparison: Comparison) -> str:
+    return json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False, allow_nan=False,
+                      default=lambda v: None) + "\n"
+
+
+def junit_xml(comparison: Comparison) -> str:
+    """One test case per check; the figures in a failure's message and in every case's output."""
+    gated = [c for c in comparison.checks if c.status != INFO]
+    suite = ET.Element("testsuite", name="ragbench compare", tests=str(len(comparison.checks)),
+                       failures=str(len(comparison.regressions)), errors="0",
+                       skipped=str(len(comparison.checks) - len(gated)),
+                       timestamp=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    if comparison.notes:
+        props = ET.SubElement(suite, "properties")
+        for note in comparison.notes:
+            ET.SubElement(props, "property", name="note", value=note)
+    for c in comparison.checks:
+        case = ET.SubElement(suite, "testcase", classname=f"ragbench.{c.kind}" + (f".{c.source}" if c.source else ""),
+                             name=c.name)
+        if c.status == FAIL:
+            ET.SubElement(case, "failure", message=c.summary, type="regression").text = c.summary
+        elif c.status == INFO:
+            ET.SubElement(case, "skipped", message=f"reported, not gated: {c.summary}")
+        ET.SubElement(case, "system-out").text = c.summary
+    root = ET.Element("testsuites", name="ragbench", tests=suite.get("tests"), failures=suite.get("failures"))
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
+    """pytest-benchmark's JSON (its own `Stats` computes the figures) for the current run: one entry per
+    quality target with its per-query latencies (seconds, as pytest-benchmark times rounds)."""
+    from pytest_benchmark import __version__ as pb_version
+    from pytest_benchmark.stats import Stats
+
+    entries = []
+    for source, results in runs:
+        prefix = f"{source}/" if source else ""
+        for target in results.targets:
+            stats = Stats()
+            for q in results.queries:
+                if q.target == target.name and not q.error:
+                    stats.update(q.latency_ms / 1000)
+            if not stats:
+                continue
+            name = f"{prefix}{target.name} query latency"
+            entries.append(_entry(name, f"quality/{prefix}{target.name}", stats,
+                                  {"unit": "seconds per query", "dataset": results.header.dataset.get("name"),
+                                   "spec": target.spec, "errors": target.errors}))
+    return {"machine_info": _machine_info(), "commit_info": {}, "benchmarks": entries,
+            "datetime": datetime.now(timezone.utc).isoformat(), "version": pb_version}
+
+
+def _entry(name: str, group: str, stats: Any, extra: dict[str, Any]) -> dict[str, Any]:
+    figures = stats.as_dict()
+    figures["iterations"] = 1
+    return {"group": group, "name": name, "fullname": f"ragbench::{name}", "params": None, "param": None,
+            "extra_info": extra, "options": {}, "stats": figures}
+
+
+def _machine_info() -> dict[str, Any]:
+    return {"node": platform.node(), "processor": platform.processor(), "machine": platform.machine(),
+            "python_implementation": platform.python_implementation(), "python_version": platform.python_version(),
+            "release": platform.release(), "system": platform.system()}
+
+
+def write_outputs(comparison: Comparison, runs: list[tuple[str, Results]], junit: Path | None = None,
+                  summary: Path | None = None, benchmark: Path | None = None) -> None:
+    """JUnit XML and benchmark JSON are written afresh; the markdown summary is appended (as
+    $GITHUB_STEP_SUMMARY expects: several steps add to one page)."""
+    if junit is not None:
+        _write(junit, junit_xml(comparison))
+    if benchmark is not None:
+        _write(benchmark, json.dumps(benchmark_json(runs), indent=2) + "\n")
+    if summary is not None:
+        _write(summary, render_markdown(comparison) + "\n", mode="a")
+
+
+def _write(path: Path, text: str, mode: str = "w") -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open(mode, encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None

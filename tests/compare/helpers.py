@@ -1,0 +1,49 @@
+"""Results files written with the real writer and records, from per-query scores a test chooses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
+from bench.results.store import ResultsWriter
+
+LABELS = {"ndcg_cut_10": "nDCG@10", "recall_100": "R@100"}
+
+
+def write_results(directory: Path, scores: dict[str, dict[str, dict[str, float]]], fingerprint: str = "f1",
+                  latency_ms: float = 10.0, status: str = "complete") -> Path:
+    """`scores`: target -> measure (trec name) -> qid -> value. Returns the results file."""
+    measures = list(next(iter(scores.values()))) if scores else ["ndcg_cut_10"]
+    qids = sorted({q for per_measure in scores.values() for values in per_measure.values() for q in values})
+    writer = ResultsWriter(directory / "results.jsonl")
+    writer.write(RunHeader(
+        command="quality", created="2026-01-01T00:00:00+00:00", ragbench_version="test",
+        dataset={"name": "synthetic", "fingerprint": fingerprint, "documents": 100, "queries": len(qids)},
+        measures=measures, measure_labels={m: LABELS.get(m, m) for m in measures}, depth=100, seed=0,
+        targets=list(scores),
+    ))
+    for target in scores:
+        writer.write(TargetRecord(
+            name=target, spec=target, status="ok", config={}, index_seconds=0.0, search_seconds=0.0, queries=len(qids),
+            errors=0, empty=0, latency_ms={}, cost={}, warnings={}, scores_replaced=False, run_file=f"runs/{target}.trec",
+        ), *[QueryRecord(target=target, qid=q, latency_ms=latency_ms + i % 7, hits=10) for i, q in enumerate(qids)])
+    for target, per_measure in scores.items():
+        for measure, values in per_measure.items():
+            writer.write(MetricRecord(target=target, measure=measure, label=LABELS.get(measure, measure),
+                                      mean=float(np.mean(list(values.values()))), ci_low=0.0, ci_high=1.0,
+                                      queries=len(values), per_query=values))
+    writer.write(EndRecord(status=status, finished="2026-01-01T00:00:01+00:00"))
+    writer.close()
+    return directory / "results.jsonl"
+
+
+def per_query(values) -> dict[str, float]:
+    return {f"q{i:04d}": float(v) for i, v in enumerate(values)}
+
+
+def noisy_scores(n: int, seed: int, shift: float = 0.0) -> dict[str, float]:
+    """Per-query scores in [0, 1] like nDCG's: a seeded base, optionally shifted down on every query."""
+    rng = np.random.default_rng(seed)
+    return per_query(np.clip(rng.beta(2, 2, size=n) - shift, 0.0, 1.0))

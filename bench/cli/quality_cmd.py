@@ -19,7 +19,7 @@ def quality(
     target: Annotated[list[str], typer.Option("--target", "-t", help="[NAME=]kind[:variant][+rerank][@url][?k=v&...]; NAME is what reports, run files and compare use. Repeat.")],
     split: Annotated[Optional[str], typer.Option("--split", help="qrels split.")] = None,
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/quality"),
-    measure: Annotated[Optional[list[str]], typer.Option("-m", "--measure", help="Measures (default nDCG@10, R@100, MRR@10, MAP@100).")] = None,
+    measure: Annotated[Optional[list[str]], typer.Option("-m", "--measure", help="Measures (default: nDCG@10, R@100, MRR@10, MAP@100 with qrels; Answer@1, Answer@5, Answer@20, AnswerMRR@10 with answers).")] = None,
     depth: Annotated[int, typer.Option("--depth", help="Documents ranked per query (at least the deepest cut-off).")] = 100,
     embedding_model: Annotated[Optional[str], typer.Option("--embedding-model", help="Local sentence-transformers model folder for dense/hybrid.")] = None,
     cross_encoder: Annotated[Optional[str], typer.Option("--cross-encoder", help="Local cross-encoder folder for '+rerank' targets.")] = None,

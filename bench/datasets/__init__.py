@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bench.datasets.beir import load_beir
 from bench.datasets.check import DatasetCheck, check_dataset
-from bench.datasets.io import find_file, read_lines
+from bench.datasets.io import find_file, read_jsonl, read_lines
 from bench.datasets.jsonl import load_jsonl_qa, qa_file
 from bench.datasets.model import Dataset, Document, Qrels
 from bench.datasets.trec import load_trec
@@ -29,10 +29,13 @@ def detect_format(path: Path) -> str:
         return "beir"
     if any(p.name.lower().startswith("qrels") for p in path.iterdir()):
         return "trec"
-    if qa_file(path) is not None and find_file(path, "corpus.jsonl") is not None:
-        return "jsonl"
-    raise InputError(path, "cannot tell the format: expected BEIR (qrels/ folder), TREC (qrels* + topics* files) "
-                     "or JSONL Q&A (qa.jsonl + corpus.jsonl)")
+    found = qa_file(path)
+    if found is not None and find_file(path, "corpus.jsonl") is not None:
+        # BEIR queries without a qrels/ folder (a Q&A set with answers) carry `_id`; JSONL Q&A carries `id`.
+        first = next(read_jsonl(found), None)
+        return "beir" if first is not None and "_id" in first[1] else "jsonl"
+    raise InputError(path, "cannot tell the format: expected BEIR (qrels/ folder, or queries.jsonl with answers), "
+                     "TREC (qrels* + topics* files) or JSONL Q&A (qa.jsonl + corpus.jsonl)")
 
 
 def load_dataset(path: str | Path, split: str | None = None, format: str | None = None) -> Dataset:
@@ -62,8 +65,8 @@ def _validate(dataset: Dataset) -> None:
         raise InputError(files["corpus"], "empty corpus")
     if not dataset.queries:
         raise InputError(files["queries"], "no queries")
-    if not dataset.qrels:
-        raise InputError(files["qrels"], "no judgments")
+    if not dataset.qrels and not dataset.answers:
+        raise InputError(files.get("qrels", files["queries"]), "no judgments and no answers")
     unknown = [qid for qid in dataset.qrels if qid not in dataset.queries]
     if unknown:
         qid = unknown[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.datasets.io import find_file, parse_grade, read_jsonl, read_lines, require_str
+from bench.datasets.io import find_file, optional_answers, parse_grade, read_jsonl, read_lines, require_str
 from bench.datasets.model import Dataset, Document, Qrels
 from bench.errors import InputError
 
@@ -26,14 +26,19 @@ def load_corpus_jsonl(path: Path) -> dict[str, Document]:
     return corpus
 
 
-def load_queries_jsonl(path: Path) -> dict[str, str]:
+def load_queries_jsonl(path: Path) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Queries, and the reference answers of those that carry an `answers` list."""
     queries: dict[str, str] = {}
+    answers: dict[str, list[str]] = {}
     for line, record in read_jsonl(path):
         qid = require_str(record, "_id", path, line)
         if qid in queries:
             raise InputError(path, f"duplicate query id {qid!r}", line)
         queries[qid] = require_str(record, "text", path, line)
-    return queries
+        found = optional_answers(record, path, line)
+        if found:
+            answers[qid] = found
+    return queries, answers
 
 
 def load_qrels_tsv(path: Path) -> Qrels:
@@ -97,16 +102,24 @@ def load_beir(directory: Path, split: str | None = None) -> Dataset:
         raise InputError(directory / "corpus.jsonl", "missing corpus file")
     if queries_path is None:
         raise InputError(directory / "queries.jsonl", "missing queries file")
-    split = choose_split(directory, split)
-    qrels_path = find_file(directory / "qrels", f"{split}.tsv")
-    assert qrels_path is not None  # choose_split saw it
+    queries, answers = load_queries_jsonl(queries_path)
+    files = {"corpus": corpus_path, "queries": queries_path}
+    qrels: Qrels = {}
+    # A Q&A set may come without judgments: then its answers are its relevance.
+    if not (answers and split is None and not qrels_splits(directory)):
+        split = choose_split(directory, split)
+        qrels_path = find_file(directory / "qrels", f"{split}.tsv")
+        assert qrels_path is not None  # choose_split saw it
+        qrels = load_qrels_tsv(qrels_path)
+        files["qrels"] = qrels_path
     return Dataset(
         name=directory.name,
         corpus=load_corpus_jsonl(corpus_path),
-        queries=load_queries_jsonl(queries_path),
-        qrels=load_qrels_tsv(qrels_path),
+        queries=queries,
+        qrels=qrels,
         source=str(directory),
         format="beir",
         split=split,
-        files={"corpus": corpus_path, "queries": queries_path, "qrels": qrels_path},
+        files=files,
+        answers=answers,
     )

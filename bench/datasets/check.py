@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from bench.datasets.model import Dataset
+from bench.quality.answers import AnswerSet, CorpusAnswers
 
 
 @dataclass
@@ -18,6 +19,9 @@ class DatasetCheck:
     judgments: int
     relevant_judgments: int
     grades: dict[int, int]
+    answered_queries: int = 0
+    answers: int = 0
+    measures: dict[str, str] = field(default_factory=dict)  # relevance source -> the measures it supports
     # Soft problems: name -> count, with a few examples each.
     problems: dict[str, int] = field(default_factory=dict)
     examples: dict[str, list[str]] = field(default_factory=dict)
@@ -30,6 +34,10 @@ class DatasetCheck:
             f"judgments         {self.judgments} ({self.relevant_judgments} relevant)",
             "grades            " + ", ".join(f"{g}: {n}" for g, n in sorted(self.grades.items())),
         ]
+        if self.answered_queries:
+            rows.append(f"answers           {self.answers} for {self.answered_queries} queries "
+                        f"({self.answers / self.answered_queries:.2f} per answered query)")
+        rows += [f"{source} measures".ljust(18) + supported for source, supported in self.measures.items()]
         for name, count in self.problems.items():
             examples = ", ".join(self.examples.get(name, []))
             rows.append(f"warning: {count} {name}" + (f" (e.g. {examples})" if examples else ""))
@@ -47,6 +55,9 @@ def check_dataset(dataset: Dataset) -> DatasetCheck:
         judgments=len(judgments),
         relevant_judgments=sum(1 for _, _, rel in judgments if rel > 0),
         grades=dict(Counter(rel for _, _, rel in judgments)),
+        answered_queries=len(dataset.answered_queries()),
+        answers=sum(len(a) for a in dataset.answers.values()),
+        measures=supported_measures(dataset),
     )
 
     def soft(name: str, items: list[str]) -> None:
@@ -65,6 +76,27 @@ def check_dataset(dataset: Dataset) -> DatasetCheck:
         soft("corpus absent (evaluation only)", ["no corpus file"])
     soft("judged queries without any relevant document",
          [qid for qid, docs in dataset.qrels.items() if not any(rel > 0 for rel in docs.values())])
-    soft("queries without judgments (not evaluated)", [qid for qid in dataset.queries if qid not in dataset.qrels])
+    if dataset.answers and dataset.corpus:
+        index = CorpusAnswers({doc_id: doc.text for doc_id, doc in dataset.corpus.items()})
+        soft("queries whose answers occur in no document (DPR has_answer, titles excluded)",
+             [qid for qid in dataset.answered_queries() if not index.documents_with(AnswerSet.of(dataset.answers[qid]))])
+    if dataset.qrels:
+        soft("queries without judgments " + ("(scored by answer measures only)" if dataset.answers else "(not evaluated)"),
+             [qid for qid in dataset.queries if qid not in dataset.qrels])
+    if dataset.answers:
+        soft("queries without answers " + ("(scored by qrels measures only)" if dataset.qrels else "(not evaluated)"),
+             [qid for qid in dataset.queries if not dataset.answers.get(qid)])
     soft("empty queries", [qid for qid, text in dataset.queries.items() if not text.strip()])
     return report
+
+
+def supported_measures(dataset: Dataset) -> dict[str, str]:
+    """Relevance source -> the measures the set supports with it (what `quality -m` accepts)."""
+    ranking = "nDCG@k, R@k, MAP@k, MRR@k, P@k, Success@k, bpref, R-prec"
+    supported = {}
+    if dataset.qrels:
+        supported["qrels"] = ranking
+    if dataset.answers:
+        derived = "" if dataset.qrels else f"; {ranking} on answer-derived relevance"
+        supported["answers"] = f"Answer@k, AnswerMRR@k{derived}; EM, F1, Contains with --generate"
+    return supported

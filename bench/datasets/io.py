@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
 from bench.errors import InputError
+from bench.quality.answers import compile_answer_regex, is_regex_answer
 
 
 def find_file(directory: Path, stem: str) -> Path | None:
@@ -67,3 +69,26 @@ def parse_grade(text: str, path: Path, line: int) -> int:
         if not value.is_integer():
             raise InputError(path, f"relevance {text!r} is not an integer grade", line) from None
         return int(value)
+
+
+def optional_answers(record: dict[str, Any], path: Path, line: int) -> list[str] | None:
+    """The `answers` field: a list of non-empty strings, `/pattern/` for a regular expression; None when absent."""
+    value = record.get("answers")
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise InputError(path, "field 'answers' must be a list of strings", line)
+    answers = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+            raise InputError(path, f"answer {item!r} must be a string", line)
+        answer = str(item)
+        if not answer.strip():
+            raise InputError(path, "empty answer", line)
+        if is_regex_answer(answer):
+            try:
+                compile_answer_regex(answer)
+            except re.error as exc:
+                raise InputError(path, f"answer {answer!r}: invalid regular expression ({exc})", line) from None
+        answers.append(answer)
+    return answers

@@ -1,28 +1,35 @@
-"""Plain JSONL Q&A: `{"id", "query", "relevant": {doc_id: grade}}` per line, plus a corpus file."""
+"""Plain JSONL Q&A: `{"id", "query", "relevant"?: {doc_id: grade}, "answers"?: [...]}` per line, plus a corpus file."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from bench.datasets.beir import load_corpus_jsonl
-from bench.datasets.io import find_file, read_jsonl, require_str
+from bench.datasets.io import find_file, optional_answers, read_jsonl, require_str
 from bench.datasets.model import Dataset, Qrels
 from bench.errors import InputError
 
 QA_NAMES = ("qa.jsonl", "queries.jsonl")
 
 
-def load_qa(path: Path) -> tuple[dict[str, str], Qrels]:
+def load_qa(path: Path) -> tuple[dict[str, str], Qrels, dict[str, list[str]]]:
+    """Queries, judgments and reference answers; each line needs `relevant` or `answers` (or both)."""
     queries: dict[str, str] = {}
     qrels: Qrels = {}
+    answers: dict[str, list[str]] = {}
     for line, record in read_jsonl(path):
         qid = require_str(record, "id", path, line)
         if qid in queries:
             raise InputError(path, f"duplicate query id {qid!r}", line)
         queries[qid] = require_str(record, "query", path, line)
+        found = optional_answers(record, path, line)
+        if found:
+            answers[qid] = found
         relevant = record.get("relevant")
         if relevant is None:
-            raise InputError(path, "missing field 'relevant'", line)
+            if found is None:
+                raise InputError(path, "missing field 'relevant' or 'answers'", line)
+            continue
         if isinstance(relevant, list):  # a plain list of ids means binary relevance
             relevant = {str(doc_id): 1 for doc_id in relevant}
         if not isinstance(relevant, dict):
@@ -34,7 +41,7 @@ def load_qa(path: Path) -> tuple[dict[str, str], Qrels]:
             grades[str(doc_id)] = int(grade)
         if grades:
             qrels[qid] = grades
-    return queries, qrels
+    return queries, qrels, answers
 
 
 def qa_file(path: Path) -> Path | None:
@@ -56,7 +63,7 @@ def load_jsonl_qa(path: Path) -> Dataset:
     corpus_path = find_file(directory, "corpus.jsonl")
     if corpus_path is None:
         raise InputError(directory / "corpus.jsonl", "missing corpus file beside the Q&A file")
-    queries, qrels = load_qa(qa_path)
+    queries, qrels, answers = load_qa(qa_path)
     return Dataset(
         name=directory.name if path.is_dir() else qa_path.name.split(".")[0],
         corpus=load_corpus_jsonl(corpus_path),
@@ -65,4 +72,5 @@ def load_jsonl_qa(path: Path) -> Dataset:
         source=str(path),
         format="jsonl",
         files={"corpus": corpus_path, "queries": qa_path, "qrels": qa_path},
+        answers=answers,
     )

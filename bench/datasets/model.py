@@ -6,6 +6,8 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.quality.answers import derived_qrels
+
 
 @dataclass(frozen=True)
 class Document:
@@ -33,10 +35,27 @@ class Dataset:
     split: str | None = None
     notes: list[str] = field(default_factory=list)  # how it was derived (sampling), shown in reports
     files: dict[str, Path] = field(default_factory=dict)  # role (corpus, queries, qrels) -> file, for messages
+    answers: dict[str, list[str]] = field(default_factory=dict)  # query id -> reference answers (`/re/` = regex)
+    _answer_qrels: Qrels | None = field(default=None, repr=False, compare=False)
 
     def judged_queries(self) -> list[str]:
         """Queries that have qrels, in the order the query file gave them."""
         return [qid for qid in self.queries if qid in self.qrels]
+
+    def answered_queries(self) -> list[str]:
+        """Queries that have reference answers, in the order the query file gave them."""
+        return [qid for qid in self.queries if self.answers.get(qid)]
+
+    def evaluated_queries(self) -> list[str]:
+        """Queries that some measure can score: judged or answered."""
+        return [qid for qid in self.queries if qid in self.qrels or self.answers.get(qid)]
+
+    def answer_qrels(self) -> Qrels:
+        """Binary judgments derived from the answers (DPR has_answer on each document's text, title
+        excluded), for ranking measures on a set without qrels; computed once."""
+        if self._answer_qrels is None:
+            self._answer_qrels = derived_qrels(self.answers, {d: doc.text for d, doc in self.corpus.items()})
+        return self._answer_qrels
 
     def fingerprint(self) -> str:
         """A short content hash, so results from different data are never compared by accident."""
@@ -48,4 +67,7 @@ class Dataset:
         for qid in sorted(self.qrels):
             for doc_id, rel in sorted(self.qrels[qid].items()):
                 h.update(f"r\t{qid}\t{doc_id}\t{rel}\n".encode())
+        for qid in sorted(self.answers):  # absent for sets without answers: their fingerprints stay as they were
+            for answer in self.answers[qid]:
+                h.update(f"a\t{qid}\t{answer}\n".encode())
         return h.hexdigest()[:16]

@@ -14,9 +14,9 @@ def sample_dataset(dataset: Dataset, max_queries: int | None = None, max_docs: i
     Scores on a sample are higher than on the full corpus (fewer distractors); reports say so.
     """
     rng = random.Random(seed)
-    judged = dataset.judged_queries()
+    judged = dataset.evaluated_queries()  # judged or answered
     qids = judged if max_queries is None or max_queries >= len(judged) else sorted(rng.sample(judged, max_queries), key=judged.index)
-    keep = {doc_id for qid in qids for doc_id in dataset.qrels[qid] if doc_id in dataset.corpus}
+    keep = {doc_id for qid in qids for doc_id in dataset.qrels.get(qid, {}) if doc_id in dataset.corpus}
     others = [doc_id for doc_id in dataset.corpus if doc_id not in keep]
     room = len(others) if max_docs is None else max(max_docs - len(keep), 0)
     keep.update(rng.sample(others, min(room, len(others))))
@@ -27,10 +27,11 @@ def sample_dataset(dataset: Dataset, max_queries: int | None = None, max_docs: i
         name=dataset.name,
         corpus=corpus,
         queries={qid: dataset.queries[qid] for qid in qids},
-        qrels={qid: dataset.qrels[qid] for qid in qids},
+        qrels={qid: dataset.qrels[qid] for qid in qids if qid in dataset.qrels},
         source=dataset.source,
         format=dataset.format,
         split=dataset.split,
         notes=[*dataset.notes, note],
         files=dataset.files,
+        answers={qid: dataset.answers[qid] for qid in qids if qid in dataset.answers},
     )

@@ -27,11 +27,15 @@ FAMILIES = {
     "ndcg": False, "ndcg_cut": True, "map": False, "map_cut": True, "recip_rank": False, "P": True,
     "recall": True, "success": True, "bpref": False, "Rprec": False,
 }
+# Answer-containment measures (bench/quality/answers.py), scored on the texts a target returned, not by trec_eval.
+ANSWER_FAMILIES = ("has_answer", "answer_recip_rank")  # both need a cut-off
 _LABELS = {"ndcg_cut": "nDCG", "ndcg": "nDCG", "recall": "R", "map_cut": "MAP", "map": "MAP",
-           "recip_rank": "MRR", "P": "P", "success": "Success", "bpref": "bpref", "Rprec": "R-prec"}
+           "recip_rank": "MRR", "P": "P", "success": "Success", "bpref": "bpref", "Rprec": "R-prec",
+           "has_answer": "Answer", "answer_recip_rank": "AnswerMRR"}
 # Friendly names: label@k -> (family, whether the cut-off is a truncation of the run).
 _FRIENDLY = {"ndcg": "ndcg_cut", "recall": "recall", "r": "recall", "map": "map_cut", "ap": "map_cut",
-             "mrr": "recip_rank", "rr": "recip_rank", "p": "P", "precision": "P", "success": "success"}
+             "mrr": "recip_rank", "rr": "recip_rank", "p": "P", "precision": "P", "success": "success",
+             "answer": "has_answer", "answermrr": "answer_recip_rank"}
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,11 @@ class Measure:
         return self.family
 
     @property
+    def answer_based(self) -> bool:
+        """Scored by answer containment in returned texts (Answer@k, AnswerMRR@k), whatever the qrels."""
+        return self.family in ANSWER_FAMILIES
+
+    @property
     def label(self) -> str:
         k = self.cutoff or self.truncate
         return _LABELS[self.family] + (f"@{k}" if k else "")
@@ -62,16 +71,22 @@ def parse_measure(text: str) -> Measure:
         head, _, k = name.partition("@")
         family = _FRIENDLY.get(head.lower())
         if family is None or not k.isdigit() or int(k) < 1:
-            raise UserError(f"measure {text!r}: unknown (try nDCG@10, R@100, MRR@10, MAP@100, P@10, Success@10)")
+            raise UserError(f"measure {text!r}: unknown (try nDCG@10, R@100, MRR@10, MAP@100, P@10, Success@10, "
+                            "Answer@5, AnswerMRR@10)")
         if family == "recip_rank":
             return Measure(family, truncate=int(k))
         return Measure(family, cutoff=int(k))
     match = re.fullmatch(r"([A-Za-z_]+?)(?:[._](\d+))?", name)
+    if match and match.group(1) in ANSWER_FAMILIES:
+        if match.group(2) is None or int(match.group(2)) < 1:
+            raise UserError(f"measure {text!r}: {match.group(1)} needs a cut-off of at least 1 ({match.group(1)}.5)")
+        return Measure(match.group(1), cutoff=int(match.group(2)))
     if not match or match.group(1) not in FAMILIES:
         match = re.fullmatch(r"(recip_rank)_cut[._](\d+)", name)
         if match:
             return Measure("recip_rank", truncate=int(match.group(2)))
-        raise UserError(f"measure {text!r}: unknown (known trec_eval measures: {', '.join(FAMILIES)})")
+        raise UserError(f"measure {text!r}: unknown (known trec_eval measures: {', '.join(FAMILIES)}; "
+                        f"answer measures: {', '.join(ANSWER_FAMILIES)})")
     family, k = match.group(1), match.group(2)
     if k is not None and not FAMILIES[family]:
         raise UserError(f"measure {text!r}: {family} takes no cut-off")
@@ -81,6 +96,12 @@ def parse_measure(text: str) -> Measure:
 
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "MRR@10", "MAP@100")
+ANSWER_MEASURES = ("Answer@1", "Answer@5", "Answer@20", "AnswerMRR@10")
+
+
+def default_measures(has_qrels: bool, has_answers: bool) -> tuple[str, ...]:
+    """The default measures follow what a set has: judgments, answers, or both side by side."""
+    return (DEFAULT_MEASURES if has_qrels else ()) + (ANSWER_MEASURES if has_answers else ())
 
 
 @dataclass

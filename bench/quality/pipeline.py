@@ -18,8 +18,9 @@ import numpy as np
 import bench
 from bench.datasets.model import Dataset
 from bench.errors import UserError
+from bench.quality.answers import AnswerJudge
 from bench.quality.metrics import Measure, evaluate
-from bench.quality.runs import Run, run_from_results, write_run
+from bench.quality.runs import Run, run_from_results, trec_order, write_run
 from bench.quality.significance import bootstrap_ci, compare_pairs, seeded_generator
 from bench.results.schema import (
     EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord,
@@ -87,7 +88,7 @@ def run_quality(
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
         raise UserError(f"targets named twice: {', '.join(sorted(duplicates))} (give each its own NAME=SPEC)")
-    queries = {qid: dataset.queries[qid] for qid in dataset.judged_queries()}
+    queries = {qid: dataset.queries[qid] for qid in dataset.evaluated_queries()}
     if not dataset.corpus:
         raise UserError(f"{dataset.source}: no corpus to rank (quality needs one; evaluate needs only a run)")
     (out_dir / "runs").mkdir(parents=True, exist_ok=True)
@@ -97,34 +98,37 @@ def run_quality(
         dataset={"name": dataset.name, "source": dataset.source, "format": dataset.format, "split": dataset.split,
                  "fingerprint": dataset.fingerprint(), "documents": len(dataset.corpus), "queries": len(queries),
                  "notes": dataset.notes},
-        measures=[m.trec_name for m in config.measures], measure_labels={m.trec_name: m.label for m in config.measures},
+        measures=[m.trec_name for m in config.measures],
+        measure_labels={m.trec_name: _label(dataset, m) for m in config.measures},
+        measure_relevance={m.trec_name: relevance_source(dataset, m) for m in config.measures},
         depth=config.depth, seed=config.seed, targets=names,
     ))
     runs: dict[str, Run] = {}
+    judge = AnswerJudge(dataset.answers)
     try:
         for spec in specs:
-            runs[spec.name] = _run_target(spec, options, dataset, queries, config, out_dir, writer, progress)
-        _score(dataset, runs, config, writer)
+            runs[spec.name] = _run_target(spec, options, dataset, queries, config, out_dir, writer, progress, judge)
+        _score(dataset, runs, config, writer, judge)
         writer.write(EndRecord(status="complete", finished=_now()))
     except KeyboardInterrupt:
-        _finish_partial(dataset, runs, config, writer, "interrupted", "interrupted by the user")
+        _finish_partial(dataset, runs, config, writer, judge, "interrupted", "interrupted by the user")
         raise
     except UserError as exc:
-        _finish_partial(dataset, runs, config, writer, "failed", str(exc))
+        _finish_partial(dataset, runs, config, writer, judge, "failed", str(exc))
         raise
     finally:
         writer.close()
     return out_dir / RESULTS_FILE
 
 
-def _finish_partial(dataset, runs, config, writer, status: str, error: str) -> None:
+def _finish_partial(dataset, runs, config, writer, judge, status: str, error: str) -> None:
     """Score what finished, so the results file and report stay useful after a failure."""
     if runs:
-        _score(dataset, runs, config, writer)
+        _score(dataset, runs, config, writer, judge)
     writer.write(EndRecord(status=status, finished=_now(), error=error))
 
 
-def _run_target(spec, options, dataset, queries, config, out_dir, writer, progress) -> Run:
+def _run_target(spec, options, dataset, queries, config, out_dir, writer, progress, judge) -> Run:
     target = build_target(spec, options)
     try:
         start = time.perf_counter()
@@ -137,6 +141,7 @@ def _run_target(spec, options, dataset, queries, config, out_dir, writer, progre
     finally:
         target.close()
     run, replaced = run_from_results(results)
+    judge.judge(spec.name, _returned_texts(dataset, results, run, config))
     run_file = f"runs/{safe_filename(spec.name)}.trec"
     write_run(out_dir / run_file, run, tag=spec.name)
     writer.write(
@@ -147,16 +152,50 @@ def _run_target(spec, options, dataset, queries, config, out_dir, writer, progre
     return run
 
 
-def _score(dataset: Dataset, runs: dict[str, Run], config: QualityConfig, writer: ResultsWriter) -> None:
+def relevance_source(dataset: Dataset, measure: Measure) -> str:
+    """Answer measures use the answers; ranking measures the qrels, or answer-derived judgments without qrels."""
+    return "answers" if measure.answer_based or not dataset.qrels else "qrels"
+
+
+def _label(dataset: Dataset, measure: Measure) -> str:
+    """Ranking measures on answer-derived judgments say so wherever they are shown."""
+    derived = not measure.answer_based and relevance_source(dataset, measure) == "answers"
+    return f"{measure.label} (answers)" if derived else measure.label
+
+
+def _returned_texts(dataset: Dataset, results: list[QueryResult], run: Run, config: QualityConfig) -> dict[str, list[str]]:
+    """Per answered query, the texts the target returned down to the deepest answer cut-off: its own
+    passages (chunks) where it returned them, else the ranked documents' texts in trec_eval's order."""
+    depth = max((m.cutoff or 0 for m in config.measures if m.answer_based), default=0)
+    if not depth or not dataset.answers:
+        return {}
+    return {r.qid: (r.passages[:depth] if r.passages is not None
+                    else [dataset.corpus[d].text for d, _ in trec_order(run.get(r.qid, {}))[:depth]])
+            for r in results if r.qid in dataset.answers}
+
+
+def _per_query(dataset: Dataset, name: str, run: Run, config: QualityConfig, judge: AnswerJudge) -> dict[str, dict[str, float]]:
+    """measure -> qid -> value for one target, each measure on its relevance source (trec_eval -c semantics:
+    every judged or answered query counts; a failed or empty one scores zero)."""
+    ranking = [m for m in config.measures if not m.answer_based]
+    values = evaluate(dataset.qrels or dataset.answer_qrels(), run, ranking, complete=True).per_query if ranking else {}
+    for m in config.measures:
+        if m.answer_based:
+            values[m.trec_name] = judge.scores(name, m.family, m.cutoff or 0)
+    return values
+
+
+def _score(dataset: Dataset, runs: dict[str, Run], config: QualityConfig, writer: ResultsWriter, judge: AnswerJudge) -> None:
     """Metrics per target (every judged query counts; a failed or empty one scores zero: trec_eval -c)."""
     per_measure: dict[str, dict[str, dict[str, float]]] = {m.trec_name: {} for m in config.measures}
     for name, run in runs.items():
-        scores = evaluate(dataset.qrels, run, config.measures, complete=True)
+        per_query = _per_query(dataset, name, run, config, judge)
         for m in config.measures:
-            values = scores.per_query[m.trec_name]
+            values = per_query[m.trec_name]
             low, high = bootstrap_ci(np.array(list(values.values())), BOOTSTRAP, seeded_generator(config.seed, name, m.trec_name))
-            writer.write(MetricRecord(target=name, measure=m.trec_name, label=m.label, mean=scores.means[m.trec_name],
-                                      ci_low=low, ci_high=high, queries=len(values), per_query=values))
+            writer.write(MetricRecord(target=name, measure=m.trec_name, label=_label(dataset, m),
+                                      mean=sum(values.values()) / len(values), ci_low=low, ci_high=high,
+                                      queries=len(values), per_query=values, relevance=relevance_source(dataset, m)))
             per_measure[m.trec_name][name] = values
     for m in config.measures:
         writer.write(*compare_pairs(per_measure[m.trec_name], m.trec_name, config.seed, PERMUTATIONS, BOOTSTRAP))

@@ -9,7 +9,7 @@ from bench.cli.progress import console, progress_bars
 from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
 from bench.errors import UserError
-from bench.quality.metrics import DEFAULT_MEASURES, parse_measure
+from bench.quality.metrics import default_measures, parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
 from bench.report import write_report
 from bench.targets.registry import TargetOptions, parse_spec
@@ -34,12 +34,17 @@ class QualityRequest:
 
 def quality_command(request: QualityRequest) -> Path:
     """Validate everything first (cheap), then run; the report is written even after a failure."""
-    measures = [parse_measure(m) for m in (request.measures or DEFAULT_MEASURES)]
+    measures = [parse_measure(m) for m in request.measures or ()]
+    specs = [parse_spec(t) for t in request.targets]
+    dataset = load_dataset(request.dataset, split=request.split)
+    if not measures:
+        measures = [parse_measure(m) for m in default_measures(bool(dataset.qrels), bool(dataset.answers))]
+    if not dataset.answers and any(m.answer_based for m in measures):
+        raise UserError(f"{dataset.source}: measure {next(m.label for m in measures if m.answer_based)} needs "
+                        "reference answers ('answers' on each query); this set has none")
     deepest = max((m.cutoff or m.truncate or 0) for m in measures)
     if request.depth < deepest:
         raise UserError(f"--depth {request.depth} is below the deepest cut-off ({deepest})")
-    specs = [parse_spec(t) for t in request.targets]
-    dataset = load_dataset(request.dataset, split=request.split)
     if request.max_queries is not None or request.max_docs is not None:
         dataset = sample_dataset(dataset, request.max_queries, request.max_docs, request.seed)
     for note in dataset.notes:

@@ -70,7 +70,10 @@ def write_per_query_csv(results: Results, path: Path) -> None:
             metric = {m: results.metric(t.name, m) for m in measures}
             if not all(metric.values()):
                 continue
-            for qid in metric[measures[0]].per_query:
+            # Measures on different relevance sources (qrels, answers) may cover different queries.
+            qids = dict.fromkeys(qid for m in measures for qid in metric[m].per_query)
+            for qid in qids:
                 q = queries.get((t.name, qid))
-                writer.writerow([t.name, qid, *[repr(metric[m].per_query[qid]) for m in measures],
+                writer.writerow([t.name, qid, *[repr(metric[m].per_query[qid]) if qid in metric[m].per_query else ""
+                                                for m in measures],
                                  f"{q.latency_ms:.3f}" if q else "", q.hits if q else "", (q.error or "") if q else ""])

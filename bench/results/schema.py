@@ -29,6 +29,7 @@ class RunHeader:
     depth: int
     seed: int
     targets: list[str]  # names, in the order they run
+    measure_relevance: dict[str, str] = field(default_factory=dict)  # trec name -> qrels | answers | generated
     record: str = "run"
     schema: str = SCHEMA
     version: int = VERSION
@@ -76,6 +77,7 @@ class MetricRecord:
     ci_high: float
     queries: int
     per_query: dict[str, float]
+    relevance: str = "qrels"  # qrels | answers (containment in returned texts) | generated (answers scored)
     record: str = "metrics"
 
 

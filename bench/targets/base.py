@@ -34,6 +34,10 @@ class QueryResult:
     error: str | None = None
     cost: dict[str, float] = field(default_factory=dict)  # e.g. llm_calls, prompt_tokens
     warnings: list[str] = field(default_factory=list)  # named anomalies, e.g. "null-scores"
+    # The texts the target returned, in its rank order, when they are its own units (Open WebUI and
+    # LightRAG chunks); None for targets that rank corpus documents (their texts come from the corpus).
+    # Answer measures are scored on these, so they need no mapping of chunks to documents.
+    passages: list[str] | None = None
 
 
 _SECRET_NAME = re.compile(r"api_?key|key|token|secret|password", re.IGNORECASE)

@@ -21,7 +21,7 @@ import numpy as np
 
 from bench.errors import InputError, UserError
 from bench.quality.metrics import parse_measure
-from bench.quality.significance import bootstrap_ci, holm, randomization_test, seeded_generator
+from bench.quality.significance import bootstrap_cis, holm, randomization_tests, seeded_generator
 from bench.results.store import Results, read_results
 
 RESULTS_FILE = "results.jsonl"
@@ -221,10 +221,11 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
         notes.append(f"{where}target {name} is new in the current run: nothing to compare it with")
 
     checks: list[Check] = []
-    tested: list[tuple[Check, float]] = []  # checks with a p-value, for Holm
+    tested: list[Check] = []  # checks with a p-value, for Holm
     for base_name in base_targets:
         cur_name = config.match.get(base_name, base_name)
         shown = cur_name if cur_name == base_name else f"{base_name}→{cur_name}"
+        by_queries: dict[tuple[str, ...], list[str]] = {}  # measures judged on the same queries share draws
         for measure in measures:
             label = labels.get(measure, measure)
             b, c = base_scores.get((base_name, measure)), cur_scores.get((cur_name, measure))
@@ -234,7 +235,7 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
                 checks.append(Check("quality", source, f"{shown} {label}", FAIL,
                                     f"{shown} {label}: no scores in the current run (target failed or missing)"))
                 continue
-            qids = sorted(set(b) & set(c))
+            qids = tuple(sorted(set(b) & set(c)))
             if len(qids) != len(b) or len(qids) != len(c):
                 notes.append(f"{where}{shown} {label}: {len(b) - len(qids)} baseline and {len(c) - len(qids)} current "
                              f"queries are judged in one run only; compared on the {len(qids)} both judged")
@@ -242,22 +243,28 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
                 checks.append(Check("quality", source, f"{shown} {label}", FAIL,
                                     f"{shown} {label}: no query judged in both runs"))
                 continue
-            vb = np.fromiter((b[q] for q in qids), dtype=np.float64, count=len(qids))
-            vc = np.fromiter((c[q] for q in qids), dtype=np.float64, count=len(qids))
-            diff = vc - vb
-            rng = seeded_generator(config.seed, base_name, cur_name, measure)
-            low, high = bootstrap_ci(diff, config.bootstrap, rng)
-            p = randomization_test(diff, config.permutations, rng)
-            allowance = config.allowance(measure)
-            check = Check("quality", source, f"{shown} {label}", PASS, "", {
-                "target": cur_name, "baseline_target": base_name, "measure": measure, "label": label, "n": len(qids),
-                "baseline": float(vb.mean()), "current": float(vc.mean()), "effect": float(diff.mean()),
-                "ci_low": low, "ci_high": high, "p": p, "max_drop": str(allowance),
-                "limit": allowance.limit(float(vb.mean())), "alpha": config.alpha,
-            })
-            checks.append(check)
-            tested.append((check, p))
-    for (check, _), p_holm in zip(tested, holm([p for _, p in tested])):
+            by_queries.setdefault(qids, []).append(measure)
+        for qids, group in by_queries.items():
+            vb = np.array([[base_scores[base_name, m][q] for m in group] for q in qids], dtype=np.float64)
+            vc = np.array([[cur_scores[cur_name, m][q] for m in group] for q in qids], dtype=np.float64)
+            diffs = vc - vb
+            # Seeded by the pair's names: a check's figures do not depend on which other targets ran.
+            rng = seeded_generator(config.seed, base_name, cur_name)
+            lows, highs = bootstrap_cis(diffs, config.bootstrap, rng)
+            pvalues = randomization_tests(diffs, config.permutations, rng)
+            for j, measure in enumerate(group):
+                allowance, baseline_mean = config.allowance(measure), float(vb[:, j].mean())
+                label = labels.get(measure, measure)
+                check = Check("quality", source, f"{shown} {label}", PASS, "", {
+                    "target": cur_name, "baseline_target": base_name, "measure": measure, "label": label,
+                    "n": len(qids), "baseline": baseline_mean, "current": float(vc[:, j].mean()),
+                    "effect": float(diffs[:, j].mean()), "ci_low": float(lows[j]), "ci_high": float(highs[j]),
+                    "p": float(pvalues[j]), "max_drop": str(allowance), "limit": allowance.limit(baseline_mean),
+                    "alpha": config.alpha,
+                })
+                checks.append(check)
+                tested.append(check)
+    for check, p_holm in zip(tested, holm([c.figures["p"] for c in tested])):
         f = check.figures
         f["p_holm"] = p_holm
         f["significant"] = p_holm <= config.alpha

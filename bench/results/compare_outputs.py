@@ -126,9 +126,13 @@ def write_outputs(comparison: Comparison, runs: list[tuple[str, Results]], junit
     if junit is not None:
         _write(junit, junit_xml(comparison))
     if benchmark is not None:
-        _write(benchmark, json.dumps(benchmark_json(runs), indent=2) + "\n")
+        write_benchmark_json(benchmark, runs)
     if summary is not None:
         _write(summary, render_markdown(comparison) + "\n", mode="a")
+
+
+def write_benchmark_json(path: Path, runs: list[tuple[str, Results]]) -> None:
+    _write(path, json.dumps(benchmark_json(runs), indent=2) + "\n")
 
 
 def _write(path: Path, text: str, mode: str = "w") -> None:

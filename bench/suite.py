@@ -122,6 +122,8 @@ class _Reader:
 
     def line_of(self, *keys: str) -> int | None:
         """The line of the last key of a dotted path: found after the line of its table, best effort."""
+        if not keys:
+            return None
         start = 0
         for key in keys:
             pattern = re.compile(rf'^\s*(\[\[?\s*)?(?:[\w.-]+\.)?["\']?{re.escape(key)}["\']?\s*(\]|=|\.)')

@@ -159,7 +159,8 @@ def compare_paths(baseline: Path, current: Path, config: GateConfig) -> Comparis
     checks: list[Check] = []
     notes: list[str] = []
     if len(base_files) == 1 and len(cur_files) == 1:  # two single files pair whatever their paths
-        pairs = [("", next(iter(base_files.values())), next(iter(cur_files.values())))]
+        (base_key, base_file), (cur_key, cur_file) = *base_files.items(), *cur_files.items()
+        pairs = [(base_key if base_key == cur_key else "", base_file, cur_file)]
     else:
         pairs = [(key, base_files[key], cur_files[key]) for key in sorted(base_files) if key in cur_files]
         for key in sorted(set(base_files) - set(cur_files)):

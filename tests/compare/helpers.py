@@ -1,13 +1,17 @@
-"""Results files written with the real writer and records, from per-query scores a test chooses."""
+"""Results files written with the real writer and records, from per-query scores a test chooses; and a
+real target made worse in a known way."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
 from bench.results.store import ResultsWriter
+from bench.targets import registry
+from bench.targets.base import QueryResult
 
 LABELS = {"ndcg_cut_10": "nDCG@10", "recall_100": "R@100"}
 
@@ -47,3 +51,44 @@ def noisy_scores(n: int, seed: int, shift: float = 0.0) -> dict[str, float]:
     """Per-query scores in [0, 1] like nDCG's: a seeded base, optionally shifted down on every query."""
     rng = np.random.default_rng(seed)
     return per_query(np.clip(rng.beta(2, 2, size=n) - shift, 0.0, 1.0))
+
+
+PUSHED_OUT = 0.10
+
+
+class RelevantPushedOut:
+    """A real bm25 whose rankings lose every relevant document for a seeded 10% of the queries."""
+
+    def __init__(self, inner, share: float, seed: int):
+        self.inner, self.share, self.seed = inner, share, seed
+        self.name = inner.name
+        self.spoiled: set[str] = set()
+
+    def prepare(self, dataset, progress):
+        self._qrels = dataset.qrels
+        self.inner.prepare(dataset, progress)
+
+    def search(self, queries, depth, progress):
+        qids = sorted(queries)
+        rng = np.random.default_rng(self.seed)
+        self.spoiled = set(rng.choice(qids, size=round(self.share * len(qids)), replace=False).tolist())
+        results = self.inner.search(queries, depth, progress)
+        return [QueryResult(r.qid, [h for h in r.hits if self._qrels.get(r.qid, {}).get(h.doc_id, 0) <= 0], r.latency_s)
+                if r.qid in self.spoiled else r for r in results]
+
+    def describe(self):
+        return {**self.inner.describe(), "spoiled_queries": len(self.spoiled)}
+
+    def close(self):
+        self.inner.close()
+
+
+@pytest.fixture
+def worse_kind(monkeypatch):
+    """Target kind `worse`: bm25 with 10% of queries' relevant documents pushed out of the ranking."""
+    def build(spec, options):
+        from bench.targets.local import BM25Engine
+
+        return RelevantPushedOut(BM25Engine(name=spec.name), PUSHED_OUT, seed=7)
+
+    monkeypatch.setitem(registry.KINDS, "worse", build)

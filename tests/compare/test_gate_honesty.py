@@ -7,54 +7,12 @@ ranking, must fail. The test prints the effect and p-value of both.
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
-
 from bench.quality.run_command import QualityRequest, quality_command
-from bench.targets import registry
-from bench.targets.base import QueryResult
+from tests.compare.helpers import worse_kind  # noqa: F401  (fixture)
 from tests.harness.cli import run_cli
 from tests.paths import BUNDLED_SCIFACT
 
-PUSHED_OUT = 0.10
 MAX_DROP = "nDCG@10=0.01"
-
-
-class RelevantPushedOut:
-    """A real bm25 whose rankings lose every relevant document for a seeded 10% of the queries."""
-
-    def __init__(self, inner, share: float, seed: int):
-        self.inner, self.share, self.seed = inner, share, seed
-        self.name = inner.name
-        self.spoiled: set[str] = set()
-
-    def prepare(self, dataset, progress):
-        self._qrels = dataset.qrels
-        self.inner.prepare(dataset, progress)
-
-    def search(self, queries, depth, progress):
-        qids = sorted(queries)
-        rng = np.random.default_rng(self.seed)
-        self.spoiled = set(rng.choice(qids, size=round(self.share * len(qids)), replace=False).tolist())
-        results = self.inner.search(queries, depth, progress)
-        return [QueryResult(r.qid, [h for h in r.hits if self._qrels.get(r.qid, {}).get(h.doc_id, 0) <= 0], r.latency_s)
-                if r.qid in self.spoiled else r for r in results]
-
-    def describe(self):
-        return {**self.inner.describe(), "spoiled_queries": len(self.spoiled)}
-
-    def close(self):
-        self.inner.close()
-
-
-@pytest.fixture
-def worse_kind(monkeypatch):
-    def build(spec, options):
-        from bench.targets.local import BM25Engine
-
-        return RelevantPushedOut(BM25Engine(name=spec.name), PUSHED_OUT, seed=7)
-
-    monkeypatch.setitem(registry.KINDS, "worse", build)
 
 
 def _quality(out, target: str, seed: int):

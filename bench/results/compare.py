@@ -212,6 +212,10 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
     measures = [m for m in base.header.measures if m in cur.header.measures]
     for m in sorted(set(base.header.measures) ^ set(cur.header.measures)):
         notes.append(f"{where}measure {m} is in only one run: not compared")
+    for m in measures:
+        was, now = base.header.measure_relevance.get(m), cur.header.measure_relevance.get(m)
+        if was and now and was != now:
+            notes.append(f"{where}RELEVANCE CHANGED for {m}: judged by {was} in the baseline, by {now} now")
     labels = {**base.header.measure_labels, **cur.header.measure_labels}
     base_scores = {(r.target, r.measure): r.per_query for r in base.metrics}
     cur_scores = {(r.target, r.measure): r.per_query for r in cur.metrics}

@@ -12,6 +12,7 @@ from bench.errors import UserError
 
 from bench.cli import datasets_cmd, evaluate_cmd, quality_cmd, meter_cmd, identity_cmd, doctor_cmd  # noqa: E402,F401  (registration)
 from bench.cli import compare_cmd, run_cmd  # noqa: E402,F401  (registration)
+from bench.cli import load_cmd  # noqa: E402,F401  (registration)
 
 
 def main() -> None:

@@ -6,8 +6,9 @@ OpenAI-compatible server, a Cohere-shaped reranker, the in-process reference) is
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -32,6 +33,47 @@ class Scores:
     scores: np.ndarray  # (n,) float32 by input index; NaN where the endpoint returned no score (top_n)
     order: list[int]  # input indexes in the order the endpoint ranked them
     calls: list[CallTiming]
+
+
+@dataclass(frozen=True)
+class WireRequest:
+    """One request exactly as an endpoint kind shapes it (its wire contract, defined once per kind).
+
+    The API clients send `payload` through httpx; the load generator encodes `body()` once and
+    replays the bytes on its own connections. Both read answers with the same wire's `parse`.
+    """
+
+    method: str
+    url: str  # the full route URL
+    payload: dict[str, Any]
+    inputs: int  # texts (embed) or documents (rerank) in this request
+
+    def body(self) -> bytes:
+        return json.dumps(self.payload, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class WireShapeError(ValueError):
+    """An answer that is valid JSON but not the shape the endpoint kind promises."""
+
+    def __init__(self, expected: str):
+        super().__init__(expected)
+        self.expected = expected
+
+
+class EmbedWire(Protocol):
+    """texts -> request; decoded JSON answer -> (n, dim) vectors. Pure: no sockets, picklable."""
+
+    def request(self, texts: list[str]) -> WireRequest: ...
+
+    def parse(self, answer: Any, n: int) -> np.ndarray: ...
+
+
+class RerankWire(Protocol):
+    """query + texts -> request; decoded JSON answer -> (index, score) pairs as the endpoint ranked them."""
+
+    def request(self, query: str, texts: list[str], top_n: int | None = None) -> WireRequest: ...
+
+    def parse(self, answer: Any, n: int) -> list[tuple[int, float]]: ...
 
 
 @runtime_checkable

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.endpoints.base import CallTiming, Embeddings, batches
+from bench.endpoints.base import CallTiming, Embeddings, WireRequest, WireShapeError, batches
 from bench.endpoints.http import HttpEndpoint
 
 
@@ -25,6 +25,40 @@ def decode_embedding(value: Any) -> np.ndarray | None:
         except (ValueError, TypeError):
             return None
     return None
+
+
+class OpenAIEmbedWire:
+    """The OpenAI `/embeddings` wire shape: `{model, input, encoding_format?, dimensions?}` -> `{data: [{index, embedding}]}`."""
+
+    def __init__(self, url: str, model: str, encoding_format: str | None = "float", dimensions: int | None = None):
+        self.url = f"{url.rstrip('/')}/embeddings"
+        self.model = model
+        self.encoding_format = encoding_format
+        self.dimensions = dimensions
+
+    def request(self, texts: list[str]) -> WireRequest:
+        body: dict[str, Any] = {"model": self.model, "input": list(texts)}
+        if self.encoding_format:
+            body["encoding_format"] = self.encoding_format
+        if self.dimensions is not None:
+            body["dimensions"] = self.dimensions
+        return WireRequest("POST", self.url, body, len(texts))
+
+    def parse(self, answer: Any, n: int) -> np.ndarray:
+        expected = WireShapeError(f"{{data: [{{index, embedding}}]}} for {n} inputs")
+        data = answer.get("data") if isinstance(answer, dict) else None
+        if not isinstance(data, list) or len(data) != n:
+            raise expected
+        rows: list[np.ndarray | None] = [None] * n
+        for position, item in enumerate(data):
+            vector = decode_embedding(item.get("embedding")) if isinstance(item, dict) else None
+            index = item.get("index", position) if isinstance(item, dict) else None
+            if vector is None or not isinstance(index, int) or not 0 <= index < n:
+                raise expected
+            rows[index] = vector  # servers may answer out of order; `index` says where each belongs
+        if any(r is None for r in rows) or len({r.shape for r in rows}) != 1:
+            raise expected
+        return np.vstack(rows)
 
 
 class OpenAIEmbedder:
@@ -44,47 +78,27 @@ class OpenAIEmbedder:
     ):
         self.name = name
         self.http = HttpEndpoint(name, url, key_env)
-        self.model = model
+        self.wire = OpenAIEmbedWire(self.http.url, model, encoding_format, dimensions)
         self.batch_size = batch_size
-        self.encoding_format = encoding_format
-        self.dimensions = dimensions
 
     def embed(self, texts: list[str]) -> Embeddings:
-        url = f"{self.http.url}/embeddings"
         parts: list[np.ndarray] = []
         calls: list[CallTiming] = []
         for chunk in batches(len(texts), self.batch_size):
-            body: dict[str, Any] = {"model": self.model, "input": [texts[i] for i in chunk]}
-            if self.encoding_format:
-                body["encoding_format"] = self.encoding_format
-            if self.dimensions is not None:
-                body["dimensions"] = self.dimensions
-            response, wall_ms = self.http.request("POST", url, body)
+            request = self.wire.request([texts[i] for i in chunk])
+            response, wall_ms = self.http.request(request.method, request.url, request.payload)
             answer = self.http.json_of(response)
-            parts.append(self._vectors(url, answer, len(chunk)))
+            try:
+                parts.append(self.wire.parse(answer, len(chunk)))
+            except WireShapeError as exc:
+                raise self.http.shape_error(request.url, exc.expected, answer) from None
             calls.append(CallTiming(len(chunk), wall_ms))
         vectors = np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)
         return Embeddings(vectors, calls)
 
-    def _vectors(self, url: str, answer: Any, n: int) -> np.ndarray:
-        expected = f"{{data: [{{index, embedding}}]}} for {n} inputs"
-        data = answer.get("data") if isinstance(answer, dict) else None
-        if not isinstance(data, list) or len(data) != n:
-            raise self.http.shape_error(url, expected, answer)
-        rows: list[np.ndarray | None] = [None] * n
-        for position, item in enumerate(data):
-            vector = decode_embedding(item.get("embedding")) if isinstance(item, dict) else None
-            index = item.get("index", position) if isinstance(item, dict) else None
-            if vector is None or not isinstance(index, int) or not 0 <= index < n:
-                raise self.http.shape_error(url, expected, answer)
-            rows[index] = vector  # servers may answer out of order; `index` says where each belongs
-        if any(r is None for r in rows) or len({r.shape for r in rows}) != 1:
-            raise self.http.shape_error(url, expected, answer)
-        return np.vstack(rows)
-
     def describe(self) -> dict[str, object]:
-        return {"kind": self.kind, "url": self.http.url, "model": self.model,
-                "encoding_format": self.encoding_format, "dimensions": self.dimensions, "batch_size": self.batch_size}
+        return {"kind": self.kind, "url": self.http.url, "model": self.wire.model,
+                "encoding_format": self.wire.encoding_format, "dimensions": self.wire.dimensions, "batch_size": self.batch_size}
 
     def dtype(self) -> str | None:
         return None  # the OpenAI shape does not say

@@ -10,13 +10,47 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.endpoints.base import CallTiming, Scores, scores_from_results
+from bench.endpoints.base import CallTiming, Scores, WireRequest, WireShapeError, scores_from_results
 from bench.endpoints.http import HttpEndpoint
 
 
 def rerank_url(url: str) -> str:
     url = url.rstrip("/")
     return url if urlsplit(url).path.endswith("/rerank") else f"{url}/rerank"
+
+
+class CohereRerankWire:
+    """The Cohere rerank wire shape: `{query, documents, return_documents, model?, top_n?, raw_scores?}` -> `{results}`."""
+
+    def __init__(self, url: str, model: str | None, raw_scores: bool | None = None):
+        self.url = rerank_url(url)
+        self.model = model
+        self.raw_scores = raw_scores  # infinity's extension; Cohere and LiteLLM have no such field
+
+    def request(self, query: str, texts: list[str], top_n: int | None = None) -> WireRequest:
+        body: dict[str, Any] = {"query": query, "documents": list(texts), "return_documents": False}
+        if self.model:
+            body["model"] = self.model
+        if top_n is not None:
+            body["top_n"] = top_n
+        if self.raw_scores is not None:
+            body["raw_scores"] = self.raw_scores
+        return WireRequest("POST", self.url, body, len(texts))
+
+    def parse(self, answer: Any, n: int) -> list[tuple[int, float]]:
+        results = answer.get("results") if isinstance(answer, dict) else None
+        pairs: list[tuple[int, float]] = []
+        if isinstance(results, list):
+            for item in results:
+                if not isinstance(item, dict):
+                    break
+                index, score = item.get("index"), item.get("relevance_score")
+                if not isinstance(index, int) or not 0 <= index < n or not isinstance(score, (int, float)):
+                    break
+                pairs.append((index, float(score)))
+        if not isinstance(results, list) or len(pairs) != len(results):
+            raise WireShapeError("{results: [{index, relevance_score}]}")
+        return pairs
 
 
 class CohereReranker:
@@ -27,37 +61,21 @@ class CohereReranker:
     def __init__(self, name: str, url: str, model: str | None, key_env: str | None = None, raw_scores: bool | None = None):
         self.name = name
         self.http = HttpEndpoint(name, url, key_env)
-        self.route = rerank_url(url)
-        self.model = model
-        self.raw_scores = raw_scores  # infinity's extension; Cohere and LiteLLM have no such field
+        self.wire = CohereRerankWire(url, model, raw_scores)
 
     def rerank(self, query: str, texts: list[str], top_n: int | None = None) -> Scores:
-        body: dict[str, Any] = {"query": query, "documents": texts, "return_documents": False}
-        if self.model:
-            body["model"] = self.model
-        if top_n is not None:
-            body["top_n"] = top_n
-        if self.raw_scores is not None:
-            body["raw_scores"] = self.raw_scores
-        response, wall_ms = self.http.request("POST", self.route, body)
+        request = self.wire.request(query, texts, top_n)
+        response, wall_ms = self.http.request(request.method, request.url, request.payload)
         answer = self.http.json_of(response)
-        results = answer.get("results") if isinstance(answer, dict) else None
-        pairs: list[tuple[int, float]] = []
-        if isinstance(results, list):
-            for item in results:
-                if not isinstance(item, dict):
-                    break
-                index, score = item.get("index"), item.get("relevance_score")
-                if not isinstance(index, int) or not 0 <= index < len(texts) or not isinstance(score, (int, float)):
-                    break
-                pairs.append((index, float(score)))
-        if not isinstance(results, list) or len(pairs) != len(results):
-            raise self.http.shape_error(self.route, "{results: [{index, relevance_score}]}", answer)
+        try:
+            pairs = self.wire.parse(answer, len(texts))
+        except WireShapeError as exc:
+            raise self.http.shape_error(request.url, exc.expected, answer) from None
         scores, order = scores_from_results(len(texts), pairs)
         return Scores(scores, order, [CallTiming(len(texts), wall_ms)])
 
     def describe(self) -> dict[str, object]:
-        return {"kind": self.kind, "url": self.route, "model": self.model}
+        return {"kind": self.kind, "url": self.wire.url, "model": self.wire.model}
 
     def dtype(self) -> str | None:
         return None

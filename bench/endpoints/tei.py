@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.endpoints.base import CallTiming, Embeddings, Scores, scores_from_results
+from bench.endpoints.base import CallTiming, Embeddings, Scores, WireRequest, WireShapeError, scores_from_results
 from bench.endpoints.http import EndpointHTTPError, HttpEndpoint
 
 DEFAULT_CLIENT_BATCH = 32  # TEI's own default max_client_batch_size, used until /info says otherwise
@@ -112,6 +112,14 @@ class TeiClient(HttpEndpoint):
                 time.sleep(0.05 * 2**attempt)
         return self.json_of(response), CallTiming(n, wall_ms, timing_headers(response.headers))
 
+    def call(self, wire, request: WireRequest) -> tuple[Any, CallTiming]:
+        """Send a wire request (429s retried) and parse the answer with the same wire."""
+        answer, timing = self.post(request.url[len(self.url):], request.payload)
+        try:
+            return wire.parse(answer, request.inputs), timing
+        except WireShapeError as exc:
+            raise self.shape_error(request.url, exc.expected, answer) from None
+
     def tokenize(self, texts: list[str], add_special_tokens: bool = True) -> list[list[dict[str, Any]]]:
         body, _ = self.post("/tokenize", {"inputs": texts, "add_special_tokens": add_special_tokens})
         if not isinstance(body, list) or len(body) != len(texts):
@@ -166,6 +174,41 @@ class _Batched:
         return done
 
 
+class TeiEmbedWire:
+    """TEI's /embed wire shape: `{inputs, normalize, truncate?, ...}` -> `[[f32]]`."""
+
+    def __init__(self, url: str, options: dict[str, Any]):
+        self.url = f"{url.rstrip('/')}/embed"
+        self.options = options
+
+    def request(self, texts: list[str]) -> WireRequest:
+        return WireRequest("POST", self.url, {"inputs": list(texts), **self.options}, len(texts))
+
+    def parse(self, answer: Any, n: int) -> np.ndarray:
+        if not isinstance(answer, list) or len(answer) != n or not all(isinstance(v, list) for v in answer):
+            raise WireShapeError(f"[[float]] for {n} inputs")
+        return np.asarray(answer, dtype=np.float32)
+
+
+class TeiRerankWire:
+    """TEI's /rerank wire shape: `{query, texts, raw_scores, return_text}` -> `[{index, score}]` (no top_n on the wire)."""
+
+    def __init__(self, url: str, options: dict[str, Any]):
+        self.url = f"{url.rstrip('/')}/rerank"
+        self.options = options
+
+    def request(self, query: str, texts: list[str], top_n: int | None = None) -> WireRequest:
+        return WireRequest("POST", self.url, {"query": query, "texts": list(texts), **self.options}, len(texts))
+
+    def parse(self, answer: Any, n: int) -> list[tuple[int, float]]:
+        if not isinstance(answer, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("index"), int) and 0 <= r["index"] < n
+            and isinstance(r.get("score"), (int, float)) for r in answer
+        ):
+            raise WireShapeError("[{index, score}]")
+        return [(int(r["index"]), float(r["score"])) for r in answer]
+
+
 class TeiEmbedder:
     """texts -> vectors through TEI's /embed."""
 
@@ -186,24 +229,20 @@ class TeiEmbedder:
         self.name = name
         self.client = TeiClient(name, url, key_env)
         self._batched = _Batched(self.client, batch_size)
-        self.options: dict[str, Any] = {"normalize": normalize}
+        options: dict[str, Any] = {"normalize": normalize}
         if truncate is not None:
-            self.options["truncate"] = truncate
+            options["truncate"] = truncate
         if truncation_direction is not None:
-            self.options["truncation_direction"] = truncation_direction.capitalize()  # TEI's enum: Left | Right
+            options["truncation_direction"] = truncation_direction.capitalize()  # TEI's enum: Left | Right
         if dimensions is not None:
-            self.options["dimensions"] = dimensions
+            options["dimensions"] = dimensions
         if prompt_name is not None:
-            self.options["prompt_name"] = prompt_name
+            options["prompt_name"] = prompt_name
+        self.wire = TeiEmbedWire(self.client.url, options)
 
     def embed(self, texts: list[str]) -> Embeddings:
-        url = f"{self.client.url}/embed"
-
         def send(chunk: range):
-            body, timing = self.client.post("/embed", {"inputs": [texts[i] for i in chunk], **self.options})
-            if not isinstance(body, list) or len(body) != len(chunk) or not all(isinstance(v, list) for v in body):
-                raise self.client.shape_error(url, f"[[float]] for {len(chunk)} inputs", body)
-            return np.asarray(body, dtype=np.float32), timing
+            return self.client.call(self.wire, self.wire.request([texts[i] for i in chunk]))
 
         parts = self._batched.run(len(texts), send)
         vectors = np.vstack([p[0] for p in parts]) if parts else np.zeros((0, 0), dtype=np.float32)
@@ -212,7 +251,7 @@ class TeiEmbedder:
     def describe(self) -> dict[str, object]:
         info = self.client.info()
         return {"kind": self.kind, "url": self.client.url, "model": info.model_id, "dtype": info.model_dtype,
-                "version": info.version, "max_client_batch_size": info.max_client_batch_size, **self.options}
+                "version": info.version, "max_client_batch_size": info.max_client_batch_size, **self.wire.options}
 
     def dtype(self) -> str | None:
         return self.client.info().model_dtype
@@ -238,18 +277,15 @@ class TeiReranker:
         self.name = name
         self.client = TeiClient(name, url, key_env)
         self._batched = _Batched(self.client, batch_size)
-        self.options: dict[str, Any] = {"raw_scores": raw_scores, "return_text": False}
+        options: dict[str, Any] = {"raw_scores": raw_scores, "return_text": False}
         if truncate is not None:
-            self.options["truncate"] = truncate
+            options["truncate"] = truncate
+        self.wire = TeiRerankWire(self.client.url, options)
 
     def rerank(self, query: str, texts: list[str], top_n: int | None = None) -> Scores:
-        url = f"{self.client.url}/rerank"
-
         def send(chunk: range):
-            body, timing = self.client.post("/rerank", {"query": query, "texts": [texts[i] for i in chunk], **self.options})
-            if not isinstance(body, list) or not all(isinstance(r, dict) and "index" in r and "score" in r for r in body):
-                raise self.client.shape_error(url, "[{index, score}]", body)
-            return [(chunk.start + int(r["index"]), float(r["score"])) for r in body], timing
+            pairs, timing = self.client.call(self.wire, self.wire.request(query, [texts[i] for i in chunk]))
+            return [(chunk.start + index, score) for index, score in pairs], timing
 
         parts = self._batched.run(len(texts), send)
         results = sorted((pair for p in parts for pair in p[0]), key=lambda pair: -pair[1])
@@ -261,11 +297,10 @@ class TeiReranker:
     def describe(self) -> dict[str, object]:
         info = self.client.info()
         return {"kind": self.kind, "url": self.client.url, "model": info.model_id, "dtype": info.model_dtype,
-                "version": info.version, **self.options}
+                "version": info.version, **self.wire.options}
 
     def dtype(self) -> str | None:
         return self.client.info().model_dtype
 
     def close(self) -> None:
         self.client.close()
-

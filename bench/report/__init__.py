@@ -15,6 +15,11 @@ def write_report(results_path: Path, out_dir: Path | None = None) -> Path:
     """Write report.md, report.html, plots/ and per_query.csv next to the results; returns report.html."""
     results = read_results(results_path)
     out_dir = out_dir or results_path.parent
+    if results.header.command == "load":  # a load sweep has its own report
+        from bench.report.load import write_load_report
+
+        out_dir.mkdir(parents=True, exist_ok=True)
+        return write_load_report(results, out_dir)
     plots_dir = out_dir / "plots"
     plots_dir.mkdir(parents=True, exist_ok=True)
     plots: list[tuple[str, Path]] = []

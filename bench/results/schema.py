@@ -2,7 +2,8 @@
 
 Every line is one JSON object with a `record` field. The first line is the `run` header; then, per
 target, a `target` record and one `query` record per query (written when the target finishes);
-`metrics` and `comparison` records when scoring is done; an `end` record last. A file without an
+`metrics` and `comparison` records when scoring is done; an `end` record last. `ragbench load`
+writes the same `run` header, then one `load_point` record per sweep point, then `end`. A file without an
 `end` record was interrupted: everything before the cut is still valid. Reports are built from this
 file alone, so every number in a report traces back to a record here.
 """
@@ -30,6 +31,7 @@ class RunHeader:
     seed: int
     targets: list[str]  # names, in the order they run
     measure_relevance: dict[str, str] = field(default_factory=dict)  # trec name -> qrels | answers | generated
+    load: dict[str, Any] | None = None  # `ragbench load`: endpoints and sweep settings
     record: str = "run"
     schema: str = SCHEMA
     version: int = VERSION
@@ -101,6 +103,34 @@ class ComparisonRecord:
 
 
 @dataclass
+class LoadPointRecord:
+    """One point of a `ragbench load` sweep (docs/load.md defines every field)."""
+
+    endpoint: str
+    op: str  # embed | rerank
+    loop: str  # closed | open | burst
+    batch: int  # texts per request (rerank: documents per query)
+    concurrency: int | None  # closed: virtual users; burst: in-flight cap (0 = none); open: None
+    rate: float | None  # open: offered requests/s
+    arrival: str | None  # open: constant | poisson | gamma:CV
+    duration_s: float  # measured: window start -> last measured answer
+    requests: dict[str, Any]  # sent, ok, errors {class: n}, unsent
+    throughput: dict[str, Any]  # requests_per_s, texts_per_s, tokens_per_s, tokens_source
+    latency_ms: dict[str, Any]  # service, scheduled, dispatch_delay: {p50,p90,p99,p999,max,mean,count} or None
+    server_ms: dict[str, Any]  # queue, tokenization, inference (TEI headers), same blocks or None
+    server_metrics: dict[str, Any] | None  # deltas of TEI's te_* /metrics over the point
+    client: dict[str, Any]  # workers, cpu_percent, saturated, loop_lag_p99_ms
+    max_inflight: int | None = None
+    burst: int | None = None  # burst: texts (chunks) in the burst
+    length: int | None = None  # --lengths: tokens (or words) per text
+    documents: int | None = None  # rerank: candidates per query
+    warmup_s: float = 0.0
+    histograms: dict[str, Any] = field(default_factory=dict)  # quantity -> HDR encoding (exact CDFs, merging)
+    error_examples: dict[str, str] = field(default_factory=dict)  # class -> first message seen
+    record: str = "load_point"
+
+
+@dataclass
 class EndRecord:
     status: str  # complete | interrupted | failed
     finished: str
@@ -110,5 +140,5 @@ class EndRecord:
 
 RECORD_TYPES = {
     "run": RunHeader, "target": TargetRecord, "query": QueryRecord, "metrics": MetricRecord,
-    "comparison": ComparisonRecord, "end": EndRecord,
+    "comparison": ComparisonRecord, "end": EndRecord, "load_point": LoadPointRecord,
 }

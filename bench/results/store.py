@@ -12,7 +12,7 @@ from typing import Any
 
 from bench.errors import InputError
 from bench.results.schema import (
-    READABLE_VERSIONS, RECORD_TYPES, SCHEMA, VERSION, ComparisonRecord, EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord,
+    READABLE_VERSIONS, RECORD_TYPES, SCHEMA, VERSION, ComparisonRecord, EndRecord, LoadPointRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord,
 )
 
 
@@ -51,6 +51,7 @@ class Results:
     queries: list[QueryRecord] = field(default_factory=list)
     metrics: list[MetricRecord] = field(default_factory=list)
     comparisons: list[ComparisonRecord] = field(default_factory=list)
+    load_points: list[LoadPointRecord] = field(default_factory=list)
     end: EndRecord | None = None
 
     def metric(self, target: str, measure: str) -> MetricRecord | None:
@@ -104,6 +105,8 @@ def read_results(path: str | Path) -> Results:
                 for name in ("ci_low", "ci_high", "p_randomization", "p_ttest", "p_randomization_holm", "p_ttest_holm"):
                     setattr(record, name, _restore(getattr(record, name)))
                 results.comparisons.append(record)
+            elif isinstance(record, LoadPointRecord):
+                results.load_points.append(record)
             elif isinstance(record, EndRecord):
                 results.end = record
     if results is None:

@@ -28,12 +28,12 @@ def test_builds_the_client_of_each_kind(monkeypatch):
     monkeypatch.setenv("SOME_KEY", "secret")
     tei = open_endpoint(parse_spec("t=tei@http://h:3000?normalize=false&dimensions=128&truncation_direction=left"))
     assert isinstance(tei, TeiEmbedder)
-    assert tei.options == {"normalize": False, "truncation_direction": "Left", "dimensions": 128}
+    assert tei.wire.options == {"normalize": False, "truncation_direction": "Left", "dimensions": 128}
     openai = open_endpoint(parse_spec("o=openai@http://h:4000/v1?model=m&key_env=SOME_KEY&encoding=none"))
-    assert isinstance(openai, OpenAIEmbedder) and openai.encoding_format is None
+    assert isinstance(openai, OpenAIEmbedder) and openai.wire.encoding_format is None
     assert openai.http.client.headers["Authorization"] == "Bearer secret"
     cohere = open_endpoint(parse_spec("c=cohere@http://h:4000/v2?model=r"))
-    assert isinstance(cohere, CohereReranker) and cohere.route == "http://h:4000/v2/rerank"
+    assert isinstance(cohere, CohereReranker) and cohere.wire.url == "http://h:4000/v2/rerank"
 
 
 def test_rerank_url_keeps_a_full_route_and_completes_a_base():

@@ -1,0 +1,45 @@
+"""`ragbench load`: throughput and latency of embed / rerank endpoints (docs/load.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from bench.cli.app import app
+from bench.cli.identity_cmd import SPEC_HELP
+
+
+@app.command()
+def load(
+    endpoint: Annotated[list[str], typer.Option("--endpoint", "-e", help=SPEC_HELP)],
+    op: Annotated[str, typer.Option("--op", help="embed or rerank (default: from the endpoint kind).")] = "",
+    batch: Annotated[Optional[str], typer.Option("--batch", help="Texts per request, comma list (embed). Default 1.")] = None,
+    concurrency: Annotated[Optional[str], typer.Option("--concurrency", help="Closed loop users (burst: in-flight cap, 0 = none), comma list. Default 1.")] = None,
+    rate: Annotated[Optional[str], typer.Option("--rate", help="Open loop instead: offered requests/s, comma list.")] = None,
+    arrival: Annotated[str, typer.Option("--arrival", help="Open-loop arrivals: constant, poisson or gamma:CV.")] = "constant",
+    max_inflight: Annotated[Optional[int], typer.Option("--max-inflight", help="Open loop: at most N requests in flight; due ones wait in the client.")] = None,
+    burst: Annotated[Optional[int], typer.Option("--burst", help="Open WebUI ingestion: N texts as ceil(N/batch) requests at once, then drain.")] = None,
+    duration: Annotated[Optional[str], typer.Option("--duration", help="Measured time per point, e.g. 30s, 500ms, 2m. Default 10s.")] = None,
+    requests: Annotated[Optional[int], typer.Option("--requests", help="Measured requests per point instead of --duration.")] = None,
+    warmup: Annotated[str, typer.Option("--warmup", help="Warm-up per point, excluded from every figure.")] = "2s",
+    workers: Annotated[int, typer.Option("--workers", help="Client processes, one event loop each.")] = 1,
+    texts: Annotated[Optional[Path], typer.Option("--texts", help="Texts: one per line, or .jsonl of strings / {\"text\"}.")] = None,
+    dataset: Annotated[Optional[Path], typer.Option("--dataset", help="A dataset folder (corpus texts; queries for rerank). Default: bundled SciFact.")] = None,
+    lengths: Annotated[Optional[str], typer.Option("--lengths", help="Cut texts to N tokens (words without --tokenizer), comma list.")] = None,
+    documents: Annotated[Optional[str], typer.Option("--documents", help="Rerank: candidates per query, comma list. Default 10.")] = None,
+    tokenizer: Annotated[Optional[Path], typer.Option("--tokenizer", help="Model folder with tokenizer.json for token counts and --lengths.")] = None,
+    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout.")] = "30s",
+    seed: Annotated[int, typer.Option("--seed", help="Seed for poisson/gamma arrivals.")] = 0,
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/load"),
+) -> None:
+    """Measure throughput and latency over a sweep of batch x concurrency, offered rates, or bursts."""
+    from bench.load.run_command import LoadRequest, load_command
+
+    load_command(LoadRequest(
+        endpoints=endpoint, op=op, batch=batch, concurrency=concurrency, rate=rate, arrival=arrival,
+        max_inflight=max_inflight, burst=burst, duration=duration, requests=requests, warmup=warmup, workers=workers,
+        texts=texts, dataset=dataset, lengths=lengths, documents=documents, tokenizer=tokenizer, timeout=timeout,
+        seed=seed, out=out,
+    ))

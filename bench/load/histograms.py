@@ -1,0 +1,71 @@
+"""Latency histograms: HDR (HdrHistogram_py), in microseconds, merged exactly across workers.
+
+Workers keep raw values in flat arrays while a point runs (an append costs ~30 ns; an HDR
+`record_value` in Python ~3 µs, which would eat a tenth of a core at 15,000 requests/s) and fold
+them into a histogram after the point. A histogram travels between processes as HDR's own
+compressed base64 encoding and is added with `decode_and_add`, so merging loses nothing.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+from hdrh.histogram import HdrHistogram
+
+LOWEST_US = 1
+HIGHEST_US = 3_600_000_000  # one hour: any answer slower than that is a timeout anyway
+SIGNIFICANT_DIGITS = 3  # values kept to 0.1%
+QUANTILES = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p999", 99.9))
+
+
+def new_histogram() -> HdrHistogram:
+    return HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
+
+
+def from_values(values_us: array) -> HdrHistogram:
+    histogram = new_histogram()
+    for value in values_us:
+        histogram.record_value(min(max(int(value), LOWEST_US), HIGHEST_US))
+    return histogram
+
+
+def encode(histogram: HdrHistogram) -> str:
+    return histogram.encode().decode("ascii")
+
+
+def decode(encoded: str) -> HdrHistogram:
+    histogram = new_histogram()
+    histogram.decode_and_add(encoded.encode("ascii"))
+    return histogram
+
+
+def merge(encoded: list[str | None]) -> HdrHistogram:
+    """One histogram from several workers' encodings (None: that worker recorded nothing)."""
+    histogram = new_histogram()
+    for item in encoded:
+        if item:
+            histogram.decode_and_add(item.encode("ascii"))
+    return histogram
+
+
+def summary_ms(histogram: HdrHistogram) -> dict[str, float] | None:
+    """{"p50","p90","p99","p999","max","mean","count"} in milliseconds, or None when nothing was recorded."""
+    count = histogram.get_total_count()
+    if not count:
+        return None
+    block = {name: histogram.get_value_at_percentile(q) / 1000.0 for name, q in QUANTILES}
+    block["max"] = histogram.get_max_value() / 1000.0
+    block["mean"] = histogram.get_mean_value() / 1000.0
+    block["count"] = count
+    return block
+
+
+def cdf_ms(histogram: HdrHistogram) -> list[tuple[float, float]]:
+    """(latency ms, fraction of requests at or below it) at every recorded value, for CDF plots."""
+    total = histogram.get_total_count()
+    points: list[tuple[float, float]] = []
+    seen = 0
+    for item in histogram.get_recorded_iterator():
+        seen += item.count_added_in_this_iter_step
+        points.append((histogram.get_highest_equivalent_value(item.value_iterated_to) / 1000.0, seen / total))
+    return points

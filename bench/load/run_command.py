@@ -1,0 +1,160 @@
+"""The plain function behind `ragbench load`: check every flag first (one line, exit 2), then run the sweep."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.endpoints.spec import parse_spec
+from bench.errors import UserError
+from bench.load.runner import SweepConfig, run_load
+from bench.load.schedule import parse_arrival
+from bench.load.workload import load_workload
+from bench.results.schema import LoadPointRecord
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+@dataclass
+class LoadRequest:
+    endpoints: list[str]
+    out: Path
+    op: str = ""
+    batch: str | None = None
+    concurrency: str | None = None
+    rate: str | None = None
+    arrival: str = "constant"
+    max_inflight: int | None = None
+    burst: int | None = None
+    duration: str | None = None
+    requests: int | None = None
+    warmup: str = "2s"
+    workers: int = 1
+    texts: Path | None = None
+    dataset: Path | None = None
+    lengths: str | None = None
+    documents: str | None = None
+    tokenizer: Path | None = None
+    timeout: str = "30s"
+    seed: int = 0
+
+
+def parse_seconds(flag: str, text: str, allow_zero: bool = False) -> float:
+    match = _DURATION.match(text)
+    value = float(match.group(1)) * _UNIT[match.group(2)] if match else -1.0
+    if value < 0 or (value == 0 and not allow_zero):
+        raise UserError(f"{flag} {text!r}: expected a {'non-negative' if allow_zero else 'positive'} duration such as 30s, 500ms or 2m")
+    return value
+
+
+def parse_list(flag: str, text: str | None, number=int, allow_zero: bool = False) -> list:
+    if text is None:
+        return []
+    values = []
+    for item in text.split(","):
+        try:
+            value = number(item.strip())
+        except ValueError:
+            value = None
+        if value is None or value < 0 or (value == 0 and not allow_zero) or value != value or value == float("inf"):
+            raise UserError(f"{flag} {text!r}: expected a comma list of {'non-negative' if allow_zero else 'positive'} numbers, as 1,8,32")
+        values.append(value)
+    return values
+
+
+def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
+    op = request.op or ("rerank" if is_rerank else "embed")
+    if op not in ("embed", "rerank"):
+        raise UserError(f"--op {request.op!r}: expected embed or rerank")
+    if request.rate is not None and request.burst is not None:
+        raise UserError("load: --rate (open loop) and --burst are different loops; give one")
+    if request.duration is not None and request.requests is not None:
+        raise UserError("load: give --duration or --requests, not both")
+    if request.max_inflight is not None and (request.rate is None or request.max_inflight < 1):
+        raise UserError("--max-inflight caps the open loop: give it a positive number, with --rate")
+    if request.rate is not None and request.concurrency is not None:
+        raise UserError("load: --concurrency sets the closed loop (or a burst's cap); the open loop takes --rate and --max-inflight")
+    if op == "rerank" and request.batch is not None:
+        raise UserError("load: rerank sends one query with --documents candidates per request; --batch is for embed")
+    if op == "embed" and request.documents is not None:
+        raise UserError("load: --documents is for --op rerank")
+    if request.workers < 1:
+        raise UserError(f"--workers {request.workers}: expected at least 1")
+    if request.burst is not None and request.burst < 1:
+        raise UserError(f"--burst {request.burst}: expected a positive number of texts")
+    if request.requests is not None and request.requests < 1:
+        raise UserError(f"--requests {request.requests}: expected a positive number")
+    concurrencies = parse_list("--concurrency", request.concurrency, allow_zero=request.burst is not None) or [1]
+    return SweepConfig(
+        op=op, batches=parse_list("--batch", request.batch) or [1], concurrencies=concurrencies,
+        rates=parse_list("--rate", request.rate, float), arrival=parse_arrival(request.arrival),
+        max_inflight=request.max_inflight, burst=request.burst,
+        lengths=parse_list("--lengths", request.lengths) or [None], documents=parse_list("--documents", request.documents) or [10],
+        duration_s=None if request.requests is not None else parse_seconds("--duration", request.duration or "10s"),
+        requests=request.requests, warmup_s=parse_seconds("--warmup", request.warmup, allow_zero=True),
+        workers=request.workers, timeout_s=parse_seconds("--timeout", request.timeout), seed=request.seed,
+    )
+
+
+def load_command(request: LoadRequest) -> Path:
+    from bench.cli.progress import console, progress_bars
+
+    specs = [parse_spec(s) for s in request.endpoints]
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise UserError("load: endpoint names must differ")
+    if len({s.is_rerank for s in specs}) > 1:
+        raise UserError("load: mix of embedding and rerank endpoints; load one --op at a time")
+    sweep = sweep_of(request, specs[0].is_rerank)
+    workload = load_workload(request.texts, request.dataset, request.tokenizer)
+    records: list[LoadPointRecord] = []
+    results = request.out / "results.jsonl"
+    try:
+        with progress_bars() as bars:
+            run_load(specs, sweep, workload, request.out, bars, records.append)
+    finally:
+        if records:
+            from rich.console import Console
+
+            out = Console()
+            Console(width=max(out.width, 150) if not out.is_terminal else None).print(summary_table(records))
+        if results.exists():
+            write_load_report(results)
+    return results
+
+
+def write_load_report(results: Path) -> None:
+    from bench.report import write_report
+
+    path = write_report(results)
+    print(f"report: {path}")
+
+
+def summary_table(records: list[LoadPointRecord]):
+    """One line per point: what a user reads first."""
+    from rich.table import Table
+
+    table = Table(title="ragbench load", show_lines=False)
+    for column in ("endpoint", "point", "req/s", "texts/s", "service p50", "service p99", "sched. p99", "errors", "unsent", "client"):
+        table.add_column(column, justify="right" if column not in ("endpoint", "point") else "left")
+
+    def ms(block, key="p99"):
+        return f"{block[key]:.1f} ms" if block else "-"
+
+    for r in records:
+        if r.loop == "closed":
+            point = f"closed b={r.batch} c={r.concurrency}"
+        elif r.loop == "open":
+            point = f"open b={r.batch} {r.rate:g}/s {r.arrival}" + (f" cap={r.max_inflight}" if r.max_inflight else "")
+        else:
+            point = f"burst {r.burst} b={r.batch} c={r.concurrency or '∞'} drain {r.duration_s:.2f}s"
+        if r.length:
+            point += f" len={r.length}"
+        errors = ", ".join(f"{k}:{v}" for k, v in sorted(r.requests["errors"].items())) or "0"
+        client = "SATURATED" if r.client["saturated"] else f"{r.client['cpu_percent'] or 0:.0f}% cpu"
+        table.add_row(r.endpoint, point, f"{r.throughput['requests_per_s']:.1f}", f"{r.throughput['texts_per_s']:.1f}",
+                      ms(r.latency_ms["service"], "p50"), ms(r.latency_ms["service"]), ms(r.latency_ms["scheduled"]),
+                      errors, str(r.requests["unsent"]), client)
+    return table

@@ -1,0 +1,407 @@
+"""The load sweep: points of batch x concurrency (closed), offered rates (open) or bursts, each measured
+after its own warm-up, one `load_point` record per point written as soon as it is measured.
+
+The reusable core, for other executors (issue 11 runs the same shares in Ray actors):
+
+    endpoint = LoadEndpoint.open(parse_spec("tei=tei@http://127.0.0.1:8080"))
+    plans = endpoint.plans(point, workload, start_at=perf_counter() + 0.25)   # one SharePlan per worker
+    shares = [run_share(plan) for plan in plans]                             # anywhere, concurrently
+    record = merge_shares(endpoint.spec.name, point, shares, metrics_before, metrics_after)
+
+`measure_point(endpoint, point, workload, executor)` does all of that with a local process pool.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import signal
+import time
+from concurrent.futures import FIRST_EXCEPTION, Executor, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from time import perf_counter
+from typing import Any, Callable
+
+import bench
+from bench.endpoints.spec import EndpointSpec, open_endpoint
+from bench.errors import UserError
+from bench.load import histograms
+from bench.load.client import encode_request, target_of
+from bench.load.schedule import Arrival, open_schedule, share, split_count
+from bench.load.server_view import MetricsReader, delta
+from bench.load.worker import SharePlan, ShareResult, run_share
+from bench.load.workload import Workload
+from bench.results.schema import EndRecord, LoadPointRecord, RunHeader
+from bench.results.store import ResultsWriter
+from bench.secrets import mask, mask_data, secret_from_env
+
+RESULTS_FILE = "results.jsonl"
+START_LEAD_S = 0.25  # time for the plans to reach the worker processes before the first intended send
+LAG_SATURATED_MS = 5.0  # loop-lag p99 above this: the client, not the server, set the pace
+CPU_SATURATED = 90.0  # % of one core per worker (closed loop and burst; open loop spins by design)
+
+
+@dataclass(frozen=True)
+class PointConfig:
+    op: str  # embed | rerank
+    loop: str  # closed | open | burst
+    batch: int  # texts per request (rerank: documents per query)
+    concurrency: int | None = None  # closed users; burst in-flight cap (0 = none)
+    rate: float | None = None
+    arrival: Arrival | None = None
+    max_inflight: int | None = None
+    burst: int | None = None  # texts in the burst
+    length: int | None = None
+    duration_s: float | None = 10.0
+    requests: int | None = None
+    warmup_s: float = 2.0
+    workers: int = 1
+    timeout_s: float = 30.0
+    seed: int = 0
+
+    def label(self) -> str:
+        size = f"docs={self.batch}" if self.op == "rerank" else f"batch={self.batch}"
+        length = f" len={self.length}" if self.length else ""
+        if self.loop == "closed":
+            return f"closed {size} conc={self.concurrency}{length}"
+        if self.loop == "open":
+            cap = f" max-inflight={self.max_inflight}" if self.max_inflight else ""
+            return f"open {size} rate={self.rate:g}/s {self.arrival}{cap}{length}"
+        return f"burst {self.burst} texts {size} conc={self.concurrency or 'unlimited'}{length}"
+
+
+@dataclass
+class SweepConfig:
+    op: str = "embed"
+    batches: list[int] = field(default_factory=lambda: [1])
+    concurrencies: list[int] = field(default_factory=lambda: [1])
+    rates: list[float] = field(default_factory=list)
+    arrival: Arrival = field(default_factory=lambda: Arrival("constant"))
+    max_inflight: int | None = None
+    burst: int | None = None
+    lengths: list[int | None] = field(default_factory=lambda: [None])
+    documents: list[int] = field(default_factory=lambda: [10])
+    duration_s: float | None = 10.0
+    requests: int | None = None
+    warmup_s: float = 2.0
+    workers: int = 1
+    timeout_s: float = 30.0
+    seed: int = 0
+
+    def points(self) -> list[PointConfig]:
+        sizes = self.documents if self.op == "rerank" else self.batches
+        common = dict(op=self.op, duration_s=self.duration_s, requests=self.requests, warmup_s=self.warmup_s,
+                      workers=self.workers, timeout_s=self.timeout_s)
+        out: list[PointConfig] = []
+        for length in self.lengths:
+            for size in sizes:
+                if self.burst is not None:
+                    out += [PointConfig(loop="burst", batch=size, concurrency=c, burst=self.burst, length=length, **common)
+                            for c in self.concurrencies]
+                elif self.rates:
+                    out += [PointConfig(loop="open", batch=size, rate=r, arrival=self.arrival, max_inflight=self.max_inflight,
+                                        length=length, seed=self.seed + i, **common) for i, r in enumerate(self.rates)]
+                else:
+                    out += [PointConfig(loop="closed", batch=size, concurrency=c, length=length, **common)
+                            for c in self.concurrencies]
+        return out
+
+
+class InProcessCall:
+    """A picklable request for in-process endpoints: opens the endpoint once per worker process."""
+
+    _opened: dict[EndpointSpec, Any] = {}
+
+    def __init__(self, spec: EndpointSpec, op: str, payloads: list[tuple[str | None, list[str]]]):
+        self.spec, self.op, self.payloads = spec, op, payloads
+
+    def endpoint(self):
+        if self.spec not in self._opened:
+            self._opened[self.spec] = open_endpoint(self.spec)
+        return self._opened[self.spec]
+
+    def warm(self) -> None:
+        """Load the model before the first measured call (reference kinds load lazily)."""
+        self(0)
+
+    def __call__(self, index: int) -> None:
+        query, texts = self.payloads[index]
+        endpoint = self.endpoint()
+        if self.op == "rerank":
+            endpoint.rerank(query, texts)
+        else:
+            endpoint.embed(texts)
+
+
+class LoadEndpoint:
+    """One endpoint as the load path sees it: its kind's wire (shared with the API client), target, auth."""
+
+    def __init__(self, spec: EndpointSpec):
+        self.spec = spec
+        client = open_endpoint(spec)  # builds the wire from the spec's options; sends nothing
+        self.in_process = spec.url is None
+        self.wire = None if self.in_process else client.wire
+        client.close()
+        key_env = spec.params.get("key_env")
+        key = secret_from_env(key_env) if key_env else None
+        if key_env and not key:
+            raise UserError(f"endpoint {spec.name}: environment variable {key_env} (key_env) is not set")
+        self.headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self.metrics = None if self.in_process else MetricsReader(self._route(), self.headers)
+
+    def _route(self) -> str:
+        probe = self.wire.request("q", ["t"]) if self.spec.is_rerank else self.wire.request(["t"])
+        return probe.url
+
+    def check_op(self, op: str) -> None:
+        if (op == "rerank") != self.spec.is_rerank:
+            kind = "a rerank" if self.spec.is_rerank else "an embedding"
+            raise UserError(f"endpoint {self.spec.name}: {self.spec.kind} is {kind} endpoint; use --op {'rerank' if self.spec.is_rerank else 'embed'}")
+
+    def plans(self, point: PointConfig, workload: Workload, start_at: float) -> list[SharePlan]:
+        """One SharePlan per active worker: requests encoded once, the schedule split round-robin."""
+        workload = workload.with_length(point.length)
+        if point.loop == "burst":
+            n = math.ceil(point.burst / point.batch)  # Open WebUI: ceil(chunks / RAG_EMBEDDING_BATCH_SIZE) requests
+            chunks = [workload.texts[i % len(workload.texts)] for i in range(point.burst)]
+            batches = [chunks[i:i + point.batch] for i in range(0, point.burst, point.batch)]  # the last one smaller
+            if point.op == "rerank":
+                payloads = [(workload.queries[i % len(workload.queries)], docs) for i, docs in enumerate(batches)]
+            else:
+                payloads = [(None, texts) for texts in batches]
+        elif point.op == "rerank":
+            payloads = list(workload.rerank_requests(point.batch))
+        else:
+            payloads = [(None, texts) for texts in workload.embed_batches(point.batch)]
+        if point.op == "rerank":
+            q_tokens = workload.count_tokens([q for q, _ in payloads])
+            tokens = [sum(q_tokens[i] + t for t in workload.count_tokens(docs)) for i, (_, docs) in enumerate(payloads)]
+        else:
+            tokens = [sum(workload.count_tokens(texts)) for _, texts in payloads]
+        inputs = [len(texts) for _, texts in payloads]
+        requests: list[bytes] = []
+        call = None
+        target = None
+        if self.in_process:
+            call = InProcessCall(self.spec, point.op, payloads)
+        else:
+            wired = [self.wire.request(q, texts) if point.op == "rerank" else self.wire.request(texts) for q, texts in payloads]
+            target = target_of(wired[0].url)
+            requests = [encode_request(target, w.method, w.body(), self.headers) for w in wired]
+        base = dict(target=target, requests=requests, inputs=inputs, tokens=tokens, start_at=start_at,
+                    warmup_s=point.warmup_s, duration_s=point.duration_s, timeout_s=point.timeout_s,
+                    wire=self.wire, call=call)
+        workers = point.workers
+        if point.loop == "closed":
+            users = split_count(point.concurrency, min(workers, point.concurrency))
+            counts = split_count(point.requests, len(users)) if point.requests is not None else [None] * len(users)
+            return [SharePlan(worker=w, mode="closed", users=u, count=c, **base) for w, (u, c) in enumerate(zip(users, counts))]
+        if point.loop == "open":
+            offsets = self.open_offsets(point)
+            active = min(workers, point.max_inflight) if point.max_inflight else workers
+            caps = split_count(point.max_inflight, active) if point.max_inflight else [None] * active
+            return [SharePlan(worker=w, mode="open", offsets=list(share(offsets, w, active)), max_inflight=caps[w], **base)
+                    for w in range(active)]
+        cap = point.concurrency or 0
+        active = min(workers, cap, n) if cap else min(workers, n)
+        caps = split_count(cap, active) if cap else [0] * active
+        base.update(warmup_s=0.0, duration_s=None)
+        # Each worker replays its own requests in order: offsets index its `requests` list.
+        plans = []
+        for w in range(active):
+            mine = list(range(w, n, active))
+            plans.append(SharePlan(worker=w, mode="burst", offsets=[0.0] * len(mine), users=caps[w], **{
+                **base, "requests": [requests[i] for i in mine] if requests else [],
+                "inputs": [inputs[i] for i in mine], "tokens": [tokens[i] for i in mine],
+                "call": InProcessCall(self.spec, point.op, [payloads[i] for i in mine]) if call else None}))
+        return plans
+
+    @staticmethod
+    def open_offsets(point: PointConfig):
+        import numpy as np
+
+        if point.requests is None:
+            return open_schedule(point.arrival, point.rate, point.warmup_s + point.duration_s, None, point.seed)
+        warm = open_schedule(point.arrival, point.rate, point.warmup_s, None, point.seed) if point.warmup_s > 0 else np.zeros(0)
+        measured = open_schedule(point.arrival, point.rate, None, point.requests, point.seed + 10_000)
+        return np.concatenate((warm, point.warmup_s + measured))
+
+    def close(self) -> None:
+        if self.metrics is not None:
+            self.metrics.close()
+
+
+def merge_shares(endpoint: str, point: PointConfig, shares: list[ShareResult], workload: Workload,
+                 metrics_before: dict | None = None, metrics_after: dict | None = None) -> LoadPointRecord:
+    """One point's record from its workers' shares: counts summed, histograms merged exactly."""
+    errors: dict[str, int] = {}
+    examples: dict[str, str] = {}
+    for s in shares:
+        for cls, n in s.errors.items():
+            errors[cls] = errors.get(cls, 0) + n
+        for cls, message in s.error_examples.items():
+            examples.setdefault(cls, mask(message))
+    ok = sum(s.ok for s in shares)
+    merged = {q: histograms.merge([s.histograms.get(q) for s in shares]) for q in shares[0].histograms} if shares else {}
+    window_start = shares[0].first_measured if shares else 0.0
+    last = max((s.last_done for s in shares if s.last_done is not None), default=None)
+    elapsed = (last - window_start) if last is not None and last > window_start else (point.duration_s or 0.0)
+    counted = sum(s.tokens_counted for s in shares)
+    estimated = sum(s.tokens_estimated for s in shares)
+    per_s = (lambda n: n / elapsed) if elapsed > 0 else (lambda n: 0.0)
+    if estimated == 0 and counted:
+        tokens_source = "x-compute-tokens"
+    elif counted:
+        tokens_source = f"x-compute-tokens+{workload.tokens_source}"
+    else:
+        tokens_source = workload.tokens_source
+    lag = histograms.merge([s.loop_lag for s in shares])
+    lag_p99 = lag.get_value_at_percentile(99.0) / 1000.0 if lag.get_total_count() else None
+    cpu = [100.0 * s.cpu_s / s.wall_s for s in shares if s.wall_s > 0]
+    cpu_bound = point.loop != "open" and any(c >= CPU_SATURATED for c in cpu)
+    open_quantities = point.loop != "closed"
+    return LoadPointRecord(
+        endpoint=endpoint, op=point.op, loop=point.loop, batch=point.batch,
+        concurrency=point.concurrency, rate=point.rate, arrival=str(point.arrival) if point.arrival else None,
+        duration_s=round(elapsed, 6),
+        requests={"sent": sum(s.sent for s in shares), "ok": ok, "errors": errors, "unsent": sum(s.unsent for s in shares)},
+        throughput={"requests_per_s": per_s(ok), "texts_per_s": per_s(sum(s.texts_ok for s in shares)),
+                    "tokens_per_s": per_s(counted + estimated), "tokens_source": tokens_source},
+        latency_ms={"service": histograms.summary_ms(merged["service"]) if merged else None,
+                    "scheduled": histograms.summary_ms(merged["scheduled"]) if open_quantities and merged else None,
+                    "dispatch_delay": histograms.summary_ms(merged["dispatch_delay"]) if open_quantities and merged else None},
+        server_ms={name: histograms.summary_ms(merged[name]) if merged else None for name in ("queue", "tokenization", "inference")},
+        server_metrics=delta(metrics_before, metrics_after) if metrics_before and metrics_after else None,
+        client={"workers": len(shares), "cpu_percent": round(sum(cpu) / len(cpu), 1) if cpu else None,
+                "saturated": bool(cpu_bound or (lag_p99 is not None and lag_p99 > LAG_SATURATED_MS)),
+                "loop_lag_p99_ms": lag_p99},
+        max_inflight=point.max_inflight, burst=point.burst, length=point.length,
+        documents=point.batch if point.op == "rerank" else None, warmup_s=point.warmup_s,
+        histograms={q: histograms.encode(h) for q, h in merged.items() if h.get_total_count()},
+        error_examples=examples,
+    )
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle: it stops the workers
+
+
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """Worker processes for the whole sweep (spawned: no inherited threads or sockets), started now."""
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint)
+    for f in [pool.submit(time.sleep, 0.2) for _ in range(workers)]:
+        f.result()
+    return pool
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    processes = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+
+
+def run_plans(executor: Executor, plans: list[SharePlan], tick: Callable[[], None] = lambda: None) -> list[ShareResult]:
+    futures = [executor.submit(run_share, plan) for plan in plans]
+    while True:
+        done, pending = wait(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
+        tick()
+        if not pending or any(f.exception() for f in done):
+            break
+    return [f.result() for f in futures]
+
+
+def measure_point(endpoint: LoadEndpoint, point: PointConfig, workload: Workload, executor: Executor,
+                  tick: Callable[[], None] = lambda: None) -> LoadPointRecord:
+    """Warm up (burst: a closed-loop warm-up apart), read /metrics, run the shares, read /metrics, merge."""
+    if point.loop == "burst" and point.warmup_s > 0:
+        warm = replace(point, loop="closed", concurrency=max(1, point.concurrency or 1), duration_s=0.0, requests=None)
+        run_plans(executor, endpoint.plans(warm, workload, perf_counter() + START_LEAD_S), tick)
+    before = endpoint.metrics.snapshot() if endpoint.metrics else None
+    shares = run_plans(executor, endpoint.plans(point, workload, perf_counter() + START_LEAD_S), tick)
+    after = endpoint.metrics.snapshot() if endpoint.metrics and before else None
+    return merge_shares(endpoint.spec.name, point, shares, workload, before, after)
+
+
+def unreachable(record: LoadPointRecord) -> bool:
+    """Nothing answered at all: the server is gone (or never was); later points would measure nothing."""
+    errors = record.requests["errors"]
+    return record.requests["ok"] == 0 and bool(errors) and set(errors) <= {"connection", "timeout"}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def run_load(specs: list[EndpointSpec], sweep: SweepConfig, workload: Workload, out_dir: Path,
+             progress=None, on_point: Callable[[LoadPointRecord], None] = lambda r: None) -> Path:
+    """Every point for every endpoint; the results file keeps each finished point whatever happens next."""
+    endpoints = [LoadEndpoint(spec) for spec in specs]
+    for endpoint in endpoints:
+        endpoint.check_op(sweep.op)
+    if any(e.in_process for e in endpoints) and sweep.workers > 1:
+        raise UserError("load: in-process endpoints (reference, reference-rerank) run in one worker; use --workers 1")
+    points = sweep.points()
+    writer = ResultsWriter(out_dir / RESULTS_FILE)
+    writer.write(RunHeader(
+        command="load", created=_now(), ragbench_version=bench.__version__,
+        dataset={"name": "load workload", "source": workload.source, "texts": len(workload.texts),
+                 "tokens_source": workload.tokens_source},
+        measures=[], measure_labels={}, depth=0, seed=sweep.seed, targets=[s.name for s in specs],
+        load=mask_data({"endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in specs},
+                        "op": sweep.op, "points": len(points), "workers": sweep.workers, "warmup_s": sweep.warmup_s,
+                        "duration_s": sweep.duration_s, "requests": sweep.requests, "timeout_s": sweep.timeout_s}),
+    ))
+    pool = None
+    try:
+        pool = worker_pool(sweep.workers)
+        for endpoint in endpoints:
+            if endpoint.in_process:  # one worker (checked above): the model loads in the process that measures
+                pool.submit(InProcessCall(endpoint.spec, sweep.op, [("warm-up query", ["warm-up text"])]).warm).result()
+        for endpoint in endpoints:
+            for number, point in enumerate(points, 1):
+                tick = _ticker(progress, f"{endpoint.spec.name} {number}/{len(points)} {point.label()}", point)
+                record = measure_point(endpoint, point, workload, pool, tick)
+                writer.write(record)
+                on_point(record)
+                if unreachable(record):
+                    example = next(iter(record.error_examples.values()), "")
+                    raise UserError(f"endpoint {endpoint.spec.name}: no answer at all during {point.label()} "
+                                    f"({example}); the sweep stops here, finished points are saved")
+        writer.write(EndRecord(status="complete", finished=_now()))
+    except KeyboardInterrupt:
+        writer.write(EndRecord(status="interrupted", finished=_now(), error="interrupted by the user"))
+        raise
+    except UserError as exc:
+        writer.write(EndRecord(status="failed", finished=_now(), error=mask(str(exc))))
+        raise
+    finally:
+        if pool is not None:
+            stop_pool(pool)
+        for endpoint in endpoints:
+            endpoint.close()
+        writer.close()
+    return out_dir / RESULTS_FILE
+
+
+def _ticker(progress, description: str, point: PointConfig) -> Callable[[], None]:
+    """A progress bar per point, advanced by the clock (workers run in other processes)."""
+    if progress is None:
+        return lambda: None
+    planned = None if point.duration_s is None or point.loop == "burst" else point.warmup_s + point.duration_s
+    advance = progress(description, int(planned * 10) if planned else None)
+    started = perf_counter()
+    shown = [0]
+
+    def tick() -> None:
+        now = int((perf_counter() - started) * 10)
+        if planned is not None:
+            now = min(now, int(planned * 10))
+        if now > shown[0]:
+            advance(now - shown[0])
+            shown[0] = now
+
+    return tick

@@ -1,0 +1,89 @@
+"""Intended send times, apart from the senders (as AIPerf separates its timing strategy from its workers).
+
+An open-loop schedule is a sorted array of offsets in seconds from the point's start; a sender
+must not move them when the server slows down — the gap between an intended time and the last
+byte is the `scheduled` latency (wrk2's correction for coordinated omission). Arrivals:
+
+- `constant`: every 1/rate s;
+- `poisson`: exponential gaps with mean 1/rate;
+- `gamma:CV`: gamma gaps with mean 1/rate and coefficient of variation CV (CV 1 = poisson,
+  CV > 1 burstier, CV < 1 more regular), shape 1/CV², scale 1/(rate·shape).
+
+Workers split a schedule round-robin (worker w takes every W-th time), which keeps each worker's
+share spread over the whole point instead of giving one worker the first half.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bench.errors import UserError
+
+
+@dataclass(frozen=True)
+class Arrival:
+    kind: str  # constant | poisson | gamma
+    cv: float = 0.0  # gamma only
+
+    def __str__(self) -> str:
+        return f"gamma:{self.cv:g}" if self.kind == "gamma" else self.kind
+
+
+def parse_arrival(text: str) -> Arrival:
+    kind, _, arg = text.partition(":")
+    if kind in ("constant", "poisson") and not arg:
+        return Arrival(kind)
+    if kind == "gamma":
+        try:
+            cv = float(arg)
+        except ValueError:
+            cv = -1.0
+        if cv > 0 and np.isfinite(cv):
+            return Arrival("gamma", cv)
+        raise UserError(f"--arrival {text!r}: gamma needs a positive coefficient of variation, as gamma:2")
+    raise UserError(f"--arrival {text!r}: expected constant, poisson or gamma:CV")
+
+
+def gaps(arrival: Arrival, rate: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n inter-arrival gaps in seconds with mean 1/rate."""
+    mean = 1.0 / rate
+    if arrival.kind == "constant":
+        return np.full(n, mean)
+    if arrival.kind == "poisson":
+        return rng.exponential(mean, n)
+    shape = 1.0 / (arrival.cv**2)
+    return rng.gamma(shape, mean / shape, n)
+
+
+def open_schedule(arrival: Arrival, rate: float, seconds: float | None, count: int | None, seed: int) -> np.ndarray:
+    """Send offsets (s) from the start: every arrival before `seconds`, or exactly `count` arrivals.
+
+    The first request goes at 0. For random arrivals the gaps come from a generator seeded per point,
+    so a rerun offers the same load.
+    """
+    rng = np.random.default_rng(seed)
+    if count is not None:
+        if count <= 0:
+            return np.zeros(0)
+        return np.concatenate(([0.0], np.cumsum(gaps(arrival, rate, count - 1, rng))))
+    times: list[np.ndarray] = [np.zeros(1)]
+    last = 0.0
+    block = max(16, int(rate * seconds * 1.2) + 16)
+    while last < seconds:
+        more = last + np.cumsum(gaps(arrival, rate, block, rng))
+        times.append(more)
+        last = float(more[-1])
+    offsets = np.concatenate(times)
+    return offsets[offsets < seconds]
+
+
+def share(offsets: np.ndarray, worker: int, workers: int) -> np.ndarray:
+    """Worker `worker`'s round-robin share of a schedule."""
+    return offsets[worker::workers]
+
+
+def split_count(total: int, workers: int) -> list[int]:
+    """`total` (users, requests, in-flight slots) over workers as evenly as integers allow."""
+    return [total // workers + (1 if w < total % workers else 0) for w in range(workers)]

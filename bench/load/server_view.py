@@ -1,0 +1,86 @@
+"""The server's own view of a point: TEI's Prometheus `/metrics`, read before and after, as deltas.
+
+Parsed with prometheus_client's text parser; only `te_*` families are kept (TEI's). Counters become
+`{"name{labels}": increase}`; histograms `{count, sum, mean, buckets: {le: increase}}` (seconds as
+TEI exports them); gauges their value after the point. Any server that does not serve TEI's metrics
+gets `server_metrics: null`. The per-request split (x-queue-time …) comes from response headers in
+the worker, not from here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+PREFIX = "te_"
+
+
+def _labels(labels: dict[str, str]) -> str:
+    inner = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()) if k != "le")
+    return f"{{{inner}}}" if inner else ""
+
+
+def parse_snapshot(text: str) -> dict[str, Any]:
+    """Prometheus text -> {"counters": {...}, "gauges": {...}, "histograms": {name: {count, sum, buckets}}}."""
+    counters: dict[str, float] = {}
+    gauges: dict[str, float] = {}
+    hists: dict[str, dict[str, Any]] = {}
+    for family in text_string_to_metric_families(text):
+        if not family.name.startswith(PREFIX):
+            continue
+        for sample in family.samples:
+            key = family.name + _labels(sample.labels)
+            if family.type == "counter" and sample.name.endswith(("_total", family.name)) and not sample.name.endswith("_created"):
+                counters[key] = counters.get(key, 0.0) + sample.value
+            elif family.type == "gauge":
+                gauges[key] = sample.value
+            elif family.type == "histogram":
+                block = hists.setdefault(key, {"count": 0.0, "sum": 0.0, "buckets": {}})
+                if sample.name.endswith("_bucket"):
+                    block["buckets"][sample.labels.get("le", "+Inf")] = sample.value
+                elif sample.name.endswith("_count"):
+                    block["count"] = sample.value
+                elif sample.name.endswith("_sum"):
+                    block["sum"] = sample.value
+    return {"counters": counters, "gauges": gauges, "histograms": hists}
+
+
+def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What happened between two snapshots (a counter that went down was reset: its after value counts)."""
+    def grown(a: float, b: float | None) -> float:
+        return a - b if b is not None and a >= b else a
+
+    counters = {k: grown(v, before["counters"].get(k)) for k, v in after["counters"].items()}
+    hists: dict[str, Any] = {}
+    for key, block in after["histograms"].items():
+        old = before["histograms"].get(key, {"count": None, "sum": None, "buckets": {}})
+        count = grown(block["count"], old["count"])
+        total = grown(block["sum"], old["sum"])
+        hists[key] = {"count": count, "sum": total, "mean": total / count if count else None,
+                      "buckets": {le: grown(v, old["buckets"].get(le)) for le, v in block["buckets"].items()}}
+    return {"counters": counters, "histograms": hists, "gauges": dict(after["gauges"])}
+
+
+class MetricsReader:
+    """GET {origin}/metrics with a short timeout; `None` when the server does not serve TEI's metrics."""
+
+    def __init__(self, route_url: str, headers: dict[str, str], timeout_s: float = 5.0):
+        parts = urlsplit(route_url)
+        self.url = f"{parts.scheme}://{parts.netloc}/metrics"
+        self.client = httpx.Client(timeout=timeout_s, headers=headers)
+
+    def snapshot(self) -> dict[str, Any] | None:
+        try:
+            response = self.client.get(self.url)
+            if response.status_code != 200:
+                return None
+            snapshot = parse_snapshot(response.text)
+        except (httpx.HTTPError, ValueError):
+            return None
+        return snapshot if any(snapshot.values()) else None
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,332 @@
+"""One load worker: one event loop, its share of one sweep point, raw timings folded into HDR histograms.
+
+    run_share(plan: SharePlan) -> ShareResult
+
+is a plain function of serialisable values: the runner calls it in worker processes
+(`--workers`), and any other executor (a Ray actor, issue 11) can call it the same way and merge
+the results with `bench.load.runner.merge_shares`.
+
+Three loops, one per `SharePlan.mode`:
+- `closed`: `users` virtual users, each sending its next request when the previous answer is in;
+- `open`: requests sent at the plan's intended offsets whatever the server does; with
+  `max_inflight`, a due request waits in the client for a slot (its wait counts in `scheduled`)
+  and those still waiting when the point's time is up are `unsent`;
+- `burst`: every request due at once, at most `users` in flight (0: no cap), until drained.
+
+A request is *measured* when its intended time (open, burst) or its send time (closed) falls after
+the warm-up; only measured requests enter histograms and counts. Latencies are histogrammed for
+successful answers only (a quick 429 is not a fast answer); errors are counted per class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from array import array
+from dataclasses import dataclass, field
+from time import perf_counter
+from typing import Any, Callable
+
+from bench.endpoints.base import WireShapeError
+from bench.load import histograms
+from bench.load.client import ConnectionLost, Pool, ProtocolViolation, Response, Target
+
+SPIN_S = 0.0015  # the last stretch before an intended time is waited by yielding, not by a timer (see docs/load.md)
+TICK_S = 0.01  # the loop-lag probe's period
+VALIDATE_FIRST = 5  # answers parsed in full at the start of each share, then one in VALIDATE_EVERY
+VALIDATE_EVERY = 100
+# TEI's per-request split, in milliseconds, from its response headers.
+SERVER_HEADERS = {b"x-queue-time": "queue", b"x-tokenization-time": "tokenization", b"x-inference-time": "inference"}
+TOKENS_HEADER = b"x-compute-tokens"
+
+
+@dataclass
+class SharePlan:
+    worker: int
+    mode: str  # closed | open | burst
+    target: Target | None  # None for in-process endpoints
+    requests: list[bytes]  # pre-encoded requests (HTTP) or pickled call arguments' indexes (in-process)
+    inputs: list[int]  # texts per request (parallel to `requests`)
+    tokens: list[int]  # estimated tokens per request, used when the server does not count them
+    start_at: float  # perf_counter (CLOCK_MONOTONIC, shared by the processes of one machine)
+    warmup_s: float
+    duration_s: float | None  # measured seconds after the warm-up, or None with `count`
+    count: int | None = None  # measured requests (this share's part of --requests), closed loop
+    users: int = 1  # closed: virtual users; burst: in-flight cap (0 = none)
+    offsets: list[float] = field(default_factory=list)  # open/burst: intended offsets from start_at (s)
+    max_inflight: int | None = None
+    timeout_s: float = 30.0
+    wire: Any = None  # the endpoint kind's wire (parse) for validating sampled answers
+    call: Callable[[int], Any] | None = None  # in-process endpoints: call(request index) runs one request
+
+
+@dataclass
+class ShareResult:
+    worker: int
+    sent: int = 0
+    ok: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    error_examples: dict[str, str] = field(default_factory=dict)
+    unsent: int = 0
+    texts_ok: int = 0
+    tokens_counted: int = 0  # from x-compute-tokens
+    tokens_estimated: int = 0  # from the workload, for answers without the header
+    first_measured: float | None = None  # perf_counter of the first measured intended/sent time
+    last_done: float | None = None  # perf_counter of the last measured answer
+    histograms: dict[str, str | None] = field(default_factory=dict)  # quantity -> HDR encoding
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+    loop_lag: str | None = None  # HDR of the loop-lag probe
+
+
+class _Recorder:
+    """Raw values while the point runs; histograms after it."""
+
+    def __init__(self, plan: SharePlan):
+        self.plan = plan
+        self.window_start = plan.start_at + plan.warmup_s
+        self.result = ShareResult(plan.worker)
+        self.values = {name: array("q") for name in ("service", "scheduled", "dispatch_delay", *SERVER_HEADERS.values())}
+        self.lag = array("q")
+        self.answers = 0
+
+    def measured(self, at: float) -> bool:
+        return at >= self.window_start
+
+    def error(self, cls: str, message: str) -> None:
+        r = self.result
+        r.errors[cls] = r.errors.get(cls, 0) + 1
+        r.error_examples.setdefault(cls, message[:300])
+
+    def finish(self, index: int, due: float | None, sent: float, outcome: Response | BaseException) -> None:
+        """Count one measured request's outcome."""
+        r = self.result
+        r.sent += 1
+        if isinstance(outcome, BaseException):
+            self.error(error_class(outcome), f"{type(outcome).__name__}: {outcome}")
+            return
+        if outcome.status >= 400:
+            self.error(status_class(outcome.status, outcome.body), f"HTTP {outcome.status}: {outcome.body[:200].decode('utf-8', 'replace')}")
+            return
+        if not self._valid(index, outcome):
+            return
+        r.ok += 1
+        r.texts_ok += self.plan.inputs[index]
+        r.last_done = outcome.done if r.last_done is None else max(r.last_done, outcome.done)
+        v = self.values
+        v["service"].append(int((outcome.done - sent) * 1e6))
+        if due is not None:
+            v["scheduled"].append(int((outcome.done - due) * 1e6))
+            v["dispatch_delay"].append(int((sent - due) * 1e6))
+        counted = None
+        for name, value in outcome.headers:
+            quantity = SERVER_HEADERS.get(name)
+            try:
+                if quantity is not None:
+                    v[quantity].append(int(float(value) * 1000))
+                elif name == TOKENS_HEADER:
+                    counted = int(float(value))
+            except ValueError:
+                pass
+        if counted is None:
+            r.tokens_estimated += self.plan.tokens[index]
+        else:
+            r.tokens_counted += counted
+
+    def _valid(self, index: int, response: Response) -> bool:
+        """Parse a sample of the answers in full with the kind's wire: a 200 with a wrong body is an error."""
+        self.answers += 1
+        if self.plan.wire is None or not (self.answers <= VALIDATE_FIRST or self.answers % VALIDATE_EVERY == 0):
+            return True
+        try:
+            self.plan.wire.parse(json.loads(response.body), self.plan.inputs[index])
+        except (ValueError, WireShapeError) as exc:
+            self.error("bad_response", f"HTTP {response.status} but {exc}: {response.body[:160].decode('utf-8', 'replace')}")
+            return False
+        return True
+
+    def close(self) -> ShareResult:
+        r = self.result
+        r.histograms = {name: histograms.encode(histograms.from_values(values)) if values else None
+                        for name, values in self.values.items()}
+        r.loop_lag = histograms.encode(histograms.from_values(self.lag)) if self.lag else None
+        return r
+
+
+def status_class(status: int, body: bytes = b"") -> str:
+    """Error classes counted per point: TEI's refusals by their meaning, the rest by family."""
+    if status in (413, 422):
+        return "too_large"  # TEI: batch over max_client_batch_size (422 since 1.9, 413 before), input too long, payload
+    if status in (429, 424):
+        return str(status)  # 429 no permit free (overloaded); 424 backend failure
+    return "4xx" if status < 500 else "5xx"
+
+
+def error_class(exc: BaseException) -> str:
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        return "timeout"
+    if isinstance(exc, (ConnectionLost, ConnectionError, OSError)):
+        return "connection"
+    if isinstance(exc, ProtocolViolation):
+        return "bad_response"
+    return "client"  # an exception of the in-process endpoint
+
+
+def run_share(plan: SharePlan) -> ShareResult:
+    """Run this worker's share of one point on a fresh event loop (uvloop when installed)."""
+    try:
+        import uvloop
+
+        runner = asyncio.Runner(loop_factory=uvloop.new_event_loop)
+    except ImportError:  # pragma: no cover - uvloop is a dependency; plain asyncio still measures correctly
+        runner = asyncio.Runner()
+    with runner:
+        return runner.run(_run(plan))
+
+
+async def _run(plan: SharePlan) -> ShareResult:
+    recorder = _Recorder(plan)
+    sender = _InProcess(plan) if plan.call is not None else _Http(plan)
+    ticker = asyncio.get_running_loop().create_task(_probe(recorder))
+    cpu0, wall0 = time.process_time(), perf_counter()
+    try:
+        await _sleep_until(plan.start_at)
+        if plan.mode == "closed":
+            await _closed(plan, sender, recorder)
+        else:
+            await _open(plan, sender, recorder)
+    finally:
+        ticker.cancel()
+        sender.close()
+    recorder.result.cpu_s = time.process_time() - cpu0
+    recorder.result.wall_s = perf_counter() - wall0
+    recorder.result.first_measured = recorder.window_start
+    return recorder.close()
+
+
+async def _probe(recorder: _Recorder) -> None:
+    """How late the loop wakes a 10 ms timer: a busy client shows here before anywhere else."""
+    while True:
+        due = perf_counter() + TICK_S
+        await asyncio.sleep(TICK_S)
+        if recorder.measured(due):
+            recorder.lag.append(int(max(0.0, perf_counter() - due) * 1e6))
+
+
+async def _sleep_until(when: float) -> None:
+    """Timers here have millisecond resolution (libuv, epoll): sleep to just before, then yield until due.
+
+    Yielding (`sleep(0)`) keeps the loop polling sockets, so answers are still timestamped on arrival.
+    """
+    left = when - perf_counter()
+    if left > SPIN_S:
+        await asyncio.sleep(left - SPIN_S)
+    while perf_counter() < when:
+        await asyncio.sleep(0)
+
+
+class _Http:
+    def __init__(self, plan: SharePlan):
+        self.plan = plan
+        self.pool = Pool(plan.target, plan.timeout_s)
+
+    async def send(self, index: int) -> tuple[float, Response]:
+        return await self.pool.request(self.plan.requests[index])
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+class _InProcess:
+    """An in-process endpoint (reference kinds): each request is one call on a thread of its own pool."""
+
+    def __init__(self, plan: SharePlan):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.plan = plan
+        self.loop = asyncio.get_running_loop()
+        self.threads = ThreadPoolExecutor(max_workers=max(1, plan.max_inflight or plan.users or 1))
+
+    async def send(self, index: int) -> tuple[float, Response]:
+        def call() -> Response:
+            self.plan.call(index)
+            return Response(200, [], b"", perf_counter())
+
+        sent = perf_counter()
+        return sent, await asyncio.wait_for(self.loop.run_in_executor(self.threads, call), self.plan.timeout_s)
+
+    def close(self) -> None:
+        self.threads.shutdown(wait=False, cancel_futures=True)
+
+
+async def _closed(plan: SharePlan, sender, recorder: _Recorder) -> None:
+    stop_at = None if plan.duration_s is None else recorder.window_start + plan.duration_s
+    state = {"next": 0, "measured": 0}
+    n = len(plan.inputs)
+
+    async def user(u: int) -> None:
+        index = u
+        while True:
+            now = perf_counter()
+            if stop_at is not None and now >= stop_at:
+                return
+            measured = recorder.measured(now)
+            if measured and plan.count is not None:
+                if state["measured"] >= plan.count:
+                    return
+                state["measured"] += 1
+            index = (index + plan.users) % n
+            try:
+                sent, outcome = await sender.send(index)
+            except Exception as exc:  # noqa: BLE001 - every failure is a counted error class
+                sent, outcome = now, exc
+            if measured:
+                recorder.finish(index, None, sent, outcome)
+            if isinstance(outcome, (ConnectionLost, OSError)):
+                await asyncio.sleep(0.05)  # a refused connection answers at once: do not spin on it
+
+    await asyncio.gather(*(user(u) for u in range(max(1, plan.users))))
+
+
+async def _open(plan: SharePlan, sender, recorder: _Recorder) -> None:
+    """Open loop and burst: dispatch at intended times; a semaphore caps what is in flight."""
+    cap = plan.max_inflight if plan.mode == "open" else (plan.users or None)
+    slots = asyncio.Semaphore(cap) if cap else None
+    deadline = None if plan.duration_s is None or plan.mode == "burst" else recorder.window_start + plan.duration_s
+    loop = asyncio.get_running_loop()
+    pending: set[asyncio.Task] = set()
+    n = len(plan.inputs)
+
+    async def one(index: int, due: float) -> None:
+        try:
+            try:
+                sent, outcome = await sender.send(index % n)
+            except Exception as exc:  # noqa: BLE001 - counted by class
+                sent, outcome = perf_counter(), exc
+            if recorder.measured(due):
+                recorder.finish(index % n, due, sent, outcome)
+        finally:
+            if slots is not None:
+                slots.release()
+
+    for index, offset in enumerate(plan.offsets):
+        due = plan.start_at + offset
+        await _sleep_until(due)
+        if slots is not None and slots.locked():
+            if deadline is None:
+                await slots.acquire()
+            else:
+                try:
+                    await asyncio.wait_for(slots.acquire(), max(0.0, deadline - perf_counter()))
+                except (TimeoutError, asyncio.TimeoutError):
+                    recorder.result.unsent += sum(1 for o in plan.offsets[index:] if recorder.measured(plan.start_at + o))
+                    break
+        elif slots is not None:
+            await slots.acquire()
+        task = loop.create_task(one(index, due))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+    if pending:
+        await asyncio.gather(*pending)
+

@@ -1,0 +1,266 @@
+"""The load report (report.md + self-contained report.html + plots/) from a `ragbench load` results file.
+
+Every figure comes from `load_point` records: throughput vs concurrency per batch size, latency vs
+offered rate (service, scheduled, dispatch delay, and unsent requests), latency CDFs from the
+stored HDR histograms, a batch x concurrency heatmap of texts/s, errors per class, TEI's
+queue / tokenization / inference split, and the burst (Open WebUI ingestion) table.
+"""
+
+from __future__ import annotations
+
+import base64
+from html import escape
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from bench.load import histograms  # noqa: E402
+from bench.results.schema import LoadPointRecord  # noqa: E402
+from bench.results.store import Results  # noqa: E402
+
+MAX_CDF_LINES = 12
+
+
+def _ms(block: dict | None, key: str) -> str:
+    return f"{block[key]:.2f}" if block and block.get(key) is not None else "-"
+
+
+def point_label(r: LoadPointRecord) -> str:
+    size = f"docs {r.batch}" if r.op == "rerank" else f"batch {r.batch}"
+    length = f", len {r.length}" if r.length else ""
+    if r.loop == "closed":
+        return f"{r.endpoint}: {size}, conc {r.concurrency}{length}"
+    if r.loop == "open":
+        cap = f", cap {r.max_inflight}" if r.max_inflight else ""
+        return f"{r.endpoint}: {size}, {r.rate:g}/s {r.arrival}{cap}{length}"
+    return f"{r.endpoint}: burst {r.burst}, {size}, conc {r.concurrency or 'unlimited'}{length}"
+
+
+def points_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[str]]]:
+    header = ["point", "req/s", "texts/s", "tokens/s (source)", "service p50/p99 ms", "scheduled p99/p99.9 ms",
+              "dispatch p99 ms", "sent", "ok", "errors", "unsent", "client cpu %", "saturated"]
+    rows = []
+    for r in points:
+        t, lat = r.throughput, r.latency_ms
+        errors = ", ".join(f"{k} {v}" for k, v in sorted(r.requests["errors"].items())) or "0"
+        rows.append([point_label(r), f"{t['requests_per_s']:.1f}", f"{t['texts_per_s']:.1f}",
+                     f"{t['tokens_per_s']:.0f} ({t['tokens_source']})",
+                     f"{_ms(lat['service'], 'p50')} / {_ms(lat['service'], 'p99')}",
+                     f"{_ms(lat['scheduled'], 'p99')} / {_ms(lat['scheduled'], 'p999')}", _ms(lat["dispatch_delay"], "p99"),
+                     str(r.requests["sent"]), str(r.requests["ok"]), errors, str(r.requests["unsent"]),
+                     f"{r.client['cpu_percent']}", "yes" if r.client["saturated"] else "no"])
+    return header, rows
+
+
+def burst_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[str]]]:
+    header = ["endpoint", "texts", "batch", "concurrency", "requests", "time to drain s", "texts/s", "429", "other errors"]
+    rows = []
+    for r in points:
+        if r.loop != "burst":
+            continue
+        errors = dict(r.requests["errors"])
+        n429 = errors.pop("429", 0)
+        rows.append([r.endpoint, str(r.burst), str(r.batch), str(r.concurrency or "unlimited"), str(r.requests["sent"]),
+                     f"{r.duration_s:.3f}", f"{r.throughput['texts_per_s']:.1f}", str(n429),
+                     ", ".join(f"{k} {v}" for k, v in sorted(errors.items())) or "0"])
+    return header, rows
+
+
+def server_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[str]]]:
+    header = ["point", "queue p50/p99 ms", "tokenization p50/p99 ms", "inference p50/p99 ms", "te_request_count Δ", "te_request_failure Δ"]
+    rows = []
+    for r in points:
+        s = r.server_ms
+        metrics = (r.server_metrics or {}).get("counters", {})
+        count = sum(v for k, v in metrics.items() if k.startswith("te_request_count"))
+        failures = sum(v for k, v in metrics.items() if k.startswith("te_request_failure"))
+        if not any(s.values()) and not metrics:
+            continue
+        rows.append([point_label(r), *(f"{_ms(s[q], 'p50')} / {_ms(s[q], 'p99')}" for q in ("queue", "tokenization", "inference")),
+                     f"{count:g}" if metrics else "-", f"{failures:g}" if metrics else "-"])
+    return header, rows
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def throughput_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
+    closed = [r for r in points if r.loop == "closed"]
+    if not closed:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for key in sorted({(r.endpoint, r.batch, r.length or 0) for r in closed}):
+        line = sorted((r for r in closed if (r.endpoint, r.batch, r.length or 0) == key), key=lambda r: r.concurrency)
+        ax.plot([r.concurrency for r in line], [r.throughput["texts_per_s"] for r in line], marker="o",
+                label=f"{key[0]} batch {key[1]}" + (f" len {key[2]}" if key[2] else ""))
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("concurrency (closed loop)")
+    ax.set_ylabel("texts/s")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def rate_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
+    opened = [r for r in points if r.loop == "open"]
+    if not opened:
+        return None
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    styles = {"service": "-", "scheduled": "--", "dispatch_delay": ":"}
+    for key in sorted({(r.endpoint, r.batch, r.max_inflight or 0, r.arrival) for r in opened}):
+        line = sorted((r for r in opened if (r.endpoint, r.batch, r.max_inflight or 0, r.arrival) == key), key=lambda r: r.rate)
+        name = f"{key[0]} b{key[1]} {key[3]}" + (f" cap {key[2]}" if key[2] else "")
+        for quantity, style in styles.items():
+            xs = [r.rate for r in line if r.latency_ms[quantity]]
+            ys = [r.latency_ms[quantity]["p99"] for r in line if r.latency_ms[quantity]]
+            if xs:
+                ax.plot(xs, ys, style, marker="o", label=f"{name} {quantity} p99")
+        ax2.plot([r.rate for r in line], [r.requests["unsent"] for r in line], marker="o", label=f"{name} unsent")
+    ax.set_yscale("log")
+    ax.set_xlabel("offered rate (requests/s)")
+    ax.set_ylabel("latency p99 (ms)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    ax2.set_xlabel("offered rate (requests/s)")
+    ax2.set_ylabel("requests unsent")
+    ax2.grid(alpha=0.3)
+    ax2.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def cdf_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
+    chosen = [r for r in points if r.histograms.get("scheduled") or r.histograms.get("service")][:MAX_CDF_LINES]
+    if not chosen:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for r in chosen:
+        quantity = "scheduled" if r.histograms.get("scheduled") else "service"
+        xs, ys = zip(*histograms.cdf_ms(histograms.decode(r.histograms[quantity])))
+        ax.plot(xs, ys, label=f"{point_label(r)} ({quantity})")
+    ax.set_xscale("log")
+    ax.set_xlabel("latency (ms)")
+    ax.set_ylabel("fraction of requests")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def heatmap_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
+    closed = [r for r in points if r.loop == "closed"]
+    batches = sorted({r.batch for r in closed})
+    concs = sorted({r.concurrency for r in closed})
+    endpoints = sorted({r.endpoint for r in closed})
+    if len(batches) < 2 and len(concs) < 2:
+        return None
+    fig, axes = plt.subplots(1, len(endpoints), figsize=(4.5 * len(endpoints) + 1, 0.5 * len(batches) + 2.5), squeeze=False)
+    for ax, endpoint in zip(axes[0], endpoints):
+        grid = np.full((len(batches), len(concs)), np.nan)
+        for r in closed:
+            if r.endpoint == endpoint and not r.length:
+                grid[batches.index(r.batch), concs.index(r.concurrency)] = r.throughput["texts_per_s"]
+        image = ax.imshow(grid, cmap="viridis", aspect="auto")
+        for i in range(len(batches)):
+            for j in range(len(concs)):
+                if not np.isnan(grid[i, j]):
+                    ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", color="w", fontsize=8)
+        ax.set_xticks(range(len(concs)), [str(c) for c in concs])
+        ax.set_yticks(range(len(batches)), [str(b) for b in batches])
+        ax.set_xlabel("concurrency")
+        ax.set_ylabel("batch")
+        ax.set_title(f"{endpoint}: texts/s")
+        fig.colorbar(image, ax=ax)
+    return _save(fig, path)
+
+
+def errors_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
+    classes = sorted({c for r in points for c in r.requests["errors"]})
+    if not classes:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 0.35 * len(points) + 1.5))
+    left = np.zeros(len(points))
+    for cls in classes:
+        values = np.array([r.requests["errors"].get(cls, 0) for r in points], dtype=float)
+        ax.barh(range(len(points)), values, left=left, label=cls)
+        left += values
+    ax.set_yticks(range(len(points)), [point_label(r) for r in points], fontsize=7)
+    ax.set_xlabel("errors")
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def split_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
+    with_split = [r for r in points if any(r.server_ms.get(q) for q in ("queue", "tokenization", "inference"))]
+    if not with_split:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 0.35 * len(with_split) + 1.5))
+    left = np.zeros(len(with_split))
+    for quantity in ("queue", "tokenization", "inference"):
+        values = np.array([(r.server_ms.get(quantity) or {}).get("mean", 0.0) for r in with_split])
+        ax.barh(range(len(with_split)), values, left=left, label=quantity)
+        left += values
+    service = [r.latency_ms["service"]["mean"] if r.latency_ms["service"] else np.nan for r in with_split]
+    ax.plot(service, range(len(with_split)), "k|", markersize=12, label="client service mean")
+    ax.set_yticks(range(len(with_split)), [point_label(r) for r in with_split], fontsize=7)
+    ax.set_xlabel("mean ms per request (TEI x-queue-time, x-tokenization-time, x-inference-time)")
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def write_load_report(results: Results, out_dir: Path) -> Path:
+    """report.md, report.html and plots/ for a load results file; returns report.html."""
+    points = results.load_points
+    plots_dir = out_dir / "plots"
+    plots_dir.mkdir(parents=True, exist_ok=True)
+    plots = [(title, p) for title, p in [
+        ("Throughput vs concurrency (closed loop)", throughput_plot(points, plots_dir / "load_throughput.png")),
+        ("Latency p99 vs offered rate (open loop)", rate_plot(points, plots_dir / "load_rate.png")),
+        ("Latency CDFs (scheduled where measured, else service)", cdf_plot(points, plots_dir / "load_cdf.png")),
+        ("Texts/s over batch x concurrency", heatmap_plot(points, plots_dir / "load_heatmap.png")),
+        ("Errors per class", errors_plot(points, plots_dir / "load_errors.png")),
+        ("TEI's split of each request", split_plot(points, plots_dir / "load_server_split.png")),
+    ] if p is not None]
+    end = results.end
+    status = "complete" if end and end.status == "complete" else (
+        f"{end.status}: {end.error}" if end else "interrupted (no end record): the points below finished")
+    load = results.header.load or {}
+    tables = [("Points", points_table(points)), ("Bursts (Open WebUI ingestion)", burst_table(points)),
+              ("Server view (TEI headers and /metrics deltas)", server_table(points))]
+    md = ["# ragbench load report", "", f"Created {results.header.created}; workload {results.header.dataset.get('source')} "
+          f"(token counts: {results.header.dataset.get('tokens_source')}); {load.get('workers', 1)} client worker(s); "
+          f"warm-up {load.get('warmup_s')} s per point, excluded.", "", f"Status: **{status}**", ""]
+    for title, (header, rows) in tables:
+        if rows:
+            md += [f"## {title}", "", *_md_table(header, rows), ""]
+    for title, path in plots:
+        md += [f"## {title}", "", f"![{title}]({path.relative_to(out_dir).as_posix()})", ""]
+    (out_dir / "report.md").write_text("\n".join(md), encoding="utf-8")
+
+    css = ("body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
+           "table{border-collapse:collapse;margin:1em 0;font-size:.85em}th,td{border:1px solid #ccc;padding:.3em .5em}"
+           "th{background:#f0f0f0}img{max-width:100%}.bad{color:#b00020;font-weight:bold}")
+    html = [f"<!doctype html><html><head><meta charset='utf-8'><title>ragbench load report</title><style>{css}</style></head><body>",
+            "<h1>ragbench load report</h1>", f"<p>{escape(md[2])}</p>",
+            f"<p class='{'' if status == 'complete' else 'bad'}'>Status: {escape(status)}</p>"]
+    for title, (header, rows) in tables:
+        if rows:
+            html.append(f"<h2>{escape(title)}</h2><table><thead><tr>{''.join(f'<th>{escape(h)}</th>' for h in header)}</tr></thead><tbody>"
+                        + "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows) + "</tbody></table>")
+    for title, path in plots:
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        html.append(f"<h2>{escape(title)}</h2><img alt='{escape(title)}' src='data:image/png;base64,{data}'>")
+    html.append("</body></html>")
+    html_path = out_dir / "report.html"
+    html_path.write_text("\n".join(html), encoding="utf-8")
+    return html_path

@@ -1,0 +1,167 @@
+"""A TEI-shaped loopback server with a known service time, a periodic stall and scripted faults.
+
+Run as a subprocess (so a test can kill it mid-sweep):
+    python tests/load/fixture_server.py --port P [--service-ms 2] [--stall-ms 100 --period-ms 500]
+        [--overload-s 1.0] [--reset-every N] [--max-batch 32]
+
+- service: every answer is written `service-ms` after its request arrived (requests are served in
+  parallel: no queue of its own, so the analytic latency is exact);
+- stall: during the first `stall-ms` of every `period-ms` (clocked from start), answers wait for the
+  stall's end, then take the service time;
+- `--overload-s`: for that long after the first request, answer 429 `{"error":"Model is overloaded","error_type":"Overloaded"}`;
+- `--reset-every N`: every N-th request the connection is reset (RST) instead of answered;
+- `--max-batch M`: more inputs than M -> 422 `batch size N > maximum allowed batch size M` (TEI 1.9).
+Successes carry TEI's timing headers; `/metrics` serves TEI's te_* families (shapes from
+../shared/contracts/README.md) counting what this server did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import time
+
+import httptools
+
+
+class Server:
+    def __init__(self, args):
+        self.args = args
+        self.started = time.monotonic()
+        self.first_request: float | None = None
+        self.count = 0
+        self.success = 0
+        self.failures: dict[str, int] = {}
+        self.duration_sum = 0.0
+        self.duration_buckets = {0.005: 0, 0.05: 0, 0.5: 0, float("inf"): 0}
+
+    def due(self, arrived: float) -> float:
+        """When the answer to a request that arrived at `arrived` (monotonic) is written."""
+        a = self.args
+        phase = (arrived - self.started) % (a.period_ms / 1000) if a.stall_ms else 1e9
+        start = arrived + (a.stall_ms / 1000 - phase) if phase < a.stall_ms / 1000 else arrived
+        return start + a.service_ms / 1000
+
+    def metrics(self) -> str:
+        lines = ["# HELP te_request_count Total number of requests", "# TYPE te_request_count counter",
+                 f'te_request_count{{method="batch"}} {self.count}', "# TYPE te_request_success counter",
+                 f'te_request_success{{method="batch"}} {self.success}', "# TYPE te_request_failure counter"]
+        lines += [f'te_request_failure{{err="{k}"}} {v}' for k, v in sorted(self.failures.items())]
+        lines += ["# TYPE te_request_duration histogram"]
+        for le, n in self.duration_buckets.items():
+            lines.append(f'te_request_duration_bucket{{le="{"+Inf" if le == float("inf") else le}"}} {n}')
+        lines += [f"te_request_duration_sum {self.duration_sum}", f"te_request_duration_count {self.success}",
+                  "# TYPE te_queue_size gauge", "te_queue_size 0"]
+        return "\n".join(lines) + "\n"
+
+
+class Handler(asyncio.Protocol):
+    def __init__(self, server: Server):
+        self.server = server
+        self.parser = httptools.HttpRequestParser(self)
+        self.transport = None
+        self.url = b""
+        self.body: list[bytes] = []
+        self.loop = asyncio.get_running_loop()
+
+    def connection_made(self, transport):
+        self.transport = transport
+        sock = transport.get_extra_info("socket")
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def data_received(self, data):
+        self.arrived = time.monotonic()
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError:
+            self.transport.close()
+
+    def on_url(self, url):
+        self.url = url
+
+    def on_body(self, body):
+        self.body.append(body)
+
+    def on_message_complete(self):
+        s, a = self.server, self.server.args
+        body, self.body = b"".join(self.body), []
+        if self.url == b"/metrics":
+            self.write(200, s.metrics().encode(), "text/plain; version=0.0.4")
+            return
+        s.count += 1
+        if s.first_request is None:
+            s.first_request = self.arrived
+        if a.reset_every and s.count % a.reset_every == 0:
+            self.transport.abort()  # RST: the client sees a connection reset mid-request
+            return
+        try:
+            request = json.loads(body)
+        except ValueError:
+            self.refuse(400, "broken JSON", "Empty")
+            return
+        inputs = request.get("inputs") or request.get("texts") or []
+        n = len(inputs) if isinstance(inputs, list) else 1
+        if a.overload_s and self.arrived - s.first_request < a.overload_s:
+            self.refuse(429, "Model is overloaded", "Overloaded")
+            return
+        if a.max_batch and n > a.max_batch:
+            self.refuse(422, f"batch size {n} > maximum allowed batch size {a.max_batch}", "Validation")
+            return
+        if self.url == b"/rerank":
+            payload = [{"index": i, "score": 1.0 / (i + 1)} for i in range(n)]
+        else:
+            payload = [[0.5, 0.5, 0.5, 0.5]] * n
+        arrived = self.arrived
+        due = s.due(arrived)
+
+        def answer():
+            took = time.monotonic() - arrived
+            queue_ms = max(0.0, due - arrived - a.service_ms / 1000) * 1000
+            headers = {"x-compute-type": "cpu", "x-compute-tokens": str(3 * n), "x-compute-characters": str(10 * n),
+                       "x-total-time": f"{took * 1000:.0f}", "x-compute-time": f"{took * 1000:.0f}",
+                       "x-queue-time": f"{queue_ms:.0f}", "x-tokenization-time": "0", "x-inference-time": f"{a.service_ms:.0f}"}
+            s.success += 1
+            s.duration_sum += took
+            for le in s.duration_buckets:
+                if took <= le:
+                    s.duration_buckets[le] += 1
+            self.write(200, json.dumps(payload).encode(), "application/json", headers)
+
+        self.loop.call_at(self.loop.time() + max(0.0, due - time.monotonic()), answer)
+
+    def refuse(self, status: int, message: str, error_type: str) -> None:
+        self.server.failures[error_type.lower()] = self.server.failures.get(error_type.lower(), 0) + 1
+        self.write(status, json.dumps({"error": message, "error_type": error_type}).encode(), "application/json")
+
+    def write(self, status: int, payload: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        if self.transport.is_closing():
+            return
+        reason = {200: "OK", 400: "Bad Request", 422: "Unprocessable Entity", 429: "Too Many Requests"}.get(status, "Error")
+        lines = [f"HTTP/1.1 {status} {reason}", f"Content-Type: {content_type}", f"Content-Length: {len(payload)}",
+                 *(f"{k}: {v}" for k, v in (headers or {}).items())]
+        self.transport.write(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
+
+
+async def main(args) -> None:
+    server = Server(args)
+    loop = asyncio.get_running_loop()
+    srv = await loop.create_server(lambda: Handler(server), "127.0.0.1", args.port, backlog=1024)
+    print("ready", flush=True)
+    async with srv:
+        await srv.serve_forever()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--service-ms", type=float, default=2.0)
+    parser.add_argument("--stall-ms", type=float, default=0.0)
+    parser.add_argument("--period-ms", type=float, default=500.0)
+    parser.add_argument("--overload-s", type=float, default=0.0)
+    parser.add_argument("--reset-every", type=int, default=0)
+    parser.add_argument("--max-batch", type=int, default=0)
+    import uvloop
+
+    uvloop.run(main(parser.parse_args()))

@@ -40,7 +40,7 @@ from bench.secrets import mask, mask_data, secret_from_env
 RESULTS_FILE = "results.jsonl"
 START_LEAD_S = 0.25  # time for the plans to reach the worker processes before the first intended send
 LAG_SATURATED_MS = 5.0  # loop-lag p99 above this: the client, not the server, set the pace
-CPU_SATURATED = 90.0  # % of one core per worker (closed loop and burst; open loop spins by design)
+CPU_SATURATED = 90.0  # % of one core per worker
 
 
 @dataclass(frozen=True)
@@ -260,7 +260,7 @@ def merge_shares(endpoint: str, point: PointConfig, shares: list[ShareResult], w
     lag = histograms.merge([s.loop_lag for s in shares])
     lag_p99 = lag.get_value_at_percentile(99.0) / 1000.0 if lag.get_total_count() else None
     cpu = [100.0 * s.cpu_s / s.wall_s for s in shares if s.wall_s > 0]
-    cpu_bound = point.loop != "open" and any(c >= CPU_SATURATED for c in cpu)
+    cpu_bound = any(c >= CPU_SATURATED for c in cpu)
     open_quantities = point.loop != "closed"
     return LoadPointRecord(
         endpoint=endpoint, op=point.op, loop=point.loop, batch=point.batch,
@@ -372,11 +372,11 @@ def run_load(specs: list[EndpointSpec], sweep: SweepConfig, workload: Workload, 
                     raise UserError(f"endpoint {endpoint.spec.name}: no answer at all during {point.label()} "
                                     f"({example}); the sweep stops here, finished points are saved")
         writer.write(EndRecord(status="complete", finished=_now()))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         writer.write(EndRecord(status="interrupted", finished=_now(), error="interrupted by the user"))
         raise
-    except UserError as exc:
-        writer.write(EndRecord(status="failed", finished=_now(), error=mask(str(exc))))
+    except Exception as exc:  # a user error, or a bug: either way the finished points stay readable
+        writer.write(EndRecord(status="failed", finished=_now(), error=mask(str(exc) or type(exc).__name__)))
         raise
     finally:
         if pool is not None:

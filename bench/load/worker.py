@@ -10,7 +10,7 @@ Three loops, one per `SharePlan.mode`:
 - `closed`: `users` virtual users, each sending its next request when the previous answer is in;
 - `open`: requests sent at the plan's intended offsets whatever the server does; with
   `max_inflight`, a due request waits in the client for a slot (its wait counts in `scheduled`)
-  and those still waiting when the point's time is up are `unsent`;
+  and those still waiting a timeout after the point's end are `unsent`;
 - `burst`: every request due at once, at most `users` in flight (0: no cap), until drained.
 
 A request is *measured* when its intended time (open, burst) or its send time (closed) falls after
@@ -32,7 +32,6 @@ from bench.endpoints.base import WireShapeError
 from bench.load import histograms
 from bench.load.client import ConnectionLost, Pool, ProtocolViolation, Response, Target
 
-SPIN_S = 0.0015  # the last stretch before an intended time is waited by yielding, not by a timer (see docs/load.md)
 TICK_S = 0.01  # the loop-lag probe's period
 VALIDATE_FIRST = 5  # answers parsed in full at the start of each share, then one in VALIDATE_EVERY
 VALIDATE_EVERY = 100
@@ -215,13 +214,12 @@ async def _probe(recorder: _Recorder) -> None:
 
 
 async def _sleep_until(when: float) -> None:
-    """Timers here have millisecond resolution (libuv, epoll): sleep to just before, then yield until due.
-
-    Yielding (`sleep(0)`) keeps the loop polling sockets, so answers are still timestamped on arrival.
-    """
+    """Sleep on a timer until `when`; libuv's millisecond timers may wake up to 1 ms early, and the rest
+    is yielded (`sleep(0)` keeps the loop polling sockets). No longer busy-wait: on a shared machine a
+    spinning client loses its time slices to the scheduler and dispatches later, not sooner (docs/load.md)."""
     left = when - perf_counter()
-    if left > SPIN_S:
-        await asyncio.sleep(left - SPIN_S)
+    if left > 0:
+        await asyncio.sleep(left)
     while perf_counter() < when:
         await asyncio.sleep(0)
 
@@ -293,7 +291,9 @@ async def _open(plan: SharePlan, sender, recorder: _Recorder) -> None:
     """Open loop and burst: dispatch at intended times; a semaphore caps what is in flight."""
     cap = plan.max_inflight if plan.mode == "open" else (plan.users or None)
     slots = asyncio.Semaphore(cap) if cap else None
-    deadline = None if plan.duration_s is None or plan.mode == "burst" else recorder.window_start + plan.duration_s
+    # A due request waits for a slot as long as an answer may take (--timeout) past the point's end;
+    # what is still waiting then was never sent: `unsent`.
+    deadline = None if plan.duration_s is None or plan.mode == "burst" else recorder.window_start + plan.duration_s + plan.timeout_s
     loop = asyncio.get_running_loop()
     pending: set[asyncio.Task] = set()
     n = len(plan.inputs)

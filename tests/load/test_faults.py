@@ -1,0 +1,99 @@
+"""Faults during a sweep: each is counted in its point, the sweep goes on (or ends cleanly), nothing is lost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bench.endpoints.spec import parse_spec
+from bench.errors import UserError
+from bench.load.runner import SweepConfig, run_load
+from bench.load.workload import Workload
+from bench.results.store import read_results
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _workload() -> Workload:
+    texts = [f"text number {i}" for i in range(64)]
+    return Workload(texts, texts[:8], "inline", lambda ts: [len(t.split()) for t in ts], "words")
+
+
+def _sweep(**overrides) -> SweepConfig:
+    base = dict(batches=[1], concurrencies=[2], duration_s=1.0, warmup_s=0.0, timeout_s=5.0)
+    return SweepConfig(**{**base, **overrides})
+
+
+def test_429_for_a_while_is_counted_and_the_sweep_goes_on(load_server, tmp_path):
+    url, _ = load_server(service_ms=1, overload_s=0.6)
+    run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[2, 4]), _workload(), tmp_path)
+    results = read_results(tmp_path / "results.jsonl")
+    first, second = results.load_points
+    assert first.requests["errors"].get("429", 0) > 0 and first.requests["ok"] > 0
+    assert "Model is overloaded" in first.error_examples["429"]
+    assert first.requests["sent"] == first.requests["ok"] + sum(first.requests["errors"].values())
+    assert second.requests["errors"] == {} and second.requests["ok"] > 0  # overload over: the next point is clean
+    assert results.end.status == "complete"
+    # Latencies are of successes only: the quick 429s do not pull them down.
+    assert first.latency_ms["service"]["count"] == first.requests["ok"]
+
+
+def test_connection_resets_are_connection_errors(load_server, tmp_path):
+    url, _ = load_server(service_ms=1, reset_every=25)
+    run_load([parse_spec(f"t=tei@{url}")], _sweep(), _workload(), tmp_path)
+    point = read_results(tmp_path / "results.jsonl").load_points[0]
+    assert point.requests["errors"]["connection"] > 0 and point.requests["ok"] > 0
+    assert set(point.requests["errors"]) == {"connection"}
+    # One request in 25 was reset: the rest were answered on new connections.
+    assert point.requests["errors"]["connection"] == pytest.approx(point.requests["sent"] / 25, rel=0.2, abs=2)
+
+
+def test_batch_too_large_is_its_own_class(load_server, tmp_path):
+    url, _ = load_server(service_ms=1, max_batch=8)
+    run_load([parse_spec(f"t=tei@{url}")], _sweep(batches=[4, 16]), _workload(), tmp_path)
+    small, large = read_results(tmp_path / "results.jsonl").load_points
+    assert small.requests["errors"] == {} and small.throughput["texts_per_s"] == pytest.approx(4 * small.throughput["requests_per_s"])
+    assert large.requests["ok"] == 0 and set(large.requests["errors"]) == {"too_large"}
+    assert "batch size 16 > maximum allowed batch size 8" in large.error_examples["too_large"]
+
+
+def test_server_killed_mid_sweep_ends_cleanly_with_finished_points(load_server, tmp_path):
+    url, proc = load_server(service_ms=1)
+
+    def kill_after_first(record) -> None:
+        if proc.popen.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.popen.wait()
+
+    with pytest.raises(UserError, match="no answer at all"):
+        run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[1, 2, 4]), _workload(), tmp_path, on_point=kill_after_first)
+    results = read_results(tmp_path / "results.jsonl")
+    assert len(results.load_points) == 2  # the finished one, and the one that found nothing to talk to
+    assert results.load_points[0].requests["ok"] > 0
+    assert results.load_points[1].requests["errors"].get("connection", 0) > 0
+    assert results.end.status == "failed" and "no answer at all" in results.end.error
+
+
+def test_ctrl_c_keeps_every_finished_point(load_server, tmp_path):
+    url, _ = load_server(service_ms=1)
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "bench", "load", "-e", f"t=tei@{url}", "--concurrency", "1,2,4,8",
+            "--duration", "1s", "--warmup", "0s", "--out", str(out)]
+    proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not results.exists() or '"load_point"' not in results.read_text()):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    read = read_results(results)
+    assert 1 <= len(read.load_points) < 4
+    assert read.end is not None and read.end.status == "interrupted"
+    assert (out / "report.html").exists()

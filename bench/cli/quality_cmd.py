@@ -27,6 +27,7 @@ def quality(
     max_queries: Annotated[Optional[int], typer.Option("--max-queries", help="Evaluate a seeded sample of judged queries.")] = None,
     max_docs: Annotated[Optional[int], typer.Option("--max-docs", help="Sample the corpus: judged docs of the queries + random distractors.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed for sampling, bootstrap and randomization tests.")] = 0,
+    generate: Annotated[Optional[str], typer.Option("--generate", help="Answer each question and score EM/F1/Contains: chat@URL?model=NAME (an OpenAI-compatible chat endpoint fed each target's top texts) or native (LightRAG's /query).")] = None,
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
     from bench.quality.run_command import QualityRequest, quality_command
@@ -34,7 +35,7 @@ def quality(
     report = quality_command(QualityRequest(
         dataset=dataset, split=split, targets=target, out=out, measures=measure, depth=depth,
         embedding_model=embedding_model, cross_encoder=cross_encoder, rerank_depth=rerank_depth,
-        max_queries=max_queries, max_docs=max_docs, seed=seed,
+        max_queries=max_queries, max_docs=max_docs, seed=seed, generate=generate,
     ))
     typer.echo(f"report: {report}")
 

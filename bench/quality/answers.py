@@ -127,21 +127,35 @@ def answer_flags(answers: AnswerSet, texts: list[str], cache: TokenCache) -> lis
 
 
 class AnswerJudge:
-    """A set's reference answers, compiled once, judging the texts of every target's rankings; keeps
-    each target's flags (qid -> does each returned text hold an answer) until scoring."""
+    """A set's reference answers, compiled once, judging every target's returned texts and generated answers;
+    keeps both per target until scoring."""
 
     def __init__(self, answers: dict[str, list[str]]):
-        self.sets = {qid: AnswerSet.of(refs) for qid, refs in answers.items() if refs}
+        self.references = {qid: refs for qid, refs in answers.items() if refs}
+        self.sets = {qid: AnswerSet.of(refs) for qid, refs in self.references.items()}
         self.cache = TokenCache()
-        self.flags: dict[str, dict[str, list[bool]]] = {}  # target -> qid -> flags in rank order
+        self.flags: dict[str, dict[str, list[bool]]] = {}  # target -> qid -> flags of its texts in rank order
+        self.generated: dict[str, dict[str, str | None]] = {}  # target -> qid -> generated answer (None: failed)
 
     def judge(self, target: str, texts: dict[str, list[str]]) -> None:
         self.flags[target] = {qid: answer_flags(self.sets[qid], t, self.cache) for qid, t in texts.items() if qid in self.sets}
 
-    def scores(self, target: str, family: str, k: int) -> dict[str, float]:
+    def scores(self, target: str, family: str, k: int | None) -> dict[str, float]:
         """qid -> value for every answered query; one the target failed or left empty scores zero."""
+        if family in ("exact_match", "f1", "contains_answer"):
+            answers = self.generated.get(target, {})
+            return {qid: self._generated_score(family, qid, answers.get(qid)) for qid in sorted(self.sets)}
         flags = self.flags.get(target, {})
-        return {qid: answer_measure(family, k, flags.get(qid, [])) for qid in sorted(self.sets)}
+        return {qid: answer_measure(family, k or 0, flags.get(qid, [])) for qid in sorted(self.sets)}
+
+    def _generated_score(self, family: str, qid: str, answer: str | None) -> float:
+        if answer is None:
+            return 0.0
+        if family == "exact_match":
+            return exact_match(answer, self.references[qid])
+        if family == "f1":
+            return token_f1(answer, self.references[qid])
+        return float(self.sets[qid].found_in(answer))  # contains: DPR's rule, as for retrieved texts
 
 
 # -- SQuAD v1.1 ---------------------------------------------------------------------------------------

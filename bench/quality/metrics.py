@@ -29,9 +29,12 @@ FAMILIES = {
 }
 # Answer-containment measures (bench/quality/answers.py), scored on the texts a target returned, not by trec_eval.
 ANSWER_FAMILIES = ("has_answer", "answer_recip_rank")  # both need a cut-off
+# Scores of generated answers against the reference answers (quality --generate); no cut-off.
+GENERATED_FAMILIES = ("exact_match", "f1", "contains_answer")
 _LABELS = {"ndcg_cut": "nDCG", "ndcg": "nDCG", "recall": "R", "map_cut": "MAP", "map": "MAP",
            "recip_rank": "MRR", "P": "P", "success": "Success", "bpref": "bpref", "Rprec": "R-prec",
-           "has_answer": "Answer", "answer_recip_rank": "AnswerMRR"}
+           "has_answer": "Answer", "answer_recip_rank": "AnswerMRR",
+           "exact_match": "EM", "f1": "F1", "contains_answer": "Contains"}
 # Friendly names: label@k -> (family, whether the cut-off is a truncation of the run).
 _FRIENDLY = {"ndcg": "ndcg_cut", "recall": "recall", "r": "recall", "map": "map_cut", "ap": "map_cut",
              "mrr": "recip_rank", "rr": "recip_rank", "p": "P", "precision": "P", "success": "success",
@@ -55,8 +58,13 @@ class Measure:
 
     @property
     def answer_based(self) -> bool:
-        """Scored by answer containment in returned texts (Answer@k, AnswerMRR@k), whatever the qrels."""
-        return self.family in ANSWER_FAMILIES
+        """Scored against the reference answers (Answer@k, AnswerMRR@k, EM, F1, Contains), whatever the qrels."""
+        return self.family in ANSWER_FAMILIES or self.generated
+
+    @property
+    def generated(self) -> bool:
+        """Scores a generated answer (quality --generate), not a ranking."""
+        return self.family in GENERATED_FAMILIES
 
     @property
     def label(self) -> str:
@@ -67,12 +75,16 @@ class Measure:
 def parse_measure(text: str) -> Measure:
     """trec_eval names (`ndcg_cut.10`, `ndcg_cut_10`, `P.10`, `recip_rank`) or labels (`nDCG@10`, `MRR@10`)."""
     name = text.strip()
+    generated = {"em": "exact_match", "exact_match": "exact_match", "f1": "f1", "contains": "contains_answer",
+                 "contains_answer": "contains_answer"}.get(name.lower())
+    if generated:
+        return Measure(generated)
     if "@" in name:
         head, _, k = name.partition("@")
         family = _FRIENDLY.get(head.lower())
         if family is None or not k.isdigit() or int(k) < 1:
             raise UserError(f"measure {text!r}: unknown (try nDCG@10, R@100, MRR@10, MAP@100, P@10, Success@10, "
-                            "Answer@5, AnswerMRR@10)")
+                            "Answer@5, AnswerMRR@10, EM, F1, Contains)")
         if family == "recip_rank":
             return Measure(family, truncate=int(k))
         return Measure(family, cutoff=int(k))
@@ -97,11 +109,13 @@ def parse_measure(text: str) -> Measure:
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "MRR@10", "MAP@100")
 ANSWER_MEASURES = ("Answer@1", "Answer@5", "Answer@20", "AnswerMRR@10")
+GENERATED_MEASURES = ("EM", "F1", "Contains")
 
 
-def default_measures(has_qrels: bool, has_answers: bool) -> tuple[str, ...]:
+def default_measures(has_qrels: bool, has_answers: bool, generating: bool = False) -> tuple[str, ...]:
     """The default measures follow what a set has: judgments, answers, or both side by side."""
-    return (DEFAULT_MEASURES if has_qrels else ()) + (ANSWER_MEASURES if has_answers else ())
+    return ((DEFAULT_MEASURES if has_qrels else ()) + (ANSWER_MEASURES if has_answers else ())
+            + (GENERATED_MEASURES if generating else ()))
 
 
 @dataclass

@@ -19,6 +19,7 @@ import bench
 from bench.datasets.model import Dataset
 from bench.errors import UserError
 from bench.quality.answers import AnswerJudge
+from bench.quality.generation import ChatGenerator, GenerateSpec, generate_answers
 from bench.quality.metrics import Measure, evaluate
 from bench.quality.runs import Run, run_from_results, trec_order, write_run
 from bench.quality.significance import bootstrap_ci, compare_pairs, seeded_generator
@@ -39,6 +40,7 @@ class QualityConfig:
     measures: list[Measure]
     depth: int = 100
     seed: int = 0
+    generate: GenerateSpec | None = None  # answer every question from what each target retrieved
 
 
 def safe_filename(name: str) -> str:
@@ -138,6 +140,7 @@ def _run_target(spec, options, dataset, queries, config, out_dir, writer, progre
         results = target.search(queries, config.depth, progress)
         search_s = time.perf_counter() - start
         described = target.describe()
+        generated = _generate(config, target, spec.name, dataset, results, progress, judge, described)
     finally:
         target.close()
     run, replaced = run_from_results(results)
@@ -147,13 +150,38 @@ def _run_target(spec, options, dataset, queries, config, out_dir, writer, progre
     writer.write(
         _target_record(spec, spec.name, described, results, index_s, search_s, replaced, run_file),
         *[QueryRecord(target=spec.name, qid=r.qid, latency_ms=r.latency_s * 1000, hits=len(r.hits), error=r.error,
-                      cost=r.cost, warnings=r.warnings) for r in results],
+                      cost=r.cost, warnings=r.warnings, answer=generated[r.qid].text if r.qid in generated else None,
+                      answer_error=generated[r.qid].error if r.qid in generated else None) for r in results],
     )
     return run
 
 
+def _generate(config, target, name, dataset, results, progress, judge, described) -> dict:
+    """Generated answers for the answered questions (`--generate`); their cost joins each query's cost."""
+    if config.generate is None:
+        return {}
+    asked = {r.qid: dataset.queries[r.qid] for r in results if r.qid in judge.sets}
+    passages = {r.qid: r.passages if r.passages is not None else [dataset.corpus[h.doc_id].full_text for h in r.hits]
+                for r in results}
+    chat = ChatGenerator(config.generate) if config.generate.kind == "chat" else None
+    try:
+        generated = generate_answers(config.generate, target, name, asked, passages, progress, chat)
+    finally:
+        if chat is not None:
+            chat.close()
+    described["generation"] = chat.describe() if chat else {"kind": "native", **config.generate.params}
+    for r in results:
+        if r.qid in generated:
+            r.cost.update(generated[r.qid].cost)
+    judge.generated[name] = {qid: g.text for qid, g in generated.items()}
+    return generated
+
+
 def relevance_source(dataset: Dataset, measure: Measure) -> str:
-    """Answer measures use the answers; ranking measures the qrels, or answer-derived judgments without qrels."""
+    """Generated-answer scores (`generated`) and answer measures use the answers; ranking measures the qrels,
+    or answer-derived judgments without qrels."""
+    if measure.generated:
+        return "generated"
     return "answers" if measure.answer_based or not dataset.qrels else "qrels"
 
 
@@ -181,7 +209,7 @@ def _per_query(dataset: Dataset, name: str, run: Run, config: QualityConfig, jud
     values = evaluate(dataset.qrels or dataset.answer_qrels(), run, ranking, complete=True).per_query if ranking else {}
     for m in config.measures:
         if m.answer_based:
-            values[m.trec_name] = judge.scores(name, m.family, m.cutoff or 0)
+            values[m.trec_name] = judge.scores(name, m.family, m.cutoff)
     return values
 
 

@@ -9,6 +9,7 @@ from bench.cli.progress import console, progress_bars
 from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
 from bench.errors import UserError
+from bench.quality.generation import parse_generate
 from bench.quality.metrics import default_measures, parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
 from bench.report import write_report
@@ -29,6 +30,7 @@ class QualityRequest:
     max_queries: int | None = None
     max_docs: int | None = None
     seed: int = 0
+    generate: str | None = None  # --generate SPEC (bench/quality/generation.py)
     command: str = "quality"
 
 
@@ -37,11 +39,16 @@ def quality_command(request: QualityRequest) -> Path:
     measures = [parse_measure(m) for m in request.measures or ()]
     specs = [parse_spec(t) for t in request.targets]
     dataset = load_dataset(request.dataset, split=request.split)
+    generate = parse_generate(request.generate) if request.generate else None
     if not measures:
-        measures = [parse_measure(m) for m in default_measures(bool(dataset.qrels), bool(dataset.answers))]
-    if not dataset.answers and any(m.answer_based for m in measures):
-        raise UserError(f"{dataset.source}: measure {next(m.label for m in measures if m.answer_based)} needs "
-                        "reference answers ('answers' on each query); this set has none")
+        measures = [parse_measure(m) for m in default_measures(bool(dataset.qrels), bool(dataset.answers), bool(generate))]
+    needs_answers = next((m.label for m in measures if m.answer_based), "--generate" if generate else None)
+    if not dataset.answers and needs_answers:
+        raise UserError(f"{dataset.source}: {needs_answers} needs reference answers ('answers' on each query); "
+                        "this set has none")
+    if not generate and any(m.generated for m in measures):
+        raise UserError(f"measure {next(m.label for m in measures if m.generated)} scores generated answers: "
+                        "add --generate chat@URL?model=NAME or --generate native")
     deepest = max((m.cutoff or m.truncate or 0) for m in measures)
     if request.depth < deepest:
         raise UserError(f"--depth {request.depth} is below the deepest cut-off ({deepest})")
@@ -54,7 +61,7 @@ def quality_command(request: QualityRequest) -> Path:
     results_path = request.out / "results.jsonl"
     try:
         with progress_bars() as progress:
-            run_quality(dataset, specs, options, QualityConfig(measures, request.depth, request.seed), request.out,
+            run_quality(dataset, specs, options, QualityConfig(measures, request.depth, request.seed, generate), request.out,
                         progress, command=request.command)
     finally:
         if results_path.exists():

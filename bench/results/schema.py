@@ -66,6 +66,8 @@ class QueryRecord:
     error: str | None = None
     cost: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    answer: str | None = None  # the generated answer (quality --generate); its cost is in `cost` (answer_*)
+    answer_error: str | None = None  # why no answer was generated
     record: str = "query"
 
 

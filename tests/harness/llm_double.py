@@ -5,7 +5,8 @@ The only stand-in in the integration tests: no LLM runs on these machines. It se
 - entity extraction: `entity<|#|>NAME<|#|>concept<|#|>DESC` rows for the longest words of the input
   text, `relation<|#|>A<|#|>B<|#|>co-occurrence<|#|>DESC` rows between neighbours, then `<|COMPLETE|>`;
 - keyword extraction: `{"high_level_keywords": [...], "low_level_keywords": [...]}` from the query;
-- anything else (gleaning, summaries, answers): a short fixed sentence.
+- anything else (gleaning, summaries, answers): a short fixed sentence, or what the optional
+  `answer(messages)` callback returns (a test's scripted answers).
 
 Every reply carries OpenAI `usage`, counted by the double's own rule (whitespace-separated words of
 every message, and of the reply), and every call is logged, so a test can check a metering proxy
@@ -20,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 TUPLE = "<|#|>"
 COMPLETE = "<|COMPLETE|>"
@@ -95,8 +96,10 @@ def reply_for(messages: list[dict[str, Any]]) -> tuple[str, str]:
 class LLMDouble:
     """Run with `with LLMDouble() as llm:`; `llm.base_url` is the OpenAI base URL (`.../v1`)."""
 
-    def __init__(self, model: str = "llm-double", host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, model: str = "llm-double", host: str = "127.0.0.1", port: int = 0,
+                 answer: Callable[[list[dict[str, Any]]], str] | None = None):
         self.model = model
+        self.answer = answer
         self.calls: list[Call] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer((host, port), self._handler())
@@ -158,6 +161,8 @@ class LLMDouble:
                     return
                 messages = request.get("messages") or []
                 kind, text = reply_for(messages)
+                if kind == "other" and double.answer is not None:
+                    text = double.answer(messages)
                 usage = {
                     "prompt_tokens": sum(count_tokens(_message_text(m.get("content"))) for m in messages),
                     "completion_tokens": count_tokens(text),

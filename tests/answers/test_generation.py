@@ -1,0 +1,157 @@
+"""Generated answers through an OpenAI-compatible chat endpoint (the deterministic LLM double, which
+answers with OpenAI's wire shape and `usage`): prompt built from each target's top texts, SQuAD EM/F1
+and Contains per question, latency and LLM tokens in the results and the report, failures kept apart."""
+
+import json
+import shutil
+
+import pytest
+
+from bench.errors import ServerError, UserError
+from bench.quality.generation import chat_prompt, parse_generate
+from bench.quality.run_command import QualityRequest, quality_command
+from bench.results.store import read_results
+from tests.harness.llm_double import LLMDouble, count_tokens
+
+# Scripted replies, by question; every other question gets "unknown".
+REPLIES = {
+    "How many points did the Panthers defense surrender?": "308.",  # reference 308: EM 1
+    "How many career sacks did Jared Allen have?": "He had 136 career sacks",  # reference 136
+    "Who registered the most sacks on the team this season?": "Kawann",  # reference Kawann Short
+}
+# (EM, F1, Contains), worked out by hand from SQuAD v1.1's and DPR's definitions.
+EXPECTED = {
+    "56beb4343aeaaa14008c925b": (1.0, 1.0, 1.0),
+    "56beb4343aeaaa14008c925c": (0.0, 2 * (1 / 5) * 1 / (1 / 5 + 1), 1.0),  # 1 common token of 5 predicted
+    "56beb4343aeaaa14008c925d": (0.0, 0.0, 0.0),
+    "56beb4343aeaaa14008c925e": (0.0, 0.0, 0.0),
+    "56beb4343aeaaa14008c925f": (0.0, 2 * 1 * (1 / 2) / (1 + 1 / 2), 0.0),  # precision 1, recall 1/2
+    "56d6f3500d65d21400198290": (0.0, 0.0, 0.0),
+}
+
+
+@pytest.fixture(scope="module")
+def six_questions(shared_dir, tmp_path_factory):
+    """xquad-en's corpus and its first six questions, answers only (no qrels)."""
+    root = tmp_path_factory.mktemp("xquad6")
+    source = shared_dir / "datasets" / "xquad-en"
+    shutil.copy(source / "corpus.jsonl", root / "corpus.jsonl")
+    lines = (source / "queries.jsonl").read_text().splitlines()[:6]
+    (root / "queries.jsonl").write_text("\n".join(lines) + "\n")
+    return root
+
+
+class Recorder:
+    def __init__(self):
+        self.messages = {}
+
+    def __call__(self, messages):
+        question = messages[-1]["content"].rsplit("Question: ", 1)[1].split("\nAnswer:")[0]
+        self.messages[question] = messages
+        return REPLIES.get(question, "unknown")
+
+
+@pytest.fixture(scope="module")
+def generated_run(six_questions, tmp_path_factory):
+    recorder = Recorder()
+    with LLMDouble(answer=recorder) as llm:
+        out = tmp_path_factory.mktemp("gen")
+        quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=out,
+                                       generate=f"chat@{llm.base_url}?model=reader&context=3"))
+        calls = list(llm.calls)
+    return out, read_results(out / "results.jsonl"), recorder, calls
+
+
+def test_scores_per_question(generated_run):
+    _, results, _, _ = generated_run
+    assert results.header.measures[-3:] == ["exact_match", "f1", "contains_answer"]
+    for measure, position in (("exact_match", 0), ("f1", 1), ("contains_answer", 2)):
+        record = results.metric("bm25", measure)
+        assert record.relevance == "generated"
+        assert record.per_query == pytest.approx({qid: v[position] for qid, v in EXPECTED.items()}, abs=1e-12)
+
+
+def test_prompt_holds_the_top_texts(generated_run, six_questions):
+    out, results, recorder, _ = generated_run
+    corpus = {d["_id"]: d for d in map(json.loads, (six_questions / "corpus.jsonl").read_text().splitlines())}
+    run = {}
+    for line in (out / "runs" / "bm25.trec").read_text().splitlines():
+        qid, _, doc, rank, _, _ = line.split()
+        run.setdefault(qid, []).append((int(rank), doc))
+    queries = {q["_id"]: q["text"] for q in map(json.loads, (six_questions / "queries.jsonl").read_text().splitlines())}
+    for qid, question in queries.items():
+        top = [doc for _, doc in sorted(run[qid])[:3]]
+        texts = [f"{corpus[d]['title']} {corpus[d]['text']}" for d in top]
+        assert recorder.messages[question] == chat_prompt(question, texts)
+
+
+def test_answer_text_latency_and_tokens_per_question(generated_run):
+    _, results, recorder, calls = generated_run
+    by_qid = {q.qid: q for q in results.queries}
+    assert by_qid["56beb4343aeaaa14008c925b"].answer == "308."
+    assert by_qid["56beb4343aeaaa14008c925d"].answer == "unknown"
+    # Tokens are the endpoint's own `usage`: the double counts words of every message and of the reply.
+    assert sorted(q.cost["answer_prompt_tokens"] for q in by_qid.values()) == sorted(c.prompt_tokens for c in calls)
+    assert by_qid["56beb4343aeaaa14008c925c"].cost["answer_completion_tokens"] == count_tokens("He had 136 career sacks")
+    assert all(q.cost["answer_ms"] > 0 and q.answer_error is None for q in by_qid.values())
+    target = results.targets[0]
+    assert target.cost["answer_completion_tokens"] == pytest.approx(sum(c.completion_tokens for c in calls) / 6)
+    assert target.config["generation"]["model"] == "reader" and target.config["generation"]["context"] == 3
+
+
+def test_report_shows_generation(generated_run):
+    out, _, _, _ = generated_run
+    lines = (out / "report.md").read_text().splitlines()
+    summary = next(line for line in lines if line.startswith("| target |") and "EM" in line)
+    assert "| EM | F1 | Contains |" in summary
+    cost = next(line for line in lines if line.startswith("| target |") and "answer_ms / query" in line)
+    assert "answer_prompt_tokens / query" in cost and "answer_completion_tokens / query" in cost
+
+
+def test_one_refused_question_is_that_questions_error(six_questions, tmp_path):
+    def refuse_one(messages):
+        if "Jared Allen" in messages[-1]["content"].rsplit("Question:", 1)[1]:
+            raise RuntimeError("scripted failure")
+        return "unknown"
+
+    with LLMDouble(answer=refuse_one) as llm:
+        quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=tmp_path,
+                                       generate=f"chat@{llm.base_url}?model=reader"))
+    results = read_results(tmp_path / "results.jsonl")
+    failed = [q for q in results.queries if q.answer_error]
+    assert [q.qid for q in failed] == ["56beb4343aeaaa14008c925c"] and failed[0].answer is None
+    assert results.metric("bm25", "f1").per_query["56beb4343aeaaa14008c925c"] == 0.0
+    assert results.end.status == "complete"
+
+
+def test_a_dead_endpoint_ends_the_run_with_one_line(six_questions, tmp_path):
+    with LLMDouble() as llm:
+        url = llm.base_url  # the double is stopped: nothing listens there any more
+    with pytest.raises(ServerError, match="--generate chat: cannot reach"):
+        quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=tmp_path,
+                                       generate=f"chat@{url}?model=reader"))
+    results = read_results(tmp_path / "results.jsonl")
+    assert results.end.status == "failed"
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("chat@http://h:1/v1", "chat needs a URL and a model"),
+    ("chat?model=m", "chat needs a URL and a model"),
+    ("chat@http://h:1/v1?model=m&context=0", "context='0' must be a whole number of at least 1"),
+    ("chat@http://h:1/v1?model=m&temperature=1", r"unknown option\(s\) temperature"),
+    ("native@http://h:1", "native takes no URL"),
+    ("judge@http://h:1", "expected chat@URL"),
+])
+def test_bad_generate_specs(spec, message):
+    with pytest.raises(UserError, match=message):
+        parse_generate(spec)
+
+
+def test_native_needs_a_target_that_answers_itself(six_questions, tmp_path):
+    with pytest.raises(UserError, match="target bm25 does not generate answers itself"):
+        quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=tmp_path, generate="native"))
+
+
+def test_generated_measures_need_generate(six_questions, tmp_path):
+    with pytest.raises(UserError, match="measure EM scores generated answers: add --generate"):
+        quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=tmp_path, measures=["EM"]))

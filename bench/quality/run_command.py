@@ -42,7 +42,7 @@ def quality_command(request: QualityRequest) -> Path:
     generate = parse_generate(request.generate) if request.generate else None
     if not measures:
         measures = [parse_measure(m) for m in default_measures(bool(dataset.qrels), bool(dataset.answers), bool(generate))]
-    needs_answers = next((m.label for m in measures if m.answer_based), "--generate" if generate else None)
+    needs_answers = "--generate" if generate else next((m.label for m in measures if m.answer_based), None)
     if not dataset.answers and needs_answers:
         raise UserError(f"{dataset.source}: {needs_answers} needs reference answers ('answers' on each query); "
                         "this set has none")

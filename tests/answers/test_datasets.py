@@ -149,5 +149,8 @@ def test_quality_on_answers_only_set(qa_only, tmp_path):
 
 def test_answer_measures_need_answers(tmp_path):
     root = write_beir(tmp_path / "beir", [{"_id": "q1", "text": "Who won?"}], "q1\td1\t1\n")
-    with pytest.raises(UserError, match="measure Answer@5 needs reference answers"):
+    with pytest.raises(UserError, match="Answer@5 needs reference answers"):
         quality_command(QualityRequest(dataset=root, targets=["bm25"], out=tmp_path / "o", measures=["Answer@5"]))
+    with pytest.raises(UserError, match="--generate needs reference answers"):
+        quality_command(QualityRequest(dataset=root, targets=["bm25"], out=tmp_path / "o",
+                                       generate="chat@http://127.0.0.1:9/v1?model=m"))

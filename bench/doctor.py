@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,6 +17,7 @@ import httpx
 import numpy as np
 
 from bench.endpoints.http import error_message
+from bench.secrets import secret_from_env
 
 PING = ["ragbench doctor ping"]
 
@@ -82,7 +82,7 @@ def probe(client: httpx.Client, method: str, url: str, body: Any = None, key: st
 
 
 def _env_key(name: str | None) -> str | None:
-    return os.environ.get(name) if name else None
+    return secret_from_env(name) if name else None
 
 
 def _describe(p: Probe) -> str:

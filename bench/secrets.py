@@ -16,13 +16,14 @@ from typing import Any
 
 MASK = "***"
 
-# Parameter / field names that hold secrets (matched as whole names, case-insensitive).
+# Parameter / field names that hold secrets (matched as whole names, case-insensitive). Not `tokens`:
+# that names counts (prompt_tokens), which are figures.
 SECRET_NAME = re.compile(
-    r"(?:[A-Za-z0-9_-]*[_-])?(?:api[_-]?key|key|token|secret|password|passwd|pwd|auth|authorization|credentials?)",
+    r"(?:[A-Za-z0-9_-]*[_-])?(?:api[_-]?keys?|keys?|token|secrets?|passwords?|passwd|pwd|auth|authorization|credentials?)",
     re.IGNORECASE,
 )
 
-_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s?#]+@")
+_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://?)[^/@\s?#]+@")  # `:/`: a URL that went through a path
 _QUERY_SECRET = re.compile(
     rf"(?P<prefix>(?:^|[?&;\s\"'])(?:{SECRET_NAME.pattern})=)[^&#\s\"']+", re.IGNORECASE
 )
@@ -66,14 +67,56 @@ def mask(text: str) -> str:
     return _SK_KEY.sub(MASK, text)
 
 
+def _could_be_secret(value: Any) -> bool:
+    """A non-empty string or a number: a flag (`"auth": true`) or a nested structure is not a secret itself."""
+    return (isinstance(value, str) and value != "") or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _masked_secret(value: Any) -> Any:
+    """The value of a secret-named field: masked whole, or item by item for a list of keys."""
+    if isinstance(value, (list, tuple)):
+        return [_masked_secret(v) for v in value]
+    return MASK if _could_be_secret(value) else mask_data(value)
+
+
 def mask_data(value: Any) -> Any:
     """A copy of JSON-like data with secrets masked: values under secret-named keys become `***`,
     every string goes through `mask`."""
     if isinstance(value, dict):
-        return {k: (MASK if isinstance(k, str) and is_secret_name(k) and v not in (None, "", False) and not isinstance(v, (dict, list))
-                    else mask_data(v)) for k, v in value.items()}
+        return {k: _masked_secret(v) if isinstance(k, str) and is_secret_name(k) else mask_data(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [mask_data(v) for v in value]
     if isinstance(value, str):
         return mask(value)
     return value
+
+
+class MaskedStream:
+    """A text stream (stdout, stderr) whose every line passes through `mask` before it is written.
+
+    Whole lines are masked, so a secret written in pieces is still caught; a partial line goes out
+    (masked) on `flush`, which progress bars do after each refresh. Everything else is the wrapped
+    stream's (isatty, encoding, fileno...).
+    """
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self._pending += text
+        if "\n" in self._pending:
+            lines, self._pending = self._pending.rsplit("\n", 1)
+            self._stream.write(mask(lines) + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._stream.write(mask(self._pending))
+            self._pending = ""
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)

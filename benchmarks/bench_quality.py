@@ -73,7 +73,7 @@ def bench_demo(workdir: Path) -> None:
     env = {**os.environ, "RAGBENCH_CACHE": str(workdir / "cache")}
     ragbench = [sys.executable, "-m", "bench", "demo", "--out", str(workdir / "demo")]
     fresh = timed(ragbench, env)
-    rerun = timed(ragbench, env)
+    rerun = timed([*ragbench, "--overwrite"], env)
     print(f"ragbench demo: fresh cache {fresh:.1f} s (target <= 180 s), rerun {rerun:.1f} s (target <= 20 s)")
 
 

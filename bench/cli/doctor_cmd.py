@@ -21,6 +21,7 @@ def doctor(
     """Probe each hop with tiny requests; print what is wrong and how to fix it."""
     from bench.doctor import DoctorRequest, findings_json, run_doctor
     from bench.errors import UserError
+    from bench.secrets import mask
 
     if not any((openwebui, tei, litellm, lightrag)):
         raise UserError("doctor: give at least one of --openwebui, --tei, --litellm, --lightrag")
@@ -34,6 +35,6 @@ def doctor(
     typer.echo(f"{problems} problem(s) found" if problems else "no problems found")
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(findings_json(findings))
+        out.write_text(mask(findings_json(findings)))
     if problems:
         raise typer.Exit(1)

@@ -29,11 +29,12 @@ def identity(
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the JSON report (schema ragbench.identity v1) here.")] = None,
 ) -> None:
     """Send the same texts through every endpoint and compare: cosine, norms, neighbours, order, causes."""
-    from bench.cli.progress import progress_bars
+    from bench.progress import progress_bars
     from bench.endpoints.spec import parse_spec
     from bench.errors import UserError
     from bench.identity import IdentityRequest, from_dataset, from_texts, run_identity
     from bench.identity.report import render
+    from bench.secrets import mask_data
 
     if (texts is None) == (dataset is None):
         raise UserError("identity: give exactly one of --texts FILE or --dataset PATH")
@@ -48,7 +49,7 @@ def identity(
     typer.echo(render(report))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report.to_dict(), indent=2))
+        out.write_text(json.dumps(mask_data(report.to_dict()), indent=2))
         typer.echo(f"report: {out}")
     if not report.passed:
         raise typer.Exit(1)

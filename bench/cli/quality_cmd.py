@@ -28,6 +28,7 @@ def quality(
     max_docs: Annotated[Optional[int], typer.Option("--max-docs", help="Sample the corpus: judged docs of the queries + random distractors.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed for sampling, bootstrap and randomization tests.")] = 0,
     generate: Annotated[Optional[str], typer.Option("--generate", help="Answer each question and score EM/F1/Contains: chat@URL?model=NAME (an OpenAI-compatible chat endpoint fed each target's top texts) or native (LightRAG's /query).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")] = False,
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
     from bench.quality.run_command import QualityRequest, quality_command
@@ -35,7 +36,7 @@ def quality(
     report = quality_command(QualityRequest(
         dataset=dataset, split=split, targets=target, out=out, measures=measure, depth=depth,
         embedding_model=embedding_model, cross_encoder=cross_encoder, rerank_depth=rerank_depth,
-        max_queries=max_queries, max_docs=max_docs, seed=seed, generate=generate,
+        max_queries=max_queries, max_docs=max_docs, seed=seed, generate=generate, overwrite=overwrite,
     ))
     typer.echo(f"report: {report}")
 
@@ -44,13 +45,14 @@ def quality(
 def demo(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/demo"),
     max_docs: Annotated[int, typer.Option("--max-docs", help="Corpus sample size (0: the whole corpus).")] = DEMO_MAX_DOCS,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")] = False,
 ) -> None:
     """Quality of bm25, dense and hybrid on the bundled SciFact train split (a documented corpus sample)."""
     from bench.quality.run_command import QualityRequest, quality_command
 
     report = quality_command(QualityRequest(
         dataset=BUNDLED_SCIFACT, split="train", targets=["bm25", "dense", "hybrid"], out=out,
-        max_docs=max_docs or None, command="demo",
+        max_docs=max_docs or None, command="demo", overwrite=overwrite,
     ))
     typer.echo(f"report: {report}")
 

@@ -8,13 +8,13 @@ layer), OpenAI-compatible servers `{error: {message}}` or `{message, code, type}
 from __future__ import annotations
 
 import json
-import os
 import time
 from typing import Any
 
 import httpx
 
 from bench.errors import ServerError, UserError
+from bench.secrets import secret_from_env
 
 
 class EndpointHTTPError(ServerError):
@@ -33,7 +33,7 @@ def key_from_env(endpoint: str, key_env: str | None) -> str | None:
     """The API key named by `key_env`; secrets never travel in specs or arguments."""
     if not key_env:
         return None
-    value = os.environ.get(key_env)
+    value = secret_from_env(key_env)
     if not value:
         raise UserError(f"endpoint {endpoint}: environment variable {key_env} (key_env) is not set")
     return value

@@ -99,7 +99,7 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
 
 
 def load_command(request: LoadRequest) -> Path:
-    from bench.cli.progress import console, progress_bars
+    from bench.progress import console, progress_bars
 
     specs = [parse_spec(s) for s in request.endpoints]
     names = [s.name for s in specs]

@@ -1,38 +1,38 @@
-"""`quality`: rank every judged query with every target, score with trec_eval semantics, compare, report.
+"""`quality`: rank every judged query with every target, score with trec_eval semantics, compare.
 
-Each target runs prepare → search → close (close also on error or Ctrl-C, so server settings are
-restored). Its run file and records are written the moment it finishes; a failure or interruption
-later keeps everything finished, and the report covers what finished.
+Everything is checked before `--out` is touched: target specs (each target is built, which runs its
+own configuration checks), the corpus, the output folder. Then each target runs prepare → search →
+close (close also on error or Ctrl-C, so server settings are restored). The moment a target finishes,
+its run file and its target, query and metric records are written together, uninterruptibly; the
+comparisons and the `end` record are written together last. So the results file is true at every
+instant: each record once, and an `end` record that says how the run ended (complete, failed,
+interrupted), also after Ctrl-C or SIGTERM.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 import bench
-from bench.datasets.model import Dataset
+from bench.datasets.model import Dataset, Qrels
 from bench.errors import UserError
+from bench.interrupt import uninterruptible
 from bench.quality.answers import AnswerJudge
 from bench.quality.generation import ChatGenerator, GenerateSpec, generate_answers
 from bench.quality.metrics import Measure, evaluate
 from bench.quality.runs import Run, run_from_results, trec_order, write_run
-from bench.quality.significance import bootstrap_ci, compare_pairs, seeded_generator
-from bench.results.schema import (
-    EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord,
-)
+from bench.quality.scoring import comparisons, metric_records
+from bench.results.outdir import QRELS_FILE, RESULTS_FILE, prepare_out_dir, run_file
+from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
 from bench.results.store import ResultsWriter
-from bench.targets.base import ProgressFactory, QueryResult, TargetSpec
+from bench.targets.base import ProgressFactory, QueryResult, Target, TargetSpec
 from bench.targets.registry import TargetOptions, build_target
-
-RESULTS_FILE = "results.jsonl"
-PERMUTATIONS = 10_000
-BOOTSTRAP = 10_000
 
 
 @dataclass
@@ -41,10 +41,6 @@ class QualityConfig:
     depth: int = 100
     seed: int = 0
     generate: GenerateSpec | None = None  # answer every question from what each target retrieved
-
-
-def safe_filename(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._+-]+", "_", name).strip("_") or "target"
 
 
 def _now() -> str:
@@ -60,7 +56,7 @@ def _percentiles(values_ms: list[float]) -> dict[str, float]:
 
 
 def _target_record(spec: TargetSpec, name: str, config: dict, results: list[QueryResult], index_s: float,
-                   search_s: float, replaced: bool, run_file: str) -> TargetRecord:
+                   search_s: float, replaced: bool) -> TargetRecord:
     cost_keys = sorted({k for r in results for k in r.cost})
     warnings: dict[str, int] = {}
     for r in results:
@@ -72,8 +68,46 @@ def _target_record(spec: TargetSpec, name: str, config: dict, results: list[Quer
         empty=sum(1 for r in results if not r.hits and not r.error),
         latency_ms=_percentiles([r.latency_s * 1000 for r in results if not r.error]),
         cost={k: float(np.mean([r.cost.get(k, 0.0) for r in results])) for k in cost_keys},
-        warnings=warnings, scores_replaced=replaced, run_file=run_file,
+        warnings=warnings, scores_replaced=replaced, run_file=run_file(name),
     )
+
+
+def _write_qrels(path: Path, qrels: Qrels) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for qid, docs in qrels.items():
+            fh.writelines(f"{qid} 0 {doc_id} {grade}\n" for doc_id, grade in docs.items())
+
+
+def _build_targets(specs: list[TargetSpec], options: TargetOptions) -> list[Target]:
+    built: list[Target] = []
+    try:
+        for spec in specs:
+            built.append(build_target(spec, options))
+    except BaseException:
+        for target in built:
+            target.close()
+        raise
+    return built
+
+
+def ending(exc: BaseException) -> tuple[str, str]:
+    """The `end` record's status and error for a run stopped by `exc`."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", f"interrupted ({exc.args[0] if exc.args else 'SIGINT'})"
+    if isinstance(exc, UserError):
+        return "failed", str(exc)
+    return "failed", f"internal error: {type(exc).__name__}: {exc}"
+
+
+@dataclass
+class _Scoring:
+    """What scoring a finished target needs besides its run."""
+
+    dataset: Dataset
+    config: QualityConfig
+    judge: AnswerJudge
+    labels: dict[str, str]
+    relevance: dict[str, str]
 
 
 def run_quality(
@@ -84,8 +118,13 @@ def run_quality(
     out_dir: Path,
     progress: ProgressFactory,
     command: str = "quality",
+    overwrite: bool = False,
+    on_results: Callable[[Path], None] = lambda path: None,
 ) -> Path:
-    """Run every target and write results, run files and per-query CSV into `out_dir`; returns the results path."""
+    """Run every target and write results, qrels and run files into `out_dir`; returns the results path.
+
+    Nothing is written before every check passed; `on_results` is called once this run's results file
+    exists (from then on a report can be built from it, whatever happens)."""
     names = [s.name for s in specs]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
@@ -93,45 +132,61 @@ def run_quality(
     queries = {qid: dataset.queries[qid] for qid in dataset.evaluated_queries()}
     if not dataset.corpus:
         raise UserError(f"{dataset.source}: no corpus to rank (quality needs one; evaluate needs only a run)")
-    (out_dir / "runs").mkdir(parents=True, exist_ok=True)
-    writer = ResultsWriter(out_dir / RESULTS_FILE)
-    writer.write(RunHeader(
-        command=command, created=_now(), ragbench_version=bench.__version__,
-        dataset={"name": dataset.name, "source": dataset.source, "format": dataset.format, "split": dataset.split,
-                 "fingerprint": dataset.fingerprint(), "documents": len(dataset.corpus), "queries": len(queries),
-                 "notes": dataset.notes},
-        measures=[m.trec_name for m in config.measures],
-        measure_labels={m.trec_name: _label(dataset, m) for m in config.measures},
-        measure_relevance={m.trec_name: relevance_source(dataset, m) for m in config.measures},
-        depth=config.depth, seed=config.seed, targets=names,
-    ))
-    runs: dict[str, Run] = {}
-    judge = AnswerJudge(dataset.answers)
+    judgments = dataset.qrels or dataset.answer_qrels()
+    scoring = _Scoring(dataset, config, AnswerJudge(dataset.answers),
+                       labels={m.trec_name: _label(dataset, m) for m in config.measures},
+                       relevance={m.trec_name: relevance_source(dataset, m) for m in config.measures})
+    targets = _build_targets(specs, options)
+    waiting = list(targets)  # built but not started: closed at the end (a started one closes itself)
     try:
-        for spec in specs:
-            runs[spec.name] = _run_target(spec, options, dataset, queries, config, out_dir, writer, progress, judge)
-        _score(dataset, runs, config, writer, judge)
-        writer.write(EndRecord(status="complete", finished=_now()))
-    except KeyboardInterrupt:
-        _finish_partial(dataset, runs, config, writer, judge, "interrupted", "interrupted by the user")
-        raise
-    except UserError as exc:
-        _finish_partial(dataset, runs, config, writer, judge, "failed", str(exc))
-        raise
+        prepare_out_dir(out_dir, names, overwrite)
+        _write_qrels(out_dir / QRELS_FILE, judgments)  # what the ranking measures are scored against
+        writer = ResultsWriter(out_dir / RESULTS_FILE)
+        writer.write(RunHeader(
+            command=command, created=_now(), ragbench_version=bench.__version__,
+            dataset={"name": dataset.name, "source": dataset.source, "format": dataset.format, "split": dataset.split,
+                     "fingerprint": dataset.fingerprint(), "documents": len(dataset.corpus), "queries": len(queries),
+                     "notes": dataset.notes},
+            measures=[m.trec_name for m in config.measures], measure_labels=scoring.labels,
+            measure_relevance=scoring.relevance, depth=config.depth, seed=config.seed, targets=names,
+        ))
+        on_results(writer.path)
+        metrics: list[MetricRecord] = []
+        status, error = "complete", None
+        try:
+            for spec, target in zip(specs, targets):
+                waiting.remove(target)
+                metrics += _run_target(spec, target, queries, scoring, out_dir, writer, progress)
+        except BaseException as exc:
+            status, error = ending(exc)
+            raise
+        finally:
+            _finish(writer, metrics, config, status, error)
     finally:
-        writer.close()
+        for target in waiting:  # release their clients
+            target.close()
     return out_dir / RESULTS_FILE
 
 
-def _finish_partial(dataset, runs, config, writer, judge, status: str, error: str) -> None:
-    """Score what finished, so the results file and report stay useful after a failure."""
-    if runs:
-        _score(dataset, runs, config, writer, judge)
-    writer.write(EndRecord(status=status, finished=_now(), error=error))
+def _finish(writer: ResultsWriter, metrics: list[MetricRecord], config: QualityConfig, status: str, error: str | None) -> None:
+    """Comparisons of the finished targets (skipped after an interruption: the user wants to stop), then
+    the `end` record: written together, once, whatever happens meanwhile."""
+    found = []
+    try:
+        if status != "interrupted":
+            found = comparisons(metrics, [m.trec_name for m in config.measures], config.seed)
+    except BaseException as exc:
+        status, error = ending(exc)
+        found = []
+        raise
+    finally:
+        writer.write(*found, EndRecord(status=status, finished=_now(), error=error))
+        writer.close()
 
 
-def _run_target(spec, options, dataset, queries, config, out_dir, writer, progress, judge) -> Run:
-    target = build_target(spec, options)
+def _run_target(spec: TargetSpec, target: Target, queries: dict[str, str], scoring: _Scoring, out_dir: Path,
+                writer: ResultsWriter, progress: ProgressFactory) -> list[MetricRecord]:
+    dataset, config, judge = scoring.dataset, scoring.config, scoring.judge
     try:
         start = time.perf_counter()
         target.prepare(dataset, progress)
@@ -145,15 +200,18 @@ def _run_target(spec, options, dataset, queries, config, out_dir, writer, progre
         target.close()
     run, replaced = run_from_results(results)
     judge.judge(spec.name, _returned_texts(dataset, results, run, config))
-    run_file = f"runs/{safe_filename(spec.name)}.trec"
-    write_run(out_dir / run_file, run, tag=spec.name)
-    writer.write(
-        _target_record(spec, spec.name, described, results, index_s, search_s, replaced, run_file),
-        *[QueryRecord(target=spec.name, qid=r.qid, latency_ms=r.latency_s * 1000, hits=len(r.hits), error=r.error,
-                      cost=r.cost, warnings=r.warnings, answer=generated[r.qid].text if r.qid in generated else None,
-                      answer_error=generated[r.qid].error if r.qid in generated else None) for r in results],
-    )
-    return run
+    per_query = _per_query(dataset, spec.name, run, config, judge)
+    metrics = metric_records(spec.name, {m.trec_name: per_query[m.trec_name] for m in config.measures}, scoring.labels,
+                             scoring.relevance, config.seed)
+    record = _target_record(spec, spec.name, described, results, index_s, search_s, replaced)
+    with uninterruptible():  # run file and records: all of them or none
+        write_run(out_dir / record.run_file, run, tag=spec.name)
+        writer.write(record, *[
+            QueryRecord(target=spec.name, qid=r.qid, latency_ms=r.latency_s * 1000, hits=len(r.hits), error=r.error,
+                        cost=r.cost, warnings=r.warnings, answer=generated[r.qid].text if r.qid in generated else None,
+                        answer_error=generated[r.qid].error if r.qid in generated else None) for r in results
+        ], *metrics)
+    return metrics
 
 
 def _generate(config, target, name, dataset, results, progress, judge, described) -> dict:
@@ -211,19 +269,3 @@ def _per_query(dataset: Dataset, name: str, run: Run, config: QualityConfig, jud
         if m.answer_based:
             values[m.trec_name] = judge.scores(name, m.family, m.cutoff)
     return values
-
-
-def _score(dataset: Dataset, runs: dict[str, Run], config: QualityConfig, writer: ResultsWriter, judge: AnswerJudge) -> None:
-    """Metrics per target (every judged query counts; a failed or empty one scores zero: trec_eval -c)."""
-    per_measure: dict[str, dict[str, dict[str, float]]] = {m.trec_name: {} for m in config.measures}
-    for name, run in runs.items():
-        per_query = _per_query(dataset, name, run, config, judge)
-        for m in config.measures:
-            values = per_query[m.trec_name]
-            low, high = bootstrap_ci(np.array(list(values.values())), BOOTSTRAP, seeded_generator(config.seed, name, m.trec_name))
-            writer.write(MetricRecord(target=name, measure=m.trec_name, label=_label(dataset, m),
-                                      mean=sum(values.values()) / len(values), ci_low=low, ci_high=high,
-                                      queries=len(values), per_query=values, relevance=relevance_source(dataset, m)))
-            per_measure[m.trec_name][name] = values
-    for m in config.measures:
-        writer.write(*compare_pairs(per_measure[m.trec_name], m.trec_name, config.seed, PERMUTATIONS, BOOTSTRAP))

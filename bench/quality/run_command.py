@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.cli.progress import console, progress_bars
 from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
 from bench.errors import UserError
 from bench.quality.generation import parse_generate
+from bench.progress import console, progress_bars
 from bench.quality.metrics import default_measures, parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
 from bench.report import write_report
+from bench.results.outdir import RESULTS_FILE
 from bench.targets.registry import TargetOptions, parse_spec
 
 
@@ -32,12 +33,15 @@ class QualityRequest:
     seed: int = 0
     generate: str | None = None  # --generate SPEC (bench/quality/generation.py)
     command: str = "quality"
+    overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
 
 
 def quality_command(request: QualityRequest) -> Path:
-    """Validate everything first (cheap), then run; the report is written even after a failure."""
+    """Validate everything first (cheap), then run; the report is written even after a failure or Ctrl-C."""
     measures = [parse_measure(m) for m in request.measures or ()]
     specs = [parse_spec(t) for t in request.targets]
+    if request.out.exists() and not request.out.is_dir():
+        raise UserError(f"--out {request.out}: is a file, not a folder")
     dataset = load_dataset(request.dataset, split=request.split)
     generate = parse_generate(request.generate) if request.generate else None
     if not measures:
@@ -58,12 +62,21 @@ def quality_command(request: QualityRequest) -> Path:
         console.print(f"[dim]{note}[/dim]")
     options = TargetOptions(embedding_model=request.embedding_model, cross_encoder=request.cross_encoder,
                             rerank_depth=request.rerank_depth)
-    results_path = request.out / "results.jsonl"
+    results_path = request.out / RESULTS_FILE
+    written: list[Path] = []  # set once this run's results file exists: only then is there a report to build
     try:
         with progress_bars() as progress:
             run_quality(dataset, specs, options, QualityConfig(measures, request.depth, request.seed, generate), request.out,
-                        progress, command=request.command)
+                        progress, command=request.command, overwrite=request.overwrite, on_results=written.append)
     finally:
-        if results_path.exists():
-            write_report(results_path)
+        if written:  # also after a failure or Ctrl-C: the report covers what finished
+            _report(results_path)
     return request.out / "report.html"
+
+
+def _report(results_path: Path) -> None:
+    try:
+        write_report(results_path)
+    except KeyboardInterrupt:  # a (second) Ctrl-C stops this too; the results file is whole
+        console.print(f"the report was not written; `ragbench report {results_path}` builds it")
+        raise

@@ -8,9 +8,10 @@ import re
 from html import escape
 from pathlib import Path
 
-from bench.report.markdown import dataset_lines, status_line
+from bench.report.markdown import dataset_lines, notes_lines, status_line, target_line
 from bench.report.tables import comparison_rows, cost_rows, summary_rows
 from bench.results.store import Results
+from bench.secrets import mask
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
@@ -41,13 +42,16 @@ def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
         f"<p>Created {escape(h.created)} by ragbench {escape(h.ragbench_version)}; depth {h.depth}; seed {h.seed}.</p>",
         *[f"<p>{_inline(line)}</p>" for line in dataset_lines(results)],
         f"<p class=\"{'bad' if results.end is None or results.end.status != 'complete' else ''}\">{_inline(status_line(results))}</p>",
+        *[f"<p class=\"bad\">{_inline(line)}</p>" for line in notes_lines(results)],
         "<h2>Results</h2>",
         "<p>Mean over every judged query (a failed or empty query scores 0, as trec_eval -c), with its 95% bootstrap interval.</p>",
         _table(*summary_rows(results)),
     ]
-    for title, path in plots:
-        data = base64.b64encode(path.read_bytes()).decode("ascii")
-        body.append(f"<figure><img alt=\"{escape(title)}\" src=\"data:image/png;base64,{data}\"><figcaption>{escape(title)}</figcaption></figure>")
+    images = {}
+    for title, path in plots:  # masking runs on the text only: a placeholder stands for each image
+        placeholder = f"<!--plot {len(images)}-->"
+        images[placeholder] = base64.b64encode(path.read_bytes()).decode("ascii")
+        body.append(f"<figure><img alt=\"{escape(title)}\" src=\"data:image/png;base64,{placeholder}\"><figcaption>{escape(title)}</figcaption></figure>")
     if results.comparisons:
         body += ["<h2>Paired significance</h2>",
                  f"<p>Randomization test ({results.comparisons[0].permutations} sign flips) and paired t-test; Holm correction "
@@ -55,7 +59,10 @@ def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
                  _table(*comparison_rows(results))]
     body += ["<h2>Cost and anomalies</h2>", _table(*cost_rows(results)), "<h2>Target configuration</h2>"]
     for t in results.targets:
-        body.append(f"<h3>{escape(t.name)}</h3><p>Spec <code>{escape(t.spec)}</code>; run file <code>{escape(t.run_file)}</code>.</p>"
+        body.append(f"<h3>{escape(t.name)}</h3><p>{_inline(target_line(t))}</p>"
                     f"<pre>{escape(json.dumps(t.config, indent=2, sort_keys=True))}</pre>")
-    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ragbench quality report</title>"
-            f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>\n")
+    html = mask(f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ragbench quality report</title>"
+                f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>\n")
+    for placeholder, data in images.items():
+        html = html.replace(placeholder, data)
+    return html

@@ -7,7 +7,9 @@ import os
 from pathlib import Path
 
 from bench.report.tables import comparison_rows, cost_rows, summary_rows
+from bench.results.schema import TargetRecord
 from bench.results.store import Results
+from bench.secrets import mask
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -34,12 +36,38 @@ def status_line(results: Results) -> str:
     return "Status: complete."
 
 
+def notes_lines(results: Results) -> list[str]:
+    """What a reader must know about where the figures below come from."""
+    finished = {t.name for t in results.targets}
+    lines = []
+    missing = [n for n in results.header.targets if n not in finished]
+    if missing:
+        lines.append(f"Not finished, so not in this report: {', '.join(f'`{n}`' for n in missing)}.")
+    without = [t.name for t in results.targets if not all(results.metric(t.name, m) for m in results.header.measures)]
+    if without:
+        lines.append(f"No metrics (the run was cut off before they were written, and no run file and qrels to "
+                     f"rebuild them from): {', '.join(f'`{n}`' for n in without)}.")
+    if results.recomputed:
+        lines.append(f"Metrics recomputed by the report from the run files and `qrels.trec` (the run was cut off "
+                     f"before writing them): {', '.join(f'`{n}`' for n in results.recomputed)}.")
+    if not results.comparisons and len(results.targets) - len(without) > 1:
+        lines.append("No paired comparisons: the run stopped before computing them.")
+    if results.repeated:
+        lines.append(f"{results.repeated} repeated record(s) in the results file were ignored (the first of each counts).")
+    return lines
+
+
+def target_line(t: TargetRecord) -> str:
+    return (f"Spec `{t.spec}`; run file `{t.run_file}`" +
+            ("; **engine scores did not follow its rank order, so rank-derived scores were written**" if t.scores_replaced else "") + ".")
+
+
 def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Path) -> str:
     h = results.header
     parts = [
         "# ragbench quality report", "",
         f"Created {h.created} by ragbench {h.ragbench_version}; depth {h.depth}; seed {h.seed}.", "",
-        *dataset_lines(results), "", status_line(results), "",
+        *dataset_lines(results), "", status_line(results), "", *[x for line in notes_lines(results) for x in (line, "")],
         "## Results", "",
         "Mean over every judged query (a failed or empty query scores 0, as trec_eval -c), "
         "with its 95% bootstrap interval.", "",
@@ -55,7 +83,5 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
     parts += ["## Cost and anomalies", "", _table(*cost_rows(results)), ""]
     parts += ["## Target configuration", ""]
     for t in results.targets:
-        parts += [f"### {t.name}", "", f"Spec `{t.spec}`; run file `{t.run_file}`" +
-                  ("; engine scores did not follow its rank order, so rank-derived scores were written" if t.scores_replaced else "") + ".",
-                  "", "```json", json.dumps(t.config, indent=2, sort_keys=True), "```", ""]
-    return "\n".join(parts)
+        parts += [f"### {t.name}", "", target_line(t), "", "```json", json.dumps(t.config, indent=2, sort_keys=True), "```", ""]
+    return mask("\n".join(parts))

@@ -13,10 +13,12 @@ import numpy as np  # noqa: E402
 from bench.results.store import Results  # noqa: E402
 
 
-def metrics_plot(results: Results, path: Path) -> Path:
-    """One panel per measure: each target's mean with its 95% bootstrap interval."""
+def metrics_plot(results: Results, path: Path) -> Path | None:
+    """One panel per measure: each target's mean with its 95% bootstrap interval (None: no target has metrics)."""
     measures = results.header.measures
-    targets = [t.name for t in results.targets if any(m.target == t.name for m in results.metrics)]
+    targets = [t.name for t in results.targets if all(results.metric(t.name, m) for m in measures)]
+    if not targets:
+        return None
     fig, axes = plt.subplots(1, len(measures), figsize=(3.2 * len(measures) + 1, 0.45 * len(targets) + 1.8), squeeze=False)
     colors = plt.cm.tab10(np.arange(len(targets)) % 10)
     for ax, measure in zip(axes[0], measures):
@@ -41,7 +43,8 @@ def metrics_plot(results: Results, path: Path) -> Path:
 
 def differences_plot(results: Results, measure: str, path: Path) -> Path | None:
     """Per-query differences (b − a) for every pair, sorted: where one target wins and loses."""
-    pairs = [(c.a, c.b) for c in results.comparisons if c.measure == measure]
+    pairs = [(c.a, c.b) for c in results.comparisons
+             if c.measure == measure and results.metric(c.a, measure) and results.metric(c.b, measure)]
     if not pairs:
         return None
     fig, axes = plt.subplots(len(pairs), 1, figsize=(8, 2.0 * len(pairs) + 0.6), squeeze=False)

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 from bench.results.store import Results
+from bench.secrets import mask
 
 SIGNIFICANCE_LEVEL = 0.05
 
@@ -76,4 +77,4 @@ def write_per_query_csv(results: Results, path: Path) -> None:
                 q = queries.get((t.name, qid))
                 writer.writerow([t.name, qid, *[repr(metric[m].per_query[qid]) if qid in metric[m].per_query else ""
                                                 for m in measures],
-                                 f"{q.latency_ms:.3f}" if q else "", q.hits if q else "", (q.error or "") if q else ""])
+                                 f"{q.latency_ms:.3f}" if q else "", q.hits if q else "", mask(q.error or "") if q else ""])

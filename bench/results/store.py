@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import InputError
+from bench.interrupt import uninterruptible
 from bench.results.schema import (
-    READABLE_VERSIONS, RECORD_TYPES, SCHEMA, VERSION, ComparisonRecord, EndRecord, LoadPointRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord,
+    READABLE_VERSIONS, RECORD_TYPES, SCHEMA, ComparisonRecord, EndRecord, LoadPointRecord, MetricRecord, QueryRecord, RunHeader,
+    TargetRecord,
 )
+from bench.secrets import mask_data
 
 
 def _clean(value: Any) -> Any:
@@ -27,17 +30,63 @@ def _clean(value: Any) -> Any:
     return value
 
 
+# Fields that hold dataset identifiers and figures, copied verbatim: masking could change a number.
+_VERBATIM = ("per_query", "qid")
+
+
+def record_key(record: Any) -> tuple | None:
+    """What makes a record unique in one results file (None: no rule for this kind)."""
+    if isinstance(record, (RunHeader, EndRecord)):
+        return (record.record,)
+    if isinstance(record, TargetRecord):
+        return ("target", record.name)
+    if isinstance(record, QueryRecord):
+        return ("query", record.target, record.qid)
+    if isinstance(record, MetricRecord):
+        return ("metrics", record.target, record.measure)
+    if isinstance(record, ComparisonRecord):
+        return ("comparison", record.measure, record.a, record.b)
+    return None
+
+
+def _masked(data: dict[str, Any]) -> dict[str, Any]:
+    """A record's fields with every secret masked (bench.secrets), identifiers and figures untouched."""
+    verbatim = {k: data[k] for k in _VERBATIM if k in data}
+    return {**mask_data({k: v for k, v in data.items() if k not in verbatim}), **verbatim}
+
+
+def record_line(record: Any) -> str:
+    """One JSON line; secrets masked, non-finite floats as null."""
+    return json.dumps(_clean(_masked(dataclasses.asdict(record))), ensure_ascii=False) + "\n"
+
+
 class ResultsWriter:
+    """Appends records to a results file. Each `write` is one batch, written whole or not at all with
+    respect to Ctrl-C and SIGTERM (they are held until the batch is on disk), and each record is
+    written once: writing a record twice is a bug, and raises, except an `end` record after the first,
+    which is dropped (a signal held during the first one reaches the caller's error path after it)."""
+
     def __init__(self, path: Path):
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = path.open("w", encoding="utf-8")
+        self._written: set[tuple] = set()
+        self._ended = False
 
     def write(self, *records: Any) -> None:
-        for record in records:
-            self._fh.write(json.dumps(_clean(dataclasses.asdict(record)), ensure_ascii=False) + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())  # an interruption must not lose a finished target
+        if self._ended:  # the first `end` record is the truth: a stop after it changes nothing measured
+            records = tuple(r for r in records if not isinstance(r, EndRecord))
+        keys = [record_key(r) for r in records]
+        repeated = [k for i, k in enumerate(keys) if k is not None and (k in self._written or k in keys[:i])]
+        if repeated:
+            raise RuntimeError(f"results record written twice: {repeated[0]}")
+        text = "".join(record_line(r) for r in records)
+        with uninterruptible():
+            self._fh.write(text)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())  # an interruption must not lose a finished target
+            self._written.update(k for k in keys if k is not None)
+            self._ended = self._ended or any(isinstance(r, EndRecord) for r in records)
 
     def close(self) -> None:
         self._fh.close()
@@ -53,6 +102,8 @@ class Results:
     comparisons: list[ComparisonRecord] = field(default_factory=list)
     load_points: list[LoadPointRecord] = field(default_factory=list)
     end: EndRecord | None = None
+    recomputed: list[str] = field(default_factory=list)  # targets whose metrics the report rebuilt from run files
+    repeated: int = 0  # records found a second time (earlier versions did so on Ctrl-C); the first one counts
 
     def metric(self, target: str, measure: str) -> MetricRecord | None:
         return next((m for m in self.metrics if m.target == target and m.measure == measure), None)
@@ -67,6 +118,7 @@ def read_results(path: str | Path) -> Results:
     if not path.is_file():
         raise InputError(path, "no such results file")
     results: Results | None = None
+    seen: set[tuple] = set()
     with path.open(encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
@@ -86,12 +138,19 @@ def read_results(path: str | Path) -> Results:
                 if data.get("version") not in READABLE_VERSIONS:
                     raise InputError(path, f"results schema version {data.get('version')} (this ragbench reads "
                                      f"{', '.join(map(str, READABLE_VERSIONS))})", number)
+            data = _masked(data)  # a file written by hand or by an older ragbench may hold secrets
             cls = RECORD_TYPES[kind]
             names = {f.name for f in dataclasses.fields(cls)}
             try:
                 record = cls(**{k: v for k, v in data.items() if k in names})
             except TypeError as exc:
                 raise InputError(path, f"{kind} record: {exc}", number) from None
+            key = record_key(record)
+            if key in seen:
+                results.repeated += 1
+                continue
+            if key is not None:
+                seen.add(key)
             if isinstance(record, RunHeader):
                 results = Results(path=path, header=record)
             elif isinstance(record, TargetRecord):

@@ -6,11 +6,11 @@ units (chunks, passages) back to corpus doc ids — first rank wins — happens 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from bench.datasets.model import Dataset
+from bench.secrets import MASK, is_secret_name, mask
 
 # A progress callback: (task description, total or None) -> advance(n) function.
 ProgressFactory = Callable[[str, int | None], Callable[[int], None]]
@@ -40,9 +40,6 @@ class QueryResult:
     passages: list[str] | None = None
 
 
-_SECRET_NAME = re.compile(r"api_?key|key|token|secret|password", re.IGNORECASE)
-
-
 @dataclass
 class TargetSpec:
     """`kind[:variant][+rerank][@url][?key=value&...]` as written on the command line."""
@@ -57,10 +54,9 @@ class TargetSpec:
 
     @property
     def public_text(self) -> str:
-        """The spec as stored in results and reports: credentials in a URL or a secret-looking
-        parameter are masked (keys belong in the environment, but users paste them anyway)."""
-        text = re.sub(r"//[^/@?]*@", "//***@", self.text)
-        return re.sub(rf"((?:^|[?&])(?:{_SECRET_NAME.pattern})=)[^&]*", r"\1***", text, flags=re.IGNORECASE)
+        """The spec as stored in results and reports, credentials masked (keys belong in the environment,
+        but users paste them anyway)."""
+        return mask(self.text)
 
     @property
     def name(self) -> str:
@@ -69,7 +65,7 @@ class TargetSpec:
             return self.given_name
         label = self.kind + (f":{self.variant}" if self.variant else "")
         if self.params:
-            label += "?" + "&".join(f"{k}={'***' if _SECRET_NAME.fullmatch(k) else v}" for k, v in sorted(self.params.items()))
+            label += "?" + "&".join(f"{k}={MASK if is_secret_name(k) else v}" for k, v in sorted(self.params.items()))
         return label + ("+rerank" if self.rerank else "")
 
 

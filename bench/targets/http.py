@@ -4,7 +4,6 @@ clear `ServerError`, identical-text grouping, and a bounded thread pool with pro
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -16,6 +15,7 @@ import httpx
 
 from bench.datasets.model import Document
 from bench.errors import ServerError
+from bench.secrets import mask, register_secret, secret_from_env
 from bench.targets.base import Hit, QueryResult
 
 T = TypeVar("T")
@@ -24,8 +24,7 @@ R = TypeVar("R")
 
 def api_key(env_name: str) -> str | None:
     """Keys come from the environment only, so they never land in a spec, a result or a report."""
-    value = os.environ.get(env_name, "").strip()
-    return value or None
+    return secret_from_env(env_name)
 
 
 class HTTPClient:
@@ -48,13 +47,12 @@ class HTTPClient:
         self.base_url = base_url.rstrip("/")
         self.created = created
         self.key_env = key_env
-        self._secrets = [v for v in headers.values() if v]
+        for value in headers.values():  # a server could echo a header back; never print a key
+            register_secret(value)
         self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout_s)
 
     def error(self, message: str) -> ServerError:
-        for secret in self._secrets:  # a server could echo a header back; never print a key
-            message = message.replace(secret, "***")
-        return ServerError(f"{self.server} at {self.base_url}", message, created=self.created)
+        return ServerError(f"{self.server} at {mask(self.base_url)}", mask(message), created=self.created)
 
     def call(self, method: str, path: str, ok: tuple[int, ...] = (200,), **kwargs: Any) -> httpx.Response:
         """One request; a status outside `ok` raises with the reason named (unreachable, key, missing route)."""
@@ -82,18 +80,6 @@ class HTTPClient:
 
     def close(self) -> None:
         self._client.close()
-
-
-_SECRET_FIELD = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
-
-
-def masked(config: Any) -> Any:
-    """A copy of a settings dict with every non-empty key/token/secret value replaced by `***`."""
-    if isinstance(config, dict):
-        return {
-            k: ("***" if v and isinstance(v, str) and _SECRET_FIELD.search(k) else masked(v)) for k, v in config.items()
-        }
-    return config
 
 
 def file_name(doc_id: str) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 from bench.datasets.model import Dataset
 from bench.errors import UserError
 from bench.meter import MeterClient, cost
+from bench.secrets import mask_data
 from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetSpec, first_rank_wins
 from bench.targets.http import (
     DedupedCorpus,
@@ -33,7 +34,6 @@ from bench.targets.http import (
     api_key,
     detail_of,
     file_name,
-    masked,
     parallel,
     timed_query,
 )
@@ -145,7 +145,7 @@ class LightRAGTarget:
             "mode": self.mode,
             "url": self.http.base_url,
             "server_version": {k: self.health.get(k) for k in ("core_version", "api_version")},
-            "health": masked(self.health),
+            "health": mask_data(self.health),
             "query": {"endpoint": "/query/data", "top_k": self.top_k, "chunk_top_k": self.chunk_top_k or "depth",
                       "enable_rerank": self.rerank},
             "mapping": "chunk file_path -> document, first rank wins; LightRAG returns no scores",

@@ -26,6 +26,7 @@ from typing import Any
 
 from bench.datasets.model import Dataset
 from bench.errors import ServerError, UserError
+from bench.secrets import mask_data
 from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetSpec, first_rank_wins
 from bench.targets.http import (
     DedupedCorpus,
@@ -33,7 +34,6 @@ from bench.targets.http import (
     api_key,
     detail_of,
     file_name,
-    masked,
     parallel,
     timed_query,
 )
@@ -150,10 +150,10 @@ class OpenWebUITarget:
                 "chunk_overlap": self.retrieval_config.get("CHUNK_OVERLAP"),
                 "mapping": "chunk -> document, first rank wins; chunks requested: 2×depth, doubled while short",
             },
-            "settings_before": masked(self.saved_settings),
-            "settings_applied": masked(self.applied_settings),  # settings_before is written back in close()
-            "retrieval_config": masked({k: v for k, v in self.retrieval_config.items() if k != "web"}),
-            "embedding_config": masked(self.embedding_config),
+            "settings_before": mask_data(self.saved_settings),
+            "settings_applied": mask_data(self.applied_settings),  # settings_before is written back in close()
+            "retrieval_config": mask_data({k: v for k, v in self.retrieval_config.items() if k != "web"}),
+            "embedding_config": mask_data(self.embedding_config),
             "ingest": self.ingest.as_dict(),
             "corpus": self.corpus.describe() if self.corpus else None,
         }
@@ -166,7 +166,7 @@ class OpenWebUITarget:
                     self.http.call("POST", "/api/v1/retrieval/config/update", json=self.saved_settings)
                 except ServerError as exc:
                     raise self.http.error(
-                        f"retrieval settings NOT restored, set them back by hand to {masked(self.saved_settings)} "
+                        f"retrieval settings NOT restored, set them back by hand to {mask_data(self.saved_settings)} "
                         f"({exc.args[0].split(': ', 1)[-1]})"
                     ) from None
                 self._restored = True
@@ -298,7 +298,7 @@ class OpenWebUITarget:
         self.retrieval_config = self.http.call("GET", "/api/v1/retrieval/config").json()
         ignored = {k: self.retrieval_config.get(k) for k, v in wanted.items() if self.retrieval_config.get(k) != v}
         if ignored:
-            raise self.http.error(f"retrieval settings not taken (reranker failed to load?): now {masked(ignored)}")
+            raise self.http.error(f"retrieval settings not taken (reranker failed to load?): now {mask_data(ignored)}")
 
     # -- search -----------------------------------------------------------------------------------
 

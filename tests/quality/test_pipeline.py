@@ -99,6 +99,8 @@ def test_anomalies_errors_and_cost_are_reported(small_dataset, tmp_path, scripte
     assert (target.errors, target.warnings, target.cost) == (1, {"null-scores": 30}, {"llm_calls": 2.0})
     assert target.scores_replaced
     assert "null-scores: 30" in (out / "report.md").read_text()
+    for report in ("report.md", "report.html"):  # both reports say the engine's scores were not used
+        assert "rank-derived scores were written" in (out / report).read_text(), report
 
 
 def test_a_failing_target_keeps_finished_work_and_exits_with_a_user_error(small_dataset, tmp_path, scripted):

@@ -1,0 +1,65 @@
+"""The output folder of a run (`--out`): which files ragbench writes there.
+
+A new run never mixes with an earlier one: a folder that holds ragbench's files is refused unless the
+user asks to overwrite, and overwriting removes only those files (anything else in the folder stays).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from bench.errors import UserError
+
+RESULTS_FILE = "results.jsonl"
+QRELS_FILE = "qrels.trec"  # the judgments the run was scored with: `ragbench evaluate` reproduces every figure
+REPORT_FILES = ("report.md", "report.html", "per_query.csv")
+PLOTS_DIR = "plots"
+PLOT_PATTERNS = ("metrics.png", "differences_*.png", "load_*.png")
+
+
+def safe_filename(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", name).strip("_") or "target"
+
+
+def run_file(name: str) -> str:
+    """A target's run file, relative to the results file."""
+    return f"runs/{safe_filename(name)}.trec"
+
+
+def _earlier_targets(out: Path) -> list[str]:
+    from bench.results.store import read_results
+
+    try:
+        return read_results(out / RESULTS_FILE).header.targets
+    except UserError:  # no results file, or one too damaged to name its targets
+        return []
+
+
+def ragbench_files(out: Path, names: list[str]) -> list[Path]:
+    """Files in `out` that a ragbench run wrote or would write for targets `names`."""
+    candidates = [out / RESULTS_FILE, out / QRELS_FILE, *(out / f for f in REPORT_FILES)]
+    candidates += [out / run_file(n) for n in dict.fromkeys([*_earlier_targets(out), *names])]
+    found = [p for p in candidates if p.exists() or p.is_symlink()]
+    for pattern in PLOT_PATTERNS:
+        found += sorted((out / PLOTS_DIR).glob(pattern))
+    return found
+
+
+def prepare_out_dir(out: Path, names: list[str], overwrite: bool) -> None:
+    """Make `out` ready for a new run of targets `names`, or refuse with one line (exit 2)."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: is a file, not a folder")
+    ours = ragbench_files(out, names) if out.is_dir() else []
+    if ours and not overwrite:
+        raise UserError(f"--out {out}: holds an earlier run ({ours[0].relative_to(out)}); "
+                        "give --overwrite to replace it, or another --out")
+    for path in ours:
+        if path.is_dir() and not path.is_symlink():
+            raise UserError(f"--out {out}: {path.relative_to(out)} is a folder where ragbench writes a file")
+    try:
+        for path in ours:
+            path.unlink()
+        (out / "runs").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {out}: {exc.strerror or exc}: {exc.filename or out}") from None

@@ -1,0 +1,77 @@
+"""Run `ragbench ARGS` with a stop signal sent at a chosen moment, from inside the process.
+
+    python -m tests.quality.interrupt_driver MOMENT=SIGNAL[,MOMENT=SIGNAL...] ragbench-args...
+
+The signal is sent by the process to itself at the named moment, so it arrives exactly there (no
+sleeps, no races): Python runs the handler in the main thread right after `os.kill`, as it would for a
+signal from a terminal or a supervisor. Moments:
+  search       inside a `scripted` target's search (targets `scripted`, `scripted:b`: fixed rankings, no model)
+  run-file     while a finished target's run file is written (inside the uninterruptible batch)
+  comparisons  when the pairwise comparisons start
+  report       when report.html is rendered
+  exit         during interpreter shutdown, after the command returned
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import sys
+
+import bench.quality.pipeline as pipeline
+import bench.report as report
+from bench.targets import registry
+from bench.targets.base import Hit, QueryResult
+
+moments = dict(item.split("=") for item in sys.argv[1].split(",") if item)
+
+
+def fire(moment: str) -> None:
+    if moment in moments:
+        os.kill(os.getpid(), getattr(signal, moments.pop(moment)))
+
+
+class ScriptedTarget:
+    """Ranks the corpus in a fixed order; variant `b` reverses it."""
+
+    def __init__(self, spec, options):
+        self.name, self.variant = spec.name, spec.variant
+
+    def prepare(self, dataset, progress):
+        self.docs = sorted(dataset.corpus, reverse=self.variant == "b")
+
+    def search(self, queries, depth, progress):
+        if self.variant == "b" or "scripted:b" not in sys.argv:
+            fire("search")
+        return [QueryResult(q, [Hit(d, float(len(self.docs) - i)) for i, d in enumerate(self.docs[:depth])], 0.001)
+                for q in queries]
+
+    def describe(self):
+        return {"scripted": self.variant}
+
+    def close(self):
+        pass
+
+
+def wrap(module, name: str, moment: str) -> None:
+    original = getattr(module, name)
+
+    def wrapped(*args, **kwargs):
+        fire(moment)
+        return original(*args, **kwargs)
+
+    setattr(module, name, wrapped)
+
+
+registry.KINDS["scripted"] = ScriptedTarget
+wrap(pipeline, "write_run", "run-file")
+wrap(pipeline, "comparisons", "comparisons")
+wrap(report, "render_html", "report")
+atexit.register(fire, "exit")
+
+if __name__ == "__main__":
+    from bench.cli import main
+
+    sys.argv = ["ragbench", *sys.argv[2:]]
+    main()

@@ -1,0 +1,176 @@
+"""Ctrl-C and SIGTERM at chosen moments: the results file stays true (each record once, an `end` record
+that says what happened), the report is whole or absent (never an earlier run's), the exit status is
+130 / 143, and `ragbench report` rebuilds what is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from bench.interrupt import Interrupted, uninterruptible
+from bench.results.store import ResultsWriter, read_results
+from bench.results.schema import EndRecord, QueryRecord
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    """A BEIR folder: 8 documents, 5 judged queries."""
+    root = tmp_path_factory.mktemp("tiny")
+    (root / "qrels").mkdir()
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "title": "", "text": f"text {i}"}) + "\n" for i in range(8)))
+    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{i}", "text": f"query {i}"}) + "\n" for i in range(5)))
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\nq{i}\td{7 - i}\t2\n" for i in range(5)))
+    return root
+
+
+def ragbench(moments: str, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "tests.quality.interrupt_driver", moments, *args],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+
+
+def quality(tiny: Path, out: Path, moments: str, *targets: str) -> subprocess.CompletedProcess:
+    args = ["quality", "--dataset", str(tiny), "--out", str(out), "-m", "P@5", "-m", "nDCG@5", "--depth", "8"]
+    for t in targets:
+        args += ["-t", t]
+    return ragbench(moments, *args)
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def assert_each_record_once(path: Path) -> None:
+    keys = Counter()
+    for r in records(path):
+        keys[(r["record"], r.get("name"), r.get("target"), r.get("qid"), r.get("measure"), r.get("a"), r.get("b"))] += 1
+    assert [k for k, n in keys.items() if n > 1] == []
+
+
+def test_sigterm_keeps_finished_targets_with_their_metrics_and_exits_143(tiny, tmp_path):
+    out = tmp_path / "out"
+    done = quality(tiny, out, "search=SIGTERM", "scripted", "scripted:b")
+    assert done.returncode == 143, done.stderr
+    assert "Traceback" not in done.stderr and "ragbench: interrupted (SIGTERM)" in done.stderr
+    results = read_results(out / "results.jsonl")
+    assert [t.name for t in results.targets] == ["scripted"]
+    assert {m.measure for m in results.metrics if m.target == "scripted"} == {"P_5", "ndcg_cut_5"}
+    assert results.end.status == "interrupted" and "SIGTERM" in results.end.error
+    assert_each_record_once(out / "results.jsonl")
+    md = (out / "report.md").read_text()
+    assert "Status: interrupted" in md and "`scripted:b`" in md  # the unfinished target is named
+
+
+def test_ctrl_c_while_scoring_writes_each_record_once_and_exits_130(tiny, tmp_path):
+    out = tmp_path / "out"
+    done = quality(tiny, out, "comparisons=SIGINT", "scripted", "scripted:b")
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr
+    assert_each_record_once(out / "results.jsonl")
+    results = read_results(out / "results.jsonl")
+    assert results.end.status == "interrupted" and not results.comparisons
+    assert len(results.metrics) == 4
+    assert "No paired comparisons" in (out / "report.md").read_text()
+
+
+def test_a_signal_while_a_batch_is_written_is_held_until_the_batch_is_on_disk(tiny, tmp_path):
+    out = tmp_path / "out"
+    done = quality(tiny, out, "run-file=SIGTERM", "scripted", "scripted:b")
+    assert done.returncode == 143, done.stderr
+    results = read_results(out / "results.jsonl")
+    # The signal came while the first target's run file was being written: its records still all landed.
+    assert [t.name for t in results.targets] == ["scripted"] and len(results.metrics) == 2
+    assert len([q for q in results.queries if q.target == "scripted"]) == 5
+    assert (out / "runs" / "scripted.trec").read_text().count("\n") == 5 * 8
+    assert results.end.status == "interrupted"
+
+
+def test_two_ctrl_c_in_quick_succession_leave_no_half_report_and_report_rebuilds_it(tiny, tmp_path):
+    out = tmp_path / "out"
+    first = quality(tiny, out, "", "scripted")
+    assert first.returncode == 0, first.stderr
+    # An earlier run's report must not survive beside the new results.
+    done = ragbench("search=SIGINT,report=SIGINT", "quality", "--dataset", str(tiny), "--out", str(out), "--overwrite",
+                    "-t", "scripted", "-t", "scripted:b", "-m", "P@5")
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr and "ragbench report" in done.stderr
+    assert not (out / "report.html").exists() and not (out / "report.md").exists()
+    assert not list(out.glob(".report-*")), "the staging folder is removed"
+    results = read_results(out / "results.jsonl")
+    assert results.end.status == "interrupted" and [t.name for t in results.targets] == ["scripted"]
+    rebuilt = ragbench("", "report", str(out / "results.jsonl"))
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "Status: interrupted" in (out / "report.md").read_text()
+
+
+def test_ctrl_c_while_the_report_is_written_after_a_complete_run(tiny, tmp_path):
+    out = tmp_path / "out"
+    done = quality(tiny, out, "report=SIGINT", "scripted", "scripted:b")
+    assert done.returncode == 130, done.stderr
+    assert read_results(out / "results.jsonl").end.status == "complete"  # true: every target finished and was scored
+    assert not (out / "report.html").exists() and "ragbench report" in done.stderr
+
+
+def test_ctrl_c_at_exit_is_not_exit_0(tiny, tmp_path):
+    done = quality(tiny, tmp_path / "out", "exit=SIGINT", "scripted")
+    assert done.returncode == 130, done.stderr
+
+
+def test_report_rebuilds_metrics_a_cut_run_never_wrote(tiny, tmp_path):
+    out = tmp_path / "out"
+    assert quality(tiny, out, "", "scripted", "scripted:b").returncode == 0
+    full = read_results(out / "results.jsonl")
+    # As after a kill -9 right after the second target's records: no metrics of it, no comparisons, no end.
+    kept = [line for line in (out / "results.jsonl").read_text().splitlines()
+            if not (('"record": "metrics"' in line and '"target": "scripted:b"' in line) or '"comparison"' in line or '"end"' in line)]
+    (out / "results.jsonl").write_text("\n".join(kept) + "\n")
+    done = ragbench("", "report", str(out / "results.jsonl"))
+    assert done.returncode == 0, done.stderr
+    md = (out / "report.md").read_text()
+    assert "Metrics recomputed by the report" in md and "Status: incomplete" in md
+    mean = full.metric("scripted:b", "P_5").mean
+    assert f"| scripted:b | {mean:.4f}" in md
+
+
+def test_report_reads_a_file_with_repeated_records(tiny, tmp_path):
+    out = tmp_path / "out"
+    assert quality(tiny, out, "", "scripted", "scripted:b").returncode == 0
+    lines = (out / "results.jsonl").read_text().splitlines()
+    repeated = [line for line in lines if '"metrics"' in line or '"comparison"' in line]
+    (out / "results.jsonl").write_text("\n".join(lines[:-1] + repeated + lines[-1:]) + "\n")  # as earlier versions wrote on Ctrl-C
+    done = ragbench("", "report", str(out / "results.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert f"{len(repeated)} repeated record(s)" in (out / "report.md").read_text()
+
+
+def test_the_writer_refuses_a_record_twice_and_keeps_the_first_end(tmp_path):
+    writer = ResultsWriter(tmp_path / "r.jsonl")
+    query = QueryRecord(target="t", qid="q1", latency_ms=1.0, hits=3)
+    writer.write(query)
+    with pytest.raises(RuntimeError, match="written twice"):
+        writer.write(QueryRecord(target="t", qid="q2", latency_ms=1.0, hits=3), query)
+    writer.write(EndRecord(status="complete", finished="now"))
+    writer.write(EndRecord(status="interrupted", finished="later"))  # a stop after the end: the end stands
+    writer.close()
+    assert [r["record"] for r in records(tmp_path / "r.jsonl")] == ["query", "end"]
+    assert records(tmp_path / "r.jsonl")[-1]["status"] == "complete"
+
+
+def test_uninterruptible_holds_a_signal_until_the_block_ends():
+    import signal
+
+    done = []
+    with pytest.raises(Interrupted) as caught:
+        with uninterruptible():
+            os.kill(os.getpid(), signal.SIGTERM)
+            done.append("after the signal")
+    assert done == ["after the signal"] and caught.value.signum == signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the previous handler is back

@@ -1,0 +1,83 @@
+"""Everything is checked before --out is touched, and two runs never mix in one folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.results.store import read_results
+from tests.harness.cli import run_cli
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("tiny")
+    (root / "qrels").mkdir()
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "text": f"text number {i}"}) + "\n" for i in range(6)))
+    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{i}", "text": f"number {i}"}) + "\n" for i in range(3)))
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(3)))
+    return root
+
+
+def quality(tiny: Path, out: Path, *args: str) -> list[str]:
+    return ["quality", "--dataset", str(tiny), "--out", str(out), "-m", "P@2", "--depth", "5", *args]
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def earlier(tiny, tmp_path, monkeypatch, capsys) -> Path:
+    """A folder holding a finished run of bm25 and hybrid:weighted, plus a file of the user's."""
+    out = tmp_path / "out"
+    code, _, err = run_cli(quality(tiny, out, "-t", "bm25", "-t", "hybrid:weighted?bm25_weight=0.3"), monkeypatch, capsys)
+    assert code == 0, err
+    (out / "notes.txt").write_text("mine")
+    (out / "runs" / "by-hand.trec").write_text("q0 Q0 d0 1 1.0 mine\n")
+    return out
+
+
+@pytest.mark.parametrize("bad", [["-t", "bm25", "-t", "bm25:typo"], ["-t", "bm25", "-t", "dense?colour=red"],
+                                 ["-t", "bm25", "-m", "nosuch@3"], ["-t", "bm25", "--depth", "1"],
+                                 ["-t", "bm25+rerank"]])
+def test_a_bad_option_is_found_before_the_output_folder_is_touched(tiny, earlier, monkeypatch, capsys, bad):
+    before = snapshot(earlier)
+    code, out, err = run_cli(quality(tiny, earlier, "--overwrite", *bad), monkeypatch, capsys)
+    assert code == 2 and err.startswith("ragbench: error: ") and err.count("\n") == 1, err
+    assert snapshot(earlier) == before
+
+
+def test_a_folder_with_an_earlier_run_is_refused_without_overwrite(tiny, earlier, monkeypatch, capsys):
+    before = snapshot(earlier)
+    code, _, err = run_cli(quality(tiny, earlier, "-t", "bm25"), monkeypatch, capsys)
+    assert code == 2 and "holds an earlier run" in err and "--overwrite" in err and err.count("\n") == 1
+    assert snapshot(earlier) == before
+
+
+def test_overwrite_replaces_only_ragbench_files(tiny, earlier, monkeypatch, capsys):
+    code, _, err = run_cli(quality(tiny, earlier, "-t", "bm25", "--overwrite"), monkeypatch, capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in (earlier / "runs").iterdir()) == ["bm25.trec", "by-hand.trec"]  # the old hybrid run is gone
+    assert (earlier / "notes.txt").read_text() == "mine" and (earlier / "runs" / "by-hand.trec").exists()
+    assert [t.name for t in read_results(earlier / "results.jsonl").targets] == ["bm25"]
+    assert "hybrid" not in (earlier / "report.md").read_text()
+
+
+def test_a_folder_of_foreign_files_is_used_and_they_stay(tiny, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    code, _, err = run_cli(quality(tiny, out, "-t", "bm25"), monkeypatch, capsys)
+    assert code == 0, err
+    assert (out / "notes.txt").read_text() == "mine" and (out / "report.html").exists()
+
+
+def test_out_pointing_at_a_file_is_one_line(tiny, tmp_path, monkeypatch, capsys):
+    target = tmp_path / "file.txt"
+    target.write_text("keep")
+    code, _, err = run_cli(quality(tiny, target, "-t", "bm25"), monkeypatch, capsys)
+    assert code == 2 and err == f"ragbench: error: --out {target}: is a file, not a folder\n"
+    assert target.read_text() == "keep"

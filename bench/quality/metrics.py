@@ -158,7 +158,8 @@ def format_trec(scores: Scores, per_query: bool = False) -> str:
     if per_query:
         for qid in scores.queries:
             for m in scores.measures:
-                lines.append(f"{m.trec_name:<22}\t{qid}\t{scores.per_query[m.trec_name][qid]:.4f}")
+                if qid in scores.per_query[m.trec_name]:  # qrels and answer measures may cover different queries
+                    lines.append(f"{m.trec_name:<22}\t{qid}\t{scores.per_query[m.trec_name][qid]:.4f}")
     for m in scores.measures:
         lines.append(f"{m.trec_name:<22}\tall\t{scores.means[m.trec_name]:.4f}")
     return "\n".join(lines)

@@ -26,7 +26,8 @@ from bench.interrupt import uninterruptible
 from bench.quality.answers import AnswerJudge
 from bench.quality.generation import ChatGenerator, GenerateSpec, generate_answers
 from bench.quality.metrics import Measure, evaluate
-from bench.quality.runs import Run, run_from_results, trec_order, write_run
+from bench.quality.evaluation import ranked_texts
+from bench.quality.runs import Run, run_from_results, write_run
 from bench.quality.scoring import comparisons, metric_records
 from bench.results.outdir import QRELS_FILE, RESULTS_FILE, prepare_out_dir, run_file
 from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
@@ -251,13 +252,15 @@ def _label(dataset: Dataset, measure: Measure) -> str:
 
 def _returned_texts(dataset: Dataset, results: list[QueryResult], run: Run, config: QualityConfig) -> dict[str, list[str]]:
     """Per answered query, the texts the target returned down to the deepest answer cut-off: its own
-    passages (chunks) where it returned them, else the ranked documents' texts in trec_eval's order."""
+    passages (chunks) where it returned them, else the ranked documents' texts in trec_eval's order
+    (so `evaluate` on the run file gives the same figures)."""
     depth = max((m.cutoff or 0 for m in config.measures if m.answer_based), default=0)
-    if not depth or not dataset.answers:
+    answered = [r for r in results if r.qid in dataset.answers]
+    if not depth or not answered:
         return {}
-    return {r.qid: (r.passages[:depth] if r.passages is not None
-                    else [dataset.corpus[d].text for d, _ in trec_order(run.get(r.qid, {}))[:depth]])
-            for r in results if r.qid in dataset.answers}
+    texts = ranked_texts(dataset, run, [r.qid for r in answered if r.passages is None], depth)
+    texts.update({r.qid: r.passages[:depth] for r in answered if r.passages is not None})
+    return texts
 
 
 def _per_query(dataset: Dataset, name: str, run: Run, config: QualityConfig, judge: AnswerJudge) -> dict[str, dict[str, float]]:

@@ -27,12 +27,24 @@ from dataclasses import dataclass
 import regex
 
 # DPR's SimpleTokenizer: alphanumeric runs (letters, digits, combining marks) or one non-space character.
-_DPR_TOKEN = regex.compile(r"[\p{L}\p{N}\p{M}]+|[^\p{Z}\p{C}]", flags=regex.IGNORECASE | regex.UNICODE | regex.MULTILINE)
+_DPR_TOKEN = regex.compile(r"[\p{L}\p{N}\p{M}]+|[^\p{Z}\p{C}]")
+# Tokens are kept as one string, each token between two NULs: a token sequence occurs in a text exactly when
+# its string is a substring of the text's (C-speed `in` instead of DPR's Python sliding window). NUL is never
+# part of a token (it is a control character), and it is neither cased nor case-ignorable, so lower-casing
+# the whole string lower-cases each token exactly as DPR's per-token `.lower()` (Greek final sigma included).
+SEP = "\0"
+
+
+def token_string(text: str) -> str:
+    """DPR's normalised tokens of `text` (NFD, SimpleTokenizer, lower-case), NUL-delimited: `\0a\0b\0`."""
+    tokens = _DPR_TOKEN.findall(unicodedata.normalize("NFD", text))
+    return (SEP + SEP.join(tokens) + SEP).lower() if tokens else SEP
 
 
 def dpr_tokens(text: str) -> tuple[str, ...]:
     """DPR's normalised tokens: NFD, SimpleTokenizer, lower-case."""
-    return tuple(t.lower() for t in _DPR_TOKEN.findall(unicodedata.normalize("NFD", text)))
+    joined = token_string(text)
+    return tuple(joined[1:-1].split(SEP)) if joined != SEP else ()
 
 
 def is_regex_answer(answer: str) -> bool:
@@ -44,37 +56,26 @@ def compile_answer_regex(answer: str) -> re.Pattern[str]:
     return re.compile(unicodedata.normalize("NFD", answer[1:-1]), flags=re.IGNORECASE | re.UNICODE | re.MULTILINE)
 
 
-def _contains(tokens: tuple[str, ...], answer: tuple[str, ...]) -> bool:
-    n = len(answer)
-    if n == 0:
-        return False
-    first = answer[0]
-    for i in range(len(tokens) - n + 1):
-        if tokens[i] == first and tokens[i : i + n] == answer:
-            return True
-    return False
-
-
 @dataclass(frozen=True)
 class AnswerSet:
     """One question's reference answers, compiled once."""
 
-    sequences: tuple[tuple[str, ...], ...]  # token sequences of the plain answers
+    sequences: tuple[str, ...]  # token strings (`token_string`) of the plain answers
     patterns: tuple[re.Pattern[str], ...]  # the `/regex/` answers
 
     @classmethod
     def of(cls, answers: list[str]) -> "AnswerSet":
         plain = [a for a in answers if not is_regex_answer(a)]
-        sequences = tuple(t for t in (dpr_tokens(a) for a in plain) if t)
+        sequences = tuple(t for t in (token_string(a) for a in plain) if t != SEP)
         return cls(sequences, tuple(compile_answer_regex(a) for a in answers if is_regex_answer(a)))
 
     def found_in(self, text: str) -> bool:
         """DPR has_answer on one text."""
-        return self.found_in_tokens(dpr_tokens(text) if self.sequences else (), text)
+        return self.found_in_tokens(token_string(text) if self.sequences else SEP, text)
 
-    def found_in_tokens(self, tokens: tuple[str, ...], text: str) -> bool:
-        """`found_in` with the text's tokens already computed (they are shared by every question)."""
-        if any(_contains(tokens, seq) for seq in self.sequences):
+    def found_in_tokens(self, tokens: str, text: str) -> bool:
+        """`found_in` with the text's token string already computed (shared by every question)."""
+        if any(seq in tokens for seq in self.sequences):
             return True
         if self.patterns:
             nfd = unicodedata.normalize("NFD", text)
@@ -83,15 +84,15 @@ class AnswerSet:
 
 
 class TokenCache:
-    """DPR tokens per distinct text: a corpus document is tokenized once, however many questions see it."""
+    """Token strings per distinct text: a corpus document is tokenized once, however many questions see it."""
 
     def __init__(self) -> None:
-        self._tokens: dict[str, tuple[str, ...]] = {}
+        self._tokens: dict[str, str] = {}
 
-    def __call__(self, text: str) -> tuple[str, ...]:
+    def __call__(self, text: str) -> str:
         tokens = self._tokens.get(text)
         if tokens is None:
-            tokens = self._tokens[text] = dpr_tokens(text)
+            tokens = self._tokens[text] = token_string(text)
         return tokens
 
 
@@ -104,26 +105,26 @@ class CorpusAnswers:
 
     def __init__(self, texts: dict[str, str]):
         self.texts = texts
-        self.tokens = {doc_id: dpr_tokens(text) for doc_id, text in texts.items()}
+        self.tokens = {doc_id: token_string(text) for doc_id, text in texts.items()}
         self.postings: dict[str, set[str]] = {}
         for doc_id, tokens in self.tokens.items():
-            for token in set(tokens):
+            for token in set(tokens.split(SEP)):
                 self.postings.setdefault(token, set()).add(doc_id)
 
     def documents_with(self, answers: AnswerSet) -> set[str]:
         found: set[str] = set()
         for seq in answers.sequences:
-            candidates = min((self.postings.get(t, set()) for t in set(seq)), key=len)
-            found.update(d for d in candidates if _contains(self.tokens[d], seq))
+            candidates = min((self.postings.get(t, set()) for t in set(seq[1:-1].split(SEP))), key=len)
+            found.update(d for d in candidates if seq in self.tokens[d])
         if answers.patterns:
             found.update(d for d, text in self.texts.items() if d not in found
-                         and AnswerSet((), answers.patterns).found_in_tokens((), text))
+                         and AnswerSet((), answers.patterns).found_in_tokens(SEP, text))
         return found
 
 
 def answer_flags(answers: AnswerSet, texts: list[str], cache: TokenCache) -> list[bool]:
     """For each retrieved text in rank order: does it hold a reference answer?"""
-    return [answers.found_in_tokens(cache(t) if answers.sequences else (), t) for t in texts]
+    return [answers.found_in_tokens(cache(t) if answers.sequences else SEP, t) for t in texts]
 
 
 class AnswerJudge:

@@ -28,6 +28,11 @@ from bench.quality.answers import (
     # NFD: é becomes e + combining acute, which stays inside the token (a mark).
     ("Café", ("cafe\u0301",)),
     ("  tabs\tand\nnewlines ", ("tabs", "and", "newlines")),
+    # Each token is lower-cased on its own (DPR): a sigma ending a token is final even where the whole
+    # text, lower-cased at once, would continue the word past the apostrophe ("ασ'β").
+    ("ΑΣ'Β", ("ας", "'", "β")),
+    ("ΟΔΟΣ ΣΑ", ("οδος", "σα")),
+    ("a\x00b", ("a", "b")),  # control characters are no tokens
 ])
 def test_dpr_tokens(text, tokens):
     assert dpr_tokens(text) == tokens

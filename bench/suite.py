@@ -57,7 +57,7 @@ _SECRET_PARAM = re.compile(r"[?&]([^=&]+)=")
 SECTIONS = ("suite", "gate", "datasets", "targets", "endpoints", "quality", "identity", "load")
 DATASET_KEYS = {"path": str, "split": str, "max_queries": int, "max_docs": int}
 QUALITY_KEYS = {"dataset": str, "targets": list, "measures": list, "depth": int, "seed": int, "name": str,
-                "embedding_model": str, "cross_encoder": str, "rerank_depth": int}
+                "embedding_model": str, "cross_encoder": str, "rerank_depth": int, "generate": str}
 IDENTITY_KEYS = {"endpoints": list, "dataset": str, "texts": str, "reference": str, "dtype": str, "tokenizer": str,
                  "limit": int, "name": str}
 # `ragbench load`'s flags (issue 8): lists of numbers are written 1,8,32 on its command line.

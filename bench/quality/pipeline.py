@@ -133,7 +133,9 @@ def run_quality(
     queries = {qid: dataset.queries[qid] for qid in dataset.evaluated_queries()}
     if not dataset.corpus:
         raise UserError(f"{dataset.source}: no corpus to rank (quality needs one; evaluate needs only a run)")
-    judgments = dataset.qrels or dataset.answer_qrels()
+    # Answer-derived judgments cost a pass over the corpus: only when a ranking measure needs them.
+    ranking = any(not m.answer_based for m in config.measures)
+    judgments = dataset.qrels or (dataset.answer_qrels() if ranking else {})
     scoring = _Scoring(dataset, config, AnswerJudge(dataset.answers),
                        labels={m.trec_name: _label(dataset, m) for m in config.measures},
                        relevance={m.trec_name: relevance_source(dataset, m) for m in config.measures})

@@ -155,6 +155,18 @@ class LoadEndpoint:
         probe = self.wire.request("q", ["t"]) if self.spec.is_rerank else self.wire.request(["t"])
         return probe.url
 
+    def preflight(self, op: str) -> None:
+        """One small request through the API client before the sweep: a wrong URL, key or model fails
+        here with one clear line, and a cold server's first (slow) answer is not left to a warm-up."""
+        client = open_endpoint(self.spec)
+        try:
+            if op == "rerank":
+                client.rerank("warm-up query", ["warm-up text", "another warm-up text"])
+            else:
+                client.embed(["warm-up text"])
+        finally:
+            client.close()
+
     def check_op(self, op: str) -> None:
         if (op == "rerank") != self.spec.is_rerank:
             kind = "a rerank" if self.spec.is_rerank else "an embedding"
@@ -251,7 +263,9 @@ def merge_shares(endpoint: str, point: PointConfig, shares: list[ShareResult], w
     counted = sum(s.tokens_counted for s in shares)
     estimated = sum(s.tokens_estimated for s in shares)
     per_s = (lambda n: n / elapsed) if elapsed > 0 else (lambda n: 0.0)
-    if estimated == 0 and counted:
+    if not ok:
+        tokens_source = None
+    elif estimated == 0 and counted:
         tokens_source = "x-compute-tokens"
     elif counted:
         tokens_source = f"x-compute-tokens+{workload.tokens_source}"
@@ -361,6 +375,8 @@ def run_load(specs: list[EndpointSpec], sweep: SweepConfig, workload: Workload, 
         for endpoint in endpoints:
             if endpoint.in_process:  # one worker (checked above): the model loads in the process that measures
                 pool.submit(InProcessCall(endpoint.spec, sweep.op, [("warm-up query", ["warm-up text"])]).warm).result()
+            else:
+                endpoint.preflight(sweep.op)
         for endpoint in endpoints:
             for number, point in enumerate(points, 1):
                 tick = _ticker(progress, f"{endpoint.spec.name} {number}/{len(points)} {point.label()}", point)

@@ -8,7 +8,7 @@ Run as a subprocess (so a test can kill it mid-sweep):
   parallel: no queue of its own, so the analytic latency is exact);
 - stall: during the first `stall-ms` of every `period-ms` (clocked from start), answers wait for the
   stall's end, then take the service time;
-- `--overload-s`: for that long after the first request, answer 429 `{"error":"Model is overloaded","error_type":"Overloaded"}`;
+- `--overload-s`: for that long from the `--overload-from`-th request (default 2: after ragbench's preflight), answer 429 `{"error":"Model is overloaded","error_type":"Overloaded"}`;
 - `--reset-every N`: every N-th request the connection is reset (RST) instead of answered;
 - `--max-batch M`: more inputs than M -> 422 `batch size N > maximum allowed batch size M` (TEI 1.9).
 Successes carry TEI's timing headers; `/metrics` serves TEI's te_* families (shapes from
@@ -90,8 +90,12 @@ class Handler(asyncio.Protocol):
         if self.url == b"/metrics":
             self.write(200, s.metrics().encode(), "text/plain; version=0.0.4")
             return
+        if self.parser.get_method() == b"GET":
+            info = {"model_id": "fixture", "model_dtype": "float32", "max_client_batch_size": a.max_batch or 32}
+            self.write(200, json.dumps(info).encode() if self.url == b"/info" else b"", "application/json")
+            return
         s.count += 1
-        if s.first_request is None:
+        if s.first_request is None and s.count >= a.overload_from:
             s.first_request = self.arrived
         if a.reset_every and s.count % a.reset_every == 0:
             self.transport.abort()  # RST: the client sees a connection reset mid-request
@@ -103,7 +107,7 @@ class Handler(asyncio.Protocol):
             return
         inputs = request.get("inputs") or request.get("texts") or []
         n = len(inputs) if isinstance(inputs, list) else 1
-        if a.overload_s and self.arrived - s.first_request < a.overload_s:
+        if a.overload_s and s.first_request is not None and self.arrived - s.first_request < a.overload_s:
             self.refuse(429, "Model is overloaded", "Overloaded")
             return
         if a.max_batch and n > a.max_batch:
@@ -160,6 +164,7 @@ if __name__ == "__main__":
     parser.add_argument("--stall-ms", type=float, default=0.0)
     parser.add_argument("--period-ms", type=float, default=500.0)
     parser.add_argument("--overload-s", type=float, default=0.0)
+    parser.add_argument("--overload-from", type=int, default=2)
     parser.add_argument("--reset-every", type=int, default=0)
     parser.add_argument("--max-batch", type=int, default=0)
     import uvloop

@@ -39,6 +39,7 @@ class LoadRequest:
     tokenizer: Path | None = None
     timeout: str = "30s"
     seed: int = 0
+    overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
 
 
 def parse_seconds(flag: str, text: str, allow_zero: bool = False) -> float:
@@ -99,7 +100,7 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
 
 
 def load_command(request: LoadRequest) -> Path:
-    from bench.progress import console, progress_bars
+    from bench.progress import progress_bars
 
     specs = [parse_spec(s) for s in request.endpoints]
     names = [s.name for s in specs]
@@ -110,26 +111,30 @@ def load_command(request: LoadRequest) -> Path:
     sweep = sweep_of(request, specs[0].is_rerank)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
     records: list[LoadPointRecord] = []
-    results = request.out / "results.jsonl"
+    written: list[Path] = []  # set once this run's results file exists: only then is there a report to build
     try:
         with progress_bars() as bars:
-            run_load(specs, sweep, workload, request.out, bars, records.append)
+            run_load(specs, sweep, workload, request.out, bars, records.append, request.overwrite, written.append)
     finally:
         if records:
             from rich.console import Console
 
             out = Console()
             Console(width=max(out.width, 150) if not out.is_terminal else None).print(summary_table(records))
-        if results.exists():
-            write_load_report(results)
-    return results
+        if written:  # also after a failure or Ctrl-C: the report covers the finished points
+            _report(written[0])
+    return request.out / "report.html"
 
 
-def write_load_report(results: Path) -> None:
+def _report(results: Path) -> None:
+    from bench.progress import console
     from bench.report import write_report
 
-    path = write_report(results)
-    print(f"report: {path}")
+    try:
+        print(f"report: {write_report(results)}")
+    except KeyboardInterrupt:  # a second Ctrl-C stops this too; the results file is whole
+        console.print(f"the report was not written; `ragbench report {results}` builds it")
+        raise
 
 
 def summary_table(records: list[LoadPointRecord]):

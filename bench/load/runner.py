@@ -33,11 +33,11 @@ from bench.load.schedule import Arrival, open_schedule, share, split_count
 from bench.load.server_view import MetricsReader, delta
 from bench.load.worker import SharePlan, ShareResult, run_share
 from bench.load.workload import Workload
+from bench.results.outdir import RESULTS_FILE, prepare_out_dir
 from bench.results.schema import EndRecord, LoadPointRecord, RunHeader
 from bench.results.store import ResultsWriter
 from bench.secrets import mask, mask_data, secret_from_env
 
-RESULTS_FILE = "results.jsonl"
 START_LEAD_S = 0.25  # time for the plans to reach the worker processes before the first intended send
 LAG_SATURATED_MS = 5.0  # loop-lag p99 above this: the client, not the server, set the pace
 CPU_SATURATED = 90.0  # % of one core per worker
@@ -351,15 +351,19 @@ def _now() -> str:
 
 
 def run_load(specs: list[EndpointSpec], sweep: SweepConfig, workload: Workload, out_dir: Path,
-             progress=None, on_point: Callable[[LoadPointRecord], None] = lambda r: None) -> Path:
-    """Every point for every endpoint; the results file keeps each finished point whatever happens next."""
+             progress=None, on_point: Callable[[LoadPointRecord], None] = lambda r: None,
+             overwrite: bool = False, on_results: Callable[[Path], None] = lambda p: None) -> Path:
+    """Every point for every endpoint; the results file keeps each finished point whatever happens next.
+    Everything is checked before `out_dir` is touched; `on_results` is told once this run's file exists."""
     endpoints = [LoadEndpoint(spec) for spec in specs]
     for endpoint in endpoints:
         endpoint.check_op(sweep.op)
     if any(e.in_process for e in endpoints) and sweep.workers > 1:
         raise UserError("load: in-process endpoints (reference, reference-rerank) run in one worker; use --workers 1")
     points = sweep.points()
+    prepare_out_dir(out_dir, [s.name for s in specs], overwrite)
     writer = ResultsWriter(out_dir / RESULTS_FILE)
+    on_results(out_dir / RESULTS_FILE)
     writer.write(RunHeader(
         command="load", created=_now(), ragbench_version=bench.__version__,
         dataset={"name": "load workload", "source": workload.source, "texts": len(workload.texts),

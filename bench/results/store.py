@@ -31,7 +31,7 @@ def _clean(value: Any) -> Any:
 
 
 # Fields that hold dataset identifiers and figures, copied verbatim: masking could change a number.
-_VERBATIM = ("per_query", "qid")
+_VERBATIM = ("per_query", "qid", "histograms")  # histograms: HDR encodings (base64), which masking could corrupt
 
 
 def record_key(record: Any) -> tuple | None:

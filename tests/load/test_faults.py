@@ -80,7 +80,7 @@ def test_server_killed_mid_sweep_ends_cleanly_with_finished_points(load_server, 
     assert results.end.status == "failed" and "no answer at all" in results.end.error
 
 
-def test_ctrl_c_keeps_every_finished_point(load_server, tmp_path):
+def test_sigterm_keeps_every_finished_point(load_server, tmp_path):
     url, _ = load_server(service_ms=1)
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "bench", "load", "-e", f"t=tei@{url}", "--concurrency", "1,2,4,8",
@@ -91,9 +91,24 @@ def test_ctrl_c_keeps_every_finished_point(load_server, tmp_path):
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not results.exists() or '"load_point"' not in results.read_text()):
         time.sleep(0.1)
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143, stderr.decode()[-500:]
     read = read_results(results)
     assert 1 <= len(read.load_points) < 4
     assert read.end is not None and read.end.status == "interrupted"
     assert (out / "report.html").exists()
+
+
+def test_an_earlier_run_is_kept_unless_overwrite(load_server, tmp_path, monkeypatch, capsys):
+    from tests.harness.cli import run_cli
+
+    url, _ = load_server(service_ms=1)
+    args = ["load", "-e", f"t=tei@{url}", "--duration", "0.3s", "--warmup", "0s", "--out", str(tmp_path)]
+    assert run_cli(args, monkeypatch, capsys)[0] == 0
+    first = (tmp_path / "results.jsonl").read_text()
+    code, _, stderr = run_cli(args, monkeypatch, capsys)
+    assert code == 2 and "holds an earlier run" in stderr and len(stderr.strip().splitlines()) == 1
+    assert (tmp_path / "results.jsonl").read_text() == first
+    assert run_cli([*args, "--overwrite"], monkeypatch, capsys)[0] == 0
+    assert (tmp_path / "results.jsonl").read_text() != first

@@ -112,15 +112,16 @@ class SweepConfig:
 class InProcessCall:
     """A picklable request for in-process endpoints: opens the endpoint once per worker process."""
 
-    _opened: dict[EndpointSpec, Any] = {}
+    _opened: dict[tuple, Any] = {}
 
     def __init__(self, spec: EndpointSpec, op: str, payloads: list[tuple[str | None, list[str]]]):
         self.spec, self.op, self.payloads = spec, op, payloads
 
     def endpoint(self):
-        if self.spec not in self._opened:
-            self._opened[self.spec] = open_endpoint(self.spec)
-        return self._opened[self.spec]
+        key = (self.spec.name, self.spec.kind, tuple(sorted(self.spec.params.items())))
+        if key not in self._opened:
+            self._opened[key] = open_endpoint(self.spec)
+        return self._opened[key]
 
     def warm(self) -> None:
         """Load the model before the first measured call (reference kinds load lazily)."""

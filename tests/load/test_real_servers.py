@@ -73,3 +73,13 @@ def test_tei_headers_tokens_and_metrics_from_the_tei_fixture(tei_fixture, tmp_pa
     assert refused.server_metrics["counters"]['te_request_failure{err="validation"}'] >= refused.requests["errors"]["too_large"]
     report = (out / "report.md").read_text()
     assert "Server view" in report and "TEI's split" in report
+
+
+def test_in_process_reference_is_timed_on_a_thread(tmp_path, monkeypatch, capsys):
+    timing = ["--requests", "3", "--warmup", "0s", "--lengths", "16"]
+    results, _ = _run(["-e", "ref=reference", "--batch", "2", "--concurrency", "1"], tmp_path, monkeypatch, capsys, timing)
+    point = results.load_points[0]
+    assert point.requests == {"sent": 3, "ok": 3, "errors": {}, "unsent": 0}
+    assert point.latency_ms["service"]["p50"] > 0 and point.server_metrics is None
+    code, _, stderr = run_cli(["load", "-e", "ref=reference", "--workers", "2", "--out", str(tmp_path / "two")], monkeypatch, capsys)
+    assert code == 2 and "--workers 1" in stderr

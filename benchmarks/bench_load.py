@@ -1,0 +1,152 @@
+"""Figures for `ragbench load` (docs/load.md): the client's ceiling, open-loop timing, a stall's p99.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_load.py [--seconds 5]
+
+Needs nginx and wrk (`apt-get install -y nginx wrk`). Prints, with the machine's load average:
+1. the client ceiling against a trivial nginx endpoint (POST /embed, batch 1, a 4-float answer):
+   httpx AsyncClient, then this client on the default asyncio loop, on uvloop, with 2 workers, and wrk
+   (-t1 -c64) on the same endpoint in the same run;
+2. dispatch delay (intended -> actual send) at 1,000 requests/s against the same endpoint;
+3. the issue's stall (100 ms every 500 ms, 2 ms service, 400 requests/s): open-loop `scheduled` p99
+   against the analytic truth (stall - 1% of the period + service), without and with an in-flight cap,
+   and what a closed loop reports on the same server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from nginx_trivial import nginx  # noqa: E402
+
+from bench.endpoints.spec import parse_spec  # noqa: E402
+from bench.load import worker  # noqa: E402
+from bench.load.runner import LoadEndpoint, PointConfig, measure_point, stop_pool, worker_pool  # noqa: E402
+from bench.load.schedule import Arrival  # noqa: E402
+from bench.load.workload import Workload  # noqa: E402
+
+BODY = b'{"inputs":["hello"]}'
+USERS = 64
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def tiny_workload() -> Workload:
+    return Workload(["hello"], ["hello"], "one word", lambda ts: [1 for _ in ts], "words")
+
+
+def httpx_ceiling(url: str, seconds: float) -> float:
+    import httpx
+
+    async def run() -> int:
+        done = 0
+        stop = time.perf_counter() + seconds
+        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=USERS)) as client:
+            async def user() -> None:
+                nonlocal done
+                while time.perf_counter() < stop:
+                    await client.post(f"{url}/embed", content=BODY, headers={"content-type": "application/json"})
+                    done += 1
+            await asyncio.gather(*(user() for _ in range(USERS)))
+        return done
+
+    return asyncio.run(run()) / seconds
+
+
+def ceiling(endpoint: LoadEndpoint, workers: int, seconds: float, executor, loop: str = "uvloop") -> tuple[float, dict]:
+    point = PointConfig(op="embed", loop="closed", batch=1, concurrency=USERS, duration_s=seconds, warmup_s=1.0, workers=workers)
+    if loop == "asyncio":  # the same client on the default event loop, in this process
+        from time import perf_counter
+
+        plans = endpoint.plans(point, tiny_workload(), perf_counter() + 0.1)
+        with asyncio.Runner() as runner:
+            share = runner.run(worker._run(plans[0]))
+        return share.ok / seconds, {"cpu_percent": round(100 * share.cpu_s / share.wall_s, 1)}
+    record = measure_point(endpoint, point, tiny_workload(), executor)
+    return record.throughput["requests_per_s"], record.client
+
+
+def wrk_ceiling(url: str, seconds: float) -> float:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
+        lua.write(f"wrk.method = \"POST\"\nwrk.body = '{BODY.decode()}'\nwrk.headers[\"Content-Type\"] = \"application/json\"\n")
+    try:
+        out = subprocess.run(["wrk", "-t1", f"-c{USERS}", f"-d{int(seconds)}s", "-s", lua.name, f"{url}/embed"],
+                             capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(lua.name)
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args()
+    print(f"load average at start: {load_average()} ({os.cpu_count()} cores)")
+    one, two = worker_pool(1), worker_pool(2)
+    try:
+        with nginx() as url:
+            endpoint = LoadEndpoint(parse_spec(f"nginx=tei@{url}"))
+            print("\n1. client ceiling, closed loop, 64 connections, batch 1, against nginx on loopback")
+            print(f"   httpx AsyncClient (1 process):        {httpx_ceiling(url, args.seconds):>9,.0f} req/s")
+            rate, client = ceiling(endpoint, 1, args.seconds, one, "asyncio")
+            print(f"   ragbench client, asyncio loop:        {rate:>9,.0f} req/s   cpu {client['cpu_percent']}%")
+            per_worker, client = ceiling(endpoint, 1, args.seconds, one)
+            print(f"   ragbench client, uvloop, 1 worker:    {per_worker:>9,.0f} req/s   {client}")
+            both, client = ceiling(endpoint, 2, args.seconds, two)
+            print(f"   ragbench client, uvloop, 2 workers:   {both:>9,.0f} req/s   {client}  ({both / per_worker:.2f}x one worker)")
+            wrk = wrk_ceiling(url, args.seconds)
+            print(f"   wrk -t1 -c64 (same endpoint):         {wrk:>9,.0f} req/s   (1 worker = {per_worker / wrk:.2f} of wrk)")
+
+            print("\n2. open loop at 1,000 req/s (constant), 1 worker, against nginx")
+            point = PointConfig(op="embed", loop="open", batch=1, rate=1000.0, arrival=Arrival("constant"),
+                                duration_s=args.seconds, warmup_s=1.0)
+            record = measure_point(endpoint, point, tiny_workload(), one)
+            d = record.latency_ms["dispatch_delay"]
+            print(f"   dispatch delay p50 {d['p50']:.3f} ms, p90 {d['p90']:.3f} ms, p99 {d['p99']:.3f} ms, max {d['max']:.2f} ms; "
+                  f"client {record.client}")
+            endpoint.close()
+
+        print("\n3. stall 100 ms every 500 ms, service 2 ms, 400 req/s (truth: p99 = 100 - 5 + 2 = 97 ms)")
+        port = 18600
+        server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "load" / "fixture_server.py"), "--port", str(port),
+                                   "--service-ms", "2", "--stall-ms", "100", "--period-ms", "500"], stdout=subprocess.PIPE)
+        try:
+            server.stdout.readline()  # "ready"
+            stall = LoadEndpoint(parse_spec(f"stall=tei@http://127.0.0.1:{port}"))
+            seconds = max(5.0, round(args.seconds / 0.5) * 0.5)  # whole periods
+            for cap in (None, 16):
+                point = PointConfig(op="embed", loop="open", batch=1, rate=400.0, arrival=Arrival("constant"), max_inflight=cap,
+                                    duration_s=seconds, warmup_s=0.5)
+                r = measure_point(stall, point, tiny_workload(), one)
+                p99 = r.latency_ms["scheduled"]["p99"]
+                print(f"   open loop, cap {cap or 'none':>4}: scheduled p99 {p99:6.1f} ms ({(p99 - 97) / 97:+.1%} of truth), "
+                      f"service p99 {r.latency_ms['service']['p99']:.1f} ms, dispatch p99 {r.latency_ms['dispatch_delay']['p99']:.1f} ms, "
+                      f"loop lag p99 {r.client['loop_lag_p99_ms']} ms")
+            point = PointConfig(op="embed", loop="closed", batch=1, concurrency=4, duration_s=seconds, warmup_s=0.5)
+            r = measure_point(stall, point, tiny_workload(), one)
+            print(f"   closed loop, 4 users:  service p99 {r.latency_ms['service']['p99']:6.1f} ms (the stall hidden), "
+                  f"max {r.latency_ms['service']['max']:.1f} ms")
+            stall.close()
+        finally:
+            server.kill()
+    finally:
+        stop_pool(one)
+        stop_pool(two)
+    print(f"\nload average at end: {load_average()}")
+
+
+if __name__ == "__main__":
+    main()

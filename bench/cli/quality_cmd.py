@@ -18,7 +18,7 @@ def quality(
     dataset: Annotated[Path, typer.Option("--dataset", help="BEIR folder, TREC folder, or JSONL Q&A.")],
     target: Annotated[list[str], typer.Option("--target", "-t", help="[NAME=]kind[:variant][+rerank][@url][?k=v&...]; NAME is what reports, run files and compare use. Repeat.")],
     split: Annotated[Optional[str], typer.Option("--split", help="qrels split.")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/quality"),
+    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default reports/quality).")] = None,
     measure: Annotated[Optional[list[str]], typer.Option("-m", "--measure", help="Measures (default: nDCG@10, R@100, MRR@10, MAP@100 with qrels; Answer@1, Answer@5, Answer@20, AnswerMRR@10 with answers).")] = None,
     depth: Annotated[int, typer.Option("--depth", help="Documents ranked per query (at least the deepest cut-off).")] = 100,
     embedding_model: Annotated[Optional[str], typer.Option("--embedding-model", help="Local sentence-transformers model folder for dense/hybrid.")] = None,
@@ -29,12 +29,19 @@ def quality(
     seed: Annotated[int, typer.Option("--seed", help="Seed for sampling, bootstrap and randomization tests.")] = 0,
     generate: Annotated[Optional[str], typer.Option("--generate", help="Answer each question and score EM/F1/Contains: chat@URL?model=NAME (an OpenAI-compatible chat endpoint fed each target's top texts) or native (LightRAG's /query).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")] = False,
+    resume: Annotated[Optional[Path], typer.Option("--resume", help="Continue the interrupted run in this folder (same options): finished targets and queries are kept.")] = None,
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
+    from bench.errors import UserError
     from bench.quality.run_command import QualityRequest, quality_command
 
+    if resume is not None and out is not None and out != resume:
+        raise UserError(f"--resume {resume} writes into that folder; drop --out {out}")
+    if resume is not None and overwrite:
+        raise UserError("--resume continues a run, --overwrite replaces it: give one of them")
     report = quality_command(QualityRequest(
-        dataset=dataset, split=split, targets=target, out=out, measures=measure, depth=depth,
+        dataset=dataset, split=split, targets=target, out=resume or out or Path("reports/quality"), resume=resume is not None,
+        measures=measure, depth=depth,
         embedding_model=embedding_model, cross_encoder=cross_encoder, rerank_depth=rerank_depth,
         max_queries=max_queries, max_docs=max_docs, seed=seed, generate=generate, overwrite=overwrite,
     ))

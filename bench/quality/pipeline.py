@@ -24,16 +24,20 @@ from bench.datasets.model import Dataset, Qrels
 from bench.errors import UserError
 from bench.interrupt import uninterruptible
 from bench.quality.answers import AnswerJudge
+from bench.quality.checkpoint import Checkpoint
 from bench.quality.generation import ChatGenerator, GenerateSpec, generate_answers
 from bench.quality.metrics import Measure, evaluate
 from bench.quality.evaluation import ranked_texts
 from bench.quality.runs import Run, run_from_results, write_run
 from bench.quality.scoring import comparisons, metric_records
-from bench.results.outdir import QRELS_FILE, RESULTS_FILE, prepare_out_dir, run_file
+from bench.results.outdir import QRELS_FILE, RESULTS_FILE, checkpoint_file, prepare_out_dir, run_file
 from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
-from bench.results.store import ResultsWriter
+from bench.results.store import ResultsWriter, read_results
 from bench.targets.base import ProgressFactory, QueryResult, Target, TargetSpec
 from bench.targets.registry import TargetOptions, build_target
+
+
+SEARCH_BATCH = 16  # queries per search call: each finished batch is kept (bench/quality/checkpoint.py)
 
 
 @dataclass
@@ -121,11 +125,14 @@ def run_quality(
     command: str = "quality",
     overwrite: bool = False,
     on_results: Callable[[Path], None] = lambda path: None,
+    resume: bool = False,
 ) -> Path:
     """Run every target and write results, qrels and run files into `out_dir`; returns the results path.
 
     Nothing is written before every check passed; `on_results` is called once this run's results file
-    exists (from then on a report can be built from it, whatever happens)."""
+    exists (from then on a report can be built from it, whatever happens). `resume`: `out_dir` holds an
+    interrupted run of the same dataset, targets and settings; its finished targets and the finished
+    queries of the others are kept, and only the rest is run."""
     names = [s.name for s in specs]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
@@ -139,26 +146,33 @@ def run_quality(
     scoring = _Scoring(dataset, config, AnswerJudge(dataset.answers),
                        labels={m.trec_name: _label(dataset, m) for m in config.measures},
                        relevance={m.trec_name: relevance_source(dataset, m) for m in config.measures})
+    header = RunHeader(
+        command=command, created=_now(), ragbench_version=bench.__version__,
+        dataset={"name": dataset.name, "source": dataset.source, "format": dataset.format, "split": dataset.split,
+                 "fingerprint": dataset.fingerprint(), "documents": len(dataset.corpus), "queries": len(queries),
+                 "notes": dataset.notes},
+        measures=[m.trec_name for m in config.measures], measure_labels=scoring.labels,
+        measure_relevance=scoring.relevance, depth=config.depth, seed=config.seed, targets=names,
+    )
     targets = _build_targets(specs, options)
     waiting = list(targets)  # built but not started: closed at the end (a started one closes itself)
     try:
-        prepare_out_dir(out_dir, names, overwrite)
-        _write_qrels(out_dir / QRELS_FILE, judgments)  # what the ranking measures are scored against
-        writer = ResultsWriter(out_dir / RESULTS_FILE)
-        writer.write(RunHeader(
-            command=command, created=_now(), ragbench_version=bench.__version__,
-            dataset={"name": dataset.name, "source": dataset.source, "format": dataset.format, "split": dataset.split,
-                     "fingerprint": dataset.fingerprint(), "documents": len(dataset.corpus), "queries": len(queries),
-                     "notes": dataset.notes},
-            measures=[m.trec_name for m in config.measures], measure_labels=scoring.labels,
-            measure_relevance=scoring.relevance, depth=config.depth, seed=config.seed, targets=names,
-        ))
+        if resume:
+            writer, metrics = _continue(out_dir, header)
+        else:
+            prepare_out_dir(out_dir, names, overwrite)
+            _write_qrels(out_dir / QRELS_FILE, judgments)  # what the ranking measures are scored against
+            writer, metrics = ResultsWriter(out_dir / RESULTS_FILE), []
+            writer.write(header)
         on_results(writer.path)
-        metrics: list[MetricRecord] = []
+        finished = {m.target for m in metrics}
         status, error = "complete", None
         try:
             for spec, target in zip(specs, targets):
                 waiting.remove(target)
+                if spec.name in finished:
+                    target.close()
+                    continue
                 metrics += _run_target(spec, target, queries, scoring, out_dir, writer, progress)
         except BaseException as exc:
             status, error = ending(exc)
@@ -169,6 +183,34 @@ def run_quality(
         for target in waiting:  # release their clients
             target.close()
     return out_dir / RESULTS_FILE
+
+
+def _continue(out_dir: Path, header: RunHeader) -> tuple[ResultsWriter, list[MetricRecord]]:
+    """The interrupted run in `out_dir`, checked against this one, with its finished targets kept: the
+    results file is rewritten without its `end` record, comparisons and any target cut half-way."""
+    path = out_dir / RESULTS_FILE
+    if not path.is_file():
+        raise UserError(f"--resume {out_dir}: no {RESULTS_FILE} there to continue")
+    previous = read_results(path)
+    before = previous.header
+    for what, old, new in (("command", before.command, header.command),
+                           ("dataset (fingerprint)", before.dataset.get("fingerprint"), header.dataset["fingerprint"]),
+                           ("targets", before.targets, header.targets), ("measures", before.measures, header.measures),
+                           ("--depth", before.depth, header.depth), ("--seed", before.seed, header.seed)):
+        if old != new:
+            raise UserError(f"--resume {out_dir}: {what} differ from the interrupted run's ({old} there, {new} now); "
+                            "give the same options, or start a new run")
+    if previous.end is not None and previous.end.status == "complete":
+        raise UserError(f"--resume {out_dir}: that run is complete; nothing to continue")
+    kept = [previous.header]
+    metrics: list[MetricRecord] = []
+    for target in previous.targets:
+        own = [m for m in previous.metrics if m.target == target.name]
+        if {m.measure for m in own} != set(before.measures):
+            continue  # cut between its records: it runs again (its finished queries are in its checkpoint)
+        kept += [target, *[q for q in previous.queries if q.target == target.name], *own]
+        metrics += own
+    return ResultsWriter.rewritten(path, kept), metrics
 
 
 def _finish(writer: ResultsWriter, metrics: list[MetricRecord], config: QualityConfig, status: str, error: str | None) -> None:
@@ -190,13 +232,12 @@ def _finish(writer: ResultsWriter, metrics: list[MetricRecord], config: QualityC
 def _run_target(spec: TargetSpec, target: Target, queries: dict[str, str], scoring: _Scoring, out_dir: Path,
                 writer: ResultsWriter, progress: ProgressFactory) -> list[MetricRecord]:
     dataset, config, judge = scoring.dataset, scoring.config, scoring.judge
+    checkpoint = Checkpoint(out_dir / checkpoint_file(run_file(spec.name)))
     try:
         start = time.perf_counter()
         target.prepare(dataset, progress)
         index_s = time.perf_counter() - start
-        start = time.perf_counter()
-        results = target.search(queries, config.depth, progress)
-        search_s = time.perf_counter() - start
+        results, search_s = _search(target, queries, config.depth, progress, checkpoint)
         described = target.describe()
         generated = _generate(config, target, spec.name, dataset, results, progress, judge, described)
     finally:
@@ -214,7 +255,38 @@ def _run_target(spec: TargetSpec, target: Target, queries: dict[str, str], scori
                         cost=r.cost, warnings=r.warnings, answer=generated[r.qid].text if r.qid in generated else None,
                         answer_error=generated[r.qid].error if r.qid in generated else None) for r in results
         ], *metrics)
+        checkpoint.remove()
     return metrics
+
+
+def _search(target: Target, queries: dict[str, str], depth: int, progress: ProgressFactory,
+            checkpoint: Checkpoint) -> tuple[list[QueryResult], float]:
+    """Every query's result, in query order, and the seconds spent searching: queries a resumed run
+    already finished come from the checkpoint, the rest are searched in batches, each kept as it finishes."""
+    done = checkpoint.load()
+    remaining = [qid for qid in queries if qid not in done]
+    batches = [remaining[i:i + SEARCH_BATCH] for i in range(0, len(remaining), SEARCH_BATCH)]
+    shared = _one_bar_each(progress, len(remaining) / len(batches[0])) if batches else progress
+    seconds = 0.0
+    for batch in batches:
+        start = time.perf_counter()
+        results = target.search({qid: queries[qid] for qid in batch}, depth, shared)
+        seconds += time.perf_counter() - start
+        checkpoint.add(results)
+        done.update((r.qid, r) for r in results)
+    return [done[qid] for qid in queries], seconds
+
+
+def _one_bar_each(progress: ProgressFactory, scale: float) -> ProgressFactory:
+    """The batches of one search share one bar per description, sized for the whole search."""
+    bars: dict[str, Callable[[int], None]] = {}
+
+    def factory(description: str, total: int | None) -> Callable[[int], None]:
+        if description not in bars:
+            bars[description] = progress(description, None if total is None else round(total * scale))
+        return bars[description]
+
+    return factory
 
 
 def _generate(config, target, name, dataset, results, progress, judge, described) -> dict:

@@ -34,6 +34,7 @@ class QualityRequest:
     generate: str | None = None  # --generate SPEC (bench/quality/generation.py)
     command: str = "quality"
     overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
+    resume: bool = False  # continue the interrupted run in `out`
 
 
 def quality_command(request: QualityRequest) -> Path:
@@ -67,7 +68,8 @@ def quality_command(request: QualityRequest) -> Path:
     try:
         with progress_bars() as progress:
             run_quality(dataset, specs, options, QualityConfig(measures, request.depth, request.seed, generate), request.out,
-                        progress, command=request.command, overwrite=request.overwrite, on_results=written.append)
+                        progress, command=request.command, overwrite=request.overwrite, on_results=written.append,
+                        resume=request.resume)
     finally:
         if written:  # also after a failure or Ctrl-C: the report covers what finished
             _report(results_path)

@@ -27,6 +27,11 @@ def run_file(name: str) -> str:
     return f"runs/{safe_filename(name)}.trec"
 
 
+def checkpoint_file(run_file: str) -> str:
+    """The finished queries of an unfinished target (bench/quality/checkpoint.py), beside its run file."""
+    return run_file.removesuffix(".trec") + ".partial.jsonl"
+
+
 def _earlier_targets(out: Path) -> list[str]:
     from bench.results.store import read_results
 
@@ -39,7 +44,8 @@ def _earlier_targets(out: Path) -> list[str]:
 def ragbench_files(out: Path, names: list[str]) -> list[Path]:
     """Files in `out` that a ragbench run wrote or would write for targets `names`."""
     candidates = [out / RESULTS_FILE, out / QRELS_FILE, *(out / f for f in REPORT_FILES)]
-    candidates += [out / run_file(n) for n in dict.fromkeys([*_earlier_targets(out), *names])]
+    for name in dict.fromkeys([*_earlier_targets(out), *names]):
+        candidates += [out / run_file(name), out / checkpoint_file(run_file(name))]
     found = [p for p in candidates if p.exists() or p.is_symlink()]
     for pattern in PLOT_PATTERNS:
         found += sorted((out / PLOTS_DIR).glob(pattern))

@@ -73,6 +73,17 @@ class ResultsWriter:
         self._written: set[tuple] = set()
         self._ended = False
 
+    @classmethod
+    def rewritten(cls, path: Path, records: list[Any]) -> "ResultsWriter":
+        """A writer that continues a results file now holding exactly `records` (replaced atomically)."""
+        staging = path.with_name(path.name + ".tmp")
+        writer = cls(staging)
+        writer.write(*records)
+        with uninterruptible():
+            os.replace(staging, path)
+            writer.path = path
+        return writer
+
     def write(self, *records: Any) -> None:
         if self._ended:  # the first `end` record is the truth: a stop after it changes nothing measured
             records = tuple(r for r in records if not isinstance(r, EndRecord))

@@ -1,11 +1,14 @@
-"""Run `ragbench ARGS` with a stop signal sent at a chosen moment, from inside the process.
+"""Run `ragbench ARGS` with a stop signal sent at a chosen moment, from inside the process (and with
+`$SEARCH_LOG` set, log every query each scripted target is asked for).
 
     python -m tests.quality.interrupt_driver MOMENT=SIGNAL[,MOMENT=SIGNAL...] ragbench-args...
 
 The signal is sent by the process to itself at the named moment, so it arrives exactly there (no
 sleeps, no races): Python runs the handler in the main thread right after `os.kill`, as it would for a
 signal from a terminal or a supervisor. Moments:
-  search       inside a `scripted` target's search (targets `scripted`, `scripted:b`: fixed rankings, no model)
+  search       inside a `scripted` target's search (targets `scripted`, `scripted:b`: fixed rankings, no model);
+               `scripted:b`'s when both run
+  search-N     inside the N-th search call (one per batch of queries) of the first `scripted` target
   run-file     while a finished target's run file is written (inside the uninterruptible batch)
   comparisons  when the pairwise comparisons start
   report       when report.html is rendered
@@ -44,6 +47,11 @@ class ScriptedTarget:
     def search(self, queries, depth, progress):
         if self.variant == "b" or "scripted:b" not in sys.argv:
             fire("search")
+        self.calls = getattr(self, "calls", 0) + 1
+        fire(f"search-{self.calls}")
+        if os.environ.get("SEARCH_LOG"):  # which queries each target was asked for
+            with open(os.environ["SEARCH_LOG"], "a") as log:
+                log.writelines(f"{self.name} {q}\n" for q in queries)
         return [QueryResult(q, [Hit(d, float(len(self.docs) - i)) for i, d in enumerate(self.docs[:depth])], 0.001)
                 for q in queries]
 

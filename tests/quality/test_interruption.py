@@ -174,3 +174,50 @@ def test_uninterruptible_holds_a_signal_until_the_block_ends():
             done.append("after the signal")
     assert done == ["after the signal"] and caught.value.signum == signal.SIGTERM
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the previous handler is back
+
+
+@pytest.fixture(scope="module")
+def forty(tmp_path_factory) -> Path:
+    """A BEIR folder with 40 judged queries: three search batches per target."""
+    root = tmp_path_factory.mktemp("forty")
+    (root / "qrels").mkdir()
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "text": f"text {i}"}) + "\n" for i in range(8)))
+    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{i}", "text": f"query {i}"}) + "\n" for i in range(40)))
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i % 8}\t1\n" for i in range(40)))
+    return root
+
+
+def test_resume_keeps_finished_queries_and_targets_and_gives_the_uninterrupted_figures(forty, tmp_path, monkeypatch):
+    out, log = tmp_path / "out", tmp_path / "asked.log"
+    args = ["quality", "--dataset", str(forty), "-m", "P@5", "-m", "nDCG@5", "--depth", "8", "-t", "scripted", "-t", "scripted:b"]
+    stopped = ragbench("search-3=SIGTERM", *args, "--out", str(out))  # in the first target's third batch
+    assert stopped.returncode == 143, stopped.stderr
+    assert len((out / "runs" / "scripted.partial.jsonl").read_text().splitlines()) == 32  # two batches kept
+    assert read_results(out / "results.jsonl").end.status == "interrupted"
+
+    monkeypatch.setenv("SEARCH_LOG", str(log))
+    resumed = ragbench("", *args, "--resume", str(out))
+    assert resumed.returncode == 0, resumed.stderr
+    asked = Counter(line.split()[0] for line in log.read_text().splitlines())
+    assert asked == {"scripted": 8, "scripted:b": 40}  # only what was left
+    assert not (out / "runs" / "scripted.partial.jsonl").exists()
+    assert_each_record_once(out / "results.jsonl")
+    monkeypatch.delenv("SEARCH_LOG")
+
+    whole = tmp_path / "whole"
+    assert ragbench("", *args, "--out", str(whole)).returncode == 0
+    a, b = read_results(out / "results.jsonl"), read_results(whole / "results.jsonl")
+    assert a.end.status == "complete" and len(a.comparisons) == len(b.comparisons) == 2
+    assert [(m.target, m.measure, m.per_query) for m in a.metrics] == [(m.target, m.measure, m.per_query) for m in b.metrics]
+    assert (out / "runs" / "scripted.trec").read_text() == (whole / "runs" / "scripted.trec").read_text()
+
+
+def test_resume_refuses_other_options_and_a_complete_run(forty, tmp_path):
+    out = tmp_path / "out"
+    args = ["quality", "--dataset", str(forty), "-m", "P@5", "--depth", "8", "-t", "scripted"]
+    assert ragbench("search-2=SIGINT", *args, "--out", str(out)).returncode == 130
+    other = ragbench("", *args, "--seed", "7", "--resume", str(out))
+    assert other.returncode == 2 and other.stderr.count("\n") == 1 and "--seed differ" in other.stderr
+    assert ragbench("", *args, "--resume", str(out)).returncode == 0
+    again = ragbench("", *args, "--resume", str(out))
+    assert again.returncode == 2 and "complete; nothing to continue" in again.stderr

@@ -44,6 +44,7 @@ class ScriptedTarget:
 
     def prepare(self, dataset, progress):
         self.doc = next(iter(dataset.corpus))
+        self.failing = dataset.evaluated_queries()[0]
 
     def search(self, queries, depth, progress):
         if self.spec.variant == "fail":
@@ -51,9 +52,8 @@ class ScriptedTarget:
         if self.spec.variant == "interrupt":
             raise KeyboardInterrupt
         # "nulls": a silent-fallback lookalike: no scores, and one query fails.
-        qids = list(queries)
-        return [QueryResult(q, [Hit(self.doc, None)], 0.01, error="HTTP 400" if q == qids[0] else None,
-                            cost={"llm_calls": 2}, warnings=["null-scores"]) for q in qids]
+        return [QueryResult(q, [Hit(self.doc, None)], 0.01, error="HTTP 400" if q == self.failing else None,
+                            cost={"llm_calls": 2}, warnings=["null-scores"]) for q in queries]
 
     def describe(self):
         return {"scripted": self.spec.variant}

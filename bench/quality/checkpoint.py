@@ -1,0 +1,52 @@
+"""Finished queries of a target that has not finished yet: `runs/<target>.partial.jsonl`.
+
+A target's queries are searched in batches; each finished batch is appended here (flushed, synced,
+uninterruptibly), so an interruption or a server that dies loses at most the batch in flight, and
+`quality --resume` searches only the queries that are not here. The file is removed in the same
+uninterruptible step that writes the finished target's run file and records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+from bench.interrupt import uninterruptible
+from bench.secrets import mask
+from bench.targets.base import Hit, QueryResult
+
+
+class Checkpoint:
+    def __init__(self, path: Path):
+        self.path = path
+
+    def load(self) -> dict[str, QueryResult]:
+        """qid -> result kept by an earlier, interrupted run (a line cut by a crash is ignored)."""
+        if not self.path.is_file():
+            return {}
+        kept: dict[str, QueryResult] = {}
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                data = json.loads(line)
+                data["hits"] = [Hit(**h) for h in data["hits"]]
+                result = QueryResult(**data)
+            except (ValueError, TypeError, KeyError):
+                continue
+            kept[result.qid] = result
+        return kept
+
+    def add(self, results: list[QueryResult]) -> None:
+        lines = []
+        for r in results:
+            data = dataclasses.asdict(r)
+            data["error"] = mask(r.error) if r.error else r.error
+            lines.append(json.dumps(data, ensure_ascii=False) + "\n")
+        with uninterruptible(), self.path.open("a", encoding="utf-8") as fh:
+            fh.writelines(lines)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)

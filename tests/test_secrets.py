@@ -18,6 +18,7 @@ import pytest
 from bench.errors import ServerError
 from bench.secrets import secret_from_env
 from bench.targets import registry
+from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,12 +67,8 @@ def env_keys(monkeypatch):
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("tiny")
-    (root / "qrels").mkdir()
-    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "text": f"text {i}"}) + "\n" for i in range(4)))
-    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{i}", "text": f"query {i}"}) + "\n" for i in range(3)))
-    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(3)))
-    return root
+    return write_beir(tmp_path_factory.mktemp("tiny"), {f"d{i}": f"text {i}" for i in range(4)},
+                      {f"q{i}": f"query {i}" for i in range(3)}, [(f"q{i}", f"d{i}", 1) for i in range(3)])
 
 
 class EchoingTarget:

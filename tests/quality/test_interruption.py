@@ -16,19 +16,17 @@ import pytest
 from bench.interrupt import Interrupted, uninterruptible
 from bench.results.store import ResultsWriter, read_results
 from bench.results.schema import EndRecord, QueryRecord
+from tests.harness.beir import write_beir
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
-    """A BEIR folder: 8 documents, 5 judged queries."""
-    root = tmp_path_factory.mktemp("tiny")
-    (root / "qrels").mkdir()
-    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "title": "", "text": f"text {i}"}) + "\n" for i in range(8)))
-    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{i}", "text": f"query {i}"}) + "\n" for i in range(5)))
-    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\nq{i}\td{7 - i}\t2\n" for i in range(5)))
-    return root
+    """8 documents, 5 judged queries."""
+    return write_beir(tmp_path_factory.mktemp("tiny"), {f"d{i}": f"text {i}" for i in range(8)},
+                      {f"q{i}": f"query {i}" for i in range(5)},
+                      [(f"q{i}", f"d{d}", g) for i in range(5) for d, g in ((i, 1), (7 - i, 2))])
 
 
 def ragbench(moments: str, *args: str) -> subprocess.CompletedProcess:
@@ -178,13 +176,9 @@ def test_uninterruptible_holds_a_signal_until_the_block_ends():
 
 @pytest.fixture(scope="module")
 def forty(tmp_path_factory) -> Path:
-    """A BEIR folder with 40 judged queries: three search batches per target."""
-    root = tmp_path_factory.mktemp("forty")
-    (root / "qrels").mkdir()
-    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "text": f"text {i}"}) + "\n" for i in range(8)))
-    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{i}", "text": f"query {i}"}) + "\n" for i in range(40)))
-    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i % 8}\t1\n" for i in range(40)))
-    return root
+    """40 judged queries: three search batches per target."""
+    return write_beir(tmp_path_factory.mktemp("forty"), {f"d{i}": f"text {i}" for i in range(8)},
+                      {f"q{i}": f"query {i}" for i in range(40)}, [(f"q{i}", f"d{i % 8}", 1) for i in range(40)])
 
 
 def test_resume_keeps_finished_queries_and_targets_and_gives_the_uninterrupted_figures(forty, tmp_path, monkeypatch):

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from bench.results.store import read_results
+from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("tiny")
-    (root / "qrels").mkdir()
-    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "text": f"text number {i}"}) + "\n" for i in range(6)))
-    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{i}", "text": f"number {i}"}) + "\n" for i in range(3)))
-    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(3)))
-    return root
+    return write_beir(tmp_path_factory.mktemp("tiny"), {f"d{i}": f"text number {i}" for i in range(6)},
+                      {f"q{i}": f"number {i}" for i in range(3)}, [(f"q{i}", f"d{i}", 1) for i in range(3)])
 
 
 def quality(tiny: Path, out: Path, *args: str) -> list[str]:

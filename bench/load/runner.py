@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import signal
+import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, Executor, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field, replace
@@ -331,14 +332,25 @@ def run_plans(executor: Executor, plans: list[SharePlan], tick: Callable[[], Non
 
 def measure_point(endpoint: LoadEndpoint, point: PointConfig, workload: Workload, executor: Executor,
                   tick: Callable[[], None] = lambda: None) -> LoadPointRecord:
-    """Warm up (burst: a closed-loop warm-up apart), read /metrics, run the shares, read /metrics, merge."""
+    """Warm up (burst: a closed-loop warm-up apart), run the shares with /metrics read at the end of the
+    warm-up and after the last answer, merge."""
     if point.loop == "burst" and point.warmup_s > 0:
         warm = replace(point, loop="closed", concurrency=max(1, point.concurrency or 1), duration_s=0.0, requests=None)
         run_plans(executor, endpoint.plans(warm, workload, perf_counter() + START_LEAD_S), tick)
-    before = endpoint.metrics.snapshot() if endpoint.metrics else None
-    shares = run_plans(executor, endpoint.plans(point, workload, perf_counter() + START_LEAD_S), tick)
-    after = endpoint.metrics.snapshot() if endpoint.metrics and before else None
-    return merge_shares(endpoint.spec.name, point, shares, workload, before, after)
+    start_at = perf_counter() + START_LEAD_S
+    before: list[dict | None] = []
+    reader = None
+    if endpoint.metrics is not None:  # read /metrics when the warm-up ends, so the deltas cover the measured window
+        window = start_at + (point.warmup_s if point.loop != "burst" else 0.0)
+        reader = threading.Thread(target=lambda: (time.sleep(max(0.0, window - perf_counter())),
+                                                  before.append(endpoint.metrics.snapshot())), daemon=True)
+        reader.start()
+    shares = run_plans(executor, endpoint.plans(point, workload, start_at), tick)
+    if reader is not None:
+        reader.join()
+    first = before[0] if before else None
+    after = endpoint.metrics.snapshot() if first else None
+    return merge_shares(endpoint.spec.name, point, shares, workload, first, after)
 
 
 def unreachable(record: LoadPointRecord) -> bool:

@@ -160,9 +160,9 @@ class Pool:
         conn = None
         while self.idle:
             conn = self.idle.pop()
-            if not conn.closed:
+            if not conn.closed and not conn.transport.is_closing():
                 break
-            conn = None
+            conn = None  # the server closed it while idle (keep-alive timeout, restart)
         if conn is None:
             conn = await self.connect()
         self.busy.add(conn)

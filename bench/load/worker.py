@@ -312,7 +312,10 @@ async def _open(plan: SharePlan, sender, recorder: _Recorder) -> None:
 
     for index, offset in enumerate(plan.offsets):
         due = plan.start_at + offset
-        await _sleep_until(due)
+        if due > perf_counter():
+            await _sleep_until(due)
+        else:  # behind schedule: still let answers in (and their connections back to the pool) between sends
+            await asyncio.sleep(0)
         if slots is not None and slots.locked():
             if deadline is None:
                 await slots.acquire()

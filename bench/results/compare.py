@@ -250,8 +250,8 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
                 continue
             by_queries.setdefault(qids, []).append(measure)
         for qids, group in by_queries.items():
-            vb = np.array([[base_scores[base_name, m][q] for m in group] for q in qids], dtype=np.float64)
-            vc = np.array([[cur_scores[cur_name, m][q] for m in group] for q in qids], dtype=np.float64)
+            vb = _score_matrix(base, base_scores, base_name, group, qids)
+            vc = _score_matrix(cur, cur_scores, cur_name, group, qids)
             diffs = vc - vb
             # Seeded by the pair's names: a check's figures do not depend on which other targets ran.
             rng = seeded_generator(config.seed, base_name, cur_name)
@@ -280,6 +280,17 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
                          f"[{f['ci_low']:+.4f}, {f['ci_high']:+.4f}], p {_fmt_p(f['p'])} (Holm {_fmt_p(p_holm)}), "
                          f"n {f['n']}; {gate}")
     return checks, notes
+
+
+def _score_matrix(results: Results, scores: dict, target: str, measures: list[str], qids: tuple[str, ...]) -> np.ndarray:
+    """Per-query scores, queries x measures; a missing (null) or infinite score is an input error, never a NaN
+    that would pass every check."""
+    matrix = np.array([[scores[target, m][q] for m in measures] for q in qids], dtype=np.float64)
+    if not np.isfinite(matrix).all():
+        row, col = np.argwhere(~np.isfinite(matrix))[0]
+        raise InputError(results.path, f"metrics record of {target} {measures[col]}: the score of query "
+                         f"{qids[row]!r} is not a finite number")
+    return matrix
 
 
 def _fmt_p(p: float) -> str:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import os
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,10 +127,61 @@ def _restore(value: Any) -> Any:
     return float("nan") if value is None else value
 
 
+def _conforms(value: Any, hint: Any) -> bool:
+    """Whether a JSON value fits a record field's annotation (null stands for NaN in a float field)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(value, a) for a in args)
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is float:
+        return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    if hint in (int, str):
+        return isinstance(value, hint) and not isinstance(value, bool)
+    if origin is dict:
+        return isinstance(value, dict) and all(_conforms(v, args[1]) for v in value.values())
+    if origin is list:
+        return isinstance(value, list) and all(_conforms(v, args[0]) for v in value)
+    return True
+
+
+@functools.cache
+def _field_types(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _record(cls: type, data: dict[str, Any], path: Path, number: int) -> Any:
+    """The record of a line, every field checked against the schema's types: a hand-edited or foreign file
+    gets one line that names the field, never a traceback later."""
+    types_ = _field_types(cls)
+    values = {k: v for k, v in data.items() if k in types_}
+    for name, value in values.items():
+        if not _conforms(value, types_[name]):
+            raise InputError(path, f"{data['record']} record: field {name!r} has the wrong type "
+                             f"(expected {getattr(types_[name], '__name__', None) or types_[name]})", number)
+    try:
+        return cls(**values)
+    except TypeError as exc:
+        raise InputError(path, f"{data['record']} record: {exc}", number) from None
+
+
 def read_results(path: str | Path) -> Results:
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "no such results file")
+    try:
+        return _read_results(path)
+    except UnicodeDecodeError:
+        raise InputError(path, "not a ragbench results file (not UTF-8 text)") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
+
+
+def _read_results(path: Path) -> Results:
     results: Results | None = None
     seen: set[tuple] = set()
     with path.open(encoding="utf-8") as fh:
@@ -141,7 +195,7 @@ def read_results(path: str | Path) -> Results:
                     break  # a line cut by an interruption: everything before it stands
                 raise InputError(path, f"malformed JSON ({exc.msg})", number) from None
             kind = data.get("record") if isinstance(data, dict) else None
-            if kind not in RECORD_TYPES:
+            if not isinstance(kind, str) or kind not in RECORD_TYPES:
                 raise InputError(path, f"unknown record type {kind!r}", number)
             if results is None:
                 if kind != "run" or data.get("schema") != SCHEMA:
@@ -150,12 +204,7 @@ def read_results(path: str | Path) -> Results:
                     raise InputError(path, f"results schema version {data.get('version')} (this ragbench reads "
                                      f"{', '.join(map(str, READABLE_VERSIONS))})", number)
             data = _masked(data)  # a file written by hand or by an older ragbench may hold secrets
-            cls = RECORD_TYPES[kind]
-            names = {f.name for f in dataclasses.fields(cls)}
-            try:
-                record = cls(**{k: v for k, v in data.items() if k in names})
-            except TypeError as exc:
-                raise InputError(path, f"{kind} record: {exc}", number) from None
+            record = _record(RECORD_TYPES[kind], data, path, number)
             key = record_key(record)
             if key in seen:
                 results.repeated += 1

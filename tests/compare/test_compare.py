@@ -190,3 +190,11 @@ def test_folders_of_several_results_pair_by_path(tmp_path, compare):
     assert "pass  quality: quality-a prod nDCG@10" in out
     assert "FAIL  run: quality-b quality-b/results.jsonl is in the baseline, not in the current run" in out
     assert "!! quality-c/results.jsonl is new in the current run" in out
+
+
+def test_a_null_score_is_an_input_error_not_a_nan_that_passes(tmp_path, compare):
+    base, cur = _two_runs(tmp_path, {"prod": {"ndcg_cut_10": {"q1": 0.5, "q2": 0.7}}},
+                          {"prod": {"ndcg_cut_10": {"q1": 0.5, "q2": float("nan")}}})  # NaN is written as null
+    code, out, err = compare(base, cur)
+    assert (code, out) == (2, "")
+    assert err == f"ragbench: error: {cur}: metrics record of prod ndcg_cut_10: the score of query 'q2' is not a finite number\n"

@@ -22,6 +22,7 @@ import numpy as np
 from bench.errors import InputError, UserError
 from bench.quality.metrics import parse_measure
 from bench.quality.significance import bootstrap_cis, holm, randomization_tests, seeded_generator
+from bench.results.schema import LoadPointRecord
 from bench.results.store import Results, read_results
 
 RESULTS_FILE = "results.jsonl"
@@ -195,8 +196,12 @@ def compare_results(base: Results, cur: Results, config: GateConfig, source: str
         if results.end is None or results.end.status != "complete":
             status = results.end.status if results.end else "cut off (no end record)"
             notes.append(f"{where}the {label} run is {status}: only what it finished is compared")
-    checks, quality_notes = compare_quality(base, cur, config, source)
-    return checks, notes + quality_notes
+    checks: list[Check] = []
+    for compare_kind in (compare_quality, compare_load):
+        more_checks, more_notes = compare_kind(base, cur, config, source)
+        checks += more_checks
+        notes += more_notes
+    return checks, notes
 
 
 def compare_quality(base: Results, cur: Results, config: GateConfig, source: str = "") -> tuple[list[Check], list[str]]:
@@ -280,6 +285,110 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
                          f"[{f['ci_low']:+.4f}, {f['ci_high']:+.4f}], p {_fmt_p(f['p'])} (Holm {_fmt_p(p_holm)}), "
                          f"n {f['n']}; {gate}")
     return checks, notes
+
+
+def point_key(point: LoadPointRecord, endpoint: str) -> tuple:
+    """What makes two sweep points the same measurement (the endpoint by its current name)."""
+    return (endpoint, point.op, point.loop, point.batch, point.concurrency, point.rate, point.arrival,
+            point.max_inflight, point.burst, point.length, point.documents)
+
+
+def point_label(point: LoadPointRecord, endpoint: str) -> str:
+    if point.loop == "open":
+        label = f"{endpoint} {point.op} open b={point.batch} {_g(as_number(point.rate))}/s {point.arrival}"
+        label += f" cap={point.max_inflight}" if point.max_inflight else ""
+    elif point.loop == "burst":
+        label = f"{endpoint} {point.op} burst {point.burst} b={point.batch} c={point.concurrency or 'unlimited'}"
+    else:
+        label = f"{endpoint} {point.op} closed b={point.batch} c={point.concurrency}"
+    label += f" len={point.length}" if point.length else ""
+    return label + (f" docs={point.documents}" if point.op == "rerank" and point.documents else "")
+
+
+def point_p99(point: LoadPointRecord) -> float | None:
+    """The p99 that counts: from the intended send time in the open loop (a stalled server cannot hide
+    behind a slowed client), send to last byte otherwise."""
+    block = point.latency_ms.get("scheduled" if point.loop == "open" else "service")
+    return as_number(block.get("p99")) if isinstance(block, dict) else None
+
+
+def compare_load(base: Results, cur: Results, config: GateConfig, source: str = "") -> tuple[list[Check], list[str]]:
+    """Per matching sweep point: throughput ratio and p99 change; points the client saturated are reported,
+    never gated (their figures are the client's, not the server's)."""
+    notes: list[str] = []
+    current = {point_key(p, p.endpoint): p for p in cur.load_points}
+    matched: set[tuple] = set()
+    checks: list[Check] = []
+    gated = config.min_throughput_ratio is not None or config.max_p99_increase is not None
+    for b in base.load_points:
+        endpoint = config.match.get(b.endpoint, b.endpoint)
+        key, label = point_key(b, endpoint), point_label(b, endpoint)
+        c = current.get(key)
+        if c is None:
+            checks.append(Check("load", source, label, FAIL, f"{label}: not measured in the current run"))
+            continue
+        matched.add(key)
+        ratio, change, check = _load_figures(b, c, label, config, source)
+        checks.append(check)
+        if b.client.get("saturated") or c.client.get("saturated"):
+            check.status = INFO
+            check.summary += "; the load client saturated: reported, never gated"
+        elif not gated:
+            check.status = INFO
+            check.summary += "; not gated (no --min-throughput-ratio or --max-p99-increase)"
+        elif ratio is None and config.min_throughput_ratio is not None:
+            check.status = INFO
+            check.summary += "; no baseline throughput to compare with"
+        else:
+            slower = ratio is not None and config.min_throughput_ratio is not None and ratio < config.min_throughput_ratio
+            later = (change is not None and config.max_p99_increase is not None
+                     and change > config.max_p99_increase.value)
+            check.status = FAIL if slower or later else PASS
+    for key in current.keys() - matched:
+        notes.append(f"{source + ': ' if source else ''}load point {point_label(current[key], key[0])} is new in the "
+                     "current run: nothing to compare it with")
+    return checks, notes
+
+
+def _load_figures(b: LoadPointRecord, c: LoadPointRecord, label: str, config: GateConfig, source: str):
+    b_tput, c_tput = as_number(b.throughput.get("texts_per_s")), as_number(c.throughput.get("texts_per_s"))
+    ratio = c_tput / b_tput if b_tput and c_tput is not None else None
+    b_p99, c_p99 = point_p99(b), point_p99(c)
+    change = c_p99 / b_p99 - 1 if b_p99 and c_p99 is not None else None
+    limits = []
+    if config.min_throughput_ratio is not None:
+        limits.append(f"min ratio {config.min_throughput_ratio:g}")
+    if config.max_p99_increase is not None:
+        limits.append(f"max p99 +{config.max_p99_increase}")
+    b_errors, c_errors = _errors(b), _errors(c)
+    summary = (f"{label}: texts/s {_num(b_tput)} → {_num(c_tput)} (×{_num(ratio, 3)}), "
+               f"p99 {_num(b_p99)} → {_num(c_p99)} ms ({'–' if change is None else f'{change:+.1%}'}), "
+               f"errors {b_errors} → {c_errors}" + (f"; {', '.join(limits)}" if limits else ""))
+    figures = {"endpoint": c.endpoint, "loop": c.loop, "baseline_texts_per_s": b_tput, "current_texts_per_s": c_tput,
+               "throughput_ratio": ratio, "baseline_p99_ms": b_p99, "current_p99_ms": c_p99, "p99_change": change,
+               "baseline_errors": b_errors, "current_errors": c_errors,
+               "client_saturated": bool(b.client.get("saturated") or c.client.get("saturated"))}
+    return ratio, change, Check("load", source, label, PASS, summary, figures)
+
+
+def as_number(value: Any) -> float | None:
+    """A figure from a record, or None where it is absent or not a finite number (hand-edited files)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _errors(point: LoadPointRecord) -> int:
+    errors = point.requests.get("errors")
+    return int(sum(as_number(v) or 0 for v in errors.values())) if isinstance(errors, dict) else 0
+
+
+def _g(value: float | None) -> str:
+    return "–" if value is None else f"{value:g}"
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
 
 
 def _score_matrix(results: Results, scores: dict, target: str, measures: list[str], qids: tuple[str, ...]) -> np.ndarray:

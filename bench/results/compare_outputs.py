@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from bench.errors import UserError
-from bench.results.compare import FAIL, INFO, Comparison
+from bench.errors import InputError, UserError
+from bench.results.compare import FAIL, INFO, Comparison, as_number, point_label
 from bench.results.store import Results
 
 _MARK = {"pass": "pass", "fail": "FAIL", "info": "info"}
@@ -83,8 +83,11 @@ def junit_xml(comparison: Comparison) -> str:
 
 
 def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
-    """pytest-benchmark's JSON (its own `Stats` computes the figures) for the current run: one entry per
-    quality target with its per-query latencies (seconds, as pytest-benchmark times rounds)."""
+    """pytest-benchmark's JSON for the current run, figures computed by pytest-benchmark's own `Stats`:
+    - per quality target, its per-query latency (a round is a query);
+    - per load sweep point, its latency (a round is a request; values from the point's HDR histogram, to
+      HDR's 0.1%: scheduled latency in the open loop, service latency otherwise) and its throughput (one
+      round, the measured window, of as many iterations as texts: ops is texts per second)."""
     from pytest_benchmark import __version__ as pb_version
     from pytest_benchmark.stats import Stats
 
@@ -96,19 +99,51 @@ def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
             for q in results.queries:
                 if q.target == target.name and not q.error:
                     stats.update(q.latency_ms / 1000)
-            if not stats:
-                continue
-            name = f"{prefix}{target.name} query latency"
-            entries.append(_entry(name, f"quality/{prefix}{target.name}", stats,
-                                  {"unit": "seconds per query", "dataset": results.header.dataset.get("name"),
-                                   "spec": target.spec, "errors": target.errors}))
+            if stats:
+                entries.append(_entry(f"{prefix}{target.name} query latency", f"quality/{prefix}{target.name}", stats, 1,
+                                      {"unit": "seconds per query", "dataset": results.header.dataset.get("name"),
+                                       "spec": target.spec, "errors": target.errors}))
+        for point in results.load_points:
+            label, group = point_label(point, point.endpoint), f"load/{prefix}{point.endpoint}"
+            quantity = "scheduled" if point.loop == "open" else "service"
+            extra = {"loop": point.loop, "batch": point.batch, "concurrency": point.concurrency, "rate": point.rate,
+                     "client_saturated": bool(point.client.get("saturated")), **point.throughput}
+            latency = _histogram_stats(point.histograms.get(quantity), Stats, results.path)
+            if latency:
+                entries.append(_entry(f"{prefix}{label} latency", group, latency, 1,
+                                      {**extra, "unit": "seconds per request", "quantity": quantity}))
+            texts_per_s, seconds = as_number(point.throughput.get("texts_per_s")), as_number(point.duration_s)
+            texts = round(texts_per_s * seconds) if texts_per_s and seconds and texts_per_s > 0 and seconds > 0 else 0
+            if texts:
+                window = Stats()
+                window.update(seconds / texts)
+                entries.append(_entry(f"{prefix}{label} throughput", group, window, texts,
+                                      {**extra, "unit": "seconds per text"}))
     return {"machine_info": _machine_info(), "commit_info": {}, "benchmarks": entries,
             "datetime": datetime.now(timezone.utc).isoformat(), "version": pb_version}
 
 
-def _entry(name: str, group: str, stats: Any, extra: dict[str, Any]) -> dict[str, Any]:
+def _histogram_stats(encoded: Any, stats_class: Any, path: Path) -> Any:
+    """A `Stats` holding every request of an HDR histogram (microseconds), in seconds."""
+    if not encoded:
+        return None
+    from bench.load.histograms import decode
+
+    try:
+        histogram = decode(encoded)
+    except Exception:  # hdrh raises several kinds (base64, zlib, its own) on a damaged encoding
+        raise InputError(path, "load_point record: a latency histogram cannot be decoded") from None
+    stats = stats_class()
+    for item in histogram.get_recorded_iterator():
+        low = histogram.get_lowest_equivalent_value(item.value_iterated_to)
+        high = histogram.get_highest_equivalent_value(item.value_iterated_to)
+        stats.data.extend([(low + (high - low + 1) // 2) / 1e6] * item.count_at_value_iterated_to)  # HDR's median equivalent
+    return stats if stats else None
+
+
+def _entry(name: str, group: str, stats: Any, iterations: int, extra: dict[str, Any]) -> dict[str, Any]:
     figures = stats.as_dict()
-    figures["iterations"] = 1
+    figures["iterations"] = iterations
     return {"group": group, "name": name, "fullname": f"ragbench::{name}", "params": None, "param": None,
             "extra_info": extra, "options": {}, "stats": figures}
 

@@ -92,3 +92,34 @@ def worse_kind(monkeypatch):
         return RelevantPushedOut(BM25Engine(name=spec.name), PUSHED_OUT, seed=7)
 
     monkeypatch.setitem(registry.KINDS, "worse", build)
+
+
+def load_point(endpoint: str = "tei", batch: int = 8, concurrency: int = 4, texts_per_s: float = 1000.0,
+               p99_ms: float = 20.0, saturated: bool = False, latencies_us: list[int] | None = None, **extra):
+    """A closed-loop `load_point` record; with `latencies_us`, its service histogram holds exactly those."""
+    from bench.load import histograms
+    from bench.results.schema import LoadPointRecord
+
+    block = {"p50": p99_ms / 2, "p90": p99_ms * 0.9, "p99": p99_ms, "p999": p99_ms, "max": p99_ms, "mean": p99_ms / 2,
+             "count": 100}
+    encoded = {}
+    if latencies_us is not None:
+        from array import array
+
+        encoded["service"] = histograms.encode(histograms.from_values(array("d", latencies_us)))
+    return LoadPointRecord(
+        endpoint=endpoint, op="embed", loop="closed", batch=batch, concurrency=concurrency, rate=None, arrival=None,
+        duration_s=10.0, requests={"sent": 100, "ok": 100, "errors": {}, "unsent": 0},
+        throughput={"requests_per_s": texts_per_s / batch, "texts_per_s": texts_per_s, "tokens_per_s": None},
+        latency_ms={"service": block, "scheduled": None, "dispatch_delay": None}, server_ms={}, server_metrics=None,
+        client={"workers": 1, "cpu_percent": 50.0, "saturated": saturated}, histograms=encoded, **extra)
+
+
+def write_load_results(directory: Path, points: list) -> Path:
+    writer = ResultsWriter(directory / "results.jsonl")
+    writer.write(RunHeader(command="load", created="2026-01-01T00:00:00+00:00", ragbench_version="test",
+                           dataset={"name": "load workload"}, measures=[], measure_labels={}, depth=0, seed=0,
+                           targets=sorted({p.endpoint for p in points})), *points,
+                 EndRecord(status="complete", finished="2026-01-01T00:00:01+00:00"))
+    writer.close()
+    return directory / "results.jsonl"

@@ -33,7 +33,8 @@ def _typed(hint) -> st.SearchStrategy:
     if hint in simple:
         return simple[hint]
     if origin is dict:
-        return st.dictionaries(st.sampled_from(["q0000", "q0001", "q0002", "p50", "x"]), _typed(args[1]), max_size=4)
+        return st.dictionaries(st.sampled_from(["q0000", "q0001", "p50", "p99", "service", "scheduled", "texts_per_s",
+                                                 "errors", "saturated", "x"]), _typed(args[1]), max_size=4)
     if origin is list:
         return st.lists(_typed(args[0]), max_size=3)
     return json_values
@@ -94,8 +95,10 @@ def test_results_files_with_wrong_fields_and_records(tmp_path_factory, monkeypat
     folder = tmp_path_factory.mktemp("fuzz")
     good = write_results(folder / "good", {"prod": {"ndcg_cut_10": {"q0000": 0.1, "q0001": 0.9, "q0002": 0.5}}})
     (folder / "bad.jsonl").write_text(text, encoding="utf-8")
-    _assert_clean(*run_cli(["compare", str(good), str(folder / "bad.jsonl")], monkeypatch, capsys))
-    _assert_clean(*run_cli(["compare", str(folder / "bad.jsonl"), str(good)], monkeypatch, capsys))
+    _assert_clean(*run_cli(["compare", str(good), str(folder / "bad.jsonl"), "--benchmark-json", str(folder / "b.json"),
+                            "--junit", str(folder / "j.xml"), "--min-throughput-ratio", "0.9"], monkeypatch, capsys))
+    _assert_clean(*run_cli(["compare", str(folder / "bad.jsonl"), str(good), "--max-p99-increase", "5%"],
+                           monkeypatch, capsys))
 
 
 flag_values = st.text(max_size=12)

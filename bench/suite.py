@@ -334,7 +334,7 @@ class SuiteOutcome:
         return 0
 
 
-def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print) -> SuiteOutcome:
+def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwrite: bool = False) -> SuiteOutcome:
     """Run every job into OUT/<kind>-<name>/, then gate OUT against the baseline. A job that fails is
     said in one line and the others still run: everything measured is kept."""
     from bench.results.compare import compare_paths
@@ -346,7 +346,7 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print) -> Suit
         say(f"== {folder.name}")
         try:
             if isinstance(job, QualityJob):
-                _run_quality(job, folder)
+                _run_quality(job, folder, overwrite)
             elif isinstance(job, IdentityJob):
                 if not _run_identity(job, folder, say):
                     outcome.identity_failed.append(folder.name)
@@ -366,11 +366,12 @@ def _jobs(suite: Suite, out: Path):
     yield from ((out / f"load-{j.name}", j) for j in suite.load)
 
 
-def _run_quality(job: QualityJob, folder: Path) -> None:
+def _run_quality(job: QualityJob, folder: Path, overwrite: bool) -> None:
     from bench.quality.run_command import QualityRequest, quality_command
 
     quality_command(QualityRequest(dataset=job.dataset.path, split=job.dataset.split, targets=job.targets, out=folder,
-                                   max_queries=job.dataset.max_queries, max_docs=job.dataset.max_docs, **job.options))
+                                   max_queries=job.dataset.max_queries, max_docs=job.dataset.max_docs,
+                                   overwrite=overwrite, **job.options))
 
 
 def _run_identity(job: IdentityJob, folder: Path, say) -> bool:

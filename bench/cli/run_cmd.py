@@ -18,6 +18,7 @@ def run(
     out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default reports/<suite name>).")] = None,
     junit: Annotated[Optional[Path], typer.Option("--junit", help="Write the gate's JUnit XML here.")] = None,
     summary: Annotated[Optional[Path], typer.Option("--summary", help="Append the gate's markdown here (default: $GITHUB_STEP_SUMMARY when set).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")] = False,
     benchmark_json: Annotated[Optional[Path], typer.Option("--benchmark-json", help="Write pytest-benchmark JSON of latency and throughput.")] = None,
 ) -> None:
     """Run every quality, identity and load entry of a suite; with --baseline, gate the run (exit 1 on a regression)."""
@@ -28,7 +29,7 @@ def run(
 
     loaded = load_suite(suite)
     folder = out or Path("reports") / loaded.name
-    outcome = run_suite(loaded, folder, baseline, say=typer.echo)
+    outcome = run_suite(loaded, folder, baseline, say=typer.echo, overwrite=overwrite)
     if outcome.comparison is not None:
         step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
         write_outputs(outcome.comparison, outcome.comparison.runs, junit=junit,

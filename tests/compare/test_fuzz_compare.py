@@ -14,7 +14,7 @@ from bench.results.schema import RECORD_TYPES, SCHEMA, VERSION
 from tests.compare.helpers import noisy_scores, write_results
 from tests.harness.cli import run_cli
 
-FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),

@@ -12,7 +12,8 @@ from bench.suite import GATE_KEYS, IDENTITY_KEYS, LOAD_KEYS, QUALITY_KEYS, SECTI
 from bench.targets.registry import parse_spec as parse_target
 from tests.harness.cli import run_cli
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+PARSER_FUZZ = settings(max_examples=300, deadline=None)  # parsers alone are fast: more examples
 
 # Pieces of real specs, so that generated specs get deep into the parsers, not only their first check.
 SPEC_PIECES = ["bm25", "dense", "hybrid", "openwebui", "lightrag", "tei", "tei-rerank", "openai", "cohere", "reference",
@@ -21,7 +22,7 @@ SPEC_PIECES = ["bm25", "dense", "hybrid", "openwebui", "lightrag", "tei", "tei-r
 specs = st.one_of(st.text(max_size=40), st.lists(st.sampled_from(SPEC_PIECES), max_size=12).map("".join))
 
 
-@FUZZ
+@PARSER_FUZZ
 @given(text=specs)
 def test_target_specs_parse_or_say_one_line(text):
     try:
@@ -32,7 +33,7 @@ def test_target_specs_parse_or_say_one_line(text):
     assert spec.kind and spec.name
 
 
-@FUZZ
+@PARSER_FUZZ
 @given(text=specs)
 def test_endpoint_specs_parse_or_say_one_line(text):
     try:

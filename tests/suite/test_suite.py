@@ -122,3 +122,12 @@ def test_a_missing_baseline_is_said_before_anything_runs(tmp_path, cli):
     code, out, err = cli(suite, "--out", tmp_path / "cur", "--baseline", tmp_path / "nothing")
     assert code == 2 and "no such baseline folder" in err
     assert not (tmp_path / "cur").exists()
+
+
+def test_an_earlier_run_in_out_is_kept_unless_overwrite(tmp_path, cli):
+    suite = tmp_path / "small.toml"
+    suite.write_text(SMALL)
+    assert cli(suite, "--out", tmp_path / "out")[0] == 0
+    code, out, err = cli(suite, "--out", tmp_path / "out")
+    assert code == 2 and "quality-scifact" in out + err
+    assert cli(suite, "--out", tmp_path / "out", "--overwrite")[0] == 0

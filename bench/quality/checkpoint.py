@@ -8,7 +8,6 @@ uninterruptible step that writes the finished target's run file and records.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from pathlib import Path
@@ -30,7 +29,7 @@ class Checkpoint:
         for line in self.path.read_text(encoding="utf-8").splitlines():
             try:
                 data = json.loads(line)
-                data["hits"] = [Hit(**h) for h in data["hits"]]
+                data["hits"] = [Hit(doc_id, score) for doc_id, score in data["hits"]]
                 result = QueryResult(**data)
             except (ValueError, TypeError, KeyError):
                 continue
@@ -38,11 +37,9 @@ class Checkpoint:
         return kept
 
     def add(self, results: list[QueryResult]) -> None:
-        lines = []
-        for r in results:
-            data = dataclasses.asdict(r)
-            data["error"] = mask(r.error) if r.error else r.error
-            lines.append(json.dumps(data, ensure_ascii=False) + "\n")
+        lines = [json.dumps({"qid": r.qid, "hits": [(h.doc_id, h.score) for h in r.hits], "latency_s": r.latency_s,
+                             "error": mask(r.error) if r.error else r.error, "cost": r.cost, "warnings": r.warnings,
+                             "passages": r.passages}, ensure_ascii=False) + "\n" for r in results]
         with uninterruptible(), self.path.open("a", encoding="utf-8") as fh:
             fh.writelines(lines)
             fh.flush()

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from bench.errors import UserError
+from bench.interrupt import uninterruptible
 
 RESULTS_FILE = "results.jsonl"
 QRELS_FILE = "qrels.trec"  # the judgments the run was scored with: `ragbench evaluate` reproduces every figure
@@ -64,8 +65,9 @@ def prepare_out_dir(out: Path, names: list[str], overwrite: bool) -> None:
         if path.is_dir() and not path.is_symlink():
             raise UserError(f"--out {out}: {path.relative_to(out)} is a folder where ragbench writes a file")
     try:
-        for path in ours:
-            path.unlink()
+        with uninterruptible():  # the results file goes last: until then it names the earlier run's files
+            for path in sorted(ours, key=lambda p: p.name == RESULTS_FILE):
+                path.unlink()
         (out / "runs").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"--out {out}: {exc.strerror or exc}: {exc.filename or out}") from None

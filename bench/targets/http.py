@@ -142,6 +142,14 @@ class DedupedCorpus:
             out.extend((alias, score) for alias in self.aliases.get(doc_id, []))
         return out
 
+    def chunk_text(self, doc_id: str | None, text: str) -> str:
+        """A returned chunk's text without the title ragbench put before the document's text at ingest:
+        answer measures exclude titles, as DPR does. A chunk of no known document is kept whole."""
+        doc = self.documents.get(doc_id) if doc_id else None
+        if doc is not None and doc.title and text.startswith(f"{doc.title} "):
+            return text[len(doc.title) + 1:]
+        return text
+
     def describe(self) -> dict[str, Any]:
         return {
             "distinct_texts": len(self.documents),
@@ -175,11 +183,12 @@ def parallel(
     return results  # type: ignore[return-value]
 
 
-def timed_query(qid: str, run: Callable[[], tuple[list[Hit], list[str]]]) -> QueryResult:
-    """Run one query; a per-query server refusal becomes that query's error, not the run's end."""
+def timed_query(qid: str, run: Callable[[], tuple[list[Hit], list[str], list[str]]]) -> QueryResult:
+    """Run one query (`run` gives hits, warnings and the returned chunk texts); a per-query server
+    refusal becomes that query's error, not the run's end."""
     start = time.perf_counter()
     try:
-        hits, warnings = run()
-        return QueryResult(qid, hits, time.perf_counter() - start, warnings=warnings)
+        hits, warnings, passages = run()
+        return QueryResult(qid, hits, time.perf_counter() - start, warnings=warnings, passages=passages)
     except ServerError as exc:
         return QueryResult(qid, [], time.perf_counter() - start, error=str(exc))

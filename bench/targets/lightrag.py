@@ -14,11 +14,14 @@ Key: `LIGHTRAG_API_KEY` (sent as `X-API-Key`; unset for a server without a key).
   (HTTP 200, status failure) is an empty ranking, not an error.
 - Cost: with `meter=URL` (a running `ragbench meter` between LightRAG and its providers) queries run
   one at a time and each result's `cost` holds the LLM and embedding calls, tokens and seconds it spent.
+- Answers: each query's returned chunk texts (title removed) are its `passages`, which answer measures
+  score; `quality --generate native` asks `/query` in the same mode for LightRAG's own answer.
 - `cleanup=true` deletes, in `close()`, the documents this run inserted — and nothing else.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +49,7 @@ MODES = ("naive", "local", "global", "hybrid", "mix")
 PARAMS = {"top_k", "chunk_top_k", "rerank", "meter", "cleanup", "batch", "timeout", "concurrency"}
 MAX_BODY_BYTES = 900_000  # LightRAG refuses bodies over 1 MiB; leave room for JSON escaping
 POLL_S = 1.0
+REFERENCES = re.compile(r"^#+\s*References\s*$", re.MULTILINE)  # the heading LightRAG's answer prompt asks for
 
 
 @dataclass
@@ -138,6 +142,22 @@ class LightRAGTarget:
             return results
         return parallel(items, lambda item: timed_query(item[0], lambda: self._rank(item[1], depth)),
                         self.concurrency, advance)
+
+    def generate(self, query: str, options: dict[str, str]) -> tuple[str, dict[str, float]]:
+        """LightRAG's own answer (`quality --generate native`): `/query` in this target's mode, `options`
+        (response_type, user_prompt) passed through. The references section LightRAG's prompt asks the LLM
+        to append is cut off: it cites, it does not answer. The LLM cost needs `meter=`."""
+        body: dict[str, Any] = {"query": query, "mode": self.mode, "top_k": self.top_k, "enable_rerank": self.rerank,
+                                "include_references": False, **options}
+        if self.chunk_top_k:
+            body["chunk_top_k"] = self.chunk_top_k
+        before = self.meter.snapshot() if self.meter else None
+        answer = self.http.call("POST", "/query", json=body).json()
+        text = answer.get("response") if isinstance(answer, dict) else None
+        if not isinstance(text, str):
+            raise self.http.error(f"/query answered without a text 'response': {str(answer)[:200]}")
+        spent = cost(before, self.meter.snapshot()) if self.meter and before is not None else {}
+        return REFERENCES.split(text, maxsplit=1)[0].strip(), {f"answer_{k}": v for k, v in spent.items()}
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -295,7 +315,7 @@ class LightRAGTarget:
 
     # -- search -----------------------------------------------------------------------------------
 
-    def _rank(self, query: str, depth: int) -> tuple[list[Hit], list[str]]:
+    def _rank(self, query: str, depth: int) -> tuple[list[Hit], list[str], list[str]]:
         assert self.corpus is not None
         body = {
             "query": query,
@@ -306,16 +326,20 @@ class LightRAGTarget:
         }
         answer = self.http.call("POST", "/query/data", json=body).json()
         if answer.get("status") != "success":
-            return [], []  # LightRAG's "no results": HTTP 200, status failure
+            return [], [], []  # LightRAG's "no results": HTTP 200, status failure
         pairs: list[tuple[str, float | None]] = []
         unmapped = 0
-        for chunk in (answer.get("data") or {}).get("chunks", []):
+        chunks = (answer.get("data") or {}).get("chunks", [])
+        for chunk in chunks:
             doc_id = self.source_to_doc.get(chunk.get("file_path", ""))
             if doc_id is None:
                 unmapped += 1
             else:
                 pairs.append((doc_id, None))
-        return first_rank_wins(self.corpus.expand(pairs), depth), (["unmapped-chunks"] if unmapped else [])
+        # What answer measures score: every returned chunk's text, mapped or not, without the ingested title.
+        passages = [self.corpus.chunk_text(self.source_to_doc.get(chunk.get("file_path", "")), str(chunk.get("content") or ""))
+                    for chunk in chunks]
+        return first_rank_wins(self.corpus.expand(pairs), depth), (["unmapped-chunks"] if unmapped else []), passages
 
 
 def build_lightrag(spec: TargetSpec, options: TargetOptions) -> LightRAGTarget:

@@ -11,7 +11,8 @@ Key: `OPENWEBUI_API_KEY` (an admin's `sk-…` key or JWT: the retrieval settings
   knowledge base. Files already in the knowledge base (same name) are not uploaded again.
 - Search: Open WebUI returns chunks (CHUNK_SIZE characters, default 1000); chunks map to documents by
   first rank. To fill `depth` documents, ragbench asks for 2×depth chunks and doubles while the
-  ranking is short and the server had more, up to `max_chunks`.
+  ranking is short and the server had more, up to `max_chunks`. The returned chunk texts (title
+  removed) are each query's `passages`, which answer measures score.
 - Variants are applied with `/api/v1/retrieval/config/update`; the fields changed are saved first,
   stored in `describe()` (keys masked) and written back in `close()`.
 """
@@ -319,7 +320,7 @@ class OpenWebUITarget:
             raise self.http.error(f"HTTP 400 on {path}: {detail[:300]}")
         return response.json()
 
-    def _rank(self, query: str, depth: int) -> tuple[list[Hit], list[str]]:
+    def _rank(self, query: str, depth: int) -> tuple[list[Hit], list[str], list[str]]:
         assert self.corpus is not None
         cap = self.max_chunks or 16 * depth
         k = min(2 * depth, cap)
@@ -329,6 +330,7 @@ class OpenWebUITarget:
                 raise self.http.error(f"knowledge base {self.kb_id} has no vector collection")
             distances = (result.get("distances") or [[]])[0]
             metadatas = (result.get("metadatas") or [[]])[0]
+            chunks = (result.get("documents") or [[]])[0]  # the chunk texts, which answer measures score
             warnings = []
             if len(metadatas) > k:
                 warnings.append("more-results-than-asked")
@@ -336,8 +338,10 @@ class OpenWebUITarget:
                 warnings.append("null-scores")
             pairs = []
             unmapped = 0
+            chunk_docs = []  # the document of each chunk, None where it maps to none
             for meta, score in zip(metadatas, distances, strict=False):
                 doc_id = (meta or {}).get(DOC_ID_KEY) or self.file_to_doc.get((meta or {}).get("file_id", ""))
+                chunk_docs.append(None if doc_id is None else str(doc_id))
                 if doc_id is None:
                     unmapped += 1
                     continue
@@ -347,7 +351,10 @@ class OpenWebUITarget:
             hits = first_rank_wins(self.corpus.expand(pairs), depth)
             # Short of depth while the server had more chunks: ask for more. Anomalies stop here.
             if len(hits) >= depth or len(metadatas) < k or k >= cap or warnings:
-                return hits, warnings
+                # What answer measures score: every returned chunk's text, without the ingested title.
+                texts = [self.corpus.chunk_text(doc_id, str(text or ""))
+                         for doc_id, text in zip(chunk_docs, chunks, strict=False)]
+                return hits, warnings, texts
             k = min(2 * k, cap)
 
 

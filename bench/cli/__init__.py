@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 import traceback
 
+from typer._click import exceptions as click_errors  # typer vendors Click; its errors live here
+
 from bench import interrupt
 from bench.cli.app import app
 from bench.errors import UserError
@@ -34,14 +36,22 @@ def main() -> None:
 
 
 def _run() -> int:
-    # Click handles its own usage errors and --help (exit 2 / 0); user errors raised by ragbench's
-    # functions come through as UserError and become one line on stderr.
+    # Click runs without printing its own errors (standalone_mode=False) so that a usage error, like every
+    # user error raised by ragbench's functions, becomes one line on stderr and exit code 2.
     try:
         try:
-            app()
-            code = 0
+            code = app(standalone_mode=False, prog_name="ragbench")
+            code = code if isinstance(code, int) else 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except click_errors.NoArgsIsHelpError as exc:  # `ragbench` or a group alone: its help
+            print(exc.ctx.get_help())
+            code = 2
+        except click_errors.UsageError as exc:
+            command = exc.ctx.command_path if exc.ctx else "ragbench"
+            message = " ".join(exc.format_message().split()).rstrip(".")
+            print(f"ragbench: error: {message} (see '{command} --help')", file=sys.stderr)
+            code = exc.exit_code
         except UserError as exc:
             print(f"ragbench: error: {exc}", file=sys.stderr)
             code = exc.exit_code

@@ -25,7 +25,7 @@ def identity(
     reference: Annotated[Optional[str], typer.Option("--reference", help="Compare every endpoint with this one only.")] = None,
     dtype: Annotated[Optional[str], typer.Option("--dtype", help="Thresholds for float32|float16|bfloat16|int8 (default: reported by the endpoints, else float32).")] = None,
     tokenizer: Annotated[Optional[Path], typer.Option("--tokenizer", help="Model folder with tokenizer.json for token-length buckets.")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", help="Use only the first N texts.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Use only the first N texts.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the JSON report (schema ragbench.identity v1) here.")] = None,
 ) -> None:
     """Send the same texts through every endpoint and compare: cosine, norms, neighbours, order, causes."""

@@ -18,7 +18,7 @@ def meter(
         typer.Option("--upstream", help="ROUTE=URL, e.g. llm=http://host/v1 (repeat per provider)."),
     ],
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port to listen on (0: any free port).")] = 9600,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: any free port).")] = 9600,
 ) -> None:
     """Forward /ROUTE/... to each upstream unchanged and count calls, tokens and time per route.
 

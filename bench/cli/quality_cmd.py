@@ -20,13 +20,13 @@ def quality(
     split: Annotated[Optional[str], typer.Option("--split", help="qrels split.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default reports/quality).")] = None,
     measure: Annotated[Optional[list[str]], typer.Option("-m", "--measure", help="Measures (default: nDCG@10, R@100, MRR@10, MAP@100 with qrels; Answer@1, Answer@5, Answer@20, AnswerMRR@10 with answers).")] = None,
-    depth: Annotated[int, typer.Option("--depth", help="Documents ranked per query (at least the deepest cut-off).")] = 100,
+    depth: Annotated[int, typer.Option("--depth", min=1, help="Documents ranked per query (at least the deepest cut-off).")] = 100,
     embedding_model: Annotated[Optional[str], typer.Option("--embedding-model", help="Local sentence-transformers model folder for dense/hybrid.")] = None,
     cross_encoder: Annotated[Optional[str], typer.Option("--cross-encoder", help="Local cross-encoder folder for '+rerank' targets.")] = None,
-    rerank_depth: Annotated[int, typer.Option("--rerank-depth", help="First-stage documents the cross-encoder re-scores.")] = 100,
-    max_queries: Annotated[Optional[int], typer.Option("--max-queries", help="Evaluate a seeded sample of judged queries.")] = None,
-    max_docs: Annotated[Optional[int], typer.Option("--max-docs", help="Sample the corpus: judged docs of the queries + random distractors.")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for sampling, bootstrap and randomization tests.")] = 0,
+    rerank_depth: Annotated[int, typer.Option("--rerank-depth", min=1, help="First-stage documents the cross-encoder re-scores.")] = 100,
+    max_queries: Annotated[Optional[int], typer.Option("--max-queries", min=1, help="Evaluate a seeded sample of judged queries.")] = None,
+    max_docs: Annotated[Optional[int], typer.Option("--max-docs", min=1, help="Sample the corpus: judged docs of the queries + random distractors.")] = None,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed for sampling, bootstrap and randomization tests.")] = 0,
     generate: Annotated[Optional[str], typer.Option("--generate", help="Answer each question and score EM/F1/Contains: chat@URL?model=NAME (an OpenAI-compatible chat endpoint fed each target's top texts) or native (LightRAG's /query).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")] = False,
     resume: Annotated[Optional[Path], typer.Option("--resume", help="Continue the interrupted run in this folder (same options): finished targets and queries are kept.")] = None,
@@ -51,7 +51,7 @@ def quality(
 @app.command()
 def demo(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/demo"),
-    max_docs: Annotated[int, typer.Option("--max-docs", help="Corpus sample size (0: the whole corpus).")] = DEMO_MAX_DOCS,
+    max_docs: Annotated[int, typer.Option("--max-docs", min=0, help="Corpus sample size (0: the whole corpus).")] = DEMO_MAX_DOCS,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")] = False,
 ) -> None:
     """Quality of bm25, dense and hybrid on the bundled SciFact train split (a documented corpus sample)."""

@@ -43,19 +43,25 @@ def load_dataset(path: str | Path, split: str | None = None, format: str | None 
     path = Path(path)
     if not path.exists():
         raise InputError(path, "no such file or folder")
-    format = format or detect_format(path)
-    if format == "beir":
-        dataset = load_beir(path, split)
-    elif format == "trec":
-        dataset = load_trec(path, split)
-    elif format == "jsonl":
-        if split is not None:
-            raise InputError(path, "--split does not apply to a JSONL Q&A dataset (it has one set of judgments)")
-        dataset = load_jsonl_qa(path)
-    else:
-        raise InputError(path, f"unknown format {format!r} (known: {', '.join(FORMATS)})")
+    try:
+        dataset = _load(path, split, format)
+    except OSError as exc:  # a folder that cannot be listed, a file that vanished: one line, not a traceback
+        raise InputError(exc.filename or path, f"cannot read: {exc.strerror or exc}") from None
     _validate(dataset)
     return dataset
+
+
+def _load(path: Path, split: str | None, format: str | None) -> Dataset:
+    format = format or detect_format(path)
+    if format == "beir":
+        return load_beir(path, split)
+    if format == "trec":
+        return load_trec(path, split)
+    if format == "jsonl":
+        if split is not None:
+            raise InputError(path, "--split does not apply to a JSONL Q&A dataset (it has one set of judgments)")
+        return load_jsonl_qa(path)
+    raise InputError(path, f"unknown format {format!r} (known: {', '.join(FORMATS)})")
 
 
 def _validate(dataset: Dataset) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.datasets.io import find_file, optional_answers, parse_grade, read_jsonl, read_lines, require_str
+from bench.datasets.io import check_id, find_file, optional_answers, parse_grade, read_jsonl, read_lines, require_id, require_str
 from bench.datasets.model import Dataset, Document, Qrels
 from bench.errors import InputError
 
@@ -13,7 +13,7 @@ def load_corpus_jsonl(path: Path) -> dict[str, Document]:
     """`{"_id", "title"?, "text"}` per line (`id` is accepted for `_id`)."""
     corpus: dict[str, Document] = {}
     for line, record in read_jsonl(path):
-        doc_id = require_str(record, "_id" if "_id" in record else "id", path, line)
+        doc_id = require_id(record, "_id" if "_id" in record else "id", "document id", path, line)
         if doc_id in corpus:
             raise InputError(path, f"duplicate document id {doc_id!r}", line)
         text = record.get("text")
@@ -31,7 +31,7 @@ def load_queries_jsonl(path: Path) -> tuple[dict[str, str], dict[str, list[str]]
     queries: dict[str, str] = {}
     answers: dict[str, list[str]] = {}
     for line, record in read_jsonl(path):
-        qid = require_str(record, "_id", path, line)
+        qid = require_id(record, "_id", "query id", path, line)
         if qid in queries:
             raise InputError(path, f"duplicate query id {qid!r}", line)
         queries[qid] = require_str(record, "text", path, line)
@@ -57,8 +57,8 @@ def load_qrels_tsv(path: Path) -> Qrels:
         if len(fields) != 3:
             raise InputError(path, f"expected 3 tab-separated columns, found {len(fields)}", number)
         qid, doc_id, grade = (f.strip() for f in fields)
-        if not qid or not doc_id:
-            raise InputError(path, "empty query or document id", number)
+        check_id(qid, "query id", path, number)
+        check_id(doc_id, "document id", path, number)
         judged = qrels.setdefault(qid, {})
         if doc_id in judged:
             raise InputError(path, f"duplicate judgment for query {qid!r}, document {doc_id!r}", number)

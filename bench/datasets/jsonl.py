@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.datasets.beir import load_corpus_jsonl
-from bench.datasets.io import find_file, optional_answers, read_jsonl, require_str
+from bench.datasets.io import check_id, find_file, optional_answers, parse_grade, read_jsonl, require_id, require_str
 from bench.datasets.model import Dataset, Qrels
 from bench.errors import InputError
 
@@ -18,7 +18,7 @@ def load_qa(path: Path) -> tuple[dict[str, str], Qrels, dict[str, list[str]]]:
     qrels: Qrels = {}
     answers: dict[str, list[str]] = {}
     for line, record in read_jsonl(path):
-        qid = require_str(record, "id", path, line)
+        qid = require_id(record, "id", "query id", path, line)
         if qid in queries:
             raise InputError(path, f"duplicate query id {qid!r}", line)
         queries[qid] = require_str(record, "query", path, line)
@@ -31,14 +31,18 @@ def load_qa(path: Path) -> tuple[dict[str, str], Qrels, dict[str, list[str]]]:
                 raise InputError(path, "missing field 'relevant' or 'answers'", line)
             continue
         if isinstance(relevant, list):  # a plain list of ids means binary relevance
-            relevant = {str(doc_id): 1 for doc_id in relevant}
-        if not isinstance(relevant, dict):
+            pairs = [(doc_id, 1) for doc_id in relevant]
+        elif isinstance(relevant, dict):
+            pairs = list(relevant.items())
+        else:
             raise InputError(path, "field 'relevant' must be an object {doc_id: grade}", line)
         grades: dict[str, int] = {}
-        for doc_id, grade in relevant.items():
-            if isinstance(grade, bool) or not isinstance(grade, (int, float)) or float(grade) != int(grade):
+        for doc_id, grade in pairs:
+            if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+                raise InputError(path, f"document id {doc_id!r} in 'relevant' must be a string", line)
+            if isinstance(grade, str):  # a grade is a JSON number, not text
                 raise InputError(path, f"grade of {doc_id!r} must be an integer", line)
-            grades[str(doc_id)] = int(grade)
+            grades[check_id(str(doc_id), "document id", path, line)] = parse_grade(grade, path, line)
         if grades:
             qrels[qid] = grades
     return queries, qrels, answers

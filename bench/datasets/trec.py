@@ -5,9 +5,10 @@ from __future__ import annotations
 import bisect
 import re
 from pathlib import Path
+from typing import Callable, Iterator
 
 from bench.datasets.beir import load_corpus_jsonl
-from bench.datasets.io import find_file, parse_grade, read_lines
+from bench.datasets.io import check_id, find_file, parse_grade, read_lines
 from bench.datasets.model import Dataset, Document, Qrels
 from bench.errors import InputError
 
@@ -28,74 +29,40 @@ def load_trec_qrels(path: Path) -> Qrels:
     return qrels
 
 
-_NUM = re.compile(r"<num>\s*(?:Number:)?\s*(\S+)", re.IGNORECASE)
-_TITLE = re.compile(r"<title>\s*(?:Topic:)?\s*(.*?)\s*(?=<desc>|<narr>|</top>|$)", re.IGNORECASE | re.DOTALL)
-
-
-def load_topics(path: Path) -> dict[str, str]:
-    """Topics as `qid<TAB>text` lines, or classic `<top><num>…<title>…</top>` blocks (title = query)."""
-    lines = list(read_lines(path))
-    if lines and lines[0][1].lstrip().startswith("<"):
-        return _load_sgml_topics(path, lines)
-    topics: dict[str, str] = {}
-    for number, text in lines:
-        qid, tab, query = text.partition("\t")
-        if not tab or not qid.strip() or not query.strip():
-            raise InputError(path, "expected 'qid<TAB>query text'", number)
-        if qid.strip() in topics:
-            raise InputError(path, f"duplicate query id {qid.strip()!r}", number)
-        topics[qid.strip()] = query.strip()
-    return topics
-
-
-def _load_sgml_topics(path: Path, lines: list[tuple[int, str]]) -> dict[str, str]:
-    topics: dict[str, str] = {}
-    block: list[str] = []
-    start = 0
-    for number, text in lines:
-        if "<top>" in text.lower():
-            block, start = [], number
-        block.append(text)
-        if "</top>" in text.lower():
-            body = "\n".join(block)
-            num, title = _NUM.search(body), _TITLE.search(body)
-            if not num or not title or not title.group(1).strip():
-                raise InputError(path, "topic without <num> or <title>", start)
-            qid = num.group(1)
-            if qid in topics:
-                raise InputError(path, f"duplicate query id {qid!r}", start)
-            topics[qid] = " ".join(title.group(1).split())
-            block = []
-    if block:
-        raise InputError(path, "unterminated <top> block", start)
-    return topics
-
-
-_DOC = re.compile(r"<DOC>(.*?)</DOC>", re.DOTALL | re.IGNORECASE)
-_DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.DOTALL | re.IGNORECASE)
-_TAG = re.compile(r"<[^>]+>")
-
-
-def load_trec_corpus(path: Path) -> dict[str, Document]:
-    """`<DOC><DOCNO>id</DOCNO> … </DOC>` blocks; the text is everything but the tags."""
-    corpus: dict[str, Document] = {}
+def sgml_blocks(path: Path, tag: str) -> Iterator[tuple[int, str]]:
+    """(line number, inner text) of every `<tag>…</tag>` block of an SGML file such as a TREC corpus
+    or topics file. Malformed structure is an error at its line, never a silent merge of two blocks:
+    a block opened inside another, a block never closed, a close without an open, text outside blocks."""
     lines = list(read_lines(path))
     text = "\n".join(line for _, line in lines)
     line_of = _line_index(lines)
-    for match in _DOC.finditer(text):
-        docno = _DOCNO.search(match.group(1))
-        number = line_of(match.start())
-        if not docno:
-            raise InputError(path, "<DOC> without <DOCNO>", number)
-        doc_id = docno.group(1)
-        if doc_id in corpus:
-            raise InputError(path, f"duplicate document id {doc_id!r}", number)
-        body = _TAG.sub(" ", match.group(1)[docno.end() :])
-        corpus[doc_id] = Document(doc_id, "", " ".join(body.split()))
-    return corpus
+    open_tag, close_tag = f"<{tag}>", f"</{tag}>"
+    opened: re.Match[str] | None = None
+    outside_from = 0
+    for match in re.finditer(rf"<(/?){tag}>", text, re.IGNORECASE):
+        if not match.group(1):  # an opening tag
+            if opened is not None:
+                raise InputError(path, f"{open_tag} inside another {open_tag} (the one opened at line "
+                                       f"{line_of(opened.start())} has no {close_tag})", line_of(match.start()))
+            stray = text[outside_from : match.start()]
+            if stray.strip():
+                raise InputError(path, f"text outside {open_tag} … {close_tag}",
+                                 line_of(outside_from + len(stray) - len(stray.lstrip())))
+            opened = match
+        else:
+            if opened is None:
+                raise InputError(path, f"{close_tag} without {open_tag}", line_of(match.start()))
+            yield line_of(opened.start()), text[opened.end() : match.start()]
+            opened, outside_from = None, match.end()
+    if opened is not None:
+        raise InputError(path, f"{open_tag} without {close_tag}", line_of(opened.start()))
+    stray = text[outside_from:]
+    if stray.strip():
+        raise InputError(path, f"text outside {open_tag} … {close_tag}",
+                         line_of(outside_from + len(stray) - len(stray.lstrip())))
 
 
-def _line_index(lines: list[tuple[int, str]]):
+def _line_index(lines: list[tuple[int, str]]) -> Callable[[int], int]:
     """Maps an offset in the joined text back to the file's line number."""
     starts, numbers, position = [], [], 0
     for number, line in lines:
@@ -109,15 +76,69 @@ def _line_index(lines: list[tuple[int, str]]):
     return line_of
 
 
+_NUM = re.compile(r"<num>\s*(?:Number:)?\s*(\S+)", re.IGNORECASE)
+_TITLE = re.compile(r"<title>\s*(?:Topic:)?\s*(.*?)\s*(?=<desc>|<narr>|$)", re.IGNORECASE | re.DOTALL)
+
+
+def load_topics(path: Path) -> dict[str, str]:
+    """Topics as `qid<TAB>text` lines, or classic `<top><num>…<title>…</top>` blocks (title = query)."""
+    first = next(read_lines(path), (0, ""))[1]
+    if first.lstrip().startswith("<"):
+        return _load_sgml_topics(path)
+    topics: dict[str, str] = {}
+    for number, text in read_lines(path):
+        qid, tab, query = text.partition("\t")
+        if not tab or not qid.strip() or not query.strip():
+            raise InputError(path, "expected 'qid<TAB>query text'", number)
+        qid = check_id(qid.strip(), "query id", path, number)
+        if qid in topics:
+            raise InputError(path, f"duplicate query id {qid!r}", number)
+        topics[qid] = query.strip()
+    return topics
+
+
+def _load_sgml_topics(path: Path) -> dict[str, str]:
+    topics: dict[str, str] = {}
+    for start, body in sgml_blocks(path, "top"):
+        num, title = _NUM.search(body), _TITLE.search(body)
+        if not num or not title or not title.group(1).strip():
+            raise InputError(path, "topic without <num> or <title>", start)
+        qid = num.group(1)
+        if qid in topics:
+            raise InputError(path, f"duplicate query id {qid!r}", start)
+        topics[qid] = " ".join(title.group(1).split())
+    return topics
+
+
+_DOCNO = re.compile(r"<DOCNO>(.*?)</DOCNO>", re.DOTALL | re.IGNORECASE)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def load_trec_corpus(path: Path) -> dict[str, Document]:
+    """`<DOC><DOCNO>id</DOCNO> … </DOC>` blocks; the text is everything after the DOCNO but the tags."""
+    corpus: dict[str, Document] = {}
+    for number, block in sgml_blocks(path, "DOC"):
+        docnos = _DOCNO.findall(block)
+        if len(docnos) != 1:
+            raise InputError(path, "<DOC> without <DOCNO>…</DOCNO>" if not docnos else "<DOC> with several <DOCNO>", number)
+        doc_id = check_id(docnos[0].strip(), "document id", path, number)
+        if doc_id in corpus:
+            raise InputError(path, f"duplicate document id {doc_id!r}", number)
+        body = _TAG.sub(" ", block[_DOCNO.search(block).end() :])
+        corpus[doc_id] = Document(doc_id, "", " ".join(body.split()))
+    return corpus
+
+
 def load_tsv_corpus(path: Path) -> dict[str, Document]:
     corpus: dict[str, Document] = {}
     for number, text in read_lines(path):
         doc_id, tab, body = text.partition("\t")
-        if not tab or not doc_id.strip():
+        if not tab:
             raise InputError(path, "expected 'docno<TAB>text'", number)
+        doc_id = check_id(doc_id.strip(), "document id", path, number)
         if doc_id in corpus:
             raise InputError(path, f"duplicate document id {doc_id!r}", number)
-        corpus[doc_id.strip()] = Document(doc_id.strip(), "", body.strip())
+        corpus[doc_id] = Document(doc_id, "", body.strip())
     return corpus
 
 

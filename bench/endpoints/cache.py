@@ -9,9 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.errors import UserError
+
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("RAGBENCH_CACHE", Path.home() / ".cache" / "ragbench"))
+    return Path(os.environ.get("RAGBENCH_CACHE") or Path.home() / ".cache" / "ragbench")
 
 
 class EmbeddingCache:
@@ -23,10 +25,22 @@ class EmbeddingCache:
 
     def __init__(self, model_key: str, cache_dir: Path | None = None):
         directory = (cache_dir or default_cache_dir()) / "embeddings"
-        directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / f"{model_key}.sqlite"
-        self._db = sqlite3.connect(self.path)
-        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL)")
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path)
+            self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL)")
+            self._db.execute("SELECT key, vector FROM vectors LIMIT 1").fetchall()  # a table of another shape fails here
+        except (OSError, sqlite3.Error) as exc:
+            raise self._unusable(exc) from None
+
+    def _unusable(self, exc: Exception) -> UserError:
+        if isinstance(exc, OSError):
+            where, reason = exc.filename or self.path, exc.strerror or str(exc)
+        else:
+            where, reason = self.path, str(exc)
+        return UserError(f"embedding cache {where}: unusable ({reason}); set RAGBENCH_CACHE to a writable "
+                         "folder, or move that file away")
 
     @staticmethod
     def key(text: str) -> bytes:
@@ -40,19 +54,25 @@ class EmbeddingCache:
         for i, k in enumerate(keys):
             by_key.setdefault(k, []).append(i)
         unique = list(by_key)
-        for start in range(0, len(unique), 500):  # SQLite's bound-parameter limit
-            chunk = unique[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for k, blob in self._db.execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})", chunk):
-                vector = np.frombuffer(blob, dtype=np.float32)
-                for i in by_key[k]:
-                    found[i] = vector
+        try:
+            for start in range(0, len(unique), 500):  # SQLite's bound-parameter limit
+                chunk = unique[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                for k, blob in self._db.execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})", chunk):
+                    vector = np.frombuffer(blob, dtype=np.float32)
+                    for i in by_key[k]:
+                        found[i] = vector
+        except sqlite3.Error as exc:
+            raise self._unusable(exc) from None
         return found
 
     def put_many(self, texts: list[str], vectors: np.ndarray) -> None:
         rows = [(self.key(t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vectors)]
-        with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)", rows)
+        try:
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)", rows)
+        except sqlite3.Error as exc:
+            raise self._unusable(exc) from None
 
     def close(self) -> None:
         self._db.close()

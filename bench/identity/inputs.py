@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.datasets.io import read_lines, require_file
 from bench.errors import InputError, UserError
 
 MAX_QUERIES = 100
@@ -28,26 +29,22 @@ class IdentityInput:
 
 
 def read_texts(path: Path) -> list[str]:
-    """`.jsonl`: one JSON string or {"text": ...} per line (texts may hold newlines); otherwise one text per line."""
-    if not path.is_file():
-        raise InputError(path, "no such file")
+    """`.jsonl`: one JSON string or {"text": ...} per line (texts may hold newlines); otherwise one text per line.
+    Blank lines are skipped."""
+    require_file(path, "texts file")
     texts: list[str] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            line = line.rstrip("\n")
-            if path.suffix == ".jsonl":
-                if not line.strip():
-                    continue
-                try:
-                    item = json.loads(line)
-                except ValueError as exc:
-                    raise InputError(path, f"not JSON: {exc}", number) from None
-                text = item.get("text") if isinstance(item, dict) else item
-                if not isinstance(text, str):
-                    raise InputError(path, 'expected a JSON string or an object with a "text" string', number)
-                texts.append(text)
-            elif line:
-                texts.append(line)
+    for number, line in read_lines(path):
+        if path.name.endswith((".jsonl", ".jsonl.gz")):
+            try:
+                item = json.loads(line)
+            except (ValueError, RecursionError) as exc:
+                raise InputError(path, f"not JSON: {exc}", number) from None
+            text = item.get("text") if isinstance(item, dict) else item
+            if not isinstance(text, str):
+                raise InputError(path, 'expected a JSON string or an object with a "text" string', number)
+            texts.append(text)
+        else:
+            texts.append(line)
     if not texts:
         raise InputError(path, "no texts")
     return texts

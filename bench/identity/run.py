@@ -17,12 +17,17 @@ from bench.identity import diagnose
 from bench.identity.diagnose import Cause
 from bench.identity.inputs import IdentityInput, Tokenizer, word_estimate
 from bench.identity.scores import TOP_N_PROBE, RerankPair, compare_rerankers, rerank_tasks, run_reranker
-from bench.identity.thresholds import THRESHOLDS, Thresholds, normalise_dtype, pair_dtype
-from bench.identity.vectors import batch_invariance, stream_vectors, top10_overlap
+from bench.identity.thresholds import (
+    FAIL, INSUFFICIENT, PASS, THRESHOLDS, Thresholds, normalise_dtype, overall_verdict, pair_dtype,
+)
+from bench.identity.vectors import TOP_K, batch_invariance, stream_vectors, top10_overlap
 
 BATCH_SAMPLE = 8
 WORST = 5
 BUCKETS = ((0, 128), (129, 256), (257, 512), (513, None))
+# With n candidates, two top-10 lists share at least 20 - n ids whatever the vectors: below 2 * TOP_K the
+# neighbour check cannot fail, so it has too little data to judge (with 10 or fewer texts it is always 1.0).
+MIN_NEIGHBOUR_CANDIDATES = 2 * TOP_K
 
 
 @dataclass
@@ -48,15 +53,20 @@ class EmbedPair:
     max_abs_diff: float
     max_norm_diff: float
     norms: dict[str, dict[str, float]]
-    top10_overlap: float
+    top10_overlap: float | None  # None: too few texts for the neighbour check
     buckets: list[dict[str, object]]
     worst: list[dict[str, object]]
     failures: list[str] = field(default_factory=list)
+    insufficient: list[str] = field(default_factory=list)  # checks that had too little data to judge
     causes: list[Cause] = field(default_factory=list)
 
     @property
+    def verdict(self) -> str:
+        return FAIL if self.failures else INSUFFICIENT if self.insufficient else PASS
+
+    @property
     def passed(self) -> bool:
-        return not self.failures
+        return self.verdict == PASS
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -64,7 +74,7 @@ class EmbedPair:
             "cosine": {"min": self.cosine_min, "p01": self.cosine_p01, "mean": self.cosine_mean},
             "max_abs_diff": self.max_abs_diff, "max_norm_diff": self.max_norm_diff, "norms": self.norms,
             "top10_overlap": self.top10_overlap, "by_token_length": self.buckets, "worst": self.worst,
-            "verdict": "pass" if self.passed else "fail", "failures": self.failures,
+            "verdict": self.verdict, "failures": self.failures, "insufficient": self.insufficient,
             "causes": [c.to_dict() for c in self.causes],
         }
 
@@ -83,14 +93,18 @@ class IdentityReport:
     timings: dict[str, object]
 
     @property
+    def verdict(self) -> str:
+        return overall_verdict([p.verdict for p in self.embed_pairs] + [p.verdict for p in self.rerank_pairs]
+                               + [str(b["verdict"]) for b in self.batch_invariance.values()]
+                               + [PASS if r["top_n_honoured"] else FAIL for r in self.rerankers.values()])
+
+    @property
     def passed(self) -> bool:
-        return (all(p.passed for p in self.embed_pairs) and all(p.passed for p in self.rerank_pairs)
-                and all(b["verdict"] == "pass" for b in self.batch_invariance.values())
-                and all(r["top_n_honoured"] for r in self.rerankers.values()))
+        return self.verdict == PASS
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "schema": "ragbench.identity", "version": 1, "verdict": "pass" if self.passed else "fail",
+            "schema": "ragbench.identity", "version": 1, "verdict": self.verdict,
             "source": self.source, "texts": self.texts, "queries": self.queries, "token_lengths": self.token_lengths,
             "endpoints": self.endpoints,
             "thresholds": {p.thresholds.dtype: p.thresholds.to_dict() for p in self.embed_pairs},
@@ -205,8 +219,9 @@ def _embed_identity(request, embedders: list[Embedder], inputs: IdentityInput, l
     for pair in run.pairs:
         a, b = run.endpoints[pair.a], run.endpoints[pair.b]
         thresholds = THRESHOLDS[forced or pair_dtype(dtypes[pair.a], dtypes[pair.b])]
-        result = _embed_pair(pair, a, b, thresholds, lengths, inputs.texts)
-        if not result.passed:
+        candidates = len(inputs.texts) - (1 if inputs.query_self_index is not None else 0)
+        result = _embed_pair(pair, a, b, thresholds, lengths, inputs.texts, candidates)
+        if result.failures:
             started = time.perf_counter()
             result.causes = _embed_causes(result, pair, a, b, by_name, inputs.texts, lengths, tokenizer, thresholds)
             diagnosis_s += time.perf_counter() - started
@@ -217,9 +232,10 @@ def _embed_identity(request, embedders: list[Embedder], inputs: IdentityInput, l
         found = batch_invariance(embedder, inputs.texts, record)
         thresholds = THRESHOLDS[forced or pair_dtype(dtypes[embedder.name], None)]
         worst = min(found.values()) if found else 1.0
+        # One text is a batch of one: "alone" and "inside a batch" are the same request.
+        verdict = INSUFFICIENT if len(inputs.texts) < 2 else PASS if worst >= thresholds.batch_min_cosine else FAIL
         report.batch_invariance[embedder.name] = {
-            "texts": len(found), "min_cosine": worst, "threshold": thresholds.batch_min_cosine,
-            "verdict": "pass" if worst >= thresholds.batch_min_cosine else "fail",
+            "texts": len(found), "min_cosine": worst, "threshold": thresholds.batch_min_cosine, "verdict": verdict,
             "seconds": record.seconds - before,
         }
     for name, record in run.endpoints.items():
@@ -227,7 +243,7 @@ def _embed_identity(request, embedders: list[Embedder], inputs: IdentityInput, l
     return diagnosis_s
 
 
-def _embed_pair(pair, a, b, thresholds: Thresholds, lengths: np.ndarray, texts: list[str]) -> EmbedPair:
+def _embed_pair(pair, a, b, thresholds: Thresholds, lengths: np.ndarray, texts: list[str], candidates: int) -> EmbedPair:
     cosine = pair.cosine
     norm_diff = float(np.abs(a.norms - b.norms).max())
     order = np.argsort(cosine, kind="stable")[:WORST]
@@ -236,7 +252,7 @@ def _embed_pair(pair, a, b, thresholds: Thresholds, lengths: np.ndarray, texts: 
         cosine_min=float(cosine.min()), cosine_p01=float(np.percentile(cosine, 1)), cosine_mean=float(cosine.mean()),
         max_abs_diff=float(pair.max_abs.max()), max_norm_diff=norm_diff,
         norms={e.name: {"min": float(e.norms.min()), "mean": float(e.norms.mean()), "max": float(e.norms.max())} for e in (a, b)},
-        top10_overlap=top10_overlap(a.topk, b.topk),
+        top10_overlap=top10_overlap(a.topk, b.topk) if candidates >= MIN_NEIGHBOUR_CANDIDATES else None,
         buckets=_buckets(cosine, lengths, thresholds.min_cosine),
         worst=[{"index": int(i), "tokens": int(lengths[i]), "cosine": float(cosine[i]), "max_abs_diff": float(pair.max_abs[i]),
                 "text": texts[i][:160]} for i in order],
@@ -249,7 +265,10 @@ def _embed_pair(pair, a, b, thresholds: Thresholds, lengths: np.ndarray, texts: 
         result.failures.append(f"mean cosine {result.cosine_mean:.6f} < {thresholds.mean_cosine}")
     if norm_diff > thresholds.max_norm_diff:
         result.failures.append(f"norms differ by up to {norm_diff:.3g} > {thresholds.max_norm_diff:g}")
-    if result.top10_overlap < thresholds.min_top10_overlap:
+    if result.top10_overlap is None:
+        result.insufficient.append(f"top-10 neighbour overlap: {candidates} candidate texts per query, "
+                                   f"the check needs at least {MIN_NEIGHBOUR_CANDIDATES}")
+    elif result.top10_overlap < thresholds.min_top10_overlap:
         result.failures.append(f"top-10 neighbour overlap {result.top10_overlap:.3f} < {thresholds.min_top10_overlap}")
     return result
 

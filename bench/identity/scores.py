@@ -12,7 +12,7 @@ from scipy.stats import kendalltau
 from bench.endpoints.base import Reranker
 from bench.errors import ServerError
 from bench.identity.diagnose import Cause
-from bench.identity.thresholds import Thresholds
+from bench.identity.thresholds import FAIL, INSUFFICIENT, PASS, Thresholds
 
 CANDIDATES = 10
 RERANK_QUERIES = 10
@@ -63,16 +63,24 @@ class RerankPair:
     b: str
     max_score_diff: float
     mean_score_diff: float
-    kendall_tau_mean: float
-    kendall_tau_min: float
-    passed: bool = False
+    kendall_tau_mean: float | None  # None: no query had two candidates to order
+    kendall_tau_min: float | None
     failures: list[str] = field(default_factory=list)
+    insufficient: list[str] = field(default_factory=list)  # checks that had too little data to judge
     causes: list[Cause] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        return FAIL if self.failures else INSUFFICIENT if self.insufficient else PASS
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == PASS
 
     def to_dict(self) -> dict[str, object]:
         return {"a": self.a, "b": self.b, "max_score_diff": self.max_score_diff, "mean_score_diff": self.mean_score_diff,
                 "kendall_tau_mean": self.kendall_tau_mean, "kendall_tau_min": self.kendall_tau_min,
-                "verdict": "pass" if self.passed else "fail", "failures": self.failures,
+                "verdict": self.verdict, "failures": self.failures, "insufficient": self.insufficient,
                 "causes": [c.to_dict() for c in self.causes]}
 
 
@@ -84,16 +92,18 @@ def compare_rerankers(a: RerankerRun, b: RerankerRun, thresholds: Thresholds) ->
     diffs = np.concatenate([np.abs(x - y) for x, y in zip(a.scores, b.scores)]) if a.scores else np.zeros(1)
     taus = []
     for x, y in zip(a.scores, b.scores):
-        tau = kendalltau(x, y).statistic if len(x) > 1 else 1.0
-        taus.append(1.0 if np.isnan(tau) else float(tau))  # constant scores on both sides: same order
+        if len(x) > 1:  # one candidate has no order to compare
+            tau = kendalltau(x, y).statistic
+            taus.append(1.0 if np.isnan(tau) else float(tau))  # constant scores on both sides: same order
     pair = RerankPair(a.name, b.name, float(diffs.max()), float(diffs.mean()),
-                      float(np.mean(taus)) if taus else 1.0, float(np.min(taus)) if taus else 1.0)
+                      float(np.mean(taus)) if taus else None, float(np.min(taus)) if taus else None)
     if pair.max_score_diff > thresholds.max_score_diff:
         pair.failures.append(f"max score difference {pair.max_score_diff:.3g} > {thresholds.max_score_diff:g}")
-    if pair.kendall_tau_mean < thresholds.min_kendall_tau:
+    if pair.kendall_tau_mean is None:
+        pair.insufficient.append("rank order: no query had two candidate texts to order")
+    elif pair.kendall_tau_mean < thresholds.min_kendall_tau:
         pair.failures.append(f"mean Kendall tau {pair.kendall_tau_mean:.4f} < {thresholds.min_kendall_tau}")
-    pair.passed = not pair.failures
-    if not pair.passed:
+    if pair.failures:
         pair.causes = _rerank_causes(a, b, pair, thresholds)
     return pair
 
@@ -105,7 +115,7 @@ def _rerank_causes(a: RerankerRun, b: RerankerRun, pair: RerankPair, thresholds:
         if np.abs(_sigmoid(x) - y).max() <= thresholds.max_score_diff * 10:
             return [Cause("raw_scores", raw.name, f"{raw.name} returns raw logits; {squashed.name} returns sigmoid(logit)",
                           f"set raw_scores=false on {raw.name} (or true on {squashed.name})")]
-    if pair.kendall_tau_mean >= thresholds.min_kendall_tau:
+    if pair.kendall_tau_mean is None or pair.kendall_tau_mean >= thresholds.min_kendall_tau:
         return [Cause("numeric", None, f"same order, scores differ by up to {pair.max_score_diff:.3g}",
                       "compare dtypes or loosen --dtype")]
     return [Cause("different_model", None, f"the order differs (mean Kendall tau {pair.kendall_tau_mean:.3f})",

@@ -34,6 +34,14 @@ THRESHOLDS: dict[str, Thresholds] = {
     "bfloat16": Thresholds("bfloat16", 0.990, 0.999, 2e-2, 0.8, 0.999, 2e-2, 0.9),
     "int8": Thresholds("int8", 0.95, 0.99, 5e-2, 0.7, 0.99, 5e-2, 0.8),
 }
+PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient data"
+
+
+def overall_verdict(verdicts: list[str]) -> str:
+    """Any failure fails; otherwise a check without enough data to judge is not a pass either."""
+    return FAIL if FAIL in verdicts else INSUFFICIENT if INSUFFICIENT in verdicts else PASS
+
+
 _ALIASES = {"fp32": "float32", "f32": "float32", "fp16": "float16", "f16": "float16", "half": "float16", "bf16": "bfloat16"}
 _PRECISION = ["int8", "bfloat16", "float16", "float32"]  # least precise first
 

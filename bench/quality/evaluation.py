@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.datasets.beir import load_qrels_tsv
-from bench.datasets.io import read_lines
+from bench.datasets.io import read_lines, require_file
 from bench.datasets.model import Dataset, Qrels
 from bench.datasets.trec import load_trec_qrels
 from bench.errors import InputError
@@ -20,8 +20,7 @@ from bench.quality.runs import Run, read_run, trec_order
 
 def read_qrels(path: Path) -> Qrels:
     """TREC qrels (4 columns) or a BEIR qrels TSV (3 columns, header), told apart by the first line."""
-    if not path.is_file():
-        raise InputError(path, "no such qrels file")
+    require_file(path, "qrels file")
     first = next(read_lines(path), None)
     if first is None:
         raise InputError(path, "empty qrels file")

@@ -72,6 +72,17 @@ class Measure:
         return _LABELS[self.family] + (f"@{k}" if k else "")
 
 
+MAX_CUTOFF = 1_000_000  # far beyond any ranking depth; larger values overflow trec_eval's parameter parsing
+
+
+def _cutoff(text: str, k: str) -> int:
+    """A cut-off from 1 to MAX_CUTOFF: trec_eval aborts the whole process (exit 134) on 0."""
+    value = int(k)
+    if not 1 <= value <= MAX_CUTOFF:
+        raise UserError(f"measure {text!r}: the cut-off must be from 1 to {MAX_CUTOFF:,}")
+    return value
+
+
 def parse_measure(text: str) -> Measure:
     """trec_eval names (`ndcg_cut.10`, `ndcg_cut_10`, `P.10`, `recip_rank`) or labels (`nDCG@10`, `MRR@10`)."""
     name = text.strip()
@@ -82,21 +93,21 @@ def parse_measure(text: str) -> Measure:
     if "@" in name:
         head, _, k = name.partition("@")
         family = _FRIENDLY.get(head.lower())
-        if family is None or not k.isdigit() or int(k) < 1:
+        if family is None or not re.fullmatch(r"\d+", k):
             raise UserError(f"measure {text!r}: unknown (try nDCG@10, R@100, MRR@10, MAP@100, P@10, Success@10, "
                             "Answer@5, AnswerMRR@10, EM, F1, Contains)")
         if family == "recip_rank":
-            return Measure(family, truncate=int(k))
-        return Measure(family, cutoff=int(k))
+            return Measure(family, truncate=_cutoff(text, k))
+        return Measure(family, cutoff=_cutoff(text, k))
     match = re.fullmatch(r"([A-Za-z_]+?)(?:[._](\d+))?", name)
     if match and match.group(1) in ANSWER_FAMILIES:
-        if match.group(2) is None or int(match.group(2)) < 1:
+        if match.group(2) is None:
             raise UserError(f"measure {text!r}: {match.group(1)} needs a cut-off of at least 1 ({match.group(1)}.5)")
-        return Measure(match.group(1), cutoff=int(match.group(2)))
+        return Measure(match.group(1), cutoff=_cutoff(text, match.group(2)))
     if not match or match.group(1) not in FAMILIES:
         match = re.fullmatch(r"(recip_rank)_cut[._](\d+)", name)
         if match:
-            return Measure("recip_rank", truncate=int(match.group(2)))
+            return Measure("recip_rank", truncate=_cutoff(text, match.group(2)))
         raise UserError(f"measure {text!r}: unknown (known trec_eval measures: {', '.join(FAMILIES)}; "
                         f"answer measures: {', '.join(ANSWER_FAMILIES)})")
     family, k = match.group(1), match.group(2)
@@ -104,7 +115,7 @@ def parse_measure(text: str) -> Measure:
         raise UserError(f"measure {text!r}: {family} takes no cut-off")
     if k is None and FAMILIES[family]:
         k = {"P": "10", "success": "10", "recall": "100", "ndcg_cut": "10", "map_cut": "100"}[family]
-    return Measure(family, cutoff=int(k) if k is not None else None)
+    return Measure(family, cutoff=_cutoff(text, k) if k is not None else None)
 
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "MRR@10", "MAP@100")

@@ -71,7 +71,7 @@ def _target_record(spec: TargetSpec, name: str, config: dict, results: list[Quer
         name=name, spec=spec.public_text, status="ok", config=config, index_seconds=index_s, search_seconds=search_s,
         queries=len(results), errors=sum(1 for r in results if r.error),
         empty=sum(1 for r in results if not r.hits and not r.error),
-        latency_ms=_percentiles([r.latency_s * 1000 for r in results if not r.error]),
+        latency_ms=_percentiles([r.latency_s * 1000 for r in results if not r.error and r.latency_s is not None]),
         cost={k: float(np.mean([r.cost.get(k, 0.0) for r in results])) for k in cost_keys},
         warnings=warnings, scores_replaced=replaced, run_file=run_file(name),
     )
@@ -251,7 +251,8 @@ def _run_target(spec: TargetSpec, target: Target, queries: dict[str, str], scori
     with uninterruptible():  # run file and records: all of them or none
         write_run(out_dir / record.run_file, run, tag=spec.name)
         writer.write(record, *[
-            QueryRecord(target=spec.name, qid=r.qid, latency_ms=r.latency_s * 1000, hits=len(r.hits), error=r.error,
+            QueryRecord(target=spec.name, qid=r.qid, latency_ms=None if r.latency_s is None else r.latency_s * 1000,
+                        hits=len(r.hits), error=r.error,
                         cost=r.cost, warnings=r.warnings, answer=generated[r.qid].text if r.qid in generated else None,
                         answer_error=generated[r.qid].error if r.qid in generated else None) for r in results
         ], *metrics)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from bench.datasets.io import read_lines
+from bench.datasets.io import read_lines, require_file
 from bench.errors import InputError
 from bench.targets.base import QueryResult
 
@@ -13,9 +13,7 @@ Run = dict[str, dict[str, float]]
 
 
 def read_run(path: str | Path) -> Run:
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such run file")
+    path = require_file(Path(path), "run file")
     run: Run = {}
     for number, text in read_lines(path):
         fields = text.split()
@@ -45,16 +43,17 @@ def trec_order(docs: dict[str, float]) -> list[tuple[str, float]]:
 def run_from_results(results: list[QueryResult]) -> tuple[Run, bool]:
     """A run that evaluates each target's own rank order; second value: whether scores had to be replaced.
 
-    Engine scores are kept when they are present and never increase down the ranking. Otherwise
-    (null scores, scores out of order after fusion or a fallback) scores become `depth - rank`,
-    so trec_eval sees exactly the order the target returned.
+    trec_eval re-sorts by score, breaking ties by docno, so engine scores are kept only when they
+    strictly decrease down the ranking: then its order is the target's. Otherwise (ties, null scores,
+    scores out of order after fusion or a fallback) scores become `depth - rank`, so trec_eval sees
+    exactly the order the target returned.
     """
     run: Run = {}
     replaced = False
     for result in results:
         scores = [hit.score for hit in result.hits]
         ordered = all(s is not None and math.isfinite(s) for s in scores) and all(
-            a >= b for a, b in zip(scores, scores[1:])  # type: ignore[operator]
+            a > b for a, b in zip(scores, scores[1:])  # type: ignore[operator]
         )
         if not ordered and result.hits:
             replaced = True

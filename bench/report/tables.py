@@ -26,7 +26,7 @@ def fmt_p(p: float) -> str:
 
 def summary_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     labels = [results.header.measure_labels.get(m, m) for m in results.header.measures]
-    header = ["target", *labels, "errors", "empty", "p50 ms", "p99 ms", "index s"]
+    header = ["target", *labels, "errors", "empty", "p50 ms", "p99 ms", "search ms/query", "index s"]
     rows = []
     for t in results.targets:
         cells = [t.name]
@@ -34,7 +34,7 @@ def summary_rows(results: Results) -> tuple[list[str], list[list[str]]]:
             rec = results.metric(t.name, m)
             cells.append(f"{fmt(rec.mean)} [{fmt(rec.ci_low, 3)}, {fmt(rec.ci_high, 3)}]" if rec else "–")
         cells += [str(t.errors), str(t.empty), fmt(t.latency_ms.get("p50"), 1), fmt(t.latency_ms.get("p99"), 1),
-                  fmt(t.index_seconds, 1)]
+                  fmt(1000 * t.search_seconds / t.queries if t.queries else None, 1), fmt(t.index_seconds, 1)]
         rows.append(cells)
     return header, rows
 
@@ -77,4 +77,4 @@ def write_per_query_csv(results: Results, path: Path) -> None:
                 q = queries.get((t.name, qid))
                 writer.writerow([t.name, qid, *[repr(metric[m].per_query[qid]) if qid in metric[m].per_query else ""
                                                 for m in measures],
-                                 f"{q.latency_ms:.3f}" if q else "", q.hits if q else "", mask(q.error or "") if q else ""])
+                                 fmt(q.latency_ms, 3) if q else "", q.hits if q else "", mask(q.error or "") if q else ""])

@@ -97,7 +97,7 @@ def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
         for target in results.targets:
             stats = Stats()
             for q in results.queries:
-                if q.target == target.name and not q.error:
+                if q.target == target.name and not q.error and q.latency_ms is not None:  # None: ranked in a batch
                     stats.update(q.latency_ms / 1000)
             if stats:
                 entries.append(_entry(f"{prefix}{target.name} query latency", f"quality/{prefix}{target.name}", stats, 1,

@@ -48,7 +48,7 @@ class TargetRecord:
     queries: int
     errors: int
     empty: int  # queries with an empty ranking (scored as zero)
-    latency_ms: dict[str, float]  # p50, p90, p99, mean, max
+    latency_ms: dict[str, float]  # p50, p90, p99, mean, max; empty when queries ran in one batch (search_seconds)
     cost: dict[str, float]  # per-query means of each cost counter
     warnings: dict[str, int]  # anomaly name -> number of queries
     scores_replaced: bool  # engine scores did not follow the rank order; rank-derived scores were written
@@ -61,7 +61,7 @@ class TargetRecord:
 class QueryRecord:
     target: str
     qid: str
-    latency_ms: float
+    latency_ms: float | None  # None: ranked in a batch with the others (local engines), no time of its own
     hits: int
     error: str | None = None
     cost: dict[str, float] = field(default_factory=dict)

@@ -30,7 +30,7 @@ class Hit:
 class QueryResult:
     qid: str
     hits: list[Hit]  # in the target's rank order, one per doc id
-    latency_s: float
+    latency_s: float | None  # None: ranked in a batch with others, so no time of its own
     error: str | None = None
     cost: dict[str, float] = field(default_factory=dict)  # e.g. llm_calls, prompt_tokens
     warnings: list[str] = field(default_factory=list)  # named anomalies, e.g. "null-scores"

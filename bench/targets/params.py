@@ -46,3 +46,12 @@ def bool_param(params: dict[str, str], name: str, default: bool, spec: str) -> b
     if raw.lower() in ("0", "false", "no", "off"):
         return False
     raise UserError(f"target {spec!r}: {name}={raw!r} is not a boolean (true/false)")
+
+
+def choice_param(params: dict[str, str], name: str, default: str, spec: str, choices: list[str]) -> str:
+    raw = params.get(name)
+    if raw is None:
+        return default
+    if raw.lower() not in choices:
+        raise UserError(f"target {spec!r}: {name}={raw!r} is not one of {', '.join(choices)}")
+    return raw.lower()

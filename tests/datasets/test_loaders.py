@@ -164,3 +164,114 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
     assert result.stderr.strip() == f"ragbench: error: {root / 'corpus.jsonl'}:2: malformed JSON (Expecting property name enclosed in double quotes at column 2)"
+
+
+def _trec_root(tmp_path: Path, qrels="1 0 a 1\n", topics="1\tsome query\n", corpus: tuple[str, str] | None = None) -> Path:
+    root = tmp_path / "trec"
+    root.mkdir(exist_ok=True)
+    (root / "qrels").write_text(qrels)
+    (root / "topics").write_text(topics)
+    if corpus is not None:
+        (root / corpus[0]).write_text(corpus[1])
+    return root
+
+
+def test_a_byte_order_mark_is_dropped_in_every_format(tmp_path):
+    bom = "\ufeff"
+    beir = write_beir(tmp_path / "beir")
+    for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
+        (beir / name).write_text(bom + (beir / name).read_text(), encoding="utf-8")
+    assert load_dataset(beir).fingerprint() == load_dataset(write_beir(tmp_path / "plain")).fingerprint()
+    trec = _trec_root(tmp_path, qrels=bom + "1 0 a 1\n", topics=bom + "1\tq\n", corpus=("corpus.tsv", bom + "a\ttext\n"))
+    ds = load_dataset(trec)
+    assert (ds.qrels, ds.queries, list(ds.corpus)) == ({"1": {"a": 1}}, {"1": "q"}, ["a"])
+    (trec / "corpus.tsv").unlink()
+    (trec / "corpus.trec").write_text(bom + "<DOC><DOCNO>a</DOCNO>text</DOC>\n", encoding="utf-8")
+    (trec / "topics").write_text(bom + "<top>\n<num> 1\n<title> q\n</top>\n", encoding="utf-8")
+    ds = load_dataset(trec)
+    assert (ds.queries, list(ds.corpus)) == ({"1": "q"}, ["a"])
+    (tmp_path / "corpus.jsonl").write_text('{"id": "d1", "text": "x"}\n')
+    (tmp_path / "qa.jsonl").write_text(bom + '{"id": "1", "query": "x?", "relevant": ["d1"]}\n', encoding="utf-8")
+    assert load_dataset(tmp_path / "qa.jsonl").qrels == {"1": {"d1": 1}}
+
+
+SPACED_IDS = [
+    # (format, files to write, file, line)
+    ("beir", dict(corpus='{"_id": "d1", "text": "a"}\n{"_id": "d 2", "text": "b"}\n'), "corpus.jsonl", 2),
+    ("beir", dict(queries='{"_id": "q1", "text": "a"}\n{"_id": "q\\t2", "text": "b"}\n'), "queries.jsonl", 2),
+    ("beir", dict(qrels="query-id\tcorpus-id\tscore\nq1\td 1\t1\n"), "test.tsv", 2),
+    ("trec", dict(topics="1\tq\n2 x\tq\n"), "topics", 2),
+    ("trec", dict(corpus=("corpus.trec", "<DOC><DOCNO>a</DOCNO>x</DOC>\n<DOC>\n<DOCNO>b c</DOCNO>\n</DOC>\n")), "corpus.trec", 2),
+    ("trec", dict(corpus=("corpus.tsv", "a\tx\nb c\ty\n")), "corpus.tsv", 2),
+    ("trec", dict(corpus=("corpus.jsonl", '{"_id": "a", "text": "x"}\n{"_id": "b\\u00a0c", "text": "y"}\n')), "corpus.jsonl", 2),
+    ("jsonl", '{"id": "1", "query": "x", "relevant": {"d 1": 1}}\n', "qa.jsonl", 1),
+    ("jsonl", '{"id": "1", "query": "x", "relevant": ["d1"]}\n{"id": "2 ", "query": "y", "relevant": ["d1"]}\n', "qa.jsonl", 2),
+]
+
+
+@pytest.mark.parametrize("format, change, filename, line", SPACED_IDS)
+def test_ids_with_white_space_are_refused_at_their_line(tmp_path, format, change, filename, line):
+    """A run or qrels file splits on white space: such an id would be written and then not read back."""
+    if format == "beir":
+        root = write_beir(tmp_path / "ds", **change)
+    elif format == "trec":
+        root = _trec_root(tmp_path, **change)
+    else:
+        (tmp_path / "corpus.jsonl").write_text('{"id": "d1", "text": "x"}\n')
+        (tmp_path / "qa.jsonl").write_text(change)
+        root = tmp_path
+    with pytest.raises(InputError) as info:
+        load_dataset(root)
+    assert (Path(info.value.path).name, info.value.line) == (filename, line)
+    assert "white space" in info.value.message
+
+
+MALFORMED_SGML = [
+    # (file, text, line, words)
+    ("corpus.trec", "<DOC><DOCNO>a</DOCNO>one\n<DOC><DOCNO>b</DOCNO>two</DOC>\n", 2, "<DOC> inside another <DOC> (the one opened at line 1"),
+    ("corpus.trec", "<DOC><DOCNO>a</DOCNO>one</DOC>\n<DOC>\n<DOCNO>b</DOCNO>two\n", 2, "<DOC> without </DOC>"),
+    ("corpus.trec", "<DOC><DOCNO>a</DOCNO>one</DOC>\n</DOC>\n", 2, "</DOC> without <DOC>"),
+    ("corpus.trec", "<DOC><DOCNO>a</DOCNO>one</DOC>\nstray words\n<DOC><DOCNO>b</DOCNO></DOC>\n", 2, "text outside <DOC>"),
+    ("corpus.trec", "<DOC>\n<TEXT>no id</TEXT>\n</DOC>\n", 1, "<DOC> without <DOCNO>"),
+    ("corpus.trec", "<DOC><DOCNO>a</DOCNO><DOCNO>b</DOCNO></DOC>\n", 1, "several <DOCNO>"),
+    ("topics", "<top>\n<num> 1\n<title> one\n<top>\n<num> 2\n<title> two\n</top>\n", 4, "<top> inside another <top>"),
+    ("topics", "<top>\n<num> 1\n<title> one\n</top>\n<top>\n<num> 2\n", 5, "<top> without </top>"),
+]
+
+
+@pytest.mark.parametrize("filename, text, line, words", MALFORMED_SGML)
+def test_malformed_sgml_is_an_error_at_its_line_not_a_merge(tmp_path, filename, text, line, words):
+    root = _trec_root(tmp_path, qrels="1 0 a 1\n", corpus=(filename, text) if filename != "topics" else None,
+                      topics=text if filename == "topics" else "1\tq\n")
+    with pytest.raises(InputError) as info:
+        load_dataset(root)
+    assert (Path(info.value.path).name, info.value.line) == (filename, line)
+    assert words in info.value.message
+
+
+def test_a_truncated_gzip_file_is_one_line_with_its_line(tmp_path):
+    root = write_beir(tmp_path / "ds", corpus="".join(json.dumps({"_id": f"d{i}", "text": "word " * 50}) + "\n" for i in range(200)))
+    data = gzip.compress((root / "corpus.jsonl").read_bytes())
+    (root / "corpus.jsonl").unlink()
+    (root / "corpus.jsonl.gz").write_bytes(data[: len(data) // 2])
+    result = run_cli("datasets", "check", str(root))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"ragbench: error: {root / 'corpus.jsonl.gz'}:")
+    assert "corrupt or truncated gzip data" in result.stderr
+
+
+def test_a_folder_where_a_file_belongs_is_named_as_such(tmp_path):
+    root = write_beir(tmp_path / "ds")
+    (root / "queries.jsonl").unlink()
+    (root / "queries.jsonl").mkdir()
+    with pytest.raises(InputError, match=r"queries.jsonl: is a folder, expected a file"):
+        load_dataset(root)
+
+
+@pytest.mark.parametrize("grade", ["1e400", "nan", "inf", "99999999999"])
+def test_grades_beyond_trec_evals_int_are_refused(tmp_path, grade):
+    root = write_beir(tmp_path / "ds", qrels=f"query-id\tcorpus-id\tscore\nq1\td1\t{grade}\n")
+    with pytest.raises(InputError) as info:
+        load_dataset(root)
+    assert info.value.line == 2 and "relevance" in info.value.message

@@ -1,6 +1,9 @@
 """Metric semantics: trec_eval ties, -c, truncated MRR, measure names; ranx as an independent oracle."""
 
+import json
 import math
+import subprocess
+import sys
 
 import pytest
 
@@ -9,6 +12,7 @@ from bench.quality.evaluation import read_qrels
 from bench.quality.metrics import Measure, evaluate, parse_measure
 from bench.quality.runs import read_run, run_from_results, trec_order, write_run
 from bench.targets.base import Hit, QueryResult
+from tests.harness.cli import run_cli
 from tests.paths import GOLDEN
 
 
@@ -87,3 +91,67 @@ def test_agrees_with_ranx_on_trec_eval_golden_files():
     assert ours.means["map"] == pytest.approx(theirs["map"], abs=1e-4)
     assert ours.means["recall_100"] == pytest.approx(theirs["recall@100"], abs=1e-4)
     assert ours.means["P_10"] == pytest.approx(theirs["precision@10"], abs=1e-4)
+
+
+def test_tied_scores_are_scored_in_the_order_the_target_returned(shared_dir):
+    """Open WebUI 0.12 returns tied scores ([0.667, 0.0, 0.0], recorded): trec_eval would put the tie's
+    docnos in descending order; ragbench must score the order the target returned (the one a user sees)."""
+    body = json.loads((shared_dir / "recordings" / "openwebui-0.12.4" / "hyb_query_doc.json").read_text())["body"]
+    names = [m["name"].removesuffix(".txt") for m in body["metadatas"][0]]
+    scores = body["distances"][0]
+    assert scores[1] == scores[2] and names[1] < names[2]  # the recorded tie, docnos ascending
+    hits = [Hit(name, score) for name, score in zip(names, scores)]
+    run, replaced = run_from_results([QueryResult("q", hits, 0.1)])
+    assert replaced
+    assert [doc for doc, _ in trec_order(run["q"])] == names
+    qrels = {"q": {names[1]: 1}}  # the second document returned is the relevant one
+    assert evaluate(qrels, run, [parse_measure("recip_rank")]).means["recip_rank"] == 0.5
+
+
+def test_strictly_decreasing_scores_are_kept():
+    run, replaced = run_from_results([QueryResult("q", [Hit("a", 0.9), Hit("b", 0.5), Hit("c", -1.0)], 0.1)])
+    assert not replaced and run == {"q": {"a": 0.9, "b": 0.5, "c": -1.0}}
+
+
+@pytest.mark.parametrize("text", ["ndcg_cut.0", "P.0", "recall.0", "success.0", "map_cut.0", "nDCG@0", "MRR@0",
+                                  "recip_rank_cut.0", "P.99999999999999999999", "ndcg_cut.1000001"])
+def test_cutoffs_outside_1_to_a_million_are_user_errors(text):
+    with pytest.raises(UserError, match="cut-off must be from 1 to 1,000,000"):
+        parse_measure(text)
+
+
+def _trec_files(tmp_path, bom: bool):
+    mark = "\ufeff" if bom else ""
+    qrels, run = tmp_path / f"qrels{bom}", tmp_path / f"run{bom}"
+    qrels.write_text(mark + "1 0 a 1\n1 0 b 1\n2 0 c 1\n", encoding="utf-8")
+    run.write_text(mark + "1 Q0 a 1 3.0 t\n1 Q0 x 2 2.0 t\n2 Q0 y 1 2.0 t\n2 Q0 c 2 1.0 t\n", encoding="utf-8")
+    return qrels, run
+
+
+@pytest.mark.parametrize("flags", [[], ["-c"], ["-q"]])
+def test_a_byte_order_mark_changes_nothing(tmp_path, monkeypatch, capsys, flags):
+    outputs = []
+    for bom in (False, True):
+        qrels, run = _trec_files(tmp_path, bom)
+        code, out, err = run_cli(["evaluate", str(qrels), str(run), "-m", "recip_rank", *flags], monkeypatch, capsys)
+        assert code == 0, err
+        outputs.append(out)
+    assert outputs[0] == outputs[1]
+    assert "recip_rank            \tall\t0.7500" in outputs[1]
+
+
+def test_zero_cutoff_is_one_line_and_exit_2_not_an_abort(tmp_path):
+    """On main this aborted inside trec_eval's C code (exit 134); run in a subprocess so an abort cannot kill pytest."""
+    qrels, run = _trec_files(tmp_path, False)
+    for measure in ("ndcg_cut.0", "P.0", "recall.0", "success.0", "map_cut.0"):
+        result = subprocess.run([sys.executable, "-m", "bench", "evaluate", str(qrels), str(run), "-m", measure],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 2, (measure, result.returncode, result.stderr[-300:])
+        assert result.stderr == f"ragbench: error: measure {measure!r}: the cut-off must be from 1 to 1,000,000\n"
+
+
+def test_run_file_reader_names_a_folder_and_an_unreadable_file(tmp_path):
+    with pytest.raises(UserError, match="is a folder, expected a run file"):
+        read_run(tmp_path)
+    with pytest.raises(UserError, match=r"/proc/self/mem: cannot read: Input/output error"):
+        read_run("/proc/self/mem")  # a real file that refuses to be read

@@ -18,7 +18,7 @@ from bench.identity.diagnose import Cause
 from bench.identity.inputs import IdentityInput, Tokenizer, word_estimate
 from bench.identity.scores import TOP_N_PROBE, RerankPair, compare_rerankers, rerank_tasks, run_reranker
 from bench.identity.thresholds import (
-    FAIL, INSUFFICIENT, PASS, THRESHOLDS, Thresholds, normalise_dtype, overall_verdict, pair_dtype,
+    FAIL, INSUFFICIENT, PASS, THRESHOLDS, Judged, Thresholds, normalise_dtype, overall_verdict, pair_dtype,
 )
 from bench.identity.vectors import TOP_K, batch_invariance, stream_vectors, top10_overlap
 
@@ -41,7 +41,7 @@ class IdentityRequest:
 
 
 @dataclass
-class EmbedPair:
+class EmbedPair(Judged):
     a: str
     b: str
     thresholds: Thresholds
@@ -57,16 +57,8 @@ class EmbedPair:
     buckets: list[dict[str, object]]
     worst: list[dict[str, object]]
     failures: list[str] = field(default_factory=list)
-    insufficient: list[str] = field(default_factory=list)  # checks that had too little data to judge
+    insufficient: list[str] = field(default_factory=list)
     causes: list[Cause] = field(default_factory=list)
-
-    @property
-    def verdict(self) -> str:
-        return FAIL if self.failures else INSUFFICIENT if self.insufficient else PASS
-
-    @property
-    def passed(self) -> bool:
-        return self.verdict == PASS
 
     def to_dict(self) -> dict[str, object]:
         return {

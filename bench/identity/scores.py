@@ -12,7 +12,7 @@ from scipy.stats import kendalltau
 from bench.endpoints.base import Reranker
 from bench.errors import ServerError
 from bench.identity.diagnose import Cause
-from bench.identity.thresholds import FAIL, INSUFFICIENT, PASS, Thresholds
+from bench.identity.thresholds import Judged, Thresholds
 
 CANDIDATES = 10
 RERANK_QUERIES = 10
@@ -58,7 +58,7 @@ def run_reranker(reranker: Reranker, tasks: list[RerankTask]) -> RerankerRun:
 
 
 @dataclass
-class RerankPair:
+class RerankPair(Judged):
     a: str
     b: str
     max_score_diff: float
@@ -66,16 +66,8 @@ class RerankPair:
     kendall_tau_mean: float | None  # None: no query had two candidates to order
     kendall_tau_min: float | None
     failures: list[str] = field(default_factory=list)
-    insufficient: list[str] = field(default_factory=list)  # checks that had too little data to judge
+    insufficient: list[str] = field(default_factory=list)
     causes: list[Cause] = field(default_factory=list)
-
-    @property
-    def verdict(self) -> str:
-        return FAIL if self.failures else INSUFFICIENT if self.insufficient else PASS
-
-    @property
-    def passed(self) -> bool:
-        return self.verdict == PASS
 
     def to_dict(self) -> dict[str, object]:
         return {"a": self.a, "b": self.b, "max_score_diff": self.max_score_diff, "mean_score_diff": self.mean_score_diff,

@@ -42,6 +42,21 @@ def overall_verdict(verdicts: list[str]) -> str:
     return FAIL if FAIL in verdicts else INSUFFICIENT if INSUFFICIENT in verdicts else PASS
 
 
+class Judged:
+    """A compared pair's verdict from its `failures` and `insufficient` lists (fields of the dataclass)."""
+
+    failures: list[str]
+    insufficient: list[str]  # checks that had too little data to judge
+
+    @property
+    def verdict(self) -> str:
+        return FAIL if self.failures else INSUFFICIENT if self.insufficient else PASS
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == PASS
+
+
 _ALIASES = {"fp32": "float32", "f32": "float32", "fp16": "float16", "f16": "float16", "half": "float16", "bf16": "bfloat16"}
 _PRECISION = ["int8", "bfloat16", "float16", "float32"]  # least precise first
 

@@ -196,9 +196,10 @@ def test_cli_fails_with_exit_1_and_writes_versioned_json(texts_file, tei_fixture
     assert document["embed_pairs"][0]["causes"][0]["code"] == "whitespace_stripped"
 
 
-def test_cli_passes_with_exit_0(short_texts_file, tei_fixture, monkeypatch, capsys):
+def test_cli_passes_with_exit_0(texts_file, tei_fixture, monkeypatch, capsys):
+    # 24 texts: enough candidates for the neighbour check to be able to fail (tests/endpoints/test_identity_verdicts.py)
     server = tei_fixture(max_input_length=256)
-    code, stdout, _ = run_cli(["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--texts", str(short_texts_file)],
+    code, stdout, _ = run_cli(["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--texts", str(texts_file)],
                            monkeypatch, capsys)
     assert code == 0, stdout
     assert "verdict: PASS" in stdout
@@ -238,7 +239,8 @@ def test_cli_texts_and_dataset_are_exclusive(monkeypatch, capsys):
 def test_dataset_input_uses_corpus_and_queries(tmp_path, tei_fixture, monkeypatch, capsys):
     folder = tmp_path / "tiny-beir"
     (folder / "qrels").mkdir(parents=True)
-    docs = {f"d{i}": f"document {i} about {w}" for i, w in enumerate("cats dogs bread rome light trade mats rain".split())}
+    words = "cats dogs bread rome light trade mats rain snow wind iron gold salt wool silk corn rice tea milk wine oak pine sand clay"
+    docs = {f"d{i}": f"document {i} about {w}" for i, w in enumerate(words.split())}
     (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in docs.items()))
     (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "which document is about rome"}) + "\n")
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td3\t1\n")
@@ -248,4 +250,4 @@ def test_dataset_input_uses_corpus_and_queries(tmp_path, tei_fixture, monkeypatc
                             "--out", str(out)], monkeypatch, capsys)
     assert code == 0, stdout
     document = json.loads(out.read_text())
-    assert (document["texts"], document["queries"]) == (8, 1)
+    assert (document["texts"], document["queries"]) == (24, 1)

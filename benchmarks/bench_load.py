@@ -6,7 +6,8 @@ Needs nginx and wrk (`apt-get install -y nginx wrk`). Prints, with the machine's
 1. the client ceiling against a trivial nginx endpoint (POST /embed, batch 1, a 4-float answer):
    httpx AsyncClient, then this client on the default asyncio loop, on uvloop, with 2 workers, and wrk
    (-t1 -c64) on the same endpoint in the same run;
-2. dispatch delay (intended -> actual send) at 1,000 requests/s against the same endpoint;
+2. dispatch delay (intended -> actual send) at 1,000 requests/s against the same endpoint, and what one
+   worker achieves in open loop at 5,000 / 10,000 / 20,000 requests/s;
 3. the issue's stall (100 ms every 500 ms, 2 ms service, 400 requests/s): open-loop `scheduled` p99
    against the analytic truth (stall - 1% of the period + service), without and with an in-flight cap,
    and what a closed loop reports on the same server.
@@ -117,6 +118,14 @@ def main() -> None:
             d = record.latency_ms["dispatch_delay"]
             print(f"   dispatch delay p50 {d['p50']:.3f} ms, p90 {d['p90']:.3f} ms, p99 {d['p99']:.3f} ms, max {d['max']:.2f} ms; "
                   f"client {record.client}")
+            print("\n   open loop, 1 worker: achieved / offered (constant arrivals)")
+            for rate in (5000.0, 10000.0, 20000.0):
+                point = PointConfig(op="embed", loop="open", batch=1, rate=rate, arrival=Arrival("constant"),
+                                    duration_s=args.seconds, warmup_s=1.0)
+                record = measure_point(endpoint, point, tiny_workload(), one)
+                d = record.latency_ms["dispatch_delay"]
+                print(f"   {rate:>8,.0f} offered: {record.throughput['requests_per_s']:>9,.0f} achieved, dispatch p50 {d['p50']:.2f} ms, "
+                      f"p99 {d['p99']:.1f} ms, cpu {record.client['cpu_percent']}%")
             endpoint.close()
 
         print("\n3. stall 100 ms every 500 ms, service 2 ms, 400 req/s (truth: p99 = 100 - 5 + 2 = 97 ms)")

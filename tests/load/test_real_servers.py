@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from bench.report import write_report
 from bench.results.store import read_results
 from tests.harness.cli import run_cli
 

@@ -48,6 +48,9 @@ def test_rerank_sweep_and_burst_against_infinity(infinity_server, tmp_path, monk
     results, _ = _run(["-e", spec, "--documents", "4,16", "--concurrency", "1,2"], tmp_path / "rerank", monkeypatch, capsys)
     assert [p.documents for p in results.load_points] == [4, 4, 16, 16]
     assert all(p.op == "rerank" and p.requests["ok"] > 0 and not p.requests["errors"] for p in results.load_points)
+    opened, _ = _run(["-e", spec, "--documents", "4", "--rate", "4"], tmp_path / "rerank-open", monkeypatch, capsys)
+    point = opened.load_points[0]
+    assert point.loop == "open" and point.requests["ok"] > 0 and point.latency_ms["scheduled"] is not None
     embed = f"inf=openai@{infinity_server.url}?model={infinity_server.embed_model}"
     burst, _ = _run(["-e", embed, "--burst", "40", "--batch", "16", "--concurrency", "0,1"], tmp_path / "burst", monkeypatch, capsys)
     for point in burst.load_points:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from bench.errors import InputError
-from bench.quality.answers import compile_answer_regex, is_regex_answer
+from bench.quality.answers import SEP, compile_answer_regex, is_regex_answer, token_string
 
 BOM = "\ufeff"
 
@@ -138,6 +138,8 @@ def optional_answers(record: dict[str, Any], path: Path, line: int) -> list[str]
         answer = str(item)
         if not answer.strip():
             raise InputError(path, "empty answer", line)
+        if not is_regex_answer(answer) and token_string(answer) == SEP:  # e.g. only zero-width characters
+            raise InputError(path, f"answer {answer!r} has no letters, digits or symbols to match", line)
         if is_regex_answer(answer):
             try:
                 compile_answer_regex(answer)

@@ -67,6 +67,7 @@ def test_jsonl_mixed_relevant_and_answers(tmp_path):
     ({"id": "q1", "query": "a"}, r"qa.jsonl:2: missing field 'relevant' or 'answers'"),
     ({"id": "q1", "query": "a", "answers": "Broncos"}, r"qa.jsonl:2: field 'answers' must be a list of strings"),
     ({"id": "q1", "query": "a", "answers": [""]}, r"qa.jsonl:2: empty answer"),
+    ({"id": "q1", "query": "a", "answers": ["\u200b"]}, r"qa.jsonl:2: answer '\\u200b' has no letters, digits or symbols"),
     ({"id": "q1", "query": "a", "answers": [["x"]]}, r"qa.jsonl:2: answer \['x'\] must be a string"),
     ({"id": "q1", "query": "a", "answers": ["/[unclosed/"]}, r"qa.jsonl:2: answer '/\[unclosed/': invalid regular expression"),
 ])

@@ -3,6 +3,7 @@ line and exit 2, never a traceback."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,26 +23,16 @@ SPEC_PIECES = ["bm25", "dense", "hybrid", "openwebui", "lightrag", "tei", "tei-r
 specs = st.one_of(st.text(max_size=40), st.lists(st.sampled_from(SPEC_PIECES), max_size=12).map("".join))
 
 
+@pytest.mark.parametrize("parse", [parse_target, parse_endpoint], ids=["target", "endpoint"])
 @PARSER_FUZZ
 @given(text=specs)
-def test_target_specs_parse_or_say_one_line(text):
+def test_specs_parse_or_say_one_line(parse, text):
     try:
-        spec = parse_target(text)
+        spec = parse(text)
     except UserError as exc:
         assert "\n" not in str(exc)
         return
     assert spec.kind and spec.name
-
-
-@PARSER_FUZZ
-@given(text=specs)
-def test_endpoint_specs_parse_or_say_one_line(text):
-    try:
-        spec = parse_endpoint(text)
-    except UserError as exc:
-        assert "\n" not in str(exc)
-        return
-    assert spec.name and spec.kind
 
 
 @FUZZ

@@ -46,10 +46,10 @@ def compare(
         match=parse_matches(match or []), seed=seed,
     )
     comparison = compare_paths(baseline, current, config)
+    render = {"text": render_text, "md": render_markdown, "json": render_json}[output_format]
+    typer.echo(render(comparison), nl=False)  # the verdict first: a file that cannot be written must not hide it
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     write_outputs(comparison, comparison.runs, junit=junit, summary=summary or (Path(step_summary) if step_summary else None),
                   benchmark=benchmark_json)
-    render = {"text": render_text, "md": render_markdown, "json": render_json}[output_format]
-    typer.echo(render(comparison), nl=False)
     if not comparison.passed:
         raise typer.Exit(1)

@@ -282,7 +282,7 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
         check.status = FAIL if dropped and (f["significant"] or not config.significance) else PASS
         gate = f"max drop {f['max_drop']}" + (f", alpha {config.alpha:g} (Holm)" if config.significance else ", significance off")
         check.summary = (f"{check.name}: {f['baseline']:.4f} → {f['current']:.4f}, effect {f['effect']:+.4f} "
-                         f"[{f['ci_low']:+.4f}, {f['ci_high']:+.4f}], p {_fmt_p(f['p'])} (Holm {_fmt_p(p_holm)}), "
+                         f"[{f['ci_low']:+.4f}, {f['ci_high']:+.4f}], p {fmt_p(f['p'])} (Holm {fmt_p(p_holm)}), "
                          f"n {f['n']}; {gate}")
     return checks, notes
 
@@ -402,5 +402,6 @@ def _score_matrix(results: Results, scores: dict, target: str, measures: list[st
     return matrix
 
 
-def _fmt_p(p: float) -> str:
+def fmt_p(p: float) -> str:
+    """As the quality report prints p (bench.report.tables, not imported: the report package loads matplotlib)."""
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import InputError, UserError
-from bench.results.compare import FAIL, INFO, Comparison, as_number, point_label
+from bench.results.compare import FAIL, INFO, Comparison, as_number, fmt_p, point_label
 from bench.results.store import Results
 
 _MARK = {"pass": "pass", "fail": "FAIL", "info": "info"}
@@ -41,11 +41,47 @@ def render_markdown(comparison: Comparison) -> str:
         lines.append(">")
     if comparison.notes:
         lines[-1] = ""
-    lines += ["| result | check | figures |", "|---|---|---|"]
-    for c in sorted(comparison.checks, key=lambda c: c.status != FAIL):  # regressions first
-        where = f"{c.source}: " if c.source else ""
-        lines.append(f"| {_MD_MARK[c.status]} | {c.kind}: {_md_escape(where + c.name)} | {_md_escape(c.summary)} |")
+    ordered = sorted(comparison.checks, key=lambda c: c.status != FAIL)  # regressions first
+    for kind, header, cells in _MD_TABLES:
+        rows = [c for c in ordered if c.kind == kind and c.figures]
+        if rows:
+            lines += [f"### {kind}", "", "| result | " + " | ".join(header) + " |", "|---" * (len(header) + 1) + "|"]
+            lines += [f"| {_MD_MARK[c.status]} | " + " | ".join(_md_escape(x) for x in cells(c)) + " |" for c in rows]
+            lines.append("")
+    others = [c for c in ordered if not c.figures or c.kind not in {kind for kind, _, _ in _MD_TABLES}]
+    if others:
+        lines += ["| result | check | figures |", "|---|---|---|"]
+        lines += [f"| {_MD_MARK[c.status]} | {c.kind}: {_md_escape(c.title.split(': ', 1)[1])} | {_md_escape(c.summary)} |"
+                  for c in others]
     return "\n".join(lines) + "\n"
+
+
+def _where(check) -> str:
+    return f"{check.source}: {check.name}" if check.source else check.name
+
+
+def _quality_cells(c) -> list[str]:
+    f = c.figures
+    return [_where(c), f"{f['baseline']:.4f}", f"{f['current']:.4f}", f"{f['effect']:+.4f} [{f['ci_low']:+.4f}, {f['ci_high']:+.4f}]",
+            f"{fmt_p(f['p'])} ({fmt_p(f['p_holm'])})", str(f["n"]), str(f["max_drop"])]
+
+
+def _load_cells(c) -> list[str]:
+    f = c.figures
+
+    def num(value, digits=1):
+        return "–" if value is None else f"{value:.{digits}f}"
+
+    change = "–" if f["p99_change"] is None else f"{f['p99_change']:+.1%}"
+    return [_where(c), f"{num(f['baseline_texts_per_s'])} → {num(f['current_texts_per_s'])}", num(f["throughput_ratio"], 3),
+            f"{num(f['baseline_p99_ms'])} → {num(f['current_p99_ms'])}", change,
+            f"{f['baseline_errors']} → {f['current_errors']}", "yes" if f["client_saturated"] else "no"]
+
+
+_MD_TABLES = [
+    ("quality", ["target measure", "baseline", "current", "effect [95% CI]", "p (Holm)", "queries", "max drop"], _quality_cells),
+    ("load", ["point", "texts/s", "ratio", "p99 ms", "p99 change", "errors", "client saturated"], _load_cells),
+]
 
 
 def _md_escape(text: str) -> str:

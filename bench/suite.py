@@ -50,6 +50,7 @@ from bench.results.compare import GateConfig, parse_allowance, parse_max_drops, 
 from bench.secrets import is_secret_name
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
+_FOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # no "..": a name becomes a folder under --out
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _USERINFO = re.compile(r"://[^/@?#\s]+@")
 _SECRET_PARAM = re.compile(r"[?&]([^=&]+)=")
@@ -79,7 +80,7 @@ class DatasetEntry:
 
 @dataclass
 class QualityJob:
-    name: str  # the folder under --out: quality-NAME
+    folder: str  # under --out: quality-NAME (NAME: the entry's name, else its dataset's)
     dataset: DatasetEntry
     targets: list[str]  # NAME=SPEC
     options: dict[str, Any] = field(default_factory=dict)  # measures, depth, seed, models
@@ -87,7 +88,7 @@ class QualityJob:
 
 @dataclass
 class IdentityJob:
-    name: str
+    folder: str  # under --out: identity-NAME, or identity, identity2, ... for unnamed entries
     endpoints: list[str]  # NAME=SPEC
     dataset: Path | None = None
     texts: Path | None = None
@@ -96,7 +97,7 @@ class IdentityJob:
 
 @dataclass
 class LoadJob:
-    name: str
+    folder: str  # under --out: load-NAME, or load, load2, ...
     endpoints: list[str]  # NAME=SPEC
     flags: dict[str, Any] = field(default_factory=dict)  # `ragbench load`'s flags, as its request takes them
 
@@ -241,7 +242,7 @@ def load_suite(path: Path) -> Suite:
         for key in ("embedding_model", "cross_encoder"):
             if key in options:
                 options[key] = str(reader.file(options[key], base, *where, key))
-        suite.quality.append(QualityJob(entry.get("name", entry["dataset"]), datasets[entry["dataset"]],
+        suite.quality.append(QualityJob(_folder(reader, "quality", entry, i, entry["dataset"]), datasets[entry["dataset"]],
                                         reader.pick(entry.get("targets"), targets, where + ("targets",), "target"), options))
     for i, entry in enumerate(data.get("identity", [])):
         where = ("identity",)
@@ -254,7 +255,7 @@ def load_suite(path: Path) -> Suite:
         if "tokenizer" in entry:
             options["tokenizer"] = reader.file(entry["tokenizer"], base, *where, "tokenizer")
         suite.identity.append(IdentityJob(
-            entry.get("name", f"identity{i + 1}" if i else "identity"),
+            _folder(reader, "identity", entry, i),
             reader.pick(entry.get("endpoints"), endpoints, where + ("endpoints",), "endpoint"),
             datasets[entry["dataset"]].path if "dataset" in entry else None,
             reader.file(entry["texts"], base, *where, "texts") if "texts" in entry else None, options))
@@ -270,10 +271,9 @@ def load_suite(path: Path) -> Suite:
         for key in ("texts", "tokenizer"):
             if key in flags:
                 flags[key] = reader.file(flags[key], base, *where, key)
-        suite.load.append(LoadJob(entry.get("name", f"load{i + 1}" if i else "load"),
+        suite.load.append(LoadJob(_folder(reader, "load", entry, i),
                                   reader.pick(entry.get("endpoints"), endpoints, where + ("endpoints",), "endpoint"), flags))
-    jobs = [f"quality-{j.name}" for j in suite.quality] + [f"identity-{j.name}" for j in suite.identity] + \
-           [f"load-{j.name}" for j in suite.load]
+    jobs = [j.folder for j in (*suite.quality, *suite.identity, *suite.load)]
     twice = sorted({j for j in jobs if jobs.count(j) > 1})
     if twice:
         raise reader.error(f"two runs would write the same folder: {', '.join(twice)} (give each a name = \"...\")")
@@ -283,6 +283,16 @@ def load_suite(path: Path) -> Suite:
 
 
 _LIST_FLAGS = ("batch", "concurrency", "rate", "lengths", "documents")
+
+
+def _folder(reader: _Reader, kind: str, entry: dict[str, Any], index: int, default: str | None = None) -> str:
+    name = entry.get("name", default)
+    if name is None:
+        return kind if index == 0 else f"{kind}{index + 1}"
+    if not _FOLDER_NAME.fullmatch(name):
+        raise reader.error(f"{kind} #{index + 1}: name {name!r} may hold only letters, digits, _ . - "
+                           "(it names a folder under --out)", kind)
+    return f"{kind}-{name}"
 
 
 def _table(reader: _Reader, entry: Any, section: str) -> dict[str, Any]:
@@ -361,9 +371,7 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
 
 
 def _jobs(suite: Suite, out: Path):
-    yield from ((out / f"quality-{j.name}", j) for j in suite.quality)
-    yield from ((out / f"identity-{j.name}", j) for j in suite.identity)
-    yield from ((out / f"load-{j.name}", j) for j in suite.load)
+    yield from ((out / j.folder, j) for j in (*suite.quality, *suite.identity, *suite.load))
 
 
 def _run_quality(job: QualityJob, folder: Path, overwrite: bool) -> None:

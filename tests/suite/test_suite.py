@@ -97,6 +97,8 @@ def test_the_example_suites_are_valid(monkeypatch):
     ('[datasets.d]\npath = "x"\n[targets]\nbm25 = "bm25"\n[[quality]]\ndataset = "d"\ntargets = ["bm26"]\n', 7,
      "unknown target 'bm26'"),
     ('[suite]\nname = "x"\n', None, "nothing to run"),
+    ('[datasets.d]\npath = "x"\n[targets]\nb = "bm25"\n[[quality]]\ndataset = "d"\nname = ".."\n', 5,
+     "quality #1: name '..' may hold only letters"),
     ('quality = 3\n', 1, "quality must be written [[quality]]"),
 ])
 def test_bad_suites_give_file_line_and_one_message(tmp_path, cli, text, line, message):

@@ -6,6 +6,7 @@ import csv
 import math
 from pathlib import Path
 
+from bench.results.schema import QueryRecord
 from bench.results.store import Results
 from bench.secrets import mask
 
@@ -61,12 +62,16 @@ def cost_rows(results: Results) -> tuple[list[str], list[list[str]]]:
 
 
 def write_per_query_csv(results: Results, path: Path) -> None:
-    """One row per (target, query): every measure's value, latency, hits, error."""
+    """One row per (target, query): every measure's value, latency, hits, error; with generated answers
+    (`quality --generate`) also the answer, its error and its cost (answer_ms, LLM tokens)."""
     measures = results.header.measures
     queries = {(q.target, q.qid): q for q in results.queries}
+    generated = any(q.answer is not None or q.answer_error for q in results.queries)
+    answer_costs = sorted({k for q in results.queries for k in q.cost if k.startswith("answer_")})
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["target", "qid", *measures, "latency_ms", "hits", "error"])
+        writer.writerow(["target", "qid", *measures, "latency_ms", "hits", "error",
+                         *(["answer", "answer_error", *answer_costs] if generated else [])])
         for t in results.targets:
             metric = {m: results.metric(t.name, m) for m in measures}
             if not all(metric.values()):
@@ -77,4 +82,11 @@ def write_per_query_csv(results: Results, path: Path) -> None:
                 q = queries.get((t.name, qid))
                 writer.writerow([t.name, qid, *[repr(metric[m].per_query[qid]) if qid in metric[m].per_query else ""
                                                 for m in measures],
-                                 fmt(q.latency_ms, 3) if q else "", q.hits if q else "", mask(q.error or "") if q else ""])
+                                 fmt(q.latency_ms, 3) if q else "", q.hits if q else "", mask(q.error or "") if q else "",
+                                 *(_answer_cells(q, answer_costs) if generated else [])])
+
+
+def _answer_cells(q: QueryRecord | None, answer_costs: list[str]) -> list[str]:
+    if q is None:
+        return ["", ""] + [""] * len(answer_costs)
+    return [q.answer or "", mask(q.answer_error or ""), *[repr(q.cost[k]) if k in q.cost else "" for k in answer_costs]]

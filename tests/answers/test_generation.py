@@ -2,6 +2,7 @@
 answers with OpenAI's wire shape and `usage`): prompt built from each target's top texts, SQuAD EM/F1
 and Contains per question, latency and LLM tokens in the results and the report, failures kept apart."""
 
+import csv
 import json
 import shutil
 
@@ -100,7 +101,12 @@ def test_answer_text_latency_and_tokens_per_question(generated_run):
 
 
 def test_report_shows_generation(generated_run):
-    out, _, _, _ = generated_run
+    out, results, _, _ = generated_run
+    rows = {row["qid"]: row for row in csv.DictReader((out / "per_query.csv").open())}
+    first = rows["56beb4343aeaaa14008c925b"]
+    assert (first["answer"], first["exact_match"], first["answer_error"]) == ("308.", "1.0", "")
+    assert float(first["answer_prompt_tokens"]) == next(q.cost["answer_prompt_tokens"] for q in results.queries
+                                                      if q.qid == "56beb4343aeaaa14008c925b")
     lines = (out / "report.md").read_text().splitlines()
     summary = next(line for line in lines if line.startswith("| target |") and "EM" in line)
     assert "| EM | F1 | Contains |" in summary

@@ -188,9 +188,9 @@ async def _run(plan: SharePlan) -> ShareResult:
     recorder = _Recorder(plan)
     sender = _InProcess(plan) if plan.call is not None else _Http(plan)
     ticker = asyncio.get_running_loop().create_task(_probe(recorder))
-    cpu0, wall0 = time.process_time(), perf_counter()
+    await _sleep_until(plan.start_at)
+    cpu0, wall0 = time.process_time(), perf_counter()  # the client's CPU from the first intended send on
     try:
-        await _sleep_until(plan.start_at)
         if plan.mode == "closed":
             await _closed(plan, sender, recorder)
         else:

@@ -12,6 +12,7 @@ from bench.errors import ServerError, UserError
 from bench.quality.generation import chat_prompt, parse_generate
 from bench.quality.run_command import QualityRequest, quality_command
 from bench.results.store import read_results
+from tests.harness.cli import run_cli
 from tests.harness.llm_double import LLMDouble, count_tokens
 
 # Scripted replies, by question; every other question gets "unknown".
@@ -161,3 +162,16 @@ def test_native_needs_a_target_that_answers_itself(six_questions, tmp_path):
 def test_generated_measures_need_generate(six_questions, tmp_path):
     with pytest.raises(UserError, match="measure EM scores generated answers: add --generate"):
         quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=tmp_path, measures=["EM"]))
+
+
+def test_cli_flag(six_questions, tmp_path, monkeypatch, capsys):
+    with LLMDouble(answer=lambda messages: "308") as llm:
+        code, out, err = run_cli(["quality", "--dataset", str(six_questions), "-t", "bm25", "--out", str(tmp_path / "o"),
+                                  "--generate", f"chat@{llm.base_url}?model=reader&context=2"], monkeypatch, capsys)
+    assert code == 0, err
+    assert read_results(tmp_path / "o" / "results.jsonl").metric("bm25", "exact_match").per_query[
+        "56beb4343aeaaa14008c925b"] == 1.0
+    code, _, err = run_cli(["quality", "--dataset", str(six_questions), "-t", "bm25", "--out", str(tmp_path / "p"),
+                            "--generate", "chat@http://127.0.0.1:9/v1"], monkeypatch, capsys)
+    assert code == 2 and err.strip() == ("ragbench: error: --generate 'chat@http://127.0.0.1:9/v1': chat needs a URL and "
+                                         "a model (chat@http://host:4000/v1?model=NAME)")

@@ -9,7 +9,7 @@ from html import escape
 from pathlib import Path
 
 from bench.report.markdown import dataset_lines, notes_lines, status_line, target_line
-from bench.report.tables import comparison_rows, cost_rows, summary_rows
+from bench.report.tables import LATENCY_NOTE, comparison_rows, cost_rows, summary_rows
 from bench.results.store import Results
 from bench.secrets import mask
 
@@ -46,6 +46,7 @@ def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
         "<h2>Results</h2>",
         "<p>Mean over every judged query (a failed or empty query scores 0, as trec_eval -c), with its 95% bootstrap interval.</p>",
         _table(*summary_rows(results)),
+        f"<p>{escape(LATENCY_NOTE)}</p>",
     ]
     images = {}
     for title, path in plots:  # masking runs on the text only: a placeholder stands for each image

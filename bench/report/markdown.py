@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from bench.report.tables import comparison_rows, cost_rows, summary_rows
+from bench.report.tables import LATENCY_NOTE, comparison_rows, cost_rows, summary_rows
 from bench.results.schema import TargetRecord
 from bench.results.store import Results
 from bench.secrets import mask
@@ -59,7 +59,7 @@ def notes_lines(results: Results) -> list[str]:
 
 def target_line(t: TargetRecord) -> str:
     return (f"Spec `{t.spec}`; run file `{t.run_file}`" +
-            ("; **engine scores did not follow its rank order, so rank-derived scores were written**" if t.scores_replaced else "") + ".")
+            ("; **engine scores tied or did not strictly decrease down its ranking, so rank-derived scores were written (trec_eval scores the order the target returned)**" if t.scores_replaced else "") + ".")
 
 
 def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Path) -> str:
@@ -71,7 +71,7 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
         "## Results", "",
         "Mean over every judged query (a failed or empty query scores 0, as trec_eval -c), "
         "with its 95% bootstrap interval.", "",
-        _table(*summary_rows(results)), "",
+        _table(*summary_rows(results)), "", LATENCY_NOTE, "",
     ]
     for title, path in plots:
         parts += [f"![{title}]({os.path.relpath(path, out_dir)})", ""]

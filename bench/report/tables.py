@@ -25,6 +25,11 @@ def fmt_p(p: float) -> str:
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
+LATENCY_NOTE = ("p50/p99: per-query latency, where a target answers one query at a time (– for local engines, "
+                "which rank queries in batches and so have no time per query); search ms/query: the whole search "
+                "time divided by the queries.")
+
+
 def summary_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     labels = [results.header.measure_labels.get(m, m) for m in results.header.measures]
     header = ["target", *labels, "errors", "empty", "p50 ms", "p99 ms", "search ms/query", "index s"]

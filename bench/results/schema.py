@@ -51,7 +51,7 @@ class TargetRecord:
     latency_ms: dict[str, float]  # p50, p90, p99, mean, max; empty when queries ran in one batch (search_seconds)
     cost: dict[str, float]  # per-query means of each cost counter
     warnings: dict[str, int]  # anomaly name -> number of queries
-    scores_replaced: bool  # engine scores did not follow the rank order; rank-derived scores were written
+    scores_replaced: bool  # engine scores tied or did not strictly decrease; rank-derived scores were written
     run_file: str  # relative to the results file
     error: str | None = None
     record: str = "target"

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from bench.cli import main
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Files are mostly well formed (so that examples reach deep into parsing and scoring), then spoiled:
 # lines of awkward pieces inserted anywhere, a byte-order mark, CRLF ends — or raw bytes only.

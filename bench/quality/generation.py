@@ -117,9 +117,13 @@ class ChatGenerator:
             raise self.http.shape_error(url, "{choices: [{message: {content}}]}", reply) from None
         if not isinstance(text, str):
             raise self.http.shape_error(url, "a string in choices[0].message.content", reply)
+        # Named as `ragbench meter` names a call's cost (what `native` reports through a metered target).
         usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
-        cost = {f"answer_{k}": float(usage[k]) for k in ("prompt_tokens", "completion_tokens")
-                if isinstance(usage.get(k), (int, float)) and not isinstance(usage.get(k), bool)}
+        counted = {k: usage[k] for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+                   if isinstance(usage.get(k), int) and not isinstance(usage.get(k), bool)}
+        cost = {"answer_llm_calls": 1.0, **{f"answer_llm_{k}": float(v) for k, v in counted.items()}}
+        if not counted:
+            cost["answer_llm_calls_without_usage"] = 1.0  # tokens unknown, not zero
         return text, cost
 
     def describe(self) -> dict[str, Any]:

@@ -93,11 +93,11 @@ def test_answer_text_latency_and_tokens_per_question(generated_run):
     assert by_qid["56beb4343aeaaa14008c925b"].answer == "308."
     assert by_qid["56beb4343aeaaa14008c925d"].answer == "unknown"
     # Tokens are the endpoint's own `usage`: the double counts words of every message and of the reply.
-    assert sorted(q.cost["answer_prompt_tokens"] for q in by_qid.values()) == sorted(c.prompt_tokens for c in calls)
-    assert by_qid["56beb4343aeaaa14008c925c"].cost["answer_completion_tokens"] == count_tokens("He had 136 career sacks")
+    assert sorted(q.cost["answer_llm_prompt_tokens"] for q in by_qid.values()) == sorted(c.prompt_tokens for c in calls)
+    assert by_qid["56beb4343aeaaa14008c925c"].cost["answer_llm_completion_tokens"] == count_tokens("He had 136 career sacks")
     assert all(q.cost["answer_ms"] > 0 and q.answer_error is None for q in by_qid.values())
     target = results.targets[0]
-    assert target.cost["answer_completion_tokens"] == pytest.approx(sum(c.completion_tokens for c in calls) / 6)
+    assert target.cost["answer_llm_completion_tokens"] == pytest.approx(sum(c.completion_tokens for c in calls) / 6)
     assert target.config["generation"]["model"] == "reader" and target.config["generation"]["context"] == 3
 
 
@@ -106,13 +106,13 @@ def test_report_shows_generation(generated_run):
     rows = {row["qid"]: row for row in csv.DictReader((out / "per_query.csv").open())}
     first = rows["56beb4343aeaaa14008c925b"]
     assert (first["answer"], first["exact_match"], first["answer_error"]) == ("308.", "1.0", "")
-    assert float(first["answer_prompt_tokens"]) == next(q.cost["answer_prompt_tokens"] for q in results.queries
+    assert float(first["answer_llm_prompt_tokens"]) == next(q.cost["answer_llm_prompt_tokens"] for q in results.queries
                                                       if q.qid == "56beb4343aeaaa14008c925b")
     lines = (out / "report.md").read_text().splitlines()
     summary = next(line for line in lines if line.startswith("| target |") and "EM" in line)
     assert "| EM | F1 | Contains |" in summary
     cost = next(line for line in lines if line.startswith("| target |") and "answer_ms / query" in line)
-    assert "answer_prompt_tokens / query" in cost and "answer_completion_tokens / query" in cost
+    assert "answer_llm_prompt_tokens / query" in cost and "answer_llm_completion_tokens / query" in cost
 
 
 def test_one_refused_question_is_that_questions_error(six_questions, tmp_path):

@@ -33,7 +33,8 @@ from nginx_trivial import nginx  # noqa: E402
 
 from bench.endpoints.spec import parse_spec  # noqa: E402
 from bench.load import worker  # noqa: E402
-from bench.load.runner import LoadEndpoint, PointConfig, measure_point, stop_pool, worker_pool  # noqa: E402
+from bench.load.points import PointConfig  # noqa: E402
+from bench.load.runner import LoadEndpoint, measure_point, stop_pool, worker_pool  # noqa: E402
 from bench.load.schedule import Arrival  # noqa: E402
 from bench.load.workload import Workload  # noqa: E402
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from bench.endpoints.spec import parse_spec
 from bench.errors import UserError
-from bench.load.runner import SweepConfig, run_load
+from bench.load.points import PointConfig, SweepConfig, point_label
+from bench.load.runner import run_load
 from bench.load.schedule import parse_arrival
 from bench.load.workload import load_workload
 from bench.results.schema import LoadPointRecord
@@ -88,14 +89,16 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
     if request.requests is not None and request.requests < 1:
         raise UserError(f"--requests {request.requests}: expected a positive number")
     concurrencies = parse_list("--concurrency", request.concurrency, allow_zero=request.burst is not None) or [1]
-    return SweepConfig(
-        op=op, batches=parse_list("--batch", request.batch) or [1], concurrencies=concurrencies,
-        rates=parse_list("--rate", request.rate, float), arrival=parse_arrival(request.arrival),
-        max_inflight=request.max_inflight, burst=request.burst,
-        lengths=parse_list("--lengths", request.lengths) or [None], documents=parse_list("--documents", request.documents) or [10],
+    base = PointConfig(
+        op=op, arrival=parse_arrival(request.arrival), max_inflight=request.max_inflight, burst=request.burst,
         duration_s=None if request.requests is not None else parse_seconds("--duration", request.duration or "10s"),
         requests=request.requests, warmup_s=parse_seconds("--warmup", request.warmup, allow_zero=True),
         workers=request.workers, timeout_s=parse_seconds("--timeout", request.timeout), seed=request.seed,
+    )
+    return SweepConfig(
+        base, batches=parse_list("--batch", request.batch) or [1], concurrencies=concurrencies,
+        rates=parse_list("--rate", request.rate, float), lengths=parse_list("--lengths", request.lengths) or [None],
+        documents=parse_list("--documents", request.documents) or [10],
     )
 
 
@@ -149,14 +152,7 @@ def summary_table(records: list[LoadPointRecord]):
         return f"{block[key]:.1f} ms" if block else "-"
 
     for r in records:
-        if r.loop == "closed":
-            point = f"closed b={r.batch} c={r.concurrency}"
-        elif r.loop == "open":
-            point = f"open b={r.batch} {r.rate:g}/s {r.arrival}" + (f" cap={r.max_inflight}" if r.max_inflight else "")
-        else:
-            point = f"burst {r.burst} b={r.batch} c={r.concurrency or '∞'} drain {r.duration_s:.2f}s"
-        if r.length:
-            point += f" len={r.length}"
+        point = point_label(r) + (f", drained in {r.duration_s:.2f} s" if r.loop == "burst" else "")
         errors = ", ".join(f"{k}:{v}" for k, v in sorted(r.requests["errors"].items())) or "0"
         client = "SATURATED" if r.client["saturated"] else f"{r.client['cpu_percent'] or 0:.0f}% cpu"
         table.add_row(r.endpoint, point, f"{r.throughput['requests_per_s']:.1f}", f"{r.throughput['texts_per_s']:.1f}",

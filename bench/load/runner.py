@@ -9,6 +9,7 @@ The reusable core, for other executors (issue 11 runs the same shares in Ray act
     record = merge_shares(endpoint.spec.name, point, shares, metrics_before, metrics_after)
 
 `measure_point(endpoint, point, workload, executor)` does all of that with a local process pool.
+Points (`PointConfig`, `SweepConfig`) live in bench/load/points.py.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import signal
 import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, Executor, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from time import perf_counter
@@ -30,7 +31,8 @@ from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.errors import UserError
 from bench.load import histograms
 from bench.load.client import encode_request, target_of
-from bench.load.schedule import Arrival, open_schedule, share, split_count
+from bench.load.points import PointConfig, SweepConfig, point_label
+from bench.load.schedule import open_schedule, share, split_count
 from bench.load.server_view import MetricsReader, delta
 from bench.load.worker import SharePlan, ShareResult, run_share
 from bench.load.workload import Workload
@@ -42,72 +44,6 @@ from bench.secrets import mask, mask_data, secret_from_env
 START_LEAD_S = 0.25  # time for the plans to reach the worker processes before the first intended send
 LAG_SATURATED_MS = 5.0  # loop-lag p99 above this: the client, not the server, set the pace
 CPU_SATURATED = 90.0  # % of one core per worker
-
-
-@dataclass(frozen=True)
-class PointConfig:
-    op: str  # embed | rerank
-    loop: str  # closed | open | burst
-    batch: int  # texts per request (rerank: documents per query)
-    concurrency: int | None = None  # closed users; burst in-flight cap (0 = none)
-    rate: float | None = None
-    arrival: Arrival | None = None
-    max_inflight: int | None = None
-    burst: int | None = None  # texts in the burst
-    length: int | None = None
-    duration_s: float | None = 10.0
-    requests: int | None = None
-    warmup_s: float = 2.0
-    workers: int = 1
-    timeout_s: float = 30.0
-    seed: int = 0
-
-    def label(self) -> str:
-        size = f"docs={self.batch}" if self.op == "rerank" else f"batch={self.batch}"
-        length = f" len={self.length}" if self.length else ""
-        if self.loop == "closed":
-            return f"closed {size} conc={self.concurrency}{length}"
-        if self.loop == "open":
-            cap = f" max-inflight={self.max_inflight}" if self.max_inflight else ""
-            return f"open {size} rate={self.rate:g}/s {self.arrival}{cap}{length}"
-        return f"burst {self.burst} texts {size} conc={self.concurrency or 'unlimited'}{length}"
-
-
-@dataclass
-class SweepConfig:
-    op: str = "embed"
-    batches: list[int] = field(default_factory=lambda: [1])
-    concurrencies: list[int] = field(default_factory=lambda: [1])
-    rates: list[float] = field(default_factory=list)
-    arrival: Arrival = field(default_factory=lambda: Arrival("constant"))
-    max_inflight: int | None = None
-    burst: int | None = None
-    lengths: list[int | None] = field(default_factory=lambda: [None])
-    documents: list[int] = field(default_factory=lambda: [10])
-    duration_s: float | None = 10.0
-    requests: int | None = None
-    warmup_s: float = 2.0
-    workers: int = 1
-    timeout_s: float = 30.0
-    seed: int = 0
-
-    def points(self) -> list[PointConfig]:
-        sizes = self.documents if self.op == "rerank" else self.batches
-        common = dict(op=self.op, duration_s=self.duration_s, requests=self.requests, warmup_s=self.warmup_s,
-                      workers=self.workers, timeout_s=self.timeout_s)
-        out: list[PointConfig] = []
-        for length in self.lengths:
-            for size in sizes:
-                if self.burst is not None:
-                    out += [PointConfig(loop="burst", batch=size, concurrency=c, burst=self.burst, length=length, **common)
-                            for c in self.concurrencies]
-                elif self.rates:
-                    out += [PointConfig(loop="open", batch=size, rate=r, arrival=self.arrival, max_inflight=self.max_inflight,
-                                        length=length, seed=self.seed + i, **common) for i, r in enumerate(self.rates)]
-                else:
-                    out += [PointConfig(loop="closed", batch=size, concurrency=c, length=length, **common)
-                            for c in self.concurrencies]
-        return out
 
 
 class InProcessCall:
@@ -370,8 +306,8 @@ def run_load(specs: list[EndpointSpec], sweep: SweepConfig, workload: Workload, 
     Everything is checked before `out_dir` is touched; `on_results` is told once this run's file exists."""
     endpoints = [LoadEndpoint(spec) for spec in specs]
     for endpoint in endpoints:
-        endpoint.check_op(sweep.op)
-    if any(e.in_process for e in endpoints) and sweep.workers > 1:
+        endpoint.check_op(sweep.base.op)
+    if any(e.in_process for e in endpoints) and sweep.base.workers > 1:
         raise UserError("load: in-process endpoints (reference, reference-rerank) run in one worker; use --workers 1")
     points = sweep.points()
     prepare_out_dir(out_dir, [s.name for s in specs], overwrite)
@@ -381,28 +317,28 @@ def run_load(specs: list[EndpointSpec], sweep: SweepConfig, workload: Workload, 
         command="load", created=_now(), ragbench_version=bench.__version__,
         dataset={"name": "load workload", "source": workload.source, "texts": len(workload.texts),
                  "tokens_source": workload.tokens_source},
-        measures=[], measure_labels={}, depth=0, seed=sweep.seed, targets=[s.name for s in specs],
+        measures=[], measure_labels={}, depth=0, seed=sweep.base.seed, targets=[s.name for s in specs],
         load=mask_data({"endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in specs},
-                        "op": sweep.op, "points": len(points), "workers": sweep.workers, "warmup_s": sweep.warmup_s,
-                        "duration_s": sweep.duration_s, "requests": sweep.requests, "timeout_s": sweep.timeout_s}),
+                        "op": sweep.base.op, "points": len(points), "workers": sweep.base.workers, "warmup_s": sweep.base.warmup_s,
+                        "duration_s": sweep.base.duration_s, "requests": sweep.base.requests, "timeout_s": sweep.base.timeout_s}),
     ))
     pool = None
     try:
-        pool = worker_pool(sweep.workers)
+        pool = worker_pool(sweep.base.workers)
         for endpoint in endpoints:
             if endpoint.in_process:  # one worker (checked above): the model loads in the process that measures
-                pool.submit(InProcessCall(endpoint.spec, sweep.op, [("warm-up query", ["warm-up text"])]).warm).result()
+                pool.submit(InProcessCall(endpoint.spec, sweep.base.op, [("warm-up query", ["warm-up text"])]).warm).result()
             else:
-                endpoint.preflight(sweep.op)
+                endpoint.preflight(sweep.base.op)
         for endpoint in endpoints:
             for number, point in enumerate(points, 1):
-                tick = _ticker(progress, f"{endpoint.spec.name} {number}/{len(points)} {point.label()}", point)
+                tick = _ticker(progress, f"{endpoint.spec.name} {number}/{len(points)} {point_label(point)}", point)
                 record = measure_point(endpoint, point, workload, pool, tick)
                 writer.write(record)
                 on_point(record)
                 if unreachable(record):
                     example = next(iter(record.error_examples.values()), "")
-                    raise UserError(f"endpoint {endpoint.spec.name}: no answer at all during {point.label()} "
+                    raise UserError(f"endpoint {endpoint.spec.name}: no answer at all during {point_label(point)} "
                                     f"({example}); the sweep stops here, finished points are saved")
         writer.write(EndRecord(status="complete", finished=_now()))
     except (KeyboardInterrupt, SystemExit):

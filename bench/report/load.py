@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench.load import histograms  # noqa: E402
+from bench.load.points import point_label as describe  # noqa: E402
 from bench.results.schema import LoadPointRecord  # noqa: E402
 from bench.results.store import Results  # noqa: E402
 
@@ -30,14 +31,7 @@ def _ms(block: dict | None, key: str) -> str:
 
 
 def point_label(r: LoadPointRecord) -> str:
-    size = f"docs {r.batch}" if r.op == "rerank" else f"batch {r.batch}"
-    length = f", len {r.length}" if r.length else ""
-    if r.loop == "closed":
-        return f"{r.endpoint}: {size}, conc {r.concurrency}{length}"
-    if r.loop == "open":
-        cap = f", cap {r.max_inflight}" if r.max_inflight else ""
-        return f"{r.endpoint}: {size}, {r.rate:g}/s {r.arrival}{cap}{length}"
-    return f"{r.endpoint}: burst {r.burst}, {size}, conc {r.concurrency or 'unlimited'}{length}"
+    return f"{r.endpoint}: {describe(r)}"
 
 
 def points_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[str]]]:
@@ -85,6 +79,18 @@ def server_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[st
     return header, rows
 
 
+def _finish(fig, ax, path: Path, xlabel: str, ylabel: str, xscale: str | None = None, legend: int = 8) -> Path:
+    if xscale == "log2":
+        ax.set_xscale("log", base=2)
+    elif xscale:
+        ax.set_xscale(xscale)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=legend)
+    return _save(fig, path)
+
+
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -101,12 +107,7 @@ def throughput_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
         line = sorted((r for r in closed if (r.endpoint, r.batch, r.length or 0) == key), key=lambda r: r.concurrency)
         ax.plot([r.concurrency for r in line], [r.throughput["texts_per_s"] for r in line], marker="o",
                 label=f"{key[0]} batch {key[1]}" + (f" len {key[2]}" if key[2] else ""))
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("concurrency (closed loop)")
-    ax.set_ylabel("texts/s")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    return _save(fig, path)
+    return _finish(fig, ax, path, "concurrency (closed loop)", "texts/s", "log2")
 
 
 def rate_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
@@ -150,12 +151,7 @@ def cdf_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
         quantity = "scheduled" if r.histograms.get("scheduled") else "service"
         xs, ys = zip(*histograms.cdf_ms(histograms.decode(r.histograms[quantity])))
         ax.plot(xs, ys, label=f"{point_label(r)} ({quantity})")
-    ax.set_xscale("log")
-    ax.set_xlabel("latency (ms)")
-    ax.set_ylabel("fraction of requests")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    return _save(fig, path)
+    return _finish(fig, ax, path, "latency (ms)", "fraction of requests", "log", legend=7)
 
 
 def heatmap_plot(points: list[LoadPointRecord], path: Path) -> Path | None:

@@ -13,7 +13,8 @@ import pytest
 
 from bench.endpoints.spec import parse_spec
 from bench.errors import UserError
-from bench.load.runner import SweepConfig, run_load
+from bench.load.points import PointConfig, SweepConfig
+from bench.load.runner import run_load
 from bench.load.workload import Workload
 from bench.results.store import read_results
 
@@ -25,9 +26,8 @@ def _workload() -> Workload:
     return Workload(texts, texts[:8], "inline", lambda ts: [len(t.split()) for t in ts], "words")
 
 
-def _sweep(**overrides) -> SweepConfig:
-    base = dict(batches=[1], concurrencies=[2], duration_s=1.0, warmup_s=0.0, timeout_s=5.0)
-    return SweepConfig(**{**base, **overrides})
+def _sweep(**lists) -> SweepConfig:
+    return SweepConfig(PointConfig(op="embed", duration_s=1.0, warmup_s=0.0, timeout_s=5.0), **{"concurrencies": [2], **lists})
 
 
 def test_429_for_a_while_is_counted_and_the_sweep_goes_on(load_server, tmp_path):

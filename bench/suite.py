@@ -198,7 +198,7 @@ class _Reader:
 
 def load_suite(path: Path) -> Suite:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a leading byte-order mark dropped, as for every text file
     except FileNotFoundError:
         raise InputError(path, "no such suite file") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -193,6 +193,13 @@ def test_a_byte_order_mark_is_dropped_in_every_format(tmp_path):
     (tmp_path / "corpus.jsonl").write_text('{"id": "d1", "text": "x"}\n')
     (tmp_path / "qa.jsonl").write_text(bom + '{"id": "1", "query": "x?", "relevant": ["d1"]}\n', encoding="utf-8")
     assert load_dataset(tmp_path / "qa.jsonl").qrels == {"1": {"d1": 1}}
+    from bench.suite import load_suite
+    from tests.paths import REPO
+
+    suite = tmp_path / "suite.toml"
+    suite.write_text(bom + (REPO / "suites" / "local.toml").read_text(), encoding="utf-8")
+    endpoints = [job.endpoints for job in load_suite(REPO / "suites" / "local.toml").identity]
+    assert [job.endpoints for job in load_suite(suite).identity] == endpoints
 
 
 SPACED_IDS = [

@@ -22,21 +22,15 @@ def run(
     benchmark_json: Annotated[Optional[Path], typer.Option("--benchmark-json", help="Write pytest-benchmark JSON of latency and throughput.")] = None,
 ) -> None:
     """Run every quality, identity and load entry of a suite; with --baseline, gate the run (exit 1 on a regression)."""
-    from bench.results.compare import locate_results
-    from bench.results.compare_outputs import render_text, write_benchmark_json, write_outputs
-    from bench.results.store import read_results
+    from bench.results.compare_outputs import render_text, write_outputs
     from bench.suite import load_suite, run_suite
 
     loaded = load_suite(suite)
-    folder = out or Path("reports") / loaded.name
-    outcome = run_suite(loaded, folder, baseline, say=typer.echo, overwrite=overwrite)
-    if outcome.comparison is not None:
-        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        write_outputs(outcome.comparison, outcome.comparison.runs, junit=junit,
-                      summary=summary or (Path(step_summary) if step_summary else None), benchmark=benchmark_json)
-        typer.echo(render_text(outcome.comparison), nl=False)
-    elif benchmark_json is not None and folder.exists():  # trend tools chart every run, gated or not
-        write_benchmark_json(benchmark_json, [(key, read_results(path)) for key, path in locate_results(folder).items()])
+    outcome = run_suite(loaded, out or Path("reports") / loaded.name, baseline, say=typer.echo, overwrite=overwrite)
+    typer.echo(render_text(outcome.comparison), nl=False)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    write_outputs(outcome.comparison, outcome.comparison.runs, junit=junit,
+                  summary=summary or (Path(step_summary) if step_summary else None), benchmark=benchmark_json)
     for line in outcome.errors:
         typer.echo(f"ragbench: error: {line}", err=True)
     raise typer.Exit(outcome.exit_code)

@@ -197,13 +197,9 @@ def write_outputs(comparison: Comparison, runs: list[tuple[str, Results]], junit
     if junit is not None:
         _write(junit, junit_xml(comparison))
     if benchmark is not None:
-        write_benchmark_json(benchmark, runs)
+        _write(benchmark, json.dumps(benchmark_json(runs), indent=2) + "\n")
     if summary is not None:
         _write(summary, render_markdown(comparison) + "\n", mode="a")
-
-
-def write_benchmark_json(path: Path, runs: list[tuple[str, Results]]) -> None:
-    _write(path, json.dumps(benchmark_json(runs), indent=2) + "\n")
 
 
 def _write(path: Path, text: str, mode: str = "w") -> None:

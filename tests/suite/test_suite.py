@@ -45,8 +45,10 @@ def cli(monkeypatch, capsys):
 def test_a_suite_runs_then_gates_against_its_baseline(tmp_path, cli):
     suite = tmp_path / "small.toml"
     suite.write_text(SMALL)
-    code, out, err = cli(suite, "--out", tmp_path / "base")
+    code, out, err = cli(suite, "--out", tmp_path / "base", "--junit", tmp_path / "first.xml")
     assert code == 0, err
+    assert "!! no baseline given: nothing is gated" in out
+    assert ET.parse(tmp_path / "first.xml").getroot().get("tests") == "0"  # the first night: a valid, empty report
     assert (tmp_path / "base" / "quality-scifact" / "runs" / "prod.trec").is_file()
     assert (tmp_path / "base" / "quality-scifact" / "report.html").is_file()
     code, out, err = cli(suite, "--out", tmp_path / "cur", "--baseline", tmp_path / "base", "--junit", tmp_path / "j.xml",

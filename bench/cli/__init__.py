@@ -18,6 +18,7 @@ from bench.secrets import MaskedStream
 from bench.cli import datasets_cmd, evaluate_cmd, quality_cmd, meter_cmd, identity_cmd, doctor_cmd  # noqa: E402,F401  (registration)
 from bench.cli import compare_cmd, run_cmd  # noqa: E402,F401  (registration)
 from bench.cli import load_cmd  # noqa: E402,F401  (registration)
+from bench.cli import ceiling_cmd, size_cmd  # noqa: E402,F401  (registration)
 
 
 def main() -> None:

@@ -64,6 +64,10 @@ def write_report(results_path: Path, out_dir: Path | None = None) -> Path:
             from bench.report.load import write_load_report
 
             write_load_report(results, staging)
+        elif results.header.command in ("size", "ceiling"):  # so has sizing (bench/report/sizing.py)
+            from bench.report.sizing import write_ceiling_report, write_size_report
+
+            (write_size_report if results.header.command == "size" else write_ceiling_report)(results, staging)
         else:
             _render_quality(results, staging)
         with uninterruptible():

@@ -140,7 +140,63 @@ class EndRecord:
     record: str = "end"
 
 
+@dataclass
+class CeilingPoint:
+    """`ragbench ceiling`: the reference model's in-process throughput at one (length, batch) on one device/dtype."""
+
+    model: str  # the model folder's name
+    model_fingerprint: str
+    op: str  # embed | rerank (a CrossEncoder reads query + document pairs)
+    device: str  # cpu | cuda
+    device_name: str
+    dtype: str  # float32 | float16 | bfloat16
+    batch: int
+    length: int  # tokens per text asked for (special tokens included)
+    tokens_per_text: float  # tokens the model read per input: specials in, truncated at max_seq_length
+    max_seq_length: int
+    texts: int  # inputs measured (after one warm-up batch)
+    seconds: float
+    texts_per_s: float
+    tokens_per_s: float
+    flops_per_token: float  # from config.json (bench/load/ceiling.py has the formula)
+    achieved_tflops: float
+    peak_tflops: float | None  # None: the device's peak is unknown (CPU, unlisted GPU) and --peak-tflops not given
+    peak_source: str | None
+    peak_fraction: float | None
+    texts_fingerprint: str  # the texts of this length: the same fingerprint means the same texts
+    record: str = "ceiling_point"
+
+
+@dataclass
+class GpuTelemetryRecord:
+    """`ragbench size`: NVML samples over one load point's measured window, mean and max per GPU."""
+
+    endpoint: str
+    point: str  # the load point's label
+    start: float  # time.monotonic() seconds: the window the samples fall in
+    end: float
+    gpus: list[dict[str, Any]]  # {"gpu", "name", "samples", quantity: {"mean", "max"}} (bench/load/telemetry.py)
+    record: str = "gpu_telemetry"
+
+
+@dataclass
+class SizingRecord:
+    """`ragbench size`: the answer for one endpoint and text length, every line naming its load points."""
+
+    endpoint: str
+    op: str
+    length: int | None
+    slo_p99_ms: float
+    max_error_rate: float
+    saturation: dict[str, Any] | None  # rate, texts_per_s, point, first_failure, probes [{rate, passed, point}]
+    lines: list[dict[str, Any]]  # {"setting", "value", "why", "evidence": [point labels]}
+    telemetry: str  # what NVML saw, or why there is no GPU telemetry (said once)
+    ceiling: str | None = None  # the ceiling results file the fraction comes from
+    record: str = "sizing"
+
+
 RECORD_TYPES = {
     "run": RunHeader, "target": TargetRecord, "query": QueryRecord, "metrics": MetricRecord,
     "comparison": ComparisonRecord, "end": EndRecord, "load_point": LoadPointRecord,
+    "ceiling_point": CeilingPoint, "gpu_telemetry": GpuTelemetryRecord, "sizing": SizingRecord,
 }

@@ -16,8 +16,8 @@ from typing import Any, Callable
 from bench.errors import InputError
 from bench.interrupt import uninterruptible
 from bench.results.schema import (
-    READABLE_VERSIONS, RECORD_TYPES, SCHEMA, ComparisonRecord, EndRecord, LoadPointRecord, MetricRecord, QueryRecord, RunHeader,
-    TargetRecord,
+    READABLE_VERSIONS, RECORD_TYPES, SCHEMA, CeilingPoint, ComparisonRecord, EndRecord, GpuTelemetryRecord, LoadPointRecord,
+    MetricRecord, QueryRecord, RunHeader, SizingRecord, TargetRecord,
 )
 from bench.secrets import mask_data
 
@@ -115,6 +115,9 @@ class Results:
     metrics: list[MetricRecord] = field(default_factory=list)
     comparisons: list[ComparisonRecord] = field(default_factory=list)
     load_points: list[LoadPointRecord] = field(default_factory=list)
+    ceiling: list[CeilingPoint] = field(default_factory=list)
+    gpu_telemetry: list[GpuTelemetryRecord] = field(default_factory=list)
+    sizing: list[SizingRecord] = field(default_factory=list)
     end: EndRecord | None = None
     recomputed: list[str] = field(default_factory=list)  # targets whose metrics the report rebuilt from run files
     repeated: int = 0  # records found a second time (earlier versions did so on Ctrl-C); the first one counts
@@ -228,6 +231,12 @@ def _read_results(path: Path) -> Results:
                 results.comparisons.append(record)
             elif isinstance(record, LoadPointRecord):
                 results.load_points.append(record)
+            elif isinstance(record, CeilingPoint):
+                results.ceiling.append(record)
+            elif isinstance(record, GpuTelemetryRecord):
+                results.gpu_telemetry.append(record)
+            elif isinstance(record, SizingRecord):
+                results.sizing.append(record)
             elif isinstance(record, EndRecord):
                 results.end = record
     if results is None:

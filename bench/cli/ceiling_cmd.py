@@ -1,0 +1,75 @@
+"""`ragbench ceiling`: the reference model's in-process throughput and FLOP/s against the device's peak."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from bench.cli.app import app
+
+
+def int_list(option: str, text: str) -> tuple[int, ...]:
+    """`1,32,256` -> (1, 32, 256): positive integers, or one line naming the option."""
+    from bench.errors import UserError
+
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise UserError(f"{option} {text!r}: expected positive integers separated by commas") from None
+    if not values or min(values) < 1:
+        raise UserError(f"{option} {text!r}: expected positive integers separated by commas")
+    return values
+
+
+@app.command()
+def ceiling(
+    model: Annotated[Optional[Path], typer.Option("--model", help="Local sentence-transformers or CrossEncoder folder (default: the bundled all-MiniLM-L6-v2).")] = None,
+    device: Annotated[str, typer.Option("--device", help="cpu | cuda")] = "cpu",
+    dtype: Annotated[str, typer.Option("--dtype", help="float32 | float16 | bfloat16")] = "float32",
+    batch: Annotated[str, typer.Option("--batch", help="Batch sizes, comma-separated.")] = "1,32,256",
+    lengths: Annotated[str, typer.Option("--lengths", help="Tokens per text (special tokens included), comma-separated.")] = "16,128,512",
+    peak_tflops: Annotated[Optional[float], typer.Option("--peak-tflops", help="The device's peak TFLOP/s for this dtype (default: a table of known GPUs; CPU unknown).")] = None,
+    seconds: Annotated[float, typer.Option("--seconds", help="Measured time per point.")] = 2.0,
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/ceiling"),
+) -> None:
+    """In-process texts/s, tokens/s and achieved FLOP/s of the reference model per length and batch."""
+    from bench.cli.progress import progress_bars
+    from bench.endpoints.reference import resolve_model
+    from bench.errors import UserError
+    from bench.load.ceiling import DTYPES, CeilingConfig, check, run_ceiling
+
+    if device not in ("cpu", "cuda"):
+        raise UserError(f"--device {device!r}: expected cpu or cuda")
+    if dtype not in DTYPES:
+        raise UserError(f"--dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
+    if peak_tflops is not None and not peak_tflops > 0:
+        raise UserError(f"--peak-tflops {peak_tflops}: expected a positive number")
+    if not seconds > 0:
+        raise UserError(f"--seconds {seconds}: expected a positive number")
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: not a folder")
+    config = CeilingConfig(model=resolve_model(model), device=device, dtype=dtype, batches=int_list("--batch", batch),
+                           lengths=int_list("--lengths", lengths), peak_tflops=peak_tflops, min_seconds=seconds)
+    check(config)
+    points = []
+    try:
+        with progress_bars() as bars:
+            run_ceiling(config, out, points.append, bars("ceiling: points", len(config.batches) * len(config.lengths)))
+    finally:
+        if points:  # what finished is shown and reported, also after a failure or Ctrl-C
+            from bench.report import write_report
+
+            _print_table(points)
+            typer.echo(f"report: {write_report(out / 'results.jsonl')}")
+
+
+def _print_table(points) -> None:
+    typer.echo(f"{'length':>6} {'batch':>5} {'tokens':>6} {'texts/s':>9} {'tokens/s':>10} {'TFLOP/s':>8} {'of peak':>8}")
+    for p in points:
+        share = f"{p.peak_fraction:.1%}" if p.peak_fraction is not None else "unknown"
+        typer.echo(f"{p.length:>6} {p.batch:>5} {p.tokens_per_text:>6.0f} {p.texts_per_s:>9.1f} {p.tokens_per_s:>10.0f} "
+                   f"{p.achieved_tflops:>8.3f} {share:>8}")
+    if points[0].peak_tflops is None:
+        typer.echo(f"peak FLOP/s of {points[0].device_name} ({points[0].dtype}) unknown: give --peak-tflops to see the fraction")

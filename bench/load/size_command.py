@@ -1,0 +1,253 @@
+"""The plain function behind `ragbench size`: closed sweep, saturation search, bursts, recommendation.
+
+Every measured point goes through the load sweep's own `measure_point` (same workers, histograms
+and records as `ragbench load`) and is written to results.jsonl the moment it finishes, followed by
+its GPU telemetry window; the `sizing` record with the recommendation comes last for each endpoint
+and length. A Ctrl-C or a dead server keeps every finished point and ends with the `end` record.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+from urllib.parse import urlsplit
+
+import bench
+from bench.endpoints.spec import EndpointSpec, parse_spec
+from bench.errors import UserError
+from bench.load.run_command import parse_list, parse_seconds
+from bench.load.runner import LoadEndpoint, PointConfig, measure_point, stop_pool, unreachable, worker_pool
+from bench.load.schedule import parse_arrival
+from bench.load.sizing import (
+    Economics, Saturation, Slo, choose_closed, closed_sweep, label, recommend, saturation_search, texts_per_s,
+)
+from bench.load.telemetry import GpuSampler
+from bench.load.workload import Workload, load_workload
+from bench.results.schema import EndRecord, GpuTelemetryRecord, LoadPointRecord, RunHeader, SizingRecord
+from bench.results.store import ResultsWriter, read_results
+from bench.secrets import mask, mask_data
+
+RESULTS_FILE = "results.jsonl"
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
+START_FRACTION = 0.5  # the saturation search starts at half the closed loop's best request rate
+
+
+@dataclass
+class SizeRequest:
+    endpoints: list[str]
+    slo_p99_ms: float
+    out: Path
+    op: str = ""
+    lengths: str | None = "128"
+    batches: str = "1,8,32"
+    documents: str = "10,50"
+    max_concurrency: int = 32
+    max_error_rate: float = 0.001
+    target_rps: float | None = None
+    gpu_hourly_usd: float | None = None
+    ceiling: Path | None = None
+    arrival: str = "poisson"
+    duration: str = "3s"
+    warmup: str = "1s"
+    burst: int = 256
+    burst_batches: str = "1,8,32"
+    burst_concurrency: str = "1,4,0"
+    max_probes: int = 8
+    tolerance: float = 0.05
+    workers: int = 1
+    texts: Path | None = None
+    dataset: Path | None = None
+    tokenizer: Path | None = None
+    nvml: bool | None = None  # None: sample this host's GPUs when the endpoint is on this host
+    timeout: str = "30s"
+    seed: int = 0
+
+
+@dataclass
+class SizePlan:
+    """The request, checked and parsed."""
+
+    specs: list[EndpointSpec]
+    op: str
+    slo: Slo
+    economics: Economics
+    lengths: list[int | None]
+    sizes: list[int]  # batches (embed) or documents per query (rerank)
+    burst_batches: list[int]
+    burst_concurrency: list[int]
+    duration_s: float
+    warmup_s: float
+    timeout_s: float
+    arrival: object
+    ceiling_points: list = field(default_factory=list)
+
+
+def check(request: SizeRequest) -> SizePlan:
+    """Every flag checked before anything is measured or written: one line, exit 2."""
+    specs = [parse_spec(s) for s in request.endpoints]
+    if len({s.name for s in specs}) != len(specs):
+        raise UserError("size: endpoint names must differ")
+    if len({s.is_rerank for s in specs}) > 1:
+        raise UserError("size: mix of embedding and rerank endpoints; size one --op at a time")
+    op = request.op or ("rerank" if specs[0].is_rerank else "embed")
+    if op not in ("embed", "rerank"):
+        raise UserError(f"--op {request.op!r}: expected embed or rerank")
+    if not request.slo_p99_ms > 0:
+        raise UserError(f"--slo-p99 {request.slo_p99_ms}: expected a positive number of milliseconds")
+    if not 0 <= request.max_error_rate < 1:
+        raise UserError(f"--max-error-rate {request.max_error_rate}: expected a fraction in [0, 1), as 0.001")
+    for flag, value in (("--target-rps", request.target_rps), ("--gpu-hourly-usd", request.gpu_hourly_usd)):
+        if value is not None and not value > 0:
+            raise UserError(f"{flag} {value}: expected a positive number")
+    if request.max_concurrency < 1 or request.max_probes < 2 or request.workers < 1 or request.burst < 1:
+        raise UserError("size: --max-concurrency, --workers and --burst must be positive and --max-probes at least 2")
+    if not 0 < request.tolerance < 1:
+        raise UserError(f"--tolerance {request.tolerance}: expected a fraction in (0, 1)")
+    if any(s.url is None for s in specs) and request.workers > 1:
+        raise UserError("size: in-process endpoints (reference, reference-rerank) run in one worker; use --workers 1")
+    ceiling_points = []
+    if request.ceiling is not None:
+        path = request.ceiling / RESULTS_FILE if request.ceiling.is_dir() else request.ceiling
+        ceiling_points = read_results(path).ceiling
+        if not ceiling_points:
+            raise UserError(f"--ceiling {path}: no ceiling_point records (write one with `ragbench ceiling`)")
+    return SizePlan(
+        specs=specs, op=op, slo=Slo(request.slo_p99_ms, request.max_error_rate),
+        economics=Economics(request.target_rps, request.gpu_hourly_usd),
+        lengths=parse_list("--lengths", request.lengths) or [None],
+        sizes=parse_list("--documents", request.documents) if op == "rerank" else parse_list("--batch", request.batches),
+        burst_batches=parse_list("--burst-batch", request.burst_batches),
+        burst_concurrency=parse_list("--burst-concurrency", request.burst_concurrency, allow_zero=True),
+        duration_s=parse_seconds("--duration", request.duration),
+        warmup_s=parse_seconds("--warmup", request.warmup, allow_zero=True),
+        timeout_s=parse_seconds("--timeout", request.timeout), arrival=parse_arrival(request.arrival),
+        ceiling_points=ceiling_points,
+    )
+
+
+def on_this_host(spec: EndpointSpec) -> bool:
+    return spec.url is None or (urlsplit(spec.url).hostname or "") in LOOPBACK
+
+
+class _Session:
+    """One endpoint's measurements: each point measured, written, and its GPU window written after it."""
+
+    def __init__(self, endpoint: LoadEndpoint, plan: SizePlan, request: SizeRequest, workload: Workload, pool,
+                 writer: ResultsWriter, sampler: GpuSampler | None, report: Callable[[LoadPointRecord], None]):
+        self.endpoint, self.plan, self.request = endpoint, plan, request
+        self.workload, self.pool, self.writer, self.sampler, self.report = workload, pool, writer, sampler, report
+        self.points: list[LoadPointRecord] = []
+
+    def measure(self, point: PointConfig) -> LoadPointRecord:
+        record = measure_point(self.endpoint, point, self.workload, self.pool)
+        finished = time.monotonic()
+        self.writer.write(record)
+        self.report(record)
+        self.points.append(record)
+        if self.sampler is not None and self.sampler.available:
+            # The measured window ends with the last answer, just before measure_point returned.
+            windows = self.sampler.window(finished - record.duration_s, finished)
+            self.writer.write(GpuTelemetryRecord(endpoint=record.endpoint, point=label(record),
+                                                 start=finished - record.duration_s, end=finished,
+                                                 gpus=[w.to_dict() for w in windows]))
+        if unreachable(record):
+            example = next(iter(record.error_examples.values()), "")
+            raise UserError(f"endpoint {self.endpoint.spec.name}: no answer at all during {point.label()} ({example}); "
+                            "sizing stops here, finished points are saved")
+        return record
+
+    def point(self, loop: str, size: int, length: int | None, **kwargs) -> PointConfig:
+        plan = self.plan
+        return PointConfig(op=plan.op, loop=loop, batch=size, length=length, duration_s=plan.duration_s,
+                           warmup_s=plan.warmup_s, workers=self.request.workers, timeout_s=plan.timeout_s, **kwargs)
+
+    def size(self, length: int | None, telemetry: str) -> SizingRecord:
+        plan, request = self.plan, self.request
+        start = len(self.points)
+        closed = closed_sweep(lambda b, c: self.measure(self.point("closed", b, length, concurrency=c)),
+                              plan.sizes, request.max_concurrency, plan.slo)
+        best = choose_closed(closed, plan.slo).best
+        saturation = Saturation(rate=None, point=None, first_failure=None)
+        if best is not None:
+            seeds = iter(range(request.seed, request.seed + 10_000))
+            saturation = saturation_search(
+                lambda rate: self.measure(self.point("open", best.batch, length, rate=rate, arrival=plan.arrival,
+                                                     seed=next(seeds))),
+                start_rate=max(best.throughput["requests_per_s"] * START_FRACTION, 0.01), slo=plan.slo,
+                tolerance=request.tolerance, max_probes=request.max_probes)
+        if plan.op == "embed":  # Open WebUI's ingestion pattern: a file's chunks fired together
+            for batch in plan.burst_batches:
+                for concurrency in plan.burst_concurrency:
+                    self.measure(self.point("burst", batch, length, concurrency=concurrency, burst=request.burst))
+        mine = self.points[start:]
+        lines = recommend(mine, saturation, plan.slo, plan.economics, plan.ceiling_points if request.ceiling else None)
+        sat = saturation.point
+        return SizingRecord(
+            endpoint=self.endpoint.spec.name, op=plan.op, length=length, slo_p99_ms=plan.slo.p99_ms,
+            max_error_rate=plan.slo.max_error_rate,
+            saturation={"rate": saturation.rate, "texts_per_s": texts_per_s(sat) if sat else None,
+                        "point": label(sat) if sat else None, "first_failure": saturation.first_failure,
+                        "probes": [{"rate": p.rate, "passed": p.passed, "point": label(p.point)} for p in saturation.probes]},
+            lines=[line.to_dict() for line in lines], telemetry=telemetry,
+            ceiling=str(request.ceiling) if request.ceiling else None,
+        )
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = lambda r: None) -> Path:
+    """Size every endpoint at every length; returns the results path (the report is built from it)."""
+    plan = check(request)
+    workload = load_workload(request.texts, request.dataset, request.tokenizer)
+    endpoints = [LoadEndpoint(spec) for spec in plan.specs]
+    for endpoint in endpoints:
+        endpoint.check_op(plan.op)
+    writer = ResultsWriter(request.out / RESULTS_FILE)
+    writer.write(RunHeader(
+        command="size", created=_now(), ragbench_version=bench.__version__,
+        dataset={"name": "load workload", "source": workload.source, "texts": len(workload.texts),
+                 "tokens_source": workload.tokens_source},
+        measures=[], measure_labels={}, depth=0, seed=request.seed, targets=[s.name for s in plan.specs],
+        load=mask_data({"endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in plan.specs},
+                        "op": plan.op, "workers": request.workers, "warmup_s": plan.warmup_s,
+                        "duration_s": plan.duration_s, "timeout_s": plan.timeout_s, "slo_p99_ms": plan.slo.p99_ms,
+                        "max_error_rate": plan.slo.max_error_rate, "arrival": str(plan.arrival)}),
+    ))
+    want_nvml = request.nvml if request.nvml is not None else any(on_this_host(s) for s in plan.specs)
+    sampler = GpuSampler().start() if want_nvml else None
+    telemetry = (("no GPU telemetry: the server is not on this host (--nvml samples this host's GPUs anyway)"
+                  if sampler is None else sampler.reason) or
+                 f"NVML: {len(sampler.names)} GPU(s) ({', '.join(sorted(set(sampler.names)))}) at "
+                 f"{1 / sampler.interval:g} Hz, mean and max over each point's measured window")
+    pool = None
+    try:
+        pool = worker_pool(request.workers)
+        for endpoint in endpoints:
+            if endpoint.in_process:
+                from bench.load.runner import InProcessCall
+
+                pool.submit(InProcessCall(endpoint.spec, plan.op, [("warm-up query", ["warm-up text"])]).warm).result()
+            session = _Session(endpoint, plan, request, workload, pool, writer, sampler, report)
+            for length in plan.lengths:
+                writer.write(session.size(length, telemetry))
+        writer.write(EndRecord(status="complete", finished=_now()))
+    except KeyboardInterrupt:
+        writer.write(EndRecord(status="interrupted", finished=_now(), error="interrupted by the user"))
+        raise
+    except UserError as exc:
+        writer.write(EndRecord(status="failed", finished=_now(), error=mask(str(exc))))
+        raise
+    finally:
+        if sampler is not None:
+            sampler.stop()
+        if pool is not None:
+            stop_pool(pool)
+        for endpoint in endpoints:
+            endpoint.close()
+        writer.close()
+    return request.out / RESULTS_FILE

@@ -1,0 +1,326 @@
+"""Sizing: from load points to an answer — the saturation rate under a latency SLO and the settings for it.
+
+Plain functions over `load_point` records (LoadPointRecord); `ragbench size` feeds them points it
+measures, the report reads them back from the results file. The steps:
+
+1. `closed_sweep`: per batch size, concurrency 1, 2, 4, … until texts/s stops rising; the point with
+   the best texts/s whose `service` p99 is under the SLO fixes the batch (and the client concurrency).
+2. `saturation_search`: open-loop probes at that batch, each its own short measured point with its
+   own warm-up: the rate grows ×2 from a start until a probe fails, then bisects between the last
+   pass and the first failure. A probe passes when its `scheduled` p99 (intended send → last byte,
+   so a stalled server cannot hide behind a slowed client) is under the SLO and its errors (unsent
+   requests included) are under the error limit: the goodput criterion.
+3. `recommend`: TEI and Open WebUI settings, replicas and cost, each line naming its points.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from bench.results.schema import CeilingPoint, LoadPointRecord
+
+TEI_DEFAULT_MAX_BATCH_TOKENS = 16384
+TEI_DEFAULT_MAX_CONCURRENT_REQUESTS = 512
+TEI_DEFAULT_MAX_CLIENT_BATCH_SIZE = 32
+GAIN_TO_CONTINUE = 0.05  # a closed-loop sweep goes on to the next concurrency while texts/s rises by 5% or more
+
+
+@dataclass(frozen=True)
+class Slo:
+    p99_ms: float
+    max_error_rate: float = 0.001
+
+
+def label(point: LoadPointRecord) -> str:
+    """The name a point goes by in reports and evidence (the load sweep's own label for it)."""
+    from bench.load.runner import PointConfig
+
+    return PointConfig(op=point.op, loop=point.loop, batch=point.batch, concurrency=point.concurrency, rate=point.rate,
+                       arrival=point.arrival, max_inflight=point.max_inflight, burst=point.burst,
+                       length=point.length).label()
+
+
+def error_rate(point: LoadPointRecord) -> float:
+    """(errors + unsent) / (sent + unsent): a request never sent by the end failed its user as surely."""
+    requests = point.requests
+    unsent = requests.get("unsent") or 0
+    total = requests["sent"] + unsent
+    return (sum(requests["errors"].values()) + unsent) / total if total else 1.0
+
+
+def p99_ms(point: LoadPointRecord, quantity: str) -> float | None:
+    block = point.latency_ms.get(quantity)
+    return block["p99"] if block else None
+
+
+def texts_per_s(point: LoadPointRecord) -> float:
+    return float(point.throughput.get("texts_per_s") or 0.0)
+
+
+def tokens_per_text(point: LoadPointRecord) -> float | None:
+    texts = texts_per_s(point)
+    tokens = point.throughput.get("tokens_per_s")
+    return tokens / texts if texts and tokens else None
+
+
+def passes(point: LoadPointRecord, slo: Slo, quantity: str) -> bool:
+    """p99 of `quantity` under the SLO and errors under the limit (goodput)."""
+    p99 = p99_ms(point, quantity)
+    return p99 is not None and p99 <= slo.p99_ms and error_rate(point) <= slo.max_error_rate
+
+
+# --- 1. closed loop ---------------------------------------------------------------------------------
+
+def closed_sweep(measure: Callable[[int, int], LoadPointRecord], batches: list[int], max_concurrency: int,
+                 slo: Slo) -> list[LoadPointRecord]:
+    """Per batch, concurrency 1, 2, 4, … ≤ max_concurrency, until texts/s gains < 5% or errors pass the limit."""
+    points: list[LoadPointRecord] = []
+    for batch in batches:
+        best = 0.0
+        concurrency = 1
+        while concurrency <= max_concurrency:
+            point = measure(batch, concurrency)
+            points.append(point)
+            if error_rate(point) > slo.max_error_rate or texts_per_s(point) < best * (1 + GAIN_TO_CONTINUE):
+                break
+            best = texts_per_s(point)
+            concurrency *= 2
+    return points
+
+
+@dataclass
+class ClosedChoice:
+    peak: LoadPointRecord | None  # best texts/s with errors under the limit, latency aside: the server's throughput
+    best: LoadPointRecord | None  # best texts/s whose service p99 is under the SLO: fixes batch and concurrency
+
+
+def choose_closed(points: list[LoadPointRecord], slo: Slo) -> ClosedChoice:
+    closed = [p for p in points if p.loop == "closed" and error_rate(p) <= slo.max_error_rate]
+    within = [p for p in closed if passes(p, slo, "service")]
+    return ClosedChoice(peak=max(closed, key=texts_per_s, default=None), best=max(within, key=texts_per_s, default=None))
+
+
+# --- 2. open loop: the saturation rate --------------------------------------------------------------
+
+@dataclass
+class Probe:
+    rate: float  # offered requests/s
+    point: LoadPointRecord
+    passed: bool
+
+
+@dataclass
+class Saturation:
+    rate: float | None  # highest passing offered rate (requests/s); None: no probed rate met the SLO
+    point: LoadPointRecord | None  # the probe at that rate
+    first_failure: float | None  # lowest failing rate above it (None: never failed: the search hit its probe limit)
+    probes: list[Probe] = field(default_factory=list)
+
+
+def saturation_search(measure: Callable[[float], LoadPointRecord], start_rate: float, slo: Slo,
+                      tolerance: float = 0.05, max_probes: int = 12, growth: float = 2.0,
+                      min_rate: float = 0.01) -> Saturation:
+    """Grow ×`growth` from `start_rate` until a probe fails (or shrink until one passes), then bisect
+    until the failing rate is within `tolerance` of the passing one, or `max_probes` are spent."""
+    probes: list[Probe] = []
+
+    def probe(rate: float) -> bool:
+        point = measure(rate)
+        probes.append(Probe(rate, point, passes(point, slo, "scheduled")))
+        return probes[-1].passed
+
+    good: float | None = None
+    bad: float | None = None
+    rate = start_rate
+    if probe(rate):
+        good = rate
+        while len(probes) < max_probes:
+            rate *= growth
+            if not probe(rate):
+                bad = rate
+                break
+            good = rate
+    else:
+        bad = rate
+        while len(probes) < max_probes and rate / growth >= min_rate:
+            rate /= growth
+            if probe(rate):
+                good = rate
+                break
+            bad = rate
+    while good is not None and bad is not None and (bad - good) / good > tolerance and len(probes) < max_probes:
+        mid = (good + bad) / 2
+        if probe(mid):
+            good = mid
+        else:
+            bad = mid
+    chosen = next((p for p in probes if p.rate == good and p.passed), None)
+    return Saturation(rate=good, point=chosen.point if chosen else None, first_failure=bad, probes=probes)
+
+
+# --- 3. recommendation ------------------------------------------------------------------------------
+
+@dataclass
+class Line:
+    setting: str
+    value: str
+    why: str
+    evidence: list[str]  # labels of the points it comes from
+
+    def to_dict(self) -> dict[str, object]:
+        return {"setting": self.setting, "value": self.value, "why": self.why, "evidence": self.evidence}
+
+
+@dataclass
+class Economics:
+    target_rps: float | None = None  # requests/s at the sized batch
+    gpu_hourly_usd: float | None = None
+
+
+def pow2_at_least(value: float) -> int:
+    return 1 << max(0, math.ceil(math.log2(max(value, 1.0))))
+
+
+def choose_burst(points: list[LoadPointRecord], slo: Slo) -> LoadPointRecord | None:
+    """Open WebUI's ingestion: the (batch, concurrency) that drains a file fastest without errors (429 included)."""
+    clean = [p for p in points if p.loop == "burst" and error_rate(p) <= slo.max_error_rate]
+    # Fastest drain first; among equals (within 2%) the lower concurrency, which leaves the server room for queries.
+    best = max(clean, key=texts_per_s, default=None)
+    if best is None:
+        return None
+    near = [p for p in clean if texts_per_s(p) >= 0.98 * texts_per_s(best)]
+    return min(near, key=lambda p: (p.concurrency or math.inf, -texts_per_s(p)))
+
+
+def ceiling_for(ceiling: list[CeilingPoint], point: LoadPointRecord) -> CeilingPoint | None:
+    """The in-process ceiling on the same op and text length: its best batch."""
+    same = [c for c in ceiling if c.op == point.op and c.length == point.length]
+    return max(same, key=lambda c: c.texts_per_s, default=None)
+
+
+def recommend(points: list[LoadPointRecord], saturation: Saturation | None, slo: Slo, economics: Economics = Economics(),
+              ceiling: list[CeilingPoint] | None = None) -> list[Line]:
+    """Every line of the answer, each with the points it comes from; lines that lack data say what is missing."""
+    choice = choose_closed(points, slo)
+    burst = choose_burst(points, slo)
+    lines: list[Line] = []
+    best = choice.best
+    if best is None:
+        lines.append(Line("batch / concurrency", "none meets the SLO",
+                          f"no closed-loop point had service p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}",
+                          [label(p) for p in points if p.loop == "closed"]))
+    else:
+        lines.append(Line("client batch / concurrency", f"{best.batch} / {best.concurrency}",
+                          f"best texts/s ({texts_per_s(best):.1f}) with service p99 {p99_ms(best, 'service'):.1f} ms "
+                          f"≤ {slo.p99_ms:g} ms", [label(best)]))
+    sat_point = saturation.point if saturation else None
+    if saturation is not None:
+        if sat_point is None:
+            lines.append(Line("saturation rate", "none", f"no probed rate kept scheduled p99 ≤ {slo.p99_ms:g} ms with errors "
+                              f"≤ {slo.max_error_rate:g}", [label(p.point) for p in saturation.probes]))
+        else:
+            bound = (f"; {saturation.first_failure:g}/s failed" if saturation.first_failure is not None
+                     else "; no failing rate found within the probe limit (a lower bound)")
+            lines.append(Line("saturation rate (goodput)", f"{saturation.rate:g} requests/s = {texts_per_s(sat_point):.1f} texts/s",
+                              f"highest rate with scheduled p99 {p99_ms(sat_point, 'scheduled'):.1f} ms ≤ {slo.p99_ms:g} ms, "
+                              f"errors {error_rate(sat_point):.2%}{bound}", [label(sat_point)]))
+    lines += _tei_lines(best, sat_point, burst)
+    lines += _openwebui_lines(burst, points)
+    lines += _economics_lines(saturation, sat_point, economics)
+    if ceiling is not None:
+        lines.append(_ceiling_line(choice.peak, ceiling))
+    return lines
+
+
+def _tei_lines(best: LoadPointRecord | None, sat: LoadPointRecord | None, burst: LoadPointRecord | None) -> list[Line]:
+    lines: list[Line] = []
+    sources = [p for p in (best, burst) if p is not None]
+    if sources:
+        largest = max(p.batch for p in sources)
+        lines.append(Line("TEI --max-client-batch-size", str(max(largest, 1)),
+                          "the largest batch a client sends (sized batch, Open WebUI's batch); TEI answers 422 above it "
+                          f"(default {TEI_DEFAULT_MAX_CLIENT_BATCH_SIZE})", [label(p) for p in sources]))
+    # Inputs in flight: since TEI 1.9 each input holds one permit of --max-concurrent-requests, taken
+    # without waiting, so fewer permits than inputs in flight means 429s (../shared/contracts).
+    in_flight: list[tuple[float, str, LoadPointRecord]] = []
+    if best is not None:
+        in_flight.append((best.batch * (best.concurrency or 1), "closed-loop users × batch", best))
+    if sat is not None:
+        seconds = p99_ms(sat, "scheduled") / 1000.0
+        in_flight.append((sat.rate * sat.batch * seconds, "rate × batch × p99 (Little's law)", sat))
+    if burst is not None:
+        requests = math.ceil(burst.burst / burst.batch)
+        cap = burst.concurrency or requests
+        in_flight.append((min(cap, requests) * burst.batch, "Open WebUI's requests in flight × batch", burst))
+    if in_flight:
+        need, how, point = max(in_flight, key=lambda t: t[0])
+        value = max(TEI_DEFAULT_MAX_CONCURRENT_REQUESTS, pow2_at_least(need))
+        lines.append(Line("TEI --max-concurrent-requests", str(value),
+                          f"≥ {need:.0f} inputs in flight ({how}), a power of two, at least TEI's default "
+                          f"{TEI_DEFAULT_MAX_CONCURRENT_REQUESTS}; since TEI 1.9 every input takes a permit",
+                          [label(p) for _, _, p in in_flight]))
+    if sat is not None and tokens_per_text(sat):
+        tokens = tokens_per_text(sat)
+        mean_s = sat.latency_ms["scheduled"]["mean"] / 1000.0
+        waiting = sat.rate * sat.batch * mean_s * tokens  # Little's law: mean inputs in the server × tokens each
+        value = max(TEI_DEFAULT_MAX_BATCH_TOKENS, pow2_at_least(waiting))
+        lines.append(Line("TEI --max-batch-tokens", str(value),
+                          f"the {waiting:.0f} tokens in the server on average at the saturation rate fit one forward "
+                          f"batch ({tokens:.0f} tokens/text); derived, not measured on TEI at this setting",
+                          [label(sat)]))
+    return lines
+
+
+def _openwebui_lines(burst: LoadPointRecord | None, points: list[LoadPointRecord]) -> list[Line]:
+    bursts = [p for p in points if p.loop == "burst"]
+    if burst is None:
+        why = ("no burst point finished without errors" if bursts else "no burst workload was measured")
+        return [Line("Open WebUI RAG_EMBEDDING_BATCH_SIZE / RAG_EMBEDDING_CONCURRENT_REQUESTS", "not determined", why,
+                     [label(p) for p in bursts])]
+    drain = burst.duration_s
+    return [
+        Line("Open WebUI RAG_EMBEDDING_BATCH_SIZE", str(burst.batch),
+             f"a {burst.burst}-chunk file drained in {drain:.2f} s ({texts_per_s(burst):.1f} texts/s), the fastest "
+             "without errors or 429s", [label(burst)]),
+        Line("Open WebUI RAG_EMBEDDING_CONCURRENT_REQUESTS", str(burst.concurrency or 0),
+             ("0 = unlimited; " if not burst.concurrency else "") + f"the cap of that burst", [label(burst)]),
+    ]
+
+
+def _economics_lines(saturation: Saturation | None, sat: LoadPointRecord | None, economics: Economics) -> list[Line]:
+    lines: list[Line] = []
+    if sat is None:
+        if economics.target_rps or economics.gpu_hourly_usd:
+            lines.append(Line("replicas / cost", "not determined", "no saturation rate under the SLO", []))
+        return lines
+    if economics.target_rps:
+        replicas = math.ceil(economics.target_rps / saturation.rate)
+        lines.append(Line("replicas for --target-rps", str(replicas),
+                          f"{economics.target_rps:g} requests/s ÷ {saturation.rate:g} requests/s per replica at the SLO",
+                          [label(sat)]))
+    if economics.gpu_hourly_usd:
+        per_text = economics.gpu_hourly_usd / (texts_per_s(sat) * 3600.0)
+        lines.append(Line("cost per 1M texts", f"${per_text * 1e6:.4f}",
+                          f"${economics.gpu_hourly_usd:g}/h at {texts_per_s(sat):.1f} texts/s (the saturation rate)",
+                          [label(sat)]))
+        tokens = tokens_per_text(sat)
+        if tokens:
+            lines.append(Line("cost per 1M tokens", f"${per_text / tokens * 1e6:.4f}",
+                              f"{tokens:.1f} tokens/text ({sat.throughput.get('tokens_source')})", [label(sat)]))
+    return lines
+
+
+def _ceiling_line(peak: LoadPointRecord | None, ceiling: list[CeilingPoint]) -> Line:
+    if peak is None:
+        return Line("fraction of the in-process ceiling", "not determined", "no closed-loop point without errors", [])
+    top = ceiling_for(ceiling, peak)
+    if top is None:
+        lengths = sorted({c.length for c in ceiling if c.op == peak.op})
+        return Line("fraction of the in-process ceiling", "not determined",
+                    f"the ceiling has no {peak.op} point at length {peak.length} (it has {lengths})", [label(peak)])
+    return Line("fraction of the in-process ceiling", f"{texts_per_s(peak) / top.texts_per_s:.1%}",
+                f"server's best {texts_per_s(peak):.1f} texts/s ÷ in-process {top.texts_per_s:.1f} texts/s "
+                f"({top.device_name}, {top.dtype})",
+                [label(peak), f"ceiling {top.op} batch={top.batch} len={top.length} {top.dtype}"])

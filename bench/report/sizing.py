@@ -1,0 +1,197 @@
+"""Reports for `ragbench size` and `ragbench ceiling`, from their results files alone.
+
+size: the load report of every measured point (bench/report/load.py), then the sizing sections —
+the recommendation with its evidence per endpoint and length, the goodput curve (texts/s against
+p99 with the SLO line), GPU telemetry per point under the throughput, and the ceiling fraction
+(a line of the recommendation). ceiling: texts/s, tokens/s and FLOP/s per length and batch.
+"""
+
+from __future__ import annotations
+
+import base64
+from html import escape
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from bench.load.sizing import label, p99_ms, texts_per_s  # noqa: E402
+from bench.results.schema import LoadPointRecord, SizingRecord  # noqa: E402
+from bench.results.store import Results  # noqa: E402
+
+CSS = ("body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
+       "table{border-collapse:collapse;margin:1em 0;font-size:.85em}th,td{border:1px solid #ccc;padding:.3em .5em}"
+       "th{background:#f0f0f0}img{max-width:100%}.bad{color:#b00020;font-weight:bold}")
+TELEMETRY = (("utilization_pct", "GPU utilisation %"), ("memory_used_mib", "memory used MiB"),
+             ("power_w", "power W"), ("sm_clock_mhz", "SM clock MHz"))
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _of(points: list[LoadPointRecord], sizing: SizingRecord) -> list[LoadPointRecord]:
+    return [p for p in points if p.endpoint == sizing.endpoint and p.length == sizing.length and p.op == sizing.op]
+
+
+def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path) -> Path | None:
+    """Texts/s against p99: open-loop probes (scheduled p99) pass or fail the SLO line; closed points (service p99)."""
+    mine = _of(points, sizing)
+    probes = [p for p in mine if p.loop == "open" and p99_ms(p, "scheduled") is not None]
+    closed = [p for p in mine if p.loop == "closed" and p99_ms(p, "service") is not None]
+    if not probes and not closed:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for batch in sorted({p.batch for p in closed}):
+        series = sorted((p for p in closed if p.batch == batch), key=lambda p: p.concurrency or 0)
+        ax.plot([texts_per_s(p) for p in series], [p99_ms(p, "service") for p in series], "o-", alpha=0.5,
+                label=f"closed loop, batch {batch} (service p99)")
+    passed = sizing.saturation or {}
+    ok = {p["point"] for p in passed.get("probes", []) if p["passed"]}
+    for good, marker, name in ((True, "s", "probe within SLO"), (False, "x", "probe over SLO or errors")):
+        chosen = sorted((p for p in probes if (label(p) in ok) == good), key=lambda p: p.rate or 0)
+        if chosen:
+            ax.plot([texts_per_s(p) for p in chosen], [p99_ms(p, "scheduled") for p in chosen], marker, markersize=8,
+                    color="tab:green" if good else "tab:red", label=f"open loop: {name} (scheduled p99)")
+    ax.axhline(sizing.slo_p99_ms, color="k", linestyle="--", label=f"SLO p99 {sizing.slo_p99_ms:g} ms")
+    if passed.get("texts_per_s"):
+        ax.axvline(passed["texts_per_s"], color="tab:green", linestyle=":", label=f"saturation {passed['texts_per_s']:.1f} texts/s")
+    ax.set_yscale("log")
+    ax.set_xlabel("texts/s (answered)")
+    ax.set_ylabel("p99 latency, ms (log)")
+    ax.set_title(f"{sizing.endpoint}, {sizing.op}, length {sizing.length}")
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def telemetry_plot(results: Results, sizing: SizingRecord, path: Path) -> Path | None:
+    """Per point in measured order: texts/s on top, then mean (bar) and max (tick) of each NVML quantity."""
+    windows = {t.point: t for t in results.gpu_telemetry if t.endpoint == sizing.endpoint}
+    mine = [p for p in _of(results.load_points, sizing) if label(p) in windows]
+    if not mine:
+        return None
+    fig, axes = plt.subplots(1 + len(TELEMETRY), 1, figsize=(10, 2 + 1.6 * len(TELEMETRY)), sharex=True)
+    x = range(len(mine))
+    axes[0].bar(x, [texts_per_s(p) for p in mine], color="tab:blue")
+    axes[0].set_ylabel("texts/s")
+    for ax, (key, name) in zip(axes[1:], TELEMETRY):
+        gpus = sorted({g["gpu"] for p in mine for g in windows[label(p)].gpus})
+        width = 0.8 / max(len(gpus), 1)
+        for k, gpu in enumerate(gpus):
+            blocks = [next((g.get(key) for g in windows[label(p)].gpus if g["gpu"] == gpu), None) for p in mine]
+            xs = [i + k * width for i in x]
+            ax.bar(xs, [b["mean"] if b else 0 for b in blocks], width=width, label=f"GPU {gpu} mean")
+            ax.plot(xs, [b["max"] if b else float("nan") for b in blocks], "k_", markersize=8)
+        ax.set_ylabel(name, fontsize=8)
+    axes[-1].set_xticks(list(x), [label(p) for p in mine], rotation=60, ha="right", fontsize=6)
+    axes[1].legend(fontsize=7)
+    return _save(fig, path)
+
+
+def _table_md(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows)]
+
+
+def _table_html(header: list[str], rows: list[list[str]]) -> str:
+    return ("<table><thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr></thead><tbody>"
+            + "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows) + "</tbody></table>")
+
+
+def _img_html(title: str, path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f"<h3>{escape(title)}</h3><img alt='{escape(title)}' src='data:image/png;base64,{data}'>"
+
+
+def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[str]]:
+    """(markdown lines, html fragments) of the sizing part of a size report."""
+    plots_dir = out_dir / "plots"
+    plots_dir.mkdir(parents=True, exist_ok=True)
+    md = ["# Sizing", ""]
+    html = ["<h1>Sizing</h1>"]
+    if not results.sizing:
+        note = "No sizing record: the run ended before the first recommendation; the points above are what finished."
+        return md + [note, ""], html + [f"<p class='bad'>{escape(note)}</p>"]
+    for number, sizing in enumerate(results.sizing, 1):
+        title = f"{sizing.endpoint} — {sizing.op}, length {sizing.length}, SLO p99 {sizing.slo_p99_ms:g} ms, " \
+                f"errors ≤ {sizing.max_error_rate:g}"
+        rows = [[line["setting"], line["value"], line["why"], "; ".join(line["evidence"]) or "-"] for line in sizing.lines]
+        header = ["setting", "value", "why", "evidence (points)"]
+        md += [f"## {title}", "", *_table_md(header, rows), "", f"GPU telemetry: {sizing.telemetry}", ""]
+        html += [f"<h2>{escape(title)}</h2>", _table_html(header, rows), f"<p>GPU telemetry: {escape(sizing.telemetry)}</p>"]
+        plots = [("Goodput: texts/s against p99, with the SLO", goodput_plot(results.load_points, sizing,
+                                                                             plots_dir / f"size_goodput_{number}.png")),
+                 ("GPU telemetry per point, under the throughput", telemetry_plot(results, sizing,
+                                                                                 plots_dir / f"size_telemetry_{number}.png"))]
+        for plot_title, path in plots:
+            if path is not None:
+                md += [f"### {plot_title}", "", f"![{plot_title}]({path.relative_to(out_dir).as_posix()})", ""]
+                html.append(_img_html(plot_title, path))
+    return md, html
+
+
+def write_size_report(results: Results, out_dir: Path) -> Path:
+    """The load report of every point, with the sizing sections first in line after its header."""
+    from bench.report.load import write_load_report
+
+    html_path = write_load_report(results, out_dir)
+    md, html = sizing_sections(results, out_dir)
+    md_path = out_dir / "report.md"
+    md_path.write_text(md_path.read_text(encoding="utf-8").replace("# ragbench load report", "# ragbench size report", 1)
+                       + "\n\n" + "\n".join(md) + "\n", encoding="utf-8")
+    page = html_path.read_text(encoding="utf-8").replace("ragbench load report", "ragbench size report")
+    html_path.write_text(page.replace("</body></html>", "\n".join(html) + "</body></html>"), encoding="utf-8")
+    return html_path
+
+
+def ceiling_table(results: Results) -> tuple[list[str], list[list[str]]]:
+    header = ["model", "op", "device", "dtype", "length", "tokens read", "batch", "texts/s", "tokens/s", "TFLOP/s",
+              "peak TFLOP/s (source)", "of peak"]
+    rows = [[Path(c.model).name or c.model, c.op, c.device_name, c.dtype, str(c.length), f"{c.tokens_per_text:.0f}",
+             str(c.batch), f"{c.texts_per_s:.1f}", f"{c.tokens_per_s:.0f}", f"{c.achieved_tflops:.3f}",
+             f"{c.peak_tflops:g} ({c.peak_source})" if c.peak_tflops else "unknown",
+             f"{c.peak_fraction:.1%}" if c.peak_fraction is not None else "-"] for c in results.ceiling]
+    return header, rows
+
+
+def ceiling_plot(results: Results, path: Path) -> Path | None:
+    if not results.ceiling:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for key in sorted({(c.length, c.dtype) for c in results.ceiling}):
+        series = sorted((c for c in results.ceiling if (c.length, c.dtype) == key), key=lambda c: c.batch)
+        ax.plot([c.batch for c in series], [c.texts_per_s for c in series], "o-", label=f"length {key[0]}, {key[1]}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("batch")
+    ax.set_ylabel("texts/s (in-process)")
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def write_ceiling_report(results: Results, out_dir: Path) -> Path:
+    plots_dir = out_dir / "plots"
+    plots_dir.mkdir(parents=True, exist_ok=True)
+    end = results.end
+    status = "complete" if end and end.status == "complete" else (
+        f"{end.status}: {end.error}" if end else "interrupted (no end record): the points below finished")
+    header, rows = ceiling_table(results)
+    plot = ceiling_plot(results, plots_dir / "ceiling.png")
+    intro = (f"Created {results.header.created}. In-process throughput of the reference model through "
+             "sentence-transformers; FLOP/s from the model's config.json (docs/sizing.md has the formula).")
+    md = ["# ragbench ceiling report", "", intro, "", f"Status: **{status}**", "", *_table_md(header, rows), ""]
+    html = [f"<!doctype html><html><head><meta charset='utf-8'><title>ragbench ceiling report</title><style>{CSS}</style>"
+            "</head><body><h1>ragbench ceiling report</h1>", f"<p>{escape(intro)}</p>",
+            f"<p class='{'' if status == 'complete' else 'bad'}'>Status: {escape(status)}</p>", _table_html(header, rows)]
+    if plot is not None:
+        md += ["## Texts/s per batch", "", f"![texts/s per batch]({plot.relative_to(out_dir).as_posix()})", ""]
+        html.append(_img_html("Texts/s per batch", plot))
+    html.append("</body></html>")
+    (out_dir / "report.md").write_text("\n".join(md), encoding="utf-8")
+    html_path = out_dir / "report.html"
+    html_path.write_text("\n".join(html), encoding="utf-8")
+    return html_path

@@ -1,0 +1,48 @@
+"""A TEI-shaped server with a finite, known capacity: one request at a time, first come first served.
+
+    python tests/sizing/queue_server.py --port P --service-ms 20
+
+The load fixture server (tests/load/fixture_server.py) answers every request in parallel, so it has
+no saturation rate; this one serves its requests in arrival order, each taking `service-ms`, so its
+capacity is exactly 1000/service-ms requests/s: under constant arrivals below it every answer takes
+the service time, above it the queue (and the scheduled latency) grows without bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.load.fixture_server import Handler, Server  # noqa: E402
+
+
+class QueueServer(Server):
+    def __init__(self, args):
+        super().__init__(args)
+        self.free_at = 0.0
+
+    def due(self, arrived: float) -> float:
+        """FIFO single server: work starts when the previous request is done."""
+        self.free_at = max(arrived, self.free_at) + self.args.service_ms / 1000
+        return self.free_at
+
+
+async def main(args) -> None:
+    server = QueueServer(args)
+    srv = await asyncio.get_running_loop().create_server(lambda: Handler(server), "127.0.0.1", args.port, backlog=1024)
+    print("ready", flush=True)
+    async with srv:
+        await srv.serve_forever()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--service-ms", type=float, default=20.0)
+    # The fixture server's other behaviours, switched off.
+    parser.set_defaults(stall_ms=0.0, period_ms=500.0, overload_s=0.0, reset_every=0, max_batch=0)
+    asyncio.run(main(parser.parse_args()))

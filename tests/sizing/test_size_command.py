@@ -1,0 +1,102 @@
+"""`ragbench size` end to end: a server of known capacity (saturation found near it), real infinity-emb, bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.load.sizing import label
+from bench.results.store import read_results
+from tests.harness.cli import run_cli
+from tests.harness.process import free_port, start_process, stop_process, wait_healthy
+
+QUEUE_SERVER = Path(__file__).with_name("queue_server.py")
+
+
+@pytest.fixture
+def queue_server(tmp_path: Path):
+    port = free_port()
+    proc = start_process("queue-server", [sys.executable, str(QUEUE_SERVER), "--port", str(port), "--service-ms", "20"],
+                         tmp_path / "queue.log")
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(proc, f"{url}/metrics", deadline_s=30)
+        yield url
+    finally:
+        stop_process(proc)
+
+
+def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path, monkeypatch, capsys):
+    """One request at a time, 20 ms each: capacity 50 requests/s; constant arrivals above it queue without bound."""
+    out = tmp_path / "size"
+    code, stdout, stderr = run_cli([
+        "size", "-e", f"q=tei@{queue_server}", "--slo-p99", "100", "--batch", "1", "--max-concurrency", "4",
+        "--arrival", "constant", "--duration", "2s", "--warmup", "0.5s", "--burst", "8", "--burst-batch", "1,4",
+        "--burst-concurrency", "1,0", "--target-rps", "120", "--gpu-hourly-usd", "2", "--no-nvml", "--out", str(out),
+    ], monkeypatch, capsys)
+    assert code == 0, stderr
+    results = read_results(out / "results.jsonl")
+    (sizing,) = results.sizing
+    rate = sizing.saturation["rate"]
+    print(f"saturation {rate} requests/s (capacity 50), probes {[(p['rate'], p['passed']) for p in sizing.saturation['probes']]}")
+    assert 50 * 0.85 <= rate <= 50 * 1.15
+    assert sizing.saturation["first_failure"] > rate
+    labels = {label(p) for p in results.load_points}
+    for line in sizing.lines:  # every line's evidence is a point in the results file
+        assert line["evidence"] and set(line["evidence"]) <= labels, line
+    by = {line["setting"]: line for line in sizing.lines}
+    assert by["replicas for --target-rps"]["value"] == str(math.ceil(120 / rate))
+    assert "no GPU telemetry" in sizing.telemetry
+    assert results.end.status == "complete"
+    report = (out / "report.md").read_text()
+    assert "# Sizing" in report and "saturation rate (goodput)" in report
+    assert (out / "plots" / "size_goodput_1.png").is_file()
+    assert "TEI --max-concurrent-requests" in stdout
+
+
+@pytest.mark.integration
+def test_size_against_real_infinity(infinity_server, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "size"
+    code, stdout, stderr = run_cli([
+        "size", "-e", f"inf=openai@{infinity_server.url}?model={infinity_server.embed_model}", "--slo-p99", "2000",
+        "--batch", "8", "--max-concurrency", "2", "--duration", "1s", "--warmup", "0.3s", "--max-probes", "3",
+        "--burst", "16", "--burst-batch", "8", "--burst-concurrency", "0", "--lengths", "32",
+        "--tokenizer", str(infinity_server.embed_model_path), "--out", str(out),
+    ], monkeypatch, capsys)
+    assert code == 0, stderr
+    results = read_results(out / "results.jsonl")
+    (sizing,) = results.sizing
+    assert [p.loop for p in results.load_points].count("open") == len(sizing.saturation["probes"]) >= 1
+    assert any(p.loop == "burst" for p in results.load_points)
+    assert all(p.length == 32 for p in results.load_points)
+    assert (out / "report.html").is_file() and "Sizing" in (out / "report.html").read_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--slo-p99", "0"], "--slo-p99 0.0: expected a positive number"),
+    (["--slo-p99", "100", "--max-error-rate", "1.5"], "--max-error-rate 1.5"),
+    (["--slo-p99", "100", "--batch", "0"], "--batch '0'"),
+    (["--slo-p99", "100", "--target-rps", "-1"], "--target-rps -1.0"),
+    (["--slo-p99", "100", "--arrival", "weird"], "--arrival 'weird'"),
+    (["--slo-p99", "100", "--duration", "soon"], "--duration 'soon'"),
+])
+def test_bad_flags_are_one_line_and_exit_2_before_anything_is_written(args, message, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "size"
+    code, _, stderr = run_cli(["size", "-e", "x=tei@http://127.0.0.1:9", *args, "--out", str(out)], monkeypatch, capsys)
+    assert code == 2
+    assert stderr.count("\n") == 1 and stderr.startswith("ragbench: error: ") and message in stderr
+    assert not out.exists()
+
+
+def test_ceiling_file_without_ceiling_points_is_refused(tmp_path, monkeypatch, capsys):
+    bogus = tmp_path / "results.jsonl"
+    bogus.write_text(json.dumps({"record": "run", "schema": "ragbench.results", "version": 2, "command": "load",
+                                 "created": "", "ragbench_version": "", "dataset": {}, "measures": [],
+                                 "measure_labels": {}, "depth": 0, "seed": 0, "targets": []}) + "\n")
+    code, _, stderr = run_cli(["size", "-e", "x=tei@http://127.0.0.1:9", "--slo-p99", "5", "--ceiling", str(bogus),
+                               "--out", str(tmp_path / "o")], monkeypatch, capsys)
+    assert code == 2 and "no ceiling_point records" in stderr

@@ -1,0 +1,204 @@
+"""Sizing logic over load points from a model server whose saturation rate is known analytically."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from bench.load.sizing import (
+    Economics, Slo, choose_burst, choose_closed, closed_sweep, error_rate, label, pow2_at_least, recommend,
+    saturation_search,
+)
+from bench.results.schema import CeilingPoint, LoadPointRecord
+
+CAPACITY = 400.0  # texts/s the model server computes at full load
+SERVICE_MS = 20.0  # one request of batch 1 on an idle server; + 2 ms per extra text
+
+
+def _block(p99: float, mean: float | None = None) -> dict:
+    mean = p99 / 2 if mean is None else mean
+    return {"p50": mean, "p90": p99 * 0.8, "p99": p99, "p999": p99 * 1.2, "max": p99 * 1.5, "mean": mean, "count": 100}
+
+
+def point(loop: str, batch: int, texts_s: float, service_p99: float, scheduled_p99: float | None = None, *,
+          concurrency: int | None = None, rate: float | None = None, errors: dict | None = None, sent: int = 1000,
+          unsent: int = 0, burst: int | None = None, duration: float = 5.0, length: int | None = 128) -> LoadPointRecord:
+    errors = errors or {}
+    ok = sent - sum(errors.values())
+    return LoadPointRecord(
+        endpoint="srv", op="embed", loop=loop, batch=batch, concurrency=concurrency, rate=rate,
+        arrival="constant" if loop == "open" else None, duration_s=duration,
+        requests={"sent": sent, "ok": ok, "errors": errors, "unsent": unsent},
+        throughput={"requests_per_s": texts_s / batch, "texts_per_s": texts_s, "tokens_per_s": texts_s * 128,
+                    "tokens_source": "tokenizer"},
+        latency_ms={"service": _block(service_p99), "scheduled": _block(scheduled_p99) if scheduled_p99 else None,
+                    "dispatch_delay": _block(0.1) if loop == "open" else None},
+        server_ms={}, server_metrics=None, client={"workers": 1, "cpu_percent": 10.0, "saturated": False},
+        burst=burst, length=length,
+    )
+
+
+def service_ms(batch: int) -> float:
+    return SERVICE_MS + 2.0 * (batch - 1)
+
+
+def open_point(rate: float, batch: int = 8) -> LoadPointRecord:
+    """M/D/1-like: scheduled p99 = service / (1 - ρ); past capacity the queue grows without bound."""
+    rho = rate * batch / CAPACITY
+    service = service_ms(batch)
+    scheduled = service / (1 - rho) if rho < 1 else 1e6
+    return point("open", batch, min(rate * batch, CAPACITY), service, scheduled, rate=rate)
+
+
+def true_saturation(slo_ms: float, batch: int = 8) -> float:
+    """Solve service / (1 - rate·batch/C) = SLO for the rate."""
+    return (1 - service_ms(batch) / slo_ms) * CAPACITY / batch
+
+
+def test_search_finds_the_analytic_saturation_rate_within_tolerance():
+    slo = Slo(p99_ms=100.0)
+    truth = true_saturation(100.0)  # 33 requests/s
+    result = saturation_search(open_point, start_rate=5.0, slo=slo, tolerance=0.05)
+    assert result.rate <= truth < result.first_failure
+    assert (result.first_failure - result.rate) / result.rate <= 0.05
+    assert truth / result.rate - 1 <= 0.05
+    rates = [p.rate for p in result.probes]
+    assert rates[:5] == [5.0, 10.0, 20.0, 40.0, 30.0]  # grew ×2 until 40 failed, then bisected
+    assert len(result.probes) <= 12
+    assert result.point.rate == result.rate and result.point.loop == "open"
+
+
+def test_search_shrinks_when_the_start_rate_already_fails():
+    result = saturation_search(open_point, start_rate=400.0, slo=Slo(100.0))
+    truth = true_saturation(100.0)
+    assert result.rate <= truth < result.first_failure
+    assert [p.rate for p in result.probes][:5] == [400.0, 200.0, 100.0, 50.0, 25.0]
+
+
+def test_no_rate_meets_an_slo_below_the_service_time():
+    result = saturation_search(open_point, start_rate=10.0, slo=Slo(5.0), max_probes=8)
+    assert result.rate is None and result.point is None
+    assert len(result.probes) == 8 and not any(p.passed for p in result.probes)
+
+
+def test_errors_over_the_limit_fail_a_probe_even_under_the_latency_slo():
+    def measure(rate: float) -> LoadPointRecord:
+        p = open_point(rate)
+        if rate > 12:  # a server that answers 429 past 12 requests/s, quickly
+            p.requests["errors"] = {"429": 20}
+        return p
+
+    result = saturation_search(measure, start_rate=5.0, slo=Slo(100.0, max_error_rate=0.001), tolerance=0.02)
+    assert 11.7 < result.rate <= 12 < result.first_failure
+
+
+def test_unsent_requests_count_as_errors():
+    p = point("open", 8, 100, 20, 30, rate=10, sent=990, unsent=10)
+    assert error_rate(p) == pytest.approx(10 / 1000)
+
+
+def closed_model(batch: int, concurrency: int) -> LoadPointRecord:
+    """Throughput rises with concurrency until the server's capacity, latency with the queue."""
+    alone = batch / (service_ms(batch) / 1000)
+    texts = min(alone * concurrency, CAPACITY * (1 + 0.1 * math.log2(batch)))
+    latency = concurrency * batch / texts * 1000
+    return point("closed", batch, texts, latency * 1.3, concurrency=concurrency)
+
+
+def test_closed_sweep_stops_when_texts_per_second_stop_rising():
+    points = closed_sweep(closed_model, [1, 8], max_concurrency=64, slo=Slo(100.0))
+    conc = {b: [p.concurrency for p in points if p.batch == b] for b in (1, 8)}
+    # batch 1: 50 texts/s per user up to 400 -> rises to c=8, flat at 16: stops there
+    assert conc[1] == [1, 2, 4, 8, 16]
+    assert conc[8] == [1, 2, 4, 8]
+    choice = choose_closed(points, Slo(100.0))
+    assert (choice.peak.batch, choice.peak.concurrency) == (8, 4)  # 520 texts/s; c=8 adds nothing
+    assert (choice.best.batch, choice.best.concurrency) == (8, 4)  # p99 80 ms
+    tight = choose_closed(points, Slo(70.0))
+    assert (tight.peak.batch, tight.peak.concurrency) == (8, 4)  # the server's throughput ignores the SLO
+    assert (tight.best.batch, tight.best.concurrency) == (8, 2)  # c=4 is over 70 ms
+
+
+def test_closed_sweep_stops_at_errors():
+    def measure(batch: int, concurrency: int) -> LoadPointRecord:
+        p = closed_model(batch, concurrency)
+        if concurrency >= 4:
+            p.requests["errors"] = {"429": 50}
+        return p
+
+    points = closed_sweep(measure, [1], max_concurrency=64, slo=Slo(100.0))
+    assert [p.concurrency for p in points] == [1, 2, 4]
+    assert choose_closed(points, Slo(100.0)).peak.concurrency == 2
+
+
+def bursts() -> list[LoadPointRecord]:
+    return [
+        point("burst", 1, 60, 20, concurrency=0, burst=256, errors={"429": 200}, sent=256),
+        point("burst", 32, 300, 200, concurrency=4, burst=256, sent=8, duration=256 / 300),
+        point("burst", 32, 305, 200, concurrency=0, burst=256, sent=8, duration=256 / 305),
+        point("burst", 8, 250, 50, concurrency=4, burst=256, sent=32, duration=256 / 250),
+    ]
+
+
+def test_burst_choice_is_the_fastest_drain_without_errors_preferring_a_cap():
+    chosen = choose_burst(bursts(), Slo(100.0))
+    # 305 vs 300 texts/s is within 2%: the capped one leaves room for queries
+    assert (chosen.batch, chosen.concurrency) == (32, 4)
+
+
+def test_recommendation_lines_name_their_points():
+    slo = Slo(100.0)
+    closed = closed_sweep(closed_model, [1, 8], 64, slo)
+    saturation = saturation_search(open_point, start_rate=5.0, slo=slo)
+    ceiling = [CeilingPoint(model="m", model_fingerprint="f", op="embed", device="cuda", device_name="NVIDIA H200",
+                            dtype="float16", batch=b, length=128, tokens_per_text=128, max_seq_length=256, texts=100,
+                            seconds=1, texts_per_s=tps, tokens_per_s=tps * 128, flops_per_token=1, achieved_tflops=1,
+                            peak_tflops=None, peak_source=None, peak_fraction=None, texts_fingerprint="x")
+               for b, tps in ((1, 100.0), (32, 1000.0))]
+    lines = recommend(closed + bursts(), saturation, slo, Economics(target_rps=100, gpu_hourly_usd=3.6), ceiling)
+    by = {line.setting: line for line in lines}
+    sat_label = label(saturation.point)
+    assert by["client batch / concurrency"].value == "8 / 4"
+    assert by["saturation rate (goodput)"].evidence == [sat_label]
+    assert by["TEI --max-client-batch-size"].value == "32"  # Open WebUI's burst batch is the larger
+    assert by["Open WebUI RAG_EMBEDDING_BATCH_SIZE"].value == "32"
+    assert by["Open WebUI RAG_EMBEDDING_CONCURRENT_REQUESTS"].value == "4"
+    assert by["replicas for --target-rps"].value == str(math.ceil(100 / saturation.rate))
+    texts_s = saturation.point.throughput["texts_per_s"]
+    assert by["cost per 1M texts"].value == f"${3.6 / (texts_s * 3600) * 1e6:.4f}"
+    assert by["cost per 1M tokens"].value == f"${3.6 / (texts_s * 128 * 3600) * 1e6:.4f}"
+    peak = choose_closed(closed, slo).peak
+    assert by["fraction of the in-process ceiling"].value == f"{peak.throughput['texts_per_s'] / 1000.0:.1%}"
+    # permits: the largest of users × batch, Little's law at saturation, Open WebUI's burst in flight (4 × 32)
+    assert int(by["TEI --max-concurrent-requests"].value) == 512
+    assert int(by["TEI --max-batch-tokens"].value) == 16384
+    for line in lines:
+        assert line.evidence, line.setting
+        assert all(isinstance(e, str) and e for e in line.evidence)
+
+
+def test_recommendation_says_what_is_missing():
+    slo = Slo(1.0)  # nothing meets 1 ms
+    closed = closed_sweep(closed_model, [1], 4, slo)
+    saturation = saturation_search(open_point, 5.0, slo, max_probes=3)
+    lines = recommend(closed, saturation, slo, Economics(target_rps=10, gpu_hourly_usd=2.0), ceiling=[])
+    by = {line.setting: line for line in lines}
+    assert by["batch / concurrency"].value == "none meets the SLO"
+    assert by["saturation rate"].value == "none"
+    assert by["replicas / cost"].value == "not determined"
+    assert "no burst workload" in by["Open WebUI RAG_EMBEDDING_BATCH_SIZE / RAG_EMBEDDING_CONCURRENT_REQUESTS"].why
+    assert "no embed point at length 128" in by["fraction of the in-process ceiling"].why
+
+
+def test_pow2():
+    assert [pow2_at_least(v) for v in (0, 1, 2, 3, 512, 513)] == [1, 1, 2, 4, 512, 1024]
+
+
+def test_permits_cover_an_unlimited_open_webui_burst():
+    slo = Slo(100.0)
+    big = point("burst", 32, 500, 300, concurrency=0, burst=4096, sent=128, duration=4096 / 500)
+    lines = recommend([closed_model(8, 2), big], None, slo)
+    (permits,) = [line for line in lines if line.setting == "TEI --max-concurrent-requests"]
+    assert permits.value == "4096"  # all 128 requests of 32 inputs at once
+    assert label(big) in permits.evidence and "Open WebUI" in permits.why

@@ -33,9 +33,10 @@ def ceiling(
     peak_tflops: Annotated[Optional[float], typer.Option("--peak-tflops", help="The device's peak TFLOP/s for this dtype (default: a table of known GPUs; CPU unknown).")] = None,
     seconds: Annotated[float, typer.Option("--seconds", help="Measured time per point.")] = 2.0,
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/ceiling"),
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")] = False,
 ) -> None:
     """In-process texts/s, tokens/s and achieved FLOP/s of the reference model per length and batch."""
-    from bench.cli.progress import progress_bars
+    from bench.progress import progress_bars
     from bench.endpoints.reference import resolve_model
     from bench.errors import UserError
     from bench.load.ceiling import DTYPES, CeilingConfig, check, run_ceiling
@@ -48,15 +49,13 @@ def ceiling(
         raise UserError(f"--peak-tflops {peak_tflops}: expected a positive number")
     if not seconds > 0:
         raise UserError(f"--seconds {seconds}: expected a positive number")
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: not a folder")
     config = CeilingConfig(model=resolve_model(model), device=device, dtype=dtype, batches=int_list("--batch", batch),
                            lengths=int_list("--lengths", lengths), peak_tflops=peak_tflops, min_seconds=seconds)
     check(config)
     points = []
     try:
         with progress_bars() as bars:
-            run_ceiling(config, out, points.append, bars("ceiling: points", len(config.batches) * len(config.lengths)))
+            run_ceiling(config, out, overwrite, points.append, bars("ceiling: points", len(config.batches) * len(config.lengths)))
     finally:
         if points:  # what finished is shown and reported, also after a failure or Ctrl-C
             from bench.report import write_report

@@ -35,14 +35,15 @@ def size(
     workers: Annotated[int, typer.Option("--workers", help="Client processes, one event loop each.")] = 1,
     texts: Annotated[Optional[Path], typer.Option("--texts", help="Texts: one per line, or .jsonl of strings / {\"text\"}.")] = None,
     dataset: Annotated[Optional[Path], typer.Option("--dataset", help="A dataset folder (corpus texts). Default: bundled SciFact.")] = None,
-    tokenizer: Annotated[Optional[Path], typer.Option("--tokenizer", help="Model folder with tokenizer.json: --lengths in tokens, tokens/s.")] = None,
+    tokenizer: Annotated[Optional[Path], typer.Option("--tokenizer", help="Model folder with tokenizer.json: --lengths in tokens, tokens/s (default: the --ceiling run's model).")] = None,
     nvml: Annotated[Optional[bool], typer.Option("--nvml/--no-nvml", help="Sample this host's GPUs (default: when the endpoint is on this host).")] = None,
     timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout.")] = "30s",
     seed: Annotated[int, typer.Option("--seed", help="Seed for poisson/gamma arrivals.")] = 0,
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/size"),
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")] = False,
 ) -> None:
     """Closed-loop sweep, saturation search under the SLO, Open WebUI bursts, and the recommendation."""
-    from bench.cli.progress import console
+    from bench.progress import console
     from bench.load.size_command import SizeRequest, run_size
     from bench.load.sizing import label, p99_ms, texts_per_s
     from bench.report import write_report
@@ -64,6 +65,7 @@ def size(
         gpu_hourly_usd=gpu_hourly_usd, ceiling=ceiling, arrival=arrival, duration=duration, warmup=warmup, burst=burst,
         burst_batches=burst_batch, burst_concurrency=burst_concurrency, max_probes=max_probes, tolerance=tolerance,
         workers=workers, texts=texts, dataset=dataset, tokenizer=tokenizer, nvml=nvml, timeout=timeout, seed=seed,
+        overwrite=overwrite,
     )
     results = out / "results.jsonl"
     try:

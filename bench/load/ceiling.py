@@ -226,15 +226,18 @@ def check(config: CeilingConfig) -> None:
         raise UserError(f"--lengths {short[0]}: a text needs more than {special} tokens (the special ones)")
 
 
-def run_ceiling(config: CeilingConfig, out_dir: Path, on_point: Callable[[CeilingPoint], None] = lambda p: None,
+def run_ceiling(config: CeilingConfig, out_dir: Path, overwrite: bool = False,
+                on_point: Callable[[CeilingPoint], None] = lambda p: None,
                 advance: Callable[[int], None] = lambda n: None) -> list[CeilingPoint]:
     """Measure every point into `out_dir/results.jsonl` (each point synced as it finishes; an `end` record last)."""
     import bench
+    from bench.results.outdir import RESULTS_FILE, prepare_out_dir
     from bench.results.schema import EndRecord, RunHeader
     from bench.results.store import ResultsWriter
 
     check(config)
-    writer = ResultsWriter(out_dir / "results.jsonl")
+    prepare_out_dir(out_dir, [str(config.model)], overwrite)
+    writer = ResultsWriter(out_dir / RESULTS_FILE)
     writer.write(RunHeader(
         command="ceiling", created=_now(), ragbench_version=bench.__version__,
         dataset={"name": "load workload", "source": f"{BUNDLED_DATASET}, cut to token lengths by the model's tokenizer",
@@ -248,7 +251,7 @@ def run_ceiling(config: CeilingConfig, out_dir: Path, on_point: Callable[[Ceilin
             points.append(point)
             on_point(point)
         writer.write(EndRecord(status="complete", finished=_now()))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         writer.write(EndRecord(status="interrupted", finished=_now(), error="interrupted by the user"))
         raise
     except Exception as exc:  # a model that fails to load, out of device memory: finished points stay

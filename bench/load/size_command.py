@@ -19,7 +19,9 @@ import bench
 from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.errors import UserError
 from bench.load.run_command import parse_list, parse_seconds
-from bench.load.runner import LoadEndpoint, PointConfig, measure_point, stop_pool, unreachable, worker_pool
+from bench.load.runner import (
+    InProcessCall, LoadEndpoint, PointConfig, measure_point, stop_pool, unreachable, worker_pool,
+)
 from bench.load.schedule import parse_arrival
 from bench.load.sizing import (
     Economics, Saturation, Slo, choose_closed, closed_sweep, label, recommend, saturation_search, texts_per_s,
@@ -27,10 +29,10 @@ from bench.load.sizing import (
 from bench.load.telemetry import GpuSampler
 from bench.load.workload import Workload, load_workload
 from bench.results.schema import EndRecord, GpuTelemetryRecord, LoadPointRecord, RunHeader, SizingRecord
+from bench.results.outdir import RESULTS_FILE, prepare_out_dir
 from bench.results.store import ResultsWriter, read_results
 from bench.secrets import mask, mask_data
 
-RESULTS_FILE = "results.jsonl"
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 START_FRACTION = 0.5  # the saturation search starts at half the closed loop's best request rate
 
@@ -62,6 +64,7 @@ class SizeRequest:
     dataset: Path | None = None
     tokenizer: Path | None = None
     nvml: bool | None = None  # None: sample this host's GPUs when the endpoint is on this host
+    overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
     timeout: str = "30s"
     seed: int = 0
 
@@ -83,6 +86,7 @@ class SizePlan:
     timeout_s: float
     arrival: object
     ceiling_points: list = field(default_factory=list)
+    ceiling_model: Path | None = None  # the ceiling's model: its tokenizer cuts the same texts by default
 
 
 def check(request: SizeRequest) -> SizePlan:
@@ -108,12 +112,16 @@ def check(request: SizeRequest) -> SizePlan:
         raise UserError(f"--tolerance {request.tolerance}: expected a fraction in (0, 1)")
     if any(s.url is None for s in specs) and request.workers > 1:
         raise UserError("size: in-process endpoints (reference, reference-rerank) run in one worker; use --workers 1")
-    ceiling_points = []
+    ceiling_points, ceiling_model = [], None
     if request.ceiling is not None:
         path = request.ceiling / RESULTS_FILE if request.ceiling.is_dir() else request.ceiling
         ceiling_points = read_results(path).ceiling
         if not ceiling_points:
             raise UserError(f"--ceiling {path}: no ceiling_point records (write one with `ragbench ceiling`)")
+        ceiling_model = Path(ceiling_points[0].model)
+        if request.tokenizer is None and not (ceiling_model / "tokenizer.json").is_file():
+            raise UserError(f"--ceiling {path}: its model {ceiling_model} is not here to cut the same texts; "
+                            "give --tokenizer with that model's folder")
     return SizePlan(
         specs=specs, op=op, slo=Slo(request.slo_p99_ms, request.max_error_rate),
         economics=Economics(request.target_rps, request.gpu_hourly_usd),
@@ -124,7 +132,7 @@ def check(request: SizeRequest) -> SizePlan:
         duration_s=parse_seconds("--duration", request.duration),
         warmup_s=parse_seconds("--warmup", request.warmup, allow_zero=True),
         timeout_s=parse_seconds("--timeout", request.timeout), arrival=parse_arrival(request.arrival),
-        ceiling_points=ceiling_points,
+        ceiling_points=ceiling_points, ceiling_model=ceiling_model,
     )
 
 
@@ -201,12 +209,14 @@ def _now() -> str:
 
 
 def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = lambda r: None) -> Path:
-    """Size every endpoint at every length; returns the results path (the report is built from it)."""
+    """Size every endpoint at every length; returns the results path (the report is built from it).
+    Everything is checked before `out` is touched."""
     plan = check(request)
-    workload = load_workload(request.texts, request.dataset, request.tokenizer)
+    workload = load_workload(request.texts, request.dataset, request.tokenizer or plan.ceiling_model)
     endpoints = [LoadEndpoint(spec) for spec in plan.specs]
     for endpoint in endpoints:
         endpoint.check_op(plan.op)
+    prepare_out_dir(request.out, [s.name for s in plan.specs], request.overwrite)
     writer = ResultsWriter(request.out / RESULTS_FILE)
     writer.write(RunHeader(
         command="size", created=_now(), ragbench_version=bench.__version__,
@@ -218,29 +228,31 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
                         "duration_s": plan.duration_s, "timeout_s": plan.timeout_s, "slo_p99_ms": plan.slo.p99_ms,
                         "max_error_rate": plan.slo.max_error_rate, "arrival": str(plan.arrival)}),
     ))
-    want_nvml = request.nvml if request.nvml is not None else any(on_this_host(s) for s in plan.specs)
-    sampler = GpuSampler().start() if want_nvml else None
-    telemetry = (("no GPU telemetry: the server is not on this host (--nvml samples this host's GPUs anyway)"
-                  if sampler is None else sampler.reason) or
-                 f"NVML: {len(sampler.names)} GPU(s) ({', '.join(sorted(set(sampler.names)))}) at "
-                 f"{1 / sampler.interval:g} Hz, mean and max over each point's measured window")
+    on_host = any(on_this_host(s) for s in plan.specs)
+    sampler = GpuSampler().start() if (request.nvml if request.nvml is not None else on_host) else None
+    if sampler is None:
+        telemetry = ("no GPU telemetry: --no-nvml" if request.nvml is False else
+                     "no GPU telemetry: the server is not on this host (--nvml samples this host's GPUs anyway)")
+    else:
+        telemetry = sampler.reason or (f"NVML: {len(sampler.names)} GPU(s) ({', '.join(sorted(set(sampler.names)))}) at "
+                                       f"{1 / sampler.interval:g} Hz, mean and max over each point's measured window")
     pool = None
     try:
         pool = worker_pool(request.workers)
         for endpoint in endpoints:
-            if endpoint.in_process:
-                from bench.load.runner import InProcessCall
-
+            if endpoint.in_process:  # one worker (checked): the model loads in the process that measures
                 pool.submit(InProcessCall(endpoint.spec, plan.op, [("warm-up query", ["warm-up text"])]).warm).result()
+            else:
+                endpoint.preflight(plan.op)
             session = _Session(endpoint, plan, request, workload, pool, writer, sampler, report)
             for length in plan.lengths:
                 writer.write(session.size(length, telemetry))
         writer.write(EndRecord(status="complete", finished=_now()))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         writer.write(EndRecord(status="interrupted", finished=_now(), error="interrupted by the user"))
         raise
-    except UserError as exc:
-        writer.write(EndRecord(status="failed", finished=_now(), error=mask(str(exc))))
+    except Exception as exc:  # a user error, or a bug: either way the finished points stay readable
+        writer.write(EndRecord(status="failed", finished=_now(), error=mask(str(exc) or type(exc).__name__)))
         raise
     finally:
         if sampler is not None:

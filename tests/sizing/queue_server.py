@@ -39,10 +39,17 @@ async def main(args) -> None:
         await srv.serve_forever()
 
 
+class _Off(argparse.Namespace):
+    """The fixture server's other options (stall, overload, resets, batch limit), whatever they are: off."""
+
+    def __getattr__(self, name: str) -> int:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return 0
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--service-ms", type=float, default=20.0)
-    # The fixture server's other behaviours, switched off.
-    parser.set_defaults(stall_ms=0.0, period_ms=500.0, overload_s=0.0, reset_every=0, max_batch=0)
-    asyncio.run(main(parser.parse_args()))
+    asyncio.run(main(_Off(**vars(parser.parse_args()))))

@@ -194,7 +194,7 @@ def measure_ceiling(config: CeilingConfig, advance: Callable[[int], None] = lamb
                 model=str(config.model), model_fingerprint=fingerprint, op="rerank" if model.rerank else "embed",
                 device=config.device, device_name=model.device_name, dtype=config.dtype, batch=batch, length=length,
                 tokens_per_text=tokens, max_seq_length=model.max_seq_length, texts=done, seconds=elapsed,
-                texts_per_s=texts_per_s, tokens_per_s=tokens * texts_per_s, flops_per_token=flops_token,
+                texts_per_s=texts_per_s, tokens_per_s=tokens * texts_per_s, token_flops=flops_token,
                 achieved_tflops=achieved, peak_tflops=peak, peak_source=peak_source,
                 peak_fraction=achieved / peak if peak else None, texts_fingerprint=texts_fingerprint(texts),
             )
@@ -229,40 +229,25 @@ def check(config: CeilingConfig) -> None:
 def run_ceiling(config: CeilingConfig, out_dir: Path, overwrite: bool = False,
                 on_point: Callable[[CeilingPoint], None] = lambda p: None,
                 advance: Callable[[int], None] = lambda n: None) -> list[CeilingPoint]:
-    """Measure every point into `out_dir/results.jsonl` (each point synced as it finishes; an `end` record last)."""
+    """Measure every point into `out_dir/results.jsonl` (each point synced as it finishes; an `end` record last,
+    also after Ctrl-C, SIGTERM, or a model that fails to load or runs out of device memory)."""
     import bench
     from bench.results.outdir import RESULTS_FILE, prepare_out_dir
-    from bench.results.schema import EndRecord, RunHeader
-    from bench.results.store import ResultsWriter
+    from bench.results.schema import RunHeader
+    from bench.results.store import ResultsWriter, ending, now_iso
 
     check(config)
     prepare_out_dir(out_dir, [str(config.model)], overwrite)
-    writer = ResultsWriter(out_dir / RESULTS_FILE)
-    writer.write(RunHeader(
-        command="ceiling", created=_now(), ragbench_version=bench.__version__,
-        dataset={"name": "load workload", "source": f"{BUNDLED_DATASET}, cut to token lengths by the model's tokenizer",
-                 "lengths": list(config.lengths), "tokens_source": "tokenizer"},
-        measures=[], measure_labels={}, depth=0, seed=0, targets=[str(config.model)],
-    ))
     points: list[CeilingPoint] = []
-    try:
+    with ending(ResultsWriter(out_dir / RESULTS_FILE)) as writer:
+        writer.write(RunHeader(
+            command="ceiling", created=now_iso(), ragbench_version=bench.__version__,
+            dataset={"name": "load workload", "source": f"{BUNDLED_DATASET}, cut to token lengths by the model's tokenizer",
+                     "lengths": list(config.lengths), "tokens_source": "tokenizer"},
+            measures=[], measure_labels={}, depth=0, seed=0, targets=[str(config.model)],
+        ))
         for point in measure_ceiling(config, advance):
             writer.write(point)
             points.append(point)
             on_point(point)
-        writer.write(EndRecord(status="complete", finished=_now()))
-    except (KeyboardInterrupt, SystemExit):
-        writer.write(EndRecord(status="interrupted", finished=_now(), error="interrupted by the user"))
-        raise
-    except Exception as exc:  # a model that fails to load, out of device memory: finished points stay
-        writer.write(EndRecord(status="failed", finished=_now(), error=f"{type(exc).__name__}: {exc}"))
-        raise
-    finally:
-        writer.close()
     return points
-
-
-def _now() -> str:
-    from datetime import datetime, timezone
-
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")

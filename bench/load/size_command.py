@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 from urllib.parse import urlsplit
@@ -28,10 +27,10 @@ from bench.load.sizing import (
 )
 from bench.load.telemetry import GpuSampler
 from bench.load.workload import Workload, load_workload
-from bench.results.schema import EndRecord, GpuTelemetryRecord, LoadPointRecord, RunHeader, SizingRecord
+from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, RunHeader, SizingRecord
 from bench.results.outdir import RESULTS_FILE, prepare_out_dir
-from bench.results.store import ResultsWriter, read_results
-from bench.secrets import mask, mask_data
+from bench.results.store import ResultsWriter, ending, now_iso, read_results
+from bench.secrets import mask_data
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 START_FRACTION = 0.5  # the saturation search starts at half the closed loop's best request rate
@@ -204,10 +203,6 @@ class _Session:
         )
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
 def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = lambda r: None) -> Path:
     """Size every endpoint at every length; returns the results path (the report is built from it).
     Everything is checked before `out` is touched."""
@@ -217,49 +212,41 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
     for endpoint in endpoints:
         endpoint.check_op(plan.op)
     prepare_out_dir(request.out, [s.name for s in plan.specs], request.overwrite)
-    writer = ResultsWriter(request.out / RESULTS_FILE)
-    writer.write(RunHeader(
-        command="size", created=_now(), ragbench_version=bench.__version__,
-        dataset={"name": "load workload", "source": workload.source, "texts": len(workload.texts),
-                 "tokens_source": workload.tokens_source},
-        measures=[], measure_labels={}, depth=0, seed=request.seed, targets=[s.name for s in plan.specs],
-        load=mask_data({"endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in plan.specs},
-                        "op": plan.op, "workers": request.workers, "warmup_s": plan.warmup_s,
-                        "duration_s": plan.duration_s, "timeout_s": plan.timeout_s, "slo_p99_ms": plan.slo.p99_ms,
-                        "max_error_rate": plan.slo.max_error_rate, "arrival": str(plan.arrival)}),
-    ))
     on_host = any(on_this_host(s) for s in plan.specs)
-    sampler = GpuSampler().start() if (request.nvml if request.nvml is not None else on_host) else None
-    if sampler is None:
-        telemetry = ("no GPU telemetry: --no-nvml" if request.nvml is False else
-                     "no GPU telemetry: the server is not on this host (--nvml samples this host's GPUs anyway)")
-    else:
-        telemetry = sampler.reason or (f"NVML: {len(sampler.names)} GPU(s) ({', '.join(sorted(set(sampler.names)))}) at "
-                                       f"{1 / sampler.interval:g} Hz, mean and max over each point's measured window")
-    pool = None
-    try:
-        pool = worker_pool(request.workers)
-        for endpoint in endpoints:
-            if endpoint.in_process:  # one worker (checked): the model loads in the process that measures
-                pool.submit(InProcessCall(endpoint.spec, plan.op, [("warm-up query", ["warm-up text"])]).warm).result()
-            else:
-                endpoint.preflight(plan.op)
-            session = _Session(endpoint, plan, request, workload, pool, writer, sampler, report)
-            for length in plan.lengths:
-                writer.write(session.size(length, telemetry))
-        writer.write(EndRecord(status="complete", finished=_now()))
-    except (KeyboardInterrupt, SystemExit):
-        writer.write(EndRecord(status="interrupted", finished=_now(), error="interrupted by the user"))
-        raise
-    except Exception as exc:  # a user error, or a bug: either way the finished points stay readable
-        writer.write(EndRecord(status="failed", finished=_now(), error=mask(str(exc) or type(exc).__name__)))
-        raise
-    finally:
-        if sampler is not None:
-            sampler.stop()
-        if pool is not None:
-            stop_pool(pool)
-        for endpoint in endpoints:
-            endpoint.close()
-        writer.close()
+    with ending(ResultsWriter(request.out / RESULTS_FILE)) as writer:
+        writer.write(RunHeader(
+            command="size", created=now_iso(), ragbench_version=bench.__version__,
+            dataset={"name": "load workload", "source": workload.source, "texts": len(workload.texts),
+                     "tokens_source": workload.tokens_source},
+            measures=[], measure_labels={}, depth=0, seed=request.seed, targets=[s.name for s in plan.specs],
+            load=mask_data({"endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in plan.specs},
+                            "op": plan.op, "workers": request.workers, "warmup_s": plan.warmup_s,
+                            "duration_s": plan.duration_s, "timeout_s": plan.timeout_s, "slo_p99_ms": plan.slo.p99_ms,
+                            "max_error_rate": plan.slo.max_error_rate, "arrival": str(plan.arrival)}),
+        ))
+        sampler = GpuSampler().start() if (request.nvml if request.nvml is not None else on_host) else None
+        if sampler is None:
+            telemetry = ("no GPU telemetry: --no-nvml" if request.nvml is False else
+                         "no GPU telemetry: the server is not on this host (--nvml samples this host's GPUs anyway)")
+        else:
+            telemetry = sampler.reason or (f"NVML: {len(sampler.names)} GPU(s) ({', '.join(sorted(set(sampler.names)))}) "
+                                           f"at {1 / sampler.interval:g} Hz, mean and max over each point's measured window")
+        pool = None
+        try:
+            pool = worker_pool(request.workers)
+            for endpoint in endpoints:
+                if endpoint.in_process:  # one worker (checked): the model loads in the process that measures
+                    pool.submit(InProcessCall(endpoint.spec, plan.op, [("warm-up query", ["warm-up text"])]).warm).result()
+                else:
+                    endpoint.preflight(plan.op)
+                session = _Session(endpoint, plan, request, workload, pool, writer, sampler, report)
+                for length in plan.lengths:
+                    writer.write(session.size(length, telemetry))
+        finally:
+            if sampler is not None:
+                sampler.stop()
+            if pool is not None:
+                stop_pool(pool)
+            for endpoint in endpoints:
+                endpoint.close()
     return request.out / RESULTS_FILE

@@ -158,7 +158,9 @@ class CeilingPoint:
     seconds: float
     texts_per_s: float
     tokens_per_s: float
-    flops_per_token: float  # from config.json (bench/load/ceiling.py has the formula)
+    # FLOPs per token, from config.json (bench/load/ceiling.py). Not "flops_per_token": a field named like
+    # "…_token" is masked as a secret by the results writer.
+    token_flops: float
     achieved_tflops: float
     peak_tflops: float | None  # None: the device's peak is unknown (CPU, unlisted GPU) and --peak-tflops not given
     peak_source: str | None

@@ -9,9 +9,11 @@ import math
 import os
 import types
 import typing
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from bench.errors import InputError
 from bench.interrupt import uninterruptible
@@ -104,6 +106,27 @@ class ResultsWriter:
 
     def close(self) -> None:
         self._fh.close()
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@contextmanager
+def ending(writer: ResultsWriter) -> Iterator[ResultsWriter]:
+    """Close the run with its `end` record whatever happens inside: complete; interrupted (Ctrl-C,
+    SIGTERM); failed, with the (masked) error. Everything written before stays; the writer is closed."""
+    try:
+        yield writer
+        writer.write(EndRecord(status="complete", finished=now_iso()))
+    except (KeyboardInterrupt, SystemExit):
+        writer.write(EndRecord(status="interrupted", finished=now_iso(), error="interrupted by the user"))
+        raise
+    except Exception as exc:  # a user error, or a bug: either way the finished records stay readable
+        writer.write(EndRecord(status="failed", finished=now_iso(), error=str(exc) or type(exc).__name__))
+        raise
+    finally:
+        writer.close()
 
 
 @dataclass

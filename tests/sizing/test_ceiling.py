@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -56,7 +55,7 @@ def test_cpu_run_writes_points_and_a_report(tmp_path, monkeypatch, capsys):
         assert 12 <= c.tokens_per_text <= 16  # load's cuts: at most 16 tokens, special tokens included
         assert c.texts >= 64 and c.seconds >= 0.3
         assert c.texts_per_s == pytest.approx(c.texts / c.seconds)
-        assert c.achieved_tflops == pytest.approx(c.flops_per_token * c.tokens_per_s / 1e12)
+        assert c.achieved_tflops == pytest.approx(c.token_flops * c.tokens_per_s / 1e12)
         assert c.peak_tflops is None and c.peak_fraction is None
     assert "give --peak-tflops" in stdout
     assert "| 16 |" in (out / "report.md").read_text()

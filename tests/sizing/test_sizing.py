@@ -153,7 +153,7 @@ def test_recommendation_lines_name_their_points():
     saturation = saturation_search(open_point, start_rate=5.0, slo=slo)
     ceiling = [CeilingPoint(model="m", model_fingerprint="f", op="embed", device="cuda", device_name="NVIDIA H200",
                             dtype="float16", batch=b, length=128, tokens_per_text=128, max_seq_length=256, texts=100,
-                            seconds=1, texts_per_s=tps, tokens_per_s=tps * 128, flops_per_token=1, achieved_tflops=1,
+                            seconds=1, texts_per_s=tps, tokens_per_s=tps * 128, token_flops=1, achieved_tflops=1,
                             peak_tflops=None, peak_source=None, peak_fraction=None, texts_fingerprint="x")
                for b, tps in ((1, 100.0), (32, 1000.0))]
     lines = recommend(closed + bursts(), saturation, slo, Economics(target_rps=100, gpu_hourly_usd=3.6), ceiling)

@@ -6,7 +6,8 @@ nDCG's: many zeros, many ones, the rest spread), then times
   (the first run warms the cache and is not counted), median of --repeat runs;
 - `compare_paths` alone, in process, after one warm-up call.
 
-    python benchmarks/bench_compare.py [--queries 1000] [--targets 5] [--repeat 5]
+    pytest benchmarks/bench_compare.py --benchmark-only [--benchmark-json FILE]   # pytest-benchmark
+    python benchmarks/bench_compare.py [--queries 1000] [--targets 5] [--repeat 5]   # the same, printed
 """
 
 from __future__ import annotations
@@ -57,6 +58,34 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _files(folder: Path, queries: int, targets: int) -> tuple[Path, Path]:
+    base, cur = folder / "base.jsonl", folder / "cur.jsonl"
+    write_results(base, queries, targets, seed=1)
+    write_results(cur, queries, targets, seed=2)
+    return base, cur
+
+
+def test_compare_1000_queries_5_targets(benchmark, tmp_path):
+    """The command as CI runs it, a fresh process each round; its CPU time goes to extra_info (on a shared
+    machine the wall time grows with the load, the CPU time much less)."""
+    base, cur = _files(tmp_path, 1000, 5)
+    command = [sys.executable, "-m", "bench", "compare", str(base), str(cur)]
+    subprocess.run(command, capture_output=True, check=True)  # warms the page cache
+    cpus = []
+
+    def once():
+        before = _children_cpu()
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        cpus.append(_children_cpu() - before)
+        return done
+
+    done = benchmark.pedantic(once, rounds=5, iterations=1)
+    checks = sum(1 for line in done.stdout.splitlines() if line[:4] in ("pass", "FAIL"))
+    benchmark.extra_info.update(checks=checks, cpu_s_median=statistics.median(cpus), target_s=2.0,
+                                loadavg_1m=round(os.getloadavg()[0], 2))
+    assert checks == 20  # the comparison ran every check (a figure of a run that did nothing is no figure)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", type=int, default=1000)
@@ -64,9 +93,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        base, cur = Path(tmp) / "base.jsonl", Path(tmp) / "cur.jsonl"
-        write_results(base, args.queries, args.targets, seed=1)
-        write_results(cur, args.queries, args.targets, seed=2)
+        base, cur = _files(Path(tmp), args.queries, args.targets)
         command = [sys.executable, "-m", "bench", "compare", str(base), str(cur)]
         subprocess.run(command, capture_output=True, check=False)  # warms the page cache
         walls, cpus = [], []

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from bench.errors import InputError, UserError
+from bench.load.points import point_label
 from bench.quality.metrics import parse_measure
 from bench.quality.significance import bootstrap_cis, holm, randomization_tests, seeded_generator
 from bench.results.schema import LoadPointRecord
@@ -293,16 +294,16 @@ def point_key(point: LoadPointRecord, endpoint: str) -> tuple:
             point.max_inflight, point.burst, point.length, point.documents)
 
 
-def point_label(point: LoadPointRecord, endpoint: str) -> str:
-    if point.loop == "open":
-        label = f"{endpoint} {point.op} open b={point.batch} {_g(as_number(point.rate))}/s {point.arrival}"
-        label += f" cap={point.max_inflight}" if point.max_inflight else ""
-    elif point.loop == "burst":
-        label = f"{endpoint} {point.op} burst {point.burst} b={point.batch} c={point.concurrency or 'unlimited'}"
-    else:
-        label = f"{endpoint} {point.op} closed b={point.batch} c={point.concurrency}"
-    label += f" len={point.length}" if point.length else ""
-    return label + (f" docs={point.documents}" if point.op == "rerank" and point.documents else "")
+def point_name(point: LoadPointRecord, endpoint: str) -> str:
+    """`tei embed closed batch 8 conc 4`: the endpoint, the op and load's own name of the point."""
+    return f"{endpoint} {point.op} {point_label(point)}"
+
+
+def _check_point(point: LoadPointRecord, results: Results) -> LoadPointRecord:
+    if point.loop not in ("closed", "open", "burst") or (point.loop == "open" and as_number(point.rate) is None):
+        raise InputError(results.path, f"load_point record of {point.endpoint}: loop {point.loop!r}"
+                         + (" without a rate" if point.loop == "open" else " is not closed, open or burst"))
+    return point
 
 
 def point_p99(point: LoadPointRecord) -> float | None:
@@ -316,13 +317,13 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
     """Per matching sweep point: throughput ratio and p99 change; points the client saturated are reported,
     never gated (their figures are the client's, not the server's)."""
     notes: list[str] = []
-    current = {point_key(p, p.endpoint): p for p in cur.load_points}
+    current = {point_key(p, p.endpoint): _check_point(p, cur) for p in cur.load_points}
     matched: set[tuple] = set()
     checks: list[Check] = []
     gated = config.min_throughput_ratio is not None or config.max_p99_increase is not None
     for b in base.load_points:
-        endpoint = config.match.get(b.endpoint, b.endpoint)
-        key, label = point_key(b, endpoint), point_label(b, endpoint)
+        endpoint = config.match.get(_check_point(b, base).endpoint, b.endpoint)
+        key, label = point_key(b, endpoint), point_name(b, endpoint)
         c = current.get(key)
         if c is None:
             checks.append(Check("load", source, label, FAIL, f"{label}: not measured in the current run"))
@@ -345,7 +346,7 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
                      and change > config.max_p99_increase.value)
             check.status = FAIL if slower or later else PASS
     for key in current.keys() - matched:
-        notes.append(f"{source + ': ' if source else ''}load point {point_label(current[key], key[0])} is new in the "
+        notes.append(f"{source + ': ' if source else ''}load point {point_name(current[key], key[0])} is new in the "
                      "current run: nothing to compare it with")
     return checks, notes
 
@@ -381,10 +382,6 @@ def as_number(value: Any) -> float | None:
 def _errors(point: LoadPointRecord) -> int:
     errors = point.requests.get("errors")
     return int(sum(as_number(v) or 0 for v in errors.values())) if isinstance(errors, dict) else 0
-
-
-def _g(value: float | None) -> str:
-    return "–" if value is None else f"{value:g}"
 
 
 def _num(value: float | None, digits: int = 1) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import InputError, UserError
-from bench.results.compare import FAIL, INFO, Comparison, as_number, fmt_p, point_label
+from bench.results.compare import FAIL, INFO, Comparison, as_number, fmt_p, point_name
 from bench.results.store import Results
 
 _MARK = {"pass": "pass", "fail": "FAIL", "info": "info"}
@@ -140,7 +140,7 @@ def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
                                       {"unit": "seconds per query", "dataset": results.header.dataset.get("name"),
                                        "spec": target.spec, "errors": target.errors}))
         for point in results.load_points:
-            label, group = point_label(point, point.endpoint), f"load/{prefix}{point.endpoint}"
+            label, group = point_name(point, point.endpoint), f"load/{prefix}{point.endpoint}"
             quantity = "scheduled" if point.loop == "open" else "service"
             extra = {"loop": point.loop, "batch": point.batch, "concurrency": point.concurrency, "rate": point.rate,
                      "client_saturated": bool(point.client.get("saturated")), **point.throughput}

@@ -27,7 +27,7 @@ def test_points_within_thresholds_pass_and_show_their_figures(tmp_path, compare)
                       [load_point(batch=1, texts_per_s=980, p99_ms=21), load_point(batch=8)])
     code, out, _ = compare(base, cur, *GATE)
     assert code == 0, out
-    assert "pass  load: tei embed closed b=1 c=4: texts/s 1000.0 → 980.0 (×0.980), p99 20.0 → 21.0 ms (+5.0%)" in out
+    assert "pass  load: tei embed closed batch 1 conc 4: texts/s 1000.0 → 980.0 (×0.980), p99 20.0 → 21.0 ms (+5.0%)" in out
 
 
 @pytest.mark.parametrize("texts_per_s, p99_ms, failing", [(900, 20, True), (1000, 23, True), (960, 21.9, False)])
@@ -42,7 +42,7 @@ def test_a_saturated_client_is_reported_never_gated(tmp_path, compare):
     base, cur = _runs(tmp_path, [load_point()], [load_point(texts_per_s=100, p99_ms=500, saturated=True)])
     code, out, _ = compare(base, cur, *GATE, "--junit", tmp_path / "j.xml")
     assert code == 0
-    assert "info  load: tei embed closed b=8 c=4: texts/s 1000.0 → 100.0 (×0.100)" in out
+    assert "info  load: tei embed closed batch 8 conc 4: texts/s 1000.0 → 100.0 (×0.100)" in out
     assert "the load client saturated: reported, never gated" in out
     assert "<skipped" in (tmp_path / "j.xml").read_text()
 
@@ -58,9 +58,9 @@ def test_a_point_missing_from_the_current_run_fails_and_a_renamed_endpoint_match
                       [load_point(endpoint="new", batch=1), load_point(endpoint="new", batch=64)])
     code, out, _ = compare(base, cur, *GATE, "--match", "old=new")
     assert code == 1
-    assert "pass  load: new embed closed b=1 c=4" in out
-    assert "FAIL  load: new embed closed b=32 c=4: not measured in the current run" in out
-    assert "!! load point new embed closed b=64 c=4 is new in the current run" in out
+    assert "pass  load: new embed closed batch 1 conc 4" in out
+    assert "FAIL  load: new embed closed batch 32 conc 4: not measured in the current run" in out
+    assert "!! load point new embed closed batch 64 conc 4 is new in the current run" in out
 
 
 def test_benchmark_json_has_throughput_and_latency_from_the_histogram(tmp_path, compare):
@@ -71,12 +71,12 @@ def test_benchmark_json_has_throughput_and_latency_from_the_histogram(tmp_path, 
     base, cur = _runs(tmp_path, [point], [point])
     assert compare(base, cur, "--benchmark-json", tmp_path / "b.json")[0] == 0
     entries = {e["name"]: e for e in json.loads((tmp_path / "b.json").read_text())["benchmarks"]}
-    latency = entries["tei embed closed b=8 c=4 latency"]["stats"]
+    latency = entries["tei embed closed batch 8 conc 4 latency"]["stats"]
     assert set(Stats.fields) <= set(latency)
     assert latency["rounds"] == 200
     assert latency["min"] == pytest.approx(0.001, rel=1e-3) and latency["max"] == pytest.approx(0.00299, rel=1e-3)
     assert latency["mean"] == pytest.approx(sum(latencies) / 200 / 1e6, rel=1e-3)
-    throughput = entries["tei embed closed b=8 c=4 throughput"]
+    throughput = entries["tei embed closed batch 8 conc 4 throughput"]
     assert throughput["stats"]["ops"] == pytest.approx(800.0)
     assert throughput["stats"]["iterations"] == 8000 and throughput["stats"]["rounds"] == 1
     assert throughput["extra_info"]["unit"] == "seconds per text"

@@ -49,4 +49,4 @@ def test_a_suite_load_sweep_gates_a_slower_server(tmp_path, monkeypatch, capsys,
         assert (code, check["status"]) == (0, "info")
     else:
         assert (code, check["status"]) == (1, "fail"), out + err
-        assert "FAIL  load: load tei embed closed b=4 c=2" in out
+        assert "FAIL  load: load tei embed closed batch 4 conc 2" in out

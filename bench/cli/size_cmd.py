@@ -45,7 +45,8 @@ def size(
     """Closed-loop sweep, saturation search under the SLO, Open WebUI bursts, and the recommendation."""
     from bench.progress import console
     from bench.load.size_command import SizeRequest, run_size
-    from bench.load.sizing import label, p99_ms, texts_per_s
+    from bench.load.points import point_label
+    from bench.load.sizing import p99_ms, texts_per_s
     from bench.report import write_report
     from bench.results.store import read_results
 
@@ -54,7 +55,7 @@ def size(
     def report(point) -> None:
         measured.append(point)
         scheduled = p99_ms(point, "scheduled")
-        console.print(f"[dim]size: {point.endpoint} {label(point)}: {texts_per_s(point):.1f} texts/s, service p99 "
+        console.print(f"[dim]size: {point.endpoint} {point_label(point)}: {texts_per_s(point):.1f} texts/s, service p99 "
                       f"{p99_ms(point, 'service') or float('nan'):.1f} ms"
                       + (f", scheduled p99 {scheduled:.1f} ms" if scheduled is not None else "")
                       + (f", errors {sum(point.requests['errors'].values())}" if point.requests["errors"] else "") + "[/dim]")

@@ -19,11 +19,12 @@ from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.errors import UserError
 from bench.load.run_command import parse_list, parse_seconds
 from bench.load.runner import (
-    InProcessCall, LoadEndpoint, PointConfig, measure_point, stop_pool, unreachable, worker_pool,
+    InProcessCall, LoadEndpoint, measure_point, stop_pool, unreachable, worker_pool,
 )
 from bench.load.schedule import parse_arrival
+from bench.load.points import PointConfig, point_label
 from bench.load.sizing import (
-    Economics, Saturation, Slo, choose_closed, closed_sweep, label, recommend, saturation_search, texts_per_s,
+    Economics, Saturation, Slo, choose_closed, closed_sweep, recommend, saturation_search, texts_per_s,
 )
 from bench.load.telemetry import GpuSampler
 from bench.load.workload import Workload, load_workload
@@ -157,12 +158,12 @@ class _Session:
         if self.sampler is not None and self.sampler.available:
             # The measured window ends with the last answer, just before measure_point returned.
             windows = self.sampler.window(finished - record.duration_s, finished)
-            self.writer.write(GpuTelemetryRecord(endpoint=record.endpoint, point=label(record),
+            self.writer.write(GpuTelemetryRecord(endpoint=record.endpoint, point=point_label(record),
                                                  start=finished - record.duration_s, end=finished,
                                                  gpus=[w.to_dict() for w in windows]))
         if unreachable(record):
             example = next(iter(record.error_examples.values()), "")
-            raise UserError(f"endpoint {self.endpoint.spec.name}: no answer at all during {point.label()} ({example}); "
+            raise UserError(f"endpoint {self.endpoint.spec.name}: no answer at all during {point_label(point)} ({example}); "
                             "sizing stops here, finished points are saved")
         return record
 
@@ -196,8 +197,8 @@ class _Session:
             endpoint=self.endpoint.spec.name, op=plan.op, length=length, slo_p99_ms=plan.slo.p99_ms,
             max_error_rate=plan.slo.max_error_rate,
             saturation={"rate": saturation.rate, "texts_per_s": texts_per_s(sat) if sat else None,
-                        "point": label(sat) if sat else None, "first_failure": saturation.first_failure,
-                        "probes": [{"rate": p.rate, "passed": p.passed, "point": label(p.point)} for p in saturation.probes]},
+                        "point": point_label(sat) if sat else None, "first_failure": saturation.first_failure,
+                        "probes": [{"rate": p.rate, "passed": p.passed, "point": point_label(p.point)} for p in saturation.probes]},
             lines=[line.to_dict() for line in lines], telemetry=telemetry,
             ceiling=str(request.ceiling) if request.ceiling else None,
         )

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+from bench.load.points import point_label
 from bench.results.schema import CeilingPoint, LoadPointRecord
 
 TEI_DEFAULT_MAX_BATCH_TOKENS = 16384
@@ -31,15 +32,6 @@ GAIN_TO_CONTINUE = 0.05  # a closed-loop sweep goes on to the next concurrency w
 class Slo:
     p99_ms: float
     max_error_rate: float = 0.001
-
-
-def label(point: LoadPointRecord) -> str:
-    """The name a point goes by in reports and evidence (the load sweep's own label for it)."""
-    from bench.load.runner import PointConfig
-
-    return PointConfig(op=point.op, loop=point.loop, batch=point.batch, concurrency=point.concurrency, rate=point.rate,
-                       arrival=point.arrival, max_inflight=point.max_inflight, burst=point.burst,
-                       length=point.length).label()
 
 
 def error_rate(point: LoadPointRecord) -> float:
@@ -210,22 +202,22 @@ def recommend(points: list[LoadPointRecord], saturation: Saturation | None, slo:
     if best is None:
         lines.append(Line("batch / concurrency", "none meets the SLO",
                           f"no closed-loop point had service p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}",
-                          [label(p) for p in points if p.loop == "closed"]))
+                          [point_label(p) for p in points if p.loop == "closed"]))
     else:
         lines.append(Line("client batch / concurrency", f"{best.batch} / {best.concurrency}",
                           f"best texts/s ({texts_per_s(best):.1f}) with service p99 {p99_ms(best, 'service'):.1f} ms "
-                          f"≤ {slo.p99_ms:g} ms", [label(best)]))
+                          f"≤ {slo.p99_ms:g} ms", [point_label(best)]))
     sat_point = saturation.point if saturation else None
     if saturation is not None:
         if sat_point is None:
             lines.append(Line("saturation rate", "none", f"no probed rate kept scheduled p99 ≤ {slo.p99_ms:g} ms with errors "
-                              f"≤ {slo.max_error_rate:g}", [label(p.point) for p in saturation.probes]))
+                              f"≤ {slo.max_error_rate:g}", [point_label(p.point) for p in saturation.probes]))
         else:
             bound = (f"; {saturation.first_failure:g}/s failed" if saturation.first_failure is not None
                      else "; no failing rate found within the probe limit (a lower bound)")
             lines.append(Line("saturation rate (goodput)", f"{saturation.rate:g} requests/s = {texts_per_s(sat_point):.1f} texts/s",
                               f"highest rate with scheduled p99 {p99_ms(sat_point, 'scheduled'):.1f} ms ≤ {slo.p99_ms:g} ms, "
-                              f"errors {error_rate(sat_point):.2%}{bound}", [label(sat_point)]))
+                              f"errors {error_rate(sat_point):.2%}{bound}", [point_label(sat_point)]))
     lines += _tei_lines(best, sat_point, burst)
     lines += _openwebui_lines(burst, points)
     lines += _economics_lines(saturation, sat_point, economics)
@@ -241,7 +233,7 @@ def _tei_lines(best: LoadPointRecord | None, sat: LoadPointRecord | None, burst:
         largest = max(p.batch for p in sources)
         lines.append(Line("TEI --max-client-batch-size", str(max(largest, 1)),
                           "the largest batch a client sends (sized batch, Open WebUI's batch); TEI answers 422 above it "
-                          f"(default {TEI_DEFAULT_MAX_CLIENT_BATCH_SIZE})", [label(p) for p in sources]))
+                          f"(default {TEI_DEFAULT_MAX_CLIENT_BATCH_SIZE})", [point_label(p) for p in sources]))
     # Inputs in flight: since TEI 1.9 each input holds one permit of --max-concurrent-requests, taken
     # without waiting, so fewer permits than inputs in flight means 429s (../shared/contracts).
     in_flight: list[tuple[float, str, LoadPointRecord]] = []
@@ -260,7 +252,7 @@ def _tei_lines(best: LoadPointRecord | None, sat: LoadPointRecord | None, burst:
         lines.append(Line("TEI --max-concurrent-requests", str(value),
                           f"≥ {need:.0f} inputs in flight ({how}), a power of two, at least TEI's default "
                           f"{TEI_DEFAULT_MAX_CONCURRENT_REQUESTS}; since TEI 1.9 every input takes a permit",
-                          [label(p) for _, _, p in in_flight]))
+                          [point_label(p) for _, _, p in in_flight]))
     if sat is not None and tokens_per_text(sat):
         tokens = tokens_per_text(sat)
         mean_s = sat.latency_ms["scheduled"]["mean"] / 1000.0
@@ -269,7 +261,7 @@ def _tei_lines(best: LoadPointRecord | None, sat: LoadPointRecord | None, burst:
         lines.append(Line("TEI --max-batch-tokens", str(value),
                           f"the {waiting:.0f} tokens in the server on average at the saturation rate fit one forward "
                           f"batch ({tokens:.0f} tokens/text); derived, not measured on TEI at this setting",
-                          [label(sat)]))
+                          [point_label(sat)]))
     return lines
 
 
@@ -278,14 +270,14 @@ def _openwebui_lines(burst: LoadPointRecord | None, points: list[LoadPointRecord
     if burst is None:
         why = ("no burst point finished without errors" if bursts else "no burst workload was measured")
         return [Line("Open WebUI RAG_EMBEDDING_BATCH_SIZE / RAG_EMBEDDING_CONCURRENT_REQUESTS", "not determined", why,
-                     [label(p) for p in bursts])]
+                     [point_label(p) for p in bursts])]
     drain = burst.duration_s
     return [
         Line("Open WebUI RAG_EMBEDDING_BATCH_SIZE", str(burst.batch),
              f"a {burst.burst}-chunk file drained in {drain:.2f} s ({texts_per_s(burst):.1f} texts/s), the fastest "
-             "without errors or 429s", [label(burst)]),
+             "without errors or 429s", [point_label(burst)]),
         Line("Open WebUI RAG_EMBEDDING_CONCURRENT_REQUESTS", str(burst.concurrency or 0),
-             ("0 = unlimited; " if not burst.concurrency else "") + f"the cap of that burst", [label(burst)]),
+             ("0 = unlimited; " if not burst.concurrency else "") + f"the cap of that burst", [point_label(burst)]),
     ]
 
 
@@ -299,16 +291,16 @@ def _economics_lines(saturation: Saturation | None, sat: LoadPointRecord | None,
         replicas = math.ceil(economics.target_rps / saturation.rate)
         lines.append(Line("replicas for --target-rps", str(replicas),
                           f"{economics.target_rps:g} requests/s ÷ {saturation.rate:g} requests/s per replica at the SLO",
-                          [label(sat)]))
+                          [point_label(sat)]))
     if economics.gpu_hourly_usd:
         per_text = economics.gpu_hourly_usd / (texts_per_s(sat) * 3600.0)
         lines.append(Line("cost per 1M texts", f"${per_text * 1e6:.4f}",
                           f"${economics.gpu_hourly_usd:g}/h at {texts_per_s(sat):.1f} texts/s (the saturation rate)",
-                          [label(sat)]))
+                          [point_label(sat)]))
         tokens = tokens_per_text(sat)
         if tokens:
             lines.append(Line("cost per 1M tokens", f"${per_text / tokens * 1e6:.4f}",
-                              f"{tokens:.1f} tokens/text ({sat.throughput.get('tokens_source')})", [label(sat)]))
+                              f"{tokens:.1f} tokens/text ({sat.throughput.get('tokens_source')})", [point_label(sat)]))
     return lines
 
 
@@ -319,8 +311,8 @@ def _ceiling_line(peak: LoadPointRecord | None, ceiling: list[CeilingPoint]) -> 
     if top is None:
         lengths = sorted({c.length for c in ceiling if c.op == peak.op})
         return Line("fraction of the in-process ceiling", "not determined",
-                    f"the ceiling has no {peak.op} point at length {peak.length} (it has {lengths})", [label(peak)])
+                    f"the ceiling has no {peak.op} point at length {peak.length} (it has {lengths})", [point_label(peak)])
     return Line("fraction of the in-process ceiling", f"{texts_per_s(peak) / top.texts_per_s:.1%}",
                 f"server's best {texts_per_s(peak):.1f} texts/s ÷ in-process {top.texts_per_s:.1f} texts/s "
                 f"({top.device_name}, {top.dtype})",
-                [label(peak), f"ceiling {top.op} batch={top.batch} len={top.length} {top.dtype}"])
+                [point_label(peak), f"ceiling {top.op} batch={top.batch} len={top.length} {top.dtype}"])

@@ -17,7 +17,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bench.load.sizing import label, p99_ms, texts_per_s  # noqa: E402
+from bench.load.points import point_label  # noqa: E402
+from bench.load.sizing import p99_ms, texts_per_s  # noqa: E402
 from bench.results.schema import LoadPointRecord, SizingRecord  # noqa: E402
 from bench.results.store import Results  # noqa: E402
 
@@ -54,7 +55,7 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
     passed = sizing.saturation or {}
     ok = {p["point"] for p in passed.get("probes", []) if p["passed"]}
     for good, marker, name in ((True, "s", "probe within SLO"), (False, "x", "probe over SLO or errors")):
-        chosen = sorted((p for p in probes if (label(p) in ok) == good), key=lambda p: p.rate or 0)
+        chosen = sorted((p for p in probes if (point_label(p) in ok) == good), key=lambda p: p.rate or 0)
         if chosen:
             ax.plot([texts_per_s(p) for p in chosen], [p99_ms(p, "scheduled") for p in chosen], marker, markersize=8,
                     color="tab:green" if good else "tab:red", label=f"open loop: {name} (scheduled p99)")
@@ -72,7 +73,7 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
 def telemetry_plot(results: Results, sizing: SizingRecord, path: Path) -> Path | None:
     """Per point in measured order: texts/s on top, then mean (bar) and max (tick) of each NVML quantity."""
     windows = {t.point: t for t in results.gpu_telemetry if t.endpoint == sizing.endpoint}
-    mine = [p for p in _of(results.load_points, sizing) if label(p) in windows]
+    mine = [p for p in _of(results.load_points, sizing) if point_label(p) in windows]
     if not mine:
         return None
     fig, axes = plt.subplots(1 + len(TELEMETRY), 1, figsize=(10, 2 + 1.6 * len(TELEMETRY)), sharex=True)
@@ -80,15 +81,15 @@ def telemetry_plot(results: Results, sizing: SizingRecord, path: Path) -> Path |
     axes[0].bar(x, [texts_per_s(p) for p in mine], color="tab:blue")
     axes[0].set_ylabel("texts/s")
     for ax, (key, name) in zip(axes[1:], TELEMETRY):
-        gpus = sorted({g["gpu"] for p in mine for g in windows[label(p)].gpus})
+        gpus = sorted({g["gpu"] for p in mine for g in windows[point_label(p)].gpus})
         width = 0.8 / max(len(gpus), 1)
         for k, gpu in enumerate(gpus):
-            blocks = [next((g.get(key) for g in windows[label(p)].gpus if g["gpu"] == gpu), None) for p in mine]
+            blocks = [next((g.get(key) for g in windows[point_label(p)].gpus if g["gpu"] == gpu), None) for p in mine]
             xs = [i + k * width for i in x]
             ax.bar(xs, [b["mean"] if b else 0 for b in blocks], width=width, label=f"GPU {gpu} mean")
             ax.plot(xs, [b["max"] if b else float("nan") for b in blocks], "k_", markersize=8)
         ax.set_ylabel(name, fontsize=8)
-    axes[-1].set_xticks(list(x), [label(p) for p in mine], rotation=60, ha="right", fontsize=6)
+    axes[-1].set_xticks(list(x), [point_label(p) for p in mine], rotation=60, ha="right", fontsize=6)
     axes[1].legend(fontsize=7)
     return _save(fig, path)
 

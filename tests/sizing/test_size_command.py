@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.load.sizing import label
+from bench.load.points import point_label
 from bench.results.store import read_results
 from tests.harness.cli import run_cli
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
@@ -49,7 +49,7 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
     print(f"saturation {rate} requests/s (capacity 50), probes {[(p['rate'], p['passed']) for p in sizing.saturation['probes']]}")
     assert 50 * 0.85 <= rate <= 50 * 1.15
     assert sizing.saturation["first_failure"] > rate
-    labels = {label(p) for p in results.load_points}
+    labels = {point_label(p) for p in results.load_points}
     for line in sizing.lines:  # every line's evidence is a point in the results file
         assert line["evidence"] and set(line["evidence"]) <= labels, line
     by = {line["setting"]: line for line in sizing.lines}

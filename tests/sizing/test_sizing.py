@@ -7,9 +7,10 @@ import math
 import pytest
 
 from bench.load.sizing import (
-    Economics, Slo, choose_burst, choose_closed, closed_sweep, error_rate, label, pow2_at_least, recommend,
+    Economics, Slo, choose_burst, choose_closed, closed_sweep, error_rate, pow2_at_least, recommend,
     saturation_search,
 )
+from bench.load.points import point_label
 from bench.results.schema import CeilingPoint, LoadPointRecord
 
 CAPACITY = 400.0  # texts/s the model server computes at full load
@@ -158,7 +159,7 @@ def test_recommendation_lines_name_their_points():
                for b, tps in ((1, 100.0), (32, 1000.0))]
     lines = recommend(closed + bursts(), saturation, slo, Economics(target_rps=100, gpu_hourly_usd=3.6), ceiling)
     by = {line.setting: line for line in lines}
-    sat_label = label(saturation.point)
+    sat_label = point_label(saturation.point)
     assert by["client batch / concurrency"].value == "8 / 4"
     assert by["saturation rate (goodput)"].evidence == [sat_label]
     assert by["TEI --max-client-batch-size"].value == "32"  # Open WebUI's burst batch is the larger
@@ -201,4 +202,4 @@ def test_permits_cover_an_unlimited_open_webui_burst():
     lines = recommend([closed_model(8, 2), big], None, slo)
     (permits,) = [line for line in lines if line.setting == "TEI --max-concurrent-requests"]
     assert permits.value == "4096"  # all 128 requests of 32 inputs at once
-    assert label(big) in permits.evidence and "Open WebUI" in permits.why
+    assert point_label(big) in permits.evidence and "Open WebUI" in permits.why

@@ -13,11 +13,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import numpy as np
 
-from bench.endpoints.http import error_message
-from bench.secrets import secret_from_env
+from bench.errors import ServerError
+from bench.http import HttpClient, error_message, key_from_env, parse_json
 
 PING = ["ragbench doctor ping"]
 
@@ -64,32 +63,31 @@ class _Facts:
     tei_batch_limit: int | None = None
 
 
-def probe(client: httpx.Client, method: str, url: str, body: Any = None, key: str | None = None) -> Probe:
+def probe(client: HttpClient, method: str, url: str, body: Any = None, key: str | None = None) -> Probe:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        response = client.request(method, url, json=body, headers=headers)
-    except httpx.HTTPError as exc:
-        return Probe(None, message=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-    try:
-        parsed = response.json()
-    except ValueError:
-        parsed = None
-    message = "" if response.status_code < 400 else error_message(response)[0]
-    if response.status_code < 400 and parsed is None:
-        kind = response.headers.get("content-type", "no content-type")
-        message = f"answered {kind}, not JSON"
+        response = client.send(method, url, json=body, headers=headers)
+    except ServerError as exc:
+        return Probe(None, message=str(exc).removeprefix(f"{client.server}: "))
+    parsed, problem = parse_json(response)
+    message = error_message(response)[0] if response.status_code >= 400 else problem
     return Probe(response.status_code, parsed, message)
 
 
 def _env_key(name: str | None) -> str | None:
-    return secret_from_env(name) if name else None
+    return key_from_env("doctor", name, required=False)
+
+
+def _count(value: Any, default: int) -> int:
+    """A server's count setting, or `default` where it sent none or something that is not a count."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
 
 
 def _describe(p: Probe) -> str:
     return f"HTTP {p.status}: {p.message}" if p.status is not None else f"no answer ({p.message})"
 
 
-def check_tei(client: httpx.Client, url: str, key: str | None, facts: _Facts) -> list[Finding]:
+def check_tei(client: HttpClient, url: str, key: str | None, facts: _Facts) -> list[Finding]:
     url = url.rstrip("/")
     info = probe(client, "GET", f"{url}/info", key=key)
     if not info.ok or not isinstance(info.body, dict) or "model_id" not in info.body:
@@ -97,10 +95,11 @@ def check_tei(client: httpx.Client, url: str, key: str | None, facts: _Facts) ->
         return [Finding("tei", False, f"{url}/info: {what}: not a reachable TEI server",
                         "give --tei the TEI base URL (http://host:port, no path)")]
     body = info.body
-    limit = int(body.get("max_client_batch_size") or 32)
-    max_len = int(body.get("max_input_length") or 0)
+    limit = _count(body.get("max_client_batch_size"), 32)
+    max_len = _count(body.get("max_input_length"), 0)
     facts.tei_batch_limit = limit
-    kind = next(iter(body.get("model_type") or {"unknown": 0}))
+    model_type = body.get("model_type")
+    kind = next(iter(model_type), "unknown") if isinstance(model_type, dict) else "unknown"
     found = [Finding("tei", True, f"TEI {body.get('version')} serves {body.get('model_id')} ({kind}, {body.get('model_dtype')}); "
                                   f"max_client_batch_size {limit}, max_input_length {max_len}, auto_truncate {body.get('auto_truncate')}")]
     if kind == "embedding":
@@ -123,7 +122,7 @@ def check_tei(client: httpx.Client, url: str, key: str | None, facts: _Facts) ->
     return found
 
 
-def check_litellm(client: httpx.Client, url: str, key: str | None, key_env: str) -> list[Finding]:
+def check_litellm(client: HttpClient, url: str, key: str | None, key_env: str) -> list[Finding]:
     base = url.rstrip("/")
     base = base[:-3] if base.endswith("/v1") else base
     models = probe(client, "GET", f"{base}/v1/models", key=key)
@@ -141,7 +140,7 @@ def check_litellm(client: httpx.Client, url: str, key: str | None, key_env: str)
     return found
 
 
-def _litellm_modes(client: httpx.Client, base: str, key: str | None) -> dict[str, str | None]:
+def _litellm_modes(client: HttpClient, base: str, key: str | None) -> dict[str, str | None]:
     """Each model's `model_info.mode` (embedding, rerank, chat...) where the config or cost map sets one.
 
     Probing a model with the wrong kind of request is a failure that LiteLLM counts toward putting the
@@ -156,7 +155,7 @@ def _litellm_modes(client: httpx.Client, base: str, key: str | None) -> dict[str
     return modes
 
 
-def _check_litellm_model(client: httpx.Client, base: str, model: str, key: str | None, mode: str | None) -> list[Finding]:
+def _check_litellm_model(client: HttpClient, base: str, model: str, key: str | None, mode: str | None) -> list[Finding]:
     if mode not in (None, "embedding", "rerank"):
         return [Finding("litellm", True, f"{model}: mode {mode}, not an embedding or rerank model (not probed)")]
     as_float = Probe(None, message="not probed: mode rerank")
@@ -200,7 +199,7 @@ def _same_vector(float_body: Any, b64_body: Any) -> bool:
     return a.shape == b.shape and bool(np.allclose(a, b, atol=1e-6))
 
 
-def check_reranker_url(client: httpx.Client, hop: str, url: str, model: str, key: str | None, fallback: str) -> Finding:
+def check_reranker_url(client: HttpClient, hop: str, url: str, model: str, key: str | None, fallback: str) -> Finding:
     """POST the Cohere body that Open WebUI and LightRAG send; name what goes wrong."""
     body = {"model": model, "query": PING[0], "documents": ["a", "b"], "top_n": 2}
     p = probe(client, "POST", url, body, key)
@@ -223,7 +222,7 @@ def check_reranker_url(client: httpx.Client, hop: str, url: str, model: str, key
                    "fix the reranker (model name, key, URL) until this probe passes")
 
 
-def check_openwebui(client: httpx.Client, url: str, key: str | None, key_env: str, facts: _Facts) -> list[Finding]:
+def check_openwebui(client: HttpClient, url: str, key: str | None, key_env: str, facts: _Facts) -> list[Finding]:
     base = url.rstrip("/")
     if not key:
         return [Finding("openwebui", False, f"no API key in ${key_env}", f"create one (Settings > Account > API keys) and export {key_env}")]
@@ -240,7 +239,7 @@ def check_openwebui(client: httpx.Client, url: str, key: str | None, key_env: st
     return found
 
 
-def _openwebui_embedding(client: httpx.Client, settings: dict[str, Any], facts: _Facts) -> list[Finding]:
+def _openwebui_embedding(client: HttpClient, settings: dict[str, Any], facts: _Facts) -> list[Finding]:
     found = []
     if settings.get("ENABLE_ASYNC_EMBEDDING", True) and not settings.get("RAG_EMBEDDING_CONCURRENT_REQUESTS"):
         found.append(Finding("openwebui", False, "unlimited concurrent embedding requests (RAG_EMBEDDING_CONCURRENT_REQUESTS=0): "
@@ -248,9 +247,9 @@ def _openwebui_embedding(client: httpx.Client, settings: dict[str, Any], facts: 
                              "set RAG_EMBEDDING_CONCURRENT_REQUESTS (e.g. 4) via /api/v1/retrieval/embedding/update"))
     if settings.get("RAG_EMBEDDING_ENGINE") != "openai":
         return found
-    openai = settings.get("openai_config") or {}
+    openai = settings.get("openai_config") if isinstance(settings.get("openai_config"), dict) else {}
     emb_url, emb_key = str(openai.get("url") or "").rstrip("/"), openai.get("key") or None
-    batch = int(settings.get("RAG_EMBEDDING_BATCH_SIZE") or 1)
+    batch = _count(settings.get("RAG_EMBEDDING_BATCH_SIZE"), 1)
     model = settings.get("RAG_EMBEDDING_MODEL")
     ping = probe(client, "POST", f"{emb_url}/embeddings", {"model": model, "input": PING}, emb_key)
     if not ping.ok:
@@ -270,7 +269,7 @@ def _openwebui_embedding(client: httpx.Client, settings: dict[str, Any], facts: 
     return found
 
 
-def _openwebui_reranker(client: httpx.Client, config: dict[str, Any]) -> list[Finding]:
+def _openwebui_reranker(client: HttpClient, config: dict[str, Any]) -> list[Finding]:
     if config.get("RAG_RERANKING_ENGINE") != "external":
         return []
     fallback = "Open WebUI silently falls back to unreranked results"
@@ -283,7 +282,7 @@ def _openwebui_reranker(client: httpx.Client, config: dict[str, Any]) -> list[Fi
     return [check_reranker_url(client, "openwebui", url, model, key, fallback)]
 
 
-def check_lightrag(client: httpx.Client, url: str) -> list[Finding]:
+def check_lightrag(client: HttpClient, url: str) -> list[Finding]:
     base = url.rstrip("/")
     health = probe(client, "GET", f"{base}/health")
     cfg = health.body.get("configuration") if health.ok and isinstance(health.body, dict) else None
@@ -310,7 +309,8 @@ def run_doctor(request: DoctorRequest) -> list[Finding]:
     """Every finding, in hop order: TEI first (its limits inform the others), then LiteLLM, Open WebUI, LightRAG."""
     facts = _Facts()
     findings: list[Finding] = []
-    with httpx.Client(timeout=request.timeout_s) as client:
+    client = HttpClient("doctor", timeout_s=request.timeout_s)
+    try:
         if request.tei:
             findings += check_tei(client, request.tei, _env_key(request.tei_key_env), facts)
         if request.litellm:
@@ -319,6 +319,8 @@ def run_doctor(request: DoctorRequest) -> list[Finding]:
             findings += check_openwebui(client, request.openwebui, _env_key(request.openwebui_key_env), request.openwebui_key_env, facts)
         if request.lightrag:
             findings += check_lightrag(client, request.lightrag)
+    finally:
+        client.close()
     return findings
 
 

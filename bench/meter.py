@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from bench.errors import ServerError
+from bench.http import HttpClient, new_client
 
 # Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are never forwarded.
 _HOP_BY_HOP = {
@@ -88,7 +88,7 @@ class Meter:
         self.upstreams = {route: url.rstrip("/") for route, url in upstreams.items()}
         self.usage = {route: Usage() for route in self.upstreams}
         self._lock = threading.Lock()
-        self._client = httpx.Client(timeout=timeout_s)
+        self._client = new_client(timeout_s)
         # httpx adds its own Accept/Accept-Encoding/User-Agent defaults; a pass-through must not.
         for name in list(self._client.headers.keys()):
             del self._client.headers[name]
@@ -218,18 +218,16 @@ class MeterClient:
 
     def __init__(self, url: str, timeout_s: float = 10.0):
         self.url = url.rstrip("/")
-        self._client = httpx.Client(timeout=timeout_s)
+        self._http = HttpClient(f"meter at {self.url}", self.url, timeout_s=timeout_s)
 
     def snapshot(self) -> dict[str, Usage]:
-        try:
-            response = self._client.get(f"{self.url}/_meter/usage")
-            response.raise_for_status()
-            return {route: Usage(**values) for route, values in response.json().items()}
-        except (httpx.HTTPError, ValueError, TypeError) as exc:
-            raise ServerError(f"meter {self.url}", f"cannot read usage: {type(exc).__name__}: {exc}") from None
+        reply = self._http.json("GET", "/_meter/usage")
+        names = [f.name for f in fields(Usage)]
+        return {route: Usage(**{name: reply.get(route, name, kind=(int, float)) for name in names})
+                for route in reply.get(kind=dict)}
 
     def close(self) -> None:
-        self._client.close()
+        self._http.close()
 
 
 def cost(before: dict[str, Usage], after: dict[str, Usage]) -> dict[str, float]:

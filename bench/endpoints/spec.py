@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Callable
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 from bench.endpoints.base import Embedder, Reranker
 from bench.errors import UserError
+from bench.spec_grammar import BOOLEAN_HELP, parse_bool, parse_options
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
-_BOOL = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
 
 @dataclass(frozen=True)
@@ -70,10 +70,7 @@ def parse_spec(text: str) -> EndpointSpec:
         url = location.rstrip("/")
     elif at:
         raise UserError(f"endpoint {name}: {kind} runs in-process and takes no URL (use {kind}?model=PATH)")
-    try:
-        params = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
-    except ValueError:
-        raise UserError(f"endpoint {name}: malformed options {query!r} (expected key=value&key=value)") from None
+    params = parse_options(query, f"endpoint {name}")
     unknown = sorted(set(params) - set(spec_kind.options))
     if unknown:
         raise UserError(f"endpoint {name}: unknown option(s) {', '.join(unknown)} for {kind} (known: {', '.join(spec_kind.options)})")
@@ -89,7 +86,7 @@ def _typed(spec: EndpointSpec, key: str, convert: Callable[[str], object], what:
         return None
     try:
         return convert(value)
-    except (ValueError, KeyError):
+    except (ValueError, KeyError):  # each converter raises one of these for a value it does not take
         raise UserError(f"endpoint {spec.name}: option {key}={value!r} is not {what}") from None
 
 
@@ -98,7 +95,7 @@ def _int(spec: EndpointSpec, key: str):
 
 
 def _bool(spec: EndpointSpec, key: str):
-    return _typed(spec, key, lambda v: _BOOL[v.lower()], "true or false")
+    return _typed(spec, key, parse_bool, f"a boolean ({BOOLEAN_HELP})")
 
 
 def open_endpoint(spec: EndpointSpec) -> Embedder | Reranker:

@@ -33,7 +33,7 @@ from bench.quality.scoring import comparisons, metric_records
 from bench.results.outdir import QRELS_FILE, RESULTS_FILE, checkpoint_file, prepare_out_dir, run_file
 from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
 from bench.results.store import ResultsWriter, read_results
-from bench.targets.base import ProgressFactory, QueryResult, Target, TargetSpec
+from bench.targets.base import ProgressFactory, QueryResult, Target, TargetFailed, TargetSpec
 from bench.targets.registry import TargetOptions, build_target
 
 
@@ -237,7 +237,7 @@ def _run_target(spec: TargetSpec, target: Target, queries: dict[str, str], scori
         start = time.perf_counter()
         target.prepare(dataset, progress)
         index_s = time.perf_counter() - start
-        results, search_s = _search(target, queries, config.depth, progress, checkpoint)
+        results, search_s, failure = _search(target, queries, config.depth, progress, checkpoint)
         described = target.describe()
         generated = _generate(config, target, spec.name, dataset, results, progress, judge, described)
     finally:
@@ -248,6 +248,8 @@ def _run_target(spec: TargetSpec, target: Target, queries: dict[str, str], scori
     metrics = metric_records(spec.name, {m.trec_name: per_query[m.trec_name] for m in config.measures}, scoring.labels,
                              scoring.relevance, config.seed)
     record = _target_record(spec, spec.name, described, results, index_s, search_s, replaced)
+    if failure:
+        record.status, record.error = "failed", failure
     with uninterruptible():  # run file and records: all of them or none
         write_run(out_dir / record.run_file, run, tag=spec.name)
         writer.write(record, *[
@@ -261,21 +263,29 @@ def _run_target(spec: TargetSpec, target: Target, queries: dict[str, str], scori
 
 
 def _search(target: Target, queries: dict[str, str], depth: int, progress: ProgressFactory,
-            checkpoint: Checkpoint) -> tuple[list[QueryResult], float]:
-    """Every query's result, in query order, and the seconds spent searching: queries a resumed run
-    already finished come from the checkpoint, the rest are searched in batches, each kept as it finishes."""
+            checkpoint: Checkpoint) -> tuple[list[QueryResult], float, str | None]:
+    """Every query's result, in query order, the seconds spent searching, and why the target ended
+    part-way (None when it did not): queries a resumed run already finished come from the checkpoint,
+    the rest are searched in batches, each kept as it finishes. A target whose server went away
+    (TargetFailed) keeps what finished; its unfinished queries have no result."""
     done = checkpoint.load()
     remaining = [qid for qid in queries if qid not in done]
     batches = [remaining[i:i + SEARCH_BATCH] for i in range(0, len(remaining), SEARCH_BATCH)]
     shared = _one_bar_each(progress, len(remaining) / len(batches[0])) if batches else progress
     seconds = 0.0
+    failure = None
     for batch in batches:
         start = time.perf_counter()
-        results = target.search({qid: queries[qid] for qid in batch}, depth, shared)
+        try:
+            results = target.search({qid: queries[qid] for qid in batch}, depth, shared)
+        except TargetFailed as exc:
+            results, failure = exc.finished, str(exc)
         seconds += time.perf_counter() - start
         checkpoint.add(results)
         done.update((r.qid, r) for r in results)
-    return [done[qid] for qid in queries], seconds
+        if failure:
+            break
+    return [done[qid] for qid in queries if qid in done], seconds, failure
 
 
 def _one_bar_each(progress: ProgressFactory, scale: float) -> ProgressFactory:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from bench.datasets.model import Dataset
+from bench.errors import UserError
 from bench.secrets import MASK, is_secret_name, mask
 
 # A progress callback: (task description, total or None) -> advance(n) function.
@@ -24,6 +25,17 @@ def no_progress(description: str, total: int | None) -> Callable[[int], None]:
 class Hit:
     doc_id: str
     score: float | None  # None when the engine returned no score (e.g. a silent reranker fallback)
+
+
+class TargetFailed(UserError):
+    """A target that ended part-way (its server went away): why, and the queries it finished.
+
+    The queries it did not finish are absent from `finished`; scored with every judged query
+    counting, they score zero, as a failed query does."""
+
+    def __init__(self, reason: str, finished: list["QueryResult"]):
+        super().__init__(reason)
+        self.finished = finished
 
 
 @dataclass

@@ -1,85 +1,28 @@
-"""Shared pieces of the HTTP targets (Open WebUI, LightRAG): a client whose every failure is one
-clear `ServerError`, identical-text grouping, and a bounded thread pool with progress."""
+"""Shared pieces of the HTTP targets (Open WebUI, LightRAG): identical-text grouping, file names for
+corpus ids, and a bounded thread pool with progress. Requests themselves go through `bench/http.py`."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import httpx
-
 from bench.datasets.model import Document
 from bench.errors import ServerError
-from bench.secrets import mask, register_secret, secret_from_env
-from bench.targets.base import Hit, QueryResult
+from bench.http import ServerUnreachable
+from bench.targets.base import Hit, QueryResult, TargetFailed
 
 T = TypeVar("T")
 R = TypeVar("R")
 
-
-def api_key(env_name: str) -> str | None:
-    """Keys come from the environment only, so they never land in a spec, a result or a report."""
-    return secret_from_env(env_name)
-
-
-class HTTPClient:
-    """httpx with the target's auth header; `call()` turns every failure into one `ServerError` line.
-
-    `created` is the list (owned by the target) of what ragbench made on the server so far; every
-    error carries it, so a user can clean up after a failure.
-    """
-
-    def __init__(
-        self,
-        server: str,
-        base_url: str,
-        headers: dict[str, str],
-        created: list[str],
-        key_env: str,
-        timeout_s: float = 300.0,
-    ):
-        self.server = server
-        self.base_url = base_url.rstrip("/")
-        self.created = created
-        self.key_env = key_env
-        for value in headers.values():  # a server could echo a header back; never print a key
-            register_secret(value)
-        self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout_s)
-
-    def error(self, message: str) -> ServerError:
-        return ServerError(f"{self.server} at {mask(self.base_url)}", mask(message), created=self.created)
-
-    def call(self, method: str, path: str, ok: tuple[int, ...] = (200,), **kwargs: Any) -> httpx.Response:
-        """One request; a status outside `ok` raises with the reason named (unreachable, key, missing route)."""
-        try:
-            response = self._client.request(method, path, **kwargs)
-        except httpx.ConnectError:
-            raise self.error(f"cannot connect ({method} {path}); is the server running at this URL?") from None
-        except httpx.TimeoutException:
-            raise self.error(f"no answer in time to {method} {path}") from None
-        except httpx.HTTPError as exc:
-            raise self.error(f"{method} {path} failed: {type(exc).__name__}: {exc}") from None
-        if response.status_code in ok:
-            return response
-        raise self.error(self.describe_status(method, path, response))
-
-    def describe_status(self, method: str, path: str, response: httpx.Response) -> str:
-        code = response.status_code
-        if code in (401, 403):
-            return f"HTTP {code} on {method} {path}: the key was refused; check {self.key_env}"
-        if code == 404 and detail_of(response) in ("", "Not Found"):
-            return f"HTTP 404 on {method} {path}: this server has no such endpoint (an older version?)"
-        if code == 405:
-            return f"HTTP 405 on {method} {path}: endpoint not supported by this server version"
-        return f"HTTP {code} on {method} {path}: {detail_of(response)[:300]}"
-
-    def close(self) -> None:
-        self._client.close()
+# Queries in a row that got no HTTP answer at all before a target is ended as failed: one is a blip,
+# three in a row is a server that is gone (every further query would only wait for its own timeout).
+MAX_UNREACHABLE = 3
 
 
 def file_name(doc_id: str) -> str:
@@ -89,19 +32,6 @@ def file_name(doc_id: str) -> str:
     if safe != doc_id or safe.startswith("."):
         safe = f"{safe}-{hashlib.sha1(doc_id.encode()).hexdigest()[:8]}"
     return f"{safe}.txt"
-
-
-def detail_of(response: httpx.Response) -> str:
-    """The server's own words: FastAPI's `detail`, LightRAG's `message`, else the text."""
-    try:
-        body = response.json()
-    except ValueError:
-        return response.text.strip()
-    if isinstance(body, dict):
-        for key in ("detail", "message", "error"):
-            if body.get(key):
-                return str(body[key])
-    return response.text.strip()
 
 
 @dataclass
@@ -185,10 +115,53 @@ def parallel(
 
 def timed_query(qid: str, run: Callable[[], tuple[list[Hit], list[str], list[str]]]) -> QueryResult:
     """Run one query (`run` gives hits, warnings and the returned chunk texts); a per-query server
-    refusal becomes that query's error, not the run's end."""
+    refusal becomes that query's error, not the run's end. No answer at all (`ServerUnreachable`)
+    propagates, for `run_queries` to count."""
     start = time.perf_counter()
     try:
         hits, warnings, passages = run()
         return QueryResult(qid, hits, time.perf_counter() - start, warnings=warnings, passages=passages)
+    except ServerUnreachable:
+        raise
     except ServerError as exc:
         return QueryResult(qid, [], time.perf_counter() - start, error=str(exc))
+
+
+def run_queries(
+    queries: dict[str, str],
+    run_one: Callable[[str, str], QueryResult],
+    concurrency: int,
+    advance: Callable[[int], None],
+) -> list[QueryResult]:
+    """Every query through `run_one(qid, text)`, at most `concurrency` in flight, results in input order.
+
+    A query without an HTTP answer is that query's error; after MAX_UNREACHABLE of them in a row the
+    target ends with `TargetFailed`, which carries the queries finished so far and the reason.
+    """
+    finished: dict[str, QueryResult] = {}
+    unanswered: list[str] = []  # the current run of queries without an answer
+    failure: TargetFailed | None = None
+    lock = threading.Lock()
+
+    def one(item: tuple[str, str]) -> QueryResult:
+        nonlocal failure
+        qid, text = item
+        with lock:
+            if failure is not None:  # a worker must not start another query once the target has ended
+                raise failure
+        start = time.perf_counter()
+        try:
+            result, lost = run_one(qid, text), None
+        except ServerUnreachable as exc:
+            result, lost = QueryResult(qid, [], time.perf_counter() - start, error=str(exc)), exc
+        with lock:
+            unanswered[:] = [*unanswered, qid] if lost else []
+            finished[qid] = result
+            if lost and len(unanswered) >= MAX_UNREACHABLE:
+                kept = [finished[q] for q in queries if q in finished and q not in unanswered]
+                failure = TargetFailed(f"{lost} — {len(unanswered)} queries in a row got no answer, so the target "
+                                       f"was ended after {len(kept)} of {len(queries)} queries", kept)
+                raise failure
+        return result
+
+    return parallel(list(queries.items()), one, concurrency, advance)

@@ -1,6 +1,6 @@
 """LightRAG server as a retrieval target: insert the corpus as texts, rank with `/query/data`.
 
-Spec: `lightrag[:naive|local|global|hybrid|mix]@URL?top_k=N&chunk_top_k=N&rerank=on|off
+Spec: `lightrag[:naive|local|global|hybrid|mix]@URL?top_k=N&chunk_top_k=N&max_chunks=N&rerank=on|off
        &meter=URL&cleanup=true&batch=N&timeout=S`
 Key: `LIGHTRAG_API_KEY` (sent as `X-API-Key`; unset for a server without a key).
 
@@ -8,15 +8,21 @@ Key: `LIGHTRAG_API_KEY` (sent as `X-API-Key`; unset for a server without a key).
   its doc id (`<id>.txt`); documents already on the server under that name are not inserted again.
   ragbench waits until every inserted document is processed or failed (failed ones are listed with
   LightRAG's error) and reports ingestion time.
-- Search: `/query/data` in the variant's mode, `chunk_top_k` = depth unless given, `enable_rerank`
-  from `rerank=` (default off, so `?rerank=on` is the rerank variant); returned chunks map to
-  documents through `file_path`, first rank wins. LightRAG gives no scores. "No results"
-  (HTTP 200, status failure) is an empty ranking, not an error.
+- Search: `/query/data` in the variant's mode, `enable_rerank` from `rerank=` (default off, so
+  `?rerank=on` is the rerank variant); returned chunks map to documents through `file_path`, first
+  rank wins. LightRAG gives no scores. A document can span several chunks, so ragbench asks for
+  `chunk_top_k` = 2×depth chunks (or the given `chunk_top_k`) and doubles while the ranking is short of
+  depth and the server had more, up to `max_chunks` (default 16×depth). "No results" (HTTP 200,
+  status failure, `failure_reason: no_results`) is an empty ranking; any other failure is the query's error.
 - Cost: with `meter=URL` (a running `ragbench meter` between LightRAG and its providers) queries run
   one at a time and each result's `cost` holds the LLM and embedding calls, tokens and seconds it spent.
+  LightRAG's LLM response cache (ENABLE_LLM_CACHE, on by default, not switchable per request) answers
+  a repeated query's keyword extraction without an LLM call: the server's setting is recorded, and a
+  graph-mode query that cost no LLM call while it is on carries the warning `llm-cost-from-cache`.
 - Answers: each query's returned chunk texts (title removed) are its `passages`, which answer measures
   score; `quality --generate native` asks `/query` in the same mode for LightRAG's own answer.
-- `cleanup=true` deletes, in `close()`, the documents this run inserted — and nothing else.
+- `cleanup=true` deletes, in `close()`, the documents this run inserted — and nothing else — and
+  waits until the server lists none of them.
 """
 
 from __future__ import annotations
@@ -28,25 +34,19 @@ from typing import Any
 
 from bench.datasets.model import Dataset
 from bench.errors import UserError
+from bench.http import HttpClient, Reply, error_message, key_from_env
 from bench.meter import MeterClient, cost
 from bench.secrets import mask_data
 from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetSpec, first_rank_wins
-from bench.targets.http import (
-    DedupedCorpus,
-    HTTPClient,
-    api_key,
-    detail_of,
-    file_name,
-    parallel,
-    timed_query,
-)
+from bench.targets.http import DedupedCorpus, file_name, run_queries, timed_query
 from bench.targets.params import bool_param, check_params, int_param
 from bench.targets.registry import TargetOptions
 
 KEY_ENV = "LIGHTRAG_API_KEY"
 DEFAULT_URL = "http://localhost:9621"
 MODES = ("naive", "local", "global", "hybrid", "mix")
-PARAMS = {"top_k", "chunk_top_k", "rerank", "meter", "cleanup", "batch", "timeout", "concurrency"}
+PARAMS = {"top_k", "chunk_top_k", "max_chunks", "rerank", "meter", "cleanup", "batch", "timeout", "concurrency"}
+CACHE_WARNING = "llm-cost-from-cache"
 MAX_BODY_BYTES = 900_000  # LightRAG refuses bodies over 1 MiB; leave room for JSON escaping
 POLL_S = 1.0
 REFERENCES = re.compile(r"^#+\s*References\s*$", re.MULTILINE)  # the heading LightRAG's answer prompt asks for
@@ -84,19 +84,22 @@ class LightRAGTarget:
             raise UserError(f"target {spec.text!r}: LightRAG reranks on the server; write '?rerank=on', not '+rerank'")
         params = spec.params
         self.top_k = int_param(params, "top_k", 40, spec.text)
-        self.chunk_top_k = int_param(params, "chunk_top_k", 0, spec.text, minimum=0)  # 0: the search depth
+        self.chunk_top_k = int_param(params, "chunk_top_k", 0, spec.text, minimum=0)  # 0: 2 × depth
+        self.max_chunks = int_param(params, "max_chunks", 0, spec.text, minimum=0)  # 0: 16 × depth
         self.rerank = bool_param(params, "rerank", False, spec.text)
         self.cleanup = bool_param(params, "cleanup", False, spec.text)
         self.batch = int_param(params, "batch", 50, spec.text)
         self.timeout_s = int_param(params, "timeout", 3600, spec.text)
         self.concurrency = int_param(params, "concurrency", 1, spec.text)  # 1: unloaded latency
         self.meter = MeterClient(params["meter"]) if params.get("meter") else None
-        key = api_key(KEY_ENV)
+        key = key_from_env(f"target {spec.public_text!r}", KEY_ENV, required=False)
         self.created: list[str] = []
-        self.http = HTTPClient(
-            "LightRAG", spec.url or DEFAULT_URL, {"X-API-Key": key} if key else {}, self.created, KEY_ENV
-        )
+        url = spec.url or DEFAULT_URL
+        self.http = HttpClient(f"LightRAG at {url}", url, {"X-API-Key": key} if key else {}, timeout_s=300.0,
+                               created=self.created, key_env=KEY_ENV)
         self.health: dict[str, Any] = {}
+        self.configuration: dict[str, Any] = {}
+        self._asks = 0  # /query/data calls of the query in flight (metered runs go one query at a time)
         self.corpus: DedupedCorpus | None = None
         self.source_to_doc: dict[str, str] = {}  # file_source -> representative doc id
         self.inserted_ids: list[str] = []  # LightRAG doc ids this run inserted (what cleanup deletes)
@@ -107,10 +110,12 @@ class LightRAGTarget:
     # -- protocol ---------------------------------------------------------------------------------
 
     def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
-        self.health = self.http.call("GET", "/health").json()
+        health = self.http.json("GET", "/health")
+        self.health = health.get(kind=dict)
         # /health answers without a key too; this call proves the key works.
         self.http.call("GET", "/documents/status_counts")
-        if self.rerank and not (self.health.get("configuration") or {}).get("enable_rerank"):
+        self.configuration = health.get("configuration", kind=dict, default={})
+        if self.rerank and not self.configuration.get("enable_rerank"):
             raise self.http.error("rerank=on but the server has no reranker configured (RERANK_BINDING)")
         self.corpus = DedupedCorpus.of(dataset.corpus)
         self.source_to_doc = {file_name(doc_id): doc_id for doc_id in self.corpus.documents}
@@ -130,18 +135,28 @@ class LightRAGTarget:
         if self.corpus is None:
             raise UserError(f"{self.name}: search() before prepare()")
         advance = progress(f"{self.name}: querying", len(queries))
-        items = list(queries.items())
         if self.meter:  # one at a time, so that the meter's difference is this query's cost alone
-            results = []
-            for qid, text in items:
-                before = self.meter.snapshot()
-                result = timed_query(qid, lambda text=text: self._rank(text, depth))
-                result.cost = cost(before, self.meter.snapshot())
-                results.append(result)
-                advance(1)
-            return results
-        return parallel(items, lambda item: timed_query(item[0], lambda: self._rank(item[1], depth)),
-                        self.concurrency, advance)
+            return run_queries(queries, lambda qid, text: self._metered(qid, text, depth), 1, advance)
+        return run_queries(queries, lambda qid, text: timed_query(qid, lambda: self._rank(text, depth)),
+                           self.concurrency, advance)
+
+    def _metered(self, qid: str, text: str, depth: int) -> QueryResult:
+        assert self.meter is not None
+        before = self.meter.snapshot()
+        self._asks = 0
+        result = timed_query(qid, lambda: self._rank(text, depth))
+        # What one ragbench query cost, re-asks for more chunks included (`lightrag_requests` of them).
+        result.cost = {**cost(before, self.meter.snapshot()), "lightrag_requests": self._asks}
+        # Graph modes extract keywords with one LLM call per query; none at all means the cache answered.
+        if self.mode != "naive" and self.llm_cache and not result.error and result.cost.get("llm_calls") == 0:
+            result.warnings.append(CACHE_WARNING)
+        return result
+
+    @property
+    def llm_cache(self) -> bool | None:
+        """The server's ENABLE_LLM_CACHE as /health reports it (None: not reported)."""
+        value = self.configuration.get("enable_llm_cache")
+        return value if isinstance(value, bool) else None
 
     def generate(self, query: str, options: dict[str, str]) -> tuple[str, dict[str, float]]:
         """LightRAG's own answer (`quality --generate native`): `/query` in this target's mode, `options`
@@ -152,10 +167,7 @@ class LightRAGTarget:
         if self.chunk_top_k:
             body["chunk_top_k"] = self.chunk_top_k
         before = self.meter.snapshot() if self.meter else None
-        answer = self.http.call("POST", "/query", json=body).json()
-        text = answer.get("response") if isinstance(answer, dict) else None
-        if not isinstance(text, str):
-            raise self.http.error(f"/query answered without a text 'response': {str(answer)[:200]}")
+        text = self.http.json("POST", "/query", json=body).get("response", kind=str)
         spent = cost(before, self.meter.snapshot()) if self.meter and before is not None else {}
         return REFERENCES.split(text, maxsplit=1)[0].strip(), {f"answer_{k}": v for k, v in spent.items()}
 
@@ -166,10 +178,14 @@ class LightRAGTarget:
             "url": self.http.base_url,
             "server_version": {k: self.health.get(k) for k in ("core_version", "api_version")},
             "health": mask_data(self.health),
-            "query": {"endpoint": "/query/data", "top_k": self.top_k, "chunk_top_k": self.chunk_top_k or "depth",
-                      "enable_rerank": self.rerank},
-            "mapping": "chunk file_path -> document, first rank wins; LightRAG returns no scores",
+            "query": {"endpoint": "/query/data", "top_k": self.top_k, "chunk_top_k": self.chunk_top_k or "2 × depth",
+                      "max_chunks": self.max_chunks or "16 × depth", "enable_rerank": self.rerank},
+            "mapping": "chunk file_path -> document, first rank wins; chunks doubled while short of depth; "
+                       "LightRAG returns no scores",
             "metered": self.meter.url if self.meter else None,
+            "llm_cache": {"enabled": self.llm_cache,
+                          "note": "cost of a graph-mode query answered by LightRAG's LLM cache is flagged "
+                                  f"{CACHE_WARNING}: it is not what an uncached query costs"},
             "ingest": self.ingest.as_dict(),
             "corpus": self.corpus.describe() if self.corpus else None,
             "cleanup": {"requested": self.cleanup, "deleted": self.deleted},
@@ -195,13 +211,13 @@ class LightRAGTarget:
         found: dict[str, dict[str, Any]] = {}
         page = 1
         while True:
-            body = self.http.call(
+            reply = self.http.json(
                 "POST", "/documents/paginated", json={"page": page, "page_size": 200, "sort_field": "id", "sort_direction": "asc"}
-            ).json()
-            for doc in body.get("documents", []):
-                found[doc.get("file_path")] = doc
-            pagination = body.get("pagination") or {}
-            if not body.get("documents") or not pagination.get("has_next"):
+            )
+            documents = reply.get("documents", kind=list)
+            for i in range(len(documents)):
+                found[reply.get("documents", i, "file_path", kind=str)] = reply.get("documents", i, kind=dict)
+            if not documents or not reply.get("pagination", "has_next", kind=bool, default=False):
                 return found
             page += 1
 
@@ -246,13 +262,13 @@ class LightRAGTarget:
         return batches
 
     def _insert(self, batch: list[tuple[str, str]]) -> str:
-        response = self.http.call(
+        reply = self.http.json(
             "POST", "/documents/texts",
             json={"texts": [text for _, text in batch], "file_sources": [source for source, _ in batch]},
         )
-        track_id = response.json().get("track_id")
+        track_id = reply.get("track_id", kind=str, default="")
         if not track_id:
-            raise self.http.error(f"insert answered without a track_id: {detail_of(response)[:200]}")
+            raise reply.wrong_shape("no track_id")
         self.ingest.inserted += len(batch)
         self._note_created()
         return track_id
@@ -264,20 +280,23 @@ class LightRAGTarget:
         done: dict[str, str] = {}  # LightRAG doc id -> final status
         while pending:
             for track_id in sorted(pending):
-                body = self.http.call("GET", f"/documents/track_status/{track_id}").json()
-                documents = body.get("documents", [])
-                for doc in documents:
-                    status = str(doc.get("status", "")).lower()
-                    if doc["id"] not in self.inserted_ids:
-                        self.inserted_ids.append(doc["id"])
-                    if status in ("processed", "failed") and doc["id"] not in done:
-                        done[doc["id"]] = status
+                reply = self.http.json("GET", f"/documents/track_status/{track_id}")
+                statuses = []
+                for i in range(len(reply.get("documents", kind=list))):
+                    doc_id = reply.get("documents", i, "id", kind=str)
+                    status = reply.get("documents", i, "status", kind=str).lower()
+                    statuses.append(status)
+                    if doc_id not in self.inserted_ids:
+                        self.inserted_ids.append(doc_id)
+                    if status in ("processed", "failed") and doc_id not in done:
+                        done[doc_id] = status
                         advance(1)
                         if status == "processed":
                             self.ingest.processed += 1
                         else:
-                            self.ingest.failed[doc.get("file_path", doc["id"])] = str(doc.get("error_msg"))
-                if documents and all(str(d.get("status", "")).lower() in ("processed", "failed") for d in documents):
+                            source = reply.get("documents", i, "file_path", kind=str, default=doc_id)
+                            self.ingest.failed[source] = str(reply.get("documents", i, "error_msg", default=None))
+                if statuses and all(status in ("processed", "failed") for status in statuses):
                     pending.discard(track_id)
             if not pending:
                 break
@@ -295,20 +314,27 @@ class LightRAGTarget:
             self.created.append(summary)
 
     def _delete(self, doc_ids: list[str]) -> None:
+        """Ask for the deletion, then poll until the server lists none of `doc_ids`: LightRAG answers
+        `deletion_started` at once (even for unknown ids) and deletes in the background."""
         deadline = time.monotonic() + self.timeout_s
         while True:  # deletes answer "busy" while the pipeline works; wait for it
-            body = self.http.call(
+            reply = self.http.json(
                 "DELETE", "/documents/delete_document",
                 json={"doc_ids": doc_ids, "delete_file": False, "delete_llm_cache": True},
-            ).json()
-            if body.get("status") == "deletion_started":
+            )
+            if reply.get("status", kind=str) == "deletion_started":
                 break
             if time.monotonic() > deadline:
-                raise self.http.error(f"delete refused until the deadline: {body.get('message')}")
+                raise self.http.error(f"delete refused until the deadline: {reply.get('message', default='')}")
             time.sleep(POLL_S)
-        while self.http.call("GET", "/documents/pipeline_status").json().get("busy"):
+        wanted = set(doc_ids)
+        while True:
+            left = wanted & {str(doc.get("id")) for doc in self._documents_on_server().values()}
+            if not left:
+                break
             if time.monotonic() > deadline:
-                raise self.http.error("deletion still running at the deadline")
+                raise self.http.error(f"{len(left)} of {len(doc_ids)} inserted documents still listed "
+                                      f"{self.timeout_s} s after their deletion started (e.g. {min(left)})")
             time.sleep(POLL_S)
         self.deleted = len(doc_ids)
         self.created.clear()
@@ -317,29 +343,43 @@ class LightRAGTarget:
 
     def _rank(self, query: str, depth: int) -> tuple[list[Hit], list[str], list[str]]:
         assert self.corpus is not None
-        body = {
-            "query": query,
-            "mode": self.mode,
-            "top_k": self.top_k,
-            "chunk_top_k": self.chunk_top_k or depth,
-            "enable_rerank": self.rerank,
-        }
-        answer = self.http.call("POST", "/query/data", json=body).json()
-        if answer.get("status") != "success":
-            return [], [], []  # LightRAG's "no results": HTTP 200, status failure
-        pairs: list[tuple[str, float | None]] = []
-        unmapped = 0
-        chunks = (answer.get("data") or {}).get("chunks", [])
-        for chunk in chunks:
-            doc_id = self.source_to_doc.get(chunk.get("file_path", ""))
-            if doc_id is None:
-                unmapped += 1
-            else:
-                pairs.append((doc_id, None))
-        # What answer measures score: every returned chunk's text, mapped or not, without the ingested title.
-        passages = [self.corpus.chunk_text(self.source_to_doc.get(chunk.get("file_path", "")), str(chunk.get("content") or ""))
-                    for chunk in chunks]
-        return first_rank_wins(self.corpus.expand(pairs), depth), (["unmapped-chunks"] if unmapped else []), passages
+        cap = max(self.max_chunks or 16 * depth, self.chunk_top_k)
+        k = self.chunk_top_k or min(2 * depth, cap)
+        while True:
+            chunks, reply = self._chunks(query, k)
+            pairs: list[tuple[str, float | None]] = []
+            unmapped = 0
+            for i in range(len(chunks)):
+                doc_id = self.source_to_doc.get(reply.get("data", "chunks", i, "file_path", kind=str, default=""))
+                if doc_id is None:
+                    unmapped += 1
+                else:
+                    pairs.append((doc_id, None))
+            hits = first_rank_wins(self.corpus.expand(pairs), depth)
+            # Short of depth while the server had more chunks: ask for more. Anomalies stop here.
+            if len(hits) >= depth or len(chunks) < k or k >= cap or unmapped:
+                # What answer measures score: every returned chunk's text, mapped or not, without the ingested title.
+                passages = [self.corpus.chunk_text(
+                    self.source_to_doc.get(reply.get("data", "chunks", i, "file_path", kind=str, default="")),
+                    reply.get("data", "chunks", i, "content", kind=str, default="")) for i in range(len(chunks))]
+                return hits, (["unmapped-chunks"] if unmapped else []), passages
+            k = min(2 * k, cap)
+
+    def _chunks(self, query: str, chunk_top_k: int) -> tuple[list[Any], Reply]:
+        """The ranked chunks of one /query/data call; "no results" is none, any other failure raises."""
+        body = {"query": query, "mode": self.mode, "top_k": self.top_k, "chunk_top_k": chunk_top_k,
+                "enable_rerank": self.rerank}
+        self._asks += 1
+        response = self.http.call("POST", "/query/data", ok=(200, 400), json=body)
+        reply = self.http.reply(response)
+        status = reply.get("status", kind=str)
+        if response.status_code == 400 or status != "success":
+            reason = reply.get("metadata", "failure_reason", kind=str, default="")
+            if response.status_code == 200 and status == "failure" and reason == "no_results":
+                return [], reply
+            raise self.http.error(f"POST /query/data failed (HTTP {response.status_code}, status {status!r}"
+                                  f"{f', failure_reason {reason!r}' if reason else ''}): {error_message(response)[0]}")
+        return reply.get("data", "chunks", kind=list, default=[]), reply
 
 
 def build_lightrag(spec: TargetSpec, options: TargetOptions) -> LightRAGTarget:

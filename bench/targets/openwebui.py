@@ -8,17 +8,22 @@ Key: `OPENWEBUI_API_KEY` (an admin's `sk-…` key or JWT: the retrieval settings
 - Ingest: one text file per distinct corpus text (`<doc id>.txt`, the id also in the upload's
   `metadata`, which Open WebUI merges into every chunk), uploaded with processing in the foreground,
   its processing status checked (a 200 upload can still have failed to embed), then attached to the
-  knowledge base. Files already in the knowledge base (same name) are not uploaded again.
+  knowledge base. A file already in the knowledge base is reused only when its name, the SHA-256 of
+  its bytes and its processing status (completed, vectors stored) all match; a file of the same name
+  with other content or unfinished processing stops the run (its chunks would be ranked as this corpus).
 - Search: Open WebUI returns chunks (CHUNK_SIZE characters, default 1000); chunks map to documents by
   first rank. To fill `depth` documents, ragbench asks for 2×depth chunks and doubles while the
   ranking is short and the server had more, up to `max_chunks`. The returned chunk texts (title
   removed) are each query's `passages`, which answer measures score.
 - Variants are applied with `/api/v1/retrieval/config/update`; the fields changed are saved first,
-  stored in `describe()` (keys masked) and written back in `close()`.
+  stored in `describe()` (keys masked) and written back in `close()`. The rerank variant sets the
+  reranker's key from `RAG_EXTERNAL_RERANKER_API_KEY` (empty when unset, so that the server's own
+  reranker key is never sent to another URL).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -27,21 +32,15 @@ from typing import Any
 
 from bench.datasets.model import Dataset
 from bench.errors import ServerError, UserError
+from bench.http import HttpClient, Reply, error_message, key_from_env
 from bench.secrets import mask_data
 from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetSpec, first_rank_wins
-from bench.targets.http import (
-    DedupedCorpus,
-    HTTPClient,
-    api_key,
-    detail_of,
-    file_name,
-    parallel,
-    timed_query,
-)
+from bench.targets.http import DedupedCorpus, file_name, parallel, run_queries, timed_query
 from bench.targets.params import check_params, float_param, int_param
 from bench.targets.registry import TargetOptions
 
 KEY_ENV = "OPENWEBUI_API_KEY"
+RERANKER_KEY_ENV = "RAG_EXTERNAL_RERANKER_API_KEY"
 DEFAULT_URL = "http://localhost:8080"
 VARIANTS = ("vector", "hybrid", "rerank")
 PARAMS = {"kb", "endpoint", "bm25_weight", "reranker_url", "reranker_model", "reranker_timeout",
@@ -53,6 +52,20 @@ SETTINGS = (
     "RAG_EXTERNAL_RERANKER_TIMEOUT",
 )
 DOC_ID_KEY = "ragbench_doc_id"
+
+
+def content_hash(text: str) -> str:
+    """What Open WebUI stores as a file's `meta.file_hash`: SHA-256 of the uploaded bytes."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """A file a knowledge base already holds."""
+
+    file_id: str
+    file_hash: str | None  # SHA-256 of its bytes
+    vectors_hash: str | None  # Open WebUI's `hash`: set once its vectors are stored, cleared when processing fails
 
 
 @dataclass
@@ -97,13 +110,15 @@ class OpenWebUITarget:
         self.concurrency = int_param(params, "concurrency", 4, spec.text)
         self.query_concurrency = int_param(params, "query_concurrency", 1, spec.text)  # 1: unloaded latency
         self.max_chunks = int_param(params, "max_chunks", 0, spec.text, minimum=0)  # 0: 16 × depth
-        key = api_key(KEY_ENV)
+        key = key_from_env(f"target {spec.public_text!r}", KEY_ENV, required=False)
         if not key:
-            raise UserError(f"target {spec.text!r}: set {KEY_ENV} to an Open WebUI admin API key")
+            raise UserError(f"target {spec.public_text!r}: set {KEY_ENV} to an Open WebUI admin API key")
+        # Read now, so that a key given for the reranker is known to the masking before anything is written.
+        self.reranker_key = key_from_env(f"target {spec.public_text!r}", RERANKER_KEY_ENV, required=False) or ""
         self.created: list[str] = []
-        self.http = HTTPClient(
-            "Open WebUI", spec.url or DEFAULT_URL, {"Authorization": f"Bearer {key}"}, self.created, KEY_ENV
-        )
+        url = spec.url or DEFAULT_URL
+        self.http = HttpClient(f"Open WebUI at {url}", url, {"Authorization": f"Bearer {key}"}, timeout_s=300.0,
+                               created=self.created, key_env=KEY_ENV)
         self.kb_id: str | None = None
         self.version: str | None = None
         self.saved_settings: dict[str, Any] | None = None  # the server's values before ragbench changed them
@@ -121,9 +136,9 @@ class OpenWebUITarget:
     # -- protocol ---------------------------------------------------------------------------------
 
     def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
-        self.version = self.http.call("GET", "/api/version").json().get("version")
-        self.retrieval_config = self.http.call("GET", "/api/v1/retrieval/config").json()
-        self.embedding_config = self.http.call("GET", "/api/v1/retrieval/embedding").json()
+        self.version = self.http.json("GET", "/api/version").get("version", kind=str, default=None)
+        self.retrieval_config = self.http.json("GET", "/api/v1/retrieval/config").get(kind=dict)
+        self.embedding_config = self.http.json("GET", "/api/v1/retrieval/embedding").get(kind=dict)
         self.corpus = DedupedCorpus.of(dataset.corpus)
         self.kb_id = self._knowledge_base(self.kb_name or f"ragbench-{dataset.name}-{dataset.fingerprint()}")
         self._ingest(progress)
@@ -133,9 +148,8 @@ class OpenWebUITarget:
         if self.kb_id is None:
             raise UserError(f"{self.name}: search() before prepare()")
         advance = progress(f"{self.name}: querying", len(queries))
-        items = list(queries.items())
-        return parallel(items, lambda item: timed_query(item[0], lambda: self._rank(item[1], depth)),
-                        self.query_concurrency, advance)
+        return run_queries(queries, lambda qid, text: timed_query(qid, lambda: self._rank(text, depth)),
+                           self.query_concurrency, advance)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -180,46 +194,66 @@ class OpenWebUITarget:
         self.kb_name = name
         page = 1
         while True:
-            body = self.http.call("GET", "/api/v1/knowledge/", params={"page": page}).json()
-            items = body.get("items", []) if isinstance(body, dict) else body
-            for kb in items:
-                if kb.get("name") == name:
-                    return kb["id"]
-            if not items or (isinstance(body, dict) and page * len(items) >= body.get("total", 0)):
+            reply = self.http.json("GET", "/api/v1/knowledge/", params={"page": page})
+            items = reply.get("items", kind=list)
+            for i in range(len(items)):
+                if reply.get("items", i, "name", kind=str, default="") == name:
+                    return reply.get("items", i, "id", kind=str)
+            if not items or page * len(items) >= reply.get("total", kind=int, default=0):
                 break
             page += 1
-        created = self.http.call(
+        created = self.http.json(
             "POST", "/api/v1/knowledge/create", json={"name": name, "description": "created by ragbench"}
-        ).json()
-        self.created.append(f"knowledge base '{name}' ({created['id']})")
-        return created["id"]
+        ).get("id", kind=str)
+        self.created.append(f"knowledge base '{name}' ({created})")
+        return created
 
-    def _existing_files(self) -> dict[str, str]:
-        """File name -> file id of what the knowledge base already holds."""
-        found: dict[str, str] = {}
+    def _existing_files(self) -> dict[str, StoredFile]:
+        """File name -> what the knowledge base already holds under that name."""
+        found: dict[str, StoredFile] = {}
         page = 1
         while True:
-            body = self.http.call(
-                "GET", f"/api/v1/knowledge/{self.kb_id}/files", params={"page": page, "limit": 500}
-            ).json()
-            for item in body.get("items", []):
-                name = (item.get("meta") or {}).get("name") or item.get("filename")
-                found[name] = item["id"]
-            if not body.get("items") or len(found) >= body.get("total", 0):
+            reply = self.http.json("GET", f"/api/v1/knowledge/{self.kb_id}/files", params={"page": page, "limit": 500})
+            items = reply.get("items", kind=list)
+            for i in range(len(items)):
+                name = reply.get("items", i, "meta", "name", kind=str, default=None) or reply.get("items", i, "filename", kind=str)
+                found[name] = StoredFile(
+                    reply.get("items", i, "id", kind=str),
+                    reply.get("items", i, "meta", "file_hash", kind=str, default=None),
+                    reply.get("items", i, "hash", kind=str, default=None),
+                )
+            if not items or len(found) >= reply.get("total", kind=int, default=0):
                 return found
             page += 1
 
     def _ingest(self, progress: ProgressFactory) -> None:
         assert self.corpus is not None
         existing = self._existing_files()
-        todo = []
-        for doc_id in self.corpus.documents:
-            file_id = existing.get(file_name(doc_id))
-            if file_id:
-                self.file_to_doc[file_id] = doc_id
+        todo, stale = [], {}
+        candidates: dict[str, StoredFile] = {}  # doc id -> a file of its name whose bytes match
+        for doc_id, doc in self.corpus.documents.items():
+            stored = existing.get(file_name(doc_id))
+            if stored is None:
+                todo.append(doc_id)
+            elif stored.file_hash != content_hash(doc.full_text):
+                stale[doc_id] = "its content differs from the corpus text"
+            elif stored.vectors_hash is None:  # set only once the file's vectors were stored
+                stale[doc_id] = "its processing never completed"
+            else:
+                candidates[doc_id] = stored
+        statuses = parallel(list(candidates.values()), self._process_status, self.concurrency, lambda n: None)
+        for (doc_id, stored), status in zip(candidates.items(), statuses):
+            if status == "completed":
+                self.file_to_doc[stored.file_id] = doc_id
                 self.ingest.already_present += 1
             else:
-                todo.append(doc_id)
+                stale[doc_id] = f"its processing status is {status!r}"
+        if stale:
+            doc_id, why = next(iter(stale.items()))
+            raise self.http.error(
+                f"knowledge base '{self.kb_name}' already holds {len(stale)} file(s) named like corpus documents that "
+                f"cannot be reused (first: {file_name(doc_id)}: {why}); their chunks would be ranked as this corpus: "
+                "remove them or choose another kb=NAME")
         advance = progress(f"{self.name}: uploading to '{self.kb_name}'", len(todo))
         start = time.perf_counter()
         try:
@@ -233,24 +267,26 @@ class OpenWebUITarget:
                 f"(embedder failure behind a 200 upload?); first: {first_id}: {first_error}"
             )
 
+    def _process_status(self, stored: StoredFile) -> str | None:
+        return self.http.json("GET", f"/api/v1/files/{stored.file_id}/process/status").get("status", kind=str, default=None)
+
     def _upload(self, doc_id: str) -> None:
         assert self.corpus is not None
         doc = self.corpus.documents[doc_id]
         name = file_name(doc_id)
-        uploaded = self.http.call(
+        file_id = self.http.json(
             "POST",
             "/api/v1/files/",
             params={"process": "true", "process_in_background": "false"},
             files={"file": (name, doc.full_text.encode("utf-8"), "text/plain")},
             data={"metadata": json.dumps({DOC_ID_KEY: doc_id})},
-        ).json()
-        file_id = uploaded["id"]
+        ).get("id", kind=str)
         self._note_created(file_id)
         # A 200 upload can still have failed to embed: the status says so, the file record says why.
-        status = self.http.call("GET", f"/api/v1/files/{file_id}/process/status").json().get("status")
+        status = self._process_status(StoredFile(file_id, None, None))
         if status != "completed":
-            record = self.http.call("GET", f"/api/v1/files/{file_id}").json() or {}
-            error = (record.get("data") or {}).get("error") or f"status {status!r}"
+            record = self.http.json("GET", f"/api/v1/files/{file_id}")
+            error = record.get("data", "error", kind=object, default=None) or f"status {status!r}"
             with self._lock:
                 self.ingest.failed[doc_id] = str(error)[:300]
             return
@@ -259,7 +295,7 @@ class OpenWebUITarget:
         )
         if response.status_code == 400:
             with self._lock:
-                self.ingest.failed[doc_id] = f"knowledge base refused the file: {detail_of(response)[:200]}"
+                self.ingest.failed[doc_id] = f"knowledge base refused the file: {error_message(response)[0][:200]}"
             return
         with self._lock:
             self.file_to_doc[file_id] = doc_id
@@ -291,19 +327,20 @@ class OpenWebUITarget:
                 "RAG_RERANKING_MODEL": self.reranker_model,
                 "RAG_EXTERNAL_RERANKER_URL": self.reranker_url,
                 "RAG_EXTERNAL_RERANKER_TIMEOUT": self.reranker_timeout,
+                "RAG_EXTERNAL_RERANKER_API_KEY": self.reranker_key,
             })
         self.saved_settings = {k: self.retrieval_config.get(k) for k in SETTINGS if k in self.retrieval_config}
         self.applied_settings = wanted
         self.http.call("POST", "/api/v1/retrieval/config/update", json=wanted)
         # The server can quietly switch hybrid search off when the reranker fails to load: check.
-        self.retrieval_config = self.http.call("GET", "/api/v1/retrieval/config").json()
+        self.retrieval_config = self.http.json("GET", "/api/v1/retrieval/config").get(kind=dict)
         ignored = {k: self.retrieval_config.get(k) for k, v in wanted.items() if self.retrieval_config.get(k) != v}
         if ignored:
             raise self.http.error(f"retrieval settings not taken (reranker failed to load?): now {mask_data(ignored)}")
 
     # -- search -----------------------------------------------------------------------------------
 
-    def _query(self, query: str, k: int) -> dict[str, Any] | None:
+    def _query(self, query: str, k: int) -> Reply:
         body: dict[str, Any] = {"query": query, "k": k}
         if self.variant != "vector":
             body.update({"k_reranker": k, "hybrid_bm25_weight": self.bm25_weight})
@@ -314,23 +351,29 @@ class OpenWebUITarget:
         path = f"/api/v1/retrieval/query/{self.endpoint}"
         response = self.http.call("POST", path, ok=(200, 400), json=body)
         if response.status_code == 400:
-            detail = detail_of(response)
+            detail = error_message(response)[0]
             if self.variant == "rerank" and "Error querying knowledge base" in detail:
                 raise self.http.error(f"reranker-error: HTTP 400 on {path}: {detail} (reranker failing?)")
-            raise self.http.error(f"HTTP 400 on {path}: {detail[:300]}")
-        return response.json()
+            raise self.http.error(f"HTTP 400 on {path}: {detail}")
+        return self.http.reply(response)
 
     def _rank(self, query: str, depth: int) -> tuple[list[Hit], list[str], list[str]]:
         assert self.corpus is not None
         cap = self.max_chunks or 16 * depth
         k = min(2 * depth, cap)
         while True:
-            result = self._query(query, k)
-            if result is None:  # /query/doc answers `null` for a collection it does not have
+            reply = self._query(query, k)
+            if reply.body is None:  # /query/doc answers `null` for a collection it does not have
                 raise self.http.error(f"knowledge base {self.kb_id} has no vector collection")
-            distances = (result.get("distances") or [[]])[0]
-            metadatas = (result.get("metadatas") or [[]])[0]
-            chunks = (result.get("documents") or [[]])[0]  # the chunk texts, which answer measures score
+            distances = reply.get("distances", 0, kind=list, default=[])
+            metadatas = reply.get("metadatas", 0, kind=list, default=[])
+            chunks = reply.get("documents", 0, kind=list, default=[])  # the chunk texts, which answer measures score
+            if not len(distances) == len(metadatas) == len(chunks):
+                raise reply.wrong_shape(f"{len(distances)} distances, {len(metadatas)} metadatas, {len(chunks)} documents")
+            for i in range(len(metadatas)):  # each chunk's metadata an object, score a number, text a string (or null)
+                reply.get("metadatas", 0, i, kind=(dict, type(None)))
+                reply.get("distances", 0, i, kind=(int, float, type(None)))
+                reply.get("documents", 0, i, kind=(str, type(None)))
             warnings = []
             if len(metadatas) > k:
                 warnings.append("more-results-than-asked")

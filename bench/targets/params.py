@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bench.errors import UserError
+from bench.spec_grammar import parse_bool
 
 
 def check_params(params: dict[str, str], known: set[str], spec: str) -> None:
@@ -41,11 +42,10 @@ def bool_param(params: dict[str, str], name: str, default: bool, spec: str) -> b
     raw = params.get(name)
     if raw is None:
         return default
-    if raw.lower() in ("1", "true", "yes", "on"):
-        return True
-    if raw.lower() in ("0", "false", "no", "off"):
-        return False
-    raise UserError(f"target {spec!r}: {name}={raw!r} is not a boolean (true/false)")
+    try:
+        return parse_bool(raw)
+    except ValueError as exc:
+        raise UserError(f"target {spec!r}: {name}={exc}") from None
 
 
 def choice_param(params: dict[str, str], name: str, default: str, spec: str, choices: list[str]) -> str:

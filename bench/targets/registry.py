@@ -6,9 +6,9 @@ import importlib
 import re
 from dataclasses import dataclass
 from typing import Callable
-from urllib.parse import parse_qsl
 
 from bench.errors import UserError
+from bench.spec_grammar import parse_options
 from bench.targets.base import Target, TargetSpec
 
 
@@ -75,11 +75,7 @@ def parse_spec(text: str) -> TargetSpec:
         raise UserError(f"target {text!r}: empty kind (expected kind[:variant][+rerank][@url][?key=value])")
     if kind not in KINDS:
         raise UserError(f"target {text!r}: unknown kind {kind!r} (known: {', '.join(sorted(KINDS))})")
-    params: dict[str, str] = {}
-    for pair in filter(None, query.split("&")):
-        if "=" not in pair:
-            raise UserError(f"target {text!r}: parameter {pair!r} is not key=value")
-        params.update(parse_qsl(pair, keep_blank_values=True))
+    params = parse_options(query, f"target {text!r}")
     return TargetSpec(text=text, kind=kind, variant=variant or None, rerank=rerank, url=url or None, params=params,
                       given_name=given_name)
 

@@ -11,7 +11,7 @@ import pytest
 from bench.doctor import DoctorRequest, run_doctor
 from tests.conftest import LITELLM_VERSION, _server_env
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
-from tests.harness.stubs import JsonStub
+from tests.harness.stubs import JsonStub, RawBody
 from tests.harness.cli import run_cli
 
 
@@ -202,3 +202,31 @@ def test_litellm_cohere_provider_identity_with_the_reference(misconfigured_litel
              f"lite=cohere@{url}/v1?model=cohere-at-cohere-route&key_env=RAGBENCH_TEST_DOCTOR_KEY"]
     report = run_identity(IdentityRequest([parse_spec(s) for s in specs], from_texts(texts)))
     assert report.rerank_pairs[0].passed and report.rerankers["lite"]["top_n_honoured"]
+
+
+_HTML = RawBody("text/html", b"<html><body>Bad gateway</body></html>")
+
+
+@pytest.mark.parametrize("garbage", [
+    ("openwebui", "/api/v1/retrieval/config", _HTML),
+    ("openwebui", "/api/v1/retrieval/embedding", [1, 2]),
+    ("openwebui", "/api/v1/retrieval/embedding",
+     {"RAG_EMBEDDING_ENGINE": "openai", "openai_config": "not an object", "RAG_EMBEDDING_BATCH_SIZE": "many"}),
+    ("lightrag", "/health", {"configuration": {"embedding_binding": "openai", "embedding_binding_host": 7}}),
+    ("lightrag", "/health", RawBody("application/json", b'{"configuration": {"enable_re')),
+    ("tei", "/info", {"model_id": "m", "max_client_batch_size": "lots", "model_type": "embedding"}),
+])
+def test_garbage_from_a_hop_is_a_finding_not_a_traceback(garbage, shared_dir, monkeypatch, capsys):
+    hop, path, body = garbage
+    recorded = shared_dir / "recordings" / "openwebui-0.12.4"
+    routes = {("GET", "/api/v1/retrieval/config"): (200, json.loads((recorded / "retrieval_config.json").read_text())["body"]),
+              ("GET", "/api/v1/retrieval/embedding"): (200, json.loads((recorded / "retrieval_embedding.json").read_text())["body"]),
+              ("GET", path): (200, body)}
+    stub = JsonStub(routes)
+    monkeypatch.setenv("OPENWEBUI_API_KEY", "sk-webui")
+    try:
+        code, out, err = _cli([f"--{hop}", stub.url], monkeypatch, capsys)
+    finally:
+        stub.stop()
+    assert code in (0, 1) and "Traceback" not in out + err, out + err
+    assert out.strip().splitlines() and all(line.startswith(("[ok ]", "[BAD]")) for line in out.strip().splitlines()[:-1])

@@ -51,7 +51,7 @@ def test_rerank_url_keeps_a_full_route_and_completes_a_base():
         ("x=tei", "endpoint x: tei needs an http(s) URL"),
         ("x=openai@http://h:1", "endpoint x: openai needs model=..."),
         ("x=tei@http://h:1?colour=red", "endpoint x: unknown option(s) colour"),
-        ("x=tei@http://h:1?normalize", "endpoint x: malformed options"),
+        ("x=tei@http://h:1?normalize", "endpoint x: option 'normalize' is not key=value"),
         ("x=reference@http://h:1", "endpoint x: reference runs in-process and takes no URL"),
     ],
 )
@@ -66,7 +66,7 @@ def test_malformed_specs_raise_one_line_naming_the_endpoint(text, needle):
     ("text", "needle"),
     [
         ("x=tei@http://h:1?dimensions=-3", "option dimensions='-3' is not a positive integer"),
-        ("x=tei@http://h:1?normalize=maybe", "option normalize='maybe' is not true or false"),
+        ("x=tei@http://h:1?normalize=maybe", "option normalize='maybe' is not a boolean"),
         ("x=openai@http://h:1?model=m&key_env=RAGBENCH_TEST_UNSET_KEY", "RAGBENCH_TEST_UNSET_KEY (key_env) is not set"),
         ("x=reference?model=/nonexistent/model", "endpoint x: model /nonexistent/model: not a local directory"),
     ],

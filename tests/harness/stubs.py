@@ -1,15 +1,28 @@
 """A JSON stub server for the hops whose real servers other fixtures run (Open WebUI, LightRAG settings).
 
 Routes map (method, path) to (status, JSON body); bodies may come from ../shared/recordings/ so the
-stub answers exactly what the real server answered.
+stub answers exactly what the real server answered. A `RawBody` is sent as it is (HTML, truncated
+JSON): a server that answers garbage. A route may also be a function of the request's body called per
+request; it returns (status, body), or `DROP`: the connection is closed without an answer, as a server
+that dies mid-request does.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+@dataclass(frozen=True)
+class RawBody:
+    content_type: str
+    content: bytes
+
+
+DROP = object()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -23,10 +36,17 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         self.server.requests.append((method, self.path, dict(self.headers), raw))
-        status, body = self.server.routes.get((method, self.path.split("?")[0]), (404, {"detail": "Not Found"}))
-        payload = json.dumps(body).encode()
+        route = self.server.routes.get((method, self.path.split("?")[0]), (404, {"detail": "Not Found"}))
+        if callable(route):
+            route = route(raw)
+        if route is DROP:
+            self.close_connection = True
+            return
+        status, body = route
+        raw_body = body if isinstance(body, RawBody) else RawBody("application/json", json.dumps(body).encode())
+        payload = raw_body.content
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", raw_body.content_type)
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
@@ -36,6 +56,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         self._answer("POST")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._answer("DELETE")
 
 
 class JsonStub(ThreadingHTTPServer):

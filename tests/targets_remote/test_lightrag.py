@@ -8,7 +8,9 @@ import pytest
 from remote_helpers import judged, ndcg10, run_target, tiny_dataset
 
 from bench.meter import MeterClient
-from bench.targets.lightrag import MODES
+from bench.targets.base import no_progress
+from bench.targets.lightrag import CACHE_WARNING, MODES
+from bench.targets.registry import TargetOptions, build_target, parse_spec
 
 pytestmark = pytest.mark.integration
 
@@ -142,3 +144,57 @@ def test_cleanup_deletes_what_ragbench_inserted_and_only_that(ingested, lightrag
     assert [h.doc_id for h in results[0].hits][:2] == ["hopper/1", "hopper 2"]
     assert described["cleanup"]["deleted"] == 2
     assert paths() == before
+
+
+def test_llm_cache_setting_is_recorded_and_costs_it_served_are_flagged(lightrag_server, lightrag_key, meter_url,
+                                                                       figures):
+    """LightRAG caches keyword extraction per query and mode (ENABLE_LLM_CACHE, on by default): asked again, a
+    graph-mode query costs no LLM call. The results must say so instead of reporting a free query."""
+    queries = {"c1": "Which proteins regulate apoptosis in tumour cells?",
+               "c2": "How does vitamin D supplementation change bone density?"}
+    data = tiny_dataset("cache", {"p": "Caspase proteins regulate apoptosis in tumour cells.",
+                                  "v": "Vitamin D supplementation raised bone density in older women."},
+                        queries, {"c1": {"p": 1}, "c2": {"v": 1}})
+    target = build_target(parse_spec(f"lightrag:local@{lightrag_server.url}?meter={meter_url}&cleanup=true"),
+                          TargetOptions())
+    try:
+        target.prepare(data, no_progress)
+        first = target.search(queries, 10, no_progress)
+        again = target.search(queries, 10, no_progress)
+    finally:
+        target.close()
+    described = target.describe()
+    assert described["llm_cache"]["enabled"] is True
+    assert described["health"]["configuration"]["enable_llm_cache"] is True
+    assert all(r.error is None and r.cost["llm_calls"] >= 1 and CACHE_WARNING not in r.warnings for r in first)
+    assert all(r.error is None and r.cost["llm_calls"] == 0 and CACHE_WARNING in r.warnings for r in again)
+    figures.add("lightrag:local LLM calls per query, first ask vs asked again (cache on)",
+                f"{sum(r.cost['llm_calls'] for r in first) / 2:.1f} vs {sum(r.cost['llm_calls'] for r in again) / 2:.1f}")
+
+
+def test_documents_spanning_several_chunks_still_fill_depth(lightrag_server, lightrag_key):
+    """Two long documents of several chunks each rank first: asking for `depth` chunks would return fewer
+    than `depth` documents; the target asks for more until it has them."""
+    glacier = ("Alpine glaciers retreat as summer temperatures rise; meltwater from the Rhone glacier feeds "
+               "the river and ice thickness falls every decade in the Swiss Alps. ")
+    texts = {"long-a": glacier * 160, "long-b": glacier.replace("Rhone", "Aletsch") * 160,
+             "short-c": "Glacier meltwater in the Alps changes river flow in spring.",
+             "short-d": "Ice thickness of Swiss glaciers is measured by radar every year.",
+             "short-e": "Summer heat in the Alps speeds up glacier retreat, say Swiss surveys."}
+    data = tiny_dataset("chunks", texts, {"q": "How fast do Alpine glaciers retreat and lose ice thickness?"},
+                        {"q": {"long-a": 1}})
+    depth = 4
+    target = build_target(parse_spec(f"lightrag:naive@{lightrag_server.url}?cleanup=true"), TargetOptions())
+    try:
+        target.prepare(data, no_progress)
+        result, = target.search(data.queries, depth, no_progress)
+        # The precondition, on the server itself: `depth` chunks hold fewer than `depth` documents.
+        raw = httpx.post(f"{lightrag_server.url}/query/data", headers={"X-API-Key": lightrag_server.api_key},
+                         timeout=60, json={"query": data.queries["q"], "mode": "naive", "chunk_top_k": depth,
+                                           "enable_rerank": False}).json()
+    finally:
+        target.close()
+    assert len({chunk["file_path"] for chunk in raw["data"]["chunks"]}) < depth
+    assert result.error is None and len(result.hits) == depth, result.hits
+    assert {h.doc_id for h in result.hits[:2]} == {"long-a", "long-b"}
+    assert target.describe()["cleanup"]["deleted"] == 5

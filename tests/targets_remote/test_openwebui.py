@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -9,7 +13,7 @@ import pytest
 from remote_helpers import judged, ndcg10, run_target, tiny_dataset
 
 from bench.errors import ServerError
-from bench.targets.base import no_progress
+from bench.targets.base import QueryResult, no_progress
 from bench.targets.openwebui import SETTINGS
 from bench.targets.registry import TargetOptions, build_target, parse_spec
 from tests.harness.process import free_port
@@ -77,23 +81,86 @@ def test_rerun_against_the_same_knowledge_base_adds_nothing(vector_run, openwebu
     assert results[0].hits
 
 
-@pytest.mark.parametrize("variant", ["hybrid", "rerank"])
-def test_variant_ranks_every_query_and_restores_settings(variant, vector_run, openwebui_key, openwebui_server,
-                                                         infinity_server, scifact_slice, admin, figures):
+HYBRID_WEIGHT = 0.4
+
+
+def variant_run(variant, openwebui_server, infinity_server, scifact_slice, admin):
+    """(results, described, settings before, settings after) of one variant over the slice."""
     before = settings(admin)
     # Two queries in flight: hybrid search rebuilds BM25 over the whole collection per query (seconds here).
-    spec = f"openwebui:{variant}@{openwebui_server.url}?kb={KB}&bm25_weight=0.4&query_concurrency=2"
-    if variant == "rerank":
-        spec += f"&reranker_url={infinity_server.url}/rerank&reranker_model={infinity_server.rerank_model}"
-    results, described = run_target(spec, scifact_slice, DEPTH)
+    spec = f"openwebui:{variant}@{openwebui_server.url}?kb={KB}&bm25_weight={HYBRID_WEIGHT}&query_concurrency=2"
+    if variant == "rerank":  # the stand-in cross-encoder on shared CPUs can take longer than Open WebUI's 30 s
+        spec += (f"&reranker_url={infinity_server.url}/rerank&reranker_model={infinity_server.rerank_model}"
+                 "&reranker_timeout=180")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OPENWEBUI_API_KEY", openwebui_server.api_key)
+        results, described = run_target(spec, scifact_slice, DEPTH)
+    return results, described, before, settings(admin)
+
+
+@pytest.fixture(scope="module")
+def hybrid_run(vector_run, openwebui_server, infinity_server, scifact_slice, admin):
+    return variant_run("hybrid", openwebui_server, infinity_server, scifact_slice, admin)
+
+
+@pytest.mark.parametrize("variant", ["hybrid", "rerank"])
+def test_variant_ranks_every_query_and_restores_settings(variant, request, vector_run, openwebui_server,
+                                                         infinity_server, scifact_slice, admin, figures):
+    if variant == "hybrid":
+        results, described, before, after = request.getfixturevalue("hybrid_run")
+    else:
+        results, described, before, after = variant_run(variant, openwebui_server, infinity_server, scifact_slice, admin)
     assert all(r.error is None and 0 < len(r.hits) <= DEPTH for r in results)
     assert len(results) == len(judged(scifact_slice))
-    assert not any(r.warnings for r in results)
+    assert not any(r.warnings for r in results), [(r.qid, r.warnings) for r in results if r.warnings]
     assert described["settings_applied"]["ENABLE_RAG_HYBRID_SEARCH"] is True
     assert described["settings_before"] == before  # what the results record is what was there
-    assert settings(admin) == before
+    assert after == before
     figures.latency(f"openwebui:{variant} query latency (2 in flight)", results)
     figures.add(f"nDCG@10 openwebui:{variant}", f"{ndcg10(scifact_slice, results):.4f}")
+
+
+def top10_agreement(a: list[QueryResult], b: list[QueryResult]) -> tuple[float, float]:
+    """(mean share of the top 10 that both rankings hold, share of queries with the same top 10 in the same order)."""
+    top = {r.qid: [h.doc_id for h in r.hits[:10]] for r in b}
+    pairs = [([h.doc_id for h in r.hits[:10]], top[r.qid]) for r in a]
+    shared = [len(set(x) & set(y)) / 10 for x, y in pairs]
+    return sum(shared) / len(shared), sum(x == y for x, y in pairs) / len(pairs)
+
+
+def test_local_hybrid_openwebui_agrees_with_the_real_server(hybrid_run, vector_run, scifact_slice, figures):
+    """`hybrid:openwebui` (bench/targets/local.py) against Open WebUI's own hybrid search, same weight, same
+    candidate depth (the server is asked for 2 × depth chunks per retriever; the local engine takes as many
+    documents per retriever), same embedding model (MiniLM, served by infinity to the server).
+
+    The re-creation's claim: without an external reranker, Open WebUI re-scores the fused candidates by
+    embedding cosine, so its order is the dense order — the server's hybrid ranking must hold the same top 10
+    as its own vector ranking. Server and local engine still differ in what they embed: the server embeds
+    chunks of CHUNK_SIZE (1000) characters and a document takes its best chunk's score, the local engine
+    embeds each whole document (MiniLM reads its first 256 tokens); a SciFact abstract is ~1,500 characters.
+    That difference is what the agreement bounds below allow for, measured at 0.8+ mean top-10 overlap here.
+    """
+    server, described, _, _ = hybrid_run
+    server_vector, _ = vector_run
+    local_target = build_target(parse_spec(f"hybrid:openwebui?bm25_weight={HYBRID_WEIGHT}"), TargetOptions())
+    try:
+        local_target.prepare(scifact_slice, no_progress)
+        local = local_target.search(judged(scifact_slice), 2 * DEPTH, no_progress)
+    finally:
+        local_target.close()
+    local = [QueryResult(r.qid, r.hits[:DEPTH], r.latency_s) for r in local]
+    assert described["settings_applied"]["HYBRID_BM25_WEIGHT"] == HYBRID_WEIGHT
+    overlap, same_order = top10_agreement(server, local)
+    self_overlap, self_order = top10_agreement(server, server_vector)
+    server_ndcg, local_ndcg = ndcg10(scifact_slice, server), ndcg10(scifact_slice, local)
+    figures.add("hybrid:openwebui vs real Open WebUI hybrid (top 10)",
+                f"mean overlap {overlap:.3f}, same order {same_order:.3f}; nDCG@10 server {server_ndcg:.4f}, "
+                f"local {local_ndcg:.4f} (bm25_weight {HYBRID_WEIGHT}, {len(server)} queries)")
+    figures.add("Open WebUI hybrid vs its own vector search (top 10)",
+                f"mean overlap {self_overlap:.3f}, same order {self_order:.3f}")
+    assert self_overlap >= 0.95  # the pipeline the local engine re-creates: hybrid without reranker = dense order
+    assert overlap >= 0.7
+    assert local_ndcg == pytest.approx(server_ndcg, abs=0.05)
 
 
 def test_settings_are_restored_after_an_interrupt(vector_run, openwebui_key, openwebui_server, scifact_slice, admin):
@@ -167,3 +234,82 @@ def test_identical_texts_are_uploaded_once_and_both_ranked(openwebui_key, openwe
     assert described["corpus"]["identical_copies"] == 1
     assert described["corpus"]["identical_groups"] == {"a": ["b"]}
     assert [h.doc_id for h in results[0].hits][:2] == ["a", "b"]
+
+
+class KeyedReranker(ThreadingHTTPServer):
+    """A reranker that wants a key: with `Authorization: Bearer KEY` it forwards to infinity's /rerank,
+    without it answers 401. Records the Authorization header of every call."""
+
+    daemon_threads = True
+
+    def __init__(self, upstream: str, key: str):
+        self.upstream, self.key, self.seen = upstream, key, []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                server.seen.append(self.headers.get("Authorization"))
+                if self.headers.get("Authorization") == f"Bearer {server.key}":
+                    answer = httpx.post(f"{server.upstream}/rerank", content=body, timeout=60,
+                                        headers={"Content-Type": "application/json"})
+                    status, payload = answer.status_code, answer.content
+                else:
+                    status, payload = 401, b'{"error": "invalid key"}'
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+def test_rerank_variant_sends_the_reranker_key_from_the_environment(vector_run, openwebui_key, openwebui_server,
+                                                                    infinity_server, scifact_slice, admin,
+                                                                    monkeypatch):
+    key = "rr-" + os.urandom(8).hex()
+    reranker = KeyedReranker(infinity_server.url, key)
+    monkeypatch.setenv("RAG_EXTERNAL_RERANKER_API_KEY", key)
+    before = settings(admin)
+    queries = dict(list(judged(scifact_slice).items())[:3])
+    try:
+        results, described = run_target(
+            f"openwebui:rerank@{openwebui_server.url}?kb={KB}&reranker_url={reranker.url}/rerank"
+            f"&reranker_model={infinity_server.rerank_model}&reranker_timeout=180", scifact_slice, DEPTH, queries=queries)
+    finally:
+        reranker.shutdown()
+        reranker.server_close()
+    assert reranker.seen and set(reranker.seen) == {f"Bearer {key}"}  # every rerank call carried the key
+    assert all(r.error is None and r.hits and not r.warnings for r in results)
+    assert all(h.score is not None for r in results for h in r.hits)  # scored by the reranker, no fallback
+    assert key not in json.dumps(described)
+    assert described["settings_applied"]["RAG_EXTERNAL_RERANKER_API_KEY"] == "***"
+    assert settings(admin) == before
+
+
+def test_a_file_of_the_same_name_with_other_content_is_not_reused(openwebui_key, openwebui_server, admin):
+    """Reuse goes by content hash and processing status, not by file name: a knowledge base whose `a.txt`
+    holds another text would have its chunks ranked as this corpus's `a`."""
+    kb = "ragbench-test-changed-content"
+    vesuvius = "Mount Vesuvius buried Pompeii in 79 AD."
+    queries, qrels = {"q": "Who studied radioactivity?"}, {"q": {"a": 1}}
+    first = tiny_dataset("changed", {"a": "Marie Curie studied radioactivity in Paris.", "b": vesuvius}, queries, qrels)
+    results, described = run_target(f"openwebui:vector@{openwebui_server.url}?kb={kb}", first, 2)
+    assert described["ingest"]["uploaded"] == 2 and results[0].hits[0].doc_id == "a"
+    reused, again = run_target(f"openwebui:vector@{openwebui_server.url}?kb={kb}", first, 2)
+    assert again["ingest"]["already_present"] == 2 and again["ingest"]["uploaded"] == 0  # same content: reused
+    changed = tiny_dataset("changed", {"a": "Ada Lovelace wrote the first algorithm.", "b": vesuvius}, queries, qrels)
+    with pytest.raises(ServerError) as failure:
+        run_target(f"openwebui:vector@{openwebui_server.url}?kb={kb}", changed, 2)
+    assert "(first: a.txt: its content differs from the corpus text)" in str(failure.value)
+    kb_id = described["knowledge_base"]["id"]
+    assert admin.get(f"/api/v1/knowledge/{kb_id}/files").json()["total"] == 2  # nothing uploaded beside it

@@ -1,0 +1,227 @@
+"""The one HTTP layer of ragbench: every request to a server (targets, endpoints, doctor, meter) is
+sent, checked and read here.
+
+- Keys come from the environment (`key_from_env`, through `bench.secrets`, so they are masked wherever
+  they would show up later); every message that leaves this module goes through `bench.secrets.mask`.
+- A request that gets no HTTP answer raises `ServerUnreachable`; an error status raises
+  `HttpStatusError` with the server's own words, found in any of the error-body shapes servers use.
+- Every body we read goes through `Reply`: JSON that is not JSON (HTML, truncated), or JSON of another
+  shape, ends in one line naming the server, the request and what came back — never a
+  JSONDecodeError or KeyError traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from bench.errors import ServerError, UserError
+from bench.secrets import mask, secret_from_env
+
+_REQUIRED = object()
+
+
+class ServerUnreachable(ServerError):
+    """No HTTP answer at all: connection refused or reset, no reply in time. What a dead server looks like."""
+
+
+class HttpStatusError(ServerError):
+    """The server answered with an error status."""
+
+    def __init__(self, server: str, status: int, message: str, error_type: str | None = None, request: str = "",
+                 hint: str = "", created: list[str] | None = None):
+        self.status = status
+        self.message = message
+        self.error_type = error_type
+        self.url = request
+        kind = f" {error_type}" if error_type else ""
+        said = f"{hint} (the server said: {message})" if hint and message else hint or message
+        super().__init__(server, mask(f"HTTP {status}{kind} from {request}: {said}"), created=created)
+
+
+def key_from_env(owner: str, key_env: str | None, required: bool = True) -> str | None:
+    """The API key in environment variable `key_env` (keys never travel in specs or arguments);
+    a UserError naming `owner` when it is required and unset."""
+    if not key_env:
+        return None
+    value = secret_from_env(key_env)
+    if value is None and required:
+        raise UserError(f"{owner}: environment variable {key_env} (key_env) is not set")
+    return value
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def error_message(response: httpx.Response) -> tuple[str, str | None]:
+    """(message, error_type) from any error body shape, or the plain text itself.
+
+    TEI answers `{error, error_type}` (and plain text from its HTTP layer), OpenAI-compatible servers
+    `{error: {message, type}}` or `{message, code, type}`, FastAPI servers `{detail}`."""
+    text = response.text
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return one_line(text) or response.reason_phrase, None
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict):  # OpenAI / LiteLLM
+            return one_line(str(error.get("message", error))), _str_or_none(error.get("type"))
+        if isinstance(error, str) and error:  # TEI
+            return one_line(error), _str_or_none(body.get("error_type"))
+        if body.get("message"):  # TEI's OpenAI route, LightRAG
+            return one_line(str(body["message"])), _str_or_none(body.get("type"))
+        if body.get("detail"):  # FastAPI
+            detail = body["detail"]
+            return one_line(detail if isinstance(detail, str) else json.dumps(detail)), None
+    return one_line(text) or response.reason_phrase, None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+def parse_json(response: httpx.Response) -> tuple[Any, str]:
+    """(body, "") for a JSON body; (None, what came instead) for HTML, text, broken JSON or nothing."""
+    try:
+        return json.loads(response.content), ""
+    except (ValueError, UnicodeDecodeError) as exc:
+        kind = response.headers.get("content-type", "no content-type")
+        if not response.content:
+            return None, "answered an empty body"
+        if "json" in kind:
+            return None, f"answered broken JSON ({getattr(exc, 'msg', type(exc).__name__)} at byte {getattr(exc, 'pos', '?')})"
+        return None, f"answered {kind}, not JSON"
+
+
+def new_client(timeout_s: float, headers: dict[str, str] | None = None, base_url: str = "") -> httpx.Client:
+    """The one place an httpx client is made."""
+    return httpx.Client(base_url=base_url, headers=headers or {}, timeout=timeout_s)
+
+
+@dataclass
+class Reply:
+    """A successful answer whose body was JSON. `get` reads a field and checks its type, so a body of
+    another shape is one clear error instead of a KeyError deep in a driver."""
+
+    server: str
+    request: str  # "POST /query/data"
+    status: int
+    body: Any
+    text: str
+    created: list[str] | None = None
+
+    def get(self, *path: str | int, kind: type | tuple[type, ...] = object, default: Any = _REQUIRED) -> Any:
+        """`body[path[0]][path[1]]...`, which must be a `kind`. Missing or null: `default` where one is given."""
+        value = self.body
+        for i, key in enumerate(path):
+            container_ok = isinstance(value, list) if isinstance(key, int) else isinstance(value, dict)
+            if not container_ok:
+                raise self.wrong_shape(f"{self._name(path[:i]) or 'the body'} is {_kind(value)}, not "
+                                       f"{'a list' if isinstance(key, int) else 'an object'}")
+            present = (-len(value) <= key < len(value)) if isinstance(key, int) else key in value
+            value = value[key] if present else None
+            if value is None and default is not _REQUIRED:
+                return default
+            if not present:
+                raise self.wrong_shape(f"no {self._name(path[: i + 1])}")
+        if not isinstance(value, kind) or (kind in (int, float, (int, float)) and isinstance(value, bool)):
+            raise self.wrong_shape(f"{self._name(path) or 'the body'} is {_kind(value)}, not {_kind_name(kind)}")
+        return value
+
+    def wrong_shape(self, what: str) -> ServerError:
+        return ServerError(self.server, mask(f"{self.request} answered JSON of an unexpected shape ({what}): "
+                                             f"{one_line(self.text, 160)!r}"), created=self.created)
+
+    @staticmethod
+    def _name(path: tuple[str | int, ...]) -> str:
+        return "".join(f"[{k}]" if isinstance(k, int) else (f".{k}" if i else str(k)) for i, k in enumerate(path))
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join({dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
+                        float: "a number"}.get(k, k.__name__) for k in kinds)
+
+
+class HttpClient:
+    """One server: its name, base URL, auth headers and timeout.
+
+    `server` names it in every error ("LightRAG at http://…"); `created` (owned by the caller) is
+    what ragbench made on it so far, carried by every error so a user can clean up after a failure;
+    `key_env` is named when the server refuses the key.
+    """
+
+    def __init__(self, server: str, base_url: str = "", headers: dict[str, str] | None = None,
+                 timeout_s: float = 120.0, created: list[str] | None = None, key_env: str | None = None):
+        self.server = mask(server)
+        self.base_url = base_url.rstrip("/")
+        self.created = created if created is not None else []
+        self.key_env = key_env
+        self.timeout_s = timeout_s
+        self.httpx = new_client(timeout_s, headers, self.base_url)
+
+    def error(self, message: str) -> ServerError:
+        return ServerError(self.server, mask(message), created=self.created)
+
+    def send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """One request, any status; no HTTP answer raises `ServerUnreachable`."""
+        request = f"{method} {path}"
+        try:
+            return self.httpx.request(method, path, **kwargs)
+        except httpx.TimeoutException:
+            raise ServerUnreachable(self.server, mask(f"no answer to {request} within {self.timeout_s:g} s"),
+                                    created=self.created) from None
+        except (httpx.ConnectError, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+            why = "cannot connect" if isinstance(exc, httpx.ConnectError) else f"connection lost, {type(exc).__name__}"
+            raise ServerUnreachable(self.server, mask(f"cannot reach {request} ({why}: is the server running at this URL?)"),
+                                    created=self.created) from None
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise self.error(f"{request} failed: {type(exc).__name__}: {exc}") from None
+
+    def call(self, method: str, path: str, ok: tuple[int, ...] = (200,), **kwargs: Any) -> httpx.Response:
+        """One request whose status must be in `ok` (any 2xx when `ok` is empty)."""
+        response = self.send(method, path, **kwargs)
+        if response.status_code in ok or (not ok and response.status_code < 300):
+            return response
+        raise self.status_error(method, path, response)
+
+    def json(self, method: str, path: str, ok: tuple[int, ...] = (200,), **kwargs: Any) -> Reply:
+        """One request whose answer must be JSON: the checked `Reply`."""
+        return self.reply(self.call(method, path, ok, **kwargs))
+
+    def reply(self, response: httpx.Response) -> Reply:
+        request = f"{response.request.method} {self._path(response)}"
+        body, problem = parse_json(response)
+        if problem:
+            raise self.error(f"{request} {problem}: {one_line(response.text, 120)!r}")
+        return Reply(self.server, request, response.status_code, body, response.text, self.created)
+
+    def status_error(self, method: str, path: str, response: httpx.Response) -> HttpStatusError:
+        code = response.status_code
+        message, error_type = error_message(response)
+        hint = ""
+        if code in (401, 403) and self.key_env:
+            hint = f"the key was refused; check {self.key_env}"
+        elif code == 404 and message in ("", "Not Found"):
+            hint = "this server has no such endpoint (an older version?)"
+        elif code == 405:
+            hint = "endpoint not supported by this server version"
+        return HttpStatusError(self.server, code, message, error_type, f"{method} {path}", hint, self.created)
+
+    def _path(self, response: httpx.Response) -> str:
+        url = str(response.request.url)
+        return url[len(self.base_url):] if self.base_url and url.startswith(self.base_url) else url
+
+    def close(self) -> None:
+        self.httpx.close()

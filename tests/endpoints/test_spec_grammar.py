@@ -1,0 +1,48 @@
+"""Target specs and endpoint specs share one option grammar: the same boolean words, the same
+key=value rule, a name given twice refused (not silently the last one)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.endpoints.spec import open_endpoint
+from bench.endpoints.spec import parse_spec as parse_endpoint
+from bench.errors import UserError
+from bench.spec_grammar import BOOLEAN_WORDS
+from bench.targets.registry import TargetOptions, build_target
+from bench.targets.registry import parse_spec as parse_target
+
+
+@pytest.mark.parametrize(("word", "value"), sorted(BOOLEAN_WORDS.items()))
+def test_every_boolean_word_means_the_same_for_targets_and_endpoints(word, value, monkeypatch):
+    monkeypatch.delenv("LIGHTRAG_API_KEY", raising=False)
+    for spelled in (word, word.upper()):
+        endpoint = open_endpoint(parse_endpoint(f"x=tei@http://127.0.0.1:9?normalize={spelled}"))
+        target = build_target(parse_target(f"lightrag@http://127.0.0.1:9?cleanup={spelled}"), TargetOptions())
+        try:
+            assert endpoint.wire.options["normalize"] is value
+            assert target.cleanup is value
+        finally:
+            endpoint.close()
+            target.close()
+
+
+@pytest.mark.parametrize("spec", ["x=tei@http://127.0.0.1:9?normalize=maybe", "lightrag@http://127.0.0.1:9?cleanup=maybe"])
+def test_a_word_that_is_not_boolean_lists_the_words(spec):
+    with pytest.raises(UserError) as info:
+        if spec.startswith("x="):
+            open_endpoint(parse_endpoint(spec))
+        else:
+            build_target(parse_target(spec), TargetOptions())
+    assert "'maybe' is not a boolean (true/false, yes/no, on/off or 1/0)" in str(info.value)
+
+
+@pytest.mark.parametrize("parse", [lambda q: parse_endpoint(f"x=tei@http://127.0.0.1:9?{q}"),
+                                   lambda q: parse_target(f"lightrag@http://127.0.0.1:9?{q}")])
+@pytest.mark.parametrize(("query", "needle"), [("normalize=on&normalize=off", "option 'normalize' given twice"),
+                                               ("normalize", "option 'normalize' is not key=value"),
+                                               ("=on", "option '=on' is not key=value")])
+def test_one_option_rule_for_targets_and_endpoints(parse, query, needle):
+    with pytest.raises(UserError) as info:
+        parse(query)
+    assert needle in str(info.value) and "\n" not in str(info.value)

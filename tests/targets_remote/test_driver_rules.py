@@ -1,0 +1,166 @@
+"""Driver rules that the real servers rarely show on demand, against loopback stubs that answer in the
+real servers' recorded shapes: LightRAG's failures other than "no results", documents spanning several
+chunks, a deletion that takes a while, and Open WebUI files whose processing did not complete.
+(The same rules run against the real servers in test_lightrag.py / test_openwebui.py where they can.)"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from remote_helpers import TINY, tiny_dataset
+from test_garbage_bodies import FILE, KB, lightrag_routes, openwebui_routes, run
+
+from bench.errors import ServerError
+from bench.targets.base import no_progress
+from bench.targets.registry import TargetOptions, build_target, parse_spec
+from tests.harness.stubs import JsonStub
+
+
+@pytest.fixture
+def keys(monkeypatch):
+    monkeypatch.setenv("LIGHTRAG_API_KEY", "lr-test-rules")
+    monkeypatch.setenv("OPENWEBUI_API_KEY", "sk-test-rules")
+
+
+def test_lightrag_no_results_is_an_empty_ranking_and_any_other_failure_an_error(keys, shared_dir):
+    recorded = json.loads((shared_dir / "recordings" / "lightrag-1.5.7" / "query_data_after_delete.json").read_text())
+    routes = lightrag_routes()
+    answers = {"no results": recorded["body"],  # status failure, failure_reason no_results
+               "other": {"status": "failure", "message": "Invalid response type", "data": {}, "metadata": {}}}
+    routes[("POST", "/query/data")] = lambda body: (200, answers[json.loads(body)["query"]])
+    stub = JsonStub(routes)
+    try:
+        target = build_target(parse_spec(f"lightrag:mix@{stub.url}"), TargetOptions())
+        try:
+            target.prepare(TINY, no_progress)
+            empty, failed = target.search({"q1": "no results", "q2": "other"}, 10, no_progress)
+        finally:
+            target.close()
+    finally:
+        stub.stop()
+    assert empty.error is None and empty.hits == []
+    assert failed.hits == [] and failed.error is not None
+    assert "POST /query/data failed (HTTP 200, status 'failure'): Invalid response type" in failed.error
+
+
+def ranked_chunks(ranked: list[str], asked: list[int]) -> JsonStub:
+    """A LightRAG whose /query/data answers the first `chunk_top_k` of `ranked` (file paths), noting each ask."""
+
+    def query_data(body: bytes):
+        k = json.loads(body)["chunk_top_k"]
+        asked.append(k)
+        chunks = [{"file_path": path, "content": "…", "chunk_id": f"c{i}"} for i, path in enumerate(ranked[:k])]
+        return 200, {"status": "success", "data": {"chunks": chunks}, "metadata": {}}
+
+    routes = lightrag_routes()
+    routes[("POST", "/query/data")] = query_data
+    return JsonStub(routes)
+
+
+def search_one(spec: str, depth: int) -> list:
+    target = build_target(parse_spec(spec), TargetOptions())
+    try:
+        target.prepare(TINY, no_progress)
+        return [h.doc_id for h in target.search({"q1": "x"}, depth, no_progress)[0].hits]
+    finally:
+        target.close()
+
+
+def test_lightrag_over_fetch_doubles_until_depth_documents_are_filled(keys):
+    """d1 and d2 span several chunks that rank first: with chunk_top_k = depth the ranking would hold one document."""
+    asked: list[int] = []
+    stub = ranked_chunks(["d1.txt"] * 7 + ["d2.txt"] * 5 + ["d3.txt"], asked)
+    try:
+        assert search_one(f"lightrag:naive@{stub.url}", 3) == ["d1", "d2", "d3"]
+    finally:
+        stub.stop()
+    assert asked == [6, 12, 24]  # 2 × depth, doubled while short of 3 documents and the server had more
+
+
+def test_lightrag_over_fetch_stops_when_the_server_has_no_more_or_at_max_chunks(keys):
+    asked: list[int] = []
+    stub = ranked_chunks(["d1.txt"] * 5 + ["d2.txt", "d1.txt", "d3.txt"], asked)
+    try:
+        assert search_one(f"lightrag:naive@{stub.url}", 10) == ["d1", "d2", "d3"]
+        assert search_one(f"lightrag:naive@{stub.url}?max_chunks=4", 3) == ["d1"]
+    finally:
+        stub.stop()
+    # depth 10: 20 chunks asked, the server had 8: no second ask; max_chunks=4 caps every ask.
+    assert asked == [20, 4]
+
+
+def test_lightrag_cleanup_waits_until_the_documents_are_gone(keys):
+    """LightRAG answers `deletion_started` at once and deletes in the background: cleanup is done only
+    once the documents are no longer listed."""
+    listed = [{"id": f"doc-{i}", "status": "processed", "file_path": f"d{i}.txt"} for i in (1, 2, 3)]
+    state = {"deleted": False, "lists_after_delete": 0}
+
+    def paginated(body: bytes):
+        if state["deleted"]:
+            state["lists_after_delete"] += 1
+        still = state["deleted"] and state["lists_after_delete"] <= 2  # two more listings show them
+        return 200, {"documents": listed if still else [], "pagination": {"has_next": False}}
+
+    def delete(body: bytes):
+        state["deleted"] = True
+        return 200, {"status": "deletion_started", "message": "started"}
+
+    routes = lightrag_routes()
+    routes[("POST", "/documents/paginated")] = paginated
+    routes[("DELETE", "/documents/delete_document")] = delete
+    stub = JsonStub(routes)
+    try:
+        target = build_target(parse_spec(f"lightrag:naive@{stub.url}?cleanup=true"), TargetOptions())
+        target.prepare(TINY, no_progress)
+        target.close()
+    finally:
+        stub.stop()
+    assert state["lists_after_delete"] == 3  # polled until the listing no longer held them
+    assert target.describe()["cleanup"] == {"requested": True, "deleted": 3}
+
+
+@pytest.mark.parametrize(("stored", "status", "why"), [
+    ({"hash": "h", "meta": {"name": "d1.txt", "file_hash": "0" * 64}}, "completed", "its content differs from the corpus text"),
+    ({"hash": None, "meta": {"name": "d1.txt", "file_hash": "MATCH"}}, "completed", "its processing never completed"),
+    ({"hash": "h", "meta": {"name": "d1.txt", "file_hash": "MATCH"}}, "failed", "its processing status is 'failed'"),
+])
+def test_openwebui_reuses_a_file_only_when_content_and_processing_match(stored, status, why, keys, shared_dir):
+    from bench.targets.openwebui import content_hash
+
+    stored = json.loads(json.dumps(stored).replace("MATCH", content_hash(TINY.corpus["d1"].full_text)))
+    routes = openwebui_routes(shared_dir / "recordings")
+    routes[("GET", "/api/v1/knowledge/")] = (200, {"items": [{"id": KB, "name": "reused"}], "total": 1})
+    routes[("GET", f"/api/v1/knowledge/{KB}/files")] = (200, {"items": [{"id": FILE, "filename": "d1.txt", **stored}],
+                                                              "total": 1})
+    routes[("GET", f"/api/v1/files/{FILE}/process/status")] = (200, {"status": status})
+    stub = JsonStub(routes)
+    try:
+        with pytest.raises(ServerError) as failure:
+            run(f"openwebui:vector@{stub.url}?kb=reused")
+    finally:
+        stub.stop()
+    assert f"knowledge base 'reused' already holds 1 file(s) named like corpus documents that cannot be reused " \
+           f"(first: d1.txt: {why})" in str(failure.value)
+    assert not [r for r in stub.requests if r[0] == "POST" and r[1].startswith("/api/v1/files/")]  # nothing uploaded
+
+
+def test_openwebui_reuses_a_file_whose_content_and_processing_match(keys, shared_dir):
+    from bench.targets.openwebui import content_hash
+
+    data = tiny_dataset("one", {"d1": TINY.corpus["d1"].text}, {"q1": "radioactivity"}, {"q1": {"d1": 1}})
+    routes = openwebui_routes(shared_dir / "recordings")
+    routes[("GET", "/api/v1/knowledge/")] = (200, {"items": [{"id": KB, "name": "reused"}], "total": 1})
+    routes[("GET", f"/api/v1/knowledge/{KB}/files")] = (200, {"items": [
+        {"id": FILE, "filename": "d1.txt", "hash": "h", "meta": {"name": "d1.txt", "file_hash": content_hash(data.corpus["d1"].full_text)}}],
+        "total": 1})
+    stub = JsonStub(routes)
+    try:
+        target = build_target(parse_spec(f"openwebui:vector@{stub.url}?kb=reused"), TargetOptions())
+        try:
+            target.prepare(data, no_progress)
+        finally:
+            target.close()
+    finally:
+        stub.stop()
+    assert target.describe()["ingest"]["already_present"] == 1 and target.describe()["ingest"]["uploaded"] == 0

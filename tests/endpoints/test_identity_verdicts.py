@@ -1,4 +1,5 @@
-"""Too little data to judge is its own verdict: a neighbour check over ten texts cannot fail, so it is no pass."""
+"""Too little data to judge is its own verdict: a neighbour check over ten texts cannot fail, so it is no pass.
+(With enough texts the same pair passes: test_identity.py::test_cli_passes_with_exit_0.)"""
 
 from __future__ import annotations
 
@@ -26,11 +27,6 @@ def test_too_few_texts_for_the_neighbour_check_is_insufficient_data_not_a_pass(t
     assert "insufficient data: top-10 neighbour overlap: 7 candidate texts per query, the check needs at least 20" in out
     document = json.loads(report.read_text())
     [pair] = document["embed_pairs"]
-    assert (document["verdict"], pair["verdict"], pair["top10_overlap"], pair["failures"]) == ("insufficient data", "insufficient data", None, [])
+    assert (document["verdict"], pair["verdict"]) == ("insufficient data", "insufficient data")
+    assert (pair["top10_overlap"], pair["failures"]) == (None, [])
 
-
-def test_enough_texts_for_the_neighbour_check_still_pass(tmp_path, monkeypatch, capsys):
-    code, out, _ = run_cli(["identity", "-e", "a=reference", "-e", "b=reference", "--texts", str(_texts(tmp_path, 24))],
-                           monkeypatch, capsys)
-    assert code == 0, out
-    assert "verdict: PASS" in out and "1.000  PASS" in out

@@ -116,7 +116,7 @@ class LoadPointRecord:
     rate: float | None  # open: offered requests/s
     arrival: str | None  # open: constant | poisson | gamma:CV
     duration_s: float  # measured: window start -> last measured answer
-    requests: dict[str, Any]  # sent, ok, errors {class: n}, unsent
+    requests: dict[str, Any]  # sent, ok, errors {class: n}, unsent, validated
     throughput: dict[str, Any]  # requests_per_s, texts_per_s, tokens_per_s, tokens_source
     latency_ms: dict[str, Any]  # service, scheduled, dispatch_delay: {p50,p90,p99,p999,max,mean,count} or None
     server_ms: dict[str, Any]  # queue, tokenization, inference (TEI headers), same blocks or None

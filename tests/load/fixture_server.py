@@ -10,6 +10,7 @@ Run as a subprocess (so a test can kill it mid-sweep):
   stall's end, then take the service time;
 - `--overload-s`: for that long from the `--overload-from`-th request (default 2: after ragbench's preflight), answer 429 `{"error":"Model is overloaded","error_type":"Overloaded"}`;
 - `--reset-every N`: every N-th request the connection is reset (RST) instead of answered;
+- `--wrong-shape-every N`: every N-th answer is 200 with valid JSON in the wrong shape;
 - `--max-batch M`: more inputs than M -> 422 `batch size N > maximum allowed batch size M` (TEI 1.9).
 Successes carry TEI's timing headers; `/metrics` serves TEI's te_* families (shapes from
 ../shared/contracts/README.md) counting what this server did.
@@ -113,7 +114,9 @@ class Handler(asyncio.Protocol):
         if a.max_batch and n > a.max_batch:
             self.refuse(422, f"batch size {n} > maximum allowed batch size {a.max_batch}", "Validation")
             return
-        if self.url == b"/rerank":
+        if a.wrong_shape_every and s.count % a.wrong_shape_every == 0:
+            payload = {"embeddings": [[0.5] * 4] * n}  # valid JSON, not TEI's shape
+        elif self.url == b"/rerank":
             payload = [{"index": i, "score": 1.0 / (i + 1)} for i in range(n)]
         else:
             payload = [[0.5, 0.5, 0.5, 0.5]] * n
@@ -167,6 +170,7 @@ if __name__ == "__main__":
     parser.add_argument("--overload-from", type=int, default=2)
     parser.add_argument("--reset-every", type=int, default=0)
     parser.add_argument("--max-batch", type=int, default=0)
+    parser.add_argument("--wrong-shape-every", type=int, default=0)
     import uvloop
 
     uvloop.run(main(parser.parse_args()))

@@ -112,3 +112,14 @@ def test_an_earlier_run_is_kept_unless_overwrite(load_server, tmp_path, monkeypa
     assert (tmp_path / "results.jsonl").read_text() == first
     assert run_cli([*args, "--overwrite"], monkeypatch, capsys)[0] == 0
     assert (tmp_path / "results.jsonl").read_text() != first
+
+
+def test_a_200_in_the_wrong_shape_is_a_bad_response(load_server, tmp_path):
+    url, _ = load_server(service_ms=1, wrong_shape_every=10)
+    run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[1]), _workload(), tmp_path)
+    point = read_results(tmp_path / "results.jsonl").load_points[0]
+    bad = point.requests["errors"]["bad_response"]
+    # Small bodies fit the parsing budget: all of them are parsed, so one in ten is found bad.
+    assert bad >= 1 and point.requests["ok"] > 0 and point.requests["validated"] == point.requests["sent"]
+    assert "[[float]] for 1 inputs" in point.error_examples["bad_response"]
+    assert bad == pytest.approx(point.requests["sent"] / 10, rel=0.35, abs=3)

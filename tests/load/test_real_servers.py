@@ -65,7 +65,8 @@ def test_tei_headers_tokens_and_metrics_from_the_tei_fixture(tei_fixture, tmp_pa
     timing = ["--requests", "6", "--warmup", "0s", "--lengths", "16"]
     results, out = _run(["-e", f"tei=tei@{server.url}", "--batch", "2,8", "--concurrency", "2"], tmp_path, monkeypatch, capsys, timing)
     ok_point, refused = results.load_points
-    assert ok_point.requests == {"sent": 6, "ok": 6, "errors": {}, "unsent": 0}
+    assert {k: ok_point.requests[k] for k in ("sent", "ok", "errors", "unsent")} == {"sent": 6, "ok": 6, "errors": {}, "unsent": 0}
+    assert ok_point.requests["validated"] >= 5  # bodies parsed with TEI's wire, as the API client does
     assert ok_point.throughput["tokens_source"] == "x-compute-tokens" and ok_point.throughput["tokens_per_s"] > 0
     assert ok_point.server_ms["inference"]["count"] == ok_point.requests["ok"]
     counters = ok_point.server_metrics["counters"]
@@ -81,7 +82,7 @@ def test_in_process_reference_is_timed_on_a_thread(tmp_path, monkeypatch, capsys
     timing = ["--requests", "3", "--warmup", "0s", "--lengths", "16"]
     results, _ = _run(["-e", "ref=reference", "--batch", "2", "--concurrency", "1"], tmp_path, monkeypatch, capsys, timing)
     point = results.load_points[0]
-    assert point.requests == {"sent": 3, "ok": 3, "errors": {}, "unsent": 0}
+    assert point.requests == {"sent": 3, "ok": 3, "errors": {}, "unsent": 0, "validated": 0}  # no wire in-process
     assert point.latency_ms["service"]["p50"] > 0 and point.server_metrics is None
     code, _, stderr = run_cli(["load", "-e", "ref=reference", "--workers", "2", "--out", str(tmp_path / "two")], monkeypatch, capsys)
     assert code == 2 and "--workers 1" in stderr

@@ -53,6 +53,8 @@ def load_dataset(path: str | Path, split: str | None = None, format: str | None 
 
 def _load(path: Path, split: str | None, format: str | None) -> Dataset:
     format = format or detect_format(path)
+    if format in ("beir", "trec") and not path.is_dir():
+        raise InputError(path, f"a {format.upper()} dataset is a folder, not a file")
     if format == "beir":
         return load_beir(path, split)
     if format == "trec":

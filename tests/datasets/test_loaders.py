@@ -268,6 +268,13 @@ def test_a_truncated_gzip_file_is_one_line_with_its_line(tmp_path):
     assert "corrupt or truncated gzip data" in result.stderr
 
 
+def test_a_file_given_as_a_folder_format_is_named_as_such(tmp_path):
+    (tmp_path / "qrels").write_text("1 0 a 1\n")
+    for format in ("beir", "trec"):
+        with pytest.raises(InputError, match=rf"qrels: a {format.upper()} dataset is a folder, not a file"):
+            load_dataset(tmp_path / "qrels", format=format)
+
+
 def test_a_folder_where_a_file_belongs_is_named_as_such(tmp_path):
     root = write_beir(tmp_path / "ds")
     (root / "queries.jsonl").unlink()

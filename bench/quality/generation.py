@@ -67,7 +67,8 @@ def parse_generate(text: str) -> GenerateSpec:
     if kind == "native" and url:
         raise UserError(f"--generate {text!r}: native takes no URL (the target answers itself)")
     spec = GenerateSpec(text, kind, url or None, params)
-    spec.int_option("context", 1), spec.int_option("max_tokens", 1), spec.int_option("timeout", 1)  # check now, not mid-run
+    for name in ("context", "max_tokens", "timeout"):  # checked now, not mid-run
+        spec.int_option(name, 1)
     return spec
 
 

@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl
 
 from bench.endpoints.http import HttpEndpoint
 from bench.errors import ServerError, UserError
+from bench.secrets import secret_from_env
 from bench.targets.base import ProgressFactory
 
 SYSTEM_PROMPT = ("Answer the question using only the context. Reply with the answer alone, in as few words as "
@@ -69,6 +70,8 @@ def parse_generate(text: str) -> GenerateSpec:
     spec = GenerateSpec(text, kind, url or None, params)
     for name in ("context", "max_tokens", "timeout"):  # checked now, not mid-run
         spec.int_option(name, 1)
+    if params.get("key_env") and secret_from_env(params["key_env"]) is None:
+        raise UserError(f"--generate {text!r}: environment variable {params['key_env']} (key_env) is not set")
     return spec
 
 

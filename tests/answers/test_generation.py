@@ -148,8 +148,10 @@ def test_a_dead_endpoint_ends_the_run_with_one_line(six_questions, tmp_path):
     ("chat@http://h:1/v1?model=m&temperature=1", r"unknown option\(s\) temperature"),
     ("native@http://h:1", "native takes no URL"),
     ("judge@http://h:1", "expected chat@URL"),
+    ("chat@http://h:1/v1?model=m&key_env=RAGBENCH_TEST_UNSET_KEY", "environment variable RAGBENCH_TEST_UNSET_KEY"),
 ])
-def test_bad_generate_specs(spec, message):
+def test_bad_generate_specs(spec, message, monkeypatch):
+    monkeypatch.delenv("RAGBENCH_TEST_UNSET_KEY", raising=False)
     with pytest.raises(UserError, match=message):
         parse_generate(spec)
 
@@ -175,3 +177,20 @@ def test_cli_flag(six_questions, tmp_path, monkeypatch, capsys):
                             "--generate", "chat@http://127.0.0.1:9/v1"], monkeypatch, capsys)
     assert code == 2 and err.strip() == ("ragbench: error: --generate 'chat@http://127.0.0.1:9/v1': chat needs a URL and "
                                          "a model (chat@http://host:4000/v1?model=NAME)")
+
+
+def test_key_from_the_environment_is_sent_and_never_stored(six_questions, tmp_path, monkeypatch):
+    seen = []
+    monkeypatch.setenv("READER_KEY", "sk-reader-secret-123456")
+    with LLMDouble(answer=lambda messages: "308") as llm:
+        original = llm._server.RequestHandlerClass.do_POST
+
+        def spy(handler):
+            seen.append(handler.headers.get("Authorization"))
+            original(handler)
+
+        monkeypatch.setattr(llm._server.RequestHandlerClass, "do_POST", spy)
+        quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=tmp_path,
+                                       generate=f"chat@{llm.base_url}?model=reader&key_env=READER_KEY"))
+    assert set(seen) == {"Bearer sk-reader-secret-123456"}
+    assert "sk-reader-secret-123456" not in (tmp_path / "results.jsonl").read_text()

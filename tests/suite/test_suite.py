@@ -12,28 +12,13 @@ from bench.suite import load_suite
 from tests.compare.helpers import worse_kind  # noqa: F401  (fixture)
 from tests.harness.cli import run_cli
 from tests.paths import BUNDLED_SCIFACT, REPO
+from tests.suite.helpers import scifact_quality
 
-SMALL = f"""
+SMALL = """
 [suite]
 name = "small"
-
-[gate]
-max_drop = {{ "nDCG@10" = 0.02 }}
-
-[datasets.scifact]
-path = "{BUNDLED_SCIFACT}"
-split = "train"
-max_queries = 60
-max_docs = 300
-
-[targets]
-prod = "bm25"
-other = "bm25"
-
-[[quality]]
-dataset = "scifact"
-measures = ["nDCG@10", "R@100"]
-"""
+""" + scifact_quality(max_queries=60, max_docs=300, max_drop=0.02, targets='prod = "bm25"\nother = "bm25"',
+                      measures='["nDCG@10", "R@100"]')
 
 
 @pytest.fixture

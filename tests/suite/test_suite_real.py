@@ -9,30 +9,14 @@ import json
 import pytest
 
 from tests.harness.cli import run_cli
-from tests.paths import BUNDLED_SCIFACT
+from tests.suite.helpers import scifact_quality
 
 pytestmark = pytest.mark.integration
 
-SUITE = f"""
-[gate]
-max_drop = {{ "nDCG@10" = 0.01 }}
-
-[datasets.scifact]
-path = "{BUNDLED_SCIFACT}"
-split = "train"
-max_queries = 40
-max_docs = 200
-
-[targets]
-prod = "bm25"
-
-[[quality]]
-dataset = "scifact"
-measures = ["nDCG@10"]
-
+SUITE = scifact_quality(max_queries=40, max_docs=200, max_drop=0.01) + """
 [endpoints]
 ref = "reference"
-inf = "openai@${{RAGBENCH_TEST_INFINITY}}?model=${{RAGBENCH_TEST_INFINITY_MODEL}}"
+inf = "openai@${RAGBENCH_TEST_INFINITY}?model=${RAGBENCH_TEST_INFINITY_MODEL}"
 
 [[identity]]
 endpoints = ["ref", "inf"]

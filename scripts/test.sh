@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 python=${PYTHON:-python3.11}
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 # torch first and pinned: an unpinned torch pulls a multi-GB CUDA build.
-.venv/bin/pip install --quiet --disable-pip-version-check torch==2.13.0 -e '.[test]'
+# ray: tests/sizing/test_ray.py runs load workers as Ray actors on a local head (~285 MB, installed once).
+.venv/bin/pip install --quiet --disable-pip-version-check torch==2.13.0 -e '.[test,ray]'
 for env_script in scripts/envs/*.sh; do
   [ -e "$env_script" ] || continue
   echo "== $env_script"

@@ -34,6 +34,7 @@ def load(
     seed: Annotated[int, typer.Option("--seed", help="Seed for poisson/gamma arrivals.")] = 0,
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/load"),
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")] = False,
+    ray: Annotated[Optional[str], typer.Option("--ray", help="Run the --workers as Ray actors on a cluster: auto, or the head's host:port (pip install 'ragbench[ray]'; docs/sizing.md).")] = None,
 ) -> None:
     """Measure throughput and latency over a sweep of batch x concurrency, offered rates, or bursts."""
     from bench.load.run_command import LoadRequest, load_command
@@ -42,5 +43,5 @@ def load(
         endpoints=endpoint, op=op, batch=batch, concurrency=concurrency, rate=rate, arrival=arrival,
         max_inflight=max_inflight, burst=burst, duration=duration, requests=requests, warmup=warmup, workers=workers,
         texts=texts, dataset=dataset, lengths=lengths, documents=documents, tokenizer=tokenizer, timeout=timeout,
-        seed=seed, out=out, overwrite=overwrite,
+        seed=seed, out=out, overwrite=overwrite, ray=ray,
     ))

@@ -27,7 +27,7 @@ def size(
     arrival: Annotated[str, typer.Option("--arrival", help="Open-loop arrivals of the saturation probes: constant, poisson or gamma:CV.")] = "poisson",
     duration: Annotated[str, typer.Option("--duration", help="Measured time per point and probe.")] = "3s",
     warmup: Annotated[str, typer.Option("--warmup", help="Warm-up per point and probe, excluded.")] = "1s",
-    burst: Annotated[int, typer.Option("--burst", help="Texts in the Open WebUI ingestion burst.")] = 256,
+    burst: Annotated[int, typer.Option("--burst", help="Texts (chunks of one file) in the Open WebUI ingestion burst.")] = 64,
     burst_batch: Annotated[str, typer.Option("--burst-batch", help="RAG_EMBEDDING_BATCH_SIZE values tried.")] = "1,8,32",
     burst_concurrency: Annotated[str, typer.Option("--burst-concurrency", help="RAG_EMBEDDING_CONCURRENT_REQUESTS values tried (0 = unlimited).")] = "1,4,0",
     max_probes: Annotated[int, typer.Option("--max-probes", help="Open-loop probes of the saturation search at most.")] = 8,

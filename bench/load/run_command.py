@@ -41,6 +41,7 @@ class LoadRequest:
     timeout: str = "30s"
     seed: int = 0
     overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
+    ray: str | None = None  # run the workers as Ray actors on this cluster ("auto" or host:port)
 
 
 def parse_seconds(flag: str, text: str, allow_zero: bool = False) -> float:
@@ -113,11 +114,19 @@ def load_command(request: LoadRequest) -> Path:
         raise UserError("load: mix of embedding and rerank endpoints; load one --op at a time")
     sweep = sweep_of(request, specs[0].is_rerank)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
+    pool_factory = None
+    if request.ray is not None:
+        if any(s.url is None for s in specs):
+            raise UserError("load: --ray runs HTTP endpoints; in-process ones (reference, reference-rerank) run here")
+        from bench.load.ray_workers import RayExecutor
+
+        pool_factory = lambda workers: RayExecutor(request.ray, workers)  # noqa: E731
     records: list[LoadPointRecord] = []
     written: list[Path] = []  # set once this run's results file exists: only then is there a report to build
     try:
         with progress_bars() as bars:
-            run_load(specs, sweep, workload, request.out, bars, records.append, request.overwrite, written.append)
+            run_load(specs, sweep, workload, request.out, bars, records.append, request.overwrite, written.append,
+                     pool_factory)
     finally:
         if records:
             from rich.console import Console

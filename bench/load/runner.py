@@ -227,7 +227,7 @@ def merge_shares(endpoint: str, point: PointConfig, shares: list[ShareResult], w
                     "dispatch_delay": histograms.summary_ms(merged["dispatch_delay"]) if open_quantities and merged else None},
         server_ms={name: histograms.summary_ms(merged[name]) if merged else None for name in ("queue", "tokenization", "inference")},
         server_metrics=delta(metrics_before, metrics_after) if metrics_before and metrics_after else None,
-        client={"workers": len(shares), "cpu_percent": round(sum(cpu) / len(cpu), 1) if cpu else None,
+        client={"workers": len(shares), "hosts": [s.host for s in shares], "cpu_percent": round(sum(cpu) / len(cpu), 1) if cpu else None,
                 "saturated": bool(cpu_bound or (lag_p99 is not None and lag_p99 > LAG_SATURATED_MS)),
                 "loop_lag_p99_ms": lag_p99},
         max_inflight=point.max_inflight, burst=point.burst, length=point.length,
@@ -302,9 +302,12 @@ def _now() -> str:
 
 def run_load(specs: list[EndpointSpec], sweep: SweepConfig, workload: Workload, out_dir: Path,
              progress=None, on_point: Callable[[LoadPointRecord], None] = lambda r: None,
-             overwrite: bool = False, on_results: Callable[[Path], None] = lambda p: None) -> Path:
+             overwrite: bool = False, on_results: Callable[[Path], None] = lambda p: None,
+             pool_factory: Callable[[int], Executor] | None = None) -> Path:
     """Every point for every endpoint; the results file keeps each finished point whatever happens next.
-    Everything is checked before `out_dir` is touched; `on_results` is told once this run's file exists."""
+    Everything is checked before `out_dir` is touched; `on_results` is told once this run's file exists.
+    `pool_factory(workers)` makes the executor the shares run on (default: local worker processes;
+    bench.load.ray_workers.RayExecutor: Ray actors)."""
     endpoints = [LoadEndpoint(spec) for spec in specs]
     for endpoint in endpoints:
         endpoint.check_op(sweep.base.op)
@@ -325,7 +328,7 @@ def run_load(specs: list[EndpointSpec], sweep: SweepConfig, workload: Workload, 
     ))
     pool = None
     try:
-        pool = worker_pool(sweep.base.workers)
+        pool = (pool_factory or worker_pool)(sweep.base.workers)
         for endpoint in endpoints:
             if endpoint.in_process:  # one worker (checked above): the model loads in the process that measures
                 pool.submit(InProcessCall(endpoint.spec, sweep.base.op, [("warm-up query", ["warm-up text"])]).warm).result()

@@ -54,7 +54,7 @@ class SizeRequest:
     arrival: str = "poisson"
     duration: str = "3s"
     warmup: str = "1s"
-    burst: int = 256
+    burst: int = 64
     burst_batches: str = "1,8,32"
     burst_concurrency: str = "1,4,0"
     max_probes: int = 8

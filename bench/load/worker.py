@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import time
 from array import array
 from dataclasses import dataclass, field
@@ -81,6 +82,7 @@ class ShareResult:
     cpu_s: float = 0.0
     wall_s: float = 0.0
     loop_lag: str | None = None  # HDR of the loop-lag probe
+    host: str = field(default_factory=socket.gethostname)  # the machine this share ran on (Ray: any of a cluster)
 
 
 class _Recorder:

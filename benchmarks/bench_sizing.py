@@ -83,6 +83,10 @@ def bench_size(slo_ms: float, step: float, out: Path) -> None:
         (sizing,) = read_results(out / "size" / "results.jsonl").sizing
         found = sizing.saturation["rate"]
         sat_point = sizing.saturation["point"]
+        if found is None:
+            print(f"size: {wall:.0f} s wall (defaults), no saturation rate under {slo_ms:g} ms: "
+                  f"{[(p['rate'], p['passed']) for p in sizing.saturation['probes']]}")
+            return
         batch = int(sat_point.split("batch ")[1].split()[0])
         print(f"size: {wall:.0f} s wall (defaults), saturation {found:.2f} requests/s at batch {batch} ({sat_point})", flush=True)
         rates = [round(found * (0.5 + step * i), 3) for i in range(int(1.0 / step) + 1)]

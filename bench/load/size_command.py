@@ -9,7 +9,7 @@ and length. A Ctrl-C or a dead server keeps every finished point and ends with t
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 from urllib.parse import urlsplit
@@ -35,6 +35,9 @@ from bench.secrets import mask_data
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 START_FRACTION = 0.5  # the saturation search starts at half the closed loop's best request rate
+MIN_PROBE_REQUESTS = 30  # a probe lasts long enough for this many requests: a p99 of three requests says nothing
+MAX_PROBE_S = 60.0
+LOWEST_RATE_FRACTION = 1 / 16  # the search halves at most 4 times below its start
 
 
 @dataclass
@@ -181,11 +184,13 @@ class _Session:
         saturation = Saturation(rate=None, point=None, first_failure=None)
         if best is not None:
             seeds = iter(range(request.seed, request.seed + 10_000))
+            start_rate = max(best.throughput["requests_per_s"] * START_FRACTION, 0.01)
             saturation = saturation_search(
-                lambda rate: self.measure(self.point("open", best.batch, length, rate=rate, arrival=plan.arrival,
-                                                     seed=next(seeds))),
-                start_rate=max(best.throughput["requests_per_s"] * START_FRACTION, 0.01), slo=plan.slo,
-                tolerance=request.tolerance, max_probes=request.max_probes)
+                lambda rate: self.measure(replace(
+                    self.point("open", best.batch, length, rate=rate, arrival=plan.arrival, seed=next(seeds)),
+                    duration_s=min(max(plan.duration_s, MIN_PROBE_REQUESTS / rate), MAX_PROBE_S))),
+                start_rate=start_rate, slo=plan.slo, tolerance=request.tolerance, max_probes=request.max_probes,
+                min_rate=start_rate * LOWEST_RATE_FRACTION)
         if plan.op == "embed":  # Open WebUI's ingestion pattern: a file's chunks fired together
             for batch in plan.burst_batches:
                 for concurrency in plan.burst_concurrency:

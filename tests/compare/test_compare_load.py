@@ -80,3 +80,19 @@ def test_benchmark_json_has_throughput_and_latency_from_the_histogram(tmp_path, 
     assert throughput["stats"]["ops"] == pytest.approx(800.0)
     assert throughput["stats"]["iterations"] == 8000 and throughput["stats"]["rounds"] == 1
     assert throughput["extra_info"]["unit"] == "seconds per text"
+
+
+def test_pytest_benchmark_itself_reads_the_benchmark_json(tmp_path, compare):
+    """`pytest-benchmark compare FILE` (its own CLI) loads and tabulates what compare wrote."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    point = load_point(latencies_us=[1000 + 10 * i for i in range(200)])
+    base, cur = _runs(tmp_path, [point], [point])
+    assert compare(base, cur, "--benchmark-json", tmp_path / "0001_run.json")[0] == 0
+    tool = Path(sys.executable).with_name("pytest-benchmark")
+    done = subprocess.run([str(tool), "compare", str(tmp_path / "0001_run.json"), "--columns", "min,max,mean,ops,rounds"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "tei embed closed batch 8 conc 4 latency" in done.stdout and "throughput" in done.stdout

@@ -9,6 +9,7 @@ signal from a terminal or a supervisor. Moments:
   search       inside a `scripted` target's search (targets `scripted`, `scripted:b`: fixed rankings, no model);
                `scripted:b`'s when both run
   search-N     inside the N-th search call (one per batch of queries) of the first `scripted` target
+  searching-N  when the N-th target's search starts (any kind: its prepare() has run, settings are changed)
   run-file     while a finished target's run file is written (inside the uninterruptible batch)
   comparisons  when the pairwise comparisons start
   report       when report.html is rendered
@@ -72,7 +73,20 @@ def wrap(module, name: str, moment: str) -> None:
     setattr(module, name, wrapped)
 
 
+def count_searches() -> None:
+    original = pipeline._search
+    started = []
+
+    def searching(*args, **kwargs):
+        started.append(1)
+        fire(f"searching-{len(started)}")
+        return original(*args, **kwargs)
+
+    pipeline._search = searching
+
+
 registry.KINDS["scripted"] = ScriptedTarget
+count_searches()
 wrap(pipeline, "write_run", "run-file")
 wrap(pipeline, "comparisons", "comparisons")
 wrap(report, "render_html", "report")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
@@ -32,7 +31,7 @@ from bench.quality.runs import Run, run_from_results, write_run
 from bench.quality.scoring import comparisons, metric_records
 from bench.results.outdir import QRELS_FILE, RESULTS_FILE, checkpoint_file, prepare_out_dir, run_file
 from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
-from bench.results.store import ResultsWriter, read_results
+from bench.results.store import ResultsWriter, end_status, now_iso, read_results
 from bench.targets.base import ProgressFactory, QueryResult, Target, TargetFailed, TargetSpec
 from bench.targets.registry import TargetOptions, build_target
 
@@ -46,10 +45,6 @@ class QualityConfig:
     depth: int = 100
     seed: int = 0
     generate: GenerateSpec | None = None  # answer every question from what each target retrieved
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _percentiles(values_ms: list[float]) -> dict[str, float]:
@@ -95,15 +90,6 @@ def _build_targets(specs: list[TargetSpec], options: TargetOptions) -> list[Targ
     return built
 
 
-def ending(exc: BaseException) -> tuple[str, str]:
-    """The `end` record's status and error for a run stopped by `exc`."""
-    if isinstance(exc, KeyboardInterrupt):
-        return "interrupted", f"interrupted ({exc.args[0] if exc.args else 'SIGINT'})"
-    if isinstance(exc, UserError):
-        return "failed", str(exc)
-    return "failed", f"internal error: {type(exc).__name__}: {exc}"
-
-
 @dataclass
 class _Scoring:
     """What scoring a finished target needs besides its run."""
@@ -147,7 +133,7 @@ def run_quality(
                        labels={m.trec_name: _label(dataset, m) for m in config.measures},
                        relevance={m.trec_name: relevance_source(dataset, m) for m in config.measures})
     header = RunHeader(
-        command=command, created=_now(), ragbench_version=bench.__version__,
+        command=command, created=now_iso(), ragbench_version=bench.__version__,
         dataset={"name": dataset.name, "source": dataset.source, "format": dataset.format, "split": dataset.split,
                  "fingerprint": dataset.fingerprint(), "documents": len(dataset.corpus), "queries": len(queries),
                  "notes": dataset.notes},
@@ -175,7 +161,7 @@ def run_quality(
                     continue
                 metrics += _run_target(spec, target, queries, scoring, out_dir, writer, progress)
         except BaseException as exc:
-            status, error = ending(exc)
+            status, error = end_status(exc)
             raise
         finally:
             _finish(writer, metrics, config, status, error)
@@ -221,11 +207,11 @@ def _finish(writer: ResultsWriter, metrics: list[MetricRecord], config: QualityC
         if status != "interrupted":
             found = comparisons(metrics, [m.trec_name for m in config.measures], config.seed)
     except BaseException as exc:
-        status, error = ending(exc)
+        status, error = end_status(exc)
         found = []
         raise
     finally:
-        writer.write(*found, EndRecord(status=status, finished=_now(), error=error))
+        writer.write(*found, EndRecord(status=status, finished=now_iso(), error=error))
         writer.close()
 
 

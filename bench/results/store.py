@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from bench.errors import InputError
+from bench.errors import InputError, UserError
 from bench.interrupt import uninterruptible
 from bench.results.schema import (
     READABLE_VERSIONS, RECORD_TYPES, SCHEMA, CeilingPoint, ComparisonRecord, EndRecord, GpuTelemetryRecord, LoadPointRecord,
@@ -112,6 +112,17 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def end_status(exc: BaseException) -> tuple[str, str]:
+    """The `end` record's status and error for a run stopped by `exc`."""
+    if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (bench.interrupt.Interrupted)
+        return "interrupted", f"interrupted ({exc.args[0] if exc.args else 'SIGINT'})"
+    if isinstance(exc, SystemExit):
+        return "interrupted", "interrupted (exit)"
+    if isinstance(exc, UserError):
+        return "failed", str(exc)
+    return "failed", f"internal error: {type(exc).__name__}: {exc}"
+
+
 @contextmanager
 def ending(writer: ResultsWriter) -> Iterator[ResultsWriter]:
     """Close the run with its `end` record whatever happens inside: complete; interrupted (Ctrl-C,
@@ -119,11 +130,9 @@ def ending(writer: ResultsWriter) -> Iterator[ResultsWriter]:
     try:
         yield writer
         writer.write(EndRecord(status="complete", finished=now_iso()))
-    except (KeyboardInterrupt, SystemExit):
-        writer.write(EndRecord(status="interrupted", finished=now_iso(), error="interrupted by the user"))
-        raise
-    except Exception as exc:  # a user error, or a bug: either way the finished records stay readable
-        writer.write(EndRecord(status="failed", finished=now_iso(), error=str(exc) or type(exc).__name__))
+    except BaseException as exc:  # a user error, a stop or a bug: either way the finished records stay readable
+        status, error = end_status(exc)
+        writer.write(EndRecord(status=status, finished=now_iso(), error=error))
         raise
     finally:
         writer.close()

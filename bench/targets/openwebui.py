@@ -17,8 +17,8 @@ Key: `OPENWEBUI_API_KEY` (an admin's `sk-…` key or JWT: the retrieval settings
   removed) are each query's `passages`, which answer measures score.
 - Variants are applied with `/api/v1/retrieval/config/update`; the fields changed are saved first,
   stored in `describe()` (keys masked) and written back in `close()`. The rerank variant sets the
-  reranker's key from `RAG_EXTERNAL_RERANKER_API_KEY` (empty when unset, so that the server's own
-  reranker key is never sent to another URL).
+  reranker's key from `RAG_EXTERNAL_RERANKER_API_KEY`; when that is unset, the server's own reranker key
+  is kept for the server's own reranker URL and emptied for any other (it is never sent elsewhere).
 """
 
 from __future__ import annotations
@@ -327,8 +327,10 @@ class OpenWebUITarget:
                 "RAG_RERANKING_MODEL": self.reranker_model,
                 "RAG_EXTERNAL_RERANKER_URL": self.reranker_url,
                 "RAG_EXTERNAL_RERANKER_TIMEOUT": self.reranker_timeout,
-                "RAG_EXTERNAL_RERANKER_API_KEY": self.reranker_key,
             })
+            # The key from the environment; without one, the server's own key stays only for its own reranker URL.
+            if self.reranker_key or self.retrieval_config.get("RAG_EXTERNAL_RERANKER_URL") != self.reranker_url:
+                wanted["RAG_EXTERNAL_RERANKER_API_KEY"] = self.reranker_key
         self.saved_settings = {k: self.retrieval_config.get(k) for k in SETTINGS if k in self.retrieval_config}
         self.applied_settings = wanted
         self.http.call("POST", "/api/v1/retrieval/config/update", json=wanted)

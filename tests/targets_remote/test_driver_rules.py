@@ -164,3 +164,36 @@ def test_openwebui_reuses_a_file_whose_content_and_processing_match(keys, shared
     finally:
         stub.stop()
     assert target.describe()["ingest"]["already_present"] == 1 and target.describe()["ingest"]["uploaded"] == 0
+
+
+@pytest.mark.parametrize(("env_key", "reranker_url", "sent"), [
+    ("rr-from-env", "http://own-reranker/rerank", "rr-from-env"),  # the environment's key, always
+    (None, "http://own-reranker/rerank", None),  # none given: the server's own key stays for its own URL
+    (None, "http://other-reranker/rerank", ""),  # ... and never goes to another URL
+])
+def test_openwebui_rerank_variant_sets_the_reranker_key(env_key, reranker_url, sent, keys, shared_dir, monkeypatch):
+    if env_key:
+        monkeypatch.setenv("RAG_EXTERNAL_RERANKER_API_KEY", env_key)
+    else:
+        monkeypatch.delenv("RAG_EXTERNAL_RERANKER_API_KEY", raising=False)
+    routes = openwebui_routes(shared_dir / "recordings")
+    config = {**routes[("GET", "/api/v1/retrieval/config")][1], "RAG_EXTERNAL_RERANKER_URL": "http://own-reranker/rerank",
+              "RAG_EXTERNAL_RERANKER_API_KEY": "server-own-key"}
+    updates: list[dict] = []
+
+    def update(body: bytes):  # a server that takes the settings it is sent
+        updates.append(json.loads(body))
+        config.update(updates[-1])
+        return 200, config
+
+    routes[("GET", "/api/v1/retrieval/config")] = lambda body: (200, config)
+    routes[("POST", "/api/v1/retrieval/config/update")] = update
+    stub = JsonStub(routes)
+    try:
+        run(f"openwebui:rerank@{stub.url}?reranker_url={reranker_url}&reranker_model=m")
+    finally:
+        stub.stop()
+    applied, restored = updates
+    assert applied.get("RAG_EXTERNAL_RERANKER_API_KEY") == sent
+    assert restored["RAG_EXTERNAL_RERANKER_API_KEY"] == "server-own-key"  # written back in close()
+    assert config["RAG_EXTERNAL_RERANKER_API_KEY"] == "server-own-key"

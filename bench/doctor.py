@@ -17,6 +17,7 @@ import numpy as np
 
 from bench.errors import ServerError
 from bench.http import HttpClient, error_message, key_from_env, parse_json
+from bench.results.schema import DoctorFindingRecord
 
 PING = ["ragbench doctor ping"]
 
@@ -322,6 +323,11 @@ def run_doctor(request: DoctorRequest) -> list[Finding]:
     finally:
         client.close()
     return findings
+
+
+def doctor_records(findings: list[Finding]) -> list[DoctorFindingRecord]:
+    """The findings as records of the results file (the writer masks secrets)."""
+    return [DoctorFindingRecord(hop=f.hop, ok=f.ok, message=f.message, fix=f.fix) for f in findings]
 
 
 def findings_json(findings: list[Finding]) -> str:

@@ -16,10 +16,13 @@ def doctor(
     tei: Annotated[Optional[str], typer.Option("--tei", help="TEI base URL (key, if any, from $TEI_API_KEY).")] = None,
     litellm: Annotated[Optional[str], typer.Option("--litellm", help="LiteLLM proxy base URL (key from $LITELLM_API_KEY).")] = None,
     lightrag: Annotated[Optional[str], typer.Option("--lightrag", help="LightRAG server base URL.")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the findings as JSON (schema ragbench.doctor v1).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
+                                                "A FILE.json instead writes the findings as one JSON document (schema ragbench.doctor v1).")] = None,
 ) -> None:
     """Probe each hop with tiny requests; print what is wrong and how to fix it."""
-    from bench.doctor import DoctorRequest, findings_json, run_doctor
+    from bench.doctor import DoctorRequest, doctor_records, findings_json, run_doctor
+    from bench.report import write_outputs
+    from bench.results.store import complete_results
     from bench.errors import UserError
     from bench.secrets import mask
 
@@ -33,8 +36,10 @@ def doctor(
         typer.echo(finding.line())
     problems = sum(not f.ok for f in findings)
     typer.echo(f"{problems} problem(s) found" if problems else "no problems found")
-    if out is not None:
+    if out is not None and out.suffix == ".json":  # the format before results.jsonl, kept for existing users
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(mask(findings_json(findings)))
+    elif out is not None:
+        typer.echo(f"report: {write_outputs(complete_results(out / 'results.jsonl', 'doctor', doctor_records(findings)))}")
     if problems:
         raise typer.Exit(1)

@@ -26,7 +26,8 @@ def identity(
     dtype: Annotated[Optional[str], typer.Option("--dtype", help="Thresholds for float32|float16|bfloat16|int8 (default: reported by the endpoints, else float32).")] = None,
     tokenizer: Annotated[Optional[Path], typer.Option("--tokenizer", help="Model folder with tokenizer.json for token-length buckets.")] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Use only the first N texts.")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write the JSON report (schema ragbench.identity v1) here.")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
+                                                "A FILE.json instead writes the older single JSON document (schema ragbench.identity v1).")] = None,
 ) -> None:
     """Send the same texts through every endpoint and compare: cosine, norms, neighbours, order, causes."""
     from bench.progress import progress_bars
@@ -34,7 +35,9 @@ def identity(
     from bench.errors import UserError
     from bench.identity import IdentityRequest, from_dataset, from_texts, run_identity
     from bench.identity.report import render
-    from bench.secrets import mask_data
+    from bench.identity.results import identity_results
+    from bench.report import write_outputs
+    from bench.secrets import mask, mask_data
 
     if (texts is None) == (dataset is None):
         raise UserError("identity: give exactly one of --texts FILE or --dataset PATH")
@@ -46,10 +49,13 @@ def identity(
             report = run_identity(request, advance=bars("identity: texts through every endpoint", len(inputs.texts)))
     else:  # a bar's last frame on a log or pipe would only bury the one-line error that may follow
         report = run_identity(request)
-    typer.echo(render(report))
-    if out is not None:
+    results = identity_results(report, (out or Path(".")) / "results.jsonl")
+    typer.echo(mask(render(results)))
+    if out is not None and out.suffix == ".json":  # the format before results.jsonl, kept for existing users
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(mask_data(report.to_dict()), indent=2))
         typer.echo(f"report: {out}")
+    elif out is not None:
+        typer.echo(f"report: {write_outputs(results)}")
     if not report.passed:
         raise typer.Exit(1)

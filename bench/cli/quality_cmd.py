@@ -66,10 +66,11 @@ def demo(
 
 @app.command()
 def report(
-    results: Annotated[Path, typer.Argument(help="A results.jsonl written by quality or demo.")],
+    results: Annotated[Path, typer.Argument(help="A results.jsonl (quality, demo, identity, doctor, ...) or a folder: every results.jsonl below it.")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: beside the results).")] = None,
 ) -> None:
-    """Rebuild report.md, report.html, plots and per_query.csv from a results file."""
-    from bench.report import write_report
+    """Rebuild report.md and report.html (and plots, per_query.csv) from results files."""
+    from bench.report import write_reports
 
-    typer.echo(f"report: {write_report(results, out)}")
+    for path in write_reports(results, out):
+        typer.echo(f"report: {path}")

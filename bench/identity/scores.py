@@ -68,6 +68,7 @@ class RerankPair(Judged):
     failures: list[str] = field(default_factory=list)
     insufficient: list[str] = field(default_factory=list)
     causes: list[Cause] = field(default_factory=list)
+    thresholds: Thresholds | None = None  # those the verdict used
 
     def to_dict(self) -> dict[str, object]:
         return {"a": self.a, "b": self.b, "max_score_diff": self.max_score_diff, "mean_score_diff": self.mean_score_diff,
@@ -88,7 +89,8 @@ def compare_rerankers(a: RerankerRun, b: RerankerRun, thresholds: Thresholds) ->
             tau = kendalltau(x, y).statistic
             taus.append(1.0 if np.isnan(tau) else float(tau))  # constant scores on both sides: same order
     pair = RerankPair(a.name, b.name, float(diffs.max()), float(diffs.mean()),
-                      float(np.mean(taus)) if taus else None, float(np.min(taus)) if taus else None)
+                      float(np.mean(taus)) if taus else None, float(np.min(taus)) if taus else None,
+                      thresholds=thresholds)
     if pair.max_score_diff > thresholds.max_score_diff:
         pair.failures.append(f"max score difference {pair.max_score_diff:.3g} > {thresholds.max_score_diff:g}")
     if pair.kendall_tau_mean is None:

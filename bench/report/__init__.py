@@ -1,58 +1,68 @@
-"""Reports built from a results file alone: report.md, self-contained report.html, plots, per-query CSV
-(a load sweep: bench/report/load.py).
+"""Reports built from a results file alone: report.md and a self-contained report.html (plots embedded),
+plus what each kind of results adds (plots/, per_query.csv for quality).
+
+Which report a results file gets is decided by the record types it holds (KINDS below): each kind of
+results has one module with `render(results, folder) -> (markdown, html body)` that writes its plots and
+extra files into `folder`. A file holding several kinds gets every section (`covers`: a size report holds its load points' report).
 
 The files are written into a staging folder and moved into place together, uninterruptibly: after a
 Ctrl-C, SIGTERM or crash the folder holds either the new report or none, never half of one or an
-earlier run's report beside new results. A target whose metric records a cut-off run never wrote gets
-them recomputed from its run file and the qrels written beside the results; the report says so.
+earlier run's report beside new results. Secrets are masked in the whole text of both files.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from bench.errors import UserError
+from bench.errors import InputError, UserError
 from bench.interrupt import uninterruptible
-from bench.quality.evaluation import read_qrels
-from bench.quality.metrics import evaluate, parse_measure
-from bench.quality.runs import read_run
-from bench.quality.scoring import metric_records
-from bench.report.html import render_html
-from bench.report.markdown import render_markdown
-from bench.report.plots import differences_plot, metrics_plot
-from bench.report.tables import write_per_query_csv
-from bench.results.outdir import PLOT_PATTERNS, PLOTS_DIR, QRELS_FILE
-from bench.results.store import Results, read_results
+from bench.report.page import html_page
+from bench.results.outdir import PLOT_PATTERNS, PLOTS_DIR, RESULTS_FILE
+from bench.results.store import Results, read_results, write_results
+from bench.secrets import mask
 
 
-def recompute_missing_metrics(results: Results) -> None:
-    """Ranking metrics that a cut-off run never wrote for a finished target, from its run file and
-    qrels.trec (when both exist). Answer measures need the answers and texts, so they stay missing."""
-    base = results.path.parent
-    qrels_path = base / QRELS_FILE
-    h = results.header
-    for target in results.targets:
-        missing = [m for m in h.measures if not results.metric(target.name, m)]
-        run_path = base / target.run_file
-        if not missing or not (qrels_path.is_file() and run_path.is_file()):
-            continue
-        try:
-            measures = [m for m in map(parse_measure, missing) if not m.answer_based]
-            per_query = evaluate(read_qrels(qrels_path), read_run(run_path), measures, complete=True).per_query
-        except UserError:
-            continue  # e.g. an empty run file: the report shows the target without those metrics
-        results.metrics += metric_records(target.name, {m.trec_name: per_query[m.trec_name] for m in measures},
-                                          h.measure_labels, h.measure_relevance, h.seed)
-        results.recomputed.append(target.name)
+@dataclass(frozen=True)
+class ReportKind:
+    name: str
+    records: tuple[str, ...]  # record types that belong to this kind of results
+    commands: tuple[str, ...]  # commands that write it (a file cut before its first record still gets a report)
+    module: str  # has `function`(results: Results, folder: Path) -> tuple[str, str]
+    function: str = "render"
+    covers: tuple[str, ...] = ()  # kinds whose sections this one's render already holds
+
+
+KINDS: tuple[ReportKind, ...] = (
+    ReportKind("quality", ("target", "query", "metrics", "comparison"), ("quality", "demo"), "bench.report.quality"),
+    ReportKind("identity", ("identity_endpoint", "identity_embed_pair", "identity_rerank_pair", "identity"), ("identity",),
+               "bench.report.identity"),
+    ReportKind("doctor", ("doctor_finding",), ("doctor",), "bench.report.doctor"),
+    ReportKind("load", ("load_point",), ("load",), "bench.report.load"),
+    ReportKind("size", ("sizing", "gpu_telemetry"), ("size",), "bench.report.sizing", "render_size", covers=("load",)),
+    ReportKind("ceiling", ("ceiling_point",), ("ceiling",), "bench.report.sizing", "render_ceiling"),
+)
+
+
+def kinds_of(results: Results) -> list[ReportKind]:
+    found = [k for k in KINDS if any(results.of(r) for r in k.records) or results.header.command in k.commands]
+    covered = {name for k in found for name in k.covers}
+    found = [k for k in found if k.name not in covered]
+    if not found:
+        raise InputError(results.path, f"no report for the records of command {results.header.command!r} "
+                                       f"(record types: {', '.join(k for k, v in results.records.items() if v) or 'none'})")
+    return found
 
 
 def write_report(results_path: Path, out_dir: Path | None = None) -> Path:
-    """Write report.md, report.html, plots/ (and per_query.csv for quality) next to the results; returns report.html."""
+    """Write report.md, report.html and each kind's extras next to the results; returns report.html."""
     results_path = Path(results_path)
     results = read_results(results_path)
+    kinds = kinds_of(results)
     out_dir = Path(out_dir) if out_dir is not None else results_path.parent
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -60,39 +70,16 @@ def write_report(results_path: Path, out_dir: Path | None = None) -> Path:
     except OSError as exc:
         raise UserError(f"{out_dir}: cannot write the report there ({exc.strerror or exc})") from None
     try:
-        if results.header.command == "load":  # a load sweep has its own report
-            from bench.report.load import write_load_report
-
-            write_load_report(results, staging)
-        elif results.header.command in ("size", "ceiling"):  # so has sizing (bench/report/sizing.py)
-            from bench.report.sizing import write_ceiling_report, write_size_report
-
-            (write_size_report if results.header.command == "size" else write_ceiling_report)(results, staging)
-        else:
-            _render_quality(results, staging)
+        sections = [getattr(importlib.import_module(k.module), k.function)(results, staging) for k in kinds]
+        (staging / "report.md").write_text(mask("\n".join(md for md, _ in sections)), encoding="utf-8")
+        title = f"ragbench {' + '.join(k.name for k in kinds)} report"
+        (staging / "report.html").write_text(html_page(title, "".join(html for _, html in sections)), encoding="utf-8")
         with uninterruptible():
             _move_into_place(staging, out_dir)
     finally:
         with uninterruptible():
             shutil.rmtree(staging, ignore_errors=True)
     return out_dir / "report.html"
-
-
-def _render_quality(results: Results, staging: Path) -> None:
-    recompute_missing_metrics(results)
-    plots_dir = staging / PLOTS_DIR
-    plots_dir.mkdir()
-    plots: list[tuple[str, Path]] = []
-    if metrics_plot(results, plots_dir / "metrics.png"):
-        plots.append(("Metrics per target", plots_dir / "metrics.png"))
-        primary = results.header.measures[0]
-        diff = differences_plot(results, primary, plots_dir / f"differences_{primary}.png")
-        if diff:
-            label = results.header.measure_labels.get(primary, primary)
-            plots.append((f"Per-query differences ({label})", diff))
-    write_per_query_csv(results, staging / "per_query.csv")
-    (staging / "report.md").write_text(render_markdown(results, plots, staging), encoding="utf-8")
-    (staging / "report.html").write_text(render_html(results, plots), encoding="utf-8")
 
 
 def _move_into_place(staging: Path, out_dir: Path) -> None:
@@ -106,3 +93,28 @@ def _move_into_place(staging: Path, out_dir: Path) -> None:
     for relative in new:
         (out_dir / relative).parent.mkdir(parents=True, exist_ok=True)
         os.replace(staging / relative, out_dir / relative)
+
+
+def write_outputs(results: Results) -> Path:
+    """Write a command's results file, then its report from that file alone; returns report.html."""
+    return write_report(write_results(results))
+
+
+def results_files(path: Path) -> list[Path]:
+    """A results file as given, or every results.jsonl under a folder (a suite writes one per part)."""
+    if path.is_dir():
+        found = sorted(path.rglob(RESULTS_FILE))
+        if not found:
+            raise InputError(path, f"no {RESULTS_FILE} in this folder or below")
+        return found
+    if not path.exists():
+        raise InputError(path, "no such results file or folder")
+    return [path]
+
+
+def write_reports(path: Path, out_dir: Path | None = None) -> list[Path]:
+    """`ragbench report DIR|FILE`: a report beside every results file found."""
+    files = results_files(path)
+    if out_dir is not None and len(files) > 1:
+        raise UserError(f"report: {path} holds {len(files)} results files; --out takes one (give the file)")
+    return [write_report(f, out_dir) for f in files]

@@ -8,7 +8,6 @@ queue / tokenization / inference split, and the burst (Open WebUI ingestion) tab
 
 from __future__ import annotations
 
-import base64
 from html import escape
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import numpy as np  # noqa: E402
 
 from bench.load import histograms  # noqa: E402
 from bench.load.points import point_label as describe  # noqa: E402
+from bench.report.page import html_figure, html_table, md_figure, md_table  # noqa: E402
 from bench.results.schema import LoadPointRecord  # noqa: E402
 from bench.results.store import Results  # noqa: E402
 
@@ -215,12 +215,8 @@ def split_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
     return _save(fig, path)
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
-
-
-def write_load_report(results: Results, out_dir: Path) -> Path:
-    """report.md, report.html and plots/ for a load results file; returns report.html."""
+def render(results: Results, out_dir: Path) -> tuple[str, str]:
+    """The load report's markdown and HTML body (bench.report writes them); plots/ written here."""
     points = results.load_points
     plots_dir = out_dir / "plots"
     plots_dir.mkdir(parents=True, exist_ok=True)
@@ -243,25 +239,14 @@ def write_load_report(results: Results, out_dir: Path) -> Path:
           f"warm-up {load.get('warmup_s')} s per point, excluded.", "", f"Status: **{status}**", ""]
     for title, (header, rows) in tables:
         if rows:
-            md += [f"## {title}", "", *_md_table(header, rows), ""]
+            md += [f"## {title}", "", md_table(header, rows), ""]
     for title, path in plots:
-        md += [f"## {title}", "", f"![{title}]({path.relative_to(out_dir).as_posix()})", ""]
-    (out_dir / "report.md").write_text("\n".join(md), encoding="utf-8")
-
-    css = ("body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
-           "table{border-collapse:collapse;margin:1em 0;font-size:.85em}th,td{border:1px solid #ccc;padding:.3em .5em}"
-           "th{background:#f0f0f0}img{max-width:100%}.bad{color:#b00020;font-weight:bold}")
-    html = [f"<!doctype html><html><head><meta charset='utf-8'><title>ragbench load report</title><style>{css}</style></head><body>",
-            "<h1>ragbench load report</h1>", f"<p>{escape(md[2])}</p>",
+        md += [f"## {title}", "", md_figure(title, path, out_dir), ""]
+    html = ["<h1>ragbench load report</h1>", f"<p>{escape(md[2])}</p>",
             f"<p class='{'' if status == 'complete' else 'bad'}'>Status: {escape(status)}</p>"]
     for title, (header, rows) in tables:
         if rows:
-            html.append(f"<h2>{escape(title)}</h2><table><thead><tr>{''.join(f'<th>{escape(h)}</th>' for h in header)}</tr></thead><tbody>"
-                        + "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows) + "</tbody></table>")
+            html.append(f"<h2>{escape(title)}</h2>{html_table(header, rows)}")
     for title, path in plots:
-        data = base64.b64encode(path.read_bytes()).decode("ascii")
-        html.append(f"<h2>{escape(title)}</h2><img alt='{escape(title)}' src='data:image/png;base64,{data}'>")
-    html.append("</body></html>")
-    html_path = out_dir / "report.html"
-    html_path.write_text("\n".join(html), encoding="utf-8")
-    return html_path
+        html.append(f"<h2>{escape(title)}</h2>{html_figure(title, path)}")
+    return "\n".join(md), "\n".join(html)

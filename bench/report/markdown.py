@@ -1,22 +1,15 @@
-"""report.md: the same tables as the HTML report, plots linked as files."""
+"""The quality part of report.md: the same tables as the HTML report, plots linked as files."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
+from bench.report.page import md_figure
+from bench.report.page import md_table as _table
 from bench.report.tables import LATENCY_NOTE, comparison_rows, cost_rows, summary_rows
 from bench.results.schema import TargetRecord
 from bench.results.store import Results
-from bench.secrets import mask
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    return "\n".join([line(header), "|" + "---|" * len(header), *[line(r) for r in rows]])
 
 
 def dataset_lines(results: Results) -> list[str]:
@@ -77,7 +70,7 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
         _table(*summary_rows(results)), "", LATENCY_NOTE, "",
     ]
     for title, path in plots:
-        parts += [f"![{title}]({os.path.relpath(path, out_dir)})", ""]
+        parts += [md_figure(title, path, out_dir), ""]
     if results.comparisons:
         parts += ["## Paired significance", "",
                   f"Randomization test ({results.comparisons[0].permutations} sign flips) and paired t-test; "
@@ -87,4 +80,4 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
     parts += ["## Target configuration", ""]
     for t in results.targets:
         parts += [f"### {t.name}", "", target_line(t), "", "```json", json.dumps(t.config, indent=2, sort_keys=True), "```", ""]
-    return mask("\n".join(parts))
+    return "\n".join(parts)  # bench.report masks the whole file

@@ -1,4 +1,4 @@
-"""Plots for the quality report (matplotlib, Agg backend: no display needed)."""
+"""Plots for the reports (matplotlib, Agg backend: no display needed)."""
 
 from __future__ import annotations
 
@@ -60,6 +60,32 @@ def differences_plot(results: Results, measure: str, path: Path) -> Path | None:
         ax.set_title(f"{b} − {a}: {wins} queries better, {losses} worse, {diff.size - wins - losses} tied", fontsize=9)
         ax.set_xticks([])
         ax.set_ylabel(f"Δ {label}", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def identity_length_plot(results: Results, path: Path) -> Path | None:
+    """Min cosine per token-length bucket for each embedding pair, against the pair's threshold."""
+    pairs = [p for p in results.of("identity_embed_pair") if p.by_token_length]
+    if not pairs:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    buckets = list(dict.fromkeys(b["tokens"] for p in pairs for b in p.by_token_length))
+    width = 0.8 / len(pairs)
+    for i, p in enumerate(pairs):
+        by = {b["tokens"]: b["cosine_min"] for b in p.by_token_length}
+        xs = [j + i * width for j, name in enumerate(buckets) if name in by]
+        bars = ax.bar(xs, [by[name] for name in buckets if name in by], width=width, label=f"{p.a} ~ {p.b}")
+        ax.hlines(p.thresholds.get("min_cosine", 1.0), -0.5, len(buckets), colors=bars.patches[0].get_facecolor(), linestyles="dashed", linewidth=0.8)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(buckets))], buckets)
+    ax.set_xlabel("text length (tokens)")
+    ax.set_ylabel("min cosine")
+    low = min(min(b["cosine_min"] for b in p.by_token_length) for p in pairs)
+    ax.set_ylim(min(low, 0.99) - 0.005, 1.0005)
+    ax.legend(fontsize=8, loc="lower left")
+    ax.set_title("Agreement by text length (dashed: the pair's min-cosine threshold)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

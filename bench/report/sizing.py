@@ -8,7 +8,6 @@ p99 with the SLO line), GPU telemetry per point under the throughput, and the ce
 
 from __future__ import annotations
 
-import base64
 from html import escape
 from pathlib import Path
 
@@ -19,14 +18,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from bench.load.points import point_label  # noqa: E402
 from bench.load.sizing import p99_ms, texts_per_s  # noqa: E402
+from bench.report.page import html_figure, html_table, md_figure, md_table  # noqa: E402
 from bench.results.schema import LoadPointRecord, SizingRecord  # noqa: E402
 from bench.results.store import Results  # noqa: E402
-
-CSS = ("body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
-       "table{border-collapse:collapse;margin:1em 0;font-size:.85em}th,td{border:1px solid #ccc;padding:.3em .5em}"
-       "th{background:#f0f0f0}img{max-width:100%}.bad{color:#b00020;font-weight:bold}")
-TELEMETRY = (("utilization_pct", "GPU utilisation %"), ("memory_used_mib", "memory used MiB"),
-             ("power_w", "power W"), ("sm_clock_mhz", "SM clock MHz"))
 
 
 def _save(fig, path: Path) -> Path:
@@ -94,21 +88,6 @@ def telemetry_plot(results: Results, sizing: SizingRecord, path: Path) -> Path |
     return _save(fig, path)
 
 
-def _table_md(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows)]
-
-
-def _table_html(header: list[str], rows: list[list[str]]) -> str:
-    return ("<table><thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr></thead><tbody>"
-            + "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows) + "</tbody></table>")
-
-
-def _img_html(title: str, path: Path) -> str:
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f"<h3>{escape(title)}</h3><img alt='{escape(title)}' src='data:image/png;base64,{data}'>"
-
-
 def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[str]]:
     """(markdown lines, html fragments) of the sizing part of a size report."""
     plots_dir = out_dir / "plots"
@@ -123,31 +102,27 @@ def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[st
                 f"errors ≤ {sizing.max_error_rate:g}"
         rows = [[line["setting"], line["value"], line["why"], "; ".join(line["evidence"]) or "-"] for line in sizing.lines]
         header = ["setting", "value", "why", "evidence (points)"]
-        md += [f"## {title}", "", *_table_md(header, rows), "", f"GPU telemetry: {sizing.telemetry}", ""]
-        html += [f"<h2>{escape(title)}</h2>", _table_html(header, rows), f"<p>GPU telemetry: {escape(sizing.telemetry)}</p>"]
+        md += [f"## {title}", "", md_table(header, rows), "", f"GPU telemetry: {sizing.telemetry}", ""]
+        html += [f"<h2>{escape(title)}</h2>", html_table(header, rows), f"<p>GPU telemetry: {escape(sizing.telemetry)}</p>"]
         plots = [("Goodput: texts/s against p99, with the SLO", goodput_plot(results.load_points, sizing,
                                                                              plots_dir / f"size_goodput_{number}.png")),
                  ("GPU telemetry per point, under the throughput", telemetry_plot(results, sizing,
                                                                                  plots_dir / f"size_telemetry_{number}.png"))]
         for plot_title, path in plots:
             if path is not None:
-                md += [f"### {plot_title}", "", f"![{plot_title}]({path.relative_to(out_dir).as_posix()})", ""]
-                html.append(_img_html(plot_title, path))
+                md += [f"### {plot_title}", "", md_figure(plot_title, path, out_dir), ""]
+                html.append(f"<h3>{escape(plot_title)}</h3>{html_figure(plot_title, path)}")
     return md, html
 
 
-def write_size_report(results: Results, out_dir: Path) -> Path:
-    """The load report of every point, with the sizing sections first in line after its header."""
-    from bench.report.load import write_load_report
+def render_size(results: Results, folder: Path) -> tuple[str, str]:
+    """The load report of every point, then the sizing sections."""
+    from bench.report.load import render
 
-    html_path = write_load_report(results, out_dir)
-    md, html = sizing_sections(results, out_dir)
-    md_path = out_dir / "report.md"
-    md_path.write_text(md_path.read_text(encoding="utf-8").replace("# ragbench load report", "# ragbench size report", 1)
-                       + "\n\n" + "\n".join(md) + "\n", encoding="utf-8")
-    page = html_path.read_text(encoding="utf-8").replace("ragbench load report", "ragbench size report")
-    html_path.write_text(page.replace("</body></html>", "\n".join(html) + "</body></html>"), encoding="utf-8")
-    return html_path
+    load_md, load_html = render(results, folder)
+    md, html = sizing_sections(results, folder)
+    return (load_md.replace("# ragbench load report", "# ragbench size report", 1) + "\n\n" + "\n".join(md) + "\n",
+            load_html.replace("ragbench load report", "ragbench size report", 1) + "\n".join(html))
 
 
 def ceiling_table(results: Results) -> tuple[list[str], list[list[str]]]:
@@ -174,8 +149,8 @@ def ceiling_plot(results: Results, path: Path) -> Path | None:
     return _save(fig, path)
 
 
-def write_ceiling_report(results: Results, out_dir: Path) -> Path:
-    plots_dir = out_dir / "plots"
+def render_ceiling(results: Results, folder: Path) -> tuple[str, str]:
+    plots_dir = folder / "plots"
     plots_dir.mkdir(parents=True, exist_ok=True)
     end = results.end
     status = "complete" if end and end.status == "complete" else (
@@ -184,15 +159,10 @@ def write_ceiling_report(results: Results, out_dir: Path) -> Path:
     plot = ceiling_plot(results, plots_dir / "ceiling.png")
     intro = (f"Created {results.header.created}. In-process throughput of the reference model through "
              "sentence-transformers; FLOP/s from the model's config.json (docs/sizing.md has the formula).")
-    md = ["# ragbench ceiling report", "", intro, "", f"Status: **{status}**", "", *_table_md(header, rows), ""]
-    html = [f"<!doctype html><html><head><meta charset='utf-8'><title>ragbench ceiling report</title><style>{CSS}</style>"
-            "</head><body><h1>ragbench ceiling report</h1>", f"<p>{escape(intro)}</p>",
-            f"<p class='{'' if status == 'complete' else 'bad'}'>Status: {escape(status)}</p>", _table_html(header, rows)]
+    md = ["# ragbench ceiling report", "", intro, "", f"Status: **{status}**", "", md_table(header, rows), ""]
+    html = ["<h1>ragbench ceiling report</h1>", f"<p>{escape(intro)}</p>",
+            f"<p class='{'' if status == 'complete' else 'bad'}'>Status: {escape(status)}</p>", html_table(header, rows)]
     if plot is not None:
-        md += ["## Texts/s per batch", "", f"![texts/s per batch]({plot.relative_to(out_dir).as_posix()})", ""]
-        html.append(_img_html("Texts/s per batch", plot))
-    html.append("</body></html>")
-    (out_dir / "report.md").write_text("\n".join(md), encoding="utf-8")
-    html_path = out_dir / "report.html"
-    html_path.write_text("\n".join(html), encoding="utf-8")
-    return html_path
+        md += ["## Texts/s per batch", "", md_figure("texts/s per batch", plot, folder), ""]
+        html.append(f"<h3>Texts/s per batch</h3>{html_figure('Texts/s per batch', plot)}")
+    return "\n".join(md), "\n".join(html)

@@ -23,10 +23,10 @@ from bench.errors import InputError, UserError
 from bench.load.points import point_label
 from bench.quality.metrics import parse_measure
 from bench.quality.significance import bootstrap_cis, holm, randomization_tests, seeded_generator
+from bench.results.outdir import RESULTS_FILE
 from bench.results.schema import LoadPointRecord
 from bench.results.store import Results, read_results
 
-RESULTS_FILE = "results.jsonl"
 PASS, FAIL, INFO = "pass", "fail", "info"  # info: reported, never gated
 
 

@@ -1,11 +1,19 @@
-"""The results file: one versioned schema, JSON Lines, written record by record as results arrive.
+"""The results file: one versioned schema for every command, JSON Lines, written record by record.
 
-Every line is one JSON object with a `record` field. The first line is the `run` header; then, per
-target, a `target` record and one `query` record per query (written when the target finishes);
-`metrics` and `comparison` records when scoring is done; an `end` record last. `ragbench load`
-writes the same `run` header, then one `load_point` record per sweep point, then `end`. A file without an
-`end` record was interrupted: everything before the cut is still valid. Reports are built from this
-file alone, so every number in a report traces back to a record here.
+Every line is one JSON object with a `record` field naming its type. The first line is the `run`
+header (which command wrote the file); an `end` record comes last. A file without an `end` record was
+interrupted: everything before the cut is still valid. Between them, each command writes its own
+record types (grouped below by command):
+- quality / demo: per target a `target` record and one `query` record per query (written when the
+  target finishes); `metrics` and `comparison` records when scoring is done;
+- identity: `identity_endpoint` per endpoint, `identity_embed_pair` / `identity_rerank_pair` per
+  compared pair, then one `identity` summary with the verdict;
+- doctor: one `doctor_finding` per finding;
+- load: one `load_point` per sweep point (the header's `load` holds endpoints and sweep settings);
+- ceiling: one `ceiling_point` per measured point; size: load points, `gpu_telemetry` and `sizing` records.
+Reports are built from this file alone, so every number in a report traces back to a record here.
+docs/results.schema.json is generated from these classes (`python -m bench.results.json_schema`).
+A float that is not finite (NaN: no value) is written as null and read back as NaN.
 """
 
 from __future__ import annotations
@@ -21,20 +29,24 @@ READABLE_VERSIONS = (1, 2)
 
 @dataclass
 class RunHeader:
-    command: str
+    command: str  # quality | demo | identity | doctor | load | ...
     created: str  # ISO 8601, UTC
     ragbench_version: str
-    dataset: dict[str, Any]  # name, source, format, split, fingerprint, counts, notes
-    measures: list[str]  # trec names
-    measure_labels: dict[str, str]  # trec name -> label (nDCG@10)
-    depth: int
-    seed: int
-    targets: list[str]  # names, in the order they run
+    # quality and demo only (other commands leave them empty):
+    dataset: dict[str, Any] = field(default_factory=dict)  # name, source, format, split, fingerprint, counts, notes
+    measures: list[str] = field(default_factory=list)  # trec names
+    measure_labels: dict[str, str] = field(default_factory=dict)  # trec name -> label (nDCG@10)
+    depth: int = 0
+    seed: int = 0
+    targets: list[str] = field(default_factory=list)  # names, in the order they run
     measure_relevance: dict[str, str] = field(default_factory=dict)  # trec name -> qrels | answers | generated
     load: dict[str, Any] | None = None  # `ragbench load`: endpoints and sweep settings
     record: str = "run"
     schema: str = SCHEMA
     version: int = VERSION
+
+
+# --- quality and demo ----------------------------------------------------------------------------
 
 
 @dataclass
@@ -104,6 +116,95 @@ class ComparisonRecord:
     record: str = "comparison"
 
 
+# --- identity --------------------------------------------------------------------------------------
+
+
+@dataclass
+class IdentityEndpointRecord:
+    name: str
+    config: dict[str, Any]  # the endpoint's describe(): kind, URL (masked), model, dtype
+    seconds: float  # time spent waiting on this endpoint
+    # embedding endpoints: a text alone vs the same text inside a batch
+    batch_texts: int | None = None
+    batch_min_cosine: float | None = None
+    batch_threshold: float | None = None
+    batch_verdict: str | None = None  # pass | fail | insufficient data
+    # rerank endpoints: was top_n honoured
+    top_n_requested: int | None = None
+    top_n_returned: int | None = None
+    top_n_honoured: bool | None = None
+    record: str = "identity_endpoint"
+
+
+@dataclass
+class IdentityEmbedPairRecord:
+    a: str
+    b: str
+    dtype: str  # whose thresholds apply
+    thresholds: dict[str, float]  # thresholds.Thresholds without dtype
+    texts: int
+    dims: dict[str, int]
+    cosine_min: float
+    cosine_p01: float
+    cosine_mean: float
+    max_abs_diff: float
+    max_norm_diff: float
+    norms: dict[str, dict[str, float]]  # endpoint -> min, mean, max
+    top10_overlap: float | None  # None: too few texts for the neighbour check
+    by_token_length: list[dict[str, Any]]  # tokens, texts, cosine_mean, cosine_min, failing
+    worst: list[dict[str, Any]]  # index, tokens, cosine, max_abs_diff, text (first 160 characters)
+    verdict: str  # pass | fail | insufficient data
+    failures: list[str]
+    insufficient: list[str]  # checks without enough data to judge
+    causes: list[dict[str, str | None]]  # code, endpoint, detail, fix
+    record: str = "identity_embed_pair"
+
+
+@dataclass
+class IdentityRerankPairRecord:
+    a: str
+    b: str
+    dtype: str
+    thresholds: dict[str, float]
+    max_score_diff: float
+    mean_score_diff: float
+    kendall_tau_mean: float | None  # None: no query had two candidates to order
+    kendall_tau_min: float | None
+    verdict: str  # pass | fail | insufficient data
+    failures: list[str]
+    insufficient: list[str]
+    causes: list[dict[str, str | None]]
+    record: str = "identity_rerank_pair"
+
+
+@dataclass
+class IdentitySummaryRecord:
+    source: str  # where the texts came from
+    texts: int
+    queries: int
+    token_lengths: str  # "tokenizer <path>" or "estimated from words"
+    verdict: str  # pass | fail | insufficient data: over every pair, batch invariance and top_n
+    total_s: float
+    diagnosis_s: float  # probing failed pairs
+    suite_s: float  # ragbench's own work: everything but endpoints and diagnosis
+    record: str = "identity"
+
+
+# --- doctor ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class DoctorFindingRecord:
+    hop: str  # tei | litellm | openwebui | lightrag
+    ok: bool
+    message: str
+    fix: str = ""
+    record: str = "doctor_finding"
+
+
+# --- load ------------------------------------------------------------------------------------------
+
+
 @dataclass
 class LoadPointRecord:
     """One point of a `ragbench load` sweep (docs/load.md defines every field)."""
@@ -132,12 +233,7 @@ class LoadPointRecord:
     record: str = "load_point"
 
 
-@dataclass
-class EndRecord:
-    status: str  # complete | interrupted | failed
-    finished: str
-    error: str | None = None
-    record: str = "end"
+# --- ceiling and size ------------------------------------------------------------------------------
 
 
 @dataclass
@@ -197,8 +293,22 @@ class SizingRecord:
     record: str = "sizing"
 
 
-RECORD_TYPES = {
-    "run": RunHeader, "target": TargetRecord, "query": QueryRecord, "metrics": MetricRecord,
-    "comparison": ComparisonRecord, "end": EndRecord, "load_point": LoadPointRecord,
-    "ceiling_point": CeilingPoint, "gpu_telemetry": GpuTelemetryRecord, "sizing": SizingRecord,
-}
+# --- every command ---------------------------------------------------------------------------------
+
+
+@dataclass
+class EndRecord:
+    status: str  # complete | interrupted | failed
+    finished: str
+    error: str | None = None
+    record: str = "end"
+
+
+RECORD_TYPES: dict[str, type] = {cls.record: cls for cls in (
+    RunHeader, EndRecord,
+    TargetRecord, QueryRecord, MetricRecord, ComparisonRecord,  # quality
+    IdentityEndpointRecord, IdentityEmbedPairRecord, IdentityRerankPairRecord, IdentitySummaryRecord,  # identity
+    DoctorFindingRecord,  # doctor
+    LoadPointRecord,  # load
+    CeilingPoint, GpuTelemetryRecord, SizingRecord,  # ceiling, size
+)}

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import bench
 from bench.errors import InputError, UserError
 from bench.interrupt import uninterruptible
 from bench.results.schema import (
@@ -138,28 +139,86 @@ def ending(writer: ResultsWriter) -> Iterator[ResultsWriter]:
         writer.close()
 
 
+def complete_results(path: Path, command: str, records: list[Any]) -> Results:
+    """The results of a command that has every record at once (identity, doctor): header, records, end."""
+    results = Results(path=path, header=RunHeader(command=command, created=now_iso(), ragbench_version=bench.__version__))
+    for record in [*records, EndRecord(status="complete", finished=now_iso())]:
+        results.add(record)
+    return results
+
+
+def write_results(results: Results) -> Path:
+    """Write `results` whole to its path (a results file read back gives the same records)."""
+    writer = ResultsWriter(results.path)
+    try:
+        writer.write(results.header, *[r for kind in results.records.values() for r in kind],
+                     *([results.end] if results.end else []))
+    finally:
+        writer.close()
+    return results.path
+
+
 @dataclass
 class Results:
+    """A results file read back: the header, every record by type in file order, the end record if any."""
+
     path: Path
     header: RunHeader
-    targets: list[TargetRecord] = field(default_factory=list)
-    queries: list[QueryRecord] = field(default_factory=list)
-    metrics: list[MetricRecord] = field(default_factory=list)
-    comparisons: list[ComparisonRecord] = field(default_factory=list)
-    load_points: list[LoadPointRecord] = field(default_factory=list)
-    ceiling: list[CeilingPoint] = field(default_factory=list)
-    gpu_telemetry: list[GpuTelemetryRecord] = field(default_factory=list)
-    sizing: list[SizingRecord] = field(default_factory=list)
+    records: dict[str, list[Any]] = field(default_factory=dict)  # record type -> records
     end: EndRecord | None = None
     recomputed: list[str] = field(default_factory=list)  # targets whose metrics the report rebuilt from run files
     repeated: int = 0  # records found a second time (earlier versions did so on Ctrl-C); the first one counts
+
+    def add(self, record: Any) -> None:
+        if isinstance(record, EndRecord):
+            self.end = record
+        else:
+            self.of(record.record).append(record)
+
+    def of(self, kind: str) -> list[Any]:
+        """The records of one type (a list that may be extended in place)."""
+        return self.records.setdefault(kind, [])
+
+    @property
+    def targets(self) -> list[TargetRecord]:
+        return self.of("target")
+
+    @property
+    def queries(self) -> list[QueryRecord]:
+        return self.of("query")
+
+    @property
+    def metrics(self) -> list[MetricRecord]:
+        return self.of("metrics")
+
+    @property
+    def comparisons(self) -> list[ComparisonRecord]:
+        return self.of("comparison")
+
+    @property
+    def load_points(self) -> list[LoadPointRecord]:
+        return self.of("load_point")
+
+    @property
+    def ceiling(self) -> list[CeilingPoint]:
+        return self.of("ceiling_point")
+
+    @property
+    def gpu_telemetry(self) -> list[GpuTelemetryRecord]:
+        return self.of("gpu_telemetry")
+
+    @property
+    def sizing(self) -> list[SizingRecord]:
+        return self.of("sizing")
 
     def metric(self, target: str, measure: str) -> MetricRecord | None:
         return next((m for m in self.metrics if m.target == target and m.measure == measure), None)
 
 
-def _restore(value: Any) -> Any:
-    return float("nan") if value is None else value
+@functools.cache
+def _float_fields(cls: type) -> tuple[str, ...]:
+    """Fields typed `float`: the writer turns NaN into null there, the reader turns it back."""
+    return tuple(name for name, hint in typing.get_type_hints(cls).items() if hint is float)
 
 
 @functools.cache
@@ -248,29 +307,13 @@ def _read_results(path: Path) -> Results:
                 continue
             if key is not None:
                 seen.add(key)
+            for name in _float_fields(type(record)):
+                if getattr(record, name) is None:
+                    setattr(record, name, float("nan"))
             if isinstance(record, RunHeader):
                 results = Results(path=path, header=record)
-            elif isinstance(record, TargetRecord):
-                results.targets.append(record)
-            elif isinstance(record, QueryRecord):
-                results.queries.append(record)
-            elif isinstance(record, MetricRecord):
-                record.ci_low, record.ci_high = _restore(record.ci_low), _restore(record.ci_high)
-                results.metrics.append(record)
-            elif isinstance(record, ComparisonRecord):
-                for name in ("ci_low", "ci_high", "p_randomization", "p_ttest", "p_randomization_holm", "p_ttest_holm"):
-                    setattr(record, name, _restore(getattr(record, name)))
-                results.comparisons.append(record)
-            elif isinstance(record, LoadPointRecord):
-                results.load_points.append(record)
-            elif isinstance(record, CeilingPoint):
-                results.ceiling.append(record)
-            elif isinstance(record, GpuTelemetryRecord):
-                results.gpu_telemetry.append(record)
-            elif isinstance(record, SizingRecord):
-                results.sizing.append(record)
-            elif isinstance(record, EndRecord):
-                results.end = record
+            else:
+                results.add(record)
     if results is None:
         raise InputError(path, "empty results file")
     return results

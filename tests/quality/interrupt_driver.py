@@ -89,7 +89,7 @@ registry.KINDS["scripted"] = ScriptedTarget
 count_searches()
 wrap(pipeline, "write_run", "run-file")
 wrap(pipeline, "comparisons", "comparisons")
-wrap(report, "render_html", "report")
+wrap(report, "html_page", "report")
 atexit.register(fire, "exit")
 
 if __name__ == "__main__":

@@ -1,0 +1,58 @@
+"""The quality report (quality, demo): plots, per_query.csv, and the markdown and HTML sections.
+
+A target whose metric records a cut-off run never wrote gets them recomputed from its run file and the
+qrels written beside the results; the report says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.errors import UserError
+from bench.quality.evaluation import read_qrels
+from bench.quality.metrics import evaluate, parse_measure
+from bench.quality.runs import read_run
+from bench.quality.scoring import metric_records
+from bench.report.html import render_html
+from bench.report.markdown import render_markdown
+from bench.report.plots import differences_plot, metrics_plot
+from bench.report.tables import write_per_query_csv
+from bench.results.outdir import PLOTS_DIR, QRELS_FILE
+from bench.results.store import Results
+
+
+def recompute_missing_metrics(results: Results) -> None:
+    """Ranking metrics that a cut-off run never wrote for a finished target, from its run file and
+    qrels.trec (when both exist). Answer measures need the answers and texts, so they stay missing."""
+    base = results.path.parent
+    qrels_path = base / QRELS_FILE
+    h = results.header
+    for target in results.targets:
+        missing = [m for m in h.measures if not results.metric(target.name, m)]
+        run_path = base / target.run_file
+        if not missing or not (qrels_path.is_file() and run_path.is_file()):
+            continue
+        try:
+            measures = [m for m in map(parse_measure, missing) if not m.answer_based]
+            per_query = evaluate(read_qrels(qrels_path), read_run(run_path), measures, complete=True).per_query
+        except UserError:
+            continue  # e.g. an empty run file: the report shows the target without those metrics
+        results.metrics.extend(metric_records(target.name, {m.trec_name: per_query[m.trec_name] for m in measures},
+                                              h.measure_labels, h.measure_relevance, h.seed))
+        results.recomputed.append(target.name)
+
+
+def render(results: Results, folder: Path) -> tuple[str, str]:
+    recompute_missing_metrics(results)
+    plots_dir = folder / PLOTS_DIR
+    plots_dir.mkdir(exist_ok=True)
+    plots: list[tuple[str, Path]] = []
+    if metrics_plot(results, plots_dir / "metrics.png"):
+        plots.append(("Metrics per target", plots_dir / "metrics.png"))
+        primary = results.header.measures[0]
+        diff = differences_plot(results, primary, plots_dir / f"differences_{primary}.png")
+        if diff:
+            label = results.header.measure_labels.get(primary, primary)
+            plots.append((f"Per-query differences ({label})", diff))
+    write_per_query_csv(results, folder / "per_query.csv")
+    return render_markdown(results, plots, folder), render_html(results, plots)

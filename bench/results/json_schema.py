@@ -1,0 +1,94 @@
+"""The JSON Schema of one results.jsonl line, generated from the record dataclasses in schema.py.
+
+    python -m bench.results.json_schema docs/results.schema.json   # rewrite the committed copy
+
+A small generator rather than pydantic's TypeAdapter: it knows the writer's conventions (a float that is
+not finite is written as null; every field is written, defaults included; `record`, `schema` and
+`version` are constants) and takes each field's description from its comment in schema.py, with no
+dependency beyond the standard library. tests/test_schema.py fails when the committed copy is stale.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import re
+import sys
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+from bench.results import schema
+from bench.results.schema import RECORD_TYPES, SCHEMA, VERSION
+
+_SIMPLE = {str: {"type": "string"}, int: {"type": "integer"}, bool: {"type": "boolean"}, type(None): {"type": "null"},
+           float: {"type": ["number", "null"]}}  # null: NaN, i.e. no value (JSON has no NaN)
+_COMMENT = re.compile(r"^\s+(\w+):[^#]*#\s*(.+)$")
+
+
+def _type(hint: Any) -> dict[str, Any]:
+    if hint is Any:
+        return {}
+    if hint in _SIMPLE:
+        return dict(_SIMPLE[hint])
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [_type(a) for a in args]
+        kinds = [o["type"] for o in options if set(o) == {"type"}]
+        if len(kinds) == len(options):  # plain types only: one "type" list
+            flat = list(dict.fromkeys(k for kind in kinds for k in (kind if isinstance(kind, list) else [kind])))
+            return {"type": flat}
+        return {"anyOf": options}
+    if origin is list:
+        return {"type": "array", "items": _type(args[0])}
+    if origin is dict:
+        return {"type": "object", "additionalProperties": _type(args[1])}
+    raise TypeError(f"no JSON Schema for {hint!r}")
+
+
+def _comments(cls: type) -> dict[str, str]:
+    """Each field's trailing comment in schema.py: its description."""
+    found = {}
+    for line in inspect.getsource(cls).splitlines():
+        match = _COMMENT.match(line)
+        if match:
+            found[match.group(1)] = match.group(2).strip()
+    return found
+
+
+def _record(cls: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls, vars(schema))
+    comments = _comments(cls)
+    constants = {"record": cls.record, "schema": SCHEMA, "version": VERSION}
+    properties = {}
+    for field in dataclasses.fields(cls):
+        prop = {"const": constants[field.name]} if field.name in constants else _type(hints[field.name])
+        if field.name in comments:
+            prop["description"] = comments[field.name]
+        properties[field.name] = prop
+    return {"type": "object", "title": cls.__name__, "properties": properties,
+            "required": [f.name for f in dataclasses.fields(cls)],  # the writer writes every field
+            "additionalProperties": False}
+
+
+def results_schema() -> dict[str, Any]:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://ragbench.invalid/{SCHEMA}/{VERSION}/record.schema.json",
+        "title": f"{SCHEMA} version {VERSION}: one line of results.jsonl",
+        "description": (schema.__doc__ or "").strip(),
+        "oneOf": [{"$ref": f"#/$defs/{kind}"} for kind in RECORD_TYPES],
+        "$defs": {kind: _record(cls) for kind, cls in RECORD_TYPES.items()},
+    }
+
+
+def schema_text() -> str:
+    return json.dumps(results_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m bench.results.json_schema OUT.json")
+    Path(sys.argv[1]).write_text(schema_text(), encoding="utf-8")

@@ -1,0 +1,86 @@
+"""Real outputs of every command that writes results, made once per session by the commands themselves:
+two quality runs (for comparisons across runs), identity (a failing pair with causes, a passing rerank
+pair) and doctor (findings ok and bad). The schema, browser and notebook tests all read these."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bench.datasets import load_dataset
+from bench.datasets.sample import sample_dataset
+from tests.harness.tei_fixture import start_fixture
+from tests.paths import BUNDLED_SCIFACT
+
+
+@dataclass(frozen=True)
+class CommandOutputs:
+    root: Path  # every output folder below this one
+    quality: Path  # bm25 + dense, seed 0
+    quality_b: Path  # bm25 + hybrid, seed 1: a second run to compare with
+    identity: Path
+    doctor: Path
+
+    def folders(self) -> dict[str, Path]:
+        return {"quality": self.quality, "quality_b": self.quality_b, "identity": self.identity, "doctor": self.doctor}
+
+
+def ragbench(*args: str) -> int:
+    """Run the `ragbench` CLI in this process (the model stays loaded); its exit code."""
+    from bench.cli import main
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "argv", ["ragbench", *args])
+        try:
+            main()
+        except SystemExit as exc:
+            return int(exc.code or 0)
+    return 0
+
+
+def _small_beir(root: Path) -> Path:
+    ds = sample_dataset(load_dataset(BUNDLED_SCIFACT, "train"), max_queries=30, max_docs=200, seed=3)
+    (root / "qrels").mkdir(parents=True)
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": d.doc_id, "title": d.title, "text": d.text}) + "\n"
+                                               for d in ds.corpus.values()))
+    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in ds.queries.items()))
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{q}\t{d}\t{r}\n" for q, docs in ds.qrels.items() for d, r in docs.items()))
+    return root
+
+
+def _texts(path: Path) -> Path:
+    """18 SciFact texts: short ones, ones with line breaks (the fault below strips them), long ones."""
+    docs = list(load_dataset(BUNDLED_SCIFACT, "train").corpus.values())[:18]
+    texts = [d.text.split(". ")[0] if i % 3 == 0 else f"{d.title}\n{d.text[:600]}" for i, d in enumerate(docs)]
+    path.write_text("".join(json.dumps(t) + "\n" for t in texts))
+    return path
+
+
+@pytest.fixture(scope="session")
+def command_outputs(tmp_path_factory, minilm_backend) -> CommandOutputs:
+    root = tmp_path_factory.mktemp("command-outputs")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAGBENCH_CACHE", str(root / "embedding-cache"))
+        data = _small_beir(root / "data")
+        outputs = CommandOutputs(root, root / "quality", root / "quality_b", root / "identity", root / "doctor")
+        assert ragbench("quality", "--dataset", str(data), "-t", "bm25", "-t", "dense", "--out", str(outputs.quality)) == 0
+        assert ragbench("quality", "--dataset", str(data), "-t", "bm25", "-t", "hybrid", "--seed", "1",
+                        "--out", str(outputs.quality_b)) == 0
+        server = start_fixture(minilm_backend, faults=("strip_newlines",), max_input_length=256, max_client_batch_size=16)
+        reranker = start_fixture(minilm_backend, model_kind="reranker")
+        try:
+            code = ragbench("identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}",
+                            "-e", f"rr=tei-rerank@{reranker.url}", "-e", f"co=cohere@{reranker.url}/v2",
+                            "--texts", str(_texts(root / "texts.jsonl")), "--out", str(outputs.identity))
+            assert code == 1  # srv strips line breaks: that pair fails, by design
+            code = ragbench("doctor", "--tei", server.url, "--openwebui", "http://127.0.0.1:9", "--out", str(outputs.doctor))
+            assert code == 1  # Open WebUI is not there and has no key: findings both ok and bad
+        finally:
+            server.stop()
+            reranker.stop()
+    return outputs

@@ -8,6 +8,13 @@ python=${PYTHON:-python3.11}
 # torch first and pinned: an unpinned torch pulls a multi-GB CUDA build.
 # ray: tests/sizing/test_ray.py runs load workers as Ray actors on a local head (~285 MB, installed once).
 .venv/bin/pip install --quiet --disable-pip-version-check torch==2.13.0 -e '.[test,ray]'
+# Headless Chromium for the report's browser test (tests/report/test_browser.py): Debian's package, installed
+# once; an installed one costs only the `command -v` check.
+if ! command -v chromium >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq chromium >/dev/null
+fi
 for env_script in scripts/envs/*.sh; do
   [ -e "$env_script" ] || continue
   echo "== $env_script"

@@ -1,6 +1,7 @@
 """Real outputs of every command that writes results, made once per session by the commands themselves:
 two quality runs (for comparisons across runs), identity (a failing pair with causes, a passing rerank
-pair) and doctor (findings ok and bad). The schema, browser and notebook tests all read these."""
+pair), doctor (findings ok and bad) and load (a short closed-loop sweep against the scripted TEI-shaped
+server of tests/load). The schema, browser and notebook tests all read these."""
 
 from __future__ import annotations
 
@@ -13,20 +14,25 @@ import pytest
 
 from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
+from tests.harness.process import free_port, start_process, stop_process, wait_healthy
 from tests.harness.tei_fixture import start_fixture
-from tests.paths import BUNDLED_SCIFACT
+from tests.paths import BUNDLED_SCIFACT, REPO
+
+LOAD_SERVER = REPO / "tests" / "load" / "fixture_server.py"
 
 
 @dataclass(frozen=True)
 class CommandOutputs:
-    root: Path  # every output folder below this one
     quality: Path  # bm25 + dense, seed 0
     quality_b: Path  # bm25 + hybrid, seed 1: a second run to compare with
     identity: Path
     doctor: Path
+    load: Path
+    root: Path  # every output folder above is below this one
 
     def folders(self) -> dict[str, Path]:
-        return {"quality": self.quality, "quality_b": self.quality_b, "identity": self.identity, "doctor": self.doctor}
+        return {"quality": self.quality, "quality_b": self.quality_b, "identity": self.identity, "doctor": self.doctor,
+                "load": self.load}
 
 
 def ragbench(*args: str) -> int:
@@ -67,7 +73,7 @@ def command_outputs(tmp_path_factory, minilm_backend) -> CommandOutputs:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAGBENCH_CACHE", str(root / "embedding-cache"))
         data = _small_beir(root / "data")
-        outputs = CommandOutputs(root, root / "quality", root / "quality_b", root / "identity", root / "doctor")
+        outputs = CommandOutputs(*(root / name for name in ("quality", "quality_b", "identity", "doctor", "load")), root=root)
         assert ragbench("quality", "--dataset", str(data), "-t", "bm25", "-t", "dense", "--out", str(outputs.quality)) == 0
         assert ragbench("quality", "--dataset", str(data), "-t", "bm25", "-t", "hybrid", "--seed", "1",
                         "--out", str(outputs.quality_b)) == 0
@@ -83,4 +89,13 @@ def command_outputs(tmp_path_factory, minilm_backend) -> CommandOutputs:
         finally:
             server.stop()
             reranker.stop()
+        port = free_port()
+        load_server = start_process("load-fixture", [sys.executable, str(LOAD_SERVER), "--port", str(port), "--service-ms", "2"],
+                                    root / "load-fixture.log")
+        try:
+            wait_healthy(load_server, f"http://127.0.0.1:{port}/metrics", deadline_s=30)
+            assert ragbench("load", "-e", f"t=tei@http://127.0.0.1:{port}", "--concurrency", "1,2", "--duration", "1s",
+                            "--warmup", "0s", "--texts", str(root / "texts.jsonl"), "--out", str(outputs.load)) == 0
+        finally:
+            stop_process(load_server)
     return outputs

@@ -1,13 +1,12 @@
-"""Identity's own cost: time on top of the endpoints, and peak memory, measured and printed.
+"""Identity's own cost (issue 4's targets), timed by pytest-benchmark; see benchmarks/conftest.py.
 
-Targets (issue 4): 10,000 texts across 3 endpoints add <= 1 s on top of the endpoints' time;
-100,000 texts of dimension 1,024 stay under 1 GiB. The endpoints here are synthetic and in-process
-(vectors computed from each text's id, identical alone or in a batch), so their time is small and
-measured separately: what is left is ragbench's own work (tokenizing, streaming comparison,
-neighbours, batch invariance bookkeeping, report).
+Targets: 10,000 texts across 3 endpoints add <= 1 s on top of the endpoints' time; 100,000 texts of
+dimension 1,024 stay under 1 GiB. The endpoints are synthetic and in-process (vectors computed from each
+text's id, identical alone or in a batch), so their time is small and measured apart: what is left is
+ragbench's own work (tokenizing, streaming comparison, neighbours, batch invariance bookkeeping).
+Peak memory is measured in a fresh process per size, so it belongs to that size alone.
 
-    python benchmarks/bench_identity.py            # both targets, each size in a fresh process
-    python benchmarks/bench_identity.py --texts 10000 --dim 384
+    python benchmarks/bench_identity.py --texts 100000 --dim 1024   # one size, printed as JSON
 """
 
 from __future__ import annotations
@@ -15,13 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from bench.endpoints.base import CallTiming, Embeddings
 from bench.identity.inputs import from_texts
@@ -66,41 +66,69 @@ def write_texts(path: Path, n: int) -> None:
             handle.write(f"{i} {' '.join(words)}\n")
 
 
-def measure(n: int, dim: int, tokenizer: Path | None) -> dict[str, float]:
-    with tempfile.TemporaryDirectory() as folder:
-        texts = Path(folder) / "texts.txt"
-        write_texts(texts, n)
-        inputs = from_texts(texts)
+def identity_call(texts: Path, dim: int, tokenizer: Path | None):
+    """The measured call: identity over 3 endpoints; returns (report, wall seconds)."""
+    inputs = from_texts(texts)
     endpoints = {name: SyntheticEmbedder(name, dim, noise) for name, noise in (("a", 0.0), ("b", 1e-7), ("c", 2e-7))}
     started = time.perf_counter()
     report = compare_endpoints(endpoints, IdentityRequest([], inputs, tokenizer=tokenizer))
-    wall = time.perf_counter() - started
     assert report.passed, [p.failures for p in report.embed_pairs]
-    return {"texts": n, "dim": dim, "endpoints": 3, "wall_s": wall, "endpoint_s": sum(report.timings["endpoint_s"].values()),
-            "suite_s": report.timings["suite_s"], "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return report, time.perf_counter() - started
+
+
+def _tokenizer() -> Path:
+    from bench.endpoints.reference import default_embedding_model
+
+    return default_embedding_model()
+
+
+@pytest.mark.parametrize("dim", [384, 1024])
+def test_identity_10000_texts_3_endpoints(benchmark, figures, tmp_path, dim):
+    texts = tmp_path / "texts.txt"
+    write_texts(texts, 10_000)
+    tokenizer = _tokenizer()
+    own: list[float] = []
+
+    def measured():
+        report, _ = identity_call(texts, dim, tokenizer)
+        own.append(report.timings["suite_s"])
+
+    benchmark.pedantic(measured, rounds=3, warmup_rounds=1)
+    suite_s = statistics.median(own[-3:])
+    figures(f"10,000 texts x {dim} dims x 3 endpoints: ragbench's own work {suite_s:.2f} s median "
+            f"(call {benchmark.stats.stats.median:.2f} s) (target <= 1 s on top of the endpoints)",
+            suite_s=suite_s, suite_s_rounds=own[-3:], target_s=1.0)
+
+
+def test_identity_100000_texts_peak_memory(benchmark, figures):
+    """100,000 texts x 1,024 dims in a fresh process: peak RSS (target < 1 GiB)."""
+    found = {}
+
+    def fresh_process():
+        out = subprocess.run([sys.executable, __file__, "--texts", "100000", "--dim", "1024", "--tokenizer", str(_tokenizer())],
+                             check=True, capture_output=True, text=True).stdout
+        found.update(json.loads(out.strip().splitlines()[-1]))
+
+    benchmark.pedantic(fresh_process, rounds=1, warmup_rounds=0)
+    figures(f"100,000 texts x 1,024 dims: peak RSS {found['peak_rss_mib']:.0f} MiB (target < 1024 MiB), "
+            f"ragbench's own work {found['suite_s']:.2f} s", **found)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--texts", type=int, help="measure one size in this process")
+    parser.add_argument("--texts", type=int, required=True)
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--tokenizer", type=Path, help="model folder with tokenizer.json (default: the bundled MiniLM)")
     args = parser.parse_args()
-    tokenizer = args.tokenizer
-    if tokenizer is None:
-        from bench.endpoints.reference import default_embedding_model
+    import tempfile
 
-        tokenizer = default_embedding_model()
-    if args.texts:
-        print(json.dumps(measure(args.texts, args.dim, tokenizer)))
-        return
-    # Each size in a fresh process, so peak RSS belongs to that size alone.
-    for n, dim, target in ((10_000, 384, "suite_s <= 1.0"), (10_000, 1024, "suite_s <= 1.0"), (100_000, 1024, "peak_rss_mib < 1024")):
-        out = subprocess.run([sys.executable, __file__, "--texts", str(n), "--dim", str(dim), "--tokenizer", str(tokenizer)],
-                             check=True, capture_output=True, text=True).stdout
-        figures = json.loads(out.strip().splitlines()[-1])
-        print(f"{n:>7} texts x {dim:>4} dims x 3 endpoints: wall {figures['wall_s']:.2f} s, endpoints {figures['endpoint_s']:.2f} s, "
-              f"ragbench's own {figures['suite_s']:.2f} s, peak RSS {figures['peak_rss_mib']:.0f} MiB   (target: {target})")
+    with tempfile.TemporaryDirectory() as folder:
+        texts = Path(folder) / "texts.txt"
+        write_texts(texts, args.texts)
+        report, wall = identity_call(texts, args.dim, args.tokenizer or _tokenizer())
+    print(json.dumps({"texts": args.texts, "dim": args.dim, "endpoints": 3, "wall_s": wall,
+                      "endpoint_s": sum(report.timings["endpoint_s"].values()), "suite_s": report.timings["suite_s"],
+                      "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
 if __name__ == "__main__":

@@ -91,10 +91,11 @@ def test_identity_prints_what_its_results_file_holds(command_outputs, capsys):
     assert records["identity_rerank_pair"]["verdict"] == "pass"
 
 
-def test_identity_legacy_json_file_still_written(command_outputs, tmp_path, minilm_backend):
+def test_identity_legacy_json_file_still_written(tmp_path):
     """`--out FILE.json` keeps writing the single document of schema ragbench.identity v1."""
     texts = tmp_path / "t.txt"
-    texts.write_text("a cat\nsome bread\nthe sea\n")
+    words = "cats bread sea rome light trade mats rain stars music".split()
+    texts.write_text("".join(f"text {i} about {words[i % 10]} and {words[(i * 3) % 10]}\n" for i in range(40)))  # enough to judge
     out = tmp_path / "id.json"
     assert ragbench("identity", "-e", "a=reference", "-e", "b=reference", "--texts", str(texts), "--out", str(out)) == 0
     document = json.loads(out.read_text())

@@ -389,20 +389,20 @@ def _run_quality(job: QualityJob, folder: Path, overwrite: bool) -> None:
 
 
 def _run_identity(job: IdentityJob, folder: Path, say) -> bool:
-    import json
-
     from bench.endpoints.spec import parse_spec
     from bench.identity import IdentityRequest, from_dataset, from_texts, run_identity
     from bench.identity.report import render
+    from bench.identity.results import identity_results
+    from bench.report import write_outputs
 
     limit = job.options.get("limit")
     inputs = from_texts(job.texts, limit) if job.texts is not None else from_dataset(job.dataset, limit)
     report = run_identity(IdentityRequest([parse_spec(s) for s in job.endpoints], inputs,
                                           reference=job.options.get("reference"), dtype=job.options.get("dtype"),
                                           tokenizer=job.options.get("tokenizer")))
-    say(render(report))
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "identity.json").write_text(json.dumps(report.to_dict(), indent=2))
+    results = identity_results(report, folder / "results.jsonl")
+    say(render(results))
+    write_outputs(results)  # results.jsonl, then its report
     return report.passed
 
 

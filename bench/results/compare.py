@@ -198,7 +198,7 @@ def compare_results(base: Results, cur: Results, config: GateConfig, source: str
             status = results.end.status if results.end else "cut off (no end record)"
             notes.append(f"{where}the {label} run is {status}: only what it finished is compared")
     checks: list[Check] = []
-    for compare_kind in (compare_quality, compare_load):
+    for compare_kind in (compare_quality, compare_identity, compare_load):
         more_checks, more_notes = compare_kind(base, cur, config, source)
         checks += more_checks
         notes += more_notes
@@ -372,6 +372,75 @@ def _load_figures(b: LoadPointRecord, c: LoadPointRecord, label: str, config: Ga
     return ratio, change, Check("load", source, label, PASS, summary, figures)
 
 
+# (figure, threshold key, +1 when higher is better): how far past its threshold a pair is
+IDENTITY_FIGURES = {
+    "identity_embed_pair": ("embed", [("cosine_min", "min_cosine", 1), ("cosine_mean", "mean_cosine", 1),
+                                      ("max_norm_diff", "max_norm_diff", -1), ("top10_overlap", "min_top10_overlap", 1)]),
+    "identity_rerank_pair": ("rerank", [("max_score_diff", "max_score_diff", -1), ("kendall_tau_mean", "min_kendall_tau", 1)]),
+}
+
+
+def compare_identity(base: Results, cur: Results, config: GateConfig, source: str = "") -> tuple[list[Check], list[str]]:
+    """Per pair of endpoints: a verdict that flipped to fail, or a failing pair whose figures got worse past
+    their thresholds, is a regression; per endpoint, batch invariance or top_n honoured lost."""
+    checks: list[Check] = []
+    notes: list[str] = []
+    where = f"{source}: " if source else ""
+    for kind, (label, figures) in IDENTITY_FIGURES.items():
+        current = {(p.a, p.b): p for p in cur.of(kind)}
+        seen: set[tuple[str, str]] = set()
+        for b in base.of(kind):
+            a_name, b_name = config.match.get(b.a, b.a), config.match.get(b.b, b.b)
+            key = (a_name, b_name) if (a_name, b_name) in current else (b_name, a_name)
+            name = f"{label} {a_name} vs {b_name}"
+            c = current.get(key)
+            if c is None:
+                checks.append(Check("identity", source, name, FAIL, f"{name}: not measured in the current run"))
+                continue
+            seen.add(key)
+            checks.append(_identity_pair(b, c, name, figures, source))
+        for key in current.keys() - seen:
+            notes.append(f"{where}identity pair {label} {key[0]} vs {key[1]} is new in the current run")
+    current_endpoints = {e.name: e for e in cur.of("identity_endpoint")}
+    for b in base.of("identity_endpoint"):
+        c = current_endpoints.get(config.match.get(b.name, b.name))
+        if c is None:
+            continue  # its pairs say it is missing
+        for field, good, what in (("batch_verdict", "pass", "batch invariance"), ("top_n_honoured", True, "top_n honoured")):
+            was, now = getattr(b, field), getattr(c, field)
+            if was is None and now is None:
+                continue
+            status = FAIL if was == good and now != good else PASS
+            checks.append(Check("identity", source, f"{c.name} {what}", status, f"{c.name} {what}: {was} → {now}",
+                                {"endpoint": c.name, "baseline": was, "current": now}))
+    return checks, notes
+
+
+def _identity_pair(b: Any, c: Any, name: str, figures: list[tuple[str, str, int]], source: str) -> Check:
+    thresholds = c.thresholds if isinstance(c.thresholds, dict) else {}
+    parts, worse = [], []
+    for figure, limit_key, sign in figures:
+        was, now, limit = as_number(getattr(b, figure)), as_number(getattr(c, figure)), as_number(thresholds.get(limit_key))
+        parts.append(f"{figure} {_g(was)} → {_g(now)}" + (f" ({'≥' if sign > 0 else '≤'} {_g(limit)})" if limit is not None else ""))
+        if now is None or limit is None:
+            continue
+        if sign * (now - limit) < 0 and (was is None or sign * (now - was) < 0):  # past its threshold and worse than before
+            worse.append(figure)
+    flipped = b.verdict == "pass" and c.verdict != "pass"
+    if flipped or (c.verdict != "pass" and worse):
+        status = FAIL
+    elif c.verdict != "pass":
+        status = INFO  # failing in both runs and no worse: not a regression (identity's own exit code says it fails)
+    else:
+        status = PASS
+    verdict = f"verdict {b.verdict} → {c.verdict}" + (f" ({'; '.join(map(str, c.failures))})" if c.verdict != "pass" else "")
+    note = f"; worse past threshold: {', '.join(worse)}" if worse and not flipped else ""
+    return Check("identity", source, name, status, f"{name}: {verdict}; {', '.join(parts)}{note}",
+                 {"baseline_verdict": b.verdict, "current_verdict": c.verdict, "worse": worse, "dtype": c.dtype,
+                  **{f"baseline_{f}": as_number(getattr(b, f)) for f, _, _ in figures},
+                  **{f"current_{f}": as_number(getattr(c, f)) for f, _, _ in figures}})
+
+
 def as_number(value: Any) -> float | None:
     """A figure from a record, or None where it is absent or not a finite number (hand-edited files)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -382,6 +451,10 @@ def as_number(value: Any) -> float | None:
 def _errors(point: LoadPointRecord) -> int:
     errors = point.requests.get("errors")
     return int(sum(as_number(v) or 0 for v in errors.values())) if isinstance(errors, dict) else 0
+
+
+def _g(value: float | None) -> str:
+    return "–" if value is None else f"{value:g}"
 
 
 def _num(value: float | None, digits: int = 1) -> str:

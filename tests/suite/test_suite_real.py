@@ -51,7 +51,9 @@ def test_a_suite_of_every_kind_against_infinity(infinity_server, tmp_path, monke
                                 monkeypatch, capsys)
     checks = json.loads(report)["checks"]
     kinds = {c["kind"] for c in checks}
-    assert {"quality", "load"} <= kinds, checks
+    assert kinds == {"quality", "identity", "load"}, checks
+    pair = next(c for c in checks if c["kind"] == "identity" and c["name"].startswith("embed"))
+    assert pair["status"] == "pass" and pair["figures"]["current_verdict"] == "pass"  # the same MiniLM both sides
     quality = next(c for c in checks if c["kind"] == "quality")
     assert quality["figures"]["effect"] == 0 and quality["figures"]["p"] == 1.0  # the same bm25 on the same sample
     load = next(c for c in checks if c["kind"] == "load")

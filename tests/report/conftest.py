@@ -1,7 +1,8 @@
 """Real outputs of every command that writes results, made once per session by the commands themselves:
 two quality runs (for comparisons across runs), identity (a failing pair with causes, a passing rerank
 pair), doctor (findings ok and bad) and load (a short closed-loop sweep against the scripted TEI-shaped
-server of tests/load). The schema, browser and notebook tests all read these."""
+server of tests/load) and ceiling (the reference model in-process, briefly). The schema, browser and
+notebook tests all read these."""
 
 from __future__ import annotations
 
@@ -28,11 +29,12 @@ class CommandOutputs:
     identity: Path
     doctor: Path
     load: Path
+    ceiling: Path
     root: Path  # every output folder above is below this one
 
     def folders(self) -> dict[str, Path]:
         return {"quality": self.quality, "quality_b": self.quality_b, "identity": self.identity, "doctor": self.doctor,
-                "load": self.load}
+                "load": self.load, "ceiling": self.ceiling}
 
 
 def ragbench(*args: str) -> int:
@@ -73,7 +75,7 @@ def command_outputs(tmp_path_factory, minilm_backend) -> CommandOutputs:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAGBENCH_CACHE", str(root / "embedding-cache"))
         data = _small_beir(root / "data")
-        outputs = CommandOutputs(*(root / name for name in ("quality", "quality_b", "identity", "doctor", "load")), root=root)
+        outputs = CommandOutputs(*(root / name for name in ("quality", "quality_b", "identity", "doctor", "load", "ceiling")), root=root)
         assert ragbench("quality", "--dataset", str(data), "-t", "bm25", "-t", "dense", "--out", str(outputs.quality)) == 0
         assert ragbench("quality", "--dataset", str(data), "-t", "bm25", "-t", "hybrid", "--seed", "1",
                         "--out", str(outputs.quality_b)) == 0
@@ -98,4 +100,5 @@ def command_outputs(tmp_path_factory, minilm_backend) -> CommandOutputs:
                             "--warmup", "0s", "--texts", str(root / "texts.jsonl"), "--out", str(outputs.load)) == 0
         finally:
             stop_process(load_server)
+        assert ragbench("ceiling", "--batch", "1,4", "--lengths", "16", "--seconds", "0.3", "--out", str(outputs.ceiling)) == 0
     return outputs

@@ -12,7 +12,7 @@ import pytest
 from tests.report.browser import Chromium, PageVisit, chromium_path
 
 # The fewest plots each report embeds: a report that lost its images must fail, not pass with nothing to decode.
-PLOTS = {"quality": 2, "quality_b": 2, "identity": 1, "doctor": 0, "load": 2}
+PLOTS = {"quality": 2, "quality_b": 2, "identity": 1, "doctor": 0, "load": 2, "ceiling": 1}
 
 
 @pytest.fixture(scope="module")

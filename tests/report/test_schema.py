@@ -24,6 +24,7 @@ EXPECTED = {
     "identity": {"run", "identity_endpoint", "identity_embed_pair", "identity_rerank_pair", "identity", "end"},
     "doctor": {"run", "doctor_finding", "end"},
     "load": {"run", "load_point", "end"},
+    "ceiling": {"run", "ceiling_point", "end"},
 }
 
 
@@ -109,7 +110,8 @@ def test_report_of_a_folder_renders_every_kind(command_outputs, tmp_path, capsys
     assert ragbench("report", str(command_outputs.root)) == 0
     printed = capsys.readouterr().out
     titles = {"quality": "ragbench quality report", "quality_b": "ragbench quality report",
-              "identity": "ragbench identity report", "doctor": "ragbench doctor report", "load": "ragbench load report"}
+              "identity": "ragbench identity report", "doctor": "ragbench doctor report", "load": "ragbench load report",
+              "ceiling": "ragbench ceiling report"}
     for name, folder in command_outputs.folders().items():
         html = (folder / "report.html").read_text()
         assert f"report: {folder / 'report.html'}" in printed

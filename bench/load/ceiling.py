@@ -54,7 +54,7 @@ class CeilingConfig:
     batches: tuple[int, ...] = (1, 32, 256)
     lengths: tuple[int, ...] = (16, 128, 512)
     peak_tflops: float | None = None  # overrides the table
-    min_seconds: float = 2.0  # measured time per point (after one warm-up pass)
+    min_seconds: float = 2.0  # measured time per point (after one whole untimed call)
     min_batches: int = 3  # and at least this many batches
 
 
@@ -179,7 +179,9 @@ def measure_ceiling(config: CeilingConfig, advance: Callable[[int], None] = lamb
             # Whole encode calls of several batches, as a user makes them (texts repeat past the workload's end).
             n = max(batch * config.min_batches, 64)
             chunk = (inputs * (n // len(inputs) + 1))[:n]
-            model.run(chunk[:batch], batch)  # warm-up: allocations, kernels, caches
+            # Warm-up: one whole untimed call, so every padded shape of the chunk has met its kernels (oneDNN and
+            # cuBLAS pick and cache them per shape on first use) and the allocator holds its blocks.
+            model.run(chunk, batch)
             done, started = 0, time.perf_counter()
             while True:  # whole encode calls, as a user makes them, until enough time has passed
                 model.run(chunk, batch)

@@ -250,7 +250,7 @@ class CeilingPoint:
     length: int  # tokens per text asked for (special tokens included)
     tokens_per_text: float  # tokens the model read per input: specials in, truncated at max_seq_length
     max_seq_length: int
-    texts: int  # inputs measured (after one warm-up batch)
+    texts: int  # inputs measured (after one whole untimed warm-up call)
     seconds: float
     texts_per_s: float
     tokens_per_s: float

@@ -111,7 +111,7 @@ class LoadEndpoint:
             raise UserError(f"endpoint {self.spec.name}: {self.spec.kind} is {kind} endpoint; use --op {'rerank' if self.spec.is_rerank else 'embed'}")
 
     def plans(self, point: PointConfig, workload: Workload, start_at: float) -> list[SharePlan]:
-        """One SharePlan per active worker: requests encoded once, the schedule split round-robin."""
+        """One SharePlan per active worker: requests encoded once, the schedule split as `schedule.share` says."""
         workload = workload.with_length(point.length)
         if point.loop == "burst":
             n = math.ceil(point.burst / point.batch)  # Open WebUI: ceil(chunks / RAG_EMBEDDING_BATCH_SIZE) requests
@@ -152,7 +152,7 @@ class LoadEndpoint:
             offsets = self.open_offsets(point)
             active = min(workers, point.max_inflight) if point.max_inflight else workers
             caps = split_count(point.max_inflight, active) if point.max_inflight else [None] * active
-            return [SharePlan(worker=w, mode="open", offsets=list(share(offsets, w, active)), max_inflight=caps[w], **base)
+            return [SharePlan(worker=w, mode="open", offsets=list(share(offsets, w, active, point.arrival, point.seed)), max_inflight=caps[w], **base)
                     for w in range(active)]
         cap = point.concurrency or 0
         active = min(workers, cap, n) if cap else min(workers, n)

@@ -9,8 +9,11 @@ byte is the `scheduled` latency (wrk2's correction for coordinated omission). Ar
 - `gamma:CV`: gamma gaps with mean 1/rate and coefficient of variation CV (CV 1 = poisson,
   CV > 1 burstier, CV < 1 more regular), shape 1/CV², scale 1/(rate·shape).
 
-Workers split a schedule round-robin (worker w takes every W-th time), which keeps each worker's
-share spread over the whole point instead of giving one worker the first half.
+Workers split a schedule so that each worker's share is the same kind of stream (Ray actors and
+`--workers` alike): a constant schedule round-robin (worker w takes every W-th time: the same constant
+stream at rate/W, shifted in phase); a random one by independent thinning (each arrival goes to a worker
+drawn uniformly, seeded), so a Poisson stream splits into independent Poisson streams of rate/W. Either
+way the shares together are exactly the schedule, spread over the whole point.
 """
 
 from __future__ import annotations
@@ -79,9 +82,13 @@ def open_schedule(arrival: Arrival, rate: float, seconds: float | None, count: i
     return offsets[offsets < seconds]
 
 
-def share(offsets: np.ndarray, worker: int, workers: int) -> np.ndarray:
-    """Worker `worker`'s round-robin share of a schedule."""
-    return offsets[worker::workers]
+def share(offsets: np.ndarray, worker: int, workers: int, arrival: Arrival = Arrival("constant"), seed: int = 0) -> np.ndarray:
+    """Worker `worker`'s share of a schedule: round-robin for constant arrivals, thinning for random ones."""
+    if arrival.kind == "constant" or workers == 1:
+        return offsets[worker::workers]
+    # Every worker draws the same owners (same seed), so the shares partition the schedule.
+    owners = np.random.default_rng([seed, workers]).integers(0, workers, offsets.size)
+    return offsets[owners == worker]
 
 
 def split_count(total: int, workers: int) -> list[int]:

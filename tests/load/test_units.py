@@ -23,11 +23,22 @@ def test_arrivals_have_the_rate_and_variability_asked_for(arrival, cv):
     assert offsets[0] == 0.0 and offsets[-1] < 20.0
 
 
-def test_count_schedule_and_round_robin_shares():
+def test_count_schedule_and_shares_partition_it():
     offsets = open_schedule(Arrival("poisson"), 50.0, None, 101, seed=3)
     assert len(offsets) == 101 and np.all(np.diff(offsets) >= 0)
-    parts = [share(offsets, w, 3) for w in range(3)]
-    assert sorted(np.concatenate(parts).tolist()) == offsets.tolist()
+    for arrival in (Arrival("constant"), Arrival("poisson"), Arrival("gamma", 2.0)):
+        parts = [share(offsets, w, 3, arrival, seed=5) for w in range(3)]
+        assert sorted(np.concatenate(parts).tolist()) == offsets.tolist()
+    assert share(offsets, 1, 3).tolist() == offsets[1::3].tolist()  # constant: round-robin, phase-shifted
+
+
+def test_a_poisson_stream_splits_into_poisson_streams():
+    """Thinning keeps each share Poisson (gaps' CV 1 at rate/W); round-robin would give Erlang-2 gaps (CV 0.71)."""
+    offsets = open_schedule(Arrival("poisson"), 1000.0, 40.0, None, seed=11)
+    for w in range(2):
+        gaps = np.diff(share(offsets, w, 2, Arrival("poisson"), seed=0))
+        assert gaps.mean() == pytest.approx(0.002, rel=0.03)
+        assert gaps.std() / gaps.mean() == pytest.approx(1.0, abs=0.03)
     assert split_count(10, 3) == [4, 3, 3] and sum(split_count(7, 7)) == 7
 
 

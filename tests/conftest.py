@@ -57,6 +57,25 @@ def _server_env(name: str, version: str, script: str) -> Path:
     return directory
 
 
+@pytest.fixture(autouse=True)
+def isolated_process_state() -> Iterator[None]:
+    """Each test starts from the process state a fresh `ragbench` has: no secret values remembered from
+    another test (a test's key "secret" would mask every later path holding that word), and the signal
+    handlers as they were (an in-process main() installs its own for the process's last instants)."""
+    import signal
+
+    from bench import secrets
+
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    known = set(secrets._known)
+    secrets._known.clear()
+    yield
+    secrets._known.clear()
+    secrets._known.update(known)
+    for s, handler in handlers.items():
+        signal.signal(s, handler)
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not SHARED_DIR.is_dir():

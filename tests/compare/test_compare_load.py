@@ -93,6 +93,6 @@ def test_pytest_benchmark_itself_reads_the_benchmark_json(tmp_path, compare):
     assert compare(base, cur, "--benchmark-json", tmp_path / "0001_run.json")[0] == 0
     tool = Path(sys.executable).with_name("pytest-benchmark")
     done = subprocess.run([str(tool), "compare", str(tmp_path / "0001_run.json"), "--columns", "min,max,mean,ops,rounds"],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)  # outside the repo: no conftest to load
     assert done.returncode == 0, done.stderr
     assert "tei embed closed batch 8 conc 4 latency" in done.stdout and "throughput" in done.stdout

@@ -165,13 +165,14 @@ def test_the_writer_refuses_a_record_twice_and_keeps_the_first_end(tmp_path):
 def test_uninterruptible_holds_a_signal_until_the_block_ends():
     import signal
 
+    before = signal.getsignal(signal.SIGTERM)
     done = []
     with pytest.raises(Interrupted) as caught:
         with uninterruptible():
             os.kill(os.getpid(), signal.SIGTERM)
             done.append("after the signal")
     assert done == ["after the signal"] and caught.value.signum == signal.SIGTERM
-    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the previous handler is back
+    assert signal.getsignal(signal.SIGTERM) == before  # the previous handler is back
 
 
 @pytest.fixture(scope="module")

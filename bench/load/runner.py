@@ -274,11 +274,16 @@ def measure_point(endpoint: LoadEndpoint, point: PointConfig, workload: Workload
     if point.loop == "burst" and point.warmup_s > 0:
         warm = replace(point, loop="closed", concurrency=max(1, point.concurrency or 1), duration_s=0.0, requests=None)
         run_plans(executor, endpoint.plans(warm, workload, perf_counter() + START_LEAD_S), tick)
-    start_at = perf_counter() + START_LEAD_S
     before: list[dict | None] = []
     reader = None
-    if endpoint.metrics is not None:  # read /metrics when the warm-up ends, so the deltas cover the measured window
-        window = start_at + (point.warmup_s if point.loop != "burst" else 0.0)
+    measured_from_start = point.loop == "burst" or point.warmup_s <= 0
+    if endpoint.metrics is not None and measured_from_start:
+        # Nothing runs before the measured window: read /metrics before the start is even set, so the
+        # first answers (a 422 comes back in a millisecond) cannot land before the snapshot.
+        before.append(endpoint.metrics.snapshot())
+    start_at = perf_counter() + START_LEAD_S
+    if endpoint.metrics is not None and not measured_from_start:  # read /metrics when the warm-up ends
+        window = start_at + point.warmup_s
         reader = threading.Thread(target=lambda: (time.sleep(max(0.0, window - perf_counter())),
                                                   before.append(endpoint.metrics.snapshot())), daemon=True)
         reader.start()

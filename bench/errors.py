@@ -33,3 +33,11 @@ class ServerError(UserError):
         if self.created:
             text += f" (created so far: {', '.join(self.created)})"
         super().__init__(text)
+
+
+# Exit codes every command shares: 0 all measured (and every check passed), 1 a check or gate failed,
+# 2 a user error (nothing or part run), 3 the command ran but a measurement failed or measured nothing
+# (a load point with no successful answer, a failed quality target, failed generations), whatever else passed.
+EXIT_CHECK_FAILED = 1
+EXIT_USER_ERROR = 2
+EXIT_MEASUREMENT_FAILED = 3

@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.errors import InputError, UserError
-from bench.results.compare import GateConfig, parse_allowance, parse_max_drops, parse_ratio
+from bench.errors import EXIT_CHECK_FAILED, EXIT_MEASUREMENT_FAILED, EXIT_USER_ERROR, InputError, UserError
+from bench.results.compare import GateConfig, parse_allowance, parse_error_rate, parse_max_drops, parse_ratio
 from bench.secrets import is_secret_name
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -65,9 +65,11 @@ IDENTITY_KEYS = {"endpoints": list, "dataset": str, "texts": str, "reference": s
 LOAD_KEYS = {"endpoints": list, "name": str, "op": str, "batch": (list, str, int), "concurrency": (list, str, int),
              "rate": (list, str, int, float), "arrival": str, "max_inflight": int, "burst": int, "duration": str,
              "requests": int, "warmup": str, "workers": int, "texts": str, "dataset": str,
-             "lengths": (list, str, int), "documents": (list, str, int), "tokenizer": str, "timeout": str, "seed": int}
+             "lengths": (list, str, int), "documents": (list, str, int), "tokenizer": str, "timeout": str, "seed": int,
+             "max_error_rate": (float, int)}
 GATE_KEYS = {"alpha": (float, int), "max_drop": (dict, float, int, str), "significance": bool,
-             "max_p99_increase": (str, float, int), "min_throughput_ratio": (float, int, str), "match": dict}
+             "max_p99_increase": (str, float, int), "min_throughput_ratio": (float, int, str), "match": dict,
+             "max_error_rate": (str, float, int)}
 
 
 @dataclass
@@ -322,6 +324,8 @@ def _gate(reader: _Reader, table: dict[str, Any]) -> GateConfig:
         config.max_p99_increase = flag("max_p99_increase", lambda v: parse_allowance(str(v), "max_p99_increase", percent_only=True))
     if "min_throughput_ratio" in table:
         config.min_throughput_ratio = flag("min_throughput_ratio", lambda v: parse_ratio(str(v), "min_throughput_ratio"))
+    if "max_error_rate" in table:
+        config.max_error_rate = flag("max_error_rate", lambda v: parse_error_rate(str(v), "max_error_rate"))
     match = table.get("match", {})
     if not all(isinstance(v, str) for v in match.values()):
         raise reader.error("gate.match: expected BASE_NAME = \"CUR_NAME\" pairs", "gate", "match")
@@ -334,19 +338,26 @@ class SuiteOutcome:
     errors: list[str]  # jobs that ended with an error (one line each)
     identity_failed: list[str]  # identity runs with a failing pair
     comparison: Any = None  # bench.results.compare.Comparison (no checks when no baseline was given)
+    measurement_failed: list[str] = field(default_factory=list)  # "job: point: why", a point that measured nothing or had no success
+    load_errors: list[str] = field(default_factory=list)  # "job: point: why", a point whose errors passed its limit
 
     @property
     def exit_code(self) -> int:
+        """As every command's (bench/errors.py): 2 a job failed, 3 a measurement failed, 1 a check failed."""
         if self.errors:
-            return 2
-        if self.identity_failed or not self.comparison.passed:
-            return 1
+            return EXIT_USER_ERROR
+        if self.measurement_failed:
+            return EXIT_MEASUREMENT_FAILED
+        if self.identity_failed or self.load_errors or not self.comparison.passed:
+            return EXIT_CHECK_FAILED
         return 0
 
 
 def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwrite: bool = False) -> SuiteOutcome:
     """Run every job into OUT/<kind>-<name>/, then gate OUT against the baseline. A job that fails is
     said in one line and the others still run: everything measured is kept."""
+    from bench.load.points import ERRORS, FAILED
+    from bench.load.run_command import problem_line
     from bench.results.compare import Comparison, compare_paths, locate_results
     from bench.results.store import read_results
 
@@ -362,7 +373,10 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
                 if not _run_identity(job, folder, say):
                     outcome.identity_failed.append(folder.name)
             else:
-                _run_load(job, folder)
+                for point in _run_load(job, folder):
+                    if point.status in (FAILED, ERRORS):
+                        failed = outcome.measurement_failed if point.status == FAILED else outcome.load_errors
+                        failed.append(f"{folder.name}: {problem_line(point)}")
         except UserError as exc:
             outcome.errors.append(f"{folder.name}: {exc}")
             say(f"!! {folder.name} failed: {exc}")
@@ -373,6 +387,8 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
         outcome.comparison = Comparison("(none)", str(out), [], ["no baseline given: nothing is gated"], runs)
     outcome.comparison.notes += [f"{name}: a pair of endpoints fails its identity thresholds" for name in outcome.identity_failed]
     outcome.comparison.notes += [f"failed: {line}" for line in outcome.errors]
+    outcome.comparison.notes += [f"measured nothing: {line}" for line in outcome.measurement_failed]
+    outcome.comparison.notes += [f"errors past the limit: {line}" for line in outcome.load_errors]
     return outcome
 
 
@@ -406,7 +422,7 @@ def _run_identity(job: IdentityJob, folder: Path, say) -> bool:
     return report.passed
 
 
-def _run_load(job: LoadJob, folder: Path) -> None:
+def _run_load(job: LoadJob, folder: Path) -> list:
     from bench.load.run_command import LoadRequest, load_command
 
-    load_command(LoadRequest(endpoints=job.endpoints, out=folder, **job.flags))
+    return load_command(LoadRequest(endpoints=job.endpoints, out=folder, **job.flags))

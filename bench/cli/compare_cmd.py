@@ -22,6 +22,7 @@ def compare(
     no_significance: Annotated[bool, typer.Option("--no-significance", help="Fail every drop past its allowance, significant or not.")] = False,
     max_p99_increase: Annotated[Optional[str], typer.Option("--max-p99-increase", help="Load: largest allowed p99 latency increase (10% or 0.1).")] = None,
     min_throughput_ratio: Annotated[Optional[str], typer.Option("--min-throughput-ratio", help="Load: smallest allowed current/baseline throughput (0.95).")] = None,
+    max_error_rate: Annotated[str, typer.Option("--max-error-rate", help="Load: largest allowed rise of a point's error rate (0.01 or 1%); default 0: any rise fails.")] = "0",
     match: Annotated[Optional[list[str]], typer.Option("--match", help="BASE_NAME=CUR_NAME: a target or endpoint renamed since the baseline. Repeat.")] = None,
     junit: Annotated[Optional[Path], typer.Option("--junit", help="Write JUnit XML: one test case per check.")] = None,
     summary: Annotated[Optional[Path], typer.Option("--summary", help="Append the markdown summary here (default: $GITHUB_STEP_SUMMARY when set).")] = None,
@@ -31,7 +32,9 @@ def compare(
 ) -> None:
     """Compare a run with its baseline check by check; exit 1 when something regressed."""
     from bench.errors import UserError
-    from bench.results.compare import GateConfig, compare_paths, parse_allowance, parse_matches, parse_max_drops, parse_ratio
+    from bench.results.compare import (
+        GateConfig, compare_paths, parse_allowance, parse_error_rate, parse_matches, parse_max_drops, parse_ratio,
+    )
     from bench.results.compare_outputs import render_json, render_markdown, render_text, write_outputs
 
     if output_format not in FORMATS:
@@ -43,7 +46,7 @@ def compare(
         max_drop=parse_max_drops(max_drop or []), alpha=level, significance=not no_significance,
         max_p99_increase=parse_allowance(max_p99_increase, "--max-p99-increase", percent_only=True) if max_p99_increase else None,
         min_throughput_ratio=parse_ratio(min_throughput_ratio, "--min-throughput-ratio") if min_throughput_ratio else None,
-        match=parse_matches(match or []), seed=seed,
+        max_error_rate=parse_error_rate(max_error_rate, "--max-error-rate"), match=parse_matches(match or []), seed=seed,
     )
     comparison = compare_paths(baseline, current, config)
     render = {"text": render_text, "md": render_markdown, "json": render_json}[output_format]

@@ -34,14 +34,18 @@ def load(
     seed: Annotated[int, typer.Option("--seed", help="Seed for poisson/gamma arrivals.")] = 0,
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/load"),
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")] = False,
+    max_error_rate: Annotated[float, typer.Option("--max-error-rate", help="A point whose (errors + unsent) / requests is above this is marked ERRORS and the command exits 1 (a point with no success: exit 3).")] = 0.001,
     ray: Annotated[Optional[str], typer.Option("--ray", help="Run the --workers as Ray actors on a cluster: auto, or the head's host:port (pip install 'ragbench[ray]'; docs/sizing.md).")] = None,
 ) -> None:
-    """Measure throughput and latency over a sweep of batch x concurrency, offered rates, or bursts."""
+    """Measure throughput and latency over a sweep of batch x concurrency, offered rates, or bursts.
+    Exit 0 every point measured within --max-error-rate, 1 a point past it, 3 a point measured nothing or had no success."""
+    from bench.load.points import exit_code
     from bench.load.run_command import LoadRequest, load_command
 
-    load_command(LoadRequest(
+    records = load_command(LoadRequest(
         endpoints=endpoint, op=op, batch=batch, concurrency=concurrency, rate=rate, arrival=arrival,
         max_inflight=max_inflight, burst=burst, duration=duration, requests=requests, warmup=warmup, workers=workers,
         texts=texts, dataset=dataset, lengths=lengths, documents=documents, tokenizer=tokenizer, timeout=timeout,
-        seed=seed, out=out, overwrite=overwrite, ray=ray,
+        seed=seed, out=out, overwrite=overwrite, ray=ray, max_error_rate=max_error_rate,
     ))
+    raise typer.Exit(exit_code(records))

@@ -7,6 +7,7 @@ OpenAI-compatible server, a Cohere-shaped reranker, the in-process reference) is
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -60,12 +61,72 @@ class WireShapeError(ValueError):
         self.expected = expected
 
 
+def vectors_of(rows: Any, n: int, dim: int | None = None) -> np.ndarray:
+    """The one check of an embedding answer, whatever the wire: `n` vectors of finite numbers, all of one
+    dimension (`dim` when it is known from earlier answers), as an (n, dim) float32 array.
+    Raises WireShapeError naming what is wrong."""
+    if not isinstance(rows, list) or len(rows) != n:
+        raise WireShapeError(f"[[float]] for {n} inputs")
+    for row in rows:
+        if isinstance(row, np.ndarray):
+            continue  # decoded from base64: numbers by construction
+        if not isinstance(row, list) or not all(type(x) in (int, float) for x in row):
+            raise WireShapeError(f"[[float]] for {n} inputs (a vector holds something other than numbers)")
+    sizes = sorted({len(row) for row in rows})
+    if len(sizes) > 1:
+        raise WireShapeError(f"[[float]] for {n} inputs, every vector of one dimension (got {sizes})")
+    try:
+        vectors = np.asarray(rows, dtype=np.float32) if n else np.zeros((0, dim or 0), dtype=np.float32)
+    except OverflowError:  # an integer beyond any float
+        raise WireShapeError("finite numbers (a vector holds a number beyond float range)") from None
+    return check_vectors(vectors, n, dim)
+
+
+def check_vectors(vectors: np.ndarray, n: int, dim: int | None = None) -> np.ndarray:
+    """(n, dim) finite vectors of a non-zero dimension (`dim` when known): the part of `vectors_of` that
+    holds for any endpoint, in-process ones included."""
+    if vectors.ndim != 2 or vectors.shape[0] != n:
+        raise WireShapeError(f"{n} vectors (got an array of shape {vectors.shape})")
+    if n and vectors.shape[1] == 0:
+        raise WireShapeError("vectors of a non-zero dimension (got empty vectors)")
+    if n and dim is not None and vectors.shape[1] != dim:
+        raise WireShapeError(f"vectors of dimension {dim}, as in the earlier answers (got {vectors.shape[1]})")
+    if not np.isfinite(vectors).all():
+        raise WireShapeError("finite numbers (a vector holds NaN or an infinite value)")
+    return vectors
+
+
+def scores_of(pairs: list[tuple[Any, Any]], n: int, top_n: int | None = None) -> list[tuple[int, float]]:
+    """The one check of a rerank answer, whatever the wire: a score for each of the `n` documents sent (with
+    `top_n`, at least the top_n best: a server that ignores top_n is identity's finding, not a broken answer),
+    each index a document sent and named once, each score a finite number."""
+    least = n if top_n is None else min(n, top_n)
+    if not least <= len(pairs) <= n:
+        wanted = f"{n}" if least == n else f"{least} to {n}"
+        raise WireShapeError(f"a score for each of {wanted} documents (got {len(pairs)})")
+    seen: set[int] = set()
+    for index, score in pairs:
+        if type(index) is not int or not 0 <= index < n or index in seen:
+            raise WireShapeError(f"each document index in 0..{n - 1} once (got {index!r})")
+        if type(score) not in (int, float) or not _finite(score):
+            raise WireShapeError(f"a finite number as the score of document {index} (got {score!r})")
+        seen.add(index)
+    return [(index, float(score)) for index, score in pairs]
+
+
+def _finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond any float
+        return False
+
+
 class EmbedWire(Protocol):
     """texts -> request; decoded JSON answer -> (n, dim) vectors. Pure: no sockets, picklable."""
 
     def request(self, texts: list[str]) -> WireRequest: ...
 
-    def parse(self, answer: Any, n: int) -> np.ndarray: ...
+    def parse(self, answer: Any, n: int) -> np.ndarray: ...  # through `vectors_of`
 
 
 class RerankWire(Protocol):
@@ -73,7 +134,7 @@ class RerankWire(Protocol):
 
     def request(self, query: str, texts: list[str], top_n: int | None = None) -> WireRequest: ...
 
-    def parse(self, answer: Any, n: int) -> list[tuple[int, float]]: ...
+    def parse(self, answer: Any, n: int, top_n: int | None = None) -> list[tuple[int, float]]: ...  # through `scores_of`
 
 
 @runtime_checkable

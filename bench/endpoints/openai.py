@@ -11,14 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from bench.endpoints.base import CallTiming, Embeddings, WireRequest, WireShapeError, batches
+from bench.endpoints.base import CallTiming, Embeddings, WireRequest, WireShapeError, batches, vectors_of
 from bench.endpoints.http import HttpEndpoint
 
 
-def decode_embedding(value: Any) -> np.ndarray | None:
-    """A float list, or base64 of little-endian float32 (`encoding_format: "base64"`)."""
+def decode_embedding(value: Any) -> list | np.ndarray | None:
+    """A float list (as sent), or base64 of little-endian float32 (`encoding_format: "base64"`) decoded."""
     if isinstance(value, list):
-        return np.asarray(value, dtype=np.float32)
+        return value  # checked, with the others, by `vectors_of`
     if isinstance(value, str):
         try:
             return np.frombuffer(base64.b64decode(value, validate=True), dtype="<f4").astype(np.float32)
@@ -35,6 +35,7 @@ class OpenAIEmbedWire:
         self.model = model
         self.encoding_format = encoding_format
         self.dimensions = dimensions
+        self.dim: int | None = None  # learnt from the first answer: a dimension that changes later is an error
 
     def request(self, texts: list[str]) -> WireRequest:
         body: dict[str, Any] = {"model": self.model, "input": list(texts)}
@@ -49,16 +50,17 @@ class OpenAIEmbedWire:
         data = answer.get("data") if isinstance(answer, dict) else None
         if not isinstance(data, list) or len(data) != n:
             raise expected
-        rows: list[np.ndarray | None] = [None] * n
+        rows: list[Any] = [None] * n
         for position, item in enumerate(data):
             vector = decode_embedding(item.get("embedding")) if isinstance(item, dict) else None
             index = item.get("index", position) if isinstance(item, dict) else None
-            if vector is None or not isinstance(index, int) or not 0 <= index < n:
+            if vector is None or type(index) is not int or not 0 <= index < n or rows[index] is not None:
                 raise expected
             rows[index] = vector  # servers may answer out of order; `index` says where each belongs
-        if any(r is None for r in rows) or len({r.shape for r in rows}) != 1:
-            raise expected
-        return np.vstack(rows)
+        vectors = vectors_of(rows, n, self.dim)
+        if n and self.dim is None:
+            self.dim = vectors.shape[1]
+        return vectors
 
 
 class OpenAIEmbedder:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.endpoints.base import CallTiming, Scores, WireRequest, WireShapeError, scores_from_results
+from bench.endpoints.base import CallTiming, Scores, WireRequest, WireShapeError, scores_from_results, scores_of
 from bench.endpoints.http import HttpEndpoint
 
 
@@ -37,20 +37,13 @@ class CohereRerankWire:
             body["raw_scores"] = self.raw_scores
         return WireRequest("POST", self.url, body, len(texts))
 
-    def parse(self, answer: Any, n: int) -> list[tuple[int, float]]:
+    def parse(self, answer: Any, n: int, top_n: int | None = None) -> list[tuple[int, float]]:
+        """A score for each of the `n` documents, or for the `top_n` best when the request asked for fewer."""
         results = answer.get("results") if isinstance(answer, dict) else None
-        pairs: list[tuple[int, float]] = []
-        if isinstance(results, list):
-            for item in results:
-                if not isinstance(item, dict):
-                    break
-                index, score = item.get("index"), item.get("relevance_score")
-                if not isinstance(index, int) or not 0 <= index < n or not isinstance(score, (int, float)):
-                    break
-                pairs.append((index, float(score)))
-        if not isinstance(results, list) or len(pairs) != len(results):
+        if not isinstance(results, list) or not all(isinstance(item, dict) for item in results):
             raise WireShapeError("{results: [{index, relevance_score}]}")
-        return pairs
+        pairs = [(item.get("index"), item.get("relevance_score")) for item in results]
+        return scores_of(pairs, n, top_n)
 
 
 class CohereReranker:
@@ -68,7 +61,7 @@ class CohereReranker:
         response, wall_ms = self.http.request(request.method, request.url, request.payload)
         answer = self.http.json_of(response)
         try:
-            pairs = self.wire.parse(answer, len(texts))
+            pairs = self.wire.parse(answer, len(texts), top_n)
         except WireShapeError as exc:
             raise self.http.shape_error(request.url, exc.expected, answer) from None
         scores, order = scores_from_results(len(texts), pairs)

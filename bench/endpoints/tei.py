@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from bench.endpoints.base import CallTiming, Embeddings, Scores, WireRequest, WireShapeError, scores_from_results
+from bench.endpoints.base import (
+    CallTiming, Embeddings, Scores, WireRequest, WireShapeError, scores_from_results, scores_of, vectors_of,
+)
 from bench.endpoints.http import EndpointHTTPError, HttpEndpoint
 
 DEFAULT_CLIENT_BATCH = 32  # TEI's own default max_client_batch_size, used until /info says otherwise
@@ -180,14 +182,16 @@ class TeiEmbedWire:
     def __init__(self, url: str, options: dict[str, Any]):
         self.url = f"{url.rstrip('/')}/embed"
         self.options = options
+        self.dim: int | None = None  # learnt from the first answer: a dimension that changes later is an error
 
     def request(self, texts: list[str]) -> WireRequest:
         return WireRequest("POST", self.url, {"inputs": list(texts), **self.options}, len(texts))
 
     def parse(self, answer: Any, n: int) -> np.ndarray:
-        if not isinstance(answer, list) or len(answer) != n or not all(isinstance(v, list) for v in answer):
-            raise WireShapeError(f"[[float]] for {n} inputs")
-        return np.asarray(answer, dtype=np.float32)
+        vectors = vectors_of(answer, n, self.dim)
+        if n and self.dim is None:
+            self.dim = vectors.shape[1]
+        return vectors
 
 
 class TeiRerankWire:
@@ -200,13 +204,11 @@ class TeiRerankWire:
     def request(self, query: str, texts: list[str], top_n: int | None = None) -> WireRequest:
         return WireRequest("POST", self.url, {"query": query, "texts": list(texts), **self.options}, len(texts))
 
-    def parse(self, answer: Any, n: int) -> list[tuple[int, float]]:
-        if not isinstance(answer, list) or not all(
-            isinstance(r, dict) and isinstance(r.get("index"), int) and 0 <= r["index"] < n
-            and isinstance(r.get("score"), (int, float)) for r in answer
-        ):
+    def parse(self, answer: Any, n: int, top_n: int | None = None) -> list[tuple[int, float]]:
+        """TEI scores every text (it has no top_n): `n` results whatever `top_n` says."""
+        if not isinstance(answer, list) or not all(isinstance(r, dict) for r in answer):
             raise WireShapeError("[{index, score}]")
-        return [(int(r["index"]), float(r["score"])) for r in answer]
+        return scores_of([(r.get("index"), r.get("score")) for r in answer], n)
 
 
 class TeiEmbedder:

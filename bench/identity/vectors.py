@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from bench.endpoints.base import Embedder
+from bench.endpoints.base import Embedder, WireShapeError, check_vectors
 from bench.errors import ServerError
 from bench.identity.inputs import IdentityInput
 
@@ -81,10 +81,10 @@ def _timed_embed(endpoint: Embedder, texts: list[str], record: EndpointVectors) 
     started = time.perf_counter()
     vectors = endpoint.embed(texts).vectors
     record.seconds += time.perf_counter() - started
-    if vectors.ndim != 2 or vectors.shape[0] != len(texts):
-        raise ServerError(endpoint.name, f"returned {vectors.shape[0] if vectors.ndim else 0} vectors for {len(texts)} texts")
-    if not np.isfinite(vectors).all():
-        raise ServerError(endpoint.name, "returned vectors with NaN or infinite values")
+    try:  # the wires' own check (HTTP kinds have run it already); in-process kinds get it here
+        check_vectors(vectors, len(texts), record.dim or None)
+    except WireShapeError as exc:
+        raise ServerError(endpoint.name, f"answered vectors that are not {exc.expected}") from None
     return vectors.astype(np.float32, copy=False)
 
 

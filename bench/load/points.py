@@ -1,15 +1,21 @@
-"""The points of a load sweep: what each one sends and how, and one way to name a point.
+"""The points of a load sweep: what each one sends and how, one way to name a point, and one way to judge it.
 
 `SweepConfig.points()` expands the command's lists (lengths x sizes x concurrencies | rates) into
 `PointConfig`s; `point_label` names a point (a PointConfig or a LoadPointRecord) in progress bars, the
-summary table and the report.
+summary table and the report; `error_rate` and `judge` say whether a point measured anything and how
+many of its requests failed, for load, size, run and compare alike.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
+from bench.errors import EXIT_CHECK_FAILED, EXIT_MEASUREMENT_FAILED
 from bench.load.schedule import Arrival
+
+MAX_ERROR_RATE = 0.001  # load's and size's default: a point with more errors than this is marked
+OK, ERRORS, FAILED = "ok", "errors", "failed"  # a point's status: measured; errors past the limit; nothing measured or succeeded
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,7 @@ class PointConfig:
     workers: int = 1
     timeout_s: float = 30.0
     seed: int = 0
+    max_error_rate: float = MAX_ERROR_RATE  # above it the point is marked `errors`
 
 
 @dataclass
@@ -68,3 +75,39 @@ def point_label(p) -> str:
         cap = f" cap {p.max_inflight}" if p.max_inflight else ""
         return f"open {size} {p.rate:g}/s {p.arrival}{cap}{length}"
     return f"burst {p.burst} texts {size} conc {p.concurrency or 'unlimited'}{length}"
+
+
+def error_rate(requests: dict[str, Any]) -> float:
+    """(errors + unsent) / (sent + unsent) of a point's `requests` block: a request never sent by the end
+    failed its user as surely; 1.0 when nothing was measured."""
+    unsent = requests.get("unsent") or 0
+    total = requests["sent"] + unsent
+    return (sum(requests["errors"].values()) + unsent) / total if total else 1.0
+
+
+def judge(requests: dict[str, Any], max_error_rate: float) -> tuple[str, str | None]:
+    """A point's status and, unless `ok`, the one line that says why: `failed` when nothing was measured or
+    nothing succeeded (exit code 3 for the command), `errors` when its error rate is past the limit."""
+    errors = ", ".join(f"{cls} {n}" for cls, n in sorted(requests["errors"].items(), key=lambda kv: -kv[1]))
+    unsent = requests.get("unsent") or 0
+    if requests["sent"] == 0 and not unsent:
+        return FAILED, ("nothing measured: no request was sent in the measured window (the server may have "
+                        "hung during the warm-up)")
+    if requests["ok"] == 0:
+        return FAILED, f"no request succeeded: {requests['sent']} sent ({errors or 'no answer'})" + (
+            f", {unsent} never sent" if unsent else "")
+    rate = error_rate(requests)
+    if rate > max_error_rate:
+        return ERRORS, f"error rate {rate:.2%} > {max_error_rate:.2%} ({errors}" + (f", unsent {unsent}" if unsent else "") + ")"
+    return OK, None
+
+
+def exit_code(points: list, check_errors: bool = True) -> int:
+    """The command's exit code from its points: 3 when one measured nothing or had no success; else, with
+    `check_errors` (load, run), 1 when one has errors past its limit; else 0."""
+    statuses = {p.status for p in points}
+    if FAILED in statuses:
+        return EXIT_MEASUREMENT_FAILED
+    if check_errors and ERRORS in statuses:
+        return EXIT_CHECK_FAILED
+    return 0

@@ -40,8 +40,8 @@ class _ShareActor:
         result = run_share(replace(plan, start_at=plan.start_at + shift))
         if result.first_measured is not None:
             result.first_measured -= shift
-        if result.last_done is not None:
-            result.last_done -= shift
+        if result.last_end is not None:
+            result.last_end -= shift
         return result
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bench.endpoints.spec import parse_spec
 from bench.errors import UserError
-from bench.load.points import PointConfig, SweepConfig, point_label
+from bench.load.points import ERRORS, FAILED, MAX_ERROR_RATE, PointConfig, SweepConfig, error_rate, point_label
 from bench.load.runner import run_load
 from bench.load.schedule import parse_arrival
 from bench.load.workload import load_workload
@@ -42,6 +42,7 @@ class LoadRequest:
     seed: int = 0
     overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
     ray: str | None = None  # run the workers as Ray actors on this cluster ("auto" or host:port)
+    max_error_rate: float = MAX_ERROR_RATE  # a point with more errors is marked (exit code 1)
 
 
 def parse_seconds(flag: str, text: str, allow_zero: bool = False) -> float:
@@ -89,12 +90,14 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
         raise UserError(f"--burst {request.burst}: expected a positive number of texts")
     if request.requests is not None and request.requests < 1:
         raise UserError(f"--requests {request.requests}: expected a positive number")
+    check_error_rate(request.max_error_rate)
     concurrencies = parse_list("--concurrency", request.concurrency, allow_zero=request.burst is not None) or [1]
     base = PointConfig(
         op=op, arrival=parse_arrival(request.arrival), max_inflight=request.max_inflight, burst=request.burst,
         duration_s=None if request.requests is not None else parse_seconds("--duration", request.duration or "10s"),
         requests=request.requests, warmup_s=parse_seconds("--warmup", request.warmup, allow_zero=True),
         workers=request.workers, timeout_s=parse_seconds("--timeout", request.timeout), seed=request.seed,
+        max_error_rate=request.max_error_rate,
     )
     return SweepConfig(
         base, batches=parse_list("--batch", request.batch) or [1], concurrencies=concurrencies,
@@ -103,7 +106,14 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
     )
 
 
-def load_command(request: LoadRequest) -> Path:
+def check_error_rate(value: float) -> None:
+    if not 0 <= value < 1:  # NaN fails too
+        raise UserError(f"--max-error-rate {value}: expected a fraction in [0, 1), as 0.001")
+
+
+def load_command(request: LoadRequest) -> list[LoadPointRecord]:
+    """Run the sweep; the points measured (each judged: `bench.load.points.exit_code` turns them into the
+    command's exit code)."""
     from bench.progress import progress_bars
 
     specs = [parse_spec(s) for s in request.endpoints]
@@ -133,9 +143,17 @@ def load_command(request: LoadRequest) -> Path:
 
             out = Console()
             Console(width=max(out.width, 150) if not out.is_terminal else None).print(summary_table(records))
+            for r in records:
+                if r.status in (FAILED, ERRORS):  # named, after the table: what the exit code is about
+                    out.print(f"{r.status.upper()}: {problem_line(r)}", markup=False, highlight=False, soft_wrap=True)
         if written:  # also after a failure or Ctrl-C: the report covers the finished points
             _report(written[0])
-    return request.out / "report.html"
+    return records
+
+
+def problem_line(record: LoadPointRecord) -> str:
+    """`tei closed batch 1 conc 4: no request succeeded: ...`: a point that failed or passed its error limit, named."""
+    return f"{record.endpoint} {point_label(record)}: {record.problem}"
 
 
 def _report(results: Path) -> None:
@@ -163,7 +181,12 @@ def summary_table(records: list[LoadPointRecord]):
     for r in records:
         point = point_label(r) + (f", drained in {r.duration_s:.2f} s" if r.loop == "burst" else "")
         errors = ", ".join(f"{k}:{v}" for k, v in sorted(r.requests["errors"].items())) or "0"
-        client = "SATURATED" if r.client["saturated"] else f"{r.client['cpu_percent'] or 0:.0f}% cpu"
+        if r.status == FAILED and not r.requests["sent"]:
+            errors = "FAILED: nothing measured"
+        elif r.status in (FAILED, ERRORS):
+            errors = f"{r.status.upper()} {errors} ({error_rate(r.requests):.1%})"
+        utilization = r.client.get("utilization")
+        client = "SATURATED" if r.client["saturated"] else (f"{utilization:.0%} of ceiling" if utilization is not None else "-")
         table.add_row(r.endpoint, point, f"{r.throughput['requests_per_s']:.1f}", f"{r.throughput['texts_per_s']:.1f}",
                       ms(r.latency_ms["service"], "p50"), ms(r.latency_ms["service"]), ms(r.latency_ms["scheduled"]),
                       errors, str(r.requests["unsent"]), client)

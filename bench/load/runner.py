@@ -31,7 +31,7 @@ from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.errors import UserError
 from bench.load import histograms
 from bench.load.client import encode_request, target_of
-from bench.load.points import PointConfig, SweepConfig, point_label
+from bench.load.points import PointConfig, SweepConfig, judge, point_label
 from bench.load.schedule import open_schedule, share, split_count
 from bench.load.server_view import MetricsReader, delta
 from bench.load.worker import SharePlan, ShareResult, run_share
@@ -42,8 +42,10 @@ from bench.results.store import ResultsWriter
 from bench.secrets import mask, mask_data, secret_from_env
 
 START_LEAD_S = 0.25  # time for the plans to reach the worker processes before the first intended send
-LAG_SATURATED_MS = 5.0  # loop-lag p99 above this: the client, not the server, set the pace
-CPU_SATURATED = 90.0  # % of one core per worker
+# A worker is saturated when the requests it drove took this share of what its CPU per request allows
+# on a whole core (its own ceiling, measured in the point): the client, not the server, set the pace.
+# The machine's load does not count: a descheduled client shows in `loop_lag_p99_ms`, not here.
+CLIENT_SATURATED = 0.9
 
 
 class InProcessCall:
@@ -101,7 +103,9 @@ class LoadEndpoint:
             if op == "rerank":
                 client.rerank("warm-up query", ["warm-up text", "another warm-up text"])
             else:
-                client.embed(["warm-up text"])
+                dim = client.embed(["warm-up text"]).vectors.shape[1]
+                if self.wire is not None:
+                    self.wire.dim = dim  # every answer of the sweep must keep it (a changed dimension is a bad_response)
         finally:
             client.close()
 
@@ -195,9 +199,7 @@ def merge_shares(endpoint: str, point: PointConfig, shares: list[ShareResult], w
             examples.setdefault(cls, mask(message))
     ok = sum(s.ok for s in shares)
     merged = {q: histograms.merge([s.histograms.get(q) for s in shares]) for q in shares[0].histograms} if shares else {}
-    window_start = shares[0].first_measured if shares else 0.0
-    last = max((s.last_done for s in shares if s.last_done is not None), default=None)
-    elapsed = (last - window_start) if last is not None and last > window_start else (point.duration_s or 0.0)
+    elapsed = measured_window(point, shares)
     counted = sum(s.tokens_counted for s in shares)
     estimated = sum(s.tokens_estimated for s in shares)
     per_s = (lambda n: n / elapsed) if elapsed > 0 else (lambda n: 0.0)
@@ -209,17 +211,15 @@ def merge_shares(endpoint: str, point: PointConfig, shares: list[ShareResult], w
         tokens_source = f"x-compute-tokens+{workload.tokens_source}"
     else:
         tokens_source = workload.tokens_source
-    lag = histograms.merge([s.loop_lag for s in shares])
-    lag_p99 = lag.get_value_at_percentile(99.0) / 1000.0 if lag.get_total_count() else None
-    cpu = [100.0 * s.cpu_s / s.wall_s for s in shares if s.wall_s > 0]
-    cpu_bound = any(c >= CPU_SATURATED for c in cpu)
     open_quantities = point.loop != "closed"
+    requests = {"sent": sum(s.sent for s in shares), "ok": ok, "errors": errors, "unsent": sum(s.unsent for s in shares),
+                "validated": sum(s.validated for s in shares)}
+    status, problem = judge(requests, point.max_error_rate)
     return LoadPointRecord(
         endpoint=endpoint, op=point.op, loop=point.loop, batch=point.batch,
         concurrency=point.concurrency, rate=point.rate, arrival=str(point.arrival) if point.arrival else None,
         duration_s=round(elapsed, 6),
-        requests={"sent": sum(s.sent for s in shares), "ok": ok, "errors": errors, "unsent": sum(s.unsent for s in shares),
-                  "validated": sum(s.validated for s in shares)},
+        requests=requests,
         throughput={"requests_per_s": per_s(ok), "texts_per_s": per_s(sum(s.texts_ok for s in shares)),
                     "tokens_per_s": per_s(counted + estimated), "tokens_source": tokens_source},
         latency_ms={"service": histograms.summary_ms(merged["service"]) if merged else None,
@@ -227,14 +227,44 @@ def merge_shares(endpoint: str, point: PointConfig, shares: list[ShareResult], w
                     "dispatch_delay": histograms.summary_ms(merged["dispatch_delay"]) if open_quantities and merged else None},
         server_ms={name: histograms.summary_ms(merged[name]) if merged else None for name in ("queue", "tokenization", "inference")},
         server_metrics=delta(metrics_before, metrics_after) if metrics_before and metrics_after else None,
-        client={"workers": len(shares), "hosts": [s.host for s in shares], "cpu_percent": round(sum(cpu) / len(cpu), 1) if cpu else None,
-                "saturated": bool(cpu_bound or (lag_p99 is not None and lag_p99 > LAG_SATURATED_MS)),
-                "loop_lag_p99_ms": lag_p99},
+        client=client_view(shares),
         max_inflight=point.max_inflight, burst=point.burst, length=point.length,
         documents=point.batch if point.op == "rerank" else None, warmup_s=point.warmup_s,
         histograms={q: histograms.encode(h) for q, h in merged.items() if h.get_total_count()},
-        error_examples=examples,
+        error_examples=examples, status=status, problem=problem, max_error_rate=point.max_error_rate,
     )
+
+
+def measured_window(point: PointConfig, shares: list[ShareResult]) -> float:
+    """Seconds from the end of the warm-up to the intended end of the point or the end of its last measured
+    request (an answer, an error or a timeout), whichever is later: a server that stops answering stretches
+    the window it failed in instead of shrinking it to its last good answer. `--requests` and bursts have no
+    intended end: their window ends with their last request."""
+    start = shares[0].first_measured if shares and shares[0].first_measured is not None else 0.0
+    intended = start + point.duration_s if point.duration_s is not None and point.loop != "burst" else start
+    last = max((s.last_end for s in shares if s.last_end is not None), default=start)
+    return max(intended, last) - start
+
+
+def client_view(shares: list[ShareResult]) -> dict[str, Any]:
+    """What the client spent: CPU per request (the yielding of an open loop waiting for its next send
+    excluded), the ceiling that allows (requests/s on whole cores), and the share of it the point used.
+    Saturated: a worker used CLIENT_SATURATED of its ceiling. Loop lag is reported: on a busy machine it
+    says how late the OS ran the client, which is the machine's load, not the client's limit."""
+    lag = histograms.merge([s.loop_lag for s in shares])
+    cpu = [100.0 * s.cpu_s / s.wall_s for s in shares if s.wall_s > 0]
+    work = [(max(0.0, s.cpu_s - s.idle_cpu_s), s.handled, s.wall_s) for s in shares if s.wall_s > 0]
+    busy = [w / wall for w, _, wall in work]
+    per_request = [w / n for w, n, _ in work if n and w > 0]
+    return {
+        "workers": len(shares), "hosts": [s.host for s in shares],
+        "cpu_percent": round(sum(cpu) / len(cpu), 1) if cpu else None,
+        "cpu_per_request_us": round(1e6 * sum(per_request) / len(per_request), 2) if per_request else None,
+        "ceiling_requests_per_s": round(sum(1 / r for r in per_request), 1) if per_request else None,
+        "utilization": round(max(busy), 3) if busy else None,
+        "saturated": bool(busy and max(busy) >= CLIENT_SATURATED),
+        "loop_lag_p99_ms": lag.get_value_at_percentile(99.0) / 1000.0 if lag.get_total_count() else None,
+    }
 
 
 def _ignore_sigint() -> None:

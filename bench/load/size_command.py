@@ -173,7 +173,8 @@ class _Session:
     def point(self, loop: str, size: int, length: int | None, **kwargs) -> PointConfig:
         plan = self.plan
         return PointConfig(op=plan.op, loop=loop, batch=size, length=length, duration_s=plan.duration_s,
-                           warmup_s=plan.warmup_s, workers=self.request.workers, timeout_s=plan.timeout_s, **kwargs)
+                           warmup_s=plan.warmup_s, workers=self.request.workers, timeout_s=plan.timeout_s,
+                           max_error_rate=plan.slo.max_error_rate, **kwargs)
 
     def size(self, length: int | None, telemetry: str) -> SizingRecord:
         plan, request = self.plan, self.request

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from bench.load.points import point_label
+from bench.load.points import error_rate as requests_error_rate, point_label
 from bench.results.schema import CeilingPoint, LoadPointRecord
 
 TEI_DEFAULT_MAX_BATCH_TOKENS = 16384
@@ -35,11 +35,8 @@ class Slo:
 
 
 def error_rate(point: LoadPointRecord) -> float:
-    """(errors + unsent) / (sent + unsent): a request never sent by the end failed its user as surely."""
-    requests = point.requests
-    unsent = requests.get("unsent") or 0
-    total = requests["sent"] + unsent
-    return (sum(requests["errors"].values()) + unsent) / total if total else 1.0
+    """(errors + unsent) / (sent + unsent), as every command reads it (bench.load.points.error_rate)."""
+    return requests_error_rate(point.requests)
 
 
 def p99_ms(point: LoadPointRecord, quantity: str) -> float | None:

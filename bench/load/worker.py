@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any, Callable
 
-from bench.endpoints.base import WireShapeError
 from bench.load import histograms
 from bench.load.client import ConnectionLost, Pool, ProtocolViolation, Response, Target
 
@@ -77,9 +76,11 @@ class ShareResult:
     tokens_counted: int = 0  # from x-compute-tokens
     tokens_estimated: int = 0  # from the workload, for answers without the header
     first_measured: float | None = None  # perf_counter of the first measured intended/sent time
-    last_done: float | None = None  # perf_counter of the last measured answer
+    last_end: float | None = None  # perf_counter of the last measured request's end: answer, error or timeout
     histograms: dict[str, str | None] = field(default_factory=dict)  # quantity -> HDR encoding
     cpu_s: float = 0.0
+    idle_cpu_s: float = 0.0  # CPU spent yielding until an intended send time (open loop): waiting, not work
+    handled: int = 0  # requests this worker sent over `cpu_s`, warm-up included: the client's cost per request
     wall_s: float = 0.0
     loop_lag: str | None = None  # HDR of the loop-lag probe
     host: str = field(default_factory=socket.gethostname)  # the machine this share ran on (Ray: any of a cluster)
@@ -108,6 +109,8 @@ class _Recorder:
         """Count one measured request's outcome."""
         r = self.result
         r.sent += 1
+        ended = outcome.done if isinstance(outcome, Response) else perf_counter()
+        r.last_end = ended if r.last_end is None else max(r.last_end, ended)
         if isinstance(outcome, BaseException):
             self.error(error_class(outcome), f"{type(outcome).__name__}: {outcome}")
             return
@@ -118,7 +121,6 @@ class _Recorder:
             return
         r.ok += 1
         r.texts_ok += self.plan.inputs[index]
-        r.last_done = outcome.done if r.last_done is None else max(r.last_done, outcome.done)
         v = self.values
         v["service"].append(int((outcome.done - sent) * 1e6))
         if due is not None:
@@ -150,7 +152,7 @@ class _Recorder:
         self.result.validated += 1
         try:
             self.plan.wire.parse(json.loads(response.body), self.plan.inputs[index])
-        except (ValueError, WireShapeError) as exc:
+        except (ValueError, RecursionError) as exc:  # broken JSON, a wrong shape (WireShapeError), absurd nesting
             # From the first bad body on, every answer is parsed: the counts are then exact, not sampled.
             self.error("bad_response", f"HTTP {response.status} but {exc}: {response.body[:160].decode('utf-8', 'replace')}")
             return False
@@ -226,15 +228,20 @@ async def _probe(recorder: _Recorder) -> None:
             recorder.lag.append(int(max(0.0, perf_counter() - due) * 1e6))
 
 
-async def _sleep_until(when: float) -> None:
+async def _sleep_until(when: float) -> float:
     """Sleep on a timer until `when`; libuv's millisecond timers may wake up to 1 ms early, and the rest
     is yielded (`sleep(0)` keeps the loop polling sockets). No longer busy-wait: on a shared machine a
-    spinning client loses its time slices to the scheduler and dispatches later, not sooner (docs/load.md)."""
+    spinning client loses its time slices to the scheduler and dispatches later, not sooner (docs/load.md).
+    Returns the CPU seconds the yielding took: waiting, which is not the client's work per request."""
     left = when - perf_counter()
     if left > 0:
         await asyncio.sleep(left)
+    if perf_counter() >= when:
+        return 0.0
+    cpu = time.process_time()  # read only when there is time to wait anyway
     while perf_counter() < when:
         await asyncio.sleep(0)
+    return time.process_time() - cpu
 
 
 class _Http:
@@ -292,6 +299,7 @@ async def _closed(plan: SharePlan, sender, recorder: _Recorder) -> None:
                 sent, outcome = await sender.send(index)
             except Exception as exc:  # noqa: BLE001 - every failure is a counted error class
                 sent, outcome = now, exc
+            recorder.result.handled += 1
             if measured:
                 recorder.finish(index, None, sent, outcome)
             if isinstance(outcome, (ConnectionLost, OSError)):
@@ -317,6 +325,7 @@ async def _open(plan: SharePlan, sender, recorder: _Recorder) -> None:
                 sent, outcome = await sender.send(index % n)
             except Exception as exc:  # noqa: BLE001 - counted by class
                 sent, outcome = perf_counter(), exc
+            recorder.result.handled += 1
             if recorder.measured(due):
                 recorder.finish(index % n, due, sent, outcome)
         finally:
@@ -326,7 +335,7 @@ async def _open(plan: SharePlan, sender, recorder: _Recorder) -> None:
     for index, offset in enumerate(plan.offsets):
         due = plan.start_at + offset
         if due > perf_counter():
-            await _sleep_until(due)
+            recorder.result.idle_cpu_s += await _sleep_until(due)
         else:  # behind schedule: still let answers in (and their connections back to the pool) between sends
             await asyncio.sleep(0)
         if slots is not None and slots.locked():

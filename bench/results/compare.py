@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from bench.errors import InputError, UserError
-from bench.load.points import point_label
+from bench.load.points import error_rate, point_label
 from bench.quality.metrics import parse_measure
 from bench.quality.significance import bootstrap_cis, holm, randomization_tests, seeded_generator
 from bench.results.outdir import RESULTS_FILE
@@ -80,6 +80,14 @@ def parse_matches(items: list[str]) -> dict[str, str]:
     return matches
 
 
+def parse_error_rate(text: str, flag: str) -> float:
+    """A fraction of requests, `0.01` or `1%`, in [0, 1]."""
+    value = parse_allowance(text, flag, percent_only=True).value
+    if value > 1:
+        raise UserError(f"{flag} {text!r}: a fraction of requests is at most 1 (100%)")
+    return value
+
+
 def parse_ratio(text: str, flag: str) -> float:
     try:
         value = float(text)
@@ -97,6 +105,7 @@ class GateConfig:
     significance: bool = True
     max_p99_increase: Allowance | None = None  # load; None: p99 reported, not gated
     min_throughput_ratio: float | None = None  # load; None: throughput reported, not gated
+    max_error_rate: float = 0.0  # load: largest allowed rise of a point's error rate (a fraction); 0: any rise fails
     match: dict[str, str] = field(default_factory=dict)
     seed: int = 0
     permutations: int = 10_000
@@ -114,6 +123,7 @@ class Check:
     status: str  # pass | fail | info
     summary: str  # one line with the figures
     figures: dict[str, Any] = field(default_factory=dict)
+    not_gated: str = ""  # with status info: why what it reports was not gated (said in every output)
 
     @property
     def title(self) -> str:
@@ -299,31 +309,77 @@ def point_name(point: LoadPointRecord, endpoint: str) -> str:
     return f"{endpoint} {point.op} {point_label(point)}"
 
 
-def _check_point(point: LoadPointRecord, results: Results) -> LoadPointRecord:
-    if point.loop not in ("closed", "open", "burst") or (point.loop == "open" and as_number(point.rate) is None):
-        raise InputError(results.path, f"load_point record of {point.endpoint}: loop {point.loop!r}"
-                         + (" without a rate" if point.loop == "open" else " is not closed, open or burst"))
-    return point
+def checked_points(results: Results, match: dict[str, str] | None = None) -> dict[tuple, LoadPointRecord]:
+    """Every load point of a results file by `point_key` (endpoints renamed by `match`), each checked: a
+    figure compare cannot judge, or the same point twice (which one counts cannot be told: appending a
+    record must not hide a regression), is an input error naming the file and line."""
+    points: dict[tuple, LoadPointRecord] = {}
+    for point in results.load_points:
+        _check_point(point, results)
+        key = point_key(point, (match or {}).get(point.endpoint, point.endpoint))
+        if key in points:
+            raise InputError(results.path, f"load_point {point_name(point, point.endpoint)} again (first on line "
+                             f"{results.line(points[key])}): a results file measures each point once",
+                             results.line(point))
+        points[key] = point
+    return points
+
+
+def _check_point(point: LoadPointRecord, results: Results) -> None:
+    def bad(what: str) -> InputError:
+        return InputError(results.path, f"load_point record of {point.endpoint}: {what}", results.line(point))
+
+    if point.loop not in ("closed", "open", "burst"):
+        raise bad(f"loop {point.loop!r} is not closed, open or burst")
+    if point.loop == "open" and as_number(point.rate) is None:
+        raise bad(f"loop {point.loop!r} without a rate")
+    requests = point.requests
+    counts = [requests.get("sent"), requests.get("ok"), requests.get("unsent", 0) or 0]
+    errors = requests.get("errors")
+    if not all(_count(n) for n in counts) or not isinstance(errors, dict) or not all(_count(n) for n in errors.values()):
+        raise bad("requests.sent, ok, unsent and every errors count must be whole numbers >= 0")
+    if requests["ok"] > requests["sent"]:
+        raise bad(f"requests.ok {requests['ok']} > sent {requests['sent']}")
+    texts_per_s = point.throughput.get("texts_per_s") if isinstance(point.throughput, dict) else None
+    if as_number(texts_per_s) is None or texts_per_s < 0:
+        raise bad(f"throughput.texts_per_s {texts_per_s!r} is not a finite number >= 0")
+    if as_number(point.duration_s) is None or point.duration_s < 0:
+        raise bad(f"duration_s {point.duration_s!r} is not a finite number >= 0")
+    block = point.latency_ms.get(p99_quantity(point)) if isinstance(point.latency_ms, dict) else None
+    p99 = block.get("p99") if isinstance(block, dict) else None
+    if (requests["ok"] or p99 is not None) and (as_number(p99) is None or p99 < 0):  # no success: no latency
+        raise bad(f"latency_ms.{p99_quantity(point)}.p99 {p99!r} is not a finite number >= 0")
+    if not isinstance(point.client, dict) or not isinstance(point.client.get("saturated", False), bool):
+        raise bad("client.saturated must be true or false")
+
+
+def _count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+def p99_quantity(point: LoadPointRecord) -> str:
+    """The latency that counts: from the intended send time in the open loop (a stalled server cannot hide
+    behind a slowed client), send to last byte otherwise."""
+    return "scheduled" if point.loop == "open" else "service"
 
 
 def point_p99(point: LoadPointRecord) -> float | None:
-    """The p99 that counts: from the intended send time in the open loop (a stalled server cannot hide
-    behind a slowed client), send to last byte otherwise."""
-    block = point.latency_ms.get("scheduled" if point.loop == "open" else "service")
+    block = point.latency_ms.get(p99_quantity(point))
     return as_number(block.get("p99")) if isinstance(block, dict) else None
 
 
 def compare_load(base: Results, cur: Results, config: GateConfig, source: str = "") -> tuple[list[Check], list[str]]:
-    """Per matching sweep point: throughput ratio and p99 change; points the client saturated are reported,
-    never gated (their figures are the client's, not the server's)."""
+    """Per matching sweep point: the error rate, always gated (strict by default: any rise fails), and the
+    throughput ratio and p99 change, gated with their flags unless the load client saturated. A current
+    point that measured nothing, or where nothing succeeded, fails whatever the rest says."""
     notes: list[str] = []
-    current = {point_key(p, p.endpoint): _check_point(p, cur) for p in cur.load_points}
+    current = checked_points(cur)
     matched: set[tuple] = set()
     checks: list[Check] = []
     gated = config.min_throughput_ratio is not None or config.max_p99_increase is not None
-    for b in base.load_points:
-        endpoint = config.match.get(_check_point(b, base).endpoint, b.endpoint)
-        key, label = point_key(b, endpoint), point_name(b, endpoint)
+    for key, b in checked_points(base, config.match).items():
+        endpoint = key[0]
+        label = point_name(b, endpoint)
         c = current.get(key)
         if c is None:
             checks.append(Check("load", source, label, FAIL, f"{label}: not measured in the current run"))
@@ -331,20 +387,31 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
         matched.add(key)
         ratio, change, check = _load_figures(b, c, label, config, source)
         checks.append(check)
-        if b.client.get("saturated") or c.client.get("saturated"):
-            check.status = INFO
-            check.summary += "; the load client saturated: reported, never gated"
+        f = check.figures
+        saturated = [(run, p.client.get("utilization")) for run, p in (("baseline", b), ("current", c)) if p.client.get("saturated")]
+        if saturated:
+            reason = "the load client saturated in the " + " and ".join(
+                run + (f" run ({use:.0%} of its ceiling)" if as_number(use) is not None else " run") for run, use in saturated)
         elif not gated:
-            check.status = INFO
-            check.summary += "; not gated (no --min-throughput-ratio or --max-p99-increase)"
-        elif ratio is None and config.min_throughput_ratio is not None:
-            check.status = INFO
-            check.summary += "; no baseline throughput to compare with"
+            reason = "no --min-throughput-ratio or --max-p99-increase"
+        elif ratio is None and config.min_throughput_ratio is not None and c.requests["ok"]:
+            reason = "no baseline throughput to compare with"
         else:
-            slower = ratio is not None and config.min_throughput_ratio is not None and ratio < config.min_throughput_ratio
-            later = (change is not None and config.max_p99_increase is not None
-                     and change > config.max_p99_increase.value)
-            check.status = FAIL if slower or later else PASS
+            reason = ""
+        slower = not reason and ratio is not None and config.min_throughput_ratio is not None and ratio < config.min_throughput_ratio
+        later = not reason and change is not None and config.max_p99_increase is not None and change > config.max_p99_increase.value
+        more_errors = f["error_rate_increase"] > config.max_error_rate
+        if not c.requests["ok"]:
+            check.status = FAIL
+            check.summary += "; the current point " + ("measured nothing" if not c.requests["sent"] else "had no successful request")
+        elif slower or later or more_errors:
+            check.status = FAIL
+        elif reason:
+            check.status = INFO
+            check.not_gated = f"throughput and p99 not gated: {reason}"
+            check.summary += f"; {check.not_gated} (the error rate is, and passed)"
+        else:
+            check.status = PASS
     for key in current.keys() - matched:
         notes.append(f"{source + ': ' if source else ''}load point {point_name(current[key], key[0])} is new in the "
                      "current run: nothing to compare it with")
@@ -361,13 +428,16 @@ def _load_figures(b: LoadPointRecord, c: LoadPointRecord, label: str, config: Ga
         limits.append(f"min ratio {config.min_throughput_ratio:g}")
     if config.max_p99_increase is not None:
         limits.append(f"max p99 +{config.max_p99_increase}")
+    limits.append(f"max error-rate rise {config.max_error_rate:.2%}")
     b_errors, c_errors = _errors(b), _errors(c)
+    b_rate, c_rate = error_rate(b.requests), error_rate(c.requests)
     summary = (f"{label}: texts/s {_num(b_tput)} → {_num(c_tput)} (×{_num(ratio, 3)}), "
                f"p99 {_num(b_p99)} → {_num(c_p99)} ms ({'–' if change is None else f'{change:+.1%}'}), "
-               f"errors {b_errors} → {c_errors}" + (f"; {', '.join(limits)}" if limits else ""))
+               f"errors {b_errors} → {c_errors} ({b_rate:.2%} → {c_rate:.2%} of requests); {', '.join(limits)}")
     figures = {"endpoint": c.endpoint, "loop": c.loop, "baseline_texts_per_s": b_tput, "current_texts_per_s": c_tput,
                "throughput_ratio": ratio, "baseline_p99_ms": b_p99, "current_p99_ms": c_p99, "p99_change": change,
-               "baseline_errors": b_errors, "current_errors": c_errors,
+               "baseline_errors": b_errors, "current_errors": c_errors, "baseline_error_rate": b_rate,
+               "current_error_rate": c_rate, "error_rate_increase": c_rate - b_rate, "max_error_rate": config.max_error_rate,
                "client_saturated": bool(b.client.get("saturated") or c.client.get("saturated"))}
     return ratio, change, Check("load", source, label, PASS, summary, figures)
 
@@ -433,12 +503,14 @@ def _identity_pair(b: Any, c: Any, name: str, figures: list[tuple[str, str, int]
         status = INFO  # failing in both runs and no worse: not a regression (identity's own exit code says it fails)
     else:
         status = PASS
+    not_gated = "failing in both runs and no worse: not a regression (identity's own exit code says it fails)"
     verdict = f"verdict {b.verdict} → {c.verdict}" + (f" ({'; '.join(map(str, c.failures))})" if c.verdict != "pass" else "")
     note = f"; worse past threshold: {', '.join(worse)}" if worse and not flipped else ""
     return Check("identity", source, name, status, f"{name}: {verdict}; {', '.join(parts)}{note}",
                  {"baseline_verdict": b.verdict, "current_verdict": c.verdict, "worse": worse, "dtype": c.dtype,
                   **{f"baseline_{f}": as_number(getattr(b, f)) for f, _, _ in figures},
-                  **{f"current_{f}": as_number(getattr(c, f)) for f, _, _ in figures}})
+                  **{f"current_{f}": as_number(getattr(c, f)) for f, _, _ in figures}},
+                 not_gated if status == INFO else "")
 
 
 def as_number(value: Any) -> float | None:

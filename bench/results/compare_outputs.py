@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import InputError, UserError
-from bench.results.compare import FAIL, INFO, Comparison, as_number, fmt_p, point_name
+from bench.results.compare import FAIL, INFO, Comparison, as_number, checked_points, fmt_p, point_name
 from bench.results.store import Results
 
 _MARK = {"pass": "pass", "fail": "FAIL", "info": "info"}
@@ -20,9 +20,11 @@ _MD_MARK = {"pass": "✅ pass", "fail": "❌ **FAIL**", "info": "ℹ️ not gate
 
 def verdict_line(comparison: Comparison) -> str:
     gated = [c for c in comparison.checks if c.status != INFO]
+    skipped = len(comparison.checks) - len(gated)
+    more = f"; {skipped} not gated, each says why" if skipped else ""
     if comparison.passed:
-        return f"ragbench compare: pass ({len(gated)} checks, none regressed)"
-    return f"ragbench compare: FAIL ({len(comparison.regressions)} of {len(gated)} checks regressed)"
+        return f"ragbench compare: pass ({len(gated)} checks, none regressed{more})"
+    return f"ragbench compare: FAIL ({len(comparison.regressions)} of {len(gated)} checks regressed{more})"
 
 
 def render_text(comparison: Comparison) -> str:
@@ -53,7 +55,13 @@ def render_markdown(comparison: Comparison) -> str:
         lines += ["| result | check | figures |", "|---|---|---|"]
         lines += [f"| {_MD_MARK[c.status]} | {c.kind}: {_md_escape(c.title.split(': ', 1)[1])} | {_md_escape(c.summary)} |"
                   for c in others]
-    return "\n".join(lines) + "\n"
+        lines.append("")
+    skipped = [c for c in comparison.checks if c.status == INFO]
+    if skipped:  # a check that gates nothing says so here, never as a silent pass
+        lines += [f"**Not gated ({len(skipped)} of {len(comparison.checks)} checks):**", ""]
+        lines += [f"- ℹ️ {c.kind}: {_md_escape(_where(c))} — {_md_escape(c.not_gated or 'reported only')}" for c in skipped]
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _where(check) -> str:
@@ -75,12 +83,13 @@ def _load_cells(c) -> list[str]:
     change = "–" if f["p99_change"] is None else f"{f['p99_change']:+.1%}"
     return [_where(c), f"{num(f['baseline_texts_per_s'])} → {num(f['current_texts_per_s'])}", num(f["throughput_ratio"], 3),
             f"{num(f['baseline_p99_ms'])} → {num(f['current_p99_ms'])}", change,
-            f"{f['baseline_errors']} → {f['current_errors']}", "yes" if f["client_saturated"] else "no"]
+            f"{f['baseline_errors']} → {f['current_errors']} ({f['baseline_error_rate']:.2%} → {f['current_error_rate']:.2%})",
+            "yes" if f["client_saturated"] else "no"]
 
 
 _MD_TABLES = [
     ("quality", ["target measure", "baseline", "current", "effect [95% CI]", "p (Holm)", "queries", "max drop"], _quality_cells),
-    ("load", ["point", "texts/s", "ratio", "p99 ms", "p99 change", "errors", "client saturated"], _load_cells),
+    ("load", ["point", "texts/s", "ratio", "p99 ms", "p99 change", "errors (rate)", "client saturated"], _load_cells),
 ]
 
 
@@ -110,7 +119,7 @@ def junit_xml(comparison: Comparison) -> str:
         if c.status == FAIL:
             ET.SubElement(case, "failure", message=c.summary, type="regression").text = c.summary
         elif c.status == INFO:
-            ET.SubElement(case, "skipped", message=f"reported, not gated: {c.summary}")
+            ET.SubElement(case, "skipped", message=f"not gated: {c.not_gated or 'reported only'}").text = c.summary
         ET.SubElement(case, "system-out").text = c.summary
     root = ET.Element("testsuites", name="ragbench", tests=suite.get("tests"), failures=suite.get("failures"))
     root.append(suite)
@@ -134,17 +143,20 @@ def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
             stats = Stats()
             for q in results.queries:
                 if q.target == target.name and not q.error and q.latency_ms is not None:  # None: ranked in a batch
+                    if as_number(q.latency_ms) is None or q.latency_ms < 0:
+                        raise InputError(results.path, f"query record {q.qid!r} of {q.target}: latency_ms "
+                                         f"{q.latency_ms!r} is not a finite number >= 0", results.line(q))
                     stats.update(q.latency_ms / 1000)
             if stats:
                 entries.append(_entry(f"{prefix}{target.name} query latency", f"quality/{prefix}{target.name}", stats, 1,
                                       {"unit": "seconds per query", "dataset": results.header.dataset.get("name"),
                                        "spec": target.spec, "errors": target.errors}))
-        for point in results.load_points:
+        for point in checked_points(results).values():  # a figure it cannot read is an input error, never dropped
             label, group = point_name(point, point.endpoint), f"load/{prefix}{point.endpoint}"
             quantity = "scheduled" if point.loop == "open" else "service"
             extra = {"loop": point.loop, "batch": point.batch, "concurrency": point.concurrency, "rate": point.rate,
                      "client_saturated": bool(point.client.get("saturated")), **point.throughput}
-            latency = _histogram_stats(point.histograms.get(quantity), Stats, results.path)
+            latency = _histogram_stats(point.histograms.get(quantity), Stats, results, point)
             if latency:
                 entries.append(_entry(f"{prefix}{label} latency", group, latency, 1,
                                       {**extra, "unit": "seconds per request", "quantity": quantity}))
@@ -159,7 +171,7 @@ def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
             "datetime": datetime.now(timezone.utc).isoformat(), "version": pb_version}
 
 
-def _histogram_stats(encoded: Any, stats_class: Any, path: Path) -> Any:
+def _histogram_stats(encoded: Any, stats_class: Any, results: Results, point: Any) -> Any:
     """A `Stats` holding every request of an HDR histogram (microseconds), in seconds."""
     if not encoded:
         return None
@@ -168,7 +180,7 @@ def _histogram_stats(encoded: Any, stats_class: Any, path: Path) -> Any:
     try:
         histogram = decode(encoded)
     except Exception:  # hdrh raises several kinds (base64, zlib, its own) on a damaged encoding
-        raise InputError(path, "load_point record: a latency histogram cannot be decoded") from None
+        raise InputError(results.path, "load_point record: a latency histogram cannot be decoded", results.line(point)) from None
     stats = stats_class()
     for item in histogram.get_recorded_iterator():
         low = histogram.get_lowest_equivalent_value(item.value_iterated_to)

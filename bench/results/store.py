@@ -167,13 +167,20 @@ class Results:
     records: dict[str, list[Any]] = field(default_factory=dict)  # record type -> records
     end: EndRecord | None = None
     recomputed: list[str] = field(default_factory=list)  # targets whose metrics the report rebuilt from run files
-    repeated: int = 0  # records found a second time (earlier versions did so on Ctrl-C); the first one counts
+    repeated: int = 0  # records found a second time, identical (earlier versions did so on Ctrl-C); the first one counts
+    lines: dict[int, int] = field(default_factory=dict, repr=False)  # id(record) -> its line in the file
 
-    def add(self, record: Any) -> None:
+    def add(self, record: Any, line: int | None = None) -> None:
         if isinstance(record, EndRecord):
             self.end = record
         else:
             self.of(record.record).append(record)
+        if line is not None:
+            self.lines[id(record)] = line
+
+    def line(self, record: Any) -> int | None:
+        """The line of the file `record` was read from (None: not read from a file)."""
+        return self.lines.get(id(record))
 
     def of(self, kind: str) -> list[Any]:
         """The records of one type (a list that may be extended in place)."""
@@ -279,7 +286,7 @@ def read_results(path: str | Path) -> Results:
 
 def _read_results(path: Path) -> Results:
     results: Results | None = None
-    seen: set[tuple] = set()
+    seen: dict[tuple, tuple[int, int]] = {}  # record key -> (line, hash of that line)
     with path.open(encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
@@ -303,17 +310,22 @@ def _read_results(path: Path) -> Results:
             record = _record(RECORD_TYPES[kind], data, path, number)
             key = record_key(record)
             if key in seen:
-                results.repeated += 1
+                first, digest = seen[key]
+                if digest != hash(line.strip()) and not isinstance(record, (RunHeader, EndRecord)):
+                    # Which of two different records counts cannot be told: appending one must not hide the other.
+                    raise InputError(path, f"{kind} record {' '.join(map(str, key[1:]))!r} again, different from line "
+                                     f"{first}: a results file holds each once", number)
+                results.repeated += 1  # the same record again (or a second header or end): the first one counts
                 continue
             if key is not None:
-                seen.add(key)
+                seen[key] = (number, hash(line.strip()))
             for name in _float_fields(type(record)):
                 if getattr(record, name) is None:
                     setattr(record, name, float("nan"))
             if isinstance(record, RunHeader):
                 results = Results(path=path, header=record)
             else:
-                results.add(record)
+                results.add(record, number)
     if results is None:
         raise InputError(path, "empty results file")
     return results

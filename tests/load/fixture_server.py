@@ -8,7 +8,12 @@ Run as a subprocess (so a test can kill it mid-sweep):
   parallel: no queue of its own, so the analytic latency is exact);
 - stall: during the first `stall-ms` of every `period-ms` (clocked from start), answers wait for the
   stall's end, then take the service time;
-- `--overload-s`: for that long from the `--overload-from`-th request (default 2: after ragbench's preflight), answer 429 `{"error":"Model is overloaded","error_type":"Overloaded"}`;
+- `--overload-s`: for that long from the `--overload-from`-th request (default 2: after ragbench's preflight), answer 429 `{"error":"Model is overloaded","error_type":"Overloaded"}`
+  (`--overload-status 500`, `401`, ...: that status instead, the same body);
+- `--hang-after N`: the requests after the N-th are never answered (the connection stays open: a hung server);
+- `--bad-answer KIND` from the `--bad-from`-th request (default 2: after the preflight): 200 with a body of the
+  right shape but wrong content: `nan` (a NaN in every vector or score), `empty` (`[[]]`, vectors of no
+  dimension), `strings` (`[["a", ...]]`), `dim` (the dimension changes from 4 to 5);
 - `--reset-every N`: every N-th request the connection is reset (RST) instead of answered;
 - `--wrong-shape-every N`: every N-th answer is 200 with valid JSON in the wrong shape;
 - `--max-batch M`: more inputs than M -> 422 `batch size N > maximum allowed batch size M` (TEI 1.9).
@@ -98,6 +103,8 @@ class Handler(asyncio.Protocol):
         s.count += 1
         if s.first_request is None and s.count >= a.overload_from:
             s.first_request = self.arrived
+        if a.hang_after and s.count > a.hang_after:
+            return  # never answered
         if a.reset_every and s.count % a.reset_every == 0:
             self.transport.abort()  # RST: the client sees a connection reset mid-request
             return
@@ -109,17 +116,20 @@ class Handler(asyncio.Protocol):
         inputs = request.get("inputs") or request.get("texts") or []
         n = len(inputs) if isinstance(inputs, list) else 1
         if a.overload_s and s.first_request is not None and self.arrived - s.first_request < a.overload_s:
-            self.refuse(429, "Model is overloaded", "Overloaded")
+            self.refuse(a.overload_status, "Model is overloaded", "Overloaded")
             return
         if a.max_batch and n > a.max_batch:
             self.refuse(422, f"batch size {n} > maximum allowed batch size {a.max_batch}", "Validation")
             return
+        bad = a.bad_answer if a.bad_answer and s.count >= a.bad_from else None
         if a.wrong_shape_every and s.count % a.wrong_shape_every == 0:
             payload = {"embeddings": [[0.5] * 4] * n}  # valid JSON, not TEI's shape
         elif self.url == b"/rerank":
-            payload = [{"index": i, "score": 1.0 / (i + 1)} for i in range(n)]
+            payload = [{"index": i, "score": float("nan") if bad == "nan" else 1.0 / (i + 1)} for i in range(n)]
         else:
-            payload = [[0.5, 0.5, 0.5, 0.5]] * n
+            vector = {None: [0.5] * 4, "nan": [float("nan")] + [0.5] * 3, "empty": [], "strings": ["a", "b", "c", "d"],
+                      "dim": [0.5] * 5}[bad]
+            payload = [vector] * n
         arrived = self.arrived
         due = s.due(arrived)
 
@@ -145,7 +155,8 @@ class Handler(asyncio.Protocol):
     def write(self, status: int, payload: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         if self.transport.is_closing():
             return
-        reason = {200: "OK", 400: "Bad Request", 422: "Unprocessable Entity", 429: "Too Many Requests"}.get(status, "Error")
+        reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 422: "Unprocessable Entity", 429: "Too Many Requests",
+                  500: "Internal Server Error"}.get(status, "Error")
         lines = [f"HTTP/1.1 {status} {reason}", f"Content-Type: {content_type}", f"Content-Length: {len(payload)}",
                  *(f"{k}: {v}" for k, v in (headers or {}).items())]
         self.transport.write(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
@@ -171,6 +182,10 @@ if __name__ == "__main__":
     parser.add_argument("--reset-every", type=int, default=0)
     parser.add_argument("--max-batch", type=int, default=0)
     parser.add_argument("--wrong-shape-every", type=int, default=0)
+    parser.add_argument("--overload-status", type=int, default=429)
+    parser.add_argument("--hang-after", type=int, default=0)
+    parser.add_argument("--bad-answer", choices=["nan", "empty", "strings", "dim"], default=None)
+    parser.add_argument("--bad-from", type=int, default=2)
     import uvloop
 
     uvloop.run(main(parser.parse_args()))

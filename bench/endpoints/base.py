@@ -63,23 +63,22 @@ class WireShapeError(ValueError):
 
 def vectors_of(rows: Any, n: int, dim: int | None = None) -> np.ndarray:
     """The one check of an embedding answer, whatever the wire: `n` vectors of finite numbers, all of one
-    dimension (`dim` when it is known from earlier answers), as an (n, dim) float32 array.
+    non-zero dimension (`dim` when it is known from earlier answers), as an (n, dim) float32 array.
     Raises WireShapeError naming what is wrong."""
-    if not isinstance(rows, list) or len(rows) != n:
+    if not isinstance(rows, list) or len(rows) != n or not all(isinstance(row, (list, np.ndarray)) for row in rows):
         raise WireShapeError(f"[[float]] for {n} inputs")
-    for row in rows:
-        if isinstance(row, np.ndarray):
-            continue  # decoded from base64: numbers by construction
-        if not isinstance(row, list) or not all(type(x) in (int, float) for x in row):
-            raise WireShapeError(f"[[float]] for {n} inputs (a vector holds something other than numbers)")
-    sizes = sorted({len(row) for row in rows})
-    if len(sizes) > 1:
-        raise WireShapeError(f"[[float]] for {n} inputs, every vector of one dimension (got {sizes})")
+    if not n:
+        return np.zeros((0, dim or 0), dtype=np.float32)
     try:
-        vectors = np.asarray(rows, dtype=np.float32) if n else np.zeros((0, dim or 0), dtype=np.float32)
-    except OverflowError:  # an integer beyond any float
-        raise WireShapeError("finite numbers (a vector holds a number beyond float range)") from None
-    return check_vectors(vectors, n, dim)
+        array = np.asarray(rows)  # in C: rows of different lengths raise, anything but numbers shows in the dtype
+    except ValueError:
+        raise WireShapeError(f"[[float]] for {n} inputs, every vector of one dimension") from None
+    if array.dtype.kind not in "iuf":
+        raise WireShapeError(f"[[float]] for {n} inputs (a vector holds something other than numbers)")
+    return check_vectors(array, n, dim).astype(np.float32, copy=False)
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def check_vectors(vectors: np.ndarray, n: int, dim: int | None = None) -> np.ndarray:
@@ -91,8 +90,8 @@ def check_vectors(vectors: np.ndarray, n: int, dim: int | None = None) -> np.nda
         raise WireShapeError("vectors of a non-zero dimension (got empty vectors)")
     if n and dim is not None and vectors.shape[1] != dim:
         raise WireShapeError(f"vectors of dimension {dim}, as in the earlier answers (got {vectors.shape[1]})")
-    if not np.isfinite(vectors).all():
-        raise WireShapeError("finite numbers (a vector holds NaN or an infinite value)")
+    if vectors.size and not np.abs(vectors).max() <= _FLOAT32_MAX:  # false for NaN too
+        raise WireShapeError("finite numbers float32 can hold (a vector holds NaN, an infinite or a huge value)")
     return vectors
 
 
@@ -114,7 +113,7 @@ def scores_of(pairs: list[tuple[Any, Any]], n: int, top_n: int | None = None) ->
     return [(index, float(score)) for index, score in pairs]
 
 
-def _finite(value: int | float) -> bool:
+def _finite(value: int | float) -> bool:  # math.isfinite, for ints beyond float too
     try:
         return math.isfinite(value)
     except OverflowError:  # an integer beyond any float

@@ -231,6 +231,18 @@ def test_cli_endpoint_answering_html_or_a_wrong_shape_exits_2(fault, short_texts
     assert ("not JSON" if fault == "html" else "unexpected shape") in stderr
 
 
+@pytest.mark.parametrize("bad, says", [("nan", "finite numbers"), ("strings", "other than numbers"),
+                                       ("empty", "non-zero dimension")])
+def test_cli_endpoint_answering_invalid_vectors_exits_2_with_the_wires_own_check(bad, says, short_texts_file, tei_fixture,
+                                                                                 monkeypatch, capsys):
+    """The same validation as load's (bench.endpoints.base.vectors_of): one line, never a traceback."""
+    server = tei_fixture(faults=(f"bad_values:{bad}",))
+    code, _, stderr = run_cli(["identity", "-e", "ref=reference", "-e", f"odd=tei@{server.url}",
+                               "--texts", str(short_texts_file)], monkeypatch, capsys)
+    assert code == 2, stderr
+    assert stderr.startswith("ragbench: error: odd: ") and stderr.count("\n") == 1 and says in stderr
+
+
 def test_cli_texts_and_dataset_are_exclusive(monkeypatch, capsys):
     code, _, stderr = run_cli(["identity", "-e", "a=reference", "-e", "b=reference"], monkeypatch, capsys)
     assert code == 2 and "exactly one of --texts FILE or --dataset PATH" in stderr

@@ -9,7 +9,8 @@ It also answers the OpenAI `/v1/embeddings` route and a Cohere-shaped `/v1/reran
 Faults (for identity tests) corrupt what a serving path does, each the way a real misconfiguration would:
 `unnormalised`, `truncate:N`, `strip_newlines`, `prefix:TEXT`, `swap` (a different model), `dims_no_renorm`
 (`dimensions` cut without re-normalising), `ignore_top_n`, `html` (an HTML page for every answer),
-`wrong_shape` (valid JSON in the wrong shape).
+`wrong_shape` (valid JSON in the wrong shape), `bad_values:nan|strings|empty` (TEI's shape, wrong content:
+a NaN in every vector, strings for numbers, vectors of no dimension).
 """
 
 from __future__ import annotations
@@ -296,6 +297,11 @@ class _Handler(BaseHTTPRequestHandler):
         vectors, headers = self._timed(texts, lambda: self._vectors(texts, True if normalize is None else normalize, truncate, dimensions))
         if behaviour.fault("wrong_shape") is not None:
             self._json(200, {"embeddings": vectors.tolist()}, headers)
+            return
+        bad = behaviour.fault("bad_values")
+        if bad is not None:
+            row = {"nan": [float("nan")] + [0.5] * 3, "strings": ["a", "b"], "empty": []}[bad]
+            self._json(200, [row] * len(texts), headers)
             return
         self._json(200, vectors.tolist(), headers)
 

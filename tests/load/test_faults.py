@@ -123,3 +123,70 @@ def test_a_200_in_the_wrong_shape_is_a_bad_response(load_server, tmp_path):
     assert bad >= 1 and point.requests["ok"] > 0 and point.requests["validated"] == point.requests["sent"]
     assert "[[float]] for 1 inputs" in point.error_examples["bad_response"]
     assert bad == pytest.approx(point.requests["sent"] / 10, rel=0.35, abs=3)
+
+
+# --- figures that tell the truth when the server fails --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loop", ["open", "closed"])
+def test_a_server_that_hangs_mid_point_is_measured_over_the_whole_window(load_server, tmp_path, monkeypatch, capsys, loop):
+    """Answers stop after ~0.5 s of a 1.5 s point: the rates are over the measured window (to the last
+    timeout, past the intended end), not up to the last success, and the point is marked."""
+    from tests.harness.cli import run_cli
+
+    url, _ = load_server(service_ms=1, hang_after=1 + 50)  # the preflight, then 50 answers
+    flags = ["--rate", "100"] if loop == "open" else ["--concurrency", "2"]
+    code, stdout, _ = run_cli(["load", "-e", f"t=tei@{url}", *flags, "--duration", "1.5s", "--warmup", "0s",
+                               "--timeout", "0.5s", "--out", str(tmp_path)], monkeypatch, capsys)
+    point = read_results(tmp_path / "results.jsonl").load_points[0]
+    assert point.requests["ok"] == 50 and point.requests["errors"]["timeout"] >= 2
+    # The window ends with the last timeout: after the intended 1.5 s, never at the last good answer.
+    assert point.duration_s >= 1.5 + (0.5 if loop == "open" else 0.0)
+    assert point.throughput["requests_per_s"] == pytest.approx(50 / point.duration_s, rel=1e-4)
+    assert point.status == "errors" and "timeout" in point.problem
+    assert code == 1 and "ERRORS: t " in stdout
+
+
+def test_a_server_that_hangs_during_the_warm_up_fails_the_point_by_name(load_server, tmp_path, monkeypatch, capsys):
+    from tests.harness.cli import run_cli
+
+    url, _ = load_server(service_ms=1, hang_after=1 + 5)
+    code, stdout, _ = run_cli(["load", "-e", f"t=tei@{url}", "--concurrency", "2", "--duration", "0.5s", "--warmup", "0.5s",
+                               "--timeout", "1s", "--out", str(tmp_path)], monkeypatch, capsys)
+    results = read_results(tmp_path / "results.jsonl")
+    point = results.load_points[0]
+    assert point.requests["sent"] == 0 and point.status == "failed" and "nothing measured" in point.problem
+    assert code == 3 and "FAILED: t closed batch 1 conc 2: nothing measured" in stdout
+    assert results.end.status == "complete"  # the run itself finished: the exit code says what it measured
+
+
+@pytest.mark.parametrize("status, cls", [(429, "429"), (401, "4xx"), (500, "5xx")])
+def test_every_measured_request_failing_exits_3(load_server, tmp_path, monkeypatch, capsys, status, cls):
+    from tests.harness.cli import run_cli
+
+    url, _ = load_server(service_ms=1, overload_s=600, overload_status=status)  # from the request after the preflight
+    code, stdout, _ = run_cli(["load", "-e", f"t=tei@{url}", "--duration", "0.3s", "--warmup", "0s",
+                               "--out", str(tmp_path)], monkeypatch, capsys)
+    point = read_results(tmp_path / "results.jsonl").load_points[0]
+    assert point.requests["ok"] == 0 and set(point.requests["errors"]) == {cls}
+    assert point.status == "failed" and point.problem.startswith("no request succeeded")
+    assert code == 3 and "FAILED: t closed batch 1 conc 1: no request succeeded" in stdout
+
+
+@pytest.mark.parametrize("bad, says", [("nan", "finite numbers"), ("empty", "non-zero dimension"),
+                                       ("strings", "other than numbers"), ("dim", "dimension 4")])
+def test_invalid_answers_are_bad_responses_never_successes(load_server, tmp_path, bad, says):
+    url, _ = load_server(service_ms=1, bad_answer=bad)  # the preflight's answer is good (dimension 4), then `bad`
+    run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[1]), _workload(), tmp_path)
+    point = read_results(tmp_path / "results.jsonl").load_points[0]
+    assert point.requests["ok"] == 0 and point.requests["errors"] == {"bad_response": point.requests["sent"]}
+    assert says in point.error_examples["bad_response"] and point.status == "failed"
+
+
+def test_rerank_scores_that_are_not_numbers_are_bad_responses(load_server, tmp_path):
+    url, _ = load_server(service_ms=1, bad_answer="nan")
+    sweep = SweepConfig(PointConfig(op="rerank", duration_s=0.5, warmup_s=0.0, timeout_s=5.0), documents=[3])
+    run_load([parse_spec(f"r=tei-rerank@{url}")], sweep, _workload(), tmp_path)
+    point = read_results(tmp_path / "results.jsonl").load_points[0]
+    assert point.requests["ok"] == 0 and set(point.requests["errors"]) == {"bad_response"}
+    assert "finite number" in point.error_examples["bad_response"]

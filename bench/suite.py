@@ -387,7 +387,7 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
         outcome.comparison = Comparison("(none)", str(out), [], ["no baseline given: nothing is gated"], runs)
     outcome.comparison.notes += [f"{name}: a pair of endpoints fails its identity thresholds" for name in outcome.identity_failed]
     outcome.comparison.notes += [f"failed: {line}" for line in outcome.errors]
-    outcome.comparison.notes += [f"measured nothing: {line}" for line in outcome.measurement_failed]
+    outcome.comparison.notes += [f"measurement failed: {line}" for line in outcome.measurement_failed]
     outcome.comparison.notes += [f"errors past the limit: {line}" for line in outcome.load_errors]
     return outcome
 

@@ -95,8 +95,10 @@ def worse_kind(monkeypatch):
 
 
 def load_point(endpoint: str = "tei", batch: int = 8, concurrency: int = 4, texts_per_s: float = 1000.0,
-               p99_ms: float = 20.0, saturated: bool = False, latencies_us: list[int] | None = None, **extra):
-    """A closed-loop `load_point` record; with `latencies_us`, its service histogram holds exactly those."""
+               p99_ms: float = 20.0, saturated: bool = False, latencies_us: list[int] | None = None,
+               sent: int = 100, errors: dict[str, int] | None = None, client_extra: dict | None = None, **extra):
+    """A closed-loop `load_point` record of `sent` requests, `errors` of them failed; with `latencies_us`, its
+    service histogram holds exactly those."""
     from bench.load import histograms
     from bench.results.schema import LoadPointRecord
 
@@ -109,10 +111,11 @@ def load_point(endpoint: str = "tei", batch: int = 8, concurrency: int = 4, text
         encoded["service"] = histograms.encode(histograms.from_values(array("d", latencies_us)))
     return LoadPointRecord(
         endpoint=endpoint, op="embed", loop="closed", batch=batch, concurrency=concurrency, rate=None, arrival=None,
-        duration_s=10.0, requests={"sent": 100, "ok": 100, "errors": {}, "unsent": 0},
+        duration_s=10.0, requests={"sent": sent, "ok": sent - sum((errors or {}).values()), "errors": errors or {}, "unsent": 0},
         throughput={"requests_per_s": texts_per_s / batch, "texts_per_s": texts_per_s, "tokens_per_s": None},
         latency_ms={"service": block, "scheduled": None, "dispatch_delay": None}, server_ms={}, server_metrics=None,
-        client={"workers": 1, "cpu_percent": 50.0, "saturated": saturated}, histograms=encoded, **extra)
+        client={"workers": 1, "cpu_percent": 50.0, "saturated": saturated, **(client_extra or {})}, histograms=encoded,
+        **extra)
 
 
 def write_load_results(directory: Path, points: list) -> Path:

@@ -198,3 +198,19 @@ def test_a_null_score_is_an_input_error_not_a_nan_that_passes(tmp_path, compare)
     code, out, err = compare(base, cur)
     assert (code, out) == (2, "")
     assert err == f"ragbench: error: {cur}: metrics record of prod ndcg_cut_10: the score of query 'q2' is not a finite number\n"
+
+
+def test_a_conflicting_duplicate_metrics_record_is_an_input_error_and_an_identical_one_is_not(tmp_path, compare):
+    """Appending a better-looking copy of a metrics record must not hide a regression (nor replace the first)."""
+    base, cur = _two_runs(tmp_path, {"prod": {"ndcg_cut_10": noisy_scores(N, 1)}},
+                          {"prod": {"ndcg_cut_10": noisy_scores(N, 1, shift=0.2)}})
+    lines = cur.read_text().splitlines()
+    number, metrics = next((i + 1, line) for i, line in enumerate(lines) if '"record": "metrics"' in line)
+    cur.write_text("\n".join(lines + [metrics]) + "\n")  # the same record again: as earlier versions wrote on Ctrl-C
+    assert compare(base, cur)[0] == 1
+    better = json.loads(metrics)
+    better["per_query"] = noisy_scores(N, 1)
+    cur.write_text("\n".join(lines + [json.dumps(better)]) + "\n")
+    code, _, err = compare(base, cur)
+    assert code == 2 and err.count("\n") == 1
+    assert f"{cur}:{len(lines) + 1}: metrics record 'prod ndcg_cut_10' again, different from line {number}" in err

@@ -132,3 +132,81 @@ def test_tei_timing_headers_become_the_server_split():
                                         (401, "4xx"), (503, "5xx")])
 def test_status_classes(status, cls):
     assert status_class(status) == cls
+
+
+def _share(cpu_s: float, wall_s: float, handled: int, idle_cpu_s: float = 0.0, lag_ms: float = 0.0):
+    from bench.load.worker import ShareResult
+
+    lag = histograms.encode(histograms.from_values(np.full(100, int(lag_ms * 1000)))) if lag_ms else None
+    return ShareResult(worker=0, cpu_s=cpu_s, wall_s=wall_s, handled=handled, idle_cpu_s=idle_cpu_s, loop_lag=lag)
+
+
+def test_a_busy_machine_does_not_make_the_client_saturated():
+    """Descheduled by other jobs (loop lag 40 ms) while using 20% of a core: the machine is busy, the client is
+    not at its ceiling; the lag is reported, the point stays gated."""
+    from bench.load.runner import client_view
+
+    view = client_view([_share(cpu_s=0.2, wall_s=1.0, handled=1000, lag_ms=40.0)])
+    assert view["saturated"] is False and view["loop_lag_p99_ms"] == pytest.approx(40.0, rel=0.01)
+    assert view["cpu_per_request_us"] == pytest.approx(200.0)  # 0.2 s of CPU for 1,000 requests
+    assert view["ceiling_requests_per_s"] == pytest.approx(5000.0)  # what a whole core would carry
+    assert view["utilization"] == pytest.approx(0.2)  # 1,000 requests/s of a 5,000 ceiling
+
+
+def test_a_client_at_its_ceiling_is_saturated_and_waiting_is_not_work():
+    from bench.load.runner import client_view
+
+    assert client_view([_share(cpu_s=0.95, wall_s=1.0, handled=50_000)])["saturated"] is True
+    # An open loop that yields 0.9 s of CPU waiting for its intended send times: 5% of a core is work.
+    view = client_view([_share(cpu_s=0.95, wall_s=1.0, handled=500, idle_cpu_s=0.9)])
+    assert view["saturated"] is False and view["utilization"] == pytest.approx(0.05)
+    # Two workers: the busiest one decides; the ceiling is the sum of theirs.
+    two = client_view([_share(cpu_s=0.1, wall_s=1.0, handled=1000), _share(cpu_s=0.92, wall_s=1.0, handled=1000)])
+    assert two["saturated"] is True and two["ceiling_requests_per_s"] == pytest.approx(10_000 + 1_000 / 0.92, rel=1e-3)
+
+
+def test_the_measured_window_runs_to_the_intended_end_or_the_last_request_whichever_is_later():
+    from bench.load.points import PointConfig
+    from bench.load.runner import measured_window
+    from bench.load.worker import ShareResult
+
+    def shares(*ends):
+        return [ShareResult(worker=i, first_measured=100.0, last_end=end) for i, end in enumerate(ends)]
+
+    closed = PointConfig(op="embed", duration_s=4.0)
+    assert measured_window(closed, shares(102.0, 101.0)) == pytest.approx(4.0)  # the last good answer at 2 s: still 4 s
+    assert measured_window(closed, shares(130.5, None)) == pytest.approx(30.5)  # a timeout 30 s after a send at 0.5 s
+    assert measured_window(closed, shares(None)) == pytest.approx(4.0)  # nothing measured: the intended window
+    burst = PointConfig(op="embed", loop="burst", burst=10, duration_s=4.0)
+    assert measured_window(burst, shares(100.7)) == pytest.approx(0.7)  # a burst: until it drained
+    counted = PointConfig(op="embed", duration_s=None, requests=100)
+    assert measured_window(counted, shares(103.0, 103.5)) == pytest.approx(3.5)
+
+
+@pytest.mark.parametrize("requests, status, says", [
+    ({"sent": 0, "ok": 0, "errors": {}, "unsent": 0}, "failed", "nothing measured"),
+    ({"sent": 10, "ok": 0, "errors": {"429": 10}, "unsent": 0}, "failed", "no request succeeded: 10 sent (429 10)"),
+    ({"sent": 801, "ok": 349, "errors": {"timeout": 452}, "unsent": 0}, "errors", "error rate 56.43% > 0.10% (timeout 452)"),
+    ({"sent": 10_000, "ok": 9_995, "errors": {"5xx": 5}, "unsent": 0}, "ok", None),
+    ({"sent": 100, "ok": 100, "errors": {}, "unsent": 5}, "errors", "unsent 5"),
+])
+def test_points_are_judged_by_what_they_measured(requests, status, says):
+    from bench.load.points import judge
+
+    got, problem = judge(requests, 0.001)
+    assert got == status and (problem is None if says is None else says in problem)
+
+
+def test_exit_codes_of_judged_points():
+    from types import SimpleNamespace
+
+    from bench.errors import EXIT_CHECK_FAILED, EXIT_MEASUREMENT_FAILED
+    from bench.load.points import exit_code
+
+    def points(*statuses):
+        return [SimpleNamespace(status=s) for s in statuses]
+
+    assert exit_code(points("ok", "ok")) == 0
+    assert exit_code(points("ok", "errors")) == EXIT_CHECK_FAILED
+    assert exit_code(points("errors", "failed")) == EXIT_MEASUREMENT_FAILED
+    assert exit_code(points("ok", "errors"), check_errors=False) == 0  # size: errors are its search's business

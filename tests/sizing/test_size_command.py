@@ -104,3 +104,17 @@ def test_ceiling_file_without_ceiling_points_is_refused(tmp_path, monkeypatch, c
     code, _, stderr = run_cli(["size", "-e", "x=tei@http://127.0.0.1:9", "--slo-p99", "5", "--ceiling", str(bogus),
                                "--out", str(tmp_path / "o")], monkeypatch, capsys)
     assert code == 2 and "no ceiling_point records" in stderr
+
+
+def test_a_server_refusing_every_measured_request_exits_3(load_server, tmp_path, monkeypatch, capsys):
+    """The preflight passes, then every request is refused: the points are named as failed and size says so."""
+    url, _ = load_server(service_ms=1, overload_s=600, overload_status=500)
+    out = tmp_path / "size"
+    code, stdout, stderr = run_cli([
+        "size", "-e", f"t=tei@{url}", "--slo-p99", "100", "--batch", "1", "--max-concurrency", "1", "--duration", "0.3s",
+        "--warmup", "0s", "--burst", "4", "--burst-batch", "1", "--burst-concurrency", "1", "--no-nvml", "--out", str(out),
+    ], monkeypatch, capsys)
+    assert code == 3, stderr
+    assert "FAILED: t closed batch 1 conc 1 len 128: no request succeeded" in stdout
+    assert "FAILED: t burst 4 texts batch 1 conc 1 len 128: no request succeeded" in stdout
+    assert all(p.status == "failed" for p in read_results(out / "results.jsonl").load_points)

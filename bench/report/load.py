@@ -30,13 +30,17 @@ def _ms(block: dict | None, key: str) -> str:
     return f"{block[key]:.2f}" if block and block.get(key) is not None else "-"
 
 
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
 def point_label(r: LoadPointRecord) -> str:
     return f"{r.endpoint}: {describe(r)}"
 
 
 def points_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[str]]]:
     header = ["point", "req/s", "texts/s", "tokens/s (source)", "service p50/p99 ms", "scheduled p99/p99.9 ms",
-              "dispatch p99 ms", "sent", "ok", "errors", "unsent", "client cpu %", "saturated"]
+              "dispatch p99 ms", "sent", "ok", "errors", "unsent", "status", "client cpu %", "of its ceiling", "saturated"]
     rows = []
     for r in points:
         t, lat = r.throughput, r.latency_ms
@@ -46,7 +50,8 @@ def points_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[st
                      f"{_ms(lat['service'], 'p50')} / {_ms(lat['service'], 'p99')}",
                      f"{_ms(lat['scheduled'], 'p99')} / {_ms(lat['scheduled'], 'p999')}", _ms(lat["dispatch_delay"], "p99"),
                      str(r.requests["sent"]), str(r.requests["ok"]), errors, str(r.requests["unsent"]),
-                     f"{r.client['cpu_percent']}", "yes" if r.client["saturated"] else "no"])
+                     (r.status or "-") if r.status in (None, "ok") else f"{r.status.upper()}: {r.problem}",
+                     f"{r.client['cpu_percent']}", _share(r.client.get("utilization")), "yes" if r.client["saturated"] else "no"])
     return header, rows
 
 

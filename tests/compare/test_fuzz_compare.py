@@ -106,7 +106,8 @@ flag_values = st.text(max_size=12)
 
 @FUZZ
 @given(flags=st.lists(st.tuples(st.sampled_from(["--max-drop", "--alpha", "--match", "--max-p99-increase",
-                                                  "--min-throughput-ratio", "--format"]), flag_values), max_size=3))
+                                                  "--min-throughput-ratio", "--max-error-rate", "--format"]), flag_values),
+                      max_size=3))
 def test_arbitrary_flag_values(tmp_path_factory, monkeypatch, capsys, flags):
     folder = tmp_path_factory.mktemp("fuzz")
     scores = {"prod": {"ndcg_cut_10": noisy_scores(5, 1)}}

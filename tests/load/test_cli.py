@@ -22,6 +22,8 @@ BAD = [
     (["--rate", "5", "--concurrency", "2"], "--concurrency sets the closed loop"),
     (["--documents", "10"], "--documents is for --op rerank"),
     (["--workers", "0"], "--workers 0"),
+    (["--max-error-rate", "1.5"], "--max-error-rate 1.5"),
+    (["--max-error-rate", "nan"], "--max-error-rate nan"),
     (["--texts", "/nonexistent/texts.txt"], "/nonexistent/texts.txt"),
 ]
 

@@ -14,10 +14,10 @@ pytestmark = pytest.mark.integration
 SHORT = ["--duration", "1s", "--warmup", "0.5s", "--timeout", "20s", "--lengths", "16"]
 
 
-def _run(args, tmp_path, monkeypatch, capsys, timing=SHORT):
+def _run(args, tmp_path, monkeypatch, capsys, timing=SHORT, expected_code=0):
     out = tmp_path / "out"
     code, stdout, stderr = run_cli(["load", *args, *timing, "--out", str(out)], monkeypatch, capsys)
-    assert code == 0, stderr
+    assert code == expected_code, stderr
     assert "ragbench load" in stdout  # the summary table
     results = read_results(out / "results.jsonl")
     assert results.end.status == "complete"
@@ -63,7 +63,9 @@ def test_tei_headers_tokens_and_metrics_from_the_tei_fixture(tei_fixture, tmp_pa
     server = tei_fixture(max_client_batch_size=4)
     # A count, not a duration: the in-process MiniLM behind the fixture takes seconds per batch on busy cores.
     timing = ["--requests", "6", "--warmup", "0s", "--lengths", "16"]
-    results, out = _run(["-e", f"tei=tei@{server.url}", "--batch", "2,8", "--concurrency", "2"], tmp_path, monkeypatch, capsys, timing)
+    # Batch 8 is refused (422 past max_client_batch_size): a point with no success, so the command exits 3.
+    results, out = _run(["-e", f"tei=tei@{server.url}", "--batch", "2,8", "--concurrency", "2"], tmp_path, monkeypatch, capsys,
+                        timing, expected_code=3)
     ok_point, refused = results.load_points
     assert {k: ok_point.requests[k] for k in ("sent", "ok", "errors", "unsent")} == {"sent": 6, "ok": 6, "errors": {}, "unsent": 0}
     assert ok_point.requests["validated"] >= 5  # bodies parsed with TEI's wire, as the API client does
@@ -71,7 +73,7 @@ def test_tei_headers_tokens_and_metrics_from_the_tei_fixture(tei_fixture, tmp_pa
     assert ok_point.server_ms["inference"]["count"] == ok_point.requests["ok"]
     counters = ok_point.server_metrics["counters"]
     assert counters['te_request_success{method="batch"}'] >= ok_point.requests["ok"]
-    assert refused.requests["ok"] == 0 and refused.requests["errors"] == {"too_large": 6}
+    assert refused.requests["ok"] == 0 and refused.requests["errors"] == {"too_large": 6} and refused.status == "failed"
     assert refused.throughput["tokens_source"] is None
     assert refused.server_metrics["counters"]['te_request_failure{err="validation"}'] >= refused.requests["errors"]["too_large"]
     report = (out / "report.md").read_text()

@@ -11,7 +11,7 @@ from bench.errors import InputError
 from bench.suite import load_suite
 from tests.compare.helpers import worse_kind  # noqa: F401  (fixture)
 from tests.harness.cli import run_cli
-from tests.paths import BUNDLED_SCIFACT, REPO
+from tests.paths import REPO
 from tests.suite.helpers import scifact_quality
 
 SMALL = """
@@ -62,7 +62,7 @@ def test_the_example_suites_are_valid(monkeypatch):
         monkeypatch.setenv(var, "http://127.0.0.1:9")
     local = load_suite(REPO / "suites" / "local.toml")
     assert [j.targets for j in local.quality] == [["bm25=bm25", "dense=dense", "hybrid=hybrid"]]
-    assert local.quality[0].dataset.path.resolve() == BUNDLED_SCIFACT.resolve()
+    assert str(local.quality[0].dataset.path) == "builtin:numpy-docs"
     real = load_suite(REPO / "suites" / "real-stack.toml")
     assert real.quality[0].targets[0] == "prod-hybrid=openwebui:hybrid@http://127.0.0.1:9"
     assert real.load[0].flags["batch"] == "1,8,32" and real.load[1].flags["burst"] == 512

@@ -43,7 +43,7 @@ def quality(
         embedding_model=embedding_model, cross_encoder=cross_encoder, rerank_depth=rerank_depth,
         max_queries=max_queries, max_docs=max_docs, seed=seed, generate=generate, overwrite=overwrite,
     ))
-    typer.echo(f"report: {report}")
+    _summary(report)
 
 
 @app.command()
@@ -60,6 +60,14 @@ def demo(
         dataset=Path(DEMO_DATASET), targets=["bm25", "dense", "hybrid"], out=out,
         max_docs=max_docs or None, command="demo", overwrite=overwrite,
     ))
+    _summary(report)
+
+
+def _summary(report: Path) -> None:
+    from bench.report.tables import print_console_summary
+    from bench.results.outdir import RESULTS_FILE
+
+    print_console_summary(report.parent / RESULTS_FILE)
     typer.echo(f"report: {report}")
 
 

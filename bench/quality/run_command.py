@@ -73,21 +73,7 @@ def quality_command(request: QualityRequest) -> Path:
     finally:
         if written:  # also after a failure or Ctrl-C: the report covers what finished
             _report(results_path)
-    _print_summary(results_path)
     return request.out / "report.html"
-
-
-def _print_summary(results_path: Path) -> None:
-    """The results and significance tables on stdout, so the first command's result shows without a file."""
-    from rich.console import Console
-
-    from bench.report.tables import console_summary
-    from bench.results.store import read_results
-
-    terminal = Console()
-    out = Console(width=None if terminal.is_terminal else 160)  # piped: wide enough that no cell wraps
-    for table in console_summary(read_results(results_path)):
-        out.print(table)
 
 
 def _report(results_path: Path) -> None:

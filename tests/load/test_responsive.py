@@ -138,3 +138,26 @@ def test_sigint_during_the_warm_up_leaves_no_thread_traceback(load_server, tmp_p
         _, stderr = proc.communicate(timeout=60)
         assert proc.returncode == 130, stderr.decode()[-800:]
         assert "Traceback" not in stderr.decode() and "Exception in thread" not in stderr.decode(), stderr.decode()
+
+
+def test_an_open_loop_schedule_travels_to_its_worker_as_raw_bytes():
+    """A schedule of a million send times once reached its worker as a list of numpy scalars: 70 s of pickling for
+    9 million (the driver held the GIL; the worker got its plan long after its start time). Now 8 bytes a time."""
+    import pickle
+
+    from bench.endpoints.spec import parse_spec
+    from bench.load.runner import LoadEndpoint
+    from bench.load.schedule import Arrival
+    from bench.load.workload import Workload
+
+    texts = [f"text number {i}" for i in range(64)]
+    workload = Workload(texts, texts[:8], "inline", lambda ts: [len(t.split()) for t in ts], "words")
+    endpoint = LoadEndpoint(parse_spec("t=tei@http://127.0.0.1:9"))
+    point = PointConfig(op="embed", loop="open", rate=200_000.0, arrival=Arrival("poisson"), duration_s=5.0, warmup_s=0.0)
+    try:
+        (plan,) = endpoint.plans(point, workload, start_at=0.0)
+    finally:
+        endpoint.close()
+    scheduled = len(plan.offsets)
+    assert scheduled == pytest.approx(1_000_000, rel=0.01)
+    assert len(pickle.dumps(plan.offsets)) < 8 * scheduled + 1000

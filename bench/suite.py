@@ -7,16 +7,15 @@ so a CI job is one command (`ragbench run SUITE.toml [--baseline DIR] [--out DIR
     max_p99_increase = "10%"
     min_throughput_ratio = 0.95
 
-    [datasets.scifact]          # NAME -> a dataset and how to sample it
-    path = "../datasets/scifact-train"       # relative to the suite file
-    split = "train"
+    [datasets.docs]             # NAME -> a dataset and how to sample it
+    path = "builtin:numpy-docs" # or a path, relative to the suite file; split = "..." picks the qrels
 
     [targets]                   # NAME = target spec (`quality --target NAME=SPEC`)
     bm25 = "bm25"
     prod = "openwebui:hybrid@${OPENWEBUI_URL}"
 
     [[quality]]                 # one quality run per entry
-    dataset = "scifact"
+    dataset = "docs"
     targets = ["bm25", "prod"]  # default: every target
 
     [endpoints]                 # NAME = endpoint spec (`identity/load -e NAME=SPEC`)
@@ -24,7 +23,7 @@ so a CI job is one command (`ragbench run SUITE.toml [--baseline DIR] [--out DIR
 
     [[identity]]
     endpoints = ["ref", "tei"]
-    dataset = "scifact"         # or texts = "FILE"
+    dataset = "docs"            # or texts = "FILE"
 
     [[load]]                    # `ragbench load`'s flags; lists become 1,8,32
     endpoints = ["tei"]
@@ -45,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.datasets import BUILTIN_PREFIX
 from bench.errors import EXIT_CHECK_FAILED, EXIT_MEASUREMENT_FAILED, EXIT_USER_ERROR, InputError, UserError
 from bench.results.compare import GateConfig, parse_allowance, parse_error_rate, parse_max_drops, parse_ratio
 from bench.secrets import is_secret_name
@@ -194,7 +194,10 @@ class _Reader:
         return [f"{name}={known[name]}" for name in chosen]
 
     def file(self, value: str, base: Path, *where: str) -> Path:
-        path = Path(self.expand(value, *where))
+        text = self.expand(value, *where)
+        if text.startswith(BUILTIN_PREFIX):  # a data set ragbench builds, not a path beside the suite file
+            return Path(text)
+        path = Path(text)
         return path if path.is_absolute() else base / path
 
 

@@ -39,6 +39,9 @@ class QualityRequest:
 
 def quality_command(request: QualityRequest) -> Path:
     """Validate everything first (cheap), then run; the report is written even after a failure or Ctrl-C."""
+    from bench import values
+
+    values.number("--seed", request.seed, values.SEED)  # a suite file's seed is checked here, like the option
     measures = [parse_measure(m) for m in request.measures or ()]
     specs = [parse_spec(t) for t in request.targets]
     if request.out.exists() and not request.out.is_dir():

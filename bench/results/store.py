@@ -19,8 +19,9 @@ import bench
 from bench.errors import InputError, UserError
 from bench.interrupt import uninterruptible
 from bench.results.schema import (
-    READABLE_VERSIONS, RECORD_TYPES, SCHEMA, CeilingPoint, ComparisonRecord, EndRecord, GpuTelemetryRecord, LoadPointRecord,
-    MetricRecord, QueryRecord, RunHeader, SizingRecord, TargetRecord,
+    READABLE_VERSIONS, RECORD_TYPES, SCHEMA, CeilingPoint, ComparisonRecord, EndRecord, GpuTelemetryRecord,
+    IdentityEmbedPairRecord, IdentityEndpointRecord, IdentityRerankPairRecord, LoadPointRecord, MetricRecord, QueryRecord,
+    RunHeader, SizingRecord, TargetRecord,
 )
 from bench.secrets import mask_data
 
@@ -52,6 +53,10 @@ def record_key(record: Any) -> tuple | None:
         return ("metrics", record.target, record.measure)
     if isinstance(record, ComparisonRecord):
         return ("comparison", record.measure, record.a, record.b)
+    if isinstance(record, (IdentityEmbedPairRecord, IdentityRerankPairRecord)):  # what compare gates per pair
+        return (record.record, record.a, record.b)
+    if isinstance(record, IdentityEndpointRecord):
+        return (record.record, record.name)
     return None
 
 

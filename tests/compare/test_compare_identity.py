@@ -82,3 +82,16 @@ def test_a_pair_missing_and_lost_batch_invariance_fail(compare):
     assert "FAIL  identity: embed ref vs tei: not measured in the current run" in out
     assert "FAIL  identity: rerank ref-rr vs tei-rr: verdict pass → fail" in out
     assert "FAIL  identity: tei batch invariance: pass → fail" in out
+
+
+def test_a_pair_appended_again_with_other_figures_is_an_input_error(tmp_path, monkeypatch, capsys):
+    """A passing copy appended after a failing pair must not replace it: which one counts cannot be told."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    base = _write(tmp_path / "base", [embed_pair()])
+    cur = _write(tmp_path / "cur", [embed_pair(cosine_min=0.5, verdict="fail", failures=["cosine min"])])
+    lines = cur.read_text().splitlines()
+    number = next(i + 1 for i, line in enumerate(lines) if '"identity_embed_pair"' in line)
+    passing = _write(tmp_path / "passing", [embed_pair()]).read_text().splitlines()
+    cur.write_text("\n".join(lines + [next(line for line in passing if '"identity_embed_pair"' in line)]) + "\n")
+    code, _, err = run_cli(["compare", str(base), str(cur)], monkeypatch, capsys)
+    assert code == 2 and f"{cur}:{len(lines) + 1}: identity_embed_pair record 'ref tei' again, different from line {number}" in err

@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from bench.http import HttpClient, new_client
+from bench.http import HttpClient, auth_headers, new_client
 
 # Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are never forwarded.
 _HOP_BY_HOP = {
@@ -48,7 +48,31 @@ class Usage:
         return Usage(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
 
 
-def usage_from_body(body: bytes, content_type: str) -> dict[str, int] | None:
+# Far beyond any context window: a count above it is a broken `usage`, not a figure.
+MAX_TOKENS_PER_CALL = 10**8
+USAGE_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def checked_usage(usage: Any) -> dict[str, int] | None:
+    """The token counts an OpenAI `usage` object holds, or None where it holds none or any of them is not
+    a whole number from 0 to MAX_TOKENS_PER_CALL (negative, huge, text, a boolean): that reply's tokens
+    are unknown ("without usage"), never a figure."""
+    if not isinstance(usage, dict):
+        return None
+    counts: dict[str, int] = {}
+    for name in USAGE_COUNTS:
+        value = usage.get(name)
+        if value is None:
+            continue
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_TOKENS_PER_CALL:
+            return None
+        counts[name] = value
+    return counts or None
+
+
+def usage_from_body(body: bytes, content_type: str) -> dict[str, Any] | None:
     """OpenAI `usage` from a JSON reply, or the last one an SSE stream carried."""
     if "text/event-stream" in content_type:
         found = None
@@ -105,21 +129,22 @@ class Meter:
         with self._lock:
             return {route: asdict(u) for route, u in self.usage.items()}
 
-    def record(self, route: str, status: int | None, usage: dict[str, int] | None, seconds: float) -> None:
+    def record(self, route: str, status: int | None, usage: Any, seconds: float) -> None:
         with self._lock:
             total = self.usage[route]
             total.calls += 1
             total.seconds += seconds
             if status is None or status >= 400:
                 total.errors += 1
-            if usage is None:
+            counts = checked_usage(usage)
+            if counts is None:
                 total.calls_without_usage += 1
                 return
-            prompt = int(usage.get("prompt_tokens") or 0)
-            completion = int(usage.get("completion_tokens") or 0)
+            prompt = counts.get("prompt_tokens", 0)
+            completion = counts.get("completion_tokens", 0)
             total.prompt_tokens += prompt
             total.completion_tokens += completion
-            total.total_tokens += int(usage.get("total_tokens") or prompt + completion)
+            total.total_tokens += counts.get("total_tokens", prompt + completion)
 
     def start(self) -> "Meter":
         self._thread = threading.Thread(target=self._server.serve_forever, name="ragbench-meter", daemon=True)
@@ -217,8 +242,8 @@ class MeterClient:
     """Reads a running meter's totals; one query's cost is `cost(before, after)`."""
 
     def __init__(self, url: str, timeout_s: float = 10.0):
-        self.url = url.rstrip("/")
-        self._http = HttpClient(f"meter at {self.url}", self.url, timeout_s=timeout_s)
+        self.url, headers = auth_headers(f"meter at {url}", url.rstrip("/"))
+        self._http = HttpClient(f"meter at {self.url}", self.url, headers, timeout_s=timeout_s)
 
     def snapshot(self) -> dict[str, Usage]:
         reply = self._http.json("GET", "/_meter/usage")

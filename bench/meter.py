@@ -7,7 +7,10 @@ providers and it counts, per route, the calls, tokens (from the provider's own `
     # LightRAG: LLM_BINDING_HOST=http://127.0.0.1:9600/llm  EMBEDDING_BINDING_HOST=http://127.0.0.1:9600/embedding
 
 `/<route>/<rest>` is forwarded to `<upstream>/<rest>` with method, query, headers and body unchanged;
-the reply comes back unchanged (streamed replies are streamed through). `GET /_meter/usage` answers
+the reply comes back unchanged (streamed replies are streamed through), except that an upstream URL
+with credentials (`http://user:pass@host`) authenticates with them: its `Authorization: Basic` replaces
+the one the client sent (a client's dummy key must not override what the meter was configured with).
+`GET /_meter/usage` answers
 the running totals; a caller that sends one query at a time gets a query's cost as the difference of
 two snapshots (`MeterClient`).
 """
@@ -109,7 +112,10 @@ class Meter:
         for route in upstreams:
             if not route or "/" in route or route.startswith("_"):
                 raise ValueError(f"route name {route!r}: one path segment, not starting with '_'")
-        self.upstreams = {route: url.rstrip("/") for route, url in upstreams.items()}
+        self.upstreams: dict[str, str] = {}
+        self.auth: dict[str, dict[str, str]] = {}  # route -> headers from the credentials in its URL
+        for route, url in upstreams.items():
+            self.upstreams[route], self.auth[route] = auth_headers(f"meter upstream {route}", url.rstrip("/"))
         self.usage = {route: Usage() for route in self.upstreams}
         self._lock = threading.Lock()
         self._client = new_client(timeout_s)
@@ -194,7 +200,10 @@ def _make_handler(meter: Meter) -> type[BaseHTTPRequestHandler]:
                 return
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
-            headers = [(k, v) for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP]
+            auth = meter.auth[route]
+            headers = [(k, v) for k, v in self.headers.items()
+                       if k.lower() not in _HOP_BY_HOP and k.lower() not in {a.lower() for a in auth}]
+            headers += auth.items()
             url = f"{meter.upstreams[route]}/{rest}"
             start = time.perf_counter()
             status: int | None = None

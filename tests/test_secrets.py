@@ -17,10 +17,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote
 
+import httpx
 import pytest
 
 from bench.errors import ServerError, UserError
 from bench.http import auth_headers
+from bench.meter import Meter
 from bench.secrets import mask, register_secret, secret_from_env
 from bench.targets import registry
 from tests.harness.beir import write_beir
@@ -49,6 +51,7 @@ class EchoHandler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length) or b"null") if length else None
         self.server.requests.append(self.path)
         auth = self.headers.get("Authorization", "")
+        self.server.auth.append(auth)
         decoded = base64.b64decode(auth[6:]).decode() if auth.startswith("Basic ") else ""
         said = f"{self.path}; headers were {dict(self.headers)}; credentials {decoded!r}; raw {self.headers.as_string()!r}"
         route = self.path.split("?")[0]
@@ -85,6 +88,7 @@ class EchoServer(ThreadingHTTPServer):
     def __init__(self):
         super().__init__(("127.0.0.1", 0), EchoHandler)
         self.requests: list[str] = []
+        self.auth: list[str] = []  # each request's Authorization header
         self.chat_answers = 0
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
@@ -317,7 +321,16 @@ def test_meter_masks_upstream_credentials(echo_url, env_keys):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130 and "ragbench: interrupted (SIGINT)" in stderr
+    assert "(the URL's credentials replace the client's Authorization)" in first
     assert_clean(first + stdout, stderr)
+
+
+def test_meter_authenticates_upstream_with_the_url_credentials(echo):
+    """The client's own Authorization (LightRAG always sends one, often a dummy key) does not silently
+    override the credentials the meter's upstream URL was given: they win, as `ragbench meter` says."""
+    with Meter({"llm": f"{echo.url()}/v1"}) as meter:
+        reply = httpx.post(f"{meter.url}/llm/chat/completions", json={}, headers={"Authorization": "Bearer dummy-key"})
+    assert reply.status_code == 200 and echo.auth == [f"Basic {BASIC}"]
 
 
 def test_auth_headers_turn_url_credentials_into_basic_and_register_every_form():

@@ -47,6 +47,10 @@ EXIT_MEASUREMENT_FAILED = 3
 class MeasurementFailed(UserError):
     """The command ran and wrote everything it measured (results, report), but a measurement failed: a
     failed target, failed queries or generated answers. Raised last, so the CLI's one line and exit code
-    3 come after every output is written."""
+    3 come after every output is written. `report`: where the written report is, for a caller that shows it."""
 
     exit_code = EXIT_MEASUREMENT_FAILED
+
+    def __init__(self, message: str, report: Path | None = None):
+        super().__init__(message)
+        self.report = report

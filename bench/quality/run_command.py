@@ -83,7 +83,7 @@ def quality_command(request: QualityRequest) -> Path:
     results = read_results(results_path)
     failures = [f"target {t.name}: {'; '.join(found)}" for t in results.targets if (found := results.target_failures(t))]
     if failures:
-        raise MeasurementFailed(f"{'. '.join(failures)} (scored as zero; report: {report})")
+        raise MeasurementFailed(f"{'. '.join(failures)} (scored as zero; report: {report})", report)
     return report
 
 

@@ -152,6 +152,7 @@ def test_a_chat_server_that_dies_mid_run_fails_the_run(six_questions, tmp_path, 
     assert code == 3, stderr
     assert stderr.splitlines()[-1] == ("ragbench: error: target bm25: 3 of 6 generated answers failed "
                                        f"(scored as zero; report: {out / 'report.html'})"), stderr
+    assert "answer errors" in stdout and stdout.splitlines()[-1] == f"report: {out / 'report.html'}"  # tables first
     results = read_results(out / "results.jsonl")
     assert [(t.name, t.errors, t.answer_errors) for t in results.targets] == [("bm25", 0, 3)]
     assert results.end.status == "complete"

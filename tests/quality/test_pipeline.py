@@ -164,7 +164,9 @@ def test_cli_quality_runs_end_to_end(small_dataset, tmp_path):
                              "-t", "hybrid:weighted?bm25_weight=0.3", "--out", str(tmp_path / "o"), "-m", "P@10"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == f"report: {tmp_path / 'o' / 'report.html'}"
+    assert result.stdout.splitlines()[-1] == f"report: {tmp_path / 'o' / 'report.html'}"
+    table = result.stdout[:result.stdout.index("paired significance")]
+    assert "P@10" in table and "│ bm25 " in table and "│ hybrid:weighted?bm25_weight=0.3 " in table
     results = read_results(tmp_path / "o" / "results.jsonl")
     assert results.header.measures == ["P_10"] and results.targets[1].config["bm25_weight"] == 0.3
 

@@ -45,7 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.datasets import BUILTIN_PREFIX
-from bench.errors import EXIT_CHECK_FAILED, EXIT_MEASUREMENT_FAILED, EXIT_USER_ERROR, InputError, UserError
+from bench.errors import (EXIT_CHECK_FAILED, EXIT_MEASUREMENT_FAILED, EXIT_USER_ERROR, InputError, MeasurementFailed,
+                          UserError)
 from bench.results.compare import GateConfig, parse_allowance, parse_error_rate, parse_max_drops, parse_ratio
 from bench.secrets import is_secret_name
 
@@ -341,15 +342,15 @@ class SuiteOutcome:
     errors: list[str]  # jobs that ended with an error (one line each)
     identity_failed: list[str]  # identity runs with a failing pair
     comparison: Any = None  # bench.results.compare.Comparison (no checks when no baseline was given)
-    measurement_failed: list[str] = field(default_factory=list)  # "job: point: why", a point that measured nothing or had no success
-    load_errors: list[str] = field(default_factory=list)  # "job: point: why", a point whose errors passed its limit
+    failed_measurements: list[str] = field(default_factory=list)  # jobs that ran but failed to measure something
+    load_errors: list[str] = field(default_factory=list)  # "job: endpoint point: why", a load point past its error limit
 
     @property
     def exit_code(self) -> int:
         """As every command's (bench/errors.py): 2 a job failed, 3 a measurement failed, 1 a check failed."""
         if self.errors:
             return EXIT_USER_ERROR
-        if self.measurement_failed:
+        if self.failed_measurements:
             return EXIT_MEASUREMENT_FAILED
         if self.identity_failed or self.load_errors or not self.comparison.passed:
             return EXIT_CHECK_FAILED
@@ -359,7 +360,7 @@ class SuiteOutcome:
 def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwrite: bool = False) -> SuiteOutcome:
     """Run every job into OUT/<kind>-<name>/, then gate OUT against the baseline. A job that fails is
     said in one line and the others still run: everything measured is kept."""
-    from bench.load.points import ERRORS, FAILED
+    from bench.load.points import ERRORS
     from bench.load.run_command import problem_line
     from bench.results.compare import Comparison, compare_paths, locate_results
     from bench.results.store import read_results
@@ -376,10 +377,10 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
                 if not _run_identity(job, folder, say):
                     outcome.identity_failed.append(folder.name)
             else:
-                for point in _run_load(job, folder):
-                    if point.status in (FAILED, ERRORS):
-                        failed = outcome.measurement_failed if point.status == FAILED else outcome.load_errors
-                        failed.append(f"{folder.name}: {problem_line(point)}")
+                outcome.load_errors += [f"{folder.name}: {problem_line(p)}" for p in _run_load(job, folder) if p.status == ERRORS]
+        except MeasurementFailed as exc:
+            outcome.failed_measurements.append(f"{folder.name}: {exc}")
+            say(f"!! {folder.name}: {exc}")
         except UserError as exc:
             outcome.errors.append(f"{folder.name}: {exc}")
             say(f"!! {folder.name} failed: {exc}")
@@ -389,8 +390,7 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
         runs = [(key, read_results(path)) for key, path in locate_results(out).items()] if any(out.rglob("results.jsonl")) else []
         outcome.comparison = Comparison("(none)", str(out), [], ["no baseline given: nothing is gated"], runs)
     outcome.comparison.notes += [f"{name}: a pair of endpoints fails its identity thresholds" for name in outcome.identity_failed]
-    outcome.comparison.notes += [f"failed: {line}" for line in outcome.errors]
-    outcome.comparison.notes += [f"measurement failed: {line}" for line in outcome.measurement_failed]
+    outcome.comparison.notes += [f"failed: {line}" for line in outcome.errors + outcome.failed_measurements]
     outcome.comparison.notes += [f"errors past the limit: {line}" for line in outcome.load_errors]
     return outcome
 

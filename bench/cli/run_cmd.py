@@ -31,6 +31,6 @@ def run(
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     write_outputs(outcome.comparison, outcome.comparison.runs, junit=junit,
                   summary=summary or (Path(step_summary) if step_summary else None), benchmark=benchmark_json)
-    for line in outcome.errors:
+    for line in outcome.errors + outcome.failed_measurements:
         typer.echo(f"ragbench: error: {line}", err=True)
     raise typer.Exit(outcome.exit_code)

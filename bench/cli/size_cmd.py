@@ -46,8 +46,7 @@ def size(
     Exit 3 when a point measured nothing or had no success (its figures cannot size anything)."""
     from bench.progress import console
     from bench.load.size_command import SizeRequest, run_size
-    from bench.load.points import FAILED, exit_code, point_label
-    from bench.load.run_command import problem_line
+    from bench.load.points import point_label
     from bench.load.sizing import p99_ms, texts_per_s
     from bench.report import write_report
     from bench.results.store import read_results
@@ -79,9 +78,4 @@ def size(
                 typer.echo(f"\n{record.endpoint} ({record.op}, length {record.length}), p99 SLO {record.slo_p99_ms:g} ms:")
                 for line in record.lines:
                     typer.echo(f"  {line['setting']}: {line['value']} — {line['why']}")
-            for point in measured:
-                if point.status == FAILED:
-                    typer.echo(f"FAILED: {problem_line(point)}")
             typer.echo(f"report: {write_report(results)}")
-    # Points past the error limit are the search's business (a failed probe); a point with no success is not.
-    raise typer.Exit(exit_code(measured, check_errors=False))

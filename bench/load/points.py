@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bench.errors import EXIT_CHECK_FAILED, EXIT_MEASUREMENT_FAILED
 from bench.load.schedule import Arrival
 
 MAX_ERROR_RATE = 0.001  # load's and size's default: a point with more errors than this is marked
@@ -87,7 +86,7 @@ def error_rate(requests: dict[str, Any]) -> float:
 
 def judge(requests: dict[str, Any], max_error_rate: float) -> tuple[str, str | None]:
     """A point's status and, unless `ok`, the one line that says why: `failed` when nothing was measured or
-    nothing succeeded (exit code 3 for the command), `errors` when its error rate is past the limit."""
+    nothing succeeded (a failed measurement: the command exits 3), `errors` when its error rate is past the limit."""
     errors = ", ".join(f"{cls} {n}" for cls, n in sorted(requests["errors"].items(), key=lambda kv: -kv[1]))
     unsent = requests.get("unsent") or 0
     if requests["sent"] == 0 and not unsent:
@@ -101,13 +100,3 @@ def judge(requests: dict[str, Any], max_error_rate: float) -> tuple[str, str | N
         return ERRORS, f"error rate {rate:.2%} > {max_error_rate:.2%} ({errors}" + (f", unsent {unsent}" if unsent else "") + ")"
     return OK, None
 
-
-def exit_code(points: list, check_errors: bool = True) -> int:
-    """The command's exit code from its points: 3 when one measured nothing or had no success; else, with
-    `check_errors` (load, run), 1 when one has errors past its limit; else 0."""
-    statuses = {p.status for p in points}
-    if FAILED in statuses:
-        return EXIT_MEASUREMENT_FAILED
-    if check_errors and ERRORS in statuses:
-        return EXIT_CHECK_FAILED
-    return 0

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.endpoints.spec import parse_spec
-from bench.errors import UserError
+from bench.errors import MeasurementFailed, UserError
 from bench.load.points import ERRORS, FAILED, MAX_ERROR_RATE, PointConfig, SweepConfig, error_rate, point_label
 from bench.load.runner import check_request_memory, check_schedule, run_load
 from bench.load.schedule import parse_arrival
@@ -80,8 +80,8 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
 
 
 def load_command(request: LoadRequest) -> list[LoadPointRecord]:
-    """Run the sweep; the points measured (each judged: `bench.load.points.exit_code` turns them into the
-    command's exit code)."""
+    """Run the sweep; the points measured, each judged (`status`). A point that measured nothing or had no
+    success raises MeasurementFailed (exit 3) once the table and report are out."""
     from bench.progress import progress_bars
 
     specs = [parse_spec(s) for s in request.endpoints]
@@ -117,7 +117,18 @@ def load_command(request: LoadRequest) -> list[LoadPointRecord]:
                     out.print(f"{r.status.upper()}: {problem_line(r)}", markup=False, highlight=False, soft_wrap=True)
         if written:  # also after a failure or Ctrl-C: the report covers the finished points
             _report(written[0])
+    raise_if_failed(records, request.out / "report.html")
     return records
+
+
+def raise_if_failed(records: list[LoadPointRecord], report: Path | None = None) -> None:
+    """Points that measured nothing or had no successful request make the command's measurement a failed one:
+    MeasurementFailed (exit 3), raised once everything is written, naming them."""
+    failed = [r for r in records if r.status == FAILED]
+    if failed:
+        named = "; ".join(problem_line(r) for r in failed[:3]) + (f"; and {len(failed) - 3} more" if len(failed) > 3 else "")
+        raise MeasurementFailed(f"{len(failed)} of {len(records)} load points measured nothing or had no successful "
+                                f"request: {named}", report)
 
 
 def problem_line(record: LoadPointRecord) -> str:

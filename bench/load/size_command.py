@@ -23,6 +23,7 @@ from bench.load.runner import (
 )
 from bench.load.schedule import parse_arrival
 from bench.load.points import PointConfig, point_label
+from bench.load.run_command import raise_if_failed
 from bench.load.sizing import (
     Economics, Saturation, Slo, choose_closed, closed_sweep, recommend, saturation_search, texts_per_s,
 )
@@ -246,6 +247,7 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
             telemetry = sampler.reason or (f"NVML: {len(sampler.names)} GPU(s) ({', '.join(sorted(set(sampler.names)))}) "
                                            f"at {1 / sampler.interval:g} Hz, mean and max over each point's measured window")
         pool = None
+        sessions: list[_Session] = []
         try:
             pool = worker_pool(request.workers)
             for endpoint in endpoints:
@@ -254,6 +256,7 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
                 else:
                     endpoint.preflight(plan.op, plan.timeout_s)
                 session = _Session(endpoint, plan, request, workload, pool, writer, sampler, report)
+                sessions.append(session)
                 for length in plan.lengths:
                     writer.write(session.size(length, telemetry))
         finally:
@@ -263,4 +266,7 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
                 stop_pool(pool)
             for endpoint in endpoints:
                 endpoint.close()
+    # After the `end` record (the run is complete): a point with no success sized nothing, exit 3. Points past
+    # the error limit are the search's own business (a failed probe), not a failed measurement.
+    raise_if_failed([p for session in sessions for p in session.points])
     return request.out / RESULTS_FILE

@@ -151,12 +151,16 @@ def test_a_server_that_hangs_during_the_warm_up_fails_the_point_by_name(load_ser
     from tests.harness.cli import run_cli
 
     url, _ = load_server(service_ms=1, hang_after=1 + 5)
-    code, stdout, _ = run_cli(["load", "-e", f"t=tei@{url}", "--concurrency", "2", "--duration", "0.5s", "--warmup", "0.5s",
-                               "--timeout", "1s", "--out", str(tmp_path)], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(["load", "-e", f"t=tei@{url}", "--concurrency", "2", "--duration", "0.5s", "--warmup", "0.5s",
+                                    "--timeout", "1s", "--out", str(tmp_path)], monkeypatch, capsys)
     results = read_results(tmp_path / "results.jsonl")
     point = results.load_points[0]
     assert point.requests["sent"] == 0 and point.status == "failed" and "nothing measured" in point.problem
     assert code == 3 and "FAILED: t closed batch 1 conc 2: nothing measured" in stdout
+    error = stderr.strip().splitlines()[-1]  # after the progress bars
+    assert error.startswith("ragbench: error: 1 of 1 load points measured nothing or had no successful request: "
+                            "t closed batch 1 conc 2: nothing measured") and stderr.count("ragbench: error") == 1
+    assert (tmp_path / "report.html").is_file()  # written before the error line
     assert results.end.status == "complete"  # the run itself finished: the exit code says what it measured
 
 

@@ -196,17 +196,3 @@ def test_points_are_judged_by_what_they_measured(requests, status, says):
     got, problem = judge(requests, 0.001)
     assert got == status and (problem is None if says is None else says in problem)
 
-
-def test_exit_codes_of_judged_points():
-    from types import SimpleNamespace
-
-    from bench.errors import EXIT_CHECK_FAILED, EXIT_MEASUREMENT_FAILED
-    from bench.load.points import exit_code
-
-    def points(*statuses):
-        return [SimpleNamespace(status=s) for s in statuses]
-
-    assert exit_code(points("ok", "ok")) == 0
-    assert exit_code(points("ok", "errors")) == EXIT_CHECK_FAILED
-    assert exit_code(points("errors", "failed")) == EXIT_MEASUREMENT_FAILED
-    assert exit_code(points("ok", "errors"), check_errors=False) == 0  # size: errors are its search's business

@@ -115,6 +115,10 @@ def test_a_server_refusing_every_measured_request_exits_3(load_server, tmp_path,
         "--warmup", "0s", "--burst", "4", "--burst-batch", "1", "--burst-concurrency", "1", "--no-nvml", "--out", str(out),
     ], monkeypatch, capsys)
     assert code == 3, stderr
-    assert "FAILED: t closed batch 1 conc 1 len 128: no request succeeded" in stdout
-    assert "FAILED: t burst 4 texts batch 1 conc 1 len 128: no request succeeded" in stdout
-    assert all(p.status == "failed" for p in read_results(out / "results.jsonl").load_points)
+    error = stderr.strip().splitlines()[-1]  # after size's progress lines
+    assert error.startswith("ragbench: error: 2 of 2 load points measured nothing or had no successful request: ")
+    assert "t closed batch 1 conc 1 len 128: no request succeeded" in error and stderr.count("ragbench: error") == 1
+    assert "t burst 4 texts batch 1 conc 1 len 128: no request succeeded" in error
+    results = read_results(out / "results.jsonl")
+    assert all(p.status == "failed" for p in results.load_points) and results.end.status == "complete"
+    assert "report: " in stdout  # everything written before the error line

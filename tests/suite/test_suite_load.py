@@ -59,7 +59,9 @@ def test_a_suite_whose_load_measured_nothing_exits_3_and_says_which(tmp_path, mo
     monkeypatch.setenv("RAGBENCH_TEST_TEI", refusing)
     code, out, err = run_cli(["run", str(suite), "--out", str(tmp_path / "out")], monkeypatch, capsys)
     assert code == 3, out + err
-    assert "!! measurement failed: load: tei closed batch 4 conc 2: no request succeeded: 80 sent (5xx 80)" in out
+    assert "!! failed: load: 1 of 1 load points measured nothing or had no successful request: tei closed batch 4 conc 2: " \
+           "no request succeeded: 80 sent (5xx 80)" in out
+    assert err.strip().splitlines()[-1].startswith("ragbench: error: load: 1 of 1 load points measured nothing")
 
 
 def test_a_suite_load_point_past_its_error_limit_exits_1(tmp_path, monkeypatch, capsys, load_server):

@@ -117,11 +117,14 @@ def number_list(flag: str, text: str | None, quantity: Quantity) -> list:
     """`1,8,32` -> [1, 8, 32]: each item a value of `quantity`; None (the flag not given) -> []."""
     if text is None:
         return []
-    values = []
+    values: list = []
     for item in str(text).split(","):
         parsed = _parse(item, quantity.integer)
         quantity.check(flag, text, parsed, listed=True)
-        values.append(int(parsed) if quantity.integer else float(parsed))
+        value = int(parsed) if quantity.integer else float(parsed)
+        if value in values:  # the same point twice: two records of one point, which compare rightly refuses
+            raise UserError(f"{flag} {text!r}: {item.strip()} is listed twice")
+        values.append(value)
     return values
 
 

@@ -98,6 +98,8 @@ def test_a_deeply_nested_results_line_is_one_line_with_its_place(depth, command,
 
 def test_the_parser_reads_text_and_typed_values_alike():
     assert values.number_list("--rate", " 0.5, 200 ", values.RATE) == [0.5, 200.0]
+    with pytest.raises(UserError, match=r"--concurrency '4,8,4': 4 is listed twice"):
+        values.number_list("--concurrency", "4,8,4", values.USERS)
     assert values.number("--workers", 4, values.WORKERS) == values.number("--workers", "4", values.WORKERS) == 4
     assert values.duration("--warmup", "0", values.WARMUP_SECONDS) == 0.0
     assert values.duration("--duration", "1.5e1s", values.SECONDS) == 15.0

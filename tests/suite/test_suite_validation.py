@@ -11,6 +11,7 @@ import pytest
 from bench.results.store import read_results
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
+from tests.load.conftest import load_server  # noqa: F401  (fixture)
 
 # A quality entry that would run first (and create --out), then identity and load entries on the
 # in-process reference model.
@@ -95,10 +96,12 @@ def test_a_bad_value_anywhere_stops_the_suite_before_any_job_runs(folder, monkey
     assert not (folder.parent / "x").exists()
 
 
-def test_overwrite_reaches_every_job_and_an_earlier_run_is_refused_before_anything_runs(folder, monkeypatch, capsys):
+def test_overwrite_reaches_every_job_and_an_earlier_run_is_refused_before_anything_runs(folder, monkeypatch, capsys,
+                                                                                        load_server):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    url, _ = load_server(service_ms=1)  # a TEI-shaped loopback server: identity and load without loading a model
     suite, out = folder / "suite.toml", folder / "out"
-    suite.write_text(SUITE)
+    suite.write_text(SUITE.replace('ref = "reference"\nref2 = "reference?batch=1"', f'ref = "tei@{url}"\nref2 = "tei@{url}?batch=1"'))
     code, stdout, err = run_cli(["run", str(suite), "--out", str(out)], monkeypatch, capsys)
     assert code == 0, stdout + err
     files = sorted(out.rglob("results.jsonl"))

@@ -7,16 +7,15 @@ so a CI job is one command (`ragbench run SUITE.toml [--baseline DIR] [--out DIR
     max_p99_increase = "10%"
     min_throughput_ratio = 0.95
 
-    [datasets.scifact]          # NAME -> a dataset and how to sample it
-    path = "../datasets/scifact-train"       # relative to the suite file
-    split = "train"
+    [datasets.docs]             # NAME -> a dataset and how to sample it
+    path = "builtin:numpy-docs" # or a path, relative to the suite file; split = "..." picks the qrels
 
     [targets]                   # NAME = target spec (`quality --target NAME=SPEC`)
     bm25 = "bm25"
     prod = "openwebui:hybrid@${OPENWEBUI_URL}"
 
     [[quality]]                 # one quality run per entry
-    dataset = "scifact"
+    dataset = "docs"
     targets = ["bm25", "prod"]  # default: every target
 
     [endpoints]                 # NAME = endpoint spec (`identity/load -e NAME=SPEC`)
@@ -24,7 +23,7 @@ so a CI job is one command (`ragbench run SUITE.toml [--baseline DIR] [--out DIR
 
     [[identity]]
     endpoints = ["ref", "tei"]
-    dataset = "scifact"         # or texts = "FILE"
+    dataset = "docs"            # or texts = "FILE"
 
     [[load]]                    # `ragbench load`'s flags; lists become 1,8,32
     endpoints = ["tei"]
@@ -49,6 +48,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from bench.datasets import BUILTIN_PREFIX
 from bench.errors import InputError, UserError
 from bench.identity.run_command import IdentityCommand, check_identity, identity_command
 from bench.load.run_command import LoadRequest, check_load, load_command
@@ -255,8 +255,11 @@ class _Reader:
         return [known[name] for name in chosen]
 
     def file(self, value: str, base: Path, *where: str | int) -> Path:
-        """A path of the file, relative to its folder; it must exist (found now, not after the earlier jobs ran)."""
-        path = Path(self.expand(value, *where))
+        """A path, relative to the suite file's folder; it must exist (found now, not after the earlier jobs ran)."""
+        text = self.expand(value, *where)
+        if text.startswith(BUILTIN_PREFIX):  # a data set ragbench builds, not a path beside the suite file
+            return Path(text)
+        path = Path(text)
         path = path if path.is_absolute() else base / path
         if not path.exists():
             raise self.error(f"{_label(where)}: {path}: no such file or folder", *where)
@@ -321,7 +324,7 @@ class _Dataset:
 
 
 def _datasets(reader: _Reader, table: dict[str, Any]) -> dict[str, _Dataset]:
-    from bench.datasets import locate_dataset
+    from bench.datasets import check_dataset_path
 
     datasets = {}
     for name, entry in table.items():
@@ -337,7 +340,7 @@ def _datasets(reader: _Reader, table: dict[str, Any]) -> dict[str, _Dataset]:
         dataset = _Dataset(reader.file(entry["path"], reader.path.parent, *where, "path"), entry.get("split"),
                            entry.get("max_queries"), entry.get("max_docs"))
         try:
-            locate_dataset(dataset.path, dataset.split)
+            check_dataset_path(dataset.path, dataset.split)
         except UserError as exc:
             raise reader.error(f"datasets.{name}: {exc}", *where, "split" if "split" in str(exc) else "path") from None
         datasets[name] = dataset

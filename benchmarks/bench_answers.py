@@ -41,7 +41,7 @@ VARIANTS = {
 
 def build_set(shared: Path) -> Dataset:
     xquad = load_dataset(shared / "datasets" / "xquad-en")
-    scifact = load_dataset(REPO / "datasets" / "scifact-train", "train")
+    scifact = load_dataset(REPO.parent / "shared" / "datasets" / "scifact-train", "train")  # reference data beside the clone
     corpus = dict(xquad.corpus)
     corpus.update({f"sf-{d}": Document(f"sf-{d}", doc.title, doc.text) for d, doc in scifact.corpus.items()})
     queries, qrels, refs = {}, {}, {}

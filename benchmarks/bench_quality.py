@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SCIFACT = REPO / "datasets" / "scifact-train"
+SCIFACT = REPO.parent / "shared" / "datasets" / "scifact-train"  # reference data beside the clone
 MEASURES = ["ndcg_cut.10", "recall.100", "recip_rank", "map_cut.100", "P.10", "bpref", "Rprec", "success.10", "map", "ndcg"]
 
 

@@ -10,19 +10,6 @@ import typer
 from bench.cli.app import app
 
 
-def int_list(option: str, text: str) -> tuple[int, ...]:
-    """`1,32,256` -> (1, 32, 256): positive integers, or one line naming the option."""
-    from bench.errors import UserError
-
-    try:
-        values = tuple(int(v) for v in text.split(","))
-    except ValueError:
-        raise UserError(f"{option} {text!r}: expected positive integers separated by commas") from None
-    if not values or min(values) < 1:
-        raise UserError(f"{option} {text!r}: expected positive integers separated by commas")
-    return values
-
-
 @app.command()
 def ceiling(
     model: Annotated[Optional[Path], typer.Option("--model", help="Local sentence-transformers or CrossEncoder folder (default: the bundled all-MiniLM-L6-v2).")] = None,
@@ -39,18 +26,18 @@ def ceiling(
     from bench.progress import progress_bars
     from bench.endpoints.reference import resolve_model
     from bench.errors import UserError
+    from bench import values as v
     from bench.load.ceiling import DTYPES, CeilingConfig, check, run_ceiling
 
     if device not in ("cpu", "cuda"):
         raise UserError(f"--device {device!r}: expected cpu or cuda")
     if dtype not in DTYPES:
         raise UserError(f"--dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
-    if peak_tflops is not None and not peak_tflops > 0:
-        raise UserError(f"--peak-tflops {peak_tflops}: expected a positive number")
-    if not seconds > 0:
-        raise UserError(f"--seconds {seconds}: expected a positive number")
-    config = CeilingConfig(model=resolve_model(model), device=device, dtype=dtype, batches=int_list("--batch", batch),
-                           lengths=int_list("--lengths", lengths), peak_tflops=peak_tflops, min_seconds=seconds)
+    config = CeilingConfig(model=resolve_model(model), device=device, dtype=dtype,
+                           batches=tuple(v.number_list("--batch", batch, v.TEXTS_PER_REQUEST)),
+                           lengths=tuple(v.number_list("--lengths", lengths, v.TOKENS_PER_TEXT)),
+                           peak_tflops=None if peak_tflops is None else v.number("--peak-tflops", peak_tflops, v.PEAK_TFLOPS),
+                           min_seconds=v.number("--seconds", seconds, v.SECONDS))
     check(config)
     points = []
     try:

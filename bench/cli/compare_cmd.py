@@ -30,6 +30,7 @@ def compare(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the randomization tests and bootstrap intervals.")] = 0,
 ) -> None:
     """Compare a run with its baseline check by check; exit 1 when something regressed."""
+    from bench import values
     from bench.errors import UserError
     from bench.results.compare import (
         GateConfig, compare_paths, locate_results, parse_allowance, parse_matches, parse_max_drops, parse_ratio,
@@ -45,7 +46,7 @@ def compare(
         max_drop=parse_max_drops(max_drop or []), alpha=level, significance=not no_significance,
         max_p99_increase=parse_allowance(max_p99_increase, "--max-p99-increase", percent_only=True) if max_p99_increase else None,
         min_throughput_ratio=parse_ratio(min_throughput_ratio, "--min-throughput-ratio") if min_throughput_ratio else None,
-        match=parse_matches(match or []), seed=seed,
+        match=parse_matches(match or []), seed=values.number("--seed", seed, values.SEED),
     )
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     summary = summary or (Path(step_summary) if step_summary else None)

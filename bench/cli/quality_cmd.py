@@ -9,8 +9,6 @@ import typer
 
 from bench.cli.app import app
 
-BUNDLED_SCIFACT = Path(__file__).resolve().parents[2] / "datasets" / "scifact-train"
-DEMO_MAX_DOCS = 1500
 
 
 @app.command()
@@ -45,22 +43,31 @@ def quality(
         embedding_model=embedding_model, cross_encoder=cross_encoder, rerank_depth=rerank_depth,
         max_queries=max_queries, max_docs=max_docs, seed=seed, generate=generate, overwrite=overwrite,
     ))
-    typer.echo(f"report: {report}")
+    _summary(report)
 
 
 @app.command()
 def demo(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/demo"),
-    max_docs: Annotated[int, typer.Option("--max-docs", min=0, help="Corpus sample size (0: the whole corpus).")] = DEMO_MAX_DOCS,
+    max_docs: Annotated[int, typer.Option("--max-docs", min=0, help="Corpus sample size (0: the whole corpus).")] = 0,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")] = False,
 ) -> None:
-    """Quality of bm25, dense and hybrid on the bundled SciFact train split (a documented corpus sample)."""
+    """Quality of bm25, dense and hybrid on numpy-docs: numpy's docstrings as a known-item search, built at run time."""
+    from bench.datasets import DEMO_DATASET
     from bench.quality.run_command import QualityRequest, quality_command
 
     report = quality_command(QualityRequest(
-        dataset=BUNDLED_SCIFACT, split="train", targets=["bm25", "dense", "hybrid"], out=out,
+        dataset=Path(DEMO_DATASET), targets=["bm25", "dense", "hybrid"], out=out,
         max_docs=max_docs or None, command="demo", overwrite=overwrite,
     ))
+    _summary(report)
+
+
+def _summary(report: Path) -> None:
+    from bench.report.tables import print_console_summary
+    from bench.results.outdir import RESULTS_FILE
+
+    print_console_summary(report.parent / RESULTS_FILE)
     typer.echo(f"report: {report}")
 
 

@@ -1,8 +1,11 @@
 """Dataset loading and validation: BEIR, TREC and JSONL Q&A all become one `Dataset`.
 
->>> ds = load_dataset("datasets/scifact-train", split="train")  # doctest: +SKIP
+>>> ds = load_dataset("builtin:numpy-docs")  # doctest: +SKIP
 >>> len(ds.queries), len(ds.corpus)  # doctest: +SKIP
-(809, 5183)
+(688, 744)
+
+`builtin:NAME` names a set ragbench builds at run time from text an installed package ships
+(`bench/datasets/numpy_docs.py`); anything else is a path.
 """
 
 from __future__ import annotations
@@ -14,12 +17,41 @@ from bench.datasets.check import DatasetCheck, check_dataset
 from bench.datasets.io import find_file, read_jsonl, read_lines
 from bench.datasets.jsonl import load_jsonl_qa, qa_file
 from bench.datasets.model import Dataset, Document, Qrels
+from bench.datasets.numpy_docs import numpy_docs_dataset
 from bench.datasets.trec import load_trec, qrels_file
 from bench.errors import InputError
 
-__all__ = ["Dataset", "DatasetCheck", "Document", "Qrels", "check_dataset", "detect_format", "load_dataset", "locate_dataset"]
+__all__ = ["DEMO_DATASET", "Dataset", "DatasetCheck", "Document", "Qrels", "check_dataset", "check_dataset_path",
+           "detect_format", "load_dataset", "resolve_dataset_path"]
 
 FORMATS = ("beir", "trec", "jsonl")
+BUILTIN_PREFIX = "builtin:"
+BUILTIN = {"numpy-docs": numpy_docs_dataset}  # name -> builder returning the folder it built (or had built)
+DEMO_DATASET = f"{BUILTIN_PREFIX}numpy-docs"
+
+
+def resolve_dataset_path(path: str | Path) -> Path:
+    """The folder or file behind a dataset argument: `builtin:NAME` is built (once) and its folder returned."""
+    text = str(path)
+    if not text.startswith(BUILTIN_PREFIX):
+        return Path(path)
+    return _builder(text)()
+
+
+def _builder(text: str):
+    name = text[len(BUILTIN_PREFIX):]
+    if name not in BUILTIN:
+        raise InputError(text, f"unknown built-in data set (known: {', '.join(BUILTIN_PREFIX + n for n in BUILTIN)})")
+    return BUILTIN[name]
+
+
+def check_dataset_path(path: str | Path, split: str | None = None) -> None:
+    """A dataset argument checked without reading (or building) its data: what a long run (a suite) checks
+    before it starts. A built-in set is known by name; ragbench builds it whole when it is first loaded."""
+    if str(path).startswith(BUILTIN_PREFIX):
+        _builder(str(path))
+    else:
+        _locate(Path(path), split)
 
 
 def detect_format(path: Path) -> str:
@@ -40,18 +72,17 @@ def detect_format(path: Path) -> str:
 
 def load_dataset(path: str | Path, split: str | None = None, format: str | None = None) -> Dataset:
     """Load and validate a dataset; every hard problem raises `InputError` naming file and line."""
-    path = Path(path)
+    path = resolve_dataset_path(path)
     try:
-        dataset = _load(path, split, locate_dataset(path, split, format))
+        dataset = _load(path, split, _locate(path, split, format))
     except OSError as exc:  # a folder that cannot be listed, a file that vanished: one line, not a traceback
         raise InputError(exc.filename or path, f"cannot read: {exc.strerror or exc}") from None
     _validate(dataset)
     return dataset
 
 
-def locate_dataset(path: Path, split: str | None = None, format: str | None = None) -> str:
-    """The format of the dataset at `path`, its split checked, without reading the data: what a long run
-    (a suite) checks before it starts."""
+def _locate(path: Path, split: str | None = None, format: str | None = None) -> str:
+    """The format of the dataset at `path`, its split checked, without reading the data."""
     try:
         if not path.exists():
             raise InputError(path, "no such file or folder")

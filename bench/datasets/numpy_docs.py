@@ -13,6 +13,7 @@ version, licence) is written beside it and into every report. Objects whose summ
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
 import json
@@ -26,8 +27,9 @@ from pathlib import Path
 
 from bench.errors import UserError
 
-# Bump when the way the set is built changes, so a cached copy of an older build is never reused.
-BUILD_VERSION = 1
+# The build is named by a hash of this module's source: a ragbench whose builder changed never reuses
+# a set an older builder made.
+BUILD_ID = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:10]
 # numpy's public namespaces (those with a documented `__all__`), in a fixed order: the first name wins.
 MODULES = ("numpy", "numpy.linalg", "numpy.fft", "numpy.random", "numpy.polynomial", "numpy.ma", "numpy.strings",
            "numpy.char", "numpy.rec", "numpy.testing", "numpy.exceptions", "numpy.lib")
@@ -53,7 +55,7 @@ def numpy_docs_dataset(root: Path | None = None) -> Path:
     """The BEIR folder of the numpy-docs set for the installed numpy, built once and reused."""
     import numpy
 
-    folder = (root or cache_root() / "datasets") / f"numpy-docs-{numpy.__version__}-b{BUILD_VERSION}"
+    folder = (root or cache_root() / "datasets") / f"numpy-docs-{numpy.__version__}-{BUILD_ID}"
     if (folder / "ORIGIN.md").is_file():  # written last: its presence means the build finished
         return folder
     try:
@@ -146,7 +148,7 @@ def origin_text(documents: int, queries: int) -> str:
         f"- Source: the docstrings of numpy {numpy.__version__} as installed ({Path(numpy.__file__).parent}),"
         f" namespaces {', '.join(MODULES)}.\n"
         f"- Licence of the text: {licence} (numpy's licence; the docstrings are part of numpy).\n"
-        f"- Built by ragbench (build {BUILD_VERSION}): {documents} documents, {queries} queries, split `test`.\n"
+        f"- Built by ragbench (builder {BUILD_ID}): {documents} documents, {queries} queries, split `test`.\n"
         "- Query: the summary line of an object's docstring (a ufunc's signature line skipped). Relevant"
         " document (grade 1): the rest of that docstring, titled with the object's name; objects with"
         " the same summary share one query.\n"

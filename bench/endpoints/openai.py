@@ -75,9 +75,10 @@ class OpenAIEmbedder:
         batch_size: int = 32,
         encoding_format: str | None = "float",
         dimensions: int | None = None,
+        timeout_s: float = 120.0,
     ):
         self.name = name
-        self.http = HttpEndpoint(name, url, key_env)
+        self.http = HttpEndpoint(name, url, key_env, timeout_s)
         self.wire = OpenAIEmbedWire(self.http.url, model, encoding_format, dimensions)
         self.batch_size = batch_size
 

@@ -58,9 +58,10 @@ class CohereReranker:
 
     kind = "cohere"
 
-    def __init__(self, name: str, url: str, model: str | None, key_env: str | None = None, raw_scores: bool | None = None):
+    def __init__(self, name: str, url: str, model: str | None, key_env: str | None = None, raw_scores: bool | None = None,
+                 timeout_s: float = 120.0):
         self.name = name
-        self.http = HttpEndpoint(name, url, key_env)
+        self.http = HttpEndpoint(name, url, key_env, timeout_s)
         self.wire = CohereRerankWire(url, model, raw_scores)
 
     def rerank(self, query: str, texts: list[str], top_n: int | None = None) -> Scores:

@@ -98,8 +98,9 @@ def _bool(spec: EndpointSpec, key: str):
     return _typed(spec, key, parse_bool, f"a boolean ({BOOLEAN_HELP})")
 
 
-def open_endpoint(spec: EndpointSpec) -> Embedder | Reranker:
-    """Build the client for a parsed spec (nothing is sent yet; in-process models load on first use)."""
+def open_endpoint(spec: EndpointSpec, timeout_s: float = 120.0) -> Embedder | Reranker:
+    """Build the client for a parsed spec (nothing is sent yet; in-process models load on first use); an HTTP
+    endpoint's requests give up after `timeout_s` (load and size pass their --timeout)."""
     p = spec.params
     if spec.kind == "tei":
         from bench.endpoints.tei import TeiEmbedder
@@ -108,23 +109,25 @@ def open_endpoint(spec: EndpointSpec) -> Embedder | Reranker:
         normalize = _bool(spec, "normalize")
         return TeiEmbedder(spec.name, spec.url, p.get("key_env"), _int(spec, "batch"),
                            normalize=True if normalize is None else normalize, truncate=_bool(spec, "truncate"),
-                           truncation_direction=direction, dimensions=_int(spec, "dimensions"), prompt_name=p.get("prompt_name"))
+                           truncation_direction=direction, dimensions=_int(spec, "dimensions"), prompt_name=p.get("prompt_name"), timeout_s=timeout_s)
     if spec.kind == "tei-rerank":
         from bench.endpoints.tei import TeiReranker
 
         return TeiReranker(spec.name, spec.url, p.get("key_env"), _int(spec, "batch"),
-                           raw_scores=bool(_bool(spec, "raw_scores")), truncate=_bool(spec, "truncate"))
+                           raw_scores=bool(_bool(spec, "raw_scores")), truncate=_bool(spec, "truncate"), timeout_s=timeout_s)
     if spec.kind == "openai":
         from bench.endpoints.openai import OpenAIEmbedder
 
         encoding = _typed(spec, "encoding", lambda v: {"float": "float", "base64": "base64", "none": None}[v.lower()],
                           "float, base64 or none")
         return OpenAIEmbedder(spec.name, spec.url, p["model"], p.get("key_env"), _int(spec, "batch") or 32,
-                              encoding_format=encoding if "encoding" in p else "float", dimensions=_int(spec, "dimensions"))
+                              encoding_format=encoding if "encoding" in p else "float", dimensions=_int(spec, "dimensions"),
+                              timeout_s=timeout_s)
     if spec.kind == "cohere":
         from bench.endpoints.rerank import CohereReranker
 
-        return CohereReranker(spec.name, spec.url, p.get("model"), p.get("key_env"), raw_scores=_bool(spec, "raw_scores"))
+        return CohereReranker(spec.name, spec.url, p.get("model"), p.get("key_env"), raw_scores=_bool(spec, "raw_scores"),
+                              timeout_s=timeout_s)
     from bench.endpoints.reference import ReferenceEmbedder, ReferenceReranker
 
     batch = _int(spec, "batch") or 32

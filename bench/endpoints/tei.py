@@ -225,9 +225,10 @@ class TeiEmbedder:
         truncation_direction: str | None = None,
         dimensions: int | None = None,
         prompt_name: str | None = None,
+        timeout_s: float = 120.0,
     ):
         self.name = name
-        self.client = TeiClient(name, url, key_env)
+        self.client = TeiClient(name, url, key_env, timeout_s)
         self._batched = _Batched(self.client, batch_size)
         options: dict[str, Any] = {"normalize": normalize}
         if truncate is not None:
@@ -273,9 +274,10 @@ class TeiReranker:
         batch_size: int | None = None,
         raw_scores: bool = False,
         truncate: bool | None = None,
+        timeout_s: float = 120.0,
     ):
         self.name = name
-        self.client = TeiClient(name, url, key_env)
+        self.client = TeiClient(name, url, key_env, timeout_s)
         self._batched = _Batched(self.client, batch_size)
         options: dict[str, Any] = {"raw_scores": raw_scores, "return_text": False}
         if truncate is not None:

@@ -24,7 +24,8 @@ from typing import Callable, Iterator
 
 from bench.errors import UserError
 from bench.identity.inputs import Tokenizer
-from bench.load.workload import BUNDLED_DATASET, load_workload
+from bench.datasets import DEMO_DATASET, resolve_dataset_path
+from bench.load.workload import load_workload
 from bench.results.schema import CeilingPoint
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -244,7 +245,7 @@ def run_ceiling(config: CeilingConfig, out_dir: Path, overwrite: bool = False,
     with ending(ResultsWriter(out_dir / RESULTS_FILE)) as writer:
         writer.write(RunHeader(
             command="ceiling", created=now_iso(), ragbench_version=bench.__version__,
-            dataset={"name": "load workload", "source": f"{BUNDLED_DATASET}, cut to token lengths by the model's tokenizer",
+            dataset={"name": "load workload", "source": f"{resolve_dataset_path(DEMO_DATASET)}, cut to token lengths by the model's tokenizer",
                      "lengths": list(config.lengths), "tokens_source": "tokenizer"},
             measures=[], measure_labels={}, depth=0, seed=0, targets=[str(config.model)],
         ))

@@ -18,6 +18,8 @@ Needs the optional extra: `pip install 'ragbench[ray]'`.
 from __future__ import annotations
 
 import itertools
+import signal
+import socket
 import time
 from concurrent.futures import Executor, Future
 from dataclasses import replace
@@ -45,6 +47,24 @@ class _ShareActor:
         return result
 
 
+CONNECT_TIMEOUT_S = 5.0  # a head that does not accept a TCP connection in this long is not there
+
+
+def check_reachable(address: str) -> None:
+    """A head's address (host:port, ray://host:port) that takes no TCP connection: one line now. Left to itself,
+    ray.init retries such an address for minutes and then ends the process, bypassing every `finally`."""
+    if address == "auto":  # Ray finds a local cluster itself, and says at once when there is none
+        return
+    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    if not host or not port.isdigit():
+        raise UserError(f"--ray {address!r}: expected auto, or the head's host:port (as printed by `ray start --head`)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise UserError(f"--ray {address}: no Ray cluster answers there ({exc.strerror or exc}); "
+                        "start one with `ray start --head`, or give its head's host:port") from None
+
+
 class RayExecutor(Executor):
     """`workers` actors on the Ray cluster at `address` ("auto", or host:port of a head started with `ray start --head`)."""
 
@@ -56,11 +76,16 @@ class RayExecutor(Executor):
         self._ray = ray
         self._owns_connection = not ray.is_initialized()
         if self._owns_connection:
+            check_reachable(address)
+            handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
             try:
                 ray.init(address=address, include_dashboard=False, log_to_driver=False,
                          logging_level="ERROR", configure_logging=False)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise UserError(f"--ray {address}: cannot connect to a Ray cluster ({exc})") from None
+            finally:  # ray.init makes SIGTERM a bare sys.exit(15): Ctrl-C and SIGTERM stay ragbench's (130, 143)
+                for signum, handler in handlers.items():
+                    signal.signal(signum, handler)
         actor = ray.remote(num_cpus=1)(_ShareActor)
         self.actors = [actor.remote() for _ in range(workers)]
         self.hosts = ray.get([a.host.remote() for a in self.actors])

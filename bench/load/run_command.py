@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.errors import UserError
 from bench.load.points import PointConfig, SweepConfig, point_label
-from bench.load.runner import run_load
+from bench.load.runner import check_request_memory, check_schedule, run_load
 from bench.load.schedule import parse_arrival
 from bench.load.workload import load_workload
 from bench.results.schema import LoadPointRecord
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-
+from bench import values as v
 
 @dataclass
 class LoadRequest:
@@ -44,29 +40,6 @@ class LoadRequest:
     ray: str | None = None  # run the workers as Ray actors on this cluster ("auto" or host:port)
 
 
-def parse_seconds(flag: str, text: str, allow_zero: bool = False) -> float:
-    match = _DURATION.match(text)
-    value = float(match.group(1)) * _UNIT[match.group(2)] if match else -1.0
-    if value < 0 or (value == 0 and not allow_zero):
-        raise UserError(f"{flag} {text!r}: expected a {'non-negative' if allow_zero else 'positive'} duration such as 30s, 500ms or 2m")
-    return value
-
-
-def parse_list(flag: str, text: str | None, number=int, allow_zero: bool = False) -> list:
-    if text is None:
-        return []
-    values = []
-    for item in text.split(","):
-        try:
-            value = number(item.strip())
-        except ValueError:
-            value = None
-        if value is None or value < 0 or (value == 0 and not allow_zero) or value != value or value == float("inf"):
-            raise UserError(f"{flag} {text!r}: expected a comma list of {'non-negative' if allow_zero else 'positive'} numbers, as 1,8,32")
-        values.append(value)
-    return values
-
-
 def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
     op = request.op or ("rerank" if is_rerank else "embed")
     if op not in ("embed", "rerank"):
@@ -83,24 +56,25 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
         raise UserError("load: rerank sends one query with --documents candidates per request; --batch is for embed")
     if op == "embed" and request.documents is not None:
         raise UserError("load: --documents is for --op rerank")
-    if request.workers < 1:
-        raise UserError(f"--workers {request.workers}: expected at least 1")
-    if request.burst is not None and request.burst < 1:
-        raise UserError(f"--burst {request.burst}: expected a positive number of texts")
-    if request.requests is not None and request.requests < 1:
-        raise UserError(f"--requests {request.requests}: expected a positive number")
-    concurrencies = parse_list("--concurrency", request.concurrency, allow_zero=request.burst is not None) or [1]
+    workers = v.number("--workers", request.workers, v.WORKERS)
+    seed = v.number("--seed", request.seed, v.SEED)
+    burst = None if request.burst is None else v.number("--burst", request.burst, v.BURST_TEXTS)
+    count = None if request.requests is None else v.number("--requests", request.requests, v.SCHEDULED_REQUESTS)
+    max_inflight = None if request.max_inflight is None else v.number("--max-inflight", request.max_inflight, v.USERS)
+    concurrencies = v.number_list("--concurrency", request.concurrency, v.USERS_OR_UNCAPPED if burst is not None else v.USERS)
     base = PointConfig(
-        op=op, arrival=parse_arrival(request.arrival), max_inflight=request.max_inflight, burst=request.burst,
-        duration_s=None if request.requests is not None else parse_seconds("--duration", request.duration or "10s"),
-        requests=request.requests, warmup_s=parse_seconds("--warmup", request.warmup, allow_zero=True),
-        workers=request.workers, timeout_s=parse_seconds("--timeout", request.timeout), seed=request.seed,
+        op=op, arrival=parse_arrival(request.arrival), max_inflight=max_inflight, burst=burst,
+        duration_s=None if count is not None else v.duration("--duration", request.duration or "10s", v.SECONDS),
+        requests=count, warmup_s=v.duration("--warmup", request.warmup, v.WARMUP_SECONDS),
+        workers=workers, timeout_s=v.duration("--timeout", request.timeout, v.TIMEOUT_SECONDS), seed=seed,
     )
-    return SweepConfig(
-        base, batches=parse_list("--batch", request.batch) or [1], concurrencies=concurrencies,
-        rates=parse_list("--rate", request.rate, float), lengths=parse_list("--lengths", request.lengths) or [None],
-        documents=parse_list("--documents", request.documents) or [10],
+    sweep = SweepConfig(
+        base, batches=v.number_list("--batch", request.batch, v.TEXTS_PER_REQUEST) or [1], concurrencies=concurrencies or [1],
+        rates=v.number_list("--rate", request.rate, v.RATE), lengths=v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT) or [None],
+        documents=v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST) or [10],
     )
+    check_schedule(sweep.points())
+    return sweep
 
 
 def check_load(request: LoadRequest) -> tuple[list[EndpointSpec], SweepConfig]:
@@ -119,6 +93,7 @@ def load_command(request: LoadRequest) -> Path:
 
     specs, sweep = check_load(request)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
+    check_request_memory(sweep.points(), workload)
     pool_factory = None
     if request.ray is not None:
         if any(s.url is None for s in specs):

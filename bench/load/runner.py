@@ -26,7 +26,10 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any, Callable
 
+import numpy as np
+
 import bench
+from bench import values
 from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.errors import UserError
 from bench.load import histograms
@@ -35,7 +38,7 @@ from bench.load.points import PointConfig, SweepConfig, point_label
 from bench.load.schedule import open_schedule, share, split_count
 from bench.load.server_view import MetricsReader, delta
 from bench.load.worker import SharePlan, ShareResult, run_share
-from bench.load.workload import Workload
+from bench.load.workload import DISTINCT_REQUESTS, Workload
 from bench.results.outdir import RESULTS_FILE, prepare_out_dir
 from bench.results.schema import EndRecord, LoadPointRecord, RunHeader
 from bench.results.store import ResultsWriter
@@ -93,10 +96,11 @@ class LoadEndpoint:
         probe = self.wire.request("q", ["t"]) if self.spec.is_rerank else self.wire.request(["t"])
         return probe.url
 
-    def preflight(self, op: str) -> None:
+    def preflight(self, op: str, timeout_s: float) -> None:
         """One small request through the API client before the sweep: a wrong URL, key or model fails
-        here with one clear line, and a cold server's first (slow) answer is not left to a warm-up."""
-        client = open_endpoint(self.spec)
+        here with one clear line, and a cold server's first (slow) answer is not left to a warm-up.
+        It waits --timeout like every measured request: a hanging server is named as soon as one would be."""
+        client = open_endpoint(self.spec, timeout_s)
         try:
             if op == "rerank":
                 client.rerank("warm-up query", ["warm-up text", "another warm-up text"])
@@ -152,7 +156,9 @@ class LoadEndpoint:
             offsets = self.open_offsets(point)
             active = min(workers, point.max_inflight) if point.max_inflight else workers
             caps = split_count(point.max_inflight, active) if point.max_inflight else [None] * active
-            return [SharePlan(worker=w, mode="open", offsets=list(share(offsets, w, active, point.arrival, point.seed)), max_inflight=caps[w], **base)
+            # Offsets stay a numpy array: pickled to a worker in milliseconds, where a list of millions of floats
+            # took seconds in which the driver, holding the GIL, could not even act on Ctrl-C.
+            return [SharePlan(worker=w, mode="open", offsets=share(offsets, w, active, point.arrival, point.seed), max_inflight=caps[w], **base)
                     for w in range(active)]
         cap = point.concurrency or 0
         active = min(workers, cap, n) if cap else min(workers, n)
@@ -162,16 +168,15 @@ class LoadEndpoint:
         plans = []
         for w in range(active):
             mine = list(range(w, n, active))
-            plans.append(SharePlan(worker=w, mode="burst", offsets=[0.0] * len(mine), users=caps[w], **{
+            plans.append(SharePlan(worker=w, mode="burst", offsets=np.zeros(len(mine)), users=caps[w], **{
                 **base, "requests": [requests[i] for i in mine] if requests else [],
                 "inputs": [inputs[i] for i in mine], "tokens": [tokens[i] for i in mine],
                 "call": InProcessCall(self.spec, point.op, [payloads[i] for i in mine]) if call else None}))
         return plans
 
     @staticmethod
-    def open_offsets(point: PointConfig):
-        import numpy as np
-
+    def open_offsets(point: PointConfig) -> np.ndarray:
+        check_schedule([point])  # also the probes `size` chooses as it goes
         if point.requests is None:
             return open_schedule(point.arrival, point.rate, point.warmup_s + point.duration_s, None, point.seed)
         warm = open_schedule(point.arrival, point.rate, point.warmup_s, None, point.seed) if point.warmup_s > 0 else np.zeros(0)
@@ -181,6 +186,33 @@ class LoadEndpoint:
     def close(self) -> None:
         if self.metrics is not None:
             self.metrics.close()
+
+
+def check_schedule(points: list[PointConfig]) -> None:
+    """An open loop's send times are computed before its point starts: at most values.SCHEDULED_REQUESTS."""
+    for p in points:
+        if p.loop == "open":
+            scheduled = p.rate * (p.warmup_s + (p.duration_s or 0.0)) + (p.requests or 0)
+            values.at_most(f"load: {point_label(p)} over {p.warmup_s:g} s of warm-up and "
+                           + (f"{p.requests} requests" if p.requests else f"{p.duration_s:g} s measured"),
+                           scheduled, values.SCHEDULED_REQUESTS, "lower --rate, --duration or --warmup")
+
+
+def check_request_memory(points: list[PointConfig], workload: Workload) -> None:
+    """Each point's requests are encoded before it starts and copied to every worker: all copies together
+    within values.REQUEST_MEMORY, estimated from the workload before anything is sent or written."""
+    import json
+
+    texts = workload.texts
+    body = sum(len(json.dumps(t, ensure_ascii=False).encode()) for t in texts)  # what a wire body holds per text
+    per_word = body / max(1, sum(len(t.split()) for t in texts))  # a text of N tokens has at most N words
+    for p in points:
+        per_text = body / len(texts) if p.length is None else p.length * per_word
+        count = p.burst if p.loop == "burst" else DISTINCT_REQUESTS * p.batch
+        copies = 2 if p.loop == "burst" else 1 + p.workers  # a burst's requests are split among the workers
+        values.at_most(f"load: {point_label(p)} encodes {count:,} texts of about {per_text:,.0f} bytes, "
+                       f"{copies} copies", count * per_text * copies, values.REQUEST_MEMORY,
+                       "lower --batch, --documents, --lengths, --burst or --workers")
 
 
 def merge_shares(endpoint: str, point: PointConfig, shares: list[ShareResult], workload: Workload,
@@ -282,12 +314,20 @@ def measure_point(endpoint: LoadEndpoint, point: PointConfig, workload: Workload
         # first answers (a 422 comes back in a millisecond) cannot land before the snapshot.
         before.append(endpoint.metrics.snapshot())
     start_at = perf_counter() + START_LEAD_S
+    stopped = threading.Event()  # set when the point ends early (Ctrl-C, a failure): the reader reads nothing then
     if endpoint.metrics is not None and not measured_from_start:  # read /metrics when the warm-up ends
         window = start_at + point.warmup_s
-        reader = threading.Thread(target=lambda: (time.sleep(max(0.0, window - perf_counter())),
-                                                  before.append(endpoint.metrics.snapshot())), daemon=True)
+
+        def read_when_warm() -> None:
+            if not stopped.wait(max(0.0, window - perf_counter())):
+                before.append(endpoint.metrics.snapshot())
+
+        reader = threading.Thread(target=read_when_warm, daemon=True)
         reader.start()
-    shares = run_plans(executor, endpoint.plans(point, workload, start_at), tick)
+    try:
+        shares = run_plans(executor, endpoint.plans(point, workload, start_at), tick)
+    finally:
+        stopped.set()
     if reader is not None:
         reader.join()
     first = before[0] if before else None
@@ -338,7 +378,7 @@ def run_load(specs: list[EndpointSpec], sweep: SweepConfig, workload: Workload, 
             if endpoint.in_process:  # one worker (checked above): the model loads in the process that measures
                 pool.submit(InProcessCall(endpoint.spec, sweep.base.op, [("warm-up query", ["warm-up text"])]).warm).result()
             else:
-                endpoint.preflight(sweep.base.op)
+                endpoint.preflight(sweep.base.op, sweep.base.timeout_s)
         for endpoint in endpoints:
             for number, point in enumerate(points, 1):
                 tick = _ticker(progress, f"{endpoint.spec.name} {number}/{len(points)} {point_label(point)}", point)

@@ -71,8 +71,13 @@ class MetricsReader:
         parts = urlsplit(route_url)
         self.url = f"{parts.scheme}://{parts.netloc}/metrics"
         self.client = httpx.Client(timeout=timeout_s, headers=headers)
+        self.closed = False
 
     def snapshot(self) -> dict[str, Any] | None:
+        """The server's metrics now; None when it has none, or when the reader was closed (a Ctrl-C may close
+        it while a snapshot is on its way in another thread: that snapshot is not wanted any more)."""
+        if self.closed:
+            return None
         try:
             response = self.client.get(self.url)
             if response.status_code != 200:
@@ -80,7 +85,12 @@ class MetricsReader:
             snapshot = parse_snapshot(response.text)
         except (httpx.HTTPError, ValueError):
             return None
+        except RuntimeError:  # httpx: "the client has been closed"
+            if self.closed:
+                return None
+            raise
         return snapshot if any(snapshot.values()) else None
 
     def close(self) -> None:
+        self.closed = True
         self.client.close()

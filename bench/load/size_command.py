@@ -17,9 +17,9 @@ from urllib.parse import urlsplit
 import bench
 from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.errors import UserError
-from bench.load.run_command import parse_list, parse_seconds
+from bench import values as v
 from bench.load.runner import (
-    InProcessCall, LoadEndpoint, measure_point, stop_pool, unreachable, worker_pool,
+    InProcessCall, LoadEndpoint, check_request_memory, measure_point, stop_pool, unreachable, worker_pool,
 )
 from bench.load.schedule import parse_arrival
 from bench.load.points import PointConfig, point_label
@@ -102,15 +102,18 @@ def check(request: SizeRequest) -> SizePlan:
     op = request.op or ("rerank" if specs[0].is_rerank else "embed")
     if op not in ("embed", "rerank"):
         raise UserError(f"--op {request.op!r}: expected embed or rerank")
-    if not request.slo_p99_ms > 0:
-        raise UserError(f"--slo-p99 {request.slo_p99_ms}: expected a positive number of milliseconds")
+    slo_p99_ms = v.number("--slo-p99", request.slo_p99_ms, v.LATENCY_MS)
     if not 0 <= request.max_error_rate < 1:
         raise UserError(f"--max-error-rate {request.max_error_rate}: expected a fraction in [0, 1), as 0.001")
-    for flag, value in (("--target-rps", request.target_rps), ("--gpu-hourly-usd", request.gpu_hourly_usd)):
-        if value is not None and not value > 0:
-            raise UserError(f"{flag} {value}: expected a positive number")
-    if request.max_concurrency < 1 or request.max_probes < 2 or request.workers < 1 or request.burst < 1:
-        raise UserError("size: --max-concurrency, --workers and --burst must be positive and --max-probes at least 2")
+    for flag, value, quantity in (("--target-rps", request.target_rps, v.TARGET_RPS),
+                                  ("--gpu-hourly-usd", request.gpu_hourly_usd, v.HOURLY_USD)):
+        if value is not None:
+            v.number(flag, value, quantity)
+    v.number("--max-concurrency", request.max_concurrency, v.USERS)
+    v.number("--max-probes", request.max_probes, v.PROBES)
+    v.number("--workers", request.workers, v.WORKERS)
+    v.number("--burst", request.burst, v.BURST_TEXTS)
+    v.number("--seed", request.seed, v.SEED)
     if not 0 < request.tolerance < 1:
         raise UserError(f"--tolerance {request.tolerance}: expected a fraction in (0, 1)")
     if any(s.url is None for s in specs) and request.workers > 1:
@@ -126,15 +129,16 @@ def check(request: SizeRequest) -> SizePlan:
             raise UserError(f"--ceiling {path}: its model {ceiling_model} is not here to cut the same texts; "
                             "give --tokenizer with that model's folder")
     return SizePlan(
-        specs=specs, op=op, slo=Slo(request.slo_p99_ms, request.max_error_rate),
+        specs=specs, op=op, slo=Slo(slo_p99_ms, request.max_error_rate),
         economics=Economics(request.target_rps, request.gpu_hourly_usd),
-        lengths=parse_list("--lengths", request.lengths) or [None],
-        sizes=parse_list("--documents", request.documents) if op == "rerank" else parse_list("--batch", request.batches),
-        burst_batches=parse_list("--burst-batch", request.burst_batches),
-        burst_concurrency=parse_list("--burst-concurrency", request.burst_concurrency, allow_zero=True),
-        duration_s=parse_seconds("--duration", request.duration),
-        warmup_s=parse_seconds("--warmup", request.warmup, allow_zero=True),
-        timeout_s=parse_seconds("--timeout", request.timeout), arrival=parse_arrival(request.arrival),
+        lengths=v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT) or [None],
+        sizes=(v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST) if op == "rerank"
+               else v.number_list("--batch", request.batches, v.TEXTS_PER_REQUEST)),
+        burst_batches=v.number_list("--burst-batch", request.burst_batches, v.TEXTS_PER_REQUEST),
+        burst_concurrency=v.number_list("--burst-concurrency", request.burst_concurrency, v.USERS_OR_UNCAPPED),
+        duration_s=v.duration("--duration", request.duration, v.SECONDS),
+        warmup_s=v.duration("--warmup", request.warmup, v.WARMUP_SECONDS),
+        timeout_s=v.duration("--timeout", request.timeout, v.TIMEOUT_SECONDS), arrival=parse_arrival(request.arrival),
         ceiling_points=ceiling_points, ceiling_model=ceiling_model,
     )
 
@@ -214,6 +218,10 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
     Everything is checked before `out` is touched."""
     plan = check(request)
     workload = load_workload(request.texts, request.dataset, request.tokenizer or plan.ceiling_model)
+    bursts = plan.burst_batches if plan.op == "embed" else []
+    check_request_memory([PointConfig(op=plan.op, batch=b, length=n, workers=request.workers) for n in plan.lengths for b in plan.sizes]
+                         + [PointConfig(op=plan.op, loop="burst", batch=b, burst=request.burst, length=n)
+                            for n in plan.lengths for b in bursts], workload)
     endpoints = [LoadEndpoint(spec) for spec in plan.specs]
     for endpoint in endpoints:
         endpoint.check_op(plan.op)
@@ -244,7 +252,7 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
                 if endpoint.in_process:  # one worker (checked): the model loads in the process that measures
                     pool.submit(InProcessCall(endpoint.spec, plan.op, [("warm-up query", ["warm-up text"])]).warm).result()
                 else:
-                    endpoint.preflight(plan.op)
+                    endpoint.preflight(plan.op, plan.timeout_s)
                 session = _Session(endpoint, plan, request, workload, pool, writer, sampler, report)
                 for length in plan.lengths:
                     writer.write(session.size(length, telemetry))

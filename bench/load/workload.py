@@ -1,6 +1,6 @@
 """What load sends: texts (from --texts or a dataset's corpus), queries for rerank, optional fixed token lengths.
 
-Without --texts or --dataset the bundled SciFact corpus is used. `--lengths N` cuts texts of exactly
+Without --texts or --dataset the demo's data set is used (numpy's docstrings, built at run time). `--lengths N` cuts texts of exactly
 N tokens (with a tokenizer) or N words (without one) from the running corpus, so a sweep can show
 how latency grows with input length. Token counts for tokens/s come from the server when it says
 (TEI's `x-compute-tokens`), else from the tokenizer here, else from words: the record says which.
@@ -14,7 +14,6 @@ from typing import Callable
 
 from bench.errors import UserError
 
-BUNDLED_DATASET = Path(__file__).resolve().parents[2] / "datasets" / "scifact-train"
 DISTINCT_REQUESTS = 64  # a ring of different bodies per point, replayed: no server cache sees one text twice in a row
 MAX_SOURCE_TEXTS = 4096
 
@@ -92,12 +91,12 @@ def load_workload(texts: Path | None, dataset: Path | None, tokenizer: Path | No
 
         items = read_texts(texts)[:MAX_SOURCE_TEXTS]
         return Workload(items, items[: DISTINCT_REQUESTS], str(texts), count, source_kind)
-    from bench.datasets import load_dataset
+    from bench.datasets import DEMO_DATASET, load_dataset
 
-    path = dataset or BUNDLED_DATASET
+    path = dataset or Path(DEMO_DATASET)
     data = load_dataset(path)
     items = [doc.full_text for doc in list(data.corpus.values())[:MAX_SOURCE_TEXTS] if doc.full_text.strip()]
     if not items:
         raise UserError(f"load: {path} has no corpus texts")
     queries = list(data.queries.values())[: DISTINCT_REQUESTS] or items[: DISTINCT_REQUESTS]
-    return Workload(items, queries, str(path), count, source_kind)
+    return Workload(items, queries, data.source, count, source_kind)

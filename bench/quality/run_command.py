@@ -40,6 +40,9 @@ class QualityRequest:
 def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSpec], GenerateSpec | None]:
     """Every option checked without reading the dataset (cheap): the CLI and a suite's validation use
     this one function."""
+    from bench import values
+
+    values.number("--seed", request.seed, values.SEED)  # a suite file's seed is checked here, like the option
     measures = [parse_measure(m) for m in request.measures or ()]
     specs = [parse_spec(t) for t in request.targets]
     generate = parse_generate(request.generate) if request.generate else None

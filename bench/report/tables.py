@@ -95,3 +95,42 @@ def _answer_cells(q: QueryRecord | None, answer_costs: list[str]) -> list[str]:
     if q is None:
         return ["", ""] + [""] * len(answer_costs)
     return [q.answer or "", mask(q.answer_error or ""), *[repr(q.cost[k]) if k in q.cost else "" for k in answer_costs]]
+
+
+def print_console_summary(results_path: Path) -> None:
+    """The results and significance tables on stdout, so the first command's result shows without a file."""
+    from rich.console import Console
+
+    from bench.results.store import read_results
+
+    terminal = Console()
+    out = Console(width=None if terminal.is_terminal else 160)  # piped: wide enough that no cell wraps
+    for table in console_summary(read_results(results_path)):
+        out.print(table)
+
+
+def console_summary(results: Results) -> list:
+    """What `quality` and `demo` print when they end (one screen): every target's measures with their
+    intervals, and each pair's difference with its Holm-corrected verdict — the report's first two tables."""
+    from rich.table import Table
+
+    tables = []
+    header, rows = summary_rows(results)
+    keep = [i for i, column in enumerate(header) if column not in ("p50 ms", "p99 ms", "search ms/query", "index s")]
+    summary = Table(title=f"ragbench {results.header.command}: {results.header.dataset.get('name', '')}"
+                          " (mean [95% CI] over every judged query)")
+    for i in keep:
+        summary.add_column(header[i], justify="left" if i == 0 else "right")
+    for row in rows:
+        summary.add_row(*[mask(row[i]) for i in keep])
+    tables.append(summary)
+    header, rows = comparison_rows(results)
+    if rows:
+        columns = ("measure", "a", "b", "mean b − a [95% CI]", "Holm p (rand.)", "verdict")
+        pairs = Table(title="paired significance (randomization test, Holm-corrected, at 0.05)")
+        for column in columns:
+            pairs.add_column(column)
+        for row in rows:
+            pairs.add_row(*[mask(row[header.index(c)]) for c in columns])
+        tables.append(pairs)
+    return tables

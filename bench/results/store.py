@@ -290,6 +290,10 @@ def _read_results(path: Path) -> Results:
                 if not line.endswith("\n"):
                     break  # a line cut by an interruption: everything before it stands
                 raise InputError(path, f"malformed JSON ({exc.msg})", number) from None
+            except ValueError as exc:  # an integer too long to convert
+                raise InputError(path, f"malformed JSON ({exc})", number) from None
+            except RecursionError:
+                raise InputError(path, "malformed JSON (nested too deeply)", number) from None
             kind = data.get("record") if isinstance(data, dict) else None
             if not isinstance(kind, str) or kind not in RECORD_TYPES:
                 raise InputError(path, f"unknown record type {kind!r}", number)
@@ -299,8 +303,11 @@ def _read_results(path: Path) -> Results:
                 if data.get("version") not in READABLE_VERSIONS:
                     raise InputError(path, f"results schema version {data.get('version')} (this ragbench reads "
                                      f"{', '.join(map(str, READABLE_VERSIONS))})", number)
-            data = _masked(data)  # a file written by hand or by an older ragbench may hold secrets
-            record = _record(RECORD_TYPES[kind], data, path, number)
+            try:
+                data = _masked(data)  # a file written by hand or by an older ragbench may hold secrets
+                record = _record(RECORD_TYPES[kind], data, path, number)
+            except RecursionError:  # nesting json.loads could read, too deep to mask: no record of ragbench's
+                raise InputError(path, "malformed JSON (nested too deeply)", number) from None
             key = record_key(record)
             if key in seen:
                 results.repeated += 1

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness.cli import run_cli
-from tests.paths import BUNDLED_SCIFACT
+from tests.paths import scifact
 
 
 def one_error_line(code: int, err: str) -> str:
@@ -40,7 +40,7 @@ OUT_OF_RANGE = [
 @pytest.mark.parametrize("args, words", OUT_OF_RANGE)
 def test_out_of_range_values_are_one_line_before_any_work(tmp_path, texts, monkeypatch, capsys, args, words):
     out = tmp_path / "out"
-    extra = {"quality": ["--dataset", str(BUNDLED_SCIFACT), "-t", "bm25", "--out", str(out)],
+    extra = {"quality": ["--dataset", str(scifact()), "-t", "bm25", "--out", str(out)],
              "demo": ["--out", str(out)], "identity": ["--texts", str(texts)], "meter": []}[args[0]]
     line = one_error_line(*run_cli([*args, *extra], monkeypatch, capsys)[::2])
     assert line == f"ragbench: error: Invalid value for {words} (see 'ragbench {args[0]} --help')"
@@ -61,7 +61,7 @@ def test_usage_errors_are_one_line_and_help_still_works(monkeypatch, capsys):
 
 def test_a_measure_with_a_zero_cutoff_stops_quality_before_it_writes(tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
-    line = one_error_line(*run_cli(["quality", "--dataset", str(BUNDLED_SCIFACT), "--split", "train", "-t", "bm25",
+    line = one_error_line(*run_cli(["quality", "--dataset", str(scifact()), "--split", "train", "-t", "bm25",
                                     "--out", str(out), "-m", "P.0"], monkeypatch, capsys)[::2])
     assert line == "ragbench: error: measure 'P.0': the cut-off must be from 1 to 1,000,000"
     assert not out.exists()
@@ -83,7 +83,7 @@ def test_an_unusable_embedding_cache_is_one_line(tmp_path, monkeypatch, capsys):
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache folder should be")
     monkeypatch.setenv("RAGBENCH_CACHE", str(blocker))
-    code, _, err = run_cli(["quality", "--dataset", str(BUNDLED_SCIFACT), "--split", "train", "-t", "dense",
+    code, _, err = run_cli(["quality", "--dataset", str(scifact()), "--split", "train", "-t", "dense",
                             "--max-queries", "2", "--max-docs", "20", "--out", str(tmp_path / "out")], monkeypatch, capsys)
     assert code == 2, err
     assert err.strip().splitlines()[-1] == (f"ragbench: error: embedding cache {blocker / 'embeddings'}: unusable (Not a directory); "

@@ -10,13 +10,13 @@ from __future__ import annotations
 from bench.quality.run_command import QualityRequest, quality_command
 from tests.compare.helpers import worse_kind  # noqa: F401  (fixture)
 from tests.harness.cli import run_cli
-from tests.paths import BUNDLED_SCIFACT
+from tests.paths import scifact
 
 MAX_DROP = "nDCG@10=0.01"
 
 
 def _quality(out, target: str, seed: int):
-    quality_command(QualityRequest(dataset=BUNDLED_SCIFACT, split="train", targets=[target], out=out,
+    quality_command(QualityRequest(dataset=scifact(), split="train", targets=[target], out=out,
                                    measures=["nDCG@10", "R@100"], max_docs=1500, seed=seed))
     return out
 

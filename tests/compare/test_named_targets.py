@@ -8,7 +8,7 @@ from bench.errors import UserError
 from bench.results.store import read_results
 from bench.targets.registry import parse_spec
 from tests.harness.cli import run_cli
-from tests.paths import BUNDLED_SCIFACT
+from tests.paths import scifact
 
 
 @pytest.mark.parametrize("text, name, public", [
@@ -35,7 +35,7 @@ def test_bad_names(text, message):
 
 
 def test_quality_writes_results_and_run_files_under_the_name(tmp_path, monkeypatch, capsys):
-    code, out, err = run_cli(["quality", "--dataset", str(BUNDLED_SCIFACT), "--split", "train", "--max-queries", "30",
+    code, out, err = run_cli(["quality", "--dataset", str(scifact()), "--split", "train", "--max-queries", "30",
                               "--max-docs", "200", "-t", "prod=bm25", "-t", "bm25", "-m", "nDCG@10",
                               "--out", str(tmp_path)], monkeypatch, capsys)
     assert code == 0, err

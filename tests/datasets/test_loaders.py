@@ -10,7 +10,7 @@ import pytest
 
 from bench.datasets import check_dataset, load_dataset
 from bench.errors import InputError
-from tests.paths import BUNDLED_SCIFACT, SHARED_DATASETS
+from tests.paths import scifact
 
 
 def write_beir(root: Path, corpus=None, queries=None, qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t2\n", split="test"):
@@ -24,15 +24,11 @@ def write_beir(root: Path, corpus=None, queries=None, qrels="query-id\tcorpus-id
     return root
 
 
-def test_bundled_scifact_counts():
-    ds = load_dataset(BUNDLED_SCIFACT, split="train")
+def test_scifact_counts():
+    ds = load_dataset(scifact(), split="train")
     report = check_dataset(ds)
     assert (report.documents, report.queries, report.judgments) == (5183, 809, 919)
     assert ds.corpus["4983"].title.startswith("Microstructural development")
-
-
-def test_bundled_copy_equals_shared_original():
-    assert load_dataset(BUNDLED_SCIFACT, "train").fingerprint() == load_dataset(SHARED_DATASETS / "scifact-train", "train").fingerprint()
 
 
 def test_beir_gzip_and_grades(tmp_path):
@@ -152,7 +148,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_cli_check_prints_counts(tmp_path):
-    result = run_cli("datasets", "check", str(BUNDLED_SCIFACT), "--split", "train")
+    result = run_cli("datasets", "check", str(scifact()), "--split", "train")
     assert result.returncode == 0, result.stderr
     assert "documents         5183" in result.stdout
     assert "judgments         919 (919 relevant)" in result.stdout

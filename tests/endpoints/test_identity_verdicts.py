@@ -3,16 +3,15 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
 from tests.harness.cli import run_cli
-from tests.paths import BUNDLED_SCIFACT
+from tests.paths import scifact
 
 
 def _texts(tmp_path: Path, n: int) -> Path:
-    lines = gzip.decompress((BUNDLED_SCIFACT / "corpus.jsonl.gz").read_bytes()).decode().splitlines()[:n]
+    lines = (scifact() / "corpus.jsonl").read_text().splitlines()[:n]
     path = tmp_path / f"texts{n}.jsonl"
     path.write_text("".join(json.dumps(json.loads(line)["text"][:300]) + "\n" for line in lines))
     return path

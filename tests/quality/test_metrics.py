@@ -13,7 +13,7 @@ from bench.quality.metrics import Measure, evaluate, parse_measure
 from bench.quality.runs import read_run, run_from_results, trec_order, write_run
 from bench.targets.base import Hit, QueryResult
 from tests.harness.cli import run_cli
-from tests.paths import GOLDEN
+from tests.paths import golden
 
 
 def test_ties_follow_trec_eval_not_insertion_order():
@@ -64,7 +64,7 @@ def test_unknown_measures_are_user_errors(text):
 
 
 def test_run_file_round_trip_keeps_scores_exactly(tmp_path):
-    run = read_run(GOLDEN / "results.test")
+    run = read_run(golden() / "results.test")
     write_run(tmp_path / "r.trec", run, "tag with spaces")
     again = read_run(tmp_path / "r.trec")
     assert again == run
@@ -84,7 +84,7 @@ def test_agrees_with_ranx_on_trec_eval_golden_files():
     """An independent implementation (ranx) gives the same means on data without ties."""
     import ranx  # a test dependency (pip install -e '.[test]')
 
-    qrels, run = read_qrels(GOLDEN / "qrels.test"), read_run(GOLDEN / "results.test")
+    qrels, run = read_qrels(golden() / "qrels.test"), read_run(golden() / "results.test")
     ours = evaluate(qrels, run, [parse_measure(m) for m in ("ndcg_cut.10", "map", "recall.100", "P.10")])
     theirs = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), ["ndcg@10", "map", "recall@100", "precision@10"])
     assert ours.means["ndcg_cut_10"] == pytest.approx(theirs["ndcg@10"], abs=1e-4)

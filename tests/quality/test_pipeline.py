@@ -16,7 +16,7 @@ from bench.quality.run_command import QualityRequest, quality_command
 from bench.results.store import read_results
 from bench.targets import registry
 from bench.targets.base import Hit, QueryResult
-from tests.paths import BUNDLED_SCIFACT
+from tests.paths import scifact
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def small_dataset(tmp_path_factory):
     """A small BEIR folder written from a seeded sample of the bundled SciFact."""
     import json
 
-    ds = sample_dataset(load_dataset(BUNDLED_SCIFACT, "train"), max_queries=30, max_docs=200, seed=3)
+    ds = sample_dataset(load_dataset(scifact(), "train"), max_queries=30, max_docs=200, seed=3)
     root = tmp_path_factory.mktemp("small")
     (root / "qrels").mkdir()
     (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": d.doc_id, "title": d.title, "text": d.text}) + "\n" for d in ds.corpus.values()))

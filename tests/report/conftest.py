@@ -17,7 +17,7 @@ from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
 from tests.harness.tei_fixture import start_fixture
-from tests.paths import BUNDLED_SCIFACT, REPO
+from tests.paths import REPO, scifact
 
 LOAD_SERVER = REPO / "tests" / "load" / "fixture_server.py"
 
@@ -51,7 +51,7 @@ def ragbench(*args: str) -> int:
 
 
 def _small_beir(root: Path) -> Path:
-    ds = sample_dataset(load_dataset(BUNDLED_SCIFACT, "train"), max_queries=30, max_docs=200, seed=3)
+    ds = sample_dataset(load_dataset(scifact(), "train"), max_queries=30, max_docs=200, seed=3)
     (root / "qrels").mkdir(parents=True)
     (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": d.doc_id, "title": d.title, "text": d.text}) + "\n"
                                                for d in ds.corpus.values()))
@@ -63,7 +63,7 @@ def _small_beir(root: Path) -> Path:
 
 def _texts(path: Path) -> Path:
     """18 SciFact texts: short ones, ones with line breaks (the fault below strips them), long ones."""
-    docs = list(load_dataset(BUNDLED_SCIFACT, "train").corpus.values())[:18]
+    docs = list(load_dataset(scifact(), "train").corpus.values())[:18]
     texts = [d.text.split(". ")[0] if i % 3 == 0 else f"{d.title}\n{d.text[:600]}" for i, d in enumerate(docs)]
     path.write_text("".join(json.dumps(t) + "\n" for t in texts))
     return path

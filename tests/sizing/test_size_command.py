@@ -81,7 +81,7 @@ def test_size_against_real_infinity(infinity_server, tmp_path, monkeypatch, caps
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--slo-p99", "0"], "--slo-p99 0.0: expected a positive number"),
+    (["--slo-p99", "0"], "--slo-p99 0.0: expected a positive number up to 3,600,000 (milliseconds)"),
     (["--slo-p99", "100", "--max-error-rate", "1.5"], "--max-error-rate 1.5"),
     (["--slo-p99", "100", "--batch", "0"], "--batch '0'"),
     (["--slo-p99", "100", "--target-rps", "-1"], "--target-rps -1.0"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.paths import BUNDLED_SCIFACT
+from tests.paths import scifact
 
 
 def scifact_quality(max_queries: int, max_docs: int, max_drop: float, targets: str = 'prod = "bm25"',
@@ -13,7 +13,7 @@ def scifact_quality(max_queries: int, max_docs: int, max_drop: float, targets: s
 max_drop = {{ "nDCG@10" = {max_drop} }}
 
 [datasets.scifact]
-path = "{BUNDLED_SCIFACT}"
+path = "{scifact()}"
 split = "train"
 max_queries = {max_queries}
 max_docs = {max_docs}

@@ -12,10 +12,12 @@ from bench.suite import load_suite
 from tests.compare.helpers import worse_kind  # noqa: F401  (fixture)
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
-from tests.paths import BUNDLED_SCIFACT, REPO
+from tests.paths import REPO
 from tests.suite.helpers import scifact_quality
 
-SMALL = """
+def small_suite() -> str:
+    """Two bm25 targets on a SciFact sample (from ../shared: built per test, so a clone without it skips)."""
+    return """
 [suite]
 name = "small"
 """ + scifact_quality(max_queries=60, max_docs=300, max_drop=0.02, targets='prod = "bm25"\nother = "bm25"',
@@ -30,7 +32,7 @@ def cli(monkeypatch, capsys):
 
 def test_a_suite_runs_then_gates_against_its_baseline(tmp_path, cli):
     suite = tmp_path / "small.toml"
-    suite.write_text(SMALL)
+    suite.write_text(small_suite())
     code, out, err = cli(suite, "--out", tmp_path / "base", "--junit", tmp_path / "first.xml")
     assert code == 0, err
     assert "!! no baseline given: nothing is gated" in out
@@ -50,8 +52,8 @@ def test_a_regression_in_a_suite_exits_1(tmp_path, cli, worse_kind):
     base_suite, worse_suite = tmp_path / "base.toml", tmp_path / "worse.toml"
     # The same name now points at a much weaker system: bm25 that ignores term frequency saturation badly.
     # The same name now points at a system made worse: 10% of queries lose their relevant documents.
-    worse_suite.write_text(SMALL.replace('prod = "bm25"', 'prod = "worse"').replace("max_queries = 60", "max_queries = 200"))
-    base_suite.write_text(SMALL.replace("max_queries = 60", "max_queries = 200"))
+    worse_suite.write_text(small_suite().replace('prod = "bm25"', 'prod = "worse"').replace("max_queries = 60", "max_queries = 200"))
+    base_suite.write_text(small_suite().replace("max_queries = 60", "max_queries = 200"))
     assert cli(base_suite, "--out", tmp_path / "base")[0] == 0
     code, out, err = cli(worse_suite, "--out", tmp_path / "cur", "--baseline", tmp_path / "base")
     assert code == 1, out + err
@@ -63,7 +65,7 @@ def test_the_example_suites_are_valid(monkeypatch):
         monkeypatch.setenv(var, "http://127.0.0.1:9")
     local = load_suite(REPO / "suites" / "local.toml")
     assert [j.request.targets for j in local.quality] == [["bm25=bm25", "dense=dense", "hybrid=hybrid"]]
-    assert local.quality[0].request.dataset.resolve() == BUNDLED_SCIFACT.resolve()
+    assert str(local.quality[0].request.dataset) == "builtin:numpy-docs"
     real = load_suite(REPO / "suites" / "real-stack.toml")
     assert real.quality[0].request.targets[0] == "prod-hybrid=openwebui:hybrid@http://127.0.0.1:9"
     assert real.load[0].request.batch == "1,8,32" and real.load[1].request.burst == 512
@@ -109,7 +111,7 @@ def test_a_missing_or_undecodable_suite_file(tmp_path, cli):
 
 def test_a_missing_baseline_is_said_before_anything_runs(tmp_path, cli):
     suite = tmp_path / "small.toml"
-    suite.write_text(SMALL)
+    suite.write_text(small_suite())
     code, out, err = cli(suite, "--out", tmp_path / "cur", "--baseline", tmp_path / "nothing")
     assert code == 2 and "no such baseline folder" in err
     assert not (tmp_path / "cur").exists()
@@ -117,7 +119,7 @@ def test_a_missing_baseline_is_said_before_anything_runs(tmp_path, cli):
 
 def test_an_earlier_run_in_out_is_kept_unless_overwrite(tmp_path, cli):
     suite = tmp_path / "small.toml"
-    suite.write_text(SMALL)
+    suite.write_text(small_suite())
     assert cli(suite, "--out", tmp_path / "out")[0] == 0
     code, out, err = cli(suite, "--out", tmp_path / "out")
     assert code == 2 and "quality-scifact" in out + err

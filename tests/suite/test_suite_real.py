@@ -13,7 +13,7 @@ from tests.suite.helpers import scifact_quality
 
 pytestmark = pytest.mark.integration
 
-SUITE = scifact_quality(max_queries=40, max_docs=200, max_drop=0.01) + """
+SUITE_REST = """
 [endpoints]
 ref = "reference"
 inf = "openai@${RAGBENCH_TEST_INFINITY}?model=${RAGBENCH_TEST_INFINITY_MODEL}"
@@ -40,7 +40,7 @@ def test_a_suite_of_every_kind_against_infinity(infinity_server, tmp_path, monke
     monkeypatch.setenv("RAGBENCH_TEST_INFINITY", infinity_server.url)
     monkeypatch.setenv("RAGBENCH_TEST_INFINITY_MODEL", infinity_server.embed_model)
     suite = tmp_path / "suite.toml"
-    suite.write_text(SUITE)
+    suite.write_text(scifact_quality(max_queries=40, max_docs=200, max_drop=0.01) + SUITE_REST)
     code, out, err = run_cli(["run", str(suite), "--out", str(tmp_path / "base")], monkeypatch, capsys)
     assert code == 0, out + err
     assert {p.name for p in (tmp_path / "base").iterdir()} == {"quality-scifact", "identity", "load"}

@@ -12,14 +12,14 @@ from bench.targets.base import Hit, QueryResult, no_progress
 from bench.targets.local import RRF_K, BM25Engine, DenseEngine, HybridEngine
 from bench.targets.registry import TargetOptions, build_target, parse_spec
 from tests.harness.models import reranker_standin_path
-from tests.paths import BUNDLED_SCIFACT
+from tests.paths import scifact as scifact_path
 
 NDCG10 = parse_measure("nDCG@10")
 
 
 @pytest.fixture(scope="module")
 def scifact():
-    return load_dataset(BUNDLED_SCIFACT, split="train")
+    return load_dataset(scifact_path(), split="train")
 
 
 @pytest.fixture(scope="module")

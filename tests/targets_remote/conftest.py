@@ -24,7 +24,7 @@ from tests.harness.lightrag import LightRAGServer, Providers, start_lightrag
 from tests.harness.llm_double import LLMDouble
 from tests.harness.openwebui import OpenWebUIServer, start_openwebui
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
-from tests.paths import REPO, SHARED_DATASETS
+from tests.paths import REPO, scifact
 
 SLICE_QUERIES = 40
 SLICE_DOCS = 300
@@ -84,7 +84,7 @@ def private_embedding_cache(tmp_path_factory, monkeypatch):
 @pytest.fixture(scope="session")
 def scifact_slice() -> Dataset:
     """About 40 SciFact train queries with every judged document, plus seeded random distractors."""
-    full = load_dataset(SHARED_DATASETS / "scifact-train", split="train")
+    full = load_dataset(scifact(), split="train")
     return sample_dataset(full, max_queries=SLICE_QUERIES, max_docs=SLICE_DOCS, seed=SLICE_SEED)
 
 

@@ -54,7 +54,7 @@ def folder(tmp_path: Path) -> Path:
 
 # (lines appended to the suite above: the last entry is [[load]]; the offending line; words of the message)
 BAD = [
-    ("batch = [1.5, 4]", "batch = [1.5, 4]", "load #1: --batch '1.5,4': expected a comma list of positive numbers"),
+    ("batch = [1.5, 4]", "batch = [1.5, 4]", "load #1: --batch '1.5,4': expected whole numbers from 1"),
     ("batch = [-1]", "batch = [-1]", "load #1: --batch '-1'"),
     ("rate = [inf]", "rate = [inf]", "load #1: --rate 'inf'"),
     ("max_inflight = 4", "max_inflight = 4", "load #1: --max-inflight caps the open loop"),

@@ -87,7 +87,7 @@ Request = QualityRequest | IdentityCommand | LoadRequest
 class Job:
     """One entry of the suite: its command's own request, checked whole when the suite was loaded."""
 
-    folder: str  # under --out: KIND-NAME (the entry's name; a quality entry's default: its dataset's), else KIND, KIND2, ...
+    folder: str  # under --out: KIND-NAME (NAME: the entry's, or a quality entry's dataset), else KIND, KIND2, ...
     request: Request  # `out` and `overwrite` are set when it runs
 
     @property
@@ -249,7 +249,8 @@ class _Reader:
         chosen = list(known) if wanted is None else wanted
         for name in chosen:
             if name not in known:
-                raise self.error(f"{_label(where)}: unknown {what} {name!r} (defined: {', '.join(known) or 'none'})", *where)
+                raise self.error(f"{_label(where)}: unknown {what} {name!r} (defined: {', '.join(known) or 'none'})",
+                                 *where)
         if not chosen:
             raise self.error(f"{_label(where)}: no {what}s", *where)
         return [known[name] for name in chosen]
@@ -280,7 +281,8 @@ def load_suite(path: Path) -> Suite:
             raise reader.error(f"{key} must be written [[{key}]] (a list of tables)", key)
     name = reader.typed(data.get("suite", {}), {"name": str}, ("suite",)).get("name", path.stem)
     if not _FOLDER_NAME.fullmatch(name):  # it names the default --out folder, reports/NAME
-        raise reader.error(f"suite.name {name!r} may hold only letters, digits, _ . - (it names a folder)", "suite", "name")
+        raise reader.error(f"suite.name {name!r} may hold only letters, digits, _ . - (it names a folder)",
+                           "suite", "name")
     from bench.endpoints.spec import parse_spec as parse_endpoint
     from bench.targets.registry import parse_spec as parse_target
 
@@ -387,7 +389,8 @@ def _quality(reader: _Reader, entry: Any, index: int, datasets: dict[str, _Datas
         raise reader.error(f"quality #{index + 1}: no dataset = NAME (defined: {', '.join(datasets) or 'none'})",
                            "quality", index)
     dataset = datasets[entry["dataset"]]
-    options = {k: str(v) if isinstance(v, Path) else v for k, v in entry.items() if k not in ("dataset", "targets", "name")}
+    options = {k: str(v) if isinstance(v, Path) else v for k, v in entry.items()
+               if k not in ("dataset", "targets", "name")}
     request = QualityRequest(dataset=dataset.path, split=dataset.split, max_queries=dataset.max_queries,
                              max_docs=dataset.max_docs, out=Path(), **options,
                              targets=reader.pick(entry.get("targets"), targets, ("quality", index, "targets"), "target"))

@@ -35,7 +35,9 @@ def compare(
     from bench.results.compare import (
         GateConfig, compare_paths, locate_results, parse_allowance, parse_matches, parse_max_drops, parse_ratio,
     )
-    from bench.results.compare_outputs import check_output_paths, render_json, render_markdown, render_text, write_outputs
+    from bench.results.compare_outputs import (
+        check_output_paths, render_json, render_markdown, render_text, write_outputs,
+    )
 
     if output_format not in FORMATS:
         raise UserError(f"--format {output_format!r}: expected one of {', '.join(FORMATS)}")

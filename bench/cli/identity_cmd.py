@@ -31,8 +31,7 @@ def identity(
     """Send the same texts through every endpoint and compare: cosine, norms, neighbours, order, causes."""
     from bench.identity.run_command import IdentityCommand, identity_command
 
-    report = identity_command(IdentityCommand(endpoints=endpoint, texts=texts, dataset=dataset, reference=reference,
-                                              dtype=dtype, tokenizer=tokenizer, limit=limit, out=out, overwrite=overwrite),
-                              say=typer.echo)
-    if not report.passed:
+    command = IdentityCommand(endpoints=endpoint, texts=texts, dataset=dataset, reference=reference, dtype=dtype,
+                              tokenizer=tokenizer, limit=limit, out=out, overwrite=overwrite)
+    if not identity_command(command, say=typer.echo).passed:
         raise typer.Exit(1)

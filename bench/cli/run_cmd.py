@@ -31,8 +31,9 @@ def run(
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     summary = summary or (Path(step_summary) if step_summary else None)
     baseline_files = list(locate_results(baseline).values()) if baseline is not None and baseline.exists() else []
-    check_output_paths({"--junit": junit, "--summary": summary, "--benchmark-json": benchmark_json},  # before any job runs
-                       [suite, *baseline_files], tuple(out / job.folder for job in loaded.jobs))
+    # before any job runs: an output that would overwrite what this run reads or writes is refused now
+    outputs = {"--junit": junit, "--summary": summary, "--benchmark-json": benchmark_json}
+    check_output_paths(outputs, [suite, *baseline_files], tuple(out / job.folder for job in loaded.jobs))
     outcome = run_suite(loaded, out, baseline, say=typer.echo, overwrite=overwrite)
     typer.echo(render_text(outcome.comparison), nl=False)
     write_outputs(outcome.comparison, outcome.comparison.runs, junit=junit, summary=summary, benchmark=benchmark_json)

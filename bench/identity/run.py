@@ -182,7 +182,8 @@ def compare_endpoints(endpoints: dict[str, Embedder | Reranker], request: Identi
                       advance: Callable[[int], None] = lambda n: None) -> IdentityReport:
     """Identity over endpoint objects already open (any implementation of the two protocols)."""
     started = time.perf_counter()
-    check_endpoints([(name, isinstance(e, Reranker)) for name, e in endpoints.items()], request.reference, request.dtype)
+    kinds = [(name, isinstance(e, Reranker)) for name, e in endpoints.items()]
+    check_endpoints(kinds, request.reference, request.dtype)
     forced = normalise_dtype(request.dtype) if request.dtype else None
     rerankers = [e for e in endpoints.values() if isinstance(e, Reranker)]
     embedders = [e for e in endpoints.values() if not isinstance(e, Reranker)]

@@ -55,7 +55,8 @@ def identity_command(command: IdentityCommand, say: Callable[[str], None] = prin
         from_dataset(command.dataset, command.limit)
     if command.out is not None:  # after every check, before minutes of work: a refusal costs nothing
         prepare_out(command.out, [s.name for s in specs], command.overwrite)
-    request = IdentityRequest(specs, inputs, reference=command.reference, dtype=command.dtype, tokenizer=command.tokenizer)
+    request = IdentityRequest(specs, inputs, reference=command.reference, dtype=command.dtype,
+                              tokenizer=command.tokenizer)
     if sys.stderr.isatty():
         with progress_bars() as bars:
             report = run_identity(request, advance=bars("identity: texts through every endpoint", len(inputs.texts)))

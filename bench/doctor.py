@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from bench.errors import ServerError
-from bench.http import HttpClient, error_message, key_from_env, parse_json
+from bench.http import HttpClient, auth_headers, error_message, key_from_env, parse_json
 from bench.results.schema import DOCTOR_DOCUMENT, DoctorFindingRecord
 
 PING = ["ragbench doctor ping"]
@@ -65,7 +65,8 @@ class _Facts:
 
 
 def probe(client: HttpClient, method: str, url: str, body: Any = None, key: str | None = None) -> Probe:
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    """One request to `url` (credentials in it, or `key`, authenticate it), whatever it answers."""
+    url, headers = auth_headers(f"doctor: {url}", url, key)
     try:
         response = client.send(method, url, json=body, headers=headers)
     except ServerError as exc:

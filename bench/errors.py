@@ -1,4 +1,5 @@
-"""Errors a user can cause. The CLI turns each into one line on stderr and exit code 2."""
+"""Errors a user can cause. The CLI turns each into one line on stderr and its exit code (2; 3 for
+`MeasurementFailed`)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,15 @@ class ServerError(UserError):
 EXIT_CHECK_FAILED = 1
 EXIT_USER_ERROR = 2
 EXIT_MEASUREMENT_FAILED = 3
+
+
+class MeasurementFailed(UserError):
+    """The command ran and wrote everything it measured (results, report), but a measurement failed: a
+    failed target, failed queries or generated answers. Raised last, so the CLI's one line and exit code
+    3 come after every output is written. `report`: where the written report is, for a caller that shows it."""
+
+    exit_code = EXIT_MEASUREMENT_FAILED
+
+    def __init__(self, message: str, report: Path | None = None):
+        super().__init__(message)
+        self.report = report

@@ -3,6 +3,10 @@ sent, checked and read here.
 
 - Keys come from the environment (`key_from_env`, through `bench.secrets`, so they are masked wherever
   they would show up later); every message that leaves this module goes through `bench.secrets.mask`.
+- `auth_headers` is the one place a server's auth headers are built: credentials in its URL
+  (`http://user:pass@host`) become `Authorization: Basic`, a key `Authorization: Bearer` (or its own
+  header); what is sent is registered as a secret, and a URL and a key that both claim `Authorization`
+  are refused (one would silently replace the other).
 - A request that gets no HTTP answer raises `ServerUnreachable`; an error status raises
   `HttpStatusError` with the server's own words, found in any of the error-body shapes servers use.
 - Every body we read goes through `Reply`: JSON that is not JSON (HTML, truncated), or JSON of another
@@ -12,14 +16,16 @@ sent, checked and read here.
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx
 
 from bench.errors import ServerError, UserError
-from bench.secrets import mask, secret_from_env
+from bench.secrets import mask, register_secret, secret_from_env
 
 _REQUIRED = object()
 
@@ -51,6 +57,33 @@ def key_from_env(owner: str, key_env: str | None, required: bool = True) -> str 
     if value is None and required:
         raise UserError(f"{owner}: environment variable {key_env} (key_env) is not set")
     return value
+
+
+def auth_headers(owner: str, url: str, key: str | None = None, key_header: str = "Authorization",
+                 key_name: str = "the API key") -> tuple[str, dict[str, str]]:
+    """(`url` without its credentials, the headers that authenticate to it).
+
+    Credentials in the URL become `Authorization: Basic base64(user:password)` (as a browser or curl
+    sends them), `key` becomes `Authorization: Bearer KEY`, or the bare key in `key_header` (LightRAG's
+    X-API-Key). Both in `Authorization` is a UserError naming `owner` and `key_name`: which one a server
+    expects is the user's to say. Every secret sent is registered for masking, base64 form included."""
+    headers: dict[str, str] = {}
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        user, password = parts.username or "", parts.password or ""
+        for raw in (password, unquote(password)):
+            register_secret(raw)
+        token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+        register_secret(token)
+        headers["Authorization"] = f"Basic {token}"
+        url = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    if key:
+        register_secret(key)
+        if key_header in headers:
+            raise UserError(f"{owner}: the URL holds credentials (user:password@) and {key_name} is set; both would "
+                            "be sent as the Authorization header and one would replace the other: give one of them")
+        headers[key_header] = f"Bearer {key}" if key_header == "Authorization" else key
+    return url, headers
 
 
 def one_line(text: str, limit: int = 300) -> str:
@@ -213,6 +246,8 @@ class HttpClient:
         hint = ""
         if code in (401, 403) and self.key_env:
             hint = f"the key was refused; check {self.key_env}"
+        elif code in (401, 403) and self.httpx.headers.get("Authorization", "").startswith("Basic "):
+            hint = "the credentials in the URL (user:password@) were refused"
         elif code == 404 and message in ("", "Not Found"):
             hint = "this server has no such endpoint (an older version?)"
         elif code == 405:

@@ -7,7 +7,10 @@ providers and it counts, per route, the calls, tokens (from the provider's own `
     # LightRAG: LLM_BINDING_HOST=http://127.0.0.1:9600/llm  EMBEDDING_BINDING_HOST=http://127.0.0.1:9600/embedding
 
 `/<route>/<rest>` is forwarded to `<upstream>/<rest>` with method, query, headers and body unchanged;
-the reply comes back unchanged (streamed replies are streamed through). `GET /_meter/usage` answers
+the reply comes back unchanged (streamed replies are streamed through), except that an upstream URL
+with credentials (`http://user:pass@host`) authenticates with them: its `Authorization: Basic` replaces
+the one the client sent (a client's dummy key must not override what the meter was configured with).
+`GET /_meter/usage` answers
 the running totals; a caller that sends one query at a time gets a query's cost as the difference of
 two snapshots (`MeterClient`).
 """
@@ -25,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from bench.http import HttpClient, new_client
+from bench.http import HttpClient, auth_headers, new_client
 
 # Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are never forwarded.
 _HOP_BY_HOP = {
@@ -48,7 +51,31 @@ class Usage:
         return Usage(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
 
 
-def usage_from_body(body: bytes, content_type: str) -> dict[str, int] | None:
+# Far beyond any context window: a count above it is a broken `usage`, not a figure.
+MAX_TOKENS_PER_CALL = 10**8
+USAGE_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def checked_usage(usage: Any) -> dict[str, int] | None:
+    """The token counts an OpenAI `usage` object holds, or None where it holds none or any of them is not
+    a whole number from 0 to MAX_TOKENS_PER_CALL (negative, huge, text, a boolean): that reply's tokens
+    are unknown ("without usage"), never a figure."""
+    if not isinstance(usage, dict):
+        return None
+    counts: dict[str, int] = {}
+    for name in USAGE_COUNTS:
+        value = usage.get(name)
+        if value is None:
+            continue
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_TOKENS_PER_CALL:
+            return None
+        counts[name] = value
+    return counts or None
+
+
+def usage_from_body(body: bytes, content_type: str) -> dict[str, Any] | None:
     """OpenAI `usage` from a JSON reply, or the last one an SSE stream carried."""
     if "text/event-stream" in content_type:
         found = None
@@ -85,7 +112,10 @@ class Meter:
         for route in upstreams:
             if not route or "/" in route or route.startswith("_"):
                 raise ValueError(f"route name {route!r}: one path segment, not starting with '_'")
-        self.upstreams = {route: url.rstrip("/") for route, url in upstreams.items()}
+        self.upstreams: dict[str, str] = {}
+        self.auth: dict[str, dict[str, str]] = {}  # route -> headers from the credentials in its URL
+        for route, url in upstreams.items():
+            self.upstreams[route], self.auth[route] = auth_headers(f"meter upstream {route}", url.rstrip("/"))
         self.usage = {route: Usage() for route in self.upstreams}
         self._lock = threading.Lock()
         self._client = new_client(timeout_s)
@@ -105,21 +135,22 @@ class Meter:
         with self._lock:
             return {route: asdict(u) for route, u in self.usage.items()}
 
-    def record(self, route: str, status: int | None, usage: dict[str, int] | None, seconds: float) -> None:
+    def record(self, route: str, status: int | None, usage: Any, seconds: float) -> None:
         with self._lock:
             total = self.usage[route]
             total.calls += 1
             total.seconds += seconds
             if status is None or status >= 400:
                 total.errors += 1
-            if usage is None:
+            counts = checked_usage(usage)
+            if counts is None:
                 total.calls_without_usage += 1
                 return
-            prompt = int(usage.get("prompt_tokens") or 0)
-            completion = int(usage.get("completion_tokens") or 0)
+            prompt = counts.get("prompt_tokens", 0)
+            completion = counts.get("completion_tokens", 0)
             total.prompt_tokens += prompt
             total.completion_tokens += completion
-            total.total_tokens += int(usage.get("total_tokens") or prompt + completion)
+            total.total_tokens += counts.get("total_tokens", prompt + completion)
 
     def start(self) -> "Meter":
         self._thread = threading.Thread(target=self._server.serve_forever, name="ragbench-meter", daemon=True)
@@ -169,7 +200,10 @@ def _make_handler(meter: Meter) -> type[BaseHTTPRequestHandler]:
                 return
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
-            headers = [(k, v) for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP]
+            auth = meter.auth[route]
+            headers = [(k, v) for k, v in self.headers.items()
+                       if k.lower() not in _HOP_BY_HOP and k.lower() not in {a.lower() for a in auth}]
+            headers += auth.items()
             url = f"{meter.upstreams[route]}/{rest}"
             start = time.perf_counter()
             status: int | None = None
@@ -217,8 +251,8 @@ class MeterClient:
     """Reads a running meter's totals; one query's cost is `cost(before, after)`."""
 
     def __init__(self, url: str, timeout_s: float = 10.0):
-        self.url = url.rstrip("/")
-        self._http = HttpClient(f"meter at {self.url}", self.url, timeout_s=timeout_s)
+        self.url, headers = auth_headers(f"meter at {url}", url.rstrip("/"))
+        self._http = HttpClient(f"meter at {self.url}", self.url, headers, timeout_s=timeout_s)
 
     def snapshot(self) -> dict[str, Usage]:
         reply = self._http.json("GET", "/_meter/usage")

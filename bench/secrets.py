@@ -5,14 +5,20 @@ Two rules, both applied by `mask`:
 - by shape: credentials in a URL (`scheme://user:pass@host`), secret-named query parameters
   (`?api_key=…`, `&token=…`), `Authorization: Bearer …` / `X-API-Key: …` headers, and `sk-…` keys;
 - by value: every secret ragbench read from the environment (`secret_from_env`) or was handed
-  (`register_secret`), wherever it appears, e.g. echoed back in a server's error body.
+  (`register_secret`), wherever it appears, e.g. echoed back in a server's error body, and every form a
+  secret takes on the way (percent-encoded in a URL, escaped in JSON; the HTTP layer registers what it
+  sends, such as the base64 of `user:password` in `Authorization: Basic`).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import os
 import re
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 MASK = "***"
 
@@ -27,18 +33,25 @@ _URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://?)[^/@\s?#]+@"
 _QUERY_SECRET = re.compile(
     rf"(?P<prefix>(?:^|[?&;\s\"'])(?:{SECRET_NAME.pattern})=)[^&#\s\"']+", re.IGNORECASE
 )
-_HEADER_SECRET = re.compile(r"(?P<prefix>\b(?:authorization|x-api-key|api-key)\s*[:=]\s*(?:bearer\s+|basic\s+)?)[^\s,;\"']+",
-                            re.IGNORECASE)
+# A header as written on the wire (`Authorization: Bearer x`) or echoed as a dict (`'Authorization': 'Bearer x'`).
+_HEADER_SECRET = re.compile(r"(?P<prefix>\b(?:authorization|x-api-key|api-key)[\"']?\s*[:=]\s*[\"']?(?:bearer\s+|basic\s+)?)"
+                            r"[^\s,;\"']+", re.IGNORECASE)
 _BEARER = re.compile(r"(?P<prefix>\bbearer\s+)[A-Za-z0-9._~+/=-]{6,}", re.IGNORECASE)
+_BASIC = re.compile(r"(?P<prefix>\bBasic\s+)(?P<token>[A-Za-z0-9+/]{4,}={0,2})")
 _SK_KEY = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
 
 _known: set[str] = set()
 
 
 def register_secret(value: str | None) -> None:
-    """Remember a secret value so that `mask` removes it wherever it shows up later."""
-    if value and len(value) >= 4:  # shorter strings would mask ordinary text
-        _known.add(value)
+    """Remember a secret value, and the forms it takes in URLs and JSON, so that `mask` removes it
+    wherever it shows up later."""
+    if not value:
+        return
+    for form in (value, quote(value, safe=""), quote(value), quote_plus(value), json.dumps(value)[1:-1],
+                 json.dumps(value, ensure_ascii=False)[1:-1]):
+        if len(form) >= 4:  # shorter strings would mask ordinary text
+            _known.add(form)
 
 
 def secret_from_env(name: str) -> str | None:
@@ -64,7 +77,16 @@ def mask(text: str) -> str:
     text = _QUERY_SECRET.sub(lambda m: m.group("prefix") + MASK, text)
     text = _HEADER_SECRET.sub(lambda m: m.group("prefix") + MASK, text)
     text = _BEARER.sub(lambda m: m.group("prefix") + MASK, text)
+    text = _BASIC.sub(lambda m: m.group("prefix") + MASK if _is_basic_token(m.group("token")) else m.group(0), text)
     return _SK_KEY.sub(MASK, text)
+
+
+def _is_basic_token(token: str) -> bool:
+    """Base64 of `user:password`, as `Authorization: Basic` carries it (not the word "Basic" in prose)."""
+    try:
+        return b":" in base64.b64decode(token, validate=True)
+    except (binascii.Error, ValueError):
+        return False
 
 
 def _could_be_secret(value: Any) -> bool:

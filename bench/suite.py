@@ -44,12 +44,14 @@ import functools
 import os
 import re
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from bench.datasets import BUILTIN_PREFIX
-from bench.errors import InputError, UserError
+from bench.errors import (
+    EXIT_CHECK_FAILED, EXIT_MEASUREMENT_FAILED, EXIT_USER_ERROR, InputError, MeasurementFailed, UserError,
+)
 from bench.identity.run_command import IdentityCommand, check_identity, identity_command
 from bench.load.run_command import LoadRequest, check_load, load_command
 from bench.quality.run_command import QualityRequest, check_quality, quality_command
@@ -450,13 +452,16 @@ class SuiteOutcome:
     errors: list[str]  # jobs that ended with an error (one line each)
     identity_failed: list[str]  # identity runs with a failing pair
     comparison: Any = None  # bench.results.compare.Comparison (no checks when no baseline was given)
+    failed_measurements: list[str] = field(default_factory=list)  # jobs that ran but failed to measure something
 
     @property
     def exit_code(self) -> int:
         if self.errors:
-            return 2
+            return EXIT_USER_ERROR
+        if self.failed_measurements:
+            return EXIT_MEASUREMENT_FAILED
         if self.identity_failed or not self.comparison.passed:
-            return 1
+            return EXIT_CHECK_FAILED
         return 0
 
 
@@ -484,6 +489,9 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
                     outcome.identity_failed.append(job.folder)
             else:
                 load_command(request)
+        except MeasurementFailed as exc:
+            outcome.failed_measurements.append(f"{job.folder}: {exc}")
+            say(f"!! {job.folder}: {exc}")
         except UserError as exc:
             outcome.errors.append(f"{job.folder}: {exc}")
             say(f"!! {job.folder} failed: {exc}")
@@ -493,5 +501,5 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
         runs = [(key, read_results(path)) for key, path in locate_results(out).items()] if any(out.rglob("results.jsonl")) else []
         outcome.comparison = Comparison("(none)", str(out), [], ["no baseline given: nothing is gated"], runs)
     outcome.comparison.notes += [f"{name}: a pair of endpoints fails its identity thresholds" for name in outcome.identity_failed]
-    outcome.comparison.notes += [f"failed: {line}" for line in outcome.errors]
+    outcome.comparison.notes += [f"failed: {line}" for line in outcome.errors + outcome.failed_measurements]
     return outcome

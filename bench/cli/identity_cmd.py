@@ -10,7 +10,7 @@ import typer
 from bench.cli.app import app
 
 SPEC_HELP = (
-    "NAME=KIND@URL[?key=value&...]; repeat. Kinds: tei, tei-rerank, openai (model=), cohere, "
+    "NAME=KIND@URL[?option=value&...]; repeat. Kinds: tei, tei-rerank, openai (model=), cohere, "
     "reference[?model=PATH], reference-rerank?model=PATH. Keys only via key_env=VAR. See docs/endpoints.md."
 )
 

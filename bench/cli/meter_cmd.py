@@ -40,7 +40,8 @@ def meter(
     except OSError as exc:
         raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     for route, url in proxy.upstreams.items():
-        typer.echo(f"{proxy.url}/{route} -> {url}")
+        replaces = " (the URL's credentials replace the client's Authorization)" if proxy.auth[route] else ""
+        typer.echo(f"{proxy.url}/{route} -> {url}{replaces}")
     typer.echo(f"usage: {proxy.url}/_meter/usage  (Ctrl-C stops)")
     try:
         proxy.serve_forever()

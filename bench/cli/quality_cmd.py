@@ -31,19 +31,18 @@ def quality(
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
     from bench.errors import UserError
-    from bench.quality.run_command import QualityRequest, quality_command
+    from bench.quality.run_command import QualityRequest
 
     if resume is not None and out is not None and out != resume:
         raise UserError(f"--resume {resume} writes into that folder; drop --out {out}")
     if resume is not None and overwrite:
         raise UserError("--resume continues a run, --overwrite replaces it: give one of them")
-    report = quality_command(QualityRequest(
+    _run_and_summarise(QualityRequest(
         dataset=dataset, split=split, targets=target, out=resume or out or Path("reports/quality"), resume=resume is not None,
         measures=measure, depth=depth,
         embedding_model=embedding_model, cross_encoder=cross_encoder, rerank_depth=rerank_depth,
         max_queries=max_queries, max_docs=max_docs, seed=seed, generate=generate, overwrite=overwrite,
     ))
-    _summary(report)
 
 
 @app.command()
@@ -54,12 +53,26 @@ def demo(
 ) -> None:
     """Quality of bm25, dense and hybrid on numpy-docs: numpy's docstrings as a known-item search, built at run time."""
     from bench.datasets import DEMO_DATASET
-    from bench.quality.run_command import QualityRequest, quality_command
+    from bench.quality.run_command import QualityRequest
 
-    report = quality_command(QualityRequest(
+    _run_and_summarise(QualityRequest(
         dataset=Path(DEMO_DATASET), targets=["bm25", "dense", "hybrid"], out=out,
         max_docs=max_docs or None, command="demo", overwrite=overwrite,
     ))
+
+
+def _run_and_summarise(request) -> None:
+    """Run, then print the results tables and the report's path; also when a measurement failed (everything
+    is written then too), before the error line and its exit code 3."""
+    from bench.errors import MeasurementFailed
+    from bench.quality.run_command import quality_command
+
+    try:
+        report = quality_command(request)
+    except MeasurementFailed as failed:
+        if failed.report is not None:
+            _summary(failed.report)
+        raise
     _summary(report)
 
 

@@ -37,6 +37,6 @@ def run(
     outcome = run_suite(loaded, out, baseline, say=typer.echo, overwrite=overwrite)
     typer.echo(render_text(outcome.comparison), nl=False)
     write_outputs(outcome.comparison, outcome.comparison.runs, junit=junit, summary=summary, benchmark=benchmark_json)
-    for line in outcome.errors:
+    for line in outcome.errors + outcome.failed_measurements:
         typer.echo(f"ragbench: error: {line}", err=True)
     raise typer.Exit(outcome.exit_code)

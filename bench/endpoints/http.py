@@ -10,21 +10,28 @@ from typing import Any
 import httpx
 
 from bench.errors import ServerError
-from bench.http import HttpClient, Reply, error_message, key_from_env, one_line
+from bench.http import HttpClient, Reply, auth_headers, error_message, key_from_env, one_line
 from bench.http import HttpStatusError as EndpointHTTPError
 
-__all__ = ["EndpointHTTPError", "HttpEndpoint", "error_message", "key_from_env"]
+__all__ = ["EndpointHTTPError", "HttpEndpoint", "endpoint_auth", "error_message", "key_from_env"]
+
+
+def endpoint_auth(name: str, url: str, key_env: str | None) -> tuple[str, dict[str, str]]:
+    """(the endpoint's URL without credentials, its auth headers): what the API clients and the load
+    generator both send."""
+    url, headers = auth_headers(f"endpoint {name}", url.rstrip("/"), key_from_env(f"endpoint {name}", key_env),
+                                key_name=f"key_env={key_env}")
+    return url.rstrip("/"), headers
 
 
 class HttpEndpoint:
-    """An HTTP client bound to one endpoint name and base URL; the key from `key_env`."""
+    """An HTTP client bound to one endpoint name and base URL (`url`: without the credentials the URL
+    was given with); auth from those credentials or the key in `key_env` (`endpoint_auth`)."""
 
     def __init__(self, name: str, url: str, key_env: str | None = None, timeout_s: float = 120.0):
         self.name = name
-        self.url = url.rstrip("/")
-        key = key_from_env(f"endpoint {name}", key_env)
-        self.http = HttpClient(name, headers={"Authorization": f"Bearer {key}"} if key else {}, timeout_s=timeout_s,
-                               key_env=key_env)
+        self.url, headers = endpoint_auth(name, url, key_env)
+        self.http = HttpClient(name, headers=headers, timeout_s=timeout_s, key_env=key_env)
         self.client = self.http.httpx
 
     def close(self) -> None:

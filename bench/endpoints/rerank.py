@@ -62,7 +62,7 @@ class CohereReranker:
                  timeout_s: float = 120.0):
         self.name = name
         self.http = HttpEndpoint(name, url, key_env, timeout_s)
-        self.wire = CohereRerankWire(url, model, raw_scores)
+        self.wire = CohereRerankWire(self.http.url, model, raw_scores)
 
     def rerank(self, query: str, texts: list[str], top_n: int | None = None) -> Scores:
         request = self.wire.request(query, texts, top_n)

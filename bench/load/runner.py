@@ -30,6 +30,7 @@ import numpy as np
 
 import bench
 from bench import values
+from bench.endpoints.http import endpoint_auth
 from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.errors import UserError
 from bench.load import histograms
@@ -42,7 +43,7 @@ from bench.load.workload import DISTINCT_REQUESTS, Workload
 from bench.results.outdir import RESULTS_FILE, prepare_out_dir
 from bench.results.schema import EndRecord, LoadPointRecord, RunHeader
 from bench.results.store import ResultsWriter
-from bench.secrets import mask, mask_data, secret_from_env
+from bench.secrets import mask, mask_data
 
 START_LEAD_S = 0.25  # time for the plans to reach the worker processes before the first intended send
 LAG_SATURATED_MS = 5.0  # loop-lag p99 above this: the client, not the server, set the pace
@@ -85,11 +86,7 @@ class LoadEndpoint:
         self.in_process = spec.url is None
         self.wire = None if self.in_process else client.wire
         client.close()
-        key_env = spec.params.get("key_env")
-        key = secret_from_env(key_env) if key_env else None
-        if key_env and not key:
-            raise UserError(f"endpoint {spec.name}: environment variable {key_env} (key_env) is not set")
-        self.headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self.headers = {} if self.in_process else endpoint_auth(spec.name, spec.url, spec.params.get("key_env"))[1]
         self.metrics = None if self.in_process else MetricsReader(self._route(), self.headers)
 
     def _route(self) -> str:

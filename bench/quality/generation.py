@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl
 
 from bench.endpoints.http import HttpEndpoint
 from bench.errors import ServerError, UserError
+from bench.meter import checked_usage
 from bench.secrets import secret_from_env
 from bench.targets.base import ProgressFactory
 
@@ -122,9 +123,7 @@ class ChatGenerator:
         if not isinstance(text, str):
             raise self.http.shape_error(url, "a string in choices[0].message.content", reply)
         # Named as `ragbench meter` names a call's cost (what `native` reports through a metered target).
-        usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
-        counted = {k: usage[k] for k in ("prompt_tokens", "completion_tokens", "total_tokens")
-                   if isinstance(usage.get(k), int) and not isinstance(usage.get(k), bool)}
+        counted = checked_usage(reply.get("usage")) or {}
         cost = {"answer_llm_calls": 1.0, **{f"answer_llm_{k}": float(v) for k, v in counted.items()}}
         if not counted:
             cost["answer_llm_calls_without_usage"] = 1.0  # tokens unknown, not zero

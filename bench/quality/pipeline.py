@@ -24,7 +24,7 @@ from bench.errors import UserError
 from bench.interrupt import uninterruptible
 from bench.quality.answers import AnswerJudge
 from bench.quality.checkpoint import Checkpoint
-from bench.quality.generation import ChatGenerator, GenerateSpec, generate_answers
+from bench.quality.generation import ChatGenerator, GenerateSpec, Generated, generate_answers
 from bench.quality.metrics import Measure, evaluate
 from bench.quality.evaluation import ranked_texts
 from bench.quality.runs import Run, run_from_results, write_run
@@ -56,7 +56,7 @@ def _percentiles(values_ms: list[float]) -> dict[str, float]:
 
 
 def _target_record(spec: TargetSpec, name: str, config: dict, results: list[QueryResult], index_s: float,
-                   search_s: float, replaced: bool) -> TargetRecord:
+                   search_s: float, replaced: bool, generated: dict[str, Generated]) -> TargetRecord:
     cost_keys = sorted({k for r in results for k in r.cost})
     warnings: dict[str, int] = {}
     for r in results:
@@ -69,6 +69,7 @@ def _target_record(spec: TargetSpec, name: str, config: dict, results: list[Quer
         latency_ms=_percentiles([r.latency_s * 1000 for r in results if not r.error and r.latency_s is not None]),
         cost={k: float(np.mean([r.cost.get(k, 0.0) for r in results])) for k in cost_keys},
         warnings=warnings, scores_replaced=replaced, run_file=run_file(name),
+        answer_errors=sum(1 for g in generated.values() if g.error is not None),
     )
 
 
@@ -233,7 +234,7 @@ def _run_target(spec: TargetSpec, target: Target, queries: dict[str, str], scori
     per_query = _per_query(dataset, spec.name, run, config, judge)
     metrics = metric_records(spec.name, {m.trec_name: per_query[m.trec_name] for m in config.measures}, scoring.labels,
                              scoring.relevance, config.seed)
-    record = _target_record(spec, spec.name, described, results, index_s, search_s, replaced)
+    record = _target_record(spec, spec.name, described, results, index_s, search_s, replaced, generated)
     if failure:
         record.status, record.error = "failed", failure
     with uninterruptible():  # run file and records: all of them or none
@@ -286,7 +287,7 @@ def _one_bar_each(progress: ProgressFactory, scale: float) -> ProgressFactory:
     return factory
 
 
-def _generate(config, target, name, dataset, results, progress, judge, described) -> dict:
+def _generate(config, target, name, dataset, results, progress, judge, described) -> dict[str, Generated]:
     """Generated answers for the answered questions (`--generate`); their cost joins each query's cost."""
     if config.generate is None:
         return {}

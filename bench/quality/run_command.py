@@ -7,13 +7,14 @@ from pathlib import Path
 
 from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
-from bench.errors import UserError
+from bench.errors import MeasurementFailed, UserError
 from bench.quality.generation import GenerateSpec, parse_generate
 from bench.progress import console, progress_bars
 from bench.quality.metrics import Measure, default_measures, parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
 from bench.report import write_report
 from bench.results.outdir import RESULTS_FILE
+from bench.results.store import read_results
 from bench.targets.registry import TargetOptions, TargetSpec, parse_spec
 
 
@@ -60,7 +61,9 @@ def _check_depth(depth: int, measures: list[Measure]) -> None:
 
 
 def quality_command(request: QualityRequest) -> Path:
-    """Validate everything first (cheap), then run; the report is written even after a failure or Ctrl-C."""
+    """Validate everything first (cheap), then run; the report is written even after a failure or Ctrl-C.
+    Returns the report; a run that measured everything but not every query or generated answer (a
+    failed target, failed queries, failed generations) raises MeasurementFailed once the report is written."""
     measures, specs, generate = check_quality(request)
     if request.out.exists() and not request.out.is_dir():
         raise UserError(f"--out {request.out}: is a file, not a folder")
@@ -88,7 +91,12 @@ def quality_command(request: QualityRequest) -> Path:
     finally:
         if written:  # also after a failure or Ctrl-C: the report covers what finished
             _report(results_path)
-    return request.out / "report.html"
+    report = request.out / "report.html"
+    results = read_results(results_path)
+    failures = [f"target {t.name}: {'; '.join(found)}" for t in results.targets if (found := results.target_failures(t))]
+    if failures:
+        raise MeasurementFailed(f"{'. '.join(failures)} (scored as zero; report: {report})", report)
+    return report
 
 
 def _report(results_path: Path) -> None:

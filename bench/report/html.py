@@ -6,7 +6,7 @@ import json
 from html import escape
 from pathlib import Path
 
-from bench.report.markdown import dataset_lines, notes_lines, status_line, target_line
+from bench.report.markdown import COMPLETE, dataset_lines, notes_lines, status_line, target_line
 from bench.report.page import html_figure
 from bench.report.page import html_table as _table
 from bench.report.page import inline as _inline
@@ -16,11 +16,12 @@ from bench.results.store import Results
 def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
     """The body of the quality report."""
     h = results.header
+    status = status_line(results)
     body = [
         "<h1>ragbench quality report</h1>",
         f"<p>Created {escape(h.created)} by ragbench {escape(h.ragbench_version)}; depth {h.depth}; seed {h.seed}.</p>",
         *[f"<p>{_inline(line)}</p>" for line in dataset_lines(results)],
-        f"<p class=\"{'bad' if results.end is None or results.end.status != 'complete' else ''}\">{_inline(status_line(results))}</p>",
+        f"<p class=\"{'' if status == COMPLETE else 'bad'}\">{_inline(status)}</p>",
         *[f"<p class=\"bad\">{_inline(line)}</p>" for line in notes_lines(results)],
         "<h2>Results</h2>",
         "<p>Mean over every judged query (a failed or empty query scores 0, as trec_eval -c), with its 95% bootstrap interval.</p>",

@@ -20,16 +20,19 @@ def dataset_lines(results: Results) -> list[str]:
     return lines
 
 
+COMPLETE = "Status: complete."  # everything measured
+
+
 def status_line(results: Results) -> str:
     end = results.end
-    # A target that ended part-way (its server went away) scores its unfinished queries as zero.
-    failed = "".join(f" Target **{t.name}** ended part-way after {t.queries} queries: {t.error}."
-                     for t in results.targets if t.status == "failed")
+    failed = "".join(f" Target **{t.name}**: {'; '.join(failures)}." for t in results.targets
+                     if (failures := results.target_failures(t)))
     if end is None:
         return "**Status: incomplete** — the run was cut off; the targets below finished." + failed
     if end.status != "complete":
         return f"**Status: {end.status}** — {end.error}. The targets below finished." + failed
-    return ("**Status: complete, with failed targets.**" + failed) if failed else "Status: complete."
+    return ("**Status: complete, with failures.**" + failed) if failed else COMPLETE
+
 
 
 def notes_lines(results: Results) -> list[str]:

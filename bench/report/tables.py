@@ -32,14 +32,17 @@ LATENCY_NOTE = ("p50/p99: per-query latency, where a target answers one query at
 
 def summary_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     labels = [results.header.measure_labels.get(m, m) for m in results.header.measures]
-    header = ["target", *labels, "errors", "empty", "p50 ms", "p99 ms", "search ms/query", "index s"]
+    generated = any("generation" in t.config for t in results.targets)  # quality --generate
+    header = ["target", *labels, "errors", *(["answer errors"] if generated else []), "empty", "p50 ms", "p99 ms",
+              "search ms/query", "index s"]
     rows = []
     for t in results.targets:
         cells = [t.name]
         for m in results.header.measures:
             rec = results.metric(t.name, m)
             cells.append(f"{fmt(rec.mean)} [{fmt(rec.ci_low, 3)}, {fmt(rec.ci_high, 3)}]" if rec else "–")
-        cells += [str(t.errors), str(t.empty), fmt(t.latency_ms.get("p50"), 1), fmt(t.latency_ms.get("p99"), 1),
+        cells += [str(t.errors), *([str(t.answer_errors)] if generated else []), str(t.empty),
+                  fmt(t.latency_ms.get("p50"), 1), fmt(t.latency_ms.get("p99"), 1),
                   fmt(1000 * t.search_seconds / t.queries if t.queries else None, 1), fmt(t.index_seconds, 1)]
         rows.append(cells)
     return header, rows

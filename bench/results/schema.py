@@ -68,6 +68,7 @@ class TargetRecord:
     scores_replaced: bool  # engine scores tied or did not strictly decrease; rank-derived scores were written
     run_file: str  # relative to the results file
     error: str | None = None
+    answer_errors: int = 0  # questions whose generated answer failed (quality --generate): scored as zero, like `errors`
     record: str = "target"
 
 

@@ -187,6 +187,17 @@ class Results:
     def queries(self) -> list[QueryRecord]:
         return self.of("query")
 
+    def target_failures(self, t: TargetRecord) -> list[str]:
+        """What a quality target failed to measure, each scored as zero: the queries after it ended part-way
+        (its server went away), failed queries, failed generated answers. Empty: everything was measured."""
+        failures = [f"ended part-way after {t.queries} queries: {t.error}"] if t.status == "failed" else []
+        if t.errors:
+            failures.append(f"{t.errors} of {t.queries} queries failed")
+        if t.answer_errors:
+            asked = sum(1 for q in self.queries if q.target == t.name and (q.answer is not None or q.answer_error))
+            failures.append(f"{t.answer_errors} of {asked} generated answers failed")
+        return failures
+
     @property
     def metrics(self) -> list[MetricRecord]:
         return self.of("metrics")

@@ -34,7 +34,7 @@ from typing import Any
 
 from bench.datasets.model import Dataset
 from bench.errors import UserError
-from bench.http import HttpClient, Reply, error_message, key_from_env
+from bench.http import HttpClient, Reply, auth_headers, error_message, key_from_env
 from bench.meter import MeterClient, cost
 from bench.secrets import mask_data
 from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetSpec, first_rank_wins
@@ -94,9 +94,8 @@ class LightRAGTarget:
         self.meter = MeterClient(params["meter"]) if params.get("meter") else None
         key = key_from_env(f"target {spec.public_text!r}", KEY_ENV, required=False)
         self.created: list[str] = []
-        url = spec.url or DEFAULT_URL
-        self.http = HttpClient(f"LightRAG at {url}", url, {"X-API-Key": key} if key else {}, timeout_s=300.0,
-                               created=self.created, key_env=KEY_ENV)
+        url, headers = auth_headers(f"target {spec.public_text!r}", spec.url or DEFAULT_URL, key, key_header="X-API-Key")
+        self.http = HttpClient(f"LightRAG at {url}", url, headers, timeout_s=300.0, created=self.created, key_env=KEY_ENV)
         self.health: dict[str, Any] = {}
         self.configuration: dict[str, Any] = {}
         self._asks = 0  # /query/data calls of the query in flight (metered runs go one query at a time)

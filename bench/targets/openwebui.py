@@ -32,7 +32,7 @@ from typing import Any
 
 from bench.datasets.model import Dataset
 from bench.errors import ServerError, UserError
-from bench.http import HttpClient, Reply, error_message, key_from_env
+from bench.http import HttpClient, Reply, auth_headers, error_message, key_from_env
 from bench.secrets import mask_data
 from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetSpec, first_rank_wins
 from bench.targets.http import DedupedCorpus, file_name, parallel, run_queries, timed_query
@@ -116,9 +116,8 @@ class OpenWebUITarget:
         # Read now, so that a key given for the reranker is known to the masking before anything is written.
         self.reranker_key = key_from_env(f"target {spec.public_text!r}", RERANKER_KEY_ENV, required=False) or ""
         self.created: list[str] = []
-        url = spec.url or DEFAULT_URL
-        self.http = HttpClient(f"Open WebUI at {url}", url, {"Authorization": f"Bearer {key}"}, timeout_s=300.0,
-                               created=self.created, key_env=KEY_ENV)
+        url, headers = auth_headers(f"target {spec.public_text!r}", spec.url or DEFAULT_URL, key, key_name=f"${KEY_ENV}")
+        self.http = HttpClient(f"Open WebUI at {url}", url, headers, timeout_s=300.0, created=self.created, key_env=KEY_ENV)
         self.kb_id: str | None = None
         self.version: str | None = None
         self.saved_settings: dict[str, Any] | None = None  # the server's values before ragbench changed them

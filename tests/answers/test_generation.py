@@ -8,7 +8,8 @@ import shutil
 
 import pytest
 
-from bench.errors import ServerError, UserError
+from bench.errors import MeasurementFailed, ServerError, UserError
+from bench.meter import MAX_TOKENS_PER_CALL, Meter, checked_usage
 from bench.quality.generation import chat_prompt, parse_generate
 from bench.quality.run_command import QualityRequest, quality_command
 from bench.results.store import read_results
@@ -122,13 +123,88 @@ def test_one_refused_question_is_that_questions_error(six_questions, tmp_path):
         return "unknown"
 
     with LLMDouble(answer=refuse_one) as llm:
-        quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=tmp_path,
-                                       generate=f"chat@{llm.base_url}?model=reader"))
+        with pytest.raises(MeasurementFailed, match=r"target bm25: 1 of 6 generated answers failed \(scored as zero; report: "):
+            quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=tmp_path,
+                                           generate=f"chat@{llm.base_url}?model=reader"))
     results = read_results(tmp_path / "results.jsonl")
     failed = [q for q in results.queries if q.answer_error]
     assert [q.qid for q in failed] == ["56beb4343aeaaa14008c925c"] and failed[0].answer is None
     assert results.metric("bm25", "f1").per_query["56beb4343aeaaa14008c925c"] == 0.0
+    assert results.end.status == "complete" and results.targets[0].answer_errors == 1
+
+
+def test_a_chat_server_that_dies_mid_run_fails_the_run(six_questions, tmp_path, monkeypatch, capsys):
+    """It answers three questions, then drops every connection: three failed answers are errors in the record,
+    the report and the exit code (3: it ran, a measurement failed), like failed queries."""
+    answered = []
+
+    def die_after_three(messages):
+        if len(answered) == 3:
+            raise ConnectionAbortedError("the chat server died")  # the double drops the connection
+        answered.append(messages)
+        return "unknown"
+
+    out = tmp_path / "o"
+    with LLMDouble(answer=die_after_three) as llm:
+        monkeypatch.setattr(llm._server, "handle_error", lambda request, address: None)  # no traceback of its own
+        code, stdout, stderr = run_cli(["quality", "--dataset", str(six_questions), "-t", "bm25", "--out", str(out),
+                                        "--generate", f"chat@{llm.base_url}?model=reader"], monkeypatch, capsys)
+    assert code == 3, stderr
+    assert stderr.splitlines()[-1] == ("ragbench: error: target bm25: 3 of 6 generated answers failed "
+                                       f"(scored as zero; report: {out / 'report.html'})"), stderr
+    assert "answer errors" in stdout and stdout.splitlines()[-1] == f"report: {out / 'report.html'}"  # tables first
+    results = read_results(out / "results.jsonl")
+    assert [(t.name, t.errors, t.answer_errors) for t in results.targets] == [("bm25", 0, 3)]
     assert results.end.status == "complete"
+    report = (out / "report.md").read_text()
+    assert "**Status: complete, with failures.** Target **bm25**: 3 of 6 generated answers failed." in report
+    header = next(line for line in report.splitlines() if line.startswith("| target |") and "answer errors" in line)
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    row = next(line for line in report.splitlines() if line.startswith("| bm25 |"))
+    assert [c.strip() for c in row.strip("|").split("|")][columns.index("answer errors")] == "3"
+    assert [c.strip() for c in row.strip("|").split("|")][columns.index("errors")] == "0"
+    html = (out / "report.html").read_text()
+    assert 'class="bad">' in html and "3 of 6 generated answers failed" in html
+
+
+@pytest.mark.parametrize("usage", [
+    {"prompt_tokens": -5, "completion_tokens": 2, "total_tokens": -3},  # negative
+    {"prompt_tokens": 10**30, "completion_tokens": 2, "total_tokens": 10**30 + 2},  # huge
+    {"prompt_tokens": "many", "completion_tokens": 2, "total_tokens": 12},  # not a number
+    {"prompt_tokens": 10, "completion_tokens": True, "total_tokens": 11},  # a boolean
+    {"prompt_tokens": 10.5, "completion_tokens": 2, "total_tokens": 12.5},  # a fraction of a token
+    {"prompt_tokens": None, "completion_tokens": None},  # nothing counted
+    "12 tokens",  # not an object
+])
+def test_invalid_usage_is_without_usage_never_a_figure(usage, six_questions, tmp_path):
+    with LLMDouble(answer=lambda messages: "308", usage=lambda true: usage) as llm:
+        quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=tmp_path,
+                                       generate=f"chat@{llm.base_url}?model=reader"))
+    results = read_results(tmp_path / "results.jsonl")
+    for q in results.queries:
+        assert q.cost["answer_llm_calls_without_usage"] == 1.0 and q.cost["answer_llm_calls"] == 1.0
+        assert not [k for k in q.cost if k.endswith("_tokens")], q.cost
+    assert results.targets[0].cost["answer_llm_calls_without_usage"] == 1.0
+
+
+def test_valid_usage_is_counted_as_sent():
+    assert checked_usage({"prompt_tokens": 10, "completion_tokens": 0, "total_tokens": 10.0, "cached": -1}) == {
+        "prompt_tokens": 10, "completion_tokens": 0, "total_tokens": 10}
+    assert checked_usage({"completion_tokens": 7}) == {"completion_tokens": 7}
+    assert checked_usage({"prompt_tokens": MAX_TOKENS_PER_CALL + 1}) is None and checked_usage({}) is None
+
+
+def test_the_meter_counts_invalid_usage_as_without_usage():
+    meter = Meter({"llm": "http://127.0.0.1:9"})
+    try:
+        meter.record("llm", 200, {"prompt_tokens": -5, "completion_tokens": 3}, 0.1)
+        meter.record("llm", 200, {"prompt_tokens": "x"}, 0.1)
+        meter.record("llm", 200, {"prompt_tokens": 4, "completion_tokens": 3}, 0.1)
+    finally:
+        meter.close()
+    usage = meter.snapshot()["llm"]
+    assert (usage["calls"], usage["calls_without_usage"], usage["prompt_tokens"], usage["completion_tokens"],
+            usage["total_tokens"]) == (3, 2, 4, 3, 7)
 
 
 def test_a_dead_endpoint_ends_the_run_with_one_line(six_questions, tmp_path):

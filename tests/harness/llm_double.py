@@ -97,9 +97,11 @@ class LLMDouble:
     """Run with `with LLMDouble() as llm:`; `llm.base_url` is the OpenAI base URL (`.../v1`)."""
 
     def __init__(self, model: str = "llm-double", host: str = "127.0.0.1", port: int = 0,
-                 answer: Callable[[list[dict[str, Any]]], str] | None = None):
+                 answer: Callable[[list[dict[str, Any]]], str] | None = None,
+                 usage: Callable[[dict[str, int]], Any] | None = None):
         self.model = model
         self.answer = answer
+        self.usage = usage  # turns each reply's true `usage` into what is sent (a test's broken usage)
         self.calls: list[Call] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer((host, port), self._handler())
@@ -179,7 +181,7 @@ class LLMDouble:
                     "choices": [
                         {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
                     ],
-                    "usage": usage,
+                    "usage": usage if double.usage is None else double.usage(usage),
                 }
                 self._send(200, json.dumps(body).encode())
 

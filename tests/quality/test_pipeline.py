@@ -9,7 +9,7 @@ import pytest
 
 from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
-from bench.errors import ServerError, UserError
+from bench.errors import MeasurementFailed, ServerError, UserError
 from bench.quality.evaluation import evaluate_files
 from bench.quality.metrics import parse_measure
 from bench.quality.run_command import QualityRequest, quality_command
@@ -93,12 +93,15 @@ def test_quality_writes_every_artifact_and_numbers_trace_back(small_dataset, tmp
 
 def test_anomalies_errors_and_cost_are_reported(small_dataset, tmp_path, scripted):
     out = tmp_path / "out"
-    quality_command(QualityRequest(dataset=small_dataset, targets=["scripted:nulls"], out=out))
+    # A failed query is a failed measurement (scored as zero): said last, after every output is written.
+    with pytest.raises(MeasurementFailed, match=r"^target scripted:nulls: 1 of 30 queries failed \(scored as zero; report: "):
+        quality_command(QualityRequest(dataset=small_dataset, targets=["scripted:nulls"], out=out))
     results = read_results(out / "results.jsonl")
     [target] = results.targets
     assert (target.errors, target.warnings, target.cost) == (1, {"null-scores": 30}, {"llm_calls": 2.0})
     assert target.scores_replaced
     assert "null-scores: 30" in (out / "report.md").read_text()
+    assert "**Status: complete, with failures.** Target **scripted:nulls**: 1 of 30 queries failed." in (out / "report.md").read_text()
     for report in ("report.md", "report.html"):  # both reports say the engine's scores were not used
         assert "rank-derived scores were written" in (out / report).read_text(), report
 
@@ -161,15 +164,18 @@ def test_cli_quality_runs_end_to_end(small_dataset, tmp_path):
                              "-t", "hybrid:weighted?bm25_weight=0.3", "--out", str(tmp_path / "o"), "-m", "P@10"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == f"report: {tmp_path / 'o' / 'report.html'}"
+    assert result.stdout.splitlines()[-1] == f"report: {tmp_path / 'o' / 'report.html'}"
+    table = result.stdout[:result.stdout.index("paired significance")]
+    assert "P@10" in table and "│ bm25 " in table and "│ hybrid:weighted?bm25_weight=0.3 " in table
     results = read_results(tmp_path / "o" / "results.jsonl")
     assert results.header.measures == ["P_10"] and results.targets[1].config["bm25_weight"] == 0.3
 
 
 def test_secrets_in_a_spec_never_reach_results_or_reports(small_dataset, tmp_path, scripted):
     out = tmp_path / "out"
-    quality_command(QualityRequest(dataset=small_dataset, out=out,
-                                   targets=["scripted:nulls@http://user:hunter2@127.0.0.1:9/?api_key=hunter2&key_env=MY_KEY"]))
+    with pytest.raises(MeasurementFailed, match="1 of 30 queries failed"):  # scripted:nulls fails one query
+        quality_command(QualityRequest(dataset=small_dataset, out=out,
+                                       targets=["scripted:nulls@http://user:hunter2@127.0.0.1:9/?api_key=hunter2&key_env=MY_KEY"]))
     for path in out.rglob("*"):
         if path.is_file():
             assert b"hunter2" not in path.read_bytes(), path

@@ -17,7 +17,7 @@ import numpy as np
 
 from bench.errors import ServerError
 from bench.http import HttpClient, auth_headers, error_message, key_from_env, parse_json
-from bench.results.schema import DoctorFindingRecord
+from bench.results.schema import DOCTOR_DOCUMENT, DoctorFindingRecord
 
 PING = ["ragbench doctor ping"]
 
@@ -332,5 +332,5 @@ def doctor_records(findings: list[Finding]) -> list[DoctorFindingRecord]:
 
 
 def findings_json(findings: list[Finding]) -> str:
-    return json.dumps({"schema": "ragbench.doctor", "version": 1,
+    return json.dumps({"schema": DOCTOR_DOCUMENT, "version": 1,
                        "findings": [asdict(f) for f in findings]}, indent=2)

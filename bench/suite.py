@@ -32,21 +32,29 @@ so a CI job is one command (`ragbench run SUITE.toml [--baseline DIR] [--out DIR
 `${VAR}` in a string is replaced by the environment variable VAR (an unset one is an error). Secrets come
 only from the environment: a secret-looking key, URL credentials or a secret-named spec parameter in the
 file is an error (keys are read by the targets and endpoints themselves: OPENWEBUI_API_KEY, key_env=VAR).
-Every problem is one line `SUITE.toml:LINE: what is wrong`.
+The whole file is checked before any job runs, each value by its command's own checks (the option of the
+same name on `ragbench quality/identity/load`, then the command's check of the whole request; paths must
+exist, datasets must be readable as one of the formats, with their split). Every problem is one line
+`SUITE.toml:LINE: what is wrong`. `ragbench run --overwrite` is passed to every job.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from bench.datasets import BUILTIN_PREFIX
-from bench.errors import (EXIT_CHECK_FAILED, EXIT_MEASUREMENT_FAILED, EXIT_USER_ERROR, InputError, MeasurementFailed,
-                          UserError)
+from bench.errors import (
+    EXIT_CHECK_FAILED, EXIT_MEASUREMENT_FAILED, EXIT_USER_ERROR, InputError, MeasurementFailed, UserError,
+)
+from bench.identity.run_command import IdentityCommand, check_identity, identity_command
+from bench.load.run_command import LoadRequest, check_load, load_command
+from bench.quality.run_command import QualityRequest, check_quality, quality_command
 from bench.results.compare import GateConfig, parse_allowance, parse_error_rate, parse_max_drops, parse_ratio
 from bench.secrets import is_secret_name
 
@@ -55,6 +63,7 @@ _FOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # no "..": a name bec
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _USERINFO = re.compile(r"://[^/@?#\s]+@")
 _SECRET_PARAM = re.compile(r"[?&]([^=&]+)=")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 SECTIONS = ("suite", "gate", "datasets", "targets", "endpoints", "quality", "identity", "load")
 DATASET_KEYS = {"path": str, "split": str, "max_queries": int, "max_docs": int}
@@ -71,38 +80,25 @@ LOAD_KEYS = {"endpoints": list, "name": str, "op": str, "batch": (list, str, int
 GATE_KEYS = {"alpha": (float, int), "max_drop": (dict, float, int, str), "significance": bool,
              "max_p99_increase": (str, float, int), "min_throughput_ratio": (float, int, str), "match": dict,
              "max_error_rate": (str, float, int)}
+_LIST_FLAGS = ("batch", "concurrency", "rate", "lengths", "documents")
+_PATH_KEYS = ("texts", "tokenizer", "embedding_model", "cross_encoder")  # relative to the suite file
+_PLURALS = {"measure": "measures", "target": "targets", "endpoint": "endpoints"}  # CLI option -> suite key
+
+Request = QualityRequest | IdentityCommand | LoadRequest
 
 
 @dataclass
-class DatasetEntry:
-    path: Path
-    split: str | None = None
-    max_queries: int | None = None
-    max_docs: int | None = None
+class Job:
+    """One entry of the suite: its command's own request, checked whole when the suite was loaded."""
 
+    folder: str  # under --out: KIND-NAME (NAME: the entry's, or a quality entry's dataset), else KIND, KIND2, ...
+    request: Request  # `out` and `overwrite` are set when it runs
 
-@dataclass
-class QualityJob:
-    folder: str  # under --out: quality-NAME (NAME: the entry's name, else its dataset's)
-    dataset: DatasetEntry
-    targets: list[str]  # NAME=SPEC
-    options: dict[str, Any] = field(default_factory=dict)  # measures, depth, seed, models
-
-
-@dataclass
-class IdentityJob:
-    folder: str  # under --out: identity-NAME, or identity, identity2, ... for unnamed entries
-    endpoints: list[str]  # NAME=SPEC
-    dataset: Path | None = None
-    texts: Path | None = None
-    options: dict[str, Any] = field(default_factory=dict)  # reference, dtype, tokenizer, limit
-
-
-@dataclass
-class LoadJob:
-    folder: str  # under --out: load-NAME, or load, load2, ...
-    endpoints: list[str]  # NAME=SPEC
-    flags: dict[str, Any] = field(default_factory=dict)  # `ragbench load`'s flags, as its request takes them
+    @property
+    def names(self) -> list[str]:
+        """The targets or endpoints it measures (NAME of NAME=SPEC)."""
+        specs = self.request.targets if isinstance(self.request, QualityRequest) else self.request.endpoints
+        return [spec.partition("=")[0] for spec in specs]
 
 
 @dataclass
@@ -110,9 +106,42 @@ class Suite:
     path: Path
     name: str
     gate: GateConfig
-    quality: list[QualityJob]
-    identity: list[IdentityJob]
-    load: list[LoadJob]
+    quality: list[Job]
+    identity: list[Job]
+    load: list[Job]
+
+    @property
+    def jobs(self) -> list[Job]:
+        return [*self.quality, *self.identity, *self.load]
+
+
+def _label(where: tuple) -> str:
+    """("load", 1, "batch") -> "load #2.batch": how a message names a place in the file."""
+    text = ""
+    for part in where:
+        text += f" #{part + 1}" if isinstance(part, int) else f".{part}" if text else part
+    return text
+
+
+@functools.cache
+def _cli_command(name: str) -> Any:
+    """`ragbench NAME` as Click sees it: its options with their types and bounds."""
+    import typer
+
+    import bench.cli  # noqa: F401  (registers every command on the app)
+    from bench.cli.app import app
+
+    return typer.main.get_command(app).commands[name]
+
+
+def _named_key(message: str, entry: dict[str, Any]) -> tuple[str, ...]:
+    """The first key of `entry` that an error message names (`--max-inflight` names max_inflight)."""
+    for word in _WORD.findall(message):
+        key = word.replace("-", "_")
+        key = _PLURALS.get(key, key)
+        if key in entry:
+            return (key,)
+    return ()
 
 
 class _Reader:
@@ -121,101 +150,130 @@ class _Reader:
     def __init__(self, path: Path, text: str):
         self.path, self.lines = path, text.splitlines()
 
-    def error(self, message: str, *keys: str) -> InputError:
+    def error(self, message: str, *keys: str | int) -> InputError:
         return InputError(self.path, message, self.line_of(*keys))
 
-    def line_of(self, *keys: str) -> int | None:
-        """The line of the last key of a dotted path: found after the line of its table, best effort."""
-        if not keys:
-            return None
-        start = 0
+    def line_of(self, *keys: str | int) -> int | None:
+        """The line of the last key of a path such as ("load", 1, "batch") (an integer: that entry of an array of
+        tables), each found after the line of the one before it; best effort: the deepest line found."""
+        found: int | None = None
+        previous = ""
         for key in keys:
-            pattern = re.compile(rf'^\s*(\[\[?\s*)?(?:[\w.-]+\.)?["\']?{re.escape(key)}["\']?\s*(\]|=|\.)')
-            for number in range(start, len(self.lines)):
-                if pattern.search(self.lines[number]):
-                    start = number
+            start = found or 0
+            if isinstance(key, int):  # the (key+1)-th [[previous]] header, counted from the first
+                header = re.compile(rf"^\s*\[\[\s*{re.escape(previous)}\s*\]\]")
+                hits = [n for n in range(start, len(self.lines)) if header.search(self.lines[n])]
+                if key >= len(hits):
                     break
-            else:
-                return start + 1 if start else None
-        return start + 1
+                found = hits[key]
+                continue
+            pattern = re.compile(rf'^\s*(\[\[?\s*)?(?:[\w.-]+\.)?["\']?{re.escape(key)}["\']?\s*(\]|=|\.)')
+            number = next((n for n in range(start, len(self.lines)) if pattern.search(self.lines[n])), None)
+            if number is None:
+                break
+            found, previous = number, key
+        return found + 1 if found is not None else None
 
-    def typed(self, table: dict[str, Any], allowed: dict[str, Any], where: tuple[str, ...]) -> dict[str, Any]:
+    def typed(self, table: dict[str, Any], allowed: dict[str, Any], where: tuple) -> dict[str, Any]:
         for key, value in table.items():
             if is_secret_name(key):
-                raise self.error(f"{'.'.join(where + (key,))}: secrets come from the environment only, never from a suite "
+                raise self.error(f"{_label(where + (key,))}: secrets come from the environment only, never from a suite "
                                  "file (targets read OPENWEBUI_API_KEY / LIGHTRAG_API_KEY; endpoints key_env=VAR)",
                                  *where, key)
             if key not in allowed:
-                raise self.error(f"{'.'.join(where)}: unknown key {key!r} (known: {', '.join(allowed)})", *where, key)
+                raise self.error(f"{_label(where)}: unknown key {key!r} (known: {', '.join(allowed)})", *where, key)
             kinds = allowed[key] if isinstance(allowed[key], tuple) else (allowed[key],)
             if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
                 names = " or ".join({int: "integer", float: "number", str: "string", list: "list", dict: "table",
                                      bool: "true/false"}[k] for k in kinds)
-                raise self.error(f"{'.'.join(where + (key,))}: expected {names}, got {type(value).__name__}", *where, key)
+                raise self.error(f"{_label(where + (key,))}: expected {names}, got {type(value).__name__}", *where, key)
             if isinstance(value, list) and not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
                                                    for v in value):
-                raise self.error(f"{'.'.join(where + (key,))}: expected a list of strings or numbers", *where, key)
+                raise self.error(f"{_label(where + (key,))}: expected a list of strings or numbers", *where, key)
         return table
 
-    def expand(self, value: str, *where: str) -> str:
+    def option(self, command: str, key: str, value: Any, where: tuple) -> None:
+        """`value` checked by `ragbench COMMAND`'s option of the same name: its type and bounds are declared
+        once, on the command line, and a suite file gets exactly the same checks."""
+        from typer._click import Context
+        from typer._click.exceptions import BadParameter
+
+        cli = _cli_command(command)
+        option = {v: k for k, v in _PLURALS.items()}.get(key, key)
+        param = next((p for p in cli.params if p.name == option), None)
+        if param is None:
+            return
+        try:
+            param.process_value(Context(cli), value)
+        except BadParameter as exc:
+            raise self.error(f"{_label(where + (key,))} = {value!r}: {exc.message}", *where, key) from None
+
+    def checked(self, check: Callable[[Any], Any], request: Request, entry: dict[str, Any], where: tuple) -> None:
+        """The command's own check of the whole request (the one its CLI runs); the error at the key it names."""
+        try:
+            check(request)
+        except UserError as exc:
+            raise self.error(f"{_label(where)}: {exc}", *where, *_named_key(str(exc), entry)) from None
+
+    def expand(self, value: str, *where: str | int) -> str:
         """`${VAR}` -> the environment's VAR."""
         def lookup(match: re.Match) -> str:
             name = match.group(1)
             if name not in os.environ:
-                raise self.error(f"{'.'.join(where)}: environment variable {name} is not set", *where)
+                raise self.error(f"{_label(where)}: environment variable {name} is not set", *where)
             return os.environ[name]
 
         return _VAR.sub(lookup, value)
 
-    def spec(self, value: Any, *where: str) -> str:
+    def spec(self, value: Any, parse: Callable[[str], Any], *where: str) -> str:
         if not isinstance(value, str) or not value.strip():
-            raise self.error(f"{'.'.join(where)}: expected a spec string", *where)
+            raise self.error(f"{_label(where)}: expected a spec string", *where)
         if _USERINFO.search(value) or any(is_secret_name(k) for k in _SECRET_PARAM.findall(value)):
-            raise self.error(f"{'.'.join(where)}: credentials in a spec; secrets come from the environment only "
+            raise self.error(f"{_label(where)}: credentials in a spec; secrets come from the environment only "
                              "(OPENWEBUI_API_KEY, LIGHTRAG_API_KEY, key_env=VAR)", *where)
-        return self.expand(value, *where)
+        spec = f"{where[-1]}={self.expand(value, *where)}"
+        try:
+            parse(spec)
+        except UserError as exc:
+            raise self.error(f"{_label(where)}: {exc}", *where) from None
+        return spec
 
-    def names(self, table: dict[str, Any], section: str) -> dict[str, str]:
+    def names(self, table: dict[str, Any], section: str, parse: Callable[[str], Any]) -> dict[str, str]:
+        """NAME -> NAME=SPEC, each spec parsed by its command's own parser."""
         if not isinstance(table, dict):
             raise self.error(f"[{section}] must be a table of NAME = \"spec\"", section)
         specs = {}
         for name, value in table.items():
             if not _NAME.fullmatch(name):
                 raise self.error(f"{section}.{name}: a name may hold only letters, digits, _ . -", section, name)
-            specs[name] = self.spec(value, section, name)
+            specs[name] = self.spec(value, parse, section, name)
         return specs
 
-    def pick(self, wanted: Any, known: dict[str, str], where: tuple[str, ...], what: str) -> list[str]:
+    def pick(self, wanted: Any, known: dict[str, str], where: tuple, what: str) -> list[str]:
         chosen = list(known) if wanted is None else wanted
         for name in chosen:
             if name not in known:
-                raise self.error(f"{'.'.join(where)}: unknown {what} {name!r} (defined: {', '.join(known) or 'none'})", *where)
+                raise self.error(f"{_label(where)}: unknown {what} {name!r} (defined: {', '.join(known) or 'none'})",
+                                 *where)
         if not chosen:
-            raise self.error(f"{'.'.join(where)}: no {what}s", *where)
-        return [f"{name}={known[name]}" for name in chosen]
+            raise self.error(f"{_label(where)}: no {what}s", *where)
+        return [known[name] for name in chosen]
 
-    def file(self, value: str, base: Path, *where: str) -> Path:
+    def file(self, value: str, base: Path, *where: str | int) -> Path:
+        """A path, relative to the suite file's folder; it must exist (found now, not after the earlier jobs ran)."""
         text = self.expand(value, *where)
         if text.startswith(BUILTIN_PREFIX):  # a data set ragbench builds, not a path beside the suite file
             return Path(text)
         path = Path(text)
-        return path if path.is_absolute() else base / path
+        path = path if path.is_absolute() else base / path
+        if not path.exists():
+            raise self.error(f"{_label(where)}: {path}: no such file or folder", *where)
+        return path
 
 
 def load_suite(path: Path) -> Suite:
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a leading byte-order mark dropped, as for every text file
-    except FileNotFoundError:
-        raise InputError(path, "no such suite file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"cannot read the suite file ({getattr(exc, 'strerror', None) or exc})") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc)) or "malformed TOML"
-        raise InputError(path, f"malformed TOML: {message}", int(found.group(1)) if found else None) from None
-    reader, base = _Reader(path, text), path.parent
+    """The suite file, every value of every entry checked by its command's own checks before anything runs."""
+    reader, data = _read(path)
     for key in data:
         if key not in SECTIONS:
             raise reader.error(f"unknown section [{key}] (known: {', '.join(SECTIONS)})", key)
@@ -225,86 +283,142 @@ def load_suite(path: Path) -> Suite:
     for key in ("quality", "identity", "load"):
         if not isinstance(data.get(key, []), list):
             raise reader.error(f"{key} must be written [[{key}]] (a list of tables)", key)
-    suite_table = reader.typed(data.get("suite", {}), {"name": str}, ("suite",))
-    datasets = {}
-    for name, entry in data.get("datasets", {}).items():
-        if not isinstance(entry, dict):
-            raise reader.error(f"datasets.{name}: expected a table with path = \"...\"", "datasets", name)
-        entry = reader.typed(entry, DATASET_KEYS, ("datasets", name))
-        if "path" not in entry:
-            raise reader.error(f"datasets.{name}: no path", "datasets", name)
-        datasets[name] = DatasetEntry(reader.file(entry["path"], base, "datasets", name, "path"), entry.get("split"),
-                                      entry.get("max_queries"), entry.get("max_docs"))
-    targets = reader.names(data.get("targets", {}), "targets")
-    endpoints = reader.names(data.get("endpoints", {}), "endpoints")
-    suite = Suite(path, suite_table.get("name", path.stem), _gate(reader, data.get("gate", {})), [], [], [])
-    for i, entry in enumerate(data.get("quality", [])):
-        where = ("quality",)
-        entry = reader.typed(_table(reader, entry, "quality"), QUALITY_KEYS, where)
-        if entry.get("dataset") not in datasets:
-            raise reader.error(f"quality #{i + 1}: dataset {entry.get('dataset')!r} is not in [datasets] "
-                               f"(defined: {', '.join(datasets) or 'none'})", *where)
-        options = {k: v for k, v in entry.items() if k not in ("dataset", "targets", "name")}
-        for key in ("embedding_model", "cross_encoder"):
-            if key in options:
-                options[key] = str(reader.file(options[key], base, *where, key))
-        suite.quality.append(QualityJob(_folder(reader, "quality", entry, i, entry["dataset"]), datasets[entry["dataset"]],
-                                        reader.pick(entry.get("targets"), targets, where + ("targets",), "target"), options))
-    for i, entry in enumerate(data.get("identity", [])):
-        where = ("identity",)
-        entry = reader.typed(_table(reader, entry, "identity"), IDENTITY_KEYS, where)
-        if ("dataset" in entry) == ("texts" in entry):
-            raise reader.error(f"identity #{i + 1}: give exactly one of dataset = NAME or texts = \"FILE\"", *where)
-        if "dataset" in entry and entry["dataset"] not in datasets:
-            raise reader.error(f"identity #{i + 1}: dataset {entry['dataset']!r} is not in [datasets]", *where)
-        options = {k: v for k, v in entry.items() if k in ("reference", "dtype", "limit")}
-        if "tokenizer" in entry:
-            options["tokenizer"] = reader.file(entry["tokenizer"], base, *where, "tokenizer")
-        suite.identity.append(IdentityJob(
-            _folder(reader, "identity", entry, i),
-            reader.pick(entry.get("endpoints"), endpoints, where + ("endpoints",), "endpoint"),
-            datasets[entry["dataset"]].path if "dataset" in entry else None,
-            reader.file(entry["texts"], base, *where, "texts") if "texts" in entry else None, options))
-    for i, entry in enumerate(data.get("load", [])):
-        where = ("load",)
-        entry = reader.typed(_table(reader, entry, "load"), LOAD_KEYS, where)
-        flags = {k: (",".join(map(str, v)) if isinstance(v, list) else str(v) if k in _LIST_FLAGS else v)
-                 for k, v in entry.items() if k not in ("endpoints", "name")}
-        if "dataset" in flags:
-            if flags["dataset"] not in datasets:
-                raise reader.error(f"load #{i + 1}: dataset {flags['dataset']!r} is not in [datasets]", *where)
-            flags["dataset"] = datasets[flags["dataset"]].path
-        for key in ("texts", "tokenizer"):
-            if key in flags:
-                flags[key] = reader.file(flags[key], base, *where, key)
-        suite.load.append(LoadJob(_folder(reader, "load", entry, i),
-                                  reader.pick(entry.get("endpoints"), endpoints, where + ("endpoints",), "endpoint"), flags))
-    jobs = [j.folder for j in (*suite.quality, *suite.identity, *suite.load)]
-    twice = sorted({j for j in jobs if jobs.count(j) > 1})
+    name = reader.typed(data.get("suite", {}), {"name": str}, ("suite",)).get("name", path.stem)
+    if not _FOLDER_NAME.fullmatch(name):  # it names the default --out folder, reports/NAME
+        raise reader.error(f"suite.name {name!r} may hold only letters, digits, _ . - (it names a folder)",
+                           "suite", "name")
+    from bench.endpoints.spec import parse_spec as parse_endpoint
+    from bench.targets.registry import parse_spec as parse_target
+
+    datasets = _datasets(reader, data.get("datasets", {}))
+    targets = reader.names(data.get("targets", {}), "targets", parse_target)
+    endpoints = reader.names(data.get("endpoints", {}), "endpoints", parse_endpoint)
+    suite = Suite(path, name, _gate(reader, data.get("gate", {})),
+                  [_quality(reader, e, i, datasets, targets) for i, e in enumerate(data.get("quality", []))],
+                  [_identity(reader, e, i, datasets, endpoints) for i, e in enumerate(data.get("identity", []))],
+                  [_load(reader, e, i, datasets, endpoints) for i, e in enumerate(data.get("load", []))])
+    folders = [j.folder for j in suite.jobs]
+    twice = sorted({f for f in folders if folders.count(f) > 1})
     if twice:
         raise reader.error(f"two runs would write the same folder: {', '.join(twice)} (give each a name = \"...\")")
-    if not jobs:
+    if not folders:
         raise reader.error("nothing to run: add a [[quality]], [[identity]] or [[load]] entry")
     return suite
 
 
-_LIST_FLAGS = ("batch", "concurrency", "rate", "lengths", "documents")
+def _read(path: Path) -> tuple[_Reader, dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a leading byte-order mark dropped, as for every text file
+    except FileNotFoundError:
+        raise InputError(path, "no such suite file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read the suite file ({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        return _Reader(path, text), tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc)) or "malformed TOML"
+        raise InputError(path, f"malformed TOML: {message}", int(found.group(1)) if found else None) from None
 
 
-def _folder(reader: _Reader, kind: str, entry: dict[str, Any], index: int, default: str | None = None) -> str:
+@dataclass
+class _Dataset:
+    path: Path
+    split: str | None = None
+    max_queries: int | None = None
+    max_docs: int | None = None
+
+
+def _datasets(reader: _Reader, table: dict[str, Any]) -> dict[str, _Dataset]:
+    from bench.datasets import check_dataset_path
+
+    datasets = {}
+    for name, entry in table.items():
+        where = ("datasets", name)
+        if not isinstance(entry, dict):
+            raise reader.error(f"datasets.{name}: expected a table with path = \"...\"", *where)
+        entry = reader.typed(entry, DATASET_KEYS, where)
+        if "path" not in entry:
+            raise reader.error(f"datasets.{name}: no path", *where)
+        for key in ("split", "max_queries", "max_docs"):  # how quality samples it: quality's own options
+            if key in entry:
+                reader.option("quality", key, entry[key], where)
+        dataset = _Dataset(reader.file(entry["path"], reader.path.parent, *where, "path"), entry.get("split"),
+                           entry.get("max_queries"), entry.get("max_docs"))
+        try:
+            check_dataset_path(dataset.path, dataset.split)
+        except UserError as exc:
+            raise reader.error(f"datasets.{name}: {exc}", *where, "split" if "split" in str(exc) else "path") from None
+        datasets[name] = dataset
+    return datasets
+
+
+def _entry(reader: _Reader, entry: Any, kind: str, index: int, allowed: dict[str, Any], datasets: dict[str, _Dataset],
+           ) -> dict[str, Any]:
+    """An entry's keys typed, each checked by `ragbench KIND`'s option of that name, paths resolved, its
+    dataset known."""
+    if not isinstance(entry, dict):
+        raise reader.error(f"{kind}: each entry must be a table ([[{kind}]])", kind, index)
+    where = (kind, index)
+    entry = reader.typed(entry, allowed, where)
+    if "dataset" in entry and entry["dataset"] not in datasets:
+        raise reader.error(f"{_label(where)}: dataset {entry['dataset']!r} is not in [datasets] "
+                           f"(defined: {', '.join(datasets) or 'none'})", *where, "dataset")
+    entry = {k: (",".join(map(str, v)) if isinstance(v, list) else str(v)) if k in _LIST_FLAGS else v
+             for k, v in entry.items()}
+    for key, value in entry.items():
+        if key not in ("dataset", "targets", "endpoints", "name"):  # names in this file, not the CLI's values
+            reader.option(kind, key, value, where)
+    for key in _PATH_KEYS:
+        if key in entry:
+            entry[key] = reader.file(entry[key], reader.path.parent, *where, key)
+    return entry
+
+
+def _job(reader: _Reader, kind: str, index: int, entry: dict[str, Any], request: Request,
+         check: Callable[[Any], Any], default: str | None = None) -> Job:
+    reader.checked(check, request, entry, (kind, index))
     name = entry.get("name", default)
     if name is None:
-        return kind if index == 0 else f"{kind}{index + 1}"
+        return Job(kind if index == 0 else f"{kind}{index + 1}", request)
     if not _FOLDER_NAME.fullmatch(name):
         raise reader.error(f"{kind} #{index + 1}: name {name!r} may hold only letters, digits, _ . - "
-                           "(it names a folder under --out)", kind)
-    return f"{kind}-{name}"
+                           "(it names a folder under --out)", kind, index, "name")
+    return Job(f"{kind}-{name}", request)
 
 
-def _table(reader: _Reader, entry: Any, section: str) -> dict[str, Any]:
-    if not isinstance(entry, dict):
-        raise reader.error(f"{section}: each entry must be a table ([[{section}]])", section)
-    return entry
+def _quality(reader: _Reader, entry: Any, index: int, datasets: dict[str, _Dataset], targets: dict[str, str]) -> Job:
+    entry = _entry(reader, entry, "quality", index, QUALITY_KEYS, datasets)
+    if "dataset" not in entry:
+        raise reader.error(f"quality #{index + 1}: no dataset = NAME (defined: {', '.join(datasets) or 'none'})",
+                           "quality", index)
+    dataset = datasets[entry["dataset"]]
+    options = {k: str(v) if isinstance(v, Path) else v for k, v in entry.items()
+               if k not in ("dataset", "targets", "name")}
+    request = QualityRequest(dataset=dataset.path, split=dataset.split, max_queries=dataset.max_queries,
+                             max_docs=dataset.max_docs, out=Path(), **options,
+                             targets=reader.pick(entry.get("targets"), targets, ("quality", index, "targets"), "target"))
+    return _job(reader, "quality", index, entry, request, check_quality, entry["dataset"])
+
+
+def _identity(reader: _Reader, entry: Any, index: int, datasets: dict[str, _Dataset], endpoints: dict[str, str]) -> Job:
+    entry = _entry(reader, entry, "identity", index, IDENTITY_KEYS, datasets)
+    if ("dataset" in entry) == ("texts" in entry):
+        raise reader.error(f"identity #{index + 1}: give exactly one of dataset = NAME or texts = \"FILE\"",
+                           "identity", index)
+    request = IdentityCommand(
+        endpoints=reader.pick(entry.get("endpoints"), endpoints, ("identity", index, "endpoints"), "endpoint"),
+        dataset=datasets[entry["dataset"]].path if "dataset" in entry else None,
+        **{k: v for k, v in entry.items() if k not in ("endpoints", "dataset", "name")})
+    return _job(reader, "identity", index, entry, request, check_identity)
+
+
+def _load(reader: _Reader, entry: Any, index: int, datasets: dict[str, _Dataset], endpoints: dict[str, str]) -> Job:
+    entry = _entry(reader, entry, "load", index, LOAD_KEYS, datasets)
+    request = LoadRequest(
+        endpoints=reader.pick(entry.get("endpoints"), endpoints, ("load", index, "endpoints"), "endpoint"), out=Path(),
+        **{k: datasets[v].path if k == "dataset" else v for k, v in entry.items() if k not in ("endpoints", "name")})
+    return _job(reader, "load", index, entry, request, check_load)
 
 
 def _gate(reader: _Reader, table: dict[str, Any]) -> GateConfig:
@@ -358,32 +472,37 @@ class SuiteOutcome:
 
 
 def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwrite: bool = False) -> SuiteOutcome:
-    """Run every job into OUT/<kind>-<name>/, then gate OUT against the baseline. A job that fails is
-    said in one line and the others still run: everything measured is kept."""
+    """Run every job into OUT/<kind>-<name>/, then gate OUT against the baseline. Every job's folder is
+    checked first (an earlier run is refused unless `overwrite`, as each command does); a job that fails
+    is said in one line and the others still run: everything measured is kept."""
     from bench.load.points import ERRORS
     from bench.load.run_command import problem_line
     from bench.results.compare import Comparison, compare_paths, locate_results
+    from bench.results.outdir import check_out_dir
     from bench.results.store import read_results
 
     if baseline is not None and not baseline.exists():
         raise InputError(baseline, "no such baseline folder")  # checked before anything runs
+    for job in suite.jobs:
+        check_out_dir(out / job.folder, job.names, overwrite)
     outcome = SuiteOutcome([], [])
-    for folder, job in _jobs(suite, out):
-        say(f"== {folder.name}")
+    for job in suite.jobs:
+        say(f"== {job.folder}")
+        request = replace(job.request, out=out / job.folder, overwrite=overwrite)
         try:
-            if isinstance(job, QualityJob):
-                _run_quality(job, folder, overwrite)
-            elif isinstance(job, IdentityJob):
-                if not _run_identity(job, folder, say):
-                    outcome.identity_failed.append(folder.name)
+            if isinstance(request, QualityRequest):
+                quality_command(request)
+            elif isinstance(request, IdentityCommand):
+                if not identity_command(request, say).passed:
+                    outcome.identity_failed.append(job.folder)
             else:
-                outcome.load_errors += [f"{folder.name}: {problem_line(p)}" for p in _run_load(job, folder) if p.status == ERRORS]
+                outcome.load_errors += [f"{job.folder}: {problem_line(p)}" for p in load_command(request) if p.status == ERRORS]
         except MeasurementFailed as exc:
-            outcome.failed_measurements.append(f"{folder.name}: {exc}")
-            say(f"!! {folder.name}: {exc}")
+            outcome.failed_measurements.append(f"{job.folder}: {exc}")
+            say(f"!! {job.folder}: {exc}")
         except UserError as exc:
-            outcome.errors.append(f"{folder.name}: {exc}")
-            say(f"!! {folder.name} failed: {exc}")
+            outcome.errors.append(f"{job.folder}: {exc}")
+            say(f"!! {job.folder} failed: {exc}")
     if baseline is not None:
         outcome.comparison = compare_paths(baseline, out, suite.gate)
     else:  # the outputs a CI job expects still appear; this run can be the next one's baseline
@@ -393,39 +512,3 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
     outcome.comparison.notes += [f"failed: {line}" for line in outcome.errors + outcome.failed_measurements]
     outcome.comparison.notes += [f"errors past the limit: {line}" for line in outcome.load_errors]
     return outcome
-
-
-def _jobs(suite: Suite, out: Path):
-    yield from ((out / j.folder, j) for j in (*suite.quality, *suite.identity, *suite.load))
-
-
-def _run_quality(job: QualityJob, folder: Path, overwrite: bool) -> None:
-    from bench.quality.run_command import QualityRequest, quality_command
-
-    quality_command(QualityRequest(dataset=job.dataset.path, split=job.dataset.split, targets=job.targets, out=folder,
-                                   max_queries=job.dataset.max_queries, max_docs=job.dataset.max_docs,
-                                   overwrite=overwrite, **job.options))
-
-
-def _run_identity(job: IdentityJob, folder: Path, say) -> bool:
-    from bench.endpoints.spec import parse_spec
-    from bench.identity import IdentityRequest, from_dataset, from_texts, run_identity
-    from bench.identity.report import render
-    from bench.identity.results import identity_results
-    from bench.report import write_outputs
-
-    limit = job.options.get("limit")
-    inputs = from_texts(job.texts, limit) if job.texts is not None else from_dataset(job.dataset, limit)
-    report = run_identity(IdentityRequest([parse_spec(s) for s in job.endpoints], inputs,
-                                          reference=job.options.get("reference"), dtype=job.options.get("dtype"),
-                                          tokenizer=job.options.get("tokenizer")))
-    results = identity_results(report, folder / "results.jsonl")
-    say(render(results))
-    write_outputs(results)  # results.jsonl, then its report
-    return report.passed
-
-
-def _run_load(job: LoadJob, folder: Path) -> list:
-    from bench.load.run_command import LoadRequest, load_command
-
-    return load_command(LoadRequest(endpoints=job.endpoints, out=folder, **job.flags))

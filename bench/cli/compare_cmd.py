@@ -34,9 +34,12 @@ def compare(
     from bench import values
     from bench.errors import UserError
     from bench.results.compare import (
-        GateConfig, compare_paths, parse_allowance, parse_error_rate, parse_matches, parse_max_drops, parse_ratio,
+        GateConfig, compare_paths, locate_results, parse_allowance, parse_error_rate, parse_matches, parse_max_drops,
+        parse_ratio,
     )
-    from bench.results.compare_outputs import render_json, render_markdown, render_text, write_outputs
+    from bench.results.compare_outputs import (
+        check_output_paths, render_json, render_markdown, render_text, write_outputs,
+    )
 
     if output_format not in FORMATS:
         raise UserError(f"--format {output_format!r}: expected one of {', '.join(FORMATS)}")
@@ -50,11 +53,13 @@ def compare(
         max_error_rate=parse_error_rate(max_error_rate, "--max-error-rate"), match=parse_matches(match or []),
         seed=values.number("--seed", seed, values.SEED),
     )
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    summary = summary or (Path(step_summary) if step_summary else None)
+    check_output_paths({"--junit": junit, "--summary": summary, "--benchmark-json": benchmark_json},
+                       [*locate_results(baseline).values(), *locate_results(current).values()])
     comparison = compare_paths(baseline, current, config)
     render = {"text": render_text, "md": render_markdown, "json": render_json}[output_format]
     typer.echo(render(comparison), nl=False)  # the verdict first: a file that cannot be written must not hide it
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    write_outputs(comparison, comparison.runs, junit=junit, summary=summary or (Path(step_summary) if step_summary else None),
-                  benchmark=benchmark_json)
+    write_outputs(comparison, comparison.runs, junit=junit, summary=summary, benchmark=benchmark_json)
     if not comparison.passed:
         raise typer.Exit(1)

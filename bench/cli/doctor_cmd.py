@@ -18,12 +18,14 @@ def doctor(
     lightrag: Annotated[Optional[str], typer.Option("--lightrag", help="LightRAG server base URL.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
                                                 "A FILE.json instead writes the findings as one JSON document (schema ragbench.doctor v1).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")] = False,
 ) -> None:
     """Probe each hop with tiny requests; print what is wrong and how to fix it."""
     from bench.doctor import DoctorRequest, doctor_records, findings_json, run_doctor
-    from bench.report import write_outputs
-    from bench.results.store import complete_results
     from bench.errors import UserError
+    from bench.report import write_outputs
+    from bench.results.outdir import RESULTS_FILE, is_document, prepare_out
+    from bench.results.store import complete_results
     from bench.secrets import mask
 
     if not any((openwebui, tei, litellm, lightrag)):
@@ -31,15 +33,16 @@ def doctor(
     for name, url in (("--openwebui", openwebui), ("--tei", tei), ("--litellm", litellm), ("--lightrag", lightrag)):
         if url is not None and not url.startswith(("http://", "https://")):
             raise UserError(f"doctor: {name} {url!r} is not an http(s) URL")
+    if out is not None:  # refused like every command's --out, before any probe
+        prepare_out(out, [], overwrite)
     findings = run_doctor(DoctorRequest(openwebui=openwebui, tei=tei, litellm=litellm, lightrag=lightrag))
     for finding in findings:
         typer.echo(finding.line())
     problems = sum(not f.ok for f in findings)
     typer.echo(f"{problems} problem(s) found" if problems else "no problems found")
-    if out is not None and out.suffix == ".json":  # the format before results.jsonl, kept for existing users
-        out.parent.mkdir(parents=True, exist_ok=True)
+    if out is not None and is_document(out):  # the format before results.jsonl, kept for existing users
         out.write_text(mask(findings_json(findings)))
     elif out is not None:
-        typer.echo(f"report: {write_outputs(complete_results(out / 'results.jsonl', 'doctor', doctor_records(findings)))}")
+        typer.echo(f"report: {write_outputs(complete_results(out / RESULTS_FILE, 'doctor', doctor_records(findings)))}")
     if problems:
         raise typer.Exit(1)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -28,34 +26,12 @@ def identity(
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Use only the first N texts.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
                                                 "A FILE.json instead writes the older single JSON document (schema ragbench.identity v1).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")] = False,
 ) -> None:
     """Send the same texts through every endpoint and compare: cosine, norms, neighbours, order, causes."""
-    from bench.progress import progress_bars
-    from bench.endpoints.spec import parse_spec
-    from bench.errors import UserError
-    from bench.identity import IdentityRequest, from_dataset, from_texts, run_identity
-    from bench.identity.report import render
-    from bench.identity.results import identity_results
-    from bench.report import write_outputs
-    from bench.secrets import mask, mask_data
+    from bench.identity.run_command import IdentityCommand, identity_command
 
-    if (texts is None) == (dataset is None):
-        raise UserError("identity: give exactly one of --texts FILE or --dataset PATH")
-    specs = [parse_spec(s) for s in endpoint]
-    inputs = from_texts(texts, limit) if texts is not None else from_dataset(dataset, limit)
-    request = IdentityRequest(specs, inputs, reference=reference, dtype=dtype, tokenizer=tokenizer)
-    if sys.stderr.isatty():
-        with progress_bars() as bars:
-            report = run_identity(request, advance=bars("identity: texts through every endpoint", len(inputs.texts)))
-    else:  # a bar's last frame on a log or pipe would only bury the one-line error that may follow
-        report = run_identity(request)
-    results = identity_results(report, (out or Path(".")) / "results.jsonl")
-    typer.echo(mask(render(results)))
-    if out is not None and out.suffix == ".json":  # the format before results.jsonl, kept for existing users
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(mask_data(report.to_dict()), indent=2))
-        typer.echo(f"report: {out}")
-    elif out is not None:
-        typer.echo(f"report: {write_outputs(results)}")
-    if not report.passed:
+    command = IdentityCommand(endpoints=endpoint, texts=texts, dataset=dataset, reference=reference, dtype=dtype,
+                              tokenizer=tokenizer, limit=limit, out=out, overwrite=overwrite)
+    if not identity_command(command, say=typer.echo).passed:
         raise typer.Exit(1)

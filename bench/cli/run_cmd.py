@@ -22,15 +22,21 @@ def run(
     benchmark_json: Annotated[Optional[Path], typer.Option("--benchmark-json", help="Write pytest-benchmark JSON of latency and throughput.")] = None,
 ) -> None:
     """Run every quality, identity and load entry of a suite; with --baseline, gate the run (exit 1 on a regression)."""
-    from bench.results.compare_outputs import render_text, write_outputs
+    from bench.results.compare import locate_results
+    from bench.results.compare_outputs import check_output_paths, render_text, write_outputs
     from bench.suite import load_suite, run_suite
 
     loaded = load_suite(suite)
-    outcome = run_suite(loaded, out or Path("reports") / loaded.name, baseline, say=typer.echo, overwrite=overwrite)
-    typer.echo(render_text(outcome.comparison), nl=False)
+    out = out or Path("reports") / loaded.name
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    write_outputs(outcome.comparison, outcome.comparison.runs, junit=junit,
-                  summary=summary or (Path(step_summary) if step_summary else None), benchmark=benchmark_json)
+    summary = summary or (Path(step_summary) if step_summary else None)
+    baseline_files = list(locate_results(baseline).values()) if baseline is not None and baseline.exists() else []
+    # before any job runs: an output that would overwrite what this run reads or writes is refused now
+    outputs = {"--junit": junit, "--summary": summary, "--benchmark-json": benchmark_json}
+    check_output_paths(outputs, [suite, *baseline_files], tuple(out / job.folder for job in loaded.jobs))
+    outcome = run_suite(loaded, out, baseline, say=typer.echo, overwrite=overwrite)
+    typer.echo(render_text(outcome.comparison), nl=False)
+    write_outputs(outcome.comparison, outcome.comparison.runs, junit=junit, summary=summary, benchmark=benchmark_json)
     for line in outcome.errors + outcome.failed_measurements:
         typer.echo(f"ragbench: error: {line}", err=True)
     raise typer.Exit(outcome.exit_code)

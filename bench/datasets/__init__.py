@@ -12,16 +12,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.datasets.beir import load_beir
+from bench.datasets.beir import choose_split, load_beir
 from bench.datasets.check import DatasetCheck, check_dataset
 from bench.datasets.io import find_file, read_jsonl, read_lines
 from bench.datasets.jsonl import load_jsonl_qa, qa_file
 from bench.datasets.model import Dataset, Document, Qrels
 from bench.datasets.numpy_docs import numpy_docs_dataset
-from bench.datasets.trec import load_trec
+from bench.datasets.trec import load_trec, qrels_file
 from bench.errors import InputError
 
-__all__ = ["DEMO_DATASET", "Dataset", "DatasetCheck", "Document", "Qrels", "check_dataset", "detect_format", "load_dataset", "resolve_dataset_path"]
+__all__ = ["DEMO_DATASET", "Dataset", "DatasetCheck", "Document", "Qrels", "check_dataset", "check_dataset_path",
+           "detect_format", "load_dataset", "resolve_dataset_path"]
 
 FORMATS = ("beir", "trec", "jsonl")
 BUILTIN_PREFIX = "builtin:"
@@ -34,10 +35,23 @@ def resolve_dataset_path(path: str | Path) -> Path:
     text = str(path)
     if not text.startswith(BUILTIN_PREFIX):
         return Path(path)
+    return _builder(text)()
+
+
+def _builder(text: str):
     name = text[len(BUILTIN_PREFIX):]
     if name not in BUILTIN:
         raise InputError(text, f"unknown built-in data set (known: {', '.join(BUILTIN_PREFIX + n for n in BUILTIN)})")
-    return BUILTIN[name]()
+    return BUILTIN[name]
+
+
+def check_dataset_path(path: str | Path, split: str | None = None) -> None:
+    """A dataset argument checked without reading (or building) its data: what a long run (a suite) checks
+    before it starts. A built-in set is known by name; ragbench builds it whole when it is first loaded."""
+    if str(path).startswith(BUILTIN_PREFIX):
+        _builder(str(path))
+    else:
+        _locate(Path(path), split)
 
 
 def detect_format(path: Path) -> str:
@@ -59,29 +73,41 @@ def detect_format(path: Path) -> str:
 def load_dataset(path: str | Path, split: str | None = None, format: str | None = None) -> Dataset:
     """Load and validate a dataset; every hard problem raises `InputError` naming file and line."""
     path = resolve_dataset_path(path)
-    if not path.exists():
-        raise InputError(path, "no such file or folder")
     try:
-        dataset = _load(path, split, format)
+        dataset = _load(path, split, _locate(path, split, format))
     except OSError as exc:  # a folder that cannot be listed, a file that vanished: one line, not a traceback
         raise InputError(exc.filename or path, f"cannot read: {exc.strerror or exc}") from None
     _validate(dataset)
     return dataset
 
 
-def _load(path: Path, split: str | None, format: str | None) -> Dataset:
-    format = format or detect_format(path)
-    if format in ("beir", "trec") and not path.is_dir():
-        raise InputError(path, f"a {format.upper()} dataset is a folder, not a file")
+def _locate(path: Path, split: str | None = None, format: str | None = None) -> str:
+    """The format of the dataset at `path`, its split checked, without reading the data."""
+    try:
+        if not path.exists():
+            raise InputError(path, "no such file or folder")
+        format = format or detect_format(path)
+        if format in ("beir", "trec") and not path.is_dir():
+            raise InputError(path, f"a {format.upper()} dataset is a folder, not a file")
+        if format not in FORMATS:
+            raise InputError(path, f"unknown format {format!r} (known: {', '.join(FORMATS)})")
+        if format == "jsonl" and split is not None:
+            raise InputError(path, "--split does not apply to a JSONL Q&A dataset (it has one set of judgments)")
+        if format == "beir" and split is not None:
+            choose_split(path, split)
+        if format == "trec":
+            qrels_file(path, split)
+    except OSError as exc:
+        raise InputError(exc.filename or path, f"cannot read: {exc.strerror or exc}") from None
+    return format
+
+
+def _load(path: Path, split: str | None, format: str) -> Dataset:
     if format == "beir":
         return load_beir(path, split)
     if format == "trec":
         return load_trec(path, split)
-    if format == "jsonl":
-        if split is not None:
-            raise InputError(path, "--split does not apply to a JSONL Q&A dataset (it has one set of judgments)")
-        return load_jsonl_qa(path)
-    raise InputError(path, f"unknown format {format!r} (known: {', '.join(FORMATS)})")
+    return load_jsonl_qa(path)
 
 
 def _validate(dataset: Dataset) -> None:

@@ -156,9 +156,14 @@ def _pick(directory: Path, prefix: str, split: str | None, what: str) -> Path:
     return candidates[0]
 
 
+def qrels_file(directory: Path, split: str | None) -> Path:
+    """The one `qrels*` file of `split` (or the only one there is)."""
+    return _pick(directory, "qrels", split, "qrels")
+
+
 def load_trec(directory: Path, split: str | None = None) -> Dataset:
     """A folder with `qrels*`, `topics*` (or `queries*`) and optionally a corpus file."""
-    qrels_path = _pick(directory, "qrels", split, "qrels")
+    qrels_path = qrels_file(directory, split)
     topics_names = [p for p in directory.iterdir() if p.name.lower().startswith(("topics", "queries"))]
     if not topics_names:
         raise InputError(directory, "no topics file (expected a name starting with 'topics' or 'queries')")

@@ -21,6 +21,7 @@ from bench.identity.thresholds import (
     FAIL, INSUFFICIENT, PASS, THRESHOLDS, Judged, Thresholds, normalise_dtype, overall_verdict, pair_dtype,
 )
 from bench.identity.vectors import TOP_K, batch_invariance, stream_vectors, top10_overlap
+from bench.results.schema import IDENTITY_DOCUMENT
 
 BATCH_SAMPLE = 8
 WORST = 5
@@ -96,7 +97,7 @@ class IdentityReport:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "schema": "ragbench.identity", "version": 1, "verdict": self.verdict,
+            "schema": IDENTITY_DOCUMENT, "version": 1, "verdict": self.verdict,
             "source": self.source, "texts": self.texts, "queries": self.queries, "token_lengths": self.token_lengths,
             "endpoints": self.endpoints,
             "thresholds": {p.thresholds.dtype: p.thresholds.to_dict() for p in self.embed_pairs},
@@ -151,11 +152,24 @@ def _sample_by_length(lengths: np.ndarray, k: int) -> list[int]:
     return sorted({int(order[int(i)]) for i in np.linspace(0, len(order) - 1, num=min(k, len(order)))})
 
 
-def run_identity(request: IdentityRequest, advance: Callable[[int], None] = lambda n: None) -> IdentityReport:
-    """Open every endpoint of `request.specs`, compare them, close them."""
-    names = [s.name for s in request.specs]
+def check_endpoints(reranks: list[tuple[str, bool]], reference: str | None, dtype: str | None) -> None:
+    """What identity needs of its endpoints (name, is a reranker) and options, checked before any is opened."""
+    names = [name for name, _ in reranks]
     if len(set(names)) != len(names):
         raise UserError(f"endpoint names must be unique: {', '.join(names)}")
+    if reference is not None and reference not in names:
+        raise UserError(f"--reference {reference}: no endpoint of that name (have: {', '.join(names)})")
+    if dtype:
+        normalise_dtype(dtype)
+    for rerank in (False, True):
+        alike = [name for name, is_rerank in reranks if is_rerank == rerank]
+        if len(alike) == 1:
+            raise UserError(f"endpoint {alike[0]}: identity needs at least two endpoints of the same type to compare")
+
+
+def run_identity(request: IdentityRequest, advance: Callable[[int], None] = lambda n: None) -> IdentityReport:
+    """Open every endpoint of `request.specs`, compare them, close them."""
+    check_endpoints([(s.name, s.is_rerank) for s in request.specs], request.reference, request.dtype)
     endpoints = {s.name: open_endpoint(s) for s in request.specs}
     try:
         return compare_endpoints(endpoints, request, advance)
@@ -168,14 +182,11 @@ def compare_endpoints(endpoints: dict[str, Embedder | Reranker], request: Identi
                       advance: Callable[[int], None] = lambda n: None) -> IdentityReport:
     """Identity over endpoint objects already open (any implementation of the two protocols)."""
     started = time.perf_counter()
-    if request.reference is not None and request.reference not in endpoints:
-        raise UserError(f"--reference {request.reference}: no endpoint of that name (have: {', '.join(endpoints)})")
+    kinds = [(name, isinstance(e, Reranker)) for name, e in endpoints.items()]
+    check_endpoints(kinds, request.reference, request.dtype)
     forced = normalise_dtype(request.dtype) if request.dtype else None
     rerankers = [e for e in endpoints.values() if isinstance(e, Reranker)]
     embedders = [e for e in endpoints.values() if not isinstance(e, Reranker)]
-    if len(embedders) == 1 or len(rerankers) == 1:
-        lonely = (embedders if len(embedders) == 1 else rerankers)[0].name
-        raise UserError(f"endpoint {lonely}: identity needs at least two endpoints of the same type to compare")
     inputs = request.inputs
     tokenizer = _tokenizer(request)
     lengths = tokenizer.lengths(inputs.texts) if tokenizer else word_estimate(inputs.texts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.endpoints.spec import parse_spec
+from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.errors import MeasurementFailed, UserError
 from bench.load.points import ERRORS, FAILED, MAX_ERROR_RATE, PointConfig, SweepConfig, error_rate, point_label
 from bench.load.runner import check_request_memory, check_schedule, run_load
@@ -79,18 +79,23 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
     return sweep
 
 
-def load_command(request: LoadRequest) -> list[LoadPointRecord]:
-    """Run the sweep; the points measured, each judged (`status`). A point that measured nothing or had no
-    success raises MeasurementFailed (exit 3) once the table and report are out."""
-    from bench.progress import progress_bars
-
+def check_load(request: LoadRequest) -> tuple[list[EndpointSpec], SweepConfig]:
+    """Every spec and flag checked, nothing read or opened: the CLI and a suite's validation use this one function."""
     specs = [parse_spec(s) for s in request.endpoints]
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise UserError("load: endpoint names must differ")
     if len({s.is_rerank for s in specs}) > 1:
         raise UserError("load: mix of embedding and rerank endpoints; load one --op at a time")
-    sweep = sweep_of(request, specs[0].is_rerank)
+    return specs, sweep_of(request, specs[0].is_rerank)
+
+
+def load_command(request: LoadRequest) -> list[LoadPointRecord]:
+    """Run the sweep; the points measured, each judged (`status`). A point that measured nothing or had no
+    success raises MeasurementFailed (exit 3) once the table and report are out."""
+    from bench.progress import progress_bars
+
+    specs, sweep = check_load(request)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
     check_request_memory(sweep.points(), workload)
     pool_factory = None

@@ -8,14 +8,14 @@ from pathlib import Path
 from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
 from bench.errors import MeasurementFailed, UserError
-from bench.quality.generation import parse_generate
+from bench.quality.generation import GenerateSpec, parse_generate
 from bench.progress import console, progress_bars
-from bench.quality.metrics import default_measures, parse_measure
+from bench.quality.metrics import Measure, default_measures, parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
 from bench.report import write_report
 from bench.results.outdir import RESULTS_FILE
 from bench.results.store import read_results
-from bench.targets.registry import TargetOptions, parse_spec
+from bench.targets.registry import TargetOptions, TargetSpec, parse_spec
 
 
 @dataclass
@@ -38,31 +38,43 @@ class QualityRequest:
     resume: bool = False  # continue the interrupted run in `out`
 
 
-def quality_command(request: QualityRequest) -> Path:
-    """Validate everything first (cheap), then run; the report is written even after a failure or Ctrl-C.
-    Returns the report; a run that measured everything but not every query or generated answer (a
-    failed target, failed queries, failed generations) raises MeasurementFailed once the report is written."""
+def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSpec], GenerateSpec | None]:
+    """Every option checked without reading the dataset (cheap): the CLI and a suite's validation use
+    this one function."""
     from bench import values
 
     values.number("--seed", request.seed, values.SEED)  # a suite file's seed is checked here, like the option
     measures = [parse_measure(m) for m in request.measures or ()]
     specs = [parse_spec(t) for t in request.targets]
+    generate = parse_generate(request.generate) if request.generate else None
+    if not generate and any(m.generated for m in measures):
+        raise UserError(f"measure {next(m.label for m in measures if m.generated)} scores generated answers: "
+                        "add --generate chat@URL?model=NAME or --generate native")
+    _check_depth(request.depth, measures)
+    return measures, specs, generate
+
+
+def _check_depth(depth: int, measures: list[Measure]) -> None:
+    deepest = max((m.cutoff or m.truncate or 0) for m in measures) if measures else 0
+    if depth < deepest:
+        raise UserError(f"--depth {depth} is below the deepest cut-off ({deepest})")
+
+
+def quality_command(request: QualityRequest) -> Path:
+    """Validate everything first (cheap), then run; the report is written even after a failure or Ctrl-C.
+    Returns the report; a run that measured everything but not every query or generated answer (a
+    failed target, failed queries, failed generations) raises MeasurementFailed once the report is written."""
+    measures, specs, generate = check_quality(request)
     if request.out.exists() and not request.out.is_dir():
         raise UserError(f"--out {request.out}: is a file, not a folder")
     dataset = load_dataset(request.dataset, split=request.split)
-    generate = parse_generate(request.generate) if request.generate else None
     if not measures:
         measures = [parse_measure(m) for m in default_measures(bool(dataset.qrels), bool(dataset.answers), bool(generate))]
     needs_answers = "--generate" if generate else next((m.label for m in measures if m.answer_based), None)
     if not dataset.answers and needs_answers:
         raise UserError(f"{dataset.source}: {needs_answers} needs reference answers ('answers' on each query); "
                         "this set has none")
-    if not generate and any(m.generated for m in measures):
-        raise UserError(f"measure {next(m.label for m in measures if m.generated)} scores generated answers: "
-                        "add --generate chat@URL?model=NAME or --generate native")
-    deepest = max((m.cutoff or m.truncate or 0) for m in measures)
-    if request.depth < deepest:
-        raise UserError(f"--depth {request.depth} is below the deepest cut-off ({deepest})")
+    _check_depth(request.depth, measures)  # the default measures too
     if request.max_queries is not None or request.max_docs is not None:
         dataset = sample_dataset(dataset, request.max_queries, request.max_docs, request.seed)
     for note in dataset.notes:

@@ -202,6 +202,34 @@ def _machine_info() -> dict[str, Any]:
             "release": platform.release(), "system": platform.system()}
 
 
+def check_output_paths(outputs: dict[str, Path | None], reads: list[Path], writes: tuple[Path, ...] = ()) -> None:
+    """Refuse, before anything is compared or written, an output (`outputs`: flag -> path) that is a file
+    the command reads (`reads`), lies in a folder it writes results into (`writes`), or is another output:
+    writing it would overwrite or corrupt that file (the summary is appended to)."""
+    given: dict[str, Path] = {}
+    for flag, path in outputs.items():
+        if path is None:
+            continue
+        for other_flag, other in given.items():
+            if _same_file(path, other):
+                raise UserError(f"{flag} {path}: also given as {other_flag}; give each output its own file")
+        for source in reads:
+            if _same_file(path, source):
+                raise UserError(f"{flag} {path}: is an input of this run ({source}); writing it would destroy it")
+        for folder in writes:
+            if path.resolve().is_relative_to(folder.resolve()):
+                raise UserError(f"{flag} {path}: is inside {folder}, which this run writes its results into")
+        given[flag] = path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """The same file by path (links resolved), or by inode (a hard link)."""
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
+    except OSError:  # an unreadable path is no proof of sameness; writing it fails with its own line
+        return False
+
+
 def write_outputs(comparison: Comparison, runs: list[tuple[str, Results]], junit: Path | None = None,
                   summary: Path | None = None, benchmark: Path | None = None) -> None:
     """JUnit XML and benchmark JSON are written afresh; the markdown summary is appended (as

@@ -6,11 +6,13 @@ user asks to overwrite, and overwriting removes only those files (anything else 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 from bench.errors import UserError
 from bench.interrupt import uninterruptible
+from bench.results.schema import DOCTOR_DOCUMENT, IDENTITY_DOCUMENT
 
 RESULTS_FILE = "results.jsonl"
 QRELS_FILE = "qrels.trec"  # the judgments the run was scored with: `ragbench evaluate` reproduces every figure
@@ -53,8 +55,9 @@ def ragbench_files(out: Path, names: list[str]) -> list[Path]:
     return found
 
 
-def prepare_out_dir(out: Path, names: list[str], overwrite: bool) -> None:
-    """Make `out` ready for a new run of targets `names`, or refuse with one line (exit 2)."""
+def check_out_dir(out: Path, names: list[str], overwrite: bool) -> list[Path]:
+    """Refuse (one line, exit 2) an `out` that cannot take a new run of targets `names` without losing
+    something; return ragbench's files there, which the new run replaces. Touches nothing."""
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out}: is a file, not a folder")
     ours = ragbench_files(out, names) if out.is_dir() else []
@@ -64,6 +67,12 @@ def prepare_out_dir(out: Path, names: list[str], overwrite: bool) -> None:
     for path in ours:
         if path.is_dir() and not path.is_symlink():
             raise UserError(f"--out {out}: {path.relative_to(out)} is a folder where ragbench writes a file")
+    return ours
+
+
+def prepare_out_dir(out: Path, names: list[str], overwrite: bool) -> None:
+    """Make `out` ready for a new run of targets `names`, or refuse with one line (exit 2)."""
+    ours = check_out_dir(out, names, overwrite)
     try:
         with uninterruptible():  # the results file goes last: until then it names the earlier run's files
             for path in sorted(ours, key=lambda p: p.name == RESULTS_FILE):
@@ -71,3 +80,39 @@ def prepare_out_dir(out: Path, names: list[str], overwrite: bool) -> None:
         (out / "runs").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"--out {out}: {exc.strerror or exc}: {exc.filename or out}") from None
+
+
+def is_document(out: Path) -> bool:
+    """`--out FILE.json`: identity's and doctor's single JSON document, the format before results.jsonl."""
+    return out.suffix == ".json"
+
+
+def check_out_document(out: Path, overwrite: bool) -> None:
+    """An existing FILE.json is replaced only with --overwrite, and only when ragbench wrote it (its
+    `schema` says so): a user's own JSON file is never replaced."""
+    if out.is_dir():
+        raise UserError(f"--out {out}: is a folder, not a file")
+    if not out.exists() and not out.is_symlink():
+        return
+    if not overwrite:
+        raise UserError(f"--out {out}: exists; give --overwrite to replace it, or another --out")
+    try:
+        schema = json.loads(out.read_text(encoding="utf-8")).get("schema")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):  # unreadable, not JSON, not an object
+        schema = None
+    if schema not in (IDENTITY_DOCUMENT, DOCTOR_DOCUMENT):
+        raise UserError(f"--out {out}: not a file ragbench wrote (no {IDENTITY_DOCUMENT} or {DOCTOR_DOCUMENT} schema); "
+                        "--overwrite replaces only ragbench's own files: give another --out")
+
+
+def prepare_out(out: Path, names: list[str], overwrite: bool) -> None:
+    """`--out` of identity and doctor: a folder (results.jsonl and its report, as every command writes), or
+    FILE.json; refused like every other command's --out unless --overwrite, and then only ragbench's files go."""
+    if is_document(out):
+        check_out_document(out, overwrite)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"--out {out}: {exc.strerror or exc}: {exc.filename or out.parent}") from None
+    else:
+        prepare_out_dir(out, names, overwrite)

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA = "ragbench.results"
+# The single JSON documents identity and doctor write for `--out FILE.json` (their format before results.jsonl).
+IDENTITY_DOCUMENT, DOCTOR_DOCUMENT = "ragbench.identity", "ragbench.doctor"
 VERSION = 2
 # Versions this ragbench still reads (older files load; new fields take their defaults).
 READABLE_VERSIONS = (1, 2)

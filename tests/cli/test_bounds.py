@@ -68,13 +68,17 @@ name = "rate"
 endpoints = ["x"]
 rate = [1e8]
 """)
-    code, _, err = run_cli(["run", str(suite), "--out", str(tmp_path / "out")], monkeypatch, capsys)
-    assert code == 2
-    lines = [line for line in err.splitlines() if line.startswith("ragbench: error: ")]
-    assert lines == ["ragbench: error: load-seed: --seed -1: expected a whole number from 0 to 9,223,372,036,854,775,807 (seed)",
-                     "ragbench: error: load-rate: --rate '100000000.0': at most 1,000,000 requests/s offered "
-                     f"({values.RATE.why})"], err
-    assert "Traceback" not in err
+    code, out, err = run_cli(["run", str(suite), "--out", str(tmp_path / "out")], monkeypatch, capsys)
+    # the whole file is checked before any job runs: the first bad value, at its line
+    assert (code, out) == (2, "")
+    assert err == (f"ragbench: error: {suite}:7: load #1: --seed -1: expected a whole number from 0 to "
+                   "9,223,372,036,854,775,807 (seed)\n")
+    suite.write_text(suite.read_text().replace("seed = -1", "seed = 1"))
+    code, out, err = run_cli(["run", str(suite), "--out", str(tmp_path / "out")], monkeypatch, capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"ragbench: error: {suite}:11: load #2: --rate '100000000.0': at most 1,000,000 requests/s offered "
+                   f"({values.RATE.why})\n")
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_quality_seed_from_a_suite_is_checked_by_the_function_the_option_reaches(tmp_path):

@@ -190,12 +190,12 @@ def test_a_byte_order_mark_is_dropped_in_every_format(tmp_path):
     (tmp_path / "qa.jsonl").write_text(bom + '{"id": "1", "query": "x?", "relevant": ["d1"]}\n', encoding="utf-8")
     assert load_dataset(tmp_path / "qa.jsonl").qrels == {"1": {"d1": 1}}
     from bench.suite import load_suite
-    from tests.paths import REPO
 
-    suite = tmp_path / "suite.toml"
-    suite.write_text(bom + (REPO / "suites" / "local.toml").read_text(), encoding="utf-8")
-    endpoints = [job.endpoints for job in load_suite(REPO / "suites" / "local.toml").identity]
-    assert [job.endpoints for job in load_suite(suite).identity] == endpoints
+    text = '[datasets.d]\npath = "beir"\n[endpoints]\na = "reference"\nb = "reference?batch=1"\n[[identity]]\ndataset = "d"\n'
+    (tmp_path / "plain.toml").write_text(text, encoding="utf-8")
+    (tmp_path / "bom.toml").write_text(bom + text, encoding="utf-8")
+    requests = [load_suite(tmp_path / name).identity[0].request for name in ("plain.toml", "bom.toml")]
+    assert requests[0] == requests[1] and requests[0].endpoints == ["a=reference", "b=reference?batch=1"]
 
 
 SPACED_IDS = [

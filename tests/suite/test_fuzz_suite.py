@@ -11,6 +11,7 @@ from bench.endpoints.spec import parse_spec as parse_endpoint
 from bench.errors import UserError
 from bench.suite import GATE_KEYS, IDENTITY_KEYS, LOAD_KEYS, QUALITY_KEYS, SECTIONS, load_suite
 from bench.targets.registry import parse_spec as parse_target
+from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -110,6 +111,7 @@ def suites(draw) -> str:
 @given(text=suites())
 def test_suite_files_load_or_say_one_line(tmp_path_factory, monkeypatch, capsys, text):
     folder = tmp_path_factory.mktemp("fuzz")
+    write_beir(folder / "data", {"d1": "cats"}, {"q1": "cats"}, [("q1", "d1", 1)])  # so that most get past the dataset
     path = folder / "suite.toml"
     path.write_text(text, encoding="utf-8")
     try:

@@ -10,6 +10,7 @@ import pytest
 from bench.errors import InputError
 from bench.suite import load_suite
 from tests.compare.helpers import worse_kind  # noqa: F401  (fixture)
+from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 from tests.paths import REPO
 from tests.suite.helpers import scifact_quality
@@ -63,11 +64,11 @@ def test_the_example_suites_are_valid(monkeypatch):
     for var in ("OPENWEBUI_URL", "LIGHTRAG_URL", "TEI_URL"):
         monkeypatch.setenv(var, "http://127.0.0.1:9")
     local = load_suite(REPO / "suites" / "local.toml")
-    assert [j.targets for j in local.quality] == [["bm25=bm25", "dense=dense", "hybrid=hybrid"]]
-    assert str(local.quality[0].dataset.path) == "builtin:numpy-docs"
+    assert [j.request.targets for j in local.quality] == [["bm25=bm25", "dense=dense", "hybrid=hybrid"]]
+    assert str(local.quality[0].request.dataset) == "builtin:numpy-docs"
     real = load_suite(REPO / "suites" / "real-stack.toml")
-    assert real.quality[0].targets[0] == "prod-hybrid=openwebui:hybrid@http://127.0.0.1:9"
-    assert real.load[0].flags["batch"] == "1,8,32" and real.load[1].flags["burst"] == 512
+    assert real.quality[0].request.targets[0] == "prod-hybrid=openwebui:hybrid@http://127.0.0.1:9"
+    assert real.load[0].request.batch == "1,8,32" and real.load[1].request.burst == 512
     assert real.gate.min_throughput_ratio == 0.9 and str(real.gate.max_p99_increase) == "15%"
 
 
@@ -82,15 +83,16 @@ def test_the_example_suites_are_valid(monkeypatch):
     ('[endpoints]\ntei = "tei@http://h?api_key=abc"\n', 2, "endpoints.tei: credentials in a spec"),
     ('[datasets.d]\npath = "x"\napi_key = "abc"\n', 3, "secrets come from the environment only"),
     ('[targets]\nprod = "openwebui@${RAGBENCH_TEST_UNSET_VAR}"\n', 2, "environment variable RAGBENCH_TEST_UNSET_VAR is not set"),
-    ('[targets]\nbm25 = "bm25"\n\n[[quality]]\ndataset = "nope"\n', 4, "dataset 'nope' is not in [datasets]"),
+    ('[targets]\nbm25 = "bm25"\n\n[[quality]]\ndataset = "nope"\n', 5, "dataset 'nope' is not in [datasets]"),
     ('[datasets.d]\npath = "x"\n[targets]\nbm25 = "bm25"\n[[quality]]\ndataset = "d"\ntargets = ["bm26"]\n', 7,
      "unknown target 'bm26'"),
     ('[suite]\nname = "x"\n', None, "nothing to run"),
-    ('[datasets.d]\npath = "x"\n[targets]\nb = "bm25"\n[[quality]]\ndataset = "d"\nname = ".."\n', 5,
+    ('[datasets.d]\npath = "x"\n[targets]\nb = "bm25"\n[[quality]]\ndataset = "d"\nname = ".."\n', 7,
      "quality #1: name '..' may hold only letters"),
     ('quality = 3\n', 1, "quality must be written [[quality]]"),
 ])
 def test_bad_suites_give_file_line_and_one_message(tmp_path, cli, text, line, message):
+    write_beir(tmp_path / "x", {"d1": "cats"}, {"q1": "cats"}, [("q1", "d1", 1)])  # `path = "x"`: a real dataset
     suite = tmp_path / "bad.toml"
     suite.write_text(text)
     code, out, err = cli(suite)

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from bench.datasets import load_dataset
 from bench.datasets.model import Dataset, Document
-from bench.quality import answers, pipeline
+from bench.quality import pipeline
+from bench.datasets import answers
 from bench.quality.metrics import parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
 from bench.targets.base import no_progress

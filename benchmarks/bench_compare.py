@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.results.compare import GateConfig, compare_paths
+from bench.gate.compare import GateConfig, compare_paths
 from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
 from bench.results.store import ResultsWriter
 

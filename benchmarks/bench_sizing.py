@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bench.endpoints.reference import default_embedding_model
-from bench.load.ceiling import CeilingConfig, measure_ceiling
+from bench.sizing.ceiling import CeilingConfig, measure_ceiling
 from bench.load.workload import load_workload
 
 
@@ -59,7 +59,7 @@ def bench_ceiling(lengths: list[int], batches: list[int], rounds: int, seconds: 
 
 
 def bench_size(slo_ms: float, step: float, out: Path) -> None:
-    from bench.load.sizing import Slo, passes
+    from bench.sizing.size import Slo, passes
     from bench.results.store import read_results
     from tests.conftest import INFINITY_VERSION
     from tests.harness.models import env_root, minilm_path

@@ -64,7 +64,7 @@ def isolated_process_state() -> Iterator[None]:
     handlers as they were (an in-process main() installs its own for the process's last instants)."""
     import signal
 
-    from bench import secrets
+    from bench.core import secrets
 
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     known = set(secrets._known)

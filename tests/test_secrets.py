@@ -20,10 +20,10 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from bench.errors import ServerError, UserError
-from bench.http import auth_headers
-from bench.meter import Meter
-from bench.secrets import mask, register_secret, secret_from_env
+from bench.core.errors import ServerError, UserError
+from bench.core.http import auth_headers
+from bench.endpoints.meter import Meter
+from bench.core.secrets import mask, register_secret, secret_from_env
 from bench.targets import registry
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli

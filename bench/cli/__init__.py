@@ -10,10 +10,10 @@ import traceback
 
 from typer._click import exceptions as click_errors  # typer vendors Click; its errors live here
 
-from bench import interrupt
+from bench.core import interrupt
 from bench.cli.app import app
-from bench.errors import UserError
-from bench.secrets import MaskedStream
+from bench.core.errors import UserError
+from bench.core.secrets import MaskedStream
 
 from bench.cli import datasets_cmd, evaluate_cmd, quality_cmd, meter_cmd, identity_cmd, doctor_cmd  # noqa: E402,F401  (registration)
 from bench.cli import compare_cmd, run_cmd  # noqa: E402,F401  (registration)
@@ -22,7 +22,7 @@ from bench.cli import ceiling_cmd, size_cmd  # noqa: E402,F401  (registration)
 
 
 def main() -> None:
-    """Run one command. Everything it prints passes through `bench.secrets.mask`; a user error is one
+    """Run one command. Everything it prints passes through `bench.core.secrets.mask`; a user error is one
     line and exit 2; Ctrl-C and SIGTERM stop it with 130 and 143 (never 0), whatever was running."""
     interrupt.install()
     streams = sys.stdout, sys.stderr

@@ -23,11 +23,11 @@ def ceiling(
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")] = False,
 ) -> None:
     """In-process texts/s, tokens/s and achieved FLOP/s of the reference model per length and batch."""
-    from bench.progress import progress_bars
+    from bench.core.progress import progress_bars
     from bench.endpoints.reference import resolve_model
-    from bench.errors import UserError
-    from bench import values as v
-    from bench.load.ceiling import DTYPES, CeilingConfig, check, run_ceiling
+    from bench.core.errors import UserError
+    from bench.core import values as v
+    from bench.sizing.ceiling import DTYPES, CeilingConfig, check, run_ceiling
 
     if device not in ("cpu", "cuda"):
         raise UserError(f"--device {device!r}: expected cpu or cuda")

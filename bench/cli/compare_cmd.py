@@ -31,13 +31,13 @@ def compare(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the randomization tests and bootstrap intervals.")] = 0,
 ) -> None:
     """Compare a run with its baseline check by check; exit 1 when something regressed."""
-    from bench import values
-    from bench.errors import UserError
-    from bench.results.compare import (
+    from bench.core import values
+    from bench.core.errors import UserError
+    from bench.gate.compare import (
         GateConfig, compare_paths, locate_results, parse_allowance, parse_error_rate, parse_matches, parse_max_drops,
         parse_ratio,
     )
-    from bench.results.compare_outputs import (
+    from bench.gate.outputs import (
         check_output_paths, render_json, render_markdown, render_text, write_outputs,
     )
 

@@ -21,12 +21,12 @@ def doctor(
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")] = False,
 ) -> None:
     """Probe each hop with tiny requests; print what is wrong and how to fix it."""
-    from bench.doctor import DoctorRequest, doctor_records, findings_json, run_doctor
-    from bench.errors import UserError
+    from bench.doctor.probes import DoctorRequest, doctor_records, findings_json, run_doctor
+    from bench.core.errors import UserError
     from bench.report import write_outputs
     from bench.results.outdir import RESULTS_FILE, is_document, prepare_out
     from bench.results.store import complete_results
-    from bench.secrets import mask
+    from bench.core.secrets import mask
 
     if not any((openwebui, tei, litellm, lightrag)):
         raise UserError("doctor: give at least one of --openwebui, --tei, --litellm, --lightrag")

@@ -21,7 +21,7 @@ def evaluate(
     output_format: Annotated[str, typer.Option("--format", help="trec (trec_eval's columns) or json.")] = "trec",
 ) -> None:
     """Score a run with trec_eval's exact semantics (ties: score, then docno, descending)."""
-    from bench.errors import UserError
+    from bench.core.errors import UserError
     from bench.quality.evaluation import evaluate_files
 
     if output_format not in ("trec", "json"):

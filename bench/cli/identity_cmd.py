@@ -29,7 +29,7 @@ def identity(
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")] = False,
 ) -> None:
     """Send the same texts through every endpoint and compare: cosine, norms, neighbours, order, causes."""
-    from bench.identity.run_command import IdentityCommand, identity_command
+    from bench.commands.identity import IdentityCommand, identity_command
 
     command = IdentityCommand(endpoints=endpoint, texts=texts, dataset=dataset, reference=reference, dtype=dtype,
                               tokenizer=tokenizer, limit=limit, out=out, overwrite=overwrite)

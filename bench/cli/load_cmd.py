@@ -39,9 +39,9 @@ def load(
 ) -> None:
     """Measure throughput and latency over a sweep of batch x concurrency, offered rates, or bursts.
     Exit 0 every point measured within --max-error-rate, 1 a point past it, 3 a point measured nothing or had no success."""
-    from bench.errors import EXIT_CHECK_FAILED
+    from bench.core.errors import EXIT_CHECK_FAILED
     from bench.load.points import ERRORS
-    from bench.load.run_command import LoadRequest, load_command
+    from bench.commands.load import LoadRequest, load_command
 
     records = load_command(LoadRequest(
         endpoints=endpoint, op=op, batch=batch, concurrency=concurrency, rate=rate, arrival=arrival,

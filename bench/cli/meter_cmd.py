@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from bench.cli.app import app
-from bench.errors import UserError
+from bench.core.errors import UserError
 
 
 @app.command("meter")
@@ -25,7 +25,7 @@ def meter(
     Point LightRAG's LLM_BINDING_HOST / EMBEDDING_BINDING_HOST at the printed URLs and give the
     target `?meter=URL`: each query's LLM and embedding cost then lands in the results.
     """
-    from bench.meter import Meter
+    from bench.endpoints.meter import Meter
 
     upstreams: dict[str, str] = {}
     for item in upstream:

@@ -30,8 +30,8 @@ def quality(
     resume: Annotated[Optional[Path], typer.Option("--resume", help="Continue the interrupted run in this folder (same options): finished targets and queries are kept.")] = None,
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
-    from bench.errors import UserError
-    from bench.quality.run_command import QualityRequest
+    from bench.core.errors import UserError
+    from bench.commands.quality import QualityRequest
 
     if resume is not None and out is not None and out != resume:
         raise UserError(f"--resume {resume} writes into that folder; drop --out {out}")
@@ -53,7 +53,7 @@ def demo(
 ) -> None:
     """Quality of bm25, dense and hybrid on numpy-docs: numpy's docstrings as a known-item search, built at run time."""
     from bench.datasets import DEMO_DATASET
-    from bench.quality.run_command import QualityRequest
+    from bench.commands.quality import QualityRequest
 
     _run_and_summarise(QualityRequest(
         dataset=Path(DEMO_DATASET), targets=["bm25", "dense", "hybrid"], out=out,
@@ -64,8 +64,8 @@ def demo(
 def _run_and_summarise(request) -> None:
     """Run, then print the results tables and the report's path; also when a measurement failed (everything
     is written then too), before the error line and its exit code 3."""
-    from bench.errors import MeasurementFailed
-    from bench.quality.run_command import quality_command
+    from bench.core.errors import MeasurementFailed
+    from bench.commands.quality import quality_command
 
     try:
         report = quality_command(request)
@@ -77,7 +77,7 @@ def _run_and_summarise(request) -> None:
 
 
 def _summary(report: Path) -> None:
-    from bench.report.tables import print_console_summary
+    from bench.report.quality_tables import print_console_summary
     from bench.results.outdir import RESULTS_FILE
 
     print_console_summary(report.parent / RESULTS_FILE)

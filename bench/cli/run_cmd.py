@@ -22,9 +22,10 @@ def run(
     benchmark_json: Annotated[Optional[Path], typer.Option("--benchmark-json", help="Write pytest-benchmark JSON of latency and throughput.")] = None,
 ) -> None:
     """Run every quality, identity and load entry of a suite; with --baseline, gate the run (exit 1 on a regression)."""
-    from bench.results.compare import locate_results
-    from bench.results.compare_outputs import check_output_paths, render_text, write_outputs
-    from bench.suite import load_suite, run_suite
+    from bench.gate.compare import locate_results
+    from bench.gate.outputs import check_output_paths, render_text, write_outputs
+    from bench.cli.suite_file import load_suite
+    from bench.commands.suite import run_suite
 
     loaded = load_suite(suite)
     out = out or Path("reports") / loaded.name

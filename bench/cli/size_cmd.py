@@ -44,10 +44,10 @@ def size(
 ) -> None:
     """Closed-loop sweep, saturation search under the SLO, Open WebUI bursts, and the recommendation.
     Exit 3 when a point measured nothing or had no success (its figures cannot size anything)."""
-    from bench.progress import console
-    from bench.load.size_command import SizeRequest, run_size
+    from bench.core.progress import console
+    from bench.commands.size import SizeRequest, run_size
     from bench.load.points import point_label
-    from bench.load.sizing import p99_ms, texts_per_s
+    from bench.load.points import p99_ms, texts_per_s
     from bench.report import write_report
     from bench.results.store import read_results
 

@@ -19,7 +19,7 @@ from bench.datasets.jsonl import load_jsonl_qa, qa_file
 from bench.datasets.model import Dataset, Document, Qrels
 from bench.datasets.numpy_docs import numpy_docs_dataset
 from bench.datasets.trec import load_trec, qrels_file
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 __all__ = ["DEMO_DATASET", "Dataset", "DatasetCheck", "Document", "Qrels", "check_dataset", "check_dataset_path",
            "detect_format", "load_dataset", "resolve_dataset_path"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bench.datasets.io import check_id, find_file, optional_answers, parse_grade, read_jsonl, read_lines, require_id, require_str
 from bench.datasets.model import Dataset, Document, Qrels
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 
 def load_corpus_jsonl(path: Path) -> dict[str, Document]:

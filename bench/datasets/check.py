@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from bench.datasets.model import Dataset
-from bench.quality.answers import AnswerSet, CorpusAnswers
+from bench.datasets.answers import AnswerSet, CorpusAnswers
 
 
 @dataclass

@@ -13,8 +13,8 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
-from bench.errors import InputError
-from bench.quality.answers import SEP, compile_answer_regex, is_regex_answer, token_string
+from bench.core.errors import InputError
+from bench.datasets.answers import SEP, compile_answer_regex, is_regex_answer, token_string
 
 BOM = "\ufeff"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from bench.datasets.beir import load_corpus_jsonl
 from bench.datasets.io import check_id, find_file, optional_answers, parse_grade, read_jsonl, require_id, require_str
 from bench.datasets.model import Dataset, Qrels
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 QA_NAMES = ("qa.jsonl", "queries.jsonl")
 

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.quality.answers import derived_qrels
+from bench.datasets.answers import derived_qrels
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from bench.errors import UserError
+from bench.core.errors import UserError
 
 # The build is named by a hash of this module's source: a ragbench whose builder changed never reuses
 # a set an older builder made.

@@ -10,7 +10,7 @@ from typing import Callable, Iterator
 from bench.datasets.beir import load_corpus_jsonl
 from bench.datasets.io import check_id, find_file, parse_grade, read_lines
 from bench.datasets.model import Dataset, Document, Qrels
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 
 def load_trec_qrels(path: Path) -> Qrels:

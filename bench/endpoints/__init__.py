@@ -6,7 +6,7 @@
 """
 
 from bench.endpoints.base import CallTiming, Embedder, Embeddings, Reranker, Scores
-from bench.endpoints.http import EndpointHTTPError
+from bench.endpoints.client import EndpointHTTPError
 from bench.endpoints.spec import KINDS, EndpointSpec, open_endpoint, parse_spec
 
 __all__ = [

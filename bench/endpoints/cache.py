@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.errors import UserError
+from bench.core.errors import UserError
 
 
 def default_cache_dir() -> Path:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from bench.endpoints.base import CallTiming, Embeddings, WireRequest, WireShapeError, batches, vectors_of
-from bench.endpoints.http import HttpEndpoint
+from bench.endpoints.client import HttpEndpoint
 
 
 def decode_embedding(value: Any) -> list | np.ndarray | None:

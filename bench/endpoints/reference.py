@@ -15,7 +15,7 @@ import numpy as np
 
 from bench.endpoints.base import CallTiming, Embeddings, Scores
 from bench.endpoints.cache import EmbeddingCache
-from bench.errors import UserError
+from bench.core.errors import UserError
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 

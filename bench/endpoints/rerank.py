@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench.endpoints.base import CallTiming, Scores, WireRequest, WireShapeError, scores_from_results, scores_of
-from bench.endpoints.http import HttpEndpoint
+from bench.endpoints.client import HttpEndpoint
 
 
 def rerank_url(url: str) -> str:

@@ -12,8 +12,8 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 from bench.endpoints.base import Embedder, Reranker
-from bench.errors import UserError
-from bench.spec_grammar import BOOLEAN_HELP, parse_bool, parse_options
+from bench.core.errors import UserError
+from bench.core.spec_grammar import BOOLEAN_HELP, parse_bool, parse_options
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 

@@ -17,7 +17,7 @@ import numpy as np
 from bench.endpoints.base import (
     CallTiming, Embeddings, Scores, WireRequest, WireShapeError, scores_from_results, scores_of, vectors_of,
 )
-from bench.endpoints.http import EndpointHTTPError, HttpEndpoint
+from bench.endpoints.client import EndpointHTTPError, HttpEndpoint
 
 DEFAULT_CLIENT_BATCH = 32  # TEI's own default max_client_batch_size, used until /info says otherwise
 _BATCH_LIMIT = re.compile(r"batch size (\d+) > maximum allowed batch size (\d+)")

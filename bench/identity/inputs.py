@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.datasets.io import read_lines, require_file
-from bench.errors import InputError, UserError
+from bench.core.errors import InputError, UserError
 
 MAX_QUERIES = 100
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from bench.endpoints.base import Embedder, Reranker
 from bench.endpoints.spec import EndpointSpec, open_endpoint
-from bench.errors import UserError
+from bench.core.errors import UserError
 from bench.identity import diagnose
 from bench.identity.diagnose import Cause
 from bench.identity.inputs import IdentityInput, Tokenizer, word_estimate

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from bench.endpoints.base import Reranker
-from bench.errors import ServerError
+from bench.core.errors import ServerError
 from bench.identity.diagnose import Cause
 from bench.identity.thresholds import Judged, Thresholds
 

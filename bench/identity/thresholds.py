@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from bench.errors import UserError
+from bench.core.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from bench.endpoints.base import Embedder, WireShapeError, check_vectors
-from bench.errors import ServerError
+from bench.core.errors import ServerError
 from bench.identity.inputs import IdentityInput
 
 TOP_K = 10

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bench.load.schedule import Arrival
+from bench.results.schema import LoadPointRecord
 
 MAX_ERROR_RATE = 0.001  # load's and size's default: a point with more errors than this is marked
 OK, ERRORS, FAILED = "ok", "errors", "failed"  # a point's status: measured; errors past the limit; nothing measured or succeeded
@@ -100,3 +101,12 @@ def judge(requests: dict[str, Any], max_error_rate: float) -> tuple[str, str | N
         return ERRORS, f"error rate {rate:.2%} > {max_error_rate:.2%} ({errors}" + (f", unsent {unsent}" if unsent else "") + ")"
     return OK, None
 
+
+# Read from a point record (a LoadPointRecord): sizing and the reports use these.
+def p99_ms(point: LoadPointRecord, quantity: str) -> float | None:
+    block = point.latency_ms.get(quantity)
+    return block["p99"] if block else None
+
+
+def texts_per_s(point: LoadPointRecord) -> float:
+    return float(point.throughput.get("texts_per_s") or 0.0)

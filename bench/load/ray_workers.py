@@ -25,7 +25,7 @@ from concurrent.futures import Executor, Future
 from dataclasses import replace
 from typing import Any, Callable
 
-from bench.errors import UserError
+from bench.core.errors import UserError
 from bench.load.worker import SharePlan, ShareResult, run_share
 
 

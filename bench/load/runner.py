@@ -29,10 +29,10 @@ from typing import Any, Callable
 import numpy as np
 
 import bench
-from bench import values
-from bench.endpoints.http import endpoint_auth
+from bench.core import values
+from bench.endpoints.client import endpoint_auth
 from bench.endpoints.spec import EndpointSpec, open_endpoint
-from bench.errors import UserError
+from bench.core.errors import UserError
 from bench.load import histograms
 from bench.load.client import encode_request, target_of
 from bench.load.points import PointConfig, SweepConfig, judge, point_label
@@ -43,7 +43,7 @@ from bench.load.workload import DISTINCT_REQUESTS, Workload
 from bench.results.outdir import RESULTS_FILE, prepare_out_dir
 from bench.results.schema import EndRecord, LoadPointRecord, RunHeader
 from bench.results.store import ResultsWriter
-from bench.secrets import mask, mask_data
+from bench.core.secrets import mask, mask_data
 
 START_LEAD_S = 0.25  # time for the plans to reach the worker processes before the first intended send
 # A worker is saturated when the requests it drove took this share of what its CPU per request allows

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bench.errors import UserError
+from bench.core.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from bench.errors import UserError
+from bench.core.errors import UserError
 
 DISTINCT_REQUESTS = 64  # a ring of different bodies per point, replayed: no server cache sees one text twice in a row
 MAX_SOURCE_TEXTS = 4096

@@ -12,8 +12,8 @@ import json
 import os
 from pathlib import Path
 
-from bench.interrupt import uninterruptible
-from bench.secrets import mask
+from bench.core.interrupt import uninterruptible
+from bench.core.secrets import mask
 from bench.targets.base import Hit, QueryResult
 
 

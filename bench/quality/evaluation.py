@@ -12,8 +12,8 @@ from bench.datasets.beir import load_qrels_tsv
 from bench.datasets.io import read_lines, require_file
 from bench.datasets.model import Dataset, Qrels
 from bench.datasets.trec import load_trec_qrels
-from bench.errors import InputError
-from bench.quality.answers import AnswerJudge
+from bench.core.errors import InputError
+from bench.datasets.answers import AnswerJudge
 from bench.quality.metrics import Measure, Scores, evaluate, parse_measure
 from bench.quality.runs import Run, read_run, trec_order
 

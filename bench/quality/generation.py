@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qsl
 
-from bench.endpoints.http import HttpEndpoint
-from bench.errors import ServerError, UserError
-from bench.meter import checked_usage
-from bench.secrets import secret_from_env
+from bench.endpoints.client import HttpEndpoint
+from bench.core.errors import ServerError, UserError
+from bench.endpoints.meter import checked_usage
+from bench.core.secrets import secret_from_env
 from bench.targets.base import ProgressFactory
 
 SYSTEM_PROMPT = ("Answer the question using only the context. Reply with the answer alone, in as few words as "

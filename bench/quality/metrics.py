@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pytrec_eval
 
 from bench.datasets.model import Qrels
-from bench.errors import UserError
+from bench.core.errors import UserError
 from bench.quality.runs import Run, trec_order
 
 # trec_eval families ragbench accepts, and whether they take a cut-off parameter.
@@ -27,7 +27,7 @@ FAMILIES = {
     "ndcg": False, "ndcg_cut": True, "map": False, "map_cut": True, "recip_rank": False, "P": True,
     "recall": True, "success": True, "bpref": False, "Rprec": False,
 }
-# Answer-containment measures (bench/quality/answers.py), scored on the texts a target returned, not by trec_eval.
+# Answer-containment measures (bench/datasets/answers.py), scored on the texts a target returned, not by trec_eval.
 ANSWER_FAMILIES = ("has_answer", "answer_recip_rank")  # both need a cut-off
 # Scores of generated answers against the reference answers (quality --generate); no cut-off.
 GENERATED_FAMILIES = ("exact_match", "f1", "contains_answer")

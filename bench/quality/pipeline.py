@@ -20,9 +20,9 @@ import numpy as np
 
 import bench
 from bench.datasets.model import Dataset, Qrels
-from bench.errors import UserError
-from bench.interrupt import uninterruptible
-from bench.quality.answers import AnswerJudge
+from bench.core.errors import UserError
+from bench.core.interrupt import uninterruptible
+from bench.datasets.answers import AnswerJudge
 from bench.quality.checkpoint import Checkpoint
 from bench.quality.generation import ChatGenerator, GenerateSpec, Generated, generate_answers
 from bench.quality.metrics import Measure, evaluate

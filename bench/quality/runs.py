@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 from bench.datasets.io import read_lines, require_file
-from bench.errors import InputError
+from bench.core.errors import InputError
 from bench.targets.base import QueryResult
 
 Run = dict[str, dict[str, float]]

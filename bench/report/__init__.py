@@ -19,12 +19,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.errors import InputError, UserError
-from bench.interrupt import uninterruptible
+from bench.core.errors import InputError, UserError
+from bench.core.interrupt import uninterruptible
 from bench.report.page import html_page
 from bench.results.outdir import PLOT_PATTERNS, PLOTS_DIR, RESULTS_FILE
 from bench.results.store import Results, read_results, write_results
-from bench.secrets import mask
+from bench.core.secrets import mask
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bench.report.page import Rows, html_figure, html_table, md_figure, md_table
 from bench.report.plots import identity_length_plot
-from bench.report.tables import fmt
+from bench.report.quality_tables import fmt
 from bench.results.store import Results
 
 

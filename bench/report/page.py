@@ -8,7 +8,7 @@ import re
 from html import escape
 from pathlib import Path
 
-from bench.secrets import mask
+from bench.core.secrets import mask
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.errors import UserError
+from bench.core.errors import UserError
 from bench.quality.evaluation import read_qrels
 from bench.quality.metrics import evaluate, parse_measure
 from bench.quality.runs import read_run
 from bench.quality.scoring import metric_records
-from bench.report.html import render_html
-from bench.report.markdown import render_markdown
+from bench.report.quality_html import render_html
+from bench.report.quality_markdown import render_markdown
 from bench.report.plots import differences_plot, metrics_plot
-from bench.report.tables import write_per_query_csv
+from bench.report.quality_tables import write_per_query_csv
 from bench.results.outdir import PLOTS_DIR, QRELS_FILE
 from bench.results.store import Results
 

@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from bench.load.points import point_label  # noqa: E402
-from bench.load.sizing import p99_ms, texts_per_s  # noqa: E402
+from bench.load.points import p99_ms, texts_per_s  # noqa: E402
 from bench.report.page import html_figure, html_table, md_figure, md_table  # noqa: E402
 from bench.results.schema import LoadPointRecord, SizingRecord  # noqa: E402
 from bench.results.store import Results  # noqa: E402

@@ -10,8 +10,8 @@ import json
 import re
 from pathlib import Path
 
-from bench.errors import UserError
-from bench.interrupt import uninterruptible
+from bench.core.errors import UserError
+from bench.core.interrupt import uninterruptible
 from bench.results.schema import DOCTOR_DOCUMENT, IDENTITY_DOCUMENT
 
 RESULTS_FILE = "results.jsonl"

@@ -260,7 +260,7 @@ class CeilingPoint:
     seconds: float
     texts_per_s: float
     tokens_per_s: float
-    # FLOPs per token, from config.json (bench/load/ceiling.py). Not "flops_per_token": a field named like
+    # FLOPs per token, from config.json (bench/sizing/ceiling.py). Not "flops_per_token": a field named like
     # "…_token" is masked as a secret by the results writer.
     token_flops: float
     achieved_tflops: float
@@ -279,7 +279,7 @@ class GpuTelemetryRecord:
     point: str  # the load point's label
     start: float  # time.monotonic() seconds: the window the samples fall in
     end: float
-    gpus: list[dict[str, Any]]  # {"gpu", "name", "samples", quantity: {"mean", "max"}} (bench/load/telemetry.py)
+    gpus: list[dict[str, Any]]  # {"gpu", "name", "samples", quantity: {"mean", "max"}} (bench/sizing/telemetry.py)
     record: str = "gpu_telemetry"
 
 

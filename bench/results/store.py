@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import bench
-from bench.errors import InputError, UserError
-from bench.interrupt import uninterruptible
+from bench.core.errors import InputError, UserError
+from bench.core.interrupt import uninterruptible
 from bench.results.schema import (
     READABLE_VERSIONS, RECORD_TYPES, SCHEMA, CeilingPoint, ComparisonRecord, EndRecord, GpuTelemetryRecord,
     IdentityEmbedPairRecord, IdentityEndpointRecord, IdentityRerankPairRecord, LoadPointRecord, MetricRecord, QueryRecord,
     RunHeader, SizingRecord, TargetRecord,
 )
-from bench.secrets import mask_data
+from bench.core.secrets import mask_data
 
 
 def _clean(value: Any) -> Any:
@@ -61,7 +61,7 @@ def record_key(record: Any) -> tuple | None:
 
 
 def _masked(data: dict[str, Any]) -> dict[str, Any]:
-    """A record's fields with every secret masked (bench.secrets), identifiers and figures untouched."""
+    """A record's fields with every secret masked (bench.core.secrets), identifiers and figures untouched."""
     verbatim = {k: data[k] for k in _VERBATIM if k in data}
     return {**mask_data({k: v for k, v in data.items() if k not in verbatim}), **verbatim}
 
@@ -120,7 +120,7 @@ def now_iso() -> str:
 
 def end_status(exc: BaseException) -> tuple[str, str]:
     """The `end` record's status and error for a run stopped by `exc`."""
-    if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (bench.interrupt.Interrupted)
+    if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (bench.core.interrupt.Interrupted)
         return "interrupted", f"interrupted ({exc.args[0] if exc.args else 'SIGINT'})"
     if isinstance(exc, SystemExit):
         return "interrupted", "interrupted (exit)"

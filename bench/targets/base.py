@@ -9,12 +9,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, runtime_checkable
 
+from bench.core.progress import ProgressFactory
 from bench.datasets.model import Dataset
-from bench.errors import UserError
-from bench.secrets import MASK, is_secret_name, mask
+from bench.core.errors import UserError
+from bench.core.secrets import MASK, is_secret_name, mask
 
 # A progress callback: (task description, total or None) -> advance(n) function.
-ProgressFactory = Callable[[str, int | None], Callable[[int], None]]
+
+
+@dataclass
+class TargetOptions:
+    """Options from the command line that apply to every target of a run."""
+
+    embedding_model: str | None = None  # local dense engines; default: the bundled MiniLM
+    cross_encoder: str | None = None  # the `+rerank` stage
+    rerank_depth: int = 100
 
 
 def no_progress(description: str, total: int | None) -> Callable[[int], None]:

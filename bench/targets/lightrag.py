@@ -33,14 +33,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.datasets.model import Dataset
-from bench.errors import UserError
-from bench.http import HttpClient, Reply, auth_headers, error_message, key_from_env
-from bench.meter import MeterClient, cost
-from bench.secrets import mask_data
+from bench.core.errors import UserError
+from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_from_env
+from bench.endpoints.meter import MeterClient, cost
+from bench.core.secrets import mask_data
 from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetSpec, first_rank_wins
-from bench.targets.http import DedupedCorpus, file_name, run_queries, timed_query
+from bench.targets.remote import DedupedCorpus, file_name, run_queries, timed_query
 from bench.targets.params import bool_param, check_params, int_param
-from bench.targets.registry import TargetOptions
+from bench.targets.base import TargetOptions
 
 KEY_ENV = "LIGHTRAG_API_KEY"
 DEFAULT_URL = "http://localhost:9621"

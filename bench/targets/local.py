@@ -25,10 +25,9 @@ import numpy as np
 
 from bench.datasets.model import Dataset
 from bench.endpoints.reference import CrossEncoderScorer, SentenceTransformerEmbedder
-from bench.errors import UserError
-from bench.targets.base import Hit, ProgressFactory, QueryResult, Target, TargetSpec
+from bench.core.errors import UserError
+from bench.targets.base import Hit, ProgressFactory, QueryResult, Target, TargetOptions, TargetSpec
 from bench.targets.params import check_params, choice_param, float_param
-from bench.targets.registry import TargetOptions
 
 RRF_K = 60  # the constant of Cormack et al. (2009), also LangChain's EnsembleRetriever default
 

@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.datasets.model import Dataset
-from bench.errors import ServerError, UserError
-from bench.http import HttpClient, Reply, auth_headers, error_message, key_from_env
-from bench.secrets import mask_data
+from bench.core.errors import ServerError, UserError
+from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_from_env
+from bench.core.secrets import mask_data
 from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetSpec, first_rank_wins
-from bench.targets.http import DedupedCorpus, file_name, parallel, run_queries, timed_query
+from bench.targets.remote import DedupedCorpus, file_name, parallel, run_queries, timed_query
 from bench.targets.params import check_params, float_param, int_param
-from bench.targets.registry import TargetOptions
+from bench.targets.base import TargetOptions
 
 KEY_ENV = "OPENWEBUI_API_KEY"
 RERANKER_KEY_ENV = "RAG_EXTERNAL_RERANKER_API_KEY"

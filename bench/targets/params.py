@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bench.errors import UserError
-from bench.spec_grammar import parse_bool
+from bench.core.errors import UserError
+from bench.core.spec_grammar import parse_bool
 
 
 def check_params(params: dict[str, str], known: set[str], spec: str) -> None:

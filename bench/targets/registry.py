@@ -4,21 +4,11 @@ from __future__ import annotations
 
 import importlib
 import re
-from dataclasses import dataclass
 from typing import Callable
 
-from bench.errors import UserError
-from bench.spec_grammar import parse_options
-from bench.targets.base import Target, TargetSpec
-
-
-@dataclass
-class TargetOptions:
-    """Options from the command line that apply to every target of a run."""
-
-    embedding_model: str | None = None  # local dense engines; default: the bundled MiniLM
-    cross_encoder: str | None = None  # the `+rerank` stage
-    rerank_depth: int = 100
+from bench.core.errors import UserError
+from bench.core.spec_grammar import parse_options
+from bench.targets.base import Target, TargetOptions, TargetSpec
 
 
 Factory = Callable[[TargetSpec, TargetOptions], Target]

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from bench.datasets import check_dataset, load_dataset
-from bench.errors import InputError, UserError
-from bench.quality.run_command import QualityRequest, quality_command
+from bench.core.errors import InputError, UserError
+from bench.commands.quality import QualityRequest, quality_command
 from bench.results.store import read_results
 from tests.harness.cli import run_cli
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from bench.quality.run_command import QualityRequest, quality_command
+from bench.commands.quality import QualityRequest, quality_command
 from bench.results.store import read_results
 from tests.answers.test_datasets import CORPUS, write_lines
 from tests.harness.cli import run_cli

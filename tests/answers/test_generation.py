@@ -8,10 +8,10 @@ import shutil
 
 import pytest
 
-from bench.errors import MeasurementFailed, ServerError, UserError
-from bench.meter import MAX_TOKENS_PER_CALL, Meter, checked_usage
+from bench.core.errors import MeasurementFailed, ServerError, UserError
+from bench.endpoints.meter import MAX_TOKENS_PER_CALL, Meter, checked_usage
 from bench.quality.generation import chat_prompt, parse_generate
-from bench.quality.run_command import QualityRequest, quality_command
+from bench.commands.quality import QualityRequest, quality_command
 from bench.results.store import read_results
 from tests.harness.cli import run_cli
 from tests.harness.llm_double import LLMDouble, count_tokens

@@ -7,7 +7,7 @@ evaluate-v1.1.py), not by running ragbench.
 
 import pytest
 
-from bench.quality.answers import (
+from bench.datasets.answers import (
     AnswerSet,
     CorpusAnswers,
     answer_measure,

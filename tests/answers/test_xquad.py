@@ -9,7 +9,7 @@ import unicodedata
 import pytest
 import regex
 
-from bench.quality.run_command import QualityRequest, quality_command
+from bench.commands.quality import QualityRequest, quality_command
 from bench.results.store import read_results
 
 MEASURES = ["Answer@1", "Answer@5", "Answer@20", "AnswerMRR@10"]

@@ -1,4 +1,4 @@
-"""Every number a user gives is bounded (bench/values.py): out of range, infinite or negative is one line and exit 2,
+"""Every number a user gives is bounded (bench/core/values.py): out of range, infinite or negative is one line and exit 2,
 before anything is sent or written — the same bounds and lines from a suite file as from the command line."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import pytest
 
-from bench import values
-from bench.errors import UserError
+from bench.core import values
+from bench.core.errors import UserError
 from tests.harness.cli import run_cli
 
 LOAD = ["load", "-e", "x=tei@http://127.0.0.1:9"]
@@ -82,7 +82,7 @@ rate = [1e8]
 
 
 def test_a_quality_seed_from_a_suite_is_checked_by_the_function_the_option_reaches(tmp_path):
-    from bench.quality.run_command import QualityRequest, quality_command
+    from bench.commands.quality import QualityRequest, quality_command
 
     with pytest.raises(UserError, match=r"^--seed -1: expected a whole number from 0"):
         quality_command(QualityRequest(dataset=tmp_path, targets=["bm25"], out=tmp_path / "out", seed=-1))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.errors import UserError
+from bench.core.errors import UserError
 from bench.results.store import read_results
 from bench.targets.registry import parse_spec
 from tests.harness.cli import run_cli

@@ -7,7 +7,7 @@ import pytest
 
 from bench.endpoints import open_endpoint, parse_spec
 from bench.endpoints.openai import decode_embedding
-from bench.errors import ServerError
+from bench.core.errors import ServerError
 
 TEXTS = ["The cat sat on the mat.", "Stock markets fell sharply on Tuesday.", "  padded with spaces  ",
          "line one\nline two", "Photosynthesis converts light into chemical energy."]

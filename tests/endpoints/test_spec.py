@@ -8,7 +8,7 @@ from bench.endpoints import open_endpoint, parse_spec
 from bench.endpoints.openai import OpenAIEmbedder
 from bench.endpoints.rerank import CohereReranker, rerank_url
 from bench.endpoints.tei import TeiEmbedder
-from bench.errors import UserError
+from bench.core.errors import UserError
 
 
 def test_parses_kind_url_and_options():

@@ -7,8 +7,8 @@ import pytest
 
 from bench.endpoints.spec import open_endpoint
 from bench.endpoints.spec import parse_spec as parse_endpoint
-from bench.errors import UserError
-from bench.spec_grammar import BOOLEAN_WORDS
+from bench.core.errors import UserError
+from bench.core.spec_grammar import BOOLEAN_WORDS
 from bench.targets.registry import TargetOptions, build_target
 from bench.targets.registry import parse_spec as parse_target
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from bench.endpoints import EndpointHTTPError, open_endpoint, parse_spec
-from bench.endpoints.http import HttpEndpoint
+from bench.endpoints.client import HttpEndpoint
 from bench.endpoints.tei import TeiClient, batch_limit
-from bench.errors import ServerError
+from bench.core.errors import ServerError
 
 VERSIONS = ["1.9.3", "1.8.4"]
 TEXTS = [f"sentence number {i} about topic {i % 7}" for i in range(45)]

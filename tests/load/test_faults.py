@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.endpoints.spec import parse_spec
-from bench.errors import UserError
+from bench.core.errors import UserError
 from bench.load.points import PointConfig, SweepConfig
 from bench.load.runner import run_load
 from bench.load.workload import Workload

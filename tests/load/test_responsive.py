@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import UserError
+from bench.core.errors import UserError
 from bench.load.points import PointConfig
 from bench.load.server_view import MetricsReader
 from tests.harness.cli import run_cli

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.errors import UserError
+from bench.core.errors import UserError
 from bench.load import histograms
 from bench.load.client import Response
 from bench.load.schedule import Arrival, open_schedule, parse_arrival, share, split_count

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.interrupt import Interrupted, uninterruptible
+from bench.core.interrupt import Interrupted, uninterruptible
 from bench.results.store import ResultsWriter, read_results
 from bench.results.schema import EndRecord, QueryRecord
 from tests.harness.beir import write_beir

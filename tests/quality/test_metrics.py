@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from bench.errors import UserError
+from bench.core.errors import UserError
 from bench.quality.evaluation import read_qrels
 from bench.quality.metrics import Measure, evaluate, parse_measure
 from bench.quality.runs import read_run, run_from_results, trec_order, write_run

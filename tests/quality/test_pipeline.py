@@ -9,10 +9,10 @@ import pytest
 
 from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
-from bench.errors import MeasurementFailed, ServerError, UserError
+from bench.core.errors import MeasurementFailed, ServerError, UserError
 from bench.quality.evaluation import evaluate_files
 from bench.quality.metrics import parse_measure
-from bench.quality.run_command import QualityRequest, quality_command
+from bench.commands.quality import QualityRequest, quality_command
 from bench.results.store import read_results
 from bench.targets import registry
 from bench.targets.base import Hit, QueryResult

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from bench.identity.report import render
+from bench.identity.console import render
 from bench.results.json_schema import schema_text
 from bench.results.schema import RECORD_TYPES
 from bench.results.store import read_results

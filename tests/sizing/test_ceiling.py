@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bench.load.ceiling import device_peak, model_shape
+from bench.sizing.ceiling import device_peak, model_shape
 from bench.results.store import read_results
 from tests.harness.cli import run_cli
 from tests.harness.models import minilm_path

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bench.load.sizing import (
+from bench.sizing.size import (
     Economics, Slo, choose_burst, choose_closed, closed_sweep, error_rate, pow2_at_least, recommend,
     saturation_search,
 )

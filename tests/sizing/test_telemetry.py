@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from bench.load.telemetry import GpuSampler
+from bench.sizing.telemetry import GpuSampler
 
 
 class FakeNvml:

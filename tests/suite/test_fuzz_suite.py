@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.endpoints.spec import parse_spec as parse_endpoint
-from bench.errors import UserError
-from bench.suite import GATE_KEYS, IDENTITY_KEYS, LOAD_KEYS, QUALITY_KEYS, SECTIONS, load_suite
+from bench.core.errors import UserError
+from bench.cli.suite_file import GATE_KEYS, IDENTITY_KEYS, LOAD_KEYS, QUALITY_KEYS, SECTIONS, load_suite
 from bench.targets.registry import parse_spec as parse_target
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli

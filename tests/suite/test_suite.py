@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import InputError
-from bench.suite import load_suite
+from bench.core.errors import InputError
+from bench.cli.suite_file import load_suite
 from tests.compare.helpers import worse_kind  # noqa: F401  (fixture)
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli

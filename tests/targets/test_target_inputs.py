@@ -9,7 +9,7 @@ import re
 import pytest
 
 from bench.datasets.model import Dataset, Document
-from bench.errors import UserError
+from bench.core.errors import UserError
 from bench.quality.metrics import parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
 from bench.targets.base import no_progress

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bench.quality.run_command import QualityRequest, quality_command
+from bench.commands.quality import QualityRequest, quality_command
 from bench.results.store import read_results
 from bench.targets import lightrag as lightrag_target
 from bench.targets import openwebui as openwebui_target

@@ -11,7 +11,7 @@ import pytest
 from remote_helpers import TINY, tiny_dataset
 from test_garbage_bodies import FILE, KB, lightrag_routes, openwebui_routes, run
 
-from bench.errors import ServerError
+from bench.core.errors import ServerError
 from bench.targets.base import no_progress
 from bench.targets.registry import TargetOptions, build_target, parse_spec
 from tests.harness.stubs import JsonStub

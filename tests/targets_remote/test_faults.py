@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from remote_helpers import TINY, write_beir
 
-from bench.errors import ServerError
+from bench.core.errors import ServerError
 from bench.targets.registry import TargetOptions, build_target, parse_spec
 from tests.harness.lightrag import Providers, start_lightrag
 from tests.harness.process import free_port, stop_process

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from remote_helpers import TINY, tiny_dataset, write_beir
 
-from bench.errors import ServerError
+from bench.core.errors import ServerError
 from bench.targets.base import no_progress
 from bench.targets.registry import TargetOptions, build_target, parse_spec
 from tests.harness.cli import run_cli

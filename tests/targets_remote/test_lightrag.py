@@ -7,7 +7,7 @@ import httpx
 import pytest
 from remote_helpers import judged, ndcg10, run_target, tiny_dataset
 
-from bench.meter import MeterClient
+from bench.endpoints.meter import MeterClient
 from bench.targets.base import no_progress
 from bench.targets.lightrag import CACHE_WARNING, MODES
 from bench.targets.registry import TargetOptions, build_target, parse_spec

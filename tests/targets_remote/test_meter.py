@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 
-from bench.meter import Meter, MeterClient, cost
+from bench.endpoints.meter import Meter, MeterClient, cost
 from tests.harness.llm_double import LLMDouble
 from tests.harness.process import free_port
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from remote_helpers import judged, ndcg10, run_target, tiny_dataset
 
-from bench.errors import ServerError
+from bench.core.errors import ServerError
 from bench.targets.base import QueryResult, no_progress
 from bench.targets.openwebui import SETTINGS
 from bench.targets.registry import TargetOptions, build_target, parse_spec

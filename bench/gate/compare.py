@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.errors import InputError, UserError
+from bench.core.errors import InputError, UserError
 from bench.load.points import error_rate, point_label
 from bench.quality.metrics import parse_measure
 from bench.quality.significance import bootstrap_cis, holm, randomization_tests, seeded_generator
@@ -545,5 +545,5 @@ def _score_matrix(results: Results, scores: dict, target: str, measures: list[st
 
 
 def fmt_p(p: float) -> str:
-    """As the quality report prints p (bench.report.tables, not imported: the report package loads matplotlib)."""
+    """As the quality report prints p (bench.report.quality_tables, not imported: the report package loads matplotlib)."""
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"

@@ -6,13 +6,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.endpoints.spec import EndpointSpec, parse_spec
-from bench.errors import MeasurementFailed, UserError
+from bench.core.errors import MeasurementFailed, UserError
 from bench.load.points import ERRORS, FAILED, MAX_ERROR_RATE, PointConfig, SweepConfig, error_rate, point_label
 from bench.load.runner import check_request_memory, check_schedule, run_load
 from bench.load.schedule import parse_arrival
 from bench.load.workload import load_workload
 from bench.results.schema import LoadPointRecord
-from bench import values as v
+from bench.core import values as v
 
 @dataclass
 class LoadRequest:
@@ -93,7 +93,7 @@ def check_load(request: LoadRequest) -> tuple[list[EndpointSpec], SweepConfig]:
 def load_command(request: LoadRequest) -> list[LoadPointRecord]:
     """Run the sweep; the points measured, each judged (`status`). A point that measured nothing or had no
     success raises MeasurementFailed (exit 3) once the table and report are out."""
-    from bench.progress import progress_bars
+    from bench.core.progress import progress_bars
 
     specs, sweep = check_load(request)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
@@ -142,7 +142,7 @@ def problem_line(record: LoadPointRecord) -> str:
 
 
 def _report(results: Path) -> None:
-    from bench.progress import console
+    from bench.core.progress import console
     from bench.report import write_report
 
     try:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bench.results.schema import QueryRecord
 from bench.results.store import Results
-from bench.secrets import mask
+from bench.core.secrets import mask
 
 SIGNIFICANCE_LEVEL = 0.05
 

@@ -6,11 +6,11 @@ import json
 from html import escape
 from pathlib import Path
 
-from bench.report.markdown import COMPLETE, dataset_lines, notes_lines, status_line, target_line
+from bench.report.quality_markdown import COMPLETE, dataset_lines, notes_lines, status_line, target_line
 from bench.report.page import html_figure
 from bench.report.page import html_table as _table
 from bench.report.page import inline as _inline
-from bench.report.tables import LATENCY_NOTE, comparison_rows, cost_rows, summary_rows
+from bench.report.quality_tables import LATENCY_NOTE, comparison_rows, cost_rows, summary_rows
 from bench.results.store import Results
 
 def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:

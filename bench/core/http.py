@@ -1,8 +1,8 @@
 """The one HTTP layer of ragbench: every request to a server (targets, endpoints, doctor, meter) is
 sent, checked and read here.
 
-- Keys come from the environment (`key_from_env`, through `bench.secrets`, so they are masked wherever
-  they would show up later); every message that leaves this module goes through `bench.secrets.mask`.
+- Keys come from the environment (`key_from_env`, through `bench.core.secrets`, so they are masked wherever
+  they would show up later); every message that leaves this module goes through `bench.core.secrets.mask`.
 - `auth_headers` is the one place a server's auth headers are built: credentials in its URL
   (`http://user:pass@host`) become `Authorization: Basic`, a key `Authorization: Bearer` (or its own
   header); what is sent is registered as a secret, and a URL and a key that both claim `Authorization`
@@ -24,8 +24,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx
 
-from bench.errors import ServerError, UserError
-from bench.secrets import mask, register_secret, secret_from_env
+from bench.core.errors import ServerError, UserError
+from bench.core.secrets import mask, register_secret, secret_from_env
 
 _REQUIRED = object()
 

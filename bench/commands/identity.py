@@ -11,15 +11,15 @@ from typing import Callable
 
 from bench.datasets.io import require_file
 from bench.endpoints.spec import EndpointSpec, parse_spec
-from bench.errors import UserError
+from bench.core.errors import UserError
 from bench.identity.inputs import Tokenizer, from_dataset, from_texts
-from bench.identity.report import render
+from bench.identity.console import render
 from bench.identity.results import identity_results
 from bench.identity.run import IdentityReport, IdentityRequest, check_endpoints, run_identity
-from bench.progress import progress_bars
+from bench.core.progress import progress_bars
 from bench.report import write_outputs
 from bench.results.outdir import RESULTS_FILE, is_document, prepare_out
-from bench.secrets import mask, mask_data
+from bench.core.secrets import mask, mask_data
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Shared pieces of the HTTP targets (Open WebUI, LightRAG): identical-text grouping, file names for
-corpus ids, and a bounded thread pool with progress. Requests themselves go through `bench/http.py`."""
+corpus ids, and a bounded thread pool with progress. Requests themselves go through `bench/core/http.py`."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from bench.datasets.model import Document
-from bench.errors import ServerError
-from bench.http import ServerUnreachable
+from bench.core.errors import ServerError
+from bench.core.http import ServerUnreachable
 from bench.targets.base import Hit, QueryResult, TargetFailed
 
 T = TypeVar("T")

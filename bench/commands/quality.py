@@ -7,9 +7,9 @@ from pathlib import Path
 
 from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
-from bench.errors import MeasurementFailed, UserError
+from bench.core.errors import MeasurementFailed, UserError
 from bench.quality.generation import GenerateSpec, parse_generate
-from bench.progress import console, progress_bars
+from bench.core.progress import console, progress_bars
 from bench.quality.metrics import Measure, default_measures, parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
 from bench.report import write_report
@@ -41,7 +41,7 @@ class QualityRequest:
 def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSpec], GenerateSpec | None]:
     """Every option checked without reading the dataset (cheap): the CLI and a suite's validation use
     this one function."""
-    from bench import values
+    from bench.core import values
 
     values.number("--seed", request.seed, values.SEED)  # a suite file's seed is checked here, like the option
     measures = [parse_measure(m) for m in request.measures or ()]

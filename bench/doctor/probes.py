@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from bench.errors import ServerError
-from bench.http import HttpClient, auth_headers, error_message, key_from_env, parse_json
+from bench.core.errors import ServerError
+from bench.core.http import HttpClient, auth_headers, error_message, key_from_env, parse_json
 from bench.results.schema import DOCTOR_DOCUMENT, DoctorFindingRecord
 
 PING = ["ragbench doctor ping"]

@@ -1,4 +1,4 @@
-"""The endpoint clients' view of the one HTTP layer (`bench/http.py`): a client bound to one endpoint
+"""The endpoint clients' view of the one HTTP layer (`bench/core/http.py`): a client bound to one endpoint
 name, requests by absolute URL, bodies read through the same checks as every other server's."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 
 import httpx
 
-from bench.errors import ServerError
-from bench.http import HttpClient, Reply, auth_headers, error_message, key_from_env, one_line
-from bench.http import HttpStatusError as EndpointHTTPError
+from bench.core.errors import ServerError
+from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_from_env, one_line
+from bench.core.http import HttpStatusError as EndpointHTTPError
 
 __all__ = ["EndpointHTTPError", "HttpEndpoint", "endpoint_auth", "error_message", "key_from_env"]
 

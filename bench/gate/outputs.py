@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from bench.errors import InputError, UserError
-from bench.results.compare import FAIL, INFO, Comparison, as_number, checked_points, fmt_p, point_name
+from bench.core.errors import InputError, UserError
+from bench.gate.compare import FAIL, INFO, Comparison, as_number, checked_points, fmt_p, point_name
 from bench.results.store import Results
 
 _MARK = {"pass": "pass", "fail": "FAIL", "info": "info"}

@@ -18,7 +18,7 @@ import math
 import re
 from dataclasses import dataclass, replace
 
-from bench.errors import UserError
+from bench.core.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bench.report.page import md_figure
 from bench.report.page import md_table as _table
-from bench.report.tables import LATENCY_NOTE, comparison_rows, cost_rows, summary_rows
+from bench.report.quality_tables import LATENCY_NOTE, comparison_rows, cost_rows, summary_rows
 from bench.results.schema import TargetRecord
 from bench.results.store import Results
 

@@ -16,23 +16,23 @@ from urllib.parse import urlsplit
 
 import bench
 from bench.endpoints.spec import EndpointSpec, parse_spec
-from bench.errors import UserError
-from bench import values as v
+from bench.core.errors import UserError
+from bench.core import values as v
 from bench.load.runner import (
     InProcessCall, LoadEndpoint, check_request_memory, measure_point, stop_pool, unreachable, worker_pool,
 )
 from bench.load.schedule import parse_arrival
 from bench.load.points import PointConfig, point_label
-from bench.load.run_command import raise_if_failed
-from bench.load.sizing import (
+from bench.commands.load import raise_if_failed
+from bench.sizing.size import (
     Economics, Saturation, Slo, choose_closed, closed_sweep, recommend, saturation_search, texts_per_s,
 )
-from bench.load.telemetry import GpuSampler
+from bench.sizing.telemetry import GpuSampler
 from bench.load.workload import Workload, load_workload
 from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, RunHeader, SizingRecord
 from bench.results.outdir import RESULTS_FILE, prepare_out_dir
 from bench.results.store import ResultsWriter, ending, now_iso, read_results
-from bench.secrets import mask_data
+from bench.core.secrets import mask_data
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 START_FRACTION = 0.5  # the saturation search starts at half the closed loop's best request rate

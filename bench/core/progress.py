@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from bench.targets.base import ProgressFactory
+# What a long step is given to report progress: factory(description, total) -> advance(n). Targets, ingest and
+# load take this plain callback, so none of them depends on how (or whether) bars are drawn.
+ProgressFactory = Callable[[str, int | None], Callable[[int], None]]
 
 console = Console(stderr=True)
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from bench.http import HttpClient, auth_headers, new_client
+from bench.core.http import HttpClient, auth_headers, new_client
 
 # Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are never forwarded.
 _HOP_BY_HOP = {

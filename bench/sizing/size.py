@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from bench.load.points import error_rate as requests_error_rate, point_label
+from bench.load.points import error_rate as requests_error_rate, p99_ms, point_label, texts_per_s
 from bench.results.schema import CeilingPoint, LoadPointRecord
 
 TEI_DEFAULT_MAX_BATCH_TOKENS = 16384
@@ -37,15 +37,6 @@ class Slo:
 def error_rate(point: LoadPointRecord) -> float:
     """(errors + unsent) / (sent + unsent), as every command reads it (bench.load.points.error_rate)."""
     return requests_error_rate(point.requests)
-
-
-def p99_ms(point: LoadPointRecord, quantity: str) -> float | None:
-    block = point.latency_ms.get(quantity)
-    return block["p99"] if block else None
-
-
-def texts_per_s(point: LoadPointRecord) -> float:
-    return float(point.throughput.get("texts_per_s") or 0.0)
 
 
 def tokens_per_text(point: LoadPointRecord) -> float | None:

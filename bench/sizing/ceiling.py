@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from bench.errors import UserError
+from bench.core.errors import UserError
 from bench.identity.inputs import Tokenizer
 from bench.datasets import DEMO_DATASET, resolve_dataset_path
 from bench.load.workload import load_workload

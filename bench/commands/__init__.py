@@ -1,0 +1,1 @@
+"""One request dataclass and one plain function per command; the CLI and suite files call the same functions."""

@@ -1,0 +1,108 @@
+"""Running a suite: every job through its command's own function into OUT/<job folder>/, then the gate.
+The suite file itself is read and checked by `bench/cli/suite_file.py` (its values are the command line's options).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from bench.commands.identity import IdentityCommand, identity_command
+from bench.commands.load import LoadRequest, load_command
+from bench.commands.quality import QualityRequest, quality_command
+from bench.core.errors import EXIT_CHECK_FAILED, EXIT_MEASUREMENT_FAILED, EXIT_USER_ERROR, InputError, MeasurementFailed, UserError
+from bench.gate.compare import GateConfig
+
+
+Request = QualityRequest | IdentityCommand | LoadRequest
+
+
+@dataclass
+class Job:
+    """One entry of the suite: its command's own request, checked whole when the suite was loaded."""
+
+    folder: str  # under --out: KIND-NAME (NAME: the entry's, or a quality entry's dataset), else KIND, KIND2, ...
+    request: Request  # `out` and `overwrite` are set when it runs
+
+    @property
+    def names(self) -> list[str]:
+        """The targets or endpoints it measures (NAME of NAME=SPEC)."""
+        specs = self.request.targets if isinstance(self.request, QualityRequest) else self.request.endpoints
+        return [spec.partition("=")[0] for spec in specs]
+
+
+@dataclass
+class Suite:
+    path: Path
+    name: str
+    gate: GateConfig
+    quality: list[Job]
+    identity: list[Job]
+    load: list[Job]
+
+    @property
+    def jobs(self) -> list[Job]:
+        return [*self.quality, *self.identity, *self.load]
+
+
+@dataclass
+class SuiteOutcome:
+    errors: list[str]  # jobs that ended with an error (one line each)
+    identity_failed: list[str]  # identity runs with a failing pair
+    comparison: Any = None  # bench.gate.compare.Comparison (no checks when no baseline was given)
+    failed_measurements: list[str] = field(default_factory=list)  # jobs that ran but failed to measure something
+    load_errors: list[str] = field(default_factory=list)  # "job: endpoint point: why", a load point past its error limit
+
+    @property
+    def exit_code(self) -> int:
+        """As every command's (bench/core/errors.py): 2 a job failed, 3 a measurement failed, 1 a check failed."""
+        if self.errors:
+            return EXIT_USER_ERROR
+        if self.failed_measurements:
+            return EXIT_MEASUREMENT_FAILED
+        if self.identity_failed or self.load_errors or not self.comparison.passed:
+            return EXIT_CHECK_FAILED
+        return 0
+
+
+def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwrite: bool = False) -> SuiteOutcome:
+    """Run every job into OUT/<kind>-<name>/, then gate OUT against the baseline. Every job's folder is
+    checked first (an earlier run is refused unless `overwrite`, as each command does); a job that fails
+    is said in one line and the others still run: everything measured is kept."""
+    from bench.load.points import ERRORS
+    from bench.commands.load import problem_line
+    from bench.gate.compare import Comparison, compare_paths, locate_results
+    from bench.results.outdir import check_out_dir
+    from bench.results.store import read_results
+
+    if baseline is not None and not baseline.exists():
+        raise InputError(baseline, "no such baseline folder")  # checked before anything runs
+    for job in suite.jobs:
+        check_out_dir(out / job.folder, job.names, overwrite)
+    outcome = SuiteOutcome([], [])
+    for job in suite.jobs:
+        say(f"== {job.folder}")
+        request = replace(job.request, out=out / job.folder, overwrite=overwrite)
+        try:
+            if isinstance(request, QualityRequest):
+                quality_command(request)
+            elif isinstance(request, IdentityCommand):
+                if not identity_command(request, say).passed:
+                    outcome.identity_failed.append(job.folder)
+            else:
+                outcome.load_errors += [f"{job.folder}: {problem_line(p)}" for p in load_command(request) if p.status == ERRORS]
+        except MeasurementFailed as exc:
+            outcome.failed_measurements.append(f"{job.folder}: {exc}")
+            say(f"!! {job.folder}: {exc}")
+        except UserError as exc:
+            outcome.errors.append(f"{job.folder}: {exc}")
+            say(f"!! {job.folder} failed: {exc}")
+    if baseline is not None:
+        outcome.comparison = compare_paths(baseline, out, suite.gate)
+    else:  # the outputs a CI job expects still appear; this run can be the next one's baseline
+        runs = [(key, read_results(path)) for key, path in locate_results(out).items()] if any(out.rglob("results.jsonl")) else []
+        outcome.comparison = Comparison("(none)", str(out), [], ["no baseline given: nothing is gated"], runs)
+    outcome.comparison.notes += [f"{name}: a pair of endpoints fails its identity thresholds" for name in outcome.identity_failed]
+    outcome.comparison.notes += [f"failed: {line}" for line in outcome.errors + outcome.failed_measurements]
+    outcome.comparison.notes += [f"errors past the limit: {line}" for line in outcome.load_errors]
+    return outcome

@@ -1,0 +1,1 @@
+"""The load engine: the schedule, worker processes (and Ray actors), the client, histograms, the server view."""

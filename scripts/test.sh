@@ -20,4 +20,6 @@ for env_script in scripts/envs/*.sh; do
   echo "== $env_script"
   bash "$env_script"
 done
+# The layers point down and nothing imports in a cycle ([tool.importlinter] in pyproject.toml).
+.venv/bin/lint-imports
 exec .venv/bin/python -m pytest "$@"

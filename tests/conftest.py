@@ -57,6 +57,17 @@ def _server_env(name: str, version: str, script: str) -> Path:
     return directory
 
 
+# Fixtures that start a real server from an environment scripts/test.sh builds: a test that uses one (directly
+# or through another fixture) is an integration test, so `pytest -m "not integration"` runs without them.
+SERVER_FIXTURES = {"infinity_server", "litellm_server", "openwebui_server", "lightrag_server", "meter_url"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture(autouse=True)
 def isolated_process_state() -> Iterator[None]:
     """Each test starts from the process state a fresh `ragbench` has: no secret values remembered from

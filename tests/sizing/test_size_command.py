@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import math
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from bench.load.points import point_label
+from bench.load.telemetry import QUANTITIES
+from bench.results.schema import SCHEMA, VERSION, GpuTelemetryRecord
 from bench.results.store import read_results
 from tests.harness.cli import run_cli
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
@@ -60,6 +63,16 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
     assert "# Sizing" in report and "saturation rate (goodput)" in report
     assert (out / "plots" / "size_goodput_1.png").is_file()
     assert "TEI --max-concurrent-requests" in stdout
+    # On a GPU host the same file holds NVML windows per point: its report plots them (no GPU here, so the
+    # records are written as `size` writes them, before the end record, and the report rebuilt).
+    lines = (out / "results.jsonl").read_text().splitlines()
+    window = {"gpu": 0, "name": "H200", "samples": 80, **{q: {"mean": 50.0, "max": 90.0} for q in QUANTITIES}}
+    telemetry = [json.dumps({**asdict(GpuTelemetryRecord("q", point_label(p), 0.0, 4.0, [window])), "schema": SCHEMA,
+                             "version": VERSION}) for p in results.load_points]
+    (out / "results.jsonl").write_text("\n".join(lines[:-1] + telemetry + lines[-1:]) + "\n")
+    code, _, stderr = run_cli(["report", str(out / "results.jsonl")], monkeypatch, capsys)
+    assert code == 0, stderr
+    assert (out / "plots" / "size_telemetry_1.png").is_file()
 
 
 @pytest.mark.integration

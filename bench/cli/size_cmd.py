@@ -55,9 +55,9 @@ def size(
 
     def report(point) -> None:
         measured.append(point)
-        scheduled = p99_ms(point, "scheduled")
+        scheduled, service = p99_ms(point, "scheduled"), p99_ms(point, "service")
         console.print(f"[dim]size: {point.endpoint} {point_label(point)}: {texts_per_s(point):.1f} texts/s, service p99 "
-                      f"{p99_ms(point, 'service') or float('nan'):.1f} ms"
+                      + (f"{service:.1f} ms" if service is not None else "- (no success)")
                       + (f", scheduled p99 {scheduled:.1f} ms" if scheduled is not None else "")
                       + (f", errors {sum(point.requests['errors'].values())}" if point.requests["errors"] else "") + "[/dim]")
 

@@ -135,3 +135,27 @@ def test_a_server_refusing_every_measured_request_exits_3(load_server, tmp_path,
     results = read_results(out / "results.jsonl")
     assert all(p.status == "failed" for p in results.load_points) and results.end.status == "complete"
     assert "report: " in stdout  # everything written before the error line
+
+
+def test_a_server_dying_mid_search_exits_3_with_every_finished_point(load_server, tmp_path, monkeypatch, capsys):
+    """The server answers the first point, then dies: sizing stops, what it measured is written, exit 3 (it ran, a
+    measurement failed), never 2 (a user error)."""
+    from bench.errors import EXIT_MEASUREMENT_FAILED, MeasurementFailed
+    from bench.load.size_command import SizeRequest, run_size
+
+    url, proc = load_server(service_ms=1)
+    out = tmp_path / "size"
+
+    def kill_after_first(point) -> None:
+        if proc.popen.poll() is None:
+            proc.popen.kill()
+            proc.popen.wait()
+
+    request = SizeRequest(endpoints=[f"t=tei@{url}"], slo_p99_ms=100, out=out, batches="1", max_concurrency=4,
+                          duration="0.3s", warmup="0s", nvml=False, timeout="2s")
+    with pytest.raises(MeasurementFailed, match="no answer at all during closed batch 1 conc 2") as failed:
+        run_size(request, kill_after_first)
+    assert failed.value.exit_code == EXIT_MEASUREMENT_FAILED
+    results = read_results(out / "results.jsonl")
+    assert [p.requests["ok"] > 0 for p in results.load_points] == [True, False]
+    assert results.end.status == "failed" and "no answer at all" in results.end.error

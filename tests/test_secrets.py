@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -241,8 +242,13 @@ def test_load_preflight_with_url_credentials_masks_every_sink(tmp_path, echo, mo
     code, stdout, stderr = run_cli(["load", "-e", f"a=openai@{echo.url()}/v1?model=m", "--out", str(out),
                                     "--duration", "1"], monkeypatch, capsys)
     assert code == 2 and "HTTP 401" in stderr and "Basic ***" in stderr, stderr
+    assert not out.exists()  # the preflight is refused before --out is touched
+    assert_clean(stdout, stderr, folder=tmp_path)
+    # TEI's route answers: the run is written (its URL holds the credentials), and no form of them is in it.
+    code, stdout, stderr = run_cli(["load", "-e", f"a=tei@{echo.url()}", "--out", str(out), "--duration", "0.5",
+                                    "--warmup", "0s"], monkeypatch, capsys)
+    assert code == 0, stderr
     written(out, "results.jsonl", "report.md", "report.html")
-    assert "Basic ***" in (out / "results.jsonl").read_text()
     assert_clean(stdout, stderr, folder=out)
 
 
@@ -377,3 +383,73 @@ def test_the_load_generator_sends_what_the_api_client_sends():
         assert client.http.http.httpx.headers["Authorization"] == endpoint.headers["Authorization"]
     finally:
         client.close()
+
+
+ODD_SECRET = "pä/ss&w\"0rd-7"  # non-ASCII, a slash, HTML- and JSON-special characters
+
+
+ODD_FORMS = {  # how servers and frameworks echo a credential back
+    "JSON \\u escapes in upper case (Java, Go)": 'p\\u00E4/ss&w\\"0rd-7',
+    "JSON with escaped slashes (PHP)": 'p\\u00e4\\/ss&w\\"0rd-7',
+    "percent-encoded, lower-case hex": "p%c3%a4%2fss%26w%220rd-7",
+    "HTML-escaped (an error page)": "pä/ss&amp;w&quot;0rd-7",
+    "base64 of the password alone": base64.b64encode(ODD_SECRET.encode()).decode(),
+    "base64 without padding": base64.b64encode(ODD_SECRET.encode()).decode().rstrip("="),
+}
+
+
+@pytest.mark.parametrize("form", list(ODD_FORMS.values()), ids=list(ODD_FORMS))
+def test_every_form_a_server_echoes_a_secret_in_is_masked(form):
+    register_secret(ODD_SECRET)
+    assert ODD_SECRET[3:9] not in mask(f"refused [{form}]") and "refused [***]" == mask(f"refused [{form}]"), form
+
+
+class OddEchoHandler(BaseHTTPRequestHandler):
+    """Refuses every request with the Basic password it decoded, in the form its server's `form` names."""
+
+    def _refuse(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        password = base64.b64decode(self.headers.get("Authorization", "Basic ")[6:]).decode().partition(":")[2]
+        form = {"upper": lambda p: re.sub(r"\\u[0-9a-f]{4}", lambda m: "\\u" + m.group(0)[2:].upper(), json.dumps(p)[1:-1]),
+                "lower-percent": lambda p: re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(p, safe=""))
+                }[self.server.form](password)
+        payload = json.dumps({"error": f"bad password [{form}]", "error_type": "Unauthorized"}, ensure_ascii=False).encode()
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = _refuse
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.mark.parametrize("form", ["upper", "lower-percent"])
+def test_identity_masks_a_password_echoed_in_an_odd_encoding(form, tmp_path, monkeypatch, capsys):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), OddEchoHandler)
+    server.form, server.daemon_threads = form, True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    texts = tmp_path / "texts.txt"
+    texts.write_text("one\ntwo\nthree\n")
+    try:
+        url = f"http://bob:{quote('Zq-pässwörd-77', safe='')}@127.0.0.1:{server.server_address[1]}"
+        code, stdout, stderr = run_cli(["identity", "-e", f"a=tei@{url}", "-e", f"b=tei@{url}", "--texts", str(texts),
+                                        "--out", str(tmp_path / "out")], monkeypatch, capsys)
+    finally:
+        server.shutdown()
+    assert code == 2 and "bad password [***]" in stderr, stderr
+    for part in ("Zq-p", "w%C3%B6rd", "w%c3%b6rd", "w\\u00F6rd", "w\\u00f6rd"):
+        assert part not in stdout + stderr, part
+
+
+@pytest.mark.parametrize("password", ["SeKr1t/99", "SeKr1t#99"])
+@pytest.mark.parametrize("command", [["load", "--duration", "0.2s"], ["doctor"]])
+def test_a_password_that_breaks_its_url_is_masked_in_the_error(password, command, tmp_path, monkeypatch, capsys):
+    """An unescaped `/` or `#` in the password: the URL cannot be parsed, and the line that says so names it masked."""
+    url = f"http://bob:{password}@127.0.0.1:9"
+    args = [*command, "--tei", url] if command == ["doctor"] else [*command, "-e", f"a=tei@{url}", "--out", str(tmp_path / "o")]
+    code, stdout, stderr = run_cli(args, monkeypatch, capsys)
+    assert code in (1, 2) and "http://***@127.0.0.1:9" in stdout + stderr, stdout + stderr
+    assert "SeKr1t" not in stdout + stderr

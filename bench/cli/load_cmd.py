@@ -26,7 +26,7 @@ def load(
     warmup: Annotated[str, typer.Option("--warmup", help="Warm-up per point, excluded from every figure.")] = "2s",
     workers: Annotated[int, typer.Option("--workers", help="Client processes, one event loop each.")] = 1,
     texts: Annotated[Optional[Path], typer.Option("--texts", help="Texts: one per line, or .jsonl of strings / {\"text\"}.")] = None,
-    dataset: Annotated[Optional[Path], typer.Option("--dataset", help="A dataset folder (corpus texts; queries for rerank). Default: bundled SciFact.")] = None,
+    dataset: Annotated[Optional[Path], typer.Option("--dataset", help="A dataset folder (corpus texts; queries for rerank). Default: builtin:numpy-docs.")] = None,
     lengths: Annotated[Optional[str], typer.Option("--lengths", help="Cut texts to N tokens (words without --tokenizer), comma list.")] = None,
     documents: Annotated[Optional[str], typer.Option("--documents", help="Rerank: candidates per query, comma list. Default 10.")] = None,
     tokenizer: Annotated[Optional[Path], typer.Option("--tokenizer", help="Model folder with tokenizer.json for token counts and --lengths.")] = None,

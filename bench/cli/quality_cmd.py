@@ -88,9 +88,10 @@ def _summary(report: Path) -> None:
 def report(
     results: Annotated[Path, typer.Argument(help="A results.jsonl (quality, demo, identity, doctor, ...) or a folder: every results.jsonl below it.")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: beside the results).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace the report files already in another --out folder.")] = False,
 ) -> None:
     """Rebuild report.md and report.html (and plots, per_query.csv) from results files."""
     from bench.report import write_reports
 
-    for path in write_reports(results, out):
+    for path in write_reports(results, out, overwrite):
         typer.echo(f"report: {path}")

@@ -34,7 +34,7 @@ def size(
     tolerance: Annotated[float, typer.Option("--tolerance", help="The search stops when the failing rate is within this fraction of the passing one.")] = 0.05,
     workers: Annotated[int, typer.Option("--workers", help="Client processes, one event loop each.")] = 1,
     texts: Annotated[Optional[Path], typer.Option("--texts", help="Texts: one per line, or .jsonl of strings / {\"text\"}.")] = None,
-    dataset: Annotated[Optional[Path], typer.Option("--dataset", help="A dataset folder (corpus texts). Default: bundled SciFact.")] = None,
+    dataset: Annotated[Optional[Path], typer.Option("--dataset", help="A dataset folder (corpus texts). Default: builtin:numpy-docs.")] = None,
     tokenizer: Annotated[Optional[Path], typer.Option("--tokenizer", help="Model folder with tokenizer.json: --lengths in tokens, tokens/s (default: the --ceiling run's model).")] = None,
     nvml: Annotated[Optional[bool], typer.Option("--nvml/--no-nvml", help="Sample this host's GPUs (default: when the endpoint is on this host).")] = None,
     timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout.")] = "30s",
@@ -55,9 +55,9 @@ def size(
 
     def report(point) -> None:
         measured.append(point)
-        scheduled = p99_ms(point, "scheduled")
+        scheduled, service = p99_ms(point, "scheduled"), p99_ms(point, "service")
         console.print(f"[dim]size: {point.endpoint} {point_label(point)}: {texts_per_s(point):.1f} texts/s, service p99 "
-                      f"{p99_ms(point, 'service') or float('nan'):.1f} ms"
+                      + (f"{service:.1f} ms" if service is not None else "- (no success)")
                       + (f", scheduled p99 {scheduled:.1f} ms" if scheduled is not None else "")
                       + (f", errors {sum(point.requests['errors'].values())}" if point.requests["errors"] else "") + "[/dim]")
 

@@ -19,7 +19,7 @@ from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.core.errors import UserError
 from bench.core import values as v
 from bench.load.runner import (
-    InProcessCall, LoadEndpoint, check_request_memory, measure_point, stop_pool, unreachable, worker_pool,
+    InProcessCall, LoadEndpoint, check_request_memory, measure_point, preflight, stop_if_unreachable, stop_pool, worker_pool,
 )
 from bench.load.schedule import parse_arrival
 from bench.load.points import PointConfig, point_label
@@ -168,10 +168,7 @@ class _Session:
             self.writer.write(GpuTelemetryRecord(endpoint=record.endpoint, point=point_label(record),
                                                  start=finished - record.duration_s, end=finished,
                                                  gpus=[w.to_dict() for w in windows]))
-        if unreachable(record):
-            example = next(iter(record.error_examples.values()), "")
-            raise UserError(f"endpoint {self.endpoint.spec.name}: no answer at all during {point_label(point)} ({example}); "
-                            "sizing stops here, finished points are saved")
+        stop_if_unreachable(self.endpoint, record, "sizing")
         return record
 
     def point(self, loop: str, size: int, length: int | None, **kwargs) -> PointConfig:
@@ -226,6 +223,7 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
     endpoints = [LoadEndpoint(spec) for spec in plan.specs]
     for endpoint in endpoints:
         endpoint.check_op(plan.op)
+    preflight(endpoints, plan.op, plan.timeout_s)  # a wrong URL, key or model: one line, nothing written
     prepare_out_dir(request.out, [s.name for s in plan.specs], request.overwrite)
     on_host = any(on_this_host(s) for s in plan.specs)
     with ending(ResultsWriter(request.out / RESULTS_FILE)) as writer:
@@ -253,8 +251,6 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
             for endpoint in endpoints:
                 if endpoint.in_process:  # one worker (checked): the model loads in the process that measures
                     pool.submit(InProcessCall(endpoint.spec, plan.op, [("warm-up query", ["warm-up text"])]).warm).result()
-                else:
-                    endpoint.preflight(plan.op, plan.timeout_s)
                 session = _Session(endpoint, plan, request, workload, pool, writer, sampler, report)
                 sessions.append(session)
                 for length in plan.lengths:

@@ -69,6 +69,11 @@ def auth_headers(owner: str, url: str, key: str | None = None, key_header: str =
     expects is the user's to say. Every secret sent is registered for masking, base64 form included."""
     headers: dict[str, str] = {}
     parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - raises for a port that is not a number
+    except ValueError:  # `http://user:pa/ss@host`: the password's `/` ended the host, its start became the "port"
+        raise UserError(mask(f"{owner}: {url} is not a valid URL: no port in it (a password holding / ? # @ or % is "
+                             "written percent-encoded: %2F %3F %23 %40 %25)")) from None
     if parts.username is not None or parts.password is not None:
         user, password = parts.username or "", parts.password or ""
         for raw in (password, unquote(password)):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import html
 import json
 import os
 import re
@@ -29,7 +30,12 @@ SECRET_NAME = re.compile(
     re.IGNORECASE,
 )
 
-_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://?)[^/@\s?#]+@")  # `:/`: a URL that went through a path
+# Userinfo: `user:password@` or `token@`. After `user:`, a password may hold an unescaped `/`, `?` or `#`
+# (`http://u:p/w@host`): such a URL cannot be parsed, and the error line that names it must not show the password
+# (a path with an `@`, `http://host/@name`, is left alone). Quotes and brackets end a URL in JSON or markup.
+# `:/`: a URL that went through a path normalisation.
+_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://?)"
+                           r"(?:[^/@\s\"'<>:?#]*:[^@\s\"'<>]+|[^/@\s\"'<>?#]+)@")
 _QUERY_SECRET = re.compile(
     rf"(?P<prefix>(?:^|[?&;\s\"'])(?:{SECRET_NAME.pattern})=)[^&#\s\"']+", re.IGNORECASE
 )
@@ -43,15 +49,26 @@ _SK_KEY = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
 _known: set[str] = set()
 
 
+def _forms(value: str) -> set[str]:
+    """The forms a secret takes when a server or a writer echoes it: as is; percent-encoded (either case of hex
+    digits, `+` for spaces); JSON-escaped (`\\u00e9` or `\\u00E9`, `\\/` or `/`); HTML-escaped; base64."""
+    percent = {quote(value, safe=""), quote(value), quote_plus(value)}
+    percent |= {re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), form) for form in percent}
+    escaped = {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    escaped |= {re.sub(r"\\u[0-9a-f]{4}", lambda m: m.group(0).upper().replace("\\U", "\\u"), form) for form in escaped}
+    escaped |= {form.replace("/", "\\/") for form in escaped}
+    raw = value.encode()
+    encoded = {base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()}
+    encoded |= {form.rstrip("=") for form in encoded}
+    return {value, html.escape(value), html.escape(value, quote=False)} | percent | escaped | encoded
+
+
 def register_secret(value: str | None) -> None:
-    """Remember a secret value, and the forms it takes in URLs and JSON, so that `mask` removes it
+    """Remember a secret value, and every form it takes on the way (`_forms`), so that `mask` removes it
     wherever it shows up later."""
     if not value:
         return
-    for form in (value, quote(value, safe=""), quote(value), quote_plus(value), json.dumps(value)[1:-1],
-                 json.dumps(value, ensure_ascii=False)[1:-1]):
-        if len(form) >= 4:  # shorter strings would mask ordinary text
-            _known.add(form)
+    _known.update(form for form in _forms(value) if len(form) >= 4)  # shorter strings would mask ordinary text
 
 
 def secret_from_env(name: str) -> str | None:

@@ -19,7 +19,7 @@ def parse_options(query: str, where: str) -> dict[str, str]:
         name, sep, value = pair.partition("=")
         name, value = unquote_plus(name), unquote_plus(value)
         if not sep or not name:
-            raise UserError(f"{where}: option {pair!r} is not key=value")
+            raise UserError(f"{where}: option {pair!r} is not option=value")
         if name in options:
             raise UserError(f"{where}: option {name!r} given twice")
         options[name] = value

@@ -32,7 +32,7 @@ import bench
 from bench.core import values
 from bench.endpoints.client import endpoint_auth
 from bench.endpoints.spec import EndpointSpec, open_endpoint
-from bench.core.errors import UserError
+from bench.core.errors import MeasurementFailed, UserError
 from bench.load import histograms
 from bench.load.client import encode_request, target_of
 from bench.load.points import PointConfig, SweepConfig, judge, point_label
@@ -368,6 +368,23 @@ def unreachable(record: LoadPointRecord) -> bool:
     return record.requests["ok"] == 0 and bool(errors) and set(errors) <= {"connection", "timeout"}
 
 
+def stop_if_unreachable(endpoint: LoadEndpoint, record: LoadPointRecord, what: str) -> None:
+    """A server that answered the preflight and then nothing at all died during the run: the command ran and
+    a measurement failed (MeasurementFailed, exit 3, once the finished points and the report are written),
+    not a user error."""
+    if unreachable(record):
+        example = next(iter(record.error_examples.values()), "")
+        raise MeasurementFailed(f"endpoint {endpoint.spec.name}: no answer at all during {point_label(record)} "
+                                f"({example}); {what} stops here, finished points are saved")
+
+
+def preflight(endpoints: list[LoadEndpoint], op: str, timeout_s: float) -> None:
+    """Every HTTP endpoint's preflight, before the output folder is touched (in-process ones warm in the pool)."""
+    for endpoint in endpoints:
+        if not endpoint.in_process:
+            endpoint.preflight(op, timeout_s)
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -386,6 +403,7 @@ def run_load(specs: list[EndpointSpec], sweep: SweepConfig, workload: Workload, 
     if any(e.in_process for e in endpoints) and sweep.base.workers > 1:
         raise UserError("load: in-process endpoints (reference, reference-rerank) run in one worker; use --workers 1")
     points = sweep.points()
+    preflight(endpoints, sweep.base.op, sweep.base.timeout_s)  # a wrong URL, key or model: one line, nothing written
     prepare_out_dir(out_dir, [s.name for s in specs], overwrite)
     writer = ResultsWriter(out_dir / RESULTS_FILE)
     on_results(out_dir / RESULTS_FILE)
@@ -404,18 +422,13 @@ def run_load(specs: list[EndpointSpec], sweep: SweepConfig, workload: Workload, 
         for endpoint in endpoints:
             if endpoint.in_process:  # one worker (checked above): the model loads in the process that measures
                 pool.submit(InProcessCall(endpoint.spec, sweep.base.op, [("warm-up query", ["warm-up text"])]).warm).result()
-            else:
-                endpoint.preflight(sweep.base.op, sweep.base.timeout_s)
         for endpoint in endpoints:
             for number, point in enumerate(points, 1):
                 tick = _ticker(progress, f"{endpoint.spec.name} {number}/{len(points)} {point_label(point)}", point)
                 record = measure_point(endpoint, point, workload, pool, tick)
                 writer.write(record)
                 on_point(record)
-                if unreachable(record):
-                    example = next(iter(record.error_examples.values()), "")
-                    raise UserError(f"endpoint {endpoint.spec.name}: no answer at all during {point_label(point)} "
-                                    f"({example}); the sweep stops here, finished points are saved")
+                stop_if_unreachable(endpoint, record, "the sweep")
         writer.write(EndRecord(status="complete", finished=_now()))
     except (KeyboardInterrupt, SystemExit):
         writer.write(EndRecord(status="interrupted", finished=_now(), error="interrupted by the user"))

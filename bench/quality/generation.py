@@ -56,7 +56,7 @@ def parse_generate(text: str) -> GenerateSpec:
     params: dict[str, str] = {}
     for pair in filter(None, query.split("&")):
         if "=" not in pair:
-            raise UserError(f"--generate {text!r}: option {pair!r} is not key=value")
+            raise UserError(f"--generate {text!r}: option {pair!r} is not option=value")
         params.update(parse_qsl(pair, keep_blank_values=True))
     known = {"chat": CHAT_OPTIONS, "native": NATIVE_OPTIONS}.get(kind)
     if known is None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from bench.core.errors import InputError, UserError
 from bench.core.interrupt import uninterruptible
 from bench.report.page import html_page
-from bench.results.outdir import PLOT_PATTERNS, PLOTS_DIR, RESULTS_FILE
+from bench.results.outdir import PLOT_PATTERNS, PLOTS_DIR, REPORT_FILES, RESULTS_FILE
 from bench.results.store import Results, read_results, write_results
 from bench.core.secrets import mask
 
@@ -112,9 +112,22 @@ def results_files(path: Path) -> list[Path]:
     return [path]
 
 
-def write_reports(path: Path, out_dir: Path | None = None) -> list[Path]:
-    """`ragbench report DIR|FILE`: a report beside every results file found."""
+def report_files(out_dir: Path) -> list[Path]:
+    """The files a report writes or removes in `out_dir` that are there now."""
+    found = [out_dir / name for name in REPORT_FILES if (out_dir / name).exists() or (out_dir / name).is_symlink()]
+    return found + [p for pattern in PLOT_PATTERNS for p in sorted((out_dir / PLOTS_DIR).glob(pattern))]
+
+
+def write_reports(path: Path, out_dir: Path | None = None, overwrite: bool = False) -> list[Path]:
+    """`ragbench report DIR|FILE`: a report beside every results file found, or in `out_dir`. Beside its results a
+    report is rebuilt; another folder's report files (a user's, or another run's) are replaced only with `overwrite`."""
     files = results_files(path)
     if out_dir is not None and len(files) > 1:
         raise UserError(f"report: {path} holds {len(files)} results files; --out takes one (give the file)")
+    if out_dir is not None and out_dir.resolve() != files[0].resolve().parent and not overwrite:
+        if out_dir.exists() and not out_dir.is_dir():
+            raise UserError(f"--out {out_dir}: is a file, not a folder")
+        if found := report_files(out_dir) if out_dir.is_dir() else []:
+            raise UserError(f"--out {out_dir}: holds {found[0].relative_to(out_dir)}, not the report of {files[0]}; "
+                            "give --overwrite to replace it, or another --out")
     return [write_report(f, out_dir) for f in files]

@@ -23,6 +23,11 @@ from bench.results.schema import LoadPointRecord, SizingRecord  # noqa: E402
 from bench.results.store import Results  # noqa: E402
 
 
+# The NVML quantities a size run samples (bench/sizing/telemetry.py QUANTITIES), with their axis labels.
+TELEMETRY = (("utilization_pct", "GPU utilisation %"), ("memory_used_mib", "memory used MiB"),
+             ("power_w", "power W"), ("sm_clock_mhz", "SM clock MHz"))
+
+
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=110)

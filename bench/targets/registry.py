@@ -62,7 +62,7 @@ def parse_spec(text: str) -> TargetSpec:
     kind, _, variant = rest.partition(":")
     kind = kind.strip().lower()
     if not kind:
-        raise UserError(f"target {text!r}: empty kind (expected kind[:variant][+rerank][@url][?key=value])")
+        raise UserError(f"target {text!r}: empty kind (expected kind[:variant][+rerank][@url][?option=value])")
     if kind not in KINDS:
         raise UserError(f"target {text!r}: unknown kind {kind!r} (known: {', '.join(sorted(KINDS))})")
     params = parse_options(query, f"target {text!r}")

@@ -51,7 +51,7 @@ def test_rerank_url_keeps_a_full_route_and_completes_a_base():
         ("x=tei", "endpoint x: tei needs an http(s) URL"),
         ("x=openai@http://h:1", "endpoint x: openai needs model=..."),
         ("x=tei@http://h:1?colour=red", "endpoint x: unknown option(s) colour"),
-        ("x=tei@http://h:1?normalize", "endpoint x: option 'normalize' is not key=value"),
+        ("x=tei@http://h:1?normalize", "endpoint x: option 'normalize' is not option=value"),
         ("x=reference@http://h:1", "endpoint x: reference runs in-process and takes no URL"),
     ],
 )
@@ -76,3 +76,13 @@ def test_bad_option_values_name_the_endpoint(text, needle, monkeypatch):
     with pytest.raises(UserError) as info:
         open_endpoint(parse_spec(text))
     assert needle in str(info.value)
+
+
+@pytest.mark.parametrize("args", [["load", "-e", "x=tei@http://127.0.0.1:9?normalize"],
+                                  ["quality", "--dataset", "builtin:numpy-docs", "-t", "bm25?k1"]])
+def test_a_malformed_option_is_named_in_words_the_masking_leaves_alone(args, tmp_path, monkeypatch, capsys):
+    """The error line passes through the secret masking: it must not read `is not key=***`."""
+    from tests.harness.cli import run_cli
+
+    code, _, stderr = run_cli([*args, "--out", str(tmp_path / "o")], monkeypatch, capsys)
+    assert code == 2 and "is not option=value" in stderr and "***" not in stderr, stderr

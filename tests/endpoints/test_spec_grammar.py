@@ -40,8 +40,8 @@ def test_a_word_that_is_not_boolean_lists_the_words(spec):
 @pytest.mark.parametrize("parse", [lambda q: parse_endpoint(f"x=tei@http://127.0.0.1:9?{q}"),
                                    lambda q: parse_target(f"lightrag@http://127.0.0.1:9?{q}")])
 @pytest.mark.parametrize(("query", "needle"), [("normalize=on&normalize=off", "option 'normalize' given twice"),
-                                               ("normalize", "option 'normalize' is not key=value"),
-                                               ("=on", "option '=on' is not key=value")])
+                                               ("normalize", "option 'normalize' is not option=value"),
+                                               ("=on", "option '=on' is not option=value")])
 def test_one_option_rule_for_targets_and_endpoints(parse, query, needle):
     with pytest.raises(UserError) as info:
         parse(query)

@@ -38,8 +38,12 @@ def test_bad_flags_are_one_line_and_exit_2(flags, message, tmp_path, monkeypatch
     assert not out.exists()
 
 
-def test_unreachable_endpoint_is_one_line_and_keeps_the_file(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("command", [["load"], ["size", "--slo-p99", "50"]])
+def test_unreachable_endpoint_is_one_line_and_nothing_is_written(command, tmp_path, monkeypatch, capsys):
+    """A wrong URL is a user error found by the preflight, before --out is touched: fixing the URL and running
+    again needs no --overwrite (an empty run in --out would refuse it)."""
     out = tmp_path / "out"
-    code, _, stderr = run_cli(["load", "-e", "x=tei@http://127.0.0.1:9", "--duration", "0.2s", "--out", str(out)], monkeypatch, capsys)
-    assert code == 2 and "cannot reach" in stderr
-    assert (out / "results.jsonl").exists() and '"status": "failed"' in (out / "results.jsonl").read_text()
+    code, stdout, stderr = run_cli([*command, "-e", "x=tei@http://127.0.0.1:9", "--duration", "0.2s", "--out", str(out)],
+                                   monkeypatch, capsys)
+    assert code == 2 and "cannot reach" in stderr and len(stderr.strip().splitlines()) == 1, stderr
+    assert not out.exists() and "report:" not in stdout

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.endpoints.spec import parse_spec
-from bench.core.errors import UserError
+from bench.core.errors import MeasurementFailed, UserError
 from bench.load.points import PointConfig, SweepConfig
 from bench.load.runner import run_load
 from bench.load.workload import Workload
@@ -71,7 +71,8 @@ def test_server_killed_mid_sweep_ends_cleanly_with_finished_points(load_server, 
             os.kill(proc.pid, signal.SIGKILL)
             proc.popen.wait()
 
-    with pytest.raises(UserError, match="no answer at all"):
+    # The server answered, then died: the command ran and a measurement failed (exit 3), not a user error.
+    with pytest.raises(MeasurementFailed, match="no answer at all"):
         run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[1, 2, 4]), _workload(), tmp_path, on_point=kill_after_first)
     results = read_results(tmp_path / "results.jsonl")
     assert len(results.load_points) == 2  # the finished one, and the one that found nothing to talk to

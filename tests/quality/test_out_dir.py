@@ -77,3 +77,20 @@ def test_out_pointing_at_a_file_is_one_line(tiny, tmp_path, monkeypatch, capsys)
     code, _, err = run_cli(quality(tiny, target, "-t", "bm25"), monkeypatch, capsys)
     assert code == 2 and err == f"ragbench: error: --out {target}: is a file, not a folder\n"
     assert target.read_text() == "keep"
+
+
+def test_report_out_never_replaces_report_files_it_did_not_write_there(tiny, earlier, tmp_path, monkeypatch, capsys):
+    """`report --out DIR`: DIR's own report files (a user's, or another run's beside its results) stay unless
+    --overwrite; beside its own results a report is rebuilt as always."""
+    mine = tmp_path / "mine"
+    (mine / "plots").mkdir(parents=True)
+    (mine / "report.html").write_text("my page")
+    (mine / "plots" / "metrics.png").write_bytes(b"my plot")
+    before = snapshot(mine)
+    code, stdout, stderr = run_cli(["report", str(earlier / "results.jsonl"), "--out", str(mine)], monkeypatch, capsys)
+    assert code == 2 and "--overwrite" in stderr and len(stderr.strip().splitlines()) == 1, stderr
+    assert snapshot(mine) == before and not list(mine.glob(".report-*"))
+    code, _, stderr = run_cli(["report", str(earlier / "results.jsonl"), "--out", str(mine), "--overwrite"], monkeypatch, capsys)
+    assert code == 0 and (mine / "report.html").read_text() != "my page", stderr
+    code, _, stderr = run_cli(["report", str(earlier / "results.jsonl"), "--out", str(earlier)], monkeypatch, capsys)
+    assert code == 0, stderr  # its own folder: rebuilt

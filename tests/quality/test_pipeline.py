@@ -140,7 +140,7 @@ def test_a_cut_results_file_is_still_readable(small_dataset, tmp_path):
 
 @pytest.mark.parametrize("spec, words", [
     ("nosuch", "unknown kind 'nosuch'"), ("bm25:x", "unknown variant"), ("hybrid:weighted?bm25_weight=2", "bm25_weight must lie"),
-    ("dense?colour=red", "unknown parameter"), ("bm25+rerank", "needs --cross-encoder"), ("bm25?k", "is not key=value"),
+    ("dense?colour=red", "unknown parameter"), ("bm25+rerank", "needs --cross-encoder"), ("bm25?k", "is not option=value"),
 ])
 def test_bad_target_specs(small_dataset, tmp_path, spec, words):
     with pytest.raises(UserError, match=re.escape(words)):

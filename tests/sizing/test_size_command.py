@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import math
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from bench.load.points import point_label
+from bench.sizing.telemetry import QUANTITIES
+from bench.results.schema import SCHEMA, VERSION, GpuTelemetryRecord
 from bench.results.store import read_results
 from tests.harness.cli import run_cli
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
@@ -60,6 +63,16 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
     assert "# Sizing" in report and "saturation rate (goodput)" in report
     assert (out / "plots" / "size_goodput_1.png").is_file()
     assert "TEI --max-concurrent-requests" in stdout
+    # On a GPU host the same file holds NVML windows per point: its report plots them (no GPU here, so the
+    # records are written as `size` writes them, before the end record, and the report rebuilt).
+    lines = (out / "results.jsonl").read_text().splitlines()
+    window = {"gpu": 0, "name": "H200", "samples": 80, **{q: {"mean": 50.0, "max": 90.0} for q in QUANTITIES}}
+    telemetry = [json.dumps({**asdict(GpuTelemetryRecord("q", point_label(p), 0.0, 4.0, [window])), "schema": SCHEMA,
+                             "version": VERSION}) for p in results.load_points]
+    (out / "results.jsonl").write_text("\n".join(lines[:-1] + telemetry + lines[-1:]) + "\n")
+    code, _, stderr = run_cli(["report", str(out / "results.jsonl")], monkeypatch, capsys)
+    assert code == 0, stderr
+    assert (out / "plots" / "size_telemetry_1.png").is_file()
 
 
 @pytest.mark.integration
@@ -122,3 +135,27 @@ def test_a_server_refusing_every_measured_request_exits_3(load_server, tmp_path,
     results = read_results(out / "results.jsonl")
     assert all(p.status == "failed" for p in results.load_points) and results.end.status == "complete"
     assert "report: " in stdout  # everything written before the error line
+
+
+def test_a_server_dying_mid_search_exits_3_with_every_finished_point(load_server, tmp_path, monkeypatch, capsys):
+    """The server answers the first point, then dies: sizing stops, what it measured is written, exit 3 (it ran, a
+    measurement failed), never 2 (a user error)."""
+    from bench.core.errors import EXIT_MEASUREMENT_FAILED, MeasurementFailed
+    from bench.commands.size import SizeRequest, run_size
+
+    url, proc = load_server(service_ms=1)
+    out = tmp_path / "size"
+
+    def kill_after_first(point) -> None:
+        if proc.popen.poll() is None:
+            proc.popen.kill()
+            proc.popen.wait()
+
+    request = SizeRequest(endpoints=[f"t=tei@{url}"], slo_p99_ms=100, out=out, batches="1", max_concurrency=4,
+                          duration="0.3s", warmup="0s", nvml=False, timeout="2s")
+    with pytest.raises(MeasurementFailed, match="no answer at all during closed batch 1 conc 2") as failed:
+        run_size(request, kill_after_first)
+    assert failed.value.exit_code == EXIT_MEASUREMENT_FAILED
+    results = read_results(out / "results.jsonl")
+    assert [p.requests["ok"] > 0 for p in results.load_points] == [True, False]
+    assert results.end.status == "failed" and "no answer at all" in results.end.error

@@ -20,10 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.datasets import load_dataset
+from bench.datasets import answers, load_dataset
 from bench.datasets.model import Dataset, Document
 from bench.quality import pipeline
-from bench.datasets import answers
 from bench.quality.metrics import parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
 from bench.targets.base import no_progress
@@ -42,7 +41,9 @@ VARIANTS = {
 
 def build_set(shared: Path) -> Dataset:
     xquad = load_dataset(shared / "datasets" / "xquad-en")
-    scifact = load_dataset(REPO.parent / "shared" / "datasets" / "scifact-train", "train")  # reference data beside the clone
+    scifact = load_dataset(
+        REPO.parent / "shared" / "datasets" / "scifact-train", "train"
+    )  # reference data beside the clone
     corpus = dict(xquad.corpus)
     corpus.update({f"sf-{d}": Document(f"sf-{d}", doc.title, doc.text) for d, doc in scifact.corpus.items()})
     queries, qrels, refs = {}, {}, {}
@@ -52,8 +53,15 @@ def build_set(shared: Path) -> Dataset:
                 break
             new = f"{qid}#{copy}"
             queries[new], qrels[new], refs[new] = xquad.queries[qid], xquad.qrels[qid], xquad.answers[qid]
-    return Dataset(name="xquad-x3+scifact", corpus=corpus, queries=queries, qrels=qrels, source="bench", format="beir",
-                   answers=refs)
+    return Dataset(
+        name="xquad-x3+scifact",
+        corpus=corpus,
+        queries=queries,
+        qrels=qrels,
+        source="bench",
+        format="beir",
+        answers=refs,
+    )
 
 
 class Stopwatch:
@@ -107,18 +115,24 @@ def main() -> None:
     base = statistics.median(times["qrels"])
     for name, values in times.items():
         median = statistics.median(values)
-        print(f"quality {name:8s} median {median:6.2f} s over {len(values)} runs ({', '.join(f'{v:.2f}' for v in values)})"
-              f"  vs qrels {100 * (median - base) / base:+5.1f}%")
+        print(
+            f"quality {name:8s} median {median:6.2f} s over {len(values)} runs ({', '.join(f'{v:.2f}' for v in values)})"
+            f"  vs qrels {100 * (median - base) / base:+5.1f}%"
+        )
     answer_work = statistics.median(answer_seconds)
     plus_answer = statistics.median(times["+answer"])
-    print(f"answer work inside +answer: median {answer_work:.3f} s = {100 * answer_work / plus_answer:.1f}% of that run "
-          f"(target: answers add <= 10% to quality's own time)")
+    print(
+        f"answer work inside +answer: median {answer_work:.3f} s = {100 * answer_work / plus_answer:.1f}% of that run "
+        f"(target: answers add <= 10% to quality's own time)"
+    )
 
     start = time.perf_counter()
     derived = answers.derived_qrels(dataset.answers, {d: doc.text for d, doc in dataset.corpus.items()})
-    print(f"answer-derived judgments (a set without qrels): {time.perf_counter() - start:.3f} s for "
-          f"{len(dataset.answers)} questions x {len(dataset.corpus)} documents "
-          f"({sum(len(v) for v in derived.values())} relevant pairs)")
+    print(
+        f"answer-derived judgments (a set without qrels): {time.perf_counter() - start:.3f} s for "
+        f"{len(dataset.answers)} questions x {len(dataset.corpus)} documents "
+        f"({sum(len(v) for v in derived.values())} relevant pairs)"
+    )
 
 
 if __name__ == "__main__":

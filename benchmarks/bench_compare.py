@@ -36,19 +36,54 @@ def write_results(path: Path, queries: int, targets: int, seed: int) -> None:
     qids = [f"q{i}" for i in range(queries)]
     names = [f"target{t}" for t in range(targets)]
     writer = ResultsWriter(path)
-    writer.write(RunHeader(command="quality", created="2026-01-01T00:00:00+00:00", ragbench_version="bench",
-                           dataset={"name": "synthetic", "fingerprint": "f", "documents": 10_000, "queries": queries},
-                           measures=list(MEASURES), measure_labels=MEASURES, depth=100, seed=0, targets=names))
+    writer.write(
+        RunHeader(
+            command="quality",
+            created="2026-01-01T00:00:00+00:00",
+            ragbench_version="bench",
+            dataset={"name": "synthetic", "fingerprint": "f", "documents": 10_000, "queries": queries},
+            measures=list(MEASURES),
+            measure_labels=MEASURES,
+            depth=100,
+            seed=0,
+            targets=names,
+        )
+    )
     for name in names:
-        writer.write(TargetRecord(name=name, spec=name, status="ok", config={}, index_seconds=0.0, search_seconds=0.0,
-                                  queries=queries, errors=0, empty=0, latency_ms={}, cost={}, warnings={},
-                                  scores_replaced=False, run_file=f"runs/{name}.trec"),
-                     *[QueryRecord(target=name, qid=q, latency_ms=float(rng.gamma(2, 5)), hits=100) for q in qids])
+        writer.write(
+            TargetRecord(
+                name=name,
+                spec=name,
+                status="ok",
+                config={},
+                index_seconds=0.0,
+                search_seconds=0.0,
+                queries=queries,
+                errors=0,
+                empty=0,
+                latency_ms={},
+                cost={},
+                warnings={},
+                scores_replaced=False,
+                run_file=f"runs/{name}.trec",
+            ),
+            *[QueryRecord(target=name, qid=q, latency_ms=float(rng.gamma(2, 5)), hits=100) for q in qids],
+        )
     for name in names:
         for measure, label in MEASURES.items():
             values = np.where(rng.random(queries) < 0.2, 0.0, np.minimum(1.0, rng.beta(3, 2, queries) * 1.2))
-            writer.write(MetricRecord(target=name, measure=measure, label=label, mean=float(values.mean()), ci_low=0.0,
-                                      ci_high=1.0, queries=queries, per_query=dict(zip(qids, values.tolist()))))
+            writer.write(
+                MetricRecord(
+                    target=name,
+                    measure=measure,
+                    label=label,
+                    mean=float(values.mean()),
+                    ci_low=0.0,
+                    ci_high=1.0,
+                    queries=queries,
+                    per_query=dict(zip(qids, values.tolist())),
+                )
+            )
     writer.write(EndRecord(status="complete", finished="2026-01-01T00:00:01+00:00"))
     writer.close()
 
@@ -81,8 +116,9 @@ def test_compare_1000_queries_5_targets(benchmark, tmp_path):
 
     done = benchmark.pedantic(once, rounds=5, iterations=1)
     checks = sum(1 for line in done.stdout.splitlines() if line[:4] in ("pass", "FAIL"))
-    benchmark.extra_info.update(checks=checks, cpu_s_median=statistics.median(cpus), target_s=2.0,
-                                loadavg_1m=round(os.getloadavg()[0], 2))
+    benchmark.extra_info.update(
+        checks=checks, cpu_s_median=statistics.median(cpus), target_s=2.0, loadavg_1m=round(os.getloadavg()[0], 2)
+    )
     assert checks == 20  # the comparison ran every check (a figure of a run that did nothing is no figure)
 
 
@@ -107,12 +143,18 @@ def main() -> None:
         start = time.perf_counter()
         compare_paths(base, cur, GateConfig())
         in_process = time.perf_counter() - start
-    print(f"compare: {args.queries} queries x {args.targets} targets x {len(MEASURES)} measures = {checks} checks "
-          f"(exit {done.returncode})")
-    print(f"  command, fresh process, warm cache: median {statistics.median(walls):.2f} s "
-          f"(min {min(walls):.2f}, max {max(walls):.2f}, {args.repeat} runs)  target <= 2 s")
-    print(f"  its CPU time (user + sys):          median {statistics.median(cpus):.2f} s "
-          f"(load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: wall time grows with it)")
+    print(
+        f"compare: {args.queries} queries x {args.targets} targets x {len(MEASURES)} measures = {checks} checks "
+        f"(exit {done.returncode})"
+    )
+    print(
+        f"  command, fresh process, warm cache: median {statistics.median(walls):.2f} s "
+        f"(min {min(walls):.2f}, max {max(walls):.2f}, {args.repeat} runs)  target <= 2 s"
+    )
+    print(
+        f"  its CPU time (user + sys):          median {statistics.median(cpus):.2f} s "
+        f"(load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: wall time grows with it)"
+    )
     print(f"  compare_paths in process, warm:      {in_process:.2f} s")
 
 

@@ -100,10 +100,15 @@ def test_identity_10000_texts_3_endpoints(benchmark, figures, tmp_path, dim):
     suite_s = statistics.median(own[-3:])
     # CPU of the whole call, synthetic endpoints included: an upper bound on ragbench's own CPU, and one
     # that other jobs on the machine barely move (suite_s is wall time).
-    figures(f"10,000 texts x {dim} dims x 3 endpoints: ragbench's own work {suite_s:.2f} s median "
-            f"(call {benchmark.stats.stats.median:.2f} s, CPU {statistics.median(cpu[-3:]):.2f} s) "
-            f"(target <= 1 s on top of the endpoints)",
-            suite_s=suite_s, suite_s_rounds=own[-3:], call_cpu_s=cpu[-3:], target_s=1.0)
+    figures(
+        f"10,000 texts x {dim} dims x 3 endpoints: ragbench's own work {suite_s:.2f} s median "
+        f"(call {benchmark.stats.stats.median:.2f} s, CPU {statistics.median(cpu[-3:]):.2f} s) "
+        f"(target <= 1 s on top of the endpoints)",
+        suite_s=suite_s,
+        suite_s_rounds=own[-3:],
+        call_cpu_s=cpu[-3:],
+        target_s=1.0,
+    )
 
 
 def test_identity_100000_texts_peak_memory(benchmark, figures):
@@ -111,13 +116,20 @@ def test_identity_100000_texts_peak_memory(benchmark, figures):
     found = {}
 
     def fresh_process():
-        out = subprocess.run([sys.executable, __file__, "--texts", "100000", "--dim", "1024", "--tokenizer", str(_tokenizer())],
-                             check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [sys.executable, __file__, "--texts", "100000", "--dim", "1024", "--tokenizer", str(_tokenizer())],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         found.update(json.loads(out.strip().splitlines()[-1]))
 
     benchmark.pedantic(fresh_process, rounds=1, warmup_rounds=0)
-    figures(f"100,000 texts x 1,024 dims: peak RSS {found['peak_rss_mib']:.0f} MiB (target < 1024 MiB), "
-            f"ragbench's own work {found['suite_s']:.2f} s", **found)
+    figures(
+        f"100,000 texts x 1,024 dims: peak RSS {found['peak_rss_mib']:.0f} MiB (target < 1024 MiB), "
+        f"ragbench's own work {found['suite_s']:.2f} s",
+        **found,
+    )
 
 
 def main() -> None:
@@ -132,9 +144,19 @@ def main() -> None:
         texts = Path(folder) / "texts.txt"
         write_texts(texts, args.texts)
         report, wall = identity_call(texts, args.dim, args.tokenizer or _tokenizer())
-    print(json.dumps({"texts": args.texts, "dim": args.dim, "endpoints": 3, "wall_s": wall,
-                      "endpoint_s": sum(report.timings["endpoint_s"].values()), "suite_s": report.timings["suite_s"],
-                      "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(
+        json.dumps(
+            {
+                "texts": args.texts,
+                "dim": args.dim,
+                "endpoints": 3,
+                "wall_s": wall,
+                "endpoint_s": sum(report.timings["endpoint_s"].values()),
+                "suite_s": report.timings["suite_s"],
+                "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

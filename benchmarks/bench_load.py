@@ -57,11 +57,13 @@ def httpx_ceiling(url: str, seconds: float) -> float:
         done = 0
         stop = time.perf_counter() + seconds
         async with httpx.AsyncClient(limits=httpx.Limits(max_connections=USERS)) as client:
+
             async def user() -> None:
                 nonlocal done
                 while time.perf_counter() < stop:
                     await client.post(f"{url}/embed", content=BODY, headers={"content-type": "application/json"})
                     done += 1
+
             await asyncio.gather(*(user() for _ in range(USERS)))
         return done
 
@@ -69,7 +71,9 @@ def httpx_ceiling(url: str, seconds: float) -> float:
 
 
 def ceiling(endpoint: LoadEndpoint, workers: int, seconds: float, executor, loop: str = "uvloop") -> tuple[float, dict]:
-    point = PointConfig(op="embed", loop="closed", batch=1, concurrency=USERS, duration_s=seconds, warmup_s=1.0, workers=workers)
+    point = PointConfig(
+        op="embed", loop="closed", batch=1, concurrency=USERS, duration_s=seconds, warmup_s=1.0, workers=workers
+    )
     if loop == "asyncio":  # the same client on the default event loop, in this process
         from time import perf_counter
 
@@ -83,10 +87,16 @@ def ceiling(endpoint: LoadEndpoint, workers: int, seconds: float, executor, loop
 
 def wrk_ceiling(url: str, seconds: float) -> float:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
-        lua.write(f"wrk.method = \"POST\"\nwrk.body = '{BODY.decode()}'\nwrk.headers[\"Content-Type\"] = \"application/json\"\n")
+        lua.write(
+            f'wrk.method = "POST"\nwrk.body = \'{BODY.decode()}\'\nwrk.headers["Content-Type"] = "application/json"\n'
+        )
     try:
-        out = subprocess.run(["wrk", "-t1", f"-c{USERS}", f"-d{int(seconds)}s", "-s", lua.name, f"{url}/embed"],
-                             capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            ["wrk", "-t1", f"-c{USERS}", f"-d{int(seconds)}s", "-s", lua.name, f"{url}/embed"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
     finally:
         os.unlink(lua.name)
     return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
@@ -108,47 +118,94 @@ def main() -> None:
             per_worker, client = ceiling(endpoint, 1, args.seconds, one)
             print(f"   ragbench client, uvloop, 1 worker:    {per_worker:>9,.0f} req/s   {client}")
             both, client = ceiling(endpoint, 2, args.seconds, two)
-            print(f"   ragbench client, uvloop, 2 workers:   {both:>9,.0f} req/s   {client}  ({both / per_worker:.2f}x one worker)")
+            print(
+                f"   ragbench client, uvloop, 2 workers:   {both:>9,.0f} req/s   {client}  ({both / per_worker:.2f}x one worker)"
+            )
             wrk = wrk_ceiling(url, args.seconds)
-            print(f"   wrk -t1 -c64 (same endpoint):         {wrk:>9,.0f} req/s   (1 worker = {per_worker / wrk:.2f} of wrk)")
+            print(
+                f"   wrk -t1 -c64 (same endpoint):         {wrk:>9,.0f} req/s   (1 worker = {per_worker / wrk:.2f} of wrk)"
+            )
 
             print("\n2. open loop at 1,000 req/s (constant), 1 worker, against nginx")
-            point = PointConfig(op="embed", loop="open", batch=1, rate=1000.0, arrival=Arrival("constant"),
-                                duration_s=args.seconds, warmup_s=1.0)
+            point = PointConfig(
+                op="embed",
+                loop="open",
+                batch=1,
+                rate=1000.0,
+                arrival=Arrival("constant"),
+                duration_s=args.seconds,
+                warmup_s=1.0,
+            )
             record = measure_point(endpoint, point, tiny_workload(), one)
             d = record.latency_ms["dispatch_delay"]
-            print(f"   dispatch delay p50 {d['p50']:.3f} ms, p90 {d['p90']:.3f} ms, p99 {d['p99']:.3f} ms, max {d['max']:.2f} ms; "
-                  f"client {record.client}")
+            print(
+                f"   dispatch delay p50 {d['p50']:.3f} ms, p90 {d['p90']:.3f} ms, p99 {d['p99']:.3f} ms, max {d['max']:.2f} ms; "
+                f"client {record.client}"
+            )
             print("\n   open loop, 1 worker: achieved / offered (constant arrivals)")
             for rate in (5000.0, 10000.0, 20000.0):
-                point = PointConfig(op="embed", loop="open", batch=1, rate=rate, arrival=Arrival("constant"),
-                                    duration_s=args.seconds, warmup_s=1.0)
+                point = PointConfig(
+                    op="embed",
+                    loop="open",
+                    batch=1,
+                    rate=rate,
+                    arrival=Arrival("constant"),
+                    duration_s=args.seconds,
+                    warmup_s=1.0,
+                )
                 record = measure_point(endpoint, point, tiny_workload(), one)
                 d = record.latency_ms["dispatch_delay"]
-                print(f"   {rate:>8,.0f} offered: {record.throughput['requests_per_s']:>9,.0f} achieved, dispatch p50 {d['p50']:.2f} ms, "
-                      f"p99 {d['p99']:.1f} ms, cpu {record.client['cpu_percent']}%")
+                print(
+                    f"   {rate:>8,.0f} offered: {record.throughput['requests_per_s']:>9,.0f} achieved, dispatch p50 {d['p50']:.2f} ms, "
+                    f"p99 {d['p99']:.1f} ms, cpu {record.client['cpu_percent']}%"
+                )
             endpoint.close()
 
         print("\n3. stall 100 ms every 500 ms, service 2 ms, 400 req/s (truth: p99 = 100 - 5 + 2 = 97 ms)")
         port = 18600
-        server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "load" / "fixture_server.py"), "--port", str(port),
-                                   "--service-ms", "2", "--stall-ms", "100", "--period-ms", "500"], stdout=subprocess.PIPE)
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "tests" / "load" / "fixture_server.py"),
+                "--port",
+                str(port),
+                "--service-ms",
+                "2",
+                "--stall-ms",
+                "100",
+                "--period-ms",
+                "500",
+            ],
+            stdout=subprocess.PIPE,
+        )
         try:
             server.stdout.readline()  # "ready"
             stall = LoadEndpoint(parse_spec(f"stall=tei@http://127.0.0.1:{port}"))
             seconds = max(5.0, round(args.seconds / 0.5) * 0.5)  # whole periods
             for cap in (None, 16):
-                point = PointConfig(op="embed", loop="open", batch=1, rate=400.0, arrival=Arrival("constant"), max_inflight=cap,
-                                    duration_s=seconds, warmup_s=0.5)
+                point = PointConfig(
+                    op="embed",
+                    loop="open",
+                    batch=1,
+                    rate=400.0,
+                    arrival=Arrival("constant"),
+                    max_inflight=cap,
+                    duration_s=seconds,
+                    warmup_s=0.5,
+                )
                 r = measure_point(stall, point, tiny_workload(), one)
                 p99 = r.latency_ms["scheduled"]["p99"]
-                print(f"   open loop, cap {cap or 'none':>4}: scheduled p99 {p99:6.1f} ms ({(p99 - 97) / 97:+.1%} of truth), "
-                      f"service p99 {r.latency_ms['service']['p99']:.1f} ms, dispatch p99 {r.latency_ms['dispatch_delay']['p99']:.1f} ms, "
-                      f"loop lag p99 {r.client['loop_lag_p99_ms']} ms")
+                print(
+                    f"   open loop, cap {cap or 'none':>4}: scheduled p99 {p99:6.1f} ms ({(p99 - 97) / 97:+.1%} of truth), "
+                    f"service p99 {r.latency_ms['service']['p99']:.1f} ms, dispatch p99 {r.latency_ms['dispatch_delay']['p99']:.1f} ms, "
+                    f"loop lag p99 {r.client['loop_lag_p99_ms']} ms"
+                )
             point = PointConfig(op="embed", loop="closed", batch=1, concurrency=4, duration_s=seconds, warmup_s=0.5)
             r = measure_point(stall, point, tiny_workload(), one)
-            print(f"   closed loop, 4 users:  service p99 {r.latency_ms['service']['p99']:6.1f} ms (the stall hidden), "
-                  f"max {r.latency_ms['service']['max']:.1f} ms")
+            print(
+                f"   closed loop, 4 users:  service p99 {r.latency_ms['service']['p99']:6.1f} ms (the stall hidden), "
+                f"max {r.latency_ms['service']['max']:.1f} ms"
+            )
             stall.close()
         finally:
             server.kill()

@@ -15,7 +15,18 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SCIFACT = REPO.parent / "shared" / "datasets" / "scifact-train"  # reference data beside the clone
-MEASURES = ["ndcg_cut.10", "recall.100", "recip_rank", "map_cut.100", "P.10", "bpref", "Rprec", "success.10", "map", "ndcg"]
+MEASURES = [
+    "ndcg_cut.10",
+    "recall.100",
+    "recip_rank",
+    "map_cut.100",
+    "P.10",
+    "bpref",
+    "Rprec",
+    "success.10",
+    "map",
+    "ndcg",
+]
 
 
 def _children_cpu_s() -> float:
@@ -54,8 +65,12 @@ def test_evaluate_whole_process(benchmark, figures, run_300x100):
     args += [a for m in MEASURES for a in ("-m", m)]
     cpu: list[float] = []
     benchmark.pedantic(_run, args=(args, None, cpu), rounds=5, warmup_rounds=1)
-    figures(f"median {benchmark.stats.stats.median:.3f} s, max {benchmark.stats.stats.max:.3f} s (target <= 1 s); "
-            f"CPU {statistics.median(cpu[-5:]):.3f} s median", target_s=1.0, cpu_s=cpu[-5:])
+    figures(
+        f"median {benchmark.stats.stats.median:.3f} s, max {benchmark.stats.stats.max:.3f} s (target <= 1 s); "
+        f"CPU {statistics.median(cpu[-5:]):.3f} s median",
+        target_s=1.0,
+        cpu_s=cpu[-5:],
+    )
 
 
 def test_bm25_full_scifact_train(benchmark, figures):
@@ -77,9 +92,12 @@ def test_bm25_full_scifact_train(benchmark, figures):
     results = benchmark.pedantic(index_and_rank, rounds=3, warmup_rounds=0)
     run, _ = run_from_results(results)
     scores = evaluate(ds.qrels, run, [parse_measure("nDCG@10"), parse_measure("R@100")], complete=True).means
-    figures(f"nDCG@10 {scores['ndcg_cut_10']:.4f} (target 0.696 +- 0.02), recall@100 {scores['recall_100']:.4f}; "
-            f"index + {len(queries)} queries median {benchmark.stats.stats.median:.2f} s",
-            ndcg_10=scores["ndcg_cut_10"], recall_100=scores["recall_100"])
+    figures(
+        f"nDCG@10 {scores['ndcg_cut_10']:.4f} (target 0.696 +- 0.02), recall@100 {scores['recall_100']:.4f}; "
+        f"index + {len(queries)} queries median {benchmark.stats.stats.median:.2f} s",
+        ndcg_10=scores["ndcg_cut_10"],
+        recall_100=scores["recall_100"],
+    )
     assert abs(scores["ndcg_cut_10"] - 0.696) <= 0.02  # a quality figure, not a time limit
 
 
@@ -93,5 +111,8 @@ def test_demo_fresh_cache_then_rerun(benchmark, figures, tmp_path):
     fresh = time.perf_counter() - started
     benchmark.pedantic(_run, args=(demo, env), rounds=1, warmup_rounds=0)
     rerun = statistics.median(benchmark.stats.stats.data)
-    figures(f"fresh cache {fresh:.1f} s (target <= 180 s), rerun {rerun:.1f} s (target <= 20 s)",
-            fresh_s=fresh, rerun_s=rerun)
+    figures(
+        f"fresh cache {fresh:.1f} s (target <= 180 s), rerun {rerun:.1f} s (target <= 20 s)",
+        fresh_s=fresh,
+        rerun_s=rerun,
+    )

@@ -1,16 +1,16 @@
 """Sizing figures, measured and printed (issue 11).
 
-    python benchmarks/bench_sizing.py size [--slo-p99 500] [--step 0.05]
-        `ragbench size` with default settings against a real infinity-emb (MiniLM, CPU) started here:
-        its wall time (target <= 5 min) and saturation rate, then a fine manual open-loop rate sweep
-        (`ragbench load`, the same batch, arrival, length and SLO criterion, rates from 0.5x to 1.5x the
-        found rate in steps of --step) and the highest rate below that sweep's first failure (target:
-        within 15%).
+python benchmarks/bench_sizing.py size [--slo-p99 500] [--step 0.05]
+    `ragbench size` with default settings against a real infinity-emb (MiniLM, CPU) started here:
+    its wall time (target <= 5 min) and saturation rate, then a fine manual open-loop rate sweep
+    (`ragbench load`, the same batch, arrival, length and SLO criterion, rates from 0.5x to 1.5x the
+    found rate in steps of --step) and the highest rate below that sweep's first failure (target:
+    within 15%).
 
-    python benchmarks/bench_sizing.py ceiling [--lengths 16,128] [--batch 1,32] [--rounds 3]
-        `ragbench ceiling`'s texts/s against sentence-transformers' own `encode` on the same texts and
-        batch (target: within 10%). The two alternate round by round, so load from other processes on a
-        shared machine falls on both alike; the median of the rounds is compared.
+python benchmarks/bench_sizing.py ceiling [--lengths 16,128] [--batch 1,32] [--rounds 3]
+    `ragbench ceiling`'s texts/s against sentence-transformers' own `encode` on the same texts and
+    batch (target: within 10%). The two alternate round by round, so load from other processes on a
+    shared machine falls on both alike; the median of the rounds is compared.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from bench.endpoints.reference import default_embedding_model
-from bench.sizing.ceiling import CeilingConfig, measure_ceiling
 from bench.load.workload import load_workload
+from bench.sizing.ceiling import CeilingConfig, measure_ceiling
 
 
 def _plain_encode(model, texts: list[str], batch: int, seconds: float) -> float:
@@ -59,16 +59,32 @@ def bench_ceiling(lengths: list[int], batches: list[int], rounds: int, seconds: 
 
 
 def bench_size(slo_ms: float, step: float, out: Path) -> None:
-    from bench.sizing.size import Slo, passes
     from bench.results.store import read_results
+    from bench.sizing.size import Slo, passes
     from tests.conftest import INFINITY_VERSION
     from tests.harness.models import env_root, minilm_path
     from tests.harness.process import free_port, start_process, stop_process, wait_healthy
 
     port, model = free_port(), minilm_path()
-    argv = [str(env_root() / f"infinity-emb-{INFINITY_VERSION}" / "bin" / "infinity_emb"), "v2", "--model-id", str(model),
-            "--served-model-name", "minilm", "--engine", "torch", "--device", "cpu", "--no-bettertransformer",
-            "--batch-size", "32", "--host", "127.0.0.1", "--port", str(port)]
+    argv = [
+        str(env_root() / f"infinity-emb-{INFINITY_VERSION}" / "bin" / "infinity_emb"),
+        "v2",
+        "--model-id",
+        str(model),
+        "--served-model-name",
+        "minilm",
+        "--engine",
+        "torch",
+        "--device",
+        "cpu",
+        "--no-bettertransformer",
+        "--batch-size",
+        "32",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     env = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
     out.mkdir(parents=True, exist_ok=True)
     proc = start_process("infinity-emb", argv, out / "infinity.log", env=env)
@@ -77,36 +93,84 @@ def bench_size(slo_ms: float, step: float, out: Path) -> None:
     try:
         wait_healthy(proc, f"http://127.0.0.1:{port}/health", deadline_s=240)
         started = time.perf_counter()
-        subprocess.run([*ragbench, "size", "-e", spec, "--slo-p99", str(slo_ms), "--tokenizer", str(model),
-                        "--out", str(out / "size"), "--overwrite"], check=True)
+        subprocess.run(
+            [
+                *ragbench,
+                "size",
+                "-e",
+                spec,
+                "--slo-p99",
+                str(slo_ms),
+                "--tokenizer",
+                str(model),
+                "--out",
+                str(out / "size"),
+                "--overwrite",
+            ],
+            check=True,
+        )
         wall = time.perf_counter() - started
         (sizing,) = read_results(out / "size" / "results.jsonl").sizing
         found = sizing.saturation["rate"]
         sat_point = sizing.saturation["point"]
         if found is None:
-            print(f"size: {wall:.0f} s wall (defaults), no saturation rate under {slo_ms:g} ms: "
-                  f"{[(p['rate'], p['passed']) for p in sizing.saturation['probes']]}")
+            print(
+                f"size: {wall:.0f} s wall (defaults), no saturation rate under {slo_ms:g} ms: "
+                f"{[(p['rate'], p['passed']) for p in sizing.saturation['probes']]}"
+            )
             return
         batch = int(sat_point.split("batch ")[1].split()[0])
-        print(f"size: {wall:.0f} s wall (defaults), saturation {found:.2f} requests/s at batch {batch} ({sat_point})", flush=True)
+        print(
+            f"size: {wall:.0f} s wall (defaults), saturation {found:.2f} requests/s at batch {batch} ({sat_point})",
+            flush=True,
+        )
         rates = [round(found * (0.5 + step * i), 3) for i in range(int(1.0 / step) + 1)]
-        subprocess.run([*ragbench, "load", "-e", spec, "--batch", str(batch), "--rate", ",".join(map(str, rates)),
-                        "--arrival", "poisson", "--lengths", "128", "--tokenizer", str(model), "--duration", "3s",
-                        "--warmup", "1s", "--out", str(out / "sweep"), "--overwrite"], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                *ragbench,
+                "load",
+                "-e",
+                spec,
+                "--batch",
+                str(batch),
+                "--rate",
+                ",".join(map(str, rates)),
+                "--arrival",
+                "poisson",
+                "--lengths",
+                "128",
+                "--tokenizer",
+                str(model),
+                "--duration",
+                "3s",
+                "--warmup",
+                "1s",
+                "--out",
+                str(out / "sweep"),
+                "--overwrite",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         slo = Slo(slo_ms, sizing.max_error_rate)
         sweep = sorted(read_results(out / "sweep" / "results.jsonl").load_points, key=lambda p: p.rate)
         for p in sweep:
-            print(f"  manual {p.rate:8.2f}/s  scheduled p99 {p.latency_ms['scheduled']['p99'] if p.latency_ms['scheduled'] else float('nan'):9.1f} ms"
-                  f"  {'pass' if passes(p, slo, 'scheduled') else 'FAIL'}")
+            print(
+                f"  manual {p.rate:8.2f}/s  scheduled p99 {p.latency_ms['scheduled']['p99'] if p.latency_ms['scheduled'] else float('nan'):9.1f} ms"
+                f"  {'pass' if passes(p, slo, 'scheduled') else 'FAIL'}"
+            )
         first_fail = next((p.rate for p in sweep if not passes(p, slo, "scheduled")), None)
-        manual = max((p.rate for p in sweep if passes(p, slo, "scheduled") and (first_fail is None or p.rate < first_fail)),
-                     default=None)
+        manual = max(
+            (p.rate for p in sweep if passes(p, slo, "scheduled") and (first_fail is None or p.rate < first_fail)),
+            default=None,
+        )
         if manual is None:
             print("manual sweep: no passing rate")
         else:
-            print(f"manual sweep saturation {manual:.2f} requests/s; size/manual = {found / manual:.3f} "
-                  f"({abs(found / manual - 1):.1%} apart)")
+            print(
+                f"manual sweep saturation {manual:.2f} requests/s; size/manual = {found / manual:.3f} "
+                f"({abs(found / manual - 1):.1%} apart)"
+            )
     finally:
         stop_process(proc)
 
@@ -127,8 +191,12 @@ def main() -> None:
     if args.what == "size":
         bench_size(args.slo_p99, args.step, args.out)
     if args.what == "ceiling":
-        bench_ceiling([int(v) for v in args.lengths.split(",")], [int(v) for v in args.batch.split(",")],
-                      args.rounds, args.seconds)
+        bench_ceiling(
+            [int(v) for v in args.lengths.split(",")],
+            [int(v) for v in args.batch.split(",")],
+            args.rounds,
+            args.seconds,
+        )
 
 
 if __name__ == "__main__":

@@ -7,9 +7,9 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 CONFIG = """worker_processes 1;
 daemon off;
@@ -35,7 +35,9 @@ def nginx(port: int = 18080) -> Iterator[str]:
     with tempfile.TemporaryDirectory(prefix="ragbench-nginx-") as tmp:
         conf = Path(tmp) / "nginx.conf"
         conf.write_text(CONFIG.format(tmp=tmp, port=port))
-        process = subprocess.Popen([binary, "-c", str(conf), "-p", tmp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [binary, "-c", str(conf), "-p", tmp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 10
@@ -45,7 +47,9 @@ def nginx(port: int = 18080) -> Iterator[str]:
                     break
                 except OSError:
                     if time.monotonic() > deadline or process.poll() is not None:
-                        raise RuntimeError(f"nginx did not start: {(Path(tmp) / 'error.log').read_text() if (Path(tmp) / 'error.log').exists() else ''}")
+                        raise RuntimeError(
+                            f"nginx did not start: {(Path(tmp) / 'error.log').read_text() if (Path(tmp) / 'error.log').exists() else ''}"
+                        )
                     time.sleep(0.1)
             yield url
         finally:

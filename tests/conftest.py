@@ -7,9 +7,9 @@ A missing environment is a failure with the command that builds it, never a skip
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 
@@ -20,9 +20,9 @@ from tests.harness.models import (
     minilm_path,
     reranker_standin_path,
 )
-from tests.paths import shared
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
 from tests.harness.tei_fixture import MiniLMBackend, TeiFixtureServer, start_fixture
+from tests.paths import shared
 
 INFINITY_VERSION = "0.0.78"
 LITELLM_VERSION = "1.106.12"

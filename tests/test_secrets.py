@@ -23,8 +23,8 @@ import pytest
 
 from bench.core.errors import ServerError, UserError
 from bench.core.http import auth_headers
-from bench.endpoints.meter import Meter
 from bench.core.secrets import mask, register_secret, secret_from_env
+from bench.endpoints.meter import Meter
 from bench.targets import registry
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
@@ -45,7 +45,7 @@ class EchoHandler(BaseHTTPRequestHandler):
     every route, and in the fields its successful answers carry into results (TEI's /info model_id, /embed;
     the first CHAT_ANSWERS chat answers)."""
 
-    server: "EchoServer"
+    server: EchoServer
 
     def _echo(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -54,18 +54,34 @@ class EchoHandler(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         self.server.auth.append(auth)
         decoded = base64.b64decode(auth[6:]).decode() if auth.startswith("Basic ") else ""
-        said = f"{self.path}; headers were {dict(self.headers)}; credentials {decoded!r}; raw {self.headers.as_string()!r}"
+        said = (
+            f"{self.path}; headers were {dict(self.headers)}; credentials {decoded!r}; raw {self.headers.as_string()!r}"
+        )
         route = self.path.split("?")[0]
         if self.command == "GET" and route == "/info":
-            self._send(200, {"model_id": f"echo-model {said}", "model_dtype": "float32", "version": said,
-                             "model_type": {"embedding": {"pooling": "mean"}}, "max_client_batch_size": 32,
-                             "max_input_length": 512, "auto_truncate": True})
+            self._send(
+                200,
+                {
+                    "model_id": f"echo-model {said}",
+                    "model_dtype": "float32",
+                    "version": said,
+                    "model_type": {"embedding": {"pooling": "mean"}},
+                    "max_client_batch_size": 32,
+                    "max_input_length": 512,
+                    "auto_truncate": True,
+                },
+            )
         elif route == "/embed":
             self._send(200, [[1.0, 0.5, 0.25] for _ in body["inputs"]])
         elif route == "/v1/chat/completions" and self.server.chat_answers < CHAT_ANSWERS:
             self.server.chat_answers += 1
-            self._send(200, {"choices": [{"message": {"role": "assistant", "content": f"unknown; {said}"}}],
-                             "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
+            self._send(
+                200,
+                {
+                    "choices": [{"message": {"role": "assistant", "content": f"unknown; {said}"}}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+                },
+            )
         else:
             self._send(401, {"error": {"message": f"unauthorized: {said}", "type": "auth"}})
 
@@ -118,8 +134,12 @@ def env_keys(monkeypatch):
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
-    return write_beir(tmp_path_factory.mktemp("tiny"), {f"d{i}": f"text {i}" for i in range(4)},
-                      {f"q{i}": f"query {i}" for i in range(3)}, [(f"q{i}", f"d{i}", 1) for i in range(3)])
+    return write_beir(
+        tmp_path_factory.mktemp("tiny"),
+        {f"d{i}": f"text {i}" for i in range(4)},
+        {f"q{i}": f"query {i}" for i in range(3)},
+        [(f"q{i}", f"d{i}", 1) for i in range(3)],
+    )
 
 
 class EchoingTarget:
@@ -147,7 +167,7 @@ def assert_clean(*texts: str, folder: Path | None = None) -> None:
     for text in texts:
         for secret in SECRETS:
             assert secret not in text, f"{secret} in output:\n{text}"
-    for path in (folder.rglob("*") if folder else []):
+    for path in folder.rglob("*") if folder else []:
         if path.is_file():
             data = path.read_bytes()
             for secret in SECRETS:
@@ -164,44 +184,86 @@ def written(folder: Path, *names: str) -> None:
 def tiny_qa(tmp_path_factory) -> Path:
     """Five questions with reference answers (what --generate scores), over a five-document corpus."""
     root = tmp_path_factory.mktemp("tiny_qa")
-    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "text": f"passage {i} says {i}"}) + "\n"
-                                               for i in range(5)))
-    (root / "qa.jsonl").write_text("".join(json.dumps({"id": f"q{i}", "query": f"what does passage {i} say",
-                                                       "answers": [str(i)]}) + "\n" for i in range(5)))
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": f"d{i}", "text": f"passage {i} says {i}"}) + "\n" for i in range(5))
+    )
+    (root / "qa.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "query": f"what does passage {i} say", "answers": [str(i)]}) + "\n"
+            for i in range(5)
+        )
+    )
     return root
 
 
 def test_quality_with_secrets_in_specs_urls_and_echoed_keys(tiny, tmp_path, echo, env_keys, monkeypatch, capsys):
     monkeypatch.setitem(registry.KINDS, "echo", EchoingTarget)
     out = tmp_path / "out"
-    code, stdout, stderr = run_cli(["quality", "--dataset", str(tiny), "--out", str(out), "-m", "P@2", "--depth", "4",
-                                    "-t", f"echo@{echo.url()}?api_key={PARAM_SECRET}&token={TOKEN_SECRET}"], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        [
+            "quality",
+            "--dataset",
+            str(tiny),
+            "--out",
+            str(out),
+            "-m",
+            "P@2",
+            "--depth",
+            "4",
+            "-t",
+            f"echo@{echo.url()}?api_key={PARAM_SECRET}&token={TOKEN_SECRET}",
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 2 and stderr.count("\n") == 1 and "refused Authorization: Bearer ***" in stderr
     assert (out / "report.html").exists() and "echo" in (out / "results.jsonl").read_text()
     assert_clean(stdout, stderr, folder=out)
 
     # The real HTTP layer: Open WebUI's client against a server that echoes the key it was sent.
     out2 = tmp_path / "out2"
-    code, stdout, stderr = run_cli(["quality", "--dataset", str(tiny), "--out", str(out2), "-m", "P@2", "--depth", "4",
-                                    "-t", f"openwebui@{echo.url(credentials=False)}"], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        [
+            "quality",
+            "--dataset",
+            str(tiny),
+            "--out",
+            str(out2),
+            "-m",
+            "P@2",
+            "--depth",
+            "4",
+            "-t",
+            f"openwebui@{echo.url(credentials=False)}",
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 2 and "HTTP 401" in stderr and "Bearer ***" in stderr, stderr
     assert_clean(stdout, stderr, folder=out2)
 
     # A spec parameter a target does not take: refused before anything is written, the value masked.
-    code, stdout, stderr = run_cli(["quality", "--dataset", str(tiny), "--out", str(tmp_path / "out3"),
-                                    "-t", f"bm25?api_key={PARAM_SECRET}"], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        ["quality", "--dataset", str(tiny), "--out", str(tmp_path / "out3"), "-t", f"bm25?api_key={PARAM_SECRET}"],
+        monkeypatch,
+        capsys,
+    )
     assert code == 2 and "api_key=***" in stderr and not (tmp_path / "out3").exists()
     assert_clean(stdout, stderr)
 
 
-@pytest.mark.parametrize("command", [
-    ["quality", "--dataset", "{tiny}", "-t", "openwebui@{url}", "--out", "{tmp}/q"],
-    ["identity", "-e", "a=openai@{url}/v1?model=m&key_env=TEI_KEY", "-e", "b=reference", "--texts", "{texts}"],
-    ["load", "-e", "a=tei@{url}?key_env=TEI_KEY", "--out", "{tmp}/l"],
-    ["doctor", "--tei", "{url}"],
-])
-def test_credentials_in_the_url_and_a_key_are_refused_before_anything_is_sent(command, tiny, tmp_path, echo, env_keys,
-                                                                               monkeypatch, capsys):
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["quality", "--dataset", "{tiny}", "-t", "openwebui@{url}", "--out", "{tmp}/q"],
+        ["identity", "-e", "a=openai@{url}/v1?model=m&key_env=TEI_KEY", "-e", "b=reference", "--texts", "{texts}"],
+        ["load", "-e", "a=tei@{url}?key_env=TEI_KEY", "--out", "{tmp}/l"],
+        ["doctor", "--tei", "{url}"],
+    ],
+)
+def test_credentials_in_the_url_and_a_key_are_refused_before_anything_is_sent(
+    command, tiny, tmp_path, echo, env_keys, monkeypatch, capsys
+):
     """Both would be the Authorization header, and one would silently replace the other: one line, exit 2,
     nothing sent, nothing written."""
     texts = tmp_path / "texts.txt"
@@ -216,8 +278,23 @@ def test_credentials_in_the_url_and_a_key_are_refused_before_anything_is_sent(co
 def test_generate_with_url_credentials_masks_every_sink(tiny_qa, tmp_path, echo, monkeypatch, capsys):
     """The chat server echoes the Basic header and the credentials in its first answers and in its 401s."""
     out = tmp_path / "out"
-    code, stdout, stderr = run_cli(["quality", "--dataset", str(tiny_qa), "-t", "bm25", "--out", str(out), "-m", "EM",
-                                    "--generate", f"chat@{echo.url()}/v1?model=reader&context=1"], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        [
+            "quality",
+            "--dataset",
+            str(tiny_qa),
+            "-t",
+            "bm25",
+            "--out",
+            str(out),
+            "-m",
+            "EM",
+            "--generate",
+            f"chat@{echo.url()}/v1?model=reader&context=1",
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 3 and "2 of 5 generated answers failed" in stderr, stderr
     written(out, "results.jsonl", "report.md", "report.html", "per_query.csv")
     queries = [r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines()) if r["record"] == "query"]
@@ -230,8 +307,23 @@ def test_generate_with_url_credentials_masks_every_sink(tiny_qa, tmp_path, echo,
 def test_generate_refused_with_url_credentials_masks_every_sink(tiny_qa, tmp_path, echo, monkeypatch, capsys):
     echo.chat_answers = CHAT_ANSWERS  # every question refused, with the echo in each 401 body
     out = tmp_path / "out"
-    code, stdout, stderr = run_cli(["quality", "--dataset", str(tiny_qa), "-t", "bm25", "--out", str(out), "-m", "EM",
-                                    "--generate", f"chat@{echo.url()}/v1?model=reader"], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        [
+            "quality",
+            "--dataset",
+            str(tiny_qa),
+            "-t",
+            "bm25",
+            "--out",
+            str(out),
+            "-m",
+            "EM",
+            "--generate",
+            f"chat@{echo.url()}/v1?model=reader",
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 2 and "HTTP 401" in stderr and "Basic ***" in stderr and "credentials in the URL" in stderr, stderr
     written(out, "results.jsonl", "report.md", "report.html")
     assert_clean(stdout, stderr, folder=out)
@@ -239,14 +331,18 @@ def test_generate_refused_with_url_credentials_masks_every_sink(tiny_qa, tmp_pat
 
 def test_load_preflight_with_url_credentials_masks_every_sink(tmp_path, echo, monkeypatch, capsys):
     out = tmp_path / "out"
-    code, stdout, stderr = run_cli(["load", "-e", f"a=openai@{echo.url()}/v1?model=m", "--out", str(out),
-                                    "--duration", "1"], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        ["load", "-e", f"a=openai@{echo.url()}/v1?model=m", "--out", str(out), "--duration", "1"], monkeypatch, capsys
+    )
     assert code == 2 and "HTTP 401" in stderr and "Basic ***" in stderr, stderr
     assert not out.exists()  # the preflight is refused before --out is touched
     assert_clean(stdout, stderr, folder=tmp_path)
     # TEI's route answers: the run is written (its URL holds the credentials), and no form of them is in it.
-    code, stdout, stderr = run_cli(["load", "-e", f"a=tei@{echo.url()}", "--out", str(out), "--duration", "0.5",
-                                    "--warmup", "0s"], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        ["load", "-e", f"a=tei@{echo.url()}", "--out", str(out), "--duration", "0.5", "--warmup", "0s"],
+        monkeypatch,
+        capsys,
+    )
     assert code == 0, stderr
     written(out, "results.jsonl", "report.md", "report.html")
     assert_clean(stdout, stderr, folder=out)
@@ -254,8 +350,14 @@ def test_load_preflight_with_url_credentials_masks_every_sink(tmp_path, echo, mo
 
 def test_report_masks_secrets_in_a_results_file(tiny, tmp_path, echo_url, env_keys, monkeypatch, capsys):
     out = tmp_path / "out"
-    assert run_cli(["quality", "--dataset", str(tiny), "--out", str(out), "-t", "bm25", "-m", "P@2", "--depth", "4"],
-                   monkeypatch, capsys)[0] == 0
+    assert (
+        run_cli(
+            ["quality", "--dataset", str(tiny), "--out", str(out), "-t", "bm25", "-m", "P@2", "--depth", "4"],
+            monkeypatch,
+            capsys,
+        )[0]
+        == 0
+    )
     # A results file written by hand or by an older ragbench, with secrets in it.
     lines = (out / "results.jsonl").read_text().splitlines()
     target = json.loads(lines[1])
@@ -268,14 +370,18 @@ def test_report_masks_secrets_in_a_results_file(tiny, tmp_path, echo_url, env_ke
     planted = tmp_path / "planted"
     planted.mkdir()
     (planted / "results.jsonl").write_text("\n".join(lines) + "\n")
-    code, stdout, stderr = run_cli(["report", str(planted / "results.jsonl"), "--out", str(tmp_path / "rep")], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        ["report", str(planted / "results.jsonl"), "--out", str(tmp_path / "rep")], monkeypatch, capsys
+    )
     assert code == 0, stderr
     assert "Status: failed" in (tmp_path / "rep" / "report.md").read_text()
     assert_clean(stdout, stderr, folder=tmp_path / "rep")
 
 
 def test_evaluate_and_datasets_check_mask_secrets_in_paths(tmp_path, monkeypatch, capsys):
-    code, stdout, stderr = run_cli(["evaluate", f"http://alice:{URL_PASSWORD}@host/qrels", str(tmp_path / "run")], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        ["evaluate", f"http://alice:{URL_PASSWORD}@host/qrels", str(tmp_path / "run")], monkeypatch, capsys
+    )
     assert code == 2 and "alice" not in stderr
     assert_clean(stdout, stderr)
     code, stdout, stderr = run_cli(["datasets", "check", f"{tmp_path}/set?token={TOKEN_SECRET}"], monkeypatch, capsys)
@@ -288,16 +394,41 @@ def test_identity_masks_url_credentials_and_echoed_keys(tmp_path, echo, env_keys
     texts.write_text("one\ntwo\nthree\n")
     # Both answer (TEI's /info echoes the headers into the model id that results and reports show).
     out = tmp_path / "ok"
-    code, stdout, stderr = run_cli(["identity", "-e", f"a=tei@{echo.url()}", "-e", f"b=tei@{echo.url()}",
-                                    "--texts", str(texts), "--out", str(out)], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        [
+            "identity",
+            "-e",
+            f"a=tei@{echo.url()}",
+            "-e",
+            f"b=tei@{echo.url()}",
+            "--texts",
+            str(texts),
+            "--out",
+            str(out),
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 1 and "verdict: INSUFFICIENT DATA" in stdout, stdout + stderr  # three texts: too few to judge
     written(out, "results.jsonl", "report.md", "report.html")
     assert "Basic ***" in (out / "results.jsonl").read_text()
     assert_clean(stdout, stderr, folder=out)
     # One is refused, with the headers in its 401 body; the other sends the key from the environment.
-    code, stdout, stderr = run_cli(["identity", "-e", f"a=openai@{echo.url()}/v1?model=m",
-                                    "-e", f"b=openai@{echo.url(credentials=False)}/v1?model=m&key_env=TEI_KEY",
-                                    "--texts", str(texts), "--out", str(tmp_path / "refused")], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        [
+            "identity",
+            "-e",
+            f"a=openai@{echo.url()}/v1?model=m",
+            "-e",
+            f"b=openai@{echo.url(credentials=False)}/v1?model=m&key_env=TEI_KEY",
+            "--texts",
+            str(texts),
+            "--out",
+            str(tmp_path / "refused"),
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 2 and "HTTP 401" in stderr and "Basic ***" in stderr, stderr
     assert_clean(stdout, stderr, folder=tmp_path)
 
@@ -306,9 +437,23 @@ def test_doctor_masks_url_credentials_and_echoed_keys(tmp_path, echo, env_keys, 
     for name in ("TEI_API_KEY", "LITELLM_API_KEY"):  # these hops authenticate with the URL's credentials
         monkeypatch.delenv(name)
     for out in (tmp_path / "doctor", tmp_path / "doctor.json"):
-        code, stdout, stderr = run_cli(["doctor", "--tei", echo.url(), "--openwebui", echo.url(credentials=False),
-                                        "--litellm", echo.url(), "--lightrag", echo.url(), "--out", str(out)],
-                                       monkeypatch, capsys)
+        code, stdout, stderr = run_cli(
+            [
+                "doctor",
+                "--tei",
+                echo.url(),
+                "--openwebui",
+                echo.url(credentials=False),
+                "--litellm",
+                echo.url(),
+                "--lightrag",
+                echo.url(),
+                "--out",
+                str(out),
+            ],
+            monkeypatch,
+            capsys,
+        )
         assert code == 1 and "127.0.0.1" in stdout and "Basic ***" in stdout, stdout + stderr
     written(tmp_path / "doctor", "results.jsonl", "report.md", "report.html")
     assert_clean(stdout, stderr, folder=tmp_path)
@@ -316,8 +461,13 @@ def test_doctor_masks_url_credentials_and_echoed_keys(tmp_path, echo, env_keys, 
 
 def test_meter_masks_upstream_credentials(echo_url, env_keys):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "bench", "meter", "--port", "0", "--upstream", f"llm={echo_url}/v1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench", "meter", "--port", "0", "--upstream", f"llm={echo_url}/v1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         first = proc.stdout.readline()  # the route line: the proxy is up
         assert "127.0.0.1" in first
@@ -347,16 +497,27 @@ def test_auth_headers_turn_url_credentials_into_basic_and_register_every_form():
         assert mask(f"echoed: {form}.") == "echoed: ***.", form
     # A key in its own header goes with the URL's credentials; in Authorization it would replace them.
     assert auth_headers("t", "http://bob:pw@h", "k3y-value", key_header="X-API-Key")[1] == {
-        "Authorization": f"Basic {base64.b64encode(b'bob:pw').decode()}", "X-API-Key": "k3y-value"}
+        "Authorization": f"Basic {base64.b64encode(b'bob:pw').decode()}",
+        "X-API-Key": "k3y-value",
+    }
     with pytest.raises(UserError, match="endpoint a: the URL holds credentials .* and key_env=K is set"):
         auth_headers("endpoint a", "http://bob:pw@h", "k3y-value", key_name="key_env=K")
-    assert auth_headers("endpoint a", "http://h:1/v1", "k3y-value") == ("http://h:1/v1", {"Authorization": "Bearer k3y-value"})
+    assert auth_headers("endpoint a", "http://h:1/v1", "k3y-value") == (
+        "http://h:1/v1",
+        {"Authorization": "Bearer k3y-value"},
+    )
 
 
 def test_mask_removes_derived_forms_and_basic_credentials_by_shape():
     register_secret('s"cr\\et é/x')
-    for form in ('s"cr\\et é/x', 's%22cr%5Cet%20%C3%A9%2Fx', 's%22cr%5Cet%20%C3%A9/x', 's%22cr%5Cet+%C3%A9%2Fx',
-                 's\\"cr\\\\et \\u00e9/x', 's\\"cr\\\\et é/x'):
+    for form in (
+        's"cr\\et é/x',
+        "s%22cr%5Cet%20%C3%A9%2Fx",
+        "s%22cr%5Cet%20%C3%A9/x",
+        "s%22cr%5Cet+%C3%A9%2Fx",
+        's\\"cr\\\\et \\u00e9/x',
+        's\\"cr\\\\et é/x',
+    ):
         assert mask(f"<{form}>") == "<***>", form
     # A Basic header ragbench never sent (so never registered), written or echoed as a dict: masked by shape.
     never = base64.b64encode(b"carol:unregistered-pw").decode()
@@ -379,13 +540,16 @@ def test_the_load_generator_sends_what_the_api_client_sends():
     client = open_endpoint(spec)
     try:
         assert endpoint.headers == {"Authorization": f"Basic {base64.b64encode(b'bob:pw').decode()}"}
-        assert endpoint.wire.url == "http://127.0.0.1:9/v1/embeddings" and endpoint.metrics.url == "http://127.0.0.1:9/metrics"
+        assert (
+            endpoint.wire.url == "http://127.0.0.1:9/v1/embeddings"
+            and endpoint.metrics.url == "http://127.0.0.1:9/metrics"
+        )
         assert client.http.http.httpx.headers["Authorization"] == endpoint.headers["Authorization"]
     finally:
         client.close()
 
 
-ODD_SECRET = "pä/ss&w\"0rd-7"  # non-ASCII, a slash, HTML- and JSON-special characters
+ODD_SECRET = 'pä/ss&w"0rd-7'  # non-ASCII, a slash, HTML- and JSON-special characters
 
 
 ODD_FORMS = {  # how servers and frameworks echo a credential back
@@ -410,10 +574,13 @@ class OddEchoHandler(BaseHTTPRequestHandler):
     def _refuse(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         password = base64.b64decode(self.headers.get("Authorization", "Basic ")[6:]).decode().partition(":")[2]
-        form = {"upper": lambda p: re.sub(r"\\u[0-9a-f]{4}", lambda m: "\\u" + m.group(0)[2:].upper(), json.dumps(p)[1:-1]),
-                "lower-percent": lambda p: re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(p, safe=""))
-                }[self.server.form](password)
-        payload = json.dumps({"error": f"bad password [{form}]", "error_type": "Unauthorized"}, ensure_ascii=False).encode()
+        form = {
+            "upper": lambda p: re.sub(r"\\u[0-9a-f]{4}", lambda m: "\\u" + m.group(0)[2:].upper(), json.dumps(p)[1:-1]),
+            "lower-percent": lambda p: re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(p, safe="")),
+        }[self.server.form](password)
+        payload = json.dumps(
+            {"error": f"bad password [{form}]", "error_type": "Unauthorized"}, ensure_ascii=False
+        ).encode()
         self.send_response(401)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -435,8 +602,21 @@ def test_identity_masks_a_password_echoed_in_an_odd_encoding(form, tmp_path, mon
     texts.write_text("one\ntwo\nthree\n")
     try:
         url = f"http://bob:{quote('Zq-pässwörd-77', safe='')}@127.0.0.1:{server.server_address[1]}"
-        code, stdout, stderr = run_cli(["identity", "-e", f"a=tei@{url}", "-e", f"b=tei@{url}", "--texts", str(texts),
-                                        "--out", str(tmp_path / "out")], monkeypatch, capsys)
+        code, stdout, stderr = run_cli(
+            [
+                "identity",
+                "-e",
+                f"a=tei@{url}",
+                "-e",
+                f"b=tei@{url}",
+                "--texts",
+                str(texts),
+                "--out",
+                str(tmp_path / "out"),
+            ],
+            monkeypatch,
+            capsys,
+        )
     finally:
         server.shutdown()
     assert code == 2 and "bad password [***]" in stderr, stderr
@@ -449,7 +629,11 @@ def test_identity_masks_a_password_echoed_in_an_odd_encoding(form, tmp_path, mon
 def test_a_password_that_breaks_its_url_is_masked_in_the_error(password, command, tmp_path, monkeypatch, capsys):
     """An unescaped `/` or `#` in the password: the URL cannot be parsed, and the line that says so names it masked."""
     url = f"http://bob:{password}@127.0.0.1:9"
-    args = [*command, "--tei", url] if command == ["doctor"] else [*command, "-e", f"a=tei@{url}", "--out", str(tmp_path / "o")]
+    args = (
+        [*command, "--tei", url]
+        if command == ["doctor"]
+        else [*command, "-e", f"a=tei@{url}", "--out", str(tmp_path / "o")]
+    )
     code, stdout, stderr = run_cli(args, monkeypatch, capsys)
     assert code in (1, 2) and "http://***@127.0.0.1:9" in stdout + stderr, stdout + stderr
     assert "SeKr1t" not in stdout + stderr

@@ -10,15 +10,23 @@ import traceback
 
 from typer._click import exceptions as click_errors  # typer vendors Click; its errors live here
 
-from bench.core import interrupt
+from bench.cli import (  # noqa: E402,F401  (registration)  # noqa: E402,F401  (registration)  # noqa: E402,F401  (registration)
+    ceiling_cmd,
+    compare_cmd,
+    datasets_cmd,
+    doctor_cmd,
+    evaluate_cmd,
+    identity_cmd,
+    load_cmd,  # noqa: E402,F401  (registration)
+    meter_cmd,
+    quality_cmd,
+    run_cmd,
+    size_cmd,
+)
 from bench.cli.app import app
+from bench.core import interrupt
 from bench.core.errors import UserError
 from bench.core.secrets import MaskedStream
-
-from bench.cli import datasets_cmd, evaluate_cmd, quality_cmd, meter_cmd, identity_cmd, doctor_cmd  # noqa: E402,F401  (registration)
-from bench.cli import compare_cmd, run_cmd  # noqa: E402,F401  (registration)
-from bench.cli import load_cmd  # noqa: E402,F401  (registration)
-from bench.cli import ceiling_cmd, size_cmd  # noqa: E402,F401  (registration)
 
 
 def main() -> None:

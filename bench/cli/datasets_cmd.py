@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -16,8 +16,8 @@ app.add_typer(datasets_app, name="datasets")
 @datasets_app.command("check")
 def check(
     path: Annotated[Path, typer.Argument(help="BEIR folder, TREC folder, or JSONL Q&A file/folder.")],
-    split: Annotated[Optional[str], typer.Option("--split", help="qrels split (BEIR: qrels/<split>.tsv).")] = None,
-    format: Annotated[Optional[str], typer.Option("--format", help="beir, trec or jsonl (default: detected).")] = None,
+    split: Annotated[str | None, typer.Option("--split", help="qrels split (BEIR: qrels/<split>.tsv).")] = None,
+    format: Annotated[str | None, typer.Option("--format", help="beir, trec or jsonl (default: detected).")] = None,
 ) -> None:
     """Validate a dataset and print its counts; soft problems are listed, hard ones exit with code 2."""
     from bench.datasets import check_dataset, load_dataset

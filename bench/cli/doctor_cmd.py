@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,21 +12,33 @@ from bench.cli.app import app
 
 @app.command()
 def doctor(
-    openwebui: Annotated[Optional[str], typer.Option("--openwebui", help="Open WebUI base URL (key from $OPENWEBUI_API_KEY).")] = None,
-    tei: Annotated[Optional[str], typer.Option("--tei", help="TEI base URL (key, if any, from $TEI_API_KEY).")] = None,
-    litellm: Annotated[Optional[str], typer.Option("--litellm", help="LiteLLM proxy base URL (key from $LITELLM_API_KEY).")] = None,
-    lightrag: Annotated[Optional[str], typer.Option("--lightrag", help="LightRAG server base URL.")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
-                                                "A FILE.json instead writes the findings as one JSON document (schema ragbench.doctor v1).")] = None,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")] = False,
+    openwebui: Annotated[
+        str | None, typer.Option("--openwebui", help="Open WebUI base URL (key from $OPENWEBUI_API_KEY).")
+    ] = None,
+    tei: Annotated[str | None, typer.Option("--tei", help="TEI base URL (key, if any, from $TEI_API_KEY).")] = None,
+    litellm: Annotated[
+        str | None, typer.Option("--litellm", help="LiteLLM proxy base URL (key from $LITELLM_API_KEY).")
+    ] = None,
+    lightrag: Annotated[str | None, typer.Option("--lightrag", help="LightRAG server base URL.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
+            "A FILE.json instead writes the findings as one JSON document (schema ragbench.doctor v1).",
+        ),
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")
+    ] = False,
 ) -> None:
     """Probe each hop with tiny requests; print what is wrong and how to fix it."""
-    from bench.doctor.probes import DoctorRequest, doctor_records, findings_json, run_doctor
     from bench.core.errors import UserError
+    from bench.core.secrets import mask
+    from bench.doctor.probes import DoctorRequest, doctor_records, findings_json, run_doctor
     from bench.report import write_outputs
     from bench.results.outdir import RESULTS_FILE, is_document, prepare_out
     from bench.results.store import complete_results
-    from bench.core.secrets import mask
 
     if not any((openwebui, tei, litellm, lightrag)):
         raise UserError("doctor: give at least one of --openwebui, --tei, --litellm, --lightrag")

@@ -13,11 +13,25 @@ from bench.cli.app import app
 
 @app.command()
 def evaluate(
-    qrels: Annotated[Path, typer.Argument(help="TREC qrels (qid 0 docno rel), BEIR qrels TSV with header, or a dataset (folder or qa.jsonl; needed for Answer@k).")],
+    qrels: Annotated[
+        Path,
+        typer.Argument(
+            help="TREC qrels (qid 0 docno rel), BEIR qrels TSV with header, or a dataset (folder or qa.jsonl; needed for Answer@k)."
+        ),
+    ],
     run: Annotated[Path, typer.Argument(help="TREC run file (qid Q0 docno rank score tag).")],
-    measure: Annotated[list[str], typer.Option("-m", "--measure", help="trec_eval measure, e.g. ndcg_cut.10, map, P.10; or nDCG@10, MRR@10; Answer@5, AnswerMRR@10 with a dataset.")] = ["ndcg_cut.10", "recall.100", "map"],
+    measure: Annotated[
+        list[str],
+        typer.Option(
+            "-m",
+            "--measure",
+            help="trec_eval measure, e.g. ndcg_cut.10, map, P.10; or nDCG@10, MRR@10; Answer@5, AnswerMRR@10 with a dataset.",
+        ),
+    ] = ["ndcg_cut.10", "recall.100", "map"],
     per_query: Annotated[bool, typer.Option("-q", help="Also print every query's values (trec_eval -q).")] = False,
-    complete: Annotated[bool, typer.Option("-c", help="Average over every qrels query; missing ones count as zero (trec_eval -c).")] = False,
+    complete: Annotated[
+        bool, typer.Option("-c", help="Average over every qrels query; missing ones count as zero (trec_eval -c).")
+    ] = False,
     output_format: Annotated[str, typer.Option("--format", help="trec (trec_eval's columns) or json.")] = "trec",
 ) -> None:
     """Score a run with trec_eval's exact semantics (ties: score, then docno, descending)."""

@@ -3,69 +3,133 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from bench.cli.app import app
 
 
-
 @app.command()
 def quality(
     dataset: Annotated[Path, typer.Option("--dataset", help="BEIR folder, TREC folder, or JSONL Q&A.")],
-    target: Annotated[list[str], typer.Option("--target", "-t", help="[NAME=]kind[:variant][+rerank][@url][?k=v&...]; NAME is what reports, run files and compare use. Repeat.")],
-    split: Annotated[Optional[str], typer.Option("--split", help="qrels split.")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default reports/quality).")] = None,
-    measure: Annotated[Optional[list[str]], typer.Option("-m", "--measure", help="Measures (default: nDCG@10, R@100, MRR@10, MAP@100 with qrels; Answer@1, Answer@5, Answer@20, AnswerMRR@10 with answers).")] = None,
-    depth: Annotated[int, typer.Option("--depth", min=1, help="Documents ranked per query (at least the deepest cut-off).")] = 100,
-    embedding_model: Annotated[Optional[str], typer.Option("--embedding-model", help="Local sentence-transformers model folder for dense/hybrid.")] = None,
-    cross_encoder: Annotated[Optional[str], typer.Option("--cross-encoder", help="Local cross-encoder folder for '+rerank' targets.")] = None,
-    rerank_depth: Annotated[int, typer.Option("--rerank-depth", min=1, help="First-stage documents the cross-encoder re-scores.")] = 100,
-    max_queries: Annotated[Optional[int], typer.Option("--max-queries", min=1, help="Evaluate a seeded sample of judged queries.")] = None,
-    max_docs: Annotated[Optional[int], typer.Option("--max-docs", min=1, help="Sample the corpus: judged docs of the queries + random distractors.")] = None,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed for sampling, bootstrap and randomization tests.")] = 0,
-    generate: Annotated[Optional[str], typer.Option("--generate", help="Answer each question and score EM/F1/Contains: chat@URL?model=NAME (an OpenAI-compatible chat endpoint fed each target's top texts) or native (LightRAG's /query).")] = None,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")] = False,
-    resume: Annotated[Optional[Path], typer.Option("--resume", help="Continue the interrupted run in this folder (same options): finished targets and queries are kept.")] = None,
+    target: Annotated[
+        list[str],
+        typer.Option(
+            "--target",
+            "-t",
+            help="[NAME=]kind[:variant][+rerank][@url][?k=v&...]; NAME is what reports, run files and compare use. Repeat.",
+        ),
+    ],
+    split: Annotated[str | None, typer.Option("--split", help="qrels split.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default reports/quality).")] = None,
+    measure: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-m",
+            "--measure",
+            help="Measures (default: nDCG@10, R@100, MRR@10, MAP@100 with qrels; Answer@1, Answer@5, Answer@20, AnswerMRR@10 with answers).",
+        ),
+    ] = None,
+    depth: Annotated[
+        int, typer.Option("--depth", min=1, help="Documents ranked per query (at least the deepest cut-off).")
+    ] = 100,
+    embedding_model: Annotated[
+        str | None,
+        typer.Option("--embedding-model", help="Local sentence-transformers model folder for dense/hybrid."),
+    ] = None,
+    cross_encoder: Annotated[
+        str | None, typer.Option("--cross-encoder", help="Local cross-encoder folder for '+rerank' targets.")
+    ] = None,
+    rerank_depth: Annotated[
+        int, typer.Option("--rerank-depth", min=1, help="First-stage documents the cross-encoder re-scores.")
+    ] = 100,
+    max_queries: Annotated[
+        int | None, typer.Option("--max-queries", min=1, help="Evaluate a seeded sample of judged queries.")
+    ] = None,
+    max_docs: Annotated[
+        int | None,
+        typer.Option("--max-docs", min=1, help="Sample the corpus: judged docs of the queries + random distractors."),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed for sampling, bootstrap and randomization tests.")
+    ] = 0,
+    generate: Annotated[
+        str | None,
+        typer.Option(
+            "--generate",
+            help="Answer each question and score EM/F1/Contains: chat@URL?model=NAME (an OpenAI-compatible chat endpoint fed each target's top texts) or native (LightRAG's /query).",
+        ),
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")
+    ] = False,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            help="Continue the interrupted run in this folder (same options): finished targets and queries are kept.",
+        ),
+    ] = None,
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
-    from bench.core.errors import UserError
     from bench.commands.quality import QualityRequest
+    from bench.core.errors import UserError
 
     if resume is not None and out is not None and out != resume:
         raise UserError(f"--resume {resume} writes into that folder; drop --out {out}")
     if resume is not None and overwrite:
         raise UserError("--resume continues a run, --overwrite replaces it: give one of them")
-    _run_and_summarise(QualityRequest(
-        dataset=dataset, split=split, targets=target, out=resume or out or Path("reports/quality"), resume=resume is not None,
-        measures=measure, depth=depth,
-        embedding_model=embedding_model, cross_encoder=cross_encoder, rerank_depth=rerank_depth,
-        max_queries=max_queries, max_docs=max_docs, seed=seed, generate=generate, overwrite=overwrite,
-    ))
+    _run_and_summarise(
+        QualityRequest(
+            dataset=dataset,
+            split=split,
+            targets=target,
+            out=resume or out or Path("reports/quality"),
+            resume=resume is not None,
+            measures=measure,
+            depth=depth,
+            embedding_model=embedding_model,
+            cross_encoder=cross_encoder,
+            rerank_depth=rerank_depth,
+            max_queries=max_queries,
+            max_docs=max_docs,
+            seed=seed,
+            generate=generate,
+            overwrite=overwrite,
+        )
+    )
 
 
 @app.command()
 def demo(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/demo"),
     max_docs: Annotated[int, typer.Option("--max-docs", min=0, help="Corpus sample size (0: the whole corpus).")] = 0,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")
+    ] = False,
 ) -> None:
     """Quality of bm25, dense and hybrid on numpy-docs: numpy's docstrings as a known-item search, built at run time."""
-    from bench.datasets import DEMO_DATASET
     from bench.commands.quality import QualityRequest
+    from bench.datasets import DEMO_DATASET
 
-    _run_and_summarise(QualityRequest(
-        dataset=Path(DEMO_DATASET), targets=["bm25", "dense", "hybrid"], out=out,
-        max_docs=max_docs or None, command="demo", overwrite=overwrite,
-    ))
+    _run_and_summarise(
+        QualityRequest(
+            dataset=Path(DEMO_DATASET),
+            targets=["bm25", "dense", "hybrid"],
+            out=out,
+            max_docs=max_docs or None,
+            command="demo",
+            overwrite=overwrite,
+        )
+    )
 
 
 def _run_and_summarise(request) -> None:
     """Run, then print the results tables and the report's path; also when a measurement failed (everything
     is written then too), before the error line and its exit code 3."""
-    from bench.core.errors import MeasurementFailed
     from bench.commands.quality import quality_command
+    from bench.core.errors import MeasurementFailed
 
     try:
         report = quality_command(request)
@@ -86,9 +150,16 @@ def _summary(report: Path) -> None:
 
 @app.command()
 def report(
-    results: Annotated[Path, typer.Argument(help="A results.jsonl (quality, demo, identity, doctor, ...) or a folder: every results.jsonl below it.")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: beside the results).")] = None,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace the report files already in another --out folder.")] = False,
+    results: Annotated[
+        Path,
+        typer.Argument(
+            help="A results.jsonl (quality, demo, identity, doctor, ...) or a folder: every results.jsonl below it."
+        ),
+    ],
+    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: beside the results).")] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace the report files already in another --out folder.")
+    ] = False,
 ) -> None:
     """Rebuild report.md and report.html (and plots, per_query.csv) from results files."""
     from bench.report import write_reports

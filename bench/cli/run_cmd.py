@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -13,19 +13,30 @@ from bench.cli.app import app
 
 @app.command()
 def run(
-    suite: Annotated[Path, typer.Argument(help="Suite file (TOML): datasets, targets, endpoints, load sweeps, thresholds.")],
-    baseline: Annotated[Optional[Path], typer.Option("--baseline", help="A previous run's --out folder to gate against.")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default reports/<suite name>).")] = None,
-    junit: Annotated[Optional[Path], typer.Option("--junit", help="Write the gate's JUnit XML here.")] = None,
-    summary: Annotated[Optional[Path], typer.Option("--summary", help="Append the gate's markdown here (default: $GITHUB_STEP_SUMMARY when set).")] = None,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")] = False,
-    benchmark_json: Annotated[Optional[Path], typer.Option("--benchmark-json", help="Write pytest-benchmark JSON of latency and throughput.")] = None,
+    suite: Annotated[
+        Path, typer.Argument(help="Suite file (TOML): datasets, targets, endpoints, load sweeps, thresholds.")
+    ],
+    baseline: Annotated[
+        Path | None, typer.Option("--baseline", help="A previous run's --out folder to gate against.")
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default reports/<suite name>).")] = None,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Write the gate's JUnit XML here.")] = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option("--summary", help="Append the gate's markdown here (default: $GITHUB_STEP_SUMMARY when set)."),
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")
+    ] = False,
+    benchmark_json: Annotated[
+        Path | None, typer.Option("--benchmark-json", help="Write pytest-benchmark JSON of latency and throughput.")
+    ] = None,
 ) -> None:
     """Run every quality, identity and load entry of a suite; with --baseline, gate the run (exit 1 on a regression)."""
-    from bench.gate.compare import locate_results
-    from bench.gate.outputs import check_output_paths, render_text, write_outputs
     from bench.cli.suite_file import load_suite
     from bench.commands.suite import run_suite
+    from bench.gate.compare import locate_results
+    from bench.gate.outputs import check_output_paths, render_text, write_outputs
 
     loaded = load_suite(suite)
     out = out or Path("reports") / loaded.name

@@ -44,9 +44,10 @@ import functools
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from bench.commands.identity import IdentityCommand, check_identity
 from bench.commands.load import LoadRequest, check_load
@@ -66,19 +67,61 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 SECTIONS = ("suite", "gate", "datasets", "targets", "endpoints", "quality", "identity", "load")
 DATASET_KEYS = {"path": str, "split": str, "max_queries": int, "max_docs": int}
-QUALITY_KEYS = {"dataset": str, "targets": list, "measures": list, "depth": int, "seed": int, "name": str,
-                "embedding_model": str, "cross_encoder": str, "rerank_depth": int, "generate": str}
-IDENTITY_KEYS = {"endpoints": list, "dataset": str, "texts": str, "reference": str, "dtype": str, "tokenizer": str,
-                 "limit": int, "name": str}
+QUALITY_KEYS = {
+    "dataset": str,
+    "targets": list,
+    "measures": list,
+    "depth": int,
+    "seed": int,
+    "name": str,
+    "embedding_model": str,
+    "cross_encoder": str,
+    "rerank_depth": int,
+    "generate": str,
+}
+IDENTITY_KEYS = {
+    "endpoints": list,
+    "dataset": str,
+    "texts": str,
+    "reference": str,
+    "dtype": str,
+    "tokenizer": str,
+    "limit": int,
+    "name": str,
+}
 # `ragbench load`'s flags (issue 8): lists of numbers are written 1,8,32 on its command line.
-LOAD_KEYS = {"endpoints": list, "name": str, "op": str, "batch": (list, str, int), "concurrency": (list, str, int),
-             "rate": (list, str, int, float), "arrival": str, "max_inflight": int, "burst": int, "duration": str,
-             "requests": int, "warmup": str, "workers": int, "texts": str, "dataset": str,
-             "lengths": (list, str, int), "documents": (list, str, int), "tokenizer": str, "timeout": str, "seed": int,
-             "max_error_rate": (float, int)}
-GATE_KEYS = {"alpha": (float, int), "max_drop": (dict, float, int, str), "significance": bool,
-             "max_p99_increase": (str, float, int), "min_throughput_ratio": (float, int, str), "match": dict,
-             "max_error_rate": (str, float, int)}
+LOAD_KEYS = {
+    "endpoints": list,
+    "name": str,
+    "op": str,
+    "batch": (list, str, int),
+    "concurrency": (list, str, int),
+    "rate": (list, str, int, float),
+    "arrival": str,
+    "max_inflight": int,
+    "burst": int,
+    "duration": str,
+    "requests": int,
+    "warmup": str,
+    "workers": int,
+    "texts": str,
+    "dataset": str,
+    "lengths": (list, str, int),
+    "documents": (list, str, int),
+    "tokenizer": str,
+    "timeout": str,
+    "seed": int,
+    "max_error_rate": (float, int),
+}
+GATE_KEYS = {
+    "alpha": (float, int),
+    "max_drop": (dict, float, int, str),
+    "significance": bool,
+    "max_p99_increase": (str, float, int),
+    "min_throughput_ratio": (float, int, str),
+    "match": dict,
+    "max_error_rate": (str, float, int),
+}
 _LIST_FLAGS = ("batch", "concurrency", "rate", "lengths", "documents")
 _PATH_KEYS = ("texts", "tokenizer", "embedding_model", "cross_encoder")  # relative to the suite file
 _PLURALS = {"measure": "measures", "target": "targets", "endpoint": "endpoints"}  # CLI option -> suite key
@@ -146,18 +189,24 @@ class _Reader:
     def typed(self, table: dict[str, Any], allowed: dict[str, Any], where: tuple) -> dict[str, Any]:
         for key, value in table.items():
             if is_secret_name(key):
-                raise self.error(f"{_label(where + (key,))}: secrets come from the environment only, never from a suite "
-                                 "file (targets read OPENWEBUI_API_KEY / LIGHTRAG_API_KEY; endpoints key_env=VAR)",
-                                 *where, key)
+                raise self.error(
+                    f"{_label(where + (key,))}: secrets come from the environment only, never from a suite "
+                    "file (targets read OPENWEBUI_API_KEY / LIGHTRAG_API_KEY; endpoints key_env=VAR)",
+                    *where,
+                    key,
+                )
             if key not in allowed:
                 raise self.error(f"{_label(where)}: unknown key {key!r} (known: {', '.join(allowed)})", *where, key)
             kinds = allowed[key] if isinstance(allowed[key], tuple) else (allowed[key],)
             if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
-                names = " or ".join({int: "integer", float: "number", str: "string", list: "list", dict: "table",
-                                     bool: "true/false"}[k] for k in kinds)
+                names = " or ".join(
+                    {int: "integer", float: "number", str: "string", list: "list", dict: "table", bool: "true/false"}[k]
+                    for k in kinds
+                )
                 raise self.error(f"{_label(where + (key,))}: expected {names}, got {type(value).__name__}", *where, key)
-            if isinstance(value, list) and not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
-                                                   for v in value):
+            if isinstance(value, list) and not all(
+                isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
+            ):
                 raise self.error(f"{_label(where + (key,))}: expected a list of strings or numbers", *where, key)
         return table
 
@@ -186,6 +235,7 @@ class _Reader:
 
     def expand(self, value: str, *where: str | int) -> str:
         """`${VAR}` -> the environment's VAR."""
+
         def lookup(match: re.Match) -> str:
             name = match.group(1)
             if name not in os.environ:
@@ -198,8 +248,11 @@ class _Reader:
         if not isinstance(value, str) or not value.strip():
             raise self.error(f"{_label(where)}: expected a spec string", *where)
         if _USERINFO.search(value) or any(is_secret_name(k) for k in _SECRET_PARAM.findall(value)):
-            raise self.error(f"{_label(where)}: credentials in a spec; secrets come from the environment only "
-                             "(OPENWEBUI_API_KEY, LIGHTRAG_API_KEY, key_env=VAR)", *where)
+            raise self.error(
+                f"{_label(where)}: credentials in a spec; secrets come from the environment only "
+                "(OPENWEBUI_API_KEY, LIGHTRAG_API_KEY, key_env=VAR)",
+                *where,
+            )
         spec = f"{where[-1]}={self.expand(value, *where)}"
         try:
             parse(spec)
@@ -210,7 +263,7 @@ class _Reader:
     def names(self, table: dict[str, Any], section: str, parse: Callable[[str], Any]) -> dict[str, str]:
         """NAME -> NAME=SPEC, each spec parsed by its command's own parser."""
         if not isinstance(table, dict):
-            raise self.error(f"[{section}] must be a table of NAME = \"spec\"", section)
+            raise self.error(f'[{section}] must be a table of NAME = "spec"', section)
         specs = {}
         for name, value in table.items():
             if not _NAME.fullmatch(name):
@@ -222,8 +275,9 @@ class _Reader:
         chosen = list(known) if wanted is None else wanted
         for name in chosen:
             if name not in known:
-                raise self.error(f"{_label(where)}: unknown {what} {name!r} (defined: {', '.join(known) or 'none'})",
-                                 *where)
+                raise self.error(
+                    f"{_label(where)}: unknown {what} {name!r} (defined: {', '.join(known) or 'none'})", *where
+                )
         if not chosen:
             raise self.error(f"{_label(where)}: no {what}s", *where)
         return [known[name] for name in chosen]
@@ -254,22 +308,27 @@ def load_suite(path: Path) -> Suite:
             raise reader.error(f"{key} must be written [[{key}]] (a list of tables)", key)
     name = reader.typed(data.get("suite", {}), {"name": str}, ("suite",)).get("name", path.stem)
     if not _FOLDER_NAME.fullmatch(name):  # it names the default --out folder, reports/NAME
-        raise reader.error(f"suite.name {name!r} may hold only letters, digits, _ . - (it names a folder)",
-                           "suite", "name")
+        raise reader.error(
+            f"suite.name {name!r} may hold only letters, digits, _ . - (it names a folder)", "suite", "name"
+        )
     from bench.endpoints.spec import parse_spec as parse_endpoint
     from bench.targets.registry import parse_spec as parse_target
 
     datasets = _datasets(reader, data.get("datasets", {}))
     targets = reader.names(data.get("targets", {}), "targets", parse_target)
     endpoints = reader.names(data.get("endpoints", {}), "endpoints", parse_endpoint)
-    suite = Suite(path, name, _gate(reader, data.get("gate", {})),
-                  [_quality(reader, e, i, datasets, targets) for i, e in enumerate(data.get("quality", []))],
-                  [_identity(reader, e, i, datasets, endpoints) for i, e in enumerate(data.get("identity", []))],
-                  [_load(reader, e, i, datasets, endpoints) for i, e in enumerate(data.get("load", []))])
+    suite = Suite(
+        path,
+        name,
+        _gate(reader, data.get("gate", {})),
+        [_quality(reader, e, i, datasets, targets) for i, e in enumerate(data.get("quality", []))],
+        [_identity(reader, e, i, datasets, endpoints) for i, e in enumerate(data.get("identity", []))],
+        [_load(reader, e, i, datasets, endpoints) for i, e in enumerate(data.get("load", []))],
+    )
     folders = [j.folder for j in suite.jobs]
     twice = sorted({f for f in folders if folders.count(f) > 1})
     if twice:
-        raise reader.error(f"two runs would write the same folder: {', '.join(twice)} (give each a name = \"...\")")
+        raise reader.error(f'two runs would write the same folder: {", ".join(twice)} (give each a name = "...")')
     if not folders:
         raise reader.error("nothing to run: add a [[quality]], [[identity]] or [[load]] entry")
     return suite
@@ -305,15 +364,19 @@ def _datasets(reader: _Reader, table: dict[str, Any]) -> dict[str, _Dataset]:
     for name, entry in table.items():
         where = ("datasets", name)
         if not isinstance(entry, dict):
-            raise reader.error(f"datasets.{name}: expected a table with path = \"...\"", *where)
+            raise reader.error(f'datasets.{name}: expected a table with path = "..."', *where)
         entry = reader.typed(entry, DATASET_KEYS, where)
         if "path" not in entry:
             raise reader.error(f"datasets.{name}: no path", *where)
         for key in ("split", "max_queries", "max_docs"):  # how quality samples it: quality's own options
             if key in entry:
                 reader.option("quality", key, entry[key], where)
-        dataset = _Dataset(reader.file(entry["path"], reader.path.parent, *where, "path"), entry.get("split"),
-                           entry.get("max_queries"), entry.get("max_docs"))
+        dataset = _Dataset(
+            reader.file(entry["path"], reader.path.parent, *where, "path"),
+            entry.get("split"),
+            entry.get("max_queries"),
+            entry.get("max_docs"),
+        )
         try:
             check_dataset_path(dataset.path, dataset.split)
         except UserError as exc:
@@ -322,8 +385,14 @@ def _datasets(reader: _Reader, table: dict[str, Any]) -> dict[str, _Dataset]:
     return datasets
 
 
-def _entry(reader: _Reader, entry: Any, kind: str, index: int, allowed: dict[str, Any], datasets: dict[str, _Dataset],
-           ) -> dict[str, Any]:
+def _entry(
+    reader: _Reader,
+    entry: Any,
+    kind: str,
+    index: int,
+    allowed: dict[str, Any],
+    datasets: dict[str, _Dataset],
+) -> dict[str, Any]:
     """An entry's keys typed, each checked by `ragbench KIND`'s option of that name, paths resolved, its
     dataset known."""
     if not isinstance(entry, dict):
@@ -331,10 +400,16 @@ def _entry(reader: _Reader, entry: Any, kind: str, index: int, allowed: dict[str
     where = (kind, index)
     entry = reader.typed(entry, allowed, where)
     if "dataset" in entry and entry["dataset"] not in datasets:
-        raise reader.error(f"{_label(where)}: dataset {entry['dataset']!r} is not in [datasets] "
-                           f"(defined: {', '.join(datasets) or 'none'})", *where, "dataset")
-    entry = {k: (",".join(map(str, v)) if isinstance(v, list) else str(v)) if k in _LIST_FLAGS else v
-             for k, v in entry.items()}
+        raise reader.error(
+            f"{_label(where)}: dataset {entry['dataset']!r} is not in [datasets] "
+            f"(defined: {', '.join(datasets) or 'none'})",
+            *where,
+            "dataset",
+        )
+    entry = {
+        k: (",".join(map(str, v)) if isinstance(v, list) else str(v)) if k in _LIST_FLAGS else v
+        for k, v in entry.items()
+    }
     for key, value in entry.items():
         if key not in ("dataset", "targets", "endpoints", "name"):  # names in this file, not the CLI's values
             reader.option(kind, key, value, where)
@@ -344,49 +419,72 @@ def _entry(reader: _Reader, entry: Any, kind: str, index: int, allowed: dict[str
     return entry
 
 
-def _job(reader: _Reader, kind: str, index: int, entry: dict[str, Any], request: Request,
-         check: Callable[[Any], Any], default: str | None = None) -> Job:
+def _job(
+    reader: _Reader,
+    kind: str,
+    index: int,
+    entry: dict[str, Any],
+    request: Request,
+    check: Callable[[Any], Any],
+    default: str | None = None,
+) -> Job:
     reader.checked(check, request, entry, (kind, index))
     name = entry.get("name", default)
     if name is None:
         return Job(kind if index == 0 else f"{kind}{index + 1}", request)
     if not _FOLDER_NAME.fullmatch(name):
-        raise reader.error(f"{kind} #{index + 1}: name {name!r} may hold only letters, digits, _ . - "
-                           "(it names a folder under --out)", kind, index, "name")
+        raise reader.error(
+            f"{kind} #{index + 1}: name {name!r} may hold only letters, digits, _ . - (it names a folder under --out)",
+            kind,
+            index,
+            "name",
+        )
     return Job(f"{kind}-{name}", request)
 
 
 def _quality(reader: _Reader, entry: Any, index: int, datasets: dict[str, _Dataset], targets: dict[str, str]) -> Job:
     entry = _entry(reader, entry, "quality", index, QUALITY_KEYS, datasets)
     if "dataset" not in entry:
-        raise reader.error(f"quality #{index + 1}: no dataset = NAME (defined: {', '.join(datasets) or 'none'})",
-                           "quality", index)
+        raise reader.error(
+            f"quality #{index + 1}: no dataset = NAME (defined: {', '.join(datasets) or 'none'})", "quality", index
+        )
     dataset = datasets[entry["dataset"]]
-    options = {k: str(v) if isinstance(v, Path) else v for k, v in entry.items()
-               if k not in ("dataset", "targets", "name")}
-    request = QualityRequest(dataset=dataset.path, split=dataset.split, max_queries=dataset.max_queries,
-                             max_docs=dataset.max_docs, out=Path(), **options,
-                             targets=reader.pick(entry.get("targets"), targets, ("quality", index, "targets"), "target"))
+    options = {
+        k: str(v) if isinstance(v, Path) else v for k, v in entry.items() if k not in ("dataset", "targets", "name")
+    }
+    request = QualityRequest(
+        dataset=dataset.path,
+        split=dataset.split,
+        max_queries=dataset.max_queries,
+        max_docs=dataset.max_docs,
+        out=Path(),
+        **options,
+        targets=reader.pick(entry.get("targets"), targets, ("quality", index, "targets"), "target"),
+    )
     return _job(reader, "quality", index, entry, request, check_quality, entry["dataset"])
 
 
 def _identity(reader: _Reader, entry: Any, index: int, datasets: dict[str, _Dataset], endpoints: dict[str, str]) -> Job:
     entry = _entry(reader, entry, "identity", index, IDENTITY_KEYS, datasets)
     if ("dataset" in entry) == ("texts" in entry):
-        raise reader.error(f"identity #{index + 1}: give exactly one of dataset = NAME or texts = \"FILE\"",
-                           "identity", index)
+        raise reader.error(
+            f'identity #{index + 1}: give exactly one of dataset = NAME or texts = "FILE"', "identity", index
+        )
     request = IdentityCommand(
         endpoints=reader.pick(entry.get("endpoints"), endpoints, ("identity", index, "endpoints"), "endpoint"),
         dataset=datasets[entry["dataset"]].path if "dataset" in entry else None,
-        **{k: v for k, v in entry.items() if k not in ("endpoints", "dataset", "name")})
+        **{k: v for k, v in entry.items() if k not in ("endpoints", "dataset", "name")},
+    )
     return _job(reader, "identity", index, entry, request, check_identity)
 
 
 def _load(reader: _Reader, entry: Any, index: int, datasets: dict[str, _Dataset], endpoints: dict[str, str]) -> Job:
     entry = _entry(reader, entry, "load", index, LOAD_KEYS, datasets)
     request = LoadRequest(
-        endpoints=reader.pick(entry.get("endpoints"), endpoints, ("load", index, "endpoints"), "endpoint"), out=Path(),
-        **{k: datasets[v].path if k == "dataset" else v for k, v in entry.items() if k not in ("endpoints", "name")})
+        endpoints=reader.pick(entry.get("endpoints"), endpoints, ("load", index, "endpoints"), "endpoint"),
+        out=Path(),
+        **{k: datasets[v].path if k == "dataset" else v for k, v in entry.items() if k not in ("endpoints", "name")},
+    )
     return _job(reader, "load", index, entry, request, check_load)
 
 
@@ -401,21 +499,26 @@ def _gate(reader: _Reader, table: dict[str, Any]) -> GateConfig:
 
     drops = table.get("max_drop", {})
     items = [f"{m}={v}" for m, v in drops.items()] if isinstance(drops, dict) else [str(drops)]
-    config = GateConfig(max_drop=flag("max_drop", lambda _: parse_max_drops(items)) if "max_drop" in table else {},
-                        significance=table.get("significance", True))
+    config = GateConfig(
+        max_drop=flag("max_drop", lambda _: parse_max_drops(items)) if "max_drop" in table else {},
+        significance=table.get("significance", True),
+    )
     if "alpha" in table:
         config.alpha = float(table["alpha"])
         if not 0 < config.alpha < 1:
             raise reader.error("gate.alpha: must be between 0 and 1", "gate", "alpha")
     if "max_p99_increase" in table:
-        config.max_p99_increase = flag("max_p99_increase", lambda v: parse_allowance(str(v), "max_p99_increase", percent_only=True))
+        config.max_p99_increase = flag(
+            "max_p99_increase", lambda v: parse_allowance(str(v), "max_p99_increase", percent_only=True)
+        )
     if "min_throughput_ratio" in table:
-        config.min_throughput_ratio = flag("min_throughput_ratio", lambda v: parse_ratio(str(v), "min_throughput_ratio"))
+        config.min_throughput_ratio = flag(
+            "min_throughput_ratio", lambda v: parse_ratio(str(v), "min_throughput_ratio")
+        )
     if "max_error_rate" in table:
         config.max_error_rate = flag("max_error_rate", lambda v: parse_error_rate(str(v), "max_error_rate"))
     match = table.get("match", {})
     if not all(isinstance(v, str) for v in match.values()):
-        raise reader.error("gate.match: expected BASE_NAME = \"CUR_NAME\" pairs", "gate", "match")
+        raise reader.error('gate.match: expected BASE_NAME = "CUR_NAME" pairs', "gate", "match")
     config.match = dict(match)
     return config
-

@@ -5,21 +5,21 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
+from bench.core.errors import UserError
+from bench.core.progress import progress_bars
+from bench.core.secrets import mask, mask_data
 from bench.datasets.io import require_file
 from bench.endpoints.spec import EndpointSpec, parse_spec
-from bench.core.errors import UserError
-from bench.identity.inputs import Tokenizer, from_dataset, from_texts
 from bench.identity.console import render
+from bench.identity.inputs import Tokenizer, from_dataset, from_texts
 from bench.identity.results import identity_results
 from bench.identity.run import IdentityReport, IdentityRequest, check_endpoints, run_identity
-from bench.core.progress import progress_bars
 from bench.report import write_outputs
 from bench.results.outdir import RESULTS_FILE, is_document, prepare_out
-from bench.core.secrets import mask, mask_data
 
 
 @dataclass
@@ -51,12 +51,16 @@ def check_identity(command: IdentityCommand) -> list[EndpointSpec]:
 
 def identity_command(command: IdentityCommand, say: Callable[[str], None] = print) -> IdentityReport:
     specs = check_identity(command)
-    inputs = from_texts(command.texts, command.limit) if command.texts is not None else \
-        from_dataset(command.dataset, command.limit)
+    inputs = (
+        from_texts(command.texts, command.limit)
+        if command.texts is not None
+        else from_dataset(command.dataset, command.limit)
+    )
     if command.out is not None:  # after every check, before minutes of work: a refusal costs nothing
         prepare_out(command.out, [s.name for s in specs], command.overwrite)
-    request = IdentityRequest(specs, inputs, reference=command.reference, dtype=command.dtype,
-                              tokenizer=command.tokenizer)
+    request = IdentityRequest(
+        specs, inputs, reference=command.reference, dtype=command.dtype, tokenizer=command.tokenizer
+    )
     if sys.stderr.isatty():
         with progress_bars() as bars:
             report = run_identity(request, advance=bars("identity: texts through every endpoint", len(inputs.texts)))

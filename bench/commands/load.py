@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.endpoints.spec import EndpointSpec, parse_spec
+from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError
+from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.load.points import ERRORS, FAILED, MAX_ERROR_RATE, PointConfig, SweepConfig, error_rate, point_label
 from bench.load.runner import check_request_memory, check_schedule, run_load
 from bench.load.schedule import parse_arrival
 from bench.load.workload import load_workload
 from bench.results.schema import LoadPointRecord
-from bench.core import values as v
+
 
 @dataclass
 class LoadRequest:
@@ -52,7 +53,9 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
     if request.max_inflight is not None and (request.rate is None or request.max_inflight < 1):
         raise UserError("--max-inflight caps the open loop: give it a positive number, with --rate")
     if request.rate is not None and request.concurrency is not None:
-        raise UserError("load: --concurrency sets the closed loop (or a burst's cap); the open loop takes --rate and --max-inflight")
+        raise UserError(
+            "load: --concurrency sets the closed loop (or a burst's cap); the open loop takes --rate and --max-inflight"
+        )
     if op == "rerank" and request.batch is not None:
         raise UserError("load: rerank sends one query with --documents candidates per request; --batch is for embed")
     if op == "embed" and request.documents is not None:
@@ -62,17 +65,28 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
     burst = None if request.burst is None else v.number("--burst", request.burst, v.BURST_TEXTS)
     count = None if request.requests is None else v.number("--requests", request.requests, v.SCHEDULED_REQUESTS)
     max_inflight = None if request.max_inflight is None else v.number("--max-inflight", request.max_inflight, v.USERS)
-    concurrencies = v.number_list("--concurrency", request.concurrency, v.USERS_OR_UNCAPPED if burst is not None else v.USERS)
+    concurrencies = v.number_list(
+        "--concurrency", request.concurrency, v.USERS_OR_UNCAPPED if burst is not None else v.USERS
+    )
     base = PointConfig(
-        op=op, arrival=parse_arrival(request.arrival), max_inflight=max_inflight, burst=burst,
+        op=op,
+        arrival=parse_arrival(request.arrival),
+        max_inflight=max_inflight,
+        burst=burst,
         duration_s=None if count is not None else v.duration("--duration", request.duration or "10s", v.SECONDS),
-        requests=count, warmup_s=v.duration("--warmup", request.warmup, v.WARMUP_SECONDS),
-        workers=workers, timeout_s=v.duration("--timeout", request.timeout, v.TIMEOUT_SECONDS), seed=seed,
+        requests=count,
+        warmup_s=v.duration("--warmup", request.warmup, v.WARMUP_SECONDS),
+        workers=workers,
+        timeout_s=v.duration("--timeout", request.timeout, v.TIMEOUT_SECONDS),
+        seed=seed,
         max_error_rate=v.number("--max-error-rate", request.max_error_rate, v.ERROR_RATE),
     )
     sweep = SweepConfig(
-        base, batches=v.number_list("--batch", request.batch, v.TEXTS_PER_REQUEST) or [1], concurrencies=concurrencies or [1],
-        rates=v.number_list("--rate", request.rate, v.RATE), lengths=v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT) or [None],
+        base,
+        batches=v.number_list("--batch", request.batch, v.TEXTS_PER_REQUEST) or [1],
+        concurrencies=concurrencies or [1],
+        rates=v.number_list("--rate", request.rate, v.RATE),
+        lengths=v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT) or [None],
         documents=v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST) or [10],
     )
     check_schedule(sweep.points())
@@ -109,8 +123,17 @@ def load_command(request: LoadRequest) -> list[LoadPointRecord]:
     written: list[Path] = []  # set once this run's results file exists: only then is there a report to build
     try:
         with progress_bars() as bars:
-            run_load(specs, sweep, workload, request.out, bars, records.append, request.overwrite, written.append,
-                     pool_factory)
+            run_load(
+                specs,
+                sweep,
+                workload,
+                request.out,
+                bars,
+                records.append,
+                request.overwrite,
+                written.append,
+                pool_factory,
+            )
     finally:
         if records:
             from rich.console import Console
@@ -131,9 +154,13 @@ def raise_if_failed(records: list[LoadPointRecord], report: Path | None = None) 
     MeasurementFailed (exit 3), raised once everything is written, naming them."""
     failed = [r for r in records if r.status == FAILED]
     if failed:
-        named = "; ".join(problem_line(r) for r in failed[:3]) + (f"; and {len(failed) - 3} more" if len(failed) > 3 else "")
-        raise MeasurementFailed(f"{len(failed)} of {len(records)} load points measured nothing or had no successful "
-                                f"request: {named}", report)
+        named = "; ".join(problem_line(r) for r in failed[:3]) + (
+            f"; and {len(failed) - 3} more" if len(failed) > 3 else ""
+        )
+        raise MeasurementFailed(
+            f"{len(failed)} of {len(records)} load points measured nothing or had no successful request: {named}",
+            report,
+        )
 
 
 def problem_line(record: LoadPointRecord) -> str:
@@ -157,7 +184,18 @@ def summary_table(records: list[LoadPointRecord]):
     from rich.table import Table
 
     table = Table(title="ragbench load", show_lines=False)
-    for column in ("endpoint", "point", "req/s", "texts/s", "service p50", "service p99", "sched. p99", "errors", "unsent", "client"):
+    for column in (
+        "endpoint",
+        "point",
+        "req/s",
+        "texts/s",
+        "service p50",
+        "service p99",
+        "sched. p99",
+        "errors",
+        "unsent",
+        "client",
+    ):
         table.add_column(column, justify="right" if column not in ("endpoint", "point") else "left")
 
     def ms(block, key="p99"):
@@ -171,8 +209,21 @@ def summary_table(records: list[LoadPointRecord]):
         elif r.status in (FAILED, ERRORS):
             errors = f"{r.status.upper()} {errors} ({error_rate(r.requests):.1%})"
         utilization = r.client.get("utilization")
-        client = "SATURATED" if r.client["saturated"] else (f"{utilization:.0%} of ceiling" if utilization is not None else "-")
-        table.add_row(r.endpoint, point, f"{r.throughput['requests_per_s']:.1f}", f"{r.throughput['texts_per_s']:.1f}",
-                      ms(r.latency_ms["service"], "p50"), ms(r.latency_ms["service"]), ms(r.latency_ms["scheduled"]),
-                      errors, str(r.requests["unsent"]), client)
+        client = (
+            "SATURATED"
+            if r.client["saturated"]
+            else (f"{utilization:.0%} of ceiling" if utilization is not None else "-")
+        )
+        table.add_row(
+            r.endpoint,
+            point,
+            f"{r.throughput['requests_per_s']:.1f}",
+            f"{r.throughput['texts_per_s']:.1f}",
+            ms(r.latency_ms["service"], "p50"),
+            ms(r.latency_ms["service"]),
+            ms(r.latency_ms["scheduled"]),
+            errors,
+            str(r.requests["unsent"]),
+            client,
+        )
     return table

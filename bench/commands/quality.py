@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.core.errors import MeasurementFailed, UserError
+from bench.core.progress import console, progress_bars
 from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
-from bench.core.errors import MeasurementFailed, UserError
 from bench.quality.generation import GenerateSpec, parse_generate
-from bench.core.progress import console, progress_bars
 from bench.quality.metrics import Measure, default_measures, parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
 from bench.report import write_report
@@ -48,8 +48,10 @@ def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSp
     specs = [parse_spec(t) for t in request.targets]
     generate = parse_generate(request.generate) if request.generate else None
     if not generate and any(m.generated for m in measures):
-        raise UserError(f"measure {next(m.label for m in measures if m.generated)} scores generated answers: "
-                        "add --generate chat@URL?model=NAME or --generate native")
+        raise UserError(
+            f"measure {next(m.label for m in measures if m.generated)} scores generated answers: "
+            "add --generate chat@URL?model=NAME or --generate native"
+        )
     _check_depth(request.depth, measures)
     return measures, specs, generate
 
@@ -69,31 +71,46 @@ def quality_command(request: QualityRequest) -> Path:
         raise UserError(f"--out {request.out}: is a file, not a folder")
     dataset = load_dataset(request.dataset, split=request.split)
     if not measures:
-        measures = [parse_measure(m) for m in default_measures(bool(dataset.qrels), bool(dataset.answers), bool(generate))]
+        measures = [
+            parse_measure(m) for m in default_measures(bool(dataset.qrels), bool(dataset.answers), bool(generate))
+        ]
     needs_answers = "--generate" if generate else next((m.label for m in measures if m.answer_based), None)
     if not dataset.answers and needs_answers:
-        raise UserError(f"{dataset.source}: {needs_answers} needs reference answers ('answers' on each query); "
-                        "this set has none")
+        raise UserError(
+            f"{dataset.source}: {needs_answers} needs reference answers ('answers' on each query); this set has none"
+        )
     _check_depth(request.depth, measures)  # the default measures too
     if request.max_queries is not None or request.max_docs is not None:
         dataset = sample_dataset(dataset, request.max_queries, request.max_docs, request.seed)
     for note in dataset.notes:
         console.print(f"[dim]{note}[/dim]")
-    options = TargetOptions(embedding_model=request.embedding_model, cross_encoder=request.cross_encoder,
-                            rerank_depth=request.rerank_depth)
+    options = TargetOptions(
+        embedding_model=request.embedding_model, cross_encoder=request.cross_encoder, rerank_depth=request.rerank_depth
+    )
     results_path = request.out / RESULTS_FILE
     written: list[Path] = []  # set once this run's results file exists: only then is there a report to build
     try:
         with progress_bars() as progress:
-            run_quality(dataset, specs, options, QualityConfig(measures, request.depth, request.seed, generate), request.out,
-                        progress, command=request.command, overwrite=request.overwrite, on_results=written.append,
-                        resume=request.resume)
+            run_quality(
+                dataset,
+                specs,
+                options,
+                QualityConfig(measures, request.depth, request.seed, generate),
+                request.out,
+                progress,
+                command=request.command,
+                overwrite=request.overwrite,
+                on_results=written.append,
+                resume=request.resume,
+            )
     finally:
         if written:  # also after a failure or Ctrl-C: the report covers what finished
             _report(results_path)
     report = request.out / "report.html"
     results = read_results(results_path)
-    failures = [f"target {t.name}: {'; '.join(found)}" for t in results.targets if (found := results.target_failures(t))]
+    failures = [
+        f"target {t.name}: {'; '.join(found)}" for t in results.targets if (found := results.target_failures(t))
+    ]
     if failures:
         raise MeasurementFailed(f"{'. '.join(failures)} (scored as zero; report: {report})", report)
     return report

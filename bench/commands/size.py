@@ -9,30 +9,44 @@ and length. A Ctrl-C or a dead server keeps every finished point and ends with t
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 from urllib.parse import urlsplit
 
 import bench
-from bench.endpoints.spec import EndpointSpec, parse_spec
-from bench.core.errors import UserError
+from bench.commands.load import raise_if_failed
 from bench.core import values as v
+from bench.core.errors import UserError
+from bench.core.secrets import mask_data
+from bench.endpoints.spec import EndpointSpec, parse_spec
+from bench.load.points import PointConfig, point_label
 from bench.load.runner import (
-    InProcessCall, LoadEndpoint, check_request_memory, measure_point, preflight, stop_if_unreachable, stop_pool, worker_pool,
+    InProcessCall,
+    LoadEndpoint,
+    check_request_memory,
+    measure_point,
+    preflight,
+    stop_if_unreachable,
+    stop_pool,
+    worker_pool,
 )
 from bench.load.schedule import parse_arrival
-from bench.load.points import PointConfig, point_label
-from bench.commands.load import raise_if_failed
+from bench.load.workload import Workload, load_workload
+from bench.results.outdir import RESULTS_FILE, prepare_out_dir
+from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, RunHeader, SizingRecord
+from bench.results.store import ResultsWriter, ending, now_iso, read_results
 from bench.sizing.size import (
-    Economics, Saturation, Slo, choose_closed, closed_sweep, recommend, saturation_search, texts_per_s,
+    Economics,
+    Saturation,
+    Slo,
+    choose_closed,
+    closed_sweep,
+    recommend,
+    saturation_search,
+    texts_per_s,
 )
 from bench.sizing.telemetry import GpuSampler
-from bench.load.workload import Workload, load_workload
-from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, RunHeader, SizingRecord
-from bench.results.outdir import RESULTS_FILE, prepare_out_dir
-from bench.results.store import ResultsWriter, ending, now_iso, read_results
-from bench.core.secrets import mask_data
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 START_FRACTION = 0.5  # the saturation search starts at half the closed loop's best request rate
@@ -105,8 +119,10 @@ def check(request: SizeRequest) -> SizePlan:
         raise UserError(f"--op {request.op!r}: expected embed or rerank")
     slo_p99_ms = v.number("--slo-p99", request.slo_p99_ms, v.LATENCY_MS)
     v.number("--max-error-rate", request.max_error_rate, v.ERROR_RATE)
-    for flag, value, quantity in (("--target-rps", request.target_rps, v.TARGET_RPS),
-                                  ("--gpu-hourly-usd", request.gpu_hourly_usd, v.HOURLY_USD)):
+    for flag, value, quantity in (
+        ("--target-rps", request.target_rps, v.TARGET_RPS),
+        ("--gpu-hourly-usd", request.gpu_hourly_usd, v.HOURLY_USD),
+    ):
         if value is not None:
             v.number(flag, value, quantity)
     v.number("--max-concurrency", request.max_concurrency, v.USERS)
@@ -126,20 +142,29 @@ def check(request: SizeRequest) -> SizePlan:
             raise UserError(f"--ceiling {path}: no ceiling_point records (write one with `ragbench ceiling`)")
         ceiling_model = Path(ceiling_points[0].model)
         if request.tokenizer is None and not (ceiling_model / "tokenizer.json").is_file():
-            raise UserError(f"--ceiling {path}: its model {ceiling_model} is not here to cut the same texts; "
-                            "give --tokenizer with that model's folder")
+            raise UserError(
+                f"--ceiling {path}: its model {ceiling_model} is not here to cut the same texts; "
+                "give --tokenizer with that model's folder"
+            )
     return SizePlan(
-        specs=specs, op=op, slo=Slo(slo_p99_ms, request.max_error_rate),
+        specs=specs,
+        op=op,
+        slo=Slo(slo_p99_ms, request.max_error_rate),
         economics=Economics(request.target_rps, request.gpu_hourly_usd),
         lengths=v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT) or [None],
-        sizes=(v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST) if op == "rerank"
-               else v.number_list("--batch", request.batches, v.TEXTS_PER_REQUEST)),
+        sizes=(
+            v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST)
+            if op == "rerank"
+            else v.number_list("--batch", request.batches, v.TEXTS_PER_REQUEST)
+        ),
         burst_batches=v.number_list("--burst-batch", request.burst_batches, v.TEXTS_PER_REQUEST),
         burst_concurrency=v.number_list("--burst-concurrency", request.burst_concurrency, v.USERS_OR_UNCAPPED),
         duration_s=v.duration("--duration", request.duration, v.SECONDS),
         warmup_s=v.duration("--warmup", request.warmup, v.WARMUP_SECONDS),
-        timeout_s=v.duration("--timeout", request.timeout, v.TIMEOUT_SECONDS), arrival=parse_arrival(request.arrival),
-        ceiling_points=ceiling_points, ceiling_model=ceiling_model,
+        timeout_s=v.duration("--timeout", request.timeout, v.TIMEOUT_SECONDS),
+        arrival=parse_arrival(request.arrival),
+        ceiling_points=ceiling_points,
+        ceiling_model=ceiling_model,
     )
 
 
@@ -150,8 +175,17 @@ def on_this_host(spec: EndpointSpec) -> bool:
 class _Session:
     """One endpoint's measurements: each point measured, written, and its GPU window written after it."""
 
-    def __init__(self, endpoint: LoadEndpoint, plan: SizePlan, request: SizeRequest, workload: Workload, pool,
-                 writer: ResultsWriter, sampler: GpuSampler | None, report: Callable[[LoadPointRecord], None]):
+    def __init__(
+        self,
+        endpoint: LoadEndpoint,
+        plan: SizePlan,
+        request: SizeRequest,
+        workload: Workload,
+        pool,
+        writer: ResultsWriter,
+        sampler: GpuSampler | None,
+        report: Callable[[LoadPointRecord], None],
+    ):
         self.endpoint, self.plan, self.request = endpoint, plan, request
         self.workload, self.pool, self.writer, self.sampler, self.report = workload, pool, writer, sampler, report
         self.points: list[LoadPointRecord] = []
@@ -165,34 +199,60 @@ class _Session:
         if self.sampler is not None and self.sampler.available:
             # The measured window ends with the last answer, just before measure_point returned.
             windows = self.sampler.window(finished - record.duration_s, finished)
-            self.writer.write(GpuTelemetryRecord(endpoint=record.endpoint, point=point_label(record),
-                                                 start=finished - record.duration_s, end=finished,
-                                                 gpus=[w.to_dict() for w in windows]))
+            self.writer.write(
+                GpuTelemetryRecord(
+                    endpoint=record.endpoint,
+                    point=point_label(record),
+                    start=finished - record.duration_s,
+                    end=finished,
+                    gpus=[w.to_dict() for w in windows],
+                )
+            )
         stop_if_unreachable(self.endpoint, record, "sizing")
         return record
 
     def point(self, loop: str, size: int, length: int | None, **kwargs) -> PointConfig:
         plan = self.plan
-        return PointConfig(op=plan.op, loop=loop, batch=size, length=length, duration_s=plan.duration_s,
-                           warmup_s=plan.warmup_s, workers=self.request.workers, timeout_s=plan.timeout_s,
-                           max_error_rate=plan.slo.max_error_rate, **kwargs)
+        return PointConfig(
+            op=plan.op,
+            loop=loop,
+            batch=size,
+            length=length,
+            duration_s=plan.duration_s,
+            warmup_s=plan.warmup_s,
+            workers=self.request.workers,
+            timeout_s=plan.timeout_s,
+            max_error_rate=plan.slo.max_error_rate,
+            **kwargs,
+        )
 
     def size(self, length: int | None, telemetry: str) -> SizingRecord:
         plan, request = self.plan, self.request
         start = len(self.points)
-        closed = closed_sweep(lambda b, c: self.measure(self.point("closed", b, length, concurrency=c)),
-                              plan.sizes, request.max_concurrency, plan.slo)
+        closed = closed_sweep(
+            lambda b, c: self.measure(self.point("closed", b, length, concurrency=c)),
+            plan.sizes,
+            request.max_concurrency,
+            plan.slo,
+        )
         best = choose_closed(closed, plan.slo).best
         saturation = Saturation(rate=None, point=None, first_failure=None)
         if best is not None:
             seeds = iter(range(request.seed, request.seed + 10_000))
             start_rate = max(best.throughput["requests_per_s"] * START_FRACTION, 0.01)
             saturation = saturation_search(
-                lambda rate: self.measure(replace(
-                    self.point("open", best.batch, length, rate=rate, arrival=plan.arrival, seed=next(seeds)),
-                    duration_s=min(max(plan.duration_s, MIN_PROBE_REQUESTS / rate), MAX_PROBE_S))),
-                start_rate=start_rate, slo=plan.slo, tolerance=request.tolerance, max_probes=request.max_probes,
-                min_rate=start_rate * LOWEST_RATE_FRACTION)
+                lambda rate: self.measure(
+                    replace(
+                        self.point("open", best.batch, length, rate=rate, arrival=plan.arrival, seed=next(seeds)),
+                        duration_s=min(max(plan.duration_s, MIN_PROBE_REQUESTS / rate), MAX_PROBE_S),
+                    )
+                ),
+                start_rate=start_rate,
+                slo=plan.slo,
+                tolerance=request.tolerance,
+                max_probes=request.max_probes,
+                min_rate=start_rate * LOWEST_RATE_FRACTION,
+            )
         if plan.op == "embed":  # Open WebUI's ingestion pattern: a file's chunks fired together
             for batch in plan.burst_batches:
                 for concurrency in plan.burst_concurrency:
@@ -201,12 +261,22 @@ class _Session:
         lines = recommend(mine, saturation, plan.slo, plan.economics, plan.ceiling_points if request.ceiling else None)
         sat = saturation.point
         return SizingRecord(
-            endpoint=self.endpoint.spec.name, op=plan.op, length=length, slo_p99_ms=plan.slo.p99_ms,
+            endpoint=self.endpoint.spec.name,
+            op=plan.op,
+            length=length,
+            slo_p99_ms=plan.slo.p99_ms,
             max_error_rate=plan.slo.max_error_rate,
-            saturation={"rate": saturation.rate, "texts_per_s": texts_per_s(sat) if sat else None,
-                        "point": point_label(sat) if sat else None, "first_failure": saturation.first_failure,
-                        "probes": [{"rate": p.rate, "passed": p.passed, "point": point_label(p.point)} for p in saturation.probes]},
-            lines=[line.to_dict() for line in lines], telemetry=telemetry,
+            saturation={
+                "rate": saturation.rate,
+                "texts_per_s": texts_per_s(sat) if sat else None,
+                "point": point_label(sat) if sat else None,
+                "first_failure": saturation.first_failure,
+                "probes": [
+                    {"rate": p.rate, "passed": p.passed, "point": point_label(p.point)} for p in saturation.probes
+                ],
+            },
+            lines=[line.to_dict() for line in lines],
+            telemetry=telemetry,
             ceiling=str(request.ceiling) if request.ceiling else None,
         )
 
@@ -217,9 +287,15 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
     plan = check(request)
     workload = load_workload(request.texts, request.dataset, request.tokenizer or plan.ceiling_model)
     bursts = plan.burst_batches if plan.op == "embed" else []
-    check_request_memory([PointConfig(op=plan.op, batch=b, length=n, workers=request.workers) for n in plan.lengths for b in plan.sizes]
-                         + [PointConfig(op=plan.op, loop="burst", batch=b, burst=request.burst, length=n)
-                            for n in plan.lengths for b in bursts], workload)
+    check_request_memory(
+        [PointConfig(op=plan.op, batch=b, length=n, workers=request.workers) for n in plan.lengths for b in plan.sizes]
+        + [
+            PointConfig(op=plan.op, loop="burst", batch=b, burst=request.burst, length=n)
+            for n in plan.lengths
+            for b in bursts
+        ],
+        workload,
+    )
     endpoints = [LoadEndpoint(spec) for spec in plan.specs]
     for endpoint in endpoints:
         endpoint.check_op(plan.op)
@@ -227,30 +303,58 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
     prepare_out_dir(request.out, [s.name for s in plan.specs], request.overwrite)
     on_host = any(on_this_host(s) for s in plan.specs)
     with ending(ResultsWriter(request.out / RESULTS_FILE)) as writer:
-        writer.write(RunHeader(
-            command="size", created=now_iso(), ragbench_version=bench.__version__,
-            dataset={"name": "load workload", "source": workload.source, "texts": len(workload.texts),
-                     "tokens_source": workload.tokens_source},
-            measures=[], measure_labels={}, depth=0, seed=request.seed, targets=[s.name for s in plan.specs],
-            load=mask_data({"endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in plan.specs},
-                            "op": plan.op, "workers": request.workers, "warmup_s": plan.warmup_s,
-                            "duration_s": plan.duration_s, "timeout_s": plan.timeout_s, "slo_p99_ms": plan.slo.p99_ms,
-                            "max_error_rate": plan.slo.max_error_rate, "arrival": str(plan.arrival)}),
-        ))
+        writer.write(
+            RunHeader(
+                command="size",
+                created=now_iso(),
+                ragbench_version=bench.__version__,
+                dataset={
+                    "name": "load workload",
+                    "source": workload.source,
+                    "texts": len(workload.texts),
+                    "tokens_source": workload.tokens_source,
+                },
+                measures=[],
+                measure_labels={},
+                depth=0,
+                seed=request.seed,
+                targets=[s.name for s in plan.specs],
+                load=mask_data(
+                    {
+                        "endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in plan.specs},
+                        "op": plan.op,
+                        "workers": request.workers,
+                        "warmup_s": plan.warmup_s,
+                        "duration_s": plan.duration_s,
+                        "timeout_s": plan.timeout_s,
+                        "slo_p99_ms": plan.slo.p99_ms,
+                        "max_error_rate": plan.slo.max_error_rate,
+                        "arrival": str(plan.arrival),
+                    }
+                ),
+            )
+        )
         sampler = GpuSampler().start() if (request.nvml if request.nvml is not None else on_host) else None
         if sampler is None:
-            telemetry = ("no GPU telemetry: --no-nvml" if request.nvml is False else
-                         "no GPU telemetry: the server is not on this host (--nvml samples this host's GPUs anyway)")
+            telemetry = (
+                "no GPU telemetry: --no-nvml"
+                if request.nvml is False
+                else "no GPU telemetry: the server is not on this host (--nvml samples this host's GPUs anyway)"
+            )
         else:
-            telemetry = sampler.reason or (f"NVML: {len(sampler.names)} GPU(s) ({', '.join(sorted(set(sampler.names)))}) "
-                                           f"at {1 / sampler.interval:g} Hz, mean and max over each point's measured window")
+            telemetry = sampler.reason or (
+                f"NVML: {len(sampler.names)} GPU(s) ({', '.join(sorted(set(sampler.names)))}) "
+                f"at {1 / sampler.interval:g} Hz, mean and max over each point's measured window"
+            )
         pool = None
         sessions: list[_Session] = []
         try:
             pool = worker_pool(request.workers)
             for endpoint in endpoints:
                 if endpoint.in_process:  # one worker (checked): the model loads in the process that measures
-                    pool.submit(InProcessCall(endpoint.spec, plan.op, [("warm-up query", ["warm-up text"])]).warm).result()
+                    pool.submit(
+                        InProcessCall(endpoint.spec, plan.op, [("warm-up query", ["warm-up text"])]).warm
+                    ).result()
                 session = _Session(endpoint, plan, request, workload, pool, writer, sampler, report)
                 sessions.append(session)
                 for length in plan.lengths:

@@ -10,9 +10,15 @@ from pathlib import Path
 from bench.commands.identity import IdentityCommand, identity_command
 from bench.commands.load import LoadRequest, load_command
 from bench.commands.quality import QualityRequest, quality_command
-from bench.core.errors import EXIT_CHECK_FAILED, EXIT_MEASUREMENT_FAILED, EXIT_USER_ERROR, InputError, MeasurementFailed, UserError
+from bench.core.errors import (
+    EXIT_CHECK_FAILED,
+    EXIT_MEASUREMENT_FAILED,
+    EXIT_USER_ERROR,
+    InputError,
+    MeasurementFailed,
+    UserError,
+)
 from bench.gate.compare import GateConfig
-
 
 Request = QualityRequest | IdentityCommand | LoadRequest
 
@@ -51,7 +57,9 @@ class SuiteOutcome:
     identity_failed: list[str]  # identity runs with a failing pair
     comparison: Any = None  # bench.gate.compare.Comparison (no checks when no baseline was given)
     failed_measurements: list[str] = field(default_factory=list)  # jobs that ran but failed to measure something
-    load_errors: list[str] = field(default_factory=list)  # "job: endpoint point: why", a load point past its error limit
+    load_errors: list[str] = field(
+        default_factory=list
+    )  # "job: endpoint point: why", a load point past its error limit
 
     @property
     def exit_code(self) -> int:
@@ -69,9 +77,9 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
     """Run every job into OUT/<kind>-<name>/, then gate OUT against the baseline. Every job's folder is
     checked first (an earlier run is refused unless `overwrite`, as each command does); a job that fails
     is said in one line and the others still run: everything measured is kept."""
-    from bench.load.points import ERRORS
     from bench.commands.load import problem_line
     from bench.gate.compare import Comparison, compare_paths, locate_results
+    from bench.load.points import ERRORS
     from bench.results.outdir import check_out_dir
     from bench.results.store import read_results
 
@@ -90,7 +98,9 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
                 if not identity_command(request, say).passed:
                     outcome.identity_failed.append(job.folder)
             else:
-                outcome.load_errors += [f"{job.folder}: {problem_line(p)}" for p in load_command(request) if p.status == ERRORS]
+                outcome.load_errors += [
+                    f"{job.folder}: {problem_line(p)}" for p in load_command(request) if p.status == ERRORS
+                ]
         except MeasurementFailed as exc:
             outcome.failed_measurements.append(f"{job.folder}: {exc}")
             say(f"!! {job.folder}: {exc}")
@@ -100,9 +110,15 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
     if baseline is not None:
         outcome.comparison = compare_paths(baseline, out, suite.gate)
     else:  # the outputs a CI job expects still appear; this run can be the next one's baseline
-        runs = [(key, read_results(path)) for key, path in locate_results(out).items()] if any(out.rglob("results.jsonl")) else []
+        runs = (
+            [(key, read_results(path)) for key, path in locate_results(out).items()]
+            if any(out.rglob("results.jsonl"))
+            else []
+        )
         outcome.comparison = Comparison("(none)", str(out), [], ["no baseline given: nothing is gated"], runs)
-    outcome.comparison.notes += [f"{name}: a pair of endpoints fails its identity thresholds" for name in outcome.identity_failed]
+    outcome.comparison.notes += [
+        f"{name}: a pair of endpoints fails its identity thresholds" for name in outcome.identity_failed
+    ]
     outcome.comparison.notes += [f"failed: {line}" for line in outcome.errors + outcome.failed_measurements]
     outcome.comparison.notes += [f"errors past the limit: {line}" for line in outcome.load_errors]
     return outcome

@@ -37,8 +37,16 @@ class ServerUnreachable(ServerError):
 class HttpStatusError(ServerError):
     """The server answered with an error status."""
 
-    def __init__(self, server: str, status: int, message: str, error_type: str | None = None, request: str = "",
-                 hint: str = "", created: list[str] | None = None):
+    def __init__(
+        self,
+        server: str,
+        status: int,
+        message: str,
+        error_type: str | None = None,
+        request: str = "",
+        hint: str = "",
+        created: list[str] | None = None,
+    ):
         self.status = status
         self.message = message
         self.error_type = error_type
@@ -59,8 +67,9 @@ def key_from_env(owner: str, key_env: str | None, required: bool = True) -> str 
     return value
 
 
-def auth_headers(owner: str, url: str, key: str | None = None, key_header: str = "Authorization",
-                 key_name: str = "the API key") -> tuple[str, dict[str, str]]:
+def auth_headers(
+    owner: str, url: str, key: str | None = None, key_header: str = "Authorization", key_name: str = "the API key"
+) -> tuple[str, dict[str, str]]:
     """(`url` without its credentials, the headers that authenticate to it).
 
     Credentials in the URL become `Authorization: Basic base64(user:password)` (as a browser or curl
@@ -72,8 +81,12 @@ def auth_headers(owner: str, url: str, key: str | None = None, key_header: str =
     try:
         parts.port  # noqa: B018 - raises for a port that is not a number
     except ValueError:  # `http://user:pa/ss@host`: the password's `/` ended the host, its start became the "port"
-        raise UserError(mask(f"{owner}: {url} is not a valid URL: no port in it (a password holding / ? # @ or % is "
-                             "written percent-encoded: %2F %3F %23 %40 %25)")) from None
+        raise UserError(
+            mask(
+                f"{owner}: {url} is not a valid URL: no port in it (a password holding / ? # @ or % is "
+                "written percent-encoded: %2F %3F %23 %40 %25)"
+            )
+        ) from None
     if parts.username is not None or parts.password is not None:
         user, password = parts.username or "", parts.password or ""
         for raw in (password, unquote(password)):
@@ -85,8 +98,10 @@ def auth_headers(owner: str, url: str, key: str | None = None, key_header: str =
     if key:
         register_secret(key)
         if key_header in headers:
-            raise UserError(f"{owner}: the URL holds credentials (user:password@) and {key_name} is set; both would "
-                            "be sent as the Authorization header and one would replace the other: give one of them")
+            raise UserError(
+                f"{owner}: the URL holds credentials (user:password@) and {key_name} is set; both would "
+                "be sent as the Authorization header and one would replace the other: give one of them"
+            )
         headers[key_header] = f"Bearer {key}" if key_header == "Authorization" else key
     return url, headers
 
@@ -133,7 +148,10 @@ def parse_json(response: httpx.Response) -> tuple[Any, str]:
         if not response.content:
             return None, "answered an empty body"
         if "json" in kind:
-            return None, f"answered broken JSON ({getattr(exc, 'msg', type(exc).__name__)} at byte {getattr(exc, 'pos', '?')})"
+            return (
+                None,
+                f"answered broken JSON ({getattr(exc, 'msg', type(exc).__name__)} at byte {getattr(exc, 'pos', '?')})",
+            )
         return None, f"answered {kind}, not JSON"
 
 
@@ -160,8 +178,10 @@ class Reply:
         for i, key in enumerate(path):
             container_ok = isinstance(value, list) if isinstance(key, int) else isinstance(value, dict)
             if not container_ok:
-                raise self.wrong_shape(f"{self._name(path[:i]) or 'the body'} is {_kind(value)}, not "
-                                       f"{'a list' if isinstance(key, int) else 'an object'}")
+                raise self.wrong_shape(
+                    f"{self._name(path[:i]) or 'the body'} is {_kind(value)}, not "
+                    f"{'a list' if isinstance(key, int) else 'an object'}"
+                )
             present = (-len(value) <= key < len(value)) if isinstance(key, int) else key in value
             value = value[key] if present else None
             if value is None and default is not _REQUIRED:
@@ -173,8 +193,11 @@ class Reply:
         return value
 
     def wrong_shape(self, what: str) -> ServerError:
-        return ServerError(self.server, mask(f"{self.request} answered JSON of an unexpected shape ({what}): "
-                                             f"{one_line(self.text, 160)!r}"), created=self.created)
+        return ServerError(
+            self.server,
+            mask(f"{self.request} answered JSON of an unexpected shape ({what}): {one_line(self.text, 160)!r}"),
+            created=self.created,
+        )
 
     @staticmethod
     def _name(path: tuple[str | int, ...]) -> str:
@@ -183,13 +206,23 @@ class Reply:
 
 def _kind(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)
+        type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__
+    )
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join({dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
-                        float: "a number"}.get(k, k.__name__) for k in kinds)
+    return " or ".join(
+        {
+            dict: "an object",
+            list: "a list",
+            str: "a string",
+            bool: "a boolean",
+            int: "an integer",
+            float: "a number",
+        }.get(k, k.__name__)
+        for k in kinds
+    )
 
 
 class HttpClient:
@@ -200,8 +233,15 @@ class HttpClient:
     `key_env` is named when the server refuses the key.
     """
 
-    def __init__(self, server: str, base_url: str = "", headers: dict[str, str] | None = None,
-                 timeout_s: float = 120.0, created: list[str] | None = None, key_env: str | None = None):
+    def __init__(
+        self,
+        server: str,
+        base_url: str = "",
+        headers: dict[str, str] | None = None,
+        timeout_s: float = 120.0,
+        created: list[str] | None = None,
+        key_env: str | None = None,
+    ):
         self.server = mask(server)
         self.base_url = base_url.rstrip("/")
         self.created = created if created is not None else []
@@ -218,12 +258,16 @@ class HttpClient:
         try:
             return self.httpx.request(method, path, **kwargs)
         except httpx.TimeoutException:
-            raise ServerUnreachable(self.server, mask(f"no answer to {request} within {self.timeout_s:g} s"),
-                                    created=self.created) from None
+            raise ServerUnreachable(
+                self.server, mask(f"no answer to {request} within {self.timeout_s:g} s"), created=self.created
+            ) from None
         except (httpx.ConnectError, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             why = "cannot connect" if isinstance(exc, httpx.ConnectError) else f"connection lost, {type(exc).__name__}"
-            raise ServerUnreachable(self.server, mask(f"cannot reach {request} ({why}: is the server running at this URL?)"),
-                                    created=self.created) from None
+            raise ServerUnreachable(
+                self.server,
+                mask(f"cannot reach {request} ({why}: is the server running at this URL?)"),
+                created=self.created,
+            ) from None
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise self.error(f"{request} failed: {type(exc).__name__}: {exc}") from None
 
@@ -261,7 +305,7 @@ class HttpClient:
 
     def _path(self, response: httpx.Response) -> str:
         url = str(response.request.url)
-        return url[len(self.base_url):] if self.base_url and url.startswith(self.base_url) else url
+        return url[len(self.base_url) :] if self.base_url and url.startswith(self.base_url) else url
 
     def close(self) -> None:
         self.httpx.close()

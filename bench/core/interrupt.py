@@ -13,8 +13,8 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

@@ -34,14 +34,17 @@ SECRET_NAME = re.compile(
 # (`http://u:p/w@host`): such a URL cannot be parsed, and the error line that names it must not show the password
 # (a path with an `@`, `http://host/@name`, is left alone). Quotes and brackets end a URL in JSON or markup.
 # `:/`: a URL that went through a path normalisation.
-_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://?)"
-                           r"(?:[^/@\s\"'<>:?#]*:[^@\s\"'<>]+|[^/@\s\"'<>?#]+)@")
-_QUERY_SECRET = re.compile(
-    rf"(?P<prefix>(?:^|[?&;\s\"'])(?:{SECRET_NAME.pattern})=)[^&#\s\"']+", re.IGNORECASE
+_URL_USERINFO = re.compile(
+    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://?)"
+    r"(?:[^/@\s\"'<>:?#]*:[^@\s\"'<>]+|[^/@\s\"'<>?#]+)@"
 )
+_QUERY_SECRET = re.compile(rf"(?P<prefix>(?:^|[?&;\s\"'])(?:{SECRET_NAME.pattern})=)[^&#\s\"']+", re.IGNORECASE)
 # A header as written on the wire (`Authorization: Bearer x`) or echoed as a dict (`'Authorization': 'Bearer x'`).
-_HEADER_SECRET = re.compile(r"(?P<prefix>\b(?:authorization|x-api-key|api-key)[\"']?\s*[:=]\s*[\"']?(?:bearer\s+|basic\s+)?)"
-                            r"[^\s,;\"']+", re.IGNORECASE)
+_HEADER_SECRET = re.compile(
+    r"(?P<prefix>\b(?:authorization|x-api-key|api-key)[\"']?\s*[:=]\s*[\"']?(?:bearer\s+|basic\s+)?)"
+    r"[^\s,;\"']+",
+    re.IGNORECASE,
+)
 _BEARER = re.compile(r"(?P<prefix>\bbearer\s+)[A-Za-z0-9._~+/=-]{6,}", re.IGNORECASE)
 _BASIC = re.compile(r"(?P<prefix>\bBasic\s+)(?P<token>[A-Za-z0-9+/]{4,}={0,2})")
 _SK_KEY = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
@@ -122,7 +125,9 @@ def mask_data(value: Any) -> Any:
     """A copy of JSON-like data with secrets masked: values under secret-named keys become `***`,
     every string goes through `mask`."""
     if isinstance(value, dict):
-        return {k: _masked_secret(v) if isinstance(k, str) and is_secret_name(k) else mask_data(v) for k, v in value.items()}
+        return {
+            k: _masked_secret(v) if isinstance(k, str) and is_secret_name(k) else mask_data(v) for k, v in value.items()
+        }
     if isinstance(value, (list, tuple)):
         return [mask_data(v) for v in value]
     if isinstance(value, str):

@@ -7,7 +7,16 @@ from urllib.parse import unquote_plus
 
 from bench.core.errors import UserError
 
-BOOLEAN_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+BOOLEAN_WORDS = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+}
 BOOLEAN_HELP = "true/false, yes/no, on/off or 1/0"
 
 

@@ -31,66 +31,131 @@ class Quantity:
     why: str = ""  # the reason for `high`, said when a value passes it
 
     def describe(self, plural: bool = False) -> str:
-        kind = ("whole numbers" if plural else "a whole number") if self.integer else \
-            ("positive numbers" if plural else "a positive number") if self.above_low and self.low == 0 else \
-            ("numbers" if plural else "a number")
+        kind = (
+            ("whole numbers" if plural else "a whole number")
+            if self.integer
+            else ("positive numbers" if plural else "a positive number")
+            if self.above_low and self.low == 0
+            else ("numbers" if plural else "a number")
+        )
         if self.above_low and self.low == 0:
             return f"{kind} up to {_shown(self.high)}"
         return f"{kind} from {_shown(self.low)} to {_shown(self.high)}"
 
     def check(self, flag: str, shown: object, value: float | None, listed: bool = False) -> None:
         if value is None or not math.isfinite(value) or value < self.low or (self.above_low and value == self.low):
-            expected = (f"{self.describe(plural=True)} ({self.noun}), comma-separated, as 1,8,32" if listed
-                        else f"{self.describe()} ({self.noun})")
+            expected = (
+                f"{self.describe(plural=True)} ({self.noun}), comma-separated, as 1,8,32"
+                if listed
+                else f"{self.describe()} ({self.noun})"
+            )
             raise UserError(f"{flag} {shown!r}: expected {expected}")
         if value > self.high:
-            raise UserError(f"{flag} {shown!r}: at most {_shown(self.high)} {self.noun}" + (f" ({self.why})" if self.why else ""))
+            raise UserError(
+                f"{flag} {shown!r}: at most {_shown(self.high)} {self.noun}" + (f" ({self.why})" if self.why else "")
+            )
 
 
 # --- the bounds, each with its reason --------------------------------------------------------------------------
 TEXTS_PER_REQUEST = Quantity(
-    "texts per request", 1, 4096,
-    why="twice the 2,048 inputs OpenAI's embeddings API takes per request; TEI's --max-client-batch-size defaults to 32")
+    "texts per request",
+    1,
+    4096,
+    why="twice the 2,048 inputs OpenAI's embeddings API takes per request; TEI's --max-client-batch-size defaults to 32",
+)
 TOKENS_PER_TEXT = Quantity(
-    "tokens per text", 1, 32768,
-    why="the longest input of today's embedding and rerank models, 32k tokens; a server truncates or refuses beyond its own")
+    "tokens per text",
+    1,
+    32768,
+    why="the longest input of today's embedding and rerank models, 32k tokens; a server truncates or refuses beyond its own",
+)
 USERS = Quantity(
-    "requests in flight", 1, 4096,
-    why="8 times TEI's default --max-concurrent-requests of 512; each one holds a socket of the client")
+    "requests in flight",
+    1,
+    4096,
+    why="8 times TEI's default --max-concurrent-requests of 512; each one holds a socket of the client",
+)
 USERS_OR_UNCAPPED = replace(USERS, noun="requests in flight, 0 = no cap", low=0)
 BURST_TEXTS = Quantity(
-    "texts in a burst", 1, 100_000,
-    why="the chunks of a 100 MB file at Open WebUI's default CHUNK_SIZE of 1,000 characters; all are encoded before it starts")
+    "texts in a burst",
+    1,
+    100_000,
+    why="the chunks of a 100 MB file at Open WebUI's default CHUNK_SIZE of 1,000 characters; all are encoded before it starts",
+)
 RATE = Quantity(
-    "requests/s offered", 0, 1_000_000, integer=False, above_low=True,
-    why="14 times the 72,107/s one worker of this client sent at most, docs/load.md: beyond, the client sets the pace")
+    "requests/s offered",
+    0,
+    1_000_000,
+    integer=False,
+    above_low=True,
+    why="14 times the 72,107/s one worker of this client sent at most, docs/load.md: beyond, the client sets the pace",
+)
 SCHEDULED_REQUESTS = Quantity(
-    "requests per point", 1, 10_000_000,
-    why="an open loop's send times are computed before the point starts: 80 MB and well under a second at this size")
+    "requests per point",
+    1,
+    10_000_000,
+    why="an open loop's send times are computed before the point starts: 80 MB and well under a second at this size",
+)
 WORKERS = Quantity(
-    "worker processes", 1, 1024,
-    why="each worker, a process or a Ray actor, holds its own copy of a point's encoded requests")
+    "worker processes",
+    1,
+    1024,
+    why="each worker, a process or a Ray actor, holds its own copy of a point's encoded requests",
+)
 SECONDS = Quantity("seconds", 0, 86_400, integer=False, above_low=True, why="one day per point")
 WARMUP_SECONDS = Quantity("seconds", 0, 86_400, integer=False, why="one day per point")
-TIMEOUT_SECONDS = Quantity("seconds", 0, 3600, integer=False, above_low=True,
-                           why="an hour: a request that takes longer is not measuring a service")
-LATENCY_MS = Quantity("milliseconds", 0, 3_600_000, integer=False, above_low=True,
-                      why="an hour, the longest --timeout: no answer slower than that is ever measured")
-PEAK_TFLOPS = Quantity("TFLOP/s", 0, 100_000, integer=False, above_low=True,
-                       why="20 times the dense peak of the fastest accelerator sold today (about 5,000 TFLOP/s)")
-ERROR_RATE = Quantity("errors per request", 0, 1, integer=False,
-                      why="a share of the requests, unsent ones counted as errors: 0.001 is one in a thousand, 1 marks nothing")
+TIMEOUT_SECONDS = Quantity(
+    "seconds",
+    0,
+    3600,
+    integer=False,
+    above_low=True,
+    why="an hour: a request that takes longer is not measuring a service",
+)
+LATENCY_MS = Quantity(
+    "milliseconds",
+    0,
+    3_600_000,
+    integer=False,
+    above_low=True,
+    why="an hour, the longest --timeout: no answer slower than that is ever measured",
+)
+PEAK_TFLOPS = Quantity(
+    "TFLOP/s",
+    0,
+    100_000,
+    integer=False,
+    above_low=True,
+    why="20 times the dense peak of the fastest accelerator sold today (about 5,000 TFLOP/s)",
+)
+ERROR_RATE = Quantity(
+    "errors per request",
+    0,
+    1,
+    integer=False,
+    why="a share of the requests, unsent ones counted as errors: 0.001 is one in a thousand, 1 marks nothing",
+)
 PROBES = Quantity("probes", 2, 64, why="each probe is a measured point; 64 halvings pass a float's resolution")
 SEED = Quantity("seed", 0, 2**63 - 1, why="a signed 64-bit integer, which every reader of a results file keeps exactly")
-TARGET_RPS = Quantity("requests/s", 0, 1e9, integer=False, above_low=True,
-                      why="a billion requests/s: a planet's traffic, far past any fleet this sizes")
-HOURLY_USD = Quantity("USD per GPU hour", 0, 1e6, integer=False, above_low=True,
-                      why="a thousand times the price of any GPU for hire")
+TARGET_RPS = Quantity(
+    "requests/s",
+    0,
+    1e9,
+    integer=False,
+    above_low=True,
+    why="a billion requests/s: a planet's traffic, far past any fleet this sizes",
+)
+HOURLY_USD = Quantity(
+    "USD per GPU hour", 0, 1e6, integer=False, above_low=True, why="a thousand times the price of any GPU for hire"
+)
 
 REQUEST_MEMORY = Quantity(
-    "bytes of encoded requests", 0, 2 * 1024**3,
+    "bytes of encoded requests",
+    0,
+    2 * 1024**3,
     why="all copies of a point's requests together, the driver's and each worker's: what a CI runner, "
-        "7 GB on GitHub's hosted Linux ones, spares beside the server it measures")
+    "7 GB on GitHub's hosted Linux ones, spares beside the server it measures",
+)
 
 
 # --- the parsers -------------------------------------------------------------------------------------------------
@@ -136,7 +201,12 @@ def duration(flag: str, text: str, quantity: Quantity) -> float:
     """`30s`, `500ms`, `2m`, `1h` or plain seconds -> seconds, within `quantity` (one of the *SECONDS above)."""
     match = _DURATION.match(str(text))
     seconds = float(match.group(1)) * _UNIT[match.group(2)] if match else None
-    if seconds is None or not math.isfinite(seconds) or seconds < quantity.low or (quantity.above_low and seconds == quantity.low):
+    if (
+        seconds is None
+        or not math.isfinite(seconds)
+        or seconds < quantity.low
+        or (quantity.above_low and seconds == quantity.low)
+    ):
         kind = "positive" if quantity.above_low else "non-negative"
         raise UserError(f"{flag} {text!r}: expected a {kind} duration such as 30s, 500ms or 2m")
     if seconds > quantity.high:
@@ -147,7 +217,9 @@ def duration(flag: str, text: str, quantity: Quantity) -> float:
 def at_most(what: str, value: float, quantity: Quantity, fix: str) -> None:
     """A product of several values (rate x duration, requests' bytes x copies) within `quantity`'s high bound."""
     if value > quantity.high:
-        raise UserError(f"{what}: {value:,.0f} {quantity.noun}, at most {_shown(quantity.high)} ({quantity.why}); {fix}")
+        raise UserError(
+            f"{what}: {value:,.0f} {quantity.noun}, at most {_shown(quantity.high)} ({quantity.why}); {fix}"
+        )
 
 
 def _shown(value: float) -> str:

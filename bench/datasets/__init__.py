@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.core.errors import InputError
 from bench.datasets.beir import choose_split, load_beir
 from bench.datasets.check import DatasetCheck, check_dataset
 from bench.datasets.io import find_file, read_jsonl, read_lines
@@ -19,10 +20,19 @@ from bench.datasets.jsonl import load_jsonl_qa, qa_file
 from bench.datasets.model import Dataset, Document, Qrels
 from bench.datasets.numpy_docs import numpy_docs_dataset
 from bench.datasets.trec import load_trec, qrels_file
-from bench.core.errors import InputError
 
-__all__ = ["DEMO_DATASET", "Dataset", "DatasetCheck", "Document", "Qrels", "check_dataset", "check_dataset_path",
-           "detect_format", "load_dataset", "resolve_dataset_path"]
+__all__ = [
+    "DEMO_DATASET",
+    "Dataset",
+    "DatasetCheck",
+    "Document",
+    "Qrels",
+    "check_dataset",
+    "check_dataset_path",
+    "detect_format",
+    "load_dataset",
+    "resolve_dataset_path",
+]
 
 FORMATS = ("beir", "trec", "jsonl")
 BUILTIN_PREFIX = "builtin:"
@@ -39,7 +49,7 @@ def resolve_dataset_path(path: str | Path) -> Path:
 
 
 def _builder(text: str):
-    name = text[len(BUILTIN_PREFIX):]
+    name = text[len(BUILTIN_PREFIX) :]
     if name not in BUILTIN:
         raise InputError(text, f"unknown built-in data set (known: {', '.join(BUILTIN_PREFIX + n for n in BUILTIN)})")
     return BUILTIN[name]
@@ -66,8 +76,11 @@ def detect_format(path: Path) -> str:
         # BEIR queries without a qrels/ folder (a Q&A set with answers) carry `_id`; JSONL Q&A carries `id`.
         first = next(read_jsonl(found), None)
         return "beir" if first is not None and "_id" in first[1] else "jsonl"
-    raise InputError(path, "cannot tell the format: expected BEIR (qrels/ folder, or queries.jsonl with answers), "
-                     "TREC (qrels* + topics* files) or JSONL Q&A (qa.jsonl + corpus.jsonl)")
+    raise InputError(
+        path,
+        "cannot tell the format: expected BEIR (qrels/ folder, or queries.jsonl with answers), "
+        "TREC (qrels* + topics* files) or JSONL Q&A (qa.jsonl + corpus.jsonl)",
+    )
 
 
 def load_dataset(path: str | Path, split: str | None = None, format: str | None = None) -> Dataset:
@@ -123,7 +136,9 @@ def _validate(dataset: Dataset) -> None:
     if unknown:
         qid = unknown[0]
         more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
-        raise InputError(files["qrels"], f"judgments name unknown query {qid!r}{more}", _first_line_of(files["qrels"], qid))
+        raise InputError(
+            files["qrels"], f"judgments name unknown query {qid!r}{more}", _first_line_of(files["qrels"], qid)
+        )
 
 
 def _first_line_of(path: Path, qid: str) -> int | None:

@@ -64,7 +64,7 @@ class AnswerSet:
     patterns: tuple[re.Pattern[str], ...]  # the `/regex/` answers
 
     @classmethod
-    def of(cls, answers: list[str]) -> "AnswerSet":
+    def of(cls, answers: list[str]) -> AnswerSet:
         plain = [a for a in answers if not is_regex_answer(a)]
         sequences = tuple(t for t in (token_string(a) for a in plain) if t != SEP)
         return cls(sequences, tuple(compile_answer_regex(a) for a in answers if is_regex_answer(a)))
@@ -117,8 +117,11 @@ class CorpusAnswers:
             candidates = min((self.postings.get(t, set()) for t in set(seq[1:-1].split(SEP))), key=len)
             found.update(d for d in candidates if seq in self.tokens[d])
         if answers.patterns:
-            found.update(d for d, text in self.texts.items() if d not in found
-                         and AnswerSet((), answers.patterns).found_in_tokens(SEP, text))
+            found.update(
+                d
+                for d, text in self.texts.items()
+                if d not in found and AnswerSet((), answers.patterns).found_in_tokens(SEP, text)
+            )
         return found
 
 
@@ -139,7 +142,9 @@ class AnswerJudge:
         self.generated: dict[str, dict[str, str | None]] = {}  # target -> qid -> generated answer (None: failed)
 
     def judge(self, target: str, texts: dict[str, list[str]]) -> None:
-        self.flags[target] = {qid: answer_flags(self.sets[qid], t, self.cache) for qid, t in texts.items() if qid in self.sets}
+        self.flags[target] = {
+            qid: answer_flags(self.sets[qid], t, self.cache) for qid, t in texts.items() if qid in self.sets
+        }
 
     def scores(self, target: str, family: str, k: int | None) -> dict[str, float]:
         """qid -> value for every answered query; one the target failed or left empty scores zero."""
@@ -187,16 +192,24 @@ def _regex_em(prediction: str, answer: str) -> float:
 
 def exact_match(prediction: str, references: list[str]) -> float:
     """1.0 when the normalised prediction equals a normalised reference (SQuAD v1.1), else 0.0."""
-    return max((_regex_em(prediction, r) if is_regex_answer(r) else float(squad_normalize(prediction) == squad_normalize(r))
-                for r in references), default=0.0)
+    return max(
+        (
+            _regex_em(prediction, r) if is_regex_answer(r) else float(squad_normalize(prediction) == squad_normalize(r))
+            for r in references
+        ),
+        default=0.0,
+    )
 
 
 def token_f1(prediction: str, references: list[str]) -> float:
     """SQuAD token F1, the maximum over the references (a `/pattern/` reference scores as its exact match)."""
-    return max((_regex_em(prediction, r) if is_regex_answer(r) else _f1(prediction, r) for r in references), default=0.0)
+    return max(
+        (_regex_em(prediction, r) if is_regex_answer(r) else _f1(prediction, r) for r in references), default=0.0
+    )
 
 
 # -- measures on the flags of a ranking ------------------------------------------------------------
+
 
 def answer_measure(family: str, k: int, flags: list[bool]) -> float:
     """`has_answer` (Answer@k: 1 when the top k hold an answer) or `answer_recip_rank` (AnswerMRR@k)."""

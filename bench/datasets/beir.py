@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.datasets.io import check_id, find_file, optional_answers, parse_grade, read_jsonl, read_lines, require_id, require_str
-from bench.datasets.model import Dataset, Document, Qrels
 from bench.core.errors import InputError
+from bench.datasets.io import (
+    check_id,
+    find_file,
+    optional_answers,
+    parse_grade,
+    read_jsonl,
+    read_lines,
+    require_id,
+    require_str,
+)
+from bench.datasets.model import Dataset, Document, Qrels
 
 
 def load_corpus_jsonl(path: Path) -> dict[str, Document]:
@@ -91,7 +100,9 @@ def choose_split(directory: Path, split: str | None) -> str:
             return splits[0]
         raise InputError(directory / "qrels", f"several splits ({', '.join(splits)}): choose one with --split")
     if split not in splits:
-        raise InputError(directory / "qrels" / f"{split}.tsv", f"split {split!r} not found (available: {', '.join(splits)})")
+        raise InputError(
+            directory / "qrels" / f"{split}.tsv", f"split {split!r} not found (available: {', '.join(splits)})"
+        )
     return split
 
 

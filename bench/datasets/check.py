@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bench.datasets.model import Dataset
 from bench.datasets.answers import AnswerSet, CorpusAnswers
+from bench.datasets.model import Dataset
 
 
 @dataclass
@@ -35,8 +35,10 @@ class DatasetCheck:
             "grades            " + ", ".join(f"{g}: {n}" for g, n in sorted(self.grades.items())),
         ]
         if self.answered_queries:
-            rows.append(f"answers           {self.answers} for {self.answered_queries} queries "
-                        f"({self.answers / self.answered_queries:.2f} per answered query)")
+            rows.append(
+                f"answers           {self.answers} for {self.answered_queries} queries "
+                f"({self.answers / self.answered_queries:.2f} per answered query)"
+            )
         rows += [f"{source} measures".ljust(18) + supported for source, supported in self.measures.items()]
         for name, count in self.problems.items():
             examples = ", ".join(self.examples.get(name, []))
@@ -66,26 +68,39 @@ def check_dataset(dataset: Dataset) -> DatasetCheck:
             report.examples[name] = items[:3]
 
     if dataset.corpus:
-        soft("judged documents missing from the corpus",
-             sorted({doc_id for _, doc_id, _ in judgments if doc_id not in dataset.corpus}))
+        soft(
+            "judged documents missing from the corpus",
+            sorted({doc_id for _, doc_id, _ in judgments if doc_id not in dataset.corpus}),
+        )
         texts = Counter(doc.full_text for doc in dataset.corpus.values())
-        soft("documents whose text repeats another's",
-             [d.doc_id for d in dataset.corpus.values() if texts[d.full_text] > 1])
+        soft(
+            "documents whose text repeats another's",
+            [d.doc_id for d in dataset.corpus.values() if texts[d.full_text] > 1],
+        )
         soft("empty documents", [d.doc_id for d in dataset.corpus.values() if not d.full_text.strip()])
     else:
         soft("corpus absent (evaluation only)", ["no corpus file"])
-    soft("judged queries without any relevant document",
-         [qid for qid, docs in dataset.qrels.items() if not any(rel > 0 for rel in docs.values())])
+    soft(
+        "judged queries without any relevant document",
+        [qid for qid, docs in dataset.qrels.items() if not any(rel > 0 for rel in docs.values())],
+    )
     if dataset.answers and dataset.corpus:
         index = CorpusAnswers({doc_id: doc.text for doc_id, doc in dataset.corpus.items()})
-        soft("queries whose answers occur in no document (DPR has_answer, titles excluded)",
-             [qid for qid in dataset.answered_queries() if not index.documents_with(AnswerSet.of(dataset.answers[qid]))])
+        soft(
+            "queries whose answers occur in no document (DPR has_answer, titles excluded)",
+            [qid for qid in dataset.answered_queries() if not index.documents_with(AnswerSet.of(dataset.answers[qid]))],
+        )
     if dataset.qrels:
-        soft("queries without judgments " + ("(scored by answer measures only)" if dataset.answers else "(not evaluated)"),
-             [qid for qid in dataset.queries if qid not in dataset.qrels])
+        soft(
+            "queries without judgments "
+            + ("(scored by answer measures only)" if dataset.answers else "(not evaluated)"),
+            [qid for qid in dataset.queries if qid not in dataset.qrels],
+        )
     if dataset.answers:
-        soft("queries without answers " + ("(scored by qrels measures only)" if dataset.qrels else "(not evaluated)"),
-             [qid for qid in dataset.queries if not dataset.answers.get(qid)])
+        soft(
+            "queries without answers " + ("(scored by qrels measures only)" if dataset.qrels else "(not evaluated)"),
+            [qid for qid in dataset.queries if not dataset.answers.get(qid)],
+        )
     soft("empty queries", [qid for qid, text in dataset.queries.items() if not text.strip()])
     return report
 

@@ -10,8 +10,9 @@ import gzip
 import json
 import re
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from bench.core.errors import InputError
 from bench.datasets.answers import SEP, compile_answer_regex, is_regex_answer, token_string

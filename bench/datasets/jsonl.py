@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.core.errors import InputError
 from bench.datasets.beir import load_corpus_jsonl
 from bench.datasets.io import check_id, find_file, optional_answers, parse_grade, read_jsonl, require_id, require_str
 from bench.datasets.model import Dataset, Qrels
-from bench.core.errors import InputError
 
 QA_NAMES = ("qa.jsonl", "queries.jsonl")
 

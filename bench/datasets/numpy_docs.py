@@ -31,8 +31,20 @@ from bench.core.errors import UserError
 # a set an older builder made.
 BUILD_ID = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:10]
 # numpy's public namespaces (those with a documented `__all__`), in a fixed order: the first name wins.
-MODULES = ("numpy", "numpy.linalg", "numpy.fft", "numpy.random", "numpy.polynomial", "numpy.ma", "numpy.strings",
-           "numpy.char", "numpy.rec", "numpy.testing", "numpy.exceptions", "numpy.lib")
+MODULES = (
+    "numpy",
+    "numpy.linalg",
+    "numpy.fft",
+    "numpy.random",
+    "numpy.polynomial",
+    "numpy.ma",
+    "numpy.strings",
+    "numpy.char",
+    "numpy.rec",
+    "numpy.testing",
+    "numpy.exceptions",
+    "numpy.lib",
+)
 MIN_SUMMARY_WORDS = 3  # "Return the sum." is too short to be a query
 MIN_BODY_WORDS = 20  # a body of a line or two ("See `numpy.sum`.") is no document to find
 # A builtin's or ufunc's docstring starts with its signature, e.g. `add(x1, x2, /, out=None, ...)`.
@@ -69,8 +81,10 @@ def numpy_docs_dataset(root: Path | None = None) -> Path:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     except OSError as exc:
-        raise UserError(f"cannot build the numpy-docs data set in {exc.filename or folder.parent}: "
-                        f"{exc.strerror or exc}; set RAGBENCH_CACHE to a writable folder") from None
+        raise UserError(
+            f"cannot build the numpy-docs data set in {exc.filename or folder.parent}: "
+            f"{exc.strerror or exc}; set RAGBENCH_CACHE to a writable folder"
+        ) from None
     return folder
 
 
@@ -128,8 +142,10 @@ def write_beir(folder: Path, entries: list[DocEntry]) -> None:
         for entry in entries:
             corpus.write(json.dumps({"_id": entry.name, "title": entry.name, "text": entry.body}) + "\n")
     (folder / "qrels").mkdir()
-    with (folder / "queries.jsonl").open("w", encoding="utf-8") as queries, \
-            (folder / "qrels" / "test.tsv").open("w", encoding="utf-8") as qrels:
+    with (
+        (folder / "queries.jsonl").open("w", encoding="utf-8") as queries,
+        (folder / "qrels" / "test.tsv").open("w", encoding="utf-8") as qrels,
+    ):
         qrels.write("query-id\tcorpus-id\tscore\n")
         for summary, group in by_summary.items():
             qid = f"q:{group[0].name}"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
+from bench.core.errors import InputError
 from bench.datasets.beir import load_corpus_jsonl
 from bench.datasets.io import check_id, find_file, parse_grade, read_lines
 from bench.datasets.model import Dataset, Document, Qrels
-from bench.core.errors import InputError
 
 
 def load_trec_qrels(path: Path) -> Qrels:
@@ -42,12 +42,19 @@ def sgml_blocks(path: Path, tag: str) -> Iterator[tuple[int, str]]:
     for match in re.finditer(rf"<(/?){tag}>", text, re.IGNORECASE):
         if not match.group(1):  # an opening tag
             if opened is not None:
-                raise InputError(path, f"{open_tag} inside another {open_tag} (the one opened at line "
-                                       f"{line_of(opened.start())} has no {close_tag})", line_of(match.start()))
+                raise InputError(
+                    path,
+                    f"{open_tag} inside another {open_tag} (the one opened at line "
+                    f"{line_of(opened.start())} has no {close_tag})",
+                    line_of(match.start()),
+                )
             stray = text[outside_from : match.start()]
             if stray.strip():
-                raise InputError(path, f"text outside {open_tag} … {close_tag}",
-                                 line_of(outside_from + len(stray) - len(stray.lstrip())))
+                raise InputError(
+                    path,
+                    f"text outside {open_tag} … {close_tag}",
+                    line_of(outside_from + len(stray) - len(stray.lstrip())),
+                )
             opened = match
         else:
             if opened is None:
@@ -58,8 +65,9 @@ def sgml_blocks(path: Path, tag: str) -> Iterator[tuple[int, str]]:
         raise InputError(path, f"{open_tag} without {close_tag}", line_of(opened.start()))
     stray = text[outside_from:]
     if stray.strip():
-        raise InputError(path, f"text outside {open_tag} … {close_tag}",
-                         line_of(outside_from + len(stray) - len(stray.lstrip())))
+        raise InputError(
+            path, f"text outside {open_tag} … {close_tag}", line_of(outside_from + len(stray) - len(stray.lstrip()))
+        )
 
 
 def _line_index(lines: list[tuple[int, str]]) -> Callable[[int], int]:
@@ -120,7 +128,9 @@ def load_trec_corpus(path: Path) -> dict[str, Document]:
     for number, block in sgml_blocks(path, "DOC"):
         docnos = _DOCNO.findall(block)
         if len(docnos) != 1:
-            raise InputError(path, "<DOC> without <DOCNO>…</DOCNO>" if not docnos else "<DOC> with several <DOCNO>", number)
+            raise InputError(
+                path, "<DOC> without <DOCNO>…</DOCNO>" if not docnos else "<DOC> with several <DOCNO>", number
+            )
         doc_id = check_id(docnos[0].strip(), "document id", path, number)
         if doc_id in corpus:
             raise InputError(path, f"duplicate document id {doc_id!r}", number)
@@ -147,7 +157,9 @@ def _pick(directory: Path, prefix: str, split: str | None, what: str) -> Path:
     if split is not None:
         candidates = [p for p in candidates if split in p.name]
         if not candidates:
-            raise InputError(directory, f"no {what} file for split {split!r} (expected a name starting {prefix!r} containing it)")
+            raise InputError(
+                directory, f"no {what} file for split {split!r} (expected a name starting {prefix!r} containing it)"
+            )
     if not candidates:
         raise InputError(directory, f"no {what} file (expected a name starting with {prefix!r})")
     if len(candidates) > 1:
@@ -170,7 +182,11 @@ def load_trec(directory: Path, split: str | None = None) -> Dataset:
     topics_path = _pick(directory, topics_names[0].name[:6].lower(), None, "topics")
     corpus: dict[str, Document] = {}
     files = {"qrels": qrels_path, "queries": topics_path}
-    for stem, loader in (("corpus.jsonl", load_corpus_jsonl), ("corpus.trec", load_trec_corpus), ("corpus.tsv", load_tsv_corpus)):
+    for stem, loader in (
+        ("corpus.jsonl", load_corpus_jsonl),
+        ("corpus.trec", load_trec_corpus),
+        ("corpus.tsv", load_tsv_corpus),
+    ):
         found = find_file(directory, stem)
         if found is not None:
             corpus = loader(found)

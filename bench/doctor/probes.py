@@ -94,30 +94,54 @@ def check_tei(client: HttpClient, url: str, key: str | None, facts: _Facts) -> l
     info = probe(client, "GET", f"{url}/info", key=key)
     if not info.ok or not isinstance(info.body, dict) or "model_id" not in info.body:
         what = _describe(info) if not info.ok else (info.message or "JSON without model_id")
-        return [Finding("tei", False, f"{url}/info: {what}: not a reachable TEI server",
-                        "give --tei the TEI base URL (http://host:port, no path)")]
+        return [
+            Finding(
+                "tei",
+                False,
+                f"{url}/info: {what}: not a reachable TEI server",
+                "give --tei the TEI base URL (http://host:port, no path)",
+            )
+        ]
     body = info.body
     limit = _count(body.get("max_client_batch_size"), 32)
     max_len = _count(body.get("max_input_length"), 0)
     facts.tei_batch_limit = limit
     model_type = body.get("model_type")
     kind = next(iter(model_type), "unknown") if isinstance(model_type, dict) else "unknown"
-    found = [Finding("tei", True, f"TEI {body.get('version')} serves {body.get('model_id')} ({kind}, {body.get('model_dtype')}); "
-                                  f"max_client_batch_size {limit}, max_input_length {max_len}, auto_truncate {body.get('auto_truncate')}")]
+    found = [
+        Finding(
+            "tei",
+            True,
+            f"TEI {body.get('version')} serves {body.get('model_id')} ({kind}, {body.get('model_dtype')}); "
+            f"max_client_batch_size {limit}, max_input_length {max_len}, auto_truncate {body.get('auto_truncate')}",
+        )
+    ]
     if kind == "embedding":
         ping = probe(client, "POST", f"{url}/embed", {"inputs": PING}, key)
         found.append(Finding("tei", ping.ok, f"/embed {'answers' if ping.ok else _describe(ping)}"))
         over = probe(client, "POST", f"{url}/embed", {"inputs": PING * (limit + 1)}, key)
         if over.status in (413, 422):
-            found.append(Finding("tei", True, f"{limit + 1} inputs in one request are refused (HTTP {over.status}): "
-                                              f"clients must send at most {limit} per request"))
+            found.append(
+                Finding(
+                    "tei",
+                    True,
+                    f"{limit + 1} inputs in one request are refused (HTTP {over.status}): "
+                    f"clients must send at most {limit} per request",
+                )
+            )
         if not body.get("auto_truncate"):
             long_text = " ".join(["word"] * (max_len + 32))
             refused = probe(client, "POST", f"{url}/embed", {"inputs": [long_text]}, key)
             if refused.status in (413, 422):
-                found.append(Finding("tei", False, f"truncation is off: an input over {max_len} tokens is refused "
-                                                   f"(HTTP {refused.status}) and Open WebUI / LiteLLM send no `truncate`",
-                                     "start TEI with --auto-truncate (the default since 1.9) or send truncate:true"))
+                found.append(
+                    Finding(
+                        "tei",
+                        False,
+                        f"truncation is off: an input over {max_len} tokens is refused "
+                        f"(HTTP {refused.status}) and Open WebUI / LiteLLM send no `truncate`",
+                        "start TEI with --auto-truncate (the default since 1.9) or send truncate:true",
+                    )
+                )
     elif kind == "reranker":
         ping = probe(client, "POST", f"{url}/rerank", {"query": PING[0], "texts": ["a", "b"]}, key)
         found.append(Finding("tei", ping.ok, f"/rerank {'answers' if ping.ok else _describe(ping)}"))
@@ -129,12 +153,24 @@ def check_litellm(client: HttpClient, url: str, key: str | None, key_env: str) -
     base = base[:-3] if base.endswith("/v1") else base
     models = probe(client, "GET", f"{base}/v1/models", key=key)
     if models.status in (401, 403) or (models.status == 500 and not key):
-        return [Finding("litellm", False, f"{base}/v1/models refused the key ({_describe(models)})",
-                        f"export the proxy key in ${key_env}")]
+        return [
+            Finding(
+                "litellm",
+                False,
+                f"{base}/v1/models refused the key ({_describe(models)})",
+                f"export the proxy key in ${key_env}",
+            )
+        ]
     data = models.body.get("data") if models.ok and isinstance(models.body, dict) else None
     if not isinstance(data, list):
-        return [Finding("litellm", False, f"{base}/v1/models: {_describe(models) if not models.ok else models.message or 'no data list'}",
-                        "give --litellm the proxy's base URL (http://host:4000)")]
+        return [
+            Finding(
+                "litellm",
+                False,
+                f"{base}/v1/models: {_describe(models) if not models.ok else models.message or 'no data list'}",
+                "give --litellm the proxy's base URL (http://host:4000)",
+            )
+        ]
     found = [Finding("litellm", True, f"proxy answers; models: {', '.join(str(m.get('id')) for m in data)}")]
     modes = _litellm_modes(client, base, key)
     for model in (str(m.get("id")) for m in data):
@@ -162,34 +198,79 @@ def _check_litellm_model(client: HttpClient, base: str, model: str, key: str | N
         return [Finding("litellm", True, f"{model}: mode {mode}, not an embedding or rerank model (not probed)")]
     as_float = Probe(None, message="not probed: mode rerank")
     if mode != "rerank":
-        as_float = probe(client, "POST", f"{base}/v1/embeddings", {"model": model, "input": PING, "encoding_format": "float"}, key)
+        as_float = probe(
+            client, "POST", f"{base}/v1/embeddings", {"model": model, "input": PING, "encoding_format": "float"}, key
+        )
     if as_float.ok:
         found = [Finding("litellm", True, f"{model}: embeddings answer")]
-        as_b64 = probe(client, "POST", f"{base}/v1/embeddings", {"model": model, "input": PING, "encoding_format": "base64"}, key)
+        as_b64 = probe(
+            client, "POST", f"{base}/v1/embeddings", {"model": model, "input": PING, "encoding_format": "base64"}, key
+        )
         if not as_b64.ok:
-            found.append(Finding("litellm", False, f"{model}: encoding_format=base64 rejected ({_describe(as_b64)}); "
-                                                   "LightRAG and the OpenAI SDK send it",
-                                 "serve through a backend that accepts base64, or pin encoding_format: float in litellm_params"))
+            found.append(
+                Finding(
+                    "litellm",
+                    False,
+                    f"{model}: encoding_format=base64 rejected ({_describe(as_b64)}); "
+                    "LightRAG and the OpenAI SDK send it",
+                    "serve through a backend that accepts base64, or pin encoding_format: float in litellm_params",
+                )
+            )
         elif not _same_vector(as_float.body, as_b64.body):
-            found.append(Finding("litellm", False, f"{model}: base64 and float answers decode to different vectors",
-                                 "pin encoding_format in litellm_params so every client gets the same encoding"))
+            found.append(
+                Finding(
+                    "litellm",
+                    False,
+                    f"{model}: base64 and float answers decode to different vectors",
+                    "pin encoding_format in litellm_params so every client gets the same encoding",
+                )
+            )
         return found
     if mode == "embedding":
-        return [Finding("litellm", False, f"{model}: embeddings fail ({_describe(as_float)})",
-                        "check the model's provider prefix, api_base and key in the LiteLLM config")]
-    rerank = probe(client, "POST", f"{base}/v1/rerank", {"model": model, "query": PING[0], "documents": ["a", "b", "c"], "top_n": 1}, key)
+        return [
+            Finding(
+                "litellm",
+                False,
+                f"{model}: embeddings fail ({_describe(as_float)})",
+                "check the model's provider prefix, api_base and key in the LiteLLM config",
+            )
+        ]
+    rerank = probe(
+        client,
+        "POST",
+        f"{base}/v1/rerank",
+        {"model": model, "query": PING[0], "documents": ["a", "b", "c"], "top_n": 1},
+        key,
+    )
     if rerank.ok:
         results = rerank.body.get("results") if isinstance(rerank.body, dict) else None
         if not isinstance(results, list):
-            return [Finding("litellm", False, f"{model}: rerank answered without `results`", "check the provider prefix")]
+            return [
+                Finding("litellm", False, f"{model}: rerank answered without `results`", "check the provider prefix")
+            ]
         if len(results) > 1:
-            return [Finding("litellm", False, f"{model}: rerank ignored top_n=1 ({len(results)} results)",
-                            "trim on the client, or use a provider that honours top_n (LiteLLM's huggingface/ does not)")]
+            return [
+                Finding(
+                    "litellm",
+                    False,
+                    f"{model}: rerank ignored top_n=1 ({len(results)} results)",
+                    "trim on the client, or use a provider that honours top_n (LiteLLM's huggingface/ does not)",
+                )
+            ]
         return [Finding("litellm", True, f"{model}: rerank answers and honours top_n")]
-    tried = f"rerank fails ({_describe(rerank)})" if mode == "rerank" else \
-        f"neither embeddings ({_describe(as_float)}) nor rerank ({_describe(rerank)}) answer"
-    return [Finding("litellm", False, f"{model}: {tried}; a reranker configured here fails silently behind Open WebUI",
-                    "check the model's provider prefix and api_base in the LiteLLM config (cohere/ posts to {api_base}/v2/rerank)")]
+    tried = (
+        f"rerank fails ({_describe(rerank)})"
+        if mode == "rerank"
+        else f"neither embeddings ({_describe(as_float)}) nor rerank ({_describe(rerank)}) answer"
+    )
+    return [
+        Finding(
+            "litellm",
+            False,
+            f"{model}: {tried}; a reranker configured here fails silently behind Open WebUI",
+            "check the model's provider prefix and api_base in the LiteLLM config (cohere/ posts to {api_base}/v2/rerank)",
+        )
+    ]
 
 
 def _same_vector(float_body: Any, b64_body: Any) -> bool:
@@ -209,33 +290,71 @@ def check_reranker_url(client: HttpClient, hop: str, url: str, model: str, key: 
     if p.ok and isinstance(p.body, dict) and isinstance(p.body.get("results"), list):
         return Finding(hop, True, f"reranker {url} answers a Cohere-shaped request")
     if p.status is None:
-        return Finding(hop, False, f"reranker {url} unreachable ({p.message}); {fallback}", "fix the reranker URL or start the reranker")
+        return Finding(
+            hop,
+            False,
+            f"reranker {url} unreachable ({p.message}); {fallback}",
+            "fix the reranker URL or start the reranker",
+        )
     if p.status == 404 and not path.rstrip("/").endswith("rerank"):
-        return Finding(hop, False, f"reranker URL {url} has no rerank path (HTTP 404); it is used verbatim; {fallback}",
-                       f"use the full route, e.g. {url.rstrip('/')}/v1/rerank")
+        return Finding(
+            hop,
+            False,
+            f"reranker URL {url} has no rerank path (HTTP 404); it is used verbatim; {fallback}",
+            f"use the full route, e.g. {url.rstrip('/')}/v1/rerank",
+        )
     if p.status == 422 and "texts" in p.message:
-        return Finding(hop, False, f"wrong wire shape: {url} is TEI's /rerank, which wants {{query, texts}}, but a Cohere body "
-                                   f"(documents) is sent -> HTTP 422; {fallback}",
-                       "put a Cohere-shaped route in between (LiteLLM /v1/rerank with a huggingface/ model) or a Cohere-compatible server")
+        return Finding(
+            hop,
+            False,
+            f"wrong wire shape: {url} is TEI's /rerank, which wants {{query, texts}}, but a Cohere body "
+            f"(documents) is sent -> HTTP 422; {fallback}",
+            "put a Cohere-shaped route in between (LiteLLM /v1/rerank with a huggingface/ model) or a Cohere-compatible server",
+        )
     if p.ok:
-        return Finding(hop, False, f"reranker {url} answered without `results` ({p.message or 'wrong shape'}); {fallback}",
-                       "point it at a Cohere-shaped rerank route")
-    return Finding(hop, False, f"reranker configured but failing at {url} ({_describe(p)}); {fallback}",
-                   "fix the reranker (model name, key, URL) until this probe passes")
+        return Finding(
+            hop,
+            False,
+            f"reranker {url} answered without `results` ({p.message or 'wrong shape'}); {fallback}",
+            "point it at a Cohere-shaped rerank route",
+        )
+    return Finding(
+        hop,
+        False,
+        f"reranker configured but failing at {url} ({_describe(p)}); {fallback}",
+        "fix the reranker (model name, key, URL) until this probe passes",
+    )
 
 
 def check_openwebui(client: HttpClient, url: str, key: str | None, key_env: str, facts: _Facts) -> list[Finding]:
     base = url.rstrip("/")
     if not key:
-        return [Finding("openwebui", False, f"no API key in ${key_env}", f"create one (Settings > Account > API keys) and export {key_env}")]
+        return [
+            Finding(
+                "openwebui",
+                False,
+                f"no API key in ${key_env}",
+                f"create one (Settings > Account > API keys) and export {key_env}",
+            )
+        ]
     config = probe(client, "GET", f"{base}/api/v1/retrieval/config", key=key)
     embedding = probe(client, "GET", f"{base}/api/v1/retrieval/embedding", key=key)
     for p, route in ((config, "retrieval/config"), (embedding, "retrieval/embedding")):
         if not p.ok or not isinstance(p.body, dict):
-            fix = f"check ${key_env} (an admin's API key)" if p.status in (401, 403) else "give --openwebui the base URL"
-            return [Finding("openwebui", False, f"{base}/api/v1/{route}: {_describe(p) if not p.ok else p.message}", fix)]
-    found = [Finding("openwebui", True, f"Open WebUI answers; embedding engine {embedding.body.get('RAG_EMBEDDING_ENGINE')!r}, "
-                                        f"model {embedding.body.get('RAG_EMBEDDING_MODEL')!r}")]
+            fix = (
+                f"check ${key_env} (an admin's API key)" if p.status in (401, 403) else "give --openwebui the base URL"
+            )
+            return [
+                Finding("openwebui", False, f"{base}/api/v1/{route}: {_describe(p) if not p.ok else p.message}", fix)
+            ]
+    found = [
+        Finding(
+            "openwebui",
+            True,
+            f"Open WebUI answers; embedding engine {embedding.body.get('RAG_EMBEDDING_ENGINE')!r}, "
+            f"model {embedding.body.get('RAG_EMBEDDING_MODEL')!r}",
+        )
+    ]
     found += _openwebui_embedding(client, embedding.body, facts)
     found += _openwebui_reranker(client, config.body)
     return found
@@ -244,9 +363,15 @@ def check_openwebui(client: HttpClient, url: str, key: str | None, key_env: str,
 def _openwebui_embedding(client: HttpClient, settings: dict[str, Any], facts: _Facts) -> list[Finding]:
     found = []
     if settings.get("ENABLE_ASYNC_EMBEDDING", True) and not settings.get("RAG_EMBEDDING_CONCURRENT_REQUESTS"):
-        found.append(Finding("openwebui", False, "unlimited concurrent embedding requests (RAG_EMBEDDING_CONCURRENT_REQUESTS=0): "
-                                                 "one large upload floods the embedder (TEI >= 1.9 answers 429 per input)",
-                             "set RAG_EMBEDDING_CONCURRENT_REQUESTS (e.g. 4) via /api/v1/retrieval/embedding/update"))
+        found.append(
+            Finding(
+                "openwebui",
+                False,
+                "unlimited concurrent embedding requests (RAG_EMBEDDING_CONCURRENT_REQUESTS=0): "
+                "one large upload floods the embedder (TEI >= 1.9 answers 429 per input)",
+                "set RAG_EMBEDDING_CONCURRENT_REQUESTS (e.g. 4) via /api/v1/retrieval/embedding/update",
+            )
+        )
     if settings.get("RAG_EMBEDDING_ENGINE") != "openai":
         return found
     openai = settings.get("openai_config") if isinstance(settings.get("openai_config"), dict) else {}
@@ -255,17 +380,35 @@ def _openwebui_embedding(client: HttpClient, settings: dict[str, Any], facts: _F
     model = settings.get("RAG_EMBEDDING_MODEL")
     ping = probe(client, "POST", f"{emb_url}/embeddings", {"model": model, "input": PING}, emb_key)
     if not ping.ok:
-        found.append(Finding("openwebui", False, f"embedding endpoint {emb_url}/embeddings fails ({_describe(ping)})",
-                             "fix RAG_OPENAI_API_BASE_URL / key / model: uploads will fail to embed (the upload still answers 200)"))
+        found.append(
+            Finding(
+                "openwebui",
+                False,
+                f"embedding endpoint {emb_url}/embeddings fails ({_describe(ping)})",
+                "fix RAG_OPENAI_API_BASE_URL / key / model: uploads will fail to embed (the upload still answers 200)",
+            )
+        )
         return found
     if facts.tei_batch_limit is not None and batch > facts.tei_batch_limit:
-        found.append(Finding("openwebui", False, f"RAG_EMBEDDING_BATCH_SIZE={batch} is above TEI's max_client_batch_size "
-                                                 f"{facts.tei_batch_limit}", f"set RAG_EMBEDDING_BATCH_SIZE <= {facts.tei_batch_limit}"))
+        found.append(
+            Finding(
+                "openwebui",
+                False,
+                f"RAG_EMBEDDING_BATCH_SIZE={batch} is above TEI's max_client_batch_size {facts.tei_batch_limit}",
+                f"set RAG_EMBEDDING_BATCH_SIZE <= {facts.tei_batch_limit}",
+            )
+        )
     elif batch > 1:
         full = probe(client, "POST", f"{emb_url}/embeddings", {"model": model, "input": PING * batch}, emb_key)
         if not full.ok:
-            found.append(Finding("openwebui", False, f"a batch of RAG_EMBEDDING_BATCH_SIZE={batch} inputs is refused "
-                                                     f"({_describe(full)})", "lower RAG_EMBEDDING_BATCH_SIZE to the server's limit"))
+            found.append(
+                Finding(
+                    "openwebui",
+                    False,
+                    f"a batch of RAG_EMBEDDING_BATCH_SIZE={batch} inputs is refused ({_describe(full)})",
+                    "lower RAG_EMBEDDING_BATCH_SIZE to the server's limit",
+                )
+            )
     if not [f for f in found if not f.ok]:
         found.append(Finding("openwebui", True, f"embedding endpoint answers (batch size {batch})"))
     return found
@@ -278,8 +421,15 @@ def _openwebui_reranker(client: HttpClient, config: dict[str, Any]) -> list[Find
     model = config.get("RAG_RERANKING_MODEL") or ""
     url = config.get("RAG_EXTERNAL_RERANKER_URL") or ""
     if not model or not url:
-        return [Finding("openwebui", False, "external reranker configured without "
-                        f"{'RAG_RERANKING_MODEL' if not model else 'RAG_EXTERNAL_RERANKER_URL'}", "set both")]
+        return [
+            Finding(
+                "openwebui",
+                False,
+                "external reranker configured without "
+                f"{'RAG_RERANKING_MODEL' if not model else 'RAG_EXTERNAL_RERANKER_URL'}",
+                "set both",
+            )
+        ]
     key = config.get("RAG_EXTERNAL_RERANKER_API_KEY") or None
     return [check_reranker_url(client, "openwebui", url, model, key, fallback)]
 
@@ -289,21 +439,47 @@ def check_lightrag(client: HttpClient, url: str) -> list[Finding]:
     health = probe(client, "GET", f"{base}/health")
     cfg = health.body.get("configuration") if health.ok and isinstance(health.body, dict) else None
     if not isinstance(cfg, dict):
-        return [Finding("lightrag", False, f"{base}/health: {_describe(health) if not health.ok else 'no configuration'}",
-                        "give --lightrag the server's base URL")]
-    found = [Finding("lightrag", True, f"LightRAG answers; embedding {cfg.get('embedding_binding')} {cfg.get('embedding_model')!r}, "
-                                       f"rerank {'on' if cfg.get('enable_rerank') else 'off'}")]
+        return [
+            Finding(
+                "lightrag",
+                False,
+                f"{base}/health: {_describe(health) if not health.ok else 'no configuration'}",
+                "give --lightrag the server's base URL",
+            )
+        ]
+    found = [
+        Finding(
+            "lightrag",
+            True,
+            f"LightRAG answers; embedding {cfg.get('embedding_binding')} {cfg.get('embedding_model')!r}, "
+            f"rerank {'on' if cfg.get('enable_rerank') else 'off'}",
+        )
+    ]
     host = str(cfg.get("embedding_binding_host") or "").rstrip("/")
     if cfg.get("embedding_binding") == "openai" and host:
         body = {"model": cfg.get("embedding_model"), "input": PING, "encoding_format": "base64"}  # what LightRAG sends
         p = probe(client, "POST", f"{host}/embeddings", body)
         if p.status is None or (p.status >= 400 and p.status not in (401, 403)):
             hint = "encoding_format=base64 rejected" if p.status in (400, 422) else "embedding endpoint fails"
-            found.append(Finding("lightrag", False, f"{hint}: {host}/embeddings ({_describe(p)})",
-                                 "serve embeddings through a route that accepts base64 (infinity, LiteLLM, vLLM)"))
+            found.append(
+                Finding(
+                    "lightrag",
+                    False,
+                    f"{hint}: {host}/embeddings ({_describe(p)})",
+                    "serve embeddings through a route that accepts base64 (infinity, LiteLLM, vLLM)",
+                )
+            )
     if cfg.get("enable_rerank") and cfg.get("rerank_binding_host"):
-        found.append(check_reranker_url(client, "lightrag", str(cfg["rerank_binding_host"]), str(cfg.get("rerank_model") or ""),
-                                        None, "LightRAG logs the error and returns unreranked chunks"))
+        found.append(
+            check_reranker_url(
+                client,
+                "lightrag",
+                str(cfg["rerank_binding_host"]),
+                str(cfg.get("rerank_model") or ""),
+                None,
+                "LightRAG logs the error and returns unreranked chunks",
+            )
+        )
     return found
 
 
@@ -316,9 +492,13 @@ def run_doctor(request: DoctorRequest) -> list[Finding]:
         if request.tei:
             findings += check_tei(client, request.tei, _env_key(request.tei_key_env), facts)
         if request.litellm:
-            findings += check_litellm(client, request.litellm, _env_key(request.litellm_key_env), request.litellm_key_env)
+            findings += check_litellm(
+                client, request.litellm, _env_key(request.litellm_key_env), request.litellm_key_env
+            )
         if request.openwebui:
-            findings += check_openwebui(client, request.openwebui, _env_key(request.openwebui_key_env), request.openwebui_key_env, facts)
+            findings += check_openwebui(
+                client, request.openwebui, _env_key(request.openwebui_key_env), request.openwebui_key_env, facts
+            )
         if request.lightrag:
             findings += check_lightrag(client, request.lightrag)
     finally:
@@ -332,5 +512,4 @@ def doctor_records(findings: list[Finding]) -> list[DoctorFindingRecord]:
 
 
 def findings_json(findings: list[Finding]) -> str:
-    return json.dumps({"schema": DOCTOR_DOCUMENT, "version": 1,
-                       "findings": [asdict(f) for f in findings]}, indent=2)
+    return json.dumps({"schema": DOCTOR_DOCUMENT, "version": 1, "findings": [asdict(f) for f in findings]}, indent=2)

@@ -1,8 +1,8 @@
 """Endpoints: "texts -> vectors" and "query + texts -> scores" over every serving path.
 
-    from bench.endpoints import parse_spec, open_endpoint
-    endpoint = open_endpoint(parse_spec("local=openai@http://127.0.0.1:7997?model=all-MiniLM-L6-v2"))
-    vectors = endpoint.embed(["a text"]).vectors
+from bench.endpoints import parse_spec, open_endpoint
+endpoint = open_endpoint(parse_spec("local=openai@http://127.0.0.1:7997?model=all-MiniLM-L6-v2"))
+vectors = endpoint.embed(["a text"]).vectors
 """
 
 from bench.endpoints.base import CallTiming, Embedder, Embeddings, Reranker, Scores

@@ -133,7 +133,9 @@ class RerankWire(Protocol):
 
     def request(self, query: str, texts: list[str], top_n: int | None = None) -> WireRequest: ...
 
-    def parse(self, answer: Any, n: int, top_n: int | None = None) -> list[tuple[int, float]]: ...  # through `scores_of`
+    def parse(
+        self, answer: Any, n: int, top_n: int | None = None
+    ) -> list[tuple[int, float]]: ...  # through `scores_of`
 
 
 @runtime_checkable

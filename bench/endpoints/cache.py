@@ -30,7 +30,9 @@ class EmbeddingCache:
             directory.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path)
             self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL)")
-            self._db.execute("SELECT key, vector FROM vectors LIMIT 1").fetchall()  # a table of another shape fails here
+            self._db.execute(
+                "SELECT key, vector FROM vectors LIMIT 1"
+            ).fetchall()  # a table of another shape fails here
         except (OSError, sqlite3.Error) as exc:
             raise self._unusable(exc) from None
 
@@ -39,8 +41,10 @@ class EmbeddingCache:
             where, reason = exc.filename or self.path, exc.strerror or str(exc)
         else:
             where, reason = self.path, str(exc)
-        return UserError(f"embedding cache {where}: unusable ({reason}); set RAGBENCH_CACHE to a writable "
-                         "folder, or move that file away")
+        return UserError(
+            f"embedding cache {where}: unusable ({reason}); set RAGBENCH_CACHE to a writable "
+            "folder, or move that file away"
+        )
 
     @staticmethod
     def key(text: str) -> bytes:

@@ -19,8 +19,9 @@ __all__ = ["EndpointHTTPError", "HttpEndpoint", "endpoint_auth", "error_message"
 def endpoint_auth(name: str, url: str, key_env: str | None) -> tuple[str, dict[str, str]]:
     """(the endpoint's URL without credentials, its auth headers): what the API clients and the load
     generator both send."""
-    url, headers = auth_headers(f"endpoint {name}", url.rstrip("/"), key_from_env(f"endpoint {name}", key_env),
-                                key_name=f"key_env={key_env}")
+    url, headers = auth_headers(
+        f"endpoint {name}", url.rstrip("/"), key_from_env(f"endpoint {name}", key_env), key_name=f"key_env={key_env}"
+    )
     return url.rstrip("/"), headers
 
 

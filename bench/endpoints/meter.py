@@ -32,8 +32,16 @@ from bench.core.http import HttpClient, auth_headers, new_client
 
 # Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are never forwarded.
 _HOP_BY_HOP = {
-    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-    "transfer-encoding", "upgrade", "host", "content-length",
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
 }
 
 
@@ -47,7 +55,7 @@ class Usage:
     seconds: float = 0.0
     calls_without_usage: int = 0  # replies that carried no `usage`: their tokens are unknown, not zero
 
-    def minus(self, other: "Usage") -> "Usage":
+    def minus(self, other: Usage) -> Usage:
         return Usage(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
 
 
@@ -152,7 +160,7 @@ class Meter:
             total.completion_tokens += completion
             total.total_tokens += counts.get("total_tokens", prompt + completion)
 
-    def start(self) -> "Meter":
+    def start(self) -> Meter:
         self._thread = threading.Thread(target=self._server.serve_forever, name="ragbench-meter", daemon=True)
         self._thread.start()
         return self
@@ -166,7 +174,7 @@ class Meter:
         self._server.server_close()
         self._client.close()
 
-    def __enter__(self) -> "Meter":
+    def __enter__(self) -> Meter:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -201,8 +209,11 @@ def _make_handler(meter: Meter) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             auth = meter.auth[route]
-            headers = [(k, v) for k, v in self.headers.items()
-                       if k.lower() not in _HOP_BY_HOP and k.lower() not in {a.lower() for a in auth}]
+            headers = [
+                (k, v)
+                for k, v in self.headers.items()
+                if k.lower() not in _HOP_BY_HOP and k.lower() not in {a.lower() for a in auth}
+            ]
             headers += auth.items()
             url = f"{meter.upstreams[route]}/{rest}"
             start = time.perf_counter()
@@ -257,8 +268,10 @@ class MeterClient:
     def snapshot(self) -> dict[str, Usage]:
         reply = self._http.json("GET", "/_meter/usage")
         names = [f.name for f in fields(Usage)]
-        return {route: Usage(**{name: reply.get(route, name, kind=(int, float)) for name in names})
-                for route in reply.get(kind=dict)}
+        return {
+            route: Usage(**{name: reply.get(route, name, kind=(int, float)) for name in names})
+            for route in reply.get(kind=dict)
+        }
 
     def close(self) -> None:
         self._http.close()

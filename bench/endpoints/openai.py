@@ -100,8 +100,14 @@ class OpenAIEmbedder:
         return Embeddings(vectors, calls)
 
     def describe(self) -> dict[str, object]:
-        return {"kind": self.kind, "url": self.http.url, "model": self.wire.model,
-                "encoding_format": self.wire.encoding_format, "dimensions": self.wire.dimensions, "batch_size": self.batch_size}
+        return {
+            "kind": self.kind,
+            "url": self.http.url,
+            "model": self.wire.model,
+            "encoding_format": self.wire.encoding_format,
+            "dimensions": self.wire.dimensions,
+            "batch_size": self.batch_size,
+        }
 
     def dtype(self) -> str | None:
         return None  # the OpenAI shape does not say

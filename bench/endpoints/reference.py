@@ -8,14 +8,14 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
+from bench.core.errors import UserError
 from bench.endpoints.base import CallTiming, Embeddings, Scores
 from bench.endpoints.cache import EmbeddingCache
-from bench.core.errors import UserError
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -83,7 +83,11 @@ class SentenceTransformerEmbedder:
         return self._model
 
     def describe(self) -> dict[str, str | int]:
-        return {"model": str(self.model_path.name), "model_fingerprint": self.fingerprint, "batch_size": self.batch_size}
+        return {
+            "model": str(self.model_path.name),
+            "model_fingerprint": self.fingerprint,
+            "batch_size": self.batch_size,
+        }
 
     def embed(self, texts: list[str], advance: Callable[[int], None] = lambda n: None) -> np.ndarray:
         """Encode `texts` (cache first); `advance` is told how many texts are done as they finish."""
@@ -151,7 +155,12 @@ class ReferenceEmbedder:
         return Embeddings(vectors, [CallTiming(len(texts), (time.perf_counter() - started) * 1000.0)])
 
     def describe(self) -> dict[str, object]:
-        return {"kind": self.kind, "model": str(self.embedder.model_path), "dtype": "float32", **self.embedder.describe()}
+        return {
+            "kind": self.kind,
+            "model": str(self.embedder.model_path),
+            "dtype": "float32",
+            **self.embedder.describe(),
+        }
 
     def dtype(self) -> str | None:
         return "float32"

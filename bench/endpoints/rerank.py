@@ -51,8 +51,15 @@ class CohereReranker:
 
     kind = "cohere"
 
-    def __init__(self, name: str, url: str, model: str | None, key_env: str | None = None, raw_scores: bool | None = None,
-                 timeout_s: float = 120.0):
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        model: str | None,
+        key_env: str | None = None,
+        raw_scores: bool | None = None,
+        timeout_s: float = 120.0,
+    ):
         self.name = name
         self.http = HttpEndpoint(name, url, key_env, timeout_s)
         self.wire = CohereRerankWire(self.http.url, model, raw_scores)

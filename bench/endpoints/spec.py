@@ -7,13 +7,13 @@ API keys are never written in a spec: `key_env=VAR` names the environment variab
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 from urllib.parse import urlsplit
 
-from bench.endpoints.base import Embedder, Reranker
 from bench.core.errors import UserError
 from bench.core.spec_grammar import BOOLEAN_HELP, parse_bool, parse_options
+from bench.endpoints.base import Embedder, Reranker
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -39,7 +39,9 @@ class _Kind:
 
 
 KINDS: dict[str, _Kind] = {
-    "tei": _Kind(False, True, ("key_env", "batch", "normalize", "truncate", "truncation_direction", "dimensions", "prompt_name")),
+    "tei": _Kind(
+        False, True, ("key_env", "batch", "normalize", "truncate", "truncation_direction", "dimensions", "prompt_name")
+    ),
     "tei-rerank": _Kind(True, True, ("key_env", "batch", "raw_scores", "truncate")),
     "openai": _Kind(False, True, ("model", "key_env", "batch", "encoding", "dimensions"), required=("model",)),
     "cohere": _Kind(True, True, ("model", "key_env", "raw_scores")),
@@ -73,7 +75,9 @@ def parse_spec(text: str) -> EndpointSpec:
     params = parse_options(query, f"endpoint {name}")
     unknown = sorted(set(params) - set(spec_kind.options))
     if unknown:
-        raise UserError(f"endpoint {name}: unknown option(s) {', '.join(unknown)} for {kind} (known: {', '.join(spec_kind.options)})")
+        raise UserError(
+            f"endpoint {name}: unknown option(s) {', '.join(unknown)} for {kind} (known: {', '.join(spec_kind.options)})"
+        )
     missing = [o for o in spec_kind.required if not params.get(o)]
     if missing:
         raise UserError(f"endpoint {name}: {kind} needs {', '.join(f'{m}=...' for m in missing)}")
@@ -105,29 +109,64 @@ def open_endpoint(spec: EndpointSpec, timeout_s: float = 120.0) -> Embedder | Re
     if spec.kind == "tei":
         from bench.endpoints.tei import TeiEmbedder
 
-        direction = _typed(spec, "truncation_direction", lambda v: {"left": "left", "right": "right"}[v.lower()], "left or right")
+        direction = _typed(
+            spec, "truncation_direction", lambda v: {"left": "left", "right": "right"}[v.lower()], "left or right"
+        )
         normalize = _bool(spec, "normalize")
-        return TeiEmbedder(spec.name, spec.url, p.get("key_env"), _int(spec, "batch"),
-                           normalize=True if normalize is None else normalize, truncate=_bool(spec, "truncate"),
-                           truncation_direction=direction, dimensions=_int(spec, "dimensions"), prompt_name=p.get("prompt_name"), timeout_s=timeout_s)
+        return TeiEmbedder(
+            spec.name,
+            spec.url,
+            p.get("key_env"),
+            _int(spec, "batch"),
+            normalize=True if normalize is None else normalize,
+            truncate=_bool(spec, "truncate"),
+            truncation_direction=direction,
+            dimensions=_int(spec, "dimensions"),
+            prompt_name=p.get("prompt_name"),
+            timeout_s=timeout_s,
+        )
     if spec.kind == "tei-rerank":
         from bench.endpoints.tei import TeiReranker
 
-        return TeiReranker(spec.name, spec.url, p.get("key_env"), _int(spec, "batch"),
-                           raw_scores=bool(_bool(spec, "raw_scores")), truncate=_bool(spec, "truncate"), timeout_s=timeout_s)
+        return TeiReranker(
+            spec.name,
+            spec.url,
+            p.get("key_env"),
+            _int(spec, "batch"),
+            raw_scores=bool(_bool(spec, "raw_scores")),
+            truncate=_bool(spec, "truncate"),
+            timeout_s=timeout_s,
+        )
     if spec.kind == "openai":
         from bench.endpoints.openai import OpenAIEmbedder
 
-        encoding = _typed(spec, "encoding", lambda v: {"float": "float", "base64": "base64", "none": None}[v.lower()],
-                          "float, base64 or none")
-        return OpenAIEmbedder(spec.name, spec.url, p["model"], p.get("key_env"), _int(spec, "batch") or 32,
-                              encoding_format=encoding if "encoding" in p else "float", dimensions=_int(spec, "dimensions"),
-                              timeout_s=timeout_s)
+        encoding = _typed(
+            spec,
+            "encoding",
+            lambda v: {"float": "float", "base64": "base64", "none": None}[v.lower()],
+            "float, base64 or none",
+        )
+        return OpenAIEmbedder(
+            spec.name,
+            spec.url,
+            p["model"],
+            p.get("key_env"),
+            _int(spec, "batch") or 32,
+            encoding_format=encoding if "encoding" in p else "float",
+            dimensions=_int(spec, "dimensions"),
+            timeout_s=timeout_s,
+        )
     if spec.kind == "cohere":
         from bench.endpoints.rerank import CohereReranker
 
-        return CohereReranker(spec.name, spec.url, p.get("model"), p.get("key_env"), raw_scores=_bool(spec, "raw_scores"),
-                              timeout_s=timeout_s)
+        return CohereReranker(
+            spec.name,
+            spec.url,
+            p.get("model"),
+            p.get("key_env"),
+            raw_scores=_bool(spec, "raw_scores"),
+            timeout_s=timeout_s,
+        )
     from bench.endpoints.reference import ReferenceEmbedder, ReferenceReranker
 
     batch = _int(spec, "batch") or 32

@@ -15,7 +15,14 @@ from typing import Any
 import numpy as np
 
 from bench.endpoints.base import (
-    CallTiming, Embeddings, Scores, WireRequest, WireShapeError, scores_from_results, scores_of, vectors_of,
+    CallTiming,
+    Embeddings,
+    Scores,
+    WireRequest,
+    WireShapeError,
+    scores_from_results,
+    scores_of,
+    vectors_of,
 )
 from bench.endpoints.client import EndpointHTTPError, HttpEndpoint
 
@@ -116,7 +123,7 @@ class TeiClient(HttpEndpoint):
 
     def call(self, wire, request: WireRequest) -> tuple[Any, CallTiming]:
         """Send a wire request (429s retried) and parse the answer with the same wire."""
-        answer, timing = self.post(request.url[len(self.url):], request.payload)
+        answer, timing = self.post(request.url[len(self.url) :], request.payload)
         try:
             return wire.parse(answer, request.inputs), timing
         except WireShapeError as exc:
@@ -253,8 +260,15 @@ class TeiEmbedder:
 
     def describe(self) -> dict[str, object]:
         info = self.client.info()
-        return {"kind": self.kind, "url": self.client.url, "model": info.model_id, "dtype": info.model_dtype,
-                "version": info.version, "max_client_batch_size": info.max_client_batch_size, **self.wire.options}
+        return {
+            "kind": self.kind,
+            "url": self.client.url,
+            "model": info.model_id,
+            "dtype": info.model_dtype,
+            "version": info.version,
+            "max_client_batch_size": info.max_client_batch_size,
+            **self.wire.options,
+        }
 
     def dtype(self) -> str | None:
         return self.client.info().model_dtype
@@ -300,8 +314,14 @@ class TeiReranker:
 
     def describe(self) -> dict[str, object]:
         info = self.client.info()
-        return {"kind": self.kind, "url": self.client.url, "model": info.model_id, "dtype": info.model_dtype,
-                "version": info.version, **self.wire.options}
+        return {
+            "kind": self.kind,
+            "url": self.client.url,
+            "model": info.model_id,
+            "dtype": info.model_dtype,
+            "version": info.version,
+            **self.wire.options,
+        }
 
     def dtype(self) -> str | None:
         return self.client.info().model_dtype

@@ -147,8 +147,13 @@ class Comparison:
         return not self.regressions
 
     def to_dict(self) -> dict[str, Any]:
-        return {"baseline": self.baseline, "current": self.current, "verdict": "pass" if self.passed else "fail",
-                "notes": self.notes, "checks": [asdict(c) for c in self.checks]}
+        return {
+            "baseline": self.baseline,
+            "current": self.current,
+            "verdict": "pass" if self.passed else "fail",
+            "notes": self.notes,
+            "checks": [asdict(c) for c in self.checks],
+        }
 
 
 def locate_results(path: Path) -> dict[str, Path]:
@@ -176,7 +181,11 @@ def compare_paths(baseline: Path, current: Path, config: GateConfig) -> Comparis
     else:
         pairs = [(key, base_files[key], cur_files[key]) for key in sorted(base_files) if key in cur_files]
         for key in sorted(set(base_files) - set(cur_files)):
-            checks.append(Check("run", key, RESULTS_FILE, FAIL, f"{key}/{RESULTS_FILE} is in the baseline, not in the current run"))
+            checks.append(
+                Check(
+                    "run", key, RESULTS_FILE, FAIL, f"{key}/{RESULTS_FILE} is in the baseline, not in the current run"
+                )
+            )
         for key in sorted(set(cur_files) - set(base_files)):
             notes.append(f"{key}/{RESULTS_FILE} is new in the current run: nothing to compare it with")
     loaded = [(key, read_results(b), read_results(c)) for key, b, c in pairs]
@@ -192,8 +201,10 @@ def _check_measures_named(config: GateConfig, results: list[Results]) -> None:
     known = {m for r in results for m in r.header.measures}
     unknown = sorted(set(config.max_drop) - known - {"*"})
     if unknown and any(r.header.measures for r in results):
-        raise UserError(f"--max-drop names {', '.join(unknown)}, which no compared run measured "
-                        f"(measured: {', '.join(sorted(known))})")
+        raise UserError(
+            f"--max-drop names {', '.join(unknown)}, which no compared run measured "
+            f"(measured: {', '.join(sorted(known))})"
+        )
 
 
 def compare_results(base: Results, cur: Results, config: GateConfig, source: str = "") -> tuple[list[Check], list[str]]:
@@ -201,8 +212,10 @@ def compare_results(base: Results, cur: Results, config: GateConfig, source: str
     notes: list[str] = []
     where = f"{source}: " if source else ""
     if base.header.command != cur.header.command and {base.header.command, cur.header.command} != {"quality", "demo"}:
-        raise UserError(f"{where}baseline is a {base.header.command!r} run, current a {cur.header.command!r} run: "
-                        "nothing to compare")
+        raise UserError(
+            f"{where}baseline is a {base.header.command!r} run, current a {cur.header.command!r} run: "
+            "nothing to compare"
+        )
     for label, results in (("baseline", base), ("current", cur)):
         if results.end is None or results.end.status != "complete":
             status = results.end.status if results.end else "cut off (no end record)"
@@ -221,10 +234,12 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
     notes: list[str] = []
     bdata, cdata = base.header.dataset, cur.header.dataset
     if bdata.get("fingerprint") != cdata.get("fingerprint"):
-        notes.append(f"{where}DATASET CHANGED: baseline {bdata.get('name')} (fingerprint {bdata.get('fingerprint')}, "
-                     f"{bdata.get('documents')} documents, {bdata.get('queries')} queries), current {cdata.get('name')} "
-                     f"(fingerprint {cdata.get('fingerprint')}, {cdata.get('documents')} documents, "
-                     f"{cdata.get('queries')} queries): scores are compared on the queries both judged, over different data")
+        notes.append(
+            f"{where}DATASET CHANGED: baseline {bdata.get('name')} (fingerprint {bdata.get('fingerprint')}, "
+            f"{bdata.get('documents')} documents, {bdata.get('queries')} queries), current {cdata.get('name')} "
+            f"(fingerprint {cdata.get('fingerprint')}, {cdata.get('documents')} documents, "
+            f"{cdata.get('queries')} queries): scores are compared on the queries both judged, over different data"
+        )
     measures = [m for m in base.header.measures if m in cur.header.measures]
     for m in sorted(set(base.header.measures) ^ set(cur.header.measures)):
         notes.append(f"{where}measure {m} is in only one run: not compared")
@@ -253,16 +268,26 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
             if b is None:
                 continue
             if c is None:
-                checks.append(Check("quality", source, f"{shown} {label}", FAIL,
-                                    f"{shown} {label}: no scores in the current run (target failed or missing)"))
+                checks.append(
+                    Check(
+                        "quality",
+                        source,
+                        f"{shown} {label}",
+                        FAIL,
+                        f"{shown} {label}: no scores in the current run (target failed or missing)",
+                    )
+                )
                 continue
             qids = tuple(sorted(set(b) & set(c)))
             if len(qids) != len(b) or len(qids) != len(c):
-                notes.append(f"{where}{shown} {label}: {len(b) - len(qids)} baseline and {len(c) - len(qids)} current "
-                             f"queries are judged in one run only; compared on the {len(qids)} both judged")
+                notes.append(
+                    f"{where}{shown} {label}: {len(b) - len(qids)} baseline and {len(c) - len(qids)} current "
+                    f"queries are judged in one run only; compared on the {len(qids)} both judged"
+                )
             if not qids:
-                checks.append(Check("quality", source, f"{shown} {label}", FAIL,
-                                    f"{shown} {label}: no query judged in both runs"))
+                checks.append(
+                    Check("quality", source, f"{shown} {label}", FAIL, f"{shown} {label}: no query judged in both runs")
+                )
                 continue
             by_queries.setdefault(qids, []).append(measure)
         for qids, group in by_queries.items():
@@ -276,13 +301,29 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
             for j, measure in enumerate(group):
                 allowance, baseline_mean = config.allowance(measure), float(vb[:, j].mean())
                 label = labels.get(measure, measure)
-                check = Check("quality", source, f"{shown} {label}", PASS, "", {
-                    "target": cur_name, "baseline_target": base_name, "measure": measure, "label": label,
-                    "n": len(qids), "baseline": baseline_mean, "current": float(vc[:, j].mean()),
-                    "effect": float(diffs[:, j].mean()), "ci_low": float(lows[j]), "ci_high": float(highs[j]),
-                    "p": float(pvalues[j]), "max_drop": str(allowance), "limit": allowance.limit(baseline_mean),
-                    "alpha": config.alpha,
-                })
+                check = Check(
+                    "quality",
+                    source,
+                    f"{shown} {label}",
+                    PASS,
+                    "",
+                    {
+                        "target": cur_name,
+                        "baseline_target": base_name,
+                        "measure": measure,
+                        "label": label,
+                        "n": len(qids),
+                        "baseline": baseline_mean,
+                        "current": float(vc[:, j].mean()),
+                        "effect": float(diffs[:, j].mean()),
+                        "ci_low": float(lows[j]),
+                        "ci_high": float(highs[j]),
+                        "p": float(pvalues[j]),
+                        "max_drop": str(allowance),
+                        "limit": allowance.limit(baseline_mean),
+                        "alpha": config.alpha,
+                    },
+                )
                 checks.append(check)
                 tested.append(check)
     for check, p_holm in zip(tested, holm([c.figures["p"] for c in tested])):
@@ -291,17 +332,32 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
         f["significant"] = p_holm <= config.alpha
         dropped = -f["effect"] > f["limit"]
         check.status = FAIL if dropped and (f["significant"] or not config.significance) else PASS
-        gate = f"max drop {f['max_drop']}" + (f", alpha {config.alpha:g} (Holm)" if config.significance else ", significance off")
-        check.summary = (f"{check.name}: {f['baseline']:.4f} → {f['current']:.4f}, effect {f['effect']:+.4f} "
-                         f"[{f['ci_low']:+.4f}, {f['ci_high']:+.4f}], p {fmt_p(f['p'])} (Holm {fmt_p(p_holm)}), "
-                         f"n {f['n']}; {gate}")
+        gate = f"max drop {f['max_drop']}" + (
+            f", alpha {config.alpha:g} (Holm)" if config.significance else ", significance off"
+        )
+        check.summary = (
+            f"{check.name}: {f['baseline']:.4f} → {f['current']:.4f}, effect {f['effect']:+.4f} "
+            f"[{f['ci_low']:+.4f}, {f['ci_high']:+.4f}], p {fmt_p(f['p'])} (Holm {fmt_p(p_holm)}), "
+            f"n {f['n']}; {gate}"
+        )
     return checks, notes
 
 
 def point_key(point: LoadPointRecord, endpoint: str) -> tuple:
     """What makes two sweep points the same measurement (the endpoint by its current name)."""
-    return (endpoint, point.op, point.loop, point.batch, point.concurrency, point.rate, point.arrival,
-            point.max_inflight, point.burst, point.length, point.documents)
+    return (
+        endpoint,
+        point.op,
+        point.loop,
+        point.batch,
+        point.concurrency,
+        point.rate,
+        point.arrival,
+        point.max_inflight,
+        point.burst,
+        point.length,
+        point.documents,
+    )
 
 
 def point_name(point: LoadPointRecord, endpoint: str) -> str:
@@ -318,9 +374,12 @@ def checked_points(results: Results, match: dict[str, str] | None = None) -> dic
         _check_point(point, results)
         key = point_key(point, (match or {}).get(point.endpoint, point.endpoint))
         if key in points:
-            raise InputError(results.path, f"load_point {point_name(point, point.endpoint)} again (first on line "
-                             f"{results.line(points[key])}): a results file measures each point once",
-                             results.line(point))
+            raise InputError(
+                results.path,
+                f"load_point {point_name(point, point.endpoint)} again (first on line "
+                f"{results.line(points[key])}): a results file measures each point once",
+                results.line(point),
+            )
         points[key] = point
     return points
 
@@ -336,7 +395,11 @@ def _check_point(point: LoadPointRecord, results: Results) -> None:
     requests = point.requests
     counts = [requests.get("sent"), requests.get("ok"), requests.get("unsent", 0) or 0]
     errors = requests.get("errors")
-    if not all(_count(n) for n in counts) or not isinstance(errors, dict) or not all(_count(n) for n in errors.values()):
+    if (
+        not all(_count(n) for n in counts)
+        or not isinstance(errors, dict)
+        or not all(_count(n) for n in errors.values())
+    ):
         raise bad("requests.sent, ok, unsent and every errors count must be whole numbers >= 0")
     if requests["ok"] > requests["sent"]:
         raise bad(f"requests.ok {requests['ok']} > sent {requests['sent']}")
@@ -388,22 +451,40 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
         ratio, change, check = _load_figures(b, c, label, config, source)
         checks.append(check)
         f = check.figures
-        saturated = [(run, p.client.get("utilization")) for run, p in (("baseline", b), ("current", c)) if p.client.get("saturated")]
+        saturated = [
+            (run, p.client.get("utilization"))
+            for run, p in (("baseline", b), ("current", c))
+            if p.client.get("saturated")
+        ]
         if saturated:
             reason = "the load client saturated in the " + " and ".join(
-                run + (f" run ({use:.0%} of its ceiling)" if as_number(use) is not None else " run") for run, use in saturated)
+                run + (f" run ({use:.0%} of its ceiling)" if as_number(use) is not None else " run")
+                for run, use in saturated
+            )
         elif not gated:
             reason = "no --min-throughput-ratio or --max-p99-increase"
         elif ratio is None and config.min_throughput_ratio is not None and c.requests["ok"]:
             reason = "no baseline throughput to compare with"
         else:
             reason = ""
-        slower = not reason and ratio is not None and config.min_throughput_ratio is not None and ratio < config.min_throughput_ratio
-        later = not reason and change is not None and config.max_p99_increase is not None and change > config.max_p99_increase.value
+        slower = (
+            not reason
+            and ratio is not None
+            and config.min_throughput_ratio is not None
+            and ratio < config.min_throughput_ratio
+        )
+        later = (
+            not reason
+            and change is not None
+            and config.max_p99_increase is not None
+            and change > config.max_p99_increase.value
+        )
         more_errors = f["error_rate_increase"] > config.max_error_rate
         if not c.requests["ok"]:
             check.status = FAIL
-            check.summary += "; the current point " + ("measured nothing" if not c.requests["sent"] else "had no successful request")
+            check.summary += "; the current point " + (
+                "measured nothing" if not c.requests["sent"] else "had no successful request"
+            )
         elif slower or later or more_errors:
             check.status = FAIL
         elif reason:
@@ -413,8 +494,10 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
         else:
             check.status = PASS
     for key in current.keys() - matched:
-        notes.append(f"{source + ': ' if source else ''}load point {point_name(current[key], key[0])} is new in the "
-                     "current run: nothing to compare it with")
+        notes.append(
+            f"{source + ': ' if source else ''}load point {point_name(current[key], key[0])} is new in the "
+            "current run: nothing to compare it with"
+        )
     return checks, notes
 
 
@@ -431,26 +514,52 @@ def _load_figures(b: LoadPointRecord, c: LoadPointRecord, label: str, config: Ga
     limits.append(f"max error-rate rise {config.max_error_rate:.2%}")
     b_errors, c_errors = _errors(b), _errors(c)
     b_rate, c_rate = error_rate(b.requests), error_rate(c.requests)
-    summary = (f"{label}: texts/s {_num(b_tput)} → {_num(c_tput)} (×{_num(ratio, 3)}), "
-               f"p99 {_num(b_p99)} → {_num(c_p99)} ms ({'–' if change is None else f'{change:+.1%}'}), "
-               f"errors {b_errors} → {c_errors} ({b_rate:.2%} → {c_rate:.2%} of requests); {', '.join(limits)}")
-    figures = {"endpoint": c.endpoint, "loop": c.loop, "baseline_texts_per_s": b_tput, "current_texts_per_s": c_tput,
-               "throughput_ratio": ratio, "baseline_p99_ms": b_p99, "current_p99_ms": c_p99, "p99_change": change,
-               "baseline_errors": b_errors, "current_errors": c_errors, "baseline_error_rate": b_rate,
-               "current_error_rate": c_rate, "error_rate_increase": c_rate - b_rate, "max_error_rate": config.max_error_rate,
-               "client_saturated": bool(b.client.get("saturated") or c.client.get("saturated"))}
+    summary = (
+        f"{label}: texts/s {_num(b_tput)} → {_num(c_tput)} (×{_num(ratio, 3)}), "
+        f"p99 {_num(b_p99)} → {_num(c_p99)} ms ({'–' if change is None else f'{change:+.1%}'}), "
+        f"errors {b_errors} → {c_errors} ({b_rate:.2%} → {c_rate:.2%} of requests); {', '.join(limits)}"
+    )
+    figures = {
+        "endpoint": c.endpoint,
+        "loop": c.loop,
+        "baseline_texts_per_s": b_tput,
+        "current_texts_per_s": c_tput,
+        "throughput_ratio": ratio,
+        "baseline_p99_ms": b_p99,
+        "current_p99_ms": c_p99,
+        "p99_change": change,
+        "baseline_errors": b_errors,
+        "current_errors": c_errors,
+        "baseline_error_rate": b_rate,
+        "current_error_rate": c_rate,
+        "error_rate_increase": c_rate - b_rate,
+        "max_error_rate": config.max_error_rate,
+        "client_saturated": bool(b.client.get("saturated") or c.client.get("saturated")),
+    }
     return ratio, change, Check("load", source, label, PASS, summary, figures)
 
 
 # (figure, threshold key, +1 when higher is better): how far past its threshold a pair is
 IDENTITY_FIGURES = {
-    "identity_embed_pair": ("embed", [("cosine_min", "min_cosine", 1), ("cosine_mean", "mean_cosine", 1),
-                                      ("max_norm_diff", "max_norm_diff", -1), ("top10_overlap", "min_top10_overlap", 1)]),
-    "identity_rerank_pair": ("rerank", [("max_score_diff", "max_score_diff", -1), ("kendall_tau_mean", "min_kendall_tau", 1)]),
+    "identity_embed_pair": (
+        "embed",
+        [
+            ("cosine_min", "min_cosine", 1),
+            ("cosine_mean", "mean_cosine", 1),
+            ("max_norm_diff", "max_norm_diff", -1),
+            ("top10_overlap", "min_top10_overlap", 1),
+        ],
+    ),
+    "identity_rerank_pair": (
+        "rerank",
+        [("max_score_diff", "max_score_diff", -1), ("kendall_tau_mean", "min_kendall_tau", 1)],
+    ),
 }
 
 
-def compare_identity(base: Results, cur: Results, config: GateConfig, source: str = "") -> tuple[list[Check], list[str]]:
+def compare_identity(
+    base: Results, cur: Results, config: GateConfig, source: str = ""
+) -> tuple[list[Check], list[str]]:
     """Per pair of endpoints: a verdict that flipped to fail, or a failing pair whose figures got worse past
     their thresholds, is a regression; per endpoint, batch invariance or top_n honoured lost."""
     checks: list[Check] = []
@@ -476,13 +585,24 @@ def compare_identity(base: Results, cur: Results, config: GateConfig, source: st
         c = current_endpoints.get(config.match.get(b.name, b.name))
         if c is None:
             continue  # its pairs say it is missing
-        for field, good, what in (("batch_verdict", "pass", "batch invariance"), ("top_n_honoured", True, "top_n honoured")):
+        for field, good, what in (
+            ("batch_verdict", "pass", "batch invariance"),
+            ("top_n_honoured", True, "top_n honoured"),
+        ):
             was, now = getattr(b, field), getattr(c, field)
             if was is None and now is None:
                 continue
             status = FAIL if was == good and now != good else PASS
-            checks.append(Check("identity", source, f"{c.name} {what}", status, f"{c.name} {what}: {was} → {now}",
-                                {"endpoint": c.name, "baseline": was, "current": now}))
+            checks.append(
+                Check(
+                    "identity",
+                    source,
+                    f"{c.name} {what}",
+                    status,
+                    f"{c.name} {what}: {was} → {now}",
+                    {"endpoint": c.name, "baseline": was, "current": now},
+                )
+            )
     return checks, notes
 
 
@@ -490,11 +610,20 @@ def _identity_pair(b: Any, c: Any, name: str, figures: list[tuple[str, str, int]
     thresholds = c.thresholds if isinstance(c.thresholds, dict) else {}
     parts, worse = [], []
     for figure, limit_key, sign in figures:
-        was, now, limit = as_number(getattr(b, figure)), as_number(getattr(c, figure)), as_number(thresholds.get(limit_key))
-        parts.append(f"{figure} {_g(was)} → {_g(now)}" + (f" ({'≥' if sign > 0 else '≤'} {_g(limit)})" if limit is not None else ""))
+        was, now, limit = (
+            as_number(getattr(b, figure)),
+            as_number(getattr(c, figure)),
+            as_number(thresholds.get(limit_key)),
+        )
+        parts.append(
+            f"{figure} {_g(was)} → {_g(now)}"
+            + (f" ({'≥' if sign > 0 else '≤'} {_g(limit)})" if limit is not None else "")
+        )
         if now is None or limit is None:
             continue
-        if sign * (now - limit) < 0 and (was is None or sign * (now - was) < 0):  # past its threshold and worse than before
+        if sign * (now - limit) < 0 and (
+            was is None or sign * (now - was) < 0
+        ):  # past its threshold and worse than before
             worse.append(figure)
     flipped = b.verdict == "pass" and c.verdict != "pass"
     if flipped or (c.verdict != "pass" and worse):
@@ -504,13 +633,26 @@ def _identity_pair(b: Any, c: Any, name: str, figures: list[tuple[str, str, int]
     else:
         status = PASS
     not_gated = "failing in both runs and no worse: not a regression (identity's own exit code says it fails)"
-    verdict = f"verdict {b.verdict} → {c.verdict}" + (f" ({'; '.join(map(str, c.failures))})" if c.verdict != "pass" else "")
+    verdict = f"verdict {b.verdict} → {c.verdict}" + (
+        f" ({'; '.join(map(str, c.failures))})" if c.verdict != "pass" else ""
+    )
     note = f"; worse past threshold: {', '.join(worse)}" if worse and not flipped else ""
-    return Check("identity", source, name, status, f"{name}: {verdict}; {', '.join(parts)}{note}",
-                 {"baseline_verdict": b.verdict, "current_verdict": c.verdict, "worse": worse, "dtype": c.dtype,
-                  **{f"baseline_{f}": as_number(getattr(b, f)) for f, _, _ in figures},
-                  **{f"current_{f}": as_number(getattr(c, f)) for f, _, _ in figures}},
-                 not_gated if status == INFO else "")
+    return Check(
+        "identity",
+        source,
+        name,
+        status,
+        f"{name}: {verdict}; {', '.join(parts)}{note}",
+        {
+            "baseline_verdict": b.verdict,
+            "current_verdict": c.verdict,
+            "worse": worse,
+            "dtype": c.dtype,
+            **{f"baseline_{f}": as_number(getattr(b, f)) for f, _, _ in figures},
+            **{f"current_{f}": as_number(getattr(c, f)) for f, _, _ in figures},
+        },
+        not_gated if status == INFO else "",
+    )
 
 
 def as_number(value: Any) -> float | None:
@@ -533,14 +675,18 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def _score_matrix(results: Results, scores: dict, target: str, measures: list[str], qids: tuple[str, ...]) -> np.ndarray:
+def _score_matrix(
+    results: Results, scores: dict, target: str, measures: list[str], qids: tuple[str, ...]
+) -> np.ndarray:
     """Per-query scores, queries x measures; a missing (null) or infinite score is an input error, never a NaN
     that would pass every check."""
     matrix = np.array([[scores[target, m][q] for m in measures] for q in qids], dtype=np.float64)
     if not np.isfinite(matrix).all():
         row, col = np.argwhere(~np.isfinite(matrix))[0]
-        raise InputError(results.path, f"metrics record of {target} {measures[col]}: the score of query "
-                         f"{qids[row]!r} is not a finite number")
+        raise InputError(
+            results.path,
+            f"metrics record of {target} {measures[col]}: the score of query {qids[row]!r} is not a finite number",
+        )
     return matrix
 
 

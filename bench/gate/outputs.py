@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import platform
 import xml.etree.ElementTree as ET
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +30,20 @@ def verdict_line(comparison: Comparison) -> str:
 def render_text(comparison: Comparison) -> str:
     lines = [verdict_line(comparison), f"baseline: {comparison.baseline}", f"current:  {comparison.current}"]
     lines += [f"!! {note}" for note in comparison.notes]
-    lines += [f"{_MARK[c.status]:4}  {c.kind}: {(c.source + ' ') if c.source else ''}{c.summary}" for c in comparison.checks]
+    lines += [
+        f"{_MARK[c.status]:4}  {c.kind}: {(c.source + ' ') if c.source else ''}{c.summary}" for c in comparison.checks
+    ]
     return "\n".join(lines) + "\n"
 
 
 def render_markdown(comparison: Comparison) -> str:
     head = "✅ pass" if comparison.passed else f"❌ FAIL — {len(comparison.regressions)} regression(s)"
-    lines = [f"## ragbench compare: {head}", "",
-             f"baseline `{comparison.baseline}` → current `{comparison.current}`", ""]
+    lines = [
+        f"## ragbench compare: {head}",
+        "",
+        f"baseline `{comparison.baseline}` → current `{comparison.current}`",
+        "",
+    ]
     for note in comparison.notes:
         lines.append(f"> **⚠️ {_md_escape(note)}**")
         lines.append(">")
@@ -53,13 +59,17 @@ def render_markdown(comparison: Comparison) -> str:
     others = [c for c in ordered if not c.figures or c.kind not in {kind for kind, _, _ in _MD_TABLES}]
     if others:
         lines += ["| result | check | figures |", "|---|---|---|"]
-        lines += [f"| {_MD_MARK[c.status]} | {c.kind}: {_md_escape(c.title.split(': ', 1)[1])} | {_md_escape(c.summary)} |"
-                  for c in others]
+        lines += [
+            f"| {_MD_MARK[c.status]} | {c.kind}: {_md_escape(c.title.split(': ', 1)[1])} | {_md_escape(c.summary)} |"
+            for c in others
+        ]
         lines.append("")
     skipped = [c for c in comparison.checks if c.status == INFO]
     if skipped:  # a check that gates nothing says so here, never as a silent pass
         lines += [f"**Not gated ({len(skipped)} of {len(comparison.checks)} checks):**", ""]
-        lines += [f"- ℹ️ {c.kind}: {_md_escape(_where(c))} — {_md_escape(c.not_gated or 'reported only')}" for c in skipped]
+        lines += [
+            f"- ℹ️ {c.kind}: {_md_escape(_where(c))} — {_md_escape(c.not_gated or 'reported only')}" for c in skipped
+        ]
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -70,8 +80,15 @@ def _where(check) -> str:
 
 def _quality_cells(c) -> list[str]:
     f = c.figures
-    return [_where(c), f"{f['baseline']:.4f}", f"{f['current']:.4f}", f"{f['effect']:+.4f} [{f['ci_low']:+.4f}, {f['ci_high']:+.4f}]",
-            f"{fmt_p(f['p'])} ({fmt_p(f['p_holm'])})", str(f["n"]), str(f["max_drop"])]
+    return [
+        _where(c),
+        f"{f['baseline']:.4f}",
+        f"{f['current']:.4f}",
+        f"{f['effect']:+.4f} [{f['ci_low']:+.4f}, {f['ci_high']:+.4f}]",
+        f"{fmt_p(f['p'])} ({fmt_p(f['p_holm'])})",
+        str(f["n"]),
+        str(f["max_drop"]),
+    ]
 
 
 def _load_cells(c) -> list[str]:
@@ -81,14 +98,23 @@ def _load_cells(c) -> list[str]:
         return "–" if value is None else f"{value:.{digits}f}"
 
     change = "–" if f["p99_change"] is None else f"{f['p99_change']:+.1%}"
-    return [_where(c), f"{num(f['baseline_texts_per_s'])} → {num(f['current_texts_per_s'])}", num(f["throughput_ratio"], 3),
-            f"{num(f['baseline_p99_ms'])} → {num(f['current_p99_ms'])}", change,
-            f"{f['baseline_errors']} → {f['current_errors']} ({f['baseline_error_rate']:.2%} → {f['current_error_rate']:.2%})",
-            "yes" if f["client_saturated"] else "no"]
+    return [
+        _where(c),
+        f"{num(f['baseline_texts_per_s'])} → {num(f['current_texts_per_s'])}",
+        num(f["throughput_ratio"], 3),
+        f"{num(f['baseline_p99_ms'])} → {num(f['current_p99_ms'])}",
+        change,
+        f"{f['baseline_errors']} → {f['current_errors']} ({f['baseline_error_rate']:.2%} → {f['current_error_rate']:.2%})",
+        "yes" if f["client_saturated"] else "no",
+    ]
 
 
 _MD_TABLES = [
-    ("quality", ["target measure", "baseline", "current", "effect [95% CI]", "p (Holm)", "queries", "max drop"], _quality_cells),
+    (
+        "quality",
+        ["target measure", "baseline", "current", "effect [95% CI]", "p (Holm)", "queries", "max drop"],
+        _quality_cells,
+    ),
     ("load", ["point", "texts/s", "ratio", "p99 ms", "p99 change", "errors (rate)", "client saturated"], _load_cells),
 ]
 
@@ -98,24 +124,31 @@ def _md_escape(text: str) -> str:
 
 
 def render_json(comparison: Comparison) -> str:
-    return json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False, allow_nan=False,
-                      default=lambda v: None) + "\n"
+    return (
+        json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False, allow_nan=False, default=lambda v: None) + "\n"
+    )
 
 
 def junit_xml(comparison: Comparison) -> str:
     """One test case per check; the figures in a failure's message and in every case's output."""
     gated = [c for c in comparison.checks if c.status != INFO]
-    suite = ET.Element("testsuite", name="ragbench compare", tests=str(len(comparison.checks)),
-                       failures=str(len(comparison.regressions)), errors="0",
-                       skipped=str(len(comparison.checks) - len(gated)),
-                       timestamp=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    suite = ET.Element(
+        "testsuite",
+        name="ragbench compare",
+        tests=str(len(comparison.checks)),
+        failures=str(len(comparison.regressions)),
+        errors="0",
+        skipped=str(len(comparison.checks) - len(gated)),
+        timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
     if comparison.notes:
         props = ET.SubElement(suite, "properties")
         for note in comparison.notes:
             ET.SubElement(props, "property", name="note", value=note)
     for c in comparison.checks:
-        case = ET.SubElement(suite, "testcase", classname=f"ragbench.{c.kind}" + (f".{c.source}" if c.source else ""),
-                             name=c.name)
+        case = ET.SubElement(
+            suite, "testcase", classname=f"ragbench.{c.kind}" + (f".{c.source}" if c.source else ""), name=c.name
+        )
         if c.status == FAIL:
             ET.SubElement(case, "failure", message=c.summary, type="regression").text = c.summary
         elif c.status == INFO:
@@ -144,31 +177,65 @@ def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
             for q in results.queries:
                 if q.target == target.name and not q.error and q.latency_ms is not None:  # None: ranked in a batch
                     if as_number(q.latency_ms) is None or q.latency_ms < 0:
-                        raise InputError(results.path, f"query record {q.qid!r} of {q.target}: latency_ms "
-                                         f"{q.latency_ms!r} is not a finite number >= 0", results.line(q))
+                        raise InputError(
+                            results.path,
+                            f"query record {q.qid!r} of {q.target}: latency_ms "
+                            f"{q.latency_ms!r} is not a finite number >= 0",
+                            results.line(q),
+                        )
                     stats.update(q.latency_ms / 1000)
             if stats:
-                entries.append(_entry(f"{prefix}{target.name} query latency", f"quality/{prefix}{target.name}", stats, 1,
-                                      {"unit": "seconds per query", "dataset": results.header.dataset.get("name"),
-                                       "spec": target.spec, "errors": target.errors}))
+                entries.append(
+                    _entry(
+                        f"{prefix}{target.name} query latency",
+                        f"quality/{prefix}{target.name}",
+                        stats,
+                        1,
+                        {
+                            "unit": "seconds per query",
+                            "dataset": results.header.dataset.get("name"),
+                            "spec": target.spec,
+                            "errors": target.errors,
+                        },
+                    )
+                )
         for point in checked_points(results).values():  # a figure it cannot read is an input error, never dropped
             label, group = point_name(point, point.endpoint), f"load/{prefix}{point.endpoint}"
             quantity = "scheduled" if point.loop == "open" else "service"
-            extra = {"loop": point.loop, "batch": point.batch, "concurrency": point.concurrency, "rate": point.rate,
-                     "client_saturated": bool(point.client.get("saturated")), **point.throughput}
+            extra = {
+                "loop": point.loop,
+                "batch": point.batch,
+                "concurrency": point.concurrency,
+                "rate": point.rate,
+                "client_saturated": bool(point.client.get("saturated")),
+                **point.throughput,
+            }
             latency = _histogram_stats(point.histograms.get(quantity), Stats, results, point)
             if latency:
-                entries.append(_entry(f"{prefix}{label} latency", group, latency, 1,
-                                      {**extra, "unit": "seconds per request", "quantity": quantity}))
+                entries.append(
+                    _entry(
+                        f"{prefix}{label} latency",
+                        group,
+                        latency,
+                        1,
+                        {**extra, "unit": "seconds per request", "quantity": quantity},
+                    )
+                )
             texts_per_s, seconds = as_number(point.throughput.get("texts_per_s")), as_number(point.duration_s)
             texts = round(texts_per_s * seconds) if texts_per_s and seconds and texts_per_s > 0 and seconds > 0 else 0
             if texts:
                 window = Stats()
                 window.update(seconds / texts)
-                entries.append(_entry(f"{prefix}{label} throughput", group, window, texts,
-                                      {**extra, "unit": "seconds per text"}))
-    return {"machine_info": _machine_info(), "commit_info": {}, "benchmarks": entries,
-            "datetime": datetime.now(timezone.utc).isoformat(), "version": pb_version}
+                entries.append(
+                    _entry(f"{prefix}{label} throughput", group, window, texts, {**extra, "unit": "seconds per text"})
+                )
+    return {
+        "machine_info": _machine_info(),
+        "commit_info": {},
+        "benchmarks": entries,
+        "datetime": datetime.now(UTC).isoformat(),
+        "version": pb_version,
+    }
 
 
 def _histogram_stats(encoded: Any, stats_class: Any, results: Results, point: Any) -> Any:
@@ -180,26 +247,44 @@ def _histogram_stats(encoded: Any, stats_class: Any, results: Results, point: An
     try:
         histogram = decode(encoded)
     except Exception:  # hdrh raises several kinds (base64, zlib, its own) on a damaged encoding
-        raise InputError(results.path, "load_point record: a latency histogram cannot be decoded", results.line(point)) from None
+        raise InputError(
+            results.path, "load_point record: a latency histogram cannot be decoded", results.line(point)
+        ) from None
     stats = stats_class()
     for item in histogram.get_recorded_iterator():
         low = histogram.get_lowest_equivalent_value(item.value_iterated_to)
         high = histogram.get_highest_equivalent_value(item.value_iterated_to)
-        stats.data.extend([(low + (high - low + 1) // 2) / 1e6] * item.count_at_value_iterated_to)  # HDR's median equivalent
+        stats.data.extend(
+            [(low + (high - low + 1) // 2) / 1e6] * item.count_at_value_iterated_to
+        )  # HDR's median equivalent
     return stats if stats else None
 
 
 def _entry(name: str, group: str, stats: Any, iterations: int, extra: dict[str, Any]) -> dict[str, Any]:
     figures = stats.as_dict()
     figures["iterations"] = iterations
-    return {"group": group, "name": name, "fullname": f"ragbench::{name}", "params": None, "param": None,
-            "extra_info": extra, "options": {}, "stats": figures}
+    return {
+        "group": group,
+        "name": name,
+        "fullname": f"ragbench::{name}",
+        "params": None,
+        "param": None,
+        "extra_info": extra,
+        "options": {},
+        "stats": figures,
+    }
 
 
 def _machine_info() -> dict[str, Any]:
-    return {"node": platform.node(), "processor": platform.processor(), "machine": platform.machine(),
-            "python_implementation": platform.python_implementation(), "python_version": platform.python_version(),
-            "release": platform.release(), "system": platform.system()}
+    return {
+        "node": platform.node(),
+        "processor": platform.processor(),
+        "machine": platform.machine(),
+        "python_implementation": platform.python_implementation(),
+        "python_version": platform.python_version(),
+        "release": platform.release(),
+        "system": platform.system(),
+    }
 
 
 def check_output_paths(outputs: dict[str, Path | None], reads: list[Path], writes: tuple[Path, ...] = ()) -> None:
@@ -230,8 +315,13 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def write_outputs(comparison: Comparison, runs: list[tuple[str, Results]], junit: Path | None = None,
-                  summary: Path | None = None, benchmark: Path | None = None) -> None:
+def write_outputs(
+    comparison: Comparison,
+    runs: list[tuple[str, Results]],
+    junit: Path | None = None,
+    summary: Path | None = None,
+    benchmark: Path | None = None,
+) -> None:
     """JUnit XML and benchmark JSON are written afresh; the markdown summary is appended (as
     $GITHUB_STEP_SUMMARY expects: several steps add to one page)."""
     if junit is not None:

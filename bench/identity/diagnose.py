@@ -8,8 +8,8 @@ When that reproduces the first endpoint's vectors, the cause is proven, not gues
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -46,28 +46,47 @@ def norm_causes(a: EndpointVectors, b: EndpointVectors, thresholds: Thresholds) 
     causes = []
     for this, other in ((a, b), (b, a)):
         if off[this.name] > thresholds.max_norm_diff and off[other.name] <= thresholds.max_norm_diff:
-            causes.append(Cause(
-                "not_normalised", this.name,
-                f"{this.name} returns vectors of norm {this.norms.min():.3g}..{this.norms.max():.3g}; {other.name} returns unit vectors",
-                f"normalise on {this.name} (TEI: normalize=true; sentence-transformers: a Normalize module)",
-            ))
+            causes.append(
+                Cause(
+                    "not_normalised",
+                    this.name,
+                    f"{this.name} returns vectors of norm {this.norms.min():.3g}..{this.norms.max():.3g}; {other.name} returns unit vectors",
+                    f"normalise on {this.name} (TEI: normalize=true; sentence-transformers: a Normalize module)",
+                )
+            )
     return causes
 
 
 def dimension_causes(a: EndpointVectors, b: EndpointVectors, pair: PairVectors, thresholds: Thresholds) -> list[Cause]:
     small, large = (a, b) if a.dim < b.dim else (b, a)
     if float(np.mean(pair.cosine)) < thresholds.mean_cosine:
-        return [Cause("different_model", None,
-                      f"dimensions differ ({a.name}: {a.dim}, {b.name}: {b.dim}) and the shared leading dimensions disagree "
-                      f"(mean cosine {np.mean(pair.cosine):.4f})", "serve the same model on both paths")]
+        return [
+            Cause(
+                "different_model",
+                None,
+                f"dimensions differ ({a.name}: {a.dim}, {b.name}: {b.dim}) and the shared leading dimensions disagree "
+                f"(mean cosine {np.mean(pair.cosine):.4f})",
+                "serve the same model on both paths",
+            )
+        ]
     if float(np.abs(small.norms - 1.0).max()) > thresholds.max_norm_diff:
-        return [Cause("dimensions_cut_not_renormalised", small.name,
-                      f"{small.name} returns the first {small.dim} of {large.dim} dimensions without re-normalising "
-                      f"(norms {small.norms.min():.3f}..{small.norms.max():.3f})",
-                      f"re-normalise after `dimensions` on {small.name}, or request the full {large.dim}")]
-    return [Cause("dimensions_cut", small.name,
-                  f"{small.name} returns the first {small.dim} of {large.dim} dimensions (re-normalised)",
-                  "request the same `dimensions` on both paths")]
+        return [
+            Cause(
+                "dimensions_cut_not_renormalised",
+                small.name,
+                f"{small.name} returns the first {small.dim} of {large.dim} dimensions without re-normalising "
+                f"(norms {small.norms.min():.3f}..{small.norms.max():.3f})",
+                f"re-normalise after `dimensions` on {small.name}, or request the full {large.dim}",
+            )
+        ]
+    return [
+        Cause(
+            "dimensions_cut",
+            small.name,
+            f"{small.name} returns the first {small.dim} of {large.dim} dimensions (re-normalised)",
+            "request the same `dimensions` on both paths",
+        )
+    ]
 
 
 def _cosines(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -113,19 +132,35 @@ def probe_causes(
         if tokenizer is not None:
             for point in points:
                 if reproduces(sender, other.name, [tokenizer.truncate(t, point) for t in sample]):
-                    return [Cause("truncated", other.name,
-                                  f"{other.name} reads only the first {point} tokens of each input; {sender.name} reads more",
-                                  f"raise the input limit on {other.name} (TEI: --max-input-length / truncate) "
-                                  f"or cut inputs to {point} tokens on every path")]
+                    return [
+                        Cause(
+                            "truncated",
+                            other.name,
+                            f"{other.name} reads only the first {point} tokens of each input; {sender.name} reads more",
+                            f"raise the input limit on {other.name} (TEI: --max-input-length / truncate) "
+                            f"or cut inputs to {point} tokens on every path",
+                        )
+                    ]
         for what, change in WHITESPACE:
             if reproduces(sender, other.name, [change(t) for t in sample]):
-                return [Cause("whitespace_stripped", other.name, f"{other.name} removes {what} before encoding",
-                              f"send texts unchanged through {other.name} (or apply the same cleaning on every path)")]
+                return [
+                    Cause(
+                        "whitespace_stripped",
+                        other.name,
+                        f"{other.name} removes {what} before encoding",
+                        f"send texts unchanged through {other.name} (or apply the same cleaning on every path)",
+                    )
+                ]
         for prefix in PREFIXES:
             if reproduces(sender, other.name, [prefix + t for t in sample]):
-                return [Cause("prefix_missing", sender.name,
-                              f"{other.name} encodes texts with the prefix {prefix!r}; {sender.name} without it",
-                              f"add the prefix {prefix!r} on {sender.name} (or remove it on {other.name})")]
+                return [
+                    Cause(
+                        "prefix_missing",
+                        sender.name,
+                        f"{other.name} encodes texts with the prefix {prefix!r}; {sender.name} without it",
+                        f"add the prefix {prefix!r} on {sender.name} (or remove it on {other.name})",
+                    )
+                ]
     return []
 
 
@@ -137,18 +172,27 @@ def length_signature(cosine: np.ndarray, lengths: np.ndarray, thresholds: Thresh
     shortest = int(lengths[failing].min())
     longer = lengths >= shortest
     if shortest > 16 and failing[longer].mean() >= 0.8 and not failing[lengths < shortest].any():
-        return Cause("truncated_suspected", None,
-                     f"differences only in texts of {shortest}+ tokens: one side truncates its input",
-                     "compare each path's max input length (TEI /info max_input_length, sentence-transformers max_seq_length)")
+        return Cause(
+            "truncated_suspected",
+            None,
+            f"differences only in texts of {shortest}+ tokens: one side truncates its input",
+            "compare each path's max input length (TEI /info max_input_length, sentence-transformers max_seq_length)",
+        )
     return None
 
 
 def residual_cause(cosine: np.ndarray) -> Cause:
     mean = float(np.mean(cosine))
     if mean < 0.99:
-        return Cause("different_model", None,
-                     f"vectors differ across all input lengths (mean cosine {mean:.4f}): a different model, revision or pooling",
-                     "check the model id and revision each path serves")
-    return Cause("numeric", None,
-                 f"small differences (mean cosine {mean:.6f}) that match no known signature: dtype, kernels or batching",
-                 "compare dtypes (TEI /info model_dtype) or loosen --dtype")
+        return Cause(
+            "different_model",
+            None,
+            f"vectors differ across all input lengths (mean cosine {mean:.4f}): a different model, revision or pooling",
+            "check the model id and revision each path serves",
+        )
+    return Cause(
+        "numeric",
+        None,
+        f"small differences (mean cosine {mean:.6f}) that match no known signature: dtype, kernels or batching",
+        "compare dtypes (TEI /info model_dtype) or loosen --dtype",
+    )

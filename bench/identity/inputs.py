@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.datasets.io import read_lines, require_file
 from bench.core.errors import InputError, UserError
+from bench.datasets.io import read_lines, require_file
 
 MAX_QUERIES = 100
 

@@ -4,21 +4,29 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
+from bench.core.errors import UserError
 from bench.endpoints.base import Embedder, Reranker
 from bench.endpoints.spec import EndpointSpec, open_endpoint
-from bench.core.errors import UserError
 from bench.identity import diagnose
 from bench.identity.diagnose import Cause
 from bench.identity.inputs import IdentityInput, Tokenizer, word_estimate
 from bench.identity.scores import TOP_N_PROBE, RerankPair, compare_rerankers, rerank_tasks, run_reranker
 from bench.identity.thresholds import (
-    FAIL, INSUFFICIENT, PASS, THRESHOLDS, Judged, Thresholds, normalise_dtype, overall_verdict, pair_dtype,
+    FAIL,
+    INSUFFICIENT,
+    PASS,
+    THRESHOLDS,
+    Judged,
+    Thresholds,
+    normalise_dtype,
+    overall_verdict,
+    pair_dtype,
 )
 from bench.identity.vectors import TOP_K, batch_invariance, stream_vectors, top10_overlap
 from bench.results.schema import IDENTITY_DOCUMENT
@@ -63,11 +71,21 @@ class EmbedPair(Judged):
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "a": self.a, "b": self.b, "dtype": self.thresholds.dtype, "texts": self.n, "dims": self.dims,
+            "a": self.a,
+            "b": self.b,
+            "dtype": self.thresholds.dtype,
+            "texts": self.n,
+            "dims": self.dims,
             "cosine": {"min": self.cosine_min, "p01": self.cosine_p01, "mean": self.cosine_mean},
-            "max_abs_diff": self.max_abs_diff, "max_norm_diff": self.max_norm_diff, "norms": self.norms,
-            "top10_overlap": self.top10_overlap, "by_token_length": self.buckets, "worst": self.worst,
-            "verdict": self.verdict, "failures": self.failures, "insufficient": self.insufficient,
+            "max_abs_diff": self.max_abs_diff,
+            "max_norm_diff": self.max_norm_diff,
+            "norms": self.norms,
+            "top10_overlap": self.top10_overlap,
+            "by_token_length": self.buckets,
+            "worst": self.worst,
+            "verdict": self.verdict,
+            "failures": self.failures,
+            "insufficient": self.insufficient,
             "causes": [c.to_dict() for c in self.causes],
         }
 
@@ -87,9 +105,12 @@ class IdentityReport:
 
     @property
     def verdict(self) -> str:
-        return overall_verdict([p.verdict for p in self.embed_pairs] + [p.verdict for p in self.rerank_pairs]
-                               + [str(b["verdict"]) for b in self.batch_invariance.values()]
-                               + [PASS if r["top_n_honoured"] else FAIL for r in self.rerankers.values()])
+        return overall_verdict(
+            [p.verdict for p in self.embed_pairs]
+            + [p.verdict for p in self.rerank_pairs]
+            + [str(b["verdict"]) for b in self.batch_invariance.values()]
+            + [PASS if r["top_n_honoured"] else FAIL for r in self.rerankers.values()]
+        )
 
     @property
     def passed(self) -> bool:
@@ -97,12 +118,19 @@ class IdentityReport:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "schema": IDENTITY_DOCUMENT, "version": 1, "verdict": self.verdict,
-            "source": self.source, "texts": self.texts, "queries": self.queries, "token_lengths": self.token_lengths,
+            "schema": IDENTITY_DOCUMENT,
+            "version": 1,
+            "verdict": self.verdict,
+            "source": self.source,
+            "texts": self.texts,
+            "queries": self.queries,
+            "token_lengths": self.token_lengths,
             "endpoints": self.endpoints,
             "thresholds": {p.thresholds.dtype: p.thresholds.to_dict() for p in self.embed_pairs},
-            "embed_pairs": [p.to_dict() for p in self.embed_pairs], "batch_invariance": self.batch_invariance,
-            "rerankers": self.rerankers, "rerank_pairs": [p.to_dict() for p in self.rerank_pairs],
+            "embed_pairs": [p.to_dict() for p in self.embed_pairs],
+            "batch_invariance": self.batch_invariance,
+            "rerankers": self.rerankers,
+            "rerank_pairs": [p.to_dict() for p in self.rerank_pairs],
             "timings": self.timings,
         }
 
@@ -140,9 +168,15 @@ def _buckets(cosine: np.ndarray, lengths: np.ndarray, minimum: float) -> list[di
         if not mask.any():
             continue
         values = cosine[mask]
-        rows.append({"tokens": f"{low}-{high}" if high is not None else f"{low}+", "texts": int(mask.sum()),
-                     "cosine_mean": float(values.mean()), "cosine_min": float(values.min()),
-                     "failing": int((values < minimum).sum())})
+        rows.append(
+            {
+                "tokens": f"{low}-{high}" if high is not None else f"{low}+",
+                "texts": int(mask.sum()),
+                "cosine_mean": float(values.mean()),
+                "cosine_min": float(values.min()),
+                "failing": int((values < minimum).sum()),
+            }
+        )
     return rows
 
 
@@ -178,8 +212,9 @@ def run_identity(request: IdentityRequest, advance: Callable[[int], None] = lamb
             endpoint.close()
 
 
-def compare_endpoints(endpoints: dict[str, Embedder | Reranker], request: IdentityRequest,
-                      advance: Callable[[int], None] = lambda n: None) -> IdentityReport:
+def compare_endpoints(
+    endpoints: dict[str, Embedder | Reranker], request: IdentityRequest, advance: Callable[[int], None] = lambda n: None
+) -> IdentityReport:
     """Identity over endpoint objects already open (any implementation of the two protocols)."""
     started = time.perf_counter()
     kinds = [(name, isinstance(e, Reranker)) for name, e in endpoints.items()]
@@ -191,27 +226,50 @@ def compare_endpoints(endpoints: dict[str, Embedder | Reranker], request: Identi
     tokenizer = _tokenizer(request)
     lengths = tokenizer.lengths(inputs.texts) if tokenizer else word_estimate(inputs.texts)
     report = IdentityReport(
-        endpoints=[], source=inputs.source, texts=len(inputs.texts), queries=len(inputs.queries),
+        endpoints=[],
+        source=inputs.source,
+        texts=len(inputs.texts),
+        queries=len(inputs.queries),
         token_lengths=f"tokenizer {tokenizer.path}" if tokenizer else "estimated from words (no tokenizer)",
-        embed_pairs=[], batch_invariance={}, rerankers={}, rerank_pairs=[], timings={},
+        embed_pairs=[],
+        batch_invariance={},
+        rerankers={},
+        rerank_pairs=[],
+        timings={},
     )
     endpoint_s: dict[str, float] = {}
     diagnosis_s = 0.0
     if embedders:
-        diagnosis_s = _embed_identity(request, embedders, inputs, lengths, tokenizer, forced, report, endpoint_s, advance)
+        diagnosis_s = _embed_identity(
+            request, embedders, inputs, lengths, tokenizer, forced, report, endpoint_s, advance
+        )
     if rerankers:
         _rerank_identity(request, rerankers, inputs, forced, report, endpoint_s)
-    report.endpoints = [{"name": n, **_safe(e.describe, {"kind": getattr(e, "kind", "?")})} for n, e in endpoints.items()]
+    report.endpoints = [
+        {"name": n, **_safe(e.describe, {"kind": getattr(e, "kind", "?")})} for n, e in endpoints.items()
+    ]
     total = time.perf_counter() - started
     # suite_s: everything but waiting on endpoints and probing failed pairs (tokenizing, comparing, neighbours, report).
-    report.timings = {"total_s": total, "endpoint_s": endpoint_s, "diagnosis_s": diagnosis_s,
-                      "suite_s": total - sum(endpoint_s.values()) - diagnosis_s}
+    report.timings = {
+        "total_s": total,
+        "endpoint_s": endpoint_s,
+        "diagnosis_s": diagnosis_s,
+        "suite_s": total - sum(endpoint_s.values()) - diagnosis_s,
+    }
     return report
 
 
-def _embed_identity(request, embedders: list[Embedder], inputs: IdentityInput, lengths: np.ndarray,
-                    tokenizer: Tokenizer | None, forced: str | None, report: IdentityReport,
-                    endpoint_s: dict[str, float], advance) -> float:
+def _embed_identity(
+    request,
+    embedders: list[Embedder],
+    inputs: IdentityInput,
+    lengths: np.ndarray,
+    tokenizer: Tokenizer | None,
+    forced: str | None,
+    report: IdentityReport,
+    endpoint_s: dict[str, float],
+    advance,
+) -> float:
     """Fill the embedding part of `report`; return the seconds spent diagnosing failed pairs."""
     by_name = {e.name: e for e in embedders}
     pairs = _pairs(list(by_name), request.reference if request.reference in by_name else None)
@@ -238,7 +296,10 @@ def _embed_identity(request, embedders: list[Embedder], inputs: IdentityInput, l
         # One text is a batch of one: "alone" and "inside a batch" are the same request.
         verdict = INSUFFICIENT if len(inputs.texts) < 2 else PASS if worst >= thresholds.batch_min_cosine else FAIL
         report.batch_invariance[embedder.name] = {
-            "texts": len(found), "min_cosine": worst, "threshold": thresholds.batch_min_cosine, "verdict": verdict,
+            "texts": len(found),
+            "min_cosine": worst,
+            "threshold": thresholds.batch_min_cosine,
+            "verdict": verdict,
             "seconds": record.seconds - before,
         }
     for name, record in run.endpoints.items():
@@ -246,19 +307,39 @@ def _embed_identity(request, embedders: list[Embedder], inputs: IdentityInput, l
     return diagnosis_s
 
 
-def _embed_pair(pair, a, b, thresholds: Thresholds, lengths: np.ndarray, texts: list[str], candidates: int) -> EmbedPair:
+def _embed_pair(
+    pair, a, b, thresholds: Thresholds, lengths: np.ndarray, texts: list[str], candidates: int
+) -> EmbedPair:
     cosine = pair.cosine
     norm_diff = float(np.abs(a.norms - b.norms).max())
     order = np.argsort(cosine, kind="stable")[:WORST]
     result = EmbedPair(
-        a=pair.a, b=pair.b, thresholds=thresholds, n=len(cosine), dims={pair.a: a.dim, pair.b: b.dim},
-        cosine_min=float(cosine.min()), cosine_p01=float(np.percentile(cosine, 1)), cosine_mean=float(cosine.mean()),
-        max_abs_diff=float(pair.max_abs.max()), max_norm_diff=norm_diff,
-        norms={e.name: {"min": float(e.norms.min()), "mean": float(e.norms.mean()), "max": float(e.norms.max())} for e in (a, b)},
+        a=pair.a,
+        b=pair.b,
+        thresholds=thresholds,
+        n=len(cosine),
+        dims={pair.a: a.dim, pair.b: b.dim},
+        cosine_min=float(cosine.min()),
+        cosine_p01=float(np.percentile(cosine, 1)),
+        cosine_mean=float(cosine.mean()),
+        max_abs_diff=float(pair.max_abs.max()),
+        max_norm_diff=norm_diff,
+        norms={
+            e.name: {"min": float(e.norms.min()), "mean": float(e.norms.mean()), "max": float(e.norms.max())}
+            for e in (a, b)
+        },
         top10_overlap=top10_overlap(a.topk, b.topk) if candidates >= MIN_NEIGHBOUR_CANDIDATES else None,
         buckets=_buckets(cosine, lengths, thresholds.min_cosine),
-        worst=[{"index": int(i), "tokens": int(lengths[i]), "cosine": float(cosine[i]), "max_abs_diff": float(pair.max_abs[i]),
-                "text": texts[i][:160]} for i in order],
+        worst=[
+            {
+                "index": int(i),
+                "tokens": int(lengths[i]),
+                "cosine": float(cosine[i]),
+                "max_abs_diff": float(pair.max_abs[i]),
+                "text": texts[i][:160],
+            }
+            for i in order
+        ],
     )
     if a.dim != b.dim:
         result.failures.append(f"dimensions differ: {a.dim} vs {b.dim}")
@@ -269,15 +350,26 @@ def _embed_pair(pair, a, b, thresholds: Thresholds, lengths: np.ndarray, texts: 
     if norm_diff > thresholds.max_norm_diff:
         result.failures.append(f"norms differ by up to {norm_diff:.3g} > {thresholds.max_norm_diff:g}")
     if result.top10_overlap is None:
-        result.insufficient.append(f"top-10 neighbour overlap: {candidates} candidate texts per query, "
-                                   f"the check needs at least {MIN_NEIGHBOUR_CANDIDATES}")
+        result.insufficient.append(
+            f"top-10 neighbour overlap: {candidates} candidate texts per query, "
+            f"the check needs at least {MIN_NEIGHBOUR_CANDIDATES}"
+        )
     elif result.top10_overlap < thresholds.min_top10_overlap:
         result.failures.append(f"top-10 neighbour overlap {result.top10_overlap:.3f} < {thresholds.min_top10_overlap}")
     return result
 
 
-def _embed_causes(result: EmbedPair, pair, a, b, by_name: dict[str, Embedder], texts: list[str], lengths: np.ndarray,
-                  tokenizer: Tokenizer | None, thresholds: Thresholds) -> list[Cause]:
+def _embed_causes(
+    result: EmbedPair,
+    pair,
+    a,
+    b,
+    by_name: dict[str, Embedder],
+    texts: list[str],
+    lengths: np.ndarray,
+    tokenizer: Tokenizer | None,
+    thresholds: Thresholds,
+) -> list[Cause]:
     if a.dim != b.dim:
         return diagnose.dimension_causes(a, b, pair, thresholds)
     causes = diagnose.norm_causes(a, b, thresholds)
@@ -293,15 +385,25 @@ def _embed_causes(result: EmbedPair, pair, a, b, by_name: dict[str, Embedder], t
     return causes + [suspected or diagnose.residual_cause(pair.cosine)]
 
 
-def _rerank_identity(request, rerankers: list[Reranker], inputs: IdentityInput, forced: str | None,
-                     report: IdentityReport, endpoint_s: dict[str, float]) -> None:
+def _rerank_identity(
+    request,
+    rerankers: list[Reranker],
+    inputs: IdentityInput,
+    forced: str | None,
+    report: IdentityReport,
+    endpoint_s: dict[str, float],
+) -> None:
     tasks = rerank_tasks(inputs.texts, inputs.queries)
     runs = {r.name: run_reranker(r, tasks) for r in rerankers}
     dtypes = {r.name: _safe(r.dtype, None) for r in rerankers}
     for name, run in runs.items():
         endpoint_s[name] = run.seconds
-        report.rerankers[name] = {"queries": len(tasks), "top_n_requested": TOP_N_PROBE, "top_n_returned": run.top_n_returned,
-                                  "top_n_honoured": run.top_n_honoured}
+        report.rerankers[name] = {
+            "queries": len(tasks),
+            "top_n_requested": TOP_N_PROBE,
+            "top_n_returned": run.top_n_returned,
+            "top_n_honoured": run.top_n_honoured,
+        }
     by_name = {r.name: r for r in rerankers}
     for a, b in _pairs(list(by_name), request.reference if request.reference in by_name else None):
         thresholds = THRESHOLDS[forced or pair_dtype(dtypes[a], dtypes[b])]

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import kendalltau
 
-from bench.endpoints.base import Reranker
 from bench.core.errors import ServerError
+from bench.endpoints.base import Reranker
 from bench.identity.diagnose import Cause
 from bench.identity.thresholds import Judged, Thresholds
 
@@ -50,7 +50,9 @@ def run_reranker(reranker: Reranker, tasks: list[RerankTask]) -> RerankerRun:
     for task in tasks:
         result = reranker.rerank(task.query, task.candidates)
         if np.isnan(result.scores).any():
-            raise ServerError(reranker.name, f"returned {len(result.order)} scores for {len(task.candidates)} documents without top_n")
+            raise ServerError(
+                reranker.name, f"returned {len(result.order)} scores for {len(task.candidates)} documents without top_n"
+            )
         scores.append(result.scores)
     probe = reranker.rerank(tasks[0].query, tasks[0].candidates, top_n=TOP_N_PROBE) if tasks else None
     returned = len(probe.order) if probe else 0
@@ -71,10 +73,18 @@ class RerankPair(Judged):
     thresholds: Thresholds | None = None  # those the verdict used
 
     def to_dict(self) -> dict[str, object]:
-        return {"a": self.a, "b": self.b, "max_score_diff": self.max_score_diff, "mean_score_diff": self.mean_score_diff,
-                "kendall_tau_mean": self.kendall_tau_mean, "kendall_tau_min": self.kendall_tau_min,
-                "verdict": self.verdict, "failures": self.failures, "insufficient": self.insufficient,
-                "causes": [c.to_dict() for c in self.causes]}
+        return {
+            "a": self.a,
+            "b": self.b,
+            "max_score_diff": self.max_score_diff,
+            "mean_score_diff": self.mean_score_diff,
+            "kendall_tau_mean": self.kendall_tau_mean,
+            "kendall_tau_min": self.kendall_tau_min,
+            "verdict": self.verdict,
+            "failures": self.failures,
+            "insufficient": self.insufficient,
+            "causes": [c.to_dict() for c in self.causes],
+        }
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -88,9 +98,15 @@ def compare_rerankers(a: RerankerRun, b: RerankerRun, thresholds: Thresholds) ->
         if len(x) > 1:  # one candidate has no order to compare
             tau = kendalltau(x, y).statistic
             taus.append(1.0 if np.isnan(tau) else float(tau))  # constant scores on both sides: same order
-    pair = RerankPair(a.name, b.name, float(diffs.max()), float(diffs.mean()),
-                      float(np.mean(taus)) if taus else None, float(np.min(taus)) if taus else None,
-                      thresholds=thresholds)
+    pair = RerankPair(
+        a.name,
+        b.name,
+        float(diffs.max()),
+        float(diffs.mean()),
+        float(np.mean(taus)) if taus else None,
+        float(np.min(taus)) if taus else None,
+        thresholds=thresholds,
+    )
     if pair.max_score_diff > thresholds.max_score_diff:
         pair.failures.append(f"max score difference {pair.max_score_diff:.3g} > {thresholds.max_score_diff:g}")
     if pair.kendall_tau_mean is None:
@@ -107,10 +123,28 @@ def _rerank_causes(a: RerankerRun, b: RerankerRun, pair: RerankPair, thresholds:
     for raw, squashed in ((a, b), (b, a)):
         x, y = (flat_a, flat_b) if raw is a else (flat_b, flat_a)
         if np.abs(_sigmoid(x) - y).max() <= thresholds.max_score_diff * 10:
-            return [Cause("raw_scores", raw.name, f"{raw.name} returns raw logits; {squashed.name} returns sigmoid(logit)",
-                          f"set raw_scores=false on {raw.name} (or true on {squashed.name})")]
+            return [
+                Cause(
+                    "raw_scores",
+                    raw.name,
+                    f"{raw.name} returns raw logits; {squashed.name} returns sigmoid(logit)",
+                    f"set raw_scores=false on {raw.name} (or true on {squashed.name})",
+                )
+            ]
     if pair.kendall_tau_mean is None or pair.kendall_tau_mean >= thresholds.min_kendall_tau:
-        return [Cause("numeric", None, f"same order, scores differ by up to {pair.max_score_diff:.3g}",
-                      "compare dtypes or loosen --dtype")]
-    return [Cause("different_model", None, f"the order differs (mean Kendall tau {pair.kendall_tau_mean:.3f})",
-                  "check the reranker model each path serves")]
+        return [
+            Cause(
+                "numeric",
+                None,
+                f"same order, scores differ by up to {pair.max_score_diff:.3g}",
+                "compare dtypes or loosen --dtype",
+            )
+        ]
+    return [
+        Cause(
+            "different_model",
+            None,
+            f"the order differs (mean Kendall tau {pair.kendall_tau_mean:.3f})",
+            "check the reranker model each path serves",
+        )
+    ]

@@ -57,7 +57,14 @@ class Judged:
         return self.verdict == PASS
 
 
-_ALIASES = {"fp32": "float32", "f32": "float32", "fp16": "float16", "f16": "float16", "half": "float16", "bf16": "bfloat16"}
+_ALIASES = {
+    "fp32": "float32",
+    "f32": "float32",
+    "fp16": "float16",
+    "f16": "float16",
+    "half": "float16",
+    "bf16": "bfloat16",
+}
 _PRECISION = ["int8", "bfloat16", "float16", "float32"]  # least precise first
 
 

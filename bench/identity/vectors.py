@@ -8,14 +8,14 @@ through 3 endpoints would be 1.2 GB of vectors; here they never coexist beyond o
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from bench.endpoints.base import Embedder, WireShapeError, check_vectors
 from bench.core.errors import ServerError
+from bench.endpoints.base import Embedder, WireShapeError, check_vectors
 from bench.identity.inputs import IdentityInput
 
 TOP_K = 10
@@ -47,8 +47,11 @@ class TopK:
         ids = np.broadcast_to(np.arange(start, start + sims.shape[1]), sims.shape)
         all_scores = np.concatenate([self.scores, sims], axis=1)
         all_ids = np.concatenate([self.ids, ids], axis=1)
-        keep = np.argpartition(-all_scores, self.k - 1, axis=1)[:, : self.k] if all_scores.shape[1] > self.k else \
-            np.argsort(-all_scores, axis=1)[:, : self.k]
+        keep = (
+            np.argpartition(-all_scores, self.k - 1, axis=1)[:, : self.k]
+            if all_scores.shape[1] > self.k
+            else np.argsort(-all_scores, axis=1)[:, : self.k]
+        )
         self.scores = np.take_along_axis(all_scores, keep, axis=1)
         self.ids = np.take_along_axis(all_ids, keep, axis=1)
 
@@ -102,7 +105,9 @@ def stream_vectors(
         record = records[endpoint.name]
         queries = _timed_embed(endpoint, inputs.queries, record) if inputs.queries else np.zeros((0, 1), np.float32)
         record.dim = queries.shape[1]
-        record.topk = TopK(queries, min(TOP_K, max(1, n - (1 if inputs.query_self_index else 0))), inputs.query_self_index)
+        record.topk = TopK(
+            queries, min(TOP_K, max(1, n - (1 if inputs.query_self_index else 0))), inputs.query_self_index
+        )
     results = [PairVectors(a, b, np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32)) for a, b in pairs]
     wanted = set(sample)
     for start in range(0, n, chunk_size):
@@ -116,8 +121,14 @@ def stream_vectors(
     return VectorRun(records, results)
 
 
-def _compare_chunk(inputs: IdentityInput, records: dict[str, EndpointVectors], results: list[PairVectors],
-                   wanted: set[int], start: int, vectors: dict[str, np.ndarray]) -> None:
+def _compare_chunk(
+    inputs: IdentityInput,
+    records: dict[str, EndpointVectors],
+    results: list[PairVectors],
+    wanted: set[int],
+    start: int,
+    vectors: dict[str, np.ndarray],
+) -> None:
     for name, v in vectors.items():
         record = records[name]
         if inputs.queries and v.shape[1] != record.dim:

@@ -39,8 +39,13 @@ def target_of(url: str) -> Target:
 
 
 def encode_request(target: Target, method: str, body: bytes, headers: dict[str, str]) -> bytes:
-    head = [f"{method} {target.path} HTTP/1.1", f"Host: {target.host_header}", "Content-Type: application/json",
-            f"Content-Length: {len(body)}", *(f"{k}: {v}" for k, v in headers.items())]
+    head = [
+        f"{method} {target.path} HTTP/1.1",
+        f"Host: {target.host_header}",
+        "Content-Type: application/json",
+        f"Content-Length: {len(body)}",
+        *(f"{k}: {v}" for k, v in headers.items()),
+    ]
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
 
 
@@ -149,7 +154,9 @@ class Pool:
     async def connect(self) -> Connection:
         try:
             _, conn = await asyncio.wait_for(
-                self.loop.create_connection(lambda: Connection(self.loop), self.target.host, self.target.port, ssl=self.ssl),
+                self.loop.create_connection(
+                    lambda: Connection(self.loop), self.target.host, self.target.port, ssl=self.ssl
+                ),
                 self.timeout_s,
             )
         except OSError as exc:

@@ -15,7 +15,11 @@ from bench.load.schedule import Arrival
 from bench.results.schema import LoadPointRecord
 
 MAX_ERROR_RATE = 0.001  # load's and size's default: a point with more errors than this is marked
-OK, ERRORS, FAILED = "ok", "errors", "failed"  # a point's status: measured; errors past the limit; nothing measured or succeeded
+OK, ERRORS, FAILED = (
+    "ok",
+    "errors",
+    "failed",
+)  # a point's status: measured; errors past the limit; nothing measured or succeeded
 
 
 @dataclass(frozen=True)
@@ -56,12 +60,20 @@ class SweepConfig:
         for length in self.lengths:
             for size in sizes:
                 if base.burst is not None:
-                    out += [replace(base, loop="burst", batch=size, concurrency=c, length=length) for c in self.concurrencies]
+                    out += [
+                        replace(base, loop="burst", batch=size, concurrency=c, length=length)
+                        for c in self.concurrencies
+                    ]
                 elif self.rates:  # each rate its own seed: poisson/gamma gaps differ between points, reruns repeat them
-                    out += [replace(base, loop="open", batch=size, rate=r, length=length, seed=base.seed + i)
-                            for i, r in enumerate(self.rates)]
+                    out += [
+                        replace(base, loop="open", batch=size, rate=r, length=length, seed=base.seed + i)
+                        for i, r in enumerate(self.rates)
+                    ]
                 else:
-                    out += [replace(base, loop="closed", batch=size, concurrency=c, length=length) for c in self.concurrencies]
+                    out += [
+                        replace(base, loop="closed", batch=size, concurrency=c, length=length)
+                        for c in self.concurrencies
+                    ]
         return out
 
 
@@ -91,14 +103,18 @@ def judge(requests: dict[str, Any], max_error_rate: float) -> tuple[str, str | N
     errors = ", ".join(f"{cls} {n}" for cls, n in sorted(requests["errors"].items(), key=lambda kv: -kv[1]))
     unsent = requests.get("unsent") or 0
     if requests["sent"] == 0 and not unsent:
-        return FAILED, ("nothing measured: no request was sent in the measured window (the server may have "
-                        "hung during the warm-up)")
+        return FAILED, (
+            "nothing measured: no request was sent in the measured window (the server may have hung during the warm-up)"
+        )
     if requests["ok"] == 0:
         return FAILED, f"no request succeeded: {requests['sent']} sent ({errors or 'no answer'})" + (
-            f", {unsent} never sent" if unsent else "")
+            f", {unsent} never sent" if unsent else ""
+        )
     rate = error_rate(requests)
     if rate > max_error_rate:
-        return ERRORS, f"error rate {rate:.2%} > {max_error_rate:.2%} ({errors}" + (f", unsent {unsent}" if unsent else "") + ")"
+        return ERRORS, f"error rate {rate:.2%} > {max_error_rate:.2%} ({errors}" + (
+            f", unsent {unsent}" if unsent else ""
+        ) + ")"
     return OK, None
 
 

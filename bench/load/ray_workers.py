@@ -21,9 +21,10 @@ import itertools
 import signal
 import socket
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 from bench.core.errors import UserError
 from bench.load.worker import SharePlan, ShareResult, run_share
@@ -61,8 +62,10 @@ def check_reachable(address: str) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
     except OSError as exc:
-        raise UserError(f"--ray {address}: no Ray cluster answers there ({exc.strerror or exc}); "
-                        "start one with `ray start --head`, or give its head's host:port") from None
+        raise UserError(
+            f"--ray {address}: no Ray cluster answers there ({exc.strerror or exc}); "
+            "start one with `ray start --head`, or give its head's host:port"
+        ) from None
 
 
 class RayExecutor(Executor):
@@ -79,8 +82,13 @@ class RayExecutor(Executor):
             check_reachable(address)
             handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
             try:
-                ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                         logging_level="ERROR", configure_logging=False)
+                ray.init(
+                    address=address,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    logging_level="ERROR",
+                    configure_logging=False,
+                )
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise UserError(f"--ray {address}: cannot connect to a Ray cluster ({exc})") from None
             finally:  # ray.init makes SIGTERM a bare sys.exit(15): Ctrl-C and SIGTERM stay ragbench's (130, 143)
@@ -96,7 +104,9 @@ class RayExecutor(Executor):
         if fn is not run_share or len(args) != 1 or kwargs:
             raise TypeError("RayExecutor runs run_share(plan) only")
         plan: SharePlan = args[0]
-        actor = self.actors[plan.worker % len(self.actors)] if plan.worker is not None else self.actors[next(self._next)]
+        actor = (
+            self.actors[plan.worker % len(self.actors)] if plan.worker is not None else self.actors[next(self._next)]
+        )
         return actor.run.remote(plan, time.time() - time.perf_counter()).future()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:

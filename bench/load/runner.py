@@ -19,20 +19,22 @@ import multiprocessing
 import signal
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, Executor, ProcessPoolExecutor, wait
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from time import perf_counter
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 import bench
 from bench.core import values
+from bench.core.errors import MeasurementFailed, UserError
+from bench.core.secrets import mask, mask_data
 from bench.endpoints.client import endpoint_auth
 from bench.endpoints.spec import EndpointSpec, open_endpoint
-from bench.core.errors import MeasurementFailed, UserError
 from bench.load import histograms
 from bench.load.client import encode_request, target_of
 from bench.load.points import PointConfig, SweepConfig, judge, point_label
@@ -43,7 +45,6 @@ from bench.load.workload import DISTINCT_REQUESTS, Workload
 from bench.results.outdir import RESULTS_FILE, prepare_out_dir
 from bench.results.schema import EndRecord, LoadPointRecord, RunHeader
 from bench.results.store import ResultsWriter
-from bench.core.secrets import mask, mask_data
 
 START_LEAD_S = 0.25  # time for the plans to reach the worker processes before the first intended send
 # A worker is saturated when the requests it drove took this share of what its CPU per request allows
@@ -106,14 +107,18 @@ class LoadEndpoint:
             else:
                 dim = client.embed(["warm-up text"]).vectors.shape[1]
                 if self.wire is not None:
-                    self.wire.dim = dim  # every answer of the sweep must keep it (a changed dimension is a bad_response)
+                    self.wire.dim = (
+                        dim  # every answer of the sweep must keep it (a changed dimension is a bad_response)
+                    )
         finally:
             client.close()
 
     def check_op(self, op: str) -> None:
         if (op == "rerank") != self.spec.is_rerank:
             kind = "a rerank" if self.spec.is_rerank else "an embedding"
-            raise UserError(f"endpoint {self.spec.name}: {self.spec.kind} is {kind} endpoint; use --op {'rerank' if self.spec.is_rerank else 'embed'}")
+            raise UserError(
+                f"endpoint {self.spec.name}: {self.spec.kind} is {kind} endpoint; use --op {'rerank' if self.spec.is_rerank else 'embed'}"
+            )
 
     def plans(self, point: PointConfig, workload: Workload, start_at: float) -> list[SharePlan]:
         """One SharePlan per active worker: requests encoded once, the schedule split as `schedule.share` says."""
@@ -121,7 +126,7 @@ class LoadEndpoint:
         if point.loop == "burst":
             n = math.ceil(point.burst / point.batch)  # Open WebUI: ceil(chunks / RAG_EMBEDDING_BATCH_SIZE) requests
             chunks = [workload.texts[i % len(workload.texts)] for i in range(point.burst)]
-            batches = [chunks[i:i + point.batch] for i in range(0, point.burst, point.batch)]  # the last one smaller
+            batches = [chunks[i : i + point.batch] for i in range(0, point.burst, point.batch)]  # the last one smaller
             if point.op == "rerank":
                 payloads = [(workload.queries[i % len(workload.queries)], docs) for i, docs in enumerate(batches)]
             else:
@@ -142,25 +147,48 @@ class LoadEndpoint:
         if self.in_process:
             call = InProcessCall(self.spec, point.op, payloads)
         else:
-            wired = [self.wire.request(q, texts) if point.op == "rerank" else self.wire.request(texts) for q, texts in payloads]
+            wired = [
+                self.wire.request(q, texts) if point.op == "rerank" else self.wire.request(texts)
+                for q, texts in payloads
+            ]
             target = target_of(wired[0].url)
             requests = [encode_request(target, w.method, w.body(), self.headers) for w in wired]
-        base = dict(target=target, requests=requests, inputs=inputs, tokens=tokens, start_at=start_at,
-                    warmup_s=point.warmup_s, duration_s=point.duration_s, timeout_s=point.timeout_s,
-                    wire=self.wire, call=call)
+        base = dict(
+            target=target,
+            requests=requests,
+            inputs=inputs,
+            tokens=tokens,
+            start_at=start_at,
+            warmup_s=point.warmup_s,
+            duration_s=point.duration_s,
+            timeout_s=point.timeout_s,
+            wire=self.wire,
+            call=call,
+        )
         workers = point.workers
         if point.loop == "closed":
             users = split_count(point.concurrency, min(workers, point.concurrency))
             counts = split_count(point.requests, len(users)) if point.requests is not None else [None] * len(users)
-            return [SharePlan(worker=w, mode="closed", users=u, count=c, **base) for w, (u, c) in enumerate(zip(users, counts))]
+            return [
+                SharePlan(worker=w, mode="closed", users=u, count=c, **base)
+                for w, (u, c) in enumerate(zip(users, counts))
+            ]
         if point.loop == "open":
             offsets = self.open_offsets(point)
             active = min(workers, point.max_inflight) if point.max_inflight else workers
             caps = split_count(point.max_inflight, active) if point.max_inflight else [None] * active
             # Offsets stay a numpy array: pickled to a worker in milliseconds, where a list of millions of floats
             # took seconds in which the driver, holding the GIL, could not even act on Ctrl-C.
-            return [SharePlan(worker=w, mode="open", offsets=share(offsets, w, active, point.arrival, point.seed), max_inflight=caps[w], **base)
-                    for w in range(active)]
+            return [
+                SharePlan(
+                    worker=w,
+                    mode="open",
+                    offsets=share(offsets, w, active, point.arrival, point.seed),
+                    max_inflight=caps[w],
+                    **base,
+                )
+                for w in range(active)
+            ]
         cap = point.concurrency or 0
         active = min(workers, cap, n) if cap else min(workers, n)
         caps = split_count(cap, active) if cap else [0] * active
@@ -169,10 +197,21 @@ class LoadEndpoint:
         plans = []
         for w in range(active):
             mine = list(range(w, n, active))
-            plans.append(SharePlan(worker=w, mode="burst", offsets=np.zeros(len(mine)), users=caps[w], **{
-                **base, "requests": [requests[i] for i in mine] if requests else [],
-                "inputs": [inputs[i] for i in mine], "tokens": [tokens[i] for i in mine],
-                "call": InProcessCall(self.spec, point.op, [payloads[i] for i in mine]) if call else None}))
+            plans.append(
+                SharePlan(
+                    worker=w,
+                    mode="burst",
+                    offsets=np.zeros(len(mine)),
+                    users=caps[w],
+                    **{
+                        **base,
+                        "requests": [requests[i] for i in mine] if requests else [],
+                        "inputs": [inputs[i] for i in mine],
+                        "tokens": [tokens[i] for i in mine],
+                        "call": InProcessCall(self.spec, point.op, [payloads[i] for i in mine]) if call else None,
+                    },
+                )
+            )
         return plans
 
     @staticmethod
@@ -180,7 +219,11 @@ class LoadEndpoint:
         check_schedule([point])  # also the probes `size` chooses as it goes
         if point.requests is None:
             return open_schedule(point.arrival, point.rate, point.warmup_s + point.duration_s, None, point.seed)
-        warm = open_schedule(point.arrival, point.rate, point.warmup_s, None, point.seed) if point.warmup_s > 0 else np.zeros(0)
+        warm = (
+            open_schedule(point.arrival, point.rate, point.warmup_s, None, point.seed)
+            if point.warmup_s > 0
+            else np.zeros(0)
+        )
         measured = open_schedule(point.arrival, point.rate, None, point.requests, point.seed + 10_000)
         return np.concatenate((warm, point.warmup_s + measured))
 
@@ -194,9 +237,13 @@ def check_schedule(points: list[PointConfig]) -> None:
     for p in points:
         if p.loop == "open":
             scheduled = p.rate * (p.warmup_s + (p.duration_s or 0.0)) + (p.requests or 0)
-            values.at_most(f"load: {point_label(p)} over {p.warmup_s:g} s of warm-up and "
-                           + (f"{p.requests} requests" if p.requests else f"{p.duration_s:g} s measured"),
-                           scheduled, values.SCHEDULED_REQUESTS, "lower --rate, --duration or --warmup")
+            values.at_most(
+                f"load: {point_label(p)} over {p.warmup_s:g} s of warm-up and "
+                + (f"{p.requests} requests" if p.requests else f"{p.duration_s:g} s measured"),
+                scheduled,
+                values.SCHEDULED_REQUESTS,
+                "lower --rate, --duration or --warmup",
+            )
 
 
 def check_request_memory(points: list[PointConfig], workload: Workload) -> None:
@@ -211,13 +258,22 @@ def check_request_memory(points: list[PointConfig], workload: Workload) -> None:
         per_text = body / len(texts) if p.length is None else p.length * per_word
         count = p.burst if p.loop == "burst" else DISTINCT_REQUESTS * p.batch
         copies = 2 if p.loop == "burst" else 1 + p.workers  # a burst's requests are split among the workers
-        values.at_most(f"load: {point_label(p)} encodes {count:,} texts of about {per_text:,.0f} bytes, "
-                       f"{copies} copies", count * per_text * copies, values.REQUEST_MEMORY,
-                       "lower --batch, --documents, --lengths, --burst or --workers")
+        values.at_most(
+            f"load: {point_label(p)} encodes {count:,} texts of about {per_text:,.0f} bytes, {copies} copies",
+            count * per_text * copies,
+            values.REQUEST_MEMORY,
+            "lower --batch, --documents, --lengths, --burst or --workers",
+        )
 
 
-def merge_shares(endpoint: str, point: PointConfig, shares: list[ShareResult], workload: Workload,
-                 metrics_before: dict | None = None, metrics_after: dict | None = None) -> LoadPointRecord:
+def merge_shares(
+    endpoint: str,
+    point: PointConfig,
+    shares: list[ShareResult],
+    workload: Workload,
+    metrics_before: dict | None = None,
+    metrics_after: dict | None = None,
+) -> LoadPointRecord:
     """One point's record from its workers' shares: counts summed, histograms merged exactly."""
     errors: dict[str, int] = {}
     examples: dict[str, str] = {}
@@ -227,7 +283,9 @@ def merge_shares(endpoint: str, point: PointConfig, shares: list[ShareResult], w
         for cls, message in s.error_examples.items():
             examples.setdefault(cls, mask(message))
     ok = sum(s.ok for s in shares)
-    merged = {q: histograms.merge([s.histograms.get(q) for s in shares]) for q in shares[0].histograms} if shares else {}
+    merged = (
+        {q: histograms.merge([s.histograms.get(q) for s in shares]) for q in shares[0].histograms} if shares else {}
+    )
     elapsed = measured_window(point, shares)
     counted = sum(s.tokens_counted for s in shares)
     estimated = sum(s.tokens_estimated for s in shares)
@@ -241,26 +299,51 @@ def merge_shares(endpoint: str, point: PointConfig, shares: list[ShareResult], w
     else:
         tokens_source = workload.tokens_source
     open_quantities = point.loop != "closed"
-    requests = {"sent": sum(s.sent for s in shares), "ok": ok, "errors": errors, "unsent": sum(s.unsent for s in shares),
-                "validated": sum(s.validated for s in shares)}
+    requests = {
+        "sent": sum(s.sent for s in shares),
+        "ok": ok,
+        "errors": errors,
+        "unsent": sum(s.unsent for s in shares),
+        "validated": sum(s.validated for s in shares),
+    }
     status, problem = judge(requests, point.max_error_rate)
     return LoadPointRecord(
-        endpoint=endpoint, op=point.op, loop=point.loop, batch=point.batch,
-        concurrency=point.concurrency, rate=point.rate, arrival=str(point.arrival) if point.arrival else None,
+        endpoint=endpoint,
+        op=point.op,
+        loop=point.loop,
+        batch=point.batch,
+        concurrency=point.concurrency,
+        rate=point.rate,
+        arrival=str(point.arrival) if point.arrival else None,
         duration_s=round(elapsed, 6),
         requests=requests,
-        throughput={"requests_per_s": per_s(ok), "texts_per_s": per_s(sum(s.texts_ok for s in shares)),
-                    "tokens_per_s": per_s(counted + estimated), "tokens_source": tokens_source},
-        latency_ms={"service": histograms.summary_ms(merged["service"]) if merged else None,
-                    "scheduled": histograms.summary_ms(merged["scheduled"]) if open_quantities and merged else None,
-                    "dispatch_delay": histograms.summary_ms(merged["dispatch_delay"]) if open_quantities and merged else None},
-        server_ms={name: histograms.summary_ms(merged[name]) if merged else None for name in ("queue", "tokenization", "inference")},
+        throughput={
+            "requests_per_s": per_s(ok),
+            "texts_per_s": per_s(sum(s.texts_ok for s in shares)),
+            "tokens_per_s": per_s(counted + estimated),
+            "tokens_source": tokens_source,
+        },
+        latency_ms={
+            "service": histograms.summary_ms(merged["service"]) if merged else None,
+            "scheduled": histograms.summary_ms(merged["scheduled"]) if open_quantities and merged else None,
+            "dispatch_delay": histograms.summary_ms(merged["dispatch_delay"]) if open_quantities and merged else None,
+        },
+        server_ms={
+            name: histograms.summary_ms(merged[name]) if merged else None
+            for name in ("queue", "tokenization", "inference")
+        },
         server_metrics=delta(metrics_before, metrics_after) if metrics_before and metrics_after else None,
         client=client_view(shares),
-        max_inflight=point.max_inflight, burst=point.burst, length=point.length,
-        documents=point.batch if point.op == "rerank" else None, warmup_s=point.warmup_s,
+        max_inflight=point.max_inflight,
+        burst=point.burst,
+        length=point.length,
+        documents=point.batch if point.op == "rerank" else None,
+        warmup_s=point.warmup_s,
         histograms={q: histograms.encode(h) for q, h in merged.items() if h.get_total_count()},
-        error_examples=examples, status=status, problem=problem, max_error_rate=point.max_error_rate,
+        error_examples=examples,
+        status=status,
+        problem=problem,
+        max_error_rate=point.max_error_rate,
     )
 
 
@@ -286,7 +369,8 @@ def client_view(shares: list[ShareResult]) -> dict[str, Any]:
     busy = [w / wall for w, _, wall in work]
     per_request = [w / n for w, n, _ in work if n and w > 0]
     return {
-        "workers": len(shares), "hosts": [s.host for s in shares],
+        "workers": len(shares),
+        "hosts": [s.host for s in shares],
         "cpu_percent": round(sum(cpu) / len(cpu), 1) if cpu else None,
         "cpu_per_request_us": round(1e6 * sum(per_request) / len(per_request), 2) if per_request else None,
         "ceiling_requests_per_s": round(sum(1 / r for r in per_request), 1) if per_request else None,
@@ -302,7 +386,9 @@ def _ignore_sigint() -> None:
 
 def worker_pool(workers: int) -> ProcessPoolExecutor:
     """Worker processes for the whole sweep (spawned: no inherited threads or sockets), started now."""
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
+    )
     for f in [pool.submit(time.sleep, 0.2) for _ in range(workers)]:
         f.result()
     return pool
@@ -326,8 +412,13 @@ def run_plans(executor: Executor, plans: list[SharePlan], tick: Callable[[], Non
     return [f.result() for f in futures]
 
 
-def measure_point(endpoint: LoadEndpoint, point: PointConfig, workload: Workload, executor: Executor,
-                  tick: Callable[[], None] = lambda: None) -> LoadPointRecord:
+def measure_point(
+    endpoint: LoadEndpoint,
+    point: PointConfig,
+    workload: Workload,
+    executor: Executor,
+    tick: Callable[[], None] = lambda: None,
+) -> LoadPointRecord:
     """Warm up (burst: a closed-loop warm-up apart), run the shares with /metrics read at the end of the
     warm-up and after the last answer, merge."""
     if point.loop == "burst" and point.warmup_s > 0:
@@ -374,8 +465,10 @@ def stop_if_unreachable(endpoint: LoadEndpoint, record: LoadPointRecord, what: s
     not a user error."""
     if unreachable(record):
         example = next(iter(record.error_examples.values()), "")
-        raise MeasurementFailed(f"endpoint {endpoint.spec.name}: no answer at all during {point_label(record)} "
-                                f"({example}); {what} stops here, finished points are saved")
+        raise MeasurementFailed(
+            f"endpoint {endpoint.spec.name}: no answer at all during {point_label(record)} "
+            f"({example}); {what} stops here, finished points are saved"
+        )
 
 
 def preflight(endpoints: list[LoadEndpoint], op: str, timeout_s: float) -> None:
@@ -386,13 +479,20 @@ def preflight(endpoints: list[LoadEndpoint], op: str, timeout_s: float) -> None:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def run_load(specs: list[EndpointSpec], sweep: SweepConfig, workload: Workload, out_dir: Path,
-             progress=None, on_point: Callable[[LoadPointRecord], None] = lambda r: None,
-             overwrite: bool = False, on_results: Callable[[Path], None] = lambda p: None,
-             pool_factory: Callable[[int], Executor] | None = None) -> Path:
+def run_load(
+    specs: list[EndpointSpec],
+    sweep: SweepConfig,
+    workload: Workload,
+    out_dir: Path,
+    progress=None,
+    on_point: Callable[[LoadPointRecord], None] = lambda r: None,
+    overwrite: bool = False,
+    on_results: Callable[[Path], None] = lambda p: None,
+    pool_factory: Callable[[int], Executor] | None = None,
+) -> Path:
     """Every point for every endpoint; the results file keeps each finished point whatever happens next.
     Everything is checked before `out_dir` is touched; `on_results` is told once this run's file exists.
     `pool_factory(workers)` makes the executor the shares run on (default: local worker processes;
@@ -407,21 +507,44 @@ def run_load(specs: list[EndpointSpec], sweep: SweepConfig, workload: Workload, 
     prepare_out_dir(out_dir, [s.name for s in specs], overwrite)
     writer = ResultsWriter(out_dir / RESULTS_FILE)
     on_results(out_dir / RESULTS_FILE)
-    writer.write(RunHeader(
-        command="load", created=_now(), ragbench_version=bench.__version__,
-        dataset={"name": "load workload", "source": workload.source, "texts": len(workload.texts),
-                 "tokens_source": workload.tokens_source},
-        measures=[], measure_labels={}, depth=0, seed=sweep.base.seed, targets=[s.name for s in specs],
-        load=mask_data({"endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in specs},
-                        "op": sweep.base.op, "points": len(points), "workers": sweep.base.workers, "warmup_s": sweep.base.warmup_s,
-                        "duration_s": sweep.base.duration_s, "requests": sweep.base.requests, "timeout_s": sweep.base.timeout_s}),
-    ))
+    writer.write(
+        RunHeader(
+            command="load",
+            created=_now(),
+            ragbench_version=bench.__version__,
+            dataset={
+                "name": "load workload",
+                "source": workload.source,
+                "texts": len(workload.texts),
+                "tokens_source": workload.tokens_source,
+            },
+            measures=[],
+            measure_labels={},
+            depth=0,
+            seed=sweep.base.seed,
+            targets=[s.name for s in specs],
+            load=mask_data(
+                {
+                    "endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in specs},
+                    "op": sweep.base.op,
+                    "points": len(points),
+                    "workers": sweep.base.workers,
+                    "warmup_s": sweep.base.warmup_s,
+                    "duration_s": sweep.base.duration_s,
+                    "requests": sweep.base.requests,
+                    "timeout_s": sweep.base.timeout_s,
+                }
+            ),
+        )
+    )
     pool = None
     try:
         pool = (pool_factory or worker_pool)(sweep.base.workers)
         for endpoint in endpoints:
             if endpoint.in_process:  # one worker (checked above): the model loads in the process that measures
-                pool.submit(InProcessCall(endpoint.spec, sweep.base.op, [("warm-up query", ["warm-up text"])]).warm).result()
+                pool.submit(
+                    InProcessCall(endpoint.spec, sweep.base.op, [("warm-up query", ["warm-up text"])]).warm
+                ).result()
         for endpoint in endpoints:
             for number, point in enumerate(points, 1):
                 tick = _ticker(progress, f"{endpoint.spec.name} {number}/{len(points)} {point_label(point)}", point)

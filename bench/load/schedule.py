@@ -82,7 +82,9 @@ def open_schedule(arrival: Arrival, rate: float, seconds: float | None, count: i
     return offsets[offsets < seconds]
 
 
-def share(offsets: np.ndarray, worker: int, workers: int, arrival: Arrival = Arrival("constant"), seed: int = 0) -> np.ndarray:
+def share(
+    offsets: np.ndarray, worker: int, workers: int, arrival: Arrival = Arrival("constant"), seed: int = 0
+) -> np.ndarray:
     """Worker `worker`'s share of a schedule: round-robin for constant arrivals, thinning for random ones."""
     if arrival.kind == "constant" or workers == 1:
         return offsets[worker::workers]

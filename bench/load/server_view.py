@@ -33,7 +33,11 @@ def parse_snapshot(text: str) -> dict[str, Any]:
             continue
         for sample in family.samples:
             key = family.name + _labels(sample.labels)
-            if family.type == "counter" and sample.name.endswith(("_total", family.name)) and not sample.name.endswith("_created"):
+            if (
+                family.type == "counter"
+                and sample.name.endswith(("_total", family.name))
+                and not sample.name.endswith("_created")
+            ):
                 counters[key] = counters.get(key, 0.0) + sample.value
             elif family.type == "gauge":
                 gauges[key] = sample.value
@@ -50,6 +54,7 @@ def parse_snapshot(text: str) -> dict[str, Any]:
 
 def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """What happened between two snapshots (a counter that went down was reset: its after value counts)."""
+
     def grown(a: float, b: float | None) -> float:
         return a - b if b is not None and a >= b else a
 
@@ -59,8 +64,12 @@ def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
         old = before["histograms"].get(key, {"count": None, "sum": None, "buckets": {}})
         count = grown(block["count"], old["count"])
         total = grown(block["sum"], old["sum"])
-        hists[key] = {"count": count, "sum": total, "mean": total / count if count else None,
-                      "buckets": {le: grown(v, old["buckets"].get(le)) for le, v in block["buckets"].items()}}
+        hists[key] = {
+            "count": count,
+            "sum": total,
+            "mean": total / count if count else None,
+            "buckets": {le: grown(v, old["buckets"].get(le)) for le, v in block["buckets"].items()},
+        }
     return {"counters": counters, "histograms": hists, "gauges": dict(after["gauges"])}
 
 

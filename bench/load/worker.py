@@ -25,9 +25,10 @@ import json
 import socket
 import time
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -95,7 +96,9 @@ class _Recorder:
         self.plan = plan
         self.window_start = plan.start_at + plan.warmup_s
         self.result = ShareResult(plan.worker)
-        self.values = {name: array("q") for name in ("service", "scheduled", "dispatch_delay", *SERVER_HEADERS.values())}
+        self.values = {
+            name: array("q") for name in ("service", "scheduled", "dispatch_delay", *SERVER_HEADERS.values())
+        }
         self.lag = array("q")
         self.parse_s = 0.0
 
@@ -117,7 +120,10 @@ class _Recorder:
             self.error(error_class(outcome), f"{type(outcome).__name__}: {outcome}")
             return
         if outcome.status >= 400:
-            self.error(status_class(outcome.status, outcome.body), f"HTTP {outcome.status}: {outcome.body[:200].decode('utf-8', 'replace')}")
+            self.error(
+                status_class(outcome.status, outcome.body),
+                f"HTTP {outcome.status}: {outcome.body[:200].decode('utf-8', 'replace')}",
+            )
             return
         if not self._valid(index, outcome):
             return
@@ -157,7 +163,9 @@ class _Recorder:
             self.plan.wire.parse(json.loads(response.body), self.plan.inputs[index])
         except (ValueError, RecursionError) as exc:  # broken JSON, a wrong shape (WireShapeError), absurd nesting
             # From the first bad body on, every answer is parsed: the counts are then exact, not sampled.
-            self.error("bad_response", f"HTTP {response.status} but {exc}: {response.body[:160].decode('utf-8', 'replace')}")
+            self.error(
+                "bad_response", f"HTTP {response.status} but {exc}: {response.body[:160].decode('utf-8', 'replace')}"
+            )
             return False
         finally:
             if not first:  # the first ones, always parsed, pay one-time costs (numpy's first calls): not the budget's
@@ -166,8 +174,10 @@ class _Recorder:
 
     def close(self) -> ShareResult:
         r = self.result
-        r.histograms = {name: histograms.encode(histograms.from_values(values)) if values else None
-                        for name, values in self.values.items()}
+        r.histograms = {
+            name: histograms.encode(histograms.from_values(values)) if values else None
+            for name, values in self.values.items()
+        }
         r.loop_lag = histograms.encode(histograms.from_values(self.lag)) if self.lag else None
         return r
 
@@ -316,7 +326,7 @@ def _floats(offsets: np.ndarray, block: int = 65_536):
     """The offsets as plain floats (faster to step through than numpy scalars), a block at a time: a schedule
     of millions never exists as a list of Python floats (32 bytes each instead of 8)."""
     for start in range(0, len(offsets), block):
-        yield from offsets[start:start + block].tolist()
+        yield from offsets[start : start + block].tolist()
 
 
 async def _open(plan: SharePlan, sender, recorder: _Recorder) -> None:
@@ -325,7 +335,11 @@ async def _open(plan: SharePlan, sender, recorder: _Recorder) -> None:
     slots = asyncio.Semaphore(cap) if cap else None
     # A due request waits for a slot as long as an answer may take (--timeout) past the point's end;
     # what is still waiting then was never sent: `unsent`.
-    deadline = None if plan.duration_s is None or plan.mode == "burst" else recorder.window_start + plan.duration_s + plan.timeout_s
+    deadline = (
+        None
+        if plan.duration_s is None or plan.mode == "burst"
+        else recorder.window_start + plan.duration_s + plan.timeout_s
+    )
     loop = asyncio.get_running_loop()
     pending: set[asyncio.Task] = set()
     n = len(plan.inputs)
@@ -356,8 +370,10 @@ async def _open(plan: SharePlan, sender, recorder: _Recorder) -> None:
             else:
                 try:
                     await asyncio.wait_for(slots.acquire(), max(0.0, deadline - perf_counter()))
-                except (TimeoutError, asyncio.TimeoutError):
-                    recorder.result.unsent += int(np.count_nonzero(plan.start_at + offsets[index:] >= recorder.window_start))
+                except TimeoutError:
+                    recorder.result.unsent += int(
+                        np.count_nonzero(plan.start_at + offsets[index:] >= recorder.window_start)
+                    )
                     break
         elif slots is not None:
             await slots.acquire()
@@ -366,4 +382,3 @@ async def _open(plan: SharePlan, sender, recorder: _Recorder) -> None:
         task.add_done_callback(pending.discard)
     if pending:
         await asyncio.gather(*pending)
-

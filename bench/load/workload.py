@@ -8,9 +8,9 @@ how latency grows with input length. Token counts for tokens/s come from the ser
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from bench.core.errors import UserError
 
@@ -26,7 +26,7 @@ class Workload:
     count_tokens: Callable[[list[str]], list[int]]
     tokens_source: str  # "tokenizer" | "words"
 
-    def with_length(self, length: int | None) -> "Workload":
+    def with_length(self, length: int | None) -> Workload:
         """Texts of exactly `length` tokens (words without a tokenizer), cut from the running corpus."""
         if length is None:
             return self
@@ -38,10 +38,15 @@ class Workload:
             if position + length >= len(words):
                 position = 0
             cut = _cut(words, position, length, self.count_tokens if self.tokens_source == "tokenizer" else None)
-            texts.append(" ".join(words[position:position + cut]))
+            texts.append(" ".join(words[position : position + cut]))
             position += cut
-        return Workload(texts, self.queries, f"{self.source}, {length}-{'token' if self.tokens_source == 'tokenizer' else 'word'} cuts",
-                        self.count_tokens, self.tokens_source)
+        return Workload(
+            texts,
+            self.queries,
+            f"{self.source}, {length}-{'token' if self.tokens_source == 'tokenizer' else 'word'} cuts",
+            self.count_tokens,
+            self.tokens_source,
+        )
 
     def embed_batches(self, batch: int) -> list[list[str]]:
         n = len(self.texts)
@@ -49,8 +54,10 @@ class Workload:
 
     def rerank_requests(self, documents: int) -> list[tuple[str, list[str]]]:
         n = len(self.texts)
-        return [(self.queries[r % len(self.queries)], [self.texts[(r * documents + j) % n] for j in range(documents)])
-                for r in range(DISTINCT_REQUESTS)]
+        return [
+            (self.queries[r % len(self.queries)], [self.texts[(r * documents + j) % n] for j in range(documents)])
+            for r in range(DISTINCT_REQUESTS)
+        ]
 
 
 def _cut(words: list[str], start: int, length: int, count: Callable[[list[str]], list[int]] | None) -> int:
@@ -60,7 +67,7 @@ def _cut(words: list[str], start: int, length: int, count: Callable[[list[str]],
     lo, hi = 1, length  # a word is at least one token, so `length` words is an upper bound
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if count([" ".join(words[start:start + mid])])[0] <= length:
+        if count([" ".join(words[start : start + mid])])[0] <= length:
             lo = mid
         else:
             hi = mid - 1
@@ -90,7 +97,7 @@ def load_workload(texts: Path | None, dataset: Path | None, tokenizer: Path | No
         from bench.identity.inputs import read_texts
 
         items = read_texts(texts)[:MAX_SOURCE_TEXTS]
-        return Workload(items, items[: DISTINCT_REQUESTS], str(texts), count, source_kind)
+        return Workload(items, items[:DISTINCT_REQUESTS], str(texts), count, source_kind)
     from bench.datasets import DEMO_DATASET, load_dataset
 
     path = dataset or Path(DEMO_DATASET)
@@ -98,5 +105,5 @@ def load_workload(texts: Path | None, dataset: Path | None, tokenizer: Path | No
     items = [doc.full_text for doc in list(data.corpus.values())[:MAX_SOURCE_TEXTS] if doc.full_text.strip()]
     if not items:
         raise UserError(f"load: {path} has no corpus texts")
-    queries = list(data.queries.values())[: DISTINCT_REQUESTS] or items[: DISTINCT_REQUESTS]
+    queries = list(data.queries.values())[:DISTINCT_REQUESTS] or items[:DISTINCT_REQUESTS]
     return Workload(items, queries, data.source, count, source_kind)

@@ -37,9 +37,22 @@ class Checkpoint:
         return kept
 
     def add(self, results: list[QueryResult]) -> None:
-        lines = [json.dumps({"qid": r.qid, "hits": [(h.doc_id, h.score) for h in r.hits], "latency_s": r.latency_s,
-                             "error": mask(r.error) if r.error else r.error, "cost": r.cost, "warnings": r.warnings,
-                             "passages": r.passages}, ensure_ascii=False) + "\n" for r in results]
+        lines = [
+            json.dumps(
+                {
+                    "qid": r.qid,
+                    "hits": [(h.doc_id, h.score) for h in r.hits],
+                    "latency_s": r.latency_s,
+                    "error": mask(r.error) if r.error else r.error,
+                    "cost": r.cost,
+                    "warnings": r.warnings,
+                    "passages": r.passages,
+                },
+                ensure_ascii=False,
+            )
+            + "\n"
+            for r in results
+        ]
         with uninterruptible(), self.path.open("a", encoding="utf-8") as fh:
             fh.writelines(lines)
             fh.flush()

@@ -19,14 +19,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qsl
 
-from bench.endpoints.client import HttpEndpoint
 from bench.core.errors import ServerError, UserError
-from bench.endpoints.meter import checked_usage
 from bench.core.secrets import secret_from_env
+from bench.endpoints.client import HttpEndpoint
+from bench.endpoints.meter import checked_usage
 from bench.targets.base import ProgressFactory
 
-SYSTEM_PROMPT = ("Answer the question using only the context. Reply with the answer alone, in as few words as "
-                 "possible, without explanation. If the context does not hold the answer, reply: unknown")
+SYSTEM_PROMPT = (
+    "Answer the question using only the context. Reply with the answer alone, in as few words as "
+    "possible, without explanation. If the context does not hold the answer, reply: unknown"
+)
 CHAT_OPTIONS = {"model", "context", "max_tokens", "key_env", "timeout"}
 NATIVE_OPTIONS = {"response_type", "user_prompt"}
 GIVE_UP_AFTER = 3  # the first questions all failing end the run instead of waiting out every question
@@ -63,7 +65,9 @@ def parse_generate(text: str) -> GenerateSpec:
         raise UserError(f"--generate {text!r}: expected chat@URL?model=NAME or native")
     unknown = sorted(set(params) - known)
     if unknown:
-        raise UserError(f"--generate {text!r}: unknown option(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        raise UserError(
+            f"--generate {text!r}: unknown option(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+        )
     if kind == "chat" and (not url or not params.get("model")):
         raise UserError(f"--generate {text!r}: chat needs a URL and a model (chat@http://host:4000/v1?model=NAME)")
     if kind == "native" and url:
@@ -95,8 +99,10 @@ class AnswersItself(Protocol):
 
 def chat_prompt(question: str, passages: list[str]) -> list[dict[str, str]]:
     context = "\n\n".join(f"[{i}] {p}" for i, p in enumerate(passages, start=1))
-    return [{"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": f"Context:\n{context}\n\nQuestion: {question}\nAnswer:"}]
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": f"Context:\n{context}\n\nQuestion: {question}\nAnswer:"},
+    ]
 
 
 class ChatGenerator:
@@ -107,13 +113,19 @@ class ChatGenerator:
         self.model = spec.params["model"]
         self.context = spec.int_option("context", 5)
         self.max_tokens = spec.int_option("max_tokens", 128)
-        self.http = HttpEndpoint("--generate chat", spec.url or "", spec.params.get("key_env"),
-                                 timeout_s=spec.int_option("timeout", 120))
+        self.http = HttpEndpoint(
+            "--generate chat", spec.url or "", spec.params.get("key_env"), timeout_s=spec.int_option("timeout", 120)
+        )
 
     def answer(self, question: str, passages: list[str]) -> tuple[str, dict[str, float]]:
         url = f"{self.http.url}/chat/completions"
-        body = {"model": self.model, "messages": chat_prompt(question, passages[: self.context]),
-                "temperature": 0, "max_tokens": self.max_tokens, "stream": False}
+        body = {
+            "model": self.model,
+            "messages": chat_prompt(question, passages[: self.context]),
+            "temperature": 0,
+            "max_tokens": self.max_tokens,
+            "stream": False,
+        }
         response, _ = self.http.request("POST", url, body)
         reply = self.http.json_of(response)
         try:
@@ -130,22 +142,37 @@ class ChatGenerator:
         return text, cost
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "chat", "url": self.http.url, "model": self.model, "context": self.context,
-                "max_tokens": self.max_tokens, "temperature": 0, "system_prompt": SYSTEM_PROMPT}
+        return {
+            "kind": "chat",
+            "url": self.http.url,
+            "model": self.model,
+            "context": self.context,
+            "max_tokens": self.max_tokens,
+            "temperature": 0,
+            "system_prompt": SYSTEM_PROMPT,
+        }
 
     def close(self) -> None:
         self.http.close()
 
 
-def generate_answers(spec: GenerateSpec, target: Any, name: str, queries: dict[str, str],
-                     passages: dict[str, list[str]], progress: ProgressFactory,
-                     chat: ChatGenerator | None) -> dict[str, Generated]:
+def generate_answers(
+    spec: GenerateSpec,
+    target: Any,
+    name: str,
+    queries: dict[str, str],
+    passages: dict[str, list[str]],
+    progress: ProgressFactory,
+    chat: ChatGenerator | None,
+) -> dict[str, Generated]:
     """Answer every question, one at a time (so latency and metered cost are each question's own).
 
     A server refusing one question makes that question's error; the run goes on."""
     if spec.kind == "native" and not isinstance(target, AnswersItself):
-        raise UserError(f"--generate native: target {name} does not generate answers itself "
-                        "(use --generate chat@URL?model=NAME to answer from its retrieved texts)")
+        raise UserError(
+            f"--generate native: target {name} does not generate answers itself "
+            "(use --generate chat@URL?model=NAME to answer from its retrieved texts)"
+        )
     advance = progress(f"{name}: generating answers", len(queries))
     answers: dict[str, Generated] = {}
     for qid, question in queries.items():

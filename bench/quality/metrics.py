@@ -18,27 +18,59 @@ from dataclasses import dataclass
 
 import pytrec_eval
 
-from bench.datasets.model import Qrels
 from bench.core.errors import UserError
+from bench.datasets.model import Qrels
 from bench.quality.runs import Run, trec_order
 
 # trec_eval families ragbench accepts, and whether they take a cut-off parameter.
 FAMILIES = {
-    "ndcg": False, "ndcg_cut": True, "map": False, "map_cut": True, "recip_rank": False, "P": True,
-    "recall": True, "success": True, "bpref": False, "Rprec": False,
+    "ndcg": False,
+    "ndcg_cut": True,
+    "map": False,
+    "map_cut": True,
+    "recip_rank": False,
+    "P": True,
+    "recall": True,
+    "success": True,
+    "bpref": False,
+    "Rprec": False,
 }
 # Answer-containment measures (bench/datasets/answers.py), scored on the texts a target returned, not by trec_eval.
 ANSWER_FAMILIES = ("has_answer", "answer_recip_rank")  # both need a cut-off
 # Scores of generated answers against the reference answers (quality --generate); no cut-off.
 GENERATED_FAMILIES = ("exact_match", "f1", "contains_answer")
-_LABELS = {"ndcg_cut": "nDCG", "ndcg": "nDCG", "recall": "R", "map_cut": "MAP", "map": "MAP",
-           "recip_rank": "MRR", "P": "P", "success": "Success", "bpref": "bpref", "Rprec": "R-prec",
-           "has_answer": "Answer", "answer_recip_rank": "AnswerMRR",
-           "exact_match": "EM", "f1": "F1", "contains_answer": "Contains"}
+_LABELS = {
+    "ndcg_cut": "nDCG",
+    "ndcg": "nDCG",
+    "recall": "R",
+    "map_cut": "MAP",
+    "map": "MAP",
+    "recip_rank": "MRR",
+    "P": "P",
+    "success": "Success",
+    "bpref": "bpref",
+    "Rprec": "R-prec",
+    "has_answer": "Answer",
+    "answer_recip_rank": "AnswerMRR",
+    "exact_match": "EM",
+    "f1": "F1",
+    "contains_answer": "Contains",
+}
 # Friendly names: label@k -> (family, whether the cut-off is a truncation of the run).
-_FRIENDLY = {"ndcg": "ndcg_cut", "recall": "recall", "r": "recall", "map": "map_cut", "ap": "map_cut",
-             "mrr": "recip_rank", "rr": "recip_rank", "p": "P", "precision": "P", "success": "success",
-             "answer": "has_answer", "answermrr": "answer_recip_rank"}
+_FRIENDLY = {
+    "ndcg": "ndcg_cut",
+    "recall": "recall",
+    "r": "recall",
+    "map": "map_cut",
+    "ap": "map_cut",
+    "mrr": "recip_rank",
+    "rr": "recip_rank",
+    "p": "P",
+    "precision": "P",
+    "success": "success",
+    "answer": "has_answer",
+    "answermrr": "answer_recip_rank",
+}
 
 
 @dataclass(frozen=True)
@@ -86,16 +118,23 @@ def _cutoff(text: str, k: str) -> int:
 def parse_measure(text: str) -> Measure:
     """trec_eval names (`ndcg_cut.10`, `ndcg_cut_10`, `P.10`, `recip_rank`) or labels (`nDCG@10`, `MRR@10`)."""
     name = text.strip()
-    generated = {"em": "exact_match", "exact_match": "exact_match", "f1": "f1", "contains": "contains_answer",
-                 "contains_answer": "contains_answer"}.get(name.lower())
+    generated = {
+        "em": "exact_match",
+        "exact_match": "exact_match",
+        "f1": "f1",
+        "contains": "contains_answer",
+        "contains_answer": "contains_answer",
+    }.get(name.lower())
     if generated:
         return Measure(generated)
     if "@" in name:
         head, _, k = name.partition("@")
         family = _FRIENDLY.get(head.lower())
         if family is None or not re.fullmatch(r"\d+", k):
-            raise UserError(f"measure {text!r}: unknown (try nDCG@10, R@100, MRR@10, MAP@100, P@10, Success@10, "
-                            "Answer@5, AnswerMRR@10, EM, F1, Contains)")
+            raise UserError(
+                f"measure {text!r}: unknown (try nDCG@10, R@100, MRR@10, MAP@100, P@10, Success@10, "
+                "Answer@5, AnswerMRR@10, EM, F1, Contains)"
+            )
         if family == "recip_rank":
             return Measure(family, truncate=_cutoff(text, k))
         return Measure(family, cutoff=_cutoff(text, k))
@@ -108,8 +147,10 @@ def parse_measure(text: str) -> Measure:
         match = re.fullmatch(r"(recip_rank)_cut[._](\d+)", name)
         if match:
             return Measure("recip_rank", truncate=_cutoff(text, match.group(2)))
-        raise UserError(f"measure {text!r}: unknown (known trec_eval measures: {', '.join(FAMILIES)}; "
-                        f"answer measures: {', '.join(ANSWER_FAMILIES)})")
+        raise UserError(
+            f"measure {text!r}: unknown (known trec_eval measures: {', '.join(FAMILIES)}; "
+            f"answer measures: {', '.join(ANSWER_FAMILIES)})"
+        )
     family, k = match.group(1), match.group(2)
     if k is not None and not FAMILIES[family]:
         raise UserError(f"measure {text!r}: {family} takes no cut-off")
@@ -125,8 +166,11 @@ GENERATED_MEASURES = ("EM", "F1", "Contains")
 
 def default_measures(has_qrels: bool, has_answers: bool, generating: bool = False) -> tuple[str, ...]:
     """The default measures follow what a set has: judgments, answers, or both side by side."""
-    return ((DEFAULT_MEASURES if has_qrels else ()) + (ANSWER_MEASURES if has_answers else ())
-            + (GENERATED_MEASURES if generating else ()))
+    return (
+        (DEFAULT_MEASURES if has_qrels else ())
+        + (ANSWER_MEASURES if has_answers else ())
+        + (GENERATED_MEASURES if generating else ())
+    )
 
 
 @dataclass

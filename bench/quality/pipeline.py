@@ -12,21 +12,21 @@ interrupted), also after Ctrl-C or SIGTERM.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 import bench
-from bench.datasets.model import Dataset, Qrels
 from bench.core.errors import UserError
 from bench.core.interrupt import uninterruptible
 from bench.datasets.answers import AnswerJudge
+from bench.datasets.model import Dataset, Qrels
 from bench.quality.checkpoint import Checkpoint
-from bench.quality.generation import ChatGenerator, GenerateSpec, Generated, generate_answers
-from bench.quality.metrics import Measure, evaluate
 from bench.quality.evaluation import ranked_texts
+from bench.quality.generation import ChatGenerator, Generated, GenerateSpec, generate_answers
+from bench.quality.metrics import Measure, evaluate
 from bench.quality.runs import Run, run_from_results, write_run
 from bench.quality.scoring import comparisons, metric_records
 from bench.results.outdir import QRELS_FILE, RESULTS_FILE, checkpoint_file, prepare_out_dir, run_file
@@ -34,7 +34,6 @@ from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader
 from bench.results.store import ResultsWriter, end_status, now_iso, read_results
 from bench.targets.base import ProgressFactory, QueryResult, Target, TargetFailed, TargetSpec
 from bench.targets.registry import TargetOptions, build_target
-
 
 SEARCH_BATCH = 16  # queries per search call: each finished batch is kept (bench/quality/checkpoint.py)
 
@@ -51,24 +50,45 @@ def _percentiles(values_ms: list[float]) -> dict[str, float]:
     if not values_ms:
         return {}
     arr = np.array(values_ms)
-    return {"p50": float(np.percentile(arr, 50)), "p90": float(np.percentile(arr, 90)),
-            "p99": float(np.percentile(arr, 99)), "mean": float(arr.mean()), "max": float(arr.max())}
+    return {
+        "p50": float(np.percentile(arr, 50)),
+        "p90": float(np.percentile(arr, 90)),
+        "p99": float(np.percentile(arr, 99)),
+        "mean": float(arr.mean()),
+        "max": float(arr.max()),
+    }
 
 
-def _target_record(spec: TargetSpec, name: str, config: dict, results: list[QueryResult], index_s: float,
-                   search_s: float, replaced: bool, generated: dict[str, Generated]) -> TargetRecord:
+def _target_record(
+    spec: TargetSpec,
+    name: str,
+    config: dict,
+    results: list[QueryResult],
+    index_s: float,
+    search_s: float,
+    replaced: bool,
+    generated: dict[str, Generated],
+) -> TargetRecord:
     cost_keys = sorted({k for r in results for k in r.cost})
     warnings: dict[str, int] = {}
     for r in results:
         for w in set(r.warnings):
             warnings[w] = warnings.get(w, 0) + 1
     return TargetRecord(
-        name=name, spec=spec.public_text, status="ok", config=config, index_seconds=index_s, search_seconds=search_s,
-        queries=len(results), errors=sum(1 for r in results if r.error),
+        name=name,
+        spec=spec.public_text,
+        status="ok",
+        config=config,
+        index_seconds=index_s,
+        search_seconds=search_s,
+        queries=len(results),
+        errors=sum(1 for r in results if r.error),
         empty=sum(1 for r in results if not r.hits and not r.error),
         latency_ms=_percentiles([r.latency_s * 1000 for r in results if not r.error and r.latency_s is not None]),
         cost={k: float(np.mean([r.cost.get(k, 0.0) for r in results])) for k in cost_keys},
-        warnings=warnings, scores_replaced=replaced, run_file=run_file(name),
+        warnings=warnings,
+        scores_replaced=replaced,
+        run_file=run_file(name),
         answer_errors=sum(1 for g in generated.values() if g.error is not None),
     )
 
@@ -130,16 +150,33 @@ def run_quality(
     # Answer-derived judgments cost a pass over the corpus: only when a ranking measure needs them.
     ranking = any(not m.answer_based for m in config.measures)
     judgments = dataset.qrels or (dataset.answer_qrels() if ranking else {})
-    scoring = _Scoring(dataset, config, AnswerJudge(dataset.answers),
-                       labels={m.trec_name: _label(dataset, m) for m in config.measures},
-                       relevance={m.trec_name: relevance_source(dataset, m) for m in config.measures})
+    scoring = _Scoring(
+        dataset,
+        config,
+        AnswerJudge(dataset.answers),
+        labels={m.trec_name: _label(dataset, m) for m in config.measures},
+        relevance={m.trec_name: relevance_source(dataset, m) for m in config.measures},
+    )
     header = RunHeader(
-        command=command, created=now_iso(), ragbench_version=bench.__version__,
-        dataset={"name": dataset.name, "source": dataset.source, "format": dataset.format, "split": dataset.split,
-                 "fingerprint": dataset.fingerprint(), "documents": len(dataset.corpus), "queries": len(queries),
-                 "notes": dataset.notes},
-        measures=[m.trec_name for m in config.measures], measure_labels=scoring.labels,
-        measure_relevance=scoring.relevance, depth=config.depth, seed=config.seed, targets=names,
+        command=command,
+        created=now_iso(),
+        ragbench_version=bench.__version__,
+        dataset={
+            "name": dataset.name,
+            "source": dataset.source,
+            "format": dataset.format,
+            "split": dataset.split,
+            "fingerprint": dataset.fingerprint(),
+            "documents": len(dataset.corpus),
+            "queries": len(queries),
+            "notes": dataset.notes,
+        },
+        measures=[m.trec_name for m in config.measures],
+        measure_labels=scoring.labels,
+        measure_relevance=scoring.relevance,
+        depth=config.depth,
+        seed=config.seed,
+        targets=names,
     )
     targets = _build_targets(specs, options)
     waiting = list(targets)  # built but not started: closed at the end (a started one closes itself)
@@ -180,13 +217,19 @@ def _continue(out_dir: Path, header: RunHeader) -> tuple[ResultsWriter, list[Met
         raise UserError(f"--resume {out_dir}: no {RESULTS_FILE} there to continue")
     previous = read_results(path)
     before = previous.header
-    for what, old, new in (("command", before.command, header.command),
-                           ("dataset (fingerprint)", before.dataset.get("fingerprint"), header.dataset["fingerprint"]),
-                           ("targets", before.targets, header.targets), ("measures", before.measures, header.measures),
-                           ("--depth", before.depth, header.depth), ("--seed", before.seed, header.seed)):
+    for what, old, new in (
+        ("command", before.command, header.command),
+        ("dataset (fingerprint)", before.dataset.get("fingerprint"), header.dataset["fingerprint"]),
+        ("targets", before.targets, header.targets),
+        ("measures", before.measures, header.measures),
+        ("--depth", before.depth, header.depth),
+        ("--seed", before.seed, header.seed),
+    ):
         if old != new:
-            raise UserError(f"--resume {out_dir}: {what} differ from the interrupted run's ({old} there, {new} now); "
-                            "give the same options, or start a new run")
+            raise UserError(
+                f"--resume {out_dir}: {what} differ from the interrupted run's ({old} there, {new} now); "
+                "give the same options, or start a new run"
+            )
     if previous.end is not None and previous.end.status == "complete":
         raise UserError(f"--resume {out_dir}: that run is complete; nothing to continue")
     kept = [previous.header]
@@ -200,7 +243,9 @@ def _continue(out_dir: Path, header: RunHeader) -> tuple[ResultsWriter, list[Met
     return ResultsWriter.rewritten(path, kept), metrics
 
 
-def _finish(writer: ResultsWriter, metrics: list[MetricRecord], config: QualityConfig, status: str, error: str | None) -> None:
+def _finish(
+    writer: ResultsWriter, metrics: list[MetricRecord], config: QualityConfig, status: str, error: str | None
+) -> None:
     """Comparisons of the finished targets (skipped after an interruption: the user wants to stop), then
     the `end` record: written together, once, whatever happens meanwhile."""
     found = []
@@ -216,8 +261,15 @@ def _finish(writer: ResultsWriter, metrics: list[MetricRecord], config: QualityC
         writer.close()
 
 
-def _run_target(spec: TargetSpec, target: Target, queries: dict[str, str], scoring: _Scoring, out_dir: Path,
-                writer: ResultsWriter, progress: ProgressFactory) -> list[MetricRecord]:
+def _run_target(
+    spec: TargetSpec,
+    target: Target,
+    queries: dict[str, str],
+    scoring: _Scoring,
+    out_dir: Path,
+    writer: ResultsWriter,
+    progress: ProgressFactory,
+) -> list[MetricRecord]:
     dataset, config, judge = scoring.dataset, scoring.config, scoring.judge
     checkpoint = Checkpoint(out_dir / checkpoint_file(run_file(spec.name)))
     try:
@@ -232,32 +284,50 @@ def _run_target(spec: TargetSpec, target: Target, queries: dict[str, str], scori
     run, replaced = run_from_results(results)
     judge.judge(spec.name, _returned_texts(dataset, results, run, config))
     per_query = _per_query(dataset, spec.name, run, config, judge)
-    metrics = metric_records(spec.name, {m.trec_name: per_query[m.trec_name] for m in config.measures}, scoring.labels,
-                             scoring.relevance, config.seed)
+    metrics = metric_records(
+        spec.name,
+        {m.trec_name: per_query[m.trec_name] for m in config.measures},
+        scoring.labels,
+        scoring.relevance,
+        config.seed,
+    )
     record = _target_record(spec, spec.name, described, results, index_s, search_s, replaced, generated)
     if failure:
         record.status, record.error = "failed", failure
     with uninterruptible():  # run file and records: all of them or none
         write_run(out_dir / record.run_file, run, tag=spec.name)
-        writer.write(record, *[
-            QueryRecord(target=spec.name, qid=r.qid, latency_ms=None if r.latency_s is None else r.latency_s * 1000,
-                        hits=len(r.hits), error=r.error,
-                        cost=r.cost, warnings=r.warnings, answer=generated[r.qid].text if r.qid in generated else None,
-                        answer_error=generated[r.qid].error if r.qid in generated else None) for r in results
-        ], *metrics)
+        writer.write(
+            record,
+            *[
+                QueryRecord(
+                    target=spec.name,
+                    qid=r.qid,
+                    latency_ms=None if r.latency_s is None else r.latency_s * 1000,
+                    hits=len(r.hits),
+                    error=r.error,
+                    cost=r.cost,
+                    warnings=r.warnings,
+                    answer=generated[r.qid].text if r.qid in generated else None,
+                    answer_error=generated[r.qid].error if r.qid in generated else None,
+                )
+                for r in results
+            ],
+            *metrics,
+        )
         checkpoint.remove()
     return metrics
 
 
-def _search(target: Target, queries: dict[str, str], depth: int, progress: ProgressFactory,
-            checkpoint: Checkpoint) -> tuple[list[QueryResult], float, str | None]:
+def _search(
+    target: Target, queries: dict[str, str], depth: int, progress: ProgressFactory, checkpoint: Checkpoint
+) -> tuple[list[QueryResult], float, str | None]:
     """Every query's result, in query order, the seconds spent searching, and why the target ended
     part-way (None when it did not): queries a resumed run already finished come from the checkpoint,
     the rest are searched in batches, each kept as it finishes. A target whose server went away
     (TargetFailed) keeps what finished; its unfinished queries have no result."""
     done = checkpoint.load()
     remaining = [qid for qid in queries if qid not in done]
-    batches = [remaining[i:i + SEARCH_BATCH] for i in range(0, len(remaining), SEARCH_BATCH)]
+    batches = [remaining[i : i + SEARCH_BATCH] for i in range(0, len(remaining), SEARCH_BATCH)]
     shared = _one_bar_each(progress, len(remaining) / len(batches[0])) if batches else progress
     seconds = 0.0
     failure = None
@@ -292,8 +362,10 @@ def _generate(config, target, name, dataset, results, progress, judge, described
     if config.generate is None:
         return {}
     asked = {r.qid: dataset.queries[r.qid] for r in results if r.qid in judge.sets}
-    passages = {r.qid: r.passages if r.passages is not None else [dataset.corpus[h.doc_id].full_text for h in r.hits]
-                for r in results}
+    passages = {
+        r.qid: r.passages if r.passages is not None else [dataset.corpus[h.doc_id].full_text for h in r.hits]
+        for r in results
+    }
     chat = ChatGenerator(config.generate) if config.generate.kind == "chat" else None
     try:
         generated = generate_answers(config.generate, target, name, asked, passages, progress, chat)
@@ -322,7 +394,9 @@ def _label(dataset: Dataset, measure: Measure) -> str:
     return f"{measure.label} (answers)" if derived else measure.label
 
 
-def _returned_texts(dataset: Dataset, results: list[QueryResult], run: Run, config: QualityConfig) -> dict[str, list[str]]:
+def _returned_texts(
+    dataset: Dataset, results: list[QueryResult], run: Run, config: QualityConfig
+) -> dict[str, list[str]]:
     """Per answered query, the texts the target returned down to the deepest answer cut-off: its own
     passages (chunks) where it returned them, else the ranked documents' texts in trec_eval's order
     (so `evaluate` on the run file gives the same figures)."""
@@ -335,7 +409,9 @@ def _returned_texts(dataset: Dataset, results: list[QueryResult], run: Run, conf
     return texts
 
 
-def _per_query(dataset: Dataset, name: str, run: Run, config: QualityConfig, judge: AnswerJudge) -> dict[str, dict[str, float]]:
+def _per_query(
+    dataset: Dataset, name: str, run: Run, config: QualityConfig, judge: AnswerJudge
+) -> dict[str, dict[str, float]]:
     """measure -> qid -> value for one target, each measure on its relevance source (trec_eval -c semantics:
     every judged or answered query counts; a failed or empty one scores zero)."""
     ranking = [m for m in config.measures if not m.answer_based]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from bench.datasets.io import read_lines, require_file
 from bench.core.errors import InputError
+from bench.datasets.io import read_lines, require_file
 from bench.targets.base import QueryResult
 
 Run = dict[str, dict[str, float]]
@@ -53,7 +53,8 @@ def run_from_results(results: list[QueryResult]) -> tuple[Run, bool]:
     for result in results:
         scores = [hit.score for hit in result.hits]
         ordered = all(s is not None and math.isfinite(s) for s in scores) and all(
-            a > b for a, b in zip(scores, scores[1:])  # type: ignore[operator]
+            a > b
+            for a, b in zip(scores, scores[1:])  # type: ignore[operator]
         )
         if not ordered and result.hits:
             replaced = True

@@ -16,15 +16,26 @@ PERMUTATIONS = 10_000
 BOOTSTRAP = 10_000
 
 
-def metric_records(name: str, per_query: dict[str, dict[str, float]], labels: dict[str, str],
-                   relevance: dict[str, str], seed: int) -> list[MetricRecord]:
+def metric_records(
+    name: str, per_query: dict[str, dict[str, float]], labels: dict[str, str], relevance: dict[str, str], seed: int
+) -> list[MetricRecord]:
     """One record per measure of `per_query` (measure -> qid -> value) for target `name`."""
     records = []
     for measure, values in per_query.items():
         low, high = bootstrap_ci(np.array(list(values.values())), BOOTSTRAP, seeded_generator(seed, name, measure))
-        records.append(MetricRecord(target=name, measure=measure, label=labels.get(measure, measure),
-                                    mean=sum(values.values()) / len(values), ci_low=low, ci_high=high,
-                                    queries=len(values), per_query=values, relevance=relevance.get(measure, "qrels")))
+        records.append(
+            MetricRecord(
+                target=name,
+                measure=measure,
+                label=labels.get(measure, measure),
+                mean=sum(values.values()) / len(values),
+                ci_low=low,
+                ci_high=high,
+                queries=len(values),
+                per_query=values,
+                relevance=relevance.get(measure, "qrels"),
+            )
+        )
     return records
 
 

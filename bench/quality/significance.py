@@ -100,7 +100,11 @@ def holm(pvalues: list[float]) -> list[float]:
 
 
 def compare_pairs(
-    per_query: dict[str, dict[str, float]], measure: str, seed: int = 0, permutations: int = 10_000, bootstrap: int = 10_000
+    per_query: dict[str, dict[str, float]],
+    measure: str,
+    seed: int = 0,
+    permutations: int = 10_000,
+    bootstrap: int = 10_000,
 ) -> list[ComparisonRecord]:
     """Every pair of targets on one measure, Holm-corrected. `per_query`: target -> qid -> value.
 
@@ -117,12 +121,24 @@ def compare_pairs(
             diff = vb - va
             rng = seeded_generator(seed, a, b)
             low, high = bootstrap_ci(diff, bootstrap, rng)
-            comparisons.append(ComparisonRecord(
-                measure=measure, a=a, b=b, n=len(qids), mean_a=float(va.mean()), mean_b=float(vb.mean()),
-                mean_diff=float(diff.mean()), ci_low=low, ci_high=high,
-                p_randomization=randomization_test(diff, permutations, rng), p_ttest=paired_ttest(va, vb),
-                p_randomization_holm=float("nan"), p_ttest_holm=float("nan"), permutations=permutations,
-            ))
+            comparisons.append(
+                ComparisonRecord(
+                    measure=measure,
+                    a=a,
+                    b=b,
+                    n=len(qids),
+                    mean_a=float(va.mean()),
+                    mean_b=float(vb.mean()),
+                    mean_diff=float(diff.mean()),
+                    ci_low=low,
+                    ci_high=high,
+                    p_randomization=randomization_test(diff, permutations, rng),
+                    p_ttest=paired_ttest(va, vb),
+                    p_randomization_holm=float("nan"),
+                    p_ttest_holm=float("nan"),
+                    permutations=permutations,
+                )
+            )
     for field, adjusted in (("p_randomization", "p_randomization_holm"), ("p_ttest", "p_ttest_holm")):
         for comparison, p in zip(comparisons, holm([getattr(c, field) for c in comparisons])):
             setattr(comparison, adjusted, p)

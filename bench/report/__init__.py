@@ -21,10 +21,10 @@ from pathlib import Path
 
 from bench.core.errors import InputError, UserError
 from bench.core.interrupt import uninterruptible
+from bench.core.secrets import mask
 from bench.report.page import html_page
 from bench.results.outdir import PLOT_PATTERNS, PLOTS_DIR, REPORT_FILES, RESULTS_FILE
 from bench.results.store import Results, read_results, write_results
-from bench.core.secrets import mask
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,12 @@ class ReportKind:
 
 KINDS: tuple[ReportKind, ...] = (
     ReportKind("quality", ("target", "query", "metrics", "comparison"), ("quality", "demo"), "bench.report.quality"),
-    ReportKind("identity", ("identity_endpoint", "identity_embed_pair", "identity_rerank_pair", "identity"), ("identity",),
-               "bench.report.identity"),
+    ReportKind(
+        "identity",
+        ("identity_endpoint", "identity_embed_pair", "identity_rerank_pair", "identity"),
+        ("identity",),
+        "bench.report.identity",
+    ),
     ReportKind("doctor", ("doctor_finding",), ("doctor",), "bench.report.doctor"),
     ReportKind("load", ("load_point",), ("load",), "bench.report.load"),
     ReportKind("size", ("sizing", "gpu_telemetry"), ("size",), "bench.report.sizing", "render_size", covers=("load",)),
@@ -53,8 +57,11 @@ def kinds_of(results: Results) -> list[ReportKind]:
     covered = {name for k in found for name in k.covers}
     found = [k for k in found if k.name not in covered]
     if not found:
-        raise InputError(results.path, f"no report for the records of command {results.header.command!r} "
-                                       f"(record types: {', '.join(k for k, v in results.records.items() if v) or 'none'})")
+        raise InputError(
+            results.path,
+            f"no report for the records of command {results.header.command!r} "
+            f"(record types: {', '.join(k for k, v in results.records.items() if v) or 'none'})",
+        )
     return found
 
 
@@ -128,6 +135,8 @@ def write_reports(path: Path, out_dir: Path | None = None, overwrite: bool = Fal
         if out_dir.exists() and not out_dir.is_dir():
             raise UserError(f"--out {out_dir}: is a file, not a folder")
         if found := report_files(out_dir) if out_dir.is_dir() else []:
-            raise UserError(f"--out {out_dir}: holds {found[0].relative_to(out_dir)}, not the report of {files[0]}; "
-                            "give --overwrite to replace it, or another --out")
+            raise UserError(
+                f"--out {out_dir}: holds {found[0].relative_to(out_dir)}, not the report of {files[0]}; "
+                "give --overwrite to replace it, or another --out"
+            )
     return [write_report(f, out_dir) for f in files]

@@ -14,9 +14,14 @@ def render(results: Results, out_dir: Path) -> tuple[str, str]:
     problems = sum(not f.ok for f in findings)
     hops = ", ".join(dict.fromkeys(f.hop for f in findings)) or "none"
     verdict = f"{problems} problem(s) found" if problems else "no problems found"
-    lines = [f"Created {results.header.created} by ragbench {results.header.ragbench_version}; hops probed: {hops}.", verdict]
+    lines = [
+        f"Created {results.header.created} by ragbench {results.header.ragbench_version}; hops probed: {hops}.",
+        verdict,
+    ]
     rows = (["hop", "status", "finding", "fix"], [[f.hop, "ok" if f.ok else "BAD", f.message, f.fix] for f in findings])
     markdown = "\n\n".join(["# ragbench doctor report", *lines, md_table(*rows)]) + "\n"
-    html = (f"<h1>ragbench doctor report</h1><p>{escape(lines[0])}</p>"
-            f"<p class=\"{'bad' if problems else ''}\">{verdict}</p>{html_table(*rows)}")
+    html = (
+        f"<h1>ragbench doctor report</h1><p>{escape(lines[0])}</p>"
+        f'<p class="{"bad" if problems else ""}">{verdict}</p>{html_table(*rows)}'
+    )
     return markdown, html

@@ -16,30 +16,68 @@ def _endpoint_rows(results: Results) -> Rows:
     rows = []
     for e in results.of("identity_endpoint"):
         config = ", ".join(f"{k}={v}" for k, v in e.config.items() if v not in (None, ""))
-        batch = (f"min cosine {e.batch_min_cosine:.6f} over {e.batch_texts} texts (≥ {e.batch_threshold}): {e.batch_verdict}"
-                 if e.batch_verdict is not None else "–")
-        top_n = ("–" if e.top_n_honoured is None else
-                 f"top_n={e.top_n_requested}: " + ("honoured" if e.top_n_honoured else f"IGNORED ({e.top_n_returned} results)"))
+        batch = (
+            f"min cosine {e.batch_min_cosine:.6f} over {e.batch_texts} texts (≥ {e.batch_threshold}): {e.batch_verdict}"
+            if e.batch_verdict is not None
+            else "–"
+        )
+        top_n = (
+            "–"
+            if e.top_n_honoured is None
+            else f"top_n={e.top_n_requested}: "
+            + ("honoured" if e.top_n_honoured else f"IGNORED ({e.top_n_returned} results)")
+        )
         rows.append([e.name, config, f"{e.seconds:.2f}", batch, top_n])
     return ["endpoint", "configuration", "seconds", "batch invariance", "rerank top_n"], rows
 
 
 def _embed_rows(results: Results) -> Rows:
-    rows = [[f"{p.a} ~ {p.b}", p.dtype, fmt(p.cosine_min, 6), fmt(p.cosine_p01, 6), fmt(p.cosine_mean, 6),
-             f"{p.max_abs_diff:.2e}", f"{p.max_norm_diff:.2e}", fmt(p.top10_overlap, 3), p.verdict.upper()]
-            for p in results.of("identity_embed_pair")]
+    rows = [
+        [
+            f"{p.a} ~ {p.b}",
+            p.dtype,
+            fmt(p.cosine_min, 6),
+            fmt(p.cosine_p01, 6),
+            fmt(p.cosine_mean, 6),
+            f"{p.max_abs_diff:.2e}",
+            f"{p.max_norm_diff:.2e}",
+            fmt(p.top10_overlap, 3),
+            p.verdict.upper(),
+        ]
+        for p in results.of("identity_embed_pair")
+    ]
     return ["pair", "dtype", "cos min", "cos p01", "cos mean", "max |Δ|", "norm Δ", "top-10 overlap", "verdict"], rows
 
 
 def _length_rows(results: Results) -> Rows:
-    rows = [[f"{p.a} ~ {p.b}", str(b["tokens"]), str(b["texts"]), fmt(b["cosine_mean"], 6), fmt(b["cosine_min"], 6), str(b["failing"])]
-            for p in results.of("identity_embed_pair") for b in p.by_token_length]
+    rows = [
+        [
+            f"{p.a} ~ {p.b}",
+            str(b["tokens"]),
+            str(b["texts"]),
+            fmt(b["cosine_mean"], 6),
+            fmt(b["cosine_min"], 6),
+            str(b["failing"]),
+        ]
+        for p in results.of("identity_embed_pair")
+        for b in p.by_token_length
+    ]
     return ["pair", "tokens", "texts", "cos mean", "cos min", "failing"], rows
 
 
 def _rerank_rows(results: Results) -> Rows:
-    rows = [[f"{p.a} ~ {p.b}", p.dtype, f"{p.max_score_diff:.2e}", f"{p.mean_score_diff:.2e}", fmt(p.kendall_tau_mean),
-             fmt(p.kendall_tau_min), p.verdict.upper()] for p in results.of("identity_rerank_pair")]
+    rows = [
+        [
+            f"{p.a} ~ {p.b}",
+            p.dtype,
+            f"{p.max_score_diff:.2e}",
+            f"{p.mean_score_diff:.2e}",
+            fmt(p.kendall_tau_mean),
+            fmt(p.kendall_tau_min),
+            p.verdict.upper(),
+        ]
+        for p in results.of("identity_rerank_pair")
+    ]
     return ["pair", "dtype", "max |Δscore|", "mean |Δscore|", "Kendall τ mean", "Kendall τ min", "verdict"], rows
 
 
@@ -52,8 +90,10 @@ def _findings(results: Results) -> list[str]:
             continue
         lines += [f"{p.a} ~ {p.b} failed: {failure}" for failure in p.failures]
         lines += [f"{p.a} ~ {p.b} cause [{c['code']}]: {c['detail']} — fix: {c['fix']}" for c in p.causes]
-        lines += [f"{p.a} ~ {p.b} worst text #{w['index']} ({w['tokens']} tokens), cosine {w['cosine']:.5f}: {str(w['text'])[:100]!r}"
-                  for w in getattr(p, "worst", [])[:3]]
+        lines += [
+            f"{p.a} ~ {p.b} worst text #{w['index']} ({w['tokens']} tokens), cosine {w['cosine']:.5f}: {str(w['text'])[:100]!r}"
+            for w in getattr(p, "worst", [])[:3]
+        ]
     return lines
 
 
@@ -63,8 +103,10 @@ def render(results: Results, out_dir: Path) -> tuple[str, str]:
     if summary is None:
         status = "Incomplete: the run was cut off before its verdict."
     else:
-        status = (f"Verdict: {summary.verdict.upper()}. {summary.texts} texts and {summary.queries} queries from {summary.source}; "
-                  f"token lengths {summary.token_lengths}; {summary.total_s:.2f} s in all, ragbench's own work {summary.suite_s:.3f} s.")
+        status = (
+            f"Verdict: {summary.verdict.upper()}. {summary.texts} texts and {summary.queries} queries from {summary.source}; "
+            f"token lengths {summary.token_lengths}; {summary.total_s:.2f} s in all, ragbench's own work {summary.suite_s:.3f} s."
+        )
     plot_dir = out_dir / "plots"
     plot_dir.mkdir(parents=True, exist_ok=True)
     plot = identity_length_plot(results, plot_dir / "identity_by_length.png")
@@ -78,7 +120,9 @@ def render(results: Results, out_dir: Path) -> tuple[str, str]:
     bad = summary is None or summary.verdict != "pass"  # a fail, or too little data to judge
 
     md = ["# ragbench identity report", "", head, "", status, ""]
-    html = [f"<h1>ragbench identity report</h1><p>{escape(head)}</p><p class=\"{'bad' if bad else ''}\">{escape(status)}</p>"]
+    html = [
+        f'<h1>ragbench identity report</h1><p>{escape(head)}</p><p class="{"bad" if bad else ""}">{escape(status)}</p>'
+    ]
     for name, rows in sections:
         md += [f"## {name}", "", md_table(*rows), ""]
         html.append(f"<h2>{escape(name)}</h2>{html_table(*rows)}")
@@ -87,5 +131,9 @@ def render(results: Results, out_dir: Path) -> tuple[str, str]:
         html.append(html_figure(title, plot))
     if findings:
         md += ["## Failures, causes and missing data", "", *[f"- {line}" for line in findings], ""]
-        html.append("<h2>Failures, causes and missing data</h2><ul>" + "".join(f"<li>{escape(line)}</li>" for line in findings) + "</ul>")
+        html.append(
+            "<h2>Failures, causes and missing data</h2><ul>"
+            + "".join(f"<li>{escape(line)}</li>" for line in findings)
+            + "</ul>"
+        )
     return "\n".join(md), "".join(html)

@@ -39,38 +39,92 @@ def point_label(r: LoadPointRecord) -> str:
 
 
 def points_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[str]]]:
-    header = ["point", "req/s", "texts/s", "tokens/s (source)", "service p50/p99 ms", "scheduled p99/p99.9 ms",
-              "dispatch p99 ms", "sent", "ok", "errors", "unsent", "status", "client cpu %", "of its ceiling", "saturated"]
+    header = [
+        "point",
+        "req/s",
+        "texts/s",
+        "tokens/s (source)",
+        "service p50/p99 ms",
+        "scheduled p99/p99.9 ms",
+        "dispatch p99 ms",
+        "sent",
+        "ok",
+        "errors",
+        "unsent",
+        "status",
+        "client cpu %",
+        "of its ceiling",
+        "saturated",
+    ]
     rows = []
     for r in points:
         t, lat = r.throughput, r.latency_ms
         errors = ", ".join(f"{k} {v}" for k, v in sorted(r.requests["errors"].items())) or "0"
-        rows.append([point_label(r), f"{t['requests_per_s']:.1f}", f"{t['texts_per_s']:.1f}",
-                     f"{t['tokens_per_s']:.0f} ({t['tokens_source']})",
-                     f"{_ms(lat['service'], 'p50')} / {_ms(lat['service'], 'p99')}",
-                     f"{_ms(lat['scheduled'], 'p99')} / {_ms(lat['scheduled'], 'p999')}", _ms(lat["dispatch_delay"], "p99"),
-                     str(r.requests["sent"]), str(r.requests["ok"]), errors, str(r.requests["unsent"]),
-                     (r.status or "-") if r.status in (None, "ok") else f"{r.status.upper()}: {r.problem}",
-                     f"{r.client['cpu_percent']}", _share(r.client.get("utilization")), "yes" if r.client["saturated"] else "no"])
+        rows.append(
+            [
+                point_label(r),
+                f"{t['requests_per_s']:.1f}",
+                f"{t['texts_per_s']:.1f}",
+                f"{t['tokens_per_s']:.0f} ({t['tokens_source']})",
+                f"{_ms(lat['service'], 'p50')} / {_ms(lat['service'], 'p99')}",
+                f"{_ms(lat['scheduled'], 'p99')} / {_ms(lat['scheduled'], 'p999')}",
+                _ms(lat["dispatch_delay"], "p99"),
+                str(r.requests["sent"]),
+                str(r.requests["ok"]),
+                errors,
+                str(r.requests["unsent"]),
+                (r.status or "-") if r.status in (None, "ok") else f"{r.status.upper()}: {r.problem}",
+                f"{r.client['cpu_percent']}",
+                _share(r.client.get("utilization")),
+                "yes" if r.client["saturated"] else "no",
+            ]
+        )
     return header, rows
 
 
 def burst_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[str]]]:
-    header = ["endpoint", "texts", "batch", "concurrency", "requests", "time to drain s", "texts/s", "429", "other errors"]
+    header = [
+        "endpoint",
+        "texts",
+        "batch",
+        "concurrency",
+        "requests",
+        "time to drain s",
+        "texts/s",
+        "429",
+        "other errors",
+    ]
     rows = []
     for r in points:
         if r.loop != "burst":
             continue
         errors = dict(r.requests["errors"])
         n429 = errors.pop("429", 0)
-        rows.append([r.endpoint, str(r.burst), str(r.batch), str(r.concurrency or "unlimited"), str(r.requests["sent"]),
-                     f"{r.duration_s:.3f}", f"{r.throughput['texts_per_s']:.1f}", str(n429),
-                     ", ".join(f"{k} {v}" for k, v in sorted(errors.items())) or "0"])
+        rows.append(
+            [
+                r.endpoint,
+                str(r.burst),
+                str(r.batch),
+                str(r.concurrency or "unlimited"),
+                str(r.requests["sent"]),
+                f"{r.duration_s:.3f}",
+                f"{r.throughput['texts_per_s']:.1f}",
+                str(n429),
+                ", ".join(f"{k} {v}" for k, v in sorted(errors.items())) or "0",
+            ]
+        )
     return header, rows
 
 
 def server_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[str]]]:
-    header = ["point", "queue p50/p99 ms", "tokenization p50/p99 ms", "inference p50/p99 ms", "te_request_count Δ", "te_request_failure Δ"]
+    header = [
+        "point",
+        "queue p50/p99 ms",
+        "tokenization p50/p99 ms",
+        "inference p50/p99 ms",
+        "te_request_count Δ",
+        "te_request_failure Δ",
+    ]
     rows = []
     for r in points:
         s = r.server_ms
@@ -79,8 +133,14 @@ def server_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[st
         failures = sum(v for k, v in metrics.items() if k.startswith("te_request_failure"))
         if not any(s.values()) and not metrics:
             continue
-        rows.append([point_label(r), *(f"{_ms(s[q], 'p50')} / {_ms(s[q], 'p99')}" for q in ("queue", "tokenization", "inference")),
-                     f"{count:g}" if metrics else "-", f"{failures:g}" if metrics else "-"])
+        rows.append(
+            [
+                point_label(r),
+                *(f"{_ms(s[q], 'p50')} / {_ms(s[q], 'p99')}" for q in ("queue", "tokenization", "inference")),
+                f"{count:g}" if metrics else "-",
+                f"{failures:g}" if metrics else "-",
+            ]
+        )
     return header, rows
 
 
@@ -110,8 +170,12 @@ def throughput_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
     fig, ax = plt.subplots(figsize=(7, 4))
     for key in sorted({(r.endpoint, r.batch, r.length or 0) for r in closed}):
         line = sorted((r for r in closed if (r.endpoint, r.batch, r.length or 0) == key), key=lambda r: r.concurrency)
-        ax.plot([r.concurrency for r in line], [r.throughput["texts_per_s"] for r in line], marker="o",
-                label=f"{key[0]} batch {key[1]}" + (f" len {key[2]}" if key[2] else ""))
+        ax.plot(
+            [r.concurrency for r in line],
+            [r.throughput["texts_per_s"] for r in line],
+            marker="o",
+            label=f"{key[0]} batch {key[1]}" + (f" len {key[2]}" if key[2] else ""),
+        )
     return _finish(fig, ax, path, "concurrency (closed loop)", "texts/s", "log2")
 
 
@@ -122,14 +186,18 @@ def rate_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
     styles = {"service": "-", "scheduled": "--", "dispatch_delay": ":"}
     for key in sorted({(r.endpoint, r.batch, r.max_inflight or 0, r.arrival) for r in opened}):
-        line = sorted((r for r in opened if (r.endpoint, r.batch, r.max_inflight or 0, r.arrival) == key), key=lambda r: r.rate)
+        line = sorted(
+            (r for r in opened if (r.endpoint, r.batch, r.max_inflight or 0, r.arrival) == key), key=lambda r: r.rate
+        )
         name = f"{key[0]} b{key[1]} {key[3]}" + (f" cap {key[2]}" if key[2] else "")
         for quantity, style in styles.items():
             xs = [r.rate for r in line if r.latency_ms[quantity]]
             ys = [r.latency_ms[quantity]["p99"] for r in line if r.latency_ms[quantity]]
             if xs:
                 ax.plot(xs, ys, style, marker="o", label=f"{name} {quantity} p99")
-        ax2.plot([r.rate for r in line], [r.throughput["requests_per_s"] for r in line], marker="o", label=f"{name} achieved")
+        ax2.plot(
+            [r.rate for r in line], [r.throughput["requests_per_s"] for r in line], marker="o", label=f"{name} achieved"
+        )
         for r in line:
             if r.requests["unsent"]:
                 ax2.annotate(f"{r.requests['unsent']} unsent", (r.rate, r.throughput["requests_per_s"]), fontsize=7)
@@ -166,7 +234,9 @@ def heatmap_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
     endpoints = sorted({r.endpoint for r in closed})
     if len(batches) < 2 and len(concs) < 2:
         return None
-    fig, axes = plt.subplots(1, len(endpoints), figsize=(4.5 * len(endpoints) + 1, 0.5 * len(batches) + 2.5), squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(endpoints), figsize=(4.5 * len(endpoints) + 1, 0.5 * len(batches) + 2.5), squeeze=False
+    )
     for ax, endpoint in zip(axes[0], endpoints):
         grid = np.full((len(batches), len(concs)), np.nan)
         for r in closed:
@@ -225,30 +295,53 @@ def render(results: Results, out_dir: Path) -> tuple[str, str]:
     points = results.load_points
     plots_dir = out_dir / "plots"
     plots_dir.mkdir(parents=True, exist_ok=True)
-    plots = [(title, p) for title, p in [
-        ("Throughput vs concurrency (closed loop)", throughput_plot(points, plots_dir / "load_throughput.png")),
-        ("Latency p99 and achieved rate vs offered rate (open loop)", rate_plot(points, plots_dir / "load_rate.png")),
-        ("Latency CDFs (scheduled where measured, else service)", cdf_plot(points, plots_dir / "load_cdf.png")),
-        ("Texts/s over batch x concurrency", heatmap_plot(points, plots_dir / "load_heatmap.png")),
-        ("Errors per class", errors_plot(points, plots_dir / "load_errors.png")),
-        ("TEI's split of each request", split_plot(points, plots_dir / "load_server_split.png")),
-    ] if p is not None]
+    plots = [
+        (title, p)
+        for title, p in [
+            ("Throughput vs concurrency (closed loop)", throughput_plot(points, plots_dir / "load_throughput.png")),
+            (
+                "Latency p99 and achieved rate vs offered rate (open loop)",
+                rate_plot(points, plots_dir / "load_rate.png"),
+            ),
+            ("Latency CDFs (scheduled where measured, else service)", cdf_plot(points, plots_dir / "load_cdf.png")),
+            ("Texts/s over batch x concurrency", heatmap_plot(points, plots_dir / "load_heatmap.png")),
+            ("Errors per class", errors_plot(points, plots_dir / "load_errors.png")),
+            ("TEI's split of each request", split_plot(points, plots_dir / "load_server_split.png")),
+        ]
+        if p is not None
+    ]
     end = results.end
-    status = "complete" if end and end.status == "complete" else (
-        f"{end.status}: {end.error}" if end else "interrupted (no end record): the points below finished")
+    status = (
+        "complete"
+        if end and end.status == "complete"
+        else (f"{end.status}: {end.error}" if end else "interrupted (no end record): the points below finished")
+    )
     load = results.header.load or {}
-    tables = [("Points", points_table(points)), ("Bursts (Open WebUI ingestion)", burst_table(points)),
-              ("Server view (TEI headers and /metrics deltas)", server_table(points))]
-    md = ["# ragbench load report", "", f"Created {results.header.created}; workload {results.header.dataset.get('source')} "
-          f"(token counts: {results.header.dataset.get('tokens_source')}); {load.get('workers', 1)} client worker(s); "
-          f"warm-up {load.get('warmup_s')} s per point, excluded.", "", f"Status: **{status}**", ""]
+    tables = [
+        ("Points", points_table(points)),
+        ("Bursts (Open WebUI ingestion)", burst_table(points)),
+        ("Server view (TEI headers and /metrics deltas)", server_table(points)),
+    ]
+    md = [
+        "# ragbench load report",
+        "",
+        f"Created {results.header.created}; workload {results.header.dataset.get('source')} "
+        f"(token counts: {results.header.dataset.get('tokens_source')}); {load.get('workers', 1)} client worker(s); "
+        f"warm-up {load.get('warmup_s')} s per point, excluded.",
+        "",
+        f"Status: **{status}**",
+        "",
+    ]
     for title, (header, rows) in tables:
         if rows:
             md += [f"## {title}", "", md_table(header, rows), ""]
     for title, path in plots:
         md += [f"## {title}", "", md_figure(title, path, out_dir), ""]
-    html = ["<h1>ragbench load report</h1>", f"<p>{escape(md[2])}</p>",
-            f"<p class='{'' if status == 'complete' else 'bad'}'>Status: {escape(status)}</p>"]
+    html = [
+        "<h1>ragbench load report</h1>",
+        f"<p>{escape(md[2])}</p>",
+        f"<p class='{'' if status == 'complete' else 'bad'}'>Status: {escape(status)}</p>",
+    ]
     for title, (header, rows) in tables:
         if rows:
             html.append(f"<h2>{escape(title)}</h2>{html_table(header, rows)}")

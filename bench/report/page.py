@@ -47,7 +47,7 @@ def md_figure(title: str, path: Path, out_dir: Path) -> str:
 
 def html_figure(title: str, path: Path) -> str:
     """A plot, embedded by html_page as base64 PNG: the page needs no other file and no network."""
-    return f"<figure><img alt=\"{escape(title)}\" src=\"data:image/png;base64,{_PLOT.format(path)}\"><figcaption>{escape(title)}</figcaption></figure>"
+    return f'<figure><img alt="{escape(title)}" src="data:image/png;base64,{_PLOT.format(path)}"><figcaption>{escape(title)}</figcaption></figure>'
 
 
 _PLOT = "<!--plot {}-->"  # stands for a plot's bytes while the text is masked (masking could change base64)
@@ -55,6 +55,8 @@ _PLOT = "<!--plot {}-->"  # stands for a plot's bytes while the text is masked (
 
 def html_page(title: str, body: str) -> str:
     """The whole page: secrets masked in its text, then each plot's bytes put in."""
-    page = mask(f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
-                f"<style>{CSS}</style></head><body>{body}</body></html>\n")
+    page = mask(
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+        f"<style>{CSS}</style></head><body>{body}</body></html>\n"
+    )
     return re.sub(r"<!--plot (.+?)-->", lambda m: base64.b64encode(Path(m.group(1)).read_bytes()).decode("ascii"), page)

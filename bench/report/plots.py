@@ -19,7 +19,9 @@ def metrics_plot(results: Results, path: Path) -> Path | None:
     targets = [t.name for t in results.targets if all(results.metric(t.name, m) for m in measures)]
     if not targets:
         return None
-    fig, axes = plt.subplots(1, len(measures), figsize=(3.2 * len(measures) + 1, 0.45 * len(targets) + 1.8), squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(measures), figsize=(3.2 * len(measures) + 1, 0.45 * len(targets) + 1.8), squeeze=False
+    )
     colors = plt.cm.tab10(np.arange(len(targets)) % 10)
     for ax, measure in zip(axes[0], measures):
         records = [results.metric(t, measure) for t in targets]
@@ -43,8 +45,11 @@ def metrics_plot(results: Results, path: Path) -> Path | None:
 
 def differences_plot(results: Results, measure: str, path: Path) -> Path | None:
     """Per-query differences (b − a) for every pair, sorted: where one target wins and loses."""
-    pairs = [(c.a, c.b) for c in results.comparisons
-             if c.measure == measure and results.metric(c.a, measure) and results.metric(c.b, measure)]
+    pairs = [
+        (c.a, c.b)
+        for c in results.comparisons
+        if c.measure == measure and results.metric(c.a, measure) and results.metric(c.b, measure)
+    ]
     if not pairs:
         return None
     fig, axes = plt.subplots(len(pairs), 1, figsize=(8, 2.0 * len(pairs) + 0.6), squeeze=False)
@@ -78,7 +83,14 @@ def identity_length_plot(results: Results, path: Path) -> Path | None:
         by = {b["tokens"]: b["cosine_min"] for b in p.by_token_length}
         xs = [j + i * width for j, name in enumerate(buckets) if name in by]
         bars = ax.bar(xs, [by[name] for name in buckets if name in by], width=width, label=f"{p.a} ~ {p.b}")
-        ax.hlines(p.thresholds.get("min_cosine", 1.0), -0.5, len(buckets), colors=bars.patches[0].get_facecolor(), linestyles="dashed", linewidth=0.8)
+        ax.hlines(
+            p.thresholds.get("min_cosine", 1.0),
+            -0.5,
+            len(buckets),
+            colors=bars.patches[0].get_facecolor(),
+            linestyles="dashed",
+            linewidth=0.8,
+        )
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(buckets))], buckets)
     ax.set_xlabel("text length (tokens)")
     ax.set_ylabel("min cosine")

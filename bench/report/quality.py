@@ -13,9 +13,9 @@ from bench.quality.evaluation import read_qrels
 from bench.quality.metrics import evaluate, parse_measure
 from bench.quality.runs import read_run
 from bench.quality.scoring import metric_records
+from bench.report.plots import differences_plot, metrics_plot
 from bench.report.quality_html import render_html
 from bench.report.quality_markdown import render_markdown
-from bench.report.plots import differences_plot, metrics_plot
 from bench.report.quality_tables import write_per_query_csv
 from bench.results.outdir import PLOTS_DIR, QRELS_FILE
 from bench.results.store import Results
@@ -37,8 +37,15 @@ def recompute_missing_metrics(results: Results) -> None:
             per_query = evaluate(read_qrels(qrels_path), read_run(run_path), measures, complete=True).per_query
         except UserError:
             continue  # e.g. an empty run file: the report shows the target without those metrics
-        results.metrics.extend(metric_records(target.name, {m.trec_name: per_query[m.trec_name] for m in measures},
-                                              h.measure_labels, h.measure_relevance, h.seed))
+        results.metrics.extend(
+            metric_records(
+                target.name,
+                {m.trec_name: per_query[m.trec_name] for m in measures},
+                h.measure_labels,
+                h.measure_relevance,
+                h.seed,
+            )
+        )
         results.recomputed.append(target.name)
 
 

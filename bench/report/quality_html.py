@@ -6,12 +6,13 @@ import json
 from html import escape
 from pathlib import Path
 
-from bench.report.quality_markdown import COMPLETE, dataset_lines, notes_lines, status_line, target_line
 from bench.report.page import html_figure
 from bench.report.page import html_table as _table
 from bench.report.page import inline as _inline
+from bench.report.quality_markdown import COMPLETE, dataset_lines, notes_lines, status_line, target_line
 from bench.report.quality_tables import LATENCY_NOTE, comparison_rows, cost_rows, summary_rows
 from bench.results.store import Results
+
 
 def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
     """The body of the quality report."""
@@ -21,8 +22,8 @@ def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
         "<h1>ragbench quality report</h1>",
         f"<p>Created {escape(h.created)} by ragbench {escape(h.ragbench_version)}; depth {h.depth}; seed {h.seed}.</p>",
         *[f"<p>{_inline(line)}</p>" for line in dataset_lines(results)],
-        f"<p class=\"{'' if status == COMPLETE else 'bad'}\">{_inline(status)}</p>",
-        *[f"<p class=\"bad\">{_inline(line)}</p>" for line in notes_lines(results)],
+        f'<p class="{"" if status == COMPLETE else "bad"}">{_inline(status)}</p>',
+        *[f'<p class="bad">{_inline(line)}</p>' for line in notes_lines(results)],
         "<h2>Results</h2>",
         "<p>Mean over every judged query (a failed or empty query scores 0, as trec_eval -c), with its 95% bootstrap interval.</p>",
         _table(*summary_rows(results)),
@@ -30,12 +31,16 @@ def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
     ]
     body += [html_figure(title, path) for title, path in plots]
     if results.comparisons:
-        body += ["<h2>Paired significance</h2>",
-                 f"<p>Randomization test ({results.comparisons[0].permutations} sign flips) and paired t-test; Holm correction "
-                 "across the pairs of each measure; verdict at 0.05 on the Holm-corrected randomization p-value.</p>",
-                 _table(*comparison_rows(results))]
+        body += [
+            "<h2>Paired significance</h2>",
+            f"<p>Randomization test ({results.comparisons[0].permutations} sign flips) and paired t-test; Holm correction "
+            "across the pairs of each measure; verdict at 0.05 on the Holm-corrected randomization p-value.</p>",
+            _table(*comparison_rows(results)),
+        ]
     body += ["<h2>Cost and anomalies</h2>", _table(*cost_rows(results)), "<h2>Target configuration</h2>"]
     for t in results.targets:
-        body.append(f"<h3>{escape(t.name)}</h3><p>{_inline(target_line(t))}</p>"
-                    f"<pre>{escape(json.dumps(t.config, indent=2, sort_keys=True))}</pre>")
+        body.append(
+            f"<h3>{escape(t.name)}</h3><p>{_inline(target_line(t))}</p>"
+            f"<pre>{escape(json.dumps(t.config, indent=2, sort_keys=True))}</pre>"
+        )
     return "".join(body)

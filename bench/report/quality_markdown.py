@@ -14,8 +14,11 @@ from bench.results.store import Results
 
 def dataset_lines(results: Results) -> list[str]:
     d = results.header.dataset
-    lines = [f"Dataset **{d['name']}** ({d['format']}" + (f", split {d['split']}" if d.get("split") else "") +
-             f"): {d['documents']} documents, {d['queries']} judged queries, fingerprint `{d['fingerprint']}`."]
+    lines = [
+        f"Dataset **{d['name']}** ({d['format']}"
+        + (f", split {d['split']}" if d.get("split") else "")
+        + f"): {d['documents']} documents, {d['queries']} judged queries, fingerprint `{d['fingerprint']}`."
+    ]
     lines += [f"Note: {n}. Scores on a sample are not comparable with full-corpus scores." for n in d.get("notes", [])]
     return lines
 
@@ -25,14 +28,16 @@ COMPLETE = "Status: complete."  # everything measured
 
 def status_line(results: Results) -> str:
     end = results.end
-    failed = "".join(f" Target **{t.name}**: {'; '.join(failures)}." for t in results.targets
-                     if (failures := results.target_failures(t)))
+    failed = "".join(
+        f" Target **{t.name}**: {'; '.join(failures)}."
+        for t in results.targets
+        if (failures := results.target_failures(t))
+    )
     if end is None:
         return "**Status: incomplete** — the run was cut off; the targets below finished." + failed
     if end.status != "complete":
         return f"**Status: {end.status}** — {end.error}. The targets below finished." + failed
     return ("**Status: complete, with failures.**" + failed) if failed else COMPLETE
-
 
 
 def notes_lines(results: Results) -> list[str]:
@@ -44,43 +49,82 @@ def notes_lines(results: Results) -> list[str]:
         lines.append(f"Not finished, so not in this report: {', '.join(f'`{n}`' for n in missing)}.")
     without = [t.name for t in results.targets if not all(results.metric(t.name, m) for m in results.header.measures)]
     if without:
-        lines.append(f"No metrics (the run was cut off before they were written, and no run file and qrels to "
-                     f"rebuild them from): {', '.join(f'`{n}`' for n in without)}.")
+        lines.append(
+            f"No metrics (the run was cut off before they were written, and no run file and qrels to "
+            f"rebuild them from): {', '.join(f'`{n}`' for n in without)}."
+        )
     if results.recomputed:
-        lines.append(f"Metrics recomputed by the report from the run files and `qrels.trec` (the run was cut off "
-                     f"before writing them): {', '.join(f'`{n}`' for n in results.recomputed)}.")
+        lines.append(
+            f"Metrics recomputed by the report from the run files and `qrels.trec` (the run was cut off "
+            f"before writing them): {', '.join(f'`{n}`' for n in results.recomputed)}."
+        )
     if not results.comparisons and len(results.targets) - len(without) > 1:
         lines.append("No paired comparisons: the run stopped before computing them.")
     if results.repeated:
-        lines.append(f"{results.repeated} repeated record(s) in the results file were ignored (the first of each counts).")
+        lines.append(
+            f"{results.repeated} repeated record(s) in the results file were ignored (the first of each counts)."
+        )
     return lines
 
 
 def target_line(t: TargetRecord) -> str:
-    return (f"Spec `{t.spec}`; run file `{t.run_file}`" +
-            ("; **engine scores tied or did not strictly decrease down its ranking, so rank-derived scores were written (trec_eval scores the order the target returned)**" if t.scores_replaced else "") + ".")
+    return (
+        f"Spec `{t.spec}`; run file `{t.run_file}`"
+        + (
+            "; **engine scores tied or did not strictly decrease down its ranking, so rank-derived scores were written (trec_eval scores the order the target returned)**"
+            if t.scores_replaced
+            else ""
+        )
+        + "."
+    )
 
 
 def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Path) -> str:
     h = results.header
     parts = [
-        "# ragbench quality report", "",
-        f"Created {h.created} by ragbench {h.ragbench_version}; depth {h.depth}; seed {h.seed}.", "",
-        *dataset_lines(results), "", status_line(results), "", *[x for line in notes_lines(results) for x in (line, "")],
-        "## Results", "",
+        "# ragbench quality report",
+        "",
+        f"Created {h.created} by ragbench {h.ragbench_version}; depth {h.depth}; seed {h.seed}.",
+        "",
+        *dataset_lines(results),
+        "",
+        status_line(results),
+        "",
+        *[x for line in notes_lines(results) for x in (line, "")],
+        "## Results",
+        "",
         "Mean over every judged query (a failed or empty query scores 0, as trec_eval -c), "
-        "with its 95% bootstrap interval.", "",
-        _table(*summary_rows(results)), "", LATENCY_NOTE, "",
+        "with its 95% bootstrap interval.",
+        "",
+        _table(*summary_rows(results)),
+        "",
+        LATENCY_NOTE,
+        "",
     ]
     for title, path in plots:
         parts += [md_figure(title, path, out_dir), ""]
     if results.comparisons:
-        parts += ["## Paired significance", "",
-                  f"Randomization test ({results.comparisons[0].permutations} sign flips) and paired t-test; "
-                  "Holm correction across the pairs of each measure; verdict at 0.05 on the Holm-corrected "
-                  "randomization p-value.", "", _table(*comparison_rows(results)), ""]
+        parts += [
+            "## Paired significance",
+            "",
+            f"Randomization test ({results.comparisons[0].permutations} sign flips) and paired t-test; "
+            "Holm correction across the pairs of each measure; verdict at 0.05 on the Holm-corrected "
+            "randomization p-value.",
+            "",
+            _table(*comparison_rows(results)),
+            "",
+        ]
     parts += ["## Cost and anomalies", "", _table(*cost_rows(results)), ""]
     parts += ["## Target configuration", ""]
     for t in results.targets:
-        parts += [f"### {t.name}", "", target_line(t), "", "```json", json.dumps(t.config, indent=2, sort_keys=True), "```", ""]
+        parts += [
+            f"### {t.name}",
+            "",
+            target_line(t),
+            "",
+            "```json",
+            json.dumps(t.config, indent=2, sort_keys=True),
+            "```",
+            "",
+        ]
     return "\n".join(parts)  # bench.report masks the whole file

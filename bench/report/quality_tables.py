@@ -6,9 +6,9 @@ import csv
 import math
 from pathlib import Path
 
+from bench.core.secrets import mask
 from bench.results.schema import QueryRecord
 from bench.results.store import Results
-from bench.core.secrets import mask
 
 SIGNIFICANCE_LEVEL = 0.05
 
@@ -25,47 +25,89 @@ def fmt_p(p: float) -> str:
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
-LATENCY_NOTE = ("p50/p99: per-query latency, where a target answers one query at a time (– for local engines, "
-                "which rank queries in batches and so have no time per query); search ms/query: the whole search "
-                "time divided by the queries.")
+LATENCY_NOTE = (
+    "p50/p99: per-query latency, where a target answers one query at a time (– for local engines, "
+    "which rank queries in batches and so have no time per query); search ms/query: the whole search "
+    "time divided by the queries."
+)
 
 
 def summary_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     labels = [results.header.measure_labels.get(m, m) for m in results.header.measures]
     generated = any("generation" in t.config for t in results.targets)  # quality --generate
-    header = ["target", *labels, "errors", *(["answer errors"] if generated else []), "empty", "p50 ms", "p99 ms",
-              "search ms/query", "index s"]
+    header = [
+        "target",
+        *labels,
+        "errors",
+        *(["answer errors"] if generated else []),
+        "empty",
+        "p50 ms",
+        "p99 ms",
+        "search ms/query",
+        "index s",
+    ]
     rows = []
     for t in results.targets:
         cells = [t.name]
         for m in results.header.measures:
             rec = results.metric(t.name, m)
             cells.append(f"{fmt(rec.mean)} [{fmt(rec.ci_low, 3)}, {fmt(rec.ci_high, 3)}]" if rec else "–")
-        cells += [str(t.errors), *([str(t.answer_errors)] if generated else []), str(t.empty),
-                  fmt(t.latency_ms.get("p50"), 1), fmt(t.latency_ms.get("p99"), 1),
-                  fmt(1000 * t.search_seconds / t.queries if t.queries else None, 1), fmt(t.index_seconds, 1)]
+        cells += [
+            str(t.errors),
+            *([str(t.answer_errors)] if generated else []),
+            str(t.empty),
+            fmt(t.latency_ms.get("p50"), 1),
+            fmt(t.latency_ms.get("p99"), 1),
+            fmt(1000 * t.search_seconds / t.queries if t.queries else None, 1),
+            fmt(t.index_seconds, 1),
+        ]
         rows.append(cells)
     return header, rows
 
 
 def comparison_rows(results: Results) -> tuple[list[str], list[list[str]]]:
-    header = ["measure", "a", "b", "mean b − a [95% CI]", "p (randomization)", "p (t-test)", "Holm p (rand.)",
-              "Holm p (t)", "verdict"]
+    header = [
+        "measure",
+        "a",
+        "b",
+        "mean b − a [95% CI]",
+        "p (randomization)",
+        "p (t-test)",
+        "Holm p (rand.)",
+        "Holm p (t)",
+        "verdict",
+    ]
     rows = []
     for c in results.comparisons:
         significant = c.p_randomization_holm < SIGNIFICANCE_LEVEL
         verdict = ("b better" if c.mean_diff > 0 else "a better") if significant else "no significant difference"
-        rows.append([results.header.measure_labels.get(c.measure, c.measure), c.a, c.b,
-                     f"{c.mean_diff:+.4f} [{c.ci_low:+.4f}, {c.ci_high:+.4f}]", fmt_p(c.p_randomization),
-                     fmt_p(c.p_ttest), fmt_p(c.p_randomization_holm), fmt_p(c.p_ttest_holm), verdict])
+        rows.append(
+            [
+                results.header.measure_labels.get(c.measure, c.measure),
+                c.a,
+                c.b,
+                f"{c.mean_diff:+.4f} [{c.ci_low:+.4f}, {c.ci_high:+.4f}]",
+                fmt_p(c.p_randomization),
+                fmt_p(c.p_ttest),
+                fmt_p(c.p_randomization_holm),
+                fmt_p(c.p_ttest_holm),
+                verdict,
+            ]
+        )
     return header, rows
 
 
 def cost_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     keys = sorted({k for t in results.targets for k in t.cost})
     header = ["target", *[f"{k} / query" for k in keys], "warnings"]
-    rows = [[t.name, *[fmt(t.cost.get(k), 2) for k in keys],
-             ", ".join(f"{w}: {n}" for w, n in sorted(t.warnings.items())) or "none"] for t in results.targets]
+    rows = [
+        [
+            t.name,
+            *[fmt(t.cost.get(k), 2) for k in keys],
+            ", ".join(f"{w}: {n}" for w, n in sorted(t.warnings.items())) or "none",
+        ]
+        for t in results.targets
+    ]
     return header, rows
 
 
@@ -78,8 +120,17 @@ def write_per_query_csv(results: Results, path: Path) -> None:
     answer_costs = sorted({k for q in results.queries for k in q.cost if k.startswith("answer_")})
     with path.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["target", "qid", *measures, "latency_ms", "hits", "error",
-                         *(["answer", "answer_error", *answer_costs] if generated else [])])
+        writer.writerow(
+            [
+                "target",
+                "qid",
+                *measures,
+                "latency_ms",
+                "hits",
+                "error",
+                *(["answer", "answer_error", *answer_costs] if generated else []),
+            ]
+        )
         for t in results.targets:
             metric = {m: results.metric(t.name, m) for m in measures}
             if not all(metric.values()):
@@ -88,10 +139,17 @@ def write_per_query_csv(results: Results, path: Path) -> None:
             qids = dict.fromkeys(qid for m in measures for qid in metric[m].per_query)
             for qid in qids:
                 q = queries.get((t.name, qid))
-                writer.writerow([t.name, qid, *[repr(metric[m].per_query[qid]) if qid in metric[m].per_query else ""
-                                                for m in measures],
-                                 fmt(q.latency_ms, 3) if q else "", q.hits if q else "", mask(q.error or "") if q else "",
-                                 *(_answer_cells(q, answer_costs) if generated else [])])
+                writer.writerow(
+                    [
+                        t.name,
+                        qid,
+                        *[repr(metric[m].per_query[qid]) if qid in metric[m].per_query else "" for m in measures],
+                        fmt(q.latency_ms, 3) if q else "",
+                        q.hits if q else "",
+                        mask(q.error or "") if q else "",
+                        *(_answer_cells(q, answer_costs) if generated else []),
+                    ]
+                )
 
 
 def _answer_cells(q: QueryRecord | None, answer_costs: list[str]) -> list[str]:
@@ -120,8 +178,10 @@ def console_summary(results: Results) -> list:
     tables = []
     header, rows = summary_rows(results)
     keep = [i for i, column in enumerate(header) if column not in ("p50 ms", "p99 ms", "search ms/query", "index s")]
-    summary = Table(title=f"ragbench {results.header.command}: {results.header.dataset.get('name', '')}"
-                          " (mean [95% CI] over every judged query)")
+    summary = Table(
+        title=f"ragbench {results.header.command}: {results.header.dataset.get('name', '')}"
+        " (mean [95% CI] over every judged query)"
+    )
     for i in keep:
         summary.add_column(header[i], justify="left" if i == 0 else "right")
     for row in rows:

@@ -16,16 +16,22 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bench.load.points import point_label  # noqa: E402
-from bench.load.points import p99_ms, texts_per_s  # noqa: E402
+from bench.load.points import (  # noqa: E402
+    p99_ms,
+    point_label,  # noqa: E402
+    texts_per_s,
+)
 from bench.report.page import html_figure, html_table, md_figure, md_table  # noqa: E402
 from bench.results.schema import LoadPointRecord, SizingRecord  # noqa: E402
 from bench.results.store import Results  # noqa: E402
 
-
 # The NVML quantities a size run samples (bench/sizing/telemetry.py QUANTITIES), with their axis labels.
-TELEMETRY = (("utilization_pct", "GPU utilisation %"), ("memory_used_mib", "memory used MiB"),
-             ("power_w", "power W"), ("sm_clock_mhz", "SM clock MHz"))
+TELEMETRY = (
+    ("utilization_pct", "GPU utilisation %"),
+    ("memory_used_mib", "memory used MiB"),
+    ("power_w", "power W"),
+    ("sm_clock_mhz", "SM clock MHz"),
+)
 
 
 def _save(fig, path: Path) -> Path:
@@ -49,18 +55,34 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for batch in sorted({p.batch for p in closed}):
         series = sorted((p for p in closed if p.batch == batch), key=lambda p: p.concurrency or 0)
-        ax.plot([texts_per_s(p) for p in series], [p99_ms(p, "service") for p in series], "o-", alpha=0.5,
-                label=f"closed loop, batch {batch} (service p99)")
+        ax.plot(
+            [texts_per_s(p) for p in series],
+            [p99_ms(p, "service") for p in series],
+            "o-",
+            alpha=0.5,
+            label=f"closed loop, batch {batch} (service p99)",
+        )
     passed = sizing.saturation or {}
     ok = {p["point"] for p in passed.get("probes", []) if p["passed"]}
     for good, marker, name in ((True, "s", "probe within SLO"), (False, "x", "probe over SLO or errors")):
         chosen = sorted((p for p in probes if (point_label(p) in ok) == good), key=lambda p: p.rate or 0)
         if chosen:
-            ax.plot([texts_per_s(p) for p in chosen], [p99_ms(p, "scheduled") for p in chosen], marker, markersize=8,
-                    color="tab:green" if good else "tab:red", label=f"open loop: {name} (scheduled p99)")
+            ax.plot(
+                [texts_per_s(p) for p in chosen],
+                [p99_ms(p, "scheduled") for p in chosen],
+                marker,
+                markersize=8,
+                color="tab:green" if good else "tab:red",
+                label=f"open loop: {name} (scheduled p99)",
+            )
     ax.axhline(sizing.slo_p99_ms, color="k", linestyle="--", label=f"SLO p99 {sizing.slo_p99_ms:g} ms")
     if passed.get("texts_per_s"):
-        ax.axvline(passed["texts_per_s"], color="tab:green", linestyle=":", label=f"saturation {passed['texts_per_s']:.1f} texts/s")
+        ax.axvline(
+            passed["texts_per_s"],
+            color="tab:green",
+            linestyle=":",
+            label=f"saturation {passed['texts_per_s']:.1f} texts/s",
+        )
     ax.set_yscale("log")
     ax.set_xlabel("texts/s (answered)")
     ax.set_ylabel("p99 latency, ms (log)")
@@ -103,16 +125,30 @@ def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[st
         note = "No sizing record: the run ended before the first recommendation; the points above are what finished."
         return md + [note, ""], html + [f"<p class='bad'>{escape(note)}</p>"]
     for number, sizing in enumerate(results.sizing, 1):
-        title = f"{sizing.endpoint} — {sizing.op}, length {sizing.length}, SLO p99 {sizing.slo_p99_ms:g} ms, " \
-                f"errors ≤ {sizing.max_error_rate:g}"
-        rows = [[line["setting"], line["value"], line["why"], "; ".join(line["evidence"]) or "-"] for line in sizing.lines]
+        title = (
+            f"{sizing.endpoint} — {sizing.op}, length {sizing.length}, SLO p99 {sizing.slo_p99_ms:g} ms, "
+            f"errors ≤ {sizing.max_error_rate:g}"
+        )
+        rows = [
+            [line["setting"], line["value"], line["why"], "; ".join(line["evidence"]) or "-"] for line in sizing.lines
+        ]
         header = ["setting", "value", "why", "evidence (points)"]
         md += [f"## {title}", "", md_table(header, rows), "", f"GPU telemetry: {sizing.telemetry}", ""]
-        html += [f"<h2>{escape(title)}</h2>", html_table(header, rows), f"<p>GPU telemetry: {escape(sizing.telemetry)}</p>"]
-        plots = [("Goodput: texts/s against p99, with the SLO", goodput_plot(results.load_points, sizing,
-                                                                             plots_dir / f"size_goodput_{number}.png")),
-                 ("GPU telemetry per point, under the throughput", telemetry_plot(results, sizing,
-                                                                                 plots_dir / f"size_telemetry_{number}.png"))]
+        html += [
+            f"<h2>{escape(title)}</h2>",
+            html_table(header, rows),
+            f"<p>GPU telemetry: {escape(sizing.telemetry)}</p>",
+        ]
+        plots = [
+            (
+                "Goodput: texts/s against p99, with the SLO",
+                goodput_plot(results.load_points, sizing, plots_dir / f"size_goodput_{number}.png"),
+            ),
+            (
+                "GPU telemetry per point, under the throughput",
+                telemetry_plot(results, sizing, plots_dir / f"size_telemetry_{number}.png"),
+            ),
+        ]
         for plot_title, path in plots:
             if path is not None:
                 md += [f"### {plot_title}", "", md_figure(plot_title, path, out_dir), ""]
@@ -126,17 +162,44 @@ def render_size(results: Results, folder: Path) -> tuple[str, str]:
 
     load_md, load_html = render(results, folder)
     md, html = sizing_sections(results, folder)
-    return (load_md.replace("# ragbench load report", "# ragbench size report", 1) + "\n\n" + "\n".join(md) + "\n",
-            load_html.replace("ragbench load report", "ragbench size report", 1) + "\n".join(html))
+    return (
+        load_md.replace("# ragbench load report", "# ragbench size report", 1) + "\n\n" + "\n".join(md) + "\n",
+        load_html.replace("ragbench load report", "ragbench size report", 1) + "\n".join(html),
+    )
 
 
 def ceiling_table(results: Results) -> tuple[list[str], list[list[str]]]:
-    header = ["model", "op", "device", "dtype", "length", "tokens read", "batch", "texts/s", "tokens/s", "TFLOP/s",
-              "peak TFLOP/s (source)", "of peak"]
-    rows = [[Path(c.model).name or c.model, c.op, c.device_name, c.dtype, str(c.length), f"{c.tokens_per_text:.0f}",
-             str(c.batch), f"{c.texts_per_s:.1f}", f"{c.tokens_per_s:.0f}", f"{c.achieved_tflops:.3f}",
-             f"{c.peak_tflops:g} ({c.peak_source})" if c.peak_tflops else "unknown",
-             f"{c.peak_fraction:.1%}" if c.peak_fraction is not None else "-"] for c in results.ceiling]
+    header = [
+        "model",
+        "op",
+        "device",
+        "dtype",
+        "length",
+        "tokens read",
+        "batch",
+        "texts/s",
+        "tokens/s",
+        "TFLOP/s",
+        "peak TFLOP/s (source)",
+        "of peak",
+    ]
+    rows = [
+        [
+            Path(c.model).name or c.model,
+            c.op,
+            c.device_name,
+            c.dtype,
+            str(c.length),
+            f"{c.tokens_per_text:.0f}",
+            str(c.batch),
+            f"{c.texts_per_s:.1f}",
+            f"{c.tokens_per_s:.0f}",
+            f"{c.achieved_tflops:.3f}",
+            f"{c.peak_tflops:g} ({c.peak_source})" if c.peak_tflops else "unknown",
+            f"{c.peak_fraction:.1%}" if c.peak_fraction is not None else "-",
+        ]
+        for c in results.ceiling
+    ]
     return header, rows
 
 
@@ -158,15 +221,24 @@ def render_ceiling(results: Results, folder: Path) -> tuple[str, str]:
     plots_dir = folder / "plots"
     plots_dir.mkdir(parents=True, exist_ok=True)
     end = results.end
-    status = "complete" if end and end.status == "complete" else (
-        f"{end.status}: {end.error}" if end else "interrupted (no end record): the points below finished")
+    status = (
+        "complete"
+        if end and end.status == "complete"
+        else (f"{end.status}: {end.error}" if end else "interrupted (no end record): the points below finished")
+    )
     header, rows = ceiling_table(results)
     plot = ceiling_plot(results, plots_dir / "ceiling.png")
-    intro = (f"Created {results.header.created}. In-process throughput of the reference model through "
-             "sentence-transformers; FLOP/s from the model's config.json (docs/sizing.md has the formula).")
+    intro = (
+        f"Created {results.header.created}. In-process throughput of the reference model through "
+        "sentence-transformers; FLOP/s from the model's config.json (docs/sizing.md has the formula)."
+    )
     md = ["# ragbench ceiling report", "", intro, "", f"Status: **{status}**", "", md_table(header, rows), ""]
-    html = ["<h1>ragbench ceiling report</h1>", f"<p>{escape(intro)}</p>",
-            f"<p class='{'' if status == 'complete' else 'bad'}'>Status: {escape(status)}</p>", html_table(header, rows)]
+    html = [
+        "<h1>ragbench ceiling report</h1>",
+        f"<p>{escape(intro)}</p>",
+        f"<p class='{'' if status == 'complete' else 'bad'}'>Status: {escape(status)}</p>",
+        html_table(header, rows),
+    ]
     if plot is not None:
         md += ["## Texts/s per batch", "", md_figure("texts/s per batch", plot, folder), ""]
         html.append(f"<h3>Texts/s per batch</h3>{html_figure('Texts/s per batch', plot)}")

@@ -23,8 +23,13 @@ from typing import Any
 from bench.results import schema
 from bench.results.schema import RECORD_TYPES, SCHEMA, VERSION
 
-_SIMPLE = {str: {"type": "string"}, int: {"type": "integer"}, bool: {"type": "boolean"}, type(None): {"type": "null"},
-           float: {"type": ["number", "null"]}}  # null: NaN, i.e. no value (JSON has no NaN)
+_SIMPLE = {
+    str: {"type": "string"},
+    int: {"type": "integer"},
+    bool: {"type": "boolean"},
+    type(None): {"type": "null"},
+    float: {"type": ["number", "null"]},
+}  # null: NaN, i.e. no value (JSON has no NaN)
 _COMMENT = re.compile(r"^\s+(\w+):[^#]*#\s*(.+)$")
 
 
@@ -68,9 +73,13 @@ def _record(cls: type) -> dict[str, Any]:
         if field.name in comments:
             prop["description"] = comments[field.name]
         properties[field.name] = prop
-    return {"type": "object", "title": cls.__name__, "properties": properties,
-            "required": [f.name for f in dataclasses.fields(cls)],  # the writer writes every field
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "title": cls.__name__,
+        "properties": properties,
+        "required": [f.name for f in dataclasses.fields(cls)],  # the writer writes every field
+        "additionalProperties": False,
+    }
 
 
 def results_schema() -> dict[str, Any]:

@@ -62,8 +62,10 @@ def check_out_dir(out: Path, names: list[str], overwrite: bool) -> list[Path]:
         raise UserError(f"--out {out}: is a file, not a folder")
     ours = ragbench_files(out, names) if out.is_dir() else []
     if ours and not overwrite:
-        raise UserError(f"--out {out}: holds an earlier run ({ours[0].relative_to(out)}); "
-                        "give --overwrite to replace it, or another --out")
+        raise UserError(
+            f"--out {out}: holds an earlier run ({ours[0].relative_to(out)}); "
+            "give --overwrite to replace it, or another --out"
+        )
     for path in ours:
         if path.is_dir() and not path.is_symlink():
             raise UserError(f"--out {out}: {path.relative_to(out)} is a folder where ragbench writes a file")
@@ -101,8 +103,10 @@ def check_out_document(out: Path, overwrite: bool) -> None:
     except (OSError, UnicodeDecodeError, ValueError, AttributeError):  # unreadable, not JSON, not an object
         schema = None
     if schema not in (IDENTITY_DOCUMENT, DOCTOR_DOCUMENT):
-        raise UserError(f"--out {out}: not a file ragbench wrote (no {IDENTITY_DOCUMENT} or {DOCTOR_DOCUMENT} schema); "
-                        "--overwrite replaces only ragbench's own files: give another --out")
+        raise UserError(
+            f"--out {out}: not a file ragbench wrote (no {IDENTITY_DOCUMENT} or {DOCTOR_DOCUMENT} schema); "
+            "--overwrite replaces only ragbench's own files: give another --out"
+        )
 
 
 def prepare_out(out: Path, names: list[str], overwrite: bool) -> None:

@@ -68,7 +68,9 @@ class TargetRecord:
     scores_replaced: bool  # engine scores tied or did not strictly decrease; rank-derived scores were written
     run_file: str  # relative to the results file
     error: str | None = None
-    answer_errors: int = 0  # questions whose generated answer failed (quality --generate): scored as zero, like `errors`
+    answer_errors: int = (
+        0  # questions whose generated answer failed (quality --generate): scored as zero, like `errors`
+    )
     record: str = "target"
 
 
@@ -225,7 +227,9 @@ class LoadPointRecord:
     latency_ms: dict[str, Any]  # service, scheduled, dispatch_delay: {p50,p90,p99,p999,max,mean,count} or None
     server_ms: dict[str, Any]  # queue, tokenization, inference (TEI headers), same blocks or None
     server_metrics: dict[str, Any] | None  # deltas of TEI's te_* /metrics over the point
-    client: dict[str, Any]  # workers, hosts, cpu_percent, cpu_per_request_us, ceiling_requests_per_s, utilization, saturated, loop_lag_p99_ms
+    client: dict[
+        str, Any
+    ]  # workers, hosts, cpu_percent, cpu_per_request_us, ceiling_requests_per_s, utilization, saturated, loop_lag_p99_ms
     max_inflight: int | None = None
     burst: int | None = None  # burst: texts (chunks) in the burst
     length: int | None = None  # --lengths: tokens (or words) per text
@@ -233,7 +237,9 @@ class LoadPointRecord:
     warmup_s: float = 0.0
     histograms: dict[str, Any] = field(default_factory=dict)  # quantity -> HDR encoding (exact CDFs, merging)
     error_examples: dict[str, str] = field(default_factory=dict)  # class -> first message seen
-    status: str | None = None  # ok | errors (error rate past max_error_rate) | failed (nothing measured or succeeded); None: written before points were judged
+    status: str | None = (
+        None  # ok | errors (error rate past max_error_rate) | failed (nothing measured or succeeded); None: written before points were judged
+    )
     problem: str | None = None  # why, when not ok
     max_error_rate: float | None = None  # the limit the point was judged by
     record: str = "load_point"
@@ -310,11 +316,23 @@ class EndRecord:
     record: str = "end"
 
 
-RECORD_TYPES: dict[str, type] = {cls.record: cls for cls in (
-    RunHeader, EndRecord,
-    TargetRecord, QueryRecord, MetricRecord, ComparisonRecord,  # quality
-    IdentityEndpointRecord, IdentityEmbedPairRecord, IdentityRerankPairRecord, IdentitySummaryRecord,  # identity
-    DoctorFindingRecord,  # doctor
-    LoadPointRecord,  # load
-    CeilingPoint, GpuTelemetryRecord, SizingRecord,  # ceiling, size
-)}
+RECORD_TYPES: dict[str, type] = {
+    cls.record: cls
+    for cls in (
+        RunHeader,
+        EndRecord,
+        TargetRecord,
+        QueryRecord,
+        MetricRecord,
+        ComparisonRecord,  # quality
+        IdentityEndpointRecord,
+        IdentityEmbedPairRecord,
+        IdentityRerankPairRecord,
+        IdentitySummaryRecord,  # identity
+        DoctorFindingRecord,  # doctor
+        LoadPointRecord,  # load
+        CeilingPoint,
+        GpuTelemetryRecord,
+        SizingRecord,  # ceiling, size
+    )
+}

@@ -9,21 +9,35 @@ import math
 import os
 import types
 import typing
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import bench
 from bench.core.errors import InputError, UserError
 from bench.core.interrupt import uninterruptible
-from bench.results.schema import (
-    READABLE_VERSIONS, RECORD_TYPES, SCHEMA, CeilingPoint, ComparisonRecord, EndRecord, GpuTelemetryRecord,
-    IdentityEmbedPairRecord, IdentityEndpointRecord, IdentityRerankPairRecord, LoadPointRecord, MetricRecord, QueryRecord,
-    RunHeader, SizingRecord, TargetRecord,
-)
 from bench.core.secrets import mask_data
+from bench.results.schema import (
+    READABLE_VERSIONS,
+    RECORD_TYPES,
+    SCHEMA,
+    CeilingPoint,
+    ComparisonRecord,
+    EndRecord,
+    GpuTelemetryRecord,
+    IdentityEmbedPairRecord,
+    IdentityEndpointRecord,
+    IdentityRerankPairRecord,
+    LoadPointRecord,
+    MetricRecord,
+    QueryRecord,
+    RunHeader,
+    SizingRecord,
+    TargetRecord,
+)
 
 
 def _clean(value: Any) -> Any:
@@ -85,7 +99,7 @@ class ResultsWriter:
         self._ended = False
 
     @classmethod
-    def rewritten(cls, path: Path, records: list[Any]) -> "ResultsWriter":
+    def rewritten(cls, path: Path, records: list[Any]) -> ResultsWriter:
         """A writer that continues a results file now holding exactly `records` (replaced atomically)."""
         staging = path.with_name(path.name + ".tmp")
         writer = cls(staging)
@@ -115,7 +129,7 @@ class ResultsWriter:
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def end_status(exc: BaseException) -> tuple[str, str]:
@@ -146,7 +160,9 @@ def ending(writer: ResultsWriter) -> Iterator[ResultsWriter]:
 
 def complete_results(path: Path, command: str, records: list[Any]) -> Results:
     """The results of a command that has every record at once (identity, doctor): header, records, end."""
-    results = Results(path=path, header=RunHeader(command=command, created=now_iso(), ragbench_version=bench.__version__))
+    results = Results(
+        path=path, header=RunHeader(command=command, created=now_iso(), ragbench_version=bench.__version__)
+    )
     for record in [*records, EndRecord(status="complete", finished=now_iso())]:
         results.add(record)
     return results
@@ -156,8 +172,11 @@ def write_results(results: Results) -> Path:
     """Write `results` whole to its path (a results file read back gives the same records)."""
     writer = ResultsWriter(results.path)
     try:
-        writer.write(results.header, *[r for kind in results.records.values() for r in kind],
-                     *([results.end] if results.end else []))
+        writer.write(
+            results.header,
+            *[r for kind in results.records.values() for r in kind],
+            *([results.end] if results.end else []),
+        )
     finally:
         writer.close()
     return results.path
@@ -172,7 +191,9 @@ class Results:
     records: dict[str, list[Any]] = field(default_factory=dict)  # record type -> records
     end: EndRecord | None = None
     recomputed: list[str] = field(default_factory=list)  # targets whose metrics the report rebuilt from run files
-    repeated: int = 0  # records found a second time, identical (earlier versions did so on Ctrl-C); the first one counts
+    repeated: int = (
+        0  # records found a second time, identical (earlier versions did so on Ctrl-C); the first one counts
+    )
     lines: dict[int, int] = field(default_factory=dict, repr=False)  # id(record) -> its line in the file
 
     def add(self, record: Any, line: int | None = None) -> None:
@@ -262,7 +283,9 @@ def _checker(hint: Any) -> Callable[[Any], bool]:
         return lambda value: type(value) is hint
     if origin in (dict, list):
         item = _checker(args[-1])
-        every = (lambda value: all(map(item, value.values()))) if origin is dict else (lambda value: all(map(item, value)))
+        every = (
+            (lambda value: all(map(item, value.values()))) if origin is dict else (lambda value: all(map(item, value)))
+        )
         return lambda value: type(value) is origin and (args[-1] is Any or every(value))
     return lambda value: True
 
@@ -280,8 +303,12 @@ def _record(cls: type, data: dict[str, Any], path: Path, number: int) -> Any:
     for name, value in values.items():
         hint, conforms = fields[name]
         if not conforms(value):
-            raise InputError(path, f"{data['record']} record: field {name!r} has the wrong type "
-                             f"(expected {getattr(hint, '__name__', None) or hint})", number)
+            raise InputError(
+                path,
+                f"{data['record']} record: field {name!r} has the wrong type "
+                f"(expected {getattr(hint, '__name__', None) or hint})",
+                number,
+            )
     try:
         return cls(**values)
     except TypeError as exc:
@@ -322,10 +349,16 @@ def _read_results(path: Path) -> Results:
                 raise InputError(path, f"unknown record type {kind!r}", number)
             if results is None:
                 if kind != "run" or data.get("schema") != SCHEMA:
-                    raise InputError(path, f"not a ragbench results file (first record must be a {SCHEMA} header)", number)
+                    raise InputError(
+                        path, f"not a ragbench results file (first record must be a {SCHEMA} header)", number
+                    )
                 if data.get("version") not in READABLE_VERSIONS:
-                    raise InputError(path, f"results schema version {data.get('version')} (this ragbench reads "
-                                     f"{', '.join(map(str, READABLE_VERSIONS))})", number)
+                    raise InputError(
+                        path,
+                        f"results schema version {data.get('version')} (this ragbench reads "
+                        f"{', '.join(map(str, READABLE_VERSIONS))})",
+                        number,
+                    )
             try:
                 data = _masked(data)  # a file written by hand or by an older ragbench may hold secrets
                 record = _record(RECORD_TYPES[kind], data, path, number)
@@ -336,8 +369,12 @@ def _read_results(path: Path) -> Results:
                 first, digest = seen[key]
                 if digest != hash(line.strip()) and not isinstance(record, (RunHeader, EndRecord)):
                     # Which of two different records counts cannot be told: appending one must not hide the other.
-                    raise InputError(path, f"{kind} record {' '.join(map(str, key[1:]))!r} again, different from line "
-                                     f"{first}: a results file holds each once", number)
+                    raise InputError(
+                        path,
+                        f"{kind} record {' '.join(map(str, key[1:]))!r} again, different from line "
+                        f"{first}: a results file holds each once",
+                        number,
+                    )
                 results.repeated += 1  # the same record again (or a second header or end): the first one counts
                 continue
             if key is not None:

@@ -18,13 +18,13 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from bench.core.errors import UserError
-from bench.identity.inputs import Tokenizer
 from bench.datasets import DEMO_DATASET, resolve_dataset_path
+from bench.identity.inputs import Tokenizer
 from bench.load.workload import load_workload
 from bench.results.schema import CeilingPoint
 
@@ -78,13 +78,19 @@ def model_shape(model_dir: Path) -> ModelShape:
     file = model_dir / "config.json"
     try:
         config = json.loads(file.read_text(encoding="utf-8"))
-        return ModelShape(int(config["num_hidden_layers"]), int(config["hidden_size"]),
-                          int(config["intermediate_size"]), int(config.get("max_position_embeddings", 512)))
+        return ModelShape(
+            int(config["num_hidden_layers"]),
+            int(config["hidden_size"]),
+            int(config["intermediate_size"]),
+            int(config.get("max_position_embeddings", 512)),
+        )
     except FileNotFoundError:
         raise UserError(f"{file}: not found (ceiling needs the model's config.json for its FLOP count)") from None
     except (ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"{file}: not an encoder config with num_hidden_layers, hidden_size, intermediate_size "
-                        f"({type(exc).__name__}: {exc})") from None
+        raise UserError(
+            f"{file}: not an encoder config with num_hidden_layers, hidden_size, intermediate_size "
+            f"({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def is_cross_encoder(model_dir: Path) -> bool:
@@ -164,8 +170,11 @@ def measure_ceiling(config: CeilingConfig, advance: Callable[[int], None] = lamb
 
     shape = model_shape(config.model)
     model = _Model(config.model, config.device, config.dtype)
-    peak, peak_source = ((config.peak_tflops, "--peak-tflops") if config.peak_tflops
-                         else device_peak(model.device_name, config.dtype, model.tf32))
+    peak, peak_source = (
+        (config.peak_tflops, "--peak-tflops")
+        if config.peak_tflops
+        else device_peak(model.device_name, config.dtype, model.tf32)
+    )
     fingerprint = model_fingerprint(config.model)
     # The texts `ragbench load` and `size` send at each length (same corpus, same cuts, same tokenizer):
     # a server's throughput divides by this ceiling on identical inputs.
@@ -173,8 +182,9 @@ def measure_ceiling(config: CeilingConfig, advance: Callable[[int], None] = lamb
     for length in config.lengths:
         texts = workload.with_length(length).texts
         # A reranker reads (query, document) pairs: the workload's queries before texts of `length` tokens.
-        inputs = ([(workload.queries[i % len(workload.queries)], t) for i, t in enumerate(texts)] if model.rerank
-                  else texts)
+        inputs = (
+            [(workload.queries[i % len(workload.queries)], t) for i, t in enumerate(texts)] if model.rerank else texts
+        )
         tokens = _tokens_per_input(model, inputs)
         for batch in config.batches:
             # Whole encode calls of several batches, as a user makes them (texts repeat past the workload's end).
@@ -194,12 +204,26 @@ def measure_ceiling(config: CeilingConfig, advance: Callable[[int], None] = lamb
             flops_token = shape.flops_per_token(round(tokens))
             achieved = flops_token * tokens * texts_per_s / 1e12
             yield CeilingPoint(
-                model=str(config.model), model_fingerprint=fingerprint, op="rerank" if model.rerank else "embed",
-                device=config.device, device_name=model.device_name, dtype=config.dtype, batch=batch, length=length,
-                tokens_per_text=tokens, max_seq_length=model.max_seq_length, texts=done, seconds=elapsed,
-                texts_per_s=texts_per_s, tokens_per_s=tokens * texts_per_s, token_flops=flops_token,
-                achieved_tflops=achieved, peak_tflops=peak, peak_source=peak_source,
-                peak_fraction=achieved / peak if peak else None, texts_fingerprint=texts_fingerprint(texts),
+                model=str(config.model),
+                model_fingerprint=fingerprint,
+                op="rerank" if model.rerank else "embed",
+                device=config.device,
+                device_name=model.device_name,
+                dtype=config.dtype,
+                batch=batch,
+                length=length,
+                tokens_per_text=tokens,
+                max_seq_length=model.max_seq_length,
+                texts=done,
+                seconds=elapsed,
+                texts_per_s=texts_per_s,
+                tokens_per_s=tokens * texts_per_s,
+                token_flops=flops_token,
+                achieved_tflops=achieved,
+                peak_tflops=peak,
+                peak_source=peak_source,
+                peak_fraction=achieved / peak if peak else None,
+                texts_fingerprint=texts_fingerprint(texts),
             )
             advance(1)
 
@@ -208,8 +232,9 @@ def _tokens_per_input(model: _Model, inputs: list) -> float:
     """Mean tokens the model reads per input: special tokens in, truncation at max_seq_length applied."""
     sample = inputs
     if model.rerank:
-        encoded = model.tokenizer([q for q, _ in sample], [d for _, d in sample], truncation=True,
-                                  max_length=model.max_seq_length)
+        encoded = model.tokenizer(
+            [q for q, _ in sample], [d for _, d in sample], truncation=True, max_length=model.max_seq_length
+        )
     else:
         encoded = model.tokenizer(sample, truncation=True, max_length=model.max_seq_length)
     return sum(len(ids) for ids in encoded["input_ids"]) / len(sample)
@@ -229,9 +254,13 @@ def check(config: CeilingConfig) -> None:
         raise UserError(f"--lengths {short[0]}: a text needs more than {special} tokens (the special ones)")
 
 
-def run_ceiling(config: CeilingConfig, out_dir: Path, overwrite: bool = False,
-                on_point: Callable[[CeilingPoint], None] = lambda p: None,
-                advance: Callable[[int], None] = lambda n: None) -> list[CeilingPoint]:
+def run_ceiling(
+    config: CeilingConfig,
+    out_dir: Path,
+    overwrite: bool = False,
+    on_point: Callable[[CeilingPoint], None] = lambda p: None,
+    advance: Callable[[int], None] = lambda n: None,
+) -> list[CeilingPoint]:
     """Measure every point into `out_dir/results.jsonl` (each point synced as it finishes; an `end` record last,
     also after Ctrl-C, SIGTERM, or a model that fails to load or runs out of device memory)."""
     import bench
@@ -243,12 +272,24 @@ def run_ceiling(config: CeilingConfig, out_dir: Path, overwrite: bool = False,
     prepare_out_dir(out_dir, [str(config.model)], overwrite)
     points: list[CeilingPoint] = []
     with ending(ResultsWriter(out_dir / RESULTS_FILE)) as writer:
-        writer.write(RunHeader(
-            command="ceiling", created=now_iso(), ragbench_version=bench.__version__,
-            dataset={"name": "load workload", "source": f"{resolve_dataset_path(DEMO_DATASET)}, cut to token lengths by the model's tokenizer",
-                     "lengths": list(config.lengths), "tokens_source": "tokenizer"},
-            measures=[], measure_labels={}, depth=0, seed=0, targets=[str(config.model)],
-        ))
+        writer.write(
+            RunHeader(
+                command="ceiling",
+                created=now_iso(),
+                ragbench_version=bench.__version__,
+                dataset={
+                    "name": "load workload",
+                    "source": f"{resolve_dataset_path(DEMO_DATASET)}, cut to token lengths by the model's tokenizer",
+                    "lengths": list(config.lengths),
+                    "tokens_source": "tokenizer",
+                },
+                measures=[],
+                measure_labels={},
+                depth=0,
+                seed=0,
+                targets=[str(config.model)],
+            )
+        )
         for point in measure_ceiling(config, advance):
             writer.write(point)
             points.append(point)

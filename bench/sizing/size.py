@@ -16,10 +16,11 @@ measures, the report reads them back from the results file. The steps:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-from bench.load.points import error_rate as requests_error_rate, p99_ms, point_label, texts_per_s
+from bench.load.points import error_rate as requests_error_rate
+from bench.load.points import p99_ms, point_label, texts_per_s
 from bench.results.schema import CeilingPoint, LoadPointRecord
 
 TEI_DEFAULT_MAX_BATCH_TOKENS = 16384
@@ -53,8 +54,10 @@ def passes(point: LoadPointRecord, slo: Slo, quantity: str) -> bool:
 
 # --- 1. closed loop ---------------------------------------------------------------------------------
 
-def closed_sweep(measure: Callable[[int, int], LoadPointRecord], batches: list[int], max_concurrency: int,
-                 slo: Slo) -> list[LoadPointRecord]:
+
+def closed_sweep(
+    measure: Callable[[int, int], LoadPointRecord], batches: list[int], max_concurrency: int, slo: Slo
+) -> list[LoadPointRecord]:
     """Per batch, concurrency 1, 2, 4, … ≤ max_concurrency, until texts/s gains < 5% or errors pass the limit."""
     points: list[LoadPointRecord] = []
     for batch in batches:
@@ -79,10 +82,13 @@ class ClosedChoice:
 def choose_closed(points: list[LoadPointRecord], slo: Slo) -> ClosedChoice:
     closed = [p for p in points if p.loop == "closed" and error_rate(p) <= slo.max_error_rate]
     within = [p for p in closed if passes(p, slo, "service")]
-    return ClosedChoice(peak=max(closed, key=texts_per_s, default=None), best=max(within, key=texts_per_s, default=None))
+    return ClosedChoice(
+        peak=max(closed, key=texts_per_s, default=None), best=max(within, key=texts_per_s, default=None)
+    )
 
 
 # --- 2. open loop: the saturation rate --------------------------------------------------------------
+
 
 @dataclass
 class Probe:
@@ -99,9 +105,15 @@ class Saturation:
     probes: list[Probe] = field(default_factory=list)
 
 
-def saturation_search(measure: Callable[[float], LoadPointRecord], start_rate: float, slo: Slo,
-                      tolerance: float = 0.05, max_probes: int = 12, growth: float = 2.0,
-                      min_rate: float = 0.01) -> Saturation:
+def saturation_search(
+    measure: Callable[[float], LoadPointRecord],
+    start_rate: float,
+    slo: Slo,
+    tolerance: float = 0.05,
+    max_probes: int = 12,
+    growth: float = 2.0,
+    min_rate: float = 0.01,
+) -> Saturation:
     """Grow ×`growth` from `start_rate` until a probe fails (or shrink until one passes), then bisect
     until the failing rate is within `tolerance` of the passing one, or `max_probes` are spent."""
     probes: list[Probe] = []
@@ -142,6 +154,7 @@ def saturation_search(measure: Callable[[float], LoadPointRecord], start_rate: f
 
 # --- 3. recommendation ------------------------------------------------------------------------------
 
+
 @dataclass
 class Line:
     setting: str
@@ -180,32 +193,63 @@ def ceiling_for(ceiling: list[CeilingPoint], point: LoadPointRecord) -> CeilingP
     return max(same, key=lambda c: c.texts_per_s, default=None)
 
 
-def recommend(points: list[LoadPointRecord], saturation: Saturation | None, slo: Slo, economics: Economics = Economics(),
-              ceiling: list[CeilingPoint] | None = None) -> list[Line]:
+def recommend(
+    points: list[LoadPointRecord],
+    saturation: Saturation | None,
+    slo: Slo,
+    economics: Economics = Economics(),
+    ceiling: list[CeilingPoint] | None = None,
+) -> list[Line]:
     """Every line of the answer, each with the points it comes from; lines that lack data say what is missing."""
     choice = choose_closed(points, slo)
     burst = choose_burst(points, slo)
     lines: list[Line] = []
     best = choice.best
     if best is None:
-        lines.append(Line("batch / concurrency", "none meets the SLO",
-                          f"no closed-loop point had service p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}",
-                          [point_label(p) for p in points if p.loop == "closed"]))
+        lines.append(
+            Line(
+                "batch / concurrency",
+                "none meets the SLO",
+                f"no closed-loop point had service p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}",
+                [point_label(p) for p in points if p.loop == "closed"],
+            )
+        )
     else:
-        lines.append(Line("client batch / concurrency", f"{best.batch} / {best.concurrency}",
-                          f"best texts/s ({texts_per_s(best):.1f}) with service p99 {p99_ms(best, 'service'):.1f} ms "
-                          f"≤ {slo.p99_ms:g} ms", [point_label(best)]))
+        lines.append(
+            Line(
+                "client batch / concurrency",
+                f"{best.batch} / {best.concurrency}",
+                f"best texts/s ({texts_per_s(best):.1f}) with service p99 {p99_ms(best, 'service'):.1f} ms "
+                f"≤ {slo.p99_ms:g} ms",
+                [point_label(best)],
+            )
+        )
     sat_point = saturation.point if saturation else None
     if saturation is not None:
         if sat_point is None:
-            lines.append(Line("saturation rate", "none", f"no probed rate kept scheduled p99 ≤ {slo.p99_ms:g} ms with errors "
-                              f"≤ {slo.max_error_rate:g}", [point_label(p.point) for p in saturation.probes]))
+            lines.append(
+                Line(
+                    "saturation rate",
+                    "none",
+                    f"no probed rate kept scheduled p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}",
+                    [point_label(p.point) for p in saturation.probes],
+                )
+            )
         else:
-            bound = (f"; {saturation.first_failure:g}/s failed" if saturation.first_failure is not None
-                     else "; no failing rate found within the probe limit (a lower bound)")
-            lines.append(Line("saturation rate (goodput)", f"{saturation.rate:g} requests/s = {texts_per_s(sat_point):.1f} texts/s",
-                              f"highest rate with scheduled p99 {p99_ms(sat_point, 'scheduled'):.1f} ms ≤ {slo.p99_ms:g} ms, "
-                              f"errors {error_rate(sat_point):.2%}{bound}", [point_label(sat_point)]))
+            bound = (
+                f"; {saturation.first_failure:g}/s failed"
+                if saturation.first_failure is not None
+                else "; no failing rate found within the probe limit (a lower bound)"
+            )
+            lines.append(
+                Line(
+                    "saturation rate (goodput)",
+                    f"{saturation.rate:g} requests/s = {texts_per_s(sat_point):.1f} texts/s",
+                    f"highest rate with scheduled p99 {p99_ms(sat_point, 'scheduled'):.1f} ms ≤ {slo.p99_ms:g} ms, "
+                    f"errors {error_rate(sat_point):.2%}{bound}",
+                    [point_label(sat_point)],
+                )
+            )
     lines += _tei_lines(best, sat_point, burst)
     lines += _openwebui_lines(burst, points)
     lines += _economics_lines(saturation, sat_point, economics)
@@ -219,9 +263,15 @@ def _tei_lines(best: LoadPointRecord | None, sat: LoadPointRecord | None, burst:
     sources = [p for p in (best, burst) if p is not None]
     if sources:
         largest = max(p.batch for p in sources)
-        lines.append(Line("TEI --max-client-batch-size", str(max(largest, 1)),
-                          "the largest batch a client sends (sized batch, Open WebUI's batch); TEI answers 422 above it "
-                          f"(default {TEI_DEFAULT_MAX_CLIENT_BATCH_SIZE})", [point_label(p) for p in sources]))
+        lines.append(
+            Line(
+                "TEI --max-client-batch-size",
+                str(max(largest, 1)),
+                "the largest batch a client sends (sized batch, Open WebUI's batch); TEI answers 422 above it "
+                f"(default {TEI_DEFAULT_MAX_CLIENT_BATCH_SIZE})",
+                [point_label(p) for p in sources],
+            )
+        )
     # Inputs in flight: since TEI 1.9 each input holds one permit of --max-concurrent-requests, taken
     # without waiting, so fewer permits than inputs in flight means 429s (../shared/contracts).
     in_flight: list[tuple[float, str, LoadPointRecord]] = []
@@ -237,35 +287,59 @@ def _tei_lines(best: LoadPointRecord | None, sat: LoadPointRecord | None, burst:
     if in_flight:
         need, how, point = max(in_flight, key=lambda t: t[0])
         value = max(TEI_DEFAULT_MAX_CONCURRENT_REQUESTS, pow2_at_least(need))
-        lines.append(Line("TEI --max-concurrent-requests", str(value),
-                          f"≥ {need:.0f} inputs in flight ({how}), a power of two, at least TEI's default "
-                          f"{TEI_DEFAULT_MAX_CONCURRENT_REQUESTS}; since TEI 1.9 every input takes a permit",
-                          [point_label(p) for _, _, p in in_flight]))
+        lines.append(
+            Line(
+                "TEI --max-concurrent-requests",
+                str(value),
+                f"≥ {need:.0f} inputs in flight ({how}), a power of two, at least TEI's default "
+                f"{TEI_DEFAULT_MAX_CONCURRENT_REQUESTS}; since TEI 1.9 every input takes a permit",
+                [point_label(p) for _, _, p in in_flight],
+            )
+        )
     if sat is not None and tokens_per_text(sat):
         tokens = tokens_per_text(sat)
         mean_s = sat.latency_ms["scheduled"]["mean"] / 1000.0
         waiting = sat.rate * sat.batch * mean_s * tokens  # Little's law: mean inputs in the server × tokens each
         value = max(TEI_DEFAULT_MAX_BATCH_TOKENS, pow2_at_least(waiting))
-        lines.append(Line("TEI --max-batch-tokens", str(value),
-                          f"the {waiting:.0f} tokens in the server on average at the saturation rate fit one forward "
-                          f"batch ({tokens:.0f} tokens/text); derived, not measured on TEI at this setting",
-                          [point_label(sat)]))
+        lines.append(
+            Line(
+                "TEI --max-batch-tokens",
+                str(value),
+                f"the {waiting:.0f} tokens in the server on average at the saturation rate fit one forward "
+                f"batch ({tokens:.0f} tokens/text); derived, not measured on TEI at this setting",
+                [point_label(sat)],
+            )
+        )
     return lines
 
 
 def _openwebui_lines(burst: LoadPointRecord | None, points: list[LoadPointRecord]) -> list[Line]:
     bursts = [p for p in points if p.loop == "burst"]
     if burst is None:
-        why = ("no burst point finished without errors" if bursts else "no burst workload was measured")
-        return [Line("Open WebUI RAG_EMBEDDING_BATCH_SIZE / RAG_EMBEDDING_CONCURRENT_REQUESTS", "not determined", why,
-                     [point_label(p) for p in bursts])]
+        why = "no burst point finished without errors" if bursts else "no burst workload was measured"
+        return [
+            Line(
+                "Open WebUI RAG_EMBEDDING_BATCH_SIZE / RAG_EMBEDDING_CONCURRENT_REQUESTS",
+                "not determined",
+                why,
+                [point_label(p) for p in bursts],
+            )
+        ]
     drain = burst.duration_s
     return [
-        Line("Open WebUI RAG_EMBEDDING_BATCH_SIZE", str(burst.batch),
-             f"a {burst.burst}-chunk file drained in {drain:.2f} s ({texts_per_s(burst):.1f} texts/s), the fastest "
-             "without errors or 429s", [point_label(burst)]),
-        Line("Open WebUI RAG_EMBEDDING_CONCURRENT_REQUESTS", str(burst.concurrency or 0),
-             ("0 = unlimited; " if not burst.concurrency else "") + f"the cap of that burst", [point_label(burst)]),
+        Line(
+            "Open WebUI RAG_EMBEDDING_BATCH_SIZE",
+            str(burst.batch),
+            f"a {burst.burst}-chunk file drained in {drain:.2f} s ({texts_per_s(burst):.1f} texts/s), the fastest "
+            "without errors or 429s",
+            [point_label(burst)],
+        ),
+        Line(
+            "Open WebUI RAG_EMBEDDING_CONCURRENT_REQUESTS",
+            str(burst.concurrency or 0),
+            ("0 = unlimited; " if not burst.concurrency else "") + "the cap of that burst",
+            [point_label(burst)],
+        ),
     ]
 
 
@@ -277,18 +351,34 @@ def _economics_lines(saturation: Saturation | None, sat: LoadPointRecord | None,
         return lines
     if economics.target_rps:
         replicas = math.ceil(economics.target_rps / saturation.rate)
-        lines.append(Line("replicas for --target-rps", str(replicas),
-                          f"{economics.target_rps:g} requests/s ÷ {saturation.rate:g} requests/s per replica at the SLO",
-                          [point_label(sat)]))
+        lines.append(
+            Line(
+                "replicas for --target-rps",
+                str(replicas),
+                f"{economics.target_rps:g} requests/s ÷ {saturation.rate:g} requests/s per replica at the SLO",
+                [point_label(sat)],
+            )
+        )
     if economics.gpu_hourly_usd:
         per_text = economics.gpu_hourly_usd / (texts_per_s(sat) * 3600.0)
-        lines.append(Line("cost per 1M texts", f"${per_text * 1e6:.4f}",
-                          f"${economics.gpu_hourly_usd:g}/h at {texts_per_s(sat):.1f} texts/s (the saturation rate)",
-                          [point_label(sat)]))
+        lines.append(
+            Line(
+                "cost per 1M texts",
+                f"${per_text * 1e6:.4f}",
+                f"${economics.gpu_hourly_usd:g}/h at {texts_per_s(sat):.1f} texts/s (the saturation rate)",
+                [point_label(sat)],
+            )
+        )
         tokens = tokens_per_text(sat)
         if tokens:
-            lines.append(Line("cost per 1M tokens", f"${per_text / tokens * 1e6:.4f}",
-                              f"{tokens:.1f} tokens/text ({sat.throughput.get('tokens_source')})", [point_label(sat)]))
+            lines.append(
+                Line(
+                    "cost per 1M tokens",
+                    f"${per_text / tokens * 1e6:.4f}",
+                    f"{tokens:.1f} tokens/text ({sat.throughput.get('tokens_source')})",
+                    [point_label(sat)],
+                )
+            )
     return lines
 
 
@@ -298,9 +388,16 @@ def _ceiling_line(peak: LoadPointRecord | None, ceiling: list[CeilingPoint]) -> 
     top = ceiling_for(ceiling, peak)
     if top is None:
         lengths = sorted({c.length for c in ceiling if c.op == peak.op})
-        return Line("fraction of the in-process ceiling", "not determined",
-                    f"the ceiling has no {peak.op} point at length {peak.length} (it has {lengths})", [point_label(peak)])
-    return Line("fraction of the in-process ceiling", f"{texts_per_s(peak) / top.texts_per_s:.1%}",
-                f"server's best {texts_per_s(peak):.1f} texts/s ÷ in-process {top.texts_per_s:.1f} texts/s "
-                f"({top.device_name}, {top.dtype})",
-                [point_label(peak), f"ceiling {top.op} batch={top.batch} len={top.length} {top.dtype}"])
+        return Line(
+            "fraction of the in-process ceiling",
+            "not determined",
+            f"the ceiling has no {peak.op} point at length {peak.length} (it has {lengths})",
+            [point_label(peak)],
+        )
+    return Line(
+        "fraction of the in-process ceiling",
+        f"{texts_per_s(peak) / top.texts_per_s:.1%}",
+        f"server's best {texts_per_s(peak):.1f} texts/s ÷ in-process {top.texts_per_s:.1f} texts/s "
+        f"({top.device_name}, {top.dtype})",
+        [point_label(peak), f"ceiling {top.op} batch={top.batch} len={top.length} {top.dtype}"],
+    )

@@ -63,7 +63,7 @@ class GpuSampler:
     def available(self) -> bool:
         return bool(self._handles)
 
-    def start(self) -> "GpuSampler":
+    def start(self) -> GpuSampler:
         try:
             if self._nvml is None:
                 import pynvml
@@ -95,7 +95,7 @@ class GpuSampler:
             except Exception:  # shutting down is best effort; the samples are already taken
                 pass
 
-    def __enter__(self) -> "GpuSampler":
+    def __enter__(self) -> GpuSampler:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -115,7 +115,8 @@ class GpuSampler:
         nvml = self._nvml
         try:
             return GpuSample(
-                t=time.monotonic(), gpu=index,
+                t=time.monotonic(),
+                gpu=index,
                 utilization_pct=float(nvml.nvmlDeviceGetUtilizationRates(handle).gpu),
                 memory_used_mib=nvml.nvmlDeviceGetMemoryInfo(handle).used / 2**20,
                 power_w=nvml.nvmlDeviceGetPowerUsage(handle) / 1000.0,  # milliwatts

@@ -6,13 +6,14 @@ units (chunks, passages) back to corpus doc ids — first rank wins — happens 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from bench.core.progress import ProgressFactory
-from bench.datasets.model import Dataset
 from bench.core.errors import UserError
+from bench.core.progress import ProgressFactory
 from bench.core.secrets import MASK, is_secret_name, mask
+from bench.datasets.model import Dataset
 
 # A progress callback: (task description, total or None) -> advance(n) function.
 
@@ -42,7 +43,7 @@ class TargetFailed(UserError):
     The queries it did not finish are absent from `finished`; scored with every judged query
     counting, they score zero, as a failed query does."""
 
-    def __init__(self, reason: str, finished: list["QueryResult"]):
+    def __init__(self, reason: str, finished: list[QueryResult]):
         super().__init__(reason)
         self.finished = finished
 

@@ -32,15 +32,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.datasets.model import Dataset
 from bench.core.errors import UserError
 from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_from_env
-from bench.endpoints.meter import MeterClient, cost
 from bench.core.secrets import mask_data
-from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetSpec, first_rank_wins
-from bench.targets.remote import DedupedCorpus, file_name, run_queries, timed_query
+from bench.datasets.model import Dataset
+from bench.endpoints.meter import MeterClient, cost
+from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetOptions, TargetSpec, first_rank_wins
 from bench.targets.params import bool_param, check_params, int_param
-from bench.targets.base import TargetOptions
+from bench.targets.remote import DedupedCorpus, file_name, run_queries, timed_query
 
 KEY_ENV = "LIGHTRAG_API_KEY"
 DEFAULT_URL = "http://localhost:9621"
@@ -94,8 +93,12 @@ class LightRAGTarget:
         self.meter = MeterClient(params["meter"]) if params.get("meter") else None
         key = key_from_env(f"target {spec.public_text!r}", KEY_ENV, required=False)
         self.created: list[str] = []
-        url, headers = auth_headers(f"target {spec.public_text!r}", spec.url or DEFAULT_URL, key, key_header="X-API-Key")
-        self.http = HttpClient(f"LightRAG at {url}", url, headers, timeout_s=300.0, created=self.created, key_env=KEY_ENV)
+        url, headers = auth_headers(
+            f"target {spec.public_text!r}", spec.url or DEFAULT_URL, key, key_header="X-API-Key"
+        )
+        self.http = HttpClient(
+            f"LightRAG at {url}", url, headers, timeout_s=300.0, created=self.created, key_env=KEY_ENV
+        )
         self.health: dict[str, Any] = {}
         self.configuration: dict[str, Any] = {}
         self._asks = 0  # /query/data calls of the query in flight (metered runs go one query at a time)
@@ -136,8 +139,9 @@ class LightRAGTarget:
         advance = progress(f"{self.name}: querying", len(queries))
         if self.meter:  # one at a time, so that the meter's difference is this query's cost alone
             return run_queries(queries, lambda qid, text: self._metered(qid, text, depth), 1, advance)
-        return run_queries(queries, lambda qid, text: timed_query(qid, lambda: self._rank(text, depth)),
-                           self.concurrency, advance)
+        return run_queries(
+            queries, lambda qid, text: timed_query(qid, lambda: self._rank(text, depth)), self.concurrency, advance
+        )
 
     def _metered(self, qid: str, text: str, depth: int) -> QueryResult:
         assert self.meter is not None
@@ -161,8 +165,14 @@ class LightRAGTarget:
         """LightRAG's own answer (`quality --generate native`): `/query` in this target's mode, `options`
         (response_type, user_prompt) passed through. The references section LightRAG's prompt asks the LLM
         to append is cut off: it cites, it does not answer. The LLM cost needs `meter=`."""
-        body: dict[str, Any] = {"query": query, "mode": self.mode, "top_k": self.top_k, "enable_rerank": self.rerank,
-                                "include_references": False, **options}
+        body: dict[str, Any] = {
+            "query": query,
+            "mode": self.mode,
+            "top_k": self.top_k,
+            "enable_rerank": self.rerank,
+            "include_references": False,
+            **options,
+        }
         if self.chunk_top_k:
             body["chunk_top_k"] = self.chunk_top_k
         before = self.meter.snapshot() if self.meter else None
@@ -177,14 +187,21 @@ class LightRAGTarget:
             "url": self.http.base_url,
             "server_version": {k: self.health.get(k) for k in ("core_version", "api_version")},
             "health": mask_data(self.health),
-            "query": {"endpoint": "/query/data", "top_k": self.top_k, "chunk_top_k": self.chunk_top_k or "2 × depth",
-                      "max_chunks": self.max_chunks or "16 × depth", "enable_rerank": self.rerank},
+            "query": {
+                "endpoint": "/query/data",
+                "top_k": self.top_k,
+                "chunk_top_k": self.chunk_top_k or "2 × depth",
+                "max_chunks": self.max_chunks or "16 × depth",
+                "enable_rerank": self.rerank,
+            },
             "mapping": "chunk file_path -> document, first rank wins; chunks doubled while short of depth; "
-                       "LightRAG returns no scores",
+            "LightRAG returns no scores",
             "metered": self.meter.url if self.meter else None,
-            "llm_cache": {"enabled": self.llm_cache,
-                          "note": "cost of a graph-mode query answered by LightRAG's LLM cache is flagged "
-                                  f"{CACHE_WARNING}: it is not what an uncached query costs"},
+            "llm_cache": {
+                "enabled": self.llm_cache,
+                "note": "cost of a graph-mode query answered by LightRAG's LLM cache is flagged "
+                f"{CACHE_WARNING}: it is not what an uncached query costs",
+            },
             "ingest": self.ingest.as_dict(),
             "corpus": self.corpus.describe() if self.corpus else None,
             "cleanup": {"requested": self.cleanup, "deleted": self.deleted},
@@ -211,7 +228,9 @@ class LightRAGTarget:
         page = 1
         while True:
             reply = self.http.json(
-                "POST", "/documents/paginated", json={"page": page, "page_size": 200, "sort_field": "id", "sort_direction": "asc"}
+                "POST",
+                "/documents/paginated",
+                json={"page": page, "page_size": 200, "sort_field": "id", "sort_direction": "asc"},
             )
             documents = reply.get("documents", kind=list)
             for i in range(len(documents)):
@@ -262,7 +281,8 @@ class LightRAGTarget:
 
     def _insert(self, batch: list[tuple[str, str]]) -> str:
         reply = self.http.json(
-            "POST", "/documents/texts",
+            "POST",
+            "/documents/texts",
             json={"texts": [text for _, text in batch], "file_sources": [source for source, _ in batch]},
         )
         track_id = reply.get("track_id", kind=str, default="")
@@ -318,7 +338,8 @@ class LightRAGTarget:
         deadline = time.monotonic() + self.timeout_s
         while True:  # deletes answer "busy" while the pipeline works; wait for it
             reply = self.http.json(
-                "DELETE", "/documents/delete_document",
+                "DELETE",
+                "/documents/delete_document",
                 json={"doc_ids": doc_ids, "delete_file": False, "delete_llm_cache": True},
             )
             if reply.get("status", kind=str) == "deletion_started":
@@ -332,8 +353,10 @@ class LightRAGTarget:
             if not left:
                 break
             if time.monotonic() > deadline:
-                raise self.http.error(f"{len(left)} of {len(doc_ids)} inserted documents still listed "
-                                      f"{self.timeout_s} s after their deletion started (e.g. {min(left)})")
+                raise self.http.error(
+                    f"{len(left)} of {len(doc_ids)} inserted documents still listed "
+                    f"{self.timeout_s} s after their deletion started (e.g. {min(left)})"
+                )
             time.sleep(POLL_S)
         self.deleted = len(doc_ids)
         self.created.clear()
@@ -358,16 +381,25 @@ class LightRAGTarget:
             # Short of depth while the server had more chunks: ask for more. Anomalies stop here.
             if len(hits) >= depth or len(chunks) < k or k >= cap or unmapped:
                 # What answer measures score: every returned chunk's text, mapped or not, without the ingested title.
-                passages = [self.corpus.chunk_text(
-                    self.source_to_doc.get(reply.get("data", "chunks", i, "file_path", kind=str, default="")),
-                    reply.get("data", "chunks", i, "content", kind=str, default="")) for i in range(len(chunks))]
+                passages = [
+                    self.corpus.chunk_text(
+                        self.source_to_doc.get(reply.get("data", "chunks", i, "file_path", kind=str, default="")),
+                        reply.get("data", "chunks", i, "content", kind=str, default=""),
+                    )
+                    for i in range(len(chunks))
+                ]
                 return hits, (["unmapped-chunks"] if unmapped else []), passages
             k = min(2 * k, cap)
 
     def _chunks(self, query: str, chunk_top_k: int) -> tuple[list[Any], Reply]:
         """The ranked chunks of one /query/data call; "no results" is none, any other failure raises."""
-        body = {"query": query, "mode": self.mode, "top_k": self.top_k, "chunk_top_k": chunk_top_k,
-                "enable_rerank": self.rerank}
+        body = {
+            "query": query,
+            "mode": self.mode,
+            "top_k": self.top_k,
+            "chunk_top_k": chunk_top_k,
+            "enable_rerank": self.rerank,
+        }
         self._asks += 1
         response = self.http.call("POST", "/query/data", ok=(200, 400), json=body)
         reply = self.http.reply(response)
@@ -376,11 +408,12 @@ class LightRAGTarget:
             reason = reply.get("metadata", "failure_reason", kind=str, default="")
             if response.status_code == 200 and status == "failure" and reason == "no_results":
                 return [], reply
-            raise self.http.error(f"POST /query/data failed (HTTP {response.status_code}, status {status!r}"
-                                  f"{f', failure_reason {reason!r}' if reason else ''}): {error_message(response)[0]}")
+            raise self.http.error(
+                f"POST /query/data failed (HTTP {response.status_code}, status {status!r}"
+                f"{f', failure_reason {reason!r}' if reason else ''}): {error_message(response)[0]}"
+            )
         return reply.get("data", "chunks", kind=list, default=[]), reply
 
 
 def build_lightrag(spec: TargetSpec, options: TargetOptions) -> LightRAGTarget:
     return LightRAGTarget(spec, options)
-

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from bench.core.errors import UserError
 from bench.datasets.model import Dataset
 from bench.endpoints.reference import CrossEncoderScorer, SentenceTransformerEmbedder
-from bench.core.errors import UserError
 from bench.targets.base import Hit, ProgressFactory, QueryResult, Target, TargetOptions, TargetSpec
 from bench.targets.params import check_params, choice_param, float_param
 
@@ -38,8 +38,24 @@ def _batch_results(qids: list[str], hits: list[list[Hit]]) -> list[QueryResult]:
 
 
 # bm25s' stopword lists, by the names its tokenizer takes; "none" keeps every word.
-STOPWORDS = ["english", "english_plus", "german", "dutch", "french", "spanish", "portuguese", "italian", "russian",
-             "swedish", "norwegian", "chinese", "turkish", "korean", "danish", "none"]
+STOPWORDS = [
+    "english",
+    "english_plus",
+    "german",
+    "dutch",
+    "french",
+    "spanish",
+    "portuguese",
+    "italian",
+    "russian",
+    "swedish",
+    "norwegian",
+    "chinese",
+    "turkish",
+    "korean",
+    "danish",
+    "none",
+]
 
 
 @dataclass(frozen=True)
@@ -55,10 +71,12 @@ class BM25Settings:
         import Stemmer
 
         default = cls()
-        return cls(k1=float_param(params, "k1", default.k1, spec, 0.0, 100.0),
-                   b=float_param(params, "b", default.b, spec, 0.0, 1.0),
-                   stemmer=choice_param(params, "stemmer", default.stemmer, spec, [*Stemmer.algorithms(), "none"]),
-                   stopwords=choice_param(params, "stopwords", default.stopwords, spec, STOPWORDS))
+        return cls(
+            k1=float_param(params, "k1", default.k1, spec, 0.0, 100.0),
+            b=float_param(params, "b", default.b, spec, 0.0, 1.0),
+            stemmer=choice_param(params, "stemmer", default.stemmer, spec, [*Stemmer.algorithms(), "none"]),
+            stopwords=choice_param(params, "stopwords", default.stopwords, spec, STOPWORDS),
+        )
 
 
 BM25_PARAMS = {"k1", "b", "stemmer", "stopwords"}
@@ -77,8 +95,9 @@ class BM25Engine:
 
         stemmer = None if self.settings.stemmer == "none" else Stemmer.Stemmer(self.settings.stemmer)
         stopwords = None if self.settings.stopwords == "none" else self.settings.stopwords
-        return bm25s.tokenize(texts, lower=True, stopwords=stopwords, stemmer=stemmer,
-                              return_ids=return_ids, show_progress=False)
+        return bm25s.tokenize(
+            texts, lower=True, stopwords=stopwords, stemmer=stemmer, return_ids=return_ids, show_progress=False
+        )
 
     def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
         import bm25s
@@ -97,16 +116,25 @@ class BM25Engine:
         k = min(depth, len(self._doc_ids))
         indices, scores = self._retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
         # BM25 gives non-matching documents score 0; they are not retrieved (as in Lucene/Pyserini).
-        hits = [[Hit(self._doc_ids[i], float(s)) for i, s in zip(row_i, row_s) if s > 0]
-                for row_i, row_s in zip(indices, scores)]
+        hits = [
+            [Hit(self._doc_ids[i], float(s)) for i, s in zip(row_i, row_s) if s > 0]
+            for row_i, row_s in zip(indices, scores)
+        ]
         advance(len(qids))
         return _batch_results(qids, hits)
 
     def describe(self) -> dict[str, Any]:
         stemmer = "none" if self.settings.stemmer == "none" else f"snowball-{self.settings.stemmer}"
         stopwords = "none" if self.settings.stopwords == "none" else f"bm25s {self.settings.stopwords}"
-        return {"engine": "bm25s", "method": "lucene", "k1": self.settings.k1, "b": self.settings.b, "stemmer": stemmer,
-                "stopwords": stopwords, "fields": "title + text"}
+        return {
+            "engine": "bm25s",
+            "method": "lucene",
+            "k1": self.settings.k1,
+            "b": self.settings.b,
+            "stemmer": stemmer,
+            "stopwords": stopwords,
+            "fields": "title + text",
+        }
 
     def close(self) -> None:
         pass
@@ -145,7 +173,12 @@ class DenseEngine:
         return _batch_results(qids, hits)
 
     def describe(self) -> dict[str, Any]:
-        return {"engine": "sentence-transformers", "similarity": "cosine", "search": "exact", **self.embedder.describe()}
+        return {
+            "engine": "sentence-transformers",
+            "similarity": "cosine",
+            "search": "exact",
+            **self.embedder.describe(),
+        }
 
     def close(self) -> None:
         pass
@@ -159,8 +192,14 @@ class HybridEngine:
     best, so the final order is the dense order over the union of both candidate lists.
     """
 
-    def __init__(self, lexical: BM25Engine, dense: DenseEngine, bm25_weight: float | None, name: str,
-                 rescore_by_dense: bool = False):
+    def __init__(
+        self,
+        lexical: BM25Engine,
+        dense: DenseEngine,
+        bm25_weight: float | None,
+        name: str,
+        rescore_by_dense: bool = False,
+    ):
         self.name = name
         self.lexical, self.dense = lexical, dense
         self.bm25_weight = bm25_weight
@@ -193,8 +232,13 @@ class HybridEngine:
         fusion = "rrf" if self.bm25_weight is None else "weighted-rrf (LangChain EnsembleRetriever)"
         if self.rescore_by_dense:
             fusion += ", candidates re-scored by embedding cosine (Open WebUI without external reranker)"
-        return {"fusion": fusion, "rrf_k": RRF_K, "bm25_weight": 0.5 if self.bm25_weight is None else self.bm25_weight,
-                "lexical": self.lexical.describe(), "dense": self.dense.describe()}
+        return {
+            "fusion": fusion,
+            "rrf_k": RRF_K,
+            "bm25_weight": 0.5 if self.bm25_weight is None else self.bm25_weight,
+            "lexical": self.lexical.describe(),
+            "dense": self.dense.describe(),
+        }
 
     def close(self) -> None:
         self.lexical.close()
@@ -253,7 +297,11 @@ def build_local(spec: TargetSpec, options: TargetOptions) -> Target:
         weighted = spec.variant in ("weighted", "openwebui")
         check_params(spec.params, {"model", *BM25_PARAMS, *(["bm25_weight"] if weighted else [])}, spec.text)
         weight = float_param(spec.params, "bm25_weight", 0.5, spec.text, 0.0, 1.0) if weighted else None
-        return HybridEngine(BM25Engine(name=f"{spec.name}/bm25", settings=BM25Settings.from_params(spec.params, spec.text)),
-                            DenseEngine(SentenceTransformerEmbedder(model), name=f"{spec.name}/dense"),
-                            weight, name=spec.name, rescore_by_dense=spec.variant == "openwebui")
+        return HybridEngine(
+            BM25Engine(name=f"{spec.name}/bm25", settings=BM25Settings.from_params(spec.params, spec.text)),
+            DenseEngine(SentenceTransformerEmbedder(model), name=f"{spec.name}/dense"),
+            weight,
+            name=spec.name,
+            rescore_by_dense=spec.variant == "openwebui",
+        )
     raise UserError(f"target {spec.text!r}: unknown variant (bm25, dense, hybrid[:rrf|:weighted|:openwebui])")

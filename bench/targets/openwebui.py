@@ -30,25 +30,38 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.datasets.model import Dataset
 from bench.core.errors import ServerError, UserError
 from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_from_env
 from bench.core.secrets import mask_data
-from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetSpec, first_rank_wins
-from bench.targets.remote import DedupedCorpus, file_name, parallel, run_queries, timed_query
+from bench.datasets.model import Dataset
+from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetOptions, TargetSpec, first_rank_wins
 from bench.targets.params import check_params, float_param, int_param
-from bench.targets.base import TargetOptions
+from bench.targets.remote import DedupedCorpus, file_name, parallel, run_queries, timed_query
 
 KEY_ENV = "OPENWEBUI_API_KEY"
 RERANKER_KEY_ENV = "RAG_EXTERNAL_RERANKER_API_KEY"
 DEFAULT_URL = "http://localhost:8080"
 VARIANTS = ("vector", "hybrid", "rerank")
-PARAMS = {"kb", "endpoint", "bm25_weight", "reranker_url", "reranker_model", "reranker_timeout",
-          "concurrency", "query_concurrency", "max_chunks"}
+PARAMS = {
+    "kb",
+    "endpoint",
+    "bm25_weight",
+    "reranker_url",
+    "reranker_model",
+    "reranker_timeout",
+    "concurrency",
+    "query_concurrency",
+    "max_chunks",
+}
 # The retrieval settings a variant may change; exactly these are saved and restored.
 SETTINGS = (
-    "ENABLE_RAG_HYBRID_SEARCH", "HYBRID_BM25_WEIGHT", "RELEVANCE_THRESHOLD", "RAG_RERANKING_ENGINE",
-    "RAG_RERANKING_MODEL", "RAG_EXTERNAL_RERANKER_URL", "RAG_EXTERNAL_RERANKER_API_KEY",
+    "ENABLE_RAG_HYBRID_SEARCH",
+    "HYBRID_BM25_WEIGHT",
+    "RELEVANCE_THRESHOLD",
+    "RAG_RERANKING_ENGINE",
+    "RAG_RERANKING_MODEL",
+    "RAG_EXTERNAL_RERANKER_URL",
+    "RAG_EXTERNAL_RERANKER_API_KEY",
     "RAG_EXTERNAL_RERANKER_TIMEOUT",
 )
 DOC_ID_KEY = "ragbench_doc_id"
@@ -116,8 +129,12 @@ class OpenWebUITarget:
         # Read now, so that a key given for the reranker is known to the masking before anything is written.
         self.reranker_key = key_from_env(f"target {spec.public_text!r}", RERANKER_KEY_ENV, required=False) or ""
         self.created: list[str] = []
-        url, headers = auth_headers(f"target {spec.public_text!r}", spec.url or DEFAULT_URL, key, key_name=f"${KEY_ENV}")
-        self.http = HttpClient(f"Open WebUI at {url}", url, headers, timeout_s=300.0, created=self.created, key_env=KEY_ENV)
+        url, headers = auth_headers(
+            f"target {spec.public_text!r}", spec.url or DEFAULT_URL, key, key_name=f"${KEY_ENV}"
+        )
+        self.http = HttpClient(
+            f"Open WebUI at {url}", url, headers, timeout_s=300.0, created=self.created, key_env=KEY_ENV
+        )
         self.kb_id: str | None = None
         self.version: str | None = None
         self.saved_settings: dict[str, Any] | None = None  # the server's values before ragbench changed them
@@ -147,8 +164,12 @@ class OpenWebUITarget:
         if self.kb_id is None:
             raise UserError(f"{self.name}: search() before prepare()")
         advance = progress(f"{self.name}: querying", len(queries))
-        return run_queries(queries, lambda qid, text: timed_query(qid, lambda: self._rank(text, depth)),
-                           self.query_concurrency, advance)
+        return run_queries(
+            queries,
+            lambda qid, text: timed_query(qid, lambda: self._rank(text, depth)),
+            self.query_concurrency,
+            advance,
+        )
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -215,7 +236,9 @@ class OpenWebUITarget:
             reply = self.http.json("GET", f"/api/v1/knowledge/{self.kb_id}/files", params={"page": page, "limit": 500})
             items = reply.get("items", kind=list)
             for i in range(len(items)):
-                name = reply.get("items", i, "meta", "name", kind=str, default=None) or reply.get("items", i, "filename", kind=str)
+                name = reply.get("items", i, "meta", "name", kind=str, default=None) or reply.get(
+                    "items", i, "filename", kind=str
+                )
                 found[name] = StoredFile(
                     reply.get("items", i, "id", kind=str),
                     reply.get("items", i, "meta", "file_hash", kind=str, default=None),
@@ -252,7 +275,8 @@ class OpenWebUITarget:
             raise self.http.error(
                 f"knowledge base '{self.kb_name}' already holds {len(stale)} file(s) named like corpus documents that "
                 f"cannot be reused (first: {file_name(doc_id)}: {why}); their chunks would be ranked as this corpus: "
-                "remove them or choose another kb=NAME")
+                "remove them or choose another kb=NAME"
+            )
         advance = progress(f"{self.name}: uploading to '{self.kb_name}'", len(todo))
         start = time.perf_counter()
         try:
@@ -267,7 +291,9 @@ class OpenWebUITarget:
             )
 
     def _process_status(self, stored: StoredFile) -> str | None:
-        return self.http.json("GET", f"/api/v1/files/{stored.file_id}/process/status").get("status", kind=str, default=None)
+        return self.http.json("GET", f"/api/v1/files/{stored.file_id}/process/status").get(
+            "status", kind=str, default=None
+        )
 
     def _upload(self, doc_id: str) -> None:
         assert self.corpus is not None
@@ -321,12 +347,14 @@ class OpenWebUITarget:
             # No reranking model: Open WebUI scores the fused candidates by embedding similarity.
             wanted.update({"RAG_RERANKING_ENGINE": "", "RAG_RERANKING_MODEL": ""})
         if self.variant == "rerank":
-            wanted.update({
-                "RAG_RERANKING_ENGINE": "external",
-                "RAG_RERANKING_MODEL": self.reranker_model,
-                "RAG_EXTERNAL_RERANKER_URL": self.reranker_url,
-                "RAG_EXTERNAL_RERANKER_TIMEOUT": self.reranker_timeout,
-            })
+            wanted.update(
+                {
+                    "RAG_RERANKING_ENGINE": "external",
+                    "RAG_RERANKING_MODEL": self.reranker_model,
+                    "RAG_EXTERNAL_RERANKER_URL": self.reranker_url,
+                    "RAG_EXTERNAL_RERANKER_TIMEOUT": self.reranker_timeout,
+                }
+            )
             # The key from the environment; without one, the server's own key stays only for its own reranker URL.
             if self.reranker_key or self.retrieval_config.get("RAG_EXTERNAL_RERANKER_URL") != self.reranker_url:
                 wanted["RAG_EXTERNAL_RERANKER_API_KEY"] = self.reranker_key
@@ -370,7 +398,9 @@ class OpenWebUITarget:
             metadatas = reply.get("metadatas", 0, kind=list, default=[])
             chunks = reply.get("documents", 0, kind=list, default=[])  # the chunk texts, which answer measures score
             if not len(distances) == len(metadatas) == len(chunks):
-                raise reply.wrong_shape(f"{len(distances)} distances, {len(metadatas)} metadatas, {len(chunks)} documents")
+                raise reply.wrong_shape(
+                    f"{len(distances)} distances, {len(metadatas)} metadatas, {len(chunks)} documents"
+                )
             for i in range(len(metadatas)):  # each chunk's metadata an object, score a number, text a string (or null)
                 reply.get("metadatas", 0, i, kind=(dict, type(None)))
                 reply.get("distances", 0, i, kind=(int, float, type(None)))
@@ -396,12 +426,13 @@ class OpenWebUITarget:
             # Short of depth while the server had more chunks: ask for more. Anomalies stop here.
             if len(hits) >= depth or len(metadatas) < k or k >= cap or warnings:
                 # What answer measures score: every returned chunk's text, without the ingested title.
-                texts = [self.corpus.chunk_text(doc_id, str(text or ""))
-                         for doc_id, text in zip(chunk_docs, chunks, strict=False)]
+                texts = [
+                    self.corpus.chunk_text(doc_id, str(text or ""))
+                    for doc_id, text in zip(chunk_docs, chunks, strict=False)
+                ]
                 return hits, warnings, texts
             k = min(2 * k, cap)
 
 
 def build_openwebui(spec: TargetSpec, options: TargetOptions) -> OpenWebUITarget:
     return OpenWebUITarget(spec, options)
-

@@ -9,7 +9,9 @@ from bench.core.spec_grammar import parse_bool
 def check_params(params: dict[str, str], known: set[str], spec: str) -> None:
     unknown = sorted(set(params) - known)
     if unknown:
-        raise UserError(f"target {spec!r}: unknown parameter(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        raise UserError(
+            f"target {spec!r}: unknown parameter(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+        )
 
 
 def int_param(params: dict[str, str], name: str, default: int, spec: str, minimum: int = 1) -> int:

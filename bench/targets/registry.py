@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import importlib
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from bench.core.errors import UserError
 from bench.core.spec_grammar import parse_options
 from bench.targets.base import Target, TargetOptions, TargetSpec
-
 
 Factory = Callable[[TargetSpec, TargetOptions], Target]
 
@@ -66,8 +65,15 @@ def parse_spec(text: str) -> TargetSpec:
     if kind not in KINDS:
         raise UserError(f"target {text!r}: unknown kind {kind!r} (known: {', '.join(sorted(KINDS))})")
     params = parse_options(query, f"target {text!r}")
-    return TargetSpec(text=text, kind=kind, variant=variant or None, rerank=rerank, url=url or None, params=params,
-                      given_name=given_name)
+    return TargetSpec(
+        text=text,
+        kind=kind,
+        variant=variant or None,
+        rerank=rerank,
+        url=url or None,
+        params=params,
+        given_name=given_name,
+    )
 
 
 def build_target(spec: TargetSpec, options: TargetOptions) -> Target:

@@ -12,9 +12,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from bench.datasets.model import Document
 from bench.core.errors import ServerError
 from bench.core.http import ServerUnreachable
+from bench.datasets.model import Document
 from bench.targets.base import Hit, QueryResult, TargetFailed
 
 T = TypeVar("T")
@@ -47,7 +47,7 @@ class DedupedCorpus:
     aliases: dict[str, list[str]] = field(default_factory=dict)  # representative -> the other ids
 
     @classmethod
-    def of(cls, corpus: dict[str, Document]) -> "DedupedCorpus":
+    def of(cls, corpus: dict[str, Document]) -> DedupedCorpus:
         by_text: dict[str, str] = {}
         documents: dict[str, Document] = {}
         aliases: dict[str, list[str]] = {}
@@ -77,7 +77,7 @@ class DedupedCorpus:
         answer measures exclude titles, as DPR does. A chunk of no known document is kept whole."""
         doc = self.documents.get(doc_id) if doc_id else None
         if doc is not None and doc.title and text.startswith(f"{doc.title} "):
-            return text[len(doc.title) + 1:]
+            return text[len(doc.title) + 1 :]
         return text
 
     def describe(self) -> dict[str, Any]:
@@ -159,8 +159,11 @@ def run_queries(
             finished[qid] = result
             if lost and len(unanswered) >= MAX_UNREACHABLE:
                 kept = [finished[q] for q in queries if q in finished and q not in unanswered]
-                failure = TargetFailed(f"{lost} — {len(unanswered)} queries in a row got no answer, so the target "
-                                       f"was ended after {len(kept)} of {len(queries)} queries", kept)
+                failure = TargetFailed(
+                    f"{lost} — {len(unanswered)} queries in a row got no answer, so the target "
+                    f"was ended after {len(kept)} of {len(queries)} queries",
+                    kept,
+                )
                 raise failure
         return result
 

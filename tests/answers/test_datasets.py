@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from bench.datasets import check_dataset, load_dataset
-from bench.core.errors import InputError, UserError
 from bench.commands.quality import QualityRequest, quality_command
+from bench.core.errors import InputError, UserError
+from bench.datasets import check_dataset, load_dataset
 from bench.results.store import read_results
 from tests.harness.cli import run_cli
 
@@ -29,12 +29,15 @@ def write_lines(path, records):
 def qa_only(tmp_path):
     root = tmp_path / "qa"
     write_lines(root / "corpus.jsonl", CORPUS)
-    write_lines(root / "qa.jsonl", [
-        {"id": "q1", "query": "Who won Super Bowl 50?", "answers": ["Denver Broncos", "Broncos"]},
-        {"id": "q2", "query": "Where is Levi's Stadium?", "answers": ["Santa Clara"]},
-        {"id": "q3", "query": "When was Super Bowl 50?", "answers": ["/20[0-9]{2}/"]},
-        {"id": "q4", "query": "Which team is from Colorado?", "answers": ["Colorado Rapids"]},
-    ])
+    write_lines(
+        root / "qa.jsonl",
+        [
+            {"id": "q1", "query": "Who won Super Bowl 50?", "answers": ["Denver Broncos", "Broncos"]},
+            {"id": "q2", "query": "Where is Levi's Stadium?", "answers": ["Santa Clara"]},
+            {"id": "q3", "query": "When was Super Bowl 50?", "answers": ["/20[0-9]{2}/"]},
+            {"id": "q4", "query": "Which team is from Colorado?", "answers": ["Colorado Rapids"]},
+        ],
+    )
     return root
 
 
@@ -50,11 +53,14 @@ def test_jsonl_answers_without_relevant(qa_only):
 def test_jsonl_mixed_relevant_and_answers(tmp_path):
     root = tmp_path / "mixed"
     write_lines(root / "corpus.jsonl", CORPUS)
-    write_lines(root / "qa.jsonl", [
-        {"id": "q1", "query": "a", "relevant": ["d1"], "answers": ["Broncos"]},
-        {"id": "q2", "query": "b", "relevant": {"d3": 2}},
-        {"id": "q3", "query": "c", "answers": ["Panthers"]},
-    ])
+    write_lines(
+        root / "qa.jsonl",
+        [
+            {"id": "q1", "query": "a", "relevant": ["d1"], "answers": ["Broncos"]},
+            {"id": "q2", "query": "b", "relevant": {"d3": 2}},
+            {"id": "q3", "query": "c", "answers": ["Panthers"]},
+        ],
+    )
     ds = load_dataset(root)
     assert ds.qrels == {"q1": {"d1": 1}, "q2": {"d3": 2}}
     assert ds.answers == {"q1": ["Broncos"], "q3": ["Panthers"]}
@@ -63,14 +69,23 @@ def test_jsonl_mixed_relevant_and_answers(tmp_path):
     assert report.problems["queries without answers (scored by qrels measures only)"] == 1
 
 
-@pytest.mark.parametrize("record, message", [
-    ({"id": "q1", "query": "a"}, r"qa.jsonl:2: missing field 'relevant' or 'answers'"),
-    ({"id": "q1", "query": "a", "answers": "Broncos"}, r"qa.jsonl:2: field 'answers' must be a list of strings"),
-    ({"id": "q1", "query": "a", "answers": [""]}, r"qa.jsonl:2: empty answer"),
-    ({"id": "q1", "query": "a", "answers": ["\u200b"]}, r"qa.jsonl:2: answer '\\u200b' has no letters, digits or symbols"),
-    ({"id": "q1", "query": "a", "answers": [["x"]]}, r"qa.jsonl:2: answer \['x'\] must be a string"),
-    ({"id": "q1", "query": "a", "answers": ["/[unclosed/"]}, r"qa.jsonl:2: answer '/\[unclosed/': invalid regular expression"),
-])
+@pytest.mark.parametrize(
+    "record, message",
+    [
+        ({"id": "q1", "query": "a"}, r"qa.jsonl:2: missing field 'relevant' or 'answers'"),
+        ({"id": "q1", "query": "a", "answers": "Broncos"}, r"qa.jsonl:2: field 'answers' must be a list of strings"),
+        ({"id": "q1", "query": "a", "answers": [""]}, r"qa.jsonl:2: empty answer"),
+        (
+            {"id": "q1", "query": "a", "answers": ["\u200b"]},
+            r"qa.jsonl:2: answer '\\u200b' has no letters, digits or symbols",
+        ),
+        ({"id": "q1", "query": "a", "answers": [["x"]]}, r"qa.jsonl:2: answer \['x'\] must be a string"),
+        (
+            {"id": "q1", "query": "a", "answers": ["/[unclosed/"]},
+            r"qa.jsonl:2: answer '/\[unclosed/': invalid regular expression",
+        ),
+    ],
+)
 def test_bad_answers_name_file_and_line(tmp_path, record, message):
     root = tmp_path / "bad"
     write_lines(root / "corpus.jsonl", CORPUS)
@@ -89,8 +104,13 @@ def write_beir(root, queries, qrels=None):
 
 
 def test_beir_answers_without_qrels(tmp_path):
-    root = write_beir(tmp_path / "beir", [{"_id": "q1", "text": "Who won?", "answers": ["Broncos"]},
-                                          {"_id": "q2", "text": "Who lost?", "answers": ["Panthers"]}])
+    root = write_beir(
+        tmp_path / "beir",
+        [
+            {"_id": "q1", "text": "Who won?", "answers": ["Broncos"]},
+            {"_id": "q2", "text": "Who lost?", "answers": ["Panthers"]},
+        ],
+    )
     ds = load_dataset(root)
     assert (ds.format, ds.split, ds.qrels) == ("beir", None, {})
     assert ds.answers == {"q1": ["Broncos"], "q2": ["Panthers"]}
@@ -117,8 +137,10 @@ def test_check_on_xquad(shared_dir, monkeypatch, capsys):
     assert "answers           1190 for 1190 queries (1.00 per answered query)" in out
     assert "answers measures  Answer@k, AnswerMRR@k; EM, F1, Contains with --generate" in out
     # xquad-en's answer "7,000,000 square kilometres (2,70" was cut mid-number: no paragraph holds it.
-    assert ("warning: 1 queries whose answers occur in no document (DPR has_answer, titles excluded) "
-            "(e.g. 5729e2316aef0514001550c5)") in out
+    assert (
+        "warning: 1 queries whose answers occur in no document (DPR has_answer, titles excluded) "
+        "(e.g. 5729e2316aef0514001550c5)"
+    ) in out
 
 
 def test_check_counts_answers_in_no_document(qa_only):
@@ -153,5 +175,8 @@ def test_answer_measures_need_answers(tmp_path):
     with pytest.raises(UserError, match="Answer@5 needs reference answers"):
         quality_command(QualityRequest(dataset=root, targets=["bm25"], out=tmp_path / "o", measures=["Answer@5"]))
     with pytest.raises(UserError, match="--generate needs reference answers"):
-        quality_command(QualityRequest(dataset=root, targets=["bm25"], out=tmp_path / "o",
-                                       generate="chat@http://127.0.0.1:9/v1?model=m"))
+        quality_command(
+            QualityRequest(
+                dataset=root, targets=["bm25"], out=tmp_path / "o", generate="chat@http://127.0.0.1:9/v1?model=m"
+            )
+        )

@@ -8,10 +8,10 @@ import shutil
 
 import pytest
 
+from bench.commands.quality import QualityRequest, quality_command
 from bench.core.errors import MeasurementFailed, ServerError, UserError
 from bench.endpoints.meter import MAX_TOKENS_PER_CALL, Meter, checked_usage
 from bench.quality.generation import chat_prompt, parse_generate
-from bench.commands.quality import QualityRequest, quality_command
 from bench.results.store import read_results
 from tests.harness.cli import run_cli
 from tests.harness.llm_double import LLMDouble, count_tokens
@@ -59,8 +59,11 @@ def generated_run(six_questions, tmp_path_factory):
     recorder = Recorder()
     with LLMDouble(answer=recorder) as llm:
         out = tmp_path_factory.mktemp("gen")
-        quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=out,
-                                       generate=f"chat@{llm.base_url}?model=reader&context=3"))
+        quality_command(
+            QualityRequest(
+                dataset=six_questions, targets=["bm25"], out=out, generate=f"chat@{llm.base_url}?model=reader&context=3"
+            )
+        )
         calls = list(llm.calls)
     return out, read_results(out / "results.jsonl"), recorder, calls
 
@@ -95,7 +98,9 @@ def test_answer_text_latency_and_tokens_per_question(generated_run):
     assert by_qid["56beb4343aeaaa14008c925d"].answer == "unknown"
     # Tokens are the endpoint's own `usage`: the double counts words of every message and of the reply.
     assert sorted(q.cost["answer_llm_prompt_tokens"] for q in by_qid.values()) == sorted(c.prompt_tokens for c in calls)
-    assert by_qid["56beb4343aeaaa14008c925c"].cost["answer_llm_completion_tokens"] == count_tokens("He had 136 career sacks")
+    assert by_qid["56beb4343aeaaa14008c925c"].cost["answer_llm_completion_tokens"] == count_tokens(
+        "He had 136 career sacks"
+    )
     assert all(q.cost["answer_ms"] > 0 and q.answer_error is None for q in by_qid.values())
     target = results.targets[0]
     assert target.cost["answer_llm_completion_tokens"] == pytest.approx(sum(c.completion_tokens for c in calls) / 6)
@@ -107,8 +112,9 @@ def test_report_shows_generation(generated_run):
     rows = {row["qid"]: row for row in csv.DictReader((out / "per_query.csv").open())}
     first = rows["56beb4343aeaaa14008c925b"]
     assert (first["answer"], first["exact_match"], first["answer_error"]) == ("308.", "1.0", "")
-    assert float(first["answer_llm_prompt_tokens"]) == next(q.cost["answer_llm_prompt_tokens"] for q in results.queries
-                                                      if q.qid == "56beb4343aeaaa14008c925b")
+    assert float(first["answer_llm_prompt_tokens"]) == next(
+        q.cost["answer_llm_prompt_tokens"] for q in results.queries if q.qid == "56beb4343aeaaa14008c925b"
+    )
     lines = (out / "report.md").read_text().splitlines()
     summary = next(line for line in lines if line.startswith("| target |") and "EM" in line)
     assert "| EM | F1 | Contains |" in summary
@@ -123,9 +129,14 @@ def test_one_refused_question_is_that_questions_error(six_questions, tmp_path):
         return "unknown"
 
     with LLMDouble(answer=refuse_one) as llm:
-        with pytest.raises(MeasurementFailed, match=r"target bm25: 1 of 6 generated answers failed \(scored as zero; report: "):
-            quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=tmp_path,
-                                           generate=f"chat@{llm.base_url}?model=reader"))
+        with pytest.raises(
+            MeasurementFailed, match=r"target bm25: 1 of 6 generated answers failed \(scored as zero; report: "
+        ):
+            quality_command(
+                QualityRequest(
+                    dataset=six_questions, targets=["bm25"], out=tmp_path, generate=f"chat@{llm.base_url}?model=reader"
+                )
+            )
     results = read_results(tmp_path / "results.jsonl")
     failed = [q for q in results.queries if q.answer_error]
     assert [q.qid for q in failed] == ["56beb4343aeaaa14008c925c"] and failed[0].answer is None
@@ -147,11 +158,25 @@ def test_a_chat_server_that_dies_mid_run_fails_the_run(six_questions, tmp_path, 
     out = tmp_path / "o"
     with LLMDouble(answer=die_after_three) as llm:
         monkeypatch.setattr(llm._server, "handle_error", lambda request, address: None)  # no traceback of its own
-        code, stdout, stderr = run_cli(["quality", "--dataset", str(six_questions), "-t", "bm25", "--out", str(out),
-                                        "--generate", f"chat@{llm.base_url}?model=reader"], monkeypatch, capsys)
+        code, stdout, stderr = run_cli(
+            [
+                "quality",
+                "--dataset",
+                str(six_questions),
+                "-t",
+                "bm25",
+                "--out",
+                str(out),
+                "--generate",
+                f"chat@{llm.base_url}?model=reader",
+            ],
+            monkeypatch,
+            capsys,
+        )
     assert code == 3, stderr
-    assert stderr.splitlines()[-1] == ("ragbench: error: target bm25: 3 of 6 generated answers failed "
-                                       f"(scored as zero; report: {out / 'report.html'})"), stderr
+    assert stderr.splitlines()[-1] == (
+        f"ragbench: error: target bm25: 3 of 6 generated answers failed (scored as zero; report: {out / 'report.html'})"
+    ), stderr
     assert "answer errors" in stdout and stdout.splitlines()[-1] == f"report: {out / 'report.html'}"  # tables first
     results = read_results(out / "results.jsonl")
     assert [(t.name, t.errors, t.answer_errors) for t in results.targets] == [("bm25", 0, 3)]
@@ -167,19 +192,25 @@ def test_a_chat_server_that_dies_mid_run_fails_the_run(six_questions, tmp_path, 
     assert 'class="bad">' in html and "3 of 6 generated answers failed" in html
 
 
-@pytest.mark.parametrize("usage", [
-    {"prompt_tokens": -5, "completion_tokens": 2, "total_tokens": -3},  # negative
-    {"prompt_tokens": 10**30, "completion_tokens": 2, "total_tokens": 10**30 + 2},  # huge
-    {"prompt_tokens": "many", "completion_tokens": 2, "total_tokens": 12},  # not a number
-    {"prompt_tokens": 10, "completion_tokens": True, "total_tokens": 11},  # a boolean
-    {"prompt_tokens": 10.5, "completion_tokens": 2, "total_tokens": 12.5},  # a fraction of a token
-    {"prompt_tokens": None, "completion_tokens": None},  # nothing counted
-    "12 tokens",  # not an object
-])
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": -5, "completion_tokens": 2, "total_tokens": -3},  # negative
+        {"prompt_tokens": 10**30, "completion_tokens": 2, "total_tokens": 10**30 + 2},  # huge
+        {"prompt_tokens": "many", "completion_tokens": 2, "total_tokens": 12},  # not a number
+        {"prompt_tokens": 10, "completion_tokens": True, "total_tokens": 11},  # a boolean
+        {"prompt_tokens": 10.5, "completion_tokens": 2, "total_tokens": 12.5},  # a fraction of a token
+        {"prompt_tokens": None, "completion_tokens": None},  # nothing counted
+        "12 tokens",  # not an object
+    ],
+)
 def test_invalid_usage_is_without_usage_never_a_figure(usage, six_questions, tmp_path):
     with LLMDouble(answer=lambda messages: "308", usage=lambda true: usage) as llm:
-        quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=tmp_path,
-                                       generate=f"chat@{llm.base_url}?model=reader"))
+        quality_command(
+            QualityRequest(
+                dataset=six_questions, targets=["bm25"], out=tmp_path, generate=f"chat@{llm.base_url}?model=reader"
+            )
+        )
     results = read_results(tmp_path / "results.jsonl")
     for q in results.queries:
         assert q.cost["answer_llm_calls_without_usage"] == 1.0 and q.cost["answer_llm_calls"] == 1.0
@@ -189,7 +220,10 @@ def test_invalid_usage_is_without_usage_never_a_figure(usage, six_questions, tmp
 
 def test_valid_usage_is_counted_as_sent():
     assert checked_usage({"prompt_tokens": 10, "completion_tokens": 0, "total_tokens": 10.0, "cached": -1}) == {
-        "prompt_tokens": 10, "completion_tokens": 0, "total_tokens": 10}
+        "prompt_tokens": 10,
+        "completion_tokens": 0,
+        "total_tokens": 10,
+    }
     assert checked_usage({"completion_tokens": 7}) == {"completion_tokens": 7}
     assert checked_usage({"prompt_tokens": MAX_TOKENS_PER_CALL + 1}) is None and checked_usage({}) is None
 
@@ -203,29 +237,38 @@ def test_the_meter_counts_invalid_usage_as_without_usage():
     finally:
         meter.close()
     usage = meter.snapshot()["llm"]
-    assert (usage["calls"], usage["calls_without_usage"], usage["prompt_tokens"], usage["completion_tokens"],
-            usage["total_tokens"]) == (3, 2, 4, 3, 7)
+    assert (
+        usage["calls"],
+        usage["calls_without_usage"],
+        usage["prompt_tokens"],
+        usage["completion_tokens"],
+        usage["total_tokens"],
+    ) == (3, 2, 4, 3, 7)
 
 
 def test_a_dead_endpoint_ends_the_run_with_one_line(six_questions, tmp_path):
     with LLMDouble() as llm:
         url = llm.base_url  # the double is stopped: nothing listens there any more
     with pytest.raises(ServerError, match="--generate chat: cannot reach"):
-        quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=tmp_path,
-                                       generate=f"chat@{url}?model=reader"))
+        quality_command(
+            QualityRequest(dataset=six_questions, targets=["bm25"], out=tmp_path, generate=f"chat@{url}?model=reader")
+        )
     results = read_results(tmp_path / "results.jsonl")
     assert results.end.status == "failed"
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("chat@http://h:1/v1", "chat needs a URL and a model"),
-    ("chat?model=m", "chat needs a URL and a model"),
-    ("chat@http://h:1/v1?model=m&context=0", "context='0' must be a whole number of at least 1"),
-    ("chat@http://h:1/v1?model=m&temperature=1", r"unknown option\(s\) temperature"),
-    ("native@http://h:1", "native takes no URL"),
-    ("judge@http://h:1", "expected chat@URL"),
-    ("chat@http://h:1/v1?model=m&key_env=RAGBENCH_TEST_UNSET_KEY", "environment variable RAGBENCH_TEST_UNSET_KEY"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("chat@http://h:1/v1", "chat needs a URL and a model"),
+        ("chat?model=m", "chat needs a URL and a model"),
+        ("chat@http://h:1/v1?model=m&context=0", "context='0' must be a whole number of at least 1"),
+        ("chat@http://h:1/v1?model=m&temperature=1", r"unknown option\(s\) temperature"),
+        ("native@http://h:1", "native takes no URL"),
+        ("judge@http://h:1", "expected chat@URL"),
+        ("chat@http://h:1/v1?model=m&key_env=RAGBENCH_TEST_UNSET_KEY", "environment variable RAGBENCH_TEST_UNSET_KEY"),
+    ],
+)
 def test_bad_generate_specs(spec, message, monkeypatch):
     monkeypatch.delenv("RAGBENCH_TEST_UNSET_KEY", raising=False)
     with pytest.raises(UserError, match=message):
@@ -244,15 +287,47 @@ def test_generated_measures_need_generate(six_questions, tmp_path):
 
 def test_cli_flag(six_questions, tmp_path, monkeypatch, capsys):
     with LLMDouble(answer=lambda messages: "308") as llm:
-        code, out, err = run_cli(["quality", "--dataset", str(six_questions), "-t", "bm25", "--out", str(tmp_path / "o"),
-                                  "--generate", f"chat@{llm.base_url}?model=reader&context=2"], monkeypatch, capsys)
+        code, out, err = run_cli(
+            [
+                "quality",
+                "--dataset",
+                str(six_questions),
+                "-t",
+                "bm25",
+                "--out",
+                str(tmp_path / "o"),
+                "--generate",
+                f"chat@{llm.base_url}?model=reader&context=2",
+            ],
+            monkeypatch,
+            capsys,
+        )
     assert code == 0, err
-    assert read_results(tmp_path / "o" / "results.jsonl").metric("bm25", "exact_match").per_query[
-        "56beb4343aeaaa14008c925b"] == 1.0
-    code, _, err = run_cli(["quality", "--dataset", str(six_questions), "-t", "bm25", "--out", str(tmp_path / "p"),
-                            "--generate", "chat@http://127.0.0.1:9/v1"], monkeypatch, capsys)
-    assert code == 2 and err.strip() == ("ragbench: error: --generate 'chat@http://127.0.0.1:9/v1': chat needs a URL and "
-                                         "a model (chat@http://host:4000/v1?model=NAME)")
+    assert (
+        read_results(tmp_path / "o" / "results.jsonl")
+        .metric("bm25", "exact_match")
+        .per_query["56beb4343aeaaa14008c925b"]
+        == 1.0
+    )
+    code, _, err = run_cli(
+        [
+            "quality",
+            "--dataset",
+            str(six_questions),
+            "-t",
+            "bm25",
+            "--out",
+            str(tmp_path / "p"),
+            "--generate",
+            "chat@http://127.0.0.1:9/v1",
+        ],
+        monkeypatch,
+        capsys,
+    )
+    assert code == 2 and err.strip() == (
+        "ragbench: error: --generate 'chat@http://127.0.0.1:9/v1': chat needs a URL and "
+        "a model (chat@http://host:4000/v1?model=NAME)"
+    )
 
 
 def test_key_from_the_environment_is_sent_and_never_stored(six_questions, tmp_path, monkeypatch):
@@ -266,7 +341,13 @@ def test_key_from_the_environment_is_sent_and_never_stored(six_questions, tmp_pa
             original(handler)
 
         monkeypatch.setattr(llm._server.RequestHandlerClass, "do_POST", spy)
-        quality_command(QualityRequest(dataset=six_questions, targets=["bm25"], out=tmp_path,
-                                       generate=f"chat@{llm.base_url}?model=reader&key_env=READER_KEY"))
+        quality_command(
+            QualityRequest(
+                dataset=six_questions,
+                targets=["bm25"],
+                out=tmp_path,
+                generate=f"chat@{llm.base_url}?model=reader&key_env=READER_KEY",
+            )
+        )
     assert set(seen) == {"Bearer sk-reader-secret-123456"}
     assert "sk-reader-secret-123456" not in (tmp_path / "results.jsonl").read_text()

@@ -22,12 +22,13 @@ class DPRSimpleTokenizer:
     NON_WS = r"[^\p{Z}\p{C}]"
 
     def __init__(self):
-        self._regexp = regex.compile(f"({self.ALPHA_NUM})|({self.NON_WS})",
-                                     flags=regex.IGNORECASE + regex.UNICODE + regex.MULTILINE)
+        self._regexp = regex.compile(
+            f"({self.ALPHA_NUM})|({self.NON_WS})", flags=regex.IGNORECASE + regex.UNICODE + regex.MULTILINE
+        )
 
     def words_uncased(self, text):
         matches = list(self._regexp.finditer(text))
-        return [text[m.start():m.end()].lower() for m in matches]
+        return [text[m.start() : m.end()].lower() for m in matches]
 
 
 def dpr_has_answer(answers, text, tokenizer):
@@ -37,12 +38,15 @@ def dpr_has_answer(answers, text, tokenizer):
     for answer in answers:
         if len(answer) >= 2 and answer[0] == "/" and answer[-1] == "/":
             import re
-            if re.compile(unicodedata.normalize("NFD", answer[1:-1]), flags=re.IGNORECASE + re.UNICODE + re.MULTILINE).search(text):
+
+            if re.compile(
+                unicodedata.normalize("NFD", answer[1:-1]), flags=re.IGNORECASE + re.UNICODE + re.MULTILINE
+            ).search(text):
                 return True
             continue
         answer_words = tokenizer.words_uncased(unicodedata.normalize("NFD", answer))
         for i in range(0, len(words) - len(answer_words) + 1):
-            if answer_words == words[i: i + len(answer_words)]:
+            if answer_words == words[i : i + len(answer_words)]:
                 return True
     return False
 
@@ -64,8 +68,7 @@ def xquad(shared_dir):
 @pytest.fixture(scope="module")
 def quality_run(xquad, tmp_path_factory):
     out = tmp_path_factory.mktemp("xquad-answers")
-    quality_command(QualityRequest(dataset=xquad, targets=["bm25", "dense"], out=out,
-                                   measures=["nDCG@10", *MEASURES]))
+    quality_command(QualityRequest(dataset=xquad, targets=["bm25", "dense"], out=out, measures=["nDCG@10", *MEASURES]))
     return out, read_results(out / "results.jsonl")
 
 
@@ -80,7 +83,9 @@ def test_answer_at_k_equals_independent_dpr_rule(xquad, quality_run):
         first_hit = {}
         for qid, refs in answers.items():
             docs = ranked.get(qid, [])[:20]
-            first_hit[qid] = next((r for r, d in enumerate(docs, start=1) if dpr_has_answer(refs, corpus[d], tokenizer)), None)
+            first_hit[qid] = next(
+                (r for r, d in enumerate(docs, start=1) if dpr_has_answer(refs, corpus[d], tokenizer)), None
+            )
         for k in (1, 5, 20):
             expected = {qid: float(r is not None and r <= k) for qid, r in first_hit.items()}
             record = results.metric(target, f"has_answer_{k}")
@@ -91,8 +96,10 @@ def test_answer_at_k_equals_independent_dpr_rule(xquad, quality_run):
         expected_rr = {qid: (1 / r if r is not None and r <= 10 else 0.0) for qid, r in first_hit.items()}
         assert results.metric(target, "answer_recip_rank_10").per_query == pytest.approx(expected_rr, abs=0)
         assert results.metric(target, "ndcg_cut_10").relevance == "qrels"  # side by side with the qrels measures
-    print("\nxquad-en (1190 questions, 240 paragraphs):",
-          ", ".join(f"{name} {value:.4f}" for name, value in figures.items()))
+    print(
+        "\nxquad-en (1190 questions, 240 paragraphs):",
+        ", ".join(f"{name} {value:.4f}" for name, value in figures.items()),
+    )
     # Sanity on the figures themselves: bm25 finds the answer for most questions by rank 20.
     assert figures["bm25 Answer@1"] <= figures["bm25 Answer@5"] <= figures["bm25 Answer@20"]
     assert figures["bm25 Answer@20"] > 0.9

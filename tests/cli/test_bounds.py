@@ -4,6 +4,7 @@ before anything is sent or written — the same bounds and lines from a suite fi
 from __future__ import annotations
 
 import json
+
 import pytest
 
 from bench.core import values
@@ -34,12 +35,17 @@ TOO_MUCH = [
     ([*SIZE, "--target-rps", "inf"], "--target-rps inf: expected a positive number"),
     ([*SIZE, "--seed", "-1"], "--seed -1: expected a whole number from 0"),
     (["ceiling", "--peak-tflops", "inf"], "--peak-tflops inf: expected a positive number up to 100,000 (TFLOP/s)"),
-    (["ceiling", "--batch", "100000000000000000000"], "--batch '100000000000000000000': at most 4,096 texts per request"),
+    (
+        ["ceiling", "--batch", "100000000000000000000"],
+        "--batch '100000000000000000000': at most 4,096 texts per request",
+    ),
     (["ceiling", "--seconds", "inf"], "--seconds inf: expected a positive number"),
 ]
 
 
-@pytest.mark.parametrize("args, words", TOO_MUCH, ids=[" ".join(a[len(LOAD) if a[0] != "ceiling" else 1:]) for a, _ in TOO_MUCH])
+@pytest.mark.parametrize(
+    "args, words", TOO_MUCH, ids=[" ".join(a[len(LOAD) if a[0] != "ceiling" else 1 :]) for a, _ in TOO_MUCH]
+)
 def test_values_past_their_bounds_are_one_line_before_any_work(args, words, tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
     code, _, err = run_cli([*args, "--out", str(out)], monkeypatch, capsys)
@@ -51,7 +57,10 @@ def test_values_past_their_bounds_are_one_line_before_any_work(args, words, tmp_
 
 def test_compare_refuses_a_negative_seed(tmp_path, monkeypatch, capsys):
     code, _, err = run_cli(["compare", str(tmp_path), str(tmp_path), "--seed", "-1"], monkeypatch, capsys)
-    assert (code, err) == (2, "ragbench: error: --seed -1: expected a whole number from 0 to 9,223,372,036,854,775,807 (seed)\n")
+    assert (code, err) == (
+        2,
+        "ragbench: error: --seed -1: expected a whole number from 0 to 9,223,372,036,854,775,807 (seed)\n",
+    )
 
 
 def test_a_suite_file_gets_the_same_bounds_and_lines(tmp_path, monkeypatch, capsys):
@@ -71,13 +80,17 @@ rate = [1e8]
     code, out, err = run_cli(["run", str(suite), "--out", str(tmp_path / "out")], monkeypatch, capsys)
     # the whole file is checked before any job runs: the first bad value, at its line
     assert (code, out) == (2, "")
-    assert err == (f"ragbench: error: {suite}:7: load #1: --seed -1: expected a whole number from 0 to "
-                   "9,223,372,036,854,775,807 (seed)\n")
+    assert err == (
+        f"ragbench: error: {suite}:7: load #1: --seed -1: expected a whole number from 0 to "
+        "9,223,372,036,854,775,807 (seed)\n"
+    )
     suite.write_text(suite.read_text().replace("seed = -1", "seed = 1"))
     code, out, err = run_cli(["run", str(suite), "--out", str(tmp_path / "out")], monkeypatch, capsys)
     assert (code, out) == (2, "")
-    assert err == (f"ragbench: error: {suite}:11: load #2: --rate '100000000.0': at most 1,000,000 requests/s offered "
-                   f"({values.RATE.why})\n")
+    assert err == (
+        f"ragbench: error: {suite}:11: load #2: --rate '100000000.0': at most 1,000,000 requests/s offered "
+        f"({values.RATE.why})\n"
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -91,11 +104,29 @@ def test_a_quality_seed_from_a_suite_is_checked_by_the_function_the_option_reach
 @pytest.mark.parametrize("depth", [100_000, 600])  # past json's own limit; within it but past what masking can walk
 @pytest.mark.parametrize("command", ["compare", "report"])
 def test_a_deeply_nested_results_line_is_one_line_with_its_place(depth, command, tmp_path, monkeypatch, capsys):
-    header = {"record": "run", "schema": "ragbench.results", "version": 2, "command": "load", "created": "",
-              "ragbench_version": "", "dataset": {}, "measures": [], "measure_labels": {}, "depth": 0, "seed": 0, "targets": []}
+    header = {
+        "record": "run",
+        "schema": "ragbench.results",
+        "version": 2,
+        "command": "load",
+        "created": "",
+        "ragbench_version": "",
+        "dataset": {},
+        "measures": [],
+        "measure_labels": {},
+        "depth": 0,
+        "seed": 0,
+        "targets": [],
+    }
     results = tmp_path / "results.jsonl"
-    results.write_text(json.dumps(header) + "\n" + '{"record": "load_point", "client": ' + "[" * depth + "]" * depth + "}\n")
-    args = ["compare", str(results), str(results)] if command == "compare" else ["report", str(results), "--out", str(tmp_path / "r")]
+    results.write_text(
+        json.dumps(header) + "\n" + '{"record": "load_point", "client": ' + "[" * depth + "]" * depth + "}\n"
+    )
+    args = (
+        ["compare", str(results), str(results)]
+        if command == "compare"
+        else ["report", str(results), "--out", str(tmp_path / "r")]
+    )
     code, _, err = run_cli(args, monkeypatch, capsys)
     assert (code, err) == (2, f"ragbench: error: {results}:2: malformed JSON (nested too deeply)\n")
 

@@ -33,15 +33,22 @@ OUT_OF_RANGE = [
     (["demo", "--max-docs", "-5"], "'--max-docs': Input should be greater than or equal to 0"),
     (["identity", "-e", "a=reference", "--limit", "0"], "'--limit': Input should be greater than or equal to 1"),
     (["identity", "-e", "a=reference", "--limit", "-1"], "'--limit': Input should be greater than or equal to 1"),
-    (["meter", "--upstream", "llm=http://127.0.0.1:9", "--port", "70000"], "'--port': Input should be less than or equal to 65535"),
+    (
+        ["meter", "--upstream", "llm=http://127.0.0.1:9", "--port", "70000"],
+        "'--port': Input should be less than or equal to 65535",
+    ),
 ]
 
 
 @pytest.mark.parametrize("args, words", OUT_OF_RANGE)
 def test_out_of_range_values_are_one_line_before_any_work(tmp_path, texts, monkeypatch, capsys, args, words):
     out = tmp_path / "out"
-    extra = {"quality": ["--dataset", str(scifact()), "-t", "bm25", "--out", str(out)],
-             "demo": ["--out", str(out)], "identity": ["--texts", str(texts)], "meter": []}[args[0]]
+    extra = {
+        "quality": ["--dataset", str(scifact()), "-t", "bm25", "--out", str(out)],
+        "demo": ["--out", str(out)],
+        "identity": ["--texts", str(texts)],
+        "meter": [],
+    }[args[0]]
     line = one_error_line(*run_cli([*args, *extra], monkeypatch, capsys)[::2])
     assert line == f"ragbench: error: Invalid value for {words} (see 'ragbench {args[0]} --help')"
     assert not out.exists()
@@ -61,8 +68,13 @@ def test_usage_errors_are_one_line_and_help_still_works(monkeypatch, capsys):
 
 def test_a_measure_with_a_zero_cutoff_stops_quality_before_it_writes(tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
-    line = one_error_line(*run_cli(["quality", "--dataset", str(scifact()), "--split", "train", "-t", "bm25",
-                                    "--out", str(out), "-m", "P.0"], monkeypatch, capsys)[::2])
+    line = one_error_line(
+        *run_cli(
+            ["quality", "--dataset", str(scifact()), "--split", "train", "-t", "bm25", "--out", str(out), "-m", "P.0"],
+            monkeypatch,
+            capsys,
+        )[::2]
+    )
     assert line == "ragbench: error: measure 'P.0': the cut-off must be from 1 to 1,000,000"
     assert not out.exists()
 
@@ -74,8 +86,11 @@ def test_folders_and_unreadable_files_are_named_for_what_they_are(tmp_path, text
     assert line == f"ragbench: error: {tmp_path}: is a folder, expected a run file"
     line = one_error_line(*run_cli(["evaluate", "/proc/self/mem", str(texts)], monkeypatch, capsys)[::2])
     assert line == "ragbench: error: /proc/self/mem: cannot read: Input/output error"
-    line = one_error_line(*run_cli(["identity", "-e", "a=reference", "-e", "b=reference", "--texts", str(tmp_path)],
-                                   monkeypatch, capsys)[::2])
+    line = one_error_line(
+        *run_cli(["identity", "-e", "a=reference", "-e", "b=reference", "--texts", str(tmp_path)], monkeypatch, capsys)[
+            ::2
+        ]
+    )
     assert line == f"ragbench: error: {tmp_path}: is a folder, expected a texts file"
 
 
@@ -83,11 +98,30 @@ def test_an_unusable_embedding_cache_is_one_line(tmp_path, monkeypatch, capsys):
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache folder should be")
     monkeypatch.setenv("RAGBENCH_CACHE", str(blocker))
-    code, _, err = run_cli(["quality", "--dataset", str(scifact()), "--split", "train", "-t", "dense",
-                            "--max-queries", "2", "--max-docs", "20", "--out", str(tmp_path / "out")], monkeypatch, capsys)
+    code, _, err = run_cli(
+        [
+            "quality",
+            "--dataset",
+            str(scifact()),
+            "--split",
+            "train",
+            "-t",
+            "dense",
+            "--max-queries",
+            "2",
+            "--max-docs",
+            "20",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 2, err
-    assert err.strip().splitlines()[-1] == (f"ragbench: error: embedding cache {blocker / 'embeddings'}: unusable (Not a directory); "
-                                            "set RAGBENCH_CACHE to a writable folder, or move that file away")
+    assert err.strip().splitlines()[-1] == (
+        f"ragbench: error: embedding cache {blocker / 'embeddings'}: unusable (Not a directory); "
+        "set RAGBENCH_CACHE to a writable folder, or move that file away"
+    )
     corrupt = tmp_path / "corrupt"
     (corrupt / "embeddings").mkdir(parents=True)
     monkeypatch.setenv("RAGBENCH_CACHE", str(corrupt))

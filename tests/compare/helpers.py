@@ -16,28 +16,64 @@ from bench.targets.base import QueryResult
 LABELS = {"ndcg_cut_10": "nDCG@10", "recall_100": "R@100"}
 
 
-def write_results(directory: Path, scores: dict[str, dict[str, dict[str, float]]], fingerprint: str = "f1",
-                  latency_ms: float = 10.0, status: str = "complete") -> Path:
+def write_results(
+    directory: Path,
+    scores: dict[str, dict[str, dict[str, float]]],
+    fingerprint: str = "f1",
+    latency_ms: float = 10.0,
+    status: str = "complete",
+) -> Path:
     """`scores`: target -> measure (trec name) -> qid -> value. Returns the results file."""
     measures = list(next(iter(scores.values()))) if scores else ["ndcg_cut_10"]
     qids = sorted({q for per_measure in scores.values() for values in per_measure.values() for q in values})
     writer = ResultsWriter(directory / "results.jsonl")
-    writer.write(RunHeader(
-        command="quality", created="2026-01-01T00:00:00+00:00", ragbench_version="test",
-        dataset={"name": "synthetic", "fingerprint": fingerprint, "documents": 100, "queries": len(qids)},
-        measures=measures, measure_labels={m: LABELS.get(m, m) for m in measures}, depth=100, seed=0,
-        targets=list(scores),
-    ))
+    writer.write(
+        RunHeader(
+            command="quality",
+            created="2026-01-01T00:00:00+00:00",
+            ragbench_version="test",
+            dataset={"name": "synthetic", "fingerprint": fingerprint, "documents": 100, "queries": len(qids)},
+            measures=measures,
+            measure_labels={m: LABELS.get(m, m) for m in measures},
+            depth=100,
+            seed=0,
+            targets=list(scores),
+        )
+    )
     for target in scores:
-        writer.write(TargetRecord(
-            name=target, spec=target, status="ok", config={}, index_seconds=0.0, search_seconds=0.0, queries=len(qids),
-            errors=0, empty=0, latency_ms={}, cost={}, warnings={}, scores_replaced=False, run_file=f"runs/{target}.trec",
-        ), *[QueryRecord(target=target, qid=q, latency_ms=latency_ms + i % 7, hits=10) for i, q in enumerate(qids)])
+        writer.write(
+            TargetRecord(
+                name=target,
+                spec=target,
+                status="ok",
+                config={},
+                index_seconds=0.0,
+                search_seconds=0.0,
+                queries=len(qids),
+                errors=0,
+                empty=0,
+                latency_ms={},
+                cost={},
+                warnings={},
+                scores_replaced=False,
+                run_file=f"runs/{target}.trec",
+            ),
+            *[QueryRecord(target=target, qid=q, latency_ms=latency_ms + i % 7, hits=10) for i, q in enumerate(qids)],
+        )
     for target, per_measure in scores.items():
         for measure, values in per_measure.items():
-            writer.write(MetricRecord(target=target, measure=measure, label=LABELS.get(measure, measure),
-                                      mean=float(np.mean(list(values.values()))), ci_low=0.0, ci_high=1.0,
-                                      queries=len(values), per_query=values))
+            writer.write(
+                MetricRecord(
+                    target=target,
+                    measure=measure,
+                    label=LABELS.get(measure, measure),
+                    mean=float(np.mean(list(values.values()))),
+                    ci_low=0.0,
+                    ci_high=1.0,
+                    queries=len(values),
+                    per_query=values,
+                )
+            )
     writer.write(EndRecord(status=status, finished="2026-01-01T00:00:01+00:00"))
     writer.close()
     return directory / "results.jsonl"
@@ -73,8 +109,12 @@ class RelevantPushedOut:
         rng = np.random.default_rng(self.seed)
         self.spoiled = set(rng.choice(qids, size=round(self.share * len(qids)), replace=False).tolist())
         results = self.inner.search(queries, depth, progress)
-        return [QueryResult(r.qid, [h for h in r.hits if self._qrels.get(r.qid, {}).get(h.doc_id, 0) <= 0], r.latency_s)
-                if r.qid in self.spoiled else r for r in results]
+        return [
+            QueryResult(r.qid, [h for h in r.hits if self._qrels.get(r.qid, {}).get(h.doc_id, 0) <= 0], r.latency_s)
+            if r.qid in self.spoiled
+            else r
+            for r in results
+        ]
 
     def describe(self):
         return {**self.inner.describe(), "spoiled_queries": len(self.spoiled)}
@@ -86,6 +126,7 @@ class RelevantPushedOut:
 @pytest.fixture
 def worse_kind(monkeypatch):
     """Target kind `worse`: bm25 with 10% of queries' relevant documents pushed out of the ranking."""
+
     def build(spec, options):
         from bench.targets.local import BM25Engine
 
@@ -94,35 +135,74 @@ def worse_kind(monkeypatch):
     monkeypatch.setitem(registry.KINDS, "worse", build)
 
 
-def load_point(endpoint: str = "tei", batch: int = 8, concurrency: int = 4, texts_per_s: float = 1000.0,
-               p99_ms: float = 20.0, saturated: bool = False, latencies_us: list[int] | None = None,
-               sent: int = 100, errors: dict[str, int] | None = None, client_extra: dict | None = None, **extra):
+def load_point(
+    endpoint: str = "tei",
+    batch: int = 8,
+    concurrency: int = 4,
+    texts_per_s: float = 1000.0,
+    p99_ms: float = 20.0,
+    saturated: bool = False,
+    latencies_us: list[int] | None = None,
+    sent: int = 100,
+    errors: dict[str, int] | None = None,
+    client_extra: dict | None = None,
+    **extra,
+):
     """A closed-loop `load_point` record of `sent` requests, `errors` of them failed; with `latencies_us`, its
     service histogram holds exactly those."""
     from bench.load import histograms
     from bench.results.schema import LoadPointRecord
 
-    block = {"p50": p99_ms / 2, "p90": p99_ms * 0.9, "p99": p99_ms, "p999": p99_ms, "max": p99_ms, "mean": p99_ms / 2,
-             "count": 100}
+    block = {
+        "p50": p99_ms / 2,
+        "p90": p99_ms * 0.9,
+        "p99": p99_ms,
+        "p999": p99_ms,
+        "max": p99_ms,
+        "mean": p99_ms / 2,
+        "count": 100,
+    }
     encoded = {}
     if latencies_us is not None:
         from array import array
 
         encoded["service"] = histograms.encode(histograms.from_values(array("d", latencies_us)))
     return LoadPointRecord(
-        endpoint=endpoint, op="embed", loop="closed", batch=batch, concurrency=concurrency, rate=None, arrival=None,
-        duration_s=10.0, requests={"sent": sent, "ok": sent - sum((errors or {}).values()), "errors": errors or {}, "unsent": 0},
+        endpoint=endpoint,
+        op="embed",
+        loop="closed",
+        batch=batch,
+        concurrency=concurrency,
+        rate=None,
+        arrival=None,
+        duration_s=10.0,
+        requests={"sent": sent, "ok": sent - sum((errors or {}).values()), "errors": errors or {}, "unsent": 0},
         throughput={"requests_per_s": texts_per_s / batch, "texts_per_s": texts_per_s, "tokens_per_s": None},
-        latency_ms={"service": block, "scheduled": None, "dispatch_delay": None}, server_ms={}, server_metrics=None,
-        client={"workers": 1, "cpu_percent": 50.0, "saturated": saturated, **(client_extra or {})}, histograms=encoded,
-        **extra)
+        latency_ms={"service": block, "scheduled": None, "dispatch_delay": None},
+        server_ms={},
+        server_metrics=None,
+        client={"workers": 1, "cpu_percent": 50.0, "saturated": saturated, **(client_extra or {})},
+        histograms=encoded,
+        **extra,
+    )
 
 
 def write_load_results(directory: Path, points: list) -> Path:
     writer = ResultsWriter(directory / "results.jsonl")
-    writer.write(RunHeader(command="load", created="2026-01-01T00:00:00+00:00", ragbench_version="test",
-                           dataset={"name": "load workload"}, measures=[], measure_labels={}, depth=0, seed=0,
-                           targets=sorted({p.endpoint for p in points})), *points,
-                 EndRecord(status="complete", finished="2026-01-01T00:00:01+00:00"))
+    writer.write(
+        RunHeader(
+            command="load",
+            created="2026-01-01T00:00:00+00:00",
+            ragbench_version="test",
+            dataset={"name": "load workload"},
+            measures=[],
+            measure_labels={},
+            depth=0,
+            seed=0,
+            targets=sorted({p.endpoint for p in points}),
+        ),
+        *points,
+        EndRecord(status="complete", finished="2026-01-01T00:00:01+00:00"),
+    )
     writer.close()
     return directory / "results.jsonl"

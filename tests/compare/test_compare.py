@@ -39,8 +39,11 @@ def test_same_scores_pass_and_every_check_shows_its_figures(tmp_path, compare):
 
 
 def test_a_significant_drop_past_the_allowance_fails_with_exit_1(tmp_path, compare):
-    base, cur = _two_runs(tmp_path, {"prod": {"ndcg_cut_10": noisy_scores(N, 1)}},
-                          {"prod": {"ndcg_cut_10": noisy_scores(N, 1, shift=0.05)}})
+    base, cur = _two_runs(
+        tmp_path,
+        {"prod": {"ndcg_cut_10": noisy_scores(N, 1)}},
+        {"prod": {"ndcg_cut_10": noisy_scores(N, 1, shift=0.05)}},
+    )
     code, out, _ = compare(base, cur, "--max-drop", "nDCG@10=0.01")
     assert code == 1
     assert out.startswith("ragbench compare: FAIL (1 of 1 checks regressed)")
@@ -48,8 +51,11 @@ def test_a_significant_drop_past_the_allowance_fails_with_exit_1(tmp_path, compa
 
 
 def test_a_significant_drop_within_the_allowance_passes(tmp_path, compare):
-    base, cur = _two_runs(tmp_path, {"prod": {"ndcg_cut_10": noisy_scores(N, 1)}},
-                          {"prod": {"ndcg_cut_10": noisy_scores(N, 1, shift=0.02)}})
+    base, cur = _two_runs(
+        tmp_path,
+        {"prod": {"ndcg_cut_10": noisy_scores(N, 1)}},
+        {"prod": {"ndcg_cut_10": noisy_scores(N, 1, shift=0.02)}},
+    )
     assert compare(base, cur, "--max-drop", "nDCG@10=0.05")[0] == 0
     assert compare(base, cur, "--max-drop", "10%")[0] == 0  # 10% of a ~0.5 mean
     assert compare(base, cur, "--max-drop", "1%")[0] == 1
@@ -60,8 +66,9 @@ def test_a_large_but_noisy_drop_passes_unless_significance_is_off(tmp_path, comp
     base_values = np.full(12, 0.5)
     # mean change -0.05, drowned in per-query swings of +-0.4
     cur_values = base_values + np.array([0.4, -0.4, 0.4, -0.4, 0.3, -0.5, 0.4, -0.4, 0.4, -0.4, -0.2, -0.2])
-    base, cur = _two_runs(tmp_path, {"prod": {"ndcg_cut_10": per_query(base_values)}},
-                          {"prod": {"ndcg_cut_10": per_query(cur_values)}})
+    base, cur = _two_runs(
+        tmp_path, {"prod": {"ndcg_cut_10": per_query(base_values)}}, {"prod": {"ndcg_cut_10": per_query(cur_values)}}
+    )
     code, out, _ = compare(base, cur, "--max-drop", "0.01", "--format", "json")
     check = json.loads(out)["checks"][0]
     assert check["figures"]["effect"] < -0.01 and check["figures"]["p_holm"] > 0.05
@@ -94,8 +101,9 @@ def test_only_queries_both_runs_judged_are_compared_and_a_changed_dataset_is_sai
     base_scores = noisy_scores(N, 1)
     cur_scores = dict(list(base_scores.items())[:250])
     cur_scores["new-query"] = 0.0
-    base, cur = _two_runs(tmp_path, {"prod": {"ndcg_cut_10": base_scores}}, {"prod": {"ndcg_cut_10": cur_scores}},
-                          fingerprint="f2")
+    base, cur = _two_runs(
+        tmp_path, {"prod": {"ndcg_cut_10": base_scores}}, {"prod": {"ndcg_cut_10": cur_scores}}, fingerprint="f2"
+    )
     code, out, _ = compare(base, cur, "--format", "md")
     assert code == 0
     assert "**⚠️ DATASET CHANGED" in out
@@ -104,8 +112,9 @@ def test_only_queries_both_runs_judged_are_compared_and_a_changed_dataset_is_sai
 
 def test_match_pairs_renamed_targets_and_a_missing_target_fails(tmp_path, compare):
     scores = noisy_scores(N, 3)
-    base, cur = _two_runs(tmp_path, {"old": {"ndcg_cut_10": scores}, "gone": {"ndcg_cut_10": scores}},
-                          {"new": {"ndcg_cut_10": scores}})
+    base, cur = _two_runs(
+        tmp_path, {"old": {"ndcg_cut_10": scores}, "gone": {"ndcg_cut_10": scores}}, {"new": {"ndcg_cut_10": scores}}
+    )
     code, out, _ = compare(base, cur, "--match", "old=new")
     assert code == 1
     assert "pass  quality: old→new nDCG@10" in out
@@ -113,8 +122,11 @@ def test_match_pairs_renamed_targets_and_a_missing_target_fails(tmp_path, compar
 
 
 def test_junit_summary_and_github_step_summary(tmp_path, compare, monkeypatch):
-    base, cur = _two_runs(tmp_path, {"a": {"ndcg_cut_10": noisy_scores(N, 1)}, "b": {"ndcg_cut_10": noisy_scores(N, 2)}},
-                          {"a": {"ndcg_cut_10": noisy_scores(N, 1, shift=0.1)}, "b": {"ndcg_cut_10": noisy_scores(N, 2)}})
+    base, cur = _two_runs(
+        tmp_path,
+        {"a": {"ndcg_cut_10": noisy_scores(N, 1)}, "b": {"ndcg_cut_10": noisy_scores(N, 2)}},
+        {"a": {"ndcg_cut_10": noisy_scores(N, 1, shift=0.1)}, "b": {"ndcg_cut_10": noisy_scores(N, 2)}},
+    )
     step = tmp_path / "step.md"
     step.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
@@ -149,17 +161,20 @@ def test_benchmark_json_is_pytest_benchmark_shaped(tmp_path, compare):
     assert entry["stats"]["ops"] == pytest.approx(1 / np.mean(expected))
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--max-drop", "nDCG@10=abc"], "--max-drop 'abc': expected a number"),
-    (["--max-drop", "nDCG@5=0.01"], "--max-drop names ndcg_cut_5, which no compared run measured"),
-    (["--max-drop", "Foo@3=0.1"], "measure 'Foo@3': unknown"),
-    (["--alpha", "2"], "--alpha '2': must be between 0 and 1"),
-    (["--match", "nope"], "--match 'nope': expected BASE_NAME=CUR_NAME"),
-    (["--format", "xml"], "--format 'xml': expected one of text, md, json"),
-    (["--max-p99-increase", "-5%"], "must be a finite number >= 0"),
-    (["--max-error-rate", "150%"], "--max-error-rate '150%': a fraction of requests is at most 1"),
-    (["--max-error-rate", "nan"], "--max-error-rate 'nan': must be a finite number >= 0"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--max-drop", "nDCG@10=abc"], "--max-drop 'abc': expected a number"),
+        (["--max-drop", "nDCG@5=0.01"], "--max-drop names ndcg_cut_5, which no compared run measured"),
+        (["--max-drop", "Foo@3=0.1"], "measure 'Foo@3': unknown"),
+        (["--alpha", "2"], "--alpha '2': must be between 0 and 1"),
+        (["--match", "nope"], "--match 'nope': expected BASE_NAME=CUR_NAME"),
+        (["--format", "xml"], "--format 'xml': expected one of text, md, json"),
+        (["--max-p99-increase", "-5%"], "must be a finite number >= 0"),
+        (["--max-error-rate", "150%"], "--max-error-rate '150%': a fraction of requests is at most 1"),
+        (["--max-error-rate", "nan"], "--max-error-rate 'nan': must be a finite number >= 0"),
+    ],
+)
 def test_bad_flags_give_one_line_and_exit_2(tmp_path, compare, args, message):
     scores = {"prod": {"ndcg_cut_10": noisy_scores(20, 1)}}
     base, cur = _two_runs(tmp_path, scores, scores)
@@ -173,9 +188,11 @@ def test_bad_inputs_give_one_line_and_exit_2(tmp_path, compare):
     good = write_results(tmp_path / "good", scores)
     (tmp_path / "garbage.jsonl").write_text('{"record": "run"\n')
     (tmp_path / "empty").mkdir()
-    for bad, message in [(tmp_path / "missing", "no such results file or folder"),
-                         (tmp_path / "garbage.jsonl", "garbage.jsonl:1: malformed JSON"),
-                         (tmp_path / "empty", "no results.jsonl in this folder")]:
+    for bad, message in [
+        (tmp_path / "missing", "no such results file or folder"),
+        (tmp_path / "garbage.jsonl", "garbage.jsonl:1: malformed JSON"),
+        (tmp_path / "empty", "no results.jsonl in this folder"),
+    ]:
         code, out, err = compare(good, bad)
         assert (code, out) == (2, "")
         assert err.count("\n") == 1 and message in err, err
@@ -195,17 +212,26 @@ def test_folders_of_several_results_pair_by_path(tmp_path, compare):
 
 
 def test_a_null_score_is_an_input_error_not_a_nan_that_passes(tmp_path, compare):
-    base, cur = _two_runs(tmp_path, {"prod": {"ndcg_cut_10": {"q1": 0.5, "q2": 0.7}}},
-                          {"prod": {"ndcg_cut_10": {"q1": 0.5, "q2": float("nan")}}})  # NaN is written as null
+    base, cur = _two_runs(
+        tmp_path,
+        {"prod": {"ndcg_cut_10": {"q1": 0.5, "q2": 0.7}}},
+        {"prod": {"ndcg_cut_10": {"q1": 0.5, "q2": float("nan")}}},
+    )  # NaN is written as null
     code, out, err = compare(base, cur)
     assert (code, out) == (2, "")
-    assert err == f"ragbench: error: {cur}: metrics record of prod ndcg_cut_10: the score of query 'q2' is not a finite number\n"
+    assert (
+        err
+        == f"ragbench: error: {cur}: metrics record of prod ndcg_cut_10: the score of query 'q2' is not a finite number\n"
+    )
 
 
 def test_a_conflicting_duplicate_metrics_record_is_an_input_error_and_an_identical_one_is_not(tmp_path, compare):
     """Appending a better-looking copy of a metrics record must not hide a regression (nor replace the first)."""
-    base, cur = _two_runs(tmp_path, {"prod": {"ndcg_cut_10": noisy_scores(N, 1)}},
-                          {"prod": {"ndcg_cut_10": noisy_scores(N, 1, shift=0.2)}})
+    base, cur = _two_runs(
+        tmp_path,
+        {"prod": {"ndcg_cut_10": noisy_scores(N, 1)}},
+        {"prod": {"ndcg_cut_10": noisy_scores(N, 1, shift=0.2)}},
+    )
     lines = cur.read_text().splitlines()
     number, metrics = next((i + 1, line) for i, line in enumerate(lines) if '"record": "metrics"' in line)
     cur.write_text("\n".join(lines + [metrics]) + "\n")  # the same record again: as earlier versions wrote on Ctrl-C

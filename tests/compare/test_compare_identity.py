@@ -9,27 +9,68 @@ from bench.results.schema import IdentityEmbedPairRecord, IdentityEndpointRecord
 from bench.results.store import complete_results, write_results
 from tests.harness.cli import run_cli
 
-LIMITS = {"min_cosine": 0.9999, "mean_cosine": 0.99999, "max_norm_diff": 1e-3, "min_top10_overlap": 0.95,
-          "batch_min_cosine": 0.9999, "max_score_diff": 1e-4, "min_kendall_tau": 0.99}
+LIMITS = {
+    "min_cosine": 0.9999,
+    "mean_cosine": 0.99999,
+    "max_norm_diff": 1e-3,
+    "min_top10_overlap": 0.95,
+    "batch_min_cosine": 0.9999,
+    "max_score_diff": 1e-4,
+    "min_kendall_tau": 0.99,
+}
 
 
 def embed_pair(a="ref", b="tei", cosine_min=0.999999, cosine_mean=0.9999999, verdict="pass", failures=()):
     return IdentityEmbedPairRecord(
-        a=a, b=b, dtype="float32", thresholds=LIMITS, texts=100, dims={a: 384, b: 384}, cosine_min=cosine_min,
-        cosine_p01=cosine_min, cosine_mean=cosine_mean, max_abs_diff=1e-6, max_norm_diff=1e-6, norms={},
-        top10_overlap=1.0, by_token_length=[], worst=[], verdict=verdict, failures=list(failures), insufficient=[], causes=[])
+        a=a,
+        b=b,
+        dtype="float32",
+        thresholds=LIMITS,
+        texts=100,
+        dims={a: 384, b: 384},
+        cosine_min=cosine_min,
+        cosine_p01=cosine_min,
+        cosine_mean=cosine_mean,
+        max_abs_diff=1e-6,
+        max_norm_diff=1e-6,
+        norms={},
+        top10_overlap=1.0,
+        by_token_length=[],
+        worst=[],
+        verdict=verdict,
+        failures=list(failures),
+        insufficient=[],
+        causes=[],
+    )
 
 
 def rerank_pair(kendall=1.0, verdict="pass"):
-    return IdentityRerankPairRecord(a="ref-rr", b="tei-rr", dtype="float32", thresholds=LIMITS, max_score_diff=1e-6,
-                                    mean_score_diff=1e-7, kendall_tau_mean=kendall, kendall_tau_min=kendall,
-                                    verdict=verdict, failures=[] if verdict == "pass" else ["kendall tau"], insufficient=[],
-                                    causes=[])
+    return IdentityRerankPairRecord(
+        a="ref-rr",
+        b="tei-rr",
+        dtype="float32",
+        thresholds=LIMITS,
+        max_score_diff=1e-6,
+        mean_score_diff=1e-7,
+        kendall_tau_mean=kendall,
+        kendall_tau_min=kendall,
+        verdict=verdict,
+        failures=[] if verdict == "pass" else ["kendall tau"],
+        insufficient=[],
+        causes=[],
+    )
 
 
 def endpoint(name="tei", batch_verdict="pass"):
-    return IdentityEndpointRecord(name=name, config={}, seconds=1.0, batch_texts=8, batch_min_cosine=1.0,
-                                  batch_threshold=0.9999, batch_verdict=batch_verdict)
+    return IdentityEndpointRecord(
+        name=name,
+        config={},
+        seconds=1.0,
+        batch_texts=8,
+        batch_min_cosine=1.0,
+        batch_threshold=0.9999,
+        batch_verdict=batch_verdict,
+    )
 
 
 def _write(folder, records):
@@ -55,7 +96,9 @@ def test_unchanged_pairs_pass(compare):
 
 
 def test_a_verdict_that_flipped_fails(compare):
-    code, out, _ = compare([embed_pair()], [embed_pair(cosine_min=0.93, verdict="fail", failures=["cosine min 0.93 < 0.9999"])])
+    code, out, _ = compare(
+        [embed_pair()], [embed_pair(cosine_min=0.93, verdict="fail", failures=["cosine min 0.93 < 0.9999"])]
+    )
     assert code == 1
     assert "FAIL  identity: embed ref vs tei: verdict pass → fail (cosine min 0.93 < 0.9999)" in out
 
@@ -76,8 +119,10 @@ def test_pairs_match_in_either_order_and_by_renamed_endpoints(compare):
 
 
 def test_a_pair_missing_and_lost_batch_invariance_fail(compare):
-    code, out, _ = compare([embed_pair(), rerank_pair(), endpoint()], [rerank_pair(kendall=0.5, verdict="fail"),
-                                                                        endpoint(batch_verdict="fail")])
+    code, out, _ = compare(
+        [embed_pair(), rerank_pair(), endpoint()],
+        [rerank_pair(kendall=0.5, verdict="fail"), endpoint(batch_verdict="fail")],
+    )
     assert code == 1
     assert "FAIL  identity: embed ref vs tei: not measured in the current run" in out
     assert "FAIL  identity: rerank ref-rr vs tei-rr: verdict pass → fail" in out
@@ -94,4 +139,7 @@ def test_a_pair_appended_again_with_other_figures_is_an_input_error(tmp_path, mo
     passing = _write(tmp_path / "passing", [embed_pair()]).read_text().splitlines()
     cur.write_text("\n".join(lines + [next(line for line in passing if '"identity_embed_pair"' in line)]) + "\n")
     code, _, err = run_cli(["compare", str(base), str(cur)], monkeypatch, capsys)
-    assert code == 2 and f"{cur}:{len(lines) + 1}: identity_embed_pair record 'ref tei' again, different from line {number}" in err
+    assert (
+        code == 2
+        and f"{cur}:{len(lines) + 1}: identity_embed_pair record 'ref tei' again, different from line {number}" in err
+    )

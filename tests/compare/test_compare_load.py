@@ -23,11 +23,17 @@ def _runs(tmp_path, base: list, cur: list):
 
 
 def test_points_within_thresholds_pass_and_show_their_figures(tmp_path, compare):
-    base, cur = _runs(tmp_path, [load_point(batch=1), load_point(batch=8)],
-                      [load_point(batch=1, texts_per_s=980, p99_ms=21), load_point(batch=8)])
+    base, cur = _runs(
+        tmp_path,
+        [load_point(batch=1), load_point(batch=8)],
+        [load_point(batch=1, texts_per_s=980, p99_ms=21), load_point(batch=8)],
+    )
     code, out, _ = compare(base, cur, *GATE)
     assert code == 0, out
-    assert "pass  load: tei embed closed batch 1 conc 4: texts/s 1000.0 → 980.0 (×0.980), p99 20.0 → 21.0 ms (+5.0%)" in out
+    assert (
+        "pass  load: tei embed closed batch 1 conc 4: texts/s 1000.0 → 980.0 (×0.980), p99 20.0 → 21.0 ms (+5.0%)"
+        in out
+    )
 
 
 @pytest.mark.parametrize("texts_per_s, p99_ms, failing", [(900, 20, True), (1000, 23, True), (960, 21.9, False)])
@@ -39,8 +45,11 @@ def test_slower_or_later_points_fail(tmp_path, compare, texts_per_s, p99_ms, fai
 
 
 def test_a_saturated_client_is_said_not_gated_in_every_output(tmp_path, compare):
-    base, cur = _runs(tmp_path, [load_point()], [load_point(texts_per_s=100, p99_ms=500, saturated=True,
-                                                            client_extra={"utilization": 0.97})])
+    base, cur = _runs(
+        tmp_path,
+        [load_point()],
+        [load_point(texts_per_s=100, p99_ms=500, saturated=True, client_extra={"utilization": 0.97})],
+    )
     code, out, _ = compare(base, cur, *GATE, "--junit", tmp_path / "j.xml", "--summary", tmp_path / "s.md")
     assert code == 0
     assert out.startswith("ragbench compare: pass (0 checks, none regressed; 1 not gated, each says why)")
@@ -54,7 +63,9 @@ def test_a_saturated_client_is_said_not_gated_in_every_output(tmp_path, compare)
 
 def test_an_error_rate_rise_fails_whatever_the_throughput_says(tmp_path, compare):
     """The issue's hung server: 349 of 801 answered, texts/s within the ratio, 452 timeouts."""
-    base, cur = _runs(tmp_path, [load_point(sent=800)], [load_point(sent=801, errors={"timeout": 452}, texts_per_s=990)])
+    base, cur = _runs(
+        tmp_path, [load_point(sent=800)], [load_point(sent=801, errors={"timeout": 452}, texts_per_s=990)]
+    )
     code, out, _ = compare(base, cur, "--min-throughput-ratio", "0.9")
     assert code == 1
     assert "FAIL  load: tei embed closed batch 8 conc 4: texts/s 1000.0 → 990.0 (×0.990)" in out
@@ -69,16 +80,19 @@ def test_a_current_point_with_no_success_fails_even_when_nothing_else_is_gated(t
     assert code == 1 and "the current point had no successful request" in out
 
 
-@pytest.mark.parametrize("edit, says", [
-    (('"texts_per_s": 1000.0', '"texts_per_s": "fast"'), "throughput.texts_per_s 'fast'"),
-    (('"texts_per_s": 1000.0', '"texts_per_s": NaN'), "throughput.texts_per_s nan"),
-    (('"texts_per_s": 1000.0', '"texts_per_s": null'), "throughput.texts_per_s None"),
-    (('"p99": 20.0', '"p99": NaN'), "latency_ms.service.p99 nan"),
-    (('"p99": 20.0', '"p99": null'), "latency_ms.service.p99 None"),
-    (('"ok": 100', '"ok": "all"'), "requests.sent, ok"),
-    (('"ok": 100', '"ok": 101'), "requests.ok 101 > sent 100"),
-    (('"saturated": false', '"saturated": "no"'), "client.saturated"),
-])
+@pytest.mark.parametrize(
+    "edit, says",
+    [
+        (('"texts_per_s": 1000.0', '"texts_per_s": "fast"'), "throughput.texts_per_s 'fast'"),
+        (('"texts_per_s": 1000.0', '"texts_per_s": NaN'), "throughput.texts_per_s nan"),
+        (('"texts_per_s": 1000.0', '"texts_per_s": null'), "throughput.texts_per_s None"),
+        (('"p99": 20.0', '"p99": NaN'), "latency_ms.service.p99 nan"),
+        (('"p99": 20.0', '"p99": null'), "latency_ms.service.p99 None"),
+        (('"ok": 100', '"ok": "all"'), "requests.sent, ok"),
+        (('"ok": 100', '"ok": 101'), "requests.ok 101 > sent 100"),
+        (('"saturated": false', '"saturated": "no"'), "client.saturated"),
+    ],
+)
 def test_a_load_point_compare_cannot_judge_is_an_input_error(tmp_path, compare, edit, says):
     base, cur = _runs(tmp_path, [load_point()], [load_point()])
     lines = cur.read_text().splitlines()
@@ -119,8 +133,11 @@ def test_without_thresholds_load_is_reported_not_gated(tmp_path, compare):
 
 
 def test_a_point_missing_from_the_current_run_fails_and_a_renamed_endpoint_matches(tmp_path, compare):
-    base, cur = _runs(tmp_path, [load_point(endpoint="old", batch=1), load_point(endpoint="old", batch=32)],
-                      [load_point(endpoint="new", batch=1), load_point(endpoint="new", batch=64)])
+    base, cur = _runs(
+        tmp_path,
+        [load_point(endpoint="old", batch=1), load_point(endpoint="old", batch=32)],
+        [load_point(endpoint="new", batch=1), load_point(endpoint="new", batch=64)],
+    )
     code, out, _ = compare(base, cur, *GATE, "--match", "old=new")
     assert code == 1
     assert "pass  load: new embed closed batch 1 conc 4" in out
@@ -157,7 +174,12 @@ def test_pytest_benchmark_itself_reads_the_benchmark_json(tmp_path, compare):
     base, cur = _runs(tmp_path, [point], [point])
     assert compare(base, cur, "--benchmark-json", tmp_path / "0001_run.json")[0] == 0
     tool = Path(sys.executable).with_name("pytest-benchmark")
-    done = subprocess.run([str(tool), "compare", str(tmp_path / "0001_run.json"), "--columns", "min,max,mean,ops,rounds"],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)  # outside the repo: no conftest to load
+    done = subprocess.run(
+        [str(tool), "compare", str(tmp_path / "0001_run.json"), "--columns", "min,max,mean,ops,rounds"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )  # outside the repo: no conftest to load
     assert done.returncode == 0, done.stderr
     assert "tei embed closed batch 8 conc 4 latency" in done.stdout and "throughput" in done.stdout

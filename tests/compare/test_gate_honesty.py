@@ -16,8 +16,17 @@ MAX_DROP = "nDCG@10=0.01"
 
 
 def _quality(out, target: str, seed: int):
-    quality_command(QualityRequest(dataset=scifact(), split="train", targets=[target], out=out,
-                                   measures=["nDCG@10", "R@100"], max_docs=1500, seed=seed))
+    quality_command(
+        QualityRequest(
+            dataset=scifact(),
+            split="train",
+            targets=[target],
+            out=out,
+            measures=["nDCG@10", "R@100"],
+            max_docs=1500,
+            seed=seed,
+        )
+    )
     return out
 
 
@@ -29,8 +38,9 @@ def test_same_system_passes_and_a_known_regression_fails(tmp_path, worse_kind, m
     capsys.readouterr()
 
     def gate(current):
-        code, out, err = run_cli(["compare", str(base), str(current), "--max-drop", MAX_DROP, "--format", "json"],
-                                 monkeypatch, capsys)
+        code, out, err = run_cli(
+            ["compare", str(base), str(current), "--max-drop", MAX_DROP, "--format", "json"], monkeypatch, capsys
+        )
         import json
 
         assert err == "", err
@@ -43,8 +53,10 @@ def test_same_system_passes_and_a_known_regression_fails(tmp_path, worse_kind, m
         for title, checks in (("same system, other seed", same_checks), ("10% of queries spoiled", worse_checks)):
             for label, c in checks.items():
                 f = c["figures"]
-                print(f"\n[gate honesty] {title}: {label} effect {f['effect']:+.4f} "
-                      f"[{f['ci_low']:+.4f}, {f['ci_high']:+.4f}] p {f['p']:.2g} (Holm {f['p_holm']:.2g}) -> {c['status']}")
+                print(
+                    f"\n[gate honesty] {title}: {label} effect {f['effect']:+.4f} "
+                    f"[{f['ci_low']:+.4f}, {f['ci_high']:+.4f}] p {f['p']:.2g} (Holm {f['p_holm']:.2g}) -> {c['status']}"
+                )
     assert same_code == 0 and all(c["status"] == "pass" for c in same_checks.values())
     assert any("DATASET CHANGED" in note for note in same_notes)  # other seed, other distractor sample
     assert worse_code == 1 and worse_checks["nDCG@10"]["status"] == "fail"

@@ -67,8 +67,11 @@ def test_two_outputs_naming_one_file_are_refused(runs, tmp_path, monkeypatch, ca
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     base, cur = runs
     both = tmp_path / "gate.out"
-    refused(*run_cli(["compare", str(base), str(cur), "--junit", str(both), "--summary", str(both)], monkeypatch, capsys),
-            "--summary", "also given as --junit")
+    refused(
+        *run_cli(["compare", str(base), str(cur), "--junit", str(both), "--summary", str(both)], monkeypatch, capsys),
+        "--summary",
+        "also given as --junit",
+    )
     assert not both.exists()
 
 
@@ -98,7 +101,8 @@ def test_run_refuses_an_output_on_its_inputs_before_any_job_runs(runs, tmp_path,
     out = tmp_path / "out"
     path = {"suite": suite, "baseline": base, "job": out / "quality-d" / "results.jsonl"}[target]
     before = snapshot(suite, base)
-    code, stdout, err = run_cli(["run", str(suite), "--baseline", str(base.parent), "--out", str(out), flag, str(path)],
-                                monkeypatch, capsys)
+    code, stdout, err = run_cli(
+        ["run", str(suite), "--baseline", str(base.parent), "--out", str(out), flag, str(path)], monkeypatch, capsys
+    )
     refused(code, stdout, err, flag, "is inside" if target == "job" else "is an input")
     assert snapshot(suite, base) == before and not out.exists()

@@ -27,10 +27,34 @@ TEXT = st.lists(st.sampled_from(["alpha", "beta", "gamma", "the", "é"]), min_si
 ID = st.sampled_from(["q1", "d1", "1", "d 1", "", "\u00a0", "é", "q1\t"]) | st.text(max_size=4)
 GRADE = st.sampled_from(["0", "1", "2", "-1", "1.0", "1.5", "x", "1e400", "nan", "inf", "99999999999", ""])
 SCORE = st.sampled_from(["1.0", "0.5", "0", "-3", "nan", "inf", "x", "1e400"]) | st.floats().map(repr)
-JUNK = st.sampled_from(["\ufeff", "\x00", "\r", "\t", " ", "<DOC>", "</DOC>", "<DOCNO>", "</DOCNO>", "<top>", "</top>",
-                        "<num>", "<title>", "{", "}", "[", '"', "\\", "query-id\tcorpus-id\tscore"]) | st.text(max_size=6)
-JSON_VALUE = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | ID,
-                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ID, inner, max_size=3), max_leaves=6)
+JUNK = st.sampled_from(
+    [
+        "\ufeff",
+        "\x00",
+        "\r",
+        "\t",
+        " ",
+        "<DOC>",
+        "</DOC>",
+        "<DOCNO>",
+        "</DOCNO>",
+        "<top>",
+        "</top>",
+        "<num>",
+        "<title>",
+        "{",
+        "}",
+        "[",
+        '"',
+        "\\",
+        "query-id\tcorpus-id\tscore",
+    ]
+) | st.text(max_size=6)
+JSON_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | ID,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ID, inner, max_size=3),
+    max_leaves=6,
+)
 
 
 def record(keys: list[str]) -> st.SearchStrategy[str]:
@@ -58,28 +82,58 @@ def unique(strategy: st.SearchStrategy[tuple], key=lambda t: t[0]) -> st.SearchS
     return st.lists(strategy, min_size=1, max_size=6, unique_by=key)
 
 
-TREC_QRELS = spoiled(unique(st.tuples(QID, DOCID, st.integers(0, 2)), key=lambda t: t[:2]).map(
-    lambda ts: [f"{q} 0 {d} {g}" for q, d, g in ts]), columns(ID, st.just("0"), ID, GRADE))
-BEIR_QRELS = spoiled(unique(st.tuples(QID, DOCID, st.integers(0, 2)), key=lambda t: t[:2]).map(
-    lambda ts: ["query-id\tcorpus-id\tscore", *(f"{q}\t{d}\t{g}" for q, d, g in ts)]), columns(ID, ID, GRADE, sep="\t"))
-RUN = spoiled(unique(st.tuples(QID, DOCID, st.floats(allow_nan=False, allow_infinity=False)), key=lambda t: t[:2]).map(
-    lambda ts: [f"{q} Q0 {d} 1 {s!r} tag" for q, d, s in ts]),
-    columns(ID, st.just("Q0"), ID, st.just("1"), SCORE, st.just("tag")) | columns(ID, ID, ID))
-CORPUS = spoiled(unique(st.tuples(DOCID, TEXT, TEXT)).map(
-    lambda ts: [json.dumps({"_id": d, "title": title, "text": text}) for d, title, text in ts]), record(["_id", "id", "title", "text"]))
-QUERIES = spoiled(unique(st.tuples(QID, TEXT)).map(lambda ts: [json.dumps({"_id": q, "text": t}) for q, t in ts]),
-                  record(["_id", "text"]))
-QA = spoiled(unique(st.tuples(QID, TEXT, st.dictionaries(DOCID, st.integers(0, 2), min_size=1, max_size=3) | st.lists(DOCID, min_size=1, max_size=3))).map(
-    lambda ts: [json.dumps({"id": q, "query": t, "relevant": r}) for q, t, r in ts]), record(["id", "query", "relevant"]))
+TREC_QRELS = spoiled(
+    unique(st.tuples(QID, DOCID, st.integers(0, 2)), key=lambda t: t[:2]).map(
+        lambda ts: [f"{q} 0 {d} {g}" for q, d, g in ts]
+    ),
+    columns(ID, st.just("0"), ID, GRADE),
+)
+BEIR_QRELS = spoiled(
+    unique(st.tuples(QID, DOCID, st.integers(0, 2)), key=lambda t: t[:2]).map(
+        lambda ts: ["query-id\tcorpus-id\tscore", *(f"{q}\t{d}\t{g}" for q, d, g in ts)]
+    ),
+    columns(ID, ID, GRADE, sep="\t"),
+)
+RUN = spoiled(
+    unique(st.tuples(QID, DOCID, st.floats(allow_nan=False, allow_infinity=False)), key=lambda t: t[:2]).map(
+        lambda ts: [f"{q} Q0 {d} 1 {s!r} tag" for q, d, s in ts]
+    ),
+    columns(ID, st.just("Q0"), ID, st.just("1"), SCORE, st.just("tag")) | columns(ID, ID, ID),
+)
+CORPUS = spoiled(
+    unique(st.tuples(DOCID, TEXT, TEXT)).map(
+        lambda ts: [json.dumps({"_id": d, "title": title, "text": text}) for d, title, text in ts]
+    ),
+    record(["_id", "id", "title", "text"]),
+)
+QUERIES = spoiled(
+    unique(st.tuples(QID, TEXT)).map(lambda ts: [json.dumps({"_id": q, "text": t}) for q, t in ts]),
+    record(["_id", "text"]),
+)
+QA = spoiled(
+    unique(
+        st.tuples(
+            QID,
+            TEXT,
+            st.dictionaries(DOCID, st.integers(0, 2), min_size=1, max_size=3) | st.lists(DOCID, min_size=1, max_size=3),
+        )
+    ).map(lambda ts: [json.dumps({"id": q, "query": t, "relevant": r}) for q, t, r in ts]),
+    record(["id", "query", "relevant"]),
+)
 TOPICS = spoiled(unique(st.tuples(QID, TEXT)).map(lambda ts: [f"{q}\t{t}" for q, t in ts]), columns(ID, TEXT, sep="\t"))
-TREC_CORPUS = spoiled(unique(st.tuples(DOCID, TEXT)).map(lambda ts: [f"<DOC><DOCNO>{d}</DOCNO>{t}</DOC>" for d, t in ts]),
-                      st.lists(JUNK | ID, max_size=8).map("".join))
+TREC_CORPUS = spoiled(
+    unique(st.tuples(DOCID, TEXT)).map(lambda ts: [f"<DOC><DOCNO>{d}</DOCNO>{t}</DOC>" for d, t in ts]),
+    st.lists(JUNK | ID, max_size=8).map("".join),
+)
 
 
 def ragbench(*args: str) -> tuple[int, str, str]:
     stdout, stderr = io.StringIO(), io.StringIO()
-    with mock.patch.object(sys, "argv", ["ragbench", *args]), contextlib.redirect_stdout(stdout), \
-            contextlib.redirect_stderr(stderr):
+    with (
+        mock.patch.object(sys, "argv", ["ragbench", *args]),
+        contextlib.redirect_stdout(stdout),
+        contextlib.redirect_stderr(stderr),
+    ):
         try:
             main()
             code = 0
@@ -114,8 +168,16 @@ def maybe_truncated(data: bytes, cut: int) -> bytes:
 def test_evaluate_on_any_qrels_and_run_file(qrels, run, complete):
     with tempfile.TemporaryDirectory() as tmp:
         root = write(Path(tmp), {"qrels": qrels, "run": run})
-        assert_result_or_one_line("evaluate", str(root / "qrels"), str(root / "run"), "-m", "ndcg_cut.10",
-                                  "-m", "MRR@10", *(["-c"] if complete else []))
+        assert_result_or_one_line(
+            "evaluate",
+            str(root / "qrels"),
+            str(root / "run"),
+            "-m",
+            "ndcg_cut.10",
+            "-m",
+            "MRR@10",
+            *(["-c"] if complete else []),
+        )
 
 
 @SETTINGS
@@ -128,8 +190,12 @@ def test_datasets_check_on_any_beir_folder(corpus, queries, qrels, gz_cut):
 
 
 @SETTINGS
-@given(qrels=TREC_QRELS, topics=TOPICS, corpus=TREC_CORPUS | CORPUS,
-       corpus_name=st.sampled_from(["corpus.trec", "corpus.tsv", "corpus.jsonl", "corpus.trec.gz"]))
+@given(
+    qrels=TREC_QRELS,
+    topics=TOPICS,
+    corpus=TREC_CORPUS | CORPUS,
+    corpus_name=st.sampled_from(["corpus.trec", "corpus.tsv", "corpus.jsonl", "corpus.trec.gz"]),
+)
 def test_datasets_check_on_any_trec_folder(qrels, topics, corpus, corpus_name):
     with tempfile.TemporaryDirectory() as tmp:
         root = write(Path(tmp), {"qrels.txt": qrels, "topics.txt": topics, corpus_name: corpus})

@@ -8,17 +8,25 @@ from pathlib import Path
 
 import pytest
 
-from bench.datasets import check_dataset, load_dataset
 from bench.core.errors import InputError
+from bench.datasets import check_dataset, load_dataset
 from tests.paths import scifact
 
 
-def write_beir(root: Path, corpus=None, queries=None, qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t2\n", split="test"):
+def write_beir(
+    root: Path, corpus=None, queries=None, qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t2\n", split="test"
+):
     root.mkdir(parents=True, exist_ok=True)
-    corpus = corpus if corpus is not None else [{"_id": "d1", "title": "T1", "text": "alpha"}, {"_id": "d2", "text": "beta"}]
+    corpus = (
+        corpus if corpus is not None else [{"_id": "d1", "title": "T1", "text": "alpha"}, {"_id": "d2", "text": "beta"}]
+    )
     queries = queries if queries is not None else [{"_id": "q1", "text": "alpha?"}, {"_id": "q2", "text": "beta?"}]
-    (root / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in corpus) if isinstance(corpus, list) else corpus)
-    (root / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in queries) if isinstance(queries, list) else queries)
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in corpus) if isinstance(corpus, list) else corpus
+    )
+    (root / "queries.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in queries) if isinstance(queries, list) else queries
+    )
     (root / "qrels").mkdir(exist_ok=True)
     (root / "qrels" / f"{split}.tsv").write_text(qrels)
     return root
@@ -45,10 +53,14 @@ def test_trec_layout_with_sgml_topics_and_corpus(tmp_path):
     root = tmp_path / "trec"
     root.mkdir()
     (root / "qrels.txt").write_text("301 0 DOC-1 1\n301 0 DOC-2 0\n302 0 DOC-2 2\n")
-    (root / "topics.txt").write_text("<top>\n<num> Number: 301\n<title> Foreign minorities\n<desc> x\n</top>\n"
-                                     "<top>\n<num> Number: 302\n<title> Poliomyelitis\n</top>\n")
-    (root / "corpus.trec").write_text("<DOC>\n<DOCNO> DOC-1 </DOCNO>\n<TEXT>first text</TEXT>\n</DOC>\n"
-                                      "<DOC><DOCNO>DOC-2</DOCNO><TEXT>second</TEXT></DOC>\n")
+    (root / "topics.txt").write_text(
+        "<top>\n<num> Number: 301\n<title> Foreign minorities\n<desc> x\n</top>\n"
+        "<top>\n<num> Number: 302\n<title> Poliomyelitis\n</top>\n"
+    )
+    (root / "corpus.trec").write_text(
+        "<DOC>\n<DOCNO> DOC-1 </DOCNO>\n<TEXT>first text</TEXT>\n</DOC>\n"
+        "<DOC><DOCNO>DOC-2</DOCNO><TEXT>second</TEXT></DOC>\n"
+    )
     ds = load_dataset(root)
     assert ds.format == "trec"
     assert ds.queries == {"301": "Foreign minorities", "302": "Poliomyelitis"}
@@ -66,8 +78,9 @@ def test_trec_tsv_topics(tmp_path):
 
 def test_jsonl_qa(tmp_path):
     (tmp_path / "corpus.jsonl").write_text('{"id": "d1", "text": "x"}\n{"id": "d2", "text": "y"}\n')
-    (tmp_path / "qa.jsonl").write_text('{"id": "1", "query": "x?", "relevant": {"d1": 2}}\n'
-                                       '{"id": "2", "query": "y?", "relevant": ["d2"]}\n')
+    (tmp_path / "qa.jsonl").write_text(
+        '{"id": "1", "query": "x?", "relevant": {"d1": 2}}\n{"id": "2", "query": "y?", "relevant": ["d2"]}\n'
+    )
     for path in (tmp_path, tmp_path / "qa.jsonl"):
         ds = load_dataset(path)
         assert ds.format == "jsonl" and ds.qrels == {"1": {"d1": 2}, "2": {"d2": 1}}
@@ -76,10 +89,20 @@ def test_jsonl_qa(tmp_path):
 BAD_BEIR = [
     # (what to break, expected file, expected line, words in the message)
     (dict(corpus='{"_id": "d1", "text": "a"}\n{"_id": "d2", "text": \n'), "corpus.jsonl", 2, "malformed JSON"),
-    (dict(corpus='{"_id": "d1", "text": "a"}\n{"_id": "d1", "text": "b"}\n'), "corpus.jsonl", 2, "duplicate document id"),
+    (
+        dict(corpus='{"_id": "d1", "text": "a"}\n{"_id": "d1", "text": "b"}\n'),
+        "corpus.jsonl",
+        2,
+        "duplicate document id",
+    ),
     (dict(corpus='{"_id": "d1"}\n'), "corpus.jsonl", 1, "missing field 'text'"),
     (dict(queries='{"_id": "q1", "text": "a"}\n{"text": "b"}\n'), "queries.jsonl", 2, "missing field '_id'"),
-    (dict(queries='{"_id": "q1", "text": "a"}\n{"_id": "q1", "text": "b"}\n'), "queries.jsonl", 2, "duplicate query id"),
+    (
+        dict(queries='{"_id": "q1", "text": "a"}\n{"_id": "q1", "text": "b"}\n'),
+        "queries.jsonl",
+        2,
+        "duplicate query id",
+    ),
     (dict(qrels="q1\td1\t1\n"), "test.tsv", 1, "missing header"),
     (dict(qrels="query-id\tcorpus-id\tscore\nq1\td1\n"), "test.tsv", 2, "expected 3 tab-separated columns"),
     (dict(qrels="query-id\tcorpus-id\tscore\nq1\td1\tx\n"), "test.tsv", 2, "not a number"),
@@ -132,10 +155,12 @@ def test_bad_trec_qrels_and_topics(tmp_path):
 
 
 def test_soft_problems_are_counted_not_fatal(tmp_path):
-    root = write_beir(tmp_path / "ds",
-                      corpus=[{"_id": "d1", "text": "same"}, {"_id": "d3", "text": "same"}],
-                      queries=[{"_id": "q1", "text": "a"}, {"_id": "q2", "text": "b"}, {"_id": "q3", "text": "c"}],
-                      qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t0\n")
+    root = write_beir(
+        tmp_path / "ds",
+        corpus=[{"_id": "d1", "text": "same"}, {"_id": "d3", "text": "same"}],
+        queries=[{"_id": "q1", "text": "a"}, {"_id": "q2", "text": "b"}, {"_id": "q3", "text": "c"}],
+        qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t0\n",
+    )
     report = check_dataset(load_dataset(root))
     assert report.problems["judged documents missing from the corpus"] == 1
     assert report.problems["documents whose text repeats another's"] == 2
@@ -159,10 +184,15 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
     result = run_cli("datasets", "check", str(root))
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
-    assert result.stderr.strip() == f"ragbench: error: {root / 'corpus.jsonl'}:2: malformed JSON (Expecting property name enclosed in double quotes at column 2)"
+    assert (
+        result.stderr.strip()
+        == f"ragbench: error: {root / 'corpus.jsonl'}:2: malformed JSON (Expecting property name enclosed in double quotes at column 2)"
+    )
 
 
-def _trec_root(tmp_path: Path, qrels="1 0 a 1\n", topics="1\tsome query\n", corpus: tuple[str, str] | None = None) -> Path:
+def _trec_root(
+    tmp_path: Path, qrels="1 0 a 1\n", topics="1\tsome query\n", corpus: tuple[str, str] | None = None
+) -> Path:
     root = tmp_path / "trec"
     root.mkdir(exist_ok=True)
     (root / "qrels").write_text(qrels)
@@ -178,7 +208,9 @@ def test_a_byte_order_mark_is_dropped_in_every_format(tmp_path):
     for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
         (beir / name).write_text(bom + (beir / name).read_text(), encoding="utf-8")
     assert load_dataset(beir).fingerprint() == load_dataset(write_beir(tmp_path / "plain")).fingerprint()
-    trec = _trec_root(tmp_path, qrels=bom + "1 0 a 1\n", topics=bom + "1\tq\n", corpus=("corpus.tsv", bom + "a\ttext\n"))
+    trec = _trec_root(
+        tmp_path, qrels=bom + "1 0 a 1\n", topics=bom + "1\tq\n", corpus=("corpus.tsv", bom + "a\ttext\n")
+    )
     ds = load_dataset(trec)
     assert (ds.qrels, ds.queries, list(ds.corpus)) == ({"1": {"a": 1}}, {"1": "q"}, ["a"])
     (trec / "corpus.tsv").unlink()
@@ -204,11 +236,26 @@ SPACED_IDS = [
     ("beir", dict(queries='{"_id": "q1", "text": "a"}\n{"_id": "q\\t2", "text": "b"}\n'), "queries.jsonl", 2),
     ("beir", dict(qrels="query-id\tcorpus-id\tscore\nq1\td 1\t1\n"), "test.tsv", 2),
     ("trec", dict(topics="1\tq\n2 x\tq\n"), "topics", 2),
-    ("trec", dict(corpus=("corpus.trec", "<DOC><DOCNO>a</DOCNO>x</DOC>\n<DOC>\n<DOCNO>b c</DOCNO>\n</DOC>\n")), "corpus.trec", 2),
+    (
+        "trec",
+        dict(corpus=("corpus.trec", "<DOC><DOCNO>a</DOCNO>x</DOC>\n<DOC>\n<DOCNO>b c</DOCNO>\n</DOC>\n")),
+        "corpus.trec",
+        2,
+    ),
     ("trec", dict(corpus=("corpus.tsv", "a\tx\nb c\ty\n")), "corpus.tsv", 2),
-    ("trec", dict(corpus=("corpus.jsonl", '{"_id": "a", "text": "x"}\n{"_id": "b\\u00a0c", "text": "y"}\n')), "corpus.jsonl", 2),
+    (
+        "trec",
+        dict(corpus=("corpus.jsonl", '{"_id": "a", "text": "x"}\n{"_id": "b\\u00a0c", "text": "y"}\n')),
+        "corpus.jsonl",
+        2,
+    ),
     ("jsonl", '{"id": "1", "query": "x", "relevant": {"d 1": 1}}\n', "qa.jsonl", 1),
-    ("jsonl", '{"id": "1", "query": "x", "relevant": ["d1"]}\n{"id": "2 ", "query": "y", "relevant": ["d1"]}\n', "qa.jsonl", 2),
+    (
+        "jsonl",
+        '{"id": "1", "query": "x", "relevant": ["d1"]}\n{"id": "2 ", "query": "y", "relevant": ["d1"]}\n',
+        "qa.jsonl",
+        2,
+    ),
 ]
 
 
@@ -231,10 +278,20 @@ def test_ids_with_white_space_are_refused_at_their_line(tmp_path, format, change
 
 MALFORMED_SGML = [
     # (file, text, line, words)
-    ("corpus.trec", "<DOC><DOCNO>a</DOCNO>one\n<DOC><DOCNO>b</DOCNO>two</DOC>\n", 2, "<DOC> inside another <DOC> (the one opened at line 1"),
+    (
+        "corpus.trec",
+        "<DOC><DOCNO>a</DOCNO>one\n<DOC><DOCNO>b</DOCNO>two</DOC>\n",
+        2,
+        "<DOC> inside another <DOC> (the one opened at line 1",
+    ),
     ("corpus.trec", "<DOC><DOCNO>a</DOCNO>one</DOC>\n<DOC>\n<DOCNO>b</DOCNO>two\n", 2, "<DOC> without </DOC>"),
     ("corpus.trec", "<DOC><DOCNO>a</DOCNO>one</DOC>\n</DOC>\n", 2, "</DOC> without <DOC>"),
-    ("corpus.trec", "<DOC><DOCNO>a</DOCNO>one</DOC>\nstray words\n<DOC><DOCNO>b</DOCNO></DOC>\n", 2, "text outside <DOC>"),
+    (
+        "corpus.trec",
+        "<DOC><DOCNO>a</DOCNO>one</DOC>\nstray words\n<DOC><DOCNO>b</DOCNO></DOC>\n",
+        2,
+        "text outside <DOC>",
+    ),
     ("corpus.trec", "<DOC>\n<TEXT>no id</TEXT>\n</DOC>\n", 1, "<DOC> without <DOCNO>"),
     ("corpus.trec", "<DOC><DOCNO>a</DOCNO><DOCNO>b</DOCNO></DOC>\n", 1, "several <DOCNO>"),
     ("topics", "<top>\n<num> 1\n<title> one\n<top>\n<num> 2\n<title> two\n</top>\n", 4, "<top> inside another <top>"),
@@ -244,8 +301,12 @@ MALFORMED_SGML = [
 
 @pytest.mark.parametrize("filename, text, line, words", MALFORMED_SGML)
 def test_malformed_sgml_is_an_error_at_its_line_not_a_merge(tmp_path, filename, text, line, words):
-    root = _trec_root(tmp_path, qrels="1 0 a 1\n", corpus=(filename, text) if filename != "topics" else None,
-                      topics=text if filename == "topics" else "1\tq\n")
+    root = _trec_root(
+        tmp_path,
+        qrels="1 0 a 1\n",
+        corpus=(filename, text) if filename != "topics" else None,
+        topics=text if filename == "topics" else "1\tq\n",
+    )
     with pytest.raises(InputError) as info:
         load_dataset(root)
     assert (Path(info.value.path).name, info.value.line) == (filename, line)
@@ -253,7 +314,9 @@ def test_malformed_sgml_is_an_error_at_its_line_not_a_merge(tmp_path, filename, 
 
 
 def test_a_truncated_gzip_file_is_one_line_with_its_line(tmp_path):
-    root = write_beir(tmp_path / "ds", corpus="".join(json.dumps({"_id": f"d{i}", "text": "word " * 50}) + "\n" for i in range(200)))
+    root = write_beir(
+        tmp_path / "ds", corpus="".join(json.dumps({"_id": f"d{i}", "text": "word " * 50}) + "\n" for i in range(200))
+    )
     data = gzip.compress((root / "corpus.jsonl").read_bytes())
     (root / "corpus.jsonl").unlink()
     (root / "corpus.jsonl.gz").write_bytes(data[: len(data) // 2])

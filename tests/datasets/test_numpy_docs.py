@@ -62,7 +62,10 @@ def test_an_unfinished_build_is_replaced_not_trusted(cache):
 
 def test_unknown_builtin_and_unwritable_cache_are_one_line(cache, tmp_path, monkeypatch, capsys):
     code, _, err = run_cli(["datasets", "check", "builtin:nope"], monkeypatch, capsys)
-    assert code == 2 and err.strip() == "ragbench: error: builtin:nope: unknown built-in data set (known: builtin:numpy-docs)"
+    assert (
+        code == 2
+        and err.strip() == "ragbench: error: builtin:nope: unknown built-in data set (known: builtin:numpy-docs)"
+    )
     blocker = tmp_path / "file"
     blocker.write_text("")
     monkeypatch.setenv("RAGBENCH_CACHE", str(blocker))
@@ -80,8 +83,11 @@ def test_demo_prints_its_results_and_the_three_engines_differ(cache, tmp_path, m
     results = read_results(tmp_path / "demo" / "results.jsonl")
     assert results.header.dataset["name"].startswith("numpy-docs-")
     # hybrid is better than each engine it fuses, with significance (Holm-corrected, as the report says)
-    wins = {(c.a, c.b) for c in results.comparisons
-            if c.measure == "ndcg_cut_10" and c.p_randomization_holm < 0.05 and c.mean_diff > 0}
+    wins = {
+        (c.a, c.b)
+        for c in results.comparisons
+        if c.measure == "ndcg_cut_10" and c.p_randomization_holm < 0.05 and c.mean_diff > 0
+    }
     assert {("bm25", "hybrid"), ("dense", "hybrid")} <= wins, json.dumps([c.__dict__ for c in results.comparisons])
 
 

@@ -33,7 +33,9 @@ def _tei(rows):
 
 
 def _openai(rows):
-    return OpenAIEmbedWire("http://127.0.0.1:9/v1", "m"), {"data": [{"index": i, "embedding": r} for i, r in enumerate(rows)]}
+    return OpenAIEmbedWire("http://127.0.0.1:9/v1", "m"), {
+        "data": [{"index": i, "embedding": r} for i, r in enumerate(rows)]
+    }
 
 
 @pytest.mark.parametrize("make", [_tei, _openai], ids=["tei", "openai"])

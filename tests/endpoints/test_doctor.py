@@ -10,9 +10,9 @@ import pytest
 
 from bench.doctor.probes import DoctorRequest, run_doctor
 from tests.conftest import LITELLM_VERSION, _server_env
+from tests.harness.cli import run_cli
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
 from tests.harness.stubs import JsonStub, RawBody
-from tests.harness.cli import run_cli
 
 
 def _cli(args: list[str], monkeypatch, capsys) -> tuple[int, str, str]:
@@ -50,7 +50,9 @@ def test_tei_with_truncation_off_is_a_problem(tei_fixture, monkeypatch, capsys):
 def test_a_server_that_is_not_tei(tei_fixture):
     html = tei_fixture(faults=("html",))
     findings = run_doctor(DoctorRequest(tei=html.url))
-    assert _problems(findings) == [f"{html.url}/info: answered text/html; charset=utf-8, not JSON: not a reachable TEI server"]
+    assert _problems(findings) == [
+        f"{html.url}/info: answered text/html; charset=utf-8, not JSON: not a reachable TEI server"
+    ]
 
 
 def _openwebui(shared_dir: Path, config: dict, embedding: dict) -> JsonStub:
@@ -58,23 +60,38 @@ def _openwebui(shared_dir: Path, config: dict, embedding: dict) -> JsonStub:
     recorded = shared_dir / "recordings" / "openwebui-0.12.4"
     base_config = json.loads((recorded / "retrieval_config.json").read_text())["body"]
     base_embedding = json.loads((recorded / "retrieval_embedding.json").read_text())["body"]
-    return JsonStub({("GET", "/api/v1/retrieval/config"): (200, {**base_config, **config}),
-                     ("GET", "/api/v1/retrieval/embedding"): (200, {**base_embedding, **embedding})})
+    return JsonStub(
+        {
+            ("GET", "/api/v1/retrieval/config"): (200, {**base_config, **config}),
+            ("GET", "/api/v1/retrieval/embedding"): (200, {**base_embedding, **embedding}),
+        }
+    )
 
 
 def _reranker_config(url: str) -> dict:
-    return {"RAG_RERANKING_ENGINE": "external", "RAG_RERANKING_MODEL": "minilm-reranker-standin",
-            "RAG_EXTERNAL_RERANKER_URL": url, "RAG_EXTERNAL_RERANKER_API_KEY": "rk"}
+    return {
+        "RAG_RERANKING_ENGINE": "external",
+        "RAG_RERANKING_MODEL": "minilm-reranker-standin",
+        "RAG_EXTERNAL_RERANKER_URL": url,
+        "RAG_EXTERNAL_RERANKER_API_KEY": "rk",
+    }
 
 
 def _embedding_config(url: str, batch: int = 1, concurrency: int = 4) -> dict:
-    return {"RAG_EMBEDDING_ENGINE": "openai", "RAG_EMBEDDING_MODEL": "all-MiniLM-L6-v2", "RAG_EMBEDDING_BATCH_SIZE": batch,
-            "RAG_EMBEDDING_CONCURRENT_REQUESTS": concurrency, "openai_config": {"url": url, "key": "ek"}}
+    return {
+        "RAG_EMBEDDING_ENGINE": "openai",
+        "RAG_EMBEDDING_MODEL": "all-MiniLM-L6-v2",
+        "RAG_EMBEDDING_BATCH_SIZE": batch,
+        "RAG_EMBEDDING_CONCURRENT_REQUESTS": concurrency,
+        "openai_config": {"url": url, "key": "ek"},
+    }
 
 
 def test_openwebui_healthy_stack(shared_dir, tei_fixture, monkeypatch, capsys):
     embedder, reranker = tei_fixture(), tei_fixture(model_kind="reranker")
-    webui = _openwebui(shared_dir, _reranker_config(f"{reranker.url}/v1/rerank"), _embedding_config(f"{embedder.url}/v1", batch=16))
+    webui = _openwebui(
+        shared_dir, _reranker_config(f"{reranker.url}/v1/rerank"), _embedding_config(f"{embedder.url}/v1", batch=16)
+    )
     monkeypatch.setenv("OPENWEBUI_API_KEY", "sk-webui")
     code, out, _ = _cli(["--openwebui", webui.url, "--tei", embedder.url], monkeypatch, capsys)
     webui.stop()
@@ -94,7 +111,9 @@ def test_openwebui_misconfigurations_each_named_with_a_fix(shared_dir, tei_fixtu
         f"http://127.0.0.1:{free_port()}/v1/rerank": "unreachable",
     }
     for url, needle in cases.items():
-        webui = _openwebui(shared_dir, _reranker_config(url), _embedding_config(f"{embedder.url}/v1", batch=64, concurrency=0))
+        webui = _openwebui(
+            shared_dir, _reranker_config(url), _embedding_config(f"{embedder.url}/v1", batch=64, concurrency=0)
+        )
         findings = run_doctor(DoctorRequest(openwebui=webui.url, tei=embedder.url))
         webui.stop()
         problems = _problems(findings)
@@ -113,8 +132,15 @@ def test_openwebui_without_key_is_one_clear_problem(monkeypatch, capsys):
 def test_lightrag_base64_rejected_and_reranker_without_path(tei_fixture):
     rejecting = JsonStub({("POST", "/v1/embeddings"): (422, {"detail": "encoding_format: base64 is not supported"})})
     reranker = tei_fixture(model_kind="reranker")
-    config = {"embedding_binding": "openai", "embedding_binding_host": f"{rejecting.url}/v1", "embedding_model": "m",
-              "enable_rerank": True, "rerank_binding": "cohere", "rerank_model": "r", "rerank_binding_host": reranker.url}
+    config = {
+        "embedding_binding": "openai",
+        "embedding_binding_host": f"{rejecting.url}/v1",
+        "embedding_model": "m",
+        "enable_rerank": True,
+        "rerank_binding": "cohere",
+        "rerank_model": "r",
+        "rerank_binding_host": reranker.url,
+    }
     lightrag = JsonStub({("GET", "/health"): (200, {"status": "healthy", "configuration": config})})
     findings = run_doctor(DoctorRequest(lightrag=lightrag.url))
     rejecting.stop()
@@ -126,7 +152,10 @@ def test_lightrag_base64_rejected_and_reranker_without_path(tei_fixture):
 
 def test_cli_needs_a_target_and_http_urls(monkeypatch, capsys):
     code, _, err = _cli([], monkeypatch, capsys)
-    assert code == 2 and err.strip() == "ragbench: error: doctor: give at least one of --openwebui, --tei, --litellm, --lightrag"
+    assert (
+        code == 2
+        and err.strip() == "ragbench: error: doctor: give at least one of --openwebui, --tei, --litellm, --lightrag"
+    )
     code, _, err = _cli(["--tei", "localhost:3000"], monkeypatch, capsys)
     assert code == 2 and "--tei 'localhost:3000' is not an http(s) URL" in err
 
@@ -164,9 +193,12 @@ def misconfigured_litellm(infinity_server, minilm_backend, server_logs):
         f"general_settings: {{master_key: {key}}}\n"
     )
     port = free_port()
-    proc = start_process("litellm-misconfigured", [str(env_dir / "bin" / "litellm"), "--config", str(config), "--host", "127.0.0.1",
-                                                    "--port", str(port)], server_logs / "litellm-misconfigured.log",
-                         env={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False"})
+    proc = start_process(
+        "litellm-misconfigured",
+        [str(env_dir / "bin" / "litellm"), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
+        server_logs / "litellm-misconfigured.log",
+        env={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False"},
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         wait_healthy(proc, f"{url}/health/liveliness", deadline_s=120)
@@ -189,7 +221,9 @@ def test_litellm_reranker_configured_but_failing_and_top_n_ignored(misconfigured
 
 
 @pytest.mark.integration
-def test_litellm_cohere_provider_identity_with_the_reference(misconfigured_litellm, infinity_server, tmp_path, monkeypatch):
+def test_litellm_cohere_provider_identity_with_the_reference(
+    misconfigured_litellm, infinity_server, tmp_path, monkeypatch
+):
     """LiteLLM's cohere/ provider in front of a Cohere-shaped route gives the reference's scores."""
     from bench.endpoints import parse_spec
     from bench.identity import IdentityRequest, from_texts, run_identity
@@ -197,9 +231,13 @@ def test_litellm_cohere_provider_identity_with_the_reference(misconfigured_litel
     url, key, _ = misconfigured_litellm
     monkeypatch.setenv("RAGBENCH_TEST_DOCTOR_KEY", key)
     texts = tmp_path / "texts.txt"
-    texts.write_text("\n".join(f"short text {i} about {w}" for i, w in enumerate("cats bread rome light trade mats".split())) + "\n")
-    specs = [f"ref=reference-rerank?model={infinity_server.rerank_model_path}",
-             f"lite=cohere@{url}/v1?model=cohere-at-cohere-route&key_env=RAGBENCH_TEST_DOCTOR_KEY"]
+    texts.write_text(
+        "\n".join(f"short text {i} about {w}" for i, w in enumerate("cats bread rome light trade mats".split())) + "\n"
+    )
+    specs = [
+        f"ref=reference-rerank?model={infinity_server.rerank_model_path}",
+        f"lite=cohere@{url}/v1?model=cohere-at-cohere-route&key_env=RAGBENCH_TEST_DOCTOR_KEY",
+    ]
     report = run_identity(IdentityRequest([parse_spec(s) for s in specs], from_texts(texts)))
     assert report.rerank_pairs[0].passed and report.rerankers["lite"]["top_n_honoured"]
 
@@ -207,21 +245,35 @@ def test_litellm_cohere_provider_identity_with_the_reference(misconfigured_litel
 _HTML = RawBody("text/html", b"<html><body>Bad gateway</body></html>")
 
 
-@pytest.mark.parametrize("garbage", [
-    ("openwebui", "/api/v1/retrieval/config", _HTML),
-    ("openwebui", "/api/v1/retrieval/embedding", [1, 2]),
-    ("openwebui", "/api/v1/retrieval/embedding",
-     {"RAG_EMBEDDING_ENGINE": "openai", "openai_config": "not an object", "RAG_EMBEDDING_BATCH_SIZE": "many"}),
-    ("lightrag", "/health", {"configuration": {"embedding_binding": "openai", "embedding_binding_host": 7}}),
-    ("lightrag", "/health", RawBody("application/json", b'{"configuration": {"enable_re')),
-    ("tei", "/info", {"model_id": "m", "max_client_batch_size": "lots", "model_type": "embedding"}),
-])
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        ("openwebui", "/api/v1/retrieval/config", _HTML),
+        ("openwebui", "/api/v1/retrieval/embedding", [1, 2]),
+        (
+            "openwebui",
+            "/api/v1/retrieval/embedding",
+            {"RAG_EMBEDDING_ENGINE": "openai", "openai_config": "not an object", "RAG_EMBEDDING_BATCH_SIZE": "many"},
+        ),
+        ("lightrag", "/health", {"configuration": {"embedding_binding": "openai", "embedding_binding_host": 7}}),
+        ("lightrag", "/health", RawBody("application/json", b'{"configuration": {"enable_re')),
+        ("tei", "/info", {"model_id": "m", "max_client_batch_size": "lots", "model_type": "embedding"}),
+    ],
+)
 def test_garbage_from_a_hop_is_a_finding_not_a_traceback(garbage, shared_dir, monkeypatch, capsys):
     hop, path, body = garbage
     recorded = shared_dir / "recordings" / "openwebui-0.12.4"
-    routes = {("GET", "/api/v1/retrieval/config"): (200, json.loads((recorded / "retrieval_config.json").read_text())["body"]),
-              ("GET", "/api/v1/retrieval/embedding"): (200, json.loads((recorded / "retrieval_embedding.json").read_text())["body"]),
-              ("GET", path): (200, body)}
+    routes = {
+        ("GET", "/api/v1/retrieval/config"): (
+            200,
+            json.loads((recorded / "retrieval_config.json").read_text())["body"],
+        ),
+        ("GET", "/api/v1/retrieval/embedding"): (
+            200,
+            json.loads((recorded / "retrieval_embedding.json").read_text())["body"],
+        ),
+        ("GET", path): (200, body),
+    }
     stub = JsonStub(routes)
     monkeypatch.setenv("OPENWEBUI_API_KEY", "sk-webui")
     try:
@@ -229,4 +281,6 @@ def test_garbage_from_a_hop_is_a_finding_not_a_traceback(garbage, shared_dir, mo
     finally:
         stub.stop()
     assert code in (0, 1) and "Traceback" not in out + err, out + err
-    assert out.strip().splitlines() and all(line.startswith(("[ok ]", "[BAD]")) for line in out.strip().splitlines()[:-1])
+    assert out.strip().splitlines() and all(
+        line.startswith(("[ok ]", "[BAD]")) for line in out.strip().splitlines()[:-1]
+    )

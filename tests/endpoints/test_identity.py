@@ -12,8 +12,8 @@ from bench.endpoints import parse_spec
 from bench.identity import IdentityRequest, from_texts, run_identity
 from bench.identity.inputs import Tokenizer
 from bench.identity.thresholds import THRESHOLDS, pair_dtype
-from tests.harness.models import minilm_path
 from tests.harness.cli import run_cli
+from tests.harness.models import minilm_path
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +35,20 @@ def texts_file(shared_dir: Path, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def short_texts_file(tmp_path_factory) -> Path:
-    texts = ["the cat sat on the mat", "stock markets fell", "photosynthesis in plants", "a recipe for bread",
-             "the history of rome", "cats are small mammals", "bread needs yeast", "plants need light",
-             "markets and trade", "roman emperors", "mats and rugs", "light and energy"]
+    texts = [
+        "the cat sat on the mat",
+        "stock markets fell",
+        "photosynthesis in plants",
+        "a recipe for bread",
+        "the history of rome",
+        "cats are small mammals",
+        "bread needs yeast",
+        "plants need light",
+        "markets and trade",
+        "roman emperors",
+        "mats and rugs",
+        "light and energy",
+    ]
     path = tmp_path_factory.mktemp("identity-short") / "texts.txt"
     path.write_text("\n".join(texts) + "\n")
     return path
@@ -59,8 +70,11 @@ def test_texts_cover_every_length_bucket(texts_file):
 
 @pytest.mark.integration
 def test_reference_infinity_litellm_agree(texts_file, infinity_server, litellm_server, tmp_path):
-    specs = ["ref=reference", f"inf=openai@{infinity_server.url}?model={infinity_server.embed_model}",
-             f"lite=openai@{litellm_server.url}/v1?model={litellm_server.embed_model}&key_env={litellm_server.key_env}&encoding=base64"]
+    specs = [
+        "ref=reference",
+        f"inf=openai@{infinity_server.url}?model={infinity_server.embed_model}",
+        f"lite=openai@{litellm_server.url}/v1?model={litellm_server.embed_model}&key_env={litellm_server.key_env}&encoding=base64",
+    ]
     report = _run(texts_file, *specs)
     assert [(p.a, p.b) for p in report.embed_pairs] == [("ref", "inf"), ("ref", "lite"), ("inf", "lite")]
     for pair in report.embed_pairs:
@@ -76,9 +90,11 @@ def test_reference_infinity_litellm_agree(texts_file, infinity_server, litellm_s
 
 @pytest.mark.integration
 def test_rerank_identity_across_reference_infinity_litellm(short_texts_file, infinity_server, litellm_server):
-    specs = [f"ref=reference-rerank?model={infinity_server.rerank_model_path}",
-             f"inf=cohere@{infinity_server.url}?model={infinity_server.rerank_model}",
-             f"lite=cohere@{litellm_server.url}/v1?model={litellm_server.rerank_model}&key_env={litellm_server.key_env}"]
+    specs = [
+        f"ref=reference-rerank?model={infinity_server.rerank_model_path}",
+        f"inf=cohere@{infinity_server.url}?model={infinity_server.rerank_model}",
+        f"lite=cohere@{litellm_server.url}/v1?model={litellm_server.rerank_model}&key_env={litellm_server.key_env}",
+    ]
     report = _run(short_texts_file, *specs, reference="ref")
     assert [(p.a, p.b) for p in report.rerank_pairs] == [("ref", "inf"), ("ref", "lite")]
     for pair in report.rerank_pairs:
@@ -89,7 +105,11 @@ def test_rerank_identity_across_reference_infinity_litellm(short_texts_file, inf
 
 @pytest.mark.integration
 def test_infinity_dimensions_cut_without_renormalising_is_named(short_texts_file, infinity_server):
-    report = _run(short_texts_file, "ref=reference", f"inf=openai@{infinity_server.url}?model={infinity_server.embed_model}&dimensions=128")
+    report = _run(
+        short_texts_file,
+        "ref=reference",
+        f"inf=openai@{infinity_server.url}?model={infinity_server.embed_model}&dimensions=128",
+    )
     assert not report.passed
     assert _causes(report, "inf") == [("dimensions_cut_not_renormalised", "inf")]
 
@@ -133,8 +153,13 @@ def test_real_tei_reads_512_tokens_where_sentence_transformers_reads_256(texts_f
 def test_fault_dims_cut_on_the_openai_route(short_texts_file, tei_fixture):
     good = tei_fixture()
     bad = tei_fixture(faults=("dims_no_renorm",))
-    report = _run(short_texts_file, "ref=reference", f"good=openai@{good.url}/v1?model=m&dimensions=96",
-                  f"bad=openai@{bad.url}/v1?model=m&dimensions=96", reference="ref")
+    report = _run(
+        short_texts_file,
+        "ref=reference",
+        f"good=openai@{good.url}/v1?model=m&dimensions=96",
+        f"bad=openai@{bad.url}/v1?model=m&dimensions=96",
+        reference="ref",
+    )
     assert _causes(report, "good") == [("dimensions_cut", "good")]
     assert _causes(report, "bad") == [("dimensions_cut_not_renormalised", "bad")]
 
@@ -142,8 +167,13 @@ def test_fault_dims_cut_on_the_openai_route(short_texts_file, tei_fixture):
 def test_rerank_faults_raw_scores_and_ignored_top_n(short_texts_file, tei_fixture, minilm_backend):
     server = tei_fixture(model_kind="reranker", faults=("ignore_top_n",))
     path = minilm_backend.reranker.model.name_or_path
-    report = _run(short_texts_file, f"ref=reference-rerank?model={path}", f"raw=tei-rerank@{server.url}?raw_scores=true",
-                  f"loose=cohere@{server.url}/v2", reference="ref")
+    report = _run(
+        short_texts_file,
+        f"ref=reference-rerank?model={path}",
+        f"raw=tei-rerank@{server.url}?raw_scores=true",
+        f"loose=cohere@{server.url}/v2",
+        reference="ref",
+    )
     raw = next(p for p in report.rerank_pairs if p.b == "raw")
     assert not raw.passed and [(c.code, c.endpoint) for c in raw.causes] == [("raw_scores", "raw")]
     loose = next(p for p in report.rerank_pairs if p.b == "loose")
@@ -156,7 +186,9 @@ def test_streaming_matches_a_direct_computation(texts_file, tei_fixture, minilm_
     """Chunked figures equal the whole-matrix ones (chunk of 5 over 24 texts crosses every boundary case)."""
     server = tei_fixture(faults=("truncate:128",), max_input_length=256)
     inputs = from_texts(texts_file)
-    report = run_identity(IdentityRequest([parse_spec("ref=reference"), parse_spec(f"srv=tei@{server.url}")], inputs, chunk_size=5))
+    report = run_identity(
+        IdentityRequest([parse_spec("ref=reference"), parse_spec(f"srv=tei@{server.url}")], inputs, chunk_size=5)
+    )
     a = minilm_backend.embed(inputs.texts, normalize=True, max_tokens=256)
     b = minilm_backend.embed(inputs.texts, normalize=True, max_tokens=128)
     cosine = (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
@@ -186,8 +218,21 @@ def test_thresholds_follow_the_least_precise_dtype():
 def test_cli_fails_with_exit_1_and_writes_versioned_json(texts_file, tei_fixture, tmp_path, monkeypatch, capsys):
     server = tei_fixture(faults=("strip_newlines",), max_input_length=256)
     out = tmp_path / "identity.json"
-    code, stdout, _ = run_cli(["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--texts", str(texts_file),
-                            "--out", str(out)], monkeypatch, capsys)
+    code, stdout, _ = run_cli(
+        [
+            "identity",
+            "-e",
+            "ref=reference",
+            "-e",
+            f"srv=tei@{server.url}",
+            "--texts",
+            str(texts_file),
+            "--out",
+            str(out),
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 1
     assert "cause [whitespace_stripped]: srv removes line breaks before encoding" in stdout
     assert "verdict: FAIL" in stdout
@@ -199,8 +244,11 @@ def test_cli_fails_with_exit_1_and_writes_versioned_json(texts_file, tei_fixture
 def test_cli_passes_with_exit_0(texts_file, tei_fixture, monkeypatch, capsys):
     # 24 texts: enough candidates for the neighbour check to be able to fail (tests/endpoints/test_identity_verdicts.py)
     server = tei_fixture(max_input_length=256)
-    code, stdout, _ = run_cli(["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--texts", str(texts_file)],
-                           monkeypatch, capsys)
+    code, stdout, _ = run_cli(
+        ["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--texts", str(texts_file)],
+        monkeypatch,
+        capsys,
+    )
     assert code == 0, stdout
     assert "verdict: PASS" in stdout
 
@@ -222,23 +270,41 @@ def test_cli_bad_input_is_one_line_and_exit_2(args, needle, short_texts_file, mo
 
 
 @pytest.mark.parametrize("fault", ["html", "wrong_shape"])
-def test_cli_endpoint_answering_html_or_a_wrong_shape_exits_2(fault, short_texts_file, tei_fixture, monkeypatch, capsys):
+def test_cli_endpoint_answering_html_or_a_wrong_shape_exits_2(
+    fault, short_texts_file, tei_fixture, monkeypatch, capsys
+):
     server = tei_fixture(faults=(fault,))
-    code, _, stderr = run_cli(["identity", "-e", "ref=reference", "-e", f"odd=openai@{server.url}/v1?model=m",
-                            "--texts", str(short_texts_file)], monkeypatch, capsys)
+    code, _, stderr = run_cli(
+        [
+            "identity",
+            "-e",
+            "ref=reference",
+            "-e",
+            f"odd=openai@{server.url}/v1?model=m",
+            "--texts",
+            str(short_texts_file),
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 2
     assert stderr.startswith("ragbench: error: odd: ") and stderr.count("\n") == 1
     assert ("not JSON" if fault == "html" else "unexpected shape") in stderr
 
 
-@pytest.mark.parametrize("bad, says", [("nan", "finite numbers"), ("strings", "other than numbers"),
-                                       ("empty", "non-zero dimension")])
-def test_cli_endpoint_answering_invalid_vectors_exits_2_with_the_wires_own_check(bad, says, short_texts_file, tei_fixture,
-                                                                                 monkeypatch, capsys):
+@pytest.mark.parametrize(
+    "bad, says", [("nan", "finite numbers"), ("strings", "other than numbers"), ("empty", "non-zero dimension")]
+)
+def test_cli_endpoint_answering_invalid_vectors_exits_2_with_the_wires_own_check(
+    bad, says, short_texts_file, tei_fixture, monkeypatch, capsys
+):
     """The same validation as load's (bench.endpoints.base.vectors_of): one line, never a traceback."""
     server = tei_fixture(faults=(f"bad_values:{bad}",))
-    code, _, stderr = run_cli(["identity", "-e", "ref=reference", "-e", f"odd=tei@{server.url}",
-                               "--texts", str(short_texts_file)], monkeypatch, capsys)
+    code, _, stderr = run_cli(
+        ["identity", "-e", "ref=reference", "-e", f"odd=tei@{server.url}", "--texts", str(short_texts_file)],
+        monkeypatch,
+        capsys,
+    )
     assert code == 2, stderr
     assert stderr.startswith("ragbench: error: odd: ") and stderr.count("\n") == 1 and says in stderr
 
@@ -253,13 +319,18 @@ def test_dataset_input_uses_corpus_and_queries(tmp_path, tei_fixture, monkeypatc
     (folder / "qrels").mkdir(parents=True)
     words = "cats dogs bread rome light trade mats rain snow wind iron gold salt wool silk corn rice tea milk wine oak pine sand clay"
     docs = {f"d{i}": f"document {i} about {w}" for i, w in enumerate(words.split())}
-    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in docs.items()))
+    (folder / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in docs.items())
+    )
     (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "which document is about rome"}) + "\n")
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td3\t1\n")
     server = tei_fixture(max_input_length=256)
     out = tmp_path / "id.json"
-    code, stdout, _ = run_cli(["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--dataset", str(folder),
-                            "--out", str(out)], monkeypatch, capsys)
+    code, stdout, _ = run_cli(
+        ["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--dataset", str(folder), "--out", str(out)],
+        monkeypatch,
+        capsys,
+    )
     assert code == 0, stdout
     document = json.loads(out.read_text())
     assert (document["texts"], document["queries"]) == (24, 1)

@@ -19,13 +19,27 @@ def _texts(tmp_path: Path, n: int) -> Path:
 
 def test_too_few_texts_for_the_neighbour_check_is_insufficient_data_not_a_pass(tmp_path, monkeypatch, capsys):
     report = tmp_path / "identity.json"
-    code, out, _ = run_cli(["identity", "-e", "a=reference", "-e", "b=reference", "--texts", str(_texts(tmp_path, 8)),
-                            "--out", str(report)], monkeypatch, capsys)
+    code, out, _ = run_cli(
+        [
+            "identity",
+            "-e",
+            "a=reference",
+            "-e",
+            "b=reference",
+            "--texts",
+            str(_texts(tmp_path, 8)),
+            "--out",
+            str(report),
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 1, out
     assert "verdict: INSUFFICIENT DATA" in out
-    assert "insufficient data: top-10 neighbour overlap: 7 candidate texts per query, the check needs at least 20" in out
+    assert (
+        "insufficient data: top-10 neighbour overlap: 7 candidate texts per query, the check needs at least 20" in out
+    )
     document = json.loads(report.read_text())
     [pair] = document["embed_pairs"]
     assert (document["verdict"], pair["verdict"]) == ("insufficient data", "insufficient data")
     assert (pair["top10_overlap"], pair["failures"]) == (None, [])
-

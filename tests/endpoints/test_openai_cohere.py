@@ -5,12 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bench.core.errors import ServerError
 from bench.endpoints import open_endpoint, parse_spec
 from bench.endpoints.openai import decode_embedding
-from bench.core.errors import ServerError
 
-TEXTS = ["The cat sat on the mat.", "Stock markets fell sharply on Tuesday.", "  padded with spaces  ",
-         "line one\nline two", "Photosynthesis converts light into chemical energy."]
+TEXTS = [
+    "The cat sat on the mat.",
+    "Stock markets fell sharply on Tuesday.",
+    "  padded with spaces  ",
+    "line one\nline two",
+    "Photosynthesis converts light into chemical energy.",
+]
 
 
 def _litellm(server, model: str, kind: str = "openai", extra: str = "") -> str:
@@ -56,7 +61,9 @@ def test_cohere_rerank_through_infinity_and_litellm_routes(infinity_server, lite
 @pytest.mark.integration
 def test_infinity_quirks_visible_to_the_client(infinity_server):
     """infinity cuts `dimensions` without re-normalising: identity must be able to see that."""
-    cut = open_endpoint(parse_spec(f"inf=openai@{infinity_server.url}?model={infinity_server.embed_model}&dimensions=128"))
+    cut = open_endpoint(
+        parse_spec(f"inf=openai@{infinity_server.url}?model={infinity_server.embed_model}&dimensions=128")
+    )
     vectors = cut.embed(TEXTS).vectors
     assert vectors.shape == (len(TEXTS), 128)
     assert np.linalg.norm(vectors, axis=1).max() < 0.99

@@ -20,8 +20,10 @@ def commands(tmp_path: Path):
     probes a port where nothing listens (one finding, exit 1, in well under a second)."""
     texts = tmp_path / "texts.txt"
     texts.write_text("one text\nanother text\n")
-    return {"identity": ["identity", "-e", "a=reference", "-e", "b=reference", "--texts", str(texts)],
-            "doctor": ["doctor", "--tei", "http://127.0.0.1:9"]}
+    return {
+        "identity": ["identity", "-e", "a=reference", "-e", "b=reference", "--texts", str(texts)],
+        "doctor": ["doctor", "--tei", "http://127.0.0.1:9"],
+    }
 
 
 def one_line(code: int, err: str, *words: str) -> None:
@@ -30,7 +32,9 @@ def one_line(code: int, err: str, *words: str) -> None:
 
 
 @pytest.mark.parametrize("command", ["identity", "doctor"])
-def test_an_existing_json_file_is_refused_and_a_users_file_is_never_replaced(commands, command, tmp_path, monkeypatch, capsys):
+def test_an_existing_json_file_is_refused_and_a_users_file_is_never_replaced(
+    commands, command, tmp_path, monkeypatch, capsys
+):
     mine = tmp_path / "config.json"
     mine.write_text(USER_FILE)
     code, _, err = run_cli([*commands[command], "--out", str(mine)], monkeypatch, capsys)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from bench.core.errors import UserError
 from bench.endpoints import open_endpoint, parse_spec
 from bench.endpoints.openai import OpenAIEmbedder
 from bench.endpoints.rerank import CohereReranker, rerank_url
 from bench.endpoints.tei import TeiEmbedder
-from bench.core.errors import UserError
 
 
 def test_parses_kind_url_and_options():
@@ -20,7 +20,12 @@ def test_parses_kind_url_and_options():
 
 def test_in_process_kinds_take_no_url():
     spec = parse_spec("ref=reference-rerank?model=/models/ce")
-    assert (spec.kind, spec.url, spec.params, spec.is_rerank) == ("reference-rerank", None, {"model": "/models/ce"}, True)
+    assert (spec.kind, spec.url, spec.params, spec.is_rerank) == (
+        "reference-rerank",
+        None,
+        {"model": "/models/ce"},
+        True,
+    )
     assert parse_spec("ref=reference").params == {}
 
 
@@ -78,8 +83,13 @@ def test_bad_option_values_name_the_endpoint(text, needle, monkeypatch):
     assert needle in str(info.value)
 
 
-@pytest.mark.parametrize("args", [["load", "-e", "x=tei@http://127.0.0.1:9?normalize"],
-                                  ["quality", "--dataset", "builtin:numpy-docs", "-t", "bm25?k1"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["load", "-e", "x=tei@http://127.0.0.1:9?normalize"],
+        ["quality", "--dataset", "builtin:numpy-docs", "-t", "bm25?k1"],
+    ],
+)
 def test_a_malformed_option_is_named_in_words_the_masking_leaves_alone(args, tmp_path, monkeypatch, capsys):
     """The error line passes through the secret masking: it must not read `is not key=***`."""
     from tests.harness.cli import run_cli

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from bench.endpoints.spec import open_endpoint
-from bench.endpoints.spec import parse_spec as parse_endpoint
 from bench.core.errors import UserError
 from bench.core.spec_grammar import BOOLEAN_WORDS
+from bench.endpoints.spec import open_endpoint
+from bench.endpoints.spec import parse_spec as parse_endpoint
 from bench.targets.registry import TargetOptions, build_target
 from bench.targets.registry import parse_spec as parse_target
 
@@ -27,7 +27,9 @@ def test_every_boolean_word_means_the_same_for_targets_and_endpoints(word, value
             target.close()
 
 
-@pytest.mark.parametrize("spec", ["x=tei@http://127.0.0.1:9?normalize=maybe", "lightrag@http://127.0.0.1:9?cleanup=maybe"])
+@pytest.mark.parametrize(
+    "spec", ["x=tei@http://127.0.0.1:9?normalize=maybe", "lightrag@http://127.0.0.1:9?cleanup=maybe"]
+)
 def test_a_word_that_is_not_boolean_lists_the_words(spec):
     with pytest.raises(UserError) as info:
         if spec.startswith("x="):
@@ -37,11 +39,21 @@ def test_a_word_that_is_not_boolean_lists_the_words(spec):
     assert "'maybe' is not a boolean (true/false, yes/no, on/off or 1/0)" in str(info.value)
 
 
-@pytest.mark.parametrize("parse", [lambda q: parse_endpoint(f"x=tei@http://127.0.0.1:9?{q}"),
-                                   lambda q: parse_target(f"lightrag@http://127.0.0.1:9?{q}")])
-@pytest.mark.parametrize(("query", "needle"), [("normalize=on&normalize=off", "option 'normalize' given twice"),
-                                               ("normalize", "option 'normalize' is not option=value"),
-                                               ("=on", "option '=on' is not option=value")])
+@pytest.mark.parametrize(
+    "parse",
+    [
+        lambda q: parse_endpoint(f"x=tei@http://127.0.0.1:9?{q}"),
+        lambda q: parse_target(f"lightrag@http://127.0.0.1:9?{q}"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("query", "needle"),
+    [
+        ("normalize=on&normalize=off", "option 'normalize' given twice"),
+        ("normalize", "option 'normalize' is not option=value"),
+        ("=on", "option '=on' is not option=value"),
+    ],
+)
 def test_one_option_rule_for_targets_and_endpoints(parse, query, needle):
     with pytest.raises(UserError) as info:
         parse(query)

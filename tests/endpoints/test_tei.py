@@ -8,10 +8,10 @@ import httpx
 import numpy as np
 import pytest
 
+from bench.core.errors import ServerError
 from bench.endpoints import EndpointHTTPError, open_endpoint, parse_spec
 from bench.endpoints.client import HttpEndpoint
 from bench.endpoints.tei import TeiClient, batch_limit
-from bench.core.errors import ServerError
 
 VERSIONS = ["1.9.3", "1.8.4"]
 TEXTS = [f"sentence number {i} about topic {i % 7}" for i in range(45)]
@@ -56,7 +56,9 @@ def test_batch_limit_reads_only_batch_size_refusals():
 
 def _hold_permits(server, inputs: int) -> threading.Thread:
     """One slow request that holds `inputs` permits while the test sends another."""
-    thread = threading.Thread(target=httpx.post, args=(f"{server.url}/embed",), kwargs={"json": {"inputs": TEXTS[:inputs]}, "timeout": 30})
+    thread = threading.Thread(
+        target=httpx.post, args=(f"{server.url}/embed",), kwargs={"json": {"inputs": TEXTS[:inputs]}, "timeout": 30}
+    )
     thread.start()
     return thread
 
@@ -96,7 +98,11 @@ def test_error_bodies_json_and_plain_text(tei_fixture):
     http = HttpEndpoint("tei", server.url)
     with pytest.raises(EndpointHTTPError) as info:  # an embedding model asked to rerank
         http.request("POST", f"{server.url}/rerank", {"query": "q", "texts": ["a"]})
-    assert (info.value.status, info.value.error_type, info.value.message) == (424, "Backend", "model is not a re-ranker model")
+    assert (info.value.status, info.value.error_type, info.value.message) == (
+        424,
+        "Backend",
+        "model is not a re-ranker model",
+    )
     with pytest.raises(EndpointHTTPError) as info:  # wrong field type: the HTTP layer answers plain text
         http.request("POST", f"{server.url}/embed", {"inputs": "x", "normalize": "yes"})
     assert info.value.status == 422 and info.value.message.startswith("Failed to deserialize the JSON body")
@@ -115,7 +121,9 @@ def test_key_required(tei_fixture, monkeypatch):
         open_endpoint(parse_spec(f"t=tei@{server.url}")).embed(["a"])
     assert info.value.status == 401
     monkeypatch.setenv("RAGBENCH_TEST_TEI_KEY", "tei-secret")
-    assert open_endpoint(parse_spec(f"t=tei@{server.url}?key_env=RAGBENCH_TEST_TEI_KEY")).embed(["a"]).vectors.shape == (1, 384)
+    assert open_endpoint(parse_spec(f"t=tei@{server.url}?key_env=RAGBENCH_TEST_TEI_KEY")).embed(
+        ["a"]
+    ).vectors.shape == (1, 384)
 
 
 def test_embed_options_normalize_dimensions_and_truncation(tei_fixture, minilm_backend):
@@ -138,7 +146,12 @@ def test_info_tokenize_metrics(tei_fixture):
     server = tei_fixture(version="1.8.4", max_client_batch_size=8)
     client = TeiClient("tei", server.url)
     info = client.info()
-    assert (info.version, info.model_kind, info.max_client_batch_size, info.model_dtype) == ("1.8.4", "embedding", 8, "float32")
+    assert (info.version, info.model_kind, info.max_client_batch_size, info.model_dtype) == (
+        "1.8.4",
+        "embedding",
+        8,
+        "float32",
+    )
     tokens = client.tokenize(["hello world"])
     assert [t["text"] for t in tokens[0]] == ["[CLS]", "hello", "world", "[SEP]"]
     client.post("/embed", {"inputs": ["a"]})

@@ -74,12 +74,14 @@ def start_lightrag(work_dir: Path, log_path: Path, providers: Providers) -> tupl
         "MAX_GLEANING": "0",
     }
     if providers.rerank_url:
-        settings.update({
-            "RERANK_BINDING": "cohere",
-            "RERANK_BINDING_HOST": providers.rerank_url,
-            "RERANK_BINDING_API_KEY": "none",
-            "RERANK_MODEL": providers.rerank_model or "",
-        })
+        settings.update(
+            {
+                "RERANK_BINDING": "cohere",
+                "RERANK_BINDING_HOST": providers.rerank_url,
+                "RERANK_BINDING_API_KEY": "none",
+                "RERANK_MODEL": providers.rerank_model or "",
+            }
+        )
     (work_dir / ".env").write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
     env = {
         "TIKTOKEN_CACHE_DIR": str(env_dir() / "tiktoken-cache"),

@@ -19,9 +19,10 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 TUPLE = "<|#|>"
 COMPLETE = "<|COMPLETE|>"
@@ -96,9 +97,14 @@ def reply_for(messages: list[dict[str, Any]]) -> tuple[str, str]:
 class LLMDouble:
     """Run with `with LLMDouble() as llm:`; `llm.base_url` is the OpenAI base URL (`.../v1`)."""
 
-    def __init__(self, model: str = "llm-double", host: str = "127.0.0.1", port: int = 0,
-                 answer: Callable[[list[dict[str, Any]]], str] | None = None,
-                 usage: Callable[[dict[str, int]], Any] | None = None):
+    def __init__(
+        self,
+        model: str = "llm-double",
+        host: str = "127.0.0.1",
+        port: int = 0,
+        answer: Callable[[list[dict[str, Any]]], str] | None = None,
+        usage: Callable[[dict[str, int]], Any] | None = None,
+    ):
         self.model = model
         self.answer = answer
         self.usage = usage  # turns each reply's true `usage` into what is sent (a test's broken usage)
@@ -121,7 +127,7 @@ class LLMDouble:
                 "completion_tokens": sum(c.completion_tokens for c in self.calls),
             }
 
-    def __enter__(self) -> "LLMDouble":
+    def __enter__(self) -> LLMDouble:
         self._thread.start()
         return self
 
@@ -170,7 +176,9 @@ class LLMDouble:
                     "completion_tokens": count_tokens(text),
                 }
                 usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-                double._record(Call(kind, str(request.get("model")), usage["prompt_tokens"], usage["completion_tokens"]))
+                double._record(
+                    Call(kind, str(request.get("model")), usage["prompt_tokens"], usage["completion_tokens"])
+                )
                 base = {"id": "chatcmpl-double", "created": int(time.time()), "model": request.get("model")}
                 if request.get("stream"):
                     self._stream(base, text, usage)
@@ -187,10 +195,18 @@ class LLMDouble:
 
             def _stream(self, base: dict[str, Any], text: str, usage: dict[str, int]) -> None:
                 chunks = [
-                    {**base, "object": "chat.completion.chunk",
-                     "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
-                    {**base, "object": "chat.completion.chunk",
-                     "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                    {
+                        **base,
+                        "object": "chat.completion.chunk",
+                        "choices": [
+                            {"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}
+                        ],
+                    },
+                    {
+                        **base,
+                        "object": "chat.completion.chunk",
+                        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                    },
                     {**base, "object": "chat.completion.chunk", "choices": [], "usage": usage},
                 ]
                 payload = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"

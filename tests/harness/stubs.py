@@ -26,7 +26,7 @@ DROP = object()
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "JsonStub"
+    server: JsonStub
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:

@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 
-
 class MiniLMBackend:
     """The reference models in-process; one lock, because two cores gain nothing from parallel torch calls."""
 
@@ -113,7 +112,7 @@ class _Refusal(Exception):
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "TeiFixtureServer"
+    server: TeiFixtureServer
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
@@ -138,11 +137,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _error(self, refusal: _Refusal, openai_route: bool) -> None:
         counters = self.server.counters
         with counters.lock:
-            counters.failures[refusal.error_type or str(refusal.status)] = counters.failures.get(refusal.error_type or str(refusal.status), 0) + 1
+            counters.failures[refusal.error_type or str(refusal.status)] = (
+                counters.failures.get(refusal.error_type or str(refusal.status), 0) + 1
+            )
         if refusal.plain:
             self._send(refusal.status, str(refusal.body).encode(), "text/plain; charset=utf-8")
         elif openai_route and isinstance(refusal.body, dict) and "error" in refusal.body:
-            self._json(refusal.status, {"message": refusal.body["error"], "code": refusal.status, "type": refusal.body["error_type"]})
+            self._json(
+                refusal.status,
+                {"message": refusal.body["error"], "code": refusal.status, "type": refusal.body["error_type"]},
+            )
         else:
             self._json(refusal.status, refusal.body)
 
@@ -164,17 +168,25 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as exc:
             raise _Refusal(400, f"Failed to parse the request body as JSON: {exc}", plain=True) from None
         if not isinstance(body, dict):
-            raise _Refusal(422, "Failed to deserialize the JSON body into the target type: invalid type: expected struct", plain=True)
+            raise _Refusal(
+                422,
+                "Failed to deserialize the JSON body into the target type: invalid type: expected struct",
+                plain=True,
+            )
         return body
 
     def _field(self, body: dict[str, Any], name: str, kinds: tuple[type, ...], required: bool = False) -> Any:
         value = body.get(name)
         if value is None:
             if required:
-                raise _Refusal(422, f"Failed to deserialize the JSON body into the target type: missing field `{name}`", plain=True)
+                raise _Refusal(
+                    422, f"Failed to deserialize the JSON body into the target type: missing field `{name}`", plain=True
+                )
             return None
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            raise _Refusal(422, f"Failed to deserialize the JSON body into the target type: {name}: invalid type", plain=True)
+            raise _Refusal(
+                422, f"Failed to deserialize the JSON body into the target type: {name}: invalid type", plain=True
+            )
         return value
 
     # -- routes ---------------------------------------------------------------------------------
@@ -189,8 +201,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, b"", "text/plain")
 
     def do_POST(self) -> None:  # noqa: N802
-        routes = {"/embed": self._embed, "/rerank": self._rerank, "/tokenize": self._tokenize,
-                  "/v1/embeddings": self._openai_embeddings, "/v1/rerank": self._cohere_rerank, "/v2/rerank": self._cohere_rerank}
+        routes = {
+            "/embed": self._embed,
+            "/rerank": self._rerank,
+            "/tokenize": self._tokenize,
+            "/v1/embeddings": self._openai_embeddings,
+            "/v1/rerank": self._cohere_rerank,
+            "/v2/rerank": self._cohere_rerank,
+        }
         route = routes.get(self.path.split("?")[0])
         if route is None:
             self._send(404, b"", "text/plain")
@@ -209,7 +227,9 @@ class _Handler(BaseHTTPRequestHandler):
         value = self._field(body, name, (str, list), required=True)
         inputs = [value] if isinstance(value, str) else value
         if not all(isinstance(t, str) for t in inputs):
-            raise _Refusal(422, f"Failed to deserialize the JSON body into the target type: {name}: invalid type", plain=True)
+            raise _Refusal(
+                422, f"Failed to deserialize the JSON body into the target type: {name}: invalid type", plain=True
+            )
         if not inputs:
             raise self._refuse(400, "`inputs` cannot be empty", "Empty")
         self._check_batch(len(inputs))
@@ -219,7 +239,9 @@ class _Handler(BaseHTTPRequestHandler):
         behaviour = self.server.behaviour
         if n > behaviour.max_client_batch_size:
             status = 413 if behaviour.before_19 else 422
-            raise self._refuse(status, f"batch size {n} > maximum allowed batch size {behaviour.max_client_batch_size}", "Validation")
+            raise self._refuse(
+                status, f"batch size {n} > maximum allowed batch size {behaviour.max_client_batch_size}", "Validation"
+            )
 
     def _check_lengths(self, texts: list[str], truncate: bool) -> None:
         behaviour = self.server.behaviour
@@ -229,7 +251,11 @@ class _Handler(BaseHTTPRequestHandler):
             tokens = self.server.backend.token_count(text)
             if tokens > behaviour.max_input_length:
                 status = 413 if behaviour.before_19 else 422
-                raise self._refuse(status, f"`inputs` must have less than {behaviour.max_input_length} tokens. Given: {tokens}", "Validation")
+                raise self._refuse(
+                    status,
+                    f"`inputs` must have less than {behaviour.max_input_length} tokens. Given: {tokens}",
+                    "Validation",
+                )
 
     def _permits(self, n: int):
         """TEI's permits: since 1.9 one per input, taken without waiting; before, only single-input requests got 429."""
@@ -241,7 +267,9 @@ class _Handler(BaseHTTPRequestHandler):
                 with counters.lock:
                     full = counters.in_flight_inputs + n > behaviour.max_concurrent_requests
                     if full and (not behaviour.before_19 or n == 1):
-                        raise _Refusal(429, {"error": "Model is overloaded", "error_type": "Overloaded"}, error_type="Overloaded")
+                        raise _Refusal(
+                            429, {"error": "Model is overloaded", "error_type": "Overloaded"}, error_type="Overloaded"
+                        )
                     counters.in_flight_inputs += n
 
             def __exit__(self_inner, *exc):
@@ -278,9 +306,16 @@ class _Handler(BaseHTTPRequestHandler):
         done = time.perf_counter()
         tokens = sum(self.server.backend.token_count(t) for t in texts)
         ms = lambda s: str(int(s * 1000))  # noqa: E731
-        headers = {"x-compute-type": "cpu", "x-compute-time": ms(done - started), "x-compute-characters": str(sum(map(len, texts))),
-                   "x-compute-tokens": str(tokens), "x-total-time": ms(done - started), "x-tokenization-time": "0",
-                   "x-queue-time": ms(inference_started - started), "x-inference-time": ms(done - inference_started)}
+        headers = {
+            "x-compute-type": "cpu",
+            "x-compute-time": ms(done - started),
+            "x-compute-characters": str(sum(map(len, texts))),
+            "x-compute-tokens": str(tokens),
+            "x-total-time": ms(done - started),
+            "x-tokenization-time": "0",
+            "x-queue-time": ms(inference_started - started),
+            "x-inference-time": ms(done - inference_started),
+        }
         return result, headers
 
     def _embed(self, body: dict[str, Any]) -> None:
@@ -294,7 +329,9 @@ class _Handler(BaseHTTPRequestHandler):
             raise self._refuse(424, "model is not an embedding model", "Backend")
         truncate = behaviour.auto_truncate if truncate is None else truncate
         self._check_lengths(texts, truncate)
-        vectors, headers = self._timed(texts, lambda: self._vectors(texts, True if normalize is None else normalize, truncate, dimensions))
+        vectors, headers = self._timed(
+            texts, lambda: self._vectors(texts, True if normalize is None else normalize, truncate, dimensions)
+        )
         if behaviour.fault("wrong_shape") is not None:
             self._json(200, {"embeddings": vectors.tolist()}, headers)
             return
@@ -319,11 +356,26 @@ class _Handler(BaseHTTPRequestHandler):
             return
         import base64
 
-        data = [{"object": "embedding", "index": i,
-                 "embedding": base64.b64encode(v.astype("<f4").tobytes()).decode() if encoding == "base64" else v.tolist()}
-                for i, v in enumerate(vectors)]
-        self._json(200, {"object": "list", "data": data, "model": body.get("model", behaviour.model_id),
-                         "usage": {"prompt_tokens": 0, "total_tokens": 0}}, headers)
+        data = [
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": base64.b64encode(v.astype("<f4").tobytes()).decode()
+                if encoding == "base64"
+                else v.tolist(),
+            }
+            for i, v in enumerate(vectors)
+        ]
+        self._json(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", behaviour.model_id),
+                "usage": {"prompt_tokens": 0, "total_tokens": 0},
+            },
+            headers,
+        )
 
     def _rank(self, query: str, texts: list[str], raw: bool) -> list[tuple[int, float]]:
         behaviour = self.server.behaviour
@@ -348,8 +400,14 @@ class _Handler(BaseHTTPRequestHandler):
         ranked = self._rank(query, texts, raw=False)
         if top_n is not None and self.server.behaviour.fault("ignore_top_n") is None:
             ranked = ranked[:top_n]
-        results = [{"index": i, "relevance_score": s, **({"document": {"text": texts[i]}} if body.get("return_documents") else {})}
-                   for i, s in ranked]
+        results = [
+            {
+                "index": i,
+                "relevance_score": s,
+                **({"document": {"text": texts[i]}} if body.get("return_documents") else {}),
+            }
+            for i, s in ranked
+        ]
         self._json(200, {"id": "fixture", "results": results, "meta": {"billed_units": {"search_units": 1}}})
 
     def _tokenize(self, body: dict[str, Any]) -> None:
@@ -358,9 +416,18 @@ class _Handler(BaseHTTPRequestHandler):
         out = []
         for text in texts:
             encoding = self.server.backend.tokenizer.encode(text, add_special_tokens=add_special)
-            out.append([{"id": i, "text": tok, "special": tok.startswith("[") and tok.endswith("]"),
-                         "start": s if s or e else None, "stop": e if s or e else None}
-                        for i, tok, (s, e) in zip(encoding.ids, encoding.tokens, encoding.offsets)])
+            out.append(
+                [
+                    {
+                        "id": i,
+                        "text": tok,
+                        "special": tok.startswith("[") and tok.endswith("]"),
+                        "start": s if s or e else None,
+                        "stop": e if s or e else None,
+                    }
+                    for i, tok, (s, e) in zip(encoding.ids, encoding.tokens, encoding.offsets)
+                ]
+            )
         self._json(200, out)
 
 
@@ -378,7 +445,7 @@ class TeiFixtureServer(ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
 
-    def start(self) -> "TeiFixtureServer":
+    def start(self) -> TeiFixtureServer:
         self._thread.start()
         return self
 
@@ -388,18 +455,38 @@ class TeiFixtureServer(ThreadingHTTPServer):
 
     def info(self) -> dict[str, Any]:
         b = self.behaviour
-        model_type = {"embedding": {"pooling": "mean"}} if b.model_kind == "embedding" else {"reranker": {"id2label": {"0": "LABEL_0"}}}
-        return {"model_id": b.model_id, "model_sha": None, "model_dtype": "float32", "model_type": model_type,
-                "served_model_name": b.model_id, "max_concurrent_requests": b.max_concurrent_requests,
-                "max_input_length": b.max_input_length, "max_batch_tokens": 16384, "max_batch_requests": None,
-                "max_client_batch_size": b.max_client_batch_size, "auto_truncate": b.auto_truncate,
-                "tokenization_workers": 1, "version": b.version, "sha": None, "docker_label": None}
+        model_type = (
+            {"embedding": {"pooling": "mean"}}
+            if b.model_kind == "embedding"
+            else {"reranker": {"id2label": {"0": "LABEL_0"}}}
+        )
+        return {
+            "model_id": b.model_id,
+            "model_sha": None,
+            "model_dtype": "float32",
+            "model_type": model_type,
+            "served_model_name": b.model_id,
+            "max_concurrent_requests": b.max_concurrent_requests,
+            "max_input_length": b.max_input_length,
+            "max_batch_tokens": 16384,
+            "max_batch_requests": None,
+            "max_client_batch_size": b.max_client_batch_size,
+            "auto_truncate": b.auto_truncate,
+            "tokenization_workers": 1,
+            "version": b.version,
+            "sha": None,
+            "docker_label": None,
+        }
 
     def metrics(self) -> str:
         c = self.counters
-        lines = ["# TYPE te_request_count counter", f'te_request_count{{method="batch"}} {c.requests}',
-                 "# TYPE te_request_success counter", f'te_request_success{{method="batch"}} {c.success}',
-                 "# TYPE te_request_failure counter"]
+        lines = [
+            "# TYPE te_request_count counter",
+            f'te_request_count{{method="batch"}} {c.requests}',
+            "# TYPE te_request_success counter",
+            f'te_request_success{{method="batch"}} {c.success}',
+            "# TYPE te_request_failure counter",
+        ]
         lines += [f'te_request_failure{{err="{k.lower()}"}} {v}' for k, v in sorted(c.failures.items())]
         lines += ["# TYPE te_queue_size gauge", "te_queue_size 0"]
         return "\n".join(lines) + "\n"

@@ -51,15 +51,24 @@ class Server:
         return start + a.service_ms / 1000
 
     def metrics(self) -> str:
-        lines = ["# HELP te_request_count Total number of requests", "# TYPE te_request_count counter",
-                 f'te_request_count{{method="batch"}} {self.count}', "# TYPE te_request_success counter",
-                 f'te_request_success{{method="batch"}} {self.success}', "# TYPE te_request_failure counter"]
+        lines = [
+            "# HELP te_request_count Total number of requests",
+            "# TYPE te_request_count counter",
+            f'te_request_count{{method="batch"}} {self.count}',
+            "# TYPE te_request_success counter",
+            f'te_request_success{{method="batch"}} {self.success}',
+            "# TYPE te_request_failure counter",
+        ]
         lines += [f'te_request_failure{{err="{k}"}} {v}' for k, v in sorted(self.failures.items())]
         lines += ["# TYPE te_request_duration histogram"]
         for le, n in self.duration_buckets.items():
             lines.append(f'te_request_duration_bucket{{le="{"+Inf" if le == float("inf") else le}"}} {n}')
-        lines += [f"te_request_duration_sum {self.duration_sum}", f"te_request_duration_count {self.success}",
-                  "# TYPE te_queue_size gauge", "te_queue_size 0"]
+        lines += [
+            f"te_request_duration_sum {self.duration_sum}",
+            f"te_request_duration_count {self.success}",
+            "# TYPE te_queue_size gauge",
+            "te_queue_size 0",
+        ]
         return "\n".join(lines) + "\n"
 
 
@@ -127,8 +136,13 @@ class Handler(asyncio.Protocol):
         elif self.url == b"/rerank":
             payload = [{"index": i, "score": float("nan") if bad == "nan" else 1.0 / (i + 1)} for i in range(n)]
         else:
-            vector = {None: [0.5] * 4, "nan": [float("nan")] + [0.5] * 3, "empty": [], "strings": ["a", "b", "c", "d"],
-                      "dim": [0.5] * 5}[bad]
+            vector = {
+                None: [0.5] * 4,
+                "nan": [float("nan")] + [0.5] * 3,
+                "empty": [],
+                "strings": ["a", "b", "c", "d"],
+                "dim": [0.5] * 5,
+            }[bad]
             payload = [vector] * n
         arrived = self.arrived
         due = s.due(arrived)
@@ -136,9 +150,16 @@ class Handler(asyncio.Protocol):
         def answer():
             took = time.monotonic() - arrived
             queue_ms = max(0.0, due - arrived - a.service_ms / 1000) * 1000
-            headers = {"x-compute-type": "cpu", "x-compute-tokens": str(3 * n), "x-compute-characters": str(10 * n),
-                       "x-total-time": f"{took * 1000:.0f}", "x-compute-time": f"{took * 1000:.0f}",
-                       "x-queue-time": f"{queue_ms:.0f}", "x-tokenization-time": "0", "x-inference-time": f"{a.service_ms:.0f}"}
+            headers = {
+                "x-compute-type": "cpu",
+                "x-compute-tokens": str(3 * n),
+                "x-compute-characters": str(10 * n),
+                "x-total-time": f"{took * 1000:.0f}",
+                "x-compute-time": f"{took * 1000:.0f}",
+                "x-queue-time": f"{queue_ms:.0f}",
+                "x-tokenization-time": "0",
+                "x-inference-time": f"{a.service_ms:.0f}",
+            }
             s.success += 1
             s.duration_sum += took
             for le in s.duration_buckets:
@@ -155,10 +176,20 @@ class Handler(asyncio.Protocol):
     def write(self, status: int, payload: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         if self.transport.is_closing():
             return
-        reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 422: "Unprocessable Entity", 429: "Too Many Requests",
-                  500: "Internal Server Error"}.get(status, "Error")
-        lines = [f"HTTP/1.1 {status} {reason}", f"Content-Type: {content_type}", f"Content-Length: {len(payload)}",
-                 *(f"{k}: {v}" for k, v in (headers or {}).items())]
+        reason = {
+            200: "OK",
+            400: "Bad Request",
+            401: "Unauthorized",
+            422: "Unprocessable Entity",
+            429: "Too Many Requests",
+            500: "Internal Server Error",
+        }.get(status, "Error")
+        lines = [
+            f"HTTP/1.1 {status} {reason}",
+            f"Content-Type: {content_type}",
+            f"Content-Length: {len(payload)}",
+            *(f"{k}: {v}" for k, v in (headers or {}).items()),
+        ]
         self.transport.write(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
 
 

@@ -31,7 +31,9 @@ BAD = [
 @pytest.mark.parametrize("flags,message", BAD, ids=[" ".join(f) for f, _ in BAD])
 def test_bad_flags_are_one_line_and_exit_2(flags, message, tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
-    code, stdout, stderr = run_cli(["load", "-e", "x=tei@http://127.0.0.1:9", *flags, "--out", str(out)], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        ["load", "-e", "x=tei@http://127.0.0.1:9", *flags, "--out", str(out)], monkeypatch, capsys
+    )
     assert code == 2
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("ragbench: error: ") and message in lines[0], stderr
@@ -43,7 +45,8 @@ def test_unreachable_endpoint_is_one_line_and_nothing_is_written(command, tmp_pa
     """A wrong URL is a user error found by the preflight, before --out is touched: fixing the URL and running
     again needs no --overwrite (an empty run in --out would refuse it)."""
     out = tmp_path / "out"
-    code, stdout, stderr = run_cli([*command, "-e", "x=tei@http://127.0.0.1:9", "--duration", "0.2s", "--out", str(out)],
-                                   monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        [*command, "-e", "x=tei@http://127.0.0.1:9", "--duration", "0.2s", "--out", str(out)], monkeypatch, capsys
+    )
     assert code == 2 and "cannot reach" in stderr and len(stderr.strip().splitlines()) == 1, stderr
     assert not out.exists() and "report:" not in stdout

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.core.errors import MeasurementFailed
 from bench.endpoints.spec import parse_spec
-from bench.core.errors import MeasurementFailed, UserError
 from bench.load.points import PointConfig, SweepConfig
 from bench.load.runner import run_load
 from bench.load.workload import Workload
@@ -27,7 +27,9 @@ def _workload() -> Workload:
 
 
 def _sweep(**lists) -> SweepConfig:
-    return SweepConfig(PointConfig(op="embed", duration_s=1.0, warmup_s=0.0, timeout_s=5.0), **{"concurrencies": [2], **lists})
+    return SweepConfig(
+        PointConfig(op="embed", duration_s=1.0, warmup_s=0.0, timeout_s=5.0), **{"concurrencies": [2], **lists}
+    )
 
 
 def test_429_for_a_while_is_counted_and_the_sweep_goes_on(load_server, tmp_path):
@@ -58,7 +60,9 @@ def test_batch_too_large_is_its_own_class(load_server, tmp_path):
     url, _ = load_server(service_ms=1, max_batch=8)
     run_load([parse_spec(f"t=tei@{url}")], _sweep(batches=[4, 16]), _workload(), tmp_path)
     small, large = read_results(tmp_path / "results.jsonl").load_points
-    assert small.requests["errors"] == {} and small.throughput["texts_per_s"] == pytest.approx(4 * small.throughput["requests_per_s"])
+    assert small.requests["errors"] == {} and small.throughput["texts_per_s"] == pytest.approx(
+        4 * small.throughput["requests_per_s"]
+    )
     assert large.requests["ok"] == 0 and set(large.requests["errors"]) == {"too_large"}
     assert "batch size 16 > maximum allowed batch size 8" in large.error_examples["too_large"]
 
@@ -73,7 +77,13 @@ def test_server_killed_mid_sweep_ends_cleanly_with_finished_points(load_server, 
 
     # The server answered, then died: the command ran and a measurement failed (exit 3), not a user error.
     with pytest.raises(MeasurementFailed, match="no answer at all"):
-        run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[1, 2, 4]), _workload(), tmp_path, on_point=kill_after_first)
+        run_load(
+            [parse_spec(f"t=tei@{url}")],
+            _sweep(concurrencies=[1, 2, 4]),
+            _workload(),
+            tmp_path,
+            on_point=kill_after_first,
+        )
     results = read_results(tmp_path / "results.jsonl")
     assert len(results.load_points) == 2  # the finished one, and the one that found nothing to talk to
     assert results.load_points[0].requests["ok"] > 0
@@ -84,10 +94,25 @@ def test_server_killed_mid_sweep_ends_cleanly_with_finished_points(load_server, 
 def test_sigterm_keeps_every_finished_point(load_server, tmp_path):
     url, _ = load_server(service_ms=1)
     out = tmp_path / "out"
-    argv = [sys.executable, "-m", "bench", "load", "-e", f"t=tei@{url}", "--concurrency", "1,2,4,8",
-            "--duration", "1s", "--warmup", "0s", "--out", str(out)]
-    proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    argv = [
+        sys.executable,
+        "-m",
+        "bench",
+        "load",
+        "-e",
+        f"t=tei@{url}",
+        "--concurrency",
+        "1,2,4,8",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     results = out / "results.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not results.exists() or '"load_point"' not in results.read_text()):
@@ -130,15 +155,33 @@ def test_a_200_in_the_wrong_shape_is_a_bad_response(load_server, tmp_path):
 
 
 @pytest.mark.parametrize("loop", ["open", "closed"])
-def test_a_server_that_hangs_mid_point_is_measured_over_the_whole_window(load_server, tmp_path, monkeypatch, capsys, loop):
+def test_a_server_that_hangs_mid_point_is_measured_over_the_whole_window(
+    load_server, tmp_path, monkeypatch, capsys, loop
+):
     """Answers stop after ~0.5 s of a 1.5 s point: the rates are over the measured window (to the last
     timeout, past the intended end), not up to the last success, and the point is marked."""
     from tests.harness.cli import run_cli
 
     url, _ = load_server(service_ms=1, hang_after=1 + 50)  # the preflight, then 50 answers
     flags = ["--rate", "100"] if loop == "open" else ["--concurrency", "2"]
-    code, stdout, _ = run_cli(["load", "-e", f"t=tei@{url}", *flags, "--duration", "1.5s", "--warmup", "0s",
-                               "--timeout", "0.5s", "--out", str(tmp_path)], monkeypatch, capsys)
+    code, stdout, _ = run_cli(
+        [
+            "load",
+            "-e",
+            f"t=tei@{url}",
+            *flags,
+            "--duration",
+            "1.5s",
+            "--warmup",
+            "0s",
+            "--timeout",
+            "0.5s",
+            "--out",
+            str(tmp_path),
+        ],
+        monkeypatch,
+        capsys,
+    )
     point = read_results(tmp_path / "results.jsonl").load_points[0]
     assert point.requests["ok"] == 50 and point.requests["errors"]["timeout"] >= 2
     # The window ends with the last timeout: after the intended 1.5 s, never at the last good answer.
@@ -152,15 +195,37 @@ def test_a_server_that_hangs_during_the_warm_up_fails_the_point_by_name(load_ser
     from tests.harness.cli import run_cli
 
     url, _ = load_server(service_ms=1, hang_after=1 + 5)
-    code, stdout, stderr = run_cli(["load", "-e", f"t=tei@{url}", "--concurrency", "2", "--duration", "0.5s", "--warmup", "0.5s",
-                                    "--timeout", "1s", "--out", str(tmp_path)], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        [
+            "load",
+            "-e",
+            f"t=tei@{url}",
+            "--concurrency",
+            "2",
+            "--duration",
+            "0.5s",
+            "--warmup",
+            "0.5s",
+            "--timeout",
+            "1s",
+            "--out",
+            str(tmp_path),
+        ],
+        monkeypatch,
+        capsys,
+    )
     results = read_results(tmp_path / "results.jsonl")
     point = results.load_points[0]
     assert point.requests["sent"] == 0 and point.status == "failed" and "nothing measured" in point.problem
     assert code == 3 and "FAILED: t closed batch 1 conc 2: nothing measured" in stdout
     error = stderr.strip().splitlines()[-1]  # after the progress bars
-    assert error.startswith("ragbench: error: 1 of 1 load points measured nothing or had no successful request: "
-                            "t closed batch 1 conc 2: nothing measured") and stderr.count("ragbench: error") == 1
+    assert (
+        error.startswith(
+            "ragbench: error: 1 of 1 load points measured nothing or had no successful request: "
+            "t closed batch 1 conc 2: nothing measured"
+        )
+        and stderr.count("ragbench: error") == 1
+    )
     assert (tmp_path / "report.html").is_file()  # written before the error line
     assert results.end.status == "complete"  # the run itself finished: the exit code says what it measured
 
@@ -170,16 +235,26 @@ def test_every_measured_request_failing_exits_3(load_server, tmp_path, monkeypat
     from tests.harness.cli import run_cli
 
     url, _ = load_server(service_ms=1, overload_s=600, overload_status=status)  # from the request after the preflight
-    code, stdout, _ = run_cli(["load", "-e", f"t=tei@{url}", "--duration", "0.3s", "--warmup", "0s",
-                               "--out", str(tmp_path)], monkeypatch, capsys)
+    code, stdout, _ = run_cli(
+        ["load", "-e", f"t=tei@{url}", "--duration", "0.3s", "--warmup", "0s", "--out", str(tmp_path)],
+        monkeypatch,
+        capsys,
+    )
     point = read_results(tmp_path / "results.jsonl").load_points[0]
     assert point.requests["ok"] == 0 and set(point.requests["errors"]) == {cls}
     assert point.status == "failed" and point.problem.startswith("no request succeeded")
     assert code == 3 and "FAILED: t closed batch 1 conc 1: no request succeeded" in stdout
 
 
-@pytest.mark.parametrize("bad, says", [("nan", "finite numbers"), ("empty", "non-zero dimension"),
-                                       ("strings", "other than numbers"), ("dim", "dimension 4")])
+@pytest.mark.parametrize(
+    "bad, says",
+    [
+        ("nan", "finite numbers"),
+        ("empty", "non-zero dimension"),
+        ("strings", "other than numbers"),
+        ("dim", "dimension 4"),
+    ],
+)
 def test_invalid_answers_are_bad_responses_never_successes(load_server, tmp_path, bad, says):
     url, _ = load_server(service_ms=1, bad_answer=bad)  # the preflight's answer is good (dimension 4), then `bad`
     run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[1]), _workload(), tmp_path)

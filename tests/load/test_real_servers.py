@@ -29,9 +29,18 @@ def _run(args, tmp_path, monkeypatch, capsys, timing=SHORT, expected_code=0):
 def test_closed_and_open_embed_sweep_against_infinity(infinity_server, tmp_path, monkeypatch, capsys):
     spec = f"inf=openai@{infinity_server.url}?model={infinity_server.embed_model}"
     closed, _ = _run(["-e", spec, "--batch", "1,8", "--concurrency", "1,2"], tmp_path / "closed", monkeypatch, capsys)
-    assert [(p.batch, p.concurrency, p.length) for p in closed.load_points] == [(1, 1, 16), (1, 2, 16), (8, 1, 16), (8, 2, 16)]
+    assert [(p.batch, p.concurrency, p.length) for p in closed.load_points] == [
+        (1, 1, 16),
+        (1, 2, 16),
+        (8, 1, 16),
+        (8, 2, 16),
+    ]
     for point in closed.load_points:
-        assert point.requests["errors"] == {} and point.requests["ok"] > 0, (point.requests, point.error_examples, point.client)
+        assert point.requests["errors"] == {} and point.requests["ok"] > 0, (
+            point.requests,
+            point.error_examples,
+            point.client,
+        )
         assert point.throughput["texts_per_s"] == pytest.approx(point.batch * point.throughput["requests_per_s"])
         assert point.latency_ms["service"]["p50"] > 0 and point.latency_ms["scheduled"] is None
         assert point.server_metrics is None  # infinity serves no TEI te_* metrics
@@ -45,17 +54,23 @@ def test_closed_and_open_embed_sweep_against_infinity(infinity_server, tmp_path,
 
 def test_rerank_sweep_and_burst_against_infinity(infinity_server, tmp_path, monkeypatch, capsys):
     spec = f"inf=cohere@{infinity_server.url}?model={infinity_server.rerank_model}"
-    results, _ = _run(["-e", spec, "--documents", "4,16", "--concurrency", "1,2"], tmp_path / "rerank", monkeypatch, capsys)
+    results, _ = _run(
+        ["-e", spec, "--documents", "4,16", "--concurrency", "1,2"], tmp_path / "rerank", monkeypatch, capsys
+    )
     assert [p.documents for p in results.load_points] == [4, 4, 16, 16]
     assert all(p.op == "rerank" and p.requests["ok"] > 0 and not p.requests["errors"] for p in results.load_points)
     opened, _ = _run(["-e", spec, "--documents", "4", "--rate", "4"], tmp_path / "rerank-open", monkeypatch, capsys)
     point = opened.load_points[0]
     assert point.loop == "open" and point.requests["ok"] > 0 and point.latency_ms["scheduled"] is not None
     embed = f"inf=openai@{infinity_server.url}?model={infinity_server.embed_model}"
-    burst, _ = _run(["-e", embed, "--burst", "40", "--batch", "16", "--concurrency", "0,1"], tmp_path / "burst", monkeypatch, capsys)
+    burst, _ = _run(
+        ["-e", embed, "--burst", "40", "--batch", "16", "--concurrency", "0,1"], tmp_path / "burst", monkeypatch, capsys
+    )
     for point in burst.load_points:
         assert point.loop == "burst" and point.requests["sent"] == 3 and point.requests["ok"] == 3  # 16 + 16 + 8
-        assert point.throughput["texts_per_s"] * point.duration_s == pytest.approx(40, rel=1e-4)  # duration_s kept to the µs
+        assert point.throughput["texts_per_s"] * point.duration_s == pytest.approx(
+            40, rel=1e-4
+        )  # duration_s kept to the µs
         assert point.latency_ms["scheduled"]["max"] == pytest.approx(point.duration_s * 1000, rel=0.05)
 
 
@@ -64,10 +79,21 @@ def test_tei_headers_tokens_and_metrics_from_the_tei_fixture(tei_fixture, tmp_pa
     # A count, not a duration: the in-process MiniLM behind the fixture takes seconds per batch on busy cores.
     timing = ["--requests", "6", "--warmup", "0s", "--lengths", "16"]
     # Batch 8 is refused (422 past max_client_batch_size): a point with no success, so the command exits 3.
-    results, out = _run(["-e", f"tei=tei@{server.url}", "--batch", "2,8", "--concurrency", "2"], tmp_path, monkeypatch, capsys,
-                        timing, expected_code=3)
+    results, out = _run(
+        ["-e", f"tei=tei@{server.url}", "--batch", "2,8", "--concurrency", "2"],
+        tmp_path,
+        monkeypatch,
+        capsys,
+        timing,
+        expected_code=3,
+    )
     ok_point, refused = results.load_points
-    assert {k: ok_point.requests[k] for k in ("sent", "ok", "errors", "unsent")} == {"sent": 6, "ok": 6, "errors": {}, "unsent": 0}
+    assert {k: ok_point.requests[k] for k in ("sent", "ok", "errors", "unsent")} == {
+        "sent": 6,
+        "ok": 6,
+        "errors": {},
+        "unsent": 0,
+    }
     assert ok_point.requests["validated"] >= 5  # bodies parsed with TEI's wire, as the API client does
     assert ok_point.throughput["tokens_source"] == "x-compute-tokens" and ok_point.throughput["tokens_per_s"] > 0
     assert ok_point.server_ms["inference"]["count"] == ok_point.requests["ok"]
@@ -75,16 +101,23 @@ def test_tei_headers_tokens_and_metrics_from_the_tei_fixture(tei_fixture, tmp_pa
     assert counters['te_request_success{method="batch"}'] >= ok_point.requests["ok"]
     assert refused.requests["ok"] == 0 and refused.requests["errors"] == {"too_large": 6} and refused.status == "failed"
     assert refused.throughput["tokens_source"] is None
-    assert refused.server_metrics["counters"]['te_request_failure{err="validation"}'] >= refused.requests["errors"]["too_large"]
+    assert (
+        refused.server_metrics["counters"]['te_request_failure{err="validation"}']
+        >= refused.requests["errors"]["too_large"]
+    )
     report = (out / "report.md").read_text()
     assert "Server view" in report and "TEI's split" in report
 
 
 def test_in_process_reference_is_timed_on_a_thread(tmp_path, monkeypatch, capsys):
     timing = ["--requests", "3", "--warmup", "0s", "--lengths", "16"]
-    results, _ = _run(["-e", "ref=reference", "--batch", "2", "--concurrency", "1"], tmp_path, monkeypatch, capsys, timing)
+    results, _ = _run(
+        ["-e", "ref=reference", "--batch", "2", "--concurrency", "1"], tmp_path, monkeypatch, capsys, timing
+    )
     point = results.load_points[0]
     assert point.requests == {"sent": 3, "ok": 3, "errors": {}, "unsent": 0, "validated": 0}  # no wire in-process
     assert point.latency_ms["service"]["p50"] > 0 and point.server_metrics is None
-    code, _, stderr = run_cli(["load", "-e", "ref=reference", "--workers", "2", "--out", str(tmp_path / "two")], monkeypatch, capsys)
+    code, _, stderr = run_cli(
+        ["load", "-e", "ref=reference", "--workers", "2", "--out", str(tmp_path / "two")], monkeypatch, capsys
+    )
     assert code == 2 and "--workers 1" in stderr

@@ -33,10 +33,15 @@ def silent_server():
     sock.close()
 
 
-@pytest.mark.parametrize("command", [["load", "--duration", "0.2s"], ["size", "--slo-p99", "100", "--duration", "0.2s"]])
+@pytest.mark.parametrize(
+    "command", [["load", "--duration", "0.2s"], ["size", "--slo-p99", "100", "--duration", "0.2s"]]
+)
 def test_the_preflight_waits_the_timeout_it_is_given(command, silent_server, tmp_path, monkeypatch, capsys):
-    code, _, err = run_cli([command[0], "-e", f"x=tei@{silent_server}", *command[1:], "--timeout", "1s",
-                            "--out", str(tmp_path / "out")], monkeypatch, capsys)
+    code, _, err = run_cli(
+        [command[0], "-e", f"x=tei@{silent_server}", *command[1:], "--timeout", "1s", "--out", str(tmp_path / "out")],
+        monkeypatch,
+        capsys,
+    )
     assert code == 2
     assert err.strip().splitlines()[-1].endswith("within 1 s"), err  # not the API client's 120 s
 
@@ -57,8 +62,21 @@ def test_no_ray_head_at_the_address_is_one_line(tmp_path, monkeypatch, capsys):
         RayExecutor(address, 1, ray_module=NoRay())
     with pytest.raises(UserError, match="expected auto, or the head's host:port"):
         RayExecutor("headnode", 1, ray_module=NoRay())
-    code, _, err = run_cli(["load", "-e", "x=tei@http://127.0.0.1:9", "--ray", address, "--duration", "0.2s",
-                            "--out", str(tmp_path / "out")], monkeypatch, capsys)
+    code, _, err = run_cli(
+        [
+            "load",
+            "-e",
+            "x=tei@http://127.0.0.1:9",
+            "--ray",
+            address,
+            "--duration",
+            "0.2s",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 2 and err.count("\n") == 1 and "no Ray cluster answers there" in err, err
 
 
@@ -102,10 +120,27 @@ def test_ctrl_c_at_the_highest_rate_stops_within_about_a_second(load_server, tmp
     pickled while holding the GIL), and Ctrl-C waited for it. Now it travels as an array."""
     url, _ = load_server(service_ms=1)
     out = tmp_path / "out"
-    argv = [sys.executable, "-m", "bench", "load", "-e", f"t=tei@{url}", "--rate", "1000000", "--max-inflight", "2",
-            "--duration", "9s", "--warmup", "0s", "--out", str(out)]
-    proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    argv = [
+        sys.executable,
+        "-m",
+        "bench",
+        "load",
+        "-e",
+        f"t=tei@{url}",
+        "--rate",
+        "1000000",
+        "--max-inflight",
+        "2",
+        "--duration",
+        "9s",
+        "--warmup",
+        "0s",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     results = out / "results.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not results.exists():
@@ -125,10 +160,24 @@ def test_sigint_during_the_warm_up_leaves_no_thread_traceback(load_server, tmp_p
     url, _ = load_server(service_ms=1)
     out = tmp_path / "out"
     for attempt in range(3):  # the reader thread once woke during the report in 2 of 6 timings: try several
-        argv = [sys.executable, "-m", "bench", "load", "-e", f"t=tei@{url}", "--duration", "2s", "--warmup", "1s",
-                "--out", str(out), "--overwrite"]
-        proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+        argv = [
+            sys.executable,
+            "-m",
+            "bench",
+            "load",
+            "-e",
+            f"t=tei@{url}",
+            "--duration",
+            "2s",
+            "--warmup",
+            "1s",
+            "--out",
+            str(out),
+            "--overwrite",
+        ]
+        proc = subprocess.Popen(
+            argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         results = out / "results.jsonl"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (results.exists() and '"run"' in results.read_text()):
@@ -153,7 +202,9 @@ def test_an_open_loop_schedule_travels_to_its_worker_as_raw_bytes():
     texts = [f"text number {i}" for i in range(64)]
     workload = Workload(texts, texts[:8], "inline", lambda ts: [len(t.split()) for t in ts], "words")
     endpoint = LoadEndpoint(parse_spec("t=tei@http://127.0.0.1:9"))
-    point = PointConfig(op="embed", loop="open", rate=200_000.0, arrival=Arrival("poisson"), duration_s=5.0, warmup_s=0.0)
+    point = PointConfig(
+        op="embed", loop="open", rate=200_000.0, arrival=Arrival("poisson"), duration_s=5.0, warmup_s=0.0
+    )
     try:
         (plan,) = endpoint.plans(point, workload, start_at=0.0)
     finally:

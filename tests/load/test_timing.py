@@ -44,14 +44,24 @@ def stalling(load_server):
 
 @pytest.mark.parametrize("cap", [None, 8])
 def test_open_loop_scheduled_p99_matches_the_stall_truth(stalling, pool, cap):
-    point = PointConfig(op="embed", loop="open", batch=1, rate=RATE, arrival=Arrival("constant"), max_inflight=cap,
-                        duration_s=PERIODS * PERIOD_MS / 1000, warmup_s=0.5)
+    point = PointConfig(
+        op="embed",
+        loop="open",
+        batch=1,
+        rate=RATE,
+        arrival=Arrival("constant"),
+        max_inflight=cap,
+        duration_s=PERIODS * PERIOD_MS / 1000,
+        warmup_s=0.5,
+    )
     record = measure_point(stalling, point, _workload(), pool)
     scheduled = record.latency_ms["scheduled"]["p99"]
     assert record.requests["errors"] == {} and record.requests["unsent"] == 0
     assert record.requests["ok"] == pytest.approx(RATE * PERIODS * PERIOD_MS / 1000, abs=2)
     assert abs(scheduled - TRUTH_P99_MS) <= 0.10 * TRUTH_P99_MS, (scheduled, record.client)
-    if cap:  # most of a stall's requests wait in the client: dispatch delay carries the stall, scheduled still sees it whole
+    if (
+        cap
+    ):  # most of a stall's requests wait in the client: dispatch delay carries the stall, scheduled still sees it whole
         assert record.latency_ms["dispatch_delay"]["p99"] > STALL_MS / 2
     # The server's own split, from its x-queue-time headers, sees the stall as queueing.
     assert record.server_ms["queue"]["max"] >= STALL_MS * 0.8
@@ -59,7 +69,9 @@ def test_open_loop_scheduled_p99_matches_the_stall_truth(stalling, pool, cap):
 
 
 def test_closed_loop_under_reports_the_same_stall(stalling, pool):
-    point = PointConfig(op="embed", loop="closed", batch=1, concurrency=4, duration_s=PERIODS * PERIOD_MS / 1000, warmup_s=0.5)
+    point = PointConfig(
+        op="embed", loop="closed", batch=1, concurrency=4, duration_s=PERIODS * PERIOD_MS / 1000, warmup_s=0.5
+    )
     record = measure_point(stalling, point, _workload(), pool)
     service = record.latency_ms["service"]
     assert record.latency_ms["scheduled"] is None and record.latency_ms["dispatch_delay"] is None

@@ -13,7 +13,9 @@ from bench.load.server_view import delta, parse_snapshot
 from bench.load.worker import SharePlan, _Recorder, status_class
 
 
-@pytest.mark.parametrize("arrival,cv", [(Arrival("constant"), 0.0), (Arrival("poisson"), 1.0), (Arrival("gamma", 2.0), 2.0)])
+@pytest.mark.parametrize(
+    "arrival,cv", [(Arrival("constant"), 0.0), (Arrival("poisson"), 1.0), (Arrival("gamma", 2.0), 2.0)]
+)
 def test_arrivals_have_the_rate_and_variability_asked_for(arrival, cv):
     offsets = open_schedule(arrival, 1000.0, 20.0, None, seed=1)
     gaps = np.diff(offsets)
@@ -89,13 +91,25 @@ process_cpu_seconds_total 5
 
 def test_tei_metrics_deltas(shared_dir):
     contract = (shared_dir / "contracts" / "README.md").read_text()
-    for name in ("te_request_count", "te_request_success", "te_request_failure", "te_request_duration", "te_batch_next_size", "te_queue_size"):
+    for name in (
+        "te_request_count",
+        "te_request_success",
+        "te_request_failure",
+        "te_request_duration",
+        "te_batch_next_size",
+        "te_queue_size",
+    ):
         assert name in contract  # the families parsed here are the ones TEI documents
     before = parse_snapshot(TEI_METRICS)
-    after_text = (TEI_METRICS.replace('method="single"} 10', 'method="single"} 25').replace('err="overloaded"} 1', 'err="overloaded"} 4')
-                  .replace('le="0.05"} 12', 'le="0.05"} 20').replace('le="+Inf"} 13', 'le="+Inf"} 22')
-                  .replace("te_request_duration_sum 0.25", "te_request_duration_sum 0.70")
-                  .replace("te_request_duration_count 13", "te_request_duration_count 22").replace("te_queue_size 2", "te_queue_size 0"))
+    after_text = (
+        TEI_METRICS.replace('method="single"} 10', 'method="single"} 25')
+        .replace('err="overloaded"} 1', 'err="overloaded"} 4')
+        .replace('le="0.05"} 12', 'le="0.05"} 20')
+        .replace('le="+Inf"} 13', 'le="+Inf"} 22')
+        .replace("te_request_duration_sum 0.25", "te_request_duration_sum 0.70")
+        .replace("te_request_duration_count 13", "te_request_duration_count 22")
+        .replace("te_queue_size 2", "te_queue_size 0")
+    )
     d = delta(before, parse_snapshot(after_text))
     assert d["counters"]['te_request_count{method="single"}'] == 15
     assert d["counters"]['te_request_count{method="batch"}'] == 0
@@ -111,13 +125,32 @@ def test_tei_metrics_deltas(shared_dir):
 
 
 def test_tei_timing_headers_become_the_server_split():
-    plan = SharePlan(worker=0, mode="open", target=None, requests=[b""], inputs=[4], tokens=[40], start_at=0.0,
-                     warmup_s=0.0, duration_s=1.0)
+    plan = SharePlan(
+        worker=0,
+        mode="open",
+        target=None,
+        requests=[b""],
+        inputs=[4],
+        tokens=[40],
+        start_at=0.0,
+        warmup_s=0.0,
+        duration_s=1.0,
+    )
     recorder = _Recorder(plan)
-    headers = [(b"x-queue-time", b"7"), (b"x-tokenization-time", b"1"), (b"x-inference-time", b"12"), (b"x-compute-tokens", b"33")]
+    headers = [
+        (b"x-queue-time", b"7"),
+        (b"x-tokenization-time", b"1"),
+        (b"x-inference-time", b"12"),
+        (b"x-compute-tokens", b"33"),
+    ]
     recorder.finish(0, due=1.0, sent=1.002, outcome=Response(200, headers, b"[]", 1.025))
     recorder.finish(0, due=1.1, sent=1.1, outcome=Response(200, [], b"[]", 1.11))  # no headers: tokens estimated
-    recorder.finish(0, due=1.2, sent=1.2, outcome=Response(422, [], b'{"error":"batch size 4 > maximum allowed batch size 2"}', 1.21))
+    recorder.finish(
+        0,
+        due=1.2,
+        sent=1.2,
+        outcome=Response(422, [], b'{"error":"batch size 4 > maximum allowed batch size 2"}', 1.21),
+    )
     result = recorder.close()
     assert result.ok == 2 and result.errors == {"too_large": 1} and result.sent == 3
     assert result.tokens_counted == 33 and result.tokens_estimated == 40 and result.texts_ok == 8
@@ -125,11 +158,14 @@ def test_tei_timing_headers_become_the_server_split():
     assert queue["max"] == pytest.approx(7.0, rel=0.001) and queue["count"] == 1
     scheduled = histograms.summary_ms(histograms.decode(result.histograms["scheduled"]))
     assert scheduled["max"] == pytest.approx(25.0, rel=0.002)
-    assert histograms.summary_ms(histograms.decode(result.histograms["dispatch_delay"]))["max"] == pytest.approx(2.0, rel=0.002)
+    assert histograms.summary_ms(histograms.decode(result.histograms["dispatch_delay"]))["max"] == pytest.approx(
+        2.0, rel=0.002
+    )
 
 
-@pytest.mark.parametrize("status,cls", [(413, "too_large"), (422, "too_large"), (429, "429"), (424, "424"),
-                                        (401, "4xx"), (503, "5xx")])
+@pytest.mark.parametrize(
+    "status,cls", [(413, "too_large"), (422, "too_large"), (429, "429"), (424, "424"), (401, "4xx"), (503, "5xx")]
+)
 def test_status_classes(status, cls):
     assert status_class(status) == cls
 
@@ -183,16 +219,22 @@ def test_the_measured_window_runs_to_the_intended_end_or_the_last_request_whiche
     assert measured_window(counted, shares(103.0, 103.5)) == pytest.approx(3.5)
 
 
-@pytest.mark.parametrize("requests, status, says", [
-    ({"sent": 0, "ok": 0, "errors": {}, "unsent": 0}, "failed", "nothing measured"),
-    ({"sent": 10, "ok": 0, "errors": {"429": 10}, "unsent": 0}, "failed", "no request succeeded: 10 sent (429 10)"),
-    ({"sent": 801, "ok": 349, "errors": {"timeout": 452}, "unsent": 0}, "errors", "error rate 56.43% > 0.10% (timeout 452)"),
-    ({"sent": 10_000, "ok": 9_995, "errors": {"5xx": 5}, "unsent": 0}, "ok", None),
-    ({"sent": 100, "ok": 100, "errors": {}, "unsent": 5}, "errors", "unsent 5"),
-])
+@pytest.mark.parametrize(
+    "requests, status, says",
+    [
+        ({"sent": 0, "ok": 0, "errors": {}, "unsent": 0}, "failed", "nothing measured"),
+        ({"sent": 10, "ok": 0, "errors": {"429": 10}, "unsent": 0}, "failed", "no request succeeded: 10 sent (429 10)"),
+        (
+            {"sent": 801, "ok": 349, "errors": {"timeout": 452}, "unsent": 0},
+            "errors",
+            "error rate 56.43% > 0.10% (timeout 452)",
+        ),
+        ({"sent": 10_000, "ok": 9_995, "errors": {"5xx": 5}, "unsent": 0}, "ok", None),
+        ({"sent": 100, "ok": 100, "errors": {}, "unsent": 5}, "errors", "unsent 5"),
+    ],
+)
 def test_points_are_judged_by_what_they_measured(requests, status, says):
     from bench.load.points import judge
 
     got, problem = judge(requests, 0.001)
     assert got == status and (problem is None if says is None else says in problem)
-

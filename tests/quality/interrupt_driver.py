@@ -53,8 +53,10 @@ class ScriptedTarget:
         if os.environ.get("SEARCH_LOG"):  # which queries each target was asked for
             with open(os.environ["SEARCH_LOG"], "a") as log:
                 log.writelines(f"{self.name} {q}\n" for q in queries)
-        return [QueryResult(q, [Hit(d, float(len(self.docs) - i)) for i, d in enumerate(self.docs[:depth])], 0.001)
-                for q in queries]
+        return [
+            QueryResult(q, [Hit(d, float(len(self.docs) - i)) for i, d in enumerate(self.docs[:depth])], 0.001)
+            for q in queries
+        ]
 
     def describe(self):
         return {"scripted": self.variant}

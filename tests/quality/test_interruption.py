@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from bench.core.interrupt import Interrupted, uninterruptible
-from bench.results.store import ResultsWriter, read_results
 from bench.results.schema import EndRecord, QueryRecord
+from bench.results.store import ResultsWriter, read_results
 from tests.harness.beir import write_beir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,15 +24,24 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
     """8 documents, 5 judged queries."""
-    return write_beir(tmp_path_factory.mktemp("tiny"), {f"d{i}": f"text {i}" for i in range(8)},
-                      {f"q{i}": f"query {i}" for i in range(5)},
-                      [(f"q{i}", f"d{d}", g) for i in range(5) for d, g in ((i, 1), (7 - i, 2))])
+    return write_beir(
+        tmp_path_factory.mktemp("tiny"),
+        {f"d{i}": f"text {i}" for i in range(8)},
+        {f"q{i}": f"query {i}" for i in range(5)},
+        [(f"q{i}", f"d{d}", g) for i in range(5) for d, g in ((i, 1), (7 - i, 2))],
+    )
 
 
 def ragbench(moments: str, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "tests.quality.interrupt_driver", moments, *args],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tests.quality.interrupt_driver", moments, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+    )
 
 
 def quality(tiny: Path, out: Path, moments: str, *targets: str) -> subprocess.CompletedProcess:
@@ -96,8 +105,21 @@ def test_two_ctrl_c_in_quick_succession_leave_no_half_report_and_report_rebuilds
     first = quality(tiny, out, "", "scripted")
     assert first.returncode == 0, first.stderr
     # An earlier run's report must not survive beside the new results.
-    done = ragbench("search=SIGINT,report=SIGINT", "quality", "--dataset", str(tiny), "--out", str(out), "--overwrite",
-                    "-t", "scripted", "-t", "scripted:b", "-m", "P@5")
+    done = ragbench(
+        "search=SIGINT,report=SIGINT",
+        "quality",
+        "--dataset",
+        str(tiny),
+        "--out",
+        str(out),
+        "--overwrite",
+        "-t",
+        "scripted",
+        "-t",
+        "scripted:b",
+        "-m",
+        "P@5",
+    )
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr and "ragbench report" in done.stderr
     assert not (out / "report.html").exists() and not (out / "report.md").exists()
@@ -127,8 +149,15 @@ def test_report_rebuilds_metrics_a_cut_run_never_wrote(tiny, tmp_path):
     assert quality(tiny, out, "", "scripted", "scripted:b").returncode == 0
     full = read_results(out / "results.jsonl")
     # As after a kill -9 right after the second target's records: no metrics of it, no comparisons, no end.
-    kept = [line for line in (out / "results.jsonl").read_text().splitlines()
-            if not (('"record": "metrics"' in line and '"target": "scripted:b"' in line) or '"comparison"' in line or '"end"' in line)]
+    kept = [
+        line
+        for line in (out / "results.jsonl").read_text().splitlines()
+        if not (
+            ('"record": "metrics"' in line and '"target": "scripted:b"' in line)
+            or '"comparison"' in line
+            or '"end"' in line
+        )
+    ]
     (out / "results.jsonl").write_text("\n".join(kept) + "\n")
     done = ragbench("", "report", str(out / "results.jsonl"))
     assert done.returncode == 0, done.stderr
@@ -143,7 +172,9 @@ def test_report_reads_a_file_with_repeated_records(tiny, tmp_path):
     assert quality(tiny, out, "", "scripted", "scripted:b").returncode == 0
     lines = (out / "results.jsonl").read_text().splitlines()
     repeated = [line for line in lines if '"metrics"' in line or '"comparison"' in line]
-    (out / "results.jsonl").write_text("\n".join(lines[:-1] + repeated + lines[-1:]) + "\n")  # as earlier versions wrote on Ctrl-C
+    (out / "results.jsonl").write_text(
+        "\n".join(lines[:-1] + repeated + lines[-1:]) + "\n"
+    )  # as earlier versions wrote on Ctrl-C
     done = ragbench("", "report", str(out / "results.jsonl"))
     assert done.returncode == 0, done.stderr
     assert f"{len(repeated)} repeated record(s)" in (out / "report.md").read_text()
@@ -178,13 +209,31 @@ def test_uninterruptible_holds_a_signal_until_the_block_ends():
 @pytest.fixture(scope="module")
 def forty(tmp_path_factory) -> Path:
     """40 judged queries: three search batches per target."""
-    return write_beir(tmp_path_factory.mktemp("forty"), {f"d{i}": f"text {i}" for i in range(8)},
-                      {f"q{i}": f"query {i}" for i in range(40)}, [(f"q{i}", f"d{i % 8}", 1) for i in range(40)])
+    return write_beir(
+        tmp_path_factory.mktemp("forty"),
+        {f"d{i}": f"text {i}" for i in range(8)},
+        {f"q{i}": f"query {i}" for i in range(40)},
+        [(f"q{i}", f"d{i % 8}", 1) for i in range(40)],
+    )
 
 
 def test_resume_keeps_finished_queries_and_targets_and_gives_the_uninterrupted_figures(forty, tmp_path, monkeypatch):
     out, log = tmp_path / "out", tmp_path / "asked.log"
-    args = ["quality", "--dataset", str(forty), "-m", "P@5", "-m", "nDCG@5", "--depth", "8", "-t", "scripted", "-t", "scripted:b"]
+    args = [
+        "quality",
+        "--dataset",
+        str(forty),
+        "-m",
+        "P@5",
+        "-m",
+        "nDCG@5",
+        "--depth",
+        "8",
+        "-t",
+        "scripted",
+        "-t",
+        "scripted:b",
+    ]
     stopped = ragbench("search-3=SIGTERM", *args, "--out", str(out))  # in the first target's third batch
     assert stopped.returncode == 143, stopped.stderr
     assert len((out / "runs" / "scripted.partial.jsonl").read_text().splitlines()) == 32  # two batches kept
@@ -203,7 +252,9 @@ def test_resume_keeps_finished_queries_and_targets_and_gives_the_uninterrupted_f
     assert ragbench("", *args, "--out", str(whole)).returncode == 0
     a, b = read_results(out / "results.jsonl"), read_results(whole / "results.jsonl")
     assert a.end.status == "complete" and len(a.comparisons) == len(b.comparisons) == 2
-    assert [(m.target, m.measure, m.per_query) for m in a.metrics] == [(m.target, m.measure, m.per_query) for m in b.metrics]
+    assert [(m.target, m.measure, m.per_query) for m in a.metrics] == [
+        (m.target, m.measure, m.per_query) for m in b.metrics
+    ]
     assert (out / "runs" / "scripted.trec").read_text() == (whole / "runs" / "scripted.trec").read_text()
 
 

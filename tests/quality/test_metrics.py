@@ -19,8 +19,12 @@ from tests.paths import golden
 def test_ties_follow_trec_eval_not_insertion_order():
     # "c" is the only relevant doc; all scores tie, so trec_eval orders c, b, a (docno descending).
     qrels = {"q": {"c": 1}}
-    assert evaluate(qrels, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}, [parse_measure("recip_rank")]).means["recip_rank"] == 1.0
-    assert evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}, [parse_measure("recip_rank")]).means["recip_rank"] == pytest.approx(1 / 3)
+    assert (
+        evaluate(qrels, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}, [parse_measure("recip_rank")]).means["recip_rank"] == 1.0
+    )
+    assert evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}, [parse_measure("recip_rank")]).means[
+        "recip_rank"
+    ] == pytest.approx(1 / 3)
 
 
 def test_complete_counts_missing_and_empty_queries_as_zero():
@@ -48,11 +52,24 @@ def test_mrr_at_10_truncates_in_trec_order():
     assert evaluate(qrels, {"q": docs}, [parse_measure("recip_rank")]).means["recip_rank"] == pytest.approx(1 / 11)
 
 
-@pytest.mark.parametrize("text, trec_name", [
-    ("ndcg_cut.10", "ndcg_cut_10"), ("ndcg_cut_10", "ndcg_cut_10"), ("nDCG@10", "ndcg_cut_10"), ("recall.100", "recall_100"),
-    ("R@100", "recall_100"), ("map", "map"), ("MAP@100", "map_cut_100"), ("P.10", "P_10"), ("P@5", "P_5"),
-    ("success.10", "success_10"), ("bpref", "bpref"), ("Rprec", "Rprec"), ("recip_rank", "recip_rank"),
-])
+@pytest.mark.parametrize(
+    "text, trec_name",
+    [
+        ("ndcg_cut.10", "ndcg_cut_10"),
+        ("ndcg_cut_10", "ndcg_cut_10"),
+        ("nDCG@10", "ndcg_cut_10"),
+        ("recall.100", "recall_100"),
+        ("R@100", "recall_100"),
+        ("map", "map"),
+        ("MAP@100", "map_cut_100"),
+        ("P.10", "P_10"),
+        ("P@5", "P_5"),
+        ("success.10", "success_10"),
+        ("bpref", "bpref"),
+        ("Rprec", "Rprec"),
+        ("recip_rank", "recip_rank"),
+    ],
+)
 def test_measure_names(text, trec_name):
     assert parse_measure(text).trec_name == trec_name
 
@@ -113,8 +130,21 @@ def test_strictly_decreasing_scores_are_kept():
     assert not replaced and run == {"q": {"a": 0.9, "b": 0.5, "c": -1.0}}
 
 
-@pytest.mark.parametrize("text", ["ndcg_cut.0", "P.0", "recall.0", "success.0", "map_cut.0", "nDCG@0", "MRR@0",
-                                  "recip_rank_cut.0", "P.99999999999999999999", "ndcg_cut.1000001"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ndcg_cut.0",
+        "P.0",
+        "recall.0",
+        "success.0",
+        "map_cut.0",
+        "nDCG@0",
+        "MRR@0",
+        "recip_rank_cut.0",
+        "P.99999999999999999999",
+        "ndcg_cut.1000001",
+    ],
+)
 def test_cutoffs_outside_1_to_a_million_are_user_errors(text):
     with pytest.raises(UserError, match="cut-off must be from 1 to 1,000,000"):
         parse_measure(text)
@@ -144,8 +174,12 @@ def test_zero_cutoff_is_one_line_and_exit_2_not_an_abort(tmp_path):
     """On main this aborted inside trec_eval's C code (exit 134); run in a subprocess so an abort cannot kill pytest."""
     qrels, run = _trec_files(tmp_path, False)
     for measure in ("ndcg_cut.0", "P.0", "recall.0", "success.0", "map_cut.0"):
-        result = subprocess.run([sys.executable, "-m", "bench", "evaluate", str(qrels), str(run), "-m", measure],
-                                capture_output=True, text=True, timeout=120)
+        result = subprocess.run(
+            [sys.executable, "-m", "bench", "evaluate", str(qrels), str(run), "-m", measure],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert result.returncode == 2, (measure, result.returncode, result.stderr[-300:])
         assert result.stderr == f"ragbench: error: measure {measure!r}: the cut-off must be from 1 to 1,000,000\n"
 

@@ -13,8 +13,12 @@ from tests.harness.cli import run_cli
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
-    return write_beir(tmp_path_factory.mktemp("tiny"), {f"d{i}": f"text number {i}" for i in range(6)},
-                      {f"q{i}": f"number {i}" for i in range(3)}, [(f"q{i}", f"d{i}", 1) for i in range(3)])
+    return write_beir(
+        tmp_path_factory.mktemp("tiny"),
+        {f"d{i}": f"text number {i}" for i in range(6)},
+        {f"q{i}": f"number {i}" for i in range(3)},
+        [(f"q{i}", f"d{i}", 1) for i in range(3)],
+    )
 
 
 def quality(tiny: Path, out: Path, *args: str) -> list[str]:
@@ -29,16 +33,25 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 def earlier(tiny, tmp_path, monkeypatch, capsys) -> Path:
     """A folder holding a finished run of bm25 and hybrid:weighted, plus a file of the user's."""
     out = tmp_path / "out"
-    code, _, err = run_cli(quality(tiny, out, "-t", "bm25", "-t", "hybrid:weighted?bm25_weight=0.3"), monkeypatch, capsys)
+    code, _, err = run_cli(
+        quality(tiny, out, "-t", "bm25", "-t", "hybrid:weighted?bm25_weight=0.3"), monkeypatch, capsys
+    )
     assert code == 0, err
     (out / "notes.txt").write_text("mine")
     (out / "runs" / "by-hand.trec").write_text("q0 Q0 d0 1 1.0 mine\n")
     return out
 
 
-@pytest.mark.parametrize("bad", [["-t", "bm25", "-t", "bm25:typo"], ["-t", "bm25", "-t", "dense?colour=red"],
-                                 ["-t", "bm25", "-m", "nosuch@3"], ["-t", "bm25", "--depth", "1"],
-                                 ["-t", "bm25+rerank"]])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["-t", "bm25", "-t", "bm25:typo"],
+        ["-t", "bm25", "-t", "dense?colour=red"],
+        ["-t", "bm25", "-m", "nosuch@3"],
+        ["-t", "bm25", "--depth", "1"],
+        ["-t", "bm25+rerank"],
+    ],
+)
 def test_a_bad_option_is_found_before_the_output_folder_is_touched(tiny, earlier, monkeypatch, capsys, bad):
     before = snapshot(earlier)
     code, out, err = run_cli(quality(tiny, earlier, "--overwrite", *bad), monkeypatch, capsys)
@@ -56,7 +69,10 @@ def test_a_folder_with_an_earlier_run_is_refused_without_overwrite(tiny, earlier
 def test_overwrite_replaces_only_ragbench_files(tiny, earlier, monkeypatch, capsys):
     code, _, err = run_cli(quality(tiny, earlier, "-t", "bm25", "--overwrite"), monkeypatch, capsys)
     assert code == 0, err
-    assert sorted(p.name for p in (earlier / "runs").iterdir()) == ["bm25.trec", "by-hand.trec"]  # the old hybrid run is gone
+    assert sorted(p.name for p in (earlier / "runs").iterdir()) == [
+        "bm25.trec",
+        "by-hand.trec",
+    ]  # the old hybrid run is gone
     assert (earlier / "notes.txt").read_text() == "mine" and (earlier / "runs" / "by-hand.trec").exists()
     assert [t.name for t in read_results(earlier / "results.jsonl").targets] == ["bm25"]
     assert "hybrid" not in (earlier / "report.md").read_text()
@@ -90,7 +106,9 @@ def test_report_out_never_replaces_report_files_it_did_not_write_there(tiny, ear
     code, stdout, stderr = run_cli(["report", str(earlier / "results.jsonl"), "--out", str(mine)], monkeypatch, capsys)
     assert code == 2 and "--overwrite" in stderr and len(stderr.strip().splitlines()) == 1, stderr
     assert snapshot(mine) == before and not list(mine.glob(".report-*"))
-    code, _, stderr = run_cli(["report", str(earlier / "results.jsonl"), "--out", str(mine), "--overwrite"], monkeypatch, capsys)
+    code, _, stderr = run_cli(
+        ["report", str(earlier / "results.jsonl"), "--out", str(mine), "--overwrite"], monkeypatch, capsys
+    )
     assert code == 0 and (mine / "report.html").read_text() != "my page", stderr
     code, _, stderr = run_cli(["report", str(earlier / "results.jsonl"), "--out", str(earlier)], monkeypatch, capsys)
     assert code == 0, stderr  # its own folder: rebuilt

@@ -7,8 +7,30 @@ import pytest
 
 from tests.paths import golden
 
-MEASURES = ["ndcg_cut.10", "ndcg", "recall.100", "map", "map_cut.100", "recip_rank", "P.10", "bpref", "Rprec", "success.10"]
-NAMES = {"ndcg_cut_10", "ndcg", "recall_100", "map", "map_cut_100", "recip_rank", "P_10", "bpref", "Rprec", "success_10"}
+MEASURES = [
+    "ndcg_cut.10",
+    "ndcg",
+    "recall.100",
+    "map",
+    "map_cut.100",
+    "recip_rank",
+    "P.10",
+    "bpref",
+    "Rprec",
+    "success.10",
+]
+NAMES = {
+    "ndcg_cut_10",
+    "ndcg",
+    "recall_100",
+    "map",
+    "map_cut_100",
+    "recip_rank",
+    "P_10",
+    "bpref",
+    "Rprec",
+    "success_10",
+}
 
 
 def golden_values(name: str) -> dict[tuple[str, str], float]:
@@ -33,11 +55,14 @@ def ragbench_evaluate(results: str, *flags: str) -> dict[tuple[str, str], float]
 
 
 # out.test.aqc was made from results.trunc, where query 302 has no results: -c must count it as zero.
-@pytest.mark.parametrize("results, flags, golden_file", [
-    ("results.test", (), "out.test.a"),
-    ("results.test", ("-q",), "out.test.aq"),
-    ("results.trunc", ("-q", "-c"), "out.test.aqc"),
-])
+@pytest.mark.parametrize(
+    "results, flags, golden_file",
+    [
+        ("results.test", (), "out.test.a"),
+        ("results.test", ("-q",), "out.test.aq"),
+        ("results.trunc", ("-q", "-c"), "out.test.aqc"),
+    ],
+)
 def test_reproduces_trec_eval_golden_output(results, flags, golden_file):
     expected = golden_values(golden_file)
     got = ragbench_evaluate(results, *flags)
@@ -48,8 +73,19 @@ def test_reproduces_trec_eval_golden_output(results, flags, golden_file):
 
 def test_output_has_trec_eval_columns():
     out = subprocess.run(
-        [sys.executable, "-m", "bench", "evaluate", str(golden() / "qrels.test"), str(golden() / "results.test"), "-m", "map"],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "evaluate",
+            str(golden() / "qrels.test"),
+            str(golden() / "results.test"),
+            "-m",
+            "map",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert out == "map                   \tall\t0.1785\n"
 

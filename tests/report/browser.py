@@ -22,11 +22,23 @@ from typing import Any
 
 # Chromium's own background traffic (updates, safe browsing, metrics) off; a dead proxy as a backstop,
 # so a report that tried to fetch something could not reach anything even if the check below missed it.
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-         "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--disable-extensions", "--disable-features=Translate,OptimizationHints,MediaRouter",
-         "--metrics-recording-only", "--proxy-server=http://127.0.0.1:9", "--window-size=1200,1600",
-         "--remote-debugging-pipe"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-features=Translate,OptimizationHints,MediaRouter",
+    "--metrics-recording-only",
+    "--proxy-server=http://127.0.0.1:9",
+    "--window-size=1200,1600",
+    "--remote-debugging-pipe",
+]
 
 
 def chromium_path() -> str | None:
@@ -55,13 +67,21 @@ class Chromium:
         self._from_browser, from_browser_w = os.pipe()
 
         def on_fds_3_and_4() -> None:  # in the child, before exec: the protocol's fixed descriptors
-            read_end, write_end = fcntl.fcntl(to_browser_r, fcntl.F_DUPFD, 10), fcntl.fcntl(from_browser_w, fcntl.F_DUPFD, 10)
+            read_end, write_end = (
+                fcntl.fcntl(to_browser_r, fcntl.F_DUPFD, 10),
+                fcntl.fcntl(from_browser_w, fcntl.F_DUPFD, 10),
+            )
             os.dup2(read_end, 3)
             os.dup2(write_end, 4)
 
-        self._process = subprocess.Popen([path, *FLAGS, f"--user-data-dir={self._profile.name}", "about:blank"],
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                         close_fds=False, preexec_fn=on_fds_3_and_4)
+        self._process = subprocess.Popen(
+            [path, *FLAGS, f"--user-data-dir={self._profile.name}", "about:blank"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            close_fds=False,
+            preexec_fn=on_fds_3_and_4,
+        )
         os.close(to_browser_r)
         os.close(from_browser_w)
         self._buffer = b""
@@ -118,9 +138,14 @@ class Chromium:
         if navigation.get("errorText"):
             raise RuntimeError(f"{path}: {navigation['errorText']}")
         self.wait_for("Page.loadEventFired", session)
-        images = self.send("Runtime.evaluate", {"expression": _DECODE_IMAGES, "awaitPromise": True, "returnByValue": True},
-                           session=session)["result"]["value"]
-        title = self.send("Runtime.evaluate", {"expression": "document.title", "returnByValue": True}, session=session)["result"]["value"]
+        images = self.send(
+            "Runtime.evaluate",
+            {"expression": _DECODE_IMAGES, "awaitPromise": True, "returnByValue": True},
+            session=session,
+        )["result"]["value"]
+        title = self.send("Runtime.evaluate", {"expression": "document.title", "returnByValue": True}, session=session)[
+            "result"
+        ]["value"]
         shot = self.send("Page.captureScreenshot", {"format": "png"}, session=session)["data"]
         visit = PageVisit(images=images, title=title, screenshot=base64.b64decode(shot))
         for event in self.events[first_event:]:
@@ -130,7 +155,9 @@ class Chromium:
             if method == "Network.requestWillBeSent" and not params["request"]["url"].startswith("data:"):
                 visit.requests.append(params["request"]["url"])
             elif method == "Runtime.consoleAPICalled" and params["type"] in ("error", "assert", "warning"):
-                visit.console_errors.append(" ".join(str(a.get("value", a.get("description", ""))) for a in params["args"]))
+                visit.console_errors.append(
+                    " ".join(str(a.get("value", a.get("description", ""))) for a in params["args"])
+                )
             elif method == "Runtime.exceptionThrown":
                 visit.console_errors.append(params["exceptionDetails"].get("text", "exception"))
             elif method == "Log.entryAdded" and params["entry"]["level"] in ("error", "warning"):

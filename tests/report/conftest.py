@@ -33,8 +33,14 @@ class CommandOutputs:
     root: Path  # every output folder above is below this one
 
     def folders(self) -> dict[str, Path]:
-        return {"quality": self.quality, "quality_b": self.quality_b, "identity": self.identity, "doctor": self.doctor,
-                "load": self.load, "ceiling": self.ceiling}
+        return {
+            "quality": self.quality,
+            "quality_b": self.quality_b,
+            "identity": self.identity,
+            "doctor": self.doctor,
+            "load": self.load,
+            "ceiling": self.ceiling,
+        }
 
 
 def ragbench(*args: str) -> int:
@@ -53,11 +59,16 @@ def ragbench(*args: str) -> int:
 def _small_beir(root: Path) -> Path:
     ds = sample_dataset(load_dataset(scifact(), "train"), max_queries=30, max_docs=200, seed=3)
     (root / "qrels").mkdir(parents=True)
-    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": d.doc_id, "title": d.title, "text": d.text}) + "\n"
-                                               for d in ds.corpus.values()))
-    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in ds.queries.items()))
-    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
-        f"{q}\t{d}\t{r}\n" for q, docs in ds.qrels.items() for d, r in docs.items()))
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d.doc_id, "title": d.title, "text": d.text}) + "\n" for d in ds.corpus.values())
+    )
+    (root / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in ds.queries.items())
+    )
+    (root / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n"
+        + "".join(f"{q}\t{d}\t{r}\n" for q, docs in ds.qrels.items() for d, r in docs.items())
+    )
     return root
 
 
@@ -75,30 +86,86 @@ def command_outputs(tmp_path_factory, minilm_backend) -> CommandOutputs:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAGBENCH_CACHE", str(root / "embedding-cache"))
         data = _small_beir(root / "data")
-        outputs = CommandOutputs(*(root / name for name in ("quality", "quality_b", "identity", "doctor", "load", "ceiling")), root=root)
-        assert ragbench("quality", "--dataset", str(data), "-t", "bm25", "-t", "dense", "--out", str(outputs.quality)) == 0
-        assert ragbench("quality", "--dataset", str(data), "-t", "bm25", "-t", "hybrid", "--seed", "1",
-                        "--out", str(outputs.quality_b)) == 0
-        server = start_fixture(minilm_backend, faults=("strip_newlines",), max_input_length=256, max_client_batch_size=16)
+        outputs = CommandOutputs(
+            *(root / name for name in ("quality", "quality_b", "identity", "doctor", "load", "ceiling")), root=root
+        )
+        assert (
+            ragbench("quality", "--dataset", str(data), "-t", "bm25", "-t", "dense", "--out", str(outputs.quality)) == 0
+        )
+        assert (
+            ragbench(
+                "quality",
+                "--dataset",
+                str(data),
+                "-t",
+                "bm25",
+                "-t",
+                "hybrid",
+                "--seed",
+                "1",
+                "--out",
+                str(outputs.quality_b),
+            )
+            == 0
+        )
+        server = start_fixture(
+            minilm_backend, faults=("strip_newlines",), max_input_length=256, max_client_batch_size=16
+        )
         reranker = start_fixture(minilm_backend, model_kind="reranker")
         try:
-            code = ragbench("identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}",
-                            "-e", f"rr=tei-rerank@{reranker.url}", "-e", f"co=cohere@{reranker.url}/v2",
-                            "--texts", str(_texts(root / "texts.jsonl")), "--out", str(outputs.identity))
+            code = ragbench(
+                "identity",
+                "-e",
+                "ref=reference",
+                "-e",
+                f"srv=tei@{server.url}",
+                "-e",
+                f"rr=tei-rerank@{reranker.url}",
+                "-e",
+                f"co=cohere@{reranker.url}/v2",
+                "--texts",
+                str(_texts(root / "texts.jsonl")),
+                "--out",
+                str(outputs.identity),
+            )
             assert code == 1  # srv strips line breaks: that pair fails, by design
-            code = ragbench("doctor", "--tei", server.url, "--openwebui", "http://127.0.0.1:9", "--out", str(outputs.doctor))
+            code = ragbench(
+                "doctor", "--tei", server.url, "--openwebui", "http://127.0.0.1:9", "--out", str(outputs.doctor)
+            )
             assert code == 1  # Open WebUI is not there and has no key: findings both ok and bad
         finally:
             server.stop()
             reranker.stop()
         port = free_port()
-        load_server = start_process("load-fixture", [sys.executable, str(LOAD_SERVER), "--port", str(port), "--service-ms", "2"],
-                                    root / "load-fixture.log")
+        load_server = start_process(
+            "load-fixture",
+            [sys.executable, str(LOAD_SERVER), "--port", str(port), "--service-ms", "2"],
+            root / "load-fixture.log",
+        )
         try:
             wait_healthy(load_server, f"http://127.0.0.1:{port}/metrics", deadline_s=30)
-            assert ragbench("load", "-e", f"t=tei@http://127.0.0.1:{port}", "--concurrency", "1,2", "--duration", "1s",
-                            "--warmup", "0s", "--texts", str(root / "texts.jsonl"), "--out", str(outputs.load)) == 0
+            assert (
+                ragbench(
+                    "load",
+                    "-e",
+                    f"t=tei@http://127.0.0.1:{port}",
+                    "--concurrency",
+                    "1,2",
+                    "--duration",
+                    "1s",
+                    "--warmup",
+                    "0s",
+                    "--texts",
+                    str(root / "texts.jsonl"),
+                    "--out",
+                    str(outputs.load),
+                )
+                == 0
+            )
         finally:
             stop_process(load_server)
-        assert ragbench("ceiling", "--batch", "1,4", "--lengths", "16", "--seconds", "0.3", "--out", str(outputs.ceiling)) == 0
+        assert (
+            ragbench("ceiling", "--batch", "1,4", "--lengths", "16", "--seconds", "0.3", "--out", str(outputs.ceiling))
+            == 0
+        )
     return outputs

@@ -52,10 +52,12 @@ def test_report_renders_in_chromium(kind, command_outputs, browser):
 def test_the_checks_catch_a_broken_page(tmp_path, browser):
     """A page that fetches from the network, logs an error and embeds a broken image fails every check."""
     page = tmp_path / "broken.html"
-    page.write_text("<!DOCTYPE html><html><head><title>broken</title>"
-                    "<link rel=\"stylesheet\" href=\"http://127.0.0.1:9/style.css\"></head><body><h1>x</h1>"
-                    "<img src=\"data:image/png;base64,iVBORw0KGgoAAAANSUhEUg==\">"
-                    "<script>console.error('boom')</script></body></html>")
+    page.write_text(
+        "<!DOCTYPE html><html><head><title>broken</title>"
+        '<link rel="stylesheet" href="http://127.0.0.1:9/style.css"></head><body><h1>x</h1>'
+        '<img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUg==">'
+        "<script>console.error('boom')</script></body></html>"
+    )
     visit = browser.visit(page)
     assert "http://127.0.0.1:9/style.css" in visit.requests
     assert "boom" in visit.console_errors

@@ -21,7 +21,9 @@ def _execute(results: list[str], monkeypatch) -> nbformat.NotebookNode:
     monkeypatch.setenv("RAGBENCH_RESULTS", os.pathsep.join(results))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's inline backend: plots become image outputs
-    client = NotebookClient(notebook, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(NOTEBOOK.parent)}})
+    client = NotebookClient(
+        notebook, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+    )
     client.execute()
     return notebook
 
@@ -37,7 +39,9 @@ def _text(cell) -> str:
 def test_notebook_has_no_stored_outputs():
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     nbformat.validate(notebook)
-    assert all(not c.get("outputs") and c.get("execution_count") is None for c in notebook.cells if c.cell_type == "code")
+    assert all(
+        not c.get("outputs") and c.get("execution_count") is None for c in notebook.cells if c.cell_type == "code"
+    )
 
 
 def test_notebook_runs_on_every_kind_of_results_and_compares_runs(command_outputs, monkeypatch):

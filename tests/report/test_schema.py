@@ -41,7 +41,8 @@ def _lines(path: Path) -> list[dict]:
 
 def test_committed_json_schema_is_current():
     assert COMMITTED.read_text() == schema_text(), (
-        "docs/results.schema.json is stale: run `python -m bench.results.json_schema docs/results.schema.json`")
+        "docs/results.schema.json is stale: run `python -m bench.results.json_schema docs/results.schema.json`"
+    )
 
 
 def test_schema_defines_every_record_type(validator):
@@ -58,12 +59,15 @@ def test_every_record_a_command_writes_validates(name, command_outputs, validato
     assert records[0]["record"] == "run" and records[-1]["record"] == "end"
 
 
-@pytest.mark.parametrize(("change", "why"), [
-    (lambda r: r.update(ok="yes"), "a string where a boolean belongs"),
-    (lambda r: r.update(surprise=1), "a field the schema does not know"),
-    (lambda r: r.pop("message"), "a missing field"),
-    (lambda r: r.update(record="doctor_findings"), "an unknown record type"),
-])
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (lambda r: r.update(ok="yes"), "a string where a boolean belongs"),
+        (lambda r: r.update(surprise=1), "a field the schema does not know"),
+        (lambda r: r.pop("message"), "a missing field"),
+        (lambda r: r.update(record="doctor_findings"), "an unknown record type"),
+    ],
+)
 def test_schema_rejects_a_wrong_record(change, why, command_outputs, validator):
     record = next(r for r in _lines(command_outputs.doctor / "results.jsonl") if r["record"] == "doctor_finding")
     assert validator.is_valid(record)
@@ -77,7 +81,9 @@ def test_not_finite_floats_are_null_in_the_file_and_nan_when_read(command_output
     comparison["p_ttest"] = None  # what the writer writes for NaN (e.g. a t-test over identical scores)
     assert validator.is_valid(comparison)
     path = tmp_path / "results.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines if r["record"] != "comparison") + json.dumps(comparison) + "\n")
+    path.write_text(
+        "".join(json.dumps(r) + "\n" for r in lines if r["record"] != "comparison") + json.dumps(comparison) + "\n"
+    )
     p = read_results(path).comparisons[0].p_ttest
     assert p != p  # NaN
 
@@ -88,7 +94,10 @@ def test_identity_prints_what_its_results_file_holds(command_outputs, capsys):
     assert "cause [whitespace_stripped]: srv removes line breaks before encoding" in text
     assert "rr ~ co" in text and "verdict: FAIL" in text
     records = {r["record"]: r for r in _lines(command_outputs.identity / "results.jsonl")}
-    assert records["identity"]["verdict"] == "fail" and records["identity_embed_pair"]["causes"][0]["code"] == "whitespace_stripped"
+    assert (
+        records["identity"]["verdict"] == "fail"
+        and records["identity_embed_pair"]["causes"][0]["code"] == "whitespace_stripped"
+    )
     assert records["identity_rerank_pair"]["verdict"] == "pass"
 
 
@@ -96,7 +105,9 @@ def test_identity_legacy_json_file_still_written(tmp_path):
     """`--out FILE.json` keeps writing the single document of schema ragbench.identity v1."""
     texts = tmp_path / "t.txt"
     words = "cats bread sea rome light trade mats rain stars music".split()
-    texts.write_text("".join(f"text {i} about {words[i % 10]} and {words[(i * 3) % 10]}\n" for i in range(40)))  # enough to judge
+    texts.write_text(
+        "".join(f"text {i} about {words[i % 10]} and {words[(i * 3) % 10]}\n" for i in range(40))
+    )  # enough to judge
     out = tmp_path / "id.json"
     assert ragbench("identity", "-e", "a=reference", "-e", "b=reference", "--texts", str(texts), "--out", str(out)) == 0
     document = json.loads(out.read_text())
@@ -109,15 +120,22 @@ def test_report_of_a_folder_renders_every_kind(command_outputs, tmp_path, capsys
         (folder / "report.html").unlink()
     assert ragbench("report", str(command_outputs.root)) == 0
     printed = capsys.readouterr().out
-    titles = {"quality": "ragbench quality report", "quality_b": "ragbench quality report",
-              "identity": "ragbench identity report", "doctor": "ragbench doctor report", "load": "ragbench load report",
-              "ceiling": "ragbench ceiling report"}
+    titles = {
+        "quality": "ragbench quality report",
+        "quality_b": "ragbench quality report",
+        "identity": "ragbench identity report",
+        "doctor": "ragbench doctor report",
+        "load": "ragbench load report",
+        "ceiling": "ragbench ceiling report",
+    }
     for name, folder in command_outputs.folders().items():
         html = (folder / "report.html").read_text()
         assert f"report: {folder / 'report.html'}" in printed
         assert f"<title>{titles[name]}</title>" in html and f"<h1>{titles[name]}</h1>" in html
     assert "whitespace_stripped" in (command_outputs.identity / "report.md").read_text()
-    assert "| openwebui | BAD | no API key in $OPENWEBUI_API_KEY |" in (command_outputs.doctor / "report.md").read_text()
+    assert (
+        "| openwebui | BAD | no API key in $OPENWEBUI_API_KEY |" in (command_outputs.doctor / "report.md").read_text()
+    )
 
 
 def test_version_1_file_still_loads_and_renders(command_outputs, tmp_path):
@@ -131,12 +149,19 @@ def test_version_1_file_still_loads_and_renders(command_outputs, tmp_path):
     assert "<h1>ragbench quality report</h1>" in (path.parent / "report.html").read_text()
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ('{"record": "run", "schema": "ragbench.results", "version": 2, "command": "mystery", "created": "x", "ragbench_version": "0"}\n',
-     "no report for the records of command 'mystery'"),
-    ('{"record": "run", "schema": "ragbench.results", "version": 3, "command": "quality", "created": "x", "ragbench_version": "0"}\n',
-     "results schema version 3"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            '{"record": "run", "schema": "ragbench.results", "version": 2, "command": "mystery", "created": "x", "ragbench_version": "0"}\n',
+            "no report for the records of command 'mystery'",
+        ),
+        (
+            '{"record": "run", "schema": "ragbench.results", "version": 3, "command": "quality", "created": "x", "ragbench_version": "0"}\n',
+            "results schema version 3",
+        ),
+    ],
+)
 def test_report_of_an_unreadable_file_is_one_line_and_exit_2(content, message, tmp_path, capsys):
     path = tmp_path / "results.jsonl"
     path.write_text(content)

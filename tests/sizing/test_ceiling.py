@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from bench.sizing.ceiling import device_peak, model_shape
 from bench.results.store import read_results
+from bench.sizing.ceiling import device_peak, model_shape
 from tests.harness.cli import run_cli
 from tests.harness.models import minilm_path
 
@@ -44,8 +44,9 @@ def test_peak_table():
 @pytest.mark.slow
 def test_cpu_run_writes_points_and_a_report(tmp_path, monkeypatch, capsys):
     out = tmp_path / "ceiling"
-    code, stdout, stderr = run_cli(["ceiling", "--batch", "1,4", "--lengths", "16", "--seconds", "0.3", "--out", str(out)],
-                                   monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        ["ceiling", "--batch", "1,4", "--lengths", "16", "--seconds", "0.3", "--out", str(out)], monkeypatch, capsys
+    )
     assert code == 0, stderr
     results = read_results(out / "results.jsonl")
     assert results.header.command == "ceiling" and results.end.status == "complete"
@@ -60,8 +61,23 @@ def test_cpu_run_writes_points_and_a_report(tmp_path, monkeypatch, capsys):
     assert "give --peak-tflops" in stdout
     assert "| 16 |" in (out / "report.md").read_text()
 
-    code, stdout, _ = run_cli(["ceiling", "--batch", "2", "--lengths", "16", "--seconds", "0.2", "--peak-tflops", "2",
-                               "--out", str(tmp_path / "with-peak")], monkeypatch, capsys)
+    code, stdout, _ = run_cli(
+        [
+            "ceiling",
+            "--batch",
+            "2",
+            "--lengths",
+            "16",
+            "--seconds",
+            "0.2",
+            "--peak-tflops",
+            "2",
+            "--out",
+            str(tmp_path / "with-peak"),
+        ],
+        monkeypatch,
+        capsys,
+    )
     (point,) = read_results(tmp_path / "with-peak" / "results.jsonl").ceiling
     assert point.peak_source == "--peak-tflops" and point.peak_fraction == pytest.approx(point.achieved_tflops / 2)
 

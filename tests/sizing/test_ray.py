@@ -22,10 +22,23 @@ def ray_head(tmp_path: Path):
     port = free_port()
     temp = Path(tempfile.mkdtemp(prefix="rb-ray-", dir="/tmp"))  # Ray's socket paths must stay under 107 bytes
     ray_bin = Path(sys.executable).with_name("ray")
-    proc = start_process("ray-head", [str(ray_bin), "start", "--head", "--block", "--node-ip-address=127.0.0.1",
-                                      f"--port={port}", "--include-dashboard=false", "--disable-usage-stats",
-                                      "--num-cpus=2", f"--temp-dir={temp}"], tmp_path / "ray.log",
-                         env={"RAY_USAGE_STATS_ENABLED": "0"})
+    proc = start_process(
+        "ray-head",
+        [
+            str(ray_bin),
+            "start",
+            "--head",
+            "--block",
+            "--node-ip-address=127.0.0.1",
+            f"--port={port}",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+            "--num-cpus=2",
+            f"--temp-dir={temp}",
+        ],
+        tmp_path / "ray.log",
+        env={"RAY_USAGE_STATS_ENABLED": "0"},
+    )
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -44,9 +57,30 @@ def ray_head(tmp_path: Path):
 
 
 def _load(url: str, out: Path, monkeypatch, capsys, *extra: str):
-    code, _, stderr = run_cli(["load", "-e", f"f=tei@{url}", "--rate", "200", "--arrival", "poisson", "--duration", "2s",
-                               "--warmup", "0.5s", "--workers", "2", "--seed", "7", "--out", str(out), *extra],
-                              monkeypatch, capsys)
+    code, _, stderr = run_cli(
+        [
+            "load",
+            "-e",
+            f"f=tei@{url}",
+            "--rate",
+            "200",
+            "--arrival",
+            "poisson",
+            "--duration",
+            "2s",
+            "--warmup",
+            "0.5s",
+            "--workers",
+            "2",
+            "--seed",
+            "7",
+            "--out",
+            str(out),
+            *extra,
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 0, stderr
     (point,) = read_results(out / "results.jsonl").load_points
     return point
@@ -68,10 +102,14 @@ def test_two_ray_actors_match_two_worker_processes(load_server, ray_head, tmp_pa
     assert ray.latency_ms["scheduled"]["count"] == ray.requests["ok"]
     assert 50.0 <= local.latency_ms["service"]["p50"] and 50.0 <= ray.latency_ms["service"]["p50"]
     assert abs(ray.latency_ms["scheduled"]["p50"] - local.latency_ms["scheduled"]["p50"]) <= 20.0
-    assert abs(ray.throughput["requests_per_s"] - local.throughput["requests_per_s"]) <= 0.1 * local.throughput["requests_per_s"]
+    assert (
+        abs(ray.throughput["requests_per_s"] - local.throughput["requests_per_s"])
+        <= 0.1 * local.throughput["requests_per_s"]
+    )
 
 
 def test_ray_refuses_in_process_endpoints(tmp_path, monkeypatch, capsys):
-    code, _, stderr = run_cli(["load", "-e", "r=reference", "--ray", "auto", "--out", str(tmp_path / "o")],
-                              monkeypatch, capsys)
+    code, _, stderr = run_cli(
+        ["load", "-e", "r=reference", "--ray", "auto", "--out", str(tmp_path / "o")], monkeypatch, capsys
+    )
     assert code == 2 and "--ray runs HTTP endpoints" in stderr

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from bench.load.points import point_label
-from bench.sizing.telemetry import QUANTITIES
 from bench.results.schema import SCHEMA, VERSION, GpuTelemetryRecord
 from bench.results.store import read_results
+from bench.sizing.telemetry import QUANTITIES
 from tests.harness.cli import run_cli
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
 
@@ -23,8 +23,11 @@ QUEUE_SERVER = Path(__file__).with_name("queue_server.py")
 @pytest.fixture
 def queue_server(tmp_path: Path):
     port = free_port()
-    proc = start_process("queue-server", [sys.executable, str(QUEUE_SERVER), "--port", str(port), "--service-ms", "20"],
-                         tmp_path / "queue.log")
+    proc = start_process(
+        "queue-server",
+        [sys.executable, str(QUEUE_SERVER), "--port", str(port), "--service-ms", "20"],
+        tmp_path / "queue.log",
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         wait_healthy(proc, f"{url}/metrics", deadline_s=30)
@@ -40,16 +43,47 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
     (r/50 - 1) x 4 s of queue in a 4 s probe, past 280 ms from 53.5 requests/s: the search must land
     between 0.85 and 1.15 x capacity."""
     out = tmp_path / "size"
-    code, stdout, stderr = run_cli([
-        "size", "-e", f"q=tei@{queue_server}", "--slo-p99", "300", "--batch", "1", "--max-concurrency", "4",
-        "--arrival", "constant", "--duration", "4s", "--warmup", "0.5s", "--burst", "8", "--burst-batch", "1,4",
-        "--burst-concurrency", "1,0", "--target-rps", "120", "--gpu-hourly-usd", "2", "--no-nvml", "--out", str(out),
-    ], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        [
+            "size",
+            "-e",
+            f"q=tei@{queue_server}",
+            "--slo-p99",
+            "300",
+            "--batch",
+            "1",
+            "--max-concurrency",
+            "4",
+            "--arrival",
+            "constant",
+            "--duration",
+            "4s",
+            "--warmup",
+            "0.5s",
+            "--burst",
+            "8",
+            "--burst-batch",
+            "1,4",
+            "--burst-concurrency",
+            "1,0",
+            "--target-rps",
+            "120",
+            "--gpu-hourly-usd",
+            "2",
+            "--no-nvml",
+            "--out",
+            str(out),
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 0, stderr
     results = read_results(out / "results.jsonl")
     (sizing,) = results.sizing
     rate = sizing.saturation["rate"]
-    print(f"saturation {rate} requests/s (capacity 50), probes {[(p['rate'], p['passed']) for p in sizing.saturation['probes']]}")
+    print(
+        f"saturation {rate} requests/s (capacity 50), probes {[(p['rate'], p['passed']) for p in sizing.saturation['probes']]}"
+    )
     assert 50 * 0.85 <= rate <= 50 * 1.15
     assert sizing.saturation["first_failure"] > rate
     labels = {point_label(p) for p in results.load_points}
@@ -67,8 +101,16 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
     # records are written as `size` writes them, before the end record, and the report rebuilt).
     lines = (out / "results.jsonl").read_text().splitlines()
     window = {"gpu": 0, "name": "H200", "samples": 80, **{q: {"mean": 50.0, "max": 90.0} for q in QUANTITIES}}
-    telemetry = [json.dumps({**asdict(GpuTelemetryRecord("q", point_label(p), 0.0, 4.0, [window])), "schema": SCHEMA,
-                             "version": VERSION}) for p in results.load_points]
+    telemetry = [
+        json.dumps(
+            {
+                **asdict(GpuTelemetryRecord("q", point_label(p), 0.0, 4.0, [window])),
+                "schema": SCHEMA,
+                "version": VERSION,
+            }
+        )
+        for p in results.load_points
+    ]
     (out / "results.jsonl").write_text("\n".join(lines[:-1] + telemetry + lines[-1:]) + "\n")
     code, _, stderr = run_cli(["report", str(out / "results.jsonl")], monkeypatch, capsys)
     assert code == 0, stderr
@@ -78,12 +120,39 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
 @pytest.mark.integration
 def test_size_against_real_infinity(infinity_server, tmp_path, monkeypatch, capsys):
     out = tmp_path / "size"
-    code, stdout, stderr = run_cli([
-        "size", "-e", f"inf=openai@{infinity_server.url}?model={infinity_server.embed_model}", "--slo-p99", "2000",
-        "--batch", "8", "--max-concurrency", "2", "--duration", "1s", "--warmup", "0.3s", "--max-probes", "3",
-        "--burst", "16", "--burst-batch", "8", "--burst-concurrency", "0", "--lengths", "32",
-        "--tokenizer", str(infinity_server.embed_model_path), "--out", str(out),
-    ], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        [
+            "size",
+            "-e",
+            f"inf=openai@{infinity_server.url}?model={infinity_server.embed_model}",
+            "--slo-p99",
+            "2000",
+            "--batch",
+            "8",
+            "--max-concurrency",
+            "2",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0.3s",
+            "--max-probes",
+            "3",
+            "--burst",
+            "16",
+            "--burst-batch",
+            "8",
+            "--burst-concurrency",
+            "0",
+            "--lengths",
+            "32",
+            "--tokenizer",
+            str(infinity_server.embed_model_path),
+            "--out",
+            str(out),
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 0, stderr
     results = read_results(out / "results.jsonl")
     (sizing,) = results.sizing
@@ -93,14 +162,17 @@ def test_size_against_real_infinity(infinity_server, tmp_path, monkeypatch, caps
     assert (out / "report.html").is_file() and "Sizing" in (out / "report.html").read_text()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--slo-p99", "0"], "--slo-p99 0.0: expected a positive number up to 3,600,000 (milliseconds)"),
-    (["--slo-p99", "100", "--max-error-rate", "1.5"], "--max-error-rate 1.5"),
-    (["--slo-p99", "100", "--batch", "0"], "--batch '0'"),
-    (["--slo-p99", "100", "--target-rps", "-1"], "--target-rps -1.0"),
-    (["--slo-p99", "100", "--arrival", "weird"], "--arrival 'weird'"),
-    (["--slo-p99", "100", "--duration", "soon"], "--duration 'soon'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--slo-p99", "0"], "--slo-p99 0.0: expected a positive number up to 3,600,000 (milliseconds)"),
+        (["--slo-p99", "100", "--max-error-rate", "1.5"], "--max-error-rate 1.5"),
+        (["--slo-p99", "100", "--batch", "0"], "--batch '0'"),
+        (["--slo-p99", "100", "--target-rps", "-1"], "--target-rps -1.0"),
+        (["--slo-p99", "100", "--arrival", "weird"], "--arrival 'weird'"),
+        (["--slo-p99", "100", "--duration", "soon"], "--duration 'soon'"),
+    ],
+)
 def test_bad_flags_are_one_line_and_exit_2_before_anything_is_written(args, message, tmp_path, monkeypatch, capsys):
     out = tmp_path / "size"
     code, _, stderr = run_cli(["size", "-e", "x=tei@http://127.0.0.1:9", *args, "--out", str(out)], monkeypatch, capsys)
@@ -111,11 +183,40 @@ def test_bad_flags_are_one_line_and_exit_2_before_anything_is_written(args, mess
 
 def test_ceiling_file_without_ceiling_points_is_refused(tmp_path, monkeypatch, capsys):
     bogus = tmp_path / "results.jsonl"
-    bogus.write_text(json.dumps({"record": "run", "schema": "ragbench.results", "version": 2, "command": "load",
-                                 "created": "", "ragbench_version": "", "dataset": {}, "measures": [],
-                                 "measure_labels": {}, "depth": 0, "seed": 0, "targets": []}) + "\n")
-    code, _, stderr = run_cli(["size", "-e", "x=tei@http://127.0.0.1:9", "--slo-p99", "5", "--ceiling", str(bogus),
-                               "--out", str(tmp_path / "o")], monkeypatch, capsys)
+    bogus.write_text(
+        json.dumps(
+            {
+                "record": "run",
+                "schema": "ragbench.results",
+                "version": 2,
+                "command": "load",
+                "created": "",
+                "ragbench_version": "",
+                "dataset": {},
+                "measures": [],
+                "measure_labels": {},
+                "depth": 0,
+                "seed": 0,
+                "targets": [],
+            }
+        )
+        + "\n"
+    )
+    code, _, stderr = run_cli(
+        [
+            "size",
+            "-e",
+            "x=tei@http://127.0.0.1:9",
+            "--slo-p99",
+            "5",
+            "--ceiling",
+            str(bogus),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 2 and "no ceiling_point records" in stderr
 
 
@@ -123,10 +224,34 @@ def test_a_server_refusing_every_measured_request_exits_3(load_server, tmp_path,
     """The preflight passes, then every request is refused: the points are named as failed and size says so."""
     url, _ = load_server(service_ms=1, overload_s=600, overload_status=500)
     out = tmp_path / "size"
-    code, stdout, stderr = run_cli([
-        "size", "-e", f"t=tei@{url}", "--slo-p99", "100", "--batch", "1", "--max-concurrency", "1", "--duration", "0.3s",
-        "--warmup", "0s", "--burst", "4", "--burst-batch", "1", "--burst-concurrency", "1", "--no-nvml", "--out", str(out),
-    ], monkeypatch, capsys)
+    code, stdout, stderr = run_cli(
+        [
+            "size",
+            "-e",
+            f"t=tei@{url}",
+            "--slo-p99",
+            "100",
+            "--batch",
+            "1",
+            "--max-concurrency",
+            "1",
+            "--duration",
+            "0.3s",
+            "--warmup",
+            "0s",
+            "--burst",
+            "4",
+            "--burst-batch",
+            "1",
+            "--burst-concurrency",
+            "1",
+            "--no-nvml",
+            "--out",
+            str(out),
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 3, stderr
     error = stderr.strip().splitlines()[-1]  # after size's progress lines
     assert error.startswith("ragbench: error: 2 of 2 load points measured nothing or had no successful request: ")
@@ -140,8 +265,8 @@ def test_a_server_refusing_every_measured_request_exits_3(load_server, tmp_path,
 def test_a_server_dying_mid_search_exits_3_with_every_finished_point(load_server, tmp_path, monkeypatch, capsys):
     """The server answers the first point, then dies: sizing stops, what it measured is written, exit 3 (it ran, a
     measurement failed), never 2 (a user error)."""
-    from bench.core.errors import EXIT_MEASUREMENT_FAILED, MeasurementFailed
     from bench.commands.size import SizeRequest, run_size
+    from bench.core.errors import EXIT_MEASUREMENT_FAILED, MeasurementFailed
 
     url, proc = load_server(service_ms=1)
     out = tmp_path / "size"
@@ -151,8 +276,17 @@ def test_a_server_dying_mid_search_exits_3_with_every_finished_point(load_server
             proc.popen.kill()
             proc.popen.wait()
 
-    request = SizeRequest(endpoints=[f"t=tei@{url}"], slo_p99_ms=100, out=out, batches="1", max_concurrency=4,
-                          duration="0.3s", warmup="0s", nvml=False, timeout="2s")
+    request = SizeRequest(
+        endpoints=[f"t=tei@{url}"],
+        slo_p99_ms=100,
+        out=out,
+        batches="1",
+        max_concurrency=4,
+        duration="0.3s",
+        warmup="0s",
+        nvml=False,
+        timeout="2s",
+    )
     with pytest.raises(MeasurementFailed, match="no answer at all during closed batch 1 conc 2") as failed:
         run_size(request, kill_after_first)
     assert failed.value.exit_code == EXIT_MEASUREMENT_FAILED

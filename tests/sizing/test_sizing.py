@@ -6,12 +6,19 @@ import math
 
 import pytest
 
-from bench.sizing.size import (
-    Economics, Slo, choose_burst, choose_closed, closed_sweep, error_rate, pow2_at_least, recommend,
-    saturation_search,
-)
 from bench.load.points import point_label
 from bench.results.schema import CeilingPoint, LoadPointRecord
+from bench.sizing.size import (
+    Economics,
+    Slo,
+    choose_burst,
+    choose_closed,
+    closed_sweep,
+    error_rate,
+    pow2_at_least,
+    recommend,
+    saturation_search,
+)
 
 CAPACITY = 400.0  # texts/s the model server computes at full load
 SERVICE_MS = 20.0  # one request of batch 1 on an idle server; + 2 ms per extra text
@@ -22,21 +29,50 @@ def _block(p99: float, mean: float | None = None) -> dict:
     return {"p50": mean, "p90": p99 * 0.8, "p99": p99, "p999": p99 * 1.2, "max": p99 * 1.5, "mean": mean, "count": 100}
 
 
-def point(loop: str, batch: int, texts_s: float, service_p99: float, scheduled_p99: float | None = None, *,
-          concurrency: int | None = None, rate: float | None = None, errors: dict | None = None, sent: int = 1000,
-          unsent: int = 0, burst: int | None = None, duration: float = 5.0, length: int | None = 128) -> LoadPointRecord:
+def point(
+    loop: str,
+    batch: int,
+    texts_s: float,
+    service_p99: float,
+    scheduled_p99: float | None = None,
+    *,
+    concurrency: int | None = None,
+    rate: float | None = None,
+    errors: dict | None = None,
+    sent: int = 1000,
+    unsent: int = 0,
+    burst: int | None = None,
+    duration: float = 5.0,
+    length: int | None = 128,
+) -> LoadPointRecord:
     errors = errors or {}
     ok = sent - sum(errors.values())
     return LoadPointRecord(
-        endpoint="srv", op="embed", loop=loop, batch=batch, concurrency=concurrency, rate=rate,
-        arrival="constant" if loop == "open" else None, duration_s=duration,
+        endpoint="srv",
+        op="embed",
+        loop=loop,
+        batch=batch,
+        concurrency=concurrency,
+        rate=rate,
+        arrival="constant" if loop == "open" else None,
+        duration_s=duration,
         requests={"sent": sent, "ok": ok, "errors": errors, "unsent": unsent},
-        throughput={"requests_per_s": texts_s / batch, "texts_per_s": texts_s, "tokens_per_s": texts_s * 128,
-                    "tokens_source": "tokenizer"},
-        latency_ms={"service": _block(service_p99), "scheduled": _block(scheduled_p99) if scheduled_p99 else None,
-                    "dispatch_delay": _block(0.1) if loop == "open" else None},
-        server_ms={}, server_metrics=None, client={"workers": 1, "cpu_percent": 10.0, "saturated": False},
-        burst=burst, length=length,
+        throughput={
+            "requests_per_s": texts_s / batch,
+            "texts_per_s": texts_s,
+            "tokens_per_s": texts_s * 128,
+            "tokens_source": "tokenizer",
+        },
+        latency_ms={
+            "service": _block(service_p99),
+            "scheduled": _block(scheduled_p99) if scheduled_p99 else None,
+            "dispatch_delay": _block(0.1) if loop == "open" else None,
+        },
+        server_ms={},
+        server_metrics=None,
+        client={"workers": 1, "cpu_percent": 10.0, "saturated": False},
+        burst=burst,
+        length=length,
     )
 
 
@@ -152,11 +188,31 @@ def test_recommendation_lines_name_their_points():
     slo = Slo(100.0)
     closed = closed_sweep(closed_model, [1, 8], 64, slo)
     saturation = saturation_search(open_point, start_rate=5.0, slo=slo)
-    ceiling = [CeilingPoint(model="m", model_fingerprint="f", op="embed", device="cuda", device_name="NVIDIA H200",
-                            dtype="float16", batch=b, length=128, tokens_per_text=128, max_seq_length=256, texts=100,
-                            seconds=1, texts_per_s=tps, tokens_per_s=tps * 128, token_flops=1, achieved_tflops=1,
-                            peak_tflops=None, peak_source=None, peak_fraction=None, texts_fingerprint="x")
-               for b, tps in ((1, 100.0), (32, 1000.0))]
+    ceiling = [
+        CeilingPoint(
+            model="m",
+            model_fingerprint="f",
+            op="embed",
+            device="cuda",
+            device_name="NVIDIA H200",
+            dtype="float16",
+            batch=b,
+            length=128,
+            tokens_per_text=128,
+            max_seq_length=256,
+            texts=100,
+            seconds=1,
+            texts_per_s=tps,
+            tokens_per_s=tps * 128,
+            token_flops=1,
+            achieved_tflops=1,
+            peak_tflops=None,
+            peak_source=None,
+            peak_fraction=None,
+            texts_fingerprint="x",
+        )
+        for b, tps in ((1, 100.0), (32, 1000.0))
+    ]
     lines = recommend(closed + bursts(), saturation, slo, Economics(target_rps=100, gpu_hourly_usd=3.6), ceiling)
     by = {line.setting: line for line in lines}
     sat_label = point_label(saturation.point)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from tests.paths import scifact
 
 
-def scifact_quality(max_queries: int, max_docs: int, max_drop: float, targets: str = 'prod = "bm25"',
-                    measures: str = '["nDCG@10"]') -> str:
+def scifact_quality(
+    max_queries: int, max_docs: int, max_drop: float, targets: str = 'prod = "bm25"', measures: str = '["nDCG@10"]'
+) -> str:
     """A gate, the bundled SciFact sample, targets (bm25 named `prod`) and one quality entry."""
     return f"""
 [gate]

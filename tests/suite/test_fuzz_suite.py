@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.endpoints.spec import parse_spec as parse_endpoint
-from bench.core.errors import UserError
 from bench.cli.suite_file import GATE_KEYS, IDENTITY_KEYS, LOAD_KEYS, QUALITY_KEYS, SECTIONS, load_suite
+from bench.core.errors import UserError
+from bench.endpoints.spec import parse_spec as parse_endpoint
 from bench.targets.registry import parse_spec as parse_target
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
@@ -18,9 +18,45 @@ FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 PARSER_FUZZ = settings(max_examples=300, deadline=None)  # parsers alone are fast: more examples
 
 # Pieces of real specs, so that generated specs get deep into the parsers, not only their first check.
-SPEC_PIECES = ["bm25", "dense", "hybrid", "openwebui", "lightrag", "tei", "tei-rerank", "openai", "cohere", "reference",
-               ":", "weighted", "rrf", "+rerank", "@", "http://", "https://", "127.0.0.1", ":8080", "/v1", "?", "&",
-               "=", "model", "key_env", "bm25_weight", "0.3", "batch", "prod", "%", "[", "]", "..", "\\", " ", "é", "\n"]
+SPEC_PIECES = [
+    "bm25",
+    "dense",
+    "hybrid",
+    "openwebui",
+    "lightrag",
+    "tei",
+    "tei-rerank",
+    "openai",
+    "cohere",
+    "reference",
+    ":",
+    "weighted",
+    "rrf",
+    "+rerank",
+    "@",
+    "http://",
+    "https://",
+    "127.0.0.1",
+    ":8080",
+    "/v1",
+    "?",
+    "&",
+    "=",
+    "model",
+    "key_env",
+    "bm25_weight",
+    "0.3",
+    "batch",
+    "prod",
+    "%",
+    "[",
+    "]",
+    "..",
+    "\\",
+    " ",
+    "é",
+    "\n",
+]
 specs = st.one_of(st.text(max_size=40), st.lists(st.sampled_from(SPEC_PIECES), max_size=12).map("".join))
 
 
@@ -42,8 +78,10 @@ def test_specs_on_the_command_line_exit_2_with_one_line(tmp_path_factory, monkey
     """Through the CLI: quality checks its targets before loading the dataset, identity its endpoints
     before the texts; a missing dataset/texts file keeps anything from running."""
     missing = tmp_path_factory.mktemp("fuzz") / "missing"
-    for args in (["quality", f"--dataset={missing}", f"--target={text}", f"--out={missing}"],
-                 ["identity", f"--endpoint={text}", f"--texts={missing}"]):
+    for args in (
+        ["quality", f"--dataset={missing}", f"--target={text}", f"--out={missing}"],
+        ["identity", f"--endpoint={text}", f"--texts={missing}"],
+    ):
         code, out, err = run_cli(args, monkeypatch, capsys)
         assert code == 2, (args, code, out, err)
         assert err.startswith("ragbench: error: ") and err.count("\n") == 1, err
@@ -51,16 +89,24 @@ def test_specs_on_the_command_line_exit_2_with_one_line(tmp_path_factory, monkey
 
 # Suite files: real section names, real keys, values of every TOML type; sometimes raw text.
 toml_values = st.one_of(
-    st.integers(-3, 3000).map(str), st.floats(allow_nan=False, allow_infinity=False).map(repr),
-    st.booleans().map(lambda b: str(b).lower()), specs.map(lambda s: '"' + s.replace("\\", "\\\\").replace('"', '\\"')
-                                                       .replace("\n", "\\n") + '"'),
+    st.integers(-3, 3000).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.booleans().map(lambda b: str(b).lower()),
+    specs.map(lambda s: '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'),
     st.lists(st.integers(0, 64).map(str), max_size=3).map(lambda v: "[" + ", ".join(v) + "]"),
     st.lists(st.sampled_from(['"bm25"', '"ref"', '"x"', "1"]), max_size=3).map(lambda v: "[" + ", ".join(v) + "]"),
-    st.sampled_from(['{ "nDCG@10" = 0.01 }', '{ "R@100" = "2%" }', '{ a = "b" }', "{}", '"${HOME}"', '"${NOPE_UNSET}"']),
+    st.sampled_from(
+        ['{ "nDCG@10" = 0.01 }', '{ "R@100" = "2%" }', '{ a = "b" }', "{}", '"${HOME}"', '"${NOPE_UNSET}"']
+    ),
 )
-KEYS = sorted({*GATE_KEYS, *QUALITY_KEYS, *IDENTITY_KEYS, *LOAD_KEYS, "name", "path", "split", "bm25", "ref", "api_key"})
-headers = st.sampled_from([f"[{s}]" for s in SECTIONS] + [f"[[{s}]]" for s in ("quality", "identity", "load")]
-                          + ["[datasets.d]", "[targets]", "[endpoints]", "[bogus]", "[[gate]]"])
+KEYS = sorted(
+    {*GATE_KEYS, *QUALITY_KEYS, *IDENTITY_KEYS, *LOAD_KEYS, "name", "path", "split", "bm25", "ref", "api_key"}
+)
+headers = st.sampled_from(
+    [f"[{s}]" for s in SECTIONS]
+    + [f"[[{s}]]" for s in ("quality", "identity", "load")]
+    + ["[datasets.d]", "[targets]", "[endpoints]", "[bogus]", "[[gate]]"]
+)
 key_values = st.tuples(st.sampled_from(KEYS), toml_values).map(lambda kv: f"{kv[0]} = {kv[1]}")
 VALID = """[gate]
 alpha = 0.05
@@ -119,8 +165,9 @@ def test_suite_files_load_or_say_one_line(tmp_path_factory, monkeypatch, capsys,
     except UserError:
         pass
     # Through the CLI, with a baseline that does not exist: nothing runs; an error is one line.
-    code, out, err = run_cli(["run", str(path), "--out", str(folder / "out"), "--baseline", str(folder / "none")],
-                             monkeypatch, capsys)
+    code, out, err = run_cli(
+        ["run", str(path), "--out", str(folder / "out"), "--baseline", str(folder / "none")], monkeypatch, capsys
+    )
     assert code == 2, (code, out, err)
     assert out == "" and err.startswith("ragbench: error: ") and err.count("\n") == 1, err
 

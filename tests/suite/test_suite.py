@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
-from bench.core.errors import InputError
 from bench.cli.suite_file import load_suite
 from tests.compare.helpers import worse_kind  # noqa: F401  (fixture)
 from tests.harness.beir import write_beir
@@ -15,13 +13,19 @@ from tests.harness.cli import run_cli
 from tests.paths import REPO
 from tests.suite.helpers import scifact_quality
 
+
 def small_suite() -> str:
     """Two bm25 targets on a SciFact sample (from ../shared: built per test, so a clone without it skips)."""
     return """
 [suite]
 name = "small"
-""" + scifact_quality(max_queries=60, max_docs=300, max_drop=0.02, targets='prod = "bm25"\nother = "bm25"',
-                      measures='["nDCG@10", "R@100"]')
+""" + scifact_quality(
+        max_queries=60,
+        max_docs=300,
+        max_drop=0.02,
+        targets='prod = "bm25"\nother = "bm25"',
+        measures='["nDCG@10", "R@100"]',
+    )
 
 
 @pytest.fixture
@@ -39,8 +43,17 @@ def test_a_suite_runs_then_gates_against_its_baseline(tmp_path, cli):
     assert ET.parse(tmp_path / "first.xml").getroot().get("tests") == "0"  # the first night: a valid, empty report
     assert (tmp_path / "base" / "quality-scifact" / "runs" / "prod.trec").is_file()
     assert (tmp_path / "base" / "quality-scifact" / "report.html").is_file()
-    code, out, err = cli(suite, "--out", tmp_path / "cur", "--baseline", tmp_path / "base", "--junit", tmp_path / "j.xml",
-                         "--benchmark-json", tmp_path / "b.json")
+    code, out, err = cli(
+        suite,
+        "--out",
+        tmp_path / "cur",
+        "--baseline",
+        tmp_path / "base",
+        "--junit",
+        tmp_path / "j.xml",
+        "--benchmark-json",
+        tmp_path / "b.json",
+    )
     assert code == 0, out + err
     assert "ragbench compare: pass (4 checks, none regressed)" in out
     names = {c.get("name") for c in ET.parse(tmp_path / "j.xml").getroot().iter("testcase")}
@@ -52,7 +65,9 @@ def test_a_regression_in_a_suite_exits_1(tmp_path, cli, worse_kind):
     base_suite, worse_suite = tmp_path / "base.toml", tmp_path / "worse.toml"
     # The same name now points at a much weaker system: bm25 that ignores term frequency saturation badly.
     # The same name now points at a system made worse: 10% of queries lose their relevant documents.
-    worse_suite.write_text(small_suite().replace('prod = "bm25"', 'prod = "worse"').replace("max_queries = 60", "max_queries = 200"))
+    worse_suite.write_text(
+        small_suite().replace('prod = "bm25"', 'prod = "worse"').replace("max_queries = 60", "max_queries = 200")
+    )
     base_suite.write_text(small_suite().replace("max_queries = 60", "max_queries = 200"))
     assert cli(base_suite, "--out", tmp_path / "base")[0] == 0
     code, out, err = cli(worse_suite, "--out", tmp_path / "cur", "--baseline", tmp_path / "base")
@@ -72,25 +87,38 @@ def test_the_example_suites_are_valid(monkeypatch):
     assert real.gate.min_throughput_ratio == 0.9 and str(real.gate.max_p99_increase) == "15%"
 
 
-@pytest.mark.parametrize("text, line, message", [
-    ('[gate]\nalpha = \n', 2, "malformed TOML"),
-    ('[suite]\nname = "x"\n[gates]\nalpha = 0.1\n', 3, "unknown section [gates]"),
-    ('[gate]\nalpha = 0.05\nmax_drops = 1\n', 3, "gate: unknown key 'max_drops'"),
-    ('[gate]\nalpha = "high"\n', 2, "gate.alpha: expected number"),
-    ('[gate]\nalpha = 1.5\n', 2, "gate.alpha: must be between 0 and 1"),
-    ('[gate]\nmax_drop = { "nDCG@10" = "lots" }\n', 2, "gate.max_drop: --max-drop 'lots': expected a number"),
-    ('[targets]\nprod = "openwebui@http://user:pw@host"\n', 2, "targets.prod: credentials in a spec"),
-    ('[endpoints]\ntei = "tei@http://h?api_key=abc"\n', 2, "endpoints.tei: credentials in a spec"),
-    ('[datasets.d]\npath = "x"\napi_key = "abc"\n', 3, "secrets come from the environment only"),
-    ('[targets]\nprod = "openwebui@${RAGBENCH_TEST_UNSET_VAR}"\n', 2, "environment variable RAGBENCH_TEST_UNSET_VAR is not set"),
-    ('[targets]\nbm25 = "bm25"\n\n[[quality]]\ndataset = "nope"\n', 5, "dataset 'nope' is not in [datasets]"),
-    ('[datasets.d]\npath = "x"\n[targets]\nbm25 = "bm25"\n[[quality]]\ndataset = "d"\ntargets = ["bm26"]\n', 7,
-     "unknown target 'bm26'"),
-    ('[suite]\nname = "x"\n', None, "nothing to run"),
-    ('[datasets.d]\npath = "x"\n[targets]\nb = "bm25"\n[[quality]]\ndataset = "d"\nname = ".."\n', 7,
-     "quality #1: name '..' may hold only letters"),
-    ('quality = 3\n', 1, "quality must be written [[quality]]"),
-])
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        ("[gate]\nalpha = \n", 2, "malformed TOML"),
+        ('[suite]\nname = "x"\n[gates]\nalpha = 0.1\n', 3, "unknown section [gates]"),
+        ("[gate]\nalpha = 0.05\nmax_drops = 1\n", 3, "gate: unknown key 'max_drops'"),
+        ('[gate]\nalpha = "high"\n', 2, "gate.alpha: expected number"),
+        ("[gate]\nalpha = 1.5\n", 2, "gate.alpha: must be between 0 and 1"),
+        ('[gate]\nmax_drop = { "nDCG@10" = "lots" }\n', 2, "gate.max_drop: --max-drop 'lots': expected a number"),
+        ('[targets]\nprod = "openwebui@http://user:pw@host"\n', 2, "targets.prod: credentials in a spec"),
+        ('[endpoints]\ntei = "tei@http://h?api_key=abc"\n', 2, "endpoints.tei: credentials in a spec"),
+        ('[datasets.d]\npath = "x"\napi_key = "abc"\n', 3, "secrets come from the environment only"),
+        (
+            '[targets]\nprod = "openwebui@${RAGBENCH_TEST_UNSET_VAR}"\n',
+            2,
+            "environment variable RAGBENCH_TEST_UNSET_VAR is not set",
+        ),
+        ('[targets]\nbm25 = "bm25"\n\n[[quality]]\ndataset = "nope"\n', 5, "dataset 'nope' is not in [datasets]"),
+        (
+            '[datasets.d]\npath = "x"\n[targets]\nbm25 = "bm25"\n[[quality]]\ndataset = "d"\ntargets = ["bm26"]\n',
+            7,
+            "unknown target 'bm26'",
+        ),
+        ('[suite]\nname = "x"\n', None, "nothing to run"),
+        (
+            '[datasets.d]\npath = "x"\n[targets]\nb = "bm25"\n[[quality]]\ndataset = "d"\nname = ".."\n',
+            7,
+            "quality #1: name '..' may hold only letters",
+        ),
+        ("quality = 3\n", 1, "quality must be written [[quality]]"),
+    ],
+)
 def test_bad_suites_give_file_line_and_one_message(tmp_path, cli, text, line, message):
     write_beir(tmp_path / "x", {"d1": "cats"}, {"q1": "cats"}, [("q1", "d1", 1)])  # `path = "x"`: a real dataset
     suite = tmp_path / "bad.toml"
@@ -104,7 +132,7 @@ def test_bad_suites_give_file_line_and_one_message(tmp_path, cli, text, line, me
 def test_a_missing_or_undecodable_suite_file(tmp_path, cli):
     code, _, err = cli(tmp_path / "none.toml")
     assert code == 2 and "no such suite file" in err
-    (tmp_path / "latin.toml").write_bytes(b"[suite]\nname = \"caf\xe9\"\n")
+    (tmp_path / "latin.toml").write_bytes(b'[suite]\nname = "caf\xe9"\n')
     code, _, err = cli(tmp_path / "latin.toml")
     assert code == 2 and err.count("\n") == 1
 

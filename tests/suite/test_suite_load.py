@@ -36,10 +36,25 @@ def test_a_suite_load_sweep_gates_a_slower_server(tmp_path, monkeypatch, capsys,
     assert code == 0, out + err
     assert (tmp_path / "base" / "load" / "results.jsonl").is_file()
     monkeypatch.setenv("RAGBENCH_TEST_TEI", slow)
-    code, out, err = run_cli(["run", str(suite), "--out", str(tmp_path / "cur"), "--baseline", str(tmp_path / "base"),
-                              "--junit", str(tmp_path / "j.xml")], monkeypatch, capsys)
-    code_json, report, _ = run_cli(["compare", str(tmp_path / "base"), str(tmp_path / "cur"), "--format", "json",
-                                    "--min-throughput-ratio", "0.8"], monkeypatch, capsys)
+    code, out, err = run_cli(
+        [
+            "run",
+            str(suite),
+            "--out",
+            str(tmp_path / "cur"),
+            "--baseline",
+            str(tmp_path / "base"),
+            "--junit",
+            str(tmp_path / "j.xml"),
+        ],
+        monkeypatch,
+        capsys,
+    )
+    code_json, report, _ = run_cli(
+        ["compare", str(tmp_path / "base"), str(tmp_path / "cur"), "--format", "json", "--min-throughput-ratio", "0.8"],
+        monkeypatch,
+        capsys,
+    )
     [check] = json.loads(report)["checks"]
     figures = check["figures"]
     # four times the service time at the same concurrency: about a quarter of the throughput; no answer
@@ -59,8 +74,10 @@ def test_a_suite_whose_load_measured_nothing_exits_3_and_says_which(tmp_path, mo
     monkeypatch.setenv("RAGBENCH_TEST_TEI", refusing)
     code, out, err = run_cli(["run", str(suite), "--out", str(tmp_path / "out")], monkeypatch, capsys)
     assert code == 3, out + err
-    assert "!! failed: load: 1 of 1 load points measured nothing or had no successful request: tei closed batch 4 conc 2: " \
-           "no request succeeded: 80 sent (5xx 80)" in out
+    assert (
+        "!! failed: load: 1 of 1 load points measured nothing or had no successful request: tei closed batch 4 conc 2: "
+        "no request succeeded: 80 sent (5xx 80)" in out
+    )
     assert err.strip().splitlines()[-1].startswith("ragbench: error: load: 1 of 1 load points measured nothing")
 
 
@@ -72,4 +89,6 @@ def test_a_suite_load_point_past_its_error_limit_exits_1(tmp_path, monkeypatch, 
     monkeypatch.setenv("RAGBENCH_TEST_TEI", flaky)
     code, out, err = run_cli(["run", str(suite), "--out", str(tmp_path / "out")], monkeypatch, capsys)
     assert code == 1, out + err
-    assert "!! errors past the limit: load: tei closed batch 4 conc 2: error rate" in out and "> 2.00% (connection" in out
+    assert (
+        "!! errors past the limit: load: tei closed batch 4 conc 2: error rate" in out and "> 2.00% (connection" in out
+    )

@@ -44,11 +44,24 @@ def test_a_suite_of_every_kind_against_infinity(infinity_server, tmp_path, monke
     code, out, err = run_cli(["run", str(suite), "--out", str(tmp_path / "base")], monkeypatch, capsys)
     assert code == 0, out + err
     assert {p.name for p in (tmp_path / "base").iterdir()} == {"quality-scifact", "identity", "load"}
-    code, out, err = run_cli(["run", str(suite), "--out", str(tmp_path / "cur"), "--baseline", str(tmp_path / "base"),
-                              "--summary", str(tmp_path / "summary.md")], monkeypatch, capsys)
+    code, out, err = run_cli(
+        [
+            "run",
+            str(suite),
+            "--out",
+            str(tmp_path / "cur"),
+            "--baseline",
+            str(tmp_path / "base"),
+            "--summary",
+            str(tmp_path / "summary.md"),
+        ],
+        monkeypatch,
+        capsys,
+    )
     assert code == 0, out + err
-    code, report, err = run_cli(["compare", str(tmp_path / "base"), str(tmp_path / "cur"), "--format", "json"],
-                                monkeypatch, capsys)
+    code, report, err = run_cli(
+        ["compare", str(tmp_path / "base"), str(tmp_path / "cur"), "--format", "json"], monkeypatch, capsys
+    )
     checks = json.loads(report)["checks"]
     kinds = {c["kind"] for c in checks}
     assert kinds == {"quality", "identity", "load"}, checks

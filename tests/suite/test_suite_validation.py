@@ -44,8 +44,12 @@ texts = "texts.txt"
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    write_beir(tmp_path / "data", {"d1": "cats purr", "d2": "dogs bark", "d3": "birds sing"}, {"q1": "cats", "q2": "dogs"},
-               [("q1", "d1", 1), ("q2", "d2", 1)])
+    write_beir(
+        tmp_path / "data",
+        {"d1": "cats purr", "d2": "dogs bark", "d3": "birds sing"},
+        {"q1": "cats", "q2": "dogs"},
+        [("q1", "d1", 1), ("q2", "d2", 1)],
+    )
     # 24 texts: enough for every identity check to judge (tests/endpoints/test_identity_verdicts.py)
     words = "cats dogs bread rome light trade mats rain snow wind iron gold salt wool silk corn rice tea milk wine oak pine sand clay"
     (tmp_path / "texts.txt").write_text("".join(f"text number {i} about {w}\n" for i, w in enumerate(words.split())))
@@ -61,23 +65,52 @@ BAD = [
     ('tokenizer = "no-model"', 'tokenizer = "no-model"', "load #1.tokenizer: "),
     ('\n[[load]]\nname = "two"\nendpoints = ["ref"]\nbatch = [0]', "batch = [0]", "load #2: --batch '0'"),
     ('\n[datasets.e]\npath = "missing"', 'path = "missing"', "datasets.e.path: "),
-    ('\n[datasets.e]\npath = "data"\nmax_queries = 0', "max_queries = 0",
-     "datasets.e.max_queries = 0: Input should be greater than or equal to 1"),
+    (
+        '\n[datasets.e]\npath = "data"\nmax_queries = 0',
+        "max_queries = 0",
+        "datasets.e.max_queries = 0: Input should be greater than or equal to 1",
+    ),
     ('\n[datasets.e]\npath = "data"\nsplit = "train"', 'split = "train"', "split 'train' not found (available: test)"),
-    ('\n[[quality]]\nname = "two"\ndataset = "d"\nmeasures = ["nope@3"]', 'measures = ["nope@3"]',
-     "quality #2: measure 'nope@3': unknown"),
-    ('\n[[quality]]\nname = "two"\ndataset = "d"\ndepth = 0', "depth = 0", "quality #2.depth = 0: Input should be greater"),
-    ('\n[[quality]]\nname = "two"\ndataset = "d"\nmeasures = ["nDCG@10"]\ndepth = 5', "depth = 5",
-     "quality #2: --depth 5 is below the deepest cut-off (10)"),
-    ('\n[[identity]]\nname = "two"\nendpoints = ["ref", "ref2"]\ntexts = "texts.txt"\nlimit = 0', "limit = 0",
-     "identity #2.limit = 0: Input should be greater than or equal to 1"),
-    ('\n[[identity]]\nname = "two"\nendpoints = ["ref", "ref2"]\ntexts = "none.txt"', 'texts = "none.txt"',
-     "none.txt: no such file or folder"),
-    ('\n[[identity]]\nname = "two"\nendpoints = ["ref"]\ntexts = "texts.txt"', 'endpoints = ["ref"]',
-     "identity needs at least two endpoints of the same type"),
-    ('\n[[identity]]\nname = "two"\nendpoints = ["ref", "ref2"]\ntexts = "texts.txt"\ndtype = "fp7"', 'dtype = "fp7"',
-     "identity #2: dtype 'fp7': unknown"),
-    ('\n[[load]]\nname = "odd"\nendpoints = ["ref"]\nop = "sort"', 'op = "sort"', "load #2: --op 'sort': expected embed or rerank"),
+    (
+        '\n[[quality]]\nname = "two"\ndataset = "d"\nmeasures = ["nope@3"]',
+        'measures = ["nope@3"]',
+        "quality #2: measure 'nope@3': unknown",
+    ),
+    (
+        '\n[[quality]]\nname = "two"\ndataset = "d"\ndepth = 0',
+        "depth = 0",
+        "quality #2.depth = 0: Input should be greater",
+    ),
+    (
+        '\n[[quality]]\nname = "two"\ndataset = "d"\nmeasures = ["nDCG@10"]\ndepth = 5',
+        "depth = 5",
+        "quality #2: --depth 5 is below the deepest cut-off (10)",
+    ),
+    (
+        '\n[[identity]]\nname = "two"\nendpoints = ["ref", "ref2"]\ntexts = "texts.txt"\nlimit = 0',
+        "limit = 0",
+        "identity #2.limit = 0: Input should be greater than or equal to 1",
+    ),
+    (
+        '\n[[identity]]\nname = "two"\nendpoints = ["ref", "ref2"]\ntexts = "none.txt"',
+        'texts = "none.txt"',
+        "none.txt: no such file or folder",
+    ),
+    (
+        '\n[[identity]]\nname = "two"\nendpoints = ["ref"]\ntexts = "texts.txt"',
+        'endpoints = ["ref"]',
+        "identity needs at least two endpoints of the same type",
+    ),
+    (
+        '\n[[identity]]\nname = "two"\nendpoints = ["ref", "ref2"]\ntexts = "texts.txt"\ndtype = "fp7"',
+        'dtype = "fp7"',
+        "identity #2: dtype 'fp7': unknown",
+    ),
+    (
+        '\n[[load]]\nname = "odd"\nendpoints = ["ref"]\nop = "sort"',
+        'op = "sort"',
+        "load #2: --op 'sort': expected embed or rerank",
+    ),
     ('\n[suite]\nname = "../../x"', 'name = "../../x"', "suite.name '../../x' may hold only letters"),
 ]
 
@@ -96,12 +129,15 @@ def test_a_bad_value_anywhere_stops_the_suite_before_any_job_runs(folder, monkey
     assert not (folder.parent / "x").exists()
 
 
-def test_overwrite_reaches_every_job_and_an_earlier_run_is_refused_before_anything_runs(folder, monkeypatch, capsys,
-                                                                                        load_server):
+def test_overwrite_reaches_every_job_and_an_earlier_run_is_refused_before_anything_runs(
+    folder, monkeypatch, capsys, load_server
+):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     url, _ = load_server(service_ms=1)  # a TEI-shaped loopback server: identity and load without loading a model
     suite, out = folder / "suite.toml", folder / "out"
-    suite.write_text(SUITE.replace('ref = "reference"\nref2 = "reference?batch=1"', f'ref = "tei@{url}"\nref2 = "tei@{url}?batch=1"'))
+    suite.write_text(
+        SUITE.replace('ref = "reference"\nref2 = "reference?batch=1"', f'ref = "tei@{url}"\nref2 = "tei@{url}?batch=1"')
+    )
     code, stdout, err = run_cli(["run", str(suite), "--out", str(out)], monkeypatch, capsys)
     assert code == 0, stdout + err
     files = sorted(out.rglob("results.jsonl"))

@@ -89,7 +89,9 @@ class FixedEngine:
         pass
 
     def search(self, queries, depth, progress):
-        return [QueryResult(q, [Hit(d, 1.0 / (i + 1)) for i, d in enumerate(self.ranking)][:depth], 0.0) for q in queries]
+        return [
+            QueryResult(q, [Hit(d, 1.0 / (i + 1)) for i, d in enumerate(self.ranking)][:depth], 0.0) for q in queries
+        ]
 
     def describe(self):
         return {}
@@ -123,7 +125,9 @@ def test_rerank_stage_orders_by_the_cross_encoder(small):
     first = BM25Engine()
     first.prepare(small, no_progress)
     [candidates] = first.search({qid: small.queries[qid]}, 20, no_progress)
-    scores = CrossEncoderScorer(model).score(small.queries[qid], [small.corpus[h.doc_id].full_text for h in candidates.hits])
+    scores = CrossEncoderScorer(model).score(
+        small.queries[qid], [small.corpus[h.doc_id].full_text for h in candidates.hits]
+    )
     expected = [candidates.hits[i].doc_id for i in np.argsort(-scores, kind="stable")[:10]]
     assert [h.doc_id for h in result.hits] == expected
     assert target.name == "bm25+rerank"
@@ -141,7 +145,9 @@ def test_openwebui_variant_reorders_the_fused_union_by_cosine_so_mid_weights_do_
     lexical.prepare(small, no_progress)
     dense.prepare(small, no_progress)
     cosines = dense.similarities(queries, no_progress)
-    for row, (lex, den, got) in enumerate(zip(lexical.search(queries, 20, no_progress), dense.search(queries, 20, no_progress), rankings["0.3"])):
+    for row, (lex, den, got) in enumerate(
+        zip(lexical.search(queries, 20, no_progress), dense.search(queries, 20, no_progress), rankings["0.3"])
+    ):
         union = {h.doc_id for h in lex.hits} | {h.doc_id for h in den.hits}
         expected = sorted(union, key=lambda d: -cosines[row, dense.column[d]])[:20]
         assert got == expected

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from bench.datasets.model import Dataset, Document
 from bench.core.errors import UserError
+from bench.datasets.model import Dataset, Document
 from bench.quality.metrics import parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
 from bench.targets.base import no_progress
@@ -17,17 +17,33 @@ from bench.targets.registry import TargetOptions, build_target, parse_spec
 
 
 def tiny() -> Dataset:
-    corpus = {"d1": Document("d1", "", "running shoes for running and more running"),
-              "d2": Document("d2", "", "the run of the river"),
-              "d3": Document("d3", "", "a quiet evening with tea, with friends and with books and with more tea")}
-    return Dataset("tiny", corpus, {"q1": "runs", "q2": "with tea"}, {"q1": {"d2": 1}, "q2": {"d3": 1}}, "memory", "beir")
+    corpus = {
+        "d1": Document("d1", "", "running shoes for running and more running"),
+        "d2": Document("d2", "", "the run of the river"),
+        "d3": Document("d3", "", "a quiet evening with tea, with friends and with books and with more tea"),
+    }
+    return Dataset(
+        "tiny", corpus, {"q1": "runs", "q2": "with tea"}, {"q1": {"d2": 1}, "q2": {"d3": 1}}, "memory", "beir"
+    )
 
 
-@pytest.mark.parametrize("spec", [
-    "bm25?bm25_weight=0.5", "bm25?model=/x", "dense?k1=1.2", "dense?bm25_weight=0.5", "hybrid?bm25_weight=0.5",
-    "hybrid:rrf?bm25_weight=0.5", "hybrid?rerank_depth=5", "bm25?k1=-1", "bm25?b=2", "bm25?stemmer=klingon",
-    "bm25?stopwords=elvish", "bm25?k1=fast",
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "bm25?bm25_weight=0.5",
+        "bm25?model=/x",
+        "dense?k1=1.2",
+        "dense?bm25_weight=0.5",
+        "hybrid?bm25_weight=0.5",
+        "hybrid:rrf?bm25_weight=0.5",
+        "hybrid?rerank_depth=5",
+        "bm25?k1=-1",
+        "bm25?b=2",
+        "bm25?stemmer=klingon",
+        "bm25?stopwords=elvish",
+        "bm25?k1=fast",
+    ],
+)
 def test_a_parameter_the_kind_would_ignore_is_an_error(spec):
     with pytest.raises(UserError, match=re.escape(f"target {spec!r}: ")):
         build_target(parse_spec(spec), TargetOptions())
@@ -42,7 +58,12 @@ def _ranking(spec: str) -> tuple[dict, dict]:
 
 def test_bm25_parameters_take_effect_and_are_recorded():
     default, described = _ranking("bm25")
-    assert (described["k1"], described["b"], described["stemmer"], described["stopwords"]) == (1.5, 0.75, "snowball-english", "bm25s english")
+    assert (described["k1"], described["b"], described["stemmer"], described["stopwords"]) == (
+        1.5,
+        0.75,
+        "snowball-english",
+        "bm25s english",
+    )
     assert {d for d, _ in default["q1"]} == {"d1", "d2"}  # "runs", "running" and "run" share a stem
     unstemmed, described = _ranking("bm25?stemmer=none")
     assert unstemmed["q1"] == [] and described["stemmer"] == "none"
@@ -58,8 +79,14 @@ def test_batch_engines_report_no_per_query_latency(tmp_path):
     target = build_target(parse_spec("bm25"), TargetOptions())
     target.prepare(tiny(), no_progress)
     assert [r.latency_s for r in target.search(tiny().queries, 10, no_progress)] == [None, None]
-    results = run_quality(tiny(), [parse_spec("bm25")], TargetOptions(), QualityConfig([parse_measure("P@1")], depth=10),
-                          tmp_path, no_progress)
+    results = run_quality(
+        tiny(),
+        [parse_spec("bm25")],
+        TargetOptions(),
+        QualityConfig([parse_measure("P@1")], depth=10),
+        tmp_path,
+        no_progress,
+    )
     records = [json.loads(line) for line in results.read_text().splitlines()]
     [record] = [r for r in records if r["record"] == "target"]
     assert record["latency_ms"] == {} and record["search_seconds"] > 0

@@ -8,8 +8,8 @@ deterministic double, the one stand-in) and its embedding and rerank providers t
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pytest
@@ -44,8 +44,11 @@ class Figures:
     def latency(self, label: str, results: list[QueryResult]) -> None:
         values = [r.latency_s * 1000 for r in results if not r.error]
         if values:
-            self.add(label, f"p50 {np.percentile(values, 50):.0f} ms, p99 {np.percentile(values, 99):.0f} ms "
-                            f"({len(values)} queries)")
+            self.add(
+                label,
+                f"p50 {np.percentile(values, 50):.0f} ms, p99 {np.percentile(values, 99):.0f} ms "
+                f"({len(values)} queries)",
+            )
 
 
 FIGURES = Figures()
@@ -99,10 +102,18 @@ def meter_url(llm_double: LLMDouble, infinity_server, server_logs: Path) -> Iter
     """`ragbench meter` as a user runs it, in front of the LLM double and infinity (embeddings, rerank)."""
     port = free_port()
     argv = [
-        sys.executable, "-c", "from bench.cli import main; main()", "meter", "--port", str(port),
-        "--upstream", f"llm={llm_double.base_url}",
-        "--upstream", f"embedding={infinity_server.url}",
-        "--upstream", f"rerank={infinity_server.url}",
+        sys.executable,
+        "-c",
+        "from bench.cli import main; main()",
+        "meter",
+        "--port",
+        str(port),
+        "--upstream",
+        f"llm={llm_double.base_url}",
+        "--upstream",
+        f"embedding={infinity_server.url}",
+        "--upstream",
+        f"rerank={infinity_server.url}",
     ]
     proc = start_process("ragbench-meter", argv, server_logs / "meter.log", cwd=REPO)
     try:
@@ -117,9 +128,13 @@ def meter_url(llm_double: LLMDouble, infinity_server, server_logs: Path) -> Iter
 def lightrag_server(meter_url: str, infinity_server, server_logs: Path, tmp_path_factory) -> Iterator[LightRAGServer]:
     require_env(lightrag_harness.env_dir(), "lightrag.sh")
     providers = Providers(
-        llm_url=f"{meter_url}/llm", llm_model="llm-double",
-        embed_url=f"{meter_url}/embedding", embed_model=infinity_server.embed_model, embed_dim=384,
-        rerank_url=f"{meter_url}/rerank/rerank", rerank_model=infinity_server.rerank_model,
+        llm_url=f"{meter_url}/llm",
+        llm_model="llm-double",
+        embed_url=f"{meter_url}/embedding",
+        embed_model=infinity_server.embed_model,
+        embed_dim=384,
+        rerank_url=f"{meter_url}/rerank/rerank",
+        rerank_model=infinity_server.rerank_model,
     )
     proc, server = start_lightrag(tmp_path_factory.mktemp("lightrag"), server_logs / "lightrag.log", providers)
     try:
@@ -132,7 +147,9 @@ def lightrag_server(meter_url: str, infinity_server, server_logs: Path, tmp_path
 def openwebui_server(infinity_server, server_logs: Path, tmp_path_factory) -> Iterator[OpenWebUIServer]:
     require_env(openwebui_harness.env_dir(), "openwebui.sh")
     proc, server = start_openwebui(
-        tmp_path_factory.mktemp("openwebui"), server_logs / "openwebui.log", infinity_server.url,
+        tmp_path_factory.mktemp("openwebui"),
+        server_logs / "openwebui.log",
+        infinity_server.url,
         infinity_server.embed_model,
     )
     try:

@@ -25,7 +25,10 @@ def ndcg10(dataset: Dataset, results: list[QueryResult]) -> float:
 
 
 def run_target(
-    spec: str, dataset: Dataset, depth: int = 10, queries: dict[str, str] | None = None,
+    spec: str,
+    dataset: Dataset,
+    depth: int = 10,
+    queries: dict[str, str] | None = None,
     progress: ProgressFactory = no_progress,
 ) -> tuple[list[QueryResult], dict[str, Any]]:
     """prepare → search → close, with close in `finally` as the quality pipeline does."""
@@ -38,7 +41,9 @@ def run_target(
     return results, target.describe()
 
 
-def tiny_dataset(name: str, texts: dict[str, str], queries: dict[str, str], qrels: dict[str, dict[str, int]]) -> Dataset:
+def tiny_dataset(
+    name: str, texts: dict[str, str], queries: dict[str, str], qrels: dict[str, dict[str, int]]
+) -> Dataset:
     corpus = {doc_id: Document(doc_id, "", text) for doc_id, text in texts.items()}
     return Dataset(name=name, corpus=corpus, queries=queries, qrels=qrels, source="test", format="beir")
 
@@ -62,8 +67,11 @@ def write_beir(folder: Path, dataset: Dataset) -> Path:
 
 TINY = tiny_dataset(
     "tiny",
-    {"d1": "Marie Curie studied radioactivity in Paris.", "d2": "Mount Vesuvius buried Pompeii in 79 AD.",
-     "d3": "The Amazon river flows through Brazil and Peru."},
+    {
+        "d1": "Marie Curie studied radioactivity in Paris.",
+        "d2": "Mount Vesuvius buried Pompeii in 79 AD.",
+        "d3": "The Amazon river flows through Brazil and Peru.",
+    },
     {"q1": "Who studied radioactivity?", "q2": "Which volcano buried Pompeii?"},
     {"q1": {"d1": 1}, "q2": {"d2": 1}},
 )

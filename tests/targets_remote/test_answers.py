@@ -27,10 +27,15 @@ def xquad_slice(shared_dir, tmp_path_factory):
     """xquad-en's first questions (answers, no qrels) and the paragraphs of their first two articles."""
     source = shared_dir / "datasets" / "xquad-en"
     root = tmp_path_factory.mktemp("xquad-slice")
-    docs = [d for d in map(json.loads, (source / "corpus.jsonl").read_text().splitlines())
-            if d["_id"].startswith(("xq-00-", "xq-01-"))]
+    docs = [
+        d
+        for d in map(json.loads, (source / "corpus.jsonl").read_text().splitlines())
+        if d["_id"].startswith(("xq-00-", "xq-01-"))
+    ]
     (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
-    (root / "queries.jsonl").write_text("\n".join((source / "queries.jsonl").read_text().splitlines()[:QUESTIONS]) + "\n")
+    (root / "queries.jsonl").write_text(
+        "\n".join((source / "queries.jsonl").read_text().splitlines()[:QUESTIONS]) + "\n"
+    )
     return root, {d["_id"]: d for d in docs}
 
 
@@ -55,11 +60,19 @@ def answered(xquad_slice, lightrag_server, meter_url, llm_double, tmp_path_facto
         mp.setattr(lightrag_target.LightRAGTarget, "search", spy)
         mp.setattr(llm_double, "answer", scripted)
         calls_before = len(llm_double.calls)
-        quality_command(QualityRequest(
-            dataset=root, out=out, depth=10, generate="native",
-            targets=[f"lightrag:naive@{lightrag_server.url}?meter={meter_url}",
-                     f"lightrag:mix@{lightrag_server.url}?meter={meter_url}"],
-            measures=["Answer@1", "Answer@5", "AnswerMRR@10", "EM", "F1", "Contains"]))
+        quality_command(
+            QualityRequest(
+                dataset=root,
+                out=out,
+                depth=10,
+                generate="native",
+                targets=[
+                    f"lightrag:naive@{lightrag_server.url}?meter={meter_url}",
+                    f"lightrag:mix@{lightrag_server.url}?meter={meter_url}",
+                ],
+                measures=["Answer@1", "Answer@5", "AnswerMRR@10", "EM", "F1", "Contains"],
+            )
+        )
         answer_calls = [c for c in llm_double.calls[calls_before:] if c.kind == "other"]
     return read_results(out / "results.jsonl"), searched, answer_calls
 
@@ -67,7 +80,9 @@ def answered(xquad_slice, lightrag_server, meter_url, llm_double, tmp_path_facto
 def check_answers_scored_on_chunks(results, searched, xquad_slice):
     """Answer@k of each target equals DPR's rule (written independently) on the chunk texts it returned."""
     _, corpus = xquad_slice
-    answers = {q["_id"]: q["answers"] for q in map(json.loads, (xquad_slice[0] / "queries.jsonl").read_text().splitlines())}
+    answers = {
+        q["_id"]: q["answers"] for q in map(json.loads, (xquad_slice[0] / "queries.jsonl").read_text().splitlines())
+    }
     tokenizer = DPRSimpleTokenizer()
     for name, query_results in searched.items():
         for r in query_results:
@@ -75,11 +90,14 @@ def check_answers_scored_on_chunks(results, searched, xquad_slice):
             # A chunk is a piece of one paragraph's text, without the title ingested before it.
             strays = [p for p in r.passages if not any(p in d["text"] for d in corpus.values())]
             assert not strays, strays[:2]
-        first = {r.qid: next((i for i, p in enumerate(r.passages, 1) if dpr_has_answer(answers[r.qid], p, tokenizer)), None)
-                 for r in query_results}
+        first = {
+            r.qid: next((i for i, p in enumerate(r.passages, 1) if dpr_has_answer(answers[r.qid], p, tokenizer)), None)
+            for r in query_results
+        }
         for k in (1, 5):
             assert results.metric(name, f"has_answer_{k}").per_query == {
-                qid: float(rank is not None and rank <= k) for qid, rank in first.items()}
+                qid: float(rank is not None and rank <= k) for qid, rank in first.items()
+            }
         assert results.metric(name, "has_answer_5").mean > 0.5  # the answers are in these paragraphs
 
 
@@ -97,9 +115,15 @@ def test_openwebui_answer_at_k_on_its_chunks(xquad_slice, openwebui_server, open
         return searched[self.name]
 
     monkeypatch.setattr(openwebui_target.OpenWebUITarget, "search", spy)
-    quality_command(QualityRequest(dataset=xquad_slice[0], out=tmp_path, depth=10,
-                                   targets=[f"openwebui:vector@{openwebui_server.url}?kb=xquad-answers"],
-                                   measures=["Answer@1", "Answer@5"]))
+    quality_command(
+        QualityRequest(
+            dataset=xquad_slice[0],
+            out=tmp_path,
+            depth=10,
+            targets=[f"openwebui:vector@{openwebui_server.url}?kb=xquad-answers"],
+            measures=["Answer@1", "Answer@5"],
+        )
+    )
     check_answers_scored_on_chunks(read_results(tmp_path / "results.jsonl"), searched, xquad_slice)
 
 
@@ -114,7 +138,9 @@ def test_native_generation_through_query(answered):
         assert results.metric(name, "exact_match").per_query["56beb4343aeaaa14008c925b"] == 1.0
         assert results.metric(name, "contains_answer").per_query["56beb4343aeaaa14008c925f"] == 1.0
         assert results.metric(name, "exact_match").per_query["56beb4343aeaaa14008c925f"] == 0.0
-        assert results.metric(name, "f1").per_query["56beb4343aeaaa14008c925f"] == pytest.approx(2 * 0.5 * 1 / 1.5)  # "kawann short led team" vs "kawann short"
+        assert results.metric(name, "f1").per_query["56beb4343aeaaa14008c925f"] == pytest.approx(
+            2 * 0.5 * 1 / 1.5
+        )  # "kawann short led team" vs "kawann short"
         for q in by_qid.values():  # the meter counted each question's answer call
             assert q.answer_error is None and q.cost["answer_ms"] > 0
             assert q.cost["answer_llm_calls"] >= 1 and q.cost["answer_llm_completion_tokens"] >= 1

@@ -24,8 +24,22 @@ def test_quality_compares_remote_targets_with_a_local_engine(tmp_path, openwebui
         f"openwebui:vector@{openwebui_server.url}?kb=ragbench-test-cli",
         f"lightrag:mix@{lightrag_server.url}?meter={meter_url}",
     ]
-    argv = [sys.executable, "-c", "from bench.cli import main; main()", "quality", "--dataset", str(data),
-            "--split", "test", "--out", str(out), "--depth", "10", "-m", "nDCG@10"]
+    argv = [
+        sys.executable,
+        "-c",
+        "from bench.cli import main; main()",
+        "quality",
+        "--dataset",
+        str(data),
+        "--split",
+        "test",
+        "--out",
+        str(out),
+        "--depth",
+        "10",
+        "-m",
+        "nDCG@10",
+    ]
     for target in targets:
         argv += ["-t", target]
     env = {**os.environ, "OPENWEBUI_API_KEY": openwebui_server.api_key, "LIGHTRAG_API_KEY": lightrag_server.api_key}

@@ -26,8 +26,10 @@ def keys(monkeypatch):
 def test_lightrag_no_results_is_an_empty_ranking_and_any_other_failure_an_error(keys, shared_dir):
     recorded = json.loads((shared_dir / "recordings" / "lightrag-1.5.7" / "query_data_after_delete.json").read_text())
     routes = lightrag_routes()
-    answers = {"no results": recorded["body"],  # status failure, failure_reason no_results
-               "other": {"status": "failure", "message": "Invalid response type", "data": {}, "metadata": {}}}
+    answers = {
+        "no results": recorded["body"],  # status failure, failure_reason no_results
+        "other": {"status": "failure", "message": "Invalid response type", "data": {}, "metadata": {}},
+    }
     routes[("POST", "/query/data")] = lambda body: (200, answers[json.loads(body)["query"]])
     stub = JsonStub(routes)
     try:
@@ -120,19 +122,36 @@ def test_lightrag_cleanup_waits_until_the_documents_are_gone(keys):
     assert target.describe()["cleanup"] == {"requested": True, "deleted": 3}
 
 
-@pytest.mark.parametrize(("stored", "status", "why"), [
-    ({"hash": "h", "meta": {"name": "d1.txt", "file_hash": "0" * 64}}, "completed", "its content differs from the corpus text"),
-    ({"hash": None, "meta": {"name": "d1.txt", "file_hash": "MATCH"}}, "completed", "its processing never completed"),
-    ({"hash": "h", "meta": {"name": "d1.txt", "file_hash": "MATCH"}}, "failed", "its processing status is 'failed'"),
-])
+@pytest.mark.parametrize(
+    ("stored", "status", "why"),
+    [
+        (
+            {"hash": "h", "meta": {"name": "d1.txt", "file_hash": "0" * 64}},
+            "completed",
+            "its content differs from the corpus text",
+        ),
+        (
+            {"hash": None, "meta": {"name": "d1.txt", "file_hash": "MATCH"}},
+            "completed",
+            "its processing never completed",
+        ),
+        (
+            {"hash": "h", "meta": {"name": "d1.txt", "file_hash": "MATCH"}},
+            "failed",
+            "its processing status is 'failed'",
+        ),
+    ],
+)
 def test_openwebui_reuses_a_file_only_when_content_and_processing_match(stored, status, why, keys, shared_dir):
     from bench.targets.openwebui import content_hash
 
     stored = json.loads(json.dumps(stored).replace("MATCH", content_hash(TINY.corpus["d1"].full_text)))
     routes = openwebui_routes(shared_dir / "recordings")
     routes[("GET", "/api/v1/knowledge/")] = (200, {"items": [{"id": KB, "name": "reused"}], "total": 1})
-    routes[("GET", f"/api/v1/knowledge/{KB}/files")] = (200, {"items": [{"id": FILE, "filename": "d1.txt", **stored}],
-                                                              "total": 1})
+    routes[("GET", f"/api/v1/knowledge/{KB}/files")] = (
+        200,
+        {"items": [{"id": FILE, "filename": "d1.txt", **stored}], "total": 1},
+    )
     routes[("GET", f"/api/v1/files/{FILE}/process/status")] = (200, {"status": status})
     stub = JsonStub(routes)
     try:
@@ -140,8 +159,10 @@ def test_openwebui_reuses_a_file_only_when_content_and_processing_match(stored, 
             run(f"openwebui:vector@{stub.url}?kb=reused")
     finally:
         stub.stop()
-    assert f"knowledge base 'reused' already holds 1 file(s) named like corpus documents that cannot be reused " \
-           f"(first: d1.txt: {why})" in str(failure.value)
+    assert (
+        f"knowledge base 'reused' already holds 1 file(s) named like corpus documents that cannot be reused "
+        f"(first: d1.txt: {why})" in str(failure.value)
+    )
     assert not [r for r in stub.requests if r[0] == "POST" and r[1].startswith("/api/v1/files/")]  # nothing uploaded
 
 
@@ -151,9 +172,20 @@ def test_openwebui_reuses_a_file_whose_content_and_processing_match(keys, shared
     data = tiny_dataset("one", {"d1": TINY.corpus["d1"].text}, {"q1": "radioactivity"}, {"q1": {"d1": 1}})
     routes = openwebui_routes(shared_dir / "recordings")
     routes[("GET", "/api/v1/knowledge/")] = (200, {"items": [{"id": KB, "name": "reused"}], "total": 1})
-    routes[("GET", f"/api/v1/knowledge/{KB}/files")] = (200, {"items": [
-        {"id": FILE, "filename": "d1.txt", "hash": "h", "meta": {"name": "d1.txt", "file_hash": content_hash(data.corpus["d1"].full_text)}}],
-        "total": 1})
+    routes[("GET", f"/api/v1/knowledge/{KB}/files")] = (
+        200,
+        {
+            "items": [
+                {
+                    "id": FILE,
+                    "filename": "d1.txt",
+                    "hash": "h",
+                    "meta": {"name": "d1.txt", "file_hash": content_hash(data.corpus["d1"].full_text)},
+                }
+            ],
+            "total": 1,
+        },
+    )
     stub = JsonStub(routes)
     try:
         target = build_target(parse_spec(f"openwebui:vector@{stub.url}?kb=reused"), TargetOptions())
@@ -166,19 +198,25 @@ def test_openwebui_reuses_a_file_whose_content_and_processing_match(keys, shared
     assert target.describe()["ingest"]["already_present"] == 1 and target.describe()["ingest"]["uploaded"] == 0
 
 
-@pytest.mark.parametrize(("env_key", "reranker_url", "sent"), [
-    ("rr-from-env", "http://own-reranker/rerank", "rr-from-env"),  # the environment's key, always
-    (None, "http://own-reranker/rerank", None),  # none given: the server's own key stays for its own URL
-    (None, "http://other-reranker/rerank", ""),  # ... and never goes to another URL
-])
+@pytest.mark.parametrize(
+    ("env_key", "reranker_url", "sent"),
+    [
+        ("rr-from-env", "http://own-reranker/rerank", "rr-from-env"),  # the environment's key, always
+        (None, "http://own-reranker/rerank", None),  # none given: the server's own key stays for its own URL
+        (None, "http://other-reranker/rerank", ""),  # ... and never goes to another URL
+    ],
+)
 def test_openwebui_rerank_variant_sets_the_reranker_key(env_key, reranker_url, sent, keys, shared_dir, monkeypatch):
     if env_key:
         monkeypatch.setenv("RAG_EXTERNAL_RERANKER_API_KEY", env_key)
     else:
         monkeypatch.delenv("RAG_EXTERNAL_RERANKER_API_KEY", raising=False)
     routes = openwebui_routes(shared_dir / "recordings")
-    config = {**routes[("GET", "/api/v1/retrieval/config")][1], "RAG_EXTERNAL_RERANKER_URL": "http://own-reranker/rerank",
-              "RAG_EXTERNAL_RERANKER_API_KEY": "server-own-key"}
+    config = {
+        **routes[("GET", "/api/v1/retrieval/config")][1],
+        "RAG_EXTERNAL_RERANKER_URL": "http://own-reranker/rerank",
+        "RAG_EXTERNAL_RERANKER_API_KEY": "server-own-key",
+    }
     updates: list[dict] = []
 
     def update(body: bytes):  # a server that takes the settings it is sent

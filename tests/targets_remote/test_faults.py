@@ -22,12 +22,31 @@ from tests.paths import REPO
 
 pytestmark = pytest.mark.integration
 
+
 def quality(tmp_path: Path, target: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess, Path]:
     """`ragbench quality` with a local engine first (its work must survive) and then `target`."""
     data = write_beir(tmp_path / "data", TINY)
     out = tmp_path / "out"
-    argv = [sys.executable, "-c", "from bench.cli import main; main()", "quality", "--dataset", str(data),
-            "--split", "test", "-t", "bm25", "-t", target, "--out", str(out), "--depth", "10", "-m", "nDCG@10"]
+    argv = [
+        sys.executable,
+        "-c",
+        "from bench.cli import main; main()",
+        "quality",
+        "--dataset",
+        str(data),
+        "--split",
+        "test",
+        "-t",
+        "bm25",
+        "-t",
+        target,
+        "--out",
+        str(out),
+        "--depth",
+        "10",
+        "-m",
+        "nDCG@10",
+    ]
     done = subprocess.run(argv, cwd=REPO, env={**os.environ, **env}, capture_output=True, text=True, timeout=300)
     return done, out
 
@@ -73,9 +92,11 @@ class OldServer(BaseHTTPRequestHandler):
         pass
 
     def _answer(self) -> None:
-        known = {"/api/version": {"version": "0.1.0"},
-                 "/health": {"status": "healthy", "core_version": "1.0.0", "configuration": {}},
-                 "/documents/status_counts": {"status_counts": {}}}
+        known = {
+            "/api/version": {"version": "0.1.0"},
+            "/health": {"status": "healthy", "core_version": "1.0.0", "configuration": {}},
+            "/documents/status_counts": {"status_counts": {}},
+        }
         body = json.dumps(known.get(self.path.split("?")[0], {"detail": "Not Found"})).encode()
         self.send_response(200 if self.path.split("?")[0] in known else 404)
         self.send_header("Content-Type", "application/json")
@@ -99,14 +120,15 @@ def test_endpoint_missing_in_an_older_server(kind, tmp_path):
     assert_one_line_failure(done, out, "HTTP 404", "no such endpoint (an older version?)")
 
 
-def test_server_dying_mid_ingest_names_what_was_created(tmp_path, meter_url, infinity_server, server_logs,
-                                                       scifact_slice, monkeypatch):
+def test_server_dying_mid_ingest_names_what_was_created(
+    tmp_path, meter_url, infinity_server, server_logs, scifact_slice, monkeypatch
+):
     """A LightRAG of its own, stopped by its PID once the first document is processed."""
-    providers = Providers(f"{meter_url}/llm", "llm-double", f"{meter_url}/embedding",
-                          infinity_server.embed_model, 384)
+    providers = Providers(f"{meter_url}/llm", "llm-double", f"{meter_url}/embedding", infinity_server.embed_model, 384)
     proc, server = start_lightrag(tmp_path / "dying", server_logs / "lightrag-dying.log", providers)
     monkeypatch.setenv("LIGHTRAG_API_KEY", server.api_key)
     try:
+
         def kill_on_first_progress(description: str, total: int | None):
             return lambda n: stop_process(proc)
 

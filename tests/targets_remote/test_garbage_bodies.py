@@ -32,8 +32,11 @@ SNIPPET = {"html": "502 Bad Gateway", "truncated": '{"items": [{"id": "x", "na',
 def openwebui_routes(recordings) -> dict[tuple[str, str], tuple[int, Any]]:
     config = json.loads((recordings / "openwebui-0.12.4" / "retrieval_config.json").read_text())["body"]
     embedding = json.loads((recordings / "openwebui-0.12.4" / "retrieval_embedding.json").read_text())["body"]
-    hits = {"distances": [[0.9, 0.5]], "documents": [["a", "b"]],
-            "metadatas": [[{"ragbench_doc_id": "d1", "file_id": FILE}, {"ragbench_doc_id": "d2", "file_id": FILE}]]}
+    hits = {
+        "distances": [[0.9, 0.5]],
+        "documents": [["a", "b"]],
+        "metadatas": [[{"ragbench_doc_id": "d1", "file_id": FILE}, {"ragbench_doc_id": "d2", "file_id": FILE}]],
+    }
     return {
         ("GET", "/api/version"): (200, {"version": "0.12.4"}),
         ("GET", "/api/v1/retrieval/config"): (200, config),
@@ -53,7 +56,10 @@ def lightrag_routes() -> dict[tuple[str, str], tuple[int, Any]]:
     docs = [{"id": f"doc-{i}", "status": "processed", "file_path": f"d{i}.txt", "error_msg": None} for i in (1, 2, 3)]
     chunks = [{"reference_id": "1", "content": "…", "file_path": "d1.txt", "chunk_id": "doc-1-chunk-000"}]
     return {
-        ("GET", "/health"): (200, {"status": "healthy", "core_version": "1.5.7", "configuration": {"enable_llm_cache": True}}),
+        ("GET", "/health"): (
+            200,
+            {"status": "healthy", "core_version": "1.5.7", "configuration": {"enable_llm_cache": True}},
+        ),
         ("GET", "/documents/status_counts"): (200, {"status_counts": {"all": 0}}),
         ("POST", "/documents/paginated"): (200, {"documents": [], "pagination": {"has_next": False}}),
         ("POST", "/documents/texts"): (200, {"status": "success", "track_id": "insert_1"}),
@@ -73,11 +79,25 @@ def run(spec: str) -> list:
 
 
 # The routes whose body a target reads (a settings update's or attach's answer is not read).
-OPENWEBUI_READ = ["GET /api/version", "GET /api/v1/retrieval/config", "GET /api/v1/retrieval/embedding",
-                  "GET /api/v1/knowledge/", "POST /api/v1/knowledge/create", f"GET /api/v1/knowledge/{KB}/files",
-                  "POST /api/v1/files/", f"GET /api/v1/files/{FILE}/process/status", "POST /api/v1/retrieval/query/doc"]
-LIGHTRAG_READ = ["GET /health", "POST /documents/paginated", "POST /documents/texts",
-                 "GET /documents/track_status/insert_1", "POST /query/data", "DELETE /documents/delete_document"]
+OPENWEBUI_READ = [
+    "GET /api/version",
+    "GET /api/v1/retrieval/config",
+    "GET /api/v1/retrieval/embedding",
+    "GET /api/v1/knowledge/",
+    "POST /api/v1/knowledge/create",
+    f"GET /api/v1/knowledge/{KB}/files",
+    "POST /api/v1/files/",
+    f"GET /api/v1/files/{FILE}/process/status",
+    "POST /api/v1/retrieval/query/doc",
+]
+LIGHTRAG_READ = [
+    "GET /health",
+    "POST /documents/paginated",
+    "POST /documents/texts",
+    "GET /documents/track_status/insert_1",
+    "POST /query/data",
+    "DELETE /documents/delete_document",
+]
 
 
 def _check(stub: JsonStub, spec: str, route: str, garbage: str, server: str) -> None:
@@ -122,8 +142,10 @@ def test_the_stubs_answer_a_clean_run(shared_dir, monkeypatch):
     """The routes above are complete: without garbage both targets rank the query."""
     monkeypatch.setenv("OPENWEBUI_API_KEY", "sk-test-garbage")
     monkeypatch.setenv("LIGHTRAG_API_KEY", "lr-test-garbage")
-    for routes, spec in ((openwebui_routes(shared_dir / "recordings"), "openwebui:vector"),
-                         (lightrag_routes(), "lightrag:naive")):
+    for routes, spec in (
+        (openwebui_routes(shared_dir / "recordings"), "openwebui:vector"),
+        (lightrag_routes(), "lightrag:naive"),
+    ):
         stub = JsonStub(routes)
         try:
             results = run(f"{spec}@{stub.url}?cleanup=true" if spec.startswith("lightrag") else f"{spec}@{stub.url}")
@@ -132,12 +154,18 @@ def test_the_stubs_answer_a_clean_run(shared_dir, monkeypatch):
         assert results[0].error is None and results[0].hits[0].doc_id == "d1"
 
 
-def test_a_server_dying_mid_run_ends_that_target_as_failed_and_keeps_its_finished_queries(tmp_path, monkeypatch, capsys):
+def test_a_server_dying_mid_run_ends_that_target_as_failed_and_keeps_its_finished_queries(
+    tmp_path, monkeypatch, capsys
+):
     """LightRAG answers three queries, then drops every connection: the target ends after three queries in a
     row get no answer, its finished queries kept and the reason recorded; the next target still runs."""
     queries = {f"q{i}": f"question number {i} about radioactivity" for i in range(1, 9)}
-    data = tiny_dataset("dying", {f"d{i}": f"Document {i} on radioactivity and Paris." for i in (1, 2, 3)},
-                        queries, {qid: {"d1": 1} for qid in queries})
+    data = tiny_dataset(
+        "dying",
+        {f"d{i}": f"Document {i} on radioactivity and Paris." for i in (1, 2, 3)},
+        queries,
+        {qid: {"d1": 1} for qid in queries},
+    )
     routes = lightrag_routes()
     answered = routes[("POST", "/query/data")]
     served = []
@@ -150,20 +178,41 @@ def test_a_server_dying_mid_run_ends_that_target_as_failed_and_keeps_its_finishe
     stub = JsonStub(routes)
     monkeypatch.setenv("LIGHTRAG_API_KEY", "lr-test-dying")
     try:
-        code, _, err = run_cli(["quality", "--dataset", str(write_beir(tmp_path / "data", data)), "-t",
-                                f"lightrag:naive@{stub.url}", "-t", "bm25", "--out", str(tmp_path / "out"),
-                                "--depth", "10", "-m", "nDCG@10"], monkeypatch, capsys)
+        code, _, err = run_cli(
+            [
+                "quality",
+                "--dataset",
+                str(write_beir(tmp_path / "data", data)),
+                "-t",
+                f"lightrag:naive@{stub.url}",
+                "-t",
+                "bm25",
+                "--out",
+                str(tmp_path / "out"),
+                "--depth",
+                "10",
+                "-m",
+                "nDCG@10",
+            ],
+            monkeypatch,
+            capsys,
+        )
     finally:
         stub.stop()
     # Everything was written; the exit code says a measurement failed (3), in one last line.
-    assert code == 3 and err.splitlines()[-1].startswith("ragbench: error: target lightrag:naive: ended part-way after "
-                                                         "3 queries: "), err
+    assert code == 3 and err.splitlines()[-1].startswith(
+        "ragbench: error: target lightrag:naive: ended part-way after 3 queries: "
+    ), err
     records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     target = next(r for r in records if r.get("record") == "target" and r["name"] == "lightrag:naive")
     assert target["status"] == "failed" and target["queries"] == 3 and target["errors"] == 0
     assert "3 queries in a row got no answer" in target["error"] and "after 3 of 8 queries" in target["error"]
     assert len(served) == 6  # three answered, three dropped, none after
-    assert [r["qid"] for r in records if r.get("record") == "query" and r["target"] == "lightrag:naive"] == ["q1", "q2", "q3"]
+    assert [r["qid"] for r in records if r.get("record") == "query" and r["target"] == "lightrag:naive"] == [
+        "q1",
+        "q2",
+        "q3",
+    ]
     metric = next(r for r in records if r.get("record") == "metrics" and r["target"] == "lightrag:naive")
     assert metric["queries"] == 8  # the unfinished five count, as zeros
     assert any(r.get("record") == "target" and r["name"] == "bm25" and r["status"] == "ok" for r in records)

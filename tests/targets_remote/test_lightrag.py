@@ -20,12 +20,16 @@ def ingested(lightrag_server, meter_url, scifact_slice, figures):
     """Insert the slice once (metered); every later run finds the documents already there."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("LIGHTRAG_API_KEY", lightrag_server.api_key)
-        results, described = run_target(f"lightrag:naive@{lightrag_server.url}?meter={meter_url}",
-                                        scifact_slice, 10, queries={})
+        results, described = run_target(
+            f"lightrag:naive@{lightrag_server.url}?meter={meter_url}", scifact_slice, 10, queries={}
+        )
     ingest = described["ingest"]
-    figures.add("lightrag ingestion", f"{ingest['docs_per_s']} docs/s ({ingest['inserted']} docs, "
-                                      f"{ingest['seconds']:.0f} s; LLM calls {ingest['cost']['llm_calls']}, "
-                                      f"LLM tokens {ingest['cost']['llm_total_tokens']})")
+    figures.add(
+        "lightrag ingestion",
+        f"{ingest['docs_per_s']} docs/s ({ingest['inserted']} docs, "
+        f"{ingest['seconds']:.0f} s; LLM calls {ingest['cost']['llm_calls']}, "
+        f"LLM tokens {ingest['cost']['llm_total_tokens']})",
+    )
     return described
 
 
@@ -46,10 +50,12 @@ RERANK_QUERIES = 6  # LightRAG re-scores every retrieved chunk (often 40+) on a 
 
 @pytest.mark.parametrize(
     # Rerank on: one mode proves the wiring (each graph-mode query re-scores 40+ chunks on CPU, ~5-12 s here).
-    ("mode", "rerank"), [(mode, "off") for mode in MODES] + [("naive", "on")]
+    ("mode", "rerank"),
+    [(mode, "off") for mode in MODES] + [("naive", "on")],
 )
-def test_every_mode_ranks_every_query_with_its_cost(mode, rerank, ingested, lightrag_server, lightrag_key,
-                                                      meter_url, llm_double, scifact_slice, figures):
+def test_every_mode_ranks_every_query_with_its_cost(
+    mode, rerank, ingested, lightrag_server, lightrag_key, meter_url, llm_double, scifact_slice, figures
+):
     queries = judged(scifact_slice)
     if rerank == "on":
         queries = dict(list(queries.items())[:RERANK_QUERIES])
@@ -69,9 +75,11 @@ def test_every_mode_ranks_every_query_with_its_cost(mode, rerank, ingested, ligh
     # What the meter charged to the queries is exactly what the LLM double was sent.
     assert sum(r.cost["llm_calls"] for r in results) == double_after["calls"] - double_before["calls"]
     assert sum(r.cost["llm_prompt_tokens"] for r in results) == (
-        double_after["prompt_tokens"] - double_before["prompt_tokens"])
+        double_after["prompt_tokens"] - double_before["prompt_tokens"]
+    )
     assert sum(r.cost["llm_completion_tokens"] for r in results) == (
-        double_after["completion_tokens"] - double_before["completion_tokens"])
+        double_after["completion_tokens"] - double_before["completion_tokens"]
+    )
     # The reranker is called exactly when the variant asks for it.
     reranks = sum(r.cost["rerank_calls"] for r in results)
     assert (reranks >= len(results)) if rerank == "on" else (reranks == 0)
@@ -93,7 +101,10 @@ def test_meter_totals_match_what_the_llm_double_was_sent(ingested, meter_url, ll
     sent = llm_double.totals()
     assert sent["calls"] > 0
     assert (usage.calls, usage.prompt_tokens, usage.completion_tokens) == (
-        sent["calls"], sent["prompt_tokens"], sent["completion_tokens"])
+        sent["calls"],
+        sent["prompt_tokens"],
+        sent["completion_tokens"],
+    )
     assert usage.errors == 0 and usage.calls_without_usage == 0
 
 
@@ -101,12 +112,16 @@ def test_no_results_is_an_empty_ranking_not_an_error(ingested, lightrag_server, 
     nonsense = "zq xv pbt qq"
     failures = []
     for mode in MODES:
-        raw = httpx.post(f"{lightrag_server.url}/query/data", headers={"X-API-Key": lightrag_server.api_key},
-                         json={"query": nonsense, "mode": mode, "chunk_top_k": 10, "enable_rerank": False},
-                         timeout=60)
+        raw = httpx.post(
+            f"{lightrag_server.url}/query/data",
+            headers={"X-API-Key": lightrag_server.api_key},
+            json={"query": nonsense, "mode": mode, "chunk_top_k": 10, "enable_rerank": False},
+            timeout=60,
+        )
         assert raw.status_code == 200
-        results, _ = run_target(f"lightrag:{mode}@{lightrag_server.url}", scifact_slice, 10,
-                                queries={"nonsense": nonsense})
+        results, _ = run_target(
+            f"lightrag:{mode}@{lightrag_server.url}", scifact_slice, 10, queries={"nonsense": nonsense}
+        )
         assert results[0].error is None, mode
         if raw.json()["status"] == "failure":  # LightRAG's "no results"
             failures.append(mode)
@@ -116,12 +131,17 @@ def test_no_results_is_an_empty_ranking_not_an_error(ingested, lightrag_server, 
     assert "naive" in failures  # no abstract lies near the nonsense: the no-results path was exercised
 
 
-def test_cleanup_deletes_what_ragbench_inserted_and_only_that(ingested, lightrag_server, lightrag_key,
-                                                               scifact_slice):
+def test_cleanup_deletes_what_ragbench_inserted_and_only_that(ingested, lightrag_server, lightrag_key, scifact_slice):
     text = "Grace Hopper created the first compiler at Remington Rand; COBOL grew out of her work."
     data = tiny_dataset(
-        "cleanup", {"hopper/1": text, "hopper 2": text, "ada": "Ada Lovelace wrote the first published algorithm for Babbage's engine."},
-        {"q": "Who created the first compiler?"}, {"q": {"hopper 2": 1}},
+        "cleanup",
+        {
+            "hopper/1": text,
+            "hopper 2": text,
+            "ada": "Ada Lovelace wrote the first published algorithm for Babbage's engine.",
+        },
+        {"q": "Who created the first compiler?"},
+        {"q": {"hopper 2": 1}},
     )
     headers = {"X-API-Key": lightrag_server.api_key}
 
@@ -129,8 +149,12 @@ def test_cleanup_deletes_what_ragbench_inserted_and_only_that(ingested, lightrag
         found: set[str] = set()
         page = 1
         while True:
-            body = httpx.post(f"{lightrag_server.url}/documents/paginated", headers=headers,
-                              json={"page": page, "page_size": 200, "sort_field": "id"}, timeout=30).json()
+            body = httpx.post(
+                f"{lightrag_server.url}/documents/paginated",
+                headers=headers,
+                json={"page": page, "page_size": 200, "sort_field": "id"},
+                timeout=30,
+            ).json()
             found |= {d["file_path"] for d in body["documents"]}
             if not body["pagination"]["has_next"]:
                 return found
@@ -146,17 +170,27 @@ def test_cleanup_deletes_what_ragbench_inserted_and_only_that(ingested, lightrag
     assert paths() == before
 
 
-def test_llm_cache_setting_is_recorded_and_costs_it_served_are_flagged(lightrag_server, lightrag_key, meter_url,
-                                                                       figures):
+def test_llm_cache_setting_is_recorded_and_costs_it_served_are_flagged(
+    lightrag_server, lightrag_key, meter_url, figures
+):
     """LightRAG caches keyword extraction per query and mode (ENABLE_LLM_CACHE, on by default): asked again, a
     graph-mode query costs no LLM call. The results must say so instead of reporting a free query."""
-    queries = {"c1": "Which proteins regulate apoptosis in tumour cells?",
-               "c2": "How does vitamin D supplementation change bone density?"}
-    data = tiny_dataset("cache", {"p": "Caspase proteins regulate apoptosis in tumour cells.",
-                                  "v": "Vitamin D supplementation raised bone density in older women."},
-                        queries, {"c1": {"p": 1}, "c2": {"v": 1}})
-    target = build_target(parse_spec(f"lightrag:local@{lightrag_server.url}?meter={meter_url}&cleanup=true"),
-                          TargetOptions())
+    queries = {
+        "c1": "Which proteins regulate apoptosis in tumour cells?",
+        "c2": "How does vitamin D supplementation change bone density?",
+    }
+    data = tiny_dataset(
+        "cache",
+        {
+            "p": "Caspase proteins regulate apoptosis in tumour cells.",
+            "v": "Vitamin D supplementation raised bone density in older women.",
+        },
+        queries,
+        {"c1": {"p": 1}, "c2": {"v": 1}},
+    )
+    target = build_target(
+        parse_spec(f"lightrag:local@{lightrag_server.url}?meter={meter_url}&cleanup=true"), TargetOptions()
+    )
     try:
         target.prepare(data, no_progress)
         first = target.search(queries, 10, no_progress)
@@ -168,30 +202,41 @@ def test_llm_cache_setting_is_recorded_and_costs_it_served_are_flagged(lightrag_
     assert described["health"]["configuration"]["enable_llm_cache"] is True
     assert all(r.error is None and r.cost["llm_calls"] >= 1 and CACHE_WARNING not in r.warnings for r in first)
     assert all(r.error is None and r.cost["llm_calls"] == 0 and CACHE_WARNING in r.warnings for r in again)
-    figures.add("lightrag:local LLM calls per query, first ask vs asked again (cache on)",
-                f"{sum(r.cost['llm_calls'] for r in first) / 2:.1f} vs {sum(r.cost['llm_calls'] for r in again) / 2:.1f}")
+    figures.add(
+        "lightrag:local LLM calls per query, first ask vs asked again (cache on)",
+        f"{sum(r.cost['llm_calls'] for r in first) / 2:.1f} vs {sum(r.cost['llm_calls'] for r in again) / 2:.1f}",
+    )
 
 
 def test_documents_spanning_several_chunks_still_fill_depth(lightrag_server, lightrag_key):
     """Two long documents of several chunks each rank first: asking for `depth` chunks would return fewer
     than `depth` documents; the target asks for more until it has them."""
-    glacier = ("Alpine glaciers retreat as summer temperatures rise; meltwater from the Rhone glacier feeds "
-               "the river and ice thickness falls every decade in the Swiss Alps. ")
-    texts = {"long-a": glacier * 160, "long-b": glacier.replace("Rhone", "Aletsch") * 160,
-             "short-c": "Glacier meltwater in the Alps changes river flow in spring.",
-             "short-d": "Ice thickness of Swiss glaciers is measured by radar every year.",
-             "short-e": "Summer heat in the Alps speeds up glacier retreat, say Swiss surveys."}
-    data = tiny_dataset("chunks", texts, {"q": "How fast do Alpine glaciers retreat and lose ice thickness?"},
-                        {"q": {"long-a": 1}})
+    glacier = (
+        "Alpine glaciers retreat as summer temperatures rise; meltwater from the Rhone glacier feeds "
+        "the river and ice thickness falls every decade in the Swiss Alps. "
+    )
+    texts = {
+        "long-a": glacier * 160,
+        "long-b": glacier.replace("Rhone", "Aletsch") * 160,
+        "short-c": "Glacier meltwater in the Alps changes river flow in spring.",
+        "short-d": "Ice thickness of Swiss glaciers is measured by radar every year.",
+        "short-e": "Summer heat in the Alps speeds up glacier retreat, say Swiss surveys.",
+    }
+    data = tiny_dataset(
+        "chunks", texts, {"q": "How fast do Alpine glaciers retreat and lose ice thickness?"}, {"q": {"long-a": 1}}
+    )
     depth = 4
     target = build_target(parse_spec(f"lightrag:naive@{lightrag_server.url}?cleanup=true"), TargetOptions())
     try:
         target.prepare(data, no_progress)
-        result, = target.search(data.queries, depth, no_progress)
+        (result,) = target.search(data.queries, depth, no_progress)
         # The precondition, on the server itself: `depth` chunks hold fewer than `depth` documents.
-        raw = httpx.post(f"{lightrag_server.url}/query/data", headers={"X-API-Key": lightrag_server.api_key},
-                         timeout=60, json={"query": data.queries["q"], "mode": "naive", "chunk_top_k": depth,
-                                           "enable_rerank": False}).json()
+        raw = httpx.post(
+            f"{lightrag_server.url}/query/data",
+            headers={"X-API-Key": lightrag_server.api_key},
+            timeout=60,
+            json={"query": data.queries["q"], "mode": "naive", "chunk_top_k": depth, "enable_rerank": False},
+        ).json()
     finally:
         target.close()
     assert len({chunk["file_path"] for chunk in raw["data"]["chunks"]}) < depth

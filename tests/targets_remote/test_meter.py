@@ -24,8 +24,9 @@ class Echo(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        answer = json.dumps({"method": self.command, "path": self.path, "headers": dict(self.headers.items()),
-                             "body": body.decode()}).encode()
+        answer = json.dumps(
+            {"method": self.command, "path": self.path, "headers": dict(self.headers.items()), "body": body.decode()}
+        ).encode()
         self.send_response(201)
         self.send_header("Content-Type", "application/json")
         self.send_header("X-Upstream", "echo")
@@ -47,7 +48,9 @@ def test_request_and_reply_pass_through_unchanged():
             seen = json.loads(reply.read())
             assert reply.status == 201 and reply.getheader("X-Upstream") == "echo"
             assert seen["path"] == "/base/v1/thing?x=1&y=2" and seen["body"] == '{"a": 1}'
-            forwarded = {k.lower(): v for k, v in seen["headers"].items() if k.lower() not in ("host", "content-length")}
+            forwarded = {
+                k.lower(): v for k, v in seen["headers"].items() if k.lower() not in ("host", "content-length")
+            }
             original = {k.lower(): v for k, v in sent.items()} | {"accept-encoding": "identity"}  # http.client's own
             assert forwarded == original  # nothing added, nothing dropped
             usage = MeterClient(meter.url).snapshot()["up"]
@@ -61,16 +64,35 @@ def test_streamed_and_plain_replies_are_counted_as_the_double_reports():
     with LLMDouble() as llm, Meter({"llm": llm.base_url}) as meter:
         client = MeterClient(meter.url)
         before = client.snapshot()
-        plain = httpx.post(f"{meter.url}/llm/chat/completions", timeout=10, json={
-            "model": "m", "messages": [{"role": "user", "content": "User Query: what causes glioma growth? "
-                                                                   "high_level_keywords ---Output---"}]})
-        streamed = httpx.post(f"{meter.url}/llm/chat/completions", timeout=10, json={
-            "model": "m", "stream": True,
-            "messages": [{"role": "user", "content": "---Input Text---\n```\nMarie Curie studied radium.\n```"}]})
+        plain = httpx.post(
+            f"{meter.url}/llm/chat/completions",
+            timeout=10,
+            json={
+                "model": "m",
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": "User Query: what causes glioma growth? high_level_keywords ---Output---",
+                    }
+                ],
+            },
+        )
+        streamed = httpx.post(
+            f"{meter.url}/llm/chat/completions",
+            timeout=10,
+            json={
+                "model": "m",
+                "stream": True,
+                "messages": [{"role": "user", "content": "---Input Text---\n```\nMarie Curie studied radium.\n```"}],
+            },
+        )
         assert plain.status_code == streamed.status_code == 200
         assert "high_level_keywords" in plain.json()["choices"][0]["message"]["content"]
-        events = [json.loads(line[5:]) for line in streamed.text.splitlines()
-                  if line.startswith("data:") and "[DONE]" not in line]
+        events = [
+            json.loads(line[5:])
+            for line in streamed.text.splitlines()
+            if line.startswith("data:") and "[DONE]" not in line
+        ]
         assert "entity<|#|>" in events[0]["choices"][0]["delta"]["content"]
         spent = cost(before, client.snapshot())
         sent = llm.totals()

@@ -44,8 +44,10 @@ def vector_run(openwebui_server, scifact_slice, figures):
         mp.setenv("OPENWEBUI_API_KEY", openwebui_server.api_key)
         results, described = run_target(f"openwebui:vector@{openwebui_server.url}?kb={KB}", scifact_slice, DEPTH)
     ingest = described["ingest"]
-    figures.add("openwebui ingestion", f"{ingest['docs_per_s']} docs/s ({ingest['uploaded']} docs, "
-                                       f"{ingest['seconds']:.0f} s, concurrency 4)")
+    figures.add(
+        "openwebui ingestion",
+        f"{ingest['docs_per_s']} docs/s ({ingest['uploaded']} docs, {ingest['seconds']:.0f} s, concurrency 4)",
+    )
     figures.latency("openwebui:vector query latency", results)
     return results, described
 
@@ -67,13 +69,15 @@ def test_vector_ranks_every_query_within_005_of_local_dense(vector_run, scifact_
     assert remote == pytest.approx(local, abs=0.05)
 
 
-def test_rerun_against_the_same_knowledge_base_adds_nothing(vector_run, openwebui_key, openwebui_server,
-                                                            scifact_slice, admin):
+def test_rerun_against_the_same_knowledge_base_adds_nothing(
+    vector_run, openwebui_key, openwebui_server, scifact_slice, admin
+):
     _, first = vector_run
     kb_id = first["knowledge_base"]["id"]
     before = admin.get(f"/api/v1/knowledge/{kb_id}/files", params={"limit": 1000}).json()["total"]
-    results, again = run_target(f"openwebui:vector@{openwebui_server.url}?kb={KB}",
-                                scifact_slice, DEPTH, queries={"q": "cancer"})
+    results, again = run_target(
+        f"openwebui:vector@{openwebui_server.url}?kb={KB}", scifact_slice, DEPTH, queries={"q": "cancer"}
+    )
     assert again["knowledge_base"]["id"] == kb_id
     assert again["ingest"]["uploaded"] == 0
     assert again["ingest"]["already_present"] == len(scifact_slice.corpus)
@@ -90,8 +94,10 @@ def variant_run(variant, openwebui_server, infinity_server, scifact_slice, admin
     # Two queries in flight: hybrid search rebuilds BM25 over the whole collection per query (seconds here).
     spec = f"openwebui:{variant}@{openwebui_server.url}?kb={KB}&bm25_weight={HYBRID_WEIGHT}&query_concurrency=2"
     if variant == "rerank":  # the stand-in cross-encoder on shared CPUs can take longer than Open WebUI's 30 s
-        spec += (f"&reranker_url={infinity_server.url}/rerank&reranker_model={infinity_server.rerank_model}"
-                 "&reranker_timeout=180")
+        spec += (
+            f"&reranker_url={infinity_server.url}/rerank&reranker_model={infinity_server.rerank_model}"
+            "&reranker_timeout=180"
+        )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("OPENWEBUI_API_KEY", openwebui_server.api_key)
         results, described = run_target(spec, scifact_slice, DEPTH)
@@ -104,12 +110,15 @@ def hybrid_run(vector_run, openwebui_server, infinity_server, scifact_slice, adm
 
 
 @pytest.mark.parametrize("variant", ["hybrid", "rerank"])
-def test_variant_ranks_every_query_and_restores_settings(variant, request, vector_run, openwebui_server,
-                                                         infinity_server, scifact_slice, admin, figures):
+def test_variant_ranks_every_query_and_restores_settings(
+    variant, request, vector_run, openwebui_server, infinity_server, scifact_slice, admin, figures
+):
     if variant == "hybrid":
         results, described, before, after = request.getfixturevalue("hybrid_run")
     else:
-        results, described, before, after = variant_run(variant, openwebui_server, infinity_server, scifact_slice, admin)
+        results, described, before, after = variant_run(
+            variant, openwebui_server, infinity_server, scifact_slice, admin
+        )
     assert all(r.error is None and 0 < len(r.hits) <= DEPTH for r in results)
     assert len(results) == len(judged(scifact_slice))
     assert not any(r.warnings for r in results), [(r.qid, r.warnings) for r in results if r.warnings]
@@ -157,11 +166,15 @@ def test_local_hybrid_openwebui_agrees_with_the_real_server(hybrid_run, vector_r
     overlap, same_order = top10_agreement(server, local)
     self_overlap, self_order = top10_agreement(server, server_vector)
     server_ndcg, local_ndcg = ndcg10(scifact_slice, server), ndcg10(scifact_slice, local)
-    figures.add("hybrid:openwebui vs real Open WebUI hybrid (top 10)",
-                f"mean overlap {overlap:.3f}, same order {same_order:.3f}; nDCG@10 server {server_ndcg:.4f}, "
-                f"local {local_ndcg:.4f} (bm25_weight {HYBRID_WEIGHT}, {len(server)} queries)")
-    figures.add("Open WebUI hybrid vs its own vector search (top 10)",
-                f"mean overlap {self_overlap:.3f}, same order {self_order:.3f}")
+    figures.add(
+        "hybrid:openwebui vs real Open WebUI hybrid (top 10)",
+        f"mean overlap {overlap:.3f}, same order {same_order:.3f}; nDCG@10 server {server_ndcg:.4f}, "
+        f"local {local_ndcg:.4f} (bm25_weight {HYBRID_WEIGHT}, {len(server)} queries)",
+    )
+    figures.add(
+        "Open WebUI hybrid vs its own vector search (top 10)",
+        f"mean overlap {self_overlap:.3f}, same order {self_order:.3f}",
+    )
     assert self_overlap >= 0.95  # the pipeline the local engine re-creates: hybrid without reranker = dense order
     assert overlap >= 0.7
     assert local_ndcg == pytest.approx(server_ndcg, abs=0.05)
@@ -175,24 +188,33 @@ def test_settings_are_restored_after_an_interrupt(vector_run, openwebui_key, ope
         def advance(n: int) -> None:  # Ctrl-C in the middle of the search, settings changed
             seen_during.update(settings(admin))
             raise KeyboardInterrupt
+
         return advance
 
     with pytest.raises(KeyboardInterrupt):
-        run_target(f"openwebui:hybrid@{openwebui_server.url}?kb={KB}&bm25_weight=0.9", scifact_slice, DEPTH,
-                   queries={"q": "cancer"}, progress=interrupting)
+        run_target(
+            f"openwebui:hybrid@{openwebui_server.url}?kb={KB}&bm25_weight=0.9",
+            scifact_slice,
+            DEPTH,
+            queries={"q": "cancer"},
+            progress=interrupting,
+        )
     assert seen_during["HYBRID_BM25_WEIGHT"] == 0.9 and seen_during["ENABLE_RAG_HYBRID_SEARCH"] is True
     assert settings(admin) == before
 
 
 @pytest.mark.parametrize("endpoint", ["doc", "collection"])
-def test_failing_reranker_is_detected_and_named(endpoint, vector_run, openwebui_key, openwebui_server,
-                                                scifact_slice, admin):
+def test_failing_reranker_is_detected_and_named(
+    endpoint, vector_run, openwebui_key, openwebui_server, scifact_slice, admin
+):
     before = settings(admin)
     dead = f"http://127.0.0.1:{free_port()}/rerank"
     queries = dict(list(judged(scifact_slice).items())[:3])
     results, described = run_target(
         f"openwebui:rerank@{openwebui_server.url}?kb={KB}&endpoint={endpoint}&reranker_url={dead}&reranker_model=x",
-        scifact_slice, DEPTH, queries=queries,
+        scifact_slice,
+        DEPTH,
+        queries=queries,
     )
     if endpoint == "doc":  # the silent fallback: a 200 with unscored results, more than asked for
         assert all({"null-scores", "more-results-than-asked"} <= set(r.warnings) for r in results)
@@ -204,15 +226,29 @@ def test_failing_reranker_is_detected_and_named(endpoint, vector_run, openwebui_
 
 def test_embedder_failure_behind_a_200_upload_is_reported(openwebui_key, openwebui_server, admin):
     embedding = admin.get("/api/v1/retrieval/embedding").json()
-    form = {k: embedding[k] for k in ("RAG_EMBEDDING_ENGINE", "RAG_EMBEDDING_MODEL", "RAG_EMBEDDING_BATCH_SIZE",
-                                      "ENABLE_ASYNC_EMBEDDING", "RAG_EMBEDDING_CONCURRENT_REQUESTS", "openai_config")}
+    form = {
+        k: embedding[k]
+        for k in (
+            "RAG_EMBEDDING_ENGINE",
+            "RAG_EMBEDDING_MODEL",
+            "RAG_EMBEDDING_BATCH_SIZE",
+            "ENABLE_ASYNC_EMBEDDING",
+            "RAG_EMBEDDING_CONCURRENT_REQUESTS",
+            "openai_config",
+        )
+    }
     broken = {**form, "openai_config": {**form["openai_config"], "url": f"http://127.0.0.1:{free_port()}"}}
-    data = tiny_dataset("embedder-down", {"e1": "Photosynthesis in green plants.", "e2": "Volcanoes erupt lava."},
-                        {"q": "plants"}, {"q": {"e1": 1}})
+    data = tiny_dataset(
+        "embedder-down",
+        {"e1": "Photosynthesis in green plants.", "e2": "Volcanoes erupt lava."},
+        {"q": "plants"},
+        {"q": {"e1": 1}},
+    )
     try:
         assert admin.post("/api/v1/retrieval/embedding/update", json=broken).status_code == 200
-        target = build_target(parse_spec(f"openwebui:vector@{openwebui_server.url}?kb=ragbench-test-embedder-down"),
-                              TargetOptions())
+        target = build_target(
+            parse_spec(f"openwebui:vector@{openwebui_server.url}?kb=ragbench-test-embedder-down"), TargetOptions()
+        )
         try:
             with pytest.raises(ServerError) as failure:
                 target.prepare(data, no_progress)
@@ -230,8 +266,10 @@ def test_embedder_failure_behind_a_200_upload_is_reported(openwebui_key, openweb
 def test_identical_texts_are_uploaded_once_and_both_ranked(openwebui_key, openwebui_server):
     text = "Marie Curie studied radioactivity in Paris and won the Nobel Prize in Physics."
     data = tiny_dataset(
-        "identical", {"a": text, "b": text, "c": "Mount Vesuvius buried Pompeii in 79 AD."},
-        {"q": "Who studied radioactivity in Paris?"}, {"q": {"b": 1}},
+        "identical",
+        {"a": text, "b": text, "c": "Mount Vesuvius buried Pompeii in 79 AD."},
+        {"q": "Who studied radioactivity in Paris?"},
+        {"q": {"b": 1}},
     )
     results, described = run_target(f"openwebui:vector@{openwebui_server.url}?kb=ragbench-test-identical", data, 3)
     assert described["ingest"]["uploaded"] == 2
@@ -258,8 +296,12 @@ class KeyedReranker(ThreadingHTTPServer):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 server.seen.append(self.headers.get("Authorization"))
                 if self.headers.get("Authorization") == f"Bearer {server.key}":
-                    answer = httpx.post(f"{server.upstream}/rerank", content=body, timeout=60,
-                                        headers={"Content-Type": "application/json"})
+                    answer = httpx.post(
+                        f"{server.upstream}/rerank",
+                        content=body,
+                        timeout=60,
+                        headers={"Content-Type": "application/json"},
+                    )
                     status, payload = answer.status_code, answer.content
                 else:
                     status, payload = 401, b'{"error": "invalid key"}'
@@ -277,9 +319,9 @@ class KeyedReranker(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}"
 
 
-def test_rerank_variant_sends_the_reranker_key_from_the_environment(vector_run, openwebui_key, openwebui_server,
-                                                                    infinity_server, scifact_slice, admin,
-                                                                    monkeypatch):
+def test_rerank_variant_sends_the_reranker_key_from_the_environment(
+    vector_run, openwebui_key, openwebui_server, infinity_server, scifact_slice, admin, monkeypatch
+):
     key = "rr-" + os.urandom(8).hex()
     reranker = KeyedReranker(infinity_server.url, key)
     monkeypatch.setenv("RAG_EXTERNAL_RERANKER_API_KEY", key)
@@ -288,7 +330,11 @@ def test_rerank_variant_sends_the_reranker_key_from_the_environment(vector_run, 
     try:
         results, described = run_target(
             f"openwebui:rerank@{openwebui_server.url}?kb={KB}&reranker_url={reranker.url}/rerank"
-            f"&reranker_model={infinity_server.rerank_model}&reranker_timeout=180", scifact_slice, DEPTH, queries=queries)
+            f"&reranker_model={infinity_server.rerank_model}&reranker_timeout=180",
+            scifact_slice,
+            DEPTH,
+            queries=queries,
+        )
     finally:
         reranker.shutdown()
         reranker.server_close()

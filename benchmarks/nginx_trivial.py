@@ -45,11 +45,10 @@ def nginx(port: int = 18080) -> Iterator[str]:
                 try:
                     urllib.request.urlopen(urllib.request.Request(f"{url}/embed", data=b"{}"), timeout=1).read()
                     break
-                except OSError:
+                except OSError as exc:
                     if time.monotonic() > deadline or process.poll() is not None:
-                        raise RuntimeError(
-                            f"nginx did not start: {(Path(tmp) / 'error.log').read_text() if (Path(tmp) / 'error.log').exists() else ''}"
-                        )
+                        log = Path(tmp) / "error.log"
+                        raise RuntimeError(f"nginx did not start: {log.read_text() if log.exists() else ''}") from exc
                     time.sleep(0.1)
             yield url
         finally:

@@ -10,13 +10,18 @@ import typer
 
 from bench.cli.app import app
 
+DEFAULT_MEASURES = ("ndcg_cut.10", "recall.100", "map")
+
 
 @app.command()
 def evaluate(
     qrels: Annotated[
         Path,
         typer.Argument(
-            help="TREC qrels (qid 0 docno rel), BEIR qrels TSV with header, or a dataset (folder or qa.jsonl; needed for Answer@k)."
+            help=(
+                "TREC qrels (qid 0 docno rel), BEIR qrels TSV with header, "
+                "or a dataset (folder or qa.jsonl; needed for Answer@k)."
+            )
         ),
     ],
     run: Annotated[Path, typer.Argument(help="TREC run file (qid Q0 docno rank score tag).")],
@@ -25,9 +30,15 @@ def evaluate(
         typer.Option(
             "-m",
             "--measure",
-            help="trec_eval measure, e.g. ndcg_cut.10, map, P.10; or nDCG@10, MRR@10; Answer@5, AnswerMRR@10 with a dataset.",
+            help=(
+                "trec_eval measure, e.g. ndcg_cut.10, map, P.10; or nDCG@10, MRR@10; "
+                "Answer@5, AnswerMRR@10 with a dataset."
+            ),
+            # A factory, not a list default: a fresh list per call (Typer reads the default from here).
+            default_factory=lambda: list(DEFAULT_MEASURES),
+            show_default=", ".join(DEFAULT_MEASURES),
         ),
-    ] = ["ndcg_cut.10", "recall.100", "map"],
+    ],
     per_query: Annotated[bool, typer.Option("-q", help="Also print every query's values (trec_eval -q).")] = False,
     complete: Annotated[
         bool, typer.Option("-c", help="Average over every qrels query; missing ones count as zero (trec_eval -c).")

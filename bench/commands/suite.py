@@ -18,7 +18,7 @@ from bench.core.errors import (
     MeasurementFailed,
     UserError,
 )
-from bench.gate.compare import GateConfig
+from bench.gate.compare import Comparison, GateConfig
 
 Request = QualityRequest | IdentityCommand | LoadRequest
 
@@ -53,13 +53,12 @@ class Suite:
 
 @dataclass
 class SuiteOutcome:
-    errors: list[str]  # jobs that ended with an error (one line each)
-    identity_failed: list[str]  # identity runs with a failing pair
-    comparison: Any = None  # bench.gate.compare.Comparison (no checks when no baseline was given)
+    comparison: Comparison  # no checks when no baseline was given
+    errors: list[str] = field(default_factory=list)  # jobs that ended with an error (one line each)
+    identity_failed: list[str] = field(default_factory=list)  # identity runs with a failing pair
     failed_measurements: list[str] = field(default_factory=list)  # jobs that ran but failed to measure something
-    load_errors: list[str] = field(
-        default_factory=list
-    )  # "job: endpoint point: why", a load point past its error limit
+    # "job: endpoint point: why", a load point past its error limit
+    load_errors: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -78,7 +77,7 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
     checked first (an earlier run is refused unless `overwrite`, as each command does); a job that fails
     is said in one line and the others still run: everything measured is kept."""
     from bench.commands.load import problem_line
-    from bench.gate.compare import Comparison, compare_paths, locate_results
+    from bench.gate.compare import compare_paths, locate_results
     from bench.load.points import ERRORS
     from bench.results.outdir import check_out_dir
     from bench.results.store import read_results
@@ -87,7 +86,10 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
         raise InputError(baseline, "no such baseline folder")  # checked before anything runs
     for job in suite.jobs:
         check_out_dir(out / job.folder, job.names, overwrite)
-    outcome = SuiteOutcome([], [])
+    errors: list[str] = []
+    identity_failed: list[str] = []
+    failed_measurements: list[str] = []
+    load_errors: list[str] = []
     for job in suite.jobs:
         say(f"== {job.folder}")
         request = replace(job.request, out=out / job.folder, overwrite=overwrite)
@@ -96,29 +98,25 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
                 quality_command(request)
             elif isinstance(request, IdentityCommand):
                 if not identity_command(request, say).passed:
-                    outcome.identity_failed.append(job.folder)
+                    identity_failed.append(job.folder)
             else:
-                outcome.load_errors += [
-                    f"{job.folder}: {problem_line(p)}" for p in load_command(request) if p.status == ERRORS
-                ]
+                load_errors += [f"{job.folder}: {problem_line(p)}" for p in load_command(request) if p.status == ERRORS]
         except MeasurementFailed as exc:
-            outcome.failed_measurements.append(f"{job.folder}: {exc}")
+            failed_measurements.append(f"{job.folder}: {exc}")
             say(f"!! {job.folder}: {exc}")
         except UserError as exc:
-            outcome.errors.append(f"{job.folder}: {exc}")
+            errors.append(f"{job.folder}: {exc}")
             say(f"!! {job.folder} failed: {exc}")
     if baseline is not None:
-        outcome.comparison = compare_paths(baseline, out, suite.gate)
+        comparison = compare_paths(baseline, out, suite.gate)
     else:  # the outputs a CI job expects still appear; this run can be the next one's baseline
         runs = (
             [(key, read_results(path)) for key, path in locate_results(out).items()]
             if any(out.rglob("results.jsonl"))
             else []
         )
-        outcome.comparison = Comparison("(none)", str(out), [], ["no baseline given: nothing is gated"], runs)
-    outcome.comparison.notes += [
-        f"{name}: a pair of endpoints fails its identity thresholds" for name in outcome.identity_failed
-    ]
-    outcome.comparison.notes += [f"failed: {line}" for line in outcome.errors + outcome.failed_measurements]
-    outcome.comparison.notes += [f"errors past the limit: {line}" for line in outcome.load_errors]
-    return outcome
+        comparison = Comparison("(none)", str(out), [], ["no baseline given: nothing is gated"], runs)
+    comparison.notes += [f"{name}: a pair of endpoints fails its identity thresholds" for name in identity_failed]
+    comparison.notes += [f"failed: {line}" for line in errors + failed_measurements]
+    comparison.notes += [f"errors past the limit: {line}" for line in load_errors]
+    return SuiteOutcome(comparison, errors, identity_failed, failed_measurements, load_errors)

@@ -585,11 +585,11 @@ def compare_identity(
         c = current_endpoints.get(config.match.get(b.name, b.name))
         if c is None:
             continue  # its pairs say it is missing
-        for field, good, what in (
+        for attr, good, what in (
             ("batch_verdict", "pass", "batch invariance"),
             ("top_n_honoured", True, "top_n honoured"),
         ):
-            was, now = getattr(b, field), getattr(c, field)
+            was, now = getattr(b, attr), getattr(c, attr)
             if was is None and now is None:
                 continue
             status = FAIL if was == good and now != good else PASS

@@ -166,10 +166,13 @@ class Line:
         return {"setting": self.setting, "value": self.value, "why": self.why, "evidence": self.evidence}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Economics:
     target_rps: float | None = None  # requests/s at the sized batch
     gpu_hourly_usd: float | None = None
+
+
+NO_ECONOMICS = Economics()  # no target rate, no GPU price: no economics lines
 
 
 def pow2_at_least(value: float) -> int:
@@ -197,7 +200,7 @@ def recommend(
     points: list[LoadPointRecord],
     saturation: Saturation | None,
     slo: Slo,
-    economics: Economics = Economics(),
+    economics: Economics = NO_ECONOMICS,
     ceiling: list[CeilingPoint] | None = None,
 ) -> list[Line]:
     """Every line of the answer, each with the points it comes from; lines that lack data say what is missing."""

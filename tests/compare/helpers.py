@@ -6,11 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
 from bench.results.store import ResultsWriter
-from bench.targets import registry
 from bench.targets.base import QueryResult
 
 LABELS = {"ndcg_cut_10": "nDCG@10", "recall_100": "R@100"}
@@ -121,18 +119,6 @@ class RelevantPushedOut:
 
     def close(self):
         self.inner.close()
-
-
-@pytest.fixture
-def worse_kind(monkeypatch):
-    """Target kind `worse`: bm25 with 10% of queries' relevant documents pushed out of the ranking."""
-
-    def build(spec, options):
-        from bench.targets.local import BM25Engine
-
-        return RelevantPushedOut(BM25Engine(name=spec.name), PUSHED_OUT, seed=7)
-
-    monkeypatch.setitem(registry.KINDS, "worse", build)
 
 
 def load_point(

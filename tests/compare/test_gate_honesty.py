@@ -8,7 +8,6 @@ ranking, must fail. The test prints the effect and p-value of both.
 from __future__ import annotations
 
 from bench.commands.quality import QualityRequest, quality_command
-from tests.compare.helpers import worse_kind  # noqa: F401  (fixture)
 from tests.harness.cli import run_cli
 from tests.paths import scifact
 

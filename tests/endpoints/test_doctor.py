@@ -42,7 +42,7 @@ def test_tei_with_truncation_off_is_a_problem(tei_fixture, monkeypatch, capsys):
     server = tei_fixture(auto_truncate=False, max_input_length=128)
     code, out, _ = _cli(["--tei", server.url], monkeypatch, capsys)
     assert code == 1
-    line = next(l for l in out.splitlines() if l.startswith("[BAD]"))
+    line = next(line for line in out.splitlines() if line.startswith("[BAD]"))
     assert "truncation is off: an input over 128 tokens is refused (HTTP 422)" in line
     assert "-> fix: start TEI with --auto-truncate" in line
 
@@ -214,10 +214,10 @@ def test_litellm_reranker_configured_but_failing_and_top_n_ignored(misconfigured
     monkeypatch.setenv("LITELLM_API_KEY", key)
     code, out, _ = _cli(["--litellm", url], monkeypatch, capsys)
     assert code == 1
-    bad = [l for l in out.splitlines() if l.startswith("[BAD]")]
-    assert any("cohere-at-infinity: rerank fails (HTTP" in l and "fails silently" in l for l in bad), out
+    bad = [line for line in out.splitlines() if line.startswith("[BAD]")]
+    assert any("cohere-at-infinity: rerank fails (HTTP" in b and "fails silently" in b for b in bad), out
     assert "[ok ] litellm: cohere-at-cohere-route: rerank answers and honours top_n" in out
-    assert any("hf-at-tei: rerank ignored top_n=1 (3 results)" in l for l in bad), out
+    assert any("hf-at-tei: rerank ignored top_n=1 (3 results)" in b for b in bad), out
 
 
 @pytest.mark.integration

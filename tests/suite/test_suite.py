@@ -7,7 +7,6 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from bench.cli.suite_file import load_suite
-from tests.compare.helpers import worse_kind  # noqa: F401  (fixture)
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 from tests.paths import REPO

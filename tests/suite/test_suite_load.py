@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 from tests.harness.cli import run_cli
-from tests.load.conftest import load_server  # noqa: F401  (fixture)
 
 SUITE = """
 [gate]

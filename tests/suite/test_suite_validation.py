@@ -11,7 +11,6 @@ import pytest
 from bench.results.store import read_results
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
-from tests.load.conftest import load_server  # noqa: F401  (fixture)
 
 # A quality entry that would run first (and create --out), then identity and load entries on the
 # in-process reference model.

@@ -116,7 +116,8 @@ def main() -> None:
     for name, values in times.items():
         median = statistics.median(values)
         print(
-            f"quality {name:8s} median {median:6.2f} s over {len(values)} runs ({', '.join(f'{v:.2f}' for v in values)})"
+            f"quality {name:8s} median {median:6.2f} s over {len(values)} runs "
+            f"({', '.join(f'{v:.2f}' for v in values)})"
             f"  vs qrels {100 * (median - base) / base:+5.1f}%"
         )
     answer_work = statistics.median(answer_seconds)

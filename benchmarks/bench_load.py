@@ -119,11 +119,13 @@ def main() -> None:
             print(f"   ragbench client, uvloop, 1 worker:    {per_worker:>9,.0f} req/s   {client}")
             both, client = ceiling(endpoint, 2, args.seconds, two)
             print(
-                f"   ragbench client, uvloop, 2 workers:   {both:>9,.0f} req/s   {client}  ({both / per_worker:.2f}x one worker)"
+                f"   ragbench client, uvloop, 2 workers:   {both:>9,.0f} req/s   {client}  "
+                f"({both / per_worker:.2f}x one worker)"
             )
             wrk = wrk_ceiling(url, args.seconds)
             print(
-                f"   wrk -t1 -c64 (same endpoint):         {wrk:>9,.0f} req/s   (1 worker = {per_worker / wrk:.2f} of wrk)"
+                f"   wrk -t1 -c64 (same endpoint):         {wrk:>9,.0f} req/s   "
+                f"(1 worker = {per_worker / wrk:.2f} of wrk)"
             )
 
             print("\n2. open loop at 1,000 req/s (constant), 1 worker, against nginx")
@@ -139,8 +141,8 @@ def main() -> None:
             record = measure_point(endpoint, point, tiny_workload(), one)
             d = record.latency_ms["dispatch_delay"]
             print(
-                f"   dispatch delay p50 {d['p50']:.3f} ms, p90 {d['p90']:.3f} ms, p99 {d['p99']:.3f} ms, max {d['max']:.2f} ms; "
-                f"client {record.client}"
+                f"   dispatch delay p50 {d['p50']:.3f} ms, p90 {d['p90']:.3f} ms, p99 {d['p99']:.3f} ms, "
+                f"max {d['max']:.2f} ms; client {record.client}"
             )
             print("\n   open loop, 1 worker: achieved / offered (constant arrivals)")
             for rate in (5000.0, 10000.0, 20000.0):
@@ -156,7 +158,8 @@ def main() -> None:
                 record = measure_point(endpoint, point, tiny_workload(), one)
                 d = record.latency_ms["dispatch_delay"]
                 print(
-                    f"   {rate:>8,.0f} offered: {record.throughput['requests_per_s']:>9,.0f} achieved, dispatch p50 {d['p50']:.2f} ms, "
+                    f"   {rate:>8,.0f} offered: {record.throughput['requests_per_s']:>9,.0f} achieved, "
+                    f"dispatch p50 {d['p50']:.2f} ms, "
                     f"p99 {d['p99']:.1f} ms, cpu {record.client['cpu_percent']}%"
                 )
             endpoint.close()
@@ -196,8 +199,9 @@ def main() -> None:
                 r = measure_point(stall, point, tiny_workload(), one)
                 p99 = r.latency_ms["scheduled"]["p99"]
                 print(
-                    f"   open loop, cap {cap or 'none':>4}: scheduled p99 {p99:6.1f} ms ({(p99 - 97) / 97:+.1%} of truth), "
-                    f"service p99 {r.latency_ms['service']['p99']:.1f} ms, dispatch p99 {r.latency_ms['dispatch_delay']['p99']:.1f} ms, "
+                    f"   open loop, cap {cap or 'none':>4}: scheduled p99 {p99:6.1f} ms "
+                    f"({(p99 - 97) / 97:+.1%} of truth), service p99 {r.latency_ms['service']['p99']:.1f} ms, "
+                    f"dispatch p99 {r.latency_ms['dispatch_delay']['p99']:.1f} ms, "
                     f"loop lag p99 {r.client['loop_lag_p99_ms']} ms"
                 )
             point = PointConfig(op="embed", loop="closed", batch=1, concurrency=4, duration_s=seconds, warmup_s=0.5)

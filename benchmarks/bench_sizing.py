@@ -156,7 +156,8 @@ def bench_size(slo_ms: float, step: float, out: Path) -> None:
         sweep = sorted(read_results(out / "sweep" / "results.jsonl").load_points, key=lambda p: p.rate)
         for p in sweep:
             print(
-                f"  manual {p.rate:8.2f}/s  scheduled p99 {p.latency_ms['scheduled']['p99'] if p.latency_ms['scheduled'] else float('nan'):9.1f} ms"
+                f"  manual {p.rate:8.2f}/s  scheduled p99 "
+                f"{p.latency_ms['scheduled']['p99'] if p.latency_ms['scheduled'] else float('nan'):9.1f} ms"
                 f"  {'pass' if passes(p, slo, 'scheduled') else 'FAIL'}"
             )
         first_fail = next((p.rate for p in sweep if not passes(p, slo, "scheduled")), None)

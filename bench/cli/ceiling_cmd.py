@@ -89,5 +89,6 @@ def _print_table(points) -> None:
         )
     if points[0].peak_tflops is None:
         typer.echo(
-            f"peak FLOP/s of {points[0].device_name} ({points[0].dtype}) unknown: give --peak-tflops to see the fraction"
+            f"peak FLOP/s of {points[0].device_name} ({points[0].dtype}) unknown: "
+            "give --peak-tflops to see the fraction"
         )

@@ -75,19 +75,26 @@ def load(
         float,
         typer.Option(
             "--max-error-rate",
-            help="A point whose (errors + unsent) / requests is above this is marked ERRORS and the command exits 1 (a point with no success: exit 3).",
+            help=(
+                "A point whose (errors + unsent) / requests is above this is marked ERRORS and the command exits 1 "
+                "(a point with no success: exit 3)."
+            ),
         ),
     ] = 0.001,
     ray: Annotated[
         str | None,
         typer.Option(
             "--ray",
-            help="Run the --workers as Ray actors on a cluster: auto, or the head's host:port (pip install 'ragbench[ray]'; docs/sizing.md).",
+            help=(
+                "Run the --workers as Ray actors on a cluster: auto, "
+                "or the head's host:port (pip install 'ragbench[ray]'; docs/sizing.md)."
+            ),
         ),
     ] = None,
 ) -> None:
     """Measure throughput and latency over a sweep of batch x concurrency, offered rates, or bursts.
-    Exit 0 every point measured within --max-error-rate, 1 a point past it, 3 a point measured nothing or had no success."""
+    Exit 0 every point measured within --max-error-rate, 1 a point past it, 3 a point measured nothing or had no
+    success."""
     from bench.commands.load import LoadRequest, load_command
     from bench.core.errors import EXIT_CHECK_FAILED
     from bench.load.points import ERRORS

@@ -18,7 +18,10 @@ def quality(
         typer.Option(
             "--target",
             "-t",
-            help="[NAME=]kind[:variant][+rerank][@url][?k=v&...]; NAME is what reports, run files and compare use. Repeat.",
+            help=(
+                "[NAME=]kind[:variant][+rerank][@url][?k=v&...]; "
+                "NAME is what reports, run files and compare use. Repeat."
+            ),
         ),
     ],
     split: Annotated[str | None, typer.Option("--split", help="qrels split.")] = None,
@@ -28,7 +31,10 @@ def quality(
         typer.Option(
             "-m",
             "--measure",
-            help="Measures (default: nDCG@10, R@100, MRR@10, MAP@100 with qrels; Answer@1, Answer@5, Answer@20, AnswerMRR@10 with answers).",
+            help=(
+                "Measures (default: nDCG@10, R@100, MRR@10, MAP@100 with qrels; Answer@1, Answer@5, Answer@20, "
+                "AnswerMRR@10 with answers)."
+            ),
         ),
     ] = None,
     depth: Annotated[
@@ -58,7 +64,10 @@ def quality(
         str | None,
         typer.Option(
             "--generate",
-            help="Answer each question and score EM/F1/Contains: chat@URL?model=NAME (an OpenAI-compatible chat endpoint fed each target's top texts) or native (LightRAG's /query).",
+            help=(
+                "Answer each question and score EM/F1/Contains: chat@URL?model=NAME (an OpenAI-compatible chat "
+                "endpoint fed each target's top texts) or native (LightRAG's /query)."
+            ),
         ),
     ] = None,
     overwrite: Annotated[

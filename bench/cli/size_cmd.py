@@ -78,7 +78,9 @@ def size(
         Path | None,
         typer.Option(
             "--tokenizer",
-            help="Model folder with tokenizer.json: --lengths in tokens, tokens/s (default: the --ceiling run's model).",
+            help=(
+                "Model folder with tokenizer.json: --lengths in tokens, tokens/s (default: the --ceiling run's model)."
+            ),
         ),
     ] = None,
     nvml: Annotated[

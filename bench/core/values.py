@@ -61,13 +61,18 @@ TEXTS_PER_REQUEST = Quantity(
     "texts per request",
     1,
     4096,
-    why="twice the 2,048 inputs OpenAI's embeddings API takes per request; TEI's --max-client-batch-size defaults to 32",
+    why=(
+        "twice the 2,048 inputs OpenAI's embeddings API takes per request; TEI's --max-client-batch-size defaults to 32"
+    ),
 )
 TOKENS_PER_TEXT = Quantity(
     "tokens per text",
     1,
     32768,
-    why="the longest input of today's embedding and rerank models, 32k tokens; a server truncates or refuses beyond its own",
+    why=(
+        "the longest input of today's embedding and rerank models, 32k tokens; "
+        "a server truncates or refuses beyond its own"
+    ),
 )
 USERS = Quantity(
     "requests in flight",
@@ -80,7 +85,10 @@ BURST_TEXTS = Quantity(
     "texts in a burst",
     1,
     100_000,
-    why="the chunks of a 100 MB file at Open WebUI's default CHUNK_SIZE of 1,000 characters; all are encoded before it starts",
+    why=(
+        "the chunks of a 100 MB file at Open WebUI's default CHUNK_SIZE of 1,000 characters; "
+        "all are encoded before it starts"
+    ),
 )
 RATE = Quantity(
     "requests/s offered",

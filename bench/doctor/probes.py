@@ -268,7 +268,8 @@ def _check_litellm_model(client: HttpClient, base: str, model: str, key: str | N
             "litellm",
             False,
             f"{model}: {tried}; a reranker configured here fails silently behind Open WebUI",
-            "check the model's provider prefix and api_base in the LiteLLM config (cohere/ posts to {api_base}/v2/rerank)",
+            "check the model's provider prefix and api_base in the LiteLLM config "
+            "(cohere/ posts to {api_base}/v2/rerank)",
         )
     ]
 
@@ -309,7 +310,8 @@ def check_reranker_url(client: HttpClient, hop: str, url: str, model: str, key: 
             False,
             f"wrong wire shape: {url} is TEI's /rerank, which wants {{query, texts}}, but a Cohere body "
             f"(documents) is sent -> HTTP 422; {fallback}",
-            "put a Cohere-shaped route in between (LiteLLM /v1/rerank with a huggingface/ model) or a Cohere-compatible server",
+            "put a Cohere-shaped route in between (LiteLLM /v1/rerank with a huggingface/ model) "
+            "or a Cohere-compatible server",
         )
     if p.ok:
         return Finding(

@@ -28,7 +28,8 @@ def decode_embedding(value: Any) -> list | np.ndarray | None:
 
 
 class OpenAIEmbedWire:
-    """The OpenAI `/embeddings` wire shape: `{model, input, encoding_format?, dimensions?}` -> `{data: [{index, embedding}]}`."""
+    """The OpenAI `/embeddings` wire shape:
+    `{model, input, encoding_format?, dimensions?}` -> `{data: [{index, embedding}]}`."""
 
     def __init__(self, url: str, model: str, encoding_format: str | None = "float", dimensions: int | None = None):
         self.url = f"{url.rstrip('/')}/embeddings"

@@ -20,7 +20,8 @@ def rerank_url(url: str) -> str:
 
 
 class CohereRerankWire:
-    """The Cohere rerank wire shape: `{query, documents, return_documents, model?, top_n?, raw_scores?}` -> `{results}`."""
+    """The Cohere rerank wire shape:
+    `{query, documents, return_documents, model?, top_n?, raw_scores?}` -> `{results}`."""
 
     def __init__(self, url: str, model: str | None, raw_scores: bool | None = None):
         self.url = rerank_url(url)

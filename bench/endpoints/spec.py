@@ -76,7 +76,8 @@ def parse_spec(text: str) -> EndpointSpec:
     unknown = sorted(set(params) - set(spec_kind.options))
     if unknown:
         raise UserError(
-            f"endpoint {name}: unknown option(s) {', '.join(unknown)} for {kind} (known: {', '.join(spec_kind.options)})"
+            f"endpoint {name}: unknown option(s) {', '.join(unknown)} for {kind} (known: "
+            f"{', '.join(spec_kind.options)})"
         )
     missing = [o for o in spec_kind.required if not params.get(o)]
     if missing:

@@ -202,7 +202,8 @@ class TeiEmbedWire:
 
 
 class TeiRerankWire:
-    """TEI's /rerank wire shape: `{query, texts, raw_scores, return_text}` -> `[{index, score}]` (no top_n on the wire)."""
+    """TEI's /rerank wire shape: `{query, texts, raw_scores, return_text}` -> `[{index, score}]`
+    (no top_n on the wire)."""
 
     def __init__(self, url: str, options: dict[str, Any]):
         self.url = f"{url.rstrip('/')}/rerank"

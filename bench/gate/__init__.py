@@ -1,1 +1,2 @@
-"""The CI gate: compare a run against its baseline, and the gate's outputs (text, md, JUnit, summary, benchmark JSON)."""
+"""The CI gate: compare a run against its baseline, and the gate's outputs
+(text, md, JUnit, summary, benchmark JSON)."""

@@ -691,5 +691,6 @@ def _score_matrix(
 
 
 def fmt_p(p: float) -> str:
-    """As the quality report prints p (bench.report.quality_tables, not imported: the report package loads matplotlib)."""
+    """As the quality report prints p (bench.report.quality_tables, not imported: the report package loads
+    matplotlib)."""
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"

@@ -104,7 +104,8 @@ def _load_cells(c) -> list[str]:
         num(f["throughput_ratio"], 3),
         f"{num(f['baseline_p99_ms'])} → {num(f['current_p99_ms'])}",
         change,
-        f"{f['baseline_errors']} → {f['current_errors']} ({f['baseline_error_rate']:.2%} → {f['current_error_rate']:.2%})",
+        f"{f['baseline_errors']} → {f['current_errors']} ({f['baseline_error_rate']:.2%} → "
+        f"{f['current_error_rate']:.2%})",
         "yes" if f["client_saturated"] else "no",
     ]
 

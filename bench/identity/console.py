@@ -39,13 +39,14 @@ def render(results: Results) -> str:
         for p in embed_pairs:
             lines.append(
                 f"  {p.a + ' ~ ' + p.b:<28} {p.dtype:<8} {p.cosine_min:9.6f} {p.cosine_p01:9.6f} "
-                f"{p.cosine_mean:9.6f} {p.max_abs_diff:9.2e} {p.max_norm_diff:9.2e} {_num(p.top10_overlap, '6.3f'):>6}  "
-                f"{p.verdict.upper()}"
+                f"{p.cosine_mean:9.6f} {p.max_abs_diff:9.2e} {p.max_norm_diff:9.2e} "
+                f"{_num(p.top10_overlap, '6.3f'):>6}  {p.verdict.upper()}"
             )
             lines.append(
                 "    by tokens: "
                 + " | ".join(
-                    f"{b['tokens']}: {b['texts']} texts, mean {b['cosine_mean']:.5f}, min {b['cosine_min']:.5f}, {b['failing']} failing"
+                    f"{b['tokens']}: {b['texts']} texts, mean {b['cosine_mean']:.5f}, min {b['cosine_min']:.5f}, "
+                    f"{b['failing']} failing"
                     for b in p.by_token_length
                 )
             )
@@ -61,7 +62,8 @@ def render(results: Results) -> str:
         for e in endpoints:
             if e.batch_verdict is not None:
                 lines.append(
-                    f"    {e.name}: min cosine {e.batch_min_cosine:.6f} over {e.batch_texts} texts  {e.batch_verdict.upper()}"
+                    f"    {e.name}: min cosine {e.batch_min_cosine:.6f} over {e.batch_texts} texts  "
+                    f"{e.batch_verdict.upper()}"
                 )
     rerank_pairs = results.of("identity_rerank_pair")
     rerankers = [e for e in endpoints if e.top_n_honoured is not None]
@@ -73,7 +75,8 @@ def render(results: Results) -> str:
         for p in rerank_pairs:
             lines.append(
                 f"  {p.a + ' ~ ' + p.b:<28} max|Δscore| {p.max_score_diff:.2e}  mean {p.mean_score_diff:.2e}  "
-                f"Kendall tau mean {_num(p.kendall_tau_mean, '.4f')} min {_num(p.kendall_tau_min, '.4f')}  {p.verdict.upper()}"
+                f"Kendall tau mean {_num(p.kendall_tau_mean, '.4f')} min {_num(p.kendall_tau_min, '.4f')}  "
+                f"{p.verdict.upper()}"
             )
             lines += [f"    insufficient data: {reason}" for reason in p.insufficient]
             lines += _causes(p)

@@ -50,7 +50,8 @@ def norm_causes(a: EndpointVectors, b: EndpointVectors, thresholds: Thresholds) 
                 Cause(
                     "not_normalised",
                     this.name,
-                    f"{this.name} returns vectors of norm {this.norms.min():.3g}..{this.norms.max():.3g}; {other.name} returns unit vectors",
+                    f"{this.name} returns vectors of norm {this.norms.min():.3g}..{this.norms.max():.3g}; "
+                    f"{other.name} returns unit vectors",
                     f"normalise on {this.name} (TEI: normalize=true; sentence-transformers: a Normalize module)",
                 )
             )

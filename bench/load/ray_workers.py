@@ -69,7 +69,8 @@ def check_reachable(address: str) -> None:
 
 
 class RayExecutor(Executor):
-    """`workers` actors on the Ray cluster at `address` ("auto", or host:port of a head started with `ray start --head`)."""
+    """`workers` actors on the Ray cluster at `address`
+    ("auto", or host:port of a head started with `ray start --head`)."""
 
     def __init__(self, address: str, workers: int, ray_module: Any = None):
         try:

@@ -117,7 +117,8 @@ class LoadEndpoint:
         if (op == "rerank") != self.spec.is_rerank:
             kind = "a rerank" if self.spec.is_rerank else "an embedding"
             raise UserError(
-                f"endpoint {self.spec.name}: {self.spec.kind} is {kind} endpoint; use --op {'rerank' if self.spec.is_rerank else 'embed'}"
+                f"endpoint {self.spec.name}: {self.spec.kind} is {kind} endpoint; use --op "
+                f"{'rerank' if self.spec.is_rerank else 'embed'}"
             )
 
     def plans(self, point: PointConfig, workload: Workload, start_at: float) -> list[SharePlan]:

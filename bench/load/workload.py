@@ -1,8 +1,8 @@
 """What load sends: texts (from --texts or a dataset's corpus), queries for rerank, optional fixed token lengths.
 
-Without --texts or --dataset the demo's data set is used (numpy's docstrings, built at run time). `--lengths N` cuts texts of exactly
-N tokens (with a tokenizer) or N words (without one) from the running corpus, so a sweep can show
-how latency grows with input length. Token counts for tokens/s come from the server when it says
+Without --texts or --dataset the demo's data set is used (numpy's docstrings, built at run time).
+`--lengths N` cuts texts of exactly N tokens (with a tokenizer) or N words (without one) from the running corpus,
+so a sweep can show how latency grows with input length. Token counts for tokens/s come from the server when it says
 (TEI's `x-compute-tokens`), else from the tokenizer here, else from words: the record says which.
 """
 

@@ -3,7 +3,8 @@ plus what each kind of results adds (plots/, per_query.csv for quality).
 
 Which report a results file gets is decided by the record types it holds (KINDS below): each kind of
 results has one module with `render(results, folder) -> (markdown, html body)` that writes its plots and
-extra files into `folder`. A file holding several kinds gets every section (`covers`: a size report holds its load points' report).
+extra files into `folder`. A file holding several kinds gets every section (`covers`: a size report holds
+its load points' report).
 
 The files are written into a staging folder and moved into place together, uninterruptibly: after a
 Ctrl-C, SIGTERM or crash the folder holds either the new report or none, never half of one or an

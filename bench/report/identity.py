@@ -82,7 +82,8 @@ def _rerank_rows(results: Results) -> Rows:
 
 
 def _findings(results: Results) -> list[str]:
-    """Per pair not passed: checks without enough data; what failed, the named causes with their fixes, the worst texts."""
+    """Per pair not passed: checks without enough data; what failed, the named causes with their fixes,
+    the worst texts."""
     lines = []
     for p in [*results.of("identity_embed_pair"), *results.of("identity_rerank_pair")]:
         lines += [f"{p.a} ~ {p.b} insufficient data: {reason}" for reason in p.insufficient]
@@ -91,7 +92,8 @@ def _findings(results: Results) -> list[str]:
         lines += [f"{p.a} ~ {p.b} failed: {failure}" for failure in p.failures]
         lines += [f"{p.a} ~ {p.b} cause [{c['code']}]: {c['detail']} — fix: {c['fix']}" for c in p.causes]
         lines += [
-            f"{p.a} ~ {p.b} worst text #{w['index']} ({w['tokens']} tokens), cosine {w['cosine']:.5f}: {str(w['text'])[:100]!r}"
+            f"{p.a} ~ {p.b} worst text #{w['index']} ({w['tokens']} tokens), cosine {w['cosine']:.5f}: "
+            f"{str(w['text'])[:100]!r}"
             for w in getattr(p, "worst", [])[:3]
         ]
     return lines
@@ -104,8 +106,9 @@ def render(results: Results, out_dir: Path) -> tuple[str, str]:
         status = "Incomplete: the run was cut off before its verdict."
     else:
         status = (
-            f"Verdict: {summary.verdict.upper()}. {summary.texts} texts and {summary.queries} queries from {summary.source}; "
-            f"token lengths {summary.token_lengths}; {summary.total_s:.2f} s in all, ragbench's own work {summary.suite_s:.3f} s."
+            f"Verdict: {summary.verdict.upper()}. {summary.texts} texts and {summary.queries} queries from "
+            f"{summary.source}; token lengths {summary.token_lengths}; {summary.total_s:.2f} s in all, "
+            f"ragbench's own work {summary.suite_s:.3f} s."
         )
     plot_dir = out_dir / "plots"
     plot_dir.mkdir(parents=True, exist_ok=True)

@@ -47,7 +47,10 @@ def md_figure(title: str, path: Path, out_dir: Path) -> str:
 
 def html_figure(title: str, path: Path) -> str:
     """A plot, embedded by html_page as base64 PNG: the page needs no other file and no network."""
-    return f'<figure><img alt="{escape(title)}" src="data:image/png;base64,{_PLOT.format(path)}"><figcaption>{escape(title)}</figcaption></figure>'
+    return (
+        f'<figure><img alt="{escape(title)}" '
+        f'src="data:image/png;base64,{_PLOT.format(path)}"><figcaption>{escape(title)}</figcaption></figure>'
+    )
 
 
 _PLOT = "<!--plot {}-->"  # stands for a plot's bytes while the text is masked (masking could change base64)

@@ -25,7 +25,8 @@ def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
         f'<p class="{"" if status == COMPLETE else "bad"}">{_inline(status)}</p>',
         *[f'<p class="bad">{_inline(line)}</p>' for line in notes_lines(results)],
         "<h2>Results</h2>",
-        "<p>Mean over every judged query (a failed or empty query scores 0, as trec_eval -c), with its 95% bootstrap interval.</p>",
+        "<p>Mean over every judged query (a failed or empty query scores 0, as trec_eval -c), "
+        "with its 95% bootstrap interval.</p>",
         _table(*summary_rows(results)),
         f"<p>{escape(LATENCY_NOTE)}</p>",
     ]
@@ -33,8 +34,9 @@ def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
     if results.comparisons:
         body += [
             "<h2>Paired significance</h2>",
-            f"<p>Randomization test ({results.comparisons[0].permutations} sign flips) and paired t-test; Holm correction "
-            "across the pairs of each measure; verdict at 0.05 on the Holm-corrected randomization p-value.</p>",
+            f"<p>Randomization test ({results.comparisons[0].permutations} sign flips) and paired t-test; "
+            "Holm correction across the pairs of each measure; "
+            "verdict at 0.05 on the Holm-corrected randomization p-value.</p>",
             _table(*comparison_rows(results)),
         ]
     body += ["<h2>Cost and anomalies</h2>", _table(*cost_rows(results)), "<h2>Target configuration</h2>"]

@@ -71,7 +71,8 @@ def target_line(t: TargetRecord) -> str:
     return (
         f"Spec `{t.spec}`; run file `{t.run_file}`"
         + (
-            "; **engine scores tied or did not strictly decrease down its ranking, so rank-derived scores were written (trec_eval scores the order the target returned)**"
+            "; **engine scores tied or did not strictly decrease down its ranking, so rank-derived scores were written "
+            "(trec_eval scores the order the target returned)**"
             if t.scores_replaced
             else ""
         )

@@ -2,8 +2,9 @@
 
 `ragbench ceiling` runs the model in this process through sentence-transformers (`encode` for an
 embedding model, `CrossEncoder.predict` for a reranker) on the texts `ragbench load` and `size` send
-at each `--lengths` (the same cuts of the same corpus, by the model's own tokenizer), for each batch size, and reports texts/s, tokens/s and the FLOP/s achieved against the device's peak. A
-server on the same device cannot beat it by much; `size --ceiling` says how close the server got.
+at each `--lengths` (the same cuts of the same corpus, by the model's own tokenizer), for each batch size,
+and reports texts/s, tokens/s and the FLOP/s achieved against the device's peak. A server on the same device
+cannot beat it by much; `size --ceiling` says how close the server got.
 
 FLOPs per token are counted from the model's config.json for a BERT-style encoder (matrix products
 only; embeddings, layer norms, softmax and activations are negligible beside them):

@@ -1,5 +1,6 @@
-"""Every number a user gives is bounded (bench/core/values.py): out of range, infinite or negative is one line and exit 2,
-before anything is sent or written — the same bounds and lines from a suite file as from the command line."""
+"""Every number a user gives is bounded (bench/core/values.py): out of range, infinite or negative is one line
+and exit 2, before anything is sent or written — the same bounds and lines from a suite file as from the command
+line."""
 
 from __future__ import annotations
 

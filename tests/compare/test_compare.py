@@ -219,9 +219,8 @@ def test_a_null_score_is_an_input_error_not_a_nan_that_passes(tmp_path, compare)
     )  # NaN is written as null
     code, out, err = compare(base, cur)
     assert (code, out) == (2, "")
-    assert (
-        err
-        == f"ragbench: error: {cur}: metrics record of prod ndcg_cut_10: the score of query 'q2' is not a finite number\n"
+    assert err == (
+        f"ragbench: error: {cur}: metrics record of prod ndcg_cut_10: the score of query 'q2' is not a finite number\n"
     )
 
 

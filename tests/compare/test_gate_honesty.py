@@ -54,7 +54,8 @@ def test_same_system_passes_and_a_known_regression_fails(tmp_path, worse_kind, m
                 f = c["figures"]
                 print(
                     f"\n[gate honesty] {title}: {label} effect {f['effect']:+.4f} "
-                    f"[{f['ci_low']:+.4f}, {f['ci_high']:+.4f}] p {f['p']:.2g} (Holm {f['p_holm']:.2g}) -> {c['status']}"
+                    f"[{f['ci_low']:+.4f}, {f['ci_high']:+.4f}] p {f['p']:.2g} (Holm {f['p_holm']:.2g}) "
+                    f"-> {c['status']}"
                 )
     assert same_code == 0 and all(c["status"] == "pass" for c in same_checks.values())
     assert any("DATASET CHANGED" in note for note in same_notes)  # other seed, other distractor sample

@@ -184,9 +184,9 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
     result = run_cli("datasets", "check", str(root))
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
-    assert (
-        result.stderr.strip()
-        == f"ragbench: error: {root / 'corpus.jsonl'}:2: malformed JSON (Expecting property name enclosed in double quotes at column 2)"
+    assert result.stderr.strip() == (
+        f"ragbench: error: {root / 'corpus.jsonl'}:2: "
+        f"malformed JSON (Expecting property name enclosed in double quotes at column 2)"
     )
 
 
@@ -223,7 +223,10 @@ def test_a_byte_order_mark_is_dropped_in_every_format(tmp_path):
     assert load_dataset(tmp_path / "qa.jsonl").qrels == {"1": {"d1": 1}}
     from bench.cli.suite_file import load_suite
 
-    text = '[datasets.d]\npath = "beir"\n[endpoints]\na = "reference"\nb = "reference?batch=1"\n[[identity]]\ndataset = "d"\n'
+    text = (
+        '[datasets.d]\npath = "beir"\n[endpoints]\na = "reference"\nb = "reference?batch=1"\n'
+        '[[identity]]\ndataset = "d"\n'
+    )
     (tmp_path / "plain.toml").write_text(text, encoding="utf-8")
     (tmp_path / "bom.toml").write_text(bom + text, encoding="utf-8")
     requests = [load_suite(tmp_path / name).identity[0].request for name in ("plain.toml", "bom.toml")]

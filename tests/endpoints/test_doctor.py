@@ -182,13 +182,15 @@ def misconfigured_litellm(infinity_server, minilm_backend, server_logs):
     config.write_text(
         "model_list:\n"
         "  - model_name: cohere-at-infinity\n"
-        f"    litellm_params: {{model: cohere/{infinity_server.rerank_model}, api_base: '{infinity_server.url}', api_key: none}}\n"
+        f"    litellm_params: {{model: cohere/{infinity_server.rerank_model}, api_base: '{infinity_server.url}', "
+        "api_key: none}\n"
         "    model_info: {mode: rerank}\n"
         "  - model_name: cohere-at-cohere-route\n"
         f"    litellm_params: {{model: cohere/{infinity_server.rerank_model}, api_base: '{tei.url}', api_key: none}}\n"
         "    model_info: {mode: rerank}\n"
         "  - model_name: hf-at-tei\n"
-        f"    litellm_params: {{model: huggingface/{infinity_server.rerank_model}, api_base: '{tei.url}', api_key: none}}\n"
+        f"    litellm_params: {{model: huggingface/{infinity_server.rerank_model}, api_base: '{tei.url}', "
+        "api_key: none}\n"
         "    model_info: {mode: rerank}\n"
         f"general_settings: {{master_key: {key}}}\n"
     )

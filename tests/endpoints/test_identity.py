@@ -317,7 +317,10 @@ def test_cli_texts_and_dataset_are_exclusive(monkeypatch, capsys):
 def test_dataset_input_uses_corpus_and_queries(tmp_path, tei_fixture, monkeypatch, capsys):
     folder = tmp_path / "tiny-beir"
     (folder / "qrels").mkdir(parents=True)
-    words = "cats dogs bread rome light trade mats rain snow wind iron gold salt wool silk corn rice tea milk wine oak pine sand clay"
+    words = (
+        "cats dogs bread rome light trade mats rain snow wind iron gold salt wool silk corn rice tea milk wine oak "
+        "pine sand clay"
+    )
     docs = {f"d{i}": f"document {i} about {w}" for i, w in enumerate(words.split())}
     (folder / "corpus.jsonl").write_text(
         "".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in docs.items())

@@ -8,7 +8,8 @@ Run as a subprocess (so a test can kill it mid-sweep):
   parallel: no queue of its own, so the analytic latency is exact);
 - stall: during the first `stall-ms` of every `period-ms` (clocked from start), answers wait for the
   stall's end, then take the service time;
-- `--overload-s`: for that long from the `--overload-from`-th request (default 2: after ragbench's preflight), answer 429 `{"error":"Model is overloaded","error_type":"Overloaded"}`
+- `--overload-s`: for that long from the `--overload-from`-th request (default 2: after ragbench's preflight),
+  answer 429 `{"error":"Model is overloaded","error_type":"Overloaded"}`
   (`--overload-status 500`, `401`, ...: that status instead, the same body);
 - `--hang-after N`: the requests after the N-th are never answered (the connection stays open: a hung server);
 - `--bad-answer KIND` from the `--bad-from`-th request (default 2: after the preflight): 200 with a body of the

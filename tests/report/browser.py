@@ -181,7 +181,11 @@ class Chromium:
         self._profile.cleanup()
 
 
-_DECODE_IMAGES = """Promise.all(Array.from(document.images).map(img => img.decode().then(
-    () => ({src: img.src.slice(0, 40), decoded: true, naturalWidth: img.naturalWidth, naturalHeight: img.naturalHeight}),
-    error => ({src: img.src.slice(0, 40), decoded: false, naturalWidth: img.naturalWidth, naturalHeight: img.naturalHeight,
-               error: String(error)}))))"""
+_DECODE_IMAGES = (
+    "Promise.all(Array.from(document.images).map(img => img.decode().then(\n"
+    "    () => ({src: img.src.slice(0, 40), decoded: true, "
+    "naturalWidth: img.naturalWidth, naturalHeight: img.naturalHeight}),\n"
+    "    error => ({src: img.src.slice(0, 40), decoded: false, "
+    "naturalWidth: img.naturalWidth, naturalHeight: img.naturalHeight,\n"
+    "               error: String(error)}))))"
+)

@@ -153,11 +153,13 @@ def test_version_1_file_still_loads_and_renders(command_outputs, tmp_path):
     ("content", "message"),
     [
         (
-            '{"record": "run", "schema": "ragbench.results", "version": 2, "command": "mystery", "created": "x", "ragbench_version": "0"}\n',
+            '{"record": "run", "schema": "ragbench.results", "version": 2, "command": "mystery", "created": "x", '
+            '"ragbench_version": "0"}\n',
             "no report for the records of command 'mystery'",
         ),
         (
-            '{"record": "run", "schema": "ragbench.results", "version": 3, "command": "quality", "created": "x", "ragbench_version": "0"}\n',
+            '{"record": "run", "schema": "ragbench.results", "version": 3, "command": "quality", "created": "x", '
+            '"ragbench_version": "0"}\n',
             "results schema version 3",
         ),
     ],

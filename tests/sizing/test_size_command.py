@@ -82,7 +82,8 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
     (sizing,) = results.sizing
     rate = sizing.saturation["rate"]
     print(
-        f"saturation {rate} requests/s (capacity 50), probes {[(p['rate'], p['passed']) for p in sizing.saturation['probes']]}"
+        f"saturation {rate} requests/s (capacity 50), probes "
+        f"{[(p['rate'], p['passed']) for p in sizing.saturation['probes']]}"
     )
     assert 50 * 0.85 <= rate <= 50 * 1.15
     assert sizing.saturation["first_failure"] > rate

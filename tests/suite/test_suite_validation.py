@@ -50,7 +50,10 @@ def folder(tmp_path: Path) -> Path:
         [("q1", "d1", 1), ("q2", "d2", 1)],
     )
     # 24 texts: enough for every identity check to judge (tests/endpoints/test_identity_verdicts.py)
-    words = "cats dogs bread rome light trade mats rain snow wind iron gold salt wool silk corn rice tea milk wine oak pine sand clay"
+    words = (
+        "cats dogs bread rome light trade mats rain snow wind iron gold salt wool silk corn rice tea milk wine oak "
+        "pine sand clay"
+    )
     (tmp_path / "texts.txt").write_text("".join(f"text number {i} about {w}\n" for i, w in enumerate(words.split())))
     return tmp_path
 

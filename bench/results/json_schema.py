@@ -30,7 +30,8 @@ _SIMPLE = {
     type(None): {"type": "null"},
     float: {"type": ["number", "null"]},
 }  # null: NaN, i.e. no value (JSON has no NaN)
-_COMMENT = re.compile(r"^\s+(\w+):[^#]*#\s*(.+)$")
+_FIELD = re.compile(r"^\s+(\w+):[^#]*(?:#\s*(.+))?$")
+_DOC_LINE = re.compile(r"^\s+#:\s*(.+)$")
 
 
 def _type(hint: Any) -> dict[str, Any]:
@@ -54,12 +55,20 @@ def _type(hint: Any) -> dict[str, Any]:
 
 
 def _comments(cls: type) -> dict[str, str]:
-    """Each field's trailing comment in schema.py: its description."""
-    found = {}
+    """Each field's comment in schema.py, its description: the trailing one, or else the `#:` lines right above the
+    field (Sphinx's form for attribute docs; a description too long for one line goes there). A plain `#` line
+    above a field heads a group of fields and describes none of them."""
+    found: dict[str, str] = {}
+    above: list[str] = []
     for line in inspect.getsource(cls).splitlines():
-        match = _COMMENT.match(line)
-        if match:
-            found[match.group(1)] = match.group(2).strip()
+        comment = _DOC_LINE.match(line)
+        if comment:
+            above.append(comment.group(1).strip())
+            continue
+        match = _FIELD.match(line)
+        if match and (match.group(2) or above):
+            found[match.group(1)] = match.group(2).strip() if match.group(2) else " ".join(above)
+        above = []
     return found
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# A field's description in docs/results.schema.json is its trailing comment, or else the `#:` lines right above it
+# (bench/results/json_schema.py); a plain `#` line above fields heads a group and describes none of them.
 SCHEMA = "ragbench.results"
 # The single JSON documents identity and doctor write for `--out FILE.json` (their format before results.jsonl).
 IDENTITY_DOCUMENT, DOCTOR_DOCUMENT = "ragbench.identity", "ragbench.doctor"
@@ -68,9 +70,8 @@ class TargetRecord:
     scores_replaced: bool  # engine scores tied or did not strictly decrease; rank-derived scores were written
     run_file: str  # relative to the results file
     error: str | None = None
-    answer_errors: int = (
-        0  # questions whose generated answer failed (quality --generate): scored as zero, like `errors`
-    )
+    #: questions whose generated answer failed (quality --generate): scored as zero, like `errors`
+    answer_errors: int = 0
     record: str = "target"
 
 
@@ -221,14 +222,14 @@ class LoadPointRecord:
     concurrency: int | None  # closed: virtual users; burst: in-flight cap (0 = none); open: None
     rate: float | None  # open: offered requests/s
     arrival: str | None  # open: constant | poisson | gamma:CV
-    # the measured window: end of warm-up -> the intended end or the last answer/error/timeout, whichever is later
+    #: the measured window: end of warm-up -> the intended end or the last answer/error/timeout, whichever is later
     duration_s: float
     requests: dict[str, Any]  # sent, ok, errors {class: n}, unsent, validated
     throughput: dict[str, Any]  # requests_per_s, texts_per_s, tokens_per_s, tokens_source
     latency_ms: dict[str, Any]  # service, scheduled, dispatch_delay: {p50,p90,p99,p999,max,mean,count} or None
     server_ms: dict[str, Any]  # queue, tokenization, inference (TEI headers), same blocks or None
     server_metrics: dict[str, Any] | None  # deltas of TEI's te_* /metrics over the point
-    # workers, hosts, cpu_percent, cpu_per_request_us, ceiling_requests_per_s, utilization, saturated, loop_lag_p99_ms
+    #: workers, hosts, cpu_percent, cpu_per_request_us, ceiling_requests_per_s, utilization, saturated, loop_lag_p99_ms
     client: dict[str, Any]
     max_inflight: int | None = None
     burst: int | None = None  # burst: texts (chunks) in the burst
@@ -237,8 +238,8 @@ class LoadPointRecord:
     warmup_s: float = 0.0
     histograms: dict[str, Any] = field(default_factory=dict)  # quantity -> HDR encoding (exact CDFs, merging)
     error_examples: dict[str, str] = field(default_factory=dict)  # class -> first message seen
-    # ok | errors (error rate past max_error_rate) | failed (nothing measured or succeeded);
-    # None: written before points were judged
+    #: ok | errors (error rate past max_error_rate) | failed (nothing measured or succeeded);
+    #: None: written before points were judged
     status: str | None = None
     problem: str | None = None  # why, when not ok
     max_error_rate: float | None = None  # the limit the point was judged by

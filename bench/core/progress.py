@@ -27,7 +27,7 @@ def progress_bars() -> Iterator[ProgressFactory]:
         console=console,
     )
 
-    def factory(description: str, total: int | None):
+    def factory(description: str, total: int | None) -> Callable[[int], None]:
         if not bars.live.is_started:
             bars.start()
         task = bars.add_task(description, total=total)

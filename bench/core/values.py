@@ -17,16 +17,19 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
+from typing import ClassVar, overload
 
 from bench.core.errors import UserError
 
 
 @dataclass(frozen=True)
-class Quantity:
+class Bounds:
+    """What a number given by a user may be: `Quantity` a real one, `Count` a whole one."""
+
+    integer: ClassVar[bool] = False
     noun: str  # what one unit is, for the error line: "texts per request"
     low: float
     high: float
-    integer: bool = True
     above_low: bool = False  # `low` itself is refused (a rate must be > 0)
     why: str = ""  # the reason for `high`, said when a value passes it
 
@@ -42,7 +45,8 @@ class Quantity:
             return f"{kind} up to {_shown(self.high)}"
         return f"{kind} from {_shown(self.low)} to {_shown(self.high)}"
 
-    def check(self, flag: str, shown: object, value: float | None, listed: bool = False) -> None:
+    def check(self, flag: str, shown: object, value: float | None, listed: bool = False) -> float:
+        """`value` when it is within bounds, else a UserError that says what was expected."""
         if value is None or not math.isfinite(value) or value < self.low or (self.above_low and value == self.low):
             expected = (
                 f"{self.describe(plural=True)} ({self.noun}), comma-separated, as 1,8,32"
@@ -54,10 +58,23 @@ class Quantity:
             raise UserError(
                 f"{flag} {shown!r}: at most {_shown(self.high)} {self.noun}" + (f" ({self.why})" if self.why else "")
             )
+        return value
+
+
+@dataclass(frozen=True)
+class Quantity(Bounds):
+    """A real number within bounds: the parsers give a float."""
+
+
+@dataclass(frozen=True)
+class Count(Bounds):
+    """A whole number within bounds: the parsers give an int."""
+
+    integer: ClassVar[bool] = True
 
 
 # --- the bounds, each with its reason --------------------------------------------------------------------------
-TEXTS_PER_REQUEST = Quantity(
+TEXTS_PER_REQUEST = Count(
     "texts per request",
     1,
     4096,
@@ -65,7 +82,7 @@ TEXTS_PER_REQUEST = Quantity(
         "twice the 2,048 inputs OpenAI's embeddings API takes per request; TEI's --max-client-batch-size defaults to 32"
     ),
 )
-TOKENS_PER_TEXT = Quantity(
+TOKENS_PER_TEXT = Count(
     "tokens per text",
     1,
     32768,
@@ -74,14 +91,14 @@ TOKENS_PER_TEXT = Quantity(
         "a server truncates or refuses beyond its own"
     ),
 )
-USERS = Quantity(
+USERS = Count(
     "requests in flight",
     1,
     4096,
     why="8 times TEI's default --max-concurrent-requests of 512; each one holds a socket of the client",
 )
 USERS_OR_UNCAPPED = replace(USERS, noun="requests in flight, 0 = no cap", low=0)
-BURST_TEXTS = Quantity(
+BURST_TEXTS = Count(
     "texts in a burst",
     1,
     100_000,
@@ -94,29 +111,27 @@ RATE = Quantity(
     "requests/s offered",
     0,
     1_000_000,
-    integer=False,
     above_low=True,
     why="14 times the 72,107/s one worker of this client sent at most, docs/load.md: beyond, the client sets the pace",
 )
-SCHEDULED_REQUESTS = Quantity(
+SCHEDULED_REQUESTS = Count(
     "requests per point",
     1,
     10_000_000,
     why="an open loop's send times are computed before the point starts: 80 MB and well under a second at this size",
 )
-WORKERS = Quantity(
+WORKERS = Count(
     "worker processes",
     1,
     1024,
     why="each worker, a process or a Ray actor, holds its own copy of a point's encoded requests",
 )
-SECONDS = Quantity("seconds", 0, 86_400, integer=False, above_low=True, why="one day per point")
-WARMUP_SECONDS = Quantity("seconds", 0, 86_400, integer=False, why="one day per point")
+SECONDS = Quantity("seconds", 0, 86_400, above_low=True, why="one day per point")
+WARMUP_SECONDS = Quantity("seconds", 0, 86_400, why="one day per point")
 TIMEOUT_SECONDS = Quantity(
     "seconds",
     0,
     3600,
-    integer=False,
     above_low=True,
     why="an hour: a request that takes longer is not measuring a service",
 )
@@ -124,7 +139,6 @@ LATENCY_MS = Quantity(
     "milliseconds",
     0,
     3_600_000,
-    integer=False,
     above_low=True,
     why="an hour, the longest --timeout: no answer slower than that is ever measured",
 )
@@ -132,7 +146,6 @@ PEAK_TFLOPS = Quantity(
     "TFLOP/s",
     0,
     100_000,
-    integer=False,
     above_low=True,
     why="20 times the dense peak of the fastest accelerator sold today (about 5,000 TFLOP/s)",
 )
@@ -140,24 +153,20 @@ ERROR_RATE = Quantity(
     "errors per request",
     0,
     1,
-    integer=False,
     why="a share of the requests, unsent ones counted as errors: 0.001 is one in a thousand, 1 marks nothing",
 )
-PROBES = Quantity("probes", 2, 64, why="each probe is a measured point; 64 halvings pass a float's resolution")
-SEED = Quantity("seed", 0, 2**63 - 1, why="a signed 64-bit integer, which every reader of a results file keeps exactly")
+PROBES = Count("probes", 2, 64, why="each probe is a measured point; 64 halvings pass a float's resolution")
+SEED = Count("seed", 0, 2**63 - 1, why="a signed 64-bit integer, which every reader of a results file keeps exactly")
 TARGET_RPS = Quantity(
     "requests/s",
     0,
     1e9,
-    integer=False,
     above_low=True,
     why="a billion requests/s: a planet's traffic, far past any fleet this sizes",
 )
-HOURLY_USD = Quantity(
-    "USD per GPU hour", 0, 1e6, integer=False, above_low=True, why="a thousand times the price of any GPU for hire"
-)
+HOURLY_USD = Quantity("USD per GPU hour", 0, 1e6, above_low=True, why="a thousand times the price of any GPU for hire")
 
-REQUEST_MEMORY = Quantity(
+REQUEST_MEMORY = Count(
     "bytes of encoded requests",
     0,
     2 * 1024**3,
@@ -179,26 +188,31 @@ def _parse(value: str | int | float, integer: bool) -> float | None:
         return None
 
 
-def number(flag: str, value: str | int | float, quantity: Quantity) -> int | float:
+@overload
+def number(flag: str, value: str | int | float, quantity: Count) -> int: ...
+@overload
+def number(flag: str, value: str | int | float, quantity: Quantity) -> float: ...
+def number(flag: str, value: str | int | float, quantity: Bounds) -> int | float:
     """One value of `quantity`: text from the command line, or a number from a typed option or a suite file."""
-    parsed = _parse(value, quantity.integer)
-    quantity.check(flag, value, parsed)
-    return int(parsed) if quantity.integer else float(parsed)
+    checked = quantity.check(flag, value, _parse(value, quantity.integer))
+    return int(checked) if quantity.integer else float(checked)
 
 
-def number_list(flag: str, text: str | None, quantity: Quantity) -> list:
+@overload
+def number_list(flag: str, text: str | None, quantity: Count) -> list[int]: ...
+@overload
+def number_list(flag: str, text: str | None, quantity: Quantity) -> list[float]: ...
+def number_list(flag: str, text: str | None, quantity: Bounds) -> list[int] | list[float]:
     """`1,8,32` -> [1, 8, 32]: each item a value of `quantity`; None (the flag not given) -> []."""
     if text is None:
         return []
-    values: list = []
+    values: list[float] = []
     for item in str(text).split(","):
-        parsed = _parse(item, quantity.integer)
-        quantity.check(flag, text, parsed, listed=True)
-        value = int(parsed) if quantity.integer else float(parsed)
+        value = quantity.check(flag, text, _parse(item, quantity.integer), listed=True)
         if value in values:  # the same point twice: two records of one point, which compare rightly refuses
             raise UserError(f"{flag} {text!r}: {item.strip()} is listed twice")
         values.append(value)
-    return values
+    return [int(value) for value in values] if quantity.integer else [float(value) for value in values]
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(ms|s|m|h)?\s*$")
@@ -222,7 +236,7 @@ def duration(flag: str, text: str, quantity: Quantity) -> float:
     return seconds
 
 
-def at_most(what: str, value: float, quantity: Quantity, fix: str) -> None:
+def at_most(what: str, value: float, quantity: Bounds, fix: str) -> None:
     """A product of several values (rate x duration, requests' bytes x copies) within `quantity`'s high bound."""
     if value > quantity.high:
         raise UserError(

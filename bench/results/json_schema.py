@@ -23,7 +23,7 @@ from typing import Any
 from bench.results import schema
 from bench.results.schema import RECORD_TYPES, SCHEMA, VERSION
 
-_SIMPLE = {
+_SIMPLE: dict[object, dict[str, Any]] = {
     str: {"type": "string"},
     int: {"type": "integer"},
     bool: {"type": "boolean"},
@@ -72,10 +72,10 @@ def _comments(cls: type) -> dict[str, str]:
     return found
 
 
-def _record(cls: type) -> dict[str, Any]:
+def _record(kind: str, cls: type) -> dict[str, Any]:
     hints = typing.get_type_hints(cls, vars(schema))
     comments = _comments(cls)
-    constants = {"record": cls.record, "schema": SCHEMA, "version": VERSION}
+    constants = {"record": kind, "schema": SCHEMA, "version": VERSION}
     properties = {}
     for field in dataclasses.fields(cls):
         prop = {"const": constants[field.name]} if field.name in constants else _type(hints[field.name])
@@ -98,7 +98,7 @@ def results_schema() -> dict[str, Any]:
         "title": f"{SCHEMA} version {VERSION}: one line of results.jsonl",
         "description": (schema.__doc__ or "").strip(),
         "oneOf": [{"$ref": f"#/$defs/{kind}"} for kind in RECORD_TYPES],
-        "$defs": {kind: _record(cls) for kind, cls in RECORD_TYPES.items()},
+        "$defs": {kind: _record(kind, cls) for kind, cls in RECORD_TYPES.items()},
     }
 
 

@@ -55,7 +55,11 @@ def _clean(value: Any) -> Any:
 _VERBATIM = ("per_query", "qid", "histograms")  # histograms: HDR encodings (base64), which masking could corrupt
 
 
-def record_key(record: Any) -> tuple | None:
+# What makes a record unique: its type, then the names and numbers that identify it (see record_key).
+RecordKey = tuple[object, ...]
+
+
+def record_key(record: object) -> RecordKey | None:
     """What makes a record unique in one results file (None: no rule for this kind)."""
     if isinstance(record, (RunHeader, EndRecord)):
         return (record.record,)
@@ -95,7 +99,7 @@ class ResultsWriter:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = path.open("w", encoding="utf-8")
-        self._written: set[tuple] = set()
+        self._written: set[RecordKey] = set()
         self._ended = False
 
     @classmethod
@@ -283,9 +287,10 @@ def _checker(hint: Any) -> Callable[[Any], bool]:
         return lambda value: type(value) is hint
     if origin in (dict, list):
         item = _checker(args[-1])
-        every = (
-            (lambda value: all(map(item, value.values()))) if origin is dict else (lambda value: all(map(item, value)))
-        )
+
+        def every(value: Any) -> bool:
+            return all(map(item, value.values() if origin is dict else value))
+
         return lambda value: type(value) is origin and (args[-1] is Any or every(value))
     return lambda value: True
 
@@ -295,7 +300,7 @@ def _field_checkers(cls: type) -> dict[str, tuple[Any, Callable[[Any], bool]]]:
     return {name: (hint, _checker(hint)) for name, hint in typing.get_type_hints(cls).items()}
 
 
-def _record(cls: type, data: dict[str, Any], path: Path, number: int) -> Any:
+def _record(cls: type, data: dict[str, Any], path: Path, number: int) -> object:
     """The record of a line, every field checked against the schema's types: a hand-edited or foreign file
     gets one line that names the field, never a traceback later."""
     fields = _field_checkers(cls)
@@ -329,7 +334,7 @@ def read_results(path: str | Path) -> Results:
 
 def _read_results(path: Path) -> Results:
     results: Results | None = None
-    seen: dict[tuple, tuple[int, int]] = {}  # record key -> (line, hash of that line)
+    seen: dict[RecordKey, tuple[int, int]] = {}  # record key -> (line, hash of that line)
     with path.open(encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
@@ -365,7 +370,7 @@ def _read_results(path: Path) -> Results:
             except RecursionError:  # nesting json.loads could read, too deep to mask: no record of ragbench's
                 raise InputError(path, "malformed JSON (nested too deeply)", number) from None
             key = record_key(record)
-            if key in seen:
+            if results is not None and key in seen:
                 first, digest = seen[key]
                 if digest != hash(line.strip()) and not isinstance(record, (RunHeader, EndRecord)):
                     # Which of two different records counts cannot be told: appending one must not hide the other.
@@ -379,10 +384,11 @@ def _read_results(path: Path) -> Results:
                 continue
             if key is not None:
                 seen[key] = (number, hash(line.strip()))
-            for name in _float_fields(type(record)):
+            for name in _float_fields(RECORD_TYPES[kind]):  # the record's own class
                 if getattr(record, name) is None:
                     setattr(record, name, float("nan"))
-            if isinstance(record, RunHeader):
+            if results is None:
+                assert isinstance(record, RunHeader)  # the first record's kind was checked above
                 results = Results(path=path, header=record)
             else:
                 results.add(record, number)

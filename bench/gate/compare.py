@@ -343,7 +343,14 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
     return checks, notes
 
 
-def point_key(point: LoadPointRecord, endpoint: str) -> tuple:
+# The endpoint's name, then the point's settings: op, loop, batch, concurrency, rate, arrival, max_inflight, burst,
+# length, documents.
+PointKey = tuple[
+    str, str, str, int, int | None, float | None, str | None, int | None, int | None, int | None, int | None
+]
+
+
+def point_key(point: LoadPointRecord, endpoint: str) -> PointKey:
     """What makes two sweep points the same measurement (the endpoint by its current name)."""
     return (
         endpoint,
@@ -365,11 +372,11 @@ def point_name(point: LoadPointRecord, endpoint: str) -> str:
     return f"{endpoint} {point.op} {point_label(point)}"
 
 
-def checked_points(results: Results, match: dict[str, str] | None = None) -> dict[tuple, LoadPointRecord]:
+def checked_points(results: Results, match: dict[str, str] | None = None) -> dict[PointKey, LoadPointRecord]:
     """Every load point of a results file by `point_key` (endpoints renamed by `match`), each checked: a
     figure compare cannot judge, or the same point twice (which one counts cannot be told: appending a
     record must not hide a regression), is an input error naming the file and line."""
-    points: dict[tuple, LoadPointRecord] = {}
+    points: dict[PointKey, LoadPointRecord] = {}
     for point in results.load_points:
         _check_point(point, results)
         key = point_key(point, (match or {}).get(point.endpoint, point.endpoint))
@@ -404,13 +411,15 @@ def _check_point(point: LoadPointRecord, results: Results) -> None:
     if requests["ok"] > requests["sent"]:
         raise bad(f"requests.ok {requests['ok']} > sent {requests['sent']}")
     texts_per_s = point.throughput.get("texts_per_s") if isinstance(point.throughput, dict) else None
-    if as_number(texts_per_s) is None or texts_per_s < 0:
+    texts_per_s_value = as_number(texts_per_s)
+    if texts_per_s_value is None or texts_per_s_value < 0:
         raise bad(f"throughput.texts_per_s {texts_per_s!r} is not a finite number >= 0")
     if as_number(point.duration_s) is None or point.duration_s < 0:
         raise bad(f"duration_s {point.duration_s!r} is not a finite number >= 0")
     block = point.latency_ms.get(p99_quantity(point)) if isinstance(point.latency_ms, dict) else None
     p99 = block.get("p99") if isinstance(block, dict) else None
-    if (requests["ok"] or p99 is not None) and (as_number(p99) is None or p99 < 0):  # no success: no latency
+    p99_ms = as_number(p99)
+    if (requests["ok"] or p99 is not None) and (p99_ms is None or p99_ms < 0):  # no success: no latency
         raise bad(f"latency_ms.{p99_quantity(point)}.p99 {p99!r} is not a finite number >= 0")
     if not isinstance(point.client, dict) or not isinstance(point.client.get("saturated", False), bool):
         raise bad("client.saturated must be true or false")
@@ -437,7 +446,7 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
     point that measured nothing, or where nothing succeeded, fails whatever the rest says."""
     notes: list[str] = []
     current = checked_points(cur)
-    matched: set[tuple] = set()
+    matched: set[PointKey] = set()
     checks: list[Check] = []
     gated = config.min_throughput_ratio is not None or config.max_p99_increase is not None
     for key, b in checked_points(base, config.match).items():
@@ -501,7 +510,9 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
     return checks, notes
 
 
-def _load_figures(b: LoadPointRecord, c: LoadPointRecord, label: str, config: GateConfig, source: str):
+def _load_figures(
+    b: LoadPointRecord, c: LoadPointRecord, label: str, config: GateConfig, source: str
+) -> tuple[float | None, float | None, Check]:
     b_tput, c_tput = as_number(b.throughput.get("texts_per_s")), as_number(c.throughput.get("texts_per_s"))
     ratio = c_tput / b_tput if b_tput and c_tput is not None else None
     b_p99, c_p99 = point_p99(b), point_p99(c)
@@ -676,7 +687,11 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 
 def _score_matrix(
-    results: Results, scores: dict, target: str, measures: list[str], qids: tuple[str, ...]
+    results: Results,
+    scores: dict[tuple[str, str], dict[str, float]],
+    target: str,
+    measures: list[str],
+    qids: tuple[str, ...],
 ) -> np.ndarray:
     """Per-query scores, queries x measures; a missing (null) or infinite score is an input error, never a NaN
     that would pass every check."""

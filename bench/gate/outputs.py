@@ -8,11 +8,15 @@ import platform
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import InputError, UserError
-from bench.gate.compare import FAIL, INFO, Comparison, as_number, checked_points, fmt_p, point_name
+from bench.gate.compare import FAIL, INFO, Check, Comparison, as_number, checked_points, fmt_p, point_name
+from bench.results.schema import LoadPointRecord
 from bench.results.store import Results
+
+if TYPE_CHECKING:  # imported where used: only --benchmark-json needs pytest-benchmark
+    from pytest_benchmark.stats import Stats
 
 _MARK = {"pass": "pass", "fail": "FAIL", "info": "info"}
 _MD_MARK = {"pass": "✅ pass", "fail": "❌ **FAIL**", "info": "ℹ️ not gated"}
@@ -74,11 +78,11 @@ def render_markdown(comparison: Comparison) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _where(check) -> str:
+def _where(check: Check) -> str:
     return f"{check.source}: {check.name}" if check.source else check.name
 
 
-def _quality_cells(c) -> list[str]:
+def _quality_cells(c: Check) -> list[str]:
     f = c.figures
     return [
         _where(c),
@@ -91,10 +95,10 @@ def _quality_cells(c) -> list[str]:
     ]
 
 
-def _load_cells(c) -> list[str]:
+def _load_cells(c: Check) -> list[str]:
     f = c.figures
 
-    def num(value, digits=1):
+    def num(value: float | None, digits: int = 1) -> str:
         return "–" if value is None else f"{value:.{digits}f}"
 
     change = "–" if f["p99_change"] is None else f"{f['p99_change']:+.1%}"
@@ -155,7 +159,7 @@ def junit_xml(comparison: Comparison) -> str:
         elif c.status == INFO:
             ET.SubElement(case, "skipped", message=f"not gated: {c.not_gated or 'reported only'}").text = c.summary
         ET.SubElement(case, "system-out").text = c.summary
-    root = ET.Element("testsuites", name="ragbench", tests=suite.get("tests"), failures=suite.get("failures"))
+    root = ET.Element("testsuites", name="ragbench", tests=suite.attrib["tests"], failures=suite.attrib["failures"])
     root.append(suite)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
@@ -223,7 +227,9 @@ def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
                     )
                 )
             texts_per_s, seconds = as_number(point.throughput.get("texts_per_s")), as_number(point.duration_s)
-            texts = round(texts_per_s * seconds) if texts_per_s and seconds and texts_per_s > 0 and seconds > 0 else 0
+            if texts_per_s is None or seconds is None or texts_per_s <= 0 or seconds <= 0:
+                continue  # no throughput measured: no throughput entry
+            texts = round(texts_per_s * seconds)
             if texts:
                 window = Stats()
                 window.update(seconds / texts)
@@ -239,7 +245,9 @@ def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
     }
 
 
-def _histogram_stats(encoded: Any, stats_class: Any, results: Results, point: Any) -> Any:
+def _histogram_stats(
+    encoded: str | None, stats_class: type[Stats], results: Results, point: LoadPointRecord
+) -> Stats | None:
     """A `Stats` holding every request of an HDR histogram (microseconds), in seconds."""
     if not encoded:
         return None
@@ -261,7 +269,7 @@ def _histogram_stats(encoded: Any, stats_class: Any, results: Results, point: An
     return stats if stats else None
 
 
-def _entry(name: str, group: str, stats: Any, iterations: int, extra: dict[str, Any]) -> dict[str, Any]:
+def _entry(name: str, group: str, stats: Stats, iterations: int, extra: dict[str, Any]) -> dict[str, Any]:
     figures = stats.as_dict()
     figures["iterations"] = iterations
     return {

@@ -38,7 +38,8 @@ def main() -> None:
     try:
         code = _run()
     finally:
-        sys.stdout.flush(), sys.stderr.flush()
+        sys.stdout.flush()
+        sys.stderr.flush()
         sys.stdout, sys.stderr = streams
     interrupt.exit_at_once_on_signal()
     sys.exit(code)

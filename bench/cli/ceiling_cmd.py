@@ -43,6 +43,7 @@ def ceiling(
     from bench.core.errors import UserError
     from bench.core.progress import progress_bars
     from bench.endpoints.reference import resolve_model
+    from bench.results.schema import CeilingPoint
     from bench.sizing.ceiling import DTYPES, CeilingConfig, check, run_ceiling
 
     if device not in ("cpu", "cuda"):
@@ -59,7 +60,7 @@ def ceiling(
         min_seconds=v.number("--seconds", seconds, v.SECONDS),
     )
     check(config)
-    points = []
+    points: list[CeilingPoint] = []
     try:
         with progress_bars() as bars:
             run_ceiling(

@@ -86,7 +86,7 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
         batches=v.number_list("--batch", request.batch, v.TEXTS_PER_REQUEST) or [1],
         concurrencies=concurrencies or [1],
         rates=v.number_list("--rate", request.rate, v.RATE),
-        lengths=v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT) or [None],
+        lengths=[*v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT)] or [None],
         documents=v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST) or [10],
     )
     check_schedule(sweep.points())

@@ -151,7 +151,7 @@ def check(request: SizeRequest) -> SizePlan:
         op=op,
         slo=Slo(slo_p99_ms, request.max_error_rate),
         economics=Economics(request.target_rps, request.gpu_hourly_usd),
-        lengths=v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT) or [None],
+        lengths=[*v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT)] or [None],
         sizes=(
             v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST)
             if op == "rerank"

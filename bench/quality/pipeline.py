@@ -232,7 +232,7 @@ def _continue(out_dir: Path, header: RunHeader) -> tuple[ResultsWriter, list[Met
             )
     if previous.end is not None and previous.end.status == "complete":
         raise UserError(f"--resume {out_dir}: that run is complete; nothing to continue")
-    kept = [previous.header]
+    kept: list[object] = [previous.header]  # records of every type, in file order
     metrics: list[MetricRecord] = []
     for target in previous.targets:
         own = [m for m in previous.metrics if m.target == target.name]

@@ -52,10 +52,8 @@ def run_from_results(results: list[QueryResult]) -> tuple[Run, bool]:
     replaced = False
     for result in results:
         scores = [hit.score for hit in result.hits]
-        ordered = all(s is not None and math.isfinite(s) for s in scores) and all(
-            a > b
-            for a, b in zip(scores, scores[1:])  # type: ignore[operator]
-        )
+        finite = [s for s in scores if s is not None and math.isfinite(s)]
+        ordered = len(finite) == len(scores) and all(a > b for a, b in zip(finite, finite[1:]))
         if not ordered and result.hits:
             replaced = True
         n = len(result.hits)

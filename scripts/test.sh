@@ -20,6 +20,10 @@ for env_script in scripts/envs/*.sh; do
   echo "== $env_script"
   bash "$env_script"
 done
+# Lint, format and types ([tool.ruff] and [tool.mypy] in pyproject.toml): any finding fails the run (set -e).
+.venv/bin/ruff check bench tests benchmarks scripts
+.venv/bin/ruff format --check bench tests benchmarks scripts
+.venv/bin/mypy bench
 # The layers point down and nothing imports in a cycle ([tool.importlinter] in pyproject.toml).
 .venv/bin/lint-imports
 exec .venv/bin/python -m pytest "$@"

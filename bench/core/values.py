@@ -8,7 +8,7 @@ value out of range.
 
     >>> number_list("--batch", "1,8,32", TEXTS_PER_REQUEST)
     [1, 8, 32]
-    >>> duration("--duration", "500ms", DURATION)
+    >>> duration("--duration", "500ms", SECONDS)
     0.5
 """
 

@@ -116,8 +116,9 @@ def load_command(request: LoadRequest) -> list[LoadPointRecord]:
     if request.ray is not None:
         if any(s.url is None for s in specs):
             raise UserError("load: --ray runs HTTP endpoints; in-process ones (reference, reference-rerank) run here")
-        from bench.load.ray_workers import RayExecutor
+        from bench.load.ray_workers import RayExecutor, check_reachable
 
+        check_reachable(request.ray)  # a flag, checked like the others before any endpoint is asked anything
         pool_factory = lambda workers: RayExecutor(request.ray, workers)  # noqa: E731
     records: list[LoadPointRecord] = []
     written: list[Path] = []  # set once this run's results file exists: only then is there a report to build

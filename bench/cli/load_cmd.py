@@ -81,6 +81,16 @@ def load(
             ),
         ),
     ] = 0.001,
+    repeat: Annotated[
+        int,
+        typer.Option(
+            "--repeat",
+            help=(
+                "Measure each point N times, interleaved (A, B, C, A, B, C, ...): one record per point with its "
+                "repeats and 95% bootstrap intervals, which compare gates on (docs/ci.md)."
+            ),
+        ),
+    ] = 1,
     ray: Annotated[
         str | None,
         typer.Option(
@@ -124,6 +134,7 @@ def load(
             overwrite=overwrite,
             ray=ray,
             max_error_rate=max_error_rate,
+            repeat=repeat,
         )
     )
     if any(r.status == ERRORS for r in records):  # a point past --max-error-rate: a check that failed

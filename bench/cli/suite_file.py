@@ -112,6 +112,7 @@ LOAD_KEYS = {
     "timeout": str,
     "seed": int,
     "max_error_rate": (float, int),
+    "repeat": int,
 }
 GATE_KEYS = {
     "alpha": (float, int),

@@ -38,6 +38,7 @@ from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.load import histograms
 from bench.load.client import encode_request, target_of
 from bench.load.points import PointConfig, SweepConfig, judge, point_label
+from bench.load.repeats import run_interleaved
 from bench.load.schedule import open_schedule, share, split_count
 from bench.load.server_view import MetricsReader, delta
 from bench.load.worker import SharePlan, ShareResult, run_share
@@ -529,6 +530,7 @@ def run_load(
                     "endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in specs},
                     "op": sweep.base.op,
                     "points": len(points),
+                    "repeat": sweep.repeat,
                     "workers": sweep.base.workers,
                     "warmup_s": sweep.base.warmup_s,
                     "duration_s": sweep.base.duration_s,
@@ -547,12 +549,20 @@ def run_load(
                     InProcessCall(endpoint.spec, sweep.base.op, [("warm-up query", ["warm-up text"])]).warm
                 ).result()
         for endpoint in endpoints:
-            for number, point in enumerate(points, 1):
-                tick = _ticker(progress, f"{endpoint.spec.name} {number}/{len(points)} {point_label(point)}", point)
-                record = measure_point(endpoint, point, workload, pool, tick)
+
+            def measure(round_: int, index: int, point: PointConfig, endpoint: LoadEndpoint = endpoint):
+                repeat = f" repeat {round_ + 1}/{sweep.repeat}" if sweep.repeat > 1 else ""
+                label = f"{endpoint.spec.name} {index + 1}/{len(points)}{repeat} {point_label(point)}"
+                return measure_point(endpoint, point, workload, pool, _ticker(progress, label, point))
+
+            def emit(record: LoadPointRecord) -> None:
                 writer.write(record)
                 on_point(record)
+
+            def check(record: LoadPointRecord, endpoint: LoadEndpoint = endpoint) -> None:
                 stop_if_unreachable(endpoint, record, "the sweep")
+
+            run_interleaved(points, sweep.repeat, measure, emit, sweep.base.seed, check)
         writer.write(EndRecord(status="complete", finished=_now()))
     except (KeyboardInterrupt, SystemExit):
         writer.write(EndRecord(status="interrupted", finished=_now(), error="interrupted by the user"))

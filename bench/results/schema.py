@@ -243,6 +243,13 @@ class LoadPointRecord:
     status: str | None = None
     problem: str | None = None  # why, when not ok
     max_error_rate: float | None = None  # the limit the point was judged by
+    #: `load --repeat N`: each repeat's own duration_s, requests, throughput, latency_ms and status, in the order
+    #: measured (the fields above pool them: counts summed, histograms merged); empty: the point was measured once
+    repeats: list[dict[str, Any]] = field(default_factory=list)
+    #: `load --repeat N`: over the repeats, mean and 95% percentile-bootstrap interval of texts/s, requests/s and
+    #: each latency's p50 and p99 ({"throughput": {...}, "latency_ms": {quantity: {p50, p99}}, "resamples",
+    #: "confidence"}, each figure {mean, low, high}); None: the point was measured once
+    intervals: dict[str, Any] | None = None
     record: str = "load_point"
 
 

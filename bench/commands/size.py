@@ -272,7 +272,9 @@ class _Session:
                 "point": point_label(sat) if sat else None,
                 "first_failure": saturation.first_failure,
                 "probes": [
-                    {"rate": p.rate, "passed": p.passed, "point": point_label(p.point)} for p in saturation.probes
+                    {"rate": p.rate, "passed": p.passed, "point": point_label(p.point)}
+                    | ({"remeasured": True} if p.failed_first else {})  # failed once, measured again: this decided
+                    for p in saturation.probes
                 ],
             },
             lines=[line.to_dict() for line in lines],

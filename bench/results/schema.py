@@ -306,7 +306,9 @@ class SizingRecord:
     length: int | None
     slo_p99_ms: float
     max_error_rate: float
-    saturation: dict[str, Any] | None  # rate, texts_per_s, point, first_failure, probes [{rate, passed, point}]
+    #: rate, texts_per_s, point, first_failure, probes [{rate, passed, point, remeasured: true when it failed once
+    #: and was measured again, the second measurement deciding}]
+    saturation: dict[str, Any] | None
     lines: list[dict[str, Any]]  # {"setting", "value", "why", "evidence": [point labels]}
     telemetry: str  # what NVML saw, or why there is no GPU telemetry (said once)
     ceiling: str | None = None  # the ceiling results file the fraction comes from

@@ -45,6 +45,16 @@ def compare(
             help="Load: largest allowed rise of a point's error rate (0.01 or 1%); default 0: any rise fails.",
         ),
     ] = "0",
+    inconclusive: Annotated[
+        str,
+        typer.Option(
+            "--inconclusive",
+            help=(
+                "Load points with repeats on both sides: what a gate whose interval straddles its limit counts as, "
+                "pass or fail (said in every output)."
+            ),
+        ),
+    ] = "pass",
     match: Annotated[
         list[str] | None,
         typer.Option("--match", help="BASE_NAME=CUR_NAME: a target or endpoint renamed since the baseline. Repeat."),
@@ -72,6 +82,7 @@ def compare(
         locate_results,
         parse_allowance,
         parse_error_rate,
+        parse_inconclusive,
         parse_matches,
         parse_max_drops,
         parse_ratio,
@@ -102,6 +113,7 @@ def compare(
         max_error_rate=parse_error_rate(max_error_rate, "--max-error-rate"),
         match=parse_matches(match or []),
         seed=values.number("--seed", seed, values.SEED),
+        inconclusive=parse_inconclusive(inconclusive, "--inconclusive"),
     )
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     summary = summary or (Path(step_summary) if step_summary else None)

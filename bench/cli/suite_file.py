@@ -56,7 +56,14 @@ from bench.commands.suite import Job, Request, Suite
 from bench.core.errors import InputError, UserError
 from bench.core.secrets import is_secret_name
 from bench.datasets import BUILTIN_PREFIX
-from bench.gate.compare import GateConfig, parse_allowance, parse_error_rate, parse_max_drops, parse_ratio
+from bench.gate.compare import (
+    GateConfig,
+    parse_allowance,
+    parse_error_rate,
+    parse_inconclusive,
+    parse_max_drops,
+    parse_ratio,
+)
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # no "..": a name becomes a folder under --out
@@ -122,6 +129,7 @@ GATE_KEYS = {
     "min_throughput_ratio": (float, int, str),
     "match": dict,
     "max_error_rate": (str, float, int),
+    "inconclusive": str,
 }
 _LIST_FLAGS = ("batch", "concurrency", "rate", "lengths", "documents")
 _PATH_KEYS = ("texts", "tokenizer", "embedding_model", "cross_encoder")  # relative to the suite file
@@ -518,6 +526,8 @@ def _gate(reader: _Reader, table: dict[str, Any]) -> GateConfig:
         )
     if "max_error_rate" in table:
         config.max_error_rate = flag("max_error_rate", lambda v: parse_error_rate(str(v), "max_error_rate"))
+    if "inconclusive" in table:
+        config.inconclusive = flag("inconclusive", lambda v: parse_inconclusive(v, "inconclusive"))
     match = table.get("match", {})
     if not all(isinstance(v, str) for v in match.values()):
         raise reader.error('gate.match: expected BASE_NAME = "CUR_NAME" pairs', "gate", "match")

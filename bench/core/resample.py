@@ -42,7 +42,8 @@ class Interval:
 def _resampled_means(values: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
     """The mean of each of `resamples` draws of len(values) values with replacement."""
     idx = rng.integers(0, len(values), size=(resamples, len(values)))
-    return values[idx].mean(axis=1)
+    means: np.ndarray = values[idx].mean(axis=1)
+    return means
 
 
 def _percentiles(draws: np.ndarray) -> tuple[float, float]:

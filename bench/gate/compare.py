@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from bench.core.errors import InputError, UserError
+from bench.gate import noise
 from bench.load.points import error_rate, point_label
 from bench.quality.metrics import parse_measure
 from bench.quality.significance import bootstrap_cis, holm, randomization_tests, seeded_generator
@@ -98,6 +99,13 @@ def parse_ratio(text: str, flag: str) -> float:
     return value
 
 
+def parse_inconclusive(text: str, flag: str) -> str:
+    """What an inconclusive load gate counts as: pass or fail."""
+    if text not in noise.POLICIES:
+        raise UserError(f"{flag} {text!r}: expected pass or fail")
+    return text
+
+
 @dataclass
 class GateConfig:
     max_drop: dict[str, Allowance] = field(default_factory=dict)  # trec name (or `*`) -> allowance; default 0
@@ -110,6 +118,7 @@ class GateConfig:
     seed: int = 0
     permutations: int = 10_000
     bootstrap: int = 10_000
+    inconclusive: str = "pass"  # load points with repeats: what a gate whose interval straddles its limit counts as
 
     def allowance(self, measure: str) -> Allowance:
         return self.max_drop.get(measure) or self.max_drop.get("*") or Allowance(0.0)
@@ -124,6 +133,7 @@ class Check:
     summary: str  # one line with the figures
     figures: dict[str, Any] = field(default_factory=dict)
     not_gated: str = ""  # with status info: why what it reports was not gated (said in every output)
+    inconclusive: str = ""  # a load gate's interval straddled its limit: why, and what it counted as (every output)
 
     @property
     def title(self) -> str:
@@ -137,6 +147,7 @@ class Comparison:
     checks: list[Check]
     notes: list[str]  # said loudly: a changed dataset, a missing target or results file
     runs: list[tuple[str, Results]] = field(default_factory=list, repr=False)  # the current results, by source
+    inconclusive_policy: str = "pass"  # what an inconclusive load gate counts as (compare --inconclusive)
 
     @property
     def regressions(self) -> list[Check]:
@@ -151,6 +162,10 @@ class Comparison:
             "baseline": self.baseline,
             "current": self.current,
             "verdict": "pass" if self.passed else "fail",
+            "inconclusive": {
+                "checks": sum(1 for c in self.checks if c.inconclusive),
+                "counted_as": self.inconclusive_policy,
+            },
             "notes": self.notes,
             "checks": [asdict(c) for c in self.checks],
         }
@@ -194,7 +209,8 @@ def compare_paths(baseline: Path, current: Path, config: GateConfig) -> Comparis
         more_checks, more_notes = compare_results(base, cur, config, key)
         checks += more_checks
         notes += more_notes
-    return Comparison(str(baseline), str(current), checks, notes, [(key, cur) for key, _, cur in loaded])
+    runs = [(key, cur) for key, _, cur in loaded]
+    return Comparison(str(baseline), str(current), checks, notes, runs, config.inconclusive)
 
 
 def _check_measures_named(config: GateConfig, results: list[Results]) -> None:
@@ -449,6 +465,7 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
     matched: set[PointKey] = set()
     checks: list[Check] = []
     gated = config.min_throughput_ratio is not None or config.max_p99_increase is not None
+    single = 0  # gated points without repeats on both sides: one run against one run, noise ignored
     for key, b in checked_points(base, config.match).items():
         endpoint = key[0]
         label = point_name(b, endpoint)
@@ -460,6 +477,22 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
         ratio, change, check = _load_figures(b, c, label, config, source)
         checks.append(check)
         f = check.figures
+        verdicts = noise.point_verdicts(
+            b,
+            c,
+            p99_quantity(c),
+            config.min_throughput_ratio,
+            config.max_p99_increase.value if config.max_p99_increase is not None else None,
+            config.seed,
+            f"{source}/{label}",
+            config.bootstrap,
+        )
+        if verdicts is None and gated:
+            single += 1
+        judged = {v.figure: v.verdict for v in verdicts or []}
+        if verdicts:
+            f["noise"] = [v.to_dict() for v in verdicts]
+            check.summary += "; " + "; ".join(v.message() for v in verdicts)
         saturated = [
             (run, p.client.get("utilization"))
             for run, p in (("baseline", b), ("current", c))
@@ -480,13 +513,13 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
             not reason
             and ratio is not None
             and config.min_throughput_ratio is not None
-            and ratio < config.min_throughput_ratio
+            and judged.get("throughput", FAIL if ratio < config.min_throughput_ratio else PASS) == FAIL
         )
         later = (
             not reason
             and change is not None
             and config.max_p99_increase is not None
-            and change > config.max_p99_increase.value
+            and judged.get("p99", FAIL if change > config.max_p99_increase.value else PASS) == FAIL
         )
         more_errors = f["error_rate_increase"] > config.max_error_rate
         if not c.requests["ok"]:
@@ -500,8 +533,18 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
             check.status = INFO
             check.not_gated = f"throughput and p99 not gated: {reason}"
             check.summary += f"; {check.not_gated} (the error rate is, and passed)"
+        elif noise.INCONCLUSIVE in judged.values():
+            check.status = FAIL if config.inconclusive == FAIL else PASS
+            policy = config.inconclusive
+            check.inconclusive = f"INCONCLUSIVE, counted as {policy} (--inconclusive {policy})"
+            check.summary += f"; {check.inconclusive}"
         else:
             check.status = PASS
+    if single:
+        notes.append(
+            f"{source + ': ' if source else ''}{single} load point(s) gated on one run against one run: the gate "
+            "ignores noise (measure both runs with `ragbench load --repeat N` to gate on intervals; docs/ci.md)"
+        )
     for key in current.keys() - matched:
         notes.append(
             f"{source + ': ' if source else ''}load point {point_name(current[key], key[0])} is new in the "

@@ -41,9 +41,9 @@ def ceiling(
     """In-process texts/s, tokens/s and achieved FLOP/s of the reference model per length and batch."""
     from bench.core import values as v
     from bench.core.errors import UserError
-    from bench.core.progress import progress_bars
     from bench.endpoints.reference import resolve_model
-    from bench.results.schema import CeilingPoint
+    from bench.report import write_report
+    from bench.results.lifecycle import Output
     from bench.sizing.ceiling import DTYPES, CeilingConfig, check, run_ceiling
 
     if device not in ("cpu", "cuda"):
@@ -60,25 +60,14 @@ def ceiling(
         min_seconds=v.number("--seconds", seconds, v.SECONDS),
     )
     check(config)
-    points: list[CeilingPoint] = []
-    try:
-        with progress_bars() as bars:
-            run_ceiling(
-                config,
-                out,
-                overwrite,
-                points.append,
-                bars("ceiling: points", len(config.batches) * len(config.lengths)),
-            )
-    finally:
-        if points:  # what finished is shown and reported, also after a failure or Ctrl-C
-            from bench.report import write_report
-
-            _print_table(points)
-            typer.echo(f"report: {write_report(out / 'results.jsonl')}")
+    output = Output(out, overwrite, report=write_report, show=_print_table, say=typer.echo, progress=True)
+    run_ceiling(config, output)
 
 
-def _print_table(points) -> None:
+def _print_table(results) -> None:
+    points = results.ceiling
+    if not points:
+        return
     typer.echo(
         f"{'length':>6} {'batch':>5} {'tokens':>6} {'texts/s':>9} {'tokens/s':>10} {'TFLOP/s':>8} {'of peak':>8}"
     )

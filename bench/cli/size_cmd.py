@@ -99,13 +99,8 @@ def size(
     from bench.commands.size import SizeRequest, run_size
     from bench.core.progress import console
     from bench.load.points import p99_ms, point_label, texts_per_s
-    from bench.report import write_report
-    from bench.results.store import read_results
-
-    measured = []
 
     def report(point) -> None:
-        measured.append(point)
         scheduled, service = p99_ms(point, "scheduled"), p99_ms(point, "service")
         console.print(
             f"[dim]size: {point.endpoint} {point_label(point)}: {texts_per_s(point):.1f} texts/s, service p99 "
@@ -145,15 +140,4 @@ def size(
         seed=seed,
         overwrite=overwrite,
     )
-    results = out / "results.jsonl"
-    try:
-        run_size(request, report)
-    finally:
-        if measured:  # something of this run is in the results file
-            for record in read_results(results).sizing:
-                typer.echo(
-                    f"\n{record.endpoint} ({record.op}, length {record.length}), p99 SLO {record.slo_p99_ms:g} ms:"
-                )
-                for line in record.lines:
-                    typer.echo(f"  {line['setting']}: {line['value']} — {line['why']}")
-            typer.echo(f"report: {write_report(results)}")
+    run_size(request, report)

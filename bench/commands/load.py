@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +14,9 @@ from bench.load.points import ERRORS, FAILED, MAX_ERROR_RATE, PointConfig, Sweep
 from bench.load.runner import check_request_memory, check_schedule, run_load
 from bench.load.schedule import parse_arrival
 from bench.load.workload import load_workload
+from bench.results.lifecycle import Output
 from bench.results.schema import LoadPointRecord
+from bench.results.store import Results
 
 
 @dataclass
@@ -107,47 +111,44 @@ def check_load(request: LoadRequest) -> tuple[list[EndpointSpec], SweepConfig]:
 def load_command(request: LoadRequest) -> list[LoadPointRecord]:
     """Run the sweep; the points measured, each judged (`status`). A point that measured nothing or had no
     success raises MeasurementFailed (exit 3) once the table and report are out."""
-    from bench.core.progress import progress_bars
+    from bench.report import write_report
 
     specs, sweep = check_load(request)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
     check_request_memory(sweep.points(), workload)
-    pool_factory = None
-    if request.ray is not None:
-        if any(s.url is None for s in specs):
-            raise UserError("load: --ray runs HTTP endpoints; in-process ones (reference, reference-rerank) run here")
-        from bench.load.ray_workers import RayExecutor, check_reachable
-
-        check_reachable(request.ray)  # a flag, checked like the others before any endpoint is asked anything
-        pool_factory = lambda workers: RayExecutor(request.ray, workers)  # noqa: E731
+    pool_factory = _ray_pool(request, specs)
     records: list[LoadPointRecord] = []
-    written: list[Path] = []  # set once this run's results file exists: only then is there a report to build
-    try:
-        with progress_bars() as bars:
-            run_load(
-                specs,
-                sweep,
-                workload,
-                request.out,
-                bars,
-                records.append,
-                request.overwrite,
-                written.append,
-                pool_factory,
-            )
-    finally:
-        if records:
-            from rich.console import Console
-
-            out = Console()
-            Console(width=max(out.width, 150) if not out.is_terminal else None).print(summary_table(records))
-            for r in records:
-                if r.status in (FAILED, ERRORS):  # named, after the table: what the exit code is about
-                    out.print(f"{r.status.upper()}: {problem_line(r)}", markup=False, highlight=False, soft_wrap=True)
-        if written:  # also after a failure or Ctrl-C: the report covers the finished points
-            _report(written[0])
+    output = Output(request.out, request.overwrite, report=write_report, show=show_points, say=print, progress=True)
+    run_load(specs, sweep, workload, output, records.append, pool_factory)
     raise_if_failed(records, request.out / "report.html")
     return records
+
+
+def _ray_pool(request: LoadRequest, specs: list[EndpointSpec]) -> Callable[[int], Executor] | None:
+    """`--ray`: the workers as Ray actors on that cluster, its address checked like the other flags."""
+    if request.ray is None:
+        return None
+    if any(s.url is None for s in specs):
+        raise UserError("load: --ray runs HTTP endpoints; in-process ones (reference, reference-rerank) run here")
+    from bench.load.ray_workers import RayExecutor, check_reachable
+
+    check_reachable(request.ray)  # a flag, checked like the others before any endpoint is asked anything
+    address = request.ray
+    return lambda workers: RayExecutor(address, workers)
+
+
+def show_points(results: Results) -> None:
+    """The table of the points that finished, then each point that failed or passed its error limit, named."""
+    from rich.console import Console
+
+    records = results.load_points
+    if not records:
+        return
+    out = Console()
+    Console(width=max(out.width, 150) if not out.is_terminal else None).print(summary_table(records))
+    for r in records:
+        if r.status in (FAILED, ERRORS):  # named, after the table: what the exit code is about
+            out.print(f"{r.status.upper()}: {problem_line(r)}", markup=False, highlight=False, soft_wrap=True)
 
 
 def raise_if_failed(records: list[LoadPointRecord], report: Path | None = None) -> None:
@@ -167,17 +168,6 @@ def raise_if_failed(records: list[LoadPointRecord], report: Path | None = None) 
 def problem_line(record: LoadPointRecord) -> str:
     """`tei closed batch 1 conc 4: no request succeeded: ...`: a point that failed or passed its error limit, named."""
     return f"{record.endpoint} {point_label(record)}: {record.problem}"
-
-
-def _report(results: Path) -> None:
-    from bench.core.progress import console
-    from bench.report import write_report
-
-    try:
-        print(f"report: {write_report(results)}")
-    except KeyboardInterrupt:  # a second Ctrl-C stops this too; the results file is whole
-        console.print(f"the report was not written; `ragbench report {results}` builds it")
-        raise
 
 
 def summary_table(records: list[LoadPointRecord]):

@@ -14,15 +14,14 @@ Points (`PointConfig`, `SweepConfig`) live in bench/load/points.py.
 
 from __future__ import annotations
 
-import math
 import multiprocessing
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, Executor, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from time import perf_counter
 from typing import Any
@@ -32,6 +31,7 @@ import numpy as np
 import bench
 from bench.core import values
 from bench.core.errors import MeasurementFailed, UserError
+from bench.core.progress import ProgressFactory
 from bench.core.secrets import mask, mask_data
 from bench.endpoints.client import endpoint_auth
 from bench.endpoints.spec import EndpointSpec, open_endpoint
@@ -42,9 +42,9 @@ from bench.load.schedule import open_schedule, share, split_count
 from bench.load.server_view import MetricsReader, delta
 from bench.load.worker import SharePlan, ShareResult, run_share
 from bench.load.workload import DISTINCT_REQUESTS, Workload
-from bench.results.outdir import RESULTS_FILE, prepare_out_dir
-from bench.results.schema import EndRecord, LoadPointRecord, RunHeader
-from bench.results.store import ResultsWriter
+from bench.results.lifecycle import Output, open_run
+from bench.results.schema import LoadPointRecord, RunHeader
+from bench.results.store import now_iso
 
 START_LEAD_S = 0.25  # time for the plans to reach the worker processes before the first intended send
 # A worker is saturated when the requests it drove took this share of what its CPU per request allows
@@ -124,41 +124,14 @@ class LoadEndpoint:
     def plans(self, point: PointConfig, workload: Workload, start_at: float) -> list[SharePlan]:
         """One SharePlan per active worker: requests encoded once, the schedule split as `schedule.share` says."""
         workload = workload.with_length(point.length)
-        if point.loop == "burst":
-            n = math.ceil(point.burst / point.batch)  # Open WebUI: ceil(chunks / RAG_EMBEDDING_BATCH_SIZE) requests
-            chunks = [workload.texts[i % len(workload.texts)] for i in range(point.burst)]
-            batches = [chunks[i : i + point.batch] for i in range(0, point.burst, point.batch)]  # the last one smaller
-            if point.op == "rerank":
-                payloads = [(workload.queries[i % len(workload.queries)], docs) for i, docs in enumerate(batches)]
-            else:
-                payloads = [(None, texts) for texts in batches]
-        elif point.op == "rerank":
-            payloads = list(workload.rerank_requests(point.batch))
-        else:
-            payloads = [(None, texts) for texts in workload.embed_batches(point.batch)]
-        if point.op == "rerank":
-            q_tokens = workload.count_tokens([q for q, _ in payloads])
-            tokens = [sum(q_tokens[i] + t for t in workload.count_tokens(docs)) for i, (_, docs) in enumerate(payloads)]
-        else:
-            tokens = [sum(workload.count_tokens(texts)) for _, texts in payloads]
-        inputs = [len(texts) for _, texts in payloads]
-        requests: list[bytes] = []
-        call = None
-        target = None
-        if self.in_process:
-            call = InProcessCall(self.spec, point.op, payloads)
-        else:
-            wired = [
-                self.wire.request(q, texts) if point.op == "rerank" else self.wire.request(texts)
-                for q, texts in payloads
-            ]
-            target = target_of(wired[0].url)
-            requests = [encode_request(target, w.method, w.body(), self.headers) for w in wired]
+        payloads = _payloads(point, workload)
+        requests, target = self._encoded(point.op, payloads)
+        call = InProcessCall(self.spec, point.op, payloads) if self.in_process else None
         base = dict(
             target=target,
             requests=requests,
-            inputs=inputs,
-            tokens=tokens,
+            inputs=[len(texts) for _, texts in payloads],
+            tokens=_tokens(point.op, payloads, workload),
             start_at=start_at,
             warmup_s=point.warmup_s,
             duration_s=point.duration_s,
@@ -166,52 +139,60 @@ class LoadEndpoint:
             wire=self.wire,
             call=call,
         )
-        workers = point.workers
         if point.loop == "closed":
-            users = split_count(point.concurrency, min(workers, point.concurrency))
+            users = split_count(point.concurrency, min(point.workers, point.concurrency))
             counts = split_count(point.requests, len(users)) if point.requests is not None else [None] * len(users)
             return [
                 SharePlan(worker=w, mode="closed", users=u, count=c, **base)
                 for w, (u, c) in enumerate(zip(users, counts))
             ]
         if point.loop == "open":
-            offsets = self.open_offsets(point)
-            active = min(workers, point.max_inflight) if point.max_inflight else workers
-            caps = split_count(point.max_inflight, active) if point.max_inflight else [None] * active
-            # Offsets stay a numpy array: pickled to a worker in milliseconds, where a list of millions of floats
-            # took seconds in which the driver, holding the GIL, could not even act on Ctrl-C.
-            return [
-                SharePlan(
-                    worker=w,
-                    mode="open",
-                    offsets=share(offsets, w, active, point.arrival, point.seed),
-                    max_inflight=caps[w],
-                    **base,
-                )
-                for w in range(active)
-            ]
+            return self._open_plans(point, base)
+        return self._burst_plans(point, payloads, base)
+
+    def _encoded(self, op: str, payloads: list[Payload]) -> tuple[list[bytes], Any]:
+        """The requests as bytes on the wire, and where they go (nothing for in-process endpoints)."""
+        if self.in_process:
+            return [], None
+        wired = [self.wire.request(q, texts) if op == "rerank" else self.wire.request(texts) for q, texts in payloads]
+        target = target_of(wired[0].url)
+        return [encode_request(target, w.method, w.body(), self.headers) for w in wired], target
+
+    def _open_plans(self, point: PointConfig, base: dict[str, Any]) -> list[SharePlan]:
+        offsets = self.open_offsets(point)
+        active = min(point.workers, point.max_inflight) if point.max_inflight else point.workers
+        caps = split_count(point.max_inflight, active) if point.max_inflight else [None] * active
+        # Offsets stay a numpy array: pickled to a worker in milliseconds, where a list of millions of floats
+        # took seconds in which the driver, holding the GIL, could not even act on Ctrl-C.
+        return [
+            SharePlan(
+                worker=w,
+                mode="open",
+                offsets=share(offsets, w, active, point.arrival, point.seed),
+                max_inflight=caps[w],
+                **base,
+            )
+            for w in range(active)
+        ]
+
+    def _burst_plans(self, point: PointConfig, payloads: list[Payload], base: dict[str, Any]) -> list[SharePlan]:
+        """Each worker replays its own requests in order: offsets index its `requests` list."""
+        n = len(payloads)
         cap = point.concurrency or 0
-        active = min(workers, cap, n) if cap else min(workers, n)
+        active = min(point.workers, cap, n) if cap else min(point.workers, n)
         caps = split_count(cap, active) if cap else [0] * active
-        base.update(warmup_s=0.0, duration_s=None)
-        # Each worker replays its own requests in order: offsets index its `requests` list.
+        base = {**base, "warmup_s": 0.0, "duration_s": None}
         plans = []
         for w in range(active):
             mine = list(range(w, n, active))
+            own = {
+                "requests": [base["requests"][i] for i in mine] if base["requests"] else [],
+                "inputs": [base["inputs"][i] for i in mine],
+                "tokens": [base["tokens"][i] for i in mine],
+                "call": InProcessCall(self.spec, point.op, [payloads[i] for i in mine]) if base["call"] else None,
+            }
             plans.append(
-                SharePlan(
-                    worker=w,
-                    mode="burst",
-                    offsets=np.zeros(len(mine)),
-                    users=caps[w],
-                    **{
-                        **base,
-                        "requests": [requests[i] for i in mine] if requests else [],
-                        "inputs": [inputs[i] for i in mine],
-                        "tokens": [tokens[i] for i in mine],
-                        "call": InProcessCall(self.spec, point.op, [payloads[i] for i in mine]) if call else None,
-                    },
-                )
+                SharePlan(worker=w, mode="burst", offsets=np.zeros(len(mine)), users=caps[w], **{**base, **own})
             )
         return plans
 
@@ -231,6 +212,31 @@ class LoadEndpoint:
     def close(self) -> None:
         if self.metrics is not None:
             self.metrics.close()
+
+
+Payload = tuple[str | None, list[str]]  # (query for rerank, texts) of one request
+
+
+def _payloads(point: PointConfig, workload: Workload) -> list[Payload]:
+    """What each request of a point carries (the workload already cut to the point's length)."""
+    if point.loop == "burst":  # Open WebUI: ceil(chunks / RAG_EMBEDDING_BATCH_SIZE) requests
+        chunks = [workload.texts[i % len(workload.texts)] for i in range(point.burst)]
+        batches = [chunks[i : i + point.batch] for i in range(0, point.burst, point.batch)]  # the last one smaller
+        if point.op == "rerank":
+            return [(workload.queries[i % len(workload.queries)], docs) for i, docs in enumerate(batches)]
+        return [(None, texts) for texts in batches]
+    if point.op == "rerank":
+        return list(workload.rerank_requests(point.batch))
+    return [(None, texts) for texts in workload.embed_batches(point.batch)]
+
+
+def _tokens(op: str, payloads: list[Payload], workload: Workload) -> list[int]:
+    """Estimated tokens per request (used where the server does not count them): a rerank's query counts once
+    per document, as the server reads it."""
+    if op == "rerank":
+        q_tokens = workload.count_tokens([q for q, _ in payloads])
+        return [sum(q_tokens[i] + t for t in workload.count_tokens(docs)) for i, (_, docs) in enumerate(payloads)]
+    return [sum(workload.count_tokens(texts)) for _, texts in payloads]
 
 
 def check_schedule(points: list[PointConfig]) -> None:
@@ -276,37 +282,11 @@ def merge_shares(
     metrics_after: dict | None = None,
 ) -> LoadPointRecord:
     """One point's record from its workers' shares: counts summed, histograms merged exactly."""
-    errors: dict[str, int] = {}
-    examples: dict[str, str] = {}
-    for s in shares:
-        for cls, n in s.errors.items():
-            errors[cls] = errors.get(cls, 0) + n
-        for cls, message in s.error_examples.items():
-            examples.setdefault(cls, mask(message))
-    ok = sum(s.ok for s in shares)
     merged = (
         {q: histograms.merge([s.histograms.get(q) for s in shares]) for q in shares[0].histograms} if shares else {}
     )
     elapsed = measured_window(point, shares)
-    counted = sum(s.tokens_counted for s in shares)
-    estimated = sum(s.tokens_estimated for s in shares)
-    per_s = (lambda n: n / elapsed) if elapsed > 0 else (lambda n: 0.0)
-    if not ok:
-        tokens_source = None
-    elif estimated == 0 and counted:
-        tokens_source = "x-compute-tokens"
-    elif counted:
-        tokens_source = f"x-compute-tokens+{workload.tokens_source}"
-    else:
-        tokens_source = workload.tokens_source
-    open_quantities = point.loop != "closed"
-    requests = {
-        "sent": sum(s.sent for s in shares),
-        "ok": ok,
-        "errors": errors,
-        "unsent": sum(s.unsent for s in shares),
-        "validated": sum(s.validated for s in shares),
-    }
+    requests, examples = _requests(shares)
     status, problem = judge(requests, point.max_error_rate)
     return LoadPointRecord(
         endpoint=endpoint,
@@ -318,17 +298,8 @@ def merge_shares(
         arrival=str(point.arrival) if point.arrival else None,
         duration_s=round(elapsed, 6),
         requests=requests,
-        throughput={
-            "requests_per_s": per_s(ok),
-            "texts_per_s": per_s(sum(s.texts_ok for s in shares)),
-            "tokens_per_s": per_s(counted + estimated),
-            "tokens_source": tokens_source,
-        },
-        latency_ms={
-            "service": histograms.summary_ms(merged["service"]) if merged else None,
-            "scheduled": histograms.summary_ms(merged["scheduled"]) if open_quantities and merged else None,
-            "dispatch_delay": histograms.summary_ms(merged["dispatch_delay"]) if open_quantities and merged else None,
-        },
+        throughput=_throughput(shares, elapsed, workload.tokens_source),
+        latency_ms=_latency(point, merged),
         server_ms={
             name: histograms.summary_ms(merged[name]) if merged else None
             for name in ("queue", "tokenization", "inference")
@@ -346,6 +317,57 @@ def merge_shares(
         problem=problem,
         max_error_rate=point.max_error_rate,
     )
+
+
+def _requests(shares: list[ShareResult]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The point's request counts (errors per class summed) and one (masked) example message per class."""
+    errors: dict[str, int] = {}
+    examples: dict[str, str] = {}
+    for s in shares:
+        for cls, n in s.errors.items():
+            errors[cls] = errors.get(cls, 0) + n
+        for cls, message in s.error_examples.items():
+            examples.setdefault(cls, mask(message))
+    requests = {
+        "sent": sum(s.sent for s in shares),
+        "ok": sum(s.ok for s in shares),
+        "errors": errors,
+        "unsent": sum(s.unsent for s in shares),
+        "validated": sum(s.validated for s in shares),
+    }
+    return requests, examples
+
+
+def _throughput(shares: list[ShareResult], elapsed: float, workload_tokens: str) -> dict[str, Any]:
+    """Rates over the measured window; tokens counted by the server (x-compute-tokens) where it said them."""
+    ok = sum(s.ok for s in shares)
+    counted = sum(s.tokens_counted for s in shares)
+    estimated = sum(s.tokens_estimated for s in shares)
+    per_s = (lambda n: n / elapsed) if elapsed > 0 else (lambda n: 0.0)
+    if not ok:
+        tokens_source = None
+    elif estimated == 0 and counted:
+        tokens_source = "x-compute-tokens"
+    elif counted:
+        tokens_source = f"x-compute-tokens+{workload_tokens}"
+    else:
+        tokens_source = workload_tokens
+    return {
+        "requests_per_s": per_s(ok),
+        "texts_per_s": per_s(sum(s.texts_ok for s in shares)),
+        "tokens_per_s": per_s(counted + estimated),
+        "tokens_source": tokens_source,
+    }
+
+
+def _latency(point: PointConfig, merged: dict[str, Any]) -> dict[str, Any]:
+    """Service time always; scheduled and dispatch delay where sends have an intended time (open, burst)."""
+    open_quantities = point.loop != "closed"
+    return {
+        "service": histograms.summary_ms(merged["service"]) if merged else None,
+        "scheduled": histograms.summary_ms(merged["scheduled"]) if open_quantities and merged else None,
+        "dispatch_delay": histograms.summary_ms(merged["dispatch_delay"]) if open_quantities and merged else None,
+    }
 
 
 def measured_window(point: PointConfig, shares: list[ShareResult]) -> float:
@@ -479,100 +501,114 @@ def preflight(endpoints: list[LoadEndpoint], op: str, timeout_s: float) -> None:
             endpoint.preflight(op, timeout_s)
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+def open_endpoints(specs: list[EndpointSpec], op: str, timeout_s: float) -> list[LoadEndpoint]:
+    """Every endpoint opened for `op` and asked one small request (in-process ones warm in the pool), before
+    the output folder is touched: a wrong kind, URL, key or model is one line, nothing written."""
+    endpoints = [LoadEndpoint(spec) for spec in specs]
+    try:
+        for endpoint in endpoints:
+            endpoint.check_op(op)
+        preflight(endpoints, op, timeout_s)
+    except BaseException:
+        close_endpoints(endpoints)
+        raise
+    return endpoints
+
+
+def close_endpoints(endpoints: list[LoadEndpoint]) -> None:
+    for endpoint in endpoints:
+        endpoint.close()
+
+
+@contextmanager
+def load_pool(
+    endpoints: list[LoadEndpoint], op: str, workers: int, pool_factory: Callable[[int], Executor] | None = None
+) -> Iterator[Executor]:
+    """The executor the shares run on (default: local worker processes), with every in-process endpoint's
+    model loaded in it; stopped at the end, also on error or Ctrl-C."""
+    pool = None
+    try:
+        pool = (pool_factory or worker_pool)(workers)
+        for endpoint in endpoints:
+            if endpoint.in_process:  # one worker (checked): the model loads in the process that measures
+                pool.submit(InProcessCall(endpoint.spec, op, [("warm-up query", ["warm-up text"])]).warm).result()
+        yield pool
+    finally:
+        if pool is not None:
+            stop_pool(pool)
+
+
+def load_header(
+    command: str, workload: Workload, specs: list[EndpointSpec], seed: int, settings: dict[str, Any]
+) -> RunHeader:
+    """The `run` header of load and size: the workload, the endpoints (secrets masked) and the sweep's settings."""
+    return RunHeader(
+        command=command,
+        created=now_iso(),
+        ragbench_version=bench.__version__,
+        dataset={
+            "name": "load workload",
+            "source": workload.source,
+            "texts": len(workload.texts),
+            "tokens_source": workload.tokens_source,
+        },
+        measures=[],
+        measure_labels={},
+        depth=0,
+        seed=seed,
+        targets=[s.name for s in specs],
+        load=mask_data(
+            {"endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in specs}, **settings}
+        ),
+    )
 
 
 def run_load(
     specs: list[EndpointSpec],
     sweep: SweepConfig,
     workload: Workload,
-    out_dir: Path,
-    progress=None,
+    output: Output,
     on_point: Callable[[LoadPointRecord], None] = lambda r: None,
-    overwrite: bool = False,
-    on_results: Callable[[Path], None] = lambda p: None,
     pool_factory: Callable[[int], Executor] | None = None,
 ) -> Path:
     """Every point for every endpoint; the results file keeps each finished point whatever happens next.
-    Everything is checked before `out_dir` is touched; `on_results` is told once this run's file exists.
-    `pool_factory(workers)` makes the executor the shares run on (default: local worker processes;
-    bench.load.ray_workers.RayExecutor: Ray actors)."""
-    endpoints = [LoadEndpoint(spec) for spec in specs]
-    for endpoint in endpoints:
-        endpoint.check_op(sweep.base.op)
-    if any(e.in_process for e in endpoints) and sweep.base.workers > 1:
+    Everything is checked before `output` is touched (bench.results.lifecycle). `pool_factory(workers)` makes
+    the executor the shares run on (default: local worker processes; bench.load.ray_workers.RayExecutor: Ray actors)."""
+    base = sweep.base
+    if any(s.url is None for s in specs) and base.workers > 1:
         raise UserError("load: in-process endpoints (reference, reference-rerank) run in one worker; use --workers 1")
     points = sweep.points()
-    preflight(endpoints, sweep.base.op, sweep.base.timeout_s)  # a wrong URL, key or model: one line, nothing written
-    prepare_out_dir(out_dir, [s.name for s in specs], overwrite)
-    writer = ResultsWriter(out_dir / RESULTS_FILE)
-    on_results(out_dir / RESULTS_FILE)
-    writer.write(
-        RunHeader(
-            command="load",
-            created=_now(),
-            ragbench_version=bench.__version__,
-            dataset={
-                "name": "load workload",
-                "source": workload.source,
-                "texts": len(workload.texts),
-                "tokens_source": workload.tokens_source,
-            },
-            measures=[],
-            measure_labels={},
-            depth=0,
-            seed=sweep.base.seed,
-            targets=[s.name for s in specs],
-            load=mask_data(
-                {
-                    "endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in specs},
-                    "op": sweep.base.op,
-                    "points": len(points),
-                    "workers": sweep.base.workers,
-                    "warmup_s": sweep.base.warmup_s,
-                    "duration_s": sweep.base.duration_s,
-                    "requests": sweep.base.requests,
-                    "timeout_s": sweep.base.timeout_s,
-                }
-            ),
-        )
-    )
-    pool = None
+    endpoints = open_endpoints(specs, base.op, base.timeout_s)
+    settings = {
+        "op": base.op,
+        "points": len(points),
+        "workers": base.workers,
+        "warmup_s": base.warmup_s,
+        "duration_s": base.duration_s,
+        "requests": base.requests,
+        "timeout_s": base.timeout_s,
+    }
     try:
-        pool = (pool_factory or worker_pool)(sweep.base.workers)
-        for endpoint in endpoints:
-            if endpoint.in_process:  # one worker (checked above): the model loads in the process that measures
-                pool.submit(
-                    InProcessCall(endpoint.spec, sweep.base.op, [("warm-up query", ["warm-up text"])]).warm
-                ).result()
-        for endpoint in endpoints:
-            for number, point in enumerate(points, 1):
-                tick = _ticker(progress, f"{endpoint.spec.name} {number}/{len(points)} {point_label(point)}", point)
-                record = measure_point(endpoint, point, workload, pool, tick)
-                writer.write(record)
-                on_point(record)
-                stop_if_unreachable(endpoint, record, "the sweep")
-        writer.write(EndRecord(status="complete", finished=_now()))
-    except (KeyboardInterrupt, SystemExit):
-        writer.write(EndRecord(status="interrupted", finished=_now(), error="interrupted by the user"))
-        raise
-    except Exception as exc:  # a user error, or a bug: either way the finished points stay readable
-        writer.write(EndRecord(status="failed", finished=_now(), error=mask(str(exc) or type(exc).__name__)))
-        raise
+        with (
+            open_run(output, load_header("load", workload, specs, base.seed, settings)) as run,
+            load_pool(endpoints, base.op, base.workers, pool_factory) as pool,
+        ):
+            for endpoint in endpoints:
+                for number, point in enumerate(points, 1):
+                    tick = _ticker(
+                        run.progress, f"{endpoint.spec.name} {number}/{len(points)} {point_label(point)}", point
+                    )
+                    record = measure_point(endpoint, point, workload, pool, tick)
+                    run.write(record)
+                    on_point(record)
+                    stop_if_unreachable(endpoint, record, "the sweep")
     finally:
-        if pool is not None:
-            stop_pool(pool)
-        for endpoint in endpoints:
-            endpoint.close()
-        writer.close()
-    return out_dir / RESULTS_FILE
+        close_endpoints(endpoints)
+    return output.results
 
 
-def _ticker(progress, description: str, point: PointConfig) -> Callable[[], None]:
+def _ticker(progress: ProgressFactory, description: str, point: PointConfig) -> Callable[[], None]:
     """A progress bar per point, advanced by the clock (workers run in other processes)."""
-    if progress is None:
-        return lambda: None
     planned = None if point.duration_s is None or point.loop == "burst" else point.warmup_s + point.duration_s
     advance = progress(description, int(planned * 10) if planned else None)
     started = perf_counter()

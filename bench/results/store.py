@@ -9,8 +9,7 @@ import math
 import os
 import types
 import typing
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -147,26 +146,14 @@ def end_status(exc: BaseException) -> tuple[str, str]:
     return "failed", f"internal error: {type(exc).__name__}: {exc}"
 
 
-@contextmanager
-def ending(writer: ResultsWriter) -> Iterator[ResultsWriter]:
-    """Close the run with its `end` record whatever happens inside: complete; interrupted (Ctrl-C,
-    SIGTERM); failed, with the (masked) error. Everything written before stays; the writer is closed."""
-    try:
-        yield writer
-        writer.write(EndRecord(status="complete", finished=now_iso()))
-    except BaseException as exc:  # a user error, a stop or a bug: either way the finished records stay readable
-        status, error = end_status(exc)
-        writer.write(EndRecord(status=status, finished=now_iso(), error=error))
-        raise
-    finally:
-        writer.close()
+def plain_header(command: str) -> RunHeader:
+    """The header of a command whose results name no dataset, measures or targets (identity, doctor)."""
+    return RunHeader(command=command, created=now_iso(), ragbench_version=bench.__version__)
 
 
 def complete_results(path: Path, command: str, records: list[Any]) -> Results:
     """The results of a command that has every record at once (identity, doctor): header, records, end."""
-    results = Results(
-        path=path, header=RunHeader(command=command, created=now_iso(), ragbench_version=bench.__version__)
-    )
+    results = Results(path=path, header=plain_header(command))
     for record in [*records, EndRecord(status="complete", finished=now_iso())]:
         results.add(record)
     return results

@@ -44,7 +44,7 @@ def ceiling(
     from bench.endpoints.reference import resolve_model
     from bench.report import write_report
     from bench.results.lifecycle import Output
-    from bench.sizing.ceiling import DTYPES, CeilingConfig, check, run_ceiling
+    from bench.sizing.ceiling import DTYPES, CeilingConfig, run_ceiling
 
     if device not in ("cpu", "cuda"):
         raise UserError(f"--device {device!r}: expected cpu or cuda")
@@ -59,7 +59,6 @@ def ceiling(
         peak_tflops=None if peak_tflops is None else v.number("--peak-tflops", peak_tflops, v.PEAK_TFLOPS),
         min_seconds=v.number("--seconds", seconds, v.SECONDS),
     )
-    check(config)
     output = Output(out, overwrite, report=write_report, show=_print_table, say=typer.echo, progress=True)
     run_ceiling(config, output)
 

@@ -319,6 +319,68 @@ def read_results(path: str | Path) -> Results:
         raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
 
 
+class _CutLine(Exception):
+    """The last line, cut by an interruption: everything before it stands."""
+
+
+def _json(path: Path, line: str, number: int) -> dict[str, Any]:
+    """One line's record as JSON, its type known; a malformed line is one error naming it."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        if not line.endswith("\n"):
+            raise _CutLine from None
+        raise InputError(path, f"malformed JSON ({exc.msg})", number) from None
+    except ValueError as exc:  # an integer too long to convert
+        raise InputError(path, f"malformed JSON ({exc})", number) from None
+    except RecursionError:
+        raise InputError(path, "malformed JSON (nested too deeply)", number) from None
+    kind = data.get("record") if isinstance(data, dict) else None
+    if not isinstance(kind, str) or kind not in RECORD_TYPES:
+        raise InputError(path, f"unknown record type {kind!r}", number)
+    return typing.cast(dict[str, Any], data)
+
+
+def _check_header(path: Path, data: dict[str, Any], number: int) -> None:
+    if data["record"] != "run" or data.get("schema") != SCHEMA:
+        raise InputError(path, f"not a ragbench results file (first record must be a {SCHEMA} header)", number)
+    if data.get("version") not in READABLE_VERSIONS:
+        raise InputError(
+            path,
+            f"results schema version {data.get('version')} (this ragbench reads "
+            f"{', '.join(map(str, READABLE_VERSIONS))})",
+            number,
+        )
+
+
+def _typed(path: Path, data: dict[str, Any], number: int) -> object:
+    try:
+        data = _masked(data)  # a file written by hand or by an older ragbench may hold secrets
+        return _record(RECORD_TYPES[data["record"]], data, path, number)
+    except RecursionError:  # nesting json.loads could read, too deep to mask: no record of ragbench's
+        raise InputError(path, "malformed JSON (nested too deeply)", number) from None
+
+
+def _repeated(path: Path, seen: dict[RecordKey, tuple[int, int]], record: object, line: str, number: int) -> bool:
+    """Whether `record` was read before (the first one counts); a different record under the same key is an
+    error: which of the two counts cannot be told, and appending one must not hide the other."""
+    key = record_key(record)
+    if key is None:
+        return False
+    if key not in seen:
+        seen[key] = (number, hash(line.strip()))
+        return False
+    first, digest = seen[key]
+    if digest != hash(line.strip()) and not isinstance(record, (RunHeader, EndRecord)):
+        raise InputError(
+            path,
+            f"{key[0]} record {' '.join(map(str, key[1:]))!r} again, different from line "
+            f"{first}: a results file holds each once",
+            number,
+        )
+    return True
+
+
 def _read_results(path: Path) -> Results:
     results: Results | None = None
     seen: dict[RecordKey, tuple[int, int]] = {}  # record key -> (line, hash of that line)
@@ -327,51 +389,16 @@ def _read_results(path: Path) -> Results:
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                if not line.endswith("\n"):
-                    break  # a line cut by an interruption: everything before it stands
-                raise InputError(path, f"malformed JSON ({exc.msg})", number) from None
-            except ValueError as exc:  # an integer too long to convert
-                raise InputError(path, f"malformed JSON ({exc})", number) from None
-            except RecursionError:
-                raise InputError(path, "malformed JSON (nested too deeply)", number) from None
-            kind = data.get("record") if isinstance(data, dict) else None
-            if not isinstance(kind, str) or kind not in RECORD_TYPES:
-                raise InputError(path, f"unknown record type {kind!r}", number)
+                data = _json(path, line, number)
+            except _CutLine:
+                break
             if results is None:
-                if kind != "run" or data.get("schema") != SCHEMA:
-                    raise InputError(
-                        path, f"not a ragbench results file (first record must be a {SCHEMA} header)", number
-                    )
-                if data.get("version") not in READABLE_VERSIONS:
-                    raise InputError(
-                        path,
-                        f"results schema version {data.get('version')} (this ragbench reads "
-                        f"{', '.join(map(str, READABLE_VERSIONS))})",
-                        number,
-                    )
-            try:
-                data = _masked(data)  # a file written by hand or by an older ragbench may hold secrets
-                record = _record(RECORD_TYPES[kind], data, path, number)
-            except RecursionError:  # nesting json.loads could read, too deep to mask: no record of ragbench's
-                raise InputError(path, "malformed JSON (nested too deeply)", number) from None
-            key = record_key(record)
-            if results is not None and key in seen:
-                first, digest = seen[key]
-                if digest != hash(line.strip()) and not isinstance(record, (RunHeader, EndRecord)):
-                    # Which of two different records counts cannot be told: appending one must not hide the other.
-                    raise InputError(
-                        path,
-                        f"{kind} record {' '.join(map(str, key[1:]))!r} again, different from line "
-                        f"{first}: a results file holds each once",
-                        number,
-                    )
+                _check_header(path, data, number)
+            record = _typed(path, data, number)
+            if _repeated(path, seen, record, line, number) and results is not None:
                 results.repeated += 1  # the same record again (or a second header or end): the first one counts
                 continue
-            if key is not None:
-                seen[key] = (number, hash(line.strip()))
-            for name in _float_fields(RECORD_TYPES[kind]):  # the record's own class
+            for name in _float_fields(RECORD_TYPES[data["record"]]):  # the record's own class
                 if getattr(record, name) is None:
                     setattr(record, name, float("nan"))
             if results is None:

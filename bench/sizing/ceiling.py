@@ -261,9 +261,7 @@ def check(config: CeilingConfig) -> None:
         raise UserError(f"--lengths {short[0]}: a text needs more than {special} tokens (the special ones)")
 
 
-def run_ceiling(
-    config: CeilingConfig, output: Output, on_point: Callable[[CeilingPoint], None] = lambda p: None
-) -> list[CeilingPoint]:
+def run_ceiling(config: CeilingConfig, output: Output) -> list[CeilingPoint]:
     """Measure every point into `output` (bench.results.lifecycle: each point synced as it finishes; an `end`
     record last, also after Ctrl-C, SIGTERM, or a model that fails to load or runs out of device memory)."""
     import bench
@@ -293,5 +291,4 @@ def run_ceiling(
         for point in measure_ceiling(config, advance):
             run.write(point)
             points.append(point)
-            on_point(point)
     return points

@@ -176,22 +176,17 @@ def test_one_end_record_for_each_way_a_run_ends_and_the_report_of_what_finished(
 
 
 def test_closing_records_come_with_the_end_record_and_not_after_a_stop(tmp_path):
-    from bench.results.schema import ComparisonRecord
-
-    def comparison() -> ComparisonRecord:
-        fields = {f: 0.0 for f in ("mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_randomization", "p_ttest")}
-        return ComparisonRecord(measure="P_2", a="a", b="b", **fields, p_holm=0.0, significant=False)
-
+    """Quality's comparisons are written with the `end` record; a user who stopped the run does not wait for them."""
     for stop, folder in ((None, "done"), (Interrupted(signal.SIGINT), "stopped")):
         try:
-            with open_run(Output(tmp_path / folder), header(("a", "b"))) as run:
-                run.closing = lambda status: [comparison()]
+            with open_run(Output(tmp_path / folder), header()) as run:
+                run.closing = lambda status: [DoctorFindingRecord(hop="tei", ok=True, message=status)]
                 if stop is not None:
                     raise stop
         except KeyboardInterrupt:
             pass
         results = read_results(tmp_path / folder / "results.jsonl")
-        assert len(results.comparisons) == (0 if stop else 1)
+        assert [f.message for f in results.of("doctor_finding")] == ([] if stop else ["complete"])
 
 
 def test_resume_is_refused_in_one_line_unless_there_is_a_matching_interrupted_run(tmp_path):

@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import platform
 import xml.etree.ElementTree as ET
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import InputError, UserError
 from bench.gate.compare import FAIL, INFO, Check, Comparison, as_number, checked_points, fmt_p, point_name
 from bench.results.schema import LoadPointRecord
-from bench.results.store import Results
+from bench.results.store import Results, now_iso
 
 if TYPE_CHECKING:  # imported where used: only --benchmark-json needs pytest-benchmark
     from pytest_benchmark.stats import Stats
@@ -144,7 +143,7 @@ def junit_xml(comparison: Comparison) -> str:
         failures=str(len(comparison.regressions)),
         errors="0",
         skipped=str(len(comparison.checks) - len(gated)),
-        timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
+        timestamp=now_iso(),
     )
     if comparison.notes:
         props = ET.SubElement(suite, "properties")
@@ -240,7 +239,7 @@ def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
         "machine_info": _machine_info(),
         "commit_info": {},
         "benchmarks": entries,
-        "datetime": datetime.now(UTC).isoformat(),
+        "datetime": now_iso("auto"),  # pytest-benchmark's precision
         "version": pb_version,
     }
 

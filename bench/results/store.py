@@ -131,8 +131,9 @@ class ResultsWriter:
         self._fh.close()
 
 
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+def now_iso(timespec: str = "seconds") -> str:
+    """Now, in UTC, ISO 8601: the one clock every record and output is stamped with."""
+    return datetime.now(UTC).isoformat(timespec=timespec)
 
 
 def end_status(exc: BaseException) -> tuple[str, str]:

@@ -45,7 +45,7 @@ def commands(tmp_path: Path, load_server):
         "load": (["load", "-e", f"t=tei@{url}", "--requests", "4", "--texts", str(texts), *quick], 0),
         "size": (
             ["size", "-e", f"t=tei@{url}", "--slo-p99", "1000", "--batch", "1", "--max-concurrency", "1"]
-            + ["--burst-batch", "1", "--burst-concurrency", "1", "--burst", "2", "--max-probes", "1"]
+            + ["--burst-batch", "1", "--burst-concurrency", "1", "--burst", "2", "--max-probes", "2"]
             + ["--duration", "0.2s", "--texts", str(texts), "--no-nvml", *quick],
             0,
         ),

@@ -104,12 +104,9 @@ class VectorIndex:
         scores = np.zeros((len(queries), 0), dtype=np.float32)
         for start, window in self._windows(len(queries)):
             window_scores = queries @ window.T
-            window_positions = np.broadcast_to(np.arange(start, start + len(window)), window_scores.shape)
-            positions, scores = _best(
-                np.concatenate([positions, window_positions], axis=1),
-                np.concatenate([scores, window_scores], axis=1),
-                k,
-            )
+            rows, columns = np.nonzero(window_scores >= _floor(scores, window_scores, k)[:, None])
+            keep = min(k, scores.shape[1] + len(window))  # the same for every query
+            positions, scores = _merge(positions, scores, rows, columns + start, window_scores[rows, columns], keep)
         return TopK(positions, scores)
 
     def scores_at(self, queries: np.ndarray, query_rows: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -140,27 +137,37 @@ def _checked(queries: np.ndarray) -> np.ndarray:
     return queries
 
 
-def _best(positions: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's k best: score descending, ties by position ascending (so the split into windows cannot matter).
+def _floor(best: np.ndarray, window_scores: np.ndarray, k: int) -> np.ndarray:
+    """Per query, a score below which no document of the window can enter the top k (ties at it can)."""
+    if best.shape[1] == k:  # the running k-th best only rises
+        return best[:, -1]
+    if window_scores.shape[1] > k:
+        return np.partition(window_scores, -k, axis=1)[:, -k]
+    return np.full(len(window_scores), -np.inf, dtype=np.float32)
 
-    Every score at or above the row's k-th largest is a candidate, ties at the boundary included; sorting the
-    candidates by (row, -score, position) and keeping each row's first k is then exact.
+
+def _merge(
+    positions: np.ndarray,
+    scores: np.ndarray,
+    rows: np.ndarray,
+    new_positions: np.ndarray,
+    new_scores: np.ndarray,
+    k: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's k best of its running best and its new candidates: score descending, ties by position ascending.
+
+    Every candidate at or above the floor is kept, boundary ties included, so the order (row, -score, position) and
+    each row's first k are exact whatever the windows were.
     """
-    n = scores.shape[1]
-    if n <= k:
-        keep = np.ones(scores.shape, dtype=bool)
-    else:
-        kth = np.partition(scores, n - k, axis=1)[:, n - k]
-        keep = scores >= kth[:, None]
-    rows, cols = np.nonzero(keep)
-    cand_scores, cand_positions = scores[rows, cols], positions[rows, cols]
-    order = np.lexsort((cand_positions, -cand_scores, rows))
-    rows, cand_scores, cand_positions = rows[order], cand_scores[order], cand_positions[order]
-    first = np.searchsorted(rows, np.arange(len(scores)))
-    rank = np.arange(len(rows)) - first[rows]
-    chosen = rank < k
-    shape = (len(scores), min(k, n))
-    return cand_positions[chosen].reshape(shape), cand_scores[chosen].reshape(shape)
+    queries, held = scores.shape
+    all_rows = np.concatenate([np.repeat(np.arange(queries), held), rows])
+    all_positions = np.concatenate([positions.ravel(), new_positions])
+    all_scores = np.concatenate([scores.ravel(), new_scores])
+    order = np.lexsort((all_positions, -all_scores, all_rows))
+    all_rows = all_rows[order]
+    rank = np.arange(len(all_rows)) - np.searchsorted(all_rows, all_rows)  # place within its query's candidates
+    chosen = order[rank < k]
+    return all_positions[chosen].reshape(queries, k), all_scores[chosen].reshape(queries, k)
 
 
 def memory_mapped_bm25(retriever: Any) -> Any:

@@ -53,11 +53,10 @@ def scratch_dir() -> Path:
 class VectorIndex:
     """Append-only on-disk vectors; `search` is exact inner-product top k (cosine for normalised vectors)."""
 
-    def __init__(self, dtype: str = "float32", directory: Path | None = None, window_rows: int | None = None):
+    def __init__(self, dtype: str = "float32", window_rows: int | None = None):
         if dtype not in DTYPES:
             raise UserError(f"vector dtype {dtype!r}: one of {', '.join(DTYPES)}")
         self.dtype = np.dtype(dtype)
-        self.directory = directory
         self.window_rows = window_rows  # None: sized by WINDOW_SCORES and the number of queries
         self.dim = 0
         self.rows = 0
@@ -77,7 +76,7 @@ class VectorIndex:
             raise ValueError("vectors hold NaN or infinite values")
         if self._file is None:
             self.dim = vectors.shape[1]
-            self._file = tempfile.TemporaryFile(dir=self.directory or scratch_dir(), prefix="vectors-")
+            self._file = tempfile.TemporaryFile(dir=scratch_dir(), prefix="vectors-")
         if vectors.shape[1] != self.dim:
             raise ValueError(f"vectors of {vectors.shape[1]} dimensions appended to an index of {self.dim}")
         self._file.write(np.ascontiguousarray(vectors, dtype=self.dtype).tobytes())
@@ -139,7 +138,7 @@ def _checked(queries: np.ndarray) -> np.ndarray:
 
 def _floor(best: np.ndarray, window_scores: np.ndarray, k: int) -> np.ndarray:
     """Per query, a score below which no document of the window can enter the top k (ties at it can)."""
-    if best.shape[1] == k:  # the running k-th best only rises
+    if k and best.shape[1] == k:  # the running k-th best only rises
         return best[:, -1]
     if window_scores.shape[1] > k:
         return np.partition(window_scores, -k, axis=1)[:, -k]

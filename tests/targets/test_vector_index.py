@@ -53,6 +53,12 @@ def test_chunked_search_equals_the_full_matrix_with_ties_by_position(window_rows
         np.testing.assert_array_equal(top.scores[row], full[row, expected])  # the same float32 bits
 
 
+def test_depth_zero_returns_empty_rankings():
+    docs, queries = corpus_with_ties()
+    top = filled(docs, window_rows=256).search(queries, 0)
+    assert top.positions.shape == top.scores.shape == (len(queries), 0)
+
+
 def test_without_ties_the_order_is_the_earlier_engines_argpartition_order():
     # What DenseEngine did before the index: the whole matrix, argpartition, then a stable argsort.
     rng = np.random.default_rng(1)

@@ -6,16 +6,13 @@ API keys are never written in a spec: `key_env=VAR` names the environment variab
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from bench.core.errors import UserError
-from bench.core.spec_grammar import BOOLEAN_HELP, parse_bool, parse_options
+from bench.core.spec_grammar import BOOLEAN_HELP, NAME, parse_bool, parse_options
 from bench.endpoints.base import Embedder, Reranker
-
-_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
 @dataclass(frozen=True)
@@ -53,7 +50,7 @@ KINDS: dict[str, _Kind] = {
 def parse_spec(text: str) -> EndpointSpec:
     """`NAME=KIND@URL?opts` -> EndpointSpec, or a UserError that quotes the spec."""
     name, sep, rest = text.partition("=")
-    if not sep or not _NAME.match(name):
+    if not sep or not NAME.fullmatch(name):
         raise UserError(f"endpoint spec {text!r}: expected NAME=KIND@URL[?options] (NAME: letters, digits, _ . -)")
     kind, at, location = rest.partition("@")
     query = ""

@@ -165,7 +165,9 @@ def probe_causes(
     return []
 
 
-def length_signature(cosine: np.ndarray, lengths: np.ndarray, thresholds: Thresholds) -> Cause | None:
+def length_signature(
+    cosine: np.ndarray, lengths: np.ndarray, thresholds: Thresholds, unit: str = "tokens"
+) -> Cause | None:
     """Differences only above some input length: truncation on one side, suspected (no probe confirmed it)."""
     failing = cosine < thresholds.min_cosine
     if not failing.any() or failing.all():
@@ -176,7 +178,7 @@ def length_signature(cosine: np.ndarray, lengths: np.ndarray, thresholds: Thresh
         return Cause(
             "truncated_suspected",
             None,
-            f"differences only in texts of {shortest}+ tokens: one side truncates its input",
+            f"differences only in texts of {shortest}+ {unit}: one side truncates its input",
             "compare each path's max input length (TEI /info max_input_length, sentence-transformers max_seq_length)",
         )
     return None

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from bench.core.errors import UserError
+from bench.endpoints.tei import parse_snapshot
 from bench.load import histograms
 from bench.load.client import Response
 from bench.load.schedule import Arrival, open_schedule, parse_arrival, share, split_count
-from bench.load.server_view import delta, parse_snapshot
+from bench.load.server_view import delta
 from bench.load.worker import SharePlan, _Recorder, status_class
 
 

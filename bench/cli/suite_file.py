@@ -59,8 +59,9 @@ from bench.commands.suite import Job, Request, Suite
 from bench.core.errors import InputError, UserError
 from bench.core.secrets import is_secret_name
 from bench.core.spec_grammar import NAME
+from bench.core.values import parse_allowance, parse_error_rate, parse_ratio
 from bench.datasets import BUILTIN_PREFIX
-from bench.gate.compare import GateConfig, parse_allowance, parse_error_rate, parse_max_drops, parse_ratio
+from bench.gate.compare import GateConfig, parse_max_drops
 
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # no "..": a name becomes a folder under --out
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

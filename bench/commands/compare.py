@@ -8,16 +8,8 @@ from pathlib import Path
 
 from bench.core import values
 from bench.core.errors import UserError
-from bench.gate.compare import (
-    GateConfig,
-    compare_paths,
-    locate_results,
-    parse_allowance,
-    parse_error_rate,
-    parse_matches,
-    parse_max_drops,
-    parse_ratio,
-)
+from bench.core.values import parse_allowance, parse_error_rate, parse_ratio
+from bench.gate.compare import GateConfig, compare_paths, locate_results, parse_matches, parse_max_drops
 from bench.gate.outputs import check_output_paths, render_json, render_markdown, render_text, write_outputs
 
 RENDERERS = {"text": render_text, "md": render_markdown, "json": render_json}

@@ -245,10 +245,39 @@ class TeiRerankWire:
         return scores_of([(r.get("index"), r.get("score")) for r in answer], n)
 
 
-class TeiEmbedder:
+class _TeiEndpoint:
+    """What TEI's embedder and reranker share: /info in `describe` (with `info_shown`), the dtype, close."""
+
+    kind: str
+    client: TeiClient
+    wire: TeiEmbedWire | TeiRerankWire
+    info_shown: tuple[str, ...] = ()  # further /info fields `describe` names
+
+    def describe(self) -> dict[str, object]:
+        info = self.client.info()
+        return {
+            "kind": self.kind,
+            "url": self.client.url,
+            "model": info.model_id,
+            "dtype": info.model_dtype,
+            "version": info.version,
+            **{name: getattr(info, name) for name in self.info_shown},
+            **self.wire.options,
+        }
+
+    def dtype(self) -> str | None:
+        return self.client.info().model_dtype
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class TeiEmbedder(_TeiEndpoint):
     """texts -> vectors through TEI's /embed."""
 
     kind = "tei"
+    info_shown = ("max_client_batch_size",)
+    wire: TeiEmbedWire
 
     def __init__(
         self,
@@ -285,29 +314,12 @@ class TeiEmbedder:
         vectors = np.vstack([p[0] for p in parts]) if parts else np.zeros((0, 0), dtype=np.float32)
         return Embeddings(vectors, [p[1] for p in parts])
 
-    def describe(self) -> dict[str, object]:
-        info = self.client.info()
-        return {
-            "kind": self.kind,
-            "url": self.client.url,
-            "model": info.model_id,
-            "dtype": info.model_dtype,
-            "version": info.version,
-            "max_client_batch_size": info.max_client_batch_size,
-            **self.wire.options,
-        }
 
-    def dtype(self) -> str | None:
-        return self.client.info().model_dtype
-
-    def close(self) -> None:
-        self.client.close()
-
-
-class TeiReranker:
+class TeiReranker(_TeiEndpoint):
     """query + texts -> scores through TEI's /rerank (which has no top_n: trimmed here)."""
 
     kind = "tei-rerank"
+    wire: TeiRerankWire
 
     def __init__(
         self,
@@ -338,20 +350,3 @@ class TeiReranker:
             results = results[:top_n]
         scores, order = scores_from_results(len(texts), results)
         return Scores(scores, order, [p[1] for p in parts])
-
-    def describe(self) -> dict[str, object]:
-        info = self.client.info()
-        return {
-            "kind": self.kind,
-            "url": self.client.url,
-            "model": info.model_id,
-            "dtype": info.model_dtype,
-            "version": info.version,
-            **self.wire.options,
-        }
-
-    def dtype(self) -> str | None:
-        return self.client.info().model_dtype
-
-    def close(self) -> None:
-        self.client.close()

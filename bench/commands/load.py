@@ -116,25 +116,25 @@ def load_command(request: LoadRequest) -> list[LoadPointRecord]:
     specs, sweep = check_load(request)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
     check_request_memory(sweep.points(), workload)
-    pool_factory = _ray_pool(request, specs)
+    pools = pool_factory(request.ray, specs, "load")
     records: list[LoadPointRecord] = []
     output = Output(request.out, request.overwrite, report=write_report, show=show_points, say=print, progress=True)
-    run_load(specs, sweep, workload, output, records.append, pool_factory)
+    run_load(specs, sweep, workload, output, records.append, pools)
     raise_if_failed(records, request.out / "report.html")
     return records
 
 
-def _ray_pool(request: LoadRequest, specs: list[EndpointSpec]) -> Callable[[int], Executor] | None:
-    """`--ray`: the workers as Ray actors on that cluster, its address checked like the other flags."""
-    if request.ray is None:
+def pool_factory(ray: str | None, specs: list[EndpointSpec], command: str) -> Callable[[int], Executor] | None:
+    """What `--ray ADDRESS` makes of the workers: Ray actors on that cluster, or None (local worker processes).
+    The head is checked like every flag, before any endpoint is asked anything; load and size share this."""
+    if ray is None:
         return None
     if any(s.url is None for s in specs):
-        raise UserError("load: --ray runs HTTP endpoints; in-process ones (reference, reference-rerank) run here")
+        raise UserError(f"{command}: --ray runs HTTP endpoints; in-process ones (reference, reference-rerank) run here")
     from bench.load.ray_workers import RayExecutor, check_reachable
 
-    check_reachable(request.ray)  # a flag, checked like the others before any endpoint is asked anything
-    address = request.ray
-    return lambda workers: RayExecutor(address, workers)
+    check_reachable(ray)
+    return lambda workers: RayExecutor(ray, workers)
 
 
 def show_points(results: Results) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from bench.commands.load import raise_if_failed
+from bench.commands.load import pool_factory, raise_if_failed
 from bench.core import values as v
 from bench.core.errors import UserError
 from bench.endpoints.spec import EndpointSpec, parse_spec
@@ -85,6 +85,7 @@ class SizeRequest:
     overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
     timeout: str = "30s"
     seed: int = 0
+    ray: str | None = None  # run the workers as Ray actors on this cluster ("auto" or host:port)
 
 
 @dataclass
@@ -298,6 +299,7 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
 
     output = Output(request.out, request.overwrite, report=write_report, show=show_sizing, say=print)
     plan = check(request)
+    pools = pool_factory(request.ray, plan.specs, "size")
     workload = load_workload(request.texts, request.dataset, request.tokenizer or plan.ceiling_model)
     _check_memory(plan, request, workload)
     endpoints = open_endpoints(plan.specs, plan.op, plan.timeout_s)  # a wrong URL, key or model: nothing written
@@ -306,7 +308,7 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
         with (
             open_run(output, _header(plan, request, workload)) as run,
             _sampler(request, plan) as (sampler, telemetry),
-            load_pool(endpoints, plan.op, request.workers) as pool,
+            load_pool(endpoints, plan.op, request.workers, pools) as pool,
         ):
             for endpoint in endpoints:
                 session = _Session(endpoint, plan, request, workload, pool, run, sampler, report)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bench.targets import registry
-from tests.compare.helpers import PUSHED_OUT, RelevantPushedOut
+from tests.gate.helpers import PUSHED_OUT, RelevantPushedOut
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Fixtures for the gate tests (tests/suite uses them too, through its conftest.py)."""
+"""Fixtures for the gate tests (tests/commands uses them too, through its conftest.py)."""
 
 from __future__ import annotations
 

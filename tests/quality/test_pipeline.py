@@ -83,6 +83,7 @@ def scripted(monkeypatch):
     return ScriptedTarget
 
 
+@pytest.mark.slow
 def test_quality_writes_every_artifact_and_numbers_trace_back(small_dataset, tmp_path):
     out = tmp_path / "out"
     report = quality_command(QualityRequest(dataset=small_dataset, targets=["bm25", "dense"], out=out))

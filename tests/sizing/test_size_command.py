@@ -36,6 +36,7 @@ def queue_server(tmp_path: Path):
         stop_process(proc)
 
 
+@pytest.mark.slow
 def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path, monkeypatch, capsys):
     """One request at a time, 20 ms each: capacity 50 requests/s; constant arrivals above it queue without bound.
 

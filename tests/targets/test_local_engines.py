@@ -46,6 +46,7 @@ def test_bm25_does_not_retrieve_documents_without_a_matching_term(small):
     assert result.hits == []
 
 
+@pytest.mark.slow
 def test_dense_ranking_equals_direct_cosine_of_the_reference_model(small):
     embedder = SentenceTransformerEmbedder()
     engine = DenseEngine(embedder)
@@ -63,6 +64,7 @@ def test_dense_ranking_equals_direct_cosine_of_the_reference_model(small):
         assert [h.doc_id for h in result.hits] == expected
 
 
+@pytest.mark.slow
 def test_second_encoding_comes_from_the_cache_without_loading_the_model(small):
     texts = [d.full_text for d in list(small.corpus.values())[:20]]
     first = SentenceTransformerEmbedder().embed(texts)
@@ -72,6 +74,7 @@ def test_second_encoding_comes_from_the_cache_without_loading_the_model(small):
     np.testing.assert_array_equal(first, vectors)
 
 
+@pytest.mark.slow
 def test_dense_and_hybrid_beat_nothing_and_hybrid_is_close_to_its_parts(small):
     bm25, dense = ndcg(small, BM25Engine()), ndcg(small, DenseEngine(SentenceTransformerEmbedder()))
     hybrid = ndcg(small, build_target(parse_spec("hybrid"), TargetOptions()))
@@ -116,6 +119,7 @@ def test_weight_one_is_pure_lexical_order():
     assert [h.doc_id for h in result.hits] == ["a", "b"]
 
 
+@pytest.mark.slow
 def test_rerank_stage_orders_by_the_cross_encoder(small):
     model = reranker_standin_path()
     target = build_target(parse_spec("bm25+rerank"), TargetOptions(cross_encoder=str(model), rerank_depth=20))
@@ -133,6 +137,7 @@ def test_rerank_stage_orders_by_the_cross_encoder(small):
     assert target.name == "bm25+rerank"
 
 
+@pytest.mark.slow
 def test_openwebui_variant_reorders_the_fused_union_by_cosine_so_mid_weights_do_not_matter(small):
     queries = {q: small.queries[q] for q in small.judged_queries()[:8]}
     rankings = {}

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.results.schema import RECORD_TYPES, SCHEMA, VERSION
-from tests.compare.helpers import noisy_scores, write_results
+from tests.gate.helpers import noisy_scores, write_results
 from tests.harness.cli import run_cli
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from tests.compare.helpers import noisy_scores, per_query, write_results
+from tests.gate.helpers import noisy_scores, per_query, write_results
 from tests.harness.cli import run_cli
 
 N = 300

@@ -49,7 +49,7 @@ def folder(tmp_path: Path) -> Path:
         {"q1": "cats", "q2": "dogs"},
         [("q1", "d1", 1), ("q2", "d2", 1)],
     )
-    # 24 texts: enough for every identity check to judge (tests/endpoints/test_identity_verdicts.py)
+    # 24 texts: enough for every identity check to judge (tests/identity/test_identity_verdicts.py)
     words = (
         "cats dogs bread rome light trade mats rain snow wind iron gold salt wool silk corn rice tea milk wine oak "
         "pine sand clay"

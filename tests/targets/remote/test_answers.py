@@ -11,7 +11,7 @@ from bench.commands.quality import QualityRequest, quality_command
 from bench.results.store import read_results
 from bench.targets import lightrag as lightrag_target
 from bench.targets import openwebui as openwebui_target
-from tests.answers.test_xquad import DPRSimpleTokenizer, dpr_has_answer
+from tests.quality.test_xquad import DPRSimpleTokenizer, dpr_has_answer
 
 pytestmark = pytest.mark.integration
 

@@ -14,6 +14,9 @@ from bench.results.store import read_results
 
 MEASURES = ["Answer@1", "Answer@5", "Answer@20", "AnswerMRR@10"]
 
+# Both tests read one quality run of bm25 and dense over xquad-en: the corpus is encoded.
+pytestmark = pytest.mark.slow
+
 
 class DPRSimpleTokenizer:
     """dpr/utils/tokenizers.py SimpleTokenizer: alphanumeric runs or single non-space characters."""

@@ -6,7 +6,7 @@ import pytest
 
 from bench.commands.quality import QualityRequest, quality_command
 from bench.results.store import read_results
-from tests.answers.test_datasets import CORPUS, write_lines
+from tests.datasets.test_datasets import CORPUS, write_lines
 from tests.harness.cli import run_cli
 
 

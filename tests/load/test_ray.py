@@ -86,6 +86,7 @@ def _load(url: str, out: Path, monkeypatch, capsys, *extra: str):
     return point
 
 
+@pytest.mark.slow
 def test_two_ray_actors_match_two_worker_processes(load_server, ray_head, tmp_path, monkeypatch, capsys):
     url, _ = load_server(service_ms=50)  # long enough that a busy machine's scheduling jitter stays small beside it
     monkeypatch.setenv("RAY_ADDRESS", "")  # the test's head only

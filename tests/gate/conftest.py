@@ -1,11 +1,11 @@
-"""Fixtures for the gate tests (tests/suite uses them too, through its conftest.py)."""
+"""Fixtures for the gate tests (tests/commands uses them too, through its conftest.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from bench.targets import registry
-from tests.compare.helpers import PUSHED_OUT, RelevantPushedOut
+from tests.gate.helpers import PUSHED_OUT, RelevantPushedOut
 
 
 @pytest.fixture

@@ -242,7 +242,7 @@ def test_cli_fails_with_exit_1_and_writes_versioned_json(texts_file, tei_fixture
 
 
 def test_cli_passes_with_exit_0(texts_file, tei_fixture, monkeypatch, capsys):
-    # 24 texts: enough candidates for the neighbour check to be able to fail (tests/endpoints/test_identity_verdicts.py)
+    # 24 texts: enough candidates for the neighbour check to be able to fail (tests/identity/test_identity_verdicts.py)
     server = tei_fixture(max_input_length=256)
     code, stdout, _ = run_cli(
         ["identity", "-e", "ref=reference", "-e", f"srv=tei@{server.url}", "--texts", str(texts_file)],

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.compare.helpers import load_point, write_load_results
+from tests.gate.helpers import load_point, write_load_results
 from tests.harness.cli import run_cli
 
 GATE = ["--min-throughput-ratio", "0.95", "--max-p99-increase", "10%"]

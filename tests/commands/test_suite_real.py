@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from tests.commands.helpers import scifact_quality
 from tests.harness.cli import run_cli
-from tests.suite.helpers import scifact_quality
 
 pytestmark = pytest.mark.integration
 

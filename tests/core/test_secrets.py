@@ -29,7 +29,7 @@ from bench.targets import registry
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENV_SECRET = "envsecret-3f9a1c77"
 URL_SECRET = "urlsecret!77ab0d"  # written percent-encoded in a URL: urlsecret%2177ab0d
 URL_PASSWORD = quote(URL_SECRET, safe="")

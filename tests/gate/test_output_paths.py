@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.compare.helpers import noisy_scores, write_results
+from tests.gate.helpers import noisy_scores, write_results
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.harness.cli import run_cli
 from tests.paths import scifact
 
@@ -17,6 +19,7 @@ def _texts(tmp_path: Path, n: int) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_too_few_texts_for_the_neighbour_check_is_insufficient_data_not_a_pass(tmp_path, monkeypatch, capsys):
     report = tmp_path / "identity.json"
     code, out, _ = run_cli(

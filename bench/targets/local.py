@@ -9,15 +9,15 @@
   EnsembleRetriever, i.e. *weighted reciprocal ranks* W/(60+rank_bm25) + (1-W)/(60+rank_dense), not raw scores.
 - `hybrid:openwebui?bm25_weight=W`: Open WebUI 0.12's whole hybrid pipeline without an external reranker:
   the fused candidates are re-scored by embedding cosine, so for 0 < W < 1 the weight changes nothing.
-- `+rerank`: a cross-encoder re-scores the first stage's top --rerank-depth documents.
+- `?embedder=NAME` (dense, hybrid): the vectors come from the `-e NAME=SPEC` endpoint (bench/targets/served.py).
 
 The engines rank all queries in one batch, so they have no per-query latency: their results carry
-`latency_s=None` and the time of the whole batch is the target's `search_seconds`.
+`latency_s=None` and the time of the whole batch is the target's `search_seconds`. Targets that name an
+endpoint search each query on its own instead, so each has its latency, split into embed and search parts.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,9 +25,9 @@ import numpy as np
 
 from bench.core.errors import UserError
 from bench.datasets.model import Dataset
-from bench.endpoints.reference import CrossEncoderScorer, SentenceTransformerEmbedder
-from bench.targets.base import Hit, ProgressFactory, QueryResult, Target, TargetOptions, TargetSpec
+from bench.targets.base import Hit, ProgressFactory, QueryResult, Target, TargetOptions, TargetSpec, no_progress
 from bench.targets.params import check_params, choice_param, float_param
+from bench.targets.served import EmbedMeter, Encoder, embedding_encoder, one_by_one
 
 RRF_K = 60  # the constant of Cormack et al. (2009), also LangChain's EnsembleRetriever default
 
@@ -141,9 +141,14 @@ class BM25Engine:
 
 
 class DenseEngine:
-    def __init__(self, embedder: SentenceTransformerEmbedder, name: str = "dense"):
+    """Exact cosine search over the corpus vectors an embedding endpoint gave (the reference model in-process
+    for `dense`). `per_query`: each query embedded and searched on its own (targets that name an endpoint),
+    so its latency is real; otherwise all queries at once, with no latency of their own."""
+
+    def __init__(self, encoder: Encoder, name: str = "dense", per_query: bool = False):
         self.name = name
-        self.embedder = embedder
+        self.encoder = encoder
+        self.per_query = per_query
         self._doc_ids: list[str] = []
         self.column: dict[str, int] = {}  # doc id -> column of the similarity matrix
         self._matrix: np.ndarray | None = None
@@ -152,16 +157,25 @@ class DenseEngine:
         self._doc_ids = list(dataset.corpus)
         self.column = {doc_id: i for i, doc_id in enumerate(self._doc_ids)}
         texts = [d.full_text for d in dataset.corpus.values()]
-        self._matrix = self.embedder.embed(texts, progress(f"{self.name}: encoding corpus", len(texts)))
+        self._matrix = self.encoder.embed(texts, "ingest", progress(f"{self.name}: encoding corpus", len(texts)))
 
     def similarities(self, queries: dict[str, str], progress: ProgressFactory) -> np.ndarray:
         """Cosine of every query (rows, in dict order) with every document (columns, corpus order)."""
-        vectors = self.embedder.embed(list(queries.values()), progress(f"{self.name}: encoding queries", len(queries)))
+        advance = progress(f"{self.name}: encoding queries", len(queries))
+        # A query measured on its own is embedded now, never read from the cache: its latency is real.
+        vectors = self.encoder.embed(list(queries.values()), "query_embed", advance, cached=not self.per_query)
         return vectors @ self._matrix.T
 
     def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
+        if self.per_query:
+            return one_by_one(self.name, lambda one, d: self._search(one, d, no_progress), queries, depth, progress)
+        return self._search(queries, depth, progress)
+
+    def _search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
         qids = list(queries)
+        embedding = self.encoder.meters.get("query_embed", EmbedMeter()).wall_s
         scores = self.similarities(queries, progress)
+        embed_ms = (self.encoder.meters["query_embed"].wall_s - embedding) * 1000.0
         k = min(depth, len(self._doc_ids))
         advance = progress(f"{self.name}: querying", len(qids))
         hits = []
@@ -170,18 +184,19 @@ class DenseEngine:
             top = top[np.argsort(-row[top], kind="stable")]
             hits.append([Hit(self._doc_ids[i], float(row[i])) for i in top])
         advance(len(qids))
-        return _batch_results(qids, hits)
+        results = _batch_results(qids, hits)
+        for result in results if self.per_query else []:  # one query per call then: its embed time is its own
+            result.parts_ms["embed_ms"] = embed_ms
+        return results
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "engine": "sentence-transformers",
-            "similarity": "cosine",
-            "search": "exact",
-            **self.embedder.describe(),
-        }
+        return {"similarity": "cosine", "search": "exact", **self.encoder.describe()}
+
+    def cost_blocks(self) -> dict[str, dict[str, Any]]:
+        return self.encoder.blocks()
 
     def close(self) -> None:
-        pass
+        self.encoder.close()
 
 
 class HybridEngine:
@@ -199,17 +214,24 @@ class HybridEngine:
         bm25_weight: float | None,
         name: str,
         rescore_by_dense: bool = False,
+        per_query: bool = False,
     ):
         self.name = name
         self.lexical, self.dense = lexical, dense
         self.bm25_weight = bm25_weight
         self.rescore_by_dense = rescore_by_dense
+        self.per_query = per_query
 
     def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
         self.lexical.prepare(dataset, progress)
         self.dense.prepare(dataset, progress)
 
     def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
+        if self.per_query:
+            return one_by_one(self.name, lambda one, d: self._search(one, d, no_progress), queries, depth, progress)
+        return self._search(queries, depth, progress)
+
+    def _search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
         lexical = self.lexical.search(queries, depth, progress)
         dense = self.dense.search(queries, depth, progress)
         cosines = self.dense.similarities(queries, progress) if self.rescore_by_dense else None
@@ -225,7 +247,7 @@ class HybridEngine:
             if cosines is not None:
                 scores = {doc_id: float(cosines[row, self.dense.column[doc_id]]) for doc_id in scores}
             ranked = sorted(scores.items(), key=lambda item: -item[1])[:depth]
-            fused.append(QueryResult(lex.qid, [Hit(d, s) for d, s in ranked], latency_s=None))
+            fused.append(QueryResult(lex.qid, [Hit(d, s) for d, s in ranked], latency_s=None, parts_ms=den.parts_ms))
         return fused
 
     def describe(self) -> dict[str, Any]:
@@ -240,46 +262,12 @@ class HybridEngine:
             "dense": self.dense.describe(),
         }
 
+    def cost_blocks(self) -> dict[str, dict[str, Any]]:
+        return self.dense.cost_blocks()
+
     def close(self) -> None:
         self.lexical.close()
         self.dense.close()
-
-
-class CrossEncoderRerank:
-    """Any first stage, then a cross-encoder over its top `depth_rerank` documents."""
-
-    def __init__(self, first: Target, model: str, rerank_depth: int, name: str):
-        self.name = name
-        self.first = first
-        self.scorer = CrossEncoderScorer(model)
-        self.rerank_depth = rerank_depth
-        self._texts: dict[str, str] = {}
-
-    def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
-        self._texts = {doc_id: doc.full_text for doc_id, doc in dataset.corpus.items()}
-        self.first.prepare(dataset, progress)
-
-    def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
-        first = self.first.search(queries, max(depth, self.rerank_depth), progress)
-        advance = progress(f"{self.name}: reranking", len(first))
-        results = []
-        for result in first:
-            start = time.perf_counter()
-            candidates = result.hits[: self.rerank_depth]
-            scores = self.scorer.score(queries[result.qid], [self._texts[h.doc_id] for h in candidates])
-            order = np.argsort(-scores, kind="stable")
-            hits = [Hit(candidates[i].doc_id, float(scores[i])) for i in order][:depth]
-            # Measured per query only when the first stage was: a rerank time alone is not a query's latency.
-            latency = None if result.latency_s is None else result.latency_s + time.perf_counter() - start
-            results.append(QueryResult(result.qid, hits, latency, result.error, result.cost, result.warnings))
-            advance(1)
-        return results
-
-    def describe(self) -> dict[str, Any]:
-        return {"first_stage": self.first.describe(), "rerank_depth": self.rerank_depth, **self.scorer.describe()}
-
-    def close(self) -> None:
-        self.first.close()
 
 
 def build_local(spec: TargetSpec, options: TargetOptions) -> Target:
@@ -289,19 +277,23 @@ def build_local(spec: TargetSpec, options: TargetOptions) -> Target:
     if spec.kind == "bm25" and spec.variant is None:
         check_params(spec.params, BM25_PARAMS, spec.text)
         return BM25Engine(name=spec.name, settings=BM25Settings.from_params(spec.params, spec.text))
-    model = spec.params.get("model") or options.embedding_model
+    served = "embedder" in spec.params  # an endpoint's target: each query on its own, with its own latency
     if spec.kind == "dense" and spec.variant is None:
-        check_params(spec.params, {"model"}, spec.text)
-        return DenseEngine(SentenceTransformerEmbedder(model), name=spec.name)
+        check_params(spec.params, {"model", "embedder"}, spec.text)
+        return DenseEngine(embedding_encoder(spec, options), name=spec.name, per_query=served)
     if spec.kind == "hybrid" and spec.variant in (None, "rrf", "weighted", "openwebui"):
         weighted = spec.variant in ("weighted", "openwebui")
-        check_params(spec.params, {"model", *BM25_PARAMS, *(["bm25_weight"] if weighted else [])}, spec.text)
+        check_params(
+            spec.params, {"model", "embedder", *BM25_PARAMS, *(["bm25_weight"] if weighted else [])}, spec.text
+        )
         weight = float_param(spec.params, "bm25_weight", 0.5, spec.text, 0.0, 1.0) if weighted else None
+        settings = BM25Settings.from_params(spec.params, spec.text)
         return HybridEngine(
-            BM25Engine(name=f"{spec.name}/bm25", settings=BM25Settings.from_params(spec.params, spec.text)),
-            DenseEngine(SentenceTransformerEmbedder(model), name=f"{spec.name}/dense"),
+            BM25Engine(name=f"{spec.name}/bm25", settings=settings),
+            DenseEngine(embedding_encoder(spec, options), name=f"{spec.name}/dense", per_query=served),
             weight,
             name=spec.name,
             rescore_by_dense=spec.variant == "openwebui",
+            per_query=served,
         )
     raise UserError(f"target {spec.text!r}: unknown variant (bm25, dense, hybrid[:rrf|:weighted|:openwebui])")

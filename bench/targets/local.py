@@ -23,9 +23,18 @@ from typing import Any
 
 import numpy as np
 
-from bench.core.errors import UserError
+from bench.core.errors import ServerError, UserError
 from bench.datasets.model import Dataset
-from bench.targets.base import Hit, ProgressFactory, QueryResult, Target, TargetOptions, TargetSpec, no_progress
+from bench.targets.base import (
+    Hit,
+    ProgressFactory,
+    QueryResult,
+    Target,
+    TargetFailed,
+    TargetOptions,
+    TargetSpec,
+    no_progress,
+)
 from bench.targets.params import check_params, choice_param, float_param
 from bench.targets.served import EmbedMeter, Encoder, embedding_encoder, one_by_one
 
@@ -157,7 +166,11 @@ class DenseEngine:
         self._doc_ids = list(dataset.corpus)
         self.column = {doc_id: i for i, doc_id in enumerate(self._doc_ids)}
         texts = [d.full_text for d in dataset.corpus.values()]
-        self._matrix = self.encoder.embed(texts, "ingest", progress(f"{self.name}: encoding corpus", len(texts)))
+        try:
+            self._matrix = self.encoder.embed(texts, "ingest", progress(f"{self.name}: encoding corpus", len(texts)))
+        except ServerError as exc:  # after the preflight: this target fails, the others still run
+            done, total = self.encoder.finished
+            raise TargetFailed(f"{exc} (ingest stopped after {done} of {total} texts; those are cached)", []) from None
 
     def similarities(self, queries: dict[str, str], progress: ProgressFactory) -> np.ndarray:
         """Cosine of every query (rows, in dict order) with every document (columns, corpus order)."""

@@ -19,6 +19,7 @@ from typing import Any, Protocol, cast, runtime_checkable
 import numpy as np
 
 from bench.core.errors import ServerError, UserError
+from bench.core.http import ServerUnreachable
 from bench.datasets.model import Dataset
 from bench.endpoints.base import CallTiming, Embedder, Embeddings, Reranker
 from bench.endpoints.cache import EmbeddingCache
@@ -107,6 +108,7 @@ class Encoder:
         # The key asks the endpoint what it serves: an unreachable one fails here, before anything is written.
         self.cache = EmbeddingCache(endpoint.cache_key()) if cache else None
         self.meters: dict[str, EmbedMeter] = {}
+        self.finished = (0, 0)  # texts done of those asked, in the last `embed` (what an error leaves)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -137,36 +139,52 @@ class Encoder:
         finally:
             meter.wall_s += time.perf_counter() - started
             meter.events.update(self.endpoint.events - events)
+            self.finished = (len(found), len(texts))
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.vstack([found[i] for i in range(len(texts))])
 
-    def _send(self, texts, chunks, found, meter, advance) -> None:
+    def _send(
+        self,
+        texts: list[str],
+        chunks: list[list[int]],
+        found: dict[int, np.ndarray],
+        meter: EmbedMeter,
+        advance: Callable[[int], None],
+    ) -> None:
+        """Every chunk through the endpoint, `concurrency` requests in flight. After an error no request is
+        started; those in flight finish and are kept (cached), then the first error is raised."""
+
         def one(chunk: list[int]) -> tuple[list[int], Embeddings]:
             return chunk, self.endpoint.embed([texts[i] for i in chunk])
 
+        queue = list(chunks)
+        failure: ServerError | None = None
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             pending: set[Future] = set()
-            queue = list(chunks)
-            try:
-                while queue or pending:
-                    while queue and len(pending) < self.concurrency:
-                        pending.add(pool.submit(one, queue.pop(0)))
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in done:
+            while pending or (queue and failure is None):
+                while queue and failure is None and len(pending) < self.concurrency:
+                    pending.add(pool.submit(one, queue.pop(0)))
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    try:
                         chunk, embeddings = future.result()
-                        self._keep(texts, chunk, embeddings, found, meter)
-                        advance(len(chunk))
-            except ServerError as exc:
-                for future in pending:  # what is in flight still finishes and is kept
-                    future.cancel()
-                raise TargetFailed(
-                    f"{self.endpoint.name}: stopped after {len(found)} of {len(texts)} texts ({exc}); "
-                    "the finished ones are cached",
-                    [],
-                ) from None
+                    except ServerError as exc:
+                        failure = failure or exc
+                        continue
+                    self._keep(texts, chunk, embeddings, found, meter)
+                    advance(len(chunk))
+        if failure is not None:
+            raise failure
 
-    def _keep(self, texts, chunk, embeddings: Embeddings, found, meter: EmbedMeter) -> None:
+    def _keep(
+        self,
+        texts: list[str],
+        chunk: list[int],
+        embeddings: Embeddings,
+        found: dict[int, np.ndarray],
+        meter: EmbedMeter,
+    ) -> None:
         if self.cache:
             self.cache.put_many([texts[i] for i in chunk], embeddings.vectors)
         for i, vector in zip(chunk, embeddings.vectors):
@@ -189,10 +207,15 @@ def one_by_one(
     """Each query searched on its own, as a user's query is: its latency is its own, and `search_ms` is
     what is left of it after the parts measured where they happen (`embed_ms`, `rerank_ms`)."""
     advance = progress(f"{name}: querying", len(queries))
-    results = []
+    results: list[QueryResult] = []
     for qid, text in queries.items():
         started = time.perf_counter()
-        [result] = search({qid: text}, depth)
+        try:
+            [result] = search({qid: text}, depth)
+        except ServerUnreachable as exc:  # the server went away: the target ends here, its finished queries kept
+            raise TargetFailed(str(exc), results) from None
+        except UserError as exc:  # this query refused or answered wrongly: its own error, scored zero
+            result = QueryResult(qid, [], None, error=str(exc))
         result.latency_s = time.perf_counter() - started
         measured = sum(v for k, v in result.parts_ms.items() if k != "search_ms")
         result.parts_ms["search_ms"] = max(0.0, result.latency_s * 1000.0 - measured)

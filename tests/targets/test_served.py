@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -188,6 +189,17 @@ def test_cache_is_keyed_by_what_is_served_not_by_the_spec(tmp_path, monkeypatch)
     assert uncached.cache is None and uncached.embed(texts, "ingest").shape == (3, 3)
 
 
+def _kill_after(url: str, proc, requests: int) -> None:
+    """Kill the load fixture once it has answered `requests` POSTs (whatever the machine's speed)."""
+    while proc.popen.poll() is None:
+        metrics = httpx.get(f"{url}/metrics").text
+        count = next(float(line.split()[-1]) for line in metrics.splitlines() if line.startswith("te_request_count"))
+        if count >= requests:
+            proc.popen.kill()
+            return
+        threading.Event().wait(0.05)
+
+
 def test_server_killed_mid_ingest_keeps_finished_work_and_ends_true(
     tiny,
     tmp_path,
@@ -198,7 +210,7 @@ def test_server_killed_mid_ingest_keeps_finished_work_and_ends_true(
     corpus = {f"d{i}": f"document {i} words" for i in range(120)}
     dataset = write_beir(tmp_path / "big", corpus, {"q1": "document words"}, [("q1", "d1", 1)])
     url, proc = load_server(service_ms=100)
-    killer = threading.Timer(2.0, proc.popen.kill)
+    killer = threading.Thread(target=_kill_after, args=(url, proc, 5), daemon=True)
     out = tmp_path / "out"
     killer.start()
     try:
@@ -207,12 +219,36 @@ def test_server_killed_mid_ingest_keeps_finished_work_and_ends_true(
             [*args, "-t", "dense?embedder=emb", "-t", "bm25", "--out", str(out), "-m", "nDCG@10"], monkeypatch, capsys
         )
     finally:
-        killer.cancel()
+        proc.popen.kill()
     [line] = _error_lines(err)
-    assert code == 3 and line.startswith("target dense?embedder=emb: ") and "emb: stopped after" in line, err
+    assert code == 3 and line.startswith("target dense?embedder=emb: ") and "emb: cannot reach POST" in line, err
+    assert "ingest stopped after" in err
     results = read_results(out / "results.jsonl")
     assert results.end is not None and results.end.status == "complete"
     assert [t.status for t in results.targets] == ["failed", "ok"]
     [db] = (tmp_path / "cache" / "embeddings").glob("served-*.sqlite")
     kept = sqlite3.connect(db).execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
     assert 0 < kept < 121  # the probe and the batches that finished before the kill
+
+
+def test_suite_quality_entries_take_endpoints_checked_like_the_command_line(tiny, tmp_path):
+    from bench.cli.suite_file import load_suite
+    from bench.core.errors import InputError
+
+    def suite(targets: str, entry: str = "") -> Path:
+        path = tmp_path / "suite.toml"
+        path.write_text(
+            f'[datasets.tiny]\npath = "{tiny}"\n'
+            '[endpoints]\nemb = "tei@http://127.0.0.1:9"\nrr = "cohere@http://127.0.0.1:9"\n'
+            f'[targets]\n{targets}\n[[quality]]\ndataset = "tiny"\n{entry}'
+        )
+        return path
+
+    [job] = load_suite(suite('served = "dense?embedder=emb"\nlocal = "bm25"')).jobs
+    assert job.request.endpoints == ["emb=tei@http://127.0.0.1:9", "rr=cohere@http://127.0.0.1:9"]
+    [job] = load_suite(suite('local = "bm25"', 'endpoints = ["rr"]')).jobs
+    assert job.request.endpoints == ["rr=cohere@http://127.0.0.1:9"]
+    with pytest.raises(InputError, match="embedder=rr is a cohere endpoint"):
+        load_suite(suite('served = "dense?embedder=rr"'))
+    with pytest.raises(InputError, match="embedder=emb is not an endpoint given with -e"):
+        load_suite(suite('served = "dense?embedder=emb"', 'endpoints = ["rr"]'))

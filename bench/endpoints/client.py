@@ -4,6 +4,7 @@ name, requests by absolute URL, bodies read through the same checks as every oth
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections import Counter
 from typing import Any
@@ -53,6 +54,11 @@ class HttpEndpoint:
         self.client = self.http.httpx
         # What the requests met, by cause ("retry_429", "split_422", ...): ingestion's record counts them.
         self.events: Counter[str] = Counter()
+        self._events_lock = threading.Lock()  # requests may be sent from several threads (ingest concurrency)
+
+    def count(self, event: str) -> None:
+        with self._events_lock:
+            self.events[event] += 1
 
     def close(self) -> None:
         self.http.close()
@@ -79,7 +85,7 @@ class HttpEndpoint:
             wait = retry_wait(response, attempt)
             if wait is None:
                 raise self.http.status_error(method, url, response)
-            self.events[f"retry_{response.status_code}"] += 1
+            self.count(f"retry_{response.status_code}")
             time.sleep(wait)
             attempt += 1
 

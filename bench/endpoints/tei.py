@@ -174,7 +174,7 @@ class _Batched:
                 limit = batch_limit(exc, len(chunk))
                 if limit is None or limit >= len(chunk) or limit < 1:
                     raise
-                self.client.events[f"split_{exc.status}"] += 1
+                self.client.count(f"split_{exc.status}")
                 self._size = limit
                 continue
             start = chunk.stop

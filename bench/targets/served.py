@@ -82,7 +82,7 @@ class EmbedMeter:
 
     def block(self) -> dict[str, Any]:
         sent = self.texts - self.from_cache
-        rate = sent / self.wall_s if self.wall_s > 0 else None
+        rate = sent / self.wall_s if sent and self.wall_s > 0 else None
         return {
             "texts": self.texts,
             "from_cache": self.from_cache,
@@ -105,8 +105,10 @@ class Encoder:
     def __init__(self, endpoint: ServedEmbedder, concurrency: int | None = None, cache: bool = True):
         self.endpoint = endpoint
         self.concurrency = concurrency or endpoint.default_concurrency()
-        # The key asks the endpoint what it serves: an unreachable one fails here, before anything is written.
-        self.cache = EmbeddingCache(endpoint.cache_key()) if cache else None
+        # The key asks the endpoint what it serves (also with --no-cache: the record names what was served, and
+        # an unreachable endpoint fails here, before anything is written).
+        self.key = endpoint.cache_key()
+        self.cache = EmbeddingCache(self.key) if cache else None
         self.meters: dict[str, EmbedMeter] = {}
         self.finished = (0, 0)  # texts done of those asked, in the last `embed` (what an error leaves)
 
@@ -115,7 +117,8 @@ class Encoder:
             "endpoint": self.endpoint.name,
             **self.endpoint.describe(),
             "concurrency": self.concurrency,
-            "cache": self.cache.path.stem if self.cache else "off",
+            "served_key": self.key,
+            "cache": "on" if self.cache else "off",
         }
 
     def blocks(self) -> dict[str, dict[str, Any]]:

@@ -174,7 +174,7 @@ def test_cache_is_keyed_by_what_is_served_not_by_the_spec(tmp_path, monkeypatch)
         encoder = Encoder(open_endpoint(parse_spec(f"e=tei@{stub.url}")))
         vectors = encoder.embed(texts, "ingest")
         stub.stop()
-        return vectors, encoder.blocks()["ingest"]["from_cache"], encoder.cache.path.stem
+        return vectors, encoder.blocks()["ingest"]["from_cache"], encoder.key
 
     first, cached, key = run()
     again, cached_again, key_again = run()  # the same model restarted (another port): its vectors are reused

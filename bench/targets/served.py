@@ -117,7 +117,7 @@ class Encoder:
             "endpoint": self.endpoint.name,
             **self.endpoint.describe(),
             "concurrency": self.concurrency,
-            "served_key": self.key,
+            "served_identity": self.key,
             "cache": "on" if self.cache else "off",
         }
 

@@ -106,6 +106,30 @@ def test_failed_reranks_are_errors_of_their_queries_never_first_stage_order(tiny
     ranked = [line.split()[2] for line in run if line.startswith("q4 ")]
     assert ranked == sorted(ranked, key=lambda d: -_score(CORPUS[d]))
     assert results.end is not None and results.end.status == "complete"
+    assert set(by_qid["q4"].parts_ms) == {"search_ms", "rerank_ms"} and by_qid["q4"].latency_ms > 0
+    [target] = results.targets
+    assert set(target.latency_parts_ms) == {"search_ms", "rerank_ms"} and target.latency_ms["p50"] > 0
+
+
+def test_dense_through_an_endpoint_records_ingest_and_per_query_costs(tiny, tmp_path, monkeypatch, capsys):
+    stub = _tei_stub(limit=4)
+    args = ["quality", "--dataset", str(tiny), "-e", f"emb=tei@{stub.url}?batch=4", "-t", "dense?embedder=emb"]
+    blocks = []
+    for run in ("first", "again"):
+        code, _, err = run_cli([*args, "--out", str(tmp_path / run), "-m", "nDCG@10"], monkeypatch, capsys)
+        assert code == 0, err
+        [target] = read_results(tmp_path / run / "results.jsonl").targets
+        blocks.append(target.cost_blocks)
+    stub.stop()
+    first, again = blocks
+    assert (first["ingest"]["texts"], first["ingest"]["from_cache"], first["ingest"]["requests"]) == (6, 0, 2)
+    assert first["ingest"]["texts_per_s"] > 0 and first["ingest"]["request_ms"]["p99"] > 0
+    assert (again["ingest"]["from_cache"], again["ingest"]["requests"], again["ingest"]["texts_per_s"]) == (6, 0, None)
+    # Queries are embedded one at a time and never from the cache: their latency is real.
+    for block in (first["query_embed"], again["query_embed"]):
+        assert (block["texts"], block["from_cache"], block["requests"]) == (4, 0, 4)
+    assert set(target.latency_parts_ms) == {"embed_ms", "search_ms"} and target.latency_ms["p50"] > 0
+    assert target.config["endpoint"] == "emb" and target.config["served_identity"].startswith("served-")
 
 
 def test_reranking_split_into_requests_is_exact():

@@ -276,3 +276,20 @@ def test_suite_quality_entries_take_endpoints_checked_like_the_command_line(tiny
         load_suite(suite('served = "dense?embedder=rr"'))
     with pytest.raises(InputError, match="embedder=emb is not an endpoint given with -e"):
         load_suite(suite('served = "dense?embedder=emb"', 'endpoints = ["rr"]'))
+
+
+def test_hybrid_with_both_endpoints_measures_every_part_of_each_query(tiny, tmp_path, monkeypatch, capsys):
+    embed, rerank = _tei_stub(limit=8), JsonStub({("POST", "/rerank"): _cohere()})
+    args = ["quality", "--dataset", str(tiny), "-e", f"emb=tei@{embed.url}", "-e", f"rr=cohere@{rerank.url}?batch=2"]
+    args += ["-t", "both=hybrid+rerank?embedder=emb&reranker=rr", "--out", str(tmp_path / "out"), "-m", "nDCG@10"]
+    code, _, err = run_cli(args, monkeypatch, capsys)
+    embed.stop()
+    rerank.stop()
+    assert code == 0, err
+    results = read_results(tmp_path / "out" / "results.jsonl")
+    [target] = results.targets
+    assert set(target.latency_parts_ms) == {"embed_ms", "search_ms", "rerank_ms"}
+    for query in results.queries:
+        parts = query.parts_ms
+        assert query.hits > 0 and sum(parts.values()) == pytest.approx(query.latency_ms)
+    assert target.config["reranker"]["endpoint"] == "rr" and target.config["first_stage"]["dense"]["endpoint"] == "emb"

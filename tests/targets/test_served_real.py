@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def small():
-    return sample_dataset(load_dataset(scifact_path(), split="train"), max_queries=30, max_docs=300, seed=3)
+    return sample_dataset(load_dataset(scifact_path(), split="train"), max_queries=20, max_docs=200, seed=3)
 
 
 def _rank(dataset, spec: str, endpoints: list[str] = (), **options):

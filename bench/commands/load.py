@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,14 +114,7 @@ def load_command(request: LoadRequest) -> list[LoadPointRecord]:
     specs, sweep = check_load(request)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
     check_request_memory(sweep.points(), workload)
-    pool_factory = None
-    if request.ray is not None:
-        if any(s.url is None for s in specs):
-            raise UserError("load: --ray runs HTTP endpoints; in-process ones (reference, reference-rerank) run here")
-        from bench.load.ray_workers import RayExecutor, check_reachable
-
-        check_reachable(request.ray)  # a flag, checked like the others before any endpoint is asked anything
-        pool_factory = lambda workers: RayExecutor(request.ray, workers)  # noqa: E731
+    pools = pool_factory(request.ray, specs, "load")
     records: list[LoadPointRecord] = []
     written: list[Path] = []  # set once this run's results file exists: only then is there a report to build
     try:
@@ -133,7 +128,7 @@ def load_command(request: LoadRequest) -> list[LoadPointRecord]:
                 records.append,
                 request.overwrite,
                 written.append,
-                pool_factory,
+                pools,
             )
     finally:
         if records:
@@ -148,6 +143,19 @@ def load_command(request: LoadRequest) -> list[LoadPointRecord]:
             _report(written[0])
     raise_if_failed(records, request.out / "report.html")
     return records
+
+
+def pool_factory(ray: str | None, specs: list[EndpointSpec], command: str) -> Callable[[int], Executor] | None:
+    """What `--ray ADDRESS` makes of the workers: Ray actors on that cluster, or None (local worker processes).
+    The head is checked like every flag, before any endpoint is asked anything; load and size share this."""
+    if ray is None:
+        return None
+    if any(s.url is None for s in specs):
+        raise UserError(f"{command}: --ray runs HTTP endpoints; in-process ones (reference, reference-rerank) run here")
+    from bench.load.ray_workers import RayExecutor, check_reachable
+
+    check_reachable(ray)
+    return lambda workers: RayExecutor(ray, workers)
 
 
 def raise_if_failed(records: list[LoadPointRecord], report: Path | None = None) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import bench
-from bench.commands.load import raise_if_failed
+from bench.commands.load import pool_factory, raise_if_failed
 from bench.core import values as v
 from bench.core.errors import UserError
 from bench.core.secrets import mask_data
@@ -85,6 +85,7 @@ class SizeRequest:
     overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
     timeout: str = "30s"
     seed: int = 0
+    ray: str | None = None  # run the workers as Ray actors on this cluster ("auto" or host:port)
 
 
 @dataclass
@@ -285,6 +286,7 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
     """Size every endpoint at every length; returns the results path (the report is built from it).
     Everything is checked before `out` is touched."""
     plan = check(request)
+    pools = pool_factory(request.ray, plan.specs, "size") or worker_pool
     workload = load_workload(request.texts, request.dataset, request.tokenizer or plan.ceiling_model)
     bursts = plan.burst_batches if plan.op == "embed" else []
     check_request_memory(
@@ -349,7 +351,7 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
         pool = None
         sessions: list[_Session] = []
         try:
-            pool = worker_pool(request.workers)
+            pool = pools(request.workers)
             for endpoint in endpoints:
                 if endpoint.in_process:  # one worker (checked): the model loads in the process that measures
                     pool.submit(

@@ -117,34 +117,42 @@ def check_tei(client: HttpClient, url: str, key: str | None, facts: _Facts) -> l
         )
     ]
     if kind == "embedding":
-        ping = probe(client, "POST", f"{url}/embed", {"inputs": PING}, key)
-        found.append(Finding("tei", ping.ok, f"/embed {'answers' if ping.ok else _describe(ping)}"))
-        over = probe(client, "POST", f"{url}/embed", {"inputs": PING * (limit + 1)}, key)
-        if over.status in (413, 422):
-            found.append(
-                Finding(
-                    "tei",
-                    True,
-                    f"{limit + 1} inputs in one request are refused (HTTP {over.status}): "
-                    f"clients must send at most {limit} per request",
-                )
-            )
-        if not body.get("auto_truncate"):
-            long_text = " ".join(["word"] * (max_len + 32))
-            refused = probe(client, "POST", f"{url}/embed", {"inputs": [long_text]}, key)
-            if refused.status in (413, 422):
-                found.append(
-                    Finding(
-                        "tei",
-                        False,
-                        f"truncation is off: an input over {max_len} tokens is refused "
-                        f"(HTTP {refused.status}) and Open WebUI / LiteLLM send no `truncate`",
-                        "start TEI with --auto-truncate (the default since 1.9) or send truncate:true",
-                    )
-                )
+        found += _check_tei_embed(client, url, key, limit, max_len, bool(body.get("auto_truncate")))
     elif kind == "reranker":
         ping = probe(client, "POST", f"{url}/rerank", {"query": PING[0], "texts": ["a", "b"]}, key)
         found.append(Finding("tei", ping.ok, f"/rerank {'answers' if ping.ok else _describe(ping)}"))
+    return found
+
+
+def _check_tei_embed(
+    client: HttpClient, url: str, key: str | None, limit: int, max_len: int, auto_truncate: bool
+) -> list[Finding]:
+    """/embed answers; one input past max_client_batch_size is refused; a long input without auto-truncate."""
+    ping = probe(client, "POST", f"{url}/embed", {"inputs": PING}, key)
+    found = [Finding("tei", ping.ok, f"/embed {'answers' if ping.ok else _describe(ping)}")]
+    over = probe(client, "POST", f"{url}/embed", {"inputs": PING * (limit + 1)}, key)
+    if over.status in (413, 422):
+        found.append(
+            Finding(
+                "tei",
+                True,
+                f"{limit + 1} inputs in one request are refused (HTTP {over.status}): "
+                f"clients must send at most {limit} per request",
+            )
+        )
+    if not auto_truncate:
+        long_text = " ".join(["word"] * (max_len + 32))
+        refused = probe(client, "POST", f"{url}/embed", {"inputs": [long_text]}, key)
+        if refused.status in (413, 422):
+            found.append(
+                Finding(
+                    "tei",
+                    False,
+                    f"truncation is off: an input over {max_len} tokens is refused "
+                    f"(HTTP {refused.status}) and Open WebUI / LiteLLM send no `truncate`",
+                    "start TEI with --auto-truncate (the default since 1.9) or send truncate:true",
+                )
+            )
     return found
 
 
@@ -202,30 +210,7 @@ def _check_litellm_model(client: HttpClient, base: str, model: str, key: str | N
             client, "POST", f"{base}/v1/embeddings", {"model": model, "input": PING, "encoding_format": "float"}, key
         )
     if as_float.ok:
-        found = [Finding("litellm", True, f"{model}: embeddings answer")]
-        as_b64 = probe(
-            client, "POST", f"{base}/v1/embeddings", {"model": model, "input": PING, "encoding_format": "base64"}, key
-        )
-        if not as_b64.ok:
-            found.append(
-                Finding(
-                    "litellm",
-                    False,
-                    f"{model}: encoding_format=base64 rejected ({_describe(as_b64)}); "
-                    "LightRAG and the OpenAI SDK send it",
-                    "serve through a backend that accepts base64, or pin encoding_format: float in litellm_params",
-                )
-            )
-        elif not _same_vector(as_float.body, as_b64.body):
-            found.append(
-                Finding(
-                    "litellm",
-                    False,
-                    f"{model}: base64 and float answers decode to different vectors",
-                    "pin encoding_format in litellm_params so every client gets the same encoding",
-                )
-            )
-        return found
+        return _check_litellm_encodings(client, base, model, key, as_float)
     if mode == "embedding":
         return [
             Finding(
@@ -235,13 +220,44 @@ def _check_litellm_model(client: HttpClient, base: str, model: str, key: str | N
                 "check the model's provider prefix, api_base and key in the LiteLLM config",
             )
         ]
-    rerank = probe(
-        client,
-        "POST",
-        f"{base}/v1/rerank",
-        {"model": model, "query": PING[0], "documents": ["a", "b", "c"], "top_n": 1},
-        key,
+    return _check_litellm_rerank(client, base, model, key, mode, as_float)
+
+
+def _check_litellm_encodings(
+    client: HttpClient, base: str, model: str, key: str | None, as_float: Probe
+) -> list[Finding]:
+    """Embeddings answered as floats: base64 (what LightRAG and the OpenAI SDK ask for) must give the same vector."""
+    found = [Finding("litellm", True, f"{model}: embeddings answer")]
+    as_b64 = probe(
+        client, "POST", f"{base}/v1/embeddings", {"model": model, "input": PING, "encoding_format": "base64"}, key
     )
+    if not as_b64.ok:
+        found.append(
+            Finding(
+                "litellm",
+                False,
+                f"{model}: encoding_format=base64 rejected ({_describe(as_b64)}); LightRAG and the OpenAI SDK send it",
+                "serve through a backend that accepts base64, or pin encoding_format: float in litellm_params",
+            )
+        )
+    elif not _same_vector(as_float.body, as_b64.body):
+        found.append(
+            Finding(
+                "litellm",
+                False,
+                f"{model}: base64 and float answers decode to different vectors",
+                "pin encoding_format in litellm_params so every client gets the same encoding",
+            )
+        )
+    return found
+
+
+def _check_litellm_rerank(
+    client: HttpClient, base: str, model: str, key: str | None, mode: str | None, as_float: Probe
+) -> list[Finding]:
+    """A model that is not an embedding model: its rerank route, and whether it honours top_n."""
+    body = {"model": model, "query": PING[0], "documents": ["a", "b", "c"], "top_n": 1}
+    rerank = probe(client, "POST", f"{base}/v1/rerank", body, key)
     if rerank.ok:
         results = rerank.body.get("results") if isinstance(rerank.body, dict) else None
         if not isinstance(results, list):
@@ -391,29 +407,37 @@ def _openwebui_embedding(client: HttpClient, settings: dict[str, Any], facts: _F
             )
         )
         return found
+    found += _openwebui_batch(client, emb_url, emb_key, model, batch, facts)
+    if not [f for f in found if not f.ok]:
+        found.append(Finding("openwebui", True, f"embedding endpoint answers (batch size {batch})"))
+    return found
+
+
+def _openwebui_batch(
+    client: HttpClient, emb_url: str, emb_key: str | None, model: Any, batch: int, facts: _Facts
+) -> list[Finding]:
+    """RAG_EMBEDDING_BATCH_SIZE against TEI's limit when the doctor saw TEI, else one request of that size."""
     if facts.tei_batch_limit is not None and batch > facts.tei_batch_limit:
-        found.append(
+        return [
             Finding(
                 "openwebui",
                 False,
                 f"RAG_EMBEDDING_BATCH_SIZE={batch} is above TEI's max_client_batch_size {facts.tei_batch_limit}",
                 f"set RAG_EMBEDDING_BATCH_SIZE <= {facts.tei_batch_limit}",
             )
-        )
-    elif batch > 1:
+        ]
+    if batch > 1:
         full = probe(client, "POST", f"{emb_url}/embeddings", {"model": model, "input": PING * batch}, emb_key)
         if not full.ok:
-            found.append(
+            return [
                 Finding(
                     "openwebui",
                     False,
                     f"a batch of RAG_EMBEDDING_BATCH_SIZE={batch} inputs is refused ({_describe(full)})",
                     "lower RAG_EMBEDDING_BATCH_SIZE to the server's limit",
                 )
-            )
-    if not [f for f in found if not f.ok]:
-        found.append(Finding("openwebui", True, f"embedding endpoint answers (batch size {batch})"))
-    return found
+            ]
+    return []
 
 
 def _openwebui_reranker(client: HttpClient, config: dict[str, Any]) -> list[Finding]:

@@ -53,18 +53,44 @@ class TeiInfo:
     raw: dict[str, Any]
 
 
-def parse_metrics(text: str) -> dict[str, float]:
-    """Prometheus text -> {"name{labels}": value}; histograms keep their _sum/_count/_bucket series."""
-    values: dict[str, float] = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
+METRICS_PREFIX = "te_"
+
+
+def _labels(labels: dict[str, str]) -> str:
+    inner = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()) if k != "le")
+    return f"{{{inner}}}" if inner else ""
+
+
+def parse_snapshot(text: str) -> dict[str, Any]:
+    """TEI's Prometheus text (its `te_*` families) -> {"counters": {...}, "gauges": {...}, "histograms": {name:
+    {count, sum, buckets}}}, keyed `name{labels}`: the one reading of /metrics, by prometheus_client's parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    counters: dict[str, float] = {}
+    gauges: dict[str, float] = {}
+    hists: dict[str, dict[str, Any]] = {}
+    for family in text_string_to_metric_families(text):
+        if not family.name.startswith(METRICS_PREFIX):
             continue
-        name, _, value = line.rpartition(" ")
-        try:
-            values[name.strip()] = float(value)
-        except ValueError:
-            continue
-    return values
+        for sample in family.samples:
+            key = family.name + _labels(sample.labels)
+            if (
+                family.type == "counter"
+                and sample.name.endswith(("_total", family.name))
+                and not sample.name.endswith("_created")
+            ):
+                counters[key] = counters.get(key, 0.0) + sample.value
+            elif family.type == "gauge":
+                gauges[key] = sample.value
+            elif family.type == "histogram":
+                block = hists.setdefault(key, {"count": 0.0, "sum": 0.0, "buckets": {}})
+                if sample.name.endswith("_bucket"):
+                    block["buckets"][sample.labels.get("le", "+Inf")] = sample.value
+                elif sample.name.endswith("_count"):
+                    block["count"] = sample.value
+                elif sample.name.endswith("_sum"):
+                    block["sum"] = sample.value
+    return {"counters": counters, "gauges": gauges, "histograms": hists}
 
 
 def timing_headers(headers: Any) -> dict[str, float]:
@@ -127,9 +153,9 @@ class TeiClient(HttpEndpoint):
             raise self.shape_error(f"{self.url}/tokenize", f"{len(texts)} token lists", body)
         return body
 
-    def metrics(self) -> dict[str, float]:
+    def metrics(self) -> dict[str, Any]:
         response, _ = self.request("GET", f"{self.url}/metrics")
-        return parse_metrics(response.text)
+        return parse_snapshot(response.text)
 
 
 def batch_limit(exc: EndpointHTTPError, sent: int) -> int | None:
@@ -217,10 +243,39 @@ class TeiRerankWire:
         return scores_of([(r.get("index"), r.get("score")) for r in answer], n)
 
 
-class TeiEmbedder:
+class _TeiEndpoint:
+    """What TEI's embedder and reranker share: /info in `describe` (with `info_shown`), the dtype, close."""
+
+    kind: str
+    client: TeiClient
+    wire: TeiEmbedWire | TeiRerankWire
+    info_shown: tuple[str, ...] = ()  # further /info fields `describe` names
+
+    def describe(self) -> dict[str, object]:
+        info = self.client.info()
+        return {
+            "kind": self.kind,
+            "url": self.client.url,
+            "model": info.model_id,
+            "dtype": info.model_dtype,
+            "version": info.version,
+            **{name: getattr(info, name) for name in self.info_shown},
+            **self.wire.options,
+        }
+
+    def dtype(self) -> str | None:
+        return self.client.info().model_dtype
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class TeiEmbedder(_TeiEndpoint):
     """texts -> vectors through TEI's /embed."""
 
     kind = "tei"
+    info_shown = ("max_client_batch_size",)
+    wire: TeiEmbedWire
 
     def __init__(
         self,
@@ -257,21 +312,6 @@ class TeiEmbedder:
         parts = self._batched.run(len(texts), send)
         vectors = np.vstack([p[0] for p in parts]) if parts else np.zeros((0, 0), dtype=np.float32)
         return Embeddings(vectors, [p[1] for p in parts])
-
-    def describe(self) -> dict[str, object]:
-        info = self.client.info()
-        return {
-            "kind": self.kind,
-            "url": self.client.url,
-            "model": info.model_id,
-            "dtype": info.model_dtype,
-            "version": info.version,
-            "max_client_batch_size": info.max_client_batch_size,
-            **self.wire.options,
-        }
-
-    def dtype(self) -> str | None:
-        return self.client.info().model_dtype
 
     def request_batch(self) -> int:
         """Texts per request: the `batch` option within the server's max_client_batch_size."""
@@ -310,14 +350,12 @@ class TeiEmbedder:
             **self.wire.options,
         }
 
-    def close(self) -> None:
-        self.client.close()
 
-
-class TeiReranker:
+class TeiReranker(_TeiEndpoint):
     """query + texts -> scores through TEI's /rerank (which has no top_n: trimmed here)."""
 
     kind = "tei-rerank"
+    wire: TeiRerankWire
 
     def __init__(
         self,
@@ -348,20 +386,3 @@ class TeiReranker:
             results = results[:top_n]
         scores, order = scores_from_results(len(texts), results)
         return Scores(scores, order, [p[1] for p in parts])
-
-    def describe(self) -> dict[str, object]:
-        info = self.client.info()
-        return {
-            "kind": self.kind,
-            "url": self.client.url,
-            "model": info.model_id,
-            "dtype": info.model_dtype,
-            "version": info.version,
-            **self.wire.options,
-        }
-
-    def dtype(self) -> str | None:
-        return self.client.info().model_dtype
-
-    def close(self) -> None:
-        self.client.close()

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from bench.core.errors import InputError, UserError
+from bench.core.values import Allowance, parse_allowance
 from bench.load.points import error_rate, point_label
 from bench.quality.metrics import parse_measure
 from bench.quality.significance import bootstrap_cis, holm, randomization_tests, seeded_generator
@@ -28,35 +29,6 @@ from bench.results.schema import LoadPointRecord
 from bench.results.store import Results, read_results
 
 PASS, FAIL, INFO = "pass", "fail", "info"  # info: reported, never gated
-
-
-@dataclass(frozen=True)
-class Allowance:
-    """How much worse a figure may get: an absolute amount, or a fraction of the baseline's figure."""
-
-    value: float
-    relative: bool = False
-
-    def limit(self, baseline: float) -> float:
-        return self.value * abs(baseline) if self.relative else self.value
-
-    def __str__(self) -> str:
-        return f"{self.value * 100:g}%" if self.relative else f"{self.value:g}"
-
-
-def parse_allowance(text: str, flag: str, percent_only: bool = False) -> Allowance:
-    """`0.01` (absolute) or `2%` (of the baseline); `percent_only` flags take `10%` or a fraction `0.1`."""
-    raw = text.strip()
-    relative = raw.endswith("%")
-    try:
-        value = float(raw[:-1] if relative else raw)
-    except ValueError:
-        raise UserError(f"{flag} {text!r}: expected a number or a percentage (0.01, 2%)") from None
-    if not math.isfinite(value) or value < 0:
-        raise UserError(f"{flag} {text!r}: must be a finite number >= 0")
-    if relative:
-        return Allowance(value / 100, relative=True)
-    return Allowance(value, relative=percent_only)
 
 
 def parse_max_drops(items: list[str]) -> dict[str, Allowance]:
@@ -78,24 +50,6 @@ def parse_matches(items: list[str]) -> dict[str, str]:
             raise UserError(f"--match {item!r}: expected BASE_NAME=CUR_NAME")
         matches[base.strip()] = cur.strip()
     return matches
-
-
-def parse_error_rate(text: str, flag: str) -> float:
-    """A fraction of requests, `0.01` or `1%`, in [0, 1]."""
-    value = parse_allowance(text, flag, percent_only=True).value
-    if value > 1:
-        raise UserError(f"{flag} {text!r}: a fraction of requests is at most 1 (100%)")
-    return value
-
-
-def parse_ratio(text: str, flag: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise UserError(f"{flag} {text!r}: expected a number such as 0.95") from None
-    if not math.isfinite(value) or value < 0:
-        raise UserError(f"{flag} {text!r}: must be a finite number >= 0")
-    return value
 
 
 @dataclass

@@ -15,7 +15,7 @@ from bench.endpoints.base import Embedder, Reranker
 from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.identity import diagnose
 from bench.identity.diagnose import Cause
-from bench.identity.inputs import IdentityInput, Tokenizer, word_estimate
+from bench.identity.inputs import IdentityInput, Tokenizer, word_counts
 from bench.identity.scores import TOP_N_PROBE, RerankPair, compare_rerankers, rerank_tasks, run_reranker
 from bench.identity.thresholds import (
     FAIL,
@@ -96,7 +96,7 @@ class IdentityReport:
     source: str
     texts: int
     queries: int
-    token_lengths: str  # "tokenizer <path>" or "estimated from words"
+    token_lengths: str  # "tokenizer <path>" or "words (no tokenizer)"
     embed_pairs: list[EmbedPair]
     batch_invariance: dict[str, dict[str, object]]
     rerankers: dict[str, dict[str, object]]
@@ -224,13 +224,13 @@ def compare_endpoints(
     embedders = [e for e in endpoints.values() if not isinstance(e, Reranker)]
     inputs = request.inputs
     tokenizer = _tokenizer(request)
-    lengths = tokenizer.lengths(inputs.texts) if tokenizer else word_estimate(inputs.texts)
+    lengths = tokenizer.lengths(inputs.texts) if tokenizer else word_counts(inputs.texts)
     report = IdentityReport(
         endpoints=[],
         source=inputs.source,
         texts=len(inputs.texts),
         queries=len(inputs.queries),
-        token_lengths=f"tokenizer {tokenizer.path}" if tokenizer else "estimated from words (no tokenizer)",
+        token_lengths=f"tokenizer {tokenizer.path}" if tokenizer else "words (no tokenizer)",
         embed_pairs=[],
         batch_invariance={},
         rerankers={},
@@ -381,7 +381,7 @@ def _embed_causes(
     probed = diagnose.probe_causes(by_name[pair.a], by_name[pair.b], texts, worst, thresholds, tokenizer, points)
     if probed:
         return causes + probed
-    suspected = diagnose.length_signature(pair.cosine, lengths, thresholds)
+    suspected = diagnose.length_signature(pair.cosine, lengths, thresholds, "tokens" if tokenizer else "words")
     return causes + [suspected or diagnose.residual_cause(pair.cosine)]
 
 

@@ -395,7 +395,7 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
     return pool
 
 
-def stop_pool(pool: ProcessPoolExecutor) -> None:
+def stop_pool(pool: Executor) -> None:
     processes = list(getattr(pool, "_processes", {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:

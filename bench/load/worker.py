@@ -329,17 +329,19 @@ def _floats(offsets: np.ndarray, block: int = 65_536):
         yield from offsets[start : start + block].tolist()
 
 
+def _slot_deadline(plan: SharePlan, recorder: _Recorder) -> float | None:
+    """A due request waits for a slot as long as an answer may take (--timeout) past the point's end;
+    what is still waiting then was never sent: `unsent`. A burst, or a point of N requests, waits for its slots."""
+    if plan.duration_s is None or plan.mode == "burst":
+        return None
+    return recorder.window_start + plan.duration_s + plan.timeout_s
+
+
 async def _open(plan: SharePlan, sender, recorder: _Recorder) -> None:
     """Open loop and burst: dispatch at intended times; a semaphore caps what is in flight."""
     cap = plan.max_inflight if plan.mode == "open" else (plan.users or None)
     slots = asyncio.Semaphore(cap) if cap else None
-    # A due request waits for a slot as long as an answer may take (--timeout) past the point's end;
-    # what is still waiting then was never sent: `unsent`.
-    deadline = (
-        None
-        if plan.duration_s is None or plan.mode == "burst"
-        else recorder.window_start + plan.duration_s + plan.timeout_s
-    )
+    deadline = _slot_deadline(plan, recorder)
     loop = asyncio.get_running_loop()
     pending: set[asyncio.Task] = set()
     n = len(plan.inputs)

@@ -20,6 +20,7 @@ import numpy as np  # noqa: E402
 from bench.load import histograms  # noqa: E402
 from bench.load.points import point_label as describe  # noqa: E402
 from bench.report.page import html_figure, html_table, md_figure, md_table  # noqa: E402
+from bench.report.plots import save_figure as _save  # noqa: E402
 from bench.results.schema import LoadPointRecord  # noqa: E402
 from bench.results.store import Results  # noqa: E402
 
@@ -154,13 +155,6 @@ def _finish(fig, ax, path: Path, xlabel: str, ylabel: str, xscale: str | None = 
     ax.grid(alpha=0.3)
     ax.legend(fontsize=legend)
     return _save(fig, path)
-
-
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 def throughput_plot(points: list[LoadPointRecord], path: Path) -> Path | None:

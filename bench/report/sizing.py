@@ -22,6 +22,7 @@ from bench.load.points import (  # noqa: E402
     texts_per_s,
 )
 from bench.report.page import html_figure, html_table, md_figure, md_table  # noqa: E402
+from bench.report.plots import save_figure  # noqa: E402
 from bench.results.schema import LoadPointRecord, SizingRecord  # noqa: E402
 from bench.results.store import Results  # noqa: E402
 
@@ -32,13 +33,6 @@ TELEMETRY = (
     ("power_w", "power W"),
     ("sm_clock_mhz", "SM clock MHz"),
 )
-
-
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 def _of(points: list[LoadPointRecord], sizing: SizingRecord) -> list[LoadPointRecord]:
@@ -88,7 +82,7 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
     ax.set_ylabel("p99 latency, ms (log)")
     ax.set_title(f"{sizing.endpoint}, {sizing.op}, length {sizing.length}")
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def telemetry_plot(results: Results, sizing: SizingRecord, path: Path) -> Path | None:
@@ -112,7 +106,7 @@ def telemetry_plot(results: Results, sizing: SizingRecord, path: Path) -> Path |
         ax.set_ylabel(name, fontsize=8)
     axes[-1].set_xticks(list(x), [point_label(p) for p in mine], rotation=60, ha="right", fontsize=6)
     axes[1].legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[str]]:
@@ -214,7 +208,7 @@ def ceiling_plot(results: Results, path: Path) -> Path | None:
     ax.set_xlabel("batch")
     ax.set_ylabel("texts/s (in-process)")
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def render_ceiling(results: Results, folder: Path) -> tuple[str, str]:

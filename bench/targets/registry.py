@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable
 from dataclasses import replace
 
 from bench.core.errors import UserError
-from bench.core.spec_grammar import parse_options
+from bench.core.spec_grammar import NAME, parse_options
 from bench.targets.base import Target, TargetOptions, TargetSpec
 
 Factory = Callable[[TargetSpec, TargetOptions], Target]
@@ -33,17 +32,13 @@ KINDS: dict[str, Factory] = {
 }
 
 
-# `NAME=` before a spec: a name has none of the characters that separate a spec's parts.
-_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-
-
 def split_name(text: str) -> tuple[str | None, str]:
     """`NAME=SPEC` -> (NAME, SPEC); a bare spec -> (None, SPEC). The `=` of a `?key=value` parameter
     is not a name's: what precedes it contains `?`."""
     head, sep, spec = text.partition("=")
     if not sep or any(c in head for c in ":?@+/"):
         return None, text
-    if not _NAME.fullmatch(head):
+    if not NAME.fullmatch(head):
         raise UserError(f"target {text!r}: name {head!r} may hold only letters, digits, _ . - (NAME=SPEC)")
     if not spec.strip():
         raise UserError(f"target {text!r}: nothing after '{head}=' (expected NAME=SPEC)")

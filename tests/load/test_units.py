@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from bench.core.errors import UserError
+from bench.endpoints.tei import parse_snapshot
 from bench.load import histograms
 from bench.load.client import Response
 from bench.load.schedule import Arrival, open_schedule, parse_arrival, share, split_count
-from bench.load.server_view import delta, parse_snapshot
+from bench.load.server_view import delta
 from bench.load.worker import SharePlan, _Recorder, status_class
 
 
@@ -238,3 +239,18 @@ def test_points_are_judged_by_what_they_measured(requests, status, says):
 
     got, problem = judge(requests, 0.001)
     assert got == status and (problem is None if says is None else says in problem)
+
+
+def test_load_and_identity_measure_a_length_with_one_counter():
+    """Without a tokenizer both count words (not identity's old 1.3 x words + 2); with one, the model's tokens."""
+    from bench.identity.inputs import Tokenizer, word_counts
+    from bench.load.workload import token_counter
+    from tests.harness.models import minilm_path
+
+    texts = ["one two  three", "numpy.array(x)\treturns an\narray", ""]
+    count, source = token_counter(None)
+    assert source == "words" and count(texts) == word_counts(texts).tolist() == [3, 4, 0]
+    count, source = token_counter(minilm_path())
+    tokens = count(texts)
+    assert source == "tokenizer" and tokens == Tokenizer(minilm_path()).lengths(texts).tolist()
+    assert tokens[2] == 2 and tokens[0] == 5  # [CLS] one two three [SEP]: special tokens counted

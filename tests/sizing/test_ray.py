@@ -113,3 +113,21 @@ def test_ray_refuses_in_process_endpoints(tmp_path, monkeypatch, capsys):
         ["load", "-e", "r=reference", "--ray", "auto", "--out", str(tmp_path / "o")], monkeypatch, capsys
     )
     assert code == 2 and "--ray runs HTTP endpoints" in stderr
+
+
+def test_size_takes_ray_through_loads_pool_factory(tmp_path, monkeypatch, capsys):
+    """`size --ray` is checked as `load --ray` is: in-process endpoints refused, a head that takes no TCP
+    connection named in one line, both before any endpoint is asked anything and before --out is touched."""
+    out = tmp_path / "o"
+    code, _, stderr = run_cli(
+        ["size", "-e", "r=reference", "--slo-p99", "100", "--ray", "auto", "--out", str(out)], monkeypatch, capsys
+    )
+    assert code == 2 and "size: --ray runs HTTP endpoints" in stderr, stderr
+    address = f"127.0.0.1:{free_port()}"
+    code, _, stderr = run_cli(
+        ["size", "-e", "x=tei@http://127.0.0.1:9", "--slo-p99", "100", "--ray", address, "--out", str(out)],
+        monkeypatch,
+        capsys,
+    )
+    assert code == 2 and stderr.count("\n") == 1 and f"--ray {address}: no Ray cluster answers there" in stderr
+    assert not out.exists()

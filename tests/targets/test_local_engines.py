@@ -146,10 +146,11 @@ def test_openwebui_variant_reorders_the_fused_union_by_cosine_so_mid_weights_do_
     lexical, dense = BM25Engine(), DenseEngine(Encoder(ReferenceEmbedder("dense")))
     lexical.prepare(small, no_progress)
     dense.prepare(small, no_progress)
-    cosines = dense.similarities(queries, no_progress)
+    embedder, ids = SentenceTransformerEmbedder(), list(small.corpus)
+    cosines = embedder.embed(list(queries.values())) @ embedder.embed([small.corpus[d].full_text for d in ids]).T
     for row, (lex, den, got) in enumerate(
         zip(lexical.search(queries, 20, no_progress), dense.search(queries, 20, no_progress), rankings["0.3"])
     ):
         union = {h.doc_id for h in lex.hits} | {h.doc_id for h in den.hits}
-        expected = sorted(union, key=lambda d: -cosines[row, dense.column[d]])[:20]
+        expected = sorted(union, key=lambda d: -cosines[row, ids.index(d)])[:20]
         assert got == expected

@@ -90,6 +90,22 @@ def quality(
     generate: Generate = None,
     overwrite: Overwrite = False,
     resume: Resume = None,
+    endpoint: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--endpoint",
+            "-e",
+            help=(
+                "NAME=SPEC, as for identity and load (tei@URL, openai@URL?model=M, reference, tei-rerank@URL, "
+                "cohere@URL, reference-rerank?model=PATH); targets name it: dense?embedder=NAME, "
+                "bm25+rerank?reranker=NAME. Repeat."
+            ),
+        ),
+    ] = None,
+    no_cache: Annotated[
+        bool,
+        typer.Option("--no-cache", help="Embed every text again: no embedding cache read or written."),
+    ] = False,
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
     from bench.commands.quality import QualityRequest
@@ -116,6 +132,8 @@ def quality(
             seed=seed,
             generate=generate,
             overwrite=overwrite,
+            endpoints=endpoint,
+            no_cache=no_cache,
         )
     )
 

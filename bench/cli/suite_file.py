@@ -17,6 +17,7 @@ so a CI job is one command (`ragbench run SUITE.toml [--baseline DIR] [--out DIR
     [[quality]]                 # one quality run per entry
     dataset = "docs"
     targets = ["bm25", "prod"]  # default: every target
+    endpoints = ["tei"]         # what targets name with ?embedder= / ?reranker= (default: every endpoint)
 
     [endpoints]                 # NAME = endpoint spec (`identity/load -e NAME=SPEC`)
     ref = "reference"
@@ -82,6 +83,8 @@ QUALITY_KEYS = {
     "cross_encoder": str,
     "rerank_depth": int,
     "generate": str,
+    "endpoints": list,
+    "no_cache": bool,
 }
 # A list flag of `ragbench load`, written 1,8,32 on its command line: a list, a string or a number here.
 _LIST_FLAGS = {
@@ -317,7 +320,7 @@ def load_suite(path: Path) -> Suite:
         path,
         name,
         _gate(reader, data.get("gate", {})),
-        [_quality(reader, e, i, datasets, targets) for i, e in enumerate(data.get("quality", []))],
+        [_quality(reader, e, i, datasets, targets, endpoints) for i, e in enumerate(data.get("quality", []))],
         [_identity(reader, e, i, datasets, endpoints) for i, e in enumerate(data.get("identity", []))],
         [_load(reader, e, i, datasets, endpoints) for i, e in enumerate(data.get("load", []))],
     )
@@ -438,7 +441,14 @@ def _job(
     return Job(f"{kind}-{name}", request)
 
 
-def _quality(reader: _Reader, entry: Any, index: int, datasets: dict[str, _Dataset], targets: dict[str, str]) -> Job:
+def _quality(
+    reader: _Reader,
+    entry: Any,
+    index: int,
+    datasets: dict[str, _Dataset],
+    targets: dict[str, str],
+    endpoints: dict[str, str],
+) -> Job:
     entry = _entry(reader, entry, "quality", index, QUALITY_KEYS, datasets)
     if "dataset" not in entry:
         raise reader.error(
@@ -446,7 +456,9 @@ def _quality(reader: _Reader, entry: Any, index: int, datasets: dict[str, _Datas
         )
     dataset = datasets[entry["dataset"]]
     options = {
-        k: str(v) if isinstance(v, Path) else v for k, v in entry.items() if k not in ("dataset", "targets", "name")
+        k: str(v) if isinstance(v, Path) else v
+        for k, v in entry.items()
+        if k not in ("dataset", "targets", "name", "endpoints")
     }
     request = QualityRequest(
         dataset=dataset.path,
@@ -456,6 +468,10 @@ def _quality(reader: _Reader, entry: Any, index: int, datasets: dict[str, _Datas
         out=Path(),
         **options,
         targets=reader.pick(entry.get("targets"), targets, ("quality", index, "targets"), "target"),
+        # The endpoints its targets name: every one in [endpoints] unless the entry lists them.
+        endpoints=reader.pick(entry.get("endpoints"), endpoints, ("quality", index, "endpoints"), "endpoint")
+        if endpoints or "endpoints" in entry
+        else [],
     )
     return _job(reader, "quality", index, entry, request, check_quality, entry["dataset"])
 

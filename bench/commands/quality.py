@@ -10,12 +10,15 @@ from bench.core.progress import console
 from bench.datasets import load_dataset
 from bench.datasets.model import Dataset
 from bench.datasets.sample import sample_dataset
+from bench.endpoints.spec import EndpointSpec
+from bench.endpoints.spec import parse_spec as parse_endpoint
 from bench.quality.generation import GenerateSpec, parse_generate
 from bench.quality.metrics import Measure, default_measures, parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
 from bench.results.lifecycle import Output
 from bench.results.store import read_results
 from bench.targets.registry import TargetOptions, TargetSpec, parse_spec
+from bench.targets.served import check_endpoint_refs
 
 
 @dataclass
@@ -36,6 +39,8 @@ class QualityRequest:
     command: str = "quality"
     overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
     resume: bool = False  # continue the interrupted run in `out`
+    endpoints: list[str] | None = None  # -e NAME=SPEC: what `?embedder=` / `?reranker=` name
+    no_cache: bool = False  # embed every text again (no embedding cache read or written)
 
 
 def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSpec], GenerateSpec | None]:
@@ -46,6 +51,9 @@ def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSp
     values.number("--seed", request.seed, values.SEED)  # a suite file's seed is checked here, like the option
     measures = [parse_measure(m) for m in request.measures or ()]
     specs = [parse_spec(t) for t in request.targets]
+    endpoints = endpoint_specs(request.endpoints or [])
+    for spec in specs:
+        check_endpoint_refs(spec, endpoints)
     generate = parse_generate(request.generate) if request.generate else None
     if not generate and any(m.generated for m in measures):
         raise UserError(
@@ -54,6 +62,17 @@ def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSp
         )
     _check_depth(request.depth, measures)
     return measures, specs, generate
+
+
+def endpoint_specs(given: list[str]) -> dict[str, EndpointSpec]:
+    """`-e NAME=SPEC` options by name; a name given twice is an error."""
+    endpoints: dict[str, EndpointSpec] = {}
+    for text in given:
+        spec = parse_endpoint(text)
+        if spec.name in endpoints:
+            raise UserError(f"endpoint {spec.name}: given twice (-e NAME=SPEC, one per name)")
+        endpoints[spec.name] = spec
+    return endpoints
 
 
 def _check_depth(depth: int, measures: list[Measure]) -> None:
@@ -78,7 +97,11 @@ def quality_command(request: QualityRequest) -> Path:
     for note in dataset.notes:
         console.print(f"[dim]{note}[/dim]")
     options = TargetOptions(
-        embedding_model=request.embedding_model, cross_encoder=request.cross_encoder, rerank_depth=request.rerank_depth
+        embedding_model=request.embedding_model,
+        cross_encoder=request.cross_encoder,
+        rerank_depth=request.rerank_depth,
+        endpoints=endpoint_specs(request.endpoints or []),
+        cache=not request.no_cache,
     )
     output = Output(request.out, request.overwrite, request.resume, report=write_report, progress=True)
     config = QualityConfig(measures, request.depth, request.seed, generate)

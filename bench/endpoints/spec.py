@@ -37,11 +37,24 @@ class _Kind:
 
 KINDS: dict[str, _Kind] = {
     "tei": _Kind(
-        False, True, ("key_env", "batch", "normalize", "truncate", "truncation_direction", "dimensions", "prompt_name")
+        False,
+        True,
+        (
+            "key_env",
+            "batch",
+            "normalize",
+            "truncate",
+            "truncation_direction",
+            "dimensions",
+            "prompt_name",
+            "concurrency",
+        ),
     ),
     "tei-rerank": _Kind(True, True, ("key_env", "batch", "raw_scores", "truncate")),
-    "openai": _Kind(False, True, ("model", "key_env", "batch", "encoding", "dimensions"), required=("model",)),
-    "cohere": _Kind(True, True, ("model", "key_env", "raw_scores")),
+    "openai": _Kind(
+        False, True, ("model", "key_env", "batch", "encoding", "dimensions", "concurrency"), required=("model",)
+    ),
+    "cohere": _Kind(True, True, ("model", "key_env", "raw_scores", "batch")),
     "reference": _Kind(False, False, ("model", "batch", "cache")),
     "reference-rerank": _Kind(True, False, ("model", "batch"), required=("model",)),
 }
@@ -98,6 +111,11 @@ def _int(spec: EndpointSpec, key: str):
 
 def _bool(spec: EndpointSpec, key: str):
     return _typed(spec, key, parse_bool, f"a boolean ({BOOLEAN_HELP})")
+
+
+def concurrency(spec: EndpointSpec) -> int | None:
+    """Requests in flight while a corpus is embedded (`?concurrency=N`); None: the default."""
+    return _int(spec, "concurrency")
 
 
 def open_endpoint(spec: EndpointSpec, timeout_s: float = 120.0) -> Embedder | Reranker:
@@ -174,6 +192,7 @@ def _cohere(spec: EndpointSpec, timeout_s: float) -> Reranker:
         spec.params.get("key_env"),
         raw_scores=_bool(spec, "raw_scores"),
         timeout_s=timeout_s,
+        batch_size=_int(spec, "batch"),
     )
 
 

@@ -8,7 +8,6 @@ Follows TEI's code where its OpenAPI document disagrees (see docs/endpoints.md):
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,11 +23,11 @@ from bench.endpoints.base import (
     scores_of,
     vectors_of,
 )
+from bench.endpoints.cache import PROBE_TEXT, served_key
 from bench.endpoints.client import EndpointHTTPError, HttpEndpoint
 
 DEFAULT_CLIENT_BATCH = 32  # TEI's own default max_client_batch_size, used until /info says otherwise
 _BATCH_LIMIT = re.compile(r"batch size (\d+) > maximum allowed batch size (\d+)")
-_RETRIES_429 = 6
 # Timing headers TEI sets on every success: milliseconds, plus characters and tokens counted.
 TIMING_HEADERS = (
     "x-compute-time",
@@ -134,17 +133,10 @@ class TeiClient(HttpEndpoint):
         return self._info
 
     def post(self, path: str, body: dict[str, Any]) -> tuple[Any, CallTiming]:
-        """POST with 429 retries; the JSON answer and its timing."""
+        """POST with busy answers (429, 503) retried; the JSON answer and its timing."""
         url = f"{self.url}{path}"
         n = len(body.get("inputs") or body.get("texts") or [])
-        for attempt in range(_RETRIES_429 + 1):
-            try:
-                response, wall_ms = self.request("POST", url, body)
-                break
-            except EndpointHTTPError as exc:
-                if exc.status != 429 or attempt == _RETRIES_429:
-                    raise
-                time.sleep(0.05 * 2**attempt)
+        response, wall_ms = self.request_retrying("POST", url, body)
         return self.json_of(response), CallTiming(n, wall_ms, timing_headers(response.headers))
 
     def call(self, wire, request: WireRequest) -> tuple[Any, CallTiming]:
@@ -166,12 +158,17 @@ class TeiClient(HttpEndpoint):
         return parse_snapshot(response.text)
 
 
-def batch_limit(exc: EndpointHTTPError) -> int | None:
-    """The server's maximum from a batch-size refusal (422 since TEI 1.9.0, 413 before), else None."""
+def batch_limit(exc: EndpointHTTPError, sent: int) -> int | None:
+    """The batch to try after a batch-size refusal (422 since TEI 1.9.0, 413 before): the server's maximum
+    when its message names one, else half of what was `sent` (a proxy's "payload too large", a batch
+    refusal in other words); None for any other error."""
     if exc.status not in (413, 422):
         return None
     match = _BATCH_LIMIT.search(exc.message)
-    return int(match.group(2)) if match else None
+    if match:
+        return int(match.group(2))
+    too_large = exc.status == 413 or "batch" in exc.message.lower()
+    return sent // 2 if too_large else None
 
 
 class _Batched:
@@ -200,9 +197,10 @@ class _Batched:
             try:
                 done.append(send(chunk))
             except EndpointHTTPError as exc:
-                limit = batch_limit(exc)
+                limit = batch_limit(exc, len(chunk))
                 if limit is None or limit >= len(chunk) or limit < 1:
                     raise
+                self.client.count(f"split_{exc.status}")
                 self._size = limit
                 continue
             start = chunk.stop
@@ -294,6 +292,7 @@ class TeiEmbedder(_TeiEndpoint):
     ):
         self.name = name
         self.client = TeiClient(name, url, key_env, timeout_s)
+        self.events = self.client.events
         self._batched = _Batched(self.client, batch_size)
         options: dict[str, Any] = {"normalize": normalize}
         if truncate is not None:
@@ -313,6 +312,43 @@ class TeiEmbedder(_TeiEndpoint):
         parts = self._batched.run(len(texts), send)
         vectors = np.vstack([p[0] for p in parts]) if parts else np.zeros((0, 0), dtype=np.float32)
         return Embeddings(vectors, [p[1] for p in parts])
+
+    def request_batch(self) -> int:
+        """Texts per request: the `batch` option within the server's max_client_batch_size."""
+        return self._batched.size()
+
+    def default_concurrency(self) -> int:
+        """Requests in flight when ingesting: as many whole batches as TEI's permits allow, at most 8."""
+        permits = self.client.info().max_concurrent_requests if self._info_known() else 0
+        return max(1, min(8, permits // max(1, self.request_batch()))) if permits else 4
+
+    def _info_known(self) -> bool:
+        try:
+            self.client.info()
+        except EndpointHTTPError:  # a proxy in front of TEI may hide /info
+            return False
+        return True
+
+    def cache_key(self) -> str:
+        return served_key(self.identity(), self.embed([PROBE_TEXT]).vectors)
+
+    def identity(self) -> dict[str, object]:
+        """What the served vectors depend on, as /info tells it (model, weights' sha, dtype, pooling, input
+        limit), with this client's request options (normalize, truncate, dimensions, prompt)."""
+        if not self._info_known():
+            return {"kind": self.kind, "info": None, **self.wire.options}
+        info = self.client.info()
+        model_type = info.raw.get("model_type")
+        pooling = model_type.get("embedding", {}).get("pooling") if isinstance(model_type, dict) else None
+        return {
+            "kind": self.kind,
+            "model": info.model_id,
+            "sha": info.raw.get("model_sha"),
+            "dtype": info.model_dtype,
+            "pooling": pooling,
+            "max_input_length": info.max_input_length,
+            **self.wire.options,
+        }
 
 
 class TeiReranker(_TeiEndpoint):

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from bench.results.schema import MetricRecord, QueryRecord, RunHeader, TargetRec
 from bench.results.store import Results, now_iso
 from bench.targets.base import ProgressFactory, QueryResult, Target, TargetFailed, TargetSpec
 from bench.targets.registry import TargetOptions, build_target
+from bench.targets.served import Metered, percentiles_ms
 
 SEARCH_BATCH = 16  # queries per search call: each finished batch is kept (bench/quality/checkpoint.py)
 
@@ -69,6 +71,7 @@ def _target_record(
     search_s: float,
     replaced: bool,
     generated: dict[str, Generated],
+    cost_blocks: dict[str, dict[str, Any]],
 ) -> TargetRecord:
     cost_keys = sorted({k for r in results for k in r.cost})
     warnings: dict[str, int] = {}
@@ -91,7 +94,16 @@ def _target_record(
         scores_replaced=replaced,
         run_file=run_file(name),
         answer_errors=sum(1 for g in generated.values() if g.error is not None),
+        latency_parts_ms=_parts(results),
+        cost_blocks=cost_blocks,
     )
+
+
+def _parts(results: list[QueryResult]) -> dict[str, dict[str, float]]:
+    """p50 and p99 of each measured part of the queries' latency (failed queries left out, as for latency_ms)."""
+    names = sorted({k for r in results for k in r.parts_ms})
+    kept = [r for r in results if not r.error]
+    return {n: percentiles_ms([r.parts_ms[n] for r in kept if n in r.parts_ms]) for n in names}
 
 
 def _write_qrels(path: Path, qrels: Qrels) -> None:
@@ -219,12 +231,14 @@ def _run_target(spec: TargetSpec, target: Target, scoring: _Scoring, out_dir: Pa
     queries = {qid: dataset.queries[qid] for qid in dataset.evaluated_queries()}
     checkpoint = Checkpoint(out_dir / checkpoint_file(run_file(spec.name)))
     try:
-        start = time.perf_counter()
-        target.prepare(dataset, run.progress)
-        index_s = time.perf_counter() - start
-        results, search_s, failure = _search(target, queries, config.depth, run.progress, checkpoint)
+        index_s, failure = _prepare(target, dataset, run.progress)
+        results: list[QueryResult] = []
+        search_s = 0.0
+        if failure is None:
+            results, search_s, failure = _search(target, queries, config.depth, run.progress, checkpoint)
         described = target.describe()
         generated = _generate(config, target, spec.name, dataset, results, run.progress, judge, described)
+        blocks = target.cost_blocks() if isinstance(target, Metered) else {}
     finally:
         target.close()
     query_run, replaced = run_from_results(results)
@@ -237,7 +251,7 @@ def _run_target(spec: TargetSpec, target: Target, scoring: _Scoring, out_dir: Pa
         scoring.relevance,
         config.seed,
     )
-    record = _target_record(spec, spec.name, described, results, index_s, search_s, replaced, generated)
+    record = _target_record(spec, spec.name, described, results, index_s, search_s, replaced, generated, blocks)
     if failure:
         record.status, record.error = "failed", failure
     with uninterruptible():  # run file and records: all of them or none
@@ -259,9 +273,21 @@ def _query_records(name: str, results: list[QueryResult], generated: dict[str, G
             warnings=r.warnings,
             answer=generated[r.qid].text if r.qid in generated else None,
             answer_error=generated[r.qid].error if r.qid in generated else None,
+            parts_ms=r.parts_ms,
         )
         for r in results
     ]
+
+
+def _prepare(target: Target, dataset: Dataset, progress: ProgressFactory) -> tuple[float, str | None]:
+    """Seconds spent indexing, and why the target ended there (None when it did not): a server that went
+    away while ingesting fails the target, with what it finished kept (an endpoint's cache)."""
+    start = time.perf_counter()
+    try:
+        target.prepare(dataset, progress)
+    except TargetFailed as exc:
+        return time.perf_counter() - start, str(exc)
+    return time.perf_counter() - start, None
 
 
 def _search(

@@ -72,6 +72,10 @@ class TargetRecord:
     error: str | None = None
     #: questions whose generated answer failed (quality --generate): scored as zero, like `errors`
     answer_errors: int = 0
+    #: parts of the per-query latency (embed_ms, search_ms, rerank_ms) -> p50, p99; targets that name an endpoint
+    latency_parts_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: what embedding cost, by phase (ingest, query_embed): texts, from_cache, tokens, wall_s, texts_per_s, ...
+    cost_blocks: dict[str, dict[str, Any]] = field(default_factory=dict)
     record: str = "target"
 
 
@@ -86,6 +90,7 @@ class QueryRecord:
     warnings: list[str] = field(default_factory=list)
     answer: str | None = None  # the generated answer (quality --generate); its cost is in `cost` (answer_*)
     answer_error: str | None = None  # why no answer was generated
+    parts_ms: dict[str, float] = field(default_factory=dict)  # parts of latency_ms: embed_ms, search_ms, rerank_ms
     record: str = "query"
 
 

@@ -49,10 +49,13 @@ def test_batch_refusal_is_422_or_413_and_the_client_learns_the_limit(tei_fixture
 
 
 def test_batch_limit_reads_only_batch_size_refusals():
-    assert batch_limit(EndpointHTTPError("t", 422, "batch size 40 > maximum allowed batch size 32")) == 32
-    assert batch_limit(EndpointHTTPError("t", 413, "batch size 40 > maximum allowed batch size 8")) == 8
-    assert batch_limit(EndpointHTTPError("t", 422, "`inputs` must have less than 512 tokens. Given: 600")) is None
-    assert batch_limit(EndpointHTTPError("t", 424, "batch size 40 > maximum allowed batch size 32")) is None
+    assert batch_limit(EndpointHTTPError("t", 422, "batch size 40 > maximum allowed batch size 32"), 40) == 32
+    assert batch_limit(EndpointHTTPError("t", 413, "batch size 40 > maximum allowed batch size 8"), 40) == 8
+    assert batch_limit(EndpointHTTPError("t", 422, "`inputs` must have less than 512 tokens. Given: 600"), 40) is None
+    assert batch_limit(EndpointHTTPError("t", 424, "batch size 40 > maximum allowed batch size 32"), 40) is None
+    # A refusal that names no maximum (a proxy's payload limit, another server's words): half the batch.
+    assert batch_limit(EndpointHTTPError("t", 413, "Payload Too Large"), 40) == 20
+    assert batch_limit(EndpointHTTPError("t", 422, "Batch too large"), 9) == 4
 
 
 def _hold_permits(server, inputs: int) -> threading.Thread:

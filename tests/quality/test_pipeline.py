@@ -168,7 +168,7 @@ def test_a_cut_results_file_is_still_readable(small_dataset, tmp_path):
         ("bm25:x", "unknown variant"),
         ("hybrid:weighted?bm25_weight=2", "bm25_weight must lie"),
         ("dense?colour=red", "unknown parameter"),
-        ("bm25+rerank", "needs --cross-encoder"),
+        ("bm25+rerank", "or --cross-encoder PATH"),
         ("bm25?k", "is not option=value"),
     ],
 )

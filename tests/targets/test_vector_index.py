@@ -1,13 +1,16 @@
 """The on-disk indexes: chunked exact search equals search over the whole matrix, ties included; BM25 mmap."""
 
 import zlib
+from collections import Counter
 
 import numpy as np
 import pytest
 
 from bench.datasets.model import Dataset, Document
+from bench.endpoints.base import Embeddings
 from bench.targets.base import no_progress
 from bench.targets.local import BM25Engine, DenseEngine, HybridEngine
+from bench.targets.served import Encoder
 from bench.targets.vector_index import VectorIndex
 
 
@@ -108,10 +111,37 @@ def test_non_finite_vectors_are_refused():
 
 
 class TableEmbedder:
-    """Deterministic vectors per text, counted, so engines are tested without a model."""
+    """Deterministic vectors per text, counted, so engines are tested without a model; `endpoint()` serves them
+    as an embedding endpoint to the dense engine's Encoder."""
 
     def __init__(self, dim=8):
         self.dim, self.calls = dim, []
+
+    def endpoint(self):
+        table = self
+
+        class Endpoint:
+            name, events = "table", Counter()
+
+            def embed(self, texts):
+                return Embeddings(table.embed(texts), [])
+
+            def request_batch(self):
+                return 1_000_000  # one request per ingest batch: the engine's batches are what is counted
+
+            def default_concurrency(self):
+                return 1
+
+            def cache_key(self):
+                return "table"
+
+            def describe(self):
+                return table.describe()
+
+            def close(self):
+                pass
+
+        return Encoder(Endpoint(), cache=False)
 
     def vector(self, text):
         rng = np.random.default_rng(zlib.crc32(text.encode()))
@@ -136,7 +166,7 @@ def tiny_dataset(n=60):
 def test_dense_engine_writes_the_corpus_in_batches_and_ranks_by_the_full_matrix(monkeypatch):
     monkeypatch.setattr("bench.targets.local.INGEST_BATCH", 16)
     dataset, embedder = tiny_dataset(), TableEmbedder()
-    engine = DenseEngine(embedder)
+    engine = DenseEngine(embedder.endpoint())
     engine.prepare(dataset, no_progress)
     assert embedder.calls == [16, 16, 16, 12]
     results = engine.search(dataset.queries, 20, no_progress)
@@ -151,7 +181,7 @@ def test_dense_engine_writes_the_corpus_in_batches_and_ranks_by_the_full_matrix(
 
 def test_openwebui_hybrid_rescores_the_fused_candidates_by_their_exact_cosines():
     dataset, embedder = tiny_dataset(), TableEmbedder()
-    dense = DenseEngine(embedder)
+    dense = DenseEngine(embedder.endpoint())
     engine = HybridEngine(BM25Engine(), dense, 0.5, name="h", rescore_by_dense=True)
     engine.prepare(dataset, no_progress)
     results = engine.search(dataset.queries, 10, no_progress)

@@ -108,10 +108,10 @@ def size(
         measured.append(point)
         scheduled, service = p99_ms(point, "scheduled"), p99_ms(point, "service")
         console.print(
-            f"[dim]size: {point.endpoint} {point_label(point)}: {texts_per_s(point):.1f} texts/s, service p99 "
+            f"[dim]size: {point_label(point, point.endpoint)}: {texts_per_s(point):.1f} texts/s, service p99 "
             + (f"{service:.1f} ms" if service is not None else "- (no success)")
             + (f", scheduled p99 {scheduled:.1f} ms" if scheduled is not None else "")
-            + (f", errors {sum(point.requests['errors'].values())}" if point.requests["errors"] else "")
+            + (f", errors {sum(point.requests.errors.values())}" if point.requests.errors else "")
             + "[/dim]"
         )
 
@@ -155,5 +155,5 @@ def size(
                     f"\n{record.endpoint} ({record.op}, length {record.length}), p99 SLO {record.slo_p99_ms:g} ms:"
                 )
                 for line in record.lines:
-                    typer.echo(f"  {line['setting']}: {line['value']} — {line['why']}")
+                    typer.echo(f"  {line.setting}: {line.value} — {line.why}")
             typer.echo(f"report: {write_report(results)}")

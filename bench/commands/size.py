@@ -34,7 +34,16 @@ from bench.load.runner import (
 from bench.load.schedule import parse_arrival
 from bench.load.workload import Workload, load_workload
 from bench.results.outdir import RESULTS_FILE, prepare_out_dir
-from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, RunHeader, SizingRecord
+from bench.results.schema import (
+    GpuTelemetryRecord,
+    LoadPointRecord,
+    Loop,
+    Op,
+    RunHeader,
+    SaturationProbe,
+    SaturationSummary,
+    SizingRecord,
+)
 from bench.results.store import ResultsWriter, ending, now_iso, read_results
 from bench.sizing.size import (
     Economics,
@@ -92,7 +101,7 @@ class SizePlan:
     """The request, checked and parsed."""
 
     specs: list[EndpointSpec]
-    op: str
+    op: Op
     slo: Slo
     economics: Economics
     lengths: list[int | None]
@@ -148,7 +157,7 @@ def check(request: SizeRequest) -> SizePlan:
             )
     return SizePlan(
         specs=specs,
-        op=op,
+        op=Op(op),
         slo=Slo(slo_p99_ms, request.max_error_rate),
         economics=Economics(request.target_rps, request.gpu_hourly_usd),
         lengths=[*v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT)] or [None],
@@ -211,7 +220,7 @@ class _Session:
         stop_if_unreachable(self.endpoint, record, "sizing")
         return record
 
-    def point(self, loop: str, size: int, length: int | None, **kwargs) -> PointConfig:
+    def point(self, loop: Loop, size: int, length: int | None, **kwargs) -> PointConfig:
         plan = self.plan
         return PointConfig(
             op=plan.op,
@@ -230,7 +239,7 @@ class _Session:
         plan, request = self.plan, self.request
         start = len(self.points)
         closed = closed_sweep(
-            lambda b, c: self.measure(self.point("closed", b, length, concurrency=c)),
+            lambda b, c: self.measure(self.point(Loop.CLOSED, b, length, concurrency=c)),
             plan.sizes,
             request.max_concurrency,
             plan.slo,
@@ -239,11 +248,11 @@ class _Session:
         saturation = Saturation(rate=None, point=None, first_failure=None)
         if best is not None:
             seeds = iter(range(request.seed, request.seed + 10_000))
-            start_rate = max(best.throughput["requests_per_s"] * START_FRACTION, 0.01)
+            start_rate = max(best.throughput.requests_per_s * START_FRACTION, 0.01)
             saturation = saturation_search(
                 lambda rate: self.measure(
                     replace(
-                        self.point("open", best.batch, length, rate=rate, arrival=plan.arrival, seed=next(seeds)),
+                        self.point(Loop.OPEN, best.batch, length, rate=rate, arrival=plan.arrival, seed=next(seeds)),
                         duration_s=min(max(plan.duration_s, MIN_PROBE_REQUESTS / rate), MAX_PROBE_S),
                     )
                 ),
@@ -256,7 +265,7 @@ class _Session:
         if plan.op == "embed":  # Open WebUI's ingestion pattern: a file's chunks fired together
             for batch in plan.burst_batches:
                 for concurrency in plan.burst_concurrency:
-                    self.measure(self.point("burst", batch, length, concurrency=concurrency, burst=request.burst))
+                    self.measure(self.point(Loop.BURST, batch, length, concurrency=concurrency, burst=request.burst))
         mine = self.points[start:]
         lines = recommend(mine, saturation, plan.slo, plan.economics, plan.ceiling_points if request.ceiling else None)
         sat = saturation.point
@@ -266,16 +275,14 @@ class _Session:
             length=length,
             slo_p99_ms=plan.slo.p99_ms,
             max_error_rate=plan.slo.max_error_rate,
-            saturation={
-                "rate": saturation.rate,
-                "texts_per_s": texts_per_s(sat) if sat else None,
-                "point": point_label(sat) if sat else None,
-                "first_failure": saturation.first_failure,
-                "probes": [
-                    {"rate": p.rate, "passed": p.passed, "point": point_label(p.point)} for p in saturation.probes
-                ],
-            },
-            lines=[line.to_dict() for line in lines],
+            saturation=SaturationSummary(
+                rate=saturation.rate,
+                texts_per_s=texts_per_s(sat) if sat else None,
+                point=point_label(sat) if sat else None,
+                first_failure=saturation.first_failure,
+                probes=[SaturationProbe(p.rate, p.passed, point_label(p.point)) for p in saturation.probes],
+            ),
+            lines=lines,
             telemetry=telemetry,
             ceiling=str(request.ceiling) if request.ceiling else None,
         )
@@ -290,7 +297,7 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
     check_request_memory(
         [PointConfig(op=plan.op, batch=b, length=n, workers=request.workers) for n in plan.lengths for b in plan.sizes]
         + [
-            PointConfig(op=plan.op, loop="burst", batch=b, burst=request.burst, length=n)
+            PointConfig(op=plan.op, loop=Loop.BURST, batch=b, burst=request.burst, length=n)
             for n in plan.lengths
             for b in bursts
         ],

@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from bench.core.errors import InputError, UserError
-from bench.load.points import error_rate, point_label
+from bench.load.points import PointKey, error_rate, point_label
 from bench.quality.metrics import parse_measure
 from bench.quality.significance import bootstrap_cis, holm, randomization_tests, seeded_generator
 from bench.results.outdir import RESULTS_FILE
-from bench.results.schema import LoadPointRecord
+from bench.results.schema import LatencySummary, LoadPointRecord, Loop
 from bench.results.store import Results, read_results
 
 PASS, FAIL, INFO = "pass", "fail", "info"  # info: reported, never gated
@@ -345,45 +345,18 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
 
 # The endpoint's name, then the point's settings: op, loop, batch, concurrency, rate, arrival, max_inflight, burst,
 # length, documents.
-PointKey = tuple[
-    str, str, str, int, int | None, float | None, str | None, int | None, int | None, int | None, int | None
-]
-
-
-def point_key(point: LoadPointRecord, endpoint: str) -> PointKey:
-    """What makes two sweep points the same measurement (the endpoint by its current name)."""
-    return (
-        endpoint,
-        point.op,
-        point.loop,
-        point.batch,
-        point.concurrency,
-        point.rate,
-        point.arrival,
-        point.max_inflight,
-        point.burst,
-        point.length,
-        point.documents,
-    )
-
-
-def point_name(point: LoadPointRecord, endpoint: str) -> str:
-    """`tei embed closed batch 8 conc 4`: the endpoint, the op and load's own name of the point."""
-    return f"{endpoint} {point.op} {point_label(point)}"
-
-
 def checked_points(results: Results, match: dict[str, str] | None = None) -> dict[PointKey, LoadPointRecord]:
-    """Every load point of a results file by `point_key` (endpoints renamed by `match`), each checked: a
+    """Every load point of a results file by its `PointKey` (endpoints renamed by `match`), each checked: a
     figure compare cannot judge, or the same point twice (which one counts cannot be told: appending a
     record must not hide a regression), is an input error naming the file and line."""
     points: dict[PointKey, LoadPointRecord] = {}
     for point in results.load_points:
         _check_point(point, results)
-        key = point_key(point, (match or {}).get(point.endpoint, point.endpoint))
+        key = PointKey.of(point, (match or {}).get(point.endpoint, point.endpoint))
         if key in points:
             raise InputError(
                 results.path,
-                f"load_point {point_name(point, point.endpoint)} again (first on line "
+                f"load_point {point_label(point, point.endpoint)} again (first on line "
                 f"{results.line(points[key])}): a results file measures each point once",
                 results.line(point),
             )
@@ -392,52 +365,39 @@ def checked_points(results: Results, match: dict[str, str] | None = None) -> dic
 
 
 def _check_point(point: LoadPointRecord, results: Results) -> None:
+    """What the reader's types leave to check: counts and figures compare can judge (a hand-edited file)."""
+
     def bad(what: str) -> InputError:
         return InputError(results.path, f"load_point record of {point.endpoint}: {what}", results.line(point))
 
-    if point.loop not in ("closed", "open", "burst"):
-        raise bad(f"loop {point.loop!r} is not closed, open or burst")
-    if point.loop == "open" and as_number(point.rate) is None:
+    if point.loop == Loop.OPEN and as_number(point.rate) is None:
         raise bad(f"loop {point.loop!r} without a rate")
     requests = point.requests
-    counts = [requests.get("sent"), requests.get("ok"), requests.get("unsent", 0) or 0]
-    errors = requests.get("errors")
-    if (
-        not all(_count(n) for n in counts)
-        or not isinstance(errors, dict)
-        or not all(_count(n) for n in errors.values())
-    ):
+    if min(requests.sent, requests.ok, requests.unsent, *requests.errors.values()) < 0:
         raise bad("requests.sent, ok, unsent and every errors count must be whole numbers >= 0")
-    if requests["ok"] > requests["sent"]:
-        raise bad(f"requests.ok {requests['ok']} > sent {requests['sent']}")
-    texts_per_s = point.throughput.get("texts_per_s") if isinstance(point.throughput, dict) else None
-    texts_per_s_value = as_number(texts_per_s)
-    if texts_per_s_value is None or texts_per_s_value < 0:
-        raise bad(f"throughput.texts_per_s {texts_per_s!r} is not a finite number >= 0")
+    if requests.ok > requests.sent:
+        raise bad(f"requests.ok {requests.ok} > sent {requests.sent}")
+    texts_per_s = as_number(point.throughput.texts_per_s)
+    if texts_per_s is None or texts_per_s < 0:
+        raise bad(f"throughput.texts_per_s {point.throughput.texts_per_s!r} is not a finite number >= 0")
     if as_number(point.duration_s) is None or point.duration_s < 0:
         raise bad(f"duration_s {point.duration_s!r} is not a finite number >= 0")
-    block = point.latency_ms.get(p99_quantity(point)) if isinstance(point.latency_ms, dict) else None
-    p99 = block.get("p99") if isinstance(block, dict) else None
+    block = getattr(point.latency_ms, p99_quantity(point))
+    p99 = block.p99 if block is not None else None
     p99_ms = as_number(p99)
-    if (requests["ok"] or p99 is not None) and (p99_ms is None or p99_ms < 0):  # no success: no latency
+    if (requests.ok or block is not None) and (p99_ms is None or p99_ms < 0):  # no success: no latency
         raise bad(f"latency_ms.{p99_quantity(point)}.p99 {p99!r} is not a finite number >= 0")
-    if not isinstance(point.client, dict) or not isinstance(point.client.get("saturated", False), bool):
-        raise bad("client.saturated must be true or false")
-
-
-def _count(value: Any) -> bool:
-    return type(value) is int and value >= 0
 
 
 def p99_quantity(point: LoadPointRecord) -> str:
     """The latency that counts: from the intended send time in the open loop (a stalled server cannot hide
     behind a slowed client), send to last byte otherwise."""
-    return "scheduled" if point.loop == "open" else "service"
+    return "scheduled" if point.loop == Loop.OPEN else "service"
 
 
 def point_p99(point: LoadPointRecord) -> float | None:
-    block = point.latency_ms.get(p99_quantity(point))
-    return as_number(block.get("p99")) if isinstance(block, dict) else None
+    block: LatencySummary | None = getattr(point.latency_ms, p99_quantity(point))
+    return as_number(block.p99) if block is not None else None
 
 
 def compare_load(base: Results, cur: Results, config: GateConfig, source: str = "") -> tuple[list[Check], list[str]]:
@@ -450,8 +410,7 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
     checks: list[Check] = []
     gated = config.min_throughput_ratio is not None or config.max_p99_increase is not None
     for key, b in checked_points(base, config.match).items():
-        endpoint = key[0]
-        label = point_name(b, endpoint)
+        label = key.label
         c = current.get(key)
         if c is None:
             checks.append(Check("load", source, label, FAIL, f"{label}: not measured in the current run"))
@@ -460,11 +419,7 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
         ratio, change, check = _load_figures(b, c, label, config, source)
         checks.append(check)
         f = check.figures
-        saturated = [
-            (run, p.client.get("utilization"))
-            for run, p in (("baseline", b), ("current", c))
-            if p.client.get("saturated")
-        ]
+        saturated = [(run, p.client.utilization) for run, p in (("baseline", b), ("current", c)) if p.client.saturated]
         if saturated:
             reason = "the load client saturated in the " + " and ".join(
                 run + (f" run ({use:.0%} of its ceiling)" if as_number(use) is not None else " run")
@@ -472,7 +427,7 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
             )
         elif not gated:
             reason = "no --min-throughput-ratio or --max-p99-increase"
-        elif ratio is None and config.min_throughput_ratio is not None and c.requests["ok"]:
+        elif ratio is None and config.min_throughput_ratio is not None and c.requests.ok:
             reason = "no baseline throughput to compare with"
         else:
             reason = ""
@@ -489,10 +444,10 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
             and change > config.max_p99_increase.value
         )
         more_errors = f["error_rate_increase"] > config.max_error_rate
-        if not c.requests["ok"]:
+        if not c.requests.ok:
             check.status = FAIL
             check.summary += "; the current point " + (
-                "measured nothing" if not c.requests["sent"] else "had no successful request"
+                "measured nothing" if not c.requests.sent else "had no successful request"
             )
         elif slower or later or more_errors:
             check.status = FAIL
@@ -504,7 +459,7 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
             check.status = PASS
     for key in current.keys() - matched:
         notes.append(
-            f"{source + ': ' if source else ''}load point {point_name(current[key], key[0])} is new in the "
+            f"{source + ': ' if source else ''}load point {key.label} is new in the "
             "current run: nothing to compare it with"
         )
     return checks, notes
@@ -513,7 +468,7 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
 def _load_figures(
     b: LoadPointRecord, c: LoadPointRecord, label: str, config: GateConfig, source: str
 ) -> tuple[float | None, float | None, Check]:
-    b_tput, c_tput = as_number(b.throughput.get("texts_per_s")), as_number(c.throughput.get("texts_per_s"))
+    b_tput, c_tput = as_number(b.throughput.texts_per_s), as_number(c.throughput.texts_per_s)
     ratio = c_tput / b_tput if b_tput and c_tput is not None else None
     b_p99, c_p99 = point_p99(b), point_p99(c)
     change = c_p99 / b_p99 - 1 if b_p99 and c_p99 is not None else None
@@ -545,7 +500,7 @@ def _load_figures(
         "current_error_rate": c_rate,
         "error_rate_increase": c_rate - b_rate,
         "max_error_rate": config.max_error_rate,
-        "client_saturated": bool(b.client.get("saturated") or c.client.get("saturated")),
+        "client_saturated": b.client.saturated or c.client.saturated,
     }
     return ratio, change, Check("load", source, label, PASS, summary, figures)
 
@@ -674,8 +629,7 @@ def as_number(value: Any) -> float | None:
 
 
 def _errors(point: LoadPointRecord) -> int:
-    errors = point.requests.get("errors")
-    return int(sum(as_number(v) or 0 for v in errors.values())) if isinstance(errors, dict) else 0
+    return sum(point.requests.errors.values())
 
 
 def _g(value: float | None) -> str:

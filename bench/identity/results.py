@@ -63,7 +63,7 @@ def identity_records(report: IdentityReport) -> list[object]:
                 verdict=p.verdict,
                 failures=p.failures,
                 insufficient=p.insufficient,
-                causes=[c.to_dict() for c in p.causes],
+                causes=p.causes,
             )
         )
     for p in report.rerank_pairs:
@@ -80,7 +80,7 @@ def identity_records(report: IdentityReport) -> list[object]:
                 verdict=p.verdict,
                 failures=p.failures,
                 insufficient=p.insufficient,
-                causes=[c.to_dict() for c in p.causes],
+                causes=p.causes,
             )
         )
     t = report.timings

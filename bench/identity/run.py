@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +14,6 @@ from bench.core.errors import UserError
 from bench.endpoints.base import Embedder, Reranker
 from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.identity import diagnose
-from bench.identity.diagnose import Cause
 from bench.identity.inputs import IdentityInput, Tokenizer, word_estimate
 from bench.identity.scores import TOP_N_PROBE, RerankPair, compare_rerankers, rerank_tasks, run_reranker
 from bench.identity.thresholds import (
@@ -29,7 +28,7 @@ from bench.identity.thresholds import (
     pair_dtype,
 )
 from bench.identity.vectors import TOP_K, batch_invariance, stream_vectors, top10_overlap
-from bench.results.schema import IDENTITY_DOCUMENT
+from bench.results.schema import IDENTITY_DOCUMENT, Cause
 
 BATCH_SAMPLE = 8
 WORST = 5
@@ -86,7 +85,7 @@ class EmbedPair(Judged):
             "verdict": self.verdict,
             "failures": self.failures,
             "insufficient": self.insufficient,
-            "causes": [c.to_dict() for c in self.causes],
+            "causes": [asdict(c) for c in self.causes],
         }
 
 

@@ -4,15 +4,15 @@ Kendall tau of the order, and whether `top_n` was honoured."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from scipy.stats import kendalltau
 
 from bench.core.errors import ServerError
 from bench.endpoints.base import Reranker
-from bench.identity.diagnose import Cause
 from bench.identity.thresholds import Judged, Thresholds
+from bench.results.schema import Cause
 
 CANDIDATES = 10
 RERANK_QUERIES = 10
@@ -83,7 +83,7 @@ class RerankPair(Judged):
             "verdict": self.verdict,
             "failures": self.failures,
             "insufficient": self.insufficient,
-            "causes": [c.to_dict() for c in self.causes],
+            "causes": [asdict(c) for c in self.causes],
         }
 
 

@@ -28,11 +28,13 @@ from time import perf_counter
 from typing import Any
 
 import numpy as np
+from hdrh.histogram import HdrHistogram
 
 import bench
 from bench.core import values
 from bench.core.errors import MeasurementFailed, UserError
 from bench.core.secrets import mask, mask_data
+from bench.endpoints.base import EmbedWire, RerankWire, WireRequest
 from bench.endpoints.client import endpoint_auth
 from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.load import histograms
@@ -43,7 +45,18 @@ from bench.load.server_view import MetricsReader, delta
 from bench.load.worker import SharePlan, ShareResult, run_share
 from bench.load.workload import DISTINCT_REQUESTS, Workload
 from bench.results.outdir import RESULTS_FILE, prepare_out_dir
-from bench.results.schema import EndRecord, LoadPointRecord, RunHeader
+from bench.results.schema import (
+    ClientView,
+    EndRecord,
+    Latencies,
+    LoadPointRecord,
+    LoadRequests,
+    Loop,
+    Op,
+    RunHeader,
+    ServerTimes,
+    Throughput,
+)
 from bench.results.store import ResultsWriter
 
 START_LEAD_S = 0.25  # time for the plans to reach the worker processes before the first intended send
@@ -74,7 +87,7 @@ class InProcessCall:
     def __call__(self, index: int) -> None:
         query, texts = self.payloads[index]
         endpoint = self.endpoint()
-        if self.op == "rerank":
+        if self.op == Op.RERANK:
             endpoint.rerank(query, texts)
         else:
             endpoint.embed(texts)
@@ -87,14 +100,26 @@ class LoadEndpoint:
         self.spec = spec
         client = open_endpoint(spec)  # builds the wire from the spec's options; sends nothing
         self.in_process = spec.url is None
-        self.wire = None if self.in_process else client.wire
+        # An HTTP kind's client holds its wire; an in-process one has none.
+        wire = None if self.in_process else getattr(client, "wire", None)
+        self.embed_wire: EmbedWire | None = None if spec.is_rerank else wire
+        self.rerank_wire: RerankWire | None = wire if spec.is_rerank else None
         client.close()
-        self.headers = {} if self.in_process else endpoint_auth(spec.name, spec.url, spec.params.get("key_env"))[1]
-        self.metrics = None if self.in_process else MetricsReader(self._route(), self.headers)
+        self.headers = {} if spec.url is None else endpoint_auth(spec.name, spec.url, spec.params.get("key_env"))[1]
+        self.metrics = None if self.in_process else MetricsReader(self.request(("q", ["t"])).url, self.headers)
 
-    def _route(self) -> str:
-        probe = self.wire.request("q", ["t"]) if self.spec.is_rerank else self.wire.request(["t"])
-        return probe.url
+    @property
+    def wire(self) -> EmbedWire | RerankWire | None:
+        return self.rerank_wire or self.embed_wire
+
+    def request(self, payload: tuple[str | None, list[str]]) -> WireRequest:
+        """One request on the kind's wire: a query and its documents (rerank), or texts (embed)."""
+        query, texts = payload
+        if self.rerank_wire is not None:
+            return self.rerank_wire.request(query or "", texts)
+        if self.embed_wire is None:
+            raise RuntimeError(f"endpoint {self.spec.name}: in-process endpoints have no wire")
+        return self.embed_wire.request(texts)
 
     def preflight(self, op: str, timeout_s: float) -> None:
         """One small request through the API client before the sweep: a wrong URL, key or model fails
@@ -102,19 +127,17 @@ class LoadEndpoint:
         It waits --timeout like every measured request: a hanging server is named as soon as one would be."""
         client = open_endpoint(self.spec, timeout_s)
         try:
-            if op == "rerank":
+            if op == Op.RERANK:
                 client.rerank("warm-up query", ["warm-up text", "another warm-up text"])
             else:
                 dim = client.embed(["warm-up text"]).vectors.shape[1]
-                if self.wire is not None:
-                    self.wire.dim = (
-                        dim  # every answer of the sweep must keep it (a changed dimension is a bad_response)
-                    )
+                if self.embed_wire is not None:
+                    self.embed_wire.dim = dim  # every answer of the sweep must keep it (a changed one: bad_response)
         finally:
             client.close()
 
     def check_op(self, op: str) -> None:
-        if (op == "rerank") != self.spec.is_rerank:
+        if (op == Op.RERANK) != self.spec.is_rerank:
             kind = "a rerank" if self.spec.is_rerank else "an embedding"
             raise UserError(
                 f"endpoint {self.spec.name}: {self.spec.kind} is {kind} endpoint; use --op "
@@ -124,19 +147,19 @@ class LoadEndpoint:
     def plans(self, point: PointConfig, workload: Workload, start_at: float) -> list[SharePlan]:
         """One SharePlan per active worker: requests encoded once, the schedule split as `schedule.share` says."""
         workload = workload.with_length(point.length)
-        if point.loop == "burst":
+        if point.loop == Loop.BURST:
             n = math.ceil(point.burst / point.batch)  # Open WebUI: ceil(chunks / RAG_EMBEDDING_BATCH_SIZE) requests
             chunks = [workload.texts[i % len(workload.texts)] for i in range(point.burst)]
             batches = [chunks[i : i + point.batch] for i in range(0, point.burst, point.batch)]  # the last one smaller
-            if point.op == "rerank":
+            if point.op == Op.RERANK:
                 payloads = [(workload.queries[i % len(workload.queries)], docs) for i, docs in enumerate(batches)]
             else:
                 payloads = [(None, texts) for texts in batches]
-        elif point.op == "rerank":
+        elif point.op == Op.RERANK:
             payloads = list(workload.rerank_requests(point.batch))
         else:
             payloads = [(None, texts) for texts in workload.embed_batches(point.batch)]
-        if point.op == "rerank":
+        if point.op == Op.RERANK:
             q_tokens = workload.count_tokens([q for q, _ in payloads])
             tokens = [sum(q_tokens[i] + t for t in workload.count_tokens(docs)) for i, (_, docs) in enumerate(payloads)]
         else:
@@ -148,10 +171,7 @@ class LoadEndpoint:
         if self.in_process:
             call = InProcessCall(self.spec, point.op, payloads)
         else:
-            wired = [
-                self.wire.request(q, texts) if point.op == "rerank" else self.wire.request(texts)
-                for q, texts in payloads
-            ]
+            wired = [self.request(payload) for payload in payloads]
             target = target_of(wired[0].url)
             requests = [encode_request(target, w.method, w.body(), self.headers) for w in wired]
         base = dict(
@@ -167,14 +187,14 @@ class LoadEndpoint:
             call=call,
         )
         workers = point.workers
-        if point.loop == "closed":
+        if point.loop == Loop.CLOSED:
             users = split_count(point.concurrency, min(workers, point.concurrency))
             counts = split_count(point.requests, len(users)) if point.requests is not None else [None] * len(users)
             return [
-                SharePlan(worker=w, mode="closed", users=u, count=c, **base)
+                SharePlan(worker=w, mode=Loop.CLOSED, users=u, count=c, **base)
                 for w, (u, c) in enumerate(zip(users, counts))
             ]
-        if point.loop == "open":
+        if point.loop == Loop.OPEN:
             offsets = self.open_offsets(point)
             active = min(workers, point.max_inflight) if point.max_inflight else workers
             caps = split_count(point.max_inflight, active) if point.max_inflight else [None] * active
@@ -183,7 +203,7 @@ class LoadEndpoint:
             return [
                 SharePlan(
                     worker=w,
-                    mode="open",
+                    mode=Loop.OPEN,
                     offsets=share(offsets, w, active, point.arrival, point.seed),
                     max_inflight=caps[w],
                     **base,
@@ -201,7 +221,7 @@ class LoadEndpoint:
             plans.append(
                 SharePlan(
                     worker=w,
-                    mode="burst",
+                    mode=Loop.BURST,
                     offsets=np.zeros(len(mine)),
                     users=caps[w],
                     **{
@@ -236,7 +256,7 @@ class LoadEndpoint:
 def check_schedule(points: list[PointConfig]) -> None:
     """An open loop's send times are computed before its point starts: at most values.SCHEDULED_REQUESTS."""
     for p in points:
-        if p.loop == "open":
+        if p.loop == Loop.OPEN:
             scheduled = p.rate * (p.warmup_s + (p.duration_s or 0.0)) + (p.requests or 0)
             values.at_most(
                 f"load: {point_label(p)} over {p.warmup_s:g} s of warm-up and "
@@ -257,8 +277,8 @@ def check_request_memory(points: list[PointConfig], workload: Workload) -> None:
     per_word = body / max(1, sum(len(t.split()) for t in texts))  # a text of N tokens has at most N words
     for p in points:
         per_text = body / len(texts) if p.length is None else p.length * per_word
-        count = p.burst if p.loop == "burst" else DISTINCT_REQUESTS * p.batch
-        copies = 2 if p.loop == "burst" else 1 + p.workers  # a burst's requests are split among the workers
+        count = p.burst if p.loop == Loop.BURST else DISTINCT_REQUESTS * p.batch
+        copies = 2 if p.loop == Loop.BURST else 1 + p.workers  # a burst's requests are split among the workers
         values.at_most(
             f"load: {point_label(p)} encodes {count:,} texts of about {per_text:,.0f} bytes, {copies} copies",
             count * per_text * copies,
@@ -272,42 +292,20 @@ def merge_shares(
     point: PointConfig,
     shares: list[ShareResult],
     workload: Workload,
-    metrics_before: dict | None = None,
-    metrics_after: dict | None = None,
+    metrics_before: dict[str, Any] | None = None,
+    metrics_after: dict[str, Any] | None = None,
 ) -> LoadPointRecord:
     """One point's record from its workers' shares: counts summed, histograms merged exactly."""
-    errors: dict[str, int] = {}
     examples: dict[str, str] = {}
     for s in shares:
-        for cls, n in s.errors.items():
-            errors[cls] = errors.get(cls, 0) + n
         for cls, message in s.error_examples.items():
             examples.setdefault(cls, mask(message))
-    ok = sum(s.ok for s in shares)
     merged = (
         {q: histograms.merge([s.histograms.get(q) for s in shares]) for q in shares[0].histograms} if shares else {}
     )
-    elapsed = measured_window(point, shares)
-    counted = sum(s.tokens_counted for s in shares)
-    estimated = sum(s.tokens_estimated for s in shares)
-    per_s = (lambda n: n / elapsed) if elapsed > 0 else (lambda n: 0.0)
-    if not ok:
-        tokens_source = None
-    elif estimated == 0 and counted:
-        tokens_source = "x-compute-tokens"
-    elif counted:
-        tokens_source = f"x-compute-tokens+{workload.tokens_source}"
-    else:
-        tokens_source = workload.tokens_source
-    open_quantities = point.loop != "closed"
-    requests = {
-        "sent": sum(s.sent for s in shares),
-        "ok": ok,
-        "errors": errors,
-        "unsent": sum(s.unsent for s in shares),
-        "validated": sum(s.validated for s in shares),
-    }
+    requests = _requests(shares)
     status, problem = judge(requests, point.max_error_rate)
+    elapsed = measured_window(point, shares)
     return LoadPointRecord(
         endpoint=endpoint,
         op=point.op,
@@ -318,27 +316,15 @@ def merge_shares(
         arrival=str(point.arrival) if point.arrival else None,
         duration_s=round(elapsed, 6),
         requests=requests,
-        throughput={
-            "requests_per_s": per_s(ok),
-            "texts_per_s": per_s(sum(s.texts_ok for s in shares)),
-            "tokens_per_s": per_s(counted + estimated),
-            "tokens_source": tokens_source,
-        },
-        latency_ms={
-            "service": histograms.summary_ms(merged["service"]) if merged else None,
-            "scheduled": histograms.summary_ms(merged["scheduled"]) if open_quantities and merged else None,
-            "dispatch_delay": histograms.summary_ms(merged["dispatch_delay"]) if open_quantities and merged else None,
-        },
-        server_ms={
-            name: histograms.summary_ms(merged[name]) if merged else None
-            for name in ("queue", "tokenization", "inference")
-        },
+        throughput=_throughput(shares, workload, elapsed),
+        latency_ms=_latencies(point, merged),
+        server_ms=ServerTimes(*(histograms.summary_ms(merged[q]) if merged else None for q in SERVER_QUANTITIES)),
         server_metrics=delta(metrics_before, metrics_after) if metrics_before and metrics_after else None,
         client=client_view(shares),
         max_inflight=point.max_inflight,
         burst=point.burst,
         length=point.length,
-        documents=point.batch if point.op == "rerank" else None,
+        documents=point.batch if point.op == Op.RERANK else None,
         warmup_s=point.warmup_s,
         histograms={q: histograms.encode(h) for q, h in merged.items() if h.get_total_count()},
         error_examples=examples,
@@ -348,18 +334,71 @@ def merge_shares(
     )
 
 
+SERVER_QUANTITIES = ("queue", "tokenization", "inference")  # TEI's split of each answer (ServerTimes' fields)
+
+
+def _requests(shares: list[ShareResult]) -> LoadRequests:
+    errors: dict[str, int] = {}
+    for s in shares:
+        for cls, n in s.errors.items():
+            errors[cls] = errors.get(cls, 0) + n
+    return LoadRequests(
+        sent=sum(s.sent for s in shares),
+        ok=sum(s.ok for s in shares),
+        errors=errors,
+        unsent=sum(s.unsent for s in shares),
+        validated=sum(s.validated for s in shares),
+    )
+
+
+def _throughput(shares: list[ShareResult], workload: Workload, elapsed: float) -> Throughput:
+    """Rates over the measured window (`elapsed` s); tokens counted by the server (x-compute-tokens) where it said,
+    else by the workload's counter."""
+    counted = sum(s.tokens_counted for s in shares)
+    estimated = sum(s.tokens_estimated for s in shares)
+    ok = sum(s.ok for s in shares)
+
+    def per_s(n: float) -> float:
+        return n / elapsed if elapsed > 0 else 0.0
+
+    if not ok:
+        tokens_source = None
+    elif estimated == 0 and counted:
+        tokens_source = "x-compute-tokens"
+    elif counted:
+        tokens_source = f"x-compute-tokens+{workload.tokens_source}"
+    else:
+        tokens_source = workload.tokens_source
+    return Throughput(
+        requests_per_s=per_s(ok),
+        texts_per_s=per_s(sum(s.texts_ok for s in shares)),
+        tokens_per_s=per_s(counted + estimated),
+        tokens_source=tokens_source,
+    )
+
+
+def _latencies(point: PointConfig, merged: dict[str, HdrHistogram]) -> Latencies:
+    """Service time always; the times from the intended send only where sends are scheduled (not the closed loop)."""
+    scheduled = point.loop != Loop.CLOSED and bool(merged)
+    return Latencies(
+        service=histograms.summary_ms(merged["service"]) if merged else None,
+        scheduled=histograms.summary_ms(merged["scheduled"]) if scheduled else None,
+        dispatch_delay=histograms.summary_ms(merged["dispatch_delay"]) if scheduled else None,
+    )
+
+
 def measured_window(point: PointConfig, shares: list[ShareResult]) -> float:
     """Seconds from the end of the warm-up to the intended end of the point or the end of its last measured
     request (an answer, an error or a timeout), whichever is later: a server that stops answering stretches
     the window it failed in instead of shrinking it to its last good answer. `--requests` and bursts have no
     intended end: their window ends with their last request."""
     start = shares[0].first_measured if shares and shares[0].first_measured is not None else 0.0
-    intended = start + point.duration_s if point.duration_s is not None and point.loop != "burst" else start
+    intended = start + point.duration_s if point.duration_s is not None and point.loop != Loop.BURST else start
     last = max((s.last_end for s in shares if s.last_end is not None), default=start)
     return max(intended, last) - start
 
 
-def client_view(shares: list[ShareResult]) -> dict[str, Any]:
+def client_view(shares: list[ShareResult]) -> ClientView:
     """What the client spent: CPU per request (the yielding of an open loop waiting for its next send
     excluded), the ceiling that allows (requests/s on whole cores), and the share of it the point used.
     Saturated: a worker used CLIENT_SATURATED of its ceiling. Loop lag is reported: on a busy machine it
@@ -369,16 +408,16 @@ def client_view(shares: list[ShareResult]) -> dict[str, Any]:
     work = [(max(0.0, s.cpu_s - s.idle_cpu_s), s.handled, s.wall_s) for s in shares if s.wall_s > 0]
     busy = [w / wall for w, _, wall in work]
     per_request = [w / n for w, n, _ in work if n and w > 0]
-    return {
-        "workers": len(shares),
-        "hosts": [s.host for s in shares],
-        "cpu_percent": round(sum(cpu) / len(cpu), 1) if cpu else None,
-        "cpu_per_request_us": round(1e6 * sum(per_request) / len(per_request), 2) if per_request else None,
-        "ceiling_requests_per_s": round(sum(1 / r for r in per_request), 1) if per_request else None,
-        "utilization": round(max(busy), 3) if busy else None,
-        "saturated": bool(busy and max(busy) >= CLIENT_SATURATED),
-        "loop_lag_p99_ms": lag.get_value_at_percentile(99.0) / 1000.0 if lag.get_total_count() else None,
-    }
+    return ClientView(
+        workers=len(shares),
+        hosts=[s.host for s in shares],
+        cpu_percent=round(sum(cpu) / len(cpu), 1) if cpu else None,
+        cpu_per_request_us=round(1e6 * sum(per_request) / len(per_request), 2) if per_request else None,
+        ceiling_requests_per_s=round(sum(1 / r for r in per_request), 1) if per_request else None,
+        utilization=round(max(busy), 3) if busy else None,
+        saturated=bool(busy and max(busy) >= CLIENT_SATURATED),
+        loop_lag_p99_ms=lag.get_value_at_percentile(99.0) / 1000.0 if lag.get_total_count() else None,
+    )
 
 
 def _ignore_sigint() -> None:
@@ -422,12 +461,14 @@ def measure_point(
 ) -> LoadPointRecord:
     """Warm up (burst: a closed-loop warm-up apart), run the shares with /metrics read at the end of the
     warm-up and after the last answer, merge."""
-    if point.loop == "burst" and point.warmup_s > 0:
-        warm = replace(point, loop="closed", concurrency=max(1, point.concurrency or 1), duration_s=0.0, requests=None)
+    if point.loop == Loop.BURST and point.warmup_s > 0:
+        warm = replace(
+            point, loop=Loop.CLOSED, concurrency=max(1, point.concurrency or 1), duration_s=0.0, requests=None
+        )
         run_plans(executor, endpoint.plans(warm, workload, perf_counter() + START_LEAD_S), tick)
     before: list[dict | None] = []
     reader = None
-    measured_from_start = point.loop == "burst" or point.warmup_s <= 0
+    measured_from_start = point.loop == Loop.BURST or point.warmup_s <= 0
     if endpoint.metrics is not None and measured_from_start:
         # Nothing runs before the measured window: read /metrics before the start is even set, so the
         # first answers (a 422 comes back in a millisecond) cannot land before the snapshot.
@@ -456,8 +497,8 @@ def measure_point(
 
 def unreachable(record: LoadPointRecord) -> bool:
     """Nothing answered at all: the server is gone (or never was); later points would measure nothing."""
-    errors = record.requests["errors"]
-    return record.requests["ok"] == 0 and bool(errors) and set(errors) <= {"connection", "timeout"}
+    errors = record.requests.errors
+    return record.requests.ok == 0 and bool(errors) and set(errors) <= {"connection", "timeout"}
 
 
 def stop_if_unreachable(endpoint: LoadEndpoint, record: LoadPointRecord, what: str) -> None:
@@ -573,7 +614,7 @@ def _ticker(progress, description: str, point: PointConfig) -> Callable[[], None
     """A progress bar per point, advanced by the clock (workers run in other processes)."""
     if progress is None:
         return lambda: None
-    planned = None if point.duration_s is None or point.loop == "burst" else point.warmup_s + point.duration_s
+    planned = None if point.duration_s is None or point.loop == Loop.BURST else point.warmup_s + point.duration_s
     advance = progress(description, int(planned * 10) if planned else None)
     started = perf_counter()
     shown = [0]

@@ -32,8 +32,10 @@ from typing import Any
 
 import numpy as np
 
+from bench.endpoints.base import EmbedWire, RerankWire
 from bench.load import histograms
 from bench.load.client import ConnectionLost, Pool, ProtocolViolation, Response, Target
+from bench.results.schema import Loop
 
 TICK_S = 0.01  # the loop-lag probe's period
 # Answer bodies are parsed in full with the kind's wire: the first few always, then as long as parsing has
@@ -49,7 +51,7 @@ TOKENS_HEADER = b"x-compute-tokens"
 @dataclass
 class SharePlan:
     worker: int
-    mode: str  # closed | open | burst
+    mode: Loop
     target: Target | None  # None for in-process endpoints
     requests: list[bytes]  # pre-encoded requests (HTTP) or pickled call arguments' indexes (in-process)
     inputs: list[int]  # texts per request (parallel to `requests`)
@@ -62,7 +64,7 @@ class SharePlan:
     offsets: np.ndarray = field(default_factory=lambda: np.zeros(0))  # open/burst: intended offsets from start_at (s)
     max_inflight: int | None = None
     timeout_s: float = 30.0
-    wire: Any = None  # the endpoint kind's wire (parse) for validating sampled answers
+    wire: EmbedWire | RerankWire | None = None  # the endpoint kind's wire (parse) for validating sampled answers
     call: Callable[[int], Any] | None = None  # in-process endpoints: call(request index) runs one request
 
 
@@ -220,7 +222,7 @@ async def _run(plan: SharePlan) -> ShareResult:
     await _sleep_until(plan.start_at)
     cpu0, wall0 = time.process_time(), perf_counter()  # the client's CPU from the first intended send on
     try:
-        if plan.mode == "closed":
+        if plan.mode == Loop.CLOSED:
             await _closed(plan, sender, recorder)
         else:
             await _open(plan, sender, recorder)
@@ -331,13 +333,13 @@ def _floats(offsets: np.ndarray, block: int = 65_536):
 
 async def _open(plan: SharePlan, sender, recorder: _Recorder) -> None:
     """Open loop and burst: dispatch at intended times; a semaphore caps what is in flight."""
-    cap = plan.max_inflight if plan.mode == "open" else (plan.users or None)
+    cap = plan.max_inflight if plan.mode == Loop.OPEN else (plan.users or None)
     slots = asyncio.Semaphore(cap) if cap else None
     # A due request waits for a slot as long as an answer may take (--timeout) past the point's end;
     # what is still waiting then was never sent: `unsent`.
     deadline = (
         None
-        if plan.duration_s is None or plan.mode == "burst"
+        if plan.duration_s is None or plan.mode == Loop.BURST
         else recorder.window_start + plan.duration_s + plan.timeout_s
     )
     loop = asyncio.get_running_loop()

@@ -256,8 +256,10 @@ def test_a_server_refusing_every_measured_request_exits_3(load_server, tmp_path,
     assert code == 3, stderr
     error = stderr.strip().splitlines()[-1]  # after size's progress lines
     assert error.startswith("ragbench: error: 2 of 2 load points measured nothing or had no successful request: ")
-    assert "t closed batch 1 conc 1 len 128: no request succeeded" in error and stderr.count("ragbench: error") == 1
-    assert "t burst 4 texts batch 1 conc 1 len 128: no request succeeded" in error
+    assert (
+        "t embed closed batch 1 conc 1 len 128: no request succeeded" in error and stderr.count("ragbench: error") == 1
+    )
+    assert "t embed burst 4 texts batch 1 conc 1 len 128: no request succeeded" in error
     results = read_results(out / "results.jsonl")
     assert all(p.status == "failed" for p in results.load_points) and results.end.status == "complete"
     assert "report: " in stdout  # everything written before the error line
@@ -292,5 +294,5 @@ def test_a_server_dying_mid_search_exits_3_with_every_finished_point(load_server
         run_size(request, kill_after_first)
     assert failed.value.exit_code == EXIT_MEASUREMENT_FAILED
     results = read_results(out / "results.jsonl")
-    assert [p.requests["ok"] > 0 for p in results.load_points] == [True, False]
+    assert [p.requests.ok > 0 for p in results.load_points] == [True, False]
     assert results.end.status == "failed" and "no answer at all" in results.end.error

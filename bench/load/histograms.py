@@ -23,7 +23,7 @@ def new_histogram() -> HdrHistogram:
     return HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
 
 
-def from_values(values_us: array) -> HdrHistogram:
+def from_values(values_us: array[int] | array[float]) -> HdrHistogram:
     histogram = new_histogram()
     for value in values_us:
         histogram.record_value(min(max(int(value), LOWEST_US), HIGHEST_US))
@@ -31,7 +31,8 @@ def from_values(values_us: array) -> HdrHistogram:
 
 
 def encode(histogram: HdrHistogram) -> str:
-    return histogram.encode().decode("ascii")
+    encoded: bytes = histogram.encode()
+    return encoded.decode("ascii")
 
 
 def decode(encoded: str) -> HdrHistogram:

@@ -14,7 +14,6 @@ Points (`PointConfig`, `SweepConfig`) live in bench/load/points.py.
 
 from __future__ import annotations
 
-import math
 import multiprocessing
 import signal
 import threading
@@ -25,7 +24,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from time import perf_counter
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from hdrh.histogram import HdrHistogram
@@ -33,8 +32,9 @@ from hdrh.histogram import HdrHistogram
 import bench
 from bench.core import values
 from bench.core.errors import MeasurementFailed, UserError
+from bench.core.progress import ProgressFactory
 from bench.core.secrets import mask, mask_data
-from bench.endpoints.base import EmbedWire, RerankWire, WireRequest
+from bench.endpoints.base import Embedder, EmbedWire, Reranker, RerankWire, WireRequest
 from bench.endpoints.client import endpoint_auth
 from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.load import histograms
@@ -69,12 +69,12 @@ CLIENT_SATURATED = 0.9
 class InProcessCall:
     """A picklable request for in-process endpoints: opens the endpoint once per worker process."""
 
-    _opened: dict[tuple, Any] = {}
+    _opened: dict[tuple[str, str, tuple[tuple[str, str], ...]], Embedder | Reranker] = {}
 
-    def __init__(self, spec: EndpointSpec, op: str, payloads: list[tuple[str | None, list[str]]]):
+    def __init__(self, spec: EndpointSpec, op: Op, payloads: list[tuple[str | None, list[str]]]):
         self.spec, self.op, self.payloads = spec, op, payloads
 
-    def endpoint(self):
+    def endpoint(self) -> Embedder | Reranker:
         key = (self.spec.name, self.spec.kind, tuple(sorted(self.spec.params.items())))
         if key not in self._opened:
             self._opened[key] = open_endpoint(self.spec)
@@ -87,10 +87,12 @@ class InProcessCall:
     def __call__(self, index: int) -> None:
         query, texts = self.payloads[index]
         endpoint = self.endpoint()
-        if self.op == Op.RERANK:
-            endpoint.rerank(query, texts)
-        else:
+        if self.op == Op.RERANK and isinstance(endpoint, Reranker):  # check_op: a rerank op has a rerank endpoint
+            endpoint.rerank(query or "", texts)
+        elif isinstance(endpoint, Embedder):
             endpoint.embed(texts)
+        else:
+            raise TypeError(f"endpoint {self.spec.name}: cannot {self.op}")
 
 
 class LoadEndpoint:
@@ -127,7 +129,7 @@ class LoadEndpoint:
         It waits --timeout like every measured request: a hanging server is named as soon as one would be."""
         client = open_endpoint(self.spec, timeout_s)
         try:
-            if op == Op.RERANK:
+            if isinstance(client, Reranker):  # check_op: the op is the endpoint's kind
                 client.rerank("warm-up query", ["warm-up text", "another warm-up text"])
             else:
                 dim = client.embed(["warm-up text"]).vectors.shape[1]
@@ -147,90 +149,64 @@ class LoadEndpoint:
     def plans(self, point: PointConfig, workload: Workload, start_at: float) -> list[SharePlan]:
         """One SharePlan per active worker: requests encoded once, the schedule split as `schedule.share` says."""
         workload = workload.with_length(point.length)
-        if point.loop == Loop.BURST:
-            n = math.ceil(point.burst / point.batch)  # Open WebUI: ceil(chunks / RAG_EMBEDDING_BATCH_SIZE) requests
-            chunks = [workload.texts[i % len(workload.texts)] for i in range(point.burst)]
-            batches = [chunks[i : i + point.batch] for i in range(0, point.burst, point.batch)]  # the last one smaller
-            if point.op == Op.RERANK:
-                payloads = [(workload.queries[i % len(workload.queries)], docs) for i, docs in enumerate(batches)]
-            else:
-                payloads = [(None, texts) for texts in batches]
-        elif point.op == Op.RERANK:
-            payloads = list(workload.rerank_requests(point.batch))
-        else:
-            payloads = [(None, texts) for texts in workload.embed_batches(point.batch)]
-        if point.op == Op.RERANK:
-            q_tokens = workload.count_tokens([q for q, _ in payloads])
-            tokens = [sum(q_tokens[i] + t for t in workload.count_tokens(docs)) for i, (_, docs) in enumerate(payloads)]
-        else:
-            tokens = [sum(workload.count_tokens(texts)) for _, texts in payloads]
-        inputs = [len(texts) for _, texts in payloads]
-        requests: list[bytes] = []
-        call = None
-        target = None
-        if self.in_process:
-            call = InProcessCall(self.spec, point.op, payloads)
-        else:
-            wired = [self.request(payload) for payload in payloads]
-            target = target_of(wired[0].url)
-            requests = [encode_request(target, w.method, w.body(), self.headers) for w in wired]
-        base = dict(
-            target=target,
-            requests=requests,
-            inputs=inputs,
-            tokens=tokens,
+        payloads = _payloads(point, workload)
+        template = SharePlan(
+            worker=0,
+            mode=point.loop,
+            target=None,
+            requests=[],
+            inputs=[len(texts) for _, texts in payloads],
+            tokens=_tokens(point, workload, payloads),
             start_at=start_at,
             warmup_s=point.warmup_s,
             duration_s=point.duration_s,
             timeout_s=point.timeout_s,
             wire=self.wire,
-            call=call,
         )
-        workers = point.workers
+        if self.in_process:
+            template.call = InProcessCall(self.spec, point.op, payloads)
+        else:
+            wired = [self.request(payload) for payload in payloads]
+            template.target = target = target_of(wired[0].url)
+            template.requests = [encode_request(target, w.method, w.body(), self.headers) for w in wired]
         if point.loop == Loop.CLOSED:
-            users = split_count(point.concurrency, min(workers, point.concurrency))
+            users = split_count(_set(point.concurrency), min(point.workers, _set(point.concurrency)))
             counts = split_count(point.requests, len(users)) if point.requests is not None else [None] * len(users)
-            return [
-                SharePlan(worker=w, mode=Loop.CLOSED, users=u, count=c, **base)
-                for w, (u, c) in enumerate(zip(users, counts))
-            ]
+            return [replace(template, worker=w, users=u, count=c) for w, (u, c) in enumerate(zip(users, counts))]
         if point.loop == Loop.OPEN:
             offsets = self.open_offsets(point)
-            active = min(workers, point.max_inflight) if point.max_inflight else workers
+            active = min(point.workers, point.max_inflight) if point.max_inflight else point.workers
             caps = split_count(point.max_inflight, active) if point.max_inflight else [None] * active
             # Offsets stay a numpy array: pickled to a worker in milliseconds, where a list of millions of floats
             # took seconds in which the driver, holding the GIL, could not even act on Ctrl-C.
-            return [
-                SharePlan(
-                    worker=w,
-                    mode=Loop.OPEN,
-                    offsets=share(offsets, w, active, point.arrival, point.seed),
-                    max_inflight=caps[w],
-                    **base,
-                )
-                for w in range(active)
-            ]
+            arrival = _set(point.arrival)
+            shares = [share(offsets, w, active, arrival, point.seed) for w in range(active)]
+            return [replace(template, worker=w, offsets=shares[w], max_inflight=caps[w]) for w in range(active)]
+        return self._burst_plans(point, payloads, template)
+
+    def _burst_plans(
+        self, point: PointConfig, payloads: list[tuple[str | None, list[str]]], template: SharePlan
+    ) -> list[SharePlan]:
+        """Each worker replays its own requests in order (offsets index its `requests` list), no warm-up."""
+        n = len(payloads)
         cap = point.concurrency or 0
-        active = min(workers, cap, n) if cap else min(workers, n)
+        active = min(point.workers, cap, n) if cap else min(point.workers, n)
         caps = split_count(cap, active) if cap else [0] * active
-        base.update(warmup_s=0.0, duration_s=None)
-        # Each worker replays its own requests in order: offsets index its `requests` list.
         plans = []
         for w in range(active):
             mine = list(range(w, n, active))
             plans.append(
-                SharePlan(
+                replace(
+                    template,
                     worker=w,
-                    mode=Loop.BURST,
                     offsets=np.zeros(len(mine)),
                     users=caps[w],
-                    **{
-                        **base,
-                        "requests": [requests[i] for i in mine] if requests else [],
-                        "inputs": [inputs[i] for i in mine],
-                        "tokens": [tokens[i] for i in mine],
-                        "call": InProcessCall(self.spec, point.op, [payloads[i] for i in mine]) if call else None,
-                    },
+                    warmup_s=0.0,
+                    duration_s=None,
+                    requests=[template.requests[i] for i in mine] if template.requests else [],
+                    inputs=[template.inputs[i] for i in mine],
+                    tokens=[template.tokens[i] for i in mine],
+                    call=InProcessCall(self.spec, point.op, [payloads[i] for i in mine]) if template.call else None,
                 )
             )
         return plans
@@ -238,14 +214,11 @@ class LoadEndpoint:
     @staticmethod
     def open_offsets(point: PointConfig) -> np.ndarray:
         check_schedule([point])  # also the probes `size` chooses as it goes
+        arrival, rate = _set(point.arrival), _set(point.rate)
         if point.requests is None:
-            return open_schedule(point.arrival, point.rate, point.warmup_s + point.duration_s, None, point.seed)
-        warm = (
-            open_schedule(point.arrival, point.rate, point.warmup_s, None, point.seed)
-            if point.warmup_s > 0
-            else np.zeros(0)
-        )
-        measured = open_schedule(point.arrival, point.rate, None, point.requests, point.seed + 10_000)
+            return open_schedule(arrival, rate, point.warmup_s + _set(point.duration_s), None, point.seed)
+        warm = open_schedule(arrival, rate, point.warmup_s, None, point.seed) if point.warmup_s > 0 else np.zeros(0)
+        measured = open_schedule(arrival, rate, None, point.requests, point.seed + 10_000)
         return np.concatenate((warm, point.warmup_s + measured))
 
     def close(self) -> None:
@@ -253,11 +226,44 @@ class LoadEndpoint:
             self.metrics.close()
 
 
+T = TypeVar("T")
+
+
+def _set(value: T | None) -> T:
+    """A setting the point's loop always has (SweepConfig sets it): None here is a bug, not a user error."""
+    if value is None:
+        raise RuntimeError("load: a point without a setting its loop needs")
+    return value
+
+
+def _payloads(point: PointConfig, workload: Workload) -> list[tuple[str | None, list[str]]]:
+    """Each request's query (rerank) and texts: a burst's chunks cut into batches (Open WebUI sends
+    ceil(chunks / RAG_EMBEDDING_BATCH_SIZE) requests, the last one smaller), else the workload's requests."""
+    if point.loop == Loop.BURST:
+        burst = _set(point.burst)
+        chunks = [workload.texts[i % len(workload.texts)] for i in range(burst)]
+        batches = [chunks[i : i + point.batch] for i in range(0, burst, point.batch)]
+        if point.op == Op.RERANK:
+            return [(workload.queries[i % len(workload.queries)], docs) for i, docs in enumerate(batches)]
+        return [(None, texts) for texts in batches]
+    if point.op == Op.RERANK:
+        return [(query, docs) for query, docs in workload.rerank_requests(point.batch)]
+    return [(None, texts) for texts in workload.embed_batches(point.batch)]
+
+
+def _tokens(point: PointConfig, workload: Workload, payloads: list[tuple[str | None, list[str]]]) -> list[int]:
+    """Estimated tokens per request (the server's own count replaces them where it sends one)."""
+    if point.op == Op.RERANK:
+        q_tokens = workload.count_tokens([q or "" for q, _ in payloads])
+        return [sum(q_tokens[i] + t for t in workload.count_tokens(docs)) for i, (_, docs) in enumerate(payloads)]
+    return [sum(workload.count_tokens(texts)) for _, texts in payloads]
+
+
 def check_schedule(points: list[PointConfig]) -> None:
     """An open loop's send times are computed before its point starts: at most values.SCHEDULED_REQUESTS."""
     for p in points:
         if p.loop == Loop.OPEN:
-            scheduled = p.rate * (p.warmup_s + (p.duration_s or 0.0)) + (p.requests or 0)
+            scheduled = _set(p.rate) * (p.warmup_s + (p.duration_s or 0.0)) + (p.requests or 0)
             values.at_most(
                 f"load: {point_label(p)} over {p.warmup_s:g} s of warm-up and "
                 + (f"{p.requests} requests" if p.requests else f"{p.duration_s:g} s measured"),
@@ -277,7 +283,7 @@ def check_request_memory(points: list[PointConfig], workload: Workload) -> None:
     per_word = body / max(1, sum(len(t.split()) for t in texts))  # a text of N tokens has at most N words
     for p in points:
         per_text = body / len(texts) if p.length is None else p.length * per_word
-        count = p.burst if p.loop == Loop.BURST else DISTINCT_REQUESTS * p.batch
+        count = _set(p.burst) if p.loop == Loop.BURST else DISTINCT_REQUESTS * p.batch
         copies = 2 if p.loop == Loop.BURST else 1 + p.workers  # a burst's requests are split among the workers
         values.at_most(
             f"load: {point_label(p)} encodes {count:,} texts of about {per_text:,.0f} bytes, {copies} copies",
@@ -434,7 +440,7 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
     return pool
 
 
-def stop_pool(pool: ProcessPoolExecutor) -> None:
+def stop_pool(pool: Executor) -> None:
     processes = list(getattr(pool, "_processes", {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
@@ -466,21 +472,22 @@ def measure_point(
             point, loop=Loop.CLOSED, concurrency=max(1, point.concurrency or 1), duration_s=0.0, requests=None
         )
         run_plans(executor, endpoint.plans(warm, workload, perf_counter() + START_LEAD_S), tick)
-    before: list[dict | None] = []
+    metrics = endpoint.metrics
+    before: list[dict[str, Any] | None] = []
     reader = None
     measured_from_start = point.loop == Loop.BURST or point.warmup_s <= 0
-    if endpoint.metrics is not None and measured_from_start:
+    if metrics is not None and measured_from_start:
         # Nothing runs before the measured window: read /metrics before the start is even set, so the
         # first answers (a 422 comes back in a millisecond) cannot land before the snapshot.
-        before.append(endpoint.metrics.snapshot())
+        before.append(metrics.snapshot())
     start_at = perf_counter() + START_LEAD_S
     stopped = threading.Event()  # set when the point ends early (Ctrl-C, a failure): the reader reads nothing then
-    if endpoint.metrics is not None and not measured_from_start:  # read /metrics when the warm-up ends
+    if metrics is not None and not measured_from_start:  # read /metrics when the warm-up ends
         window = start_at + point.warmup_s
 
         def read_when_warm() -> None:
             if not stopped.wait(max(0.0, window - perf_counter())):
-                before.append(endpoint.metrics.snapshot())
+                before.append(metrics.snapshot())
 
         reader = threading.Thread(target=read_when_warm, daemon=True)
         reader.start()
@@ -491,7 +498,7 @@ def measure_point(
     if reader is not None:
         reader.join()
     first = before[0] if before else None
-    after = endpoint.metrics.snapshot() if first else None
+    after = metrics.snapshot() if first and metrics is not None else None
     return merge_shares(endpoint.spec.name, point, shares, workload, first, after)
 
 
@@ -529,7 +536,7 @@ def run_load(
     sweep: SweepConfig,
     workload: Workload,
     out_dir: Path,
-    progress=None,
+    progress: ProgressFactory | None = None,
     on_point: Callable[[LoadPointRecord], None] = lambda r: None,
     overwrite: bool = False,
     on_results: Callable[[Path], None] = lambda p: None,
@@ -610,7 +617,7 @@ def run_load(
     return out_dir / RESULTS_FILE
 
 
-def _ticker(progress, description: str, point: PointConfig) -> Callable[[], None]:
+def _ticker(progress: ProgressFactory | None, description: str, point: PointConfig) -> Callable[[], None]:
     """A progress bar per point, advanced by the clock (workers run in other processes)."""
     if progress is None:
         return lambda: None

@@ -76,5 +76,5 @@ def test_closed_loop_under_reports_the_same_stall(stalling, pool):
     service = record.latency_ms.service
     assert record.latency_ms.scheduled is None and record.latency_ms.dispatch_delay is None
     # Each user has one request caught per stall, then waits: the stall is <1% of the samples.
-    assert service["p99"] < TRUTH_P99_MS / 2, service
-    assert service["max"] >= STALL_MS * 0.8  # the stall did happen; the closed loop just sampled it rarely
+    assert service.p99 < TRUTH_P99_MS / 2, service
+    assert service.max >= STALL_MS * 0.8  # the stall did happen; the closed loop just sampled it rarely

@@ -80,18 +80,17 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
     assert code == 0, stderr
     results = read_results(out / "results.jsonl")
     (sizing,) = results.sizing
-    rate = sizing.saturation["rate"]
+    rate = sizing.saturation.rate
     print(
-        f"saturation {rate} requests/s (capacity 50), probes "
-        f"{[(p['rate'], p['passed']) for p in sizing.saturation['probes']]}"
+        f"saturation {rate} requests/s (capacity 50), probes {[(p.rate, p.passed) for p in sizing.saturation.probes]}"
     )
     assert 50 * 0.85 <= rate <= 50 * 1.15
-    assert sizing.saturation["first_failure"] > rate
+    assert sizing.saturation.first_failure > rate
     labels = {point_label(p) for p in results.load_points}
     for line in sizing.lines:  # every line's evidence is a point in the results file
-        assert line["evidence"] and set(line["evidence"]) <= labels, line
-    by = {line["setting"]: line for line in sizing.lines}
-    assert by["replicas for --target-rps"]["value"] == str(math.ceil(120 / rate))
+        assert line.evidence and set(line.evidence) <= labels, line
+    by = {line.setting: line for line in sizing.lines}
+    assert by["replicas for --target-rps"].value == str(math.ceil(120 / rate))
     assert "no GPU telemetry" in sizing.telemetry
     assert results.end.status == "complete"
     report = (out / "report.md").read_text()
@@ -157,7 +156,7 @@ def test_size_against_real_infinity(infinity_server, tmp_path, monkeypatch, caps
     assert code == 0, stderr
     results = read_results(out / "results.jsonl")
     (sizing,) = results.sizing
-    assert [p.loop for p in results.load_points].count("open") == len(sizing.saturation["probes"]) >= 1
+    assert [p.loop for p in results.load_points].count("open") == len(sizing.saturation.probes) >= 1
     assert any(p.loop == "burst" for p in results.load_points)
     assert all(p.length == 32 for p in results.load_points)
     assert (out / "report.html").is_file() and "Sizing" in (out / "report.html").read_text()

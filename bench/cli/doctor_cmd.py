@@ -35,7 +35,7 @@ def doctor(
     """Probe each hop with tiny requests; print what is wrong and how to fix it."""
     from bench.core.errors import UserError
     from bench.core.secrets import mask
-    from bench.doctor.probes import DoctorRequest, doctor_records, findings_json, run_doctor
+    from bench.doctor.probes import DoctorRequest, finding_line, findings_json, run_doctor
     from bench.report import write_outputs
     from bench.results.outdir import RESULTS_FILE, is_document, prepare_out
     from bench.results.store import complete_results
@@ -49,12 +49,12 @@ def doctor(
         prepare_out(out, [], overwrite)
     findings = run_doctor(DoctorRequest(openwebui=openwebui, tei=tei, litellm=litellm, lightrag=lightrag))
     for finding in findings:
-        typer.echo(finding.line())
+        typer.echo(finding_line(finding))
     problems = sum(not f.ok for f in findings)
     typer.echo(f"{problems} problem(s) found" if problems else "no problems found")
     if out is not None and is_document(out):  # the format before results.jsonl, kept for existing users
         out.write_text(mask(findings_json(findings)))
     elif out is not None:
-        typer.echo(f"report: {write_outputs(complete_results(out / RESULTS_FILE, 'doctor', doctor_records(findings)))}")
+        typer.echo(f"report: {write_outputs(complete_results(out / RESULTS_FILE, 'doctor', findings))}")
     if problems:
         raise typer.Exit(1)

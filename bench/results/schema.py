@@ -213,7 +213,9 @@ class IdentitySummaryRecord:
 
 
 @dataclass
-class DoctorFindingRecord:
+class DoctorFinding:
+    """One probe's finding: the doctor's own result and its record (tests/results/v2/doctor.jsonl)."""
+
     hop: str  # tei | litellm | openwebui | lightrag
     ok: bool
     message: str
@@ -455,7 +457,7 @@ RECORD_TYPES: dict[str, type] = {
         IdentityEmbedPairRecord,
         IdentityRerankPairRecord,
         IdentitySummaryRecord,  # identity
-        DoctorFindingRecord,  # doctor
+        DoctorFinding,  # doctor
         LoadPointRecord,  # load
         CeilingPoint,
         GpuTelemetryRecord,

@@ -288,26 +288,24 @@ def split_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
     return _save(fig, path)
 
 
+def _plots(points: list[LoadPointRecord], plots_dir: Path) -> list[tuple[str, Path]]:
+    """Every plot the points allow, with its title (a plot with nothing to show is left out)."""
+    plots_dir.mkdir(parents=True, exist_ok=True)
+    made = [
+        ("Throughput vs concurrency (closed loop)", throughput_plot(points, plots_dir / "load_throughput.png")),
+        ("Latency p99 and achieved rate vs offered rate (open loop)", rate_plot(points, plots_dir / "load_rate.png")),
+        ("Latency CDFs (scheduled where measured, else service)", cdf_plot(points, plots_dir / "load_cdf.png")),
+        ("Texts/s over batch x concurrency", heatmap_plot(points, plots_dir / "load_heatmap.png")),
+        ("Errors per class", errors_plot(points, plots_dir / "load_errors.png")),
+        ("TEI's split of each request", split_plot(points, plots_dir / "load_server_split.png")),
+    ]
+    return [(title, path) for title, path in made if path is not None]
+
+
 def render(results: Results, out_dir: Path) -> tuple[str, str]:
     """The load report's markdown and HTML body (bench.report writes them); plots/ written here."""
     points = results.load_points
-    plots_dir = out_dir / "plots"
-    plots_dir.mkdir(parents=True, exist_ok=True)
-    plots = [
-        (title, p)
-        for title, p in [
-            ("Throughput vs concurrency (closed loop)", throughput_plot(points, plots_dir / "load_throughput.png")),
-            (
-                "Latency p99 and achieved rate vs offered rate (open loop)",
-                rate_plot(points, plots_dir / "load_rate.png"),
-            ),
-            ("Latency CDFs (scheduled where measured, else service)", cdf_plot(points, plots_dir / "load_cdf.png")),
-            ("Texts/s over batch x concurrency", heatmap_plot(points, plots_dir / "load_heatmap.png")),
-            ("Errors per class", errors_plot(points, plots_dir / "load_errors.png")),
-            ("TEI's split of each request", split_plot(points, plots_dir / "load_server_split.png")),
-        ]
-        if p is not None
-    ]
+    plots = _plots(points, out_dir / "plots")
     end = results.end
     status = (
         "complete"

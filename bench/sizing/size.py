@@ -195,59 +195,56 @@ def recommend(
     """Every line of the answer, each with the points it comes from; lines that lack data say what is missing."""
     choice = choose_closed(points, slo)
     burst = choose_burst(points, slo)
-    lines: list[SizingLine] = []
     best = choice.best
-    if best is None:
-        lines.append(
-            SizingLine(
-                "batch / concurrency",
-                "none meets the SLO",
-                f"no closed-loop point had service p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}",
-                [point_label(p) for p in points if p.loop == Loop.CLOSED],
-            )
-        )
-    else:
-        lines.append(
-            SizingLine(
-                "client batch / concurrency",
-                f"{best.batch} / {best.concurrency}",
-                f"best texts/s ({texts_per_s(best):.1f}) with service p99 {p99_ms(best, 'service'):.1f} ms "
-                f"≤ {slo.p99_ms:g} ms",
-                [point_label(best)],
-            )
-        )
     sat_point = saturation.point if saturation else None
+    lines = [_batch_line(best, points, slo)]
     if saturation is not None:
-        if sat_point is None:
-            lines.append(
-                SizingLine(
-                    "saturation rate",
-                    "none",
-                    f"no probed rate kept scheduled p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}",
-                    [point_label(p.point) for p in saturation.probes],
-                )
-            )
-        else:
-            bound = (
-                f"; {saturation.first_failure:g}/s failed"
-                if saturation.first_failure is not None
-                else "; no failing rate found within the probe limit (a lower bound)"
-            )
-            lines.append(
-                SizingLine(
-                    "saturation rate (goodput)",
-                    f"{saturation.rate:g} requests/s = {texts_per_s(sat_point):.1f} texts/s",
-                    f"highest rate with scheduled p99 {p99_ms(sat_point, 'scheduled'):.1f} ms ≤ {slo.p99_ms:g} ms, "
-                    f"errors {error_rate(sat_point):.2%}{bound}",
-                    [point_label(sat_point)],
-                )
-            )
+        lines.append(_saturation_line(saturation, slo))
     lines += _tei_lines(best, sat_point, burst)
     lines += _openwebui_lines(burst, points)
     lines += _economics_lines(saturation, sat_point, economics)
     if ceiling is not None:
         lines.append(_ceiling_line(choice.peak, ceiling))
     return lines
+
+
+def _batch_line(best: LoadPointRecord | None, points: list[LoadPointRecord], slo: Slo) -> SizingLine:
+    if best is None:
+        return SizingLine(
+            "batch / concurrency",
+            "none meets the SLO",
+            f"no closed-loop point had service p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}",
+            [point_label(p) for p in points if p.loop == Loop.CLOSED],
+        )
+    return SizingLine(
+        "client batch / concurrency",
+        f"{best.batch} / {best.concurrency}",
+        f"best texts/s ({texts_per_s(best):.1f}) with service p99 {p99_ms(best, 'service'):.1f} ms ≤ {slo.p99_ms:g} ms",
+        [point_label(best)],
+    )
+
+
+def _saturation_line(saturation: Saturation, slo: Slo) -> SizingLine:
+    sat_point = saturation.point
+    if sat_point is None:
+        return SizingLine(
+            "saturation rate",
+            "none",
+            f"no probed rate kept scheduled p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}",
+            [point_label(p.point) for p in saturation.probes],
+        )
+    bound = (
+        f"; {saturation.first_failure:g}/s failed"
+        if saturation.first_failure is not None
+        else "; no failing rate found within the probe limit (a lower bound)"
+    )
+    return SizingLine(
+        "saturation rate (goodput)",
+        f"{saturation.rate:g} requests/s = {texts_per_s(sat_point):.1f} texts/s",
+        f"highest rate with scheduled p99 {p99_ms(sat_point, 'scheduled'):.1f} ms ≤ {slo.p99_ms:g} ms, "
+        f"errors {error_rate(sat_point):.2%}{bound}",
+        [point_label(sat_point)],
+    )
 
 
 def _tei_lines(
@@ -266,6 +263,14 @@ def _tei_lines(
                 [point_label(p) for p in sources],
             )
         )
+    concurrent = _concurrent_requests_line(best, sat, burst)
+    tokens = _batch_tokens_line(sat)
+    return lines + [line for line in (concurrent, tokens) if line is not None]
+
+
+def _concurrent_requests_line(
+    best: LoadPointRecord | None, sat: LoadPointRecord | None, burst: LoadPointRecord | None
+) -> SizingLine | None:
     # Inputs in flight: since TEI 1.9 each input holds one permit of --max-concurrent-requests, taken
     # without waiting, so fewer permits than inputs in flight means 429s (../shared/contracts).
     in_flight: list[tuple[float, str, LoadPointRecord]] = []
@@ -278,33 +283,33 @@ def _tei_lines(
         requests = math.ceil(burst.burst / burst.batch)
         cap = burst.concurrency or requests
         in_flight.append((min(cap, requests) * burst.batch, "Open WebUI's requests in flight × batch", burst))
-    if in_flight:
-        need, how, point = max(in_flight, key=lambda t: t[0])
-        value = max(TEI_DEFAULT_MAX_CONCURRENT_REQUESTS, pow2_at_least(need))
-        lines.append(
-            SizingLine(
-                "TEI --max-concurrent-requests",
-                str(value),
-                f"≥ {need:.0f} inputs in flight ({how}), a power of two, at least TEI's default "
-                f"{TEI_DEFAULT_MAX_CONCURRENT_REQUESTS}; since TEI 1.9 every input takes a permit",
-                [point_label(p) for _, _, p in in_flight],
-            )
-        )
-    if sat is not None and tokens_per_text(sat):
-        tokens = tokens_per_text(sat)
-        mean_s = sat.latency_ms.scheduled.mean / 1000.0
-        waiting = sat.rate * sat.batch * mean_s * tokens  # Little's law: mean inputs in the server × tokens each
-        value = max(TEI_DEFAULT_MAX_BATCH_TOKENS, pow2_at_least(waiting))
-        lines.append(
-            SizingLine(
-                "TEI --max-batch-tokens",
-                str(value),
-                f"the {waiting:.0f} tokens in the server on average at the saturation rate fit one forward "
-                f"batch ({tokens:.0f} tokens/text); derived, not measured on TEI at this setting",
-                [point_label(sat)],
-            )
-        )
-    return lines
+    if not in_flight:
+        return None
+    need, how, point = max(in_flight, key=lambda t: t[0])
+    value = max(TEI_DEFAULT_MAX_CONCURRENT_REQUESTS, pow2_at_least(need))
+    return SizingLine(
+        "TEI --max-concurrent-requests",
+        str(value),
+        f"≥ {need:.0f} inputs in flight ({how}), a power of two, at least TEI's default "
+        f"{TEI_DEFAULT_MAX_CONCURRENT_REQUESTS}; since TEI 1.9 every input takes a permit",
+        [point_label(p) for _, _, p in in_flight],
+    )
+
+
+def _batch_tokens_line(sat: LoadPointRecord | None) -> SizingLine | None:
+    tokens = tokens_per_text(sat) if sat is not None else None
+    if sat is None or not tokens or sat.latency_ms.scheduled is None or sat.rate is None:
+        return None
+    mean_s = sat.latency_ms.scheduled.mean / 1000.0
+    waiting = sat.rate * sat.batch * mean_s * tokens  # Little's law: mean inputs in the server × tokens each
+    value = max(TEI_DEFAULT_MAX_BATCH_TOKENS, pow2_at_least(waiting))
+    return SizingLine(
+        "TEI --max-batch-tokens",
+        str(value),
+        f"the {waiting:.0f} tokens in the server on average at the saturation rate fit one forward "
+        f"batch ({tokens:.0f} tokens/text); derived, not measured on TEI at this setting",
+        [point_label(sat)],
+    )
 
 
 def _openwebui_lines(burst: LoadPointRecord | None, points: list[LoadPointRecord]) -> list[SizingLine]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bench.results.schema import IdentityEmbedPairRecord, IdentityRerankPairRecord
 from bench.results.store import Results
 
 
@@ -14,10 +15,10 @@ def _num(value: float | None, spec: str) -> str:
     return "n/a" if value is None else format(value, spec)
 
 
-def _causes(pair) -> list[str]:
+def _causes(pair: IdentityEmbedPairRecord | IdentityRerankPairRecord) -> list[str]:
     lines = [f"    failed: {failure}" for failure in pair.failures]
     for cause in pair.causes:
-        lines += [f"    cause [{cause['code']}]: {cause['detail']}", f"      fix: {cause['fix']}"]
+        lines += [f"    cause [{cause.code}]: {cause.detail}", f"      fix: {cause.fix}"]
     return lines
 
 

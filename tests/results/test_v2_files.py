@@ -70,3 +70,18 @@ def test_v2_identity_and_doctor_verdicts() -> None:
     assert [c.code for c in rerank.of("identity_rerank_pair")[0].causes] == ["raw_scores"]
     doctor = read_results(V2 / "doctor.jsonl")
     assert [f.ok for f in doctor.of("doctor_finding")] == [True, True, True, False]
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k != "quality"])  # quality's report reads its run files too
+def test_v2_file_reports(kind: str, tmp_path: Path) -> None:
+    from bench.report import write_report
+
+    report = write_report(V2 / f"{kind}.jsonl", tmp_path)
+    assert report.is_file() and (tmp_path / "report.md").read_text(encoding="utf-8").strip()
+
+
+def test_v2_identity_console_names_the_causes() -> None:
+    from bench.identity.console import render
+
+    text = render(read_results(V2 / "identity_rerank.jsonl"))
+    assert "cause [raw_scores]: raw returns raw logits" in text and "verdict: FAIL" in text

@@ -17,7 +17,7 @@ from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.identity.console import render
 from bench.identity.inputs import Tokenizer, from_dataset, from_texts
 from bench.identity.results import identity_results
-from bench.identity.run import IdentityReport, IdentityRequest, check_endpoints, run_identity
+from bench.identity.run import IdentityRequest, IdentityResult, check_endpoints, run_identity
 from bench.report import write_outputs
 from bench.results.outdir import RESULTS_FILE, is_document, prepare_out
 
@@ -49,7 +49,7 @@ def check_identity(command: IdentityCommand) -> list[EndpointSpec]:
     return specs
 
 
-def identity_command(command: IdentityCommand, say: Callable[[str], None] = print) -> IdentityReport:
+def identity_command(command: IdentityCommand, say: Callable[[str], None] = print) -> IdentityResult:
     specs = check_identity(command)
     inputs = (
         from_texts(command.texts, command.limit)

@@ -90,7 +90,7 @@ class EmbedPair(Judged):
 
 
 @dataclass
-class IdentityReport:
+class IdentityResult:
     endpoints: list[dict[str, object]]
     source: str
     texts: int
@@ -200,7 +200,7 @@ def check_endpoints(reranks: list[tuple[str, bool]], reference: str | None, dtyp
             raise UserError(f"endpoint {alike[0]}: identity needs at least two endpoints of the same type to compare")
 
 
-def run_identity(request: IdentityRequest, advance: Callable[[int], None] = lambda n: None) -> IdentityReport:
+def run_identity(request: IdentityRequest, advance: Callable[[int], None] = lambda n: None) -> IdentityResult:
     """Open every endpoint of `request.specs`, compare them, close them."""
     check_endpoints([(s.name, s.is_rerank) for s in request.specs], request.reference, request.dtype)
     endpoints = {s.name: open_endpoint(s) for s in request.specs}
@@ -213,7 +213,7 @@ def run_identity(request: IdentityRequest, advance: Callable[[int], None] = lamb
 
 def compare_endpoints(
     endpoints: dict[str, Embedder | Reranker], request: IdentityRequest, advance: Callable[[int], None] = lambda n: None
-) -> IdentityReport:
+) -> IdentityResult:
     """Identity over endpoint objects already open (any implementation of the two protocols)."""
     started = time.perf_counter()
     kinds = [(name, isinstance(e, Reranker)) for name, e in endpoints.items()]
@@ -224,7 +224,7 @@ def compare_endpoints(
     inputs = request.inputs
     tokenizer = _tokenizer(request)
     lengths = tokenizer.lengths(inputs.texts) if tokenizer else word_estimate(inputs.texts)
-    report = IdentityReport(
+    report = IdentityResult(
         endpoints=[],
         source=inputs.source,
         texts=len(inputs.texts),
@@ -265,7 +265,7 @@ def _embed_identity(
     lengths: np.ndarray,
     tokenizer: Tokenizer | None,
     forced: str | None,
-    report: IdentityReport,
+    report: IdentityResult,
     endpoint_s: dict[str, float],
     advance,
 ) -> float:
@@ -389,7 +389,7 @@ def _rerank_identity(
     rerankers: list[Reranker],
     inputs: IdentityInput,
     forced: str | None,
-    report: IdentityReport,
+    report: IdentityResult,
     endpoint_s: dict[str, float],
 ) -> None:
     tasks = rerank_tasks(inputs.texts, inputs.queries)

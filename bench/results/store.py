@@ -391,6 +391,19 @@ def read_results(path: str | Path) -> Results:
         raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
 
 
+def _check_header(data: dict[str, Any], path: Path, number: int) -> None:
+    """The first record: a header of this schema, in a version this ragbench reads."""
+    if data.get("record") != "run" or data.get("schema") != SCHEMA:
+        raise InputError(path, f"not a ragbench results file (first record must be a {SCHEMA} header)", number)
+    if data.get("version") not in READABLE_VERSIONS:
+        raise InputError(
+            path,
+            f"results schema version {data.get('version')} (this ragbench reads "
+            f"{', '.join(map(str, READABLE_VERSIONS))})",
+            number,
+        )
+
+
 def _read_results(path: Path) -> Results:
     results: Results | None = None
     seen: dict[RecordKey, tuple[int, int]] = {}  # record key -> (line, hash of that line)
@@ -412,17 +425,7 @@ def _read_results(path: Path) -> Results:
             if not isinstance(kind, str) or kind not in RECORD_TYPES:
                 raise InputError(path, f"unknown record type {kind!r}", number)
             if results is None:
-                if kind != "run" or data.get("schema") != SCHEMA:
-                    raise InputError(
-                        path, f"not a ragbench results file (first record must be a {SCHEMA} header)", number
-                    )
-                if data.get("version") not in READABLE_VERSIONS:
-                    raise InputError(
-                        path,
-                        f"results schema version {data.get('version')} (this ragbench reads "
-                        f"{', '.join(map(str, READABLE_VERSIONS))})",
-                        number,
-                    )
+                _check_header(data, path, number)
             try:
                 data = _masked(data)  # a file written by hand or by an older ragbench may hold secrets
                 record = _record(RECORD_TYPES[kind], data, path, number)

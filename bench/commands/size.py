@@ -268,24 +268,29 @@ class _Session:
                     self.measure(self.point(Loop.BURST, batch, length, concurrency=concurrency, burst=request.burst))
         mine = self.points[start:]
         lines = recommend(mine, saturation, plan.slo, plan.economics, plan.ceiling_points if request.ceiling else None)
-        sat = saturation.point
         return SizingRecord(
             endpoint=self.endpoint.spec.name,
             op=plan.op,
             length=length,
             slo_p99_ms=plan.slo.p99_ms,
             max_error_rate=plan.slo.max_error_rate,
-            saturation=SaturationSummary(
-                rate=saturation.rate,
-                texts_per_s=texts_per_s(sat) if sat else None,
-                point=point_label(sat) if sat else None,
-                first_failure=saturation.first_failure,
-                probes=[SaturationProbe(p.rate, p.passed, point_label(p.point)) for p in saturation.probes],
-            ),
+            saturation=_summary(saturation),
             lines=lines,
             telemetry=telemetry,
             ceiling=str(request.ceiling) if request.ceiling else None,
         )
+
+
+def _summary(saturation: Saturation) -> SaturationSummary:
+    """Where the search ended, its points by label (as the results file names them)."""
+    sat = saturation.point
+    return SaturationSummary(
+        rate=saturation.rate,
+        texts_per_s=texts_per_s(sat) if sat else None,
+        point=point_label(sat) if sat else None,
+        first_failure=saturation.first_failure,
+        probes=[SaturationProbe(p.rate, p.passed, point_label(p.point)) for p in saturation.probes],
+    )
 
 
 def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = lambda r: None) -> Path:

@@ -163,7 +163,7 @@ def check(request: SizeRequest) -> SizePlan:
         lengths=[*v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT)] or [None],
         sizes=(
             v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST)
-            if op == "rerank"
+            if op == Op.RERANK
             else v.number_list("--batch", request.batches, v.TEXTS_PER_REQUEST)
         ),
         burst_batches=v.number_list("--burst-batch", request.burst_batches, v.TEXTS_PER_REQUEST),
@@ -262,7 +262,7 @@ class _Session:
                 max_probes=request.max_probes,
                 min_rate=start_rate * LOWEST_RATE_FRACTION,
             )
-        if plan.op == "embed":  # Open WebUI's ingestion pattern: a file's chunks fired together
+        if plan.op == Op.EMBED:  # Open WebUI's ingestion pattern: a file's chunks fired together
             for batch in plan.burst_batches:
                 for concurrency in plan.burst_concurrency:
                     self.measure(self.point(Loop.BURST, batch, length, concurrency=concurrency, burst=request.burst))
@@ -298,7 +298,7 @@ def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = l
     Everything is checked before `out` is touched."""
     plan = check(request)
     workload = load_workload(request.texts, request.dataset, request.tokenizer or plan.ceiling_model)
-    bursts = plan.burst_batches if plan.op == "embed" else []
+    bursts = plan.burst_batches if plan.op == Op.EMBED else []
     check_request_memory(
         [PointConfig(op=plan.op, batch=b, length=n, workers=request.workers) for n in plan.lengths for b in plan.sizes]
         + [

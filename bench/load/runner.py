@@ -123,7 +123,7 @@ class LoadEndpoint:
             raise RuntimeError(f"endpoint {self.spec.name}: in-process endpoints have no wire")
         return self.embed_wire.request(texts)
 
-    def preflight(self, op: str, timeout_s: float) -> None:
+    def preflight(self, op: Op, timeout_s: float) -> None:
         """One small request through the API client before the sweep: a wrong URL, key or model fails
         here with one clear line, and a cold server's first (slow) answer is not left to a warm-up.
         It waits --timeout like every measured request: a hanging server is named as soon as one would be."""
@@ -138,7 +138,7 @@ class LoadEndpoint:
         finally:
             client.close()
 
-    def check_op(self, op: str) -> None:
+    def check_op(self, op: Op) -> None:
         if (op == Op.RERANK) != self.spec.is_rerank:
             kind = "a rerank" if self.spec.is_rerank else "an embedding"
             raise UserError(
@@ -520,7 +520,7 @@ def stop_if_unreachable(endpoint: LoadEndpoint, record: LoadPointRecord, what: s
         )
 
 
-def preflight(endpoints: list[LoadEndpoint], op: str, timeout_s: float) -> None:
+def preflight(endpoints: list[LoadEndpoint], op: Op, timeout_s: float) -> None:
     """Every HTTP endpoint's preflight, before the output folder is touched (in-process ones warm in the pool)."""
     for endpoint in endpoints:
         if not endpoint.in_process:

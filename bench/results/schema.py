@@ -354,7 +354,7 @@ class CeilingPoint:
 
     model: str  # the model folder's name
     model_fingerprint: str
-    op: str  # embed | rerank (a CrossEncoder reads query + document pairs)
+    op: Op  # a CrossEncoder (rerank) reads query + document pairs
     device: str  # cpu | cuda
     device_name: str
     dtype: str  # float32 | float16 | bfloat16

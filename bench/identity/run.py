@@ -28,7 +28,7 @@ from bench.identity.thresholds import (
     pair_dtype,
 )
 from bench.identity.vectors import TOP_K, batch_invariance, stream_vectors, top10_overlap
-from bench.results.schema import IDENTITY_DOCUMENT, Cause
+from bench.results.schema import IDENTITY_DOCUMENT, Cause, Verdict
 
 BATCH_SAMPLE = 8
 WORST = 5
@@ -103,11 +103,11 @@ class IdentityResult:
     timings: dict[str, object]
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         return overall_verdict(
             [p.verdict for p in self.embed_pairs]
             + [p.verdict for p in self.rerank_pairs]
-            + [str(b["verdict"]) for b in self.batch_invariance.values()]
+            + [Verdict(str(b["verdict"])) for b in self.batch_invariance.values()]
             + [PASS if r["top_n_honoured"] else FAIL for r in self.rerankers.values()]
         )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from bench.core.errors import UserError
+from bench.results.schema import Verdict
 
 
 @dataclass(frozen=True)
@@ -34,10 +35,10 @@ THRESHOLDS: dict[str, Thresholds] = {
     "bfloat16": Thresholds("bfloat16", 0.990, 0.999, 2e-2, 0.8, 0.999, 2e-2, 0.9),
     "int8": Thresholds("int8", 0.95, 0.99, 5e-2, 0.7, 0.99, 5e-2, 0.8),
 }
-PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient data"
+PASS, FAIL, INSUFFICIENT = Verdict.PASS, Verdict.FAIL, Verdict.INSUFFICIENT
 
 
-def overall_verdict(verdicts: list[str]) -> str:
+def overall_verdict(verdicts: list[Verdict]) -> Verdict:
     """Any failure fails; otherwise a check without enough data to judge is not a pass either."""
     return FAIL if FAIL in verdicts else INSUFFICIENT if INSUFFICIENT in verdicts else PASS
 
@@ -49,7 +50,7 @@ class Judged:
     insufficient: list[str]  # checks that had too little data to judge
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         return FAIL if self.failures else INSUFFICIENT if self.insufficient else PASS
 
     @property

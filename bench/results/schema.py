@@ -126,6 +126,14 @@ class ComparisonRecord:
 # --- identity --------------------------------------------------------------------------------------
 
 
+class Verdict(StrEnum):
+    """An identity check's outcome: a check without enough data to judge is not a pass either."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    INSUFFICIENT = "insufficient data"
+
+
 @dataclass
 class IdentityEndpointRecord:
     name: str
@@ -135,7 +143,7 @@ class IdentityEndpointRecord:
     batch_texts: int | None = None
     batch_min_cosine: float | None = None
     batch_threshold: float | None = None
-    batch_verdict: str | None = None  # pass | fail | insufficient data
+    batch_verdict: Verdict | None = None
     # rerank endpoints: was top_n honoured
     top_n_requested: int | None = None
     top_n_returned: int | None = None
@@ -172,7 +180,7 @@ class IdentityEmbedPairRecord:
     top10_overlap: float | None  # None: too few texts for the neighbour check
     by_token_length: list[dict[str, Any]]  # tokens, texts, cosine_mean, cosine_min, failing
     worst: list[dict[str, Any]]  # index, tokens, cosine, max_abs_diff, text (first 160 characters)
-    verdict: str  # pass | fail | insufficient data
+    verdict: Verdict
     failures: list[str]
     insufficient: list[str]  # checks without enough data to judge
     causes: list[Cause]
@@ -189,7 +197,7 @@ class IdentityRerankPairRecord:
     mean_score_diff: float
     kendall_tau_mean: float | None  # None: no query had two candidates to order
     kendall_tau_min: float | None
-    verdict: str  # pass | fail | insufficient data
+    verdict: Verdict
     failures: list[str]
     insufficient: list[str]
     causes: list[Cause]
@@ -202,7 +210,7 @@ class IdentitySummaryRecord:
     texts: int
     queries: int
     token_lengths: str  # "tokenizer <path>" or "estimated from words"
-    verdict: str  # pass | fail | insufficient data: over every pair, batch invariance and top_n
+    verdict: Verdict  # over every pair, batch invariance and top_n
     total_s: float
     diagnosis_s: float  # probing failed pairs
     suite_s: float  # ragbench's own work: everything but endpoints and diagnosis

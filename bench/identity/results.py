@@ -3,23 +3,15 @@ the writer masks secrets."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
 from bench.identity.run import EmbedPair, IdentityResult
-from bench.identity.scores import RerankPair
-from bench.identity.thresholds import Thresholds
 from bench.results.schema import (
     IdentityEmbedPairRecord,
     IdentityEndpointRecord,
-    IdentityRerankPairRecord,
     IdentitySummaryRecord,
 )
 from bench.results.store import Results, complete_results
-
-
-def _limits(thresholds: Thresholds) -> dict[str, float]:
-    return {k: v for k, v in asdict(thresholds).items() if k != "dtype"}
 
 
 def identity_records(report: IdentityResult) -> list[object]:
@@ -28,7 +20,7 @@ def identity_records(report: IdentityResult) -> list[object]:
     return [
         *(_endpoint_record(report, described) for described in report.endpoints),
         *(_embed_record(p) for p in report.embed_pairs),
-        *(_rerank_record(p) for p in report.rerank_pairs),
+        *report.rerank_pairs,
         IdentitySummaryRecord(
             source=report.source,
             texts=report.texts,
@@ -65,7 +57,7 @@ def _embed_record(p: EmbedPair) -> IdentityEmbedPairRecord:
         a=p.a,
         b=p.b,
         dtype=p.thresholds.dtype,
-        thresholds=_limits(p.thresholds),
+        thresholds=p.thresholds.limits(),
         texts=p.n,
         dims=p.dims,
         cosine_min=p.cosine_min,
@@ -77,23 +69,6 @@ def _embed_record(p: EmbedPair) -> IdentityEmbedPairRecord:
         top10_overlap=p.top10_overlap,
         by_token_length=p.buckets,
         worst=p.worst,
-        verdict=p.verdict,
-        failures=p.failures,
-        insufficient=p.insufficient,
-        causes=p.causes,
-    )
-
-
-def _rerank_record(p: RerankPair) -> IdentityRerankPairRecord:
-    return IdentityRerankPairRecord(
-        a=p.a,
-        b=p.b,
-        dtype=p.thresholds.dtype if p.thresholds else "",
-        thresholds=_limits(p.thresholds) if p.thresholds else {},
-        max_score_diff=p.max_score_diff,
-        mean_score_diff=p.mean_score_diff,
-        kendall_tau_mean=p.kendall_tau_mean,
-        kendall_tau_min=p.kendall_tau_min,
         verdict=p.verdict,
         failures=p.failures,
         insufficient=p.insufficient,

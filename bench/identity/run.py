@@ -15,7 +15,7 @@ from bench.endpoints.base import Embedder, Reranker
 from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.identity import diagnose
 from bench.identity.inputs import IdentityInput, Tokenizer, word_estimate
-from bench.identity.scores import TOP_N_PROBE, RerankPair, compare_rerankers, rerank_tasks, run_reranker
+from bench.identity.scores import TOP_N_PROBE, compare_rerankers, rerank_tasks, run_reranker
 from bench.identity.thresholds import (
     FAIL,
     INSUFFICIENT,
@@ -28,7 +28,7 @@ from bench.identity.thresholds import (
     pair_dtype,
 )
 from bench.identity.vectors import TOP_K, batch_invariance, stream_vectors, top10_overlap
-from bench.results.schema import IDENTITY_DOCUMENT, Cause, Verdict
+from bench.results.schema import IDENTITY_DOCUMENT, Cause, IdentityRerankPairRecord, Verdict
 
 BATCH_SAMPLE = 8
 WORST = 5
@@ -99,7 +99,7 @@ class IdentityResult:
     embed_pairs: list[EmbedPair]
     batch_invariance: dict[str, dict[str, object]]
     rerankers: dict[str, dict[str, object]]
-    rerank_pairs: list[RerankPair]
+    rerank_pairs: list[IdentityRerankPairRecord]
     timings: dict[str, object]
 
     @property
@@ -129,9 +129,14 @@ class IdentityResult:
             "embed_pairs": [p.to_dict() for p in self.embed_pairs],
             "batch_invariance": self.batch_invariance,
             "rerankers": self.rerankers,
-            "rerank_pairs": [p.to_dict() for p in self.rerank_pairs],
+            "rerank_pairs": [_rerank_document(p) for p in self.rerank_pairs],
             "timings": self.timings,
         }
+
+
+def _rerank_document(pair: IdentityRerankPairRecord) -> dict[str, object]:
+    """A rerank pair as the JSON document has it (its format before results.jsonl): no dtype, thresholds, record."""
+    return {k: v for k, v in asdict(pair).items() if k not in ("dtype", "thresholds", "record")}
 
 
 def _safe(call, fallback):

@@ -28,6 +28,10 @@ class Thresholds:
     def to_dict(self) -> dict[str, float | str]:
         return asdict(self)
 
+    def limits(self) -> dict[str, float]:
+        """The numbers alone (a pair record names its dtype apart)."""
+        return {k: v for k, v in asdict(self).items() if k != "dtype"}
+
 
 THRESHOLDS: dict[str, Thresholds] = {
     "float32": Thresholds("float32", 0.9999, 0.99999, 1e-3, 0.95, 0.9999, 1e-4, 0.99),
@@ -43,6 +47,11 @@ def overall_verdict(verdicts: list[Verdict]) -> Verdict:
     return FAIL if FAIL in verdicts else INSUFFICIENT if INSUFFICIENT in verdicts else PASS
 
 
+def judged(failures: list[str], insufficient: list[str]) -> Verdict:
+    """A compared pair's verdict: any failure fails; a check without enough data to judge is not a pass."""
+    return FAIL if failures else INSUFFICIENT if insufficient else PASS
+
+
 class Judged:
     """A compared pair's verdict from its `failures` and `insufficient` lists (fields of the dataclass)."""
 
@@ -51,7 +60,7 @@ class Judged:
 
     @property
     def verdict(self) -> Verdict:
-        return FAIL if self.failures else INSUFFICIENT if self.insufficient else PASS
+        return judged(self.failures, self.insufficient)
 
     @property
     def passed(self) -> bool:

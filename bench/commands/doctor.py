@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bench.core.errors import UserError
 from bench.core.secrets import mask
-from bench.doctor.probes import DoctorRequest, Finding, doctor_records, findings_json, run_doctor
+from bench.doctor.probes import DoctorFinding, DoctorRequest, finding_line, findings_json, run_doctor
 from bench.report import write_report
 from bench.results.lifecycle import Output, open_run
 from bench.results.outdir import is_document, prepare_out_document
@@ -39,7 +39,7 @@ def check_doctor(command: DoctorCommand) -> DoctorRequest:
     )
 
 
-def doctor_command(command: DoctorCommand, say: Callable[[str], None] = print) -> list[Finding]:
+def doctor_command(command: DoctorCommand, say: Callable[[str], None] = print) -> list[DoctorFinding]:
     """Every finding; `--out` refused like every command's, before any probe."""
     request = check_doctor(command)
     if command.out is None or is_document(command.out):
@@ -52,14 +52,14 @@ def doctor_command(command: DoctorCommand, say: Callable[[str], None] = print) -
     output = Output(command.out, command.overwrite, report=write_report, say=say)
     with open_run(output, plain_header("doctor")) as run:
         findings = _probe(request, say)
-        run.write(*doctor_records(findings))
+        run.write(*findings)  # the findings are the results file's records
     return findings
 
 
-def _probe(request: DoctorRequest, say: Callable[[str], None]) -> list[Finding]:
+def _probe(request: DoctorRequest, say: Callable[[str], None]) -> list[DoctorFinding]:
     findings = run_doctor(request)
     for finding in findings:
-        say(finding.line())
+        say(finding_line(finding))
     problems = sum(not f.ok for f in findings)
     say(f"{problems} problem(s) found" if problems else "no problems found")
     return findings

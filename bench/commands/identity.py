@@ -17,7 +17,7 @@ from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.identity.console import render
 from bench.identity.inputs import Tokenizer, from_dataset, from_texts
 from bench.identity.results import identity_records, identity_results
-from bench.identity.run import IdentityReport, IdentityRequest, check_endpoints, run_identity
+from bench.identity.run import IdentityRequest, IdentityResult, check_endpoints, run_identity
 from bench.report import write_report
 from bench.results.lifecycle import Output, open_run
 from bench.results.outdir import RESULTS_FILE, is_document, prepare_out_document
@@ -51,7 +51,7 @@ def check_identity(command: IdentityCommand) -> list[EndpointSpec]:
     return specs
 
 
-def identity_command(command: IdentityCommand, say: Callable[[str], None] = print) -> IdentityReport:
+def identity_command(command: IdentityCommand, say: Callable[[str], None] = print) -> IdentityResult:
     specs = check_identity(command)
     inputs = (
         from_texts(command.texts, command.limit)
@@ -78,7 +78,7 @@ def identity_command(command: IdentityCommand, say: Callable[[str], None] = prin
     return report
 
 
-def _without_folder(command: IdentityCommand, request: IdentityRequest, say: Callable[[str], None]) -> IdentityReport:
+def _without_folder(command: IdentityCommand, request: IdentityRequest, say: Callable[[str], None]) -> IdentityResult:
     """On the console only, or also as FILE.json: the format before results.jsonl, kept for existing users."""
     if command.out is not None:  # refused like a folder, before minutes of work
         prepare_out_document(command.out, command.overwrite)
@@ -94,7 +94,7 @@ def _without_folder(command: IdentityCommand, request: IdentityRequest, say: Cal
     return report
 
 
-def _compare(request: IdentityRequest, progress: ProgressFactory | None) -> IdentityReport:
+def _compare(request: IdentityRequest, progress: ProgressFactory | None) -> IdentityResult:
     if progress is None:
         return run_identity(request)
     return run_identity(request, advance=progress("identity: texts through every endpoint", len(request.inputs.texts)))

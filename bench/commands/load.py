@@ -15,7 +15,7 @@ from bench.load.runner import check_request_memory, check_schedule, run_load
 from bench.load.schedule import parse_arrival
 from bench.load.workload import load_workload
 from bench.results.lifecycle import Output
-from bench.results.schema import LoadPointRecord
+from bench.results.schema import LatencySummary, LoadPointRecord, Loop, Op
 from bench.results.store import Results
 
 
@@ -73,7 +73,7 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
         "--concurrency", request.concurrency, v.USERS_OR_UNCAPPED if burst is not None else v.USERS
     )
     base = PointConfig(
-        op=op,
+        op=Op(op),
         arrival=parse_arrival(request.arrival),
         max_inflight=max_inflight,
         burst=burst,
@@ -167,7 +167,7 @@ def raise_if_failed(records: list[LoadPointRecord], report: Path | None = None) 
 
 def problem_line(record: LoadPointRecord) -> str:
     """`tei closed batch 1 conc 4: no request succeeded: ...`: a point that failed or passed its error limit, named."""
-    return f"{record.endpoint} {point_label(record)}: {record.problem}"
+    return f"{point_label(record, record.endpoint)}: {record.problem}"
 
 
 def summary_table(records: list[LoadPointRecord]):
@@ -189,32 +189,30 @@ def summary_table(records: list[LoadPointRecord]):
     ):
         table.add_column(column, justify="right" if column not in ("endpoint", "point") else "left")
 
-    def ms(block, key="p99"):
-        return f"{block[key]:.1f} ms" if block else "-"
+    def ms(block: LatencySummary | None, key: str = "p99") -> str:
+        return f"{getattr(block, key):.1f} ms" if block else "-"
 
     for r in records:
-        point = point_label(r) + (f", drained in {r.duration_s:.2f} s" if r.loop == "burst" else "")
-        errors = ", ".join(f"{k}:{v}" for k, v in sorted(r.requests["errors"].items())) or "0"
-        if r.status == FAILED and not r.requests["sent"]:
+        point = point_label(r) + (f", drained in {r.duration_s:.2f} s" if r.loop == Loop.BURST else "")
+        errors = ", ".join(f"{k}:{v}" for k, v in sorted(r.requests.errors.items())) or "0"
+        if r.status == FAILED and not r.requests.sent:
             errors = "FAILED: nothing measured"
         elif r.status in (FAILED, ERRORS):
             errors = f"{r.status.upper()} {errors} ({error_rate(r.requests):.1%})"
-        utilization = r.client.get("utilization")
+        utilization = r.client.utilization
         client = (
-            "SATURATED"
-            if r.client["saturated"]
-            else (f"{utilization:.0%} of ceiling" if utilization is not None else "-")
+            "SATURATED" if r.client.saturated else (f"{utilization:.0%} of ceiling" if utilization is not None else "-")
         )
         table.add_row(
             r.endpoint,
             point,
-            f"{r.throughput['requests_per_s']:.1f}",
-            f"{r.throughput['texts_per_s']:.1f}",
-            ms(r.latency_ms["service"], "p50"),
-            ms(r.latency_ms["service"]),
-            ms(r.latency_ms["scheduled"]),
+            f"{r.throughput.requests_per_s:.1f}",
+            f"{r.throughput.texts_per_s:.1f}",
+            ms(r.latency_ms.service, "p50"),
+            ms(r.latency_ms.service),
+            ms(r.latency_ms.scheduled),
             errors,
-            str(r.requests["unsent"]),
+            str(r.requests.unsent),
             client,
         )
     return table

@@ -34,7 +34,17 @@ from bench.load.schedule import parse_arrival
 from bench.load.workload import Workload, load_workload
 from bench.results.lifecycle import OpenRun, Output, open_run
 from bench.results.outdir import RESULTS_FILE
-from bench.results.schema import CeilingPoint, GpuTelemetryRecord, LoadPointRecord, RunHeader, SizingRecord
+from bench.results.schema import (
+    CeilingPoint,
+    GpuTelemetryRecord,
+    LoadPointRecord,
+    Loop,
+    Op,
+    RunHeader,
+    SaturationProbe,
+    SaturationSummary,
+    SizingRecord,
+)
 from bench.results.store import Results, read_results
 from bench.sizing.size import (
     Economics,
@@ -93,7 +103,7 @@ class SizePlan:
     """The request, checked and parsed."""
 
     specs: list[EndpointSpec]
-    op: str
+    op: Op
     slo: Slo
     economics: Economics
     lengths: list[int | None]
@@ -138,13 +148,13 @@ def check(request: SizeRequest) -> SizePlan:
     ceiling_points, ceiling_model = _ceiling(request)
     return SizePlan(
         specs=specs,
-        op=op,
+        op=Op(op),
         slo=Slo(slo_p99_ms, request.max_error_rate),
         economics=Economics(request.target_rps, request.gpu_hourly_usd),
         lengths=[*v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT)] or [None],
         sizes=(
             v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST)
-            if op == "rerank"
+            if op == Op.RERANK
             else v.number_list("--batch", request.batches, v.TEXTS_PER_REQUEST)
         ),
         burst_batches=v.number_list("--burst-batch", request.burst_batches, v.TEXTS_PER_REQUEST),
@@ -218,7 +228,7 @@ class _Session:
         stop_if_unreachable(self.endpoint, record, "sizing")
         return record
 
-    def point(self, loop: str, size: int, length: int | None, **kwargs) -> PointConfig:
+    def point(self, loop: Loop, size: int, length: int | None, **kwargs) -> PointConfig:
         plan = self.plan
         return PointConfig(
             op=plan.op,
@@ -239,11 +249,11 @@ class _Session:
         if best is None:
             return Saturation(rate=None, point=None, first_failure=None)
         seeds = iter(range(request.seed, request.seed + 10_000))
-        start_rate = max(best.throughput["requests_per_s"] * START_FRACTION, 0.01)
+        start_rate = max(best.throughput.requests_per_s * START_FRACTION, 0.01)
         return saturation_search(
             lambda rate: self.measure(
                 replace(
-                    self.point("open", best.batch, length, rate=rate, arrival=plan.arrival, seed=next(seeds)),
+                    self.point(Loop.OPEN, best.batch, length, rate=rate, arrival=plan.arrival, seed=next(seeds)),
                     duration_s=min(max(plan.duration_s, MIN_PROBE_REQUESTS / rate), MAX_PROBE_S),
                 )
             ),
@@ -258,38 +268,41 @@ class _Session:
         plan, request = self.plan, self.request
         start = len(self.points)
         closed = closed_sweep(
-            lambda b, c: self.measure(self.point("closed", b, length, concurrency=c)),
+            lambda b, c: self.measure(self.point(Loop.CLOSED, b, length, concurrency=c)),
             plan.sizes,
             request.max_concurrency,
             plan.slo,
         )
         saturation = self.saturation(choose_closed(closed, plan.slo).best, length)
-        if plan.op == "embed":  # Open WebUI's ingestion pattern: a file's chunks fired together
+        if plan.op == Op.EMBED:  # Open WebUI's ingestion pattern: a file's chunks fired together
             for batch in plan.burst_batches:
                 for concurrency in plan.burst_concurrency:
-                    self.measure(self.point("burst", batch, length, concurrency=concurrency, burst=request.burst))
+                    self.measure(self.point(Loop.BURST, batch, length, concurrency=concurrency, burst=request.burst))
         mine = self.points[start:]
         lines = recommend(mine, saturation, plan.slo, plan.economics, plan.ceiling_points if request.ceiling else None)
-        sat = saturation.point
         return SizingRecord(
             endpoint=self.endpoint.spec.name,
             op=plan.op,
             length=length,
             slo_p99_ms=plan.slo.p99_ms,
             max_error_rate=plan.slo.max_error_rate,
-            saturation={
-                "rate": saturation.rate,
-                "texts_per_s": texts_per_s(sat) if sat else None,
-                "point": point_label(sat) if sat else None,
-                "first_failure": saturation.first_failure,
-                "probes": [
-                    {"rate": p.rate, "passed": p.passed, "point": point_label(p.point)} for p in saturation.probes
-                ],
-            },
-            lines=[line.to_dict() for line in lines],
+            saturation=_summary(saturation),
+            lines=lines,
             telemetry=telemetry,
             ceiling=str(request.ceiling) if request.ceiling else None,
         )
+
+
+def _summary(saturation: Saturation) -> SaturationSummary:
+    """Where the search ended, its points by label (as the results file names them)."""
+    sat = saturation.point
+    return SaturationSummary(
+        rate=saturation.rate,
+        texts_per_s=texts_per_s(sat) if sat else None,
+        point=point_label(sat) if sat else None,
+        first_failure=saturation.first_failure,
+        probes=[SaturationProbe(p.rate, p.passed, point_label(p.point)) for p in saturation.probes],
+    )
 
 
 def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = lambda r: None) -> Path:
@@ -328,15 +341,15 @@ def show_sizing(results: Results) -> None:
     for record in results.sizing:
         print(f"\n{record.endpoint} ({record.op}, length {record.length}), p99 SLO {record.slo_p99_ms:g} ms:")
         for line in record.lines:
-            print(f"  {line['setting']}: {line['value']} — {line['why']}")
+            print(f"  {line.setting}: {line.value} — {line.why}")
 
 
 def _check_memory(plan: SizePlan, request: SizeRequest, workload: Workload) -> None:
-    bursts = plan.burst_batches if plan.op == "embed" else []
+    bursts = plan.burst_batches if plan.op == Op.EMBED else []
     check_request_memory(
         [PointConfig(op=plan.op, batch=b, length=n, workers=request.workers) for n in plan.lengths for b in plan.sizes]
         + [
-            PointConfig(op=plan.op, loop="burst", batch=b, burst=request.burst, length=n)
+            PointConfig(op=plan.op, loop=Loop.BURST, batch=b, burst=request.burst, length=n)
             for n in plan.lengths
             for b in bursts
         ],

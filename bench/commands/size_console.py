@@ -13,7 +13,7 @@ def size_with_console(request: SizeRequest) -> None:
     finished, also after a failure or Ctrl-C (bench.results.lifecycle)."""
 
     def report(point: LoadPointRecord) -> None:
-        console.print(f"[dim]size: {point.endpoint} {point_label(point)}: {_figures(point)}[/dim]")
+        console.print(f"[dim]size: {point_label(point, point.endpoint)}: {_figures(point)}[/dim]")
 
     run_size(request, report)
 
@@ -24,5 +24,5 @@ def _figures(point: LoadPointRecord) -> str:
         f"{texts_per_s(point):.1f} texts/s, service p99 "
         + (f"{service:.1f} ms" if service is not None else "- (no success)")
         + (f", scheduled p99 {scheduled:.1f} ms" if scheduled is not None else "")
-        + (f", errors {sum(point.requests['errors'].values())}" if point.requests["errors"] else "")
+        + (f", errors {sum(point.requests.errors.values())}" if point.requests.errors else "")
     )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -18,6 +17,7 @@ from bench.endpoints.base import Embedder
 from bench.identity.inputs import Tokenizer
 from bench.identity.thresholds import Thresholds
 from bench.identity.vectors import EndpointVectors, PairVectors, unit
+from bench.results.schema import Cause
 
 PROBE_TEXTS = 5
 TRUNCATION_POINTS = (64, 128, 256, 384, 512)
@@ -27,18 +27,6 @@ WHITESPACE: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("line breaks", lambda t: t.replace("\r", "").replace("\n", "")),
     ("runs of whitespace", lambda t: " ".join(t.split())),
 )
-
-
-@dataclass(frozen=True)
-class Cause:
-    code: str  # not_normalised | dimensions_cut | dimensions_cut_not_renormalised | truncated | whitespace_stripped
-    #            | prefix_missing | different_model | numeric | truncated_suspected
-    endpoint: str | None  # the side that behaves differently, when known
-    detail: str
-    fix: str
-
-    def to_dict(self) -> dict[str, str | None]:
-        return asdict(self)
 
 
 def norm_causes(a: EndpointVectors, b: EndpointVectors, thresholds: Thresholds) -> list[Cause]:

@@ -28,7 +28,7 @@ from bench.datasets import DEMO_DATASET, resolve_dataset_path
 from bench.identity.inputs import Tokenizer
 from bench.load.workload import load_workload
 from bench.results.lifecycle import Output, open_run
-from bench.results.schema import CeilingPoint
+from bench.results.schema import CeilingPoint, Op
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -196,7 +196,7 @@ def measure_ceiling(config: CeilingConfig, advance: Callable[[int], None] = lamb
             yield CeilingPoint(
                 model=str(config.model),
                 model_fingerprint=fingerprint,
-                op="rerank" if model.rerank else "embed",
+                op=Op.RERANK if model.rerank else Op.EMBED,
                 device=config.device,
                 device_name=model.device_name,
                 dtype=config.dtype,

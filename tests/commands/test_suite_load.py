@@ -74,7 +74,8 @@ def test_a_suite_whose_load_measured_nothing_exits_3_and_says_which(tmp_path, mo
     code, out, err = run_cli(["run", str(suite), "--out", str(tmp_path / "out")], monkeypatch, capsys)
     assert code == 3, out + err
     assert (
-        "!! failed: load: 1 of 1 load points measured nothing or had no successful request: tei closed batch 4 conc 2: "
+        "!! failed: load: 1 of 1 load points measured nothing or had no successful request: "
+        "tei embed closed batch 4 conc 2: "
         "no request succeeded: 80 sent (5xx 80)" in out
     )
     assert err.strip().splitlines()[-1].startswith("ragbench: error: load: 1 of 1 load points measured nothing")
@@ -89,5 +90,6 @@ def test_a_suite_load_point_past_its_error_limit_exits_1(tmp_path, monkeypatch, 
     code, out, err = run_cli(["run", str(suite), "--out", str(tmp_path / "out")], monkeypatch, capsys)
     assert code == 1, out + err
     assert (
-        "!! errors past the limit: load: tei closed batch 4 conc 2: error rate" in out and "> 2.00% (connection" in out
+        "!! errors past the limit: load: tei embed closed batch 4 conc 2: error rate" in out
+        and "> 2.00% (connection" in out
     )

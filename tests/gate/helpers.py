@@ -137,17 +137,19 @@ def load_point(
     """A closed-loop `load_point` record of `sent` requests, `errors` of them failed; with `latencies_us`, its
     service histogram holds exactly those."""
     from bench.load import histograms
-    from bench.results.schema import LoadPointRecord
+    from bench.results.schema import (
+        ClientView,
+        Latencies,
+        LatencySummary,
+        LoadPointRecord,
+        LoadRequests,
+        Loop,
+        Op,
+        ServerTimes,
+        Throughput,
+    )
 
-    block = {
-        "p50": p99_ms / 2,
-        "p90": p99_ms * 0.9,
-        "p99": p99_ms,
-        "p999": p99_ms,
-        "max": p99_ms,
-        "mean": p99_ms / 2,
-        "count": 100,
-    }
+    block = LatencySummary(p99_ms / 2, p99_ms * 0.9, p99_ms, p99_ms, p99_ms, p99_ms / 2, 100)
     encoded = {}
     if latencies_us is not None:
         from array import array
@@ -155,19 +157,19 @@ def load_point(
         encoded["service"] = histograms.encode(histograms.from_values(array("d", latencies_us)))
     return LoadPointRecord(
         endpoint=endpoint,
-        op="embed",
-        loop="closed",
+        op=Op.EMBED,
+        loop=Loop.CLOSED,
         batch=batch,
         concurrency=concurrency,
         rate=None,
         arrival=None,
         duration_s=10.0,
-        requests={"sent": sent, "ok": sent - sum((errors or {}).values()), "errors": errors or {}, "unsent": 0},
-        throughput={"requests_per_s": texts_per_s / batch, "texts_per_s": texts_per_s, "tokens_per_s": None},
-        latency_ms={"service": block, "scheduled": None, "dispatch_delay": None},
-        server_ms={},
+        requests=LoadRequests(sent=sent, ok=sent - sum((errors or {}).values()), errors=errors or {}),
+        throughput=Throughput(texts_per_s / batch, texts_per_s, float("nan"), None),
+        latency_ms=Latencies(service=block),
+        server_ms=ServerTimes(),
         server_metrics=None,
-        client={"workers": 1, "cpu_percent": 50.0, "saturated": saturated, **(client_extra or {})},
+        client=ClientView(workers=1, cpu_percent=50.0, saturated=saturated, **(client_extra or {})),
         histograms=encoded,
         **extra,
     )

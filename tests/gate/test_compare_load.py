@@ -83,14 +83,18 @@ def test_a_current_point_with_no_success_fails_even_when_nothing_else_is_gated(t
 @pytest.mark.parametrize(
     "edit, says",
     [
-        (('"texts_per_s": 1000.0', '"texts_per_s": "fast"'), "throughput.texts_per_s 'fast'"),
-        (('"texts_per_s": 1000.0', '"texts_per_s": NaN'), "throughput.texts_per_s nan"),
-        (('"texts_per_s": 1000.0', '"texts_per_s": null'), "throughput.texts_per_s None"),
-        (('"p99": 20.0', '"p99": NaN'), "latency_ms.service.p99 nan"),
-        (('"p99": 20.0', '"p99": null'), "latency_ms.service.p99 None"),
-        (('"ok": 100', '"ok": "all"'), "requests.sent, ok"),
-        (('"ok": 100', '"ok": 101'), "requests.ok 101 > sent 100"),
-        (('"saturated": false', '"saturated": "no"'), "client.saturated"),
+        (
+            ('"texts_per_s": 1000.0', '"texts_per_s": "fast"'),
+            f"record: field {'throughput.texts_per_s'!r} has the wrong",
+        ),
+        (('"texts_per_s": 1000.0', '"texts_per_s": NaN'), "record of tei: throughput.texts_per_s nan"),
+        (('"texts_per_s": 1000.0', '"texts_per_s": null'), "record of tei: throughput.texts_per_s nan"),  # null: NaN
+        (('"p99": 20.0', '"p99": NaN'), "record of tei: latency_ms.service.p99 nan"),
+        (('"p99": 20.0', '"p99": null'), "record of tei: latency_ms.service.p99 nan"),
+        (('"ok": 100', '"ok": "all"'), "record: field 'requests.ok' has the wrong type (expected int)"),
+        (('"ok": 100', '"ok": -1'), "record of tei: requests.sent, ok, unsent and every errors count"),
+        (('"ok": 100', '"ok": 101'), "record of tei: requests.ok 101 > sent 100"),
+        (('"saturated": false', '"saturated": "no"'), "record: field 'client.saturated' has the wrong type"),
     ],
 )
 def test_a_load_point_compare_cannot_judge_is_an_input_error(tmp_path, compare, edit, says):
@@ -102,7 +106,7 @@ def test_a_load_point_compare_cannot_judge_is_an_input_error(tmp_path, compare, 
     for args in ((base, cur), (cur, base), (base, cur, *GATE)):
         code, _, err = compare(*args)
         assert code == 2 and err.count("\n") == 1, err
-        assert f"ragbench: error: {cur}:2: load_point record of tei: {says}" in err
+        assert f"ragbench: error: {cur}:2: load_point {says}" in err
 
 
 def test_a_load_point_appended_twice_is_an_input_error(tmp_path, compare):
@@ -122,7 +126,7 @@ def test_benchmark_json_refuses_what_it_cannot_read(tmp_path):
     path = write_load_results(tmp_path, [load_point(latencies_us=[1000, 2000])])
     text = path.read_text().replace('"texts_per_s": 1000.0', '"texts_per_s": "fast"')
     path.write_text(text)
-    with pytest.raises(InputError, match=":2: load_point record of tei: throughput.texts_per_s 'fast'"):
+    with pytest.raises(InputError, match=":2: load_point record: field 'throughput.texts_per_s' has the wrong type"):
         benchmark_json([("", read_results(path))])
 
 

@@ -98,7 +98,7 @@ def test_rerank_identity_across_reference_infinity_litellm(short_texts_file, inf
     report = _run(short_texts_file, *specs, reference="ref")
     assert [(p.a, p.b) for p in report.rerank_pairs] == [("ref", "inf"), ("ref", "lite")]
     for pair in report.rerank_pairs:
-        assert pair.passed and pair.kendall_tau_min == pytest.approx(1.0) and pair.max_score_diff < 1e-5
+        assert pair.verdict == "pass" and pair.kendall_tau_min == pytest.approx(1.0) and pair.max_score_diff < 1e-5
     assert all(r["top_n_honoured"] for r in report.rerankers.values())
     assert report.passed
 
@@ -175,9 +175,9 @@ def test_rerank_faults_raw_scores_and_ignored_top_n(short_texts_file, tei_fixtur
         reference="ref",
     )
     raw = next(p for p in report.rerank_pairs if p.b == "raw")
-    assert not raw.passed and [(c.code, c.endpoint) for c in raw.causes] == [("raw_scores", "raw")]
+    assert raw.verdict == "fail" and [(c.code, c.endpoint) for c in raw.causes] == [("raw_scores", "raw")]
     loose = next(p for p in report.rerank_pairs if p.b == "loose")
-    assert loose.passed  # same scores; only top_n is ignored
+    assert loose.verdict == "pass"  # same scores; only top_n is ignored
     assert report.rerankers["loose"]["top_n_honoured"] is False and report.rerankers["ref"]["top_n_honoured"] is True
     assert not report.passed
 

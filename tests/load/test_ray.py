@@ -93,20 +93,17 @@ def test_two_ray_actors_match_two_worker_processes(load_server, ray_head, tmp_pa
     local = _load(url, tmp_path / "local", monkeypatch, capsys)
     ray = _load(url, tmp_path / "ray", monkeypatch, capsys, "--ray", ray_head)
     for p in (local, ray):
-        print(p.client, p.requests, p.latency_ms["scheduled"])
+        print(p.client, p.requests, p.latency_ms.scheduled)
     # The same seeded Poisson schedule, split the same way: exactly the same requests are due.
-    assert ray.requests["sent"] + ray.requests["unsent"] == local.requests["sent"] + local.requests["unsent"]
-    assert ray.requests["errors"] == local.requests["errors"] == {}
-    assert ray.client["workers"] == 2 and ray.client["hosts"] == [socket.gethostname()] * 2
+    assert ray.requests.sent + ray.requests.unsent == local.requests.sent + local.requests.unsent
+    assert ray.requests.errors == local.requests.errors == {}
+    assert ray.client.workers == 2 and ray.client.hosts == [socket.gethostname()] * 2
     # Merged histograms hold every answer; the median agrees within noise: 50 ms service, and on this shared 2-core
     # machine (load ~13) two runs of the same local sweep differ by up to ~15 ms at p50.
-    assert ray.latency_ms["scheduled"]["count"] == ray.requests["ok"]
-    assert 50.0 <= local.latency_ms["service"]["p50"] and 50.0 <= ray.latency_ms["service"]["p50"]
-    assert abs(ray.latency_ms["scheduled"]["p50"] - local.latency_ms["scheduled"]["p50"]) <= 20.0
-    assert (
-        abs(ray.throughput["requests_per_s"] - local.throughput["requests_per_s"])
-        <= 0.1 * local.throughput["requests_per_s"]
-    )
+    assert ray.latency_ms.scheduled.count == ray.requests.ok
+    assert 50.0 <= local.latency_ms.service.p50 and 50.0 <= ray.latency_ms.service.p50
+    assert abs(ray.latency_ms.scheduled.p50 - local.latency_ms.scheduled.p50) <= 20.0
+    assert abs(ray.throughput.requests_per_s - local.throughput.requests_per_s) <= 0.1 * local.throughput.requests_per_s
 
 
 def test_ray_refuses_in_process_endpoints(tmp_path, monkeypatch, capsys):

@@ -82,7 +82,7 @@ def ceiling(endpoint: LoadEndpoint, workers: int, seconds: float, executor, loop
             share = runner.run(worker._run(plans[0]))
         return share.ok / seconds, {"cpu_percent": round(100 * share.cpu_s / share.wall_s, 1)}
     record = measure_point(endpoint, point, tiny_workload(), executor)
-    return record.throughput["requests_per_s"], record.client
+    return record.throughput.requests_per_s, record.client
 
 
 def wrk_ceiling(url: str, seconds: float) -> float:
@@ -114,7 +114,7 @@ def main() -> None:
             print("\n1. client ceiling, closed loop, 64 connections, batch 1, against nginx on loopback")
             print(f"   httpx AsyncClient (1 process):        {httpx_ceiling(url, args.seconds):>9,.0f} req/s")
             rate, client = ceiling(endpoint, 1, args.seconds, one, "asyncio")
-            print(f"   ragbench client, asyncio loop:        {rate:>9,.0f} req/s   cpu {client['cpu_percent']}%")
+            print(f"   ragbench client, asyncio loop:        {rate:>9,.0f} req/s   cpu {client.cpu_percent}%")
             per_worker, client = ceiling(endpoint, 1, args.seconds, one)
             print(f"   ragbench client, uvloop, 1 worker:    {per_worker:>9,.0f} req/s   {client}")
             both, client = ceiling(endpoint, 2, args.seconds, two)
@@ -139,10 +139,10 @@ def main() -> None:
                 warmup_s=1.0,
             )
             record = measure_point(endpoint, point, tiny_workload(), one)
-            d = record.latency_ms["dispatch_delay"]
+            d = record.latency_ms.dispatch_delay
             print(
-                f"   dispatch delay p50 {d['p50']:.3f} ms, p90 {d['p90']:.3f} ms, p99 {d['p99']:.3f} ms, "
-                f"max {d['max']:.2f} ms; client {record.client}"
+                f"   dispatch delay p50 {d.p50:.3f} ms, p90 {d.p90:.3f} ms, p99 {d.p99:.3f} ms, "
+                f"max {d.max:.2f} ms; client {record.client}"
             )
             print("\n   open loop, 1 worker: achieved / offered (constant arrivals)")
             for rate in (5000.0, 10000.0, 20000.0):
@@ -156,11 +156,11 @@ def main() -> None:
                     warmup_s=1.0,
                 )
                 record = measure_point(endpoint, point, tiny_workload(), one)
-                d = record.latency_ms["dispatch_delay"]
+                d = record.latency_ms.dispatch_delay
                 print(
-                    f"   {rate:>8,.0f} offered: {record.throughput['requests_per_s']:>9,.0f} achieved, "
-                    f"dispatch p50 {d['p50']:.2f} ms, "
-                    f"p99 {d['p99']:.1f} ms, cpu {record.client['cpu_percent']}%"
+                    f"   {rate:>8,.0f} offered: {record.throughput.requests_per_s:>9,.0f} achieved, "
+                    f"dispatch p50 {d.p50:.2f} ms, "
+                    f"p99 {d.p99:.1f} ms, cpu {record.client.cpu_percent}%"
                 )
             endpoint.close()
 
@@ -197,18 +197,18 @@ def main() -> None:
                     warmup_s=0.5,
                 )
                 r = measure_point(stall, point, tiny_workload(), one)
-                p99 = r.latency_ms["scheduled"]["p99"]
+                p99 = r.latency_ms.scheduled.p99
                 print(
                     f"   open loop, cap {cap or 'none':>4}: scheduled p99 {p99:6.1f} ms "
-                    f"({(p99 - 97) / 97:+.1%} of truth), service p99 {r.latency_ms['service']['p99']:.1f} ms, "
-                    f"dispatch p99 {r.latency_ms['dispatch_delay']['p99']:.1f} ms, "
-                    f"loop lag p99 {r.client['loop_lag_p99_ms']} ms"
+                    f"({(p99 - 97) / 97:+.1%} of truth), service p99 {r.latency_ms.service.p99:.1f} ms, "
+                    f"dispatch p99 {r.latency_ms.dispatch_delay.p99:.1f} ms, "
+                    f"loop lag p99 {r.client.loop_lag_p99_ms} ms"
                 )
             point = PointConfig(op="embed", loop="closed", batch=1, concurrency=4, duration_s=seconds, warmup_s=0.5)
             r = measure_point(stall, point, tiny_workload(), one)
             print(
-                f"   closed loop, 4 users:  service p99 {r.latency_ms['service']['p99']:6.1f} ms (the stall hidden), "
-                f"max {r.latency_ms['service']['max']:.1f} ms"
+                f"   closed loop, 4 users:  service p99 {r.latency_ms.service.p99:6.1f} ms (the stall hidden), "
+                f"max {r.latency_ms.service.max:.1f} ms"
             )
             stall.close()
         finally:

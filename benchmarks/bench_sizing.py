@@ -111,12 +111,12 @@ def bench_size(slo_ms: float, step: float, out: Path) -> None:
         )
         wall = time.perf_counter() - started
         (sizing,) = read_results(out / "size" / "results.jsonl").sizing
-        found = sizing.saturation["rate"]
-        sat_point = sizing.saturation["point"]
+        found = sizing.saturation.rate
+        sat_point = sizing.saturation.point
         if found is None:
             print(
                 f"size: {wall:.0f} s wall (defaults), no saturation rate under {slo_ms:g} ms: "
-                f"{[(p['rate'], p['passed']) for p in sizing.saturation['probes']]}"
+                f"{[(p.rate, p.passed) for p in sizing.saturation.probes]}"
             )
             return
         batch = int(sat_point.split("batch ")[1].split()[0])
@@ -157,7 +157,7 @@ def bench_size(slo_ms: float, step: float, out: Path) -> None:
         for p in sweep:
             print(
                 f"  manual {p.rate:8.2f}/s  scheduled p99 "
-                f"{p.latency_ms['scheduled']['p99'] if p.latency_ms['scheduled'] else float('nan'):9.1f} ms"
+                f"{p.latency_ms.scheduled.p99 if p.latency_ms.scheduled else float('nan'):9.1f} ms"
                 f"  {'pass' if passes(p, slo, 'scheduled') else 'FAIL'}"
             )
         first_fail = next((p.rate for p in sweep if not passes(p, slo, "scheduled")), None)

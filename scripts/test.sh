@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 python=${PYTHON:-python3.11}
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 # torch first and pinned: an unpinned torch pulls a multi-GB CUDA build.
-# ray: tests/sizing/test_ray.py runs load workers as Ray actors on a local head (~285 MB, installed once).
+# ray: tests/load/test_ray.py runs load workers as Ray actors on a local head (~285 MB, installed once).
 .venv/bin/pip install --quiet --disable-pip-version-check torch==2.13.0 -e '.[test,ray]'
 # Headless Chromium for the report's browser test (tests/report/test_browser.py): Debian's package, installed
 # once; an installed one costs only the `command -v` check.

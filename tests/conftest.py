@@ -62,10 +62,18 @@ def _server_env(name: str, version: str, script: str) -> Path:
 SERVER_FIXTURES = {"infinity_server", "litellm_server", "openwebui_server", "lightrag_server", "meter_url"}
 
 
+# Fixtures that load a model (MiniLM behind the in-process TEI fixtures) or run every command once (the reports'
+# outputs): a test that uses one is slow, left out of the fast lane `-m "not integration and not slow"`.
+SLOW_FIXTURES = {"minilm_backend", "command_outputs"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if SERVER_FIXTURES & fixtures:
             item.add_marker(pytest.mark.integration)
+        if SLOW_FIXTURES & fixtures:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

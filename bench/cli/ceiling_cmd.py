@@ -8,88 +8,41 @@ from typing import Annotated
 import typer
 
 from bench.cli.app import app
+from bench.cli.options import Out, Overwrite
+
+Model = Annotated[
+    Path | None,
+    typer.Option(
+        "--model", help="Local sentence-transformers or CrossEncoder folder (default: the bundled all-MiniLM-L6-v2)."
+    ),
+]
+Device = Annotated[str, typer.Option("--device", help="cpu | cuda")]
+Dtype = Annotated[str, typer.Option("--dtype", help="float32 | float16 | bfloat16")]
+Batch = Annotated[str, typer.Option("--batch", help="Batch sizes, comma-separated.")]
+Lengths = Annotated[str, typer.Option("--lengths", help="Tokens per text (special tokens included), comma-separated.")]
+PeakTflops = Annotated[
+    float | None,
+    typer.Option(
+        "--peak-tflops", help="The device's peak TFLOP/s for this dtype (default: a table of known GPUs; CPU unknown)."
+    ),
+]
+Seconds = Annotated[float, typer.Option("--seconds", help="Measured time per point.")]
 
 
 @app.command()
 def ceiling(
-    model: Annotated[
-        Path | None,
-        typer.Option(
-            "--model",
-            help="Local sentence-transformers or CrossEncoder folder (default: the bundled all-MiniLM-L6-v2).",
-        ),
-    ] = None,
-    device: Annotated[str, typer.Option("--device", help="cpu | cuda")] = "cpu",
-    dtype: Annotated[str, typer.Option("--dtype", help="float32 | float16 | bfloat16")] = "float32",
-    batch: Annotated[str, typer.Option("--batch", help="Batch sizes, comma-separated.")] = "1,32,256",
-    lengths: Annotated[
-        str, typer.Option("--lengths", help="Tokens per text (special tokens included), comma-separated.")
-    ] = "16,128,512",
-    peak_tflops: Annotated[
-        float | None,
-        typer.Option(
-            "--peak-tflops",
-            help="The device's peak TFLOP/s for this dtype (default: a table of known GPUs; CPU unknown).",
-        ),
-    ] = None,
-    seconds: Annotated[float, typer.Option("--seconds", help="Measured time per point.")] = 2.0,
-    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/ceiling"),
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")
-    ] = False,
+    model: Model = None,
+    device: Device = "cpu",
+    dtype: Dtype = "float32",
+    batch: Batch = "1,32,256",
+    lengths: Lengths = "16,128,512",
+    peak_tflops: PeakTflops = None,
+    seconds: Seconds = 2.0,
+    out: Out = Path("reports/ceiling"),
+    overwrite: Overwrite = False,
 ) -> None:
     """In-process texts/s, tokens/s and achieved FLOP/s of the reference model per length and batch."""
-    from bench.core import values as v
-    from bench.core.errors import UserError
-    from bench.core.progress import progress_bars
-    from bench.endpoints.reference import resolve_model
-    from bench.results.schema import CeilingPoint
-    from bench.sizing.ceiling import DTYPES, CeilingConfig, check, run_ceiling
+    options = dict(locals())  # the parameters, named as the request's fields; taken before anything else is bound
+    from bench.commands.ceiling import CeilingRequest, ceiling_command
 
-    if device not in ("cpu", "cuda"):
-        raise UserError(f"--device {device!r}: expected cpu or cuda")
-    if dtype not in DTYPES:
-        raise UserError(f"--dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
-    config = CeilingConfig(
-        model=resolve_model(model),
-        device=device,
-        dtype=dtype,
-        batches=tuple(v.number_list("--batch", batch, v.TEXTS_PER_REQUEST)),
-        lengths=tuple(v.number_list("--lengths", lengths, v.TOKENS_PER_TEXT)),
-        peak_tflops=None if peak_tflops is None else v.number("--peak-tflops", peak_tflops, v.PEAK_TFLOPS),
-        min_seconds=v.number("--seconds", seconds, v.SECONDS),
-    )
-    check(config)
-    points: list[CeilingPoint] = []
-    try:
-        with progress_bars() as bars:
-            run_ceiling(
-                config,
-                out,
-                overwrite,
-                points.append,
-                bars("ceiling: points", len(config.batches) * len(config.lengths)),
-            )
-    finally:
-        if points:  # what finished is shown and reported, also after a failure or Ctrl-C
-            from bench.report import write_report
-
-            _print_table(points)
-            typer.echo(f"report: {write_report(out / 'results.jsonl')}")
-
-
-def _print_table(points) -> None:
-    typer.echo(
-        f"{'length':>6} {'batch':>5} {'tokens':>6} {'texts/s':>9} {'tokens/s':>10} {'TFLOP/s':>8} {'of peak':>8}"
-    )
-    for p in points:
-        share = f"{p.peak_fraction:.1%}" if p.peak_fraction is not None else "unknown"
-        typer.echo(
-            f"{p.length:>6} {p.batch:>5} {p.tokens_per_text:>6.0f} {p.texts_per_s:>9.1f} {p.tokens_per_s:>10.0f} "
-            f"{p.achieved_tflops:>8.3f} {share:>8}"
-        )
-    if points[0].peak_tflops is None:
-        typer.echo(
-            f"peak FLOP/s of {points[0].device_name} ({points[0].dtype}) unknown: "
-            "give --peak-tflops to see the fraction"
-        )
+    ceiling_command(CeilingRequest(**options))

@@ -33,28 +33,10 @@ def doctor(
     ] = False,
 ) -> None:
     """Probe each hop with tiny requests; print what is wrong and how to fix it."""
-    from bench.core.errors import UserError
-    from bench.core.secrets import mask
-    from bench.doctor.probes import DoctorRequest, doctor_records, findings_json, run_doctor
-    from bench.report import write_outputs
-    from bench.results.outdir import RESULTS_FILE, is_document, prepare_out
-    from bench.results.store import complete_results
+    from bench.commands.doctor import DoctorCommand, doctor_command
 
-    if not any((openwebui, tei, litellm, lightrag)):
-        raise UserError("doctor: give at least one of --openwebui, --tei, --litellm, --lightrag")
-    for name, url in (("--openwebui", openwebui), ("--tei", tei), ("--litellm", litellm), ("--lightrag", lightrag)):
-        if url is not None and not url.startswith(("http://", "https://")):
-            raise UserError(f"doctor: {name} {url!r} is not an http(s) URL")
-    if out is not None:  # refused like every command's --out, before any probe
-        prepare_out(out, [], overwrite)
-    findings = run_doctor(DoctorRequest(openwebui=openwebui, tei=tei, litellm=litellm, lightrag=lightrag))
-    for finding in findings:
-        typer.echo(finding.line())
-    problems = sum(not f.ok for f in findings)
-    typer.echo(f"{problems} problem(s) found" if problems else "no problems found")
-    if out is not None and is_document(out):  # the format before results.jsonl, kept for existing users
-        out.write_text(mask(findings_json(findings)))
-    elif out is not None:
-        typer.echo(f"report: {write_outputs(complete_results(out / RESULTS_FILE, 'doctor', doctor_records(findings)))}")
-    if problems:
+    command = DoctorCommand(
+        openwebui=openwebui, tei=tei, litellm=litellm, lightrag=lightrag, out=out, overwrite=overwrite
+    )
+    if not all(f.ok for f in doctor_command(command, say=typer.echo)):
         raise typer.Exit(1)

@@ -9,77 +9,103 @@ import typer
 
 from bench.cli.app import app
 
+Dataset = Annotated[Path, typer.Option("--dataset", help="BEIR folder, TREC folder, or JSONL Q&A.")]
+Targets = Annotated[
+    list[str],
+    typer.Option(
+        "--target",
+        "-t",
+        help="[NAME=]kind[:variant][+rerank][@url][?k=v&...]; NAME is what reports, run files and compare use. Repeat.",
+    ),
+]
+Split = Annotated[str | None, typer.Option("--split", help="qrels split.")]
+Out = Annotated[Path | None, typer.Option("--out", help="Output folder (default reports/quality).")]
+Measures = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-m",
+        "--measure",
+        help=(
+            "Measures (default: nDCG@10, R@100, MRR@10, MAP@100 with qrels; Answer@1, Answer@5, Answer@20, "
+            "AnswerMRR@10 with answers)."
+        ),
+    ),
+]
+Depth = Annotated[
+    int, typer.Option("--depth", min=1, help="Documents ranked per query (at least the deepest cut-off).")
+]
+EmbeddingModel = Annotated[
+    str | None, typer.Option("--embedding-model", help="Local sentence-transformers model folder for dense/hybrid.")
+]
+CrossEncoder = Annotated[
+    str | None, typer.Option("--cross-encoder", help="Local cross-encoder folder for '+rerank' targets.")
+]
+RerankDepth = Annotated[
+    int, typer.Option("--rerank-depth", min=1, help="First-stage documents the cross-encoder re-scores.")
+]
+MaxQueries = Annotated[
+    int | None, typer.Option("--max-queries", min=1, help="Evaluate a seeded sample of judged queries.")
+]
+MaxDocs = Annotated[
+    int | None,
+    typer.Option("--max-docs", min=1, help="Sample the corpus: judged docs of the queries + random distractors."),
+]
+Seed = Annotated[int, typer.Option("--seed", min=0, help="Seed for sampling, bootstrap and randomization tests.")]
+Generate = Annotated[
+    str | None,
+    typer.Option(
+        "--generate",
+        help=(
+            "Answer each question and score EM/F1/Contains: chat@URL?model=NAME (an OpenAI-compatible chat "
+            "endpoint fed each target's top texts) or native (LightRAG's /query)."
+        ),
+    ),
+]
+Overwrite = Annotated[
+    bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")
+]
+Resume = Annotated[
+    Path | None,
+    typer.Option(
+        "--resume",
+        help="Continue the interrupted run in this folder (same options): finished targets and queries are kept.",
+    ),
+]
+
 
 @app.command()
 def quality(
-    dataset: Annotated[Path, typer.Option("--dataset", help="BEIR folder, TREC folder, or JSONL Q&A.")],
-    target: Annotated[
-        list[str],
-        typer.Option(
-            "--target",
-            "-t",
-            help=(
-                "[NAME=]kind[:variant][+rerank][@url][?k=v&...]; "
-                "NAME is what reports, run files and compare use. Repeat."
-            ),
-        ),
-    ],
-    split: Annotated[str | None, typer.Option("--split", help="qrels split.")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default reports/quality).")] = None,
-    measure: Annotated[
+    dataset: Dataset,
+    target: Targets,
+    split: Split = None,
+    out: Out = None,
+    measure: Measures = None,
+    depth: Depth = 100,
+    embedding_model: EmbeddingModel = None,
+    cross_encoder: CrossEncoder = None,
+    rerank_depth: RerankDepth = 100,
+    max_queries: MaxQueries = None,
+    max_docs: MaxDocs = None,
+    seed: Seed = 0,
+    generate: Generate = None,
+    overwrite: Overwrite = False,
+    resume: Resume = None,
+    endpoint: Annotated[
         list[str] | None,
         typer.Option(
-            "-m",
-            "--measure",
+            "--endpoint",
+            "-e",
             help=(
-                "Measures (default: nDCG@10, R@100, MRR@10, MAP@100 with qrels; Answer@1, Answer@5, Answer@20, "
-                "AnswerMRR@10 with answers)."
+                "NAME=SPEC, as for identity and load (tei@URL, openai@URL?model=M, reference, tei-rerank@URL, "
+                "cohere@URL, reference-rerank?model=PATH); targets name it: dense?embedder=NAME, "
+                "bm25+rerank?reranker=NAME. Repeat."
             ),
         ),
     ] = None,
-    depth: Annotated[
-        int, typer.Option("--depth", min=1, help="Documents ranked per query (at least the deepest cut-off).")
-    ] = 100,
-    embedding_model: Annotated[
-        str | None,
-        typer.Option("--embedding-model", help="Local sentence-transformers model folder for dense/hybrid."),
-    ] = None,
-    cross_encoder: Annotated[
-        str | None, typer.Option("--cross-encoder", help="Local cross-encoder folder for '+rerank' targets.")
-    ] = None,
-    rerank_depth: Annotated[
-        int, typer.Option("--rerank-depth", min=1, help="First-stage documents the cross-encoder re-scores.")
-    ] = 100,
-    max_queries: Annotated[
-        int | None, typer.Option("--max-queries", min=1, help="Evaluate a seeded sample of judged queries.")
-    ] = None,
-    max_docs: Annotated[
-        int | None,
-        typer.Option("--max-docs", min=1, help="Sample the corpus: judged docs of the queries + random distractors."),
-    ] = None,
-    seed: Annotated[
-        int, typer.Option("--seed", min=0, help="Seed for sampling, bootstrap and randomization tests.")
-    ] = 0,
-    generate: Annotated[
-        str | None,
-        typer.Option(
-            "--generate",
-            help=(
-                "Answer each question and score EM/F1/Contains: chat@URL?model=NAME (an OpenAI-compatible chat "
-                "endpoint fed each target's top texts) or native (LightRAG's /query)."
-            ),
-        ),
-    ] = None,
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")
+    no_cache: Annotated[
+        bool,
+        typer.Option("--no-cache", help="Embed every text again: no embedding cache read or written."),
     ] = False,
-    resume: Annotated[
-        Path | None,
-        typer.Option(
-            "--resume",
-            help="Continue the interrupted run in this folder (same options): finished targets and queries are kept.",
-        ),
-    ] = None,
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
     from bench.commands.quality import QualityRequest
@@ -106,6 +132,8 @@ def quality(
             seed=seed,
             generate=generate,
             overwrite=overwrite,
+            endpoints=endpoint,
+            no_cache=no_cache,
         )
     )
 
@@ -114,9 +142,7 @@ def quality(
 def demo(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/demo"),
     max_docs: Annotated[int, typer.Option("--max-docs", min=0, help="Corpus sample size (0: the whole corpus).")] = 0,
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")
-    ] = False,
+    overwrite: Overwrite = False,
 ) -> None:
     """Quality of bm25, dense and hybrid on numpy-docs: numpy's docstrings as a known-item search, built at run time."""
     from bench.commands.quality import QualityRequest

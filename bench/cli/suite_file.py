@@ -17,6 +17,7 @@ so a CI job is one command (`ragbench run SUITE.toml [--baseline DIR] [--out DIR
     [[quality]]                 # one quality run per entry
     dataset = "docs"
     targets = ["bm25", "prod"]  # default: every target
+    endpoints = ["tei"]         # what targets name with ?embedder= / ?reranker= (default: every endpoint)
 
     [endpoints]                 # NAME = endpoint spec (`identity/load -e NAME=SPEC`)
     ref = "reference"
@@ -40,13 +41,16 @@ exist, datasets must be readable as one of the formats, with their split). Every
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
 import tomllib
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import NoneType, UnionType
 from typing import Any
 
 from bench.commands.identity import IdentityCommand, check_identity
@@ -55,17 +59,11 @@ from bench.commands.quality import QualityRequest, check_quality
 from bench.commands.suite import Job, Request, Suite
 from bench.core.errors import InputError, UserError
 from bench.core.secrets import is_secret_name
+from bench.core.spec_grammar import NAME
+from bench.core.values import parse_allowance, parse_error_rate, parse_ratio
 from bench.datasets import BUILTIN_PREFIX
-from bench.gate.compare import (
-    GateConfig,
-    parse_allowance,
-    parse_error_rate,
-    parse_inconclusive,
-    parse_max_drops,
-    parse_ratio,
-)
+from bench.gate.compare import GateConfig, parse_inconclusive, parse_max_drops
 
-_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # no "..": a name becomes a folder under --out
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _USERINFO = re.compile(r"://[^/@?#\s]+@")
@@ -85,42 +83,36 @@ QUALITY_KEYS = {
     "cross_encoder": str,
     "rerank_depth": int,
     "generate": str,
-}
-IDENTITY_KEYS = {
     "endpoints": list,
-    "dataset": str,
-    "texts": str,
-    "reference": str,
-    "dtype": str,
-    "tokenizer": str,
-    "limit": int,
-    "name": str,
+    "no_cache": bool,
 }
-# `ragbench load`'s flags (issue 8): lists of numbers are written 1,8,32 on its command line.
-LOAD_KEYS = {
-    "endpoints": list,
-    "name": str,
-    "op": str,
+# A list flag of `ragbench load`, written 1,8,32 on its command line: a list, a string or a number here.
+_LIST_FLAGS = {
     "batch": (list, str, int),
     "concurrency": (list, str, int),
     "rate": (list, str, int, float),
-    "arrival": str,
-    "max_inflight": int,
-    "burst": int,
-    "duration": str,
-    "requests": int,
-    "warmup": str,
-    "workers": int,
-    "texts": str,
-    "dataset": str,
     "lengths": (list, str, int),
     "documents": (list, str, int),
-    "tokenizer": str,
-    "timeout": str,
-    "seed": int,
-    "max_error_rate": (float, int),
-    "repeat": int,
 }
+_TOML_TYPES: dict[Any, Any] = {str: str, Path: str, int: int, float: (float, int), list: list, bool: bool}
+
+
+def _request_keys(request: type, skip: tuple[str, ...]) -> dict[str, Any]:
+    """A command's request fields as suite keys, each with the TOML types it takes (a path is a string, a
+    number may be written as an integer): the keys follow the request, never a second list."""
+    hints = typing.get_type_hints(request)
+    keys: dict[str, Any] = {}
+    for field in dataclasses.fields(request):
+        if field.name not in skip:
+            hint = hints[field.name]  # X or X | None
+            kind = next(t for t in typing.get_args(hint) if t is not NoneType) if isinstance(hint, UnionType) else hint
+            keys[field.name] = _LIST_FLAGS.get(field.name) or _TOML_TYPES[typing.get_origin(kind) or kind]
+    return keys
+
+
+# `out` and `overwrite` come from `ragbench run`; `ray` is not a suite's (its jobs run where the suite runs).
+IDENTITY_KEYS = {"name": str, **_request_keys(IdentityCommand, skip=("out", "overwrite"))}
+LOAD_KEYS = {"name": str, **_request_keys(LoadRequest, skip=("out", "overwrite", "ray"))}
 GATE_KEYS = {
     "alpha": (float, int),
     "max_drop": (dict, float, int, str),
@@ -131,7 +123,6 @@ GATE_KEYS = {
     "max_error_rate": (str, float, int),
     "inconclusive": str,
 }
-_LIST_FLAGS = ("batch", "concurrency", "rate", "lengths", "documents")
 _PATH_KEYS = ("texts", "tokenizer", "embedding_model", "cross_encoder")  # relative to the suite file
 _PLURALS = {"measure": "measures", "target": "targets", "endpoint": "endpoints"}  # CLI option -> suite key
 
@@ -275,7 +266,7 @@ class _Reader:
             raise self.error(f'[{section}] must be a table of NAME = "spec"', section)
         specs = {}
         for name, value in table.items():
-            if not _NAME.fullmatch(name):
+            if not NAME.fullmatch(name):
                 raise self.error(f"{section}.{name}: a name may hold only letters, digits, _ . -", section, name)
             specs[name] = self.spec(value, parse, section, name)
         return specs
@@ -330,7 +321,7 @@ def load_suite(path: Path) -> Suite:
         path,
         name,
         _gate(reader, data.get("gate", {})),
-        [_quality(reader, e, i, datasets, targets) for i, e in enumerate(data.get("quality", []))],
+        [_quality(reader, e, i, datasets, targets, endpoints) for i, e in enumerate(data.get("quality", []))],
         [_identity(reader, e, i, datasets, endpoints) for i, e in enumerate(data.get("identity", []))],
         [_load(reader, e, i, datasets, endpoints) for i, e in enumerate(data.get("load", []))],
     )
@@ -451,7 +442,14 @@ def _job(
     return Job(f"{kind}-{name}", request)
 
 
-def _quality(reader: _Reader, entry: Any, index: int, datasets: dict[str, _Dataset], targets: dict[str, str]) -> Job:
+def _quality(
+    reader: _Reader,
+    entry: Any,
+    index: int,
+    datasets: dict[str, _Dataset],
+    targets: dict[str, str],
+    endpoints: dict[str, str],
+) -> Job:
     entry = _entry(reader, entry, "quality", index, QUALITY_KEYS, datasets)
     if "dataset" not in entry:
         raise reader.error(
@@ -459,7 +457,9 @@ def _quality(reader: _Reader, entry: Any, index: int, datasets: dict[str, _Datas
         )
     dataset = datasets[entry["dataset"]]
     options = {
-        k: str(v) if isinstance(v, Path) else v for k, v in entry.items() if k not in ("dataset", "targets", "name")
+        k: str(v) if isinstance(v, Path) else v
+        for k, v in entry.items()
+        if k not in ("dataset", "targets", "name", "endpoints")
     }
     request = QualityRequest(
         dataset=dataset.path,
@@ -469,6 +469,10 @@ def _quality(reader: _Reader, entry: Any, index: int, datasets: dict[str, _Datas
         out=Path(),
         **options,
         targets=reader.pick(entry.get("targets"), targets, ("quality", index, "targets"), "target"),
+        # The endpoints its targets name: every one in [endpoints] unless the entry lists them.
+        endpoints=reader.pick(entry.get("endpoints"), endpoints, ("quality", index, "endpoints"), "endpoint")
+        if endpoints or "endpoints" in entry
+        else [],
     )
     return _job(reader, "quality", index, entry, request, check_quality, entry["dataset"])
 

@@ -10,16 +10,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.core.errors import UserError
-from bench.core.progress import progress_bars
+from bench.core.progress import ProgressFactory, progress_bars
 from bench.core.secrets import mask, mask_data
 from bench.datasets.io import require_file
 from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.identity.console import render
 from bench.identity.inputs import Tokenizer, from_dataset, from_texts
-from bench.identity.results import identity_results
-from bench.identity.run import IdentityReport, IdentityRequest, check_endpoints, run_identity
-from bench.report import write_outputs
-from bench.results.outdir import RESULTS_FILE, is_document, prepare_out
+from bench.identity.results import identity_records, identity_results
+from bench.identity.run import IdentityRequest, IdentityResult, check_endpoints, run_identity
+from bench.report import write_report
+from bench.results.lifecycle import Output, open_run
+from bench.results.outdir import RESULTS_FILE, is_document, prepare_out_document
+from bench.results.store import Results, plain_header
 
 
 @dataclass
@@ -49,28 +51,55 @@ def check_identity(command: IdentityCommand) -> list[EndpointSpec]:
     return specs
 
 
-def identity_command(command: IdentityCommand, say: Callable[[str], None] = print) -> IdentityReport:
+def identity_command(command: IdentityCommand, say: Callable[[str], None] = print) -> IdentityResult:
     specs = check_identity(command)
     inputs = (
         from_texts(command.texts, command.limit)
         if command.texts is not None
         else from_dataset(command.dataset, command.limit)
     )
-    if command.out is not None:  # after every check, before minutes of work: a refusal costs nothing
-        prepare_out(command.out, [s.name for s in specs], command.overwrite)
     request = IdentityRequest(
         specs, inputs, reference=command.reference, dtype=command.dtype, tokenizer=command.tokenizer
     )
+    if command.out is None or is_document(command.out):
+        return _without_folder(command, request, say)
+    # A bar's last frame on a log or pipe would only bury the one-line error that may follow: bars on a terminal only.
+    output = Output(
+        command.out,
+        command.overwrite,
+        report=write_report,
+        show=lambda results: _show(results, say),
+        say=say,
+        progress=sys.stderr.isatty(),
+    )
+    with open_run(output, plain_header("identity")) as run:  # after every check, before minutes of work
+        report = _compare(request, run.progress)
+        run.write(*identity_records(report))
+    return report
+
+
+def _without_folder(command: IdentityCommand, request: IdentityRequest, say: Callable[[str], None]) -> IdentityResult:
+    """On the console only, or also as FILE.json: the format before results.jsonl, kept for existing users."""
+    if command.out is not None:  # refused like a folder, before minutes of work
+        prepare_out_document(command.out, command.overwrite)
     if sys.stderr.isatty():
         with progress_bars() as bars:
-            report = run_identity(request, advance=bars("identity: texts through every endpoint", len(inputs.texts)))
-    else:  # a bar's last frame on a log or pipe would only bury the one-line error that may follow
-        report = run_identity(request)
-    results = identity_results(report, (command.out or Path(".")) / RESULTS_FILE)
-    say(mask(render(results)))
-    if command.out is not None and is_document(command.out):  # the format before results.jsonl, kept for existing users
+            report = _compare(request, bars)
+    else:
+        report = _compare(request, None)
+    _show(identity_results(report, Path(RESULTS_FILE)), say)
+    if command.out is not None:
         command.out.write_text(json.dumps(mask_data(report.to_dict()), indent=2))
         say(f"report: {command.out}")
-    elif command.out is not None:
-        say(f"report: {write_outputs(results)}")
     return report
+
+
+def _compare(request: IdentityRequest, progress: ProgressFactory | None) -> IdentityResult:
+    if progress is None:
+        return run_identity(request)
+    return run_identity(request, advance=progress("identity: texts through every endpoint", len(request.inputs.texts)))
+
+
+def _show(results: Results, say: Callable[[str], None]) -> None:
+    if results.of("identity"):  # the summary comes with every other record: nothing finished without it
+        say(mask(render(results)))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +15,9 @@ from bench.load.repeats import interval_text
 from bench.load.runner import check_request_memory, check_schedule, run_load
 from bench.load.schedule import parse_arrival
 from bench.load.workload import load_workload
-from bench.results.schema import LoadPointRecord
+from bench.results.lifecycle import Output
+from bench.results.schema import LatencySummary, LoadPointRecord, Loop, Op
+from bench.results.store import Results
 
 
 @dataclass
@@ -71,7 +75,7 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
         "--concurrency", request.concurrency, v.USERS_OR_UNCAPPED if burst is not None else v.USERS
     )
     base = PointConfig(
-        op=op,
+        op=Op(op),
         arrival=parse_arrival(request.arrival),
         max_inflight=max_inflight,
         burst=burst,
@@ -110,47 +114,44 @@ def check_load(request: LoadRequest) -> tuple[list[EndpointSpec], SweepConfig]:
 def load_command(request: LoadRequest) -> list[LoadPointRecord]:
     """Run the sweep; the points measured, each judged (`status`). A point that measured nothing or had no
     success raises MeasurementFailed (exit 3) once the table and report are out."""
-    from bench.core.progress import progress_bars
+    from bench.report import write_report
 
     specs, sweep = check_load(request)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
     check_request_memory(sweep.points(), workload)
-    pool_factory = None
-    if request.ray is not None:
-        if any(s.url is None for s in specs):
-            raise UserError("load: --ray runs HTTP endpoints; in-process ones (reference, reference-rerank) run here")
-        from bench.load.ray_workers import RayExecutor, check_reachable
-
-        check_reachable(request.ray)  # a flag, checked like the others before any endpoint is asked anything
-        pool_factory = lambda workers: RayExecutor(request.ray, workers)  # noqa: E731
+    pools = pool_factory(request.ray, specs, "load")
     records: list[LoadPointRecord] = []
-    written: list[Path] = []  # set once this run's results file exists: only then is there a report to build
-    try:
-        with progress_bars() as bars:
-            run_load(
-                specs,
-                sweep,
-                workload,
-                request.out,
-                bars,
-                records.append,
-                request.overwrite,
-                written.append,
-                pool_factory,
-            )
-    finally:
-        if records:
-            from rich.console import Console
-
-            out = Console()
-            Console(width=max(out.width, 150) if not out.is_terminal else None).print(summary_table(records))
-            for r in records:
-                if r.status in (FAILED, ERRORS):  # named, after the table: what the exit code is about
-                    out.print(f"{r.status.upper()}: {problem_line(r)}", markup=False, highlight=False, soft_wrap=True)
-        if written:  # also after a failure or Ctrl-C: the report covers the finished points
-            _report(written[0])
+    output = Output(request.out, request.overwrite, report=write_report, show=show_points, say=print, progress=True)
+    run_load(specs, sweep, workload, output, records.append, pools)
     raise_if_failed(records, request.out / "report.html")
     return records
+
+
+def pool_factory(ray: str | None, specs: list[EndpointSpec], command: str) -> Callable[[int], Executor] | None:
+    """What `--ray ADDRESS` makes of the workers: Ray actors on that cluster, or None (local worker processes).
+    The head is checked like every flag, before any endpoint is asked anything; load and size share this."""
+    if ray is None:
+        return None
+    if any(s.url is None for s in specs):
+        raise UserError(f"{command}: --ray runs HTTP endpoints; in-process ones (reference, reference-rerank) run here")
+    from bench.load.ray_workers import RayExecutor, check_reachable
+
+    check_reachable(ray)
+    return lambda workers: RayExecutor(ray, workers)
+
+
+def show_points(results: Results) -> None:
+    """The table of the points that finished, then each point that failed or passed its error limit, named."""
+    from rich.console import Console
+
+    records = results.load_points
+    if not records:
+        return
+    out = Console()
+    Console(width=max(out.width, 150) if not out.is_terminal else None).print(summary_table(records))
+    for r in records:
+        if r.status in (FAILED, ERRORS):  # named, after the table: what the exit code is about
+            out.print(f"{r.status.upper()}: {problem_line(r)}", markup=False, highlight=False, soft_wrap=True)
 
 
 def raise_if_failed(records: list[LoadPointRecord], report: Path | None = None) -> None:
@@ -169,18 +170,7 @@ def raise_if_failed(records: list[LoadPointRecord], report: Path | None = None) 
 
 def problem_line(record: LoadPointRecord) -> str:
     """`tei closed batch 1 conc 4: no request succeeded: ...`: a point that failed or passed its error limit, named."""
-    return f"{record.endpoint} {point_label(record)}: {record.problem}"
-
-
-def _report(results: Path) -> None:
-    from bench.core.progress import console
-    from bench.report import write_report
-
-    try:
-        print(f"report: {write_report(results)}")
-    except KeyboardInterrupt:  # a second Ctrl-C stops this too; the results file is whole
-        console.print(f"the report was not written; `ragbench report {results}` builds it")
-        raise
+    return f"{point_label(record, record.endpoint)}: {record.problem}"
 
 
 def summary_table(records: list[LoadPointRecord]):
@@ -202,32 +192,30 @@ def summary_table(records: list[LoadPointRecord]):
     ):
         table.add_column(column, justify="right" if column not in ("endpoint", "point") else "left")
 
-    def ms(block, key="p99"):
-        return f"{block[key]:.1f} ms" if block else "-"
+    def ms(block: LatencySummary | None, key: str = "p99") -> str:
+        return f"{getattr(block, key):.1f} ms" if block else "-"
 
     for r in records:
-        point = point_label(r) + (f", drained in {r.duration_s:.2f} s" if r.loop == "burst" else "")
-        errors = ", ".join(f"{k}:{v}" for k, v in sorted(r.requests["errors"].items())) or "0"
-        if r.status == FAILED and not r.requests["sent"]:
+        point = point_label(r) + (f", drained in {r.duration_s:.2f} s" if r.loop == Loop.BURST else "")
+        errors = ", ".join(f"{k}:{v}" for k, v in sorted(r.requests.errors.items())) or "0"
+        if r.status == FAILED and not r.requests.sent:
             errors = "FAILED: nothing measured"
         elif r.status in (FAILED, ERRORS):
             errors = f"{r.status.upper()} {errors} ({error_rate(r.requests):.1%})"
-        utilization = r.client.get("utilization")
+        utilization = r.client.utilization
         client = (
-            "SATURATED"
-            if r.client["saturated"]
-            else (f"{utilization:.0%} of ceiling" if utilization is not None else "-")
+            "SATURATED" if r.client.saturated else (f"{utilization:.0%} of ceiling" if utilization is not None else "-")
         )
         table.add_row(
             r.endpoint,
             point,
-            f"{r.throughput['requests_per_s']:.1f}",
-            f"{r.throughput['texts_per_s']:.1f}" + interval_text(r),
-            ms(r.latency_ms["service"], "p50"),
-            ms(r.latency_ms["service"]),
-            ms(r.latency_ms["scheduled"]),
+            f"{r.throughput.requests_per_s:.1f}",
+            f"{r.throughput.texts_per_s:.1f}" + interval_text(r),
+            ms(r.latency_ms.service, "p50"),
+            ms(r.latency_ms.service),
+            ms(r.latency_ms.scheduled),
             errors,
-            str(r.requests["unsent"]),
+            str(r.requests.unsent),
             client,
         )
     return table

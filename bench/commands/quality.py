@@ -6,16 +6,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.core.errors import MeasurementFailed, UserError
-from bench.core.progress import console, progress_bars
+from bench.core.progress import console
 from bench.datasets import load_dataset
+from bench.datasets.model import Dataset
 from bench.datasets.sample import sample_dataset
+from bench.endpoints.spec import EndpointSpec
+from bench.endpoints.spec import parse_spec as parse_endpoint
 from bench.quality.generation import GenerateSpec, parse_generate
 from bench.quality.metrics import Measure, default_measures, parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
-from bench.report import write_report
-from bench.results.outdir import RESULTS_FILE
+from bench.results.lifecycle import Output
 from bench.results.store import read_results
 from bench.targets.registry import TargetOptions, TargetSpec, parse_spec
+from bench.targets.served import check_endpoint_refs
 
 
 @dataclass
@@ -36,6 +39,8 @@ class QualityRequest:
     command: str = "quality"
     overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
     resume: bool = False  # continue the interrupted run in `out`
+    endpoints: list[str] | None = None  # -e NAME=SPEC: what `?embedder=` / `?reranker=` name
+    no_cache: bool = False  # embed every text again (no embedding cache read or written)
 
 
 def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSpec], GenerateSpec | None]:
@@ -46,6 +51,9 @@ def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSp
     values.number("--seed", request.seed, values.SEED)  # a suite file's seed is checked here, like the option
     measures = [parse_measure(m) for m in request.measures or ()]
     specs = [parse_spec(t) for t in request.targets]
+    endpoints = endpoint_specs(request.endpoints or [])
+    for spec in specs:
+        check_endpoint_refs(spec, endpoints)
     generate = parse_generate(request.generate) if request.generate else None
     if not generate and any(m.generated for m in measures):
         raise UserError(
@@ -54,6 +62,17 @@ def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSp
         )
     _check_depth(request.depth, measures)
     return measures, specs, generate
+
+
+def endpoint_specs(given: list[str]) -> dict[str, EndpointSpec]:
+    """`-e NAME=SPEC` options by name; a name given twice is an error."""
+    endpoints: dict[str, EndpointSpec] = {}
+    for text in given:
+        spec = parse_endpoint(text)
+        if spec.name in endpoints:
+            raise UserError(f"endpoint {spec.name}: given twice (-e NAME=SPEC, one per name)")
+        endpoints[spec.name] = spec
+    return endpoints
 
 
 def _check_depth(depth: int, measures: list[Measure]) -> None:
@@ -66,10 +85,38 @@ def quality_command(request: QualityRequest) -> Path:
     """Validate everything first (cheap), then run; the report is written even after a failure or Ctrl-C.
     Returns the report; a run that measured everything but not every query or generated answer (a
     failed target, failed queries, failed generations) raises MeasurementFailed once the report is written."""
+    from bench.report import write_report
+
     measures, specs, generate = check_quality(request)
     if request.out.exists() and not request.out.is_dir():
         raise UserError(f"--out {request.out}: is a file, not a folder")
     dataset = load_dataset(request.dataset, split=request.split)
+    measures = _measures(dataset, measures, generate, request.depth)
+    if request.max_queries is not None or request.max_docs is not None:
+        dataset = sample_dataset(dataset, request.max_queries, request.max_docs, request.seed)
+    for note in dataset.notes:
+        console.print(f"[dim]{note}[/dim]")
+    options = TargetOptions(
+        embedding_model=request.embedding_model,
+        cross_encoder=request.cross_encoder,
+        rerank_depth=request.rerank_depth,
+        endpoints=endpoint_specs(request.endpoints or []),
+        cache=not request.no_cache,
+    )
+    output = Output(request.out, request.overwrite, request.resume, report=write_report, progress=True)
+    config = QualityConfig(measures, request.depth, request.seed, generate)
+    results = read_results(run_quality(dataset, specs, options, config, output, command=request.command))
+    report = request.out / "report.html"
+    failures = [
+        f"target {t.name}: {'; '.join(found)}" for t in results.targets if (found := results.target_failures(t))
+    ]
+    if failures:
+        raise MeasurementFailed(f"{'. '.join(failures)} (scored as zero; report: {report})", report)
+    return report
+
+
+def _measures(dataset: Dataset, measures: list[Measure], generate: GenerateSpec | None, depth: int) -> list[Measure]:
+    """The measures asked for, or the defaults the set calls for; refused where the set lacks what they need."""
     if not measures:
         measures = [
             parse_measure(m) for m in default_measures(bool(dataset.qrels), bool(dataset.answers), bool(generate))
@@ -79,46 +126,5 @@ def quality_command(request: QualityRequest) -> Path:
         raise UserError(
             f"{dataset.source}: {needs_answers} needs reference answers ('answers' on each query); this set has none"
         )
-    _check_depth(request.depth, measures)  # the default measures too
-    if request.max_queries is not None or request.max_docs is not None:
-        dataset = sample_dataset(dataset, request.max_queries, request.max_docs, request.seed)
-    for note in dataset.notes:
-        console.print(f"[dim]{note}[/dim]")
-    options = TargetOptions(
-        embedding_model=request.embedding_model, cross_encoder=request.cross_encoder, rerank_depth=request.rerank_depth
-    )
-    results_path = request.out / RESULTS_FILE
-    written: list[Path] = []  # set once this run's results file exists: only then is there a report to build
-    try:
-        with progress_bars() as progress:
-            run_quality(
-                dataset,
-                specs,
-                options,
-                QualityConfig(measures, request.depth, request.seed, generate),
-                request.out,
-                progress,
-                command=request.command,
-                overwrite=request.overwrite,
-                on_results=written.append,
-                resume=request.resume,
-            )
-    finally:
-        if written:  # also after a failure or Ctrl-C: the report covers what finished
-            _report(results_path)
-    report = request.out / "report.html"
-    results = read_results(results_path)
-    failures = [
-        f"target {t.name}: {'; '.join(found)}" for t in results.targets if (found := results.target_failures(t))
-    ]
-    if failures:
-        raise MeasurementFailed(f"{'. '.join(failures)} (scored as zero; report: {report})", report)
-    return report
-
-
-def _report(results_path: Path) -> None:
-    try:
-        write_report(results_path)
-    except KeyboardInterrupt:  # a (second) Ctrl-C stops this too; the results file is whole
-        console.print(f"the report was not written; `ragbench report {results_path}` builds it")
-        raise
+    _check_depth(depth, measures)  # the default measures too
+    return measures

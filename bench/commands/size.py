@@ -9,33 +9,43 @@ and length. A Ctrl-C or a dead server keeps every finished point and ends with t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import bench
-from bench.commands.load import raise_if_failed
+from bench.commands.load import pool_factory, raise_if_failed
 from bench.core import values as v
 from bench.core.errors import UserError
-from bench.core.secrets import mask_data
 from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.load.points import PointConfig, point_label
 from bench.load.runner import (
-    InProcessCall,
     LoadEndpoint,
     check_request_memory,
+    close_endpoints,
+    load_header,
+    load_pool,
     measure_point,
-    preflight,
+    open_endpoints,
     stop_if_unreachable,
-    stop_pool,
-    worker_pool,
 )
 from bench.load.schedule import parse_arrival
 from bench.load.workload import Workload, load_workload
-from bench.results.outdir import RESULTS_FILE, prepare_out_dir
-from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, RunHeader, SizingRecord
-from bench.results.store import ResultsWriter, ending, now_iso, read_results
+from bench.results.lifecycle import OpenRun, Output, open_run
+from bench.results.outdir import RESULTS_FILE
+from bench.results.schema import (
+    CeilingPoint,
+    GpuTelemetryRecord,
+    LoadPointRecord,
+    Loop,
+    Op,
+    RunHeader,
+    SaturationProbe,
+    SaturationSummary,
+    SizingRecord,
+)
+from bench.results.store import Results, read_results
 from bench.sizing.size import (
     Economics,
     Saturation,
@@ -85,6 +95,7 @@ class SizeRequest:
     overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
     timeout: str = "30s"
     seed: int = 0
+    ray: str | None = None  # run the workers as Ray actors on this cluster ("auto" or host:port)
 
 
 @dataclass
@@ -92,7 +103,7 @@ class SizePlan:
     """The request, checked and parsed."""
 
     specs: list[EndpointSpec]
-    op: str
+    op: Op
     slo: Slo
     economics: Economics
     lengths: list[int | None]
@@ -134,27 +145,16 @@ def check(request: SizeRequest) -> SizePlan:
         raise UserError(f"--tolerance {request.tolerance}: expected a fraction in (0, 1)")
     if any(s.url is None for s in specs) and request.workers > 1:
         raise UserError("size: in-process endpoints (reference, reference-rerank) run in one worker; use --workers 1")
-    ceiling_points, ceiling_model = [], None
-    if request.ceiling is not None:
-        path = request.ceiling / RESULTS_FILE if request.ceiling.is_dir() else request.ceiling
-        ceiling_points = read_results(path).ceiling
-        if not ceiling_points:
-            raise UserError(f"--ceiling {path}: no ceiling_point records (write one with `ragbench ceiling`)")
-        ceiling_model = Path(ceiling_points[0].model)
-        if request.tokenizer is None and not (ceiling_model / "tokenizer.json").is_file():
-            raise UserError(
-                f"--ceiling {path}: its model {ceiling_model} is not here to cut the same texts; "
-                "give --tokenizer with that model's folder"
-            )
+    ceiling_points, ceiling_model = _ceiling(request)
     return SizePlan(
         specs=specs,
-        op=op,
+        op=Op(op),
         slo=Slo(slo_p99_ms, request.max_error_rate),
         economics=Economics(request.target_rps, request.gpu_hourly_usd),
         lengths=[*v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT)] or [None],
         sizes=(
             v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST)
-            if op == "rerank"
+            if op == Op.RERANK
             else v.number_list("--batch", request.batches, v.TEXTS_PER_REQUEST)
         ),
         burst_batches=v.number_list("--burst-batch", request.burst_batches, v.TEXTS_PER_REQUEST),
@@ -166,6 +166,23 @@ def check(request: SizeRequest) -> SizePlan:
         ceiling_points=ceiling_points,
         ceiling_model=ceiling_model,
     )
+
+
+def _ceiling(request: SizeRequest) -> tuple[list[CeilingPoint], Path | None]:
+    """`--ceiling`: its points, and its model (whose tokenizer cuts the same texts unless --tokenizer says)."""
+    if request.ceiling is None:
+        return [], None
+    path = request.ceiling / RESULTS_FILE if request.ceiling.is_dir() else request.ceiling
+    ceiling_points = read_results(path).ceiling
+    if not ceiling_points:
+        raise UserError(f"--ceiling {path}: no ceiling_point records (write one with `ragbench ceiling`)")
+    ceiling_model = Path(ceiling_points[0].model)
+    if request.tokenizer is None and not (ceiling_model / "tokenizer.json").is_file():
+        raise UserError(
+            f"--ceiling {path}: its model {ceiling_model} is not here to cut the same texts; "
+            "give --tokenizer with that model's folder"
+        )
+    return ceiling_points, ceiling_model
 
 
 def on_this_host(spec: EndpointSpec) -> bool:
@@ -182,7 +199,7 @@ class _Session:
         request: SizeRequest,
         workload: Workload,
         pool,
-        writer: ResultsWriter,
+        writer: OpenRun,
         sampler: GpuSampler | None,
         report: Callable[[LoadPointRecord], None],
     ):
@@ -211,7 +228,7 @@ class _Session:
         stop_if_unreachable(self.endpoint, record, "sizing")
         return record
 
-    def point(self, loop: str, size: int, length: int | None, **kwargs) -> PointConfig:
+    def point(self, loop: Loop, size: int, length: int | None, **kwargs) -> PointConfig:
         plan = self.plan
         return PointConfig(
             op=plan.op,
@@ -226,149 +243,156 @@ class _Session:
             **kwargs,
         )
 
+    def saturation(self, best: LoadPointRecord | None, length: int | None) -> Saturation:
+        """The saturation search at the closed loop's best batch, from half its request rate."""
+        plan, request = self.plan, self.request
+        if best is None:
+            return Saturation(rate=None, point=None, first_failure=None)
+        seeds = iter(range(request.seed, request.seed + 10_000))
+        start_rate = max(best.throughput.requests_per_s * START_FRACTION, 0.01)
+        return saturation_search(
+            lambda rate: self.measure(
+                replace(
+                    self.point(Loop.OPEN, best.batch, length, rate=rate, arrival=plan.arrival, seed=next(seeds)),
+                    duration_s=min(max(plan.duration_s, MIN_PROBE_REQUESTS / rate), MAX_PROBE_S),
+                )
+            ),
+            start_rate=start_rate,
+            slo=plan.slo,
+            tolerance=request.tolerance,
+            max_probes=request.max_probes,
+            min_rate=start_rate * LOWEST_RATE_FRACTION,
+        )
+
     def size(self, length: int | None, telemetry: str) -> SizingRecord:
         plan, request = self.plan, self.request
         start = len(self.points)
         closed = closed_sweep(
-            lambda b, c: self.measure(self.point("closed", b, length, concurrency=c)),
+            lambda b, c: self.measure(self.point(Loop.CLOSED, b, length, concurrency=c)),
             plan.sizes,
             request.max_concurrency,
             plan.slo,
         )
-        best = choose_closed(closed, plan.slo).best
-        saturation = Saturation(rate=None, point=None, first_failure=None)
-        if best is not None:
-            seeds = iter(range(request.seed, request.seed + 10_000))
-            start_rate = max(best.throughput["requests_per_s"] * START_FRACTION, 0.01)
-            saturation = saturation_search(
-                lambda rate: self.measure(
-                    replace(
-                        self.point("open", best.batch, length, rate=rate, arrival=plan.arrival, seed=next(seeds)),
-                        duration_s=min(max(plan.duration_s, MIN_PROBE_REQUESTS / rate), MAX_PROBE_S),
-                    )
-                ),
-                start_rate=start_rate,
-                slo=plan.slo,
-                tolerance=request.tolerance,
-                max_probes=request.max_probes,
-                min_rate=start_rate * LOWEST_RATE_FRACTION,
-            )
-        if plan.op == "embed":  # Open WebUI's ingestion pattern: a file's chunks fired together
+        saturation = self.saturation(choose_closed(closed, plan.slo).best, length)
+        if plan.op == Op.EMBED:  # Open WebUI's ingestion pattern: a file's chunks fired together
             for batch in plan.burst_batches:
                 for concurrency in plan.burst_concurrency:
-                    self.measure(self.point("burst", batch, length, concurrency=concurrency, burst=request.burst))
+                    self.measure(self.point(Loop.BURST, batch, length, concurrency=concurrency, burst=request.burst))
         mine = self.points[start:]
         lines = recommend(mine, saturation, plan.slo, plan.economics, plan.ceiling_points if request.ceiling else None)
-        sat = saturation.point
         return SizingRecord(
             endpoint=self.endpoint.spec.name,
             op=plan.op,
             length=length,
             slo_p99_ms=plan.slo.p99_ms,
             max_error_rate=plan.slo.max_error_rate,
-            saturation={
-                "rate": saturation.rate,
-                "texts_per_s": texts_per_s(sat) if sat else None,
-                "point": point_label(sat) if sat else None,
-                "first_failure": saturation.first_failure,
-                "probes": [
-                    {"rate": p.rate, "passed": p.passed, "point": point_label(p.point)}
-                    | ({"remeasured": True} if p.failed_first else {})  # failed once, measured again: this decided
-                    for p in saturation.probes
-                ],
-            },
-            lines=[line.to_dict() for line in lines],
+            saturation=_summary(saturation),
+            lines=lines,
             telemetry=telemetry,
             ceiling=str(request.ceiling) if request.ceiling else None,
         )
 
 
+def _summary(saturation: Saturation) -> SaturationSummary:
+    """Where the search ended, its points by label (as the results file names them)."""
+    sat = saturation.point
+    return SaturationSummary(
+        rate=saturation.rate,
+        texts_per_s=texts_per_s(sat) if sat else None,
+        point=point_label(sat) if sat else None,
+        first_failure=saturation.first_failure,
+        probes=[  # remeasured: failed once and measured again, the second measurement deciding
+            SaturationProbe(p.rate, p.passed, point_label(p.point), remeasured=p.failed_first is not None)
+            for p in saturation.probes
+        ],
+    )
+
+
 def run_size(request: SizeRequest, report: Callable[[LoadPointRecord], None] = lambda r: None) -> Path:
-    """Size every endpoint at every length; returns the results path (the report is built from it).
-    Everything is checked before `out` is touched."""
+    """Size every endpoint at every length; returns the results path. Everything is checked before `out` is
+    touched; the sizing lines and the report follow whatever finished (bench.results.lifecycle)."""
+    from bench.report import write_report
+
+    output = Output(request.out, request.overwrite, report=write_report, show=show_sizing, say=print)
     plan = check(request)
+    pools = pool_factory(request.ray, plan.specs, "size")
     workload = load_workload(request.texts, request.dataset, request.tokenizer or plan.ceiling_model)
-    bursts = plan.burst_batches if plan.op == "embed" else []
+    _check_memory(plan, request, workload)
+    endpoints = open_endpoints(plan.specs, plan.op, plan.timeout_s)  # a wrong URL, key or model: nothing written
+    sessions: list[_Session] = []
+    try:
+        with (
+            open_run(output, _header(plan, request, workload)) as run,
+            _sampler(request, plan) as (sampler, telemetry),
+            load_pool(endpoints, plan.op, request.workers, pools) as pool,
+        ):
+            for endpoint in endpoints:
+                session = _Session(endpoint, plan, request, workload, pool, run, sampler, report)
+                sessions.append(session)
+                for length in plan.lengths:
+                    run.write(session.size(length, telemetry))
+    finally:
+        close_endpoints(endpoints)
+    # After the `end` record (the run is complete): a point with no success sized nothing, exit 3. Points past
+    # the error limit are the search's own business (a failed probe), not a failed measurement.
+    raise_if_failed([p for session in sessions for p in session.points])
+    return output.results
+
+
+def show_sizing(results: Results) -> None:
+    """Each sizing record's lines, as the terminal shows them."""
+    for record in results.sizing:
+        print(f"\n{record.endpoint} ({record.op}, length {record.length}), p99 SLO {record.slo_p99_ms:g} ms:")
+        for line in record.lines:
+            print(f"  {line.setting}: {line.value} — {line.why}")
+
+
+def _check_memory(plan: SizePlan, request: SizeRequest, workload: Workload) -> None:
+    bursts = plan.burst_batches if plan.op == Op.EMBED else []
     check_request_memory(
         [PointConfig(op=plan.op, batch=b, length=n, workers=request.workers) for n in plan.lengths for b in plan.sizes]
         + [
-            PointConfig(op=plan.op, loop="burst", batch=b, burst=request.burst, length=n)
+            PointConfig(op=plan.op, loop=Loop.BURST, batch=b, burst=request.burst, length=n)
             for n in plan.lengths
             for b in bursts
         ],
         workload,
     )
-    endpoints = [LoadEndpoint(spec) for spec in plan.specs]
-    for endpoint in endpoints:
-        endpoint.check_op(plan.op)
-    preflight(endpoints, plan.op, plan.timeout_s)  # a wrong URL, key or model: one line, nothing written
-    prepare_out_dir(request.out, [s.name for s in plan.specs], request.overwrite)
+
+
+def _header(plan: SizePlan, request: SizeRequest, workload: Workload) -> RunHeader:
+    settings = {
+        "op": plan.op,
+        "workers": request.workers,
+        "warmup_s": plan.warmup_s,
+        "duration_s": plan.duration_s,
+        "timeout_s": plan.timeout_s,
+        "slo_p99_ms": plan.slo.p99_ms,
+        "max_error_rate": plan.slo.max_error_rate,
+        "arrival": str(plan.arrival),
+    }
+    return load_header("size", workload, plan.specs, request.seed, settings)
+
+
+@contextmanager
+def _sampler(request: SizeRequest, plan: SizePlan) -> Iterator[tuple[GpuSampler | None, str]]:
+    """This host's GPUs sampled while the endpoints are sized (when asked, or when an endpoint is on this host),
+    and the sentence that says where the telemetry comes from."""
     on_host = any(on_this_host(s) for s in plan.specs)
-    with ending(ResultsWriter(request.out / RESULTS_FILE)) as writer:
-        writer.write(
-            RunHeader(
-                command="size",
-                created=now_iso(),
-                ragbench_version=bench.__version__,
-                dataset={
-                    "name": "load workload",
-                    "source": workload.source,
-                    "texts": len(workload.texts),
-                    "tokens_source": workload.tokens_source,
-                },
-                measures=[],
-                measure_labels={},
-                depth=0,
-                seed=request.seed,
-                targets=[s.name for s in plan.specs],
-                load=mask_data(
-                    {
-                        "endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in plan.specs},
-                        "op": plan.op,
-                        "workers": request.workers,
-                        "warmup_s": plan.warmup_s,
-                        "duration_s": plan.duration_s,
-                        "timeout_s": plan.timeout_s,
-                        "slo_p99_ms": plan.slo.p99_ms,
-                        "max_error_rate": plan.slo.max_error_rate,
-                        "arrival": str(plan.arrival),
-                    }
-                ),
-            )
+    sampler = GpuSampler().start() if (request.nvml if request.nvml is not None else on_host) else None
+    if sampler is None:
+        telemetry = (
+            "no GPU telemetry: --no-nvml"
+            if request.nvml is False
+            else "no GPU telemetry: the server is not on this host (--nvml samples this host's GPUs anyway)"
         )
-        sampler = GpuSampler().start() if (request.nvml if request.nvml is not None else on_host) else None
-        if sampler is None:
-            telemetry = (
-                "no GPU telemetry: --no-nvml"
-                if request.nvml is False
-                else "no GPU telemetry: the server is not on this host (--nvml samples this host's GPUs anyway)"
-            )
-        else:
-            telemetry = sampler.reason or (
-                f"NVML: {len(sampler.names)} GPU(s) ({', '.join(sorted(set(sampler.names)))}) "
-                f"at {1 / sampler.interval:g} Hz, mean and max over each point's measured window"
-            )
-        pool = None
-        sessions: list[_Session] = []
-        try:
-            pool = worker_pool(request.workers)
-            for endpoint in endpoints:
-                if endpoint.in_process:  # one worker (checked): the model loads in the process that measures
-                    pool.submit(
-                        InProcessCall(endpoint.spec, plan.op, [("warm-up query", ["warm-up text"])]).warm
-                    ).result()
-                session = _Session(endpoint, plan, request, workload, pool, writer, sampler, report)
-                sessions.append(session)
-                for length in plan.lengths:
-                    writer.write(session.size(length, telemetry))
-        finally:
-            if sampler is not None:
-                sampler.stop()
-            if pool is not None:
-                stop_pool(pool)
-            for endpoint in endpoints:
-                endpoint.close()
-    # After the `end` record (the run is complete): a point with no success sized nothing, exit 3. Points past
-    # the error limit are the search's own business (a failed probe), not a failed measurement.
-    raise_if_failed([p for session in sessions for p in session.points])
-    return request.out / RESULTS_FILE
+    else:
+        telemetry = sampler.reason or (
+            f"NVML: {len(sampler.names)} GPU(s) ({', '.join(sorted(set(sampler.names)))}) "
+            f"at {1 / sampler.interval:g} Hz, mean and max over each point's measured window"
+        )
+    try:
+        yield sampler, telemetry
+    finally:
+        if sampler is not None:
+            sampler.stop()

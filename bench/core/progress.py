@@ -6,13 +6,30 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 # What a long step is given to report progress: factory(description, total) -> advance(n). Targets, ingest and
 # load take this plain callback, so none of them depends on how (or whether) bars are drawn.
 ProgressFactory = Callable[[str, int | None], Callable[[int], None]]
 
 console = Console(stderr=True)
+
+
+class RateColumn(ProgressColumn):
+    """Items per second (texts, queries), as rich estimates it from the recent advances; blank until known."""
+
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed:,.0f}/s" if task.speed else "", style="progress.data.speed")
 
 
 @contextmanager
@@ -22,6 +39,7 @@ def progress_bars() -> Iterator[ProgressFactory]:
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        RateColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=console,

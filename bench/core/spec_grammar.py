@@ -3,6 +3,7 @@ words a boolean option accepts. One definition, so that `rerank=on` and `normali
 
 from __future__ import annotations
 
+import re
 from urllib.parse import unquote_plus
 
 from bench.core.errors import UserError
@@ -18,6 +19,10 @@ BOOLEAN_WORDS = {
     "off": False,
 }
 BOOLEAN_HELP = "true/false, yes/no, on/off or 1/0"
+
+# NAME in NAME=SPEC (targets, endpoints, a suite's tables): what results, reports and `compare` call a system;
+# none of the characters that separate a spec's parts.
+NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 def parse_options(query: str, where: str) -> dict[str, str]:

@@ -4,7 +4,7 @@ Each quantity is declared once below with its bounds and the reason for them, an
 suite file reader go through `number`, `number_list` and `duration`, so a value gets the same bounds and
 the same one-line error (`--batch '1e20': ...`, exit 2) wherever it is written, before any work starts.
 Every bound is finite: `inf`, `nan` and `1e400` (which float() reads as inf) are refused like any other
-value out of range.
+value out of range. The gate's allowances and ratios (`2%`, `0.95`) are parsed here too.
 
     >>> number_list("--batch", "1,8,32", TEXTS_PER_REQUEST)
     [1, 8, 32]
@@ -240,6 +240,55 @@ def duration(flag: str, text: str, quantity: Quantity) -> float:
     if seconds > quantity.high:
         raise UserError(f"{flag} {text!r}: at most {_shown(quantity.high)} s ({quantity.why})")
     return seconds
+
+
+# --- allowances and ratios (compare's gate, a suite's [gate]): an amount, a percentage, or a fraction ------------
+@dataclass(frozen=True)
+class Allowance:
+    """How much worse a figure may get: an absolute amount, or a fraction of the baseline's figure."""
+
+    value: float
+    relative: bool = False
+
+    def limit(self, baseline: float) -> float:
+        return self.value * abs(baseline) if self.relative else self.value
+
+    def __str__(self) -> str:
+        return f"{self.value * 100:g}%" if self.relative else f"{self.value:g}"
+
+
+def parse_allowance(text: str, flag: str, percent_only: bool = False) -> Allowance:
+    """`0.01` (absolute) or `2%` (of the baseline); `percent_only` flags take `10%` or a fraction `0.1`."""
+    raw = text.strip()
+    relative = raw.endswith("%")
+    try:
+        value = float(raw[:-1] if relative else raw)
+    except ValueError:
+        raise UserError(f"{flag} {text!r}: expected a number or a percentage (0.01, 2%)") from None
+    if not math.isfinite(value) or value < 0:
+        raise UserError(f"{flag} {text!r}: must be a finite number >= 0")
+    if relative:
+        return Allowance(value / 100, relative=True)
+    return Allowance(value, relative=percent_only)
+
+
+def parse_error_rate(text: str, flag: str) -> float:
+    """A fraction of requests, `0.01` or `1%`, in [0, 1]."""
+    value = parse_allowance(text, flag, percent_only=True).value
+    if value > 1:
+        raise UserError(f"{flag} {text!r}: a fraction of requests is at most 1 (100%)")
+    return value
+
+
+def parse_ratio(text: str, flag: str) -> float:
+    """A ratio of two figures (`0.95`, `--alpha`): a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"{flag} {text!r}: expected a number such as 0.95") from None
+    if not math.isfinite(value) or value < 0:
+        raise UserError(f"{flag} {text!r}: must be a finite number >= 0")
+    return value
 
 
 def at_most(what: str, value: float, quantity: Bounds, fix: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from bench.datasets.answers import AnswerSet, CorpusAnswers
@@ -62,47 +63,50 @@ def check_dataset(dataset: Dataset) -> DatasetCheck:
         measures=supported_measures(dataset),
     )
 
-    def soft(name: str, items: list[str]) -> None:
+    for name, items in _soft_problems(dataset, judgments):
         if items:
             report.problems[name] = len(items)
             report.examples[name] = items[:3]
+    return report
 
+
+def _soft_problems(dataset: Dataset, judgments: list[tuple[str, str, int]]) -> Iterator[tuple[str, list[str]]]:
+    """(problem, the ids it concerns) for every soft problem, in the order they are shown; empty when absent."""
     if dataset.corpus:
-        soft(
+        yield (
             "judged documents missing from the corpus",
             sorted({doc_id for _, doc_id, _ in judgments if doc_id not in dataset.corpus}),
         )
         texts = Counter(doc.full_text for doc in dataset.corpus.values())
-        soft(
+        yield (
             "documents whose text repeats another's",
             [d.doc_id for d in dataset.corpus.values() if texts[d.full_text] > 1],
         )
-        soft("empty documents", [d.doc_id for d in dataset.corpus.values() if not d.full_text.strip()])
+        yield "empty documents", [d.doc_id for d in dataset.corpus.values() if not d.full_text.strip()]
     else:
-        soft("corpus absent (evaluation only)", ["no corpus file"])
-    soft(
+        yield "corpus absent (evaluation only)", ["no corpus file"]
+    yield (
         "judged queries without any relevant document",
         [qid for qid, docs in dataset.qrels.items() if not any(rel > 0 for rel in docs.values())],
     )
     if dataset.answers and dataset.corpus:
         index = CorpusAnswers({doc_id: doc.text for doc_id, doc in dataset.corpus.items()})
-        soft(
+        yield (
             "queries whose answers occur in no document (DPR has_answer, titles excluded)",
             [qid for qid in dataset.answered_queries() if not index.documents_with(AnswerSet.of(dataset.answers[qid]))],
         )
     if dataset.qrels:
-        soft(
+        yield (
             "queries without judgments "
             + ("(scored by answer measures only)" if dataset.answers else "(not evaluated)"),
             [qid for qid in dataset.queries if qid not in dataset.qrels],
         )
     if dataset.answers:
-        soft(
+        yield (
             "queries without answers " + ("(scored by qrels measures only)" if dataset.qrels else "(not evaluated)"),
             [qid for qid in dataset.queries if not dataset.answers.get(qid)],
         )
-    soft("empty queries", [qid for qid, text in dataset.queries.items() if not text.strip()])
-    return report
+    yield "empty queries", [qid for qid, text in dataset.queries.items() if not text.strip()]
 
 
 def supported_measures(dataset: Dataset) -> dict[str, str]:

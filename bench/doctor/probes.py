@@ -17,21 +17,14 @@ import numpy as np
 
 from bench.core.errors import ServerError
 from bench.core.http import HttpClient, auth_headers, error_message, key_from_env, parse_json
-from bench.results.schema import DOCTOR_DOCUMENT, DoctorFindingRecord
+from bench.results.schema import DOCTOR_DOCUMENT, DoctorFinding
 
 PING = ["ragbench doctor ping"]
 
 
-@dataclass(frozen=True)
-class Finding:
-    hop: str  # tei | litellm | openwebui | lightrag
-    ok: bool
-    message: str
-    fix: str = ""
-
-    def line(self) -> str:
-        mark = "ok " if self.ok else "BAD"
-        return f"[{mark}] {self.hop}: {self.message}" + (f" -> fix: {self.fix}" if self.fix else "")
+def finding_line(finding: DoctorFinding) -> str:
+    mark = "ok " if finding.ok else "BAD"
+    return f"[{mark}] {finding.hop}: {finding.message}" + (f" -> fix: {finding.fix}" if finding.fix else "")
 
 
 @dataclass
@@ -89,13 +82,13 @@ def _describe(p: Probe) -> str:
     return f"HTTP {p.status}: {p.message}" if p.status is not None else f"no answer ({p.message})"
 
 
-def check_tei(client: HttpClient, url: str, key: str | None, facts: _Facts) -> list[Finding]:
+def check_tei(client: HttpClient, url: str, key: str | None, facts: _Facts) -> list[DoctorFinding]:
     url = url.rstrip("/")
     info = probe(client, "GET", f"{url}/info", key=key)
     if not info.ok or not isinstance(info.body, dict) or "model_id" not in info.body:
         what = _describe(info) if not info.ok else (info.message or "JSON without model_id")
         return [
-            Finding(
+            DoctorFinding(
                 "tei",
                 False,
                 f"{url}/info: {what}: not a reachable TEI server",
@@ -109,7 +102,7 @@ def check_tei(client: HttpClient, url: str, key: str | None, facts: _Facts) -> l
     model_type = body.get("model_type")
     kind = next(iter(model_type), "unknown") if isinstance(model_type, dict) else "unknown"
     found = [
-        Finding(
+        DoctorFinding(
             "tei",
             True,
             f"TEI {body.get('version')} serves {body.get('model_id')} ({kind}, {body.get('model_dtype')}); "
@@ -117,44 +110,52 @@ def check_tei(client: HttpClient, url: str, key: str | None, facts: _Facts) -> l
         )
     ]
     if kind == "embedding":
-        ping = probe(client, "POST", f"{url}/embed", {"inputs": PING}, key)
-        found.append(Finding("tei", ping.ok, f"/embed {'answers' if ping.ok else _describe(ping)}"))
-        over = probe(client, "POST", f"{url}/embed", {"inputs": PING * (limit + 1)}, key)
-        if over.status in (413, 422):
-            found.append(
-                Finding(
-                    "tei",
-                    True,
-                    f"{limit + 1} inputs in one request are refused (HTTP {over.status}): "
-                    f"clients must send at most {limit} per request",
-                )
-            )
-        if not body.get("auto_truncate"):
-            long_text = " ".join(["word"] * (max_len + 32))
-            refused = probe(client, "POST", f"{url}/embed", {"inputs": [long_text]}, key)
-            if refused.status in (413, 422):
-                found.append(
-                    Finding(
-                        "tei",
-                        False,
-                        f"truncation is off: an input over {max_len} tokens is refused "
-                        f"(HTTP {refused.status}) and Open WebUI / LiteLLM send no `truncate`",
-                        "start TEI with --auto-truncate (the default since 1.9) or send truncate:true",
-                    )
-                )
+        found += _check_tei_embed(client, url, key, limit, max_len, bool(body.get("auto_truncate")))
     elif kind == "reranker":
         ping = probe(client, "POST", f"{url}/rerank", {"query": PING[0], "texts": ["a", "b"]}, key)
-        found.append(Finding("tei", ping.ok, f"/rerank {'answers' if ping.ok else _describe(ping)}"))
+        found.append(DoctorFinding("tei", ping.ok, f"/rerank {'answers' if ping.ok else _describe(ping)}"))
     return found
 
 
-def check_litellm(client: HttpClient, url: str, key: str | None, key_env: str) -> list[Finding]:
+def _check_tei_embed(
+    client: HttpClient, url: str, key: str | None, limit: int, max_len: int, auto_truncate: bool
+) -> list[DoctorFinding]:
+    """/embed answers; one input past max_client_batch_size is refused; a long input without auto-truncate."""
+    ping = probe(client, "POST", f"{url}/embed", {"inputs": PING}, key)
+    found = [DoctorFinding("tei", ping.ok, f"/embed {'answers' if ping.ok else _describe(ping)}")]
+    over = probe(client, "POST", f"{url}/embed", {"inputs": PING * (limit + 1)}, key)
+    if over.status in (413, 422):
+        found.append(
+            DoctorFinding(
+                "tei",
+                True,
+                f"{limit + 1} inputs in one request are refused (HTTP {over.status}): "
+                f"clients must send at most {limit} per request",
+            )
+        )
+    if not auto_truncate:
+        long_text = " ".join(["word"] * (max_len + 32))
+        refused = probe(client, "POST", f"{url}/embed", {"inputs": [long_text]}, key)
+        if refused.status in (413, 422):
+            found.append(
+                DoctorFinding(
+                    "tei",
+                    False,
+                    f"truncation is off: an input over {max_len} tokens is refused "
+                    f"(HTTP {refused.status}) and Open WebUI / LiteLLM send no `truncate`",
+                    "start TEI with --auto-truncate (the default since 1.9) or send truncate:true",
+                )
+            )
+    return found
+
+
+def check_litellm(client: HttpClient, url: str, key: str | None, key_env: str) -> list[DoctorFinding]:
     base = url.rstrip("/")
     base = base[:-3] if base.endswith("/v1") else base
     models = probe(client, "GET", f"{base}/v1/models", key=key)
     if models.status in (401, 403) or (models.status == 500 and not key):
         return [
-            Finding(
+            DoctorFinding(
                 "litellm",
                 False,
                 f"{base}/v1/models refused the key ({_describe(models)})",
@@ -164,14 +165,14 @@ def check_litellm(client: HttpClient, url: str, key: str | None, key_env: str) -
     data = models.body.get("data") if models.ok and isinstance(models.body, dict) else None
     if not isinstance(data, list):
         return [
-            Finding(
+            DoctorFinding(
                 "litellm",
                 False,
                 f"{base}/v1/models: {_describe(models) if not models.ok else models.message or 'no data list'}",
                 "give --litellm the proxy's base URL (http://host:4000)",
             )
         ]
-    found = [Finding("litellm", True, f"proxy answers; models: {', '.join(str(m.get('id')) for m in data)}")]
+    found = [DoctorFinding("litellm", True, f"proxy answers; models: {', '.join(str(m.get('id')) for m in data)}")]
     modes = _litellm_modes(client, base, key)
     for model in (str(m.get("id")) for m in data):
         found += _check_litellm_model(client, base, model, key, modes.get(model))
@@ -193,78 +194,90 @@ def _litellm_modes(client: HttpClient, base: str, key: str | None) -> dict[str, 
     return modes
 
 
-def _check_litellm_model(client: HttpClient, base: str, model: str, key: str | None, mode: str | None) -> list[Finding]:
+def _check_litellm_model(
+    client: HttpClient, base: str, model: str, key: str | None, mode: str | None
+) -> list[DoctorFinding]:
     if mode not in (None, "embedding", "rerank"):
-        return [Finding("litellm", True, f"{model}: mode {mode}, not an embedding or rerank model (not probed)")]
+        return [DoctorFinding("litellm", True, f"{model}: mode {mode}, not an embedding or rerank model (not probed)")]
     as_float = Probe(None, message="not probed: mode rerank")
     if mode != "rerank":
         as_float = probe(
             client, "POST", f"{base}/v1/embeddings", {"model": model, "input": PING, "encoding_format": "float"}, key
         )
     if as_float.ok:
-        found = [Finding("litellm", True, f"{model}: embeddings answer")]
-        as_b64 = probe(
-            client, "POST", f"{base}/v1/embeddings", {"model": model, "input": PING, "encoding_format": "base64"}, key
-        )
-        if not as_b64.ok:
-            found.append(
-                Finding(
-                    "litellm",
-                    False,
-                    f"{model}: encoding_format=base64 rejected ({_describe(as_b64)}); "
-                    "LightRAG and the OpenAI SDK send it",
-                    "serve through a backend that accepts base64, or pin encoding_format: float in litellm_params",
-                )
-            )
-        elif not _same_vector(as_float.body, as_b64.body):
-            found.append(
-                Finding(
-                    "litellm",
-                    False,
-                    f"{model}: base64 and float answers decode to different vectors",
-                    "pin encoding_format in litellm_params so every client gets the same encoding",
-                )
-            )
-        return found
+        return _check_litellm_encodings(client, base, model, key, as_float)
     if mode == "embedding":
         return [
-            Finding(
+            DoctorFinding(
                 "litellm",
                 False,
                 f"{model}: embeddings fail ({_describe(as_float)})",
                 "check the model's provider prefix, api_base and key in the LiteLLM config",
             )
         ]
-    rerank = probe(
-        client,
-        "POST",
-        f"{base}/v1/rerank",
-        {"model": model, "query": PING[0], "documents": ["a", "b", "c"], "top_n": 1},
-        key,
+    return _check_litellm_rerank(client, base, model, key, mode, as_float)
+
+
+def _check_litellm_encodings(
+    client: HttpClient, base: str, model: str, key: str | None, as_float: Probe
+) -> list[DoctorFinding]:
+    """Embeddings answered as floats: base64 (what LightRAG and the OpenAI SDK ask for) must give the same vector."""
+    found = [DoctorFinding("litellm", True, f"{model}: embeddings answer")]
+    as_b64 = probe(
+        client, "POST", f"{base}/v1/embeddings", {"model": model, "input": PING, "encoding_format": "base64"}, key
     )
+    if not as_b64.ok:
+        found.append(
+            DoctorFinding(
+                "litellm",
+                False,
+                f"{model}: encoding_format=base64 rejected ({_describe(as_b64)}); LightRAG and the OpenAI SDK send it",
+                "serve through a backend that accepts base64, or pin encoding_format: float in litellm_params",
+            )
+        )
+    elif not _same_vector(as_float.body, as_b64.body):
+        found.append(
+            DoctorFinding(
+                "litellm",
+                False,
+                f"{model}: base64 and float answers decode to different vectors",
+                "pin encoding_format in litellm_params so every client gets the same encoding",
+            )
+        )
+    return found
+
+
+def _check_litellm_rerank(
+    client: HttpClient, base: str, model: str, key: str | None, mode: str | None, as_float: Probe
+) -> list[DoctorFinding]:
+    """A model that is not an embedding model: its rerank route, and whether it honours top_n."""
+    body = {"model": model, "query": PING[0], "documents": ["a", "b", "c"], "top_n": 1}
+    rerank = probe(client, "POST", f"{base}/v1/rerank", body, key)
     if rerank.ok:
         results = rerank.body.get("results") if isinstance(rerank.body, dict) else None
         if not isinstance(results, list):
             return [
-                Finding("litellm", False, f"{model}: rerank answered without `results`", "check the provider prefix")
+                DoctorFinding(
+                    "litellm", False, f"{model}: rerank answered without `results`", "check the provider prefix"
+                )
             ]
         if len(results) > 1:
             return [
-                Finding(
+                DoctorFinding(
                     "litellm",
                     False,
                     f"{model}: rerank ignored top_n=1 ({len(results)} results)",
                     "trim on the client, or use a provider that honours top_n (LiteLLM's huggingface/ does not)",
                 )
             ]
-        return [Finding("litellm", True, f"{model}: rerank answers and honours top_n")]
+        return [DoctorFinding("litellm", True, f"{model}: rerank answers and honours top_n")]
     tried = (
         f"rerank fails ({_describe(rerank)})"
         if mode == "rerank"
         else f"neither embeddings ({_describe(as_float)}) nor rerank ({_describe(rerank)}) answer"
     )
     return [
-        Finding(
+        DoctorFinding(
             "litellm",
             False,
             f"{model}: {tried}; a reranker configured here fails silently behind Open WebUI",
@@ -283,29 +296,31 @@ def _same_vector(float_body: Any, b64_body: Any) -> bool:
     return a.shape == b.shape and bool(np.allclose(a, b, atol=1e-6))
 
 
-def check_reranker_url(client: HttpClient, hop: str, url: str, model: str, key: str | None, fallback: str) -> Finding:
+def check_reranker_url(
+    client: HttpClient, hop: str, url: str, model: str, key: str | None, fallback: str
+) -> DoctorFinding:
     """POST the Cohere body that Open WebUI and LightRAG send; name what goes wrong."""
     body = {"model": model, "query": PING[0], "documents": ["a", "b"], "top_n": 2}
     p = probe(client, "POST", url, body, key)
     path = urlsplit(url).path
     if p.ok and isinstance(p.body, dict) and isinstance(p.body.get("results"), list):
-        return Finding(hop, True, f"reranker {url} answers a Cohere-shaped request")
+        return DoctorFinding(hop, True, f"reranker {url} answers a Cohere-shaped request")
     if p.status is None:
-        return Finding(
+        return DoctorFinding(
             hop,
             False,
             f"reranker {url} unreachable ({p.message}); {fallback}",
             "fix the reranker URL or start the reranker",
         )
     if p.status == 404 and not path.rstrip("/").endswith("rerank"):
-        return Finding(
+        return DoctorFinding(
             hop,
             False,
             f"reranker URL {url} has no rerank path (HTTP 404); it is used verbatim; {fallback}",
             f"use the full route, e.g. {url.rstrip('/')}/v1/rerank",
         )
     if p.status == 422 and "texts" in p.message:
-        return Finding(
+        return DoctorFinding(
             hop,
             False,
             f"wrong wire shape: {url} is TEI's /rerank, which wants {{query, texts}}, but a Cohere body "
@@ -314,13 +329,13 @@ def check_reranker_url(client: HttpClient, hop: str, url: str, model: str, key: 
             "or a Cohere-compatible server",
         )
     if p.ok:
-        return Finding(
+        return DoctorFinding(
             hop,
             False,
             f"reranker {url} answered without `results` ({p.message or 'wrong shape'}); {fallback}",
             "point it at a Cohere-shaped rerank route",
         )
-    return Finding(
+    return DoctorFinding(
         hop,
         False,
         f"reranker configured but failing at {url} ({_describe(p)}); {fallback}",
@@ -328,11 +343,11 @@ def check_reranker_url(client: HttpClient, hop: str, url: str, model: str, key: 
     )
 
 
-def check_openwebui(client: HttpClient, url: str, key: str | None, key_env: str, facts: _Facts) -> list[Finding]:
+def check_openwebui(client: HttpClient, url: str, key: str | None, key_env: str, facts: _Facts) -> list[DoctorFinding]:
     base = url.rstrip("/")
     if not key:
         return [
-            Finding(
+            DoctorFinding(
                 "openwebui",
                 False,
                 f"no API key in ${key_env}",
@@ -347,10 +362,12 @@ def check_openwebui(client: HttpClient, url: str, key: str | None, key_env: str,
                 f"check ${key_env} (an admin's API key)" if p.status in (401, 403) else "give --openwebui the base URL"
             )
             return [
-                Finding("openwebui", False, f"{base}/api/v1/{route}: {_describe(p) if not p.ok else p.message}", fix)
+                DoctorFinding(
+                    "openwebui", False, f"{base}/api/v1/{route}: {_describe(p) if not p.ok else p.message}", fix
+                )
             ]
     found = [
-        Finding(
+        DoctorFinding(
             "openwebui",
             True,
             f"Open WebUI answers; embedding engine {embedding.body.get('RAG_EMBEDDING_ENGINE')!r}, "
@@ -362,11 +379,11 @@ def check_openwebui(client: HttpClient, url: str, key: str | None, key_env: str,
     return found
 
 
-def _openwebui_embedding(client: HttpClient, settings: dict[str, Any], facts: _Facts) -> list[Finding]:
+def _openwebui_embedding(client: HttpClient, settings: dict[str, Any], facts: _Facts) -> list[DoctorFinding]:
     found = []
     if settings.get("ENABLE_ASYNC_EMBEDDING", True) and not settings.get("RAG_EMBEDDING_CONCURRENT_REQUESTS"):
         found.append(
-            Finding(
+            DoctorFinding(
                 "openwebui",
                 False,
                 "unlimited concurrent embedding requests (RAG_EMBEDDING_CONCURRENT_REQUESTS=0): "
@@ -383,7 +400,7 @@ def _openwebui_embedding(client: HttpClient, settings: dict[str, Any], facts: _F
     ping = probe(client, "POST", f"{emb_url}/embeddings", {"model": model, "input": PING}, emb_key)
     if not ping.ok:
         found.append(
-            Finding(
+            DoctorFinding(
                 "openwebui",
                 False,
                 f"embedding endpoint {emb_url}/embeddings fails ({_describe(ping)})",
@@ -391,32 +408,40 @@ def _openwebui_embedding(client: HttpClient, settings: dict[str, Any], facts: _F
             )
         )
         return found
+    found += _openwebui_batch(client, emb_url, emb_key, model, batch, facts)
+    if not [f for f in found if not f.ok]:
+        found.append(DoctorFinding("openwebui", True, f"embedding endpoint answers (batch size {batch})"))
+    return found
+
+
+def _openwebui_batch(
+    client: HttpClient, emb_url: str, emb_key: str | None, model: Any, batch: int, facts: _Facts
+) -> list[DoctorFinding]:
+    """RAG_EMBEDDING_BATCH_SIZE against TEI's limit when the doctor saw TEI, else one request of that size."""
     if facts.tei_batch_limit is not None and batch > facts.tei_batch_limit:
-        found.append(
-            Finding(
+        return [
+            DoctorFinding(
                 "openwebui",
                 False,
                 f"RAG_EMBEDDING_BATCH_SIZE={batch} is above TEI's max_client_batch_size {facts.tei_batch_limit}",
                 f"set RAG_EMBEDDING_BATCH_SIZE <= {facts.tei_batch_limit}",
             )
-        )
-    elif batch > 1:
+        ]
+    if batch > 1:
         full = probe(client, "POST", f"{emb_url}/embeddings", {"model": model, "input": PING * batch}, emb_key)
         if not full.ok:
-            found.append(
-                Finding(
+            return [
+                DoctorFinding(
                     "openwebui",
                     False,
                     f"a batch of RAG_EMBEDDING_BATCH_SIZE={batch} inputs is refused ({_describe(full)})",
                     "lower RAG_EMBEDDING_BATCH_SIZE to the server's limit",
                 )
-            )
-    if not [f for f in found if not f.ok]:
-        found.append(Finding("openwebui", True, f"embedding endpoint answers (batch size {batch})"))
-    return found
+            ]
+    return []
 
 
-def _openwebui_reranker(client: HttpClient, config: dict[str, Any]) -> list[Finding]:
+def _openwebui_reranker(client: HttpClient, config: dict[str, Any]) -> list[DoctorFinding]:
     if config.get("RAG_RERANKING_ENGINE") != "external":
         return []
     fallback = "Open WebUI silently falls back to unreranked results"
@@ -424,7 +449,7 @@ def _openwebui_reranker(client: HttpClient, config: dict[str, Any]) -> list[Find
     url = config.get("RAG_EXTERNAL_RERANKER_URL") or ""
     if not model or not url:
         return [
-            Finding(
+            DoctorFinding(
                 "openwebui",
                 False,
                 "external reranker configured without "
@@ -436,13 +461,13 @@ def _openwebui_reranker(client: HttpClient, config: dict[str, Any]) -> list[Find
     return [check_reranker_url(client, "openwebui", url, model, key, fallback)]
 
 
-def check_lightrag(client: HttpClient, url: str) -> list[Finding]:
+def check_lightrag(client: HttpClient, url: str) -> list[DoctorFinding]:
     base = url.rstrip("/")
     health = probe(client, "GET", f"{base}/health")
     cfg = health.body.get("configuration") if health.ok and isinstance(health.body, dict) else None
     if not isinstance(cfg, dict):
         return [
-            Finding(
+            DoctorFinding(
                 "lightrag",
                 False,
                 f"{base}/health: {_describe(health) if not health.ok else 'no configuration'}",
@@ -450,7 +475,7 @@ def check_lightrag(client: HttpClient, url: str) -> list[Finding]:
             )
         ]
     found = [
-        Finding(
+        DoctorFinding(
             "lightrag",
             True,
             f"LightRAG answers; embedding {cfg.get('embedding_binding')} {cfg.get('embedding_model')!r}, "
@@ -464,7 +489,7 @@ def check_lightrag(client: HttpClient, url: str) -> list[Finding]:
         if p.status is None or (p.status >= 400 and p.status not in (401, 403)):
             hint = "encoding_format=base64 rejected" if p.status in (400, 422) else "embedding endpoint fails"
             found.append(
-                Finding(
+                DoctorFinding(
                     "lightrag",
                     False,
                     f"{hint}: {host}/embeddings ({_describe(p)})",
@@ -485,10 +510,10 @@ def check_lightrag(client: HttpClient, url: str) -> list[Finding]:
     return found
 
 
-def run_doctor(request: DoctorRequest) -> list[Finding]:
+def run_doctor(request: DoctorRequest) -> list[DoctorFinding]:
     """Every finding, in hop order: TEI first (its limits inform the others), then LiteLLM, Open WebUI, LightRAG."""
     facts = _Facts()
-    findings: list[Finding] = []
+    findings: list[DoctorFinding] = []
     client = HttpClient("doctor", timeout_s=request.timeout_s)
     try:
         if request.tei:
@@ -508,10 +533,12 @@ def run_doctor(request: DoctorRequest) -> list[Finding]:
     return findings
 
 
-def doctor_records(findings: list[Finding]) -> list[DoctorFindingRecord]:
-    """The findings as records of the results file (the writer masks secrets)."""
-    return [DoctorFindingRecord(hop=f.hop, ok=f.ok, message=f.message, fix=f.fix) for f in findings]
+def _document_fields(finding: DoctorFinding) -> dict[str, object]:
+    """A finding as the JSON document has it (its format before results.jsonl: no `record` field)."""
+    return {k: v for k, v in asdict(finding).items() if k != "record"}
 
 
-def findings_json(findings: list[Finding]) -> str:
-    return json.dumps({"schema": DOCTOR_DOCUMENT, "version": 1, "findings": [asdict(f) for f in findings]}, indent=2)
+def findings_json(findings: list[DoctorFinding]) -> str:
+    return json.dumps(
+        {"schema": DOCTOR_DOCUMENT, "version": 1, "findings": [_document_fields(f) for f in findings]}, indent=2
+    )

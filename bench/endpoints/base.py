@@ -123,6 +123,8 @@ def _finite(value: int | float) -> bool:  # math.isfinite, for ints beyond float
 class EmbedWire(Protocol):
     """texts -> request; decoded JSON answer -> (n, dim) vectors. Pure: no sockets, picklable."""
 
+    dim: int | None  # the dimension every answer must keep (learnt from the first one, or set by a preflight)
+
     def request(self, texts: list[str]) -> WireRequest: ...
 
     def parse(self, answer: Any, n: int) -> np.ndarray: ...  # through `vectors_of`

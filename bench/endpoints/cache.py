@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -10,6 +11,21 @@ from pathlib import Path
 import numpy as np
 
 from bench.core.errors import UserError
+
+# Sent to an HTTP endpoint once per run: the vector it gets back is part of the cache key (`served_key`).
+PROBE_TEXT = "ragbench cache probe: what the served model makes of one fixed sentence."
+
+
+def served_key(identity: dict[str, object], probe: np.ndarray) -> str:
+    """The cache key of a served model: what the endpoint says it serves (model, weights, dtype, pooling,
+    input limit, request options) and the vector it gives PROBE_TEXT, to 3 decimals (float noise between
+    runs does not matter; another model, pooling, normalisation or truncation does). The key never holds
+    the URL: the same model behind another address shares its vectors."""
+    h = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode())
+    rounded = np.round(np.asarray(probe, dtype=np.float64), 3) + 0.0  # + 0.0: -0.0 and 0.0 hash alike
+    h.update(str(rounded.shape).encode())
+    h.update(rounded.astype("<f8").tobytes())
+    return f"served-{h.hexdigest()[:20]}"
 
 
 def default_cache_dir() -> Path:

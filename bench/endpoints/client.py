@@ -4,7 +4,9 @@ name, requests by absolute URL, bodies read through the same checks as every oth
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections import Counter
 from typing import Any
 
 import httpx
@@ -14,6 +16,22 @@ from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_
 from bench.core.http import HttpStatusError as EndpointHTTPError
 
 __all__ = ["EndpointHTTPError", "HttpEndpoint", "endpoint_auth", "error_message", "key_from_env"]
+
+RETRIED = (429, 503)  # "busy": no permit free, or overloaded; anything else is the request's own error
+RETRIES = 6
+MAX_WAIT_S = 30.0  # a Retry-After beyond this is not waited for: the request fails instead
+
+
+def retry_wait(response: httpx.Response, attempt: int) -> float | None:
+    """Seconds to wait before retrying a busy answer: its Retry-After (seconds) when it gives one, else a
+    bounded exponential backoff; None when it must not be retried (not busy, out of attempts, a wait too long)."""
+    if response.status_code not in RETRIED or attempt >= RETRIES:
+        return None
+    try:
+        wait = float(response.headers["retry-after"])
+    except (KeyError, ValueError):
+        wait = min(0.05 * 2**attempt, 2.0)
+    return wait if 0 <= wait <= MAX_WAIT_S else None
 
 
 def endpoint_auth(name: str, url: str, key_env: str | None) -> tuple[str, dict[str, str]]:
@@ -34,6 +52,13 @@ class HttpEndpoint:
         self.url, headers = endpoint_auth(name, url, key_env)
         self.http = HttpClient(name, headers=headers, timeout_s=timeout_s, key_env=key_env)
         self.client = self.http.httpx
+        # What the requests met, by cause ("retry_429", "split_422", ...): ingestion's record counts them.
+        self.events: Counter[str] = Counter()
+        self._events_lock = threading.Lock()  # requests may be sent from several threads (ingest concurrency)
+
+    def count(self, event: str) -> None:
+        with self._events_lock:
+            self.events[event] += 1
 
     def close(self) -> None:
         self.http.close()
@@ -46,6 +71,23 @@ class HttpEndpoint:
         if response.status_code >= 400:
             raise self.http.status_error(method, url, response)
         return response, wall_ms
+
+    def request_retrying(self, method: str, url: str, body: Any = None) -> tuple[httpx.Response, float]:
+        """`request`, with busy answers (429, 503) retried after their Retry-After or a bounded backoff; each
+        retry counted in `events`. The wall time is the successful attempt's."""
+        attempt = 0
+        while True:
+            started = time.perf_counter()
+            response = self.http.send(method, url, json=body)
+            wall_ms = (time.perf_counter() - started) * 1000.0
+            if response.status_code < 400:
+                return response, wall_ms
+            wait = retry_wait(response, attempt)
+            if wait is None:
+                raise self.http.status_error(method, url, response)
+            self.count(f"retry_{response.status_code}")
+            time.sleep(wait)
+            attempt += 1
 
     def json_of(self, response: httpx.Response) -> Any:
         """The JSON body, or one clear error when the endpoint answered HTML or other text."""

@@ -22,7 +22,7 @@ import json
 import threading
 import time
 import zlib
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -182,80 +182,95 @@ class Meter:
 
 
 def _make_handler(meter: Meter) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    return type("Handler", (_Handler,), {"meter": meter})
 
-        def log_message(self, *args: object) -> None:  # the totals are the log
-            pass
 
-        def _reply_json(self, status: int, data: Any) -> None:
-            body = json.dumps(data).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
+@dataclass
+class _Relayed:
+    """What came back from the upstream so far: a status once it answered, and the raw body relayed."""
+
+    status: int | None = None
+    content_type: str = ""
+    encoding: str = ""
+    body: bytearray = field(default_factory=bytearray)
+
+    def usage(self) -> Usage | None:
+        if self.status is None or self.status >= 400:
+            return None
+        try:
+            return usage_from_body(_decode(bytes(self.body), self.encoding), self.content_type)
+        except (OSError, zlib.error):
+            return None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Forwards /ROUTE/... to the route's upstream; `meter` is set per server by `_make_handler`."""
+
+    protocol_version = "HTTP/1.1"
+    meter: Meter
+
+    def log_message(self, *args: object) -> None:  # the totals are the log
+        pass
+
+    def _reply_json(self, status: int, data: Any) -> None:
+        body = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _forward(self) -> None:
+        meter = self.meter
+        if self.path.split("?")[0] in ("/_meter/usage", "/_meter/health"):
+            self._reply_json(200, meter.snapshot() if "usage" in self.path else {"status": "ok"})
+            return
+        route, _, rest = self.path.lstrip("/").partition("/")
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if route not in meter.upstreams:
+            self._reply_json(404, {"error": f"no upstream for /{route}; routes: {sorted(meter.upstreams)}"})
+            return
+        auth = meter.auth[route]
+        headers = [
+            (k, v)
+            for k, v in self.headers.items()
+            if k.lower() not in _HOP_BY_HOP and k.lower() not in {a.lower() for a in auth}
+        ]
+        headers += auth.items()
+        start = time.perf_counter()
+        relayed = _Relayed()
+        try:
+            self._relay(f"{meter.upstreams[route]}/{rest}", headers, body, relayed)
+        except httpx.HTTPError as exc:
+            if relayed.status is None:
+                self._reply_json(502, {"error": f"meter: upstream {route} failed: {type(exc).__name__}"})
+        finally:
+            meter.record(route, relayed.status, relayed.usage(), time.perf_counter() - start)
+
+    def _relay(self, url: str, headers: list[tuple[str, str]], body: bytes, relayed: _Relayed) -> None:
+        """The upstream's answer to the client as it comes, chunked, so a streamed reply is not held back."""
+        request = self.meter._client.build_request(self.command, url, headers=headers, content=body)
+        response = self.meter._client.send(request, stream=True)
+        try:
+            relayed.status = response.status_code
+            relayed.content_type = response.headers.get("content-type", "")
+            relayed.encoding = response.headers.get("content-encoding", "").lower()
+            self.send_response(response.status_code)
+            for key, value in response.headers.multi_items():
+                if key.lower() not in _HOP_BY_HOP:
+                    self.send_header(key, value)
+            self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            self.wfile.write(body)
+            for chunk in response.iter_raw():
+                relayed.body += chunk
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        finally:
+            response.close()
 
-        def _forward(self) -> None:
-            if self.path.split("?")[0] in ("/_meter/usage", "/_meter/health"):
-                self._reply_json(200, meter.snapshot() if "usage" in self.path else {"status": "ok"})
-                return
-            route, _, rest = self.path.lstrip("/").partition("/")
-            if route not in meter.upstreams:
-                length = int(self.headers.get("Content-Length") or 0)
-                self.rfile.read(length)
-                self._reply_json(404, {"error": f"no upstream for /{route}; routes: {sorted(meter.upstreams)}"})
-                return
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            auth = meter.auth[route]
-            headers = [
-                (k, v)
-                for k, v in self.headers.items()
-                if k.lower() not in _HOP_BY_HOP and k.lower() not in {a.lower() for a in auth}
-            ]
-            headers += auth.items()
-            url = f"{meter.upstreams[route]}/{rest}"
-            start = time.perf_counter()
-            status: int | None = None
-            captured = bytearray()
-            content_type = encoding = ""
-            try:
-                request = meter._client.build_request(self.command, url, headers=headers, content=body)
-                response = meter._client.send(request, stream=True)
-                try:
-                    status = response.status_code
-                    content_type = response.headers.get("content-type", "")
-                    encoding = response.headers.get("content-encoding", "").lower()
-                    self.send_response(status)
-                    for key, value in response.headers.multi_items():
-                        if key.lower() not in _HOP_BY_HOP:
-                            self.send_header(key, value)
-                    # Chunked through, so a streamed reply reaches the client as it is produced.
-                    self.send_header("Transfer-Encoding", "chunked")
-                    self.end_headers()
-                    for chunk in response.iter_raw():
-                        captured += chunk
-                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                        self.wfile.flush()
-                    self.wfile.write(b"0\r\n\r\n")
-                finally:
-                    response.close()
-            except httpx.HTTPError as exc:
-                if status is None:
-                    self._reply_json(502, {"error": f"meter: upstream {route} failed: {type(exc).__name__}"})
-            finally:
-                usage = None
-                if status is not None and status < 400:
-                    try:
-                        usage = usage_from_body(_decode(bytes(captured), encoding), content_type)
-                    except (OSError, zlib.error):
-                        usage = None
-                meter.record(route, status, usage, time.perf_counter() - start)
-
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _forward
-
-    return Handler
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _forward
 
 
 class MeterClient:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from bench.endpoints.base import CallTiming, Embeddings, WireRequest, WireShapeError, batches, vectors_of
+from bench.endpoints.cache import PROBE_TEXT, served_key
 from bench.endpoints.client import HttpEndpoint
 
 
@@ -84,13 +85,14 @@ class OpenAIEmbedder:
         self.http = HttpEndpoint(name, url, key_env, timeout_s)
         self.wire = OpenAIEmbedWire(self.http.url, model, encoding_format, dimensions)
         self.batch_size = batch_size
+        self.events = self.http.events
 
     def embed(self, texts: list[str]) -> Embeddings:
         parts: list[np.ndarray] = []
         calls: list[CallTiming] = []
         for chunk in batches(len(texts), self.batch_size):
             request = self.wire.request([texts[i] for i in chunk])
-            response, wall_ms = self.http.request(request.method, request.url, request.payload)
+            response, wall_ms = self.http.request_retrying(request.method, request.url, request.payload)
             answer = self.http.json_of(response)
             try:
                 parts.append(self.wire.parse(answer, len(chunk)))
@@ -112,6 +114,20 @@ class OpenAIEmbedder:
 
     def dtype(self) -> str | None:
         return None  # the OpenAI shape does not say
+
+    def identity(self) -> dict[str, object]:
+        """What the served vectors depend on that the OpenAI shape tells: the model name and the dimensions
+        asked for (the served dimension and a probe vector join it in the cache key)."""
+        return {"kind": self.kind, "model": self.wire.model, "dimensions": self.wire.dimensions}
+
+    def request_batch(self) -> int:
+        return self.batch_size
+
+    def default_concurrency(self) -> int:
+        return 4  # the OpenAI shape says nothing of the server's limits
+
+    def cache_key(self) -> str:
+        return served_key(self.identity(), self.embed([PROBE_TEXT]).vectors)
 
     def close(self) -> None:
         self.http.close()

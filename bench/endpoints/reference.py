@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -148,6 +149,7 @@ class ReferenceEmbedder:
         # No cache by default: identity must compare what the model computes now, not an earlier run.
         self.name = name
         self.embedder = SentenceTransformerEmbedder(model, batch_size=batch_size, cache=cache)
+        self.events: Counter[str] = Counter()  # in-process: no request is ever retried or split
 
     def embed(self, texts: list[str]) -> Embeddings:
         started = time.perf_counter()
@@ -164,6 +166,17 @@ class ReferenceEmbedder:
 
     def dtype(self) -> str | None:
         return "float32"
+
+    def request_batch(self) -> int:
+        return self.embedder.batch_size
+
+    def default_concurrency(self) -> int:
+        return 1  # one model, one process: parallel calls gain nothing
+
+    def cache_key(self) -> str:
+        """The model's files decide its vectors (no server can change under it): the key is their fingerprint,
+        so a run whose texts are all cached never loads the model."""
+        return f"st-{self.embedder.fingerprint}"
 
     def close(self) -> None:
         if self.embedder.cache:
@@ -188,7 +201,7 @@ class ReferenceReranker:
         return Scores(kept, order, [CallTiming(len(texts), (time.perf_counter() - started) * 1000.0)])
 
     def describe(self) -> dict[str, object]:
-        return {"kind": self.kind, "model": str(self.scorer.model_path), "dtype": "float32"}
+        return {"kind": self.kind, "model": str(self.scorer.model_path), "dtype": "float32", **self.scorer.describe()}
 
     def dtype(self) -> str | None:
         return "float32"

@@ -10,7 +10,15 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.endpoints.base import CallTiming, Scores, WireRequest, WireShapeError, scores_from_results, scores_of
+from bench.endpoints.base import (
+    CallTiming,
+    Scores,
+    WireRequest,
+    WireShapeError,
+    batches,
+    scores_from_results,
+    scores_of,
+)
 from bench.endpoints.client import HttpEndpoint
 
 
@@ -60,21 +68,38 @@ class CohereReranker:
         key_env: str | None = None,
         raw_scores: bool | None = None,
         timeout_s: float = 120.0,
+        batch_size: int | None = None,
     ):
         self.name = name
         self.http = HttpEndpoint(name, url, key_env, timeout_s)
         self.wire = CohereRerankWire(self.http.url, model, raw_scores)
+        self.batch_size = batch_size  # documents per request (the server's limit); None: all in one
 
     def rerank(self, query: str, texts: list[str], top_n: int | None = None) -> Scores:
+        """One request, or (`batch_size`) several whose scores are merged: a cross-encoder scores each pair
+        on its own, so the split is exact; top_n then applies to the merged ranking."""
+        parts = batches(len(texts), self.batch_size or len(texts)) if texts else [range(0)]
+        pairs: list[tuple[int, float]] = []
+        calls: list[CallTiming] = []
+        for part in parts:
+            asked = top_n if len(parts) == 1 else None
+            found, call = self._send(query, [texts[i] for i in part], asked)
+            pairs += [(part.start + index, score) for index, score in found]
+            calls.append(call)
+        if len(parts) > 1:
+            pairs = sorted(pairs, key=lambda pair: -pair[1])[:top_n]
+        scores, order = scores_from_results(len(texts), pairs)
+        return Scores(scores, order, calls)
+
+    def _send(self, query: str, texts: list[str], top_n: int | None) -> tuple[list[tuple[int, float]], CallTiming]:
         request = self.wire.request(query, texts, top_n)
-        response, wall_ms = self.http.request(request.method, request.url, request.payload)
+        response, wall_ms = self.http.request_retrying(request.method, request.url, request.payload)
         answer = self.http.json_of(response)
         try:
             pairs = self.wire.parse(answer, len(texts), top_n)
         except WireShapeError as exc:
             raise self.http.shape_error(request.url, exc.expected, answer) from None
-        scores, order = scores_from_results(len(texts), pairs)
-        return Scores(scores, order, [CallTiming(len(texts), wall_ms)])
+        return pairs, CallTiming(len(texts), wall_ms)
 
     def describe(self) -> dict[str, object]:
         return {"kind": self.kind, "url": self.wire.url, "model": self.wire.model}

@@ -6,16 +6,13 @@ API keys are never written in a spec: `key_env=VAR` names the environment variab
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from bench.core.errors import UserError
-from bench.core.spec_grammar import BOOLEAN_HELP, parse_bool, parse_options
+from bench.core.spec_grammar import BOOLEAN_HELP, NAME, parse_bool, parse_options
 from bench.endpoints.base import Embedder, Reranker
-
-_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
 @dataclass(frozen=True)
@@ -40,11 +37,24 @@ class _Kind:
 
 KINDS: dict[str, _Kind] = {
     "tei": _Kind(
-        False, True, ("key_env", "batch", "normalize", "truncate", "truncation_direction", "dimensions", "prompt_name")
+        False,
+        True,
+        (
+            "key_env",
+            "batch",
+            "normalize",
+            "truncate",
+            "truncation_direction",
+            "dimensions",
+            "prompt_name",
+            "concurrency",
+        ),
     ),
     "tei-rerank": _Kind(True, True, ("key_env", "batch", "raw_scores", "truncate")),
-    "openai": _Kind(False, True, ("model", "key_env", "batch", "encoding", "dimensions"), required=("model",)),
-    "cohere": _Kind(True, True, ("model", "key_env", "raw_scores")),
+    "openai": _Kind(
+        False, True, ("model", "key_env", "batch", "encoding", "dimensions", "concurrency"), required=("model",)
+    ),
+    "cohere": _Kind(True, True, ("model", "key_env", "raw_scores", "batch")),
     "reference": _Kind(False, False, ("model", "batch", "cache")),
     "reference-rerank": _Kind(True, False, ("model", "batch"), required=("model",)),
 }
@@ -53,7 +63,7 @@ KINDS: dict[str, _Kind] = {
 def parse_spec(text: str) -> EndpointSpec:
     """`NAME=KIND@URL?opts` -> EndpointSpec, or a UserError that quotes the spec."""
     name, sep, rest = text.partition("=")
-    if not sep or not _NAME.match(name):
+    if not sep or not NAME.fullmatch(name):
         raise UserError(f"endpoint spec {text!r}: expected NAME=KIND@URL[?options] (NAME: letters, digits, _ . -)")
     kind, at, location = rest.partition("@")
     query = ""
@@ -103,78 +113,98 @@ def _bool(spec: EndpointSpec, key: str):
     return _typed(spec, key, parse_bool, f"a boolean ({BOOLEAN_HELP})")
 
 
+def concurrency(spec: EndpointSpec) -> int | None:
+    """Requests in flight while a corpus is embedded (`?concurrency=N`); None: the default."""
+    return _int(spec, "concurrency")
+
+
 def open_endpoint(spec: EndpointSpec, timeout_s: float = 120.0) -> Embedder | Reranker:
     """Build the client for a parsed spec (nothing is sent yet; in-process models load on first use); an HTTP
     endpoint's requests give up after `timeout_s` (load and size pass their --timeout)."""
+    opener = {"tei": _tei, "tei-rerank": _tei_rerank, "openai": _openai, "cohere": _cohere}.get(spec.kind, _reference)
+    return opener(spec, timeout_s)
+
+
+def _tei(spec: EndpointSpec, timeout_s: float) -> Embedder:
+    from bench.endpoints.tei import TeiEmbedder
+
+    direction = _typed(
+        spec, "truncation_direction", lambda v: {"left": "left", "right": "right"}[v.lower()], "left or right"
+    )
+    normalize = _bool(spec, "normalize")
+    return TeiEmbedder(
+        spec.name,
+        spec.url,
+        spec.params.get("key_env"),
+        _int(spec, "batch"),
+        normalize=True if normalize is None else normalize,
+        truncate=_bool(spec, "truncate"),
+        truncation_direction=direction,
+        dimensions=_int(spec, "dimensions"),
+        prompt_name=spec.params.get("prompt_name"),
+        timeout_s=timeout_s,
+    )
+
+
+def _tei_rerank(spec: EndpointSpec, timeout_s: float) -> Reranker:
+    from bench.endpoints.tei import TeiReranker
+
+    return TeiReranker(
+        spec.name,
+        spec.url,
+        spec.params.get("key_env"),
+        _int(spec, "batch"),
+        raw_scores=bool(_bool(spec, "raw_scores")),
+        truncate=_bool(spec, "truncate"),
+        timeout_s=timeout_s,
+    )
+
+
+def _openai(spec: EndpointSpec, timeout_s: float) -> Embedder:
+    from bench.endpoints.openai import OpenAIEmbedder
+
     p = spec.params
-    if spec.kind == "tei":
-        from bench.endpoints.tei import TeiEmbedder
+    encoding = _typed(
+        spec,
+        "encoding",
+        lambda v: {"float": "float", "base64": "base64", "none": None}[v.lower()],
+        "float, base64 or none",
+    )
+    return OpenAIEmbedder(
+        spec.name,
+        spec.url,
+        p["model"],
+        p.get("key_env"),
+        _int(spec, "batch") or 32,
+        encoding_format=encoding if "encoding" in p else "float",
+        dimensions=_int(spec, "dimensions"),
+        timeout_s=timeout_s,
+    )
 
-        direction = _typed(
-            spec, "truncation_direction", lambda v: {"left": "left", "right": "right"}[v.lower()], "left or right"
-        )
-        normalize = _bool(spec, "normalize")
-        return TeiEmbedder(
-            spec.name,
-            spec.url,
-            p.get("key_env"),
-            _int(spec, "batch"),
-            normalize=True if normalize is None else normalize,
-            truncate=_bool(spec, "truncate"),
-            truncation_direction=direction,
-            dimensions=_int(spec, "dimensions"),
-            prompt_name=p.get("prompt_name"),
-            timeout_s=timeout_s,
-        )
-    if spec.kind == "tei-rerank":
-        from bench.endpoints.tei import TeiReranker
 
-        return TeiReranker(
-            spec.name,
-            spec.url,
-            p.get("key_env"),
-            _int(spec, "batch"),
-            raw_scores=bool(_bool(spec, "raw_scores")),
-            truncate=_bool(spec, "truncate"),
-            timeout_s=timeout_s,
-        )
-    if spec.kind == "openai":
-        from bench.endpoints.openai import OpenAIEmbedder
+def _cohere(spec: EndpointSpec, timeout_s: float) -> Reranker:
+    from bench.endpoints.rerank import CohereReranker
 
-        encoding = _typed(
-            spec,
-            "encoding",
-            lambda v: {"float": "float", "base64": "base64", "none": None}[v.lower()],
-            "float, base64 or none",
-        )
-        return OpenAIEmbedder(
-            spec.name,
-            spec.url,
-            p["model"],
-            p.get("key_env"),
-            _int(spec, "batch") or 32,
-            encoding_format=encoding if "encoding" in p else "float",
-            dimensions=_int(spec, "dimensions"),
-            timeout_s=timeout_s,
-        )
-    if spec.kind == "cohere":
-        from bench.endpoints.rerank import CohereReranker
+    return CohereReranker(
+        spec.name,
+        spec.url,
+        spec.params.get("model"),
+        spec.params.get("key_env"),
+        raw_scores=_bool(spec, "raw_scores"),
+        timeout_s=timeout_s,
+        batch_size=_int(spec, "batch"),
+    )
 
-        return CohereReranker(
-            spec.name,
-            spec.url,
-            p.get("model"),
-            p.get("key_env"),
-            raw_scores=_bool(spec, "raw_scores"),
-            timeout_s=timeout_s,
-        )
+
+def _reference(spec: EndpointSpec, timeout_s: float) -> Embedder | Reranker:
+    """reference / reference-rerank: in-process models, no timeout."""
     from bench.endpoints.reference import ReferenceEmbedder, ReferenceReranker
 
     batch = _int(spec, "batch") or 32
     cache = bool(_bool(spec, "cache"))
     try:
         if spec.kind == "reference":
-            return ReferenceEmbedder(spec.name, p.get("model") or None, batch, cache=cache)
-        return ReferenceReranker(spec.name, p["model"], batch)
+            return ReferenceEmbedder(spec.name, spec.params.get("model") or None, batch, cache=cache)
+        return ReferenceReranker(spec.name, spec.params["model"], batch)
     except UserError as exc:
         raise UserError(f"endpoint {spec.name}: {exc}") from exc

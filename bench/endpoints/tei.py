@@ -8,7 +8,6 @@ Follows TEI's code where its OpenAPI document disagrees (see docs/endpoints.md):
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,11 +23,11 @@ from bench.endpoints.base import (
     scores_of,
     vectors_of,
 )
+from bench.endpoints.cache import PROBE_TEXT, served_key
 from bench.endpoints.client import EndpointHTTPError, HttpEndpoint
 
 DEFAULT_CLIENT_BATCH = 32  # TEI's own default max_client_batch_size, used until /info says otherwise
 _BATCH_LIMIT = re.compile(r"batch size (\d+) > maximum allowed batch size (\d+)")
-_RETRIES_429 = 6
 # Timing headers TEI sets on every success: milliseconds, plus characters and tokens counted.
 TIMING_HEADERS = (
     "x-compute-time",
@@ -54,18 +53,44 @@ class TeiInfo:
     raw: dict[str, Any]
 
 
-def parse_metrics(text: str) -> dict[str, float]:
-    """Prometheus text -> {"name{labels}": value}; histograms keep their _sum/_count/_bucket series."""
-    values: dict[str, float] = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
+METRICS_PREFIX = "te_"
+
+
+def _labels(labels: dict[str, str]) -> str:
+    inner = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()) if k != "le")
+    return f"{{{inner}}}" if inner else ""
+
+
+def parse_snapshot(text: str) -> dict[str, Any]:
+    """TEI's Prometheus text (its `te_*` families) -> {"counters": {...}, "gauges": {...}, "histograms": {name:
+    {count, sum, buckets}}}, keyed `name{labels}`: the one reading of /metrics, by prometheus_client's parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    counters: dict[str, float] = {}
+    gauges: dict[str, float] = {}
+    hists: dict[str, dict[str, Any]] = {}
+    for family in text_string_to_metric_families(text):
+        if not family.name.startswith(METRICS_PREFIX):
             continue
-        name, _, value = line.rpartition(" ")
-        try:
-            values[name.strip()] = float(value)
-        except ValueError:
-            continue
-    return values
+        for sample in family.samples:
+            key = family.name + _labels(sample.labels)
+            if (
+                family.type == "counter"
+                and sample.name.endswith(("_total", family.name))
+                and not sample.name.endswith("_created")
+            ):
+                counters[key] = counters.get(key, 0.0) + sample.value
+            elif family.type == "gauge":
+                gauges[key] = sample.value
+            elif family.type == "histogram":
+                block = hists.setdefault(key, {"count": 0.0, "sum": 0.0, "buckets": {}})
+                if sample.name.endswith("_bucket"):
+                    block["buckets"][sample.labels.get("le", "+Inf")] = sample.value
+                elif sample.name.endswith("_count"):
+                    block["count"] = sample.value
+                elif sample.name.endswith("_sum"):
+                    block["sum"] = sample.value
+    return {"counters": counters, "gauges": gauges, "histograms": hists}
 
 
 def timing_headers(headers: Any) -> dict[str, float]:
@@ -108,17 +133,10 @@ class TeiClient(HttpEndpoint):
         return self._info
 
     def post(self, path: str, body: dict[str, Any]) -> tuple[Any, CallTiming]:
-        """POST with 429 retries; the JSON answer and its timing."""
+        """POST with busy answers (429, 503) retried; the JSON answer and its timing."""
         url = f"{self.url}{path}"
         n = len(body.get("inputs") or body.get("texts") or [])
-        for attempt in range(_RETRIES_429 + 1):
-            try:
-                response, wall_ms = self.request("POST", url, body)
-                break
-            except EndpointHTTPError as exc:
-                if exc.status != 429 or attempt == _RETRIES_429:
-                    raise
-                time.sleep(0.05 * 2**attempt)
+        response, wall_ms = self.request_retrying("POST", url, body)
         return self.json_of(response), CallTiming(n, wall_ms, timing_headers(response.headers))
 
     def call(self, wire, request: WireRequest) -> tuple[Any, CallTiming]:
@@ -135,17 +153,22 @@ class TeiClient(HttpEndpoint):
             raise self.shape_error(f"{self.url}/tokenize", f"{len(texts)} token lists", body)
         return body
 
-    def metrics(self) -> dict[str, float]:
+    def metrics(self) -> dict[str, Any]:
         response, _ = self.request("GET", f"{self.url}/metrics")
-        return parse_metrics(response.text)
+        return parse_snapshot(response.text)
 
 
-def batch_limit(exc: EndpointHTTPError) -> int | None:
-    """The server's maximum from a batch-size refusal (422 since TEI 1.9.0, 413 before), else None."""
+def batch_limit(exc: EndpointHTTPError, sent: int) -> int | None:
+    """The batch to try after a batch-size refusal (422 since TEI 1.9.0, 413 before): the server's maximum
+    when its message names one, else half of what was `sent` (a proxy's "payload too large", a batch
+    refusal in other words); None for any other error."""
     if exc.status not in (413, 422):
         return None
     match = _BATCH_LIMIT.search(exc.message)
-    return int(match.group(2)) if match else None
+    if match:
+        return int(match.group(2))
+    too_large = exc.status == 413 or "batch" in exc.message.lower()
+    return sent // 2 if too_large else None
 
 
 class _Batched:
@@ -174,9 +197,10 @@ class _Batched:
             try:
                 done.append(send(chunk))
             except EndpointHTTPError as exc:
-                limit = batch_limit(exc)
+                limit = batch_limit(exc, len(chunk))
                 if limit is None or limit >= len(chunk) or limit < 1:
                     raise
+                self.client.count(f"split_{exc.status}")
                 self._size = limit
                 continue
             start = chunk.stop
@@ -219,10 +243,39 @@ class TeiRerankWire:
         return scores_of([(r.get("index"), r.get("score")) for r in answer], n)
 
 
-class TeiEmbedder:
+class _TeiEndpoint:
+    """What TEI's embedder and reranker share: /info in `describe` (with `info_shown`), the dtype, close."""
+
+    kind: str
+    client: TeiClient
+    wire: TeiEmbedWire | TeiRerankWire
+    info_shown: tuple[str, ...] = ()  # further /info fields `describe` names
+
+    def describe(self) -> dict[str, object]:
+        info = self.client.info()
+        return {
+            "kind": self.kind,
+            "url": self.client.url,
+            "model": info.model_id,
+            "dtype": info.model_dtype,
+            "version": info.version,
+            **{name: getattr(info, name) for name in self.info_shown},
+            **self.wire.options,
+        }
+
+    def dtype(self) -> str | None:
+        return self.client.info().model_dtype
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class TeiEmbedder(_TeiEndpoint):
     """texts -> vectors through TEI's /embed."""
 
     kind = "tei"
+    info_shown = ("max_client_batch_size",)
+    wire: TeiEmbedWire
 
     def __init__(
         self,
@@ -239,6 +292,7 @@ class TeiEmbedder:
     ):
         self.name = name
         self.client = TeiClient(name, url, key_env, timeout_s)
+        self.events = self.client.events
         self._batched = _Batched(self.client, batch_size)
         options: dict[str, Any] = {"normalize": normalize}
         if truncate is not None:
@@ -259,29 +313,49 @@ class TeiEmbedder:
         vectors = np.vstack([p[0] for p in parts]) if parts else np.zeros((0, 0), dtype=np.float32)
         return Embeddings(vectors, [p[1] for p in parts])
 
-    def describe(self) -> dict[str, object]:
+    def request_batch(self) -> int:
+        """Texts per request: the `batch` option within the server's max_client_batch_size."""
+        return self._batched.size()
+
+    def default_concurrency(self) -> int:
+        """Requests in flight when ingesting: as many whole batches as TEI's permits allow, at most 8."""
+        permits = self.client.info().max_concurrent_requests if self._info_known() else 0
+        return max(1, min(8, permits // max(1, self.request_batch()))) if permits else 4
+
+    def _info_known(self) -> bool:
+        try:
+            self.client.info()
+        except EndpointHTTPError:  # a proxy in front of TEI may hide /info
+            return False
+        return True
+
+    def cache_key(self) -> str:
+        return served_key(self.identity(), self.embed([PROBE_TEXT]).vectors)
+
+    def identity(self) -> dict[str, object]:
+        """What the served vectors depend on, as /info tells it (model, weights' sha, dtype, pooling, input
+        limit), with this client's request options (normalize, truncate, dimensions, prompt)."""
+        if not self._info_known():
+            return {"kind": self.kind, "info": None, **self.wire.options}
         info = self.client.info()
+        model_type = info.raw.get("model_type")
+        pooling = model_type.get("embedding", {}).get("pooling") if isinstance(model_type, dict) else None
         return {
             "kind": self.kind,
-            "url": self.client.url,
             "model": info.model_id,
+            "sha": info.raw.get("model_sha"),
             "dtype": info.model_dtype,
-            "version": info.version,
-            "max_client_batch_size": info.max_client_batch_size,
+            "pooling": pooling,
+            "max_input_length": info.max_input_length,
             **self.wire.options,
         }
 
-    def dtype(self) -> str | None:
-        return self.client.info().model_dtype
 
-    def close(self) -> None:
-        self.client.close()
-
-
-class TeiReranker:
+class TeiReranker(_TeiEndpoint):
     """query + texts -> scores through TEI's /rerank (which has no top_n: trimmed here)."""
 
     kind = "tei-rerank"
+    wire: TeiRerankWire
 
     def __init__(
         self,
@@ -312,20 +386,3 @@ class TeiReranker:
             results = results[:top_n]
         scores, order = scores_from_results(len(texts), results)
         return Scores(scores, order, [p[1] for p in parts])
-
-    def describe(self) -> dict[str, object]:
-        info = self.client.info()
-        return {
-            "kind": self.kind,
-            "url": self.client.url,
-            "model": info.model_id,
-            "dtype": info.model_dtype,
-            "version": info.version,
-            **self.wire.options,
-        }
-
-    def dtype(self) -> str | None:
-        return self.client.info().model_dtype
-
-    def close(self) -> None:
-        self.client.close()

@@ -20,44 +20,16 @@ from typing import Any
 import numpy as np
 
 from bench.core.errors import InputError, UserError
+from bench.core.values import Allowance, parse_allowance
 from bench.gate import noise
-from bench.load.points import error_rate, point_label
+from bench.load.points import PointKey, error_rate, point_label
 from bench.quality.metrics import parse_measure
 from bench.quality.significance import bootstrap_cis, holm, randomization_tests, seeded_generator
 from bench.results.outdir import RESULTS_FILE
-from bench.results.schema import LoadPointRecord
+from bench.results.schema import LatencySummary, LoadPointRecord, Loop
 from bench.results.store import Results, read_results
 
 PASS, FAIL, INFO = "pass", "fail", "info"  # info: reported, never gated
-
-
-@dataclass(frozen=True)
-class Allowance:
-    """How much worse a figure may get: an absolute amount, or a fraction of the baseline's figure."""
-
-    value: float
-    relative: bool = False
-
-    def limit(self, baseline: float) -> float:
-        return self.value * abs(baseline) if self.relative else self.value
-
-    def __str__(self) -> str:
-        return f"{self.value * 100:g}%" if self.relative else f"{self.value:g}"
-
-
-def parse_allowance(text: str, flag: str, percent_only: bool = False) -> Allowance:
-    """`0.01` (absolute) or `2%` (of the baseline); `percent_only` flags take `10%` or a fraction `0.1`."""
-    raw = text.strip()
-    relative = raw.endswith("%")
-    try:
-        value = float(raw[:-1] if relative else raw)
-    except ValueError:
-        raise UserError(f"{flag} {text!r}: expected a number or a percentage (0.01, 2%)") from None
-    if not math.isfinite(value) or value < 0:
-        raise UserError(f"{flag} {text!r}: must be a finite number >= 0")
-    if relative:
-        return Allowance(value / 100, relative=True)
-    return Allowance(value, relative=percent_only)
 
 
 def parse_max_drops(items: list[str]) -> dict[str, Allowance]:
@@ -79,24 +51,6 @@ def parse_matches(items: list[str]) -> dict[str, str]:
             raise UserError(f"--match {item!r}: expected BASE_NAME=CUR_NAME")
         matches[base.strip()] = cur.strip()
     return matches
-
-
-def parse_error_rate(text: str, flag: str) -> float:
-    """A fraction of requests, `0.01` or `1%`, in [0, 1]."""
-    value = parse_allowance(text, flag, percent_only=True).value
-    if value > 1:
-        raise UserError(f"{flag} {text!r}: a fraction of requests is at most 1 (100%)")
-    return value
-
-
-def parse_ratio(text: str, flag: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise UserError(f"{flag} {text!r}: expected a number such as 0.95") from None
-    if not math.isfinite(value) or value < 0:
-        raise UserError(f"{flag} {text!r}: must be a finite number >= 0")
-    return value
 
 
 def parse_inconclusive(text: str, flag: str) -> str:
@@ -246,9 +200,50 @@ def compare_results(base: Results, cur: Results, config: GateConfig, source: str
 
 def compare_quality(base: Results, cur: Results, config: GateConfig, source: str = "") -> tuple[list[Check], list[str]]:
     """Per target name and measure: the paired randomization test on the queries both runs judged."""
-    where = f"{source}: " if source else ""
-    notes: list[str] = []
-    bdata, cdata = base.header.dataset, cur.header.dataset
+    run = _QualityRuns(base, cur, config, source)
+    measures = [m for m in base.header.measures if m in cur.header.measures]
+    notes = _quality_notes(run, measures)
+    base_targets = list(dict.fromkeys(r.target for r in base.metrics))
+    matched = {config.match.get(b, b) for b in base_targets}
+    for name in sorted({r.target for r in cur.metrics} - matched):
+        notes.append(f"{run.where}target {name} is new in the current run: nothing to compare it with")
+    checks: list[Check] = []
+    tested: list[Check] = []  # checks with a p-value, for Holm
+    for base_name in base_targets:
+        cur_name = config.match.get(base_name, base_name)
+        by_queries = _judged_queries(run, base_name, cur_name, measures, checks, notes)
+        for qids, group in by_queries.items():
+            judged = _tested(run, base_name, cur_name, group, qids)
+            checks += judged
+            tested += judged
+    _judge_quality(tested, config)
+    return checks, notes
+
+
+@dataclass
+class _QualityRuns:
+    """The two quality runs compared, with what every check of them reads."""
+
+    base: Results
+    cur: Results
+    config: GateConfig
+    source: str
+
+    def __post_init__(self) -> None:
+        self.where = f"{self.source}: " if self.source else ""
+        self.labels = {**self.base.header.measure_labels, **self.cur.header.measure_labels}
+        self.base_scores = {(r.target, r.measure): r.per_query for r in self.base.metrics}
+        self.cur_scores = {(r.target, r.measure): r.per_query for r in self.cur.metrics}
+
+    def name(self, base_name: str, cur_name: str, measure: str) -> str:
+        shown = cur_name if cur_name == base_name else f"{base_name}→{cur_name}"
+        return f"{shown} {self.labels.get(measure, measure)}"
+
+
+def _quality_notes(run: _QualityRuns, measures: list[str]) -> list[str]:
+    """What changed between the runs beside the scores: the dataset, the measures, where relevance comes from."""
+    where, notes = run.where, []
+    bdata, cdata = run.base.header.dataset, run.cur.header.dataset
     if bdata.get("fingerprint") != cdata.get("fingerprint"):
         notes.append(
             f"{where}DATASET CHANGED: baseline {bdata.get('name')} (fingerprint {bdata.get('fingerprint')}, "
@@ -256,92 +251,83 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
             f"(fingerprint {cdata.get('fingerprint')}, {cdata.get('documents')} documents, "
             f"{cdata.get('queries')} queries): scores are compared on the queries both judged, over different data"
         )
-    measures = [m for m in base.header.measures if m in cur.header.measures]
-    for m in sorted(set(base.header.measures) ^ set(cur.header.measures)):
+    for m in sorted(set(run.base.header.measures) ^ set(run.cur.header.measures)):
         notes.append(f"{where}measure {m} is in only one run: not compared")
     for m in measures:
-        was, now = base.header.measure_relevance.get(m), cur.header.measure_relevance.get(m)
+        was, now = run.base.header.measure_relevance.get(m), run.cur.header.measure_relevance.get(m)
         if was and now and was != now:
             notes.append(f"{where}RELEVANCE CHANGED for {m}: judged by {was} in the baseline, by {now} now")
-    labels = {**base.header.measure_labels, **cur.header.measure_labels}
-    base_scores = {(r.target, r.measure): r.per_query for r in base.metrics}
-    cur_scores = {(r.target, r.measure): r.per_query for r in cur.metrics}
-    base_targets = list(dict.fromkeys(r.target for r in base.metrics))
-    cur_targets = {r.target for r in cur.metrics}
-    matched = {config.match.get(b, b) for b in base_targets}
-    for name in sorted(cur_targets - matched):
-        notes.append(f"{where}target {name} is new in the current run: nothing to compare it with")
+    return notes
 
-    checks: list[Check] = []
-    tested: list[Check] = []  # checks with a p-value, for Holm
-    for base_name in base_targets:
-        cur_name = config.match.get(base_name, base_name)
-        shown = cur_name if cur_name == base_name else f"{base_name}→{cur_name}"
-        by_queries: dict[tuple[str, ...], list[str]] = {}  # measures judged on the same queries share draws
-        for measure in measures:
-            label = labels.get(measure, measure)
-            b, c = base_scores.get((base_name, measure)), cur_scores.get((cur_name, measure))
-            if b is None:
-                continue
-            if c is None:
-                checks.append(
-                    Check(
-                        "quality",
-                        source,
-                        f"{shown} {label}",
-                        FAIL,
-                        f"{shown} {label}: no scores in the current run (target failed or missing)",
-                    )
-                )
-                continue
-            qids = tuple(sorted(set(b) & set(c)))
-            if len(qids) != len(b) or len(qids) != len(c):
-                notes.append(
-                    f"{where}{shown} {label}: {len(b) - len(qids)} baseline and {len(c) - len(qids)} current "
-                    f"queries are judged in one run only; compared on the {len(qids)} both judged"
-                )
-            if not qids:
-                checks.append(
-                    Check("quality", source, f"{shown} {label}", FAIL, f"{shown} {label}: no query judged in both runs")
-                )
-                continue
-            by_queries.setdefault(qids, []).append(measure)
-        for qids, group in by_queries.items():
-            vb = _score_matrix(base, base_scores, base_name, group, qids)
-            vc = _score_matrix(cur, cur_scores, cur_name, group, qids)
-            diffs = vc - vb
-            # Seeded by the pair's names: a check's figures do not depend on which other targets ran.
-            rng = seeded_generator(config.seed, base_name, cur_name)
-            lows, highs = bootstrap_cis(diffs, config.bootstrap, rng)
-            pvalues = randomization_tests(diffs, config.permutations, rng)
-            for j, measure in enumerate(group):
-                allowance, baseline_mean = config.allowance(measure), float(vb[:, j].mean())
-                label = labels.get(measure, measure)
-                check = Check(
-                    "quality",
-                    source,
-                    f"{shown} {label}",
-                    PASS,
-                    "",
-                    {
-                        "target": cur_name,
-                        "baseline_target": base_name,
-                        "measure": measure,
-                        "label": label,
-                        "n": len(qids),
-                        "baseline": baseline_mean,
-                        "current": float(vc[:, j].mean()),
-                        "effect": float(diffs[:, j].mean()),
-                        "ci_low": float(lows[j]),
-                        "ci_high": float(highs[j]),
-                        "p": float(pvalues[j]),
-                        "max_drop": str(allowance),
-                        "limit": allowance.limit(baseline_mean),
-                        "alpha": config.alpha,
-                    },
-                )
-                checks.append(check)
-                tested.append(check)
+
+def _judged_queries(
+    run: _QualityRuns,
+    base_name: str,
+    cur_name: str,
+    measures: list[str],
+    checks: list[Check],
+    notes: list[str],
+) -> dict[tuple[str, ...], list[str]]:
+    """The queries both runs judged, per measure (measures judged on the same queries share draws); a measure
+    with none fails its check (appended to `checks`), one judged on different queries gets a note."""
+    by_queries: dict[tuple[str, ...], list[str]] = {}
+    for measure in measures:
+        name = run.name(base_name, cur_name, measure)
+        b, c = run.base_scores.get((base_name, measure)), run.cur_scores.get((cur_name, measure))
+        if b is None:
+            continue
+        if c is None:
+            summary = f"{name}: no scores in the current run (target failed or missing)"
+            checks.append(Check("quality", run.source, name, FAIL, summary))
+            continue
+        qids = tuple(sorted(set(b) & set(c)))
+        if len(qids) != len(b) or len(qids) != len(c):
+            notes.append(
+                f"{run.where}{name}: {len(b) - len(qids)} baseline and {len(c) - len(qids)} current "
+                f"queries are judged in one run only; compared on the {len(qids)} both judged"
+            )
+        if not qids:
+            checks.append(Check("quality", run.source, name, FAIL, f"{name}: no query judged in both runs"))
+            continue
+        by_queries.setdefault(qids, []).append(measure)
+    return by_queries
+
+
+def _tested(run: _QualityRuns, base_name: str, cur_name: str, group: list[str], qids: tuple[str, ...]) -> list[Check]:
+    """One check per measure of `group` with its effect, bootstrap interval and randomization p (not yet judged)."""
+    config = run.config
+    vb = _score_matrix(run.base, run.base_scores, base_name, group, qids)
+    vc = _score_matrix(run.cur, run.cur_scores, cur_name, group, qids)
+    diffs = vc - vb
+    # Seeded by the pair's names: a check's figures do not depend on which other targets ran.
+    rng = seeded_generator(config.seed, base_name, cur_name)
+    lows, highs = bootstrap_cis(diffs, config.bootstrap, rng)
+    pvalues = randomization_tests(diffs, config.permutations, rng)
+    checks = []
+    for j, measure in enumerate(group):
+        allowance, baseline_mean = config.allowance(measure), float(vb[:, j].mean())
+        figures = {
+            "target": cur_name,
+            "baseline_target": base_name,
+            "measure": measure,
+            "label": run.labels.get(measure, measure),
+            "n": len(qids),
+            "baseline": baseline_mean,
+            "current": float(vc[:, j].mean()),
+            "effect": float(diffs[:, j].mean()),
+            "ci_low": float(lows[j]),
+            "ci_high": float(highs[j]),
+            "p": float(pvalues[j]),
+            "max_drop": str(allowance),
+            "limit": allowance.limit(baseline_mean),
+            "alpha": config.alpha,
+        }
+        checks.append(Check("quality", run.source, run.name(base_name, cur_name, measure), PASS, "", figures))
+    return checks
+
+
+def _judge_quality(tested: list[Check], config: GateConfig) -> None:
+    """Holm over every tested check; a check fails when its drop is past the allowance and significant."""
     for check, p_holm in zip(tested, holm([c.figures["p"] for c in tested])):
         f = check.figures
         f["p_holm"] = p_holm
@@ -356,50 +342,20 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
             f"[{f['ci_low']:+.4f}, {f['ci_high']:+.4f}], p {fmt_p(f['p'])} (Holm {fmt_p(p_holm)}), "
             f"n {f['n']}; {gate}"
         )
-    return checks, notes
-
-
-# The endpoint's name, then the point's settings: op, loop, batch, concurrency, rate, arrival, max_inflight, burst,
-# length, documents.
-PointKey = tuple[
-    str, str, str, int, int | None, float | None, str | None, int | None, int | None, int | None, int | None
-]
-
-
-def point_key(point: LoadPointRecord, endpoint: str) -> PointKey:
-    """What makes two sweep points the same measurement (the endpoint by its current name)."""
-    return (
-        endpoint,
-        point.op,
-        point.loop,
-        point.batch,
-        point.concurrency,
-        point.rate,
-        point.arrival,
-        point.max_inflight,
-        point.burst,
-        point.length,
-        point.documents,
-    )
-
-
-def point_name(point: LoadPointRecord, endpoint: str) -> str:
-    """`tei embed closed batch 8 conc 4`: the endpoint, the op and load's own name of the point."""
-    return f"{endpoint} {point.op} {point_label(point)}"
 
 
 def checked_points(results: Results, match: dict[str, str] | None = None) -> dict[PointKey, LoadPointRecord]:
-    """Every load point of a results file by `point_key` (endpoints renamed by `match`), each checked: a
+    """Every load point of a results file by its `PointKey` (endpoints renamed by `match`), each checked: a
     figure compare cannot judge, or the same point twice (which one counts cannot be told: appending a
     record must not hide a regression), is an input error naming the file and line."""
     points: dict[PointKey, LoadPointRecord] = {}
     for point in results.load_points:
         _check_point(point, results)
-        key = point_key(point, (match or {}).get(point.endpoint, point.endpoint))
+        key = PointKey.of(point, (match or {}).get(point.endpoint, point.endpoint))
         if key in points:
             raise InputError(
                 results.path,
-                f"load_point {point_name(point, point.endpoint)} again (first on line "
+                f"load_point {point_label(point, point.endpoint)} again (first on line "
                 f"{results.line(points[key])}): a results file measures each point once",
                 results.line(point),
             )
@@ -408,52 +364,39 @@ def checked_points(results: Results, match: dict[str, str] | None = None) -> dic
 
 
 def _check_point(point: LoadPointRecord, results: Results) -> None:
+    """What the reader's types leave to check: counts and figures compare can judge (a hand-edited file)."""
+
     def bad(what: str) -> InputError:
         return InputError(results.path, f"load_point record of {point.endpoint}: {what}", results.line(point))
 
-    if point.loop not in ("closed", "open", "burst"):
-        raise bad(f"loop {point.loop!r} is not closed, open or burst")
-    if point.loop == "open" and as_number(point.rate) is None:
+    if point.loop == Loop.OPEN and as_number(point.rate) is None:
         raise bad(f"loop {point.loop!r} without a rate")
     requests = point.requests
-    counts = [requests.get("sent"), requests.get("ok"), requests.get("unsent", 0) or 0]
-    errors = requests.get("errors")
-    if (
-        not all(_count(n) for n in counts)
-        or not isinstance(errors, dict)
-        or not all(_count(n) for n in errors.values())
-    ):
+    if min(requests.sent, requests.ok, requests.unsent, *requests.errors.values()) < 0:
         raise bad("requests.sent, ok, unsent and every errors count must be whole numbers >= 0")
-    if requests["ok"] > requests["sent"]:
-        raise bad(f"requests.ok {requests['ok']} > sent {requests['sent']}")
-    texts_per_s = point.throughput.get("texts_per_s") if isinstance(point.throughput, dict) else None
-    texts_per_s_value = as_number(texts_per_s)
-    if texts_per_s_value is None or texts_per_s_value < 0:
-        raise bad(f"throughput.texts_per_s {texts_per_s!r} is not a finite number >= 0")
+    if requests.ok > requests.sent:
+        raise bad(f"requests.ok {requests.ok} > sent {requests.sent}")
+    texts_per_s = as_number(point.throughput.texts_per_s)
+    if texts_per_s is None or texts_per_s < 0:
+        raise bad(f"throughput.texts_per_s {point.throughput.texts_per_s!r} is not a finite number >= 0")
     if as_number(point.duration_s) is None or point.duration_s < 0:
         raise bad(f"duration_s {point.duration_s!r} is not a finite number >= 0")
-    block = point.latency_ms.get(p99_quantity(point)) if isinstance(point.latency_ms, dict) else None
-    p99 = block.get("p99") if isinstance(block, dict) else None
+    block = getattr(point.latency_ms, p99_quantity(point))
+    p99 = block.p99 if block is not None else None
     p99_ms = as_number(p99)
-    if (requests["ok"] or p99 is not None) and (p99_ms is None or p99_ms < 0):  # no success: no latency
+    if (requests.ok or block is not None) and (p99_ms is None or p99_ms < 0):  # no success: no latency
         raise bad(f"latency_ms.{p99_quantity(point)}.p99 {p99!r} is not a finite number >= 0")
-    if not isinstance(point.client, dict) or not isinstance(point.client.get("saturated", False), bool):
-        raise bad("client.saturated must be true or false")
-
-
-def _count(value: Any) -> bool:
-    return type(value) is int and value >= 0
 
 
 def p99_quantity(point: LoadPointRecord) -> str:
     """The latency that counts: from the intended send time in the open loop (a stalled server cannot hide
     behind a slowed client), send to last byte otherwise."""
-    return "scheduled" if point.loop == "open" else "service"
+    return "scheduled" if point.loop == Loop.OPEN else "service"
 
 
 def point_p99(point: LoadPointRecord) -> float | None:
-    block = point.latency_ms.get(p99_quantity(point))
-    return as_number(block.get("p99")) if isinstance(block, dict) else None
+    block: LatencySummary | None = getattr(point.latency_ms, p99_quantity(point))
+    return as_number(block.p99) if block is not None else None
 
 
 def compare_load(base: Results, cur: Results, config: GateConfig, source: str = "") -> tuple[list[Check], list[str]]:
@@ -464,11 +407,9 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
     current = checked_points(cur)
     matched: set[PointKey] = set()
     checks: list[Check] = []
-    gated = config.min_throughput_ratio is not None or config.max_p99_increase is not None
     single = 0  # gated points without repeats on both sides: one run against one run, noise ignored
     for key, b in checked_points(base, config.match).items():
-        endpoint = key[0]
-        label = point_name(b, endpoint)
+        label = key.label
         c = current.get(key)
         if c is None:
             checks.append(Check("load", source, label, FAIL, f"{label}: not measured in the current run"))
@@ -476,70 +417,9 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
         matched.add(key)
         ratio, change, check = _load_figures(b, c, label, config, source)
         checks.append(check)
-        f = check.figures
-        verdicts = noise.point_verdicts(
-            b,
-            c,
-            p99_quantity(c),
-            config.min_throughput_ratio,
-            config.max_p99_increase.value if config.max_p99_increase is not None else None,
-            config.seed,
-            f"{source}/{label}",
-            config.bootstrap,
-        )
-        if verdicts is None and gated:
-            single += 1
-        judged = {v.figure: v.verdict for v in verdicts or []}
-        if verdicts:
-            f["noise"] = [v.to_dict() for v in verdicts]
-            check.summary += "; " + "; ".join(v.message() for v in verdicts)
-        saturated = [
-            (run, p.client.get("utilization"))
-            for run, p in (("baseline", b), ("current", c))
-            if p.client.get("saturated")
-        ]
-        if saturated:
-            reason = "the load client saturated in the " + " and ".join(
-                run + (f" run ({use:.0%} of its ceiling)" if as_number(use) is not None else " run")
-                for run, use in saturated
-            )
-        elif not gated:
-            reason = "no --min-throughput-ratio or --max-p99-increase"
-        elif ratio is None and config.min_throughput_ratio is not None and c.requests["ok"]:
-            reason = "no baseline throughput to compare with"
-        else:
-            reason = ""
-        slower = (
-            not reason
-            and ratio is not None
-            and config.min_throughput_ratio is not None
-            and judged.get("throughput", FAIL if ratio < config.min_throughput_ratio else PASS) == FAIL
-        )
-        later = (
-            not reason
-            and change is not None
-            and config.max_p99_increase is not None
-            and judged.get("p99", FAIL if change > config.max_p99_increase.value else PASS) == FAIL
-        )
-        more_errors = f["error_rate_increase"] > config.max_error_rate
-        if not c.requests["ok"]:
-            check.status = FAIL
-            check.summary += "; the current point " + (
-                "measured nothing" if not c.requests["sent"] else "had no successful request"
-            )
-        elif slower or later or more_errors:
-            check.status = FAIL
-        elif reason:
-            check.status = INFO
-            check.not_gated = f"throughput and p99 not gated: {reason}"
-            check.summary += f"; {check.not_gated} (the error rate is, and passed)"
-        elif noise.INCONCLUSIVE in judged.values():
-            check.status = FAIL if config.inconclusive == FAIL else PASS
-            policy = config.inconclusive
-            check.inconclusive = f"INCONCLUSIVE, counted as {policy} (--inconclusive {policy})"
-            check.summary += f"; {check.inconclusive}"
-        else:
-            check.status = PASS
+        judged = _noise_verdicts(check, b, c, config, f"{source}/{label}")
+        single += judged is None and (config.min_throughput_ratio is not None or config.max_p99_increase is not None)
+        _judge_load(check, b, c, ratio, change, config, judged or {})
     if single:
         notes.append(
             f"{source + ': ' if source else ''}{single} load point(s) gated on one run against one run: the gate "
@@ -547,16 +427,99 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
         )
     for key in current.keys() - matched:
         notes.append(
-            f"{source + ': ' if source else ''}load point {point_name(current[key], key[0])} is new in the "
+            f"{source + ': ' if source else ''}load point {key.label} is new in the "
             "current run: nothing to compare it with"
         )
     return checks, notes
 
 
+def _not_gated(b: LoadPointRecord, c: LoadPointRecord, ratio: float | None, config: GateConfig) -> str:
+    """Why throughput and p99 of a point pair are not gated (empty: they are)."""
+    saturated = [(run, p.client.utilization) for run, p in (("baseline", b), ("current", c)) if p.client.saturated]
+    if saturated:
+        return "the load client saturated in the " + " and ".join(
+            run + (f" run ({use:.0%} of its ceiling)" if as_number(use) is not None else " run")
+            for run, use in saturated
+        )
+    if config.min_throughput_ratio is None and config.max_p99_increase is None:
+        return "no --min-throughput-ratio or --max-p99-increase"
+    if ratio is None and config.min_throughput_ratio is not None and c.requests.ok:
+        return "no baseline throughput to compare with"
+    return ""
+
+
+def _noise_verdicts(
+    check: Check, b: LoadPointRecord, c: LoadPointRecord, config: GateConfig, name: str
+) -> dict[str, str] | None:
+    """The interval verdict of each gated figure (throughput, p99) when both points were repeated, said in the
+    check's summary and figures; None when either was measured once (one run against one run)."""
+    p99 = config.max_p99_increase
+    verdicts = noise.point_verdicts(
+        b,
+        c,
+        p99_quantity(c),
+        config.min_throughput_ratio,
+        p99.value if p99 is not None else None,
+        config.seed,
+        name,
+        config.bootstrap,
+    )
+    if verdicts:
+        check.figures["noise"] = [v.to_dict() for v in verdicts]
+        check.summary += "; " + "; ".join(v.message() for v in verdicts)
+    return None if verdicts is None else {v.figure: v.verdict for v in verdicts}
+
+
+def _judge_load(
+    check: Check,
+    b: LoadPointRecord,
+    c: LoadPointRecord,
+    ratio: float | None,
+    change: float | None,
+    config: GateConfig,
+    judged: dict[str, str],
+) -> None:
+    """The status of a matched point's check: the error rate always, throughput and p99 where gated (by their
+    intervals where `judged` has a verdict, else one run against one run); a current point with no success fails
+    whatever the rest says."""
+    reason = _not_gated(b, c, ratio, config)
+    slower = (
+        not reason
+        and ratio is not None
+        and config.min_throughput_ratio is not None
+        and judged.get("throughput", FAIL if ratio < config.min_throughput_ratio else PASS) == FAIL
+    )
+    later = (
+        not reason
+        and change is not None
+        and config.max_p99_increase is not None
+        and judged.get("p99", FAIL if change > config.max_p99_increase.value else PASS) == FAIL
+    )
+    more_errors = check.figures["error_rate_increase"] > config.max_error_rate
+    if not c.requests.ok:
+        check.status = FAIL
+        check.summary += "; the current point " + (
+            "measured nothing" if not c.requests.sent else "had no successful request"
+        )
+    elif slower or later or more_errors:
+        check.status = FAIL
+    elif reason:
+        check.status = INFO
+        check.not_gated = f"throughput and p99 not gated: {reason}"
+        check.summary += f"; {check.not_gated} (the error rate is, and passed)"
+    elif noise.INCONCLUSIVE in judged.values():
+        policy = config.inconclusive
+        check.status = FAIL if policy == FAIL else PASS
+        check.inconclusive = f"INCONCLUSIVE, counted as {policy} (--inconclusive {policy})"
+        check.summary += f"; {check.inconclusive}"
+    else:
+        check.status = PASS
+
+
 def _load_figures(
     b: LoadPointRecord, c: LoadPointRecord, label: str, config: GateConfig, source: str
 ) -> tuple[float | None, float | None, Check]:
-    b_tput, c_tput = as_number(b.throughput.get("texts_per_s")), as_number(c.throughput.get("texts_per_s"))
+    b_tput, c_tput = as_number(b.throughput.texts_per_s), as_number(c.throughput.texts_per_s)
     ratio = c_tput / b_tput if b_tput and c_tput is not None else None
     b_p99, c_p99 = point_p99(b), point_p99(c)
     change = c_p99 / b_p99 - 1 if b_p99 and c_p99 is not None else None
@@ -588,7 +551,7 @@ def _load_figures(
         "current_error_rate": c_rate,
         "error_rate_increase": c_rate - b_rate,
         "max_error_rate": config.max_error_rate,
-        "client_saturated": bool(b.client.get("saturated") or c.client.get("saturated")),
+        "client_saturated": b.client.saturated or c.client.saturated,
     }
     return ratio, change, Check("load", source, label, PASS, summary, figures)
 
@@ -717,8 +680,7 @@ def as_number(value: Any) -> float | None:
 
 
 def _errors(point: LoadPointRecord) -> int:
-    errors = point.requests.get("errors")
-    return int(sum(as_number(v) or 0 for v in errors.values())) if isinstance(errors, dict) else 0
+    return sum(point.requests.errors.values())
 
 
 def _g(value: float | None) -> str:

@@ -25,7 +25,7 @@ import numpy as np
 
 from bench.core import values
 from bench.core.resample import RESAMPLES, Interval, ratio_interval, seeded_generator
-from bench.results.schema import LoadPointRecord
+from bench.results.schema import LatencySummary, LoadPointRecord
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 POLICIES = (PASS, FAIL)  # what an inconclusive verdict counts as (`compare --inconclusive`)
@@ -143,14 +143,13 @@ def p99_verdict(
 def repeat_values(point: LoadPointRecord, figure: str, quantity: str) -> list[float] | None:
     """Each repeat's texts/s (`throughput`) or p99 of `quantity`; None when the point was not repeated (fewer
     than 2 repeats) or a repeat lacks the figure (no successful request in it)."""
-    repeats = point.repeats if isinstance(point.repeats, list) else []
-    if len(repeats) < 2:
+    if len(point.repeats) < 2:
         return None
     found: list[float] = []
-    for r in repeats:
-        block = r.get("throughput") if figure == "throughput" else (r.get("latency_ms") or {}).get(quantity)
-        value = block.get("texts_per_s" if figure == "throughput" else "p99") if isinstance(block, dict) else None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+    for r in point.repeats:
+        block: LatencySummary | None = getattr(r.latency_ms, quantity)
+        value = r.throughput.texts_per_s if figure == "throughput" else block.p99 if block is not None else None
+        if value is None or not math.isfinite(value) or value < 0:
             return None
         found.append(float(value))
     return found

@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 import platform
 import xml.etree.ElementTree as ET
-from datetime import UTC, datetime
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import InputError, UserError
-from bench.gate.compare import FAIL, INFO, Check, Comparison, as_number, checked_points, fmt_p, point_name
-from bench.results.schema import LoadPointRecord
-from bench.results.store import Results
+from bench.gate.compare import FAIL, INFO, Check, Comparison, as_number, checked_points, fmt_p
+from bench.load.points import point_label
+from bench.results.schema import LoadPointRecord, Loop
+from bench.results.store import Results, now_iso
 
 if TYPE_CHECKING:  # imported where used: only --benchmark-json needs pytest-benchmark
     from pytest_benchmark.stats import Stats
@@ -167,7 +168,7 @@ def junit_xml(comparison: Comparison) -> str:
         failures=str(len(comparison.regressions)),
         errors="0",
         skipped=str(len(comparison.checks) - len(gated)),
-        timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
+        timestamp=now_iso(),
     )
     unsure = inconclusive_line(comparison)
     if comparison.notes or unsure:
@@ -201,77 +202,82 @@ def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
       HDR's 0.1%: scheduled latency in the open loop, service latency otherwise) and its throughput (one
       round, the measured window, of as many iterations as texts: ops is texts per second)."""
     from pytest_benchmark import __version__ as pb_version
-    from pytest_benchmark.stats import Stats
 
     entries = []
     for source, results in runs:
         prefix = f"{source}/" if source else ""
-        for target in results.targets:
-            stats = Stats()
-            for q in results.queries:
-                if q.target == target.name and not q.error and q.latency_ms is not None:  # None: ranked in a batch
-                    if as_number(q.latency_ms) is None or q.latency_ms < 0:
-                        raise InputError(
-                            results.path,
-                            f"query record {q.qid!r} of {q.target}: latency_ms "
-                            f"{q.latency_ms!r} is not a finite number >= 0",
-                            results.line(q),
-                        )
-                    stats.update(q.latency_ms / 1000)
-            if stats:
-                entries.append(
-                    _entry(
-                        f"{prefix}{target.name} query latency",
-                        f"quality/{prefix}{target.name}",
-                        stats,
-                        1,
-                        {
-                            "unit": "seconds per query",
-                            "dataset": results.header.dataset.get("name"),
-                            "spec": target.spec,
-                            "errors": target.errors,
-                        },
-                    )
-                )
-        for point in checked_points(results).values():  # a figure it cannot read is an input error, never dropped
-            label, group = point_name(point, point.endpoint), f"load/{prefix}{point.endpoint}"
-            quantity = "scheduled" if point.loop == "open" else "service"
-            extra = {
-                "loop": point.loop,
-                "batch": point.batch,
-                "concurrency": point.concurrency,
-                "rate": point.rate,
-                "client_saturated": bool(point.client.get("saturated")),
-                **point.throughput,
-            }
-            latency = _histogram_stats(point.histograms.get(quantity), Stats, results, point)
-            if latency:
-                entries.append(
-                    _entry(
-                        f"{prefix}{label} latency",
-                        group,
-                        latency,
-                        1,
-                        {**extra, "unit": "seconds per request", "quantity": quantity},
-                    )
-                )
-            texts_per_s, seconds = as_number(point.throughput.get("texts_per_s")), as_number(point.duration_s)
-            if texts_per_s is None or seconds is None or texts_per_s <= 0 or seconds <= 0:
-                continue  # no throughput measured: no throughput entry
-            texts = round(texts_per_s * seconds)
-            if texts:
-                window = Stats()
-                window.update(seconds / texts)
-                entries.append(
-                    _entry(f"{prefix}{label} throughput", group, window, texts, {**extra, "unit": "seconds per text"})
-                )
+        entries += _quality_entries(results, prefix)
+        entries += _load_entries(results, prefix)
     return {
         "machine_info": _machine_info(),
         "commit_info": {},
         "benchmarks": entries,
-        "datetime": datetime.now(UTC).isoformat(),
+        "datetime": now_iso("auto"),  # pytest-benchmark's precision
         "version": pb_version,
     }
+
+
+def _quality_entries(results: Results, prefix: str) -> list[dict[str, Any]]:
+    """Per quality target, its per-query latency (a round is a query)."""
+    from pytest_benchmark.stats import Stats
+
+    entries = []
+    for target in results.targets:
+        stats = Stats()
+        for q in results.queries:
+            if q.target == target.name and not q.error and q.latency_ms is not None:  # None: ranked in a batch
+                if as_number(q.latency_ms) is None or q.latency_ms < 0:
+                    raise InputError(
+                        results.path,
+                        f"query record {q.qid!r} of {q.target}: latency_ms "
+                        f"{q.latency_ms!r} is not a finite number >= 0",
+                        results.line(q),
+                    )
+                stats.update(q.latency_ms / 1000)
+        if stats:
+            extra = {
+                "unit": "seconds per query",
+                "dataset": results.header.dataset.get("name"),
+                "spec": target.spec,
+                "errors": target.errors,
+            }
+            entries.append(
+                _entry(f"{prefix}{target.name} query latency", f"quality/{prefix}{target.name}", stats, 1, extra)
+            )
+    return entries
+
+
+def _load_entries(results: Results, prefix: str) -> list[dict[str, Any]]:
+    """Per load sweep point, its latency and its throughput (see benchmark_json)."""
+    from pytest_benchmark.stats import Stats
+
+    entries = []
+    for point in checked_points(results).values():  # a figure it cannot read is an input error, never dropped
+        label, group = point_label(point, point.endpoint), f"load/{prefix}{point.endpoint}"
+        quantity = "scheduled" if point.loop == Loop.OPEN else "service"
+        extra = {
+            "loop": point.loop,
+            "batch": point.batch,
+            "concurrency": point.concurrency,
+            "rate": point.rate,
+            "client_saturated": point.client.saturated,
+            **asdict(point.throughput),
+        }
+        latency = _histogram_stats(point.histograms.get(quantity), Stats, results, point)
+        if latency:
+            unit = {"unit": "seconds per request", "quantity": quantity}
+            entries.append(_entry(f"{prefix}{label} latency", group, latency, 1, {**extra, **unit}))
+        texts_per_s, seconds = as_number(point.throughput.texts_per_s), as_number(point.duration_s)
+        if texts_per_s is None or seconds is None or texts_per_s <= 0 or seconds <= 0:
+            continue  # no throughput measured: no throughput entry
+        texts = round(texts_per_s * seconds)
+        if texts:
+            window = Stats()
+            window.update(seconds / texts)
+            entries.append(
+                _entry(f"{prefix}{label} throughput", group, window, texts, {**extra, "unit": "seconds per text"})
+            )
+    return entries
 
 
 def _histogram_stats(

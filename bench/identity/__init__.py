@@ -8,6 +8,6 @@ report.passed
 """
 
 from bench.identity.inputs import IdentityInput, from_dataset, from_texts
-from bench.identity.run import IdentityReport, IdentityRequest, run_identity
+from bench.identity.run import IdentityRequest, IdentityResult, run_identity
 
-__all__ = ["IdentityInput", "IdentityReport", "IdentityRequest", "from_dataset", "from_texts", "run_identity"]
+__all__ = ["IdentityInput", "IdentityRequest", "IdentityResult", "from_dataset", "from_texts", "run_identity"]

@@ -8,8 +8,8 @@ When that reproduces the first endpoint's vectors, the cause is proven, not gues
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from bench.endpoints.base import Embedder
 from bench.identity.inputs import Tokenizer
 from bench.identity.thresholds import Thresholds
 from bench.identity.vectors import EndpointVectors, PairVectors, unit
+from bench.results.schema import Cause
 
 PROBE_TEXTS = 5
 TRUNCATION_POINTS = (64, 128, 256, 384, 512)
@@ -26,18 +27,6 @@ WHITESPACE: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("line breaks", lambda t: t.replace("\r", "").replace("\n", "")),
     ("runs of whitespace", lambda t: " ".join(t.split())),
 )
-
-
-@dataclass(frozen=True)
-class Cause:
-    code: str  # not_normalised | dimensions_cut | dimensions_cut_not_renormalised | truncated | whitespace_stripped
-    #            | prefix_missing | different_model | numeric | truncated_suspected
-    endpoint: str | None  # the side that behaves differently, when known
-    detail: str
-    fix: str
-
-    def to_dict(self) -> dict[str, str | None]:
-        return asdict(self)
 
 
 def norm_causes(a: EndpointVectors, b: EndpointVectors, thresholds: Thresholds) -> list[Cause]:
@@ -130,42 +119,55 @@ def probe_causes(
 
     for sender, other in ((a, b), (b, a)):
         # `other` is the side that changes its input: sending the changed texts to `sender` reproduces it.
-        if tokenizer is not None:
-            for point in points:
-                if reproduces(sender, other.name, [tokenizer.truncate(t, point) for t in sample]):
-                    return [
-                        Cause(
-                            "truncated",
-                            other.name,
-                            f"{other.name} reads only the first {point} tokens of each input; {sender.name} reads more",
-                            f"raise the input limit on {other.name} (TEI: --max-input-length / truncate) "
-                            f"or cut inputs to {point} tokens on every path",
-                        )
-                    ]
-        for what, change in WHITESPACE:
-            if reproduces(sender, other.name, [change(t) for t in sample]):
-                return [
-                    Cause(
-                        "whitespace_stripped",
-                        other.name,
-                        f"{other.name} removes {what} before encoding",
-                        f"send texts unchanged through {other.name} (or apply the same cleaning on every path)",
-                    )
-                ]
-        for prefix in PREFIXES:
-            if reproduces(sender, other.name, [prefix + t for t in sample]):
-                return [
-                    Cause(
-                        "prefix_missing",
-                        sender.name,
-                        f"{other.name} encodes texts with the prefix {prefix!r}; {sender.name} without it",
-                        f"add the prefix {prefix!r} on {sender.name} (or remove it on {other.name})",
-                    )
-                ]
+        cause = _probed_cause(
+            sender, other, sample, tokenizer, points, functools.partial(reproduces, sender, other.name)
+        )
+        if cause is not None:
+            return [cause]
     return []
 
 
-def length_signature(cosine: np.ndarray, lengths: np.ndarray, thresholds: Thresholds) -> Cause | None:
+def _probed_cause(
+    sender: Embedder,
+    other: Embedder,
+    sample: list[str],
+    tokenizer: Tokenizer | None,
+    points: list[int],
+    reproduces: Callable[[list[str]], bool],
+) -> Cause | None:
+    """The first change to the texts (truncation, white space, a prefix) with which `sender` gives `other`'s vectors."""
+    if tokenizer is not None:
+        for point in points:
+            if reproduces([tokenizer.truncate(t, point) for t in sample]):
+                return Cause(
+                    "truncated",
+                    other.name,
+                    f"{other.name} reads only the first {point} tokens of each input; {sender.name} reads more",
+                    f"raise the input limit on {other.name} (TEI: --max-input-length / truncate) "
+                    f"or cut inputs to {point} tokens on every path",
+                )
+    for what, change in WHITESPACE:
+        if reproduces([change(t) for t in sample]):
+            return Cause(
+                "whitespace_stripped",
+                other.name,
+                f"{other.name} removes {what} before encoding",
+                f"send texts unchanged through {other.name} (or apply the same cleaning on every path)",
+            )
+    for prefix in PREFIXES:
+        if reproduces([prefix + t for t in sample]):
+            return Cause(
+                "prefix_missing",
+                sender.name,
+                f"{other.name} encodes texts with the prefix {prefix!r}; {sender.name} without it",
+                f"add the prefix {prefix!r} on {sender.name} (or remove it on {other.name})",
+            )
+    return None
+
+
+def length_signature(
+    cosine: np.ndarray, lengths: np.ndarray, thresholds: Thresholds, unit: str = "tokens"
+) -> Cause | None:
     """Differences only above some input length: truncation on one side, suspected (no probe confirmed it)."""
     failing = cosine < thresholds.min_cosine
     if not failing.any() or failing.all():
@@ -176,7 +178,7 @@ def length_signature(cosine: np.ndarray, lengths: np.ndarray, thresholds: Thresh
         return Cause(
             "truncated_suspected",
             None,
-            f"differences only in texts of {shortest}+ tokens: one side truncates its input",
+            f"differences only in texts of {shortest}+ {unit}: one side truncates its input",
             "compare each path's max input length (TEI /info max_input_length, sentence-transformers max_seq_length)",
         )
     return None

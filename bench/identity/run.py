@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -14,9 +14,8 @@ from bench.core.errors import UserError
 from bench.endpoints.base import Embedder, Reranker
 from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.identity import diagnose
-from bench.identity.diagnose import Cause
-from bench.identity.inputs import IdentityInput, Tokenizer, word_estimate
-from bench.identity.scores import TOP_N_PROBE, RerankPair, compare_rerankers, rerank_tasks, run_reranker
+from bench.identity.inputs import IdentityInput, Tokenizer, word_counts
+from bench.identity.scores import TOP_N_PROBE, compare_rerankers, rerank_tasks, run_reranker
 from bench.identity.thresholds import (
     FAIL,
     INSUFFICIENT,
@@ -29,7 +28,7 @@ from bench.identity.thresholds import (
     pair_dtype,
 )
 from bench.identity.vectors import TOP_K, batch_invariance, stream_vectors, top10_overlap
-from bench.results.schema import IDENTITY_DOCUMENT
+from bench.results.schema import IDENTITY_DOCUMENT, Cause, IdentityRerankPairRecord, Verdict
 
 BATCH_SAMPLE = 8
 WORST = 5
@@ -86,29 +85,29 @@ class EmbedPair(Judged):
             "verdict": self.verdict,
             "failures": self.failures,
             "insufficient": self.insufficient,
-            "causes": [c.to_dict() for c in self.causes],
+            "causes": [asdict(c) for c in self.causes],
         }
 
 
 @dataclass
-class IdentityReport:
+class IdentityResult:
     endpoints: list[dict[str, object]]
     source: str
     texts: int
     queries: int
-    token_lengths: str  # "tokenizer <path>" or "estimated from words"
+    token_lengths: str  # "tokenizer <path>" or "words (no tokenizer)"
     embed_pairs: list[EmbedPair]
     batch_invariance: dict[str, dict[str, object]]
     rerankers: dict[str, dict[str, object]]
-    rerank_pairs: list[RerankPair]
+    rerank_pairs: list[IdentityRerankPairRecord]
     timings: dict[str, object]
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         return overall_verdict(
             [p.verdict for p in self.embed_pairs]
             + [p.verdict for p in self.rerank_pairs]
-            + [str(b["verdict"]) for b in self.batch_invariance.values()]
+            + [Verdict(str(b["verdict"])) for b in self.batch_invariance.values()]
             + [PASS if r["top_n_honoured"] else FAIL for r in self.rerankers.values()]
         )
 
@@ -130,9 +129,14 @@ class IdentityReport:
             "embed_pairs": [p.to_dict() for p in self.embed_pairs],
             "batch_invariance": self.batch_invariance,
             "rerankers": self.rerankers,
-            "rerank_pairs": [p.to_dict() for p in self.rerank_pairs],
+            "rerank_pairs": [_rerank_document(p) for p in self.rerank_pairs],
             "timings": self.timings,
         }
+
+
+def _rerank_document(pair: IdentityRerankPairRecord) -> dict[str, object]:
+    """A rerank pair as the JSON document has it (its format before results.jsonl): no dtype, thresholds, record."""
+    return {k: v for k, v in asdict(pair).items() if k not in ("dtype", "thresholds", "record")}
 
 
 def _safe(call, fallback):
@@ -201,7 +205,7 @@ def check_endpoints(reranks: list[tuple[str, bool]], reference: str | None, dtyp
             raise UserError(f"endpoint {alike[0]}: identity needs at least two endpoints of the same type to compare")
 
 
-def run_identity(request: IdentityRequest, advance: Callable[[int], None] = lambda n: None) -> IdentityReport:
+def run_identity(request: IdentityRequest, advance: Callable[[int], None] = lambda n: None) -> IdentityResult:
     """Open every endpoint of `request.specs`, compare them, close them."""
     check_endpoints([(s.name, s.is_rerank) for s in request.specs], request.reference, request.dtype)
     endpoints = {s.name: open_endpoint(s) for s in request.specs}
@@ -214,7 +218,7 @@ def run_identity(request: IdentityRequest, advance: Callable[[int], None] = lamb
 
 def compare_endpoints(
     endpoints: dict[str, Embedder | Reranker], request: IdentityRequest, advance: Callable[[int], None] = lambda n: None
-) -> IdentityReport:
+) -> IdentityResult:
     """Identity over endpoint objects already open (any implementation of the two protocols)."""
     started = time.perf_counter()
     kinds = [(name, isinstance(e, Reranker)) for name, e in endpoints.items()]
@@ -224,13 +228,13 @@ def compare_endpoints(
     embedders = [e for e in endpoints.values() if not isinstance(e, Reranker)]
     inputs = request.inputs
     tokenizer = _tokenizer(request)
-    lengths = tokenizer.lengths(inputs.texts) if tokenizer else word_estimate(inputs.texts)
-    report = IdentityReport(
+    lengths = tokenizer.lengths(inputs.texts) if tokenizer else word_counts(inputs.texts)
+    report = IdentityResult(
         endpoints=[],
         source=inputs.source,
         texts=len(inputs.texts),
         queries=len(inputs.queries),
-        token_lengths=f"tokenizer {tokenizer.path}" if tokenizer else "estimated from words (no tokenizer)",
+        token_lengths=f"tokenizer {tokenizer.path}" if tokenizer else "words (no tokenizer)",
         embed_pairs=[],
         batch_invariance={},
         rerankers={},
@@ -266,7 +270,7 @@ def _embed_identity(
     lengths: np.ndarray,
     tokenizer: Tokenizer | None,
     forced: str | None,
-    report: IdentityReport,
+    report: IdentityResult,
     endpoint_s: dict[str, float],
     advance,
 ) -> float:
@@ -381,7 +385,7 @@ def _embed_causes(
     probed = diagnose.probe_causes(by_name[pair.a], by_name[pair.b], texts, worst, thresholds, tokenizer, points)
     if probed:
         return causes + probed
-    suspected = diagnose.length_signature(pair.cosine, lengths, thresholds)
+    suspected = diagnose.length_signature(pair.cosine, lengths, thresholds, "tokens" if tokenizer else "words")
     return causes + [suspected or diagnose.residual_cause(pair.cosine)]
 
 
@@ -390,7 +394,7 @@ def _rerank_identity(
     rerankers: list[Reranker],
     inputs: IdentityInput,
     forced: str | None,
-    report: IdentityReport,
+    report: IdentityResult,
     endpoint_s: dict[str, float],
 ) -> None:
     tasks = rerank_tasks(inputs.texts, inputs.queries)

@@ -4,15 +4,15 @@ Kendall tau of the order, and whether `top_n` was honoured."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import kendalltau
 
 from bench.core.errors import ServerError
 from bench.endpoints.base import Reranker
-from bench.identity.diagnose import Cause
-from bench.identity.thresholds import Judged, Thresholds
+from bench.identity.thresholds import Thresholds, judged
+from bench.results.schema import Cause, IdentityRerankPairRecord
 
 CANDIDATES = 10
 RERANK_QUERIES = 10
@@ -59,66 +59,45 @@ def run_reranker(reranker: Reranker, tasks: list[RerankTask]) -> RerankerRun:
     return RerankerRun(reranker.name, scores, returned <= TOP_N_PROBE, returned, time.perf_counter() - started)
 
 
-@dataclass
-class RerankPair(Judged):
-    a: str
-    b: str
-    max_score_diff: float
-    mean_score_diff: float
-    kendall_tau_mean: float | None  # None: no query had two candidates to order
-    kendall_tau_min: float | None
-    failures: list[str] = field(default_factory=list)
-    insufficient: list[str] = field(default_factory=list)
-    causes: list[Cause] = field(default_factory=list)
-    thresholds: Thresholds | None = None  # those the verdict used
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "a": self.a,
-            "b": self.b,
-            "max_score_diff": self.max_score_diff,
-            "mean_score_diff": self.mean_score_diff,
-            "kendall_tau_mean": self.kendall_tau_mean,
-            "kendall_tau_min": self.kendall_tau_min,
-            "verdict": self.verdict,
-            "failures": self.failures,
-            "insufficient": self.insufficient,
-            "causes": [c.to_dict() for c in self.causes],
-        }
-
-
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
 
 
-def compare_rerankers(a: RerankerRun, b: RerankerRun, thresholds: Thresholds) -> RerankPair:
+def compare_rerankers(a: RerankerRun, b: RerankerRun, thresholds: Thresholds) -> IdentityRerankPairRecord:
     diffs = np.concatenate([np.abs(x - y) for x, y in zip(a.scores, b.scores)]) if a.scores else np.zeros(1)
     taus = []
     for x, y in zip(a.scores, b.scores):
         if len(x) > 1:  # one candidate has no order to compare
             tau = kendalltau(x, y).statistic
             taus.append(1.0 if np.isnan(tau) else float(tau))  # constant scores on both sides: same order
-    pair = RerankPair(
-        a.name,
-        b.name,
-        float(diffs.max()),
-        float(diffs.mean()),
-        float(np.mean(taus)) if taus else None,
-        float(np.min(taus)) if taus else None,
-        thresholds=thresholds,
+    max_diff = float(diffs.max())
+    tau_mean = float(np.mean(taus)) if taus else None
+    failures, insufficient = [], []
+    if max_diff > thresholds.max_score_diff:
+        failures.append(f"max score difference {max_diff:.3g} > {thresholds.max_score_diff:g}")
+    if tau_mean is None:
+        insufficient.append("rank order: no query had two candidate texts to order")
+    elif tau_mean < thresholds.min_kendall_tau:
+        failures.append(f"mean Kendall tau {tau_mean:.4f} < {thresholds.min_kendall_tau}")
+    return IdentityRerankPairRecord(
+        a=a.name,
+        b=b.name,
+        dtype=thresholds.dtype,
+        thresholds=thresholds.limits(),
+        max_score_diff=max_diff,
+        mean_score_diff=float(diffs.mean()),
+        kendall_tau_mean=tau_mean,
+        kendall_tau_min=float(np.min(taus)) if taus else None,
+        verdict=judged(failures, insufficient),
+        failures=failures,
+        insufficient=insufficient,
+        causes=_rerank_causes(a, b, max_diff, tau_mean, thresholds) if failures else [],
     )
-    if pair.max_score_diff > thresholds.max_score_diff:
-        pair.failures.append(f"max score difference {pair.max_score_diff:.3g} > {thresholds.max_score_diff:g}")
-    if pair.kendall_tau_mean is None:
-        pair.insufficient.append("rank order: no query had two candidate texts to order")
-    elif pair.kendall_tau_mean < thresholds.min_kendall_tau:
-        pair.failures.append(f"mean Kendall tau {pair.kendall_tau_mean:.4f} < {thresholds.min_kendall_tau}")
-    if pair.failures:
-        pair.causes = _rerank_causes(a, b, pair, thresholds)
-    return pair
 
 
-def _rerank_causes(a: RerankerRun, b: RerankerRun, pair: RerankPair, thresholds: Thresholds) -> list[Cause]:
+def _rerank_causes(
+    a: RerankerRun, b: RerankerRun, max_diff: float, tau_mean: float | None, thresholds: Thresholds
+) -> list[Cause]:
     flat_a, flat_b = np.concatenate(a.scores), np.concatenate(b.scores)
     for raw, squashed in ((a, b), (b, a)):
         x, y = (flat_a, flat_b) if raw is a else (flat_b, flat_a)
@@ -131,12 +110,12 @@ def _rerank_causes(a: RerankerRun, b: RerankerRun, pair: RerankPair, thresholds:
                     f"set raw_scores=false on {raw.name} (or true on {squashed.name})",
                 )
             ]
-    if pair.kendall_tau_mean is None or pair.kendall_tau_mean >= thresholds.min_kendall_tau:
+    if tau_mean is None or tau_mean >= thresholds.min_kendall_tau:
         return [
             Cause(
                 "numeric",
                 None,
-                f"same order, scores differ by up to {pair.max_score_diff:.3g}",
+                f"same order, scores differ by up to {max_diff:.3g}",
                 "compare dtypes or loosen --dtype",
             )
         ]
@@ -144,7 +123,7 @@ def _rerank_causes(a: RerankerRun, b: RerankerRun, pair: RerankPair, thresholds:
         Cause(
             "different_model",
             None,
-            f"the order differs (mean Kendall tau {pair.kendall_tau_mean:.3f})",
+            f"the order differs (mean Kendall tau {tau_mean:.3f})",
             "check the reranker model each path serves",
         )
     ]

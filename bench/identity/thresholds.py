@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from bench.core.errors import UserError
+from bench.results.schema import Verdict
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,10 @@ class Thresholds:
     def to_dict(self) -> dict[str, float | str]:
         return asdict(self)
 
+    def limits(self) -> dict[str, float]:
+        """The numbers alone (a pair record names its dtype apart)."""
+        return {k: v for k, v in asdict(self).items() if k != "dtype"}
+
 
 THRESHOLDS: dict[str, Thresholds] = {
     "float32": Thresholds("float32", 0.9999, 0.99999, 1e-3, 0.95, 0.9999, 1e-4, 0.99),
@@ -34,12 +39,17 @@ THRESHOLDS: dict[str, Thresholds] = {
     "bfloat16": Thresholds("bfloat16", 0.990, 0.999, 2e-2, 0.8, 0.999, 2e-2, 0.9),
     "int8": Thresholds("int8", 0.95, 0.99, 5e-2, 0.7, 0.99, 5e-2, 0.8),
 }
-PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient data"
+PASS, FAIL, INSUFFICIENT = Verdict.PASS, Verdict.FAIL, Verdict.INSUFFICIENT
 
 
-def overall_verdict(verdicts: list[str]) -> str:
+def overall_verdict(verdicts: list[Verdict]) -> Verdict:
     """Any failure fails; otherwise a check without enough data to judge is not a pass either."""
     return FAIL if FAIL in verdicts else INSUFFICIENT if INSUFFICIENT in verdicts else PASS
+
+
+def judged(failures: list[str], insufficient: list[str]) -> Verdict:
+    """A compared pair's verdict: any failure fails; a check without enough data to judge is not a pass."""
+    return FAIL if failures else INSUFFICIENT if insufficient else PASS
 
 
 class Judged:
@@ -49,8 +59,8 @@ class Judged:
     insufficient: list[str]  # checks that had too little data to judge
 
     @property
-    def verdict(self) -> str:
-        return FAIL if self.failures else INSUFFICIENT if self.insufficient else PASS
+    def verdict(self) -> Verdict:
+        return judged(self.failures, self.insufficient)
 
     @property
     def passed(self) -> bool:

@@ -16,6 +16,7 @@ import asyncio
 import ssl
 from dataclasses import dataclass
 from time import perf_counter
+from typing import cast
 from urllib.parse import urlsplit
 
 import httptools
@@ -72,7 +73,7 @@ class Connection(asyncio.Protocol):
         self.loop = loop
         self.parser = httptools.HttpResponseParser(self)
         self.transport: asyncio.Transport | None = None
-        self.waiter: asyncio.Future | None = None
+        self.waiter: asyncio.Future[Response] | None = None
         self.closed = False
         self.sent_at = 0.0
         self._arrived = 0.0
@@ -80,8 +81,8 @@ class Connection(asyncio.Protocol):
         self._body: list[bytes] = []
 
     # asyncio.Protocol -------------------------------------------------------------------------
-    def connection_made(self, transport) -> None:
-        self.transport = transport
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # a TCP connection's, as create_connection makes
 
     def data_received(self, data: bytes) -> None:
         self._arrived = perf_counter()
@@ -91,10 +92,10 @@ class Connection(asyncio.Protocol):
             self._fail(ProtocolViolation(f"not HTTP/1.1: {exc}"))
             self.close()
 
-    def eof_received(self):
+    def eof_received(self) -> bool:
         return False  # close our side too
 
-    def connection_lost(self, exc) -> None:
+    def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self._fail(ConnectionLost(f"connection lost: {exc}" if exc else "connection closed by the server"))
 
@@ -116,12 +117,14 @@ class Connection(asyncio.Protocol):
             waiter.set_result(response)
 
     # use ----------------------------------------------------------------------------------------
-    def send(self, data: bytes) -> asyncio.Future:
+    def send(self, data: bytes) -> asyncio.Future[Response]:
         """Write one request; the future gets its Response (or ConnectionLost / ProtocolViolation / TimeoutError)."""
-        self.waiter = self.loop.create_future()
+        if self.transport is None:
+            raise ConnectionLost("not connected")
+        self.waiter = waiter = self.loop.create_future()
         self.sent_at = perf_counter()
         self.transport.write(data)
-        return self.waiter
+        return waiter
 
     def expire(self) -> None:
         """The answer took longer than the timeout: fail it and drop the connection (it may still answer)."""
@@ -168,7 +171,7 @@ class Pool:
         conn = None
         while self.idle:
             conn = self.idle.pop()
-            if not conn.closed and not conn.transport.is_closing():
+            if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
                 break
             conn = None  # the server closed it while idle (keep-alive timeout, restart)
         if conn is None:

@@ -12,17 +12,18 @@ from array import array
 
 from hdrh.histogram import HdrHistogram
 
+from bench.results.schema import LatencySummary
+
 LOWEST_US = 1
 HIGHEST_US = 3_600_000_000  # one hour: any answer slower than that is a timeout anyway
 SIGNIFICANT_DIGITS = 3  # values kept to 0.1%
-QUANTILES = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p999", 99.9))
 
 
 def new_histogram() -> HdrHistogram:
     return HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
 
 
-def from_values(values_us: array) -> HdrHistogram:
+def from_values(values_us: array[int] | array[float]) -> HdrHistogram:
     histogram = new_histogram()
     for value in values_us:
         histogram.record_value(min(max(int(value), LOWEST_US), HIGHEST_US))
@@ -30,7 +31,8 @@ def from_values(values_us: array) -> HdrHistogram:
 
 
 def encode(histogram: HdrHistogram) -> str:
-    return histogram.encode().decode("ascii")
+    encoded: bytes = histogram.encode()
+    return encoded.decode("ascii")
 
 
 def decode(encoded: str) -> HdrHistogram:
@@ -48,16 +50,24 @@ def merge(encoded: list[str | None]) -> HdrHistogram:
     return histogram
 
 
-def summary_ms(histogram: HdrHistogram) -> dict[str, float] | None:
-    """{"p50","p90","p99","p999","max","mean","count"} in milliseconds, or None when nothing was recorded."""
+def summary_ms(histogram: HdrHistogram) -> LatencySummary | None:
+    """The quantiles, max and mean in milliseconds, and the count; None when nothing was recorded."""
     count = histogram.get_total_count()
     if not count:
         return None
-    block = {name: histogram.get_value_at_percentile(q) / 1000.0 for name, q in QUANTILES}
-    block["max"] = histogram.get_max_value() / 1000.0
-    block["mean"] = histogram.get_mean_value() / 1000.0
-    block["count"] = count
-    return block
+
+    def at(percentile: float) -> float:
+        return float(histogram.get_value_at_percentile(percentile)) / 1000.0
+
+    return LatencySummary(
+        p50=at(50.0),
+        p90=at(90.0),
+        p99=at(99.0),
+        p999=at(99.9),
+        max=histogram.get_max_value() / 1000.0,
+        mean=histogram.get_mean_value() / 1000.0,
+        count=count,
+    )
 
 
 def cdf_ms(histogram: HdrHistogram) -> list[tuple[float, float]]:

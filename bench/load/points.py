@@ -1,31 +1,28 @@
 """The points of a load sweep: what each one sends and how, one way to name a point, and one way to judge it.
 
 `SweepConfig.points()` expands the command's lists (lengths x sizes x concurrencies | rates) into
-`PointConfig`s; `point_label` names a point (a PointConfig or a LoadPointRecord) in progress bars, the
-summary table and the report; `error_rate` and `judge` say whether a point measured anything and how
-many of its requests failed, for load, size, run and compare alike.
+`PointConfig`s; `PointKey` is what makes two points the same measurement and `point_label` its one name (a
+PointConfig or a LoadPointRecord; with the endpoint where the reader does not know it already) in progress
+bars, the summary table, the report, sizing's evidence and compare; `error_rate` and `judge` say whether a
+point measured anything and how many of its requests failed, for load, size, run and compare alike.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Protocol
 
 from bench.load.schedule import Arrival
-from bench.results.schema import LoadPointRecord
+from bench.results.schema import LoadPointRecord, LoadRequests, Loop, Op, PointStatus
 
 MAX_ERROR_RATE = 0.001  # load's and size's default: a point with more errors than this is marked
-OK, ERRORS, FAILED = (
-    "ok",
-    "errors",
-    "failed",
-)  # a point's status: measured; errors past the limit; nothing measured or succeeded
+OK, ERRORS, FAILED = PointStatus.OK, PointStatus.ERRORS, PointStatus.FAILED  # the statuses the commands test for
 
 
 @dataclass(frozen=True)
 class PointConfig:
-    op: str  # embed | rerank
-    loop: str = "closed"  # closed | open | burst
+    op: Op
+    loop: Loop = Loop.CLOSED
     batch: int = 1  # texts per request (rerank: documents per query)
     concurrency: int | None = None  # closed users; burst in-flight cap (0 = none)
     rate: float | None = None
@@ -56,74 +53,137 @@ class SweepConfig:
 
     def points(self) -> list[PointConfig]:
         base = self.base
-        sizes = self.documents if base.op == "rerank" else self.batches
+        sizes = self.documents if base.op == Op.RERANK else self.batches
         out: list[PointConfig] = []
         for length in self.lengths:
             for size in sizes:
                 if base.burst is not None:
                     out += [
-                        replace(base, loop="burst", batch=size, concurrency=c, length=length)
+                        replace(base, loop=Loop.BURST, batch=size, concurrency=c, length=length)
                         for c in self.concurrencies
                     ]
                 elif self.rates:  # each rate its own seed: poisson/gamma gaps differ between points, reruns repeat them
                     out += [
-                        replace(base, loop="open", batch=size, rate=r, length=length, seed=base.seed + i)
+                        replace(base, loop=Loop.OPEN, batch=size, rate=r, length=length, seed=base.seed + i)
                         for i, r in enumerate(self.rates)
                     ]
                 else:
                     out += [
-                        replace(base, loop="closed", batch=size, concurrency=c, length=length)
+                        replace(base, loop=Loop.CLOSED, batch=size, concurrency=c, length=length)
                         for c in self.concurrencies
                     ]
         return out
 
 
-def point_label(p) -> str:
-    """`closed batch 8 conc 4`, `open batch 1 400/s poisson cap 16`, `burst 1000 texts batch 32 conc 4` (+ len N)."""
-    size = f"docs {p.batch}" if p.op == "rerank" else f"batch {p.batch}"
+class PointSettings(Protocol):
+    """What names a point: a PointConfig before it runs, a LoadPointRecord after."""
+
+    @property
+    def op(self) -> Op: ...
+    @property
+    def loop(self) -> Loop: ...
+    @property
+    def batch(self) -> int: ...
+    @property
+    def concurrency(self) -> int | None: ...
+    @property
+    def rate(self) -> float | None: ...
+    @property
+    def max_inflight(self) -> int | None: ...
+    @property
+    def burst(self) -> int | None: ...
+    @property
+    def length(self) -> int | None: ...
+    @property
+    def arrival(self) -> object: ...
+
+
+def point_label(p: PointSettings, endpoint: str | None = None) -> str:
+    """`closed batch 8 conc 4`, `open batch 1 400/s poisson cap 16`, `burst 1000 texts batch 32 conc 4` (+ len N);
+    with `endpoint`, led by it and the op (`tei embed closed batch 8 conc 4`): a point among other endpoints'."""
+    size = f"docs {p.batch}" if p.op == Op.RERANK else f"batch {p.batch}"
     length = f" len {p.length}" if p.length else ""
-    if p.loop == "closed":
-        return f"closed {size} conc {p.concurrency}{length}"
-    if p.loop == "open":
+    if p.loop == Loop.CLOSED:
+        label = f"closed {size} conc {p.concurrency}{length}"
+    elif p.loop == Loop.OPEN:
         cap = f" cap {p.max_inflight}" if p.max_inflight else ""
-        return f"open {size} {p.rate:g}/s {p.arrival}{cap}{length}"
-    return f"burst {p.burst} texts {size} conc {p.concurrency or 'unlimited'}{length}"
+        rate = f"{p.rate:g}" if p.rate is not None else "?"
+        label = f"open {size} {rate}/s {p.arrival}{cap}{length}"
+    else:
+        label = f"burst {p.burst} texts {size} conc {p.concurrency or 'unlimited'}{length}"
+    return f"{endpoint} {p.op} {label}" if endpoint is not None else label
 
 
-def error_rate(requests: dict[str, Any]) -> float:
+@dataclass(frozen=True)
+class PointKey:
+    """What makes two sweep points the same measurement: the endpoint (by its current name) and every setting."""
+
+    endpoint: str
+    op: Op
+    loop: Loop
+    batch: int
+    concurrency: int | None
+    rate: float | None
+    arrival: str | None
+    max_inflight: int | None
+    burst: int | None
+    length: int | None
+    documents: int | None
+
+    @classmethod
+    def of(cls, point: LoadPointRecord, endpoint: str | None = None) -> PointKey:
+        return cls(
+            endpoint if endpoint is not None else point.endpoint,
+            point.op,
+            point.loop,
+            point.batch,
+            point.concurrency,
+            point.rate,
+            point.arrival,
+            point.max_inflight,
+            point.burst,
+            point.length,
+            point.documents,
+        )
+
+    @property
+    def label(self) -> str:
+        return point_label(self, self.endpoint)
+
+
+def error_rate(requests: LoadRequests) -> float:
     """(errors + unsent) / (sent + unsent) of a point's `requests` block: a request never sent by the end
     failed its user as surely; 1.0 when nothing was measured."""
-    unsent = requests.get("unsent") or 0
-    total = requests["sent"] + unsent
-    return (sum(requests["errors"].values()) + unsent) / total if total else 1.0
+    total = requests.sent + requests.unsent
+    return (sum(requests.errors.values()) + requests.unsent) / total if total else 1.0
 
 
-def judge(requests: dict[str, Any], max_error_rate: float) -> tuple[str, str | None]:
+def judge(requests: LoadRequests, max_error_rate: float) -> tuple[PointStatus, str | None]:
     """A point's status and, unless `ok`, the one line that says why: `failed` when nothing was measured or
     nothing succeeded (a failed measurement: the command exits 3), `errors` when its error rate is past the limit."""
-    errors = ", ".join(f"{cls} {n}" for cls, n in sorted(requests["errors"].items(), key=lambda kv: -kv[1]))
-    unsent = requests.get("unsent") or 0
-    if requests["sent"] == 0 and not unsent:
-        return FAILED, (
+    errors = ", ".join(f"{cls} {n}" for cls, n in sorted(requests.errors.items(), key=lambda kv: -kv[1]))
+    unsent = requests.unsent
+    if requests.sent == 0 and not unsent:
+        return PointStatus.FAILED, (
             "nothing measured: no request was sent in the measured window (the server may have hung during the warm-up)"
         )
-    if requests["ok"] == 0:
-        return FAILED, f"no request succeeded: {requests['sent']} sent ({errors or 'no answer'})" + (
+    if requests.ok == 0:
+        return PointStatus.FAILED, f"no request succeeded: {requests.sent} sent ({errors or 'no answer'})" + (
             f", {unsent} never sent" if unsent else ""
         )
     rate = error_rate(requests)
     if rate > max_error_rate:
-        return ERRORS, f"error rate {rate:.2%} > {max_error_rate:.2%} ({errors}" + (
+        return PointStatus.ERRORS, f"error rate {rate:.2%} > {max_error_rate:.2%} ({errors}" + (
             f", unsent {unsent}" if unsent else ""
         ) + ")"
-    return OK, None
+    return PointStatus.OK, None
 
 
 # Read from a point record (a LoadPointRecord): sizing and the reports use these.
 def p99_ms(point: LoadPointRecord, quantity: str) -> float | None:
-    block = point.latency_ms.get(quantity)
-    return block["p99"] if block else None
+    block = getattr(point.latency_ms, quantity)
+    return block.p99 if block else None
 
 
 def texts_per_s(point: LoadPointRecord) -> float:
-    return float(point.throughput.get("texts_per_s") or 0.0)
+    return float(point.throughput.texts_per_s or 0.0)

@@ -100,7 +100,7 @@ class RayExecutor(Executor):
         self.hosts = ray.get([a.host.remote() for a in self.actors])
         self._next = itertools.cycle(range(workers))
 
-    def submit(self, fn: Callable, /, *args: Any, **kwargs: Any) -> Future:
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         """Runs `run_share(plan)` on the plan's actor (worker w on actor w); other callables are not shippable here."""
         if fn is not run_share or len(args) != 1 or kwargs:
             raise TypeError("RayExecutor runs run_share(plan) only")
@@ -108,7 +108,8 @@ class RayExecutor(Executor):
         actor = (
             self.actors[plan.worker % len(self.actors)] if plan.worker is not None else self.actors[next(self._next)]
         )
-        return actor.run.remote(plan, time.time() - time.perf_counter()).future()
+        future: Future[Any] = actor.run.remote(plan, time.time() - time.perf_counter()).future()
+        return future
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         for actor in self.actors:

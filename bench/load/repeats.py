@@ -11,19 +11,34 @@ each repeat's own figures and `intervals` the mean over the repeats with a 95% p
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
-from bench.core.resample import CONFIDENCE, RESAMPLES, mean_interval, seeded_generator
+import numpy as np
+from hdrh.histogram import HdrHistogram
+
+from bench.core.resample import CONFIDENCE, RESAMPLES, Interval, mean_interval, seeded_generator
 from bench.load import histograms
 from bench.load.points import PointConfig, judge, point_label
-from bench.results.schema import LoadPointRecord
+from bench.results.schema import (
+    Latencies,
+    LatencyIntervals,
+    LatencySummary,
+    LoadPointRecord,
+    LoadRequests,
+    PointIntervals,
+    PointRepeat,
+    QuantileIntervals,
+    ServerTimes,
+    Throughput,
+    ThroughputIntervals,
+)
 
 # Repeat r of a point runs with seed + r * REPEAT_SEED_STRIDE: poisson/gamma gaps differ between repeats (their
 # spread is part of the noise measured), and never coincide with another rate's seed (seed + i).
 REPEAT_SEED_STRIDE = 1_000_000
-THROUGHPUTS = ("texts_per_s", "requests_per_s")
-QUANTILES = ("p50", "p99")
+LATENCIES = tuple(f.name for f in fields(Latencies))  # the latency blocks a point may have
+SERVER_TIMES = tuple(f.name for f in fields(ServerTimes))
 
 
 def run_interleaved(
@@ -60,86 +75,89 @@ def run_interleaved(
 def pooled(records: list[LoadPointRecord], seed: int, resamples: int = RESAMPLES) -> LoadPointRecord:
     """One record from a point's repeats: the pooled figures, each repeat's own, and their intervals."""
     first = records[0]
-    requests = {
-        "sent": sum(r.requests["sent"] for r in records),
-        "ok": sum(r.requests["ok"] for r in records),
-        "errors": _summed([r.requests["errors"] for r in records]),
-        "unsent": sum(r.requests.get("unsent") or 0 for r in records),
-        "validated": sum(r.requests.get("validated") or 0 for r in records),
-    }
-    seconds = sum(r.duration_s for r in records)
-
-    def per_s(key: str) -> float:  # each repeat's count is its rate times its window
-        return sum(float(r.throughput.get(key) or 0.0) * r.duration_s for r in records) / seconds if seconds else 0.0
-
+    requests = LoadRequests(
+        sent=sum(r.requests.sent for r in records),
+        ok=sum(r.requests.ok for r in records),
+        errors=_summed([r.requests.errors for r in records]),
+        unsent=sum(r.requests.unsent for r in records),
+        validated=sum(r.requests.validated for r in records),
+    )
     merged = {
         q: histograms.merge([r.histograms.get(q) for r in records]) for q in {q for r in records for q in r.histograms}
     }
     status, problem = judge(requests, first.max_error_rate if first.max_error_rate is not None else 0.0)
-    summaries = [repeat_summary(r) for r in records]
+    repeats = [PointRepeat(r.duration_s, r.requests, r.throughput, r.latency_ms, r.status) for r in records]
     return replace(
         first,
-        duration_s=round(seconds, 6),
+        duration_s=round(sum(r.duration_s for r in records), 6),
         requests=requests,
-        throughput={
-            **{key: per_s(key) for key in (*THROUGHPUTS, "tokens_per_s")},
-            "tokens_source": next((r.throughput.get("tokens_source") for r in records if r.requests["ok"]), None),
-        },
-        latency_ms={q: _summary(merged, q) if first.latency_ms.get(q) is not None else None for q in first.latency_ms},
-        server_ms={q: _summary(merged, q) for q in first.server_ms},
+        throughput=_pooled_throughput(records),
+        latency_ms=Latencies(
+            **{q: _summary(merged, q) if getattr(first.latency_ms, q) is not None else None for q in LATENCIES}
+        ),
+        server_ms=ServerTimes(**{q: _summary(merged, q) for q in SERVER_TIMES}),
         server_metrics=_summed_metrics([r.server_metrics for r in records]),
-        client=max((r.client for r in records), key=lambda c: c.get("utilization") or 0.0),
+        client=max((r.client for r in records), key=lambda c: c.utilization or 0.0),
         histograms={q: histograms.encode(h) for q, h in merged.items() if h.get_total_count()},
         error_examples={cls: m for r in reversed(records) for cls, m in r.error_examples.items()},
         status=status,
         problem=problem,
-        repeats=summaries,
-        intervals=intervals(summaries, seeded_generator(seed, first.endpoint, point_label(first)), resamples),
+        repeats=repeats,
+        intervals=intervals(repeats, seeded_generator(seed, first.endpoint, point_label(first)), resamples),
     )
 
 
-def repeat_summary(record: LoadPointRecord) -> dict[str, Any]:
-    """What a repeat keeps of its own record: enough to resample it (histograms are pooled, not kept)."""
-    return {
-        "duration_s": record.duration_s,
-        "requests": record.requests,
-        "throughput": record.throughput,
-        "latency_ms": record.latency_ms,
-        "status": record.status,
-    }
+def _pooled_throughput(records: list[LoadPointRecord]) -> Throughput:
+    """Rates over the summed measured windows: each repeat's count is its rate times its window."""
+    seconds = sum(r.duration_s for r in records)
+
+    def per_s(key: str) -> float:
+        counted = sum(float(getattr(r.throughput, key) or 0.0) * r.duration_s for r in records)
+        return counted / seconds if seconds else 0.0
+
+    return Throughput(
+        requests_per_s=per_s("requests_per_s"),
+        texts_per_s=per_s("texts_per_s"),
+        tokens_per_s=per_s("tokens_per_s"),
+        tokens_source=next((r.throughput.tokens_source for r in records if r.requests.ok), None),
+    )
 
 
-def intervals(summaries: list[dict[str, Any]], rng, resamples: int = RESAMPLES) -> dict[str, Any]:
+def intervals(repeats: list[PointRepeat], rng: np.random.Generator, resamples: int = RESAMPLES) -> PointIntervals:
     """Mean and interval of texts/s, requests/s and each latency's p50 and p99 over the repeats; a latency
     that some repeat lacks (no successful request in it) has no interval."""
-    quantities = [q for q in summaries[0]["latency_ms"] if all(s["latency_ms"].get(q) for s in summaries)]
-    return {
-        "resamples": resamples,
-        "confidence": CONFIDENCE,
-        "repeats": len(summaries),
-        "throughput": {
-            key: mean_interval([float(s["throughput"][key]) for s in summaries], rng, resamples).to_dict()
-            for key in THROUGHPUTS
-        },
-        "latency_ms": {
-            q: {
-                p: mean_interval([s["latency_ms"][q][p] for s in summaries], rng, resamples).to_dict()
-                for p in QUANTILES
-            }
-            for q in quantities
-        },
-    }
+
+    def over(values: list[float]) -> Interval:
+        return mean_interval(values, rng, resamples)
+
+    def quantiles(quantity: str) -> QuantileIntervals | None:
+        blocks: list[LatencySummary | None] = [getattr(r.latency_ms, quantity) for r in repeats]
+        present = [b for b in blocks if b is not None]
+        if len(present) < len(blocks):
+            return None
+        return QuantileIntervals(p50=over([b.p50 for b in present]), p99=over([b.p99 for b in present]))
+
+    return PointIntervals(
+        resamples=resamples,
+        confidence=CONFIDENCE,
+        repeats=len(repeats),
+        throughput=ThroughputIntervals(
+            texts_per_s=over([float(r.throughput.texts_per_s) for r in repeats]),
+            requests_per_s=over([float(r.throughput.requests_per_s) for r in repeats]),
+        ),
+        latency_ms=LatencyIntervals(**{q: quantiles(q) for q in LATENCIES}),
+    )
 
 
 def interval_text(record: LoadPointRecord) -> str:
     """` (mean 412.0 [405.1, 418.3], 5 repeats)`: texts/s over a repeated point's repeats; "" for one measurement."""
-    if not record.intervals:
+    if record.intervals is None:
         return ""
-    tput = record.intervals["throughput"]["texts_per_s"]
-    return f" (mean {tput['mean']:.1f} [{tput['low']:.1f}, {tput['high']:.1f}], {len(record.repeats)} repeats)"
+    tput = record.intervals.throughput.texts_per_s
+    return f" (mean {tput.mean:.1f} [{tput.low:.1f}, {tput.high:.1f}], {len(record.repeats)} repeats)"
 
 
-def _summary(merged: dict[str, Any], quantity: str) -> dict[str, float] | None:
+def _summary(merged: dict[str, HdrHistogram], quantity: str) -> LatencySummary | None:
     return histograms.summary_ms(merged[quantity]) if quantity in merged else None
 
 

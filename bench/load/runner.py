@@ -14,25 +14,27 @@ Points (`PointConfig`, `SweepConfig`) live in bench/load/points.py.
 
 from __future__ import annotations
 
-import math
 import multiprocessing
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, Executor, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from time import perf_counter
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+from hdrh.histogram import HdrHistogram
 
 import bench
 from bench.core import values
 from bench.core.errors import MeasurementFailed, UserError
+from bench.core.progress import ProgressFactory
 from bench.core.secrets import mask, mask_data
+from bench.endpoints.base import Embedder, EmbedWire, Reranker, RerankWire, WireRequest
 from bench.endpoints.client import endpoint_auth
 from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.load import histograms
@@ -43,9 +45,19 @@ from bench.load.schedule import open_schedule, share, split_count
 from bench.load.server_view import MetricsReader, delta
 from bench.load.worker import SharePlan, ShareResult, run_share
 from bench.load.workload import DISTINCT_REQUESTS, Workload
-from bench.results.outdir import RESULTS_FILE, prepare_out_dir
-from bench.results.schema import EndRecord, LoadPointRecord, RunHeader
-from bench.results.store import ResultsWriter
+from bench.results.lifecycle import OpenRun, Output, open_run
+from bench.results.schema import (
+    ClientView,
+    Latencies,
+    LoadPointRecord,
+    LoadRequests,
+    Loop,
+    Op,
+    RunHeader,
+    ServerTimes,
+    Throughput,
+)
+from bench.results.store import now_iso
 
 START_LEAD_S = 0.25  # time for the plans to reach the worker processes before the first intended send
 # A worker is saturated when the requests it drove took this share of what its CPU per request allows
@@ -57,12 +69,12 @@ CLIENT_SATURATED = 0.9
 class InProcessCall:
     """A picklable request for in-process endpoints: opens the endpoint once per worker process."""
 
-    _opened: dict[tuple, Any] = {}
+    _opened: dict[tuple[str, str, tuple[tuple[str, str], ...]], Embedder | Reranker] = {}
 
-    def __init__(self, spec: EndpointSpec, op: str, payloads: list[tuple[str | None, list[str]]]):
+    def __init__(self, spec: EndpointSpec, op: Op, payloads: list[tuple[str | None, list[str]]]):
         self.spec, self.op, self.payloads = spec, op, payloads
 
-    def endpoint(self):
+    def endpoint(self) -> Embedder | Reranker:
         key = (self.spec.name, self.spec.kind, tuple(sorted(self.spec.params.items())))
         if key not in self._opened:
             self._opened[key] = open_endpoint(self.spec)
@@ -75,10 +87,12 @@ class InProcessCall:
     def __call__(self, index: int) -> None:
         query, texts = self.payloads[index]
         endpoint = self.endpoint()
-        if self.op == "rerank":
-            endpoint.rerank(query, texts)
-        else:
+        if self.op == Op.RERANK and isinstance(endpoint, Reranker):  # check_op: a rerank op has a rerank endpoint
+            endpoint.rerank(query or "", texts)
+        elif isinstance(endpoint, Embedder):
             endpoint.embed(texts)
+        else:
+            raise TypeError(f"endpoint {self.spec.name}: cannot {self.op}")
 
 
 class LoadEndpoint:
@@ -88,34 +102,44 @@ class LoadEndpoint:
         self.spec = spec
         client = open_endpoint(spec)  # builds the wire from the spec's options; sends nothing
         self.in_process = spec.url is None
-        self.wire = None if self.in_process else client.wire
+        # An HTTP kind's client holds its wire; an in-process one has none.
+        wire = None if self.in_process else getattr(client, "wire", None)
+        self.embed_wire: EmbedWire | None = None if spec.is_rerank else wire
+        self.rerank_wire: RerankWire | None = wire if spec.is_rerank else None
         client.close()
-        self.headers = {} if self.in_process else endpoint_auth(spec.name, spec.url, spec.params.get("key_env"))[1]
-        self.metrics = None if self.in_process else MetricsReader(self._route(), self.headers)
+        self.headers = {} if spec.url is None else endpoint_auth(spec.name, spec.url, spec.params.get("key_env"))[1]
+        self.metrics = None if self.in_process else MetricsReader(self.request(("q", ["t"])).url, self.headers)
 
-    def _route(self) -> str:
-        probe = self.wire.request("q", ["t"]) if self.spec.is_rerank else self.wire.request(["t"])
-        return probe.url
+    @property
+    def wire(self) -> EmbedWire | RerankWire | None:
+        return self.rerank_wire or self.embed_wire
 
-    def preflight(self, op: str, timeout_s: float) -> None:
+    def request(self, payload: tuple[str | None, list[str]]) -> WireRequest:
+        """One request on the kind's wire: a query and its documents (rerank), or texts (embed)."""
+        query, texts = payload
+        if self.rerank_wire is not None:
+            return self.rerank_wire.request(query or "", texts)
+        if self.embed_wire is None:
+            raise RuntimeError(f"endpoint {self.spec.name}: in-process endpoints have no wire")
+        return self.embed_wire.request(texts)
+
+    def preflight(self, op: Op, timeout_s: float) -> None:
         """One small request through the API client before the sweep: a wrong URL, key or model fails
         here with one clear line, and a cold server's first (slow) answer is not left to a warm-up.
         It waits --timeout like every measured request: a hanging server is named as soon as one would be."""
         client = open_endpoint(self.spec, timeout_s)
         try:
-            if op == "rerank":
+            if isinstance(client, Reranker):  # check_op: the op is the endpoint's kind
                 client.rerank("warm-up query", ["warm-up text", "another warm-up text"])
             else:
                 dim = client.embed(["warm-up text"]).vectors.shape[1]
-                if self.wire is not None:
-                    self.wire.dim = (
-                        dim  # every answer of the sweep must keep it (a changed dimension is a bad_response)
-                    )
+                if self.embed_wire is not None:
+                    self.embed_wire.dim = dim  # every answer of the sweep must keep it (a changed one: bad_response)
         finally:
             client.close()
 
-    def check_op(self, op: str) -> None:
-        if (op == "rerank") != self.spec.is_rerank:
+    def check_op(self, op: Op) -> None:
+        if (op == Op.RERANK) != self.spec.is_rerank:
             kind = "a rerank" if self.spec.is_rerank else "an embedding"
             raise UserError(
                 f"endpoint {self.spec.name}: {self.spec.kind} is {kind} endpoint; use --op "
@@ -125,93 +149,64 @@ class LoadEndpoint:
     def plans(self, point: PointConfig, workload: Workload, start_at: float) -> list[SharePlan]:
         """One SharePlan per active worker: requests encoded once, the schedule split as `schedule.share` says."""
         workload = workload.with_length(point.length)
-        if point.loop == "burst":
-            n = math.ceil(point.burst / point.batch)  # Open WebUI: ceil(chunks / RAG_EMBEDDING_BATCH_SIZE) requests
-            chunks = [workload.texts[i % len(workload.texts)] for i in range(point.burst)]
-            batches = [chunks[i : i + point.batch] for i in range(0, point.burst, point.batch)]  # the last one smaller
-            if point.op == "rerank":
-                payloads = [(workload.queries[i % len(workload.queries)], docs) for i, docs in enumerate(batches)]
-            else:
-                payloads = [(None, texts) for texts in batches]
-        elif point.op == "rerank":
-            payloads = list(workload.rerank_requests(point.batch))
-        else:
-            payloads = [(None, texts) for texts in workload.embed_batches(point.batch)]
-        if point.op == "rerank":
-            q_tokens = workload.count_tokens([q for q, _ in payloads])
-            tokens = [sum(q_tokens[i] + t for t in workload.count_tokens(docs)) for i, (_, docs) in enumerate(payloads)]
-        else:
-            tokens = [sum(workload.count_tokens(texts)) for _, texts in payloads]
-        inputs = [len(texts) for _, texts in payloads]
-        requests: list[bytes] = []
-        call = None
-        target = None
-        if self.in_process:
-            call = InProcessCall(self.spec, point.op, payloads)
-        else:
-            wired = [
-                self.wire.request(q, texts) if point.op == "rerank" else self.wire.request(texts)
-                for q, texts in payloads
-            ]
-            target = target_of(wired[0].url)
-            requests = [encode_request(target, w.method, w.body(), self.headers) for w in wired]
-        base = dict(
-            target=target,
-            requests=requests,
-            inputs=inputs,
-            tokens=tokens,
+        payloads = _payloads(point, workload)
+        template = SharePlan(
+            worker=0,
+            mode=point.loop,
+            target=None,
+            requests=[],
+            inputs=[len(texts) for _, texts in payloads],
+            tokens=_tokens(point, workload, payloads),
             start_at=start_at,
             warmup_s=point.warmup_s,
             duration_s=point.duration_s,
             timeout_s=point.timeout_s,
             wire=self.wire,
-            call=call,
         )
-        workers = point.workers
-        if point.loop == "closed":
-            users = split_count(point.concurrency, min(workers, point.concurrency))
+        if self.in_process:
+            template.call = InProcessCall(self.spec, point.op, payloads)
+        else:
+            wired = [self.request(payload) for payload in payloads]
+            template.target = target = target_of(wired[0].url)
+            template.requests = [encode_request(target, w.method, w.body(), self.headers) for w in wired]
+        if point.loop == Loop.CLOSED:
+            users = split_count(_set(point.concurrency), min(point.workers, _set(point.concurrency)))
             counts = split_count(point.requests, len(users)) if point.requests is not None else [None] * len(users)
-            return [
-                SharePlan(worker=w, mode="closed", users=u, count=c, **base)
-                for w, (u, c) in enumerate(zip(users, counts))
-            ]
-        if point.loop == "open":
+            return [replace(template, worker=w, users=u, count=c) for w, (u, c) in enumerate(zip(users, counts))]
+        if point.loop == Loop.OPEN:
             offsets = self.open_offsets(point)
-            active = min(workers, point.max_inflight) if point.max_inflight else workers
+            active = min(point.workers, point.max_inflight) if point.max_inflight else point.workers
             caps = split_count(point.max_inflight, active) if point.max_inflight else [None] * active
             # Offsets stay a numpy array: pickled to a worker in milliseconds, where a list of millions of floats
             # took seconds in which the driver, holding the GIL, could not even act on Ctrl-C.
-            return [
-                SharePlan(
-                    worker=w,
-                    mode="open",
-                    offsets=share(offsets, w, active, point.arrival, point.seed),
-                    max_inflight=caps[w],
-                    **base,
-                )
-                for w in range(active)
-            ]
+            arrival = _set(point.arrival)
+            shares = [share(offsets, w, active, arrival, point.seed) for w in range(active)]
+            return [replace(template, worker=w, offsets=shares[w], max_inflight=caps[w]) for w in range(active)]
+        return self._burst_plans(point, payloads, template)
+
+    def _burst_plans(
+        self, point: PointConfig, payloads: list[tuple[str | None, list[str]]], template: SharePlan
+    ) -> list[SharePlan]:
+        """Each worker replays its own requests in order (offsets index its `requests` list), no warm-up."""
+        n = len(payloads)
         cap = point.concurrency or 0
-        active = min(workers, cap, n) if cap else min(workers, n)
+        active = min(point.workers, cap, n) if cap else min(point.workers, n)
         caps = split_count(cap, active) if cap else [0] * active
-        base.update(warmup_s=0.0, duration_s=None)
-        # Each worker replays its own requests in order: offsets index its `requests` list.
         plans = []
         for w in range(active):
             mine = list(range(w, n, active))
             plans.append(
-                SharePlan(
+                replace(
+                    template,
                     worker=w,
-                    mode="burst",
                     offsets=np.zeros(len(mine)),
                     users=caps[w],
-                    **{
-                        **base,
-                        "requests": [requests[i] for i in mine] if requests else [],
-                        "inputs": [inputs[i] for i in mine],
-                        "tokens": [tokens[i] for i in mine],
-                        "call": InProcessCall(self.spec, point.op, [payloads[i] for i in mine]) if call else None,
-                    },
+                    warmup_s=0.0,
+                    duration_s=None,
+                    requests=[template.requests[i] for i in mine] if template.requests else [],
+                    inputs=[template.inputs[i] for i in mine],
+                    tokens=[template.tokens[i] for i in mine],
+                    call=InProcessCall(self.spec, point.op, [payloads[i] for i in mine]) if template.call else None,
                 )
             )
         return plans
@@ -219,14 +214,11 @@ class LoadEndpoint:
     @staticmethod
     def open_offsets(point: PointConfig) -> np.ndarray:
         check_schedule([point])  # also the probes `size` chooses as it goes
+        arrival, rate = _set(point.arrival), _set(point.rate)
         if point.requests is None:
-            return open_schedule(point.arrival, point.rate, point.warmup_s + point.duration_s, None, point.seed)
-        warm = (
-            open_schedule(point.arrival, point.rate, point.warmup_s, None, point.seed)
-            if point.warmup_s > 0
-            else np.zeros(0)
-        )
-        measured = open_schedule(point.arrival, point.rate, None, point.requests, point.seed + 10_000)
+            return open_schedule(arrival, rate, point.warmup_s + _set(point.duration_s), None, point.seed)
+        warm = open_schedule(arrival, rate, point.warmup_s, None, point.seed) if point.warmup_s > 0 else np.zeros(0)
+        measured = open_schedule(arrival, rate, None, point.requests, point.seed + 10_000)
         return np.concatenate((warm, point.warmup_s + measured))
 
     def close(self) -> None:
@@ -234,11 +226,44 @@ class LoadEndpoint:
             self.metrics.close()
 
 
+T = TypeVar("T")
+
+
+def _set(value: T | None) -> T:
+    """A setting the point's loop always has (SweepConfig sets it): None here is a bug, not a user error."""
+    if value is None:
+        raise RuntimeError("load: a point without a setting its loop needs")
+    return value
+
+
+def _payloads(point: PointConfig, workload: Workload) -> list[tuple[str | None, list[str]]]:
+    """Each request's query (rerank) and texts: a burst's chunks cut into batches (Open WebUI sends
+    ceil(chunks / RAG_EMBEDDING_BATCH_SIZE) requests, the last one smaller), else the workload's requests."""
+    if point.loop == Loop.BURST:
+        burst = _set(point.burst)
+        chunks = [workload.texts[i % len(workload.texts)] for i in range(burst)]
+        batches = [chunks[i : i + point.batch] for i in range(0, burst, point.batch)]
+        if point.op == Op.RERANK:
+            return [(workload.queries[i % len(workload.queries)], docs) for i, docs in enumerate(batches)]
+        return [(None, texts) for texts in batches]
+    if point.op == Op.RERANK:
+        return [(query, docs) for query, docs in workload.rerank_requests(point.batch)]
+    return [(None, texts) for texts in workload.embed_batches(point.batch)]
+
+
+def _tokens(point: PointConfig, workload: Workload, payloads: list[tuple[str | None, list[str]]]) -> list[int]:
+    """Estimated tokens per request (the server's own count replaces them where it sends one)."""
+    if point.op == Op.RERANK:
+        q_tokens = workload.count_tokens([q or "" for q, _ in payloads])
+        return [sum(q_tokens[i] + t for t in workload.count_tokens(docs)) for i, (_, docs) in enumerate(payloads)]
+    return [sum(workload.count_tokens(texts)) for _, texts in payloads]
+
+
 def check_schedule(points: list[PointConfig]) -> None:
     """An open loop's send times are computed before its point starts: at most values.SCHEDULED_REQUESTS."""
     for p in points:
-        if p.loop == "open":
-            scheduled = p.rate * (p.warmup_s + (p.duration_s or 0.0)) + (p.requests or 0)
+        if p.loop == Loop.OPEN:
+            scheduled = _set(p.rate) * (p.warmup_s + (p.duration_s or 0.0)) + (p.requests or 0)
             values.at_most(
                 f"load: {point_label(p)} over {p.warmup_s:g} s of warm-up and "
                 + (f"{p.requests} requests" if p.requests else f"{p.duration_s:g} s measured"),
@@ -258,8 +283,8 @@ def check_request_memory(points: list[PointConfig], workload: Workload) -> None:
     per_word = body / max(1, sum(len(t.split()) for t in texts))  # a text of N tokens has at most N words
     for p in points:
         per_text = body / len(texts) if p.length is None else p.length * per_word
-        count = p.burst if p.loop == "burst" else DISTINCT_REQUESTS * p.batch
-        copies = 2 if p.loop == "burst" else 1 + p.workers  # a burst's requests are split among the workers
+        count = _set(p.burst) if p.loop == Loop.BURST else DISTINCT_REQUESTS * p.batch
+        copies = 2 if p.loop == Loop.BURST else 1 + p.workers  # a burst's requests are split among the workers
         values.at_most(
             f"load: {point_label(p)} encodes {count:,} texts of about {per_text:,.0f} bytes, {copies} copies",
             count * per_text * copies,
@@ -273,42 +298,20 @@ def merge_shares(
     point: PointConfig,
     shares: list[ShareResult],
     workload: Workload,
-    metrics_before: dict | None = None,
-    metrics_after: dict | None = None,
+    metrics_before: dict[str, Any] | None = None,
+    metrics_after: dict[str, Any] | None = None,
 ) -> LoadPointRecord:
     """One point's record from its workers' shares: counts summed, histograms merged exactly."""
-    errors: dict[str, int] = {}
     examples: dict[str, str] = {}
     for s in shares:
-        for cls, n in s.errors.items():
-            errors[cls] = errors.get(cls, 0) + n
         for cls, message in s.error_examples.items():
             examples.setdefault(cls, mask(message))
-    ok = sum(s.ok for s in shares)
     merged = (
         {q: histograms.merge([s.histograms.get(q) for s in shares]) for q in shares[0].histograms} if shares else {}
     )
-    elapsed = measured_window(point, shares)
-    counted = sum(s.tokens_counted for s in shares)
-    estimated = sum(s.tokens_estimated for s in shares)
-    per_s = (lambda n: n / elapsed) if elapsed > 0 else (lambda n: 0.0)
-    if not ok:
-        tokens_source = None
-    elif estimated == 0 and counted:
-        tokens_source = "x-compute-tokens"
-    elif counted:
-        tokens_source = f"x-compute-tokens+{workload.tokens_source}"
-    else:
-        tokens_source = workload.tokens_source
-    open_quantities = point.loop != "closed"
-    requests = {
-        "sent": sum(s.sent for s in shares),
-        "ok": ok,
-        "errors": errors,
-        "unsent": sum(s.unsent for s in shares),
-        "validated": sum(s.validated for s in shares),
-    }
+    requests = _requests(shares)
     status, problem = judge(requests, point.max_error_rate)
+    elapsed = measured_window(point, shares)
     return LoadPointRecord(
         endpoint=endpoint,
         op=point.op,
@@ -319,27 +322,15 @@ def merge_shares(
         arrival=str(point.arrival) if point.arrival else None,
         duration_s=round(elapsed, 6),
         requests=requests,
-        throughput={
-            "requests_per_s": per_s(ok),
-            "texts_per_s": per_s(sum(s.texts_ok for s in shares)),
-            "tokens_per_s": per_s(counted + estimated),
-            "tokens_source": tokens_source,
-        },
-        latency_ms={
-            "service": histograms.summary_ms(merged["service"]) if merged else None,
-            "scheduled": histograms.summary_ms(merged["scheduled"]) if open_quantities and merged else None,
-            "dispatch_delay": histograms.summary_ms(merged["dispatch_delay"]) if open_quantities and merged else None,
-        },
-        server_ms={
-            name: histograms.summary_ms(merged[name]) if merged else None
-            for name in ("queue", "tokenization", "inference")
-        },
+        throughput=_throughput(shares, workload, elapsed),
+        latency_ms=_latencies(point, merged),
+        server_ms=ServerTimes(*(histograms.summary_ms(merged[q]) if merged else None for q in SERVER_QUANTITIES)),
         server_metrics=delta(metrics_before, metrics_after) if metrics_before and metrics_after else None,
         client=client_view(shares),
         max_inflight=point.max_inflight,
         burst=point.burst,
         length=point.length,
-        documents=point.batch if point.op == "rerank" else None,
+        documents=point.batch if point.op == Op.RERANK else None,
         warmup_s=point.warmup_s,
         histograms={q: histograms.encode(h) for q, h in merged.items() if h.get_total_count()},
         error_examples=examples,
@@ -349,18 +340,71 @@ def merge_shares(
     )
 
 
+SERVER_QUANTITIES = ("queue", "tokenization", "inference")  # TEI's split of each answer (ServerTimes' fields)
+
+
+def _requests(shares: list[ShareResult]) -> LoadRequests:
+    errors: dict[str, int] = {}
+    for s in shares:
+        for cls, n in s.errors.items():
+            errors[cls] = errors.get(cls, 0) + n
+    return LoadRequests(
+        sent=sum(s.sent for s in shares),
+        ok=sum(s.ok for s in shares),
+        errors=errors,
+        unsent=sum(s.unsent for s in shares),
+        validated=sum(s.validated for s in shares),
+    )
+
+
+def _throughput(shares: list[ShareResult], workload: Workload, elapsed: float) -> Throughput:
+    """Rates over the measured window (`elapsed` s); tokens counted by the server (x-compute-tokens) where it said,
+    else by the workload's counter."""
+    counted = sum(s.tokens_counted for s in shares)
+    estimated = sum(s.tokens_estimated for s in shares)
+    ok = sum(s.ok for s in shares)
+
+    def per_s(n: float) -> float:
+        return n / elapsed if elapsed > 0 else 0.0
+
+    if not ok:
+        tokens_source = None
+    elif estimated == 0 and counted:
+        tokens_source = "x-compute-tokens"
+    elif counted:
+        tokens_source = f"x-compute-tokens+{workload.tokens_source}"
+    else:
+        tokens_source = workload.tokens_source
+    return Throughput(
+        requests_per_s=per_s(ok),
+        texts_per_s=per_s(sum(s.texts_ok for s in shares)),
+        tokens_per_s=per_s(counted + estimated),
+        tokens_source=tokens_source,
+    )
+
+
+def _latencies(point: PointConfig, merged: dict[str, HdrHistogram]) -> Latencies:
+    """Service time always; the times from the intended send only where sends are scheduled (not the closed loop)."""
+    scheduled = point.loop != Loop.CLOSED and bool(merged)
+    return Latencies(
+        service=histograms.summary_ms(merged["service"]) if merged else None,
+        scheduled=histograms.summary_ms(merged["scheduled"]) if scheduled else None,
+        dispatch_delay=histograms.summary_ms(merged["dispatch_delay"]) if scheduled else None,
+    )
+
+
 def measured_window(point: PointConfig, shares: list[ShareResult]) -> float:
     """Seconds from the end of the warm-up to the intended end of the point or the end of its last measured
     request (an answer, an error or a timeout), whichever is later: a server that stops answering stretches
     the window it failed in instead of shrinking it to its last good answer. `--requests` and bursts have no
     intended end: their window ends with their last request."""
     start = shares[0].first_measured if shares and shares[0].first_measured is not None else 0.0
-    intended = start + point.duration_s if point.duration_s is not None and point.loop != "burst" else start
+    intended = start + point.duration_s if point.duration_s is not None and point.loop != Loop.BURST else start
     last = max((s.last_end for s in shares if s.last_end is not None), default=start)
     return max(intended, last) - start
 
 
-def client_view(shares: list[ShareResult]) -> dict[str, Any]:
+def client_view(shares: list[ShareResult]) -> ClientView:
     """What the client spent: CPU per request (the yielding of an open loop waiting for its next send
     excluded), the ceiling that allows (requests/s on whole cores), and the share of it the point used.
     Saturated: a worker used CLIENT_SATURATED of its ceiling. Loop lag is reported: on a busy machine it
@@ -370,16 +414,16 @@ def client_view(shares: list[ShareResult]) -> dict[str, Any]:
     work = [(max(0.0, s.cpu_s - s.idle_cpu_s), s.handled, s.wall_s) for s in shares if s.wall_s > 0]
     busy = [w / wall for w, _, wall in work]
     per_request = [w / n for w, n, _ in work if n and w > 0]
-    return {
-        "workers": len(shares),
-        "hosts": [s.host for s in shares],
-        "cpu_percent": round(sum(cpu) / len(cpu), 1) if cpu else None,
-        "cpu_per_request_us": round(1e6 * sum(per_request) / len(per_request), 2) if per_request else None,
-        "ceiling_requests_per_s": round(sum(1 / r for r in per_request), 1) if per_request else None,
-        "utilization": round(max(busy), 3) if busy else None,
-        "saturated": bool(busy and max(busy) >= CLIENT_SATURATED),
-        "loop_lag_p99_ms": lag.get_value_at_percentile(99.0) / 1000.0 if lag.get_total_count() else None,
-    }
+    return ClientView(
+        workers=len(shares),
+        hosts=[s.host for s in shares],
+        cpu_percent=round(sum(cpu) / len(cpu), 1) if cpu else None,
+        cpu_per_request_us=round(1e6 * sum(per_request) / len(per_request), 2) if per_request else None,
+        ceiling_requests_per_s=round(sum(1 / r for r in per_request), 1) if per_request else None,
+        utilization=round(max(busy), 3) if busy else None,
+        saturated=bool(busy and max(busy) >= CLIENT_SATURATED),
+        loop_lag_p99_ms=lag.get_value_at_percentile(99.0) / 1000.0 if lag.get_total_count() else None,
+    )
 
 
 def _ignore_sigint() -> None:
@@ -396,7 +440,7 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
     return pool
 
 
-def stop_pool(pool: ProcessPoolExecutor) -> None:
+def stop_pool(pool: Executor) -> None:
     processes = list(getattr(pool, "_processes", {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
@@ -423,24 +467,27 @@ def measure_point(
 ) -> LoadPointRecord:
     """Warm up (burst: a closed-loop warm-up apart), run the shares with /metrics read at the end of the
     warm-up and after the last answer, merge."""
-    if point.loop == "burst" and point.warmup_s > 0:
-        warm = replace(point, loop="closed", concurrency=max(1, point.concurrency or 1), duration_s=0.0, requests=None)
+    if point.loop == Loop.BURST and point.warmup_s > 0:
+        warm = replace(
+            point, loop=Loop.CLOSED, concurrency=max(1, point.concurrency or 1), duration_s=0.0, requests=None
+        )
         run_plans(executor, endpoint.plans(warm, workload, perf_counter() + START_LEAD_S), tick)
-    before: list[dict | None] = []
+    metrics = endpoint.metrics
+    before: list[dict[str, Any] | None] = []
     reader = None
-    measured_from_start = point.loop == "burst" or point.warmup_s <= 0
-    if endpoint.metrics is not None and measured_from_start:
+    measured_from_start = point.loop == Loop.BURST or point.warmup_s <= 0
+    if metrics is not None and measured_from_start:
         # Nothing runs before the measured window: read /metrics before the start is even set, so the
         # first answers (a 422 comes back in a millisecond) cannot land before the snapshot.
-        before.append(endpoint.metrics.snapshot())
+        before.append(metrics.snapshot())
     start_at = perf_counter() + START_LEAD_S
     stopped = threading.Event()  # set when the point ends early (Ctrl-C, a failure): the reader reads nothing then
-    if endpoint.metrics is not None and not measured_from_start:  # read /metrics when the warm-up ends
+    if metrics is not None and not measured_from_start:  # read /metrics when the warm-up ends
         window = start_at + point.warmup_s
 
         def read_when_warm() -> None:
             if not stopped.wait(max(0.0, window - perf_counter())):
-                before.append(endpoint.metrics.snapshot())
+                before.append(metrics.snapshot())
 
         reader = threading.Thread(target=read_when_warm, daemon=True)
         reader.start()
@@ -451,14 +498,14 @@ def measure_point(
     if reader is not None:
         reader.join()
     first = before[0] if before else None
-    after = endpoint.metrics.snapshot() if first else None
+    after = metrics.snapshot() if first and metrics is not None else None
     return merge_shares(endpoint.spec.name, point, shares, workload, first, after)
 
 
 def unreachable(record: LoadPointRecord) -> bool:
     """Nothing answered at all: the server is gone (or never was); later points would measure nothing."""
-    errors = record.requests["errors"]
-    return record.requests["ok"] == 0 and bool(errors) and set(errors) <= {"connection", "timeout"}
+    errors = record.requests.errors
+    return record.requests.ok == 0 and bool(errors) and set(errors) <= {"connection", "timeout"}
 
 
 def stop_if_unreachable(endpoint: LoadEndpoint, record: LoadPointRecord, what: str) -> None:
@@ -473,117 +520,143 @@ def stop_if_unreachable(endpoint: LoadEndpoint, record: LoadPointRecord, what: s
         )
 
 
-def preflight(endpoints: list[LoadEndpoint], op: str, timeout_s: float) -> None:
+def preflight(endpoints: list[LoadEndpoint], op: Op, timeout_s: float) -> None:
     """Every HTTP endpoint's preflight, before the output folder is touched (in-process ones warm in the pool)."""
     for endpoint in endpoints:
         if not endpoint.in_process:
             endpoint.preflight(op, timeout_s)
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+def open_endpoints(specs: list[EndpointSpec], op: Op, timeout_s: float) -> list[LoadEndpoint]:
+    """Every endpoint opened for `op` and asked one small request (in-process ones warm in the pool), before
+    the output folder is touched: a wrong kind, URL, key or model is one line, nothing written."""
+    endpoints = [LoadEndpoint(spec) for spec in specs]
+    try:
+        for endpoint in endpoints:
+            endpoint.check_op(op)
+        preflight(endpoints, op, timeout_s)
+    except BaseException:
+        close_endpoints(endpoints)
+        raise
+    return endpoints
+
+
+def close_endpoints(endpoints: list[LoadEndpoint]) -> None:
+    for endpoint in endpoints:
+        endpoint.close()
+
+
+@contextmanager
+def load_pool(
+    endpoints: list[LoadEndpoint], op: Op, workers: int, pool_factory: Callable[[int], Executor] | None = None
+) -> Iterator[Executor]:
+    """The executor the shares run on (default: local worker processes), with every in-process endpoint's
+    model loaded in it; stopped at the end, also on error or Ctrl-C."""
+    pool = None
+    try:
+        pool = (pool_factory or worker_pool)(workers)
+        for endpoint in endpoints:
+            if endpoint.in_process:  # one worker (checked): the model loads in the process that measures
+                pool.submit(InProcessCall(endpoint.spec, op, [("warm-up query", ["warm-up text"])]).warm).result()
+        yield pool
+    finally:
+        if pool is not None:
+            stop_pool(pool)
+
+
+def load_header(
+    command: str, workload: Workload, specs: list[EndpointSpec], seed: int, settings: dict[str, Any]
+) -> RunHeader:
+    """The `run` header of load and size: the workload, the endpoints (secrets masked) and the sweep's settings."""
+    return RunHeader(
+        command=command,
+        created=now_iso(),
+        ragbench_version=bench.__version__,
+        dataset={
+            "name": "load workload",
+            "source": workload.source,
+            "texts": len(workload.texts),
+            "tokens_source": workload.tokens_source,
+        },
+        measures=[],
+        measure_labels={},
+        depth=0,
+        seed=seed,
+        targets=[s.name for s in specs],
+        load=mask_data(
+            {"endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in specs}, **settings}
+        ),
+    )
 
 
 def run_load(
     specs: list[EndpointSpec],
     sweep: SweepConfig,
     workload: Workload,
-    out_dir: Path,
-    progress=None,
+    output: Output,
     on_point: Callable[[LoadPointRecord], None] = lambda r: None,
-    overwrite: bool = False,
-    on_results: Callable[[Path], None] = lambda p: None,
     pool_factory: Callable[[int], Executor] | None = None,
 ) -> Path:
     """Every point for every endpoint; the results file keeps each finished point whatever happens next.
-    Everything is checked before `out_dir` is touched; `on_results` is told once this run's file exists.
-    `pool_factory(workers)` makes the executor the shares run on (default: local worker processes;
-    bench.load.ray_workers.RayExecutor: Ray actors)."""
-    endpoints = [LoadEndpoint(spec) for spec in specs]
-    for endpoint in endpoints:
-        endpoint.check_op(sweep.base.op)
-    if any(e.in_process for e in endpoints) and sweep.base.workers > 1:
+    Everything is checked before `output` is touched (bench.results.lifecycle). `pool_factory(workers)` makes
+    the executor the shares run on (default: local worker processes; bench.load.ray_workers.RayExecutor: Ray actors)."""
+    base = sweep.base
+    if any(s.url is None for s in specs) and base.workers > 1:
         raise UserError("load: in-process endpoints (reference, reference-rerank) run in one worker; use --workers 1")
     points = sweep.points()
-    preflight(endpoints, sweep.base.op, sweep.base.timeout_s)  # a wrong URL, key or model: one line, nothing written
-    prepare_out_dir(out_dir, [s.name for s in specs], overwrite)
-    writer = ResultsWriter(out_dir / RESULTS_FILE)
-    on_results(out_dir / RESULTS_FILE)
-    writer.write(
-        RunHeader(
-            command="load",
-            created=_now(),
-            ragbench_version=bench.__version__,
-            dataset={
-                "name": "load workload",
-                "source": workload.source,
-                "texts": len(workload.texts),
-                "tokens_source": workload.tokens_source,
-            },
-            measures=[],
-            measure_labels={},
-            depth=0,
-            seed=sweep.base.seed,
-            targets=[s.name for s in specs],
-            load=mask_data(
-                {
-                    "endpoints": {s.name: {"kind": s.kind, "url": s.url, "options": s.params} for s in specs},
-                    "op": sweep.base.op,
-                    "points": len(points),
-                    "repeat": sweep.repeat,
-                    "workers": sweep.base.workers,
-                    "warmup_s": sweep.base.warmup_s,
-                    "duration_s": sweep.base.duration_s,
-                    "requests": sweep.base.requests,
-                    "timeout_s": sweep.base.timeout_s,
-                }
-            ),
-        )
-    )
-    pool = None
+    endpoints = open_endpoints(specs, base.op, base.timeout_s)
+    settings = {
+        "op": base.op,
+        "points": len(points),
+        "repeat": sweep.repeat,
+        "workers": base.workers,
+        "warmup_s": base.warmup_s,
+        "duration_s": base.duration_s,
+        "requests": base.requests,
+        "timeout_s": base.timeout_s,
+    }
     try:
-        pool = (pool_factory or worker_pool)(sweep.base.workers)
-        for endpoint in endpoints:
-            if endpoint.in_process:  # one worker (checked above): the model loads in the process that measures
-                pool.submit(
-                    InProcessCall(endpoint.spec, sweep.base.op, [("warm-up query", ["warm-up text"])]).warm
-                ).result()
-        for endpoint in endpoints:
-
-            def measure(round_: int, index: int, point: PointConfig, endpoint: LoadEndpoint = endpoint):
-                repeat = f" repeat {round_ + 1}/{sweep.repeat}" if sweep.repeat > 1 else ""
-                label = f"{endpoint.spec.name} {index + 1}/{len(points)}{repeat} {point_label(point)}"
-                return measure_point(endpoint, point, workload, pool, _ticker(progress, label, point))
-
-            def emit(record: LoadPointRecord) -> None:
-                writer.write(record)
-                on_point(record)
-
-            def check(record: LoadPointRecord, endpoint: LoadEndpoint = endpoint) -> None:
-                stop_if_unreachable(endpoint, record, "the sweep")
-
-            run_interleaved(points, sweep.repeat, measure, emit, sweep.base.seed, check)
-        writer.write(EndRecord(status="complete", finished=_now()))
-    except (KeyboardInterrupt, SystemExit):
-        writer.write(EndRecord(status="interrupted", finished=_now(), error="interrupted by the user"))
-        raise
-    except Exception as exc:  # a user error, or a bug: either way the finished points stay readable
-        writer.write(EndRecord(status="failed", finished=_now(), error=mask(str(exc) or type(exc).__name__)))
-        raise
+        with (
+            open_run(output, load_header("load", workload, specs, base.seed, settings)) as run,
+            load_pool(endpoints, base.op, base.workers, pool_factory) as pool,
+        ):
+            for endpoint in endpoints:
+                _sweep_endpoint(endpoint, sweep, workload, pool, run, on_point)
     finally:
-        if pool is not None:
-            stop_pool(pool)
-        for endpoint in endpoints:
-            endpoint.close()
-        writer.close()
-    return out_dir / RESULTS_FILE
+        close_endpoints(endpoints)
+    return output.results
 
 
-def _ticker(progress, description: str, point: PointConfig) -> Callable[[], None]:
+def _sweep_endpoint(
+    endpoint: LoadEndpoint,
+    sweep: SweepConfig,
+    workload: Workload,
+    pool: Executor,
+    run: OpenRun,
+    on_point: Callable[[LoadPointRecord], None],
+) -> None:
+    """Every point of the sweep on one endpoint, each `sweep.repeat` times interleaved (bench/load/repeats.py);
+    each point's record is written once its repeats are measured, and a dead server stops the sweep."""
+    points = sweep.points()
+
+    def measure(round_: int, index: int, point: PointConfig) -> LoadPointRecord:
+        repeat = f" repeat {round_ + 1}/{sweep.repeat}" if sweep.repeat > 1 else ""
+        label = f"{endpoint.spec.name} {index + 1}/{len(points)}{repeat} {point_label(point)}"
+        return measure_point(endpoint, point, workload, pool, _ticker(run.progress, label, point))
+
+    def emit(record: LoadPointRecord) -> None:
+        run.write(record)
+        on_point(record)
+
+    def check(record: LoadPointRecord) -> None:
+        stop_if_unreachable(endpoint, record, "the sweep")
+
+    run_interleaved(points, sweep.repeat, measure, emit, sweep.base.seed, check)
+
+
+def _ticker(progress: ProgressFactory, description: str, point: PointConfig) -> Callable[[], None]:
     """A progress bar per point, advanced by the clock (workers run in other processes)."""
-    if progress is None:
-        return lambda: None
-    planned = None if point.duration_s is None or point.loop == "burst" else point.warmup_s + point.duration_s
+    planned = None if point.duration_s is None or point.loop == Loop.BURST else point.warmup_s + point.duration_s
     advance = progress(description, int(planned * 10) if planned else None)
     started = perf_counter()
     shown = [0]

@@ -71,6 +71,8 @@ def open_schedule(arrival: Arrival, rate: float, seconds: float | None, count: i
         if count <= 0:
             return np.zeros(0)
         return np.concatenate(([0.0], np.cumsum(gaps(arrival, rate, count - 1, rng))))
+    if seconds is None:
+        raise ValueError("open_schedule: give seconds or count")
     times: list[np.ndarray] = [np.zeros(1)]
     last = 0.0
     block = max(16, int(rate * seconds * 1.2) + 16)
@@ -90,7 +92,8 @@ def share(
         return offsets[worker::workers]
     # Every worker draws the same owners (same seed), so the shares partition the schedule.
     owners = np.random.default_rng([seed, workers]).integers(0, workers, offsets.size)
-    return offsets[owners == worker]
+    mine: np.ndarray = offsets[owners == worker]
+    return mine
 
 
 def split_count(total: int, workers: int) -> list[int]:

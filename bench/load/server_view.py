@@ -1,7 +1,7 @@
 """The server's own view of a point: TEI's Prometheus `/metrics`, read before and after, as deltas.
 
-Parsed with prometheus_client's text parser; only `te_*` families are kept (TEI's). Counters become
-`{"name{labels}": increase}`; histograms `{count, sum, mean, buckets: {le: increase}}` (seconds as
+Parsed by `bench.endpoints.tei.parse_snapshot` (prometheus_client's parser, TEI's `te_*` families). Counters
+become `{"name{labels}": increase}`; histograms `{count, sum, mean, buckets: {le: increase}}` (seconds as
 TEI exports them); gauges their value after the point. Any server that does not serve TEI's metrics
 gets `server_metrics: null`. The per-request split (x-queue-time …) comes from response headers in
 the worker, not from here.
@@ -13,43 +13,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
 
-PREFIX = "te_"
-
-
-def _labels(labels: dict[str, str]) -> str:
-    inner = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()) if k != "le")
-    return f"{{{inner}}}" if inner else ""
-
-
-def parse_snapshot(text: str) -> dict[str, Any]:
-    """Prometheus text -> {"counters": {...}, "gauges": {...}, "histograms": {name: {count, sum, buckets}}}."""
-    counters: dict[str, float] = {}
-    gauges: dict[str, float] = {}
-    hists: dict[str, dict[str, Any]] = {}
-    for family in text_string_to_metric_families(text):
-        if not family.name.startswith(PREFIX):
-            continue
-        for sample in family.samples:
-            key = family.name + _labels(sample.labels)
-            if (
-                family.type == "counter"
-                and sample.name.endswith(("_total", family.name))
-                and not sample.name.endswith("_created")
-            ):
-                counters[key] = counters.get(key, 0.0) + sample.value
-            elif family.type == "gauge":
-                gauges[key] = sample.value
-            elif family.type == "histogram":
-                block = hists.setdefault(key, {"count": 0.0, "sum": 0.0, "buckets": {}})
-                if sample.name.endswith("_bucket"):
-                    block["buckets"][sample.labels.get("le", "+Inf")] = sample.value
-                elif sample.name.endswith("_count"):
-                    block["count"] = sample.value
-                elif sample.name.endswith("_sum"):
-                    block["sum"] = sample.value
-    return {"counters": counters, "gauges": gauges, "histograms": hists}
+from bench.endpoints.tei import parse_snapshot
 
 
 def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:

@@ -25,15 +25,17 @@ import json
 import socket
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from bench.endpoints.base import EmbedWire, RerankWire
 from bench.load import histograms
 from bench.load.client import ConnectionLost, Pool, ProtocolViolation, Response, Target
+from bench.results.schema import Loop
 
 TICK_S = 0.01  # the loop-lag probe's period
 # Answer bodies are parsed in full with the kind's wire: the first few always, then as long as parsing has
@@ -49,7 +51,7 @@ TOKENS_HEADER = b"x-compute-tokens"
 @dataclass
 class SharePlan:
     worker: int
-    mode: str  # closed | open | burst
+    mode: Loop
     target: Target | None  # None for in-process endpoints
     requests: list[bytes]  # pre-encoded requests (HTTP) or pickled call arguments' indexes (in-process)
     inputs: list[int]  # texts per request (parallel to `requests`)
@@ -62,7 +64,7 @@ class SharePlan:
     offsets: np.ndarray = field(default_factory=lambda: np.zeros(0))  # open/burst: intended offsets from start_at (s)
     max_inflight: int | None = None
     timeout_s: float = 30.0
-    wire: Any = None  # the endpoint kind's wire (parse) for validating sampled answers
+    wire: EmbedWire | RerankWire | None = None  # the endpoint kind's wire (parse) for validating sampled answers
     call: Callable[[int], Any] | None = None  # in-process endpoints: call(request index) runs one request
 
 
@@ -215,12 +217,12 @@ def run_share(plan: SharePlan) -> ShareResult:
 
 async def _run(plan: SharePlan) -> ShareResult:
     recorder = _Recorder(plan)
-    sender = _InProcess(plan) if plan.call is not None else _Http(plan)
+    sender = _sender(plan)
     ticker = asyncio.get_running_loop().create_task(_probe(recorder))
     await _sleep_until(plan.start_at)
     cpu0, wall0 = time.process_time(), perf_counter()  # the client's CPU from the first intended send on
     try:
-        if plan.mode == "closed":
+        if plan.mode == Loop.CLOSED:
             await _closed(plan, sender, recorder)
         else:
             await _open(plan, sender, recorder)
@@ -258,10 +260,16 @@ async def _sleep_until(when: float) -> float:
     return time.process_time() - cpu
 
 
+class _Sender(Protocol):
+    async def send(self, index: int) -> tuple[float, Response]: ...
+
+    def close(self) -> None: ...
+
+
 class _Http:
-    def __init__(self, plan: SharePlan):
+    def __init__(self, plan: SharePlan, target: Target):
         self.plan = plan
-        self.pool = Pool(plan.target, plan.timeout_s)
+        self.pool = Pool(target, plan.timeout_s)
 
     async def send(self, index: int) -> tuple[float, Response]:
         return await self.pool.request(self.plan.requests[index])
@@ -273,16 +281,16 @@ class _Http:
 class _InProcess:
     """An in-process endpoint (reference kinds): each request is one call on a thread of its own pool."""
 
-    def __init__(self, plan: SharePlan):
+    def __init__(self, plan: SharePlan, call: Callable[[int], Any]):
         from concurrent.futures import ThreadPoolExecutor
 
-        self.plan = plan
+        self.plan, self.call = plan, call
         self.loop = asyncio.get_running_loop()
         self.threads = ThreadPoolExecutor(max_workers=max(1, plan.max_inflight or plan.users or 1))
 
     async def send(self, index: int) -> tuple[float, Response]:
         def call() -> Response:
-            self.plan.call(index)
+            self.call(index)
             return Response(200, [], b"", perf_counter())
 
         sent = perf_counter()
@@ -292,7 +300,15 @@ class _InProcess:
         self.threads.shutdown(wait=False, cancel_futures=True)
 
 
-async def _closed(plan: SharePlan, sender, recorder: _Recorder) -> None:
+def _sender(plan: SharePlan) -> _Sender:
+    if plan.call is not None:
+        return _InProcess(plan, plan.call)
+    if plan.target is None:
+        raise ValueError(f"share of worker {plan.worker}: neither a target nor an in-process call")
+    return _Http(plan, plan.target)
+
+
+async def _closed(plan: SharePlan, sender: _Sender, recorder: _Recorder) -> None:
     stop_at = None if plan.duration_s is None else recorder.window_start + plan.duration_s
     state = {"next": 0, "measured": 0}
     n = len(plan.inputs)
@@ -309,6 +325,7 @@ async def _closed(plan: SharePlan, sender, recorder: _Recorder) -> None:
                     return
                 state["measured"] += 1
             index = (index + plan.users) % n
+            outcome: Response | Exception
             try:
                 sent, outcome = await sender.send(index)
             except Exception as exc:  # noqa: BLE001 - every failure is a counted error class
@@ -322,30 +339,33 @@ async def _closed(plan: SharePlan, sender, recorder: _Recorder) -> None:
     await asyncio.gather(*(user(u) for u in range(max(1, plan.users))))
 
 
-def _floats(offsets: np.ndarray, block: int = 65_536):
+def _floats(offsets: np.ndarray, block: int = 65_536) -> Iterator[float]:
     """The offsets as plain floats (faster to step through than numpy scalars), a block at a time: a schedule
     of millions never exists as a list of Python floats (32 bytes each instead of 8)."""
     for start in range(0, len(offsets), block):
         yield from offsets[start : start + block].tolist()
 
 
-async def _open(plan: SharePlan, sender, recorder: _Recorder) -> None:
+def _slot_deadline(plan: SharePlan, recorder: _Recorder) -> float | None:
+    """A due request waits for a slot as long as an answer may take (--timeout) past the point's end;
+    what is still waiting then was never sent: `unsent`. A burst, or a point of N requests, waits for its slots."""
+    if plan.duration_s is None or plan.mode == Loop.BURST:
+        return None
+    return recorder.window_start + plan.duration_s + plan.timeout_s
+
+
+async def _open(plan: SharePlan, sender: _Sender, recorder: _Recorder) -> None:
     """Open loop and burst: dispatch at intended times; a semaphore caps what is in flight."""
-    cap = plan.max_inflight if plan.mode == "open" else (plan.users or None)
+    cap = plan.max_inflight if plan.mode == Loop.OPEN else (plan.users or None)
     slots = asyncio.Semaphore(cap) if cap else None
-    # A due request waits for a slot as long as an answer may take (--timeout) past the point's end;
-    # what is still waiting then was never sent: `unsent`.
-    deadline = (
-        None
-        if plan.duration_s is None or plan.mode == "burst"
-        else recorder.window_start + plan.duration_s + plan.timeout_s
-    )
+    deadline = _slot_deadline(plan, recorder)
     loop = asyncio.get_running_loop()
-    pending: set[asyncio.Task] = set()
+    pending: set[asyncio.Task[None]] = set()
     n = len(plan.inputs)
 
     async def one(index: int, due: float) -> None:
         try:
+            outcome: Response | Exception
             try:
                 sent, outcome = await sender.send(index % n)
             except Exception as exc:  # noqa: BLE001 - counted by class

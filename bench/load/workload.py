@@ -75,18 +75,16 @@ def _cut(words: list[str], start: int, length: int, count: Callable[[list[str]],
 
 
 def token_counter(tokenizer: Path | None) -> tuple[Callable[[list[str]], list[int]], str]:
-    """Count tokens with a tokenizer.json (special tokens included, no truncation), else words."""
+    """Count tokens with a tokenizer.json (special tokens included, no truncation), else words: identity's counts."""
+    from bench.identity.inputs import Tokenizer, word_counts
+
     if tokenizer is None:
-        return (lambda texts: [len(t.split()) for t in texts]), "words"
+        return (lambda texts: word_counts(texts).tolist()), "words"
     path = tokenizer / "tokenizer.json" if tokenizer.is_dir() else tokenizer
     if not path.is_file():
         raise UserError(f"--tokenizer {tokenizer}: no tokenizer.json there")
-    from tokenizers import Tokenizer
-
-    model = Tokenizer.from_file(str(path))
-    model.no_truncation()
-    model.no_padding()
-    return (lambda texts: [len(e.ids) for e in model.encode_batch(texts)]), "tokenizer"
+    model = Tokenizer(path)
+    return (lambda texts: model.lengths(texts).tolist()), "tokenizer"
 
 
 def load_workload(texts: Path | None, dataset: Path | None, tokenizer: Path | None) -> Workload:

@@ -47,6 +47,7 @@ class Checkpoint:
                     "cost": r.cost,
                     "warnings": r.warnings,
                     "passages": r.passages,
+                    "parts_ms": r.parts_ms,
                 },
                 ensure_ascii=False,
             )

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,11 +30,13 @@ from bench.quality.generation import ChatGenerator, Generated, GenerateSpec, gen
 from bench.quality.metrics import Measure, evaluate
 from bench.quality.runs import Run, run_from_results, write_run
 from bench.quality.scoring import comparisons, metric_records
-from bench.results.outdir import QRELS_FILE, RESULTS_FILE, checkpoint_file, prepare_out_dir, run_file
-from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
-from bench.results.store import ResultsWriter, end_status, now_iso, read_results
+from bench.results.lifecycle import OpenRun, Output, open_run
+from bench.results.outdir import QRELS_FILE, checkpoint_file, run_file
+from bench.results.schema import MetricRecord, QueryRecord, RunHeader, TargetRecord
+from bench.results.store import Results, now_iso
 from bench.targets.base import ProgressFactory, QueryResult, Target, TargetFailed, TargetSpec
 from bench.targets.registry import TargetOptions, build_target
+from bench.targets.served import Metered, percentiles_ms
 
 SEARCH_BATCH = 16  # queries per search call: each finished batch is kept (bench/quality/checkpoint.py)
 
@@ -68,6 +71,7 @@ def _target_record(
     search_s: float,
     replaced: bool,
     generated: dict[str, Generated],
+    cost_blocks: dict[str, dict[str, Any]],
 ) -> TargetRecord:
     cost_keys = sorted({k for r in results for k in r.cost})
     warnings: dict[str, int] = {}
@@ -90,7 +94,16 @@ def _target_record(
         scores_replaced=replaced,
         run_file=run_file(name),
         answer_errors=sum(1 for g in generated.values() if g.error is not None),
+        latency_parts_ms=_parts(results),
+        cost_blocks=cost_blocks,
     )
+
+
+def _parts(results: list[QueryResult]) -> dict[str, dict[str, float]]:
+    """p50 and p99 of each measured part of the queries' latency (failed queries left out, as for latency_ms)."""
+    names = sorted({k for r in results for k in r.parts_ms})
+    kept = [r for r in results if not r.error]
+    return {n: percentiles_ms([r.parts_ms[n] for r in kept if n in r.parts_ms]) for n in names}
 
 
 def _write_qrels(path: Path, qrels: Qrels) -> None:
@@ -127,29 +140,19 @@ def run_quality(
     specs: list[TargetSpec],
     options: TargetOptions,
     config: QualityConfig,
-    out_dir: Path,
-    progress: ProgressFactory,
+    output: Output,
     command: str = "quality",
-    overwrite: bool = False,
-    on_results: Callable[[Path], None] = lambda path: None,
-    resume: bool = False,
 ) -> Path:
-    """Run every target and write results, qrels and run files into `out_dir`; returns the results path.
-
-    Nothing is written before every check passed; `on_results` is called once this run's results file
-    exists (from then on a report can be built from it, whatever happens). `resume`: `out_dir` holds an
-    interrupted run of the same dataset, targets and settings; its finished targets and the finished
+    """Run every target and write results, qrels and run files into `output` (bench.results.lifecycle);
+    returns the results path. Nothing is written before every check passed. `output.resume`: the folder holds
+    an interrupted run of the same dataset, targets and settings; its finished targets and the finished
     queries of the others are kept, and only the rest is run."""
     names = [s.name for s in specs]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
         raise UserError(f"targets named twice: {', '.join(sorted(duplicates))} (give each its own NAME=SPEC)")
-    queries = {qid: dataset.queries[qid] for qid in dataset.evaluated_queries()}
     if not dataset.corpus:
         raise UserError(f"{dataset.source}: no corpus to rank (quality needs one; evaluate needs only a run)")
-    # Answer-derived judgments cost a pass over the corpus: only when a ranking measure needs them.
-    ranking = any(not m.answer_based for m in config.measures)
-    judgments = dataset.qrels or (dataset.answer_qrels() if ranking else {})
     scoring = _Scoring(
         dataset,
         config,
@@ -157,7 +160,38 @@ def run_quality(
         labels={m.trec_name: _label(dataset, m) for m in config.measures},
         relevance={m.trec_name: relevance_source(dataset, m) for m in config.measures},
     )
-    header = RunHeader(
+    header = _header(scoring, names, command)
+    targets = _build_targets(specs, options)
+    waiting = list(targets)  # built but not started: closed at the end (a started one closes itself)
+    try:
+        with open_run(output, header, _finished_targets) as run:
+            metrics = [r for r in run.kept if isinstance(r, MetricRecord)]
+            run.closing = lambda status: comparisons(metrics, [m.trec_name for m in config.measures], config.seed)
+            if not run.resumed:
+                _write_qrels(output.folder / QRELS_FILE, _judgments(dataset, config))
+            finished = {m.target for m in metrics}
+            for spec, target in zip(specs, targets):
+                waiting.remove(target)
+                if spec.name in finished:
+                    target.close()
+                    continue
+                metrics += _run_target(spec, target, scoring, output.folder, run)
+    finally:
+        for target in waiting:  # release their clients
+            target.close()
+    return output.results
+
+
+def _judgments(dataset: Dataset, config: QualityConfig) -> Qrels:
+    """What the ranking measures are scored against: the qrels, or judgments derived from the answers (a pass
+    over the corpus: only when a ranking measure needs them)."""
+    ranking = any(not m.answer_based for m in config.measures)
+    return dataset.qrels or (dataset.answer_qrels() if ranking else {})
+
+
+def _header(scoring: _Scoring, names: list[str], command: str) -> RunHeader:
+    dataset, config = scoring.dataset, scoring.config
+    return RunHeader(
         command=command,
         created=now_iso(),
         ragbench_version=bench.__version__,
@@ -168,7 +202,7 @@ def run_quality(
             "split": dataset.split,
             "fingerprint": dataset.fingerprint(),
             "documents": len(dataset.corpus),
-            "queries": len(queries),
+            "queries": len(dataset.evaluated_queries()),
             "notes": dataset.notes,
         },
         measures=[m.trec_name for m in config.measures],
@@ -178,112 +212,38 @@ def run_quality(
         seed=config.seed,
         targets=names,
     )
-    targets = _build_targets(specs, options)
-    waiting = list(targets)  # built but not started: closed at the end (a started one closes itself)
-    try:
-        if resume:
-            writer, metrics = _continue(out_dir, header)
-        else:
-            prepare_out_dir(out_dir, names, overwrite)
-            _write_qrels(out_dir / QRELS_FILE, judgments)  # what the ranking measures are scored against
-            writer, metrics = ResultsWriter(out_dir / RESULTS_FILE), []
-            writer.write(header)
-        on_results(writer.path)
-        finished = {m.target for m in metrics}
-        status, error = "complete", None
-        try:
-            for spec, target in zip(specs, targets):
-                waiting.remove(target)
-                if spec.name in finished:
-                    target.close()
-                    continue
-                metrics += _run_target(spec, target, queries, scoring, out_dir, writer, progress)
-        except BaseException as exc:
-            status, error = end_status(exc)
-            raise
-        finally:
-            _finish(writer, metrics, config, status, error)
-    finally:
-        for target in waiting:  # release their clients
-            target.close()
-    return out_dir / RESULTS_FILE
 
 
-def _continue(out_dir: Path, header: RunHeader) -> tuple[ResultsWriter, list[MetricRecord]]:
-    """The interrupted run in `out_dir`, checked against this one, with its finished targets kept: the
-    results file is rewritten without its `end` record, comparisons and any target cut half-way."""
-    path = out_dir / RESULTS_FILE
-    if not path.is_file():
-        raise UserError(f"--resume {out_dir}: no {RESULTS_FILE} there to continue")
-    previous = read_results(path)
-    before = previous.header
-    for what, old, new in (
-        ("command", before.command, header.command),
-        ("dataset (fingerprint)", before.dataset.get("fingerprint"), header.dataset["fingerprint"]),
-        ("targets", before.targets, header.targets),
-        ("measures", before.measures, header.measures),
-        ("--depth", before.depth, header.depth),
-        ("--seed", before.seed, header.seed),
-    ):
-        if old != new:
-            raise UserError(
-                f"--resume {out_dir}: {what} differ from the interrupted run's ({old} there, {new} now); "
-                "give the same options, or start a new run"
-            )
-    if previous.end is not None and previous.end.status == "complete":
-        raise UserError(f"--resume {out_dir}: that run is complete; nothing to continue")
-    kept: list[object] = [previous.header]  # records of every type, in file order
-    metrics: list[MetricRecord] = []
+def _finished_targets(previous: Results) -> list[object]:
+    """What `--resume` keeps of the interrupted run: each finished target with its queries and metrics. A target
+    cut between its records runs again (its finished queries are in its checkpoint)."""
+    kept: list[object] = []
     for target in previous.targets:
         own = [m for m in previous.metrics if m.target == target.name]
-        if {m.measure for m in own} != set(before.measures):
-            continue  # cut between its records: it runs again (its finished queries are in its checkpoint)
+        if {m.measure for m in own} != set(previous.header.measures):
+            continue
         kept += [target, *[q for q in previous.queries if q.target == target.name], *own]
-        metrics += own
-    return ResultsWriter.rewritten(path, kept), metrics
+    return kept
 
 
-def _finish(
-    writer: ResultsWriter, metrics: list[MetricRecord], config: QualityConfig, status: str, error: str | None
-) -> None:
-    """Comparisons of the finished targets (skipped after an interruption: the user wants to stop), then
-    the `end` record: written together, once, whatever happens meanwhile."""
-    found = []
-    try:
-        if status != "interrupted":
-            found = comparisons(metrics, [m.trec_name for m in config.measures], config.seed)
-    except BaseException as exc:
-        status, error = end_status(exc)
-        found = []
-        raise
-    finally:
-        writer.write(*found, EndRecord(status=status, finished=now_iso(), error=error))
-        writer.close()
-
-
-def _run_target(
-    spec: TargetSpec,
-    target: Target,
-    queries: dict[str, str],
-    scoring: _Scoring,
-    out_dir: Path,
-    writer: ResultsWriter,
-    progress: ProgressFactory,
-) -> list[MetricRecord]:
+def _run_target(spec: TargetSpec, target: Target, scoring: _Scoring, out_dir: Path, run: OpenRun) -> list[MetricRecord]:
     dataset, config, judge = scoring.dataset, scoring.config, scoring.judge
+    queries = {qid: dataset.queries[qid] for qid in dataset.evaluated_queries()}
     checkpoint = Checkpoint(out_dir / checkpoint_file(run_file(spec.name)))
     try:
-        start = time.perf_counter()
-        target.prepare(dataset, progress)
-        index_s = time.perf_counter() - start
-        results, search_s, failure = _search(target, queries, config.depth, progress, checkpoint)
+        index_s, failure = _prepare(target, dataset, run.progress)
+        results: list[QueryResult] = []
+        search_s = 0.0
+        if failure is None:
+            results, search_s, failure = _search(target, queries, config.depth, run.progress, checkpoint)
         described = target.describe()
-        generated = _generate(config, target, spec.name, dataset, results, progress, judge, described)
+        generated = _generate(config, target, spec.name, dataset, results, run.progress, judge, described)
+        blocks = target.cost_blocks() if isinstance(target, Metered) else {}
     finally:
         target.close()
-    run, replaced = run_from_results(results)
-    judge.judge(spec.name, _returned_texts(dataset, results, run, config))
-    per_query = _per_query(dataset, spec.name, run, config, judge)
+    query_run, replaced = run_from_results(results)
+    judge.judge(spec.name, _returned_texts(dataset, results, query_run, config))
+    per_query = _per_query(dataset, spec.name, query_run, config, judge)
     metrics = metric_records(
         spec.name,
         {m.trec_name: per_query[m.trec_name] for m in config.measures},
@@ -291,31 +251,43 @@ def _run_target(
         scoring.relevance,
         config.seed,
     )
-    record = _target_record(spec, spec.name, described, results, index_s, search_s, replaced, generated)
+    record = _target_record(spec, spec.name, described, results, index_s, search_s, replaced, generated, blocks)
     if failure:
         record.status, record.error = "failed", failure
     with uninterruptible():  # run file and records: all of them or none
-        write_run(out_dir / record.run_file, run, tag=spec.name)
-        writer.write(
-            record,
-            *[
-                QueryRecord(
-                    target=spec.name,
-                    qid=r.qid,
-                    latency_ms=None if r.latency_s is None else r.latency_s * 1000,
-                    hits=len(r.hits),
-                    error=r.error,
-                    cost=r.cost,
-                    warnings=r.warnings,
-                    answer=generated[r.qid].text if r.qid in generated else None,
-                    answer_error=generated[r.qid].error if r.qid in generated else None,
-                )
-                for r in results
-            ],
-            *metrics,
-        )
+        write_run(out_dir / record.run_file, query_run, tag=spec.name)
+        run.write(record, *_query_records(spec.name, results, generated), *metrics)
         checkpoint.remove()
     return metrics
+
+
+def _query_records(name: str, results: list[QueryResult], generated: dict[str, Generated]) -> list[QueryRecord]:
+    return [
+        QueryRecord(
+            target=name,
+            qid=r.qid,
+            latency_ms=None if r.latency_s is None else r.latency_s * 1000,
+            hits=len(r.hits),
+            error=r.error,
+            cost=r.cost,
+            warnings=r.warnings,
+            answer=generated[r.qid].text if r.qid in generated else None,
+            answer_error=generated[r.qid].error if r.qid in generated else None,
+            parts_ms=r.parts_ms,
+        )
+        for r in results
+    ]
+
+
+def _prepare(target: Target, dataset: Dataset, progress: ProgressFactory) -> tuple[float, str | None]:
+    """Seconds spent indexing, and why the target ended there (None when it did not): a server that went
+    away while ingesting fails the target, with what it finished kept (an endpoint's cache)."""
+    start = time.perf_counter()
+    try:
+        target.prepare(dataset, progress)
+    except TargetFailed as exc:
+        return time.perf_counter() - start, str(exc)
+    return time.perf_counter() - start, None
 
 
 def _search(

@@ -25,7 +25,7 @@ from bench.core.interrupt import uninterruptible
 from bench.core.secrets import mask
 from bench.report.page import html_page
 from bench.results.outdir import PLOT_PATTERNS, PLOTS_DIR, REPORT_FILES, RESULTS_FILE
-from bench.results.store import Results, read_results, write_results
+from bench.results.store import Results, read_results
 
 
 @dataclass(frozen=True)
@@ -101,11 +101,6 @@ def _move_into_place(staging: Path, out_dir: Path) -> None:
     for relative in new:
         (out_dir / relative).parent.mkdir(parents=True, exist_ok=True)
         os.replace(staging / relative, out_dir / relative)
-
-
-def write_outputs(results: Results) -> Path:
-    """Write a command's results file, then its report from that file alone; returns report.html."""
-    return write_report(write_results(results))
 
 
 def results_files(path: Path) -> list[Path]:

@@ -90,7 +90,7 @@ def _findings(results: Results) -> list[str]:
         if not p.failures:
             continue
         lines += [f"{p.a} ~ {p.b} failed: {failure}" for failure in p.failures]
-        lines += [f"{p.a} ~ {p.b} cause [{c['code']}]: {c['detail']} — fix: {c['fix']}" for c in p.causes]
+        lines += [f"{p.a} ~ {p.b} cause [{c.code}]: {c.detail} — fix: {c.fix}" for c in p.causes]
         lines += [
             f"{p.a} ~ {p.b} worst text #{w['index']} ({w['tokens']} tokens), cosine {w['cosine']:.5f}: "
             f"{str(w['text'])[:100]!r}"

@@ -18,24 +18,21 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench.load import histograms  # noqa: E402
-from bench.load.points import point_label as describe  # noqa: E402
+from bench.load.points import point_label  # noqa: E402
 from bench.report.page import html_figure, html_table, md_figure, md_table  # noqa: E402
-from bench.results.schema import LoadPointRecord  # noqa: E402
+from bench.report.plots import save_figure as _save  # noqa: E402
+from bench.results.schema import LatencySummary, LoadPointRecord, Loop  # noqa: E402
 from bench.results.store import Results  # noqa: E402
 
 MAX_CDF_LINES = 12
 
 
-def _ms(block: dict | None, key: str) -> str:
-    return f"{block[key]:.2f}" if block and block.get(key) is not None else "-"
+def _ms(block: LatencySummary | None, key: str) -> str:
+    return f"{getattr(block, key):.2f}" if block is not None else "-"
 
 
 def _share(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
-
-
-def point_label(r: LoadPointRecord) -> str:
-    return f"{r.endpoint}: {describe(r)}"
 
 
 def points_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[str]]]:
@@ -59,24 +56,24 @@ def points_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[st
     rows = []
     for r in points:
         t, lat = r.throughput, r.latency_ms
-        errors = ", ".join(f"{k} {v}" for k, v in sorted(r.requests["errors"].items())) or "0"
+        errors = ", ".join(f"{k} {v}" for k, v in sorted(r.requests.errors.items())) or "0"
         rows.append(
             [
-                point_label(r),
-                f"{t['requests_per_s']:.1f}",
-                f"{t['texts_per_s']:.1f}",
-                f"{t['tokens_per_s']:.0f} ({t['tokens_source']})",
-                f"{_ms(lat['service'], 'p50')} / {_ms(lat['service'], 'p99')}",
-                f"{_ms(lat['scheduled'], 'p99')} / {_ms(lat['scheduled'], 'p999')}",
-                _ms(lat["dispatch_delay"], "p99"),
-                str(r.requests["sent"]),
-                str(r.requests["ok"]),
+                point_label(r, r.endpoint),
+                f"{t.requests_per_s:.1f}",
+                f"{t.texts_per_s:.1f}",
+                f"{t.tokens_per_s:.0f} ({t.tokens_source})",
+                f"{_ms(lat.service, 'p50')} / {_ms(lat.service, 'p99')}",
+                f"{_ms(lat.scheduled, 'p99')} / {_ms(lat.scheduled, 'p999')}",
+                _ms(lat.dispatch_delay, "p99"),
+                str(r.requests.sent),
+                str(r.requests.ok),
                 errors,
-                str(r.requests["unsent"]),
+                str(r.requests.unsent),
                 (r.status or "-") if r.status in (None, "ok") else f"{r.status.upper()}: {r.problem}",
-                f"{r.client['cpu_percent']}",
-                _share(r.client.get("utilization")),
-                "yes" if r.client["saturated"] else "no",
+                f"{r.client.cpu_percent}",
+                _share(r.client.utilization),
+                "yes" if r.client.saturated else "no",
             ]
         )
     return header, rows
@@ -96,9 +93,9 @@ def burst_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[str
     ]
     rows = []
     for r in points:
-        if r.loop != "burst":
+        if r.loop != Loop.BURST:
             continue
-        errors = dict(r.requests["errors"])
+        errors = dict(r.requests.errors)
         n429 = errors.pop("429", 0)
         rows.append(
             [
@@ -106,9 +103,9 @@ def burst_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[str
                 str(r.burst),
                 str(r.batch),
                 str(r.concurrency or "unlimited"),
-                str(r.requests["sent"]),
+                str(r.requests.sent),
                 f"{r.duration_s:.3f}",
-                f"{r.throughput['texts_per_s']:.1f}",
+                f"{r.throughput.texts_per_s:.1f}",
                 str(n429),
                 ", ".join(f"{k} {v}" for k, v in sorted(errors.items())) or "0",
             ]
@@ -131,12 +128,13 @@ def server_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[st
         metrics = (r.server_metrics or {}).get("counters", {})
         count = sum(v for k, v in metrics.items() if k.startswith("te_request_count"))
         failures = sum(v for k, v in metrics.items() if k.startswith("te_request_failure"))
-        if not any(s.values()) and not metrics:
+        split = [s.queue, s.tokenization, s.inference]
+        if not any(split) and not metrics:
             continue
         rows.append(
             [
-                point_label(r),
-                *(f"{_ms(s[q], 'p50')} / {_ms(s[q], 'p99')}" for q in ("queue", "tokenization", "inference")),
+                point_label(r, r.endpoint),
+                *(f"{_ms(q, 'p50')} / {_ms(q, 'p99')}" for q in split),
                 f"{count:g}" if metrics else "-",
                 f"{failures:g}" if metrics else "-",
             ]
@@ -156,15 +154,8 @@ def _finish(fig, ax, path: Path, xlabel: str, ylabel: str, xscale: str | None = 
     return _save(fig, path)
 
 
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
 def throughput_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
-    closed = [r for r in points if r.loop == "closed"]
+    closed = [r for r in points if r.loop == Loop.CLOSED]
     if not closed:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -172,7 +163,7 @@ def throughput_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
         line = sorted((r for r in closed if (r.endpoint, r.batch, r.length or 0) == key), key=lambda r: r.concurrency)
         ax.plot(
             [r.concurrency for r in line],
-            [r.throughput["texts_per_s"] for r in line],
+            [r.throughput.texts_per_s for r in line],
             marker="o",
             label=f"{key[0]} batch {key[1]}" + (f" len {key[2]}" if key[2] else ""),
         )
@@ -180,7 +171,7 @@ def throughput_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
 
 
 def rate_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
-    opened = [r for r in points if r.loop == "open"]
+    opened = [r for r in points if r.loop == Loop.OPEN]
     if not opened:
         return None
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
@@ -191,16 +182,16 @@ def rate_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
         )
         name = f"{key[0]} b{key[1]} {key[3]}" + (f" cap {key[2]}" if key[2] else "")
         for quantity, style in styles.items():
-            xs = [r.rate for r in line if r.latency_ms[quantity]]
-            ys = [r.latency_ms[quantity]["p99"] for r in line if r.latency_ms[quantity]]
+            measured = [(r.rate, block.p99) for r in line if (block := getattr(r.latency_ms, quantity))]
+            xs, ys = [x for x, _ in measured], [y for _, y in measured]
             if xs:
                 ax.plot(xs, ys, style, marker="o", label=f"{name} {quantity} p99")
         ax2.plot(
-            [r.rate for r in line], [r.throughput["requests_per_s"] for r in line], marker="o", label=f"{name} achieved"
+            [r.rate for r in line], [r.throughput.requests_per_s for r in line], marker="o", label=f"{name} achieved"
         )
         for r in line:
-            if r.requests["unsent"]:
-                ax2.annotate(f"{r.requests['unsent']} unsent", (r.rate, r.throughput["requests_per_s"]), fontsize=7)
+            if r.requests.unsent:
+                ax2.annotate(f"{r.requests.unsent} unsent", (r.rate, r.throughput.requests_per_s), fontsize=7)
     ax.set_yscale("log")
     ax.set_xlabel("offered rate (requests/s)")
     ax.set_ylabel("latency p99 (ms)")
@@ -223,12 +214,12 @@ def cdf_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
     for r in chosen:
         quantity = "scheduled" if r.histograms.get("scheduled") else "service"
         xs, ys = zip(*histograms.cdf_ms(histograms.decode(r.histograms[quantity])))
-        ax.plot(xs, ys, label=f"{point_label(r)} ({quantity})")
+        ax.plot(xs, ys, label=f"{point_label(r, r.endpoint)} ({quantity})")
     return _finish(fig, ax, path, "latency (ms)", "fraction of requests", "log", legend=7)
 
 
 def heatmap_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
-    closed = [r for r in points if r.loop == "closed"]
+    closed = [r for r in points if r.loop == Loop.CLOSED]
     batches = sorted({r.batch for r in closed})
     concs = sorted({r.concurrency for r in closed})
     endpoints = sorted({r.endpoint for r in closed})
@@ -241,7 +232,7 @@ def heatmap_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
         grid = np.full((len(batches), len(concs)), np.nan)
         for r in closed:
             if r.endpoint == endpoint and not r.length:
-                grid[batches.index(r.batch), concs.index(r.concurrency)] = r.throughput["texts_per_s"]
+                grid[batches.index(r.batch), concs.index(r.concurrency)] = r.throughput.texts_per_s
         image = ax.imshow(grid, cmap="viridis", aspect="auto")
         for i in range(len(batches)):
             for j in range(len(concs)):
@@ -257,59 +248,58 @@ def heatmap_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
 
 
 def errors_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
-    classes = sorted({c for r in points for c in r.requests["errors"]})
+    classes = sorted({c for r in points for c in r.requests.errors})
     if not classes:
         return None
     fig, ax = plt.subplots(figsize=(8, 0.35 * len(points) + 1.5))
     left = np.zeros(len(points))
     for cls in classes:
-        values = np.array([r.requests["errors"].get(cls, 0) for r in points], dtype=float)
+        values = np.array([r.requests.errors.get(cls, 0) for r in points], dtype=float)
         ax.barh(range(len(points)), values, left=left, label=cls)
         left += values
-    ax.set_yticks(range(len(points)), [point_label(r) for r in points], fontsize=7)
+    ax.set_yticks(range(len(points)), [point_label(r, r.endpoint) for r in points], fontsize=7)
     ax.set_xlabel("errors")
     ax.legend(fontsize=8)
     return _save(fig, path)
 
 
 def split_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
-    with_split = [r for r in points if any(r.server_ms.get(q) for q in ("queue", "tokenization", "inference"))]
+    quantities = ("queue", "tokenization", "inference")
+    with_split = [r for r in points if any(getattr(r.server_ms, q) for q in quantities)]
     if not with_split:
         return None
     fig, ax = plt.subplots(figsize=(8, 0.35 * len(with_split) + 1.5))
     left = np.zeros(len(with_split))
-    for quantity in ("queue", "tokenization", "inference"):
-        values = np.array([(r.server_ms.get(quantity) or {}).get("mean", 0.0) for r in with_split])
+    for quantity in quantities:
+        values = np.array([block.mean if (block := getattr(r.server_ms, quantity)) else 0.0 for r in with_split])
         ax.barh(range(len(with_split)), values, left=left, label=quantity)
         left += values
-    service = [r.latency_ms["service"]["mean"] if r.latency_ms["service"] else np.nan for r in with_split]
+    service = [r.latency_ms.service.mean if r.latency_ms.service else np.nan for r in with_split]
     ax.plot(service, range(len(with_split)), "k|", markersize=12, label="client service mean")
-    ax.set_yticks(range(len(with_split)), [point_label(r) for r in with_split], fontsize=7)
+    ax.set_yticks(range(len(with_split)), [point_label(r, r.endpoint) for r in with_split], fontsize=7)
     ax.set_xlabel("mean ms per request (TEI x-queue-time, x-tokenization-time, x-inference-time)")
     ax.legend(fontsize=8)
     return _save(fig, path)
 
 
+def _plots(points: list[LoadPointRecord], plots_dir: Path) -> list[tuple[str, Path]]:
+    """Every plot the points allow, with its title (a plot with nothing to show is left out)."""
+    plots_dir.mkdir(parents=True, exist_ok=True)
+    made = [
+        ("Throughput vs concurrency (closed loop)", throughput_plot(points, plots_dir / "load_throughput.png")),
+        ("Latency p99 and achieved rate vs offered rate (open loop)", rate_plot(points, plots_dir / "load_rate.png")),
+        ("Latency CDFs (scheduled where measured, else service)", cdf_plot(points, plots_dir / "load_cdf.png")),
+        ("Texts/s over batch x concurrency", heatmap_plot(points, plots_dir / "load_heatmap.png")),
+        ("Errors per class", errors_plot(points, plots_dir / "load_errors.png")),
+        ("TEI's split of each request", split_plot(points, plots_dir / "load_server_split.png")),
+    ]
+    return [(title, path) for title, path in made if path is not None]
+
+
 def render(results: Results, out_dir: Path) -> tuple[str, str]:
     """The load report's markdown and HTML body (bench.report writes them); plots/ written here."""
     points = results.load_points
-    plots_dir = out_dir / "plots"
-    plots_dir.mkdir(parents=True, exist_ok=True)
-    plots = [
-        (title, p)
-        for title, p in [
-            ("Throughput vs concurrency (closed loop)", throughput_plot(points, plots_dir / "load_throughput.png")),
-            (
-                "Latency p99 and achieved rate vs offered rate (open loop)",
-                rate_plot(points, plots_dir / "load_rate.png"),
-            ),
-            ("Latency CDFs (scheduled where measured, else service)", cdf_plot(points, plots_dir / "load_cdf.png")),
-            ("Texts/s over batch x concurrency", heatmap_plot(points, plots_dir / "load_heatmap.png")),
-            ("Errors per class", errors_plot(points, plots_dir / "load_errors.png")),
-            ("TEI's split of each request", split_plot(points, plots_dir / "load_server_split.png")),
-        ]
-        if p is not None
-    ]
+    plots = _plots(points, out_dir / "plots")
     end = results.end
     status = (
         "complete"

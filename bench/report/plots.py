@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -11,6 +12,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench.results.store import Results  # noqa: E402
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """Every report's figures are written alike: laid out, 110 dpi, closed (pyplot keeps open figures alive)."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def metrics_plot(results: Results, path: Path) -> Path | None:
@@ -37,10 +46,7 @@ def metrics_plot(results: Results, path: Path) -> Path | None:
         for yi, m in zip(y, means):  # inside the bar's left end, clear of the error bar
             ax.text(0.02, yi, f"{m:.3f}", va="center", fontsize=8, color="white", fontweight="bold")
     fig.suptitle("Mean per target (bars: 95% bootstrap interval)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def differences_plot(results: Results, measure: str, path: Path) -> Path | None:
@@ -65,10 +71,7 @@ def differences_plot(results: Results, measure: str, path: Path) -> Path | None:
         ax.set_title(f"{b} − {a}: {wins} queries better, {losses} worse, {diff.size - wins - losses} tied", fontsize=9)
         ax.set_xticks([])
         ax.set_ylabel(f"Δ {label}", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def identity_length_plot(results: Results, path: Path) -> Path | None:
@@ -98,7 +101,4 @@ def identity_length_plot(results: Results, path: Path) -> Path | None:
     ax.set_ylim(min(low, 0.99) - 0.005, 1.0005)
     ax.legend(fontsize=8, loc="lower left")
     ax.set_title("Agreement by text length (dashed: the pair's min-cosine threshold)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

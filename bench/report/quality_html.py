@@ -9,6 +9,7 @@ from pathlib import Path
 from bench.report.page import html_figure
 from bench.report.page import html_table as _table
 from bench.report.page import inline as _inline
+from bench.report.quality_frontier import FRONTIER_NOTE, RERANK_GAIN_NOTE, frontier_rows, rerank_gain_rows
 from bench.report.quality_markdown import COMPLETE, dataset_lines, notes_lines, status_line, target_line
 from bench.report.quality_tables import LATENCY_NOTE, comparison_rows, cost_rows, summary_rows
 from bench.results.store import Results
@@ -39,6 +40,14 @@ def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
             "verdict at 0.05 on the Holm-corrected randomization p-value.</p>",
             _table(*comparison_rows(results)),
         ]
+    body += [
+        "<h2>What each quality point costs</h2>",
+        _table(*frontier_rows(results)),
+        f"<p>{escape(FRONTIER_NOTE)}</p>",
+    ]
+    header, rows = rerank_gain_rows(results)
+    if rows:
+        body += ["<h2>Reranker gain</h2>", f"<p>{escape(RERANK_GAIN_NOTE)}</p>", _table(header, rows)]
     body += ["<h2>Cost and anomalies</h2>", _table(*cost_rows(results)), "<h2>Target configuration</h2>"]
     for t in results.targets:
         body.append(

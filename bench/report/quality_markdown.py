@@ -7,6 +7,7 @@ from pathlib import Path
 
 from bench.report.page import md_figure
 from bench.report.page import md_table as _table
+from bench.report.quality_frontier import FRONTIER_NOTE, RERANK_GAIN_NOTE, frontier_rows, rerank_gain_rows
 from bench.report.quality_tables import LATENCY_NOTE, comparison_rows, cost_rows, summary_rows
 from bench.results.schema import TargetRecord
 from bench.results.store import Results
@@ -115,6 +116,10 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
             _table(*comparison_rows(results)),
             "",
         ]
+    parts += ["## What each quality point costs", "", _table(*frontier_rows(results)), "", FRONTIER_NOTE, ""]
+    header, rows = rerank_gain_rows(results)
+    if rows:
+        parts += ["## Reranker gain", "", RERANK_GAIN_NOTE, "", _table(header, rows), ""]
     parts += ["## Cost and anomalies", "", _table(*cost_rows(results)), ""]
     parts += ["## Target configuration", ""]
     for t in results.targets:

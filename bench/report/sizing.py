@@ -22,7 +22,8 @@ from bench.load.points import (  # noqa: E402
     texts_per_s,
 )
 from bench.report.page import html_figure, html_table, md_figure, md_table  # noqa: E402
-from bench.results.schema import LoadPointRecord, SizingRecord  # noqa: E402
+from bench.report.plots import save_figure  # noqa: E402
+from bench.results.schema import LoadPointRecord, Loop, SizingRecord  # noqa: E402
 from bench.results.store import Results  # noqa: E402
 
 # The NVML quantities a size run samples (bench/sizing/telemetry.py QUANTITIES), with their axis labels.
@@ -34,13 +35,6 @@ TELEMETRY = (
 )
 
 
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
 def _of(points: list[LoadPointRecord], sizing: SizingRecord) -> list[LoadPointRecord]:
     return [p for p in points if p.endpoint == sizing.endpoint and p.length == sizing.length and p.op == sizing.op]
 
@@ -48,8 +42,8 @@ def _of(points: list[LoadPointRecord], sizing: SizingRecord) -> list[LoadPointRe
 def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path) -> Path | None:
     """Texts/s against p99: open-loop probes (scheduled p99) pass or fail the SLO line; closed points (service p99)."""
     mine = _of(points, sizing)
-    probes = [p for p in mine if p.loop == "open" and p99_ms(p, "scheduled") is not None]
-    closed = [p for p in mine if p.loop == "closed" and p99_ms(p, "service") is not None]
+    probes = [p for p in mine if p.loop == Loop.OPEN and p99_ms(p, "scheduled") is not None]
+    closed = [p for p in mine if p.loop == Loop.CLOSED and p99_ms(p, "service") is not None]
     if not probes and not closed:
         return None
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -62,8 +56,8 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
             alpha=0.5,
             label=f"closed loop, batch {batch} (service p99)",
         )
-    passed = sizing.saturation or {}
-    ok = {p["point"] for p in passed.get("probes", []) if p["passed"]}
+    passed = sizing.saturation
+    ok = {p.point for p in passed.probes if p.passed} if passed else set()
     for good, marker, name in ((True, "s", "probe within SLO"), (False, "x", "probe over SLO or errors")):
         chosen = sorted((p for p in probes if (point_label(p) in ok) == good), key=lambda p: p.rate or 0)
         if chosen:
@@ -76,19 +70,19 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
                 label=f"open loop: {name} (scheduled p99)",
             )
     ax.axhline(sizing.slo_p99_ms, color="k", linestyle="--", label=f"SLO p99 {sizing.slo_p99_ms:g} ms")
-    if passed.get("texts_per_s"):
+    if passed and passed.texts_per_s:
         ax.axvline(
-            passed["texts_per_s"],
+            passed.texts_per_s,
             color="tab:green",
             linestyle=":",
-            label=f"saturation {passed['texts_per_s']:.1f} texts/s",
+            label=f"saturation {passed.texts_per_s:.1f} texts/s",
         )
     ax.set_yscale("log")
     ax.set_xlabel("texts/s (answered)")
     ax.set_ylabel("p99 latency, ms (log)")
     ax.set_title(f"{sizing.endpoint}, {sizing.op}, length {sizing.length}")
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def telemetry_plot(results: Results, sizing: SizingRecord, path: Path) -> Path | None:
@@ -112,7 +106,7 @@ def telemetry_plot(results: Results, sizing: SizingRecord, path: Path) -> Path |
         ax.set_ylabel(name, fontsize=8)
     axes[-1].set_xticks(list(x), [point_label(p) for p in mine], rotation=60, ha="right", fontsize=6)
     axes[1].legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[str]]:
@@ -129,9 +123,7 @@ def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[st
             f"{sizing.endpoint} — {sizing.op}, length {sizing.length}, SLO p99 {sizing.slo_p99_ms:g} ms, "
             f"errors ≤ {sizing.max_error_rate:g}"
         )
-        rows = [
-            [line["setting"], line["value"], line["why"], "; ".join(line["evidence"]) or "-"] for line in sizing.lines
-        ]
+        rows = [[line.setting, line.value, line.why, "; ".join(line.evidence) or "-"] for line in sizing.lines]
         header = ["setting", "value", "why", "evidence (points)"]
         md += [f"## {title}", "", md_table(header, rows), "", f"GPU telemetry: {sizing.telemetry}", ""]
         html += [
@@ -214,7 +206,7 @@ def ceiling_plot(results: Results, path: Path) -> Path | None:
     ax.set_xlabel("batch")
     ax.set_ylabel("texts/s (in-process)")
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def render_ceiling(results: Results, folder: Path) -> tuple[str, str]:

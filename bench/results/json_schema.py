@@ -3,14 +3,15 @@
     python -m bench.results.json_schema docs/results.schema.json   # rewrite the committed copy
 
 A small generator rather than pydantic's TypeAdapter: it knows the writer's conventions (a float that is
-not finite is written as null; every field is written, defaults included; `record`, `schema` and
-`version` are constants) and takes each field's description from its comment in schema.py, with no
-dependency beyond the standard library. tests/test_schema.py fails when the committed copy is stale.
+not finite is written as null; every field is written, defaults included, but those written only when set;
+`record`, `schema` and `version` are constants) and takes each field's description from its comment in
+schema.py, with no dependency beyond the standard library. tests/test_schema.py fails when the committed copy is stale.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import inspect
 import json
 import re
@@ -39,6 +40,10 @@ def _type(hint: Any) -> dict[str, Any]:
         return {}
     if hint in _SIMPLE:
         return dict(_SIMPLE[hint])
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return {"type": "string", "enum": [member.value for member in hint]}
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):  # a nested block: once under $defs, by its name
+        return {"$ref": f"#/$defs/{hint.__name__}"}
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         options = [_type(a) for a in args]
@@ -72,10 +77,10 @@ def _comments(cls: type) -> dict[str, str]:
     return found
 
 
-def _record(kind: str, cls: type) -> dict[str, Any]:
+def _record(kind: str | None, cls: type) -> dict[str, Any]:
     hints = typing.get_type_hints(cls, vars(schema))
     comments = _comments(cls)
-    constants = {"record": kind, "schema": SCHEMA, "version": VERSION}
+    constants = {"record": kind, "schema": SCHEMA, "version": VERSION} if kind else {}
     properties = {}
     for field in dataclasses.fields(cls):
         prop = {"const": constants[field.name]} if field.name in constants else _type(hints[field.name])
@@ -85,9 +90,26 @@ def _record(kind: str, cls: type) -> dict[str, Any]:
     return {
         "type": "object",
         "title": cls.__name__,
+        **({"description": inspect.cleandoc(cls.__doc__ or "")} if kind is None and _documented(cls) else {}),
         "properties": properties,
-        "required": [f.name for f in dataclasses.fields(cls)],  # the writer writes every field
+        # the writer writes every field, but those written only when set (schema.WRITTEN_WHEN_SET)
+        "required": [f.name for f in dataclasses.fields(cls) if not f.metadata.get("written_when_set")],
         "additionalProperties": False,
+    }
+
+
+def _documented(cls: type) -> bool:
+    """A block's own docstring (a dataclass without one gets a generated signature as its __doc__)."""
+    return bool(cls.__doc__) and not (cls.__doc__ or "").startswith(f"{cls.__name__}(")
+
+
+def _blocks() -> dict[str, type]:
+    """The nested blocks the records use (schema.py's dataclasses that are not records), by class name."""
+    records = set(RECORD_TYPES.values())
+    return {
+        name: cls
+        for name, cls in vars(schema).items()
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls not in records
     }
 
 
@@ -98,7 +120,10 @@ def results_schema() -> dict[str, Any]:
         "title": f"{SCHEMA} version {VERSION}: one line of results.jsonl",
         "description": (schema.__doc__ or "").strip(),
         "oneOf": [{"$ref": f"#/$defs/{kind}"} for kind in RECORD_TYPES],
-        "$defs": {kind: _record(kind, cls) for kind, cls in RECORD_TYPES.items()},
+        "$defs": {
+            **{kind: _record(kind, cls) for kind, cls in RECORD_TYPES.items()},
+            **{name: _record(None, cls) for name, cls in _blocks().items()},
+        },
     }
 
 

@@ -109,14 +109,11 @@ def check_out_document(out: Path, overwrite: bool) -> None:
         )
 
 
-def prepare_out(out: Path, names: list[str], overwrite: bool) -> None:
-    """`--out` of identity and doctor: a folder (results.jsonl and its report, as every command writes), or
-    FILE.json; refused like every other command's --out unless --overwrite, and then only ragbench's files go."""
-    if is_document(out):
-        check_out_document(out, overwrite)
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UserError(f"--out {out}: {exc.strerror or exc}: {exc.filename or out.parent}") from None
-    else:
-        prepare_out_dir(out, names, overwrite)
+def prepare_out_document(out: Path, overwrite: bool) -> None:
+    """`--out FILE.json` of identity and doctor: refused like every other command's --out unless --overwrite,
+    and then only a file ragbench wrote is replaced (a folder goes through bench.results.lifecycle)."""
+    check_out_document(out, overwrite)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {out}: {exc.strerror or exc}: {exc.filename or out.parent}") from None

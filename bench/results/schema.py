@@ -19,8 +19,15 @@ A float that is not finite (NaN: no value) is written as null and read back as N
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
+from bench.core.resample import Interval  # a mean and its interval: a block of load_point's intervals
+
+# A field added after version 2 that the writer leaves out while it holds its default (None, [], {} or False), so that
+# a file which does not use it reads and writes back exactly as before (tests/results/v2); the schema does not
+# require it.
+WRITTEN_WHEN_SET = {"written_when_set": True}
 # A field's description in docs/results.schema.json is its trailing comment, or else the `#:` lines right above it
 # (bench/results/json_schema.py); a plain `#` line above fields heads a group and describes none of them.
 SCHEMA = "ragbench.results"
@@ -72,6 +79,10 @@ class TargetRecord:
     error: str | None = None
     #: questions whose generated answer failed (quality --generate): scored as zero, like `errors`
     answer_errors: int = 0
+    #: parts of the per-query latency (embed_ms, search_ms, rerank_ms) -> p50, p99; targets that name an endpoint
+    latency_parts_ms: dict[str, dict[str, float]] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
+    #: what embedding cost, by phase (ingest, query_embed): texts, from_cache, tokens, wall_s, texts_per_s, ...
+    cost_blocks: dict[str, dict[str, Any]] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
     record: str = "target"
 
 
@@ -86,6 +97,8 @@ class QueryRecord:
     warnings: list[str] = field(default_factory=list)
     answer: str | None = None  # the generated answer (quality --generate); its cost is in `cost` (answer_*)
     answer_error: str | None = None  # why no answer was generated
+    #: parts of latency_ms: embed_ms, search_ms, rerank_ms (targets that name an endpoint)
+    parts_ms: dict[str, float] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
     record: str = "query"
 
 
@@ -125,6 +138,14 @@ class ComparisonRecord:
 # --- identity --------------------------------------------------------------------------------------
 
 
+class Verdict(StrEnum):
+    """An identity check's outcome: a check without enough data to judge is not a pass either."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    INSUFFICIENT = "insufficient data"
+
+
 @dataclass
 class IdentityEndpointRecord:
     name: str
@@ -134,12 +155,24 @@ class IdentityEndpointRecord:
     batch_texts: int | None = None
     batch_min_cosine: float | None = None
     batch_threshold: float | None = None
-    batch_verdict: str | None = None  # pass | fail | insufficient data
+    batch_verdict: Verdict | None = None
     # rerank endpoints: was top_n honoured
     top_n_requested: int | None = None
     top_n_returned: int | None = None
     top_n_honoured: bool | None = None
     record: str = "identity_endpoint"
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Why two endpoints differ, named by a probe or a signature (bench/identity/diagnose.py), and its fix."""
+
+    #: not_normalised | dimensions_cut | dimensions_cut_not_renormalised | truncated | whitespace_stripped |
+    #: prefix_missing | different_model | numeric | truncated_suspected | raw_scores | ...
+    code: str
+    endpoint: str | None  # the side that behaves differently, when known
+    detail: str
+    fix: str
 
 
 @dataclass
@@ -159,10 +192,10 @@ class IdentityEmbedPairRecord:
     top10_overlap: float | None  # None: too few texts for the neighbour check
     by_token_length: list[dict[str, Any]]  # tokens, texts, cosine_mean, cosine_min, failing
     worst: list[dict[str, Any]]  # index, tokens, cosine, max_abs_diff, text (first 160 characters)
-    verdict: str  # pass | fail | insufficient data
+    verdict: Verdict
     failures: list[str]
     insufficient: list[str]  # checks without enough data to judge
-    causes: list[dict[str, str | None]]  # code, endpoint, detail, fix
+    causes: list[Cause]
     record: str = "identity_embed_pair"
 
 
@@ -176,10 +209,10 @@ class IdentityRerankPairRecord:
     mean_score_diff: float
     kendall_tau_mean: float | None  # None: no query had two candidates to order
     kendall_tau_min: float | None
-    verdict: str  # pass | fail | insufficient data
+    verdict: Verdict
     failures: list[str]
     insufficient: list[str]
-    causes: list[dict[str, str | None]]
+    causes: list[Cause]
     record: str = "identity_rerank_pair"
 
 
@@ -189,7 +222,7 @@ class IdentitySummaryRecord:
     texts: int
     queries: int
     token_lengths: str  # "tokenizer <path>" or "estimated from words"
-    verdict: str  # pass | fail | insufficient data: over every pair, batch invariance and top_n
+    verdict: Verdict  # over every pair, batch invariance and top_n
     total_s: float
     diagnosis_s: float  # probing failed pairs
     suite_s: float  # ragbench's own work: everything but endpoints and diagnosis
@@ -200,7 +233,9 @@ class IdentitySummaryRecord:
 
 
 @dataclass
-class DoctorFindingRecord:
+class DoctorFinding:
+    """One probe's finding: the doctor's own result and its record (tests/results/v2/doctor.jsonl)."""
+
     hop: str  # tei | litellm | openwebui | lightrag
     ok: bool
     message: str
@@ -211,45 +246,171 @@ class DoctorFindingRecord:
 # --- load ------------------------------------------------------------------------------------------
 
 
+class Op(StrEnum):
+    """What a load point sends: texts to embed, or a query and documents to rerank."""
+
+    EMBED = "embed"
+    RERANK = "rerank"
+
+
+class Loop(StrEnum):
+    """How a load point sends: fixed virtual users, offered rates, or a burst of texts fired together."""
+
+    CLOSED = "closed"
+    OPEN = "open"
+    BURST = "burst"
+
+
+class PointStatus(StrEnum):
+    """A judged load point: measured; errors past the limit; nothing measured or succeeded."""
+
+    OK = "ok"
+    ERRORS = "errors"
+    FAILED = "failed"
+
+
+@dataclass
+class LoadRequests:
+    """A load point's requests in its measured window."""
+
+    sent: int
+    ok: int
+    errors: dict[str, int]  # error class -> requests
+    unsent: int = 0  # due in the window but never sent (open loop: the in-flight cap held them)
+    validated: int = 0  # answers whose content was checked (shape, dimension)
+
+
+@dataclass
+class Throughput:
+    requests_per_s: float  # successful requests over the measured window
+    texts_per_s: float
+    tokens_per_s: float
+    tokens_source: str | None  # x-compute-tokens | the workload's counter | both joined by +; None: no success
+
+
+@dataclass
+class LatencySummary:
+    """One latency's HDR histogram summarised, in milliseconds."""
+
+    p50: float
+    p90: float
+    p99: float
+    p999: float
+    max: float
+    mean: float
+    count: int
+
+
+@dataclass
+class Latencies:
+    service: LatencySummary | None  # send -> last byte; None: nothing answered
+    scheduled: LatencySummary | None = None  # intended send -> last byte (open loop and burst)
+    dispatch_delay: LatencySummary | None = None  # intended send -> actual send (open loop and burst)
+
+
+@dataclass
+class ServerTimes:
+    """TEI's own split of each answer (its response headers); None where the server sends none."""
+
+    queue: LatencySummary | None = None
+    tokenization: LatencySummary | None = None
+    inference: LatencySummary | None = None
+
+
+@dataclass
+class ClientView:
+    """What the load client spent: saturated when a worker used most of its own ceiling (docs/load.md)."""
+
+    workers: int = 1
+    hosts: list[str] = field(default_factory=list)
+    cpu_percent: float | None = None
+    cpu_per_request_us: float | None = None
+    ceiling_requests_per_s: float | None = None
+    utilization: float | None = None
+    saturated: bool = False
+    loop_lag_p99_ms: float | None = None
+
+
+@dataclass
+class PointRepeat:
+    """One measurement of a point measured `load --repeat N` times: what resampling needs of it."""
+
+    duration_s: float
+    requests: LoadRequests
+    throughput: Throughput
+    latency_ms: Latencies
+    status: PointStatus | None = None
+
+
+@dataclass
+class QuantileIntervals:
+    p50: Interval
+    p99: Interval
+
+
+@dataclass
+class ThroughputIntervals:
+    texts_per_s: Interval
+    requests_per_s: Interval
+
+
+@dataclass
+class LatencyIntervals:
+    """Each latency's intervals; None where a repeat lacks it (no successful request in it, or not this loop's)."""
+
+    service: QuantileIntervals | None = None
+    scheduled: QuantileIntervals | None = None
+    dispatch_delay: QuantileIntervals | None = None
+
+
+@dataclass
+class PointIntervals:
+    """Over a repeated point's repeats: the mean of each figure and its seeded bootstrap interval."""
+
+    resamples: int  # bootstrap resamples per interval
+    confidence: float  # 0.95
+    repeats: int
+    throughput: ThroughputIntervals
+    latency_ms: LatencyIntervals
+
+
 @dataclass
 class LoadPointRecord:
     """One point of a `ragbench load` sweep (docs/load.md defines every field)."""
 
     endpoint: str
-    op: str  # embed | rerank
-    loop: str  # closed | open | burst
+    op: Op
+    loop: Loop
     batch: int  # texts per request (rerank: documents per query)
     concurrency: int | None  # closed: virtual users; burst: in-flight cap (0 = none); open: None
     rate: float | None  # open: offered requests/s
     arrival: str | None  # open: constant | poisson | gamma:CV
     #: the measured window: end of warm-up -> the intended end or the last answer/error/timeout, whichever is later
     duration_s: float
-    requests: dict[str, Any]  # sent, ok, errors {class: n}, unsent, validated
-    throughput: dict[str, Any]  # requests_per_s, texts_per_s, tokens_per_s, tokens_source
-    latency_ms: dict[str, Any]  # service, scheduled, dispatch_delay: {p50,p90,p99,p999,max,mean,count} or None
-    server_ms: dict[str, Any]  # queue, tokenization, inference (TEI headers), same blocks or None
+    requests: LoadRequests
+    throughput: Throughput
+    latency_ms: Latencies
+    server_ms: ServerTimes
     server_metrics: dict[str, Any] | None  # deltas of TEI's te_* /metrics over the point
-    #: workers, hosts, cpu_percent, cpu_per_request_us, ceiling_requests_per_s, utilization, saturated, loop_lag_p99_ms
-    client: dict[str, Any]
+    client: ClientView
     max_inflight: int | None = None
     burst: int | None = None  # burst: texts (chunks) in the burst
     length: int | None = None  # --lengths: tokens (or words) per text
     documents: int | None = None  # rerank: candidates per query
     warmup_s: float = 0.0
-    histograms: dict[str, Any] = field(default_factory=dict)  # quantity -> HDR encoding (exact CDFs, merging)
+    histograms: dict[str, str] = field(default_factory=dict)  # quantity -> HDR encoding (exact CDFs, merging)
     error_examples: dict[str, str] = field(default_factory=dict)  # class -> first message seen
     #: ok | errors (error rate past max_error_rate) | failed (nothing measured or succeeded);
     #: None: written before points were judged
-    status: str | None = None
+    status: PointStatus | None = None
     problem: str | None = None  # why, when not ok
     max_error_rate: float | None = None  # the limit the point was judged by
-    #: `load --repeat N`: each repeat's own duration_s, requests, throughput, latency_ms and status, in the order
-    #: measured (the fields above pool them: counts summed, histograms merged); empty: the point was measured once
-    repeats: list[dict[str, Any]] = field(default_factory=list)
-    #: `load --repeat N`: over the repeats, mean and 95% percentile-bootstrap interval of texts/s, requests/s and
-    #: each latency's p50 and p99 ({"throughput": {...}, "latency_ms": {quantity: {p50, p99}}, "resamples",
-    #: "confidence"}, each figure {mean, low, high}); None: the point was measured once
-    intervals: dict[str, Any] | None = None
+    #: `load --repeat N`: each repeat's own figures, in the order measured (the fields above pool them: counts
+    #: summed, histograms merged); left out: the point was measured once
+    repeats: list[PointRepeat] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
+    #: `load --repeat N`: the mean over the repeats and its 95% percentile-bootstrap interval of texts/s, requests/s
+    #: and each latency's p50 and p99; left out: the point was measured once
+    intervals: PointIntervals | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     record: str = "load_point"
 
 
@@ -262,7 +423,7 @@ class CeilingPoint:
 
     model: str  # the model folder's name
     model_fingerprint: str
-    op: str  # embed | rerank (a CrossEncoder reads query + document pairs)
+    op: Op  # a CrossEncoder (rerank) reads query + document pairs
     device: str  # cpu | cuda
     device_name: str
     dtype: str  # float32 | float16 | bfloat16
@@ -298,18 +459,46 @@ class GpuTelemetryRecord:
 
 
 @dataclass
+class SaturationProbe:
+    rate: float  # offered requests/s
+    passed: bool  # scheduled p99 under the SLO and errors under the limit
+    point: str  # the probe's load point label
+    #: it failed once and was measured again, the second measurement deciding; left out: measured once
+    remeasured: bool = field(default=False, metadata=WRITTEN_WHEN_SET)
+
+
+@dataclass
+class SaturationSummary:
+    """Where the open-loop search ended (bench/sizing/size.py `saturation_search`)."""
+
+    rate: float | None  # highest passing offered rate (requests/s); None: no probed rate met the SLO
+    texts_per_s: float | None  # answered at that rate
+    point: str | None  # the probe at that rate
+    first_failure: float | None  # lowest failing rate above it; None: the search hit its probe limit first
+    probes: list[SaturationProbe] = field(default_factory=list)
+
+
+@dataclass
+class SizingLine:
+    """One recommended setting and why, naming the points it comes from."""
+
+    setting: str
+    value: str
+    why: str
+    evidence: list[str]  # labels of the load points (and ceiling points) it comes from
+
+
+@dataclass
 class SizingRecord:
     """`ragbench size`: the answer for one endpoint and text length, every line naming its load points."""
 
     endpoint: str
-    op: str
+    op: Op
     length: int | None
     slo_p99_ms: float
     max_error_rate: float
-    #: rate, texts_per_s, point, first_failure, probes [{rate, passed, point, remeasured: true when it failed once
-    #: and was measured again, the second measurement deciding}]
-    saturation: dict[str, Any] | None
-    lines: list[dict[str, Any]]  # {"setting", "value", "why", "evidence": [point labels]}
+    saturation: SaturationSummary | None
+    lines: list[SizingLine]
     telemetry: str  # what NVML saw, or why there is no GPU telemetry (said once)
     ceiling: str | None = None  # the ceiling results file the fraction comes from
     record: str = "sizing"
@@ -339,7 +528,7 @@ RECORD_TYPES: dict[str, type] = {
         IdentityEmbedPairRecord,
         IdentityRerankPairRecord,
         IdentitySummaryRecord,  # identity
-        DoctorFindingRecord,  # doctor
+        DoctorFinding,  # doctor
         LoadPointRecord,  # load
         CeilingPoint,
         GpuTelemetryRecord,

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import enum
 import functools
 import json
 import math
 import os
 import types
 import typing
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -84,9 +85,25 @@ def _masked(data: dict[str, Any]) -> dict[str, Any]:
     return {**mask_data({k: v for k, v in data.items() if k not in verbatim}), **verbatim}
 
 
+def _fields(value: Any) -> Any:
+    """dataclasses.asdict, less the fields written only when set (schema.WRITTEN_WHEN_SET) that hold their
+    default: a file that does not use them is written as before they existed."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: _fields(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not (f.metadata.get("written_when_set") and getattr(value, f.name) in (None, [], {}, False))
+        }
+    if isinstance(value, (list, tuple)):
+        return [_fields(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _fields(v) for k, v in value.items()}
+    return copy.deepcopy(value)
+
+
 def record_line(record: Any) -> str:
     """One JSON line; secrets masked, non-finite floats as null."""
-    return json.dumps(_clean(_masked(dataclasses.asdict(record))), ensure_ascii=False) + "\n"
+    return json.dumps(_clean(_masked(_fields(record))), ensure_ascii=False) + "\n"
 
 
 class ResultsWriter:
@@ -132,8 +149,9 @@ class ResultsWriter:
         self._fh.close()
 
 
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+def now_iso(timespec: str = "seconds") -> str:
+    """Now, in UTC, ISO 8601: the one clock every record and output is stamped with."""
+    return datetime.now(UTC).isoformat(timespec=timespec)
 
 
 def end_status(exc: BaseException) -> tuple[str, str]:
@@ -147,26 +165,14 @@ def end_status(exc: BaseException) -> tuple[str, str]:
     return "failed", f"internal error: {type(exc).__name__}: {exc}"
 
 
-@contextmanager
-def ending(writer: ResultsWriter) -> Iterator[ResultsWriter]:
-    """Close the run with its `end` record whatever happens inside: complete; interrupted (Ctrl-C,
-    SIGTERM); failed, with the (masked) error. Everything written before stays; the writer is closed."""
-    try:
-        yield writer
-        writer.write(EndRecord(status="complete", finished=now_iso()))
-    except BaseException as exc:  # a user error, a stop or a bug: either way the finished records stay readable
-        status, error = end_status(exc)
-        writer.write(EndRecord(status=status, finished=now_iso(), error=error))
-        raise
-    finally:
-        writer.close()
+def plain_header(command: str) -> RunHeader:
+    """The header of a command whose results name no dataset, measures or targets (identity, doctor)."""
+    return RunHeader(command=command, created=now_iso(), ragbench_version=bench.__version__)
 
 
 def complete_results(path: Path, command: str, records: list[Any]) -> Results:
     """The results of a command that has every record at once (identity, doctor): header, records, end."""
-    results = Results(
-        path=path, header=RunHeader(command=command, created=now_iso(), ragbench_version=bench.__version__)
-    )
+    results = Results(path=path, header=plain_header(command))
     for record in [*records, EndRecord(status="complete", finished=now_iso())]:
         results.add(record)
     return results
@@ -263,16 +269,15 @@ class Results:
         return next((m for m in self.metrics if m.target == target and m.measure == measure), None)
 
 
-@functools.cache
-def _float_fields(cls: type) -> tuple[str, ...]:
-    """Fields typed `float`: the writer turns NaN into null there, the reader turns it back."""
-    return tuple(name for name, hint in typing.get_type_hints(cls).items() if hint is float)
+def _is_enum(hint: Any) -> bool:
+    return isinstance(hint, type) and issubclass(hint, enum.Enum)
 
 
 @functools.cache
 def _checker(hint: Any) -> Callable[[Any], bool]:
-    """Whether a JSON value fits a record field's annotation (null stands for NaN in a float field); built
-    once per annotation, since a results file has hundreds of thousands of values."""
+    """Whether a JSON value fits a record field's annotation (null stands for NaN in a float field; a nested
+    block is a JSON object whose fields fit theirs); built once per annotation, since a results file has hundreds
+    of thousands of values."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
         return lambda value: True
@@ -283,8 +288,13 @@ def _checker(hint: Any) -> Callable[[Any], bool]:
         return lambda value: value is None
     if hint is float:  # JSON numbers arrive as int or float (bool is its own type)
         return lambda value: value is None or type(value) is float or type(value) is int
+    if _is_enum(hint):
+        allowed = frozenset(member.value for member in hint)
+        return lambda value: type(value) is str and value in allowed
     if hint in (bool, int, str):
         return lambda value: type(value) is hint
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return lambda value: type(value) is dict and _wrong_field(hint, value) is None
     if origin in (dict, list):
         item = _checker(args[-1])
 
@@ -300,22 +310,76 @@ def _field_checkers(cls: type) -> dict[str, tuple[Any, Callable[[Any], bool]]]:
     return {name: (hint, _checker(hint)) for name, hint in typing.get_type_hints(cls).items()}
 
 
+def _wrong_field(cls: type, data: dict[str, Any]) -> tuple[str, Any] | None:
+    """The first field of `data` that does not fit `cls` (a nested one named by its path, `requests.sent`) and
+    its annotation; None when every field fits."""
+    fields = _field_checkers(cls)
+    for name, value in data.items():
+        if name not in fields:
+            continue  # a field this ragbench does not know (a newer writer's): ignored
+        hint, conforms = fields[name]
+        if conforms(value):
+            continue
+        nested = [a for a in (hint, *typing.get_args(hint)) if dataclasses.is_dataclass(a)]
+        if nested and type(value) is dict:
+            inner = _wrong_field(typing.cast(type, nested[0]), value)
+            if inner is not None:
+                return f"{name}.{inner[0]}", inner[1]
+        return name, hint
+    return None
+
+
+def _converter(hint: Any) -> Callable[[Any], Any] | None:
+    """How a checked JSON value becomes the field's value (None: as it is): null is NaN in a float field, a string
+    the member of an enum, an object the nested block's dataclass."""
+    if hint is float:
+        return lambda value: float("nan") if value is None else value
+    if _is_enum(hint):
+        return lambda value: hint(value)
+    if dataclasses.is_dataclass(hint):
+        return lambda value: _build(typing.cast(type, hint), value)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):  # X | None: null stays null
+        inner = [c for c in map(_nested_converter, args) if c is not None]
+        return (lambda value: None if value is None else inner[0](value)) if len(inner) == 1 else None
+    if origin is list and (item := _nested_converter(args[0])) is not None:
+        return lambda value: [item(v) for v in value]
+    return None
+
+
+def _nested_converter(hint: Any) -> Callable[[Any], Any] | None:
+    """Inside a list or beside None, only blocks and enums are converted: there null is no value, not NaN."""
+    return _converter(hint) if hint is not float else None
+
+
+@functools.cache
+def _converters(cls: type) -> dict[str, Callable[[Any], Any]]:
+    found = {name: _converter(hint) for name, hint in typing.get_type_hints(cls).items()}
+    return {name: convert for name, convert in found.items() if convert is not None}
+
+
+def _build(cls: type, data: dict[str, Any]) -> Any:
+    """An instance of `cls` from checked JSON, nested blocks included; unknown fields are dropped."""
+    converters = _converters(cls)
+    known = _field_checkers(cls)
+    values = {k: converters[k](v) if k in converters else v for k, v in data.items() if k in known}
+    return cls(**values)
+
+
 def _record(cls: type, data: dict[str, Any], path: Path, number: int) -> object:
     """The record of a line, every field checked against the schema's types: a hand-edited or foreign file
     gets one line that names the field, never a traceback later."""
-    fields = _field_checkers(cls)
-    values = {k: v for k, v in data.items() if k in fields}
-    for name, value in values.items():
-        hint, conforms = fields[name]
-        if not conforms(value):
-            raise InputError(
-                path,
-                f"{data['record']} record: field {name!r} has the wrong type "
-                f"(expected {getattr(hint, '__name__', None) or hint})",
-                number,
-            )
+    wrong = _wrong_field(cls, data)
+    if wrong is not None:
+        name, hint = wrong
+        raise InputError(
+            path,
+            f"{data['record']} record: field {name!r} has the wrong type "
+            f"(expected {getattr(hint, '__name__', None) or hint})",
+            number,
+        )
     try:
-        return cls(**values)
+        return _build(cls, data)
     except TypeError as exc:
         raise InputError(path, f"{data['record']} record: {exc}", number) from None
 
@@ -332,6 +396,68 @@ def read_results(path: str | Path) -> Results:
         raise InputError(path, f"cannot read ({exc.strerror or exc})") from None
 
 
+class _CutLine(Exception):
+    """The last line, cut by an interruption: everything before it stands."""
+
+
+def _json(path: Path, line: str, number: int) -> dict[str, Any]:
+    """One line's record as JSON, its type known; a malformed line is one error naming it."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        if not line.endswith("\n"):
+            raise _CutLine from None
+        raise InputError(path, f"malformed JSON ({exc.msg})", number) from None
+    except ValueError as exc:  # an integer too long to convert
+        raise InputError(path, f"malformed JSON ({exc})", number) from None
+    except RecursionError:
+        raise InputError(path, "malformed JSON (nested too deeply)", number) from None
+    kind = data.get("record") if isinstance(data, dict) else None
+    if not isinstance(kind, str) or kind not in RECORD_TYPES:
+        raise InputError(path, f"unknown record type {kind!r}", number)
+    return typing.cast(dict[str, Any], data)
+
+
+def _check_header(path: Path, data: dict[str, Any], number: int) -> None:
+    if data["record"] != "run" or data.get("schema") != SCHEMA:
+        raise InputError(path, f"not a ragbench results file (first record must be a {SCHEMA} header)", number)
+    if data.get("version") not in READABLE_VERSIONS:
+        raise InputError(
+            path,
+            f"results schema version {data.get('version')} (this ragbench reads "
+            f"{', '.join(map(str, READABLE_VERSIONS))})",
+            number,
+        )
+
+
+def _typed(path: Path, data: dict[str, Any], number: int) -> object:
+    try:
+        data = _masked(data)  # a file written by hand or by an older ragbench may hold secrets
+        return _record(RECORD_TYPES[data["record"]], data, path, number)
+    except RecursionError:  # nesting json.loads could read, too deep to mask: no record of ragbench's
+        raise InputError(path, "malformed JSON (nested too deeply)", number) from None
+
+
+def _repeated(path: Path, seen: dict[RecordKey, tuple[int, int]], record: object, line: str, number: int) -> bool:
+    """Whether `record` was read before (the first one counts); a different record under the same key is an
+    error: which of the two counts cannot be told, and appending one must not hide the other."""
+    key = record_key(record)
+    if key is None:
+        return False
+    if key not in seen:
+        seen[key] = (number, hash(line.strip()))
+        return False
+    first, digest = seen[key]
+    if digest != hash(line.strip()) and not isinstance(record, (RunHeader, EndRecord)):
+        raise InputError(
+            path,
+            f"{key[0]} record {' '.join(map(str, key[1:]))!r} again, different from line "
+            f"{first}: a results file holds each once",
+            number,
+        )
+    return True
+
+
 def _read_results(path: Path) -> Results:
     results: Results | None = None
     seen: dict[RecordKey, tuple[int, int]] = {}  # record key -> (line, hash of that line)
@@ -340,53 +466,15 @@ def _read_results(path: Path) -> Results:
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                if not line.endswith("\n"):
-                    break  # a line cut by an interruption: everything before it stands
-                raise InputError(path, f"malformed JSON ({exc.msg})", number) from None
-            except ValueError as exc:  # an integer too long to convert
-                raise InputError(path, f"malformed JSON ({exc})", number) from None
-            except RecursionError:
-                raise InputError(path, "malformed JSON (nested too deeply)", number) from None
-            kind = data.get("record") if isinstance(data, dict) else None
-            if not isinstance(kind, str) or kind not in RECORD_TYPES:
-                raise InputError(path, f"unknown record type {kind!r}", number)
+                data = _json(path, line, number)
+            except _CutLine:
+                break
             if results is None:
-                if kind != "run" or data.get("schema") != SCHEMA:
-                    raise InputError(
-                        path, f"not a ragbench results file (first record must be a {SCHEMA} header)", number
-                    )
-                if data.get("version") not in READABLE_VERSIONS:
-                    raise InputError(
-                        path,
-                        f"results schema version {data.get('version')} (this ragbench reads "
-                        f"{', '.join(map(str, READABLE_VERSIONS))})",
-                        number,
-                    )
-            try:
-                data = _masked(data)  # a file written by hand or by an older ragbench may hold secrets
-                record = _record(RECORD_TYPES[kind], data, path, number)
-            except RecursionError:  # nesting json.loads could read, too deep to mask: no record of ragbench's
-                raise InputError(path, "malformed JSON (nested too deeply)", number) from None
-            key = record_key(record)
-            if results is not None and key in seen:
-                first, digest = seen[key]
-                if digest != hash(line.strip()) and not isinstance(record, (RunHeader, EndRecord)):
-                    # Which of two different records counts cannot be told: appending one must not hide the other.
-                    raise InputError(
-                        path,
-                        f"{kind} record {' '.join(map(str, key[1:]))!r} again, different from line "
-                        f"{first}: a results file holds each once",
-                        number,
-                    )
+                _check_header(path, data, number)
+            record = _typed(path, data, number)
+            if _repeated(path, seen, record, line, number) and results is not None:
                 results.repeated += 1  # the same record again (or a second header or end): the first one counts
                 continue
-            if key is not None:
-                seen[key] = (number, hash(line.strip()))
-            for name in _float_fields(RECORD_TYPES[kind]):  # the record's own class
-                if getattr(record, name) is None:
-                    setattr(record, name, float("nan"))
             if results is None:
                 assert isinstance(record, RunHeader)  # the first record's kind was checked above
                 results = Results(path=path, header=record)

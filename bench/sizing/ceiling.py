@@ -27,7 +27,8 @@ from bench.core.errors import UserError
 from bench.datasets import DEMO_DATASET, resolve_dataset_path
 from bench.identity.inputs import Tokenizer
 from bench.load.workload import load_workload
-from bench.results.schema import CeilingPoint
+from bench.results.lifecycle import Output, open_run
+from bench.results.schema import CeilingPoint, Op
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -188,26 +189,14 @@ def measure_ceiling(config: CeilingConfig, advance: Callable[[int], None] = lamb
         )
         tokens = _tokens_per_input(model, inputs)
         for batch in config.batches:
-            # Whole encode calls of several batches, as a user makes them (texts repeat past the workload's end).
-            n = max(batch * config.min_batches, 64)
-            chunk = (inputs * (n // len(inputs) + 1))[:n]
-            # Warm-up: one whole untimed call, so every padded shape of the chunk has met its kernels (oneDNN and
-            # cuBLAS pick and cache them per shape on first use) and the allocator holds its blocks.
-            model.run(chunk, batch)
-            done, started = 0, time.perf_counter()
-            while True:  # whole encode calls, as a user makes them, until enough time has passed
-                model.run(chunk, batch)
-                done += len(chunk)
-                elapsed = time.perf_counter() - started
-                if elapsed >= config.min_seconds:
-                    break
+            done, elapsed = _timed(model, inputs, batch, config)
             texts_per_s = done / elapsed
             flops_token = shape.flops_per_token(round(tokens))
             achieved = flops_token * tokens * texts_per_s / 1e12
             yield CeilingPoint(
                 model=str(config.model),
                 model_fingerprint=fingerprint,
-                op="rerank" if model.rerank else "embed",
+                op=Op.RERANK if model.rerank else Op.EMBED,
                 device=config.device,
                 device_name=model.device_name,
                 dtype=config.dtype,
@@ -227,6 +216,23 @@ def measure_ceiling(config: CeilingConfig, advance: Callable[[int], None] = lamb
                 texts_fingerprint=texts_fingerprint(texts),
             )
             advance(1)
+
+
+def _timed(model: _Model, inputs: list, batch: int, config: CeilingConfig) -> tuple[int, float]:
+    """Inputs encoded and seconds taken: whole encode calls of several batches, as a user makes them (inputs
+    repeat past the workload's end), until `min_seconds` have passed."""
+    n = max(batch * config.min_batches, 64)
+    chunk = (inputs * (n // len(inputs) + 1))[:n]
+    # Warm-up: one whole untimed call, so every padded shape of the chunk has met its kernels (oneDNN and
+    # cuBLAS pick and cache them per shape on first use) and the allocator holds its blocks.
+    model.run(chunk, batch)
+    done, started = 0, time.perf_counter()
+    while True:
+        model.run(chunk, batch)
+        done += len(chunk)
+        elapsed = time.perf_counter() - started
+        if elapsed >= config.min_seconds:
+            return done, elapsed
 
 
 def _tokens_per_input(model: _Model, inputs: list) -> float:
@@ -255,44 +261,34 @@ def check(config: CeilingConfig) -> None:
         raise UserError(f"--lengths {short[0]}: a text needs more than {special} tokens (the special ones)")
 
 
-def run_ceiling(
-    config: CeilingConfig,
-    out_dir: Path,
-    overwrite: bool = False,
-    on_point: Callable[[CeilingPoint], None] = lambda p: None,
-    advance: Callable[[int], None] = lambda n: None,
-) -> list[CeilingPoint]:
-    """Measure every point into `out_dir/results.jsonl` (each point synced as it finishes; an `end` record last,
-    also after Ctrl-C, SIGTERM, or a model that fails to load or runs out of device memory)."""
+def run_ceiling(config: CeilingConfig, output: Output) -> list[CeilingPoint]:
+    """Measure every point into `output` (bench.results.lifecycle: each point synced as it finishes; an `end`
+    record last, also after Ctrl-C, SIGTERM, or a model that fails to load or runs out of device memory)."""
     import bench
-    from bench.results.outdir import RESULTS_FILE, prepare_out_dir
     from bench.results.schema import RunHeader
-    from bench.results.store import ResultsWriter, ending, now_iso
+    from bench.results.store import now_iso
 
     check(config)
-    prepare_out_dir(out_dir, [str(config.model)], overwrite)
+    header = RunHeader(
+        command="ceiling",
+        created=now_iso(),
+        ragbench_version=bench.__version__,
+        dataset={
+            "name": "load workload",
+            "source": f"{resolve_dataset_path(DEMO_DATASET)}, cut to token lengths by the model's tokenizer",
+            "lengths": list(config.lengths),
+            "tokens_source": "tokenizer",
+        },
+        measures=[],
+        measure_labels={},
+        depth=0,
+        seed=0,
+        targets=[str(config.model)],
+    )
     points: list[CeilingPoint] = []
-    with ending(ResultsWriter(out_dir / RESULTS_FILE)) as writer:
-        writer.write(
-            RunHeader(
-                command="ceiling",
-                created=now_iso(),
-                ragbench_version=bench.__version__,
-                dataset={
-                    "name": "load workload",
-                    "source": f"{resolve_dataset_path(DEMO_DATASET)}, cut to token lengths by the model's tokenizer",
-                    "lengths": list(config.lengths),
-                    "tokens_source": "tokenizer",
-                },
-                measures=[],
-                measure_labels={},
-                depth=0,
-                seed=0,
-                targets=[str(config.model)],
-            )
-        )
+    with open_run(output, header) as run:
+        advance = run.progress("ceiling: points", len(config.batches) * len(config.lengths))
         for point in measure_ceiling(config, advance):
-            writer.write(point)
+            run.write(point)
             points.append(point)
-            on_point(point)
     return points

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from bench.load.points import error_rate as requests_error_rate
 from bench.load.points import p99_ms, point_label, texts_per_s
-from bench.results.schema import CeilingPoint, LoadPointRecord
+from bench.results.schema import CeilingPoint, LoadPointRecord, Loop, SizingLine
 
 TEI_DEFAULT_MAX_BATCH_TOKENS = 16384
 TEI_DEFAULT_MAX_CONCURRENT_REQUESTS = 512
@@ -42,7 +42,7 @@ def error_rate(point: LoadPointRecord) -> float:
 
 def tokens_per_text(point: LoadPointRecord) -> float | None:
     texts = texts_per_s(point)
-    tokens = point.throughput.get("tokens_per_s")
+    tokens = point.throughput.tokens_per_s
     return tokens / texts if texts and tokens else None
 
 
@@ -80,7 +80,7 @@ class ClosedChoice:
 
 
 def choose_closed(points: list[LoadPointRecord], slo: Slo) -> ClosedChoice:
-    closed = [p for p in points if p.loop == "closed" and error_rate(p) <= slo.max_error_rate]
+    closed = [p for p in points if p.loop == Loop.CLOSED and error_rate(p) <= slo.max_error_rate]
     within = [p for p in closed if passes(p, slo, "service")]
     return ClosedChoice(
         peak=max(closed, key=texts_per_s, default=None), best=max(within, key=texts_per_s, default=None)
@@ -169,17 +169,6 @@ def remeasured_text(probes: list[Probe]) -> str:
 # --- 3. recommendation ------------------------------------------------------------------------------
 
 
-@dataclass
-class Line:
-    setting: str
-    value: str
-    why: str
-    evidence: list[str]  # labels of the points it comes from
-
-    def to_dict(self) -> dict[str, object]:
-        return {"setting": self.setting, "value": self.value, "why": self.why, "evidence": self.evidence}
-
-
 @dataclass(frozen=True)
 class Economics:
     target_rps: float | None = None  # requests/s at the sized batch
@@ -195,7 +184,7 @@ def pow2_at_least(value: float) -> int:
 
 def choose_burst(points: list[LoadPointRecord], slo: Slo) -> LoadPointRecord | None:
     """Open WebUI's ingestion: the (batch, concurrency) that drains a file fastest without errors (429 included)."""
-    clean = [p for p in points if p.loop == "burst" and error_rate(p) <= slo.max_error_rate]
+    clean = [p for p in points if p.loop == Loop.BURST and error_rate(p) <= slo.max_error_rate]
     # Fastest drain first; among equals (within 2%) the lower concurrency, which leaves the server room for queries.
     best = max(clean, key=texts_per_s, default=None)
     if best is None:
@@ -216,58 +205,15 @@ def recommend(
     slo: Slo,
     economics: Economics = NO_ECONOMICS,
     ceiling: list[CeilingPoint] | None = None,
-) -> list[Line]:
+) -> list[SizingLine]:
     """Every line of the answer, each with the points it comes from; lines that lack data say what is missing."""
     choice = choose_closed(points, slo)
     burst = choose_burst(points, slo)
-    lines: list[Line] = []
     best = choice.best
-    if best is None:
-        lines.append(
-            Line(
-                "batch / concurrency",
-                "none meets the SLO",
-                f"no closed-loop point had service p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}",
-                [point_label(p) for p in points if p.loop == "closed"],
-            )
-        )
-    else:
-        lines.append(
-            Line(
-                "client batch / concurrency",
-                f"{best.batch} / {best.concurrency}",
-                f"best texts/s ({texts_per_s(best):.1f}) with service p99 {p99_ms(best, 'service'):.1f} ms "
-                f"≤ {slo.p99_ms:g} ms",
-                [point_label(best)],
-            )
-        )
     sat_point = saturation.point if saturation else None
+    lines = [_batch_line(best, points, slo)]
     if saturation is not None:
-        if sat_point is None:
-            lines.append(
-                Line(
-                    "saturation rate",
-                    "none",
-                    f"no probed rate kept scheduled p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}"
-                    + remeasured_text(saturation.probes),
-                    [point_label(p.point) for p in saturation.probes],
-                )
-            )
-        else:
-            bound = (
-                f"; {saturation.first_failure:g}/s failed"
-                if saturation.first_failure is not None
-                else "; no failing rate found within the probe limit (a lower bound)"
-            ) + remeasured_text(saturation.probes)
-            lines.append(
-                Line(
-                    "saturation rate (goodput)",
-                    f"{saturation.rate:g} requests/s = {texts_per_s(sat_point):.1f} texts/s",
-                    f"highest rate with scheduled p99 {p99_ms(sat_point, 'scheduled'):.1f} ms ≤ {slo.p99_ms:g} ms, "
-                    f"errors {error_rate(sat_point):.2%}{bound}",
-                    [point_label(sat_point)],
-                )
-            )
+        lines.append(_saturation_line(saturation, slo))
     lines += _tei_lines(best, sat_point, burst)
     lines += _openwebui_lines(burst, points)
     lines += _economics_lines(saturation, sat_point, economics)
@@ -276,13 +222,55 @@ def recommend(
     return lines
 
 
-def _tei_lines(best: LoadPointRecord | None, sat: LoadPointRecord | None, burst: LoadPointRecord | None) -> list[Line]:
-    lines: list[Line] = []
+def _batch_line(best: LoadPointRecord | None, points: list[LoadPointRecord], slo: Slo) -> SizingLine:
+    if best is None:
+        return SizingLine(
+            "batch / concurrency",
+            "none meets the SLO",
+            f"no closed-loop point had service p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}",
+            [point_label(p) for p in points if p.loop == Loop.CLOSED],
+        )
+    return SizingLine(
+        "client batch / concurrency",
+        f"{best.batch} / {best.concurrency}",
+        f"best texts/s ({texts_per_s(best):.1f}) with service p99 {p99_ms(best, 'service'):.1f} ms ≤ {slo.p99_ms:g} ms",
+        [point_label(best)],
+    )
+
+
+def _saturation_line(saturation: Saturation, slo: Slo) -> SizingLine:
+    sat_point = saturation.point
+    if sat_point is None:
+        return SizingLine(
+            "saturation rate",
+            "none",
+            f"no probed rate kept scheduled p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}"
+            + remeasured_text(saturation.probes),
+            [point_label(p.point) for p in saturation.probes],
+        )
+    bound = (
+        f"; {saturation.first_failure:g}/s failed"
+        if saturation.first_failure is not None
+        else "; no failing rate found within the probe limit (a lower bound)"
+    ) + remeasured_text(saturation.probes)
+    return SizingLine(
+        "saturation rate (goodput)",
+        f"{saturation.rate:g} requests/s = {texts_per_s(sat_point):.1f} texts/s",
+        f"highest rate with scheduled p99 {p99_ms(sat_point, 'scheduled'):.1f} ms ≤ {slo.p99_ms:g} ms, "
+        f"errors {error_rate(sat_point):.2%}{bound}",
+        [point_label(sat_point)],
+    )
+
+
+def _tei_lines(
+    best: LoadPointRecord | None, sat: LoadPointRecord | None, burst: LoadPointRecord | None
+) -> list[SizingLine]:
+    lines: list[SizingLine] = []
     sources = [p for p in (best, burst) if p is not None]
     if sources:
         largest = max(p.batch for p in sources)
         lines.append(
-            Line(
+            SizingLine(
                 "TEI --max-client-batch-size",
                 str(max(largest, 1)),
                 "the largest batch a client sends (sized batch, Open WebUI's batch); TEI answers 422 above it "
@@ -290,6 +278,14 @@ def _tei_lines(best: LoadPointRecord | None, sat: LoadPointRecord | None, burst:
                 [point_label(p) for p in sources],
             )
         )
+    concurrent = _concurrent_requests_line(best, sat, burst)
+    tokens = _batch_tokens_line(sat)
+    return lines + [line for line in (concurrent, tokens) if line is not None]
+
+
+def _concurrent_requests_line(
+    best: LoadPointRecord | None, sat: LoadPointRecord | None, burst: LoadPointRecord | None
+) -> SizingLine | None:
     # Inputs in flight: since TEI 1.9 each input holds one permit of --max-concurrent-requests, taken
     # without waiting, so fewer permits than inputs in flight means 429s (../shared/contracts).
     in_flight: list[tuple[float, str, LoadPointRecord]] = []
@@ -302,41 +298,41 @@ def _tei_lines(best: LoadPointRecord | None, sat: LoadPointRecord | None, burst:
         requests = math.ceil(burst.burst / burst.batch)
         cap = burst.concurrency or requests
         in_flight.append((min(cap, requests) * burst.batch, "Open WebUI's requests in flight × batch", burst))
-    if in_flight:
-        need, how, point = max(in_flight, key=lambda t: t[0])
-        value = max(TEI_DEFAULT_MAX_CONCURRENT_REQUESTS, pow2_at_least(need))
-        lines.append(
-            Line(
-                "TEI --max-concurrent-requests",
-                str(value),
-                f"≥ {need:.0f} inputs in flight ({how}), a power of two, at least TEI's default "
-                f"{TEI_DEFAULT_MAX_CONCURRENT_REQUESTS}; since TEI 1.9 every input takes a permit",
-                [point_label(p) for _, _, p in in_flight],
-            )
-        )
-    if sat is not None and tokens_per_text(sat):
-        tokens = tokens_per_text(sat)
-        mean_s = sat.latency_ms["scheduled"]["mean"] / 1000.0
-        waiting = sat.rate * sat.batch * mean_s * tokens  # Little's law: mean inputs in the server × tokens each
-        value = max(TEI_DEFAULT_MAX_BATCH_TOKENS, pow2_at_least(waiting))
-        lines.append(
-            Line(
-                "TEI --max-batch-tokens",
-                str(value),
-                f"the {waiting:.0f} tokens in the server on average at the saturation rate fit one forward "
-                f"batch ({tokens:.0f} tokens/text); derived, not measured on TEI at this setting",
-                [point_label(sat)],
-            )
-        )
-    return lines
+    if not in_flight:
+        return None
+    need, how, point = max(in_flight, key=lambda t: t[0])
+    value = max(TEI_DEFAULT_MAX_CONCURRENT_REQUESTS, pow2_at_least(need))
+    return SizingLine(
+        "TEI --max-concurrent-requests",
+        str(value),
+        f"≥ {need:.0f} inputs in flight ({how}), a power of two, at least TEI's default "
+        f"{TEI_DEFAULT_MAX_CONCURRENT_REQUESTS}; since TEI 1.9 every input takes a permit",
+        [point_label(p) for _, _, p in in_flight],
+    )
 
 
-def _openwebui_lines(burst: LoadPointRecord | None, points: list[LoadPointRecord]) -> list[Line]:
-    bursts = [p for p in points if p.loop == "burst"]
+def _batch_tokens_line(sat: LoadPointRecord | None) -> SizingLine | None:
+    tokens = tokens_per_text(sat) if sat is not None else None
+    if sat is None or not tokens or sat.latency_ms.scheduled is None or sat.rate is None:
+        return None
+    mean_s = sat.latency_ms.scheduled.mean / 1000.0
+    waiting = sat.rate * sat.batch * mean_s * tokens  # Little's law: mean inputs in the server × tokens each
+    value = max(TEI_DEFAULT_MAX_BATCH_TOKENS, pow2_at_least(waiting))
+    return SizingLine(
+        "TEI --max-batch-tokens",
+        str(value),
+        f"the {waiting:.0f} tokens in the server on average at the saturation rate fit one forward "
+        f"batch ({tokens:.0f} tokens/text); derived, not measured on TEI at this setting",
+        [point_label(sat)],
+    )
+
+
+def _openwebui_lines(burst: LoadPointRecord | None, points: list[LoadPointRecord]) -> list[SizingLine]:
+    bursts = [p for p in points if p.loop == Loop.BURST]
     if burst is None:
         why = "no burst point finished without errors" if bursts else "no burst workload was measured"
         return [
-            Line(
+            SizingLine(
                 "Open WebUI RAG_EMBEDDING_BATCH_SIZE / RAG_EMBEDDING_CONCURRENT_REQUESTS",
                 "not determined",
                 why,
@@ -345,14 +341,14 @@ def _openwebui_lines(burst: LoadPointRecord | None, points: list[LoadPointRecord
         ]
     drain = burst.duration_s
     return [
-        Line(
+        SizingLine(
             "Open WebUI RAG_EMBEDDING_BATCH_SIZE",
             str(burst.batch),
             f"a {burst.burst}-chunk file drained in {drain:.2f} s ({texts_per_s(burst):.1f} texts/s), the fastest "
             "without errors or 429s",
             [point_label(burst)],
         ),
-        Line(
+        SizingLine(
             "Open WebUI RAG_EMBEDDING_CONCURRENT_REQUESTS",
             str(burst.concurrency or 0),
             ("0 = unlimited; " if not burst.concurrency else "") + "the cap of that burst",
@@ -361,16 +357,18 @@ def _openwebui_lines(burst: LoadPointRecord | None, points: list[LoadPointRecord
     ]
 
 
-def _economics_lines(saturation: Saturation | None, sat: LoadPointRecord | None, economics: Economics) -> list[Line]:
-    lines: list[Line] = []
+def _economics_lines(
+    saturation: Saturation | None, sat: LoadPointRecord | None, economics: Economics
+) -> list[SizingLine]:
+    lines: list[SizingLine] = []
     if sat is None:
         if economics.target_rps or economics.gpu_hourly_usd:
-            lines.append(Line("replicas / cost", "not determined", "no saturation rate under the SLO", []))
+            lines.append(SizingLine("replicas / cost", "not determined", "no saturation rate under the SLO", []))
         return lines
     if economics.target_rps:
         replicas = math.ceil(economics.target_rps / saturation.rate)
         lines.append(
-            Line(
+            SizingLine(
                 "replicas for --target-rps",
                 str(replicas),
                 f"{economics.target_rps:g} requests/s ÷ {saturation.rate:g} requests/s per replica at the SLO",
@@ -380,7 +378,7 @@ def _economics_lines(saturation: Saturation | None, sat: LoadPointRecord | None,
     if economics.gpu_hourly_usd:
         per_text = economics.gpu_hourly_usd / (texts_per_s(sat) * 3600.0)
         lines.append(
-            Line(
+            SizingLine(
                 "cost per 1M texts",
                 f"${per_text * 1e6:.4f}",
                 f"${economics.gpu_hourly_usd:g}/h at {texts_per_s(sat):.1f} texts/s (the saturation rate)",
@@ -390,29 +388,31 @@ def _economics_lines(saturation: Saturation | None, sat: LoadPointRecord | None,
         tokens = tokens_per_text(sat)
         if tokens:
             lines.append(
-                Line(
+                SizingLine(
                     "cost per 1M tokens",
                     f"${per_text / tokens * 1e6:.4f}",
-                    f"{tokens:.1f} tokens/text ({sat.throughput.get('tokens_source')})",
+                    f"{tokens:.1f} tokens/text ({sat.throughput.tokens_source})",
                     [point_label(sat)],
                 )
             )
     return lines
 
 
-def _ceiling_line(peak: LoadPointRecord | None, ceiling: list[CeilingPoint]) -> Line:
+def _ceiling_line(peak: LoadPointRecord | None, ceiling: list[CeilingPoint]) -> SizingLine:
     if peak is None:
-        return Line("fraction of the in-process ceiling", "not determined", "no closed-loop point without errors", [])
+        return SizingLine(
+            "fraction of the in-process ceiling", "not determined", "no closed-loop point without errors", []
+        )
     top = ceiling_for(ceiling, peak)
     if top is None:
         lengths = sorted({c.length for c in ceiling if c.op == peak.op})
-        return Line(
+        return SizingLine(
             "fraction of the in-process ceiling",
             "not determined",
             f"the ceiling has no {peak.op} point at length {peak.length} (it has {lengths})",
             [point_label(peak)],
         )
-    return Line(
+    return SizingLine(
         "fraction of the in-process ceiling",
         f"{texts_per_s(peak) / top.texts_per_s:.1%}",
         f"server's best {texts_per_s(peak):.1f} texts/s ÷ in-process {top.texts_per_s:.1f} texts/s "

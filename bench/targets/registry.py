@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from bench.core.errors import UserError
-from bench.core.spec_grammar import parse_options
+from bench.core.spec_grammar import NAME, parse_options
 from bench.targets.base import Target, TargetOptions, TargetSpec
 
 Factory = Callable[[TargetSpec, TargetOptions], Target]
@@ -32,17 +32,13 @@ KINDS: dict[str, Factory] = {
 }
 
 
-# `NAME=` before a spec: a name has none of the characters that separate a spec's parts.
-_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-
-
 def split_name(text: str) -> tuple[str | None, str]:
     """`NAME=SPEC` -> (NAME, SPEC); a bare spec -> (None, SPEC). The `=` of a `?key=value` parameter
     is not a name's: what precedes it contains `?`."""
     head, sep, spec = text.partition("=")
     if not sep or any(c in head for c in ":?@+/"):
         return None, text
-    if not _NAME.fullmatch(head):
+    if not NAME.fullmatch(head):
         raise UserError(f"target {text!r}: name {head!r} may hold only letters, digits, _ . - (NAME=SPEC)")
     if not spec.strip():
         raise UserError(f"target {text!r}: nothing after '{head}=' (expected NAME=SPEC)")
@@ -77,11 +73,20 @@ def parse_spec(text: str) -> TargetSpec:
 
 
 def build_target(spec: TargetSpec, options: TargetOptions) -> Target:
-    target = KINDS[spec.kind](spec, options)
-    if spec.rerank:
-        from bench.targets.local import CrossEncoderRerank
+    """The target of a spec; `+rerank` puts the one rerank stage after it (`?reranker=` is that stage's own
+    parameter, so the first stage never sees it)."""
+    from bench.targets.served import RerankStage, check_endpoint_refs, rerank_endpoint
 
-        if not options.cross_encoder:
-            raise UserError(f"target {spec.text!r}: '+rerank' needs --cross-encoder PATH")
-        target = CrossEncoderRerank(target, options.cross_encoder, options.rerank_depth, name=spec.name)
-    return target
+    check_endpoint_refs(spec, options.endpoints)
+    first_spec = replace(spec, params={k: v for k, v in spec.params.items() if k != "reranker"})
+    if not spec.rerank:
+        return KINDS[spec.kind](first_spec, options)
+    reranker = rerank_endpoint(spec, options)
+    try:
+        target = KINDS[spec.kind](first_spec, options)
+    except BaseException:
+        reranker.close()
+        raise
+    # An endpoint's target is measured per query, as its users meet it.
+    per_query = any(k in spec.params for k in ("reranker", "embedder"))
+    return RerankStage(target, reranker, options.rerank_depth, name=spec.name, per_query=per_query)

@@ -12,6 +12,7 @@ from bench.core.errors import ServerError
 from bench.endpoints import EndpointHTTPError, open_endpoint, parse_spec
 from bench.endpoints.client import HttpEndpoint
 from bench.endpoints.tei import TeiClient, batch_limit
+from tests.harness.tei_fixture import HOLD_HEADER
 
 VERSIONS = ["1.9.3", "1.8.4"]
 TEXTS = [f"sentence number {i} about topic {i % 7}" for i in range(45)]
@@ -48,46 +49,50 @@ def test_batch_refusal_is_422_or_413_and_the_client_learns_the_limit(tei_fixture
 
 
 def test_batch_limit_reads_only_batch_size_refusals():
-    assert batch_limit(EndpointHTTPError("t", 422, "batch size 40 > maximum allowed batch size 32")) == 32
-    assert batch_limit(EndpointHTTPError("t", 413, "batch size 40 > maximum allowed batch size 8")) == 8
-    assert batch_limit(EndpointHTTPError("t", 422, "`inputs` must have less than 512 tokens. Given: 600")) is None
-    assert batch_limit(EndpointHTTPError("t", 424, "batch size 40 > maximum allowed batch size 32")) is None
+    assert batch_limit(EndpointHTTPError("t", 422, "batch size 40 > maximum allowed batch size 32"), 40) == 32
+    assert batch_limit(EndpointHTTPError("t", 413, "batch size 40 > maximum allowed batch size 8"), 40) == 8
+    assert batch_limit(EndpointHTTPError("t", 422, "`inputs` must have less than 512 tokens. Given: 600"), 40) is None
+    assert batch_limit(EndpointHTTPError("t", 424, "batch size 40 > maximum allowed batch size 32"), 40) is None
+    # A refusal that names no maximum (a proxy's payload limit, another server's words): half the batch.
+    assert batch_limit(EndpointHTTPError("t", 413, "Payload Too Large"), 40) == 20
+    assert batch_limit(EndpointHTTPError("t", 422, "Batch too large"), 9) == 4
 
 
 def _hold_permits(server, inputs: int) -> threading.Thread:
-    """One slow request that holds `inputs` permits while the test sends another."""
+    """One request that takes `inputs` permits and keeps them until `server.release` is set; returns once it holds
+    them, so the test's next request meets them taken."""
     thread = threading.Thread(
-        target=httpx.post, args=(f"{server.url}/embed",), kwargs={"json": {"inputs": TEXTS[:inputs]}, "timeout": 30}
+        target=httpx.post,
+        args=(f"{server.url}/embed",),
+        kwargs={"json": {"inputs": TEXTS[:inputs]}, "headers": {HOLD_HEADER: "1"}, "timeout": 60},
     )
     thread.start()
+    assert server.held.wait(timeout=30), "the holding request never took its permits"
     return thread
 
 
 @pytest.mark.parametrize(("version", "multi_input_status"), [("1.9.3", 429), ("1.8.4", 200)])
 def test_overload_takes_a_permit_per_input_since_19(tei_fixture, version, multi_input_status):
-    server = tei_fixture(version=version, max_concurrent_requests=4, delay_s=0.6)
+    server = tei_fixture(version=version, max_concurrent_requests=4)
     holder = _hold_permits(server, 3)
     try:
-        import time
-
-        time.sleep(0.2)
         single = httpx.post(f"{server.url}/embed", json={"inputs": TEXTS[:2]}, timeout=30)
         assert single.status_code == multi_input_status
         if multi_input_status == 429:
             assert single.json() == {"error": "Model is overloaded", "error_type": "Overloaded"}
     finally:
+        server.release.set()
         holder.join()
 
 
 def test_client_retries_429_until_a_permit_is_free(tei_fixture, reference_vectors):
-    server = tei_fixture(max_concurrent_requests=4, delay_s=0.3)
+    # The held permits are given back at the server's first 429: the client's retry must then succeed.
+    server = tei_fixture(max_concurrent_requests=4, release_on_refusal=True)
     holder = _hold_permits(server, 3)
     try:
-        import time
-
-        time.sleep(0.1)
         result = open_endpoint(parse_spec(f"tei=tei@{server.url}?batch=2")).embed(TEXTS[:4])
     finally:
+        server.release.set()
         holder.join()
     np.testing.assert_allclose(result.vectors, reference_vectors[:4], atol=1e-6)
     assert server.counters.failures.get("Overloaded", 0) >= 1
@@ -157,9 +162,9 @@ def test_info_tokenize_metrics(tei_fixture):
     client.post("/embed", {"inputs": ["a"]})
     with pytest.raises(EndpointHTTPError):
         client.post("/embed", {"inputs": ["a"] * 9})
-    metrics = client.metrics()
-    assert metrics['te_request_success{method="batch"}'] >= 2  # tokenize + embed
-    assert metrics['te_request_failure{err="validation"}'] == 1
+    counters = client.metrics()["counters"]
+    assert counters['te_request_success{method="batch"}'] >= 2  # tokenize + embed
+    assert counters['te_request_failure{err="validation"}'] == 1
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -77,7 +77,9 @@ class TeiBehaviour:
     max_input_length: int = 512  # what real TEI reads for MiniLM (its position embeddings), not ST's 256
     auto_truncate: bool = True
     max_concurrent_requests: int = 512
-    delay_s: float = 0.0  # hold each request this long: makes overload reproducible
+    # A request with HOLD_HEADER keeps its permits until the test sets `server.release` (overload made exact);
+    # with this, the server sets it itself at its first refusal, so a client's retry then finds a free permit.
+    release_on_refusal: bool = False
     api_key: str | None = None
     payload_limit: int = 2_000_000
     info_route: bool = True  # False: /info answers 404, as behind a proxy that forwards only /embed
@@ -104,6 +106,9 @@ class Counters:
     failures: dict[str, int] = field(default_factory=dict)
     in_flight_inputs: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+HOLD_HEADER = "x-fixture-hold"
 
 
 class _Refusal(Exception):
@@ -140,6 +145,8 @@ class _Handler(BaseHTTPRequestHandler):
             counters.failures[refusal.error_type or str(refusal.status)] = (
                 counters.failures.get(refusal.error_type or str(refusal.status), 0) + 1
             )
+        if self.server.behaviour.release_on_refusal:
+            self.server.release.set()
         if refusal.plain:
             self._send(refusal.status, str(refusal.body).encode(), "text/plain; charset=utf-8")
         elif openai_route and isinstance(refusal.body, dict) and "error" in refusal.body:
@@ -299,8 +306,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _timed(self, texts: list[str], work):
         started = time.perf_counter()
         with self._permits(len(texts)):
-            if self.server.behaviour.delay_s:
-                time.sleep(self.server.behaviour.delay_s)
+            if self.headers.get(HOLD_HEADER):
+                self.server.held.set()
+                self.server.release.wait(timeout=30)  # bounded: a test that failed before releasing ends anyway
             inference_started = time.perf_counter()
             result = work()
         done = time.perf_counter()
@@ -439,6 +447,8 @@ class TeiFixtureServer(ThreadingHTTPServer):
         self.backend = backend
         self.behaviour = behaviour
         self.counters = Counters()
+        self.held = threading.Event()  # a request with HOLD_HEADER has taken its permits
+        self.release = threading.Event()  # ... and gives them back once this is set
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
     @property

@@ -16,6 +16,7 @@ from bench.endpoints.spec import parse_spec
 from bench.load.points import PointConfig, SweepConfig
 from bench.load.runner import run_load
 from bench.load.workload import Workload
+from bench.results.lifecycle import Output
 from bench.results.store import read_results
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,36 +35,36 @@ def _sweep(**lists) -> SweepConfig:
 
 def test_429_for_a_while_is_counted_and_the_sweep_goes_on(load_server, tmp_path):
     url, _ = load_server(service_ms=1, overload_s=0.6)
-    run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[2, 4]), _workload(), tmp_path)
+    run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[2, 4]), _workload(), Output(tmp_path))
     results = read_results(tmp_path / "results.jsonl")
     first, second = results.load_points
-    assert first.requests["errors"].get("429", 0) > 0 and first.requests["ok"] > 0
+    assert first.requests.errors.get("429", 0) > 0 and first.requests.ok > 0
     assert "Model is overloaded" in first.error_examples["429"]
-    assert first.requests["sent"] == first.requests["ok"] + sum(first.requests["errors"].values())
-    assert second.requests["errors"] == {} and second.requests["ok"] > 0  # overload over: the next point is clean
+    assert first.requests.sent == first.requests.ok + sum(first.requests.errors.values())
+    assert second.requests.errors == {} and second.requests.ok > 0  # overload over: the next point is clean
     assert results.end.status == "complete"
     # Latencies are of successes only: the quick 429s do not pull them down.
-    assert first.latency_ms["service"]["count"] == first.requests["ok"]
+    assert first.latency_ms.service.count == first.requests.ok
 
 
 def test_connection_resets_are_connection_errors(load_server, tmp_path):
     url, _ = load_server(service_ms=1, reset_every=25)
-    run_load([parse_spec(f"t=tei@{url}")], _sweep(), _workload(), tmp_path)
+    run_load([parse_spec(f"t=tei@{url}")], _sweep(), _workload(), Output(tmp_path))
     point = read_results(tmp_path / "results.jsonl").load_points[0]
-    assert point.requests["errors"]["connection"] > 0 and point.requests["ok"] > 0
-    assert set(point.requests["errors"]) == {"connection"}
+    assert point.requests.errors["connection"] > 0 and point.requests.ok > 0
+    assert set(point.requests.errors) == {"connection"}
     # One request in 25 was reset: the rest were answered on new connections.
-    assert point.requests["errors"]["connection"] == pytest.approx(point.requests["sent"] / 25, rel=0.2, abs=2)
+    assert point.requests.errors["connection"] == pytest.approx(point.requests.sent / 25, rel=0.2, abs=2)
 
 
 def test_batch_too_large_is_its_own_class(load_server, tmp_path):
     url, _ = load_server(service_ms=1, max_batch=8)
-    run_load([parse_spec(f"t=tei@{url}")], _sweep(batches=[4, 16]), _workload(), tmp_path)
+    run_load([parse_spec(f"t=tei@{url}")], _sweep(batches=[4, 16]), _workload(), Output(tmp_path))
     small, large = read_results(tmp_path / "results.jsonl").load_points
-    assert small.requests["errors"] == {} and small.throughput["texts_per_s"] == pytest.approx(
-        4 * small.throughput["requests_per_s"]
+    assert small.requests.errors == {} and small.throughput.texts_per_s == pytest.approx(
+        4 * small.throughput.requests_per_s
     )
-    assert large.requests["ok"] == 0 and set(large.requests["errors"]) == {"too_large"}
+    assert large.requests.ok == 0 and set(large.requests.errors) == {"too_large"}
     assert "batch size 16 > maximum allowed batch size 8" in large.error_examples["too_large"]
 
 
@@ -81,13 +82,13 @@ def test_server_killed_mid_sweep_ends_cleanly_with_finished_points(load_server, 
             [parse_spec(f"t=tei@{url}")],
             _sweep(concurrencies=[1, 2, 4]),
             _workload(),
-            tmp_path,
+            Output(tmp_path),
             on_point=kill_after_first,
         )
     results = read_results(tmp_path / "results.jsonl")
     assert len(results.load_points) == 2  # the finished one, and the one that found nothing to talk to
-    assert results.load_points[0].requests["ok"] > 0
-    assert results.load_points[1].requests["errors"].get("connection", 0) > 0
+    assert results.load_points[0].requests.ok > 0
+    assert results.load_points[1].requests.errors.get("connection", 0) > 0
     assert results.end.status == "failed" and "no answer at all" in results.end.error
 
 
@@ -142,13 +143,13 @@ def test_an_earlier_run_is_kept_unless_overwrite(load_server, tmp_path, monkeypa
 
 def test_a_200_in_the_wrong_shape_is_a_bad_response(load_server, tmp_path):
     url, _ = load_server(service_ms=1, wrong_shape_every=10)
-    run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[1]), _workload(), tmp_path)
+    run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[1]), _workload(), Output(tmp_path))
     point = read_results(tmp_path / "results.jsonl").load_points[0]
-    bad = point.requests["errors"]["bad_response"]
+    bad = point.requests.errors["bad_response"]
     # Small bodies fit the parsing budget: all of them are parsed, so one in ten is found bad.
-    assert bad >= 1 and point.requests["ok"] > 0 and point.requests["validated"] == point.requests["sent"]
+    assert bad >= 1 and point.requests.ok > 0 and point.requests.validated == point.requests.sent
     assert "[[float]] for 1 inputs" in point.error_examples["bad_response"]
-    assert bad == pytest.approx(point.requests["sent"] / 10, rel=0.35, abs=3)
+    assert bad == pytest.approx(point.requests.sent / 10, rel=0.35, abs=3)
 
 
 # --- figures that tell the truth when the server fails --------------------------------------------------------------
@@ -183,10 +184,11 @@ def test_a_server_that_hangs_mid_point_is_measured_over_the_whole_window(
         capsys,
     )
     point = read_results(tmp_path / "results.jsonl").load_points[0]
-    assert point.requests["ok"] == 50 and point.requests["errors"]["timeout"] >= 2
-    # The window ends with the last timeout: after the intended 1.5 s, never at the last good answer.
-    assert point.duration_s >= 1.5 + (0.5 if loop == "open" else 0.0)
-    assert point.throughput["requests_per_s"] == pytest.approx(50 / point.duration_s, rel=1e-4)
+    assert point.requests.ok == 50 and point.requests.errors["timeout"] >= 2
+    # The window ends with the last timeout, never at the last good answer: open loop, the last request is sent
+    # one interval (1/100 s) before the intended 1.5 s end and times out 0.5 s later.
+    assert point.duration_s >= (1.5 - 1 / 100 + 0.5 if loop == "open" else 1.5)
+    assert point.throughput.requests_per_s == pytest.approx(50 / point.duration_s, rel=1e-4)
     assert point.status == "errors" and "timeout" in point.problem
     assert code == 1 and "ERRORS: t " in stdout
 
@@ -216,13 +218,13 @@ def test_a_server_that_hangs_during_the_warm_up_fails_the_point_by_name(load_ser
     )
     results = read_results(tmp_path / "results.jsonl")
     point = results.load_points[0]
-    assert point.requests["sent"] == 0 and point.status == "failed" and "nothing measured" in point.problem
-    assert code == 3 and "FAILED: t closed batch 1 conc 2: nothing measured" in stdout
+    assert point.requests.sent == 0 and point.status == "failed" and "nothing measured" in point.problem
+    assert code == 3 and "FAILED: t embed closed batch 1 conc 2: nothing measured" in stdout
     error = stderr.strip().splitlines()[-1]  # after the progress bars
     assert (
         error.startswith(
             "ragbench: error: 1 of 1 load points measured nothing or had no successful request: "
-            "t closed batch 1 conc 2: nothing measured"
+            "t embed closed batch 1 conc 2: nothing measured"
         )
         and stderr.count("ragbench: error") == 1
     )
@@ -241,9 +243,9 @@ def test_every_measured_request_failing_exits_3(load_server, tmp_path, monkeypat
         capsys,
     )
     point = read_results(tmp_path / "results.jsonl").load_points[0]
-    assert point.requests["ok"] == 0 and set(point.requests["errors"]) == {cls}
+    assert point.requests.ok == 0 and set(point.requests.errors) == {cls}
     assert point.status == "failed" and point.problem.startswith("no request succeeded")
-    assert code == 3 and "FAILED: t closed batch 1 conc 1: no request succeeded" in stdout
+    assert code == 3 and "FAILED: t embed closed batch 1 conc 1: no request succeeded" in stdout
 
 
 @pytest.mark.parametrize(
@@ -257,16 +259,16 @@ def test_every_measured_request_failing_exits_3(load_server, tmp_path, monkeypat
 )
 def test_invalid_answers_are_bad_responses_never_successes(load_server, tmp_path, bad, says):
     url, _ = load_server(service_ms=1, bad_answer=bad)  # the preflight's answer is good (dimension 4), then `bad`
-    run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[1]), _workload(), tmp_path)
+    run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[1]), _workload(), Output(tmp_path))
     point = read_results(tmp_path / "results.jsonl").load_points[0]
-    assert point.requests["ok"] == 0 and point.requests["errors"] == {"bad_response": point.requests["sent"]}
+    assert point.requests.ok == 0 and point.requests.errors == {"bad_response": point.requests.sent}
     assert says in point.error_examples["bad_response"] and point.status == "failed"
 
 
 def test_rerank_scores_that_are_not_numbers_are_bad_responses(load_server, tmp_path):
     url, _ = load_server(service_ms=1, bad_answer="nan")
     sweep = SweepConfig(PointConfig(op="rerank", duration_s=0.5, warmup_s=0.0, timeout_s=5.0), documents=[3])
-    run_load([parse_spec(f"r=tei-rerank@{url}")], sweep, _workload(), tmp_path)
+    run_load([parse_spec(f"r=tei-rerank@{url}")], sweep, _workload(), Output(tmp_path))
     point = read_results(tmp_path / "results.jsonl").load_points[0]
-    assert point.requests["ok"] == 0 and set(point.requests["errors"]) == {"bad_response"}
+    assert point.requests.ok == 0 and set(point.requests.errors) == {"bad_response"}
     assert "finite number" in point.error_examples["bad_response"]

@@ -27,10 +27,10 @@ def test_repeated_points_then_compare_pass_fail_and_inconclusive(tmp_path, load_
     points = results.load_points
     assert [p.concurrency for p in points] == [1, 2]  # one record per point, its repeats inside
     for p in points:
-        assert len(p.repeats) == 2 and p.intervals["repeats"] == 2
-        assert p.requests["ok"] == sum(r["requests"]["ok"] for r in p.repeats)
-        low, high = (p.intervals["throughput"]["texts_per_s"][k] for k in ("low", "high"))
-        assert low <= p.intervals["throughput"]["texts_per_s"]["mean"] <= high
+        assert len(p.repeats) == 2 and p.intervals is not None and p.intervals.repeats == 2
+        assert p.requests.ok == sum(r.requests.ok for r in p.repeats)
+        tput = p.intervals.throughput.texts_per_s
+        assert tput.low <= tput.mean <= tput.high
     code, out, _ = ragbench("load", "-e", f"tei=tei@{slow}", *SHORT, "--out", tmp_path / "b")
     assert code == 0, out
     a, b = tmp_path / "a", tmp_path / "b"

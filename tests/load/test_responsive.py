@@ -4,6 +4,7 @@ about a second at any rate, and a stop never leaves a thread's traceback behind.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -12,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from bench.core.errors import UserError
@@ -115,6 +117,23 @@ def test_a_point_stopped_early_takes_no_metrics_snapshot_after_it(monkeypatch):
     assert snapshots == []
 
 
+def _requests_sent(url: str) -> int:
+    """How many requests the fixture server has been sent (its /metrics; GETs are not counted)."""
+    metrics = httpx.get(f"{url}/metrics", timeout=5).text
+    return int(re.search(r'te_request_count\{method="batch"\} (\d+)', metrics).group(1))
+
+
+def _wait_for_point_requests(url: str, proc: subprocess.Popen, before: int) -> None:
+    """Until the server has been sent more than the preflight's one request since `before`: the point is under way."""
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        if _requests_sent(url) >= before + 2:
+            return
+        time.sleep(0.05)
+    proc.kill()
+    pytest.fail(f"no request of the point reached the server (ragbench's exit: {proc.wait()})", pytrace=False)
+
+
 def test_ctrl_c_at_the_highest_rate_stops_within_about_a_second(load_server, tmp_path):
     """A million requests/s: the 9,000,000-request schedule once took seconds to reach the worker (a list of floats
     pickled while holding the GIL), and Ctrl-C waited for it. Now it travels as an array."""
@@ -138,6 +157,7 @@ def test_ctrl_c_at_the_highest_rate_stops_within_about_a_second(load_server, tmp
         "--out",
         str(out),
     ]
+    before = _requests_sent(url)
     proc = subprocess.Popen(
         argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -145,7 +165,7 @@ def test_ctrl_c_at_the_highest_rate_stops_within_about_a_second(load_server, tmp
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not results.exists():
         time.sleep(0.05)
-    time.sleep(3.0)  # the workers are up, the preflight done: the point's schedule is built and on its way
+    _wait_for_point_requests(url, proc, before)  # workers up, preflight done: the point's schedule on its way
     signalled = time.monotonic()
     proc.send_signal(signal.SIGINT)
     # The exit includes writing the report; the stop itself must not wait for the schedule.
@@ -175,6 +195,7 @@ def test_sigint_during_the_warm_up_leaves_no_thread_traceback(load_server, tmp_p
             str(out),
             "--overwrite",
         ]
+        before = _requests_sent(url)
         proc = subprocess.Popen(
             argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
@@ -182,7 +203,8 @@ def test_sigint_during_the_warm_up_leaves_no_thread_traceback(load_server, tmp_p
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (results.exists() and '"run"' in results.read_text()):
             time.sleep(0.05)
-        time.sleep(1.5 + 0.3 * attempt)  # pool start and preflight, then into the warm-up
+        _wait_for_point_requests(url, proc, before)  # pool start and preflight done: the warm-up's requests flow
+        time.sleep(0.3 * attempt)  # each attempt stops at another moment of the 1 s warm-up
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
         assert proc.returncode == 130, stderr.decode()[-800:]

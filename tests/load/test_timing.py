@@ -55,17 +55,17 @@ def test_open_loop_scheduled_p99_matches_the_stall_truth(stalling, pool, cap):
         warmup_s=0.5,
     )
     record = measure_point(stalling, point, _workload(), pool)
-    scheduled = record.latency_ms["scheduled"]["p99"]
-    assert record.requests["errors"] == {} and record.requests["unsent"] == 0
-    assert record.requests["ok"] == pytest.approx(RATE * PERIODS * PERIOD_MS / 1000, abs=2)
+    scheduled = record.latency_ms.scheduled.p99
+    assert record.requests.errors == {} and record.requests.unsent == 0
+    assert record.requests.ok == pytest.approx(RATE * PERIODS * PERIOD_MS / 1000, abs=2)
     assert abs(scheduled - TRUTH_P99_MS) <= 0.10 * TRUTH_P99_MS, (scheduled, record.client)
     if (
         cap
     ):  # most of a stall's requests wait in the client: dispatch delay carries the stall, scheduled still sees it whole
-        assert record.latency_ms["dispatch_delay"]["p99"] > STALL_MS / 2
+        assert record.latency_ms.dispatch_delay.p99 > STALL_MS / 2
     # The server's own split, from its x-queue-time headers, sees the stall as queueing.
-    assert record.server_ms["queue"]["max"] >= STALL_MS * 0.8
-    assert record.server_metrics["counters"]['te_request_success{method="batch"}'] >= record.requests["ok"]
+    assert record.server_ms.queue.max >= STALL_MS * 0.8
+    assert record.server_metrics["counters"]['te_request_success{method="batch"}'] >= record.requests.ok
 
 
 def test_closed_loop_under_reports_the_same_stall(stalling, pool):
@@ -73,8 +73,8 @@ def test_closed_loop_under_reports_the_same_stall(stalling, pool):
         op="embed", loop="closed", batch=1, concurrency=4, duration_s=PERIODS * PERIOD_MS / 1000, warmup_s=0.5
     )
     record = measure_point(stalling, point, _workload(), pool)
-    service = record.latency_ms["service"]
-    assert record.latency_ms["scheduled"] is None and record.latency_ms["dispatch_delay"] is None
+    service = record.latency_ms.service
+    assert record.latency_ms.scheduled is None and record.latency_ms.dispatch_delay is None
     # Each user has one request caught per stall, then waits: the stall is <1% of the samples.
-    assert service["p99"] < TRUTH_P99_MS / 2, service
-    assert service["max"] >= STALL_MS * 0.8  # the stall did happen; the closed loop just sampled it rarely
+    assert service.p99 < TRUTH_P99_MS / 2, service
+    assert service.max >= STALL_MS * 0.8  # the stall did happen; the closed loop just sampled it rarely

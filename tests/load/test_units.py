@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from bench.core.errors import UserError
+from bench.endpoints.tei import parse_snapshot
 from bench.load import histograms
 from bench.load.client import Response
 from bench.load.schedule import Arrival, open_schedule, parse_arrival, share, split_count
-from bench.load.server_view import delta, parse_snapshot
+from bench.load.server_view import delta
 from bench.load.worker import SharePlan, _Recorder, status_class
 
 
@@ -60,7 +61,7 @@ def test_histograms_merge_exactly_across_workers():
     for q in (50, 90, 99, 99.9, 100):
         assert merged.get_value_at_percentile(q) == whole.get_value_at_percentile(q)
     block = histograms.summary_ms(merged)
-    assert block["p99"] == pytest.approx(np.percentile(values, 99) / 1000, rel=0.002)
+    assert block.p99 == pytest.approx(np.percentile(values, 99) / 1000, rel=0.002)
     assert histograms.summary_ms(histograms.new_histogram()) is None
 
 
@@ -155,10 +156,10 @@ def test_tei_timing_headers_become_the_server_split():
     assert result.ok == 2 and result.errors == {"too_large": 1} and result.sent == 3
     assert result.tokens_counted == 33 and result.tokens_estimated == 40 and result.texts_ok == 8
     queue = histograms.summary_ms(histograms.decode(result.histograms["queue"]))
-    assert queue["max"] == pytest.approx(7.0, rel=0.001) and queue["count"] == 1
+    assert queue.max == pytest.approx(7.0, rel=0.001) and queue.count == 1
     scheduled = histograms.summary_ms(histograms.decode(result.histograms["scheduled"]))
-    assert scheduled["max"] == pytest.approx(25.0, rel=0.002)
-    assert histograms.summary_ms(histograms.decode(result.histograms["dispatch_delay"]))["max"] == pytest.approx(
+    assert scheduled.max == pytest.approx(25.0, rel=0.002)
+    assert histograms.summary_ms(histograms.decode(result.histograms["dispatch_delay"])).max == pytest.approx(
         2.0, rel=0.002
     )
 
@@ -183,22 +184,22 @@ def test_a_busy_machine_does_not_make_the_client_saturated():
     from bench.load.runner import client_view
 
     view = client_view([_share(cpu_s=0.2, wall_s=1.0, handled=1000, lag_ms=40.0)])
-    assert view["saturated"] is False and view["loop_lag_p99_ms"] == pytest.approx(40.0, rel=0.01)
-    assert view["cpu_per_request_us"] == pytest.approx(200.0)  # 0.2 s of CPU for 1,000 requests
-    assert view["ceiling_requests_per_s"] == pytest.approx(5000.0)  # what a whole core would carry
-    assert view["utilization"] == pytest.approx(0.2)  # 1,000 requests/s of a 5,000 ceiling
+    assert view.saturated is False and view.loop_lag_p99_ms == pytest.approx(40.0, rel=0.01)
+    assert view.cpu_per_request_us == pytest.approx(200.0)  # 0.2 s of CPU for 1,000 requests
+    assert view.ceiling_requests_per_s == pytest.approx(5000.0)  # what a whole core would carry
+    assert view.utilization == pytest.approx(0.2)  # 1,000 requests/s of a 5,000 ceiling
 
 
 def test_a_client_at_its_ceiling_is_saturated_and_waiting_is_not_work():
     from bench.load.runner import client_view
 
-    assert client_view([_share(cpu_s=0.95, wall_s=1.0, handled=50_000)])["saturated"] is True
+    assert client_view([_share(cpu_s=0.95, wall_s=1.0, handled=50_000)]).saturated is True
     # An open loop that yields 0.9 s of CPU waiting for its intended send times: 5% of a core is work.
     view = client_view([_share(cpu_s=0.95, wall_s=1.0, handled=500, idle_cpu_s=0.9)])
-    assert view["saturated"] is False and view["utilization"] == pytest.approx(0.05)
+    assert view.saturated is False and view.utilization == pytest.approx(0.05)
     # Two workers: the busiest one decides; the ceiling is the sum of theirs.
     two = client_view([_share(cpu_s=0.1, wall_s=1.0, handled=1000), _share(cpu_s=0.92, wall_s=1.0, handled=1000)])
-    assert two["saturated"] is True and two["ceiling_requests_per_s"] == pytest.approx(10_000 + 1_000 / 0.92, rel=1e-3)
+    assert two.saturated is True and two.ceiling_requests_per_s == pytest.approx(10_000 + 1_000 / 0.92, rel=1e-3)
 
 
 def test_the_measured_window_runs_to_the_intended_end_or_the_last_request_whichever_is_later():
@@ -235,6 +236,22 @@ def test_the_measured_window_runs_to_the_intended_end_or_the_last_request_whiche
 )
 def test_points_are_judged_by_what_they_measured(requests, status, says):
     from bench.load.points import judge
+    from bench.results.schema import LoadRequests
 
-    got, problem = judge(requests, 0.001)
+    got, problem = judge(LoadRequests(**requests), 0.001)
     assert got == status and (problem is None if says is None else says in problem)
+
+
+def test_load_and_identity_measure_a_length_with_one_counter():
+    """Without a tokenizer both count words (not identity's old 1.3 x words + 2); with one, the model's tokens."""
+    from bench.identity.inputs import Tokenizer, word_counts
+    from bench.load.workload import token_counter
+    from tests.harness.models import minilm_path
+
+    texts = ["one two  three", "numpy.array(x)\treturns an\narray", ""]
+    count, source = token_counter(None)
+    assert source == "words" and count(texts) == word_counts(texts).tolist() == [3, 4, 0]
+    count, source = token_counter(minilm_path())
+    tokens = count(texts)
+    assert source == "tokenizer" and tokens == Tokenizer(minilm_path()).lengths(texts).tolist()
+    assert tokens[2] == 2 and tokens[0] == 5  # [CLS] one two three [SEP]: special tokens counted

@@ -7,7 +7,18 @@ import math
 import pytest
 
 from bench.load.points import point_label
-from bench.results.schema import CeilingPoint, LoadPointRecord
+from bench.results.schema import (
+    CeilingPoint,
+    ClientView,
+    Latencies,
+    LatencySummary,
+    LoadPointRecord,
+    LoadRequests,
+    Loop,
+    Op,
+    ServerTimes,
+    Throughput,
+)
 from bench.sizing.size import (
     Economics,
     Slo,
@@ -24,9 +35,9 @@ CAPACITY = 400.0  # texts/s the model server computes at full load
 SERVICE_MS = 20.0  # one request of batch 1 on an idle server; + 2 ms per extra text
 
 
-def _block(p99: float, mean: float | None = None) -> dict:
+def _block(p99: float, mean: float | None = None) -> LatencySummary:
     mean = p99 / 2 if mean is None else mean
-    return {"p50": mean, "p90": p99 * 0.8, "p99": p99, "p999": p99 * 1.2, "max": p99 * 1.5, "mean": mean, "count": 100}
+    return LatencySummary(p50=mean, p90=p99 * 0.8, p99=p99, p999=p99 * 1.2, max=p99 * 1.5, mean=mean, count=100)
 
 
 def point(
@@ -49,28 +60,23 @@ def point(
     ok = sent - sum(errors.values())
     return LoadPointRecord(
         endpoint="srv",
-        op="embed",
-        loop=loop,
+        op=Op.EMBED,
+        loop=Loop(loop),
         batch=batch,
         concurrency=concurrency,
         rate=rate,
         arrival="constant" if loop == "open" else None,
         duration_s=duration,
-        requests={"sent": sent, "ok": ok, "errors": errors, "unsent": unsent},
-        throughput={
-            "requests_per_s": texts_s / batch,
-            "texts_per_s": texts_s,
-            "tokens_per_s": texts_s * 128,
-            "tokens_source": "tokenizer",
-        },
-        latency_ms={
-            "service": _block(service_p99),
-            "scheduled": _block(scheduled_p99) if scheduled_p99 else None,
-            "dispatch_delay": _block(0.1) if loop == "open" else None,
-        },
-        server_ms={},
+        requests=LoadRequests(sent=sent, ok=ok, errors=errors, unsent=unsent),
+        throughput=Throughput(texts_s / batch, texts_s, texts_s * 128, "tokenizer"),
+        latency_ms=Latencies(
+            service=_block(service_p99),
+            scheduled=_block(scheduled_p99) if scheduled_p99 else None,
+            dispatch_delay=_block(0.1) if loop == "open" else None,
+        ),
+        server_ms=ServerTimes(),
         server_metrics=None,
-        client={"workers": 1, "cpu_percent": 10.0, "saturated": False},
+        client=ClientView(workers=1, cpu_percent=10.0, saturated=False),
         burst=burst,
         length=length,
     )
@@ -123,7 +129,7 @@ def test_errors_over_the_limit_fail_a_probe_even_under_the_latency_slo():
     def measure(rate: float) -> LoadPointRecord:
         p = open_point(rate)
         if rate > 12:  # a server that answers 429 past 12 requests/s, quickly
-            p.requests["errors"] = {"429": 20}
+            p.requests.errors = {"429": 20}
         return p
 
     result = saturation_search(measure, start_rate=5.0, slo=Slo(100.0, max_error_rate=0.001), tolerance=0.02)
@@ -139,7 +145,7 @@ def test_a_failing_probe_is_measured_again_once_and_the_second_measurement_decid
         calls.append(rate)
         p = open_point(rate)
         if rate == 20.0 and calls.count(20.0) == 1:
-            p.latency_ms["scheduled"] = _block(5000.0)  # the first measurement at 20/s stalled
+            p.latency_ms.scheduled = _block(5000.0)  # the first measurement at 20/s stalled
         return p
 
     slo = Slo(p99_ms=100.0)
@@ -186,7 +192,7 @@ def test_closed_sweep_stops_at_errors():
     def measure(batch: int, concurrency: int) -> LoadPointRecord:
         p = closed_model(batch, concurrency)
         if concurrency >= 4:
-            p.requests["errors"] = {"429": 50}
+            p.requests.errors = {"429": 50}
         return p
 
     points = closed_sweep(measure, [1], max_concurrency=64, slo=Slo(100.0))
@@ -247,11 +253,11 @@ def test_recommendation_lines_name_their_points():
     assert by["Open WebUI RAG_EMBEDDING_BATCH_SIZE"].value == "32"
     assert by["Open WebUI RAG_EMBEDDING_CONCURRENT_REQUESTS"].value == "4"
     assert by["replicas for --target-rps"].value == str(math.ceil(100 / saturation.rate))
-    texts_s = saturation.point.throughput["texts_per_s"]
+    texts_s = saturation.point.throughput.texts_per_s
     assert by["cost per 1M texts"].value == f"${3.6 / (texts_s * 3600) * 1e6:.4f}"
     assert by["cost per 1M tokens"].value == f"${3.6 / (texts_s * 128 * 3600) * 1e6:.4f}"
     peak = choose_closed(closed, slo).peak
-    assert by["fraction of the in-process ceiling"].value == f"{peak.throughput['texts_per_s'] / 1000.0:.1%}"
+    assert by["fraction of the in-process ceiling"].value == f"{peak.throughput.texts_per_s / 1000.0:.1%}"
     # permits: the largest of users × batch, Little's law at saturation, Open WebUI's burst in flight (4 × 32)
     assert int(by["TEI --max-concurrent-requests"].value) == 512
     assert int(by["TEI --max-batch-tokens"].value) == 16384

@@ -5,12 +5,13 @@ import pytest
 
 from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
-from bench.endpoints.reference import CrossEncoderScorer, SentenceTransformerEmbedder
+from bench.endpoints.reference import CrossEncoderScorer, ReferenceEmbedder, SentenceTransformerEmbedder
 from bench.quality.metrics import evaluate, parse_measure
 from bench.quality.runs import run_from_results
 from bench.targets.base import Hit, QueryResult, no_progress
 from bench.targets.local import RRF_K, BM25Engine, DenseEngine, HybridEngine
 from bench.targets.registry import TargetOptions, build_target, parse_spec
+from bench.targets.served import Encoder
 from tests.harness.models import reranker_standin_path
 from tests.paths import scifact as scifact_path
 
@@ -46,9 +47,11 @@ def test_bm25_does_not_retrieve_documents_without_a_matching_term(small):
     assert result.hits == []
 
 
+@pytest.mark.slow
 def test_dense_ranking_equals_direct_cosine_of_the_reference_model(small):
-    embedder = SentenceTransformerEmbedder()
-    engine = DenseEngine(embedder)
+    reference = ReferenceEmbedder("dense")
+    embedder = reference.embedder
+    engine = DenseEngine(Encoder(reference))
     engine.prepare(small, no_progress)
     qids = small.judged_queries()[:5]
     results = engine.search({q: small.queries[q] for q in qids}, 10, no_progress)
@@ -63,6 +66,7 @@ def test_dense_ranking_equals_direct_cosine_of_the_reference_model(small):
         assert [h.doc_id for h in result.hits] == expected
 
 
+@pytest.mark.slow
 def test_second_encoding_comes_from_the_cache_without_loading_the_model(small):
     texts = [d.full_text for d in list(small.corpus.values())[:20]]
     first = SentenceTransformerEmbedder().embed(texts)
@@ -72,8 +76,9 @@ def test_second_encoding_comes_from_the_cache_without_loading_the_model(small):
     np.testing.assert_array_equal(first, vectors)
 
 
+@pytest.mark.slow
 def test_dense_and_hybrid_beat_nothing_and_hybrid_is_close_to_its_parts(small):
-    bm25, dense = ndcg(small, BM25Engine()), ndcg(small, DenseEngine(SentenceTransformerEmbedder()))
+    bm25, dense = ndcg(small, BM25Engine()), ndcg(small, DenseEngine(Encoder(ReferenceEmbedder("dense"))))
     hybrid = ndcg(small, build_target(parse_spec("hybrid"), TargetOptions()))
     assert 0.5 < dense <= 1 and 0.5 < bm25 <= 1
     assert hybrid >= min(bm25, dense) - 0.05
@@ -116,6 +121,7 @@ def test_weight_one_is_pure_lexical_order():
     assert [h.doc_id for h in result.hits] == ["a", "b"]
 
 
+@pytest.mark.slow
 def test_rerank_stage_orders_by_the_cross_encoder(small):
     model = reranker_standin_path()
     target = build_target(parse_spec("bm25+rerank"), TargetOptions(cross_encoder=str(model), rerank_depth=20))
@@ -133,6 +139,7 @@ def test_rerank_stage_orders_by_the_cross_encoder(small):
     assert target.name == "bm25+rerank"
 
 
+@pytest.mark.slow
 def test_openwebui_variant_reorders_the_fused_union_by_cosine_so_mid_weights_do_not_matter(small):
     queries = {q: small.queries[q] for q in small.judged_queries()[:8]}
     rankings = {}
@@ -141,13 +148,14 @@ def test_openwebui_variant_reorders_the_fused_union_by_cosine_so_mid_weights_do_
         target.prepare(small, no_progress)
         rankings[weight] = [[h.doc_id for h in r.hits] for r in target.search(queries, 20, no_progress)]
     assert rankings["0.3"] == rankings["0.7"]
-    lexical, dense = BM25Engine(), DenseEngine(SentenceTransformerEmbedder())
+    lexical, dense = BM25Engine(), DenseEngine(Encoder(ReferenceEmbedder("dense")))
     lexical.prepare(small, no_progress)
     dense.prepare(small, no_progress)
-    cosines = dense.similarities(queries, no_progress)
+    embedder, ids = SentenceTransformerEmbedder(), list(small.corpus)
+    cosines = embedder.embed(list(queries.values())) @ embedder.embed([small.corpus[d].full_text for d in ids]).T
     for row, (lex, den, got) in enumerate(
         zip(lexical.search(queries, 20, no_progress), dense.search(queries, 20, no_progress), rankings["0.3"])
     ):
         union = {h.doc_id for h in lex.hits} | {h.doc_id for h in den.hits}
-        expected = sorted(union, key=lambda d: -cosines[row, dense.column[d]])[:20]
+        expected = sorted(union, key=lambda d: -cosines[row, ids.index(d)])[:20]
         assert got == expected

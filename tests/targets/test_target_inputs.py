@@ -12,6 +12,7 @@ from bench.core.errors import UserError
 from bench.datasets.model import Dataset, Document
 from bench.quality.metrics import parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
+from bench.results.lifecycle import Output
 from bench.targets.base import no_progress
 from bench.targets.registry import TargetOptions, build_target, parse_spec
 
@@ -84,8 +85,7 @@ def test_batch_engines_report_no_per_query_latency(tmp_path):
         [parse_spec("bm25")],
         TargetOptions(),
         QualityConfig([parse_measure("P@1")], depth=10),
-        tmp_path,
-        no_progress,
+        Output(tmp_path),
     )
     records = [json.loads(line) for line in results.read_text().splitlines()]
     [record] = [r for r in records if r["record"] == "target"]

@@ -1,0 +1,66 @@
+"""The plain function behind `ragbench ceiling`: check every flag, measure, print the table and the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.core import values as v
+from bench.core.errors import UserError
+from bench.results.lifecycle import Output
+from bench.results.schema import CeilingPoint
+from bench.results.store import Results
+
+
+@dataclass
+class CeilingRequest:
+    out: Path
+    model: Path | None = None
+    device: str = "cpu"
+    dtype: str = "float32"
+    batch: str = "1,32,256"
+    lengths: str = "16,128,512"
+    peak_tflops: float | None = None
+    seconds: float = 2.0
+    overwrite: bool = False
+
+
+def ceiling_command(request: CeilingRequest) -> list[CeilingPoint]:
+    """Every point measured; the table and the report of what finished also after a failure or Ctrl-C
+    (bench.results.lifecycle)."""
+    from bench.endpoints.reference import resolve_model
+    from bench.report import write_report
+    from bench.sizing.ceiling import DTYPES, CeilingConfig, run_ceiling
+
+    if request.device not in ("cpu", "cuda"):
+        raise UserError(f"--device {request.device!r}: expected cpu or cuda")
+    if request.dtype not in DTYPES:
+        raise UserError(f"--dtype {request.dtype!r}: expected one of {', '.join(DTYPES)}")
+    peak = request.peak_tflops
+    config = CeilingConfig(
+        model=resolve_model(request.model),
+        device=request.device,
+        dtype=request.dtype,
+        batches=tuple(v.number_list("--batch", request.batch, v.TEXTS_PER_REQUEST)),
+        lengths=tuple(v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT)),
+        peak_tflops=None if peak is None else v.number("--peak-tflops", peak, v.PEAK_TFLOPS),
+        min_seconds=v.number("--seconds", request.seconds, v.SECONDS),
+    )
+    output = Output(request.out, request.overwrite, report=write_report, show=_print_table, say=print, progress=True)
+    return run_ceiling(config, output)
+
+
+def _print_table(results: Results) -> None:
+    points = results.ceiling
+    if not points:
+        return
+    print(f"{'length':>6} {'batch':>5} {'tokens':>6} {'texts/s':>9} {'tokens/s':>10} {'TFLOP/s':>8} {'of peak':>8}")
+    for p in points:
+        share = f"{p.peak_fraction:.1%}" if p.peak_fraction is not None else "unknown"
+        print(
+            f"{p.length:>6} {p.batch:>5} {p.tokens_per_text:>6.0f} {p.texts_per_s:>9.1f} {p.tokens_per_s:>10.0f} "
+            f"{p.achieved_tflops:>8.3f} {share:>8}"
+        )
+    if points[0].peak_tflops is None:
+        first = points[0]
+        print(f"peak FLOP/s of {first.device_name} ({first.dtype}) unknown: give --peak-tflops to see the fraction")

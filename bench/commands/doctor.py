@@ -1,0 +1,65 @@
+"""The plain function behind `ragbench doctor`: check the URLs (one line, exit 2), prepare --out like every other
+command, probe each hop, print one line per finding, write the results and report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.core.errors import UserError
+from bench.core.secrets import mask
+from bench.doctor.probes import DoctorFinding, DoctorRequest, finding_line, findings_json, run_doctor
+from bench.report import write_report
+from bench.results.lifecycle import Output, open_run
+from bench.results.outdir import is_document, prepare_out_document
+from bench.results.store import plain_header
+
+
+@dataclass
+class DoctorCommand:
+    openwebui: str | None = None
+    tei: str | None = None
+    litellm: str | None = None
+    lightrag: str | None = None
+    out: Path | None = None  # a folder (results.jsonl and its report), or FILE.json (schema ragbench.doctor v1)
+    overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
+
+
+def check_doctor(command: DoctorCommand) -> DoctorRequest:
+    urls = {"--openwebui": command.openwebui, "--tei": command.tei, "--litellm": command.litellm}
+    urls["--lightrag"] = command.lightrag
+    if not any(urls.values()):
+        raise UserError("doctor: give at least one of --openwebui, --tei, --litellm, --lightrag")
+    for name, url in urls.items():
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise UserError(f"doctor: {name} {url!r} is not an http(s) URL")
+    return DoctorRequest(
+        openwebui=command.openwebui, tei=command.tei, litellm=command.litellm, lightrag=command.lightrag
+    )
+
+
+def doctor_command(command: DoctorCommand, say: Callable[[str], None] = print) -> list[DoctorFinding]:
+    """Every finding; `--out` refused like every command's, before any probe."""
+    request = check_doctor(command)
+    if command.out is None or is_document(command.out):
+        if command.out is not None:  # the format before results.jsonl, kept for existing users
+            prepare_out_document(command.out, command.overwrite)
+        findings = _probe(request, say)
+        if command.out is not None:
+            command.out.write_text(mask(findings_json(findings)))
+        return findings
+    output = Output(command.out, command.overwrite, report=write_report, say=say)
+    with open_run(output, plain_header("doctor")) as run:
+        findings = _probe(request, say)
+        run.write(*findings)  # the findings are the results file's records
+    return findings
+
+
+def _probe(request: DoctorRequest, say: Callable[[str], None]) -> list[DoctorFinding]:
+    findings = run_doctor(request)
+    for finding in findings:
+        say(finding_line(finding))
+    problems = sum(not f.ok for f in findings)
+    say(f"{problems} problem(s) found" if problems else "no problems found")
+    return findings

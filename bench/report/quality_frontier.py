@@ -1,0 +1,174 @@
+"""What each quality point costs: the run's first measure against each target's costs, and the reranker gains.
+
+The frontier table puts every target's first measure beside its per-query latency (p50, p99: only targets that
+answer one query at a time have them), its search time per query (every target has it) and its ingest rate
+(texts/s of the `ingest` cost block, where the target embedded through an endpoint). A target is Pareto-optimal
+against a cost when no other finished target is at least as good on the measure and at least as cheap on that cost,
+and better on one of the two; targets without that cost figure take no part in its comparison.
+
+The reranker-gain table pairs each `X+rerank` target with the target `X` of the same first stage and reads the
+pair's difference from the run's own comparisons (bootstrap interval, Holm correction across all the pairs of the
+measure), so it always agrees with the significance table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bench.core.errors import UserError
+from bench.report.quality_tables import SIGNIFICANCE_LEVEL, fmt, fmt_p
+from bench.results.schema import ComparisonRecord, TargetRecord
+from bench.results.store import Results
+from bench.targets.base import TargetSpec
+from bench.targets.registry import parse_spec
+
+# Options that belong to the rerank stage, not to the first stage (`X+rerank?reranker=rr` pairs with `X`).
+RERANK_PARAMS = frozenset({"reranker"})
+
+FRONTIER_NOTE = (
+    "Pareto-optimal against a cost: no other finished target is at least as good on the measure and at least as "
+    "cheap on that cost (lower latency, higher ingest texts/s), and better on one of them. p50/p99 exist only for "
+    "targets that answer one query at a time; ingest texts/s only where the corpus went through an embedding "
+    "endpoint; – takes no part."
+)
+
+RERANK_GAIN_NOTE = (
+    "Each `X+rerank` target against the target `X` of the same first stage, on the run's first measure: mean of "
+    "the per-query gain (reranked − first stage) with its 95% bootstrap interval, and the randomization test's "
+    "p-value Holm-corrected across all the pairs of the measure (the same figures as the significance table)."
+)
+
+
+@dataclass(frozen=True)
+class Cost:
+    name: str
+    value: Callable[[TargetRecord], float | None]
+    lower_is_better: bool
+    digits: int
+
+
+def _ingest_texts_per_s(t: TargetRecord) -> float | None:
+    # The `ingest` cost block of targets that embed through an endpoint; records without it have no ingest rate.
+    blocks = getattr(t, "cost_blocks", {}) or {}
+    value = blocks.get("ingest", {}).get("texts_per_s")
+    return float(value) if isinstance(value, int | float) else None
+
+
+COSTS = [
+    Cost("p50 ms", lambda t: t.latency_ms.get("p50"), True, 1),
+    Cost("p99 ms", lambda t: t.latency_ms.get("p99"), True, 1),
+    Cost("search ms/query", lambda t: 1000 * t.search_seconds / t.queries if t.queries else None, True, 1),
+    Cost("ingest texts/s", _ingest_texts_per_s, False, 1),
+]
+
+
+def _quality(results: Results, t: TargetRecord) -> float | None:
+    record = results.metric(t.name, results.header.measures[0])
+    return record.mean if record and t.status == "ok" else None
+
+
+def _pareto(points: dict[str, tuple[float, float]], lower_is_better: bool) -> set[str]:
+    """Names whose (quality, cost) no other point dominates."""
+
+    def cheaper(a: float, b: float) -> bool:
+        return a < b if lower_is_better else a > b
+
+    def dominates(p: tuple[float, float], q: tuple[float, float]) -> bool:
+        at_least = p[0] >= q[0] and (p[1] == q[1] or cheaper(p[1], q[1]))
+        return at_least and (p[0] > q[0] or cheaper(p[1], q[1]))
+
+    return {name for name, q in points.items() if not any(dominates(p, q) for p in points.values())}
+
+
+def frontier_rows(results: Results) -> tuple[list[str], list[list[str]]]:
+    measure = results.header.measures[0]
+    label = results.header.measure_labels.get(measure, measure)
+    quality = {t.name: _quality(results, t) for t in results.targets}
+    optimal: dict[str, list[str]] = {t.name: [] for t in results.targets}
+    for cost in COSTS:
+        points = {
+            t.name: (q, c)
+            for t in results.targets
+            if (q := quality[t.name]) is not None and (c := cost.value(t)) is not None
+        }
+        for name in _pareto(points, cost.lower_is_better):
+            optimal[name].append(cost.name)
+    header = ["target", label, *[c.name for c in COSTS], "Pareto-optimal against"]
+    rows = [
+        [
+            t.name,
+            fmt(quality[t.name]) if t.status == "ok" else "failed",
+            *[fmt(c.value(t), c.digits) for c in COSTS],
+            ", ".join(optimal[t.name]) or "–",
+        ]
+        for t in results.targets
+    ]
+    return header, rows
+
+
+def _first_stage_key(spec: TargetSpec) -> tuple[object, ...]:
+    params = tuple(sorted((k, v) for k, v in spec.params.items() if k not in RERANK_PARAMS))
+    return spec.kind, spec.variant, spec.url, params
+
+
+def rerank_pairs(results: Results) -> list[tuple[TargetRecord, TargetRecord]]:
+    """(first stage X, X+rerank) for every reranked target whose first stage ran as a target of its own."""
+    parsed: dict[str, TargetSpec] = {}
+    for t in results.targets:
+        try:
+            parsed[t.name] = parse_spec(t.spec)
+        except UserError:
+            continue  # a kind this version does not know: not paired
+    firsts = {_first_stage_key(s): name for name, s in reversed(parsed.items()) if not s.rerank}
+    by_name = {t.name: t for t in results.targets}
+    return [
+        (by_name[firsts[key]], by_name[name])
+        for name, s in parsed.items()
+        if s.rerank and (key := _first_stage_key(s)) in firsts
+    ]
+
+
+def _comparison(results: Results, measure: str, first: str, reranked: str) -> ComparisonRecord | None:
+    return next(
+        (c for c in results.comparisons if c.measure == measure and {c.a, c.b} == {first, reranked}),
+        None,
+    )
+
+
+def rerank_gain_rows(results: Results) -> tuple[list[str], list[list[str]]]:
+    measure = results.header.measures[0]
+    label = results.header.measure_labels.get(measure, measure)
+    header = [
+        "reranked",
+        "first stage",
+        f"{label} first stage",
+        f"{label} reranked",
+        "gain [95% CI]",
+        "Holm p (rand.)",
+        "verdict",
+    ]
+    rows = []
+    for first, reranked in rerank_pairs(results):
+        c = _comparison(results, measure, first.name, reranked.name)
+        if c is None:  # the run stopped before the comparisons
+            rows.append([reranked.name, first.name, "–", "–", "–", "–", "not compared"])
+            continue
+        sign = 1.0 if c.b == reranked.name else -1.0  # the gain is reranked − first stage
+        low, high = sorted((sign * c.ci_low, sign * c.ci_high))
+        gain = sign * c.mean_diff
+        significant = c.p_randomization_holm < SIGNIFICANCE_LEVEL
+        verdict = ("reranking helps" if gain > 0 else "reranking hurts") if significant else "no significant difference"
+        means = (c.mean_a, c.mean_b) if sign > 0 else (c.mean_b, c.mean_a)
+        rows.append(
+            [
+                reranked.name,
+                first.name,
+                fmt(means[0]),
+                fmt(means[1]),
+                f"{gain:+.4f} [{low:+.4f}, {high:+.4f}]",
+                fmt_p(c.p_randomization_holm),
+                verdict,
+            ]
+        )
+    return header, rows

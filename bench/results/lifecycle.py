@@ -1,0 +1,174 @@
+"""One run of a command that writes results, the same for every such command (quality, demo, identity, doctor,
+load, size, ceiling, and each step of a suite):
+
+1. `--out` is checked and prepared: a folder holding an earlier run is refused unless `overwrite` (then only
+   ragbench's files go), or continued with `resume` by the command's own rule for what to keep;
+2. the `run` header is written;
+3. the command writes its records, each batch whole (signals are held while a batch is written);
+4. the one `end` record, with one wording for each way a run ends (`end_status`), written together with the
+   command's closing records (quality's comparisons) whatever happens meanwhile;
+5. the report of whatever finished, from the results file alone, also after a failure, Ctrl-C or SIGTERM.
+
+    with open_run(Output(folder, overwrite=True, report=write_report), header) as run:
+        run.write(record)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.core.errors import UserError
+from bench.core.progress import ProgressFactory, console, progress_bars
+from bench.results.outdir import RESULTS_FILE, prepare_out_dir
+from bench.results.schema import EndRecord, RunHeader
+from bench.results.store import Results, ResultsWriter, end_status, now_iso, read_results
+
+# What a resumed run keeps of the interrupted one's records (the header aside); raises UserError to refuse.
+CarryOver = Callable[[Results], Sequence[object]]
+# The records written together with the `end` record, given the run's status (complete, failed, interrupted).
+Closing = Callable[[str], Sequence[object]]
+
+
+def _nothing(status: str) -> Sequence[object]:
+    return []
+
+
+def _no_bars(description: str, total: int | None) -> Callable[[int], None]:
+    return lambda n: None
+
+
+@contextmanager
+def _bars(shown: bool) -> Iterator[ProgressFactory]:
+    if not shown:
+        yield _no_bars
+        return
+    with progress_bars() as bars:
+        yield bars
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where a run writes and what is shown of it once it ends, as each command's options say."""
+
+    folder: Path
+    overwrite: bool = False  # replace an earlier run in `folder` (only ragbench's files there)
+    resume: bool = False  # continue the interrupted run in `folder`
+    report: Callable[[Path], Path] | None = None  # writes the report from the results file, returns report.html
+    show: Callable[[Results], None] | None = None  # prints what finished (read back), before the report
+    say: Callable[[str], None] | None = None  # prints `report: PATH`
+    progress: bool = False  # progress bars while the run is open (they end before anything is shown)
+
+    @property
+    def results(self) -> Path:
+        return self.folder / RESULTS_FILE
+
+
+@dataclass
+class OpenRun:
+    """The run while it is open: its records go through `write`."""
+
+    writer: ResultsWriter
+    kept: list[object] = field(default_factory=list)  # records a resumed run kept from the interrupted one
+    resumed: bool = False
+    closing: Closing = _nothing  # set by the command: what to write with the `end` record
+    progress: ProgressFactory = _no_bars  # bars on stderr with `Output.progress`
+
+    @property
+    def path(self) -> Path:
+        return self.writer.path
+
+    def write(self, *records: object) -> None:
+        self.writer.write(*records)
+
+
+@contextmanager
+def open_run(output: Output, header: RunHeader, carry_over: CarryOver | None = None) -> Iterator[OpenRun]:
+    """Prepare `output.folder`, write `header`, yield the open run; end it with its `end` record and report,
+    whatever happens inside (the exception goes on). Nothing is written before every check passed: call this
+    after the command's own checks."""
+    run = _start(output, header, carry_over)
+    try:
+        with _bars(output.progress) as run.progress:  # ended before the console output and the report
+            try:
+                yield run
+            except BaseException as exc:  # a user error, a stop or a bug: the finished records stay readable
+                _end(run, *end_status(exc))
+                raise
+            _end(run, "complete", None)
+    finally:
+        _report(output, run.path)
+
+
+def _start(output: Output, header: RunHeader, carry_over: CarryOver | None) -> OpenRun:
+    if not output.resume:
+        prepare_out_dir(output.folder, header.targets, output.overwrite)
+        run = OpenRun(ResultsWriter(output.results))
+        run.write(header)
+        return run
+    if carry_over is None:
+        raise UserError(f"--resume {output.folder}: {header.command} cannot continue a run; give --overwrite")
+    previous = _interrupted(output, header)
+    kept = list(carry_over(previous))
+    return OpenRun(ResultsWriter.rewritten(output.results, [previous.header, *kept]), kept, resumed=True)
+
+
+# The facts of a header that must match for a run to continue another (what its figures depend on).
+_SAME_RUN: tuple[tuple[str, Callable[[RunHeader], object]], ...] = (
+    ("command", lambda h: h.command),
+    ("dataset (fingerprint)", lambda h: h.dataset.get("fingerprint")),
+    ("targets", lambda h: h.targets),
+    ("measures", lambda h: h.measures),
+    ("--depth", lambda h: h.depth),
+    ("--seed", lambda h: h.seed),
+)
+
+
+def _interrupted(output: Output, header: RunHeader) -> Results:
+    """The interrupted run in `output.folder`, checked against this one: same options, not complete."""
+    if not output.results.is_file():
+        raise UserError(f"--resume {output.folder}: no {RESULTS_FILE} there to continue")
+    previous = read_results(output.results)
+    for what, fact in _SAME_RUN:
+        old, new = fact(previous.header), fact(header)
+        if old != new:
+            raise UserError(
+                f"--resume {output.folder}: {what} differ from the interrupted run's ({old} there, {new} now); "
+                "give the same options, or start a new run"
+            )
+    if previous.end is not None and previous.end.status == "complete":
+        raise UserError(f"--resume {output.folder}: that run is complete; nothing to continue")
+    return previous
+
+
+def _end(run: OpenRun, status: str, error: str | None) -> None:
+    """The closing records (skipped after an interruption: the user wants to stop) and the `end` record,
+    written together, once, whatever happens meanwhile."""
+    found: Sequence[object] = []
+    try:
+        if status != "interrupted":
+            found = run.closing(status)
+    except BaseException as exc:
+        status, error = end_status(exc)
+        found = []
+        raise
+    finally:
+        run.write(*found, EndRecord(status=status, finished=now_iso(), error=error))
+        run.writer.close()
+
+
+def _report(output: Output, path: Path) -> None:
+    """What finished, on the console and as the report; a (second) Ctrl-C stops this too, and says how to
+    build the report later: the results file is whole."""
+    try:
+        if output.show is not None:
+            output.show(read_results(path))
+        if output.report is not None:
+            page = output.report(path)
+            if output.say is not None:
+                output.say(f"report: {page}")
+    except KeyboardInterrupt:
+        console.print(f"the report was not written; `ragbench report {path}` builds it")
+        raise

@@ -1,0 +1,356 @@
+"""Retrieval components served by an endpoint: the corpus and the queries embedded through any embedding
+endpoint (TEI, OpenAI-compatible, the in-process reference), and a rerank stage through any rerank endpoint.
+
+One dense engine and one rerank stage, whatever serves the model: `dense` is `dense?embedder=` the
+reference endpoint. What each costs is measured: `ingest` and `query_embed` blocks (texts, tokens, wall,
+rates, request latency, retries and splits by cause, texts from the cache) and, for targets that name an
+endpoint, each query's own latency with its embed, search and rerank parts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast, runtime_checkable
+
+import numpy as np
+
+from bench.core.errors import ServerError, UserError
+from bench.core.http import ServerUnreachable
+from bench.datasets.model import Dataset
+from bench.endpoints.base import CallTiming, Embedder, Embeddings, Reranker
+from bench.endpoints.cache import EmbeddingCache
+from bench.endpoints.reference import ReferenceEmbedder, ReferenceReranker
+from bench.endpoints.spec import EndpointSpec, concurrency, open_endpoint
+from bench.targets.base import (
+    Hit,
+    ProgressFactory,
+    QueryResult,
+    Target,
+    TargetFailed,
+    TargetOptions,
+    TargetSpec,
+    no_progress,
+)
+
+
+class ServedEmbedder(Embedder, Protocol):
+    """An embedding endpoint as ingestion drives it: its request size, the events its requests met, and
+    what its vectors depend on (the cache key)."""
+
+    events: Counter[str]
+
+    def request_batch(self) -> int: ...
+
+    def default_concurrency(self) -> int: ...
+
+    def cache_key(self) -> str: ...
+
+
+@runtime_checkable
+class Metered(Protocol):
+    """A target that measures what its components cost (`ingest`, `query_embed` blocks)."""
+
+    def cost_blocks(self) -> dict[str, dict[str, Any]]: ...
+
+
+def percentiles_ms(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    return {"p50": float(np.percentile(values, 50)), "p99": float(np.percentile(values, 99))}
+
+
+@dataclass
+class EmbedMeter:
+    """What embedding a set of texts cost: one per phase (`ingest`, `query_embed`)."""
+
+    texts: int = 0
+    from_cache: int = 0
+    tokens: int | None = None  # TEI's x-compute-tokens, summed; None when the endpoint does not say
+    wall_s: float = 0.0
+    request_ms: list[float] = field(default_factory=list)
+    events: Counter[str] = field(default_factory=Counter)
+
+    def add(self, calls: list[CallTiming]) -> None:
+        for call in calls:
+            self.request_ms.append(call.wall_ms)
+            if "x-compute-tokens" in call.server:
+                self.tokens = (self.tokens or 0) + int(call.server["x-compute-tokens"])
+
+    def block(self) -> dict[str, Any]:
+        sent = self.texts - self.from_cache
+        rate = sent / self.wall_s if sent and self.wall_s > 0 else None
+        return {
+            "texts": self.texts,
+            "from_cache": self.from_cache,
+            "requests": len(self.request_ms),
+            "tokens": self.tokens,
+            "wall_s": self.wall_s,
+            "texts_per_s": rate,
+            "tokens_per_s": self.tokens / self.wall_s if self.tokens is not None and self.wall_s > 0 else None,
+            "request_ms": percentiles_ms(self.request_ms),
+            "retries": {k.removeprefix("retry_"): v for k, v in self.events.items() if k.startswith("retry_")},
+            "splits": {k.removeprefix("split_"): v for k, v in self.events.items() if k.startswith("split_")},
+        }
+
+
+class Encoder:
+    """texts -> vectors through one embedding endpoint: the cache first (keyed by what the served model is,
+    never by the spec), then the rest longest first in requests of the endpoint's size, `concurrency` in
+    flight, each finished request cached at once (an interrupted ingest keeps its work)."""
+
+    def __init__(self, endpoint: ServedEmbedder, concurrency: int | None = None, cache: bool = True):
+        self.endpoint = endpoint
+        self.concurrency = concurrency or endpoint.default_concurrency()
+        # The key asks the endpoint what it serves (also with --no-cache: the record names what was served, and
+        # an unreachable endpoint fails here, before anything is written).
+        self.key = endpoint.cache_key()
+        self.cache = EmbeddingCache(self.key) if cache else None
+        self.meters: dict[str, EmbedMeter] = {}
+        self.finished = (0, 0)  # texts done of those asked, in the last `embed` (what an error leaves)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "endpoint": self.endpoint.name,
+            **self.endpoint.describe(),
+            "concurrency": self.concurrency,
+            "served_identity": self.key,
+            "cache": "on" if self.cache else "off",
+        }
+
+    def blocks(self) -> dict[str, dict[str, Any]]:
+        return {phase: meter.block() for phase, meter in self.meters.items()}
+
+    def embed(
+        self, texts: list[str], phase: str, advance: Callable[[int], None] = lambda n: None, cached: bool = True
+    ) -> np.ndarray:
+        """Vectors of `texts` in order; `phase` names the meter that counts them."""
+        meter = self.meters.setdefault(phase, EmbedMeter())
+        started, events = time.perf_counter(), Counter(self.endpoint.events)
+        found = self.cache.get_many(texts) if self.cache and cached else {}
+        meter.texts += len(texts)
+        meter.from_cache += len(found)
+        advance(len(found))
+        missing = sorted((i for i in range(len(texts)) if i not in found), key=lambda i: -len(texts[i]))
+        size = self.endpoint.request_batch()
+        chunks = [missing[i : i + size] for i in range(0, len(missing), size)]
+        try:
+            self._send(texts, chunks, found, meter, advance)
+        finally:
+            meter.wall_s += time.perf_counter() - started
+            meter.events.update(self.endpoint.events - events)
+            self.finished = (len(found), len(texts))
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.vstack([found[i] for i in range(len(texts))])
+
+    def _send(
+        self,
+        texts: list[str],
+        chunks: list[list[int]],
+        found: dict[int, np.ndarray],
+        meter: EmbedMeter,
+        advance: Callable[[int], None],
+    ) -> None:
+        """Every chunk through the endpoint, `concurrency` requests in flight. After an error no request is
+        started; those in flight finish and are kept (cached), then the first error is raised."""
+
+        def one(chunk: list[int]) -> tuple[list[int], Embeddings]:
+            return chunk, self.endpoint.embed([texts[i] for i in chunk])
+
+        queue = list(chunks)
+        failure: ServerError | None = None
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            pending: set[Future] = set()
+            while pending or (queue and failure is None):
+                while queue and failure is None and len(pending) < self.concurrency:
+                    pending.add(pool.submit(one, queue.pop(0)))
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    try:
+                        chunk, embeddings = future.result()
+                    except ServerError as exc:
+                        failure = failure or exc
+                        continue
+                    self._keep(texts, chunk, embeddings, found, meter)
+                    advance(len(chunk))
+        if failure is not None:
+            raise failure
+
+    def _keep(
+        self,
+        texts: list[str],
+        chunk: list[int],
+        embeddings: Embeddings,
+        found: dict[int, np.ndarray],
+        meter: EmbedMeter,
+    ) -> None:
+        if self.cache:
+            self.cache.put_many([texts[i] for i in chunk], embeddings.vectors)
+        for i, vector in zip(chunk, embeddings.vectors):
+            found[i] = vector
+        meter.add(embeddings.calls)
+
+    def close(self) -> None:
+        self.endpoint.close()
+        if self.cache:
+            self.cache.close()
+
+
+def one_by_one(
+    name: str,
+    search: Callable[[dict[str, str], int], list[QueryResult]],
+    queries: dict[str, str],
+    depth: int,
+    progress: ProgressFactory,
+) -> list[QueryResult]:
+    """Each query searched on its own, as a user's query is: its latency is its own, and `search_ms` is
+    what is left of it after the parts measured where they happen (`embed_ms`, `rerank_ms`)."""
+    advance = progress(f"{name}: querying", len(queries))
+    results: list[QueryResult] = []
+    for qid, text in queries.items():
+        started = time.perf_counter()
+        try:
+            [result] = search({qid: text}, depth)
+        except ServerUnreachable as exc:  # the server went away: the target ends here, its finished queries kept
+            raise TargetFailed(str(exc), results) from None
+        except UserError as exc:  # this query refused or answered wrongly: its own error, scored zero
+            result = QueryResult(qid, [], None, error=str(exc))
+        result.latency_s = time.perf_counter() - started
+        measured = sum(v for k, v in result.parts_ms.items() if k != "search_ms")
+        result.parts_ms["search_ms"] = max(0.0, result.latency_s * 1000.0 - measured)
+        results.append(result)
+        advance(1)
+    return results
+
+
+class RerankStage:
+    """Any first stage, then a rerank endpoint over each query's top `depth` documents (split into requests
+    within the endpoint's limit by the endpoint client, merged exactly). A rerank that fails, or answers
+    fewer scores than documents sent, is that query's error: it scores zero, never the first-stage order."""
+
+    def __init__(self, first: Target, reranker: Reranker, depth: int, name: str, per_query: bool):
+        self.name = name
+        self.first = first
+        self.reranker = reranker
+        self.rerank_depth = depth
+        self.per_query = per_query
+        self._texts: dict[str, str] = {}
+
+    def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
+        self._texts = {doc_id: doc.full_text for doc_id, doc in dataset.corpus.items()}
+        self.first.prepare(dataset, progress)
+
+    def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
+        if self.per_query:
+            return one_by_one(self.name, lambda one, d: self._search(one, d, no_progress), queries, depth, progress)
+        return self._search(queries, depth, progress)
+
+    def _search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
+        first = self.first.search(queries, max(depth, self.rerank_depth), progress)
+        advance = progress(f"{self.name}: reranking", len(first))
+        results = []
+        for result in first:
+            start = time.perf_counter()
+            reranked = self._rerank(queries[result.qid], result, depth)
+            rerank_s = time.perf_counter() - start
+            reranked.parts_ms["rerank_ms"] = rerank_s * 1000.0
+            # Measured per query only when the first stage was: a rerank time alone is not a query's latency.
+            reranked.latency_s = None if result.latency_s is None else result.latency_s + rerank_s
+            results.append(reranked)
+            advance(1)
+        return results
+
+    def _rerank(self, query: str, result: QueryResult, depth: int) -> QueryResult:
+        if result.error:
+            return result
+        candidates = result.hits[: self.rerank_depth]
+        kept = QueryResult(result.qid, [], None, None, result.cost, result.warnings, parts_ms=dict(result.parts_ms))
+        if not candidates:
+            return kept
+        try:
+            scores = self.reranker.rerank(query, [self._texts[h.doc_id] for h in candidates])
+        except UserError as exc:  # refused, unreachable, or an answer of the wrong shape
+            kept.error = f"rerank failed: {exc}"
+            return kept
+        if len(scores.order) != len(candidates) or np.isnan(scores.scores).any():
+            got = len(scores.order)
+            kept.error = f"rerank failed: {self.reranker.name}: {got} scores for {len(candidates)} documents"
+            return kept
+        kept.hits = [Hit(candidates[i].doc_id, float(scores.scores[i])) for i in scores.order][:depth]
+        return kept
+
+    def describe(self) -> dict[str, Any]:
+        return {"first_stage": self.first.describe(), "rerank_depth": self.rerank_depth, **self._reranker()}
+
+    def _reranker(self) -> dict[str, Any]:
+        described = self.reranker.describe()
+        if described.get("kind") == "reference-rerank":  # as the --cross-encoder stage always described itself
+            return {key: described[key] for key in ("cross_encoder", "cross_encoder_fingerprint")}
+        return {"reranker": {"endpoint": self.reranker.name, **described}}
+
+    def cost_blocks(self) -> dict[str, dict[str, Any]]:
+        return self.first.cost_blocks() if isinstance(self.first, Metered) else {}
+
+    def close(self) -> None:
+        self.first.close()
+        self.reranker.close()
+
+
+# Which endpoint kinds a target's parameter may name.
+ROLES = {"embedder": False, "reranker": True}  # parameter -> names a rerank endpoint
+
+
+def check_endpoint_refs(spec: TargetSpec, endpoints: dict[str, EndpointSpec]) -> None:
+    """`?embedder=NAME` / `?reranker=NAME` name an `-e` endpoint of the right kind; `reranker` needs `+rerank`
+    and `embedder` is not given with `model` (two models for one stage). Cheap: nothing is sent."""
+    if "embedder" in spec.params and "model" in spec.params:
+        raise UserError(f"target {spec.text!r}: give embedder= (an endpoint) or model= (a local folder), not both")
+    if "reranker" in spec.params and not spec.rerank:
+        raise UserError(f"target {spec.text!r}: reranker= needs a '+rerank' target (e.g. bm25+rerank?reranker=NAME)")
+    for param, rerank in ROLES.items():
+        name = spec.params.get(param)
+        if name is None:
+            continue
+        if name not in endpoints:
+            given = ", ".join(endpoints) or "none"
+            raise UserError(f"target {spec.text!r}: {param}={name} is not an endpoint given with -e (given: {given})")
+        if endpoints[name].is_rerank != rerank:
+            wanted = "rerank (tei-rerank, cohere, reference-rerank)" if rerank else "embedding (tei, openai, reference)"
+            raise UserError(
+                f"target {spec.text!r}: {param}={name} is a {endpoints[name].kind} endpoint; "
+                f"{param} takes a {wanted} one"
+            )
+
+
+def embedding_encoder(spec: TargetSpec, options: TargetOptions) -> Encoder:
+    """The encoder of a dense stage: the `?embedder=` endpoint, else the in-process reference model
+    (`?model=DIR`, --embedding-model, or the bundled MiniLM) under the same code path."""
+    check_endpoint_refs(spec, options.endpoints)
+    name = spec.params.get("embedder")
+    if name is None:
+        model = spec.params.get("model") or options.embedding_model
+        return Encoder(ReferenceEmbedder(spec.name, model), cache=options.cache)
+    endpoint = options.endpoints[name]
+    opened = open_endpoint(endpoint)
+    try:
+        return Encoder(cast(ServedEmbedder, opened), concurrency(endpoint), cache=options.cache)
+    except BaseException:
+        opened.close()
+        raise
+
+
+def rerank_endpoint(spec: TargetSpec, options: TargetOptions) -> Reranker:
+    """The reranker of a `+rerank` stage: the `?reranker=` endpoint, else the --cross-encoder folder in-process."""
+    check_endpoint_refs(spec, options.endpoints)
+    name = spec.params.get("reranker")
+    if name is not None:
+        return cast(Reranker, open_endpoint(options.endpoints[name]))
+    if not options.cross_encoder:
+        raise UserError(
+            f"target {spec.text!r}: '+rerank' needs ?reranker=NAME (an -e endpoint) or --cross-encoder PATH"
+        )
+    return ReferenceReranker(spec.name, options.cross_encoder)

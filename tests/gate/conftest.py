@@ -1,0 +1,20 @@
+"""Fixtures for the gate tests (tests/commands uses them too, through its conftest.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.targets import registry
+from tests.gate.helpers import PUSHED_OUT, RelevantPushedOut
+
+
+@pytest.fixture
+def worse_kind(monkeypatch):
+    """Target kind `worse`: bm25 with 10% of queries' relevant documents pushed out of the ranking."""
+
+    def build(spec, options):
+        from bench.targets.local import BM25Engine
+
+        return RelevantPushedOut(BM25Engine(name=spec.name), PUSHED_OUT, seed=7)
+
+    monkeypatch.setitem(registry.KINDS, "worse", build)

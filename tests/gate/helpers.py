@@ -1,0 +1,196 @@
+"""Results files written with the real writer and records, from per-query scores a test chooses; and a
+real target made worse in a known way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
+from bench.results.store import ResultsWriter
+from bench.targets.base import QueryResult
+
+LABELS = {"ndcg_cut_10": "nDCG@10", "recall_100": "R@100"}
+
+
+def write_results(
+    directory: Path,
+    scores: dict[str, dict[str, dict[str, float]]],
+    fingerprint: str = "f1",
+    latency_ms: float = 10.0,
+    status: str = "complete",
+) -> Path:
+    """`scores`: target -> measure (trec name) -> qid -> value. Returns the results file."""
+    measures = list(next(iter(scores.values()))) if scores else ["ndcg_cut_10"]
+    qids = sorted({q for per_measure in scores.values() for values in per_measure.values() for q in values})
+    writer = ResultsWriter(directory / "results.jsonl")
+    writer.write(
+        RunHeader(
+            command="quality",
+            created="2026-01-01T00:00:00+00:00",
+            ragbench_version="test",
+            dataset={"name": "synthetic", "fingerprint": fingerprint, "documents": 100, "queries": len(qids)},
+            measures=measures,
+            measure_labels={m: LABELS.get(m, m) for m in measures},
+            depth=100,
+            seed=0,
+            targets=list(scores),
+        )
+    )
+    for target in scores:
+        writer.write(
+            TargetRecord(
+                name=target,
+                spec=target,
+                status="ok",
+                config={},
+                index_seconds=0.0,
+                search_seconds=0.0,
+                queries=len(qids),
+                errors=0,
+                empty=0,
+                latency_ms={},
+                cost={},
+                warnings={},
+                scores_replaced=False,
+                run_file=f"runs/{target}.trec",
+            ),
+            *[QueryRecord(target=target, qid=q, latency_ms=latency_ms + i % 7, hits=10) for i, q in enumerate(qids)],
+        )
+    for target, per_measure in scores.items():
+        for measure, values in per_measure.items():
+            writer.write(
+                MetricRecord(
+                    target=target,
+                    measure=measure,
+                    label=LABELS.get(measure, measure),
+                    mean=float(np.mean(list(values.values()))),
+                    ci_low=0.0,
+                    ci_high=1.0,
+                    queries=len(values),
+                    per_query=values,
+                )
+            )
+    writer.write(EndRecord(status=status, finished="2026-01-01T00:00:01+00:00"))
+    writer.close()
+    return directory / "results.jsonl"
+
+
+def per_query(values) -> dict[str, float]:
+    return {f"q{i:04d}": float(v) for i, v in enumerate(values)}
+
+
+def noisy_scores(n: int, seed: int, shift: float = 0.0) -> dict[str, float]:
+    """Per-query scores in [0, 1] like nDCG's: a seeded base, optionally shifted down on every query."""
+    rng = np.random.default_rng(seed)
+    return per_query(np.clip(rng.beta(2, 2, size=n) - shift, 0.0, 1.0))
+
+
+PUSHED_OUT = 0.10
+
+
+class RelevantPushedOut:
+    """A real bm25 whose rankings lose every relevant document for a seeded 10% of the queries."""
+
+    def __init__(self, inner, share: float, seed: int):
+        self.inner, self.share, self.seed = inner, share, seed
+        self.name = inner.name
+        self.spoiled: set[str] = set()
+
+    def prepare(self, dataset, progress):
+        self._qrels = dataset.qrels
+        self.inner.prepare(dataset, progress)
+
+    def search(self, queries, depth, progress):
+        qids = sorted(queries)
+        rng = np.random.default_rng(self.seed)
+        self.spoiled = set(rng.choice(qids, size=round(self.share * len(qids)), replace=False).tolist())
+        results = self.inner.search(queries, depth, progress)
+        return [
+            QueryResult(r.qid, [h for h in r.hits if self._qrels.get(r.qid, {}).get(h.doc_id, 0) <= 0], r.latency_s)
+            if r.qid in self.spoiled
+            else r
+            for r in results
+        ]
+
+    def describe(self):
+        return {**self.inner.describe(), "spoiled_queries": len(self.spoiled)}
+
+    def close(self):
+        self.inner.close()
+
+
+def load_point(
+    endpoint: str = "tei",
+    batch: int = 8,
+    concurrency: int = 4,
+    texts_per_s: float = 1000.0,
+    p99_ms: float = 20.0,
+    saturated: bool = False,
+    latencies_us: list[int] | None = None,
+    sent: int = 100,
+    errors: dict[str, int] | None = None,
+    client_extra: dict | None = None,
+    **extra,
+):
+    """A closed-loop `load_point` record of `sent` requests, `errors` of them failed; with `latencies_us`, its
+    service histogram holds exactly those."""
+    from bench.load import histograms
+    from bench.results.schema import (
+        ClientView,
+        Latencies,
+        LatencySummary,
+        LoadPointRecord,
+        LoadRequests,
+        Loop,
+        Op,
+        ServerTimes,
+        Throughput,
+    )
+
+    block = LatencySummary(p99_ms / 2, p99_ms * 0.9, p99_ms, p99_ms, p99_ms, p99_ms / 2, 100)
+    encoded = {}
+    if latencies_us is not None:
+        from array import array
+
+        encoded["service"] = histograms.encode(histograms.from_values(array("d", latencies_us)))
+    return LoadPointRecord(
+        endpoint=endpoint,
+        op=Op.EMBED,
+        loop=Loop.CLOSED,
+        batch=batch,
+        concurrency=concurrency,
+        rate=None,
+        arrival=None,
+        duration_s=10.0,
+        requests=LoadRequests(sent=sent, ok=sent - sum((errors or {}).values()), errors=errors or {}),
+        throughput=Throughput(texts_per_s / batch, texts_per_s, float("nan"), None),
+        latency_ms=Latencies(service=block),
+        server_ms=ServerTimes(),
+        server_metrics=None,
+        client=ClientView(workers=1, cpu_percent=50.0, saturated=saturated, **(client_extra or {})),
+        histograms=encoded,
+        **extra,
+    )
+
+
+def write_load_results(directory: Path, points: list) -> Path:
+    writer = ResultsWriter(directory / "results.jsonl")
+    writer.write(
+        RunHeader(
+            command="load",
+            created="2026-01-01T00:00:00+00:00",
+            ragbench_version="test",
+            dataset={"name": "load workload"},
+            measures=[],
+            measure_labels={},
+            depth=0,
+            seed=0,
+            targets=sorted({p.endpoint for p in points}),
+        ),
+        *points,
+        EndRecord(status="complete", finished="2026-01-01T00:00:01+00:00"),
+    )
+    writer.close()
+    return directory / "results.jsonl"

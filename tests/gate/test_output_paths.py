@@ -1,0 +1,108 @@
+"""compare's and run's outputs (--junit, --benchmark-json, --summary) never overwrite or append to a file the
+command reads, one another, or a folder a suite writes its results into: refused before anything is
+compared or run, one line, exit 2, every input byte for byte as it was."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.gate.helpers import noisy_scores, write_results
+from tests.harness.beir import write_beir
+from tests.harness.cli import run_cli
+
+OUTPUTS = ["--junit", "--benchmark-json", "--summary"]
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> tuple[Path, Path]:
+    scores = {"prod": {"ndcg_cut_10": noisy_scores(40, 1)}}
+    return write_results(tmp_path / "base", scores), write_results(tmp_path / "cur", scores)
+
+
+def snapshot(*paths: Path) -> list[bytes]:
+    return [p.read_bytes() for p in paths]
+
+
+def refused(code: int, out: str, err: str, *words: str) -> None:
+    assert (code, out) == (2, ""), (code, out, err)
+    assert err.startswith("ragbench: error: ") and err.count("\n") == 1 and all(w in err for w in words), err
+
+
+@pytest.mark.parametrize("flag", OUTPUTS)
+@pytest.mark.parametrize("which", ["baseline", "current"])
+@pytest.mark.parametrize("given_as", ["folder", "file"])
+def test_an_output_naming_an_input_results_file_is_refused(runs, tmp_path, monkeypatch, capsys, flag, which, given_as):
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    base, cur = runs
+    before = snapshot(base, cur)
+    inputs = (base.parent, cur.parent) if given_as == "folder" else (base, cur)
+    target = base if which == "baseline" else cur
+    refused(*run_cli(["compare", *map(str, inputs), flag, str(target)], monkeypatch, capsys), flag, "is an input")
+    assert snapshot(base, cur) == before
+
+
+@pytest.mark.parametrize("link", ["symlink", "hardlink"])
+def test_a_link_to_an_input_is_the_input(runs, tmp_path, monkeypatch, capsys, link):
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    base, cur = runs
+    before = snapshot(base, cur)
+    alias = tmp_path / "report.xml"
+    os.symlink(cur, alias) if link == "symlink" else os.link(cur, alias)
+    refused(*run_cli(["compare", str(base), str(cur), "--junit", str(alias)], monkeypatch, capsys), "is an input")
+    assert snapshot(base, cur) == before
+
+
+def test_the_step_summary_from_the_environment_is_checked_too(runs, monkeypatch, capsys):
+    base, cur = runs
+    before = snapshot(base, cur)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(base))
+    refused(*run_cli(["compare", str(base), str(cur)], monkeypatch, capsys), "--summary", "is an input")
+    assert snapshot(base, cur) == before
+
+
+def test_two_outputs_naming_one_file_are_refused(runs, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    base, cur = runs
+    both = tmp_path / "gate.out"
+    refused(
+        *run_cli(["compare", str(base), str(cur), "--junit", str(both), "--summary", str(both)], monkeypatch, capsys),
+        "--summary",
+        "also given as --junit",
+    )
+    assert not both.exists()
+
+
+SUITE = """
+[datasets.d]
+path = "data"
+
+[targets]
+bm25 = "bm25"
+
+[[quality]]
+dataset = "d"
+measures = ["P@2"]
+depth = 5
+"""
+
+
+@pytest.mark.parametrize("flag", OUTPUTS)
+@pytest.mark.parametrize("target", ["suite", "baseline", "job"])
+def test_run_refuses_an_output_on_its_inputs_before_any_job_runs(runs, tmp_path, monkeypatch, capsys, flag, target):
+    """The suite file, a baseline results file, or a file inside a folder the suite writes (its results file)."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    write_beir(tmp_path / "data", {"d1": "cats", "d2": "dogs"}, {"q1": "cats"}, [("q1", "d1", 1)])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(SUITE)
+    base, _ = runs
+    out = tmp_path / "out"
+    path = {"suite": suite, "baseline": base, "job": out / "quality-d" / "results.jsonl"}[target]
+    before = snapshot(suite, base)
+    code, stdout, err = run_cli(
+        ["run", str(suite), "--baseline", str(base.parent), "--out", str(out), flag, str(path)], monkeypatch, capsys
+    )
+    refused(code, stdout, err, flag, "is inside" if target == "job" else "is an input")
+    assert snapshot(suite, base) == before and not out.exists()

@@ -1,0 +1,295 @@
+"""Retrieval components through endpoints, against loopback servers: endpoint references, rerank failures
+as query errors, exact split reranking, ingestion's splits and retries, a server killed mid-ingest, the cache
+keyed by what is served."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from bench.endpoints import open_endpoint, parse_spec
+from bench.endpoints.client import RETRIES, retry_wait
+from bench.results.store import read_results
+from bench.targets.served import Encoder
+from tests.harness.beir import write_beir
+from tests.harness.cli import run_cli
+from tests.harness.stubs import JsonStub, RawBody
+from tests.load.conftest import load_server  # noqa: F401 (the fixture, reused)
+
+CORPUS = {
+    "d1": "apple banana cherry",
+    "d2": "apple banana",
+    "d3": "apple",
+    "d4": "banana cherry date",
+    "d5": "cherry date elder",
+    "d6": "elder fig grape",
+}
+QUERIES = {"q1": "apple banana", "q2": "cherry date", "q3": "elder fig", "q4": "apple cherry"}
+QRELS = [("q1", "d1", 1), ("q2", "d4", 1), ("q3", "d6", 1), ("q4", "d1", 1)]
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
+    return write_beir(tmp_path / "tiny", CORPUS, QUERIES, QRELS)
+
+
+def _error_lines(err: str) -> list[str]:
+    """The `ragbench: error:` lines on stderr (progress bars share it), each up to its first `(`."""
+    prefix = "ragbench: error: "
+    return [line[len(prefix) :].split(" (")[0] for line in err.splitlines() if line.startswith(prefix)]
+
+
+def _score(text: str) -> float:
+    """A stand-in cross-encoder: a score of the document alone, so any split of a request scores it the same."""
+    return float(sum(map(ord, text)) % 97) / 97.0
+
+
+def _cohere(failing: dict[str, object] | None = None):
+    """A Cohere-shaped /rerank whose answer for a query in `failing` is that status and body."""
+
+    def route(raw: bytes):
+        body = json.loads(raw)
+        if failing and body["query"] in failing:
+            return failing[body["query"]]
+        scored = sorted(enumerate(body["documents"]), key=lambda pair: -_score(pair[1]))
+        results = [{"index": i, "relevance_score": _score(d)} for i, d in scored][: body.get("top_n")]
+        return 200, {"results": results}
+
+    return route
+
+
+def test_unknown_or_wrong_kind_endpoint_is_one_line_exit_2(tiny, monkeypatch, capsys):
+    base = ["quality", "--dataset", str(tiny), "-e", "emb=tei@http://127.0.0.1:9", "-e", "rr=cohere@http://127.0.0.1:9"]
+    for target, said in (
+        ("dense?embedder=nope", "embedder=nope is not an endpoint given with -e (given: emb, rr)"),
+        ("dense?embedder=rr", "embedder=rr is a cohere endpoint; embedder takes a embedding"),
+        ("bm25+rerank?reranker=emb", "reranker=emb is a tei endpoint; reranker takes a rerank"),
+        ("bm25?reranker=rr", "reranker= needs a '+rerank' target"),
+        ("dense?embedder=emb&model=x", "give embedder= (an endpoint) or model="),
+    ):
+        code, _, err = run_cli([*base, "-t", target, "--out", str(tiny.parent / "out")], monkeypatch, capsys)
+        assert code == 2 and said in err and err.count("\n") == 1 and err.startswith("ragbench: error:"), err
+        assert not (tiny.parent / "out").exists()
+
+
+def test_failed_reranks_are_errors_of_their_queries_never_first_stage_order(tiny, tmp_path, monkeypatch, capsys):
+    html = RawBody("text/html", b"<html><body>Bad gateway</body></html>")
+    failing = {
+        "apple banana": (422, {"detail": "too long"}),
+        "cherry date": (500, {"error": "boom"}),
+        "elder fig": (200, html),
+    }
+    stub = JsonStub({("POST", "/rerank"): _cohere(failing)})
+    out = tmp_path / "out"
+    args = ["quality", "--dataset", str(tiny), "-e", f"rr=cohere@{stub.url}", "-t", "bm25+rerank?reranker=rr"]
+    code, _, err = run_cli([*args, "--out", str(out), "-m", "nDCG@10"], monkeypatch, capsys)
+    stub.stop()
+    assert code == 3 and _error_lines(err) == ["target bm25?reranker=rr+rerank: 3 of 4 queries failed"], err
+    results = read_results(out / "results.jsonl")
+    by_qid = {q.qid: q for q in results.queries}
+    for qid in ("q1", "q2", "q3"):
+        assert by_qid[qid].error and "rerank failed: rr" in by_qid[qid].error and by_qid[qid].hits == 0
+    assert "HTTP 422" in by_qid["q1"].error and "HTTP 500" in by_qid["q2"].error
+    assert by_qid["q4"].error is None and by_qid["q4"].hits > 0
+    [metric] = results.metrics
+    assert {qid: metric.per_query[qid] for qid in ("q1", "q2", "q3")} == {"q1": 0.0, "q2": 0.0, "q3": 0.0}
+    # The good query is in the reranker's order, not bm25's.
+    [run_path] = (out / "runs").glob("*.trec")
+    run = run_path.read_text().split("\n")
+    ranked = [line.split()[2] for line in run if line.startswith("q4 ")]
+    assert ranked == sorted(ranked, key=lambda d: -_score(CORPUS[d]))
+    assert results.end is not None and results.end.status == "complete"
+    assert set(by_qid["q4"].parts_ms) == {"search_ms", "rerank_ms"} and by_qid["q4"].latency_ms > 0
+    [target] = results.targets
+    assert set(target.latency_parts_ms) == {"search_ms", "rerank_ms"} and target.latency_ms["p50"] > 0
+
+
+def test_dense_through_an_endpoint_records_ingest_and_per_query_costs(tiny, tmp_path, monkeypatch, capsys):
+    stub = _tei_stub(limit=4)
+    args = ["quality", "--dataset", str(tiny), "-e", f"emb=tei@{stub.url}?batch=4", "-t", "dense?embedder=emb"]
+    blocks = []
+    for run in ("first", "again"):
+        code, _, err = run_cli([*args, "--out", str(tmp_path / run), "-m", "nDCG@10"], monkeypatch, capsys)
+        assert code == 0, err
+        [target] = read_results(tmp_path / run / "results.jsonl").targets
+        blocks.append(target.cost_blocks)
+    stub.stop()
+    first, again = blocks
+    assert (first["ingest"]["texts"], first["ingest"]["from_cache"], first["ingest"]["requests"]) == (6, 0, 2)
+    assert first["ingest"]["texts_per_s"] > 0 and first["ingest"]["request_ms"]["p99"] > 0
+    assert (again["ingest"]["from_cache"], again["ingest"]["requests"], again["ingest"]["texts_per_s"]) == (6, 0, None)
+    # Queries are embedded one at a time and never from the cache: their latency is real.
+    for block in (first["query_embed"], again["query_embed"]):
+        assert (block["texts"], block["from_cache"], block["requests"]) == (4, 0, 4)
+    assert set(target.latency_parts_ms) == {"embed_ms", "search_ms"} and target.latency_ms["p50"] > 0
+    assert target.config["endpoint"] == "emb" and target.config["served_identity"].startswith("served-")
+
+
+def test_reranking_split_into_requests_is_exact():
+    stub = JsonStub({("POST", "/rerank"): _cohere()})
+    texts = [f"document number {i} about {'xyz' * (i % 5)}" for i in range(23)]
+    whole = open_endpoint(parse_spec(f"w=cohere@{stub.url}")).rerank("q", texts)
+    split = open_endpoint(parse_spec(f"s=cohere@{stub.url}?batch=4")).rerank("q", texts)
+    top = open_endpoint(parse_spec(f"t=cohere@{stub.url}?batch=4")).rerank("q", texts, top_n=5)
+    stub.stop()
+    assert [c.inputs for c in split.calls] == [4, 4, 4, 4, 4, 3]
+    np.testing.assert_array_equal(split.scores, whole.scores)
+    assert split.order == whole.order and top.order == whole.order[:5]
+
+
+def test_retry_wait_honours_retry_after_and_bounds_the_backoff():
+    assert retry_wait(httpx.Response(429, headers={"retry-after": "0.2"}), 0) == 0.2
+    assert retry_wait(httpx.Response(503), 3) == pytest.approx(0.4)
+    assert retry_wait(httpx.Response(500), 0) is None
+    assert retry_wait(httpx.Response(429), RETRIES) is None
+    assert retry_wait(httpx.Response(429, headers={"retry-after": "3600"}), 0) is None
+
+
+def _tei_stub(limit: int, busy_every: int = 0, scale: float = 1.0, pooling: str = "mean"):
+    """A TEI-shaped /embed that refuses more than `limit` inputs with 413 (a proxy's words, no maximum named),
+    answers 429 to every `busy_every`-th request, and gives deterministic vectors scaled by `scale`."""
+    seen = {"n": 0}
+
+    def embed(raw: bytes):
+        seen["n"] += 1
+        inputs = json.loads(raw)["inputs"]
+        if len(inputs) > limit:
+            return 413, {"error": "Payload Too Large"}
+        if busy_every and seen["n"] % busy_every == 0:
+            return 429, {"error": "Model is overloaded", "error_type": "Overloaded"}
+        return 200, [[scale * len(t), scale * (sum(map(ord, t)) % 7), scale] for t in inputs]
+
+    info = {
+        "model_id": "m",
+        "model_sha": "s",
+        "model_dtype": "float32",
+        "model_type": {"embedding": {"pooling": pooling}},
+    }
+    return JsonStub({("POST", "/embed"): embed, ("GET", "/info"): (200, {**info, "max_client_batch_size": 64})})
+
+
+def test_ingest_halves_a_refused_batch_and_retries_busy_answers_counting_both(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path))
+    stub = _tei_stub(limit=10, busy_every=4)
+    texts = [f"text {i} " * (i % 3 + 1) for i in range(50)]
+    encoder = Encoder(open_endpoint(parse_spec(f"e=tei@{stub.url}?batch=40&concurrency=2")), cache=False)
+    vectors = encoder.embed(texts, "ingest")
+    stub.stop()
+    expected = [[len(t), sum(map(ord, t)) % 7, 1.0] for t in texts]
+    np.testing.assert_array_equal(vectors, np.asarray(expected, dtype=np.float32))
+    block = encoder.blocks()["ingest"]
+    assert block["splits"] == {"413": 2} and block["retries"]["429"] >= 1  # 40 -> 20 -> 10
+    assert block["texts"] == 50 and block["from_cache"] == 0 and block["texts_per_s"] > 0
+
+
+def test_cache_is_keyed_by_what_is_served_not_by_the_spec(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path))
+    texts = ["alpha", "beta gamma", "delta"]
+
+    def run(**served):
+        stub = _tei_stub(limit=64, **served)
+        encoder = Encoder(open_endpoint(parse_spec(f"e=tei@{stub.url}")))
+        vectors = encoder.embed(texts, "ingest")
+        stub.stop()
+        return vectors, encoder.blocks()["ingest"]["from_cache"], encoder.key
+
+    first, cached, key = run()
+    again, cached_again, key_again = run()  # the same model restarted (another port): its vectors are reused
+    assert (cached, cached_again, key_again) == (0, 3, key)
+    np.testing.assert_array_equal(again, first)
+    scaled, cached_scaled, key_scaled = run(scale=2.0)  # another normalisation, same /info: the probe tells
+    assert cached_scaled == 0 and key_scaled != key
+    np.testing.assert_array_equal(scaled, 2 * first)
+    pooled, cached_pooled, key_pooled = run(pooling="cls")  # another pooling, same vectors: /info tells
+    assert cached_pooled == 0 and key_pooled not in (key, key_scaled)
+    uncached = Encoder(open_endpoint(parse_spec(f"e=tei@{_tei_stub(limit=64).url}")), cache=False)
+    assert uncached.cache is None and uncached.embed(texts, "ingest").shape == (3, 3)
+
+
+def _kill_after(url: str, proc, requests: int) -> None:
+    """Kill the load fixture once it has answered `requests` POSTs (whatever the machine's speed)."""
+    while proc.popen.poll() is None:
+        metrics = httpx.get(f"{url}/metrics").text
+        count = next(float(line.split()[-1]) for line in metrics.splitlines() if line.startswith("te_request_count"))
+        if count >= requests:
+            proc.popen.kill()
+            return
+        threading.Event().wait(0.05)
+
+
+def test_server_killed_mid_ingest_keeps_finished_work_and_ends_true(
+    tiny,
+    tmp_path,
+    monkeypatch,
+    capsys,
+    load_server,  # noqa: F811 (the fixture imported above)
+):
+    corpus = {f"d{i}": f"document {i} words" for i in range(120)}
+    dataset = write_beir(tmp_path / "big", corpus, {"q1": "document words"}, [("q1", "d1", 1)])
+    url, proc = load_server(service_ms=100)
+    killer = threading.Thread(target=_kill_after, args=(url, proc, 5), daemon=True)
+    out = tmp_path / "out"
+    killer.start()
+    try:
+        args = ["quality", "--dataset", str(dataset), "-e", f"emb=tei@{url}?batch=2&concurrency=1"]
+        code, _, err = run_cli(
+            [*args, "-t", "dense?embedder=emb", "-t", "bm25", "--out", str(out), "-m", "nDCG@10"], monkeypatch, capsys
+        )
+    finally:
+        proc.popen.kill()
+    [line] = _error_lines(err)
+    assert code == 3 and line.startswith("target dense?embedder=emb: ") and "emb: cannot reach POST" in line, err
+    assert "ingest stopped after" in err
+    results = read_results(out / "results.jsonl")
+    assert results.end is not None and results.end.status == "complete"
+    assert [t.status for t in results.targets] == ["failed", "ok"]
+    [db] = (tmp_path / "cache" / "embeddings").glob("served-*.sqlite")
+    kept = sqlite3.connect(db).execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+    assert 0 < kept < 121  # the probe and the batches that finished before the kill
+
+
+def test_suite_quality_entries_take_endpoints_checked_like_the_command_line(tiny, tmp_path):
+    from bench.cli.suite_file import load_suite
+    from bench.core.errors import InputError
+
+    def suite(targets: str, entry: str = "") -> Path:
+        path = tmp_path / "suite.toml"
+        path.write_text(
+            f'[datasets.tiny]\npath = "{tiny}"\n'
+            '[endpoints]\nemb = "tei@http://127.0.0.1:9"\nrr = "cohere@http://127.0.0.1:9"\n'
+            f'[targets]\n{targets}\n[[quality]]\ndataset = "tiny"\n{entry}'
+        )
+        return path
+
+    [job] = load_suite(suite('served = "dense?embedder=emb"\nlocal = "bm25"')).jobs
+    assert job.request.endpoints == ["emb=tei@http://127.0.0.1:9", "rr=cohere@http://127.0.0.1:9"]
+    [job] = load_suite(suite('local = "bm25"', 'endpoints = ["rr"]')).jobs
+    assert job.request.endpoints == ["rr=cohere@http://127.0.0.1:9"]
+    with pytest.raises(InputError, match="embedder=rr is a cohere endpoint"):
+        load_suite(suite('served = "dense?embedder=rr"'))
+    with pytest.raises(InputError, match="embedder=emb is not an endpoint given with -e"):
+        load_suite(suite('served = "dense?embedder=emb"', 'endpoints = ["rr"]'))
+
+
+def test_hybrid_with_both_endpoints_measures_every_part_of_each_query(tiny, tmp_path, monkeypatch, capsys):
+    embed, rerank = _tei_stub(limit=8), JsonStub({("POST", "/rerank"): _cohere()})
+    args = ["quality", "--dataset", str(tiny), "-e", f"emb=tei@{embed.url}", "-e", f"rr=cohere@{rerank.url}?batch=2"]
+    args += ["-t", "both=hybrid+rerank?embedder=emb&reranker=rr", "--out", str(tmp_path / "out"), "-m", "nDCG@10"]
+    code, _, err = run_cli(args, monkeypatch, capsys)
+    embed.stop()
+    rerank.stop()
+    assert code == 0, err
+    results = read_results(tmp_path / "out" / "results.jsonl")
+    [target] = results.targets
+    assert set(target.latency_parts_ms) == {"embed_ms", "search_ms", "rerank_ms"}
+    for query in results.queries:
+        parts = query.parts_ms
+        assert query.hits > 0 and sum(parts.values()) == pytest.approx(query.latency_ms)
+    assert target.config["reranker"]["endpoint"] == "rr" and target.config["first_stage"]["dense"]["endpoint"] == "emb"

@@ -1,0 +1,210 @@
+"""The on-disk indexes: chunked exact search equals search over the whole matrix, ties included; BM25 mmap."""
+
+import zlib
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from bench.datasets.model import Dataset, Document
+from bench.endpoints.base import Embeddings
+from bench.targets.base import no_progress
+from bench.targets.local import BM25Engine, DenseEngine, HybridEngine
+from bench.targets.served import Encoder
+from bench.targets.vector_index import VectorIndex
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def corpus_with_ties(seed=0, n=3000, dim=16):
+    """Rounded values and repeated rows: many exactly equal scores, also at the top-k boundary."""
+    rng = np.random.default_rng(seed)
+    docs = np.round(rng.standard_normal((n, dim)), 1).astype(np.float32)
+    docs[500:560] = docs[3]
+    docs[2000:2100] = docs[1500]
+    queries = np.round(rng.standard_normal((40, dim)), 1).astype(np.float32)
+    return docs, np.vstack([queries, docs[[3, 1500]]])
+
+
+def exact_order(scores, k):
+    """Score descending, then corpus position ascending, over the full matrix."""
+    return [np.lexsort((np.arange(len(row)), -row))[:k] for row in scores]
+
+
+def filled(docs, batch=333, **options):
+    index = VectorIndex(**options)
+    for start in range(0, len(docs), batch):
+        index.append(docs[start : start + batch])
+    return index
+
+
+@pytest.mark.parametrize("window_rows", [None, 256, 999, 3000])
+@pytest.mark.parametrize("k", [1, 100, 5000])
+def test_chunked_search_equals_the_full_matrix_with_ties_by_position(window_rows, k):
+    docs, queries = corpus_with_ties()
+    full = queries @ docs.T
+    top = filled(docs, window_rows=window_rows).search(queries, k)
+    assert top.positions.shape == (len(queries), min(k, len(docs)))
+    # The corpus really has ties: inside the returned lists, or at their boundary (equal scores left out).
+    assert any(len(np.unique(s)) < len(s) or (row >= s[-1]).sum() > len(s) for row, s in zip(full, top.scores))
+    for row, expected in enumerate(exact_order(full, k)):
+        np.testing.assert_array_equal(top.positions[row], expected)
+        np.testing.assert_array_equal(top.scores[row], full[row, expected])  # the same float32 bits
+
+
+def test_depth_zero_returns_empty_rankings():
+    docs, queries = corpus_with_ties()
+    top = filled(docs, window_rows=256).search(queries, 0)
+    assert top.positions.shape == top.scores.shape == (len(queries), 0)
+
+
+def test_without_ties_the_order_is_the_earlier_engines_argpartition_order():
+    # What DenseEngine did before the index: the whole matrix, argpartition, then a stable argsort.
+    rng = np.random.default_rng(1)
+    docs, queries = rng.standard_normal((5000, 32)).astype(np.float32), rng.standard_normal((25, 32)).astype(np.float32)
+    full = queries @ docs.T
+    top = filled(docs, window_rows=700).search(queries, 100)
+    for row, scores in enumerate(full):
+        best = np.argpartition(-scores, 99)[:100]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        np.testing.assert_array_equal(top.positions[row], best)
+        np.testing.assert_array_equal(top.scores[row], scores[best])
+
+
+def test_scores_at_pairs_are_the_search_scores():
+    docs, queries = corpus_with_ties(seed=2)
+    full = queries @ docs.T
+    rng = np.random.default_rng(3)
+    rows, positions = rng.integers(0, len(queries), 700), rng.integers(0, len(docs), 700)
+    got = filled(docs, window_rows=400).scores_at(queries, rows, positions)
+    np.testing.assert_array_equal(got, full[rows, positions])
+
+
+def test_float16_storage_searches_the_rounded_vectors():
+    docs, queries = corpus_with_ties(seed=4)
+    top = filled(docs, dtype="float16", window_rows=512).search(queries, 50)
+    rounded = queries @ docs.astype(np.float16).astype(np.float32).T
+    for row, expected in enumerate(exact_order(rounded, 50)):
+        np.testing.assert_array_equal(top.positions[row], expected)
+
+
+def test_the_vector_file_has_no_name_and_is_gone_after_close(cache_dir):
+    index = filled(np.ones((10, 4), dtype=np.float32))
+    assert len(index) == 10 and list((cache_dir / "indexes").iterdir()) == []
+    index.close()
+    assert index.search(np.ones((1, 4), dtype=np.float32), 5).positions.shape == (1, 0)
+
+
+def test_non_finite_vectors_are_refused():
+    index = VectorIndex()
+    with pytest.raises(ValueError, match="NaN"):
+        index.append(np.array([[1.0, np.nan]], dtype=np.float32))
+    index.append(np.ones((2, 2), dtype=np.float32))
+    with pytest.raises(ValueError, match="dimensions"):
+        index.append(np.ones((2, 3), dtype=np.float32))
+    with pytest.raises(ValueError, match="NaN"):
+        index.search(np.array([[np.inf, 0.0]], dtype=np.float32), 1)
+
+
+class TableEmbedder:
+    """Deterministic vectors per text, counted, so engines are tested without a model; `endpoint()` serves them
+    as an embedding endpoint to the dense engine's Encoder."""
+
+    def __init__(self, dim=8):
+        self.dim, self.calls = dim, []
+
+    def endpoint(self):
+        table = self
+
+        class Endpoint:
+            name, events = "table", Counter()
+
+            def embed(self, texts):
+                return Embeddings(table.embed(texts), [])
+
+            def request_batch(self):
+                return 1_000_000  # one request per ingest batch: the engine's batches are what is counted
+
+            def default_concurrency(self):
+                return 1
+
+            def cache_key(self):
+                return "table"
+
+            def describe(self):
+                return table.describe()
+
+            def close(self):
+                pass
+
+        return Encoder(Endpoint(), cache=False)
+
+    def vector(self, text):
+        rng = np.random.default_rng(zlib.crc32(text.encode()))
+        return np.round(rng.standard_normal(self.dim), 1).astype(np.float32)
+
+    def embed(self, texts, advance=lambda n: None):
+        self.calls.append(len(texts))
+        advance(len(texts))
+        return np.vstack([self.vector(t) for t in texts])
+
+    def describe(self):
+        return {"model": "table"}
+
+
+def tiny_dataset(n=60):
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+    corpus = {f"d{i}": Document(f"d{i}", "", " ".join(words[j % 6] for j in range(i % 5, i % 5 + 3))) for i in range(n)}
+    queries = {"q1": "alpha beta", "q2": "gamma", "q3": "zeta epsilon delta"}
+    return Dataset("tiny", corpus, queries, {"q1": {"d1": 1}}, source="memory", format="jsonl")
+
+
+def test_dense_engine_writes_the_corpus_in_batches_and_ranks_by_the_full_matrix(monkeypatch):
+    monkeypatch.setattr("bench.targets.local.INGEST_BATCH", 16)
+    dataset, embedder = tiny_dataset(), TableEmbedder()
+    engine = DenseEngine(embedder.endpoint())
+    engine.prepare(dataset, no_progress)
+    assert embedder.calls == [16, 16, 16, 12]
+    results = engine.search(dataset.queries, 20, no_progress)
+    ids = list(dataset.corpus)
+    docs = np.vstack([embedder.vector(dataset.corpus[d].full_text) for d in ids])
+    full = np.vstack([embedder.vector(q) for q in dataset.queries.values()]) @ docs.T
+    for result, row, expected in zip(results, full, exact_order(full, 20)):
+        assert [h.doc_id for h in result.hits] == [ids[i] for i in expected]
+        assert [h.score for h in result.hits] == [float(row[i]) for i in expected]
+    engine.close()
+
+
+def test_openwebui_hybrid_rescores_the_fused_candidates_by_their_exact_cosines():
+    dataset, embedder = tiny_dataset(), TableEmbedder()
+    dense = DenseEngine(embedder.endpoint())
+    engine = HybridEngine(BM25Engine(), dense, 0.5, name="h", rescore_by_dense=True)
+    engine.prepare(dataset, no_progress)
+    results = engine.search(dataset.queries, 10, no_progress)
+    ids = list(dataset.corpus)
+    # The cosines the earlier engine read from its queries × corpus matrix.
+    full = embedder.embed(list(dataset.queries.values())) @ embedder.embed([dataset.corpus[d].full_text for d in ids]).T
+    for result, row in zip(results, full):
+        assert [h.score for h in result.hits] == [float(row[ids.index(h.doc_id)]) for h in result.hits]
+        assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
+    engine.close()
+
+
+def test_bm25_served_from_the_memory_mapped_index_equals_the_in_memory_index():
+    import bm25s
+
+    dataset = tiny_dataset(200)
+    engine = BM25Engine()
+    engine.prepare(dataset, no_progress)
+    assert isinstance(engine._retriever.scores["data"], np.memmap)
+    in_memory = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+    in_memory.index(engine._tokenize([d.full_text for d in dataset.corpus.values()], True), show_progress=False)
+    tokens = engine._tokenize(list(dataset.queries.values()), return_ids=False)
+    expected = in_memory.retrieve(tokens, k=50, show_progress=False, n_threads=1)
+    got = engine._retriever.retrieve(tokens, k=50, show_progress=False, n_threads=1)
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])

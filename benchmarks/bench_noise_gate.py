@@ -33,6 +33,8 @@ from bench.gate.compare import GateConfig, compare_paths  # noqa: E402
 from bench.load.points import PointConfig, SweepConfig  # noqa: E402
 from bench.load.runner import run_load, stop_pool, worker_pool  # noqa: E402
 from bench.load.workload import Workload  # noqa: E402
+from bench.results.lifecycle import Output  # noqa: E402
+from bench.results.schema import Op  # noqa: E402
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy  # noqa: E402
 
 # A long service time next to the client's own per-request time (a few ms on this loaded machine): the
@@ -73,10 +75,10 @@ def start_fixtures(logs: Path) -> tuple[dict[str, str], list]:
 
 
 def measure(url: str, out: Path, repeat: int, seconds: float, pool: KeptPool) -> Path:
-    base = PointConfig(op="embed", concurrency=CONCURRENCY, duration_s=seconds, warmup_s=0.25, workers=1)
+    base = PointConfig(op=Op.EMBED, concurrency=CONCURRENCY, duration_s=seconds, warmup_s=0.25, workers=1)
     sweep = SweepConfig(base, concurrencies=[CONCURRENCY], repeat=repeat)
     workload = Workload(["hello"], ["hello"], "one word", lambda ts: [1 for _ in ts], "words")
-    return run_load([parse_spec(f"fixture=tei@{url}")], sweep, workload, out, pool_factory=lambda _: pool)
+    return run_load([parse_spec(f"fixture=tei@{url}")], sweep, workload, Output(out), pool_factory=lambda _: pool)
 
 
 def verdict(base: Path, cur: Path) -> tuple[str, dict]:

@@ -87,9 +87,6 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
     )
     assert 50 * 0.85 <= rate <= 50 * 1.15
     assert sizing.saturation.first_failure > rate
-    probes = sizing.saturation.probes  # a failing probe is measured again: its record says so
-    assert [p.loop for p in results.load_points].count("open") == len(probes) + sum(p.remeasured for p in probes)
-    assert all(p.remeasured for p in probes if not p.passed)
     labels = {point_label(p) for p in results.load_points}
     for line in sizing.lines:  # every line's evidence is a point in the results file
         assert line.evidence and set(line.evidence) <= labels, line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -19,6 +20,7 @@ from bench.results.schema import (
     ServerTimes,
     Throughput,
 )
+from bench.results.store import record_line
 from bench.sizing.size import (
     Economics,
     Slo,
@@ -159,6 +161,13 @@ def test_a_failing_probe_is_measured_again_once_and_the_second_measurement_decid
     assert calls.count(40.0) == 2
     line = next(x for x in recommend([], result, slo) if x.setting.startswith("saturation rate"))
     assert "re-measured once after failing: 20/s (passed), 40/s (failed again)" in line.why
+    # the sizing record's probes say which were re-measured; a probe measured once is written as before
+    from bench.commands.size import _summary
+
+    probes = _summary(result).probes
+    assert [p.remeasured for p in probes] == [p.failed_first is not None for p in result.probes]
+    lines = [json.loads(record_line(p)) for p in probes]
+    assert [line.get("remeasured") for line in lines] == [True if p.remeasured else None for p in probes]
 
 
 def test_unsent_requests_count_as_errors():

@@ -106,6 +106,17 @@ def quality(
         bool,
         typer.Option("--no-cache", help="Embed every text again: no embedding cache read or written."),
     ] = False,
+    background: Annotated[
+        str | None,
+        typer.Option(
+            "--background",
+            help=(
+                "ENDPOINT@rate=R1,R2[&batch=N&arrival=poisson|constant&duration=5s&warmup=1s]: every target "
+                "again while an open-loop stream of the corpus' texts runs at the -e endpoint ENDPOINT, one rate "
+                "at a time (rate 0, idle, first); targets are named NAME@bgRATE."
+            ),
+        ),
+    ] = None,
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
     from bench.commands.quality import QualityRequest
@@ -134,6 +145,7 @@ def quality(
             overwrite=overwrite,
             endpoints=endpoint,
             no_cache=no_cache,
+            background=background,
         )
     )
 

@@ -1,0 +1,84 @@
+"""`quality --background`: the same targets measured idle and under an open-loop stream at their endpoint."""
+
+import json
+
+import pytest
+
+from bench.commands.background import expand_targets, parse_background
+from bench.commands.quality import QualityRequest, quality_command
+from bench.core.errors import UserError
+from bench.results.store import read_results
+from bench.targets.registry import parse_spec
+from tests.quality.underload_fixture import UnderloadServer
+
+QUERIES = 40
+FILLER = "please find the passage in the collection that talks about the following subject".split()
+
+
+@pytest.fixture(scope="module")
+def long_queries(tmp_path_factory):
+    """Each query is 70 words of filler the documents do not hold, then its document's two own words: cut to
+    64 words, every query keeps only the filler, and ranks nothing above anything else."""
+    root = tmp_path_factory.mktemp("longq")
+    docs = [{"_id": f"d{i}", "text": f"alpha{i} beta{i} gamma{i} shared words here"} for i in range(QUERIES)]
+    filler = " ".join(FILLER[j % len(FILLER)] for j in range(70))
+    queries = [{"id": f"q{i}", "query": f"{filler} alpha{i} beta{i}", "relevant": [f"d{i}"]} for i in range(QUERIES)]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (root / "qa.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    return root
+
+
+@pytest.fixture
+def server():
+    server = UnderloadServer(max_inflight=3, service_ms=40).start()
+    yield server
+    server.shutdown()
+
+
+def _quality(dataset, out, url, background=None):
+    request = QualityRequest(
+        dataset=dataset,
+        targets=["dense?embedder=emb"],
+        endpoints=[f"emb=tei@{url}"],
+        measures=["nDCG@10"],
+        out=out,
+        background=background,
+    )
+    quality_command(request)
+    return read_results(out / "results.jsonl")
+
+
+def test_truncation_under_load_is_detected_and_idle_equals_plain_run(long_queries, server, tmp_path):
+    plain = _quality(long_queries, tmp_path / "plain", server.url)
+    assert server.truncated == 0
+    loaded = _quality(long_queries, tmp_path / "bg", server.url, "emb@rate=250&batch=1&duration=3s&warmup=0.5s")
+    assert server.truncated > 0
+    name = "dense?embedder=emb"
+    idle, busy = f"{name}@bg0", f"{name}@bg250"
+    assert [t.name for t in loaded.targets] == [idle, busy]
+    # Rate 0 is a plain run: every query's nDCG the same, exactly.
+    assert loaded.metric(idle, "ndcg_cut_10").per_query == plain.metric(name, "ndcg_cut_10").per_query
+    assert plain.metric(name, "ndcg_cut_10").mean == 1.0
+    assert loaded.metric(busy, "ndcg_cut_10").mean < 0.5
+    (comparison,) = [c for c in loaded.comparisons if c.measure == "ndcg_cut_10"]
+    assert {comparison.a, comparison.b} == {idle, busy} and comparison.p_randomization_holm < 0.01
+    (point,) = loaded.load_points
+    assert point.endpoint == "emb" and point.rate == 250 and point.requests.ok > 0
+    report = (tmp_path / "bg" / "report.md").read_text()
+    assert "Quality under background load" in report and "q7" in report
+
+
+def test_background_spec_grammar_and_expansion():
+    spec = parse_background("emb@rate=200,50,0&batch=8&arrival=constant")
+    assert spec.rates == [0.0, 200.0, 50.0] and spec.batch == 8 and str(spec.arrival) == "constant"
+    specs, rates = expand_targets([parse_spec("dense?embedder=emb"), parse_spec("b=bm25")], spec.rates)
+    assert [s.name for s in specs][:3] == ["dense?embedder=emb@bg0", "b@bg0", "dense?embedder=emb@bg200"]
+    assert rates["b@bg50"] == 50.0
+    for bad in ("emb", "emb@batch=2", "emb@rate=x", "emb@rate=5&arrival=gamma:2", "emb@rate=5&speed=1"):
+        with pytest.raises(UserError):
+            parse_background(bad)
+
+
+def test_background_names_a_given_endpoint(long_queries, tmp_path):
+    with pytest.raises(UserError, match="no such endpoint"):
+        _quality(long_queries, tmp_path / "x", "http://127.0.0.1:9", "other@rate=5")

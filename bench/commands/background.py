@@ -39,6 +39,7 @@ from bench.load.runner import (
 from bench.load.schedule import Arrival, parse_arrival
 from bench.load.worker import ShareResult, run_share
 from bench.load.workload import DISTINCT_REQUESTS, MAX_SOURCE_TEXTS, Workload, token_counter
+from bench.quality.under_load import loaded_name
 from bench.results.schema import LoadPointRecord, Loop, Op
 from bench.targets.base import TargetSpec
 
@@ -100,11 +101,6 @@ def _arrival(text: str, where: str) -> Arrival:
     if text not in ("poisson", "constant"):
         raise UserError(f"{where}: arrival={text}: expected poisson or constant")
     return parse_arrival(text)
-
-
-def loaded_name(name: str, rate: float) -> str:
-    """The target's name at a background rate: what results, reports and compare call that run."""
-    return f"{name}@bg{rate:g}"
 
 
 def expand_targets(specs: list[TargetSpec], rates: list[float]) -> tuple[list[TargetSpec], dict[str, float]]:

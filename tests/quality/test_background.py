@@ -1,7 +1,5 @@
 """`quality --background`: the same targets measured idle and under an open-loop stream at their endpoint."""
 
-import json
-
 import pytest
 
 from bench.commands.background import expand_targets, parse_background
@@ -9,23 +7,12 @@ from bench.commands.quality import QualityRequest, quality_command
 from bench.core.errors import UserError
 from bench.results.store import read_results
 from bench.targets.registry import parse_spec
-from tests.quality.underload_fixture import UnderloadServer
-
-QUERIES = 40
-FILLER = "please find the passage in the collection that talks about the following subject".split()
+from tests.quality.underload_fixture import UnderloadServer, write_long_queries
 
 
 @pytest.fixture(scope="module")
 def long_queries(tmp_path_factory):
-    """Each query is 70 words of filler the documents do not hold, then its document's two own words: cut to
-    64 words, every query keeps only the filler, and ranks nothing above anything else."""
-    root = tmp_path_factory.mktemp("longq")
-    docs = [{"_id": f"d{i}", "text": f"alpha{i} beta{i} gamma{i} shared words here"} for i in range(QUERIES)]
-    filler = " ".join(FILLER[j % len(FILLER)] for j in range(70))
-    queries = [{"id": f"q{i}", "query": f"{filler} alpha{i} beta{i}", "relevant": [f"d{i}"]} for i in range(QUERIES)]
-    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
-    (root / "qa.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
-    return root
+    return write_long_queries(tmp_path_factory.mktemp("longq"))
 
 
 @pytest.fixture

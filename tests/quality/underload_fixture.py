@@ -15,9 +15,23 @@ import threading
 import time
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 DIM = 1024
+QUERIES = 40
+FILLER = "please find the passage in the collection that talks about the following subject".split()
+
+
+def write_long_queries(root: Path, queries: int = QUERIES) -> Path:
+    """A JSONL Q&A set whose every query is 70 words of filler the documents do not hold, then its document's two
+    own words: cut to 64 words, every query keeps only the filler, and ranks nothing above anything else."""
+    docs = [{"_id": f"d{i}", "text": f"alpha{i} beta{i} gamma{i} shared words here"} for i in range(queries)]
+    filler = " ".join(FILLER[j % len(FILLER)] for j in range(70))
+    qa = [{"id": f"q{i}", "query": f"{filler} alpha{i} beta{i}", "relevant": [f"d{i}"]} for i in range(queries)]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (root / "qa.jsonl").write_text("".join(json.dumps(q) + "\n" for q in qa))
+    return root
 
 
 def bag_of_words(text: str) -> list[float]:

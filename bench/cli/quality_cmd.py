@@ -117,6 +117,14 @@ def quality(
             ),
         ),
     ] = None,
+    background_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--background-from",
+            help="A `ragbench size` results file: --background rates such as 0.5x,0.9x are fractions of its "
+            "saturation.",
+        ),
+    ] = None,
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
     from bench.commands.quality import QualityRequest
@@ -146,6 +154,7 @@ def quality(
             endpoints=endpoint,
             no_cache=no_cache,
             background=background,
+            background_from=background_from,
         )
     )
 

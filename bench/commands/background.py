@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 from time import perf_counter
 from typing import Any
 
@@ -41,6 +42,7 @@ from bench.load.worker import ShareResult, run_share
 from bench.load.workload import DISTINCT_REQUESTS, MAX_SOURCE_TEXTS, Workload, token_counter
 from bench.quality.under_load import loaded_name
 from bench.results.schema import LoadPointRecord, Loop, Op
+from bench.results.store import read_results
 from bench.targets.base import TargetSpec
 
 OPTIONS = ("rate", "batch", "arrival", "duration", "warmup", "timeout", "seed")
@@ -59,8 +61,9 @@ class BackgroundSpec:
     seed: int = 0
 
 
-def parse_background(text: str) -> BackgroundSpec:
-    """`NAME@rate=50,200&batch=8&arrival=poisson&duration=5s&warmup=1s` -> BackgroundSpec; rate 0 always first."""
+def parse_background(text: str, saturation: float | None = None) -> BackgroundSpec:
+    """`NAME@rate=50,200&batch=8&arrival=poisson&duration=5s&warmup=1s` -> BackgroundSpec; rate 0 always first.
+    A rate `0.5x` is that fraction of `saturation` (requests/s, from `--background-from`)."""
     where = f"--background {text!r}"
     name, at, query = text.partition("@")
     if not at or not name:
@@ -71,7 +74,8 @@ def parse_background(text: str) -> BackgroundSpec:
         raise UserError(f"{where}: unknown option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})")
     if "rate" not in options:
         raise UserError(f"{where}: rate=R1,R2,... is required (requests/s; 0 is the idle run, always measured)")
-    loaded = [r.strip() for r in options["rate"].split(",") if r.strip() and _float(r) != 0.0]
+    rates = [_rate(r.strip(), saturation, where) for r in options["rate"].split(",") if r.strip()]
+    loaded = [r for r in rates if _float(r) != 0.0]
     return BackgroundSpec(
         endpoint=name,
         rates=[0.0, *values.number_list(f"{where}: rate", ",".join(loaded) or None, values.RATE)],
@@ -88,6 +92,38 @@ def check_background(spec: BackgroundSpec, endpoints: dict[str, EndpointSpec]) -
     if spec.endpoint not in endpoints:
         known = ", ".join(endpoints) or "none given"
         raise UserError(f"--background {spec.endpoint}: no such endpoint (-e NAME=SPEC; given: {known})")
+
+
+def _rate(text: str, saturation: float | None, where: str) -> str:
+    """A rate as text: requests/s as given, or `Fx` as F times the measured saturation rate."""
+    if not text.endswith("x"):
+        return text
+    if saturation is None:
+        raise UserError(f"{where}: rate {text} is a fraction of saturation; give --background-from SIZE_RESULTS")
+    fraction = _float(text[:-1])
+    if fraction is None or not fraction > 0:
+        raise UserError(f"{where}: rate {text}: expected a positive fraction of saturation, as 0.5x")
+    return f"{round(fraction * saturation, 3):g}"
+
+
+def saturation_of(path: Path, endpoint: str) -> float:
+    """The saturation rate `ragbench size` measured for `endpoint` (its sizing record's highest passing rate)."""
+    found = [
+        s.saturation.rate
+        for s in read_results(path).sizing
+        if s.endpoint == endpoint and s.saturation is not None and s.saturation.rate is not None
+    ]
+    if len(found) != 1:
+        what = "no saturation rate" if not found else f"{len(found)} saturation rates (one per length)"
+        raise UserError(f"--background-from {path}: {what} for endpoint {endpoint}; run size for it alone")
+    return found[0]
+
+
+def background_spec(text: str, size_results: Path | None) -> BackgroundSpec:
+    """--background, its fractions of saturation read from --background-from where given."""
+    if size_results is None:
+        return parse_background(text)
+    return parse_background(text, saturation_of(size_results, text.partition("@")[0]))
 
 
 def _float(text: str) -> float | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.commands.background import background_load, check_background, expand_targets, parse_background
+from bench.commands.background import background_load, background_spec, check_background, expand_targets
 from bench.core.errors import MeasurementFailed, UserError
 from bench.core.progress import console
 from bench.datasets import load_dataset
@@ -43,6 +43,7 @@ class QualityRequest:
     endpoints: list[str] | None = None  # -e NAME=SPEC: what `?embedder=` / `?reranker=` name
     no_cache: bool = False  # embed every text again (no embedding cache read or written)
     background: str | None = None  # --background ENDPOINT@rate=...: every target again under each rate
+    background_from: Path | None = None  # a `size` results file: rates `0.5x` are fractions of its saturation
 
 
 def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSpec], GenerateSpec | None]:
@@ -57,7 +58,9 @@ def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSp
     for spec in specs:
         check_endpoint_refs(spec, endpoints)
     if request.background is not None:
-        check_background(parse_background(request.background), endpoints)
+        check_background(background_spec(request.background, request.background_from), endpoints)
+    elif request.background_from is not None:
+        raise UserError("--background-from gives --background's rates as fractions: give --background too")
     generate = parse_generate(request.generate) if request.generate else None
     if not generate and any(m.generated for m in measures):
         raise UserError(
@@ -130,7 +133,7 @@ def _run(
     """run_quality, with `--background`: every target once per rate, each search under that rate's stream."""
     if request.background is None:
         return run_quality(dataset, specs, options, config, output, command=request.command)
-    spec = parse_background(request.background)
+    spec = background_spec(request.background, request.background_from)
     specs, rates = expand_targets(specs, spec.rates)
     with background_load(spec, options.endpoints, dataset, rates) as load:
         config.around_search = load.around_search

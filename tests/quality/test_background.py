@@ -73,3 +73,27 @@ def test_background_spec_grammar_and_expansion():
 def test_background_names_a_given_endpoint(long_queries, tmp_path):
     with pytest.raises(UserError, match="no such endpoint"):
         _quality(long_queries, tmp_path / "x", "http://127.0.0.1:9", "other@rate=5")
+
+
+def test_rates_as_fractions_of_a_size_results_saturation(tmp_path):
+    from bench.commands.background import background_spec
+    from bench.load.runner import load_header
+    from bench.load.workload import Workload
+    from bench.results.schema import Op, SaturationSummary, SizingRecord
+    from bench.results.store import ResultsWriter
+
+    spec = parse_background("emb@rate=0.5x,0.9x,30", saturation=200.0)
+    assert spec.rates == [0.0, 100.0, 180.0, 30.0]
+    with pytest.raises(UserError, match="--background-from"):
+        parse_background("emb@rate=0.5x")
+    with pytest.raises(UserError, match="positive fraction"):
+        parse_background("emb@rate=-1x", saturation=200.0)
+    path = tmp_path / "size" / "results.jsonl"
+    writer = ResultsWriter(path)
+    workload = Workload(["t"], ["q"], "texts", lambda texts: [1 for _ in texts], "words")
+    sizing = SizingRecord("emb", Op.EMBED, None, 100.0, 0.001, SaturationSummary(240.0, 240.0, "p", None), [], "none")
+    writer.write(load_header("size", workload, [], 0, {}), sizing)
+    writer.close()
+    assert background_spec("emb@rate=0.5x", path).rates == [0.0, 120.0]
+    with pytest.raises(UserError, match="no saturation rate for endpoint other"):
+        background_spec("other@rate=0.5x", path)

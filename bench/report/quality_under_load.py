@@ -5,8 +5,10 @@ background stream's own figures at each rate; and which queries changed under lo
 
 from __future__ import annotations
 
+import re
 from html import escape
 
+from bench.load.worker import status_class
 from bench.quality.under_load import split_loaded_name
 from bench.report.page import html_table, md_table
 from bench.report.quality_tables import fmt, fmt_p
@@ -15,6 +17,29 @@ from bench.results.store import Results
 
 TITLE = "Quality under background load"
 SHOWN_QUERIES = 20  # changed queries listed per loaded run; the rest are counted
+_STATUS = re.compile(r"HTTP (\d{3})")
+
+
+def error_class(message: str) -> str:
+    """A failed query's error in the load engine's classes (429, too_large, 4xx, 5xx, timeout, connection), from
+    the message the target recorded; `other` where it names none of them."""
+    status = _STATUS.search(message)
+    if status:
+        return status_class(int(status.group(1)))
+    lowered = message.lower()
+    if "timed out" in lowered or "timeout" in lowered:
+        return "timeout"
+    return "connection" if "connect" in lowered else "other"
+
+
+def errors_by_class(queries: list[QueryRecord]) -> str:
+    """`3 (429: 2, timeout: 1)`, or `0`."""
+    counts: dict[str, int] = {}
+    for q in queries:
+        if q.error:
+            counts[error_class(q.error)] = counts.get(error_class(q.error), 0) + 1
+    detail = ", ".join(f"{cls}: {n}" for cls, n in sorted(counts.items()))
+    return f"{sum(counts.values())} ({detail})" if counts else "0"
 
 
 def _runs(results: Results) -> dict[str, list[tuple[float, str]]]:
@@ -46,7 +71,16 @@ def _stream(points: list[LoadPointRecord], rate: float) -> str:
 def rate_rows(results: Results, base: str, runs: list[tuple[float, str]]) -> tuple[list[str], list[list[str]]]:
     measure = results.header.measures[0]
     label = results.header.measure_labels.get(measure, measure)
-    header = ["rate /s", f"{label} [95% CI]", "Δ vs idle", "p (Holm)", "p50 ms", "p99 ms", "errors", "background"]
+    header = [
+        "rate /s",
+        f"{label} [95% CI]",
+        "Δ vs idle",
+        "p (Holm)",
+        "p50 ms",
+        "p99 ms",
+        "errors (by class)",
+        "background",
+    ]
     idle = runs[0][1]
     rows = []
     for rate, name in runs:
@@ -61,7 +95,7 @@ def rate_rows(results: Results, base: str, runs: list[tuple[float, str]]) -> tup
                 "–" if c is None else fmt_p(c.p_randomization_holm),
                 fmt(target.latency_ms.get("p50"), 1),
                 fmt(target.latency_ms.get("p99"), 1),
-                str(target.errors),
+                errors_by_class([q for q in results.queries if q.target == name]),
                 _stream(results.load_points, rate),
             ]
         )

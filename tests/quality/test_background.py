@@ -97,3 +97,17 @@ def test_rates_as_fractions_of_a_size_results_saturation(tmp_path):
     assert background_spec("emb@rate=0.5x", path).rates == [0.0, 120.0]
     with pytest.raises(UserError, match="no saturation rate for endpoint other"):
         background_spec("other@rate=0.5x", path)
+
+
+def test_failed_queries_are_counted_by_the_load_engines_classes():
+    from bench.report.quality_under_load import errors_by_class
+    from bench.results.schema import QueryRecord
+
+    queries = [
+        QueryRecord("t", "q1", None, 0, error="rerank failed: rr: HTTP 429: Model is overloaded"),
+        QueryRecord("t", "q2", None, 0, error="emb: HTTP 422: batch size 64 > maximum allowed batch size 32"),
+        QueryRecord("t", "q3", None, 0, error="emb: request timed out after 30 s"),
+        QueryRecord("t", "q4", 12.0, 10),
+    ]
+    assert errors_by_class(queries) == "3 (429: 1, timeout: 1, too_large: 1)"
+    assert errors_by_class(queries[3:]) == "0"

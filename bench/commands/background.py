@@ -191,6 +191,9 @@ class BackgroundLoad:
     def around_search(self, name: str) -> Iterator[list[Any]]:
         rate = self.rates[name]
         records: list[Any] = []
+        if self.stream is not None and self.stream.point.rate != rate:  # its last target failed before searching
+            records.append(self._finish(self.stream))
+            self.stream = None
         if rate > 0 and self.stream is None:
             self.stream = self._start(rate)
         started = perf_counter()

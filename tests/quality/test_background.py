@@ -4,7 +4,7 @@ import pytest
 
 from bench.commands.background import expand_targets, parse_background
 from bench.commands.quality import QualityRequest, quality_command
-from bench.core.errors import UserError
+from bench.core.errors import InputError, UserError
 from bench.results.store import read_results
 from bench.targets.registry import parse_spec
 from tests.quality.underload_fixture import UnderloadServer, write_long_queries
@@ -111,3 +111,27 @@ def test_failed_queries_are_counted_by_the_load_engines_classes():
     ]
     assert errors_by_class(queries) == "3 (429: 1, timeout: 1, too_large: 1)"
     assert errors_by_class(queries[3:]) == "0"
+
+
+def test_a_suites_quality_takes_background(long_queries, tmp_path):
+    from bench.cli.suite_file import load_suite
+
+    suite = tmp_path / "suite.toml"
+    text = f"""
+[datasets]
+longq = {{ path = "{long_queries}" }}
+[endpoints]
+emb = "tei@http://127.0.0.1:9"
+[targets]
+dense = "dense?embedder=emb"
+[[quality]]
+dataset = "longq"
+targets = ["dense"]
+background = "emb@rate=50,100&batch=4"
+"""
+    suite.write_text(text)
+    (job,) = load_suite(suite).jobs
+    assert job.request.background == "emb@rate=50,100&batch=4"
+    suite.write_text(text.replace("emb@rate", "other@rate"))
+    with pytest.raises(InputError, match="no such endpoint"):
+        load_suite(suite)

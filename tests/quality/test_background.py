@@ -22,10 +22,10 @@ def server():
     server.shutdown()
 
 
-def _quality(dataset, out, url, background=None):
+def _quality(dataset, out, url, background=None, targets=("dense?embedder=emb",)):
     request = QualityRequest(
         dataset=dataset,
-        targets=["dense?embedder=emb"],
+        targets=list(targets),
         endpoints=[f"emb=tei@{url}"],
         measures=["nDCG@10"],
         out=out,
@@ -38,18 +38,21 @@ def _quality(dataset, out, url, background=None):
 def test_truncation_under_load_is_detected_and_idle_equals_plain_run(long_queries, server, tmp_path):
     plain = _quality(long_queries, tmp_path / "plain", server.url)
     assert server.truncated == 0
-    loaded = _quality(long_queries, tmp_path / "bg", server.url, "emb@rate=250&batch=1&duration=3s&warmup=0.5s")
+    background = "emb@rate=250&batch=1&duration=3s&warmup=0.5s"
+    loaded = _quality(long_queries, tmp_path / "bg", server.url, background, ("dense?embedder=emb", "bm25"))
     assert server.truncated > 0
     name = "dense?embedder=emb"
     idle, busy = f"{name}@bg0", f"{name}@bg250"
-    assert [t.name for t in loaded.targets] == [idle, busy]
+    assert [t.name for t in loaded.targets] == [idle, "bm25@bg0", busy, "bm25@bg250"]
+    # bm25 sends nothing to the endpoint: the load does not move it.
+    assert loaded.metric("bm25@bg250", "ndcg_cut_10").per_query == loaded.metric("bm25@bg0", "ndcg_cut_10").per_query
     # Rate 0 is a plain run: every query's nDCG the same, exactly.
     assert loaded.metric(idle, "ndcg_cut_10").per_query == plain.metric(name, "ndcg_cut_10").per_query
     assert plain.metric(name, "ndcg_cut_10").mean == 1.0
     assert loaded.metric(busy, "ndcg_cut_10").mean < 0.5
-    (comparison,) = [c for c in loaded.comparisons if c.measure == "ndcg_cut_10"]
-    assert {comparison.a, comparison.b} == {idle, busy} and comparison.p_randomization_holm < 0.01
-    (point,) = loaded.load_points
+    (comparison,) = [c for c in loaded.comparisons if {c.a, c.b} == {idle, busy}]
+    assert comparison.p_randomization_holm < 0.01
+    (point,) = loaded.load_points  # one stream for the rate, over both of its targets
     assert point.endpoint == "emb" and point.rate == 250 and point.requests.ok > 0
     # The report names the queries that changed, and why (no error: the ranking changed).
     before, after = loaded.metric(idle, "ndcg_cut_10").per_query, loaded.metric(busy, "ndcg_cut_10").per_query

@@ -106,6 +106,25 @@ def quality(
         bool,
         typer.Option("--no-cache", help="Embed every text again: no embedding cache read or written."),
     ] = False,
+    background: Annotated[
+        str | None,
+        typer.Option(
+            "--background",
+            help=(
+                "ENDPOINT@rate=R1,R2[&batch=N&arrival=poisson|constant&duration=5s&warmup=1s]: every target "
+                "again while an open-loop stream of the corpus' texts runs at the -e endpoint ENDPOINT, one rate "
+                "at a time (rate 0, idle, first); targets are named NAME@bgRATE."
+            ),
+        ),
+    ] = None,
+    background_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--background-from",
+            help="A `ragbench size` results file: --background rates such as 0.5x,0.9x are fractions of its "
+            "saturation.",
+        ),
+    ] = None,
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
     from bench.commands.quality import QualityRequest
@@ -134,6 +153,8 @@ def quality(
             overwrite=overwrite,
             endpoints=endpoint,
             no_cache=no_cache,
+            background=background,
+            background_from=background_from,
         )
     )
 

@@ -85,6 +85,8 @@ QUALITY_KEYS = {
     "generate": str,
     "endpoints": list,
     "no_cache": bool,
+    "background": str,  # quality --background ENDPOINT@rate=...
+    "background_from": str,
 }
 # A list flag of `ragbench load`, written 1,8,32 on its command line: a list, a string or a number here.
 _LIST_FLAGS = {
@@ -123,7 +125,7 @@ GATE_KEYS = {
     "max_error_rate": (str, float, int),
     "inconclusive": str,
 }
-_PATH_KEYS = ("texts", "tokenizer", "embedding_model", "cross_encoder")  # relative to the suite file
+_PATH_KEYS = ("texts", "tokenizer", "embedding_model", "cross_encoder", "background_from")  # relative to the suite file
 _PLURALS = {"measure": "measures", "target": "targets", "endpoint": "endpoints"}  # CLI option -> suite key
 
 

@@ -38,6 +38,14 @@ MaxErrorRate = Annotated[
         help="Load: largest allowed rise of a point's error rate (0.01 or 1%); default 0: any rise fails.",
     ),
 ]
+MinIngestRatio = Annotated[
+    str | None,
+    typer.Option("--min-ingest-ratio", help="Quality: smallest allowed current/baseline ingest texts/s (0.9)."),
+]
+MaxQueryP99Increase = Annotated[
+    str | None,
+    typer.Option("--max-query-p99-increase", help="Quality: largest allowed per-query p99 increase (20% or 0.2)."),
+]
 Match = Annotated[
     list[str] | None,
     typer.Option("--match", help="BASE_NAME=CUR_NAME: a target or endpoint renamed since the baseline. Repeat."),
@@ -65,6 +73,8 @@ def compare(
     max_p99_increase: MaxP99Increase = None,
     min_throughput_ratio: MinThroughputRatio = None,
     max_error_rate: MaxErrorRate = "0",
+    min_ingest_ratio: MinIngestRatio = None,
+    max_query_p99_increase: MaxQueryP99Increase = None,
     match: Match = None,
     junit: Junit = None,
     summary: Summary = None,

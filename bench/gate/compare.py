@@ -694,7 +694,7 @@ def _ingest(b: TargetRecord, c: TargetRecord, config: GateConfig) -> _Figure:
     if config.min_ingest_ratio is None:
         reason = "no --min-ingest-ratio"
     elif was is None or now is None:
-        missing = [run for run, t, v in (("baseline", b, was), ("current", c, now)) if v is None]
+        missing = [run for run, v in (("baseline", was), ("current", now)) if v is None]
         cached = [run for run, t in (("baseline", b), ("current", c)) if "ingest" in t.cost_blocks]
         reason = "no ingest cost block in the " + " and ".join(missing) + " run"
         if set(missing) <= set(cached):

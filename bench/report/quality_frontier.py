@@ -184,7 +184,9 @@ COST_BLOCKS_NOTE = (
     "What embedding cost, per phase: `ingest` the corpus, `query_embed` the queries. Texts counts every text, "
     "from cache those the vector cache held (never sent); texts/s and tokens/s are of the texts sent, over the "
     "phase's wall time (– when nothing was sent or the endpoint does not report tokens); request p50/p99 per "
-    "request; retries and splits by cause (a split halves a batch the server refused as too large)."
+    "request; retries and splits by cause (a split halves a batch the server refused as too large); over input limit: "
+    "texts sent that are longer than the model's input limit (truncated or refused, as the endpoint's `truncate` "
+    "says), counted where the endpoint tells both its limit and its tokenizer (TEI's /info and /tokenize)."
 )
 
 _PART_ORDER = ("embed_ms", "search_ms", "rerank_ms")
@@ -213,6 +215,15 @@ def _number(value: object, digits: int) -> str:
     return fmt(float(value), digits) if isinstance(value, int | float) and not isinstance(value, bool) else "–"
 
 
+def _over_limit(block: dict[str, object]) -> str:
+    """Texts sent over the model's input limit, with how they were counted (or why they were not)."""
+    by = block.get("over_limit_by")
+    if by is None:  # a record written before the count existed
+        return "–"
+    over = block.get("over_limit")
+    return f"{_number(over, 0)} ({by})" if over is not None else str(by)
+
+
 def cost_block_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     """One row per target and embedding phase (`ingest`, `query_embed`); no rows when no target has a block."""
     header = [
@@ -227,6 +238,7 @@ def cost_block_rows(results: Results) -> tuple[list[str], list[list[str]]]:
         "request p50/p99 ms",
         "retries",
         "splits",
+        "over input limit",
     ]
     rows = []
     for t in results.targets:
@@ -245,6 +257,7 @@ def cost_block_rows(results: Results) -> tuple[list[str], list[list[str]]]:
                     f"{_number(request.get('p50'), 1)} / {_number(request.get('p99'), 1)}",
                     _by_cause(b.get("retries")),
                     _by_cause(b.get("splits")),
+                    _over_limit(b),
                 ]
             )
     return header, rows

@@ -123,6 +123,8 @@ SERVED_BLOCKS = {
         "request_ms": {"p50": 120.0, "p99": 480.5},
         "retries": {"429": 3},
         "splits": {"413": 1},
+        "over_limit": 7,
+        "over_limit_by": "TEI /tokenize vs /info max_input_length 512",
     },
     "query_embed": {"texts": 60, "from_cache": 60, "tokens": None, "wall_s": 0.01, "texts_per_s": None},
 }
@@ -154,11 +156,16 @@ def test_the_report_renders_latency_parts_and_cost_blocks(tmp_path):
         "request p50/p99 ms": "120.0 / 480.5",
         "retries": "429: 3",
         "splits": "413: 1",
+        "over input limit": "7 (TEI /tokenize vs /info max_input_length 512)",
     }
     assert (query["from cache"], query["texts/s"], query["tokens"], query["retries"]) == ("60", "–", "–", "none")
+    assert query["over input limit"] == "–"  # written before the count existed
     text = render_markdown(results, [], tmp_path)
     assert "## Per-query latency parts" in text and "## Embedding cost" in text
-    assert "| served | ingest | 1000 | 200 | 64000 | 4.00 | 200.0 | 16000.0 | 120.0 / 480.5 | 429: 3 | 413: 1 |" in text
+    assert (
+        "| served | ingest | 1000 | 200 | 64000 | 4.00 | 200.0 | 16000.0 | 120.0 / 480.5 | 429: 3 | 413: 1 | 7 (TEI"
+        in text
+    )
     page = render_html(results, [])
     assert "<h2>Per-query latency parts</h2>" in page and "<h2>Embedding cost</h2>" in page and "480.5" in page
 

@@ -694,11 +694,12 @@ def _ingest(b: TargetRecord, c: TargetRecord, config: GateConfig) -> _Figure:
     if config.min_ingest_ratio is None:
         reason = "no --min-ingest-ratio"
     elif was is None or now is None:
-        missing = [run for run, v in (("baseline", was), ("current", now)) if v is None]
-        cached = [run for run, t in (("baseline", b), ("current", c)) if "ingest" in t.cost_blocks]
-        reason = "no ingest cost block in the " + " and ".join(missing) + " run"
-        if set(missing) <= set(cached):
-            reason = "every text came from the cache in the " + " and ".join(missing) + " run"
+        reason = "; ".join(  # a block without a rate: nothing was sent, every text came from the cache
+            ("every text came from the cache" if "ingest" in t.cost_blocks else "no ingest cost block")
+            + f" in the {run} run"
+            for run, t, v in (("baseline", b, was), ("current", c, now))
+            if v is None
+        )
     return _Figure(was, now, reason)
 
 

@@ -48,6 +48,14 @@ Inconclusive = Annotated[
         ),
     ),
 ]
+MinIngestRatio = Annotated[
+    str | None,
+    typer.Option("--min-ingest-ratio", help="Quality: smallest allowed current/baseline ingest texts/s (0.9)."),
+]
+MaxQueryP99Increase = Annotated[
+    str | None,
+    typer.Option("--max-query-p99-increase", help="Quality: largest allowed per-query p99 increase (20% or 0.2)."),
+]
 Match = Annotated[
     list[str] | None,
     typer.Option("--match", help="BASE_NAME=CUR_NAME: a target or endpoint renamed since the baseline. Repeat."),
@@ -76,6 +84,8 @@ def compare(
     min_throughput_ratio: MinThroughputRatio = None,
     max_error_rate: MaxErrorRate = "0",
     inconclusive: Inconclusive = "pass",
+    min_ingest_ratio: MinIngestRatio = None,
+    max_query_p99_increase: MaxQueryP99Increase = None,
     match: Match = None,
     junit: Junit = None,
     summary: Summary = None,

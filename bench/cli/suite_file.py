@@ -124,6 +124,8 @@ GATE_KEYS = {
     "match": dict,
     "max_error_rate": (str, float, int),
     "inconclusive": str,
+    "min_ingest_ratio": (float, int, str),
+    "max_query_p99_increase": (str, float, int),
 }
 _PATH_KEYS = ("texts", "tokenizer", "embedding_model", "cross_encoder", "background_from")  # relative to the suite file
 _PLURALS = {"measure": "measures", "target": "targets", "endpoint": "endpoints"}  # CLI option -> suite key
@@ -529,6 +531,13 @@ def _gate(reader: _Reader, table: dict[str, Any]) -> GateConfig:
     if "min_throughput_ratio" in table:
         config.min_throughput_ratio = flag(
             "min_throughput_ratio", lambda v: parse_ratio(str(v), "min_throughput_ratio")
+        )
+    if "min_ingest_ratio" in table:
+        config.min_ingest_ratio = flag("min_ingest_ratio", lambda v: parse_ratio(str(v), "min_ingest_ratio"))
+    if "max_query_p99_increase" in table:
+        config.max_query_p99_increase = flag(
+            "max_query_p99_increase",
+            lambda v: parse_allowance(str(v), "max_query_p99_increase", percent_only=True),
         )
     if "max_error_rate" in table:
         config.max_error_rate = flag("max_error_rate", lambda v: parse_error_rate(str(v), "max_error_rate"))

@@ -33,6 +33,8 @@ class CompareRequest:
     min_throughput_ratio: str | None = None
     max_error_rate: str = "0"
     inconclusive: str = "pass"  # load points with repeats: what a gate whose interval straddles its limit counts as
+    min_ingest_ratio: str | None = None
+    max_query_p99_increase: str | None = None
     match: list[str] | None = None
     junit: Path | None = None
     summary: Path | None = None  # default: $GITHUB_STEP_SUMMARY when set
@@ -47,6 +49,7 @@ def gate_config(request: CompareRequest) -> GateConfig:
     if not 0 < level < 1:
         raise UserError(f"--alpha {request.alpha!r}: must be between 0 and 1")
     p99, ratio = request.max_p99_increase, request.min_throughput_ratio
+    ingest, query_p99 = request.min_ingest_ratio, request.max_query_p99_increase
     return GateConfig(
         max_drop=parse_max_drops(request.max_drop or []),
         alpha=level,
@@ -54,6 +57,10 @@ def gate_config(request: CompareRequest) -> GateConfig:
         max_p99_increase=parse_allowance(p99, "--max-p99-increase", percent_only=True) if p99 else None,
         min_throughput_ratio=parse_ratio(ratio, "--min-throughput-ratio") if ratio else None,
         max_error_rate=parse_error_rate(request.max_error_rate, "--max-error-rate"),
+        min_ingest_ratio=parse_ratio(ingest, "--min-ingest-ratio") if ingest else None,
+        max_query_p99_increase=(
+            parse_allowance(query_p99, "--max-query-p99-increase", percent_only=True) if query_p99 else None
+        ),
         match=parse_matches(request.match or []),
         seed=values.number("--seed", request.seed, values.SEED),
         inconclusive=parse_inconclusive(request.inconclusive, "--inconclusive"),

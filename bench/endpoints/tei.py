@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.core.errors import ServerError
 from bench.endpoints.base import (
     CallTiming,
     Embeddings,
@@ -331,6 +332,22 @@ class TeiEmbedder(_TeiEndpoint):
 
     def cache_key(self) -> str:
         return served_key(self.identity(), self.embed([PROBE_TEXT]).vectors)
+
+    def over_limit(self, texts: list[str]) -> tuple[int | None, str]:
+        """How many of `texts` are longer than the model's input limit, counted by the server's own tokenizer
+        (/tokenize, special tokens in, as /embed counts them) against /info's max_input_length; None with the
+        reason where the server does not tell one of the two (a proxy in front of TEI may hide both)."""
+        limit = self.client.info().max_input_length if self._info_known() else 0
+        if not limit:
+            return None, "not counted: TEI /info gives no max_input_length"
+        over = 0
+        try:
+            for start in range(0, len(texts), self.request_batch()):
+                tokens = self.client.tokenize(texts[start : start + self.request_batch()])
+                over += sum(len(t) > limit for t in tokens)
+        except ServerError as exc:
+            return None, f"not counted: TEI /tokenize failed ({exc})"
+        return over, f"TEI /tokenize vs /info max_input_length {limit}"
 
     def identity(self) -> dict[str, object]:
         """What the served vectors depend on, as /info tells it (model, weights' sha, dtype, pooling, input

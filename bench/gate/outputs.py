@@ -138,11 +138,33 @@ def _load_cells(c: Check) -> list[str]:
     ]
 
 
+def _cost_cells(c: Check) -> list[str]:
+    f = c.figures
+
+    def num(value: float | None, digits: int = 1) -> str:
+        return "–" if value is None else f"{value:.{digits}f}"
+
+    change = "–" if f["query_p99_change"] is None else f"{f['query_p99_change']:+.1%}"
+    return [
+        _where(c),
+        f"{num(f['baseline_ingest_texts_per_s'])} → {num(f['current_ingest_texts_per_s'])}",
+        num(f["ingest_ratio"], 3),
+        f"{num(f['baseline_query_p99_ms'])} → {num(f['current_query_p99_ms'])}",
+        change,
+        "; ".join(f["not_gated"]) or "–",
+    ]
+
+
 _MD_TABLES = [
     (
         "quality",
         ["target measure", "baseline", "current", "effect [95% CI]", "p (Holm)", "queries", "max drop"],
         _quality_cells,
+    ),
+    (
+        "cost",
+        ["target", "ingest texts/s", "ratio", "query p99 ms", "p99 change", "not gated"],
+        _cost_cells,
     ),
     ("load", ["point", "texts/s", "ratio", "p99 ms", "p99 change", "errors (rate)", "client saturated"], _load_cells),
 ]
@@ -207,6 +229,7 @@ def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
     for source, results in runs:
         prefix = f"{source}/" if source else ""
         entries += _quality_entries(results, prefix)
+        entries += _ingest_entries(results, prefix)
         entries += _load_entries(results, prefix)
     return {
         "machine_info": _machine_info(),
@@ -245,6 +268,29 @@ def _quality_entries(results: Results, prefix: str) -> list[dict[str, Any]]:
                 _entry(f"{prefix}{target.name} query latency", f"quality/{prefix}{target.name}", stats, 1, extra)
             )
     return entries
+
+
+def _ingest_entries(results: Results, prefix: str) -> list[dict[str, Any]]:
+    """Per quality target with an `ingest` cost block, its ingest throughput: one round, the ingest's wall
+    time, of as many iterations as texts sent to the endpoint (ops is texts per second, as for a load point)."""
+    from pytest_benchmark.stats import Stats
+
+    entries = []
+    for target in results.targets:
+        block = target.cost_blocks.get("ingest", {})
+        sent = (block.get("texts") or 0) - (block.get("from_cache") or 0)
+        seconds = as_number(block.get("wall_s"))
+        if not isinstance(sent, int) or sent <= 0 or seconds is None or seconds <= 0:
+            continue  # nothing sent (everything from the cache) or no wall time: no throughput measured
+        window = Stats()
+        window.update(seconds / sent)
+        extra = {"unit": "seconds per text", "spec": target.spec, **{k: block.get(k) for k in INGEST_EXTRA}}
+        group = f"quality/{prefix}{target.name}"
+        entries.append(_entry(f"{prefix}{target.name} ingest throughput", group, window, sent, extra))
+    return entries
+
+
+INGEST_EXTRA = ("texts", "from_cache", "tokens", "texts_per_s", "tokens_per_s", "retries", "splits")
 
 
 def _load_entries(results: Results, prefix: str) -> list[dict[str, Any]]:

@@ -49,10 +49,10 @@ class Cost:
 
 
 def _ingest_texts_per_s(t: TargetRecord) -> float | None:
-    # The `ingest` cost block of targets that embed through an endpoint; records without it have no ingest rate.
-    blocks = getattr(t, "cost_blocks", {}) or {}
-    value = blocks.get("ingest", {}).get("texts_per_s")
-    return float(value) if isinstance(value, int | float) else None
+    # The `ingest` cost block of targets that embed through an endpoint; records without it have no ingest rate
+    # (nor does an ingest served wholly from the cache: its texts/s is null).
+    value = t.cost_blocks.get("ingest", {}).get("texts_per_s")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 COSTS = [
@@ -171,4 +171,93 @@ def rerank_gain_rows(results: Results) -> tuple[list[str], list[list[str]]]:
                 verdict,
             ]
         )
+    return header, rows
+
+
+PARTS_NOTE = (
+    "Per-query latency split into its parts (targets that name an endpoint): embedding the query, the first-stage "
+    "search (the query's latency less its measured parts) and the rerank request; p50 and p99 of each part over "
+    "the queries that succeeded, so the parts' percentiles need not add up to the whole's."
+)
+
+COST_BLOCKS_NOTE = (
+    "What embedding cost, per phase: `ingest` the corpus, `query_embed` the queries. Texts counts every text, "
+    "from cache those the vector cache held (never sent); texts/s and tokens/s are of the texts sent, over the "
+    "phase's wall time (– when nothing was sent or the endpoint does not report tokens); request p50/p99 per "
+    "request; retries and splits by cause (a split halves a batch the server refused as too large); over input limit: "
+    "texts sent that are longer than the model's input limit (truncated or refused, as the endpoint's `truncate` "
+    "says), counted where the endpoint tells both its limit and its tokenizer (TEI's /info and /tokenize)."
+)
+
+_PART_ORDER = ("embed_ms", "search_ms", "rerank_ms")
+
+
+def latency_parts_rows(results: Results) -> tuple[list[str], list[list[str]]]:
+    """Per target with a latency split: each part's p50 and p99 (ms); no rows when no target has one."""
+    found = {k for t in results.targets for k in t.latency_parts_ms}
+    parts = [p for p in _PART_ORDER if p in found] + sorted(found - set(_PART_ORDER))
+    header = ["target", *[f"{p.removesuffix('_ms')} {q} ms" for p in parts for q in ("p50", "p99")]]
+    rows = [
+        [t.name, *[fmt(t.latency_parts_ms.get(p, {}).get(q), 1) for p in parts for q in ("p50", "p99")]]
+        for t in results.targets
+        if t.latency_parts_ms
+    ]
+    return header, rows
+
+
+def _by_cause(counts: object) -> str:
+    if not isinstance(counts, dict) or not counts:
+        return "none"
+    return ", ".join(f"{cause}: {n}" for cause, n in sorted(counts.items()))
+
+
+def _number(value: object, digits: int) -> str:
+    return fmt(float(value), digits) if isinstance(value, int | float) and not isinstance(value, bool) else "–"
+
+
+def _over_limit(block: dict[str, object]) -> str:
+    """Texts sent over the model's input limit, with how they were counted (or why they were not)."""
+    by = block.get("over_limit_by")
+    if by is None:  # a record written before the count existed
+        return "–"
+    over = block.get("over_limit")
+    return f"{_number(over, 0)} ({by})" if over is not None else str(by)
+
+
+def cost_block_rows(results: Results) -> tuple[list[str], list[list[str]]]:
+    """One row per target and embedding phase (`ingest`, `query_embed`); no rows when no target has a block."""
+    header = [
+        "target",
+        "phase",
+        "texts",
+        "from cache",
+        "tokens",
+        "wall s",
+        "texts/s",
+        "tokens/s",
+        "request p50/p99 ms",
+        "retries",
+        "splits",
+        "over input limit",
+    ]
+    rows = []
+    for t in results.targets:
+        for phase, b in t.cost_blocks.items():
+            request = b.get("request_ms") or {}
+            rows.append(
+                [
+                    t.name,
+                    phase,
+                    _number(b.get("texts"), 0),
+                    _number(b.get("from_cache"), 0),
+                    _number(b.get("tokens"), 0),
+                    _number(b.get("wall_s"), 2),
+                    _number(b.get("texts_per_s"), 1),
+                    _number(b.get("tokens_per_s"), 1),
+                    f"{_number(request.get('p50'), 1)} / {_number(request.get('p99'), 1)}",
+                    _by_cause(b.get("retries")),
+                    _by_cause(b.get("splits")),
+                    _over_limit(b),
+                ]
+            )
     return header, rows

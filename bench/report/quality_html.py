@@ -10,7 +10,14 @@ from bench.report.page import html_figure
 from bench.report.page import html_table as _table
 from bench.report.page import inline as _inline
 from bench.report.quality_frontier import FRONTIER_NOTE, RERANK_GAIN_NOTE, frontier_rows, rerank_gain_rows
-from bench.report.quality_markdown import COMPLETE, dataset_lines, notes_lines, status_line, target_line
+from bench.report.quality_markdown import (
+    COMPLETE,
+    dataset_lines,
+    notes_lines,
+    served_cost_tables,
+    status_line,
+    target_line,
+)
 from bench.report.quality_tables import LATENCY_NOTE, comparison_rows, cost_rows, summary_rows
 from bench.results.store import Results
 
@@ -45,6 +52,8 @@ def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
         _table(*frontier_rows(results)),
         f"<p>{escape(FRONTIER_NOTE)}</p>",
     ]
+    for title, note, (table_header, table_rows) in served_cost_tables(results):
+        body += [f"<h2>{escape(title)}</h2>", f"<p>{_inline(note)}</p>", _table(table_header, table_rows)]
     header, rows = rerank_gain_rows(results)
     if rows:
         body += ["<h2>Reranker gain</h2>", f"<p>{escape(RERANK_GAIN_NOTE)}</p>", _table(header, rows)]

@@ -7,7 +7,16 @@ from pathlib import Path
 
 from bench.report.page import md_figure
 from bench.report.page import md_table as _table
-from bench.report.quality_frontier import FRONTIER_NOTE, RERANK_GAIN_NOTE, frontier_rows, rerank_gain_rows
+from bench.report.quality_frontier import (
+    COST_BLOCKS_NOTE,
+    FRONTIER_NOTE,
+    PARTS_NOTE,
+    RERANK_GAIN_NOTE,
+    cost_block_rows,
+    frontier_rows,
+    latency_parts_rows,
+    rerank_gain_rows,
+)
 from bench.report.quality_tables import LATENCY_NOTE, comparison_rows, cost_rows, summary_rows
 from bench.results.schema import TargetRecord
 from bench.results.store import Results
@@ -81,6 +90,15 @@ def target_line(t: TargetRecord) -> str:
     )
 
 
+def served_cost_tables(results: Results) -> list[tuple[str, str, tuple[list[str], list[list[str]]]]]:
+    """The latency parts and the embedding cost blocks, each where some target has them."""
+    tables = [
+        ("Per-query latency parts", PARTS_NOTE, latency_parts_rows(results)),
+        ("Embedding cost", COST_BLOCKS_NOTE, cost_block_rows(results)),
+    ]
+    return [table for table in tables if table[2][1]]
+
+
 def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Path) -> str:
     h = results.header
     parts = [
@@ -117,6 +135,8 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
             "",
         ]
     parts += ["## What each quality point costs", "", _table(*frontier_rows(results)), "", FRONTIER_NOTE, ""]
+    for title, note, (header, rows) in served_cost_tables(results):
+        parts += [f"## {title}", "", note, "", _table(header, rows), ""]
     header, rows = rerank_gain_rows(results)
     if rows:
         parts += ["## Reranker gain", "", RERANK_GAIN_NOTE, "", _table(header, rows), ""]

@@ -179,7 +179,7 @@ class DenseEngine:
             for start in range(0, len(self._doc_ids), INGEST_BATCH):
                 batch = self._doc_ids[start : start + INGEST_BATCH]
                 texts = [dataset.corpus[d].full_text for d in batch]
-                self._index.append(self.encoder.embed(texts, "ingest", advance))
+                self._index.append(self.encoder.embed(texts, "ingest", advance, lengths=True))
         except ServerError as exc:  # after the preflight: this target fails, the others still run
             done = start + self.encoder.finished[0]
             raise TargetFailed(

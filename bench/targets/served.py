@@ -51,6 +51,13 @@ class ServedEmbedder(Embedder, Protocol):
 
 
 @runtime_checkable
+class LengthChecked(Protocol):
+    """An endpoint that can tell how many texts exceed its model's input limit (TEI: /tokenize vs /info)."""
+
+    def over_limit(self, texts: list[str]) -> tuple[int | None, str]: ...
+
+
+@runtime_checkable
 class Metered(Protocol):
     """A target that measures what its components cost (`ingest`, `query_embed` blocks)."""
 
@@ -73,6 +80,11 @@ class EmbedMeter:
     wall_s: float = 0.0
     request_ms: list[float] = field(default_factory=list)
     events: Counter[str] = field(default_factory=Counter)
+    # Texts sent that are longer than the model's input limit (truncated or refused, as the endpoint's `truncate`
+    # says); None where not counted, `over_limit_by` says how it was counted or why not.
+    over_limit: int | None = None
+    over_limit_by: str = "not counted: only TEI endpoints tell their input limit and tokenizer (/info, /tokenize)"
+    over_limit_gap: bool = False  # a batch could not be counted: over_limit stays None
 
     def add(self, calls: list[CallTiming]) -> None:
         for call in calls:
@@ -94,6 +106,8 @@ class EmbedMeter:
             "request_ms": percentiles_ms(self.request_ms),
             "retries": {k.removeprefix("retry_"): v for k, v in self.events.items() if k.startswith("retry_")},
             "splits": {k.removeprefix("split_"): v for k, v in self.events.items() if k.startswith("split_")},
+            "over_limit": self.over_limit,
+            "over_limit_by": self.over_limit_by,
         }
 
 
@@ -125,9 +139,15 @@ class Encoder:
         return {phase: meter.block() for phase, meter in self.meters.items()}
 
     def embed(
-        self, texts: list[str], phase: str, advance: Callable[[int], None] = lambda n: None, cached: bool = True
+        self,
+        texts: list[str],
+        phase: str,
+        advance: Callable[[int], None] = lambda n: None,
+        cached: bool = True,
+        lengths: bool = False,
     ) -> np.ndarray:
-        """Vectors of `texts` in order; `phase` names the meter that counts them."""
+        """Vectors of `texts` in order; `phase` names the meter that counts them; with `lengths`, the texts sent
+        that exceed the model's input limit are counted too (after the phase's wall time: not part of its rate)."""
         meter = self.meters.setdefault(phase, EmbedMeter())
         started, events = time.perf_counter(), Counter(self.endpoint.events)
         found = self.cache.get_many(texts) if self.cache and cached else {}
@@ -143,9 +163,21 @@ class Encoder:
             meter.wall_s += time.perf_counter() - started
             meter.events.update(self.endpoint.events - events)
             self.finished = (len(found), len(texts))
+        if lengths:
+            self._count_over_limit([texts[i] for i in missing], meter)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.vstack([found[i] for i in range(len(texts))])
+
+    def _count_over_limit(self, sent: list[str], meter: EmbedMeter) -> None:
+        if not isinstance(self.endpoint, LengthChecked):
+            return  # the meter's default says why not
+        over, by = self.endpoint.over_limit(sent)
+        if over is None:  # a count with a gap is no count: it stays None, with why
+            meter.over_limit_gap = True
+            meter.over_limit, meter.over_limit_by = None, by
+        elif not meter.over_limit_gap:
+            meter.over_limit, meter.over_limit_by = (meter.over_limit or 0) + over, by
 
     def _send(
         self,

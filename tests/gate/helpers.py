@@ -20,8 +20,10 @@ def write_results(
     fingerprint: str = "f1",
     latency_ms: float = 10.0,
     status: str = "complete",
+    target_fields: dict[str, dict] | None = None,
 ) -> Path:
-    """`scores`: target -> measure (trec name) -> qid -> value. Returns the results file."""
+    """`scores`: target -> measure (trec name) -> qid -> value; `target_fields`: target -> TargetRecord fields
+    that replace the defaults (latency_ms, cost_blocks). Returns the results file."""
     measures = list(next(iter(scores.values()))) if scores else ["ndcg_cut_10"]
     qids = sorted({q for per_measure in scores.values() for values in per_measure.values() for q in values})
     writer = ResultsWriter(directory / "results.jsonl")
@@ -41,20 +43,23 @@ def write_results(
     for target in scores:
         writer.write(
             TargetRecord(
-                name=target,
-                spec=target,
-                status="ok",
-                config={},
-                index_seconds=0.0,
-                search_seconds=0.0,
-                queries=len(qids),
-                errors=0,
-                empty=0,
-                latency_ms={},
-                cost={},
-                warnings={},
-                scores_replaced=False,
-                run_file=f"runs/{target}.trec",
+                **{
+                    "name": target,
+                    "spec": target,
+                    "status": "ok",
+                    "config": {},
+                    "index_seconds": 0.0,
+                    "search_seconds": 0.0,
+                    "queries": len(qids),
+                    "errors": 0,
+                    "empty": 0,
+                    "latency_ms": {},
+                    "cost": {},
+                    "warnings": {},
+                    "scores_replaced": False,
+                    "run_file": f"runs/{target}.trec",
+                    **(target_fields or {}).get(target, {}),
+                }
             ),
             *[QueryRecord(target=target, qid=q, latency_ms=latency_ms + i % 7, hits=10) for i, q in enumerate(qids)],
         )

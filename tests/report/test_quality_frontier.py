@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 from bench.quality.scoring import comparisons, metric_records
-from bench.report.quality_frontier import frontier_rows, rerank_gain_rows, rerank_pairs
+from bench.report.quality_frontier import (
+    cost_block_rows,
+    frontier_rows,
+    latency_parts_rows,
+    rerank_gain_rows,
+    rerank_pairs,
+)
+from bench.report.quality_html import render_html
 from bench.report.quality_markdown import render_markdown
 from bench.results.schema import EndRecord, RunHeader, TargetRecord
 from bench.results.store import ResultsWriter, read_results
@@ -13,7 +20,7 @@ from bench.targets.registry import parse_spec
 QIDS = [f"q{i}" for i in range(60)]
 
 
-def target(text, p99=None, search_s=1.2, status="ok"):
+def target(text, p99=None, search_s=1.2, status="ok", **fields):
     spec = parse_spec(text)
     return TargetRecord(
         name=spec.name,
@@ -30,6 +37,7 @@ def target(text, p99=None, search_s=1.2, status="ok"):
         warnings={},
         scores_replaced=False,
         run_file="runs/x.trec",
+        **fields,
     )
 
 
@@ -89,15 +97,82 @@ def test_a_failed_target_is_not_on_any_frontier(tmp_path):
     assert column(header, rows, "Pareto-optimal against") == {"a": "–", "b": "search ms/query"}
 
 
-def test_an_ingest_block_adds_its_texts_per_second(tmp_path, monkeypatch):
-    # Targets that embed through an endpoint record an `ingest` cost block (issue 16 §2).
-    targets = [target("a=bm25"), target("b=bm25?k1=1.2")]
-    results = results_file(tmp_path, targets, {"a": 0.6, "b": 0.5})
-    for t, rate in zip(results.targets, (100.0, 250.0)):
-        monkeypatch.setattr(t, "cost_blocks", {"ingest": {"texts_per_s": rate}}, raising=False)
+def test_an_ingest_block_adds_its_texts_per_second(tmp_path):
+    # Targets that embed through an endpoint record an `ingest` cost block (issue 16 §2), read back from the file.
+    targets = [
+        target("a=bm25", cost_blocks={"ingest": {"texts_per_s": 100.0}}),
+        target("b=bm25?k1=1.2", cost_blocks={"ingest": {"texts_per_s": 250.0}}),
+        target("c=bm25?k1=1.3", cost_blocks={"ingest": {"texts_per_s": None}}),  # every text from the cache
+    ]
+    results = results_file(tmp_path, targets, {"a": 0.6, "b": 0.5, "c": 0.7})
     header, rows = frontier_rows(results)
-    assert column(header, rows, "ingest texts/s") == {"a": "100.0", "b": "250.0"}
-    assert "ingest texts/s" in column(header, rows, "Pareto-optimal against")["b"]
+    assert column(header, rows, "ingest texts/s") == {"a": "100.0", "b": "250.0", "c": "–"}
+    marks = column(header, rows, "Pareto-optimal against")
+    assert "ingest texts/s" in marks["b"] and "ingest texts/s" in marks["a"] and "ingest texts/s" not in marks["c"]
+
+
+SERVED_BLOCKS = {
+    "ingest": {
+        "texts": 1000,
+        "from_cache": 200,
+        "requests": 25,
+        "tokens": 64000,
+        "wall_s": 4.0,
+        "texts_per_s": 200.0,
+        "tokens_per_s": 16000.0,
+        "request_ms": {"p50": 120.0, "p99": 480.5},
+        "retries": {"429": 3},
+        "splits": {"413": 1},
+        "over_limit": 7,
+        "over_limit_by": "TEI /tokenize vs /info max_input_length 512",
+    },
+    "query_embed": {"texts": 60, "from_cache": 60, "tokens": None, "wall_s": 0.01, "texts_per_s": None},
+}
+SERVED_PARTS = {
+    "embed_ms": {"p50": 5.0, "p99": 9.5},
+    "search_ms": {"p50": 1.0, "p99": 2.0},
+    "rerank_ms": {"p50": 30.0, "p99": 80.25},
+}
+
+
+def test_the_report_renders_latency_parts_and_cost_blocks(tmp_path):
+    served = target("served=dense?embedder=emb", p99=90.0, latency_parts_ms=SERVED_PARTS, cost_blocks=SERVED_BLOCKS)
+    results = results_file(tmp_path, [served, target("bm25")], {"served": 0.6, "bm25": 0.5})
+    header, rows = latency_parts_rows(results)
+    assert header == ["target", "embed p50 ms", "embed p99 ms", "search p50 ms", "search p99 ms", "rerank p50 ms",
+                      "rerank p99 ms"]  # fmt: skip
+    assert rows == [["served", "5.0", "9.5", "1.0", "2.0", "30.0", "80.2"]]  # bm25 has no parts: no row
+    header, rows = cost_block_rows(results)
+    ingest, query = (dict(zip(header, row)) for row in rows)
+    assert ingest == {
+        "target": "served",
+        "phase": "ingest",
+        "texts": "1000",
+        "from cache": "200",
+        "tokens": "64000",
+        "wall s": "4.00",
+        "texts/s": "200.0",
+        "tokens/s": "16000.0",
+        "request p50/p99 ms": "120.0 / 480.5",
+        "retries": "429: 3",
+        "splits": "413: 1",
+        "over input limit": "7 (TEI /tokenize vs /info max_input_length 512)",
+    }
+    assert (query["from cache"], query["texts/s"], query["tokens"], query["retries"]) == ("60", "–", "–", "none")
+    assert query["over input limit"] == "–"  # written before the count existed
+    text = render_markdown(results, [], tmp_path)
+    assert "## Per-query latency parts" in text and "## Embedding cost" in text
+    assert (
+        "| served | ingest | 1000 | 200 | 64000 | 4.00 | 200.0 | 16000.0 | 120.0 / 480.5 | 429: 3 | 413: 1 | 7 (TEI"
+        in text
+    )
+    page = render_html(results, [])
+    assert "<h2>Per-query latency parts</h2>" in page and "<h2>Embedding cost</h2>" in page and "480.5" in page
+
+
+def test_without_served_targets_the_report_has_no_served_cost_sections(tmp_path):
+    text = render_markdown(results_file(tmp_path, [target("bm25")], {"bm25": 0.5}), [], tmp_path)
+    assert "## Per-query latency parts" not in text and "## Embedding cost" not in text
 
 
 def test_each_reranked_target_is_paired_with_its_own_first_stage(tmp_path):

@@ -293,3 +293,22 @@ def test_hybrid_with_both_endpoints_measures_every_part_of_each_query(tiny, tmp_
         parts = query.parts_ms
         assert query.hits > 0 and sum(parts.values()) == pytest.approx(query.latency_ms)
     assert target.config["reranker"]["endpoint"] == "rr" and target.config["first_stage"]["dense"]["endpoint"] == "emb"
+
+
+def test_ingest_counts_texts_over_the_models_input_limit_where_the_server_tells_it(tmp_path, monkeypatch, tei_fixture):
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path))
+    server = tei_fixture(max_input_length=16)
+    texts = [" ".join(["word"] * n) for n in (2, 10, 14, 15, 30, 60)]
+    over = sum(server.backend.token_count(t) > 16 for t in texts)  # the model's own tokenizer, specials in
+    assert 0 < over < len(texts)
+    encoder = Encoder(open_endpoint(parse_spec(f"e=tei@{server.url}?truncate=true&batch=4")), cache=False)
+    encoder.embed(texts, "ingest", lengths=True)
+    block = encoder.blocks()["ingest"]
+    assert (block["over_limit"], block["over_limit_by"]) == (over, "TEI /tokenize vs /info max_input_length 16")
+    # A server that tells no input limit (the stub's /info has none) is not counted, and the block says so.
+    stub = _tei_stub(limit=64)
+    encoder = Encoder(open_endpoint(parse_spec(f"e=tei@{stub.url}")), cache=False)
+    encoder.embed(texts, "ingest", lengths=True)
+    stub.stop()
+    block = encoder.blocks()["ingest"]
+    assert (block["over_limit"], block["over_limit_by"]) == (None, "not counted: TEI /info gives no max_input_length")

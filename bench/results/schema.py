@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from bench.core.secrets import VERBATIM
+
 # A field's description in docs/results.schema.json is its trailing comment, or else the `#:` lines right above it
 # (bench/results/json_schema.py); a plain `#` line above fields heads a group and describes none of them.
 SCHEMA = "ragbench.results"
@@ -83,7 +85,7 @@ class TargetRecord:
 @dataclass
 class QueryRecord:
     target: str
-    qid: str
+    qid: str = field(metadata=VERBATIM)
     latency_ms: float | None  # None: ranked in a batch with the others (local engines), no time of its own
     hits: int
     error: str | None = None
@@ -104,7 +106,7 @@ class MetricRecord:
     ci_low: float  # 95% bootstrap percentile interval of the mean over queries
     ci_high: float
     queries: int
-    per_query: dict[str, float]
+    per_query: dict[str, float] = field(metadata=VERBATIM)  # qid -> score
     relevance: str = "qrels"  # qrels | answers (containment in returned texts) | generated (answers scored)
     record: str = "metrics"
 
@@ -214,7 +216,7 @@ class IdentitySummaryRecord:
     source: str  # where the texts came from
     texts: int
     queries: int
-    token_lengths: str  # "tokenizer <path>" or "estimated from words"
+    token_lengths: str  # "tokenizer <path>" or "words (no tokenizer)"
     verdict: Verdict  # over every pair, batch invariance and top_n
     total_s: float
     diagnosis_s: float  # probing failed pairs
@@ -348,7 +350,9 @@ class LoadPointRecord:
     length: int | None = None  # --lengths: tokens (or words) per text
     documents: int | None = None  # rerank: candidates per query
     warmup_s: float = 0.0
-    histograms: dict[str, str] = field(default_factory=dict)  # quantity -> HDR encoding (exact CDFs, merging)
+    histograms: dict[str, str] = field(
+        default_factory=dict, metadata=VERBATIM
+    )  # quantity -> HDR encoding (exact CDFs, merging)
     error_examples: dict[str, str] = field(default_factory=dict)  # class -> first message seen
     #: ok | errors (error rate past max_error_rate) | failed (nothing measured or succeeded);
     #: None: written before points were judged
@@ -379,9 +383,7 @@ class CeilingPoint:
     seconds: float
     texts_per_s: float
     tokens_per_s: float
-    # FLOPs per token, from config.json (bench/sizing/ceiling.py). Not "flops_per_token": a field named like
-    # "…_token" is masked as a secret by the results writer.
-    token_flops: float
+    token_flops: float  # FLOPs per token, from config.json (bench/sizing/ceiling.py)
     achieved_tflops: float
     peak_tflops: float | None  # None: the device's peak is unknown (CPU, unlisted GPU) and --peak-tflops not given
     peak_source: str | None

@@ -15,7 +15,7 @@ import pytest
 from bench.core.errors import UserError
 from bench.core.interrupt import Interrupted
 from bench.results.lifecycle import Output, open_run
-from bench.results.schema import DoctorFindingRecord, RunHeader
+from bench.results.schema import DoctorFinding, RunHeader
 from bench.results.store import read_results
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
@@ -180,7 +180,7 @@ def test_closing_records_come_with_the_end_record_and_not_after_a_stop(tmp_path)
     for stop, folder in ((None, "done"), (Interrupted(signal.SIGINT), "stopped")):
         try:
             with open_run(Output(tmp_path / folder), header()) as run:
-                run.closing = lambda status: [DoctorFindingRecord(hop="tei", ok=True, message=status)]
+                run.closing = lambda status: [DoctorFinding(hop="tei", ok=True, message=status)]
                 if stop is not None:
                     raise stop
         except KeyboardInterrupt:
@@ -196,7 +196,7 @@ def test_resume_is_refused_in_one_line_unless_there_is_a_matching_interrupted_ru
             pass
     with pytest.raises(KeyboardInterrupt):
         with open_run(Output(tmp_path), header()) as run:
-            run.write(DoctorFindingRecord(hop="tei", ok=True, message="fine"))  # kept by `keep_all` below
+            run.write(DoctorFinding(hop="tei", ok=True, message="fine"))  # kept by `keep_all` below
             raise KeyboardInterrupt
     with pytest.raises(UserError, match=r"--seed differ from the interrupted run's \(0 there, 1 now\)"):
         with open_run(Output(tmp_path, resume=True), header(seed=1), keep_all):

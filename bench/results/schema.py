@@ -171,22 +171,55 @@ class Cause:
 
 
 @dataclass
+class TokenLengthBucket:
+    """How closely a pair agrees on the texts of one token-length range."""
+
+    tokens: str  # the range: 0-128, 129-256, 257-512, 513+
+    texts: int
+    cosine_mean: float
+    cosine_min: float
+    failing: int  # texts under the pair's min cosine
+
+
+@dataclass
+class WorstText:
+    """One of the texts a pair agrees on least."""
+
+    index: int  # its position in the input texts
+    tokens: int
+    cosine: float
+    max_abs_diff: float
+    text: str  # the first 160 characters
+
+
+@dataclass
+class NormRange:
+    """The norms of one endpoint's vectors."""
+
+    min: float
+    mean: float
+    max: float
+
+
+@dataclass
 class IdentityEmbedPairRecord:
+    """Two embedding endpoints compared: identity's own result for the pair, and its record."""
+
     a: str
     b: str
     dtype: str  # whose thresholds apply
     thresholds: dict[str, float]  # thresholds.Thresholds without dtype
     texts: int
-    dims: dict[str, int]
+    dims: dict[str, int]  # endpoint -> dimension
     cosine_min: float
     cosine_p01: float
     cosine_mean: float
     max_abs_diff: float
     max_norm_diff: float
-    norms: dict[str, dict[str, float]]  # endpoint -> min, mean, max
+    norms: dict[str, NormRange]  # endpoint -> its norms
     top10_overlap: float | None  # None: too few texts for the neighbour check
-    by_token_length: list[dict[str, Any]]  # tokens, texts, cosine_mean, cosine_min, failing
-    worst: list[dict[str, Any]]  # index, tokens, cosine, max_abs_diff, text (first 160 characters)
+    by_token_length: list[TokenLengthBucket]
+    worst: list[WorstText]
     verdict: Verdict
     failures: list[str]
     insufficient: list[str]  # checks without enough data to judge

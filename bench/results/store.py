@@ -317,11 +317,13 @@ def _converter(hint: Any) -> Callable[[Any], Any] | None:
         return (lambda value: None if value is None else inner[0](value)) if len(inner) == 1 else None
     if origin is list and (item := _nested_converter(args[0])) is not None:
         return lambda value: [item(v) for v in value]
+    if origin is dict and (entry := _nested_converter(args[1])) is not None:
+        return lambda value: {k: entry(v) for k, v in value.items()}
     return None
 
 
 def _nested_converter(hint: Any) -> Callable[[Any], Any] | None:
-    """Inside a list or beside None, only blocks and enums are converted: there null is no value, not NaN."""
+    """Inside a list, a dict or beside None, only blocks and enums are converted: there null is no value, not NaN."""
     return _converter(hint) if hint is not float else None
 
 

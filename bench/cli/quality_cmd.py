@@ -71,6 +71,21 @@ Resume = Annotated[
         help="Continue the interrupted run in this folder (same options): finished targets and queries are kept.",
     ),
 ]
+Endpoints = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--endpoint",
+        "-e",
+        help=(
+            "NAME=SPEC, as for identity and load (tei@URL, openai@URL?model=M, reference, tei-rerank@URL, "
+            "cohere@URL, reference-rerank?model=PATH); targets name it: dense?embedder=NAME, "
+            "bm25+rerank?reranker=NAME. Repeat."
+        ),
+    ),
+]
+NoCache = Annotated[
+    bool, typer.Option("--no-cache", help="Embed every text again: no embedding cache read or written.")
+]
 
 
 @app.command()
@@ -90,22 +105,8 @@ def quality(
     generate: Generate = None,
     overwrite: Overwrite = False,
     resume: Resume = None,
-    endpoint: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--endpoint",
-            "-e",
-            help=(
-                "NAME=SPEC, as for identity and load (tei@URL, openai@URL?model=M, reference, tei-rerank@URL, "
-                "cohere@URL, reference-rerank?model=PATH); targets name it: dense?embedder=NAME, "
-                "bm25+rerank?reranker=NAME. Repeat."
-            ),
-        ),
-    ] = None,
-    no_cache: Annotated[
-        bool,
-        typer.Option("--no-cache", help="Embed every text again: no embedding cache read or written."),
-    ] = False,
+    endpoint: Endpoints = None,
+    no_cache: NoCache = False,
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
     from bench.commands.quality import QualityRequest

@@ -38,6 +38,16 @@ MaxErrorRate = Annotated[
         help="Load: largest allowed rise of a point's error rate (0.01 or 1%); default 0: any rise fails.",
     ),
 ]
+Inconclusive = Annotated[
+    str,
+    typer.Option(
+        "--inconclusive",
+        help=(
+            "Load points with repeats on both sides: what a gate whose interval straddles its limit counts as, "
+            "pass or fail (said in every output)."
+        ),
+    ),
+]
 Match = Annotated[
     list[str] | None,
     typer.Option("--match", help="BASE_NAME=CUR_NAME: a target or endpoint renamed since the baseline. Repeat."),
@@ -65,6 +75,7 @@ def compare(
     max_p99_increase: MaxP99Increase = None,
     min_throughput_ratio: MinThroughputRatio = None,
     max_error_rate: MaxErrorRate = "0",
+    inconclusive: Inconclusive = "pass",
     match: Match = None,
     junit: Junit = None,
     summary: Summary = None,

@@ -53,6 +53,16 @@ MaxErrorRate = Annotated[
         ),
     ),
 ]
+Repeat = Annotated[
+    int,
+    typer.Option(
+        "--repeat",
+        help=(
+            "Measure each point N times, interleaved (A, B, C, A, B, C, ...): one record per point with its "
+            "repeats and 95% bootstrap intervals, which compare gates on (docs/ci.md)."
+        ),
+    ),
+]
 
 
 @app.command()
@@ -79,6 +89,7 @@ def load(
     out: Out = Path("reports/load"),
     overwrite: Overwrite = False,
     max_error_rate: MaxErrorRate = 0.001,
+    repeat: Repeat = 1,
     ray: Ray = None,
 ) -> None:
     """Measure throughput and latency over a sweep of batch x concurrency, offered rates, or bursts.

@@ -62,7 +62,7 @@ from bench.core.secrets import is_secret_name
 from bench.core.spec_grammar import NAME
 from bench.core.values import parse_allowance, parse_error_rate, parse_ratio
 from bench.datasets import BUILTIN_PREFIX
-from bench.gate.compare import GateConfig, parse_max_drops
+from bench.gate.compare import GateConfig, parse_inconclusive, parse_max_drops
 
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # no "..": a name becomes a folder under --out
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -85,6 +85,8 @@ QUALITY_KEYS = {
     "generate": str,
     "endpoints": list,
     "no_cache": bool,
+    "background": str,  # quality --background ENDPOINT@rate=...
+    "background_from": str,
 }
 # A list flag of `ragbench load`, written 1,8,32 on its command line: a list, a string or a number here.
 _LIST_FLAGS = {
@@ -121,8 +123,9 @@ GATE_KEYS = {
     "min_throughput_ratio": (float, int, str),
     "match": dict,
     "max_error_rate": (str, float, int),
+    "inconclusive": str,
 }
-_PATH_KEYS = ("texts", "tokenizer", "embedding_model", "cross_encoder")  # relative to the suite file
+_PATH_KEYS = ("texts", "tokenizer", "embedding_model", "cross_encoder", "background_from")  # relative to the suite file
 _PLURALS = {"measure": "measures", "target": "targets", "endpoint": "endpoints"}  # CLI option -> suite key
 
 
@@ -529,6 +532,8 @@ def _gate(reader: _Reader, table: dict[str, Any]) -> GateConfig:
         )
     if "max_error_rate" in table:
         config.max_error_rate = flag("max_error_rate", lambda v: parse_error_rate(str(v), "max_error_rate"))
+    if "inconclusive" in table:
+        config.inconclusive = flag("inconclusive", lambda v: parse_inconclusive(v, "inconclusive"))
     match = table.get("match", {})
     if not all(isinstance(v, str) for v in match.values()):
         raise reader.error('gate.match: expected BASE_NAME = "CUR_NAME" pairs', "gate", "match")

@@ -9,7 +9,14 @@ from pathlib import Path
 from bench.core import values
 from bench.core.errors import UserError
 from bench.core.values import parse_allowance, parse_error_rate, parse_ratio
-from bench.gate.compare import GateConfig, compare_paths, locate_results, parse_matches, parse_max_drops
+from bench.gate.compare import (
+    GateConfig,
+    compare_paths,
+    locate_results,
+    parse_inconclusive,
+    parse_matches,
+    parse_max_drops,
+)
 from bench.gate.outputs import check_output_paths, render_json, render_markdown, render_text, write_outputs
 
 RENDERERS = {"text": render_text, "md": render_markdown, "json": render_json}
@@ -25,6 +32,7 @@ class CompareRequest:
     max_p99_increase: str | None = None
     min_throughput_ratio: str | None = None
     max_error_rate: str = "0"
+    inconclusive: str = "pass"  # load points with repeats: what a gate whose interval straddles its limit counts as
     match: list[str] | None = None
     junit: Path | None = None
     summary: Path | None = None  # default: $GITHUB_STEP_SUMMARY when set
@@ -48,6 +56,7 @@ def gate_config(request: CompareRequest) -> GateConfig:
         max_error_rate=parse_error_rate(request.max_error_rate, "--max-error-rate"),
         match=parse_matches(request.match or []),
         seed=values.number("--seed", request.seed, values.SEED),
+        inconclusive=parse_inconclusive(request.inconclusive, "--inconclusive"),
     )
 
 

@@ -11,6 +11,7 @@ from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError
 from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.load.points import ERRORS, FAILED, MAX_ERROR_RATE, PointConfig, SweepConfig, error_rate, point_label
+from bench.load.repeats import interval_text
 from bench.load.runner import check_request_memory, check_schedule, run_load
 from bench.load.schedule import parse_arrival
 from bench.load.workload import load_workload
@@ -44,6 +45,7 @@ class LoadRequest:
     overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
     ray: str | None = None  # run the workers as Ray actors on this cluster ("auto" or host:port)
     max_error_rate: float = MAX_ERROR_RATE  # a point with more errors is marked (exit code 1)
+    repeat: int = 1  # each point measured N times, interleaved (bench/load/repeats.py)
 
 
 def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
@@ -92,6 +94,7 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
         rates=v.number_list("--rate", request.rate, v.RATE),
         lengths=[*v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT)] or [None],
         documents=v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST) or [10],
+        repeat=v.number("--repeat", request.repeat, v.REPEATS),
     )
     check_schedule(sweep.points())
     return sweep
@@ -207,7 +210,7 @@ def summary_table(records: list[LoadPointRecord]):
             r.endpoint,
             point,
             f"{r.throughput.requests_per_s:.1f}",
-            f"{r.throughput.texts_per_s:.1f}",
+            f"{r.throughput.texts_per_s:.1f}" + interval_text(r),
             ms(r.latency_ms.service, "p50"),
             ms(r.latency_ms.service),
             ms(r.latency_ms.scheduled),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.commands.background import background_load, background_spec, check_background, expand_targets
 from bench.core.errors import MeasurementFailed, UserError
 from bench.core.progress import console
 from bench.datasets import load_dataset
@@ -41,6 +42,8 @@ class QualityRequest:
     resume: bool = False  # continue the interrupted run in `out`
     endpoints: list[str] | None = None  # -e NAME=SPEC: what `?embedder=` / `?reranker=` name
     no_cache: bool = False  # embed every text again (no embedding cache read or written)
+    background: str | None = None  # --background ENDPOINT@rate=...: every target again under each rate
+    background_from: Path | None = None  # a `size` results file: rates `0.5x` are fractions of its saturation
 
 
 def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSpec], GenerateSpec | None]:
@@ -54,6 +57,10 @@ def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSp
     endpoints = endpoint_specs(request.endpoints or [])
     for spec in specs:
         check_endpoint_refs(spec, endpoints)
+    if request.background is not None:
+        check_background(background_spec(request.background, request.background_from), endpoints)
+    elif request.background_from is not None:
+        raise UserError("--background-from gives --background's rates as fractions: give --background too")
     generate = parse_generate(request.generate) if request.generate else None
     if not generate and any(m.generated for m in measures):
         raise UserError(
@@ -105,7 +112,7 @@ def quality_command(request: QualityRequest) -> Path:
     )
     output = Output(request.out, request.overwrite, request.resume, report=write_report, progress=True)
     config = QualityConfig(measures, request.depth, request.seed, generate)
-    results = read_results(run_quality(dataset, specs, options, config, output, command=request.command))
+    results = read_results(_run(request, dataset, specs, options, config, output))
     report = request.out / "report.html"
     failures = [
         f"target {t.name}: {'; '.join(found)}" for t in results.targets if (found := results.target_failures(t))
@@ -113,6 +120,24 @@ def quality_command(request: QualityRequest) -> Path:
     if failures:
         raise MeasurementFailed(f"{'. '.join(failures)} (scored as zero; report: {report})", report)
     return report
+
+
+def _run(
+    request: QualityRequest,
+    dataset: Dataset,
+    specs: list[TargetSpec],
+    options: TargetOptions,
+    config: QualityConfig,
+    output: Output,
+) -> Path:
+    """run_quality, with `--background`: every target once per rate, each search under that rate's stream."""
+    if request.background is None:
+        return run_quality(dataset, specs, options, config, output, command=request.command)
+    spec = background_spec(request.background, request.background_from)
+    specs, rates = expand_targets(specs, spec.rates)
+    with background_load(spec, options.endpoints, dataset, rates) as load:
+        config.around_search = load.around_search
+        return run_quality(dataset, specs, options, config, output, command=request.command)
 
 
 def _measures(dataset: Dataset, measures: list[Measure], generate: GenerateSpec | None, depth: int) -> list[Measure]:

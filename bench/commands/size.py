@@ -301,7 +301,10 @@ def _summary(saturation: Saturation) -> SaturationSummary:
         texts_per_s=texts_per_s(sat) if sat else None,
         point=point_label(sat) if sat else None,
         first_failure=saturation.first_failure,
-        probes=[SaturationProbe(p.rate, p.passed, point_label(p.point)) for p in saturation.probes],
+        probes=[  # remeasured: failed once and measured again, the second measurement deciding
+            SaturationProbe(p.rate, p.passed, point_label(p.point), remeasured=p.failed_first is not None)
+            for p in saturation.probes
+        ],
     )
 
 

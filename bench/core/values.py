@@ -155,6 +155,12 @@ ERROR_RATE = Quantity(
     1,
     why="a share of the requests, unsent ones counted as errors: 0.001 is one in a thousand, 1 marks nothing",
 )
+REPEATS = Count(
+    "repeats per point",
+    1,
+    1000,
+    why="each repeat is a whole measured point; the interval narrows as 1/sqrt(N): 1000 is 30 times narrower than 1",
+)
 PROBES = Count("probes", 2, 64, why="each probe is a measured point; 64 halvings pass a float's resolution")
 SEED = Count("seed", 0, 2**63 - 1, why="a signed 64-bit integer, which every reader of a results file keeps exactly")
 TARGET_RPS = Quantity(

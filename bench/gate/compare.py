@@ -21,6 +21,7 @@ import numpy as np
 
 from bench.core.errors import InputError, UserError
 from bench.core.values import Allowance, parse_allowance
+from bench.gate import noise
 from bench.load.points import PointKey, error_rate, point_label
 from bench.quality.metrics import parse_measure
 from bench.quality.significance import bootstrap_cis, holm, randomization_tests, seeded_generator
@@ -52,6 +53,13 @@ def parse_matches(items: list[str]) -> dict[str, str]:
     return matches
 
 
+def parse_inconclusive(text: str, flag: str) -> str:
+    """What an inconclusive load gate counts as: pass or fail."""
+    if text not in noise.POLICIES:
+        raise UserError(f"{flag} {text!r}: expected pass or fail")
+    return text
+
+
 @dataclass
 class GateConfig:
     max_drop: dict[str, Allowance] = field(default_factory=dict)  # trec name (or `*`) -> allowance; default 0
@@ -64,6 +72,7 @@ class GateConfig:
     seed: int = 0
     permutations: int = 10_000
     bootstrap: int = 10_000
+    inconclusive: str = "pass"  # load points with repeats: what a gate whose interval straddles its limit counts as
 
     def allowance(self, measure: str) -> Allowance:
         return self.max_drop.get(measure) or self.max_drop.get("*") or Allowance(0.0)
@@ -78,6 +87,7 @@ class Check:
     summary: str  # one line with the figures
     figures: dict[str, Any] = field(default_factory=dict)
     not_gated: str = ""  # with status info: why what it reports was not gated (said in every output)
+    inconclusive: str = ""  # a load gate's interval straddled its limit: why, and what it counted as (every output)
 
     @property
     def title(self) -> str:
@@ -91,6 +101,7 @@ class Comparison:
     checks: list[Check]
     notes: list[str]  # said loudly: a changed dataset, a missing target or results file
     runs: list[tuple[str, Results]] = field(default_factory=list, repr=False)  # the current results, by source
+    inconclusive_policy: str = "pass"  # what an inconclusive load gate counts as (compare --inconclusive)
 
     @property
     def regressions(self) -> list[Check]:
@@ -105,6 +116,10 @@ class Comparison:
             "baseline": self.baseline,
             "current": self.current,
             "verdict": "pass" if self.passed else "fail",
+            "inconclusive": {
+                "checks": sum(1 for c in self.checks if c.inconclusive),
+                "counted_as": self.inconclusive_policy,
+            },
             "notes": self.notes,
             "checks": [asdict(c) for c in self.checks],
         }
@@ -148,7 +163,8 @@ def compare_paths(baseline: Path, current: Path, config: GateConfig) -> Comparis
         more_checks, more_notes = compare_results(base, cur, config, key)
         checks += more_checks
         notes += more_notes
-    return Comparison(str(baseline), str(current), checks, notes, [(key, cur) for key, _, cur in loaded])
+    runs = [(key, cur) for key, _, cur in loaded]
+    return Comparison(str(baseline), str(current), checks, notes, runs, config.inconclusive)
 
 
 def _check_measures_named(config: GateConfig, results: list[Results]) -> None:
@@ -391,6 +407,7 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
     current = checked_points(cur)
     matched: set[PointKey] = set()
     checks: list[Check] = []
+    single = 0  # gated points without repeats on both sides: one run against one run, noise ignored
     for key, b in checked_points(base, config.match).items():
         label = key.label
         c = current.get(key)
@@ -400,7 +417,14 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
         matched.add(key)
         ratio, change, check = _load_figures(b, c, label, config, source)
         checks.append(check)
-        _judge_load(check, b, c, ratio, change, config)
+        judged = _noise_verdicts(check, b, c, config, f"{source}/{label}")
+        single += judged is None and (config.min_throughput_ratio is not None or config.max_p99_increase is not None)
+        _judge_load(check, b, c, ratio, change, config, judged or {})
+    if single:
+        notes.append(
+            f"{source + ': ' if source else ''}{single} load point(s) gated on one run against one run: the gate "
+            "ignores noise (measure both runs with `ragbench load --repeat N` to gate on intervals; docs/ci.md)"
+        )
     for key in current.keys() - matched:
         notes.append(
             f"{source + ': ' if source else ''}load point {key.label} is new in the "
@@ -424,23 +448,52 @@ def _not_gated(b: LoadPointRecord, c: LoadPointRecord, ratio: float | None, conf
     return ""
 
 
+def _noise_verdicts(
+    check: Check, b: LoadPointRecord, c: LoadPointRecord, config: GateConfig, name: str
+) -> dict[str, str] | None:
+    """The interval verdict of each gated figure (throughput, p99) when both points were repeated, said in the
+    check's summary and figures; None when either was measured once (one run against one run)."""
+    p99 = config.max_p99_increase
+    verdicts = noise.point_verdicts(
+        b,
+        c,
+        p99_quantity(c),
+        config.min_throughput_ratio,
+        p99.value if p99 is not None else None,
+        config.seed,
+        name,
+        config.bootstrap,
+    )
+    if verdicts:
+        check.figures["noise"] = [v.to_dict() for v in verdicts]
+        check.summary += "; " + "; ".join(v.message() for v in verdicts)
+    return None if verdicts is None else {v.figure: v.verdict for v in verdicts}
+
+
 def _judge_load(
-    check: Check, b: LoadPointRecord, c: LoadPointRecord, ratio: float | None, change: float | None, config: GateConfig
+    check: Check,
+    b: LoadPointRecord,
+    c: LoadPointRecord,
+    ratio: float | None,
+    change: float | None,
+    config: GateConfig,
+    judged: dict[str, str],
 ) -> None:
-    """The status of a matched point's check: the error rate always, throughput and p99 where gated; a current
-    point with no success fails whatever the rest says."""
+    """The status of a matched point's check: the error rate always, throughput and p99 where gated (by their
+    intervals where `judged` has a verdict, else one run against one run); a current point with no success fails
+    whatever the rest says."""
     reason = _not_gated(b, c, ratio, config)
     slower = (
         not reason
         and ratio is not None
         and config.min_throughput_ratio is not None
-        and ratio < config.min_throughput_ratio
+        and judged.get("throughput", FAIL if ratio < config.min_throughput_ratio else PASS) == FAIL
     )
     later = (
         not reason
         and change is not None
         and config.max_p99_increase is not None
-        and change > config.max_p99_increase.value
+        and judged.get("p99", FAIL if change > config.max_p99_increase.value else PASS) == FAIL
     )
     more_errors = check.figures["error_rate_increase"] > config.max_error_rate
     if not c.requests.ok:
@@ -454,6 +507,11 @@ def _judge_load(
         check.status = INFO
         check.not_gated = f"throughput and p99 not gated: {reason}"
         check.summary += f"; {check.not_gated} (the error rate is, and passed)"
+    elif noise.INCONCLUSIVE in judged.values():
+        policy = config.inconclusive
+        check.status = FAIL if policy == FAIL else PASS
+        check.inconclusive = f"INCONCLUSIVE, counted as {policy} (--inconclusive {policy})"
+        check.summary += f"; {check.inconclusive}"
     else:
         check.status = PASS
 

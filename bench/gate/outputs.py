@@ -23,10 +23,23 @@ _MARK = {"pass": "pass", "fail": "FAIL", "info": "info"}
 _MD_MARK = {"pass": "✅ pass", "fail": "❌ **FAIL**", "info": "ℹ️ not gated"}
 
 
+def inconclusive_line(comparison: Comparison) -> str:
+    """`; 2 INCONCLUSIVE (...)`: load gates whose interval straddled the limit, and what they counted as."""
+    n = sum(1 for c in comparison.checks if c.inconclusive)
+    policy = comparison.inconclusive_policy
+    return (
+        f"; {n} INCONCLUSIVE (the runner's noise is wider than the change gated; counted as {policy}: "
+        f"--inconclusive {policy})"
+        if n
+        else ""
+    )
+
+
 def verdict_line(comparison: Comparison) -> str:
     gated = [c for c in comparison.checks if c.status != INFO]
     skipped = len(comparison.checks) - len(gated)
     more = f"; {skipped} not gated, each says why" if skipped else ""
+    more += inconclusive_line(comparison)
     if comparison.passed:
         return f"ragbench compare: pass ({len(gated)} checks, none regressed{more})"
     return f"ragbench compare: FAIL ({len(comparison.regressions)} of {len(gated)} checks regressed{more})"
@@ -43,6 +56,7 @@ def render_text(comparison: Comparison) -> str:
 
 def render_markdown(comparison: Comparison) -> str:
     head = "✅ pass" if comparison.passed else f"❌ FAIL — {len(comparison.regressions)} regression(s)"
+    head += inconclusive_line(comparison).replace(";", " ⚠️", 1)
     lines = [
         f"## ragbench compare: {head}",
         "",
@@ -59,7 +73,7 @@ def render_markdown(comparison: Comparison) -> str:
         rows = [c for c in ordered if c.kind == kind and c.figures]
         if rows:
             lines += [f"### {kind}", "", "| result | " + " | ".join(header) + " |", "|---" * (len(header) + 1) + "|"]
-            lines += [f"| {_MD_MARK[c.status]} | " + " | ".join(_md_escape(x) for x in cells(c)) + " |" for c in rows]
+            lines += [f"| {_md_mark(c)} | " + " | ".join(_md_escape(x) for x in cells(c)) + " |" for c in rows]
             lines.append("")
     others = [c for c in ordered if not c.figures or c.kind not in {kind for kind, _, _ in _MD_TABLES}]
     if others:
@@ -69,6 +83,11 @@ def render_markdown(comparison: Comparison) -> str:
             for c in others
         ]
         lines.append("")
+    unsure = [c for c in comparison.checks if c.inconclusive]
+    if unsure:  # an interval that straddles its limit is neither a pass nor a regression: said, never silent
+        lines += [f"**Inconclusive ({len(unsure)} of {len(comparison.checks)} checks, {unsure[0].inconclusive}):**", ""]
+        lines += [f"- ⚠️ {c.kind}: {_md_escape(c.summary)}" for c in unsure]
+        lines.append("")
     skipped = [c for c in comparison.checks if c.status == INFO]
     if skipped:  # a check that gates nothing says so here, never as a silent pass
         lines += [f"**Not gated ({len(skipped)} of {len(comparison.checks)} checks):**", ""]
@@ -77,6 +96,10 @@ def render_markdown(comparison: Comparison) -> str:
         ]
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _md_mark(check: Check) -> str:
+    return f"⚠️ inconclusive ({check.status})" if check.inconclusive else _MD_MARK[check.status]
 
 
 def _where(check: Check) -> str:
@@ -147,16 +170,22 @@ def junit_xml(comparison: Comparison) -> str:
         skipped=str(len(comparison.checks) - len(gated)),
         timestamp=now_iso(),
     )
-    if comparison.notes:
+    unsure = inconclusive_line(comparison)
+    if comparison.notes or unsure:
         props = ET.SubElement(suite, "properties")
         for note in comparison.notes:
             ET.SubElement(props, "property", name="note", value=note)
+        if unsure:
+            ET.SubElement(props, "property", name="inconclusive", value=unsure.removeprefix("; "))
     for c in comparison.checks:
         case = ET.SubElement(
             suite, "testcase", classname=f"ragbench.{c.kind}" + (f".{c.source}" if c.source else ""), name=c.name
         )
+        if c.inconclusive:  # a case property even when it passed: CI's test view shows it beside the case
+            ET.SubElement(ET.SubElement(case, "properties"), "property", name="inconclusive", value=c.inconclusive)
         if c.status == FAIL:
-            ET.SubElement(case, "failure", message=c.summary, type="regression").text = c.summary
+            kind = "inconclusive" if c.inconclusive else "regression"
+            ET.SubElement(case, "failure", message=c.summary, type=kind).text = c.summary
         elif c.status == INFO:
             ET.SubElement(case, "skipped", message=f"not gated: {c.not_gated or 'reported only'}").text = c.summary
         ET.SubElement(case, "system-out").text = c.summary

@@ -49,6 +49,7 @@ class SweepConfig:
     rates: list[float] = field(default_factory=list)
     lengths: list[int | None] = field(default_factory=lambda: [None])
     documents: list[int] = field(default_factory=lambda: [10])
+    repeat: int = 1  # each point measured this many times, interleaved, pooled into one record (load --repeat)
 
     def points(self) -> list[PointConfig]:
         base = self.base

@@ -40,11 +40,12 @@ from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.load import histograms
 from bench.load.client import encode_request, target_of
 from bench.load.points import PointConfig, SweepConfig, judge, point_label
+from bench.load.repeats import run_interleaved
 from bench.load.schedule import open_schedule, share, split_count
 from bench.load.server_view import MetricsReader, delta
 from bench.load.worker import SharePlan, ShareResult, run_share
 from bench.load.workload import DISTINCT_REQUESTS, Workload
-from bench.results.lifecycle import Output, open_run
+from bench.results.lifecycle import OpenRun, Output, open_run
 from bench.results.schema import (
     ClientView,
     Latencies,
@@ -607,6 +608,7 @@ def run_load(
     settings = {
         "op": base.op,
         "points": len(points),
+        "repeat": sweep.repeat,
         "workers": base.workers,
         "warmup_s": base.warmup_s,
         "duration_s": base.duration_s,
@@ -619,17 +621,37 @@ def run_load(
             load_pool(endpoints, base.op, base.workers, pool_factory) as pool,
         ):
             for endpoint in endpoints:
-                for number, point in enumerate(points, 1):
-                    tick = _ticker(
-                        run.progress, f"{endpoint.spec.name} {number}/{len(points)} {point_label(point)}", point
-                    )
-                    record = measure_point(endpoint, point, workload, pool, tick)
-                    run.write(record)
-                    on_point(record)
-                    stop_if_unreachable(endpoint, record, "the sweep")
+                _sweep_endpoint(endpoint, sweep, workload, pool, run, on_point)
     finally:
         close_endpoints(endpoints)
     return output.results
+
+
+def _sweep_endpoint(
+    endpoint: LoadEndpoint,
+    sweep: SweepConfig,
+    workload: Workload,
+    pool: Executor,
+    run: OpenRun,
+    on_point: Callable[[LoadPointRecord], None],
+) -> None:
+    """Every point of the sweep on one endpoint, each `sweep.repeat` times interleaved (bench/load/repeats.py);
+    each point's record is written once its repeats are measured, and a dead server stops the sweep."""
+    points = sweep.points()
+
+    def measure(round_: int, index: int, point: PointConfig) -> LoadPointRecord:
+        repeat = f" repeat {round_ + 1}/{sweep.repeat}" if sweep.repeat > 1 else ""
+        label = f"{endpoint.spec.name} {index + 1}/{len(points)}{repeat} {point_label(point)}"
+        return measure_point(endpoint, point, workload, pool, _ticker(run.progress, label, point))
+
+    def emit(record: LoadPointRecord) -> None:
+        run.write(record)
+        on_point(record)
+
+    def check(record: LoadPointRecord) -> None:
+        stop_if_unreachable(endpoint, record, "the sweep")
+
+    run_interleaved(points, sweep.repeat, measure, emit, sweep.base.seed, check)
 
 
 def _ticker(progress: ProgressFactory, description: str, point: PointConfig) -> Callable[[], None]:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,11 @@ class QualityConfig:
     depth: int = 100
     seed: int = 0
     generate: GenerateSpec | None = None  # answer every question from what each target retrieved
+    # Wraps each target's search (`--background`: the load stream it runs under); the list it yields takes
+    # records to write with the target's own (the stream's load_point), filled when the context ends.
+    around_search: Callable[[str], AbstractContextManager[list[Any]]] = field(
+        default=lambda name: nullcontext([]), repr=False
+    )
 
 
 def _percentiles(values_ms: list[float]) -> dict[str, float]:
@@ -234,8 +240,10 @@ def _run_target(spec: TargetSpec, target: Target, scoring: _Scoring, out_dir: Pa
         index_s, failure = _prepare(target, dataset, run.progress)
         results: list[QueryResult] = []
         search_s = 0.0
+        extra: list[Any] = []
         if failure is None:
-            results, search_s, failure = _search(target, queries, config.depth, run.progress, checkpoint)
+            with config.around_search(spec.name) as extra:
+                results, search_s, failure = _search(target, queries, config.depth, run.progress, checkpoint)
         described = target.describe()
         generated = _generate(config, target, spec.name, dataset, results, run.progress, judge, described)
         blocks = target.cost_blocks() if isinstance(target, Metered) else {}
@@ -256,7 +264,7 @@ def _run_target(spec: TargetSpec, target: Target, scoring: _Scoring, out_dir: Pa
         record.status, record.error = "failed", failure
     with uninterruptible():  # run file and records: all of them or none
         write_run(out_dir / record.run_file, query_run, tag=spec.name)
-        run.write(record, *_query_records(spec.name, results, generated), *metrics)
+        run.write(record, *_query_records(spec.name, results, generated), *metrics, *extra)
         checkpoint.remove()
     return metrics
 

@@ -6,19 +6,12 @@ same inputs and seed give the same p-values bit for bit (unlike ranx's Fisher te
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+# Moved to bench.core.resample (load points' intervals use it too); re-exported for the quality code.
+from bench.core.resample import seeded_generator as seeded_generator
 from bench.results.schema import ComparisonRecord
-
-
-def seeded_generator(seed: int, *names: str) -> np.random.Generator:
-    """A generator that depends only on the seed and the names it is for (not on run order)."""
-    key = int.from_bytes(hashlib.sha256("\0".join(names).encode()).digest()[:8], "little")
-    return np.random.Generator(np.random.PCG64([seed, key]))
-
 
 BLOCK = 1000  # permutations or resamples drawn at once: bounds memory for large query sets
 

@@ -17,6 +17,7 @@ from bench.report.plots import differences_plot, metrics_plot
 from bench.report.quality_html import render_html
 from bench.report.quality_markdown import render_markdown
 from bench.report.quality_tables import write_per_query_csv
+from bench.report.quality_under_load import render_under_load
 from bench.results.outdir import PLOTS_DIR, QRELS_FILE
 from bench.results.store import Results
 
@@ -62,4 +63,5 @@ def render(results: Results, folder: Path) -> tuple[str, str]:
             label = results.header.measure_labels.get(primary, primary)
             plots.append((f"Per-query differences ({label})", diff))
     write_per_query_csv(results, folder / "per_query.csv")
-    return render_markdown(results, plots, folder), render_html(results, plots)
+    loaded_md, loaded_html = render_under_load(results)  # `quality --background` only: empty otherwise
+    return render_markdown(results, plots, folder) + loaded_md, render_html(results, plots) + loaded_html

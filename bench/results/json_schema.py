@@ -3,9 +3,10 @@
     python -m bench.results.json_schema docs/results.schema.json   # rewrite the committed copy
 
 A small generator rather than pydantic's TypeAdapter: it knows the writer's conventions (a float that is
-not finite is written as null; every field is written, defaults included; `record`, `schema` and
-`version` are constants) and takes each field's description from its comment in schema.py, with no
-dependency beyond the standard library. tests/report/test_schema.py fails when the committed copy is stale.
+not finite is written as null; every field is written, defaults included, but those written only when set;
+`record`, `schema` and `version` are constants) and takes each field's description from its comment in
+schema.py, with no dependency beyond the standard library. tests/report/test_schema.py fails when the committed
+copy is stale.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ def _record(kind: str | None, cls: type) -> dict[str, Any]:
         "title": cls.__name__,
         **({"description": inspect.cleandoc(cls.__doc__ or "")} if kind is None and _documented(cls) else {}),
         "properties": properties,
-        "required": [f.name for f in dataclasses.fields(cls)],  # the writer writes every field
+        # the writer writes every field, but those written only when set (schema.WRITTEN_WHEN_SET)
+        "required": [f.name for f in dataclasses.fields(cls) if not f.metadata.get("written_when_set")],
         "additionalProperties": False,
     }
 

@@ -22,8 +22,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from bench.core.resample import Interval  # a mean and its interval: a block of load_point's intervals
 from bench.core.secrets import VERBATIM
 
+# A field added after version 2 that the writer leaves out while it holds its default (None, [], {} or False), so that
+# a file which does not use it reads and writes back exactly as before (tests/results/v2); the schema does not
+# require it.
+WRITTEN_WHEN_SET = {"written_when_set": True}
 # A field's description in docs/results.schema.json is its trailing comment, or else the `#:` lines right above it
 # (bench/results/json_schema.py); a plain `#` line above fields heads a group and describes none of them.
 SCHEMA = "ragbench.results"
@@ -76,9 +81,9 @@ class TargetRecord:
     #: questions whose generated answer failed (quality --generate): scored as zero, like `errors`
     answer_errors: int = 0
     #: parts of the per-query latency (embed_ms, search_ms, rerank_ms) -> p50, p99; targets that name an endpoint
-    latency_parts_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+    latency_parts_ms: dict[str, dict[str, float]] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
     #: what embedding cost, by phase (ingest, query_embed): texts, from_cache, tokens, wall_s, texts_per_s, ...
-    cost_blocks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cost_blocks: dict[str, dict[str, Any]] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
     record: str = "target"
 
 
@@ -93,7 +98,8 @@ class QueryRecord:
     warnings: list[str] = field(default_factory=list)
     answer: str | None = None  # the generated answer (quality --generate); its cost is in `cost` (answer_*)
     answer_error: str | None = None  # why no answer was generated
-    parts_ms: dict[str, float] = field(default_factory=dict)  # parts of latency_ms: embed_ms, search_ms, rerank_ms
+    #: parts of latency_ms: embed_ms, search_ms, rerank_ms (targets that name an endpoint)
+    parts_ms: dict[str, float] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
     record: str = "query"
 
 
@@ -360,6 +366,49 @@ class ClientView:
 
 
 @dataclass
+class PointRepeat:
+    """One measurement of a point measured `load --repeat N` times: what resampling needs of it."""
+
+    duration_s: float
+    requests: LoadRequests
+    throughput: Throughput
+    latency_ms: Latencies
+    status: PointStatus | None = None
+
+
+@dataclass
+class QuantileIntervals:
+    p50: Interval
+    p99: Interval
+
+
+@dataclass
+class ThroughputIntervals:
+    texts_per_s: Interval
+    requests_per_s: Interval
+
+
+@dataclass
+class LatencyIntervals:
+    """Each latency's intervals; None where a repeat lacks it (no successful request in it, or not this loop's)."""
+
+    service: QuantileIntervals | None = None
+    scheduled: QuantileIntervals | None = None
+    dispatch_delay: QuantileIntervals | None = None
+
+
+@dataclass
+class PointIntervals:
+    """Over a repeated point's repeats: the mean of each figure and its seeded bootstrap interval."""
+
+    resamples: int  # bootstrap resamples per interval
+    confidence: float  # 0.95
+    repeats: int
+    throughput: ThroughputIntervals
+    latency_ms: LatencyIntervals
+
+
+@dataclass
 class LoadPointRecord:
     """One point of a `ragbench load` sweep (docs/load.md defines every field)."""
 
@@ -392,6 +441,12 @@ class LoadPointRecord:
     status: PointStatus | None = None
     problem: str | None = None  # why, when not ok
     max_error_rate: float | None = None  # the limit the point was judged by
+    #: `load --repeat N`: each repeat's own figures, in the order measured (the fields above pool them: counts
+    #: summed, histograms merged); left out: the point was measured once
+    repeats: list[PointRepeat] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
+    #: `load --repeat N`: the mean over the repeats and its 95% percentile-bootstrap interval of texts/s, requests/s
+    #: and each latency's p50 and p99; left out: the point was measured once
+    intervals: PointIntervals | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     record: str = "load_point"
 
 
@@ -442,6 +497,8 @@ class SaturationProbe:
     rate: float  # offered requests/s
     passed: bool  # scheduled p99 under the SLO and errors under the limit
     point: str  # the probe's load point label
+    #: it failed once and was measured again, the second measurement deciding; left out: measured once
+    remeasured: bool = field(default=False, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import functools
@@ -74,9 +75,25 @@ def record_key(record: object) -> RecordKey | None:
     return None
 
 
+def _fields(value: Any) -> Any:
+    """dataclasses.asdict, less the fields written only when set (schema.WRITTEN_WHEN_SET) that hold their
+    default: a file that does not use them is written as before they existed."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: _fields(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not (f.metadata.get("written_when_set") and getattr(value, f.name) in (None, [], {}, False))
+        }
+    if isinstance(value, (list, tuple)):
+        return [_fields(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _fields(v) for k, v in value.items()}
+    return copy.deepcopy(value)
+
+
 def record_line(record: Any) -> str:
     """One JSON line; secrets masked, non-finite floats as null."""
-    return json.dumps(_clean(mask_fields(type(record), dataclasses.asdict(record))), ensure_ascii=False) + "\n"
+    return json.dumps(_clean(mask_fields(type(record), _fields(record))), ensure_ascii=False) + "\n"
 
 
 class ResultsWriter:

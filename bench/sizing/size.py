@@ -95,6 +95,9 @@ class Probe:
     rate: float  # offered requests/s
     point: LoadPointRecord
     passed: bool
+    # A probe that failed is measured once more before the search moves down (one unlucky probe on a busy
+    # machine capped the saturation rate 33% low): `failed_first` is that first measurement, `point` the second.
+    failed_first: LoadPointRecord | None = None
 
 
 @dataclass
@@ -115,12 +118,17 @@ def saturation_search(
     min_rate: float = 0.01,
 ) -> Saturation:
     """Grow ×`growth` from `start_rate` until a probe fails (or shrink until one passes), then bisect
-    until the failing rate is within `tolerance` of the passing one, or `max_probes` are spent."""
+    until the failing rate is within `tolerance` of the passing one, or `max_probes` are spent. A failing
+    probe is re-measured once (not counted against `max_probes`) and its second measurement decides."""
     probes: list[Probe] = []
 
     def probe(rate: float) -> bool:
         point = measure(rate)
-        probes.append(Probe(rate, point, passes(point, slo, "scheduled")))
+        if passes(point, slo, "scheduled"):
+            probes.append(Probe(rate, point, True))
+        else:
+            again = measure(rate)
+            probes.append(Probe(rate, again, passes(again, slo, "scheduled"), failed_first=point))
         return probes[-1].passed
 
     good: float | None = None
@@ -150,6 +158,12 @@ def saturation_search(
             bad = mid
     chosen = next((p for p in probes if p.rate == good and p.passed), None)
     return Saturation(rate=good, point=chosen.point if chosen else None, first_failure=bad, probes=probes)
+
+
+def remeasured_text(probes: list[Probe]) -> str:
+    """`; re-measured once after failing: 40/s (failed again), 30/s (passed)`, or "" when no probe failed."""
+    again = [f"{p.rate:g}/s ({'passed' if p.passed else 'failed again'})" for p in probes if p.failed_first]
+    return f"; re-measured once after failing: {', '.join(again)}" if again else ""
 
 
 # --- 3. recommendation ------------------------------------------------------------------------------
@@ -230,14 +244,15 @@ def _saturation_line(saturation: Saturation, slo: Slo) -> SizingLine:
         return SizingLine(
             "saturation rate",
             "none",
-            f"no probed rate kept scheduled p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}",
+            f"no probed rate kept scheduled p99 ≤ {slo.p99_ms:g} ms with errors ≤ {slo.max_error_rate:g}"
+            + remeasured_text(saturation.probes),
             [point_label(p.point) for p in saturation.probes],
         )
     bound = (
         f"; {saturation.first_failure:g}/s failed"
         if saturation.first_failure is not None
         else "; no failing rate found within the probe limit (a lower bound)"
-    )
+    ) + remeasured_text(saturation.probes)
     return SizingLine(
         "saturation rate (goodput)",
         f"{saturation.rate:g} requests/s = {texts_per_s(sat_point):.1f} texts/s",

@@ -64,6 +64,8 @@ BAD = [
     ("batch = [-1]", "batch = [-1]", "load #1: --batch '-1'"),
     ("rate = [inf]", "rate = [inf]", "load #1: --rate 'inf'"),
     ("max_inflight = 4", "max_inflight = 4", "load #1: --max-inflight caps the open loop"),
+    ("repeat = 0", "repeat = 0", "load #1: --repeat 0: expected a whole number from 1 to 1,000"),
+    ('\n[gate]\ninconclusive = "maybe"', 'inconclusive = "maybe"', "gate.inconclusive: inconclusive 'maybe'"),
     ('tokenizer = "no-model"', 'tokenizer = "no-model"', "load #1.tokenizer: "),
     ('\n[[load]]\nname = "two"\nendpoints = ["ref"]\nbatch = [0]', "batch = [0]", "load #2: --batch '0'"),
     ('\n[datasets.e]\npath = "missing"', 'path = "missing"', "datasets.e.path: "),

@@ -157,7 +157,8 @@ def test_size_against_real_infinity(infinity_server, tmp_path, monkeypatch, caps
     assert code == 0, stderr
     results = read_results(out / "results.jsonl")
     (sizing,) = results.sizing
-    assert [p.loop for p in results.load_points].count("open") == len(sizing.saturation.probes) >= 1
+    probes = sizing.saturation.probes  # a probe that failed once was measured twice: two open points
+    assert [p.loop for p in results.load_points].count("open") == len(probes) + sum(p.remeasured for p in probes) >= 1
     assert any(p.loop == "burst" for p in results.load_points)
     assert all(p.length == 32 for p in results.load_points)
     assert (out / "report.html").is_file() and "Sizing" in (out / "report.html").read_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -19,6 +20,7 @@ from bench.results.schema import (
     ServerTimes,
     Throughput,
 )
+from bench.results.store import record_line
 from bench.sizing.size import (
     Economics,
     Slo,
@@ -134,6 +136,38 @@ def test_errors_over_the_limit_fail_a_probe_even_under_the_latency_slo():
 
     result = saturation_search(measure, start_rate=5.0, slo=Slo(100.0, max_error_rate=0.001), tolerance=0.02)
     assert 11.7 < result.rate <= 12 < result.first_failure
+
+
+def test_a_failing_probe_is_measured_again_once_and_the_second_measurement_decides():
+    """One unlucky probe (a stall on a busy machine at 20/s) no longer caps the saturation rate; a probe that
+    fails twice still fails, and the recommendation says which probes were re-measured."""
+    calls: list[float] = []
+
+    def measure(rate: float) -> LoadPointRecord:
+        calls.append(rate)
+        p = open_point(rate)
+        if rate == 20.0 and calls.count(20.0) == 1:
+            p.latency_ms.scheduled = _block(5000.0)  # the first measurement at 20/s stalled
+        return p
+
+    slo = Slo(p99_ms=100.0)
+    result = saturation_search(measure, start_rate=5.0, slo=slo, tolerance=0.05)
+    truth = true_saturation(100.0)
+    assert result.rate <= truth < result.first_failure and truth / result.rate - 1 <= 0.05
+    assert calls[:5] == [5.0, 10.0, 20.0, 20.0, 40.0]  # 20/s measured twice, then the search went on up
+    again = [p for p in result.probes if p.failed_first is not None]
+    assert [(p.rate, p.passed) for p in again][0] == (20.0, True)
+    assert (40.0, False) in [(p.rate, p.passed) for p in again]  # really past saturation: fails twice
+    assert calls.count(40.0) == 2
+    line = next(x for x in recommend([], result, slo) if x.setting.startswith("saturation rate"))
+    assert "re-measured once after failing: 20/s (passed), 40/s (failed again)" in line.why
+    # the sizing record's probes say which were re-measured; a probe measured once is written as before
+    from bench.commands.size import _summary
+
+    probes = _summary(result).probes
+    assert [p.remeasured for p in probes] == [p.failed_first is not None for p in result.probes]
+    lines = [json.loads(record_line(p)) for p in probes]
+    assert [line.get("remeasured") for line in lines] == [True if p.remeasured else None for p in probes]
 
 
 def test_unsent_requests_count_as_errors():

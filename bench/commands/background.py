@@ -1,0 +1,231 @@
+"""`quality --background 'EMB@rate=50,200&batch=8'`: quality measured while the load engine drives an open-loop
+stream at one of the run's `-e` endpoints.
+
+Each target runs once per background rate, rate 0 (idle) first, as a target of its own named `NAME@bgRATE`: the
+existing records, report, comparisons (paired, Holm) and `compare` read them unchanged, and the loaded runs are
+compared with the idle one like any two targets. One stream per rate, made by the load engine's own plans and
+worker (`LoadEndpoint.plans`, `run_share` in the load pool, `merge_shares`): it starts before the first target of
+its rate searches (after its warm-up, so every query falls in the measured window) and its `load_point` record is
+written with the last target of that rate. A stream is planned to outlast the searches it covers: its duration is
+at least twice the idle searches' time; a search that still ran past it is said on the console.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from concurrent.futures import Executor, Future
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+from bench.core import values
+from bench.core.errors import UserError
+from bench.core.progress import console
+from bench.core.spec_grammar import parse_options
+from bench.datasets.model import Dataset
+from bench.endpoints.spec import EndpointSpec
+from bench.load.points import PointConfig
+from bench.load.runner import (
+    START_LEAD_S,
+    LoadEndpoint,
+    check_schedule,
+    close_endpoints,
+    load_pool,
+    merge_shares,
+    open_endpoints,
+)
+from bench.load.schedule import Arrival, parse_arrival
+from bench.load.worker import ShareResult, run_share
+from bench.load.workload import DISTINCT_REQUESTS, MAX_SOURCE_TEXTS, Workload, token_counter
+from bench.quality.under_load import loaded_name
+from bench.results.schema import LoadPointRecord, Loop, Op
+from bench.results.store import read_results
+from bench.targets.base import TargetSpec
+
+OPTIONS = ("rate", "batch", "arrival", "duration", "warmup", "timeout", "seed")
+IDLE_MARGIN = 2.0  # a stream lasts at least this many times the idle searches of its rate (searches slow under load)
+
+
+@dataclass(frozen=True)
+class BackgroundSpec:
+    endpoint: str  # the `-e` name the stream is sent to
+    rates: list[float]  # requests/s, 0 (idle) first
+    batch: int = 1
+    arrival: Arrival = Arrival("poisson")
+    min_duration_s: float = 5.0
+    warmup_s: float = 1.0
+    timeout_s: float = 30.0
+    seed: int = 0
+
+
+def parse_background(text: str, saturation: float | None = None) -> BackgroundSpec:
+    """`NAME@rate=50,200&batch=8&arrival=poisson&duration=5s&warmup=1s` -> BackgroundSpec; rate 0 always first.
+    A rate `0.5x` is that fraction of `saturation` (requests/s, from `--background-from`)."""
+    where = f"--background {text!r}"
+    name, at, query = text.partition("@")
+    if not at or not name:
+        raise UserError(f"{where}: expected ENDPOINT@rate=R1,R2[&batch=N&arrival=poisson|constant]")
+    options = parse_options(query, where)
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise UserError(f"{where}: unknown option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})")
+    if "rate" not in options:
+        raise UserError(f"{where}: rate=R1,R2,... is required (requests/s; 0 is the idle run, always measured)")
+    rates = [_rate(r.strip(), saturation, where) for r in options["rate"].split(",") if r.strip()]
+    loaded = [r for r in rates if _float(r) != 0.0]
+    return BackgroundSpec(
+        endpoint=name,
+        rates=[0.0, *values.number_list(f"{where}: rate", ",".join(loaded) or None, values.RATE)],
+        batch=values.number(f"{where}: batch", options.get("batch", "1"), values.TEXTS_PER_REQUEST),
+        arrival=_arrival(options.get("arrival", "poisson"), where),
+        min_duration_s=values.duration(f"{where}: duration", options.get("duration", "5s"), values.SECONDS),
+        warmup_s=values.duration(f"{where}: warmup", options.get("warmup", "1s"), values.WARMUP_SECONDS),
+        timeout_s=values.duration(f"{where}: timeout", options.get("timeout", "30s"), values.TIMEOUT_SECONDS),
+        seed=values.number(f"{where}: seed", options.get("seed", "0"), values.SEED),
+    )
+
+
+def check_background(spec: BackgroundSpec, endpoints: dict[str, EndpointSpec]) -> None:
+    if spec.endpoint not in endpoints:
+        known = ", ".join(endpoints) or "none given"
+        raise UserError(f"--background {spec.endpoint}: no such endpoint (-e NAME=SPEC; given: {known})")
+
+
+def _rate(text: str, saturation: float | None, where: str) -> str:
+    """A rate as text: requests/s as given, or `Fx` as F times the measured saturation rate."""
+    if not text.endswith("x"):
+        return text
+    if saturation is None:
+        raise UserError(f"{where}: rate {text} is a fraction of saturation; give --background-from SIZE_RESULTS")
+    fraction = _float(text[:-1])
+    if fraction is None or not fraction > 0:
+        raise UserError(f"{where}: rate {text}: expected a positive fraction of saturation, as 0.5x")
+    return f"{round(fraction * saturation, 3):g}"
+
+
+def saturation_of(path: Path, endpoint: str) -> float:
+    """The saturation rate `ragbench size` measured for `endpoint` (its sizing record's highest passing rate)."""
+    found = [
+        s.saturation.rate
+        for s in read_results(path).sizing
+        if s.endpoint == endpoint and s.saturation is not None and s.saturation.rate is not None
+    ]
+    if len(found) != 1:
+        what = "no saturation rate" if not found else f"{len(found)} saturation rates (one per length)"
+        raise UserError(f"--background-from {path}: {what} for endpoint {endpoint}; run size for it alone")
+    return found[0]
+
+
+def background_spec(text: str, size_results: Path | None) -> BackgroundSpec:
+    """--background, its fractions of saturation read from --background-from where given."""
+    if size_results is None:
+        return parse_background(text)
+    return parse_background(text, saturation_of(size_results, text.partition("@")[0]))
+
+
+def _float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None  # values.number_list names it
+
+
+def _arrival(text: str, where: str) -> Arrival:
+    if text not in ("poisson", "constant"):
+        raise UserError(f"{where}: arrival={text}: expected poisson or constant")
+    return parse_arrival(text)
+
+
+def expand_targets(specs: list[TargetSpec], rates: list[float]) -> tuple[list[TargetSpec], dict[str, float]]:
+    """Every target once per rate, rate by rate (idle first), and each copy's rate by its name."""
+    pairs = [(replace(s, given_name=loaded_name(s.name, rate)), rate) for rate in rates for s in specs]
+    return [s for s, _ in pairs], {s.name: rate for s, rate in pairs}
+
+
+@contextmanager
+def background_load(
+    spec: BackgroundSpec, endpoints: dict[str, EndpointSpec], dataset: Dataset, rates: dict[str, float]
+) -> Iterator[BackgroundLoad]:
+    """The stream's endpoint opened and asked one request (before the output folder is touched: a dead endpoint
+    is one line, nothing written), the load pool started; both closed at the end, also on error or Ctrl-C."""
+    endpoint_spec = endpoints[spec.endpoint]
+    op = Op.RERANK if endpoint_spec.is_rerank else Op.EMBED
+    opened = open_endpoints([endpoint_spec], op, spec.timeout_s)
+    try:
+        with load_pool(opened, op, 1) as pool:
+            yield BackgroundLoad(spec, opened[0], corpus_workload(dataset), pool, rates)
+    finally:
+        close_endpoints(opened)
+
+
+def corpus_workload(dataset: Dataset) -> Workload:
+    """The stream's texts and queries: the run's own corpus (words counted as tokens)."""
+    count, source_kind = token_counter(None)
+    texts = [d.full_text for d in list(dataset.corpus.values())[:MAX_SOURCE_TEXTS] if d.full_text.strip()]
+    queries = list(dataset.queries.values())[:DISTINCT_REQUESTS] or texts[:DISTINCT_REQUESTS]
+    return Workload(texts, queries, f"{dataset.source} corpus", count, source_kind)
+
+
+@dataclass
+class _Stream:
+    point: PointConfig
+    futures: list[Future[ShareResult]]
+    ends_at: float  # perf_counter of the measured window's intended end
+
+
+class BackgroundLoad:
+    """`around_search` for run_quality: one open-loop stream per background rate, over that rate's targets."""
+
+    def __init__(
+        self, spec: BackgroundSpec, endpoint: LoadEndpoint, workload: Workload, pool: Executor, rates: dict[str, float]
+    ):
+        self.spec, self.endpoint, self.workload, self.pool, self.rates = spec, endpoint, workload, pool, rates
+        self.last = {rate: name for name, rate in rates.items()}  # dict order: the last target of each rate
+        self.idle_s = 0.0  # the idle searches' time: what a stream must outlast
+        self.stream: _Stream | None = None
+
+    @contextmanager
+    def around_search(self, name: str) -> Iterator[list[Any]]:
+        rate = self.rates[name]
+        records: list[Any] = []
+        if self.stream is not None and self.stream.point.rate != rate:  # its last target failed before searching
+            records.append(self._finish(self.stream))
+            self.stream = None
+        if rate > 0 and self.stream is None:
+            self.stream = self._start(rate)
+        started = perf_counter()
+        yield records  # an exception goes on: the pool is stopped by its owner, the stream with it
+        if rate == 0:
+            self.idle_s += perf_counter() - started
+        if self.stream is not None and perf_counter() > self.stream.ends_at:
+            console.print(f"[yellow]--background: {name} searched past the end of its {rate:g}/s stream[/yellow]")
+        if self.stream is not None and self.last[rate] == name:
+            records.append(self._finish(self.stream))
+            self.stream = None
+
+    def _start(self, rate: float) -> _Stream:
+        spec = self.spec
+        point = PointConfig(
+            op=Op.RERANK if self.endpoint.spec.is_rerank else Op.EMBED,
+            loop=Loop.OPEN,
+            batch=spec.batch,
+            rate=rate,
+            arrival=spec.arrival,
+            duration_s=max(spec.min_duration_s, IDLE_MARGIN * self.idle_s),
+            warmup_s=spec.warmup_s,
+            timeout_s=spec.timeout_s,
+            seed=spec.seed + spec.rates.index(rate),
+        )
+        check_schedule([point])
+        start_at = perf_counter() + START_LEAD_S
+        plans = self.endpoint.plans(point, self.workload, start_at)
+        futures = [self.pool.submit(run_share, plan) for plan in plans]
+        time.sleep(max(0.0, start_at + point.warmup_s - perf_counter()))  # the searches start in the measured window
+        return _Stream(point, futures, start_at + point.warmup_s + (point.duration_s or 0.0))
+
+    def _finish(self, stream: _Stream) -> LoadPointRecord:
+        shares = [f.result() for f in stream.futures]
+        return merge_shares(self.endpoint.spec.name, stream.point, shares, self.workload)

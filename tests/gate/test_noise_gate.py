@@ -1,0 +1,166 @@
+"""Gates that know the noise (bench/gate/noise.py, bench/core/resample.py): the interval arithmetic and the
+verdicts, then `compare` on repeated load points in every output."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from bench.core.resample import Interval, mean_interval, ratio_interval, seeded_generator
+from bench.gate import noise
+from bench.load.repeats import intervals, pooled
+from bench.results.schema import PointIntervals, PointRepeat
+from bench.results.store import read_results, record_line
+from tests.gate.helpers import load_point, write_load_results
+from tests.harness.cli import run_cli
+
+
+def rng(name: str = "t") -> np.random.Generator:
+    return seeded_generator(0, name)
+
+
+def test_intervals_are_deterministic_and_hold_the_mean():
+    values = [101.0, 97.0, 103.0, 99.0, 100.0]
+    a, b = mean_interval(values, rng()), mean_interval(values, rng())
+    assert a == b  # the same seed and names: the same interval, bit for bit
+    assert a.low < a.mean < a.high and a.mean == pytest.approx(100.0)
+    assert 97.0 <= a.low and a.high <= 103.0  # a resampled mean never leaves the values' range
+
+
+def test_ratio_interval_resamples_each_side_and_covers_the_true_ratio():
+    """Repeats drawn around 100 and 80 texts/s with 3% noise: the interval of the ratio of means holds 0.8
+    in about 95% of 200 simulated comparisons (percentile bootstrap, 5 repeats a side: somewhat less)."""
+    draws = np.random.default_rng(1)
+    covered = 0
+    for i in range(200):
+        base, cur = draws.normal(100, 3, 5), draws.normal(80, 2.4, 5)
+        r = ratio_interval(base, cur, seeded_generator(0, str(i)), 2000)
+        assert r is not None and r.mean == pytest.approx(cur.mean() / base.mean())
+        covered += r.low <= 0.8 <= r.high
+    assert 0.8 <= covered / 200 <= 1.0
+    assert ratio_interval([0.0, 0.0], [1.0, 2.0], rng()) is None  # no baseline throughput: no ratio
+
+
+@pytest.mark.parametrize(
+    "interval, limit, higher_is_better, expected",
+    [
+        (Interval(0.80, 0.78, 0.82), 0.95, True, noise.FAIL),  # all below the minimum ratio
+        (Interval(1.00, 0.97, 1.03), 0.95, True, noise.PASS),  # all above it
+        (Interval(0.96, 0.90, 1.02), 0.95, True, noise.INCONCLUSIVE),  # straddles it
+        (Interval(1.30, 1.20, 1.40), 1.10, False, noise.FAIL),  # p99 up 20–40% against a 10% limit
+        (Interval(1.02, 0.98, 1.06), 1.10, False, noise.PASS),
+        (Interval(1.08, 1.01, 1.15), 1.10, False, noise.INCONCLUSIVE),
+    ],
+)
+def test_judge_fails_only_past_the_whole_interval(interval, limit, higher_is_better, expected):
+    assert noise.judge(interval, limit, higher_is_better) == expected
+
+
+def test_repeats_needed_scales_with_the_square_of_the_width():
+    # half-width 0.06 at 5 repeats, 0.02 from the limit: 9x the repeats for a third of the width
+    assert noise.repeats_needed(Interval(0.97, 0.91, 1.03), 0.95, 5) == 45
+    assert noise.repeats_needed(Interval(0.95, 0.90, 1.00), 0.95, 5) is None  # on the limit: never
+
+
+def test_an_inconclusive_verdict_says_the_noise_the_target_and_the_repeats():
+    base, cur = [100.0, 108.0, 93.0, 104.0, 96.0], [97.0, 104.0, 91.0, 101.0, 93.0]
+    v = noise.throughput_verdict(base, cur, 0.95, rng(), 4000)
+    assert v is not None and v.verdict == noise.INCONCLUSIVE
+    message = v.message()
+    assert f"A/A spread ±{v.spread:.1%}" in message and "wider than the 5% you ask to detect" in message
+    assert f"{v.needed} repeats would resolve it" in message and v.needed > 5
+    assert noise.throughput_verdict(base, [x * 0.75 for x in cur], 0.95, rng(), 4000).verdict == noise.FAIL
+    assert noise.p99_verdict([20.0, 21.0, 19.0], [20.5, 20.0, 19.5], 0.10, rng(), 4000).verdict == noise.PASS
+
+
+def repeated(texts: list[float], p99: list[float] | None = None):
+    """A load point pooled from repeats with these texts/s (and service p99), as `load --repeat` writes it."""
+    p99 = p99 or [20.0] * len(texts)
+    points = [load_point(texts_per_s=t, p99_ms=p, latencies_us=[int(p * 1000)] * 100) for t, p in zip(texts, p99)]
+    return pooled(points, seed=0, resamples=2000)
+
+
+def test_a_pooled_point_keeps_its_repeats_and_their_intervals():
+    point = repeated([1000.0, 1040.0, 960.0], [20.0, 24.0, 22.0])
+    assert [r.throughput.texts_per_s for r in point.repeats] == [1000.0, 1040.0, 960.0]
+    assert point.requests.sent == 300 and point.duration_s == 30.0
+    assert point.throughput.texts_per_s == pytest.approx(1000.0)  # rates over the summed windows
+    assert point.intervals is not None and point.intervals.latency_ms.service is not None
+    tput = point.intervals.throughput.texts_per_s
+    assert tput.low < tput.mean < tput.high and tput.mean == pytest.approx(1000.0)
+    assert point.intervals.latency_ms.service.p99.mean == pytest.approx(22.0)
+    assert point.intervals.resamples == 2000 and point.intervals.repeats == 3
+    assert intervals(point.repeats, seeded_generator(0, "x"), 2000).throughput.texts_per_s.mean == tput.mean
+
+
+def test_a_pooled_point_reads_back_as_written(tmp_path):
+    """The typed repeats and intervals go through the results file and come back as written (NaN, no tokens/s,
+    is not equal to itself: compared as lines); a point measured once is written without them, as before."""
+    point = repeated([1000.0, 1040.0, 960.0], [20.0, 24.0, 22.0])
+    once = load_point(concurrency=2, texts_per_s=990.0)
+    path = write_load_results(tmp_path / "run", [point, once])
+    read = read_results(path).load_points
+    assert isinstance(read[0].repeats[0], PointRepeat) and isinstance(read[0].intervals, PointIntervals)
+    assert record_line(read[0]) == record_line(point) and read[0].intervals == point.intervals
+    assert read[1].repeats == [] and read[1].intervals is None
+    line = next(x for x in path.read_text().splitlines() if '"load_point"' in x and '"repeats"' not in x)
+    assert '"intervals"' not in line
+
+
+@pytest.fixture
+def compare(monkeypatch, capsys):
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    return lambda *args: run_cli(["compare", *map(str, args)], monkeypatch, capsys)
+
+
+NOISY = [1000.0, 1080.0, 930.0, 1040.0, 960.0]  # ±8%: wider than a 5% gate
+
+
+@pytest.mark.parametrize(
+    "current, policy, code, mark",
+    [
+        ([t * 0.99 for t in NOISY[::-1]], "pass", 0, "inconclusive"),
+        ([t * 0.99 for t in NOISY[::-1]], "fail", 1, "inconclusive"),
+        ([t * 0.70 for t in NOISY], "pass", 1, "fail"),
+    ],
+)
+def test_compare_on_repeats_says_its_verdict_in_every_output(tmp_path, compare, current, policy, code, mark):
+    base = write_load_results(tmp_path / "base", [repeated(NOISY)])
+    cur = write_load_results(tmp_path / "cur", [repeated(current)])
+    outputs = ["--junit", tmp_path / "j.xml", "--summary", tmp_path / "s.md"]
+    got, out, _ = compare(base, cur, "--min-throughput-ratio", "0.95", "--inconclusive", policy, *outputs)
+    assert got == code, out
+    assert "gate ignores noise" not in out
+    junit = ET.parse(tmp_path / "j.xml").getroot()
+    summary = (tmp_path / "s.md").read_text()
+    as_json = json.loads(
+        compare(base, cur, "--min-throughput-ratio", "0.95", "--inconclusive", policy, "--format", "json")[1]
+    )
+    (check,) = as_json["checks"]
+    if mark == "inconclusive":
+        said = f"INCONCLUSIVE, counted as {policy} (--inconclusive {policy})"
+        assert "inconclusive: this runner's noise (A/A spread ±" in out and said in out
+        assert f"1 INCONCLUSIVE (the runner's noise is wider than the change gated; counted as {policy}" in out
+        assert f"**Inconclusive (1 of 1 checks, {said}):**" in summary
+        assert junit.find(".//testcase/properties/property[@name='inconclusive']").get("value") == said
+        assert (junit.find(".//failure") is not None) == (policy == "fail")
+        assert check["inconclusive"] == said and as_json["inconclusive"] == {"checks": 1, "counted_as": policy}
+        assert check["figures"]["noise"][0]["verdict"] == "inconclusive"
+    else:
+        assert "the whole interval is past the limit ×0.95" in out and "INCONCLUSIVE" not in out
+        assert junit.find(".//failure").get("type") == "regression"
+        assert check["figures"]["noise"][0]["verdict"] == "fail" and as_json["inconclusive"]["checks"] == 0
+
+
+def test_without_repeats_on_both_sides_the_gate_is_as_before_and_says_it_ignores_noise(tmp_path, compare):
+    base = write_load_results(tmp_path / "base", [repeated(NOISY)])
+    cur = write_load_results(tmp_path / "cur", [load_point(texts_per_s=940.0)])  # measured once
+    code, out, _ = compare(base, cur, "--min-throughput-ratio", "0.95")
+    # the pooled baseline (1002 texts/s) against one run: ×0.938 < 0.95 fails, noise or not
+    assert code == 1 and "(×0.938)" in out
+    assert "!! 1 load point(s) gated on one run against one run: the gate ignores noise" in out
+    code, out, _ = compare(base, cur)  # nothing gated on throughput: nothing to warn about
+    assert code == 0 and "ignores noise" not in out

@@ -71,6 +71,39 @@ Resume = Annotated[
         help="Continue the interrupted run in this folder (same options): finished targets and queries are kept.",
     ),
 ]
+Endpoints = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--endpoint",
+        "-e",
+        help=(
+            "NAME=SPEC, as for identity and load (tei@URL, openai@URL?model=M, reference, tei-rerank@URL, "
+            "cohere@URL, reference-rerank?model=PATH); targets name it: dense?embedder=NAME, "
+            "bm25+rerank?reranker=NAME. Repeat."
+        ),
+    ),
+]
+NoCache = Annotated[
+    bool, typer.Option("--no-cache", help="Embed every text again: no embedding cache read or written.")
+]
+Background = Annotated[
+    str | None,
+    typer.Option(
+        "--background",
+        help=(
+            "ENDPOINT@rate=R1,R2[&batch=N&arrival=poisson|constant&duration=5s&warmup=1s]: every target "
+            "again while an open-loop stream of the corpus' texts runs at the -e endpoint ENDPOINT, one rate "
+            "at a time (rate 0, idle, first); targets are named NAME@bgRATE."
+        ),
+    ),
+]
+BackgroundFrom = Annotated[
+    Path | None,
+    typer.Option(
+        "--background-from",
+        help="A `ragbench size` results file: --background rates such as 0.5x,0.9x are fractions of its saturation.",
+    ),
+]
 
 
 @app.command()
@@ -90,56 +123,20 @@ def quality(
     generate: Generate = None,
     overwrite: Overwrite = False,
     resume: Resume = None,
-    endpoint: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--endpoint",
-            "-e",
-            help=(
-                "NAME=SPEC, as for identity and load (tei@URL, openai@URL?model=M, reference, tei-rerank@URL, "
-                "cohere@URL, reference-rerank?model=PATH); targets name it: dense?embedder=NAME, "
-                "bm25+rerank?reranker=NAME. Repeat."
-            ),
-        ),
-    ] = None,
-    no_cache: Annotated[
-        bool,
-        typer.Option("--no-cache", help="Embed every text again: no embedding cache read or written."),
-    ] = False,
-    background: Annotated[
-        str | None,
-        typer.Option(
-            "--background",
-            help=(
-                "ENDPOINT@rate=R1,R2[&batch=N&arrival=poisson|constant&duration=5s&warmup=1s]: every target "
-                "again while an open-loop stream of the corpus' texts runs at the -e endpoint ENDPOINT, one rate "
-                "at a time (rate 0, idle, first); targets are named NAME@bgRATE."
-            ),
-        ),
-    ] = None,
-    background_from: Annotated[
-        Path | None,
-        typer.Option(
-            "--background-from",
-            help="A `ragbench size` results file: --background rates such as 0.5x,0.9x are fractions of its "
-            "saturation.",
-        ),
-    ] = None,
+    endpoint: Endpoints = None,
+    no_cache: NoCache = False,
+    background: Background = None,
+    background_from: BackgroundFrom = None,
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
     from bench.commands.quality import QualityRequest
-    from bench.core.errors import UserError
 
-    if resume is not None and out is not None and out != resume:
-        raise UserError(f"--resume {resume} writes into that folder; drop --out {out}")
-    if resume is not None and overwrite:
-        raise UserError("--resume continues a run, --overwrite replaces it: give one of them")
     _run_and_summarise(
         QualityRequest(
             dataset=dataset,
             split=split,
             targets=target,
-            out=resume or out or Path("reports/quality"),
+            out=_out_folder(out, resume, overwrite),
             resume=resume is not None,
             measures=measure,
             depth=depth,
@@ -157,6 +154,17 @@ def quality(
             background_from=background_from,
         )
     )
+
+
+def _out_folder(out: Path | None, resume: Path | None, overwrite: bool) -> Path:
+    """Where quality writes: the --resume folder, else --out, else reports/quality."""
+    from bench.core.errors import UserError
+
+    if resume is not None and out is not None and out != resume:
+        raise UserError(f"--resume {resume} writes into that folder; drop --out {out}")
+    if resume is not None and overwrite:
+        raise UserError("--resume continues a run, --overwrite replaces it: give one of them")
+    return resume or out or Path("reports/quality")
 
 
 @app.command()

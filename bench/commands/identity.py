@@ -53,11 +53,11 @@ def check_identity(command: IdentityCommand) -> list[EndpointSpec]:
 
 def identity_command(command: IdentityCommand, say: Callable[[str], None] = print) -> IdentityResult:
     specs = check_identity(command)
-    inputs = (
-        from_texts(command.texts, command.limit)
-        if command.texts is not None
-        else from_dataset(command.dataset, command.limit)
-    )
+    if command.texts is not None:
+        inputs = from_texts(command.texts, command.limit)
+    else:
+        assert command.dataset is not None  # check_identity: exactly one of the two
+        inputs = from_dataset(command.dataset, command.limit)
     request = IdentityRequest(
         specs, inputs, reference=command.reference, dtype=command.dtype, tokenizer=command.tokenizer
     )

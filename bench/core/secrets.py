@@ -8,20 +8,34 @@ Two rules, both applied by `mask`:
   (`register_secret`), wherever it appears, e.g. echoed back in a server's error body, and every form a
   secret takes on the way (percent-encoded in a URL, escaped in JSON; the HTTP layer registers what it
   sends, such as the base64 of `user:password` in `Authorization: Basic`).
+Data adds one rule per kind: in free-form dicts (headers, params, a server's settings) a value under a
+secret-looking key is masked whole (`mask_data`); a typed record's own fields are masked by value, and whole
+only where the field is marked `SECRET` (`mask_fields`): a figure named `flops_per_token` is not a token.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
+import functools
 import html
 import json
 import os
 import re
+import types
+import typing
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, quote_plus
 
 MASK = "***"
+
+# A typed record's field metadata (`field(metadata=SECRET)`), read by `mask_fields`. Unmarked fields are masked by
+# value. VERBATIM: identifiers and figures copied as they are, since masking could change them (HDR encodings are
+# base64, which a registered secret's base64 form could match).
+SECRET = {"mask": "secret"}
+VERBATIM = {"mask": "verbatim"}
 
 # Parameter / field names that hold secrets (matched as whole names, case-insensitive). Not `tokens`:
 # that names counts (prompt_tokens), which are figures.
@@ -133,6 +147,51 @@ def mask_data(value: Any) -> Any:
     if isinstance(value, str):
         return mask(value)
     return value
+
+
+def mask_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """A typed record's fields (`dataclasses.asdict`, or a line read back) with secrets masked: a field marked
+    SECRET whole, a VERBATIM one not at all, a nested block by its own fields, every other value by `mask_data`
+    (strings by value and shape; dicts, whose keys no schema declares, also by key name). Keys `cls` does not
+    declare (a newer writer's) are free-form too."""
+    maskers = _field_maskers(cls)
+    # VERBATIM fields go last, where the writer has always put them: a record is written as the same line.
+    kept = {k: v for k, v in data.items() if maskers.get(k) is _as_is}
+    return {**{k: maskers.get(k, mask_data)(v) for k, v in data.items() if k not in kept}, **kept}
+
+
+@functools.cache
+def _field_maskers(cls: type) -> dict[str, Callable[[Any], Any]]:
+    hints = typing.get_type_hints(cls)
+    maskers: dict[str, Callable[[Any], Any]] = {}
+    for f in dataclasses.fields(cls):
+        rule = f.metadata.get("mask")
+        maskers[f.name] = (
+            _masked_secret if rule == "secret" else _as_is if rule == "verbatim" else _masker(hints[f.name])
+        )
+    return maskers
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def _masker(hint: Any) -> Callable[[Any], Any]:
+    """How a field of type `hint` is masked; a value of another shape (a hand-edited file) goes to `mask_data`."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        block = hint
+        return lambda value: mask_fields(block, value) if isinstance(value, dict) else mask_data(value)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        return _masker(inner[0]) if len(inner) == 1 else mask_data
+    if origin is list and args:
+        item = _masker(args[0])
+        return lambda value: [item(v) for v in value] if isinstance(value, list) else mask_data(value)
+    if origin is dict and len(args) == 2 and dataclasses.is_dataclass(args[1]):
+        entry = _masker(args[1])
+        return lambda value: {k: entry(v) for k, v in value.items()} if isinstance(value, dict) else mask_data(value)
+    return mask_data
 
 
 class MaskedStream:

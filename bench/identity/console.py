@@ -60,8 +60,7 @@ def _embed_lines(pairs: list[IdentityEmbedPairRecord], endpoints: list[IdentityE
         lines.append(
             "    by tokens: "
             + " | ".join(
-                f"{b['tokens']}: {b['texts']} texts, mean {b['cosine_mean']:.5f}, min {b['cosine_min']:.5f}, "
-                f"{b['failing']} failing"
+                f"{b.tokens}: {b.texts} texts, mean {b.cosine_mean:.5f}, min {b.cosine_min:.5f}, {b.failing} failing"
                 for b in p.by_token_length
             )
         )
@@ -70,9 +69,7 @@ def _embed_lines(pairs: list[IdentityEmbedPairRecord], endpoints: list[IdentityE
             continue
         lines += _causes(p)
         for w in p.worst[:3]:
-            lines.append(
-                f"    worst #{w['index']} ({w['tokens']} tokens) cosine {w['cosine']:.5f}: {_cut(str(w['text']))!r}"
-            )
+            lines.append(f"    worst #{w.index} ({w.tokens} tokens) cosine {w.cosine:.5f}: {_cut(w.text)!r}")
     lines.append("  batch invariance (a text alone vs inside a batch):")
     for e in endpoints:
         if e.batch_verdict is not None:

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -21,14 +22,23 @@ from bench.identity.thresholds import (
     INSUFFICIENT,
     PASS,
     THRESHOLDS,
-    Judged,
     Thresholds,
+    judged,
     normalise_dtype,
     overall_verdict,
     pair_dtype,
 )
 from bench.identity.vectors import TOP_K, batch_invariance, stream_vectors, top10_overlap
-from bench.results.schema import IDENTITY_DOCUMENT, Cause, IdentityRerankPairRecord, Verdict
+from bench.results.schema import (
+    IDENTITY_DOCUMENT,
+    Cause,
+    IdentityEmbedPairRecord,
+    IdentityRerankPairRecord,
+    NormRange,
+    TokenLengthBucket,
+    Verdict,
+    WorstText,
+)
 
 BATCH_SAMPLE = 8
 WORST = 5
@@ -49,44 +59,33 @@ class IdentityRequest:
 
 
 @dataclass
-class EmbedPair(Judged):
-    a: str
-    b: str
-    thresholds: Thresholds
-    n: int
-    dims: dict[str, int]
-    cosine_min: float
-    cosine_p01: float
-    cosine_mean: float
-    max_abs_diff: float
-    max_norm_diff: float
-    norms: dict[str, dict[str, float]]
-    top10_overlap: float | None  # None: too few texts for the neighbour check
-    buckets: list[dict[str, object]]
-    worst: list[dict[str, object]]
-    failures: list[str] = field(default_factory=list)
-    insufficient: list[str] = field(default_factory=list)
-    causes: list[Cause] = field(default_factory=list)
+class BatchInvariance:
+    """One embedding endpoint: a text alone vs the same text inside a batch."""
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "a": self.a,
-            "b": self.b,
-            "dtype": self.thresholds.dtype,
-            "texts": self.n,
-            "dims": self.dims,
-            "cosine": {"min": self.cosine_min, "p01": self.cosine_p01, "mean": self.cosine_mean},
-            "max_abs_diff": self.max_abs_diff,
-            "max_norm_diff": self.max_norm_diff,
-            "norms": self.norms,
-            "top10_overlap": self.top10_overlap,
-            "by_token_length": self.buckets,
-            "worst": self.worst,
-            "verdict": self.verdict,
-            "failures": self.failures,
-            "insufficient": self.insufficient,
-            "causes": [asdict(c) for c in self.causes],
-        }
+    texts: int
+    min_cosine: float
+    threshold: float
+    verdict: Verdict
+    seconds: float
+
+
+@dataclass
+class TopNCheck:
+    """One reranker: were no more than `top_n` results returned when asked."""
+
+    queries: int
+    top_n_requested: int
+    top_n_returned: int
+    top_n_honoured: bool
+
+
+@dataclass
+class IdentityTimings:
+    total_s: float = 0.0
+    endpoint_s: dict[str, float] = field(default_factory=dict)  # time spent waiting on each endpoint
+    diagnosis_s: float = 0.0  # probing failed pairs
+    # everything but waiting on endpoints and probing failed pairs (tokenizing, comparing, neighbours, report)
+    suite_s: float = 0.0
 
 
 @dataclass
@@ -96,19 +95,19 @@ class IdentityResult:
     texts: int
     queries: int
     token_lengths: str  # "tokenizer <path>" or "words (no tokenizer)"
-    embed_pairs: list[EmbedPair]
-    batch_invariance: dict[str, dict[str, object]]
-    rerankers: dict[str, dict[str, object]]
+    embed_pairs: list[IdentityEmbedPairRecord]
+    batch_invariance: dict[str, BatchInvariance]
+    rerankers: dict[str, TopNCheck]
     rerank_pairs: list[IdentityRerankPairRecord]
-    timings: dict[str, object]
+    timings: IdentityTimings = field(default_factory=IdentityTimings)
 
     @property
     def verdict(self) -> Verdict:
         return overall_verdict(
             [p.verdict for p in self.embed_pairs]
             + [p.verdict for p in self.rerank_pairs]
-            + [Verdict(str(b["verdict"])) for b in self.batch_invariance.values()]
-            + [PASS if r["top_n_honoured"] else FAIL for r in self.rerankers.values()]
+            + [b.verdict for b in self.batch_invariance.values()]
+            + [PASS if r.top_n_honoured else FAIL for r in self.rerankers.values()]
         )
 
     @property
@@ -116,6 +115,7 @@ class IdentityResult:
         return self.verdict == PASS
 
     def to_dict(self) -> dict[str, object]:
+        """The JSON document (`--out FILE.json`, the format before results.jsonl)."""
         return {
             "schema": IDENTITY_DOCUMENT,
             "version": 1,
@@ -125,13 +125,24 @@ class IdentityResult:
             "queries": self.queries,
             "token_lengths": self.token_lengths,
             "endpoints": self.endpoints,
-            "thresholds": {p.thresholds.dtype: p.thresholds.to_dict() for p in self.embed_pairs},
-            "embed_pairs": [p.to_dict() for p in self.embed_pairs],
-            "batch_invariance": self.batch_invariance,
-            "rerankers": self.rerankers,
+            "thresholds": {p.dtype: {"dtype": p.dtype, **p.thresholds} for p in self.embed_pairs},
+            "embed_pairs": [_embed_document(p) for p in self.embed_pairs],
+            "batch_invariance": {name: asdict(b) for name, b in self.batch_invariance.items()},
+            "rerankers": {name: asdict(r) for name, r in self.rerankers.items()},
             "rerank_pairs": [_rerank_document(p) for p in self.rerank_pairs],
-            "timings": self.timings,
+            "timings": asdict(self.timings),
         }
+
+
+def _embed_document(pair: IdentityEmbedPairRecord) -> dict[str, Any]:
+    """An embedding pair as the JSON document has it: the cosine figures in one block, no thresholds or record."""
+    document: dict[str, Any] = {}
+    for key, value in asdict(pair).items():
+        if key == "cosine_min":
+            document["cosine"] = {"min": pair.cosine_min, "p01": pair.cosine_p01, "mean": pair.cosine_mean}
+        elif key not in ("cosine_p01", "cosine_mean", "thresholds", "record"):
+            document[key] = value
+    return document
 
 
 def _rerank_document(pair: IdentityRerankPairRecord) -> dict[str, object]:
@@ -165,7 +176,7 @@ def _tokenizer(request: IdentityRequest) -> Tokenizer | None:
     return None
 
 
-def _buckets(cosine: np.ndarray, lengths: np.ndarray, minimum: float) -> list[dict[str, object]]:
+def _buckets(cosine: np.ndarray, lengths: np.ndarray, minimum: float) -> list[TokenLengthBucket]:
     rows = []
     for low, high in BUCKETS:
         mask = (lengths >= low) & ((lengths <= high) if high is not None else True)
@@ -173,13 +184,13 @@ def _buckets(cosine: np.ndarray, lengths: np.ndarray, minimum: float) -> list[di
             continue
         values = cosine[mask]
         rows.append(
-            {
-                "tokens": f"{low}-{high}" if high is not None else f"{low}+",
-                "texts": int(mask.sum()),
-                "cosine_mean": float(values.mean()),
-                "cosine_min": float(values.min()),
-                "failing": int((values < minimum).sum()),
-            }
+            TokenLengthBucket(
+                tokens=f"{low}-{high}" if high is not None else f"{low}+",
+                texts=int(mask.sum()),
+                cosine_mean=float(values.mean()),
+                cosine_min=float(values.min()),
+                failing=int((values < minimum).sum()),
+            )
         )
     return rows
 
@@ -239,7 +250,6 @@ def compare_endpoints(
         batch_invariance={},
         rerankers={},
         rerank_pairs=[],
-        timings={},
     )
     endpoint_s: dict[str, float] = {}
     diagnosis_s = 0.0
@@ -253,13 +263,7 @@ def compare_endpoints(
         {"name": n, **_safe(e.describe, {"kind": getattr(e, "kind", "?")})} for n, e in endpoints.items()
     ]
     total = time.perf_counter() - started
-    # suite_s: everything but waiting on endpoints and probing failed pairs (tokenizing, comparing, neighbours, report).
-    report.timings = {
-        "total_s": total,
-        "endpoint_s": endpoint_s,
-        "diagnosis_s": diagnosis_s,
-        "suite_s": total - sum(endpoint_s.values()) - diagnosis_s,
-    }
+    report.timings = IdentityTimings(total, endpoint_s, diagnosis_s, total - sum(endpoint_s.values()) - diagnosis_s)
     return report
 
 
@@ -299,13 +303,9 @@ def _embed_identity(
         worst = min(found.values()) if found else 1.0
         # One text is a batch of one: "alone" and "inside a batch" are the same request.
         verdict = INSUFFICIENT if len(inputs.texts) < 2 else PASS if worst >= thresholds.batch_min_cosine else FAIL
-        report.batch_invariance[embedder.name] = {
-            "texts": len(found),
-            "min_cosine": worst,
-            "threshold": thresholds.batch_min_cosine,
-            "verdict": verdict,
-            "seconds": record.seconds - before,
-        }
+        report.batch_invariance[embedder.name] = BatchInvariance(
+            len(found), worst, thresholds.batch_min_cosine, verdict, record.seconds - before
+        )
     for name, record in run.endpoints.items():
         endpoint_s[name] = record.seconds
     return diagnosis_s
@@ -313,46 +313,49 @@ def _embed_identity(
 
 def _embed_pair(
     pair, a, b, thresholds: Thresholds, lengths: np.ndarray, texts: list[str], candidates: int
-) -> EmbedPair:
+) -> IdentityEmbedPairRecord:
     cosine = pair.cosine
-    norm_diff = float(np.abs(a.norms - b.norms).max())
     order = np.argsort(cosine, kind="stable")[:WORST]
-    result = EmbedPair(
+    overlap = top10_overlap(a.topk, b.topk) if candidates >= MIN_NEIGHBOUR_CANDIDATES else None
+    result = IdentityEmbedPairRecord(
         a=pair.a,
         b=pair.b,
-        thresholds=thresholds,
-        n=len(cosine),
+        dtype=thresholds.dtype,
+        thresholds=thresholds.limits(),
+        texts=len(cosine),
         dims={pair.a: a.dim, pair.b: b.dim},
         cosine_min=float(cosine.min()),
         cosine_p01=float(np.percentile(cosine, 1)),
         cosine_mean=float(cosine.mean()),
         max_abs_diff=float(pair.max_abs.max()),
-        max_norm_diff=norm_diff,
-        norms={
-            e.name: {"min": float(e.norms.min()), "mean": float(e.norms.mean()), "max": float(e.norms.max())}
-            for e in (a, b)
-        },
-        top10_overlap=top10_overlap(a.topk, b.topk) if candidates >= MIN_NEIGHBOUR_CANDIDATES else None,
-        buckets=_buckets(cosine, lengths, thresholds.min_cosine),
+        max_norm_diff=float(np.abs(a.norms - b.norms).max()),
+        norms={e.name: NormRange(float(e.norms.min()), float(e.norms.mean()), float(e.norms.max())) for e in (a, b)},
+        top10_overlap=overlap,
+        by_token_length=_buckets(cosine, lengths, thresholds.min_cosine),
         worst=[
-            {
-                "index": int(i),
-                "tokens": int(lengths[i]),
-                "cosine": float(cosine[i]),
-                "max_abs_diff": float(pair.max_abs[i]),
-                "text": texts[i][:160],
-            }
-            for i in order
+            WorstText(int(i), int(lengths[i]), float(cosine[i]), float(pair.max_abs[i]), texts[i][:160]) for i in order
         ],
+        verdict=PASS,
+        failures=[],
+        insufficient=[],
+        causes=[],
     )
-    if a.dim != b.dim:
-        result.failures.append(f"dimensions differ: {a.dim} vs {b.dim}")
+    _judge_embed_pair(result, a.dim, b.dim, thresholds, candidates)
+    return result
+
+
+def _judge_embed_pair(
+    result: IdentityEmbedPairRecord, dim_a: int, dim_b: int, thresholds: Thresholds, candidates: int
+) -> None:
+    """The pair's failures, checks without enough data, and its verdict from them."""
+    if dim_a != dim_b:
+        result.failures.append(f"dimensions differ: {dim_a} vs {dim_b}")
     if result.cosine_min < thresholds.min_cosine:
         result.failures.append(f"min cosine {result.cosine_min:.6f} < {thresholds.min_cosine}")
     if result.cosine_mean < thresholds.mean_cosine:
         result.failures.append(f"mean cosine {result.cosine_mean:.6f} < {thresholds.mean_cosine}")
-    if norm_diff > thresholds.max_norm_diff:
-        result.failures.append(f"norms differ by up to {norm_diff:.3g} > {thresholds.max_norm_diff:g}")
+    if result.max_norm_diff > thresholds.max_norm_diff:
+        result.failures.append(f"norms differ by up to {result.max_norm_diff:.3g} > {thresholds.max_norm_diff:g}")
     if result.top10_overlap is None:
         result.insufficient.append(
             f"top-10 neighbour overlap: {candidates} candidate texts per query, "
@@ -360,11 +363,11 @@ def _embed_pair(
         )
     elif result.top10_overlap < thresholds.min_top10_overlap:
         result.failures.append(f"top-10 neighbour overlap {result.top10_overlap:.3f} < {thresholds.min_top10_overlap}")
-    return result
+    result.verdict = judged(result.failures, result.insufficient)
 
 
 def _embed_causes(
-    result: EmbedPair,
+    result: IdentityEmbedPairRecord,
     pair,
     a,
     b,
@@ -402,12 +405,7 @@ def _rerank_identity(
     dtypes = {r.name: _safe(r.dtype, None) for r in rerankers}
     for name, run in runs.items():
         endpoint_s[name] = run.seconds
-        report.rerankers[name] = {
-            "queries": len(tasks),
-            "top_n_requested": TOP_N_PROBE,
-            "top_n_returned": run.top_n_returned,
-            "top_n_honoured": run.top_n_honoured,
-        }
+        report.rerankers[name] = TopNCheck(len(tasks), TOP_N_PROBE, run.top_n_returned, run.top_n_honoured)
     by_name = {r.name: r for r in rerankers}
     for a, b in _pairs(list(by_name), request.reference if request.reference in by_name else None):
         thresholds = THRESHOLDS[forced or pair_dtype(dtypes[a], dtypes[b])]

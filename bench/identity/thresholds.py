@@ -52,21 +52,6 @@ def judged(failures: list[str], insufficient: list[str]) -> Verdict:
     return FAIL if failures else INSUFFICIENT if insufficient else PASS
 
 
-class Judged:
-    """A compared pair's verdict from its `failures` and `insufficient` lists (fields of the dataclass)."""
-
-    failures: list[str]
-    insufficient: list[str]  # checks that had too little data to judge
-
-    @property
-    def verdict(self) -> Verdict:
-        return judged(self.failures, self.insufficient)
-
-    @property
-    def passed(self) -> bool:
-        return self.verdict == PASS
-
-
 _ALIASES = {
     "fp32": "float32",
     "f32": "float32",

@@ -136,6 +136,7 @@ def _compare_chunk(
         record.dim = v.shape[1]
         stop = start + len(v)
         record.norms[start:stop] = np.linalg.norm(v, axis=1)
+        assert record.topk is not None  # stream_vectors sets it from the queries before any text
         record.topk.update(unit(v), start)
         for i in wanted.intersection(range(start, stop)):
             record.sample[i] = v[i - start].copy()

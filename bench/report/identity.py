@@ -9,6 +9,7 @@ from pathlib import Path
 from bench.report.page import Rows, html_figure, html_table, md_figure, md_table
 from bench.report.plots import identity_length_plot
 from bench.report.quality_tables import fmt
+from bench.results.schema import IdentityEmbedPairRecord
 from bench.results.store import Results
 
 
@@ -53,11 +54,11 @@ def _length_rows(results: Results) -> Rows:
     rows = [
         [
             f"{p.a} ~ {p.b}",
-            str(b["tokens"]),
-            str(b["texts"]),
-            fmt(b["cosine_mean"], 6),
-            fmt(b["cosine_min"], 6),
-            str(b["failing"]),
+            b.tokens,
+            str(b.texts),
+            fmt(b.cosine_mean, 6),
+            fmt(b.cosine_min, 6),
+            str(b.failing),
         ]
         for p in results.of("identity_embed_pair")
         for b in p.by_token_length
@@ -91,11 +92,11 @@ def _findings(results: Results) -> list[str]:
             continue
         lines += [f"{p.a} ~ {p.b} failed: {failure}" for failure in p.failures]
         lines += [f"{p.a} ~ {p.b} cause [{c.code}]: {c.detail} — fix: {c.fix}" for c in p.causes]
-        lines += [
-            f"{p.a} ~ {p.b} worst text #{w['index']} ({w['tokens']} tokens), cosine {w['cosine']:.5f}: "
-            f"{str(w['text'])[:100]!r}"
-            for w in getattr(p, "worst", [])[:3]
-        ]
+        if isinstance(p, IdentityEmbedPairRecord):
+            lines += [
+                f"{p.a} ~ {p.b} worst text #{w.index} ({w.tokens} tokens), cosine {w.cosine:.5f}: {w.text[:100]!r}"
+                for w in p.worst[:3]
+            ]
     return lines
 
 

@@ -33,7 +33,7 @@ def metrics_plot(results: Results, path: Path) -> Path | None:
     )
     colors = plt.cm.tab10(np.arange(len(targets)) % 10)
     for ax, measure in zip(axes[0], measures):
-        records = [results.metric(t, measure) for t in targets]
+        records = [m for t in targets if (m := results.metric(t, measure)) is not None]  # each is (targets)
         means = np.array([r.mean for r in records])
         low = means - np.array([r.ci_low for r in records])
         high = np.array([r.ci_high for r in records]) - means
@@ -52,16 +52,17 @@ def metrics_plot(results: Results, path: Path) -> Path | None:
 def differences_plot(results: Results, measure: str, path: Path) -> Path | None:
     """Per-query differences (b − a) for every pair, sorted: where one target wins and loses."""
     pairs = [
-        (c.a, c.b)
+        (c.a, c.b, ma.per_query, mb.per_query)
         for c in results.comparisons
-        if c.measure == measure and results.metric(c.a, measure) and results.metric(c.b, measure)
+        if c.measure == measure
+        and (ma := results.metric(c.a, measure)) is not None
+        and (mb := results.metric(c.b, measure)) is not None
     ]
     if not pairs:
         return None
     fig, axes = plt.subplots(len(pairs), 1, figsize=(8, 2.0 * len(pairs) + 0.6), squeeze=False)
     label = results.header.measure_labels.get(measure, measure)
-    for ax, (a, b) in zip(axes[:, 0], pairs):
-        va, vb = results.metric(a, measure).per_query, results.metric(b, measure).per_query
+    for ax, (a, b, va, vb) in zip(axes[:, 0], pairs):
         diff = np.sort(np.array([vb[q] - va[q] for q in va]))
         x = np.arange(diff.size)
         ax.bar(x, diff, width=1.0, color=np.where(diff >= 0, "#2a9d8f", "#e76f51"))
@@ -80,10 +81,10 @@ def identity_length_plot(results: Results, path: Path) -> Path | None:
     if not pairs:
         return None
     fig, ax = plt.subplots(figsize=(8, 3.2))
-    buckets = list(dict.fromkeys(b["tokens"] for p in pairs for b in p.by_token_length))
+    buckets = list(dict.fromkeys(b.tokens for p in pairs for b in p.by_token_length))
     width = 0.8 / len(pairs)
     for i, p in enumerate(pairs):
-        by = {b["tokens"]: b["cosine_min"] for b in p.by_token_length}
+        by = {b.tokens: b.cosine_min for b in p.by_token_length}
         xs = [j + i * width for j, name in enumerate(buckets) if name in by]
         bars = ax.bar(xs, [by[name] for name in buckets if name in by], width=width, label=f"{p.a} ~ {p.b}")
         ax.hlines(
@@ -97,7 +98,7 @@ def identity_length_plot(results: Results, path: Path) -> Path | None:
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(buckets))], buckets)
     ax.set_xlabel("text length (tokens)")
     ax.set_ylabel("min cosine")
-    low = min(min(b["cosine_min"] for b in p.by_token_length) for p in pairs)
+    low = min(min(b.cosine_min for b in p.by_token_length) for p in pairs)
     ax.set_ylim(min(low, 0.99) - 0.005, 1.0005)
     ax.legend(fontsize=8, loc="lower left")
     ax.set_title("Agreement by text length (dashed: the pair's min-cosine threshold)", fontsize=9)

@@ -141,9 +141,15 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
     if rows:
         parts += ["## Reranker gain", "", RERANK_GAIN_NOTE, "", _table(header, rows), ""]
     parts += ["## Cost and anomalies", "", _table(*cost_rows(results)), ""]
-    parts += ["## Target configuration", ""]
+    parts += ["## Target configuration", "", *_configuration_lines(results)]
+    return "\n".join(parts)  # bench.report masks the whole file
+
+
+def _configuration_lines(results: Results) -> list[str]:
+    """Per target its one-line summary and its configuration as JSON."""
+    lines: list[str] = []
     for t in results.targets:
-        parts += [
+        lines += [
             f"### {t.name}",
             "",
             target_line(t),
@@ -153,4 +159,4 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
             "```",
             "",
         ]
-    return "\n".join(parts)  # bench.report masks the whole file
+    return lines

@@ -15,6 +15,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
 from bench.load.points import (  # noqa: E402
     p99_ms,
@@ -51,7 +52,7 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
         series = sorted((p for p in closed if p.batch == batch), key=lambda p: p.concurrency or 0)
         ax.plot(
             [texts_per_s(p) for p in series],
-            [p99_ms(p, "service") for p in series],
+            np.array([p99_ms(p, "service") for p in series], dtype=float),  # each set (closed)
             "o-",
             alpha=0.5,
             label=f"closed loop, batch {batch} (service p99)",
@@ -63,7 +64,7 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
         if chosen:
             ax.plot(
                 [texts_per_s(p) for p in chosen],
-                [p99_ms(p, "scheduled") for p in chosen],
+                np.array([p99_ms(p, "scheduled") for p in chosen], dtype=float),  # each set (probes)
                 marker,
                 markersize=8,
                 color="tab:green" if good else "tab:red",

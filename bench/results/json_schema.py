@@ -5,7 +5,8 @@
 A small generator rather than pydantic's TypeAdapter: it knows the writer's conventions (a float that is
 not finite is written as null; every field is written, defaults included, but those written only when set;
 `record`, `schema` and `version` are constants) and takes each field's description from its comment in
-schema.py, with no dependency beyond the standard library. tests/test_schema.py fails when the committed copy is stale.
+schema.py, with no dependency beyond the standard library. tests/report/test_schema.py fails when the committed
+copy is stale.
 """
 
 from __future__ import annotations

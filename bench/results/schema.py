@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import Any
 
 from bench.core.resample import Interval  # a mean and its interval: a block of load_point's intervals
+from bench.core.secrets import VERBATIM
 
 # A field added after version 2 that the writer leaves out while it holds its default (None, [], {} or False), so that
 # a file which does not use it reads and writes back exactly as before (tests/results/v2); the schema does not
@@ -89,7 +90,7 @@ class TargetRecord:
 @dataclass
 class QueryRecord:
     target: str
-    qid: str
+    qid: str = field(metadata=VERBATIM)
     latency_ms: float | None  # None: ranked in a batch with the others (local engines), no time of its own
     hits: int
     error: str | None = None
@@ -111,7 +112,7 @@ class MetricRecord:
     ci_low: float  # 95% bootstrap percentile interval of the mean over queries
     ci_high: float
     queries: int
-    per_query: dict[str, float]
+    per_query: dict[str, float] = field(metadata=VERBATIM)  # qid -> score
     relevance: str = "qrels"  # qrels | answers (containment in returned texts) | generated (answers scored)
     record: str = "metrics"
 
@@ -176,22 +177,55 @@ class Cause:
 
 
 @dataclass
+class TokenLengthBucket:
+    """How closely a pair agrees on the texts of one token-length range."""
+
+    tokens: str  # the range: 0-128, 129-256, 257-512, 513+
+    texts: int
+    cosine_mean: float
+    cosine_min: float
+    failing: int  # texts under the pair's min cosine
+
+
+@dataclass
+class WorstText:
+    """One of the texts a pair agrees on least."""
+
+    index: int  # its position in the input texts
+    tokens: int
+    cosine: float
+    max_abs_diff: float
+    text: str  # the first 160 characters
+
+
+@dataclass
+class NormRange:
+    """The norms of one endpoint's vectors."""
+
+    min: float
+    mean: float
+    max: float
+
+
+@dataclass
 class IdentityEmbedPairRecord:
+    """Two embedding endpoints compared: identity's own result for the pair, and its record."""
+
     a: str
     b: str
     dtype: str  # whose thresholds apply
     thresholds: dict[str, float]  # thresholds.Thresholds without dtype
     texts: int
-    dims: dict[str, int]
+    dims: dict[str, int]  # endpoint -> dimension
     cosine_min: float
     cosine_p01: float
     cosine_mean: float
     max_abs_diff: float
     max_norm_diff: float
-    norms: dict[str, dict[str, float]]  # endpoint -> min, mean, max
+    norms: dict[str, NormRange]  # endpoint -> its norms
     top10_overlap: float | None  # None: too few texts for the neighbour check
-    by_token_length: list[dict[str, Any]]  # tokens, texts, cosine_mean, cosine_min, failing
-    worst: list[dict[str, Any]]  # index, tokens, cosine, max_abs_diff, text (first 160 characters)
+    by_token_length: list[TokenLengthBucket]
+    worst: list[WorstText]
     verdict: Verdict
     failures: list[str]
     insufficient: list[str]  # checks without enough data to judge
@@ -221,7 +255,7 @@ class IdentitySummaryRecord:
     source: str  # where the texts came from
     texts: int
     queries: int
-    token_lengths: str  # "tokenizer <path>" or "estimated from words"
+    token_lengths: str  # "tokenizer <path>" or "words (no tokenizer)"
     verdict: Verdict  # over every pair, batch invariance and top_n
     total_s: float
     diagnosis_s: float  # probing failed pairs
@@ -398,7 +432,9 @@ class LoadPointRecord:
     length: int | None = None  # --lengths: tokens (or words) per text
     documents: int | None = None  # rerank: candidates per query
     warmup_s: float = 0.0
-    histograms: dict[str, str] = field(default_factory=dict)  # quantity -> HDR encoding (exact CDFs, merging)
+    histograms: dict[str, str] = field(
+        default_factory=dict, metadata=VERBATIM
+    )  # quantity -> HDR encoding (exact CDFs, merging)
     error_examples: dict[str, str] = field(default_factory=dict)  # class -> first message seen
     #: ok | errors (error rate past max_error_rate) | failed (nothing measured or succeeded);
     #: None: written before points were judged
@@ -435,9 +471,7 @@ class CeilingPoint:
     seconds: float
     texts_per_s: float
     tokens_per_s: float
-    # FLOPs per token, from config.json (bench/sizing/ceiling.py). Not "flops_per_token": a field named like
-    # "…_token" is masked as a secret by the results writer.
-    token_flops: float
+    token_flops: float  # FLOPs per token, from config.json (bench/sizing/ceiling.py)
     achieved_tflops: float
     peak_tflops: float | None  # None: the device's peak is unknown (CPU, unlisted GPU) and --peak-tflops not given
     peak_source: str | None

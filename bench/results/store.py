@@ -20,7 +20,7 @@ from typing import Any
 import bench
 from bench.core.errors import InputError, UserError
 from bench.core.interrupt import uninterruptible
-from bench.core.secrets import mask_data
+from bench.core.secrets import mask_fields
 from bench.results.schema import (
     READABLE_VERSIONS,
     RECORD_TYPES,
@@ -52,10 +52,6 @@ def _clean(value: Any) -> Any:
     return value
 
 
-# Fields that hold dataset identifiers and figures, copied verbatim: masking could change a number.
-_VERBATIM = ("per_query", "qid", "histograms")  # histograms: HDR encodings (base64), which masking could corrupt
-
-
 # What makes a record unique: its type, then the names and numbers that identify it (see record_key).
 RecordKey = tuple[object, ...]
 
@@ -79,12 +75,6 @@ def record_key(record: object) -> RecordKey | None:
     return None
 
 
-def _masked(data: dict[str, Any]) -> dict[str, Any]:
-    """A record's fields with every secret masked (bench.core.secrets), identifiers and figures untouched."""
-    verbatim = {k: data[k] for k in _VERBATIM if k in data}
-    return {**mask_data({k: v for k, v in data.items() if k not in verbatim}), **verbatim}
-
-
 def _fields(value: Any) -> Any:
     """dataclasses.asdict, less the fields written only when set (schema.WRITTEN_WHEN_SET) that hold their
     default: a file that does not use them is written as before they existed."""
@@ -103,7 +93,7 @@ def _fields(value: Any) -> Any:
 
 def record_line(record: Any) -> str:
     """One JSON line; secrets masked, non-finite floats as null."""
-    return json.dumps(_clean(_masked(_fields(record))), ensure_ascii=False) + "\n"
+    return json.dumps(_clean(mask_fields(type(record), _fields(record))), ensure_ascii=False) + "\n"
 
 
 class ResultsWriter:
@@ -344,11 +334,13 @@ def _converter(hint: Any) -> Callable[[Any], Any] | None:
         return (lambda value: None if value is None else inner[0](value)) if len(inner) == 1 else None
     if origin is list and (item := _nested_converter(args[0])) is not None:
         return lambda value: [item(v) for v in value]
+    if origin is dict and (entry := _nested_converter(args[1])) is not None:
+        return lambda value: {k: entry(v) for k, v in value.items()}
     return None
 
 
 def _nested_converter(hint: Any) -> Callable[[Any], Any] | None:
-    """Inside a list or beside None, only blocks and enums are converted: there null is no value, not NaN."""
+    """Inside a list, a dict or beside None, only blocks and enums are converted: there null is no value, not NaN."""
     return _converter(hint) if hint is not float else None
 
 
@@ -432,8 +424,9 @@ def _check_header(path: Path, data: dict[str, Any], number: int) -> None:
 
 def _typed(path: Path, data: dict[str, Any], number: int) -> object:
     try:
-        data = _masked(data)  # a file written by hand or by an older ragbench may hold secrets
-        return _record(RECORD_TYPES[data["record"]], data, path, number)
+        cls = RECORD_TYPES[data["record"]]
+        data = mask_fields(cls, data)  # a file written by hand or by an older ragbench may hold secrets
+        return _record(cls, data, path, number)
     except RecursionError:  # nesting json.loads could read, too deep to mask: no record of ragbench's
         raise InputError(path, "malformed JSON (nested too deeply)", number) from None
 

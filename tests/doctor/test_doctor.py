@@ -241,7 +241,7 @@ def test_litellm_cohere_provider_identity_with_the_reference(
         f"lite=cohere@{url}/v1?model=cohere-at-cohere-route&key_env=RAGBENCH_TEST_DOCTOR_KEY",
     ]
     report = run_identity(IdentityRequest([parse_spec(s) for s in specs], from_texts(texts)))
-    assert report.rerank_pairs[0].verdict == "pass" and report.rerankers["lite"]["top_n_honoured"]
+    assert report.rerank_pairs[0].verdict == "pass" and report.rerankers["lite"].top_n_honoured
 
 
 _HTML = RawBody("text/html", b"<html><body>Bad gateway</body></html>")

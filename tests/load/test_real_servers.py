@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.results.schema import LoadRequests
 from bench.results.store import read_results
 from tests.harness.cli import run_cli
 
@@ -115,7 +116,7 @@ def test_in_process_reference_is_timed_on_a_thread(tmp_path, monkeypatch, capsys
         ["-e", "ref=reference", "--batch", "2", "--concurrency", "1"], tmp_path, monkeypatch, capsys, timing
     )
     point = results.load_points[0]
-    assert point.requests == {"sent": 3, "ok": 3, "errors": {}, "unsent": 0, "validated": 0}  # no wire in-process
+    assert point.requests == LoadRequests(sent=3, ok=3, errors={}, unsent=0, validated=0)  # no wire in-process
     assert point.latency_ms.service.p50 > 0 and point.server_metrics is None
     code, _, stderr = run_cli(
         ["load", "-e", "ref=reference", "--workers", "2", "--out", str(tmp_path / "two")], monkeypatch, capsys

@@ -119,18 +119,24 @@ def _quality_cells(c: Check) -> list[str]:
     ]
 
 
+def _num(value: float | None, digits: int = 1) -> str:
+    """A figure of the markdown tables; a dash where a run has none."""
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _percent_change(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.1%}"
+
+
 def _load_cells(c: Check) -> list[str]:
     f = c.figures
 
-    def num(value: float | None, digits: int = 1) -> str:
-        return "–" if value is None else f"{value:.{digits}f}"
-
-    change = "–" if f["p99_change"] is None else f"{f['p99_change']:+.1%}"
+    change = _percent_change(f["p99_change"])
     return [
         _where(c),
-        f"{num(f['baseline_texts_per_s'])} → {num(f['current_texts_per_s'])}",
-        num(f["throughput_ratio"], 3),
-        f"{num(f['baseline_p99_ms'])} → {num(f['current_p99_ms'])}",
+        f"{_num(f['baseline_texts_per_s'])} → {_num(f['current_texts_per_s'])}",
+        _num(f["throughput_ratio"], 3),
+        f"{_num(f['baseline_p99_ms'])} → {_num(f['current_p99_ms'])}",
         change,
         f"{f['baseline_errors']} → {f['current_errors']} ({f['baseline_error_rate']:.2%} → "
         f"{f['current_error_rate']:.2%})",
@@ -141,15 +147,12 @@ def _load_cells(c: Check) -> list[str]:
 def _cost_cells(c: Check) -> list[str]:
     f = c.figures
 
-    def num(value: float | None, digits: int = 1) -> str:
-        return "–" if value is None else f"{value:.{digits}f}"
-
-    change = "–" if f["query_p99_change"] is None else f"{f['query_p99_change']:+.1%}"
+    change = _percent_change(f["query_p99_change"])
     return [
         _where(c),
-        f"{num(f['baseline_ingest_texts_per_s'])} → {num(f['current_ingest_texts_per_s'])}",
-        num(f["ingest_ratio"], 3),
-        f"{num(f['baseline_query_p99_ms'])} → {num(f['current_query_p99_ms'])}",
+        f"{_num(f['baseline_ingest_texts_per_s'])} → {_num(f['current_ingest_texts_per_s'])}",
+        _num(f["ingest_ratio"], 3),
+        f"{_num(f['baseline_query_p99_ms'])} → {_num(f['current_query_p99_ms'])}",
         change,
         "; ".join(f["not_gated"]) or "–",
     ]

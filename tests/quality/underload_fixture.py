@@ -1,11 +1,15 @@
-"""A TEI-shaped loopback embedder (no model) that degrades under load, for `quality --background` tests.
+"""Loopback servers (no model) that degrade under load, for `quality --background` tests.
 
+`UnderloadServer`, a TEI-shaped embedder:
 - `/embed`: a hashed bag of words (crc32 of each lower-cased word into DIM buckets, L2-normalised), answered
   `service_ms` after the request arrived; when more than `max_inflight` requests are in flight (this one included),
   every input is cut to its first `truncate_words` words first — TEI's `--auto-truncate` under batch-token pressure,
   made deterministic;
 - `/info`: a TEI-shaped model description; anything else 404.
 `truncated` counts the requests that were cut, so a test can say the effect came from the load.
+
+`OverloadedReranker`, an infinity-shaped reranker that answers 429 above a concurrency, and `write_marked_queries`,
+the set on which only its (oracle) scores find the relevant documents: Open WebUI's reranker under load.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ import json
 import threading
 import time
 import zlib
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 DIM = 1024
 QUERIES = 40
@@ -42,24 +47,59 @@ def bag_of_words(text: str) -> list[float]:
     return [v / norm for v in vector]
 
 
-class UnderloadServer(ThreadingHTTPServer):
+NOT_FOUND = (404, {"error": "not found", "error_type": "NotFound"})
+
+
+class _JsonServer(ThreadingHTTPServer):
+    """A loopback JSON server on a free port: `get` and `post` answer (status, body) per path."""
+
     daemon_threads = True
 
-    def __init__(self, max_inflight: int, truncate_words: int = 64, service_ms: float = 40.0):
+    def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
-        self.max_inflight, self.truncate_words, self.service_s = max_inflight, truncate_words, service_ms / 1000
         self.lock = threading.Lock()
         self.inflight = 0
-        self.requests = 0
-        self.truncated = 0
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
 
-    def start(self) -> UnderloadServer:
+    def start(self) -> Self:
         threading.Thread(target=self.serve_forever, daemon=True).start()
         return self
+
+    def get(self, path: str) -> tuple[int, Any]:
+        return NOT_FOUND
+
+    def post(self, path: str, body: Any, agent: str) -> tuple[int, Any]:
+        return NOT_FOUND
+
+
+class UnderloadServer(_JsonServer):
+    def __init__(self, max_inflight: int, truncate_words: int = 64, service_ms: float = 40.0):
+        super().__init__()
+        self.max_inflight, self.truncate_words, self.service_s = max_inflight, truncate_words, service_ms / 1000
+        self.requests = 0
+        self.truncated = 0
+
+    def get(self, path: str) -> tuple[int, Any]:
+        if path != "/info":
+            return NOT_FOUND
+        info = {
+            "model_id": "underload-bag-of-words",
+            "model_dtype": "float32",
+            "model_type": {"embedding": {"pooling": "mean"}},
+            "max_client_batch_size": 32,
+            "max_input_length": 512,
+            "version": "1.9.3",
+        }
+        return 200, info
+
+    def post(self, path: str, body: Any, agent: str) -> tuple[int, Any]:
+        if path != "/embed":
+            return NOT_FOUND
+        inputs = body.get("inputs")
+        return 200, self.embed([inputs] if isinstance(inputs, str) else list(inputs))
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         arrived = time.monotonic()
@@ -80,8 +120,8 @@ class UnderloadServer(ThreadingHTTPServer):
 
 
 class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as the load client and httpx expect of TEI
-    server: UnderloadServer
+    protocol_version = "HTTP/1.1"  # keep-alive, as the load client, httpx and requests expect of TEI and infinity
+    server: _JsonServer
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -95,23 +135,74 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-        if self.path == "/info":
-            info = {
-                "model_id": "underload-bag-of-words",
-                "model_dtype": "float32",
-                "model_type": {"embedding": {"pooling": "mean"}},
-                "max_client_batch_size": 32,
-                "max_input_length": 512,
-                "version": "1.9.3",
-            }
-            self._json(200, info)
-        else:
-            self._json(404, {"error": "not found", "error_type": "NotFound"})
+        self._json(*self.server.get(self.path))
 
     def do_POST(self) -> None:  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-        if self.path != "/embed":
-            self._json(404, {"error": "not found", "error_type": "NotFound"})
-            return
-        inputs = body.get("inputs")
-        self._json(200, self.server.embed([inputs] if isinstance(inputs, str) else list(inputs)))
+        self._json(*self.server.post(self.path, body, self.headers.get("user-agent", "")))
+
+
+TOPICS = "apple river violin comet glacier tiger copper tulip harbor falcon marble canyon".split()
+
+
+def marker(query: str) -> str:
+    """The word that marks `query`'s relevant document, for the oracle reranker below."""
+    return f"ref{zlib.crc32(query.encode()) % 1_000_000:06d}"
+
+
+def write_marked_queries(root: Path, topics: list[str] = TOPICS) -> Path:
+    """A JSONL Q&A set where only the oracle reranker finds the relevant documents: query `what is known about the
+    T` has a distractor that talks about T and nothing else, and a relevant document that shares no word with the
+    query, only its `marker`. Without the reranker (BM25 + embeddings) each distractor ranks above its relevant
+    document; reranked, every relevant document is first (nDCG@10 1.0)."""
+    qa, docs = [], []
+    for i, topic in enumerate(topics):
+        query = f"what is known about the {topic}"
+        docs.append({"_id": f"x{i}", "text": f"The {topic} is described here: {topic} facts, {topic} history."})
+        docs.append({"_id": f"d{i}", "text": f"Archive entry {marker(query)}, filed under code {marker(query)}."})
+        qa.append({"id": f"q{i}", "query": query, "relevant": [f"d{i}"]})
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (root / "qa.jsonl").write_text("".join(json.dumps(q) + "\n" for q in qa))
+    return root
+
+
+class OverloadedReranker(_JsonServer):
+    """An infinity-shaped reranker (Cohere protocol, infinity-emb 0.0.78's bodies) that refuses work above a
+    concurrency, as infinity does when its queue is full and TEI does when no permit is free:
+    - `POST /rerank {model, query, documents, top_n?}` -> `{model, results: [{relevance_score, index}] best first,
+      usage}`, answered `service_ms` after the request arrived; an oracle: 1.0 for a document holding the query's
+      `marker`, 0.0 for any other, so the reranked order is perfect and any loss under load is the fallback's;
+    - when more than `max_inflight` requests are in flight (this one included), at once HTTP 429 with infinity's
+      body `{"error": {"message": "model M is currently overloaded", "type": null, "param": null, "code": 429}}`.
+    `answered` and `refused` count the requests by their client (User-Agent up to its `/`: Open WebUI's reranker
+    client is python-requests), so a test can say whose requests the load refused."""
+
+    def __init__(self, max_inflight: int, service_ms: float = 400.0):
+        super().__init__()
+        self.max_inflight, self.service_s = max_inflight, service_ms / 1000
+        self.answered: Counter[str] = Counter()
+        self.refused: Counter[str] = Counter()
+
+    def post(self, path: str, body: Any, agent: str) -> tuple[int, Any]:
+        if path != "/rerank":
+            return NOT_FOUND
+        arrived, client = time.monotonic(), agent.split("/")[0]
+        model = str(body.get("model") or "oracle")
+        with self.lock:
+            if self.inflight >= self.max_inflight:
+                self.refused[client] += 1
+                message = f"model {model} is currently overloaded"
+                return 429, {"error": {"message": message, "type": None, "param": None, "code": 429}}
+            self.inflight += 1
+            self.answered[client] += 1
+        try:
+            documents = [str(d) for d in body.get("documents") or []]
+            scores = [1.0 if marker(str(body.get("query"))) in d else 0.0 for d in documents]
+            order = sorted(range(len(documents)), key=lambda i: -scores[i])[: body.get("top_n") or len(documents)]
+            time.sleep(max(0.0, arrived + self.service_s - time.monotonic()))
+            words = sum(len(d.split()) for d in documents)
+            results = [{"relevance_score": scores[i], "index": i} for i in order]
+            return 200, {"model": model, "results": results, "usage": {"prompt_tokens": words, "total_tokens": words}}
+        finally:
+            with self.lock:
+                self.inflight -= 1

@@ -1,7 +1,7 @@
 """The quality report's section for `quality --background`: each target's measure and per-query p99 against the
 background rate, beside the idle run (rate 0) with its interval and the paired comparison (Holm) with it; the
 background stream's own figures at each rate; and which queries changed under load and why: the query failed
-(its error), came back empty, or was answered with a different ranking."""
+(its error), came back empty, or was answered with a different ranking (with the target's warnings on it)."""
 
 from __future__ import annotations
 
@@ -115,19 +115,22 @@ def changed_rows(results: Results, runs: list[tuple[float, str]]) -> tuple[list[
         queries = {q.qid: q for q in results.queries if q.target == name}
         moved = [qid for qid, v in idle.per_query.items() if loaded.per_query.get(qid, 0.0) != v]
         for qid in moved[:SHOWN_QUERIES]:
-            why = _why(queries.get(qid))
+            why = why_changed(queries.get(qid))
             rows.append([f"{rate:g}", qid, fmt(idle.per_query[qid]), fmt(loaded.per_query.get(qid, 0.0)), why])
         if len(moved) > SHOWN_QUERIES:
             rows.append([f"{rate:g}", f"… {len(moved) - SHOWN_QUERIES} more", "", "", ""])
     return header, rows
 
 
-def _why(query: QueryRecord | None) -> str:
+def why_changed(query: QueryRecord | None) -> str:
     if query is None:
         return "not ranked"
     if query.error:
         return f"error: {query.error[:120]}"
-    return "empty result" if query.hits == 0 else "ranking changed"
+    if query.hits == 0:
+        return "empty result"
+    # A target's warnings name what changed the ranking (Open WebUI's unreranked fallback: `null-scores`).
+    return "ranking changed" + (f" ({', '.join(query.warnings)})" if query.warnings else "")
 
 
 def render_under_load(results: Results) -> tuple[str, str]:

@@ -116,6 +116,18 @@ def test_failed_queries_are_counted_by_the_load_engines_classes():
     assert errors_by_class(queries[3:]) == "0"
 
 
+def test_a_changed_query_says_why_with_its_warnings():
+    from bench.report.quality_under_load import why_changed
+    from bench.results.schema import QueryRecord
+
+    assert why_changed(QueryRecord("t", "q", 5.0, 10)) == "ranking changed"
+    fallback = QueryRecord("t", "q", 5.0, 10, warnings=["null-scores", "more-results-than-asked"])
+    assert why_changed(fallback) == "ranking changed (null-scores, more-results-than-asked)"  # Open WebUI's fallback
+    assert why_changed(QueryRecord("t", "q", 5.0, 0, warnings=["null-scores"])) == "empty result"
+    assert why_changed(QueryRecord("t", "q", 5.0, 0, error="HTTP 400")) == "error: HTTP 400"
+    assert why_changed(None) == "not ranked"
+
+
 def test_a_suites_quality_takes_background(long_queries, tmp_path):
     from bench.cli.suite_file import load_suite
 

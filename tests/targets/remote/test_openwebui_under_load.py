@@ -81,6 +81,10 @@ def test_reranker_429s_under_load_silently_drop_query_doc_ndcg(
     assert comparison.p_randomization_holm < 0.01
     (point,) = loaded.load_points
     assert point.endpoint == "rr" and point.requests.errors.get("429", 0) > 0 and point.requests.ok > 0
+    # The report names the fallback: each changed query with its warning.
+    report = (tmp_path / "bg" / "report.md").read_text()
+    qid = sorted(fell_back)[0]
+    assert f"| {RATE} | {qid} | 1.0000 | {after[qid]:.4f} | ranking changed (null-scores) |" in report
     figures.add(
         f"openwebui:rerank /query/doc, reranker 429 above 2 in flight, background {RATE}/s",
         f"nDCG@10 idle {loaded.metric(idle, NDCG).mean:.4f} -> loaded {loaded.metric(busy, NDCG).mean:.4f} "
@@ -109,5 +113,6 @@ def test_reranker_429s_under_load_fail_query_collection_queries(
     figures.add(
         f"openwebui:rerank /query/collection, reranker 429 above 2 in flight, background {RATE}/s",
         f"{len(failed)} of {len(TOPICS)} queries failed (HTTP 400 from Open WebUI), nDCG@10 idle "
-        f"{loaded.metric(idle, NDCG).mean:.4f} -> loaded {loaded.metric(busy, NDCG).mean:.4f}",
+        f"{loaded.metric(idle, NDCG).mean:.4f} -> loaded {loaded.metric(busy, NDCG).mean:.4f}; Open WebUI's rerank "
+        f"calls refused {reranker.refused['python-requests']}, answered {reranker.answered['python-requests']}",
     )

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from pathlib import Path
 
@@ -98,8 +99,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=1.0, help="measured seconds per repeat of the point")
     parser.add_argument("--calibrate", type=int, default=10, help="A/A calibration runs of A made first")
+    parser.add_argument("--rejudge", type=Path, help="judge the runs of an earlier run's folder again (no measuring)")
     args = parser.parse_args()
+    if args.rejudge:
+        rejudge(args.rejudge, args)
+        return
     work = Path(tempfile.mkdtemp(prefix="noise-gate-"))
+    print(f"runs in {work} (--rejudge it later)", flush=True)
     urls, procs = start_fixtures(work)
     pool = KeptPool(worker_pool(1))
     started, loads = time.perf_counter(), [load_average()]
@@ -119,23 +125,39 @@ def main() -> None:
         for proc in procs:
             stop_process(proc)
     wall = time.perf_counter() - started
-    for calibration in (Calibration(), load_calibration(calibration_runs)):
-        report(runs, calibration, args)
+    calibration = load_calibration(calibration_runs)
+    report(runs, lambda i: Calibration(), "repeats alone", args)
+    report(runs, lambda i: calibration, f"calibrated over the {args.calibrate} A/A runs made first", args)
     print(
         f"wall time {wall:.0f} s for {args.calibrate + sum(len(r) for r in runs.values())} runs; "
         f"load average {' → '.join(loads[::5])}"
     )
 
 
-def report(runs: dict[str, list[Path]], calibration: Calibration, args: argparse.Namespace) -> None:
+def rejudge(folder: Path, args: argparse.Namespace) -> None:
+    """An earlier run's A, B and C runs (A0.., B0.., C0..) judged again: on the repeats alone, then calibrated
+    split-half (the comparisons of the first half of the rounds by the A runs of the second half, and the other
+    way round: a comparison is never calibrated by its own runs). For runs made before calibration existed."""
+    runs = {name: sorted(folder.glob(f"{name}[0-9]*"), key=lambda p: int(p.name[1:])) for name in "ABC"}
+    args.pairs = len(runs["B"])
+    half = args.pairs // 2
+    first, second = load_calibration(runs["A"][half + 1 :]), load_calibration(runs["A"][: half + 1])
+    report(runs, lambda i: Calibration(), "repeats alone", args)
+    report(runs, lambda i: first if i < half else second, "calibrated split-half by the other half's A runs", args)
+
+
+def report(
+    runs: dict[str, list[Path]], calibration_for: Callable[[int], Calibration], how: str, args: argparse.Namespace
+) -> None:
     a, b, c = runs["A"], runs["B"], runs["C"]
+    cal = calibration_for
     cases = {
-        "A/A (same fixture)": [verdict(a[i], a[i + 1], calibration) for i in range(args.pairs)],
-        "25% slower (service 50 -> 62.5 ms)": [verdict(a[i], b[i], calibration) for i in range(args.pairs)],
-        "3% slower (service 50 -> 51.5 ms)": [verdict(a[i + 1], c[i], calibration) for i in range(args.pairs)],
+        "A/A (same fixture)": [verdict(a[i], a[i + 1], cal(i)) for i in range(args.pairs)],
+        "25% slower (service 50 -> 62.5 ms)": [verdict(a[i], b[i], cal(i)) for i in range(args.pairs)],
+        "3% slower (service 50 -> 51.5 ms)": [verdict(a[i + 1], c[i], cal(i)) for i in range(args.pairs)],
     }
-    floors = [f.spread for by_figure in calibration.floors.values() for f in by_figure.values()]
-    how = f"calibrated over {len(calibration.runs)} A/A runs (floor ±{floors[0]:.1%})" if floors else "repeats alone"
+    floors = sorted({f"±{by['throughput'].spread:.1%}" for i in range(args.pairs) for by in cal(i).floors.values()})
+    how += f" (throughput floor {', '.join(floors)})" if floors else ""
     print(
         f"\ncompare --min-throughput-ratio {MIN_RATIO} on load --repeat {args.repeat}, {args.seconds:g} s points, {how}"
     )

@@ -2,14 +2,18 @@
 against loopback fixtures of known speed (tests/load/fixture_server.py: a fixed per-request service time,
 requests served in parallel, so a closed loop's throughput is concurrency / (service time + overheads)).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_noise_gate.py [--pairs 20] [--repeat 5] [--seconds 1]
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_noise_gate.py [--pairs 20] [--repeat 5] [--seconds 1] \
+        [--calibrate 10]
 
-Three fixtures: A (--service-ms 50), B 25% slower (62.5 ms), C 3% slower (51.5 ms). Runs go A1, B1, C1, A2, B2,
-C2, …, A(pairs+1) (one closed-loop point, concurrency 8, each a whole `ragbench load --repeat N` sweep through
+Three fixtures: A (--service-ms 50), B 25% slower (62.5 ms), C 3% slower (51.5 ms). First --calibrate runs of A
+(the A/A calibration a CI runner makes once: `compare --calibration`), then runs go A1, B1, C1, A2, B2, C2, …,
+A(pairs+1) (one closed-loop point, concurrency 8, each a whole `ragbench load --repeat N` sweep through
 `run_load`, one worker pool kept across runs); then per i:
 - A/A: compare A(i) with A(i+1): a failure is a false alarm (target: at most 1 in 20);
 - 25% slower: A(i) with B(i): must fail (target: at least 19 in 20);
 - 3% slower: A(i+1) with C(i): pass or inconclusive, never a failure (the true ratio 0.97 is above 0.95).
+Each comparison is judged twice: on the repeats alone, and with the calibration runs' noise floor under the
+interval (`compare --calibration`, the calibration runs being none of the compared ones).
 Printed: each verdict count, the ratio intervals, the A/A spread (the noise floor docs/ci.md uses), the
 machine's load average and the wall time.
 """
@@ -22,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from pathlib import Path
 
@@ -29,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.endpoints.spec import parse_spec  # noqa: E402
-from bench.gate.compare import GateConfig, compare_paths  # noqa: E402
+from bench.gate.compare import Calibration, GateConfig, compare_paths, load_calibration  # noqa: E402
 from bench.load.points import PointConfig, SweepConfig  # noqa: E402
 from bench.load.runner import run_load, stop_pool, worker_pool  # noqa: E402
 from bench.load.workload import Workload  # noqa: E402
@@ -81,8 +86,9 @@ def measure(url: str, out: Path, repeat: int, seconds: float, pool: KeptPool) ->
     return run_load([parse_spec(f"fixture=tei@{url}")], sweep, workload, Output(out), pool_factory=lambda _: pool)
 
 
-def verdict(base: Path, cur: Path) -> tuple[str, dict]:
-    (check,) = compare_paths(base, cur, GateConfig(min_throughput_ratio=MIN_RATIO)).checks
+def verdict(base: Path, cur: Path, calibration: Calibration) -> tuple[str, dict]:
+    config = GateConfig(min_throughput_ratio=MIN_RATIO, calibration=calibration)
+    (check,) = compare_paths(base, cur, config).checks
     (noise,) = check.figures["noise"]
     return noise["verdict"], noise
 
@@ -92,13 +98,23 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=1.0, help="measured seconds per repeat of the point")
+    parser.add_argument("--calibrate", type=int, default=10, help="A/A calibration runs of A made first")
+    parser.add_argument("--rejudge", type=Path, help="judge the runs of an earlier run's folder again (no measuring)")
     args = parser.parse_args()
+    if args.rejudge:
+        rejudge(args.rejudge, args)
+        return
     work = Path(tempfile.mkdtemp(prefix="noise-gate-"))
+    print(f"runs in {work} (--rejudge it later)", flush=True)
     urls, procs = start_fixtures(work)
     pool = KeptPool(worker_pool(1))
     started, loads = time.perf_counter(), [load_average()]
     runs: dict[str, list[Path]] = {"A": [], "B": [], "C": []}
     try:
+        calibration_runs = [
+            measure(urls["A"], work / f"cal{i}", args.repeat, args.seconds, pool) for i in range(args.calibrate)
+        ]
+        print(f"{args.calibrate} calibration runs done, load average {load_average()}", flush=True)
         for i in range(args.pairs + 1):
             for name in ("A", "B", "C") if i < args.pairs else ("A",):
                 runs[name].append(measure(urls[name], work / f"{name}{i}", args.repeat, args.seconds, pool))
@@ -109,13 +125,42 @@ def main() -> None:
         for proc in procs:
             stop_process(proc)
     wall = time.perf_counter() - started
+    calibration = load_calibration(calibration_runs)
+    report(runs, lambda i: Calibration(), "repeats alone", args)
+    report(runs, lambda i: calibration, f"calibrated over the {args.calibrate} A/A runs made first", args)
+    print(
+        f"wall time {wall:.0f} s for {args.calibrate + sum(len(r) for r in runs.values())} runs; "
+        f"load average {' → '.join(loads[::5])}"
+    )
+
+
+def rejudge(folder: Path, args: argparse.Namespace) -> None:
+    """An earlier run's A, B and C runs (A0.., B0.., C0..) judged again: on the repeats alone, then calibrated
+    split-half (the comparisons of the first half of the rounds by the A runs of the second half, and the other
+    way round: a comparison is never calibrated by its own runs). For runs made before calibration existed."""
+    runs = {name: sorted(folder.glob(f"{name}[0-9]*"), key=lambda p: int(p.name[1:])) for name in "ABC"}
+    args.pairs = len(runs["B"])
+    half = args.pairs // 2
+    first, second = load_calibration(runs["A"][half + 1 :]), load_calibration(runs["A"][: half + 1])
+    report(runs, lambda i: Calibration(), "repeats alone", args)
+    report(runs, lambda i: first if i < half else second, "calibrated split-half by the other half's A runs", args)
+
+
+def report(
+    runs: dict[str, list[Path]], calibration_for: Callable[[int], Calibration], how: str, args: argparse.Namespace
+) -> None:
     a, b, c = runs["A"], runs["B"], runs["C"]
+    cal = calibration_for
     cases = {
-        "A/A (same fixture)": [verdict(a[i], a[i + 1]) for i in range(args.pairs)],
-        "25% slower (service 50 -> 62.5 ms)": [verdict(a[i], b[i]) for i in range(args.pairs)],
-        "3% slower (service 50 -> 51.5 ms)": [verdict(a[i + 1], c[i]) for i in range(args.pairs)],
+        "A/A (same fixture)": [verdict(a[i], a[i + 1], cal(i)) for i in range(args.pairs)],
+        "25% slower (service 50 -> 62.5 ms)": [verdict(a[i], b[i], cal(i)) for i in range(args.pairs)],
+        "3% slower (service 50 -> 51.5 ms)": [verdict(a[i + 1], c[i], cal(i)) for i in range(args.pairs)],
     }
-    print(f"\ncompare --min-throughput-ratio {MIN_RATIO} on load --repeat {args.repeat}, {args.seconds:g} s points")
+    floors = sorted({f"±{by['throughput'].spread:.1%}" for i in range(args.pairs) for by in cal(i).floors.values()})
+    how += f" (throughput floor {', '.join(floors)})" if floors else ""
+    print(
+        f"\ncompare --min-throughput-ratio {MIN_RATIO} on load --repeat {args.repeat}, {args.seconds:g} s points, {how}"
+    )
     for name, found in cases.items():
         counts = Counter(v for v, _ in found)
         ratios = [n["ratio"]["mean"] for _, n in found]
@@ -125,9 +170,6 @@ def main() -> None:
             f"ratio median {statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f}); "
             f"spread ±{statistics.median(spreads):.1%} median, ±{max(spreads):.1%} max"
         )
-    print(
-        f"wall time {wall:.0f} s for {sum(len(r) for r in runs.values())} runs; load average {' → '.join(loads[::5])}"
-    )
 
 
 if __name__ == "__main__":

@@ -71,6 +71,16 @@ BenchmarkJson = Annotated[
 ]
 OutputFormat = Annotated[str, typer.Option("--format", help="Output on stdout: text, md or json.")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the randomization tests and bootstrap intervals.")]
+Calibration = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--calibration",
+        help=(
+            "Load: an A/A run (the same sweep, same build, on this runner); give 5 or more. Their spread is the "
+            "runner's noise between runs: no gated interval is narrower. Repeat."
+        ),
+    ),
+]
 
 
 @app.command()
@@ -92,6 +102,7 @@ def compare(
     benchmark_json: BenchmarkJson = None,
     output_format: OutputFormat = "text",
     seed: Seed = 0,
+    calibration: Calibration = None,
 ) -> None:
     """Compare a run with its baseline check by check; exit 1 when something regressed."""
     options = dict(locals())  # the parameters, named as the request's fields; taken before anything else is bound

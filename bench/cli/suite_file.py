@@ -62,7 +62,7 @@ from bench.core.secrets import is_secret_name
 from bench.core.spec_grammar import NAME
 from bench.core.values import parse_allowance, parse_error_rate, parse_ratio
 from bench.datasets import BUILTIN_PREFIX
-from bench.gate.compare import GateConfig, parse_inconclusive, parse_max_drops
+from bench.gate.compare import GateConfig, load_calibration, parse_inconclusive, parse_max_drops
 
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # no "..": a name becomes a folder under --out
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -126,6 +126,7 @@ GATE_KEYS = {
     "inconclusive": str,
     "min_ingest_ratio": (float, int, str),
     "max_query_p99_increase": (str, float, int),
+    "calibration": list,  # A/A runs' folders, relative to the suite file (compare --calibration)
 }
 _PATH_KEYS = ("texts", "tokenizer", "embedding_model", "cross_encoder", "background_from")  # relative to the suite file
 _PLURALS = {"measure": "measures", "target": "targets", "endpoint": "endpoints"}  # CLI option -> suite key
@@ -547,4 +548,7 @@ def _gate(reader: _Reader, table: dict[str, Any]) -> GateConfig:
     if not all(isinstance(v, str) for v in match.values()):
         raise reader.error('gate.match: expected BASE_NAME = "CUR_NAME" pairs', "gate", "match")
     config.match = dict(match)
+    if "calibration" in table:
+        runs = [reader.file(str(v), reader.path.parent, "gate", "calibration") for v in table["calibration"]]
+        config.calibration = flag("calibration", lambda _: load_calibration(runs))
     return config

@@ -12,6 +12,7 @@ from bench.core.values import parse_allowance, parse_error_rate, parse_ratio
 from bench.gate.compare import (
     GateConfig,
     compare_paths,
+    load_calibration,
     locate_results,
     parse_inconclusive,
     parse_matches,
@@ -41,6 +42,7 @@ class CompareRequest:
     benchmark_json: Path | None = None
     output_format: str = "text"
     seed: int = 0
+    calibration: list[Path] | None = None  # A/A load runs on this runner: the noise between runs (docs/ci.md)
 
 
 def gate_config(request: CompareRequest) -> GateConfig:
@@ -64,6 +66,7 @@ def gate_config(request: CompareRequest) -> GateConfig:
         match=parse_matches(request.match or []),
         seed=values.number("--seed", request.seed, values.SEED),
         inconclusive=parse_inconclusive(request.inconclusive, "--inconclusive"),
+        calibration=load_calibration(request.calibration or []),
     )
 
 
@@ -76,7 +79,11 @@ def compare_command(request: CompareRequest) -> bool:
     summary = request.summary or (Path(step_summary) if step_summary else None)
     check_output_paths(
         {"--junit": request.junit, "--summary": summary, "--benchmark-json": request.benchmark_json},
-        [*locate_results(request.baseline).values(), *locate_results(request.current).values()],
+        [
+            *locate_results(request.baseline).values(),
+            *locate_results(request.current).values(),
+            *(f for path in request.calibration or [] for f in locate_results(path).values()),
+        ],
     )
     comparison = compare_paths(request.baseline, request.current, config)
     # the verdict first: a file that cannot be written must not hide it

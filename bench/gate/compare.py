@@ -60,6 +60,15 @@ def parse_inconclusive(text: str, flag: str) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class Calibration:
+    """This runner's noise between runs, per load point and gated figure, from A/A runs (`--calibration RUN`):
+    the same sweep of the same build measured several times on the runner that gates."""
+
+    runs: tuple[str, ...] = ()  # the calibration runs' paths, as given
+    floors: dict[tuple[str, PointKey], dict[str, noise.NoiseFloor]] = field(default_factory=dict)  # (source, point)
+
+
 @dataclass
 class GateConfig:
     max_drop: dict[str, Allowance] = field(default_factory=dict)  # trec name (or `*`) -> allowance; default 0
@@ -75,6 +84,7 @@ class GateConfig:
     permutations: int = 10_000
     bootstrap: int = 10_000
     inconclusive: str = "pass"  # load points with repeats: what a gate whose interval straddles its limit counts as
+    calibration: Calibration = field(default_factory=Calibration)  # load: the runner's noise between runs
 
     def allowance(self, measure: str) -> Allowance:
         return self.max_drop.get(measure) or self.max_drop.get("*") or Allowance(0.0)
@@ -139,6 +149,33 @@ def locate_results(path: Path) -> dict[str, Path]:
     if not found:
         raise InputError(path, f"no {RESULTS_FILE} in this folder or below it")
     return {f.parent.relative_to(path).as_posix(): f for f in found}
+
+
+def load_calibration(paths: list[Path]) -> Calibration:
+    """The noise floor of every load point the A/A runs at `paths` measured (folders pair their results files
+    by path, as compare does); a point needs a figure in two runs at least."""
+    if not paths:
+        return Calibration()
+    if len(paths) < 2:
+        raise UserError("--calibration: give two A/A runs at least (five or more: few runs estimate the noise loosely)")
+    figures: dict[tuple[str, PointKey], dict[str, list[float]]] = {}
+    repeats: dict[tuple[str, PointKey], int] = {}
+    for path in paths:
+        for source, file in locate_results(path).items():
+            results = read_results(file)
+            if not results.load_points:
+                raise InputError(file, "--calibration: no load_point records (calibrate with `ragbench load` runs)")
+            for key, point in checked_points(results).items():
+                for figure in noise.FIGURES:
+                    value = noise.run_figure(point, figure, p99_quantity(point))
+                    if value is not None:
+                        figures.setdefault((source, key), {}).setdefault(figure, []).append(value)
+                repeats[(source, key)] = max(len(point.repeats), 1)
+    floors = {
+        where: {f: floor for f, found in by_figure.items() if (floor := noise.noise_floor(found, repeats[where]))}
+        for where, by_figure in figures.items()
+    }
+    return Calibration(tuple(str(p) for p in paths), floors)
 
 
 def compare_paths(baseline: Path, current: Path, config: GateConfig) -> Comparison:
@@ -410,6 +447,7 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
     matched: set[PointKey] = set()
     checks: list[Check] = []
     single = 0  # gated points without repeats on both sides: one run against one run, noise ignored
+    uncalibrated: list[str] = []  # --calibration given, but this point not in two of its runs
     for key, b in checked_points(base, config.match).items():
         label = key.label
         c = current.get(key)
@@ -419,13 +457,22 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
         matched.add(key)
         ratio, change, check = _load_figures(b, c, label, config, source)
         checks.append(check)
-        judged = _noise_verdicts(check, b, c, config, f"{source}/{label}")
+        floors = config.calibration.floors.get((source, key), {})
+        if config.calibration.runs and not floors:
+            uncalibrated.append(label)
+        judged = _noise_verdicts(check, b, c, config, f"{source}/{label}", floors)
         single += judged is None and (config.min_throughput_ratio is not None or config.max_p99_increase is not None)
         _judge_load(check, b, c, ratio, change, config, judged or {})
     if single:
         notes.append(
             f"{source + ': ' if source else ''}{single} load point(s) gated on one run against one run: the gate "
             "ignores noise (measure both runs with `ragbench load --repeat N` to gate on intervals; docs/ci.md)"
+        )
+    if uncalibrated:
+        notes.append(
+            f"{source + ': ' if source else ''}no calibration for load point(s) {', '.join(uncalibrated)}: "
+            "not measured in two --calibration runs (the same sweep, on this runner), so gated without the "
+            "runner's noise between runs"
         )
     for key in current.keys() - matched:
         notes.append(
@@ -451,21 +498,19 @@ def _not_gated(b: LoadPointRecord, c: LoadPointRecord, ratio: float | None, conf
 
 
 def _noise_verdicts(
-    check: Check, b: LoadPointRecord, c: LoadPointRecord, config: GateConfig, name: str
+    check: Check,
+    b: LoadPointRecord,
+    c: LoadPointRecord,
+    config: GateConfig,
+    name: str,
+    floors: dict[str, noise.NoiseFloor],
 ) -> dict[str, str] | None:
-    """The interval verdict of each gated figure (throughput, p99) when both points were repeated, said in the
-    check's summary and figures; None when either was measured once (one run against one run)."""
+    """The interval verdict of each gated figure (throughput, p99) when both points were repeated or the
+    runner's noise is calibrated, said in the check's summary and figures; None otherwise (one run against one
+    run)."""
     p99 = config.max_p99_increase
-    verdicts = noise.point_verdicts(
-        b,
-        c,
-        p99_quantity(c),
-        config.min_throughput_ratio,
-        p99.value if p99 is not None else None,
-        config.seed,
-        name,
-        config.bootstrap,
-    )
+    limits = {"throughput": config.min_throughput_ratio, "p99": 1 + p99.value if p99 is not None else None}
+    verdicts = noise.point_verdicts(b, c, p99_quantity(c), limits, config.seed, name, floors, config.bootstrap)
     if verdicts:
         check.figures["noise"] = [v.to_dict() for v in verdicts]
         check.summary += "; " + "; ".join(v.message() for v in verdicts)

@@ -8,6 +8,12 @@ on their own), not one run against another.
   asks to detect; the verdict says how many repeats would resolve it. `compare --inconclusive pass|fail`
   chooses what it counts as.
 
+The repeats of one run are measured within seconds of each other, on one state of the machine; between two
+runs a shared runner's neighbours change, so two runs of the same build differ by more than their repeats'
+interval shows. `compare --calibration RUN` (A/A runs: the same sweep, same build, on this runner) measures
+that noise between runs: the spread of each point's figure over the runs is its `NoiseFloor`, and a gated
+interval is never narrower than it (one run per side is then judged too: its interval is the floor alone).
+
     >>> from bench.core.resample import seeded_generator
     >>> v = throughput_verdict([100.0, 101.0, 99.0], [80.0, 81.0, 79.0], 0.95, seeded_generator(0, "doc"), 2000)
     >>> v.verdict, round(v.ratio.mean, 2)
@@ -18,18 +24,50 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from bench.core import values
-from bench.core.resample import RESAMPLES, Interval, ratio_interval, seeded_generator
+from bench.core.resample import CONFIDENCE, RESAMPLES, Interval, ratio_interval, seeded_generator
 from bench.results.schema import LatencySummary, LoadPointRecord
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 POLICIES = (PASS, FAIL)  # what an inconclusive verdict counts as (`compare --inconclusive`)
 MAX_REPEATS = int(values.REPEATS.high)  # the most `load --repeat` takes: a suggestion beyond it says so
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """How far one point's figure moves between two runs of the same build on this runner, from K A/A
+    calibration runs: the 95% half-width of log(run / run), t(K-1) x sqrt(2) x the runs' standard deviation
+    of log(figure) (the log: a ratio's noise is symmetric there; sqrt(2): a ratio has a run on each side; t: K
+    runs estimate the spread, few of them loosely)."""
+
+    half_width: float  # in log units: the ratio of two runs of the same build lies in exp(±half_width)
+    runs: int  # the calibration runs that measured the point
+    repeats: int  # repeats per point in those runs (1: not repeated): a gate measured otherwise is noisier or quieter
+
+    @property
+    def spread(self) -> float:
+        """The same as a relative half-width (±%), as an A/A comparison shows it."""
+        return math.expm1(self.half_width)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spread": self.spread, "runs": self.runs, "repeats": self.repeats}
+
+
+def noise_floor(figures: Sequence[float], repeats: int) -> NoiseFloor | None:
+    """The floor from one point's figure in each calibration run (each the mean over its repeats); None with
+    fewer than two positive figures (nothing to spread)."""
+    logs = np.log([f for f in figures if f > 0 and math.isfinite(f)])
+    if len(logs) < 2:
+        return None
+    from scipy import stats  # imported here: ~0.6 s that a compare without calibration does not need
+
+    t = float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(logs) - 1))
+    return NoiseFloor(t * math.sqrt(2) * float(np.std(logs, ddof=1)), len(logs), repeats)
 
 
 @dataclass(frozen=True)
@@ -42,6 +80,16 @@ class NoiseVerdict:
     spread: float  # the interval's half-width relative to the ratio: this runner's noise, as an A/A comparison shows it
     needed: int | None  # repeats per side that would resolve an inconclusive verdict; None: not inconclusive/never
     resamples: int
+    floor: NoiseFloor | None = None  # the runner's noise between runs (`compare --calibration`); None: not calibrated
+
+    @property
+    def between_runs(self) -> bool:
+        """The calibrated noise between runs, not the repeats' own interval, sets the interval's width: more
+        repeats cannot narrow it."""
+        if self.floor is None:
+            return False
+        mean = self.ratio.mean
+        return math.log(mean / self.ratio.low) <= self.floor.half_width + 1e-12 >= math.log(self.ratio.high / mean)
 
     @property
     def detect(self) -> float:
@@ -52,10 +100,19 @@ class NoiseVerdict:
         what = "throughput" if self.figure == "throughput" else "p99"
         interval = f"×{self.ratio.mean:.3f} [{self.ratio.low:.3f}, {self.ratio.high:.3f}]"
         base = f"{what} {interval} over {self.repeats[0]}+{self.repeats[1]} repeats"
+        if self.floor is not None:
+            base += (
+                f" (runner noise between runs ±{self.floor.spread:.1%}, calibrated over {self.floor.runs} A/A runs "
+                f"of {self.floor.repeats} repeat{'s' if self.floor.repeats != 1 else ''})"
+            )
         if self.verdict != INCONCLUSIVE:
             side = "past" if self.verdict == FAIL else "clear of"
             return f"{base}: the whole interval is {side} the limit ×{self.limit:g}"
-        if self.needed is None:
+        if self.between_runs:
+            resolve = (
+                "more repeats would not resolve it (the noise is between runs): loosen the limit or quiet the runner"
+            )
+        elif self.needed is None:
             resolve = "the means sit on the limit: no number of repeats would resolve it"
         elif self.needed > MAX_REPEATS:
             resolve = f"more than {MAX_REPEATS} repeats would be needed"
@@ -76,6 +133,7 @@ class NoiseVerdict:
             "spread": self.spread,
             "needed_repeats": self.needed,
             "resamples": self.resamples,
+            "calibration": self.floor.to_dict() if self.floor is not None else None,
             "message": self.message(),
         }
 
@@ -101,6 +159,14 @@ def repeats_needed(interval: Interval, limit: float, repeats: int) -> int | None
     return max(repeats + 1, math.ceil(repeats * (half / gap) ** 2))
 
 
+def widened(ratio: Interval, floor: NoiseFloor | None) -> Interval:
+    """The interval, each side at least the runner's noise between runs wide (in log units)."""
+    if floor is None:
+        return ratio
+    low, high = ratio.mean * math.exp(-floor.half_width), ratio.mean * math.exp(floor.half_width)
+    return Interval(ratio.mean, min(ratio.low, low), max(ratio.high, high))
+
+
 def verdict(
     figure: str,
     base: Sequence[float],
@@ -109,15 +175,19 @@ def verdict(
     higher_is_better: bool,
     rng: np.random.Generator,
     resamples: int = RESAMPLES,
+    floor: NoiseFloor | None = None,
 ) -> NoiseVerdict | None:
     """The verdict on the ratio of means; None when the baseline's mean is 0 (no ratio)."""
-    ratio = ratio_interval(base, current, rng, resamples)
-    if ratio is None:
+    bootstrap = ratio_interval(base, current, rng, resamples)
+    if bootstrap is None:
         return None
+    ratio = widened(bootstrap, floor)
     result = judge(ratio, limit, higher_is_better)
     spread = (ratio.high - ratio.low) / 2 / ratio.mean if ratio.mean > 0 and math.isfinite(ratio.high) else math.inf
-    needed = repeats_needed(ratio, limit, min(len(base), len(current))) if result == INCONCLUSIVE else None
-    return NoiseVerdict(figure, result, ratio, limit, (len(base), len(current)), spread, needed, resamples)
+    found = NoiseVerdict(figure, result, ratio, limit, (len(base), len(current)), spread, None, resamples, floor)
+    if result != INCONCLUSIVE or found.between_runs:
+        return found
+    return replace(found, needed=repeats_needed(bootstrap, limit, min(len(base), len(current))))
 
 
 def throughput_verdict(
@@ -140,13 +210,15 @@ def p99_verdict(
     return verdict("p99", base, current, 1 + max_increase, False, rng, resamples)
 
 
-def repeat_values(point: LoadPointRecord, figure: str, quantity: str) -> list[float] | None:
-    """Each repeat's texts/s (`throughput`) or p99 of `quantity`; None when the point was not repeated (fewer
-    than 2 repeats) or a repeat lacks the figure (no successful request in it)."""
-    if len(point.repeats) < 2:
-        return None
+FIGURES = ("throughput", "p99")  # what a load gate judges: texts/s (higher is better), a p99 latency (lower is)
+
+
+def figure_values(point: LoadPointRecord, figure: str, quantity: str) -> list[float] | None:
+    """Each repeat's texts/s (`throughput`) or p99 of `quantity`, or the point's own figure as one value
+    when it was not repeated; None when a value lacks the figure (no successful request in it)."""
+    runs = point.repeats if len(point.repeats) >= 2 else [point]
     found: list[float] = []
-    for r in point.repeats:
+    for r in runs:
         block: LatencySummary | None = getattr(r.latency_ms, quantity)
         value = r.throughput.texts_per_s if figure == "throughput" else block.p99 if block is not None else None
         if value is None or not math.isfinite(value) or value < 0:
@@ -159,24 +231,33 @@ def point_verdicts(
     base: LoadPointRecord,
     current: LoadPointRecord,
     quantity: str,
-    min_ratio: float | None,
-    max_increase: float | None,
+    limits: dict[str, float | None],
     seed: int,
     label: str,
+    floors: dict[str, NoiseFloor],
     resamples: int = RESAMPLES,
 ) -> list[NoiseVerdict] | None:
-    """The verdicts of a point's gates (throughput, p99: those asked for) from the repeats on both sides;
-    None when either side was not repeated: the gate then compares one run with one run, as before. Seeded by
-    the point's name, so a verdict does not depend on which other points were compared."""
-    gates = [("throughput", min_ratio, throughput_verdict), ("p99", max_increase, p99_verdict)]
+    """The verdicts of a point's gates (`limits`: the minimum throughput ratio, the maximum p99 ratio; those
+    asked for) from the repeats on both sides, each interval at least its calibrated floor wide; None when a
+    side was measured once and the runner's noise is not calibrated: the gate then compares one run with one
+    run, as before. Seeded by the point's name, so a verdict does not depend on which other points were compared."""
     found: list[NoiseVerdict] = []
-    for figure, limit, judge_figure in gates:
+    for figure in FIGURES:
+        limit = limits.get(figure)
         if limit is None:
             continue
-        b, c = repeat_values(base, figure, quantity), repeat_values(current, figure, quantity)
-        if b is None or c is None:
+        b, c = figure_values(base, figure, quantity), figure_values(current, figure, quantity)
+        floor = floors.get(figure)
+        if b is None or c is None or (floor is None and min(len(b), len(c)) < 2):
             return None
-        result = judge_figure(b, c, limit, seeded_generator(seed, label, figure), resamples)
+        rng = seeded_generator(seed, label, figure)
+        result = verdict(figure, b, c, limit, figure == "throughput", rng, resamples, floor)
         if result is not None:
             found.append(result)
     return found
+
+
+def run_figure(point: LoadPointRecord, figure: str, quantity: str) -> float | None:
+    """A calibration run's figure for a point: the mean over its repeats (what a gate compares)."""
+    values = figure_values(point, figure, quantity)
+    return float(np.mean(values)) if values else None

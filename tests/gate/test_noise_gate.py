@@ -164,3 +164,98 @@ def test_without_repeats_on_both_sides_the_gate_is_as_before_and_says_it_ignores
     assert "!! 1 load point(s) gated on one run against one run: the gate ignores noise" in out
     code, out, _ = compare(base, cur)  # nothing gated on throughput: nothing to warn about
     assert code == 0 and "ignores noise" not in out
+
+
+def test_a_noise_floor_is_the_runs_spread_of_a_ratio_in_log_units():
+    """Five runs of one figure: the floor is t(4) x sqrt(2) x their standard deviation of log(figure), so it
+    does not depend on the unit (texts/s or x1000) and is 0 when the runs agree exactly."""
+    figures = [100.0, 110.0, 92.0, 104.0, 97.0]
+    floor = noise.noise_floor(figures, repeats=5)
+    scaled = noise.noise_floor([f * 1000 for f in figures], repeats=5)
+    assert floor is not None and scaled is not None
+    assert floor.half_width == pytest.approx(scaled.half_width) and floor.runs == 5 and floor.repeats == 5
+    sd = np.std(np.log(figures), ddof=1)
+    assert floor.half_width == pytest.approx(2.776445 * np.sqrt(2) * sd, rel=1e-5)  # t(0.975, 4) = 2.776445
+    assert noise.noise_floor([100.0, 100.0, 100.0], 1).half_width == 0.0
+    assert noise.noise_floor([100.0], 1) is None and noise.noise_floor([100.0, 0.0, float("nan")], 1) is None
+
+
+def simulated_run(draws: np.random.Generator, speed: float, between: float, within: float) -> list[float]:
+    """Five repeats of one point on a runner whose state moves between runs (lognormal, `between`) more than
+    within one (`within`): what this machine showed (docs/ci.md)."""
+    state = speed * np.exp(draws.normal(0, between))
+    return list(state * np.exp(draws.normal(0, within, 5)))
+
+
+def test_a_calibrated_floor_keeps_aa_comparisons_from_failing_where_the_repeats_alone_do():
+    """200 A/A comparisons on a runner with 4% noise between runs and 1% within: the repeats' interval alone
+    (±~1.5%) calls many of them regressions against a 0.95 gate; with the floor from 10 calibration runs, about
+    the 2.5% a one-sided 95% interval allows. A true 25% slowdown still fails nearly always (at this noise:
+    with more, the floor is wider and the gate loses power honestly rather than crying wolf)."""
+    draws = np.random.default_rng(7)
+    calibration = [float(np.mean(simulated_run(draws, 100, 0.04, 0.01))) for _ in range(10)]
+    floor = noise.noise_floor(calibration, repeats=5)
+    assert floor is not None
+
+    def failures(slowdown: float, with_floor: bool) -> int:
+        found = 0
+        for i in range(200):
+            base, cur = simulated_run(draws, 100, 0.04, 0.01), simulated_run(draws, 100 * slowdown, 0.04, 0.01)
+            v = noise.verdict("throughput", base, cur, 0.95, True, rng(str(i)), 1000, floor if with_floor else None)
+            found += v is not None and v.verdict == noise.FAIL
+        return found
+
+    assert failures(1.0, with_floor=False) > 15  # the repeats cannot see the noise between runs
+    assert failures(1.0, with_floor=True) <= 12
+    assert failures(0.75, with_floor=True) >= 180
+
+
+def test_an_inconclusive_verdict_set_by_the_floor_says_repeats_would_not_help():
+    floor = noise.NoiseFloor(half_width=0.10, runs=8, repeats=5)
+    v = noise.verdict("throughput", [100.0, 101.0, 99.0], [97.0, 98.0, 96.0], 0.95, True, rng(), 2000, floor)
+    assert v is not None and v.verdict == noise.INCONCLUSIVE and v.between_runs and v.needed is None
+    assert v.ratio.low == pytest.approx(0.97 * np.exp(-0.10)) and v.ratio.high == pytest.approx(0.97 * np.exp(0.10))
+    assert "calibrated over 8 A/A runs of 5 repeats" in v.message()
+    assert "more repeats would not resolve it (the noise is between runs)" in v.message()
+    assert v.to_dict()["calibration"] == {"spread": pytest.approx(np.expm1(0.10)), "runs": 8, "repeats": 5}
+
+
+def test_compare_with_calibration_widens_the_gate_by_the_runners_noise(tmp_path, compare):
+    """A 12% drop that the repeats alone call a regression is inconclusive once five A/A runs show this
+    runner moves about ±8% from run to run (a ±30% floor from five runs); a point the calibration runs did not
+    measure is gated one run against one and said; calibration inputs are checked like compare's own."""
+    quiet = [1000.0, 1010.0, 990.0]
+    base = write_load_results(tmp_path / "base", [repeated(quiet), load_point(concurrency=2, texts_per_s=500.0)])
+    cur = write_load_results(
+        tmp_path / "cur", [repeated([t * 0.88 for t in quiet]), load_point(concurrency=2, texts_per_s=300.0)]
+    )
+    runs = [
+        write_load_results(tmp_path / f"aa{i}", [repeated([t * s for t in quiet])])
+        for i, s in enumerate([1.0, 1.1, 0.9, 1.05, 0.93])
+    ]
+    code, out, _ = compare(base, cur, "--min-throughput-ratio", "0.95")
+    assert code == 1 and "the whole interval is past the limit" in out  # the repeats alone: a regression
+    calibrated = [x for r in runs for x in ("--calibration", r)]
+    code, out, _ = compare(base, cur, "--min-throughput-ratio", "0.95", *calibrated, "--format", "json")
+    as_json = json.loads(out)
+    first, second = as_json["checks"]
+    (v,) = first["figures"]["noise"]
+    assert v["verdict"] == "inconclusive" and v["calibration"]["runs"] == 5 and v["calibration"]["repeats"] == 3
+    assert "more repeats would not resolve it" in v["message"]
+    assert second["status"] == "fail" and "noise" not in second["figures"]  # ×0.6, gated one run against one
+    assert any("no calibration for load point(s)" in n for n in as_json["notes"])
+    assert code == 1  # the uncalibrated point's 40% drop
+    code, _, err = compare(base, cur, "--min-throughput-ratio", "0.95", "--calibration", runs[0])
+    assert code == 2 and "--calibration: give two A/A runs at least" in err
+    code, _, err = compare(base, cur, "--min-throughput-ratio", "0.95", *calibrated, "--junit", runs[0])
+    assert code == 2
+
+
+def test_points_measured_once_are_judged_by_the_floor_alone_when_calibrated():
+    base, cur = load_point(texts_per_s=1000.0), load_point(texts_per_s=900.0)
+    limits = {"throughput": 0.95, "p99": None}
+    assert noise.point_verdicts(base, cur, "service", limits, 0, "p", {}) is None  # as before: one run against one
+    floor = noise.NoiseFloor(half_width=0.03, runs=6, repeats=1)
+    (v,) = noise.point_verdicts(base, cur, "service", limits, 0, "p", {"throughput": floor})
+    assert v.verdict == noise.FAIL and v.repeats == (1, 1)
+    assert v.ratio.high == pytest.approx(0.9 * np.exp(0.03))

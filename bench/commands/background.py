@@ -204,6 +204,12 @@ class BackgroundLoad:
         self.idle_s = 0.0  # the idle searches' time: what a stream must outlast
         self.stream: _Stream | None = None
 
+    def resume(self, results: Path) -> None:
+        """A resumed run's idle searches that finished before: their time is what its streams must outlast."""
+        if results.is_file():
+            idle = [t for t in read_results(results).targets if self.rates.get(t.name) == 0]
+            self.idle_s += sum(t.search_seconds for t in idle)
+
     @contextmanager
     def around_search(self, name: str) -> Iterator[list[Any]]:
         rate = self.rates[name]

@@ -161,14 +161,16 @@ def test_a_stream_stops_when_the_last_search_of_its_rate_is_done(long_queries, s
 
 
 def _session(sid: int) -> list[int]:
-    """The processes still in session `sid` (a command's orphaned workers would be)."""
+    """The processes still running in session `sid` (a command's orphaned workers would be; an exited one waiting
+    for its new parent to reap it, a zombie, runs nothing)."""
     import os
     from pathlib import Path
 
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and os.getsid(int(entry.name)) == sid:
+            running = entry.name.isdigit() and (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+            if running and os.getsid(int(entry.name)) == sid:
                 found.append(int(entry.name))
         except OSError:  # gone meanwhile
             pass

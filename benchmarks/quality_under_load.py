@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -40,7 +41,9 @@ def main() -> None:
         try:
             plain = _run(dataset, root / "plain", server.url, None)
             truncated_plain = server.truncated
+            started = time.perf_counter()
             loaded = _run(dataset, root / "bg", server.url, f"emb@rate={args.rates}&duration=5s&warmup=1s")
+            loaded_s = time.perf_counter() - started
         finally:
             server.shutdown()
     idle = loaded.metric(f"{TARGET}@bg0", MEASURE)
@@ -58,7 +61,12 @@ def main() -> None:
             f"Holm p vs idle {p}, query p99 {target.latency_ms.get('p99', 0):.1f} ms"
         )
     for point in loaded.load_points:
-        print(f"stream {point.rate:g}/s: {point.requests.ok} ok, {sum(point.requests.errors.values())} errors")
+        searched = sum(t.search_seconds for t in loaded.targets if t.name.endswith(f"@bg{point.rate:g}"))
+        print(
+            f"stream {point.rate:g}/s: {point.requests.ok} ok, {sum(point.requests.errors.values())} errors, "
+            f"{point.requests.unsent} unsent over {point.duration_s:.2f} s (its searches: {searched:.2f} s)"
+        )
+    print(f"--background run: {loaded_s:.1f} s")
     print(f"requests truncated by the fixture: {server.truncated}")
 
 

@@ -6,8 +6,11 @@ existing records, report, comparisons (paired, Holm) and `compare` read them unc
 compared with the idle one like any two targets. One stream per rate, made by the load engine's own plans and
 worker (`LoadEndpoint.plans`, `run_share` in the load pool, `merge_shares`): it starts before the first target of
 its rate searches (after its warm-up, so every query falls in the measured window) and its `load_point` record is
-written with the last target of that rate. A stream is planned to outlast the searches it covers: its duration is
-at least twice the idle searches' time; a search that still ran past it is said on the console.
+written with the last target of that rate. A stream is planned to outlast the searches it covers (at least
+IDLE_MARGIN times the idle searches' time; a search that still ran past it is said on the console) and is stopped
+when the last target of its rate has finished searching, through the load pool's stop time (`StopTime`): its
+record is the window it ran (at least `duration`), and what it would have sent after the stop was never
+scheduled, so it is neither sent nor `unsent`.
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ from bench.load.runner import (
     load_pool,
     merge_shares,
     open_endpoints,
+    worker_pool,
 )
 from bench.load.schedule import Arrival, parse_arrival
-from bench.load.worker import ShareResult, run_share
+from bench.load.worker import ShareResult, StopTime, run_share
 from bench.load.workload import DISTINCT_REQUESTS, MAX_SOURCE_TEXTS, Workload, token_counter
 from bench.quality.under_load import loaded_name
 from bench.results.schema import LoadPointRecord, Loop, Op
@@ -46,7 +50,7 @@ from bench.results.store import read_results
 from bench.targets.base import TargetSpec
 
 OPTIONS = ("rate", "batch", "arrival", "duration", "warmup", "timeout", "seed")
-IDLE_MARGIN = 2.0  # a stream lasts at least this many times the idle searches of its rate (searches slow under load)
+IDLE_MARGIN = 4.0  # a stream is planned for this many times the idle searches (searches slow under load); stops early
 
 
 @dataclass(frozen=True)
@@ -154,9 +158,10 @@ def background_load(
     endpoint_spec = endpoints[spec.endpoint]
     op = Op.RERANK if endpoint_spec.is_rerank else Op.EMBED
     opened = open_endpoints([endpoint_spec], op, spec.timeout_s)
+    stop = StopTime()
     try:
-        with load_pool(opened, op, 1) as pool:
-            yield BackgroundLoad(spec, opened[0], corpus_workload(dataset), pool, rates)
+        with load_pool(opened, op, 1, lambda workers: worker_pool(workers, stop)) as pool:
+            yield BackgroundLoad(spec, opened[0], corpus_workload(dataset), pool, rates, stop)
     finally:
         close_endpoints(opened)
 
@@ -173,19 +178,37 @@ def corpus_workload(dataset: Dataset) -> Workload:
 class _Stream:
     point: PointConfig
     futures: list[Future[ShareResult]]
-    ends_at: float  # perf_counter of the measured window's intended end
+    window_start: float  # perf_counter of the end of its warm-up
+
+    @property
+    def ends_at(self) -> float:
+        """perf_counter of the planned end of its measured window."""
+        return self.window_start + (self.point.duration_s or 0.0)
 
 
 class BackgroundLoad:
     """`around_search` for run_quality: one open-loop stream per background rate, over that rate's targets."""
 
     def __init__(
-        self, spec: BackgroundSpec, endpoint: LoadEndpoint, workload: Workload, pool: Executor, rates: dict[str, float]
+        self,
+        spec: BackgroundSpec,
+        endpoint: LoadEndpoint,
+        workload: Workload,
+        pool: Executor,
+        rates: dict[str, float],
+        stop: StopTime,
     ):
         self.spec, self.endpoint, self.workload, self.pool, self.rates = spec, endpoint, workload, pool, rates
+        self.stop = stop  # the pool's: ends a stream's window once its searches are done
         self.last = {rate: name for name, rate in rates.items()}  # dict order: the last target of each rate
         self.idle_s = 0.0  # the idle searches' time: what a stream must outlast
         self.stream: _Stream | None = None
+
+    def resume(self, results: Path) -> None:
+        """A resumed run's idle searches that finished before: their time is what its streams must outlast."""
+        if results.is_file():
+            idle = [t for t in read_results(results).targets if self.rates.get(t.name) == 0]
+            self.idle_s += sum(t.search_seconds for t in idle)
 
     @contextmanager
     def around_search(self, name: str) -> Iterator[list[Any]]:
@@ -214,7 +237,7 @@ class BackgroundLoad:
             batch=spec.batch,
             rate=rate,
             arrival=spec.arrival,
-            duration_s=max(spec.min_duration_s, IDLE_MARGIN * self.idle_s),
+            duration_s=_planned_s(spec, rate, IDLE_MARGIN * self.idle_s),
             warmup_s=spec.warmup_s,
             timeout_s=spec.timeout_s,
             seed=spec.seed + spec.rates.index(rate),
@@ -224,8 +247,22 @@ class BackgroundLoad:
         plans = self.endpoint.plans(point, self.workload, start_at)
         futures = [self.pool.submit(run_share, plan) for plan in plans]
         time.sleep(max(0.0, start_at + point.warmup_s - perf_counter()))  # the searches start in the measured window
-        return _Stream(point, futures, start_at + point.warmup_s + (point.duration_s or 0.0))
+        return _Stream(point, futures, start_at + point.warmup_s)
 
     def _finish(self, stream: _Stream) -> LoadPointRecord:
-        shares = [f.result() for f in stream.futures]
-        return merge_shares(self.endpoint.spec.name, stream.point, shares, self.workload)
+        """Stop the stream now (its shortest window, `duration`, kept), wait for what it has in flight, and its record
+        over the window it ran."""
+        stop_at = max(perf_counter(), stream.window_start + self.spec.min_duration_s)
+        self.stop.set(stop_at)
+        try:
+            shares = [f.result() for f in stream.futures]
+        finally:
+            self.stop.clear()
+        ran = replace(stream.point, duration_s=min(stream.point.duration_s or 0.0, stop_at - stream.window_start))
+        return merge_shares(self.endpoint.spec.name, ran, shares, self.workload)
+
+
+def _planned_s(spec: BackgroundSpec, rate: float, wanted_s: float) -> float:
+    """A stream's planned measured seconds: at least `duration`, `wanted_s` where the schedule's bound allows it."""
+    bound_s = values.SCHEDULED_REQUESTS.high / rate - spec.warmup_s
+    return max(spec.min_duration_s, min(wanted_s, bound_s))

@@ -136,6 +136,8 @@ def _run(
     spec = background_spec(request.background, request.background_from)
     specs, rates = expand_targets(specs, spec.rates)
     with background_load(spec, options.endpoints, dataset, rates) as load:
+        if request.resume:
+            load.resume(output.results)  # so a rate run again is planned to outlast its searches too
         config.around_search = load.around_search
         return run_quality(dataset, specs, options, config, output, command=request.command)
 

@@ -43,7 +43,7 @@ from bench.load.points import PointConfig, SweepConfig, judge, point_label
 from bench.load.repeats import run_interleaved
 from bench.load.schedule import open_schedule, share, split_count
 from bench.load.server_view import MetricsReader, delta
-from bench.load.worker import SharePlan, ShareResult, run_share
+from bench.load.worker import SharePlan, ShareResult, StopTime, install_stop, run_share
 from bench.load.workload import DISTINCT_REQUESTS, Workload
 from bench.results.lifecycle import OpenRun, Output, open_run
 from bench.results.schema import (
@@ -426,14 +426,19 @@ def client_view(shares: list[ShareResult]) -> ClientView:
     )
 
 
-def _ignore_sigint() -> None:
+def _start_worker(stop: StopTime | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle: it stops the workers
+    install_stop(stop)
 
 
-def worker_pool(workers: int) -> ProcessPoolExecutor:
-    """Worker processes for the whole sweep (spawned: no inherited threads or sockets), started now."""
+def worker_pool(workers: int, stop: StopTime | None = None) -> ProcessPoolExecutor:
+    """Worker processes for the whole sweep (spawned: no inherited threads or sockets), started now; with `stop`,
+    the driver can end their shares' measured windows early (bench/load/worker.py, StopTime)."""
     pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(stop,),
     )
     for f in [pool.submit(time.sleep, 0.2) for _ in range(workers)]:
         f.result()

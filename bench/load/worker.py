@@ -16,12 +16,18 @@ Three loops, one per `SharePlan.mode`:
 A request is *measured* when its intended time (open, burst) or its send time (closed) falls after
 the warm-up; only measured requests enter histograms and counts. Latencies are histogrammed for
 successful answers only (a quick 429 is not a fast answer); errors are counted per class.
+
+A pool's driver may end its shares' measured windows early (`StopTime`, shared with the worker processes
+of `bench.load.runner.worker_pool`): an open or closed share then stops sending at that time, what was in
+flight is awaited and counted, and what was due after it is never scheduled: neither sent nor `unsent`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
+import multiprocessing
 import socket
 import time
 from array import array
@@ -46,6 +52,38 @@ VALIDATE_BUDGET = 0.05
 # TEI's per-request split, in milliseconds, from its response headers.
 SERVER_HEADERS = {b"x-queue-time": "queue", b"x-tokenization-time": "tokenization", b"x-inference-time": "inference"}
 TOKENS_HEADER = b"x-compute-tokens"
+STOP_POLL_S = 0.05  # a stoppable open loop waiting for its next send looks at the pool's stop time this often
+
+
+class StopTime:
+    """The time (perf_counter: CLOCK_MONOTONIC, one clock for the processes of a machine) at which the driver ends
+    the measured window of every share running in its worker processes; +inf until it is set. A double in shared
+    memory, handed to each worker process when it starts (`install_stop`, the pool's initializer)."""
+
+    def __init__(self) -> None:
+        self.shared = multiprocessing.get_context("spawn").RawValue("d", math.inf)
+
+    def set(self, when: float) -> None:
+        self.shared.value = when
+
+    def clear(self) -> None:
+        self.shared.value = math.inf
+
+    def get(self) -> float:
+        return float(self.shared.value)
+
+
+_pool_stop: StopTime | None = None  # this worker process's pool's stop time (None: shares run as planned)
+
+
+def install_stop(stop: StopTime | None) -> None:
+    global _pool_stop
+    _pool_stop = stop
+
+
+def _stopped_at(when: float) -> bool:
+    """The pool's driver ended the window at or before `when`."""
+    return _pool_stop is not None and when >= _pool_stop.get()
 
 
 @dataclass
@@ -317,7 +355,7 @@ async def _closed(plan: SharePlan, sender: _Sender, recorder: _Recorder) -> None
         index = u
         while True:
             now = perf_counter()
-            if stop_at is not None and now >= stop_at:
+            if (stop_at is not None and now >= stop_at) or _stopped_at(now):
                 return
             measured = recorder.measured(now)
             if measured and plan.count is not None:
@@ -347,18 +385,34 @@ def _floats(offsets: np.ndarray, block: int = 65_536) -> Iterator[float]:
 
 
 def _slot_deadline(plan: SharePlan, recorder: _Recorder) -> float | None:
-    """A due request waits for a slot as long as an answer may take (--timeout) past the point's end;
-    what is still waiting then was never sent: `unsent`. A burst, or a point of N requests, waits for its slots."""
+    """A due request waits for a slot as long as an answer may take (--timeout) past the point's end (its planned
+    end, or the pool's stop time where that came first); what is still waiting then was never sent: `unsent`.
+    A burst, or a point of N requests, waits for its slots."""
     if plan.duration_s is None or plan.mode == Loop.BURST:
         return None
-    return recorder.window_start + plan.duration_s + plan.timeout_s
+    end = recorder.window_start + plan.duration_s
+    return min(end, _pool_stop.get() if _pool_stop is not None else end) + plan.timeout_s
+
+
+async def _until_due(due: float, recorder: _Recorder) -> bool:
+    """Wait for a request's intended send time; False when the pool's stop time comes first (that request and
+    every later one are never scheduled). A stoppable share wakes every STOP_POLL_S to look."""
+    while not _stopped_at(due):
+        now = perf_counter()
+        if due <= now:  # behind schedule: still let answers in (and their connections back to the pool) between sends
+            await asyncio.sleep(0)
+            return True
+        wake = due if _pool_stop is None else min(due, now + STOP_POLL_S)
+        recorder.result.idle_cpu_s += await _sleep_until(wake)
+        if wake == due and not _stopped_at(due):  # stopped while asleep: the window ended before it was due
+            return True
+    return False
 
 
 async def _open(plan: SharePlan, sender: _Sender, recorder: _Recorder) -> None:
     """Open loop and burst: dispatch at intended times; a semaphore caps what is in flight."""
     cap = plan.max_inflight if plan.mode == Loop.OPEN else (plan.users or None)
     slots = asyncio.Semaphore(cap) if cap else None
-    deadline = _slot_deadline(plan, recorder)
     loop = asyncio.get_running_loop()
     pending: set[asyncio.Task[None]] = set()
     n = len(plan.inputs)
@@ -380,19 +434,20 @@ async def _open(plan: SharePlan, sender: _Sender, recorder: _Recorder) -> None:
     offsets = np.asarray(plan.offsets, dtype=float)
     for index, offset in enumerate(_floats(offsets)):
         due = plan.start_at + offset
-        if due > perf_counter():
-            recorder.result.idle_cpu_s += await _sleep_until(due)
-        else:  # behind schedule: still let answers in (and their connections back to the pool) between sends
-            await asyncio.sleep(0)
+        if not await _until_due(due, recorder):
+            break
         if slots is not None and slots.locked():
+            deadline = _slot_deadline(plan, recorder)
             if deadline is None:
                 await slots.acquire()
             else:
                 try:
                     await asyncio.wait_for(slots.acquire(), max(0.0, deadline - perf_counter()))
-                except TimeoutError:
+                except TimeoutError:  # what was due in the window and still waits: never sent
+                    due_rest = plan.start_at + offsets[index:]
+                    end = _pool_stop.get() if _pool_stop is not None else math.inf
                     recorder.result.unsent += int(
-                        np.count_nonzero(plan.start_at + offsets[index:] >= recorder.window_start)
+                        np.count_nonzero((due_rest >= recorder.window_start) & (due_rest < end))
                     )
                     break
         elif slots is not None:

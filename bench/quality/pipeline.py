@@ -11,6 +11,7 @@ interrupted), also after Ctrl-C or SIGTERM.
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -33,7 +34,7 @@ from bench.quality.runs import Run, run_from_results, write_run
 from bench.quality.scoring import comparisons, metric_records
 from bench.results.lifecycle import OpenRun, Output, open_run
 from bench.results.outdir import QRELS_FILE, checkpoint_file, run_file
-from bench.results.schema import MetricRecord, QueryRecord, RunHeader, TargetRecord
+from bench.results.schema import LoadPointRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
 from bench.results.store import Results, now_iso
 from bench.targets.base import ProgressFactory, QueryResult, Target, TargetFailed, TargetSpec
 from bench.targets.registry import TargetOptions, build_target
@@ -221,15 +222,31 @@ def _header(scoring: _Scoring, names: list[str], command: str) -> RunHeader:
 
 
 def _finished_targets(previous: Results) -> list[object]:
-    """What `--resume` keeps of the interrupted run: each finished target with its queries and metrics. A target
-    cut between its records runs again (its finished queries are in its checkpoint)."""
+    """What `--resume` keeps of the interrupted run: each finished target with its queries, its metrics and the
+    records written with it (`--background`: the stream of the rate it closed). A target cut between its records
+    runs again (its finished queries are in its checkpoint)."""
     kept: list[object] = []
+    written_with = _written_with(previous)
     for target in previous.targets:
         own = [m for m in previous.metrics if m.target == target.name]
         if {m.measure for m in own} != set(previous.header.measures):
             continue
         kept += [target, *[q for q in previous.queries if q.target == target.name], *own]
+        kept += written_with.get(target.name, [])
     return kept
+
+
+def _written_with(previous: Results) -> dict[str, list[LoadPointRecord]]:
+    """The load points of a quality run by the target whose batch they were written in: the last target before
+    them in the file (each target's records, and what `around_search` adds, are written as one batch)."""
+    targets = sorted((previous.line(t) or 0, t.name) for t in previous.targets)
+    lines = [line for line, _ in targets]
+    found: dict[str, list[LoadPointRecord]] = {}
+    for point in previous.load_points:
+        before = bisect.bisect_left(lines, previous.line(point) or 0)
+        if before:
+            found.setdefault(targets[before - 1][1], []).append(point)
+    return found
 
 
 def _run_target(spec: TargetSpec, target: Target, scoring: _Scoring, out_dir: Path, run: OpenRun) -> list[MetricRecord]:

@@ -255,3 +255,30 @@ def test_load_and_identity_measure_a_length_with_one_counter():
     tokens = count(texts)
     assert source == "tokenizer" and tokens == Tokenizer(minilm_path()).lengths(texts).tolist()
     assert tokens[2] == 2 and tokens[0] == 5  # [CLS] one two three [SEP]: special tokens counted
+
+
+def test_a_pools_stop_time_ends_an_open_share_and_what_was_never_scheduled_is_not_unsent():
+    """The driver stops a share planned for a minute: every request due before the stop is sent and counted, none
+    after it, and none is `unsent` (an in-process call: no server)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    from time import perf_counter
+
+    from bench.load import worker
+
+    offsets = open_schedule(Arrival("poisson"), 200.0, 60.0, None, seed=2)
+    start = perf_counter() + 0.05
+    plan = SharePlan(0, "open", None, [], [1], [1], start, 0.0, 60.0, offsets=offsets, call=lambda index: None)
+    stop = worker.StopTime()
+    worker.install_stop(stop)
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            share = pool.submit(worker.run_share, plan)
+            threading.Event().wait(0.3)  # let it send for a while
+            stop.set(perf_counter())
+            result = share.result(timeout=30)
+    finally:
+        worker.install_stop(None)
+    due_before_stop = int(np.count_nonzero(start + offsets < stop.get()))
+    assert 0 < due_before_stop < len(offsets)
+    assert result.sent == result.ok == due_before_stop and result.unsent == 0

@@ -28,7 +28,8 @@ import bench.report as report
 from bench.targets import registry
 from bench.targets.base import Hit, QueryResult
 
-moments = dict(item.split("=") for item in sys.argv[1].split(",") if item)
+# A worker process the command spawns imports this module too (as __mp_main__), with arguments of its own.
+moments = dict(item.split("=") for item in sys.argv[1].split(",") if item) if __name__ == "__main__" else {}
 
 
 def fire(moment: str) -> None:

@@ -150,3 +150,86 @@ background = "emb@rate=50,100&batch=4"
     suite.write_text(text.replace("emb@rate", "other@rate"))
     with pytest.raises(InputError, match="no such endpoint"):
         load_suite(suite)
+
+
+def test_a_stream_stops_when_the_last_search_of_its_rate_is_done(long_queries, server):
+    """Planned for four minutes (a minute of idle searches), the stream ends with its rate's search: its record is
+    the window it ran, and what it never scheduled is not `unsent`."""
+    import threading
+
+    from bench.commands.background import background_load
+    from bench.commands.quality import endpoint_specs
+    from bench.datasets import load_dataset
+
+    spec = parse_background("emb@rate=50&duration=0.2s&warmup=0.1s")
+    rates = {"t@bg0": 0.0, "t@bg50": 50.0}
+    with background_load(spec, endpoint_specs([f"emb=tei@{server.url}"]), load_dataset(long_queries), rates) as load:
+        load.idle_s = 60.0
+        with load.around_search("t@bg50") as records:
+            threading.Event().wait(0.5)  # the search
+    (point,) = records
+    assert point.rate == 50 and 0.2 <= point.duration_s < 60.0
+    assert point.requests.ok == point.requests.sent > 0 and point.requests.unsent == 0
+
+
+def _session(sid: int) -> list[int]:
+    """The processes still running in session `sid` (a command's orphaned workers would be; an exited one waiting
+    for its new parent to reap it, a zombie, runs nothing)."""
+    import os
+    from pathlib import Path
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            running = entry.name.isdigit() and (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+            if running and os.getsid(int(entry.name)) == sid:
+                found.append(int(entry.name))
+        except OSError:  # gone meanwhile
+            pass
+    return found
+
+
+def _ragbench(moments: str, *args: str):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from tests.quality.test_interruption import ROOT
+
+    command = [sys.executable, "-m", "tests.quality.interrupt_driver", moments, "quality", *args]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # The command leads a session of its own (setsid): whatever it leaves running is found there.
+    pipe = subprocess.PIPE
+    process = subprocess.Popen(command, cwd=ROOT, env=env, text=True, stdout=pipe, stderr=pipe, start_new_session=True)
+    stdout, stderr = process.communicate(timeout=300)
+    for _ in range(100):  # the multiprocessing resource tracker ends once its pipe closes: wait for it
+        if not _session(process.pid):
+            break
+        time.sleep(0.05)
+    return process.returncode, stdout + stderr, _session(process.pid)
+
+
+def test_sigterm_keeps_finished_rates_and_their_streams_resume_runs_the_rest_and_no_secret_leaks(
+    long_queries, server, tmp_path
+):
+    out = tmp_path / "out"
+    url = server.url.replace("http://", "http://user:s3cretPW@")
+    args = ["--dataset", str(long_queries), "-e", f"emb=tei@{url}", "-t", "scripted", "-m", "nDCG@10"]
+    args += ["--background", "emb@rate=20,40&duration=0.5s&warmup=0.1s", "--out", str(out)]
+    code, said, left = _ragbench("searching-3=SIGTERM", *args)  # scripted@bg40's search: bg0 and bg20 done
+    assert code == 143 and left == [], said
+    stopped = read_results(out / "results.jsonl")
+    assert stopped.end.status == "interrupted" and "SIGTERM" in stopped.end.error
+    assert [t.name for t in stopped.targets] == ["scripted@bg0", "scripted@bg20"]
+    assert [p.rate for p in stopped.load_points] == [20.0]
+
+    code, resumed_said, left = _ragbench("", *args[:-2], "--resume", str(out))
+    assert code == 0 and left == [], resumed_said
+    resumed = read_results(out / "results.jsonl")
+    assert [t.name for t in resumed.targets] == ["scripted@bg0", "scripted@bg20", "scripted@bg40"]
+    assert [p.rate for p in resumed.load_points] == [20.0, 40.0]  # the finished rate's stream kept, the re-run's own
+    assert resumed.load_points[0] == stopped.load_points[0]
+    written = [(out / name).read_text() for name in ("results.jsonl", "report.md", "report.html")]
+    for text in [said, resumed_said, *written]:
+        assert "s3cretPW" not in text and "dXNlcjpzM2NyZXRQVw" not in text  # nor its Basic-auth base64

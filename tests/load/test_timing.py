@@ -65,7 +65,9 @@ def test_open_loop_scheduled_p99_matches_the_stall_truth(stalling, pool, cap):
         assert record.latency_ms.dispatch_delay.p99 > STALL_MS / 2
     # The server's own split, from its x-queue-time headers, sees the stall as queueing.
     assert record.server_ms.queue.max >= STALL_MS * 0.8
-    assert record.server_metrics["counters"]['te_request_success{method="batch"}'] >= record.requests.ok
+    # The counters' first snapshot is read by a thread when the warm-up ends: on a loaded machine it wakes a few
+    # ms late and misses the window's first answer or two (200/s: one per 5 ms), so allow 1% below ok.
+    assert record.server_metrics["counters"]['te_request_success{method="batch"}'] >= 0.99 * record.requests.ok
 
 
 def test_closed_loop_under_reports_the_same_stall(stalling, pool):

@@ -80,7 +80,7 @@ def parse_background(text: str, saturation: float | None = None) -> BackgroundSp
         raise UserError(f"{where}: rate=R1,R2,... is required (requests/s; 0 is the idle run, always measured)")
     rates = [_rate(r.strip(), saturation, where) for r in options["rate"].split(",") if r.strip()]
     loaded = [r for r in rates if _float(r) != 0.0]
-    return BackgroundSpec(
+    spec = BackgroundSpec(
         endpoint=name,
         rates=[0.0, *values.number_list(f"{where}: rate", ",".join(loaded) or None, values.RATE)],
         batch=values.number(f"{where}: batch", options.get("batch", "1"), values.TEXTS_PER_REQUEST),
@@ -90,6 +90,12 @@ def parse_background(text: str, saturation: float | None = None) -> BackgroundSp
         timeout_s=values.duration(f"{where}: timeout", options.get("timeout", "30s"), values.TIMEOUT_SECONDS),
         seed=values.number(f"{where}: seed", options.get("seed", "0"), values.SEED),
     )
+    for rate in spec.rates:  # a stream's send times are computed when it starts: refused now, not mid-run
+        scheduled = rate * (spec.warmup_s + spec.min_duration_s)
+        values.at_most(
+            f"{where}: rate {rate:g}", scheduled, values.SCHEDULED_REQUESTS, "lower rate, duration or warmup"
+        )
+    return spec
 
 
 def check_background(spec: BackgroundSpec, endpoints: dict[str, EndpointSpec]) -> None:

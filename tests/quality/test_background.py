@@ -71,6 +71,8 @@ def test_background_spec_grammar_and_expansion():
     for bad in ("emb", "emb@batch=2", "emb@rate=x", "emb@rate=5&arrival=gamma:2", "emb@rate=5&speed=1"):
         with pytest.raises(UserError):
             parse_background(bad)
+    with pytest.raises(UserError, match="rate 1,000,000/s: 11,000,000 requests per point, at most 10,000,000"):
+        parse_background("emb@rate=1000000&duration=10s")  # refused before anything runs, not when its stream starts
 
 
 def test_background_names_a_given_endpoint(long_queries, tmp_path):

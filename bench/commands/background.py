@@ -93,7 +93,7 @@ def parse_background(text: str, saturation: float | None = None) -> BackgroundSp
     for rate in spec.rates:  # a stream's send times are computed when it starts: refused now, not mid-run
         scheduled = rate * (spec.warmup_s + spec.min_duration_s)
         values.at_most(
-            f"{where}: rate {rate:g}", scheduled, values.SCHEDULED_REQUESTS, "lower rate, duration or warmup"
+            f"{where}: rate {rate:,.15g}/s", scheduled, values.SCHEDULED_REQUESTS, "lower rate, duration or warmup"
         )
     return spec
 

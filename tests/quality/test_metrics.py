@@ -97,6 +97,7 @@ def test_rank_order_is_kept_when_scores_are_missing_or_out_of_order():
     assert not replaced and run == {"q": {"x": 3.0, "y": 2.0}}
 
 
+@pytest.mark.slow  # ranx compiles its metrics with numba on first use
 def test_agrees_with_ranx_on_trec_eval_golden_files():
     """An independent implementation (ranx) gives the same means on data without ties."""
     import ranx  # a test dependency (pip install -e '.[test]')

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -150,9 +151,17 @@ def test_ctrl_c_at_exit_is_not_exit_0(tiny, tmp_path):
     assert done.returncode == 130, done.stderr
 
 
-def test_report_rebuilds_metrics_a_cut_run_never_wrote(tiny, tmp_path):
-    out = tmp_path / "out"
-    assert quality(tiny, out, "", "scripted", "scripted:b").returncode == 0
+@pytest.fixture(scope="module")
+def complete_run(tiny, tmp_path_factory) -> Path:
+    """A complete run of `scripted` and `scripted:b`, made once: each test cuts or repeats records in its own copy."""
+    out = tmp_path_factory.mktemp("complete") / "out"
+    done = quality(tiny, out, "", "scripted", "scripted:b")
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_report_rebuilds_metrics_a_cut_run_never_wrote(complete_run, tmp_path):
+    out = Path(shutil.copytree(complete_run, tmp_path / "out"))
     full = read_results(out / "results.jsonl")
     # As after a kill -9 right after the second target's records: no metrics of it, no comparisons, no end.
     kept = [
@@ -173,9 +182,8 @@ def test_report_rebuilds_metrics_a_cut_run_never_wrote(tiny, tmp_path):
     assert f"| scripted:b | {mean:.4f}" in md
 
 
-def test_report_reads_a_file_with_repeated_records(tiny, tmp_path):
-    out = tmp_path / "out"
-    assert quality(tiny, out, "", "scripted", "scripted:b").returncode == 0
+def test_report_reads_a_file_with_repeated_records(complete_run, tmp_path):
+    out = Path(shutil.copytree(complete_run, tmp_path / "out"))
     lines = (out / "results.jsonl").read_text().splitlines()
     repeated = [line for line in lines if '"metrics"' in line or '"comparison"' in line]
     (out / "results.jsonl").write_text(

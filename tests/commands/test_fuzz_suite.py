@@ -72,6 +72,7 @@ def test_specs_parse_or_say_one_line(parse, text):
     assert spec.kind and spec.name
 
 
+@pytest.mark.slow  # a fuzz run of many examples
 @FUZZ
 @given(text=specs)
 def test_specs_on_the_command_line_exit_2_with_one_line(tmp_path_factory, monkeypatch, capsys, text):
@@ -153,6 +154,7 @@ def suites(draw) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.slow  # a fuzz run of many examples
 @FUZZ
 @given(text=suites())
 def test_suite_files_load_or_say_one_line(tmp_path_factory, monkeypatch, capsys, text):

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -163,6 +164,7 @@ def maybe_truncated(data: bytes, cut: int) -> bytes:
     return packed[: cut % max(len(packed), 1)] if cut else packed
 
 
+@pytest.mark.slow  # a fuzz run of many examples
 @SETTINGS
 @given(qrels=TREC_QRELS | BEIR_QRELS, run=RUN, complete=st.booleans())
 def test_evaluate_on_any_qrels_and_run_file(qrels, run, complete):
@@ -180,6 +182,7 @@ def test_evaluate_on_any_qrels_and_run_file(qrels, run, complete):
         )
 
 
+@pytest.mark.slow  # a fuzz run of many examples
 @SETTINGS
 @given(corpus=CORPUS, queries=QUERIES, qrels=BEIR_QRELS, gz_cut=st.integers(0, 200))
 def test_datasets_check_on_any_beir_folder(corpus, queries, qrels, gz_cut):
@@ -189,6 +192,7 @@ def test_datasets_check_on_any_beir_folder(corpus, queries, qrels, gz_cut):
         assert_result_or_one_line("datasets", "check", str(root))
 
 
+@pytest.mark.slow  # a fuzz run of many examples
 @SETTINGS
 @given(
     qrels=TREC_QRELS,
@@ -202,6 +206,7 @@ def test_datasets_check_on_any_trec_folder(qrels, topics, corpus, corpus_name):
         assert_result_or_one_line("datasets", "check", str(root))
 
 
+@pytest.mark.slow  # a fuzz run of many examples
 @SETTINGS
 @given(qa=QA, corpus=CORPUS)
 def test_datasets_check_on_any_jsonl_qa(qa, corpus):

@@ -7,6 +7,7 @@ import json
 import types
 import typing
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -114,6 +115,7 @@ def _assert_clean(code: int, out: str, err: str) -> None:
         assert out == "" and err.startswith("ragbench: error: ") and err.count("\n") == 1, err
 
 
+@pytest.mark.slow  # a fuzz run of many examples
 @FUZZ
 @given(content=st.binary(max_size=300))
 def test_arbitrary_bytes_as_a_results_file(tmp_path_factory, monkeypatch, capsys, content):
@@ -124,6 +126,7 @@ def test_arbitrary_bytes_as_a_results_file(tmp_path_factory, monkeypatch, capsys
     _assert_clean(*run_cli(["compare", str(folder / "bad.jsonl"), str(good)], monkeypatch, capsys))
 
 
+@pytest.mark.slow  # a fuzz run of many examples
 @FUZZ
 @given(text=results_files())
 def test_results_files_with_wrong_fields_and_records(tmp_path_factory, monkeypatch, capsys, text):
@@ -155,6 +158,7 @@ def test_results_files_with_wrong_fields_and_records(tmp_path_factory, monkeypat
 flag_values = st.text(max_size=12)
 
 
+@pytest.mark.slow  # a fuzz run of many examples
 @FUZZ
 @given(
     flags=st.lists(

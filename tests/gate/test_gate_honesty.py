@@ -7,6 +7,8 @@ ranking, must fail. The test prints the effect and p-value of both.
 
 from __future__ import annotations
 
+import pytest
+
 from bench.commands.quality import QualityRequest, quality_command
 from tests.harness.cli import run_cli
 from tests.paths import scifact
@@ -29,6 +31,7 @@ def _quality(out, target: str, seed: int):
     return out
 
 
+@pytest.mark.slow  # three quality runs on 1,500 SciFact documents
 def test_same_system_passes_and_a_known_regression_fails(tmp_path, worse_kind, monkeypatch, capsys):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     base = _quality(tmp_path / "base", "prod=bm25", seed=1)

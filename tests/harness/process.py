@@ -91,9 +91,12 @@ def wait_healthy(
     ok: Callable[[httpx.Response], bool] = lambda r: r.status_code == 200,
     interval_s: float = 0.5,
 ) -> None:
-    """Poll `url` until `ok(response)`; raise with the log tail if the process exits or time runs out."""
+    """Poll `url` until `ok(response)`; raise with the log tail if the process exits or time runs out.
+    The first polls come quickly, then every `interval_s`: a loopback fixture answers within a tenth of a second
+    (a fixed half-second wait cost each of the many tests that start one), a real server within tens of seconds."""
     end = time.monotonic() + deadline_s
     last = "no answer yet"
+    pause = min(0.02, interval_s)
     with httpx.Client(timeout=5.0) as client:
         while time.monotonic() < end:
             code = proc.popen.poll()
@@ -109,7 +112,8 @@ def wait_healthy(
                 last = f"HTTP {response.status_code}: {response.text[:200]}"
             except httpx.HTTPError as exc:
                 last = f"{type(exc).__name__}: {exc}"
-            time.sleep(interval_s)
+            time.sleep(pause)
+            pause = min(2 * pause, interval_s)
     raise ServerStartError(
         f"{proc.name} not healthy at {url} within {deadline_s:.0f} s (last: {last}); log {proc.log_path}:\n"
         f"{proc.log_tail()}"

@@ -92,6 +92,7 @@ def test_server_killed_mid_sweep_ends_cleanly_with_finished_points(load_server, 
     assert results.end.status == "failed" and "no answer at all" in results.end.error
 
 
+@pytest.mark.slow  # a subprocess stopped by a signal
 def test_sigterm_keeps_every_finished_point(load_server, tmp_path):
     url, _ = load_server(service_ms=1)
     out = tmp_path / "out"

@@ -16,6 +16,7 @@ def ragbench(monkeypatch, capsys):
     return lambda *args: run_cli([*map(str, args)], monkeypatch, capsys)
 
 
+@pytest.mark.slow  # eight measured load points
 def test_repeated_points_then_compare_pass_fail_and_inconclusive(tmp_path, load_server, ragbench):
     fast, _ = load_server(service_ms=2)
     slow, _ = load_server(service_ms=50)  # ~10x slower per request at these concurrencies, even on a loaded machine

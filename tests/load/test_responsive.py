@@ -134,6 +134,7 @@ def _wait_for_point_requests(url: str, proc: subprocess.Popen, before: int) -> N
     pytest.fail(f"no request of the point reached the server (ragbench's exit: {proc.wait()})", pytrace=False)
 
 
+@pytest.mark.slow  # a subprocess stopped by a signal
 def test_ctrl_c_at_the_highest_rate_stops_within_about_a_second(load_server, tmp_path):
     """A million requests/s: the 9,000,000-request schedule once took seconds to reach the worker (a list of floats
     pickled while holding the GIL), and Ctrl-C waited for it. Now it travels as an array."""
@@ -176,6 +177,7 @@ def test_ctrl_c_at_the_highest_rate_stops_within_about_a_second(load_server, tmp
     assert stopped_after < 5.0, stopped_after  # generous for a busy 2-core machine; it was 15 s at 1e8/s
 
 
+@pytest.mark.slow  # three subprocesses stopped by a signal
 def test_sigint_during_the_warm_up_leaves_no_thread_traceback(load_server, tmp_path):
     url, _ = load_server(service_ms=1)
     out = tmp_path / "out"

@@ -42,6 +42,7 @@ def stalling(load_server):
     endpoint.close()
 
 
+@pytest.mark.slow  # a measured load run of several seconds
 @pytest.mark.parametrize("cap", [None, 8])
 def test_open_loop_scheduled_p99_matches_the_stall_truth(stalling, pool, cap):
     point = PointConfig(
@@ -70,6 +71,7 @@ def test_open_loop_scheduled_p99_matches_the_stall_truth(stalling, pool, cap):
     assert record.server_metrics["counters"]['te_request_success{method="batch"}'] >= 0.99 * record.requests.ok
 
 
+@pytest.mark.slow  # a measured load run of several seconds
 def test_closed_loop_under_reports_the_same_stall(stalling, pool):
     point = PointConfig(
         op="embed", loop="closed", batch=1, concurrency=4, duration_s=PERIODS * PERIOD_MS / 1000, warmup_s=0.5

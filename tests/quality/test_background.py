@@ -35,6 +35,7 @@ def _quality(dataset, out, url, background=None, targets=("dense?embedder=emb",)
     return read_results(out / "results.jsonl")
 
 
+@pytest.mark.slow  # a 3.5 s background load
 def test_truncation_under_load_is_detected_and_idle_equals_plain_run(long_queries, server, tmp_path):
     plain = _quality(long_queries, tmp_path / "plain", server.url)
     assert server.truncated == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -62,6 +63,7 @@ def assert_each_record_once(path: Path) -> None:
     assert [k for k, n in keys.items() if n > 1] == []
 
 
+@pytest.mark.slow  # subprocesses stopped by a signal
 def test_sigterm_keeps_finished_targets_with_their_metrics_and_exits_143(tiny, tmp_path):
     out = tmp_path / "out"
     done = quality(tiny, out, "search=SIGTERM", "scripted", "scripted:b")
@@ -76,6 +78,7 @@ def test_sigterm_keeps_finished_targets_with_their_metrics_and_exits_143(tiny, t
     assert "Status: interrupted" in md and "`scripted:b`" in md  # the unfinished target is named
 
 
+@pytest.mark.slow  # subprocesses stopped by a signal
 def test_ctrl_c_while_scoring_writes_each_record_once_and_exits_130(tiny, tmp_path):
     out = tmp_path / "out"
     done = quality(tiny, out, "comparisons=SIGINT", "scripted", "scripted:b")
@@ -88,6 +91,7 @@ def test_ctrl_c_while_scoring_writes_each_record_once_and_exits_130(tiny, tmp_pa
     assert "No paired comparisons" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow  # subprocesses stopped by a signal
 def test_a_signal_while_a_batch_is_written_is_held_until_the_batch_is_on_disk(tiny, tmp_path):
     out = tmp_path / "out"
     done = quality(tiny, out, "run-file=SIGTERM", "scripted", "scripted:b")
@@ -100,6 +104,7 @@ def test_a_signal_while_a_batch_is_written_is_held_until_the_batch_is_on_disk(ti
     assert results.end.status == "interrupted"
 
 
+@pytest.mark.slow  # subprocesses stopped by a signal
 def test_two_ctrl_c_in_quick_succession_leave_no_half_report_and_report_rebuilds_it(tiny, tmp_path):
     out = tmp_path / "out"
     first = quality(tiny, out, "", "scripted")
@@ -131,6 +136,7 @@ def test_two_ctrl_c_in_quick_succession_leave_no_half_report_and_report_rebuilds
     assert "Status: interrupted" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow  # subprocesses stopped by a signal
 def test_ctrl_c_while_the_report_is_written_after_a_complete_run(tiny, tmp_path):
     out = tmp_path / "out"
     done = quality(tiny, out, "report=SIGINT", "scripted", "scripted:b")
@@ -139,14 +145,23 @@ def test_ctrl_c_while_the_report_is_written_after_a_complete_run(tiny, tmp_path)
     assert not (out / "report.html").exists() and "ragbench report" in done.stderr
 
 
+@pytest.mark.slow  # subprocesses stopped by a signal
 def test_ctrl_c_at_exit_is_not_exit_0(tiny, tmp_path):
     done = quality(tiny, tmp_path / "out", "exit=SIGINT", "scripted")
     assert done.returncode == 130, done.stderr
 
 
-def test_report_rebuilds_metrics_a_cut_run_never_wrote(tiny, tmp_path):
-    out = tmp_path / "out"
-    assert quality(tiny, out, "", "scripted", "scripted:b").returncode == 0
+@pytest.fixture(scope="module")
+def complete_run(tiny, tmp_path_factory) -> Path:
+    """A complete run of `scripted` and `scripted:b`, made once: each test cuts or repeats records in its own copy."""
+    out = tmp_path_factory.mktemp("complete") / "out"
+    done = quality(tiny, out, "", "scripted", "scripted:b")
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_report_rebuilds_metrics_a_cut_run_never_wrote(complete_run, tmp_path):
+    out = Path(shutil.copytree(complete_run, tmp_path / "out"))
     full = read_results(out / "results.jsonl")
     # As after a kill -9 right after the second target's records: no metrics of it, no comparisons, no end.
     kept = [
@@ -167,9 +182,8 @@ def test_report_rebuilds_metrics_a_cut_run_never_wrote(tiny, tmp_path):
     assert f"| scripted:b | {mean:.4f}" in md
 
 
-def test_report_reads_a_file_with_repeated_records(tiny, tmp_path):
-    out = tmp_path / "out"
-    assert quality(tiny, out, "", "scripted", "scripted:b").returncode == 0
+def test_report_reads_a_file_with_repeated_records(complete_run, tmp_path):
+    out = Path(shutil.copytree(complete_run, tmp_path / "out"))
     lines = (out / "results.jsonl").read_text().splitlines()
     repeated = [line for line in lines if '"metrics"' in line or '"comparison"' in line]
     (out / "results.jsonl").write_text(
@@ -217,6 +231,7 @@ def forty(tmp_path_factory) -> Path:
     )
 
 
+@pytest.mark.slow  # subprocesses stopped by a signal
 def test_resume_keeps_finished_queries_and_targets_and_gives_the_uninterrupted_figures(forty, tmp_path, monkeypatch):
     out, log = tmp_path / "out", tmp_path / "asked.log"
     args = [
@@ -258,6 +273,7 @@ def test_resume_keeps_finished_queries_and_targets_and_gives_the_uninterrupted_f
     assert (out / "runs" / "scripted.trec").read_text() == (whole / "runs" / "scripted.trec").read_text()
 
 
+@pytest.mark.slow  # subprocesses stopped by a signal
 def test_resume_refuses_other_options_and_a_complete_run(forty, tmp_path):
     out = tmp_path / "out"
     args = ["quality", "--dataset", str(forty), "-m", "P@5", "--depth", "8", "-t", "scripted"]

@@ -97,6 +97,7 @@ def test_rank_order_is_kept_when_scores_are_missing_or_out_of_order():
     assert not replaced and run == {"q": {"x": 3.0, "y": 2.0}}
 
 
+@pytest.mark.slow  # ranx compiles its metrics with numba on first use
 def test_agrees_with_ranx_on_trec_eval_golden_files():
     """An independent implementation (ranx) gives the same means on data without ties."""
     import ranx  # a test dependency (pip install -e '.[test]')
@@ -170,18 +171,39 @@ def test_a_byte_order_mark_changes_nothing(tmp_path, monkeypatch, capsys, flags)
     assert "recip_rank            \tall\t0.7500" in outputs[1]
 
 
+# `ragbench evaluate` for each measure in turn, in one child process: [measure, exit code, stderr], a line each.
+EVALUATE_EACH = """
+import contextlib, io, json, sys
+from bench.cli import main
+qrels, run, *measures = sys.argv[1:]
+for measure in measures:
+    sys.argv, out, err = ["ragbench", "evaluate", qrels, run, "-m", measure], io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main()
+        except SystemExit as exc:
+            code = exc.code
+    print(json.dumps([measure, code, err.getvalue()]), flush=True)
+"""
+
+
 def test_zero_cutoff_is_one_line_and_exit_2_not_an_abort(tmp_path):
-    """On main this aborted inside trec_eval's C code (exit 134); run in a subprocess so an abort cannot kill pytest."""
+    """On main this aborted inside trec_eval's C code (exit 134); run in a subprocess so an abort cannot kill pytest
+    (one for all the measures: an abort ends it before its line, and its exit code says so)."""
     qrels, run = _trec_files(tmp_path, False)
-    for measure in ("ndcg_cut.0", "P.0", "recall.0", "success.0", "map_cut.0"):
-        result = subprocess.run(
-            [sys.executable, "-m", "bench", "evaluate", str(qrels), str(run), "-m", measure],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert result.returncode == 2, (measure, result.returncode, result.stderr[-300:])
-        assert result.stderr == f"ragbench: error: measure {measure!r}: the cut-off must be from 1 to 1,000,000\n"
+    measures = ["ndcg_cut.0", "P.0", "recall.0", "success.0", "map_cut.0"]
+    result = subprocess.run(
+        [sys.executable, "-c", EVALUATE_EACH, str(qrels), str(run), *measures],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, (result.returncode, result.stderr[-300:])
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [measure for measure, _, _ in lines] == measures
+    for measure, code, stderr in lines:
+        assert code == 2, (measure, code, stderr[-300:])
+        assert stderr == f"ragbench: error: measure {measure!r}: the cut-off must be from 1 to 1,000,000\n"
 
 
 def test_run_file_reader_names_a_folder_and_an_unreadable_file(tmp_path):

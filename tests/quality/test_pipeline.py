@@ -203,6 +203,7 @@ def test_cli_quality_bad_dataset_is_one_line_exit_2(tmp_path):
     assert result.stderr.strip() == f"ragbench: error: {tmp_path / 'missing'}: no such file or folder"
 
 
+@pytest.mark.slow  # loads the reference model (hybrid) in a subprocess
 def test_cli_quality_runs_end_to_end(small_dataset, tmp_path):
     result = subprocess.run(
         [

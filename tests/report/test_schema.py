@@ -102,6 +102,7 @@ def test_identity_prints_what_its_results_file_holds(command_outputs, capsys):
     assert records["identity_rerank_pair"]["verdict"] == "pass"
 
 
+@pytest.mark.slow  # loads the reference model (twice)
 def test_identity_legacy_json_file_still_written(tmp_path):
     """`--out FILE.json` keeps writing the single document of schema ragbench.identity v1."""
     texts = tmp_path / "t.txt"

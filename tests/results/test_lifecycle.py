@@ -77,6 +77,7 @@ def test_every_command_refuses_an_earlier_run_in_one_line_and_replaces_it_with_o
     assert f"report: {out / 'report.html'}" in stdout and (out / "report.html").is_file()
 
 
+@pytest.mark.slow  # a subprocess stopped by a signal
 @pytest.mark.parametrize("command", ["load", "size"])
 def test_sigterm_ends_load_and_size_with_one_wording(commands, command, tmp_path):
     """A stop is said the same way by every command: `interrupted (SIGTERM)`, whatever was running."""

@@ -213,6 +213,7 @@ def _ragbench(moments: str, *args: str):
     return process.returncode, stdout + stderr, _session(process.pid)
 
 
+@pytest.mark.slow  # a subprocess stopped by a signal, then resumed
 def test_sigterm_keeps_finished_rates_and_their_streams_resume_runs_the_rest_and_no_secret_leaks(
     long_queries, server, tmp_path
 ):

@@ -6,7 +6,7 @@ python benchmarks/bench_sizing.py size [--slo-p99 500] [--step 0.05]
     (`ragbench load`, rates from 0.5x to 1.5x the found rate in steps of --step) and the highest rate
     below that sweep's first failure (target: within 15%). Each manual rate is judged exactly as
     `size` judges a probe: the same batch, arrival, length, warm-up and probe length (30 requests at
-    least), the same SLO criterion, and a failing rate measured once more (bench.sizing.size.judge).
+    least), the same SLO criterion, and a failing rate measured once more (bench.sizing.size.judge_probe).
     Load averages and wall times are printed beside the figures.
 
 python benchmarks/bench_sizing.py ceiling [--lengths 16,128] [--batch 1,32] [--rounds 3]
@@ -124,12 +124,12 @@ def _sweep_point(spec: str, batch: int, model: Path, rate: float, seed: int, out
 
 
 def _manual_sweep(spec: str, batch: int, model: Path, rates: list[float], slo, out: Path) -> float | None:
-    """Every rate judged as `size` judges a probe (bench.sizing.size.judge: the same criterion, probe length
+    """Every rate judged as `size` judges a probe (bench.sizing.size.judge_probe: the same criterion, probe length
     and re-measure of a failing probe); the saturation is the highest passing rate below the first failure."""
-    from bench.sizing.size import judge
+    from bench.sizing.size import judge_probe
 
     seeds = itertools.count(10_000)  # size's probes use seeds from 0
-    probes = [judge(lambda r: _sweep_point(spec, batch, model, r, next(seeds), out), rate, slo) for rate in rates]
+    probes = [judge_probe(lambda r: _sweep_point(spec, batch, model, r, next(seeds), out), rate, slo) for rate in rates]
     for p in probes:
         first = f"first {_p99(p.failed_first):7.1f} ms FAIL, again " if p.failed_first else ""
         print(
@@ -162,8 +162,10 @@ def bench_size(slo_ms: float, step: float, out: Path) -> None:
         wait_healthy(proc, f"http://127.0.0.1:{port}/health", deadline_s=240)
         print(f"load average before size: {_load_average()}", flush=True)
         started = time.perf_counter()
-        subprocess.run([*size, "--out", str(out / "size"), "--overwrite"], check=True)
+        code = subprocess.run([*size, "--out", str(out / "size"), "--overwrite"]).returncode
         wall = time.perf_counter() - started
+        if code not in (0, 3):  # 3: a point measured nothing (said above); the sizing record is still written
+            raise SystemExit(f"size exited {code}")
         (sizing,) = read_results(out / "size" / "results.jsonl").sizing
         found, sat_point = sizing.saturation.rate, sizing.saturation.point
         probes = ", ".join(

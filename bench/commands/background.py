@@ -29,13 +29,13 @@ from bench.datasets.model import Dataset
 from bench.endpoints.spec import EndpointSpec
 from bench.load.points import PointConfig
 from bench.load.runner import (
-    START_LEAD_S,
     LoadEndpoint,
     check_schedule,
     close_endpoints,
     load_pool,
     merge_shares,
     open_endpoints,
+    plans_starting,
 )
 from bench.load.schedule import Arrival, parse_arrival
 from bench.load.worker import ShareResult, run_share
@@ -220,8 +220,8 @@ class BackgroundLoad:
             seed=spec.seed + spec.rates.index(rate),
         )
         check_schedule([point])
-        start_at = perf_counter() + START_LEAD_S
-        plans = self.endpoint.plans(point, self.workload, start_at)
+        plans = plans_starting(self.endpoint, point, self.workload)
+        start_at = plans[0].start_at
         futures = [self.pool.submit(run_share, plan) for plan in plans]
         time.sleep(max(0.0, start_at + point.warmup_s - perf_counter()))  # the searches start in the measured window
         return _Stream(point, futures, start_at + point.warmup_s + (point.duration_s or 0.0))

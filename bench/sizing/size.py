@@ -108,7 +108,7 @@ class Saturation:
     probes: list[Probe] = field(default_factory=list)
 
 
-def judge(measure: Callable[[float], LoadPointRecord], rate: float, slo: Slo) -> Probe:
+def judge_probe(measure: Callable[[float], LoadPointRecord], rate: float, slo: Slo) -> Probe:
     """One probe's verdict: the goodput criterion on its `scheduled` p99 and errors; a failing probe is
     measured once more and the second measurement decides. The search and any sweep it is checked
     against (benchmarks/bench_sizing.py) judge a rate by this one function."""
@@ -134,7 +134,7 @@ def saturation_search(
     probes: list[Probe] = []
 
     def probe(rate: float) -> bool:
-        probes.append(judge(measure, rate, slo))
+        probes.append(judge_probe(measure, rate, slo))
         return probes[-1].passed
 
     good: float | None = None

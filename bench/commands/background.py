@@ -220,8 +220,7 @@ class BackgroundLoad:
             seed=spec.seed + spec.rates.index(rate),
         )
         check_schedule([point])
-        plans = plans_starting(self.endpoint, point, self.workload)
-        start_at = plans[0].start_at
+        start_at, plans = plans_starting(self.endpoint, point, self.workload)
         futures = [self.pool.submit(run_share, plan) for plan in plans]
         time.sleep(max(0.0, start_at + point.warmup_s - perf_counter()))  # the searches start in the measured window
         return _Stream(point, futures, start_at + point.warmup_s + (point.duration_s or 0.0))

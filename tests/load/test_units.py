@@ -255,3 +255,26 @@ def test_load_and_identity_measure_a_length_with_one_counter():
     tokens = count(texts)
     assert source == "tokenizer" and tokens == Tokenizer(minilm_path()).lengths(texts).tolist()
     assert tokens[2] == 2 and tokens[0] == 5  # [CLS] one two three [SEP]: special tokens counted
+
+
+def test_a_workload_is_cut_to_a_length_once():
+    """Every point of a sweep or a sizing run asks for the same length: the cut (hundreds of token counts, seconds
+    on a busy machine, made while the point waits to start) is made once and the same texts come back."""
+    from bench.load.workload import Workload
+
+    counted: list[int] = []
+
+    def tokens(texts: list[str]) -> list[int]:
+        return [len(t.split()) + 2 for t in texts]  # two special tokens, as a tokenizer counts them
+
+    def count(texts: list[str]) -> list[int]:
+        counted.append(len(texts))
+        return tokens(texts)
+
+    texts = [" ".join(f"w{i}_{j}" for j in range(40)) for i in range(16)]
+    workload = Workload(texts, texts[:4], "inline", count, "tokenizer")
+    first = workload.with_length(16)
+    calls = len(counted)
+    assert calls > 0 and max(tokens(first.texts)) <= 16
+    assert workload.with_length(16).texts == first.texts and len(counted) == calls
+    assert workload.with_length(8).texts != first.texts and len(counted) > calls

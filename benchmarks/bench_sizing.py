@@ -3,9 +3,11 @@
 python benchmarks/bench_sizing.py size [--slo-p99 500] [--step 0.05]
     `ragbench size` with default settings against a real infinity-emb (MiniLM, CPU) started here:
     its wall time (target <= 5 min) and saturation rate, then a fine manual open-loop rate sweep
-    (`ragbench load`, the same batch, arrival, length and SLO criterion, rates from 0.5x to 1.5x the
-    found rate in steps of --step) and the highest rate below that sweep's first failure (target:
-    within 15%).
+    (`ragbench load`, rates from 0.5x to 1.5x the found rate in steps of --step) and the highest rate
+    below that sweep's first failure (target: within 15%). Each manual rate is judged exactly as
+    `size` judges a probe: the same batch, arrival, length, warm-up and probe length (30 requests at
+    least), the same SLO criterion, and a failing rate measured once more (bench.sizing.size.judge_probe).
+    Load averages and wall times are printed beside the figures.
 
 python benchmarks/bench_sizing.py ceiling [--lengths 16,128] [--batch 1,32] [--rounds 3]
     `ragbench ceiling`'s texts/s against sentence-transformers' own `encode` on the same texts and
@@ -16,6 +18,10 @@ python benchmarks/bench_sizing.py ceiling [--lengths 16,128] [--batch 1,32] [--r
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import itertools
+import os
 import statistics
 import subprocess
 import sys
@@ -58,15 +64,11 @@ def bench_ceiling(lengths: list[int], batches: list[int], rounds: int, seconds: 
             print(f"{length:>6} {batch:>5} {a:>16.1f} {b:>15.1f} {a / b:>6.3f}", flush=True)
 
 
-def bench_size(slo_ms: float, step: float, out: Path) -> None:
-    from bench.results.store import read_results
-    from bench.sizing.size import Slo, passes
+def _infinity_argv(port: int, model: Path) -> list[str]:
     from tests.conftest import INFINITY_VERSION
-    from tests.harness.models import env_root, minilm_path
-    from tests.harness.process import free_port, start_process, stop_process, wait_healthy
+    from tests.harness.models import env_root
 
-    port, model = free_port(), minilm_path()
-    argv = [
+    return [
         str(env_root() / f"infinity-emb-{INFINITY_VERSION}" / "bin" / "infinity_emb"),
         "v2",
         "--model-id",
@@ -85,91 +87,107 @@ def bench_size(slo_ms: float, step: float, out: Path) -> None:
         "--port",
         str(port),
     ]
-    env = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
-    out.mkdir(parents=True, exist_ok=True)
-    proc = start_process("infinity-emb", argv, out / "infinity.log", env=env)
-    spec = f"inf=openai@http://127.0.0.1:{port}?model=minilm"
-    ragbench = [sys.executable, "-m", "bench"]
-    try:
-        wait_healthy(proc, f"http://127.0.0.1:{port}/health", deadline_s=240)
-        started = time.perf_counter()
-        subprocess.run(
-            [
-                *ragbench,
-                "size",
-                "-e",
-                spec,
-                "--slo-p99",
-                str(slo_ms),
-                "--tokenizer",
-                str(model),
-                "--out",
-                str(out / "size"),
-                "--overwrite",
-            ],
-            check=True,
-        )
-        wall = time.perf_counter() - started
-        (sizing,) = read_results(out / "size" / "results.jsonl").sizing
-        found = sizing.saturation.rate
-        sat_point = sizing.saturation.point
-        if found is None:
-            print(
-                f"size: {wall:.0f} s wall (defaults), no saturation rate under {slo_ms:g} ms: "
-                f"{[(p.rate, p.passed) for p in sizing.saturation.probes]}"
-            )
-            return
-        batch = int(sat_point.split("batch ")[1].split()[0])
+
+
+def _load_average() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _sweep_point(spec: str, batch: int, model: Path, rate: float, seed: int, out: Path):
+    """One manual point as `ragbench load` measures it, lasting exactly what `size`'s probe at this rate lasts."""
+    from bench.commands.load import LoadRequest, load_command
+    from bench.commands.size import SizeRequest, probe_duration
+    from bench.core import values as v
+    from bench.core.errors import MeasurementFailed
+    from bench.results.store import read_results
+
+    defaults = SizeRequest([], 0.0, out)  # size's own --duration and --warmup, which the sweep must match
+    seconds = probe_duration(rate, v.duration("--duration", defaults.duration, v.SECONDS))
+    folder = out / f"{rate:g}-seed{seed}"
+    request = LoadRequest(
+        endpoints=[spec],
+        out=folder,
+        batch=str(batch),
+        rate=str(rate),
+        arrival=defaults.arrival,
+        lengths=defaults.lengths,
+        tokenizer=model,
+        duration=f"{seconds:g}s",
+        warmup=defaults.warmup,
+        seed=seed,
+        overwrite=True,
+    )
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(MeasurementFailed):
+        load_command(request)  # a point with no success is a failed probe here, not the end of the sweep
+    (point,) = read_results(folder / "results.jsonl").load_points
+    return point
+
+
+def _manual_sweep(spec: str, batch: int, model: Path, rates: list[float], slo, out: Path) -> float | None:
+    """Every rate judged as `size` judges a probe (bench.sizing.size.judge_probe: the same criterion, probe length
+    and re-measure of a failing probe); the saturation is the highest passing rate below the first failure."""
+    from bench.sizing.size import judge_probe
+
+    seeds = itertools.count(10_000)  # size's probes use seeds from 0
+    probes = [judge_probe(lambda r: _sweep_point(spec, batch, model, r, next(seeds), out), rate, slo) for rate in rates]
+    for p in probes:
+        first = f"first {_p99(p.failed_first):7.1f} ms FAIL, again " if p.failed_first else ""
         print(
-            f"size: {wall:.0f} s wall (defaults), saturation {found:.2f} requests/s at batch {batch} ({sat_point})",
+            f"  manual {p.rate:8.2f}/s  {p.point.requests.sent:3d} requests  {first}"
+            f"scheduled p99 {_p99(p.point):7.1f} ms  {'pass' if p.passed else 'FAIL'}",
             flush=True,
         )
+    first_fail = next((p.rate for p in probes if not p.passed), None)
+    below = [p.rate for p in probes if p.passed and (first_fail is None or p.rate < first_fail)]
+    return max(below, default=None)
+
+
+def _p99(point) -> float:
+    return point.latency_ms.scheduled.p99 if point.latency_ms.scheduled else float("nan")
+
+
+def bench_size(slo_ms: float, step: float, out: Path) -> None:
+    from bench.results.store import read_results
+    from bench.sizing.size import Slo
+    from tests.harness.models import minilm_path
+    from tests.harness.process import free_port, start_process, stop_process, wait_healthy
+
+    port, model = free_port(), minilm_path()
+    env = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
+    out.mkdir(parents=True, exist_ok=True)
+    proc = start_process("infinity-emb", _infinity_argv(port, model), out / "infinity.log", env=env)
+    spec = f"inf=openai@http://127.0.0.1:{port}?model=minilm"
+    size = [sys.executable, "-m", "bench", "size", "-e", spec, "--slo-p99", str(slo_ms), "--tokenizer", str(model)]
+    try:
+        wait_healthy(proc, f"http://127.0.0.1:{port}/health", deadline_s=240)
+        print(f"load average before size: {_load_average()}", flush=True)
+        started = time.perf_counter()
+        code = subprocess.run([*size, "--out", str(out / "size"), "--overwrite"]).returncode
+        wall = time.perf_counter() - started
+        if code not in (0, 3):  # 3: a point measured nothing (said above); the sizing record is still written
+            raise SystemExit(f"size exited {code}")
+        (sizing,) = read_results(out / "size" / "results.jsonl").sizing
+        found, sat_point = sizing.saturation.rate, sizing.saturation.point
+        probes = ", ".join(
+            f"{p.rate:.2f} {'✓' if p.passed else '✗'}{'r' if p.remeasured else ''}" for p in sizing.saturation.probes
+        )
+        if found is None:
+            print(f"size: {wall:.0f} s wall (defaults), no saturation rate under {slo_ms:g} ms: {probes}")
+            return
+        batch = int(sat_point.split("batch ")[1].split()[0])
+        print(f"size: {wall:.0f} s wall (defaults), saturation {found:.2f} requests/s at batch {batch} ({sat_point})")
+        print(f"size's probes (r: re-measured): {probes}; load average {_load_average()}", flush=True)
         rates = [round(found * (0.5 + step * i), 3) for i in range(int(1.0 / step) + 1)]
-        subprocess.run(
-            [
-                *ragbench,
-                "load",
-                "-e",
-                spec,
-                "--batch",
-                str(batch),
-                "--rate",
-                ",".join(map(str, rates)),
-                "--arrival",
-                "poisson",
-                "--lengths",
-                "128",
-                "--tokenizer",
-                str(model),
-                "--duration",
-                "3s",
-                "--warmup",
-                "1s",
-                "--out",
-                str(out / "sweep"),
-                "--overwrite",
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        slo = Slo(slo_ms, sizing.max_error_rate)
-        sweep = sorted(read_results(out / "sweep" / "results.jsonl").load_points, key=lambda p: p.rate)
-        for p in sweep:
-            print(
-                f"  manual {p.rate:8.2f}/s  scheduled p99 "
-                f"{p.latency_ms.scheduled.p99 if p.latency_ms.scheduled else float('nan'):9.1f} ms"
-                f"  {'pass' if passes(p, slo, 'scheduled') else 'FAIL'}"
-            )
-        first_fail = next((p.rate for p in sweep if not passes(p, slo, "scheduled")), None)
-        manual = max(
-            (p.rate for p in sweep if passes(p, slo, "scheduled") and (first_fail is None or p.rate < first_fail)),
-            default=None,
-        )
+        started = time.perf_counter()
+        manual = _manual_sweep(spec, batch, model, rates, Slo(slo_ms, sizing.max_error_rate), out / "sweep")
+        wall = time.perf_counter() - started
+        print(f"manual sweep: {len(rates)} rates, {wall:.0f} s wall; load average {_load_average()}")
         if manual is None:
             print("manual sweep: no passing rate")
         else:
+            bound = "≥ " if manual == rates[-1] else ""  # every rate passed: the sweep's top is a lower bound
             print(
-                f"manual sweep saturation {manual:.2f} requests/s; size/manual = {found / manual:.3f} "
+                f"manual sweep saturation {bound}{manual:.2f} requests/s; size/manual = {found / manual:.3f} "
                 f"({abs(found / manual - 1):.1%} apart)"
             )
     finally:

@@ -32,13 +32,13 @@ from bench.datasets.model import Dataset
 from bench.endpoints.spec import EndpointSpec
 from bench.load.points import PointConfig
 from bench.load.runner import (
-    START_LEAD_S,
     LoadEndpoint,
     check_schedule,
     close_endpoints,
     load_pool,
     merge_shares,
     open_endpoints,
+    plans_starting,
     worker_pool,
 )
 from bench.load.schedule import Arrival, parse_arrival
@@ -249,8 +249,7 @@ class BackgroundLoad:
             seed=spec.seed + spec.rates.index(rate),
         )
         check_schedule([point])
-        start_at = perf_counter() + START_LEAD_S
-        plans = self.endpoint.plans(point, self.workload, start_at)
+        start_at, plans = plans_starting(self.endpoint, point, self.workload)
         futures = [self.pool.submit(run_share, plan) for plan in plans]
         time.sleep(max(0.0, start_at + point.warmup_s - perf_counter()))  # the searches start in the measured window
         return _Stream(point, futures, start_at + point.warmup_s)

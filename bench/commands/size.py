@@ -65,6 +65,11 @@ MAX_PROBE_S = 60.0
 LOWEST_RATE_FRACTION = 1 / 16  # the search halves at most 4 times below its start
 
 
+def probe_duration(rate: float, duration_s: float) -> float:
+    """A probe at `rate` lasts `duration_s`, or long enough for MIN_PROBE_REQUESTS, at most MAX_PROBE_S."""
+    return min(max(duration_s, MIN_PROBE_REQUESTS / rate), MAX_PROBE_S)
+
+
 @dataclass
 class SizeRequest:
     endpoints: list[str]
@@ -254,7 +259,7 @@ class _Session:
             lambda rate: self.measure(
                 replace(
                     self.point(Loop.OPEN, best.batch, length, rate=rate, arrival=plan.arrival, seed=next(seeds)),
-                    duration_s=min(max(plan.duration_s, MIN_PROBE_REQUESTS / rate), MAX_PROBE_S),
+                    duration_s=probe_duration(rate, plan.duration_s),
                 )
             ),
             start_rate=start_rate,

@@ -4,7 +4,7 @@ after its own warm-up, one `load_point` record per point written as soon as it i
 The reusable core, for other executors (issue 11 runs the same shares in Ray actors):
 
     endpoint = LoadEndpoint.open(parse_spec("tei=tei@http://127.0.0.1:8080"))
-    plans = endpoint.plans(point, workload, start_at=perf_counter() + 0.25)   # one SharePlan per worker
+    start_at, plans = plans_starting(endpoint, point, workload)              # one SharePlan per worker
     shares = [run_share(plan) for plan in plans]                             # anywhere, concurrently
     record = merge_shares(endpoint.spec.name, point, shares, metrics_before, metrics_after)
 
@@ -453,6 +453,16 @@ def stop_pool(pool: Executor) -> None:
             process.terminate()
 
 
+def plans_starting(endpoint: LoadEndpoint, point: PointConfig, workload: Workload) -> tuple[float, list[SharePlan]]:
+    """The point's start and plans, the start set START_LEAD_S after they are built. Building them cuts the workload
+    to the point's length with the tokenizer (seconds on a busy machine): a start set before that was past
+    by the time the workers got their plans, the warm-up was lost and the first measured requests went out
+    late, their delay counted in `scheduled` latency as if the server had kept them waiting."""
+    plans = endpoint.plans(point, workload, start_at=0.0)
+    start_at = perf_counter() + START_LEAD_S
+    return start_at, [replace(plan, start_at=start_at) for plan in plans]
+
+
 def run_plans(executor: Executor, plans: list[SharePlan], tick: Callable[[], None] = lambda: None) -> list[ShareResult]:
     futures = [executor.submit(run_share, plan) for plan in plans]
     while True:
@@ -476,7 +486,7 @@ def measure_point(
         warm = replace(
             point, loop=Loop.CLOSED, concurrency=max(1, point.concurrency or 1), duration_s=0.0, requests=None
         )
-        run_plans(executor, endpoint.plans(warm, workload, perf_counter() + START_LEAD_S), tick)
+        run_plans(executor, plans_starting(endpoint, warm, workload)[1], tick)
     metrics = endpoint.metrics
     before: list[dict[str, Any] | None] = []
     reader = None
@@ -485,7 +495,7 @@ def measure_point(
         # Nothing runs before the measured window: read /metrics before the start is even set, so the
         # first answers (a 422 comes back in a millisecond) cannot land before the snapshot.
         before.append(metrics.snapshot())
-    start_at = perf_counter() + START_LEAD_S
+    start_at, plans = plans_starting(endpoint, point, workload)
     stopped = threading.Event()  # set when the point ends early (Ctrl-C, a failure): the reader reads nothing then
     if metrics is not None and not measured_from_start:  # read /metrics when the warm-up ends
         window = start_at + point.warmup_s
@@ -497,7 +507,7 @@ def measure_point(
         reader = threading.Thread(target=read_when_warm, daemon=True)
         reader.start()
     try:
-        shares = run_plans(executor, endpoint.plans(point, workload, start_at), tick)
+        shares = run_plans(executor, plans, tick)
     finally:
         stopped.set()
     if reader is not None:

@@ -9,7 +9,7 @@ so a sweep can show how latency grows with input length. Token counts for tokens
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.core.errors import UserError
@@ -25,11 +25,19 @@ class Workload:
     source: str
     count_tokens: Callable[[list[str]], list[int]]
     tokens_source: str  # "tokenizer" | "words"
+    # Cuts by length, made once: cutting re-counts tokens hundreds of times (2.5-4 s on a busy 2-core machine),
+    # and a sweep or a sizing run asks for the same length at every point.
+    cuts: dict[int, Workload] = field(default_factory=dict, repr=False, compare=False)
 
     def with_length(self, length: int | None) -> Workload:
         """Texts of exactly `length` tokens (words without a tokenizer), cut from the running corpus."""
         if length is None:
             return self
+        if length not in self.cuts:
+            self.cuts[length] = self._cut_to(length)
+        return self.cuts[length]
+
+    def _cut_to(self, length: int) -> Workload:
         words = " ".join(self.texts).split()
         need = DISTINCT_REQUESTS * 4
         texts: list[str] = []

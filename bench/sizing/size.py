@@ -108,6 +108,17 @@ class Saturation:
     probes: list[Probe] = field(default_factory=list)
 
 
+def judge_probe(measure: Callable[[float], LoadPointRecord], rate: float, slo: Slo) -> Probe:
+    """One probe's verdict: the goodput criterion on its `scheduled` p99 and errors; a failing probe is
+    measured once more and the second measurement decides. The search and any sweep it is checked
+    against (benchmarks/bench_sizing.py) judge a rate by this one function."""
+    point = measure(rate)
+    if passes(point, slo, "scheduled"):
+        return Probe(rate, point, True)
+    again = measure(rate)
+    return Probe(rate, again, passes(again, slo, "scheduled"), failed_first=point)
+
+
 def saturation_search(
     measure: Callable[[float], LoadPointRecord],
     start_rate: float,
@@ -123,12 +134,7 @@ def saturation_search(
     probes: list[Probe] = []
 
     def probe(rate: float) -> bool:
-        point = measure(rate)
-        if passes(point, slo, "scheduled"):
-            probes.append(Probe(rate, point, True))
-        else:
-            again = measure(rate)
-            probes.append(Probe(rate, again, passes(again, slo, "scheduled"), failed_first=point))
+        probes.append(judge_probe(measure, rate, slo))
         return probes[-1].passed
 
     good: float | None = None

@@ -236,3 +236,56 @@ def test_an_open_loop_schedule_travels_to_its_worker_as_raw_bytes():
     scheduled = len(plan.offsets)
     assert scheduled == pytest.approx(1_000_000, rel=0.01)
     assert len(pickle.dumps(plan.offsets)) < 8 * scheduled + 1000
+
+
+class _Submitted(Exception):
+    """Raised by the capturing executor in place of running a plan."""
+
+
+def test_a_point_starts_its_lead_after_its_plans_are_built(monkeypatch):
+    """Building a point's plans cuts the workload to its length with the tokenizer (3 s on this machine under
+    load). The start was once set before that: it had passed when the workers got their plans, the warm-up was
+    lost and the first measured requests went out late, counted in `scheduled` p99 as if the server were slow."""
+    from concurrent.futures import Executor
+    from time import perf_counter
+
+    from bench.endpoints.spec import parse_spec
+    from bench.load.runner import START_LEAD_S, LoadEndpoint, measure_point
+    from bench.load.schedule import Arrival
+    from bench.load.workload import Workload
+
+    built: list[float] = []
+    plans = LoadEndpoint.plans
+
+    def timed_plans(self, *args, **kwargs):
+        result = plans(self, *args, **kwargs)
+        built.append(perf_counter())
+        return result
+
+    class Capture(Executor):
+        def __init__(self) -> None:
+            self.plans: list = []
+
+        def submit(self, fn, /, *args, **kwargs):
+            self.plans.append(args[0])
+            raise _Submitted
+
+    monkeypatch.setattr(LoadEndpoint, "plans", timed_plans)
+    texts = [f"text number {i}" for i in range(64)]
+    workload = Workload(texts, texts[:8], "inline", lambda ts: [len(t.split()) for t in ts], "words")
+    endpoint = LoadEndpoint(parse_spec("t=openai@http://127.0.0.1:9?model=m"))
+    endpoint.metrics.close()
+    endpoint.metrics = None
+    capture = Capture()
+    points = [
+        PointConfig(op="embed", loop="open", rate=50.0, arrival=Arrival("poisson"), duration_s=1.0, warmup_s=1.0),
+        PointConfig(op="embed", loop="burst", burst=16, concurrency=4, warmup_s=1.0),  # its closed warm-up first
+    ]
+    try:
+        for point in points:
+            with pytest.raises(_Submitted):
+                measure_point(endpoint, point, workload, capture)
+            assert capture.plans[-1].start_at >= built[-1] + START_LEAD_S
+    finally:
+        endpoint.close()
+    assert len(capture.plans) == len(built) == 2

@@ -282,3 +282,26 @@ def test_a_pools_stop_time_ends_an_open_share_and_what_was_never_scheduled_is_no
     due_before_stop = int(np.count_nonzero(start + offsets < stop.get()))
     assert 0 < due_before_stop < len(offsets)
     assert result.sent == result.ok == due_before_stop and result.unsent == 0
+
+
+def test_a_workload_is_cut_to_a_length_once():
+    """Every point of a sweep or a sizing run asks for the same length: the cut (hundreds of token counts, seconds
+    on a busy machine, made while the point waits to start) is made once and the same texts come back."""
+    from bench.load.workload import Workload
+
+    counted: list[int] = []
+
+    def tokens(texts: list[str]) -> list[int]:
+        return [len(t.split()) + 2 for t in texts]  # two special tokens, as a tokenizer counts them
+
+    def count(texts: list[str]) -> list[int]:
+        counted.append(len(texts))
+        return tokens(texts)
+
+    texts = [" ".join(f"w{i}_{j}" for j in range(40)) for i in range(16)]
+    workload = Workload(texts, texts[:4], "inline", count, "tokenizer")
+    first = workload.with_length(16)
+    calls = len(counted)
+    assert calls > 0 and max(tokens(first.texts)) <= 16
+    assert workload.with_length(16).texts == first.texts and len(counted) == calls
+    assert workload.with_length(8).texts != first.texts and len(counted) > calls

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.core.errors import UserError
-from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_from_env
+from bench.core.http import HttpClient, HttpStatusError, Reply, auth_headers, error_message, key_from_env
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
 from bench.endpoints.meter import MeterClient, cost
@@ -280,11 +280,19 @@ class LightRAGTarget:
         return batches
 
     def _insert(self, batch: list[tuple[str, str]]) -> str:
-        reply = self.http.json(
-            "POST",
-            "/documents/texts",
-            json={"texts": [text for _, text in batch], "file_sources": [source for source, _ in batch]},
-        )
+        body = {"texts": [text for _, text in batch], "file_sources": [source for source, _ in batch]}
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                reply = self.http.json("POST", "/documents/texts", json=body)
+                break
+            except HttpStatusError as exc:
+                # 409 "Pipeline is clearing or deleting documents. Wait for the running job to finish": LightRAG
+                # still deletes in the background after the deleted documents left its list (ours or another
+                # client's), and takes nothing new meanwhile. Wait for it as the server asks, up to the timeout.
+                if exc.status != 409 or time.monotonic() > deadline:
+                    raise
+                time.sleep(POLL_S)
         track_id = reply.get("track_id", kind=str, default="")
         if not track_id:
             raise reply.wrong_shape("no track_id")

@@ -235,3 +235,34 @@ def test_openwebui_rerank_variant_sets_the_reranker_key(env_key, reranker_url, s
     assert applied.get("RAG_EXTERNAL_RERANKER_API_KEY") == sent
     assert restored["RAG_EXTERNAL_RERANKER_API_KEY"] == "server-own-key"  # written back in close()
     assert config["RAG_EXTERNAL_RERANKER_API_KEY"] == "server-own-key"
+
+
+@pytest.mark.parametrize("status, inserted", [(409, True), (400, False)])
+def test_lightrag_insert_waits_while_the_pipeline_is_deleting(keys, monkeypatch, status, inserted):
+    """LightRAG still deletes in the background after the deleted documents leave its list, and answers a new
+    insert 409 "Pipeline is clearing or deleting documents. Wait for the running job to finish" meanwhile (seen
+    in CI right after a cleanup): the insert waits and tries again, as the server asks; any other error is one."""
+    from bench.targets import lightrag
+
+    monkeypatch.setattr(lightrag, "POLL_S", 0.01)
+    busy = "Pipeline is clearing or deleting documents. Wait for the running job to finish before submitting new work."
+    posts: list[int] = []
+
+    def texts(body: bytes):
+        posts.append(1)
+        return (status, {"detail": busy}) if len(posts) <= 2 else (200, {"status": "success", "track_id": "insert_1"})
+
+    routes = lightrag_routes()
+    routes[("POST", "/documents/texts")] = texts
+    stub = JsonStub(routes)
+    try:
+        target = build_target(parse_spec(f"lightrag:naive@{stub.url}"), TargetOptions())
+        if inserted:
+            target.prepare(TINY, no_progress)
+        else:
+            with pytest.raises(ServerError, match="HTTP 400 from POST /documents/texts"):
+                target.prepare(TINY, no_progress)
+        target.close()
+    finally:
+        stub.stop()
+    assert len(posts) == (3 if inserted else 1)

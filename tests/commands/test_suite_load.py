@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.harness.cli import run_cli
 
 SUITE = """
@@ -24,6 +26,7 @@ warmup = "0.2s"
 """
 
 
+@pytest.mark.slow  # a measured load of seconds by design
 def test_a_suite_load_sweep_gates_a_slower_server(tmp_path, monkeypatch, capsys, load_server):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     suite = tmp_path / "load.toml"

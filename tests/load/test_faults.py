@@ -33,6 +33,7 @@ def _sweep(**lists) -> SweepConfig:
     )
 
 
+@pytest.mark.slow  # a measured load of seconds by design
 def test_429_for_a_while_is_counted_and_the_sweep_goes_on(load_server, tmp_path):
     url, _ = load_server(service_ms=1, overload_s=0.6)
     run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[2, 4]), _workload(), Output(tmp_path))
@@ -68,6 +69,7 @@ def test_batch_too_large_is_its_own_class(load_server, tmp_path):
     assert "batch size 16 > maximum allowed batch size 8" in large.error_examples["too_large"]
 
 
+@pytest.mark.slow  # a measured load of seconds by design
 def test_server_killed_mid_sweep_ends_cleanly_with_finished_points(load_server, tmp_path):
     url, proc = load_server(service_ms=1)
 
@@ -156,6 +158,7 @@ def test_a_200_in_the_wrong_shape_is_a_bad_response(load_server, tmp_path):
 # --- figures that tell the truth when the server fails --------------------------------------------------------------
 
 
+@pytest.mark.slow  # a measured load of seconds by design
 @pytest.mark.parametrize("loop", ["open", "closed"])
 def test_a_server_that_hangs_mid_point_is_measured_over_the_whole_window(
     load_server, tmp_path, monkeypatch, capsys, loop

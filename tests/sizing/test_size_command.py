@@ -266,6 +266,7 @@ def test_a_server_refusing_every_measured_request_exits_3(load_server, tmp_path,
     assert "report: " in stdout  # everything written before the error line
 
 
+@pytest.mark.slow  # a measured load of seconds by design
 def test_a_server_dying_mid_search_exits_3_with_every_finished_point(load_server, tmp_path, monkeypatch, capsys):
     """The server answers the first point, then dies: sizing stops, what it measured is written, exit 3 (it ran, a
     measurement failed), never 2 (a user error)."""

@@ -18,10 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.commands.quality import QualityRequest, quality_command  # noqa: E402
 from bench.quality.significance import compare_pairs  # noqa: E402
-from bench.results.store import read_results  # noqa: E402
-from tests.quality.underload_fixture import UnderloadServer, write_long_queries  # noqa: E402
+from tests.quality.underload_fixture import UnderloadServer, ndcg_at_10, write_long_queries  # noqa: E402
 
 MEASURE = "ndcg_cut_10"
 TARGET = "dense?embedder=emb"
@@ -71,16 +69,7 @@ def main() -> None:
 
 
 def _run(dataset: Path, out: Path, url: str, background: str | None):
-    request = QualityRequest(
-        dataset=dataset,
-        targets=[TARGET],
-        endpoints=[f"emb=tei@{url}"],
-        measures=["nDCG@10"],
-        out=out,
-        background=background,
-    )
-    quality_command(request)
-    return read_results(out / "results.jsonl")
+    return ndcg_at_10(dataset, out, [TARGET], f"emb=tei@{url}", background)
 
 
 if __name__ == "__main__":

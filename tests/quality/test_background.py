@@ -3,11 +3,10 @@
 import pytest
 
 from bench.commands.background import expand_targets, parse_background
-from bench.commands.quality import QualityRequest, quality_command
 from bench.core.errors import InputError, UserError
 from bench.results.store import read_results
 from bench.targets.registry import parse_spec
-from tests.quality.underload_fixture import UnderloadServer, write_long_queries
+from tests.quality.underload_fixture import UnderloadServer, ndcg_at_10, write_long_queries
 
 
 @pytest.fixture(scope="module")
@@ -23,16 +22,7 @@ def server():
 
 
 def _quality(dataset, out, url, background=None, targets=("dense?embedder=emb",)):
-    request = QualityRequest(
-        dataset=dataset,
-        targets=list(targets),
-        endpoints=[f"emb=tei@{url}"],
-        measures=["nDCG@10"],
-        out=out,
-        background=background,
-    )
-    quality_command(request)
-    return read_results(out / "results.jsonl")
+    return ndcg_at_10(dataset, out, list(targets), f"emb=tei@{url}", background)
 
 
 @pytest.mark.slow  # a 3.5 s background load

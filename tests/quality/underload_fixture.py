@@ -23,9 +23,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
+from bench.commands.quality import QualityRequest, quality_command
+from bench.results.store import Results, read_results
+
 DIM = 1024
 QUERIES = 40
 FILLER = "please find the passage in the collection that talks about the following subject".split()
+
+
+def ndcg_at_10(dataset: Path, out: Path, targets: list[str], endpoint: str, background: str | None = None) -> Results:
+    """`ragbench quality` measuring nDCG@10 of `targets` with one `-e` endpoint (`--background` where given),
+    read back from its results file."""
+    request = QualityRequest(
+        dataset=dataset, targets=targets, endpoints=[endpoint], measures=["nDCG@10"], out=out, background=background
+    )
+    quality_command(request)
+    return read_results(out / "results.jsonl")
 
 
 def write_long_queries(root: Path, queries: int = QUERIES) -> Path:

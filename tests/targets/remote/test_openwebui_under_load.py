@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import pytest
 
-from bench.commands.quality import QualityRequest, quality_command
 from bench.core.errors import MeasurementFailed
 from bench.results.store import Results, read_results
-from tests.quality.underload_fixture import TOPICS, OverloadedReranker, write_marked_queries
+from tests.quality.underload_fixture import TOPICS, OverloadedReranker, ndcg_at_10, write_marked_queries
 
 pytestmark = pytest.mark.integration
 
@@ -39,16 +38,7 @@ def marked(tmp_path_factory):
 
 
 def _quality(dataset, out, target, reranker, background=None) -> Results:
-    request = QualityRequest(
-        dataset=dataset,
-        targets=[target],
-        endpoints=[f"rr=cohere@{reranker.url}?model=oracle"],
-        measures=["nDCG@10"],
-        out=out,
-        background=background,
-    )
-    quality_command(request)
-    return read_results(out / "results.jsonl")
+    return ndcg_at_10(dataset, out, [target], f"rr=cohere@{reranker.url}?model=oracle", background)
 
 
 def _target(server, reranker, endpoint: str) -> str:

@@ -88,8 +88,8 @@ class NoiseVerdict:
         repeats cannot narrow it."""
         if self.floor is None:
             return False
-        mean = self.ratio.mean
-        return math.log(mean / self.ratio.low) <= self.floor.half_width + 1e-12 >= math.log(self.ratio.high / mean)
+        mean, floor = self.ratio.mean, self.floor.half_width + 1e-12  # 1e-12: the round trip through exp and log
+        return math.log(mean / self.ratio.low) <= floor and math.log(self.ratio.high / mean) <= floor
 
     @property
     def detect(self) -> float:

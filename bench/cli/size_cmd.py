@@ -44,6 +44,14 @@ BurstConcurrency = Annotated[
     str, typer.Option("--burst-concurrency", help="RAG_EMBEDDING_CONCURRENT_REQUESTS values tried (0 = unlimited).")
 ]
 MaxProbes = Annotated[int, typer.Option("--max-probes", help="Open-loop probes of the saturation search at most.")]
+ProbeRequests = Annotated[
+    int,
+    typer.Option(
+        "--probe-requests",
+        help="A probe lasts --duration or long enough for this many requests (at most 60 s): the p99 of fewer than "
+        "100 is their slowest request.",
+    ),
+]
 Tolerance = Annotated[
     float,
     typer.Option(
@@ -86,6 +94,7 @@ def size(
     burst_batches: BurstBatches = "1,8,32",
     burst_concurrency: BurstConcurrency = "1,4,0",
     max_probes: MaxProbes = 8,
+    probe_requests: ProbeRequests = 100,
     tolerance: Tolerance = 0.05,
     workers: Workers = 1,
     texts: Texts = None,

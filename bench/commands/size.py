@@ -60,14 +60,13 @@ from bench.sizing.telemetry import GpuSampler
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 START_FRACTION = 0.5  # the saturation search starts at half the closed loop's best request rate
-MIN_PROBE_REQUESTS = 30  # a probe lasts long enough for this many requests: a p99 of three requests says nothing
 MAX_PROBE_S = 60.0
 LOWEST_RATE_FRACTION = 1 / 16  # the search halves at most 4 times below its start
 
 
-def probe_duration(rate: float, duration_s: float) -> float:
-    """A probe at `rate` lasts `duration_s`, or long enough for MIN_PROBE_REQUESTS, at most MAX_PROBE_S."""
-    return min(max(duration_s, MIN_PROBE_REQUESTS / rate), MAX_PROBE_S)
+def probe_duration(rate: float, duration_s: float, probe_requests: int) -> float:
+    """A probe at `rate` lasts `duration_s`, or long enough for `probe_requests`, at most MAX_PROBE_S."""
+    return min(max(duration_s, probe_requests / rate), MAX_PROBE_S)
 
 
 @dataclass
@@ -91,6 +90,9 @@ class SizeRequest:
     burst_batches: str = "1,8,32"
     burst_concurrency: str = "1,4,0"
     max_probes: int = 8
+    # A probe lasts long enough for this many requests: the p99 of fewer than 100 requests is their slowest one,
+    # which one stall of a busy machine decides (30-request probes passed or failed at random below saturation).
+    probe_requests: int = 100
     tolerance: float = 0.05
     workers: int = 1
     texts: Path | None = None
@@ -143,6 +145,7 @@ def check(request: SizeRequest) -> SizePlan:
             v.number(flag, value, quantity)
     v.number("--max-concurrency", request.max_concurrency, v.USERS)
     v.number("--max-probes", request.max_probes, v.PROBES)
+    v.number("--probe-requests", request.probe_requests, v.PROBE_REQUESTS)
     v.number("--workers", request.workers, v.WORKERS)
     v.number("--burst", request.burst, v.BURST_TEXTS)
     v.number("--seed", request.seed, v.SEED)
@@ -259,7 +262,7 @@ class _Session:
             lambda rate: self.measure(
                 replace(
                     self.point(Loop.OPEN, best.batch, length, rate=rate, arrival=plan.arrival, seed=next(seeds)),
-                    duration_s=probe_duration(rate, plan.duration_s),
+                    duration_s=probe_duration(rate, plan.duration_s, request.probe_requests),
                 )
             ),
             start_rate=start_rate,
@@ -306,8 +309,14 @@ def _summary(saturation: Saturation) -> SaturationSummary:
         texts_per_s=texts_per_s(sat) if sat else None,
         point=point_label(sat) if sat else None,
         first_failure=saturation.first_failure,
-        probes=[  # remeasured: failed once and measured again, the second measurement deciding
-            SaturationProbe(p.rate, p.passed, point_label(p.point), remeasured=p.failed_first is not None)
+        probes=[  # remeasured: failed and measured again, the majority of up to three measurements deciding
+            SaturationProbe(
+                p.rate,
+                p.passed,
+                point_label(p.point),
+                remeasured=p.measured > 1,
+                measurements=p.measured if p.measured > 1 else None,
+            )
             for p in saturation.probes
         ],
     )

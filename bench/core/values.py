@@ -161,6 +161,12 @@ REPEATS = Count(
     1000,
     why="each repeat is a whole measured point; the interval narrows as 1/sqrt(N): 1000 is 30 times narrower than 1",
 )
+PROBE_REQUESTS = Count(
+    "requests per probe",
+    1,
+    1_000_000,
+    why="a probe's length in requests; a million at the slowest rate is capped by the 60 s a probe may last anyway",
+)
 PROBES = Count("probes", 2, 64, why="each probe is a measured point; 64 halvings pass a float's resolution")
 SEED = Count("seed", 0, 2**63 - 1, why="a signed 64-bit integer, which every reader of a results file keeps exactly")
 TARGET_RPS = Quantity(

@@ -497,8 +497,10 @@ class SaturationProbe:
     rate: float  # offered requests/s
     passed: bool  # scheduled p99 under the SLO and errors under the limit
     point: str  # the probe's load point label
-    #: it failed once and was measured again, the second measurement deciding; left out: measured once
+    #: it failed and was measured again (the majority of up to three measurements decides); left out: measured once
     remeasured: bool = field(default=False, metadata=WRITTEN_WHEN_SET)
+    #: how many times it was measured (2 or 3) when re-measured; left out: measured once
+    measurements: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass

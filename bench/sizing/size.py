@@ -93,11 +93,16 @@ def choose_closed(points: list[LoadPointRecord], slo: Slo) -> ClosedChoice:
 @dataclass
 class Probe:
     rate: float  # offered requests/s
-    point: LoadPointRecord
+    point: LoadPointRecord  # the measurement whose verdict is the probe's (the last one taken)
     passed: bool
-    # A probe that failed is measured once more before the search moves down (one unlucky probe on a busy
-    # machine capped the saturation rate 33% low): `failed_first` is that first measurement, `point` the second.
-    failed_first: LoadPointRecord | None = None
+    # A probe that failed is measured again before the search moves down (one unlucky probe on a busy machine
+    # capped the saturation rate 33% low), and when the two disagree a third decides: `earlier` holds the
+    # measurements before `point`, in order (empty: measured once).
+    earlier: list[LoadPointRecord] = field(default_factory=list)
+
+    @property
+    def measured(self) -> int:
+        return len(self.earlier) + 1
 
 
 @dataclass
@@ -109,14 +114,17 @@ class Saturation:
 
 
 def judge_probe(measure: Callable[[float], LoadPointRecord], rate: float, slo: Slo) -> Probe:
-    """One probe's verdict: the goodput criterion on its `scheduled` p99 and errors; a failing probe is
-    measured once more and the second measurement decides. The search and any sweep it is checked
-    against (benchmarks/bench_sizing.py) judge a rate by this one function."""
-    point = measure(rate)
-    if passes(point, slo, "scheduled"):
-        return Probe(rate, point, True)
-    again = measure(rate)
-    return Probe(rate, again, passes(again, slo, "scheduled"), failed_first=point)
+    """One probe's verdict: the goodput criterion on its `scheduled` p99 and errors. A failing probe is measured
+    once more; when the second measurement passes, a third decides — the majority of three, so that a rate
+    whose verdict flips with the neighbours' load is judged by what it does most often, not by whichever
+    measurement came last (which passed a rate that fails two times in three half the time). The search and
+    any sweep it is checked against (benchmarks/bench_sizing.py) judge a rate by this one function."""
+    points = [measure(rate)]
+    verdicts = [passes(points[0], slo, "scheduled")]
+    while not verdicts[0] and len(points) < 3 and verdicts.count(False) < 2:
+        points.append(measure(rate))
+        verdicts.append(passes(points[-1], slo, "scheduled"))
+    return Probe(rate, points[-1], verdicts[-1], earlier=points[:-1])
 
 
 def saturation_search(
@@ -130,7 +138,7 @@ def saturation_search(
 ) -> Saturation:
     """Grow ×`growth` from `start_rate` until a probe fails (or shrink until one passes), then bisect
     until the failing rate is within `tolerance` of the passing one, or `max_probes` are spent. A failing
-    probe is re-measured once (not counted against `max_probes`) and its second measurement decides."""
+    probe is re-measured (`judge_probe`; not counted against `max_probes`)."""
     probes: list[Probe] = []
 
     def probe(rate: float) -> bool:
@@ -167,9 +175,16 @@ def saturation_search(
 
 
 def remeasured_text(probes: list[Probe]) -> str:
-    """`; re-measured once after failing: 40/s (failed again), 30/s (passed)`, or "" when no probe failed."""
-    again = [f"{p.rate:g}/s ({'passed' if p.passed else 'failed again'})" for p in probes if p.failed_first]
-    return f"; re-measured once after failing: {', '.join(again)}" if again else ""
+    """`; re-measured after failing: 40/s (failed again), 30/s (passed, then failed), 20/s (passed twice)`, or ""
+    when no probe failed."""
+    again = [f"{p.rate:g}/s ({_remeasure_outcome(p)})" for p in probes if p.earlier]
+    return f"; re-measured after failing: {', '.join(again)}" if again else ""
+
+
+def _remeasure_outcome(probe: Probe) -> str:
+    if probe.measured == 2:
+        return "failed again"
+    return "passed twice" if probe.passed else "passed, then failed"
 
 
 # --- 3. recommendation ------------------------------------------------------------------------------

@@ -28,8 +28,10 @@ from bench.sizing.size import (
     choose_closed,
     closed_sweep,
     error_rate,
+    judge_probe,
     pow2_at_least,
     recommend,
+    remeasured_text,
     saturation_search,
 )
 
@@ -138,35 +140,42 @@ def test_errors_over_the_limit_fail_a_probe_even_under_the_latency_slo():
     assert 11.7 < result.rate <= 12 < result.first_failure
 
 
-def test_a_failing_probe_is_measured_again_once_and_the_second_measurement_decides():
+def test_a_failing_probe_is_measured_again_and_the_majority_of_three_decides():
     """One unlucky probe (a stall on a busy machine at 20/s) no longer caps the saturation rate; a probe that
-    fails twice still fails, and the recommendation says which probes were re-measured."""
+    fails twice still fails; a rate that fails, passes, then fails again fails (the last measurement alone
+    would have passed it); the recommendation and the sizing record say which probes were re-measured."""
     calls: list[float] = []
+    stalls = {20.0: [1], 15.0: [1, 3]}  # the measurements (1st, 2nd, ...) at a rate that stall
 
     def measure(rate: float) -> LoadPointRecord:
         calls.append(rate)
         p = open_point(rate)
-        if rate == 20.0 and calls.count(20.0) == 1:
-            p.latency_ms.scheduled = _block(5000.0)  # the first measurement at 20/s stalled
+        if calls.count(rate) in stalls.get(rate, []):
+            p.latency_ms.scheduled = _block(5000.0)
         return p
 
     slo = Slo(p99_ms=100.0)
     result = saturation_search(measure, start_rate=5.0, slo=slo, tolerance=0.05)
     truth = true_saturation(100.0)
     assert result.rate <= truth < result.first_failure and truth / result.rate - 1 <= 0.05
-    assert calls[:5] == [5.0, 10.0, 20.0, 20.0, 40.0]  # 20/s measured twice, then the search went on up
-    again = [p for p in result.probes if p.failed_first is not None]
-    assert [(p.rate, p.passed) for p in again][0] == (20.0, True)
-    assert (40.0, False) in [(p.rate, p.passed) for p in again]  # really past saturation: fails twice
+    assert calls[:6] == [5.0, 10.0, 20.0, 20.0, 20.0, 40.0]  # 20/s: failed, passed, passed — then on up
+    outcomes = {p.rate: (p.passed, p.measured) for p in result.probes if p.earlier}
+    assert outcomes[20.0] == (True, 3) and outcomes[40.0] == (False, 2)  # really past saturation: fails twice
     assert calls.count(40.0) == 2
+    flip = judge_probe(measure, 15.0, slo)  # failed, passed, failed: the majority fails it
+    assert (flip.passed, flip.measured) == (False, 3) and calls[-3:] == [15.0] * 3
     line = next(x for x in recommend([], result, slo) if x.setting.startswith("saturation rate"))
-    assert "re-measured once after failing: 20/s (passed), 40/s (failed again)" in line.why
-    # the sizing record's probes say which were re-measured; a probe measured once is written as before
+    assert "re-measured after failing: 20/s (passed twice), 40/s (failed again)" in line.why
+    assert "(passed, then failed)" in remeasured_text([flip])
+    # the sizing record's probes say which were re-measured and how often; a probe measured once is written as before
     from bench.commands.size import _summary
 
     probes = _summary(result).probes
-    assert [p.remeasured for p in probes] == [p.failed_first is not None for p in result.probes]
+    assert [(p.remeasured, p.measurements) for p in probes] == [
+        (p.measured > 1, p.measured if p.measured > 1 else None) for p in result.probes
+    ]
     lines = [json.loads(record_line(p)) for p in probes]
+    assert [line.get("measurements") for line in lines] == [p.measurements for p in probes]
     assert [line.get("remeasured") for line in lines] == [True if p.remeasured else None for p in probes]
 
 

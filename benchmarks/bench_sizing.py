@@ -1,7 +1,8 @@
 """Sizing figures, measured and printed (issue 11).
 
-python benchmarks/bench_sizing.py size [--slo-p99 500] [--step 0.05] [--batch 1,8,32] [--again]
-    `ragbench size` with default settings (but --batch) against a real infinity-emb (MiniLM, CPU) started here:
+python benchmarks/bench_sizing.py size [--slo-p99 500] [--step 0.05] [--batch 1,8,32] [--again] [--server queue:MS]
+    `ragbench size` with default settings (but --batch) against a real infinity-emb (MiniLM, CPU) started here
+    (or, --server queue:MS, a server of fixed capacity 1000/MS requests/s, tests/sizing/queue_server.py):
     its wall time (target <= 5 min) and saturation rate, then a fine manual open-loop rate sweep
     (`ragbench load`, rates from 0.5x to 1.5x the found rate in steps of --step, measured in a seeded random
     order) read two ways: the highest rate below the sweep's first failure, and the highest rate the
@@ -192,20 +193,33 @@ def _run_size(size: list[str], out: Path, slo_ms: float) -> tuple[float | None, 
     return found, batch, sizing.max_error_rate
 
 
-def bench_size(slo_ms: float, step: float, batches: str, again: bool, out: Path) -> None:
+def _start_server(server: str, port: int, model: Path, out: Path):
+    """`infinity`: real infinity-emb on this machine's CPU, whose capacity moves with the neighbours' load;
+    `queue:MS`: tests/sizing/queue_server.py, one request at a time, MS each — a capacity of exactly 1000/MS
+    requests/s whatever else the machine does (it sleeps; it does not compute). Returns (process, spec, health URL)."""
+    from tests.harness.process import start_process
+
+    url = f"http://127.0.0.1:{port}"
+    if server.startswith("queue:"):
+        argv = [sys.executable, "tests/sizing/queue_server.py", "--port", str(port), "--service-ms", server[6:]]
+        return start_process("queue-server", argv, out / "queue.log"), f"q=tei@{url}", f"{url}/metrics"
+    env = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
+    proc = start_process("infinity-emb", _infinity_argv(port, model), out / "infinity.log", env=env)
+    return proc, f"inf=openai@{url}?model=minilm", f"{url}/health"
+
+
+def bench_size(slo_ms: float, step: float, batches: str, again: bool, server: str, out: Path) -> None:
     from bench.sizing.size import Slo
     from tests.harness.models import minilm_path
-    from tests.harness.process import free_port, start_process, stop_process, wait_healthy
+    from tests.harness.process import free_port, stop_process, wait_healthy
 
     port, model = free_port(), minilm_path()
-    env = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
     out.mkdir(parents=True, exist_ok=True)
-    proc = start_process("infinity-emb", _infinity_argv(port, model), out / "infinity.log", env=env)
-    spec = f"inf=openai@http://127.0.0.1:{port}?model=minilm"
+    proc, spec, health = _start_server(server, port, model, out)
     size = [sys.executable, "-m", "bench", "size", "-e", spec, "--slo-p99", str(slo_ms), "--batch", batches]
     size += ["--tokenizer", str(model)]
     try:
-        wait_healthy(proc, f"http://127.0.0.1:{port}/health", deadline_s=240)
+        wait_healthy(proc, health, deadline_s=240)
         found, batch, max_error_rate = _run_size(size, out / "size", slo_ms)
         if found is None:
             return
@@ -246,11 +260,12 @@ def main() -> None:
     z.add_argument("--slo-p99", type=float, default=500.0)
     z.add_argument("--step", type=float, default=0.05)
     z.add_argument("--batch", default="1,8,32", help="size's --batch (its default: 1,8,32)")
+    z.add_argument("--server", default="infinity", help="infinity, or queue:MS (a capacity of exactly 1000/MS per s)")
     z.add_argument("--again", action="store_true", help="run size once more after the sweep (A/A: the machine's drift)")
     z.add_argument("--out", type=Path, default=Path("reports/bench-size"))
     args = parser.parse_args()
     if args.what == "size":
-        bench_size(args.slo_p99, args.step, args.batch, args.again, args.out)
+        bench_size(args.slo_p99, args.step, args.batch, args.again, args.server, args.out)
     if args.what == "ceiling":
         bench_ceiling(
             [int(v) for v in args.lengths.split(",")],

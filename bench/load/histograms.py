@@ -73,8 +73,8 @@ def _recorded(histogram: HdrHistogram) -> list[tuple[int, int]]:
 
 def _median_equivalent(histogram: HdrHistogram, value: int) -> int:
     """The middle of the value's bucket: what HDR's mean weighs each count by."""
-    lowest = histogram.get_lowest_equivalent_value(value)
-    return lowest + ((histogram.get_highest_equivalent_value(value) + 1 - lowest) >> 1)
+    lowest = int(histogram.get_lowest_equivalent_value(value))
+    return lowest + ((int(histogram.get_highest_equivalent_value(value)) + 1 - lowest) >> 1)
 
 
 def summary_ms(histogram: HdrHistogram) -> LatencySummary | None:
@@ -88,7 +88,7 @@ def summary_ms(histogram: HdrHistogram) -> LatencySummary | None:
     def at(percentile: float) -> float:
         # The first bucket whose running count reaches the percentile's count, its highest equivalent value.
         index = int(np.searchsorted(cumulative, histogram.get_target_count_at_percentile(percentile)))
-        return histogram.get_highest_equivalent_value(histogram.get_value_from_index(index)) / 1000.0
+        return float(histogram.get_highest_equivalent_value(histogram.get_value_from_index(index))) / 1000.0
 
     total = sum(n * _median_equivalent(histogram, value) for value, n in _recorded(histogram))
     return LatencySummary(

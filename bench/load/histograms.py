@@ -61,7 +61,7 @@ def _counts(histogram: HdrHistogram) -> np.ndarray:
     return np.ctypeslib.as_array(histogram.counts)[:length]
 
 
-def _recorded(histogram: HdrHistogram) -> list[tuple[int, int]]:
+def recorded(histogram: HdrHistogram) -> list[tuple[int, int]]:
     """(value, count) at every bucket holding a count, lowest first, the value as HDR's recorded iterator
     reports it (the highest value equivalent to the bucket's)."""
     counts = _counts(histogram)
@@ -71,7 +71,7 @@ def _recorded(histogram: HdrHistogram) -> list[tuple[int, int]]:
     ]
 
 
-def _median_equivalent(histogram: HdrHistogram, value: int) -> int:
+def median_equivalent(histogram: HdrHistogram, value: int) -> int:
     """The middle of the value's bucket: what HDR's mean weighs each count by."""
     lowest = int(histogram.get_lowest_equivalent_value(value))
     return lowest + ((int(histogram.get_highest_equivalent_value(value)) + 1 - lowest) >> 1)
@@ -90,7 +90,7 @@ def summary_ms(histogram: HdrHistogram) -> LatencySummary | None:
         index = int(np.searchsorted(cumulative, histogram.get_target_count_at_percentile(percentile)))
         return float(histogram.get_highest_equivalent_value(histogram.get_value_from_index(index))) / 1000.0
 
-    total = sum(n * _median_equivalent(histogram, value) for value, n in _recorded(histogram))
+    total = sum(n * median_equivalent(histogram, value) for value, n in recorded(histogram))
     return LatencySummary(
         p50=at(50.0),
         p90=at(90.0),
@@ -107,7 +107,7 @@ def cdf_ms(histogram: HdrHistogram) -> list[tuple[float, float]]:
     total = histogram.get_total_count()
     points: list[tuple[float, float]] = []
     seen = 0
-    for value, n in _recorded(histogram):
+    for value, n in recorded(histogram):
         seen += n
         points.append((histogram.get_highest_equivalent_value(value) / 1000.0, seen / total))
     return points

@@ -335,7 +335,7 @@ def _histogram_stats(
     """A `Stats` holding every request of an HDR histogram (microseconds), in seconds."""
     if not encoded:
         return None
-    from bench.load.histograms import decode
+    from bench.load.histograms import decode, median_equivalent, recorded
 
     try:
         histogram = decode(encoded)
@@ -344,12 +344,8 @@ def _histogram_stats(
             results.path, "load_point record: a latency histogram cannot be decoded", results.line(point)
         ) from None
     stats = stats_class()
-    for item in histogram.get_recorded_iterator():
-        low = histogram.get_lowest_equivalent_value(item.value_iterated_to)
-        high = histogram.get_highest_equivalent_value(item.value_iterated_to)
-        stats.data.extend(
-            [(low + (high - low + 1) // 2) / 1e6] * item.count_at_value_iterated_to
-        )  # HDR's median equivalent
+    for value, count in recorded(histogram):
+        stats.data.extend([median_equivalent(histogram, value) / 1e6] * count)
     return stats if stats else None
 
 

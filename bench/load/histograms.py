@@ -4,12 +4,17 @@ Workers keep raw values in flat arrays while a point runs (an append costs ~0.25
 `record_value` in Python 3-5 µs, three of which per request would eat a sixth of a core at 15,000
 requests/s) and fold them into a histogram after the point. A histogram travels between processes as HDR's own
 compressed base64 encoding and is added with `decode_and_add`, so merging loses nothing.
+
+Quantiles, mean and CDF are read from the counts array with numpy: HdrHistogram_py's own readers walk every
+bucket index up to the largest value in Python (1-3 s per point's six histograms on busy cores, more than
+some points' measured window). The values are HDR's own, bucket for bucket (tests/load/test_units.py).
 """
 
 from __future__ import annotations
 
 from array import array
 
+import numpy as np
 from hdrh.histogram import HdrHistogram
 
 from bench.results.schema import LatencySummary
@@ -50,22 +55,49 @@ def merge(encoded: list[str | None]) -> HdrHistogram:
     return histogram
 
 
+def _counts(histogram: HdrHistogram) -> np.ndarray:
+    """The count at each bucket index (a decoded histogram's array can stop before `counts_len`: zeros beyond)."""
+    length = min(histogram.counts_len, histogram.encoder.payload.counts_len)
+    return np.ctypeslib.as_array(histogram.counts)[:length]
+
+
+def recorded(histogram: HdrHistogram) -> list[tuple[int, int]]:
+    """(value, count) at every bucket holding a count, lowest first, the value as HDR's recorded iterator
+    reports it (the highest value equivalent to the bucket's)."""
+    counts = _counts(histogram)
+    return [
+        (histogram.get_highest_equivalent_value(histogram.get_value_from_index(int(i))), int(counts[i]))
+        for i in np.flatnonzero(counts)
+    ]
+
+
+def median_equivalent(histogram: HdrHistogram, value: int) -> int:
+    """The middle of the value's bucket: what HDR's mean weighs each count by."""
+    lowest = int(histogram.get_lowest_equivalent_value(value))
+    return lowest + ((int(histogram.get_highest_equivalent_value(value)) + 1 - lowest) >> 1)
+
+
 def summary_ms(histogram: HdrHistogram) -> LatencySummary | None:
-    """The quantiles, max and mean in milliseconds, and the count; None when nothing was recorded."""
+    """The quantiles, max and mean in milliseconds, and the count; None when nothing was recorded.
+    Each as HdrHistogram_py computes it (get_value_at_percentile, get_mean_value), without its per-bucket walk."""
     count = histogram.get_total_count()
     if not count:
         return None
+    cumulative = np.cumsum(_counts(histogram))
 
     def at(percentile: float) -> float:
-        return float(histogram.get_value_at_percentile(percentile)) / 1000.0
+        # The first bucket whose running count reaches the percentile's count, its highest equivalent value.
+        index = int(np.searchsorted(cumulative, histogram.get_target_count_at_percentile(percentile)))
+        return float(histogram.get_highest_equivalent_value(histogram.get_value_from_index(index))) / 1000.0
 
+    total = sum(n * median_equivalent(histogram, value) for value, n in recorded(histogram))
     return LatencySummary(
         p50=at(50.0),
         p90=at(90.0),
         p99=at(99.0),
         p999=at(99.9),
         max=histogram.get_max_value() / 1000.0,
-        mean=histogram.get_mean_value() / 1000.0,
+        mean=float(total) / histogram.total_count / 1000.0,
         count=count,
     )
 
@@ -75,7 +107,7 @@ def cdf_ms(histogram: HdrHistogram) -> list[tuple[float, float]]:
     total = histogram.get_total_count()
     points: list[tuple[float, float]] = []
     seen = 0
-    for item in histogram.get_recorded_iterator():
-        seen += item.count_added_in_this_iter_step
-        points.append((histogram.get_highest_equivalent_value(item.value_iterated_to) / 1000.0, seen / total))
+    for value, n in recorded(histogram):
+        seen += n
+        points.append((histogram.get_highest_equivalent_value(value) / 1000.0, seen / total))
     return points

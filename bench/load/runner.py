@@ -409,7 +409,7 @@ def client_view(shares: list[ShareResult]) -> ClientView:
     excluded), the ceiling that allows (requests/s on whole cores), and the share of it the point used.
     Saturated: a worker used CLIENT_SATURATED of its ceiling. Loop lag is reported: on a busy machine it
     says how late the OS ran the client, which is the machine's load, not the client's limit."""
-    lag = histograms.merge([s.loop_lag for s in shares])
+    lag = histograms.summary_ms(histograms.merge([s.loop_lag for s in shares]))
     cpu = [100.0 * s.cpu_s / s.wall_s for s in shares if s.wall_s > 0]
     work = [(max(0.0, s.cpu_s - s.idle_cpu_s), s.handled, s.wall_s) for s in shares if s.wall_s > 0]
     busy = [w / wall for w, _, wall in work]
@@ -422,7 +422,7 @@ def client_view(shares: list[ShareResult]) -> ClientView:
         ceiling_requests_per_s=round(sum(1 / r for r in per_request), 1) if per_request else None,
         utilization=round(max(busy), 3) if busy else None,
         saturated=bool(busy and max(busy) >= CLIENT_SATURATED),
-        loop_lag_p99_ms=lag.get_value_at_percentile(99.0) / 1000.0 if lag.get_total_count() else None,
+        loop_lag_p99_ms=lag.p99 if lag else None,
     )
 
 

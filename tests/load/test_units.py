@@ -65,6 +65,26 @@ def test_histograms_merge_exactly_across_workers():
     assert histograms.summary_ms(histograms.new_histogram()) is None
 
 
+@pytest.mark.parametrize("spread", [(1, 2), (100, 2_000_000), (1, 3_600_000_000)])
+def test_summary_and_cdf_equal_hdrhistograms_own_readers(spread):
+    """summary_ms and cdf_ms read the counts array with numpy; HdrHistogram_py's own (slow) readers must agree
+    exactly, on a histogram recorded here and on one decoded from its encoding (shorter counts array)."""
+    rng = np.random.default_rng(spread[1])
+    values = rng.integers(*spread, 2_000)
+    recorded = histograms.from_values(values)
+    for histogram in (recorded, histograms.decode(histograms.encode(recorded))):
+        block = histograms.summary_ms(histogram)
+        expected = [histogram.get_value_at_percentile(q) / 1000.0 for q in (50.0, 90.0, 99.0, 99.9)]
+        assert [block.p50, block.p90, block.p99, block.p999] == expected
+        assert block.mean == histogram.get_mean_value() / 1000.0
+        assert block.max == histogram.get_max_value() / 1000.0 and block.count == len(values)
+        total, seen, cdf = histogram.get_total_count(), 0, []
+        for item in histogram.get_recorded_iterator():
+            seen += item.count_added_in_this_iter_step
+            cdf.append((histogram.get_highest_equivalent_value(item.value_iterated_to) / 1000.0, seen / total))
+        assert histograms.cdf_ms(histogram) == cdf
+
+
 TEI_METRICS = """# TYPE te_request_count counter
 te_request_count{method="single"} 10
 te_request_count{method="batch"} 4

@@ -41,8 +41,10 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
     """One request at a time, 20 ms each: capacity 50 requests/s; constant arrivals above it queue without bound.
 
     The SLO leaves 280 ms for a busy machine's scheduling jitter; a rate r above capacity builds
-    (r/50 - 1) x 4 s of queue in a 4 s probe, past 280 ms from 53.5 requests/s: the search must land
-    between 0.85 and 1.15 x capacity."""
+    (r/50 - 1) x 3 s of queue in a 3 s probe, past 280 ms from 54.7 requests/s: the search must land
+    between 0.85 and 1.15 x capacity. It bisects until the failing rate is within 15% of the passing one
+    (--tolerance 0.15, the claim's own precision): every probe it would add past that lies above capacity,
+    where each failing probe runs twice and drains its queue (seconds each)."""
     out = tmp_path / "size"
     code, stdout, stderr = run_cli(
         [
@@ -58,9 +60,11 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
             "--arrival",
             "constant",
             "--duration",
-            "4s",
+            "3s",
             "--warmup",
             "0.5s",
+            "--tolerance",
+            "0.15",
             "--burst",
             "8",
             "--burst-batch",

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from remote_helpers import scifact_sample
 
-from bench.datasets import load_dataset
 from bench.datasets.model import Dataset
-from bench.datasets.sample import sample_dataset
 from bench.targets.base import QueryResult
 from tests.harness import lightrag as lightrag_harness
 from tests.harness import openwebui as openwebui_harness
@@ -24,11 +23,9 @@ from tests.harness.lightrag import LightRAGServer, Providers, start_lightrag
 from tests.harness.llm_double import LLMDouble
 from tests.harness.openwebui import OpenWebUIServer, start_openwebui
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
-from tests.paths import REPO, scifact
+from tests.paths import REPO
 
-SLICE_QUERIES = 40
 SLICE_DOCS = 300
-SLICE_SEED = 3
 _SPENT_S = [0.0]  # setup + call + teardown of the tests in this folder, servers' start and stop included
 
 
@@ -87,8 +84,7 @@ def private_embedding_cache(tmp_path_factory, monkeypatch):
 @pytest.fixture(scope="session")
 def scifact_slice() -> Dataset:
     """About 40 SciFact train queries with every judged document, plus seeded random distractors."""
-    full = load_dataset(scifact(), split="train")
-    return sample_dataset(full, max_queries=SLICE_QUERIES, max_docs=SLICE_DOCS, seed=SLICE_SEED)
+    return scifact_sample(SLICE_DOCS)
 
 
 @pytest.fixture(scope="session")

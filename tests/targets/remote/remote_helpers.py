@@ -6,13 +6,25 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bench.datasets import load_dataset
 from bench.datasets.model import Dataset, Document
+from bench.datasets.sample import sample_dataset
 from bench.quality.metrics import evaluate, parse_measure
 from bench.quality.runs import run_from_results
 from bench.targets.base import ProgressFactory, QueryResult, no_progress
 from bench.targets.registry import TargetOptions, build_target, parse_spec
+from tests.paths import scifact
 
 NDCG10 = parse_measure("nDCG@10")
+SLICE_QUERIES = 40
+SLICE_SEED = 3
+
+
+def scifact_sample(max_docs: int) -> Dataset:
+    """SLICE_QUERIES SciFact train queries with every judged document, plus seeded random distractors up to
+    `max_docs`: the same queries and judged documents whatever `max_docs` is."""
+    full = load_dataset(scifact(), split="train")
+    return sample_dataset(full, max_queries=SLICE_QUERIES, max_docs=max_docs, seed=SLICE_SEED)
 
 
 def judged(dataset: Dataset) -> dict[str, str]:

@@ -61,7 +61,7 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
 
 
 def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
-    if "targets_remote" in report.nodeid:
+    if report.nodeid.startswith("tests/targets/remote/"):
         _SPENT_S[0] += report.duration
 
 

@@ -109,5 +109,5 @@ def cdf_ms(histogram: HdrHistogram) -> list[tuple[float, float]]:
     seen = 0
     for value, n in recorded(histogram):
         seen += n
-        points.append((histogram.get_highest_equivalent_value(value) / 1000.0, seen / total))
+        points.append((value / 1000.0, seen / total))  # `recorded` gives each bucket's highest equivalent value
     return points

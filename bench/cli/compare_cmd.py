@@ -81,6 +81,12 @@ Calibration = Annotated[
         ),
     ),
 ]
+Overwrite = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite", help="Replace --junit and --benchmark-json files an earlier compare wrote (only those)."
+    ),
+]
 
 
 @app.command()
@@ -103,6 +109,7 @@ def compare(
     output_format: OutputFormat = "text",
     seed: Seed = 0,
     calibration: Calibration = None,
+    overwrite: Overwrite = False,
 ) -> None:
     """Compare a run with its baseline check by check; exit 1 when something regressed."""
     options = dict(locals())  # the parameters, named as the request's fields; taken before anything else is bound

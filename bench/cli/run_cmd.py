@@ -26,7 +26,11 @@ def run(
         typer.Option("--summary", help="Append the gate's markdown here (default: $GITHUB_STEP_SUMMARY when set)."),
     ] = None,
     overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files there).")
+        bool,
+        typer.Option(
+            "--overwrite",
+            help="Replace an earlier run in --out and earlier gate outputs (only ragbench's files there).",
+        ),
     ] = False,
     benchmark_json: Annotated[
         Path | None, typer.Option("--benchmark-json", help="Write pytest-benchmark JSON of latency and throughput.")
@@ -45,7 +49,7 @@ def run(
     baseline_files = list(locate_results(baseline).values()) if baseline is not None and baseline.exists() else []
     # before any job runs: an output that would overwrite what this run reads or writes is refused now
     outputs = {"--junit": junit, "--summary": summary, "--benchmark-json": benchmark_json}
-    check_output_paths(outputs, [suite, *baseline_files], tuple(out / job.folder for job in loaded.jobs))
+    check_output_paths(outputs, [suite, *baseline_files], tuple(out / job.folder for job in loaded.jobs), overwrite)
     outcome = run_suite(loaded, out, baseline, say=typer.echo, overwrite=overwrite)
     typer.echo(render_text(outcome.comparison), nl=False)
     write_outputs(outcome.comparison, outcome.comparison.runs, junit=junit, summary=summary, benchmark=benchmark_json)

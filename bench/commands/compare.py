@@ -11,6 +11,7 @@ from bench.core.errors import UserError
 from bench.core.values import parse_allowance, parse_error_rate, parse_ratio
 from bench.gate.compare import (
     GateConfig,
+    check_calibration,
     compare_paths,
     load_calibration,
     locate_results,
@@ -43,6 +44,7 @@ class CompareRequest:
     output_format: str = "text"
     seed: int = 0
     calibration: list[Path] | None = None  # A/A load runs on this runner: the noise between runs (docs/ci.md)
+    overwrite: bool = False  # replace --junit / --benchmark-json files an earlier compare wrote (only those)
 
 
 def gate_config(request: CompareRequest) -> GateConfig:
@@ -52,7 +54,7 @@ def gate_config(request: CompareRequest) -> GateConfig:
         raise UserError(f"--alpha {request.alpha!r}: must be between 0 and 1")
     p99, ratio = request.max_p99_increase, request.min_throughput_ratio
     ingest, query_p99 = request.min_ingest_ratio, request.max_query_p99_increase
-    return GateConfig(
+    config = GateConfig(
         max_drop=parse_max_drops(request.max_drop or []),
         alpha=level,
         significance=not request.no_significance,
@@ -68,6 +70,8 @@ def gate_config(request: CompareRequest) -> GateConfig:
         inconclusive=parse_inconclusive(request.inconclusive, "--inconclusive"),
         calibration=load_calibration(request.calibration or []),
     )
+    check_calibration(config.calibration, request.baseline, request.current, config.match)
+    return config
 
 
 def compare_command(request: CompareRequest) -> bool:
@@ -84,6 +88,7 @@ def compare_command(request: CompareRequest) -> bool:
             *locate_results(request.current).values(),
             *(f for path in request.calibration or [] for f in locate_results(path).values()),
         ],
+        overwrite=request.overwrite,
     )
     comparison = compare_paths(request.baseline, request.current, config)
     # the verdict first: a file that cannot be written must not hide it

@@ -77,13 +77,22 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
     checked first (an earlier run is refused unless `overwrite`, as each command does); a job that fails
     is said in one line and the others still run: everything measured is kept."""
     from bench.commands.load import problem_line
-    from bench.gate.compare import compare_paths, locate_results
+    from bench.gate.compare import check_calibration, compare_paths, locate_results
     from bench.load.points import ERRORS
     from bench.results.outdir import check_out_dir
     from bench.results.store import read_results
 
     if baseline is not None and not baseline.exists():
         raise InputError(baseline, "no such baseline folder")  # checked before anything runs
+    if baseline is not None:  # the current run is not measured yet: it goes into OUT
+        check_calibration(suite.gate.calibration, baseline, None, suite.gate.match)
+    for run in suite.gate.calibration.runs:
+        for job in suite.jobs:
+            given, written = Path(run).resolve(), (out / job.folder).resolve()
+            if given.is_relative_to(written) or written.is_relative_to(given):
+                raise UserError(
+                    f"--calibration {run}: is inside {out / job.folder}, where this run writes the current run"
+                )
     for job in suite.jobs:
         check_out_dir(out / job.folder, job.names, overwrite)
     errors: list[str] = []

@@ -21,7 +21,7 @@ import numpy as np
 
 from bench.core.errors import InputError, UserError
 from bench.core.values import Allowance, parse_allowance
-from bench.gate import noise
+from bench.gate import calibration_runs, noise
 from bench.load.points import PointKey, error_rate, point_label
 from bench.quality.metrics import parse_measure
 from bench.quality.significance import bootstrap_cis, holm, randomization_tests, seeded_generator
@@ -67,6 +67,7 @@ class Calibration:
 
     runs: tuple[str, ...] = ()  # the calibration runs' paths, as given
     floors: dict[tuple[str, PointKey], dict[str, noise.NoiseFloor]] = field(default_factory=dict)  # (source, point)
+    read: tuple[tuple[str, calibration_runs.RunFiles], ...] = field(default=(), repr=False)  # (argument, files)
 
 
 @dataclass
@@ -153,16 +154,19 @@ def locate_results(path: Path) -> dict[str, Path]:
 
 def load_calibration(paths: list[Path]) -> Calibration:
     """The noise floor of every load point the A/A runs at `paths` measured (folders pair their results files
-    by path, as compare does); a point needs a figure in two runs at least."""
+    by path, as compare does); a point needs a figure in two runs at least. A run given twice (or a copy of
+    one) is refused at its argument: check_calibration then checks them against the runs compared."""
     if not paths:
         return Calibration()
     if len(paths) < 2:
         raise UserError("--calibration: give two A/A runs at least (five or more: few runs estimate the noise loosely)")
     figures: dict[tuple[str, PointKey], dict[str, list[float]]] = {}
     repeats: dict[tuple[str, PointKey], int] = {}
+    read: list[tuple[str, calibration_runs.RunFiles]] = []
     for path in paths:
+        files: calibration_runs.RunFiles = {}
         for source, file in locate_results(path).items():
-            results = read_results(file)
+            results = files[source] = read_results(file)
             if not results.load_points:
                 raise InputError(file, "--calibration: no load_point records (calibrate with `ragbench load` runs)")
             for key, point in checked_points(results).items():
@@ -171,11 +175,26 @@ def load_calibration(paths: list[Path]) -> Calibration:
                     if value is not None:
                         figures.setdefault((source, key), {}).setdefault(figure, []).append(value)
                 repeats[(source, key)] = max(len(point.repeats), 1)
+        read.append((f"--calibration {path}", files))
+    calibration_runs.check_distinct(read)
     floors = {
         where: {f: floor for f, found in by_figure.items() if (floor := noise.noise_floor(found, repeats[where]))}
         for where, by_figure in figures.items()
     }
-    return Calibration(tuple(str(p) for p in paths), floors)
+    return Calibration(tuple(str(p) for p in paths), floors, tuple(read))
+
+
+def check_calibration(calibration: Calibration, baseline: Path, current: Path | None, match: dict[str, str]) -> None:
+    """Refuse a calibration run that is the baseline or the current run (`current`: None where it is not
+    measured yet), or a run of another sweep than the baseline's: one line naming its argument, exit 2."""
+    if not calibration.read:
+        return
+
+    def files(path: Path) -> calibration_runs.RunFiles:
+        return {source: read_results(file) for source, file in locate_results(path).items()}
+
+    compared = (f"the current run ({current})", files(current)) if current is not None else None
+    calibration_runs.check_against(calibration.read, (f"the baseline ({baseline})", files(baseline)), compared, match)
 
 
 def compare_paths(baseline: Path, current: Path, config: GateConfig) -> Comparison:
@@ -406,7 +425,8 @@ def _check_point(point: LoadPointRecord, results: Results) -> None:
     """What the reader's types leave to check: counts and figures compare can judge (a hand-edited file)."""
 
     def bad(what: str) -> InputError:
-        return InputError(results.path, f"load_point record of {point.endpoint}: {what}", results.line(point))
+        label = point_label(point, point.endpoint)
+        return InputError(results.path, f"load_point record {label}: {what}", results.line(point))
 
     if point.loop == Loop.OPEN and as_number(point.rate) is None:
         raise bad(f"loop {point.loop!r} without a rate")
@@ -417,14 +437,14 @@ def _check_point(point: LoadPointRecord, results: Results) -> None:
         raise bad(f"requests.ok {requests.ok} > sent {requests.sent}")
     texts_per_s = as_number(point.throughput.texts_per_s)
     if texts_per_s is None or texts_per_s < 0:
-        raise bad(f"throughput.texts_per_s {point.throughput.texts_per_s!r} is not a finite number >= 0")
+        raise bad(f"throughput.texts_per_s is {figure_text(point.throughput.texts_per_s)}, not a finite number >= 0")
     if as_number(point.duration_s) is None or point.duration_s < 0:
-        raise bad(f"duration_s {point.duration_s!r} is not a finite number >= 0")
+        raise bad(f"duration_s is {figure_text(point.duration_s)}, not a finite number >= 0")
     block = getattr(point.latency_ms, p99_quantity(point))
     p99 = block.p99 if block is not None else None
     p99_ms = as_number(p99)
     if (requests.ok or block is not None) and (p99_ms is None or p99_ms < 0):  # no success: no latency
-        raise bad(f"latency_ms.{p99_quantity(point)}.p99 {p99!r} is not a finite number >= 0")
+        raise bad(f"latency_ms.{p99_quantity(point)}.p99 is {figure_text(p99)}, not a finite number >= 0")
 
 
 def p99_quantity(point: LoadPointRecord) -> str:
@@ -448,6 +468,7 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
     checks: list[Check] = []
     single = 0  # gated points without repeats on both sides: one run against one run, noise ignored
     uncalibrated: list[str] = []  # --calibration given, but this point not in two of its runs
+    loose: list[str] = []  # calibrated over fewer than noise.MIN_RUNS runs: said in every output
     for key, b in checked_points(base, config.match).items():
         label = key.label
         c = current.get(key)
@@ -460,6 +481,9 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
         floors = config.calibration.floors.get((source, key), {})
         if config.calibration.runs and not floors:
             uncalibrated.append(label)
+        fewest = min((floor.runs for floor in floors.values()), default=noise.MIN_RUNS)
+        if fewest < noise.MIN_RUNS:
+            loose.append(f"{label} ({fewest} runs)")
         judged = _noise_verdicts(check, b, c, config, f"{source}/{label}", floors)
         single += judged is None and (config.min_throughput_ratio is not None or config.max_p99_increase is not None)
         _judge_load(check, b, c, ratio, change, config, judged or {})
@@ -473,6 +497,12 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
             f"{source + ': ' if source else ''}no calibration for load point(s) {', '.join(uncalibrated)}: "
             "not measured in two --calibration runs (the same sweep, on this runner), so gated without the "
             "runner's noise between runs"
+        )
+    if loose:
+        notes.append(
+            f"{source + ': ' if source else ''}load point(s) {', '.join(loose)} calibrated over fewer than "
+            f"{noise.MIN_RUNS} distinct A/A runs: the runner's noise between runs is loosely estimated "
+            "(give five or more --calibration runs)"
         )
     for key in current.keys() - matched:
         notes.append(
@@ -724,6 +754,14 @@ def as_number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
     return float(value)
+
+
+def figure_text(value: Any) -> str:
+    """A figure as the results file holds it, for a message: `null` where it is null (the reader reads a null
+    figure back as NaN, and JSON has no NaN: the writer writes one as null)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "null"
+    return repr(value)
 
 
 def _errors(point: LoadPointRecord) -> int:

@@ -36,6 +36,7 @@ from bench.results.schema import LatencySummary, LoadPointRecord
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 POLICIES = (PASS, FAIL)  # what an inconclusive verdict counts as (`compare --inconclusive`)
 MAX_REPEATS = int(values.REPEATS.high)  # the most `load --repeat` takes: a suggestion beyond it says so
+MIN_RUNS = 3  # fewer calibration runs estimate the noise loosely (t(0.975, 1) is 12.7): said beside their floor
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,20 @@ class NoiseFloor:
         """The same as a relative half-width (±%), as an A/A comparison shows it."""
         return math.expm1(self.half_width)
 
+    @property
+    def loose(self) -> str:
+        """Said beside the floor when fewer than MIN_RUNS runs measured it (empty otherwise)."""
+        if self.runs >= MIN_RUNS:
+            return ""
+        return f"only {self.runs} runs, fewer than {MIN_RUNS}: a loose estimate; calibrate with five or more"
+
+    def describe(self) -> str:
+        repeats = f"{self.repeats} repeat{'s' if self.repeats != 1 else ''}"
+        said = f"runner noise between runs ±{self.spread:.1%}, calibrated over {self.runs} A/A runs of {repeats}"
+        return said + (f": {self.loose}" if self.loose else "")
+
     def to_dict(self) -> dict[str, Any]:
-        return {"spread": self.spread, "runs": self.runs, "repeats": self.repeats}
+        return {"spread": self.spread, "runs": self.runs, "repeats": self.repeats, "loose": self.loose or None}
 
 
 def noise_floor(figures: Sequence[float], repeats: int) -> NoiseFloor | None:
@@ -101,10 +114,7 @@ class NoiseVerdict:
         interval = f"×{self.ratio.mean:.3f} [{self.ratio.low:.3f}, {self.ratio.high:.3f}]"
         base = f"{what} {interval} over {self.repeats[0]}+{self.repeats[1]} repeats"
         if self.floor is not None:
-            base += (
-                f" (runner noise between runs ±{self.floor.spread:.1%}, calibrated over {self.floor.runs} A/A runs "
-                f"of {self.floor.repeats} repeat{'s' if self.floor.repeats != 1 else ''})"
-            )
+            base += f" ({self.floor.describe()})"
         if self.verdict != INCONCLUSIVE:
             side = "past" if self.verdict == FAIL else "clear of"
             return f"{base}: the whole interval is {side} the limit ×{self.limit:g}"

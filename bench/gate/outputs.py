@@ -4,6 +4,7 @@ pytest-benchmark JSON of the current run's latency and throughput (trend tools c
 from __future__ import annotations
 
 import json
+import os
 import platform
 import xml.etree.ElementTree as ET
 from dataclasses import asdict
@@ -11,8 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import InputError, UserError
-from bench.gate.compare import FAIL, INFO, Check, Comparison, as_number, checked_points, fmt_p
+from bench.gate.compare import FAIL, INFO, Check, Comparison, as_number, checked_points, figure_text, fmt_p
 from bench.load.points import point_label
+from bench.results.outdir import check_out_file
 from bench.results.schema import LoadPointRecord, Loop
 from bench.results.store import Results, now_iso
 
@@ -21,6 +23,8 @@ if TYPE_CHECKING:  # imported where used: only --benchmark-json needs pytest-ben
 
 _MARK = {"pass": "pass", "fail": "FAIL", "info": "info"}
 _MD_MARK = {"pass": "✅ pass", "fail": "❌ **FAIL**", "info": "ℹ️ not gated"}
+SUMMARY = "--summary"
+_SUMMARY_HEAD = "## ragbench compare: "  # how render_markdown opens every summary: an earlier one is recognised
 
 
 def inconclusive_line(comparison: Comparison) -> str:
@@ -58,7 +62,7 @@ def render_markdown(comparison: Comparison) -> str:
     head = "✅ pass" if comparison.passed else f"❌ FAIL — {len(comparison.regressions)} regression(s)"
     head += inconclusive_line(comparison).replace(";", " ⚠️", 1)
     lines = [
-        f"## ragbench compare: {head}",
+        f"{_SUMMARY_HEAD}{head}",
         "",
         f"baseline `{comparison.baseline}` → current `{comparison.current}`",
         "",
@@ -255,8 +259,8 @@ def _quality_entries(results: Results, prefix: str) -> list[dict[str, Any]]:
                 if as_number(q.latency_ms) is None or q.latency_ms < 0:
                     raise InputError(
                         results.path,
-                        f"query record {q.qid!r} of {q.target}: latency_ms "
-                        f"{q.latency_ms!r} is not a finite number >= 0",
+                        f"query record {q.qid!r} of {q.target}: latency_ms is "
+                        f"{figure_text(q.latency_ms)}, not a finite number >= 0",
                         results.line(q),
                     )
                 stats.update(q.latency_ms / 1000)
@@ -376,10 +380,13 @@ def _machine_info() -> dict[str, Any]:
     }
 
 
-def check_output_paths(outputs: dict[str, Path | None], reads: list[Path], writes: tuple[Path, ...] = ()) -> None:
+def check_output_paths(
+    outputs: dict[str, Path | None], reads: list[Path], writes: tuple[Path, ...] = (), overwrite: bool = False
+) -> None:
     """Refuse, before anything is compared or written, an output (`outputs`: flag -> path) that is a file
     the command reads (`reads`), lies in a folder it writes results into (`writes`), or is another output:
-    writing it would overwrite or corrupt that file (the summary is appended to)."""
+    writing it would overwrite or corrupt that file (the summary is appended to); and one that is a file
+    ragbench did not write, or one it did without `overwrite` (bench.results.outdir.check_out_file)."""
     given: dict[str, Path] = {}
     for flag, path in outputs.items():
         if path is None:
@@ -393,7 +400,50 @@ def check_output_paths(outputs: dict[str, Path | None], reads: list[Path], write
         for folder in writes:
             if path.resolve().is_relative_to(folder.resolve()):
                 raise UserError(f"{flag} {path}: is inside {folder}, which this run writes its results into")
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if flag == SUMMARY and step_summary and _same_file(path, Path(step_summary)):
+            pass  # GitHub's own file for this step: appending to it is how a step adds to the page
+        else:
+            ours, unlike = _OWN[flag]
+            check_out_file(path, flag, overwrite, ours, unlike, appended=flag == SUMMARY)
         given[flag] = path
+
+
+def _is_junit(path: Path) -> bool:
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return False
+    return root.tag == "testsuites" and root.get("name") == "ragbench"
+
+
+def _is_benchmark(path: Path) -> bool:
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    entries = found.get("benchmarks") if isinstance(found, dict) else None
+    return (
+        isinstance(entries, list)
+        and "machine_info" in found
+        and all(isinstance(e, dict) and str(e.get("fullname", "")).startswith("ragbench::") for e in entries)
+    )
+
+
+def _is_summary(path: Path) -> bool:
+    """Empty, or summaries compare appended, one after another."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return not text or text.startswith(_SUMMARY_HEAD)
+
+
+_OWN = {  # flag -> how a file compare wrote there is recognised, and what a file that is not lacks
+    "--junit": (_is_junit, 'no <testsuites name="ragbench"> root'),
+    "--benchmark-json": (_is_benchmark, "not pytest-benchmark JSON of ragbench's entries"),
+    SUMMARY: (_is_summary, f"neither empty nor opening with {_SUMMARY_HEAD.strip()!r}"),
+}
 
 
 def _same_file(a: Path, b: Path) -> bool:

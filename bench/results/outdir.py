@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.core.errors import UserError
@@ -92,20 +93,34 @@ def is_document(out: Path) -> bool:
 def check_out_document(out: Path, overwrite: bool) -> None:
     """An existing FILE.json is replaced only with --overwrite, and only when ragbench wrote it (its
     `schema` says so): a user's own JSON file is never replaced."""
-    if out.is_dir():
-        raise UserError(f"--out {out}: is a folder, not a file")
-    if not out.exists() and not out.is_symlink():
-        return
-    if not overwrite:
-        raise UserError(f"--out {out}: exists; give --overwrite to replace it, or another --out")
+    check_out_file(out, "--out", overwrite, _is_document, f"no {IDENTITY_DOCUMENT} or {DOCTOR_DOCUMENT} schema")
+
+
+def _is_document(out: Path) -> bool:
     try:
         schema = json.loads(out.read_text(encoding="utf-8")).get("schema")
     except (OSError, UnicodeDecodeError, ValueError, AttributeError):  # unreadable, not JSON, not an object
-        schema = None
-    if schema not in (IDENTITY_DOCUMENT, DOCTOR_DOCUMENT):
+        return False
+    return schema in (IDENTITY_DOCUMENT, DOCTOR_DOCUMENT)
+
+
+def check_out_file(
+    path: Path, flag: str, overwrite: bool, ours: Callable[[Path], bool], unlike: str, appended: bool = False
+) -> None:
+    """The one rule for a file a command writes (`flag PATH`): an existing file is replaced only with
+    --overwrite, and only when ragbench wrote it (`ours` recognises it; `unlike`: why a file is not, said);
+    a file written by appending (`appended`) takes more only where ragbench wrote what it holds. A user's
+    own file is never replaced or added to. Touches nothing."""
+    if path.is_dir():
+        raise UserError(f"{flag} {path}: is a folder, not a file")
+    if not path.exists() and not path.is_symlink():
+        return
+    if not appended and not overwrite:
+        raise UserError(f"{flag} {path}: exists; give --overwrite to replace it, or another {flag}")
+    if not ours(path):
+        done = f"{flag} adds only to" if appended else "--overwrite replaces only"
         raise UserError(
-            f"--out {out}: not a file ragbench wrote (no {IDENTITY_DOCUMENT} or {DOCTOR_DOCUMENT} schema); "
-            "--overwrite replaces only ragbench's own files: give another --out"
+            f"{flag} {path}: not a file ragbench wrote ({unlike}); {done} ragbench's own files: give another {flag}"
         )
 
 

@@ -180,12 +180,15 @@ def load_point(
     )
 
 
-def write_load_results(directory: Path, points: list) -> Path:
+def write_load_results(directory: Path, points: list, created: str | None = None) -> Path:
+    """A load run's results file; stamped now unless `created` (as a real run is: two runs are told apart by it)."""
+    from bench.results.store import now_iso
+
     writer = ResultsWriter(directory / "results.jsonl")
     writer.write(
         RunHeader(
             command="load",
-            created="2026-01-01T00:00:00+00:00",
+            created=created or now_iso("microseconds"),
             ragbench_version="test",
             dataset={"name": "load workload"},
             measures=[],

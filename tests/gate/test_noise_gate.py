@@ -217,7 +217,12 @@ def test_an_inconclusive_verdict_set_by_the_floor_says_repeats_would_not_help():
     assert v.ratio.low == pytest.approx(0.97 * np.exp(-0.10)) and v.ratio.high == pytest.approx(0.97 * np.exp(0.10))
     assert "calibrated over 8 A/A runs of 5 repeats" in v.message()
     assert "more repeats would not resolve it (the noise is between runs)" in v.message()
-    assert v.to_dict()["calibration"] == {"spread": pytest.approx(np.expm1(0.10)), "runs": 8, "repeats": 5}
+    assert v.to_dict()["calibration"] == {
+        "spread": pytest.approx(np.expm1(0.10)),
+        "runs": 8,
+        "repeats": 5,
+        "loose": None,
+    }
 
 
 def test_compare_with_calibration_widens_the_gate_by_the_runners_noise(tmp_path, compare):
@@ -231,7 +236,7 @@ def test_compare_with_calibration_widens_the_gate_by_the_runners_noise(tmp_path,
     )
     runs = [
         write_load_results(tmp_path / f"aa{i}", [repeated([t * s for t in quiet])])
-        for i, s in enumerate([1.0, 1.1, 0.9, 1.05, 0.93])
+        for i, s in enumerate([1.01, 1.1, 0.9, 1.05, 0.93])  # 1.0 would be the baseline's point again: a copy
     ]
     code, out, _ = compare(base, cur, "--min-throughput-ratio", "0.95")
     assert code == 1 and "the whole interval is past the limit" in out  # the repeats alone: a regression

@@ -106,3 +106,66 @@ def test_run_refuses_an_output_on_its_inputs_before_any_job_runs(runs, tmp_path,
     )
     refused(code, stdout, err, flag, "is inside" if target == "job" else "is an input")
     assert snapshot(suite, base) == before and not out.exists()
+
+
+USER_FILE = "my notes, not ragbench's\n"
+
+
+@pytest.mark.parametrize("flag", ["--junit", "--benchmark-json"])
+def test_an_existing_output_is_replaced_only_with_overwrite_and_only_if_compare_wrote_it(
+    runs, tmp_path, monkeypatch, capsys, flag
+):
+    """The --out rule (bench/results/outdir.check_out_file): a user's file is never replaced, --overwrite or
+    not; one compare wrote is replaced with --overwrite."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    base, cur = runs
+    mine = tmp_path / "mine.out"
+    mine.write_text(USER_FILE)
+    compare = ["compare", str(base), str(cur), flag, str(mine)]
+    refused(*run_cli(compare, monkeypatch, capsys), f"{flag} {mine}: exists", "--overwrite")
+    refused(*run_cli([*compare, "--overwrite"], monkeypatch, capsys), "not a file ragbench wrote")
+    assert mine.read_text() == USER_FILE
+    ours = tmp_path / "ours.out"
+    assert run_cli(["compare", str(base), str(cur), flag, str(ours)], monkeypatch, capsys)[0] == 0
+    first = ours.read_bytes()
+    refused(*run_cli(["compare", str(base), str(cur), flag, str(ours)], monkeypatch, capsys), "exists")
+    assert ours.read_bytes() == first
+    assert run_cli(["compare", str(base), str(cur), flag, str(ours), "--overwrite"], monkeypatch, capsys)[0] == 0
+
+
+def test_the_summary_is_appended_only_to_a_summary(runs, tmp_path, monkeypatch, capsys):
+    """Appending changes a file as surely as replacing it: only an empty file or compare's own summaries take
+    more; $GITHUB_STEP_SUMMARY is GitHub's file for the step and is appended to whatever it holds."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    base, cur = runs
+    mine = tmp_path / "notes.md"
+    mine.write_text(USER_FILE)
+    for extra in ([], ["--overwrite"]):
+        refused(
+            *run_cli(["compare", str(base), str(cur), "--summary", str(mine), *extra], monkeypatch, capsys),
+            f"--summary {mine}: not a file ragbench wrote",
+        )
+    assert mine.read_text() == USER_FILE
+    ours = tmp_path / "summary.md"
+    ours.touch()
+    for _ in range(2):
+        assert run_cli(["compare", str(base), str(cur), "--summary", str(ours)], monkeypatch, capsys)[0] == 0
+    assert ours.read_text().count("## ragbench compare: ") == 2
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(mine))
+    assert run_cli(["compare", str(base), str(cur)], monkeypatch, capsys)[0] == 0
+    assert mine.read_text().startswith(USER_FILE) and "## ragbench compare: " in mine.read_text()
+
+
+def test_run_refuses_a_users_file_as_an_output_before_any_job_runs(runs, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    write_beir(tmp_path / "data", {"d1": "cats", "d2": "dogs"}, {"q1": "cats"}, [("q1", "d1", 1)])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(SUITE)
+    mine, out = tmp_path / "junit.xml", tmp_path / "out"
+    mine.write_text(USER_FILE)
+    for extra in ([], ["--overwrite"]):
+        code, stdout, err = run_cli(
+            ["run", str(suite), "--out", str(out), "--junit", str(mine), *extra], monkeypatch, capsys
+        )
+        refused(code, stdout, err, f"--junit {mine}")
+    assert mine.read_text() == USER_FILE and not out.exists()

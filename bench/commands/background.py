@@ -210,7 +210,7 @@ class _Stream:
     point: PointConfig
     futures: list[Future[ShareResult]]
     window_start: float  # perf_counter of the end of its warm-up
-    due: np.ndarray  # perf_counter of every send its schedule planned, sorted
+    offsets: list[np.ndarray]  # each share's planned sends, seconds from the start (the plans' own arrays)
 
     @property
     def ends_at(self) -> float:
@@ -281,8 +281,7 @@ class BackgroundLoad:
         start_at, plans = plans_starting(self.endpoint, point, self.workload)
         futures = [self.pool.submit(run_share, plan) for plan in plans]
         time.sleep(max(0.0, start_at + point.warmup_s - perf_counter()))  # the searches start in the measured window
-        due = np.sort(np.concatenate([start_at + plan.offsets for plan in plans]))
-        return _Stream(point, futures, start_at + point.warmup_s, due)
+        return _Stream(point, futures, start_at + point.warmup_s, [plan.offsets for plan in plans])
 
     def _finish(self, stream: _Stream) -> LoadPointRecord:
         """Stop the stream now (its shortest window, `duration`, kept), wait for what it has in flight, and its record
@@ -295,11 +294,11 @@ class BackgroundLoad:
             self.stop.clear()
         ran = replace(stream.point, duration_s=min(stream.point.duration_s or 0.0, stop_at - stream.window_start))
         record = merge_shares(self.endpoint.spec.name, ran, shares, self.workload)
-        window = (stream.window_start, stream.window_start + (ran.duration_s or 0.0))
-        due = int(np.diff(np.searchsorted(stream.due, window))[0])
+        start, end = ran.warmup_s, ran.warmup_s + (ran.duration_s or 0.0)  # its measured window, from the start
+        due = sum(int(np.count_nonzero((o >= start) & (o < end))) for o in stream.offsets)
         if due == 0 and record.status == PointStatus.FAILED:  # nothing to send, not a server that hung
             record.problem = (
-                f"nothing measured: no request was due in its {record.duration_s:.1f} s window at "
+                f"nothing measured: no request was due in its {ran.duration_s or 0.0:.1f} s window at "
                 f"{rate_text(ran.rate or 0.0)}/s (a higher rate or a longer duration= sends some)"
             )
         return record

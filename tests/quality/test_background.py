@@ -238,7 +238,7 @@ def _cli(dataset, url, background, out, monkeypatch, capsys, target="bm25"):
     return run_cli([*args, "--background", background, "--out", str(out)], monkeypatch, capsys)
 
 
-@pytest.mark.parametrize("status, cls", [(500, "5xx"), (401, "4xx")])
+@pytest.mark.parametrize("status, cls", [(500, "5xx"), pytest.param(401, "4xx", marks=pytest.mark.slow)])
 def test_a_stream_with_no_success_leaves_its_runs_not_measured_under_load(
     status, cls, long_queries, tmp_path, monkeypatch, capsys
 ):
@@ -279,6 +279,7 @@ def test_a_stream_with_no_success_leaves_its_runs_not_measured_under_load(
     assert check.status == INFO and "baseline's bm25@bg50 is not measured under load" in check.not_gated
 
 
+@pytest.mark.slow  # two quality runs, each with its stream
 def test_a_stream_past_its_error_limit_fails_the_run_unless_the_limit_allows_it(long_queries, tmp_path):
     """A third of the stream's requests fail: past load's default --max-error-rate (0.001), within 0.5."""
     from bench.core.errors import MeasurementFailed

@@ -31,18 +31,14 @@ Measures = Annotated[
         ),
     ),
 ]
-Depth = Annotated[
-    int, typer.Option("--depth", min=1, help="Documents ranked per query (at least the deepest cut-off).")
-]
+Depth = Annotated[int, typer.Option("--depth", help="Documents ranked per query (at least the deepest cut-off).")]
 EmbeddingModel = Annotated[
     str | None, typer.Option("--embedding-model", help="Local sentence-transformers model folder for dense/hybrid.")
 ]
 CrossEncoder = Annotated[
     str | None, typer.Option("--cross-encoder", help="Local cross-encoder folder for '+rerank' targets.")
 ]
-RerankDepth = Annotated[
-    int, typer.Option("--rerank-depth", min=1, help="First-stage documents the cross-encoder re-scores.")
-]
+RerankDepth = Annotated[int, typer.Option("--rerank-depth", help="First-stage documents the cross-encoder re-scores.")]
 MaxQueries = Annotated[
     int | None, typer.Option("--max-queries", min=1, help="Evaluate a seeded sample of judged queries.")
 ]
@@ -91,9 +87,10 @@ Background = Annotated[
     typer.Option(
         "--background",
         help=(
-            "ENDPOINT@rate=R1,R2[&batch=N&arrival=poisson|constant&duration=5s&warmup=1s]: every target "
-            "again while an open-loop stream of the corpus' texts runs at the -e endpoint ENDPOINT, one rate "
-            "at a time (rate 0, idle, first); targets are named NAME@bgRATE."
+            "ENDPOINT@rate=R1,R2[&batch=N&arrival=poisson|constant&duration=5s&warmup=1s&max_error_rate=0.001]: "
+            "every target again while an open-loop stream of the corpus' texts runs at the -e endpoint ENDPOINT, "
+            "one rate at a time (rate 0, idle, first); targets are named NAME@bgRATE. A stream that fails or is "
+            "past max_error_rate leaves its rate's runs not measured under load (exit 3)."
         ),
     ),
 ]

@@ -10,7 +10,9 @@ written with the last target of that rate. A stream is planned to outlast the se
 IDLE_MARGIN times the idle searches' time; a search that still ran past it is said on the console) and is stopped
 when the last target of its rate has finished searching, through the load pool's stop time (`StopTime`): its
 record is the window it ran (at least `duration`), and what it would have sent after the stop was never
-scheduled, so it is neither sent nor `unsent`.
+scheduled, so it is neither sent nor `unsent`. The record is judged as load judges a point (`max_error_rate=`,
+load's default): a stream that sent nothing, had no success or was past its error limit leaves its rate's runs
+not measured under load (bench/quality/under_load.py), which fails the command (exit 3).
 """
 
 from __future__ import annotations
@@ -20,9 +22,12 @@ from collections.abc import Iterator
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from time import perf_counter
 from typing import Any
+
+import numpy as np
 
 from bench.core import values
 from bench.core.errors import UserError
@@ -30,7 +35,7 @@ from bench.core.progress import console
 from bench.core.spec_grammar import parse_options
 from bench.datasets.model import Dataset
 from bench.endpoints.spec import EndpointSpec
-from bench.load.points import PointConfig
+from bench.load.points import MAX_ERROR_RATE, PointConfig
 from bench.load.runner import (
     LoadEndpoint,
     check_schedule,
@@ -44,12 +49,12 @@ from bench.load.runner import (
 from bench.load.schedule import Arrival, parse_arrival
 from bench.load.worker import ShareResult, StopTime, run_share
 from bench.load.workload import DISTINCT_REQUESTS, MAX_SOURCE_TEXTS, Workload, token_counter
-from bench.quality.under_load import loaded_name
-from bench.results.schema import LoadPointRecord, Loop, Op
+from bench.quality.under_load import loaded_name, rate_text
+from bench.results.schema import LoadPointRecord, Loop, Op, PointStatus
 from bench.results.store import read_results
 from bench.targets.base import TargetSpec
 
-OPTIONS = ("rate", "batch", "arrival", "duration", "warmup", "timeout", "seed")
+OPTIONS = ("rate", "batch", "arrival", "duration", "warmup", "timeout", "seed", "max_error_rate")
 IDLE_MARGIN = 4.0  # a stream is planned for this many times the idle searches (searches slow under load); stops early
 
 
@@ -63,6 +68,7 @@ class BackgroundSpec:
     warmup_s: float = 1.0
     timeout_s: float = 30.0
     seed: int = 0
+    max_error_rate: float = MAX_ERROR_RATE  # load's default: past it, the stream's runs are not measured under load
 
 
 def parse_background(text: str, saturation: float | None = None) -> BackgroundSpec:
@@ -78,8 +84,13 @@ def parse_background(text: str, saturation: float | None = None) -> BackgroundSp
         raise UserError(f"{where}: unknown option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})")
     if "rate" not in options:
         raise UserError(f"{where}: rate=R1,R2,... is required (requests/s; 0 is the idle run, always measured)")
-    rates = [_rate(r.strip(), saturation, where) for r in options["rate"].split(",") if r.strip()]
-    loaded = [r for r in rates if _float(r) != 0.0]
+    given = [r.strip() for r in options["rate"].split(",")]
+    if not any(given):
+        raise UserError(f"{where}: rate= is empty: give requests/s, as rate=50,200 (rate=0 alone: the idle run only)")
+    loaded = [r for r in (_rate(r, saturation, where) for r in given) if not _explicit_zero(r)]
+    for r in loaded:  # 0 written as 0 is the idle run; a rate that a float reads as 0 is not
+        if _float(r) == 0.0:
+            raise UserError(f"{where}: rate {r} rounds to 0 requests/s (the idle run is rate 0, always measured)")
     spec = BackgroundSpec(
         endpoint=name,
         rates=[0.0, *values.number_list(f"{where}: rate", ",".join(loaded) or None, values.RATE)],
@@ -89,6 +100,9 @@ def parse_background(text: str, saturation: float | None = None) -> BackgroundSp
         warmup_s=values.duration(f"{where}: warmup", options.get("warmup", "1s"), values.WARMUP_SECONDS),
         timeout_s=values.duration(f"{where}: timeout", options.get("timeout", "30s"), values.TIMEOUT_SECONDS),
         seed=values.number(f"{where}: seed", options.get("seed", "0"), values.SEED),
+        max_error_rate=values.number(
+            f"{where}: max_error_rate", options.get("max_error_rate", str(MAX_ERROR_RATE)), values.ERROR_RATE
+        ),
     )
     for rate in spec.rates:  # a stream's send times are computed when it starts: refused now, not mid-run
         scheduled = rate * (spec.warmup_s + spec.min_duration_s)
@@ -113,7 +127,10 @@ def _rate(text: str, saturation: float | None, where: str) -> str:
     fraction = _float(text[:-1])
     if fraction is None or not fraction > 0:
         raise UserError(f"{where}: rate {text}: expected a positive fraction of saturation, as 0.5x")
-    return f"{round(fraction * saturation, 3):g}"
+    rate = round(fraction * saturation, 3)
+    if rate == 0:
+        raise UserError(f"{where}: rate {text} of {saturation:g}/s rounds to 0 requests/s (to 0.001/s)")
+    return rate_text(rate)
 
 
 def saturation_of(path: Path, endpoint: str) -> float:
@@ -134,6 +151,14 @@ def background_spec(text: str, size_results: Path | None) -> BackgroundSpec:
     if size_results is None:
         return parse_background(text)
     return parse_background(text, saturation_of(size_results, text.partition("@")[0]))
+
+
+def _explicit_zero(text: str) -> bool:
+    """`0`, `0.0`: the idle run as written (`1e-400`, which a float also reads as 0, is not)."""
+    try:
+        return Decimal(text) == 0
+    except InvalidOperation:
+        return False
 
 
 def _float(text: str) -> float | None:
@@ -185,6 +210,7 @@ class _Stream:
     point: PointConfig
     futures: list[Future[ShareResult]]
     window_start: float  # perf_counter of the end of its warm-up
+    offsets: list[np.ndarray]  # each share's planned sends, seconds from the start (the plans' own arrays)
 
     @property
     def ends_at(self) -> float:
@@ -230,7 +256,9 @@ class BackgroundLoad:
         if rate == 0:
             self.idle_s += perf_counter() - started
         if self.stream is not None and perf_counter() > self.stream.ends_at:
-            console.print(f"[yellow]--background: {name} searched past the end of its {rate:g}/s stream[/yellow]")
+            console.print(
+                f"[yellow]--background: {name} searched past the end of its {rate_text(rate)}/s stream[/yellow]"
+            )
         if self.stream is not None and self.last[rate] == name:
             records.append(self._finish(self.stream))
             self.stream = None
@@ -247,12 +275,13 @@ class BackgroundLoad:
             warmup_s=spec.warmup_s,
             timeout_s=spec.timeout_s,
             seed=spec.seed + spec.rates.index(rate),
+            max_error_rate=spec.max_error_rate,
         )
         check_schedule([point])
         start_at, plans = plans_starting(self.endpoint, point, self.workload)
         futures = [self.pool.submit(run_share, plan) for plan in plans]
         time.sleep(max(0.0, start_at + point.warmup_s - perf_counter()))  # the searches start in the measured window
-        return _Stream(point, futures, start_at + point.warmup_s)
+        return _Stream(point, futures, start_at + point.warmup_s, [plan.offsets for plan in plans])
 
     def _finish(self, stream: _Stream) -> LoadPointRecord:
         """Stop the stream now (its shortest window, `duration`, kept), wait for what it has in flight, and its record
@@ -264,7 +293,15 @@ class BackgroundLoad:
         finally:
             self.stop.clear()
         ran = replace(stream.point, duration_s=min(stream.point.duration_s or 0.0, stop_at - stream.window_start))
-        return merge_shares(self.endpoint.spec.name, ran, shares, self.workload)
+        record = merge_shares(self.endpoint.spec.name, ran, shares, self.workload)
+        start, end = ran.warmup_s, ran.warmup_s + (ran.duration_s or 0.0)  # its measured window, from the start
+        due = sum(int(np.count_nonzero((o >= start) & (o < end))) for o in stream.offsets)
+        if due == 0 and record.status == PointStatus.FAILED:  # nothing to send, not a server that hung
+            record.problem = (
+                f"nothing measured: no request was due in its {ran.duration_s or 0.0:.1f} s window at "
+                f"{rate_text(ran.rate or 0.0)}/s (a higher rate or a longer duration= sends some)"
+            )
+        return record
 
 
 def _planned_s(spec: BackgroundSpec, rate: float, wanted_s: float) -> float:

@@ -16,6 +16,7 @@ from bench.endpoints.spec import parse_spec as parse_endpoint
 from bench.quality.generation import GenerateSpec, parse_generate
 from bench.quality.metrics import Measure, default_measures, parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
+from bench.quality.under_load import not_under_load
 from bench.results.lifecycle import Output
 from bench.results.store import read_results
 from bench.targets.registry import TargetOptions, TargetSpec, parse_spec
@@ -52,6 +53,8 @@ def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSp
     from bench.core import values
 
     values.number("--seed", request.seed, values.SEED)  # a suite file's seed is checked here, like the option
+    values.number("--depth", request.depth, values.RANKED_DOCUMENTS)
+    values.number("--rerank-depth", request.rerank_depth, values.RERANKED_DOCUMENTS)
     measures = [parse_measure(m) for m in request.measures or ()]
     specs = [parse_spec(t) for t in request.targets]
     endpoints = endpoint_specs(request.endpoints or [])
@@ -91,7 +94,8 @@ def _check_depth(depth: int, measures: list[Measure]) -> None:
 def quality_command(request: QualityRequest) -> Path:
     """Validate everything first (cheap), then run; the report is written even after a failure or Ctrl-C.
     Returns the report; a run that measured everything but not every query or generated answer (a
-    failed target, failed queries, failed generations) raises MeasurementFailed once the report is written."""
+    failed target, failed queries, failed generations) or not every loaded run under its load (a `--background`
+    stream that failed or was past its error limit) raises MeasurementFailed once the report is written."""
     from bench.report import write_report
 
     measures, specs, generate = check_quality(request)
@@ -117,8 +121,16 @@ def quality_command(request: QualityRequest) -> Path:
     failures = [
         f"target {t.name}: {'; '.join(found)}" for t in results.targets if (found := results.target_failures(t))
     ]
+    unloaded: dict[str, list[str]] = {}  # why -> the runs it left without their load (one stream, its rate's runs)
+    for name, why in not_under_load(results).items():
+        unloaded.setdefault(why, []).append(name)
+    said = [f"{', '.join(names)} not measured under load: {why}" for why, names in unloaded.items()]
     if failures:
-        raise MeasurementFailed(f"{'. '.join(failures)} (scored as zero; report: {report})", report)
+        said.append(f"{'. '.join(failures)} (scored as zero; report: {report})")
+    elif said:
+        said[-1] += f" (report: {report})"
+    if said:
+        raise MeasurementFailed(". ".join(said), report)
     return report
 
 

@@ -176,6 +176,18 @@ TARGET_RPS = Quantity(
     above_low=True,
     why="a billion requests/s: a planet's traffic, far past any fleet this sizes",
 )
+RANKED_DOCUMENTS = Count(
+    "documents ranked per query",
+    1,
+    100_000,
+    why="100 times the 1,000 a TREC run ranks per query; each query's ranking is held, scored and written per target",
+)
+RERANKED_DOCUMENTS = Count(
+    "documents re-scored per query",
+    1,
+    100_000,
+    why="the bound of --depth: the first stage ranks the larger of the two per query for the cross-encoder",
+)
 HOURLY_USD = Quantity("USD per GPU hour", 0, 1e6, above_low=True, why="a thousand times the price of any GPU for hire")
 
 REQUEST_MEMORY = Count(
@@ -219,10 +231,13 @@ def number_list(flag: str, text: str | None, quantity: Bounds) -> list[int] | li
     if text is None:
         return []
     values: list[float] = []
-    for item in str(text).split(","):
+    items = str(text).split(",")
+    for item in items:
         value = quantity.check(flag, text, _parse(item, quantity.integer), listed=True)
         if value in values:  # the same point twice: two records of one point, which compare rightly refuses
-            raise UserError(f"{flag} {text!r}: {item.strip()} is listed twice")
+            first = items[values.index(value)].strip()
+            same = "" if first == item.strip() else f" ({first} and {item.strip()} are the same number to a float)"
+            raise UserError(f"{flag} {text!r}: {item.strip()} is listed twice{same}")
         values.append(value)
     return [int(value) for value in values] if quantity.integer else [float(value) for value in values]
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from bench.core import values
 from bench.core.errors import UserError
 from bench.core.spec_grammar import BOOLEAN_HELP, NAME, parse_bool, parse_options
 from bench.endpoints.base import Embedder, Reranker
@@ -34,6 +35,9 @@ class _Kind:
     options: tuple[str, ...]
     required: tuple[str, ...] = ()
 
+
+# Counts bounded as load's options are (bench/core/values.py): checked when the spec is parsed, before any work.
+BOUNDED: dict[str, values.Count] = {"batch": values.TEXTS_PER_REQUEST, "concurrency": values.USERS}
 
 KINDS: dict[str, _Kind] = {
     "tei": _Kind(
@@ -92,7 +96,10 @@ def parse_spec(text: str) -> EndpointSpec:
     missing = [o for o in spec_kind.required if not params.get(o)]
     if missing:
         raise UserError(f"endpoint {name}: {kind} needs {', '.join(f'{m}=...' for m in missing)}")
-    return EndpointSpec(name, kind, url, params)
+    spec = EndpointSpec(name, kind, url, params)
+    for key in BOUNDED:
+        _int(spec, key)
+    return spec
 
 
 def _typed(spec: EndpointSpec, key: str, convert: Callable[[str], object], what: str):
@@ -106,6 +113,8 @@ def _typed(spec: EndpointSpec, key: str, convert: Callable[[str], object], what:
 
 
 def _int(spec: EndpointSpec, key: str):
+    if key in BOUNDED and key in spec.params:
+        return values.number(f"endpoint {spec.name}: {key}", spec.params[key], BOUNDED[key])
     return _typed(spec, key, lambda v: int(v) if int(v) > 0 else int("x"), "a positive integer")
 
 

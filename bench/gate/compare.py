@@ -25,6 +25,7 @@ from bench.gate import calibration_runs, noise
 from bench.load.points import PointKey, error_rate, point_label
 from bench.quality.metrics import parse_measure
 from bench.quality.significance import bootstrap_cis, holm, randomization_tests, seeded_generator
+from bench.quality.under_load import not_under_load
 from bench.results.outdir import RESULTS_FILE
 from bench.results.schema import LatencySummary, LoadPointRecord, Loop, TargetRecord
 from bench.results.store import Results, read_results
@@ -267,8 +268,12 @@ def compare_quality(base: Results, cur: Results, config: GateConfig, source: str
         notes.append(f"{run.where}target {name} is new in the current run: nothing to compare it with")
     checks: list[Check] = []
     tested: list[Check] = []  # checks with a p-value, for Holm
+    unloaded = not_under_load(base), not_under_load(cur)
     for base_name in base_targets:
         cur_name = config.match.get(base_name, base_name)
+        if base_name in unloaded[0] or cur_name in unloaded[1]:
+            checks += [_not_under_load(run, base_name, cur_name, m, unloaded) for m in measures]
+            continue
         by_queries = _judged_queries(run, base_name, cur_name, measures, checks, notes)
         for qids, group in by_queries.items():
             judged = _tested(run, base_name, cur_name, group, qids)
@@ -316,6 +321,18 @@ def _quality_notes(run: _QualityRuns, measures: list[str]) -> list[str]:
         if was and now and was != now:
             notes.append(f"{where}RELEVANCE CHANGED for {m}: judged by {was} in the baseline, by {now} now")
     return notes
+
+
+def _not_under_load(
+    run: _QualityRuns, base_name: str, cur_name: str, measure: str, unloaded: tuple[dict[str, str], dict[str, str]]
+) -> Check:
+    """A `quality --background` run whose stream failed is not a loaded measurement: never gated as one. The
+    current run's fails its check (what it is named was not measured), the baseline's alone leaves it ungated."""
+    name = run.name(base_name, cur_name, measure)
+    if cur_name in unloaded[1]:
+        return Check("quality", run.source, name, FAIL, f"{name}: not measured under load ({unloaded[1][cur_name]})")
+    why = f"the baseline's {base_name} is not measured under load ({unloaded[0][base_name]})"
+    return Check("quality", run.source, name, INFO, f"{name}: not gated: {why}", not_gated=why)
 
 
 def _judged_queries(

@@ -1,7 +1,9 @@
 """The quality report's section for `quality --background`: each target's measure and per-query p99 against the
 background rate, beside the idle run (rate 0) with its interval and the paired comparison (Holm) with it; the
 background stream's own figures at each rate; and which queries changed under load and why: the query failed
-(its error), came back empty, or was answered with a different ranking (with the target's warnings on it)."""
+(its error), came back empty, or was answered with a different ranking (with the target's warnings on it). A
+loaded run whose stream failed or was past its error limit is marked not measured under load: no difference from
+idle is shown for it, nor its queries as changed under load."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import re
 from html import escape
 
 from bench.load.worker import status_class
-from bench.quality.under_load import split_loaded_name
+from bench.quality.under_load import not_under_load, rate_text, split_loaded_name
 from bench.report.page import html_table, md_table
 from bench.report.quality_tables import fmt, fmt_p
 from bench.results.schema import ComparisonRecord, LoadPointRecord, QueryRecord
@@ -65,7 +67,8 @@ def _stream(points: list[LoadPointRecord], rate: float) -> str:
     requests = point.requests
     errors = sum(requests.errors.values())
     ok = point.throughput.requests_per_s
-    return f"{ok:.0f} req/s ok, scheduled p99 {p99}, {errors} errors, {requests.unsent} unsent"
+    figures = f"{ok:.0f} req/s ok, scheduled p99 {p99}, {errors} errors, {requests.unsent} unsent"
+    return figures + (f" ({point.status}: {point.problem})" if point.problem else "")
 
 
 def rate_rows(results: Results, base: str, runs: list[tuple[float, str]]) -> tuple[list[str], list[list[str]]]:
@@ -82,14 +85,16 @@ def rate_rows(results: Results, base: str, runs: list[tuple[float, str]]) -> tup
         "background",
     ]
     idle = runs[0][1]
+    unloaded = not_under_load(results)
     rows = []
     for rate, name in runs:
         metric, target = results.metric(name, measure), next(t for t in results.targets if t.name == name)
-        c = None if name == idle else _comparison(results, measure, idle, name)
+        c = None if name == idle or name in unloaded else _comparison(results, measure, idle, name)
         delta = None if c is None else (c.mean_diff if c.a == idle else -c.mean_diff)
         rows.append(
             [
-                f"{rate:g}" + (" (idle)" if rate == 0 else ""),
+                rate_text(rate)
+                + (" (idle)" if rate == 0 else " (not measured under load)" if name in unloaded else ""),
                 "–" if metric is None else f"{fmt(metric.mean)} [{fmt(metric.ci_low)}, {fmt(metric.ci_high)}]",
                 "–" if delta is None else f"{delta:+.4f}",
                 "–" if c is None else fmt_p(c.p_randomization_holm),
@@ -106,19 +111,20 @@ def changed_rows(results: Results, runs: list[tuple[float, str]]) -> tuple[list[
     """Every query whose measure moved from its idle value, per loaded run, with why."""
     measure = results.header.measures[0]
     idle = results.metric(runs[0][1], measure)
+    unloaded = not_under_load(results)
     header = ["rate /s", "query", "idle", "loaded", "why"]
     rows: list[list[str]] = []
     for rate, name in runs[1:]:
         loaded = results.metric(name, measure)
-        if idle is None or loaded is None:
+        if idle is None or loaded is None or name in unloaded:
             continue
         queries = {q.qid: q for q in results.queries if q.target == name}
         moved = [qid for qid, v in idle.per_query.items() if loaded.per_query.get(qid, 0.0) != v]
         for qid in moved[:SHOWN_QUERIES]:
             why = why_changed(queries.get(qid))
-            rows.append([f"{rate:g}", qid, fmt(idle.per_query[qid]), fmt(loaded.per_query.get(qid, 0.0)), why])
+            rows.append([rate_text(rate), qid, fmt(idle.per_query[qid]), fmt(loaded.per_query.get(qid, 0.0)), why])
         if len(moved) > SHOWN_QUERIES:
-            rows.append([f"{rate:g}", f"… {len(moved) - SHOWN_QUERIES} more", "", "", ""])
+            rows.append([rate_text(rate), f"… {len(moved) - SHOWN_QUERIES} more", "", "", ""])
     return header, rows
 
 
@@ -136,12 +142,20 @@ def why_changed(query: QueryRecord | None) -> str:
 def render_under_load(results: Results) -> tuple[str, str]:
     """Markdown and HTML of the section; both empty for a run without `--background`."""
     md, html = [], []
+    unloaded = not_under_load(results)
     for base, runs in _runs(results).items():
         table, changed = rate_rows(results, base, runs), changed_rows(results, runs)
-        md += [f"## {TITLE}: {base}", "", md_table(*table), "", "Queries that changed under load:", ""]
-        md += [md_table(*changed) if changed[1] else "none", ""]
+        # The verdict first: a run that is not what it is named (no load, or not the load asked for).
+        notes = [f"**{n} is not measured under load**: {unloaded[n]}." for _, n in runs if n in unloaded]
+        md += [f"## {TITLE}: {base}", "", *[line for note in notes for line in (note, "")], md_table(*table), ""]
+        md += ["Queries that changed under load:", "", md_table(*changed) if changed[1] else "none", ""]
         html += [
             f"<h2>{escape(TITLE)}: {escape(base)}</h2>",
+            *[
+                f"<p><strong>{escape(n)} is not measured under load</strong>: {escape(unloaded[n])}.</p>"
+                for _, n in runs
+                if n in unloaded
+            ],
             html_table(*table),
             "<p>Queries that changed under load:</p>",
         ]

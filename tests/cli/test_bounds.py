@@ -14,6 +14,7 @@ from tests.harness.cli import run_cli
 
 LOAD = ["load", "-e", "x=tei@http://127.0.0.1:9"]
 SIZE = ["size", "-e", "x=tei@http://127.0.0.1:9", "--slo-p99", "100"]
+QUALITY = ["quality", "--dataset", "nowhere", "-t", "bm25"]
 TOO_MUCH = [
     ([*LOAD, "--batch", "100000000000000000000"], "--batch '100000000000000000000': at most 4,096 texts per request"),
     ([*LOAD, "--lengths", "99999999"], "--lengths '99999999': at most 32,768 tokens per text"),
@@ -41,6 +42,17 @@ TOO_MUCH = [
         "--batch '100000000000000000000': at most 4,096 texts per request",
     ),
     (["ceiling", "--seconds", "inf"], "--seconds inf: expected a positive number"),
+    ([*QUALITY, "--depth", "1000000"], "--depth 1000000: at most 100,000 documents ranked per query"),
+    ([*QUALITY, "--depth", "0"], "--depth 0: expected a whole number from 1 to 100,000 (documents ranked per query)"),
+    ([*QUALITY, "--rerank-depth", "1000000"], "--rerank-depth 1000000: at most 100,000 documents re-scored per query"),
+    ([*QUALITY, "--rerank-depth", "-1"], "--rerank-depth -1: expected a whole number from 1 to 100,000"),
+    ([*QUALITY, "-e", "x=tei@http://127.0.0.1:9?batch=100000"], "endpoint x: batch '100000': at most 4,096 texts"),
+    ([*QUALITY, "-e", "x=openai@http://h:1?model=m&concurrency=9999"], "concurrency '9999': at most 4,096 requests"),
+    ([*QUALITY, "-e", "x=tei@http://127.0.0.1:9?concurrency=true"], "concurrency 'true': expected a whole number"),
+    ([*QUALITY, "-e", "x=reference?batch=0"], "endpoint x: batch '0': expected a whole number from 1 to 4,096"),
+    ([*LOAD[:1], "-e", "x=tei@http://127.0.0.1:9?batch=1e9"], "endpoint x: batch '1e9': expected a whole number"),
+    ([*QUALITY, "-e", "x=tei@http://h:1", "--background", "x@rate="], "rate= is empty"),
+    ([*QUALITY, "-e", "x=tei@http://h:1", "--background", "x@rate=1e-999"], "rate 1e-999 rounds to 0 requests/s"),
 ]
 
 
@@ -130,6 +142,17 @@ def test_a_deeply_nested_results_line_is_one_line_with_its_place(depth, command,
     )
     code, _, err = run_cli(args, monkeypatch, capsys)
     assert (code, err) == (2, f"ragbench: error: {results}:2: malformed JSON (nested too deeply)\n")
+
+
+@pytest.mark.parametrize("field", ["depth", "rerank_depth"])
+def test_a_quality_depth_from_a_suite_is_bounded_and_a_boolean_is_not_a_number(field, tmp_path):
+    from bench.commands.quality import QualityRequest, quality_command
+
+    flag = "--" + field.replace("_", "-")
+    for value, words in ((True, f"{flag} True: expected a whole number"), (10**6, f"{flag} 1000000: at most")):
+        with pytest.raises(UserError, match=f"^{words}"):
+            quality_command(QualityRequest(dataset=tmp_path, targets=["bm25"], out=tmp_path / "out", **{field: value}))
+    assert not (tmp_path / "out").exists()
 
 
 def test_the_parser_reads_text_and_typed_values_alike():

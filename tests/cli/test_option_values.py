@@ -29,7 +29,6 @@ OUT_OF_RANGE = [
     (["quality", "--max-queries", "-1"], "'--max-queries': Input should be greater than or equal to 1"),
     (["quality", "--seed", "-1"], "'--seed': Input should be greater than or equal to 0"),
     (["quality", "--max-docs", "-5"], "'--max-docs': Input should be greater than or equal to 1"),
-    (["quality", "--depth", "0"], "'--depth': Input should be greater than or equal to 1"),
     (["demo", "--max-docs", "-5"], "'--max-docs': Input should be greater than or equal to 0"),
     (["identity", "-e", "a=reference", "--limit", "0"], "'--limit': Input should be greater than or equal to 1"),
     (["identity", "-e", "a=reference", "--limit", "-1"], "'--limit': Input should be greater than or equal to 1"),

@@ -86,7 +86,7 @@ BAD = [
     (
         '\n[[quality]]\nname = "two"\ndataset = "d"\ndepth = 0',
         "depth = 0",
-        "quality #2.depth = 0: Input should be greater",
+        "quality #2: --depth 0: expected a whole number from 1 to 100,000",
     ),
     (
         '\n[[quality]]\nname = "two"\ndataset = "d"\nmeasures = ["nDCG@10"]\ndepth = 5',

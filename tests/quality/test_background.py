@@ -1,5 +1,7 @@
 """`quality --background`: the same targets measured idle and under an open-loop stream at their endpoint."""
 
+import re
+
 import pytest
 
 from bench.commands.background import expand_targets, parse_background
@@ -227,3 +229,104 @@ def test_sigterm_keeps_finished_rates_and_their_streams_resume_runs_the_rest_and
     written = [(out / name).read_text() for name in ("results.jsonl", "report.md", "report.html")]
     for text in [said, resumed_said, *written]:
         assert "s3cretPW" not in text and "dXNlcjpzM2NyZXRQVw" not in text  # nor its Basic-auth base64
+
+
+def _cli(dataset, url, background, out, monkeypatch, capsys, target="bm25"):
+    from tests.harness.cli import run_cli
+
+    args = ["quality", "--dataset", str(dataset), "-e", f"emb=tei@{url}", "-t", target, "-m", "nDCG@10"]
+    return run_cli([*args, "--background", background, "--out", str(out)], monkeypatch, capsys)
+
+
+@pytest.mark.parametrize("status, cls", [(500, "5xx"), pytest.param(401, "4xx", marks=pytest.mark.slow)])
+def test_a_stream_with_no_success_leaves_its_runs_not_measured_under_load(
+    status, cls, long_queries, tmp_path, monkeypatch, capsys
+):
+    """The endpoint answers the preflight, then `status` to every request of the stream: bm25 (which sends it
+    nothing) ranks as well as idle, but not under load. Exit 3, one closing line with the rate and the cause; the
+    report and `compare` say the loaded run is not measured under load rather than reading it as one."""
+    from bench.gate.compare import FAIL, INFO, GateConfig, compare_results
+    from bench.quality.under_load import not_under_load
+
+    background = "emb@rate=50&duration=0.3s&warmup=0.1s"
+    server = UnderloadServer(max_inflight=100, service_ms=1, fail_after=1, fail_status=status).start()
+    healthy = UnderloadServer(max_inflight=100, service_ms=1).start()
+    try:
+        code, _, err = _cli(long_queries, server.url, background, tmp_path / "bad", monkeypatch, capsys)
+        good_code, _, good_err = _cli(long_queries, healthy.url, background, tmp_path / "good", monkeypatch, capsys)
+    finally:
+        server.shutdown(), healthy.shutdown()
+    assert server.failed > 0 and good_code == 0, good_err
+    assert code == 3, err
+    closing = err.strip().splitlines()[-1]
+    bad, good = read_results(tmp_path / "bad" / "results.jsonl"), read_results(tmp_path / "good" / "results.jsonl")
+    (point,) = bad.load_points
+    sent = point.requests.sent
+    assert point.status == "failed" and point.requests.ok == 0 and sent > 0
+    assert closing == (
+        f"ragbench: error: bm25@bg50 not measured under load: its 50/s stream to emb: no request succeeded: {sent} "
+        f"sent ({cls} {sent}) (report: {tmp_path / 'bad' / 'report.html'})"
+    )
+    assert list(not_under_load(bad)) == ["bm25@bg50"] and not_under_load(good) == {}
+    report = (tmp_path / "bad" / "report.md").read_text()
+    assert "**bm25@bg50 is not measured under load**: its 50/s stream to emb: no request succeeded" in report
+    assert "| 50 (not measured under load) | 1.0000 [1.0000, 1.0000] | – | – |" in report
+    checks, _ = compare_results(good, bad, GateConfig())
+    loaded = {c.name: c for c in checks if c.name.startswith("bm25@bg50 ")}
+    assert [(c.status, "not measured under load" in c.summary) for c in loaded.values()] == [(FAIL, True)]
+    checks, _ = compare_results(bad, good, GateConfig())  # the baseline's stream failed: nothing to gate against
+    (check,) = [c for c in checks if c.name.startswith("bm25@bg50 ")]
+    assert check.status == INFO and "baseline's bm25@bg50 is not measured under load" in check.not_gated
+
+
+@pytest.mark.slow  # two quality runs, each with its stream
+def test_a_stream_past_its_error_limit_fails_the_run_unless_the_limit_allows_it(long_queries, tmp_path):
+    """A third of the stream's requests fail: past load's default --max-error-rate (0.001), within 0.5."""
+    from bench.core.errors import MeasurementFailed
+
+    server = UnderloadServer(max_inflight=100, service_ms=1, fail_after=1, fail_every=3).start()
+    background = "emb@rate=100&duration=0.3s&warmup=0.1s&arrival=constant"
+    try:
+        with pytest.raises(MeasurementFailed, match=r"bm25@bg100 not measured under load: .*: error rate 3\d\.\d+%"):
+            _quality(long_queries, tmp_path / "strict", server.url, background, ("bm25",))
+        allowed = _quality(long_queries, tmp_path / "lax", server.url, background + "&max_error_rate=0.5", ("bm25",))
+    finally:
+        server.shutdown()
+    (point,) = allowed.load_points
+    assert point.status == "ok" and point.max_error_rate == 0.5 and sum(point.requests.errors.values()) > 0
+
+
+def test_a_rate_too_low_to_send_in_its_window_is_said_as_such(long_queries, server, tmp_path):
+    from bench.core.errors import MeasurementFailed
+
+    background = "emb@rate=0.05&arrival=constant&duration=0.3s&warmup=0.1s"  # its first request, at 0, warms up
+    with pytest.raises(MeasurementFailed) as failed:
+        _quality(long_queries, tmp_path / "low", server.url, background, ("bm25",))
+    assert "no request was due in its 0.3 s window at 0.05/s (a higher rate or a longer duration=" in str(failed.value)
+    assert "hung" not in str(failed.value)
+
+
+def test_rates_are_named_exactly_and_a_rate_of_nothing_is_refused():
+    from bench.quality.under_load import loaded_name, split_loaded_name
+
+    spec = parse_background("emb@rate=1234.6789,1234.68,0.05,1000000")
+    specs, rates = expand_targets([parse_spec("b=bm25")], spec.rates)
+    assert [s.name for s in specs] == ["b@bg0", "b@bg1234.6789", "b@bg1234.68", "b@bg0.05", "b@bg1000000"]
+    assert all(split_loaded_name(name) == ("b", rate) for name, rate in rates.items())  # the stream's rate, exactly
+    assert loaded_name("b", 0.1 + 0.2) == "b@bg0.30000000000000004"  # not merged with 0.3
+    assert parse_background("emb@rate=0").rates == [0.0]  # the idle run alone, as documented
+    refused = {
+        "emb@rate=": "rate= is empty",
+        "emb@rate=,": "rate= is empty",
+        "emb@rate=1e-400": "rate 1e-400 rounds to 0 requests/s",
+        "emb@rate=100,100.00000000000000001": (
+            "100.00000000000000001 is listed twice (100 and 100.00000000000000001 are the same number to a float)"
+        ),
+        "emb@rate=5&max_error_rate=2": "max_error_rate '2': at most 1 errors per request",
+        "emb@rate=5&batch=true": "batch 'true': expected a whole number",
+    }
+    for text, words in refused.items():
+        with pytest.raises(UserError, match=re.escape(words)):
+            parse_background(text)
+    with pytest.raises(UserError, match=re.escape("rate 0.000001x of 200/s rounds to 0 requests/s")):
+        parse_background("emb@rate=0.000001x", saturation=200.0)

@@ -6,7 +6,9 @@
   every input is cut to its first `truncate_words` words first — TEI's `--auto-truncate` under batch-token pressure,
   made deterministic;
 - `/info`: a TEI-shaped model description; anything else 404.
-`truncated` counts the requests that were cut, so a test can say the effect came from the load.
+`truncated` counts the requests that were cut, so a test can say the effect came from the load. A `failing`
+server answers HTTP `fail_status` (500: TEI's body) to every `fail_every`-th `/embed` request after its first
+`fail_after`, all of them by default: a stream that fails once its endpoint answered the preflight.
 
 `OverloadedReranker`, an infinity-shaped reranker that answers 429 above a concurrency, and `write_marked_queries`,
 the set on which only its (oracle) scores find the relevant documents: Open WebUI's reranker under load.
@@ -89,11 +91,21 @@ class _JsonServer(ThreadingHTTPServer):
 
 
 class UnderloadServer(_JsonServer):
-    def __init__(self, max_inflight: int, truncate_words: int = 64, service_ms: float = 40.0):
+    def __init__(
+        self,
+        max_inflight: int,
+        truncate_words: int = 64,
+        service_ms: float = 40.0,
+        fail_after: int | None = None,
+        fail_every: int = 1,
+        fail_status: int = 500,
+    ):
         super().__init__()
         self.max_inflight, self.truncate_words, self.service_s = max_inflight, truncate_words, service_ms / 1000
+        self.fail_after, self.fail_every, self.fail_status = fail_after, fail_every, fail_status
         self.requests = 0
         self.truncated = 0
+        self.failed = 0
 
     def get(self, path: str) -> tuple[int, Any]:
         if path != "/info":
@@ -111,6 +123,13 @@ class UnderloadServer(_JsonServer):
     def post(self, path: str, body: Any, agent: str) -> tuple[int, Any]:
         if path != "/embed":
             return NOT_FOUND
+        with self.lock:
+            self.requests += 1
+            late = self.requests - (self.fail_after or 0)
+            failing = self.fail_after is not None and late > 0 and late % self.fail_every == 0
+            self.failed += failing
+        if failing:
+            return self.fail_status, {"error": "injected failure", "error_type": "Backend"}
         inputs = body.get("inputs")
         return 200, self.embed([inputs] if isinstance(inputs, str) else list(inputs))
 
@@ -118,7 +137,6 @@ class UnderloadServer(_JsonServer):
         arrived = time.monotonic()
         with self.lock:
             self.inflight += 1
-            self.requests += 1
             crowded = self.inflight > self.max_inflight
             self.truncated += crowded
         try:

@@ -8,11 +8,16 @@ from __future__ import annotations
 import json
 import threading
 
+import numpy as np
 import pytest
 
+from bench.core.http import ServerUnreachable
+from bench.datasets.model import Dataset, Document
 from bench.endpoints import spec as endpoint_spec
+from bench.endpoints.base import Scores
 from bench.results.store import read_results
-from bench.targets.base import Hit, QueryResult, compose
+from bench.targets.base import Hit, QueryResult, TargetFailed, compose, no_progress
+from bench.targets.served import RerankStage
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 from tests.harness.stubs import DROP, JsonStub, RawBody
@@ -173,3 +178,76 @@ def test_compose_makes_only_queries_whose_parts_all_answered():
         ("a", "dense gave no result", [], {}),
         ("b", "dense failed: emb: HTTP 500", [], {"calls": 3.0}),
     ]
+
+
+class _FirstStage:
+    """A first stage that ranks d1, d2, d3 for every query and, with `ends_after`, ends (its server gone) after
+    that many queries, keeping them, as the remote targets' `run_queries` does."""
+
+    name = "first"
+
+    def __init__(self, ends_after: int | None = None):
+        self.ends_after = ends_after
+
+    def prepare(self, dataset, progress) -> None:
+        pass
+
+    def search(self, queries, depth, progress):
+        results = [
+            QueryResult(qid, [Hit(d, 1.0 / i) for i, d in enumerate(["d1", "d2", "d3"], 1)], 0.1) for qid in queries
+        ]
+        if self.ends_after is not None:
+            raise TargetFailed("first: gone", results[: self.ends_after])
+        return results
+
+    def describe(self):
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+class _Reverser:
+    """A reranker that reverses the order it is given; it stops answering after `answers` calls."""
+
+    name = "rev"
+
+    def __init__(self, answers: int = 1000):
+        self.answers = answers
+
+    def rerank(self, query, texts):
+        self.answers -= 1
+        if self.answers < 0:
+            raise ServerUnreachable("rev", "no answer to POST /rerank within 0.5 s")
+        return Scores(np.arange(len(texts), dtype=np.float32), list(range(len(texts)))[::-1], [])
+
+    def describe(self):
+        return {"kind": "stand-in"}
+
+    def close(self) -> None:
+        pass
+
+
+def _stage(first: _FirstStage, reranker: _Reverser) -> RerankStage:
+    stage = RerankStage(first, reranker, depth=10, name="first+rerank", per_query=False)
+    stage.prepare(
+        Dataset("t", {d: Document(d, "", d) for d in CORPUS}, QUERIES, {}, source="memory", format="jsonl"), no_progress
+    )
+    return stage
+
+
+def test_queries_a_first_stage_finished_before_it_ended_are_reranked_never_kept_in_its_order():
+    with pytest.raises(TargetFailed) as ended:
+        _stage(_FirstStage(ends_after=2), _Reverser()).search(QUERIES, 10, no_progress)
+    assert str(ended.value) == "first: gone"
+    assert [(r.qid, [h.doc_id for h in r.hits]) for r in ended.value.finished] == [
+        ("q1", ["d3", "d2", "d1"]),
+        ("q2", ["d3", "d2", "d1"]),
+    ]
+
+
+def test_a_reranker_that_stops_answering_ends_the_target_keeping_what_it_reranked():
+    with pytest.raises(TargetFailed, match="no answer to POST /rerank") as ended:
+        _stage(_FirstStage(), _Reverser(answers=3)).search(QUERIES, 10, no_progress)
+    assert [r.qid for r in ended.value.finished] == ["q1", "q2", "q3"]
+    assert all(not r.error and r.hits[0].doc_id == "d3" for r in ended.value.finished)

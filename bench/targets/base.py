@@ -6,7 +6,7 @@ units (chunks, passages) back to corpus doc ids — first rank wins — happens 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -113,6 +113,35 @@ class Target(Protocol):
 
     def close(self) -> None:
         """Restore anything changed on a server; release resources. Safe to call twice."""
+
+
+def compose(
+    qids: list[str],
+    parts: dict[str, list[QueryResult]],
+    combine: Callable[[str, dict[str, QueryResult]], QueryResult],
+) -> Iterator[QueryResult]:
+    """Each query's result made of its parts' results (`parts`: part name -> its results), in `qids` order.
+
+    The one rule of every composed target (a fusion, a rerank stage over any first stage): a query that a part
+    failed, or gave no result for, is that query's error, naming the part, with no hits: scored zero and
+    counted as a failed query, never the other parts' ranking passed off as the whole's. `combine` sees only
+    queries whose parts all answered. A part whose server went away raises instead (`TargetFailed`): the
+    whole target ends, as any target does (`one_by_one`, `run_queries`). Lazy, so that a caller keeps the
+    results made before a part's server went away."""
+    found = {name: {r.qid: r for r in results} for name, results in parts.items()}
+    for qid in qids:
+        mine = {name: results.get(qid) for name, results in found.items()}
+        failed = [
+            f"{name} failed: {result.error}" if result else f"{name} gave no result"
+            for name, result in mine.items()
+            if result is None or result.error
+        ]
+        if failed:  # what the parts spent on it was spent all the same
+            spent = [result.cost for result in mine.values() if result]
+            cost = {key: sum(c.get(key, 0.0) for c in spent) for key in {k for c in spent for k in c}}
+            yield QueryResult(qid, [], None, error="; ".join(failed), cost=cost)
+        else:
+            yield combine(qid, {name: result for name, result in mine.items() if result})
 
 
 def first_rank_wins(pairs: list[tuple[str, float | None]], depth: int) -> list[Hit]:

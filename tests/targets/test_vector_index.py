@@ -1,4 +1,6 @@
-"""The on-disk indexes: chunked exact search equals search over the whole matrix, ties included; BM25 mmap."""
+"""The on-disk indexes: chunked exact search equals search over the whole matrix (bit for bit, ties included, where
+the products are exact; in ranking and scores within float32 rounding otherwise, whatever the CPU's BLAS); the
+dense engine's similarity is what it says; BM25 mmap."""
 
 import zlib
 from collections import Counter
@@ -20,19 +22,41 @@ def cache_dir(tmp_path, monkeypatch):
     return tmp_path / "cache"
 
 
-def corpus_with_ties(seed=0, n=3000, dim=16):
-    """Rounded values and repeated rows: many exactly equal scores, also at the top-k boundary."""
+def corpus_with_ties(seed=0, n=3000, dim=16, integers=False):
+    """Values rounded to one decimal and repeated rows: many equal scores, also at the top-k boundary. With
+    `integers` the values are small integers instead, so every product and partial sum is exact in float32
+    (|sum| < 2**24) and no BLAS summation order changes a bit: ties are then exact ties on every CPU."""
     rng = np.random.default_rng(seed)
-    docs = np.round(rng.standard_normal((n, dim)), 1).astype(np.float32)
+
+    def values(shape):
+        return np.round(rng.standard_normal(shape) * 3) if integers else np.round(rng.standard_normal(shape), 1)
+
+    docs = values((n, dim)).astype(np.float32)
     docs[500:560] = docs[3]
     docs[2000:2100] = docs[1500]
-    queries = np.round(rng.standard_normal((40, dim)), 1).astype(np.float32)
+    queries = values((40, dim)).astype(np.float32)
     return docs, np.vstack([queries, docs[[3, 1500]]])
 
 
 def exact_order(scores, k):
     """Score descending, then corpus position ascending, over the full matrix."""
     return [np.lexsort((np.arange(len(row)), -row))[:k] for row in scores]
+
+
+# BLAS sums float32 products in blocks that depend on the CPU and the matrix shape: two paths agree within this.
+RTOL, ATOL = 1e-5, 1e-5
+
+
+def assert_same_ranking(positions, scores, row, k):
+    """`positions`/`scores` rank `row` (the whole-matrix scores of one query) as exact search does, up to float32
+    rounding: each score is the document's own within tolerance, and the document at each rank scores as the exact
+    order's document at that rank, so only documents within rounding of each other can have swapped."""
+    expected = exact_order(row[None, :], k)[0]
+    assert len(positions) == len(expected) == len(set(positions.tolist()))
+    np.testing.assert_allclose(scores, row[positions], rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(row[positions], row[expected], rtol=RTOL, atol=ATOL)
+    # The index's own order: its scores descending, its ties by position, exactly (no arithmetic in between).
+    assert [(-s, p) for s, p in zip(scores, positions)] == sorted((-s, p) for s, p in zip(scores, positions))
 
 
 def filled(docs, batch=333, **options):
@@ -44,8 +68,9 @@ def filled(docs, batch=333, **options):
 
 @pytest.mark.parametrize("window_rows", [None, 256, 999, 3000])
 @pytest.mark.parametrize("k", [1, 100, 5000])
-def test_chunked_search_equals_the_full_matrix_with_ties_by_position(window_rows, k):
-    docs, queries = corpus_with_ties()
+def test_chunked_search_equals_the_full_matrix_with_ties_by_position_where_products_are_exact(window_rows, k):
+    docs, queries = corpus_with_ties(integers=True)
+    assert np.array_equal(docs, np.round(docs)) and np.abs(docs).max() * np.abs(queries).max() * docs.shape[1] < 2**24
     full = queries @ docs.T
     top = filled(docs, window_rows=window_rows).search(queries, k)
     assert top.positions.shape == (len(queries), min(k, len(docs)))
@@ -53,7 +78,17 @@ def test_chunked_search_equals_the_full_matrix_with_ties_by_position(window_rows
     assert any(len(np.unique(s)) < len(s) or (row >= s[-1]).sum() > len(s) for row, s in zip(full, top.scores))
     for row, expected in enumerate(exact_order(full, k)):
         np.testing.assert_array_equal(top.positions[row], expected)
-        np.testing.assert_array_equal(top.scores[row], full[row, expected])  # the same float32 bits
+        np.testing.assert_array_equal(top.scores[row], full[row, expected])  # exact arithmetic: the same bits
+
+
+@pytest.mark.parametrize("window_rows", [None, 256, 999, 3000])
+@pytest.mark.parametrize("k", [1, 100, 5000])
+def test_chunked_search_ranks_rounded_products_as_the_full_matrix_within_float_tolerance(window_rows, k):
+    docs, queries = corpus_with_ties()
+    full = queries @ docs.T
+    top = filled(docs, window_rows=window_rows).search(queries, k)
+    for row, scores in enumerate(full):
+        assert_same_ranking(top.positions[row], top.scores[row], scores, k)
 
 
 def test_depth_zero_returns_empty_rankings():
@@ -71,8 +106,10 @@ def test_without_ties_the_order_is_the_earlier_engines_argpartition_order():
     for row, scores in enumerate(full):
         best = np.argpartition(-scores, 99)[:100]
         best = best[np.argsort(-scores[best], kind="stable")]
-        np.testing.assert_array_equal(top.positions[row], best)
-        np.testing.assert_array_equal(top.scores[row], scores[best])
+        np.testing.assert_allclose(top.scores[row], scores[best], rtol=RTOL, atol=ATOL)
+        # Gaussian scores: positions differ only where two scores lie within float32 rounding of each other.
+        differ = top.positions[row] != best
+        np.testing.assert_allclose(scores[top.positions[row][differ]], scores[best[differ]], rtol=RTOL, atol=ATOL)
 
 
 def test_scores_at_pairs_are_the_search_scores():
@@ -80,16 +117,21 @@ def test_scores_at_pairs_are_the_search_scores():
     full = queries @ docs.T
     rng = np.random.default_rng(3)
     rows, positions = rng.integers(0, len(queries), 700), rng.integers(0, len(docs), 700)
-    got = filled(docs, window_rows=400).scores_at(queries, rows, positions)
-    np.testing.assert_array_equal(got, full[rows, positions])
+    index = filled(docs, window_rows=400)
+    got = index.scores_at(queries, rows, positions)
+    np.testing.assert_allclose(got, full[rows, positions], rtol=RTOL, atol=ATOL)
+    # The same queries, the same windows: the very scores `search` ranked by.
+    top = index.search(queries, 50)
+    again = index.scores_at(queries, np.repeat(np.arange(len(queries)), 50), top.positions.ravel())
+    np.testing.assert_array_equal(again, top.scores.ravel())
 
 
 def test_float16_storage_searches_the_rounded_vectors():
     docs, queries = corpus_with_ties(seed=4)
     top = filled(docs, dtype="float16", window_rows=512).search(queries, 50)
     rounded = queries @ docs.astype(np.float16).astype(np.float32).T
-    for row, expected in enumerate(exact_order(rounded, 50)):
-        np.testing.assert_array_equal(top.positions[row], expected)
+    for row, scores in enumerate(rounded):
+        assert_same_ranking(top.positions[row], top.scores[row], scores, 50)
 
 
 def test_the_vector_file_has_no_name_and_is_gone_after_close(cache_dir):
@@ -114,8 +156,9 @@ class TableEmbedder:
     """Deterministic vectors per text, counted, so engines are tested without a model; `endpoint()` serves them
     as an embedding endpoint to the dense engine's Encoder."""
 
-    def __init__(self, dim=8):
+    def __init__(self, dim=8, norms="as-drawn"):
         self.dim, self.calls = dim, []
+        self.norms = norms  # "as-drawn" (not unit length), "unit", or "scaled": each text's vector times 1 to 5
 
     def endpoint(self):
         table = self
@@ -145,7 +188,10 @@ class TableEmbedder:
 
     def vector(self, text):
         rng = np.random.default_rng(zlib.crc32(text.encode()))
-        return np.round(rng.standard_normal(self.dim), 1).astype(np.float32)
+        vector = np.round(rng.standard_normal(self.dim), 1).astype(np.float32)
+        if self.norms == "unit":
+            return vector / np.linalg.norm(vector)
+        return vector * (1 + zlib.crc32(text.encode()) % 5) if self.norms == "scaled" else vector
 
     def embed(self, texts, advance=lambda n: None):
         self.calls.append(len(texts))
@@ -171,12 +217,65 @@ def test_dense_engine_writes_the_corpus_in_batches_and_ranks_by_the_full_matrix(
     assert embedder.calls == [16, 16, 16, 12]
     results = engine.search(dataset.queries, 20, no_progress)
     ids = list(dataset.corpus)
-    docs = np.vstack([embedder.vector(dataset.corpus[d].full_text) for d in ids])
-    full = np.vstack([embedder.vector(q) for q in dataset.queries.values()]) @ docs.T
-    for result, row, expected in zip(results, full, exact_order(full, 20)):
-        assert [h.doc_id for h in result.hits] == [ids[i] for i in expected]
-        assert [h.score for h in result.hits] == [float(row[i]) for i in expected]
+    docs = unit(np.vstack([embedder.vector(dataset.corpus[d].full_text) for d in ids]))
+    full = unit(np.vstack([embedder.vector(q) for q in dataset.queries.values()])) @ docs.T
+    for result, row in zip(results, full):
+        positions = np.array([ids.index(h.doc_id) for h in result.hits])
+        assert_same_ranking(positions, np.array([h.score for h in result.hits]), row, 20)
     engine.close()
+
+
+def unit(vectors):
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _ranked(norms, similarity="cosine"):
+    dataset, embedder = tiny_dataset(), TableEmbedder(norms=norms)
+    engine = DenseEngine(embedder.endpoint(), similarity=similarity)
+    engine.prepare(dataset, no_progress)
+    results = engine.search(dataset.queries, 20, no_progress)
+    engine.close()
+    ids = list(dataset.corpus)
+    docs = np.vstack([embedder.vector(dataset.corpus[d].full_text) for d in ids])
+    queries = np.vstack([embedder.vector(q) for q in dataset.queries.values()])
+    return results, engine.describe(), ids, docs, queries
+
+
+def test_cosine_is_cosine_whatever_norms_the_server_gives_and_the_record_says_so():
+    unit_results, unit_config, _, _, _ = _ranked("unit")
+    assert unit_config["similarity"] == "cosine" and unit_config["vectors_unit_length"] is True
+    assert not any(r.warnings for r in unit_results)
+    for norms in ("as-drawn", "scaled"):  # a server that does not normalise, with norms from about 1 to 15
+        results, config, ids, docs, queries = _ranked(norms)
+        assert config["similarity"] == "cosine" and config["vectors_unit_length"] is False
+        low, high = config["vector_norms"]["min"], config["vector_norms"]["max"]
+        assert 0 < low < high and high > 1 + 0.5
+        assert all(r.warnings == ["vectors-not-unit-length"] for r in results)
+        full = unit(queries) @ unit(docs).T
+        for result, same, row in zip(results, unit_results, full):
+            positions = np.array([ids.index(h.doc_id) for h in result.hits])
+            assert_same_ranking(positions, np.array([h.score for h in result.hits]), row, 20)
+            np.testing.assert_allclose(
+                [h.score for h in result.hits], [h.score for h in same.hits], rtol=RTOL, atol=ATOL
+            )
+
+
+def test_dot_similarity_is_the_inner_product_of_the_vectors_as_served_and_labelled_so():
+    results, config, ids, docs, queries = _ranked("scaled", similarity="dot")
+    assert config["similarity"] == "dot" and config["vectors_unit_length"] is False
+    for result, row in zip(results, queries @ docs.T):
+        positions = np.array([ids.index(h.doc_id) for h in result.hits])
+        assert_same_ranking(positions, np.array([h.score for h in result.hits]), row, 20)
+
+
+def test_similarity_parameter_takes_cosine_or_dot_only():
+    from bench.core.errors import UserError
+    from bench.targets.base import TargetOptions
+    from bench.targets.registry import build_target, parse_spec
+
+    for spec in ("dense?similarity=euclid", "hybrid:weighted?similarity=l2"):
+        with pytest.raises(UserError, match="similarity=.* is not one of cosine, dot"):
+            build_target(parse_spec(spec), TargetOptions())
 
 
 def test_openwebui_hybrid_rescores_the_fused_candidates_by_their_exact_cosines():
@@ -186,11 +285,13 @@ def test_openwebui_hybrid_rescores_the_fused_candidates_by_their_exact_cosines()
     engine.prepare(dataset, no_progress)
     results = engine.search(dataset.queries, 10, no_progress)
     ids = list(dataset.corpus)
-    # The cosines the earlier engine read from its queries × corpus matrix.
-    full = embedder.embed(list(dataset.queries.values())) @ embedder.embed([dataset.corpus[d].full_text for d in ids]).T
+    # The cosines of the queries × corpus matrix (the table's vectors are not unit length: the engine normalises).
+    docs = unit(embedder.embed([dataset.corpus[d].full_text for d in ids]))
+    full = unit(embedder.embed(list(dataset.queries.values()))) @ docs.T
     for result, row in zip(results, full):
-        assert [h.score for h in result.hits] == [float(row[ids.index(h.doc_id)]) for h in result.hits]
-        assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
+        got = [h.score for h in result.hits]
+        np.testing.assert_allclose(got, [row[ids.index(h.doc_id)] for h in result.hits], rtol=RTOL, atol=ATOL)
+        assert got == sorted(got, reverse=True)
     engine.close()
 
 

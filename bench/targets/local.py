@@ -51,6 +51,9 @@ SIMILARITIES = ("cosine", "dot")
 # Served vectors whose norms are all within this of 1 count as unit length (a server that normalises in float16
 # or bfloat16 included); a server that does not normalise is far off (MiniLM's raw norms are about 5 to 8).
 UNIT_TOLERANCE = 1e-2
+# Norms within this of 1 are unit length to float32's rounding: such vectors are ranked as served, so the
+# reference model's figures do not move in their last bits (and exact ties do not reorder) by a second division.
+ROUNDING = 1e-5
 NOT_UNIT = "vectors-not-unit-length"  # the warning on each query ranked with such vectors
 
 
@@ -191,8 +194,8 @@ class DenseEngine:
         norms = np.linalg.norm(vectors, axis=1)
         low, high = float(norms.min()), float(norms.max())
         self._norms = (low, high) if self._norms is None else (min(low, self._norms[0]), max(high, self._norms[1]))
-        if self.similarity == "dot":
-            return vectors
+        if self.similarity == "dot" or (abs(low - 1.0) <= ROUNDING and abs(high - 1.0) <= ROUNDING):
+            return vectors  # unit length to float32's rounding already: dividing again would only move last bits
         # A zero vector stays zero (as torch's F.normalize leaves it): it scores 0 with everything.
         return vectors / np.maximum(norms, np.finfo(vectors.dtype).tiny)[:, None]
 

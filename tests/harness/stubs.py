@@ -4,13 +4,15 @@ Routes map (method, path) to (status, JSON body); bodies may come from ../shared
 stub answers exactly what the real server answered. A `RawBody` is sent as it is (HTML, truncated
 JSON): a server that answers garbage. A route may also be a function of the request's body called per
 request; it returns (status, body), or `DROP`: the connection is closed without an answer, as a server
-that dies mid-request does.
+that dies mid-request does. A `Trickle` body sends its headers at once, then one byte of the body every
+`every_s` seconds: a server that keeps a connection alive without ever finishing its answer.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -20,6 +22,12 @@ from typing import Any
 class RawBody:
     content_type: str
     content: bytes
+
+
+@dataclass(frozen=True)
+class Trickle:
+    content: bytes = b"[[0.5]]" * 1000
+    every_s: float = 1.0
 
 
 DROP = object()
@@ -43,6 +51,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         status, body = route
+        if isinstance(body, Trickle):
+            self._trickle(status, body)
+            return
         raw_body = body if isinstance(body, RawBody) else RawBody("application/json", json.dumps(body).encode())
         payload = raw_body.content
         self.send_response(status)
@@ -50,6 +61,21 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+    def _trickle(self, status: int, body: Trickle) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body.content)))
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        try:
+            for i in range(len(body.content)):
+                self.wfile.write(body.content[i : i + 1])
+                self.wfile.flush()
+                time.sleep(body.every_s)
+        except OSError:  # the client gave up: what the trickle is for
+            pass
 
     def do_GET(self) -> None:  # noqa: N802
         self._answer("GET")

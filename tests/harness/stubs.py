@@ -4,8 +4,9 @@ Routes map (method, path) to (status, JSON body); bodies may come from ../shared
 stub answers exactly what the real server answered. A `RawBody` is sent as it is (HTML, truncated
 JSON): a server that answers garbage. A route may also be a function of the request's body called per
 request; it returns (status, body), or `DROP`: the connection is closed without an answer, as a server
-that dies mid-request does. A `Trickle` body sends its headers at once, then one byte of the body every
-`every_s` seconds: a server that keeps a connection alive without ever finishing its answer.
+that dies mid-request does. A `Trickle` body sends its headers at once (or, with `head`, them too a byte at a
+time), then one byte of the body every `every_s` seconds: a server that keeps a connection alive without
+finishing its answer for as long as it likes.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ class RawBody:
 
 @dataclass(frozen=True)
 class Trickle:
-    content: bytes = b"[[0.5]]" * 1000
+    content: bytes
     every_s: float = 1.0
+    head: bool = False
 
 
 DROP = object()
@@ -63,15 +65,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def _trickle(self, status: int, body: Trickle) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body.content)))
-        self.end_headers()
-        self.wfile.flush()
+        head = (
+            f"HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\nContent-Length: {len(body.content)}\r\n"
+            "Connection: close\r\n\r\n"
+        ).encode()
         self.close_connection = True
+        if not body.head:
+            self.wfile.write(head)
+            self.wfile.flush()
+        trickled = head + body.content if body.head else body.content
         try:
-            for i in range(len(body.content)):
-                self.wfile.write(body.content[i : i + 1])
+            for i in range(len(trickled)):
+                self.wfile.write(trickled[i : i + 1])
                 self.wfile.flush()
                 time.sleep(body.every_s)
         except OSError:  # the client gave up: what the trickle is for

@@ -329,7 +329,9 @@ class Reply:
                 return default
             if not present:
                 raise self.wrong_shape(f"no {self._name(path[: i + 1])}")
-        if not isinstance(value, kind) or (kind in (int, float, (int, float)) and isinstance(value, bool)):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        # JSON true/false is a bool, which Python counts as an int: a number only where a boolean may stand
+        if not isinstance(value, kind) or (isinstance(value, bool) and not {bool, object} & set(kinds)):
             raise self.wrong_shape(f"{self._name(path) or 'the body'} is {_kind(value)}, not {_kind_name(kind)}")
         return value
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from bench.core.errors import ServerError
-from bench.core.http import HttpClient, ServerUnreachable
+from bench.core.http import HttpClient, Reply, ServerUnreachable
 from bench.endpoints import open_endpoint, parse_spec
 from bench.results.store import read_results
 from tests.harness.beir import write_beir
@@ -183,3 +183,12 @@ def test_an_endpoint_timeout_is_checked_with_its_spec_and_refused_by_load(tmp_pa
         capsys,
     )
     assert code == 2 and "option timeout= is not used by a load: its --timeout bounds every request" in err, err
+
+
+@pytest.mark.parametrize("kind", [float, (int, float), (int, float, type(None))])
+def test_a_boolean_is_not_a_number_in_any_field_read(kind):
+    """Reply.get, the one typed read of a target's answer (Open WebUI's distances take a number or null)."""
+    reply = Reply("Open WebUI at stub", "POST /api/v1/retrieval/query/doc", 200, {"distances": [[True]]}, "")
+    with pytest.raises(ServerError, match=r"distances\[0\]\[0\] is a boolean, not"):
+        reply.get("distances", 0, 0, kind=kind)
+    assert reply.get("distances", 0, 0, kind=(bool, float)) is True

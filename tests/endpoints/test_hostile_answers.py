@@ -192,3 +192,19 @@ def test_a_boolean_is_not_a_number_in_any_field_read(kind):
     with pytest.raises(ServerError, match=r"distances\[0\]\[0\] is a boolean, not"):
         reply.get("distances", 0, 0, kind=kind)
     assert reply.get("distances", 0, 0, kind=(bool, float)) is True
+
+
+def test_an_answer_parsed_just_within_the_nesting_limit_is_still_one_line_when_shown():
+    """JSON that parsed near Python's limit can be too deep to show from deeper in the stack: still one line."""
+    from bench.endpoints.client import HttpEndpoint
+
+    endpoint = HttpEndpoint("e", "http://127.0.0.1:9")
+    body = json.loads("[" * 900 + "]" * 900)
+
+    def deeper(frames: int) -> ServerError:
+        return deeper(frames - 1) if frames else endpoint.shape_error("/embed", "[[float]]", body)
+
+    assert (
+        str(deeper(200))
+        == "e: /embed answered JSON of an unexpected shape (expected [[float]]): '(nested too deeply to show)'"
+    )

@@ -9,19 +9,27 @@ sent, checked and read here.
   are refused (one would silently replace the other).
 - A request that gets no HTTP answer raises `ServerUnreachable`; an error status raises
   `HttpStatusError` with the server's own words, found in any of the error-body shapes servers use.
-- Every body we read goes through `Reply`: JSON that is not JSON (HTML, truncated), or JSON of another
-  shape, ends in one line naming the server, the request and what came back — never a
-  JSONDecodeError or KeyError traceback.
+- Every body we read goes through `Reply`: JSON that is not JSON (HTML, truncated, nested too deeply for
+  Python's parser), or JSON of another shape, ends in one line naming the server, the request and what
+  came back — never a JSONDecodeError, RecursionError or KeyError traceback. `loads` is the one JSON
+  decode of a server's bytes, for the paths that read them without httpx too.
+- A client's timeout is a deadline for the whole request (`new_client`): connecting, sending and every
+  read of the answer end when it has passed, so a server that trickles a byte at a time cannot hold a
+  request past it (httpx's own timeouts are per socket operation).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import time
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+import httpcore
 import httpx
 
 from bench.core.errors import ServerError, UserError
@@ -118,7 +126,7 @@ def error_message(response: httpx.Response) -> tuple[str, str | None]:
     `{error: {message, type}}` or `{message, code, type}`, FastAPI servers `{detail}`."""
     text = response.text
     try:
-        body = json.loads(text)
+        body = loads(text)
     except ValueError:
         return one_line(text) or response.reason_phrase, None
     if isinstance(body, dict):
@@ -139,14 +147,29 @@ def _str_or_none(value: Any) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
+class JsonTooDeep(ValueError):
+    """JSON nested deeper than Python's parser can follow: a broken answer like any other."""
+
+
+def loads(data: bytes | str) -> Any:
+    """`json.loads` of a server's bytes, where nesting too deep to parse is a ValueError (JsonTooDeep), not a
+    RecursionError: `[` repeated 100,000 times is a bad answer, one line like truncated JSON."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise JsonTooDeep("JSON nested too deeply to read") from None
+
+
 def parse_json(response: httpx.Response) -> tuple[Any, str]:
     """(body, "") for a JSON body; (None, what came instead) for HTML, text, broken JSON or nothing."""
     try:
-        return json.loads(response.content), ""
+        return loads(response.content), ""
     except (ValueError, UnicodeDecodeError) as exc:
         kind = response.headers.get("content-type", "no content-type")
         if not response.content:
             return None, "answered an empty body"
+        if isinstance(exc, JsonTooDeep):
+            return None, "answered JSON nested too deeply to read"
         if "json" in kind:
             return (
                 None,
@@ -155,9 +178,127 @@ def parse_json(response: httpx.Response) -> tuple[Any, str]:
         return None, f"answered {kind}, not JSON"
 
 
+# The deadline of the request this thread is sending (time.monotonic()), None outside one: every socket
+# operation of the clients `new_client` makes waits at most until it.
+_deadline: ContextVar[float | None] = ContextVar("request_deadline", default=None)
+_WRITE_PIECE = 65536  # a large body is written in pieces, each bounded by what is left of the deadline
+
+
+def _left(timeout: float | None, expired: type[Exception]) -> float | None:
+    """The socket timeout an operation gets: its own `timeout`, cut to what is left of the request's deadline."""
+    deadline = _deadline.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise expired("the request's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream):
+        self.stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self.stream.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        for start in range(0, len(buffer), _WRITE_PIECE) if buffer else ():
+            self.stream.write(buffer[start : start + _WRITE_PIECE], _left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        return _DeadlineStream(
+            self.stream.start_tls(ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout))
+        )
+
+    def get_extra_info(self, info: str) -> Any:
+        return self.stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's sockets, each operation bounded by the deadline of the request it serves."""
+
+    def __init__(self, backend: httpcore.NetworkBackend):
+        self.backend = backend
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:
+        timeout = _left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self.backend.connect_tcp(host, port, timeout, local_address, socket_options))
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore.NetworkStream:
+        timeout = _left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self.backend.connect_unix_socket(path, timeout, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self.backend.sleep(seconds)
+
+
+class _DeadlineBody(httpx.SyncByteStream):
+    """A streamed answer's body: each read runs under its request's deadline, however late it is read."""
+
+    def __init__(self, stream: httpx.SyncByteStream, deadline: float):
+        self.stream, self.deadline = stream, deadline
+
+    def __iter__(self) -> Iterator[bytes]:
+        chunks = iter(self.stream)
+        while True:
+            token = _deadline.set(self.deadline)
+            try:
+                chunk = next(chunks, None)
+            finally:
+                _deadline.reset(token)
+            if chunk is None:
+                return
+            yield chunk
+
+    def close(self) -> None:
+        self.stream.close()
+
+
+class _DeadlineClient(httpx.Client):
+    """An httpx client whose timeout is the whole request's: connect, send and every read together (redirects
+    included) end by `timeout` after `send` began. httpx alone applies it to each socket operation, so an
+    answer trickling a byte at a time never timed out."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        for transport in [self._transport, *self._mounts.values()]:
+            pool = getattr(transport, "_pool", None)  # httpx.HTTPTransport's httpcore pool, proxies' included
+            if pool is not None:
+                pool._network_backend = _DeadlineBackend(pool._network_backend)
+
+    def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+        budgets = [s for s in request.extensions.get("timeout", {}).values() if s is not None]
+        if not budgets:
+            return super().send(request, **kwargs)
+        deadline = time.monotonic() + max(budgets)
+        token = _deadline.set(deadline)
+        try:
+            response = super().send(request, **kwargs)
+        finally:
+            _deadline.reset(token)
+        if not response.is_stream_consumed and isinstance(response.stream, httpx.SyncByteStream):
+            response.stream = _DeadlineBody(response.stream, deadline)
+        return response
+
+
 def new_client(timeout_s: float, headers: dict[str, str] | None = None, base_url: str = "") -> httpx.Client:
-    """The one place an httpx client is made."""
-    return httpx.Client(base_url=base_url, headers=headers or {}, timeout=timeout_s)
+    """The one place an httpx client is made. `timeout_s` bounds each request as a whole (`_DeadlineClient`)."""
+    return _DeadlineClient(base_url=base_url, headers=headers or {}, timeout=timeout_s)
 
 
 @dataclass
@@ -188,7 +329,9 @@ class Reply:
                 return default
             if not present:
                 raise self.wrong_shape(f"no {self._name(path[: i + 1])}")
-        if not isinstance(value, kind) or (kind in (int, float, (int, float)) and isinstance(value, bool)):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        # JSON true/false is a bool, which Python counts as an int: a number only where a boolean may stand
+        if not isinstance(value, kind) or (isinstance(value, bool) and not {bool, object} & set(kinds)):
             raise self.wrong_shape(f"{self._name(path) or 'the body'} is {_kind(value)}, not {_kind_name(kind)}")
         return value
 
@@ -259,7 +402,9 @@ class HttpClient:
             return self.httpx.request(method, path, **kwargs)
         except httpx.TimeoutException:
             raise ServerUnreachable(
-                self.server, mask(f"no answer to {request} within {self.timeout_s:g} s"), created=self.created
+                self.server,
+                mask(f"no complete answer to {request} within {self.timeout_s:g} s (the whole request's timeout)"),
+                created=self.created,
             ) from None
         except (httpx.ConnectError, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             why = "cannot connect" if isinstance(exc, httpx.ConnectError) else f"connection lost, {type(exc).__name__}"

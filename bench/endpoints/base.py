@@ -73,9 +73,18 @@ def vectors_of(rows: Any, n: int, dim: int | None = None) -> np.ndarray:
         array = np.asarray(rows)  # in C: rows of different lengths raise, anything but numbers shows in the dtype
     except ValueError:
         raise WireShapeError(f"[[float]] for {n} inputs, every vector of one dimension") from None
-    if array.dtype.kind not in "iuf":
+    if array.dtype.kind not in "iuf" or _holds_booleans(rows, array):
         raise WireShapeError(f"[[float]] for {n} inputs (a vector holds something other than numbers)")
     return check_vectors(array, n, dim).astype(np.float32, copy=False)
+
+
+def _holds_booleans(rows: list[Any], array: np.ndarray) -> bool:
+    """Whether JSON true/false stood among the numbers: numpy reads them as 1 and 0 beside numbers, so they
+    are looked for, in Python, only in an answer holding an exact 0 or 1 (the vectorised test keeps the
+    cost off every other answer)."""
+    if not ((array == 0) | (array == 1)).any():
+        return False
+    return any(type(x) is bool for row in rows if isinstance(row, list) for x in row)
 
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)

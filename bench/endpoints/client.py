@@ -94,4 +94,8 @@ class HttpEndpoint:
         return self.http.reply(response).body
 
     def shape_error(self, url: str, expected: str, body: Any) -> ServerError:
-        return Reply(self.name, url, 200, body, one_line(json.dumps(body), 160)).wrong_shape(f"expected {expected}")
+        try:
+            shown = one_line(json.dumps(body), 160)
+        except RecursionError:  # parsed just within Python's nesting limit, shown from deeper in the stack
+            shown = "(nested too deeply to show)"
+        return Reply(self.name, url, 200, body, shown).wrong_shape(f"expected {expected}")

@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from bench.core.http import HttpClient, auth_headers, new_client
+from bench.core.http import HttpClient, auth_headers, loads, new_client
 
 # Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are never forwarded.
 _HOP_BY_HOP = {
@@ -90,15 +90,15 @@ def usage_from_body(body: bytes, content_type: str) -> dict[str, Any] | None:
         for line in body.decode("utf-8", "replace").splitlines():
             if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
                 try:
-                    event = json.loads(line[5:])
-                except json.JSONDecodeError:
+                    event = loads(line[5:])
+                except ValueError:  # broken or too deeply nested: no usage in it
                     continue
                 if isinstance(event, dict) and isinstance(event.get("usage"), dict):
                     found = event["usage"]
         return found
     try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = loads(body)
+    except ValueError:  # broken, not UTF-8 or too deeply nested: no usage in it
         return None
     usage = data.get("usage") if isinstance(data, dict) else None
     return usage if isinstance(usage, dict) else None

@@ -52,13 +52,17 @@ KINDS: dict[str, _Kind] = {
             "dimensions",
             "prompt_name",
             "concurrency",
+            "timeout",
         ),
     ),
-    "tei-rerank": _Kind(True, True, ("key_env", "batch", "raw_scores", "truncate")),
+    "tei-rerank": _Kind(True, True, ("key_env", "batch", "raw_scores", "truncate", "timeout")),
     "openai": _Kind(
-        False, True, ("model", "key_env", "batch", "encoding", "dimensions", "concurrency"), required=("model",)
+        False,
+        True,
+        ("model", "key_env", "batch", "encoding", "dimensions", "concurrency", "timeout"),
+        required=("model",),
     ),
-    "cohere": _Kind(True, True, ("model", "key_env", "raw_scores", "batch")),
+    "cohere": _Kind(True, True, ("model", "key_env", "raw_scores", "batch", "timeout")),
     "reference": _Kind(False, False, ("model", "batch", "cache")),
     "reference-rerank": _Kind(True, False, ("model", "batch"), required=("model",)),
 }
@@ -99,6 +103,8 @@ def parse_spec(text: str) -> EndpointSpec:
     spec = EndpointSpec(name, kind, url, params)
     for key in BOUNDED:
         _int(spec, key)
+    if "timeout" in params:
+        request_timeout(spec)  # a bad duration is refused with the spec, before anything is sent
     return spec
 
 
@@ -127,11 +133,21 @@ def concurrency(spec: EndpointSpec) -> int | None:
     return _int(spec, "concurrency")
 
 
-def open_endpoint(spec: EndpointSpec, timeout_s: float = 120.0) -> Embedder | Reranker:
-    """Build the client for a parsed spec (nothing is sent yet; in-process models load on first use); an HTTP
-    endpoint's requests give up after `timeout_s` (load and size pass their --timeout)."""
+DEFAULT_TIMEOUT = "120s"
+
+
+def request_timeout(spec: EndpointSpec) -> float:
+    """Seconds each request to the endpoint may take in all, `?timeout=` (default 120s)."""
+    text = spec.params.get("timeout", DEFAULT_TIMEOUT)
+    return values.duration(f"endpoint {spec.name}: option timeout=", text, values.TIMEOUT_SECONDS)
+
+
+def open_endpoint(spec: EndpointSpec, timeout_s: float | None = None) -> Embedder | Reranker:
+    """Build the client for a parsed spec (nothing is sent yet; in-process models load on first use). Each of
+    an HTTP endpoint's requests ends after `timeout_s` when given (load and size pass their --timeout), else
+    after the spec's `timeout=`: a deadline for the whole request, connect to last byte (bench.core.http)."""
     opener = {"tei": _tei, "tei-rerank": _tei_rerank, "openai": _openai, "cohere": _cohere}.get(spec.kind, _reference)
-    return opener(spec, timeout_s)
+    return opener(spec, request_timeout(spec) if timeout_s is None else timeout_s)
 
 
 def _tei(spec: EndpointSpec, timeout_s: float) -> Embedder:

@@ -76,6 +76,7 @@ class Connection(asyncio.Protocol):
         self.waiter: asyncio.Future[Response] | None = None
         self.closed = False
         self.sent_at = 0.0
+        self.deadline = 0.0  # perf_counter by which the answer must be complete (the watchdog's)
         self._arrived = 0.0
         self._headers: list[tuple[bytes, bytes]] = []
         self._body: list[bytes] = []
@@ -117,11 +118,13 @@ class Connection(asyncio.Protocol):
             waiter.set_result(response)
 
     # use ----------------------------------------------------------------------------------------
-    def send(self, data: bytes) -> asyncio.Future[Response]:
-        """Write one request; the future gets its Response (or ConnectionLost / ProtocolViolation / TimeoutError)."""
+    def send(self, data: bytes, deadline: float) -> asyncio.Future[Response]:
+        """Write one request; the future gets its Response (or ConnectionLost / ProtocolViolation / TimeoutError,
+        the last when it is not complete by `deadline`)."""
         if self.transport is None:
             raise ConnectionLost("not connected")
         self.waiter = waiter = self.loop.create_future()
+        self.deadline = deadline
         self.sent_at = perf_counter()
         self.transport.write(data)
         return waiter
@@ -143,7 +146,9 @@ class Connection(asyncio.Protocol):
 
 
 class Pool:
-    """Idle keep-alive connections to one target; opens more on demand; a watchdog enforces the timeout."""
+    """Idle keep-alive connections to one target; opens more on demand; a watchdog enforces the timeout, a
+    deadline for the whole request: connecting (when no idle connection is free), sending and the whole answer,
+    however slowly it trickles in."""
 
     def __init__(self, target: Target, timeout_s: float):
         self.target = target
@@ -168,6 +173,7 @@ class Pool:
 
     async def request(self, data: bytes) -> tuple[float, Response]:
         """Send on an idle connection (or a new one); (sent time, response)."""
+        deadline = perf_counter() + self.timeout_s
         conn = None
         while self.idle:
             conn = self.idle.pop()
@@ -178,7 +184,7 @@ class Pool:
             conn = await self.connect()
         self.busy.add(conn)
         try:
-            future = conn.send(data)
+            future = conn.send(data, deadline)
             sent = conn.sent_at
             response = await future
         finally:
@@ -190,8 +196,8 @@ class Pool:
     async def _watch(self) -> None:
         while True:
             await asyncio.sleep(min(0.1, self.timeout_s / 4))
-            deadline = perf_counter() - self.timeout_s
-            for conn in [c for c in self.busy if c.waiter is not None and c.sent_at < deadline]:
+            now = perf_counter()
+            for conn in [c for c in self.busy if c.waiter is not None and c.deadline < now]:
                 conn.expire()
 
     def close(self) -> None:

@@ -549,6 +549,11 @@ def open_endpoints(specs: list[EndpointSpec], op: Op, timeout_s: float) -> list[
     try:
         for endpoint in endpoints:
             endpoint.check_op(op)
+            if "timeout" in endpoint.spec.params:  # the preflight and every measured request wait the run's timeout
+                raise UserError(
+                    f"endpoint {endpoint.spec.name}: option timeout= is not used by a load: its --timeout "
+                    "bounds every request"
+                )
         preflight(endpoints, op, timeout_s)
     except BaseException:
         close_endpoints(endpoints)

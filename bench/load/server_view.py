@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from bench.core.http import new_client
 from bench.endpoints.tei import parse_snapshot
 
 
@@ -44,7 +45,7 @@ class MetricsReader:
     def __init__(self, route_url: str, headers: dict[str, str], timeout_s: float = 5.0):
         parts = urlsplit(route_url)
         self.url = f"{parts.scheme}://{parts.netloc}/metrics"
-        self.client = httpx.Client(timeout=timeout_s, headers=headers)
+        self.client = new_client(timeout_s, headers)
         self.closed = False
 
     def snapshot(self) -> dict[str, Any] | None:

@@ -25,7 +25,6 @@ flight is awaited and counted, and what was due after it is never scheduled: nei
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import multiprocessing
 import socket
@@ -38,6 +37,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from bench.core.http import loads
 from bench.endpoints.base import EmbedWire, RerankWire
 from bench.load import histograms
 from bench.load.client import ConnectionLost, Pool, ProtocolViolation, Response, Target
@@ -200,8 +200,8 @@ class _Recorder:
             return True
         self.result.validated += 1
         try:
-            self.plan.wire.parse(json.loads(response.body), self.plan.inputs[index])
-        except (ValueError, RecursionError) as exc:  # broken JSON, a wrong shape (WireShapeError), absurd nesting
+            self.plan.wire.parse(loads(response.body), self.plan.inputs[index])
+        except ValueError as exc:  # broken or too deeply nested JSON, a wrong shape (WireShapeError)
             # From the first bad body on, every answer is parsed: the counts are then exact, not sampled.
             self.error(
                 "bad_response", f"HTTP {response.status} but {exc}: {response.body[:160].decode('utf-8', 'replace')}"

@@ -22,6 +22,9 @@ BAD_VECTORS = [
     ([[]], "non-zero dimension"),
     ([["a", "b"]], "other than numbers"),
     ([[0.5, None]], "other than numbers"),
+    ([[True, 0.5]], "other than numbers"),  # JSON true beside numbers: numpy alone reads it as 1.0
+    ([[0.25, False], [0.5, 0.5]], "other than numbers"),
+    ([[1, True]], "other than numbers"),
     ([[0.5, 0.5], [0.5]], "one dimension"),
     ([[[0.5]]], "vectors"),
     ([0.5], r"\[\[float\]\]|embedding"),
@@ -59,11 +62,14 @@ def test_good_answers_still_parse():
     wire, answer = _openai([[1, 2.5], [3, 4]])
     vectors = wire.parse(answer, 2)
     assert vectors.dtype == np.float32 and vectors.tolist() == [[1.0, 2.5], [3.0, 4.0]]
+    _, exact = _openai([[1.0, 0.0], [0, 1]])  # exact 0 and 1 as numbers are numbers
+    assert wire.parse(exact, 2).tolist() == [[1.0, 0.0], [0.0, 1.0]]
 
 
 BAD_SCORES = [
     ([(0, NAN), (1, 0.5)], "finite number"),
     ([(0, "high"), (1, 0.5)], "finite number"),
+    ([(0, True), (1, 0.5)], "finite number"),
     ([(0, 0.9), (0, 0.5)], "once"),
     ([(0, 0.9), (2, 0.5)], "once"),
     ([(0, 0.9)], "each of 2 documents"),

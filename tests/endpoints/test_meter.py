@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 
-from bench.endpoints.meter import Meter, MeterClient, cost
+from bench.endpoints.meter import Meter, MeterClient, cost, usage_from_body
 from tests.harness.llm_double import LLMDouble
 from tests.harness.process import free_port
 
@@ -109,3 +109,11 @@ def test_an_unreachable_upstream_is_a_502_and_an_error():
         assert httpx.post(f"{meter.url}/other/x", json={}, timeout=10).status_code == 404
         usage = MeterClient(meter.url).snapshot()["llm"]
         assert (usage.calls, usage.errors) == (1, 1)
+
+
+def test_a_reply_nested_too_deeply_has_no_usage_and_no_traceback():
+    deep = b"[" * 100_000
+    assert usage_from_body(deep, "application/json") is None
+    assert usage_from_body(b"data: " + deep + b'\ndata: {"usage": {"total_tokens": 3}}\n', "text/event-stream") == {
+        "total_tokens": 3
+    }

@@ -4,13 +4,16 @@ Routes map (method, path) to (status, JSON body); bodies may come from ../shared
 stub answers exactly what the real server answered. A `RawBody` is sent as it is (HTML, truncated
 JSON): a server that answers garbage. A route may also be a function of the request's body called per
 request; it returns (status, body), or `DROP`: the connection is closed without an answer, as a server
-that dies mid-request does.
+that dies mid-request does. A `Trickle` body sends its headers at once (or, with `head`, them too a byte at a
+time), then one byte of the body every `every_s` seconds: a server that keeps a connection alive without
+finishing its answer for as long as it likes.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -20,6 +23,13 @@ from typing import Any
 class RawBody:
     content_type: str
     content: bytes
+
+
+@dataclass(frozen=True)
+class Trickle:
+    content: bytes
+    every_s: float = 1.0
+    head: bool = False
 
 
 DROP = object()
@@ -43,6 +53,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         status, body = route
+        if isinstance(body, Trickle):
+            self._trickle(status, body)
+            return
         raw_body = body if isinstance(body, RawBody) else RawBody("application/json", json.dumps(body).encode())
         payload = raw_body.content
         self.send_response(status)
@@ -50,6 +63,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+    def _trickle(self, status: int, body: Trickle) -> None:
+        head = (
+            f"HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\nContent-Length: {len(body.content)}\r\n"
+            "Connection: close\r\n\r\n"
+        ).encode()
+        self.close_connection = True
+        if not body.head:
+            self.wfile.write(head)
+            self.wfile.flush()
+        trickled = head + body.content if body.head else body.content
+        try:
+            for i in range(len(trickled)):
+                self.wfile.write(trickled[i : i + 1])
+                self.wfile.flush()
+                time.sleep(body.every_s)
+        except OSError:  # the client gave up: what the trickle is for
+            pass
 
     def do_GET(self) -> None:  # noqa: N802
         self._answer("GET")

@@ -1,0 +1,210 @@
+"""Hostile answers on every API-client path (an embed client, a rerank client, load's preflight, quality's
+ingest, the HTTP layer the targets and doctor share): an answer trickled a byte at a time ends with the timeout
+error at the whole request's deadline, JSON nested too deeply to parse and JSON `true` where a number belongs
+are each one line naming the bad answer, never a hang, a traceback or a number."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from bench.core.errors import ServerError
+from bench.core.http import HttpClient, Reply, ServerUnreachable
+from bench.endpoints import open_endpoint, parse_spec
+from bench.results.store import read_results
+from tests.harness.beir import write_beir
+from tests.harness.cli import run_cli
+from tests.harness.stubs import JsonStub, RawBody, Trickle
+
+DEADLINE_S = 1.0
+# A valid answer trickled a byte every EVERY_S, padded to TRICKLED bytes (a minute): a client bounded per read,
+# not per request, would wait it out and succeed, and these tests would fail.
+EVERY_S = 0.25
+TRICKLED = 240
+DEEP = RawBody("application/json", b"[" * 100_000)
+TIMED_OUT = f"within {DEADLINE_S:g} s (the whole request's timeout)"
+TOO_DEEP = "answered JSON nested too deeply to read"
+WRONG_SHAPE = "answered JSON of an unexpected shape"
+
+
+def _vectors(raw: bytes, value: Any = 0.25) -> dict[str, Any]:
+    texts = json.loads(raw)["input"]
+    return {"data": [{"index": i, "embedding": [value, 0.5]} for i in range(len(texts))]}
+
+
+def _scores(raw: bytes, value: Any = 0.25) -> dict[str, Any]:
+    documents = json.loads(raw)["documents"]
+    return {"results": [{"index": i, "relevance_score": value} for i in range(len(documents))]}
+
+
+def _answering(answer: Callable[..., dict[str, Any]], fault: str):
+    """A route answering `answer` for the request, made hostile by `fault`."""
+
+    def route(raw: bytes):
+        if fault == "trickle":
+            return 200, Trickle(json.dumps(answer(raw)).encode().ljust(TRICKLED), EVERY_S)  # JSON ends in spaces
+        if fault == "deep":
+            return 200, DEEP
+        return 200, answer(raw, True)  # fault "true": a boolean where a number belongs
+
+    return route
+
+
+FAULTS = {"trickle": TIMED_OUT, "deep": TOO_DEEP, "true": WRONG_SHAPE}
+
+
+def _ended(started: float) -> None:
+    """A hang check, not a speed target: the request ended long before the trickled answer would have."""
+    assert time.monotonic() - started < TRICKLED * EVERY_S / 2
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_embed_client(fault):
+    stub = JsonStub({("POST", "/v1/embeddings"): _answering(_vectors, fault)})
+    endpoint = open_endpoint(parse_spec(f"e=openai@{stub.url}/v1?model=m&timeout={DEADLINE_S:g}s"))
+    started = time.monotonic()
+    with pytest.raises(ServerError) as failed:
+        endpoint.embed(["one text"])
+    _ended(started)
+    stub.stop()
+    assert FAULTS[fault] in str(failed.value) and "\n" not in str(failed.value)
+    assert isinstance(failed.value, ServerUnreachable) == (fault == "trickle")
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_rerank_client(fault):
+    stub = JsonStub({("POST", "/rerank"): _answering(_scores, fault)})
+    endpoint = open_endpoint(parse_spec(f"r=cohere@{stub.url}?timeout={DEADLINE_S:g}s"))
+    started = time.monotonic()
+    with pytest.raises(ServerError) as failed:
+        endpoint.rerank("query", ["a text", "another text"])
+    _ended(started)
+    stub.stop()
+    assert FAULTS[fault] in str(failed.value) and "\n" not in str(failed.value)
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_load_preflight(fault, tmp_path, monkeypatch, capsys):
+    stub = JsonStub({("POST", "/v1/embeddings"): _answering(_vectors, fault)})
+    started = time.monotonic()
+    code, _, err = run_cli(
+        ["load", "-e", f"x=openai@{stub.url}/v1?model=m", "--duration", "0.2s", "--timeout", f"{DEADLINE_S:g}s"]
+        + ["--out", str(tmp_path / "out")],
+        monkeypatch,
+        capsys,
+    )
+    _ended(started)
+    stub.stop()
+    assert code == 2 and err.count("\n") == 1 and FAULTS[fault] in err, err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_quality_ingest(fault, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
+    dataset = write_beir(tmp_path / "tiny", {"d1": "apple", "d2": "banana"}, {"q1": "apple"}, [("q1", "d1", 1)])
+    stub = JsonStub({("POST", "/v1/embeddings"): _answering(_vectors, fault)})
+    spec = f"emb=openai@{stub.url}/v1?model=m&timeout={DEADLINE_S:g}s"
+    started = time.monotonic()
+    code, _, err = run_cli(
+        ["quality", "--dataset", str(dataset), "-e", spec, "-t", "dense?embedder=emb", "--out", str(tmp_path / "o")],
+        monkeypatch,
+        capsys,
+    )
+    _ended(started)
+    stub.stop()
+    errors = [line for line in err.splitlines() if line.startswith("ragbench: error:")]
+    # exit 2 when the first request is the cache's probe (before anything is measured), 3 when it is a batch
+    assert code in (2, 3) and len(errors) == 1 and FAULTS[fault] in errors[0], err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_quality_rerank_stage(fault, tmp_path, monkeypatch, capsys):
+    dataset = write_beir(tmp_path / "tiny", {"d1": "apple", "d2": "banana"}, {"q1": "apple"}, [("q1", "d1", 1)])
+    stub = JsonStub({("POST", "/rerank"): _answering(_scores, fault)})
+    spec = f"rr=cohere@{stub.url}?timeout={DEADLINE_S:g}s"
+    started = time.monotonic()
+    code, _, err = run_cli(
+        ["quality", "--dataset", str(dataset), "-e", spec, "-t", "bm25+rerank?reranker=rr"]
+        + ["--out", str(tmp_path / "o")],
+        monkeypatch,
+        capsys,
+    )
+    _ended(started)
+    stub.stop()
+    assert code == 3 and "1 of 1 queries failed" in err and "Traceback" not in err, err
+    [query] = read_results(tmp_path / "o" / "results.jsonl").queries
+    assert query.error is not None and FAULTS[fault] in query.error and "\n" not in query.error
+
+
+@pytest.mark.parametrize("head", [False, True], ids=["body", "headers"])
+def test_the_http_layer_of_targets_and_doctor_ends_a_trickle_at_its_deadline(head):
+    """Open WebUI, LightRAG, doctor and the meter's client are HttpClients: a trickled status line and headers
+    end at the deadline too, and so does a streamed body read after the request returned."""
+    answer = Trickle(b'{"status": "healthy"}'.ljust(TRICKLED), EVERY_S, head=head)
+    stub = JsonStub({("GET", "/health"): (200, answer), ("GET", "/stream"): (200, answer)})
+    client = HttpClient("LightRAG at stub", stub.url, timeout_s=DEADLINE_S)
+    started = time.monotonic()
+    with pytest.raises(ServerUnreachable, match=re.escape(f"no complete answer to GET /health {TIMED_OUT}")):
+        client.json("GET", "/health")
+    _ended(started)
+    if not head:
+        started = time.monotonic()
+        with pytest.raises(Exception, match="timed out|deadline"), client.httpx.stream("GET", "/stream") as streamed:
+            time.sleep(DEADLINE_S / 2)  # the deadline runs from the request's start, not from the first read
+            for _ in streamed.iter_raw():
+                pass
+        _ended(started)
+    stub.stop()
+
+
+def test_an_error_status_with_a_deep_body_is_one_line():
+    stub = JsonStub({("GET", "/health"): (500, DEEP)})
+    with pytest.raises(ServerError, match=r"^LightRAG at stub: HTTP 500 from GET /health: \[\[\[") as failed:
+        HttpClient("LightRAG at stub", stub.url, timeout_s=DEADLINE_S).json("GET", "/health")
+    stub.stop()
+    assert "\n" not in str(failed.value)
+
+
+def test_an_endpoint_timeout_is_checked_with_its_spec_and_refused_by_load(tmp_path, monkeypatch, capsys):
+    from bench.core.errors import UserError
+
+    with pytest.raises(UserError, match=r"endpoint e: option timeout= 'soon': expected a positive duration"):
+        parse_spec("e=tei@http://127.0.0.1:9?timeout=soon")
+    code, _, err = run_cli(
+        ["load", "-e", "x=tei@http://127.0.0.1:9?timeout=5s", "--duration", "0.2s", "--out", str(tmp_path / "o")],
+        monkeypatch,
+        capsys,
+    )
+    assert code == 2 and "option timeout= is not used by a load: its --timeout bounds every request" in err, err
+
+
+@pytest.mark.parametrize("kind", [float, (int, float), (int, float, type(None))])
+def test_a_boolean_is_not_a_number_in_any_field_read(kind):
+    """Reply.get, the one typed read of a target's answer (Open WebUI's distances take a number or null)."""
+    reply = Reply("Open WebUI at stub", "POST /api/v1/retrieval/query/doc", 200, {"distances": [[True]]}, "")
+    with pytest.raises(ServerError, match=r"distances\[0\]\[0\] is a boolean, not"):
+        reply.get("distances", 0, 0, kind=kind)
+    assert reply.get("distances", 0, 0, kind=(bool, float)) is True
+
+
+def test_an_answer_parsed_just_within_the_nesting_limit_is_still_one_line_when_shown():
+    """JSON that parsed near Python's limit can be too deep to show from deeper in the stack: still one line."""
+    from bench.endpoints.client import HttpEndpoint
+
+    endpoint = HttpEndpoint("e", "http://127.0.0.1:9")
+    body = json.loads("[" * 900 + "]" * 900)
+
+    def deeper(frames: int) -> ServerError:
+        return deeper(frames - 1) if frames else endpoint.shape_error("/embed", "[[float]]", body)
+
+    assert (
+        str(deeper(200))
+        == "e: /embed answered JSON of an unexpected shape (expected [[float]]): '(nested too deeply to show)'"
+    )

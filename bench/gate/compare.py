@@ -433,6 +433,8 @@ def _judge_quality(tested: list[Check], config: GateConfig) -> None:
             )
     for check in tested:
         f = check.figures
+        if check.not_gated:
+            f["p_holm"] = f["significant"] = None  # outside the family: no corrected p, no verdict
         f["family"] = len(family)
         # The level a check is tested at when the rest of its family is unchanged: Holm's first step, alpha/m.
         f["mde_alpha"] = config.alpha / len(family) if not check.not_gated else config.alpha

@@ -251,6 +251,13 @@ def _check_measures_named(config: GateConfig, results: list[Results]) -> None:
                 f"{flag} names {', '.join(unknown)}, which no compared run measured "
                 f"(measured: {', '.join(sorted(known))})"
             )
+    targets = {r.target for result in results for r in result.metrics}
+    strangers = sorted({t for t, _ in config.primary if t is not None} - targets)
+    if strangers:  # a misspelt target would leave nothing gated: a silent pass
+        raise UserError(
+            f"--primary names target {', '.join(strangers)}, which no compared run has "
+            f"(targets: {', '.join(sorted(targets))})"
+        )
     unused = sorted(set(config.max_drop) - {"*"} - primary) if primary else []
     if unused:  # an allowance that would gate nothing: the user meant it to gate something
         raise UserError(

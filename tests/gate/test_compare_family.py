@@ -156,6 +156,7 @@ def test_a_aa_rerun_passes_and_twenty_aa_pairs_fail_none(tmp_path, compare, caps
         (["--primary", "nDCG@5"], "--primary names ndcg_cut_5, which no compared run measured"),
         (["--primary", ":nDCG@10"], "--primary ':nDCG@10': expected MEASURE or TARGET:MEASURE"),
         (["--primary", "Foo@3"], "measure 'Foo@3': unknown"),
+        (["--primary", "prd:nDCG@10"], "--primary names target prd, which no compared run has"),
         (
             ["--primary", "nDCG@10", "--max-drop", "R@100=0.01"],
             "--max-drop names recall_100, which is not a --primary measure",

@@ -19,7 +19,7 @@ MaxDrop = Annotated[
     ),
 ]
 Alpha = Annotated[
-    str, typer.Option("--alpha", help="Significance level of a quality drop (Holm across a run's checks).")
+    str, typer.Option("--alpha", help="Significance level of a quality drop (Holm across a run's gated checks).")
 ]
 NoSignificance = Annotated[
     bool, typer.Option("--no-significance", help="Fail every drop past its allowance, significant or not.")
@@ -43,8 +43,19 @@ Inconclusive = Annotated[
     typer.Option(
         "--inconclusive",
         help=(
-            "Load points with repeats on both sides: what a gate whose interval straddles its limit counts as, "
-            "pass or fail (said in every output)."
+            "What an inconclusive gate counts as, pass or fail (said in every output): a load interval (repeats "
+            "on both sides) straddling its limit; a quality drop past its allowance significant alone, not "
+            "after Holm over the gated checks."
+        ),
+    ),
+]
+Primary = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--primary",
+        help=(
+            "MEASURE or TARGET:MEASURE: a gated quality check; Holm corrects over these only, the rest are "
+            "reported, not gated. Default: the measures with a --max-drop (every measure without one). Repeat."
         ),
     ),
 ]
@@ -100,6 +111,7 @@ def compare(
     min_throughput_ratio: MinThroughputRatio = None,
     max_error_rate: MaxErrorRate = "0",
     inconclusive: Inconclusive = "pass",
+    primary: Primary = None,
     min_ingest_ratio: MinIngestRatio = None,
     max_query_p99_increase: MaxQueryP99Increase = None,
     match: Match = None,

@@ -4,6 +4,7 @@ so a CI job is one command (`ragbench run SUITE.toml [--baseline DIR] [--out DIR
     [gate]                      # compare's flags
     alpha = 0.05
     max_drop = { "nDCG@10" = 0.01, "R@100" = "2%" }
+    primary = ["nDCG@10"]       # the gated quality checks (Holm's family); default: those with a max_drop
     max_p99_increase = "10%"
     min_throughput_ratio = 0.95
 
@@ -62,7 +63,13 @@ from bench.core.secrets import is_secret_name
 from bench.core.spec_grammar import NAME
 from bench.core.values import parse_allowance, parse_error_rate, parse_ratio
 from bench.datasets import BUILTIN_PREFIX
-from bench.gate.compare import GateConfig, load_calibration, parse_inconclusive, parse_max_drops
+from bench.gate.compare import (
+    GateConfig,
+    load_calibration,
+    parse_inconclusive,
+    parse_max_drops,
+    parse_primary,
+)
 
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # no "..": a name becomes a folder under --out
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -124,6 +131,7 @@ GATE_KEYS = {
     "match": dict,
     "max_error_rate": (str, float, int),
     "inconclusive": str,
+    "primary": list,  # MEASURE or TARGET:MEASURE (compare --primary)
     "min_ingest_ratio": (float, int, str),
     "max_query_p99_increase": (str, float, int),
     "calibration": list,  # A/A runs' folders, relative to the suite file (compare --calibration)
@@ -544,6 +552,8 @@ def _gate(reader: _Reader, table: dict[str, Any]) -> GateConfig:
         config.max_error_rate = flag("max_error_rate", lambda v: parse_error_rate(str(v), "max_error_rate"))
     if "inconclusive" in table:
         config.inconclusive = flag("inconclusive", lambda v: parse_inconclusive(v, "inconclusive"))
+    if "primary" in table:
+        config.primary = flag("primary", lambda v: parse_primary([str(m) for m in v]))
     match = table.get("match", {})
     if not all(isinstance(v, str) for v in match.values()):
         raise reader.error('gate.match: expected BASE_NAME = "CUR_NAME" pairs', "gate", "match")

@@ -18,6 +18,7 @@ from bench.gate.compare import (
     parse_inconclusive,
     parse_matches,
     parse_max_drops,
+    parse_primary,
 )
 from bench.gate.outputs import check_output_paths, render_json, render_markdown, render_text, write_outputs
 
@@ -34,7 +35,8 @@ class CompareRequest:
     max_p99_increase: str | None = None
     min_throughput_ratio: str | None = None
     max_error_rate: str = "0"
-    inconclusive: str = "pass"  # load points with repeats: what a gate whose interval straddles its limit counts as
+    inconclusive: str = "pass"  # what an inconclusive load or quality gate counts as
+    primary: list[str] | None = None  # MEASURE or TARGET:MEASURE: the gated quality checks (Holm's family)
     min_ingest_ratio: str | None = None
     max_query_p99_increase: str | None = None
     match: list[str] | None = None
@@ -68,6 +70,7 @@ def gate_config(request: CompareRequest) -> GateConfig:
         match=parse_matches(request.match or []),
         seed=values.number("--seed", request.seed, values.SEED),
         inconclusive=parse_inconclusive(request.inconclusive, "--inconclusive"),
+        primary=parse_primary(request.primary or []),
         calibration=load_calibration(request.calibration or []),
     )
     check_calibration(config.calibration, request.baseline, request.current, config.match)

@@ -1,9 +1,12 @@
 """`compare`: gate a current run against a baseline, check by check, for a CI pipeline.
 
 Quality moves a little from run to run, so a quality check fails only when the drop exceeds its
-allowance AND the paired randomization test on the queries both runs judged finds it significant
-(Holm-corrected across the quality checks of a results file). Every check carries its figures (effect,
-bootstrap interval, p) so a person can see why it passed or failed.
+allowance AND the paired randomization test on the queries both runs judged finds it significant,
+Holm-corrected across the family of a results file: its *gated* checks (the measures with a `--max-drop`,
+or those `--primary` names, on targets of both runs; a check outside it is reported, not gated). A drop past
+its allowance that is significant alone but not across the family is inconclusive (`--inconclusive`). Every
+check carries its figures (effect, bootstrap interval, p, the smallest drop its queries could detect) so a
+person can see why it passed or failed and what a pass could not see.
 
 Inputs are results files or folders. A folder holding `results.jsonl` is one results file; any other
 folder is searched for `*/results.jsonl` (what `ragbench run` writes) and files are paired by their
@@ -24,13 +27,20 @@ from bench.core.values import Allowance, parse_allowance
 from bench.gate import calibration_runs, noise
 from bench.load.points import PointKey, error_rate, point_label
 from bench.quality.metrics import parse_measure
-from bench.quality.significance import bootstrap_cis, holm, randomization_tests, seeded_generator
+from bench.quality.significance import (
+    bootstrap_cis,
+    detectable_drop,
+    holm,
+    randomization_tests,
+    seeded_generator,
+)
 from bench.quality.under_load import not_under_load
 from bench.results.outdir import RESULTS_FILE
 from bench.results.schema import LatencySummary, LoadPointRecord, Loop, TargetRecord
 from bench.results.store import Results, read_results
 
 PASS, FAIL, INFO = "pass", "fail", "info"  # info: reported, never gated
+POWER = 0.8  # a quality check states the smallest drop it finds with this probability
 
 
 def parse_max_drops(items: list[str]) -> dict[str, Allowance]:
@@ -54,8 +64,20 @@ def parse_matches(items: list[str]) -> dict[str, str]:
     return matches
 
 
+def parse_primary(items: list[str]) -> tuple[tuple[str | None, str], ...]:
+    """`MEASURE` or `TARGET:MEASURE` (label or trec_eval name): the gated quality checks, Holm's family."""
+    found: list[tuple[str | None, str]] = []
+    for item in items:
+        target, sep, measure = item.rpartition(":")
+        if sep and not target.strip():
+            raise UserError(f"--primary {item!r}: expected MEASURE or TARGET:MEASURE")
+        found.append((target.strip() or None, parse_measure(measure.strip()).trec_name))
+    return tuple(found)
+
+
 def parse_inconclusive(text: str, flag: str) -> str:
-    """What an inconclusive load gate counts as: pass or fail."""
+    """What an inconclusive gate (a load interval straddling its limit, a quality drop significant only
+    before the family's correction) counts as: pass or fail."""
     if text not in noise.POLICIES:
         raise UserError(f"{flag} {text!r}: expected pass or fail")
     return text
@@ -85,11 +107,24 @@ class GateConfig:
     seed: int = 0
     permutations: int = 10_000
     bootstrap: int = 10_000
-    inconclusive: str = "pass"  # load points with repeats: what a gate whose interval straddles its limit counts as
+    inconclusive: str = "pass"  # what an inconclusive load or quality gate counts as
+    primary: tuple[tuple[str | None, str], ...] = ()  # (target or None: every target, trec name): the family
     calibration: Calibration = field(default_factory=Calibration)  # load: the runner's noise between runs
 
     def allowance(self, measure: str) -> Allowance:
         return self.max_drop.get(measure) or self.max_drop.get("*") or Allowance(0.0)
+
+    def not_gated(self, base_name: str, cur_name: str, measure: str) -> str:
+        """Why a quality check is outside the gated family (empty: it is in it). Without `--primary` the family
+        is every measure with a `--max-drop` (every measure when none names one: the default allowance 0)."""
+        if self.primary:
+            if any(m == measure and t in (None, base_name, cur_name) for t, m in self.primary):
+                return ""
+            return "not a --primary check (only those are gated and corrected for together)"
+        named = set(self.max_drop) - {"*"}
+        if "*" in self.max_drop or not named or measure in named:
+            return ""
+        return "no --max-drop for this measure (only measures with one are gated and corrected for together)"
 
 
 @dataclass
@@ -228,11 +263,26 @@ def compare_paths(baseline: Path, current: Path, config: GateConfig) -> Comparis
 
 def _check_measures_named(config: GateConfig, results: list[Results]) -> None:
     known = {m for r in results for m in r.header.measures}
-    unknown = sorted(set(config.max_drop) - known - {"*"})
-    if unknown and any(r.header.measures for r in results):
+    primary = {m for _, m in config.primary}
+    for flag, named in (("--max-drop", set(config.max_drop) - {"*"}), ("--primary", primary)):
+        unknown = sorted(named - known)
+        if unknown and any(r.header.measures for r in results):
+            raise UserError(
+                f"{flag} names {', '.join(unknown)}, which no compared run measured "
+                f"(measured: {', '.join(sorted(known))})"
+            )
+    targets = {r.target for result in results for r in result.metrics}
+    strangers = sorted({t for t, _ in config.primary if t is not None} - targets)
+    if strangers:  # a misspelt target would leave nothing gated: a silent pass
         raise UserError(
-            f"--max-drop names {', '.join(unknown)}, which no compared run measured "
-            f"(measured: {', '.join(sorted(known))})"
+            f"--primary names target {', '.join(strangers)}, which no compared run has "
+            f"(targets: {', '.join(sorted(targets))})"
+        )
+    unused = sorted(set(config.max_drop) - {"*"} - primary) if primary else []
+    if unused:  # an allowance that would gate nothing: the user meant it to gate something
+        raise UserError(
+            f"--max-drop names {', '.join(unused)}, which is not a --primary measure: only --primary checks "
+            "are gated (add it to --primary, or drop its --max-drop)"
         )
 
 
@@ -392,31 +442,72 @@ def _tested(run: _QualityRuns, base_name: str, cur_name: str, group: list[str], 
             "effect": float(diffs[:, j].mean()),
             "ci_low": float(lows[j]),
             "ci_high": float(highs[j]),
+            "ci_level": 0.95,
+            "ci_adjusted": False,  # the check's own interval; the verdict is on the family's adjusted p
+            "sd_diff": float(diffs[:, j].std(ddof=1)) if len(qids) > 1 else None,
             "p": float(pvalues[j]),
             "max_drop": str(allowance),
             "limit": allowance.limit(baseline_mean),
             "alpha": config.alpha,
         }
-        checks.append(Check("quality", run.source, run.name(base_name, cur_name, measure), PASS, "", figures))
+        name = run.name(base_name, cur_name, measure)
+        not_gated = config.not_gated(base_name, cur_name, measure)
+        checks.append(Check("quality", run.source, name, INFO if not_gated else PASS, "", figures, not_gated))
     return checks
 
 
 def _judge_quality(tested: list[Check], config: GateConfig) -> None:
-    """Holm over every tested check; a check fails when its drop is past the allowance and significant."""
-    for check, p_holm in zip(tested, holm([c.figures["p"] for c in tested])):
+    """Holm over the family (the gated checks); a gated check fails when its drop is past the allowance and
+    significant after the correction, and is inconclusive when that drop is significant only alone (its own
+    p at most alpha, or its interval excluding 0). A check outside the family is reported, not gated."""
+    family = [c for c in tested if not c.not_gated]
+    for check, p_holm in zip(family, holm([c.figures["p"] for c in family])):
         f = check.figures
         f["p_holm"] = p_holm
         f["significant"] = p_holm <= config.alpha
         dropped = -f["effect"] > f["limit"]
-        check.status = FAIL if dropped and (f["significant"] or not config.significance) else PASS
-        gate = f"max drop {f['max_drop']}" + (
-            f", alpha {config.alpha:g} (Holm)" if config.significance else ", significance off"
+        alone = f["p"] <= config.alpha or f["ci_high"] < 0
+        if dropped and (f["significant"] or not config.significance):
+            check.status = FAIL
+        elif dropped and alone:  # a drop the family's correction can neither show nor rule out: never a pass
+            check.status = FAIL if config.inconclusive == FAIL else PASS
+            check.inconclusive = (
+                f"INCONCLUSIVE, counted as {config.inconclusive} (--inconclusive {config.inconclusive})"
+            )
+    for check in tested:
+        f = check.figures
+        if check.not_gated:
+            f["p_holm"] = f["significant"] = None  # outside the family: no corrected p, no verdict
+        f["family"] = len(family)
+        # The level a check is tested at when the rest of its family is unchanged: Holm's first step, alpha/m.
+        f["mde_alpha"] = config.alpha / len(family) if not check.not_gated else config.alpha
+        f["power"] = POWER
+        f["mde"] = detectable_drop(f["sd_diff"], f["n"], f["mde_alpha"], POWER)
+        check.summary = _quality_summary(check, config)
+
+
+def _quality_summary(check: Check, config: GateConfig) -> str:
+    f = check.figures
+    head = (
+        f"{check.name}: {f['baseline']:.4f} → {f['current']:.4f}, effect {f['effect']:+.4f} "
+        f"[{f['ci_low']:+.4f}, {f['ci_high']:+.4f}] (95%, unadjusted), p {fmt_p(f['p'])}"
+    )
+    mde = "–" if f["mde"] is None else f"{f['mde']:.4f}"
+    power = f"n {f['n']}, detects a drop ≥ {mde} ({POWER:.0%} power at alpha {f['mde_alpha']:.3g})"
+    if check.not_gated:
+        return f"{head}, {power}; not gated: {check.not_gated}"
+    gate = f"max drop {f['max_drop']}" + (
+        f", alpha {config.alpha:g} (Holm over {f['family']} gated check{'s' if f['family'] != 1 else ''})"
+        if config.significance
+        else ", significance off"
+    )
+    summary = f"{head} (Holm {fmt_p(f['p_holm'])}), {power}; {gate}"
+    if check.inconclusive:
+        summary += (
+            f"; {check.inconclusive}: the drop is past its allowance and significant alone, not after Holm "
+            f"over the {f['family']} gated checks (fewer with --primary, or more queries, would decide it)"
         )
-        check.summary = (
-            f"{check.name}: {f['baseline']:.4f} → {f['current']:.4f}, effect {f['effect']:+.4f} "
-            f"[{f['ci_low']:+.4f}, {f['ci_high']:+.4f}], p {fmt_p(f['p'])} (Holm {fmt_p(p_holm)}), "
-            f"n {f['n']}; {gate}"
-        )
+    return summary
 
 
 def checked_points(results: Results, match: dict[str, str] | None = None) -> dict[PointKey, LoadPointRecord]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import InputError, UserError
-from bench.gate.compare import FAIL, INFO, Check, Comparison, as_number, checked_points, figure_text, fmt_p
+from bench.gate.compare import FAIL, INFO, POWER, Check, Comparison, as_number, checked_points, figure_text, fmt_p
 from bench.load.points import point_label
 from bench.results.outdir import check_out_file
 from bench.results.schema import LoadPointRecord, Loop
@@ -28,15 +28,17 @@ _SUMMARY_HEAD = "## ragbench compare: "  # how render_markdown opens every summa
 
 
 def inconclusive_line(comparison: Comparison) -> str:
-    """`; 2 INCONCLUSIVE (...)`: load gates whose interval straddled the limit, and what they counted as."""
-    n = sum(1 for c in comparison.checks if c.inconclusive)
+    """`; 2 INCONCLUSIVE (...)`: gates that could neither show nor rule out a regression (a load interval
+    straddling its limit, a quality drop significant only before the family's correction), and what they
+    counted as."""
+    unsure = [c for c in comparison.checks if c.inconclusive]
     policy = comparison.inconclusive_policy
-    return (
-        f"; {n} INCONCLUSIVE (the runner's noise is wider than the change gated; counted as {policy}: "
-        f"--inconclusive {policy})"
-        if n
-        else ""
-    )
+    why = {
+        "load": "the runner's noise is wider than the change gated",
+        "quality": "a drop significant alone, not across the gated family",
+    }
+    reasons = "; ".join(why[kind] for kind in why if any(c.kind == kind for c in unsure))
+    return f"; {len(unsure)} INCONCLUSIVE ({reasons}; counted as {policy}: --inconclusive {policy})" if unsure else ""
 
 
 def verdict_line(comparison: Comparison) -> str:
@@ -117,9 +119,10 @@ def _quality_cells(c: Check) -> list[str]:
         f"{f['baseline']:.4f}",
         f"{f['current']:.4f}",
         f"{f['effect']:+.4f} [{f['ci_low']:+.4f}, {f['ci_high']:+.4f}]",
-        f"{fmt_p(f['p'])} ({fmt_p(f['p_holm'])})",
+        f"{fmt_p(f['p'])} ({'not gated' if c.not_gated else fmt_p(f['p_holm'])})",
         str(f["n"]),
-        str(f["max_drop"]),
+        _num(f["mde"], 4) + f" (α {f['mde_alpha']:.3g})",
+        "–" if c.not_gated else str(f["max_drop"]),
     ]
 
 
@@ -165,7 +168,16 @@ def _cost_cells(c: Check) -> list[str]:
 _MD_TABLES = [
     (
         "quality",
-        ["target measure", "baseline", "current", "effect [95% CI]", "p (Holm)", "queries", "max drop"],
+        [
+            "target measure",
+            "baseline",
+            "current",
+            "effect [95% CI, unadjusted]",
+            "p (Holm over the gated)",
+            "queries",
+            f"detects a drop ≥ ({POWER:.0%} power)",
+            "max drop",
+        ],
         _quality_cells,
     ),
     (

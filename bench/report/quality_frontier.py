@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench.core.errors import UserError
-from bench.report.quality_tables import SIGNIFICANCE_LEVEL, fmt, fmt_p
+from bench.report.quality_tables import fmt, fmt_p, holm_verdict
 from bench.results.schema import ComparisonRecord, TargetRecord
 from bench.results.store import Results
 from bench.targets.base import TargetSpec
@@ -144,7 +144,7 @@ def rerank_gain_rows(results: Results) -> tuple[list[str], list[list[str]]]:
         "first stage",
         f"{label} first stage",
         f"{label} reranked",
-        "gain [95% CI]",
+        "gain [95% CI, unadjusted]",
         "Holm p (rand.)",
         "verdict",
     ]
@@ -157,8 +157,7 @@ def rerank_gain_rows(results: Results) -> tuple[list[str], list[list[str]]]:
         sign = 1.0 if c.b == reranked.name else -1.0  # the gain is reranked − first stage
         low, high = sorted((sign * c.ci_low, sign * c.ci_high))
         gain = sign * c.mean_diff
-        significant = c.p_randomization_holm < SIGNIFICANCE_LEVEL
-        verdict = ("reranking helps" if gain > 0 else "reranking hurts") if significant else "no significant difference"
+        verdict = holm_verdict(c.p_randomization_holm, low, high, "reranking helps" if gain > 0 else "reranking hurts")
         means = (c.mean_a, c.mean_b) if sign > 0 else (c.mean_b, c.mean_a)
         rows.append(
             [

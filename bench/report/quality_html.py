@@ -44,7 +44,9 @@ def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
             "<h2>Paired significance</h2>",
             f"<p>Randomization test ({results.comparisons[0].permutations} sign flips) and paired t-test; "
             "Holm correction across the pairs of each measure; "
-            "verdict at 0.05 on the Holm-corrected randomization p-value.</p>",
+            "verdict at 0.05 on the Holm-corrected randomization p-value. The interval is each pair's own "
+            "95% bootstrap interval, unadjusted: one that excludes 0 beside a Holm verdict of no difference "
+            "is said in the verdict.</p>",
             _table(*comparison_rows(results)),
         ]
     body += [

@@ -129,7 +129,8 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
             "",
             f"Randomization test ({results.comparisons[0].permutations} sign flips) and paired t-test; "
             "Holm correction across the pairs of each measure; verdict at 0.05 on the Holm-corrected "
-            "randomization p-value.",
+            "randomization p-value. The interval is each pair's own 95% bootstrap interval, unadjusted: one "
+            "that excludes 0 beside a Holm verdict of no difference is said in the verdict.",
             "",
             _table(*comparison_rows(results)),
             "",

@@ -65,12 +65,25 @@ def summary_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+CI_COLUMN = "mean b − a [95% CI, unadjusted]"
+
+
+def holm_verdict(p_holm: float, ci_low: float, ci_high: float, better: str) -> str:
+    """The verdict on the Holm-corrected p; the interval beside it is the pair's own (unadjusted), so where it
+    excludes 0 and Holm does not find the difference the verdict says so rather than seem to contradict it."""
+    if p_holm < SIGNIFICANCE_LEVEL:
+        return better
+    if ci_low > 0 or ci_high < 0:
+        return "no significant difference after Holm (the unadjusted interval excludes 0)"
+    return "no significant difference"
+
+
 def comparison_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     header = [
         "measure",
         "a",
         "b",
-        "mean b − a [95% CI]",
+        CI_COLUMN,
         "p (randomization)",
         "p (t-test)",
         "Holm p (rand.)",
@@ -79,8 +92,7 @@ def comparison_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     ]
     rows = []
     for c in results.comparisons:
-        significant = c.p_randomization_holm < SIGNIFICANCE_LEVEL
-        verdict = ("b better" if c.mean_diff > 0 else "a better") if significant else "no significant difference"
+        better = "b better" if c.mean_diff > 0 else "a better"
         rows.append(
             [
                 results.header.measure_labels.get(c.measure, c.measure),
@@ -91,7 +103,7 @@ def comparison_rows(results: Results) -> tuple[list[str], list[list[str]]]:
                 fmt_p(c.p_ttest),
                 fmt_p(c.p_randomization_holm),
                 fmt_p(c.p_ttest_holm),
-                verdict,
+                holm_verdict(c.p_randomization_holm, c.ci_low, c.ci_high, better),
             ]
         )
     return header, rows
@@ -189,7 +201,7 @@ def console_summary(results: Results) -> list:
     tables.append(summary)
     header, rows = comparison_rows(results)
     if rows:
-        columns = ("measure", "a", "b", "mean b − a [95% CI]", "Holm p (rand.)", "verdict")
+        columns = ("measure", "a", "b", CI_COLUMN, "Holm p (rand.)", "verdict")
         pairs = Table(title="paired significance (randomization test, Holm-corrected, at 0.05)")
         for column in columns:
             pairs.add_column(column)

@@ -95,6 +95,7 @@ def test_the_example_suites_are_valid(monkeypatch):
         ('[gate]\nalpha = "high"\n', 2, "gate.alpha: expected number"),
         ("[gate]\nalpha = 1.5\n", 2, "gate.alpha: must be between 0 and 1"),
         ('[gate]\nmax_drop = { "nDCG@10" = "lots" }\n', 2, "gate.max_drop: --max-drop 'lots': expected a number"),
+        ('[gate]\nprimary = [":x"]\n', 2, "gate.primary: --primary ':x': expected MEASURE or TARGET:MEASURE"),
         ('[targets]\nprod = "openwebui@http://user:pw@host"\n', 2, "targets.prod: credentials in a spec"),
         ('[endpoints]\ntei = "tei@http://h?api_key=abc"\n', 2, "endpoints.tei: credentials in a spec"),
         ('[datasets.d]\npath = "x"\napi_key = "abc"\n', 3, "secrets come from the environment only"),
@@ -126,6 +127,16 @@ def test_bad_suites_give_file_line_and_one_message(tmp_path, cli, text, line, me
     assert (code, out) == (2, "")
     where = f"{suite}:{line}: " if line else f"{suite}: "
     assert err.startswith(f"ragbench: error: {where}") and message in err and err.count("\n") == 1, err
+
+
+def test_a_suites_primary_names_the_gated_family(tmp_path):
+    write_beir(tmp_path / "x", {"d1": "cats"}, {"q1": "cats"}, [("q1", "d1", 1)])
+    suite = tmp_path / "s.toml"
+    suite.write_text(
+        '[gate]\nprimary = ["prod:nDCG@10", "R@100"]\n[datasets.d]\npath = "x"\n'
+        '[targets]\nprod = "bm25"\n[[quality]]\ndataset = "d"\n'
+    )
+    assert load_suite(suite).gate.primary == (("prod", "ndcg_cut_10"), (None, "recall_100"))
 
 
 def test_a_missing_or_undecodable_suite_file(tmp_path, cli):

@@ -166,6 +166,7 @@ flag_values = st.text(max_size=12)
             st.sampled_from(
                 [
                     "--max-drop",
+                    "--primary",
                     "--alpha",
                     "--match",
                     "--max-p99-increase",

@@ -204,7 +204,7 @@ def test_each_reranked_target_is_paired_with_its_own_first_stage(tmp_path):
             ]
         )
         row = by_reranked[reranked]
-        assert row[header.index("gain [95% CI]")].startswith(f"{gain:+.4f} [")
+        assert row[header.index("gain [95% CI, unadjusted]")].startswith(f"{gain:+.4f} [")
         assert float(row[header.index("Holm p (rand.)")]) == pytest.approx(c.p_randomization_holm, rel=1e-3)
         assert row[header.index("nDCG@10 reranked")] == f"{results.metric(reranked, 'ndcg_cut_10').mean:.4f}"
     low, high = (float(x) for x in by_reranked["bm25+rerank"][4].split("[")[1].rstrip("]").split(","))

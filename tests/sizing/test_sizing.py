@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -33,6 +34,8 @@ from bench.sizing.size import (
     recommend,
     remeasured_text,
     saturation_search,
+    sig3,
+    slo_texts_per_s,
 )
 
 CAPACITY = 400.0  # texts/s the model server computes at full load
@@ -104,7 +107,7 @@ def true_saturation(slo_ms: float, batch: int = 8) -> float:
 
 
 def test_search_finds_the_analytic_saturation_rate_within_tolerance():
-    slo = Slo(p99_ms=100.0)
+    slo = Slo(100.0)
     truth = true_saturation(100.0)  # 33 requests/s
     result = saturation_search(open_point, start_rate=5.0, slo=slo, tolerance=0.05)
     assert result.rate <= truth < result.first_failure
@@ -154,7 +157,7 @@ def test_a_failing_probe_is_measured_again_and_the_majority_of_three_decides():
             p.latency_ms.scheduled = _block(5000.0)
         return p
 
-    slo = Slo(p99_ms=100.0)
+    slo = Slo(100.0)
     result = saturation_search(measure, start_rate=5.0, slo=slo, tolerance=0.05)
     truth = true_saturation(100.0)
     assert result.rate <= truth < result.first_failure and truth / result.rate - 1 <= 0.05
@@ -200,10 +203,29 @@ def test_closed_sweep_stops_when_texts_per_second_stop_rising():
     assert conc[8] == [1, 2, 4, 8]
     choice = choose_closed(points, Slo(100.0))
     assert (choice.peak.batch, choice.peak.concurrency) == (8, 4)  # 520 texts/s; c=8 adds nothing
-    assert (choice.best.batch, choice.best.concurrency) == (8, 4)  # p99 80 ms
+    # Batch 8 is 30% faster closed-loop (520 vs 400 texts/s), but in the open loop (open_point) batch 1 serves more
+    # texts/s at the SLO: its requests leave more of the 100 ms for queueing. The choice ranks by that.
+    at_slo = {b: true_saturation(100.0, b) * b for b in (1, 8)}
+    assert at_slo[1] > at_slo[8]
+    assert (choice.best.batch, choice.best.concurrency) == (1, 8)  # batch 1's best texts/s under the SLO
+    assert [p.batch for p, _ in choice.ranked] == [1, 8]
     tight = choose_closed(points, Slo(70.0))
     assert (tight.peak.batch, tight.peak.concurrency) == (8, 4)  # the server's throughput ignores the SLO
-    assert (tight.best.batch, tight.best.concurrency) == (8, 2)  # c=4 is over 70 ms
+    assert tight.best.batch == 1 and true_saturation(70.0, 1) > true_saturation(70.0, 8) * 8
+
+
+def test_batch_is_chosen_on_texts_per_second_at_the_slo_not_raw():
+    """The user's endpoint: ~10 texts/s; batch 8 is 21% faster on raw texts/s with the queue kept full, but each
+    of its requests takes 0.8 s of a 2 s p99 SLO, so Poisson arrivals leave it no room: batch 1 is chosen."""
+    batch1 = point("closed", 1, 8.8, 250.0, concurrency=2)  # 8.8 requests/s
+    batch8 = point("closed", 8, 10.65, 1600.0, concurrency=2)  # 1.33 requests/s of 8
+    slo = Slo(2000.0)
+    choice = choose_closed([batch8, batch1], slo)
+    assert choice.best is batch1
+    assert slo_texts_per_s(batch8, slo) == 0.0  # 1.33 requests/s < ln(100)/2 s = 2.3 requests/s of queueing
+    assert slo_texts_per_s(batch1, slo) == pytest.approx(8.8 - math.log(100) / 2, rel=1e-9)
+    line = recommend([batch8, batch1], None, slo)[0]
+    assert line.value == "1 / 2" and "batch 8: 0 (raw 10.7)" in line.why
 
 
 def test_closed_sweep_stops_at_errors():
@@ -265,20 +287,33 @@ def test_recommendation_lines_name_their_points():
     lines = recommend(closed + bursts(), saturation, slo, Economics(target_rps=100, gpu_hourly_usd=3.6), ceiling)
     by = {line.setting: line for line in lines}
     sat_label = point_label(saturation.point)
-    assert by["client batch / concurrency"].value == "8 / 4"
-    assert by["saturation rate (goodput)"].evidence == [sat_label]
+    assert by["client batch / concurrency"].value == "1 / 8"  # the most texts/s at the SLO (see the closed sweep)
+    offered = by["saturation rate (goodput, offered)"]
+    assert offered.evidence == [sat_label] and offered.value == f"{sig3(saturation.rate)} requests/s"
+    assert "texts/s" not in offered.value + offered.why  # offered and achieved rates never share a sentence
+    achieved = by["answered at the saturation rate (achieved)"]
+    assert achieved.value == f"{sig3(saturation.point.throughput.texts_per_s)} texts/s"
+    assert "offered" not in achieved.why
     assert by["TEI --max-client-batch-size"].value == "32"  # Open WebUI's burst batch is the larger
     assert by["Open WebUI RAG_EMBEDDING_BATCH_SIZE"].value == "32"
     assert by["Open WebUI RAG_EMBEDDING_CONCURRENT_REQUESTS"].value == "4"
     assert by["replicas for --target-rps"].value == str(math.ceil(100 / saturation.rate))
     texts_s = saturation.point.throughput.texts_per_s
-    assert by["cost per 1M texts"].value == f"${3.6 / (texts_s * 3600) * 1e6:.4f}"
-    assert by["cost per 1M tokens"].value == f"${3.6 / (texts_s * 128 * 3600) * 1e6:.4f}"
+    assert by["cost per 1M texts"].value == f"${sig3(3.6 / (texts_s * 3600) * 1e6)}"
+    assert by["cost per 1M tokens"].value == f"${sig3(3.6 / (texts_s * 128 * 3600) * 1e6)}"
     peak = choose_closed(closed, slo).peak
-    assert by["fraction of the in-process ceiling"].value == f"{peak.throughput.texts_per_s / 1000.0:.1%}"
+    assert by["fraction of the in-process ceiling"].value == f"{sig3(peak.throughput.texts_per_s / 1000.0 * 100)}%"
+    assert "over 100%" not in by["fraction of the in-process ceiling"].why
+    # a server faster than the in-process reference: the fraction over 100% says why in one line
+    slow_ceiling = [replace(c, texts_per_s=c.texts_per_s / 10) for c in ceiling]
+    (over,) = [x for x in recommend(closed, None, slo, ceiling=slow_ceiling) if x.setting.startswith("fraction")]
+    assert over.value == f"{sig3(peak.throughput.texts_per_s / 100.0 * 100)}%" and "over 100%: the server" in over.why
     # permits: the largest of users × batch, Little's law at saturation, Open WebUI's burst in flight (4 × 32)
     assert int(by["TEI --max-concurrent-requests"].value) == 512
     assert int(by["TEI --max-batch-tokens"].value) == 16384
+    assert "below TEI's default" not in by["TEI --max-client-batch-size"].why  # 32: the default itself
+    (small,) = [x for x in recommend(closed, saturation, slo) if x.setting == "TEI --max-client-batch-size"]
+    assert small.value == "1" and "below TEI's default 32 only so that TEI refuses" in small.why
     for line in lines:
         assert line.evidence, line.setting
         assert all(isinstance(e, str) and e for e in line.evidence)

@@ -404,7 +404,7 @@ class _Session:
         self, length: int | None, telemetry: str, start: int, probes: list[Probe], stopped: str | None
     ) -> SizingRecord:
         plan, request = self.plan, self.request
-        saturation = saturation_from(probes, stopped)
+        saturation = saturation_from(probes, stopped, plan.slo)
         mine = self.points[start:]
         lines = recommend(mine, saturation, plan.slo, plan.economics, plan.ceiling_points if request.ceiling else None)
         return SizingRecord(
@@ -413,7 +413,7 @@ class _Session:
             length=length,
             slo_p99_ms=plan.slo.ms,
             max_error_rate=plan.slo.max_error_rate,
-            saturation=_summary(saturation),
+            saturation=_summary(saturation, plan.slo),
             lines=lines,
             telemetry=telemetry,
             ceiling=str(request.ceiling) if request.ceiling else None,
@@ -422,7 +422,7 @@ class _Session:
         )
 
 
-def _summary(saturation: Saturation) -> SaturationSummary:
+def _summary(saturation: Saturation, slo: Slo) -> SaturationSummary:
     """Where the search ended, its points by label (as the results file names them)."""
     sat = saturation.point
     return SaturationSummary(
@@ -438,6 +438,7 @@ def _summary(saturation: Saturation) -> SaturationSummary:
                 remeasured=p.measured > 1,
                 measurements=p.measured if p.measured > 1 else None,
                 requests=p.point.requests.ok or None,
+                confirmed=(passes(p.confirmation, slo, "scheduled") if p.confirmation is not None else None),
             )
             for p in saturation.probes
         ],

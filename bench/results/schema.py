@@ -503,6 +503,8 @@ class SaturationProbe:
     measurements: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     #: the requests its latency percentile rests on (its last measurement's); left out: files before it was kept
     requests: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: the answer's rate measured once more at the end: did it pass again; left out: not measured again
+    confirmed: bool | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass

@@ -58,8 +58,8 @@ def sig3(value: float) -> str:
     """A figure to 3 significant digits (7.89366 -> 7.89, 146.1 -> 146, 12345 -> 12,300, 20.0 -> 20), no exponent."""
     if value == 0 or not math.isfinite(value):
         return f"{value:g}"
-    digits = max(0, 2 - math.floor(math.log10(abs(value))))
-    shown = f"{round(value, digits):,.{digits}f}"
+    digits = 2 - math.floor(math.log10(abs(value)))
+    shown = f"{round(value, digits):,.{max(digits, 0)}f}"
     return shown.rstrip("0").rstrip(".") if "." in shown else shown  # 20.0 -> 20: trailing zeros hold nothing
 
 
@@ -103,13 +103,14 @@ class Verdict:
     high_ms: float | None  # None: too few requests to bound it above (the slowest request is the estimate)
 
     def text(self, slo: Slo, quantity: str) -> str:
-        """`scheduled p99 1,230 ms from 412 requests (95% interval 1,100–1,400 ms)`, saying when n is too small."""
+        """`scheduled p99 1,230 ms from 412 requests (95% interval 1,100 ms to 1,400 ms)`, saying when n is too
+        small."""
         if self.value_ms is None:
             return f"{quantity} {slo.name}: no successful request"
-        low = sig3(self.low_ms) if self.low_ms is not None else "unbounded"
-        high = sig3(self.high_ms) if self.high_ms is not None else "unbounded"
+        low = f"{sig3(self.low_ms)} ms" if self.low_ms is not None else "unbounded"
+        high = f"{sig3(self.high_ms)} ms" if self.high_ms is not None else "unbounded"
         shown = f"{quantity} {slo.name} {sig3(self.value_ms)} ms from {self.requests} requests"
-        interval = f"{CONFIDENCE:.0%} interval {low}–{high} ms"
+        interval = f"{CONFIDENCE:.0%} interval {low} to {high}"
         if self.high_ms is None:
             return (
                 f"{shown} ({interval}: too few for a {slo.name} to mean much, it is about their slowest; "
@@ -255,6 +256,9 @@ class Probe:
     # capped the saturation rate 33% low), and when the two disagree a third decides: `earlier` holds the
     # measurements before `point`, in order (empty: measured once).
     earlier: list[LoadPointRecord] = field(default_factory=list)
+    # The answer's rate measured once more after the search (`saturation_search(confirm=True)`): a capacity that
+    # changed while the server was probed shows as this failing, or answering less; it does not change the verdict.
+    confirmation: LoadPointRecord | None = None
 
     @property
     def measured(self) -> int:
@@ -272,9 +276,10 @@ class Saturation:
     capacity_changes: list[str] = field(default_factory=list)  # capacity_changes(probes)
 
 
-def saturation_from(probes: list[Probe], stopped: str | None = None) -> Saturation:
+def saturation_from(probes: list[Probe], stopped: str | None = None, slo: Slo | None = None) -> Saturation:
     """The answer the probes give: the highest passing rate and the lowest failing one above it; `stopped` says
-    why the search ended before it was done (then the rate is a lower bound, as when no rate failed)."""
+    why the search ended before it was done (then the rate is a lower bound, as when no rate failed); `slo` judges
+    the answer's confirmation, if it was measured."""
     passed = [p for p in probes if p.passed]
     best = max(passed, key=lambda p: p.rate, default=None)
     above = [p.rate for p in probes if not p.passed and (best is None or p.rate > best.rate)]
@@ -288,7 +293,7 @@ def saturation_from(probes: list[Probe], stopped: str | None = None) -> Saturati
         first_failure=first_failure,
         probes=list(probes),
         lower_bound=lower_bound if best is not None else stopped,
-        capacity_changes=capacity_changes(probes),
+        capacity_changes=capacity_changes(probes, slo),
     )
 
 
@@ -333,12 +338,15 @@ def saturation_search(
     min_rate: float = 0.01,
     probes: list[Probe] | None = None,
     outlook: Callable[[int], None] = lambda measurements: None,
+    confirm: bool = True,
 ) -> Saturation:
     """Grow ×`growth` from `start_rate` until a probe fails (or shrink until one passes), then bisect
     until the failing rate is within `tolerance` of the passing one, or `max_probes` are spent. A failing
     probe is re-measured (`judge_probe`; not counted against `max_probes`). The probes go into `probes` (the
     caller's list, kept when a budget or a signal stops the search); before each, `outlook` hears how many
-    measurements the search still expects (the caller sizes its probes and its time estimate by it)."""
+    measurements the search still expects (the caller sizes its probes and its time estimate by it). With
+    `confirm`, the answer's rate is measured once more at the end, when the budget allows: a failure or a fall in
+    achieved throughput then is a capacity change between probes (`capacity_changes`)."""
     probes = [] if probes is None else probes
     good: float | None = None
     bad: float | None = None
@@ -370,22 +378,27 @@ def saturation_search(
             good = mid
         else:
             bad = mid
-    return saturation_from(probes)
+    answer = next((p for p in probes if p.rate == good and p.passed), None)
+    if confirm and answer is not None and len(probes) > 1:
+        try:
+            outlook(1)
+            answer.confirmation = measure(answer.rate)
+        except BudgetSpent:  # the answer stands; only its check did not fit
+            pass
+    return saturation_from(probes, slo=slo)
 
 
-def capacity_changes(probes: list[Probe]) -> list[str]:
-    """Signs that the server's capacity changed while it was probed (another tenant, a throttled GPU): a rate that
-    fails at or below one that passed earlier, or a re-measure whose achieved requests/s fell well below the
-    measurement before it at the same offered rate (by more than CAPACITY_DROP and 3 Poisson deviations)."""
+def capacity_changes(probes: list[Probe], slo: Slo | None = None) -> list[str]:
+    """Signs that the server's capacity changed while it was probed (another tenant, a throttled GPU): the answer's
+    rate failing when measured again at the end (judged by `slo`), a re-measure failing right after one passed,
+    or a measurement whose achieved requests/s fell well below the one before it at the same offered rate (by
+    more than CAPACITY_DROP and 3 Poisson deviations)."""
     found: list[str] = []
-    for k, probe in enumerate(probes):
-        earlier_pass = [p.rate for p in probes[:k] if p.passed and p.rate >= probe.rate]
-        if not probe.passed and earlier_pass:
-            found.append(
-                f"{sig3(probe.rate)} requests/s offered failed after {sig3(max(earlier_pass))} requests/s "
-                "offered had passed"
-            )
-        measured = [*probe.earlier, probe.point]
+    for probe in probes:
+        if probe.confirmation is not None and slo is not None and not passes(probe.confirmation, slo, "scheduled"):
+            found.append(f"{sig3(probe.rate)} requests/s offered passed, then failed when measured again at the end")
+    for probe in probes:
+        measured = [*probe.earlier, probe.point, *([probe.confirmation] if probe.confirmation else [])]
         if probe.measured == 3 and not probe.passed:  # failed, passed, failed: the re-measure after a pass failed
             found.append(f"at {sig3(probe.rate)} requests/s offered a measurement passed and the next one failed")
         for before, after in zip(measured, measured[1:]):

@@ -367,8 +367,22 @@ class _Session:
             outlook=self.outlook,
         )
 
+    def bursts(self, length: int | None) -> None:
+        """Open WebUI's ingestion pattern (a file's chunks fired together), with what the search left of the budget:
+        the bursts that do not fit are not measured, which the Open WebUI lines say; the answer stands."""
+        if self.plan.op != Op.EMBED:
+            return
+        try:
+            for batch in self.plan.burst_batches:
+                for concurrency in self.plan.burst_concurrency:
+                    self.measure(
+                        self.point(Loop.BURST, batch, length, concurrency=concurrency, burst=self.request.burst)
+                    )
+        except BudgetSpent as spent:
+            self.say(f"size: {spent} before every Open WebUI burst was measured; the saturation answer is whole")
+
     def size(self, length: int | None, telemetry: str) -> SizingRecord:
-        """Closed sweep, Open WebUI's bursts, then the saturation search with whatever time is left. When the
+        """Closed sweep, the saturation search, then Open WebUI's bursts with whatever time is left. When the
         budget runs out, or a signal stops the run, the record of what finished (a best-so-far) is written too."""
         plan, request = self.plan, self.request
         start = len(self.points)
@@ -380,13 +394,8 @@ class _Session:
                 request.max_concurrency,
                 plan.slo,
             )
-            if plan.op == Op.EMBED:  # Open WebUI's ingestion pattern: a file's chunks fired together
-                for batch in plan.burst_batches:
-                    for concurrency in plan.burst_concurrency:
-                        self.measure(
-                            self.point(Loop.BURST, batch, length, concurrency=concurrency, burst=request.burst)
-                        )
             self.saturation(choose_closed(closed, plan.slo).best, length, probes)
+            self.bursts(length)
         except BudgetSpent as spent:
             self.say(f"size: {spent}: the answer is the best so far, a lower bound")
             return self.record(length, telemetry, start, probes, str(spent))

@@ -23,9 +23,8 @@ from dataclasses import dataclass, field
 
 from scipy.stats import binom
 
-from bench.load.histograms import decode, recorded
 from bench.load.points import error_rate as requests_error_rate
-from bench.load.points import point_label, texts_per_s
+from bench.load.points import order_statistic_ms, percentile_ms, point_label, recorded_us, texts_per_s
 from bench.results.schema import CeilingPoint, LoadPointRecord, Loop, SizingLine
 
 TEI_DEFAULT_MAX_BATCH_TOKENS = 16384
@@ -61,36 +60,6 @@ def sig3(value: float) -> str:
     digits = 2 - math.floor(math.log10(abs(value)))
     shown = f"{round(value, digits):,.{max(digits, 0)}f}"
     return shown.rstrip("0").rstrip(".") if "." in shown else shown  # 20.0 -> 20: trailing zeros hold nothing
-
-
-_SUMMARY_FIELDS = {50.0: "p50", 90.0: "p90", 99.0: "p99", 99.9: "p999"}
-
-
-def _values_us(point: LoadPointRecord, quantity: str) -> list[tuple[int, int]] | None:
-    """(value µs, count) of every recorded bucket of the point's `quantity` histogram, lowest first; None: none kept."""
-    encoded = point.histograms.get(quantity)
-    return recorded(decode(encoded)) if encoded else None
-
-
-def percentile_ms(point: LoadPointRecord, quantity: str, percentile: float) -> float | None:
-    """The point's `quantity` latency at `percentile`: from its histogram (any percentile), else its summary."""
-    buckets = _values_us(point, quantity)
-    if buckets:
-        n = sum(count for _, count in buckets)
-        return _order_statistic(buckets, max(1, math.ceil(percentile / 100.0 * n)))
-    block = getattr(point.latency_ms, quantity)
-    name = _SUMMARY_FIELDS.get(percentile)
-    return getattr(block, name) if block is not None and name else None
-
-
-def _order_statistic(buckets: list[tuple[int, int]], rank: int) -> float:
-    """The `rank`-th smallest value (1-based), in ms."""
-    seen = 0
-    for value, count in buckets:
-        seen += count
-        if seen >= rank:
-            return value / 1000.0
-    return buckets[-1][0] / 1000.0
 
 
 @dataclass(frozen=True)
@@ -139,7 +108,7 @@ def order_ranks(n: int, percentile: float, confidence: float = CONFIDENCE) -> tu
 
 
 def verdict(point: LoadPointRecord, quantity: str, slo: Slo) -> Verdict:
-    buckets = _values_us(point, quantity)
+    buckets = recorded_us(point, quantity)
     block = getattr(point.latency_ms, quantity)
     n = sum(count for _, count in buckets) if buckets else (block.count if block is not None else 0)
     value = percentile_ms(point, quantity, slo.percentile)
@@ -149,8 +118,8 @@ def verdict(point: LoadPointRecord, quantity: str, slo: Slo) -> Verdict:
     return Verdict(
         n,
         value,
-        _order_statistic(buckets, low) if low is not None else None,
-        _order_statistic(buckets, high) if high is not None else None,
+        order_statistic_ms(buckets, low) if low is not None else None,
+        order_statistic_ms(buckets, high) if high is not None else None,
     )
 
 
@@ -237,8 +206,8 @@ def choose_closed(points: list[LoadPointRecord], slo: Slo) -> ClosedChoice:
     closed = [p for p in points if p.loop == Loop.CLOSED and error_rate(p) <= slo.max_error_rate]
     within = [p for p in closed if passes(p, slo, "service")]
     per_batch = [max((p for p in within if p.batch == b), key=texts_per_s) for b in sorted({p.batch for p in within})]
-    # The most texts/s at the SLO; among batches that reach none, the smallest (its requests queue least).
-    ranked = sorted(((p, slo_texts_per_s(p, slo)) for p in per_batch), key=lambda t: (-t[1], t[0].batch))
+    # The most texts/s at the SLO; among batches the queueing model leaves none, the most raw texts/s.
+    ranked = sorted(((p, slo_texts_per_s(p, slo)) for p in per_batch), key=lambda t: (-t[1], -texts_per_s(t[0])))
     return ClosedChoice(
         peak=max(closed, key=texts_per_s, default=None), best=ranked[0][0] if ranked else None, ranked=ranked
     )
@@ -504,6 +473,11 @@ def _batch_line(choice: ClosedChoice, points: list[LoadPointRecord], slo: Slo) -
             [point_label(p) for p in points if p.loop == Loop.CLOSED],
         )
     service = percentile_ms(best, "service", slo.percentile) or 0.0
+    none_fit = (
+        " — the queueing model leaves no batch room under the SLO, so the most raw texts/s decides"
+        if choice.ranked[0][1] == 0
+        else ""
+    )
     others = "; ".join(
         f"batch {p.batch}: {sig3(at_slo)} (raw {sig3(texts_per_s(p))})" for p, at_slo in choice.ranked[1:]
     )
@@ -512,7 +486,8 @@ def _batch_line(choice: ClosedChoice, points: list[LoadPointRecord], slo: Slo) -
         f"{best.batch} / {best.concurrency}",
         f"the most texts/s expected at the SLO: {sig3(choice.ranked[0][1])} of its raw {sig3(texts_per_s(best))} "
         f"(service {slo.name} {sig3(service)} ms; requests/s less ln(1/(1−q))/SLO for queueing)"
-        + (f"; {others}" if others else ""),
+        + (f"; {others}" if others else "")
+        + none_fit,
         [point_label(p) for p, _ in choice.ranked],
     )
 
@@ -529,6 +504,8 @@ def _saturation_lines(saturation: Saturation, slo: Slo) -> list[SizingLine]:
     tried = (
         f"passed at {_rates([p.rate for p in probes if p.passed])} requests/s offered; "
         f"failed at {_rates([p.rate for p in probes if not p.passed])}"
+        if probes
+        else "no probe was measured"
     )
     evidence = [point_label(p.point) for p in probes]
     changes = (
@@ -648,7 +625,11 @@ def _batch_tokens_line(sat: LoadPointRecord | None) -> SizingLine | None:
 def _openwebui_lines(burst: LoadPointRecord | None, points: list[LoadPointRecord]) -> list[SizingLine]:
     bursts = [p for p in points if p.loop == Loop.BURST]
     if burst is None:
-        why = "no burst point finished without errors" if bursts else "no burst workload was measured"
+        why = (
+            "no burst point finished without errors"
+            if bursts
+            else "no burst workload was measured (with --max-time: none fitted in what the search left)"
+        )
         return [
             SizingLine(
                 "Open WebUI RAG_EMBEDDING_BATCH_SIZE / RAG_EMBEDDING_CONCURRENT_REQUESTS",
@@ -662,7 +643,7 @@ def _openwebui_lines(burst: LoadPointRecord | None, points: list[LoadPointRecord
         SizingLine(
             "Open WebUI RAG_EMBEDDING_BATCH_SIZE",
             str(burst.batch),
-            f"a {burst.burst}-chunk file drained in {drain:.2f} s ({texts_per_s(burst):.1f} texts/s), the fastest "
+            f"a {burst.burst}-chunk file drained in {sig3(drain)} s ({sig3(texts_per_s(burst))} texts/s), the fastest "
             "without errors or 429s",
             [point_label(burst)],
         ),

@@ -378,11 +378,13 @@ def test_order_statistic_interval_of_a_percentile():
 def test_a_probe_verdict_says_how_many_requests_it_rests_on():
     from array import array
 
-    from bench.load.histograms import encode, from_values
+    from bench.load.histograms import encode, from_values, summary_ms
     from bench.sizing.size import verdict
 
     few = open_point(10.0)
-    few.histograms = {"scheduled": encode(from_values(array("d", [1000.0 * (i + 1) for i in range(40)])))}
+    histogram = from_values(array("d", [1000.0 * (i + 1) for i in range(40)]))
+    few.histograms = {"scheduled": encode(histogram)}
+    few.latency_ms.scheduled = summary_ms(histogram)
     judged = verdict(few, "scheduled", Slo(100.0))
     assert judged.requests == 40 and judged.high_ms is None
     assert judged.value_ms == pytest.approx(40.0, rel=1e-3)  # the 40th of 40: their slowest

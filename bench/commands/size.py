@@ -81,6 +81,8 @@ LOWEST_RATE_FRACTION = 1 / 16  # the search halves at most 4 times below its sta
 # window (up to the window again at twice capacity), the next point's workers start.
 OVERRUN = 1.5
 CLOSED_POINTS_PER_BATCH = 3  # what a closed-loop sweep usually measures per batch (before it is measured)
+# Of --max-time, what is kept for the recommendation and the report after the last measurement.
+REPORT_SHARE, REPORT_MAX_S = 0.1, 30.0
 
 
 def probe_duration(rate: float, duration_s: float, probe_requests: int, share_s: float = math.inf) -> float:
@@ -346,7 +348,7 @@ class _Session:
         if best is None:
             return
         seeds = iter(range(request.seed, request.seed + 10_000))
-        start_rate = max(best.throughput.requests_per_s * START_FRACTION, 0.01)
+        start_rate = max(float(f"{best.throughput.requests_per_s * START_FRACTION:.3g}"), 0.01)  # 3 digits: labels
         self.outlook(
             math.ceil(min(request.max_probes, 1 + math.log2(1 / request.tolerance)) * 1.5)  # as measurements_left
         )
@@ -489,12 +491,12 @@ def run_size(
 
     output = Output(request.out, request.overwrite, report=write_report, show=show_sizing, say=print)
     plan = check(request)
+    budget = Budget(plan.max_time_s, reserve_s=min(REPORT_SHARE * (plan.max_time_s or 0.0), REPORT_MAX_S))
     pools = pool_factory(request.ray, plan.specs, "size")
     workload = load_workload(request.texts, request.dataset, request.tokenizer or plan.ceiling_model)
     _check_memory(plan, request, workload)
     endpoints = open_endpoints(plan.specs, plan.op, plan.timeout_s)  # a wrong URL, key or model: nothing written
     sessions: list[_Session] = []
-    budget = Budget(plan.max_time_s)
     say(expected_text(plan, request))
     try:
         with (

@@ -85,11 +85,20 @@ CLOSED_POINTS_PER_BATCH = 3  # what a closed-loop sweep usually measures per bat
 REPORT_SHARE, REPORT_MAX_S = 0.1, 30.0
 
 
-def probe_duration(rate: float, duration_s: float, probe_requests: int, share_s: float = math.inf) -> float:
+# A probe lasts at least this many SLOs: a rate ρ times capacity builds (ρ−1)·T seconds of queue in a probe of T s,
+# so only an overload past SLO/T shows; 5 SLOs show one past 20% (3 s probes passed 3.45/s on a 2.5/s server
+# under a 2 s SLO).
+PROBE_SLOS = 5.0
+
+
+def probe_duration(
+    rate: float, duration_s: float, probe_requests: int, share_s: float = math.inf, slo_ms: float = 0.0
+) -> float:
     """A probe at `rate` lasts `duration_s`, or long enough for `probe_requests`, at most MAX_PROBE_S, and at most
-    its share of the time left (`share_s`, never under `duration_s`): a slow endpoint's probes hold fewer requests,
-    which its verdict says."""
-    return max(duration_s, min(probe_requests / rate, MAX_PROBE_S, share_s))
+    its share of the time left (`share_s`), never under `duration_s` nor PROBE_SLOS × the SLO (`slo_ms`): a slow
+    endpoint's probes hold fewer requests, which its verdict says."""
+    floor = max(duration_s, PROBE_SLOS * slo_ms / 1000.0)
+    return max(floor, min(probe_requests / rate, MAX_PROBE_S, share_s))
 
 
 _SLO = re.compile(r"^\s*p(\d+(?:\.\d+)?)\s*=\s*(.+)$", re.IGNORECASE)
@@ -337,7 +346,7 @@ class _Session:
     def probe(self, rate: float, batch: int, length: int | None, seed: int) -> LoadPointRecord:
         plan, request = self.plan, self.request
         share = self.budget.left() / max(self.search_left, 1) / OVERRUN - plan.warmup_s
-        self.probe_s = probe_duration(rate, plan.duration_s, request.probe_requests, share)
+        self.probe_s = probe_duration(rate, plan.duration_s, request.probe_requests, share, plan.slo.ms)
         config = self.point(Loop.OPEN, batch, length, rate=rate, arrival=plan.arrival, seed=seed)
         return self.measure(replace(config, duration_s=self.probe_s))
 
@@ -353,7 +362,7 @@ class _Session:
             math.ceil(min(request.max_probes, 1 + math.log2(1 / request.tolerance)) * 1.5)  # as measurements_left
         )
         share = self.budget.left() / max(self.search_left, 1) / OVERRUN - plan.warmup_s
-        self.probe_s = probe_duration(start_rate, plan.duration_s, request.probe_requests, share)
+        self.probe_s = probe_duration(start_rate, plan.duration_s, request.probe_requests, share, plan.slo.ms)
         self.say(
             f"size: saturation search at batch {best.batch} from {sig3(start_rate)} requests/s offered, probes of "
             f"about {sig3(self.probe_s)} s: {self._time_text(self._search_s())}"

@@ -484,7 +484,8 @@ def expected_text(plan: SizePlan, request: SizeRequest) -> str:
     return (
         f"size: probably {sig3(low * runs)}–{sig3(high * runs)} s: per endpoint and length a closed sweep of about "
         f"{len(plan.sizes) * CLOSED_POINTS_PER_BATCH} points, {bursts} burst points and about {probes} probe "
-        f"measurements of {sig3(point_s)}–{sig3(plan.warmup_s + MAX_PROBE_S)} s (a slow endpoint's are the long ones){cap}"
+        f"measurements of {sig3(point_s)}–{sig3(plan.warmup_s + MAX_PROBE_S)} s (a slow endpoint's are the long "
+        f"ones){cap}"
     )
 
 

@@ -399,3 +399,31 @@ def test_a_server_dying_mid_search_exits_3_with_every_finished_point(load_server
     results = read_results(out / "results.jsonl")
     assert [p.requests.ok > 0 for p in results.load_points] == [True, False]
     assert results.end.status == "failed" and "no answer at all" in results.end.error
+
+
+def test_slo_on_another_percentile_and_a_target_in_texts(load_server, tmp_path, monkeypatch, capsys):
+    """`--slo p95=100ms` sizes on the p95 (the record and the report say so); `--target-texts-per-s` gives replicas
+    in texts/s; a probe verdict names its requests."""
+    url, _ = load_server(service_ms=1)
+    out = tmp_path / "size"
+    code, stdout, stderr = run_cli(
+        ["size", "-e", f"t=tei@{url}", "--slo", "p95=100ms", "--batch", "4", "--max-concurrency", "2"]
+        + ["--duration", "0.3s", "--warmup", "0s", "--max-probes", "3", "--probe-requests", "20"]
+        + ["--burst", "4", "--burst-batch", "4", "--burst-concurrency", "1", "--target-texts-per-s", "1e6"]
+        + ["--no-nvml", "--out", str(out)],
+        monkeypatch,
+        capsys,
+    )
+    assert code == 0, stderr
+    (sizing,) = read_results(out / "results.jsonl").sizing
+    assert (sizing.slo_percentile, sizing.slo_p99_ms, sizing.stopped) == (95.0, 100.0, None)
+    by = {line.setting: line for line in sizing.lines}
+    offered = by["saturation rate (goodput, offered)"]
+    assert "scheduled p95" in offered.why and " requests (95% interval" in offered.why
+    rate = float(offered.value.split()[-2].replace(",", ""))
+    replicas = by["replicas for --target-texts-per-s"]
+    assert "texts/s offered per replica at the SLO (batch 4)" in replicas.why
+    # 3 probes find no failing rate on this fast server: a lower bound, so at most that many replicas
+    assert sizing.saturation.lower_bound == "no failing rate found within the probe limit"
+    assert replicas.value.startswith("≤ ") and int(replicas.value[2:]) >= 1e6 / (rate * 4 * 1.01)  # rate: 3 digits
+    assert "p95 SLO 100 ms" in stdout and "SLO p95 100 ms" in (out / "report.md").read_text()

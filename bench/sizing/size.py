@@ -196,11 +196,12 @@ class ClosedChoice:
 
 
 def slo_texts_per_s(point: LoadPointRecord, slo: Slo) -> float:
-    """Texts/s a batch can be offered at the SLO under random arrivals, from a closed-loop point: an M/M/1
-    queue's response-time percentile is ln(1/(1−q))/(μ−λ), so λ ≤ μ − ln(1/(1−q))/SLO requests/s. Pessimistic
-    for a server that batches, used only to rank batches: a large batch whose requests take a good part of the
-    SLO leaves no room for queueing, however many texts/s it reaches with the queue kept full."""
-    queueing = math.log(1 / (1 - slo.percentile / 100.0)) / (slo.ms / 1000.0)
+    """Texts/s a batch can be offered at the SLO under random arrivals, from a closed-loop point: a queue's
+    response-time percentile is about ln(1/(1−q)) × its mean, an M/M/1 queue's mean is 1/(μ−λ) and a deterministic
+    server's half that (Pollaczek–Khinchine), so λ ≤ μ − ln(1/(1−q))/(2·SLO) requests/s. A rough model, used only to
+    rank batches: a large batch whose requests take a good part of the SLO leaves little room for queueing, however
+    many texts/s it reaches with the queue kept full."""
+    queueing = math.log(1 / (1 - slo.percentile / 100.0)) / (2 * slo.ms / 1000.0)
     return max(0.0, point.throughput.requests_per_s - queueing) * point.batch
 
 
@@ -488,7 +489,7 @@ def _batch_line(choice: ClosedChoice, points: list[LoadPointRecord], slo: Slo) -
         "client batch / concurrency",
         f"{best.batch} / {best.concurrency}",
         f"the most texts/s expected at the SLO: {sig3(choice.ranked[0][1])} of its raw {sig3(texts_per_s(best))} "
-        f"(service {slo.name} {sig3(service)} ms; requests/s less ln(1/(1−q))/SLO for queueing)"
+        f"(service {slo.name} {sig3(service)} ms; requests/s less ln(1/(1−q))/(2·SLO) for queueing)"
         + (f"; {others}" if others else "")
         + none_fit,
         [point_label(p) for p, _ in choice.ranked],

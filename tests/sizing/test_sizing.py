@@ -217,16 +217,17 @@ def test_closed_sweep_stops_when_texts_per_second_stop_rising():
 
 def test_batch_is_chosen_on_texts_per_second_at_the_slo_not_raw():
     """The user's endpoint: ~10 texts/s; batch 8 is 21% faster on raw texts/s with the queue kept full, but each
-    of its requests takes 0.8 s of a 2 s p99 SLO, so Poisson arrivals leave it no room: batch 1 is chosen."""
+    of its requests takes 0.8 s of a 2 s p99 SLO, so random arrivals leave it little room: batch 1 is chosen."""
     batch1 = point("closed", 1, 8.8, 250.0, concurrency=2)  # 8.8 requests/s
     batch8 = point("closed", 8, 10.65, 1600.0, concurrency=2)  # 1.33 requests/s of 8
     slo = Slo(2000.0)
     choice = choose_closed([batch8, batch1], slo)
     assert choice.best is batch1
-    assert slo_texts_per_s(batch8, slo) == 0.0  # 1.33 requests/s < ln(100)/2 s = 2.3 requests/s of queueing
-    assert slo_texts_per_s(batch1, slo) == pytest.approx(8.8 - math.log(100) / 2, rel=1e-9)
+    queueing = math.log(100) / (2 * 2.0)  # 1.15 requests/s kept for queueing under a 2 s p99
+    assert slo_texts_per_s(batch8, slo) == pytest.approx((10.65 / 8 - queueing) * 8, rel=1e-9)  # 1.44 texts/s
+    assert slo_texts_per_s(batch1, slo) == pytest.approx(8.8 - queueing, rel=1e-9)  # 7.65 texts/s
     line = recommend([batch8, batch1], None, slo)[0]
-    assert line.value == "1 / 2" and "batch 8: 0 (raw 10.7)" in line.why
+    assert line.value == "1 / 2" and "batch 8: 1.44 (raw 10.7)" in line.why
 
 
 def test_closed_sweep_stops_at_errors():

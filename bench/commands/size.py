@@ -63,6 +63,7 @@ from bench.sizing.size import (
     Slo,
     choose_closed,
     closed_sweep,
+    measurements_left,
     passes,
     recommend,
     saturation_from,
@@ -77,6 +78,7 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 START_FRACTION = 0.5  # the saturation search starts at half the closed loop's best request rate
 MAX_PROBE_S = 60.0
 LOWEST_RATE_FRACTION = 1 / 16  # the search halves at most 4 times below its start
+GROWTH = 2.0  # the search doubles the rate until a probe fails
 # A measurement costs its warm-up and measured window and then some: a failing probe's queue drains after its
 # window (up to the window again at twice capacity), the next point's workers start.
 OVERRUN = 1.5
@@ -358,9 +360,7 @@ class _Session:
             return
         seeds = iter(range(request.seed, request.seed + 10_000))
         start_rate = max(float(f"{best.throughput.requests_per_s * START_FRACTION:.3g}"), 0.01)  # 3 digits: labels
-        self.outlook(
-            math.ceil(min(request.max_probes, 1 + math.log2(1 / request.tolerance)) * 1.5)  # as measurements_left
-        )
+        self.outlook(measurements_left(None, None, request.tolerance, GROWTH, request.max_probes))
         share = self.budget.left() / max(self.search_left, 1) / OVERRUN - plan.warmup_s
         self.probe_s = probe_duration(start_rate, plan.duration_s, request.probe_requests, share, plan.slo.ms)
         self.say(
@@ -374,6 +374,7 @@ class _Session:
             tolerance=request.tolerance,
             max_probes=request.max_probes,
             min_rate=start_rate * LOWEST_RATE_FRACTION,
+            growth=GROWTH,
             probes=probes,
             outlook=self.outlook,
         )
@@ -472,7 +473,7 @@ def expected_text(plan: SizePlan, request: SizeRequest) -> str:
     point_s = plan.warmup_s + plan.duration_s
     closed_s = len(plan.sizes) * CLOSED_POINTS_PER_BATCH * point_s
     bursts = len(plan.burst_batches) * len(plan.burst_concurrency) if plan.op == Op.EMBED else 0
-    probes = math.ceil(min(request.max_probes, 1 + math.log2(1 / request.tolerance)) * 1.5)
+    probes = measurements_left(None, None, request.tolerance, GROWTH, request.max_probes)
     low = (closed_s + bursts * plan.warmup_s + probes * point_s) * OVERRUN
     high = (closed_s + bursts * point_s + probes * (plan.warmup_s + MAX_PROBE_S)) * OVERRUN
     runs = len(plan.specs) * len(plan.lengths)

@@ -345,10 +345,15 @@ class _Session:
         """The search expects `measurements` more: each probe gets its share of the budget left."""
         self.search_left = measurements
 
-    def probe(self, rate: float, batch: int, length: int | None, seed: int) -> LoadPointRecord:
-        plan, request = self.plan, self.request
+    def plan_probe(self, rate: float) -> None:
+        """The next probe's length at `rate`: its share of the budget left among the measurements expected."""
+        plan = self.plan
         share = self.budget.left() / max(self.search_left, 1) / OVERRUN - plan.warmup_s
-        self.probe_s = probe_duration(rate, plan.duration_s, request.probe_requests, share, plan.slo.ms)
+        self.probe_s = probe_duration(rate, plan.duration_s, self.request.probe_requests, share, plan.slo.ms)
+
+    def probe(self, rate: float, batch: int, length: int | None, seed: int) -> LoadPointRecord:
+        plan = self.plan
+        self.plan_probe(rate)
         config = self.point(Loop.OPEN, batch, length, rate=rate, arrival=plan.arrival, seed=seed)
         return self.measure(replace(config, duration_s=self.probe_s))
 
@@ -361,8 +366,7 @@ class _Session:
         seeds = iter(range(request.seed, request.seed + 10_000))
         start_rate = max(float(f"{best.throughput.requests_per_s * START_FRACTION:.3g}"), 0.01)  # 3 digits: labels
         self.outlook(measurements_left(None, None, request.tolerance, GROWTH, request.max_probes))
-        share = self.budget.left() / max(self.search_left, 1) / OVERRUN - plan.warmup_s
-        self.probe_s = probe_duration(start_rate, plan.duration_s, request.probe_requests, share, plan.slo.ms)
+        self.plan_probe(start_rate)
         self.say(
             f"size: saturation search at batch {best.batch} from {sig3(start_rate)} requests/s offered, probes of "
             f"about {sig3(self.probe_s)} s: {self._time_text(self._search_s())}"

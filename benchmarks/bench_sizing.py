@@ -98,7 +98,7 @@ def _load_average() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def _sweep_point(spec: str, batch: int, model: Path, rate: float, seed: int, out: Path):
+def _sweep_point(spec: str, batch: int, model: Path, rate: float, seed: int, out: Path, slo_ms: float):
     """One manual point as `ragbench load` measures it, lasting exactly what `size`'s probe at this rate lasts."""
     from bench.commands.load import LoadRequest, load_command
     from bench.commands.size import SizeRequest, probe_duration
@@ -107,7 +107,8 @@ def _sweep_point(spec: str, batch: int, model: Path, rate: float, seed: int, out
     from bench.results.store import read_results
 
     defaults = SizeRequest([], 0.0, out)  # size's own --duration and --warmup, which the sweep must match
-    seconds = probe_duration(rate, v.duration("--duration", defaults.duration, v.SECONDS), defaults.probe_requests)
+    duration_s = v.duration("--duration", defaults.duration, v.SECONDS)
+    seconds = probe_duration(rate, duration_s, defaults.probe_requests, slo_ms=slo_ms)  # size's floor: 5 SLOs
     folder = out / f"{rate:g}-seed{seed}"
     request = LoadRequest(
         endpoints=[spec],
@@ -148,7 +149,9 @@ def _manual_sweep(spec: str, batch: int, model: Path, rates: list[float], slo, o
 
     seeds = itertools.count(10_000)  # size's probes use seeds from 0
     order = random.Random(0).sample(rates, len(rates))
-    judged = {r: judge_probe(lambda r: _sweep_point(spec, batch, model, r, next(seeds), out), r, slo) for r in order}
+    judged = {
+        r: judge_probe(lambda r: _sweep_point(spec, batch, model, r, next(seeds), out, slo.ms), r, slo) for r in order
+    }
     probes = [judged[r] for r in rates]
     for p in probes:
         earlier = "".join(f"{_p99(e):7.1f} ms {'pass' if e is not p.earlier[0] else 'FAIL'}, " for e in p.earlier)

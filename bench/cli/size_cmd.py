@@ -1,4 +1,6 @@
-"""`ragbench size`: the saturation rate under a p99 SLO and the TEI / Open WebUI settings for it (docs/sizing.md)."""
+"""`ragbench size`: the saturation rate under a latency SLO and the TEI / Open WebUI settings for it.
+
+See docs/sizing.md."""
 
 from __future__ import annotations
 
@@ -11,7 +13,20 @@ from bench.cli.app import app
 from bench.cli.options import ArrivalSeed, Endpoints, Op, Out, Overwrite, Ray, Texts, Timeout, Workers
 
 SloP99 = Annotated[
-    float, typer.Option("--slo-p99", help="Latency SLO: p99 in milliseconds (scheduled, in the open loop).")
+    float | None,
+    typer.Option("--slo-p99", help="Latency SLO: p99 in milliseconds (scheduled, in the open loop); = --slo p99=MSms."),
+]
+SloAny = Annotated[
+    str | None,
+    typer.Option("--slo", help="Latency SLO on any percentile: pNN=DURATION, e.g. p95=800ms or p99=2s."),
+]
+MaxTime = Annotated[
+    str | None,
+    typer.Option(
+        "--max-time",
+        help="Budget for the whole run, e.g. 240s or 5m: probes fit in it; when it runs out the answer is the best "
+        "so far (a lower bound), exit 0.",
+    ),
 ]
 Lengths = Annotated[
     str, typer.Option("--lengths", help="Tokens per text (words without --tokenizer), comma list; each sized apart.")
@@ -24,6 +39,14 @@ MaxErrorRate = Annotated[
 ]
 TargetRps = Annotated[
     float | None, typer.Option("--target-rps", help="Requests/s to serve (at the sized batch): replicas needed.")
+]
+TargetTexts = Annotated[
+    float | None,
+    typer.Option("--target-texts-per-s", help="Texts/s to serve: replicas needed (instead of --target-rps)."),
+]
+TargetTokens = Annotated[
+    float | None,
+    typer.Option("--target-tokens-per-s", help="Tokens/s to serve: replicas needed (instead of --target-rps)."),
 ]
 GpuHourlyUsd = Annotated[
     float | None,
@@ -77,7 +100,9 @@ Nvml = Annotated[
 @app.command()
 def size(
     endpoints: Endpoints,
-    slo_p99_ms: SloP99,
+    slo_p99_ms: SloP99 = None,
+    slo: SloAny = None,
+    max_time: MaxTime = None,
     op: Op = "",
     lengths: Lengths = "128",
     batches: Batches = "1,8,32",
@@ -85,6 +110,8 @@ def size(
     max_concurrency: MaxConcurrency = 32,
     max_error_rate: MaxErrorRate = 0.001,
     target_rps: TargetRps = None,
+    target_texts_per_s: TargetTexts = None,
+    target_tokens_per_s: TargetTokens = None,
     gpu_hourly_usd: GpuHourlyUsd = None,
     ceiling: Ceiling = None,
     arrival: Arrival = "poisson",
@@ -107,8 +134,9 @@ def size(
     overwrite: Overwrite = False,
     ray: Ray = None,
 ) -> None:
-    """Closed-loop sweep, saturation search under the SLO, Open WebUI bursts, and the recommendation.
-    Exit 3 when a point measured nothing or had no success (its figures cannot size anything)."""
+    """Closed-loop sweep, Open WebUI bursts, saturation search under the SLO, and the recommendation — always:
+    on --max-time, Ctrl-C or SIGTERM the best so far (a lower bound). Exit 3 when a point measured nothing or had
+    no success (its figures cannot size anything)."""
     options = dict(locals())  # the parameters, named as the request's fields; taken before anything else is bound
     from bench.commands.size import SizeRequest
     from bench.commands.size_console import size_with_console

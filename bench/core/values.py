@@ -188,6 +188,22 @@ RERANKED_DOCUMENTS = Count(
     100_000,
     why="the bound of --depth: the first stage ranks the larger of the two per query for the cross-encoder",
 )
+TARGET_TEXTS_PER_S = replace(TARGET_RPS, noun="texts/s")
+TARGET_TOKENS_PER_S = replace(TARGET_RPS, noun="tokens/s", high=1e12, why="a thousand times a billion texts/s")
+SLO_PERCENTILE = Quantity(
+    "percentile",
+    50,
+    99.99,
+    why="from the median to p99.99; p100 is the slowest request, which no number of requests pins down",
+)
+LATENCY_SECONDS = Quantity(
+    "seconds",
+    0,
+    3600,
+    above_low=True,
+    why="an hour, the longest --timeout: no answer slower than that is ever measured",
+)
+MAX_TIME_SECONDS = Quantity("seconds", 0, 7 * 86_400, above_low=True, why="a week for one run")
 HOURLY_USD = Quantity("USD per GPU hour", 0, 1e6, above_low=True, why="a thousand times the price of any GPU for hire")
 
 REQUEST_MEMORY = Count(

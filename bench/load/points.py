@@ -9,9 +9,11 @@ point measured anything and how many of its requests failed, for load, size, run
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from bench.load.histograms import decode, recorded
 from bench.load.schedule import Arrival
 from bench.results.schema import LoadPointRecord, LoadRequests, Loop, Op, PointStatus
 
@@ -183,6 +185,39 @@ def judge(requests: LoadRequests, max_error_rate: float) -> tuple[PointStatus, s
 def p99_ms(point: LoadPointRecord, quantity: str) -> float | None:
     block = getattr(point.latency_ms, quantity)
     return block.p99 if block else None
+
+
+_SUMMARY_FIELDS = {50.0: "p50", 90.0: "p90", 99.0: "p99", 99.9: "p999"}
+
+
+def recorded_us(point: LoadPointRecord, quantity: str) -> list[tuple[int, int]] | None:
+    """(value µs, count) of every recorded bucket of the point's `quantity` histogram, lowest first; None: none kept."""
+    encoded = point.histograms.get(quantity)
+    return recorded(decode(encoded)) if encoded else None
+
+
+def percentile_ms(point: LoadPointRecord, quantity: str, percentile: float) -> float | None:
+    """The point's `quantity` latency at `percentile`: its summary's (p50, p90, p99, p99.9: as every command reads
+    them), else its histogram's order statistic of rank ⌈q·n⌉; None: neither has it."""
+    block = getattr(point.latency_ms, quantity)
+    name = _SUMMARY_FIELDS.get(percentile)
+    if block is not None and name:
+        return float(getattr(block, name))
+    buckets = recorded_us(point, quantity)
+    if not buckets:
+        return None
+    n = sum(count for _, count in buckets)
+    return order_statistic_ms(buckets, max(1, math.ceil(percentile / 100.0 * n)))
+
+
+def order_statistic_ms(buckets: list[tuple[int, int]], rank: int) -> float:
+    """The `rank`-th smallest value (1-based), in ms."""
+    seen = 0
+    for value, count in buckets:
+        seen += count
+        if seen >= rank:
+            return value / 1000.0
+    return buckets[-1][0] / 1000.0
 
 
 def texts_per_s(point: LoadPointRecord) -> float:

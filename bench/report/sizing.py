@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench.load.points import (  # noqa: E402
-    p99_ms,
+    percentile_ms,
     point_label,  # noqa: E402
     texts_per_s,
 )
@@ -36,15 +36,26 @@ TELEMETRY = (
 )
 
 
+def _slo(sizing: SizingRecord) -> str:
+    """`p99 2000 ms`: the SLO's percentile (p99 when the record does not say) and latency."""
+    return f"p{sizing.slo_percentile or 99:g} {sizing.slo_p99_ms:g} ms"
+
+
 def _of(points: list[LoadPointRecord], sizing: SizingRecord) -> list[LoadPointRecord]:
     return [p for p in points if p.endpoint == sizing.endpoint and p.length == sizing.length and p.op == sizing.op]
 
 
 def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path) -> Path | None:
-    """Texts/s against p99: open-loop probes (scheduled p99) pass or fail the SLO line; closed points (service p99)."""
+    """Texts/s against the SLO's percentile: open-loop probes (scheduled) pass or fail the SLO line; closed points
+    (service)."""
     mine = _of(points, sizing)
-    probes = [p for p in mine if p.loop == Loop.OPEN and p99_ms(p, "scheduled") is not None]
-    closed = [p for p in mine if p.loop == Loop.CLOSED and p99_ms(p, "service") is not None]
+    q = sizing.slo_percentile or 99.0  # the SLO's percentile is the one plotted
+
+    def at(p: LoadPointRecord, quantity: str) -> float | None:
+        return percentile_ms(p, quantity, q)
+
+    probes = [p for p in mine if p.loop == Loop.OPEN and at(p, "scheduled") is not None]
+    closed = [p for p in mine if p.loop == Loop.CLOSED and at(p, "service") is not None]
     if not probes and not closed:
         return None
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -52,10 +63,10 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
         series = sorted((p for p in closed if p.batch == batch), key=lambda p: p.concurrency or 0)
         ax.plot(
             [texts_per_s(p) for p in series],
-            np.array([p99_ms(p, "service") for p in series], dtype=float),  # each set (closed)
+            np.array([at(p, "service") for p in series], dtype=float),  # each set (closed)
             "o-",
             alpha=0.5,
-            label=f"closed loop, batch {batch} (service p99)",
+            label=f"closed loop, batch {batch} (service p{q:g})",
         )
     passed = sizing.saturation
     ok = {p.point for p in passed.probes if p.passed} if passed else set()
@@ -64,23 +75,23 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
         if chosen:
             ax.plot(
                 [texts_per_s(p) for p in chosen],
-                np.array([p99_ms(p, "scheduled") for p in chosen], dtype=float),  # each set (probes)
+                np.array([at(p, "scheduled") for p in chosen], dtype=float),  # each set (probes)
                 marker,
                 markersize=8,
                 color="tab:green" if good else "tab:red",
-                label=f"open loop: {name} (scheduled p99)",
+                label=f"open loop: {name} (scheduled p{q:g})",
             )
-    ax.axhline(sizing.slo_p99_ms, color="k", linestyle="--", label=f"SLO p99 {sizing.slo_p99_ms:g} ms")
+    ax.axhline(sizing.slo_p99_ms, color="k", linestyle="--", label=f"SLO {_slo(sizing)}")
     if passed and passed.texts_per_s:
         ax.axvline(
             passed.texts_per_s,
             color="tab:green",
             linestyle=":",
-            label=f"saturation {passed.texts_per_s:.1f} texts/s",
+            label=f"answered at the saturation rate: {passed.texts_per_s:.3g} texts/s",
         )
     ax.set_yscale("log")
     ax.set_xlabel("texts/s (answered)")
-    ax.set_ylabel("p99 latency, ms (log)")
+    ax.set_ylabel(f"p{q:g} latency, ms (log)")
     ax.set_title(f"{sizing.endpoint}, {sizing.op}, length {sizing.length}")
     ax.legend(fontsize=7)
     return save_figure(fig, path)
@@ -117,18 +128,28 @@ def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[st
     md = ["# Sizing", ""]
     html = ["<h1>Sizing</h1>"]
     if not results.sizing:
-        note = "No sizing record: the run ended before the first recommendation; the points above are what finished."
+        note = (
+            "No sizing record: the run ended before the first recommendation (a run of this version writes a "
+            "best-so-far one on --max-time, Ctrl-C or SIGTERM); the points above are what finished."
+        )
         return md + [note, ""], html + [f"<p class='bad'>{escape(note)}</p>"]
     for number, sizing in enumerate(results.sizing, 1):
         title = (
-            f"{sizing.endpoint} — {sizing.op}, length {sizing.length}, SLO p99 {sizing.slo_p99_ms:g} ms, "
+            f"{sizing.endpoint} — {sizing.op}, length {sizing.length}, SLO {_slo(sizing)}, "
             f"errors ≤ {sizing.max_error_rate:g}"
+        )
+        best = (
+            [f"Best so far, a lower bound: {sizing.stopped}. The rates passed and failed are in the lines below."]
+            if sizing.stopped
+            else []
         )
         rows = [[line.setting, line.value, line.why, "; ".join(line.evidence) or "-"] for line in sizing.lines]
         header = ["setting", "value", "why", "evidence (points)"]
-        md += [f"## {title}", "", md_table(header, rows), "", f"GPU telemetry: {sizing.telemetry}", ""]
+        md += [f"## {title}", "", *[f"**{b}**" for b in best], "", md_table(header, rows), ""]
+        md += [f"GPU telemetry: {sizing.telemetry}", ""]
         html += [
             f"<h2>{escape(title)}</h2>",
+            *[f"<p class='bad'>{escape(b)}</p>" for b in best],
             html_table(header, rows),
             f"<p>GPU telemetry: {escape(sizing.telemetry)}</p>",
         ]

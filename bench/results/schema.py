@@ -501,6 +501,10 @@ class SaturationProbe:
     remeasured: bool = field(default=False, metadata=WRITTEN_WHEN_SET)
     #: how many times it was measured (2 or 3) when re-measured; left out: measured once
     measurements: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: the requests its latency percentile rests on (its last measurement's); left out: files before it was kept
+    requests: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: the answer's rate measured once more at the end: did it pass again; left out: not measured again
+    confirmed: bool | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass
@@ -512,6 +516,11 @@ class SaturationSummary:
     point: str | None  # the probe at that rate
     first_failure: float | None  # lowest failing rate above it; None: the search hit its probe limit first
     probes: list[SaturationProbe] = field(default_factory=list)
+    #: why `rate` is only a lower bound (the --max-time budget ran out, a signal stopped the search, no rate
+    #: failed); left out: the search ended between a passing and a failing rate
+    lower_bound: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: signs that the server's capacity changed between probes; left out: none seen
+    capacity_changes: list[str] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass
@@ -531,13 +540,17 @@ class SizingRecord:
     endpoint: str
     op: Op
     length: int | None
-    slo_p99_ms: float
+    slo_p99_ms: float  # the SLO's latency, ms, at `slo_percentile` (p99 unless that says otherwise)
     max_error_rate: float
     saturation: SaturationSummary | None
     lines: list[SizingLine]
     telemetry: str  # what NVML saw, or why there is no GPU telemetry (said once)
     ceiling: str | None = None  # the ceiling results file the fraction comes from
     record: str = "sizing"
+    #: the SLO's percentile (`--slo p95=800ms`); left out: 99
+    slo_percentile: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: why this answer is a best-so-far (the budget ran out, a signal stopped the run); left out: the run finished
+    stopped: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 # --- every command ---------------------------------------------------------------------------------

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import subprocess
 import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -18,22 +22,101 @@ from tests.harness.cli import run_cli
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
 
 QUEUE_SERVER = Path(__file__).with_name("queue_server.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _start_queue_server(tmp_path: Path, service_ms: float):
+    port = free_port()
+    proc = start_process(
+        "queue-server",
+        [sys.executable, str(QUEUE_SERVER), "--port", str(port), "--service-ms", str(service_ms)],
+        tmp_path / f"queue-{port}.log",
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(proc, f"{url}/metrics", deadline_s=30)
+    return url, proc
 
 
 @pytest.fixture
 def queue_server(tmp_path: Path):
-    port = free_port()
-    proc = start_process(
-        "queue-server",
-        [sys.executable, str(QUEUE_SERVER), "--port", str(port), "--service-ms", "20"],
-        tmp_path / "queue.log",
-    )
+    url, proc = _start_queue_server(tmp_path, 20)
     try:
-        url = f"http://127.0.0.1:{port}"
-        wait_healthy(proc, f"{url}/metrics", deadline_s=30)
         yield url
     finally:
         stop_process(proc)
+
+
+@pytest.fixture
+def slow_endpoint(tmp_path: Path):
+    """The user's case, scaled: one request at a time, 400 ms each: 2.5 requests/s, whatever the batch."""
+    url, proc = _start_queue_server(tmp_path, 400)
+    try:
+        yield url
+    finally:
+        stop_process(proc)
+
+
+SLOW_ARGS = ["--slo-p99", "2000", "--batch", "1", "--max-concurrency", "2", "--no-nvml"]
+SLOW_BURSTS = ["--burst", "4", "--burst-batch", "1", "--burst-concurrency", "1"]
+
+
+@pytest.mark.slow  # a measured search of about a minute by design
+def test_size_answers_within_its_budget_on_a_slow_endpoint(slow_endpoint, tmp_path, monkeypatch, capsys):
+    """2.5 requests/s, a 2 s p99 SLO, --max-time 60s: every point and probe is sized to fit the budget (their warm-up
+    and measured windows together stay under it), the time expected is said at the start and after each probe,
+    and the answer is a saturation rate at or under the capacity — whole, or a lower bound that says so."""
+    out = tmp_path / "size"
+    code, stdout, stderr = run_cli(
+        ["size", "-e", f"q=tei@{slow_endpoint}", *SLOW_ARGS, *SLOW_BURSTS, "--max-time", "60s", "--out", str(out)],
+        monkeypatch,
+        capsys,
+    )
+    assert code == 0, stderr
+    results = read_results(out / "results.jsonl")
+    (sizing,) = results.sizing
+    measured = sum(p.warmup_s + p.duration_s for p in results.load_points)
+    print(f"saturation {sizing.saturation.rate} requests/s, {measured:.1f} s measured, stopped {sizing.stopped}")
+    assert measured <= 60.0
+    assert sizing.saturation.rate is not None and sizing.saturation.rate <= 2.5 * 1.15
+    assert (sizing.stopped is None) or (sizing.saturation.lower_bound == sizing.stopped)
+    said = " ".join(stderr.split())  # the console wraps its lines
+    assert "size: probably" in said and "--max-time 60 s bounds it" in said
+    assert "s spent of the 60 s budget, about" in said
+    assert "requests/s offered: passed — scheduled p99" in said and " requests (95% interval" in said
+    by = {line.setting: line for line in sizing.lines}
+    assert "requests/s" in by["saturation rate (goodput, offered)"].value
+    assert by["answered at the saturation rate (achieved)"].value.endswith(" texts/s")
+    assert all(p.requests for p in sizing.saturation.probes)  # each verdict says how many requests it rests on
+
+
+@pytest.mark.slow  # a subprocess stopped by a signal mid-search
+def test_sigint_mid_search_writes_a_best_so_far_sizing_record(slow_endpoint, tmp_path):
+    """Ctrl-C once a probe has finished: exit 130 (README), and the sizing record of what finished is written,
+    labelled a lower bound with the rates passed and failed, before the end record; the report says so."""
+    out = tmp_path / "size"
+    argv = [sys.executable, "-m", "bench", "size", "-e", f"q=tei@{slow_endpoint}", *SLOW_ARGS, *SLOW_BURSTS]
+    argv += ["--duration", "2s", "--warmup", "0.5s", "--probe-requests", "5", "--out", str(out)]
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (results.exists() and '"loop": "open"' in results.read_text()):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr.decode()[-800:]
+    read = read_results(results)
+    (sizing,) = read.sizing
+    assert sizing.stopped == "stopped by SIGINT"
+    assert read.end.status == "interrupted"
+    assert len(sizing.saturation.probes) >= 1
+    if sizing.saturation.rate is not None:
+        assert sizing.saturation.lower_bound == "stopped by SIGINT"
+    (line,) = [x for x in sizing.lines if x.setting.startswith("saturation rate")]
+    assert "passed at" in line.why and "failed at" in line.why
+    assert "best so far (stopped by SIGINT): a lower bound" in stdout.decode()
+    assert "Best so far, a lower bound: stopped by SIGINT" in (out / "report.md").read_text()
 
 
 @pytest.mark.slow
@@ -99,7 +182,7 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
     assert "no GPU telemetry" in sizing.telemetry
     assert results.end.status == "complete"
     report = (out / "report.md").read_text()
-    assert "# Sizing" in report and "saturation rate (goodput)" in report
+    assert "# Sizing" in report and "saturation rate (goodput, offered)" in report
     assert (out / "plots" / "size_goodput_1.png").is_file()
     assert "TEI --max-concurrent-requests" in stdout
     # On a GPU host the same file holds NVML windows per point: its report plots them (no GPU here, so the
@@ -164,7 +247,7 @@ def test_size_against_real_infinity(infinity_server, tmp_path, monkeypatch, caps
     results = read_results(out / "results.jsonl")
     (sizing,) = results.sizing
     probes = sizing.saturation.probes  # a probe re-measured after failing: one open point per measurement
-    measured = sum(p.measurements or 1 for p in probes)
+    measured = sum((p.measurements or 1) + (p.confirmed is not None) for p in probes)
     assert [p.loop for p in results.load_points].count("open") == measured >= 1
     assert any(p.loop == "burst" for p in results.load_points)
     assert all(p.length == 32 for p in results.load_points)
@@ -181,6 +264,16 @@ def test_size_against_real_infinity(infinity_server, tmp_path, monkeypatch, caps
         (["--slo-p99", "100", "--arrival", "weird"], "--arrival 'weird'"),
         (["--slo-p99", "100", "--duration", "soon"], "--duration 'soon'"),
         (["--slo-p99", "100", "--probe-requests", "0"], "--probe-requests 0"),
+        ([], "give the latency SLO once"),
+        (["--slo-p99", "100", "--slo", "p95=1s"], "give the latency SLO once"),
+        (["--slo", "p95"], "--slo 'p95': expected pNN=DURATION"),
+        (["--slo", "p95=800"], "with a unit"),
+        (["--slo", "p100=1s"], "--slo '100'"),
+        (["--slo", "p95=2h"], "--slo '2h': at most 3,600 s"),
+        (["--slo", "p95=800ms", "--max-time", "0s"], "--max-time '0s'"),
+        (["--slo", "p95=800ms", "--max-time", "8d"], "--max-time '8d'"),
+        (["--slo-p99", "100", "--target-rps", "1", "--target-texts-per-s", "8"], "give the target once"),
+        (["--slo-p99", "100", "--target-tokens-per-s", "0"], "--target-tokens-per-s 0.0"),
     ],
 )
 def test_bad_flags_are_one_line_and_exit_2_before_anything_is_written(args, message, tmp_path, monkeypatch, capsys):
@@ -306,3 +399,31 @@ def test_a_server_dying_mid_search_exits_3_with_every_finished_point(load_server
     results = read_results(out / "results.jsonl")
     assert [p.requests.ok > 0 for p in results.load_points] == [True, False]
     assert results.end.status == "failed" and "no answer at all" in results.end.error
+
+
+def test_slo_on_another_percentile_and_a_target_in_texts(load_server, tmp_path, monkeypatch, capsys):
+    """`--slo p95=100ms` sizes on the p95 (the record and the report say so); `--target-texts-per-s` gives replicas
+    in texts/s; a probe verdict names its requests."""
+    url, _ = load_server(service_ms=1)
+    out = tmp_path / "size"
+    code, stdout, stderr = run_cli(
+        ["size", "-e", f"t=tei@{url}", "--slo", "p95=100ms", "--batch", "4", "--max-concurrency", "2"]
+        + ["--duration", "0.3s", "--warmup", "0s", "--max-probes", "3", "--probe-requests", "20"]
+        + ["--burst", "4", "--burst-batch", "4", "--burst-concurrency", "1", "--target-texts-per-s", "1e6"]
+        + ["--no-nvml", "--out", str(out)],
+        monkeypatch,
+        capsys,
+    )
+    assert code == 0, stderr
+    (sizing,) = read_results(out / "results.jsonl").sizing
+    assert (sizing.slo_percentile, sizing.slo_p99_ms, sizing.stopped) == (95.0, 100.0, None)
+    by = {line.setting: line for line in sizing.lines}
+    offered = by["saturation rate (goodput, offered)"]
+    assert "scheduled p95" in offered.why and " requests (95% interval" in offered.why
+    rate = float(offered.value.split()[-2].replace(",", ""))
+    replicas = by["replicas for --target-texts-per-s"]
+    assert "texts/s offered per replica at the SLO (batch 4)" in replicas.why
+    # 3 probes find no failing rate on this fast server: a lower bound, so at most that many replicas
+    assert sizing.saturation.lower_bound == "no failing rate found within the probe limit"
+    assert replicas.value.startswith("≤ ") and int(replicas.value[2:]) >= 1e6 / (rate * 4 * 1.01)  # rate: 3 digits
+    assert "p95 SLO 100 ms" in stdout and "SLO p95 100 ms" in (out / "report.md").read_text()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -29,10 +30,13 @@ from bench.sizing.size import (
     closed_sweep,
     error_rate,
     judge_probe,
+    passes,
     pow2_at_least,
     recommend,
     remeasured_text,
     saturation_search,
+    sig3,
+    slo_texts_per_s,
 )
 
 CAPACITY = 400.0  # texts/s the model server computes at full load
@@ -104,7 +108,7 @@ def true_saturation(slo_ms: float, batch: int = 8) -> float:
 
 
 def test_search_finds_the_analytic_saturation_rate_within_tolerance():
-    slo = Slo(p99_ms=100.0)
+    slo = Slo(100.0)
     truth = true_saturation(100.0)  # 33 requests/s
     result = saturation_search(open_point, start_rate=5.0, slo=slo, tolerance=0.05)
     assert result.rate <= truth < result.first_failure
@@ -154,7 +158,7 @@ def test_a_failing_probe_is_measured_again_and_the_majority_of_three_decides():
             p.latency_ms.scheduled = _block(5000.0)
         return p
 
-    slo = Slo(p99_ms=100.0)
+    slo = Slo(100.0)
     result = saturation_search(measure, start_rate=5.0, slo=slo, tolerance=0.05)
     truth = true_saturation(100.0)
     assert result.rate <= truth < result.first_failure and truth / result.rate - 1 <= 0.05
@@ -170,7 +174,7 @@ def test_a_failing_probe_is_measured_again_and_the_majority_of_three_decides():
     # the sizing record's probes say which were re-measured and how often; a probe measured once is written as before
     from bench.commands.size import _summary
 
-    probes = _summary(result).probes
+    probes = _summary(result, slo).probes
     assert [(p.remeasured, p.measurements) for p in probes] == [
         (p.measured > 1, p.measured if p.measured > 1 else None) for p in result.probes
     ]
@@ -200,10 +204,30 @@ def test_closed_sweep_stops_when_texts_per_second_stop_rising():
     assert conc[8] == [1, 2, 4, 8]
     choice = choose_closed(points, Slo(100.0))
     assert (choice.peak.batch, choice.peak.concurrency) == (8, 4)  # 520 texts/s; c=8 adds nothing
-    assert (choice.best.batch, choice.best.concurrency) == (8, 4)  # p99 80 ms
+    # Batch 8 is 30% faster closed-loop (520 vs 400 texts/s), but in the open loop (open_point) batch 1 serves more
+    # texts/s at the SLO: its requests leave more of the 100 ms for queueing. The choice ranks by that.
+    at_slo = {b: true_saturation(100.0, b) * b for b in (1, 8)}
+    assert at_slo[1] > at_slo[8]
+    assert (choice.best.batch, choice.best.concurrency) == (1, 8)  # batch 1's best texts/s under the SLO
+    assert [p.batch for p, _ in choice.ranked] == [1, 8]
     tight = choose_closed(points, Slo(70.0))
     assert (tight.peak.batch, tight.peak.concurrency) == (8, 4)  # the server's throughput ignores the SLO
-    assert (tight.best.batch, tight.best.concurrency) == (8, 2)  # c=4 is over 70 ms
+    assert tight.best.batch == 1 and true_saturation(70.0, 1) > true_saturation(70.0, 8) * 8
+
+
+def test_batch_is_chosen_on_texts_per_second_at_the_slo_not_raw():
+    """The user's endpoint: ~10 texts/s; batch 8 is 21% faster on raw texts/s with the queue kept full, but each
+    of its requests takes 0.8 s of a 2 s p99 SLO, so random arrivals leave it little room: batch 1 is chosen."""
+    batch1 = point("closed", 1, 8.8, 250.0, concurrency=2)  # 8.8 requests/s
+    batch8 = point("closed", 8, 10.65, 1600.0, concurrency=2)  # 1.33 requests/s of 8
+    slo = Slo(2000.0)
+    choice = choose_closed([batch8, batch1], slo)
+    assert choice.best is batch1
+    queueing = math.log(100) / (2 * 2.0)  # 1.15 requests/s kept for queueing under a 2 s p99
+    assert slo_texts_per_s(batch8, slo) == pytest.approx((10.65 / 8 - queueing) * 8, rel=1e-9)  # 1.44 texts/s
+    assert slo_texts_per_s(batch1, slo) == pytest.approx(8.8 - queueing, rel=1e-9)  # 7.65 texts/s
+    line = recommend([batch8, batch1], None, slo)[0]
+    assert line.value == "1 / 2" and "batch 8: 1.44 (raw 10.7)" in line.why
 
 
 def test_closed_sweep_stops_at_errors():
@@ -265,20 +289,33 @@ def test_recommendation_lines_name_their_points():
     lines = recommend(closed + bursts(), saturation, slo, Economics(target_rps=100, gpu_hourly_usd=3.6), ceiling)
     by = {line.setting: line for line in lines}
     sat_label = point_label(saturation.point)
-    assert by["client batch / concurrency"].value == "8 / 4"
-    assert by["saturation rate (goodput)"].evidence == [sat_label]
+    assert by["client batch / concurrency"].value == "1 / 8"  # the most texts/s at the SLO (see the closed sweep)
+    offered = by["saturation rate (goodput, offered)"]
+    assert offered.evidence == [sat_label] and offered.value == f"{sig3(saturation.rate)} requests/s"
+    assert "texts/s" not in offered.value + offered.why  # offered and achieved rates never share a sentence
+    achieved = by["answered at the saturation rate (achieved)"]
+    assert achieved.value == f"{sig3(saturation.point.throughput.texts_per_s)} texts/s"
+    assert "offered" not in achieved.why
     assert by["TEI --max-client-batch-size"].value == "32"  # Open WebUI's burst batch is the larger
     assert by["Open WebUI RAG_EMBEDDING_BATCH_SIZE"].value == "32"
     assert by["Open WebUI RAG_EMBEDDING_CONCURRENT_REQUESTS"].value == "4"
     assert by["replicas for --target-rps"].value == str(math.ceil(100 / saturation.rate))
     texts_s = saturation.point.throughput.texts_per_s
-    assert by["cost per 1M texts"].value == f"${3.6 / (texts_s * 3600) * 1e6:.4f}"
-    assert by["cost per 1M tokens"].value == f"${3.6 / (texts_s * 128 * 3600) * 1e6:.4f}"
+    assert by["cost per 1M texts"].value == f"${sig3(3.6 / (texts_s * 3600) * 1e6)}"
+    assert by["cost per 1M tokens"].value == f"${sig3(3.6 / (texts_s * 128 * 3600) * 1e6)}"
     peak = choose_closed(closed, slo).peak
-    assert by["fraction of the in-process ceiling"].value == f"{peak.throughput.texts_per_s / 1000.0:.1%}"
+    assert by["fraction of the in-process ceiling"].value == f"{sig3(peak.throughput.texts_per_s / 1000.0 * 100)}%"
+    assert "over 100%" not in by["fraction of the in-process ceiling"].why
+    # a server faster than the in-process reference: the fraction over 100% says why in one line
+    slow_ceiling = [replace(c, texts_per_s=c.texts_per_s / 10) for c in ceiling]
+    (over,) = [x for x in recommend(closed, None, slo, ceiling=slow_ceiling) if x.setting.startswith("fraction")]
+    assert over.value == f"{sig3(peak.throughput.texts_per_s / 100.0 * 100)}%" and "over 100%: the server" in over.why
     # permits: the largest of users × batch, Little's law at saturation, Open WebUI's burst in flight (4 × 32)
     assert int(by["TEI --max-concurrent-requests"].value) == 512
     assert int(by["TEI --max-batch-tokens"].value) == 16384
+    assert "below TEI's default" not in by["TEI --max-client-batch-size"].why  # 32: the default itself
+    (small,) = [x for x in recommend(closed, saturation, slo) if x.setting == "TEI --max-client-batch-size"]
+    assert small.value == "1" and "below TEI's default 32 only so that TEI refuses" in small.why
     for line in lines:
         assert line.evidence, line.setting
         assert all(isinstance(e, str) and e for e in line.evidence)
@@ -308,3 +345,137 @@ def test_permits_cover_an_unlimited_open_webui_burst():
     (permits,) = [line for line in lines if line.setting == "TEI --max-concurrent-requests"]
     assert permits.value == "4096"  # all 128 requests of 32 inputs at once
     assert point_label(big) in permits.evidence and "Open WebUI" in permits.why
+
+
+def test_sig3_rounds_to_what_a_figure_can_hold():
+    assert [sig3(x) for x in (7.89366, 146.1, 12345.0, 20.0, 0.012345, 2.5, 0.0)] == [
+        "7.89",
+        "146",
+        "12,300",
+        "20",
+        "0.0123",
+        "2.5",
+        "0",
+    ]
+
+
+def test_order_statistic_interval_of_a_percentile():
+    """The distribution-free interval: X(l) ≤ ξ_q ≤ X(u) with P ≥ 95% for B(n, q) in [l, u−1]; below 368 requests
+    the slowest one cannot bound a p99 from above (0.99^n > 2.5%)."""
+    from scipy.stats import binom
+
+    from bench.sizing.size import order_ranks, requests_to_bound
+
+    assert requests_to_bound(99.0) == 368 and 0.99**368 <= 0.025 < 0.99**367
+    for n in (40, 367):
+        assert order_ranks(n, 99.0)[1] is None
+    low, high = order_ranks(1000, 99.0)
+    assert low is not None and high is not None and low < 990 < high <= 1000
+    coverage = binom.cdf(high - 1, 1000, 0.99) - binom.cdf(low - 1, 1000, 0.99)
+    assert coverage >= 0.95
+    assert binom.cdf(high - 2, 1000, 0.99) - binom.cdf(low - 1, 1000, 0.99) < 0.975  # u is the smallest such
+
+
+def test_a_probe_verdict_says_how_many_requests_it_rests_on():
+    from array import array
+
+    from bench.load.histograms import encode, from_values, summary_ms
+    from bench.sizing.size import verdict
+
+    few = open_point(10.0)
+    histogram = from_values(array("d", [1000.0 * (i + 1) for i in range(40)]))
+    few.histograms = {"scheduled": encode(histogram)}
+    few.latency_ms.scheduled = summary_ms(histogram)
+    judged = verdict(few, "scheduled", Slo(100.0))
+    assert judged.requests == 40 and judged.high_ms is None
+    assert judged.value_ms == pytest.approx(40.0, rel=1e-3)  # the 40th of 40: their slowest
+    text = judged.text(Slo(100.0), "scheduled")
+    assert "from 40 requests" in text and "too few for a p99" in text and "368 would bound it" in text
+    many = open_point(10.0)
+    many.histograms = {"scheduled": encode(from_values(array("d", [float(i + 1) * 10 for i in range(2000)])))}
+    judged = verdict(many, "scheduled", Slo(100.0, percentile=95.0))
+    assert judged.requests == 2000 and judged.low_ms < judged.value_ms < judged.high_ms
+    assert judged.value_ms == pytest.approx(19.0, rel=2e-3)  # the 1900th of 2000 values of 10 µs each
+    assert "from 2000 requests (95% interval" in judged.text(Slo(100.0, percentile=95.0), "scheduled")
+
+
+def test_the_slo_can_be_on_any_percentile():
+    """p90 = 0.8 × p99 in these points: a p90 SLO passes a probe the same latency fails at p99."""
+    p = open_point(30.0)
+    p99 = p.latency_ms.scheduled.p99
+    assert not passes(p, Slo(p99 * 0.9), "scheduled")
+    assert passes(p, Slo(p99 * 0.9, percentile=90.0), "scheduled")
+
+
+def test_budget_ends_the_search_with_a_best_so_far_lower_bound():
+    """A clock that advances 10 s per measurement and a 45 s budget: the fifth measurement does not fit; the answer is
+    the highest rate passed so far, with the rates passed and failed, labelled a lower bound."""
+    from bench.sizing.size import Budget, BudgetSpent, saturation_from
+
+    now = [0.0]
+    budget = Budget(45.0, clock=lambda: now[0])
+    probes: list = []
+
+    def measure(rate: float) -> LoadPointRecord:
+        budget.require(10.0)
+        now[0] += 10.0
+        return open_point(rate)
+
+    with pytest.raises(BudgetSpent):
+        saturation_search(measure, start_rate=5.0, slo=Slo(100.0), probes=probes)
+    answer = saturation_from(probes, "the 45 s budget (--max-time) was spent")
+    assert [p.rate for p in probes] == [5.0, 10.0, 20.0, 40.0]  # 40/s failed once; its re-measure did not fit
+    assert answer.rate == 20.0 and answer.first_failure == 40.0
+    assert answer.lower_bound == "the 45 s budget (--max-time) was spent"
+    offered = recommend([], answer, Slo(100.0))[1]
+    assert offered.value == "≥ 20 requests/s" and "a lower bound: the 45 s budget" in offered.why
+    assert "passed at 5, 10, 20 requests/s offered; failed at 40" in offered.why
+    assert saturation_from(probes).lower_bound is None  # finished between a pass and a failure: no bound said
+
+
+def test_search_outlook_counts_down_the_measurements_expected():
+    heard: list[int] = []
+    saturation_search(open_point, start_rate=5.0, slo=Slo(100.0), outlook=heard.append)
+    assert heard[0] == math.ceil((1 + math.ceil(math.log2(1 / 0.05))) * 1.5)  # one more growth, 5 bisections
+    assert heard[-1] <= 2 and all(n >= 1 for n in heard)
+
+
+def test_capacity_change_between_probes_is_said():
+    """The answer's rate, measured again at the end, fails; the achieved rate at one offered rate drops 40%."""
+    from bench.sizing.size import capacity_changes
+
+    calls: list[float] = []
+
+    def measure(rate: float) -> LoadPointRecord:  # capacity halves after the fourth measurement
+        calls.append(rate)
+        return open_point(rate if len(calls) <= 4 else rate * 2)
+
+    result = saturation_search(measure, start_rate=5.0, slo=Slo(100.0), tolerance=0.05)
+    assert result.rate == 20.0  # passed before the change
+    assert any(
+        "20 requests/s offered passed, then failed when measured again at the end" in c for c in result.capacity_changes
+    )
+    line = next(x for x in recommend([], result, Slo(100.0)) if x.setting == "capacity change between probes")
+    assert line.value == "seen" and "measure again" in line.why
+    steady = saturation_search(open_point, start_rate=5.0, slo=Slo(100.0))
+    assert steady.capacity_changes == []
+    before = open_point(60.0)
+    after = open_point(60.0)
+    after.throughput = Throughput(0.6 * before.throughput.requests_per_s, 0.0, 0.0, "tokenizer")
+    from bench.sizing.size import Probe
+
+    drop = capacity_changes([Probe(60.0, after, False, earlier=[before])])
+    assert any("achieved rate fell from" in c and "(40% less)" in c for c in drop)
+
+
+def test_targets_in_texts_and_tokens_per_second():
+    slo = Slo(100.0)
+    saturation = saturation_search(open_point, start_rate=5.0, slo=slo)
+    rate, batch = saturation.rate, saturation.point.batch
+    for economics, setting, per_replica in (
+        (Economics(target_texts_per_s=1000.0), "replicas for --target-texts-per-s", rate * batch),
+        (Economics(target_tokens_per_s=128_000.0), "replicas for --target-tokens-per-s", rate * batch * 128),
+    ):
+        goal = economics.target_texts_per_s or economics.target_tokens_per_s
+        (line,) = [x for x in recommend([], saturation, slo, economics) if x.setting == setting]
+        assert line.value == str(math.ceil(goal / per_replica)) and "offered per replica at the SLO" in line.why

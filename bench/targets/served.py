@@ -186,10 +186,11 @@ class Encoder:
         that exceed the model's input limit are counted too (after the phase's wall time: not part of its rate)."""
         meter = self.meters.setdefault(phase, EmbedMeter())
         started, events = time.perf_counter(), Counter(self.endpoint.events)
-        found = self.cache.get_many(texts) if self.cache and cached else {}
-        if found and self.recheck is None:
+        cache = self.cache if cached else None
+        found = cache.get_many(texts) if cache else {}
+        if cache and found and self.recheck is None:
             checked = time.perf_counter()
-            found = self._recheck(texts, found)
+            found = self._recheck(cache, texts, found)
             # Its requests are not the phase's: left out of its wall time and events (the check has its own).
             started += time.perf_counter() - checked
             events = Counter(self.endpoint.events)
@@ -211,13 +212,12 @@ class Encoder:
             return np.zeros((0, 0), dtype=np.float32)
         return np.vstack([found[i] for i in range(len(texts))])
 
-    def _recheck(self, texts: list[str], found: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+    def _recheck(self, cache: EmbeddingCache, texts: list[str], found: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
         """The cached vectors `found`, once the sample `recheck_sample` picks from them is embedded again and
         matches them within RECHECK_COSINE and RECHECK_NORM; else none: the identity key missed a change of
         what the server does (a truncation the probes did not cross, say), so every vector of this key is
         stale. The cache of the key is cleared, every text is embedded again, and why is said on stderr and
         in `describe()`'s `cache_check`."""
-        assert self.cache is not None
         started = time.perf_counter()
         sample = recheck_sample(texts, sorted(found))
         fresh = self.endpoint.embed([texts[i] for i in sample]).vectors
@@ -231,7 +231,7 @@ class Encoder:
         }
         if stale is None:
             return found
-        self.cache.clear()
+        cache.clear()
         self.recheck["verdict"] = (
             f"stale: {len(sample)} cached texts embedded again differ ({stale}); "
             f"the cache {self.key} was cleared and every text embedded again"

@@ -6,20 +6,70 @@ import hashlib
 import json
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from bench.core.errors import UserError
+from bench.endpoints.client import EndpointHTTPError
 
-# Sent to an HTTP endpoint once per run: the vector it gets back is part of the cache key (`served_key`).
+# The identity probe (`probe_vectors`), sent to an HTTP endpoint once per run: a short sentence and texts long
+# enough to cross the input limit of the served model, so that the vectors it gets back (part of the cache key,
+# `served_key`) change with the model, its normalisation and wherever the server truncates.
 PROBE_TEXT = "ragbench cache probe: what the served model makes of one fixed sentence."
+# Without a limit the server tells: beyond the usual ones (512, 8,192 and 32,768 tokens; a word is a token at least).
+PROBE_WORDS = (600, 9_000, 33_000)
+# Words of the long probes by topic: the topic changes at words 16, 32, 64, ... (`probe_text`).
+_TOPICS = (
+    "river bridge stone valley mountain forest meadow lake cliff canyon island harbour".split(),
+    "protein enzyme molecule membrane genome cell tissue receptor antibody neuron plasma virus".split(),
+    "violin guitar melody rhythm chorus opera drum symphony tempo harmony piano trumpet".split(),
+    "court judge verdict contract statute appeal witness lawyer tribunal clause evidence jury".split(),
+    "bread butter garlic onion pepper oven soup noodle cheese basil lemon honey".split(),
+    "market bond equity dividend invoice budget tax loan credit profit auction ledger".split(),
+    "football tennis sprint marathon referee goal stadium racket medal league coach swim".split(),
+    "galaxy planet comet orbit telescope nebula asteroid quasar eclipse rocket crater star".split(),
+)
+
+
+def probe_text(words: int) -> str:
+    """`words` words whose topic changes at words 16, 32, 64, 128, ...: a server that cuts the text anywhere
+    drops a part as long as the part it keeps, of other topics, so the vector it gives differs clearly (a
+    repeated sentence would pool to nearly the same vector however it is cut)."""
+    out = []
+    for i in range(words):
+        topic = _TOPICS[max(0, i.bit_length() - 4) % len(_TOPICS)]
+        out.append(topic[(i * 7) % len(topic)])
+    return " ".join(out)
+
+
+def probe_texts(limit: int | None) -> list[str]:
+    """The probe texts: the short sentence and, where the server tells its input `limit` (tokens), one text
+    longer than it (TEI /info's max_input_length), else one longer than each of the usual limits."""
+    lengths = (limit + 16,) if limit else PROBE_WORDS
+    return [PROBE_TEXT, *(probe_text(n) for n in lengths)]
+
+
+def probe_vectors(embed: Callable[[list[str]], np.ndarray], limit: int | None = None) -> np.ndarray:
+    """The probe texts' vectors, in one request. A server that answers an error status (one that refuses
+    inputs that long: TEI 413/422, vLLM and OpenAI 400) is asked again without the longest text; how many it
+    took is part of the vectors' shape, so of the key. The short sentence's error is raised."""
+    texts = probe_texts(limit)
+    while True:
+        try:
+            return embed(texts)
+        except EndpointHTTPError:
+            if len(texts) == 1:
+                raise
+            texts = texts[:-1]
 
 
 def served_key(identity: dict[str, object], probe: np.ndarray) -> str:
     """The cache key of a served model: what the endpoint says it serves (model, weights, dtype, pooling,
-    input limit, request options) and the vector it gives PROBE_TEXT, to 3 decimals (float noise between
-    runs does not matter; another model, pooling, normalisation or truncation does). The key never holds
+    input limit, request options) and the vectors it gives the probe texts (`probe_vectors`), to 3 decimals
+    (float noise between runs does not matter; another model, pooling, normalisation, or truncation anywhere
+    below the probes' length does: the long probe's vector, with its norm, is another). The key never holds
     the URL: the same model behind another address shares its vectors."""
     h = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode())
     rounded = np.round(np.asarray(probe, dtype=np.float64), 3) + 0.0  # + 0.0: -0.0 and 0.0 hash alike
@@ -91,6 +141,14 @@ class EmbeddingCache:
         try:
             with self._db:
                 self._db.executemany("INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)", rows)
+        except sqlite3.Error as exc:
+            raise self._unusable(exc) from None
+
+    def clear(self) -> None:
+        """Forget every vector of this model (they no longer match what it serves)."""
+        try:
+            with self._db:
+                self._db.execute("DELETE FROM vectors")
         except sqlite3.Error as exc:
             raise self._unusable(exc) from None
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from bench.endpoints.base import CallTiming, Embeddings, WireRequest, WireShapeError, batches, vectors_of
-from bench.endpoints.cache import PROBE_TEXT, served_key
+from bench.endpoints.cache import probe_vectors, served_key
 from bench.endpoints.client import HttpEndpoint
 
 
@@ -127,7 +127,9 @@ class OpenAIEmbedder:
         return 4  # the OpenAI shape says nothing of the server's limits
 
     def cache_key(self) -> str:
-        return served_key(self.identity(), self.embed([PROBE_TEXT]).vectors)
+        """`served_key` of the model name and the probe vectors (the OpenAI shape tells no input limit: the long
+        probes cross each usual one)."""
+        return served_key(self.identity(), probe_vectors(lambda texts: self.embed(texts).vectors))
 
     def close(self) -> None:
         self.http.close()

@@ -175,7 +175,8 @@ class ReferenceEmbedder:
 
     def cache_key(self) -> str:
         """The model's files decide its vectors (no server can change under it): the key is their fingerprint,
-        so a run whose texts are all cached never loads the model."""
+        which needs no model loaded. What the files do not fix (the library computing them) is caught like a
+        server's change, by the Encoder's re-check of a few cached texts."""
         return f"st-{self.embedder.fingerprint}"
 
     def close(self) -> None:

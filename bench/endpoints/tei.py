@@ -24,7 +24,7 @@ from bench.endpoints.base import (
     scores_of,
     vectors_of,
 )
-from bench.endpoints.cache import PROBE_TEXT, served_key
+from bench.endpoints.cache import probe_vectors, served_key
 from bench.endpoints.client import EndpointHTTPError, HttpEndpoint
 
 DEFAULT_CLIENT_BATCH = 32  # TEI's own default max_client_batch_size, used until /info says otherwise
@@ -307,8 +307,11 @@ class TeiEmbedder(_TeiEndpoint):
         self.wire = TeiEmbedWire(self.client.url, options)
 
     def embed(self, texts: list[str]) -> Embeddings:
+        return self._embed(self.wire, texts)
+
+    def _embed(self, wire: TeiEmbedWire, texts: list[str]) -> Embeddings:
         def send(chunk: range):
-            return self.client.call(self.wire, self.wire.request([texts[i] for i in chunk]))
+            return self.client.call(wire, wire.request([texts[i] for i in chunk]))
 
         parts = self._batched.run(len(texts), send)
         vectors = np.vstack([p[0] for p in parts]) if parts else np.zeros((0, 0), dtype=np.float32)
@@ -331,7 +334,12 @@ class TeiEmbedder(_TeiEndpoint):
         return True
 
     def cache_key(self) -> str:
-        return served_key(self.identity(), self.embed([PROBE_TEXT]).vectors)
+        """`served_key` of /info's identity and the probe vectors: the long probe is longer than /info's
+        max_input_length (or than each usual limit where /info tells none) and sent with `truncate: true`, so the
+        server cuts it where it really cuts (whatever /info says) instead of refusing it."""
+        limit = self.client.info().max_input_length if self._info_known() else None
+        wire = TeiEmbedWire(self.client.url, {**self.wire.options, "truncate": True})
+        return served_key(self.identity(), probe_vectors(lambda texts: self._embed(wire, texts).vectors, limit))
 
     def over_limit(self, texts: list[str]) -> tuple[int | None, str]:
         """How many of `texts` are longer than the model's input limit, counted by the server's own tokenizer

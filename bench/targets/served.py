@@ -20,6 +20,7 @@ import numpy as np
 
 from bench.core.errors import ServerError, UserError
 from bench.core.http import ServerUnreachable
+from bench.core.progress import console
 from bench.datasets.model import Dataset
 from bench.endpoints.base import CallTiming, Embedder, Embeddings, Reranker
 from bench.endpoints.cache import EmbeddingCache
@@ -112,10 +113,43 @@ class EmbedMeter:
         }
 
 
+# The re-check of cached vectors (`Encoder._recheck`): a sample of the cached texts embedded again, once a run.
+RECHECK_LONGEST = 4  # the longest cached texts: those another truncation changes
+RECHECK_SPREAD = 4  # and as many others, by their text's hash: whatever their length
+RECHECK_COSINE = 0.999  # float16's batch-invariance threshold (docs/endpoints.md): the same model passes it
+RECHECK_NORM = 0.01  # |norm now - norm cached| / norm cached: normalisation switched on or off fails it
+
+
+def recheck_sample(texts: list[str], positions: list[int]) -> list[int]:
+    """Positions of the texts to embed again: the RECHECK_LONGEST longest, then RECHECK_SPREAD others by hash
+    (deterministic, one position per distinct text)."""
+    by_text = {texts[i]: i for i in positions}
+    longest = sorted(by_text, key=lambda t: (-len(t), EmbeddingCache.key(t)))[:RECHECK_LONGEST]
+    others = sorted(set(by_text) - set(longest), key=EmbeddingCache.key)[:RECHECK_SPREAD]
+    return [by_text[t] for t in longest + others]
+
+
+def compare_vectors(cached: np.ndarray, fresh: np.ndarray) -> tuple[dict[str, Any], str | None]:
+    """Figures of cached vs freshly embedded vectors, and why they differ beyond the tolerance (None: they don't)."""
+    if cached.shape != fresh.shape:
+        return {}, f"dimension {cached.shape[1]} cached, {fresh.shape[1]} served now"
+    norms_cached, norms_fresh = np.linalg.norm(cached, axis=1), np.linalg.norm(fresh, axis=1)
+    cosine = (cached * fresh).sum(axis=1) / np.maximum(norms_cached * norms_fresh, 1e-30)
+    norm_diff = np.abs(norms_fresh - norms_cached) / np.maximum(norms_cached, 1e-30)
+    figures = {"cosine_min": float(cosine.min()), "norm_diff_max": float(norm_diff.max())}
+    if cosine.min() >= RECHECK_COSINE and norm_diff.max() <= RECHECK_NORM:
+        return figures, None
+    return figures, (
+        f"cosine min {cosine.min():.4f} (at least {RECHECK_COSINE} wanted), norms differ by up to "
+        f"{norm_diff.max():.2%} (at most {RECHECK_NORM:.0%} wanted)"
+    )
+
+
 class Encoder:
     """texts -> vectors through one embedding endpoint: the cache first (keyed by what the served model is,
     never by the spec), then the rest longest first in requests of the endpoint's size, `concurrency` in
-    flight, each finished request cached at once (an interrupted ingest keeps its work)."""
+    flight, each finished request cached at once (an interrupted ingest keeps its work). The first cached
+    vectors served in a run are re-checked (`_recheck`): stale ones clear the cache of this key."""
 
     def __init__(self, endpoint: ServedEmbedder, concurrency: int | None = None, cache: bool = True):
         self.endpoint = endpoint
@@ -126,6 +160,7 @@ class Encoder:
         self.cache = EmbeddingCache(self.key) if cache else None
         self.meters: dict[str, EmbedMeter] = {}
         self.finished = (0, 0)  # texts done of those asked, in the last `embed` (what an error leaves)
+        self.recheck: dict[str, Any] | None = None  # the re-check's figures and verdict, once it has run
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -134,6 +169,7 @@ class Encoder:
             "concurrency": self.concurrency,
             "served_identity": self.key,
             "cache": "on" if self.cache else "off",
+            "cache_check": self.recheck,
         }
 
     def blocks(self) -> dict[str, dict[str, Any]]:
@@ -151,7 +187,14 @@ class Encoder:
         that exceed the model's input limit are counted too (after the phase's wall time: not part of its rate)."""
         meter = self.meters.setdefault(phase, EmbedMeter())
         started, events = time.perf_counter(), Counter(self.endpoint.events)
-        found = self.cache.get_many(texts) if self.cache and cached else {}
+        cache = self.cache if cached else None
+        found = cache.get_many(texts) if cache else {}
+        if cache and found and self.recheck is None:
+            checked = time.perf_counter()
+            found = self._recheck(cache, texts, found)
+            # Its requests are not the phase's: left out of its wall time and events (the check has its own).
+            started += time.perf_counter() - checked
+            events = Counter(self.endpoint.events)
         meter.texts += len(texts)
         meter.from_cache += len(found)
         advance(len(found))
@@ -169,6 +212,38 @@ class Encoder:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.vstack([found[i] for i in range(len(texts))])
+
+    def _recheck(self, cache: EmbeddingCache, texts: list[str], found: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+        """The cached vectors `found`, once the sample `recheck_sample` picks from them is embedded again and
+        matches them within RECHECK_COSINE and RECHECK_NORM; else none: the identity key missed a change of
+        what the server does (a truncation the probes did not cross, say), so every vector of this key is
+        stale. The cache of the key is cleared, every text is embedded again, and why is said on stderr and
+        in `describe()`'s `cache_check`."""
+        started = time.perf_counter()
+        sample = recheck_sample(texts, sorted(found))
+        fresh = self.endpoint.embed([texts[i] for i in sample]).vectors
+        figures, stale = compare_vectors(np.vstack([found[i] for i in sample]), np.asarray(fresh, dtype=np.float32))
+        self.recheck = {
+            "texts": len(sample),
+            **figures,
+            "tolerance": {"cosine_min": RECHECK_COSINE, "norm_diff_max": RECHECK_NORM},
+            "wall_ms": (time.perf_counter() - started) * 1000.0,
+            "verdict": "match",
+        }
+        if stale is None:
+            return found
+        cache.clear()
+        self.recheck["verdict"] = (
+            f"stale: {len(sample)} cached texts embedded again differ ({stale}); "
+            f"the cache {self.key} was cleared and every text embedded again"
+        )
+        console.print(
+            f"{self.endpoint.name}: cached vectors {self.recheck['verdict']}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        return {}
 
     def _count_over_limit(self, sent: list[str], meter: EmbedMeter) -> None:
         if not isinstance(self.endpoint, LengthChecked):

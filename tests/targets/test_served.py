@@ -7,20 +7,22 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import numpy as np
 import pytest
 
-from bench.endpoints import open_endpoint, parse_spec
+from bench.endpoints import EndpointHTTPError, cache, open_endpoint, parse_spec
 from bench.endpoints.client import RETRIES, retry_wait
 from bench.results.store import read_results
-from bench.targets.served import Encoder
+from bench.targets.served import Encoder, recheck_sample
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 from tests.harness.stubs import JsonStub, RawBody
 from tests.load.conftest import load_server  # noqa: F401 (the fixture, reused)
+from tests.paths import scifact
 
 CORPUS = {
     "d1": "apple banana cherry",
@@ -152,9 +154,17 @@ def test_retry_wait_honours_retry_after_and_bounds_the_backoff():
     assert retry_wait(httpx.Response(429, headers={"retry-after": "3600"}), 0) is None
 
 
-def _tei_stub(limit: int, busy_every: int = 0, scale: float = 1.0, pooling: str = "mean"):
+def _tei_stub(
+    limit: int,
+    busy_every: int = 0,
+    scale: float = 1.0,
+    pooling: str = "mean",
+    cut: int | None = None,
+    refuse_over: int | None = None,
+):
     """A TEI-shaped /embed that refuses more than `limit` inputs with 413 (a proxy's words, no maximum named),
-    answers 429 to every `busy_every`-th request, and gives deterministic vectors scaled by `scale`."""
+    answers 429 to every `busy_every`-th request, and gives deterministic vectors scaled by `scale`, of each
+    text's first `cut` words (a server that truncates), refusing a text of more than `refuse_over` words (422)."""
     seen = {"n": 0}
 
     def embed(raw: bytes):
@@ -162,6 +172,10 @@ def _tei_stub(limit: int, busy_every: int = 0, scale: float = 1.0, pooling: str 
         inputs = json.loads(raw)["inputs"]
         if len(inputs) > limit:
             return 413, {"error": "Payload Too Large"}
+        if refuse_over is not None and any(len(t.split()) > refuse_over for t in inputs):
+            return 422, {"error": f"`inputs` must have less than {refuse_over} tokens", "error_type": "Validation"}
+        if cut is not None:
+            inputs = [" ".join(t.split()[:cut]) for t in inputs]
         if busy_every and seen["n"] % busy_every == 0:
             return 429, {"error": "Model is overloaded", "error_type": "Overloaded"}
         return 200, [[scale * len(t), scale * (sum(map(ord, t)) % 7), scale] for t in inputs]
@@ -211,6 +225,124 @@ def test_cache_is_keyed_by_what_is_served_not_by_the_spec(tmp_path, monkeypatch)
     assert cached_pooled == 0 and key_pooled not in (key, key_scaled)
     uncached = Encoder(open_endpoint(parse_spec(f"e=tei@{_tei_stub(limit=64).url}")), cache=False)
     assert uncached.cache is None and uncached.embed(texts, "ingest").shape == (3, 3)
+
+
+def _blind_probe(monkeypatch) -> None:
+    """The identity probe as it was before: one short sentence, which no truncation above its length changes."""
+    monkeypatch.setattr(cache, "probe_texts", lambda limit: [cache.PROBE_TEXT])
+
+
+def _words(n: int, seed: int) -> str:
+    return " ".join(f"w{(seed * 31 + i * 7) % 101}" for i in range(n))
+
+
+def test_the_long_probe_sees_a_truncation_the_short_sentence_does_not(tmp_path, monkeypatch):
+    def key(**served) -> str:
+        stub = _tei_stub(limit=64, **served)
+        try:
+            return open_endpoint(parse_spec(f"e=tei@{stub.url}")).cache_key()
+        finally:
+            stub.stop()
+
+    normal, cutting = key(), key(cut=64)
+    assert cutting != normal  # the probes cross 64 words (no /info limit here: 600, 9,000 and 33,000 words)
+    assert key(cut=64) == cutting and key() == normal  # and the same server gives the same key again
+    # A server that refuses long inputs is asked without the longest probe: it gets a key, its own.
+    refusing = key(refuse_over=1_000)
+    assert refusing not in (normal, cutting)
+    with pytest.raises(EndpointHTTPError, match="422"):  # one that refuses even the short sentence fails
+        key(refuse_over=3)
+    with monkeypatch.context() as blind:
+        _blind_probe(blind)
+        assert key(cut=64) == key()  # the old probe: the key of issue 23, blind to the truncation
+
+
+def test_stale_cached_vectors_are_embedded_again_and_the_record_says_why(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path))
+    _blind_probe(monkeypatch)  # a change the key misses: only the re-check of cached vectors can see it
+    texts = [_words(n, seed) for seed, n in enumerate((3, 5, 40, 80, 12, 7, 200, 9, 30, 60))]
+
+    def run(**served):
+        stub = _tei_stub(limit=64, **served)
+        encoder = Encoder(open_endpoint(parse_spec(f"e=tei@{stub.url}")))
+        vectors = encoder.embed(texts, "ingest")
+        stub.stop()
+        encoder.close()
+        return vectors, encoder
+
+    first, filled = run()
+    assert filled.blocks()["ingest"]["from_cache"] == 0 and filled.describe()["cache_check"] is None
+    again, same = run()  # unchanged: every vector from the cache, after a re-check that matched
+    check = same.describe()["cache_check"]
+    assert same.blocks()["ingest"]["from_cache"] == 10 and same.blocks()["ingest"]["requests"] == 0
+    assert check["verdict"] == "match" and check["texts"] == 8 and check["cosine_min"] > 0.999999
+    np.testing.assert_array_equal(again, first)
+    capsys.readouterr()
+    cut, stale = run(cut=20)  # the server now cuts at 20 words: the same key, other vectors for long texts
+    assert stale.key == same.key and stale.blocks()["ingest"]["from_cache"] == 0
+    verdict = stale.describe()["cache_check"]["verdict"]
+    assert verdict.startswith("stale: 8 cached texts embedded again differ") and stale.key in verdict
+    assert f"e: cached vectors {verdict}\n" in capsys.readouterr().err
+    heads = [" ".join(t.split()[:20]) for t in texts]  # what the server embeds now
+    np.testing.assert_array_equal(
+        cut, np.asarray([[len(h), sum(map(ord, h)) % 7, 1.0] for h in heads], dtype=np.float32)
+    )
+    # The cache now holds what the server serves: the next run takes it all, its re-check matching.
+    _, refilled = run(cut=20)
+    assert refilled.blocks()["ingest"]["from_cache"] == 10 and refilled.describe()["cache_check"]["verdict"] == "match"
+
+
+def test_recheck_sample_takes_the_longest_texts_and_others_by_hash():
+    texts = [_words(n, seed) for seed, n in enumerate(range(1, 21))] + [_words(20, 19)]  # the longest twice
+    sample = recheck_sample(texts, list(range(len(texts))))
+    assert len(sample) == 8 and len({texts[i] for i in sample}) == 8
+    assert sorted(len(texts[i].split()) for i in sample[:4]) == [17, 18, 19, 20]
+    assert any(len(texts[i].split()) < 17 for i in sample[4:])  # not only the longest
+
+
+def test_a_server_that_changes_what_it_serves_never_gets_its_old_vectors(tei_fixture, tmp_path, monkeypatch, capsys):
+    """Issue 23's probe: the same URL and model name, the server now truncating at 64 tokens (or no longer
+    normalising). Its corpus vectors are never the cached ones: nDCG is the --no-cache run's; an unchanged
+    server still takes them all from the cache. (A 128-token limit and 80 abstracts keep it short on a CPU.)"""
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
+    server = tei_fixture(max_input_length=128)
+    base = ["quality", "--dataset", str(scifact()), "--max-docs", "80", "--max-queries", "20", "--seed", "1"]
+    base += ["-e", f"emb=tei@{server.url}?batch=16&concurrency=1", "-t", "dense?embedder=emb", "-m", "nDCG@10"]
+    runs = iter(range(100))
+
+    def run(*extra: str) -> tuple[float, dict, str]:
+        out = tmp_path / f"run{next(runs)}"
+        code, _, err = run_cli([*base, *extra, "--out", str(out)], monkeypatch, capsys)
+        assert code == 0, err
+        results = read_results(out / "results.jsonl")
+        [target], [metric] = results.targets, results.metrics
+        return metric.mean, {**target.config, **target.cost_blocks["ingest"]}, err
+
+    def serve(*faults: str) -> None:
+        server.behaviour = replace(server.behaviour, faults=faults)  # the same server, URL and /info
+
+    served, filled, _ = run()
+    again, cached, _ = run()
+    assert (filled["texts"], filled["from_cache"], cached["from_cache"], cached["requests"]) == (80, 0, 80, 0)
+    assert cached["cache_check"]["verdict"] == "match" and again == pytest.approx(served, abs=1e-6)
+    serve("truncate:64")
+    truth, _, _ = run("--no-cache")
+    assert abs(truth - served) > 0.01  # truncation at 64 tokens moves nDCG (issue 23: 0.8626 cached, 0.776 true)
+    changed, record, _ = run()
+    assert record["served_identity"] != filled["served_identity"] and record["from_cache"] == 0
+    assert changed == pytest.approx(truth, abs=1e-6)
+    serve("unnormalised")
+    _, record, _ = run()
+    assert record["served_identity"] != filled["served_identity"] and record["from_cache"] == 0
+    # The old, short probe keys both servers alike: the re-check of cached vectors is what refuses them.
+    _blind_probe(monkeypatch)
+    serve()
+    _, blind, _ = run()
+    serve("truncate:64")
+    changed, record, err = run()
+    assert record["served_identity"] == blind["served_identity"] and record["from_cache"] == 0
+    assert record["cache_check"]["verdict"].startswith("stale: ") and record["cache_check"]["cosine_min"] < 0.999
+    assert "emb: cached vectors stale: " in err and changed == pytest.approx(truth, abs=1e-6)
 
 
 def _kill_after(url: str, proc, requests: int) -> None:

@@ -409,6 +409,13 @@ class OpenWebUITarget:
             if len(metadatas) > k:
                 warnings.append("more-results-than-asked")
             if any(d is None for d in distances):
+                if self.variant == "rerank":
+                    # Open WebUI's silent fallback: its reranker failed and it answered the fused candidates
+                    # unscored. A failed part fails its query (bench/targets/base.py), never the other part alone.
+                    raise self.http.error(
+                        f"reranker-error: {len(metadatas)} results with null scores from /query/{self.endpoint} "
+                        "(Open WebUI's unreranked fallback when its reranker fails)"
+                    )
                 warnings.append("null-scores")
             pairs = []
             unmapped = 0

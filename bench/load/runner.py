@@ -70,13 +70,14 @@ START_LEAD_S = 0.25  # time for the plans to reach the worker processes before t
 CLIENT_SATURATED = 0.9
 # After each point the runner waits until the server is idle again: a tiny probe request (the preflight's) answers
 # within DRAIN_FACTOR times its idle latency (+ DRAIN_SLACK_S, for a probe of a millisecond on a busy machine),
-# asked again every DRAIN_POLL_S, for at most the point's --timeout. Requests the client gave up on (timeouts) are
+# asked again every DRAIN_POLL_S, for at most the point's --timeout (DRAIN_MIN_S at least). Requests the client gave up on (timeouts) are
 # still queued in the server: without it the next point, or the next command, measures that backlog.
 IDLE_PROBES = 3  # at the preflight: the idle latency is the fastest of these
 DRAIN_FACTOR = 3.0
 DRAIN_SLACK_S = 0.02
 DRAIN_POLL_S = 0.1
 DRAIN_SHOWN_S = 1.0  # a drain longer than this is said in the console
+DRAIN_MIN_S = 5.0  # the drain's bound: the point's --timeout, at least this (a short timeout leaves a long backlog)
 
 
 class InProcessCall:
@@ -123,6 +124,7 @@ class LoadEndpoint:
         self.headers = {} if spec.url is None else endpoint_auth(spec.name, spec.url, spec.params.get("key_env"))[1]
         self.metrics = None if self.in_process else MetricsReader(self.request(("q", ["t"])).url, self.headers)
         self.idle_probe_s: float | None = None  # the probe's latency on the idle server (preflight)
+        self.prober = None if self.in_process else httpx.Client(headers=self.headers)  # made once: not timed
 
     @property
     def wire(self) -> EmbedWire | RerankWire | None:
@@ -155,13 +157,13 @@ class LoadEndpoint:
 
     def probe(self, timeout_s: float) -> float | None:
         """Seconds one tiny request (a text, or a query and two documents) took to answer; inf when it failed or
-        did not answer within `timeout_s`; None when no connection could be made (nothing there to wait for).
-        A fresh connection each time: a pooled one may be one the server closed."""
+        did not answer within `timeout_s`; None when no connection could be made (nothing there to wait for)."""
+        if self.prober is None:
+            raise RuntimeError(f"endpoint {self.spec.name}: in-process endpoints have no probe")
         wire = self.request(("warm-up query", ["warm-up text", "another warm-up text"][: 2 if self.rerank_wire else 1]))
         started = perf_counter()
         try:
-            with httpx.Client(timeout=timeout_s, headers=self.headers) as client:
-                ok = client.request(wire.method, wire.url, content=wire.body()).status_code < 400
+            ok = self.prober.request(wire.method, wire.url, content=wire.body(), timeout=timeout_s).status_code < 400
         except httpx.ConnectError:
             return None
         except httpx.HTTPError:
@@ -276,6 +278,8 @@ class LoadEndpoint:
     def close(self) -> None:
         if self.metrics is not None:
             self.metrics.close()
+        if self.prober is not None:
+            self.prober.close()
 
 
 T = TypeVar("T")
@@ -580,7 +584,7 @@ def measure_point(
     after = metrics.snapshot() if first and metrics is not None else None
     on_shares(shares)
     record = merge_shares(endpoint.spec.name, point, shares, workload, first, after)
-    record.drain = endpoint.drain(point.timeout_s)
+    record.drain = endpoint.drain(max(point.timeout_s, DRAIN_MIN_S))
     return record
 
 

@@ -483,10 +483,13 @@ async def _open(plan: SharePlan, sender: _Sender, recorder: _Recorder) -> None:
     if (
         plan.mode == Loop.OPEN and plan.duration_s is not None
     ):  # what the schedule sets in the window (the pool may cut it)
-        end = min(recorder.window_start + plan.duration_s, _pool_stop.get() if _pool_stop is not None else math.inf)
-        due_all = plan.start_at + offsets
-        recorder.result.scheduled = int(np.count_nonzero((due_all >= recorder.window_start) & (due_all < end)))
-        recorder.result.scheduled_s = max(0.0, end - recorder.window_start)
+        # In offsets from the start, as the schedule was cut (`open_schedule`): no rounding moves one across the end.
+        end = plan.warmup_s + plan.duration_s
+        if _pool_stop is not None:
+            end = min(end, _pool_stop.get() - plan.start_at)
+        in_window = (offsets >= plan.warmup_s) & (offsets < end)
+        recorder.result.scheduled = int(np.count_nonzero(in_window))
+        recorder.result.scheduled_s = max(0.0, end - plan.warmup_s)
     for index, offset in enumerate(_floats(offsets)):
         due = plan.start_at + offset
         if not await _until_due(due, recorder):
@@ -514,7 +517,10 @@ async def _open(plan: SharePlan, sender: _Sender, recorder: _Recorder) -> None:
         await asyncio.gather(*pending)
     if plan.mode == Loop.OPEN and plan.duration_s is not None:  # what the schedule set in the window (the pool's stop
         # time, known only now, may have cut it)
-        end = min(recorder.window_start + plan.duration_s, _pool_stop.get() if _pool_stop is not None else math.inf)
-        due_all = plan.start_at + offsets
-        recorder.result.scheduled = int(np.count_nonzero((due_all >= recorder.window_start) & (due_all < end)))
-        recorder.result.scheduled_s = max(0.0, end - recorder.window_start)
+        # In offsets from the start, as the schedule was cut (`open_schedule`): no rounding moves one across the end.
+        end = plan.warmup_s + plan.duration_s
+        if _pool_stop is not None:
+            end = min(end, _pool_stop.get() - plan.start_at)
+        in_window = (offsets >= plan.warmup_s) & (offsets < end)
+        recorder.result.scheduled = int(np.count_nonzero(in_window))
+        recorder.result.scheduled_s = max(0.0, end - plan.warmup_s)

@@ -17,7 +17,10 @@ Run as a subprocess (so a test can kill it mid-sweep):
   dimension), `strings` (`[["a", ...]]`), `dim` (the dimension changes from 4 to 5);
 - `--reset-every N`: every N-th request the connection is reset (RST) instead of answered;
 - `--wrong-shape-every N`: every N-th answer is 200 with valid JSON in the wrong shape;
-- `--max-batch M`: more inputs than M -> 422 `batch size N > maximum allowed batch size M` (TEI 1.9).
+- `--max-batch M`: more inputs than M -> 422 `batch size N > maximum allowed batch size M` (TEI 1.9);
+- `--per-text-ms X`: each text adds X ms to the service time (a batch of 32 takes 32 X more);
+- `--serial 1`: one request at a time, in arrival order (a queue, as a GPU server's): a request the client gave up
+  on (timeout) is still served, and what arrives after it waits.
 Successes carry TEI's timing headers; `/metrics` serves TEI's te_* families (shapes from
 ../shared/contracts/README.md) counting what this server did.
 """
@@ -43,13 +46,17 @@ class Server:
         self.failures: dict[str, int] = {}
         self.duration_sum = 0.0
         self.duration_buckets = {0.005: 0, 0.05: 0, 0.5: 0, float("inf"): 0}
+        self.busy_until = 0.0  # --serial: when the request being served ends
 
-    def due(self, arrived: float) -> float:
-        """When the answer to a request that arrived at `arrived` (monotonic) is written."""
+    def due(self, arrived: float, texts: int = 1) -> float:
+        """When the answer to a request of `texts` texts that arrived at `arrived` (monotonic) is written."""
         a = self.args
         phase = (arrived - self.started) % (a.period_ms / 1000) if a.stall_ms else 1e9
         start = arrived + (a.stall_ms / 1000 - phase) if phase < a.stall_ms / 1000 else arrived
-        return start + a.service_ms / 1000
+        end = max(start, self.busy_until) + (a.service_ms + a.per_text_ms * texts) / 1000
+        if a.serial:
+            self.busy_until = end
+        return end
 
     def metrics(self) -> str:
         lines = [
@@ -146,7 +153,7 @@ class Handler(asyncio.Protocol):
             }[bad]
             payload = [vector] * n
         arrived = self.arrived
-        due = s.due(arrived)
+        due = s.due(arrived, n)
 
         def answer():
             took = time.monotonic() - arrived
@@ -218,6 +225,8 @@ if __name__ == "__main__":
     parser.add_argument("--hang-after", type=int, default=0)
     parser.add_argument("--bad-answer", choices=["nan", "empty", "strings", "dim"], default=None)
     parser.add_argument("--bad-from", type=int, default=2)
+    parser.add_argument("--per-text-ms", type=float, default=0.0)
+    parser.add_argument("--serial", type=int, default=0)
     import uvloop
 
     uvloop.run(main(parser.parse_args()))

@@ -70,8 +70,9 @@ START_LEAD_S = 0.25  # time for the plans to reach the worker processes before t
 CLIENT_SATURATED = 0.9
 # After each point the runner waits until the server is idle again: a tiny probe request (the preflight's) answers
 # within DRAIN_FACTOR times its idle latency (+ DRAIN_SLACK_S, for a probe of a millisecond on a busy machine),
-# asked again every DRAIN_POLL_S, for at most the point's --timeout (DRAIN_MIN_S at least). Requests the client gave up on (timeouts) are
-# still queued in the server: without it the next point, or the next command, measures that backlog.
+# asked again every DRAIN_POLL_S, for at most the point's --timeout (DRAIN_MIN_S at least). Requests the client
+# gave up on (timeouts) are still queued in the server: without it the next point, or the next command, measures
+# that backlog.
 IDLE_PROBES = 3  # at the preflight: the idle latency is the fastest of these
 DRAIN_FACTOR = 3.0
 DRAIN_SLACK_S = 0.02

@@ -218,7 +218,6 @@ def summary_table(records: list[LoadPointRecord]):
         "service p50",
         "service p99",
         "sched. p99",
-        "sent",
         "errors",
         "unsent",
         "client",
@@ -235,10 +234,12 @@ def summary_table(records: list[LoadPointRecord]):
             errors = "FAILED: nothing measured"
         elif r.status in (FAILED, ERRORS):
             errors = f"{r.status.upper()} {errors} ({error_rate(r.requests):.1%})"
-        scheduled = r.requests.scheduled
-        sent = str(r.requests.sent) if scheduled is None else f"{r.requests.sent} of {scheduled} scheduled"
-        if r.status == BEHIND:
-            sent = f"BEHIND {sent}"
+        rate = f"{r.throughput.requests_per_s:.1f}"
+        scheduled, window = r.requests.scheduled, r.requests.scheduled_s
+        if (
+            scheduled is not None and window
+        ):  # beside what the schedule itself set (its count varies about rate x window)
+            rate += f" of {scheduled / window:.1f} sched." + (" BEHIND" if r.status == BEHIND else "")
         utilization = r.client.utilization
         client = (
             "SATURATED" if r.client.saturated else (f"{utilization:.0%} of ceiling" if utilization is not None else "-")
@@ -246,12 +247,11 @@ def summary_table(records: list[LoadPointRecord]):
         table.add_row(
             r.endpoint,
             point,
-            f"{r.throughput.requests_per_s:.1f}",
+            rate,
             f"{r.throughput.texts_per_s:.1f}" + interval_text(r),
             ms(r.latency_ms.service, "p50"),
             ms(r.latency_ms.service),
             ms(r.latency_ms.scheduled),
-            sent,
             errors,
             str(r.requests.unsent),
             client,

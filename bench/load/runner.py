@@ -157,19 +157,21 @@ class LoadEndpoint:
         self.idle_probe_s = min(self.probe(timeout_s) or math.inf for _ in range(IDLE_PROBES))
 
     def probe(self, timeout_s: float) -> float | None:
-        """Seconds one tiny request (a text, or a query and two documents) took to answer; inf when it failed or
-        did not answer within `timeout_s`; None when no connection could be made (nothing there to wait for)."""
+        """Seconds one tiny request (a text, or a query and two documents) took to answer; inf when it timed out,
+        failed, or was refused as overloaded; None when no connection could be made (nothing there to wait for)."""
         if self.prober is None:
             raise RuntimeError(f"endpoint {self.spec.name}: in-process endpoints have no probe")
         wire = self.request(("warm-up query", ["warm-up text", "another warm-up text"][: 2 if self.rerank_wire else 1]))
         started = perf_counter()
         try:
-            ok = self.prober.request(wire.method, wire.url, content=wire.body(), timeout=timeout_s).status_code < 400
+            status = self.prober.request(wire.method, wire.url, content=wire.body(), timeout=timeout_s).status_code
         except httpx.ConnectError:
             return None
         except httpx.HTTPError:
             return math.inf
-        return perf_counter() - started if ok else math.inf
+        # 429 / 503: no permit free, the queue is full (busy); any other answer came through the queue in its time
+        # (a server refusing everything at once is not kept busy by a backlog).
+        return math.inf if status in (429, 503) else perf_counter() - started
 
     def drain(self, timeout_s: float) -> Drain | None:
         """Wait until the server is idle again (DRAIN_FACTOR), for at most `timeout_s`; None for in-process ones

@@ -207,7 +207,8 @@ def rate_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
     ax.set_xlabel("offered rate (requests/s)")
     ax.set_ylabel("latency p99 (ms)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:  # no line where every p99 rests on too few answers
+        ax.legend(fontsize=7)
     top = max(r.rate for r in opened)
     ax2.plot([0, top], [0, top], "k:", linewidth=0.8, label="achieved = offered")
     ax2.set_xlabel("offered rate (requests/s)")

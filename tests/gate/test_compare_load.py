@@ -90,7 +90,7 @@ def test_a_current_point_with_no_success_fails_even_when_nothing_else_is_gated(t
         (('"texts_per_s": 1000.0', '"texts_per_s": NaN'), "record of tei: throughput.texts_per_s nan"),
         (('"texts_per_s": 1000.0', '"texts_per_s": null'), "record of tei: throughput.texts_per_s nan"),  # null: NaN
         (('"p99": 20.0', '"p99": NaN'), "record of tei: latency_ms.service.p99 nan"),
-        (('"p99": 20.0', '"p99": null'), "record of tei: latency_ms.service.p99 nan"),
+        (('"p99": 20.0', '"p99": null'), "record of tei: latency_ms.service.p99 None"),
         (('"ok": 100', '"ok": "all"'), "record: field 'requests.ok' has the wrong type (expected int)"),
         (('"ok": 100', '"ok": -1'), "record of tei: requests.sent, ok, unsent and every errors count"),
         (('"ok": 100', '"ok": 101'), "record of tei: requests.ok 101 > sent 100"),

@@ -106,7 +106,7 @@ def test_the_backlog_a_point_leaves_is_drained_before_the_next_point(endpoint_at
 
 @pytest.mark.slow  # a server that stops answering, waited for up to the point's timeout
 def test_a_drain_that_does_not_end_is_said(endpoint_at, pool):
-    endpoint = endpoint_at(service_ms=1, hang_after=10)  # the preflight's 4 requests, then 6 answered, then none
+    endpoint = endpoint_at(service_ms=1, hang_after=10)  # 10 answers, then none (the drain probes too)
     point = PointConfig(op="embed", concurrency=1, warmup_s=0.0, duration_s=0.5, timeout_s=0.5)
     record = measure_point(endpoint, point, _workload(), pool)
     assert record.drain is not None and not record.drain.idle

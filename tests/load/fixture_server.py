@@ -53,13 +53,19 @@ class Server:
         self.duration_buckets = {0.005: 0, 0.05: 0, 0.5: 0, float("inf"): 0}
         self.busy_until = 0.0  # --serial: when the request being served ends
 
-    def due(self, arrived: float, texts: int = 1) -> float:
-        """When the answer to a request of `texts` texts that arrived at `arrived` (monotonic) is written."""
+    def due(self, arrived: float) -> float:
+        """When the answer to a request that arrived at `arrived` (monotonic) is written."""
         a = self.args
         phase = (arrived - self.started) % (a.period_ms / 1000) if a.stall_ms else 1e9
         start = arrived + (a.stall_ms / 1000 - phase) if phase < a.stall_ms / 1000 else arrived
-        end = max(start, self.busy_until) + (a.service_ms + a.per_text_ms * texts) / 1000
+        return start + a.service_ms / 1000
+
+    def answer_at(self, arrived: float, texts: int) -> float:
+        """`due`, plus --per-text-ms for each text, after what is ahead of it in --serial's queue."""
+        a = self.args
+        end = self.due(arrived) + a.per_text_ms * texts / 1000
         if a.serial:
+            end = max(end, self.busy_until + (a.service_ms + a.per_text_ms * texts) / 1000)
             self.busy_until = end
         return end
 
@@ -164,7 +170,7 @@ class Handler(asyncio.Protocol):
             }[bad]
             payload = [vector] * n
         arrived = self.arrived
-        due = s.due(arrived, n)
+        due = s.answer_at(arrived, n)
 
         def answer():
             took = time.monotonic() - arrived

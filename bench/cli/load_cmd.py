@@ -63,6 +63,16 @@ Repeat = Annotated[
         ),
     ),
 ]
+RequestsCsv = Annotated[
+    Path | None,
+    typer.Option(
+        "--requests-csv",
+        help=(
+            "Also write one row per measured request to this CSV file: point, worker, intended / actual send and "
+            "end times, outcome, texts, tokens (docs/load.md)."
+        ),
+    ),
+]
 
 
 @app.command()
@@ -91,6 +101,7 @@ def load(
     max_error_rate: MaxErrorRate = 0.001,
     repeat: Repeat = 1,
     ray: Ray = None,
+    requests_csv: RequestsCsv = None,
 ) -> None:
     """Measure throughput and latency over a sweep of batch x concurrency, offered rates, or bursts.
     Exit 0 every point measured within --max-error-rate, 1 a point past it, 3 a point measured nothing or had no

@@ -10,9 +10,19 @@ from pathlib import Path
 from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError
 from bench.endpoints.spec import EndpointSpec, parse_spec
-from bench.load.points import ERRORS, FAILED, MAX_ERROR_RATE, PointConfig, SweepConfig, error_rate, point_label
+from bench.load import histograms
+from bench.load.points import (
+    BEHIND,
+    ERRORS,
+    FAILED,
+    MAX_ERROR_RATE,
+    PointConfig,
+    SweepConfig,
+    error_rate,
+    point_label,
+)
 from bench.load.repeats import interval_text
-from bench.load.runner import check_request_memory, check_schedule, run_load
+from bench.load.runner import DRAIN_SHOWN_S, check_request_memory, check_schedule, run_load
 from bench.load.schedule import parse_arrival
 from bench.load.workload import load_workload
 from bench.results.lifecycle import Output
@@ -46,6 +56,7 @@ class LoadRequest:
     ray: str | None = None  # run the workers as Ray actors on this cluster ("auto" or host:port)
     max_error_rate: float = MAX_ERROR_RATE  # a point with more errors is marked (exit code 1)
     repeat: int = 1  # each point measured N times, interleaved (bench/load/repeats.py)
+    requests_csv: Path | None = None  # one row per measured request written there (bench.load.runner.RequestsCsv)
 
 
 def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
@@ -108,6 +119,9 @@ def check_load(request: LoadRequest) -> tuple[list[EndpointSpec], SweepConfig]:
         raise UserError("load: endpoint names must differ")
     if len({s.is_rerank for s in specs}) > 1:
         raise UserError("load: mix of embedding and rerank endpoints; load one --op at a time")
+    csv = request.requests_csv
+    if csv is not None and (csv.is_dir() or not csv.parent.is_dir()):
+        raise UserError(f"--requests-csv {csv}: expected a file in an existing folder")
     return specs, sweep_of(request, specs[0].is_rerank)
 
 
@@ -122,7 +136,7 @@ def load_command(request: LoadRequest) -> list[LoadPointRecord]:
     pools = pool_factory(request.ray, specs, "load")
     records: list[LoadPointRecord] = []
     output = Output(request.out, request.overwrite, report=write_report, show=show_points, say=print, progress=True)
-    run_load(specs, sweep, workload, output, records.append, pools)
+    run_load(specs, sweep, workload, output, records.append, pools, request.requests_csv)
     raise_if_failed(records, request.out / "report.html")
     return records
 
@@ -141,7 +155,8 @@ def pool_factory(ray: str | None, specs: list[EndpointSpec], command: str) -> Ca
 
 
 def show_points(results: Results) -> None:
-    """The table of the points that finished, then each point that failed or passed its error limit, named."""
+    """The table of the points that finished, then each point that failed, passed its error limit or fell behind its
+    schedule, named, and each wait for the server to become idle again that took long or did not end."""
     from rich.console import Console
 
     records = results.load_points
@@ -150,8 +165,25 @@ def show_points(results: Results) -> None:
     out = Console()
     Console(width=max(out.width, 150) if not out.is_terminal else None).print(summary_table(records))
     for r in records:
-        if r.status in (FAILED, ERRORS):  # named, after the table: what the exit code is about
+        if r.status in (FAILED, ERRORS, BEHIND):  # named, after the table: what the exit code is about, and why
             out.print(f"{r.status.upper()}: {problem_line(r)}", markup=False, highlight=False, soft_wrap=True)
+        line = drain_line(r)
+        if line:
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def drain_line(record: LoadPointRecord) -> str | None:
+    """A wait for the idle server after the point that took long or did not end (the next point's start), or None."""
+    d = record.drain
+    if d is None or (d.idle and d.seconds <= DRAIN_SHOWN_S):
+        return None
+    label = point_label(record, record.endpoint)
+    if d.idle:
+        return f"DRAIN: after {label} the server took {d.seconds:.1f} s to become idle again"
+    return (
+        f"DRAIN: after {label} the server was still busy {d.seconds:.1f} s later (a probe took {d.probe_ms:.0f} ms, "
+        f"{d.idle_probe_ms:.0f} ms idle): what followed started on a busy server"
+    )
 
 
 def raise_if_failed(records: list[LoadPointRecord], report: Path | None = None) -> None:
@@ -193,7 +225,7 @@ def summary_table(records: list[LoadPointRecord]):
         table.add_column(column, justify="right" if column not in ("endpoint", "point") else "left")
 
     def ms(block: LatencySummary | None, key: str = "p99") -> str:
-        return f"{getattr(block, key):.1f} ms" if block else "-"
+        return histograms.quantile_text(block, key, 1, " ms")
 
     for r in records:
         point = point_label(r) + (f", drained in {r.duration_s:.2f} s" if r.loop == Loop.BURST else "")
@@ -202,6 +234,12 @@ def summary_table(records: list[LoadPointRecord]):
             errors = "FAILED: nothing measured"
         elif r.status in (FAILED, ERRORS):
             errors = f"{r.status.upper()} {errors} ({error_rate(r.requests):.1%})"
+        rate = f"{r.throughput.requests_per_s:.1f}"
+        scheduled, window = r.requests.scheduled, r.requests.scheduled_s
+        if (
+            scheduled is not None and window
+        ):  # beside what the schedule itself set (its count varies about rate x window)
+            rate += f" of {scheduled / window:.1f} sched." + (" BEHIND" if r.status == BEHIND else "")
         utilization = r.client.utilization
         client = (
             "SATURATED" if r.client.saturated else (f"{utilization:.0%} of ceiling" if utilization is not None else "-")
@@ -209,7 +247,7 @@ def summary_table(records: list[LoadPointRecord]):
         table.add_row(
             r.endpoint,
             point,
-            f"{r.throughput.requests_per_s:.1f}",
+            rate,
             f"{r.throughput.texts_per_s:.1f}" + interval_text(r),
             ms(r.latency_ms.service, "p50"),
             ms(r.latency_ms.service),

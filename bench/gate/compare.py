@@ -25,7 +25,8 @@ import numpy as np
 from bench.core.errors import InputError, UserError
 from bench.core.values import Allowance, parse_allowance
 from bench.gate import calibration_runs, noise
-from bench.load.points import PointKey, error_rate, point_label
+from bench.load import histograms
+from bench.load.points import BEHIND, PointKey, error_rate, point_label
 from bench.quality.metrics import parse_measure
 from bench.quality.significance import (
     bootstrap_cis,
@@ -551,7 +552,9 @@ def _check_point(point: LoadPointRecord, results: Results) -> None:
     block = getattr(point.latency_ms, p99_quantity(point))
     p99 = block.p99 if block is not None else None
     p99_ms = as_number(p99)
-    if (requests.ok or block is not None) and (p99_ms is None or p99_ms < 0):  # no success: no latency
+    # No success: no latency; too few answers: a null p99 (insufficient, histograms.MIN_SAMPLES), not gated.
+    insufficient = p99 is None and block is not None and block.count < histograms.MIN_SAMPLES["p99"]
+    if (requests.ok or block is not None) and not insufficient and (p99_ms is None or p99_ms < 0):
         raise bad(f"latency_ms.{p99_quantity(point)}.p99 is {figure_text(p99)}, not a finite number >= 0")
 
 
@@ -714,6 +717,13 @@ def _load_figures(
     if config.max_p99_increase is not None:
         limits.append(f"max p99 +{config.max_p99_increase}")
     limits.append(f"max error-rate rise {config.max_error_rate:.2%}")
+    # A p99 of too few answers, or an open loop that fell behind its schedule: said, so a missing or low figure reads.
+    for run, p in (("baseline", b), ("current", c)):
+        block = getattr(p.latency_ms, p99_quantity(p))
+        if block is not None and block.p99 is None:
+            limits.append(f"{run} p99 insufficient ({block.count} answers), not gated")
+        if p.status == BEHIND:
+            limits.append(f"{run} point behind its schedule")
     b_errors, c_errors = _errors(b), _errors(c)
     b_rate, c_rate = error_rate(b.requests), error_rate(c.requests)
     summary = (

@@ -22,6 +22,18 @@ from bench.results.schema import LatencySummary
 LOWEST_US = 1
 HIGHEST_US = 3_600_000_000  # one hour: any answer slower than that is a timeout anyway
 SIGNIFICANT_DIGITS = 3  # values kept to 0.1%
+# The one rule for every quantile ragbench reports: the values it must rest on. Below that, the "p99" of 30
+# answers is their slowest one: the summary says null (insufficient) beside its count, the histogram is kept.
+MIN_SAMPLES = {"p50": 2, "p90": 10, "p99": 100, "p999": 1000}
+
+
+def quantile_text(block: LatencySummary | None, key: str, digits: int = 1, unit: str = "") -> str:
+    """A summary's quantile as the console and reports show it: the number, `insufficient (n=3)` below
+    MIN_SAMPLES, `-` when nothing was recorded."""
+    if block is None:
+        return "-"
+    value = getattr(block, key)
+    return f"insufficient (n={block.count})" if value is None else f"{value:.{digits}f}{unit}"
 
 
 def new_histogram() -> HdrHistogram:
@@ -78,24 +90,27 @@ def median_equivalent(histogram: HdrHistogram, value: int) -> int:
 
 
 def summary_ms(histogram: HdrHistogram) -> LatencySummary | None:
-    """The quantiles, max and mean in milliseconds, and the count; None when nothing was recorded.
+    """The quantiles, max and mean in milliseconds, and the count; None when nothing was recorded; a quantile
+    with fewer values than MIN_SAMPLES asks for is None.
     Each as HdrHistogram_py computes it (get_value_at_percentile, get_mean_value), without its per-bucket walk."""
     count = histogram.get_total_count()
     if not count:
         return None
     cumulative = np.cumsum(_counts(histogram))
 
-    def at(percentile: float) -> float:
+    def at(percentile: float, key: str) -> float | None:
+        if count < MIN_SAMPLES[key]:
+            return None
         # The first bucket whose running count reaches the percentile's count, its highest equivalent value.
         index = int(np.searchsorted(cumulative, histogram.get_target_count_at_percentile(percentile)))
         return float(histogram.get_highest_equivalent_value(histogram.get_value_from_index(index))) / 1000.0
 
     total = sum(n * median_equivalent(histogram, value) for value, n in recorded(histogram))
     return LatencySummary(
-        p50=at(50.0),
-        p90=at(90.0),
-        p99=at(99.0),
-        p999=at(99.9),
+        p50=at(50.0, "p50"),
+        p90=at(90.0, "p90"),
+        p99=at(99.0, "p99"),
+        p999=at(99.9, "p999"),
         max=histogram.get_max_value() / 1000.0,
         mean=float(total) / histogram.total_count / 1000.0,
         count=count,

@@ -18,7 +18,11 @@ from bench.load.schedule import Arrival
 from bench.results.schema import LoadPointRecord, LoadRequests, Loop, Op, PointStatus
 
 MAX_ERROR_RATE = 0.001  # load's and size's default: a point with more errors than this is marked
-OK, ERRORS, FAILED = PointStatus.OK, PointStatus.ERRORS, PointStatus.FAILED  # the statuses the commands test for
+OK, ERRORS, FAILED, BEHIND = PointStatus.OK, PointStatus.ERRORS, PointStatus.FAILED, PointStatus.BEHIND
+# An open loop is `behind` when its requests finished at a rate below this share of the rate its schedule offered
+# (scheduled sends over the intended window): the window stretched by more than a ninth waiting for answers. The
+# schedule's own count is the yardstick, not rate x window: a Poisson schedule of 2/s may set 10 sends in 10 s.
+BEHIND_SHARE = 0.9
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,7 @@ class PointConfig:
     timeout_s: float = 30.0
     seed: int = 0
     max_error_rate: float = MAX_ERROR_RATE  # above it the point is marked `errors`
+    log_requests: bool = False  # workers keep one row per measured request (load --requests-csv)
 
 
 @dataclass
@@ -160,15 +165,25 @@ def error_rate(requests: LoadRequests) -> float:
     return (sum(requests.errors.values()) + requests.unsent) / total if total else 1.0
 
 
-def judge(requests: LoadRequests, max_error_rate: float) -> tuple[PointStatus, str | None]:
+@dataclass(frozen=True)
+class Window:
+    """What `judge` needs of a point's timing besides its counts: the intended measured window (s; None for
+    --requests and bursts), the window as measured (to the last answer), and the longest a request sent before
+    the window took (warm-up; None when none answered)."""
+
+    intended_s: float | None = None
+    measured_s: float | None = None
+    warmup_longest_s: float | None = None
+
+
+def judge(requests: LoadRequests, max_error_rate: float, window: Window = Window()) -> tuple[PointStatus, str | None]:
     """A point's status and, unless `ok`, the one line that says why: `failed` when nothing was measured or
-    nothing succeeded (a failed measurement: the command exits 3), `errors` when its error rate is past the limit."""
+    nothing succeeded (a failed measurement: the command exits 3), `errors` when its error rate is past the limit,
+    `behind` when an open loop's requests finished below BEHIND_SHARE of the rate its schedule offered."""
     errors = ", ".join(f"{cls} {n}" for cls, n in sorted(requests.errors.items(), key=lambda kv: -kv[1]))
     unsent = requests.unsent
     if requests.sent == 0 and not unsent:
-        return PointStatus.FAILED, (
-            "nothing measured: no request was sent in the measured window (the server may have hung during the warm-up)"
-        )
+        return PointStatus.FAILED, _nothing_measured(window)
     if requests.ok == 0:
         return PointStatus.FAILED, f"no request succeeded: {requests.sent} sent ({errors or 'no answer'})" + (
             f", {unsent} never sent" if unsent else ""
@@ -178,7 +193,31 @@ def judge(requests: LoadRequests, max_error_rate: float) -> tuple[PointStatus, s
         return PointStatus.ERRORS, f"error rate {rate:.2%} > {max_error_rate:.2%} ({errors}" + (
             f", unsent {unsent}" if unsent else ""
         ) + ")"
+    scheduled, intended, measured = requests.scheduled, window.intended_s, window.measured_s
+    if scheduled and intended and measured:
+        offered, achieved = scheduled / intended, requests.sent / measured
+        if achieved < BEHIND_SHARE * offered:
+            return PointStatus.BEHIND, (
+                f"behind its schedule: {scheduled} sends scheduled in {intended:g} s ({offered:.1f}/s), "
+                f"{requests.sent} finished over {measured:.1f} s ({achieved:.1f}/s): the server did not keep up"
+            )
     return PointStatus.OK, None
+
+
+def _nothing_measured(window: Window) -> str:
+    """Why no request was sent in the window: a warm-up request that outlasted it (and the --duration that holds
+    two of them), else a server that answered nothing before the window ended."""
+    took, intended = window.warmup_longest_s, window.intended_s
+    if took is not None and intended is not None and took > intended:
+        return (
+            f"nothing measured: a request took {took:.1f} s, longer than the {intended:g} s window; "
+            f"use --duration >= {math.ceil(2 * took):d}s"
+        )
+    if took is not None:
+        return (
+            f"nothing measured: no request was sent in the measured window (the slowest warm-up answer: {took:.1f} s)"
+        )
+    return "nothing measured: no request was sent in the measured window (no answer came during the warm-up)"
 
 
 # Read from a point record (a LoadPointRecord): sizing and the reports use these.
@@ -198,11 +237,13 @@ def recorded_us(point: LoadPointRecord, quantity: str) -> list[tuple[int, int]] 
 
 def percentile_ms(point: LoadPointRecord, quantity: str, percentile: float) -> float | None:
     """The point's `quantity` latency at `percentile`: its summary's (p50, p90, p99, p99.9: as every command reads
-    them), else its histogram's order statistic of rank ⌈q·n⌉; None: neither has it."""
+    them), else its histogram's order statistic of rank ⌈q·n⌉ — also where the summary left it null for resting on
+    too few answers (histograms.MIN_SAMPLES): a verdict that reads it says how many it rests on; None: neither has it."""
     block = getattr(point.latency_ms, quantity)
     name = _SUMMARY_FIELDS.get(percentile)
-    if block is not None and name:
-        return float(getattr(block, name))
+    summarised = getattr(block, name) if block is not None and name else None
+    if summarised is not None:
+        return float(summarised)
     buckets = recorded_us(point, quantity)
     if not buckets:
         return None

@@ -19,7 +19,7 @@ from hdrh.histogram import HdrHistogram
 
 from bench.core.resample import CONFIDENCE, RESAMPLES, Interval, mean_interval, seeded_generator
 from bench.load import histograms
-from bench.load.points import PointConfig, judge, point_label
+from bench.load.points import PointConfig, Window, judge, point_label
 from bench.results.schema import (
     Latencies,
     LatencyIntervals,
@@ -75,17 +75,21 @@ def run_interleaved(
 def pooled(records: list[LoadPointRecord], seed: int, resamples: int = RESAMPLES) -> LoadPointRecord:
     """One record from a point's repeats: the pooled figures, each repeat's own, and their intervals."""
     first = records[0]
+    open_loop = all(r.requests.scheduled is not None for r in records)  # each repeat's scheduled sends and window
     requests = LoadRequests(
         sent=sum(r.requests.sent for r in records),
         ok=sum(r.requests.ok for r in records),
         errors=_summed([r.requests.errors for r in records]),
         unsent=sum(r.requests.unsent for r in records),
         validated=sum(r.requests.validated for r in records),
+        scheduled=sum(r.requests.scheduled or 0 for r in records) if open_loop else None,
+        scheduled_s=sum(r.requests.scheduled_s or 0.0 for r in records) if open_loop else None,
     )
     merged = {
         q: histograms.merge([r.histograms.get(q) for r in records]) for q in {q for r in records for q in r.histograms}
     }
-    status, problem = judge(requests, first.max_error_rate if first.max_error_rate is not None else 0.0)
+    window = Window(requests.scheduled_s, sum(r.duration_s for r in records))  # behind over the summed windows
+    status, problem = judge(requests, first.max_error_rate if first.max_error_rate is not None else 0.0, window)
     repeats = [PointRepeat(r.duration_s, r.requests, r.throughput, r.latency_ms, r.status) for r in records]
     return replace(
         first,
@@ -125,17 +129,18 @@ def _pooled_throughput(records: list[LoadPointRecord]) -> Throughput:
 
 def intervals(repeats: list[PointRepeat], rng: np.random.Generator, resamples: int = RESAMPLES) -> PointIntervals:
     """Mean and interval of texts/s, requests/s and each latency's p50 and p99 over the repeats; a latency
-    that some repeat lacks (no successful request in it) has no interval."""
+    that some repeat lacks (no successful request in it, or too few for the quantile) has no interval."""
 
     def over(values: list[float]) -> Interval:
         return mean_interval(values, rng, resamples)
 
     def quantiles(quantity: str) -> QuantileIntervals | None:
         blocks: list[LatencySummary | None] = [getattr(r.latency_ms, quantity) for r in repeats]
-        present = [b for b in blocks if b is not None]
-        if len(present) < len(blocks):
+        p50 = [b.p50 for b in blocks if b is not None and b.p50 is not None]
+        p99 = [b.p99 for b in blocks if b is not None and b.p99 is not None]
+        if len(p99) < len(blocks) or len(p50) < len(blocks):  # a quantile some repeat lacks: no interval
             return None
-        return QuantileIntervals(p50=over([b.p50 for b in present]), p99=over([b.p99 for b in present]))
+        return QuantileIntervals(p50=over(p50), p99=over(p99))
 
     return PointIntervals(
         resamples=resamples,

@@ -14,6 +14,8 @@ Points (`PointConfig`, `SweepConfig`) live in bench/load/points.py.
 
 from __future__ import annotations
 
+import csv
+import math
 import multiprocessing
 import signal
 import threading
@@ -26,6 +28,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any, TypeVar
 
+import httpx
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
@@ -39,15 +42,16 @@ from bench.endpoints.client import endpoint_auth
 from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.load import histograms
 from bench.load.client import encode_request, target_of
-from bench.load.points import PointConfig, SweepConfig, judge, point_label
+from bench.load.points import PointConfig, SweepConfig, Window, judge, point_label
 from bench.load.repeats import run_interleaved
 from bench.load.schedule import open_schedule, share, split_count
 from bench.load.server_view import MetricsReader, delta
-from bench.load.worker import SharePlan, ShareResult, StopTime, install_stop, run_share
+from bench.load.worker import REQUEST_COLUMNS, SharePlan, ShareResult, StopTime, install_stop, run_share
 from bench.load.workload import DISTINCT_REQUESTS, Workload
 from bench.results.lifecycle import OpenRun, Output, open_run
 from bench.results.schema import (
     ClientView,
+    Drain,
     Latencies,
     LoadPointRecord,
     LoadRequests,
@@ -64,6 +68,17 @@ START_LEAD_S = 0.25  # time for the plans to reach the worker processes before t
 # on a whole core (its own ceiling, measured in the point): the client, not the server, set the pace.
 # The machine's load does not count: a descheduled client shows in `loop_lag_p99_ms`, not here.
 CLIENT_SATURATED = 0.9
+# After each point the runner waits until the server is idle again: a tiny probe request (the preflight's) answers
+# within DRAIN_FACTOR times its idle latency (+ DRAIN_SLACK_S, for a probe of a millisecond on a busy machine),
+# asked again every DRAIN_POLL_S, for at most the point's --timeout (DRAIN_MIN_S at least). Requests the client
+# gave up on (timeouts) are still queued in the server: without it the next point, or the next command, measures
+# that backlog.
+IDLE_PROBES = 3  # at the preflight: the idle latency is the fastest of these
+DRAIN_FACTOR = 3.0
+DRAIN_SLACK_S = 0.02
+DRAIN_POLL_S = 0.1
+DRAIN_SHOWN_S = 1.0  # a drain longer than this is said in the console
+DRAIN_MIN_S = 5.0  # the drain's bound: the point's --timeout, at least this (a short timeout leaves a long backlog)
 
 
 class InProcessCall:
@@ -109,6 +124,8 @@ class LoadEndpoint:
         client.close()
         self.headers = {} if spec.url is None else endpoint_auth(spec.name, spec.url, spec.params.get("key_env"))[1]
         self.metrics = None if self.in_process else MetricsReader(self.request(("q", ["t"])).url, self.headers)
+        self.idle_probe_s: float | None = None  # the probe's latency on the idle server (preflight)
+        self.prober = None if self.in_process else httpx.Client(headers=self.headers)  # made once: not timed
 
     @property
     def wire(self) -> EmbedWire | RerankWire | None:
@@ -137,6 +154,45 @@ class LoadEndpoint:
                     self.embed_wire.dim = dim  # every answer of the sweep must keep it (a changed one: bad_response)
         finally:
             client.close()
+        self.idle_probe_s = min(self.probe(timeout_s) or math.inf for _ in range(IDLE_PROBES))
+
+    def probe(self, timeout_s: float) -> float | None:
+        """Seconds one tiny request (a text, or a query and two documents) took to answer; inf when it timed out,
+        failed, or was refused as overloaded; None when no connection could be made (nothing there to wait for)."""
+        if self.prober is None:
+            raise RuntimeError(f"endpoint {self.spec.name}: in-process endpoints have no probe")
+        wire = self.request(("warm-up query", ["warm-up text", "another warm-up text"][: 2 if self.rerank_wire else 1]))
+        started = perf_counter()
+        try:
+            status = self.prober.request(wire.method, wire.url, content=wire.body(), timeout=timeout_s).status_code
+        except httpx.ConnectError:
+            return None
+        except httpx.HTTPError:
+            return math.inf
+        # 429 / 503: no permit free, the queue is full (busy); any other answer came through the queue in its time
+        # (a server refusing everything at once is not kept busy by a backlog).
+        return math.inf if status in (429, 503) else perf_counter() - started
+
+    def drain(self, timeout_s: float) -> Drain | None:
+        """Wait until the server is idle again (DRAIN_FACTOR), for at most `timeout_s`; None for in-process ones
+        and when the preflight's probes failed (no idle latency to compare with)."""
+        if self.in_process or self.idle_probe_s is None or not math.isfinite(self.idle_probe_s):
+            return None
+        idle = self.idle_probe_s
+        started = perf_counter()
+        deadline = started + timeout_s
+        while True:
+            took = self.probe(max(0.001, min(timeout_s, deadline - perf_counter())))
+            settled = took is not None and took <= DRAIN_FACTOR * idle + DRAIN_SLACK_S
+            # Given up when no connection can be made (the server is gone) or the time is out.
+            if settled or took is None or perf_counter() + DRAIN_POLL_S >= deadline:
+                return Drain(
+                    seconds=round(perf_counter() - started, 3),
+                    idle=settled,
+                    probe_ms=round(took * 1000, 3) if took is not None and math.isfinite(took) else math.nan,
+                    idle_probe_ms=round(idle * 1000, 3),
+                )
+            time.sleep(DRAIN_POLL_S)
 
     def check_op(self, op: Op) -> None:
         if (op == Op.RERANK) != self.spec.is_rerank:
@@ -162,6 +218,7 @@ class LoadEndpoint:
             duration_s=point.duration_s,
             timeout_s=point.timeout_s,
             wire=self.wire,
+            log_requests=point.log_requests,
         )
         if self.in_process:
             template.call = InProcessCall(self.spec, point.op, payloads)
@@ -224,6 +281,8 @@ class LoadEndpoint:
     def close(self) -> None:
         if self.metrics is not None:
             self.metrics.close()
+        if self.prober is not None:
+            self.prober.close()
 
 
 T = TypeVar("T")
@@ -310,8 +369,14 @@ def merge_shares(
         {q: histograms.merge([s.histograms.get(q) for s in shares]) for q in shares[0].histograms} if shares else {}
     )
     requests = _requests(shares)
-    status, problem = judge(requests, point.max_error_rate)
     elapsed = measured_window(point, shares)
+    warmups = [s.warmup_longest_s for s in shares if s.warmup_longest_s is not None]
+    window = Window(
+        intended_s=requests.scheduled_s if requests.scheduled_s is not None else point.duration_s,
+        measured_s=elapsed,
+        warmup_longest_s=max(warmups) if warmups else None,
+    )
+    status, problem = judge(requests, point.max_error_rate, window)
     return LoadPointRecord(
         endpoint=endpoint,
         op=point.op,
@@ -348,12 +413,15 @@ def _requests(shares: list[ShareResult]) -> LoadRequests:
     for s in shares:
         for cls, n in s.errors.items():
             errors[cls] = errors.get(cls, 0) + n
+    scheduled = [s for s in shares if s.scheduled is not None]
     return LoadRequests(
         sent=sum(s.sent for s in shares),
         ok=sum(s.ok for s in shares),
         errors=errors,
         unsent=sum(s.unsent for s in shares),
         validated=sum(s.validated for s in shares),
+        scheduled=sum(s.scheduled or 0 for s in scheduled) if scheduled else None,
+        scheduled_s=round(max(s.scheduled_s or 0.0 for s in scheduled), 6) if scheduled else None,
     )
 
 
@@ -479,9 +547,12 @@ def measure_point(
     workload: Workload,
     executor: Executor,
     tick: Callable[[], None] = lambda: None,
+    on_shares: Callable[[list[ShareResult]], None] = lambda shares: None,
 ) -> LoadPointRecord:
     """Warm up (burst: a closed-loop warm-up apart), run the shares with /metrics read at the end of the
-    warm-up and after the last answer, merge."""
+    warm-up and after the last answer, merge, and wait until the server is idle again (`LoadEndpoint.drain`):
+    the next point, or the next command, starts on an idle server. `on_shares` sees the raw shares (the
+    per-request rows of --requests-csv)."""
     if point.loop == Loop.BURST and point.warmup_s > 0:
         warm = replace(
             point, loop=Loop.CLOSED, concurrency=max(1, point.concurrency or 1), duration_s=0.0, requests=None
@@ -514,7 +585,10 @@ def measure_point(
         reader.join()
     first = before[0] if before else None
     after = metrics.snapshot() if first and metrics is not None else None
-    return merge_shares(endpoint.spec.name, point, shares, workload, first, after)
+    on_shares(shares)
+    record = merge_shares(endpoint.spec.name, point, shares, workload, first, after)
+    record.drain = endpoint.drain(max(point.timeout_s, DRAIN_MIN_S))
+    return record
 
 
 def unreachable(record: LoadPointRecord) -> bool:
@@ -616,10 +690,12 @@ def run_load(
     output: Output,
     on_point: Callable[[LoadPointRecord], None] = lambda r: None,
     pool_factory: Callable[[int], Executor] | None = None,
+    requests_csv: Path | None = None,
 ) -> Path:
     """Every point for every endpoint; the results file keeps each finished point whatever happens next.
     Everything is checked before `output` is touched (bench.results.lifecycle). `pool_factory(workers)` makes
-    the executor the shares run on (default: local worker processes; bench.load.ray_workers.RayExecutor: Ray actors)."""
+    the executor the shares run on (default: local worker processes; bench.load.ray_workers.RayExecutor: Ray actors).
+    `requests_csv`: one row per measured request written there, point by point (RequestsCsv)."""
     base = sweep.base
     if any(s.url is None for s in specs) and base.workers > 1:
         raise UserError("load: in-process endpoints (reference, reference-rerank) run in one worker; use --workers 1")
@@ -635,16 +711,60 @@ def run_load(
         "requests": base.requests,
         "timeout_s": base.timeout_s,
     }
+    if requests_csv is not None:
+        sweep = replace(sweep, base=replace(base, log_requests=True))
     try:
         with (
             open_run(output, load_header("load", workload, specs, base.seed, settings)) as run,
             load_pool(endpoints, base.op, base.workers, pool_factory) as pool,
+            RequestsCsv(requests_csv) as rows,
         ):
             for endpoint in endpoints:
-                _sweep_endpoint(endpoint, sweep, workload, pool, run, on_point)
+                _sweep_endpoint(endpoint, sweep, workload, pool, run, on_point, rows)
     finally:
         close_endpoints(endpoints)
     return output.results
+
+
+class RequestsCsv:
+    """`load --requests-csv FILE`: one row per measured request, as AIPerf's and k6's per-request exports: the
+    endpoint, point, repeat, worker, then REQUEST_COLUMNS (times in seconds from the point's start; intended empty
+    in the closed loop; outcome `ok` or the error class). Written after each point from what the workers kept;
+    with no file, nothing is kept or written."""
+
+    HEADER = ("endpoint", "point", "repeat", "worker", *REQUEST_COLUMNS)
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.file: Any = None
+
+    def __enter__(self) -> RequestsCsv:
+        if self.path is not None:
+            self.file = self.path.open("w", newline="", encoding="utf-8")
+            self.writer = csv.writer(self.file)
+            self.writer.writerow(self.HEADER)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.file is not None:
+            self.file.close()
+
+    def write(self, endpoint: str, point: str, repeat: int, shares: list[ShareResult]) -> None:
+        if self.file is None:
+            return
+        for result in shares:
+            log = result.request_log or {}
+            columns = [log.get(c, []) for c in REQUEST_COLUMNS]
+            for row in zip(*columns):
+                self.writer.writerow([endpoint, point, repeat, result.worker, *(_cell(value) for value in row)])
+        self.file.flush()
+
+
+def _cell(value: object) -> object:
+    """Times to the microsecond; a closed loop's intended time (NaN) empty."""
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.6f}"
+    return value
 
 
 def _sweep_endpoint(
@@ -654,6 +774,7 @@ def _sweep_endpoint(
     pool: Executor,
     run: OpenRun,
     on_point: Callable[[LoadPointRecord], None],
+    rows: RequestsCsv,
 ) -> None:
     """Every point of the sweep on one endpoint, each `sweep.repeat` times interleaved (bench/load/repeats.py);
     each point's record is written once its repeats are measured, and a dead server stops the sweep."""
@@ -662,7 +783,11 @@ def _sweep_endpoint(
     def measure(round_: int, index: int, point: PointConfig) -> LoadPointRecord:
         repeat = f" repeat {round_ + 1}/{sweep.repeat}" if sweep.repeat > 1 else ""
         label = f"{endpoint.spec.name} {index + 1}/{len(points)}{repeat} {point_label(point)}"
-        return measure_point(endpoint, point, workload, pool, _ticker(run.progress, label, point))
+
+        def write_rows(shares: list[ShareResult]) -> None:
+            rows.write(endpoint.spec.name, point_label(point), round_ + 1, shares)
+
+        return measure_point(endpoint, point, workload, pool, _ticker(run.progress, label, point), write_rows)
 
     def emit(record: LoadPointRecord) -> None:
         run.write(record)

@@ -104,6 +104,7 @@ class SharePlan:
     timeout_s: float = 30.0
     wire: EmbedWire | RerankWire | None = None  # the endpoint kind's wire (parse) for validating sampled answers
     call: Callable[[int], Any] | None = None  # in-process endpoints: call(request index) runs one request
+    log_requests: bool = False  # keep one row per measured request (load --requests-csv); off: nothing kept
 
 
 @dataclass
@@ -127,6 +128,15 @@ class ShareResult:
     wall_s: float = 0.0
     loop_lag: str | None = None  # HDR of the loop-lag probe
     host: str = field(default_factory=socket.gethostname)  # the machine this share ran on (Ray: any of a cluster)
+    warmup_longest_s: float | None = None  # the longest answer to a request sent before the window (warm-up)
+    scheduled: int | None = None  # open loop: sends its schedule set in the measured window
+    scheduled_s: float | None = None  # open loop: that window's seconds (the pool's stop time may cut it)
+    request_log: dict[str, list[Any]] | None = None  # plan.log_requests: REQUEST_COLUMNS -> one value per request
+
+
+# One row per measured request (load --requests-csv): times in seconds from the point's start (intended: NaN in the
+# closed loop), the outcome `ok` or the error class, texts, and tokens (the server's count, else the workload's).
+REQUEST_COLUMNS = ("index", "intended_s", "sent_s", "end_s", "outcome", "texts", "tokens")
 
 
 class _Recorder:
@@ -141,6 +151,14 @@ class _Recorder:
         }
         self.lag = array("q")
         self.parse_s = 0.0
+        # Filled only with plan.log_requests: flat arrays, rows made after the point (off the hot path).
+        self.log: dict[str, Any] | None = (
+            {k: array("d") for k in ("intended_s", "sent_s", "end_s")}
+            | {"index": array("l"), "tokens": array("l")}
+            | {"outcome": []}
+            if plan.log_requests
+            else None
+        )
 
     def measured(self, at: float) -> bool:
         return at >= self.window_start
@@ -150,23 +168,45 @@ class _Recorder:
         r.errors[cls] = r.errors.get(cls, 0) + 1
         r.error_examples.setdefault(cls, message[:300])
 
+    def warm(self, sent: float, outcome: Response | BaseException) -> None:
+        """A request sent before the window: only how long its answer took (one that outlasts the window is why
+        a point measured nothing)."""
+        if isinstance(outcome, Response):
+            took = outcome.done - sent
+            longest = self.result.warmup_longest_s
+            self.result.warmup_longest_s = took if longest is None else max(longest, took)
+
     def finish(self, index: int, due: float | None, sent: float, outcome: Response | BaseException) -> None:
         """Count one measured request's outcome."""
         r = self.result
         r.sent += 1
         ended = outcome.done if isinstance(outcome, Response) else perf_counter()
         r.last_end = ended if r.last_end is None else max(r.last_end, ended)
+        cls, counted = self._outcome(index, due, sent, outcome)
+        if self.log is not None:
+            start = self.plan.start_at
+            self.log["index"].append(index)
+            self.log["intended_s"].append(math.nan if due is None else due - start)
+            self.log["sent_s"].append(sent - start)
+            self.log["end_s"].append(ended - start)
+            self.log["outcome"].append(cls)
+            self.log["tokens"].append(self.plan.tokens[index] if counted is None else counted)
+
+    def _outcome(
+        self, index: int, due: float | None, sent: float, outcome: Response | BaseException
+    ) -> tuple[str, int | None]:
+        """Count the outcome: `ok` or its error class, and the tokens the server counted (None: it did not say)."""
+        r = self.result
         if isinstance(outcome, BaseException):
-            self.error(error_class(outcome), f"{type(outcome).__name__}: {outcome}")
-            return
+            cls = error_class(outcome)
+            self.error(cls, f"{type(outcome).__name__}: {outcome}")
+            return cls, None
         if outcome.status >= 400:
-            self.error(
-                status_class(outcome.status, outcome.body),
-                f"HTTP {outcome.status}: {outcome.body[:200].decode('utf-8', 'replace')}",
-            )
-            return
+            cls = status_class(outcome.status, outcome.body)
+            self.error(cls, f"HTTP {outcome.status}: {outcome.body[:200].decode('utf-8', 'replace')}")
+            return cls, None
         if not self._valid(index, outcome):
-            return
+            return "bad_response", None
         r.ok += 1
         r.texts_ok += self.plan.inputs[index]
         v = self.values
@@ -188,6 +228,7 @@ class _Recorder:
             r.tokens_estimated += self.plan.tokens[index]
         else:
             r.tokens_counted += counted
+        return "ok", counted
 
     def _valid(self, index: int, response: Response) -> bool:
         """Parse a sample of the answers in full with the kind's wire: a 200 with a wrong body is an error."""
@@ -219,6 +260,9 @@ class _Recorder:
             for name, values in self.values.items()
         }
         r.loop_lag = histograms.encode(histograms.from_values(self.lag)) if self.lag else None
+        if self.log is not None:
+            r.request_log = {k: v.tolist() if isinstance(v, array) else v for k, v in self.log.items()}
+            r.request_log["texts"] = [self.plan.inputs[i] for i in r.request_log["index"]]
         return r
 
 
@@ -371,6 +415,8 @@ async def _closed(plan: SharePlan, sender: _Sender, recorder: _Recorder) -> None
             recorder.result.handled += 1
             if measured:
                 recorder.finish(index, None, sent, outcome)
+            else:
+                recorder.warm(sent, outcome)
             if isinstance(outcome, (ConnectionLost, OSError)):
                 await asyncio.sleep(0.05)  # a refused connection answers at once: do not spin on it
 
@@ -427,11 +473,23 @@ async def _open(plan: SharePlan, sender: _Sender, recorder: _Recorder) -> None:
             recorder.result.handled += 1
             if recorder.measured(due):
                 recorder.finish(index % n, due, sent, outcome)
+            else:
+                recorder.warm(sent, outcome)
         finally:
             if slots is not None:
                 slots.release()
 
     offsets = np.asarray(plan.offsets, dtype=float)
+    if (
+        plan.mode == Loop.OPEN and plan.duration_s is not None
+    ):  # what the schedule sets in the window (the pool may cut it)
+        # In offsets from the start, as the schedule was cut (`open_schedule`): no rounding moves one across the end.
+        end = plan.warmup_s + plan.duration_s
+        if _pool_stop is not None:
+            end = min(end, _pool_stop.get() - plan.start_at)
+        in_window = (offsets >= plan.warmup_s) & (offsets < end)
+        recorder.result.scheduled = int(np.count_nonzero(in_window))
+        recorder.result.scheduled_s = max(0.0, end - plan.warmup_s)
     for index, offset in enumerate(_floats(offsets)):
         due = plan.start_at + offset
         if not await _until_due(due, recorder):
@@ -457,3 +515,12 @@ async def _open(plan: SharePlan, sender: _Sender, recorder: _Recorder) -> None:
         task.add_done_callback(pending.discard)
     if pending:
         await asyncio.gather(*pending)
+    if plan.mode == Loop.OPEN and plan.duration_s is not None:  # what the schedule set in the window (the pool's stop
+        # time, known only now, may have cut it)
+        # In offsets from the start, as the schedule was cut (`open_schedule`): no rounding moves one across the end.
+        end = plan.warmup_s + plan.duration_s
+        if _pool_stop is not None:
+            end = min(end, _pool_stop.get() - plan.start_at)
+        in_window = (offsets >= plan.warmup_s) & (offsets < end)
+        recorder.result.scheduled = int(np.count_nonzero(in_window))
+        recorder.result.scheduled_s = max(0.0, end - plan.warmup_s)

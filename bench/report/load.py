@@ -28,7 +28,7 @@ MAX_CDF_LINES = 12
 
 
 def _ms(block: LatencySummary | None, key: str) -> str:
-    return f"{getattr(block, key):.2f}" if block is not None else "-"
+    return histograms.quantile_text(block, key, 2)
 
 
 def _share(value: float | None) -> str:
@@ -44,7 +44,7 @@ def points_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[st
         "service p50/p99 ms",
         "scheduled p99/p99.9 ms",
         "dispatch p99 ms",
-        "sent",
+        "sent (scheduled)",
         "ok",
         "errors",
         "unsent",
@@ -66,7 +66,7 @@ def points_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[st
                 f"{_ms(lat.service, 'p50')} / {_ms(lat.service, 'p99')}",
                 f"{_ms(lat.scheduled, 'p99')} / {_ms(lat.scheduled, 'p999')}",
                 _ms(lat.dispatch_delay, "p99"),
-                str(r.requests.sent),
+                str(r.requests.sent) + (f" ({r.requests.scheduled})" if r.requests.scheduled is not None else ""),
                 str(r.requests.ok),
                 errors,
                 str(r.requests.unsent),
@@ -182,28 +182,44 @@ def rate_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
         )
         name = f"{key[0]} b{key[1]} {key[3]}" + (f" cap {key[2]}" if key[2] else "")
         for quantity, style in styles.items():
-            measured = [(r.rate, block.p99) for r in line if (block := getattr(r.latency_ms, quantity))]
+            measured = [
+                (r.rate, block.p99)
+                for r in line
+                if (block := getattr(r.latency_ms, quantity)) and block.p99 is not None
+            ]
             xs, ys = [x for x, _ in measured], [y for _, y in measured]
             if xs:
                 ax.plot(xs, ys, style, marker="o", label=f"{name} {quantity} p99")
         ax2.plot(
             [r.rate for r in line], [r.throughput.requests_per_s for r in line], marker="o", label=f"{name} achieved"
         )
+        # What the schedule itself set (a Poisson schedule's count varies about rate x window): achieved below it
+        # is a server behind, below the nominal rate alone may be the schedule's draw.
+        scheduled = [(r.rate, r.requests.scheduled / r.requests.scheduled_s) for r in line if _scheduled(r)]
+        if scheduled:
+            ax2.plot(*zip(*scheduled), "x", label=f"{name} scheduled")
         for r in line:
             if r.requests.unsent:
                 ax2.annotate(f"{r.requests.unsent} unsent", (r.rate, r.throughput.requests_per_s), fontsize=7)
+            if r.status == "behind":
+                ax2.annotate("behind", (r.rate, r.throughput.requests_per_s), fontsize=7, va="top")
     ax.set_yscale("log")
     ax.set_xlabel("offered rate (requests/s)")
     ax.set_ylabel("latency p99 (ms)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:  # no line where every p99 rests on too few answers
+        ax.legend(fontsize=7)
     top = max(r.rate for r in opened)
     ax2.plot([0, top], [0, top], "k:", linewidth=0.8, label="achieved = offered")
     ax2.set_xlabel("offered rate (requests/s)")
-    ax2.set_ylabel("achieved requests/s (unsent marked)")
+    ax2.set_ylabel("achieved requests/s (scheduled: x; unsent, behind marked)")
     ax2.grid(alpha=0.3)
     ax2.legend(fontsize=7)
     return _save(fig, path)
+
+
+def _scheduled(r: LoadPointRecord) -> bool:
+    return bool(r.requests.scheduled is not None and r.requests.scheduled_s)
 
 
 def cdf_plot(points: list[LoadPointRecord], path: Path) -> Path | None:

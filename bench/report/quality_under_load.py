@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from html import escape
 
+from bench.load import histograms
 from bench.load.worker import status_class
 from bench.quality.under_load import not_under_load, rate_text, split_loaded_name
 from bench.report.page import html_table, md_table
@@ -63,7 +64,7 @@ def _stream(points: list[LoadPointRecord], rate: float) -> str:
     if point is None:
         return "idle" if rate == 0 else "–"
     scheduled = point.latency_ms.scheduled
-    p99 = "–" if scheduled is None else f"{scheduled.p99:.1f} ms"
+    p99 = "–" if scheduled is None else histograms.quantile_text(scheduled, "p99", 1, " ms")
     requests = point.requests
     errors = sum(requests.errors.values())
     ok = point.throughput.requests_per_s

@@ -296,11 +296,13 @@ class Loop(StrEnum):
 
 
 class PointStatus(StrEnum):
-    """A judged load point: measured; errors past the limit; nothing measured or succeeded."""
+    """A judged load point: measured; errors past the limit; nothing measured or succeeded; an open loop whose
+    server answered below the rate its schedule offered (docs/load.md)."""
 
     OK = "ok"
     ERRORS = "errors"
     FAILED = "failed"
+    BEHIND = "behind"
 
 
 @dataclass
@@ -312,6 +314,10 @@ class LoadRequests:
     errors: dict[str, int]  # error class -> requests
     unsent: int = 0  # due in the window but never sent (open loop: the in-flight cap held them)
     validated: int = 0  # answers whose content was checked (shape, dimension)
+    #: open loop: sends the schedule set in the measured window (a Poisson or gamma schedule's count varies
+    #: about rate x window); left out: not an open loop
+    scheduled: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    scheduled_s: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)  # open loop: the window they fill (s)
 
 
 @dataclass
@@ -324,12 +330,14 @@ class Throughput:
 
 @dataclass
 class LatencySummary:
-    """One latency's HDR histogram summarised, in milliseconds."""
+    """One latency's HDR histogram summarised, in milliseconds; a quantile resting on fewer values than it needs
+    (bench.load.histograms.MIN_SAMPLES: p50 2, p90 10, p99 100, p99.9 1000) is null: insufficient, `count` says
+    how many there were (the histogram itself is kept)."""
 
-    p50: float
-    p90: float
-    p99: float
-    p999: float
+    p50: float | None
+    p90: float | None
+    p99: float | None
+    p999: float | None
     max: float
     mean: float
     count: int
@@ -349,6 +357,17 @@ class ServerTimes:
     queue: LatencySummary | None = None
     tokenization: LatencySummary | None = None
     inference: LatencySummary | None = None
+
+
+@dataclass
+class Drain:
+    """After a load point: how long until the server was idle again (a tiny probe answered within a small multiple
+    of its idle latency, measured at the preflight), bounded by the point's --timeout."""
+
+    seconds: float  # from the point's last answer to the idle probe's answer (or to giving up)
+    idle: bool  # false: still busy when the time ran out; the next point started on a busy server
+    probe_ms: float  # the last probe's latency
+    idle_probe_ms: float  # the probe's latency on the idle server (the preflight's)
 
 
 @dataclass
@@ -436,8 +455,8 @@ class LoadPointRecord:
         default_factory=dict, metadata=VERBATIM
     )  # quantity -> HDR encoding (exact CDFs, merging)
     error_examples: dict[str, str] = field(default_factory=dict)  # class -> first message seen
-    #: ok | errors (error rate past max_error_rate) | failed (nothing measured or succeeded);
-    #: None: written before points were judged
+    #: ok | errors (error rate past max_error_rate) | failed (nothing measured or succeeded) | behind (open loop:
+    #: answered below the scheduled rate); None: written before points were judged
     status: PointStatus | None = None
     problem: str | None = None  # why, when not ok
     max_error_rate: float | None = None  # the limit the point was judged by
@@ -447,6 +466,8 @@ class LoadPointRecord:
     #: `load --repeat N`: the mean over the repeats and its 95% percentile-bootstrap interval of texts/s, requests/s
     #: and each latency's p50 and p99; left out: the point was measured once
     intervals: PointIntervals | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: HTTP endpoints: the wait after the point until the server was idle again; left out: in-process endpoint
+    drain: Drain | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     record: str = "load_point"
 
 

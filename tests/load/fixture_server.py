@@ -8,16 +8,22 @@ Run as a subprocess (so a test can kill it mid-sweep):
   parallel: no queue of its own, so the analytic latency is exact);
 - stall: during the first `stall-ms` of every `period-ms` (clocked from start), answers wait for the
   stall's end, then take the service time;
-- `--overload-s`: for that long from the `--overload-from`-th request (default 2: after ragbench's preflight),
+- requests are numbered without ragbench's preflight and drain probes (texts "warm-up text"): the first a point sends
+  is request 1;
+- `--overload-s`: for that long from the `--overload-from`-th request (default 1),
   answer 429 `{"error":"Model is overloaded","error_type":"Overloaded"}`
   (`--overload-status 500`, `401`, ...: that status instead, the same body);
-- `--hang-after N`: the requests after the N-th are never answered (the connection stays open: a hung server);
-- `--bad-answer KIND` from the `--bad-from`-th request (default 2: after the preflight): 200 with a body of the
+- `--hang-after N`: the requests after the N-th, probes included, are never answered (the connection stays open: a
+  hung server);
+- `--bad-answer KIND` from the `--bad-from`-th request (default 1): 200 with a body of the
   right shape but wrong content: `nan` (a NaN in every vector or score), `empty` (`[[]]`, vectors of no
   dimension), `strings` (`[["a", ...]]`), `dim` (the dimension changes from 4 to 5);
 - `--reset-every N`: every N-th request the connection is reset (RST) instead of answered;
 - `--wrong-shape-every N`: every N-th answer is 200 with valid JSON in the wrong shape;
-- `--max-batch M`: more inputs than M -> 422 `batch size N > maximum allowed batch size M` (TEI 1.9).
+- `--max-batch M`: more inputs than M -> 422 `batch size N > maximum allowed batch size M` (TEI 1.9);
+- `--per-text-ms X`: each text adds X ms to the service time (a batch of 32 takes 32 X more);
+- `--serial 1`: one request at a time, in arrival order (a queue, as a GPU server's): a request the client gave up
+  on (timeout) is still served, and what arrives after it waits.
 Successes carry TEI's timing headers; `/metrics` serves TEI's te_* families (shapes from
 ../shared/contracts/README.md) counting what this server did.
 """
@@ -32,6 +38,8 @@ import time
 
 import httptools
 
+WARM_UP = {"warm-up text", "another warm-up text"}  # what ragbench's preflight and drain probes send
+
 
 class Server:
     def __init__(self, args):
@@ -43,6 +51,7 @@ class Server:
         self.failures: dict[str, int] = {}
         self.duration_sum = 0.0
         self.duration_buckets = {0.005: 0, 0.05: 0, 0.5: 0, float("inf"): 0}
+        self.busy_until = 0.0  # --serial: when the request being served ends
 
     def due(self, arrived: float) -> float:
         """When the answer to a request that arrived at `arrived` (monotonic) is written."""
@@ -50,6 +59,15 @@ class Server:
         phase = (arrived - self.started) % (a.period_ms / 1000) if a.stall_ms else 1e9
         start = arrived + (a.stall_ms / 1000 - phase) if phase < a.stall_ms / 1000 else arrived
         return start + a.service_ms / 1000
+
+    def answer_at(self, arrived: float, texts: int) -> float:
+        """`due`, plus --per-text-ms for each text, after what is ahead of it in --serial's queue."""
+        a = self.args
+        end = self.due(arrived) + a.per_text_ms * texts / 1000
+        if a.serial:
+            end = max(end, self.busy_until + (a.service_ms + a.per_text_ms * texts) / 1000)
+            self.busy_until = end
+        return end
 
     def metrics(self) -> str:
         lines = [
@@ -110,20 +128,26 @@ class Handler(asyncio.Protocol):
             info = {"model_id": "fixture", "model_dtype": "float32", "max_client_batch_size": a.max_batch or 32}
             self.write(200, json.dumps(info).encode() if self.url == b"/info" else b"", "application/json")
             return
-        s.count += 1
-        if s.first_request is None and s.count >= a.overload_from:
-            s.first_request = self.arrived
-        if a.hang_after and s.count > a.hang_after:
-            return  # never answered
-        if a.reset_every and s.count % a.reset_every == 0:
-            self.transport.abort()  # RST: the client sees a connection reset mid-request
-            return
         try:
             request = json.loads(body)
         except ValueError:
+            request = None
+        inputs = (request.get("inputs") or request.get("texts") or []) if isinstance(request, dict) else []
+        # ragbench's preflight and its drain probes (bench/load/runner.py) are not counted: `count` numbers the
+        # requests a point sends, so `--overload-from 1` is its first. Once hung, they hang too.
+        probe = isinstance(inputs, list) and bool(inputs) and set(map(str, inputs)) <= WARM_UP
+        if not probe:
+            s.count += 1
+        if s.first_request is None and s.count >= a.overload_from and not probe:
+            s.first_request = self.arrived
+        if a.hang_after and s.count >= a.hang_after and (s.count > a.hang_after or probe):
+            return  # never answered
+        if a.reset_every and not probe and s.count % a.reset_every == 0:
+            self.transport.abort()  # RST: the client sees a connection reset mid-request
+            return
+        if request is None:
             self.refuse(400, "broken JSON", "Empty")
             return
-        inputs = request.get("inputs") or request.get("texts") or []
         n = len(inputs) if isinstance(inputs, list) else 1
         if a.overload_s and s.first_request is not None and self.arrived - s.first_request < a.overload_s:
             self.refuse(a.overload_status, "Model is overloaded", "Overloaded")
@@ -132,7 +156,7 @@ class Handler(asyncio.Protocol):
             self.refuse(422, f"batch size {n} > maximum allowed batch size {a.max_batch}", "Validation")
             return
         bad = a.bad_answer if a.bad_answer and s.count >= a.bad_from else None
-        if a.wrong_shape_every and s.count % a.wrong_shape_every == 0:
+        if a.wrong_shape_every and not probe and s.count % a.wrong_shape_every == 0:
             payload = {"embeddings": [[0.5] * 4] * n}  # valid JSON, not TEI's shape
         elif self.url == b"/rerank":
             payload = [{"index": i, "score": float("nan") if bad == "nan" else 1.0 / (i + 1)} for i in range(n)]
@@ -146,7 +170,7 @@ class Handler(asyncio.Protocol):
             }[bad]
             payload = [vector] * n
         arrived = self.arrived
-        due = s.due(arrived)
+        due = s.answer_at(arrived, n)
 
         def answer():
             took = time.monotonic() - arrived
@@ -210,14 +234,16 @@ if __name__ == "__main__":
     parser.add_argument("--stall-ms", type=float, default=0.0)
     parser.add_argument("--period-ms", type=float, default=500.0)
     parser.add_argument("--overload-s", type=float, default=0.0)
-    parser.add_argument("--overload-from", type=int, default=2)
+    parser.add_argument("--overload-from", type=int, default=1)
     parser.add_argument("--reset-every", type=int, default=0)
     parser.add_argument("--max-batch", type=int, default=0)
     parser.add_argument("--wrong-shape-every", type=int, default=0)
     parser.add_argument("--overload-status", type=int, default=429)
     parser.add_argument("--hang-after", type=int, default=0)
     parser.add_argument("--bad-answer", choices=["nan", "empty", "strings", "dim"], default=None)
-    parser.add_argument("--bad-from", type=int, default=2)
+    parser.add_argument("--bad-from", type=int, default=1)
+    parser.add_argument("--per-text-ms", type=float, default=0.0)
+    parser.add_argument("--serial", type=int, default=0)
     import uvloop
 
     uvloop.run(main(parser.parse_args()))

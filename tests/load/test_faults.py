@@ -167,7 +167,7 @@ def test_a_server_that_hangs_mid_point_is_measured_over_the_whole_window(
     timeout, past the intended end), not up to the last success, and the point is marked."""
     from tests.harness.cli import run_cli
 
-    url, _ = load_server(service_ms=1, hang_after=1 + 50)  # the preflight, then 50 answers
+    url, _ = load_server(service_ms=1, hang_after=50)  # 50 answers, then none
     flags = ["--rate", "100"] if loop == "open" else ["--concurrency", "2"]
     code, stdout, _ = run_cli(
         [
@@ -200,7 +200,7 @@ def test_a_server_that_hangs_mid_point_is_measured_over_the_whole_window(
 def test_a_server_that_hangs_during_the_warm_up_fails_the_point_by_name(load_server, tmp_path, monkeypatch, capsys):
     from tests.harness.cli import run_cli
 
-    url, _ = load_server(service_ms=1, hang_after=1 + 5)
+    url, _ = load_server(service_ms=1, hang_after=5)
     code, stdout, stderr = run_cli(
         [
             "load",

@@ -480,16 +480,6 @@ async def _open(plan: SharePlan, sender: _Sender, recorder: _Recorder) -> None:
                 slots.release()
 
     offsets = np.asarray(plan.offsets, dtype=float)
-    if (
-        plan.mode == Loop.OPEN and plan.duration_s is not None
-    ):  # what the schedule sets in the window (the pool may cut it)
-        # In offsets from the start, as the schedule was cut (`open_schedule`): no rounding moves one across the end.
-        end = plan.warmup_s + plan.duration_s
-        if _pool_stop is not None:
-            end = min(end, _pool_stop.get() - plan.start_at)
-        in_window = (offsets >= plan.warmup_s) & (offsets < end)
-        recorder.result.scheduled = int(np.count_nonzero(in_window))
-        recorder.result.scheduled_s = max(0.0, end - plan.warmup_s)
     for index, offset in enumerate(_floats(offsets)):
         due = plan.start_at + offset
         if not await _until_due(due, recorder):
@@ -515,8 +505,8 @@ async def _open(plan: SharePlan, sender: _Sender, recorder: _Recorder) -> None:
         task.add_done_callback(pending.discard)
     if pending:
         await asyncio.gather(*pending)
-    if plan.mode == Loop.OPEN and plan.duration_s is not None:  # what the schedule set in the window (the pool's stop
-        # time, known only now, may have cut it)
+    if plan.mode == Loop.OPEN and plan.duration_s is not None:
+        # What the schedule set in the window, counted now: the pool's stop time, known only now, may have cut it.
         # In offsets from the start, as the schedule was cut (`open_schedule`): no rounding moves one across the end.
         end = plan.warmup_s + plan.duration_s
         if _pool_stop is not None:

@@ -237,8 +237,9 @@ def recorded_us(point: LoadPointRecord, quantity: str) -> list[tuple[int, int]] 
 
 def percentile_ms(point: LoadPointRecord, quantity: str, percentile: float) -> float | None:
     """The point's `quantity` latency at `percentile`: its summary's (p50, p90, p99, p99.9: as every command reads
-    them), else its histogram's order statistic of rank ⌈q·n⌉ — also where the summary left it null for resting on
-    too few answers (histograms.MIN_SAMPLES): a verdict that reads it says how many it rests on; None: neither has it."""
+    them), else its histogram's order statistic of rank ⌈q·n⌉ — also where the summary left it null for resting
+    on too few answers (histograms.MIN_SAMPLES): a verdict that reads it says how many it rests on; None: neither
+    has it."""
     block = getattr(point.latency_ms, quantity)
     name = _SUMMARY_FIELDS.get(percentile)
     summarised = getattr(block, name) if block is not None and name else None

@@ -163,7 +163,7 @@ def test_a_part_that_stops_answering_ends_every_composition_at_its_first_query(
     statuses = {t.name: t.status for t in results.targets}
     assert code == 3 and list(statuses.values()) == ["failed"] * (len(targets) - 1) + ["ok"], err
     for target in results.targets[:-1]:
-        assert "no answer to POST " in (target.error or "") and target.queries == 0, target.error
+        assert "no complete answer to POST " in (target.error or "") and target.queries == 0, target.error
     # Each target sent its first query and no other: none waited out a timeout per query.
     asked = [json.loads(raw)["inputs"][0] for _, path, _, raw in embed.requests if path == "/embed"]
     assert [text for text in asked if text in QUERIES.values()] == [QUERIES["q1"]] * (len(COMPOSED) + 1)

@@ -43,7 +43,8 @@ def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
         body += [
             "<h2>Paired significance</h2>",
             f"<p>Randomization test ({results.comparisons[0].permutations} sign flips) and paired t-test; "
-            "Holm correction across the pairs of each measure; "
+            "Holm correction across the pairs tested of each measure (under --background: each loaded run against "
+            "its idle run, and the targets at idle); "
             "verdict at 0.05 on the Holm-corrected randomization p-value. The interval is each pair's own "
             "95% bootstrap interval, unadjusted: one that excludes 0 beside a Holm verdict of no difference "
             "is said in the verdict.</p>",

@@ -99,7 +99,9 @@ def served_cost_tables(results: Results) -> list[tuple[str, str, tuple[list[str]
     return [table for table in tables if table[2][1]]
 
 
-def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Path) -> str:
+def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Path, under_load: str = "") -> str:
+    """The answer first (the results table, `under_load`'s loaded-vs-idle tables, the paired verdicts), then the
+    plots and tables they rest on."""
     h = results.header
     parts = [
         "# ragbench quality report",
@@ -120,9 +122,8 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
         "",
         LATENCY_NOTE,
         "",
+        *([under_load, ""] if under_load else []),
     ]
-    for title, path in plots:
-        parts += [md_figure(title, path, out_dir), ""]
     if results.comparisons:
         parts += [
             "## Paired significance",
@@ -136,6 +137,8 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
             _table(*comparison_rows(results)),
             "",
         ]
+    for title, path in plots:
+        parts += [md_figure(title, path, out_dir), ""]
     parts += ["## What each quality point costs", "", _table(*frontier_rows(results)), "", FRONTIER_NOTE, ""]
     for title, note, (header, rows) in served_cost_tables(results):
         parts += [f"## {title}", "", note, "", _table(header, rows), ""]

@@ -158,3 +158,24 @@ def test_every_report_renders_in_chromium(reports):
             assert pixels.std() > 0.05 and _ink(pixels) > 0.01, f"{kind}: screenshot blank"
     finally:
         browser.close()
+
+
+def test_a_failed_point_is_a_gap_not_a_zero(tmp_path, monkeypatch):
+    """A failed point (nothing succeeded: texts/s 0) is drawn as a gap in the throughput line and the heatmap."""
+    import json
+
+    from bench.report import load
+
+    lines = [json.loads(line) for line in (STORED / "size.jsonl").read_text().splitlines()]
+    failed = next(r for r in lines if r.get("loop") == "closed")
+    failed.update(status="failed", problem="nothing succeeded")
+    failed["throughput"]["texts_per_s"] = 0.0
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    points = read_results(tmp_path / "results.jsonl").load_points
+    drawn = []
+    monkeypatch.setattr(load, "_save", lambda fig, path: drawn.append(fig) or path)
+    load.throughput_plot(points, tmp_path / "t.png")
+    load.heatmap_plot(points, tmp_path / "h.png")
+    line, image = drawn[0].axes[0].lines[0], drawn[1].axes[0].images[0]
+    assert np.isnan(line.get_ydata()[0]) and not np.isnan(line.get_ydata()[1])
+    assert np.ma.getmaskarray(image.get_array())[0, 0] and "failed" in [t.get_text() for t in drawn[1].axes[0].texts]

@@ -63,5 +63,6 @@ def render(results: Results, folder: Path) -> tuple[str, str]:
             label = results.header.measure_labels.get(primary, primary)
             plots.append((f"Per-query differences ({label})", diff))
     write_per_query_csv(results, folder / "per_query.csv")
-    loaded_md, loaded_html = render_under_load(results)  # `quality --background` only: empty otherwise
-    return render_markdown(results, plots, folder) + loaded_md, render_html(results, plots) + loaded_html
+    (loaded_md, loaded_html), (changed_md, changed_html) = render_under_load(results)  # empty without --background
+    md = render_markdown(results, plots, folder, loaded_md)
+    return md + ("\n\n" + changed_md if changed_md else ""), render_html(results, plots, loaded_html) + changed_html

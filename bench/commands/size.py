@@ -512,13 +512,14 @@ def run_size(
     _check_memory(plan, request, workload)
     endpoints = open_endpoints(plan.specs, plan.op, plan.timeout_s)  # a wrong URL, key or model: nothing written
     sessions: list[_Session] = []
-    say(expected_text(plan, request))
     try:
         with (
             open_run(output, _header(plan, request, workload)) as run,
             _sampler(request, plan) as (sampler, telemetry),
             load_pool(endpoints, plan.op, request.workers, pools) as pool,
         ):
+            # Once `--out` is taken (open_run): a refused folder is one line on stderr, nothing before it.
+            say(expected_text(plan, request))
             for endpoint in endpoints:
                 session = _Session(endpoint, plan, request, workload, pool, run, sampler, report, budget, say)
                 sessions.append(session)

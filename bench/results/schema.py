@@ -53,6 +53,7 @@ class RunHeader:
     targets: list[str] = field(default_factory=list)  # names, in the order they run
     measure_relevance: dict[str, str] = field(default_factory=dict)  # trec name -> qrels | answers | generated
     load: dict[str, Any] | None = None  # `ragbench load`: endpoints and sweep settings
+    hourly_usd: float | None = None  # `quality --hourly-usd`: the serving hardware's price, for the $ costs
     record: str = "run"
     schema: str = SCHEMA
     version: int = VERSION

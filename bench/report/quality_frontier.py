@@ -260,11 +260,14 @@ PARTS_NOTE = (
 
 COST_BLOCKS_NOTE = (
     "What embedding cost, per phase: `ingest` the corpus, `query_embed` the queries. Texts counts every text, "
-    "from cache those the vector cache held (never sent); texts/s and tokens/s are of the texts sent, over the "
-    "phase's wall time (– when nothing was sent or the endpoint does not report tokens); request p50/p99 per "
-    "request; retries and splits by cause (a split halves a batch the server refused as too large); over input limit: "
-    "texts sent that are longer than the model's input limit (truncated or refused, as the endpoint's `truncate` "
-    "says), counted where the endpoint tells both its limit and its tokenizer (TEI's /info and /tokenize)."
+    "from cache those the vector cache held (never sent): embedded by another target of this run (shared with T: "
+    "the frontier credits it that target's ingest rate) or by an earlier run; tokens as the endpoint reports them "
+    "or as the endpoint's tokenizer= counts them, each count with its source; texts/s and tokens/s are of the "
+    "texts sent, over the phase's wall time (– when nothing was sent or no tokens were counted); request "
+    "p50/p99 per request; retries and splits by cause (a split halves a batch the server refused as too large); "
+    "over input limit: texts sent that are longer than the model's input limit (truncated or refused, as the "
+    "endpoint's `truncate` says), counted where the endpoint tells both its limit and its tokenizer (TEI's /info "
+    "and /tokenize)."
 )
 
 _PART_ORDER = ("embed_ms", "search_ms", "rerank_ms")
@@ -302,6 +305,26 @@ def _over_limit(block: dict[str, object]) -> str:
     return f"{_number(over, 0)} ({by})" if over is not None else str(by)
 
 
+def _from_cache(block: dict[str, object]) -> str:
+    """Texts read from the cache, with who embedded them: a target of this run (shared: its cost is credited) or an
+    earlier run (records written before the ledger say neither)."""
+    shown = _number(block.get("from_cache"), 0)
+    shared = block.get("shared")
+    if not block.get("from_cache") or not isinstance(shared, list):
+        return shown
+    said = [f"{s.get('texts')} shared with {s.get('with')}" for s in shared if isinstance(s, dict)]
+    earlier = block.get("from_earlier_run")
+    if earlier:
+        said.append(f"{earlier} from an earlier run")
+    return f"{shown} ({', '.join(said)})" if said else shown
+
+
+def _tokens(block: dict[str, object]) -> str:
+    """Tokens with where the count came from (the endpoint, a tokenizer) or why there is none."""
+    by = block.get("tokens_by")
+    return f"{_number(block.get('tokens'), 0)} ({by})" if by else _number(block.get("tokens"), 0)
+
+
 def cost_block_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     """One row per target and embedding phase (`ingest`, `query_embed`); no rows when no target has a block."""
     header = [
@@ -327,8 +350,8 @@ def cost_block_rows(results: Results) -> tuple[list[str], list[list[str]]]:
                     t.name,
                     phase,
                     _number(b.get("texts"), 0),
-                    _number(b.get("from_cache"), 0),
-                    _number(b.get("tokens"), 0),
+                    _from_cache(b),
+                    _tokens(b),
                     _number(b.get("wall_s"), 2),
                     _number(b.get("texts_per_s"), 1),
                     _number(b.get("tokens_per_s"), 1),

@@ -53,10 +53,11 @@ class RunHeader:
     targets: list[str] = field(default_factory=list)  # names, in the order they run
     measure_relevance: dict[str, str] = field(default_factory=dict)  # trec name -> qrels | answers | generated
     load: dict[str, Any] | None = None  # `ragbench load`: endpoints and sweep settings
-    hourly_usd: float | None = None  # `quality --hourly-usd`: the serving hardware's price, for the $ costs
     record: str = "run"
     schema: str = SCHEMA
     version: int = VERSION
+    #: `quality --hourly-usd`: the serving hardware's price per hour, for the report's $ costs; left out: none given
+    hourly_usd: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 # --- quality and demo ----------------------------------------------------------------------------

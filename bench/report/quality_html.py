@@ -9,7 +9,7 @@ from pathlib import Path
 from bench.report.page import html_figure
 from bench.report.page import html_table as _table
 from bench.report.page import inline as _inline
-from bench.report.quality_frontier import FRONTIER_NOTE, RERANK_GAIN_NOTE, frontier_rows, rerank_gain_rows
+from bench.report.quality_frontier import RERANK_GAIN_NOTE, frontier_note, frontier_rows, rerank_gain_rows
 from bench.report.quality_markdown import (
     COMPLETE,
     dataset_lines,
@@ -55,7 +55,7 @@ def render_html(results: Results, plots: list[tuple[str, Path]], under_load: str
     body += [
         "<h2>What each quality point costs</h2>",
         _table(*frontier_rows(results)),
-        f"<p>{escape(FRONTIER_NOTE)}</p>",
+        f"<p>{escape(frontier_note(results))}</p>",
     ]
     for title, note, (table_header, table_rows) in served_cost_tables(results):
         body += [f"<h2>{escape(title)}</h2>", f"<p>{_inline(note)}</p>", _table(table_header, table_rows)]

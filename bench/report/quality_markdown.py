@@ -9,10 +9,10 @@ from bench.report.page import md_figure
 from bench.report.page import md_table as _table
 from bench.report.quality_frontier import (
     COST_BLOCKS_NOTE,
-    FRONTIER_NOTE,
     PARTS_NOTE,
     RERANK_GAIN_NOTE,
     cost_block_rows,
+    frontier_note,
     frontier_rows,
     latency_parts_rows,
     rerank_gain_rows,
@@ -139,7 +139,7 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
         ]
     for title, path in plots:
         parts += [md_figure(title, path, out_dir), ""]
-    parts += ["## What each quality point costs", "", _table(*frontier_rows(results)), "", FRONTIER_NOTE, ""]
+    parts += ["## What each quality point costs", "", _table(*frontier_rows(results)), "", frontier_note(results), ""]
     for title, note, (header, rows) in served_cost_tables(results):
         parts += [f"## {title}", "", note, "", _table(header, rows), ""]
     header, rows = rerank_gain_rows(results)

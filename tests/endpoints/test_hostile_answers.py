@@ -213,3 +213,26 @@ def test_an_answer_parsed_just_within_the_nesting_limit_is_still_one_line_when_s
         str(deeper(200))
         == "e: /embed answered JSON of an unexpected shape (expected [[float]]): '(nested too deeply to show)'"
     )
+
+
+def test_load_after_its_preflight_ends_a_trickle_at_its_deadline(tmp_path, monkeypatch, capsys):
+    """The API client's preflight is answered; every request after it (the idle probes, the measured ones, the
+    drain's) is trickled: each ends at --timeout, so the command ends with its point failed, never a hang."""
+    answered = []
+
+    def route(raw: bytes):
+        answered.append(raw)
+        return (200, _vectors(raw)) if len(answered) == 1 else _answering(_vectors, "trickle")(raw)
+
+    stub = JsonStub({("POST", "/v1/embeddings"): route})
+    started = time.monotonic()
+    code, _, err = run_cli(
+        ["load", "-e", f"x=openai@{stub.url}/v1?model=m", "--duration", "0.2s", "--timeout", f"{DEADLINE_S:g}s"]
+        + ["--out", str(tmp_path / "out")],
+        monkeypatch,
+        capsys,
+    )
+    _ended(started)
+    stub.stop()
+    assert code == 3 and "Traceback" not in err, err
+    assert read_results(tmp_path / "out" / "results.jsonl").load_points[0].status == "failed"

@@ -236,3 +236,22 @@ def test_load_after_its_preflight_ends_a_trickle_at_its_deadline(tmp_path, monke
     stub.stop()
     assert code == 3 and "Traceback" not in err, err
     assert read_results(tmp_path / "out" / "results.jsonl").load_points[0].status == "failed"
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_stopped_ingest_says_its_texts_are_cached_only_where_the_cache_is_on(cache, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
+    dataset = write_beir(tmp_path / "tiny", {"d1": "apple", "d2": "banana"}, {"q1": "apple"}, [("q1", "d1", 1)])
+    answered = []
+
+    def route(raw: bytes):  # the cache key's probe is answered, the ingest's batch trickled
+        answered.append(raw)
+        return (200, _vectors(raw)) if len(answered) == 1 else _answering(_vectors, "trickle")(raw)
+
+    stub = JsonStub({("POST", "/v1/embeddings"): route})
+    spec = f"emb=openai@{stub.url}/v1?model=m&timeout={DEADLINE_S:g}s"
+    args = ["quality", "--dataset", str(dataset), "-e", spec, "-t", "dense?embedder=emb", "--out", str(tmp_path / "o")]
+    code, _, err = run_cli(args + ([] if cache else ["--no-cache"]), monkeypatch, capsys)
+    stub.stop()
+    assert code == 3 and "ingest stopped after 0 of 2 texts" in err, err
+    assert ("those are cached" in err) == cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,9 @@ from bench.results.store import Results  # noqa: E402
 
 def save_figure(fig: Any, path: Path) -> Path:
     """Every report's figures are written alike: laid out, 110 dpi, closed (pyplot keeps open figures alive)."""
-    fig.tight_layout()
+    with warnings.catch_warnings():  # long labels that do not fit: the plot is kept as laid; stderr stays one line
+        warnings.simplefilter("ignore", UserWarning)
+        fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

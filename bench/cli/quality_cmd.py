@@ -94,6 +94,13 @@ Background = Annotated[
         ),
     ),
 ]
+HourlyUsd = Annotated[
+    float | None,
+    typer.Option(
+        "--hourly-usd",
+        help="Price per hour of the hardware that serves the targets: $ per 1k queries and per 1M texts ingested.",
+    ),
+]
 BackgroundFrom = Annotated[
     Path | None,
     typer.Option(
@@ -124,6 +131,7 @@ def quality(
     no_cache: NoCache = False,
     background: Background = None,
     background_from: BackgroundFrom = None,
+    hourly_usd: HourlyUsd = None,
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
     from bench.commands.quality import QualityRequest
@@ -149,6 +157,7 @@ def quality(
             no_cache=no_cache,
             background=background,
             background_from=background_from,
+            hourly_usd=hourly_usd,
         )
     )
 

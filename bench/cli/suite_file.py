@@ -94,6 +94,7 @@ QUALITY_KEYS = {
     "no_cache": bool,
     "background": str,  # quality --background ENDPOINT@rate=...
     "background_from": str,
+    "hourly_usd": (float, int),
 }
 # A list flag of `ragbench load`, written 1,8,32 on its command line: a list, a string or a number here.
 _LIST_FLAGS = {

@@ -12,7 +12,9 @@ when the last target of its rate has finished searching, through the load pool's
 record is the window it ran (at least `duration`), and what it would have sent after the stop was never
 scheduled, so it is neither sent nor `unsent`. The record is judged as load judges a point (`max_error_rate=`,
 load's default): a stream that sent nothing, had no success or was past its error limit leaves its rate's runs
-not measured under load (bench/quality/under_load.py), which fails the command (exit 3).
+not measured under load (bench/quality/under_load.py), which fails the command (exit 3). With `--background-from`
+the stream sends texts cut to the length the `size` run measured its saturation at (its record's `length`), or
+says why it cannot (`stream_length`).
 """
 
 from __future__ import annotations
@@ -69,11 +71,23 @@ class BackgroundSpec:
     timeout_s: float = 30.0
     seed: int = 0
     max_error_rate: float = MAX_ERROR_RATE  # load's default: past it, the stream's runs are not measured under load
+    sized: Sized | None = None  # --background-from: the size run the rates scale from, whose text length it sends
 
 
-def parse_background(text: str, saturation: float | None = None) -> BackgroundSpec:
+@dataclass(frozen=True)
+class Sized:
+    """What a `size` run measured its saturation at: the rate, and the texts it sent (their length, how counted)."""
+
+    rate: float  # requests/s
+    length: int | None  # tokens (or words) per text; None: the texts as they were
+    counted_by: str  # "tokenizer" | "words": how the size run counted `length`
+
+
+def parse_background(text: str, saturation: float | None = None, sized: Sized | None = None) -> BackgroundSpec:
     """`NAME@rate=50,200&batch=8&arrival=poisson&duration=5s&warmup=1s` -> BackgroundSpec; rate 0 always first.
-    A rate `0.5x` is that fraction of `saturation` (requests/s, from `--background-from`)."""
+    A rate `0.5x` is that fraction of `saturation` (requests/s), or of `sized`'s rate (`--background-from`)."""
+    if sized is not None:
+        saturation = sized.rate
     where = f"--background {text!r}"
     name, at, query = text.partition("@")
     if not at or not name:
@@ -103,6 +117,7 @@ def parse_background(text: str, saturation: float | None = None) -> BackgroundSp
         max_error_rate=values.number(
             f"{where}: max_error_rate", options.get("max_error_rate", str(MAX_ERROR_RATE)), values.ERROR_RATE
         ),
+        sized=sized,
     )
     for rate in spec.rates:  # a stream's send times are computed when it starts: refused now, not mid-run
         scheduled = rate * (spec.warmup_s + spec.min_duration_s)
@@ -133,11 +148,13 @@ def _rate(text: str, saturation: float | None, where: str) -> str:
     return rate_text(rate)
 
 
-def saturation_of(path: Path, endpoint: str) -> float:
-    """The saturation rate `ragbench size` measured for `endpoint` (its sizing record's highest passing rate)."""
+def saturation_of(path: Path, endpoint: str) -> Sized:
+    """The saturation rate `ragbench size` measured for `endpoint` (its sizing record's highest passing rate), with
+    the length of the texts it measured it at."""
+    results = read_results(path)
     found = [
-        s.saturation.rate
-        for s in read_results(path).sizing
+        Sized(s.saturation.rate, s.length, str(results.header.dataset.get("tokens_source", "words")))
+        for s in results.sizing
         if s.endpoint == endpoint and s.saturation is not None and s.saturation.rate is not None
     ]
     if len(found) != 1:
@@ -150,7 +167,7 @@ def background_spec(text: str, size_results: Path | None) -> BackgroundSpec:
     """--background, its fractions of saturation read from --background-from where given."""
     if size_results is None:
         return parse_background(text)
-    return parse_background(text, saturation_of(size_results, text.partition("@")[0]))
+    return parse_background(text, sized=saturation_of(size_results, text.partition("@")[0]))
 
 
 def _explicit_zero(text: str) -> bool:
@@ -192,7 +209,9 @@ def background_load(
     stop = StopTime()
     try:
         with load_pool(opened, op, 1, lambda workers: worker_pool(workers, stop)) as pool:
-            yield BackgroundLoad(spec, opened[0], corpus_workload(dataset), pool, rates, stop)
+            workload = corpus_workload(dataset)
+            length = stream_length(workload, spec.sized)
+            yield BackgroundLoad(spec, opened[0], workload, pool, rates, stop, length)
     finally:
         close_endpoints(opened)
 
@@ -203,6 +222,33 @@ def corpus_workload(dataset: Dataset) -> Workload:
     texts = [d.full_text for d in list(dataset.corpus.values())[:MAX_SOURCE_TEXTS] if d.full_text.strip()]
     queries = list(dataset.queries.values())[:DISTINCT_REQUESTS] or texts[:DISTINCT_REQUESTS]
     return Workload(texts, queries, f"{dataset.source} corpus", count, source_kind)
+
+
+def stream_length(workload: Workload, sized: Sized | None) -> int | None:
+    """The length (words) the stream cuts its texts to: that of the `size` run its rates scale from (a rate measured
+    at 128-token texts is another load at full-length ones), said on the console; None, the texts as they are,
+    where the size run sent them so or they cannot be cut to it (said, with why)."""
+    if sized is None or sized.length is None:
+        return None
+    words = sum(len(t.split()) for t in workload.texts)
+    if words < sized.length:
+        console.print(
+            f"[yellow]--background-from: the size run sent {sized.length}-{_unit(sized)} texts; this corpus has "
+            f"{words} words in all, too few to cut one: the stream cannot, and sends its texts as they are[/yellow]"
+        )
+        return None
+    said = f"--background-from: the stream sends {sized.length}-word texts, as the size run it scales from sent"
+    if sized.counted_by == "tokenizer":  # its tokenizer is not in its results: words are the nearest cut here
+        said = (
+            f"--background-from: the size run sent {sized.length}-token texts (by its tokenizer, which its results do "
+            f"not name): the stream cannot cut by it and sends {sized.length}-word texts, at least as long"
+        )
+    console.print(said, markup=False, highlight=False, soft_wrap=True)
+    return sized.length
+
+
+def _unit(sized: Sized) -> str:
+    return "token" if sized.counted_by == "tokenizer" else "word"
 
 
 @dataclass
@@ -229,7 +275,9 @@ class BackgroundLoad:
         pool: Executor,
         rates: dict[str, float],
         stop: StopTime,
+        length: int | None = None,
     ):
+        self.length = length  # words per text the stream sends (stream_length); None: the corpus texts as they are
         self.spec, self.endpoint, self.workload, self.pool, self.rates = spec, endpoint, workload, pool, rates
         self.stop = stop  # the pool's: ends a stream's window once its searches are done
         self.last = {rate: name for name, rate in rates.items()}  # dict order: the last target of each rate
@@ -276,6 +324,7 @@ class BackgroundLoad:
             timeout_s=spec.timeout_s,
             seed=spec.seed + spec.rates.index(rate),
             max_error_rate=spec.max_error_rate,
+            length=self.length,
         )
         check_schedule([point])
         start_at, plans = plans_starting(self.endpoint, point, self.workload)

@@ -22,10 +22,11 @@ from bench.load.points import (
     point_label,
 )
 from bench.load.repeats import interval_text
-from bench.load.runner import DRAIN_SHOWN_S, check_request_memory, check_schedule, run_load
+from bench.load.runner import DRAIN_SHOWN_S, RequestsCsv, check_request_memory, check_schedule, run_load
 from bench.load.schedule import parse_arrival
 from bench.load.workload import load_workload
 from bench.results.lifecycle import Output
+from bench.results.outdir import check_out_file
 from bench.results.schema import LatencySummary, LoadPointRecord, Loop, Op
 from bench.results.store import Results
 
@@ -122,7 +123,18 @@ def check_load(request: LoadRequest) -> tuple[list[EndpointSpec], SweepConfig]:
     csv = request.requests_csv
     if csv is not None and (csv.is_dir() or not csv.parent.is_dir()):
         raise UserError(f"--requests-csv {csv}: expected a file in an existing folder")
+    if csv is not None:  # a user's file (an input too) is never replaced; an earlier export only with --overwrite
+        header = ",".join(RequestsCsv.HEADER)
+        check_out_file(csv, "--requests-csv", request.overwrite, _opens_with(header), f"not opening with {header}")
     return specs, sweep_of(request, specs[0].is_rerank)
+
+
+def _opens_with(header: str) -> Callable[[Path], bool]:
+    def ours(path: Path) -> bool:
+        with path.open(encoding="utf-8", errors="replace") as f:
+            return f.readline().rstrip("\r\n") == header
+
+    return ours
 
 
 def load_command(request: LoadRequest) -> list[LoadPointRecord]:

@@ -45,6 +45,7 @@ class QualityRequest:
     no_cache: bool = False  # embed every text again (no embedding cache read or written)
     background: str | None = None  # --background ENDPOINT@rate=...: every target again under each rate
     background_from: Path | None = None  # a `size` results file: rates `0.5x` are fractions of its saturation
+    hourly_usd: float | None = None  # --hourly-usd: the serving hardware's price, for $ per 1k queries / 1M texts
 
 
 def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSpec], GenerateSpec | None]:
@@ -55,6 +56,8 @@ def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSp
     values.number("--seed", request.seed, values.SEED)  # a suite file's seed is checked here, like the option
     values.number("--depth", request.depth, values.RANKED_DOCUMENTS)
     values.number("--rerank-depth", request.rerank_depth, values.RERANKED_DOCUMENTS)
+    if request.hourly_usd is not None:
+        values.number("--hourly-usd", request.hourly_usd, values.HOURLY_USD)
     measures = [parse_measure(m) for m in request.measures or ()]
     specs = [parse_spec(t) for t in request.targets]
     endpoints = endpoint_specs(request.endpoints or [])
@@ -115,7 +118,7 @@ def quality_command(request: QualityRequest) -> Path:
         cache=not request.no_cache,
     )
     output = Output(request.out, request.overwrite, request.resume, report=write_report, progress=True)
-    config = QualityConfig(measures, request.depth, request.seed, generate)
+    config = QualityConfig(measures, request.depth, request.seed, generate, hourly_usd=request.hourly_usd)
     results = read_results(_run(request, dataset, specs, options, config, output))
     report = request.out / "report.html"
     failures = [

@@ -23,7 +23,13 @@ def _figures(point: LoadPointRecord) -> str:
     scheduled, service = p99_ms(point, "scheduled"), p99_ms(point, "service")
     return (
         f"{sig3(texts_per_s(point))} texts/s answered, service p99 "
-        + (f"{sig3(service)} ms" if service is not None else "- (no success)")
+        + (f"{sig3(service)} ms" if service is not None else _missing(point))
         + (f", scheduled p99 {sig3(scheduled)} ms" if scheduled is not None else "")
         + (f", errors {sum(point.requests.errors.values())}" if point.requests.errors else "")
     )
+
+
+def _missing(point: LoadPointRecord) -> str:
+    """Why a point has no service p99: no answer at all, or too few to rest a p99 on (histograms.MIN_SAMPLES)."""
+    block = point.latency_ms.service
+    return f"insufficient (n={block.count})" if block is not None and block.count else "- (no success)"

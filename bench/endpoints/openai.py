@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.core.errors import UserError
 from bench.endpoints.base import CallTiming, Embeddings, WireRequest, WireShapeError, batches, vectors_of
 from bench.endpoints.cache import probe_vectors, served_key
 from bench.endpoints.client import HttpEndpoint
@@ -65,6 +66,31 @@ class OpenAIEmbedWire:
         return vectors
 
 
+def usage_tokens(answer: Any) -> dict[str, float]:
+    """`usage.prompt_tokens` of an answer, as CallTiming.server holds it; {} where the server reports none."""
+    usage = answer.get("usage") if isinstance(answer, dict) else None
+    tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    if type(tokens) is not int or tokens < 0:
+        return {}  # absent, null, or not a count: not reported (a tokenizer may count them)
+    return {"usage.prompt_tokens": float(tokens)}
+
+
+class TokenizerFile:
+    """Tokens of texts counted with a local `tokenizer.json` (the `tokenizers` package; nothing downloaded)."""
+
+    def __init__(self, path: str):
+        from tokenizers import Tokenizer
+
+        try:
+            self.tokenizer = Tokenizer.from_file(path)
+        except Exception as exc:  # the Rust side raises a bare Exception for a missing or unreadable file
+            raise UserError(f"tokenizer={path}: not a tokenizer.json the tokenizers package reads ({exc})") from None
+        self.path = path
+
+    def count(self, texts: list[str]) -> int:
+        return sum(len(e.ids) for e in self.tokenizer.encode_batch(texts, add_special_tokens=True))
+
+
 class OpenAIEmbedder:
     """texts -> vectors through POST {base}/embeddings."""
 
@@ -80,8 +106,11 @@ class OpenAIEmbedder:
         encoding_format: str | None = "float",
         dimensions: int | None = None,
         timeout_s: float = 120.0,
+        tokenizer: str | None = None,
     ):
         self.name = name
+        # Loaded before anything is sent: a bad path is a user error at the start, not after an ingest.
+        self.tokenizer = TokenizerFile(tokenizer) if tokenizer else None
         self.http = HttpEndpoint(name, url, key_env, timeout_s)
         self.wire = OpenAIEmbedWire(self.http.url, model, encoding_format, dimensions)
         self.batch_size = batch_size
@@ -98,7 +127,7 @@ class OpenAIEmbedder:
                 parts.append(self.wire.parse(answer, len(chunk)))
             except WireShapeError as exc:
                 raise self.http.shape_error(request.url, exc.expected, answer) from None
-            calls.append(CallTiming(len(chunk), wall_ms))
+            calls.append(CallTiming(len(chunk), wall_ms, usage_tokens(answer)))
         vectors = np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)
         return Embeddings(vectors, calls)
 
@@ -110,7 +139,16 @@ class OpenAIEmbedder:
             "encoding_format": self.wire.encoding_format,
             "dimensions": self.wire.dimensions,
             "batch_size": self.batch_size,
+            "tokenizer": self.tokenizer.path if self.tokenizer else None,
         }
+
+    def count_tokens(self, texts: list[str]) -> tuple[int | None, str]:
+        """Tokens of `texts` by the `tokenizer=` file, for answers that report no `usage` (bench.targets.served)."""
+        if self.tokenizer is None:
+            return None, "not reported: the endpoint tells no token counts (openai: give tokenizer=PATH to count them)"
+        return self.tokenizer.count(
+            texts
+        ), f"counted with the tokenizer {self.tokenizer.path} (special tokens included)"
 
     def dtype(self) -> str | None:
         return None  # the OpenAI shape does not say

@@ -59,7 +59,7 @@ KINDS: dict[str, _Kind] = {
     "openai": _Kind(
         False,
         True,
-        ("model", "key_env", "batch", "encoding", "dimensions", "concurrency", "timeout"),
+        ("model", "key_env", "batch", "encoding", "dimensions", "concurrency", "timeout", "tokenizer"),
         required=("model",),
     ),
     "cohere": _Kind(True, True, ("model", "key_env", "raw_scores", "batch", "timeout")),
@@ -204,6 +204,7 @@ def _openai(spec: EndpointSpec, timeout_s: float) -> Embedder:
         encoding_format=encoding if "encoding" in p else "float",
         dimensions=_int(spec, "dimensions"),
         timeout_s=timeout_s,
+        tokenizer=p.get("tokenizer"),
     )
 
 

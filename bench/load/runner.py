@@ -35,6 +35,7 @@ from hdrh.histogram import HdrHistogram
 import bench
 from bench.core import values
 from bench.core.errors import MeasurementFailed, UserError
+from bench.core.http import new_client
 from bench.core.progress import ProgressFactory
 from bench.core.secrets import mask, mask_data
 from bench.endpoints.base import Embedder, EmbedWire, Reranker, RerankWire, WireRequest
@@ -125,7 +126,8 @@ class LoadEndpoint:
         self.headers = {} if spec.url is None else endpoint_auth(spec.name, spec.url, spec.params.get("key_env"))[1]
         self.metrics = None if self.in_process else MetricsReader(self.request(("q", ["t"])).url, self.headers)
         self.idle_probe_s: float | None = None  # the probe's latency on the idle server (preflight)
-        self.prober = None if self.in_process else httpx.Client(headers=self.headers)  # made once: not timed
+        # Made once (not timed). Each probe passes its own timeout: a whole-request deadline, so a trickle ends.
+        self.prober = None if self.in_process else new_client(values.TIMEOUT_SECONDS.high, self.headers)
 
     @property
     def wire(self) -> EmbedWire | RerankWire | None:

@@ -49,6 +49,7 @@ class QualityConfig:
     depth: int = 100
     seed: int = 0
     generate: GenerateSpec | None = None  # answer every question from what each target retrieved
+    hourly_usd: float | None = None  # the serving hardware's price per hour: the report's $ costs
     # Wraps each target's search (`--background`: the load stream it runs under); the list it yields takes
     # records to write with the target's own (the stream's load_point), filled when the context ends.
     around_search: Callable[[str], AbstractContextManager[list[Any]]] = field(
@@ -218,6 +219,7 @@ def _header(scoring: _Scoring, names: list[str], command: str) -> RunHeader:
         depth=config.depth,
         seed=config.seed,
         targets=names,
+        hourly_usd=config.hourly_usd,
     )
 
 

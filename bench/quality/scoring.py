@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from bench.quality.significance import bootstrap_ci, compare_pairs, seeded_generator
+from bench.quality.under_load import meaningful_pair
 from bench.results.schema import ComparisonRecord, MetricRecord
 
 PERMUTATIONS = 10_000
@@ -40,9 +41,10 @@ def metric_records(
 
 
 def comparisons(metrics: list[MetricRecord], measures: list[str], seed: int) -> list[ComparisonRecord]:
-    """Every pair of targets on every measure (Holm across the pairs of each measure)."""
+    """Every meaningful pair of targets on every measure (under `--background`: each loaded run against its idle run,
+    and the targets against each other at idle), Holm across those pairs of each measure."""
     found: list[ComparisonRecord] = []
     for measure in measures:
         per_query = {m.target: m.per_query for m in metrics if m.measure == measure}
-        found += compare_pairs(per_query, measure, seed, PERMUTATIONS, BOOTSTRAP)
+        found += compare_pairs(per_query, measure, seed, PERMUTATIONS, BOOTSTRAP, meaningful_pair)
     return found

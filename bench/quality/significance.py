@@ -7,6 +7,7 @@ same inputs and seed give the same p-values bit for bit (unlike ranx's Fisher te
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -112,8 +113,10 @@ def compare_pairs(
     seed: int = 0,
     permutations: int = 10_000,
     bootstrap: int = 10_000,
+    meaningful: Callable[[str, str], bool] = lambda a, b: True,
 ) -> list[ComparisonRecord]:
-    """Every pair of targets on one measure, Holm-corrected. `per_query`: target -> qid -> value.
+    """Every pair of targets on one measure that `meaningful` keeps, Holm-corrected over those pairs only.
+    `per_query`: target -> qid -> value.
 
     Each pair draws from its own generator seeded by (seed, hash of the two names), so a pair's
     p-value and interval do not depend on which other targets ran.
@@ -123,6 +126,8 @@ def compare_pairs(
     comparisons = []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
+            if not meaningful(a, b):
+                continue
             va = np.array([per_query[a][q] for q in qids], dtype=np.float64)
             vb = np.array([per_query[b][q] for q in qids], dtype=np.float64)
             diff = vb - va

@@ -34,6 +34,17 @@ def split_loaded_name(name: str) -> tuple[str, float] | None:
         return None
 
 
+def meaningful_pair(a: str, b: str) -> bool:
+    """Whether two runs of a `--background` run answer a question when compared: a loaded run against its own idle
+    run (what the load did), or two targets both idle (which is better). A loaded run against another target's run,
+    or two loads of one target, answers none, and each such pair would only weaken the Holm correction of the
+    rest. Without `--background` every pair is meaningful (every run is idle)."""
+    (base_a, rate_a), (base_b, rate_b) = split_loaded_name(a) or (a, 0.0), split_loaded_name(b) or (b, 0.0)
+    if base_a == base_b:
+        return rate_a == 0 or rate_b == 0
+    return rate_a == 0 and rate_b == 0
+
+
 def not_under_load(results: Results) -> dict[str, str]:
     """Each loaded run (rate > 0) whose stream's `load_point` record is judged `failed` (nothing sent, or nothing
     succeeded) or `errors` (past its `max_error_rate`) -> why, naming the stream: its queries ran, but not under

@@ -19,9 +19,10 @@ import numpy as np  # noqa: E402
 
 from bench.load import histograms  # noqa: E402
 from bench.load.points import point_label  # noqa: E402
+from bench.load.repeats import interval_text  # noqa: E402
 from bench.report.page import html_figure, html_table, md_figure, md_table  # noqa: E402
 from bench.report.plots import save_figure as _save  # noqa: E402
-from bench.results.schema import LatencySummary, LoadPointRecord, Loop  # noqa: E402
+from bench.results.schema import LatencySummary, LoadPointRecord, Loop, PointStatus  # noqa: E402
 from bench.results.store import Results  # noqa: E402
 
 MAX_CDF_LINES = 12
@@ -33,6 +34,12 @@ def _ms(block: LatencySummary | None, key: str) -> str:
 
 def _share(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
+
+
+def shown(r: LoadPointRecord, value: float) -> float:
+    """A point's figure as a plot draws it: a failed point (nothing measured or succeeded) is a gap (NaN), never
+    a 0 that reads as a measured zero throughput."""
+    return float("nan") if r.status == PointStatus.FAILED else value
 
 
 def points_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[str]]]:
@@ -61,7 +68,7 @@ def points_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[st
             [
                 point_label(r, r.endpoint),
                 f"{t.requests_per_s:.1f}",
-                f"{t.texts_per_s:.1f}",
+                f"{t.texts_per_s:.1f}" + interval_text(r),  # `load --repeat N`: the interval, as on the terminal
                 f"{t.tokens_per_s:.0f} ({t.tokens_source})",
                 f"{_ms(lat.service, 'p50')} / {_ms(lat.service, 'p99')}",
                 f"{_ms(lat.scheduled, 'p99')} / {_ms(lat.scheduled, 'p999')}",
@@ -163,7 +170,7 @@ def throughput_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
         line = sorted((r for r in closed if (r.endpoint, r.batch, r.length or 0) == key), key=lambda r: r.concurrency)
         ax.plot(
             [r.concurrency for r in line],
-            [r.throughput.texts_per_s for r in line],
+            [shown(r, r.throughput.texts_per_s) for r in line],
             marker="o",
             label=f"{key[0]} batch {key[1]}" + (f" len {key[2]}" if key[2] else ""),
         )
@@ -191,7 +198,10 @@ def rate_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
             if xs:
                 ax.plot(xs, ys, style, marker="o", label=f"{name} {quantity} p99")
         ax2.plot(
-            [r.rate for r in line], [r.throughput.requests_per_s for r in line], marker="o", label=f"{name} achieved"
+            [r.rate for r in line],
+            [shown(r, r.throughput.requests_per_s) for r in line],
+            marker="o",
+            label=f"{name} achieved",
         )
         # What the schedule itself set (a Poisson schedule's count varies about rate x window): achieved below it
         # is a server behind, below the nominal rate alone may be the schedule's draw.
@@ -235,30 +245,43 @@ def cdf_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
 
 
 def heatmap_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
+    """One panel per endpoint and text length (`--lengths`): texts/s over batch x concurrency; a failed point's
+    cell is left empty and says so."""
     closed = [r for r in points if r.loop == Loop.CLOSED]
     batches = sorted({r.batch for r in closed})
     concs = sorted({r.concurrency for r in closed})
-    endpoints = sorted({r.endpoint for r in closed})
+    panels = sorted({(r.endpoint, r.length or 0) for r in closed})
     if len(batches) < 2 and len(concs) < 2:
         return None
+    columns = min(len(panels), 3)
+    rows = -(-len(panels) // columns)
     fig, axes = plt.subplots(
-        1, len(endpoints), figsize=(4.5 * len(endpoints) + 1, 0.5 * len(batches) + 2.5), squeeze=False
+        rows, columns, figsize=(4.5 * columns + 1, (0.5 * len(batches) + 2.5) * rows), squeeze=False
     )
-    for ax, endpoint in zip(axes[0], endpoints):
+    for ax in axes.flat[len(panels) :]:
+        ax.axis("off")
+    for ax, (endpoint, length) in zip(axes.flat, panels):
         grid = np.full((len(batches), len(concs)), np.nan)
+        failed = set()
         for r in closed:
-            if r.endpoint == endpoint and not r.length:
-                grid[batches.index(r.batch), concs.index(r.concurrency)] = r.throughput.texts_per_s
+            if (r.endpoint, r.length or 0) == (endpoint, length):
+                cell = (batches.index(r.batch), concs.index(r.concurrency))
+                grid[cell] = shown(r, r.throughput.texts_per_s)
+                if r.status == PointStatus.FAILED:
+                    failed.add(cell)
         image = ax.imshow(grid, cmap="viridis", aspect="auto")
         for i in range(len(batches)):
             for j in range(len(concs)):
                 if not np.isnan(grid[i, j]):
-                    ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", color="w", fontsize=8)
+                    dark = image.norm(grid[i, j]) < 0.6  # viridis: white on its dark end, black on its yellow end
+                    ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", color="w" if dark else "k", fontsize=8)
+                elif (i, j) in failed:
+                    ax.text(j, i, "failed", ha="center", va="center", color="tab:red", fontsize=8)
         ax.set_xticks(range(len(concs)), [str(c) for c in concs])
         ax.set_yticks(range(len(batches)), [str(b) for b in batches])
         ax.set_xlabel("concurrency")
         ax.set_ylabel("batch")
-        ax.set_title(f"{endpoint}: texts/s")
+        ax.set_title(f"{endpoint}" + (f", length {length}" if length else "") + ": texts/s")
         fig.colorbar(image, ax=ax)
     return _save(fig, path)
 
@@ -312,8 +335,24 @@ def _plots(points: list[LoadPointRecord], plots_dir: Path) -> list[tuple[str, Pa
     return [(title, path) for title, path in made if path is not None]
 
 
-def render(results: Results, out_dir: Path) -> tuple[str, str]:
-    """The load report's markdown and HTML body (bench.report writes them); plots/ written here."""
+def intro_line(results: Results) -> str:
+    """Where the points come from; a figure the header does not hold is left out, never written as `None`."""
+    dataset, load = results.header.dataset, results.header.load or {}
+    parts = [f"Created {results.header.created}"]
+    if dataset.get("source"):
+        tokens = dataset.get("tokens_source")
+        parts.append(f"workload {dataset['source']}" + (f" (token counts: {tokens})" if tokens else ""))
+    parts.append(f"{load.get('workers') or 1} client worker(s)")
+    if load.get("warmup_s") is not None:
+        parts.append(f"warm-up {load['warmup_s']:g} s per point, excluded")
+    return "; ".join(parts) + "."
+
+
+def render(
+    results: Results, out_dir: Path, kind: str = "load", answer: tuple[list[str], list[str]] = ([], [])
+) -> tuple[str, str]:
+    """The `kind` report's markdown and HTML body (bench.report writes them); plots/ written here. `answer`
+    (markdown lines, HTML fragments: a size report's recommendation) comes first, before the points it rests on."""
     points = results.load_points
     plots = _plots(points, out_dir / "plots")
     end = results.end
@@ -322,35 +361,29 @@ def render(results: Results, out_dir: Path) -> tuple[str, str]:
         if end and end.status == "complete"
         else (f"{end.status}: {end.error}" if end else "interrupted (no end record): the points below finished")
     )
-    load = results.header.load or {}
     tables = [
         ("Points", points_table(points)),
         ("Bursts (Open WebUI ingestion)", burst_table(points)),
         ("Server view (TEI headers and /metrics deltas)", server_table(points)),
     ]
-    md = [
-        "# ragbench load report",
-        "",
-        f"Created {results.header.created}; workload {results.header.dataset.get('source')} "
-        f"(token counts: {results.header.dataset.get('tokens_source')}); {load.get('workers', 1)} client worker(s); "
-        f"warm-up {load.get('warmup_s')} s per point, excluded.",
-        "",
-        f"Status: **{status}**",
-        "",
-    ]
-    for title, (header, rows) in tables:
-        if rows:
-            md += [f"## {title}", "", md_table(header, rows), ""]
-    for title, path in plots:
-        md += [f"## {title}", "", md_figure(title, path, out_dir), ""]
+    intro = intro_line(results)
+    md = [f"# ragbench {kind} report", "", intro, "", f"Status: **{status}**", "", *answer[0]]
     html = [
-        "<h1>ragbench load report</h1>",
-        f"<p>{escape(md[2])}</p>",
+        f"<h1>ragbench {kind} report</h1>",
+        f"<p>{escape(intro)}</p>",
         f"<p class='{'' if status == 'complete' else 'bad'}'>Status: {escape(status)}</p>",
+        *answer[1],
     ]
+    level = 2
+    if answer[0]:  # the evidence under one heading, after the answer
+        md += ["## Evidence: every measured point", ""]
+        html.append("<h2>Evidence: every measured point</h2>")
+        level = 3
     for title, (header, rows) in tables:
         if rows:
-            html.append(f"<h2>{escape(title)}</h2>{html_table(header, rows)}")
+            md += [f"{'#' * level} {title}", "", md_table(header, rows), ""]
+            html.append(f"<h{level}>{escape(title)}</h{level}>{html_table(header, rows)}")
     for title, path in plots:
-        html.append(f"<h2>{escape(title)}</h2>{html_figure(title, path)}")
+        md += [f"{'#' * level} {title}", "", md_figure(title, path, out_dir), ""]
+        html.append(f"<h{level}>{escape(title)}</h{level}>{html_figure(title, path)}")
     return "\n".join(md), "\n".join(html)

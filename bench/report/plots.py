@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +12,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from bench.report.quality_frontier import frontiers  # noqa: E402
 from bench.results.store import Results  # noqa: E402
 
 
 def save_figure(fig: Any, path: Path) -> Path:
     """Every report's figures are written alike: laid out, 110 dpi, closed (pyplot keeps open figures alive)."""
-    fig.tight_layout()
+    with warnings.catch_warnings():  # long labels that do not fit: the plot is kept as laid; stderr stays one line
+        warnings.simplefilter("ignore", UserWarning)
+        fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -102,4 +106,39 @@ def identity_length_plot(results: Results, path: Path) -> Path | None:
     ax.set_ylim(min(low, 0.99) - 0.005, 1.0005)
     ax.legend(fontsize=8, loc="lower left")
     ax.set_title("Agreement by text length (dashed: the pair's min-cosine threshold)", fontsize=9)
+    return save_figure(fig, path)
+
+
+def frontier_plot(results: Results, path: Path) -> Path | None:
+    """Quality against each cost, one panel per cost with a figure for some target: every finished target a
+    point, the Pareto-optimal ones filled and joined (the frontier table's `Pareto-optimal against` column);
+    None when no cost has a point."""
+    shown = [f for f in frontiers(results) if f.points]
+    if not shown:
+        return None
+    measure = results.header.measures[0]
+    label = results.header.measure_labels.get(measure, measure)
+    fig, axes = plt.subplots(1, len(shown), figsize=(3.6 * len(shown) + 0.6, 3.4), squeeze=False)
+    for ax, frontier in zip(axes[0], shown):
+        for name, (quality, cost) in frontier.points.items():
+            optimal = name in frontier.optimal
+            ax.scatter(
+                cost,
+                quality,
+                s=40,
+                marker="o",
+                facecolors="#e76f51" if optimal else "none",
+                edgecolors="#e76f51" if optimal else "#555555",
+                zorder=3,
+            )
+            ax.annotate(name, (cost, quality), fontsize=7, xytext=(4, 3), textcoords="offset points")
+        best = sorted((frontier.points[n] for n in frontier.optimal), key=lambda p: p[1])
+        if len(best) > 1:
+            ax.plot([p[1] for p in best], [p[0] for p in best], color="#e76f51", linewidth=0.8, zorder=2)
+        better = "lower" if frontier.cost.lower_is_better else "higher"
+        ax.set_xlabel(f"{frontier.cost.name} ({better} is cheaper)", fontsize=8)
+        ax.set_ylabel(label if ax is axes[0][0] else "", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.margins(0.15)
+    fig.suptitle(f"{label} against each cost (filled: Pareto-optimal)", fontsize=10)
     return save_figure(fig, path)

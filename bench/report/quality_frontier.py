@@ -2,7 +2,11 @@
 
 The frontier table puts every target's first measure beside its per-query latency (p50, p99: only targets that
 answer one query at a time have them), its search time per query (every target has it) and its ingest rate
-(texts/s of the `ingest` cost block, where the target embedded through an endpoint). A target is Pareto-optimal
+(texts/s of the `ingest` cost block, where the target embedded through an endpoint; a target whose vectors another
+target of the run embedded, a shared embedder, is credited that target's rate, marked `shared with T`). With the
+run's price of the serving hardware (`quality --hourly-usd`), each also costs $ per 1k queries (its search time) and
+$ per 1M texts ingested (its ingest rate): the same order as those two costs, so no Pareto column of their own.
+A target is Pareto-optimal
 against a cost when no other finished target is at least as good on the measure and at least as cheap on that cost,
 and better on one of the two; targets without that cost figure take no part in its comparison.
 
@@ -30,7 +34,14 @@ FRONTIER_NOTE = (
     "Pareto-optimal against a cost: no other finished target is at least as good on the measure and at least as "
     "cheap on that cost (lower latency, higher ingest texts/s), and better on one of them. p50/p99 exist only for "
     "targets that answer one query at a time; ingest texts/s only where the corpus went through an embedding "
-    "endpoint; – takes no part."
+    "endpoint, credited to every target of the run that read those vectors from the cache (shared with T: the "
+    "rate of the target that embedded them); vectors cached by an earlier run have no rate here; – takes no part."
+)
+
+PRICE_NOTE = (
+    "At ${usd:g} per hour of serving hardware (--hourly-usd): $ per 1k queries = price × search time per query × "
+    "1,000; $ per 1M texts = price ÷ ingest texts/s × 10⁶ (the shared rate where marked). They order targets as "
+    "search ms/query and ingest texts/s do."
 )
 
 RERANK_GAIN_NOTE = (
@@ -46,21 +57,64 @@ class Cost:
     value: Callable[[TargetRecord], float | None]
     lower_is_better: bool
     digits: int
+    note: Callable[[TargetRecord], str] = lambda t: ""  # said beside the figure (where it came from)
 
 
-def _ingest_texts_per_s(t: TargetRecord) -> float | None:
-    # The `ingest` cost block of targets that embed through an endpoint; records without it have no ingest rate
-    # (nor does an ingest served wholly from the cache: its texts/s is null).
-    value = t.cost_blocks.get("ingest", {}).get("texts_per_s")
+def _float(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def ingest_rate(t: TargetRecord) -> tuple[float | None, str]:
+    """The target's ingest texts/s and where it came from: its own `ingest` cost block's, else (every text read
+    from the cache) the rate of the target of this run that embedded most of them (`shared with T`); none for
+    vectors an earlier run cached, or records without the block (targets that embed nothing through an endpoint)."""
+    block = t.cost_blocks.get("ingest", {})
+    own = _float(block.get("texts_per_s"))
+    if own is not None:
+        return own, ""
+    shared = [s for s in block.get("shared") or [] if isinstance(s, dict) and _float(s.get("texts_per_s")) is not None]
+    if shared:
+        most = max(shared, key=lambda s: s.get("texts") or 0)
+        return _float(most["texts_per_s"]), f"shared with {most['with']}"
+    if block.get("from_cache"):
+        return None, "from an earlier run's cache"
+    return None, ""
+
+
+def search_ms(t: TargetRecord) -> float | None:
+    return 1000 * t.search_seconds / t.queries if t.queries else None
 
 
 COSTS = [
     Cost("p50 ms", lambda t: t.latency_ms.get("p50"), True, 1),
     Cost("p99 ms", lambda t: t.latency_ms.get("p99"), True, 1),
-    Cost("search ms/query", lambda t: 1000 * t.search_seconds / t.queries if t.queries else None, True, 1),
-    Cost("ingest texts/s", _ingest_texts_per_s, False, 1),
+    Cost("search ms/query", search_ms, True, 1),
+    Cost("ingest texts/s", lambda t: ingest_rate(t)[0], False, 1, lambda t: ingest_rate(t)[1]),
 ]
+
+
+def priced(usd_per_hour: float) -> list[Cost]:
+    """The $ columns at a price per hour of the serving hardware: from search time and ingest rate."""
+    per_s = usd_per_hour / 3600.0
+
+    def per_1m_texts(t: TargetRecord) -> float | None:
+        rate = ingest_rate(t)[0]
+        return per_s / rate * 1e6 if rate else None
+
+    def per_1k_queries(t: TargetRecord) -> float | None:
+        ms = search_ms(t)
+        return per_s * ms if ms is not None else None  # ms per query × 1,000 queries / 1,000 ms per s
+
+    return [
+        Cost("$ per 1k queries", per_1k_queries, True, 4),
+        Cost("$ per 1M texts", per_1m_texts, True, 4, lambda t: ingest_rate(t)[1]),
+    ]
+
+
+def _cell(cost: Cost, t: TargetRecord) -> str:
+    note = cost.note(t)
+    shown = fmt(cost.value(t), cost.digits)
+    return f"{shown} ({note})" if note else shown
 
 
 def _quality(results: Results, t: TargetRecord) -> float | None:
@@ -81,25 +135,50 @@ def _pareto(points: dict[str, tuple[float, float]], lower_is_better: bool) -> se
     return {name for name, q in points.items() if not any(dominates(p, q) for p in points.values())}
 
 
-def frontier_rows(results: Results) -> tuple[list[str], list[list[str]]]:
-    measure = results.header.measures[0]
-    label = results.header.measure_labels.get(measure, measure)
+@dataclass(frozen=True)
+class Frontier:
+    """One cost's points: target -> (quality, cost), and the Pareto-optimal targets among them."""
+
+    cost: Cost
+    points: dict[str, tuple[float, float]]
+    optimal: set[str]
+
+
+def frontiers(results: Results) -> list[Frontier]:
+    """Each cost's frontier over the finished targets that have its figure (the table and the plot read these)."""
     quality = {t.name: _quality(results, t) for t in results.targets}
-    optimal: dict[str, list[str]] = {t.name: [] for t in results.targets}
+    found = []
     for cost in COSTS:
         points = {
             t.name: (q, c)
             for t in results.targets
             if (q := quality[t.name]) is not None and (c := cost.value(t)) is not None
         }
-        for name in _pareto(points, cost.lower_is_better):
-            optimal[name].append(cost.name)
-    header = ["target", label, *[c.name for c in COSTS], "Pareto-optimal against"]
+        found.append(Frontier(cost, points, _pareto(points, cost.lower_is_better)))
+    return found
+
+
+def frontier_note(results: Results) -> str:
+    """The table's note, with the price the $ columns use where the run has one."""
+    usd = results.header.hourly_usd
+    return FRONTIER_NOTE + (" " + PRICE_NOTE.format(usd=usd) if usd else "")
+
+
+def frontier_rows(results: Results) -> tuple[list[str], list[list[str]]]:
+    measure = results.header.measures[0]
+    label = results.header.measure_labels.get(measure, measure)
+    quality = {t.name: _quality(results, t) for t in results.targets}
+    optimal: dict[str, list[str]] = {t.name: [] for t in results.targets}
+    for frontier in frontiers(results):
+        for name in frontier.optimal:
+            optimal[name].append(frontier.cost.name)
+    shown = COSTS + (priced(results.header.hourly_usd) if results.header.hourly_usd else [])
+    header = ["target", label, *[c.name for c in shown], "Pareto-optimal against"]
     rows = [
         [
             t.name,
             fmt(quality[t.name]) if t.status == "ok" else "failed",
-            *[fmt(c.value(t), c.digits) for c in COSTS],
+            *[_cell(c, t) for c in shown],
             ", ".join(optimal[t.name]) or "–",
         ]
         for t in results.targets
@@ -181,11 +260,14 @@ PARTS_NOTE = (
 
 COST_BLOCKS_NOTE = (
     "What embedding cost, per phase: `ingest` the corpus, `query_embed` the queries. Texts counts every text, "
-    "from cache those the vector cache held (never sent); texts/s and tokens/s are of the texts sent, over the "
-    "phase's wall time (– when nothing was sent or the endpoint does not report tokens); request p50/p99 per "
-    "request; retries and splits by cause (a split halves a batch the server refused as too large); over input limit: "
-    "texts sent that are longer than the model's input limit (truncated or refused, as the endpoint's `truncate` "
-    "says), counted where the endpoint tells both its limit and its tokenizer (TEI's /info and /tokenize)."
+    "from cache those the vector cache held (never sent): embedded by another target of this run (shared with T: "
+    "the frontier credits it that target's ingest rate) or by an earlier run; tokens as the endpoint reports them "
+    "or as the endpoint's tokenizer= counts them, each count with its source; texts/s and tokens/s are of the "
+    "texts sent, over the phase's wall time (– when nothing was sent or no tokens were counted); request "
+    "p50/p99 per request; retries and splits by cause (a split halves a batch the server refused as too large); "
+    "over input limit: texts sent that are longer than the model's input limit (truncated or refused, as the "
+    "endpoint's `truncate` says), counted where the endpoint tells both its limit and its tokenizer (TEI's /info "
+    "and /tokenize)."
 )
 
 _PART_ORDER = ("embed_ms", "search_ms", "rerank_ms")
@@ -223,6 +305,26 @@ def _over_limit(block: dict[str, object]) -> str:
     return f"{_number(over, 0)} ({by})" if over is not None else str(by)
 
 
+def _from_cache(block: dict[str, object]) -> str:
+    """Texts read from the cache, with who embedded them: a target of this run (shared: its cost is credited) or an
+    earlier run (records written before the ledger say neither)."""
+    shown = _number(block.get("from_cache"), 0)
+    shared = block.get("shared")
+    if not block.get("from_cache") or not isinstance(shared, list):
+        return shown
+    said = [f"{s.get('texts')} shared with {s.get('with')}" for s in shared if isinstance(s, dict)]
+    earlier = block.get("from_earlier_run")
+    if earlier:
+        said.append(f"{earlier} from an earlier run")
+    return f"{shown} ({', '.join(said)})" if said else shown
+
+
+def _tokens(block: dict[str, object]) -> str:
+    """Tokens with where the count came from (the endpoint, a tokenizer) or why there is none."""
+    by = block.get("tokens_by")
+    return f"{_number(block.get('tokens'), 0)} ({by})" if by else _number(block.get("tokens"), 0)
+
+
 def cost_block_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     """One row per target and embedding phase (`ingest`, `query_embed`); no rows when no target has a block."""
     header = [
@@ -248,8 +350,8 @@ def cost_block_rows(results: Results) -> tuple[list[str], list[list[str]]]:
                     t.name,
                     phase,
                     _number(b.get("texts"), 0),
-                    _number(b.get("from_cache"), 0),
-                    _number(b.get("tokens"), 0),
+                    _from_cache(b),
+                    _tokens(b),
                     _number(b.get("wall_s"), 2),
                     _number(b.get("texts_per_s"), 1),
                     _number(b.get("tokens_per_s"), 1),

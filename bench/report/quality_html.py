@@ -9,7 +9,7 @@ from pathlib import Path
 from bench.report.page import html_figure
 from bench.report.page import html_table as _table
 from bench.report.page import inline as _inline
-from bench.report.quality_frontier import FRONTIER_NOTE, RERANK_GAIN_NOTE, frontier_rows, rerank_gain_rows
+from bench.report.quality_frontier import RERANK_GAIN_NOTE, frontier_note, frontier_rows, rerank_gain_rows
 from bench.report.quality_markdown import (
     COMPLETE,
     dataset_lines,
@@ -22,8 +22,9 @@ from bench.report.quality_tables import LATENCY_NOTE, comparison_rows, cost_rows
 from bench.results.store import Results
 
 
-def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
-    """The body of the quality report."""
+def render_html(results: Results, plots: list[tuple[str, Path]], under_load: str = "") -> str:
+    """The body of the quality report: the answer first (the results table, `under_load`'s loaded-vs-idle tables,
+    the paired verdicts), then the plots and tables they rest on."""
     h = results.header
     status = status_line(results)
     body = [
@@ -37,22 +38,24 @@ def render_html(results: Results, plots: list[tuple[str, Path]]) -> str:
         "with its 95% bootstrap interval.</p>",
         _table(*summary_rows(results)),
         f"<p>{escape(LATENCY_NOTE)}</p>",
+        under_load,
     ]
-    body += [html_figure(title, path) for title, path in plots]
     if results.comparisons:
         body += [
             "<h2>Paired significance</h2>",
             f"<p>Randomization test ({results.comparisons[0].permutations} sign flips) and paired t-test; "
-            "Holm correction across the pairs of each measure; "
+            "Holm correction across the pairs tested of each measure (under --background: each loaded run against "
+            "its idle run, and the targets at idle); "
             "verdict at 0.05 on the Holm-corrected randomization p-value. The interval is each pair's own "
             "95% bootstrap interval, unadjusted: one that excludes 0 beside a Holm verdict of no difference "
             "is said in the verdict.</p>",
             _table(*comparison_rows(results)),
         ]
+    body += [html_figure(title, path) for title, path in plots]
     body += [
         "<h2>What each quality point costs</h2>",
         _table(*frontier_rows(results)),
-        f"<p>{escape(FRONTIER_NOTE)}</p>",
+        f"<p>{escape(frontier_note(results))}</p>",
     ]
     for title, note, (table_header, table_rows) in served_cost_tables(results):
         body += [f"<h2>{escape(title)}</h2>", f"<p>{_inline(note)}</p>", _table(table_header, table_rows)]

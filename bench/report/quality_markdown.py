@@ -9,10 +9,10 @@ from bench.report.page import md_figure
 from bench.report.page import md_table as _table
 from bench.report.quality_frontier import (
     COST_BLOCKS_NOTE,
-    FRONTIER_NOTE,
     PARTS_NOTE,
     RERANK_GAIN_NOTE,
     cost_block_rows,
+    frontier_note,
     frontier_rows,
     latency_parts_rows,
     rerank_gain_rows,
@@ -99,7 +99,9 @@ def served_cost_tables(results: Results) -> list[tuple[str, str, tuple[list[str]
     return [table for table in tables if table[2][1]]
 
 
-def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Path) -> str:
+def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Path, under_load: str = "") -> str:
+    """The answer first (the results table, `under_load`'s loaded-vs-idle tables, the paired verdicts), then the
+    plots and tables they rest on."""
     h = results.header
     parts = [
         "# ragbench quality report",
@@ -120,22 +122,24 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
         "",
         LATENCY_NOTE,
         "",
+        *([under_load, ""] if under_load else []),
     ]
-    for title, path in plots:
-        parts += [md_figure(title, path, out_dir), ""]
     if results.comparisons:
         parts += [
             "## Paired significance",
             "",
             f"Randomization test ({results.comparisons[0].permutations} sign flips) and paired t-test; "
-            "Holm correction across the pairs of each measure; verdict at 0.05 on the Holm-corrected "
+            "Holm correction across the pairs tested of each measure (under --background: each loaded run against "
+            "its idle run, and the targets at idle); verdict at 0.05 on the Holm-corrected "
             "randomization p-value. The interval is each pair's own 95% bootstrap interval, unadjusted: one "
             "that excludes 0 beside a Holm verdict of no difference is said in the verdict.",
             "",
             _table(*comparison_rows(results)),
             "",
         ]
-    parts += ["## What each quality point costs", "", _table(*frontier_rows(results)), "", FRONTIER_NOTE, ""]
+    for title, path in plots:
+        parts += [md_figure(title, path, out_dir), ""]
+    parts += ["## What each quality point costs", "", _table(*frontier_rows(results)), "", frontier_note(results), ""]
     for title, note, (header, rows) in served_cost_tables(results):
         parts += [f"## {title}", "", note, "", _table(header, rows), ""]
     header, rows = rerank_gain_rows(results)

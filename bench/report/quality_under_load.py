@@ -3,7 +3,8 @@ background rate, beside the idle run (rate 0) with its interval and the paired c
 background stream's own figures at each rate; and which queries changed under load and why: the query failed
 (its error), came back empty, or was answered with a different ranking (with the target's warnings on it). A
 loaded run whose stream failed or was past its error limit is marked not measured under load: no difference from
-idle is shown for it, nor its queries as changed under load."""
+idle is shown for it, nor its queries as changed under load. The loaded-vs-idle tables lead the report (beside its
+results table); the changed queries come with the evidence, after the paired verdicts."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from bench.results.schema import ComparisonRecord, LoadPointRecord, QueryRecord
 from bench.results.store import Results
 
 TITLE = "Quality under background load"
+CHANGED = "Queries that changed under load"
 SHOWN_QUERIES = 20  # changed queries listed per loaded run; the rest are counted
 _STATUS = re.compile(r"HTTP (\d{3})")
 
@@ -140,16 +142,16 @@ def why_changed(query: QueryRecord | None) -> str:
     return "ranking changed" + (f" ({', '.join(query.warnings)})" if query.warnings else "")
 
 
-def render_under_load(results: Results) -> tuple[str, str]:
-    """Markdown and HTML of the section; both empty for a run without `--background`."""
-    md, html = [], []
+def render_under_load(results: Results) -> tuple[tuple[str, str], tuple[str, str]]:
+    """(markdown, HTML) of the loaded-vs-idle tables, which the report puts beside its results table, and of the
+    queries that changed under load, which it puts with the evidence; all empty for a run without `--background`."""
+    md, html, changed_md, changed_html = [], [], [], []
     unloaded = not_under_load(results)
     for base, runs in _runs(results).items():
         table, changed = rate_rows(results, base, runs), changed_rows(results, runs)
         # The verdict first: a run that is not what it is named (no load, or not the load asked for).
         notes = [f"**{n} is not measured under load**: {unloaded[n]}." for _, n in runs if n in unloaded]
         md += [f"## {TITLE}: {base}", "", *[line for note in notes for line in (note, "")], md_table(*table), ""]
-        md += ["Queries that changed under load:", "", md_table(*changed) if changed[1] else "none", ""]
         html += [
             f"<h2>{escape(TITLE)}: {escape(base)}</h2>",
             *[
@@ -158,7 +160,8 @@ def render_under_load(results: Results) -> tuple[str, str]:
                 if n in unloaded
             ],
             html_table(*table),
-            "<p>Queries that changed under load:</p>",
         ]
-        html.append(html_table(*changed) if changed[1] else "<p>none</p>")
-    return "\n".join(md), "".join(html)
+        changed_md += [f"## {CHANGED}: {base}", "", md_table(*changed) if changed[1] else "none", ""]
+        changed_html += [f"<h2>{escape(CHANGED)}: {escape(base)}</h2>"]
+        changed_html.append(html_table(*changed) if changed[1] else "<p>none</p>")
+    return ("\n".join(md), "".join(html)), ("\n".join(changed_md), "".join(changed_html))

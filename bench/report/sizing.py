@@ -1,9 +1,10 @@
 """Reports for `ragbench size` and `ragbench ceiling`, from their results files alone.
 
-size: the load report of every measured point (bench/report/load.py), then the sizing sections —
-the recommendation with its evidence per endpoint and length, the goodput curve (texts/s against
-p99 with the SLO line), GPU telemetry per point under the throughput, and the ceiling fraction
-(a line of the recommendation). ceiling: texts/s, tokens/s and FLOP/s per length and batch.
+size: the answer first — per endpoint and length the recommendation (saturation rate first, then the
+settings, replicas and cost, each line naming its evidence), the goodput curve (texts/s against p99 with
+the SLO line; each measurement its own marker, coloured by its own verdict), GPU telemetry per point under
+the throughput — then the load report of every measured point it rests on (bench/report/load.py).
+ceiling: texts/s, tokens/s and FLOP/s per length and batch.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench.load.points import (  # noqa: E402
+    error_rate,
     percentile_ms,
-    point_label,  # noqa: E402
+    point_label,
     texts_per_s,
 )
+from bench.report.load import render, shown  # noqa: E402
 from bench.report.page import html_figure, html_table, md_figure, md_table  # noqa: E402
 from bench.report.plots import save_figure  # noqa: E402
 from bench.results.schema import LoadPointRecord, Loop, SizingRecord  # noqa: E402
@@ -62,25 +65,31 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
     for batch in sorted({p.batch for p in closed}):
         series = sorted((p for p in closed if p.batch == batch), key=lambda p: p.concurrency or 0)
         ax.plot(
-            [texts_per_s(p) for p in series],
+            [shown(p, texts_per_s(p)) for p in series],
             np.array([at(p, "service") for p in series], dtype=float),  # each set (closed)
             "o-",
             alpha=0.5,
             label=f"closed loop, batch {batch} (service p{q:g})",
         )
-    passed = sizing.saturation
-    ok = {p.point for p in passed.probes if p.passed} if passed else set()
-    for good, marker, name in ((True, "s", "probe within SLO"), (False, "x", "probe over SLO or errors")):
-        chosen = sorted((p for p in probes if (point_label(p) in ok) == good), key=lambda p: p.rate or 0)
+
+    # Each measurement its own marker, coloured by its own verdict: a probe measured again (the majority of up to
+    # three decides the probe) shows every measurement, so no marker sits on the wrong side of the SLO line.
+    def within(p: LoadPointRecord) -> bool:
+        value = at(p, "scheduled")
+        return value is not None and value <= sizing.slo_p99_ms and error_rate(p.requests) <= sizing.max_error_rate
+
+    for good, marker, name in ((True, "s", "within SLO"), (False, "x", "over SLO or errors")):
+        chosen = sorted((p for p in probes if within(p) == good), key=lambda p: p.rate or 0)
         if chosen:
             ax.plot(
-                [texts_per_s(p) for p in chosen],
+                [shown(p, texts_per_s(p)) for p in chosen],
                 np.array([at(p, "scheduled") for p in chosen], dtype=float),  # each set (probes)
                 marker,
                 markersize=8,
                 color="tab:green" if good else "tab:red",
-                label=f"open loop: {name} (scheduled p{q:g})",
+                label=f"open-loop measurement {name} (scheduled p{q:g})",
             )
+    passed = sizing.saturation
     ax.axhline(sizing.slo_p99_ms, color="k", linestyle="--", label=f"SLO {_slo(sizing)}")
     if passed and passed.texts_per_s:
         ax.axvline(
@@ -105,7 +114,7 @@ def telemetry_plot(results: Results, sizing: SizingRecord, path: Path) -> Path |
         return None
     fig, axes = plt.subplots(1 + len(TELEMETRY), 1, figsize=(10, 2 + 1.6 * len(TELEMETRY)), sharex=True)
     x = range(len(mine))
-    axes[0].bar(x, [texts_per_s(p) for p in mine], color="tab:blue")
+    axes[0].bar(x, [shown(p, texts_per_s(p)) for p in mine], color="tab:blue")
     axes[0].set_ylabel("texts/s")
     for ax, (key, name) in zip(axes[1:], TELEMETRY):
         gpus = sorted({g["gpu"] for p in mine for g in windows[point_label(p)].gpus})
@@ -125,17 +134,17 @@ def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[st
     """(markdown lines, html fragments) of the sizing part of a size report."""
     plots_dir = out_dir / "plots"
     plots_dir.mkdir(parents=True, exist_ok=True)
-    md = ["# Sizing", ""]
-    html = ["<h1>Sizing</h1>"]
+    md: list[str] = []
+    html: list[str] = []
     if not results.sizing:
         note = (
             "No sizing record: the run ended before the first recommendation (a run of this version writes a "
-            "best-so-far one on --max-time, Ctrl-C or SIGTERM); the points above are what finished."
+            "best-so-far one on --max-time, Ctrl-C or SIGTERM); the points below are what finished."
         )
         return md + [note, ""], html + [f"<p class='bad'>{escape(note)}</p>"]
     for number, sizing in enumerate(results.sizing, 1):
         title = (
-            f"{sizing.endpoint} — {sizing.op}, length {sizing.length}, SLO {_slo(sizing)}, "
+            f"Answer: {sizing.endpoint} — {sizing.op}, length {sizing.length}, SLO {_slo(sizing)}, "
             f"errors ≤ {sizing.max_error_rate:g}"
         )
         best = (
@@ -143,15 +152,18 @@ def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[st
             if sizing.stopped
             else []
         )
-        rows = [[line.setting, line.value, line.why, "; ".join(line.evidence) or "-"] for line in sizing.lines]
+        # The saturation rate first: every other setting (replicas, cost) follows from it.
+        lines = sorted(sizing.lines, key=lambda line: not line.setting.startswith("saturation"))
+        rows = [[line.setting, line.value, line.why, "; ".join(line.evidence) or "-"] for line in lines]
         header = ["setting", "value", "why", "evidence (points)"]
         md += [f"## {title}", "", *[f"**{b}**" for b in best], "", md_table(header, rows), ""]
-        md += [f"GPU telemetry: {sizing.telemetry}", ""]
+        telemetry = sizing.telemetry if sizing.telemetry.startswith("no GPU") else f"GPU telemetry: {sizing.telemetry}"
+        md += [telemetry, ""]
         html += [
             f"<h2>{escape(title)}</h2>",
             *[f"<p class='bad'>{escape(b)}</p>" for b in best],
             html_table(header, rows),
-            f"<p>GPU telemetry: {escape(sizing.telemetry)}</p>",
+            f"<p>{escape(telemetry)}</p>",
         ]
         plots = [
             (
@@ -171,15 +183,9 @@ def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[st
 
 
 def render_size(results: Results, folder: Path) -> tuple[str, str]:
-    """The load report of every point, then the sizing sections."""
-    from bench.report.load import render
-
-    load_md, load_html = render(results, folder)
-    md, html = sizing_sections(results, folder)
-    return (
-        load_md.replace("# ragbench load report", "# ragbench size report", 1) + "\n\n" + "\n".join(md) + "\n",
-        load_html.replace("ragbench load report", "ragbench size report", 1) + "\n".join(html),
-    )
+    """The sizing sections (the answer) first, then the load report of every point they rest on."""
+    md, html = render(results, folder, "size", sizing_sections(results, folder))
+    return md + "\n", html
 
 
 def ceiling_table(results: Results) -> tuple[list[str], list[list[str]]]:

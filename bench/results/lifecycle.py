@@ -123,6 +123,7 @@ _SAME_RUN: tuple[tuple[str, Callable[[RunHeader], object]], ...] = (
     ("measures", lambda h: h.measures),
     ("--depth", lambda h: h.depth),
     ("--seed", lambda h: h.seed),
+    ("--hourly-usd", lambda h: h.hourly_usd),
 )
 
 

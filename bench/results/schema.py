@@ -56,6 +56,8 @@ class RunHeader:
     record: str = "run"
     schema: str = SCHEMA
     version: int = VERSION
+    #: `quality --hourly-usd`: the serving hardware's price per hour, for the report's $ costs; left out: none given
+    hourly_usd: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 # --- quality and demo ----------------------------------------------------------------------------

@@ -29,6 +29,39 @@ class TargetOptions:
     # `-e NAME=SPEC`: endpoints that targets name with `?embedder=NAME` / `?reranker=NAME`
     endpoints: dict[str, EndpointSpec] = field(default_factory=dict)
     cache: bool = True  # False: --no-cache, every text embedded again (nothing read from or written to the cache)
+    # What this run's targets put in the embedding cache: one per run, shared by every target built with these
+    # options, so a target whose vectors another target of the run embedded is credited that one's cost.
+    ledger: CacheLedger = field(default_factory=lambda: CacheLedger())
+
+
+class CacheLedger:
+    """Which target of this run embedded which texts, by the cache key of what served them (a sha256 of each
+    text, as the cache keys it): a target that reads them from the cache is credited the cost of the one that
+    embedded them (`shared`), and only what no target of this run embedded counts as from an earlier run.
+
+    >>> ledger = CacheLedger()
+    >>> ledger.put("key", "dense", "ingest", [b"a", b"b"])
+    >>> ledger.producers("key", [b"a", b"b", b"c"])
+    {('dense', 'ingest'): 2}
+    """
+
+    def __init__(self) -> None:
+        self._by: dict[str, dict[bytes, tuple[str, str]]] = {}
+        self.costs: dict[tuple[str, str], Callable[[], dict[str, Any]]] = {}  # (target, phase) -> its cost block
+
+    def put(self, key: str, target: str, phase: str, texts: list[bytes]) -> None:
+        made = self._by.setdefault(key, {})
+        for text in texts:
+            made.setdefault(text, (target, phase))  # the first to embed a text paid for it
+
+    def producers(self, key: str, texts: list[bytes]) -> dict[tuple[str, str], int]:
+        """How many of `texts` each (target, phase) of this run embedded."""
+        made = self._by.get(key, {})
+        counts: dict[tuple[str, str], int] = {}
+        for text in texts:
+            if (by := made.get(text)) is not None:
+                counts[by] = counts.get(by, 0) + 1
+        return counts
 
 
 def no_progress(description: str, total: int | None) -> Callable[[int], None]:

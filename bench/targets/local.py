@@ -222,9 +222,8 @@ class DenseEngine:
                 self._index.append(self._scored(self.encoder.embed(texts, "ingest", advance, lengths=True)))
         except ServerError as exc:  # after the preflight: this target fails, the others still run
             done = start + self.encoder.finished[0]
-            raise TargetFailed(
-                f"{exc} (ingest stopped after {done} of {len(self._doc_ids)} texts; those are cached)", []
-            ) from None
+            kept = "; those are cached" if self.encoder.cache is not None else ""  # --no-cache keeps none
+            raise TargetFailed(f"{exc} (ingest stopped after {done} of {len(self._doc_ids)} texts{kept})", []) from None
 
     def _query_vectors(self, queries: dict[str, str], progress: ProgressFactory) -> np.ndarray:
         advance = progress(f"{self.name}: encoding queries", len(queries))

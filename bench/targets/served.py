@@ -27,6 +27,7 @@ from bench.endpoints.cache import EmbeddingCache
 from bench.endpoints.reference import ReferenceEmbedder, ReferenceReranker
 from bench.endpoints.spec import EndpointSpec, concurrency, open_endpoint
 from bench.targets.base import (
+    CacheLedger,
     Hit,
     ProgressFactory,
     QueryResult,
@@ -78,7 +79,8 @@ class EmbedMeter:
 
     texts: int = 0
     from_cache: int = 0
-    tokens: int | None = None  # TEI's x-compute-tokens, summed; None when the endpoint does not say
+    tokens: int | None = None  # as the endpoint reports them (TEI's x-compute-tokens, OpenAI's usage), or counted
+    tokens_by: str = "not reported: the endpoint tells no token counts (openai: give tokenizer=PATH to count them)"
     wall_s: float = 0.0
     request_ms: list[float] = field(default_factory=list)
     events: Counter[str] = field(default_factory=Counter)
@@ -87,30 +89,68 @@ class EmbedMeter:
     over_limit: int | None = None
     over_limit_by: str = "not counted: only TEI endpoints tell their input limit and tokenizer (/info, /tokenize)"
     over_limit_gap: bool = False  # a batch could not be counted: over_limit stays None
+    # Texts read from the cache that a target of this run embedded: (target, phase) -> texts (CacheLedger)
+    made_in_run: Counter[tuple[str, str]] = field(default_factory=Counter)
+    owner: str = ""  # the target this meter counts for
 
     def add(self, calls: list[CallTiming]) -> None:
         for call in calls:
             self.request_ms.append(call.wall_ms)
-            if "x-compute-tokens" in call.server:
-                self.tokens = (self.tokens or 0) + int(call.server["x-compute-tokens"])
+            for header, source in TOKEN_SOURCES.items():
+                if header in call.server:
+                    self.tokens = (self.tokens or 0) + int(call.server[header])
+                    self.tokens_by = source
 
-    def block(self) -> dict[str, Any]:
+    def measured(self) -> dict[str, Any]:
+        """What the texts this meter sent cost: the figures a target sharing them is credited."""
         sent = self.texts - self.from_cache
-        rate = sent / self.wall_s if sent and self.wall_s > 0 else None
+        return {
+            "texts_sent": sent,
+            "requests": len(self.request_ms),
+            "tokens": self.tokens,
+            "tokens_by": self.tokens_by,
+            "wall_s": self.wall_s,
+            "texts_per_s": sent / self.wall_s if sent and self.wall_s > 0 else None,
+            "tokens_per_s": self.tokens / self.wall_s if self.tokens is not None and self.wall_s > 0 else None,
+        }
+
+    def block(self, costs: dict[tuple[str, str], Callable[[], dict[str, Any]]] | None = None) -> dict[str, Any]:
+        """The phase's cost block; `costs` (CacheLedger.costs) gives what each producer of its cached texts paid."""
+        own = self.measured()
+        # Texts another target of this run embedded are credited its cost; those this target embedded itself in
+        # another phase or call are its own cost already; the rest came from an earlier run.
+        shared = [
+            {"with": target, "phase": phase, "texts": n, **((costs or {}).get((target, phase), dict)())}
+            for (target, phase), n in sorted(self.made_in_run.items())
+            if target != self.owner
+        ]
         return {
             "texts": self.texts,
             "from_cache": self.from_cache,
-            "requests": len(self.request_ms),
-            "tokens": self.tokens,
-            "wall_s": self.wall_s,
-            "texts_per_s": rate,
-            "tokens_per_s": self.tokens / self.wall_s if self.tokens is not None and self.wall_s > 0 else None,
+            "from_earlier_run": self.from_cache - sum(self.made_in_run.values()),
+            "shared": shared,
+            **{k: own[k] for k in ("requests", "tokens", "tokens_by", "wall_s", "texts_per_s", "tokens_per_s")},
             "request_ms": percentiles_ms(self.request_ms),
             "retries": {k.removeprefix("retry_"): v for k, v in self.events.items() if k.startswith("retry_")},
             "splits": {k.removeprefix("split_"): v for k, v in self.events.items() if k.startswith("split_")},
             "over_limit": self.over_limit,
             "over_limit_by": self.over_limit_by,
         }
+
+
+# Where an endpoint's token count comes from: CallTiming.server key -> how the block says it.
+TOKEN_SOURCES = {
+    "x-compute-tokens": "reported by the endpoint (TEI's x-compute-tokens header)",
+    "usage.prompt_tokens": "reported by the endpoint (OpenAI usage.prompt_tokens)",
+}
+
+
+@runtime_checkable
+class TokenCounted(Protocol):
+    """An endpoint that can count tokens with its model's tokenizer where its answers report none (openai's
+    `tokenizer=PATH`): (tokens, how counted), or (None, why not)."""
+
+    def count_tokens(self, texts: list[str]) -> tuple[int | None, str]: ...
 
 
 # The re-check of cached vectors (`Encoder._recheck`): a sample of the cached texts embedded again, once a run.
@@ -149,10 +189,21 @@ class Encoder:
     """texts -> vectors through one embedding endpoint: the cache first (keyed by what the served model is,
     never by the spec), then the rest longest first in requests of the endpoint's size, `concurrency` in
     flight, each finished request cached at once (an interrupted ingest keeps its work). The first cached
-    vectors served in a run are re-checked (`_recheck`): stale ones clear the cache of this key."""
+    vectors served in a run are re-checked (`_recheck`): stale ones clear the cache of this key. `owner` names the
+    target the meters count for and `ledger` is the run's (CacheLedger): cached texts another target of the run
+    embedded are credited its cost; without one, every cached text counts as from an earlier run."""
 
-    def __init__(self, endpoint: ServedEmbedder, concurrency: int | None = None, cache: bool = True):
+    def __init__(
+        self,
+        endpoint: ServedEmbedder,
+        concurrency: int | None = None,
+        cache: bool = True,
+        owner: str = "",
+        ledger: CacheLedger | None = None,
+    ):
         self.endpoint = endpoint
+        self.owner = owner
+        self.ledger = ledger or CacheLedger()
         self.concurrency = concurrency or endpoint.default_concurrency()
         # The key asks the endpoint what it serves (also with --no-cache: the record names what was served, and
         # an unreachable endpoint fails here, before anything is written).
@@ -173,7 +224,7 @@ class Encoder:
         }
 
     def blocks(self) -> dict[str, dict[str, Any]]:
-        return {phase: meter.block() for phase, meter in self.meters.items()}
+        return {phase: meter.block(self.ledger.costs) for phase, meter in self.meters.items()}
 
     def embed(
         self,
@@ -185,7 +236,10 @@ class Encoder:
     ) -> np.ndarray:
         """Vectors of `texts` in order; `phase` names the meter that counts them; with `lengths`, the texts sent
         that exceed the model's input limit are counted too (after the phase's wall time: not part of its rate)."""
-        meter = self.meters.setdefault(phase, EmbedMeter())
+        if phase not in self.meters:
+            self.meters[phase] = EmbedMeter(owner=self.owner)
+            self.ledger.costs[(self.owner, phase)] = self.meters[phase].measured
+        meter = self.meters[phase]
         started, events = time.perf_counter(), Counter(self.endpoint.events)
         cache = self.cache if cached else None
         found = cache.get_many(texts) if cache else {}
@@ -197,18 +251,21 @@ class Encoder:
             events = Counter(self.endpoint.events)
         meter.texts += len(texts)
         meter.from_cache += len(found)
+        meter.made_in_run.update(self.ledger.producers(self.key, [EmbeddingCache.key(texts[i]) for i in found]))
         advance(len(found))
         missing = sorted((i for i in range(len(texts)) if i not in found), key=lambda i: -len(texts[i]))
         size = self.endpoint.request_batch()
         chunks = [missing[i : i + size] for i in range(0, len(missing), size)]
         try:
-            self._send(texts, chunks, found, meter, advance)
+            self._send(texts, chunks, found, meter, advance, phase)
         finally:
             meter.wall_s += time.perf_counter() - started
             meter.events.update(self.endpoint.events - events)
             self.finished = (len(found), len(texts))
         if lengths:
             self._count_over_limit([texts[i] for i in missing], meter)
+        if meter.tokens is None or meter.tokens_by.startswith("counted"):
+            self._count_tokens([texts[i] for i in missing], meter)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.vstack([found[i] for i in range(len(texts))])
@@ -255,6 +312,16 @@ class Encoder:
         elif not meter.over_limit_gap:
             meter.over_limit, meter.over_limit_by = (meter.over_limit or 0) + over, by
 
+    def _count_tokens(self, sent: list[str], meter: EmbedMeter) -> None:
+        """Tokens of the texts sent, counted with the model's tokenizer where the endpoint reports none (after the
+        phase's wall time, as the over-limit count)."""
+        if not sent or not isinstance(self.endpoint, TokenCounted):
+            return
+        tokens, by = self.endpoint.count_tokens(sent)
+        meter.tokens_by = by
+        if tokens is not None:
+            meter.tokens = (meter.tokens or 0) + tokens
+
     def _send(
         self,
         texts: list[str],
@@ -262,6 +329,7 @@ class Encoder:
         found: dict[int, np.ndarray],
         meter: EmbedMeter,
         advance: Callable[[int], None],
+        phase: str,
     ) -> None:
         """Every chunk through the endpoint, `concurrency` requests in flight. After an error no request is
         started; those in flight finish and are kept (cached), then the first error is raised."""
@@ -283,7 +351,7 @@ class Encoder:
                     except ServerError as exc:
                         failure = failure or exc
                         continue
-                    self._keep(texts, chunk, embeddings, found, meter)
+                    self._keep(texts, chunk, embeddings, found, meter, phase)
                     advance(len(chunk))
         if failure is not None:
             raise failure
@@ -295,9 +363,11 @@ class Encoder:
         embeddings: Embeddings,
         found: dict[int, np.ndarray],
         meter: EmbedMeter,
+        phase: str,
     ) -> None:
         if self.cache:
             self.cache.put_many([texts[i] for i in chunk], embeddings.vectors)
+            self.ledger.put(self.key, self.owner, phase, [EmbeddingCache.key(texts[i]) for i in chunk])
         for i, vector in zip(chunk, embeddings.vectors):
             found[i] = vector
         meter.add(embeddings.calls)
@@ -461,11 +531,13 @@ def embedding_encoder(spec: TargetSpec, options: TargetOptions) -> Encoder:
     name = spec.params.get("embedder")
     if name is None:
         model = spec.params.get("model") or options.embedding_model
-        return Encoder(ReferenceEmbedder(spec.name, model), cache=options.cache)
+        return Encoder(ReferenceEmbedder(spec.name, model), cache=options.cache, owner=spec.name, ledger=options.ledger)
     endpoint = options.endpoints[name]
     opened = open_endpoint(endpoint)
     try:
-        return Encoder(cast(ServedEmbedder, opened), concurrency(endpoint), cache=options.cache)
+        return Encoder(
+            cast(ServedEmbedder, opened), concurrency(endpoint), options.cache, owner=spec.name, ledger=options.ledger
+        )
     except BaseException:
         opened.close()
         raise

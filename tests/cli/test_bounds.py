@@ -52,6 +52,8 @@ TOO_MUCH = [
     ([*QUALITY, "-e", "x=reference?batch=0"], "endpoint x: batch '0': expected a whole number from 1 to 4,096"),
     ([*LOAD[:1], "-e", "x=tei@http://127.0.0.1:9?batch=1e9"], "endpoint x: batch '1e9': expected a whole number"),
     ([*QUALITY, "-e", "x=tei@http://h:1", "--background", "x@rate="], "rate= is empty"),
+    ([*QUALITY, "--hourly-usd", "inf"], "--hourly-usd inf: expected a positive number up to 1,000,000"),
+    ([*QUALITY, "--hourly-usd", "0"], "--hourly-usd 0.0: expected a positive number"),
     ([*QUALITY, "-e", "x=tei@http://h:1", "--background", "x@rate=1e-999"], "rate 1e-999 rounds to 0 requests/s"),
 ]
 

@@ -213,3 +213,45 @@ def test_an_answer_parsed_just_within_the_nesting_limit_is_still_one_line_when_s
         str(deeper(200))
         == "e: /embed answered JSON of an unexpected shape (expected [[float]]): '(nested too deeply to show)'"
     )
+
+
+def test_load_after_its_preflight_ends_a_trickle_at_its_deadline(tmp_path, monkeypatch, capsys):
+    """The API client's preflight is answered; every request after it (the idle probes, the measured ones, the
+    drain's) is trickled: each ends at --timeout, so the command ends with its point failed, never a hang."""
+    answered = []
+
+    def route(raw: bytes):
+        answered.append(raw)
+        return (200, _vectors(raw)) if len(answered) == 1 else _answering(_vectors, "trickle")(raw)
+
+    stub = JsonStub({("POST", "/v1/embeddings"): route})
+    started = time.monotonic()
+    code, _, err = run_cli(
+        ["load", "-e", f"x=openai@{stub.url}/v1?model=m", "--duration", "0.2s", "--timeout", f"{DEADLINE_S:g}s"]
+        + ["--out", str(tmp_path / "out")],
+        monkeypatch,
+        capsys,
+    )
+    _ended(started)
+    stub.stop()
+    assert code == 3 and "Traceback" not in err, err
+    assert read_results(tmp_path / "out" / "results.jsonl").load_points[0].status == "failed"
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_stopped_ingest_says_its_texts_are_cached_only_where_the_cache_is_on(cache, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
+    dataset = write_beir(tmp_path / "tiny", {"d1": "apple", "d2": "banana"}, {"q1": "apple"}, [("q1", "d1", 1)])
+    answered = []
+
+    def route(raw: bytes):  # the cache key's probe is answered, the ingest's batch trickled
+        answered.append(raw)
+        return (200, _vectors(raw)) if len(answered) == 1 else _answering(_vectors, "trickle")(raw)
+
+    stub = JsonStub({("POST", "/v1/embeddings"): route})
+    spec = f"emb=openai@{stub.url}/v1?model=m&timeout={DEADLINE_S:g}s"
+    args = ["quality", "--dataset", str(dataset), "-e", spec, "-t", "dense?embedder=emb", "--out", str(tmp_path / "o")]
+    code, _, err = run_cli(args + ([] if cache else ["--no-cache"]), monkeypatch, capsys)
+    stub.stop()
+    assert code == 3 and "ingest stopped after 0 of 2 texts" in err, err
+    assert ("those are cached" in err) == cache

@@ -239,3 +239,21 @@ def test_requests_csv_in_a_missing_folder_is_a_user_error(tmp_path):
     request = LoadRequest(["t=tei@http://127.0.0.1:9"], tmp_path, requests_csv=tmp_path / "nope" / "r.csv")
     with pytest.raises(UserError, match="--requests-csv"):
         check_load(request)
+
+
+def test_requests_csv_never_replaces_a_users_file_and_an_earlier_export_only_with_overwrite(tmp_path):
+    def check(path, overwrite=False):
+        check_load(LoadRequest(["t=tei@http://127.0.0.1:9"], tmp_path, requests_csv=path, overwrite=overwrite))
+
+    users = tmp_path / "texts.txt"
+    users.write_text("a user's texts\n")
+    for overwrite in (False, True):
+        with pytest.raises(UserError, match="--requests-csv"):
+            check(users, overwrite)
+    assert users.read_text() == "a user's texts\n"
+    earlier = tmp_path / "rows.csv"
+    earlier.write_text("endpoint,point,repeat,worker,index,intended_s,sent_s,end_s,outcome,texts,tokens\n")
+    with pytest.raises(UserError, match="--overwrite"):
+        check(earlier)
+    check(earlier, overwrite=True)
+    check(tmp_path / "new.csv")

@@ -64,3 +64,27 @@ def test_bootstrap_interval_covers_the_mean_and_shrinks_with_n():
     assert small[0] < small_sample.mean() < small[1]
     assert large[0] < large_sample.mean() < large[1]
     assert (large[1] - large[0]) < (small[1] - small[0]) / 5
+
+
+def test_under_background_only_meaningful_pairs_are_tested_and_holm_runs_over_them_alone():
+    """Each loaded run against its own idle run, and the targets against each other at idle: a cross pair
+    (`dense@bg0` vs `hybrid@bg5`) or two loads of one target are not tested, and do not inflate Holm."""
+    from bench.quality.scoring import comparisons, metric_records
+
+    data = per_query(3, shift=0.1)
+    runs = {"dense@bg0": data["a"], "hybrid@bg0": data["b"], "dense@bg5": data["b"], "hybrid@bg5": data["a"]}
+    runs |= {"dense@bg9": data["a"], "hybrid@bg9": data["b"]}
+    metrics = [r for name, values in runs.items() for r in metric_records(name, {"m": values}, {}, {}, 0)]
+    pairs = {(c.a, c.b): c for c in comparisons(metrics, ["m"], 0)}
+    assert set(pairs) == {
+        ("dense@bg0", "hybrid@bg0"),
+        ("dense@bg0", "dense@bg5"),
+        ("dense@bg0", "dense@bg9"),
+        ("hybrid@bg0", "hybrid@bg5"),
+        ("hybrid@bg0", "hybrid@bg9"),
+    }
+    idle = pairs[("dense@bg0", "hybrid@bg0")]
+    # Holm over the 5 meaningful pairs: at most 5 x the raw p (over all 15 pairs it would be up to 15 x).
+    assert idle.p_randomization_holm <= min(1.0, 5 * idle.p_randomization) + 1e-12
+    plain = compare_pairs(data, "m")  # without --background every pair is tested
+    assert [(c.a, c.b) for c in plain] == [("a", "b")]

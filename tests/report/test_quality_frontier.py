@@ -41,7 +41,7 @@ def target(text, p99=None, search_s=1.2, status="ok", **fields):
     )
 
 
-def results_file(tmp_path, targets, means):
+def results_file(tmp_path, targets, means, hourly_usd=None):
     """A results file written by the real writer, with per-query values around each target's mean and the
     comparisons computed by the real significance code."""
     rng = np.random.default_rng(0)
@@ -61,6 +61,7 @@ def results_file(tmp_path, targets, means):
         depth=100,
         seed=0,
         targets=[t.name for t in targets],
+        hourly_usd=hourly_usd,
     )
     writer.write(header, *targets, *metrics, *comparisons(metrics, ["ndcg_cut_10"], 0))
     writer.write(EndRecord(status="complete", finished="2026-01-01T00:00:01+00:00"))
@@ -219,3 +220,73 @@ def test_the_markdown_report_has_both_sections(tmp_path):
     assert "## What each quality point costs" in text and "## Reranker gain" in text
     plain = results_file(tmp_path / "plain", [target("bm25")], {"bm25": 0.5})
     assert "## Reranker gain" not in render_markdown(plain, [], tmp_path)
+
+
+def _shared_run(tmp_path, hourly_usd=None):
+    """`dense` embedded the corpus; `hybrid` read it from the cache in the same run (a shared embedder); `old`
+    read it from an earlier run's cache."""
+    own = {"texts": 100, "from_cache": 0, "from_earlier_run": 0, "shared": [], "texts_per_s": 200.0}
+    shared = {"with": "dense", "phase": "ingest", "texts": 100, "texts_per_s": 200.0, "wall_s": 0.5, "requests": 4}
+    targets = [
+        target("dense=dense?embedder=emb", search_s=0.6, cost_blocks={"ingest": own}),
+        target(
+            "hybrid=hybrid?embedder=emb",
+            search_s=1.2,
+            cost_blocks={"ingest": {**own, "from_cache": 100, "texts_per_s": None, "shared": [shared]}},
+        ),
+        target(
+            "old=dense?embedder=old",
+            search_s=0.3,
+            cost_blocks={"ingest": {**own, "from_cache": 100, "from_earlier_run": 100, "texts_per_s": None}},
+        ),
+    ]
+    return results_file(tmp_path, targets, {"dense": 0.5, "hybrid": 0.6, "old": 0.4}, hourly_usd)
+
+
+def test_a_shared_ingest_is_credited_and_priced_where_a_price_is_given(tmp_path):
+    results = _shared_run(tmp_path, hourly_usd=3.6)
+    header, rows = frontier_rows(results)
+    ingest = column(header, rows, "ingest texts/s")
+    assert ingest == {"dense": "200.0", "hybrid": "200.0 (shared with dense)", "old": "– (from an earlier run's cache)"}
+    marks = column(header, rows, "Pareto-optimal against")
+    assert "ingest texts/s" in marks["hybrid"] and "ingest texts/s" not in marks["dense"]  # same rate, better
+    # $3.6/h = $0.001/s: 10 ms per query -> $0.01 per 1k queries; 200 texts/s -> $5 per 1M texts
+    per_query = {k: float(v) for k, v in column(header, rows, "$ per 1k queries").items()}
+    assert per_query == pytest.approx({"dense": 0.01, "hybrid": 0.02, "old": 0.005}, abs=1e-9)
+    assert column(header, rows, "$ per 1M texts")["hybrid"] == "5.0000 (shared with dense)"
+    assert "$3.6 per hour" in render_markdown(results, [], tmp_path)
+    _, cells = cost_block_rows(results)
+    assert [r[3] for r in cells] == ["0", "100 (100 shared with dense)", "100 (100 from an earlier run)"]
+
+
+def test_without_a_price_the_frontier_has_no_dollar_columns(tmp_path):
+    header, _ = frontier_rows(_shared_run(tmp_path))
+    assert not any(h.startswith("$") for h in header)
+
+
+def test_the_frontier_plot_fills_exactly_the_tables_pareto_points(tmp_path, monkeypatch):
+    from bench.report import plots
+
+    figures = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, path: figures.append(fig) or path)
+    results = _shared_run(tmp_path)
+    assert plots.frontier_plot(results, tmp_path / "frontier.png") == tmp_path / "frontier.png"
+    header, rows = frontier_rows(results)
+    marks = column(header, rows, "Pareto-optimal against")
+    panels = [ax for ax in figures[0].axes if ax.collections]
+    assert [ax.get_xlabel().split(" (")[0] for ax in panels] == ["search ms/query", "ingest texts/s"]
+    for ax in panels:
+        cost = ax.get_xlabel().split(" (")[0]
+        names = [t.get_text() for t in ax.texts]
+        filled = [bool(len(c.get_facecolors())) and c.get_facecolors()[0][3] > 0 for c in ax.collections]
+        assert {n for n, f in zip(names, filled) if f} == {n for n in names if cost in marks[n]}, cost
+    assert plots.frontier_plot(results_file(tmp_path, [target("a=bm25", search_s=0.0)], {"a": 0.5}), tmp_path / "x.png")
+
+
+def test_the_frontier_plot_is_written_with_the_report(tmp_path):
+    from bench.report import write_report
+
+    _shared_run(tmp_path)
+    write_report(tmp_path / "results.jsonl")
+    assert (tmp_path / "plots" / "frontier.png").stat().st_size > 0
+    assert "frontier.png" in (tmp_path / "report.md").read_text()

@@ -184,7 +184,10 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
     assert "no GPU telemetry" in sizing.telemetry
     assert results.end.status == "complete"
     report = (out / "report.md").read_text()
-    assert "# Sizing" in report and "saturation rate (goodput, offered)" in report
+    # The answer leads, its evidence (every measured point) follows.
+    assert (
+        report.index("## Answer: ") < report.index("saturation rate (goodput, offered)") < report.index("## Evidence")
+    )
     assert (out / "plots" / "size_goodput_1.png").is_file()
     assert "TEI --max-concurrent-requests" in stdout
     # On a GPU host the same file holds NVML windows per point: its report plots them (no GPU here, so the
@@ -253,7 +256,7 @@ def test_size_against_real_infinity(infinity_server, tmp_path, monkeypatch, caps
     assert [p.loop for p in results.load_points].count("open") == measured >= 1
     assert any(p.loop == "burst" for p in results.load_points)
     assert all(p.length == 32 for p in results.load_points)
-    assert (out / "report.html").is_file() and "Sizing" in (out / "report.html").read_text()
+    assert (out / "report.html").is_file() and "<h2>Answer: " in (out / "report.html").read_text()
 
 
 @pytest.mark.parametrize(

@@ -479,3 +479,15 @@ def test_targets_in_texts_and_tokens_per_second():
         goal = economics.target_texts_per_s or economics.target_tokens_per_s
         (line,) = [x for x in recommend([], saturation, slo, economics) if x.setting == setting]
         assert line.value == str(math.ceil(goal / per_replica)) and "offered per replica at the SLO" in line.why
+
+
+def test_the_console_says_a_p99_on_too_few_answers_is_insufficient_not_no_success():
+    from dataclasses import replace
+
+    from bench.commands.size_console import _figures
+
+    few = point("closed", 1, 9.7, 105.0, concurrency=1, sent=40)
+    few = replace(few, latency_ms=replace(few.latency_ms, service=replace(_block(105.0), p99=None, count=40)))
+    assert "service p99 insufficient (n=40)" in _figures(few) and "no success" not in _figures(few)
+    none = replace(few, latency_ms=replace(few.latency_ms, service=None))
+    assert "service p99 - (no success)" in _figures(none)

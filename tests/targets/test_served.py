@@ -14,6 +14,7 @@ import httpx
 import numpy as np
 import pytest
 
+from bench.core.errors import UserError
 from bench.endpoints import EndpointHTTPError, cache, open_endpoint, parse_spec
 from bench.endpoints.client import RETRIES, retry_wait
 from bench.results.store import read_results
@@ -444,3 +445,87 @@ def test_ingest_counts_texts_over_the_models_input_limit_where_the_server_tells_
     stub.stop()
     block = encoder.blocks()["ingest"]
     assert (block["over_limit"], block["over_limit_by"]) == (None, "not counted: TEI /info gives no max_input_length")
+
+
+def test_a_shared_embedder_is_credited_to_every_target_that_read_its_vectors(tiny, tmp_path, monkeypatch, capsys):
+    """Two targets over one embedder in one run: the second reads the corpus from the cache the first filled, and
+    its ingest carries the first's measured cost (`shared with dense`) instead of '–'; a later run's cache hits
+    are said to come from an earlier run."""
+    from bench.report.quality_frontier import frontier_rows
+
+    stub = _tei_stub(limit=4)
+    args = ["quality", "--dataset", str(tiny), "-e", f"emb=tei@{stub.url}?batch=4", "-m", "nDCG@10"]
+    args += ["-t", "dense=dense?embedder=emb", "-t", "hybrid=hybrid?embedder=emb", "--hourly-usd", "3.6"]
+    runs = {}
+    for run in ("first", "again"):
+        code, _, err = run_cli([*args, "--out", str(tmp_path / run)], monkeypatch, capsys)
+        assert code == 0, err
+        runs[run] = read_results(tmp_path / run / "results.jsonl")
+    stub.stop()
+    dense, hybrid = (t.cost_blocks["ingest"] for t in runs["first"].targets)
+    assert (dense["from_cache"], dense["from_earlier_run"], dense["shared"], dense["requests"]) == (0, 0, [], 2)
+    [shared] = hybrid["shared"]
+    assert (hybrid["from_cache"], hybrid["from_earlier_run"], hybrid["requests"], hybrid["texts_per_s"]) == (
+        6,
+        0,
+        0,
+        None,
+    )
+    assert (shared["with"], shared["phase"], shared["texts"], shared["requests"]) == ("dense", "ingest", 6, 2)
+    assert shared["texts_per_s"] == pytest.approx(dense["texts_per_s"], rel=1e-9)
+    header, rows = frontier_rows(runs["first"])
+    ingest, usd_texts = header.index("ingest texts/s"), header.index("$ per 1M texts")
+    assert rows[1][ingest].endswith("(shared with dense)") and rows[0][ingest] != "–"
+    assert rows[1][ingest].split()[0] == rows[0][ingest]  # the same rate, credited
+    expected = 3.6 / 3600 / dense["texts_per_s"] * 1e6
+    assert float(rows[0][usd_texts]) == pytest.approx(expected, abs=1e-4)
+    # Both take part in the ingest comparison at the same rate: the better on the measure alone is optimal on it
+    # (was: dense optimal whatever its quality, hybrid having no ingest figure).
+    best = max(float(r[1]) for r in rows)
+    assert {r[0] for r in rows if "ingest texts/s" in r[-1]} == {r[0] for r in rows if float(r[1]) == best}
+    again_dense = runs["again"].targets[0].cost_blocks["ingest"]
+    assert (again_dense["from_cache"], again_dense["from_earlier_run"], again_dense["shared"]) == (6, 6, [])
+    assert frontier_rows(runs["again"])[1][0][ingest] == "– (from an earlier run's cache)"
+
+
+def _openai_stub(usage: bool):
+    """An OpenAI-shaped /v1/embeddings; with `usage`, each answer reports 3 prompt tokens per input."""
+
+    def embed(raw: bytes):
+        inputs = json.loads(raw)["input"]
+        data = [{"index": i, "embedding": [len(t), sum(map(ord, t)) % 7, 1.0]} for i, t in enumerate(inputs)]
+        return 200, {"data": data, **({"usage": {"prompt_tokens": 3 * len(inputs)}} if usage else {})}
+
+    return JsonStub({("POST", "/v1/embeddings"): embed})
+
+
+def test_openai_tokens_come_from_usage_else_the_tokenizer_given_and_say_which(tmp_path, monkeypatch):
+    from tokenizers import Tokenizer
+
+    from tests.harness.models import minilm_path
+
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path))
+    texts = ["alpha", "beta gamma", "delta epsilon zeta"]
+    tokenizer = minilm_path() / "tokenizer.json"
+    reported = _openai_stub(usage=True)
+    silent = _openai_stub(usage=False)
+    blocks = {}
+    for name, stub, extra in (
+        ("usage", reported, ""),
+        ("none", silent, ""),
+        ("counted", silent, f"&tokenizer={tokenizer}"),
+    ):
+        spec = parse_spec(f"e=openai@{stub.url}/v1?model=m{extra}")
+        encoder = Encoder(open_endpoint(spec), cache=False)
+        encoder.embed(texts, "ingest")
+        blocks[name] = encoder.blocks()["ingest"]
+        encoder.close()
+    reported.stop()
+    silent.stop()
+    assert blocks["usage"]["tokens"] == 9 and "usage.prompt_tokens" in blocks["usage"]["tokens_by"]
+    assert blocks["none"]["tokens"] is None and blocks["none"]["tokens_by"].startswith("not reported")
+    expected = sum(len(Tokenizer.from_file(str(tokenizer)).encode(t).ids) for t in texts)
+    assert blocks["counted"]["tokens"] == expected and str(tokenizer) in blocks["counted"]["tokens_by"]
+    assert blocks["counted"]["tokens_per_s"] > 0
+    with pytest.raises(UserError, match="tokenizer="):
+        open_endpoint(parse_spec(f"e=openai@{silent.url}/v1?model=m&tokenizer={tmp_path / 'missing.json'}"))

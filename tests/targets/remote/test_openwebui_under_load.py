@@ -79,7 +79,8 @@ def test_reranker_429s_under_load_fail_query_doc_queries_that_open_webui_answers
     # The report names the cause of each changed query.
     report = (tmp_path / "bg" / "report.md").read_text()
     qid = sorted(fell_back)[0]
-    assert f"| {RATE} | {qid} | 1.0000 | 0.0000 | error: reranker-error: " in report
+    (row,) = [line for line in report.splitlines() if line.startswith(f"| {RATE} | {qid} | 1.0000 | 0.0000 | error: ")]
+    assert "reranker-error: " in row and "null scores" in row, row
     figures.add(
         f"openwebui:rerank /query/doc, reranker 429 above 2 in flight, background {RATE}/s",
         f"nDCG@10 idle {loaded.metric(idle, NDCG).mean:.4f} -> loaded {loaded.metric(busy, NDCG).mean:.4f} "

@@ -34,8 +34,8 @@ QUESTIONS = 3000
 QRELS = ["nDCG@10", "R@100", "MRR@10", "MAP@100"]
 VARIANTS = {
     "qrels": QRELS,
-    "+qrels4": QRELS + ["P@5", "Success@20", "R@20", "MRR@20"],
-    "+answer": QRELS + ["Answer@1", "Answer@5", "Answer@20", "AnswerMRR@10"],
+    "+qrels4": [*QRELS, "P@5", "Success@20", "R@20", "MRR@20"],
+    "+answer": [*QRELS, "Answer@1", "Answer@5", "Answer@20", "AnswerMRR@10"],
 }
 
 

@@ -27,7 +27,22 @@ from bench.endpoints.base import CallTiming, Embeddings
 from bench.identity.inputs import from_texts
 from bench.identity.run import IdentityRequest, compare_endpoints
 
-WORDS = "protein cell gene study patients risk effect model data cancer immune expression clinical trial".split()
+WORDS = [
+    "protein",
+    "cell",
+    "gene",
+    "study",
+    "patients",
+    "risk",
+    "effect",
+    "model",
+    "data",
+    "cancer",
+    "immune",
+    "expression",
+    "clinical",
+    "trial",
+]
 
 
 class SyntheticEmbedder:

@@ -98,7 +98,7 @@ def wrk_ceiling(url: str, seconds: float) -> float:
             check=True,
         ).stdout
     finally:
-        os.unlink(lua.name)
+        Path(lua.name).unlink()
     return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.quality.significance import compare_pairs  # noqa: E402
-from tests.quality.underload_fixture import UnderloadServer, ndcg_at_10, write_long_queries  # noqa: E402
+from bench.quality.significance import compare_pairs
+from tests.quality.underload_fixture import UnderloadServer, ndcg_at_10, write_long_queries
 
 MEASURE = "ndcg_cut_10"
 TARGET = "dense?embedder=emb"

@@ -10,14 +10,14 @@ import traceback
 
 from typer._click import exceptions as click_errors  # typer vendors Click; its errors live here
 
-from bench.cli import (  # noqa: E402,F401  (registration)  # noqa: E402,F401  (registration)  # noqa: E402,F401  (registration)
+from bench.cli import (  # noqa: F401  (registration)
     ceiling_cmd,
     compare_cmd,
     datasets_cmd,
     doctor_cmd,
     evaluate_cmd,
     identity_cmd,
-    load_cmd,  # noqa: E402,F401  (registration)
+    load_cmd,
     meter_cmd,
     quality_cmd,
     run_cmd,

@@ -204,7 +204,7 @@ class _Reader:
         for key, value in table.items():
             if is_secret_name(key):
                 raise self.error(
-                    f"{_label(where + (key,))}: secrets come from the environment only, never from a suite "
+                    f"{_label((*where, key))}: secrets come from the environment only, never from a suite "
                     "file (targets read OPENWEBUI_API_KEY / LIGHTRAG_API_KEY; endpoints key_env=VAR)",
                     *where,
                     key,
@@ -212,16 +212,16 @@ class _Reader:
             if key not in allowed:
                 raise self.error(f"{_label(where)}: unknown key {key!r} (known: {', '.join(allowed)})", *where, key)
             kinds = allowed[key] if isinstance(allowed[key], tuple) else (allowed[key],)
-            if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+            if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
                 names = " or ".join(
                     {int: "integer", float: "number", str: "string", list: "list", dict: "table", bool: "true/false"}[k]
                     for k in kinds
                 )
-                raise self.error(f"{_label(where + (key,))}: expected {names}, got {type(value).__name__}", *where, key)
+                raise self.error(f"{_label((*where, key))}: expected {names}, got {type(value).__name__}", *where, key)
             if isinstance(value, list) and not all(
                 isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
             ):
-                raise self.error(f"{_label(where + (key,))}: expected a list of strings or numbers", *where, key)
+                raise self.error(f"{_label((*where, key))}: expected a list of strings or numbers", *where, key)
         return table
 
     def option(self, command: str, key: str, value: Any, where: tuple) -> None:
@@ -238,7 +238,7 @@ class _Reader:
         try:
             param.process_value(Context(cli), value)
         except BadParameter as exc:
-            raise self.error(f"{_label(where + (key,))} = {value!r}: {exc.message}", *where, key) from None
+            raise self.error(f"{_label((*where, key))} = {value!r}: {exc.message}", *where, key) from None
 
     def checked(self, check: Callable[[Any], Any], request: Request, entry: dict[str, Any], where: tuple) -> None:
         """The command's own check of the whole request (the one its CLI runs); the error at the key it names."""

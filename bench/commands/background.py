@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from time import perf_counter
@@ -65,7 +65,7 @@ class BackgroundSpec:
     endpoint: str  # the `-e` name the stream is sent to
     rates: list[float]  # requests/s, 0 (idle) first
     batch: int = 1
-    arrival: Arrival = Arrival("poisson")
+    arrival: Arrival = field(default_factory=lambda: Arrival("poisson"))
     min_duration_s: float = 5.0
     warmup_s: float = 1.0
     timeout_s: float = 30.0

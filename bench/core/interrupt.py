@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -50,10 +50,8 @@ def exit_at_once_on_signal() -> None:
 
     def handler(signum: int, frame: object) -> None:
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with suppress(OSError, ValueError):
                 stream.flush()
-            except (OSError, ValueError):
-                pass
         os._exit(128 + (_first or signum))
 
     for signum in SIGNALS:

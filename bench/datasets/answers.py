@@ -232,5 +232,5 @@ def derived_qrels(answers: dict[str, list[str]], texts: dict[str, str]) -> dict[
     for qid, refs in answers.items():
         found = index.documents_with(AnswerSet.of(refs))
         if found:
-            qrels[qid] = {doc_id: 1 for doc_id in sorted(found)}
+            qrels[qid] = dict.fromkeys(sorted(found), 1)
     return qrels

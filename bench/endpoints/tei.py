@@ -7,6 +7,7 @@ Follows TEI's code where its OpenAPI document disagrees (see docs/endpoints.md):
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -98,10 +99,8 @@ def timing_headers(headers: Any) -> dict[str, float]:
     found: dict[str, float] = {}
     for name in TIMING_HEADERS:
         if name in headers:
-            try:
+            with contextlib.suppress(ValueError):
                 found[name] = float(headers[name])
-            except ValueError:
-                pass
     return found
 
 

@@ -9,7 +9,6 @@ copy, or a copy cut short: a prefix of the run's records is the run)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,7 +22,7 @@ RunFiles = dict[str, Results]  # one argument's results files by source (their f
 def same_file(a: Path, b: Path) -> bool:
     """The same file by path (links resolved), or by inode (a hard link)."""
     try:
-        return a.resolve() == b.resolve() or (a.exists() and b.exists() and os.path.samefile(a, b))
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
     except OSError:  # an unreadable path is no proof of sameness
         return False
 

@@ -389,7 +389,7 @@ def _embed_causes(
     if probed:
         return causes + probed
     suspected = diagnose.length_signature(pair.cosine, lengths, thresholds, "tokens" if tokenizer else "words")
-    return causes + [suspected or diagnose.residual_cause(pair.cosine)]
+    return [*causes, suspected or diagnose.residual_cause(pair.cosine)]
 
 
 def _rerank_identity(

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from time import perf_counter
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import httpx
 import numpy as np
@@ -85,7 +85,7 @@ DRAIN_MIN_S = 5.0  # the drain's bound: the point's --timeout, at least this (a 
 class InProcessCall:
     """A picklable request for in-process endpoints: opens the endpoint once per worker process."""
 
-    _opened: dict[tuple[str, str, tuple[tuple[str, str], ...]], Embedder | Reranker] = {}
+    _opened: ClassVar[dict[tuple[str, str, tuple[tuple[str, str], ...]], Embedder | Reranker]] = {}
 
     def __init__(self, spec: EndpointSpec, op: Op, payloads: list[tuple[str | None, list[str]]]):
         self.spec, self.op, self.payloads = spec, op, payloads

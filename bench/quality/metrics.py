@@ -193,7 +193,7 @@ def evaluate(qrels: Qrels, run: Run, measures: list[Measure], complete: bool = F
     targets = sorted(qrels) if complete else evaluated
     if not targets:
         raise UserError("no query has both judgments and results")
-    per_query: dict[str, dict[str, float]] = {m.trec_name: {qid: 0.0 for qid in targets} for m in measures}
+    per_query: dict[str, dict[str, float]] = {m.trec_name: dict.fromkeys(targets, 0.0) for m in measures}
     for depth in {m.truncate for m in measures}:
         group = [m for m in measures if m.truncate == depth]
         sub_run = run if depth is None else {qid: dict(trec_order(run[qid])[:depth]) for qid in evaluated}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def run_from_results(results: list[QueryResult]) -> tuple[Run, bool]:
     for result in results:
         scores = [hit.score for hit in result.hits]
         finite = [s for s in scores if s is not None and math.isfinite(s)]
-        ordered = len(finite) == len(scores) and all(a > b for a, b in zip(finite, finite[1:]))
+        ordered = len(finite) == len(scores) and all(a > b for a, b in itertools.pairwise(finite))
         if not ordered and result.hits:
             replaced = True
         n = len(result.hits)

@@ -14,7 +14,6 @@ earlier run's report beside new results. Secrets are masked in the whole text of
 from __future__ import annotations
 
 import importlib
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -100,7 +99,7 @@ def _move_into_place(staging: Path, out_dir: Path) -> None:
                 old.unlink()
     for relative in new:
         (out_dir / relative).parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / relative, out_dir / relative)
+        (staging / relative).replace(out_dir / relative)
 
 
 def results_files(path: Path) -> list[Path]:

@@ -14,16 +14,16 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from bench.load import histograms  # noqa: E402
-from bench.load.points import point_label  # noqa: E402
-from bench.load.repeats import interval_text  # noqa: E402
-from bench.report.page import html_figure, html_table, md_figure, md_table  # noqa: E402
-from bench.report.plots import save_figure as _save  # noqa: E402
-from bench.results.schema import LatencySummary, LoadPointRecord, Loop, PointStatus  # noqa: E402
-from bench.results.store import Results  # noqa: E402
+from bench.load import histograms
+from bench.load.points import point_label
+from bench.load.repeats import interval_text
+from bench.report.page import html_figure, html_table, md_figure, md_table
+from bench.report.plots import save_figure as _save
+from bench.results.schema import LatencySummary, LoadPointRecord, Loop, PointStatus
+from bench.results.store import Results
 
 MAX_CDF_LINES = 12
 

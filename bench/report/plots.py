@@ -9,11 +9,11 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from bench.report.quality_frontier import frontiers  # noqa: E402
-from bench.results.store import Results  # noqa: E402
+from bench.report.quality_frontier import frontiers
+from bench.results.store import Results
 
 
 def save_figure(fig: Any, path: Path) -> Path:

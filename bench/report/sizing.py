@@ -15,20 +15,20 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from bench.load.points import (  # noqa: E402
+from bench.load.points import (
     error_rate,
     percentile_ms,
     point_label,
     texts_per_s,
 )
-from bench.report.load import render, shown  # noqa: E402
-from bench.report.page import html_figure, html_table, md_figure, md_table  # noqa: E402
-from bench.report.plots import save_figure  # noqa: E402
-from bench.results.schema import LoadPointRecord, Loop, SizingRecord  # noqa: E402
-from bench.results.store import Results  # noqa: E402
+from bench.report.load import render, shown
+from bench.report.page import html_figure, html_table, md_figure, md_table
+from bench.report.plots import save_figure
+from bench.results.schema import LoadPointRecord, Loop, SizingRecord
+from bench.results.store import Results
 
 # The NVML quantities a size run samples (bench/sizing/telemetry.py QUANTITIES), with their axis labels.
 TELEMETRY = (
@@ -141,7 +141,7 @@ def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[st
             "No sizing record: the run ended before the first recommendation (a run of this version writes a "
             "best-so-far one on --max-time, Ctrl-C or SIGTERM); the points below are what finished."
         )
-        return md + [note, ""], html + [f"<p class='bad'>{escape(note)}</p>"]
+        return [*md, note, ""], [*html, f"<p class='bad'>{escape(note)}</p>"]
     for number, sizing in enumerate(results.sizing, 1):
         title = (
             f"Answer: {sizing.endpoint} — {sizing.op}, length {sizing.length}, SLO {_slo(sizing)}, "

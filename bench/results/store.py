@@ -116,7 +116,7 @@ class ResultsWriter:
         writer = cls(staging)
         writer.write(*records)
         with uninterruptible():
-            os.replace(staging, path)
+            staging.replace(path)
             writer.path = path
         return writer
 

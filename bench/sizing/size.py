@@ -16,6 +16,7 @@ measures, the report reads them back from the results file. The steps:
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -374,7 +375,7 @@ def capacity_changes(probes: list[Probe], slo: Slo | None = None) -> list[str]:
                 "capacity changed, or the rate sits on the SLO's edge)"
             )
         measured = [*probe.earlier, probe.point, *([probe.confirmation] if probe.confirmation else [])]
-        for before, after in zip(measured, measured[1:]):
+        for before, after in itertools.pairwise(measured):
             drop = _throughput_drop(before, after)
             if drop is not None:
                 found.append(
@@ -599,7 +600,7 @@ def _concurrent_requests_line(
         in_flight.append((min(cap, requests) * burst.batch, "Open WebUI's requests in flight × batch", burst))
     if not in_flight:
         return None
-    need, how, point = max(in_flight, key=lambda t: t[0])
+    need, how, _point = max(in_flight, key=lambda t: t[0])
     value = max(TEI_DEFAULT_MAX_CONCURRENT_REQUESTS, pow2_at_least(need))
     return SizingLine(
         "TEI --max-concurrent-requests",

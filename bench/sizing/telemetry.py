@@ -9,6 +9,7 @@ inside a point's measured interval. Without NVML (no driver, no GPU) the sampler
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import dataclass, field
@@ -90,10 +91,8 @@ class GpuSampler:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
-            try:
+            with contextlib.suppress(Exception):  # best effort: the samples are already taken
                 self._nvml.nvmlShutdown()
-            except Exception:  # shutting down is best effort; the samples are already taken
-                pass
 
     def __enter__(self) -> GpuSampler:
         return self.start()

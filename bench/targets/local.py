@@ -23,6 +23,7 @@ endpoint search each query on its own instead, so each has its latency, split in
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -246,7 +247,7 @@ class DenseEngine:
         columns = np.array([self.column[d] for ids in doc_ids for d in ids], dtype=np.int64)
         flat = self._index.scores_at(self._query_vectors(queries, progress), rows, columns).tolist()
         bounds = np.cumsum([0, *(len(ids) for ids in doc_ids)])
-        return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        return [flat[a:b] for a, b in itertools.pairwise(bounds)]
 
     def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
         if self.per_query:

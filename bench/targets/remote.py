@@ -84,7 +84,7 @@ class DedupedCorpus:
         return {
             "distinct_texts": len(self.documents),
             "identical_copies": self.duplicate_count,
-            "identical_groups": {rep: copies for rep, copies in list(self.aliases.items())[:20]},
+            "identical_groups": dict(list(self.aliases.items())[:20]),
         }
 
 

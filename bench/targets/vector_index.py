@@ -80,7 +80,9 @@ class VectorIndex:
             raise ValueError("vectors hold NaN or infinite values")
         if self._file is None:
             self.dim = vectors.shape[1]
-            self._file = tempfile.TemporaryFile(dir=scratch_dir(), prefix="vectors-")
+            self._file = tempfile.TemporaryFile(  # noqa: SIM115 (kept open across calls; closed by close())
+                dir=scratch_dir(), prefix="vectors-"
+            )
         if vectors.shape[1] != self.dim:
             raise ValueError(f"vectors of {vectors.shape[1]} dimensions appended to an index of {self.dim}")
         self._file.write(np.ascontiguousarray(vectors, dtype=self.dtype).tobytes())

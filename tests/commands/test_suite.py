@@ -151,7 +151,7 @@ def test_a_missing_or_undecodable_suite_file(tmp_path, cli):
 def test_a_missing_baseline_is_said_before_anything_runs(tmp_path, cli):
     suite = tmp_path / "small.toml"
     suite.write_text(small_suite())
-    code, out, err = cli(suite, "--out", tmp_path / "cur", "--baseline", tmp_path / "nothing")
+    code, _out, err = cli(suite, "--out", tmp_path / "cur", "--baseline", tmp_path / "nothing")
     assert code == 2 and "no such baseline folder" in err
     assert not (tmp_path / "cur").exists()
 

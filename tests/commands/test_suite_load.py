@@ -52,7 +52,7 @@ def test_a_suite_load_sweep_gates_a_slower_server(tmp_path, monkeypatch, capsys,
         monkeypatch,
         capsys,
     )
-    code_json, report, _ = run_cli(
+    _code_json, report, _ = run_cli(
         ["compare", str(tmp_path / "base"), str(tmp_path / "cur"), "--format", "json", "--min-throughput-ratio", "0.8"],
         monkeypatch,
         capsys,

@@ -500,7 +500,7 @@ def test_auth_headers_turn_url_credentials_into_basic_and_register_every_form():
         "Authorization": f"Basic {base64.b64encode(b'bob:pw').decode()}",
         "X-API-Key": "k3y-value",
     }
-    with pytest.raises(UserError, match="endpoint a: the URL holds credentials .* and key_env=K is set"):
+    with pytest.raises(UserError, match=r"endpoint a: the URL holds credentials .* and key_env=K is set"):
         auth_headers("endpoint a", "http://bob:pw@h", "k3y-value", key_name="key_env=K")
     assert auth_headers("endpoint a", "http://h:1/v1", "k3y-value") == (
         "http://h:1/v1",
@@ -565,7 +565,7 @@ ODD_FORMS = {  # how servers and frameworks echo a credential back
 @pytest.mark.parametrize("form", list(ODD_FORMS.values()), ids=list(ODD_FORMS))
 def test_every_form_a_server_echoes_a_secret_in_is_masked(form):
     register_secret(ODD_SECRET)
-    assert ODD_SECRET[3:9] not in mask(f"refused [{form}]") and "refused [***]" == mask(f"refused [{form}]"), form
+    assert ODD_SECRET[3:9] not in mask(f"refused [{form}]") and mask(f"refused [{form}]") == "refused [***]", form
 
 
 class OddEchoHandler(BaseHTTPRequestHandler):

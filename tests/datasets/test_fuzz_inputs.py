@@ -60,7 +60,7 @@ JSON_VALUE = st.recursive(
 
 def record(keys: list[str]) -> st.SearchStrategy[str]:
     """A JSON object over `keys` (some left out, values of any type)."""
-    return st.fixed_dictionaries({}, optional={k: JSON_VALUE for k in keys}).map(json.dumps)
+    return st.fixed_dictionaries({}, optional=dict.fromkeys(keys, JSON_VALUE)).map(json.dumps)
 
 
 def columns(*fields: st.SearchStrategy[str], sep: str = " ") -> st.SearchStrategy[str]:

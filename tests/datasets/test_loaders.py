@@ -88,30 +88,30 @@ def test_jsonl_qa(tmp_path):
 
 BAD_BEIR = [
     # (what to break, expected file, expected line, words in the message)
-    (dict(corpus='{"_id": "d1", "text": "a"}\n{"_id": "d2", "text": \n'), "corpus.jsonl", 2, "malformed JSON"),
+    ({"corpus": '{"_id": "d1", "text": "a"}\n{"_id": "d2", "text": \n'}, "corpus.jsonl", 2, "malformed JSON"),
     (
-        dict(corpus='{"_id": "d1", "text": "a"}\n{"_id": "d1", "text": "b"}\n'),
+        {"corpus": '{"_id": "d1", "text": "a"}\n{"_id": "d1", "text": "b"}\n'},
         "corpus.jsonl",
         2,
         "duplicate document id",
     ),
-    (dict(corpus='{"_id": "d1"}\n'), "corpus.jsonl", 1, "missing field 'text'"),
-    (dict(queries='{"_id": "q1", "text": "a"}\n{"text": "b"}\n'), "queries.jsonl", 2, "missing field '_id'"),
+    ({"corpus": '{"_id": "d1"}\n'}, "corpus.jsonl", 1, "missing field 'text'"),
+    ({"queries": '{"_id": "q1", "text": "a"}\n{"text": "b"}\n'}, "queries.jsonl", 2, "missing field '_id'"),
     (
-        dict(queries='{"_id": "q1", "text": "a"}\n{"_id": "q1", "text": "b"}\n'),
+        {"queries": '{"_id": "q1", "text": "a"}\n{"_id": "q1", "text": "b"}\n'},
         "queries.jsonl",
         2,
         "duplicate query id",
     ),
-    (dict(qrels="q1\td1\t1\n"), "test.tsv", 1, "missing header"),
-    (dict(qrels="query-id\tcorpus-id\tscore\nq1\td1\n"), "test.tsv", 2, "expected 3 tab-separated columns"),
-    (dict(qrels="query-id\tcorpus-id\tscore\nq1\td1\tx\n"), "test.tsv", 2, "not a number"),
-    (dict(qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t1\n"), "test.tsv", 3, "duplicate judgment"),
-    (dict(qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq9\td2\t1\n"), "test.tsv", 3, "unknown query 'q9'"),
-    (dict(qrels="query-id\tcorpus-id\tscore\n"), "test.tsv", None, "no judgments"),
-    (dict(corpus=""), "corpus.jsonl", None, "empty corpus"),
-    (dict(queries=""), "queries.jsonl", None, "no queries"),
-    (dict(corpus='{"_id": "d1", "text": "a"}\n["list"]\n'), "corpus.jsonl", 2, "expected a JSON object"),
+    ({"qrels": "q1\td1\t1\n"}, "test.tsv", 1, "missing header"),
+    ({"qrels": "query-id\tcorpus-id\tscore\nq1\td1\n"}, "test.tsv", 2, "expected 3 tab-separated columns"),
+    ({"qrels": "query-id\tcorpus-id\tscore\nq1\td1\tx\n"}, "test.tsv", 2, "not a number"),
+    ({"qrels": "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t1\n"}, "test.tsv", 3, "duplicate judgment"),
+    ({"qrels": "query-id\tcorpus-id\tscore\nq1\td1\t1\nq9\td2\t1\n"}, "test.tsv", 3, "unknown query 'q9'"),
+    ({"qrels": "query-id\tcorpus-id\tscore\n"}, "test.tsv", None, "no judgments"),
+    ({"corpus": ""}, "corpus.jsonl", None, "empty corpus"),
+    ({"queries": ""}, "queries.jsonl", None, "no queries"),
+    ({"corpus": '{"_id": "d1", "text": "a"}\n["list"]\n'}, "corpus.jsonl", 2, "expected a JSON object"),
 ]
 
 
@@ -235,20 +235,20 @@ def test_a_byte_order_mark_is_dropped_in_every_format(tmp_path):
 
 SPACED_IDS = [
     # (format, files to write, file, line)
-    ("beir", dict(corpus='{"_id": "d1", "text": "a"}\n{"_id": "d 2", "text": "b"}\n'), "corpus.jsonl", 2),
-    ("beir", dict(queries='{"_id": "q1", "text": "a"}\n{"_id": "q\\t2", "text": "b"}\n'), "queries.jsonl", 2),
-    ("beir", dict(qrels="query-id\tcorpus-id\tscore\nq1\td 1\t1\n"), "test.tsv", 2),
-    ("trec", dict(topics="1\tq\n2 x\tq\n"), "topics", 2),
+    ("beir", {"corpus": '{"_id": "d1", "text": "a"}\n{"_id": "d 2", "text": "b"}\n'}, "corpus.jsonl", 2),
+    ("beir", {"queries": '{"_id": "q1", "text": "a"}\n{"_id": "q\\t2", "text": "b"}\n'}, "queries.jsonl", 2),
+    ("beir", {"qrels": "query-id\tcorpus-id\tscore\nq1\td 1\t1\n"}, "test.tsv", 2),
+    ("trec", {"topics": "1\tq\n2 x\tq\n"}, "topics", 2),
     (
         "trec",
-        dict(corpus=("corpus.trec", "<DOC><DOCNO>a</DOCNO>x</DOC>\n<DOC>\n<DOCNO>b c</DOCNO>\n</DOC>\n")),
+        {"corpus": ("corpus.trec", "<DOC><DOCNO>a</DOCNO>x</DOC>\n<DOC>\n<DOCNO>b c</DOCNO>\n</DOC>\n")},
         "corpus.trec",
         2,
     ),
-    ("trec", dict(corpus=("corpus.tsv", "a\tx\nb c\ty\n")), "corpus.tsv", 2),
+    ("trec", {"corpus": ("corpus.tsv", "a\tx\nb c\ty\n")}, "corpus.tsv", 2),
     (
         "trec",
-        dict(corpus=("corpus.jsonl", '{"_id": "a", "text": "x"}\n{"_id": "b\\u00a0c", "text": "y"}\n')),
+        {"corpus": ("corpus.jsonl", '{"_id": "a", "text": "x"}\n{"_id": "b\\u00a0c", "text": "y"}\n')},
         "corpus.jsonl",
         2,
     ),

@@ -94,7 +94,7 @@ def test_demo_prints_its_results_and_the_three_engines_differ(cache, tmp_path, m
 def test_shared_data_skips_outside_ci_and_fails_under_ci(tmp_path, monkeypatch):
     monkeypatch.setattr(tests.paths, "SHARED", tmp_path / "no-shared")
     monkeypatch.delenv("CI", raising=False)
-    with pytest.raises(pytest.skip.Exception, match="needs .*no-shared/datasets/scifact-train"):
+    with pytest.raises(pytest.skip.Exception, match=r"needs .*no-shared/datasets/scifact-train"):
         tests.paths.scifact()
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI=true but needs"):

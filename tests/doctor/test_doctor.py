@@ -234,7 +234,10 @@ def test_litellm_cohere_provider_identity_with_the_reference(
     monkeypatch.setenv("RAGBENCH_TEST_DOCTOR_KEY", key)
     texts = tmp_path / "texts.txt"
     texts.write_text(
-        "\n".join(f"short text {i} about {w}" for i, w in enumerate("cats bread rome light trade mats".split())) + "\n"
+        "\n".join(
+            f"short text {i} about {w}" for i, w in enumerate(["cats", "bread", "rome", "light", "trade", "mats"])
+        )
+        + "\n"
     )
     specs = [
         f"ref=reference-rerank?model={infinity_server.rerank_model_path}",

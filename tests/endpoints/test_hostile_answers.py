@@ -93,8 +93,17 @@ def test_load_preflight(fault, tmp_path, monkeypatch, capsys):
     stub = JsonStub({("POST", "/v1/embeddings"): _answering(_vectors, fault)})
     started = time.monotonic()
     code, _, err = run_cli(
-        ["load", "-e", f"x=openai@{stub.url}/v1?model=m", "--duration", "0.2s", "--timeout", f"{DEADLINE_S:g}s"]
-        + ["--out", str(tmp_path / "out")],
+        [
+            "load",
+            "-e",
+            f"x=openai@{stub.url}/v1?model=m",
+            "--duration",
+            "0.2s",
+            "--timeout",
+            f"{DEADLINE_S:g}s",
+            "--out",
+            str(tmp_path / "out"),
+        ],
         monkeypatch,
         capsys,
     )
@@ -131,8 +140,17 @@ def test_quality_rerank_stage(fault, tmp_path, monkeypatch, capsys):
     spec = f"rr=cohere@{stub.url}?timeout={DEADLINE_S:g}s"
     started = time.monotonic()
     code, _, err = run_cli(
-        ["quality", "--dataset", str(dataset), "-e", spec, "-t", "bm25+rerank?reranker=rr"]
-        + ["--out", str(tmp_path / "o")],
+        [
+            "quality",
+            "--dataset",
+            str(dataset),
+            "-e",
+            spec,
+            "-t",
+            "bm25+rerank?reranker=rr",
+            "--out",
+            str(tmp_path / "o"),
+        ],
         monkeypatch,
         capsys,
     )
@@ -161,7 +179,7 @@ def test_the_http_layer_of_targets_and_doctor_ends_a_trickle_at_its_deadline(hea
     _ended(started)
     if not head:
         started = time.monotonic()
-        with pytest.raises(Exception, match="timed out|deadline"), client.httpx.stream("GET", "/stream") as streamed:
+        with pytest.raises(Exception, match=r"timed out|deadline"), client.httpx.stream("GET", "/stream") as streamed:
             time.sleep(DEADLINE_S / 2)  # the deadline runs from the request's start, not from the first read
             for _ in streamed.iter_raw():
                 pass
@@ -227,8 +245,17 @@ def test_load_after_its_preflight_ends_a_trickle_at_its_deadline(tmp_path, monke
     stub = JsonStub({("POST", "/v1/embeddings"): route})
     started = time.monotonic()
     code, _, err = run_cli(
-        ["load", "-e", f"x=openai@{stub.url}/v1?model=m", "--duration", "0.2s", "--timeout", f"{DEADLINE_S:g}s"]
-        + ["--out", str(tmp_path / "out")],
+        [
+            "load",
+            "-e",
+            f"x=openai@{stub.url}/v1?model=m",
+            "--duration",
+            "0.2s",
+            "--timeout",
+            f"{DEADLINE_S:g}s",
+            "--out",
+            str(tmp_path / "out"),
+        ],
         monkeypatch,
         capsys,
     )

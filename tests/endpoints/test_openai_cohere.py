@@ -84,7 +84,7 @@ def test_openai_route_of_the_fixture_base64_and_errors(tei_fixture, minilm_backe
     np.testing.assert_allclose(b64.vectors, expected, atol=1e-6)
     assert [c.inputs for c in b64.calls] == [2, 2, 1]
     shaped = tei_fixture(faults=("wrong_shape",))
-    with pytest.raises(ServerError, match="^odd: .*unexpected shape"):
+    with pytest.raises(ServerError, match=r"^odd: .*unexpected shape"):
         open_endpoint(parse_spec(f"odd=openai@{shaped.url}/v1?model=m")).embed(TEXTS)
 
 

@@ -115,7 +115,7 @@ def test_a_run_of_another_sweep_is_refused(runs, compare, tmp_path, other, says)
 
 def test_a_run_of_part_of_the_sweep_calibrates_that_part(runs, compare, tmp_path):
     """Fewer points than the baseline is allowed (a run cut off): the others are said uncalibrated."""
-    base, cur, aa = runs
+    base, cur, _aa = runs
     part = [
         write_load_results(tmp_path / f"p{i}", [load_point(texts_per_s=t)])
         for i, t in enumerate([990.0, 1040.0, 970.0])
@@ -169,7 +169,7 @@ def test_a_suite_refuses_the_same_calibration_runs_before_any_job_runs(runs, tmp
     suite = tmp_path / "suite.toml"
     suite.write_text(SUITE.format(runs=", ".join(f'"{p}"' for p in given)))
     out = tmp_path / "out"
-    code, stdout, err = run_cli(
+    code, _stdout, err = run_cli(
         ["run", str(suite), "--baseline", str(base.parent), "--out", str(out)], monkeypatch, capsys
     )
     assert code == 2 and err.count("\n") == 1 and not out.exists(), (code, err)

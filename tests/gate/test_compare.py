@@ -233,11 +233,11 @@ def test_a_conflicting_duplicate_metrics_record_is_an_input_error_and_an_identic
     )
     lines = cur.read_text().splitlines()
     number, metrics = next((i + 1, line) for i, line in enumerate(lines) if '"record": "metrics"' in line)
-    cur.write_text("\n".join(lines + [metrics]) + "\n")  # the same record again: as earlier versions wrote on Ctrl-C
+    cur.write_text("\n".join([*lines, metrics]) + "\n")  # the same record again: as earlier versions wrote on Ctrl-C
     assert compare(base, cur)[0] == 1
     better = json.loads(metrics)
     better["per_query"] = noisy_scores(N, 1)
-    cur.write_text("\n".join(lines + [json.dumps(better)]) + "\n")
+    cur.write_text("\n".join([*lines, json.dumps(better)]) + "\n")
     code, _, err = compare(base, cur)
     assert code == 2 and err.count("\n") == 1
     assert f"{cur}:{len(lines) + 1}: metrics record 'prod ndcg_cut_10' again, different from line {number}" in err

@@ -137,7 +137,7 @@ def test_a_pair_appended_again_with_other_figures_is_an_input_error(tmp_path, mo
     lines = cur.read_text().splitlines()
     number = next(i + 1 for i, line in enumerate(lines) if '"identity_embed_pair"' in line)
     passing = _write(tmp_path / "passing", [embed_pair()]).read_text().splitlines()
-    cur.write_text("\n".join(lines + [next(line for line in passing if '"identity_embed_pair"' in line)]) + "\n")
+    cur.write_text("\n".join([*lines, next(line for line in passing if '"identity_embed_pair"' in line)]) + "\n")
     code, _, err = run_cli(["compare", str(base), str(cur)], monkeypatch, capsys)
     assert (
         code == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -117,7 +118,7 @@ def test_a_load_point_appended_twice_is_an_input_error(tmp_path, compare):
     """A second record of the same point would otherwise replace (or be hidden by) the first: which counts?"""
     base, cur = _runs(tmp_path, [load_point()], [load_point(texts_per_s=500)])
     lines = cur.read_text().splitlines()
-    cur.write_text("\n".join(lines + [lines[1].replace('"texts_per_s": 500.0', '"texts_per_s": 1000.0')]) + "\n")
+    cur.write_text("\n".join([*lines, lines[1].replace('"texts_per_s": 500.0', '"texts_per_s": 1000.0')]) + "\n")
     code, _, err = compare(base, cur, *GATE)
     assert code == 2 and f"{cur}:4: load_point tei embed closed batch 8 conc 4 again (first on line 2)" in err
 
@@ -130,7 +131,9 @@ def test_benchmark_json_refuses_what_it_cannot_read(tmp_path):
     path = write_load_results(tmp_path, [load_point(latencies_us=[1000, 2000])])
     text = path.read_text().replace('"texts_per_s": 1000.0', '"texts_per_s": "fast"')
     path.write_text(text)
-    with pytest.raises(InputError, match=":2: load_point record: field 'throughput.texts_per_s' has the wrong type"):
+    with pytest.raises(
+        InputError, match=re.escape(":2: load_point record: field 'throughput.texts_per_s' has the wrong type")
+    ):
         benchmark_json([("", read_results(path))])
 
 

@@ -4,7 +4,6 @@ compared or run, one line, exit 2, every input byte for byte as it was."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -50,7 +49,7 @@ def test_a_link_to_an_input_is_the_input(runs, tmp_path, monkeypatch, capsys, li
     base, cur = runs
     before = snapshot(base, cur)
     alias = tmp_path / "report.xml"
-    os.symlink(cur, alias) if link == "symlink" else os.link(cur, alias)
+    alias.symlink_to(cur) if link == "symlink" else alias.hardlink_to(cur)
     refused(*run_cli(["compare", str(base), str(cur), "--junit", str(alias)], monkeypatch, capsys), "is an input")
     assert snapshot(base, cur) == before
 

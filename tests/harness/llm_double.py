@@ -15,6 +15,7 @@ against what the double was actually sent.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import threading
@@ -67,9 +68,9 @@ def extraction_reply(input_text: str) -> str:
     rows = [f"entity{TUPLE}{n}{TUPLE}concept{TUPLE}{n} is mentioned in: {snippet}" for n in names]
     rows += [
         f"relation{TUPLE}{a}{TUPLE}{b}{TUPLE}co-occurrence{TUPLE}{a} and {b} appear together in the same text."
-        for a, b in zip(names, names[1:], strict=False)
+        for a, b in itertools.pairwise(names)
     ]
-    return "\n".join(rows + [COMPLETE])
+    return "\n".join([*rows, COMPLETE])
 
 
 def keywords_reply(query: str) -> str:

@@ -82,13 +82,13 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:  # the client gave up: what the trickle is for
             pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._answer("GET")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self._answer("POST")
 
-    def do_DELETE(self) -> None:  # noqa: N802
+    def do_DELETE(self) -> None:
         self._answer("DELETE")
 
 

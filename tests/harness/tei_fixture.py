@@ -197,7 +197,7 @@ class _Handler(BaseHTTPRequestHandler):
         return value
 
     # -- routes ---------------------------------------------------------------------------------
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_GET(self) -> None:
         if self.path == "/health":
             self._send(200, b"", "application/json")
         elif self.path == "/info" and self.server.behaviour.info_route:
@@ -207,7 +207,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, b"", "text/plain")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         routes = {
             "/embed": self._embed,
             "/rerank": self._rerank,

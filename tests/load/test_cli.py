@@ -31,7 +31,7 @@ BAD = [
 @pytest.mark.parametrize("flags,message", BAD, ids=[" ".join(f) for f, _ in BAD])
 def test_bad_flags_are_one_line_and_exit_2(flags, message, tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
-    code, stdout, stderr = run_cli(
+    code, _stdout, stderr = run_cli(
         ["load", "-e", "x=tei@http://127.0.0.1:9", *flags, "--out", str(out)], monkeypatch, capsys
     )
     assert code == 2

@@ -22,6 +22,7 @@ import atexit
 import os
 import signal
 import sys
+from pathlib import Path
 
 import bench.quality.pipeline as pipeline
 import bench.report as report
@@ -52,7 +53,7 @@ class ScriptedTarget:
         self.calls = getattr(self, "calls", 0) + 1
         fire(f"search-{self.calls}")
         if os.environ.get("SEARCH_LOG"):  # which queries each target was asked for
-            with open(os.environ["SEARCH_LOG"], "a") as log:
+            with Path(os.environ["SEARCH_LOG"]).open("a") as log:
                 log.writelines(f"{self.name} {q}\n" for q in queries)
         return [
             QueryResult(q, [Hit(d, float(len(self.docs) - i)) for i, d in enumerate(self.docs[:depth])], 0.001)

@@ -78,7 +78,7 @@ def test_scores_per_question(generated_run):
 
 
 def test_prompt_holds_the_top_texts(generated_run, six_questions):
-    out, results, recorder, _ = generated_run
+    out, _results, recorder, _ = generated_run
     corpus = {d["_id"]: d for d in map(json.loads, (six_questions / "corpus.jsonl").read_text().splitlines())}
     run = {}
     for line in (out / "runs" / "bm25.trec").read_text().splitlines():
@@ -92,7 +92,7 @@ def test_prompt_holds_the_top_texts(generated_run, six_questions):
 
 
 def test_answer_text_latency_and_tokens_per_question(generated_run):
-    _, results, recorder, calls = generated_run
+    _, results, _recorder, calls = generated_run
     by_qid = {q.qid: q for q in results.queries}
     assert by_qid["56beb4343aeaaa14008c925b"].answer == "308."
     assert by_qid["56beb4343aeaaa14008c925d"].answer == "unknown"
@@ -128,15 +128,17 @@ def test_one_refused_question_is_that_questions_error(six_questions, tmp_path):
             raise RuntimeError("scripted failure")
         return "unknown"
 
-    with LLMDouble(answer=refuse_one) as llm:
-        with pytest.raises(
+    with (
+        LLMDouble(answer=refuse_one) as llm,
+        pytest.raises(
             MeasurementFailed, match=r"target bm25: 1 of 6 generated answers failed \(scored as zero; report: "
-        ):
-            quality_command(
-                QualityRequest(
-                    dataset=six_questions, targets=["bm25"], out=tmp_path, generate=f"chat@{llm.base_url}?model=reader"
-                )
+        ),
+    ):
+        quality_command(
+            QualityRequest(
+                dataset=six_questions, targets=["bm25"], out=tmp_path, generate=f"chat@{llm.base_url}?model=reader"
             )
+        )
     results = read_results(tmp_path / "results.jsonl")
     failed = [q for q in results.queries if q.answer_error]
     assert [q.qid for q in failed] == ["56beb4343aeaaa14008c925c"] and failed[0].answer is None
@@ -287,7 +289,7 @@ def test_generated_measures_need_generate(six_questions, tmp_path):
 
 def test_cli_flag(six_questions, tmp_path, monkeypatch, capsys):
     with LLMDouble(answer=lambda messages: "308") as llm:
-        code, out, err = run_cli(
+        code, _out, err = run_cli(
             [
                 "quality",
                 "--dataset",

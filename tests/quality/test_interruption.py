@@ -212,10 +212,9 @@ def test_uninterruptible_holds_a_signal_until_the_block_ends():
 
     before = signal.getsignal(signal.SIGTERM)
     done = []
-    with pytest.raises(Interrupted) as caught:
-        with uninterruptible():
-            os.kill(os.getpid(), signal.SIGTERM)
-            done.append("after the signal")
+    with pytest.raises(Interrupted) as caught, uninterruptible():
+        os.kill(os.getpid(), signal.SIGTERM)
+        done.append("after the signal")
     assert done == ["after the signal"] and caught.value.signum == signal.SIGTERM
     assert signal.getsignal(signal.SIGTERM) == before  # the previous handler is back
 

@@ -53,7 +53,7 @@ def earlier(tiny, tmp_path, monkeypatch, capsys) -> Path:
 )
 def test_a_bad_option_is_found_before_the_output_folder_is_touched(tiny, earlier, monkeypatch, capsys, bad):
     before = snapshot(earlier)
-    code, out, err = run_cli(quality(tiny, earlier, "--overwrite", *bad), monkeypatch, capsys)
+    code, _out, err = run_cli(quality(tiny, earlier, "--overwrite", *bad), monkeypatch, capsys)
     assert code == 2 and err.startswith("ragbench: error: ") and err.count("\n") == 1, err
     assert snapshot(earlier) == before
 
@@ -102,7 +102,7 @@ def test_report_out_never_replaces_report_files_it_did_not_write_there(tiny, ear
     (mine / "report.html").write_text("my page")
     (mine / "plots" / "metrics.png").write_bytes(b"my plot")
     before = snapshot(mine)
-    code, stdout, stderr = run_cli(["report", str(earlier / "results.jsonl"), "--out", str(mine)], monkeypatch, capsys)
+    code, _stdout, stderr = run_cli(["report", str(earlier / "results.jsonl"), "--out", str(mine)], monkeypatch, capsys)
     assert code == 2 and "--overwrite" in stderr and len(stderr.strip().splitlines()) == 1, stderr
     assert snapshot(mine) == before and not list(mine.glob(".report-*"))
     code, _, stderr = run_cli(

@@ -30,7 +30,21 @@ from bench.results.store import Results, read_results
 
 DIM = 1024
 QUERIES = 40
-FILLER = "please find the passage in the collection that talks about the following subject".split()
+FILLER = [
+    "please",
+    "find",
+    "the",
+    "passage",
+    "in",
+    "the",
+    "collection",
+    "that",
+    "talks",
+    "about",
+    "the",
+    "following",
+    "subject",
+]
 
 
 def ndcg_at_10(dataset: Path, out: Path, targets: list[str], endpoint: str, background: str | None = None) -> Results:
@@ -165,15 +179,28 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_GET(self) -> None:
         self._json(*self.server.get(self.path))
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
         self._json(*self.server.post(self.path, body, self.headers.get("user-agent", "")))
 
 
-TOPICS = "apple river violin comet glacier tiger copper tulip harbor falcon marble canyon".split()
+TOPICS = [
+    "apple",
+    "river",
+    "violin",
+    "comet",
+    "glacier",
+    "tiger",
+    "copper",
+    "tulip",
+    "harbor",
+    "falcon",
+    "marble",
+    "canyon",
+]
 
 
 def marker(query: str) -> str:

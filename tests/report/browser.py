@@ -8,6 +8,7 @@ port that another process could take. The browser is Debian's `chromium` (script
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -166,10 +167,8 @@ class Chromium:
         return visit
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(RuntimeError, TimeoutError, OSError):
             self.send("Browser.close")
-        except (RuntimeError, TimeoutError, OSError):
-            pass
         try:
             self._process.wait(timeout=10)
         except subprocess.TimeoutExpired:

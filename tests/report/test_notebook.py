@@ -4,6 +4,7 @@ tests produce: a failing cell fails the test."""
 from __future__ import annotations
 
 import os
+import re
 
 import nbformat
 import pytest
@@ -58,5 +59,5 @@ def test_notebook_runs_on_every_kind_of_results_and_compares_runs(command_output
 
 
 def test_a_failing_cell_fails_the_run(tmp_path, monkeypatch):
-    with pytest.raises(CellExecutionError, match="no results.jsonl"):
+    with pytest.raises(CellExecutionError, match=re.escape("no results.jsonl")):
         _execute([str(tmp_path)], monkeypatch)

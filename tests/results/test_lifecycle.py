@@ -30,7 +30,7 @@ def commands(tmp_path: Path, load_server):
     loopback server (tests/load/fixture_server.py), a three-document set, or a port where nothing listens."""
     url, _ = load_server(service_ms=1)
     texts = tmp_path / "texts.txt"
-    texts.write_text("".join(f"text number {i} about {w}\n" for i, w in enumerate("cats dogs rain snow".split())))
+    texts.write_text("".join(f"text number {i} about {w}\n" for i, w in enumerate(["cats", "dogs", "rain", "snow"])))
     data = write_beir(
         tmp_path / "data",
         {"d1": "cats purr", "d2": "dogs bark", "d3": "birds sing"},
@@ -44,9 +44,31 @@ def commands(tmp_path: Path, load_server):
         "doctor": (["doctor", "--tei", "http://127.0.0.1:9"], 1),
         "load": (["load", "-e", f"t=tei@{url}", "--requests", "4", "--texts", str(texts), *quick], 0),
         "size": (
-            ["size", "-e", f"t=tei@{url}", "--slo-p99", "1000", "--batch", "1", "--max-concurrency", "1"]
-            + ["--burst-batch", "1", "--burst-concurrency", "1", "--burst", "2", "--max-probes", "2"]
-            + ["--duration", "0.2s", "--texts", str(texts), "--no-nvml", *quick],
+            [
+                "size",
+                "-e",
+                f"t=tei@{url}",
+                "--slo-p99",
+                "1000",
+                "--batch",
+                "1",
+                "--max-concurrency",
+                "1",
+                "--burst-batch",
+                "1",
+                "--burst-concurrency",
+                "1",
+                "--burst",
+                "2",
+                "--max-probes",
+                "2",
+                "--duration",
+                "0.2s",
+                "--texts",
+                str(texts),
+                "--no-nvml",
+                *quick,
+            ],
             0,
         ),
     }
@@ -126,7 +148,7 @@ def test_a_suite_passes_overwrite_to_every_step_and_identity_refuses_like_qualit
 ):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     url, _ = load_server(service_ms=1)
-    (tmp_path / "texts.txt").write_text("".join(f"text {i} about {w}\n" for i, w in enumerate("a b c d".split())))
+    (tmp_path / "texts.txt").write_text("".join(f"text {i} about {w}\n" for i, w in enumerate(["a", "b", "c", "d"])))
     suite, out = tmp_path / "suite.toml", tmp_path / "out"
     suite.write_text(SUITE.format(url=url))
     code, stdout, err = run_cli(["run", str(suite), "--out", str(out)], monkeypatch, capsys)
@@ -192,21 +214,28 @@ def test_closing_records_come_with_the_end_record_and_not_after_a_stop(tmp_path)
 
 def test_resume_is_refused_in_one_line_unless_there_is_a_matching_interrupted_run(tmp_path):
     keep_all = lambda previous: [r for kind in previous.records.values() for r in kind]  # noqa: E731
-    with pytest.raises(UserError, match=r"no results.jsonl there to continue"):
-        with open_run(Output(tmp_path / "none", resume=True), header(), keep_all):
-            pass
-    with pytest.raises(KeyboardInterrupt):
-        with open_run(Output(tmp_path), header()) as run:
-            run.write(DoctorFinding(hop="tei", ok=True, message="fine"))  # kept by `keep_all` below
-            raise KeyboardInterrupt
-    with pytest.raises(UserError, match=r"--seed differ from the interrupted run's \(0 there, 1 now\)"):
-        with open_run(Output(tmp_path, resume=True), header(seed=1), keep_all):
-            pass
-    with pytest.raises(UserError, match="load cannot continue a run"):
-        with open_run(Output(tmp_path, resume=True), RunHeader(command="load", created="", ragbench_version="")):
-            pass
+    with (
+        pytest.raises(UserError, match=r"no results.jsonl there to continue"),
+        open_run(Output(tmp_path / "none", resume=True), header(), keep_all),
+    ):
+        pass
+    with pytest.raises(KeyboardInterrupt), open_run(Output(tmp_path), header()) as run:
+        run.write(DoctorFinding(hop="tei", ok=True, message="fine"))  # kept by `keep_all` below
+        raise KeyboardInterrupt
+    with (
+        pytest.raises(UserError, match=r"--seed differ from the interrupted run's \(0 there, 1 now\)"),
+        open_run(Output(tmp_path, resume=True), header(seed=1), keep_all),
+    ):
+        pass
+    with (
+        pytest.raises(UserError, match="load cannot continue a run"),
+        open_run(Output(tmp_path, resume=True), RunHeader(command="load", created="", ragbench_version="")),
+    ):
+        pass
     with open_run(Output(tmp_path, resume=True), header(), keep_all) as run:
         assert run.resumed and len(run.kept) == 1
-    with pytest.raises(UserError, match="that run is complete; nothing to continue"):
-        with open_run(Output(tmp_path, resume=True), header(), keep_all):
-            pass
+    with (
+        pytest.raises(UserError, match="that run is complete; nothing to continue"),
+        open_run(Output(tmp_path, resume=True), header(), keep_all),
+    ):
+        pass

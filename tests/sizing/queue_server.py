@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.load.fixture_server import Handler, Server  # noqa: E402
+from tests.load.fixture_server import Handler, Server
 
 
 class QueueServer(Server):

@@ -66,7 +66,7 @@ def test_size_answers_within_its_budget_on_a_slow_endpoint(slow_endpoint, tmp_pa
     and measured windows together stay under it), the time expected is said at the start and after each probe,
     and the answer is a saturation rate at or under the capacity — whole, or a lower bound that says so."""
     out = tmp_path / "size"
-    code, stdout, stderr = run_cli(
+    code, _stdout, stderr = run_cli(
         ["size", "-e", f"q=tei@{slow_endpoint}", *SLOW_ARGS, *SLOW_BURSTS, "--max-time", "60s", "--out", str(out)],
         monkeypatch,
         capsys,
@@ -213,7 +213,7 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
 @pytest.mark.integration
 def test_size_against_real_infinity(infinity_server, tmp_path, monkeypatch, capsys):
     out = tmp_path / "size"
-    code, stdout, stderr = run_cli(
+    code, _stdout, stderr = run_cli(
         [
             "size",
             "-e",
@@ -412,10 +412,36 @@ def test_slo_on_another_percentile_and_a_target_in_texts(load_server, tmp_path, 
     url, _ = load_server(service_ms=1)
     out = tmp_path / "size"
     code, stdout, stderr = run_cli(
-        ["size", "-e", f"t=tei@{url}", "--slo", "p95=100ms", "--batch", "4", "--max-concurrency", "2"]
-        + ["--duration", "0.3s", "--warmup", "0s", "--max-probes", "3", "--probe-requests", "20"]
-        + ["--burst", "4", "--burst-batch", "4", "--burst-concurrency", "1", "--target-texts-per-s", "1e6"]
-        + ["--no-nvml", "--out", str(out)],
+        [
+            "size",
+            "-e",
+            f"t=tei@{url}",
+            "--slo",
+            "p95=100ms",
+            "--batch",
+            "4",
+            "--max-concurrency",
+            "2",
+            "--duration",
+            "0.3s",
+            "--warmup",
+            "0s",
+            "--max-probes",
+            "3",
+            "--probe-requests",
+            "20",
+            "--burst",
+            "4",
+            "--burst-batch",
+            "4",
+            "--burst-concurrency",
+            "1",
+            "--target-texts-per-s",
+            "1e6",
+            "--no-nvml",
+            "--out",
+            str(out),
+        ],
         monkeypatch,
         capsys,
     )

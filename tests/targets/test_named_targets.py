@@ -41,7 +41,7 @@ def test_bad_names(text, message):
 
 
 def test_quality_writes_results_and_run_files_under_the_name(tmp_path, monkeypatch, capsys):
-    code, out, err = run_cli(
+    code, _out, err = run_cli(
         [
             "quality",
             "--dataset",

@@ -222,7 +222,7 @@ def test_cache_is_keyed_by_what_is_served_not_by_the_spec(tmp_path, monkeypatch)
     scaled, cached_scaled, key_scaled = run(scale=2.0)  # another normalisation, same /info: the probe tells
     assert cached_scaled == 0 and key_scaled != key
     np.testing.assert_array_equal(scaled, 2 * first)
-    pooled, cached_pooled, key_pooled = run(pooling="cls")  # another pooling, same vectors: /info tells
+    _pooled, cached_pooled, key_pooled = run(pooling="cls")  # another pooling, same vectors: /info tells
     assert cached_pooled == 0 and key_pooled not in (key, key_scaled)
     uncached = Encoder(open_endpoint(parse_spec(f"e=tei@{_tei_stub(limit=64).url}")), cache=False)
     assert uncached.cache is None and uncached.embed(texts, "ingest").shape == (3, 3)

@@ -274,7 +274,7 @@ def test_similarity_parameter_takes_cosine_or_dot_only():
     from bench.targets.registry import build_target, parse_spec
 
     for spec in ("dense?similarity=euclid", "hybrid:weighted?similarity=l2"):
-        with pytest.raises(UserError, match="similarity=.* is not one of cosine, dot"):
+        with pytest.raises(UserError, match=r"similarity=.* is not one of cosine, dot"):
             build_target(parse_spec(spec), TargetOptions())
 
 

@@ -33,7 +33,7 @@ def ingested(lightrag_server, meter_url, scifact_slice, figures):
     """Insert the slice once (metered); every later run finds the documents already there."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("LIGHTRAG_API_KEY", lightrag_server.api_key)
-        results, described = run_target(
+        _results, described = run_target(
             f"lightrag:naive@{lightrag_server.url}?meter={meter_url}", scifact_slice, 10, queries={}
         )
     ingest = described["ingest"]

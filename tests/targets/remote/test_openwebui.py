@@ -221,7 +221,7 @@ def test_failing_reranker_is_detected_and_named(
     before = settings(admin)
     dead = f"http://127.0.0.1:{free_port()}/rerank"
     queries = dict(list(judged(scifact_slice).items())[:3])
-    results, described = run_target(
+    results, _described = run_target(
         f"openwebui:rerank@{openwebui_server.url}?kb={KB}&endpoint={endpoint}&reranker_url={dead}&reranker_model=x",
         scifact_slice,
         DEPTH,
@@ -303,7 +303,7 @@ class KeyedReranker(ThreadingHTTPServer):
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 server.seen.append(self.headers.get("Authorization"))
                 if self.headers.get("Authorization") == f"Bearer {server.key}":
@@ -366,7 +366,7 @@ def test_a_file_of_the_same_name_with_other_content_is_not_reused(openwebui_key,
     first = tiny_dataset("changed", {"a": "Marie Curie studied radioactivity in Paris.", "b": vesuvius}, queries, qrels)
     results, described = run_target(f"openwebui:vector@{openwebui_server.url}?kb={kb}", first, 2)
     assert described["ingest"]["uploaded"] == 2 and results[0].hits[0].doc_id == "a"
-    reused, again = run_target(f"openwebui:vector@{openwebui_server.url}?kb={kb}", first, 2)
+    _reused, again = run_target(f"openwebui:vector@{openwebui_server.url}?kb={kb}", first, 2)
     assert again["ingest"]["already_present"] == 2 and again["ingest"]["uploaded"] == 0  # same content: reused
     changed = tiny_dataset("changed", {"a": "Ada Lovelace wrote the first algorithm.", "b": vesuvius}, queries, qrels)
     with pytest.raises(ServerError) as failure:

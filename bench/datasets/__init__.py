@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.core.errors import InputError
@@ -48,7 +49,7 @@ def resolve_dataset_path(path: str | Path) -> Path:
     return _builder(text)()
 
 
-def _builder(text: str):
+def _builder(text: str) -> Callable[[], Path]:
     name = text[len(BUILTIN_PREFIX) :]
     if name not in BUILTIN:
         raise InputError(text, f"unknown built-in data set (known: {', '.join(BUILTIN_PREFIX + n for n in BUILTIN)})")

@@ -173,4 +173,5 @@ def origin_text(documents: int, queries: int) -> str:
 
 def _licence(package: str) -> str:
     meta = metadata.metadata(package)
-    return meta.get("License-Expression") or (meta.get("License") or "unknown").splitlines()[0]
+    fields = meta.json  # lower-case keys; a field the package does not declare is absent
+    return str(fields.get("license_expression") or str(fields.get("license") or "unknown").splitlines()[0])

@@ -134,7 +134,9 @@ def load_trec_corpus(path: Path) -> dict[str, Document]:
         doc_id = check_id(docnos[0].strip(), "document id", path, number)
         if doc_id in corpus:
             raise InputError(path, f"duplicate document id {doc_id!r}", number)
-        body = _TAG.sub(" ", block[_DOCNO.search(block).end() :])
+        docno_tag = _DOCNO.search(block)
+        assert docno_tag is not None  # findall found exactly one above
+        body = _TAG.sub(" ", block[docno_tag.end() :])
         corpus[doc_id] = Document(doc_id, "", " ".join(body.split()))
     return corpus
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.core.secrets import mask
 from bench.results.schema import QueryRecord
 from bench.results.store import Results
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 SIGNIFICANCE_LEVEL = 0.05
 
@@ -144,8 +148,9 @@ def write_per_query_csv(results: Results, path: Path) -> None:
             ]
         )
         for t in results.targets:
-            metric = {m: results.metric(t.name, m) for m in measures}
-            if not all(metric.values()):
+            found = {m: results.metric(t.name, m) for m in measures}
+            metric = {m: record for m, record in found.items() if record is not None}
+            if len(metric) < len(found):
                 continue
             # Measures on different relevance sources (qrels, answers) may cover different queries.
             qids = dict.fromkeys(qid for m in measures for qid in metric[m].per_query)
@@ -182,7 +187,7 @@ def print_console_summary(results_path: Path) -> None:
         out.print(table)
 
 
-def console_summary(results: Results) -> list:
+def console_summary(results: Results) -> list[Table]:
     """What `quality` and `demo` print when they end (one screen): every target's measures with their
     intervals, and each pair's difference with its Holm-corrected verdict — the report's first two tables."""
     from rich.table import Table

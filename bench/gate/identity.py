@@ -114,7 +114,7 @@ def _identity_pair(b: Any, c: Any, name: str, figures: list[tuple[str, str, int]
     )
     note = f"; worse past threshold: {', '.join(worse)}" if worse and not flipped else ""
     return Check(
-        "identity",
+        CheckKind.IDENTITY,
         source,
         name,
         status,

@@ -33,7 +33,7 @@ import numpy as np
 
 from bench.core import values
 from bench.core.resample import CONFIDENCE, RESAMPLES, Interval, ratio_interval, seeded_generator
-from bench.load.points import p99_ms
+from bench.gate.points import latency_p99
 from bench.results.schema import LoadPointRecord
 
 
@@ -219,7 +219,7 @@ def figure_values(point: LoadPointRecord, figure: str, quantity: str) -> list[fl
     runs = point.repeats if len(point.repeats) >= 2 else [point]
     found: list[float] = []
     for r in runs:
-        value = r.throughput.texts_per_s if figure == "throughput" else p99_ms(r, quantity)
+        value = r.throughput.texts_per_s if figure == "throughput" else latency_p99(r.latency_ms, quantity)
         if value is None or not math.isfinite(value) or value < 0:
             return None
         found.append(float(value))

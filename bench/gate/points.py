@@ -5,8 +5,8 @@ from __future__ import annotations
 from bench.core.errors import InputError
 from bench.gate.figures import as_number, figure_text
 from bench.load import histograms
-from bench.load.points import PointKey, p99_ms, point_label
-from bench.results.schema import LoadPointRecord, Loop
+from bench.load.points import PointKey, point_label
+from bench.results.schema import Latencies, LatencySummary, LoadPointRecord, Loop
 from bench.results.store import Results
 
 
@@ -16,9 +16,15 @@ def p99_quantity(point: LoadPointRecord) -> str:
     return "scheduled" if point.loop == Loop.OPEN else "service"
 
 
+def latency_p99(latencies: Latencies, quantity: str) -> float | None:
+    """The p99 of one latency quantity (`scheduled`, `service`) of a point or a repeat; None where it has none."""
+    block: LatencySummary | None = getattr(latencies, quantity)
+    return block.p99 if block is not None else None
+
+
 def point_p99(point: LoadPointRecord) -> float | None:
     """The point's p99 of the latency that counts; None where it has none or it is not a finite number."""
-    return as_number(p99_ms(point, p99_quantity(point)))
+    return as_number(latency_p99(point.latency_ms, p99_quantity(point)))
 
 
 def checked_points(results: Results, match: dict[str, str] | None = None) -> dict[PointKey, LoadPointRecord]:

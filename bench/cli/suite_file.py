@@ -522,4 +522,4 @@ def _gate(reader: _Reader, table: dict[str, Any]) -> GateConfig:
             name=lambda key: key,  # a suite key is named as the file spells it
         )
     except GateValueError as exc:
-        raise reader.error(f"gate.{exc.key}: {exc}", "gate", exc.key) from None
+        raise reader.error(f"gate.{exc.key}: {exc.reason}", "gate", exc.key) from None

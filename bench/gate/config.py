@@ -56,11 +56,13 @@ class GateConfig:
 
 
 class GateValueError(UserError):
-    """A gate value that failed its check; `key` is its name in a suite file's `[gate]` table."""
+    """A gate value that failed its check: `key` names it in a suite file's `[gate]` table, `reason` is the
+    message without the value's name (the suite file says its key instead)."""
 
-    def __init__(self, key: str, message: str):
+    def __init__(self, key: str, message: str, reason: str = ""):
         super().__init__(message)
         self.key = key
+        self.reason = reason or message
 
 
 def option_flag(key: str) -> str:
@@ -92,6 +94,8 @@ def build_gate_config(
     def checked(key: str, parse: Callable[[], _T]) -> _T:
         try:
             return parse()
+        except GateValueError:
+            raise
         except UserError as exc:
             raise GateValueError(key, str(exc)) from None
 
@@ -122,9 +126,11 @@ def build_gate_config(
 
 
 def _alpha(value: str | float, flag: str) -> float:
-    level = parse_ratio(str(value), flag)
+    """The significance level, in (0, 1): text from the command line, or a number a suite file typed."""
+    level = parse_ratio(value, flag) if isinstance(value, str) else float(value)
     if not 0 < level < 1:
-        raise UserError(f"{flag} {value!r}: must be between 0 and 1")
+        reason = "must be between 0 and 1"
+        raise GateValueError("alpha", f"{flag} {value!r}: {reason}", reason)
     return level
 
 

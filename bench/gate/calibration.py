@@ -19,7 +19,9 @@ class Calibration:
     the same sweep of the same build measured several times on the runner that gates."""
 
     runs: tuple[str, ...] = ()  # the calibration runs' paths, as given
-    floors: dict[tuple[str, PointKey], dict[str, noise.NoiseFloor]] = field(default_factory=dict)  # (source, point)
+    floors: dict[tuple[str, PointKey], dict[noise.Figure, noise.NoiseFloor]] = field(
+        default_factory=dict
+    )  # (source, point)
     read: tuple[tuple[str, calibration_runs.RunFiles], ...] = field(default=(), repr=False)  # (argument, files)
 
 
@@ -31,7 +33,7 @@ def load_calibration(paths: list[Path]) -> Calibration:
         return Calibration()
     if len(paths) < 2:
         raise UserError("--calibration: give two A/A runs at least (five or more: few runs estimate the noise loosely)")
-    figures: dict[tuple[str, PointKey], dict[str, list[float]]] = {}
+    figures: dict[tuple[str, PointKey], dict[noise.Figure, list[float]]] = {}
     repeats: dict[tuple[str, PointKey], int] = {}
     read: list[tuple[str, calibration_runs.RunFiles]] = []
     for path in paths:
@@ -41,7 +43,7 @@ def load_calibration(paths: list[Path]) -> Calibration:
             if not results.load_points:
                 raise InputError(file, "--calibration: no load_point records (calibrate with `ragbench load` runs)")
             for key, point in checked_points(results).items():
-                for figure in noise.FIGURES:
+                for figure in noise.Figure:
                     value = noise.run_figure(point, figure, p99_quantity(point))
                     if value is not None:
                         figures.setdefault((source, key), {}).setdefault(figure, []).append(value)

@@ -11,7 +11,7 @@ from bench.gate import noise
 from bench.gate.checks import Check, CheckKind, Status
 from bench.gate.config import GateConfig
 from bench.gate.figures import as_number, fmt_change, fmt_num
-from bench.gate.noise import Verdict
+from bench.gate.noise import Figure, Verdict
 from bench.gate.points import checked_points, p99_quantity, point_p99
 from bench.load.points import BEHIND, PointKey, error_rate
 from bench.results.schema import LoadPointRecord
@@ -102,13 +102,13 @@ def _noise_verdicts(
     c: LoadPointRecord,
     config: GateConfig,
     name: str,
-    floors: dict[str, noise.NoiseFloor],
-) -> dict[str, Verdict] | None:
+    floors: dict[Figure, noise.NoiseFloor],
+) -> dict[Figure, Verdict] | None:
     """The interval verdict of each gated figure (throughput, p99) when both points were repeated or the
     runner's noise is calibrated, said in the check's summary and figures; None otherwise (one run against one
     run)."""
     p99 = config.max_p99_increase
-    limits = {"throughput": config.min_throughput_ratio, "p99": 1 + p99.value if p99 is not None else None}
+    limits = {Figure.THROUGHPUT: config.min_throughput_ratio, Figure.P99: 1 + p99.value if p99 is not None else None}
     verdicts = noise.point_verdicts(b, c, p99_quantity(c), limits, config.seed, name, floors, config.bootstrap)
     if verdicts:
         check.figures["noise"] = [v.to_dict() for v in verdicts]
@@ -123,7 +123,7 @@ def _judge_load(
     ratio: float | None,
     change: float | None,
     config: GateConfig,
-    judged: dict[str, Verdict],
+    judged: dict[Figure, Verdict],
 ) -> None:
     """The status of a matched point's check: the error rate always, throughput and p99 where gated (by their
     intervals where `judged` has a verdict, else one run against one run); a current point with no success fails
@@ -133,14 +133,15 @@ def _judge_load(
         not reason
         and ratio is not None
         and config.min_throughput_ratio is not None
-        and judged.get("throughput", Verdict.FAIL if ratio < config.min_throughput_ratio else Verdict.PASS)
+        and judged.get(Figure.THROUGHPUT, Verdict.FAIL if ratio < config.min_throughput_ratio else Verdict.PASS)
         == Verdict.FAIL
     )
     later = (
         not reason
         and change is not None
         and config.max_p99_increase is not None
-        and judged.get("p99", Verdict.FAIL if change > config.max_p99_increase.value else Verdict.PASS) == Verdict.FAIL
+        and judged.get(Figure.P99, Verdict.FAIL if change > config.max_p99_increase.value else Verdict.PASS)
+        == Verdict.FAIL
     )
     more_errors = check.figures["error_rate_increase"] > config.max_error_rate
     if not c.requests.ok:

@@ -16,7 +16,7 @@ interval is never narrower than it (one run per side is then judged too: its int
 
     >>> from bench.core.resample import seeded_generator
     >>> rng = seeded_generator(0, "doc")
-    >>> v = verdict("throughput", [100.0, 101.0, 99.0], [80.0, 81.0, 79.0], 0.95, True, rng, 2000)
+    >>> v = verdict(Figure.THROUGHPUT, [100.0, 101.0, 99.0], [80.0, 81.0, 79.0], 0.95, True, rng, 2000)
     >>> str(v.verdict), round(v.ratio.mean, 2)
     ('fail', 0.8)
 """
@@ -35,6 +35,13 @@ from bench.core import values
 from bench.core.resample import CONFIDENCE, RESAMPLES, Interval, ratio_interval, seeded_generator
 from bench.gate.points import latency_p99
 from bench.results.schema import LoadPointRecord
+
+
+class Figure(StrEnum):
+    """What a load gate judges: texts/s (higher is better), a p99 latency (lower is)."""
+
+    THROUGHPUT = "throughput"
+    P99 = "p99"
 
 
 class Verdict(StrEnum):
@@ -95,7 +102,7 @@ def noise_floor(figures: Sequence[float], repeats: int) -> NoiseFloor | None:
 
 @dataclass(frozen=True)
 class NoiseVerdict:
-    figure: str  # throughput (texts/s) | p99
+    figure: Figure
     verdict: Verdict
     ratio: Interval  # mean(current) / mean(baseline) over the repeats, 95% bootstrap interval
     limit: float  # the ratio the gate draws its line at: --min-throughput-ratio, or 1 + --max-p99-increase
@@ -120,7 +127,7 @@ class NoiseVerdict:
         return abs(1 - self.limit)
 
     def message(self) -> str:
-        what = "throughput" if self.figure == "throughput" else "p99"
+        what = self.figure
         interval = f"×{self.ratio.mean:.3f} [{self.ratio.low:.3f}, {self.ratio.high:.3f}]"
         base = f"{what} {interval} over {self.repeats[0]}+{self.repeats[1]} repeats"
         if self.floor is not None:
@@ -188,7 +195,7 @@ def widened(ratio: Interval, floor: NoiseFloor | None) -> Interval:
 
 
 def verdict(
-    figure: str,
+    figure: Figure,
     base: Sequence[float],
     current: Sequence[float],
     limit: float,
@@ -210,16 +217,13 @@ def verdict(
     return replace(found, needed=repeats_needed(bootstrap, limit, min(len(base), len(current))))
 
 
-FIGURES = ("throughput", "p99")  # what a load gate judges: texts/s (higher is better), a p99 latency (lower is)
-
-
-def figure_values(point: LoadPointRecord, figure: str, quantity: str) -> list[float] | None:
+def figure_values(point: LoadPointRecord, figure: Figure, quantity: str) -> list[float] | None:
     """Each repeat's texts/s (`throughput`) or p99 of `quantity`, or the point's own figure as one value
     when it was not repeated; None when a value lacks the figure (no successful request in it)."""
     runs = point.repeats if len(point.repeats) >= 2 else [point]
     found: list[float] = []
     for r in runs:
-        value = r.throughput.texts_per_s if figure == "throughput" else latency_p99(r.latency_ms, quantity)
+        value = r.throughput.texts_per_s if figure == Figure.THROUGHPUT else latency_p99(r.latency_ms, quantity)
         if value is None or not math.isfinite(value) or value < 0:
             return None
         found.append(float(value))
@@ -230,10 +234,10 @@ def point_verdicts(
     base: LoadPointRecord,
     current: LoadPointRecord,
     quantity: str,
-    limits: dict[str, float | None],
+    limits: dict[Figure, float | None],
     seed: int,
     label: str,
-    floors: dict[str, NoiseFloor],
+    floors: dict[Figure, NoiseFloor],
     resamples: int = RESAMPLES,
 ) -> list[NoiseVerdict] | None:
     """The verdicts of a point's gates (`limits`: the minimum throughput ratio, the maximum p99 ratio; those
@@ -241,7 +245,7 @@ def point_verdicts(
     side was measured once and the runner's noise is not calibrated: the gate then compares one run with one
     run. Seeded by the point's name, so a verdict does not depend on which other points were compared."""
     found: list[NoiseVerdict] = []
-    for figure in FIGURES:
+    for figure in Figure:
         limit = limits.get(figure)
         if limit is None:
             continue
@@ -250,13 +254,13 @@ def point_verdicts(
         if b is None or c is None or (floor is None and min(len(b), len(c)) < 2):
             return None
         rng = seeded_generator(seed, label, figure)
-        result = verdict(figure, b, c, limit, figure == "throughput", rng, resamples, floor)
+        result = verdict(figure, b, c, limit, figure == Figure.THROUGHPUT, rng, resamples, floor)
         if result is not None:
             found.append(result)
     return found
 
 
-def run_figure(point: LoadPointRecord, figure: str, quantity: str) -> float | None:
+def run_figure(point: LoadPointRecord, figure: Figure, quantity: str) -> float | None:
     """A calibration run's figure for a point: the mean over its repeats (what a gate compares)."""
     values = figure_values(point, figure, quantity)
     return float(np.mean(values)) if values else None

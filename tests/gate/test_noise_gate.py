@@ -104,7 +104,7 @@ def test_a_pooled_point_keeps_its_repeats_and_their_intervals():
 
 def test_a_pooled_point_reads_back_as_written(tmp_path):
     """The typed repeats and intervals go through the results file and come back as written (NaN, no tokens/s,
-    is not equal to itself: compared as lines); a point measured once is written without them, as before."""
+    is not equal to itself: compared as lines); a point measured once is written without them."""
     point = repeated([1000.0, 1040.0, 960.0], [20.0, 24.0, 22.0])
     once = load_point(concurrency=2, texts_per_s=990.0)
     path = write_load_results(tmp_path / "run", [point, once])

@@ -91,38 +91,42 @@ def build_gate_config(
     `max_drop`: `MEASURE=AMOUNT` or `AMOUNT` items; `match`: `BASE=CUR` items or the pairs themselves;
     None: the figure is reported, not gated."""
 
-    def checked(key: str, parse: Callable[[], _T]) -> _T:
-        try:
-            return parse()
-        except GateValueError:
-            raise
-        except UserError as exc:
-            raise GateValueError(key, str(exc)) from None
-
     def allowance(key: str, value: str | float | None) -> Allowance | None:
         if value is None:
             return None
-        return checked(key, lambda: parse_allowance(str(value), name(key), percent_only=True))
+        return _checked(key, lambda: parse_allowance(str(value), name(key), percent_only=True))
 
     def ratio(key: str, value: str | float | None) -> float | None:
-        return None if value is None else checked(key, lambda: parse_ratio(str(value), name(key)))
+        return None if value is None else _checked(key, lambda: parse_ratio(str(value), name(key)))
 
-    level = checked("alpha", lambda: _alpha(alpha, name("alpha")))
+    level = _checked("alpha", lambda: _alpha(alpha, name("alpha")))
     return GateConfig(
-        max_drop=checked("max_drop", lambda: parse_max_drops(max_drop)),
+        max_drop=_checked("max_drop", lambda: parse_max_drops(max_drop)),
         alpha=level,
         significance=significance,
         max_p99_increase=allowance("max_p99_increase", max_p99_increase),
         min_throughput_ratio=ratio("min_throughput_ratio", min_throughput_ratio),
-        max_error_rate=checked("max_error_rate", lambda: parse_error_rate(str(max_error_rate), name("max_error_rate"))),
+        max_error_rate=_checked(
+            "max_error_rate", lambda: parse_error_rate(str(max_error_rate), name("max_error_rate"))
+        ),
         min_ingest_ratio=ratio("min_ingest_ratio", min_ingest_ratio),
         max_query_p99_increase=allowance("max_query_p99_increase", max_query_p99_increase),
-        match=checked("match", lambda: parse_matches(match)),
-        seed=checked("seed", lambda: values.number(name("seed"), seed, values.SEED)),
-        inconclusive=checked("inconclusive", lambda: parse_inconclusive(inconclusive, name("inconclusive"))),
-        primary=checked("primary", lambda: parse_primary(primary)),
-        calibration=checked("calibration", lambda: load_calibration(list(calibration))),
+        match=_checked("match", lambda: parse_matches(match)),
+        seed=_checked("seed", lambda: values.number(name("seed"), seed, values.SEED)),
+        inconclusive=_checked("inconclusive", lambda: parse_inconclusive(inconclusive, name("inconclusive"))),
+        primary=_checked("primary", lambda: parse_primary(primary)),
+        calibration=_checked("calibration", lambda: load_calibration(list(calibration))),
     )
+
+
+def _checked(key: str, parse: Callable[[], _T]) -> _T:
+    """`parse()`, its error said as the gate value `key`'s."""
+    try:
+        return parse()
+    except GateValueError:
+        raise
+    except UserError as exc:
+        raise GateValueError(key, str(exc)) from None
 
 
 def _alpha(value: str | float, flag: str) -> float:

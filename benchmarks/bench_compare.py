@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.gate.compare import GateConfig, compare_paths
+from bench.gate.compare import compare_paths
+from bench.gate.config import GateConfig
 from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
 from bench.results.store import ResultsWriter
 

@@ -34,7 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.endpoints.spec import parse_spec  # noqa: E402
-from bench.gate.compare import Calibration, GateConfig, compare_paths, load_calibration  # noqa: E402
+from bench.gate.calibration import Calibration, load_calibration  # noqa: E402
+from bench.gate.compare import compare_paths  # noqa: E402
+from bench.gate.config import GateConfig  # noqa: E402
 from bench.load.points import PointConfig, SweepConfig  # noqa: E402
 from bench.load.runner import run_load, stop_pool, worker_pool  # noqa: E402
 from bench.load.workload import Workload  # noqa: E402

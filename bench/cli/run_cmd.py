@@ -39,8 +39,9 @@ def run(
     """Run every quality, identity and load entry of a suite; with --baseline, gate the run (exit 1 on a regression)."""
     from bench.cli.suite_file import load_suite
     from bench.commands.suite import run_suite
-    from bench.gate.compare import locate_results
-    from bench.gate.outputs import check_output_paths, render_text, write_outputs
+    from bench.gate.inputs import locate_results
+    from bench.gate.output_files import check_output_paths, write_outputs
+    from bench.gate.text import render_text
 
     loaded = load_suite(suite)
     out = out or Path("reports") / loaded.name

@@ -61,15 +61,8 @@ from bench.commands.suite import Job, Request, Suite
 from bench.core.errors import InputError, UserError
 from bench.core.secrets import is_secret_name
 from bench.core.spec_grammar import NAME
-from bench.core.values import parse_allowance, parse_error_rate, parse_ratio
 from bench.datasets import BUILTIN_PREFIX
-from bench.gate.compare import (
-    GateConfig,
-    load_calibration,
-    parse_inconclusive,
-    parse_max_drops,
-    parse_primary,
-)
+from bench.gate.config import GateConfig, GateValueError, build_gate_config
 
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # no "..": a name becomes a folder under --out
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -517,49 +510,16 @@ def _load(reader: _Reader, entry: Any, index: int, datasets: dict[str, _Dataset]
 
 def _gate(reader: _Reader, table: dict[str, Any]) -> GateConfig:
     table = reader.typed(table, GATE_KEYS, ("gate",))
-
-    def flag(key: str, parse):
-        try:
-            return parse(table[key])
-        except UserError as exc:
-            raise reader.error(f"gate.{key}: {exc}", "gate", key) from None
-
     drops = table.get("max_drop", {})
-    items = [f"{m}={v}" for m, v in drops.items()] if isinstance(drops, dict) else [str(drops)]
-    config = GateConfig(
-        max_drop=flag("max_drop", lambda _: parse_max_drops(items)) if "max_drop" in table else {},
-        significance=table.get("significance", True),
-    )
-    if "alpha" in table:
-        config.alpha = float(table["alpha"])
-        if not 0 < config.alpha < 1:
-            raise reader.error("gate.alpha: must be between 0 and 1", "gate", "alpha")
-    if "max_p99_increase" in table:
-        config.max_p99_increase = flag(
-            "max_p99_increase", lambda v: parse_allowance(str(v), "max_p99_increase", percent_only=True)
+    runs = [reader.file(str(v), reader.path.parent, "gate", "calibration") for v in table.get("calibration", [])]
+    given = {k: v for k, v in table.items() if k not in ("max_drop", "primary", "calibration")}
+    try:
+        return build_gate_config(
+            **given,
+            max_drop=[f"{m}={v}" for m, v in drops.items()] if isinstance(drops, dict) else [str(drops)],
+            primary=[str(m) for m in table.get("primary", [])],
+            calibration=runs,
+            name=lambda key: key,  # a suite key is named as the file spells it
         )
-    if "min_throughput_ratio" in table:
-        config.min_throughput_ratio = flag(
-            "min_throughput_ratio", lambda v: parse_ratio(str(v), "min_throughput_ratio")
-        )
-    if "min_ingest_ratio" in table:
-        config.min_ingest_ratio = flag("min_ingest_ratio", lambda v: parse_ratio(str(v), "min_ingest_ratio"))
-    if "max_query_p99_increase" in table:
-        config.max_query_p99_increase = flag(
-            "max_query_p99_increase",
-            lambda v: parse_allowance(str(v), "max_query_p99_increase", percent_only=True),
-        )
-    if "max_error_rate" in table:
-        config.max_error_rate = flag("max_error_rate", lambda v: parse_error_rate(str(v), "max_error_rate"))
-    if "inconclusive" in table:
-        config.inconclusive = flag("inconclusive", lambda v: parse_inconclusive(v, "inconclusive"))
-    if "primary" in table:
-        config.primary = flag("primary", lambda v: parse_primary([str(m) for m in v]))
-    match = table.get("match", {})
-    if not all(isinstance(v, str) for v in match.values()):
-        raise reader.error('gate.match: expected BASE_NAME = "CUR_NAME" pairs', "gate", "match")
-    config.match = dict(match)
-    if "calibration" in table:
-        runs = [reader.file(str(v), reader.path.parent, "gate", "calibration") for v in table["calibration"]]
-        config.calibration = flag("calibration", lambda _: load_calibration(runs))
-    return config
+    except GateValueError as exc:
+        raise reader.error(f"gate.{exc.key}: {exc.reason}", "gate", exc.key) from None

@@ -6,23 +6,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.core import values
-from bench.core.errors import UserError
-from bench.core.values import parse_allowance, parse_error_rate, parse_ratio
-from bench.gate.compare import (
-    GateConfig,
-    check_calibration,
-    compare_paths,
-    load_calibration,
-    locate_results,
-    parse_inconclusive,
-    parse_matches,
-    parse_max_drops,
-    parse_primary,
-)
-from bench.gate.outputs import check_output_paths, render_json, render_markdown, render_text, write_outputs
+from bench.gate.calibration import check_calibration
+from bench.gate.compare import compare_paths
+from bench.gate.config import GateConfig, build_gate_config
+from bench.gate.inputs import locate_results
+from bench.gate.markdown import render_markdown
+from bench.gate.output_files import SUMMARY, check_output_paths, write_outputs
+from bench.gate.text import OutputFormat, parse_output_format, render_json, render_text
 
-RENDERERS = {"text": render_text, "md": render_markdown, "json": render_json}
+RENDERERS = {OutputFormat.TEXT: render_text, OutputFormat.MD: render_markdown, OutputFormat.JSON: render_json}
 
 
 @dataclass
@@ -51,27 +43,20 @@ class CompareRequest:
 
 def gate_config(request: CompareRequest) -> GateConfig:
     """Every gate option checked: one line, exit 2."""
-    level = parse_ratio(request.alpha, "--alpha")
-    if not 0 < level < 1:
-        raise UserError(f"--alpha {request.alpha!r}: must be between 0 and 1")
-    p99, ratio = request.max_p99_increase, request.min_throughput_ratio
-    ingest, query_p99 = request.min_ingest_ratio, request.max_query_p99_increase
-    config = GateConfig(
-        max_drop=parse_max_drops(request.max_drop or []),
-        alpha=level,
+    config = build_gate_config(
+        max_drop=request.max_drop or [],
+        alpha=request.alpha,
         significance=not request.no_significance,
-        max_p99_increase=parse_allowance(p99, "--max-p99-increase", percent_only=True) if p99 else None,
-        min_throughput_ratio=parse_ratio(ratio, "--min-throughput-ratio") if ratio else None,
-        max_error_rate=parse_error_rate(request.max_error_rate, "--max-error-rate"),
-        min_ingest_ratio=parse_ratio(ingest, "--min-ingest-ratio") if ingest else None,
-        max_query_p99_increase=(
-            parse_allowance(query_p99, "--max-query-p99-increase", percent_only=True) if query_p99 else None
-        ),
-        match=parse_matches(request.match or []),
-        seed=values.number("--seed", request.seed, values.SEED),
-        inconclusive=parse_inconclusive(request.inconclusive, "--inconclusive"),
-        primary=parse_primary(request.primary or []),
-        calibration=load_calibration(request.calibration or []),
+        max_p99_increase=request.max_p99_increase or None,
+        min_throughput_ratio=request.min_throughput_ratio or None,
+        max_error_rate=request.max_error_rate,
+        inconclusive=request.inconclusive,
+        primary=request.primary or [],
+        min_ingest_ratio=request.min_ingest_ratio or None,
+        max_query_p99_increase=request.max_query_p99_increase or None,
+        match=request.match or [],
+        seed=request.seed,
+        calibration=request.calibration or [],
     )
     check_calibration(config.calibration, request.baseline, request.current, config.match)
     return config
@@ -79,13 +64,12 @@ def gate_config(request: CompareRequest) -> GateConfig:
 
 def compare_command(request: CompareRequest) -> bool:
     """Print the verdict, then write the outputs asked for; whether every check passed."""
-    if request.output_format not in RENDERERS:
-        raise UserError(f"--format {request.output_format!r}: expected one of {', '.join(RENDERERS)}")
+    output_format = parse_output_format(request.output_format)
     config = gate_config(request)
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     summary = request.summary or (Path(step_summary) if step_summary else None)
     check_output_paths(
-        {"--junit": request.junit, "--summary": summary, "--benchmark-json": request.benchmark_json},
+        {"--junit": request.junit, SUMMARY: summary, "--benchmark-json": request.benchmark_json},
         [
             *locate_results(request.baseline).values(),
             *locate_results(request.current).values(),
@@ -95,6 +79,6 @@ def compare_command(request: CompareRequest) -> bool:
     )
     comparison = compare_paths(request.baseline, request.current, config)
     # the verdict first: a file that cannot be written must not hide it
-    print(RENDERERS[request.output_format](comparison), end="", flush=True)
+    print(RENDERERS[output_format](comparison), end="", flush=True)
     write_outputs(comparison, comparison.runs, junit=request.junit, summary=summary, benchmark=request.benchmark_json)
     return comparison.passed

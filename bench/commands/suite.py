@@ -18,7 +18,8 @@ from bench.core.errors import (
     MeasurementFailed,
     UserError,
 )
-from bench.gate.compare import Comparison, GateConfig
+from bench.gate.checks import Comparison
+from bench.gate.config import GateConfig
 
 Request = QualityRequest | IdentityCommand | LoadRequest
 
@@ -77,7 +78,9 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
     checked first (an earlier run is refused unless `overwrite`, as each command does); a job that fails
     is said in one line and the others still run: everything measured is kept."""
     from bench.commands.load import problem_line
-    from bench.gate.compare import check_calibration, compare_paths, locate_results
+    from bench.gate.calibration import check_calibration
+    from bench.gate.compare import compare_paths
+    from bench.gate.inputs import locate_results
     from bench.load.points import ERRORS
     from bench.results.outdir import check_out_dir
     from bench.results.store import read_results

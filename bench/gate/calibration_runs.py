@@ -10,21 +10,13 @@ copy, or a copy cut short: a prefix of the run's records is the run)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from bench.core.errors import UserError
+from bench.gate.inputs import same_file
 from bench.load.points import PointKey, point_label
 from bench.results.store import Results, record_line
 
 RunFiles = dict[str, Results]  # one argument's results files by source (their folder inside it; "" for one file)
-
-
-def same_file(a: Path, b: Path) -> bool:
-    """The same file by path (links resolved), or by inode (a hard link)."""
-    try:
-        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
-    except OSError:  # an unreadable path is no proof of sameness
-        return False
 
 
 def same_run(a: Results, b: Results) -> str:

@@ -15,8 +15,9 @@ that noise between runs: the spread of each point's figure over the runs is its 
 interval is never narrower than it (one run per side is then judged too: its interval is the floor alone).
 
     >>> from bench.core.resample import seeded_generator
-    >>> v = throughput_verdict([100.0, 101.0, 99.0], [80.0, 81.0, 79.0], 0.95, seeded_generator(0, "doc"), 2000)
-    >>> v.verdict, round(v.ratio.mean, 2)
+    >>> rng = seeded_generator(0, "doc")
+    >>> v = verdict(Figure.THROUGHPUT, [100.0, 101.0, 99.0], [80.0, 81.0, 79.0], 0.95, True, rng, 2000)
+    >>> str(v.verdict), round(v.ratio.mean, 2)
     ('fail', 0.8)
 """
 
@@ -25,16 +26,32 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
 from bench.core import values
 from bench.core.resample import CONFIDENCE, RESAMPLES, Interval, ratio_interval, seeded_generator
-from bench.results.schema import LatencySummary, LoadPointRecord
+from bench.gate.points import latency_p99
+from bench.results.schema import LoadPointRecord
 
-PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
-POLICIES = (PASS, FAIL)  # what an inconclusive verdict counts as (`compare --inconclusive`)
+
+class Figure(StrEnum):
+    """What a load gate judges: texts/s (higher is better), a p99 latency (lower is)."""
+
+    THROUGHPUT = "throughput"
+    P99 = "p99"
+
+
+class Verdict(StrEnum):
+    """An interval's verdict against its limit."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"
+
+
 MAX_REPEATS = int(values.REPEATS.high)  # the most `load --repeat` takes: a suggestion beyond it says so
 MIN_RUNS = 3  # fewer calibration runs estimate the noise loosely (t(0.975, 1) is 12.7): said beside their floor
 
@@ -85,8 +102,8 @@ def noise_floor(figures: Sequence[float], repeats: int) -> NoiseFloor | None:
 
 @dataclass(frozen=True)
 class NoiseVerdict:
-    figure: str  # throughput (texts/s) | p99
-    verdict: str  # pass | fail | inconclusive
+    figure: Figure
+    verdict: Verdict
     ratio: Interval  # mean(current) / mean(baseline) over the repeats, 95% bootstrap interval
     limit: float  # the ratio the gate draws its line at: --min-throughput-ratio, or 1 + --max-p99-increase
     repeats: tuple[int, int]  # baseline, current
@@ -110,13 +127,13 @@ class NoiseVerdict:
         return abs(1 - self.limit)
 
     def message(self) -> str:
-        what = "throughput" if self.figure == "throughput" else "p99"
+        what = self.figure
         interval = f"×{self.ratio.mean:.3f} [{self.ratio.low:.3f}, {self.ratio.high:.3f}]"
         base = f"{what} {interval} over {self.repeats[0]}+{self.repeats[1]} repeats"
         if self.floor is not None:
             base += f" ({self.floor.describe()})"
-        if self.verdict != INCONCLUSIVE:
-            side = "past" if self.verdict == FAIL else "clear of"
+        if self.verdict != Verdict.INCONCLUSIVE:
+            side = "past" if self.verdict == Verdict.FAIL else "clear of"
             return f"{base}: the whole interval is {side} the limit ×{self.limit:g}"
         if self.between_runs:
             resolve = (
@@ -148,15 +165,15 @@ class NoiseVerdict:
         }
 
 
-def judge(interval: Interval, limit: float, higher_is_better: bool) -> str:
+def judge(interval: Interval, limit: float, higher_is_better: bool) -> Verdict:
     """fail when the whole interval is on the bad side of `limit`, pass when it is all on the good side."""
     low, high = (interval.low, interval.high) if higher_is_better else (-interval.high, -interval.low)
     line = limit if higher_is_better else -limit
     if high < line:
-        return FAIL
+        return Verdict.FAIL
     if low > line:
-        return PASS
-    return INCONCLUSIVE
+        return Verdict.PASS
+    return Verdict.INCONCLUSIVE
 
 
 def repeats_needed(interval: Interval, limit: float, repeats: int) -> int | None:
@@ -178,7 +195,7 @@ def widened(ratio: Interval, floor: NoiseFloor | None) -> Interval:
 
 
 def verdict(
-    figure: str,
+    figure: Figure,
     base: Sequence[float],
     current: Sequence[float],
     limit: float,
@@ -195,42 +212,18 @@ def verdict(
     result = judge(ratio, limit, higher_is_better)
     spread = (ratio.high - ratio.low) / 2 / ratio.mean if ratio.mean > 0 and math.isfinite(ratio.high) else math.inf
     found = NoiseVerdict(figure, result, ratio, limit, (len(base), len(current)), spread, None, resamples, floor)
-    if result != INCONCLUSIVE or found.between_runs:
+    if result != Verdict.INCONCLUSIVE or found.between_runs:
         return found
     return replace(found, needed=repeats_needed(bootstrap, limit, min(len(base), len(current))))
 
 
-def throughput_verdict(
-    base: Sequence[float],
-    current: Sequence[float],
-    min_ratio: float,
-    rng: np.random.Generator,
-    resamples: int = RESAMPLES,
-) -> NoiseVerdict | None:
-    return verdict("throughput", base, current, min_ratio, True, rng, resamples)
-
-
-def p99_verdict(
-    base: Sequence[float],
-    current: Sequence[float],
-    max_increase: float,
-    rng: np.random.Generator,
-    resamples: int = RESAMPLES,
-) -> NoiseVerdict | None:
-    return verdict("p99", base, current, 1 + max_increase, False, rng, resamples)
-
-
-FIGURES = ("throughput", "p99")  # what a load gate judges: texts/s (higher is better), a p99 latency (lower is)
-
-
-def figure_values(point: LoadPointRecord, figure: str, quantity: str) -> list[float] | None:
+def figure_values(point: LoadPointRecord, figure: Figure, quantity: str) -> list[float] | None:
     """Each repeat's texts/s (`throughput`) or p99 of `quantity`, or the point's own figure as one value
     when it was not repeated; None when a value lacks the figure (no successful request in it)."""
     runs = point.repeats if len(point.repeats) >= 2 else [point]
     found: list[float] = []
     for r in runs:
-        block: LatencySummary | None = getattr(r.latency_ms, quantity)
-        value = r.throughput.texts_per_s if figure == "throughput" else block.p99 if block is not None else None
+        value = r.throughput.texts_per_s if figure == Figure.THROUGHPUT else latency_p99(r.latency_ms, quantity)
         if value is None or not math.isfinite(value) or value < 0:
             return None
         found.append(float(value))
@@ -241,18 +234,18 @@ def point_verdicts(
     base: LoadPointRecord,
     current: LoadPointRecord,
     quantity: str,
-    limits: dict[str, float | None],
+    limits: dict[Figure, float | None],
     seed: int,
     label: str,
-    floors: dict[str, NoiseFloor],
+    floors: dict[Figure, NoiseFloor],
     resamples: int = RESAMPLES,
 ) -> list[NoiseVerdict] | None:
     """The verdicts of a point's gates (`limits`: the minimum throughput ratio, the maximum p99 ratio; those
     asked for) from the repeats on both sides, each interval at least its calibrated floor wide; None when a
     side was measured once and the runner's noise is not calibrated: the gate then compares one run with one
-    run, as before. Seeded by the point's name, so a verdict does not depend on which other points were compared."""
+    run. Seeded by the point's name, so a verdict does not depend on which other points were compared."""
     found: list[NoiseVerdict] = []
-    for figure in FIGURES:
+    for figure in Figure:
         limit = limits.get(figure)
         if limit is None:
             continue
@@ -261,13 +254,13 @@ def point_verdicts(
         if b is None or c is None or (floor is None and min(len(b), len(c)) < 2):
             return None
         rng = seeded_generator(seed, label, figure)
-        result = verdict(figure, b, c, limit, figure == "throughput", rng, resamples, floor)
+        result = verdict(figure, b, c, limit, figure == Figure.THROUGHPUT, rng, resamples, floor)
         if result is not None:
             found.append(result)
     return found
 
 
-def run_figure(point: LoadPointRecord, figure: str, quantity: str) -> float | None:
+def run_figure(point: LoadPointRecord, figure: Figure, quantity: str) -> float | None:
     """A calibration run's figure for a point: the mean over its repeats (what a gate compares)."""
     values = figure_values(point, figure, quantity)
     return float(np.mean(values)) if values else None

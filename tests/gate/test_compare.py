@@ -233,7 +233,7 @@ def test_a_conflicting_duplicate_metrics_record_is_an_input_error_and_an_identic
     )
     lines = cur.read_text().splitlines()
     number, metrics = next((i + 1, line) for i, line in enumerate(lines) if '"record": "metrics"' in line)
-    cur.write_text("\n".join([*lines, metrics]) + "\n")  # the same record again: as earlier versions wrote on Ctrl-C
+    cur.write_text("\n".join([*lines, metrics]) + "\n")  # the same record again
     assert compare(base, cur)[0] == 1
     better = json.loads(metrics)
     better["per_query"] = noisy_scores(N, 1)

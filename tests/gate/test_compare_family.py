@@ -1,5 +1,5 @@
-"""Holm's family in `compare` is the gated quality checks (issue 24): a control target's unchanged checks and
-measures nobody gates no longer dilute a real drop into a pass; a drop significant alone but not across the
+"""Holm's family in `compare` is the gated quality checks: a control target's unchanged checks and
+measures nobody gates do not dilute a real drop into a pass; a drop significant alone but not across the
 family is INCONCLUSIVE, never a plain pass; every check states the smallest drop its queries could detect."""
 
 from __future__ import annotations

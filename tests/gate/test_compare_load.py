@@ -125,7 +125,7 @@ def test_a_load_point_appended_twice_is_an_input_error(tmp_path, compare):
 
 def test_benchmark_json_refuses_what_it_cannot_read(tmp_path):
     from bench.core.errors import InputError
-    from bench.gate.outputs import benchmark_json
+    from bench.gate.benchmark_json import benchmark_json
     from bench.results.store import read_results
 
     path = write_load_results(tmp_path, [load_point(latencies_us=[1000, 2000])])

@@ -47,12 +47,12 @@ def test_ratio_interval_resamples_each_side_and_covers_the_true_ratio():
 @pytest.mark.parametrize(
     "interval, limit, higher_is_better, expected",
     [
-        (Interval(0.80, 0.78, 0.82), 0.95, True, noise.FAIL),  # all below the minimum ratio
-        (Interval(1.00, 0.97, 1.03), 0.95, True, noise.PASS),  # all above it
-        (Interval(0.96, 0.90, 1.02), 0.95, True, noise.INCONCLUSIVE),  # straddles it
-        (Interval(1.30, 1.20, 1.40), 1.10, False, noise.FAIL),  # p99 up 20–40% against a 10% limit
-        (Interval(1.02, 0.98, 1.06), 1.10, False, noise.PASS),
-        (Interval(1.08, 1.01, 1.15), 1.10, False, noise.INCONCLUSIVE),
+        (Interval(0.80, 0.78, 0.82), 0.95, True, noise.Verdict.FAIL),  # all below the minimum ratio
+        (Interval(1.00, 0.97, 1.03), 0.95, True, noise.Verdict.PASS),  # all above it
+        (Interval(0.96, 0.90, 1.02), 0.95, True, noise.Verdict.INCONCLUSIVE),  # straddles it
+        (Interval(1.30, 1.20, 1.40), 1.10, False, noise.Verdict.FAIL),  # p99 up 20–40% against a 10% limit
+        (Interval(1.02, 0.98, 1.06), 1.10, False, noise.Verdict.PASS),
+        (Interval(1.08, 1.01, 1.15), 1.10, False, noise.Verdict.INCONCLUSIVE),
     ],
 )
 def test_judge_fails_only_past_the_whole_interval(interval, limit, higher_is_better, expected):
@@ -67,13 +67,19 @@ def test_repeats_needed_scales_with_the_square_of_the_width():
 
 def test_an_inconclusive_verdict_says_the_noise_the_target_and_the_repeats():
     base, cur = [100.0, 108.0, 93.0, 104.0, 96.0], [97.0, 104.0, 91.0, 101.0, 93.0]
-    v = noise.throughput_verdict(base, cur, 0.95, rng(), 4000)
-    assert v is not None and v.verdict == noise.INCONCLUSIVE
+    v = noise.verdict("throughput", base, cur, 0.95, True, rng(), 4000)
+    assert v is not None and v.verdict == noise.Verdict.INCONCLUSIVE
     message = v.message()
     assert f"A/A spread ±{v.spread:.1%}" in message and "wider than the 5% you ask to detect" in message
     assert f"{v.needed} repeats would resolve it" in message and v.needed > 5
-    assert noise.throughput_verdict(base, [x * 0.75 for x in cur], 0.95, rng(), 4000).verdict == noise.FAIL
-    assert noise.p99_verdict([20.0, 21.0, 19.0], [20.5, 20.0, 19.5], 0.10, rng(), 4000).verdict == noise.PASS
+    assert (
+        noise.verdict("throughput", base, [x * 0.75 for x in cur], 0.95, True, rng(), 4000).verdict
+        == noise.Verdict.FAIL
+    )
+    assert (
+        noise.verdict("p99", [20.0, 21.0, 19.0], [20.5, 20.0, 19.5], 1.10, False, rng(), 4000).verdict
+        == noise.Verdict.PASS
+    )
 
 
 def repeated(texts: list[float], p99: list[float] | None = None):
@@ -98,7 +104,7 @@ def test_a_pooled_point_keeps_its_repeats_and_their_intervals():
 
 def test_a_pooled_point_reads_back_as_written(tmp_path):
     """The typed repeats and intervals go through the results file and come back as written (NaN, no tokens/s,
-    is not equal to itself: compared as lines); a point measured once is written without them, as before."""
+    is not equal to itself: compared as lines); a point measured once is written without them."""
     point = repeated([1000.0, 1040.0, 960.0], [20.0, 24.0, 22.0])
     once = load_point(concurrency=2, texts_per_s=990.0)
     path = write_load_results(tmp_path / "run", [point, once])
@@ -202,7 +208,7 @@ def test_a_calibrated_floor_keeps_aa_comparisons_from_failing_where_the_repeats_
         for i in range(200):
             base, cur = simulated_run(draws, 100, 0.04, 0.01), simulated_run(draws, 100 * slowdown, 0.04, 0.01)
             v = noise.verdict("throughput", base, cur, 0.95, True, rng(str(i)), 1000, floor if with_floor else None)
-            found += v is not None and v.verdict == noise.FAIL
+            found += v is not None and v.verdict == noise.Verdict.FAIL
         return found
 
     assert failures(1.0, with_floor=False) > 15  # the repeats cannot see the noise between runs
@@ -213,7 +219,7 @@ def test_a_calibrated_floor_keeps_aa_comparisons_from_failing_where_the_repeats_
 def test_an_inconclusive_verdict_set_by_the_floor_says_repeats_would_not_help():
     floor = noise.NoiseFloor(half_width=0.10, runs=8, repeats=5)
     v = noise.verdict("throughput", [100.0, 101.0, 99.0], [97.0, 98.0, 96.0], 0.95, True, rng(), 2000, floor)
-    assert v is not None and v.verdict == noise.INCONCLUSIVE and v.between_runs and v.needed is None
+    assert v is not None and v.verdict == noise.Verdict.INCONCLUSIVE and v.between_runs and v.needed is None
     assert v.ratio.low == pytest.approx(0.97 * np.exp(-0.10)) and v.ratio.high == pytest.approx(0.97 * np.exp(0.10))
     assert "calibrated over 8 A/A runs of 5 repeats" in v.message()
     assert "more repeats would not resolve it (the noise is between runs)" in v.message()
@@ -259,8 +265,8 @@ def test_compare_with_calibration_widens_the_gate_by_the_runners_noise(tmp_path,
 def test_points_measured_once_are_judged_by_the_floor_alone_when_calibrated():
     base, cur = load_point(texts_per_s=1000.0), load_point(texts_per_s=900.0)
     limits = {"throughput": 0.95, "p99": None}
-    assert noise.point_verdicts(base, cur, "service", limits, 0, "p", {}) is None  # as before: one run against one
+    assert noise.point_verdicts(base, cur, "service", limits, 0, "p", {}) is None  # one run against one
     floor = noise.NoiseFloor(half_width=0.03, runs=6, repeats=1)
     (v,) = noise.point_verdicts(base, cur, "service", limits, 0, "p", {"throughput": floor})
-    assert v.verdict == noise.FAIL and v.repeats == (1, 1)
+    assert v.verdict == noise.Verdict.FAIL and v.repeats == (1, 1)
     assert v.ratio.high == pytest.approx(0.9 * np.exp(0.03))

@@ -271,7 +271,9 @@ def test_a_stream_with_no_success_leaves_its_runs_not_measured_under_load(
     """The endpoint answers the preflight, then `status` to every request of the stream: bm25 (which sends it
     nothing) ranks as well as idle, but not under load. Exit 3, one closing line with the rate and the cause; the
     report and `compare` say the loaded run is not measured under load rather than reading it as one."""
-    from bench.gate.compare import FAIL, INFO, GateConfig, compare_results
+    from bench.gate.checks import Status
+    from bench.gate.compare import compare_results
+    from bench.gate.config import GateConfig
     from bench.quality.under_load import not_under_load
 
     background = "emb@rate=50&duration=0.3s&warmup=0.1s"
@@ -299,10 +301,10 @@ def test_a_stream_with_no_success_leaves_its_runs_not_measured_under_load(
     assert "| 50 (not measured under load) | 1.0000 [1.0000, 1.0000] | – | – |" in report
     checks, _ = compare_results(good, bad, GateConfig())
     loaded = {c.name: c for c in checks if c.name.startswith("bm25@bg50 ")}
-    assert [(c.status, "not measured under load" in c.summary) for c in loaded.values()] == [(FAIL, True)]
+    assert [(c.status, "not measured under load" in c.summary) for c in loaded.values()] == [(Status.FAIL, True)]
     checks, _ = compare_results(bad, good, GateConfig())  # the baseline's stream failed: nothing to gate against
     (check,) = [c for c in checks if c.name.startswith("bm25@bg50 ")]
-    assert check.status == INFO and "baseline's bm25@bg50 is not measured under load" in check.not_gated
+    assert check.status == Status.INFO and "baseline's bm25@bg50 is not measured under load" in check.not_gated
 
 
 @pytest.mark.slow  # two quality runs, each with its stream

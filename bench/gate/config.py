@@ -1,0 +1,185 @@
+"""The gate's configuration: `GateConfig`, and the one builder that checks every value given to it.
+
+`compare`'s options and a suite file's `[gate]` table give the same values; `build_gate_config` checks each
+once (one line, exit 2) and names it as its caller spells it (`--max-p99-increase` or `max_p99_increase`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from bench.core import values
+from bench.core.errors import UserError
+from bench.core.values import Allowance, parse_allowance, parse_error_rate, parse_ratio
+from bench.gate.calibration import Calibration, load_calibration
+from bench.gate.checks import CountAs
+from bench.quality.metrics import parse_measure
+
+_T = TypeVar("_T")
+
+
+@dataclass
+class GateConfig:
+    max_drop: dict[str, Allowance] = field(default_factory=dict)  # trec name (or `*`) -> allowance; default 0
+    alpha: float = 0.05
+    significance: bool = True
+    max_p99_increase: Allowance | None = None  # load; None: p99 reported, not gated
+    min_throughput_ratio: float | None = None  # load; None: throughput reported, not gated
+    max_error_rate: float = 0.0  # load: largest allowed rise of a point's error rate (a fraction); 0: any rise fails
+    min_ingest_ratio: float | None = None  # quality cost: current/baseline ingest texts/s; None: reported, not gated
+    max_query_p99_increase: Allowance | None = None  # quality cost: per-query p99; None: reported, not gated
+    match: dict[str, str] = field(default_factory=dict)
+    seed: int = 0
+    permutations: int = 10_000
+    bootstrap: int = 10_000
+    inconclusive: CountAs = CountAs.PASS  # what an inconclusive load or quality gate counts as
+    primary: tuple[tuple[str | None, str], ...] = ()  # (target or None: every target, trec name): the family
+    calibration: Calibration = field(default_factory=Calibration)  # load: the runner's noise between runs
+
+    def allowance(self, measure: str) -> Allowance:
+        return self.max_drop.get(measure) or self.max_drop.get("*") or Allowance(0.0)
+
+    def not_gated(self, base_name: str, cur_name: str, measure: str) -> str:
+        """Why a quality check is outside the gated family (empty: it is in it). Without `--primary` the family
+        is every measure with a `--max-drop` (every measure when none names one: the default allowance 0)."""
+        if self.primary:
+            if any(m == measure and t in (None, base_name, cur_name) for t, m in self.primary):
+                return ""
+            return "not a --primary check (only those are gated and corrected for together)"
+        named = set(self.max_drop) - {"*"}
+        if "*" in self.max_drop or not named or measure in named:
+            return ""
+        return "no --max-drop for this measure (only measures with one are gated and corrected for together)"
+
+
+class GateValueError(UserError):
+    """A gate value that failed its check: `key` names it in a suite file's `[gate]` table, `reason` is the
+    message without the value's name (the suite file says its key instead)."""
+
+    def __init__(self, key: str, message: str, reason: str = ""):
+        super().__init__(message)
+        self.key = key
+        self.reason = reason or message
+
+
+def option_flag(key: str) -> str:
+    """`max_p99_increase` -> `--max-p99-increase`: how `compare` names a gate value."""
+    return "--" + key.replace("_", "-")
+
+
+def build_gate_config(
+    *,
+    max_drop: Sequence[str] = (),
+    alpha: str | float = 0.05,
+    significance: bool = True,
+    max_p99_increase: str | float | None = None,
+    min_throughput_ratio: str | float | None = None,
+    max_error_rate: str | float = 0,
+    inconclusive: str = CountAs.PASS,
+    primary: Sequence[str] = (),
+    min_ingest_ratio: str | float | None = None,
+    max_query_p99_increase: str | float | None = None,
+    match: Sequence[str] | Mapping[str, object] = (),
+    seed: int = 0,
+    calibration: Sequence[Path] = (),
+    name: Callable[[str], str] = option_flag,
+) -> GateConfig:
+    """Every gate value checked, each named by `name(key)`; a value that fails raises `GateValueError`.
+    `max_drop`: `MEASURE=AMOUNT` or `AMOUNT` items; `match`: `BASE=CUR` items or the pairs themselves;
+    None: the figure is reported, not gated."""
+
+    def allowance(key: str, value: str | float | None) -> Allowance | None:
+        if value is None:
+            return None
+        return _checked(key, lambda: parse_allowance(str(value), name(key), percent_only=True))
+
+    def ratio(key: str, value: str | float | None) -> float | None:
+        return None if value is None else _checked(key, lambda: parse_ratio(str(value), name(key)))
+
+    level = _checked("alpha", lambda: _alpha(alpha, name("alpha")))
+    return GateConfig(
+        max_drop=_checked("max_drop", lambda: parse_max_drops(max_drop)),
+        alpha=level,
+        significance=significance,
+        max_p99_increase=allowance("max_p99_increase", max_p99_increase),
+        min_throughput_ratio=ratio("min_throughput_ratio", min_throughput_ratio),
+        max_error_rate=_checked(
+            "max_error_rate", lambda: parse_error_rate(str(max_error_rate), name("max_error_rate"))
+        ),
+        min_ingest_ratio=ratio("min_ingest_ratio", min_ingest_ratio),
+        max_query_p99_increase=allowance("max_query_p99_increase", max_query_p99_increase),
+        match=_checked("match", lambda: parse_matches(match)),
+        seed=_checked("seed", lambda: values.number(name("seed"), seed, values.SEED)),
+        inconclusive=_checked("inconclusive", lambda: parse_inconclusive(inconclusive, name("inconclusive"))),
+        primary=_checked("primary", lambda: parse_primary(primary)),
+        calibration=_checked("calibration", lambda: load_calibration(list(calibration))),
+    )
+
+
+def _checked(key: str, parse: Callable[[], _T]) -> _T:
+    """`parse()`, its error said as the gate value `key`'s."""
+    try:
+        return parse()
+    except GateValueError:
+        raise
+    except UserError as exc:
+        raise GateValueError(key, str(exc)) from None
+
+
+def _alpha(value: str | float, flag: str) -> float:
+    """The significance level, in (0, 1): text from the command line, or a number a suite file typed."""
+    level = parse_ratio(value, flag) if isinstance(value, str) else float(value)
+    if not 0 < level < 1:
+        reason = "must be between 0 and 1"
+        raise GateValueError("alpha", f"{flag} {value!r}: {reason}", reason)
+    return level
+
+
+def parse_max_drops(items: Sequence[str]) -> dict[str, Allowance]:
+    """`MEASURE=AMOUNT` per measure (label or trec_eval name) or a bare `AMOUNT` for every measure (key `*`)."""
+    drops: dict[str, Allowance] = {}
+    for item in items:
+        measure, sep, amount = item.rpartition("=")
+        key = parse_measure(measure).trec_name if sep else "*"
+        drops[key] = parse_allowance(amount, "--max-drop")
+    return drops
+
+
+def parse_matches(items: Sequence[str] | Mapping[str, object]) -> dict[str, str]:
+    """`BASE_NAME=CUR_NAME` items, or those pairs already paired (a suite file's table): the baseline's target
+    or endpoint BASE_NAME is the current run's CUR_NAME."""
+    if isinstance(items, Mapping):
+        pairs = {base: cur for base, cur in items.items() if isinstance(cur, str)}
+        if len(pairs) != len(items):
+            raise UserError('expected BASE_NAME = "CUR_NAME" pairs')
+        return pairs
+    matches: dict[str, str] = {}
+    for item in items:
+        base, sep, cur = item.partition("=")
+        if not sep or not base.strip() or not cur.strip():
+            raise UserError(f"--match {item!r}: expected BASE_NAME=CUR_NAME")
+        matches[base.strip()] = cur.strip()
+    return matches
+
+
+def parse_primary(items: Sequence[str]) -> tuple[tuple[str | None, str], ...]:
+    """`MEASURE` or `TARGET:MEASURE` (label or trec_eval name): the gated quality checks, Holm's family."""
+    found: list[tuple[str | None, str]] = []
+    for item in items:
+        target, sep, measure = item.rpartition(":")
+        if sep and not target.strip():
+            raise UserError(f"--primary {item!r}: expected MEASURE or TARGET:MEASURE")
+        found.append((target.strip() or None, parse_measure(measure.strip()).trec_name))
+    return tuple(found)
+
+
+def parse_inconclusive(text: str, flag: str) -> CountAs:
+    """What an inconclusive gate (a load interval straddling its limit, a quality drop significant only
+    before the family's correction) counts as: pass or fail."""
+    try:
+        return CountAs(text)
+    except ValueError:
+        raise UserError(f"{flag} {text!r}: expected pass or fail") from None

@@ -1,0 +1,66 @@
+"""`compare`'s verdict as text lines or JSON on stdout, and the one-line verdict every output opens with."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+
+from bench.core.errors import UserError
+from bench.gate.checks import CheckKind, Comparison, Status
+
+
+class OutputFormat(StrEnum):
+    """`compare --format`: what the verdict on stdout is written as."""
+
+    TEXT = "text"
+    MD = "md"
+    JSON = "json"
+
+
+_MARK = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.INFO: "info"}
+
+
+def parse_output_format(text: str) -> OutputFormat:
+    try:
+        return OutputFormat(text)
+    except ValueError:
+        raise UserError(f"--format {text!r}: expected one of {', '.join(OutputFormat)}") from None
+
+
+def inconclusive_line(comparison: Comparison) -> str:
+    """`; 2 INCONCLUSIVE (...)`: gates that could neither show nor rule out a regression (a load interval
+    straddling its limit, a quality drop significant only before the family's correction), and what they
+    counted as."""
+    unsure = [c for c in comparison.checks if c.inconclusive]
+    policy = comparison.inconclusive_policy
+    why = {
+        CheckKind.LOAD: "the runner's noise is wider than the change gated",
+        CheckKind.QUALITY: "a drop significant alone, not across the gated family",
+    }
+    reasons = "; ".join(why[kind] for kind in why if any(c.kind == kind for c in unsure))
+    return f"; {len(unsure)} INCONCLUSIVE ({reasons}; counted as {policy}: --inconclusive {policy})" if unsure else ""
+
+
+def verdict_line(comparison: Comparison) -> str:
+    gated = [c for c in comparison.checks if c.status != Status.INFO]
+    skipped = len(comparison.checks) - len(gated)
+    more = f"; {skipped} not gated, each says why" if skipped else ""
+    more += inconclusive_line(comparison)
+    if comparison.passed:
+        return f"ragbench compare: pass ({len(gated)} checks, none regressed{more})"
+    return f"ragbench compare: FAIL ({len(comparison.regressions)} of {len(gated)} checks regressed{more})"
+
+
+def render_text(comparison: Comparison) -> str:
+    lines = [verdict_line(comparison), f"baseline: {comparison.baseline}", f"current:  {comparison.current}"]
+    lines += [f"!! {note}" for note in comparison.notes]
+    lines += [
+        f"{_MARK[c.status]:4}  {c.kind}: {(c.source + ' ') if c.source else ''}{c.summary}" for c in comparison.checks
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def render_json(comparison: Comparison) -> str:
+    return (
+        json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False, allow_nan=False, default=lambda v: None) + "\n"
+    )

@@ -265,7 +265,7 @@ def test_points_are_judged_by_what_they_measured(requests, status, says):
 
 def test_load_and_identity_measure_a_length_with_one_counter():
     """Without a tokenizer both count words (not identity's old 1.3 x words + 2); with one, the model's tokens."""
-    from bench.identity.inputs import Tokenizer, word_counts
+    from bench.datasets.texts import Tokenizer, word_counts
     from bench.load.workload import token_counter
     from tests.harness.models import minilm_path
 

@@ -17,6 +17,7 @@ from bench.load.endpoint import LoadEndpoint
 from bench.load.merge import merge_shares
 from bench.load.points import PointConfig, point_label
 from bench.load.pool import run_plans
+from bench.load.recorder import Outcome
 from bench.load.share import ShareResult
 from bench.load.shares import plans_starting
 from bench.load.workload import Workload
@@ -78,7 +79,7 @@ def measure_point(
 def unreachable(record: LoadPointRecord) -> bool:
     """Nothing answered at all: the server is gone (or never was); later points would measure nothing."""
     errors = record.requests.errors
-    return record.requests.ok == 0 and bool(errors) and set(errors) <= {"connection", "timeout"}
+    return record.requests.ok == 0 and bool(errors) and set(errors) <= {Outcome.CONNECTION, Outcome.TIMEOUT}
 
 
 def stop_if_unreachable(endpoint: LoadEndpoint, record: LoadPointRecord, what: str) -> None:

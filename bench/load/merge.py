@@ -12,10 +12,11 @@ from hdrh.histogram import HdrHistogram
 from bench.core.secrets import mask
 from bench.load import histograms
 from bench.load.points import PointConfig, Window, judge
+from bench.load.quantities import LatencyQuantity, ServerQuantity, server_times
 from bench.load.server_view import delta
 from bench.load.share import ShareResult
 from bench.load.workload import Workload
-from bench.results.schema import ClientView, Latencies, LoadPointRecord, LoadRequests, Loop, Op, ServerTimes, Throughput
+from bench.results.schema import ClientView, Latencies, LoadPointRecord, LoadRequests, Loop, Op, Throughput
 
 # A worker is saturated when the requests it drove took this share of what its CPU per request allows
 # on a whole core (its own ceiling, measured in the point): the client, not the server, set the pace.
@@ -60,7 +61,7 @@ def merge_shares(
         requests=requests,
         throughput=_throughput(shares, workload, elapsed),
         latency_ms=_latencies(point, merged),
-        server_ms=ServerTimes(*(histograms.summary_ms(merged[q]) if merged else None for q in SERVER_QUANTITIES)),
+        server_ms=server_times({q: histograms.summary_ms(merged[q]) if merged else None for q in ServerQuantity}),
         server_metrics=delta(metrics_before, metrics_after) if metrics_before and metrics_after else None,
         client=client_view(shares),
         max_inflight=point.max_inflight,
@@ -74,9 +75,6 @@ def merge_shares(
         problem=problem,
         max_error_rate=point.max_error_rate,
     )
-
-
-SERVER_QUANTITIES = ("queue", "tokenization", "inference")  # TEI's split of each answer (ServerTimes' fields)
 
 
 def _requests(shares: list[ShareResult]) -> LoadRequests:
@@ -126,9 +124,9 @@ def _latencies(point: PointConfig, merged: dict[str, HdrHistogram]) -> Latencies
     """Service time always; the times from the intended send only where sends are scheduled (not the closed loop)."""
     scheduled = point.loop != Loop.CLOSED and bool(merged)
     return Latencies(
-        service=histograms.summary_ms(merged["service"]) if merged else None,
-        scheduled=histograms.summary_ms(merged["scheduled"]) if scheduled else None,
-        dispatch_delay=histograms.summary_ms(merged["dispatch_delay"]) if scheduled else None,
+        service=histograms.summary_ms(merged[LatencyQuantity.SERVICE]) if merged else None,
+        scheduled=histograms.summary_ms(merged[LatencyQuantity.SCHEDULED]) if scheduled else None,
+        dispatch_delay=histograms.summary_ms(merged[LatencyQuantity.DISPATCH_DELAY]) if scheduled else None,
     )
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import math
 from array import array
+from enum import StrEnum
 from time import perf_counter
 from typing import Any
 
 from bench.core.http import loads
 from bench.load import histograms
 from bench.load.client import ConnectionLost, ProtocolViolation, Response
+from bench.load.quantities import LatencyQuantity, ServerQuantity
 from bench.load.share import SharePlan, ShareResult
 
 # Answer bodies are parsed in full with the kind's wire: the first few always, then as long as parsing has
@@ -24,8 +26,27 @@ from bench.load.share import SharePlan, ShareResult
 VALIDATE_FIRST = 5
 VALIDATE_BUDGET = 0.05
 # TEI's per-request split, in milliseconds, from its response headers.
-SERVER_HEADERS = {b"x-queue-time": "queue", b"x-tokenization-time": "tokenization", b"x-inference-time": "inference"}
+SERVER_HEADERS = {
+    b"x-queue-time": ServerQuantity.QUEUE,
+    b"x-tokenization-time": ServerQuantity.TOKENIZATION,
+    b"x-inference-time": ServerQuantity.INFERENCE,
+}
 TOKENS_HEADER = b"x-compute-tokens"
+
+
+class Outcome(StrEnum):
+    """A measured request's outcome: `ok`, or the class its error is counted under in a point's `errors`."""
+
+    OK = "ok"
+    TOO_LARGE = "too_large"  # TEI: batch over max_client_batch_size (422 since TEI 1.9, 413 before), input too long
+    OVERLOADED = "429"  # no permit free
+    BACKEND_FAILED = "424"
+    CLIENT_ERROR = "4xx"
+    SERVER_ERROR = "5xx"
+    TIMEOUT = "timeout"
+    CONNECTION = "connection"
+    BAD_RESPONSE = "bad_response"
+    CLIENT = "client"  # an exception of the in-process endpoint
 
 
 class Recorder:
@@ -35,8 +56,8 @@ class Recorder:
         self.plan = plan
         self.window_start = plan.start_at + plan.warmup_s
         self.result = ShareResult(plan.worker)
-        self.values = {
-            name: array("q") for name in ("service", "scheduled", "dispatch_delay", *SERVER_HEADERS.values())
+        self.values: dict[LatencyQuantity | ServerQuantity, array[int]] = {
+            name: array("q") for name in (*LatencyQuantity, *SERVER_HEADERS.values())
         }
         self.lag = array("q")
         self.parse_s = 0.0
@@ -52,7 +73,7 @@ class Recorder:
     def measured(self, at: float) -> bool:
         return at >= self.window_start
 
-    def error(self, cls: str, message: str) -> None:
+    def error(self, cls: Outcome, message: str) -> None:
         r = self.result
         r.errors[cls] = r.errors.get(cls, 0) + 1
         r.error_examples.setdefault(cls, message[:300])
@@ -83,7 +104,7 @@ class Recorder:
 
     def _outcome(
         self, index: int, due: float | None, sent: float, outcome: Response | BaseException
-    ) -> tuple[str, int | None]:
+    ) -> tuple[Outcome, int | None]:
         """Count the outcome: `ok` or its error class, and the tokens the server counted (None: it did not say)."""
         r = self.result
         if isinstance(outcome, BaseException):
@@ -95,14 +116,14 @@ class Recorder:
             self.error(cls, f"HTTP {outcome.status}: {outcome.body[:200].decode('utf-8', 'replace')}")
             return cls, None
         if not self._valid(index, outcome):
-            return "bad_response", None
+            return Outcome.BAD_RESPONSE, None
         r.ok += 1
         r.texts_ok += self.plan.inputs[index]
         v = self.values
-        v["service"].append(int((outcome.done - sent) * 1e6))
+        v[LatencyQuantity.SERVICE].append(int((outcome.done - sent) * 1e6))
         if due is not None:
-            v["scheduled"].append(int((outcome.done - due) * 1e6))
-            v["dispatch_delay"].append(int((sent - due) * 1e6))
+            v[LatencyQuantity.SCHEDULED].append(int((outcome.done - due) * 1e6))
+            v[LatencyQuantity.DISPATCH_DELAY].append(int((sent - due) * 1e6))
         counted = None
         for name, value in outcome.headers:
             quantity = SERVER_HEADERS.get(name)
@@ -117,7 +138,7 @@ class Recorder:
             r.tokens_estimated += self.plan.tokens[index]
         else:
             r.tokens_counted += counted
-        return "ok", counted
+        return Outcome.OK, counted
 
     def _valid(self, index: int, response: Response) -> bool:
         """Parse a sample of the answers in full with the kind's wire: a 200 with a wrong body is an error."""
@@ -126,7 +147,7 @@ class Recorder:
         started = perf_counter()
         first = self.result.validated < VALIDATE_FIRST
         within_budget = self.parse_s <= VALIDATE_BUDGET * (started - self.plan.start_at)
-        if not (first or within_budget or "bad_response" in self.result.errors):
+        if not (first or within_budget or Outcome.BAD_RESPONSE in self.result.errors):
             return True
         self.result.validated += 1
         try:
@@ -134,7 +155,8 @@ class Recorder:
         except ValueError as exc:  # broken or too deeply nested JSON, a wrong shape (WireShapeError)
             # From the first bad body on, every answer is parsed: the counts are then exact, not sampled.
             self.error(
-                "bad_response", f"HTTP {response.status} but {exc}: {response.body[:160].decode('utf-8', 'replace')}"
+                Outcome.BAD_RESPONSE,
+                f"HTTP {response.status} but {exc}: {response.body[:160].decode('utf-8', 'replace')}",
             )
             return False
         finally:
@@ -155,20 +177,22 @@ class Recorder:
         return r
 
 
-def status_class(status: int, body: bytes = b"") -> str:
+def status_class(status: int, body: bytes = b"") -> Outcome:
     """Error classes counted per point: TEI's refusals by their meaning, the rest by family."""
     if status in (413, 422):
-        return "too_large"  # TEI: batch over max_client_batch_size (422 since 1.9, 413 before), input too long, payload
-    if status in (429, 424):
-        return str(status)  # 429 no permit free (overloaded); 424 backend failure
-    return "4xx" if status < 500 else "5xx"
+        return Outcome.TOO_LARGE
+    if status == 429:
+        return Outcome.OVERLOADED
+    if status == 424:
+        return Outcome.BACKEND_FAILED
+    return Outcome.CLIENT_ERROR if status < 500 else Outcome.SERVER_ERROR
 
 
-def error_class(exc: BaseException) -> str:
+def error_class(exc: BaseException) -> Outcome:
     if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
-        return "timeout"
+        return Outcome.TIMEOUT
     if isinstance(exc, (ConnectionLost, ConnectionError, OSError)):
-        return "connection"
+        return Outcome.CONNECTION
     if isinstance(exc, ProtocolViolation):
-        return "bad_response"
-    return "client"  # an exception of the in-process endpoint
+        return Outcome.BAD_RESPONSE
+    return Outcome.CLIENT

@@ -41,7 +41,7 @@ from bench.load.endpoint import LoadEndpoint, close_endpoints, open_endpoints
 from bench.load.merge import merge_shares
 from bench.load.points import MAX_ERROR_RATE, PointConfig
 from bench.load.pool import load_pool, worker_pool
-from bench.load.schedule import Arrival, parse_arrival
+from bench.load.schedule import Arrival, ArrivalKind, parse_arrival
 from bench.load.share import ShareResult
 from bench.load.shares import check_schedule, plans_starting
 from bench.load.stop_time import StopTime
@@ -61,7 +61,7 @@ class BackgroundSpec:
     endpoint: str  # the `-e` name the stream is sent to
     rates: list[float]  # requests/s, 0 (idle) first
     batch: int = 1
-    arrival: Arrival = field(default_factory=lambda: Arrival("poisson"))
+    arrival: Arrival = field(default_factory=lambda: Arrival(ArrivalKind.POISSON))
     min_duration_s: float = 5.0
     warmup_s: float = 1.0
     timeout_s: float = 30.0

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError
@@ -33,6 +34,9 @@ from bench.results.lifecycle import Output
 from bench.results.outdir import check_out_file
 from bench.results.schema import LatencySummary, LoadPointRecord, Loop, Op
 from bench.results.store import Results
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 @dataclass
@@ -229,7 +233,7 @@ def problem_line(record: LoadPointRecord) -> str:
     return f"{point_label(record, record.endpoint)}: {record.problem}"
 
 
-def summary_table(records: list[LoadPointRecord]):
+def summary_table(records: list[LoadPointRecord]) -> Table:
     """One line per point: what a user reads first."""
     from rich.table import Table
 

@@ -49,7 +49,7 @@ def run_interleaved(
 ) -> None:
     """`measure(round, index, point)` for every round and point in turn, `check` on each measurement (it may
     raise: a dead server); each point's record goes to `emit` once its repeats are measured. Measured once
-    (`repeat` 1): emitted as it finishes, exactly as before. Whatever stops the rounds (Ctrl-C, a dead server),
+    (`repeat` 1): emitted as it finishes. Whatever stops the rounds (Ctrl-C, a dead server),
     the points measured so far are emitted, pooled over the repeats they have: nothing measured is lost."""
     if repeat == 1:
         for index, point in enumerate(points):

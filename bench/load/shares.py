@@ -8,6 +8,7 @@ The limits a point's plans must keep (schedule length, request memory) are check
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from time import perf_counter
 from typing import TypeVar
@@ -58,8 +59,8 @@ def share_plans(endpoint: LoadEndpoint, point: PointConfig, workload: Workload, 
         offsets = open_offsets(point)
         active = min(point.workers, point.max_inflight) if point.max_inflight else point.workers
         caps = split_count(point.max_inflight, active) if point.max_inflight else [None] * active
-        # Offsets stay a numpy array: pickled to a worker in milliseconds, where a list of millions of floats
-        # took seconds in which the driver, holding the GIL, could not even act on Ctrl-C.
+        # Offsets stay a numpy array: pickled to a worker in milliseconds (a list of millions of floats takes
+        # seconds, in which the driver, holding the GIL, cannot even act on Ctrl-C).
         arrival = _set(point.arrival)
         shares = [share(offsets, w, active, arrival, point.seed) for w in range(active)]
         return [replace(template, worker=w, offsets=shares[w], max_inflight=caps[w]) for w in range(active)]
@@ -106,9 +107,9 @@ def open_offsets(point: PointConfig) -> np.ndarray:
 
 def plans_starting(endpoint: LoadEndpoint, point: PointConfig, workload: Workload) -> tuple[float, list[SharePlan]]:
     """The point's start and plans, the start set START_LEAD_S after they are built. Building them cuts the workload
-    to the point's length with the tokenizer (seconds on a busy machine): a start set before that was past
-    by the time the workers got their plans, the warm-up was lost and the first measured requests went out
-    late, their delay counted in `scheduled` latency as if the server had kept them waiting."""
+    to the point's length with the tokenizer (seconds on a busy machine): a start set before that would be past
+    by the time the workers got their plans, the warm-up lost and the first measured requests sent late, their
+    delay counted in `scheduled` latency as if the server had kept them waiting."""
     plans = share_plans(endpoint, point, workload, start_at=0.0)
     start_at = perf_counter() + START_LEAD_S
     return start_at, [replace(plan, start_at=start_at) for plan in plans]
@@ -147,7 +148,7 @@ def _tokens(point: PointConfig, workload: Workload, payloads: list[tuple[str | N
     return [sum(workload.count_tokens(texts)) for _, texts in payloads]
 
 
-def check_schedule(points: list[PointConfig]) -> None:
+def check_schedule(points: Sequence[PointConfig]) -> None:
     """An open loop's send times are computed before its point starts: at most values.SCHEDULED_REQUESTS."""
     for p in points:
         if p.loop == Loop.OPEN:
@@ -161,7 +162,7 @@ def check_schedule(points: list[PointConfig]) -> None:
             )
 
 
-def check_request_memory(points: list[PointConfig], workload: Workload) -> None:
+def check_request_memory(points: Sequence[PointConfig], workload: Workload) -> None:
     """Each point's requests are encoded before it starts and copied to every worker: all copies together
     within values.REQUEST_MEMORY, estimated from the workload before anything is sent or written."""
     texts = workload.texts

@@ -33,9 +33,12 @@ from nginx_trivial import nginx  # noqa: E402
 
 from bench.endpoints.spec import parse_spec  # noqa: E402
 from bench.load import worker  # noqa: E402
+from bench.load.endpoint import LoadEndpoint  # noqa: E402
+from bench.load.measure import measure_point  # noqa: E402
 from bench.load.points import PointConfig  # noqa: E402
-from bench.load.runner import LoadEndpoint, measure_point, stop_pool, worker_pool  # noqa: E402
+from bench.load.pool import stop_pool, worker_pool  # noqa: E402
 from bench.load.schedule import Arrival  # noqa: E402
+from bench.load.shares import share_plans  # noqa: E402
 from bench.load.workload import Workload  # noqa: E402
 
 BODY = b'{"inputs":["hello"]}'
@@ -77,7 +80,7 @@ def ceiling(endpoint: LoadEndpoint, workers: int, seconds: float, executor, loop
     if loop == "asyncio":  # the same client on the default event loop, in this process
         from time import perf_counter
 
-        plans = endpoint.plans(point, tiny_workload(), perf_counter() + 0.1)
+        plans = share_plans(endpoint, point, tiny_workload(), perf_counter() + 0.1)
         with asyncio.Runner() as runner:
             share = runner.run(worker._run(plans[0]))
         return share.ok / seconds, {"cpu_percent": round(100 * share.cpu_s / share.wall_s, 1)}

@@ -37,8 +37,10 @@ from bench.endpoints.spec import parse_spec  # noqa: E402
 from bench.gate.calibration import Calibration, load_calibration  # noqa: E402
 from bench.gate.compare import compare_paths  # noqa: E402
 from bench.gate.config import GateConfig  # noqa: E402
+from bench.load.plan import plan_sweep  # noqa: E402
 from bench.load.points import PointConfig, SweepConfig  # noqa: E402
-from bench.load.runner import run_load, stop_pool, worker_pool  # noqa: E402
+from bench.load.pool import stop_pool, worker_pool  # noqa: E402
+from bench.load.sweep import run_load  # noqa: E402
 from bench.load.workload import Workload  # noqa: E402
 from bench.results.lifecycle import Output  # noqa: E402
 from bench.results.schema import Op  # noqa: E402
@@ -85,7 +87,9 @@ def measure(url: str, out: Path, repeat: int, seconds: float, pool: KeptPool) ->
     base = PointConfig(op=Op.EMBED, concurrency=CONCURRENCY, duration_s=seconds, warmup_s=0.25, workers=1)
     sweep = SweepConfig(base, concurrencies=[CONCURRENCY], repeat=repeat)
     workload = Workload(["hello"], ["hello"], "one word", lambda ts: [1 for _ in ts], "words")
-    return run_load([parse_spec(f"fixture=tei@{url}")], sweep, workload, Output(out), pool_factory=lambda _: pool)
+    return run_load(
+        [parse_spec(f"fixture=tei@{url}")], plan_sweep(sweep), workload, Output(out), pool_factory=lambda _: pool
+    )
 
 
 def verdict(base: Path, cur: Path, calibration: Calibration) -> tuple[str, dict]:

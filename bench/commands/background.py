@@ -37,19 +37,15 @@ from bench.core.progress import console
 from bench.core.spec_grammar import parse_options
 from bench.datasets.model import Dataset
 from bench.endpoints.spec import EndpointSpec
+from bench.load.endpoint import LoadEndpoint, close_endpoints, open_endpoints
+from bench.load.merge import merge_shares
 from bench.load.points import MAX_ERROR_RATE, PointConfig
-from bench.load.runner import (
-    LoadEndpoint,
-    check_schedule,
-    close_endpoints,
-    load_pool,
-    merge_shares,
-    open_endpoints,
-    plans_starting,
-    worker_pool,
-)
-from bench.load.schedule import Arrival, parse_arrival
-from bench.load.worker import ShareResult, StopTime, run_share
+from bench.load.pool import load_pool, worker_pool
+from bench.load.schedule import Arrival, ArrivalKind, parse_arrival
+from bench.load.share import ShareResult
+from bench.load.shares import check_schedule, plans_starting
+from bench.load.stop_time import StopTime
+from bench.load.worker import run_share
 from bench.load.workload import DISTINCT_REQUESTS, MAX_SOURCE_TEXTS, Workload, token_counter
 from bench.quality.under_load import loaded_name, rate_text
 from bench.results.schema import LoadPointRecord, Loop, Op, PointStatus
@@ -65,7 +61,7 @@ class BackgroundSpec:
     endpoint: str  # the `-e` name the stream is sent to
     rates: list[float]  # requests/s, 0 (idle) first
     batch: int = 1
-    arrival: Arrival = field(default_factory=lambda: Arrival("poisson"))
+    arrival: Arrival = field(default_factory=lambda: Arrival(ArrivalKind.POISSON))
     min_duration_s: float = 5.0
     warmup_s: float = 1.0
     timeout_s: float = 30.0

@@ -13,9 +13,10 @@ from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory, progress_bars
 from bench.core.secrets import mask, mask_data
 from bench.datasets.io import require_file
+from bench.datasets.texts import Tokenizer
 from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.identity.console import render
-from bench.identity.inputs import Tokenizer, from_dataset, from_texts
+from bench.identity.inputs import from_dataset, from_texts
 from bench.identity.results import identity_records, identity_results
 from bench.identity.run import IdentityRequest, IdentityResult, check_endpoints, run_identity
 from bench.report import write_report

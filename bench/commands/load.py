@@ -6,11 +6,14 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError
 from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.load import histograms
+from bench.load.endpoint import DRAIN_SHOWN_S
+from bench.load.plan import SweepPlan, plan_sweep
 from bench.load.points import (
     BEHIND,
     ERRORS,
@@ -22,13 +25,18 @@ from bench.load.points import (
     point_label,
 )
 from bench.load.repeats import interval_text
-from bench.load.runner import DRAIN_SHOWN_S, RequestsCsv, check_request_memory, check_schedule, run_load
+from bench.load.requests_csv import RequestsCsv
 from bench.load.schedule import parse_arrival
+from bench.load.shares import check_request_memory
+from bench.load.sweep import run_load
 from bench.load.workload import load_workload
 from bench.results.lifecycle import Output
 from bench.results.outdir import check_out_file
 from bench.results.schema import LatencySummary, LoadPointRecord, Loop, Op
 from bench.results.store import Results
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 @dataclass
@@ -57,13 +65,12 @@ class LoadRequest:
     ray: str | None = None  # run the workers as Ray actors on this cluster ("auto" or host:port)
     max_error_rate: float = MAX_ERROR_RATE  # a point with more errors is marked (exit code 1)
     repeat: int = 1  # each point measured N times, interleaved (bench/load/repeats.py)
-    requests_csv: Path | None = None  # one row per measured request written there (bench.load.runner.RequestsCsv)
+    requests_csv: Path | None = None  # one row per measured request written there (bench.load.requests_csv.RequestsCsv)
 
 
-def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
-    op = request.op or ("rerank" if is_rerank else "embed")
-    if op not in ("embed", "rerank"):
-        raise UserError(f"--op {request.op!r}: expected embed or rerank")
+def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepPlan:
+    """The sweep's typed plan, its points built once: every flag checked, nothing read or opened."""
+    op = _op(request.op, is_rerank)
     if request.rate is not None and request.burst is not None:
         raise UserError("load: --rate (open loop) and --burst are different loops; give one")
     if request.duration is not None and request.requests is not None:
@@ -74,9 +81,9 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
         raise UserError(
             "load: --concurrency sets the closed loop (or a burst's cap); the open loop takes --rate and --max-inflight"
         )
-    if op == "rerank" and request.batch is not None:
+    if op == Op.RERANK and request.batch is not None:
         raise UserError("load: rerank sends one query with --documents candidates per request; --batch is for embed")
-    if op == "embed" and request.documents is not None:
+    if op == Op.EMBED and request.documents is not None:
         raise UserError("load: --documents is for --op rerank")
     workers = v.number("--workers", request.workers, v.WORKERS)
     seed = v.number("--seed", request.seed, v.SEED)
@@ -87,7 +94,7 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
         "--concurrency", request.concurrency, v.USERS_OR_UNCAPPED if burst is not None else v.USERS
     )
     base = PointConfig(
-        op=Op(op),
+        op=op,
         arrival=parse_arrival(request.arrival),
         max_inflight=max_inflight,
         burst=burst,
@@ -108,11 +115,20 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
         documents=v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST) or [10],
         repeat=v.number("--repeat", request.repeat, v.REPEATS),
     )
-    check_schedule(sweep.points())
-    return sweep
+    return plan_sweep(sweep, request.requests_csv)
 
 
-def check_load(request: LoadRequest) -> tuple[list[EndpointSpec], SweepConfig]:
+def _op(text: str, is_rerank: bool) -> Op:
+    """`--op`, else the endpoints' kind."""
+    if not text:
+        return Op.RERANK if is_rerank else Op.EMBED
+    try:
+        return Op(text)
+    except ValueError:
+        raise UserError(f"--op {text!r}: expected embed or rerank") from None
+
+
+def check_load(request: LoadRequest) -> tuple[list[EndpointSpec], SweepPlan]:
     """Every spec and flag checked, nothing read or opened: the CLI and a suite's validation use this one function."""
     specs = [parse_spec(s) for s in request.endpoints]
     names = [s.name for s in specs]
@@ -142,13 +158,13 @@ def load_command(request: LoadRequest) -> list[LoadPointRecord]:
     success raises MeasurementFailed (exit 3) once the table and report are out."""
     from bench.report import write_report
 
-    specs, sweep = check_load(request)
+    specs, plan = check_load(request)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
-    check_request_memory(sweep.points(), workload)
+    check_request_memory(plan.points, workload)
     pools = pool_factory(request.ray, specs, "load")
     records: list[LoadPointRecord] = []
     output = Output(request.out, request.overwrite, report=write_report, show=show_points, say=print, progress=True)
-    run_load(specs, sweep, workload, output, records.append, pools, request.requests_csv)
+    run_load(specs, plan, workload, output, records.append, pools)
     raise_if_failed(records, request.out / "report.html")
     return records
 
@@ -217,7 +233,7 @@ def problem_line(record: LoadPointRecord) -> str:
     return f"{point_label(record, record.endpoint)}: {record.problem}"
 
 
-def summary_table(records: list[LoadPointRecord]):
+def summary_table(records: list[LoadPointRecord]) -> Table:
     """One line per point: what a user reads first."""
     from rich.table import Table
 

@@ -27,18 +27,13 @@ from bench.core import values as v
 from bench.core.errors import UserError
 from bench.core.interrupt import uninterruptible
 from bench.endpoints.spec import EndpointSpec, parse_spec
+from bench.load.endpoint import LoadEndpoint, close_endpoints, open_endpoints
+from bench.load.measure import measure_point, stop_if_unreachable
 from bench.load.points import PointConfig, point_label
-from bench.load.runner import (
-    LoadEndpoint,
-    check_request_memory,
-    close_endpoints,
-    load_header,
-    load_pool,
-    measure_point,
-    open_endpoints,
-    stop_if_unreachable,
-)
+from bench.load.pool import load_pool
 from bench.load.schedule import parse_arrival
+from bench.load.shares import check_request_memory
+from bench.load.sweep import load_header
 from bench.load.workload import Workload, load_workload
 from bench.results.lifecycle import OpenRun, Output, open_run
 from bench.results.outdir import RESULTS_FILE

@@ -25,6 +25,12 @@ from rich.text import Text
 # load take this plain callback, so none of them depends on how (or whether) bars are drawn.
 ProgressFactory = Callable[[str, int | None], Callable[[int], None]]
 
+
+def no_progress(description: str, total: int | None) -> Callable[[int], None]:
+    """The ProgressFactory that shows nothing."""
+    return lambda n: None
+
+
 console = Console(stderr=True)
 
 

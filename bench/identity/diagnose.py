@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from bench.datasets.texts import Tokenizer
 from bench.endpoints.base import Embedder
-from bench.identity.inputs import Tokenizer
 from bench.identity.thresholds import Thresholds
 from bench.identity.vectors import EndpointVectors, PairVectors, unit
 from bench.results.schema import Cause

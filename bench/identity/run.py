@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 
 from bench.core.errors import UserError
+from bench.datasets.texts import Tokenizer, word_counts
 from bench.endpoints.base import Embedder, Reranker
 from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.identity import diagnose
-from bench.identity.inputs import IdentityInput, Tokenizer, word_counts
+from bench.identity.inputs import IdentityInput
 from bench.identity.scores import TOP_N_PROBE, compare_rerankers, rerank_tasks, run_reranker
 from bench.identity.thresholds import (
     FAIL,

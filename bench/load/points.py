@@ -10,12 +10,14 @@ point measured anything and how many of its requests failed, for load, size, run
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from bench.load.histograms import decode, recorded
+from bench.load.quantities import LatencyQuantity, latency_block
 from bench.load.schedule import Arrival
-from bench.results.schema import LoadPointRecord, LoadRequests, Loop, Op, PointStatus
+from bench.results.schema import LatencySummary, LoadPointRecord, LoadRequests, Loop, Op, PointStatus
 
 MAX_ERROR_RATE = 0.001  # load's and size's default: a point with more errors than this is marked
 OK, ERRORS, FAILED, BEHIND = PointStatus.OK, PointStatus.ERRORS, PointStatus.FAILED, PointStatus.BEHIND
@@ -221,28 +223,32 @@ def _nothing_measured(window: Window) -> str:
 
 
 # Read from a point record (a LoadPointRecord): sizing and the reports use these.
-def p99_ms(point: LoadPointRecord, quantity: str) -> float | None:
-    block = getattr(point.latency_ms, quantity)
+def p99_ms(point: LoadPointRecord, quantity: LatencyQuantity | str) -> float | None:
+    block = latency_block(point.latency_ms, quantity)
     return block.p99 if block else None
 
 
-_SUMMARY_FIELDS = {50.0: "p50", 90.0: "p90", 99.0: "p99", 99.9: "p999"}
+_SUMMARY_FIELDS: dict[float, Callable[[LatencySummary], float | None]] = {
+    50.0: lambda block: block.p50,
+    90.0: lambda block: block.p90,
+    99.0: lambda block: block.p99,
+    99.9: lambda block: block.p999,
+}
 
 
-def recorded_us(point: LoadPointRecord, quantity: str) -> list[tuple[int, int]] | None:
+def recorded_us(point: LoadPointRecord, quantity: LatencyQuantity | str) -> list[tuple[int, int]] | None:
     """(value µs, count) of every recorded bucket of the point's `quantity` histogram, lowest first; None: none kept."""
     encoded = point.histograms.get(quantity)
     return recorded(decode(encoded)) if encoded else None
 
 
-def percentile_ms(point: LoadPointRecord, quantity: str, percentile: float) -> float | None:
+def percentile_ms(point: LoadPointRecord, quantity: LatencyQuantity | str, percentile: float) -> float | None:
     """The point's `quantity` latency at `percentile`: its summary's (p50, p90, p99, p99.9: as every command reads
     them), else its histogram's order statistic of rank ⌈q·n⌉ — also where the summary left it null for resting
     on too few answers (histograms.MIN_SAMPLES): a verdict that reads it says how many it rests on; None: neither
     has it."""
-    block = getattr(point.latency_ms, quantity)
-    name = _SUMMARY_FIELDS.get(percentile)
-    summarised = getattr(block, name) if block is not None and name else None
+    block = latency_block(point.latency_ms, quantity)
+    summarised = _SUMMARY_FIELDS[percentile](block) if block is not None and percentile in _SUMMARY_FIELDS else None
     if summarised is not None:
         return float(summarised)
     buckets = recorded_us(point, quantity)

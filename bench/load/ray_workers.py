@@ -27,7 +27,8 @@ from dataclasses import replace
 from typing import Any
 
 from bench.core.errors import UserError
-from bench.load.worker import SharePlan, ShareResult, run_share
+from bench.load.share import SharePlan, ShareResult
+from bench.load.worker import run_share
 
 
 class _ShareActor:

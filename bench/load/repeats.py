@@ -11,7 +11,7 @@ each repeat's own figures and `intervals` the mean over the repeats with a 95% p
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from hdrh.histogram import HdrHistogram
 from bench.core.resample import CONFIDENCE, RESAMPLES, Interval, mean_interval, seeded_generator
 from bench.load import histograms
 from bench.load.points import PointConfig, Window, judge, point_label
+from bench.load.quantities import LatencyQuantity, ServerQuantity, latency_block, server_times
 from bench.results.schema import (
     Latencies,
     LatencyIntervals,
@@ -29,7 +30,6 @@ from bench.results.schema import (
     PointIntervals,
     PointRepeat,
     QuantileIntervals,
-    ServerTimes,
     Throughput,
     ThroughputIntervals,
 )
@@ -37,8 +37,6 @@ from bench.results.schema import (
 # Repeat r of a point runs with seed + r * REPEAT_SEED_STRIDE: poisson/gamma gaps differ between repeats (their
 # spread is part of the noise measured), and never coincide with another rate's seed (seed + i).
 REPEAT_SEED_STRIDE = 1_000_000
-LATENCIES = tuple(f.name for f in fields(Latencies))  # the latency blocks a point may have
-SERVER_TIMES = tuple(f.name for f in fields(ServerTimes))
 
 
 def run_interleaved(
@@ -51,7 +49,7 @@ def run_interleaved(
 ) -> None:
     """`measure(round, index, point)` for every round and point in turn, `check` on each measurement (it may
     raise: a dead server); each point's record goes to `emit` once its repeats are measured. Measured once
-    (`repeat` 1): emitted as it finishes, exactly as before. Whatever stops the rounds (Ctrl-C, a dead server),
+    (`repeat` 1): emitted as it finishes. Whatever stops the rounds (Ctrl-C, a dead server),
     the points measured so far are emitted, pooled over the repeats they have: nothing measured is lost."""
     if repeat == 1:
         for index, point in enumerate(points):
@@ -97,9 +95,12 @@ def pooled(records: list[LoadPointRecord], seed: int, resamples: int = RESAMPLES
         requests=requests,
         throughput=_pooled_throughput(records),
         latency_ms=Latencies(
-            **{q: _summary(merged, q) if getattr(first.latency_ms, q) is not None else None for q in LATENCIES}
+            **{
+                q: _summary(merged, q) if latency_block(first.latency_ms, q) is not None else None
+                for q in LatencyQuantity
+            }
         ),
-        server_ms=ServerTimes(**{q: _summary(merged, q) for q in SERVER_TIMES}),
+        server_ms=server_times({q: _summary(merged, q) for q in ServerQuantity}),
         server_metrics=_summed_metrics([r.server_metrics for r in records]),
         client=max((r.client for r in records), key=lambda c: c.utilization or 0.0),
         histograms={q: histograms.encode(h) for q, h in merged.items() if h.get_total_count()},
@@ -134,8 +135,8 @@ def intervals(repeats: list[PointRepeat], rng: np.random.Generator, resamples: i
     def over(values: list[float]) -> Interval:
         return mean_interval(values, rng, resamples)
 
-    def quantiles(quantity: str) -> QuantileIntervals | None:
-        blocks: list[LatencySummary | None] = [getattr(r.latency_ms, quantity) for r in repeats]
+    def quantiles(quantity: LatencyQuantity) -> QuantileIntervals | None:
+        blocks = [latency_block(r.latency_ms, quantity) for r in repeats]
         p50 = [b.p50 for b in blocks if b is not None and b.p50 is not None]
         p99 = [b.p99 for b in blocks if b is not None and b.p99 is not None]
         if len(p99) < len(blocks) or len(p50) < len(blocks):  # a quantile some repeat lacks: no interval
@@ -150,7 +151,7 @@ def intervals(repeats: list[PointRepeat], rng: np.random.Generator, resamples: i
             texts_per_s=over([float(r.throughput.texts_per_s) for r in repeats]),
             requests_per_s=over([float(r.throughput.requests_per_s) for r in repeats]),
         ),
-        latency_ms=LatencyIntervals(**{q: quantiles(q) for q in LATENCIES}),
+        latency_ms=LatencyIntervals(**{q: quantiles(q) for q in LatencyQuantity}),
     )
 
 
@@ -162,7 +163,7 @@ def interval_text(record: LoadPointRecord) -> str:
     return f" (mean {tput.mean:.1f} [{tput.low:.1f}, {tput.high:.1f}], {len(record.repeats)} repeats)"
 
 
-def _summary(merged: dict[str, HdrHistogram], quantity: str) -> LatencySummary | None:
+def _summary(merged: dict[str, HdrHistogram], quantity: LatencyQuantity | ServerQuantity) -> LatencySummary | None:
     return histograms.summary_ms(merged[quantity]) if quantity in merged else None
 
 

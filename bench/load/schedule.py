@@ -19,32 +19,44 @@ way the shares together are exactly the schedule, spread over the whole point.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
 from bench.core.errors import UserError
 
 
+class ArrivalKind(StrEnum):
+    """How an open loop's sends are spaced (the module's docstring says each)."""
+
+    CONSTANT = "constant"
+    POISSON = "poisson"
+    GAMMA = "gamma"
+
+
 @dataclass(frozen=True)
 class Arrival:
-    kind: str  # constant | poisson | gamma
+    kind: ArrivalKind
     cv: float = 0.0  # gamma only
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", ArrivalKind(self.kind))  # `Arrival("poisson")` holds the enum too
+
     def __str__(self) -> str:
-        return f"gamma:{self.cv:g}" if self.kind == "gamma" else self.kind
+        return f"gamma:{self.cv:g}" if self.kind == ArrivalKind.GAMMA else str(self.kind)
 
 
 def parse_arrival(text: str) -> Arrival:
     kind, _, arg = text.partition(":")
-    if kind in ("constant", "poisson") and not arg:
-        return Arrival(kind)
-    if kind == "gamma":
+    if kind in (ArrivalKind.CONSTANT, ArrivalKind.POISSON) and not arg:
+        return Arrival(ArrivalKind(kind))
+    if kind == ArrivalKind.GAMMA:
         try:
             cv = float(arg)
         except ValueError:
             cv = -1.0
         if cv > 0 and np.isfinite(cv):
-            return Arrival("gamma", cv)
+            return Arrival(ArrivalKind.GAMMA, cv)
         raise UserError(f"--arrival {text!r}: gamma needs a positive coefficient of variation, as gamma:2")
     raise UserError(f"--arrival {text!r}: expected constant, poisson or gamma:CV")
 
@@ -52,9 +64,9 @@ def parse_arrival(text: str) -> Arrival:
 def gaps(arrival: Arrival, rate: float, n: int, rng: np.random.Generator) -> np.ndarray:
     """n inter-arrival gaps in seconds with mean 1/rate."""
     mean = 1.0 / rate
-    if arrival.kind == "constant":
+    if arrival.kind == ArrivalKind.CONSTANT:
         return np.full(n, mean)
-    if arrival.kind == "poisson":
+    if arrival.kind == ArrivalKind.POISSON:
         return rng.exponential(mean, n)
     shape = 1.0 / (arrival.cv**2)
     return rng.gamma(shape, mean / shape, n)
@@ -85,10 +97,10 @@ def open_schedule(arrival: Arrival, rate: float, seconds: float | None, count: i
 
 
 def share(
-    offsets: np.ndarray, worker: int, workers: int, arrival: Arrival = Arrival("constant"), seed: int = 0
+    offsets: np.ndarray, worker: int, workers: int, arrival: Arrival = Arrival(ArrivalKind.CONSTANT), seed: int = 0
 ) -> np.ndarray:
     """Worker `worker`'s share of a schedule: round-robin for constant arrivals, thinning for random ones."""
-    if arrival.kind == "constant" or workers == 1:
+    if arrival.kind == ArrivalKind.CONSTANT or workers == 1:
         return offsets[worker::workers]
     # Every worker draws the same owners (same seed), so the shares partition the schedule.
     owners = np.random.default_rng([seed, workers]).integers(0, workers, offsets.size)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.core.errors import UserError
+from bench.datasets.texts import LengthUnit, Tokenizer, read_texts, word_counts
 
 DISTINCT_REQUESTS = 64  # a ring of different bodies per point, replayed: no server cache sees one text twice in a row
 MAX_SOURCE_TEXTS = 4096
@@ -24,7 +25,7 @@ class Workload:
     queries: list[str]
     source: str
     count_tokens: Callable[[list[str]], list[int]]
-    tokens_source: str  # "tokenizer" | "words"
+    tokens_source: LengthUnit
     # Cuts by length, made once: cutting re-counts tokens hundreds of times (2.5-4 s on a busy 2-core machine),
     # and a sweep or a sizing run asks for the same length at every point.
     cuts: dict[int, Workload] = field(default_factory=dict, repr=False, compare=False)
@@ -45,13 +46,14 @@ class Workload:
         for _ in range(need):
             if position + length >= len(words):
                 position = 0
-            cut = _cut(words, position, length, self.count_tokens if self.tokens_source == "tokenizer" else None)
+            by_tokens = self.tokens_source == LengthUnit.TOKENIZER
+            cut = _cut(words, position, length, self.count_tokens if by_tokens else None)
             texts.append(" ".join(words[position : position + cut]))
             position += cut
         return Workload(
             texts,
             self.queries,
-            f"{self.source}, {length}-{'token' if self.tokens_source == 'tokenizer' else 'word'} cuts",
+            f"{self.source}, {length}-{'token' if self.tokens_source == LengthUnit.TOKENIZER else 'word'} cuts",
             self.count_tokens,
             self.tokens_source,
         )
@@ -82,17 +84,15 @@ def _cut(words: list[str], start: int, length: int, count: Callable[[list[str]],
     return lo
 
 
-def token_counter(tokenizer: Path | None) -> tuple[Callable[[list[str]], list[int]], str]:
+def token_counter(tokenizer: Path | None) -> tuple[Callable[[list[str]], list[int]], LengthUnit]:
     """Count tokens with a tokenizer.json (special tokens included, no truncation), else words: identity's counts."""
-    from bench.identity.inputs import Tokenizer, word_counts
-
     if tokenizer is None:
-        return (lambda texts: word_counts(texts).tolist()), "words"
+        return (lambda texts: word_counts(texts).tolist()), LengthUnit.WORDS
     path = tokenizer / "tokenizer.json" if tokenizer.is_dir() else tokenizer
     if not path.is_file():
         raise UserError(f"--tokenizer {tokenizer}: no tokenizer.json there")
     model = Tokenizer(path)
-    return (lambda texts: model.lengths(texts).tolist()), "tokenizer"
+    return (lambda texts: model.lengths(texts).tolist()), LengthUnit.TOKENIZER
 
 
 def load_workload(texts: Path | None, dataset: Path | None, tokenizer: Path | None) -> Workload:
@@ -100,8 +100,6 @@ def load_workload(texts: Path | None, dataset: Path | None, tokenizer: Path | No
         raise UserError("load: give at most one of --texts FILE or --dataset PATH")
     count, source_kind = token_counter(tokenizer)
     if texts is not None:
-        from bench.identity.inputs import read_texts
-
         items = read_texts(texts)[:MAX_SOURCE_TEXTS]
         return Workload(items, items[:DISTINCT_REQUESTS], str(texts), count, source_kind)
     from bench.datasets import DEMO_DATASET, load_dataset

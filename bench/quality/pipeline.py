@@ -24,6 +24,7 @@ import numpy as np
 import bench
 from bench.core.errors import UserError
 from bench.core.interrupt import uninterruptible
+from bench.core.percentiles import percentiles
 from bench.datasets.answers import AnswerJudge
 from bench.datasets.model import Dataset, Qrels
 from bench.quality.checkpoint import Checkpoint
@@ -38,7 +39,7 @@ from bench.results.schema import LoadPointRecord, MetricRecord, QueryRecord, Run
 from bench.results.store import Results, now_iso
 from bench.targets.base import ProgressFactory, QueryResult, Target, TargetFailed, TargetSpec
 from bench.targets.registry import TargetOptions, build_target
-from bench.targets.served import Metered, percentiles_ms
+from bench.targets.served import Metered
 
 SEARCH_BATCH = 16  # queries per search call: each finished batch is kept (bench/quality/checkpoint.py)
 
@@ -57,17 +58,12 @@ class QualityConfig:
     )
 
 
-def _percentiles(values_ms: list[float]) -> dict[str, float]:
+def _latency_ms(values_ms: list[float]) -> dict[str, float]:
+    """The p50, p90 and p99 of the query latencies, their mean and their maximum."""
     if not values_ms:
         return {}
-    arr = np.array(values_ms)
-    return {
-        "p50": float(np.percentile(arr, 50)),
-        "p90": float(np.percentile(arr, 90)),
-        "p99": float(np.percentile(arr, 99)),
-        "mean": float(arr.mean()),
-        "max": float(arr.max()),
-    }
+    spread = {"mean": float(np.mean(values_ms)), "max": float(max(values_ms))}
+    return {**percentiles(values_ms, ("p50", "p90", "p99")), **spread}
 
 
 def _target_record(
@@ -96,7 +92,7 @@ def _target_record(
         queries=len(results),
         errors=sum(1 for r in results if r.error),
         empty=sum(1 for r in results if not r.hits and not r.error),
-        latency_ms=_percentiles([r.latency_s * 1000 for r in results if not r.error and r.latency_s is not None]),
+        latency_ms=_latency_ms([r.latency_s * 1000 for r in results if not r.error and r.latency_s is not None]),
         cost={k: float(np.mean([r.cost.get(k, 0.0) for r in results])) for k in cost_keys},
         warnings=warnings,
         scores_replaced=replaced,
@@ -111,7 +107,7 @@ def _parts(results: list[QueryResult]) -> dict[str, dict[str, float]]:
     """p50 and p99 of each measured part of the queries' latency (failed queries left out, as for latency_ms)."""
     names = sorted({k for r in results for k in r.parts_ms})
     kept = [r for r in results if not r.error]
-    return {n: percentiles_ms([r.parts_ms[n] for r in kept if n in r.parts_ms]) for n in names}
+    return {n: percentiles([r.parts_ms[n] for r in kept if n in r.parts_ms]) for n in names}
 
 
 def _write_qrels(path: Path, qrels: Qrels) -> None:

@@ -12,7 +12,7 @@ import re
 from html import escape
 
 from bench.load import histograms
-from bench.load.worker import status_class
+from bench.load.recorder import status_class
 from bench.quality.under_load import not_under_load, rate_text, split_loaded_name
 from bench.report.page import html_table, md_table
 from bench.report.quality_tables import fmt, fmt_p

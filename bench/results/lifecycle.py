@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.core.errors import UserError
-from bench.core.progress import ProgressFactory, console, progress_bars
+from bench.core.progress import ProgressFactory, console, no_progress, progress_bars
 from bench.results.outdir import RESULTS_FILE, prepare_out_dir
 from bench.results.schema import EndRecord, RunHeader
 from bench.results.store import Results, ResultsWriter, end_status, now_iso, read_results
@@ -36,14 +36,10 @@ def _nothing(status: str) -> Sequence[object]:
     return []
 
 
-def _no_bars(description: str, total: int | None) -> Callable[[int], None]:
-    return lambda n: None
-
-
 @contextmanager
 def _bars(shown: bool) -> Iterator[ProgressFactory]:
     if not shown:
-        yield _no_bars
+        yield no_progress
         return
     with progress_bars() as bars:
         yield bars
@@ -74,7 +70,7 @@ class OpenRun:
     kept: list[object] = field(default_factory=list)  # records a resumed run kept from the interrupted one
     resumed: bool = False
     closing: Closing = _nothing  # set by the command: what to write with the `end` record
-    progress: ProgressFactory = _no_bars  # bars on stderr with `Output.progress`
+    progress: ProgressFactory = no_progress  # bars on stderr with `Output.progress`
 
     @property
     def path(self) -> Path:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from bench.core.errors import UserError
 from bench.datasets import DEMO_DATASET, resolve_dataset_path
-from bench.identity.inputs import Tokenizer
+from bench.datasets.texts import Tokenizer
 from bench.load.workload import load_workload
 from bench.results.lifecycle import Output, open_run
 from bench.results.schema import CeilingPoint, Op

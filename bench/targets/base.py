@@ -12,6 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory
+from bench.core.progress import no_progress as no_progress  # the targets' callers take it from here
 from bench.core.secrets import MASK, is_secret_name, mask
 from bench.datasets.model import Dataset
 from bench.endpoints.spec import EndpointSpec
@@ -62,10 +63,6 @@ class CacheLedger:
             if (by := made.get(text)) is not None:
                 counts[by] = counts.get(by, 0) + 1
         return counts
-
-
-def no_progress(description: str, total: int | None) -> Callable[[int], None]:
-    return lambda n: None
 
 
 @dataclass

@@ -20,6 +20,7 @@ import numpy as np
 
 from bench.core.errors import ServerError, UserError
 from bench.core.http import ServerUnreachable
+from bench.core.percentiles import percentiles
 from bench.core.progress import console
 from bench.datasets.model import Dataset
 from bench.endpoints.base import CallTiming, Embedder, Embeddings, Reranker
@@ -65,12 +66,6 @@ class Metered(Protocol):
     """A target that measures what its components cost (`ingest`, `query_embed` blocks)."""
 
     def cost_blocks(self) -> dict[str, dict[str, Any]]: ...
-
-
-def percentiles_ms(values: list[float]) -> dict[str, float]:
-    if not values:
-        return {}
-    return {"p50": float(np.percentile(values, 50)), "p99": float(np.percentile(values, 99))}
 
 
 @dataclass
@@ -130,7 +125,7 @@ class EmbedMeter:
             "from_earlier_run": self.from_cache - sum(self.made_in_run.values()),
             "shared": shared,
             **{k: own[k] for k in ("requests", "tokens", "tokens_by", "wall_s", "texts_per_s", "tokens_per_s")},
-            "request_ms": percentiles_ms(self.request_ms),
+            "request_ms": percentiles(self.request_ms),
             "retries": {k.removeprefix("retry_"): v for k, v in self.events.items() if k.startswith("retry_")},
             "splits": {k.removeprefix("split_"): v for k, v in self.events.items() if k.startswith("split_")},
             "over_limit": self.over_limit,

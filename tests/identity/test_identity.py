@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.datasets.texts import Tokenizer
 from bench.endpoints import parse_spec
 from bench.identity import IdentityRequest, from_texts, run_identity
-from bench.identity.inputs import Tokenizer
 from bench.identity.thresholds import THRESHOLDS, pair_dtype
 from tests.harness.cli import run_cli
 from tests.harness.models import minilm_path

@@ -133,7 +133,7 @@ class Handler(asyncio.Protocol):
         except ValueError:
             request = None
         inputs = (request.get("inputs") or request.get("texts") or []) if isinstance(request, dict) else []
-        # ragbench's preflight and its drain probes (bench/load/runner.py) are not counted: `count` numbers the
+        # ragbench's preflight and its drain probes (bench/load/endpoint.py) are not counted: `count` numbers the
         # requests a point sends, so `--overload-from 1` is its first. Once hung, they hang too.
         probe = isinstance(inputs, list) and bool(inputs) and set(map(str, inputs)) <= WARM_UP
         if not probe:

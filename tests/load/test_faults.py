@@ -13,8 +13,9 @@ import pytest
 
 from bench.core.errors import MeasurementFailed
 from bench.endpoints.spec import parse_spec
+from bench.load.plan import SweepPlan, plan_sweep
 from bench.load.points import PointConfig, SweepConfig
-from bench.load.runner import run_load
+from bench.load.sweep import run_load
 from bench.load.workload import Workload
 from bench.results.lifecycle import Output
 from bench.results.store import read_results
@@ -27,9 +28,11 @@ def _workload() -> Workload:
     return Workload(texts, texts[:8], "inline", lambda ts: [len(t.split()) for t in ts], "words")
 
 
-def _sweep(**lists) -> SweepConfig:
-    return SweepConfig(
-        PointConfig(op="embed", duration_s=1.0, warmup_s=0.0, timeout_s=5.0), **{"concurrencies": [2], **lists}
+def _sweep(**lists) -> SweepPlan:
+    return plan_sweep(
+        SweepConfig(
+            PointConfig(op="embed", duration_s=1.0, warmup_s=0.0, timeout_s=5.0), **{"concurrencies": [2], **lists}
+        )
     )
 
 
@@ -272,7 +275,7 @@ def test_invalid_answers_are_bad_responses_never_successes(load_server, tmp_path
 def test_rerank_scores_that_are_not_numbers_are_bad_responses(load_server, tmp_path):
     url, _ = load_server(service_ms=1, bad_answer="nan")
     sweep = SweepConfig(PointConfig(op="rerank", duration_s=0.5, warmup_s=0.0, timeout_s=5.0), documents=[3])
-    run_load([parse_spec(f"r=tei-rerank@{url}")], sweep, _workload(), Output(tmp_path))
+    run_load([parse_spec(f"r=tei-rerank@{url}")], plan_sweep(sweep), _workload(), Output(tmp_path))
     point = read_results(tmp_path / "results.jsonl").load_points[0]
     assert point.requests.ok == 0 and set(point.requests.errors) == {"bad_response"}
     assert "finite number" in point.error_examples["bad_response"]

@@ -17,9 +17,13 @@ from bench.commands.load import LoadRequest, check_load, drain_line, summary_tab
 from bench.core.errors import UserError
 from bench.endpoints.spec import parse_spec
 from bench.load import histograms
+from bench.load.endpoint import DRAIN_FACTOR, DRAIN_SLACK_S, LoadEndpoint
+from bench.load.measure import measure_point
+from bench.load.plan import plan_sweep
 from bench.load.points import BEHIND, FAILED, OK, PointConfig, SweepConfig, Window, judge
-from bench.load.runner import DRAIN_FACTOR, DRAIN_SLACK_S, LoadEndpoint, measure_point, run_load, stop_pool, worker_pool
+from bench.load.pool import stop_pool, worker_pool
 from bench.load.schedule import Arrival, open_schedule
+from bench.load.sweep import run_load
 from bench.load.workload import Workload
 from bench.results.lifecycle import Output
 from bench.results.schema import LatencySummary, LoadRequests
@@ -208,7 +212,7 @@ def test_requests_csv_has_one_row_per_measured_request(load_server, tmp_path):
         concurrencies=[2],
     )
     rows_path = tmp_path / "requests.csv"
-    run_load([parse_spec(f"t=tei@{url}")], sweep, _workload(), Output(tmp_path / "out"), requests_csv=rows_path)
+    run_load([parse_spec(f"t=tei@{url}")], plan_sweep(sweep, rows_path), _workload(), Output(tmp_path / "out"))
     point = read_results(tmp_path / "out" / "results.jsonl").load_points[0]
     rows = list(csv.DictReader(rows_path.open()))
     assert len(rows) == point.requests.sent > 0
@@ -226,7 +230,7 @@ def test_requests_csv_of_an_open_loop_has_intended_times(load_server, tmp_path):
         rates=[20.0],
     )
     rows_path = tmp_path / "requests.csv"
-    run_load([parse_spec(f"t=tei@{url}")], sweep, _workload(), Output(tmp_path / "out"), requests_csv=rows_path)
+    run_load([parse_spec(f"t=tei@{url}")], plan_sweep(sweep, rows_path), _workload(), Output(tmp_path / "out"))
     rows = list(csv.DictReader(rows_path.open()))
     intended = sorted(float(r["intended_s"]) for r in rows)
     schedule = open_schedule(Arrival("constant"), 20.0, 0.5, None, 0)

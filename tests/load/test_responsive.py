@@ -91,7 +91,7 @@ def test_a_closed_metrics_reader_reads_nothing_and_raises_nothing():
 
 
 def test_a_point_stopped_early_takes_no_metrics_snapshot_after_it(monkeypatch):
-    from bench.load import runner
+    from bench.load import measure, shares
 
     snapshots = []
 
@@ -102,17 +102,15 @@ def test_a_point_stopped_early_takes_no_metrics_snapshot_after_it(monkeypatch):
     class Endpoint:
         metrics = Metrics()
 
-        def plans(self, point, workload, start_at):
-            return []
-
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(runner, "run_plans", interrupted)
+    monkeypatch.setattr(shares, "share_plans", lambda endpoint, point, workload, start_at: [])
+    monkeypatch.setattr(measure, "run_plans", interrupted)
     point = PointConfig(op="embed", warmup_s=0.2, duration_s=1.0)
     threads = set(threading.enumerate())
     with pytest.raises(KeyboardInterrupt):
-        runner.measure_point(Endpoint(), point, None, None)
+        measure.measure_point(Endpoint(), point, None, None)
     for thread in set(threading.enumerate()) - threads:
         thread.join(timeout=5)  # the reader ends at once instead of waiting for the warm-up's end
         assert not thread.is_alive()
@@ -221,8 +219,9 @@ def test_an_open_loop_schedule_travels_to_its_worker_as_raw_bytes():
     import pickle
 
     from bench.endpoints.spec import parse_spec
-    from bench.load.runner import LoadEndpoint
+    from bench.load.endpoint import LoadEndpoint
     from bench.load.schedule import Arrival
+    from bench.load.shares import share_plans
     from bench.load.workload import Workload
 
     texts = [f"text number {i}" for i in range(64)]
@@ -232,7 +231,7 @@ def test_an_open_loop_schedule_travels_to_its_worker_as_raw_bytes():
         op="embed", loop="open", rate=200_000.0, arrival=Arrival("poisson"), duration_s=5.0, warmup_s=0.0
     )
     try:
-        (plan,) = endpoint.plans(point, workload, start_at=0.0)
+        (plan,) = share_plans(endpoint, point, workload, start_at=0.0)
     finally:
         endpoint.close()
     scheduled = len(plan.offsets)
@@ -252,15 +251,18 @@ def test_a_point_starts_its_lead_after_its_plans_are_built(monkeypatch):
     from time import perf_counter
 
     from bench.endpoints.spec import parse_spec
-    from bench.load.runner import START_LEAD_S, LoadEndpoint, measure_point
+    from bench.load import shares
+    from bench.load.endpoint import LoadEndpoint
+    from bench.load.measure import measure_point
     from bench.load.schedule import Arrival
+    from bench.load.shares import START_LEAD_S
     from bench.load.workload import Workload
 
     built: list[float] = []
-    plans = LoadEndpoint.plans
+    plans = shares.share_plans
 
-    def timed_plans(self, *args, **kwargs):
-        result = plans(self, *args, **kwargs)
+    def timed_plans(*args, **kwargs):
+        result = plans(*args, **kwargs)
         built.append(perf_counter())
         return result
 
@@ -272,7 +274,7 @@ def test_a_point_starts_its_lead_after_its_plans_are_built(monkeypatch):
             self.plans.append(args[0])
             raise _Submitted
 
-    monkeypatch.setattr(LoadEndpoint, "plans", timed_plans)
+    monkeypatch.setattr(shares, "share_plans", timed_plans)
     texts = [f"text number {i}" for i in range(64)]
     workload = Workload(texts, texts[:8], "inline", lambda ts: [len(t.split()) for t in ts], "words")
     endpoint = LoadEndpoint(parse_spec("t=openai@http://127.0.0.1:9?model=m"))

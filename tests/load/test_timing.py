@@ -12,8 +12,10 @@ from __future__ import annotations
 import pytest
 
 from bench.endpoints.spec import parse_spec
+from bench.load.endpoint import LoadEndpoint
+from bench.load.measure import measure_point
 from bench.load.points import PointConfig
-from bench.load.runner import LoadEndpoint, measure_point, stop_pool, worker_pool
+from bench.load.pool import stop_pool, worker_pool
 from bench.load.schedule import Arrival
 from bench.load.workload import Workload
 

@@ -9,9 +9,10 @@ from bench.core.errors import UserError
 from bench.endpoints.tei import parse_snapshot
 from bench.load import histograms
 from bench.load.client import Response
+from bench.load.recorder import Recorder, status_class
 from bench.load.schedule import Arrival, open_schedule, parse_arrival, share, split_count
 from bench.load.server_view import delta
-from bench.load.worker import SharePlan, _Recorder, status_class
+from bench.load.share import SharePlan
 
 
 @pytest.mark.parametrize(
@@ -157,7 +158,7 @@ def test_tei_timing_headers_become_the_server_split():
         warmup_s=0.0,
         duration_s=1.0,
     )
-    recorder = _Recorder(plan)
+    recorder = Recorder(plan)
     headers = [
         (b"x-queue-time", b"7"),
         (b"x-tokenization-time", b"1"),
@@ -192,7 +193,7 @@ def test_status_classes(status, cls):
 
 
 def _share(cpu_s: float, wall_s: float, handled: int, idle_cpu_s: float = 0.0, lag_ms: float = 0.0):
-    from bench.load.worker import ShareResult
+    from bench.load.share import ShareResult
 
     lag = histograms.encode(histograms.from_values(np.full(100, int(lag_ms * 1000)))) if lag_ms else None
     return ShareResult(worker=0, cpu_s=cpu_s, wall_s=wall_s, handled=handled, idle_cpu_s=idle_cpu_s, loop_lag=lag)
@@ -201,7 +202,7 @@ def _share(cpu_s: float, wall_s: float, handled: int, idle_cpu_s: float = 0.0, l
 def test_a_busy_machine_does_not_make_the_client_saturated():
     """Descheduled by other jobs (loop lag 40 ms) while using 20% of a core: the machine is busy, the client is
     not at its ceiling; the lag is reported, the point stays gated."""
-    from bench.load.runner import client_view
+    from bench.load.merge import client_view
 
     view = client_view([_share(cpu_s=0.2, wall_s=1.0, handled=1000, lag_ms=40.0)])
     assert view.saturated is False and view.loop_lag_p99_ms == pytest.approx(40.0, rel=0.01)
@@ -211,7 +212,7 @@ def test_a_busy_machine_does_not_make_the_client_saturated():
 
 
 def test_a_client_at_its_ceiling_is_saturated_and_waiting_is_not_work():
-    from bench.load.runner import client_view
+    from bench.load.merge import client_view
 
     assert client_view([_share(cpu_s=0.95, wall_s=1.0, handled=50_000)]).saturated is True
     # An open loop that yields 0.9 s of CPU waiting for its intended send times: 5% of a core is work.
@@ -223,9 +224,9 @@ def test_a_client_at_its_ceiling_is_saturated_and_waiting_is_not_work():
 
 
 def test_the_measured_window_runs_to_the_intended_end_or_the_last_request_whichever_is_later():
+    from bench.load.merge import measured_window
     from bench.load.points import PointConfig
-    from bench.load.runner import measured_window
-    from bench.load.worker import ShareResult
+    from bench.load.share import ShareResult
 
     def shares(*ends):
         return [ShareResult(worker=i, first_measured=100.0, last_end=end) for i, end in enumerate(ends)]
@@ -264,7 +265,7 @@ def test_points_are_judged_by_what_they_measured(requests, status, says):
 
 def test_load_and_identity_measure_a_length_with_one_counter():
     """Without a tokenizer both count words (not identity's old 1.3 x words + 2); with one, the model's tokens."""
-    from bench.identity.inputs import Tokenizer, word_counts
+    from bench.datasets.texts import Tokenizer, word_counts
     from bench.load.workload import token_counter
     from tests.harness.models import minilm_path
 
@@ -284,13 +285,13 @@ def test_a_pools_stop_time_ends_an_open_share_and_what_was_never_scheduled_is_no
     from concurrent.futures import ThreadPoolExecutor
     from time import perf_counter
 
-    from bench.load import worker
+    from bench.load import stop_time, worker
 
     offsets = open_schedule(Arrival("poisson"), 200.0, 60.0, None, seed=2)
     start = perf_counter() + 0.05
     plan = SharePlan(0, "open", None, [], [1], [1], start, 0.0, 60.0, offsets=offsets, call=lambda index: None)
-    stop = worker.StopTime()
-    worker.install_stop(stop)
+    stop = stop_time.StopTime()
+    stop_time.install_stop(stop)
     try:
         with ThreadPoolExecutor(1) as pool:
             share = pool.submit(worker.run_share, plan)
@@ -298,7 +299,7 @@ def test_a_pools_stop_time_ends_an_open_share_and_what_was_never_scheduled_is_no
             stop.set(perf_counter())
             result = share.result(timeout=30)
     finally:
-        worker.install_stop(None)
+        stop_time.install_stop(None)
     due_before_stop = int(np.count_nonzero(start + offsets < stop.get()))
     assert 0 < due_before_stop < len(offsets)
     assert result.sent == result.ok == due_before_stop and result.unsent == 0

@@ -75,7 +75,7 @@ def test_background_names_a_given_endpoint(long_queries, tmp_path):
 
 def test_rates_as_fractions_of_a_size_results_saturation(tmp_path):
     from bench.commands.background import background_spec
-    from bench.load.runner import load_header
+    from bench.load.sweep import load_header
     from bench.load.workload import Workload
     from bench.results.schema import Op, SaturationSummary, SizingRecord
     from bench.results.store import ResultsWriter
@@ -100,7 +100,7 @@ def test_rates_as_fractions_of_a_size_results_saturation(tmp_path):
 
 def test_the_stream_sends_texts_of_the_size_runs_length_or_says_it_cannot(tmp_path, capsys):
     from bench.commands.background import background_spec, stream_length
-    from bench.load.runner import load_header
+    from bench.load.sweep import load_header
     from bench.load.workload import Workload
     from bench.results.schema import Op, SaturationSummary, SizingRecord
     from bench.results.store import ResultsWriter

@@ -1,0 +1,71 @@
+"""The executor a sweep's shares run on: local worker processes (or any Executor), started once, stopped at the end."""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_EXCEPTION, Executor, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+
+from bench.load.endpoint import InProcessCall, LoadEndpoint
+from bench.load.share import SharePlan, ShareResult
+from bench.load.stop_time import StopTime, install_stop
+from bench.load.worker import run_share
+from bench.results.schema import Op
+
+
+def _start_worker(stop: StopTime | None) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle: it stops the workers
+    install_stop(stop)
+
+
+def worker_pool(workers: int, stop: StopTime | None = None) -> ProcessPoolExecutor:
+    """Worker processes for the whole sweep (spawned: no inherited threads or sockets), started now; with `stop`,
+    the driver can end their shares' measured windows early (bench/load/stop_time.py, StopTime)."""
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(stop,),
+    )
+    for f in [pool.submit(time.sleep, 0.2) for _ in range(workers)]:
+        f.result()
+    return pool
+
+
+def stop_pool(pool: Executor) -> None:
+    processes = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+
+
+def run_plans(executor: Executor, plans: list[SharePlan], tick: Callable[[], None] = lambda: None) -> list[ShareResult]:
+    futures = [executor.submit(run_share, plan) for plan in plans]
+    while True:
+        done, pending = wait(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
+        tick()
+        if not pending or any(f.exception() for f in done):
+            break
+    return [f.result() for f in futures]
+
+
+@contextmanager
+def load_pool(
+    endpoints: list[LoadEndpoint], op: Op, workers: int, pool_factory: Callable[[int], Executor] | None = None
+) -> Iterator[Executor]:
+    """The executor the shares run on (default: local worker processes), with every in-process endpoint's
+    model loaded in it; stopped at the end, also on error or Ctrl-C."""
+    pool = None
+    try:
+        pool = (pool_factory or worker_pool)(workers)
+        for endpoint in endpoints:
+            if endpoint.in_process:  # one worker (checked): the model loads in the process that measures
+                pool.submit(InProcessCall(endpoint.spec, op, [("warm-up query", ["warm-up text"])]).warm).result()
+        yield pool
+    finally:
+        if pool is not None:
+            stop_pool(pool)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bench.core.values import Allowance
-from bench.history.changepoints import ChangePoint, DetectorSettings, detect
+from bench.history.changepoints import DEFAULT_SETTINGS, ChangePoint, DetectorSettings, detect
 from bench.history.series import Gate, History, Scale, Series
 
 NEAR = 3  # runs: a change point this close to one of the history without the newest run is that one
@@ -37,7 +37,7 @@ class Limits:
         elif series.gate in (Gate.THROUGHPUT, Gate.INGEST) and self.min_throughput_ratio is not None:
             if change.size < self.min_throughput_ratio:
                 return [f"{series.figure} ×{change.size:.3f} < --min-throughput-ratio {self.min_throughput_ratio:g}"]
-        elif series.gate in (Gate.P99, Gate.QUERY_P99) and self.max_p99_ratio is not None:
+        elif series.gate in (Gate.P99, Gate.QUERY_P99) and self.max_p99_ratio is not None:  # noqa: SIM102
             if change.size > self.max_p99_ratio:
                 return [f"{series.figure} ×{change.size:.3f} > --max-p99-ratio {self.max_p99_ratio:g}"]
         return []
@@ -100,7 +100,7 @@ def magnitude(series: Series, change: ChangePoint) -> float:
     return abs(change.size) / abs(change.before) if change.before else abs(change.size)
 
 
-def analyse(history: History, limits: Limits, settings: DetectorSettings = DetectorSettings()) -> HistoryReport:
+def analyse(history: History, limits: Limits, settings: DetectorSettings = DEFAULT_SETTINGS) -> HistoryReport:
     reports = [_analyse_series(series, history, limits, settings) for series in history.series]
     return HistoryReport(history, reports, limits, settings)
 

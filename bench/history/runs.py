@@ -53,7 +53,8 @@ def header_labels(results: Results) -> dict[str, str]:
 
 def results_files(argument: str) -> list[Path]:
     """The results files one argument names: a file, a folder (every results.jsonl in it or below), or a glob."""
-    matches = sorted(glob.glob(argument, recursive=True)) if glob.has_magic(argument) else [argument]
+    # glob.glob, not Path.glob: a CI step passes absolute patterns (`$RUNNER_TEMP/artifacts/*/results.jsonl`)
+    matches = sorted(glob.glob(argument, recursive=True)) if glob.has_magic(argument) else [argument]  # noqa: PTH207
     if not matches:
         raise InputError(argument, "no file or folder matches this pattern")
     found: list[Path] = []

@@ -35,6 +35,7 @@ from bench.history.series import Gate, Observation, Scale, Series
 ALPHA = 0.01  # each split's test: the false-alarm rate of a series without a change
 PERMUTATIONS = 999
 BOOTSTRAP = 2000
+WINSOR = 3.0
 BATCH, EXCEEDED = 100, 10  # shuffles drawn at a time; a test stops once this many shuffles saved as much
 
 
@@ -114,6 +115,16 @@ def _permutation_p(ranks: np.ndarray, observed: float, rng: np.random.Generator,
     return (1 + exceeded) / (permutations + 1)
 
 
+def _robust(values: np.ndarray) -> tuple[np.ndarray, str]:
+    """The figures a segment is tested on: clipped to WINSOR robust standard deviations (1.4826 x MAD) of the
+    segment's median, so a wild run counts as a large one, not as its size; ranks where most runs are equal."""
+    median = float(np.median(values))
+    spread = 1.4826 * float(np.median(np.abs(values - median)))
+    if spread <= 0:
+        return stats.rankdata(values), "ranks"
+    return np.clip(values, median - WINSOR * spread, median + WINSOR * spread), f"clipped at ±{WINSOR:g} robust sd"
+
+
 def _paired_p(scores: np.ndarray, k: int) -> float:
     """Paired by query: each query's mean after the split minus before, one-sample t-test over the queries."""
     diff = scores[k:].mean(axis=0) - scores[:k].mean(axis=0)
@@ -137,13 +148,13 @@ def _split_test(series: Series, start: int, end: int, settings: DetectorSettings
         p = min(1.0, _paired_p(scores, k) * (m - 1))
         return start + k, p, f"paired t-test by query, x{m - 1} splits (Bonferroni)"
     values = np.array(series.values[start:end], dtype=np.float64)
-    ranks = stats.rankdata(values)
-    saved = float(_savings(ranks).max())
+    tested, kind = _robust(values)
+    saved = float(_savings(tested).max())
     if saved <= 0:
         return None
     rng = seeded_generator(settings.seed, series.name, f"{start}:{end}")
-    p = _permutation_p(ranks, saved, rng, settings.permutations)
-    return start + _l1_split(values), p, f"permutation of runs (up to {settings.permutations} shuffles), ranks"
+    p = _permutation_p(tested, saved, rng, settings.permutations)
+    return start + _l1_split(values), p, f"permutation of runs (up to {settings.permutations} shuffles), {kind}"
 
 
 def change_positions(series: Series, settings: DetectorSettings = DEFAULT_SETTINGS) -> list[tuple[int, float, str]]:

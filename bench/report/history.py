@@ -15,10 +15,10 @@ from matplotlib.axes import Axes
 from bench.history.analysis import HistoryReport, SeriesReport
 from bench.history.changepoints import ChangePoint
 from bench.history.series import Scale, Series
-from bench.report.plots import save_figure
 
 COLUMNS = 4  # panels per row of a job's page
-NAME_CHARS = 12  # a run's name on a plot (a commit's first characters)
+NAME_CHARS = 12
+DPI = 80  # a run's name on a plot (a commit's first characters)
 
 
 def size_text(series: Series, change: ChangePoint) -> str:
@@ -126,21 +126,26 @@ def _panel(ax: Axes, s: SeriesReport, report: HistoryReport) -> None:
             ha="right",
             color=color,
         )
-    ax.set_title(f"{series.configuration}\n{series.figure}", fontsize=7)
-    ax.tick_params(labelsize=6)
+    ax.set_title(f"{series.configuration}\n{series.figure}", fontsize=6)
+    ax.tick_params(labelsize=5)
+    ax.locator_params(nbins=4)
 
 
 def plot_job(report: HistoryReport, job: str, path: Path) -> Path:
     """One job's page: every series over the runs, intervals where measured, segments' means, change points."""
     panels = [s for s in report.series if s.series.job == job]
     rows = -(-len(panels) // COLUMNS)
-    fig, axes = plt.subplots(rows, COLUMNS, figsize=(4 * COLUMNS, 2.4 * rows + 0.6), squeeze=False)
+    fig, axes = plt.subplots(rows, COLUMNS, figsize=(3.6 * COLUMNS, 2.0 * rows + 0.6), squeeze=False)
     for ax, s in zip(axes.flat, panels):
         _panel(ax, s, report)
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
-    fig.suptitle(f"{job}: each figure over runs (orange: segment means; dashed: change points)", fontsize=10)
-    return save_figure(fig, path)
+    fig.suptitle(f"{job}: each figure over runs (orange: segment means; dashed: change points)", fontsize=9)
+    # fixed margins, not tight_layout: laying out dozens of panels that way takes most of a history's time
+    fig.subplots_adjust(left=0.05, right=0.98, bottom=0.03, top=1 - 0.6 / (2.0 * rows + 0.6), hspace=0.6, wspace=0.3)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
 
 
 def write_outputs(report: HistoryReport, folder: Path) -> list[Path]:

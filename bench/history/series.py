@@ -82,6 +82,10 @@ class History:
     def jobs(self) -> list[str]:
         return sorted({s.job for s in self.series})
 
+    def find(self, configuration: str, figure: str) -> Series | None:
+        """The series of one configuration's figure (a load point's: `point_configuration(point)`, `texts/s`)."""
+        return next((s for s in self.series if s.configuration == configuration and s.figure == figure), None)
+
 
 def read_history(arguments: Sequence[str], label: str | None = None) -> History:
     """Every series of the runs the arguments name (files, folders, globs), ordered by `created` or a label."""

@@ -46,13 +46,13 @@ def render_markdown(report: HistoryReport) -> str:
         f"seed {report.settings.seed}.",
         "",
     ]
-    lines += [f"- {note}" for note in report.history.notes]
+    lines += [*(f"- {note}" for note in report.history.notes), *([""] if report.history.notes else [])]
     failed = report.failed
     verdict = "**FAIL**: the newest run starts a change point past a limit" if failed else "**PASS**"
     lines += [verdict, ""]
-    lines += [f"- {s.series.name}: {'; '.join(s.breaches)}" for s in failed]
+    lines += [*(f"- {s.series.name}: {'; '.join(s.breaches)}" for s in failed), *([""] if failed else [])]
     changes = report.changes()
-    lines += ["", f"### Change points ({len(changes)}), the largest first", ""]
+    lines += [f"### Change points ({len(changes)}), the largest first", ""]
     if changes:
         lines += [
             "| series | at run | size [95% interval] | p | before → after | test |",

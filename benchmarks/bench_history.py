@@ -40,6 +40,7 @@ from tests.history.helpers import as_scores, base_scores, write_load_run, write_
 
 T_DF = 3
 NEAR = 3  # runs after the step within which it counts as found
+SWEEP = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)  # the timed load sweep's 12 points (batch sizes)
 
 
 def noise_scale(half_width: float) -> float:
@@ -144,9 +145,8 @@ def timing(runs: int) -> None:
         start = time.perf_counter()
         for run in range(runs):
             slower = 0.8 if run >= runs * 3 // 4 else 1.0
-            points = {b: 100.0 * b * slower * (1 + 0.08 * rng.standard_t(T_DF)) for b in (1, 2, 4, 8, 16, 32)}
+            points = {b: 100.0 * b * slower * (1 + 0.08 * rng.standard_t(T_DF)) for b in SWEEP}
             write_load_run(folder / f"run{run:03d}" / "load", run, points)
-            write_load_run(folder / f"run{run:03d}" / "load2", run, {b * 64: v for b, v in points.items()})
             scores = np.clip(base + 0.01 * rng.standard_normal(300), 0, 1)
             write_quality_run(folder / f"run{run:03d}" / "quality", run, as_scores(scores))
         written = time.perf_counter() - start

@@ -16,6 +16,7 @@ from bench.cli import (  # noqa: F401  (registration)
     datasets_cmd,
     doctor_cmd,
     evaluate_cmd,
+    history_cmd,
     identity_cmd,
     load_cmd,
     meter_cmd,

@@ -1,0 +1,76 @@
+"""The plain function behind `ragbench history`: read the runs, find each series' change points, gate the newest run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.core import values
+from bench.core.errors import UserError
+from bench.core.values import Allowance, parse_allowance, parse_ratio
+from bench.history.analysis import HistoryReport, Limits, analyse
+from bench.history.changepoints import DetectorSettings
+from bench.history.runs import parse_order
+from bench.history.series import read_history
+from bench.quality.metrics import parse_measure
+from bench.report.history import render_json, render_markdown, write_outputs
+
+RENDERERS = {"md": render_markdown, "json": render_json}
+
+
+@dataclass
+class HistoryRequest:
+    runs: list[str] = field(default_factory=list)  # results files, folders or globs
+    by: str = "created"  # created | label:KEY
+    out: Path | None = None  # history.md, history.json, history_<job>.png
+    max_drop: list[str] | None = None  # MEASURE=AMOUNT, or AMOUNT for every measure
+    min_throughput_ratio: str | None = None
+    max_p99_ratio: str | None = None
+    alpha: str = "0.01"
+    seed: int = 0
+    output_format: str = "md"
+
+
+def parse_drops(items: list[str]) -> dict[str, Allowance]:
+    """`MEASURE=AMOUNT` (label or trec_eval name; 0.01, or 2% of the mean before) or `AMOUNT` for every measure."""
+    drops: dict[str, Allowance] = {}
+    for item in items:
+        measure, sep, amount = item.rpartition("=")
+        key = parse_measure(measure).trec_name if sep else "*"
+        drops[key] = parse_allowance(amount, "--max-drop")
+    return drops
+
+
+def limits(request: HistoryRequest) -> Limits:
+    ratio, p99 = request.min_throughput_ratio, request.max_p99_ratio
+    return Limits(
+        max_drop=parse_drops(request.max_drop or []),
+        min_throughput_ratio=parse_ratio(ratio, "--min-throughput-ratio") if ratio is not None else None,
+        max_p99_ratio=parse_ratio(p99, "--max-p99-ratio") if p99 is not None else None,
+    )
+
+
+def settings(request: HistoryRequest) -> DetectorSettings:
+    alpha = parse_ratio(request.alpha, "--alpha")
+    if not 0 < alpha < 1:
+        raise UserError(f"--alpha {request.alpha!r}: must be between 0 and 1")
+    return DetectorSettings(alpha=alpha, seed=values.number("--seed", request.seed, values.SEED))
+
+
+def history_report(request: HistoryRequest) -> HistoryReport:
+    """Every option checked (one line, exit 2) before a file is read; then the history analysed."""
+    if request.output_format not in RENDERERS:
+        raise UserError(f"--format {request.output_format!r}: expected one of {', '.join(RENDERERS)}")
+    if not request.runs:
+        raise UserError("history: give one or more results files, folders or globs")
+    label, gate, detector = parse_order(request.by), limits(request), settings(request)
+    return analyse(read_history(request.runs, label), gate, detector)
+
+
+def history_command(request: HistoryRequest) -> bool:
+    """Print the summary and write the outputs asked for; False when the newest run starts a change past a limit."""
+    report = history_report(request)
+    print(RENDERERS[request.output_format](report), end="", flush=True)
+    if request.out is not None:
+        write_outputs(report, request.out)
+    return not report.failed

@@ -1,0 +1,161 @@
+"""A history analysed: every series' change points, the newest run's place in its segment, and the limits it breaks.
+
+The newest run starts a change point when the change point that opens its segment is one the history without it
+did not have (none within NEAR runs of it, past the same limits): the run that tipped the evidence, as a CI step
+would see it. A change found earlier has already failed the run that tipped it; one wild run alone opens no
+segment (the detector works on ranks), so it does not fail the gate either.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from bench.core.values import Allowance
+from bench.history.changepoints import DEFAULT_SETTINGS, ChangePoint, DetectorSettings, detect
+from bench.history.series import Gate, History, Scale, Series
+
+NEAR = 3  # runs: a change point this close to one of the history without the newest run is that one
+
+
+@dataclass(frozen=True)
+class Limits:
+    """compare's limits, applied to the change point the newest run starts."""
+
+    max_drop: dict[str, Allowance] = field(default_factory=dict)  # trec name (or `*`) -> largest allowed drop
+    min_throughput_ratio: float | None = None  # load texts/s and served targets' ingest texts/s: after / before
+    max_p99_ratio: float | None = None  # load p99 and served targets' query p99: after / before
+
+    def breaches(self, series: Series, change: ChangePoint) -> list[str]:
+        """The limits `change` is past, in words (empty: none, or the figure is not gated)."""
+        if series.gate == Gate.QUALITY and series.measure is not None:
+            allowance = self.max_drop.get(series.measure) or self.max_drop.get("*")
+            drop = change.before - change.after
+            if allowance is not None and drop > allowance.limit(change.before):
+                return [f"{series.figure} dropped {drop:.4f} > --max-drop {allowance}"]
+        elif series.gate in (Gate.THROUGHPUT, Gate.INGEST) and self.min_throughput_ratio is not None:
+            if change.size < self.min_throughput_ratio:
+                return [f"{series.figure} ×{change.size:.3f} < --min-throughput-ratio {self.min_throughput_ratio:g}"]
+        elif series.gate in (Gate.P99, Gate.QUERY_P99) and self.max_p99_ratio is not None:  # noqa: SIM102
+            if change.size > self.max_p99_ratio:
+                return [f"{series.figure} ×{change.size:.3f} > --max-p99-ratio {self.max_p99_ratio:g}"]
+        return []
+
+
+@dataclass
+class SeriesReport:
+    series: Series
+    changes: list[ChangePoint]
+    segment_runs: int  # runs in the newest segment: the newest run is the last of them
+    newest_change: ChangePoint | None = None  # the change point the newest run starts (None: none)
+    breaches: list[str] = field(default_factory=list)  # the limits newest_change is past
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.breaches)
+
+
+@dataclass
+class HistoryReport:
+    history: History
+    series: list[SeriesReport]
+    limits: Limits
+    settings: DetectorSettings
+
+    @property
+    def failed(self) -> list[SeriesReport]:
+        return [s for s in self.series if s.failed]
+
+    def changes(self) -> list[tuple[SeriesReport, ChangePoint]]:
+        """Every change point, the largest first."""
+        found = [(s, c) for s in self.series for c in s.changes]
+        return sorted(found, key=lambda sc: -magnitude(sc[0].series, sc[1]))
+
+    def to_dict(self) -> dict[str, Any]:
+        runs = self.history.runs
+        return {
+            "verdict": "fail" if self.failed else "pass",
+            "runs": [{"index": r.index, "path": str(r.path), "created": r.created, "labels": r.labels} for r in runs],
+            "notes": self.history.notes,
+            "detector": {
+                "alpha": self.settings.alpha,
+                "permutations": self.settings.permutations,
+                "bootstrap": self.settings.bootstrap,
+                "seed": self.settings.seed,
+            },
+            "limits": {
+                "max_drop": {k: str(v) for k, v in self.limits.max_drop.items()},
+                "min_throughput_ratio": self.limits.min_throughput_ratio,
+                "max_p99_ratio": self.limits.max_p99_ratio,
+            },
+            "series": [_series_dict(s, self.history) for s in self.series],
+        }
+
+
+def magnitude(series: Series, change: ChangePoint) -> float:
+    """How large a change is, comparable across figures: |log ratio|, or a difference relative to its mean before."""
+    if series.scale == Scale.RATIO:
+        return abs(math.log(change.size)) if change.size > 0 else math.inf
+    return abs(change.size) / abs(change.before) if change.before else abs(change.size)
+
+
+def analyse(history: History, limits: Limits, settings: DetectorSettings = DEFAULT_SETTINGS) -> HistoryReport:
+    reports = [_analyse_series(series, history, limits, settings) for series in history.series]
+    return HistoryReport(history, reports, limits, settings)
+
+
+def _analyse_series(series: Series, history: History, limits: Limits, settings: DetectorSettings) -> SeriesReport:
+    changes = detect(series, settings)
+    start = changes[-1].position if changes else 0
+    report = SeriesReport(series, changes, len(series.observations) - start)
+    newest = len(history.runs) - 1
+    if not changes or series.observations[-1].run != newest:
+        return report  # no change, or the newest run did not measure this configuration
+    last = changes[-1]
+    breaches = limits.breaches(series, last)
+    if not breaches:
+        return report
+    earlier = detect(replace(series, observations=series.observations[:-1]), settings)
+    if any(abs(c.position - last.position) <= NEAR and limits.breaches(series, c) for c in earlier):
+        return report  # found, and past the limit, before the newest run: it failed the run that tipped it
+    report.newest_change, report.breaches = last, breaches
+    return report
+
+
+def _change_dict(change: ChangePoint, history: History) -> dict[str, Any]:
+    run = history.runs[change.run]
+    return {
+        "position": change.position,
+        "run": change.run,
+        "run_name": run.name,
+        "labels": run.labels,
+        "size": change.size,
+        "ci_low": change.low,
+        "ci_high": change.high,
+        "p_value": change.p_value,
+        "before": change.before,
+        "after": change.after,
+        "test": change.test,
+    }
+
+
+def _series_dict(report: SeriesReport, history: History) -> dict[str, Any]:
+    s = report.series
+    return {
+        "job": s.job,
+        "configuration": s.configuration,
+        "figure": s.figure,
+        "gate": s.gate.value,
+        "scale": s.scale.value,
+        "higher_is_better": s.higher_is_better,
+        "measure": s.measure,
+        "queries": len(s.qids),
+        "runs": [o.run for o in s.observations],
+        "values": s.values,
+        "intervals": [[o.low, o.high] for o in s.observations],
+        "change_points": [_change_dict(c, history) for c in report.changes],
+        "newest_segment_runs": report.segment_runs,
+        "newest_change": _change_dict(report.newest_change, history) if report.newest_change else None,
+        "breaches": report.breaches,
+    }

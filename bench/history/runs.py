@@ -1,0 +1,125 @@
+"""The runs of a history: results files found under the paths given, read, and put in order.
+
+`--by created` orders runs by their header's `created` stamp; `--by label:KEY` by the header's `labels[KEY]`:
+numbers as numbers (a CI run id, a build number), any other value (a commit) by the first run that carries it,
+so the runs of one commit stay together in the order the commits were first measured. A run is named in the
+reports by that label, else by its `commit` label, else by its stamp.
+"""
+
+from __future__ import annotations
+
+import glob
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.core.errors import InputError, UserError
+from bench.results.outdir import RESULTS_FILE
+from bench.results.store import Results, read_results
+
+CREATED = "created"
+LABEL_PREFIX = "label:"
+COMMIT = "commit"
+
+
+@dataclass(frozen=True)
+class HistoryRun:
+    """One results file of the history, at its place in the order."""
+
+    index: int
+    path: Path
+    command: str
+    created: str
+    labels: dict[str, str] = field(default_factory=dict)
+    name: str = ""  # how reports name it: the ordering label, else the commit label, else the stamp
+
+
+def parse_order(text: str) -> str | None:
+    """`created` -> None; `label:KEY` -> KEY; anything else is a usage error."""
+    if text == CREATED:
+        return None
+    if text.startswith(LABEL_PREFIX) and text[len(LABEL_PREFIX) :].strip():
+        return text[len(LABEL_PREFIX) :].strip()
+    raise UserError(f"--by {text!r}: expected created or label:KEY (label:commit)")
+
+
+def header_labels(results: Results) -> dict[str, str]:
+    """The run header's labels (`--label KEY=VALUE`); empty for files written before runs carried them."""
+    labels = getattr(results.header, "labels", None)
+    if not isinstance(labels, dict):
+        return {}
+    return {str(k): str(v) for k, v in labels.items()}
+
+
+def results_files(argument: str) -> list[Path]:
+    """The results files one argument names: a file, a folder (every results.jsonl in it or below), or a glob."""
+    # glob.glob, not Path.glob: a CI step passes absolute patterns (`$RUNNER_TEMP/artifacts/*/results.jsonl`)
+    matches = sorted(glob.glob(argument, recursive=True)) if glob.has_magic(argument) else [argument]  # noqa: PTH207
+    if not matches:
+        raise InputError(argument, "no file or folder matches this pattern")
+    found: list[Path] = []
+    for match in map(Path, matches):
+        if match.is_file():
+            found.append(match)
+        elif match.is_dir():
+            inside = sorted(match.rglob(RESULTS_FILE))
+            if not inside and not glob.has_magic(argument):
+                raise InputError(match, f"no {RESULTS_FILE} in this folder or below it")
+            found += inside
+        else:
+            raise InputError(match, "no such results file or folder")
+    return found
+
+
+def read_runs(arguments: Sequence[str]) -> tuple[list[Results], list[str]]:
+    """Every complete run the arguments name (a file named twice is read once) and notes on the runs left out."""
+    seen: set[Path] = set()
+    runs: list[Results] = []
+    notes: list[str] = []
+    for argument in arguments:
+        for path in results_files(argument):
+            if path.resolve() in seen:
+                continue
+            seen.add(path.resolve())
+            results = read_results(path)
+            if results.end is None or results.end.status != "complete":
+                status = results.end.status if results.end else "no end record"
+                notes.append(f"{path}: left out, the run did not complete ({status})")
+                continue
+            runs.append(results)
+    if not runs:
+        raise UserError("no complete run to read a history from")
+    return runs, notes
+
+
+def order_runs(runs: list[Results], label: str | None) -> list[tuple[HistoryRun, Results]]:
+    """The runs in history order, each with its place and name."""
+    if label is not None:
+        missing = [r.path for r in runs if label not in header_labels(r)]
+        if missing:
+            raise InputError(missing[0], f"--by label:{label}: the run header has no {label!r} label")
+    by_created = sorted(runs, key=lambda r: (r.header.created, str(r.path)))
+    if label is None:
+        ordered = by_created
+    else:
+        values = [header_labels(r)[label] for r in by_created]
+        if all(_is_number(v) for v in values):
+            ordered = sorted(by_created, key=lambda r: float(header_labels(r)[label]))
+        else:
+            first = {v: i for i, v in reversed(list(enumerate(values)))}
+            ordered = sorted(by_created, key=lambda r: first[header_labels(r)[label]])
+    placed: list[tuple[HistoryRun, Results]] = []
+    for index, results in enumerate(ordered):
+        labels = header_labels(results)
+        name = labels.get(label or COMMIT) or labels.get(COMMIT) or results.header.created
+        run = HistoryRun(index, results.path, results.header.command, results.header.created, labels, name)
+        placed.append((run, results))
+    return placed
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

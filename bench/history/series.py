@@ -1,0 +1,257 @@
+"""One series per gated figure and comparable configuration, over the runs of a history, in run order.
+
+Runs are comparable when they measured the same thing: a quality target on the same dataset (fingerprint) with
+the same spec; a load point of the same endpoint, op and settings (loop, batch or documents, concurrency, rate,
+arrival, in-flight cap, burst, length); an identity pair of the same two endpoints. The figures are those
+`compare` gates: each quality measure per target (with its per-query scores), a served target's ingest texts/s
+and per-query p99, a load point's texts/s and p50 and p99 latency (with its repeats and intervals where it was
+measured `load --repeat N`), and an identity pair's figures and verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from bench.history.runs import HistoryRun, order_runs, read_runs
+from bench.results.schema import LatencySummary, LoadPointRecord, Loop, Op, TargetRecord, Verdict
+from bench.results.store import Results
+
+
+class Scale(StrEnum):
+    """How a change of a figure is said: a ratio (speed, latency) or a difference (scores, cosines)."""
+
+    RATIO = "ratio"
+    DIFFERENCE = "difference"
+
+
+class Gate(StrEnum):
+    """Which of compare's limits a figure answers to."""
+
+    QUALITY = "quality"  # --max-drop MEASURE=...
+    THROUGHPUT = "throughput"  # --min-throughput-ratio
+    P99 = "p99"  # --max-p99-ratio
+    P50 = "p50"  # reported, not gated
+    INGEST = "ingest"  # a served target's ingest texts/s: --min-throughput-ratio
+    QUERY_P99 = "query_p99"  # a served target's per-query p99: --max-p99-ratio
+    IDENTITY = "identity"  # reported, not gated
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One run's figure: its value, the values it rests on, and its interval where the run measured one."""
+
+    run: int  # the run's index in the history
+    value: float
+    samples: tuple[float, ...] = ()  # load: each repeat's figure; quality: per-query scores in the series' qids order
+    low: float | None = None
+    high: float | None = None
+    qids: tuple[str, ...] = ()  # quality: the queries of `samples` (the series' qids once aligned)
+
+
+@dataclass
+class Series:
+    job: str  # the command that wrote the runs: quality | load | identity
+    configuration: str  # what every run of it measured alike, in words
+    figure: str  # nDCG@10, texts/s, p99 ms, ...
+    gate: Gate
+    scale: Scale
+    higher_is_better: bool
+    measure: str | None = None  # quality: the trec name --max-drop names
+    qids: tuple[str, ...] = ()  # quality: the queries every run scored, in the samples' order
+    observations: list[Observation] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"{self.configuration} {self.figure}"
+
+    @property
+    def values(self) -> list[float]:
+        return [o.value for o in self.observations]
+
+
+@dataclass
+class History:
+    runs: list[HistoryRun]
+    series: list[Series]
+    notes: list[str] = field(default_factory=list)  # runs left out, and why
+
+    def jobs(self) -> list[str]:
+        return sorted({s.job for s in self.series})
+
+    def find(self, configuration: str, figure: str) -> Series | None:
+        """The series of one configuration's figure (a load point's: `point_configuration(point)`, `texts/s`)."""
+        return next((s for s in self.series if s.configuration == configuration and s.figure == figure), None)
+
+
+def read_history(arguments: Sequence[str], label: str | None = None) -> History:
+    """Every series of the runs the arguments name (files, folders, globs), ordered by `created` or a label."""
+    found, notes = read_runs(arguments)
+    placed = order_runs(found, label)
+    collected: dict[tuple[str, str, str], Series] = {}
+    for run, results in placed:
+        for series, observation in _observations(run, results):
+            key = (series.job, series.configuration, series.figure)
+            collected.setdefault(key, series).observations.append(observation)
+    every = [_aligned(s) for s in collected.values()]
+    return History([run for run, _ in placed], sorted(every, key=lambda s: (s.job, s.configuration, s.figure)), notes)
+
+
+def _aligned(series: Series) -> Series:
+    """Quality scores kept on the queries every run scored, so that a change is paired by query."""
+    if series.gate != Gate.QUALITY:
+        return series
+    shared = set.intersection(*(set(o.qids) for o in series.observations))
+    series.qids = tuple(sorted(shared))
+    if all(o.qids == series.qids for o in series.observations):
+        return series
+    kept: list[Observation] = []
+    for o in series.observations:
+        score = dict(zip(o.qids, o.samples))
+        samples = tuple(score[q] for q in series.qids)
+        kept.append(replace(o, samples=samples, qids=series.qids))
+    series.observations = kept
+    return series
+
+
+def _observations(run: HistoryRun, results: Results) -> list[tuple[Series, Observation]]:
+    command = results.header.command
+    if command in ("quality", "demo"):
+        return _quality(run, results)
+    if results.load_points:
+        return _load(run, results)
+    if command == "identity":
+        return _identity(run, results)
+    return []
+
+
+def finite(value: Any) -> float | None:
+    """A figure from a record, or None where it is absent or not a finite number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+# --- quality ----------------------------------------------------------------------------------------
+
+
+def _quality(run: HistoryRun, results: Results) -> list[tuple[Series, Observation]]:
+    header = results.header
+    dataset = header.dataset.get("name", "dataset")
+    fingerprint = str(header.dataset.get("fingerprint", ""))[:12]
+    found: list[tuple[Series, Observation]] = []
+    for target in results.targets:
+        if target.status != "ok":
+            continue
+        where = f"quality {dataset} ({fingerprint}) {target.name} [{target.spec}]"
+        for metric in results.metrics:
+            if metric.target != target.name:
+                continue
+            qids = tuple(sorted(metric.per_query))
+            scores = tuple(float(metric.per_query[q]) for q in qids)
+            label = header.measure_labels.get(metric.measure, metric.label)
+            series = Series("quality", where, label, Gate.QUALITY, Scale.DIFFERENCE, True, metric.measure, qids)
+            interval = finite(metric.ci_low), finite(metric.ci_high)
+            found.append((series, Observation(run.index, metric.mean, scores, *interval, qids=qids)))
+        found += _served(run, target, where)
+    return found
+
+
+def _served(run: HistoryRun, target: TargetRecord, where: str) -> list[tuple[Series, Observation]]:
+    """A served target's cost figures: ingest texts/s (the corpus embedded through an endpoint), query p99."""
+    found: list[tuple[Series, Observation]] = []
+    ingest = finite(target.cost_blocks.get("ingest", {}).get("texts_per_s"))
+    if ingest is not None:
+        series = Series("quality", where, "ingest texts/s", Gate.INGEST, Scale.RATIO, True)
+        found.append((series, Observation(run.index, ingest)))
+    p99 = finite(target.latency_ms.get("p99"))
+    if p99 is not None:
+        series = Series("quality", where, "query p99 ms", Gate.QUERY_P99, Scale.RATIO, False)
+        found.append((series, Observation(run.index, p99)))
+    return found
+
+
+# --- load -------------------------------------------------------------------------------------------
+
+
+def point_configuration(p: LoadPointRecord) -> str:
+    """A load point's endpoint, op and settings in words: what makes two runs' points one measurement."""
+    size = f"docs {p.batch}" if p.op == Op.RERANK else f"batch {p.batch}"
+    extra = "".join(
+        f" {name} {value}"
+        for name, value in (("len", p.length), ("cap", p.max_inflight), ("documents", p.documents))
+        if value is not None
+    )
+    if p.loop == Loop.OPEN:
+        how = f"open {size} {p.rate:g}/s {p.arrival}" if p.rate is not None else f"open {size} ?/s {p.arrival}"
+    elif p.loop == Loop.BURST:
+        how = f"burst {p.burst} texts {size} conc {p.concurrency or 'unlimited'}"
+    else:
+        how = f"closed {size} conc {p.concurrency}"
+    return f"load {p.endpoint} {p.op} {how}{extra}"
+
+
+def _latency(block: LatencySummary | None, quantile: str) -> float | None:
+    return finite(getattr(block, quantile)) if block is not None else None
+
+
+def _load(run: HistoryRun, results: Results) -> list[tuple[Series, Observation]]:
+    found: list[tuple[Series, Observation]] = []
+    for point in results.load_points:
+        where = point_configuration(point)
+        # the latency that counts: from the intended send in the open loop, send to last byte otherwise (compare's)
+        quantity = "scheduled" if point.loop == Loop.OPEN else "service"
+        measured = point.repeats if len(point.repeats) >= 2 else [point]
+        intervals = point.intervals
+        tput = [finite(r.throughput.texts_per_s) for r in measured]
+        figures = [("texts/s", Gate.THROUGHPUT, True, tput, intervals.throughput.texts_per_s if intervals else None)]
+        for quantile, gate in (("p50", Gate.P50), ("p99", Gate.P99)):
+            values = [_latency(getattr(r.latency_ms, quantity), quantile) for r in measured]
+            block = getattr(intervals.latency_ms, quantity) if intervals else None
+            figures.append((f"{quantile} ms", gate, False, values, getattr(block, quantile, None)))
+        for figure, gate, higher, found_values, interval in figures:
+            samples = tuple(v for v in found_values if v is not None)
+            if not samples or len(samples) < len(found_values):
+                continue  # a repeat without the figure (nothing answered): the run has no value for it
+            series = Series("load", where, figure, gate, Scale.RATIO, higher)
+            low, high = _bounds(interval) or (None, None)
+            found.append((series, Observation(run.index, sum(samples) / len(samples), samples, low, high)))
+    return found
+
+
+def _bounds(interval: Any) -> tuple[float, float] | None:
+    if interval is None:
+        return None
+    low, high = finite(interval.low), finite(interval.high)
+    return (low, high) if low is not None and high is not None else None
+
+
+# --- identity ---------------------------------------------------------------------------------------
+
+# The figures compare reads of each pair, and whether higher is better.
+IDENTITY_FIGURES: dict[str, tuple[str, list[tuple[str, bool]]]] = {
+    "identity_embed_pair": (
+        "embed",
+        [("cosine_min", True), ("cosine_mean", True), ("max_norm_diff", False), ("top10_overlap", True)],
+    ),
+    "identity_rerank_pair": ("rerank", [("max_score_diff", False), ("kendall_tau_mean", True)]),
+}
+
+
+def _identity(run: HistoryRun, results: Results) -> list[tuple[Series, Observation]]:
+    found: list[tuple[Series, Observation]] = []
+    for kind, (label, figures) in IDENTITY_FIGURES.items():
+        for pair in results.of(kind):
+            where = f"identity {label} {pair.a} vs {pair.b}"
+            passed = 1.0 if pair.verdict == Verdict.PASS else 0.0
+            verdict = Series("identity", where, "verdict (1 pass)", Gate.IDENTITY, Scale.DIFFERENCE, True)
+            found.append((verdict, Observation(run.index, passed)))
+            for figure, higher in figures:
+                value = finite(getattr(pair, figure))
+                if value is not None:
+                    series = Series("identity", where, figure, Gate.IDENTITY, Scale.DIFFERENCE, higher)
+                    found.append((series, Observation(run.index, value)))
+    return found

@@ -1,0 +1,159 @@
+"""The history's outputs: a markdown summary for a CI step, JSON for tools, and one small-multiples page per job."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+
+from bench.history.analysis import HistoryReport, SeriesReport
+from bench.history.changepoints import ChangePoint
+from bench.history.series import Scale, Series
+
+COLUMNS = 4  # panels per row of a job's page
+NAME_CHARS = 12
+DPI = 80  # a run's name on a plot (a commit's first characters)
+
+
+def size_text(series: Series, change: ChangePoint) -> str:
+    """`×0.903 [0.871, 0.936]` for ratios, `-0.0210 [-0.0260, -0.0160]` for differences."""
+    if series.scale == Scale.RATIO:
+        return f"×{change.size:.3f} [{change.low:.3f}, {change.high:.3f}]"
+    return f"{change.size:+.4f} [{change.low:+.4f}, {change.high:+.4f}]"
+
+
+def _p(p: float) -> str:
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def _g(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def render_markdown(report: HistoryReport) -> str:
+    runs = report.history.runs
+    lines = [
+        "## History: change points",
+        "",
+        f"{len(runs)} runs ({runs[0].name} … {runs[-1].name}), {len(report.series)} series; detector: a split "
+        f"tested at α={report.settings.alpha:g} per split (the false-alarm rate of a series without a change), "
+        f"seed {report.settings.seed}.",
+        "",
+    ]
+    lines += [*(f"- {note}" for note in report.history.notes), *([""] if report.history.notes else [])]
+    failed = report.failed
+    verdict = "**FAIL**: the newest run starts a change point past a limit" if failed else "**PASS**"
+    lines += [verdict, ""]
+    lines += [*(f"- {s.series.name}: {'; '.join(s.breaches)}" for s in failed), *([""] if failed else [])]
+    changes = report.changes()
+    lines += [f"### Change points ({len(changes)}), the largest first", ""]
+    if changes:
+        lines += [
+            "| series | at run | size [95% interval] | p | before → after | test |",
+            "|---|---|---|---|---|---|",
+        ]
+        for s, c in changes:
+            run = runs[c.run]
+            lines.append(
+                f"| {s.series.name} | {run.index} ({run.name}) | {size_text(s.series, c)} | {_p(c.p_value)} "
+                f"| {_g(c.before)} → {_g(c.after)} | {c.test} |"
+            )
+    else:
+        lines.append("No change point in any series.")
+    lines += ["", "### The newest run in its segment", "", *_newest_lines(report), ""]
+    return "\n".join(lines)
+
+
+def _newest_lines(report: HistoryReport) -> list[str]:
+    runs = report.history.runs
+    lines: list[str] = []
+    steady = 0
+    for s in report.series:
+        if not s.changes:
+            steady += 1
+            continue
+        since = runs[s.changes[-1].run]
+        lines.append(
+            f"- {s.series.name}: run {s.segment_runs} of its segment, since the change at run {since.index} "
+            f"({since.name})"
+        )
+    if steady:
+        lines.append(f"- {steady} series without a change point: every run is in one segment")
+    return lines
+
+
+def render_json(report: HistoryReport) -> str:
+    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _panel(ax: Axes, s: SeriesReport, report: HistoryReport) -> None:
+    series = s.series
+    x = [o.run for o in series.observations]
+    ax.plot(x, series.values, ".", color="tab:blue", markersize=3)
+    bars = [(o.run, o.value, o.low, o.high) for o in series.observations if o.low is not None and o.high is not None]
+    if bars:
+        xs, ys, lows, highs = zip(*bars)
+        ax.errorbar(
+            xs,
+            ys,
+            yerr=[[y - lo for y, lo in zip(ys, lows)], [hi - y for y, hi in zip(ys, highs)]],
+            fmt="none",
+            ecolor="tab:blue",
+            alpha=0.35,
+            linewidth=0.8,
+        )
+    bounds = [0, *(c.position for c in s.changes), len(series.observations)]
+    for start, end in itertools.pairwise(bounds):
+        segment = series.values[start:end]
+        ax.hlines(sum(segment) / len(segment), x[start], x[end - 1], colors="tab:orange", linewidth=1.2)
+    for c in s.changes:
+        color = "tab:red" if c is s.newest_change else "grey"
+        ax.axvline(c.run - 0.5, color=color, linestyle="--", linewidth=0.9)
+        name = report.history.runs[c.run].name[:NAME_CHARS]
+        ax.annotate(
+            name,
+            (c.run - 0.5, 1),
+            xycoords=("data", "axes fraction"),
+            fontsize=6,
+            rotation=90,
+            va="top",
+            ha="right",
+            color=color,
+        )
+    ax.set_title(f"{series.configuration}\n{series.figure}", fontsize=6)
+    ax.tick_params(labelsize=5)
+    ax.locator_params(nbins=4)
+
+
+def plot_job(report: HistoryReport, job: str, path: Path) -> Path:
+    """One job's page: every series over the runs, intervals where measured, segments' means, change points."""
+    panels = [s for s in report.series if s.series.job == job]
+    rows = -(-len(panels) // COLUMNS)
+    fig, axes = plt.subplots(rows, COLUMNS, figsize=(3.6 * COLUMNS, 2.0 * rows + 0.6), squeeze=False)
+    for ax, s in zip(axes.flat, panels):
+        _panel(ax, s, report)
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    fig.suptitle(f"{job}: each figure over runs (orange: segment means; dashed: change points)", fontsize=9)
+    # fixed margins, not tight_layout: laying out dozens of panels that way takes most of a history's time
+    fig.subplots_adjust(left=0.05, right=0.98, bottom=0.03, top=1 - 0.6 / (2.0 * rows + 0.6), hspace=0.6, wspace=0.3)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def write_outputs(report: HistoryReport, folder: Path) -> list[Path]:
+    """history.md, history.json and history_<job>.png in `folder`; the paths written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = [folder / "history.md", folder / "history.json"]
+    written[0].write_text(render_markdown(report), encoding="utf-8")
+    written[1].write_text(render_json(report), encoding="utf-8")
+    for job in report.history.jobs():
+        written.append(plot_job(report, job, folder / f"history_{job}.png"))
+    return written

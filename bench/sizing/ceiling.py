@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 from bench.core.errors import UserError
 from bench.datasets import DEMO_DATASET, resolve_dataset_path
@@ -30,6 +31,8 @@ from bench.load.workload import load_workload
 from bench.results.lifecycle import Output, open_run
 from bench.results.schema import CeilingPoint, Op
 
+# What the model reads: texts (embed), or (query, document) pairs (rerank).
+ModelInputs = list[str] | list[tuple[str, str]]
 DTYPES = ("float32", "float16", "bfloat16")
 
 # Dense (no sparsity) peak TFLOP/s from NVIDIA's data sheets, per dtype: float32 is the CUDA-core
@@ -117,7 +120,7 @@ def texts_fingerprint(texts: list[str]) -> str:
     return hashlib.sha256("\x1e".join(texts).encode()).hexdigest()[:16]
 
 
-def _torch_dtype(name: str):
+def _torch_dtype(name: str) -> Any:
     import torch
 
     return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[name]
@@ -147,7 +150,7 @@ class _Model:
         self.device_name = torch.cuda.get_device_name(0) if device == "cuda" else _cpu_name()
         self.tf32 = bool(device == "cuda" and torch.backends.cuda.matmul.allow_tf32)
 
-    def run(self, inputs: list, batch: int) -> None:
+    def run(self, inputs: ModelInputs, batch: int) -> None:
         if self.rerank:
             self.model.predict(inputs, batch_size=batch, convert_to_numpy=True, show_progress_bar=False)
         else:
@@ -218,7 +221,7 @@ def measure_ceiling(config: CeilingConfig, advance: Callable[[int], None] = lamb
             advance(1)
 
 
-def _timed(model: _Model, inputs: list, batch: int, config: CeilingConfig) -> tuple[int, float]:
+def _timed(model: _Model, inputs: ModelInputs, batch: int, config: CeilingConfig) -> tuple[int, float]:
     """Inputs encoded and seconds taken: whole encode calls of several batches, as a user makes them (inputs
     repeat past the workload's end), until `min_seconds` have passed."""
     n = max(batch * config.min_batches, 64)
@@ -235,16 +238,16 @@ def _timed(model: _Model, inputs: list, batch: int, config: CeilingConfig) -> tu
             return done, elapsed
 
 
-def _tokens_per_input(model: _Model, inputs: list) -> float:
+def _tokens_per_input(model: _Model, inputs: ModelInputs) -> float:
     """Mean tokens the model reads per input: special tokens in, truncation at max_seq_length applied."""
-    sample = inputs
     if model.rerank:
+        pairs = cast("list[tuple[str, str]]", inputs)  # a reranker's inputs are pairs (run_ceiling)
         encoded = model.tokenizer(
-            [q for q, _ in sample], [d for _, d in sample], truncation=True, max_length=model.max_seq_length
+            [q for q, _ in pairs], [d for _, d in pairs], truncation=True, max_length=model.max_seq_length
         )
     else:
-        encoded = model.tokenizer(sample, truncation=True, max_length=model.max_seq_length)
-    return sum(len(ids) for ids in encoded["input_ids"]) / len(sample)
+        encoded = model.tokenizer(inputs, truncation=True, max_length=model.max_seq_length)
+    return sum(len(ids) for ids in encoded["input_ids"]) / len(inputs)
 
 
 def check(config: CeilingConfig) -> None:

@@ -54,9 +54,9 @@ def _concurrent_requests_line(
         in_flight.append((best.batch * (best.concurrency or 1), "closed-loop users × batch", best))
     if sat is not None:
         seconds = (percentile_ms(sat, "scheduled", slo.percentile) or 0.0) / 1000.0
-        in_flight.append((sat.rate * sat.batch * seconds, f"rate × batch × {slo.name} (Little's law)", sat))
+        in_flight.append(((sat.rate or 0.0) * sat.batch * seconds, f"rate × batch × {slo.name} (Little's law)", sat))
     if burst is not None:
-        requests = math.ceil(burst.burst / burst.batch)
+        requests = math.ceil((burst.burst or 0) / burst.batch)
         cap = burst.concurrency or requests
         in_flight.append((min(cap, requests) * burst.batch, "Open WebUI's requests in flight × batch", burst))
     if not in_flight:

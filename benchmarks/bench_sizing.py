@@ -102,10 +102,10 @@ def _sweep_point(spec: str, batch: int, model: Path, rate: float, seed: int, out
     """One manual point as `ragbench load` measures it, lasting exactly what `size`'s probe at this rate lasts."""
     from bench.commands.load import LoadRequest, load_command
     from bench.commands.size import SizeRequest
-    from bench.sizing.plan import probe_duration
     from bench.core import values as v
     from bench.core.errors import MeasurementFailed
     from bench.results.store import read_results
+    from bench.sizing.plan import probe_duration
 
     defaults = SizeRequest([], 0.0, out)  # size's own --duration and --warmup, which the sweep must match
     duration_s = v.duration("--duration", defaults.duration, v.SECONDS)

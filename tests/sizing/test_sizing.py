@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from bench.load.points import point_label
+from bench.load.points import error_rate, point_label
 from bench.results.schema import (
     CeilingPoint,
     ClientView,
@@ -22,7 +22,6 @@ from bench.results.schema import (
     Throughput,
 )
 from bench.results.store import record_line
-from bench.load.points import error_rate
 from bench.sizing.closed import choose_closed, closed_sweep, slo_texts_per_s
 from bench.sizing.economics import Economics
 from bench.sizing.recommend import choose_burst, recommend

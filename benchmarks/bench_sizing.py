@@ -9,7 +9,7 @@ python benchmarks/bench_sizing.py size [--slo-p99 500] [--step 0.05] [--batch 1,
     verdicts' monotone fit passes at least half the time (target: within 15%). Each manual rate is judged exactly as
     `size` judges a probe: the same batch, arrival, length, warm-up and probe length (100 requests at
     least), the same SLO criterion, and a failing rate re-measured, the majority of up to three measurements
-    deciding (bench.sizing.size.judge_probe). --again runs size once more after the sweep: size/size is how far
+    deciding (bench.sizing.search.judge_probe). --again runs size once more after the sweep: size/size is how far
     the machine itself moved in the meantime, the floor under any size/manual comparison.
     Load averages and wall times are printed beside the figures.
 
@@ -101,10 +101,11 @@ def _load_average() -> str:
 def _sweep_point(spec: str, batch: int, model: Path, rate: float, seed: int, out: Path, slo_ms: float):
     """One manual point as `ragbench load` measures it, lasting exactly what `size`'s probe at this rate lasts."""
     from bench.commands.load import LoadRequest, load_command
-    from bench.commands.size import SizeRequest, probe_duration
+    from bench.commands.size import SizeRequest
     from bench.core import values as v
     from bench.core.errors import MeasurementFailed
     from bench.results.store import read_results
+    from bench.sizing.plan import probe_duration
 
     defaults = SizeRequest([], 0.0, out)  # size's own --duration and --warmup, which the sweep must match
     duration_s = v.duration("--duration", defaults.duration, v.SECONDS)
@@ -137,7 +138,7 @@ class ManualSweep:
 
 
 def _manual_sweep(spec: str, batch: int, model: Path, rates: list[float], slo, out: Path) -> ManualSweep:
-    """Every rate judged as `size` judges a probe (bench.sizing.size.judge_probe: the same criterion, probe length
+    """Every rate judged as `size` judges a probe (bench.sizing.search.judge_probe: the same criterion, probe length
     and re-measure of a failing probe), the rates measured in a seeded random order: on a shared machine a
     minute of heavy neighbours fails whatever rates run during it, and in rate order that is a run of
     neighbouring rates that reads as a saturation. Two readings: the highest passing rate below the first
@@ -145,7 +146,7 @@ def _manual_sweep(spec: str, batch: int, model: Path, rates: list[float], slo, o
     of pass = 1 / fail = 0 on the rate) is at least 1/2 — where the rate fails more often than it passes."""
     from scipy.optimize import isotonic_regression
 
-    from bench.sizing.size import judge_probe
+    from bench.sizing.search import judge_probe
 
     seeds = itertools.count(10_000)  # size's probes use seeds from 0
     order = random.Random(0).sample(rates, len(rates))
@@ -212,7 +213,7 @@ def _start_server(server: str, port: int, model: Path, out: Path):
 
 
 def bench_size(slo_ms: float, step: float, batches: str, again: bool, server: str, out: Path) -> None:
-    from bench.sizing.size import Slo
+    from bench.sizing.slo import Slo
     from tests.harness.models import minilm_path
     from tests.harness.process import free_port, stop_process, wait_healthy
 

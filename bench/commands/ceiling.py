@@ -30,17 +30,21 @@ def ceiling_command(request: CeilingRequest) -> list[CeilingPoint]:
     (bench.results.lifecycle)."""
     from bench.endpoints.reference import resolve_model
     from bench.report import write_report
-    from bench.sizing.ceiling import DTYPES, CeilingConfig, run_ceiling
+    from bench.sizing.ceiling import CeilingConfig, Device, Dtype, run_ceiling
 
-    if request.device not in ("cpu", "cuda"):
-        raise UserError(f"--device {request.device!r}: expected cpu or cuda")
-    if request.dtype not in DTYPES:
-        raise UserError(f"--dtype {request.dtype!r}: expected one of {', '.join(DTYPES)}")
+    try:
+        device = Device(request.device)
+    except ValueError:
+        raise UserError(f"--device {request.device!r}: expected cpu or cuda") from None
+    try:
+        dtype = Dtype(request.dtype)
+    except ValueError:
+        raise UserError(f"--dtype {request.dtype!r}: expected one of {', '.join(Dtype)}") from None
     peak = request.peak_tflops
     config = CeilingConfig(
         model=resolve_model(request.model),
-        device=request.device,
-        dtype=request.dtype,
+        device=device,
+        dtype=dtype,
         batches=tuple(v.number_list("--batch", request.batch, v.TEXTS_PER_REQUEST)),
         lengths=tuple(v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT)),
         peak_tflops=None if peak is None else v.number("--peak-tflops", peak, v.PEAK_TFLOPS),

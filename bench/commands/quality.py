@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.commands.background import background_load, background_spec, check_background, expand_targets
 from bench.core.errors import MeasurementFailed, UserError
 from bench.core.progress import console
 from bench.datasets import load_dataset
@@ -13,6 +12,8 @@ from bench.datasets.model import Dataset
 from bench.datasets.sample import sample_dataset
 from bench.endpoints.spec import EndpointSpec
 from bench.endpoints.spec import parse_spec as parse_endpoint
+from bench.quality.background import background_load
+from bench.quality.background_spec import background_spec, check_background, expand_targets
 from bench.quality.generation import GenerateSpec, parse_generate
 from bench.quality.metrics import Measure, default_measures, parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality

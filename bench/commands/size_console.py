@@ -6,7 +6,7 @@ from bench.commands.size import SizeRequest, run_size
 from bench.core.progress import console
 from bench.load.points import p99_ms, point_label, texts_per_s
 from bench.results.schema import LoadPointRecord
-from bench.sizing.size import sig3
+from bench.sizing.slo import sig3
 
 
 def size_with_console(request: SizeRequest) -> None:

@@ -532,7 +532,7 @@ class SaturationProbe:
 
 @dataclass
 class SaturationSummary:
-    """Where the open-loop search ended (bench/sizing/size.py `saturation_search`)."""
+    """Where the open-loop search ended (bench/sizing/search.py `saturation_search`)."""
 
     rate: float | None  # highest passing offered rate (requests/s); None: no probed rate met the SLO
     texts_per_s: float | None  # answered at that rate

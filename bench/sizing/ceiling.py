@@ -21,7 +21,9 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
+from typing import Any, cast
 
 from bench.core.errors import UserError
 from bench.datasets import DEMO_DATASET, resolve_dataset_path
@@ -30,7 +32,20 @@ from bench.load.workload import load_workload
 from bench.results.lifecycle import Output, open_run
 from bench.results.schema import CeilingPoint, Op
 
-DTYPES = ("float32", "float16", "bfloat16")
+# What the model reads: texts (embed), or (query, document) pairs (rerank).
+ModelInputs = list[str] | list[tuple[str, str]]
+
+
+class Device(StrEnum):
+    CPU = "cpu"
+    CUDA = "cuda"
+
+
+class Dtype(StrEnum):
+    FLOAT32 = "float32"
+    FLOAT16 = "float16"
+    BFLOAT16 = "bfloat16"
+
 
 # Dense (no sparsity) peak TFLOP/s from NVIDIA's data sheets, per dtype: float32 is the CUDA-core
 # figure because PyTorch leaves TF32 matmuls off by default (torch.backends.cuda.matmul.allow_tf32);
@@ -52,8 +67,8 @@ PEAK_TFLOPS: tuple[tuple[str, dict[str, float]], ...] = (
 @dataclass
 class CeilingConfig:
     model: Path
-    device: str = "cpu"  # cpu | cuda
-    dtype: str = "float32"
+    device: Device = Device.CPU
+    dtype: Dtype = Dtype.FLOAT32
     batches: tuple[int, ...] = (1, 32, 256)
     lengths: tuple[int, ...] = (16, 128, 512)
     peak_tflops: float | None = None  # overrides the table
@@ -106,7 +121,7 @@ def is_cross_encoder(model_dir: Path) -> bool:
 
 def device_peak(device_name: str, dtype: str, tf32: bool = False) -> tuple[float | None, str | None]:
     """(peak TFLOP/s, where it came from) for a known device, else (None, None)."""
-    key = "tf32" if dtype == "float32" and tf32 else dtype
+    key = "tf32" if dtype == Dtype.FLOAT32 and tf32 else dtype
     for fragment, peaks in PEAK_TFLOPS:
         if fragment.lower() in device_name.lower() and key in peaks:
             return peaks[key], f"NVIDIA data sheet, {fragment} {key} dense"
@@ -117,16 +132,16 @@ def texts_fingerprint(texts: list[str]) -> str:
     return hashlib.sha256("\x1e".join(texts).encode()).hexdigest()[:16]
 
 
-def _torch_dtype(name: str):
+def _torch_dtype(dtype: Dtype) -> Any:
     import torch
 
-    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[name]
+    return {Dtype.FLOAT32: torch.float32, Dtype.FLOAT16: torch.float16, Dtype.BFLOAT16: torch.bfloat16}[dtype]
 
 
 class _Model:
     """The reference model loaded the way sentence-transformers users load it, on one device and dtype."""
 
-    def __init__(self, path: Path, device: str, dtype: str):
+    def __init__(self, path: Path, device: Device, dtype: Dtype):
         from bench.endpoints.reference import _offline
 
         _offline()
@@ -144,10 +159,10 @@ class _Model:
         self.model.to(_torch_dtype(dtype))
         self.max_seq_length = int(self.model.max_length if self.rerank else self.model.max_seq_length)
         self.tokenizer = self.model.tokenizer  # the model's own: what it reads is what gets counted
-        self.device_name = torch.cuda.get_device_name(0) if device == "cuda" else _cpu_name()
-        self.tf32 = bool(device == "cuda" and torch.backends.cuda.matmul.allow_tf32)
+        self.device_name = torch.cuda.get_device_name(0) if device == Device.CUDA else _cpu_name()
+        self.tf32 = bool(device == Device.CUDA and torch.backends.cuda.matmul.allow_tf32)
 
-    def run(self, inputs: list, batch: int) -> None:
+    def run(self, inputs: ModelInputs, batch: int) -> None:
         if self.rerank:
             self.model.predict(inputs, batch_size=batch, convert_to_numpy=True, show_progress_bar=False)
         else:
@@ -218,7 +233,7 @@ def measure_ceiling(config: CeilingConfig, advance: Callable[[int], None] = lamb
             advance(1)
 
 
-def _timed(model: _Model, inputs: list, batch: int, config: CeilingConfig) -> tuple[int, float]:
+def _timed(model: _Model, inputs: ModelInputs, batch: int, config: CeilingConfig) -> tuple[int, float]:
     """Inputs encoded and seconds taken: whole encode calls of several batches, as a user makes them (inputs
     repeat past the workload's end), until `min_seconds` have passed."""
     n = max(batch * config.min_batches, 64)
@@ -235,22 +250,22 @@ def _timed(model: _Model, inputs: list, batch: int, config: CeilingConfig) -> tu
             return done, elapsed
 
 
-def _tokens_per_input(model: _Model, inputs: list) -> float:
+def _tokens_per_input(model: _Model, inputs: ModelInputs) -> float:
     """Mean tokens the model reads per input: special tokens in, truncation at max_seq_length applied."""
-    sample = inputs
     if model.rerank:
+        pairs = cast("list[tuple[str, str]]", inputs)  # a reranker's inputs are pairs (run_ceiling)
         encoded = model.tokenizer(
-            [q for q, _ in sample], [d for _, d in sample], truncation=True, max_length=model.max_seq_length
+            [q for q, _ in pairs], [d for _, d in pairs], truncation=True, max_length=model.max_seq_length
         )
     else:
-        encoded = model.tokenizer(sample, truncation=True, max_length=model.max_seq_length)
-    return sum(len(ids) for ids in encoded["input_ids"]) / len(sample)
+        encoded = model.tokenizer(inputs, truncation=True, max_length=model.max_seq_length)
+    return sum(len(ids) for ids in encoded["input_ids"]) / len(inputs)
 
 
 def check(config: CeilingConfig) -> None:
     """A bad model folder, length or device: one line, before anything is measured or written."""
     model_shape(config.model)
-    if config.device == "cuda":
+    if config.device == Device.CUDA:
         import torch
 
         if not torch.cuda.is_available():

@@ -12,9 +12,14 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
+from bench.endpoints.spec import EndpointSpec
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 QUANTITIES = ("utilization_pct", "memory_used_mib", "power_w", "sm_clock_mhz")
 
 
@@ -142,3 +147,31 @@ class GpuSampler:
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def on_this_host(spec: EndpointSpec) -> bool:
+    return spec.url is None or (urlsplit(spec.url).hostname or "") in LOOPBACK
+
+
+@contextlib.contextmanager
+def gpu_telemetry(nvml: bool | None, specs: list[EndpointSpec]) -> Iterator[tuple[GpuSampler | None, str]]:
+    """This host's GPUs sampled while the endpoints are sized (with `nvml`, or by default when an endpoint is on
+    this host), and the sentence that says where the telemetry comes from."""
+    on_host = any(on_this_host(s) for s in specs)
+    sampler = GpuSampler().start() if (nvml if nvml is not None else on_host) else None
+    if sampler is None:
+        telemetry = (
+            "no GPU telemetry: --no-nvml"
+            if nvml is False
+            else "no GPU telemetry: the server is not on this host (--nvml samples this host's GPUs anyway)"
+        )
+    else:
+        telemetry = sampler.reason or (
+            f"NVML: {len(sampler.names)} GPU(s) ({', '.join(sorted(set(sampler.names)))}) "
+            f"at {1 / sampler.interval:g} Hz, mean and max over each point's measured window"
+        )
+    try:
+        yield sampler, telemetry
+    finally:
+        if sampler is not None:
+            sampler.stop()

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from bench.commands.background import Sized, expand_targets, parse_background
 from bench.core.errors import InputError, UserError
+from bench.quality.background_spec import Sized, expand_targets, parse_background
 from bench.results.store import read_results
 from bench.targets.registry import parse_spec
 from tests.quality.underload_fixture import UnderloadServer, ndcg_at_10, write_long_queries
@@ -74,9 +74,9 @@ def test_background_names_a_given_endpoint(long_queries, tmp_path):
 
 
 def test_rates_as_fractions_of_a_size_results_saturation(tmp_path):
-    from bench.commands.background import background_spec
     from bench.load.sweep import load_header
     from bench.load.workload import Workload
+    from bench.quality.background_spec import background_spec
     from bench.results.schema import Op, SaturationSummary, SizingRecord
     from bench.results.store import ResultsWriter
 
@@ -99,9 +99,10 @@ def test_rates_as_fractions_of_a_size_results_saturation(tmp_path):
 
 
 def test_the_stream_sends_texts_of_the_size_runs_length_or_says_it_cannot(tmp_path, capsys):
-    from bench.commands.background import background_spec, stream_length
     from bench.load.sweep import load_header
     from bench.load.workload import Workload
+    from bench.quality.background import stream_length
+    from bench.quality.background_spec import background_spec
     from bench.results.schema import Op, SaturationSummary, SizingRecord
     from bench.results.store import ResultsWriter
 
@@ -178,9 +179,9 @@ def test_a_stream_stops_when_the_last_search_of_its_rate_is_done(long_queries, s
     the window it ran, and what it never scheduled is not `unsent`."""
     import threading
 
-    from bench.commands.background import background_load
     from bench.commands.quality import endpoint_specs
     from bench.datasets import load_dataset
+    from bench.quality.background import background_load
 
     spec = parse_background("emb@rate=50&duration=0.2s&warmup=0.1s")
     rates = {"t@bg0": 0.0, "t@bg50": 50.0}

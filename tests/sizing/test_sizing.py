@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from bench.load.points import point_label
+from bench.load.points import error_rate, point_label
 from bench.results.schema import (
     CeilingPoint,
     ClientView,
@@ -22,22 +22,12 @@ from bench.results.schema import (
     Throughput,
 )
 from bench.results.store import record_line
-from bench.sizing.size import (
-    Economics,
-    Slo,
-    choose_burst,
-    choose_closed,
-    closed_sweep,
-    error_rate,
-    judge_probe,
-    passes,
-    pow2_at_least,
-    recommend,
-    remeasured_text,
-    saturation_search,
-    sig3,
-    slo_texts_per_s,
-)
+from bench.sizing.closed import choose_closed, closed_sweep, slo_texts_per_s
+from bench.sizing.economics import Economics
+from bench.sizing.recommend import choose_burst, recommend
+from bench.sizing.search import judge_probe, remeasured_text, saturation_search
+from bench.sizing.slo import Slo, passes, sig3
+from bench.sizing.tei import pow2_at_least
 
 CAPACITY = 400.0  # texts/s the model server computes at full load
 SERVICE_MS = 20.0  # one request of batch 1 on an idle server; + 2 ms per extra text
@@ -172,9 +162,9 @@ def test_a_failing_probe_is_measured_again_and_the_majority_of_three_decides():
     assert "re-measured after failing: 20/s (passed twice), 40/s (failed again)" in line.why
     assert "(passed, then failed)" in remeasured_text([flip])
     # the sizing record's probes say which were re-measured and how often; a probe measured once is written as before
-    from bench.commands.size import _summary
+    from bench.sizing.record import saturation_summary
 
-    probes = _summary(result, slo).probes
+    probes = saturation_summary(result, slo).probes
     assert [(p.remeasured, p.measurements) for p in probes] == [
         (p.measured > 1, p.measured if p.measured > 1 else None) for p in result.probes
     ]
@@ -185,7 +175,7 @@ def test_a_failing_probe_is_measured_again_and_the_majority_of_three_decides():
 
 def test_unsent_requests_count_as_errors():
     p = point("open", 8, 100, 20, 30, rate=10, sent=990, unsent=10)
-    assert error_rate(p) == pytest.approx(10 / 1000)
+    assert error_rate(p.requests) == pytest.approx(10 / 1000)
 
 
 def closed_model(batch: int, concurrency: int) -> LoadPointRecord:
@@ -364,7 +354,7 @@ def test_order_statistic_interval_of_a_percentile():
     the slowest one cannot bound a p99 from above (0.99^n > 2.5%)."""
     from scipy.stats import binom
 
-    from bench.sizing.size import order_ranks, requests_to_bound
+    from bench.sizing.verdict import order_ranks, requests_to_bound
 
     assert requests_to_bound(99.0) == 368 and 0.99**368 <= 0.025 < 0.99**367
     for n in (40, 367):
@@ -380,7 +370,7 @@ def test_a_probe_verdict_says_how_many_requests_it_rests_on():
     from array import array
 
     from bench.load.histograms import encode, from_values, summary_ms
-    from bench.sizing.size import verdict
+    from bench.sizing.verdict import verdict
 
     few = open_point(10.0)
     histogram = from_values(array("d", [1000.0 * (i + 1) for i in range(40)]))
@@ -410,7 +400,8 @@ def test_the_slo_can_be_on_any_percentile():
 def test_budget_ends_the_search_with_a_best_so_far_lower_bound():
     """A clock that advances 10 s per measurement and a 45 s budget: the fifth measurement does not fit; the answer is
     the highest rate passed so far, with the rates passed and failed, labelled a lower bound."""
-    from bench.sizing.size import Budget, BudgetSpent, saturation_from
+    from bench.sizing.budget import Budget, BudgetSpent
+    from bench.sizing.search import saturation_from
 
     now = [0.0]
     budget = Budget(45.0, clock=lambda: now[0])
@@ -442,7 +433,7 @@ def test_search_outlook_counts_down_the_measurements_expected():
 
 def test_capacity_change_between_probes_is_said():
     """The answer's rate, measured again at the end, fails; the achieved rate at one offered rate drops 40%."""
-    from bench.sizing.size import capacity_changes
+    from bench.sizing.search import capacity_changes
 
     calls: list[float] = []
 
@@ -462,7 +453,7 @@ def test_capacity_change_between_probes_is_said():
     before = open_point(60.0)
     after = open_point(60.0)
     after.throughput = Throughput(0.6 * before.throughput.requests_per_s, 0.0, 0.0, "tokenizer")
-    from bench.sizing.size import Probe
+    from bench.sizing.search import Probe
 
     drop = capacity_changes([Probe(60.0, after, False, earlier=[before])])
     assert any("achieved rate fell from" in c and "(40% less)" in c for c in drop)

@@ -1,0 +1,60 @@
+"""The closed-loop sweep of a size run, and the batch and concurrency it chooses for the open-loop search."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bench.load.points import error_rate, texts_per_s
+from bench.results.schema import LoadPointRecord, Loop
+from bench.sizing.slo import Slo, passes
+
+GAIN_TO_CONTINUE = 0.05  # a closed-loop sweep goes on to the next concurrency while texts/s rises by 5% or more
+
+
+def closed_sweep(
+    measure: Callable[[int, int], LoadPointRecord], batches: list[int], max_concurrency: int, slo: Slo
+) -> list[LoadPointRecord]:
+    """Per batch, concurrency 1, 2, 4, … ≤ max_concurrency, until texts/s gains < 5% or errors pass the limit."""
+    points: list[LoadPointRecord] = []
+    for batch in batches:
+        best = 0.0
+        concurrency = 1
+        while concurrency <= max_concurrency:
+            point = measure(batch, concurrency)
+            points.append(point)
+            if error_rate(point.requests) > slo.max_error_rate or texts_per_s(point) < best * (1 + GAIN_TO_CONTINUE):
+                break
+            best = texts_per_s(point)
+            concurrency *= 2
+    return points
+
+
+@dataclass
+class ClosedChoice:
+    peak: LoadPointRecord | None  # best texts/s with errors under the limit, latency aside: the server's throughput
+    best: LoadPointRecord | None  # the chosen batch's best texts/s under the SLO: fixes batch and concurrency
+    # per batch with a point under the SLO: (its best point, texts/s expected at the SLO), best first
+    ranked: list[tuple[LoadPointRecord, float]] = field(default_factory=list)
+
+
+def slo_texts_per_s(point: LoadPointRecord, slo: Slo) -> float:
+    """Texts/s a batch can be offered at the SLO under random arrivals, from a closed-loop point: a queue's
+    response-time percentile is about ln(1/(1−q)) × its mean, an M/M/1 queue's mean is 1/(μ−λ) and a deterministic
+    server's half that (Pollaczek–Khinchine), so λ ≤ μ − ln(1/(1−q))/(2·SLO) requests/s. A rough model, used only to
+    rank batches: a large batch whose requests take a good part of the SLO leaves little room for queueing, however
+    many texts/s it reaches with the queue kept full."""
+    queueing = math.log(1 / (1 - slo.percentile / 100.0)) / (2 * slo.ms / 1000.0)
+    return max(0.0, point.throughput.requests_per_s - queueing) * point.batch
+
+
+def choose_closed(points: list[LoadPointRecord], slo: Slo) -> ClosedChoice:
+    closed = [p for p in points if p.loop == Loop.CLOSED and error_rate(p.requests) <= slo.max_error_rate]
+    within = [p for p in closed if passes(p, slo, "service")]
+    per_batch = [max((p for p in within if p.batch == b), key=texts_per_s) for b in sorted({p.batch for p in within})]
+    # The most texts/s at the SLO; among batches the queueing model leaves none, the most raw texts/s.
+    ranked = sorted(((p, slo_texts_per_s(p, slo)) for p in per_batch), key=lambda t: (-t[1], -texts_per_s(t[0])))
+    return ClosedChoice(
+        peak=max(closed, key=texts_per_s, default=None), best=ranked[0][0] if ranked else None, ranked=ranked
+    )

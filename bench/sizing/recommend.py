@@ -1,0 +1,206 @@
+"""The answer of a size run: every recommendation line, each naming the points it comes from."""
+
+from __future__ import annotations
+
+import math
+
+from bench.load.points import error_rate, percentile_ms, point_label, texts_per_s
+from bench.results.schema import CeilingPoint, LoadPointRecord, Loop, SizingLine
+from bench.sizing.closed import ClosedChoice, choose_closed
+from bench.sizing.economics import NO_ECONOMICS, Economics, economics_lines
+from bench.sizing.search import Saturation, remeasured_text
+from bench.sizing.slo import Slo, sig3
+from bench.sizing.tei import tei_lines
+from bench.sizing.verdict import verdict
+
+
+def choose_burst(points: list[LoadPointRecord], slo: Slo) -> LoadPointRecord | None:
+    """Open WebUI's ingestion: the (batch, concurrency) that drains a file fastest without errors (429 included)."""
+    clean = [p for p in points if p.loop == Loop.BURST and error_rate(p.requests) <= slo.max_error_rate]
+    # Fastest drain first; among equals (within 2%) the lower concurrency, which leaves the server room for queries.
+    best = max(clean, key=texts_per_s, default=None)
+    if best is None:
+        return None
+    near = [p for p in clean if texts_per_s(p) >= 0.98 * texts_per_s(best)]
+    return min(near, key=lambda p: (p.concurrency or math.inf, -texts_per_s(p)))
+
+
+def ceiling_for(ceiling: list[CeilingPoint], point: LoadPointRecord) -> CeilingPoint | None:
+    """The in-process ceiling on the same op and text length: its best batch."""
+    same = [c for c in ceiling if c.op == point.op and c.length == point.length]
+    return max(same, key=lambda c: c.texts_per_s, default=None)
+
+
+def recommend(
+    points: list[LoadPointRecord],
+    saturation: Saturation | None,
+    slo: Slo,
+    economics: Economics = NO_ECONOMICS,
+    ceiling: list[CeilingPoint] | None = None,
+) -> list[SizingLine]:
+    """Every line of the answer, each with the points it comes from; lines that lack data say what is missing."""
+    choice = choose_closed(points, slo)
+    burst = choose_burst(points, slo)
+    best = choice.best
+    sat_point = saturation.point if saturation else None
+    lines = [_batch_line(choice, points, slo)]
+    if saturation is not None:
+        lines += _saturation_lines(saturation, slo)
+    lines += tei_lines(best, sat_point, burst, slo)
+    lines += _openwebui_lines(burst, points)
+    lines += economics_lines(saturation, sat_point, economics)
+    if ceiling is not None:
+        lines.append(_ceiling_line(choice.peak, ceiling))
+    return lines
+
+
+def _batch_line(choice: ClosedChoice, points: list[LoadPointRecord], slo: Slo) -> SizingLine:
+    best = choice.best
+    if best is None:
+        return SizingLine(
+            "batch / concurrency",
+            "none meets the SLO",
+            f"no closed-loop point had service {slo.text()} with errors ≤ {slo.max_error_rate:g}",
+            [point_label(p) for p in points if p.loop == Loop.CLOSED],
+        )
+    service = percentile_ms(best, "service", slo.percentile) or 0.0
+    none_fit = (
+        " — the queueing model leaves no batch room under the SLO, so the most raw texts/s decides"
+        if choice.ranked[0][1] == 0
+        else ""
+    )
+    others = "; ".join(
+        f"batch {p.batch}: {sig3(at_slo)} (raw {sig3(texts_per_s(p))})" for p, at_slo in choice.ranked[1:]
+    )
+    return SizingLine(
+        "client batch / concurrency",
+        f"{best.batch} / {best.concurrency}",
+        f"the most texts/s expected at the SLO: {sig3(choice.ranked[0][1])} of its raw {sig3(texts_per_s(best))} "
+        f"(service {slo.name} {sig3(service)} ms; requests/s less ln(1/(1−q))/(2·SLO) for queueing)"
+        + (f"; {others}" if others else "")
+        + none_fit,
+        [point_label(p) for p, _ in choice.ranked],
+    )
+
+
+def _rates(rates: list[float]) -> str:
+    return ", ".join(sig3(r) for r in sorted(set(rates))) or "none"
+
+
+def _saturation_lines(saturation: Saturation, slo: Slo) -> list[SizingLine]:
+    """The offered rate and what was achieved at it, each its own line (one a rate the client sent, the other
+    what the server answered), then any capacity change the probes saw."""
+    sat_point = saturation.point
+    probes = saturation.probes
+    tried = (
+        f"passed at {_rates([p.rate for p in probes if p.passed])} requests/s offered; "
+        f"failed at {_rates([p.rate for p in probes if not p.passed])}"
+        if probes
+        else "no probe was measured"
+    )
+    evidence = [point_label(p.point) for p in probes]
+    changes = (
+        [
+            SizingLine(
+                "capacity change between probes",
+                "seen",
+                "; ".join(saturation.capacity_changes) + ": the answer may mix two capacities; measure again",
+                evidence,
+            )
+        ]
+        if saturation.capacity_changes
+        else []
+    )
+    if sat_point is None:
+        return [
+            SizingLine(
+                "saturation rate",
+                "none" if saturation.lower_bound is None else "none yet",
+                f"no probed rate kept scheduled {slo.text()} with errors ≤ {slo.max_error_rate:g}"
+                + (f" ({saturation.lower_bound})" if saturation.lower_bound else "")
+                + f"; {tried}{remeasured_text(probes)}",
+                evidence,
+            ),
+            *changes,
+        ]
+    bound = f", a lower bound: {saturation.lower_bound}" if saturation.lower_bound else ""
+    judged = verdict(sat_point, "scheduled", slo)
+    offered = SizingLine(
+        "saturation rate (goodput, offered)",
+        ("≥ " if saturation.lower_bound else "") + f"{sig3(saturation.rate or 0.0)} requests/s",
+        f"the highest offered rate with {judged.text(slo, 'scheduled')} ≤ {sig3(slo.ms)} ms and errors "
+        f"{error_rate(sat_point.requests):.2%}{bound}; {tried}{remeasured_text(probes)}",
+        [point_label(sat_point)],
+    )
+    achieved = SizingLine(
+        "answered at the saturation rate (achieved)",
+        f"{sig3(texts_per_s(sat_point))} texts/s",
+        f"{sig3(sat_point.throughput.requests_per_s)} requests/s of batch {sat_point.batch} answered in the probe's "
+        f"{sig3(sat_point.duration_s)} s measured window",
+        [point_label(sat_point)],
+    )
+    return [offered, achieved, *changes]
+
+
+def _openwebui_lines(burst: LoadPointRecord | None, points: list[LoadPointRecord]) -> list[SizingLine]:
+    bursts = [p for p in points if p.loop == Loop.BURST]
+    if burst is None:
+        why = (
+            "no burst point finished without errors"
+            if bursts
+            else "no burst workload was measured (with --max-time: none fitted in what the search left)"
+        )
+        return [
+            SizingLine(
+                "Open WebUI RAG_EMBEDDING_BATCH_SIZE / RAG_EMBEDDING_CONCURRENT_REQUESTS",
+                "not determined",
+                why,
+                [point_label(p) for p in bursts],
+            )
+        ]
+    drain = burst.duration_s
+    return [
+        SizingLine(
+            "Open WebUI RAG_EMBEDDING_BATCH_SIZE",
+            str(burst.batch),
+            f"a {burst.burst}-chunk file drained in {sig3(drain)} s ({sig3(texts_per_s(burst))} texts/s), the fastest "
+            "without errors or 429s",
+            [point_label(burst)],
+        ),
+        SizingLine(
+            "Open WebUI RAG_EMBEDDING_CONCURRENT_REQUESTS",
+            str(burst.concurrency or 0),
+            ("0 = unlimited; " if not burst.concurrency else "") + "the cap of that burst",
+            [point_label(burst)],
+        ),
+    ]
+
+
+def _ceiling_line(peak: LoadPointRecord | None, ceiling: list[CeilingPoint]) -> SizingLine:
+    if peak is None:
+        return SizingLine(
+            "fraction of the in-process ceiling", "not determined", "no closed-loop point without errors", []
+        )
+    top = ceiling_for(ceiling, peak)
+    if top is None:
+        lengths = sorted({c.length for c in ceiling if c.op == peak.op})
+        return SizingLine(
+            "fraction of the in-process ceiling",
+            "not determined",
+            f"the ceiling has no {peak.op} point at length {peak.length} (it has {lengths})",
+            [point_label(peak)],
+        )
+    fraction = texts_per_s(peak) / top.texts_per_s
+    over = (
+        "; over 100%: the server outruns the in-process reference (sentence-transformers, batch "
+        f"{top.batch}, on {top.device_name}): its own kernels, dtype or GPU are faster — a reference, not a limit"
+        if fraction > 1
+        else ""
+    )
+    return SizingLine(
+        "fraction of the in-process ceiling",
+        f"{sig3(fraction * 100)}%",
+        f"server's best {sig3(texts_per_s(peak))} texts/s ÷ in-process {sig3(top.texts_per_s)} texts/s "
+        f"({top.device_name}, {top.dtype}){over}",
+        [point_label(peak), f"ceiling {top.op} batch={top.batch} len={top.length} {top.dtype}"],
+    )

@@ -1,0 +1,212 @@
+"""The saturation search: open-loop probes at one batch, grown then bisected, each judged by the goodput test.
+
+A probe passes when its `scheduled` percentile (intended send → last byte, so a stalled server cannot hide
+behind a slowed client) is under the SLO and its errors (unsent requests included) are under the error limit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bench.results.schema import LoadPointRecord
+from bench.sizing.budget import BudgetSpent
+from bench.sizing.slo import Slo, passes, sig3
+
+# Measurements the search expects per probe: a failing probe is measured again (judge_probe), about half fail.
+MEASUREMENTS_PER_PROBE = 1.5
+# Achieved requests/s at one offered rate falling by more than this (and by more than 3 Poisson standard deviations
+# of the two counts) between two measurements: the server's capacity changed between them.
+CAPACITY_DROP = 0.10
+
+
+@dataclass
+class Probe:
+    rate: float  # offered requests/s
+    point: LoadPointRecord  # the measurement whose verdict is the probe's (the last one taken)
+    passed: bool
+    # A probe that failed is measured again before the search moves down (one unlucky probe on a busy machine
+    # capped the saturation rate 33% low), and when the two disagree a third decides: `earlier` holds the
+    # measurements before `point`, in order (empty: measured once).
+    earlier: list[LoadPointRecord] = field(default_factory=list)
+    # The answer's rate measured once more after the search (`saturation_search(confirm=True)`): a capacity that
+    # changed while the server was probed shows as this failing, or answering less; it does not change the verdict.
+    confirmation: LoadPointRecord | None = None
+
+    @property
+    def measured(self) -> int:
+        return len(self.earlier) + 1
+
+
+@dataclass
+class Saturation:
+    rate: float | None  # highest passing offered rate (requests/s); None: no probed rate met the SLO
+    point: LoadPointRecord | None  # the probe at that rate
+    first_failure: float | None  # lowest failing rate above it (None: never failed: the search hit its probe limit)
+    probes: list[Probe] = field(default_factory=list)
+    # why `rate` is only a lower bound: the search ended early (budget, signal) or never found a failing rate
+    lower_bound: str | None = None
+    capacity_changes: list[str] = field(default_factory=list)  # capacity_changes(probes)
+
+
+def saturation_from(probes: list[Probe], stopped: str | None = None, slo: Slo | None = None) -> Saturation:
+    """The answer the probes give: the highest passing rate and the lowest failing one above it; `stopped` says
+    why the search ended before it was done (then the rate is a lower bound, as when no rate failed); `slo` judges
+    the answer's confirmation, if it was measured."""
+    passed = [p for p in probes if p.passed]
+    best = max(passed, key=lambda p: p.rate, default=None)
+    above = [p.rate for p in probes if not p.passed and (best is None or p.rate > best.rate)]
+    first_failure = min(above, default=None)
+    lower_bound = stopped
+    if lower_bound is None and best is not None and first_failure is None:
+        lower_bound = "no failing rate found within the probe limit"
+    return Saturation(
+        rate=best.rate if best else None,
+        point=best.point if best else None,
+        first_failure=first_failure,
+        probes=list(probes),
+        lower_bound=lower_bound if best is not None else stopped,
+        capacity_changes=capacity_changes(probes, slo),
+    )
+
+
+def judge_probe(
+    measure: Callable[[float], LoadPointRecord], rate: float, slo: Slo, into: list[Probe] | None = None
+) -> Probe:
+    """One probe's verdict: the goodput criterion on its `scheduled` percentile and errors. A failing probe is
+    measured once more; when the second measurement passes, a third decides — the majority of three, so that a
+    rate whose verdict flips with the neighbours' load is judged by what it does most often, not by whichever
+    measurement came last (which passed a rate that fails two times in three half the time). The search and
+    any sweep it is checked against (benchmarks/bench_sizing.py) judge a rate by this one function. With `into`,
+    the probe is appended after its first measurement and updated with each re-measure, so a stop in between
+    keeps what was measured."""
+    first = measure(rate)
+    probe = Probe(rate, first, passes(first, slo, "scheduled"))
+    if into is not None:
+        into.append(probe)
+    verdicts = [probe.passed]
+    while not verdicts[0] and probe.measured < 3 and verdicts.count(False) < 2:
+        again = measure(rate)
+        verdicts.append(passes(again, slo, "scheduled"))
+        probe.earlier.append(probe.point)
+        probe.point, probe.passed = again, verdicts[-1]
+    return probe
+
+
+def measurements_left(good: float | None, bad: float | None, tolerance: float, growth: float, probes_left: int) -> int:
+    """Measurements the search still expects, this one included: until a rate fails (or passes) one more probe,
+    then a bisection halving the gap to `tolerance`; a failing probe measured again about half the time."""
+    gap = (bad - good) / good if good is not None and bad is not None else growth - 1
+    probes = (0 if good is not None and bad is not None else 1) + max(0, math.ceil(math.log2(gap / tolerance)))
+    return max(1, math.ceil(min(probes, probes_left) * MEASUREMENTS_PER_PROBE))
+
+
+def saturation_search(
+    measure: Callable[[float], LoadPointRecord],
+    start_rate: float,
+    slo: Slo,
+    tolerance: float = 0.05,
+    max_probes: int = 12,
+    growth: float = 2.0,
+    min_rate: float = 0.01,
+    probes: list[Probe] | None = None,
+    outlook: Callable[[int], None] = lambda measurements: None,
+    confirm: bool = True,
+) -> Saturation:
+    """Grow ×`growth` from `start_rate` until a probe fails (or shrink until one passes), then bisect
+    until the failing rate is within `tolerance` of the passing one, or `max_probes` are spent. A failing
+    probe is re-measured (`judge_probe`; not counted against `max_probes`). The probes go into `probes` (the
+    caller's list, kept when a budget or a signal stops the search); before each, `outlook` hears how many
+    measurements the search still expects (the caller sizes its probes and its time estimate by it). With
+    `confirm`, the answer's rate is measured once more at the end, when the budget allows: a failure or a fall in
+    achieved throughput then is a capacity change between probes (`capacity_changes`)."""
+    probes = [] if probes is None else probes
+    good: float | None = None
+    bad: float | None = None
+
+    def probe(rate: float) -> bool:
+        outlook(measurements_left(good, bad, tolerance, growth, max_probes - len(probes)))
+        return judge_probe(measure, rate, slo, into=probes).passed
+
+    rate = start_rate
+    if probe(rate):
+        good = rate
+        while len(probes) < max_probes:
+            rate *= growth
+            if not probe(rate):
+                bad = rate
+                break
+            good = rate
+    else:
+        bad = rate
+        while len(probes) < max_probes and rate / growth >= min_rate:
+            rate /= growth
+            if probe(rate):
+                good = rate
+                break
+            bad = rate
+    while good is not None and bad is not None and (bad - good) / good > tolerance and len(probes) < max_probes:
+        mid = (good + bad) / 2
+        if probe(mid):
+            good = mid
+        else:
+            bad = mid
+    answer = next((p for p in probes if p.rate == good and p.passed), None)
+    if confirm and answer is not None and len(probes) > 1:
+        try:
+            outlook(1)
+            answer.confirmation = measure(answer.rate)
+        except BudgetSpent:  # the answer stands; only its check did not fit
+            pass
+    return saturation_from(probes, slo=slo)
+
+
+def capacity_changes(probes: list[Probe], slo: Slo | None = None) -> list[str]:
+    """Signs that the server's capacity changed while it was probed (another tenant, a throttled GPU): the answer's
+    rate failing when measured again at the end (judged by `slo`), or a measurement whose achieved requests/s fell
+    well below the one before it at the same offered rate (by more than CAPACITY_DROP and 3 Poisson deviations).
+    A re-measure that flips (failed, passed, failed) is the majority rule's business, said by `remeasured_text`:
+    at a rate on the SLO's edge it is noise."""
+    found: list[str] = []
+    for probe in probes:
+        if probe.confirmation is not None and slo is not None and not passes(probe.confirmation, slo, "scheduled"):
+            found.append(
+                f"{sig3(probe.rate)} requests/s offered passed, then failed when measured again at the end (the "
+                "capacity changed, or the rate sits on the SLO's edge)"
+            )
+        measured = [*probe.earlier, probe.point, *([probe.confirmation] if probe.confirmation else [])]
+        for before, after in itertools.pairwise(measured):
+            drop = _throughput_drop(before, after)
+            if drop is not None:
+                found.append(
+                    f"at {sig3(probe.rate)} requests/s offered, the achieved rate fell from "
+                    f"{sig3(before.throughput.requests_per_s)} to {sig3(after.throughput.requests_per_s)} "
+                    f"requests/s ({drop:.0%} less)"
+                )
+    return found
+
+
+def _throughput_drop(before: LoadPointRecord, after: LoadPointRecord) -> float | None:
+    """The fall of achieved requests/s from `before` to `after`, when past CAPACITY_DROP and Poisson noise."""
+    r1, r2 = before.throughput.requests_per_s, after.throughput.requests_per_s
+    t1, t2 = before.duration_s, after.duration_s
+    if r1 <= 0 or t1 <= 0 or t2 <= 0:
+        return None
+    noise = 3 * math.sqrt(r1 / t1 + r2 / t2)  # the deviation of a difference of two Poisson rates
+    fall = r1 - r2
+    return fall / r1 if fall > CAPACITY_DROP * r1 and fall > noise else None
+
+
+def remeasured_text(probes: list[Probe]) -> str:
+    """`; re-measured after failing: 40/s (failed again), 30/s (passed, then failed), 20/s (passed twice)`, or ""
+    when no probe failed."""
+    again = [f"{sig3(p.rate)}/s ({_remeasure_outcome(p)})" for p in probes if p.earlier]
+    return f"; re-measured after failing: {', '.join(again)}" if again else ""
+
+
+def _remeasure_outcome(probe: Probe) -> str:
+    if probe.measured == 2:
+        return "failed again"
+    return "passed twice" if probe.passed else "passed, then failed"

@@ -1,0 +1,200 @@
+"""The measuring session of `ragbench size`: one endpoint's points measured, written and sized to the budget.
+
+Every point goes through the load sweep's own `measure_point` (same workers, histograms and records as
+`ragbench load`) and is written to results.jsonl the moment it finishes, followed by its GPU telemetry window;
+the `sizing` record with the recommendation comes last for each length. When the budget runs out, or a signal
+stops the run, the sizing record of what finished is written as a best-so-far (a lower bound).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import replace
+
+from bench.core.interrupt import uninterruptible
+from bench.load.endpoint import LoadEndpoint
+from bench.load.measure import measure_point, stop_if_unreachable
+from bench.load.points import PointConfig, point_label
+from bench.load.workload import Workload
+from bench.results.lifecycle import OpenRun
+from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, Loop, Op, SizingRecord
+from bench.sizing.budget import Budget, BudgetSpent
+from bench.sizing.closed import choose_closed, closed_sweep
+from bench.sizing.plan import GROWTH, LOWEST_RATE_FRACTION, OVERRUN, START_FRACTION, SizePlan, probe_duration
+from bench.sizing.record import sizing_record
+from bench.sizing.search import Probe, measurements_left, saturation_search
+from bench.sizing.slo import passes, sig3
+from bench.sizing.telemetry import GpuSampler
+from bench.sizing.verdict import verdict
+
+
+class SizeSession:
+    """One endpoint's measurements: each point measured, written, and its GPU window written after it; every
+    point and probe sized to the budget left, the time still expected said after each."""
+
+    def __init__(
+        self,
+        endpoint: LoadEndpoint,
+        plan: SizePlan,
+        workload: Workload,
+        pool: Executor,
+        writer: OpenRun,
+        sampler: GpuSampler | None,
+        report: Callable[[LoadPointRecord], None],
+        budget: Budget,
+        say: Callable[[str], None],
+    ):
+        self.endpoint, self.plan = endpoint, plan
+        self.workload, self.pool, self.writer, self.sampler, self.report = workload, pool, writer, sampler, report
+        self.budget, self.say = budget, say
+        self.points: list[LoadPointRecord] = []
+        self.search_left = 0  # measurements the saturation search still expects (its outlook), this one included
+        self.probe_s = plan.duration_s  # the measured window of the search's next probe
+
+    def measure(self, point: PointConfig) -> LoadPointRecord:
+        self.budget.require((point.warmup_s + (point.duration_s or 0.0)) * OVERRUN)
+        record = measure_point(self.endpoint, point, self.workload, self.pool)
+        finished = time.monotonic()
+        self.writer.write(record)
+        self.report(record)
+        self.points.append(record)
+        if self.sampler is not None and self.sampler.available:
+            # The measured window ends with the last answer, just before measure_point returned.
+            windows = self.sampler.window(finished - record.duration_s, finished)
+            self.writer.write(
+                GpuTelemetryRecord(
+                    endpoint=record.endpoint,
+                    point=point_label(record),
+                    start=finished - record.duration_s,
+                    end=finished,
+                    gpus=[w.to_dict() for w in windows],
+                )
+            )
+        stop_if_unreachable(self.endpoint, record, "sizing")
+        if record.loop == Loop.OPEN:
+            self.search_left = max(0, self.search_left - 1)
+            self.say(f"size: {self._verdict(record)}; {self._time_text(self._search_s())}")
+        return record
+
+    def _verdict(self, record: LoadPointRecord) -> str:
+        """`2.5 requests/s offered: failed — scheduled p99 … from 60 requests (95% interval …)`."""
+        slo = self.plan.slo
+        outcome = "passed" if passes(record, slo, "scheduled") else "failed"
+        judged = verdict(record, "scheduled", slo).text(slo, "scheduled")
+        return f"{sig3(record.rate or 0.0)} requests/s offered: {outcome} — {judged}"
+
+    def _search_s(self) -> float:
+        return self.search_left * (self.plan.warmup_s + self.probe_s) * OVERRUN
+
+    def _time_text(self, to_go_s: float) -> str:
+        left = self.budget.left()
+        capped = min(to_go_s, max(left, 0.0))
+        budget = f" of the {sig3(self.budget.seconds)} s budget" if self.budget.seconds is not None else ""
+        return f"{sig3(self.budget.spent)} s spent{budget}, about {sig3(capped)} s to go"
+
+    def point(self, loop: Loop, size: int, length: int | None) -> PointConfig:
+        """A point of this run's op, timing and error limit; the loop's own settings are replaced in by the caller."""
+        plan = self.plan
+        return PointConfig(
+            op=plan.op,
+            loop=loop,
+            batch=size,
+            length=length,
+            duration_s=plan.duration_s,
+            warmup_s=plan.warmup_s,
+            workers=plan.workers,
+            timeout_s=plan.timeout_s,
+            max_error_rate=plan.slo.max_error_rate,
+        )
+
+    def outlook(self, measurements: int) -> None:
+        """The search expects `measurements` more: each probe gets its share of the budget left."""
+        self.search_left = measurements
+
+    def plan_probe(self, rate: float) -> None:
+        """The next probe's length at `rate`: its share of the budget left among the measurements expected."""
+        plan = self.plan
+        share = self.budget.left() / max(self.search_left, 1) / OVERRUN - plan.warmup_s
+        self.probe_s = probe_duration(rate, plan.duration_s, plan.probe_requests, share, plan.slo.ms)
+
+    def probe(self, rate: float, batch: int, length: int | None, seed: int) -> LoadPointRecord:
+        plan = self.plan
+        self.plan_probe(rate)
+        config = self.point(Loop.OPEN, batch, length)
+        return self.measure(replace(config, rate=rate, arrival=plan.arrival, seed=seed, duration_s=self.probe_s))
+
+    def saturation(self, best: LoadPointRecord | None, length: int | None, probes: list[Probe]) -> None:
+        """The saturation search at the closed loop's chosen batch, from half its request rate; its probes go into
+        `probes` as they finish."""
+        plan = self.plan
+        if best is None:
+            return
+        seeds = iter(range(plan.seed, plan.seed + 10_000))
+        start_rate = max(float(f"{best.throughput.requests_per_s * START_FRACTION:.3g}"), 0.01)  # 3 digits: labels
+        self.outlook(measurements_left(None, None, plan.tolerance, GROWTH, plan.max_probes))
+        self.plan_probe(start_rate)
+        self.say(
+            f"size: saturation search at batch {best.batch} from {sig3(start_rate)} requests/s offered, probes of "
+            f"about {sig3(self.probe_s)} s: {self._time_text(self._search_s())}"
+        )
+        saturation_search(
+            lambda rate: self.probe(rate, best.batch, length, next(seeds)),
+            start_rate=start_rate,
+            slo=plan.slo,
+            tolerance=plan.tolerance,
+            max_probes=plan.max_probes,
+            min_rate=start_rate * LOWEST_RATE_FRACTION,
+            growth=GROWTH,
+            probes=probes,
+            outlook=self.outlook,
+        )
+
+    def bursts(self, length: int | None) -> None:
+        """Open WebUI's ingestion pattern (a file's chunks fired together), with what the search left of the budget:
+        the bursts that do not fit are not measured, which the Open WebUI lines say; the answer stands."""
+        if self.plan.op != Op.EMBED:
+            return
+        try:
+            for batch in self.plan.burst_batches:
+                for concurrency in self.plan.burst_concurrency:
+                    point = self.point(Loop.BURST, batch, length)
+                    self.measure(replace(point, concurrency=concurrency, burst=self.plan.burst))
+        except BudgetSpent as spent:
+            self.say(f"size: {spent} before every Open WebUI burst was measured; the saturation answer is whole")
+
+    def size(self, length: int | None, telemetry: str) -> SizingRecord:
+        """Closed sweep, the saturation search, then Open WebUI's bursts with whatever time is left. When the
+        budget runs out, or a signal stops the run, the record of what finished (a best-so-far) is written too."""
+        plan = self.plan
+        start = len(self.points)
+        probes: list[Probe] = []
+        try:
+            closed = closed_sweep(
+                lambda b, c: self.measure(replace(self.point(Loop.CLOSED, b, length), concurrency=c)),
+                plan.sizes,
+                plan.max_concurrency,
+                plan.slo,
+            )
+            self.saturation(choose_closed(closed, plan.slo).best, length, probes)
+            self.bursts(length)
+        except BudgetSpent as spent:
+            self.say(f"size: {spent}: the answer is the best so far, a lower bound")
+            return self.record(length, telemetry, start, probes, str(spent))
+        except KeyboardInterrupt as stop:
+            with uninterruptible():  # the best-so-far is written whole before the run ends (130/143)
+                self.writer.write(
+                    self.record(
+                        length, telemetry, start, probes, f"stopped by {stop.args[0] if stop.args else 'SIGINT'}"
+                    )
+                )
+            raise
+        return self.record(length, telemetry, start, probes, None)
+
+    def record(
+        self, length: int | None, telemetry: str, start: int, probes: list[Probe], stopped: str | None
+    ) -> SizingRecord:
+        return sizing_record(
+            self.endpoint.spec.name, self.plan, self.points[start:], length, telemetry, probes, stopped
+        )

@@ -19,9 +19,10 @@ from bench.identity.inputs import Tokenizer, from_dataset, from_texts
 from bench.identity.results import identity_records, identity_results
 from bench.identity.run import IdentityRequest, IdentityResult, check_endpoints, run_identity
 from bench.report import write_report
+from bench.results.frame import plain_header
 from bench.results.lifecycle import Output, open_run
 from bench.results.outdir import RESULTS_FILE, is_document, prepare_out_document
-from bench.results.store import Results, plain_header
+from bench.results.store import Results
 
 
 @dataclass

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from bench.core.errors import UserError
 from bench.load.points import PointKey, point_label
-from bench.results.store import Results, record_line
+from bench.results.store import Results
+from bench.results.writer import record_line
 
 RunFiles = dict[str, Results]  # one argument's results files by source (their folder inside it; "" for one file)
 

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 from bench.core.errors import InputError, UserError
 from bench.gate.compare import FAIL, INFO, POWER, Check, Comparison, as_number, checked_points, figure_text, fmt_p
 from bench.load.points import point_label
+from bench.results.frame import now_iso
 from bench.results.outdir import check_out_file
 from bench.results.schema import LoadPointRecord, Loop
-from bench.results.store import Results, now_iso
+from bench.results.store import Results
 
 if TYPE_CHECKING:  # imported where used: only --benchmark-json needs pytest-benchmark
     from pytest_benchmark.stats import Stats

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.identity.run import IdentityResult
+from bench.results.frame import complete_results
 from bench.results.schema import IdentityEndpointRecord, IdentitySummaryRecord
-from bench.results.store import Results, complete_results
+from bench.results.store import Results
 
 
 def identity_records(report: IdentityResult) -> list[object]:

@@ -49,6 +49,7 @@ from bench.load.schedule import open_schedule, share, split_count
 from bench.load.server_view import MetricsReader, delta
 from bench.load.worker import REQUEST_COLUMNS, SharePlan, ShareResult, StopTime, install_stop, run_share
 from bench.load.workload import DISTINCT_REQUESTS, Workload
+from bench.results.frame import now_iso
 from bench.results.lifecycle import OpenRun, Output, open_run
 from bench.results.schema import (
     ClientView,
@@ -62,7 +63,6 @@ from bench.results.schema import (
     ServerTimes,
     Throughput,
 )
-from bench.results.store import now_iso
 
 START_LEAD_S = 0.25  # time for the plans to reach the worker processes before the first intended send
 # A worker is saturated when the requests it drove took this share of what its CPU per request allows

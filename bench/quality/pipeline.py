@@ -32,10 +32,11 @@ from bench.quality.generation import ChatGenerator, Generated, GenerateSpec, gen
 from bench.quality.metrics import Measure, evaluate
 from bench.quality.runs import Run, run_from_results, write_run
 from bench.quality.scoring import comparisons, metric_records
+from bench.results.frame import now_iso
 from bench.results.lifecycle import OpenRun, Output, open_run
 from bench.results.outdir import QRELS_FILE, checkpoint_file, run_file
 from bench.results.schema import LoadPointRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
-from bench.results.store import Results, now_iso
+from bench.results.store import Results
 from bench.targets.base import ProgressFactory, QueryResult, Target, TargetFailed, TargetSpec
 from bench.targets.registry import TargetOptions, build_target
 from bench.targets.served import Metered, percentiles_ms

@@ -22,9 +22,11 @@ from pathlib import Path
 
 from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory, console, progress_bars
+from bench.results.frame import end_status, now_iso
 from bench.results.outdir import RESULTS_FILE, prepare_out_dir
 from bench.results.schema import EndRecord, RunHeader
-from bench.results.store import Results, ResultsWriter, end_status, now_iso, read_results
+from bench.results.store import Results, read_results
+from bench.results.writer import ResultsWriter
 
 # What a resumed run keeps of the interrupted one's records (the header aside); raises UserError to refuse.
 CarryOver = Callable[[Results], Sequence[object]]

@@ -21,7 +21,7 @@ from bench.results.schema import (
     ServerTimes,
     Throughput,
 )
-from bench.results.store import record_line
+from bench.results.writer import record_line
 from bench.sizing.size import (
     Economics,
     Slo,

@@ -36,7 +36,7 @@ from bench.results.frame import now_iso
 from bench.results.lifecycle import OpenRun, Output, open_run
 from bench.results.outdir import QRELS_FILE, checkpoint_file, run_file
 from bench.results.schema import LoadPointRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
-from bench.results.store import Results
+from bench.results.store import Results, read_results
 from bench.targets.base import ProgressFactory, QueryResult, Target, TargetFailed, TargetSpec
 from bench.targets.registry import TargetOptions, build_target
 from bench.targets.served import Metered, percentiles_ms
@@ -151,11 +151,12 @@ def run_quality(
     config: QualityConfig,
     output: Output,
     command: str = "quality",
-) -> Path:
+) -> Results:
     """Run every target and write results, qrels and run files into `output` (bench.results.lifecycle);
-    returns the results path. Nothing is written before every check passed. `output.resume`: the folder holds
-    an interrupted run of the same dataset, targets and settings; its finished targets and the finished
-    queries of the others are kept, and only the rest is run."""
+    returns the results file read back (once: the report's reading where `output` has one). Nothing is written
+    before every check passed. `output.resume`: the folder holds an interrupted run of the same dataset, targets
+    and settings; its finished targets and the finished queries of the others are kept, and only the rest is
+    run."""
     names = [s.name for s in specs]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
@@ -188,7 +189,7 @@ def run_quality(
     finally:
         for target in waiting:  # release their clients
             target.close()
-    return output.results
+    return run.read_back if run.read_back is not None else read_results(output.results)
 
 
 def _judgments(dataset: Dataset, config: QualityConfig) -> Qrels:

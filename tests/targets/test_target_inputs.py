@@ -87,7 +87,7 @@ def test_batch_engines_report_no_per_query_latency(tmp_path):
         QualityConfig([parse_measure("P@1")], depth=10),
         Output(tmp_path),
     )
-    records = [json.loads(line) for line in results.read_text().splitlines()]
+    records = [json.loads(line) for line in results.path.read_text().splitlines()]
     [record] = [r for r in records if r["record"] == "target"]
     assert record["latency_ms"] == {} and record["search_seconds"] > 0
     assert [r["latency_ms"] for r in records if r["record"] == "query"] == [None, None]

@@ -20,9 +20,10 @@ from bench.datasets.model import Dataset
 from bench.datasets.sample import sample_dataset
 from bench.endpoints.spec import EndpointSpec
 from bench.endpoints.spec import parse_spec as parse_endpoint
+from bench.quality.config import QualityConfig
 from bench.quality.generation import GenerateSpec, parse_generate
 from bench.quality.metrics import Measure, default_measures, parse_measure
-from bench.quality.pipeline import QualityConfig, run_quality
+from bench.quality.pipeline import run_quality
 from bench.quality.under_load import not_under_load
 from bench.results.lifecycle import Output
 from bench.results.store import Results

@@ -10,8 +10,9 @@ import pytest
 
 from bench.core.errors import UserError
 from bench.datasets.model import Dataset, Document
+from bench.quality.config import QualityConfig
 from bench.quality.metrics import parse_measure
-from bench.quality.pipeline import QualityConfig, run_quality
+from bench.quality.pipeline import run_quality
 from bench.results.lifecycle import Output
 from bench.targets.base import no_progress
 from bench.targets.registry import TargetOptions, build_target, parse_spec

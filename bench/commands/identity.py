@@ -16,8 +16,9 @@ from bench.datasets.io import require_file
 from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.identity.console import render
 from bench.identity.inputs import Tokenizer, from_dataset, from_texts
+from bench.identity.outcome import IdentityResult
 from bench.identity.results import identity_records, identity_results
-from bench.identity.run import IdentityRequest, IdentityResult, check_endpoints, run_identity
+from bench.identity.run import IdentityRequest, check_endpoints, run_identity
 from bench.report import write_report
 from bench.results.frame import plain_header
 from bench.results.lifecycle import Output, open_run

@@ -27,7 +27,8 @@ from bench.quality.pipeline import run_quality
 from bench.quality.under_load import not_under_load
 from bench.results.lifecycle import Output
 from bench.results.store import Results
-from bench.targets.registry import TargetOptions, TargetSpec, parse_spec
+from bench.targets.base import TargetOptions, TargetSpec
+from bench.targets.registry import parse_spec
 from bench.targets.served import check_endpoint_refs
 
 

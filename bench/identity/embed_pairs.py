@@ -20,7 +20,7 @@ from bench.identity.thresholds import (
     judged,
     pair_dtype,
 )
-from bench.identity.vectors import TOP_K, batch_invariance, stream_vectors, top10_overlap
+from bench.identity.vectors import TOP_K, EndpointVectors, PairVectors, batch_invariance, stream_vectors, top10_overlap
 from bench.results.schema import (
     Cause,
     IdentityEmbedPairRecord,
@@ -114,10 +114,17 @@ def embed_identity(
 
 
 def _embed_pair(
-    pair, a, b, thresholds: Thresholds, lengths: np.ndarray, texts: list[str], candidates: int
+    pair: PairVectors,
+    a: EndpointVectors,
+    b: EndpointVectors,
+    thresholds: Thresholds,
+    lengths: np.ndarray,
+    texts: list[str],
+    candidates: int,
 ) -> IdentityEmbedPairRecord:
     cosine = pair.cosine
     order = np.argsort(cosine, kind="stable")[:WORST]
+    assert a.topk is not None and b.topk is not None  # stream_vectors sets both before any text
     overlap = top10_overlap(a.topk, b.topk) if candidates >= MIN_NEIGHBOUR_CANDIDATES else None
     result = IdentityEmbedPairRecord(
         a=pair.a,
@@ -170,9 +177,9 @@ def _judge_embed_pair(
 
 def _embed_causes(
     result: IdentityEmbedPairRecord,
-    pair,
-    a,
-    b,
+    pair: PairVectors,
+    a: EndpointVectors,
+    b: EndpointVectors,
     by_name: dict[str, Embedder],
     texts: list[str],
     lengths: np.ndarray,

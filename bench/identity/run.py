@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from bench.core.errors import UserError
 from bench.endpoints.base import Embedder, Reranker
@@ -21,6 +22,9 @@ from bench.identity.thresholds import (
     pair_dtype,
 )
 
+T = TypeVar("T")
+F = TypeVar("F")
+
 
 @dataclass
 class IdentityRequest:
@@ -32,7 +36,8 @@ class IdentityRequest:
     chunk_size: int = 1024
 
 
-def _safe(call, fallback):
+def _safe(call: Callable[[], T], fallback: F) -> T | F:
+    """What `call` answers, or `fallback` where the endpoint refuses (a describe or dtype it cannot give)."""
     try:
         return call()
     except UserError:
@@ -138,7 +143,7 @@ def compare_endpoints(
 
 
 def _rerank_identity(
-    request,
+    request: IdentityRequest,
     rerankers: list[Reranker],
     inputs: IdentityInput,
     forced: str | None,

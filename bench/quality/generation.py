@@ -20,10 +20,10 @@ from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qsl
 
 from bench.core.errors import ServerError, UserError
+from bench.core.progress import ProgressFactory
 from bench.core.secrets import secret_from_env
 from bench.endpoints.client import HttpEndpoint
 from bench.endpoints.meter import checked_usage
-from bench.targets.base import ProgressFactory
 
 SYSTEM_PROMPT = (
     "Answer the question using only the context. Reply with the answer alone, in as few words as "

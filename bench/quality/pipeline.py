@@ -31,8 +31,8 @@ from bench.results.schema import (
     RunHeader,
 )
 from bench.results.store import Results, read_results
-from bench.targets.base import Target, TargetSpec
-from bench.targets.registry import TargetOptions, build_target
+from bench.targets.base import Target, TargetOptions, TargetSpec
+from bench.targets.registry import build_target
 
 
 def _write_qrels(path: Path, qrels: Qrels) -> None:

@@ -33,7 +33,7 @@ def _percentiles(values_ms: list[float]) -> dict[str, float]:
 def target_record(
     spec: TargetSpec,
     name: str,
-    config: dict,
+    config: dict[str, Any],
     results: list[QueryResult],
     index_s: float,
     search_s: float,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.core.interrupt import uninterruptible
+from bench.core.progress import ProgressFactory
 from bench.datasets.answers import AnswerJudge
 from bench.datasets.model import Dataset
 from bench.quality.checkpoint import Checkpoint
@@ -24,7 +25,7 @@ from bench.results.schema import (
     MetricRecord,
     TargetStatus,
 )
-from bench.targets.base import ProgressFactory, QueryResult, Target, TargetFailed, TargetSpec
+from bench.targets.base import QueryResult, Target, TargetFailed, TargetSpec
 from bench.targets.served import Metered
 
 SEARCH_BATCH = 16  # queries per search call: each finished batch is kept (bench/quality/checkpoint.py)
@@ -117,7 +118,16 @@ def _one_bar_each(progress: ProgressFactory, scale: float) -> ProgressFactory:
     return factory
 
 
-def _generate(config, target, name, dataset, results, progress, judge, described) -> dict[str, Generated]:
+def _generate(
+    config: QualityConfig,
+    target: Target,
+    name: str,
+    dataset: Dataset,
+    results: list[QueryResult],
+    progress: ProgressFactory,
+    judge: AnswerJudge,
+    described: dict[str, Any],
+) -> dict[str, Generated]:
     """Generated answers for the answered questions (`--generate`); their cost joins each query's cost."""
     if config.generate is None:
         return {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,13 @@ import numpy as np
 from bench.core.http import HttpClient
 from bench.doctor.probe import PING, Probe, describe, probe
 from bench.results.schema import DoctorFinding
+
+
+class LiteLLMMode(StrEnum):
+    """The `model_info.mode`s the doctor probes (LiteLLM has others: chat, completion, ...)."""
+
+    EMBEDDING = "embedding"
+    RERANK = "rerank"
 
 
 def check_litellm(client: HttpClient, url: str, key: str | None, key_env: str) -> list[DoctorFinding]:
@@ -60,16 +68,16 @@ def _litellm_modes(client: HttpClient, base: str, key: str | None) -> dict[str, 
 def _check_litellm_model(
     client: HttpClient, base: str, model: str, key: str | None, mode: str | None
 ) -> list[DoctorFinding]:
-    if mode not in (None, "embedding", "rerank"):
+    if mode is not None and mode not in set(LiteLLMMode):
         return [DoctorFinding("litellm", True, f"{model}: mode {mode}, not an embedding or rerank model (not probed)")]
     as_float = Probe(None, message="not probed: mode rerank")
-    if mode != "rerank":
+    if mode != LiteLLMMode.RERANK:
         as_float = probe(
             client, "POST", f"{base}/v1/embeddings", {"model": model, "input": PING, "encoding_format": "float"}, key
         )
     if as_float.ok:
         return _check_litellm_encodings(client, base, model, key, as_float)
-    if mode == "embedding":
+    if mode == LiteLLMMode.EMBEDDING:
         return [
             DoctorFinding(
                 "litellm",
@@ -136,7 +144,7 @@ def _check_litellm_rerank(
         return [DoctorFinding("litellm", True, f"{model}: rerank answers and honours top_n")]
     tried = (
         f"rerank fails ({describe(rerank)})"
-        if mode == "rerank"
+        if mode == LiteLLMMode.RERANK
         else f"neither embeddings ({describe(as_float)}) nor rerank ({describe(rerank)}) answer"
     )
     return [

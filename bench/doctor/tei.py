@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from bench.core.http import HttpClient
 from bench.doctor.probe import PING, Facts, count_setting, describe, probe
 from bench.results.schema import DoctorFinding
+
+
+class TeiModelKind(StrEnum):
+    """What TEI's /info says it serves (the key of its `model_type`)."""
+
+    EMBEDDING = "embedding"
+    RERANKER = "reranker"
 
 
 def check_tei(client: HttpClient, url: str, key: str | None, facts: Facts) -> list[DoctorFinding]:
@@ -34,9 +43,9 @@ def check_tei(client: HttpClient, url: str, key: str | None, facts: Facts) -> li
             f"max_client_batch_size {limit}, max_input_length {max_len}, auto_truncate {body.get('auto_truncate')}",
         )
     ]
-    if kind == "embedding":
+    if kind == TeiModelKind.EMBEDDING:
         found += _check_tei_embed(client, url, key, limit, max_len, bool(body.get("auto_truncate")))
-    elif kind == "reranker":
+    elif kind == TeiModelKind.RERANKER:
         ping = probe(client, "POST", f"{url}/rerank", {"query": PING[0], "texts": ["a", "b"]}, key)
         found.append(DoctorFinding("tei", ping.ok, f"/rerank {'answers' if ping.ok else describe(ping)}"))
     return found

@@ -54,7 +54,7 @@ def _tokenizer(request: IdentityRequest) -> Tokenizer | None:
     if request.tokenizer is not None:
         return Tokenizer(request.tokenizer)
     for spec in request.specs:
-        if spec.kind in ("reference", "reference-rerank"):
+        if spec.url is None:  # an in-process reference endpoint: its model folder may hold the tokenizer
             from bench.endpoints.reference import resolve_model
 
             path = resolve_model(spec.params.get("model") or None)

@@ -14,7 +14,7 @@ from bench.datasets.model import Dataset
 from bench.quality.checkpoint import Checkpoint
 from bench.quality.config import QualityConfig, Scoring
 from bench.quality.evaluation import ranked_texts
-from bench.quality.generation import ChatGenerator, Generated, generate_answers
+from bench.quality.generation import ChatGenerator, Generated, GenerateKind, generate_answers
 from bench.quality.metrics import evaluate
 from bench.quality.runs import Run, run_from_results, write_run
 from bench.quality.scoring import metric_records
@@ -136,7 +136,7 @@ def _generate(
         r.qid: r.passages if r.passages is not None else [dataset.corpus[h.doc_id].full_text for h in r.hits]
         for r in results
     }
-    chat = ChatGenerator(config.generate) if config.generate.kind == "chat" else None
+    chat = ChatGenerator(config.generate) if config.generate.kind == GenerateKind.CHAT else None
     try:
         generated = generate_answers(config.generate, target, name, asked, passages, progress, chat)
     finally:

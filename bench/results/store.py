@@ -140,7 +140,7 @@ def _json(path: Path, line: str, number: int) -> dict[str, Any]:
 
 
 def _check_header(path: Path, data: dict[str, Any], number: int) -> None:
-    if data["record"] != "run" or data.get("schema") != SCHEMA:
+    if RECORD_TYPES[data["record"]] is not RunHeader or data.get("schema") != SCHEMA:
         raise InputError(path, f"not a ragbench results file (first record must be a {SCHEMA} header)", number)
     if data.get("version") not in READABLE_VERSIONS:
         raise InputError(

@@ -23,8 +23,9 @@ from pathlib import Path
 from bench.datasets import answers, load_dataset
 from bench.datasets.model import Dataset, Document
 from bench.quality import pipeline
+from bench.quality.config import QualityConfig
 from bench.quality.metrics import parse_measure
-from bench.quality.pipeline import QualityConfig, run_quality
+from bench.quality.pipeline import run_quality
 from bench.results.lifecycle import Output
 from bench.targets.registry import TargetOptions, parse_spec
 

@@ -27,7 +27,7 @@ import numpy as np
 from bench.gate.compare import compare_paths
 from bench.gate.config import GateConfig
 from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
-from bench.results.store import ResultsWriter
+from bench.results.writer import ResultsWriter
 
 MEASURES = {"ndcg_cut_10": "nDCG@10", "recall_100": "R@100", "recip_rank_cut_10": "MRR@10", "map_cut_100": "MAP@100"}
 

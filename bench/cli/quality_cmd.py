@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from bench.cli.app import app
+
+if TYPE_CHECKING:
+    from bench.results.store import Results
 
 Dataset = Annotated[Path, typer.Option("--dataset", help="BEIR folder, TREC folder, or JSONL Q&A.")]
 Targets = Annotated[
@@ -199,22 +202,14 @@ def _run_and_summarise(request) -> None:
     """Run, then print the results tables and the report's path; also when a measurement failed (everything
     is written then too), before the error line and its exit code 3."""
     from bench.commands.quality import quality_command
-    from bench.core.errors import MeasurementFailed
 
-    try:
-        report = quality_command(request)
-    except MeasurementFailed as failed:
-        if failed.report is not None:
-            _summary(failed.report)
-        raise
-    _summary(report)
+    quality_command(request, show=_summary)
 
 
-def _summary(report: Path) -> None:
+def _summary(results: Results, report: Path) -> None:
     from bench.report.quality_tables import print_console_summary
-    from bench.results.outdir import RESULTS_FILE
 
-    print_console_summary(report.parent / RESULTS_FILE)
+    print_console_summary(results)
     typer.echo(f"report: {report}")
 
 

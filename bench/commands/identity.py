@@ -17,12 +17,14 @@ from bench.datasets.texts import Tokenizer
 from bench.endpoints.spec import EndpointSpec, parse_spec
 from bench.identity.console import render
 from bench.identity.inputs import from_dataset, from_texts
+from bench.identity.outcome import IdentityResult
 from bench.identity.results import identity_records, identity_results
-from bench.identity.run import IdentityRequest, IdentityResult, check_endpoints, run_identity
+from bench.identity.run import IdentityRequest, check_endpoints, run_identity
 from bench.report import write_report
+from bench.results.frame import plain_header
 from bench.results.lifecycle import Output, open_run
 from bench.results.outdir import RESULTS_FILE, is_document, prepare_out_document
-from bench.results.store import Results, plain_header
+from bench.results.store import Results
 
 
 @dataclass

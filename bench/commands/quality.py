@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,14 +14,16 @@ from bench.datasets.sample import sample_dataset
 from bench.endpoints.spec import EndpointSpec
 from bench.endpoints.spec import parse_spec as parse_endpoint
 from bench.quality.background import background_load
-from bench.quality.background_spec import background_spec, check_background, expand_targets
+from bench.quality.background_spec import BackgroundSpec, background_spec, check_background, expand_targets
+from bench.quality.config import QualityConfig
 from bench.quality.generation import GenerateSpec, parse_generate
 from bench.quality.metrics import Measure, default_measures, parse_measure
-from bench.quality.pipeline import QualityConfig, run_quality
+from bench.quality.pipeline import run_quality
 from bench.quality.under_load import not_under_load
 from bench.results.lifecycle import Output
-from bench.results.store import read_results
-from bench.targets.registry import TargetOptions, TargetSpec, parse_spec
+from bench.results.store import Results
+from bench.targets.base import TargetOptions, TargetSpec
+from bench.targets.registry import parse_spec
 from bench.targets.served import check_endpoint_refs
 
 
@@ -49,7 +52,18 @@ class QualityRequest:
     hourly_usd: float | None = None  # --hourly-usd: the serving hardware's price, for $ per 1k queries / 1M texts
 
 
-def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSpec], GenerateSpec | None]:
+@dataclass(frozen=True)
+class QualityPlan:
+    """A quality request checked: each option parsed once, into what the run consumes."""
+
+    measures: list[Measure]  # as asked; the defaults the dataset calls for are chosen once it is read
+    targets: list[TargetSpec]
+    endpoints: dict[str, EndpointSpec]  # -e NAME=SPEC by name
+    generate: GenerateSpec | None
+    background: BackgroundSpec | None
+
+
+def check_quality(request: QualityRequest) -> QualityPlan:
     """Every option checked without reading the dataset (cheap): the CLI and a suite's validation use
     this one function."""
     from bench.core import values
@@ -64,8 +78,10 @@ def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSp
     endpoints = endpoint_specs(request.endpoints or [])
     for spec in specs:
         check_endpoint_refs(spec, endpoints)
+    background = None
     if request.background is not None:
-        check_background(background_spec(request.background, request.background_from), endpoints)
+        background = background_spec(request.background, request.background_from)
+        check_background(background, endpoints)
     elif request.background_from is not None:
         raise UserError("--background-from gives --background's rates as fractions: give --background too")
     generate = parse_generate(request.generate) if request.generate else None
@@ -75,7 +91,7 @@ def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSp
             "add --generate chat@URL?model=NAME or --generate native"
         )
     _check_depth(request.depth, measures)
-    return measures, specs, generate
+    return QualityPlan(measures, specs, endpoints, generate, background)
 
 
 def endpoint_specs(given: list[str]) -> dict[str, EndpointSpec]:
@@ -95,18 +111,19 @@ def _check_depth(depth: int, measures: list[Measure]) -> None:
         raise UserError(f"--depth {depth} is below the deepest cut-off ({deepest})")
 
 
-def quality_command(request: QualityRequest) -> Path:
+def quality_command(request: QualityRequest, show: Callable[[Results, Path], None] | None = None) -> Path:
     """Validate everything first (cheap), then run; the report is written even after a failure or Ctrl-C.
-    Returns the report; a run that measured everything but not every query or generated answer (a
+    Returns the report; `show` gets the results read back and the report once the run ended (the CLI's
+    summary). A run that measured everything but not every query or generated answer (a
     failed target, failed queries, failed generations) or not every loaded run under its load (a `--background`
     stream that failed or was past its error limit) raises MeasurementFailed once the report is written."""
     from bench.report import write_report
 
-    measures, specs, generate = check_quality(request)
+    plan = check_quality(request)
     if request.out.exists() and not request.out.is_dir():
         raise UserError(f"--out {request.out}: is a file, not a folder")
     dataset = load_dataset(request.dataset, split=request.split)
-    measures = _measures(dataset, measures, generate, request.depth)
+    measures = _measures(dataset, plan.measures, plan.generate, request.depth)
     if request.max_queries is not None or request.max_docs is not None:
         dataset = sample_dataset(dataset, request.max_queries, request.max_docs, request.seed)
     for note in dataset.notes:
@@ -115,13 +132,15 @@ def quality_command(request: QualityRequest) -> Path:
         embedding_model=request.embedding_model,
         cross_encoder=request.cross_encoder,
         rerank_depth=request.rerank_depth,
-        endpoints=endpoint_specs(request.endpoints or []),
+        endpoints=plan.endpoints,
         cache=not request.no_cache,
     )
     output = Output(request.out, request.overwrite, request.resume, report=write_report, progress=True)
-    config = QualityConfig(measures, request.depth, request.seed, generate, hourly_usd=request.hourly_usd)
-    results = read_results(_run(request, dataset, specs, options, config, output))
+    config = QualityConfig(measures, request.depth, request.seed, plan.generate, hourly_usd=request.hourly_usd)
+    results = _run(request, plan, dataset, options, config, output)
     report = request.out / "report.html"
+    if show is not None:
+        show(results, report)
     failures = [
         f"target {t.name}: {'; '.join(found)}" for t in results.targets if (found := results.target_failures(t))
     ]
@@ -140,18 +159,17 @@ def quality_command(request: QualityRequest) -> Path:
 
 def _run(
     request: QualityRequest,
+    plan: QualityPlan,
     dataset: Dataset,
-    specs: list[TargetSpec],
     options: TargetOptions,
     config: QualityConfig,
     output: Output,
-) -> Path:
+) -> Results:
     """run_quality, with `--background`: every target once per rate, each search under that rate's stream."""
-    if request.background is None:
-        return run_quality(dataset, specs, options, config, output, command=request.command)
-    spec = background_spec(request.background, request.background_from)
-    specs, rates = expand_targets(specs, spec.rates)
-    with background_load(spec, options.endpoints, dataset, rates) as load:
+    if plan.background is None:
+        return run_quality(dataset, plan.targets, options, config, output, command=request.command)
+    specs, rates = expand_targets(plan.targets, plan.background.rates)
+    with background_load(plan.background, options.endpoints, dataset, rates) as load:
         if request.resume:
             load.resume(output.results)  # so a rate run again is planned to outlast its searches too
         config.around_search = load.around_search

@@ -30,11 +30,6 @@ _held: int | None = None  # a signal that arrived inside an uninterruptible sect
 _depth = 0  # nesting of uninterruptible sections
 
 
-def first_signal() -> int | None:
-    """The number of the first SIGINT/SIGTERM received since `install()`, or None."""
-    return _first
-
-
 def exit_status() -> int | None:
     """128 + the first signal's number, or None when no stop signal came."""
     return None if _first is None else 128 + _first
@@ -48,7 +43,7 @@ def exit_at_once_on_signal() -> None:
     """For the last instants of the process (its work is done and on disk): a signal now ends it at once
     with 128 + the first signal's number, instead of being lost in the interpreter's shutdown."""
 
-    def handler(signum: int, frame: object) -> None:
+    def handler(signum: int, _frame: object) -> None:
         for stream in (sys.stdout, sys.stderr):
             with suppress(OSError, ValueError):
                 stream.flush()
@@ -58,7 +53,7 @@ def exit_at_once_on_signal() -> None:
         signal.signal(signum, handler)
 
 
-def _handler(signum: int, frame: object) -> None:
+def _handler(signum: int, _frame: object) -> None:
     global _first, _held
     if _first is None:
         _first = signum

@@ -11,8 +11,9 @@ from bench.core.errors import InputError
 from bench.gate.figures import as_number, figure_text
 from bench.gate.points import checked_points, p99_quantity
 from bench.load.points import point_label
+from bench.results.frame import now_iso
 from bench.results.schema import LoadPointRecord
-from bench.results.store import Results, now_iso
+from bench.results.store import Results
 
 if TYPE_CHECKING:  # imported where used: only --benchmark-json needs pytest-benchmark
     from pytest_benchmark.stats import Stats

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from bench.core.errors import UserError
 from bench.gate.inputs import same_file
 from bench.load.points import PointKey, point_label
-from bench.results.store import Results, record_line
+from bench.results.store import Results
+from bench.results.writer import record_line
 
 RunFiles = dict[str, Results]  # one argument's results files by source (their folder inside it; "" for one file)
 

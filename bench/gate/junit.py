@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 from bench.gate.checks import Comparison, Status
 from bench.gate.text import inconclusive_line
-from bench.results.store import now_iso
+from bench.results.frame import now_iso
 
 
 def junit_xml(comparison: Comparison) -> str:

@@ -8,6 +8,7 @@ report.passed
 """
 
 from bench.identity.inputs import IdentityInput, from_dataset, from_texts
-from bench.identity.run import IdentityRequest, IdentityResult, run_identity
+from bench.identity.outcome import IdentityResult
+from bench.identity.run import IdentityRequest, run_identity
 
 __all__ = ["IdentityInput", "IdentityRequest", "IdentityResult", "from_dataset", "from_texts", "run_identity"]

@@ -82,7 +82,8 @@ def dimension_causes(a: EndpointVectors, b: EndpointVectors, pair: PairVectors, 
 def _cosines(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.shape != y.shape:
         return np.zeros(len(x), dtype=np.float32)
-    return np.einsum("ij,ij->i", unit(x), unit(y))
+    cosines: np.ndarray = np.einsum("ij,ij->i", unit(x), unit(y))
+    return cosines
 
 
 def truncation_points(cosine: np.ndarray, lengths: np.ndarray, thresholds: Thresholds) -> list[int]:

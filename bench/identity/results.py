@@ -1,13 +1,14 @@
-"""An identity report as records of the results file (schema `ragbench.results`, bench/results/schema.py);
+"""An identity report as records of the results file (schema `ragbench.results`, bench/results/schema/);
 the writer masks secrets."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bench.identity.run import IdentityResult
+from bench.identity.outcome import IdentityResult
+from bench.results.frame import complete_results
 from bench.results.schema import IdentityEndpointRecord, IdentitySummaryRecord
-from bench.results.store import Results, complete_results
+from bench.results.store import Results
 
 
 def identity_records(report: IdentityResult) -> list[object]:

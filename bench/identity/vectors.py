@@ -24,7 +24,8 @@ _TINY = np.float32(1e-12)
 
 def unit(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, _TINY)
+    unit_vectors: np.ndarray = vectors / np.maximum(norms, _TINY)
+    return unit_vectors
 
 
 class TopK:

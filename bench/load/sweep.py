@@ -33,9 +33,9 @@ from bench.load.repeats import run_interleaved
 from bench.load.requests_csv import RequestsCsv
 from bench.load.share import ShareResult
 from bench.load.workload import Workload
+from bench.results.frame import now_iso
 from bench.results.lifecycle import OpenRun, Output, open_run
 from bench.results.schema import LoadPointRecord, Loop, RunHeader
-from bench.results.store import now_iso
 
 
 def load_header(

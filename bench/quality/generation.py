@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qsl
 
 from bench.core.errors import ServerError, UserError
+from bench.core.progress import ProgressFactory
 from bench.core.secrets import secret_from_env
 from bench.endpoints.client import HttpEndpoint
 from bench.endpoints.meter import checked_usage
-from bench.targets.base import ProgressFactory
 
 SYSTEM_PROMPT = (
     "Answer the question using only the context. Reply with the answer alone, in as few words as "
@@ -34,12 +35,19 @@ NATIVE_OPTIONS = {"response_type", "user_prompt"}
 GIVE_UP_AFTER = 3  # the first questions all failing end the run instead of waiting out every question
 
 
+class GenerateKind(StrEnum):
+    """Who answers: a chat model given the retrieved passages, or the target itself (its own answers)."""
+
+    CHAT = "chat"
+    NATIVE = "native"
+
+
 @dataclass(frozen=True)
 class GenerateSpec:
     """`chat@URL?model=M&...` or `native?...`, as given to `--generate`."""
 
     text: str
-    kind: str  # chat | native
+    kind: GenerateKind
     url: str | None = None
     params: dict[str, str] = field(default_factory=dict)
 
@@ -60,19 +68,20 @@ def parse_generate(text: str) -> GenerateSpec:
         if "=" not in pair:
             raise UserError(f"--generate {text!r}: option {pair!r} is not option=value")
         params.update(parse_qsl(pair, keep_blank_values=True))
-    known = {"chat": CHAT_OPTIONS, "native": NATIVE_OPTIONS}.get(kind)
-    if known is None:
+    if kind not in set(GenerateKind):
         raise UserError(f"--generate {text!r}: expected chat@URL?model=NAME or native")
+    given = GenerateKind(kind)
+    known = CHAT_OPTIONS if given == GenerateKind.CHAT else NATIVE_OPTIONS
     unknown = sorted(set(params) - known)
     if unknown:
         raise UserError(
             f"--generate {text!r}: unknown option(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
         )
-    if kind == "chat" and (not url or not params.get("model")):
+    if given == GenerateKind.CHAT and (not url or not params.get("model")):
         raise UserError(f"--generate {text!r}: chat needs a URL and a model (chat@http://host:4000/v1?model=NAME)")
-    if kind == "native" and url:
+    if given == GenerateKind.NATIVE and url:
         raise UserError(f"--generate {text!r}: native takes no URL (the target answers itself)")
-    spec = GenerateSpec(text, kind, url or None, params)
+    spec = GenerateSpec(text, given, url or None, params)
     for name in ("context", "max_tokens", "timeout"):  # checked now, not mid-run
         spec.int_option(name, 1)
     if params.get("key_env") and secret_from_env(params["key_env"]) is None:
@@ -168,7 +177,7 @@ def generate_answers(
     """Answer every question, one at a time (so latency and metered cost are each question's own).
 
     A server refusing one question makes that question's error; the run goes on."""
-    if spec.kind == "native" and not isinstance(target, AnswersItself):
+    if spec.kind == GenerateKind.NATIVE and not isinstance(target, AnswersItself):
         raise UserError(
             f"--generate native: target {name} does not generate answers itself "
             "(use --generate chat@URL?model=NAME to answer from its retrieved texts)"

@@ -11,14 +11,18 @@ import numpy as np
 
 from bench.quality.significance import bootstrap_ci, compare_pairs, seeded_generator
 from bench.quality.under_load import meaningful_pair
-from bench.results.schema import ComparisonRecord, MetricRecord
+from bench.results.schema import ComparisonRecord, MetricRecord, Relevance
 
 PERMUTATIONS = 10_000
 BOOTSTRAP = 10_000
 
 
 def metric_records(
-    name: str, per_query: dict[str, dict[str, float]], labels: dict[str, str], relevance: dict[str, str], seed: int
+    name: str,
+    per_query: dict[str, dict[str, float]],
+    labels: dict[str, str],
+    relevance: dict[str, Relevance],
+    seed: int,
 ) -> list[MetricRecord]:
     """One record per measure of `per_query` (measure -> qid -> value) for target `name`."""
     records = []
@@ -34,7 +38,7 @@ def metric_records(
                 ci_high=high,
                 queries=len(values),
                 per_query=values,
-                relevance=relevance.get(measure, "qrels"),
+                relevance=relevance.get(measure, Relevance.QRELS),
             )
         )
     return records

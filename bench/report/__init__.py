@@ -13,6 +13,7 @@ earlier run's report beside new results. Secrets are masked in the whole text of
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import shutil
 import tempfile
@@ -65,10 +66,14 @@ def kinds_of(results: Results) -> list[ReportKind]:
     return found
 
 
-def write_report(results_path: Path, out_dir: Path | None = None) -> Path:
-    """Write report.md, report.html and each kind's extras next to the results; returns report.html."""
-    results_path = Path(results_path)
-    results = read_results(results_path)
+def write_report(source: Path | Results, out_dir: Path | None = None) -> Path:
+    """Write report.md, report.html and each kind's extras next to the results (a results file, or one already read
+    back); returns report.html."""
+    if isinstance(source, Results):  # the report adds the metrics it recomputes to its own copy, not the caller's
+        results = dataclasses.replace(source, records={k: list(v) for k, v in source.records.items()}, recomputed=[])
+    else:
+        results = read_results(source)
+    results_path = results.path
     kinds = kinds_of(results)
     out_dir = Path(out_dir) if out_dir is not None else results_path.parent
     try:

@@ -175,15 +175,13 @@ def _answer_cells(q: QueryRecord | None, answer_costs: list[str]) -> list[str]:
     return [q.answer or "", mask(q.answer_error or ""), *[repr(q.cost[k]) if k in q.cost else "" for k in answer_costs]]
 
 
-def print_console_summary(results_path: Path) -> None:
+def print_console_summary(results: Results) -> None:
     """The results and significance tables on stdout, so the first command's result shows without a file."""
     from rich.console import Console
 
-    from bench.results.store import read_results
-
     terminal = Console()
     out = Console(width=None if terminal.is_terminal else 160)  # piped: wide enough that no cell wraps
-    for table in console_summary(read_results(results_path)):
+    for table in console_summary(results):
         out.print(table)
 
 

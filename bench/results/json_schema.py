@@ -1,11 +1,11 @@
-"""The JSON Schema of one results.jsonl line, generated from the record dataclasses in schema.py.
+"""The JSON Schema of one results.jsonl line, generated from the record dataclasses of bench.results.schema.
 
     python -m bench.results.json_schema docs/results.schema.json   # rewrite the committed copy
 
 A small generator rather than pydantic's TypeAdapter: it knows the writer's conventions (a float that is
 not finite is written as null; every field is written, defaults included, but those written only when set;
 `record`, `schema` and `version` are constants) and takes each field's description from its comment in
-schema.py, with no dependency beyond the standard library. tests/report/test_schema.py fails when the committed
+the schema, with no dependency beyond the standard library. tests/report/test_schema.py fails when the committed
 copy is stale.
 """
 
@@ -22,8 +22,12 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from bench.core import resample
 from bench.results import schema
-from bench.results.schema import RECORD_TYPES, SCHEMA, VERSION
+from bench.results.schema import RECORD_TYPES, SCHEMA, VERSION, doctor, identity, load, quality, run, sizing
+
+# The modules of the schema, in the order its blocks are listed.
+_SCHEMA_MODULES = (run, quality, identity, doctor, load, sizing)
 
 _SIMPLE: dict[object, dict[str, Any]] = {
     str: {"type": "string"},
@@ -61,7 +65,7 @@ def _type(hint: Any) -> dict[str, Any]:
 
 
 def _comments(cls: type) -> dict[str, str]:
-    """Each field's comment in schema.py, its description: the trailing one, or else the `#:` lines right above the
+    """Each field's comment in the schema, its description: the trailing one, or else the `#:` lines right above the
     field (Sphinx's form for attribute docs; a description too long for one line goes there). A plain `#` line
     above a field heads a group of fields and describes none of them."""
     found: dict[str, str] = {}
@@ -79,7 +83,7 @@ def _comments(cls: type) -> dict[str, str]:
 
 
 def _record(kind: str | None, cls: type) -> dict[str, Any]:
-    hints = typing.get_type_hints(cls, vars(schema))
+    hints = typing.get_type_hints(cls)
     comments = _comments(cls)
     constants = {"record": kind, "schema": SCHEMA, "version": VERSION} if kind else {}
     properties = {}
@@ -105,13 +109,27 @@ def _documented(cls: type) -> bool:
 
 
 def _blocks() -> dict[str, type]:
-    """The nested blocks the records use (schema.py's dataclasses that are not records), by class name."""
+    """The nested blocks the records use, by class name: first the shared Interval, then each schema module's in
+    the order it defines them."""
     records = set(RECORD_TYPES.values())
-    return {
-        name: cls
-        for name, cls in vars(schema).items()
-        if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls not in records
-    }
+    used: set[type] = set()
+
+    def visit(hint: Any) -> None:
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            if hint not in used and hint not in records:
+                used.add(hint)
+                for nested in typing.get_type_hints(hint).values():
+                    visit(nested)
+            return
+        for arg in typing.get_args(hint):
+            visit(arg)
+
+    for cls in records:
+        for hint in typing.get_type_hints(cls).values():
+            visit(hint)
+    order = [resample.__name__, *(m.__name__ for m in _SCHEMA_MODULES)]
+    placed = sorted(used, key=lambda cls: (order.index(cls.__module__), inspect.getsourcelines(cls)[1]))
+    return {cls.__name__: cls for cls in placed}
 
 
 def results_schema() -> dict[str, Any]:

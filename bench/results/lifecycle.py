@@ -22,17 +22,19 @@ from pathlib import Path
 
 from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory, console, no_progress, progress_bars
+from bench.results.frame import end_status, now_iso
 from bench.results.outdir import RESULTS_FILE, prepare_out_dir
-from bench.results.schema import EndRecord, RunHeader
-from bench.results.store import Results, ResultsWriter, end_status, now_iso, read_results
+from bench.results.schema import EndRecord, EndStatus, RunHeader
+from bench.results.store import Results, read_results
+from bench.results.writer import ResultsWriter
 
 # What a resumed run keeps of the interrupted one's records (the header aside); raises UserError to refuse.
 CarryOver = Callable[[Results], Sequence[object]]
 # The records written together with the `end` record, given the run's status (complete, failed, interrupted).
-Closing = Callable[[str], Sequence[object]]
+Closing = Callable[[EndStatus], Sequence[object]]
 
 
-def _nothing(status: str) -> Sequence[object]:
+def _nothing(status: EndStatus) -> Sequence[object]:
     return []
 
 
@@ -52,7 +54,7 @@ class Output:
     folder: Path
     overwrite: bool = False  # replace an earlier run in `folder` (only ragbench's files there)
     resume: bool = False  # continue the interrupted run in `folder`
-    report: Callable[[Path], Path] | None = None  # writes the report from the results file, returns report.html
+    report: Callable[[Results], Path] | None = None  # writes the report from the results read back, returns report.html
     show: Callable[[Results], None] | None = None  # prints what finished (read back), before the report
     say: Callable[[str], None] | None = None  # prints `report: PATH`
     progress: bool = False  # progress bars while the run is open (they end before anything is shown)
@@ -71,6 +73,7 @@ class OpenRun:
     resumed: bool = False
     closing: Closing = _nothing  # set by the command: what to write with the `end` record
     progress: ProgressFactory = no_progress  # bars on stderr with `Output.progress`
+    read_back: Results | None = None  # the results file read once the run ended, for the show, report and caller
 
     @property
     def path(self) -> Path:
@@ -93,9 +96,9 @@ def open_run(output: Output, header: RunHeader, carry_over: CarryOver | None = N
             except BaseException as exc:  # a user error, a stop or a bug: the finished records stay readable
                 _end(run, *end_status(exc))
                 raise
-            _end(run, "complete", None)
+            _end(run, EndStatus.COMPLETE, None)
     finally:
-        _report(output, run.path)
+        run.read_back = _report(output, run.path)
 
 
 def _start(output: Output, header: RunHeader, carry_over: CarryOver | None) -> OpenRun:
@@ -135,17 +138,17 @@ def _interrupted(output: Output, header: RunHeader) -> Results:
                 f"--resume {output.folder}: {what} differ from the interrupted run's ({old} there, {new} now); "
                 "give the same options, or start a new run"
             )
-    if previous.end is not None and previous.end.status == "complete":
+    if previous.end is not None and previous.end.status == EndStatus.COMPLETE:
         raise UserError(f"--resume {output.folder}: that run is complete; nothing to continue")
     return previous
 
 
-def _end(run: OpenRun, status: str, error: str | None) -> None:
+def _end(run: OpenRun, status: EndStatus, error: str | None) -> None:
     """The closing records (skipped after an interruption: the user wants to stop) and the `end` record,
     written together, once, whatever happens meanwhile."""
     found: Sequence[object] = []
     try:
-        if status != "interrupted":
+        if status != EndStatus.INTERRUPTED:
             found = run.closing(status)
     except BaseException as exc:
         status, error = end_status(exc)
@@ -156,16 +159,21 @@ def _end(run: OpenRun, status: str, error: str | None) -> None:
         run.writer.close()
 
 
-def _report(output: Output, path: Path) -> None:
-    """What finished, on the console and as the report; a (second) Ctrl-C stops this too, and says how to
-    build the report later: the results file is whole."""
+def _report(output: Output, path: Path) -> Results | None:
+    """What finished, on the console and as the report, both from the results file read back once (returned; None
+    when nothing is shown); a (second) Ctrl-C stops this too, and says how to build the report later: the results
+    file is whole."""
+    if output.show is None and output.report is None:
+        return None
     try:
+        results = read_results(path)
         if output.show is not None:
-            output.show(read_results(path))
+            output.show(results)
         if output.report is not None:
-            page = output.report(path)
+            page = output.report(results)
             if output.say is not None:
                 output.say(f"report: {page}")
     except KeyboardInterrupt:
         console.print(f"the report was not written; `ragbench report {path}` builds it")
         raise
+    return results

@@ -86,7 +86,7 @@ def prepare_out_dir(out: Path, names: list[str], overwrite: bool) -> None:
 
 
 def is_document(out: Path) -> bool:
-    """`--out FILE.json`: identity's and doctor's single JSON document, the format before results.jsonl."""
+    """`--out FILE.json`: identity's and doctor's single JSON document."""
     return out.suffix == ".json"
 
 

@@ -280,8 +280,8 @@ def run_ceiling(config: CeilingConfig, output: Output) -> list[CeilingPoint]:
     """Measure every point into `output` (bench.results.lifecycle: each point synced as it finishes; an `end`
     record last, also after Ctrl-C, SIGTERM, or a model that fails to load or runs out of device memory)."""
     import bench
+    from bench.results.frame import now_iso
     from bench.results.schema import RunHeader
-    from bench.results.store import now_iso
 
     check(config)
     header = RunHeader(

@@ -74,10 +74,10 @@ def parse_spec(text: str) -> TargetSpec:
 
 def build_target(spec: TargetSpec, options: TargetOptions) -> Target:
     """The target of a spec; `+rerank` puts the one rerank stage after it (`?reranker=` is that stage's own
-    parameter, so the first stage never sees it)."""
-    from bench.targets.served import RerankStage, check_endpoint_refs, rerank_endpoint
+    parameter, so the first stage never sees it). The spec's endpoint references are checked already
+    (`check_endpoint_refs`, with the command's other options)."""
+    from bench.targets.served import RerankStage, rerank_endpoint
 
-    check_endpoint_refs(spec, options.endpoints)
     first_spec = replace(spec, params={k: v for k, v in spec.params.items() if k != "reranker"})
     if not spec.rerank:
         return KINDS[spec.kind](first_spec, options)

@@ -522,7 +522,6 @@ def check_endpoint_refs(spec: TargetSpec, endpoints: dict[str, EndpointSpec]) ->
 def embedding_encoder(spec: TargetSpec, options: TargetOptions) -> Encoder:
     """The encoder of a dense stage: the `?embedder=` endpoint, else the in-process reference model
     (`?model=DIR`, --embedding-model, or the bundled MiniLM) under the same code path."""
-    check_endpoint_refs(spec, options.endpoints)
     name = spec.params.get("embedder")
     if name is None:
         model = spec.params.get("model") or options.embedding_model
@@ -540,7 +539,6 @@ def embedding_encoder(spec: TargetSpec, options: TargetOptions) -> Encoder:
 
 def rerank_endpoint(spec: TargetSpec, options: TargetOptions) -> Reranker:
     """The reranker of a `+rerank` stage: the `?reranker=` endpoint, else the --cross-encoder folder in-process."""
-    check_endpoint_refs(spec, options.endpoints)
     name = spec.params.get("reranker")
     if name is not None:
         return cast(Reranker, open_endpoint(options.endpoints[name]))

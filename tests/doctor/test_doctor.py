@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.doctor.probes import DoctorRequest, run_doctor
+from bench.doctor.run import DoctorRequest, run_doctor
 from tests.conftest import LITELLM_VERSION, _server_env
 from tests.harness.cli import run_cli
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
-from bench.results.store import ResultsWriter
+from bench.results.writer import ResultsWriter
 from bench.targets.base import QueryResult
 
 LABELS = {"ndcg_cut_10": "nDCG@10", "recall_100": "R@100"}
@@ -182,7 +182,7 @@ def load_point(
 
 def write_load_results(directory: Path, points: list, created: str | None = None) -> Path:
     """A load run's results file; stamped now unless `created` (as a real run is: two runs are told apart by it)."""
-    from bench.results.store import now_iso
+    from bench.results.frame import now_iso
 
     writer = ResultsWriter(directory / "results.jsonl")
     writer.write(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from bench.results.frame import complete_results, write_results
 from bench.results.schema import IdentityEmbedPairRecord, IdentityEndpointRecord, IdentityRerankPairRecord
-from bench.results.store import complete_results, write_results
 from tests.harness.cli import run_cli
 
 LIMITS = {

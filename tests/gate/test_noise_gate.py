@@ -13,7 +13,8 @@ from bench.core.resample import Interval, mean_interval, ratio_interval, seeded_
 from bench.gate import noise
 from bench.load.repeats import intervals, pooled
 from bench.results.schema import PointIntervals, PointRepeat
-from bench.results.store import read_results, record_line
+from bench.results.store import read_results
+from bench.results.writer import record_line
 from tests.gate.helpers import load_point, write_load_results
 from tests.harness.cli import run_cli
 

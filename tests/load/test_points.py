@@ -27,7 +27,8 @@ from bench.load.sweep import run_load
 from bench.load.workload import Workload
 from bench.results.lifecycle import Output
 from bench.results.schema import LatencySummary, LoadRequests
-from bench.results.store import read_results, record_line
+from bench.results.store import read_results
+from bench.results.writer import record_line
 from tests.paths import REPO
 
 

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 import bench.quality.pipeline as pipeline
+import bench.quality.target_run as target_run
 import bench.report as report
 from bench.targets import registry
 from bench.targets.base import Hit, QueryResult
@@ -78,7 +79,7 @@ def wrap(module, name: str, moment: str) -> None:
 
 
 def count_searches() -> None:
-    original = pipeline._search
+    original = target_run._search
     started = []
 
     def searching(*args, **kwargs):
@@ -86,12 +87,12 @@ def count_searches() -> None:
         fire(f"searching-{len(started)}")
         return original(*args, **kwargs)
 
-    pipeline._search = searching
+    target_run._search = searching
 
 
 registry.KINDS["scripted"] = ScriptedTarget
 count_searches()
-wrap(pipeline, "write_run", "run-file")
+wrap(target_run, "write_run", "run-file")
 wrap(pipeline, "comparisons", "comparisons")
 wrap(report, "html_page", "report")
 atexit.register(fire, "exit")

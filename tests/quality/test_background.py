@@ -78,7 +78,7 @@ def test_rates_as_fractions_of_a_size_results_saturation(tmp_path):
     from bench.load.workload import Workload
     from bench.quality.background_spec import background_spec
     from bench.results.schema import Op, SaturationSummary, SizingRecord
-    from bench.results.store import ResultsWriter
+    from bench.results.writer import ResultsWriter
 
     spec = parse_background("emb@rate=0.5x,0.9x,30", saturation=200.0)
     assert spec.rates == [0.0, 100.0, 180.0, 30.0]
@@ -104,7 +104,7 @@ def test_the_stream_sends_texts_of_the_size_runs_length_or_says_it_cannot(tmp_pa
     from bench.quality.background import stream_length
     from bench.quality.background_spec import background_spec
     from bench.results.schema import Op, SaturationSummary, SizingRecord
-    from bench.results.store import ResultsWriter
+    from bench.results.writer import ResultsWriter
 
     corpus = Workload(["one two three four five six", "seven eight"], ["q"], "c", lambda t: [1 for _ in t], "words")
     for counted_by in ("words", "tokenizer"):

@@ -16,7 +16,8 @@ import pytest
 
 from bench.core.interrupt import Interrupted, uninterruptible
 from bench.results.schema import EndRecord, QueryRecord
-from bench.results.store import ResultsWriter, read_results
+from bench.results.store import read_results
+from bench.results.writer import ResultsWriter
 from tests.harness.beir import write_beir
 
 ROOT = Path(__file__).resolve().parents[2]

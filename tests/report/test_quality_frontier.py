@@ -14,7 +14,8 @@ from bench.report.quality_frontier import (
 from bench.report.quality_html import render_html
 from bench.report.quality_markdown import render_markdown
 from bench.results.schema import EndRecord, RunHeader, TargetRecord
-from bench.results.store import ResultsWriter, read_results
+from bench.results.store import read_results
+from bench.results.writer import ResultsWriter
 from bench.targets.registry import parse_spec
 
 QIDS = [f"q{i}" for i in range(60)]

@@ -186,7 +186,9 @@ def header(targets: tuple[str, ...] = ("a",), seed: int = 0) -> RunHeader:
 def test_one_end_record_for_each_way_a_run_ends_and_the_report_of_what_finished(tmp_path, stop, status, error):
     reported: list[Path] = []
     shown: list[int] = []
-    output = Output(tmp_path, report=lambda p: reported.append(p) or p, show=lambda r: shown.append(len(r.of("note"))))
+    output = Output(
+        tmp_path, report=lambda r: reported.append(r.path) or r.path, show=lambda r: shown.append(len(r.of("note")))
+    )
     try:
         with open_run(output, header()):
             if stop is not None:

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 
 from bench.core.secrets import MASK, SECRET, VERBATIM, mask_fields, register_secret
-from bench.results.store import record_line
+from bench.results.writer import record_line
 
 PLANTED = "plantedsecret-6d1e0b"
 

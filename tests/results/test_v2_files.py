@@ -16,7 +16,8 @@ import jsonschema
 import pytest
 
 from bench.results.json_schema import results_schema
-from bench.results.store import read_results, record_line
+from bench.results.store import read_results
+from bench.results.writer import record_line
 
 V2 = Path(__file__).with_name("v2")
 KINDS = ["quality", "load", "size", "ceiling", "doctor", "identity", "identity_rerank"]

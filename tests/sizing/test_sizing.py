@@ -21,7 +21,7 @@ from bench.results.schema import (
     ServerTimes,
     Throughput,
 )
-from bench.results.store import record_line
+from bench.results.writer import record_line
 from bench.sizing.closed import choose_closed, closed_sweep, slo_texts_per_s
 from bench.sizing.economics import Economics
 from bench.sizing.recommend import choose_burst, recommend

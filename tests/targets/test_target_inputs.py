@@ -10,8 +10,9 @@ import pytest
 
 from bench.core.errors import UserError
 from bench.datasets.model import Dataset, Document
+from bench.quality.config import QualityConfig
 from bench.quality.metrics import parse_measure
-from bench.quality.pipeline import QualityConfig, run_quality
+from bench.quality.pipeline import run_quality
 from bench.results.lifecycle import Output
 from bench.targets.base import no_progress
 from bench.targets.registry import TargetOptions, build_target, parse_spec
@@ -87,7 +88,7 @@ def test_batch_engines_report_no_per_query_latency(tmp_path):
         QualityConfig([parse_measure("P@1")], depth=10),
         Output(tmp_path),
     )
-    records = [json.loads(line) for line in results.read_text().splitlines()]
+    records = [json.loads(line) for line in results.path.read_text().splitlines()]
     [record] = [r for r in records if r["record"] == "target"]
     assert record["latency_ms"] == {} and record["search_seconds"] > 0
     assert [r["latency_ms"] for r in records if r["record"] == "query"] == [None, None]

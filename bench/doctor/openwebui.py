@@ -1,0 +1,129 @@
+"""The Open WebUI hop: its embedding settings (batch size, fan-out against TEI's limits) and its reranker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.core.http import HttpClient
+from bench.doctor.probe import PING, Facts, count_setting, describe, probe
+from bench.doctor.reranker import check_reranker_url
+from bench.results.schema import DoctorFinding
+
+
+def check_openwebui(client: HttpClient, url: str, key: str | None, key_env: str, facts: Facts) -> list[DoctorFinding]:
+    base = url.rstrip("/")
+    if not key:
+        return [
+            DoctorFinding(
+                "openwebui",
+                False,
+                f"no API key in ${key_env}",
+                f"create one (Settings > Account > API keys) and export {key_env}",
+            )
+        ]
+    config = probe(client, "GET", f"{base}/api/v1/retrieval/config", key=key)
+    embedding = probe(client, "GET", f"{base}/api/v1/retrieval/embedding", key=key)
+    for p, route in ((config, "retrieval/config"), (embedding, "retrieval/embedding")):
+        if not p.ok or not isinstance(p.body, dict):
+            fix = (
+                f"check ${key_env} (an admin's API key)" if p.status in (401, 403) else "give --openwebui the base URL"
+            )
+            return [
+                DoctorFinding(
+                    "openwebui", False, f"{base}/api/v1/{route}: {describe(p) if not p.ok else p.message}", fix
+                )
+            ]
+    found = [
+        DoctorFinding(
+            "openwebui",
+            True,
+            f"Open WebUI answers; embedding engine {embedding.body.get('RAG_EMBEDDING_ENGINE')!r}, "
+            f"model {embedding.body.get('RAG_EMBEDDING_MODEL')!r}",
+        )
+    ]
+    found += _openwebui_embedding(client, embedding.body, facts)
+    found += _openwebui_reranker(client, config.body)
+    return found
+
+
+def _openwebui_embedding(client: HttpClient, settings: dict[str, Any], facts: Facts) -> list[DoctorFinding]:
+    found = []
+    if settings.get("ENABLE_ASYNC_EMBEDDING", True) and not settings.get("RAG_EMBEDDING_CONCURRENT_REQUESTS"):
+        found.append(
+            DoctorFinding(
+                "openwebui",
+                False,
+                "unlimited concurrent embedding requests (RAG_EMBEDDING_CONCURRENT_REQUESTS=0): "
+                "one large upload floods the embedder (TEI >= 1.9 answers 429 per input)",
+                "set RAG_EMBEDDING_CONCURRENT_REQUESTS (e.g. 4) via /api/v1/retrieval/embedding/update",
+            )
+        )
+    if settings.get("RAG_EMBEDDING_ENGINE") != "openai":
+        return found
+    given = settings.get("openai_config")
+    openai: dict[str, Any] = given if isinstance(given, dict) else {}
+    emb_url, emb_key = str(openai.get("url") or "").rstrip("/"), openai.get("key") or None
+    batch = count_setting(settings.get("RAG_EMBEDDING_BATCH_SIZE"), 1)
+    model = settings.get("RAG_EMBEDDING_MODEL")
+    ping = probe(client, "POST", f"{emb_url}/embeddings", {"model": model, "input": PING}, emb_key)
+    if not ping.ok:
+        found.append(
+            DoctorFinding(
+                "openwebui",
+                False,
+                f"embedding endpoint {emb_url}/embeddings fails ({describe(ping)})",
+                "fix RAG_OPENAI_API_BASE_URL / key / model: uploads will fail to embed (the upload still answers 200)",
+            )
+        )
+        return found
+    found += _openwebui_batch(client, emb_url, emb_key, model, batch, facts)
+    if not [f for f in found if not f.ok]:
+        found.append(DoctorFinding("openwebui", True, f"embedding endpoint answers (batch size {batch})"))
+    return found
+
+
+def _openwebui_batch(
+    client: HttpClient, emb_url: str, emb_key: str | None, model: Any, batch: int, facts: Facts
+) -> list[DoctorFinding]:
+    """RAG_EMBEDDING_BATCH_SIZE against TEI's limit when the doctor saw TEI, else one request of that size."""
+    if facts.tei_batch_limit is not None and batch > facts.tei_batch_limit:
+        return [
+            DoctorFinding(
+                "openwebui",
+                False,
+                f"RAG_EMBEDDING_BATCH_SIZE={batch} is above TEI's max_client_batch_size {facts.tei_batch_limit}",
+                f"set RAG_EMBEDDING_BATCH_SIZE <= {facts.tei_batch_limit}",
+            )
+        ]
+    if batch > 1:
+        full = probe(client, "POST", f"{emb_url}/embeddings", {"model": model, "input": PING * batch}, emb_key)
+        if not full.ok:
+            return [
+                DoctorFinding(
+                    "openwebui",
+                    False,
+                    f"a batch of RAG_EMBEDDING_BATCH_SIZE={batch} inputs is refused ({describe(full)})",
+                    "lower RAG_EMBEDDING_BATCH_SIZE to the server's limit",
+                )
+            ]
+    return []
+
+
+def _openwebui_reranker(client: HttpClient, config: dict[str, Any]) -> list[DoctorFinding]:
+    if config.get("RAG_RERANKING_ENGINE") != "external":
+        return []
+    fallback = "Open WebUI silently falls back to unreranked results"
+    model = config.get("RAG_RERANKING_MODEL") or ""
+    url = config.get("RAG_EXTERNAL_RERANKER_URL") or ""
+    if not model or not url:
+        return [
+            DoctorFinding(
+                "openwebui",
+                False,
+                "external reranker configured without "
+                f"{'RAG_RERANKING_MODEL' if not model else 'RAG_EXTERNAL_RERANKER_URL'}",
+                "set both",
+            )
+        ]
+    key = config.get("RAG_EXTERNAL_RERANKER_API_KEY") or None
+    return [check_reranker_url(client, "openwebui", url, model, key, fallback)]

@@ -1,0 +1,56 @@
+"""A run's frame: the one clock that stamps its records, its header, and the `end` record's status after a stop."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import bench
+from bench.core.errors import UserError
+from bench.results.schema import EndRecord, EndStatus, RunHeader
+from bench.results.store import Results
+from bench.results.writer import ResultsWriter
+
+
+def now_iso(timespec: str = "seconds") -> str:
+    """Now, in UTC, ISO 8601: the one clock every record and output is stamped with."""
+    return datetime.now(UTC).isoformat(timespec=timespec)
+
+
+def end_status(exc: BaseException) -> tuple[EndStatus, str]:
+    """The `end` record's status and error for a run stopped by `exc`."""
+    if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (bench.core.interrupt.Interrupted)
+        return EndStatus.INTERRUPTED, f"interrupted ({exc.args[0] if exc.args else 'SIGINT'})"
+    if isinstance(exc, SystemExit):
+        return EndStatus.INTERRUPTED, "interrupted (exit)"
+    if isinstance(exc, UserError):
+        return EndStatus.FAILED, str(exc)
+    return EndStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}"
+
+
+def plain_header(command: str) -> RunHeader:
+    """The header of a command whose results name no dataset, measures or targets (identity, doctor)."""
+    return RunHeader(command=command, created=now_iso(), ragbench_version=bench.__version__)
+
+
+def complete_results(path: Path, command: str, records: list[Any]) -> Results:
+    """The results of a command that has every record at once (identity, doctor): header, records, end."""
+    results = Results(path=path, header=plain_header(command))
+    for record in [*records, EndRecord(status=EndStatus.COMPLETE, finished=now_iso())]:
+        results.add(record)
+    return results
+
+
+def write_results(results: Results) -> Path:
+    """Write `results` whole to its path (a results file read back gives the same records)."""
+    writer = ResultsWriter(results.path)
+    try:
+        writer.write(
+            results.header,
+            *[r for kind in results.records.values() for r in kind],
+            *([results.end] if results.end else []),
+        )
+    finally:
+        writer.close()
+    return results.path

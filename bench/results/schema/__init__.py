@@ -1,0 +1,149 @@
+"""The results file: one versioned schema for every command, JSON Lines, written record by record.
+
+Every line is one JSON object with a `record` field naming its type. The first line is the `run`
+header (which command wrote the file); an `end` record comes last. A file without an `end` record was
+interrupted: everything before the cut is still valid. Between them, each command writes its own
+record types (grouped below by command):
+- quality / demo: per target a `target` record and one `query` record per query (written when the
+  target finishes); `metrics` and `comparison` records when scoring is done;
+- identity: `identity_endpoint` per endpoint, `identity_embed_pair` / `identity_rerank_pair` per
+  compared pair, then one `identity` summary with the verdict;
+- doctor: one `doctor_finding` per finding;
+- load: one `load_point` per sweep point (the header's `load` holds endpoints and sweep settings);
+- ceiling: one `ceiling_point` per measured point; size: load points, `gpu_telemetry` and `sizing` records.
+Reports are built from this file alone, so every number in a report traces back to a record here.
+docs/results.schema.json is generated from these classes (`python -m bench.results.json_schema`).
+A float that is not finite (NaN: no value) is written as null and read back as NaN.
+"""
+
+from __future__ import annotations
+
+from bench.results.schema.conventions import WRITTEN_WHEN_SET
+from bench.results.schema.doctor import DoctorFinding
+from bench.results.schema.identity import (
+    Cause,
+    IdentityEmbedPairRecord,
+    IdentityEndpointRecord,
+    IdentityRerankPairRecord,
+    IdentitySummaryRecord,
+    NormRange,
+    TokenLengthBucket,
+    Verdict,
+    WorstText,
+)
+from bench.results.schema.load import (
+    ClientView,
+    Drain,
+    Latencies,
+    LatencyIntervals,
+    LatencySummary,
+    LoadPointRecord,
+    LoadRequests,
+    Loop,
+    Op,
+    PointIntervals,
+    PointRepeat,
+    PointStatus,
+    QuantileIntervals,
+    ServerTimes,
+    Throughput,
+    ThroughputIntervals,
+)
+from bench.results.schema.quality import (
+    ComparisonRecord,
+    MetricRecord,
+    QueryRecord,
+    Relevance,
+    TargetRecord,
+    TargetStatus,
+)
+from bench.results.schema.run import (
+    DOCTOR_DOCUMENT,
+    IDENTITY_DOCUMENT,
+    READABLE_VERSIONS,
+    SCHEMA,
+    VERSION,
+    EndRecord,
+    EndStatus,
+    RunHeader,
+)
+from bench.results.schema.sizing import (
+    CeilingPoint,
+    GpuTelemetryRecord,
+    SaturationProbe,
+    SaturationSummary,
+    SizingLine,
+    SizingRecord,
+)
+
+RECORD_TYPES: dict[str, type] = {
+    cls.record: cls
+    for cls in (
+        RunHeader,
+        EndRecord,
+        TargetRecord,
+        QueryRecord,
+        MetricRecord,
+        ComparisonRecord,  # quality
+        IdentityEndpointRecord,
+        IdentityEmbedPairRecord,
+        IdentityRerankPairRecord,
+        IdentitySummaryRecord,  # identity
+        DoctorFinding,  # doctor
+        LoadPointRecord,  # load
+        CeilingPoint,
+        GpuTelemetryRecord,
+        SizingRecord,  # ceiling, size
+    )
+}
+
+__all__ = [
+    "DOCTOR_DOCUMENT",
+    "IDENTITY_DOCUMENT",
+    "READABLE_VERSIONS",
+    "RECORD_TYPES",
+    "SCHEMA",
+    "VERSION",
+    "WRITTEN_WHEN_SET",
+    "Cause",
+    "CeilingPoint",
+    "ClientView",
+    "ComparisonRecord",
+    "DoctorFinding",
+    "Drain",
+    "EndRecord",
+    "EndStatus",
+    "GpuTelemetryRecord",
+    "IdentityEmbedPairRecord",
+    "IdentityEndpointRecord",
+    "IdentityRerankPairRecord",
+    "IdentitySummaryRecord",
+    "Latencies",
+    "LatencyIntervals",
+    "LatencySummary",
+    "LoadPointRecord",
+    "LoadRequests",
+    "Loop",
+    "MetricRecord",
+    "NormRange",
+    "Op",
+    "PointIntervals",
+    "PointRepeat",
+    "PointStatus",
+    "QuantileIntervals",
+    "QueryRecord",
+    "Relevance",
+    "RunHeader",
+    "SaturationProbe",
+    "SaturationSummary",
+    "ServerTimes",
+    "SizingLine",
+    "SizingRecord",
+    "TargetRecord",
+    "TargetStatus",
+    "Throughput",
+    "ThroughputIntervals",
+    "TokenLengthBucket",
+    "Verdict",
+    "WorstText",
+]

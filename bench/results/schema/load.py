@@ -1,0 +1,202 @@
+"""The results file's load records: one `load_point` per sweep point, with its nested blocks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from bench.core.resample import Interval  # a mean and its interval: a block of load_point's intervals
+from bench.core.secrets import VERBATIM
+from bench.results.schema.conventions import WRITTEN_WHEN_SET
+
+
+class Op(StrEnum):
+    """What a load point sends: texts to embed, or a query and documents to rerank."""
+
+    EMBED = "embed"
+    RERANK = "rerank"
+
+
+class Loop(StrEnum):
+    """How a load point sends: fixed virtual users, offered rates, or a burst of texts fired together."""
+
+    CLOSED = "closed"
+    OPEN = "open"
+    BURST = "burst"
+
+
+class PointStatus(StrEnum):
+    """A judged load point: measured; errors past the limit; nothing measured or succeeded; an open loop whose
+    server answered below the rate its schedule offered (docs/load.md)."""
+
+    OK = "ok"
+    ERRORS = "errors"
+    FAILED = "failed"
+    BEHIND = "behind"
+
+
+@dataclass
+class LoadRequests:
+    """A load point's requests in its measured window."""
+
+    sent: int
+    ok: int
+    errors: dict[str, int]  # error class -> requests
+    unsent: int = 0  # due in the window but never sent (open loop: the in-flight cap held them)
+    validated: int = 0  # answers whose content was checked (shape, dimension)
+    #: open loop: sends the schedule set in the measured window (a Poisson or gamma schedule's count varies
+    #: about rate x window); left out: not an open loop
+    scheduled: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    scheduled_s: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)  # open loop: the window they fill (s)
+
+
+@dataclass
+class Throughput:
+    requests_per_s: float  # successful requests over the measured window
+    texts_per_s: float
+    tokens_per_s: float
+    tokens_source: str | None  # x-compute-tokens | the workload's counter | both joined by +; None: no success
+
+
+@dataclass
+class LatencySummary:
+    """One latency's HDR histogram summarised, in milliseconds; a quantile resting on fewer values than it needs
+    (bench.load.histograms.MIN_SAMPLES: p50 2, p90 10, p99 100, p99.9 1000) is null: insufficient, `count` says
+    how many there were (the histogram itself is kept)."""
+
+    p50: float | None
+    p90: float | None
+    p99: float | None
+    p999: float | None
+    max: float
+    mean: float
+    count: int
+
+
+@dataclass
+class Latencies:
+    service: LatencySummary | None  # send -> last byte; None: nothing answered
+    scheduled: LatencySummary | None = None  # intended send -> last byte (open loop and burst)
+    dispatch_delay: LatencySummary | None = None  # intended send -> actual send (open loop and burst)
+
+
+@dataclass
+class ServerTimes:
+    """TEI's own split of each answer (its response headers); None where the server sends none."""
+
+    queue: LatencySummary | None = None
+    tokenization: LatencySummary | None = None
+    inference: LatencySummary | None = None
+
+
+@dataclass
+class Drain:
+    """After a load point: how long until the server was idle again (a tiny probe answered within a small multiple
+    of its idle latency, measured at the preflight), bounded by the point's --timeout."""
+
+    seconds: float  # from the point's last answer to the idle probe's answer (or to giving up)
+    idle: bool  # false: still busy when the time ran out; the next point started on a busy server
+    probe_ms: float  # the last probe's latency
+    idle_probe_ms: float  # the probe's latency on the idle server (the preflight's)
+
+
+@dataclass
+class ClientView:
+    """What the load client spent: saturated when a worker used most of its own ceiling (docs/load.md)."""
+
+    workers: int = 1
+    hosts: list[str] = field(default_factory=list)
+    cpu_percent: float | None = None
+    cpu_per_request_us: float | None = None
+    ceiling_requests_per_s: float | None = None
+    utilization: float | None = None
+    saturated: bool = False
+    loop_lag_p99_ms: float | None = None
+
+
+@dataclass
+class PointRepeat:
+    """One measurement of a point measured `load --repeat N` times: what resampling needs of it."""
+
+    duration_s: float
+    requests: LoadRequests
+    throughput: Throughput
+    latency_ms: Latencies
+    status: PointStatus | None = None
+
+
+@dataclass
+class QuantileIntervals:
+    p50: Interval
+    p99: Interval
+
+
+@dataclass
+class ThroughputIntervals:
+    texts_per_s: Interval
+    requests_per_s: Interval
+
+
+@dataclass
+class LatencyIntervals:
+    """Each latency's intervals; None where a repeat lacks it (no successful request in it, or not this loop's)."""
+
+    service: QuantileIntervals | None = None
+    scheduled: QuantileIntervals | None = None
+    dispatch_delay: QuantileIntervals | None = None
+
+
+@dataclass
+class PointIntervals:
+    """Over a repeated point's repeats: the mean of each figure and its seeded bootstrap interval."""
+
+    resamples: int  # bootstrap resamples per interval
+    confidence: float  # 0.95
+    repeats: int
+    throughput: ThroughputIntervals
+    latency_ms: LatencyIntervals
+
+
+@dataclass
+class LoadPointRecord:
+    """One point of a `ragbench load` sweep (docs/load.md defines every field)."""
+
+    endpoint: str
+    op: Op
+    loop: Loop
+    batch: int  # texts per request (rerank: documents per query)
+    concurrency: int | None  # closed: virtual users; burst: in-flight cap (0 = none); open: None
+    rate: float | None  # open: offered requests/s
+    arrival: str | None  # open: constant | poisson | gamma:CV
+    #: the measured window: end of warm-up -> the intended end or the last answer/error/timeout, whichever is later
+    duration_s: float
+    requests: LoadRequests
+    throughput: Throughput
+    latency_ms: Latencies
+    server_ms: ServerTimes
+    server_metrics: dict[str, Any] | None  # deltas of TEI's te_* /metrics over the point
+    client: ClientView
+    max_inflight: int | None = None
+    burst: int | None = None  # burst: texts (chunks) in the burst
+    length: int | None = None  # --lengths: tokens (or words) per text
+    documents: int | None = None  # rerank: candidates per query
+    warmup_s: float = 0.0
+    histograms: dict[str, str] = field(
+        default_factory=dict, metadata=VERBATIM
+    )  # quantity -> HDR encoding (exact CDFs, merging)
+    error_examples: dict[str, str] = field(default_factory=dict)  # class -> first message seen
+    #: ok | errors (error rate past max_error_rate) | failed (nothing measured or succeeded) | behind (open loop:
+    #: answered below the scheduled rate); None: written before points were judged
+    status: PointStatus | None = None
+    problem: str | None = None  # why, when not ok
+    max_error_rate: float | None = None  # the limit the point was judged by
+    #: `load --repeat N`: each repeat's own figures, in the order measured (the fields above pool them: counts
+    #: summed, histograms merged); left out: the point was measured once
+    repeats: list[PointRepeat] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
+    #: `load --repeat N`: the mean over the repeats and its 95% percentile-bootstrap interval of texts/s, requests/s
+    #: and each latency's p50 and p99; left out: the point was measured once
+    intervals: PointIntervals | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: HTTP endpoints: the wait after the point until the server was idle again; left out: in-process endpoint
+    drain: Drain | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    record: str = "load_point"

@@ -1,0 +1,109 @@
+"""The results file's ceiling and size records: in-process ceiling points, GPU telemetry, the sizing answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.results.schema.conventions import WRITTEN_WHEN_SET
+from bench.results.schema.load import Op
+
+
+@dataclass
+class CeilingPoint:
+    """`ragbench ceiling`: the reference model's in-process throughput at one (length, batch) on one device/dtype."""
+
+    model: str  # the model folder's name
+    model_fingerprint: str
+    op: Op  # a CrossEncoder (rerank) reads query + document pairs
+    device: str  # cpu | cuda
+    device_name: str
+    dtype: str  # float32 | float16 | bfloat16
+    batch: int
+    length: int  # tokens per text asked for (special tokens included)
+    tokens_per_text: float  # tokens the model read per input: specials in, truncated at max_seq_length
+    max_seq_length: int
+    texts: int  # inputs measured (after one whole untimed warm-up call)
+    seconds: float
+    texts_per_s: float
+    tokens_per_s: float
+    token_flops: float  # FLOPs per token, from config.json (bench/sizing/ceiling.py)
+    achieved_tflops: float
+    peak_tflops: float | None  # None: the device's peak is unknown (CPU, unlisted GPU) and --peak-tflops not given
+    peak_source: str | None
+    peak_fraction: float | None
+    texts_fingerprint: str  # the texts of this length: the same fingerprint means the same texts
+    record: str = "ceiling_point"
+
+
+@dataclass
+class GpuTelemetryRecord:
+    """`ragbench size`: NVML samples over one load point's measured window, mean and max per GPU."""
+
+    endpoint: str
+    point: str  # the load point's label
+    start: float  # time.monotonic() seconds: the window the samples fall in
+    end: float
+    gpus: list[dict[str, Any]]  # {"gpu", "name", "samples", quantity: {"mean", "max"}} (bench/sizing/telemetry.py)
+    record: str = "gpu_telemetry"
+
+
+@dataclass
+class SaturationProbe:
+    rate: float  # offered requests/s
+    passed: bool  # scheduled p99 under the SLO and errors under the limit
+    point: str  # the probe's load point label
+    #: it failed and was measured again (the majority of up to three measurements decides); left out: measured once
+    remeasured: bool = field(default=False, metadata=WRITTEN_WHEN_SET)
+    #: how many times it was measured (2 or 3) when re-measured; left out: measured once
+    measurements: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: the requests its latency percentile rests on (its last measurement's); left out: files before it was kept
+    requests: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: the answer's rate measured once more at the end: did it pass again; left out: not measured again
+    confirmed: bool | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+
+
+@dataclass
+class SaturationSummary:
+    """Where the open-loop search ended (bench/sizing/search.py `saturation_search`)."""
+
+    rate: float | None  # highest passing offered rate (requests/s); None: no probed rate met the SLO
+    texts_per_s: float | None  # answered at that rate
+    point: str | None  # the probe at that rate
+    first_failure: float | None  # lowest failing rate above it; None: the search hit its probe limit first
+    probes: list[SaturationProbe] = field(default_factory=list)
+    #: why `rate` is only a lower bound (the --max-time budget ran out, a signal stopped the search, no rate
+    #: failed); left out: the search ended between a passing and a failing rate
+    lower_bound: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: signs that the server's capacity changed between probes; left out: none seen
+    capacity_changes: list[str] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
+
+
+@dataclass
+class SizingLine:
+    """One recommended setting and why, naming the points it comes from."""
+
+    setting: str
+    value: str
+    why: str
+    evidence: list[str]  # labels of the load points (and ceiling points) it comes from
+
+
+@dataclass
+class SizingRecord:
+    """`ragbench size`: the answer for one endpoint and text length, every line naming its load points."""
+
+    endpoint: str
+    op: Op
+    length: int | None
+    slo_p99_ms: float  # the SLO's latency, ms, at `slo_percentile` (p99 unless that says otherwise)
+    max_error_rate: float
+    saturation: SaturationSummary | None
+    lines: list[SizingLine]
+    telemetry: str  # what NVML saw, or why there is no GPU telemetry (said once)
+    ceiling: str | None = None  # the ceiling results file the fraction comes from
+    record: str = "sizing"
+    #: the SLO's percentile (`--slo p95=800ms`); left out: 99
+    slo_percentile: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: why this answer is a best-so-far (the budget ran out, a signal stopped the run); left out: the run finished
+    stopped: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.commands.background import background_load, background_spec, check_background, expand_targets
@@ -18,6 +18,7 @@ from bench.quality.metrics import Measure, default_measures, parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
 from bench.quality.under_load import not_under_load
 from bench.results.lifecycle import Output
+from bench.results.provenance import Origin
 from bench.results.store import read_results
 from bench.targets.registry import TargetOptions, TargetSpec, parse_spec
 from bench.targets.served import check_endpoint_refs
@@ -46,6 +47,7 @@ class QualityRequest:
     background: str | None = None  # --background ENDPOINT@rate=...: every target again under each rate
     background_from: Path | None = None  # a `size` results file: rates `0.5x` are fractions of its saturation
     hourly_usd: float | None = None  # --hourly-usd: the serving hardware's price, for $ per 1k queries / 1M texts
+    origin: Origin = field(default_factory=Origin)  # --label KEY=VALUE and the suite file: the header's provenance
 
 
 def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSpec], GenerateSpec | None]:
@@ -117,7 +119,9 @@ def quality_command(request: QualityRequest) -> Path:
         endpoints=endpoint_specs(request.endpoints or []),
         cache=not request.no_cache,
     )
-    output = Output(request.out, request.overwrite, request.resume, report=write_report, progress=True)
+    output = Output(
+        request.out, request.overwrite, request.resume, report=write_report, progress=True, origin=request.origin
+    )
     config = QualityConfig(measures, request.depth, request.seed, generate, hourly_usd=request.hourly_usd)
     results = read_results(_run(request, dataset, specs, options, config, output))
     report = request.out / "report.html"

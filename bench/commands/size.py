@@ -42,6 +42,7 @@ from bench.load.schedule import parse_arrival
 from bench.load.workload import Workload, load_workload
 from bench.results.lifecycle import OpenRun, Output, open_run
 from bench.results.outdir import RESULTS_FILE
+from bench.results.provenance import Origin
 from bench.results.schema import (
     CeilingPoint,
     GpuTelemetryRecord,
@@ -157,6 +158,7 @@ class SizeRequest:
     timeout: str = "30s"
     seed: int = 0
     ray: str | None = None  # run the workers as Ray actors on this cluster ("auto" or host:port)
+    origin: Origin = field(default_factory=Origin)  # --label KEY=VALUE and the suite file: the header's provenance
 
 
 @dataclass
@@ -504,7 +506,9 @@ def run_size(
     the time expected, at the start and as the run goes."""
     from bench.report import write_report
 
-    output = Output(request.out, request.overwrite, report=write_report, show=show_sizing, say=print)
+    output = Output(
+        request.out, request.overwrite, report=write_report, show=show_sizing, say=print, origin=request.origin
+    )
     plan = check(request)
     budget = Budget(plan.max_time_s, reserve_s=min(REPORT_SHARE * (plan.max_time_s or 0.0), REPORT_MAX_S))
     pools = pool_factory(request.ray, plan.specs, "size")

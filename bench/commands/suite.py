@@ -19,6 +19,7 @@ from bench.core.errors import (
     UserError,
 )
 from bench.gate.compare import Comparison, GateConfig
+from bench.results.provenance import Origin, file_sha256
 
 Request = QualityRequest | IdentityCommand | LoadRequest
 
@@ -45,6 +46,7 @@ class Suite:
     quality: list[Job]
     identity: list[Job]
     load: list[Job]
+    labels: dict[str, str] = field(default_factory=dict)  # [suite] labels: every job's, under its --label ones
 
     @property
     def jobs(self) -> list[Job]:
@@ -72,10 +74,18 @@ class SuiteOutcome:
         return 0
 
 
-def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwrite: bool = False) -> SuiteOutcome:
+def run_suite(
+    suite: Suite,
+    out: Path,
+    baseline: Path | None,
+    say=print,
+    overwrite: bool = False,
+    labels: dict[str, str] | None = None,
+) -> SuiteOutcome:
     """Run every job into OUT/<kind>-<name>/, then gate OUT against the baseline. Every job's folder is
     checked first (an earlier run is refused unless `overwrite`, as each command does); a job that fails
-    is said in one line and the others still run: everything measured is kept."""
+    is said in one line and the others still run: everything measured is kept. Every job's header carries
+    the suite's labels, `labels` (`run --label`) over them, and the suite file's hash."""
     from bench.commands.load import problem_line
     from bench.gate.compare import check_calibration, compare_paths, locate_results
     from bench.load.points import ERRORS
@@ -99,9 +109,10 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
     identity_failed: list[str] = []
     failed_measurements: list[str] = []
     load_errors: list[str] = []
+    origin = Origin({**suite.labels, **(labels or {})}, file_sha256(suite.path))
     for job in suite.jobs:
         say(f"== {job.folder}")
-        request = replace(job.request, out=out / job.folder, overwrite=overwrite)
+        request = replace(job.request, out=out / job.folder, overwrite=overwrite, origin=origin)
         try:
             if isinstance(request, QualityRequest):
                 quality_command(request)

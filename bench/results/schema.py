@@ -24,6 +24,9 @@ from typing import Any
 
 from bench.core.resample import Interval  # a mean and its interval: a block of load_point's intervals
 from bench.core.secrets import VERBATIM
+from bench.results.provenance import Gpu as Gpu  # blocks of the run header's provenance
+from bench.results.provenance import Provenance
+from bench.results.provenance import Runner as Runner
 
 # A field added after version 2 that the writer leaves out while it holds its default (None, [], {} or False), so that
 # a file which does not use it reads and writes back exactly as before (tests/results/v2); the schema does not
@@ -34,9 +37,9 @@ WRITTEN_WHEN_SET = {"written_when_set": True}
 SCHEMA = "ragbench.results"
 # The single JSON documents identity and doctor write for `--out FILE.json` (their format before results.jsonl).
 IDENTITY_DOCUMENT, DOCTOR_DOCUMENT = "ragbench.identity", "ragbench.doctor"
-VERSION = 2
+VERSION = 3
 # Versions this ragbench still reads (older files load; new fields take their defaults).
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (1, 2, 3)
 
 
 @dataclass
@@ -58,6 +61,12 @@ class RunHeader:
     version: int = VERSION
     #: `quality --hourly-usd`: the serving hardware's price per hour, for the report's $ costs; left out: none given
     hourly_usd: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: `--label KEY=VALUE` and a suite's [suite] labels, then the commit, branch and ci_run labels CI variables fill
+    #: where the user gave none (provenance.ci_labels names those); left out: none
+    labels: dict[str, str] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
+    #: the runner, the suite file's hash and the CI variables read (bench/results/provenance.py); left out: a file
+    #: written before version 3
+    provenance: Provenance | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 # --- quality and demo ----------------------------------------------------------------------------

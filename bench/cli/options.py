@@ -47,7 +47,7 @@ Labels = Annotated[
     typer.Option(
         "--label",
         help=(
-            "KEY=VALUE written into the results header (commit=…, branch=…, stack=…); repeat. In CI, commit, "
+            "NAME=VALUE written into the results header (commit=…, branch=…, stack=…); repeat. In CI, commit, "
             "branch and ci_run come from GitHub Actions' or GitLab's variables unless given."
         ),
     ),

@@ -24,7 +24,7 @@ class CeilingRequest:
     peak_tflops: float | None = None
     seconds: float = 2.0
     overwrite: bool = False
-    origin: Origin = field(default_factory=Origin)  # --label KEY=VALUE and the suite file: the header's provenance
+    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
 def ceiling_command(request: CeilingRequest) -> list[CeilingPoint]:

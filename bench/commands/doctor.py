@@ -25,7 +25,7 @@ class DoctorCommand:
     lightrag: str | None = None
     out: Path | None = None  # a folder (results.jsonl and its report), or FILE.json (schema ragbench.doctor v1)
     overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
-    origin: Origin = field(default_factory=Origin)  # --label KEY=VALUE and the suite file: the header's provenance
+    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
 def check_doctor(command: DoctorCommand) -> DoctorRequest:

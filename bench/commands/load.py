@@ -59,7 +59,7 @@ class LoadRequest:
     max_error_rate: float = MAX_ERROR_RATE  # a point with more errors is marked (exit code 1)
     repeat: int = 1  # each point measured N times, interleaved (bench/load/repeats.py)
     requests_csv: Path | None = None  # one row per measured request written there (bench.load.runner.RequestsCsv)
-    origin: Origin = field(default_factory=Origin)  # --label KEY=VALUE and the suite file: the header's provenance
+    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
 def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:

@@ -47,7 +47,7 @@ class QualityRequest:
     background: str | None = None  # --background ENDPOINT@rate=...: every target again under each rate
     background_from: Path | None = None  # a `size` results file: rates `0.5x` are fractions of its saturation
     hourly_usd: float | None = None  # --hourly-usd: the serving hardware's price, for $ per 1k queries / 1M texts
-    origin: Origin = field(default_factory=Origin)  # --label KEY=VALUE and the suite file: the header's provenance
+    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
 def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSpec], GenerateSpec | None]:

@@ -158,7 +158,7 @@ class SizeRequest:
     timeout: str = "30s"
     seed: int = 0
     ray: str | None = None  # run the workers as Ray actors on this cluster ("auto" or host:port)
-    origin: Origin = field(default_factory=Origin)  # --label KEY=VALUE and the suite file: the header's provenance
+    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
 @dataclass

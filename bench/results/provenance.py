@@ -2,7 +2,7 @@
 
 Every results header carries this (`RunHeader.labels`, `RunHeader.provenance`), so that runs of one suite can be
 put in a series and told apart by what changed between them:
-- labels: `--label KEY=VALUE` on every command that writes results, and a suite's `[suite] labels`; where CI
+- labels: `--label NAME=VALUE` on every command that writes results, and a suite's `[suite] labels`; where CI
   variables are set, they fill the `commit`, `branch` and `ci_run` labels the user did not give, and the
   provenance names the labels so filled;
 - the runner: its host name hashed (the same runner, not its name), CPU model and cores, memory, the GPUs NVML
@@ -51,7 +51,7 @@ CI_LABELS = {
 PACKAGES = ("numpy", "scipy", "httpx", "torch", "transformers", "sentence-transformers", "nvidia-ml-py")
 HOST_DIGITS = 12  # of the host name's sha256: enough to tell runners apart, too few to matter if leaked
 
-_LABEL_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+_LABEL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 @dataclass
@@ -96,9 +96,9 @@ class Origin:
 
 
 def check_label(key: str, value: object, where: str) -> str:
-    """A label's value, checked: a KEY of letters, digits, _ . -, a text value on one line, nothing secret."""
-    if not _LABEL_KEY.fullmatch(key):
-        raise UserError(f"{where} {key!r}: a label's KEY may hold only letters, digits, _ . -")
+    """A label's value, checked: a NAME of letters, digits, _ . -, a text value on one line, nothing secret."""
+    if not _LABEL_NAME.fullmatch(key):
+        raise UserError(f"{where} {key!r}: a label's NAME may hold only letters, digits, _ . -")
     if is_secret_name(key):
         raise UserError(f"{where} {key}: a label is written into every results file; secrets never are")
     if not isinstance(value, str) or not value or any(c in value for c in "\r\n\t\0"):
@@ -109,12 +109,12 @@ def check_label(key: str, value: object, where: str) -> str:
 
 
 def parse_labels(texts: Sequence[str] | None) -> dict[str, str]:
-    """`--label KEY=VALUE` options (repeated) as labels; a bad form or a KEY given twice is a UserError."""
+    """`--label NAME=VALUE` options (repeated) as labels; a bad form or a NAME given twice is a UserError."""
     labels: dict[str, str] = {}
     for text in texts or ():
         key, sep, value = text.partition("=")
         if not sep or not key:
-            raise UserError(f"--label {text!r}: expected KEY=VALUE")
+            raise UserError(f"--label {text!r}: expected NAME=VALUE")
         if key in labels:
             raise UserError(f"--label {key}: given twice")
         labels[key] = check_label(key, value, "--label")

@@ -61,7 +61,7 @@ class RunHeader:
     version: int = VERSION
     #: `quality --hourly-usd`: the serving hardware's price per hour, for the report's $ costs; left out: none given
     hourly_usd: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
-    #: `--label KEY=VALUE` and a suite's [suite] labels, then the commit, branch and ci_run labels CI variables fill
+    #: `--label NAME=VALUE` and a suite's [suite] labels, then the commit, branch and ci_run labels CI variables fill
     #: where the user gave none (provenance.ci_labels names those); left out: none
     labels: dict[str, str] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
     #: the runner, the suite file's hash and the CI variables read (bench/results/provenance.py); left out: a file

@@ -4,6 +4,7 @@ The suite file itself is read and checked by `bench/cli/suite_file.py` (its valu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -78,7 +79,7 @@ def run_suite(
     suite: Suite,
     out: Path,
     baseline: Path | None,
-    say=print,
+    say: Callable[[str], None] = print,
     overwrite: bool = False,
     labels: dict[str, str] | None = None,
 ) -> SuiteOutcome:

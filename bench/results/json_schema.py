@@ -84,7 +84,11 @@ def _comments(cls: type) -> dict[str, str]:
 def _record(kind: str | None, cls: type) -> dict[str, Any]:
     hints = typing.get_type_hints(cls, vars(schema))
     comments = _comments(cls)
-    fixed = {"record": {"const": kind}, "schema": {"const": SCHEMA}, "version": {"enum": list(DESCRIBED_VERSIONS)}}
+    fixed: dict[str, dict[str, Any]] = {
+        "record": {"const": kind},
+        "schema": {"const": SCHEMA},
+        "version": {"enum": list(DESCRIBED_VERSIONS)},
+    }
     constants: dict[str, dict[str, Any]] = fixed if kind else {}
     properties = {}
     for field in dataclasses.fields(cls):

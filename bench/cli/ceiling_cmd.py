@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from bench.cli.app import app
-from bench.cli.options import Out, Overwrite
+from bench.cli.options import Labels, Out, Overwrite
 
 Model = Annotated[
     Path | None,
@@ -40,9 +40,12 @@ def ceiling(
     seconds: Seconds = 2.0,
     out: Out = Path("reports/ceiling"),
     overwrite: Overwrite = False,
+    labels: Labels = None,
 ) -> None:
     """In-process texts/s, tokens/s and achieved FLOP/s of the reference model per length and batch."""
     options = dict(locals())  # the parameters, named as the request's fields; taken before anything else is bound
+    del options["labels"]  # the header's, not a request field: `origin` below
     from bench.commands.ceiling import CeilingRequest, ceiling_command
+    from bench.results.provenance import Origin, parse_labels
 
-    ceiling_command(CeilingRequest(**options))
+    ceiling_command(CeilingRequest(**options, origin=Origin(parse_labels(labels))))

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from bench.cli.app import app
+from bench.cli.options import Labels
 
 
 @app.command()
@@ -31,12 +32,20 @@ def doctor(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")
     ] = False,
+    labels: Labels = None,
 ) -> None:
     """Probe each hop with tiny requests; print what is wrong and how to fix it."""
     from bench.commands.doctor import DoctorCommand, doctor_command
+    from bench.results.provenance import Origin, parse_labels
 
     command = DoctorCommand(
-        openwebui=openwebui, tei=tei, litellm=litellm, lightrag=lightrag, out=out, overwrite=overwrite
+        openwebui=openwebui,
+        tei=tei,
+        litellm=litellm,
+        lightrag=lightrag,
+        out=out,
+        overwrite=overwrite,
+        origin=Origin(parse_labels(labels)),
     )
     if not all(f.ok for f in doctor_command(command, say=typer.echo)):
         raise typer.Exit(1)

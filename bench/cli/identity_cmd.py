@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from bench.cli.app import app
-from bench.cli.options import Endpoints, Overwrite, Texts
+from bench.cli.options import Endpoints, Labels, Overwrite, Texts
 
 Dataset = Annotated[
     Path | None, typer.Option("--dataset", help="A dataset folder (BEIR: corpus.jsonl + queries.jsonl).")
@@ -46,10 +46,13 @@ def identity(
     limit: Limit = None,
     out: Out = None,
     overwrite: Overwrite = False,
+    labels: Labels = None,
 ) -> None:
     """Send the same texts through every endpoint and compare: cosine, norms, neighbours, order, causes."""
     options = dict(locals())  # the parameters, named as the request's fields; taken before anything else is bound
+    del options["labels"]  # the header's, not a request field: `origin` below
     from bench.commands.identity import IdentityCommand, identity_command
+    from bench.results.provenance import Origin, parse_labels
 
-    if not identity_command(IdentityCommand(**options), say=typer.echo).passed:
+    if not identity_command(IdentityCommand(**options, origin=Origin(parse_labels(labels))), say=typer.echo).passed:
         raise typer.Exit(1)

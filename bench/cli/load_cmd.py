@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from bench.cli.app import app
-from bench.cli.options import ArrivalSeed, Endpoints, Op, Out, Overwrite, Ray, Texts, Timeout, Workers
+from bench.cli.options import ArrivalSeed, Endpoints, Labels, Op, Out, Overwrite, Ray, Texts, Timeout, Workers
 
 Batch = Annotated[str | None, typer.Option("--batch", help="Texts per request, comma list (embed). Default 1.")]
 Concurrency = Annotated[
@@ -102,15 +102,18 @@ def load(
     repeat: Repeat = 1,
     ray: Ray = None,
     requests_csv: RequestsCsv = None,
+    labels: Labels = None,
 ) -> None:
     """Measure throughput and latency over a sweep of batch x concurrency, offered rates, or bursts.
     Exit 0 every point measured within --max-error-rate, 1 a point past it, 3 a point measured nothing or had no
     success."""
     options = dict(locals())  # the parameters, named as the request's fields; taken before anything else is bound
+    del options["labels"]  # the header's, not a request field: `origin` below
     from bench.commands.load import LoadRequest, load_command
     from bench.core.errors import EXIT_CHECK_FAILED
     from bench.load.points import ERRORS
+    from bench.results.provenance import Origin, parse_labels
 
-    records = load_command(LoadRequest(**options))
+    records = load_command(LoadRequest(**options, origin=Origin(parse_labels(labels))))
     if any(r.status == ERRORS for r in records):  # a point past --max-error-rate: a check that failed
         raise typer.Exit(EXIT_CHECK_FAILED)

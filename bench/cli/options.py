@@ -42,3 +42,13 @@ Out = Annotated[Path, typer.Option("--out", help="Output folder.")]
 Overwrite = Annotated[
     bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")
 ]
+Labels = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--label",
+        help=(
+            "NAME=VALUE written into the results header (commit=…, branch=…, stack=…); repeat. In CI, commit, "
+            "branch and ci_run come from GitHub Actions' or GitLab's variables unless given."
+        ),
+    ),
+]

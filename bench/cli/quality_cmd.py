@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bench.cli.app import app
+from bench.cli.options import Labels
 
 if TYPE_CHECKING:
     from bench.results.store import Results
@@ -135,9 +136,11 @@ def quality(
     background: Background = None,
     background_from: BackgroundFrom = None,
     hourly_usd: HourlyUsd = None,
+    labels: Labels = None,
 ) -> None:
     """Rank every judged query with every target; write run files, results, per-query CSV and a report."""
     from bench.commands.quality import QualityRequest
+    from bench.results.provenance import Origin, parse_labels
 
     _run_and_summarise(
         QualityRequest(
@@ -161,6 +164,7 @@ def quality(
             background=background,
             background_from=background_from,
             hourly_usd=hourly_usd,
+            origin=Origin(parse_labels(labels)),
         )
     )
 
@@ -181,10 +185,12 @@ def demo(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports/demo"),
     max_docs: Annotated[int, typer.Option("--max-docs", min=0, help="Corpus sample size (0: the whole corpus).")] = 0,
     overwrite: Overwrite = False,
+    labels: Labels = None,
 ) -> None:
     """Quality of bm25, dense and hybrid on numpy-docs: numpy's docstrings as a known-item search, built at run time."""
     from bench.commands.quality import QualityRequest
     from bench.datasets import DEMO_DATASET
+    from bench.results.provenance import Origin, parse_labels
 
     _run_and_summarise(
         QualityRequest(
@@ -194,6 +200,7 @@ def demo(
             max_docs=max_docs or None,
             command="demo",
             overwrite=overwrite,
+            origin=Origin(parse_labels(labels)),
         )
     )
 

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from bench.cli.app import app
+from bench.cli.options import Labels
 
 
 @app.command()
@@ -35,6 +36,7 @@ def run(
     benchmark_json: Annotated[
         Path | None, typer.Option("--benchmark-json", help="Write pytest-benchmark JSON of latency and throughput.")
     ] = None,
+    labels: Labels = None,
 ) -> None:
     """Run every quality, identity and load entry of a suite; with --baseline, gate the run (exit 1 on a regression)."""
     from bench.cli.suite_file import load_suite
@@ -42,7 +44,9 @@ def run(
     from bench.gate.inputs import locate_results
     from bench.gate.output_files import check_output_paths, write_outputs
     from bench.gate.text import render_text
+    from bench.results.provenance import parse_labels
 
+    given = parse_labels(labels)
     loaded = load_suite(suite)
     out = out or Path("reports") / loaded.name
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -51,7 +55,7 @@ def run(
     # before any job runs: an output that would overwrite what this run reads or writes is refused now
     outputs = {"--junit": junit, "--summary": summary, "--benchmark-json": benchmark_json}
     check_output_paths(outputs, [suite, *baseline_files], tuple(out / job.folder for job in loaded.jobs), overwrite)
-    outcome = run_suite(loaded, out, baseline, say=typer.echo, overwrite=overwrite)
+    outcome = run_suite(loaded, out, baseline, say=typer.echo, overwrite=overwrite, labels=given)
     typer.echo(render_text(outcome.comparison), nl=False)
     write_outputs(outcome.comparison, outcome.comparison.runs, junit=junit, summary=summary, benchmark=benchmark_json)
     for line in outcome.errors + outcome.failed_measurements:

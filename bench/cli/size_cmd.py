@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from bench.cli.app import app
-from bench.cli.options import ArrivalSeed, Endpoints, Op, Out, Overwrite, Ray, Texts, Timeout, Workers
+from bench.cli.options import ArrivalSeed, Endpoints, Labels, Op, Out, Overwrite, Ray, Texts, Timeout, Workers
 
 SloP99 = Annotated[
     float | None,
@@ -133,12 +133,15 @@ def size(
     out: Out = Path("reports/size"),
     overwrite: Overwrite = False,
     ray: Ray = None,
+    labels: Labels = None,
 ) -> None:
     """Closed-loop sweep, Open WebUI bursts, saturation search under the SLO, and the recommendation — always:
     on --max-time, Ctrl-C or SIGTERM the best so far (a lower bound). Exit 3 when a point measured nothing or had
     no success (its figures cannot size anything)."""
     options = dict(locals())  # the parameters, named as the request's fields; taken before anything else is bound
+    del options["labels"]  # the header's, not a request field: `origin` below
     from bench.commands.size import SizeRequest
     from bench.commands.size_console import size_with_console
+    from bench.results.provenance import Origin, parse_labels
 
-    size_with_console(SizeRequest(**options))
+    size_with_console(SizeRequest(**options, origin=Origin(parse_labels(labels))))

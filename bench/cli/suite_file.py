@@ -63,6 +63,7 @@ from bench.core.secrets import is_secret_name
 from bench.core.spec_grammar import NAME
 from bench.datasets import BUILTIN_PREFIX
 from bench.gate.config import GateConfig, GateValueError, build_gate_config
+from bench.results.provenance import check_labels
 
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # no "..": a name becomes a folder under --out
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -113,9 +114,10 @@ def _request_keys(request: type, skip: tuple[str, ...]) -> dict[str, Any]:
     return keys
 
 
-# `out` and `overwrite` come from `ragbench run`; `ray` is not a suite's (its jobs run where the suite runs).
-IDENTITY_KEYS = {"name": str, **_request_keys(IdentityCommand, skip=("out", "overwrite"))}
-LOAD_KEYS = {"name": str, **_request_keys(LoadRequest, skip=("out", "overwrite", "ray"))}
+# `out`, `overwrite` and `origin` (labels: the suite's own) come from `ragbench run`; `ray` is not a suite's (its
+# jobs run where the suite runs).
+IDENTITY_KEYS = {"name": str, **_request_keys(IdentityCommand, skip=("out", "overwrite", "origin"))}
+LOAD_KEYS = {"name": str, **_request_keys(LoadRequest, skip=("out", "overwrite", "ray", "origin"))}
 GATE_KEYS = {
     "alpha": (float, int),
     "max_drop": (dict, float, int, str),
@@ -313,7 +315,8 @@ def load_suite(path: Path) -> Suite:
     for key in ("quality", "identity", "load"):
         if not isinstance(data.get(key, []), list):
             raise reader.error(f"{key} must be written [[{key}]] (a list of tables)", key)
-    name = reader.typed(data.get("suite", {}), {"name": str}, ("suite",)).get("name", path.stem)
+    head = reader.typed(data.get("suite", {}), {"name": str, "labels": dict}, ("suite",))
+    name = head.get("name", path.stem)
     if not _FOLDER_NAME.fullmatch(name):  # it names the default --out folder, reports/NAME
         raise reader.error(
             f"suite.name {name!r} may hold only letters, digits, _ . - (it names a folder)", "suite", "name"
@@ -324,6 +327,10 @@ def load_suite(path: Path) -> Suite:
     datasets = _datasets(reader, data.get("datasets", {}))
     targets = reader.names(data.get("targets", {}), "targets", parse_target)
     endpoints = reader.names(data.get("endpoints", {}), "endpoints", parse_endpoint)
+    try:
+        labels = check_labels(head.get("labels", {}), "suite.labels")
+    except UserError as exc:
+        raise reader.error(str(exc), "suite", "labels") from None
     suite = Suite(
         path,
         name,
@@ -331,6 +338,7 @@ def load_suite(path: Path) -> Suite:
         [_quality(reader, e, i, datasets, targets, endpoints) for i, e in enumerate(data.get("quality", []))],
         [_identity(reader, e, i, datasets, endpoints) for i, e in enumerate(data.get("identity", []))],
         [_load(reader, e, i, datasets, endpoints) for i, e in enumerate(data.get("load", []))],
+        labels,
     )
     folders = [j.folder for j in suite.jobs]
     twice = sorted({f for f in folders if folders.count(f) > 1})

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.core import values as v
 from bench.core.errors import UserError
 from bench.results.lifecycle import Output
+from bench.results.provenance import Origin
 from bench.results.schema import CeilingPoint
 from bench.results.store import Results
 
@@ -23,6 +24,7 @@ class CeilingRequest:
     peak_tflops: float | None = None
     seconds: float = 2.0
     overwrite: bool = False
+    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
 def ceiling_command(request: CeilingRequest) -> list[CeilingPoint]:
@@ -50,7 +52,15 @@ def ceiling_command(request: CeilingRequest) -> list[CeilingPoint]:
         peak_tflops=None if peak is None else v.number("--peak-tflops", peak, v.PEAK_TFLOPS),
         min_seconds=v.number("--seconds", request.seconds, v.SECONDS),
     )
-    output = Output(request.out, request.overwrite, report=write_report, show=_print_table, say=print, progress=True)
+    output = Output(
+        request.out,
+        request.overwrite,
+        report=write_report,
+        show=_print_table,
+        say=print,
+        progress=True,
+        origin=request.origin,
+    )
     return run_ceiling(config, output)
 
 

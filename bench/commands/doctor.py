@@ -4,7 +4,7 @@ command, probe each hop, print one line per finding, write the results and repor
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.core.errors import UserError
@@ -14,6 +14,7 @@ from bench.report import write_report
 from bench.results.frame import plain_header
 from bench.results.lifecycle import Output, open_run
 from bench.results.outdir import is_document, prepare_out_document
+from bench.results.provenance import Origin
 from bench.results.schema import DoctorFinding
 
 
@@ -25,6 +26,7 @@ class DoctorCommand:
     lightrag: str | None = None
     out: Path | None = None  # a folder (results.jsonl and its report), or FILE.json (schema ragbench.doctor v1)
     overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
+    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
 def check_doctor(command: DoctorCommand) -> DoctorRequest:
@@ -50,7 +52,7 @@ def doctor_command(command: DoctorCommand, say: Callable[[str], None] = print) -
         if command.out is not None:
             command.out.write_text(mask(findings_json(findings)))
         return findings
-    output = Output(command.out, command.overwrite, report=write_report, say=say)
+    output = Output(command.out, command.overwrite, report=write_report, say=say, origin=command.origin)
     with open_run(output, plain_header("doctor")) as run:
         findings = _probe(request, say)
         run.write(*findings)  # the findings are the results file's records

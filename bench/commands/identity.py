@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.core.errors import UserError
@@ -24,6 +24,7 @@ from bench.report import write_report
 from bench.results.frame import plain_header
 from bench.results.lifecycle import Output, open_run
 from bench.results.outdir import RESULTS_FILE, is_document, prepare_out_document
+from bench.results.provenance import Origin
 from bench.results.store import Results
 
 
@@ -38,6 +39,7 @@ class IdentityCommand:
     limit: int | None = None
     out: Path | None = None  # a folder (results.jsonl and its report), or FILE.json (schema ragbench.identity v1)
     overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
+    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
 def check_identity(command: IdentityCommand) -> list[EndpointSpec]:
@@ -74,6 +76,7 @@ def identity_command(command: IdentityCommand, say: Callable[[str], None] = prin
         show=lambda results: _show(results, say),
         say=say,
         progress=sys.stderr.isatty(),
+        origin=command.origin,
     )
     with open_run(output, plain_header("identity")) as run:  # after every check, before minutes of work
         report = _compare(request, run.progress)

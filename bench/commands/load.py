@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +32,7 @@ from bench.load.sweep import run_load
 from bench.load.workload import load_workload
 from bench.results.lifecycle import Output
 from bench.results.outdir import check_out_file
+from bench.results.provenance import Origin
 from bench.results.schema import LatencySummary, LoadPointRecord, Loop, Op
 from bench.results.store import Results
 
@@ -66,6 +67,7 @@ class LoadRequest:
     max_error_rate: float = MAX_ERROR_RATE  # a point with more errors is marked (exit code 1)
     repeat: int = 1  # each point measured N times, interleaved (bench/load/repeats.py)
     requests_csv: Path | None = None  # one row per measured request written there (bench.load.requests_csv.RequestsCsv)
+    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
 def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepPlan:
@@ -163,7 +165,15 @@ def load_command(request: LoadRequest) -> list[LoadPointRecord]:
     check_request_memory(plan.points, workload)
     pools = pool_factory(request.ray, specs, "load")
     records: list[LoadPointRecord] = []
-    output = Output(request.out, request.overwrite, report=write_report, show=show_points, say=print, progress=True)
+    output = Output(
+        request.out,
+        request.overwrite,
+        report=write_report,
+        show=show_points,
+        say=print,
+        progress=True,
+        origin=request.origin,
+    )
     run_load(specs, plan, workload, output, records.append, pools)
     raise_if_failed(records, request.out / "report.html")
     return records

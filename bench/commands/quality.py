@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.core.errors import MeasurementFailed, UserError
@@ -21,6 +21,7 @@ from bench.quality.metrics import Measure, default_measures, parse_measure
 from bench.quality.pipeline import run_quality
 from bench.quality.under_load import not_under_load
 from bench.results.lifecycle import Output
+from bench.results.provenance import Origin
 from bench.results.store import Results
 from bench.targets.base import TargetOptions, TargetSpec
 from bench.targets.registry import parse_spec
@@ -50,6 +51,7 @@ class QualityRequest:
     background: str | None = None  # --background ENDPOINT@rate=...: every target again under each rate
     background_from: Path | None = None  # a `size` results file: rates `0.5x` are fractions of its saturation
     hourly_usd: float | None = None  # --hourly-usd: the serving hardware's price, for $ per 1k queries / 1M texts
+    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,9 @@ def quality_command(request: QualityRequest, show: Callable[[Results, Path], Non
         endpoints=plan.endpoints,
         cache=not request.no_cache,
     )
-    output = Output(request.out, request.overwrite, request.resume, report=write_report, progress=True)
+    output = Output(
+        request.out, request.overwrite, request.resume, report=write_report, progress=True, origin=request.origin
+    )
     config = QualityConfig(measures, request.depth, request.seed, plan.generate, hourly_usd=request.hourly_usd)
     results = _run(request, plan, dataset, options, config, output)
     report = request.out / "report.html"

@@ -10,7 +10,7 @@ point and ends with the `end` record.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.commands.load import pool_factory, raise_if_failed
@@ -23,6 +23,7 @@ from bench.load.schedule import parse_arrival
 from bench.load.workload import load_workload
 from bench.results.lifecycle import Output, open_run
 from bench.results.outdir import RESULTS_FILE
+from bench.results.provenance import Origin
 from bench.results.schema import CeilingPoint, LoadPointRecord, Op
 from bench.results.store import Results, read_results
 from bench.sizing.budget import run_budget
@@ -71,6 +72,7 @@ class SizeRequest:
     timeout: str = "30s"
     seed: int = 0
     ray: str | None = None  # run the workers as Ray actors on this cluster ("auto" or host:port)
+    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
 def check(request: SizeRequest) -> SizePlan:
@@ -180,7 +182,9 @@ def run_size(
     the time expected, at the start and as the run goes."""
     from bench.report import write_report
 
-    output = Output(request.out, request.overwrite, report=write_report, show=show_sizing, say=print)
+    output = Output(
+        request.out, request.overwrite, report=write_report, show=show_sizing, say=print, origin=request.origin
+    )
     plan = check(request)
     budget = run_budget(plan.max_time_s)
     pools = pool_factory(request.ray, plan.specs, "size")

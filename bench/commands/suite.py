@@ -4,6 +4,7 @@ The suite file itself is read and checked by `bench/cli/suite_file.py` (its valu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from bench.core.errors import (
 )
 from bench.gate.checks import Comparison
 from bench.gate.config import GateConfig
+from bench.results.provenance import Origin, file_sha256
 
 Request = QualityRequest | IdentityCommand | LoadRequest
 
@@ -46,6 +48,7 @@ class Suite:
     quality: list[Job]
     identity: list[Job]
     load: list[Job]
+    labels: dict[str, str] = field(default_factory=dict)  # [suite] labels: every job's, under its --label ones
 
     @property
     def jobs(self) -> list[Job]:
@@ -73,10 +76,18 @@ class SuiteOutcome:
         return 0
 
 
-def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwrite: bool = False) -> SuiteOutcome:
+def run_suite(
+    suite: Suite,
+    out: Path,
+    baseline: Path | None,
+    say: Callable[[str], None] = print,
+    overwrite: bool = False,
+    labels: dict[str, str] | None = None,
+) -> SuiteOutcome:
     """Run every job into OUT/<kind>-<name>/, then gate OUT against the baseline. Every job's folder is
     checked first (an earlier run is refused unless `overwrite`, as each command does); a job that fails
-    is said in one line and the others still run: everything measured is kept."""
+    is said in one line and the others still run: everything measured is kept. Every job's header carries
+    the suite's labels, `labels` (`run --label`) over them, and the suite file's hash."""
     from bench.commands.load import problem_line
     from bench.gate.calibration import check_calibration
     from bench.gate.compare import compare_paths
@@ -102,9 +113,10 @@ def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwri
     identity_failed: list[str] = []
     failed_measurements: list[str] = []
     load_errors: list[str] = []
+    origin = Origin({**suite.labels, **(labels or {})}, file_sha256(suite.path))
     for job in suite.jobs:
         say(f"== {job.folder}")
-        request = replace(job.request, out=out / job.folder, overwrite=overwrite)
+        request = replace(job.request, out=out / job.folder, overwrite=overwrite, origin=origin)
         try:
             if isinstance(request, QualityRequest):
                 quality_command(request)

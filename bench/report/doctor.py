@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
+from bench.report.labels import labels_sentence
 from bench.report.page import html_table, md_table
 from bench.results.store import Results
 
@@ -15,7 +16,8 @@ def render(results: Results, out_dir: Path) -> tuple[str, str]:
     hops = ", ".join(dict.fromkeys(f.hop for f in findings)) or "none"
     verdict = f"{problems} problem(s) found" if problems else "no problems found"
     lines = [
-        f"Created {results.header.created} by ragbench {results.header.ragbench_version}; hops probed: {hops}.",
+        f"Created {results.header.created} by ragbench {results.header.ragbench_version}; hops probed: {hops}."
+        + labels_sentence(results.header),
         verdict,
     ]
     rows = (["hop", "status", "finding", "fix"], [[f.hop, "ok" if f.ok else "BAD", f.message, f.fix] for f in findings])

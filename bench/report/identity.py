@@ -6,6 +6,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
+from bench.report.labels import labels_sentence
 from bench.report.page import Rows, html_figure, html_table, md_figure, md_table
 from bench.report.plots import identity_length_plot
 from bench.report.quality_tables import fmt
@@ -102,7 +103,8 @@ def _findings(results: Results) -> list[str]:
 
 def render(results: Results, out_dir: Path) -> tuple[str, str]:
     summary = next(iter(results.of("identity")), None)
-    head = f"Created {results.header.created} by ragbench {results.header.ragbench_version}."
+    created = f"Created {results.header.created} by ragbench {results.header.ragbench_version}."
+    head = created + labels_sentence(results.header)
     if summary is None:
         status = "Incomplete: the run was cut off before its verdict."
     else:

@@ -20,6 +20,7 @@ import numpy as np
 from bench.load import histograms
 from bench.load.points import point_label
 from bench.load.repeats import interval_text
+from bench.report.labels import labels_sentence
 from bench.report.page import html_figure, html_table, md_figure, md_table
 from bench.report.plots import save_figure as _save
 from bench.results.schema import LatencySummary, LoadPointRecord, Loop, PointStatus
@@ -345,7 +346,7 @@ def intro_line(results: Results) -> str:
     parts.append(f"{load.get('workers') or 1} client worker(s)")
     if load.get("warmup_s") is not None:
         parts.append(f"warm-up {load['warmup_s']:g} s per point, excluded")
-    return "; ".join(parts) + "."
+    return "; ".join(parts) + "." + labels_sentence(results.header)
 
 
 def render(

@@ -6,6 +6,7 @@ import json
 from html import escape
 from pathlib import Path
 
+from bench.report.labels import labels_sentence
 from bench.report.page import html_figure
 from bench.report.page import html_table as _table
 from bench.report.page import inline as _inline
@@ -29,7 +30,8 @@ def render_html(results: Results, plots: list[tuple[str, Path]], under_load: str
     status = status_line(results)
     body = [
         "<h1>ragbench quality report</h1>",
-        f"<p>Created {escape(h.created)} by ragbench {escape(h.ragbench_version)}; depth {h.depth}; seed {h.seed}.</p>",
+        f"<p>Created {escape(h.created)} by ragbench {escape(h.ragbench_version)}; depth {h.depth}; seed {h.seed}."
+        f"{escape(labels_sentence(h))}</p>",
         *[f"<p>{_inline(line)}</p>" for line in dataset_lines(results)],
         f'<p class="{"" if status == COMPLETE else "bad"}">{_inline(status)}</p>',
         *[f'<p class="bad">{_inline(line)}</p>' for line in notes_lines(results)],

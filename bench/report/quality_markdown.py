@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bench.report.labels import labels_sentence
 from bench.report.page import md_figure
 from bench.report.page import md_table as _table
 from bench.report.quality_frontier import (
@@ -106,7 +107,7 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
     parts = [
         "# ragbench quality report",
         "",
-        f"Created {h.created} by ragbench {h.ragbench_version}; depth {h.depth}; seed {h.seed}.",
+        f"Created {h.created} by ragbench {h.ragbench_version}; depth {h.depth}; seed {h.seed}.{labels_sentence(h)}",
         "",
         *dataset_lines(results),
         "",

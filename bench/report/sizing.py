@@ -24,6 +24,7 @@ from bench.load.points import (
     point_label,
     texts_per_s,
 )
+from bench.report.labels import labels_sentence
 from bench.report.load import render, shown
 from bench.report.page import html_figure, html_table, md_figure, md_table
 from bench.report.plots import save_figure
@@ -251,6 +252,7 @@ def render_ceiling(results: Results, folder: Path) -> tuple[str, str]:
     intro = (
         f"Created {results.header.created}. In-process throughput of the reference model through "
         "sentence-transformers; FLOP/s from the model's config.json (docs/sizing.md has the formula)."
+        + labels_sentence(results.header)
     )
     md = ["# ragbench ceiling report", "", intro, "", f"Status: **{status}**", "", md_table(header, rows), ""]
     html = [

@@ -4,9 +4,9 @@
 
 A small generator rather than pydantic's TypeAdapter: it knows the writer's conventions (a float that is
 not finite is written as null; every field is written, defaults included, but those written only when set;
-`record`, `schema` and `version` are constants) and takes each field's description from its comment in
-the schema, with no dependency beyond the standard library. tests/report/test_schema.py fails when the committed
-copy is stale.
+`record` and `schema` are constants, `version` one of DESCRIBED_VERSIONS) and takes each field's description
+from its comment in the schema, with no dependency beyond the standard library. tests/report/test_schema.py fails
+when the committed copy is stale.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.core import resample
-from bench.results import schema
+from bench.results import provenance, schema
 from bench.results.schema import RECORD_TYPES, SCHEMA, VERSION, doctor, identity, load, quality, run, sizing
 
 # The modules of the schema, in the order its blocks are listed.
@@ -36,6 +36,9 @@ _SIMPLE: dict[object, dict[str, Any]] = {
     type(None): {"type": "null"},
     float: {"type": ["number", "null"]},
 }  # null: NaN, i.e. no value (JSON has no NaN)
+# The versions whose lines this schema describes: a version 2 line is a version 3 line without the header's labels
+# and provenance, each written only when set.
+DESCRIBED_VERSIONS = (2, VERSION)
 _FIELD = re.compile(r"^\s+(\w+):[^#]*(?:#\s*(.+))?$")
 _DOC_LINE = re.compile(r"^\s+#:\s*(.+)$")
 
@@ -85,10 +88,15 @@ def _comments(cls: type) -> dict[str, str]:
 def _record(kind: str | None, cls: type) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     comments = _comments(cls)
-    constants = {"record": kind, "schema": SCHEMA, "version": VERSION} if kind else {}
+    fixed: dict[str, dict[str, Any]] = {
+        "record": {"const": kind},
+        "schema": {"const": SCHEMA},
+        "version": {"enum": list(DESCRIBED_VERSIONS)},
+    }
+    constants: dict[str, dict[str, Any]] = fixed if kind else {}
     properties = {}
     for field in dataclasses.fields(cls):
-        prop = {"const": constants[field.name]} if field.name in constants else _type(hints[field.name])
+        prop = dict(constants[field.name]) if field.name in constants else _type(hints[field.name])
         if field.name in comments:
             prop["description"] = comments[field.name]
         properties[field.name] = prop
@@ -127,7 +135,7 @@ def _blocks() -> dict[str, type]:
     for cls in records:
         for hint in typing.get_type_hints(cls).values():
             visit(hint)
-    order = [resample.__name__, *(m.__name__ for m in _SCHEMA_MODULES)]
+    order = [resample.__name__, provenance.__name__, *(m.__name__ for m in _SCHEMA_MODULES)]
     placed = sorted(used, key=lambda cls: (order.index(cls.__module__), inspect.getsourcelines(cls)[1]))
     return {cls.__name__: cls for cls in placed}
 

@@ -3,7 +3,7 @@ load, size, ceiling, and each step of a suite):
 
 1. `--out` is checked and prepared: a folder holding an earlier run is refused unless `overwrite` (then only
    ragbench's files go), or continued with `resume` by the command's own rule for what to keep;
-2. the `run` header is written;
+2. the `run` header is written, with the run's labels and provenance (bench/results/provenance.py);
 3. the command writes its records, each batch whole (signals are held while a batch is written);
 4. the one `end` record, with one wording for each way a run ends (`end_status`), written together with the
    command's closing records (quality's comparisons) whatever happens meanwhile;
@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory, console, no_progress, progress_bars
 from bench.results.frame import end_status, now_iso
 from bench.results.outdir import RESULTS_FILE, prepare_out_dir
+from bench.results.provenance import Origin, stamp
 from bench.results.schema import EndRecord, EndStatus, RunHeader
 from bench.results.store import Results, read_results
 from bench.results.writer import ResultsWriter
@@ -58,6 +59,7 @@ class Output:
     show: Callable[[Results], None] | None = None  # prints what finished (read back), before the report
     say: Callable[[str], None] | None = None  # prints `report: PATH`
     progress: bool = False  # progress bars while the run is open (they end before anything is shown)
+    origin: Origin = field(default_factory=Origin)  # the run's labels and suite file, for the header's provenance
 
     @property
     def results(self) -> Path:
@@ -105,7 +107,8 @@ def _start(output: Output, header: RunHeader, carry_over: CarryOver | None) -> O
     if not output.resume:
         prepare_out_dir(output.folder, header.targets, output.overwrite)
         run = OpenRun(ResultsWriter(output.results))
-        run.write(header)
+        labels, provenance = stamp(output.origin)
+        run.write(replace(header, labels=labels, provenance=provenance))
         return run
     if carry_over is None:
         raise UserError(f"--resume {output.folder}: {header.command} cannot continue a run; give --overwrite")

@@ -160,9 +160,9 @@ def test_version_1_file_still_loads_and_renders(command_outputs, tmp_path):
             "no report for the records of command 'mystery'",
         ),
         (
-            '{"record": "run", "schema": "ragbench.results", "version": 3, "command": "quality", "created": "x", '
+            '{"record": "run", "schema": "ragbench.results", "version": 4, "command": "quality", "created": "x", '
             '"ragbench_version": "0"}\n',
-            "results schema version 3",
+            "results schema version 4",
         ),
     ],
 )

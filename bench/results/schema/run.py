@@ -6,15 +6,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from bench.results.provenance import Provenance
 from bench.results.schema.conventions import WRITTEN_WHEN_SET
 from bench.results.schema.quality import Relevance
 
 SCHEMA = "ragbench.results"
 # The single JSON documents identity and doctor write for `--out FILE.json`.
 IDENTITY_DOCUMENT, DOCTOR_DOCUMENT = "ragbench.identity", "ragbench.doctor"
-VERSION = 2
+VERSION = 3
 # Versions this ragbench still reads (older files load; new fields take their defaults).
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (1, 2, 3)
 
 
 @dataclass
@@ -36,6 +37,12 @@ class RunHeader:
     version: int = VERSION
     #: `quality --hourly-usd`: the serving hardware's price per hour, for the report's $ costs; left out: none given
     hourly_usd: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: `--label NAME=VALUE` and a suite's [suite] labels, then the commit, branch and ci_run labels CI variables fill
+    #: where the user gave none (provenance.ci_labels names those); left out: none
+    labels: dict[str, str] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
+    #: the runner, the suite file's hash and the CI variables read (bench/results/provenance.py); left out: a file
+    #: written before version 3
+    provenance: Provenance | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 class EndStatus(StrEnum):

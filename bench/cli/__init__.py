@@ -20,6 +20,7 @@ from bench.cli import (  # noqa: F401  (registration)
     load_cmd,
     meter_cmd,
     quality_cmd,
+    report_cmd,
     run_cmd,
     size_cmd,
 )

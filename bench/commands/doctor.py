@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.commands.options import OVERWRITE, Flag, declared
 from bench.core.errors import UserError
 from bench.core.secrets import mask
 from bench.doctor.probes import DoctorFinding, DoctorRequest, finding_line, findings_json, run_doctor
@@ -16,14 +17,29 @@ from bench.results.outdir import is_document, prepare_out_document
 from bench.results.store import plain_header
 
 
+def _url(flag: str, help: str) -> Flag:
+    return Flag((flag,), help, suite=False)
+
+
 @dataclass
 class DoctorCommand:
-    openwebui: str | None = None
-    tei: str | None = None
-    litellm: str | None = None
-    lightrag: str | None = None
-    out: Path | None = None  # a folder (results.jsonl and its report), or FILE.json (schema ragbench.doctor v1)
-    overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
+    """`ragbench doctor`'s options, each declared once, here."""
+
+    openwebui: str | None = declared(_url("--openwebui", "Open WebUI base URL (key from $OPENWEBUI_API_KEY)."), None)
+    tei: str | None = declared(_url("--tei", "TEI base URL (key, if any, from $TEI_API_KEY)."), None)
+    litellm: str | None = declared(_url("--litellm", "LiteLLM proxy base URL (key from $LITELLM_API_KEY)."), None)
+    lightrag: str | None = declared(_url("--lightrag", "LightRAG server base URL."), None)
+    # a folder (results.jsonl and its report), or FILE.json (schema ragbench.doctor v1)
+    out: Path | None = declared(
+        Flag(
+            ("--out",),
+            "Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
+            "A FILE.json instead writes the findings as one JSON document (schema ragbench.doctor v1).",
+            suite=False,
+        ),
+        None,
+    )
+    overwrite: bool = declared(OVERWRITE, False)  # replace an earlier run in `out` (only ragbench's files there)
 
 
 def check_doctor(command: DoctorCommand) -> DoctorRequest:
@@ -43,7 +59,7 @@ def doctor_command(command: DoctorCommand, say: Callable[[str], None] = print) -
     """Every finding; `--out` refused like every command's, before any probe."""
     request = check_doctor(command)
     if command.out is None or is_document(command.out):
-        if command.out is not None:  # the format before results.jsonl, kept for existing users
+        if command.out is not None:  # FILE.json: one JSON document (schema ragbench.doctor v1)
             prepare_out_document(command.out, command.overwrite)
         findings = _probe(request, say)
         if command.out is not None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.core.errors import UserError
+from bench.commands.options import ENDPOINTS, OVERWRITE, TEXTS, Flag, declared
 from bench.core.progress import ProgressFactory, progress_bars
 from bench.core.secrets import mask, mask_data
 from bench.datasets.io import require_file
@@ -26,15 +27,36 @@ from bench.results.store import Results, plain_header
 
 @dataclass
 class IdentityCommand:
-    endpoints: list[str]  # NAME=SPEC
-    texts: Path | None = None
-    dataset: Path | None = None
-    reference: str | None = None
-    dtype: str | None = None
-    tokenizer: Path | None = None
-    limit: int | None = None
-    out: Path | None = None  # a folder (results.jsonl and its report), or FILE.json (schema ragbench.identity v1)
-    overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
+    """`ragbench identity`'s options and a suite's [[identity]] entry: each declared once, here."""
+
+    endpoints: list[str] = declared(ENDPOINTS)  # NAME=SPEC
+    texts: Path | None = declared(TEXTS, None)
+    dataset: Path | None = declared(
+        Flag(("--dataset",), "A dataset folder (BEIR: corpus.jsonl + queries.jsonl)."), None
+    )
+    reference: str | None = declared(Flag(("--reference",), "Compare every endpoint with this one only."), None)
+    dtype: str | None = declared(
+        Flag(
+            ("--dtype",),
+            "Thresholds for float32|float16|bfloat16|int8 (default: reported by the endpoints, else float32).",
+        ),
+        None,
+    )
+    tokenizer: Path | None = declared(
+        Flag(("--tokenizer",), "Model folder with tokenizer.json for token-length buckets."), None
+    )
+    limit: int | None = declared(Flag(("--limit",), "Use only the first N texts.", min=1), None)
+    # a folder (results.jsonl and its report), or FILE.json (schema ragbench.identity v1)
+    out: Path | None = declared(
+        Flag(
+            ("--out",),
+            "Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
+            "A FILE.json instead writes the older single JSON document (schema ragbench.identity v1).",
+            suite=False,
+        ),
+        None,
+    )
+    overwrite: bool = declared(OVERWRITE, False)  # replace an earlier run in `out` (only ragbench's files there)
 
 
 def check_identity(command: IdentityCommand) -> list[EndpointSpec]:
@@ -79,7 +101,7 @@ def identity_command(command: IdentityCommand, say: Callable[[str], None] = prin
 
 
 def _without_folder(command: IdentityCommand, request: IdentityRequest, say: Callable[[str], None]) -> IdentityResult:
-    """On the console only, or also as FILE.json: the format before results.jsonl, kept for existing users."""
+    """On the console only, or also as FILE.json (one JSON document, schema ragbench.identity v1)."""
     if command.out is not None:  # refused like a folder, before minutes of work
         prepare_out_document(command.out, command.overwrite)
     if sys.stderr.isatty():

@@ -36,8 +36,10 @@ def parameters(request: type) -> list[inspect.Parameter]:
         flag = flag_of(field)
         assert flag is not None
         default = inspect.Parameter.empty if field.default is dataclasses.MISSING else field.default
-        annotation = Annotated[hints[field.name], typer_option(flag)]  # type: ignore[valid-type]
-        found.append(inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
+        hint = hints[field.name]
+        annotation = Annotated[hint, typer_option(flag)]  # type: ignore[valid-type]  # a type found at run time
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        found.append(inspect.Parameter(field.name, keyword, default=default, annotation=annotation))
     return found
 
 

@@ -42,6 +42,7 @@ command(
     extra=(("split", _cli_only("out", Out)), ("overwrite", _cli_only("resume", Resume))),
 )
 
+
 def _out_folder(out: Path | None, resume: Path | None, overwrite: bool) -> Path:
     """Where quality writes: the --resume folder, else --out, else reports/quality."""
     from bench.core.errors import UserError

@@ -37,7 +37,7 @@ def run(
     ] = None,
 ) -> None:
     """Run every quality, identity and load entry of a suite; with --baseline, gate the run (exit 1 on a regression)."""
-    from bench.cli.suite_file import load_suite
+    from bench.cli.suite import load_suite
     from bench.commands.suite import run_suite
     from bench.gate.compare import locate_results
     from bench.gate.outputs import check_output_paths, render_text, write_outputs

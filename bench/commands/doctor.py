@@ -10,10 +10,11 @@ from pathlib import Path
 from bench.commands.options import OVERWRITE, Flag, declared
 from bench.core.errors import UserError
 from bench.core.secrets import mask
-from bench.doctor.probes import DoctorFinding, DoctorRequest, finding_line, findings_json, run_doctor
+from bench.doctor.probes import DoctorRequest, finding_line, findings_json, run_doctor
 from bench.report import write_report
 from bench.results.lifecycle import Output, open_run
 from bench.results.outdir import is_document, prepare_out_document
+from bench.results.schema import DoctorFinding
 from bench.results.store import plain_header
 
 

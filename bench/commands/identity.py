@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.core.errors import UserError
 from bench.commands.options import ENDPOINTS, OVERWRITE, TEXTS, Flag, declared
+from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory, progress_bars
 from bench.core.secrets import mask, mask_data
 from bench.datasets.io import require_file

@@ -1,9 +1,10 @@
 """Running a suite: every job through its command's own function into OUT/<job folder>/, then the gate.
-The suite file itself is read and checked by `bench/cli/suite_file.py` (its values are the command line's options).
+The suite file itself is read and checked by `bench/cli/suite/` (its values are the command line's options).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -72,7 +73,9 @@ class SuiteOutcome:
         return 0
 
 
-def run_suite(suite: Suite, out: Path, baseline: Path | None, say=print, overwrite: bool = False) -> SuiteOutcome:
+def run_suite(
+    suite: Suite, out: Path, baseline: Path | None, say: Callable[[str], None] = print, overwrite: bool = False
+) -> SuiteOutcome:
     """Run every job into OUT/<kind>-<name>/, then gate OUT against the baseline. Every job's folder is
     checked first (an earlier run is refused unless `overwrite`, as each command does); a job that fails
     is said in one line and the others still run: everything measured is kept."""

@@ -15,7 +15,7 @@ import typer
 from bench.cli.declared import typer_option
 from bench.commands.options import ENDPOINTS, OVERWRITE, TEXTS
 
-# identity, load, size: the endpoints measured (declared in bench/commands/options.py)
+# load, size: the endpoints measured (declared in bench/commands/options.py)
 Endpoints = Annotated[list[str], typer_option(ENDPOINTS)]
 Texts = Annotated[Path | None, typer_option(TEXTS)]
 

@@ -4,10 +4,10 @@ command, probe each hop, print one line per finding, write the results and repor
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.commands.options import OVERWRITE, Flag, declared
+from bench.commands.options import OVERWRITE, Flag, option
 from bench.core.errors import UserError
 from bench.core.secrets import mask
 from bench.doctor.probes import DoctorRequest, finding_line, findings_json, run_doctor
@@ -18,29 +18,35 @@ from bench.results.schema import DoctorFinding
 from bench.results.store import plain_header
 
 
-def _url(flag: str, help: str) -> Flag:
-    return Flag((flag,), help, suite=False)
+def _url(flag: str, help: str) -> dict[str, Flag]:
+    return option(Flag((flag,), help, suite=False))
 
 
 @dataclass
 class DoctorCommand:
     """`ragbench doctor`'s options, each declared once, here."""
 
-    openwebui: str | None = declared(_url("--openwebui", "Open WebUI base URL (key from $OPENWEBUI_API_KEY)."), None)
-    tei: str | None = declared(_url("--tei", "TEI base URL (key, if any, from $TEI_API_KEY)."), None)
-    litellm: str | None = declared(_url("--litellm", "LiteLLM proxy base URL (key from $LITELLM_API_KEY)."), None)
-    lightrag: str | None = declared(_url("--lightrag", "LightRAG server base URL."), None)
-    # a folder (results.jsonl and its report), or FILE.json (schema ragbench.doctor v1)
-    out: Path | None = declared(
-        Flag(
-            ("--out",),
-            "Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
-            "A FILE.json instead writes the findings as one JSON document (schema ragbench.doctor v1).",
-            suite=False,
-        ),
-        None,
+    openwebui: str | None = field(
+        default=None, metadata=_url("--openwebui", "Open WebUI base URL (key from $OPENWEBUI_API_KEY).")
     )
-    overwrite: bool = declared(OVERWRITE, False)  # replace an earlier run in `out` (only ragbench's files there)
+    tei: str | None = field(default=None, metadata=_url("--tei", "TEI base URL (key, if any, from $TEI_API_KEY)."))
+    litellm: str | None = field(
+        default=None, metadata=_url("--litellm", "LiteLLM proxy base URL (key from $LITELLM_API_KEY).")
+    )
+    lightrag: str | None = field(default=None, metadata=_url("--lightrag", "LightRAG server base URL."))
+    # a folder (results.jsonl and its report), or FILE.json (schema ragbench.doctor v1)
+    out: Path | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--out",),
+                "Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
+                "A FILE.json instead writes the findings as one JSON document (schema ragbench.doctor v1).",
+                suite=False,
+            )
+        ),
+    )
+    overwrite: bool = field(default=False, metadata=option(OVERWRITE))
 
 
 def check_doctor(command: DoctorCommand) -> DoctorRequest:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.commands.options import ENDPOINTS, OVERWRITE, TEXTS, Flag, declared
+from bench.commands.options import ENDPOINTS, OVERWRITE, TEXTS, Flag, option
 from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory, progress_bars
 from bench.core.secrets import mask, mask_data
@@ -29,34 +29,41 @@ from bench.results.store import Results, plain_header
 class IdentityCommand:
     """`ragbench identity`'s options and a suite's [[identity]] entry: each declared once, here."""
 
-    endpoints: list[str] = declared(ENDPOINTS)  # NAME=SPEC
-    texts: Path | None = declared(TEXTS, None)
-    dataset: Path | None = declared(
-        Flag(("--dataset",), "A dataset folder (BEIR: corpus.jsonl + queries.jsonl)."), None
+    endpoints: list[str] = field(metadata=option(ENDPOINTS))  # NAME=SPEC
+    texts: Path | None = field(default=None, metadata=option(TEXTS))
+    dataset: Path | None = field(
+        default=None, metadata=option(Flag(("--dataset",), "A dataset folder (BEIR: corpus.jsonl + queries.jsonl)."))
     )
-    reference: str | None = declared(Flag(("--reference",), "Compare every endpoint with this one only."), None)
-    dtype: str | None = declared(
-        Flag(
-            ("--dtype",),
-            "Thresholds for float32|float16|bfloat16|int8 (default: reported by the endpoints, else float32).",
+    reference: str | None = field(
+        default=None, metadata=option(Flag(("--reference",), "Compare every endpoint with this one only."))
+    )
+    dtype: str | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--dtype",),
+                "Thresholds for float32|float16|bfloat16|int8 (default: reported by the endpoints, else float32).",
+            )
         ),
-        None,
     )
-    tokenizer: Path | None = declared(
-        Flag(("--tokenizer",), "Model folder with tokenizer.json for token-length buckets."), None
+    tokenizer: Path | None = field(
+        default=None,
+        metadata=option(Flag(("--tokenizer",), "Model folder with tokenizer.json for token-length buckets.")),
     )
-    limit: int | None = declared(Flag(("--limit",), "Use only the first N texts.", min=1), None)
+    limit: int | None = field(default=None, metadata=option(Flag(("--limit",), "Use only the first N texts.", min=1)))
     # a folder (results.jsonl and its report), or FILE.json (schema ragbench.identity v1)
-    out: Path | None = declared(
-        Flag(
-            ("--out",),
-            "Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
-            "A FILE.json instead writes the older single JSON document (schema ragbench.identity v1).",
-            suite=False,
+    out: Path | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--out",),
+                "Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
+                "A FILE.json instead writes the older single JSON document (schema ragbench.identity v1).",
+                suite=False,
+            )
         ),
-        None,
     )
-    overwrite: bool = declared(OVERWRITE, False)  # replace an earlier run in `out` (only ragbench's files there)
+    overwrite: bool = field(default=False, metadata=option(OVERWRITE))
 
 
 def check_identity(command: IdentityCommand) -> list[EndpointSpec]:

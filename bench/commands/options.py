@@ -3,7 +3,7 @@ and a suite file's keys are derived (bench/cli/declared.py, bench/cli/suite/keys
 
     @dataclass
     class IdentityCommand:
-        limit: int | None = declared(Flag(("--limit",), "Use only the first N texts.", min=1), None)
+        limit: int | None = field(default=None, metadata=option(Flag(("--limit",), "Use only the first N texts.")))
 
 The field's name is the request's, the Typer parameter's and the suite key's; its type is the option's.
 """
@@ -16,8 +16,6 @@ from typing import Any
 
 FLAG = "ragbench.flag"  # the key of a field's metadata that holds its Flag
 
-_NO_DEFAULT: Any = dataclasses.MISSING
-
 
 @dataclass(frozen=True)
 class Flag:
@@ -29,9 +27,9 @@ class Flag:
     suite: bool = True  # a key of the command's suite entries (false: the suite sets it, or `ragbench run` does)
 
 
-def declared(flag: Flag, default: Any = _NO_DEFAULT) -> Any:
-    """A dataclass field given by `flag`; without `default`, a required option."""
-    return dataclasses.field(default=default, metadata={FLAG: flag})
+def option(flag: Flag) -> dict[str, Flag]:
+    """A dataclass field's metadata that makes it the option `flag` declares."""
+    return {FLAG: flag}
 
 
 def flag_of(field: dataclasses.Field[Any]) -> Flag | None:

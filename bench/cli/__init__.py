@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import sys
 import traceback
+from typing import Protocol, cast
 
-from typer._click import exceptions as click_errors  # typer vendors Click; its errors live here
+import typer
 
 from bench.cli import (  # noqa: F401  (registration)
     ceiling_cmd,
@@ -21,13 +22,29 @@ from bench.cli import (  # noqa: F401  (registration)
     load_cmd,
     meter_cmd,
     quality_cmd,
+    report_cmd,
     run_cmd,
     size_cmd,
 )
 from bench.cli.app import app
 from bench.core import interrupt
-from bench.core.errors import UserError
+from bench.core.errors import EXIT_USER_ERROR, UserError
 from bench.core.secrets import MaskedStream
+
+# Typer vendors Click and exports, of Click's errors, only BadParameter: the usage error that every wrong
+# command line raises is the class BadParameter derives from.
+_USAGE_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+_EXIT_INTERRUPTED = 130  # the shell's status for a process ended by SIGINT
+_EXIT_BUG = 1  # Python's own status for an uncaught exception or sys.exit("message")
+
+
+class _UsageError(Protocol):
+    """What a wrong command line's error carries (Click's UsageError)."""
+
+    ctx: typer.Context | None
+    exit_code: int
+
+    def format_message(self) -> str: ...
 
 
 def main() -> None:
@@ -54,27 +71,32 @@ def _run() -> int:
             code = app(standalone_mode=False, prog_name="ragbench")
             code = code if isinstance(code, int) else 0
         except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        except click_errors.NoArgsIsHelpError as exc:  # `ragbench` or a group alone: its help
-            print(exc.ctx.get_help())
-            code = 2
-        except click_errors.UsageError as exc:
-            command = exc.ctx.command_path if exc.ctx else "ragbench"
-            message = " ".join(exc.format_message().split()).rstrip(".")
-            print(f"ragbench: error: {message} (see '{command} --help')", file=sys.stderr)
-            code = exc.exit_code
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else _EXIT_BUG)
+        except _USAGE_ERROR as exc:
+            code = _usage(cast(_UsageError, exc))
         except UserError as exc:
             print(f"ragbench: error: {exc}", file=sys.stderr)
             code = exc.exit_code
         except KeyboardInterrupt:  # raised outside Typer's reach (Typer itself turns it into exit 130)
-            code = 130
+            code = _EXIT_INTERRUPTED
         except Exception:  # a bug: the traceback, masked like everything else
             print(traceback.format_exc(), end="", file=sys.stderr)
-            code = 1
+            code = _EXIT_BUG
     except KeyboardInterrupt:  # a second signal while the first was being reported
-        code = 130
+        code = _EXIT_INTERRUPTED
     status = interrupt.exit_status()
     if status is not None:
         print(f"ragbench: interrupted ({interrupt.signal_name()})", file=sys.stderr)
         return status
     return code
+
+
+def _usage(error: _UsageError) -> int:
+    """A wrong command line: one line naming the command's help; `ragbench` or a group alone: its help."""
+    if type(error).__name__ == "NoArgsIsHelpError" and error.ctx is not None:
+        print(error.ctx.get_help())
+        return EXIT_USER_ERROR
+    command = error.ctx.command_path if error.ctx else "ragbench"
+    message = " ".join(error.format_message().split()).rstrip(".")
+    print(f"ragbench: error: {message} (see '{command} --help')", file=sys.stderr)
+    return error.exit_code

@@ -1,51 +1,22 @@
-"""`ragbench doctor`: one line per finding with its fix; exit 1 when something is wrong."""
+"""`ragbench doctor`: one line per finding with its fix; exit 1 when something is wrong. Its options are
+`DoctorCommand`'s declared fields (bench/commands/doctor.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
+from typing import Any
 
 import typer
 
-from bench.cli.app import app
-from bench.cli.options import Labels
+from bench.cli.declared import command
+from bench.commands.doctor import DoctorCommand
 
 
-@app.command()
-def doctor(
-    openwebui: Annotated[
-        str | None, typer.Option("--openwebui", help="Open WebUI base URL (key from $OPENWEBUI_API_KEY).")
-    ] = None,
-    tei: Annotated[str | None, typer.Option("--tei", help="TEI base URL (key, if any, from $TEI_API_KEY).")] = None,
-    litellm: Annotated[
-        str | None, typer.Option("--litellm", help="LiteLLM proxy base URL (key from $LITELLM_API_KEY).")
-    ] = None,
-    lightrag: Annotated[str | None, typer.Option("--lightrag", help="LightRAG server base URL.")] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            help="Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
-            "A FILE.json instead writes the findings as one JSON document (schema ragbench.doctor v1).",
-        ),
-    ] = None,
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")
-    ] = False,
-    labels: Labels = None,
-) -> None:
-    """Probe each hop with tiny requests; print what is wrong and how to fix it."""
-    from bench.commands.doctor import DoctorCommand, doctor_command
-    from bench.results.provenance import Origin, parse_labels
+def doctor(options: dict[str, Any]) -> None:
+    from bench.commands.doctor import doctor_command
+    from bench.core.errors import EXIT_CHECK_FAILED
 
-    command = DoctorCommand(
-        openwebui=openwebui,
-        tei=tei,
-        litellm=litellm,
-        lightrag=lightrag,
-        out=out,
-        overwrite=overwrite,
-        origin=Origin(parse_labels(labels)),
-    )
-    if not all(f.ok for f in doctor_command(command, say=typer.echo)):
-        raise typer.Exit(1)
+    if not all(f.ok for f in doctor_command(DoctorCommand(**options), say=typer.echo)):
+        raise typer.Exit(EXIT_CHECK_FAILED)
+
+
+command("doctor", DoctorCommand, doctor, "Probe each hop with tiny requests; print what is wrong and how to fix it.")

@@ -1,8 +1,8 @@
-"""Options that several commands share, declared once as Typer `Annotated` aliases.
+"""Typer `Annotated` aliases of options that several hand-written commands share (load, size, ceiling).
 
 A wrapper writes `workers: Workers = 1`: the flag, its type and help live here; the default stays beside the
-command, where it differs (`--out`) or is part of that command's contract. An option only one command has is
-declared at the top of that command's module, the same way.
+command, where it differs (`--out`) or is part of that command's contract. A command derived from its request
+(bench/cli/declared.py) takes its options from the request's declared fields instead.
 """
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ from typing import Annotated
 
 import typer
 
-SPEC_HELP = (
-    "NAME=KIND@URL[?option=value&...]; repeat. Kinds: tei, tei-rerank, openai (model=), cohere, "
-    "reference[?model=PATH], reference-rerank?model=PATH. Keys only via key_env=VAR. See docs/endpoints.md."
-)
+from bench.cli.declared import typer_option
+from bench.commands.options import ENDPOINTS, LABELS, OVERWRITE, TEXTS
 
-# identity, load, size: the endpoints measured
-Endpoints = Annotated[list[str], typer.Option("--endpoint", "-e", help=SPEC_HELP)]
-Texts = Annotated[Path | None, typer.Option("--texts", help='Texts: one per line, or .jsonl of strings / {"text"}.')]
+# load, size: the endpoints measured (declared in bench/commands/options.py)
+Endpoints = Annotated[list[str], typer_option(ENDPOINTS)]
+Texts = Annotated[Path | None, typer_option(TEXTS)]
 
 # load, size: the client
 Op = Annotated[str, typer.Option("--op", help="embed or rerank (default: from the endpoint kind).")]
@@ -39,16 +37,5 @@ Ray = Annotated[
 
 # every command that writes a results folder
 Out = Annotated[Path, typer.Option("--out", help="Output folder.")]
-Overwrite = Annotated[
-    bool, typer.Option("--overwrite", help="Replace an earlier run in --out (only ragbench's files).")
-]
-Labels = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--label",
-        help=(
-            "NAME=VALUE written into the results header (commit=…, branch=…, stack=…); repeat. In CI, commit, "
-            "branch and ci_run come from GitHub Actions' or GitLab's variables unless given."
-        ),
-    ),
-]
+Overwrite = Annotated[bool, typer_option(OVERWRITE)]
+Labels = Annotated[list[str] | None, typer_option(LABELS)]

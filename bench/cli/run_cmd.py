@@ -39,7 +39,7 @@ def run(
     labels: Labels = None,
 ) -> None:
     """Run every quality, identity and load entry of a suite; with --baseline, gate the run (exit 1 on a regression)."""
-    from bench.cli.suite_file import load_suite
+    from bench.cli.suite import load_suite
     from bench.commands.suite import run_suite
     from bench.gate.inputs import locate_results
     from bench.gate.output_files import check_output_paths, write_outputs

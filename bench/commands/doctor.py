@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.commands.options import OVERWRITE, Flag, option
 from bench.core.errors import UserError
 from bench.core.secrets import mask
 from bench.doctor.run import DoctorRequest, finding_line, findings_json, run_doctor
@@ -18,14 +19,35 @@ from bench.results.provenance import Origin
 from bench.results.schema import DoctorFinding
 
 
+def _url(flag: str, help: str) -> dict[str, Flag]:
+    return option(Flag((flag,), help, suite=False))
+
+
 @dataclass
 class DoctorCommand:
-    openwebui: str | None = None
-    tei: str | None = None
-    litellm: str | None = None
-    lightrag: str | None = None
-    out: Path | None = None  # a folder (results.jsonl and its report), or FILE.json (schema ragbench.doctor v1)
-    overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
+    """`ragbench doctor`'s options, each declared once, here."""
+
+    openwebui: str | None = field(
+        default=None, metadata=_url("--openwebui", "Open WebUI base URL (key from $OPENWEBUI_API_KEY).")
+    )
+    tei: str | None = field(default=None, metadata=_url("--tei", "TEI base URL (key, if any, from $TEI_API_KEY)."))
+    litellm: str | None = field(
+        default=None, metadata=_url("--litellm", "LiteLLM proxy base URL (key from $LITELLM_API_KEY).")
+    )
+    lightrag: str | None = field(default=None, metadata=_url("--lightrag", "LightRAG server base URL."))
+    # a folder (results.jsonl and its report), or FILE.json (schema ragbench.doctor v1)
+    out: Path | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--out",),
+                "Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
+                "A FILE.json instead writes the findings as one JSON document (schema ragbench.doctor v1).",
+                suite=False,
+            )
+        ),
+    )
+    overwrite: bool = field(default=False, metadata=option(OVERWRITE))
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
@@ -46,7 +68,7 @@ def doctor_command(command: DoctorCommand, say: Callable[[str], None] = print) -
     """Every finding; `--out` refused like every command's, before any probe."""
     request = check_doctor(command)
     if command.out is None or is_document(command.out):
-        if command.out is not None:  # the format before results.jsonl, kept for existing users
+        if command.out is not None:  # FILE.json: one JSON document (schema ragbench.doctor v1)
             prepare_out_document(command.out, command.overwrite)
         findings = _probe(request, say)
         if command.out is not None:

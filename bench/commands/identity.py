@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.commands.options import ENDPOINTS, OVERWRITE, TEXTS, Flag, option
 from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory, progress_bars
 from bench.core.secrets import mask, mask_data
@@ -30,15 +31,43 @@ from bench.results.store import Results
 
 @dataclass
 class IdentityCommand:
-    endpoints: list[str]  # NAME=SPEC
-    texts: Path | None = None
-    dataset: Path | None = None
-    reference: str | None = None
-    dtype: str | None = None
-    tokenizer: Path | None = None
-    limit: int | None = None
-    out: Path | None = None  # a folder (results.jsonl and its report), or FILE.json (schema ragbench.identity v1)
-    overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
+    """`ragbench identity`'s options and a suite's [[identity]] entry: each declared once, here."""
+
+    endpoints: list[str] = field(metadata=option(ENDPOINTS))  # NAME=SPEC
+    texts: Path | None = field(default=None, metadata=option(TEXTS))
+    dataset: Path | None = field(
+        default=None, metadata=option(Flag(("--dataset",), "A dataset folder (BEIR: corpus.jsonl + queries.jsonl)."))
+    )
+    reference: str | None = field(
+        default=None, metadata=option(Flag(("--reference",), "Compare every endpoint with this one only."))
+    )
+    dtype: str | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--dtype",),
+                "Thresholds for float32|float16|bfloat16|int8 (default: reported by the endpoints, else float32).",
+            )
+        ),
+    )
+    tokenizer: Path | None = field(
+        default=None,
+        metadata=option(Flag(("--tokenizer",), "Model folder with tokenizer.json for token-length buckets.")),
+    )
+    limit: int | None = field(default=None, metadata=option(Flag(("--limit",), "Use only the first N texts.", min=1)))
+    # a folder (results.jsonl and its report), or FILE.json (schema ragbench.identity v1)
+    out: Path | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--out",),
+                "Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
+                "A FILE.json instead writes the older single JSON document (schema ragbench.identity v1).",
+                suite=False,
+            )
+        ),
+    )
+    overwrite: bool = field(default=False, metadata=option(OVERWRITE))
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
@@ -85,7 +114,7 @@ def identity_command(command: IdentityCommand, say: Callable[[str], None] = prin
 
 
 def _without_folder(command: IdentityCommand, request: IdentityRequest, say: Callable[[str], None]) -> IdentityResult:
-    """On the console only, or also as FILE.json: the format before results.jsonl, kept for existing users."""
+    """On the console only, or also as FILE.json (one JSON document, schema ragbench.identity v1)."""
     if command.out is not None:  # refused like a folder, before minutes of work
         prepare_out_document(command.out, command.overwrite)
     if sys.stderr.isatty():

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.commands.options import Flag, option
 from bench.core.errors import MeasurementFailed, UserError
 from bench.core.progress import console
 from bench.datasets import load_dataset
@@ -28,29 +29,113 @@ from bench.targets.registry import parse_spec
 from bench.targets.served import check_endpoint_refs
 
 
+def _option(flag: str, help: str, min: int | None = None, suite: bool = True, short: str = "") -> dict[str, Flag]:
+    return option(Flag((short, flag) if short else (flag,), help, min=min, suite=suite))
+
+
 @dataclass
 class QualityRequest:
-    dataset: Path
-    targets: list[str]
+    """`ragbench quality`'s options and a suite's [[quality]] entry, each declared once, here; `out`, `resume`
+    and `command` are set by the command (the CLI's --out and --resume folders, or `ragbench run`)."""
+
+    dataset: Path = field(metadata=_option("--dataset", "BEIR folder, TREC folder, or JSONL Q&A."))
+    targets: list[str] = field(
+        metadata=_option(
+            "--target",
+            "[NAME=]kind[:variant][+rerank][@url][?k=v&...]; NAME is what reports, run files and compare use. Repeat.",
+            short="-t",
+        )
+    )
     out: Path
-    split: str | None = None
-    measures: list[str] | None = None
-    depth: int = 100
-    embedding_model: str | None = None
-    cross_encoder: str | None = None
-    rerank_depth: int = 100
-    max_queries: int | None = None
-    max_docs: int | None = None
-    seed: int = 0
-    generate: str | None = None  # --generate SPEC (bench/quality/generation.py)
+    # from the suite's [datasets] entry, checked by these options
+    split: str | None = field(default=None, metadata=_option("--split", "qrels split.", suite=False))
+    measures: list[str] | None = field(
+        default=None,
+        metadata=_option(
+            "--measure",
+            "Measures (default: nDCG@10, R@100, MRR@10, MAP@100 with qrels; Answer@1, Answer@5, Answer@20, "
+            "AnswerMRR@10 with answers).",
+            short="-m",
+        ),
+    )
+    depth: int = field(
+        default=100, metadata=_option("--depth", "Documents ranked per query (at least the deepest cut-off).")
+    )
+    embedding_model: str | None = field(
+        default=None,
+        metadata=_option("--embedding-model", "Local sentence-transformers model folder for dense/hybrid."),
+    )
+    cross_encoder: str | None = field(
+        default=None, metadata=_option("--cross-encoder", "Local cross-encoder folder for '+rerank' targets.")
+    )
+    rerank_depth: int = field(
+        default=100, metadata=_option("--rerank-depth", "First-stage documents the cross-encoder re-scores.")
+    )
+    max_queries: int | None = field(
+        default=None,
+        metadata=_option("--max-queries", "Evaluate a seeded sample of judged queries.", min=1, suite=False),
+    )
+    max_docs: int | None = field(
+        default=None,
+        metadata=_option(
+            "--max-docs", "Sample the corpus: judged docs of the queries + random distractors.", min=1, suite=False
+        ),
+    )
+    seed: int = field(
+        default=0, metadata=_option("--seed", "Seed for sampling, bootstrap and randomization tests.", min=0)
+    )
+    generate: str | None = field(
+        default=None,
+        metadata=_option(
+            "--generate",
+            "Answer each question and score EM/F1/Contains: chat@URL?model=NAME (an OpenAI-compatible chat "
+            "endpoint fed each target's top texts) or native (LightRAG's /query).",
+        ),
+    )  # bench/quality/generation.py
     command: str = "quality"
-    overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
+    overwrite: bool = field(
+        default=False,
+        metadata=_option("--overwrite", "Replace an earlier run in --out (only ragbench's files there).", suite=False),
+    )
     resume: bool = False  # continue the interrupted run in `out`
-    endpoints: list[str] | None = None  # -e NAME=SPEC: what `?embedder=` / `?reranker=` name
-    no_cache: bool = False  # embed every text again (no embedding cache read or written)
-    background: str | None = None  # --background ENDPOINT@rate=...: every target again under each rate
-    background_from: Path | None = None  # a `size` results file: rates `0.5x` are fractions of its saturation
-    hourly_usd: float | None = None  # --hourly-usd: the serving hardware's price, for $ per 1k queries / 1M texts
+    endpoints: list[str] | None = field(
+        default=None,
+        metadata=_option(
+            "--endpoint",
+            "NAME=SPEC, as for identity and load (tei@URL, openai@URL?model=M, reference, tei-rerank@URL, "
+            "cohere@URL, reference-rerank?model=PATH); targets name it: dense?embedder=NAME, "
+            "bm25+rerank?reranker=NAME. Repeat.",
+            short="-e",
+        ),
+    )
+    no_cache: bool = field(
+        default=False,
+        metadata=_option("--no-cache", "Embed every text again: no embedding cache read or written."),
+    )
+    background: str | None = field(
+        default=None,
+        metadata=_option(
+            "--background",
+            "ENDPOINT@rate=R1,R2[&batch=N&arrival=poisson|constant&duration=5s&warmup=1s&max_error_rate=0.001]: "
+            "every target again while an open-loop stream of the corpus' texts runs at the -e endpoint ENDPOINT, "
+            "one rate at a time (rate 0, idle, first); targets are named NAME@bgRATE. A stream that fails or is "
+            "past max_error_rate leaves its rate's runs not measured under load (exit 3).",
+        ),
+    )
+    background_from: Path | None = field(
+        default=None,
+        metadata=_option(
+            "--background-from",
+            "A `ragbench size` results file: --background rates such as 0.5x,0.9x are fractions of its saturation.",
+        ),
+    )
+    hourly_usd: float | None = field(
+        default=None,
+        metadata=_option(
+            "--hourly-usd",
+            "Price per hour of the hardware that serves the targets: $ per 1k queries and per 1M texts ingested.",
+        ),
+    )
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 

@@ -1,5 +1,5 @@
 """Running a suite: every job through its command's own function into OUT/<job folder>/, then the gate.
-The suite file itself is read and checked by `bench/cli/suite_file.py` (its values are the command line's options).
+The suite file itself is read and checked by `bench/cli/suite/` (its values are the command line's options).
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from bench.datasets.texts import Tokenizer
 from bench.endpoints.base import Embedder
 from bench.identity import diagnose
-from bench.identity.inputs import IdentityInput, Tokenizer
+from bench.identity.inputs import IdentityInput
 from bench.identity.outcome import BatchInvariance, IdentityResult
 from bench.identity.thresholds import (
     FAIL,

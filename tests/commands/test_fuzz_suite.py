@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.cli.suite_file import GATE_KEYS, IDENTITY_KEYS, LOAD_KEYS, QUALITY_KEYS, SECTIONS, load_suite
+from bench.cli.suite import GATE_KEYS, IDENTITY_KEYS, LOAD_KEYS, QUALITY_KEYS, SECTIONS, load_suite
 from bench.core.errors import UserError
 from bench.endpoints.spec import parse_spec as parse_endpoint
 from bench.targets.registry import parse_spec as parse_target

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from bench.cli.suite_file import load_suite
+from bench.cli.suite import load_suite
 from tests.commands.helpers import scifact_quality
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli

@@ -221,7 +221,7 @@ def test_a_byte_order_mark_is_dropped_in_every_format(tmp_path):
     (tmp_path / "corpus.jsonl").write_text('{"id": "d1", "text": "x"}\n')
     (tmp_path / "qa.jsonl").write_text(bom + '{"id": "1", "query": "x?", "relevant": ["d1"]}\n', encoding="utf-8")
     assert load_dataset(tmp_path / "qa.jsonl").qrels == {"1": {"d1": 1}}
-    from bench.cli.suite_file import load_suite
+    from bench.cli.suite import load_suite
 
     text = (
         '[datasets.d]\npath = "beir"\n[endpoints]\na = "reference"\nb = "reference?batch=1"\n'

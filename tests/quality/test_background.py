@@ -151,7 +151,7 @@ def test_a_changed_query_says_why_with_its_warnings():
 
 
 def test_a_suites_quality_takes_background(long_queries, tmp_path):
-    from bench.cli.suite_file import load_suite
+    from bench.cli.suite import load_suite
 
     suite = tmp_path / "suite.toml"
     text = f"""

@@ -389,7 +389,7 @@ def test_server_killed_mid_ingest_keeps_finished_work_and_ends_true(
 
 
 def test_suite_quality_entries_take_endpoints_checked_like_the_command_line(tiny, tmp_path):
-    from bench.cli.suite_file import load_suite
+    from bench.cli.suite import load_suite
     from bench.core.errors import InputError
 
     def suite(targets: str, entry: str = "") -> Path:

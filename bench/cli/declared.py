@@ -1,0 +1,76 @@
+"""Typer commands derived from a request's declared options (bench/commands/options.py): one parameter per
+declared field, named as the field, typed as the field, with the field's default."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+from bench.cli.app import app
+from bench.commands.options import LABELS, Flag, declared_fields, flag_of
+
+
+def typer_option(flag: Flag) -> Any:
+    """The Typer option `flag` declares (its names, help and lower bound)."""
+    return typer.Option(*flag.names, help=flag.help, min=flag.min)
+
+
+def field_option(request: type, name: str) -> Any:
+    """The Typer option of one declared field, for a command that shares it without being derived."""
+    field = next(f for f in dataclasses.fields(request) if f.name == name)
+    flag = flag_of(field)
+    assert flag is not None, f"{request.__name__}.{name} is not declared"
+    return typer_option(flag)
+
+
+def parameters(request: type) -> list[inspect.Parameter]:
+    """The command-line parameters of the request's declared fields."""
+    hints = typing.get_type_hints(request)
+    found = []
+    for field in declared_fields(request):
+        flag = flag_of(field)
+        assert flag is not None
+        default = inspect.Parameter.empty if field.default is dataclasses.MISSING else field.default
+        hint = hints[field.name]
+        annotation = Annotated[hint, typer_option(flag)]  # type: ignore[valid-type]  # a type found at run time
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        found.append(inspect.Parameter(field.name, keyword, default=default, annotation=annotation))
+    return found
+
+
+def command(
+    name: str,
+    request: type,
+    run: Callable[[dict[str, Any]], None],
+    help: str,
+    extra: tuple[tuple[str, inspect.Parameter], ...] = (),
+) -> None:
+    """Register `ragbench NAME`: the request's declared options and `extra` ones, each listed after the declared
+    field named with it (options the command line has and the request has not); `run` gets every value by
+    parameter name. A request with an `origin` (the results header's provenance) takes `--label` last, and `run`
+    gets the origin made from it."""
+    from bench.results.provenance import Origin, parse_labels
+
+    stamped = "origin" in {f.name for f in dataclasses.fields(request)}
+
+    def invoke(**values: Any) -> None:
+        if stamped:
+            values["origin"] = Origin(parse_labels(values.pop("labels")))
+        run(values)
+
+    listed = []
+    for parameter in parameters(request):
+        listed += [parameter, *(p for after, p in extra if after == parameter.name)]
+    if stamped:
+        labels = Annotated[list[str] | None, typer_option(LABELS)]  # type: ignore[valid-type]
+        listed.append(inspect.Parameter("labels", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=labels))
+    signature = inspect.Signature(listed)
+    invoke.__signature__ = signature  # type: ignore[attr-defined]  # what Typer reads the options from
+    invoke.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()}
+    invoke.__doc__ = help
+    app.command(name)(invoke)

@@ -1,0 +1,62 @@
+"""The sections of a suite file and the keys each takes, with their TOML types. A command's entry keys are its
+request's options (bench/commands/options.py): declared there once, never listed again here."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from pathlib import Path
+from types import NoneType, UnionType
+from typing import Any
+
+from bench.commands.identity import IdentityCommand
+from bench.commands.load import LoadRequest
+from bench.commands.options import declared_fields, flag_of
+from bench.commands.quality import QualityRequest
+
+TomlTypes = type | tuple[type, ...]  # what a key's value may be in TOML (a path is a string)
+
+SECTIONS = ("suite", "gate", "datasets", "targets", "endpoints", "quality", "identity", "load")
+DATASET_KEYS: dict[str, TomlTypes] = {"path": str, "split": str, "max_queries": int, "max_docs": int}
+
+# A list flag of `ragbench load`, written 1,8,32 on its command line: a list, a string or a number here.
+LIST_FLAGS: dict[str, TomlTypes] = {
+    "batch": (list, str, int),
+    "concurrency": (list, str, int),
+    "rate": (list, str, int, float),
+    "lengths": (list, str, int),
+    "documents": (list, str, int),
+}
+PATH_KEYS = ("texts", "tokenizer", "embedding_model", "cross_encoder", "background_from")  # beside the suite file
+_TOML_TYPES: dict[Any, TomlTypes] = {str: str, Path: str, int: int, float: (float, int), list: list, bool: bool}
+
+
+def _toml_types(name: str, hint: Any) -> TomlTypes:
+    """A field's TOML types: a path is a string, a number may be written as an integer."""
+    kind = next(t for t in typing.get_args(hint) if t is not NoneType) if isinstance(hint, UnionType) else hint
+    return LIST_FLAGS.get(name) or _TOML_TYPES[typing.get_origin(kind) or kind]
+
+
+def declared_keys(request: type) -> dict[str, TomlTypes]:
+    """The request's options that a suite entry may give, as keys with their TOML types."""
+    hints = typing.get_type_hints(request)
+    keys = {}
+    for field in declared_fields(request):
+        flag = flag_of(field)
+        if flag is not None and flag.suite:
+            keys[field.name] = _toml_types(field.name, hints[field.name])
+    return keys
+
+
+def field_keys(request: type, skip: tuple[str, ...]) -> dict[str, TomlTypes]:
+    """Every field of a request whose options are not declared on it (load), but those in `skip`."""
+    hints = typing.get_type_hints(request)
+    fields = dataclasses.fields(request)
+    return {f.name: _toml_types(f.name, hints[f.name]) for f in fields if f.name not in skip}
+
+
+# `name` names the entry's folder under --out; `out`, `overwrite` and `origin` (labels: the suite's own) come from
+# `ragbench run`; `ray` is not a suite's (its jobs run where the suite runs).
+QUALITY_KEYS: dict[str, TomlTypes] = {"name": str, **declared_keys(QualityRequest)}
+IDENTITY_KEYS: dict[str, TomlTypes] = {"name": str, **declared_keys(IdentityCommand)}
+LOAD_KEYS: dict[str, TomlTypes] = {"name": str, **field_keys(LoadRequest, skip=("out", "overwrite", "ray", "origin"))}

@@ -1,0 +1,95 @@
+"""A suite file's values: their TOML types, `${VAR}` from the environment, paths beside the file, spec strings
+and the names that entries use for them."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.cli.suite.keys import TomlTypes
+from bench.cli.suite.lines import SuiteText, Where, label
+from bench.cli.suite.secrets import refuse_credentials, refuse_secret_key
+from bench.core.errors import UserError
+from bench.core.spec_grammar import NAME
+from bench.datasets import BUILTIN_PREFIX
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_TYPE_NAMES = {int: "integer", float: "number", str: "string", list: "list", dict: "table", bool: "true/false"}
+
+
+class ValueReader(SuiteText):
+    """Each value read as its key allows, with the suite file's line numbers in every message."""
+
+    def typed(self, table: dict[str, Any], allowed: dict[str, TomlTypes], where: Where) -> dict[str, Any]:
+        for key, value in table.items():
+            refuse_secret_key(self, key, where)
+            if key not in allowed:
+                raise self.error(f"{label(where)}: unknown key {key!r} (known: {', '.join(allowed)})", *where, key)
+            types = allowed[key]
+            kinds = types if isinstance(types, tuple) else (types,)
+            if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+                names = " or ".join(_TYPE_NAMES[k] for k in kinds)
+                raise self.error(f"{label((*where, key))}: expected {names}, got {type(value).__name__}", *where, key)
+            if isinstance(value, list) and not all(
+                isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
+            ):
+                raise self.error(f"{label((*where, key))}: expected a list of strings or numbers", *where, key)
+        return table
+
+    def expand(self, value: str, *where: str | int) -> str:
+        """`${VAR}` -> the environment's VAR."""
+
+        def lookup(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in os.environ:
+                raise self.error(f"{label(where)}: environment variable {name} is not set", *where)
+            return os.environ[name]
+
+        return _VAR.sub(lookup, value)
+
+    def spec(self, value: Any, parse: Callable[[str], object], *where: str) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(f"{label(where)}: expected a spec string", *where)
+        refuse_credentials(self, value, where)
+        spec = f"{where[-1]}={self.expand(value, *where)}"
+        try:
+            parse(spec)
+        except UserError as exc:
+            raise self.error(f"{label(where)}: {exc}", *where) from None
+        return spec
+
+    def names(self, table: dict[str, Any], section: str, parse: Callable[[str], object]) -> dict[str, str]:
+        """NAME -> NAME=SPEC, each spec parsed by its command's own parser."""
+        if not isinstance(table, dict):
+            raise self.error(f'[{section}] must be a table of NAME = "spec"', section)
+        specs = {}
+        for name, value in table.items():
+            if not NAME.fullmatch(name):
+                raise self.error(f"{section}.{name}: a name may hold only letters, digits, _ . -", section, name)
+            specs[name] = self.spec(value, parse, section, name)
+        return specs
+
+    def pick(self, wanted: Any, known: dict[str, str], where: Where, what: str) -> list[str]:
+        chosen = list(known) if wanted is None else wanted
+        for name in chosen:
+            if name not in known:
+                raise self.error(
+                    f"{label(where)}: unknown {what} {name!r} (defined: {', '.join(known) or 'none'})", *where
+                )
+        if not chosen:
+            raise self.error(f"{label(where)}: no {what}s", *where)
+        return [known[name] for name in chosen]
+
+    def file(self, value: str, base: Path, *where: str | int) -> Path:
+        """A path, relative to the suite file's folder; it must exist (found now, not after the earlier jobs ran)."""
+        text = self.expand(value, *where)
+        if text.startswith(BUILTIN_PREFIX):  # a data set ragbench builds, not a path beside the suite file
+            return Path(text)
+        path = Path(text)
+        path = path if path.is_absolute() else base / path
+        if not path.exists():
+            raise self.error(f"{label(where)}: {path}: no such file or folder", *where)
+        return path

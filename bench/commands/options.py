@@ -1,0 +1,60 @@
+"""Command options declared once: each request field's flag, help and bounds, from which the CLI's options
+and a suite file's keys are derived (bench/cli/declared.py, bench/cli/suite/keys.py).
+
+    @dataclass
+    class IdentityCommand:
+        limit: int | None = field(default=None, metadata=option(Flag(("--limit",), "Use only the first N texts.")))
+
+The field's name is the request's, the Typer parameter's and the suite key's; its type is the option's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+FLAG = "ragbench.flag"  # the key of a field's metadata that holds its Flag
+
+
+@dataclass(frozen=True)
+class Flag:
+    """How a request field is given on the command line, and whether a suite entry may give it."""
+
+    names: tuple[str, ...]  # "--endpoint", "-e"
+    help: str
+    min: int | None = None
+    suite: bool = True  # a key of the command's suite entries (false: the suite sets it, or `ragbench run` does)
+
+
+def option(flag: Flag) -> dict[str, Flag]:
+    """A dataclass field's metadata that makes it the option `flag` declares."""
+    return {FLAG: flag}
+
+
+def flag_of(field: dataclasses.Field[Any]) -> Flag | None:
+    found = field.metadata.get(FLAG)
+    return found if isinstance(found, Flag) else None
+
+
+def declared_fields(request: type) -> list[dataclasses.Field[Any]]:
+    """The request's fields that are options, in the order the command line lists them."""
+    return [f for f in dataclasses.fields(request) if flag_of(f) is not None]
+
+
+SPEC_HELP = (
+    "NAME=KIND@URL[?option=value&...]; repeat. Kinds: tei, tei-rerank, openai (model=), cohere, "
+    "reference[?model=PATH], reference-rerank?model=PATH. Keys only via key_env=VAR. See docs/endpoints.md."
+)
+
+# Options several commands share (identity, load, size): the endpoints measured and their texts.
+ENDPOINTS = Flag(("--endpoint", "-e"), SPEC_HELP)
+TEXTS = Flag(("--texts",), 'Texts: one per line, or .jsonl of strings / {"text"}.')
+OVERWRITE = Flag(("--overwrite",), "Replace an earlier run in --out (only ragbench's files).", suite=False)
+# Every command that writes a results file: the request's `origin` (bench/results/provenance.py) is made from it.
+LABELS = Flag(
+    ("--label",),
+    "NAME=VALUE written into the results header (commit=…, branch=…, stack=…); repeat. In CI, commit, "
+    "branch and ci_run come from GitHub Actions' or GitLab's variables unless given.",
+    suite=False,
+)

@@ -1,0 +1,66 @@
+"""Each option of quality, identity and doctor is declared once, on its request's field: the command line's
+options and a suite entry's keys are that field, with its flag, bounds and type."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import typer
+
+import bench.cli  # noqa: F401  (registers every command)
+from bench.cli.app import app
+from bench.cli.suite import IDENTITY_KEYS, QUALITY_KEYS
+from bench.commands.doctor import DoctorCommand
+from bench.commands.identity import IdentityCommand
+from bench.commands.options import declared_fields, flag_of
+from bench.commands.quality import QualityRequest
+
+
+def _options(command: str) -> dict[str, list[str]]:
+    """`ragbench COMMAND`'s options: parameter name -> its flags."""
+    params = typer.main.get_command(app).commands[command].params  # type: ignore[attr-defined]
+    return {p.name: sorted(p.opts) for p in params if p.name != "help"}
+
+
+def _declared(request: type) -> dict[str, list[str]]:
+    return {f.name: sorted(flag_of(f).names) for f in declared_fields(request)}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "command, request_type, own",
+    [
+        ("quality", QualityRequest, {"out", "resume"}),  # the folder it writes: the command line's own choice
+        ("identity", IdentityCommand, set()),
+        ("doctor", DoctorCommand, set()),
+    ],
+)
+def test_the_command_line_options_are_the_declared_fields(command, request_type, own):
+    options = _options(command)
+    assert {k: v for k, v in options.items() if k not in own} == _declared(request_type)
+    assert own <= set(options)
+
+
+def test_the_suite_keys_are_the_declared_fields_a_suite_may_give():
+    for keys, request in ((QUALITY_KEYS, QualityRequest), (IDENTITY_KEYS, IdentityCommand)):
+        in_suite = {f.name for f in declared_fields(request) if flag_of(f).suite}  # type: ignore[union-attr]
+        assert set(keys) == {"name", *in_suite}  # name: the entry's folder under --out
+    # what the suite sets itself ([datasets] entries, `ragbench run --out/--overwrite`) is not a key
+    assert not {"split", "max_queries", "max_docs", "overwrite", "out"} & set(QUALITY_KEYS)
+    assert not {"out", "overwrite"} & set(IDENTITY_KEYS)
+
+
+def test_a_declared_bound_holds_on_the_command_line_and_in_a_suite(tmp_path, monkeypatch, capsys):
+    from tests.harness.cli import run_cli
+
+    limit = next(f for f in dataclasses.fields(IdentityCommand) if f.name == "limit")
+    assert flag_of(limit).min == 1  # type: ignore[union-attr]
+    texts = tmp_path / "texts.txt"
+    texts.write_text("one\n")
+    suite = tmp_path / "suite.toml"
+    suite.write_text(f'[endpoints]\nref = "reference"\n[[identity]]\ntexts = "{texts}"\nlimit = 0\n')
+    code, _, err = run_cli(["run", str(suite), "--out", str(tmp_path / "out")], monkeypatch, capsys)
+    assert code == 2 and err.startswith(f"ragbench: error: {suite}:5: identity #1.limit = 0: "), err
+    args = ["identity", "-e", "a=reference", "--texts", str(texts), "--limit", "0"]
+    code, _, err = run_cli(args, monkeypatch, capsys)
+    assert code == 2 and "'--limit': Input should be greater than or equal to 1" in err

@@ -30,9 +30,10 @@ def _declared(request: type) -> dict[str, list[str]]:
 @pytest.mark.parametrize(
     "command, request_type, own",
     [
-        ("quality", QualityRequest, {"out", "resume"}),  # the folder it writes: the command line's own choice
-        ("identity", IdentityCommand, set()),
-        ("doctor", DoctorCommand, set()),
+        # the folder it writes: the command line's own choice; --label makes the request's `origin`
+        ("quality", QualityRequest, {"out", "resume", "labels"}),
+        ("identity", IdentityCommand, {"labels"}),
+        ("doctor", DoctorCommand, {"labels"}),
     ],
 )
 def test_the_command_line_options_are_the_declared_fields(command, request_type, own):

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.results.schema import EndRecord, MetricRecord, RunHeader, TargetRecord
-from bench.results.store import ResultsWriter
+from bench.results.writer import ResultsWriter
 from tests.gate.helpers import load_point
 
 

@@ -23,7 +23,8 @@ from bench.results.provenance import (
     stamp,
 )
 from bench.results.schema import VERSION, RunHeader
-from bench.results.store import read_results, record_line
+from bench.results.store import read_results
+from bench.results.writer import record_line
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 

@@ -109,10 +109,12 @@ def run_bm25(size: int, dtype: str) -> dict[str, float]:
 
 
 def served_encoder(url: str):
-    from bench.endpoints import open_endpoint, parse_spec
+    from bench.endpoints import open_endpoint, parse_endpoint_spec
     from bench.targets.served import Encoder
 
-    return Encoder(open_endpoint(parse_spec(f"loop=tei@{url}?batch={SERVED_BATCH}&concurrency=4")), cache=False)
+    return Encoder(
+        open_endpoint(parse_endpoint_spec(f"loop=tei@{url}?batch={SERVED_BATCH}&concurrency=4")), cache=False
+    )
 
 
 SERVED_BATCH, TABLE = 256, 1024

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.endpoints.spec import parse_spec  # noqa: E402
+from bench.endpoints.spec import parse_endpoint_spec  # noqa: E402
 from bench.gate.compare import Calibration, GateConfig, compare_paths, load_calibration  # noqa: E402
 from bench.load.points import PointConfig, SweepConfig  # noqa: E402
 from bench.load.runner import run_load, stop_pool, worker_pool  # noqa: E402
@@ -83,7 +83,9 @@ def measure(url: str, out: Path, repeat: int, seconds: float, pool: KeptPool) ->
     base = PointConfig(op=Op.EMBED, concurrency=CONCURRENCY, duration_s=seconds, warmup_s=0.25, workers=1)
     sweep = SweepConfig(base, concurrencies=[CONCURRENCY], repeat=repeat)
     workload = Workload(["hello"], ["hello"], "one word", lambda ts: [1 for _ in ts], "words")
-    return run_load([parse_spec(f"fixture=tei@{url}")], sweep, workload, Output(out), pool_factory=lambda _: pool)
+    return run_load(
+        [parse_endpoint_spec(f"fixture=tei@{url}")], sweep, workload, Output(out), pool_factory=lambda _: pool
+    )
 
 
 def verdict(base: Path, cur: Path, calibration: Calibration) -> tuple[str, dict]:

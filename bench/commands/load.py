@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError
-from bench.endpoints.spec import EndpointSpec, parse_spec
+from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
 from bench.load import histograms
 from bench.load.points import (
     BEHIND,
@@ -114,7 +114,7 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepConfig:
 
 def check_load(request: LoadRequest) -> tuple[list[EndpointSpec], SweepConfig]:
     """Every spec and flag checked, nothing read or opened: the CLI and a suite's validation use this one function."""
-    specs = [parse_spec(s) for s in request.endpoints]
+    specs = [parse_endpoint_spec(s) for s in request.endpoints]
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise UserError("load: endpoint names must differ")

@@ -11,15 +11,14 @@ from bench.core.progress import console
 from bench.datasets import load_dataset
 from bench.datasets.model import Dataset
 from bench.datasets.sample import sample_dataset
-from bench.endpoints.spec import EndpointSpec
-from bench.endpoints.spec import parse_spec as parse_endpoint
+from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
 from bench.quality.generation import GenerateSpec, parse_generate
 from bench.quality.metrics import Measure, default_measures, parse_measure
 from bench.quality.pipeline import QualityConfig, run_quality
 from bench.quality.under_load import not_under_load
 from bench.results.lifecycle import Output
 from bench.results.store import read_results
-from bench.targets.registry import TargetOptions, TargetSpec, parse_spec
+from bench.targets.registry import TargetOptions, TargetSpec, parse_target_spec
 from bench.targets.served import check_endpoint_refs
 
 
@@ -59,7 +58,7 @@ def check_quality(request: QualityRequest) -> tuple[list[Measure], list[TargetSp
     if request.hourly_usd is not None:
         values.number("--hourly-usd", request.hourly_usd, values.HOURLY_USD)
     measures = [parse_measure(m) for m in request.measures or ()]
-    specs = [parse_spec(t) for t in request.targets]
+    specs = [parse_target_spec(t) for t in request.targets]
     endpoints = endpoint_specs(request.endpoints or [])
     for spec in specs:
         check_endpoint_refs(spec, endpoints)
@@ -81,7 +80,7 @@ def endpoint_specs(given: list[str]) -> dict[str, EndpointSpec]:
     """`-e NAME=SPEC` options by name; a name given twice is an error."""
     endpoints: dict[str, EndpointSpec] = {}
     for text in given:
-        spec = parse_endpoint(text)
+        spec = parse_endpoint_spec(text)
         if spec.name in endpoints:
             raise UserError(f"endpoint {spec.name}: given twice (-e NAME=SPEC, one per name)")
         endpoints[spec.name] = spec

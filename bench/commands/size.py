@@ -26,7 +26,7 @@ from bench.commands.load import pool_factory, raise_if_failed
 from bench.core import values as v
 from bench.core.errors import UserError
 from bench.core.interrupt import uninterruptible
-from bench.endpoints.spec import EndpointSpec, parse_spec
+from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
 from bench.load.points import PointConfig, point_label
 from bench.load.runner import (
     LoadEndpoint,
@@ -182,7 +182,7 @@ class SizePlan:
 
 def check(request: SizeRequest) -> SizePlan:
     """Every flag checked before anything is measured or written: one line, exit 2."""
-    specs = [parse_spec(s) for s in request.endpoints]
+    specs = [parse_endpoint_spec(s) for s in request.endpoints]
     if len({s.name for s in specs}) != len(specs):
         raise UserError("size: endpoint names must differ")
     if len({s.is_rerank for s in specs}) > 1:

@@ -12,10 +12,7 @@ from typing import Any
 import httpx
 
 from bench.core.errors import ServerError
-from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_from_env, one_line
-from bench.core.http import HttpStatusError as EndpointHTTPError
-
-__all__ = ["EndpointHTTPError", "HttpEndpoint", "endpoint_auth", "error_message", "key_from_env"]
+from bench.core.http import HttpClient, Reply, auth_headers, key_from_env, one_line
 
 RETRIED = (429, 503)  # "busy": no permit free, or overloaded; anything else is the request's own error
 RETRIES = 6

@@ -68,7 +68,7 @@ KINDS: dict[str, _Kind] = {
 }
 
 
-def parse_spec(text: str) -> EndpointSpec:
+def parse_endpoint_spec(text: str) -> EndpointSpec:
     """`NAME=KIND@URL?opts` -> EndpointSpec, or a UserError that quotes the spec."""
     name, sep, rest = text.partition("=")
     if not sep or not NAME.fullmatch(name):
@@ -209,7 +209,7 @@ def _openai(spec: EndpointSpec, timeout_s: float) -> Embedder:
 
 
 def _cohere(spec: EndpointSpec, timeout_s: float) -> Reranker:
-    from bench.endpoints.rerank import CohereReranker
+    from bench.endpoints.cohere import CohereReranker
 
     return CohereReranker(
         spec.name,

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from bench.core.errors import ServerError
+from bench.core.http import HttpStatusError
 from bench.endpoints.base import (
     CallTiming,
     Embeddings,
@@ -26,7 +27,7 @@ from bench.endpoints.base import (
     vectors_of,
 )
 from bench.endpoints.cache import probe_vectors, served_key
-from bench.endpoints.client import EndpointHTTPError, HttpEndpoint
+from bench.endpoints.client import HttpEndpoint
 
 DEFAULT_CLIENT_BATCH = 32  # TEI's own default max_client_batch_size, used until /info says otherwise
 _BATCH_LIMIT = re.compile(r"batch size (\d+) > maximum allowed batch size (\d+)")
@@ -158,7 +159,7 @@ class TeiClient(HttpEndpoint):
         return parse_snapshot(response.text)
 
 
-def batch_limit(exc: EndpointHTTPError, sent: int) -> int | None:
+def batch_limit(exc: HttpStatusError, sent: int) -> int | None:
     """The batch to try after a batch-size refusal (422 since TEI 1.9.0, 413 before): the server's maximum
     when its message names one, else half of what was `sent` (a proxy's "payload too large", a batch
     refusal in other words); None for any other error."""
@@ -183,7 +184,7 @@ class _Batched:
         if self._size is None:
             try:
                 limit = self.client.info().max_client_batch_size
-            except EndpointHTTPError:
+            except HttpStatusError:
                 limit = DEFAULT_CLIENT_BATCH  # a proxy in front of TEI may hide /info
             self._size = min(self.requested, limit) if self.requested else limit
         return self._size
@@ -196,7 +197,7 @@ class _Batched:
             chunk = range(start, min(start + self.size(), n))
             try:
                 done.append(send(chunk))
-            except EndpointHTTPError as exc:
+            except HttpStatusError as exc:
                 limit = batch_limit(exc, len(chunk))
                 if limit is None or limit >= len(chunk) or limit < 1:
                     raise
@@ -328,7 +329,7 @@ class TeiEmbedder(_TeiEndpoint):
     def _info_known(self) -> bool:
         try:
             self.client.info()
-        except EndpointHTTPError:  # a proxy in front of TEI may hide /info
+        except HttpStatusError:  # a proxy in front of TEI may hide /info
             return False
         return True
 

@@ -3,7 +3,7 @@ after its own warm-up, one `load_point` record per point written as soon as it i
 
 The reusable core, for other executors (issue 11 runs the same shares in Ray actors):
 
-    endpoint = LoadEndpoint.open(parse_spec("tei=tei@http://127.0.0.1:8080"))
+    endpoint = LoadEndpoint.open(parse_endpoint_spec("tei=tei@http://127.0.0.1:8080"))
     start_at, plans = plans_starting(endpoint, point, workload)              # one SharePlan per worker
     shares = [run_share(plan) for plan in plans]                             # anywhere, concurrently
     record = merge_shares(endpoint.spec.name, point, shares, metrics_before, metrics_after)

@@ -38,8 +38,8 @@ from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
 from bench.endpoints.meter import MeterClient, cost
 from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetOptions, TargetSpec, first_rank_wins
+from bench.targets.http_shared import DedupedCorpus, file_name, run_queries, timed_query
 from bench.targets.params import bool_param, check_params, int_param
-from bench.targets.remote import DedupedCorpus, file_name, run_queries, timed_query
 
 KEY_ENV = "LIGHTRAG_API_KEY"
 DEFAULT_URL = "http://localhost:9621"

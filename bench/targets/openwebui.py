@@ -35,8 +35,8 @@ from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
 from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetOptions, TargetSpec, first_rank_wins
+from bench.targets.http_shared import DedupedCorpus, file_name, parallel, run_queries, timed_query
 from bench.targets.params import check_params, float_param, int_param
-from bench.targets.remote import DedupedCorpus, file_name, parallel, run_queries, timed_query
 
 KEY_ENV = "OPENWEBUI_API_KEY"
 RERANKER_KEY_ENV = "RAG_EXTERNAL_RERANKER_API_KEY"

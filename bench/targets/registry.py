@@ -45,7 +45,7 @@ def split_name(text: str) -> tuple[str | None, str]:
     return head, spec
 
 
-def parse_spec(text: str) -> TargetSpec:
+def parse_target_spec(text: str) -> TargetSpec:
     """`[NAME=]kind[:variant][+rerank][@url][?k=v&...]`, e.g. `hybrid:weighted?bm25_weight=0.3`,
     `prod=openwebui:hybrid@http://localhost:8080`, `bm25+rerank`."""
     given_name, text = split_name(text)

@@ -220,14 +220,14 @@ def test_an_open_loop_schedule_travels_to_its_worker_as_raw_bytes():
     9 million (the driver held the GIL; the worker got its plan long after its start time). Now 8 bytes a time."""
     import pickle
 
-    from bench.endpoints.spec import parse_spec
+    from bench.endpoints.spec import parse_endpoint_spec
     from bench.load.runner import LoadEndpoint
     from bench.load.schedule import Arrival
     from bench.load.workload import Workload
 
     texts = [f"text number {i}" for i in range(64)]
     workload = Workload(texts, texts[:8], "inline", lambda ts: [len(t.split()) for t in ts], "words")
-    endpoint = LoadEndpoint(parse_spec("t=tei@http://127.0.0.1:9"))
+    endpoint = LoadEndpoint(parse_endpoint_spec("t=tei@http://127.0.0.1:9"))
     point = PointConfig(
         op="embed", loop="open", rate=200_000.0, arrival=Arrival("poisson"), duration_s=5.0, warmup_s=0.0
     )
@@ -251,7 +251,7 @@ def test_a_point_starts_its_lead_after_its_plans_are_built(monkeypatch):
     from concurrent.futures import Executor
     from time import perf_counter
 
-    from bench.endpoints.spec import parse_spec
+    from bench.endpoints.spec import parse_endpoint_spec
     from bench.load.runner import START_LEAD_S, LoadEndpoint, measure_point
     from bench.load.schedule import Arrival
     from bench.load.workload import Workload
@@ -275,7 +275,7 @@ def test_a_point_starts_its_lead_after_its_plans_are_built(monkeypatch):
     monkeypatch.setattr(LoadEndpoint, "plans", timed_plans)
     texts = [f"text number {i}" for i in range(64)]
     workload = Workload(texts, texts[:8], "inline", lambda ts: [len(t.split()) for t in ts], "words")
-    endpoint = LoadEndpoint(parse_spec("t=openai@http://127.0.0.1:9?model=m"))
+    endpoint = LoadEndpoint(parse_endpoint_spec("t=openai@http://127.0.0.1:9?model=m"))
     endpoint.metrics.close()
     endpoint.metrics = None
     capture = Capture()

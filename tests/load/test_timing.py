@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.endpoints.spec import parse_spec
+from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.points import PointConfig
 from bench.load.runner import LoadEndpoint, measure_point, stop_pool, worker_pool
 from bench.load.schedule import Arrival
@@ -37,7 +37,7 @@ def pool():
 @pytest.fixture
 def stalling(load_server):
     url, _ = load_server(service_ms=SERVICE_MS, stall_ms=STALL_MS, period_ms=PERIOD_MS)
-    endpoint = LoadEndpoint(parse_spec(f"stall=tei@{url}"))
+    endpoint = LoadEndpoint(parse_endpoint_spec(f"stall=tei@{url}"))
     yield endpoint
     endpoint.close()
 

@@ -271,11 +271,11 @@ def test_dot_similarity_is_the_inner_product_of_the_vectors_as_served_and_labell
 def test_similarity_parameter_takes_cosine_or_dot_only():
     from bench.core.errors import UserError
     from bench.targets.base import TargetOptions
-    from bench.targets.registry import build_target, parse_spec
+    from bench.targets.registry import build_target, parse_target_spec
 
     for spec in ("dense?similarity=euclid", "hybrid:weighted?similarity=l2"):
         with pytest.raises(UserError, match=r"similarity=.* is not one of cosine, dot"):
-            build_target(parse_spec(spec), TargetOptions())
+            build_target(parse_target_spec(spec), TargetOptions())
 
 
 def test_openwebui_hybrid_rescores_the_fused_candidates_by_their_exact_cosines():

@@ -42,12 +42,20 @@ def endpoint_auth(name: str, url: str, key_env: str | None) -> tuple[str, dict[s
 
 class HttpEndpoint:
     """An HTTP client bound to one endpoint name and base URL (`url`: without the credentials the URL
-    was given with); auth from those credentials or the key in `key_env` (`endpoint_auth`)."""
+    was given with); auth from those credentials or the key in `key_env` (`endpoint_auth`); `transport` replaces
+    the network (httpx.MockTransport in tests)."""
 
-    def __init__(self, name: str, url: str, key_env: str | None = None, timeout_s: float = 120.0):
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        key_env: str | None = None,
+        timeout_s: float = 120.0,
+        transport: httpx.BaseTransport | None = None,
+    ):
         self.name = name
         self.url, headers = endpoint_auth(name, url, key_env)
-        self.http = HttpClient(name, headers=headers, timeout_s=timeout_s, key_env=key_env)
+        self.http = HttpClient(name, headers=headers, timeout_s=timeout_s, key_env=key_env, transport=transport)
         self.client = self.http.httpx
         # What the requests met, by cause ("retry_429", "split_422", ...): ingestion's record counts them.
         self.events: Counter[str] = Counter()

@@ -110,7 +110,7 @@ def run_bm25(size: int, dtype: str) -> dict[str, float]:
 
 def served_encoder(url: str):
     from bench.endpoints import open_endpoint, parse_endpoint_spec
-    from bench.targets.served import Encoder
+    from bench.targets.encoder import Encoder
 
     return Encoder(
         open_endpoint(parse_endpoint_spec(f"loop=tei@{url}?batch={SERVED_BATCH}&concurrency=4")), cache=False

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.endpoints import open_endpoint, parse_endpoint_spec  # noqa: E402
-from bench.targets.served import Encoder  # noqa: E402
+from bench.targets.encoder import Encoder  # noqa: E402
 
 
 def free_port() -> int:

@@ -18,8 +18,8 @@ from bench.quality.pipeline import QualityConfig, run_quality
 from bench.quality.under_load import not_under_load
 from bench.results.lifecycle import Output
 from bench.results.store import read_results
+from bench.targets.endpoint_refs import check_endpoint_refs
 from bench.targets.registry import TargetOptions, TargetSpec, parse_target_spec
-from bench.targets.served import check_endpoint_refs
 
 
 @dataclass

@@ -37,8 +37,8 @@ from bench.results.outdir import QRELS_FILE, checkpoint_file, run_file
 from bench.results.schema import LoadPointRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
 from bench.results.store import Results, now_iso
 from bench.targets.base import ProgressFactory, QueryResult, Target, TargetFailed, TargetSpec
+from bench.targets.embed_cost import Metered, percentiles_ms
 from bench.targets.registry import TargetOptions, build_target
-from bench.targets.served import Metered, percentiles_ms
 
 SEARCH_BATCH = 16  # queries per search call: each finished batch is kept (bench/quality/checkpoint.py)
 

@@ -11,7 +11,7 @@
   EnsembleRetriever, i.e. *weighted reciprocal ranks* W/(60+rank_bm25) + (1-W)/(60+rank_dense), not raw scores.
 - `hybrid:openwebui?bm25_weight=W`: Open WebUI 0.12's whole hybrid pipeline without an external reranker:
   the fused candidates are re-scored by embedding cosine, so for 0 < W < 1 the weight changes nothing.
-- `?embedder=NAME` (dense, hybrid): the vectors come from the `-e NAME=SPEC` endpoint (bench/targets/served.py).
+- `?embedder=NAME` (dense, hybrid): the vectors come from the `-e NAME=SPEC` endpoint (bench/targets/encoder.py).
 
 A composed target (hybrid, and `+rerank` over any first stage) fails a query that any of its parts failed
 (`compose` in base.py): never a fusion of the parts that answered.
@@ -42,8 +42,11 @@ from bench.targets.base import (
     compose,
     no_progress,
 )
+from bench.targets.embed_cost import EmbedMeter
+from bench.targets.encoder import Encoder
+from bench.targets.endpoint_refs import embedding_encoder
 from bench.targets.params import check_params, choice_param, float_param
-from bench.targets.served import EmbedMeter, Encoder, embedding_encoder, one_by_one
+from bench.targets.rerank_stage import one_by_one
 from bench.targets.vector_index import VectorIndex, memory_mapped_bm25
 
 INGEST_BATCH = 8192  # corpus texts encoded and written to the index at a time

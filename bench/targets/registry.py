@@ -75,7 +75,8 @@ def parse_target_spec(text: str) -> TargetSpec:
 def build_target(spec: TargetSpec, options: TargetOptions) -> Target:
     """The target of a spec; `+rerank` puts the one rerank stage after it (`?reranker=` is that stage's own
     parameter, so the first stage never sees it)."""
-    from bench.targets.served import RerankStage, check_endpoint_refs, rerank_endpoint
+    from bench.targets.endpoint_refs import check_endpoint_refs, rerank_endpoint
+    from bench.targets.rerank_stage import RerankStage
 
     check_endpoint_refs(spec, options.endpoints)
     first_spec = replace(spec, params={k: v for k, v in spec.params.items() if k != "reranker"})

@@ -18,7 +18,7 @@ from bench.core.errors import UserError
 from bench.endpoints import HttpStatusError, cache, open_endpoint, parse_endpoint_spec
 from bench.endpoints.client import RETRIES, retry_wait
 from bench.results.store import read_results
-from bench.targets.served import Encoder, recheck_sample
+from bench.targets.encoder import Encoder, recheck_sample
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 from tests.harness.stubs import JsonStub, RawBody

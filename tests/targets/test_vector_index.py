@@ -11,8 +11,8 @@ import pytest
 from bench.datasets.model import Dataset, Document
 from bench.endpoints.base import Embeddings
 from bench.targets.base import no_progress
+from bench.targets.encoder import Encoder
 from bench.targets.local import BM25Engine, DenseEngine, HybridEngine
-from bench.targets.served import Encoder
 from bench.targets.vector_index import VectorIndex
 
 

@@ -421,7 +421,3 @@ class LightRAGTarget:
                 f"{f', failure_reason {reason!r}' if reason else ''}): {error_message(response)[0]}"
             )
         return reply.get("data", "chunks", kind=list, default=[]), reply
-
-
-def build_lightrag(spec: TargetSpec, options: TargetOptions) -> LightRAGTarget:
-    return LightRAGTarget(spec, options)

@@ -14,10 +14,12 @@ Factory = Callable[[TargetSpec, TargetOptions], Target]
 
 
 def _lazy(module: str, function: str) -> Factory:
-    """A factory that imports its module on first use, so that `ragbench --help` stays fast."""
+    """A factory (a function or a target class) that imports its module on first use, so that `ragbench --help`
+    stays fast."""
 
     def factory(spec: TargetSpec, options: TargetOptions) -> Target:
-        return getattr(importlib.import_module(module), function)(spec, options)
+        build: Factory = getattr(importlib.import_module(module), function)
+        return build(spec, options)
 
     return factory
 
@@ -27,8 +29,8 @@ KINDS: dict[str, Factory] = {
     "bm25": _lazy("bench.targets.local", "build_local"),
     "dense": _lazy("bench.targets.local", "build_local"),
     "hybrid": _lazy("bench.targets.local", "build_local"),
-    "openwebui": _lazy("bench.targets.openwebui", "build_openwebui"),
-    "lightrag": _lazy("bench.targets.lightrag", "build_lightrag"),
+    "openwebui": _lazy("bench.targets.openwebui", "OpenWebUITarget"),
+    "lightrag": _lazy("bench.targets.lightrag", "LightRAGTarget"),
 }
 
 

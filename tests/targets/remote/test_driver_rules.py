@@ -143,7 +143,7 @@ def test_lightrag_cleanup_waits_until_the_documents_are_gone(keys):
     ],
 )
 def test_openwebui_reuses_a_file_only_when_content_and_processing_match(stored, status, why, keys, shared_dir):
-    from bench.targets.openwebui import content_hash
+    from bench.targets.openwebui_knowledge import content_hash
 
     stored = json.loads(json.dumps(stored).replace("MATCH", content_hash(TINY.corpus["d1"].full_text)))
     routes = openwebui_routes(shared_dir / "recordings")
@@ -167,7 +167,7 @@ def test_openwebui_reuses_a_file_only_when_content_and_processing_match(stored, 
 
 
 def test_openwebui_reuses_a_file_whose_content_and_processing_match(keys, shared_dir):
-    from bench.targets.openwebui import content_hash
+    from bench.targets.openwebui_knowledge import content_hash
 
     data = tiny_dataset("one", {"d1": TINY.corpus["d1"].text}, {"q1": "radioactivity"}, {"q1": {"d1": 1}})
     routes = openwebui_routes(shared_dir / "recordings")

@@ -15,7 +15,7 @@ from remote_helpers import judged, ndcg10, run_target, tiny_dataset
 
 from bench.core.errors import ServerError
 from bench.targets.base import QueryResult, no_progress
-from bench.targets.openwebui import SETTINGS
+from bench.targets.openwebui_settings import SETTINGS
 from bench.targets.registry import TargetOptions, build_target, parse_target_spec
 from tests.harness.process import free_port
 

@@ -87,7 +87,7 @@ def synthetic_words(rng: np.random.Generator, count: int) -> np.ndarray:
 def run_bm25(size: int, dtype: str) -> dict[str, float]:
     from bench.datasets.model import Dataset, Document
     from bench.targets.base import no_progress
-    from bench.targets.local import BM25Engine
+    from bench.targets.bm25_engine import BM25Engine
 
     rng = np.random.default_rng(0)
     words = [f"w{i}x" for i in range(VOCABULARY + 1)]

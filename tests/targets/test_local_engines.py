@@ -9,8 +9,10 @@ from bench.endpoints.reference import CrossEncoderScorer, ReferenceEmbedder, Sen
 from bench.quality.metrics import evaluate, parse_measure
 from bench.quality.runs import run_from_results
 from bench.targets.base import Hit, QueryResult, no_progress
+from bench.targets.bm25_engine import BM25Engine
+from bench.targets.dense_engine import DenseEngine
 from bench.targets.encoder import Encoder
-from bench.targets.local import RRF_K, BM25Engine, DenseEngine, HybridEngine
+from bench.targets.local import RRF_K, HybridEngine
 from bench.targets.registry import TargetOptions, build_target, parse_target_spec
 from tests.harness.models import reranker_standin_path
 from tests.paths import scifact as scifact_path

@@ -11,7 +11,7 @@ import pytest
 from bench.core.errors import ServerError
 from bench.endpoints import HttpStatusError, open_endpoint, parse_endpoint_spec
 from bench.endpoints.client import HttpEndpoint
-from bench.endpoints.tei import TeiClient, batch_limit
+from bench.endpoints.tei_client import TeiClient, batch_limit
 from tests.harness.tei_fixture import HOLD_HEADER
 
 VERSIONS = ["1.9.3", "1.8.4"]

@@ -39,6 +39,14 @@ from bench.targets.rerank_stage import one_by_one
 RRF_K = 60  # the constant of Cormack et al. (2009), also LangChain's EnsembleRetriever default
 
 
+class LocalKind(StrEnum):
+    """The local target kinds `build_local` builds."""
+
+    BM25 = "bm25"
+    DENSE = "dense"
+    HYBRID = "hybrid"
+
+
 class Fusion(StrEnum):
     """The `hybrid:VARIANT` fusions."""
 
@@ -132,15 +140,15 @@ def build_local(spec: TargetSpec, options: TargetOptions) -> Target:
     """Each kind takes exactly its own parameters: a parameter it would ignore is an error."""
     if spec.url:
         raise UserError(f"target {spec.text!r}: local engines take no @url")
-    if spec.kind == "bm25" and spec.variant is None:
+    if spec.kind == LocalKind.BM25 and spec.variant is None:
         check_params(spec.params, BM25_PARAMS, spec.text)
         return BM25Engine(name=spec.name, settings=BM25Settings.from_params(spec.params, spec.text))
     served = "embedder" in spec.params  # an endpoint's target: each query on its own, with its own latency
-    if spec.kind == "dense" and spec.variant is None:
+    if spec.kind == LocalKind.DENSE and spec.variant is None:
         check_params(spec.params, {"model", "embedder", "similarity"}, spec.text)
         similarity = choice_param(spec.params, "similarity", Similarity.COSINE, spec.text, list(SIMILARITIES))
         return DenseEngine(embedding_encoder(spec, options), name=spec.name, per_query=served, similarity=similarity)
-    if spec.kind == "hybrid" and (spec.variant is None or spec.variant in tuple(Fusion)):
+    if spec.kind == LocalKind.HYBRID and (spec.variant is None or spec.variant in tuple(Fusion)):
         weighted = spec.variant in (Fusion.WEIGHTED, Fusion.OPENWEBUI)
         check_params(
             spec.params,

@@ -126,7 +126,7 @@ class RerankStage:
 
     def _reranker(self) -> dict[str, Any]:
         described = self.reranker.describe()
-        if described.get("kind") == "reference-rerank":  # as the --cross-encoder stage always described itself
+        if described.get("kind") == "reference-rerank":  # an in-process cross-encoder: named by its folder and hash
             return {key: described[key] for key in ("cross_encoder", "cross_encoder_fingerprint")}
         return {"reranker": {"endpoint": self.reranker.name, **described}}
 

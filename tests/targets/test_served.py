@@ -229,7 +229,7 @@ def test_cache_is_keyed_by_what_is_served_not_by_the_spec(tmp_path, monkeypatch)
 
 
 def _blind_probe(monkeypatch) -> None:
-    """The identity probe as it was before: one short sentence, which no truncation above its length changes."""
+    """An identity probe of one short sentence only, which no truncation above its length changes."""
     monkeypatch.setattr(cache, "probe_texts", lambda limit: [cache.PROBE_TEXT])
 
 

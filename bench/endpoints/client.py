@@ -1,4 +1,4 @@
-"""The endpoint clients' view of the one HTTP layer (`bench/core/http.py`): a client bound to one endpoint
+"""The endpoint clients' view of the one HTTP layer (`bench/core/http/`): a client bound to one endpoint
 name, requests by absolute URL, bodies read through the same checks as every other server's."""
 
 from __future__ import annotations

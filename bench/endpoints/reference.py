@@ -65,7 +65,8 @@ def _offline() -> None:
     # transformers draws a "Loading weights" bar on stderr, where ragbench keeps one line per error.
     from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    disable_progress_bar: Callable[[], None] = transformers_logging.disable_progress_bar  # transformers: unannotated
+    disable_progress_bar()
 
 
 class SentenceTransformerEmbedder:

@@ -27,7 +27,7 @@ from bench.quality.config import QualityConfig
 from bench.quality.metrics import parse_measure
 from bench.quality.pipeline import run_quality
 from bench.results.lifecycle import Output
-from bench.targets.registry import TargetOptions, parse_spec
+from bench.targets.registry import TargetOptions, parse_target_spec
 
 REPO = Path(__file__).resolve().parents[1]
 QUESTIONS = 3000
@@ -88,7 +88,7 @@ def run_once(dataset: Dataset, measures: list[str]) -> float:
     config = QualityConfig([parse_measure(m) for m in measures], depth=100, seed=0)
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
-        run_quality(dataset, [parse_spec("bm25")], TargetOptions(), config, Output(Path(out)))
+        run_quality(dataset, [parse_target_spec("bm25")], TargetOptions(), config, Output(Path(out)))
         return time.perf_counter() - start
 
 

@@ -87,7 +87,7 @@ def synthetic_words(rng: np.random.Generator, count: int) -> np.ndarray:
 def run_bm25(size: int, dtype: str) -> dict[str, float]:
     from bench.datasets.model import Dataset, Document
     from bench.targets.base import no_progress
-    from bench.targets.local import BM25Engine
+    from bench.targets.bm25_engine import BM25Engine
 
     rng = np.random.default_rng(0)
     words = [f"w{i}x" for i in range(VOCABULARY + 1)]
@@ -109,10 +109,12 @@ def run_bm25(size: int, dtype: str) -> dict[str, float]:
 
 
 def served_encoder(url: str):
-    from bench.endpoints import open_endpoint, parse_spec
-    from bench.targets.served import Encoder
+    from bench.endpoints import open_endpoint, parse_endpoint_spec
+    from bench.targets.encoder import Encoder
 
-    return Encoder(open_endpoint(parse_spec(f"loop=tei@{url}?batch={SERVED_BATCH}&concurrency=4")), cache=False)
+    return Encoder(
+        open_endpoint(parse_endpoint_spec(f"loop=tei@{url}?batch={SERVED_BATCH}&concurrency=4")), cache=False
+    )
 
 
 SERVED_BATCH, TABLE = 256, 1024

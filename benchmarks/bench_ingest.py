@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.endpoints import open_endpoint, parse_spec  # noqa: E402
-from bench.targets.served import Encoder  # noqa: E402
+from bench.endpoints import open_endpoint, parse_endpoint_spec  # noqa: E402
+from bench.targets.encoder import Encoder  # noqa: E402
 
 
 def free_port() -> int:
@@ -54,7 +54,9 @@ def load_rate(url: str, batch: int, concurrency: int, seconds: int) -> float:
 
 
 def encoder_rate(url: str, texts: int, batch: int, concurrency: int) -> float:
-    encoder = Encoder(open_endpoint(parse_spec(f"f=tei@{url}?batch={batch}&concurrency={concurrency}")), cache=False)
+    encoder = Encoder(
+        open_endpoint(parse_endpoint_spec(f"f=tei@{url}?batch={batch}&concurrency={concurrency}")), cache=False
+    )
     started = time.perf_counter()
     encoder.embed([f"text number {i}" for i in range(texts)], "ingest")
     wall = time.perf_counter() - started

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from nginx_trivial import nginx  # noqa: E402
 
-from bench.endpoints.spec import parse_spec  # noqa: E402
+from bench.endpoints.spec import parse_endpoint_spec  # noqa: E402
 from bench.load import worker  # noqa: E402
 from bench.load.endpoint import LoadEndpoint  # noqa: E402
 from bench.load.measure import measure_point  # noqa: E402
@@ -113,7 +113,7 @@ def main() -> None:
     one, two = worker_pool(1), worker_pool(2)
     try:
         with nginx() as url:
-            endpoint = LoadEndpoint(parse_spec(f"nginx=tei@{url}"))
+            endpoint = LoadEndpoint(parse_endpoint_spec(f"nginx=tei@{url}"))
             print("\n1. client ceiling, closed loop, 64 connections, batch 1, against nginx on loopback")
             print(f"   httpx AsyncClient (1 process):        {httpx_ceiling(url, args.seconds):>9,.0f} req/s")
             rate, client = ceiling(endpoint, 1, args.seconds, one, "asyncio")
@@ -186,7 +186,7 @@ def main() -> None:
         )
         try:
             server.stdout.readline()  # "ready"
-            stall = LoadEndpoint(parse_spec(f"stall=tei@http://127.0.0.1:{port}"))
+            stall = LoadEndpoint(parse_endpoint_spec(f"stall=tei@http://127.0.0.1:{port}"))
             seconds = max(5.0, round(args.seconds / 0.5) * 0.5)  # whole periods
             for cap in (None, 16):
                 point = PointConfig(

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.endpoints.spec import parse_spec  # noqa: E402
+from bench.endpoints.spec import parse_endpoint_spec  # noqa: E402
 from bench.gate.calibration import Calibration, load_calibration  # noqa: E402
 from bench.gate.compare import compare_paths  # noqa: E402
 from bench.gate.config import GateConfig  # noqa: E402
@@ -88,7 +88,11 @@ def measure(url: str, out: Path, repeat: int, seconds: float, pool: KeptPool) ->
     sweep = SweepConfig(base, concurrencies=[CONCURRENCY], repeat=repeat)
     workload = Workload(["hello"], ["hello"], "one word", lambda ts: [1 for _ in ts], "words")
     return run_load(
-        [parse_spec(f"fixture=tei@{url}")], plan_sweep(sweep), workload, Output(out), pool_factory=lambda _: pool
+        [parse_endpoint_spec(f"fixture=tei@{url}")],
+        plan_sweep(sweep),
+        workload,
+        Output(out),
+        pool_factory=lambda _: pool,
     )
 
 

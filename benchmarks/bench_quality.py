@@ -79,7 +79,7 @@ def test_bm25_full_scifact_train(benchmark, figures):
     from bench.quality.metrics import evaluate, parse_measure
     from bench.quality.runs import run_from_results
     from bench.targets.base import no_progress
-    from bench.targets.local import BM25Engine
+    from bench.targets.bm25_engine import BM25Engine
 
     ds = load_dataset(SCIFACT, "train")
     queries = {q: ds.queries[q] for q in ds.judged_queries()}

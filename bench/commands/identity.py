@@ -15,7 +15,7 @@ from bench.core.progress import ProgressFactory, progress_bars
 from bench.core.secrets import mask, mask_data
 from bench.datasets.io import require_file
 from bench.datasets.texts import Tokenizer
-from bench.endpoints.spec import EndpointSpec, parse_spec
+from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
 from bench.identity.console import render
 from bench.identity.inputs import from_dataset, from_texts
 from bench.identity.outcome import IdentityResult
@@ -76,7 +76,7 @@ def check_identity(command: IdentityCommand) -> list[EndpointSpec]:
     validation use this one function."""
     if (command.texts is None) == (command.dataset is None):
         raise UserError("identity: give exactly one of --texts FILE or --dataset PATH")
-    specs = [parse_spec(s) for s in command.endpoints]
+    specs = [parse_endpoint_spec(s) for s in command.endpoints]
     check_endpoints([(s.name, s.is_rerank) for s in specs], command.reference, command.dtype)
     if command.texts is not None:
         require_file(command.texts, "texts file")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError
-from bench.endpoints.spec import EndpointSpec, parse_spec
+from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
 from bench.load import histograms
 from bench.load.endpoint import DRAIN_SHOWN_S
 from bench.load.plan import SweepPlan, plan_sweep
@@ -132,7 +132,7 @@ def _op(text: str, is_rerank: bool) -> Op:
 
 def check_load(request: LoadRequest) -> tuple[list[EndpointSpec], SweepPlan]:
     """Every spec and flag checked, nothing read or opened: the CLI and a suite's validation use this one function."""
-    specs = [parse_spec(s) for s in request.endpoints]
+    specs = [parse_endpoint_spec(s) for s in request.endpoints]
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise UserError("load: endpoint names must differ")

@@ -12,8 +12,7 @@ from bench.core.progress import console
 from bench.datasets import load_dataset
 from bench.datasets.model import Dataset
 from bench.datasets.sample import sample_dataset
-from bench.endpoints.spec import EndpointSpec
-from bench.endpoints.spec import parse_spec as parse_endpoint
+from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
 from bench.quality.background import background_load
 from bench.quality.background_spec import BackgroundSpec, background_spec, check_background, expand_targets
 from bench.quality.config import QualityConfig
@@ -25,8 +24,8 @@ from bench.results.lifecycle import Output
 from bench.results.provenance import Origin
 from bench.results.store import Results
 from bench.targets.base import TargetOptions, TargetSpec
-from bench.targets.registry import parse_spec
-from bench.targets.served import check_endpoint_refs
+from bench.targets.endpoint_refs import check_endpoint_refs
+from bench.targets.registry import parse_target_spec
 
 
 def _option(flag: str, help: str, min: int | None = None, suite: bool = True, short: str = "") -> dict[str, Flag]:
@@ -161,7 +160,7 @@ def check_quality(request: QualityRequest) -> QualityPlan:
     if request.hourly_usd is not None:
         values.number("--hourly-usd", request.hourly_usd, values.HOURLY_USD)
     measures = [parse_measure(m) for m in request.measures or ()]
-    specs = [parse_spec(t) for t in request.targets]
+    specs = [parse_target_spec(t) for t in request.targets]
     endpoints = endpoint_specs(request.endpoints or [])
     for spec in specs:
         check_endpoint_refs(spec, endpoints)
@@ -185,7 +184,7 @@ def endpoint_specs(given: list[str]) -> dict[str, EndpointSpec]:
     """`-e NAME=SPEC` options by name; a name given twice is an error."""
     endpoints: dict[str, EndpointSpec] = {}
     for text in given:
-        spec = parse_endpoint(text)
+        spec = parse_endpoint_spec(text)
         if spec.name in endpoints:
             raise UserError(f"endpoint {spec.name}: given twice (-e NAME=SPEC, one per name)")
         endpoints[spec.name] = spec

@@ -16,7 +16,7 @@ from pathlib import Path
 from bench.commands.load import pool_factory, raise_if_failed
 from bench.core import values as v
 from bench.core.errors import UserError
-from bench.endpoints.spec import parse_spec
+from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.endpoint import close_endpoints, open_endpoints
 from bench.load.pool import load_pool
 from bench.load.schedule import parse_arrival
@@ -77,7 +77,7 @@ class SizeRequest:
 
 def check(request: SizeRequest) -> SizePlan:
     """Every flag checked before anything is measured or written: one line, exit 2."""
-    specs = [parse_spec(s) for s in request.endpoints]
+    specs = [parse_endpoint_spec(s) for s in request.endpoints]
     if len({s.name for s in specs}) != len(specs):
         raise UserError("size: endpoint names must differ")
     if len({s.is_rerank for s in specs}) > 1:

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.core.errors import UserError
-from bench.endpoints.client import EndpointHTTPError
+from bench.core.http import HttpStatusError
 
 # The identity probe (`probe_vectors`), sent to an HTTP endpoint once per run: a short sentence and texts long
 # enough to cross the input limit of the served model, so that the vectors it gets back (part of the cache key,
@@ -150,7 +150,7 @@ def probe_vectors(embed: Callable[[list[str]], np.ndarray], limit: int | None = 
     while True:
         try:
             return embed(texts)
-        except EndpointHTTPError:
+        except HttpStatusError:
             if len(texts) == 1:
                 raise
             texts = texts[:-1]

@@ -1,4 +1,4 @@
-"""The endpoint clients' view of the one HTTP layer (`bench/core/http.py`): a client bound to one endpoint
+"""The endpoint clients' view of the one HTTP layer (`bench/core/http/`): a client bound to one endpoint
 name, requests by absolute URL, bodies read through the same checks as every other server's."""
 
 from __future__ import annotations
@@ -12,10 +12,7 @@ from typing import Any
 import httpx
 
 from bench.core.errors import ServerError
-from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_from_env, one_line
-from bench.core.http import HttpStatusError as EndpointHTTPError
-
-__all__ = ["EndpointHTTPError", "HttpEndpoint", "endpoint_auth", "error_message", "key_from_env"]
+from bench.core.http import HttpClient, Reply, auth_headers, key_from_env, one_line
 
 RETRIED = (429, 503)  # "busy": no permit free, or overloaded; anything else is the request's own error
 RETRIES = 6
@@ -45,12 +42,20 @@ def endpoint_auth(name: str, url: str, key_env: str | None) -> tuple[str, dict[s
 
 class HttpEndpoint:
     """An HTTP client bound to one endpoint name and base URL (`url`: without the credentials the URL
-    was given with); auth from those credentials or the key in `key_env` (`endpoint_auth`)."""
+    was given with); auth from those credentials or the key in `key_env` (`endpoint_auth`); `transport` replaces
+    the network (httpx.MockTransport in tests)."""
 
-    def __init__(self, name: str, url: str, key_env: str | None = None, timeout_s: float = 120.0):
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        key_env: str | None = None,
+        timeout_s: float = 120.0,
+        transport: httpx.BaseTransport | None = None,
+    ):
         self.name = name
         self.url, headers = endpoint_auth(name, url, key_env)
-        self.http = HttpClient(name, headers=headers, timeout_s=timeout_s, key_env=key_env)
+        self.http = HttpClient(name, headers=headers, timeout_s=timeout_s, key_env=key_env, transport=transport)
         self.client = self.http.httpx
         # What the requests met, by cause ("retry_429", "split_422", ...): ingestion's record counts them.
         self.events: Counter[str] = Counter()

@@ -137,7 +137,7 @@ class Meter:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         with self._lock:
@@ -194,7 +194,7 @@ class _Relayed:
     encoding: str = ""
     body: bytearray = field(default_factory=bytearray)
 
-    def usage(self) -> Usage | None:
+    def usage(self) -> dict[str, Any] | None:
         if self.status is None or self.status >= 400:
             return None
         try:

@@ -17,7 +17,7 @@ from bench.endpoints.cache import probe_vectors, served_key
 from bench.endpoints.client import HttpEndpoint
 
 
-def decode_embedding(value: Any) -> list | np.ndarray | None:
+def decode_embedding(value: Any) -> list[Any] | np.ndarray | None:
     """A float list (as sent), or base64 of little-endian float32 (`encoding_format: "base64"`) decoded."""
     if isinstance(value, list):
         return value  # checked, with the others, by `vectors_of`

@@ -11,12 +11,16 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bench.core.errors import UserError
 from bench.endpoints.base import CallTiming, Embeddings, Scores
 from bench.endpoints.cache import EmbeddingCache
+
+if TYPE_CHECKING:  # loaded on first use: importing sentence_transformers takes seconds
+    from sentence_transformers import CrossEncoder, SentenceTransformer
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -61,7 +65,8 @@ def _offline() -> None:
     # transformers draws a "Loading weights" bar on stderr, where ragbench keeps one line per error.
     from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()
+    disable_progress_bar: Callable[[], None] = transformers_logging.disable_progress_bar  # transformers: unannotated
+    disable_progress_bar()
 
 
 class SentenceTransformerEmbedder:
@@ -72,10 +77,10 @@ class SentenceTransformerEmbedder:
         self.batch_size = batch_size
         self.fingerprint = model_fingerprint(self.model_path)
         self.cache = EmbeddingCache(f"st-{self.fingerprint}") if cache else None
-        self._model = None
+        self._model: SentenceTransformer | None = None
 
     @property
-    def model(self):
+    def model(self) -> SentenceTransformer:
         if self._model is None:
             _offline()
             from sentence_transformers import SentenceTransformer
@@ -119,10 +124,10 @@ class CrossEncoderScorer:
     def __init__(self, model: str | Path, batch_size: int = 32):
         self.model_path = resolve_model(model)
         self.batch_size = batch_size
-        self._model = None
+        self._model: CrossEncoder | None = None
 
     @property
-    def model(self):
+    def model(self) -> CrossEncoder:
         if self._model is None:
             _offline()
             from sentence_transformers import CrossEncoder

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from bench.core import values
@@ -15,11 +17,24 @@ from bench.core.errors import UserError
 from bench.core.spec_grammar import BOOLEAN_HELP, NAME, parse_bool, parse_options
 from bench.endpoints.base import Embedder, Reranker
 
+T = TypeVar("T")
+
+
+class EndpointKind(StrEnum):
+    """What serves an endpoint, as its spec names it (`NAME=KIND@URL`)."""
+
+    TEI = "tei"
+    TEI_RERANK = "tei-rerank"
+    OPENAI = "openai"
+    COHERE = "cohere"
+    REFERENCE = "reference"
+    REFERENCE_RERANK = "reference-rerank"
+
 
 @dataclass(frozen=True)
 class EndpointSpec:
     name: str
-    kind: str
+    kind: EndpointKind
     url: str | None  # None for the in-process kinds
     params: dict[str, str] = field(default_factory=dict)
 
@@ -39,8 +54,8 @@ class _Kind:
 # Counts bounded as load's options are (bench/core/values.py): checked when the spec is parsed, before any work.
 BOUNDED: dict[str, values.Count] = {"batch": values.TEXTS_PER_REQUEST, "concurrency": values.USERS}
 
-KINDS: dict[str, _Kind] = {
-    "tei": _Kind(
+KINDS: dict[EndpointKind, _Kind] = {
+    EndpointKind.TEI: _Kind(
         False,
         True,
         (
@@ -55,20 +70,20 @@ KINDS: dict[str, _Kind] = {
             "timeout",
         ),
     ),
-    "tei-rerank": _Kind(True, True, ("key_env", "batch", "raw_scores", "truncate", "timeout")),
-    "openai": _Kind(
+    EndpointKind.TEI_RERANK: _Kind(True, True, ("key_env", "batch", "raw_scores", "truncate", "timeout")),
+    EndpointKind.OPENAI: _Kind(
         False,
         True,
         ("model", "key_env", "batch", "encoding", "dimensions", "concurrency", "timeout", "tokenizer"),
         required=("model",),
     ),
-    "cohere": _Kind(True, True, ("model", "key_env", "raw_scores", "batch", "timeout")),
-    "reference": _Kind(False, False, ("model", "batch", "cache")),
-    "reference-rerank": _Kind(True, False, ("model", "batch"), required=("model",)),
+    EndpointKind.COHERE: _Kind(True, True, ("model", "key_env", "raw_scores", "batch", "timeout")),
+    EndpointKind.REFERENCE: _Kind(False, False, ("model", "batch", "cache")),
+    EndpointKind.REFERENCE_RERANK: _Kind(True, False, ("model", "batch"), required=("model",)),
 }
 
 
-def parse_spec(text: str) -> EndpointSpec:
+def parse_endpoint_spec(text: str) -> EndpointSpec:
     """`NAME=KIND@URL?opts` -> EndpointSpec, or a UserError that quotes the spec."""
     name, sep, rest = text.partition("=")
     if not sep or not NAME.fullmatch(name):
@@ -81,7 +96,7 @@ def parse_spec(text: str) -> EndpointSpec:
         kind, _, query = kind.partition("?")
     if kind not in KINDS:
         raise UserError(f"endpoint {name}: unknown kind {kind!r} (known: {', '.join(KINDS)})")
-    spec_kind = KINDS[kind]
+    spec_kind = KINDS[EndpointKind(kind)]
     url: str | None = None
     if spec_kind.needs_url:
         parts = urlsplit(location)
@@ -100,7 +115,7 @@ def parse_spec(text: str) -> EndpointSpec:
     missing = [o for o in spec_kind.required if not params.get(o)]
     if missing:
         raise UserError(f"endpoint {name}: {kind} needs {', '.join(f'{m}=...' for m in missing)}")
-    spec = EndpointSpec(name, kind, url, params)
+    spec = EndpointSpec(name, EndpointKind(kind), url, params)
     for key in BOUNDED:
         _int(spec, key)
     if "timeout" in params:
@@ -108,7 +123,7 @@ def parse_spec(text: str) -> EndpointSpec:
     return spec
 
 
-def _typed(spec: EndpointSpec, key: str, convert: Callable[[str], object], what: str):
+def _typed(spec: EndpointSpec, key: str, convert: Callable[[str], T], what: str) -> T | None:
     value = spec.params.get(key)
     if value is None:
         return None
@@ -118,13 +133,13 @@ def _typed(spec: EndpointSpec, key: str, convert: Callable[[str], object], what:
         raise UserError(f"endpoint {spec.name}: option {key}={value!r} is not {what}") from None
 
 
-def _int(spec: EndpointSpec, key: str):
+def _int(spec: EndpointSpec, key: str) -> int | None:
     if key in BOUNDED and key in spec.params:
         return values.number(f"endpoint {spec.name}: {key}", spec.params[key], BOUNDED[key])
     return _typed(spec, key, lambda v: int(v) if int(v) > 0 else int("x"), "a positive integer")
 
 
-def _bool(spec: EndpointSpec, key: str):
+def _bool(spec: EndpointSpec, key: str) -> bool | None:
     return _typed(spec, key, parse_bool, f"a boolean ({BOOLEAN_HELP})")
 
 
@@ -146,8 +161,21 @@ def open_endpoint(spec: EndpointSpec, timeout_s: float | None = None) -> Embedde
     """Build the client for a parsed spec (nothing is sent yet; in-process models load on first use). Each of
     an HTTP endpoint's requests ends after `timeout_s` when given (load and size pass their --timeout), else
     after the spec's `timeout=`: a deadline for the whole request, connect to last byte (bench.core.http)."""
-    opener = {"tei": _tei, "tei-rerank": _tei_rerank, "openai": _openai, "cohere": _cohere}.get(spec.kind, _reference)
+    openers: dict[EndpointKind, Callable[[EndpointSpec, float], Embedder | Reranker]] = {
+        EndpointKind.TEI: _tei,
+        EndpointKind.TEI_RERANK: _tei_rerank,
+        EndpointKind.OPENAI: _openai,
+        EndpointKind.COHERE: _cohere,
+    }
+    opener = openers.get(spec.kind, _reference)
     return opener(spec, request_timeout(spec) if timeout_s is None else timeout_s)
+
+
+def _url(spec: EndpointSpec) -> str:
+    """The URL of an HTTP endpoint (`parse_endpoint_spec` gives every HTTP kind one)."""
+    if spec.url is None:
+        raise UserError(f"endpoint {spec.name}: {spec.kind} needs an http(s) URL, as {spec.kind}@http://host:port")
+    return spec.url
 
 
 def _tei(spec: EndpointSpec, timeout_s: float) -> Embedder:
@@ -159,7 +187,7 @@ def _tei(spec: EndpointSpec, timeout_s: float) -> Embedder:
     normalize = _bool(spec, "normalize")
     return TeiEmbedder(
         spec.name,
-        spec.url,
+        _url(spec),
         spec.params.get("key_env"),
         _int(spec, "batch"),
         normalize=True if normalize is None else normalize,
@@ -176,7 +204,7 @@ def _tei_rerank(spec: EndpointSpec, timeout_s: float) -> Reranker:
 
     return TeiReranker(
         spec.name,
-        spec.url,
+        _url(spec),
         spec.params.get("key_env"),
         _int(spec, "batch"),
         raw_scores=bool(_bool(spec, "raw_scores")),
@@ -197,7 +225,7 @@ def _openai(spec: EndpointSpec, timeout_s: float) -> Embedder:
     )
     return OpenAIEmbedder(
         spec.name,
-        spec.url,
+        _url(spec),
         p["model"],
         p.get("key_env"),
         _int(spec, "batch") or 32,
@@ -209,11 +237,11 @@ def _openai(spec: EndpointSpec, timeout_s: float) -> Embedder:
 
 
 def _cohere(spec: EndpointSpec, timeout_s: float) -> Reranker:
-    from bench.endpoints.rerank import CohereReranker
+    from bench.endpoints.cohere import CohereReranker
 
     return CohereReranker(
         spec.name,
-        spec.url,
+        _url(spec),
         spec.params.get("model"),
         spec.params.get("key_env"),
         raw_scores=_bool(spec, "raw_scores"),
@@ -229,7 +257,7 @@ def _reference(spec: EndpointSpec, timeout_s: float) -> Embedder | Reranker:
     batch = _int(spec, "batch") or 32
     cache = bool(_bool(spec, "cache"))
     try:
-        if spec.kind == "reference":
+        if spec.kind == EndpointKind.REFERENCE:
             return ReferenceEmbedder(spec.name, spec.params.get("model") or None, batch, cache=cache)
         return ReferenceReranker(spec.name, spec.params["model"], batch)
     except UserError as exc:

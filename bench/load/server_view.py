@@ -1,6 +1,6 @@
 """The server's own view of a point: TEI's Prometheus `/metrics`, read before and after, as deltas.
 
-Parsed by `bench.endpoints.tei.parse_snapshot` (prometheus_client's parser, TEI's `te_*` families). Counters
+Parsed by `bench.endpoints.tei_metrics.parse_snapshot` (prometheus_client's parser, TEI's `te_*` families). Counters
 become `{"name{labels}": increase}`; histograms `{count, sum, mean, buckets: {le: increase}}` (seconds as
 TEI exports them); gauges their value after the point. Any server that does not serve TEI's metrics
 gets `server_metrics: null`. The per-request split (x-queue-time …) comes from response headers in
@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from bench.core.http import new_client
-from bench.endpoints.tei import parse_snapshot
+from bench.endpoints.tei_metrics import parse_snapshot
 
 
 def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:

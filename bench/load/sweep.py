@@ -3,7 +3,7 @@ point written as soon as it is measured.
 
 The reusable pieces, for other executors (Ray actors run the same shares):
 
-    endpoint = LoadEndpoint(parse_spec("tei=tei@http://127.0.0.1:8080"))    # bench/load/endpoint.py
+    endpoint = LoadEndpoint(parse_endpoint_spec("tei=tei@http://127.0.0.1:8080"))    # bench/load/endpoint.py
     start_at, plans = plans_starting(endpoint, point, workload)              # bench/load/shares.py
     shares = [run_share(plan) for plan in plans]                             # bench/load/worker.py, anywhere
     record = merge_shares(endpoint.spec.name, point, shares, workload)       # bench/load/merge.py

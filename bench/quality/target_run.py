@@ -26,7 +26,7 @@ from bench.results.schema import (
     TargetStatus,
 )
 from bench.targets.base import QueryResult, Target, TargetFailed, TargetSpec
-from bench.targets.served import Metered
+from bench.targets.embed_cost import Metered
 
 SEARCH_BATCH = 16  # queries per search call: each finished batch is kept (bench/quality/checkpoint.py)
 

@@ -25,7 +25,7 @@ from bench.report.quality_tables import fmt, fmt_p, holm_verdict
 from bench.results.schema import ComparisonRecord, TargetRecord
 from bench.results.store import Results
 from bench.targets.base import TargetSpec
-from bench.targets.registry import parse_spec
+from bench.targets.registry import parse_target_spec
 
 # Options that belong to the rerank stage, not to the first stage (`X+rerank?reranker=rr` pairs with `X`).
 RERANK_PARAMS = frozenset({"reranker"})
@@ -196,7 +196,7 @@ def rerank_pairs(results: Results) -> list[tuple[TargetRecord, TargetRecord]]:
     parsed: dict[str, TargetSpec] = {}
     for t in results.targets:
         try:
-            parsed[t.name] = parse_spec(t.spec)
+            parsed[t.name] = parse_target_spec(t.spec)
         except UserError:
             continue  # a kind this version does not know: not paired
     firsts = {_first_stage_key(s): name for name, s in reversed(parsed.items()) if not s.rerank}

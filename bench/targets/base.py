@@ -99,6 +99,11 @@ class QueryResult:
     parts_ms: dict[str, float] = field(default_factory=dict)
 
 
+def batch_results(qids: list[str], hits: list[list[Hit]]) -> list[QueryResult]:
+    """Results of a batch: no query has a time of its own (equal shares would fake latency percentiles)."""
+    return [QueryResult(qid, h, latency_s=None) for qid, h in zip(qids, hits)]
+
+
 @dataclass
 class TargetSpec:
     """`kind[:variant][+rerank][@url][?key=value&...]` as written on the command line."""

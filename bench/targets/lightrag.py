@@ -29,56 +29,56 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from bench.core.errors import UserError
-from bench.core.http import HttpClient, HttpStatusError, Reply, auth_headers, error_message, key_from_env
+from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_from_env
+from bench.core.progress import ProgressFactory
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
 from bench.endpoints.meter import MeterClient, cost
-from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetOptions, TargetSpec, first_rank_wins
+from bench.targets.base import Hit, QueryResult, TargetOptions, TargetSpec, first_rank_wins
+from bench.targets.http_shared import DedupedCorpus, file_name, run_queries, timed_query
+from bench.targets.lightrag_documents import (
+    POLL_S,
+    DocStatus,
+    LightRAGIngest,
+    delete_documents,
+    documents_on_server,
+    insert_batches,
+    insert_texts,
+)
 from bench.targets.params import bool_param, check_params, int_param
-from bench.targets.remote import DedupedCorpus, file_name, run_queries, timed_query
 
 KEY_ENV = "LIGHTRAG_API_KEY"
 DEFAULT_URL = "http://localhost:9621"
-MODES = ("naive", "local", "global", "hybrid", "mix")
+
+
+class Mode(StrEnum):
+    """LightRAG's query mode (`lightrag:MODE`)."""
+
+    NAIVE = "naive"
+    LOCAL = "local"
+    GLOBAL = "global"
+    HYBRID = "hybrid"
+    MIX = "mix"
+
+
+MODES = tuple(Mode)
 PARAMS = {"top_k", "chunk_top_k", "max_chunks", "rerank", "meter", "cleanup", "batch", "timeout", "concurrency"}
 CACHE_WARNING = "llm-cost-from-cache"
-MAX_BODY_BYTES = 900_000  # LightRAG refuses bodies over 1 MiB; leave room for JSON escaping
-POLL_S = 1.0
 REFERENCES = re.compile(r"^#+\s*References\s*$", re.MULTILINE)  # the heading LightRAG's answer prompt asks for
-
-
-@dataclass
-class LightRAGIngest:
-    inserted: int = 0
-    already_present: int = 0
-    processed: int = 0
-    failed: dict[str, str] = field(default_factory=dict)  # file_source -> LightRAG's error_msg
-    seconds: float = 0.0
-    cost: dict[str, float] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "inserted": self.inserted,
-            "already_present": self.already_present,
-            "processed": self.processed,
-            "failed": dict(self.failed),
-            "seconds": round(self.seconds, 3),
-            "docs_per_s": round(self.inserted / self.seconds, 3) if self.seconds and self.inserted else None,
-            "cost": self.cost,
-        }
 
 
 class LightRAGTarget:
     def __init__(self, spec: TargetSpec, options: TargetOptions):
         check_params(spec.params, PARAMS, spec.text)
         self.name = spec.name
-        self.mode = spec.variant or "mix"
-        if self.mode not in MODES:
-            raise UserError(f"target {spec.text!r}: mode {self.mode!r} unknown (known: {', '.join(MODES)})")
+        mode = spec.variant or Mode.MIX
+        if mode not in MODES:
+            raise UserError(f"target {spec.text!r}: mode {mode!r} unknown (known: {', '.join(MODES)})")
+        self.mode = Mode(mode)
         if spec.rerank:
             raise UserError(f"target {spec.text!r}: LightRAG reranks on the server; write '?rerank=on', not '+rerank'")
         params = spec.params
@@ -151,7 +151,7 @@ class LightRAGTarget:
         # What one ragbench query cost, re-asks for more chunks included (`lightrag_requests` of them).
         result.cost = {**cost(before, self.meter.snapshot()), "lightrag_requests": self._asks}
         # Graph modes extract keywords with one LLM call per query; none at all means the cache answered.
-        if self.mode != "naive" and self.llm_cache and not result.error and result.cost.get("llm_calls") == 0:
+        if self.mode != Mode.NAIVE and self.llm_cache and not result.error and result.cost.get("llm_calls") == 0:
             result.warnings.append(CACHE_WARNING)
         return result
 
@@ -214,7 +214,9 @@ class LightRAGTarget:
         self._closed = True
         try:
             if self.cleanup and self.inserted_ids:
-                self._delete(self.inserted_ids)
+                delete_documents(self.http, self.inserted_ids, self.timeout_s)
+                self.deleted = len(self.inserted_ids)
+                self.created.clear()
         finally:
             self.http.close()
             if self.meter:
@@ -222,26 +224,9 @@ class LightRAGTarget:
 
     # -- ingest -----------------------------------------------------------------------------------
 
-    def _documents_on_server(self) -> dict[str, dict[str, Any]]:
-        """file_path -> status record of every document on the server."""
-        found: dict[str, dict[str, Any]] = {}
-        page = 1
-        while True:
-            reply = self.http.json(
-                "POST",
-                "/documents/paginated",
-                json={"page": page, "page_size": 200, "sort_field": "id", "sort_direction": "asc"},
-            )
-            documents = reply.get("documents", kind=list)
-            for i in range(len(documents)):
-                found[reply.get("documents", i, "file_path", kind=str)] = reply.get("documents", i, kind=dict)
-            if not documents or not reply.get("pagination", "has_next", kind=bool, default=False):
-                return found
-            page += 1
-
     def _insert_and_wait(self, progress: ProgressFactory) -> None:
         assert self.corpus is not None
-        on_server = self._documents_on_server()
+        on_server = documents_on_server(self.http)
         todo: list[tuple[str, str]] = []  # (file_source, text)
         unfinished = []
         for source, doc_id in self.source_to_doc.items():
@@ -249,9 +234,9 @@ class LightRAGTarget:
             status = str((existing or {}).get("status", "")).lower()
             if existing is None:
                 todo.append((source, self.corpus.documents[doc_id].full_text))
-            elif status == "failed":
+            elif status == DocStatus.FAILED:
                 self.ingest.failed[source] = f"(already on the server, failed) {existing.get('error_msg')}"
-            elif status == "processed":
+            elif status == DocStatus.PROCESSED:
                 self.ingest.already_present += 1
             else:
                 unfinished.append(source)
@@ -261,41 +246,11 @@ class LightRAGTarget:
                 f"(e.g. {unfinished[0]}); let LightRAG's pipeline finish, then run again"
             )
         advance = progress(f"{self.name}: inserting and processing", len(todo))
-        track_ids = [self._insert(batch) for batch in self._batches(todo)]
+        track_ids = [self._insert(batch) for batch in insert_batches(todo, self.batch)]
         self._wait(track_ids, len(todo), advance)
 
-    def _batches(self, todo: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
-        batches: list[list[tuple[str, str]]] = []
-        current: list[tuple[str, str]] = []
-        size = 0
-        for source, text in todo:
-            item_size = len(text.encode("utf-8")) + len(source) + 16
-            if current and (len(current) >= self.batch or size + item_size > MAX_BODY_BYTES):
-                batches.append(current)
-                current, size = [], 0
-            current.append((source, text))
-            size += item_size
-        if current:
-            batches.append(current)
-        return batches
-
     def _insert(self, batch: list[tuple[str, str]]) -> str:
-        body = {"texts": [text for _, text in batch], "file_sources": [source for source, _ in batch]}
-        deadline = time.monotonic() + self.timeout_s
-        while True:
-            try:
-                reply = self.http.json("POST", "/documents/texts", json=body)
-                break
-            except HttpStatusError as exc:
-                # 409 "Pipeline is clearing or deleting documents. Wait for the running job to finish": LightRAG
-                # still deletes in the background after the deleted documents left its list (ours or another
-                # client's), and takes nothing new meanwhile. Wait for it as the server asks, up to the timeout.
-                if exc.status != 409 or time.monotonic() > deadline:
-                    raise
-                time.sleep(POLL_S)
-        track_id = reply.get("track_id", kind=str, default="")
-        if not track_id:
-            raise reply.wrong_shape("no track_id")
+        track_id = insert_texts(self.http, batch, self.timeout_s)
         self.ingest.inserted += len(batch)
         self._note_created()
         return track_id
@@ -315,15 +270,15 @@ class LightRAGTarget:
                     statuses.append(status)
                     if doc_id not in self.inserted_ids:
                         self.inserted_ids.append(doc_id)
-                    if status in ("processed", "failed") and doc_id not in done:
+                    if status in tuple(DocStatus) and doc_id not in done:
                         done[doc_id] = status
                         advance(1)
-                        if status == "processed":
+                        if status == DocStatus.PROCESSED:
                             self.ingest.processed += 1
                         else:
                             source = reply.get("documents", i, "file_path", kind=str, default=doc_id)
                             self.ingest.failed[source] = str(reply.get("documents", i, "error_msg", default=None))
-                if statuses and all(status in ("processed", "failed") for status in statuses):
+                if statuses and all(status in tuple(DocStatus) for status in statuses):
                     pending.discard(track_id)
             if not pending:
                 break
@@ -339,35 +294,6 @@ class LightRAGTarget:
             self.created[0] = summary
         else:
             self.created.append(summary)
-
-    def _delete(self, doc_ids: list[str]) -> None:
-        """Ask for the deletion, then poll until the server lists none of `doc_ids`: LightRAG answers
-        `deletion_started` at once (even for unknown ids) and deletes in the background."""
-        deadline = time.monotonic() + self.timeout_s
-        while True:  # deletes answer "busy" while the pipeline works; wait for it
-            reply = self.http.json(
-                "DELETE",
-                "/documents/delete_document",
-                json={"doc_ids": doc_ids, "delete_file": False, "delete_llm_cache": True},
-            )
-            if reply.get("status", kind=str) == "deletion_started":
-                break
-            if time.monotonic() > deadline:
-                raise self.http.error(f"delete refused until the deadline: {reply.get('message', default='')}")
-            time.sleep(POLL_S)
-        wanted = set(doc_ids)
-        while True:
-            left = wanted & {str(doc.get("id")) for doc in self._documents_on_server().values()}
-            if not left:
-                break
-            if time.monotonic() > deadline:
-                raise self.http.error(
-                    f"{len(left)} of {len(doc_ids)} inserted documents still listed "
-                    f"{self.timeout_s} s after their deletion started (e.g. {min(left)})"
-                )
-            time.sleep(POLL_S)
-        self.deleted = len(doc_ids)
-        self.created.clear()
 
     # -- search -----------------------------------------------------------------------------------
 
@@ -421,7 +347,3 @@ class LightRAGTarget:
                 f"{f', failure_reason {reason!r}' if reason else ''}): {error_message(response)[0]}"
             )
         return reply.get("data", "chunks", kind=list, default=[]), reply
-
-
-def build_lightrag(spec: TargetSpec, options: TargetOptions) -> LightRAGTarget:
-    return LightRAGTarget(spec, options)

@@ -23,25 +23,34 @@ Key: `OPENWEBUI_API_KEY` (an admin's `sk-…` key or JWT: the retrieval settings
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 import time
-from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from bench.core.errors import ServerError, UserError
 from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_from_env
+from bench.core.progress import ProgressFactory
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
-from bench.targets.base import Hit, ProgressFactory, QueryResult, TargetOptions, TargetSpec, first_rank_wins
+from bench.targets.base import Hit, QueryResult, TargetOptions, TargetSpec, first_rank_wins
+from bench.targets.http_shared import DedupedCorpus, file_name, parallel, run_queries, timed_query
+from bench.targets.openwebui_chunks import DOC_ID_KEY, chunk_documents, read_chunks
+from bench.targets.openwebui_knowledge import (
+    IngestReport,
+    StoredFile,
+    content_hash,
+    existing_files,
+    knowledge_base,
+    process_status,
+)
+from bench.targets.openwebui_settings import SETTINGS, VARIANTS, ExternalReranker, Variant, variant_settings
 from bench.targets.params import check_params, float_param, int_param
-from bench.targets.remote import DedupedCorpus, file_name, parallel, run_queries, timed_query
 
 KEY_ENV = "OPENWEBUI_API_KEY"
 RERANKER_KEY_ENV = "RAG_EXTERNAL_RERANKER_API_KEY"
 DEFAULT_URL = "http://localhost:8080"
-VARIANTS = ("vector", "hybrid", "rerank")
 PARAMS = {
     "kb",
     "endpoint",
@@ -53,50 +62,13 @@ PARAMS = {
     "query_concurrency",
     "max_chunks",
 }
-# The retrieval settings a variant may change; exactly these are saved and restored.
-SETTINGS = (
-    "ENABLE_RAG_HYBRID_SEARCH",
-    "HYBRID_BM25_WEIGHT",
-    "RELEVANCE_THRESHOLD",
-    "RAG_RERANKING_ENGINE",
-    "RAG_RERANKING_MODEL",
-    "RAG_EXTERNAL_RERANKER_URL",
-    "RAG_EXTERNAL_RERANKER_API_KEY",
-    "RAG_EXTERNAL_RERANKER_TIMEOUT",
-)
-DOC_ID_KEY = "ragbench_doc_id"
 
 
-def content_hash(text: str) -> str:
-    """What Open WebUI stores as a file's `meta.file_hash`: SHA-256 of the uploaded bytes."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+class QueryRoute(StrEnum):
+    """Open WebUI's retrieval route queried (`endpoint=`): `/api/v1/retrieval/query/doc` or `/collection`."""
 
-
-@dataclass(frozen=True)
-class StoredFile:
-    """A file a knowledge base already holds."""
-
-    file_id: str
-    file_hash: str | None  # SHA-256 of its bytes
-    vectors_hash: str | None  # Open WebUI's `hash`: set once its vectors are stored, cleared when processing fails
-
-
-@dataclass
-class IngestReport:
-    uploaded: int = 0
-    already_present: int = 0
-    failed: dict[str, str] = field(default_factory=dict)  # doc id -> server's error
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "uploaded": self.uploaded,
-            "already_present": self.already_present,
-            "failed": len(self.failed),
-            "failed_examples": dict(list(self.failed.items())[:10]),
-            "seconds": round(self.seconds, 3),
-            "docs_per_s": round(self.uploaded / self.seconds, 3) if self.seconds and self.uploaded else None,
-        }
+    DOC = "doc"
+    COLLECTION = "collection"
 
 
 class OpenWebUITarget:
@@ -104,21 +76,23 @@ class OpenWebUITarget:
         check_params(spec.params, PARAMS, spec.text)
         self.name = spec.name
         self.spec = spec
-        self.variant = spec.variant or "vector"
-        if self.variant not in VARIANTS:
-            raise UserError(f"target {spec.text!r}: variant {self.variant!r} unknown (known: {', '.join(VARIANTS)})")
+        variant = spec.variant or Variant.VECTOR
+        if variant not in VARIANTS:
+            raise UserError(f"target {spec.text!r}: variant {variant!r} unknown (known: {', '.join(VARIANTS)})")
+        self.variant = Variant(variant)
         if spec.rerank:
             raise UserError(f"target {spec.text!r}: use the 'openwebui:rerank' variant, not '+rerank'")
         params = spec.params
-        self.endpoint = params.get("endpoint", "doc")
-        if self.endpoint not in ("doc", "collection"):
+        endpoint = params.get("endpoint", QueryRoute.DOC)
+        if endpoint not in tuple(QueryRoute):
             raise UserError(f"target {spec.text!r}: endpoint must be 'doc' or 'collection'")
+        self.endpoint = QueryRoute(endpoint)
         self.kb_name = params.get("kb")
         self.bm25_weight = float_param(params, "bm25_weight", 0.5, spec.text, 0.0, 1.0)
         self.reranker_url = params.get("reranker_url")
         self.reranker_model = params.get("reranker_model")
         self.reranker_timeout = params.get("reranker_timeout", "30")
-        if self.variant == "rerank" and not (self.reranker_url and self.reranker_model):
+        if self.variant == Variant.RERANK and not (self.reranker_url and self.reranker_model):
             raise UserError(f"target {spec.text!r}: the rerank variant needs reranker_url=URL&reranker_model=NAME")
         self.concurrency = int_param(params, "concurrency", 4, spec.text)
         self.query_concurrency = int_param(params, "query_concurrency", 1, spec.text)  # 1: unloaded latency
@@ -156,7 +130,8 @@ class OpenWebUITarget:
         self.retrieval_config = self.http.json("GET", "/api/v1/retrieval/config").get(kind=dict)
         self.embedding_config = self.http.json("GET", "/api/v1/retrieval/embedding").get(kind=dict)
         self.corpus = DedupedCorpus.of(dataset.corpus)
-        self.kb_id = self._knowledge_base(self.kb_name or f"ragbench-{dataset.name}-{dataset.fingerprint()}")
+        self.kb_name = self.kb_name or f"ragbench-{dataset.name}-{dataset.fingerprint()}"
+        self.kb_id = knowledge_base(self.http, self.kb_name, self.created)
         self._ingest(progress)
         self._apply_variant()
 
@@ -210,47 +185,9 @@ class OpenWebUITarget:
 
     # -- ingest -----------------------------------------------------------------------------------
 
-    def _knowledge_base(self, name: str) -> str:
-        self.kb_name = name
-        page = 1
-        while True:
-            reply = self.http.json("GET", "/api/v1/knowledge/", params={"page": page})
-            items = reply.get("items", kind=list)
-            for i in range(len(items)):
-                if reply.get("items", i, "name", kind=str, default="") == name:
-                    return reply.get("items", i, "id", kind=str)
-            if not items or page * len(items) >= reply.get("total", kind=int, default=0):
-                break
-            page += 1
-        created = self.http.json(
-            "POST", "/api/v1/knowledge/create", json={"name": name, "description": "created by ragbench"}
-        ).get("id", kind=str)
-        self.created.append(f"knowledge base '{name}' ({created})")
-        return created
-
-    def _existing_files(self) -> dict[str, StoredFile]:
-        """File name -> what the knowledge base already holds under that name."""
-        found: dict[str, StoredFile] = {}
-        page = 1
-        while True:
-            reply = self.http.json("GET", f"/api/v1/knowledge/{self.kb_id}/files", params={"page": page, "limit": 500})
-            items = reply.get("items", kind=list)
-            for i in range(len(items)):
-                name = reply.get("items", i, "meta", "name", kind=str, default=None) or reply.get(
-                    "items", i, "filename", kind=str
-                )
-                found[name] = StoredFile(
-                    reply.get("items", i, "id", kind=str),
-                    reply.get("items", i, "meta", "file_hash", kind=str, default=None),
-                    reply.get("items", i, "hash", kind=str, default=None),
-                )
-            if not items or len(found) >= reply.get("total", kind=int, default=0):
-                return found
-            page += 1
-
     def _ingest(self, progress: ProgressFactory) -> None:
         assert self.corpus is not None
-        existing = self._existing_files()
+        existing = existing_files(self.http, self.kb_id)
         todo, stale = [], {}
         candidates: dict[str, StoredFile] = {}  # doc id -> a file of its name whose bytes match
         for doc_id, doc in self.corpus.documents.items():
@@ -263,7 +200,12 @@ class OpenWebUITarget:
                 stale[doc_id] = "its processing never completed"
             else:
                 candidates[doc_id] = stored
-        statuses = parallel(list(candidates.values()), self._process_status, self.concurrency, lambda n: None)
+        statuses = parallel(
+            [stored.file_id for stored in candidates.values()],
+            lambda file_id: process_status(self.http, file_id),
+            self.concurrency,
+            lambda n: None,
+        )
         for (doc_id, stored), status in zip(candidates.items(), statuses):
             if status == "completed":
                 self.file_to_doc[stored.file_id] = doc_id
@@ -290,11 +232,6 @@ class OpenWebUITarget:
                 f"(embedder failure behind a 200 upload?); first: {first_id}: {first_error}"
             )
 
-    def _process_status(self, stored: StoredFile) -> str | None:
-        return self.http.json("GET", f"/api/v1/files/{stored.file_id}/process/status").get(
-            "status", kind=str, default=None
-        )
-
     def _upload(self, doc_id: str) -> None:
         assert self.corpus is not None
         doc = self.corpus.documents[doc_id]
@@ -308,7 +245,7 @@ class OpenWebUITarget:
         ).get("id", kind=str)
         self._note_created(file_id)
         # A 200 upload can still have failed to embed: the status says so, the file record says why.
-        status = self._process_status(StoredFile(file_id, None, None))
+        status = process_status(self.http, file_id)
         if status != "completed":
             record = self.http.json("GET", f"/api/v1/files/{file_id}")
             error = record.get("data", "error", kind=object, default=None) or f"status {status!r}"
@@ -340,24 +277,12 @@ class OpenWebUITarget:
     # -- variant settings -------------------------------------------------------------------------
 
     def _apply_variant(self) -> None:
-        wanted: dict[str, Any] = {"ENABLE_RAG_HYBRID_SEARCH": self.variant != "vector", "RELEVANCE_THRESHOLD": 0.0}
-        if self.variant in ("hybrid", "rerank"):
-            wanted["HYBRID_BM25_WEIGHT"] = self.bm25_weight
-        if self.variant == "hybrid":
-            # No reranking model: Open WebUI scores the fused candidates by embedding similarity.
-            wanted.update({"RAG_RERANKING_ENGINE": "", "RAG_RERANKING_MODEL": ""})
-        if self.variant == "rerank":
-            wanted.update(
-                {
-                    "RAG_RERANKING_ENGINE": "external",
-                    "RAG_RERANKING_MODEL": self.reranker_model,
-                    "RAG_EXTERNAL_RERANKER_URL": self.reranker_url,
-                    "RAG_EXTERNAL_RERANKER_TIMEOUT": self.reranker_timeout,
-                }
-            )
-            # The key from the environment; without one, the server's own key stays only for its own reranker URL.
-            if self.reranker_key or self.retrieval_config.get("RAG_EXTERNAL_RERANKER_URL") != self.reranker_url:
-                wanted["RAG_EXTERNAL_RERANKER_API_KEY"] = self.reranker_key
+        wanted = variant_settings(
+            self.variant,
+            self.bm25_weight,
+            ExternalReranker(self.reranker_url, self.reranker_model, self.reranker_timeout, self.reranker_key),
+            self.retrieval_config,
+        )
         self.saved_settings = {k: self.retrieval_config.get(k) for k in SETTINGS if k in self.retrieval_config}
         self.applied_settings = wanted
         self.http.call("POST", "/api/v1/retrieval/config/update", json=wanted)
@@ -371,9 +296,9 @@ class OpenWebUITarget:
 
     def _query(self, query: str, k: int) -> Reply:
         body: dict[str, Any] = {"query": query, "k": k}
-        if self.variant != "vector":
+        if self.variant != Variant.VECTOR:
             body.update({"k_reranker": k, "hybrid_bm25_weight": self.bm25_weight})
-        if self.endpoint == "doc":
+        if self.endpoint == QueryRoute.DOC:
             body["collection_name"] = self.kb_id
         else:
             body["collection_names"] = [self.kb_id]
@@ -381,7 +306,7 @@ class OpenWebUITarget:
         response = self.http.call("POST", path, ok=(200, 400), json=body)
         if response.status_code == 400:
             detail = error_message(response)[0]
-            if self.variant == "rerank" and "Error querying knowledge base" in detail:
+            if self.variant == Variant.RERANK and "Error querying knowledge base" in detail:
                 raise self.http.error(f"reranker-error: HTTP 400 on {path}: {detail} (reranker failing?)")
             raise self.http.error(f"HTTP 400 on {path}: {detail}")
         return self.http.reply(response)
@@ -394,22 +319,12 @@ class OpenWebUITarget:
             reply = self._query(query, k)
             if reply.body is None:  # /query/doc answers `null` for a collection it does not have
                 raise self.http.error(f"knowledge base {self.kb_id} has no vector collection")
-            distances = reply.get("distances", 0, kind=list, default=[])
-            metadatas = reply.get("metadatas", 0, kind=list, default=[])
-            chunks = reply.get("documents", 0, kind=list, default=[])  # the chunk texts, which answer measures score
-            if not len(distances) == len(metadatas) == len(chunks):
-                raise reply.wrong_shape(
-                    f"{len(distances)} distances, {len(metadatas)} metadatas, {len(chunks)} documents"
-                )
-            for i in range(len(metadatas)):  # each chunk's metadata an object, score a number, text a string (or null)
-                reply.get("metadatas", 0, i, kind=(dict, type(None)))
-                reply.get("distances", 0, i, kind=(int, float, type(None)))
-                reply.get("documents", 0, i, kind=(str, type(None)))
+            distances, metadatas, chunks = read_chunks(reply)
             warnings = []
             if len(metadatas) > k:
                 warnings.append("more-results-than-asked")
             if any(d is None for d in distances):
-                if self.variant == "rerank":
+                if self.variant == Variant.RERANK:
                     # Open WebUI's silent fallback: its reranker failed and it answered the fused candidates
                     # unscored. A failed part fails its query (bench/targets/base.py), never the other part alone.
                     raise self.http.error(
@@ -417,17 +332,11 @@ class OpenWebUITarget:
                         "(Open WebUI's unreranked fallback when its reranker fails)"
                     )
                 warnings.append("null-scores")
-            pairs = []
-            unmapped = 0
-            chunk_docs = []  # the document of each chunk, None where it maps to none
-            for meta, score in zip(metadatas, distances, strict=False):
-                doc_id = (meta or {}).get(DOC_ID_KEY) or self.file_to_doc.get((meta or {}).get("file_id", ""))
-                chunk_docs.append(None if doc_id is None else str(doc_id))
-                if doc_id is None:
-                    unmapped += 1
-                    continue
-                pairs.append((str(doc_id), score))
-            if unmapped:
+            chunk_docs = chunk_documents(metadatas, self.file_to_doc)
+            pairs = [
+                (doc_id, score) for doc_id, score in zip(chunk_docs, distances, strict=False) if doc_id is not None
+            ]
+            if None in chunk_docs:
                 warnings.append("unmapped-chunks")
             hits = first_rank_wins(self.corpus.expand(pairs), depth)
             # Short of depth while the server had more chunks: ask for more. Anomalies stop here.
@@ -439,7 +348,3 @@ class OpenWebUITarget:
                 ]
                 return hits, warnings, texts
             k = min(2 * k, cap)
-
-
-def build_openwebui(spec: TargetSpec, options: TargetOptions) -> OpenWebUITarget:
-    return OpenWebUITarget(spec, options)

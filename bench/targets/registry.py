@@ -14,10 +14,12 @@ Factory = Callable[[TargetSpec, TargetOptions], Target]
 
 
 def _lazy(module: str, function: str) -> Factory:
-    """A factory that imports its module on first use, so that `ragbench --help` stays fast."""
+    """A factory (a function or a target class) that imports its module on first use, so that `ragbench --help`
+    stays fast."""
 
     def factory(spec: TargetSpec, options: TargetOptions) -> Target:
-        return getattr(importlib.import_module(module), function)(spec, options)
+        build: Factory = getattr(importlib.import_module(module), function)
+        return build(spec, options)
 
     return factory
 
@@ -27,8 +29,8 @@ KINDS: dict[str, Factory] = {
     "bm25": _lazy("bench.targets.local", "build_local"),
     "dense": _lazy("bench.targets.local", "build_local"),
     "hybrid": _lazy("bench.targets.local", "build_local"),
-    "openwebui": _lazy("bench.targets.openwebui", "build_openwebui"),
-    "lightrag": _lazy("bench.targets.lightrag", "build_lightrag"),
+    "openwebui": _lazy("bench.targets.openwebui", "OpenWebUITarget"),
+    "lightrag": _lazy("bench.targets.lightrag", "LightRAGTarget"),
 }
 
 
@@ -45,7 +47,7 @@ def split_name(text: str) -> tuple[str | None, str]:
     return head, spec
 
 
-def parse_spec(text: str) -> TargetSpec:
+def parse_target_spec(text: str) -> TargetSpec:
     """`[NAME=]kind[:variant][+rerank][@url][?k=v&...]`, e.g. `hybrid:weighted?bm25_weight=0.3`,
     `prod=openwebui:hybrid@http://localhost:8080`, `bm25+rerank`."""
     given_name, text = split_name(text)
@@ -76,7 +78,8 @@ def build_target(spec: TargetSpec, options: TargetOptions) -> Target:
     """The target of a spec; `+rerank` puts the one rerank stage after it (`?reranker=` is that stage's own
     parameter, so the first stage never sees it). The spec's endpoint references are checked already
     (`check_endpoint_refs`, with the command's other options)."""
-    from bench.targets.served import RerankStage, rerank_endpoint
+    from bench.targets.endpoint_refs import rerank_endpoint
+    from bench.targets.rerank_stage import RerankStage
 
     first_spec = replace(spec, params={k: v for k, v in spec.params.items() if k != "reranker"})
     if not spec.rerank:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -88,7 +89,7 @@ class VectorIndex:
         self._file.write(np.ascontiguousarray(vectors, dtype=self.dtype).tobytes())
         self.rows += len(vectors)
 
-    def _windows(self, queries: int):
+    def _windows(self, queries: int) -> Iterator[tuple[int, np.ndarray]]:
         """(first row, float32 rows) over the corpus, each window mapped only while it is used."""
         if self._file is None:
             return

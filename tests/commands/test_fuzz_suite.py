@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from bench.cli.suite import GATE_KEYS, IDENTITY_KEYS, LOAD_KEYS, QUALITY_KEYS, SECTIONS, load_suite
 from bench.core.errors import UserError
-from bench.endpoints.spec import parse_spec as parse_endpoint
-from bench.targets.registry import parse_spec as parse_target
+from bench.endpoints.spec import parse_endpoint_spec
+from bench.targets.registry import parse_target_spec
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 
@@ -62,7 +62,7 @@ SPEC_PIECES = [
 specs = st.one_of(st.text(max_size=40), st.lists(st.sampled_from(SPEC_PIECES), max_size=12).map("".join))
 
 
-@pytest.mark.parametrize("parse", [parse_target, parse_endpoint], ids=["target", "endpoint"])
+@pytest.mark.parametrize("parse", [parse_target_spec, parse_endpoint_spec], ids=["target", "endpoint"])
 @PARSER_FUZZ
 @given(text=specs)
 def test_specs_parse_or_say_one_line(parse, text):

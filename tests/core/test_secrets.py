@@ -532,10 +532,10 @@ def test_mask_removes_derived_forms_and_basic_credentials_by_shape():
 def test_the_load_generator_sends_what_the_api_client_sends():
     """URL credentials reach the load sweep's own HTTP client as the same Basic header, and no URL it writes
     on the wire carries them."""
-    from bench.endpoints.spec import open_endpoint, parse_spec
+    from bench.endpoints.spec import open_endpoint, parse_endpoint_spec
     from bench.load.endpoint import LoadEndpoint
 
-    spec = parse_spec("a=openai@http://bob:pw@127.0.0.1:9/v1?model=m")
+    spec = parse_endpoint_spec("a=openai@http://bob:pw@127.0.0.1:9/v1?model=m")
     endpoint = LoadEndpoint(spec)
     client = open_endpoint(spec)
     try:

@@ -7,18 +7,16 @@ import pytest
 
 from bench.core.errors import UserError
 from bench.core.spec_grammar import BOOLEAN_WORDS
-from bench.endpoints.spec import open_endpoint
-from bench.endpoints.spec import parse_spec as parse_endpoint
-from bench.targets.registry import TargetOptions, build_target
-from bench.targets.registry import parse_spec as parse_target
+from bench.endpoints.spec import open_endpoint, parse_endpoint_spec
+from bench.targets.registry import TargetOptions, build_target, parse_target_spec
 
 
 @pytest.mark.parametrize(("word", "value"), sorted(BOOLEAN_WORDS.items()))
 def test_every_boolean_word_means_the_same_for_targets_and_endpoints(word, value, monkeypatch):
     monkeypatch.delenv("LIGHTRAG_API_KEY", raising=False)
     for spelled in (word, word.upper()):
-        endpoint = open_endpoint(parse_endpoint(f"x=tei@http://127.0.0.1:9?normalize={spelled}"))
-        target = build_target(parse_target(f"lightrag@http://127.0.0.1:9?cleanup={spelled}"), TargetOptions())
+        endpoint = open_endpoint(parse_endpoint_spec(f"x=tei@http://127.0.0.1:9?normalize={spelled}"))
+        target = build_target(parse_target_spec(f"lightrag@http://127.0.0.1:9?cleanup={spelled}"), TargetOptions())
         try:
             assert endpoint.wire.options["normalize"] is value
             assert target.cleanup is value
@@ -33,17 +31,17 @@ def test_every_boolean_word_means_the_same_for_targets_and_endpoints(word, value
 def test_a_word_that_is_not_boolean_lists_the_words(spec):
     with pytest.raises(UserError) as info:
         if spec.startswith("x="):
-            open_endpoint(parse_endpoint(spec))
+            open_endpoint(parse_endpoint_spec(spec))
         else:
-            build_target(parse_target(spec), TargetOptions())
+            build_target(parse_target_spec(spec), TargetOptions())
     assert "'maybe' is not a boolean (true/false, yes/no, on/off or 1/0)" in str(info.value)
 
 
 @pytest.mark.parametrize(
     "parse",
     [
-        lambda q: parse_endpoint(f"x=tei@http://127.0.0.1:9?{q}"),
-        lambda q: parse_target(f"lightrag@http://127.0.0.1:9?{q}"),
+        lambda q: parse_endpoint_spec(f"x=tei@http://127.0.0.1:9?{q}"),
+        lambda q: parse_target_spec(f"lightrag@http://127.0.0.1:9?{q}"),
     ],
 )
 @pytest.mark.parametrize(

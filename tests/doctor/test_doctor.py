@@ -227,7 +227,7 @@ def test_litellm_cohere_provider_identity_with_the_reference(
     misconfigured_litellm, infinity_server, tmp_path, monkeypatch
 ):
     """LiteLLM's cohere/ provider in front of a Cohere-shaped route gives the reference's scores."""
-    from bench.endpoints import parse_spec
+    from bench.endpoints import parse_endpoint_spec
     from bench.identity import IdentityRequest, from_texts, run_identity
 
     url, key, _ = misconfigured_litellm
@@ -243,7 +243,7 @@ def test_litellm_cohere_provider_identity_with_the_reference(
         f"ref=reference-rerank?model={infinity_server.rerank_model_path}",
         f"lite=cohere@{url}/v1?model=cohere-at-cohere-route&key_env=RAGBENCH_TEST_DOCTOR_KEY",
     ]
-    report = run_identity(IdentityRequest([parse_spec(s) for s in specs], from_texts(texts)))
+    report = run_identity(IdentityRequest([parse_endpoint_spec(s) for s in specs], from_texts(texts)))
     assert report.rerank_pairs[0].verdict == "pass" and report.rerankers["lite"].top_n_honoured
 
 

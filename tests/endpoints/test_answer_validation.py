@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from bench.endpoints.base import WireShapeError
+from bench.endpoints.cohere import CohereRerankWire
 from bench.endpoints.openai import OpenAIEmbedWire
-from bench.endpoints.rerank import CohereRerankWire
 from bench.endpoints.tei import TeiEmbedWire, TeiRerankWire
 
 NAN = float("nan")

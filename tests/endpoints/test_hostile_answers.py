@@ -15,7 +15,7 @@ import pytest
 
 from bench.core.errors import ServerError
 from bench.core.http import HttpClient, Reply, ServerUnreachable
-from bench.endpoints import open_endpoint, parse_spec
+from bench.endpoints import open_endpoint, parse_endpoint_spec
 from bench.results.store import read_results
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
@@ -66,7 +66,7 @@ def _ended(started: float) -> None:
 @pytest.mark.parametrize("fault", FAULTS)
 def test_embed_client(fault):
     stub = JsonStub({("POST", "/v1/embeddings"): _answering(_vectors, fault)})
-    endpoint = open_endpoint(parse_spec(f"e=openai@{stub.url}/v1?model=m&timeout={DEADLINE_S:g}s"))
+    endpoint = open_endpoint(parse_endpoint_spec(f"e=openai@{stub.url}/v1?model=m&timeout={DEADLINE_S:g}s"))
     started = time.monotonic()
     with pytest.raises(ServerError) as failed:
         endpoint.embed(["one text"])
@@ -79,7 +79,7 @@ def test_embed_client(fault):
 @pytest.mark.parametrize("fault", FAULTS)
 def test_rerank_client(fault):
     stub = JsonStub({("POST", "/rerank"): _answering(_scores, fault)})
-    endpoint = open_endpoint(parse_spec(f"r=cohere@{stub.url}?timeout={DEADLINE_S:g}s"))
+    endpoint = open_endpoint(parse_endpoint_spec(f"r=cohere@{stub.url}?timeout={DEADLINE_S:g}s"))
     started = time.monotonic()
     with pytest.raises(ServerError) as failed:
         endpoint.rerank("query", ["a text", "another text"])
@@ -199,7 +199,7 @@ def test_an_endpoint_timeout_is_checked_with_its_spec_and_refused_by_load(tmp_pa
     from bench.core.errors import UserError
 
     with pytest.raises(UserError, match=r"endpoint e: option timeout= 'soon': expected a positive duration"):
-        parse_spec("e=tei@http://127.0.0.1:9?timeout=soon")
+        parse_endpoint_spec("e=tei@http://127.0.0.1:9?timeout=soon")
     code, _, err = run_cli(
         ["load", "-e", "x=tei@http://127.0.0.1:9?timeout=5s", "--duration", "0.2s", "--out", str(tmp_path / "o")],
         monkeypatch,

@@ -5,39 +5,41 @@ from __future__ import annotations
 import pytest
 
 from bench.core.errors import UserError
-from bench.endpoints import open_endpoint, parse_spec
+from bench.endpoints import open_endpoint, parse_endpoint_spec
+from bench.endpoints.cohere import CohereReranker, rerank_url
 from bench.endpoints.openai import OpenAIEmbedder
-from bench.endpoints.rerank import CohereReranker, rerank_url
 from bench.endpoints.tei import TeiEmbedder
 
 
 def test_parses_kind_url_and_options():
-    spec = parse_spec("lite=openai@http://127.0.0.1:4000/v1/?model=minilm&key_env=LITE_KEY&encoding=base64")
+    spec = parse_endpoint_spec("lite=openai@http://127.0.0.1:4000/v1/?model=minilm&key_env=LITE_KEY&encoding=base64")
     assert (spec.name, spec.kind, spec.url) == ("lite", "openai", "http://127.0.0.1:4000/v1")
     assert spec.params == {"model": "minilm", "key_env": "LITE_KEY", "encoding": "base64"}
     assert not spec.is_rerank
 
 
 def test_in_process_kinds_take_no_url():
-    spec = parse_spec("ref=reference-rerank?model=/models/ce")
+    spec = parse_endpoint_spec("ref=reference-rerank?model=/models/ce")
     assert (spec.kind, spec.url, spec.params, spec.is_rerank) == (
         "reference-rerank",
         None,
         {"model": "/models/ce"},
         True,
     )
-    assert parse_spec("ref=reference").params == {}
+    assert parse_endpoint_spec("ref=reference").params == {}
 
 
 def test_builds_the_client_of_each_kind(monkeypatch):
     monkeypatch.setenv("SOME_KEY", "secret")
-    tei = open_endpoint(parse_spec("t=tei@http://h:3000?normalize=false&dimensions=128&truncation_direction=left"))
+    tei = open_endpoint(
+        parse_endpoint_spec("t=tei@http://h:3000?normalize=false&dimensions=128&truncation_direction=left")
+    )
     assert isinstance(tei, TeiEmbedder)
     assert tei.wire.options == {"normalize": False, "truncation_direction": "Left", "dimensions": 128}
-    openai = open_endpoint(parse_spec("o=openai@http://h:4000/v1?model=m&key_env=SOME_KEY&encoding=none"))
+    openai = open_endpoint(parse_endpoint_spec("o=openai@http://h:4000/v1?model=m&key_env=SOME_KEY&encoding=none"))
     assert isinstance(openai, OpenAIEmbedder) and openai.wire.encoding_format is None
     assert openai.http.client.headers["Authorization"] == "Bearer secret"
-    cohere = open_endpoint(parse_spec("c=cohere@http://h:4000/v2?model=r"))
+    cohere = open_endpoint(parse_endpoint_spec("c=cohere@http://h:4000/v2?model=r"))
     assert isinstance(cohere, CohereReranker) and cohere.wire.url == "http://h:4000/v2/rerank"
 
 
@@ -62,7 +64,7 @@ def test_rerank_url_keeps_a_full_route_and_completes_a_base():
 )
 def test_malformed_specs_raise_one_line_naming_the_endpoint(text, needle):
     with pytest.raises(UserError) as info:
-        parse_spec(text)
+        parse_endpoint_spec(text)
     assert needle in str(info.value)
     assert "\n" not in str(info.value)
 
@@ -79,7 +81,7 @@ def test_malformed_specs_raise_one_line_naming_the_endpoint(text, needle):
 def test_bad_option_values_name_the_endpoint(text, needle, monkeypatch):
     monkeypatch.delenv("RAGBENCH_TEST_UNSET_KEY", raising=False)
     with pytest.raises(UserError) as info:
-        open_endpoint(parse_spec(text))
+        open_endpoint(parse_endpoint_spec(text))
     assert needle in str(info.value)
 
 

@@ -13,7 +13,7 @@ def worse_kind(monkeypatch):
     """Target kind `worse`: bm25 with 10% of queries' relevant documents pushed out of the ranking."""
 
     def build(spec, options):
-        from bench.targets.local import BM25Engine
+        from bench.targets.bm25_engine import BM25Engine
 
         return RelevantPushedOut(BM25Engine(name=spec.name), PUSHED_OUT, seed=7)
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from bench.datasets.texts import Tokenizer
-from bench.endpoints import parse_spec
+from bench.endpoints import parse_endpoint_spec
 from bench.identity import IdentityRequest, from_texts, run_identity
 from bench.identity.thresholds import THRESHOLDS, pair_dtype
 from tests.harness.cli import run_cli
@@ -55,7 +55,9 @@ def short_texts_file(tmp_path_factory) -> Path:
 
 
 def _run(texts_file: Path, *specs: str, reference: str | None = None):
-    return run_identity(IdentityRequest([parse_spec(s) for s in specs], from_texts(texts_file), reference=reference))
+    return run_identity(
+        IdentityRequest([parse_endpoint_spec(s) for s in specs], from_texts(texts_file), reference=reference)
+    )
 
 
 def _causes(report, b: str) -> list[tuple[str, str | None]]:
@@ -187,7 +189,9 @@ def test_streaming_matches_a_direct_computation(texts_file, tei_fixture, minilm_
     server = tei_fixture(faults=("truncate:128",), max_input_length=256)
     inputs = from_texts(texts_file)
     report = run_identity(
-        IdentityRequest([parse_spec("ref=reference"), parse_spec(f"srv=tei@{server.url}")], inputs, chunk_size=5)
+        IdentityRequest(
+            [parse_endpoint_spec("ref=reference"), parse_endpoint_spec(f"srv=tei@{server.url}")], inputs, chunk_size=5
+        )
     )
     a = minilm_backend.embed(inputs.texts, normalize=True, max_tokens=256)
     b = minilm_backend.embed(inputs.texts, normalize=True, max_tokens=128)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.core.errors import MeasurementFailed
-from bench.endpoints.spec import parse_spec
+from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.plan import SweepPlan, plan_sweep
 from bench.load.points import PointConfig, SweepConfig
 from bench.load.sweep import run_load
@@ -39,7 +39,7 @@ def _sweep(**lists) -> SweepPlan:
 @pytest.mark.slow  # a measured load of seconds by design
 def test_429_for_a_while_is_counted_and_the_sweep_goes_on(load_server, tmp_path):
     url, _ = load_server(service_ms=1, overload_s=0.6)
-    run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[2, 4]), _workload(), Output(tmp_path))
+    run_load([parse_endpoint_spec(f"t=tei@{url}")], _sweep(concurrencies=[2, 4]), _workload(), Output(tmp_path))
     results = read_results(tmp_path / "results.jsonl")
     first, second = results.load_points
     assert first.requests.errors.get("429", 0) > 0 and first.requests.ok > 0
@@ -53,7 +53,7 @@ def test_429_for_a_while_is_counted_and_the_sweep_goes_on(load_server, tmp_path)
 
 def test_connection_resets_are_connection_errors(load_server, tmp_path):
     url, _ = load_server(service_ms=1, reset_every=25)
-    run_load([parse_spec(f"t=tei@{url}")], _sweep(), _workload(), Output(tmp_path))
+    run_load([parse_endpoint_spec(f"t=tei@{url}")], _sweep(), _workload(), Output(tmp_path))
     point = read_results(tmp_path / "results.jsonl").load_points[0]
     assert point.requests.errors["connection"] > 0 and point.requests.ok > 0
     assert set(point.requests.errors) == {"connection"}
@@ -63,7 +63,7 @@ def test_connection_resets_are_connection_errors(load_server, tmp_path):
 
 def test_batch_too_large_is_its_own_class(load_server, tmp_path):
     url, _ = load_server(service_ms=1, max_batch=8)
-    run_load([parse_spec(f"t=tei@{url}")], _sweep(batches=[4, 16]), _workload(), Output(tmp_path))
+    run_load([parse_endpoint_spec(f"t=tei@{url}")], _sweep(batches=[4, 16]), _workload(), Output(tmp_path))
     small, large = read_results(tmp_path / "results.jsonl").load_points
     assert small.requests.errors == {} and small.throughput.texts_per_s == pytest.approx(
         4 * small.throughput.requests_per_s
@@ -84,7 +84,7 @@ def test_server_killed_mid_sweep_ends_cleanly_with_finished_points(load_server, 
     # The server answered, then died: the command ran and a measurement failed (exit 3), not a user error.
     with pytest.raises(MeasurementFailed, match="no answer at all"):
         run_load(
-            [parse_spec(f"t=tei@{url}")],
+            [parse_endpoint_spec(f"t=tei@{url}")],
             _sweep(concurrencies=[1, 2, 4]),
             _workload(),
             Output(tmp_path),
@@ -149,7 +149,7 @@ def test_an_earlier_run_is_kept_unless_overwrite(load_server, tmp_path, monkeypa
 
 def test_a_200_in_the_wrong_shape_is_a_bad_response(load_server, tmp_path):
     url, _ = load_server(service_ms=1, wrong_shape_every=10)
-    run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[1]), _workload(), Output(tmp_path))
+    run_load([parse_endpoint_spec(f"t=tei@{url}")], _sweep(concurrencies=[1]), _workload(), Output(tmp_path))
     point = read_results(tmp_path / "results.jsonl").load_points[0]
     bad = point.requests.errors["bad_response"]
     # Small bodies fit the parsing budget: all of them are parsed, so one in ten is found bad.
@@ -266,7 +266,7 @@ def test_every_measured_request_failing_exits_3(load_server, tmp_path, monkeypat
 )
 def test_invalid_answers_are_bad_responses_never_successes(load_server, tmp_path, bad, says):
     url, _ = load_server(service_ms=1, bad_answer=bad)  # the preflight's answer is good (dimension 4), then `bad`
-    run_load([parse_spec(f"t=tei@{url}")], _sweep(concurrencies=[1]), _workload(), Output(tmp_path))
+    run_load([parse_endpoint_spec(f"t=tei@{url}")], _sweep(concurrencies=[1]), _workload(), Output(tmp_path))
     point = read_results(tmp_path / "results.jsonl").load_points[0]
     assert point.requests.ok == 0 and point.requests.errors == {"bad_response": point.requests.sent}
     assert says in point.error_examples["bad_response"] and point.status == "failed"
@@ -275,7 +275,7 @@ def test_invalid_answers_are_bad_responses_never_successes(load_server, tmp_path
 def test_rerank_scores_that_are_not_numbers_are_bad_responses(load_server, tmp_path):
     url, _ = load_server(service_ms=1, bad_answer="nan")
     sweep = SweepConfig(PointConfig(op="rerank", duration_s=0.5, warmup_s=0.0, timeout_s=5.0), documents=[3])
-    run_load([parse_spec(f"r=tei-rerank@{url}")], plan_sweep(sweep), _workload(), Output(tmp_path))
+    run_load([parse_endpoint_spec(f"r=tei-rerank@{url}")], plan_sweep(sweep), _workload(), Output(tmp_path))
     point = read_results(tmp_path / "results.jsonl").load_points[0]
     assert point.requests.ok == 0 and set(point.requests.errors) == {"bad_response"}
     assert "finite number" in point.error_examples["bad_response"]

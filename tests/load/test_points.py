@@ -15,7 +15,7 @@ from hdrh.histogram import HdrHistogram
 
 from bench.commands.load import LoadRequest, check_load, drain_line, summary_table
 from bench.core.errors import UserError
-from bench.endpoints.spec import parse_spec
+from bench.endpoints.spec import parse_endpoint_spec
 from bench.load import histograms
 from bench.load.endpoint import DRAIN_FACTOR, DRAIN_SLACK_S, LoadEndpoint
 from bench.load.measure import measure_point
@@ -51,7 +51,7 @@ def endpoint_at(load_server):
 
     def start(**options) -> LoadEndpoint:
         url, _ = load_server(**options)
-        endpoint = LoadEndpoint(parse_spec(f"t=tei@{url}"))
+        endpoint = LoadEndpoint(parse_endpoint_spec(f"t=tei@{url}"))
         endpoint.preflight("embed", 5.0)
         opened.append(endpoint)
         return endpoint
@@ -213,7 +213,7 @@ def test_requests_csv_has_one_row_per_measured_request(load_server, tmp_path):
         concurrencies=[2],
     )
     rows_path = tmp_path / "requests.csv"
-    run_load([parse_spec(f"t=tei@{url}")], plan_sweep(sweep, rows_path), _workload(), Output(tmp_path / "out"))
+    run_load([parse_endpoint_spec(f"t=tei@{url}")], plan_sweep(sweep, rows_path), _workload(), Output(tmp_path / "out"))
     point = read_results(tmp_path / "out" / "results.jsonl").load_points[0]
     rows = list(csv.DictReader(rows_path.open()))
     assert len(rows) == point.requests.sent > 0
@@ -231,7 +231,7 @@ def test_requests_csv_of_an_open_loop_has_intended_times(load_server, tmp_path):
         rates=[20.0],
     )
     rows_path = tmp_path / "requests.csv"
-    run_load([parse_spec(f"t=tei@{url}")], plan_sweep(sweep, rows_path), _workload(), Output(tmp_path / "out"))
+    run_load([parse_endpoint_spec(f"t=tei@{url}")], plan_sweep(sweep, rows_path), _workload(), Output(tmp_path / "out"))
     rows = list(csv.DictReader(rows_path.open()))
     intended = sorted(float(r["intended_s"]) for r in rows)
     schedule = open_schedule(Arrival("constant"), 20.0, 0.5, None, 0)

@@ -218,7 +218,7 @@ def test_an_open_loop_schedule_travels_to_its_worker_as_raw_bytes():
     9 million (the driver held the GIL; the worker got its plan long after its start time). Now 8 bytes a time."""
     import pickle
 
-    from bench.endpoints.spec import parse_spec
+    from bench.endpoints.spec import parse_endpoint_spec
     from bench.load.endpoint import LoadEndpoint
     from bench.load.schedule import Arrival
     from bench.load.shares import share_plans
@@ -226,7 +226,7 @@ def test_an_open_loop_schedule_travels_to_its_worker_as_raw_bytes():
 
     texts = [f"text number {i}" for i in range(64)]
     workload = Workload(texts, texts[:8], "inline", lambda ts: [len(t.split()) for t in ts], "words")
-    endpoint = LoadEndpoint(parse_spec("t=tei@http://127.0.0.1:9"))
+    endpoint = LoadEndpoint(parse_endpoint_spec("t=tei@http://127.0.0.1:9"))
     point = PointConfig(
         op="embed", loop="open", rate=200_000.0, arrival=Arrival("poisson"), duration_s=5.0, warmup_s=0.0
     )
@@ -250,7 +250,7 @@ def test_a_point_starts_its_lead_after_its_plans_are_built(monkeypatch):
     from concurrent.futures import Executor
     from time import perf_counter
 
-    from bench.endpoints.spec import parse_spec
+    from bench.endpoints.spec import parse_endpoint_spec
     from bench.load import shares
     from bench.load.endpoint import LoadEndpoint
     from bench.load.measure import measure_point
@@ -277,7 +277,7 @@ def test_a_point_starts_its_lead_after_its_plans_are_built(monkeypatch):
     monkeypatch.setattr(shares, "share_plans", timed_plans)
     texts = [f"text number {i}" for i in range(64)]
     workload = Workload(texts, texts[:8], "inline", lambda ts: [len(t.split()) for t in ts], "words")
-    endpoint = LoadEndpoint(parse_spec("t=openai@http://127.0.0.1:9?model=m"))
+    endpoint = LoadEndpoint(parse_endpoint_spec("t=openai@http://127.0.0.1:9?model=m"))
     endpoint.metrics.close()
     endpoint.metrics = None
     capture = Capture()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.endpoints.spec import parse_spec
+from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.endpoint import LoadEndpoint
 from bench.load.measure import measure_point
 from bench.load.points import PointConfig
@@ -39,7 +39,7 @@ def pool():
 @pytest.fixture
 def stalling(load_server):
     url, _ = load_server(service_ms=SERVICE_MS, stall_ms=STALL_MS, period_ms=PERIOD_MS)
-    endpoint = LoadEndpoint(parse_spec(f"stall=tei@{url}"))
+    endpoint = LoadEndpoint(parse_endpoint_spec(f"stall=tei@{url}"))
     yield endpoint
     endpoint.close()
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bench.core.errors import UserError
-from bench.endpoints.tei import parse_snapshot
+from bench.endpoints.tei_metrics import parse_snapshot
 from bench.load import histograms
 from bench.load.client import Response
 from bench.load.recorder import Recorder, status_class

@@ -7,7 +7,7 @@ import pytest
 from bench.core.errors import InputError, UserError
 from bench.quality.background_spec import Sized, expand_targets, parse_background
 from bench.results.store import read_results
-from bench.targets.registry import parse_spec
+from bench.targets.registry import parse_target_spec
 from tests.quality.underload_fixture import UnderloadServer, ndcg_at_10, write_long_queries
 
 
@@ -58,7 +58,7 @@ def test_truncation_under_load_is_detected_and_idle_equals_plain_run(long_querie
 def test_background_spec_grammar_and_expansion():
     spec = parse_background("emb@rate=200,50,0&batch=8&arrival=constant")
     assert spec.rates == [0.0, 200.0, 50.0] and spec.batch == 8 and str(spec.arrival) == "constant"
-    specs, rates = expand_targets([parse_spec("dense?embedder=emb"), parse_spec("b=bm25")], spec.rates)
+    specs, rates = expand_targets([parse_target_spec("dense?embedder=emb"), parse_target_spec("b=bm25")], spec.rates)
     assert [s.name for s in specs][:3] == ["dense?embedder=emb@bg0", "b@bg0", "dense?embedder=emb@bg200"]
     assert rates["b@bg50"] == 50.0
     for bad in ("emb", "emb@batch=2", "emb@rate=x", "emb@rate=5&arrival=gamma:2", "emb@rate=5&speed=1"):
@@ -340,7 +340,7 @@ def test_rates_are_named_exactly_and_a_rate_of_nothing_is_refused():
     from bench.quality.under_load import loaded_name, split_loaded_name
 
     spec = parse_background("emb@rate=1234.6789,1234.68,0.05,1000000")
-    specs, rates = expand_targets([parse_spec("b=bm25")], spec.rates)
+    specs, rates = expand_targets([parse_target_spec("b=bm25")], spec.rates)
     assert [s.name for s in specs] == ["b@bg0", "b@bg1234.6789", "b@bg1234.68", "b@bg0.05", "b@bg1000000"]
     assert all(split_loaded_name(name) == ("b", rate) for name, rate in rates.items())  # the stream's rate, exactly
     assert loaded_name("b", 0.1 + 0.2) == "b@bg0.30000000000000004"  # not merged with 0.3

@@ -10,7 +10,7 @@ import pytest
 import bench.endpoints.spec
 import bench.quality.background_spec
 import bench.results.store
-import bench.targets.served
+import bench.targets.endpoint_refs
 from tests.harness.cli import run_cli
 from tests.quality.underload_fixture import UnderloadServer, write_long_queries
 
@@ -40,9 +40,9 @@ def test_a_quality_run_parses_and_checks_each_option_once_and_reads_its_results_
 ):
     dataset = write_long_queries(tmp_path, queries=4)
     calls: Counter[str] = Counter()
-    _count_calls(monkeypatch, calls, bench.endpoints.spec.parse_spec, "-e")
+    _count_calls(monkeypatch, calls, bench.endpoints.spec.parse_endpoint_spec, "-e")
     _count_calls(monkeypatch, calls, bench.quality.background_spec.background_spec, "--background")
-    _count_calls(monkeypatch, calls, bench.targets.served.check_endpoint_refs, "check_endpoint_refs")
+    _count_calls(monkeypatch, calls, bench.targets.endpoint_refs.check_endpoint_refs, "check_endpoint_refs")
     _count_calls(monkeypatch, calls, bench.results.store.read_results, "read_results")
     args = ["quality", "--dataset", str(dataset), "-e", f"emb=tei@{server.url}", "-t", "dense?embedder=emb"]
     background = "emb@rate=20&duration=0.3s&warmup=0.1s"

@@ -16,13 +16,13 @@ from bench.report.quality_markdown import render_markdown
 from bench.results.schema import EndRecord, RunHeader, TargetRecord
 from bench.results.store import read_results
 from bench.results.writer import ResultsWriter
-from bench.targets.registry import parse_spec
+from bench.targets.registry import parse_target_spec
 
 QIDS = [f"q{i}" for i in range(60)]
 
 
 def target(text, p99=None, search_s=1.2, status="ok", **fields):
-    spec = parse_spec(text)
+    spec = parse_target_spec(text)
     return TargetRecord(
         name=spec.name,
         spec=spec.public_text,

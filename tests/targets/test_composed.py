@@ -17,7 +17,7 @@ from bench.endpoints import spec as endpoint_spec
 from bench.endpoints.base import Scores
 from bench.results.store import read_results
 from bench.targets.base import Hit, QueryResult, TargetFailed, compose, no_progress
-from bench.targets.served import RerankStage
+from bench.targets.rerank_stage import RerankStage
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 from tests.harness.stubs import DROP, JsonStub, RawBody
@@ -142,7 +142,7 @@ def test_a_query_a_part_failed_is_that_querys_error_in_every_composition(tiny, t
 def short_timeout(monkeypatch):
     """Endpoints that give up after half a second (the command line's are 120 s), opened wherever targets open them."""
     opened = endpoint_spec.open_endpoint
-    monkeypatch.setattr("bench.targets.served.open_endpoint", lambda spec: opened(spec, timeout_s=0.5))
+    monkeypatch.setattr("bench.targets.endpoint_refs.open_endpoint", lambda spec: opened(spec, timeout_s=0.5))
 
 
 def test_a_part_that_stops_answering_ends_every_composition_at_its_first_query(

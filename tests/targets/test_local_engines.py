@@ -9,9 +9,11 @@ from bench.endpoints.reference import CrossEncoderScorer, ReferenceEmbedder, Sen
 from bench.quality.metrics import evaluate, parse_measure
 from bench.quality.runs import run_from_results
 from bench.targets.base import Hit, QueryResult, no_progress
-from bench.targets.local import RRF_K, BM25Engine, DenseEngine, HybridEngine
-from bench.targets.registry import TargetOptions, build_target, parse_spec
-from bench.targets.served import Encoder
+from bench.targets.bm25_engine import BM25Engine
+from bench.targets.dense_engine import DenseEngine
+from bench.targets.encoder import Encoder
+from bench.targets.local import RRF_K, HybridEngine
+from bench.targets.registry import TargetOptions, build_target, parse_target_spec
 from tests.harness.models import reranker_standin_path
 from tests.paths import scifact as scifact_path
 
@@ -79,7 +81,7 @@ def test_second_encoding_comes_from_the_cache_without_loading_the_model(small):
 @pytest.mark.slow
 def test_dense_and_hybrid_beat_nothing_and_hybrid_is_close_to_its_parts(small):
     bm25, dense = ndcg(small, BM25Engine()), ndcg(small, DenseEngine(Encoder(ReferenceEmbedder("dense"))))
-    hybrid = ndcg(small, build_target(parse_spec("hybrid"), TargetOptions()))
+    hybrid = ndcg(small, build_target(parse_target_spec("hybrid"), TargetOptions()))
     assert 0.5 < dense <= 1 and 0.5 < bm25 <= 1
     assert hybrid >= min(bm25, dense) - 0.05
 
@@ -124,7 +126,7 @@ def test_weight_one_is_pure_lexical_order():
 @pytest.mark.slow
 def test_rerank_stage_orders_by_the_cross_encoder(small):
     model = reranker_standin_path()
-    target = build_target(parse_spec("bm25+rerank"), TargetOptions(cross_encoder=str(model), rerank_depth=20))
+    target = build_target(parse_target_spec("bm25+rerank"), TargetOptions(cross_encoder=str(model), rerank_depth=20))
     target.prepare(small, no_progress)
     qid = small.judged_queries()[0]
     [result] = target.search({qid: small.queries[qid]}, 10, no_progress)
@@ -144,7 +146,7 @@ def test_openwebui_variant_reorders_the_fused_union_by_cosine_so_mid_weights_do_
     queries = {q: small.queries[q] for q in small.judged_queries()[:8]}
     rankings = {}
     for weight in ("0.3", "0.7"):
-        target = build_target(parse_spec(f"hybrid:openwebui?bm25_weight={weight}"), TargetOptions())
+        target = build_target(parse_target_spec(f"hybrid:openwebui?bm25_weight={weight}"), TargetOptions())
         target.prepare(small, no_progress)
         rankings[weight] = [[h.doc_id for h in r.hits] for r in target.search(queries, 20, no_progress)]
     assert rankings["0.3"] == rankings["0.7"]

@@ -6,7 +6,7 @@ import pytest
 
 from bench.core.errors import UserError
 from bench.results.store import read_results
-from bench.targets.registry import parse_spec
+from bench.targets.registry import parse_target_spec
 from tests.harness.cli import run_cli
 from tests.paths import scifact
 
@@ -22,7 +22,7 @@ from tests.paths import scifact
     ],
 )
 def test_names(text, name, public):
-    spec = parse_spec(text)
+    spec = parse_target_spec(text)
     assert (spec.name, spec.public_text) == (name, public)
 
 
@@ -37,7 +37,7 @@ def test_names(text, name, public):
 )
 def test_bad_names(text, message):
     with pytest.raises(UserError, match=message):
-        parse_spec(text)
+        parse_target_spec(text)
 
 
 def test_quality_writes_results_and_run_files_under_the_name(tmp_path, monkeypatch, capsys):

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from bench.core.errors import UserError
-from bench.endpoints import EndpointHTTPError, cache, open_endpoint, parse_spec
+from bench.endpoints import HttpStatusError, cache, open_endpoint, parse_endpoint_spec
 from bench.endpoints.client import RETRIES, retry_wait
 from bench.results.store import read_results
-from bench.targets.served import Encoder, recheck_sample
+from bench.targets.encoder import Encoder, recheck_sample
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 from tests.harness.stubs import JsonStub, RawBody
@@ -138,9 +138,9 @@ def test_dense_through_an_endpoint_records_ingest_and_per_query_costs(tiny, tmp_
 def test_reranking_split_into_requests_is_exact():
     stub = JsonStub({("POST", "/rerank"): _cohere()})
     texts = [f"document number {i} about {'xyz' * (i % 5)}" for i in range(23)]
-    whole = open_endpoint(parse_spec(f"w=cohere@{stub.url}")).rerank("q", texts)
-    split = open_endpoint(parse_spec(f"s=cohere@{stub.url}?batch=4")).rerank("q", texts)
-    top = open_endpoint(parse_spec(f"t=cohere@{stub.url}?batch=4")).rerank("q", texts, top_n=5)
+    whole = open_endpoint(parse_endpoint_spec(f"w=cohere@{stub.url}")).rerank("q", texts)
+    split = open_endpoint(parse_endpoint_spec(f"s=cohere@{stub.url}?batch=4")).rerank("q", texts)
+    top = open_endpoint(parse_endpoint_spec(f"t=cohere@{stub.url}?batch=4")).rerank("q", texts, top_n=5)
     stub.stop()
     assert [c.inputs for c in split.calls] == [4, 4, 4, 4, 4, 3]
     np.testing.assert_array_equal(split.scores, whole.scores)
@@ -194,7 +194,7 @@ def test_ingest_halves_a_refused_batch_and_retries_busy_answers_counting_both(tm
     monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path))
     stub = _tei_stub(limit=10, busy_every=4)
     texts = [f"text {i} " * (i % 3 + 1) for i in range(50)]
-    encoder = Encoder(open_endpoint(parse_spec(f"e=tei@{stub.url}?batch=40&concurrency=2")), cache=False)
+    encoder = Encoder(open_endpoint(parse_endpoint_spec(f"e=tei@{stub.url}?batch=40&concurrency=2")), cache=False)
     vectors = encoder.embed(texts, "ingest")
     stub.stop()
     expected = [[len(t), sum(map(ord, t)) % 7, 1.0] for t in texts]
@@ -210,7 +210,7 @@ def test_cache_is_keyed_by_what_is_served_not_by_the_spec(tmp_path, monkeypatch)
 
     def run(**served):
         stub = _tei_stub(limit=64, **served)
-        encoder = Encoder(open_endpoint(parse_spec(f"e=tei@{stub.url}")))
+        encoder = Encoder(open_endpoint(parse_endpoint_spec(f"e=tei@{stub.url}")))
         vectors = encoder.embed(texts, "ingest")
         stub.stop()
         return vectors, encoder.blocks()["ingest"]["from_cache"], encoder.key
@@ -224,12 +224,12 @@ def test_cache_is_keyed_by_what_is_served_not_by_the_spec(tmp_path, monkeypatch)
     np.testing.assert_array_equal(scaled, 2 * first)
     _pooled, cached_pooled, key_pooled = run(pooling="cls")  # another pooling, same vectors: /info tells
     assert cached_pooled == 0 and key_pooled not in (key, key_scaled)
-    uncached = Encoder(open_endpoint(parse_spec(f"e=tei@{_tei_stub(limit=64).url}")), cache=False)
+    uncached = Encoder(open_endpoint(parse_endpoint_spec(f"e=tei@{_tei_stub(limit=64).url}")), cache=False)
     assert uncached.cache is None and uncached.embed(texts, "ingest").shape == (3, 3)
 
 
 def _blind_probe(monkeypatch) -> None:
-    """The identity probe as it was before: one short sentence, which no truncation above its length changes."""
+    """An identity probe of one short sentence only, which no truncation above its length changes."""
     monkeypatch.setattr(cache, "probe_texts", lambda limit: [cache.PROBE_TEXT])
 
 
@@ -241,7 +241,7 @@ def test_the_long_probe_sees_a_truncation_the_short_sentence_does_not(tmp_path, 
     def key(**served) -> str:
         stub = _tei_stub(limit=64, **served)
         try:
-            return open_endpoint(parse_spec(f"e=tei@{stub.url}")).cache_key()
+            return open_endpoint(parse_endpoint_spec(f"e=tei@{stub.url}")).cache_key()
         finally:
             stub.stop()
 
@@ -251,7 +251,7 @@ def test_the_long_probe_sees_a_truncation_the_short_sentence_does_not(tmp_path, 
     # A server that refuses long inputs is asked without the longest probe: it gets a key, its own.
     refusing = key(refuse_over=1_000)
     assert refusing not in (normal, cutting)
-    with pytest.raises(EndpointHTTPError, match="422"):  # one that refuses even the short sentence fails
+    with pytest.raises(HttpStatusError, match="422"):  # one that refuses even the short sentence fails
         key(refuse_over=3)
     with monkeypatch.context() as blind:
         _blind_probe(blind)
@@ -265,7 +265,7 @@ def test_stale_cached_vectors_are_embedded_again_and_the_record_says_why(tmp_pat
 
     def run(**served):
         stub = _tei_stub(limit=64, **served)
-        encoder = Encoder(open_endpoint(parse_spec(f"e=tei@{stub.url}")))
+        encoder = Encoder(open_endpoint(parse_endpoint_spec(f"e=tei@{stub.url}")))
         vectors = encoder.embed(texts, "ingest")
         stub.stop()
         encoder.close()
@@ -434,13 +434,13 @@ def test_ingest_counts_texts_over_the_models_input_limit_where_the_server_tells_
     texts = [" ".join(["word"] * n) for n in (2, 10, 14, 15, 30, 60)]
     over = sum(server.backend.token_count(t) > 16 for t in texts)  # the model's own tokenizer, specials in
     assert 0 < over < len(texts)
-    encoder = Encoder(open_endpoint(parse_spec(f"e=tei@{server.url}?truncate=true&batch=4")), cache=False)
+    encoder = Encoder(open_endpoint(parse_endpoint_spec(f"e=tei@{server.url}?truncate=true&batch=4")), cache=False)
     encoder.embed(texts, "ingest", lengths=True)
     block = encoder.blocks()["ingest"]
     assert (block["over_limit"], block["over_limit_by"]) == (over, "TEI /tokenize vs /info max_input_length 16")
     # A server that tells no input limit (the stub's /info has none) is not counted, and the block says so.
     stub = _tei_stub(limit=64)
-    encoder = Encoder(open_endpoint(parse_spec(f"e=tei@{stub.url}")), cache=False)
+    encoder = Encoder(open_endpoint(parse_endpoint_spec(f"e=tei@{stub.url}")), cache=False)
     encoder.embed(texts, "ingest", lengths=True)
     stub.stop()
     block = encoder.blocks()["ingest"]
@@ -515,7 +515,7 @@ def test_openai_tokens_come_from_usage_else_the_tokenizer_given_and_say_which(tm
         ("none", silent, ""),
         ("counted", silent, f"&tokenizer={tokenizer}"),
     ):
-        spec = parse_spec(f"e=openai@{stub.url}/v1?model=m{extra}")
+        spec = parse_endpoint_spec(f"e=openai@{stub.url}/v1?model=m{extra}")
         encoder = Encoder(open_endpoint(spec), cache=False)
         encoder.embed(texts, "ingest")
         blocks[name] = encoder.blocks()["ingest"]
@@ -528,4 +528,4 @@ def test_openai_tokens_come_from_usage_else_the_tokenizer_given_and_say_which(tm
     assert blocks["counted"]["tokens"] == expected and str(tokenizer) in blocks["counted"]["tokens_by"]
     assert blocks["counted"]["tokens_per_s"] > 0
     with pytest.raises(UserError, match="tokenizer="):
-        open_endpoint(parse_spec(f"e=openai@{silent.url}/v1?model=m&tokenizer={tmp_path / 'missing.json'}"))
+        open_endpoint(parse_endpoint_spec(f"e=openai@{silent.url}/v1?model=m&tokenizer={tmp_path / 'missing.json'}"))

@@ -8,11 +8,11 @@ import pytest
 
 from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
-from bench.endpoints import parse_spec as parse_endpoint
+from bench.endpoints import parse_endpoint_spec
 from bench.quality.metrics import evaluate, parse_measure
 from bench.quality.runs import run_from_results
 from bench.targets.base import no_progress
-from bench.targets.registry import TargetOptions, build_target, parse_spec
+from bench.targets.registry import TargetOptions, build_target, parse_target_spec
 from tests.harness.models import reranker_standin_path
 from tests.paths import scifact as scifact_path
 
@@ -26,8 +26,8 @@ def small():
 
 
 def _rank(dataset, spec: str, endpoints: list[str] = (), **options):
-    specs = {e.name: e for e in map(parse_endpoint, endpoints)}
-    target = build_target(parse_spec(spec), TargetOptions(endpoints=specs, cache=False, **options))
+    specs = {e.name: e for e in map(parse_endpoint_spec, endpoints)}
+    target = build_target(parse_target_spec(spec), TargetOptions(endpoints=specs, cache=False, **options))
     try:
         target.prepare(dataset, no_progress)
         results = target.search({q: dataset.queries[q] for q in dataset.judged_queries()}, 100, no_progress)

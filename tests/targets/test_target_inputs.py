@@ -15,7 +15,7 @@ from bench.quality.metrics import parse_measure
 from bench.quality.pipeline import run_quality
 from bench.results.lifecycle import Output
 from bench.targets.base import no_progress
-from bench.targets.registry import TargetOptions, build_target, parse_spec
+from bench.targets.registry import TargetOptions, build_target, parse_target_spec
 
 
 def tiny() -> Dataset:
@@ -48,11 +48,11 @@ def tiny() -> Dataset:
 )
 def test_a_parameter_the_kind_would_ignore_is_an_error(spec):
     with pytest.raises(UserError, match=re.escape(f"target {spec!r}: ")):
-        build_target(parse_spec(spec), TargetOptions())
+        build_target(parse_target_spec(spec), TargetOptions())
 
 
 def _ranking(spec: str) -> tuple[dict, dict]:
-    target = build_target(parse_spec(spec), TargetOptions())
+    target = build_target(parse_target_spec(spec), TargetOptions())
     target.prepare(tiny(), no_progress)
     results = target.search(tiny().queries, 10, no_progress)
     return {r.qid: [(h.doc_id, h.score) for h in r.hits] for r in results}, target.describe()
@@ -78,12 +78,12 @@ def test_bm25_parameters_take_effect_and_are_recorded():
 
 def test_batch_engines_report_no_per_query_latency(tmp_path):
     """bm25 ranks every query in one batch: the results hold its batch time, never p50 = p99 = the mean."""
-    target = build_target(parse_spec("bm25"), TargetOptions())
+    target = build_target(parse_target_spec("bm25"), TargetOptions())
     target.prepare(tiny(), no_progress)
     assert [r.latency_s for r in target.search(tiny().queries, 10, no_progress)] == [None, None]
     results = run_quality(
         tiny(),
-        [parse_spec("bm25")],
+        [parse_target_spec("bm25")],
         TargetOptions(),
         QualityConfig([parse_measure("P@1")], depth=10),
         Output(tmp_path),

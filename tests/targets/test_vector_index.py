@@ -11,8 +11,10 @@ import pytest
 from bench.datasets.model import Dataset, Document
 from bench.endpoints.base import Embeddings
 from bench.targets.base import no_progress
-from bench.targets.local import BM25Engine, DenseEngine, HybridEngine
-from bench.targets.served import Encoder
+from bench.targets.bm25_engine import BM25Engine
+from bench.targets.dense_engine import DenseEngine
+from bench.targets.encoder import Encoder
+from bench.targets.local import HybridEngine
 from bench.targets.vector_index import VectorIndex
 
 
@@ -210,7 +212,7 @@ def tiny_dataset(n=60):
 
 
 def test_dense_engine_writes_the_corpus_in_batches_and_ranks_by_the_full_matrix(monkeypatch):
-    monkeypatch.setattr("bench.targets.local.INGEST_BATCH", 16)
+    monkeypatch.setattr("bench.targets.dense_engine.INGEST_BATCH", 16)
     dataset, embedder = tiny_dataset(), TableEmbedder()
     engine = DenseEngine(embedder.endpoint())
     engine.prepare(dataset, no_progress)
@@ -271,11 +273,11 @@ def test_dot_similarity_is_the_inner_product_of_the_vectors_as_served_and_labell
 def test_similarity_parameter_takes_cosine_or_dot_only():
     from bench.core.errors import UserError
     from bench.targets.base import TargetOptions
-    from bench.targets.registry import build_target, parse_spec
+    from bench.targets.registry import build_target, parse_target_spec
 
     for spec in ("dense?similarity=euclid", "hybrid:weighted?similarity=l2"):
         with pytest.raises(UserError, match=r"similarity=.* is not one of cosine, dot"):
-            build_target(parse_spec(spec), TargetOptions())
+            build_target(parse_target_spec(spec), TargetOptions())
 
 
 def test_openwebui_hybrid_rescores_the_fused_candidates_by_their_exact_cosines():

@@ -34,8 +34,8 @@ def load_suite(path: Path) -> Suite:
         raise reader.error(
             f"suite.name {name!r} may hold only letters, digits, _ . - (it names a folder)", "suite", "name"
         )
-    from bench.endpoints.spec import parse_spec as parse_endpoint
-    from bench.targets.registry import parse_spec as parse_target
+    from bench.endpoints.spec import parse_endpoint_spec as parse_endpoint
+    from bench.targets.registry import parse_target_spec as parse_target
 
     named = datasets(reader, data.get("datasets", {}))
     targets = reader.names(data.get("targets", {}), "targets", parse_target)

@@ -12,7 +12,7 @@ from bench.datasets.sample import sample_dataset
 from bench.quality.metrics import evaluate, parse_measure
 from bench.quality.runs import run_from_results
 from bench.targets.base import ProgressFactory, QueryResult, no_progress
-from bench.targets.registry import TargetOptions, build_target, parse_spec
+from bench.targets.registry import TargetOptions, build_target, parse_target_spec
 from tests.paths import scifact
 
 NDCG10 = parse_measure("nDCG@10")
@@ -44,7 +44,7 @@ def run_target(
     progress: ProgressFactory = no_progress,
 ) -> tuple[list[QueryResult], dict[str, Any]]:
     """prepare → search → close, with close in `finally` as the quality pipeline does."""
-    target = build_target(parse_spec(spec), TargetOptions())
+    target = build_target(parse_target_spec(spec), TargetOptions())
     try:
         target.prepare(dataset, progress)
         results = target.search(queries if queries is not None else judged(dataset), depth, progress)

@@ -13,7 +13,7 @@ from test_garbage_bodies import FILE, KB, lightrag_routes, openwebui_routes, run
 
 from bench.core.errors import ServerError
 from bench.targets.base import no_progress
-from bench.targets.registry import TargetOptions, build_target, parse_spec
+from bench.targets.registry import TargetOptions, build_target, parse_target_spec
 from tests.harness.stubs import JsonStub
 
 
@@ -33,7 +33,7 @@ def test_lightrag_no_results_is_an_empty_ranking_and_any_other_failure_an_error(
     routes[("POST", "/query/data")] = lambda body: (200, answers[json.loads(body)["query"]])
     stub = JsonStub(routes)
     try:
-        target = build_target(parse_spec(f"lightrag:mix@{stub.url}"), TargetOptions())
+        target = build_target(parse_target_spec(f"lightrag:mix@{stub.url}"), TargetOptions())
         try:
             target.prepare(TINY, no_progress)
             empty, failed = target.search({"q1": "no results", "q2": "other"}, 10, no_progress)
@@ -61,7 +61,7 @@ def ranked_chunks(ranked: list[str], asked: list[int]) -> JsonStub:
 
 
 def search_one(spec: str, depth: int) -> list:
-    target = build_target(parse_spec(spec), TargetOptions())
+    target = build_target(parse_target_spec(spec), TargetOptions())
     try:
         target.prepare(TINY, no_progress)
         return [h.doc_id for h in target.search({"q1": "x"}, depth, no_progress)[0].hits]
@@ -113,7 +113,7 @@ def test_lightrag_cleanup_waits_until_the_documents_are_gone(keys):
     routes[("DELETE", "/documents/delete_document")] = delete
     stub = JsonStub(routes)
     try:
-        target = build_target(parse_spec(f"lightrag:naive@{stub.url}?cleanup=true"), TargetOptions())
+        target = build_target(parse_target_spec(f"lightrag:naive@{stub.url}?cleanup=true"), TargetOptions())
         target.prepare(TINY, no_progress)
         target.close()
     finally:
@@ -143,7 +143,7 @@ def test_lightrag_cleanup_waits_until_the_documents_are_gone(keys):
     ],
 )
 def test_openwebui_reuses_a_file_only_when_content_and_processing_match(stored, status, why, keys, shared_dir):
-    from bench.targets.openwebui import content_hash
+    from bench.targets.openwebui_knowledge import content_hash
 
     stored = json.loads(json.dumps(stored).replace("MATCH", content_hash(TINY.corpus["d1"].full_text)))
     routes = openwebui_routes(shared_dir / "recordings")
@@ -167,7 +167,7 @@ def test_openwebui_reuses_a_file_only_when_content_and_processing_match(stored, 
 
 
 def test_openwebui_reuses_a_file_whose_content_and_processing_match(keys, shared_dir):
-    from bench.targets.openwebui import content_hash
+    from bench.targets.openwebui_knowledge import content_hash
 
     data = tiny_dataset("one", {"d1": TINY.corpus["d1"].text}, {"q1": "radioactivity"}, {"q1": {"d1": 1}})
     routes = openwebui_routes(shared_dir / "recordings")
@@ -188,7 +188,7 @@ def test_openwebui_reuses_a_file_whose_content_and_processing_match(keys, shared
     )
     stub = JsonStub(routes)
     try:
-        target = build_target(parse_spec(f"openwebui:vector@{stub.url}?kb=reused"), TargetOptions())
+        target = build_target(parse_target_spec(f"openwebui:vector@{stub.url}?kb=reused"), TargetOptions())
         try:
             target.prepare(data, no_progress)
         finally:
@@ -256,7 +256,7 @@ def test_lightrag_insert_waits_while_the_pipeline_is_deleting(keys, monkeypatch,
     routes[("POST", "/documents/texts")] = texts
     stub = JsonStub(routes)
     try:
-        target = build_target(parse_spec(f"lightrag:naive@{stub.url}"), TargetOptions())
+        target = build_target(parse_target_spec(f"lightrag:naive@{stub.url}"), TargetOptions())
         if inserted:
             target.prepare(TINY, no_progress)
         else:

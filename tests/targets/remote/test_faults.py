@@ -15,7 +15,7 @@ import pytest
 from remote_helpers import TINY, write_beir
 
 from bench.core.errors import ServerError
-from bench.targets.registry import TargetOptions, build_target, parse_spec
+from bench.targets.registry import TargetOptions, build_target, parse_target_spec
 from tests.harness.lightrag import Providers, start_lightrag
 from tests.harness.process import free_port, stop_process
 from tests.paths import REPO
@@ -132,7 +132,7 @@ def test_server_dying_mid_ingest_names_what_was_created(
         def kill_on_first_progress(description: str, total: int | None):
             return lambda n: stop_process(proc)
 
-        target = build_target(parse_spec(f"lightrag:naive@{server.url}?batch=20"), TargetOptions())
+        target = build_target(parse_target_spec(f"lightrag:naive@{server.url}?batch=20"), TargetOptions())
         try:
             with pytest.raises(ServerError) as failure:
                 target.prepare(scifact_slice, kill_on_first_progress)

@@ -15,7 +15,7 @@ from remote_helpers import TINY, tiny_dataset, write_beir
 
 from bench.core.errors import ServerError
 from bench.targets.base import no_progress
-from bench.targets.registry import TargetOptions, build_target, parse_spec
+from bench.targets.registry import TargetOptions, build_target, parse_target_spec
 from tests.harness.cli import run_cli
 from tests.harness.stubs import DROP, JsonStub, RawBody
 
@@ -70,7 +70,7 @@ def lightrag_routes() -> dict[tuple[str, str], tuple[int, Any]]:
 
 
 def run(spec: str) -> list:
-    target = build_target(parse_spec(spec), TargetOptions())
+    target = build_target(parse_target_spec(spec), TargetOptions())
     try:
         target.prepare(TINY, no_progress)
         return target.search({"q1": "Who studied radioactivity?"}, 10, no_progress)

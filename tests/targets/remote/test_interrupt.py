@@ -12,7 +12,7 @@ import pytest
 from remote_helpers import TINY, write_beir
 
 from bench.results.store import read_results
-from bench.targets.openwebui import SETTINGS
+from bench.targets.openwebui_settings import SETTINGS
 from tests.paths import REPO
 
 pytestmark = pytest.mark.integration

@@ -11,7 +11,7 @@ from bench.datasets.model import Dataset
 from bench.endpoints.meter import MeterClient
 from bench.targets.base import no_progress
 from bench.targets.lightrag import CACHE_WARNING, MODES
-from bench.targets.registry import TargetOptions, build_target, parse_spec
+from bench.targets.registry import TargetOptions, build_target, parse_target_spec
 
 pytestmark = pytest.mark.integration
 
@@ -202,7 +202,7 @@ def test_llm_cache_setting_is_recorded_and_costs_it_served_are_flagged(
         {"c1": {"p": 1}, "c2": {"v": 1}},
     )
     target = build_target(
-        parse_spec(f"lightrag:local@{lightrag_server.url}?meter={meter_url}&cleanup=true"), TargetOptions()
+        parse_target_spec(f"lightrag:local@{lightrag_server.url}?meter={meter_url}&cleanup=true"), TargetOptions()
     )
     try:
         target.prepare(data, no_progress)
@@ -239,7 +239,7 @@ def test_documents_spanning_several_chunks_still_fill_depth(lightrag_server, lig
         "chunks", texts, {"q": "How fast do Alpine glaciers retreat and lose ice thickness?"}, {"q": {"long-a": 1}}
     )
     depth = 4
-    target = build_target(parse_spec(f"lightrag:naive@{lightrag_server.url}?cleanup=true"), TargetOptions())
+    target = build_target(parse_target_spec(f"lightrag:naive@{lightrag_server.url}?cleanup=true"), TargetOptions())
     try:
         target.prepare(data, no_progress)
         (result,) = target.search(data.queries, depth, no_progress)

@@ -15,8 +15,8 @@ from remote_helpers import judged, ndcg10, run_target, tiny_dataset
 
 from bench.core.errors import ServerError
 from bench.targets.base import QueryResult, no_progress
-from bench.targets.openwebui import SETTINGS
-from bench.targets.registry import TargetOptions, build_target, parse_spec
+from bench.targets.openwebui_settings import SETTINGS
+from bench.targets.registry import TargetOptions, build_target, parse_target_spec
 from tests.harness.process import free_port
 
 pytestmark = pytest.mark.integration
@@ -62,7 +62,7 @@ def test_vector_ranks_every_query_within_005_of_local_dense(vector_run, scifact_
     assert all(len({h.doc_id for h in r.hits}) == len(r.hits) for r in results)  # first rank wins
     assert not any(r.warnings for r in results)
 
-    dense = build_target(parse_spec("dense"), TargetOptions())
+    dense = build_target(parse_target_spec("dense"), TargetOptions())
     dense.prepare(scifact_slice, no_progress)
     local = ndcg10(scifact_slice, dense.search(judged(scifact_slice), DEPTH, no_progress))
     remote = ndcg10(scifact_slice, results)
@@ -166,7 +166,7 @@ def test_local_hybrid_openwebui_agrees_with_the_real_server(hybrid_run, vector_r
     """
     server, described, _, _ = hybrid_run
     server_vector, _ = vector_run
-    local_target = build_target(parse_spec(f"hybrid:openwebui?bm25_weight={HYBRID_WEIGHT}"), TargetOptions())
+    local_target = build_target(parse_target_spec(f"hybrid:openwebui?bm25_weight={HYBRID_WEIGHT}"), TargetOptions())
     try:
         local_target.prepare(scifact_slice, no_progress)
         local = local_target.search(judged(scifact_slice), 2 * DEPTH, no_progress)
@@ -258,7 +258,8 @@ def test_embedder_failure_behind_a_200_upload_is_reported(openwebui_key, openweb
     try:
         assert admin.post("/api/v1/retrieval/embedding/update", json=broken).status_code == 200
         target = build_target(
-            parse_spec(f"openwebui:vector@{openwebui_server.url}?kb=ragbench-test-embedder-down"), TargetOptions()
+            parse_target_spec(f"openwebui:vector@{openwebui_server.url}?kb=ragbench-test-embedder-down"),
+            TargetOptions(),
         )
         try:
             with pytest.raises(ServerError) as failure:

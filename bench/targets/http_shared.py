@@ -1,5 +1,5 @@
 """Shared pieces of the HTTP targets (Open WebUI, LightRAG): identical-text grouping, file names for
-corpus ids, and a bounded thread pool with progress. Requests themselves go through `bench/core/http.py`."""
+corpus ids, and a bounded thread pool with progress. Requests themselves go through `bench/core/http/`."""
 
 from __future__ import annotations
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
+
 from bench.endpoints.base import (
     CallTiming,
     Scores,
@@ -69,9 +71,10 @@ class CohereReranker:
         raw_scores: bool | None = None,
         timeout_s: float = 120.0,
         batch_size: int | None = None,
+        transport: httpx.BaseTransport | None = None,
     ):
         self.name = name
-        self.http = HttpEndpoint(name, url, key_env, timeout_s)
+        self.http = HttpEndpoint(name, url, key_env, timeout_s, transport)
         self.wire = CohereRerankWire(self.http.url, model, raw_scores)
         self.batch_size = batch_size  # documents per request (the server's limit); None: all in one
 

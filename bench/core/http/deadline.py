@@ -1,0 +1,152 @@
+"""The whole-request deadline of an httpx client: connecting, sending and every read of the answer end when it
+has passed, so a server that trickles a byte at a time cannot hold a request past it (httpx's own timeouts are
+per socket operation)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextvars import ContextVar
+from typing import Any
+
+import httpcore
+import httpx
+
+# The deadline of the request this thread is sending (time.monotonic()), None outside one: every socket
+# operation of the clients `new_client` makes waits at most until it.
+_deadline: ContextVar[float | None] = ContextVar("request_deadline", default=None)
+_WRITE_PIECE = 65536  # a large body is written in pieces, each bounded by what is left of the deadline
+
+
+def _left(timeout: float | None, expired: type[Exception]) -> float | None:
+    """The socket timeout an operation gets: its own `timeout`, cut to what is left of the request's deadline."""
+    deadline = _deadline.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise expired("the request's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream):
+        self.stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self.stream.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        for start in range(0, len(buffer), _WRITE_PIECE) if buffer else ():
+            self.stream.write(buffer[start : start + _WRITE_PIECE], _left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        return _DeadlineStream(
+            self.stream.start_tls(ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout))
+        )
+
+    def get_extra_info(self, info: str) -> Any:
+        return self.stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's sockets, each operation bounded by the deadline of the request it serves."""
+
+    def __init__(self, backend: httpcore.NetworkBackend):
+        self.backend = backend
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:
+        timeout = _left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self.backend.connect_tcp(host, port, timeout, local_address, socket_options))
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore.NetworkStream:
+        timeout = _left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self.backend.connect_unix_socket(path, timeout, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self.backend.sleep(seconds)
+
+
+class _DeadlineBody(httpx.SyncByteStream):
+    """A streamed answer's body: each read runs under its request's deadline, however late it is read."""
+
+    def __init__(self, stream: httpx.SyncByteStream, deadline: float):
+        self.stream, self.deadline = stream, deadline
+
+    def __iter__(self) -> Iterator[bytes]:
+        chunks = iter(self.stream)
+        while True:
+            token = _deadline.set(self.deadline)
+            try:
+                chunk = next(chunks, None)
+            finally:
+                _deadline.reset(token)
+            if chunk is None:
+                return
+            yield chunk
+
+    def close(self) -> None:
+        self.stream.close()
+
+
+class _DeadlineClient(httpx.Client):
+    """An httpx client whose timeout is the whole request's: connect, send and every read together (redirects
+    included) end by `timeout` after `send` began. httpx alone applies it to each socket operation, so an
+    answer trickling a byte at a time never timed out."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        for transport in [self._transport, *self._mounts.values()]:
+            _bound_sockets(transport)
+
+    def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+        budgets = [s for s in request.extensions.get("timeout", {}).values() if s is not None]
+        if not budgets:
+            return super().send(request, **kwargs)
+        deadline = time.monotonic() + max(budgets)
+        token = _deadline.set(deadline)
+        try:
+            response = super().send(request, **kwargs)
+        finally:
+            _deadline.reset(token)
+        if not response.is_stream_consumed and isinstance(response.stream, httpx.SyncByteStream):
+            response.stream = _DeadlineBody(response.stream, deadline)
+        return response
+
+
+def _bound_sockets(transport: httpx.BaseTransport | None) -> None:
+    """Every socket operation of an httpx-made transport (the default one, and a proxy's from the environment)
+    bounded by its request's deadline.
+
+    The one private access of the HTTP layer: httpx.HTTPTransport takes no network backend and builds its
+    httpcore pool itself, and the transports for environment proxies are made inside httpx.Client, so their
+    pool's `_network_backend` is replaced here. A transport that is not httpx's own (httpx.MockTransport, given
+    through `new_client(transport=)`) has no pool and no sockets: it is left as it is."""
+    pool = getattr(transport, "_pool", None)
+    if isinstance(pool, httpcore.ConnectionPool):
+        pool._network_backend = _DeadlineBackend(pool._network_backend)
+
+
+def new_client(
+    timeout_s: float,
+    headers: dict[str, str] | None = None,
+    base_url: str = "",
+    transport: httpx.BaseTransport | None = None,
+) -> httpx.Client:
+    """The one place an httpx client is made. `timeout_s` bounds each request as a whole (`_DeadlineClient`);
+    `transport` replaces the network (httpx.MockTransport in tests; environment proxies then do not apply)."""
+    return _DeadlineClient(base_url=base_url, headers=headers or {}, timeout=timeout_s, transport=transport)

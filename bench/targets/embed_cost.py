@@ -1,0 +1,91 @@
+"""What embedding a set of texts cost: the `ingest` and `query_embed` blocks of a target that names an endpoint
+(texts, tokens, wall, rates, request latency, retries and splits by cause, texts from the cache)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from bench.core.percentiles import percentiles
+from bench.endpoints.base import CallTiming
+
+
+@runtime_checkable
+class Metered(Protocol):
+    """A target that measures what its components cost (`ingest`, `query_embed` blocks)."""
+
+    def cost_blocks(self) -> dict[str, dict[str, Any]]: ...
+
+
+@dataclass
+class EmbedMeter:
+    """What embedding a set of texts cost: one per phase (`ingest`, `query_embed`)."""
+
+    texts: int = 0
+    from_cache: int = 0
+    tokens: int | None = None  # as the endpoint reports them (TEI's x-compute-tokens, OpenAI's usage), or counted
+    tokens_by: str = "not reported: the endpoint tells no token counts (openai: give tokenizer=PATH to count them)"
+    wall_s: float = 0.0
+    request_ms: list[float] = field(default_factory=list)
+    events: Counter[str] = field(default_factory=Counter)
+    # Texts sent that are longer than the model's input limit (truncated or refused, as the endpoint's `truncate`
+    # says); None where not counted, `over_limit_by` says how it was counted or why not.
+    over_limit: int | None = None
+    over_limit_by: str = "not counted: only TEI endpoints tell their input limit and tokenizer (/info, /tokenize)"
+    over_limit_gap: bool = False  # a batch could not be counted: over_limit stays None
+    # Texts read from the cache that a target of this run embedded: (target, phase) -> texts (CacheLedger)
+    made_in_run: Counter[tuple[str, str]] = field(default_factory=Counter)
+    owner: str = ""  # the target this meter counts for
+
+    def add(self, calls: list[CallTiming]) -> None:
+        for call in calls:
+            self.request_ms.append(call.wall_ms)
+            for header, source in TOKEN_SOURCES.items():
+                if header in call.server:
+                    self.tokens = (self.tokens or 0) + int(call.server[header])
+                    self.tokens_by = source
+
+    def measured(self) -> dict[str, Any]:
+        """What the texts this meter sent cost: the figures a target sharing them is credited."""
+        sent = self.texts - self.from_cache
+        return {
+            "texts_sent": sent,
+            "requests": len(self.request_ms),
+            "tokens": self.tokens,
+            "tokens_by": self.tokens_by,
+            "wall_s": self.wall_s,
+            "texts_per_s": sent / self.wall_s if sent and self.wall_s > 0 else None,
+            "tokens_per_s": self.tokens / self.wall_s if self.tokens is not None and self.wall_s > 0 else None,
+        }
+
+    def block(self, costs: dict[tuple[str, str], Callable[[], dict[str, Any]]] | None = None) -> dict[str, Any]:
+        """The phase's cost block; `costs` (CacheLedger.costs) gives what each producer of its cached texts paid."""
+        own = self.measured()
+        # Texts another target of this run embedded are credited its cost; those this target embedded itself in
+        # another phase or call are its own cost already; the rest came from an earlier run.
+        shared = [
+            {"with": target, "phase": phase, "texts": n, **((costs or {}).get((target, phase), dict)())}
+            for (target, phase), n in sorted(self.made_in_run.items())
+            if target != self.owner
+        ]
+        return {
+            "texts": self.texts,
+            "from_cache": self.from_cache,
+            "from_earlier_run": self.from_cache - sum(self.made_in_run.values()),
+            "shared": shared,
+            **{k: own[k] for k in ("requests", "tokens", "tokens_by", "wall_s", "texts_per_s", "tokens_per_s")},
+            "request_ms": percentiles(self.request_ms),
+            "retries": {k.removeprefix("retry_"): v for k, v in self.events.items() if k.startswith("retry_")},
+            "splits": {k.removeprefix("split_"): v for k, v in self.events.items() if k.startswith("split_")},
+            "over_limit": self.over_limit,
+            "over_limit_by": self.over_limit_by,
+        }
+
+
+# Where an endpoint's token count comes from: CallTiming.server key -> how the block says it.
+TOKEN_SOURCES = {
+    "x-compute-tokens": "reported by the endpoint (TEI's x-compute-tokens header)",
+    "usage.prompt_tokens": "reported by the endpoint (OpenAI usage.prompt_tokens)",
+}

@@ -1,0 +1,91 @@
+"""An Open WebUI knowledge base and its files as ragbench's ingest reads them: found or created by name, the
+files it already holds, a file's processing status, and what the ingest did."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.core.http import HttpClient
+
+
+def content_hash(text: str) -> str:
+    """What Open WebUI stores as a file's `meta.file_hash`: SHA-256 of the uploaded bytes."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """A file a knowledge base already holds."""
+
+    file_id: str
+    file_hash: str | None  # SHA-256 of its bytes
+    vectors_hash: str | None  # Open WebUI's `hash`: set once its vectors are stored, cleared when processing fails
+
+
+@dataclass
+class IngestReport:
+    uploaded: int = 0
+    already_present: int = 0
+    failed: dict[str, str] = field(default_factory=dict)  # doc id -> server's error
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "uploaded": self.uploaded,
+            "already_present": self.already_present,
+            "failed": len(self.failed),
+            "failed_examples": dict(list(self.failed.items())[:10]),
+            "seconds": round(self.seconds, 3),
+            "docs_per_s": round(self.uploaded / self.seconds, 3) if self.seconds and self.uploaded else None,
+        }
+
+
+def knowledge_base(http: HttpClient, name: str, created: list[str]) -> str:
+    """The id of the knowledge base named `name`, created (and noted in `created`) when there is none."""
+    page = 1
+    while True:
+        reply = http.json("GET", "/api/v1/knowledge/", params={"page": page})
+        items = reply.get("items", kind=list)
+        for i in range(len(items)):
+            if reply.get("items", i, "name", kind=str, default="") == name:
+                found: str = reply.get("items", i, "id", kind=str)
+                return found
+        if not items or page * len(items) >= reply.get("total", kind=int, default=0):
+            break
+        page += 1
+    made: str = http.json(
+        "POST", "/api/v1/knowledge/create", json={"name": name, "description": "created by ragbench"}
+    ).get("id", kind=str)
+    created.append(f"knowledge base '{name}' ({made})")
+    return made
+
+
+def existing_files(http: HttpClient, kb_id: str | None) -> dict[str, StoredFile]:
+    """File name -> what the knowledge base already holds under that name."""
+    found: dict[str, StoredFile] = {}
+    page = 1
+    while True:
+        reply = http.json("GET", f"/api/v1/knowledge/{kb_id}/files", params={"page": page, "limit": 500})
+        items = reply.get("items", kind=list)
+        for i in range(len(items)):
+            name = reply.get("items", i, "meta", "name", kind=str, default=None) or reply.get(
+                "items", i, "filename", kind=str
+            )
+            found[name] = StoredFile(
+                reply.get("items", i, "id", kind=str),
+                reply.get("items", i, "meta", "file_hash", kind=str, default=None),
+                reply.get("items", i, "hash", kind=str, default=None),
+            )
+        if not items or len(found) >= reply.get("total", kind=int, default=0):
+            return found
+        page += 1
+
+
+def process_status(http: HttpClient, file_id: str) -> str | None:
+    """The file's processing status ("completed" once its vectors are stored), None where the server tells none."""
+    status: str | None = http.json("GET", f"/api/v1/files/{file_id}/process/status").get(
+        "status", kind=str, default=None
+    )
+    return status

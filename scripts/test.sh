@@ -24,6 +24,8 @@ done
 .venv/bin/ruff check bench tests benchmarks scripts
 .venv/bin/ruff format --check bench tests benchmarks scripts
 .venv/bin/mypy bench
+# Nothing left that nothing calls ([tool.vulture]: bench/, with the framework-called names whitelisted).
+.venv/bin/vulture
 # The layers point down and nothing imports in a cycle ([tool.importlinter] in pyproject.toml).
 .venv/bin/lint-imports
 exec .venv/bin/python -m pytest "$@"

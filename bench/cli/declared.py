@@ -67,7 +67,7 @@ def command(
     for parameter in parameters(request):
         listed += [parameter, *(p for after, p in extra if after == parameter.name)]
     if stamped:
-        labels = Annotated[list[str] | None, typer_option(LABELS)]  # type: ignore[valid-type]
+        labels = Annotated[list[str] | None, typer_option(LABELS)]
         listed.append(inspect.Parameter("labels", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=labels))
     signature = inspect.Signature(listed)
     invoke.__signature__ = signature  # type: ignore[attr-defined]  # what Typer reads the options from

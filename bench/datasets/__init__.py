@@ -18,7 +18,7 @@ from bench.datasets.beir import choose_split, load_beir
 from bench.datasets.check import DatasetCheck, check_dataset
 from bench.datasets.io import find_file, read_jsonl, read_lines
 from bench.datasets.jsonl import load_jsonl_qa, qa_file
-from bench.datasets.model import Dataset, Document, Qrels
+from bench.datasets.model import Dataset, DatasetFormat, Document, Qrels
 from bench.datasets.numpy_docs import numpy_docs_dataset
 from bench.datasets.trec import load_trec, qrels_file
 
@@ -35,7 +35,7 @@ __all__ = [
     "resolve_dataset_path",
 ]
 
-FORMATS = ("beir", "trec", "jsonl")
+FORMATS = tuple(DatasetFormat)
 BUILTIN_PREFIX = "builtin:"
 BUILTIN = {"numpy-docs": numpy_docs_dataset}  # name -> builder returning the folder it built (or had built)
 DEMO_DATASET = f"{BUILTIN_PREFIX}numpy-docs"
@@ -65,18 +65,18 @@ def check_dataset_path(path: str | Path, split: str | None = None) -> None:
         _locate(Path(path), split)
 
 
-def detect_format(path: Path) -> str:
+def detect_format(path: Path) -> DatasetFormat:
     if path.is_file():
-        return "jsonl"
+        return DatasetFormat.JSONL
     if (path / "qrels").is_dir():
-        return "beir"
+        return DatasetFormat.BEIR
     if any(p.name.lower().startswith("qrels") for p in path.iterdir()):
-        return "trec"
+        return DatasetFormat.TREC
     found = qa_file(path)
     if found is not None and find_file(path, "corpus.jsonl") is not None:
         # BEIR queries without a qrels/ folder (a Q&A set with answers) carry `_id`; JSONL Q&A carries `id`.
         first = next(read_jsonl(found), None)
-        return "beir" if first is not None and "_id" in first[1] else "jsonl"
+        return DatasetFormat.BEIR if first is not None and "_id" in first[1] else DatasetFormat.JSONL
     raise InputError(
         path,
         "cannot tell the format: expected BEIR (qrels/ folder, or queries.jsonl with answers), "
@@ -95,31 +95,31 @@ def load_dataset(path: str | Path, split: str | None = None, format: str | None 
     return dataset
 
 
-def _locate(path: Path, split: str | None = None, format: str | None = None) -> str:
+def _locate(path: Path, split: str | None = None, format: str | None = None) -> DatasetFormat:
     """The format of the dataset at `path`, its split checked, without reading the data."""
     try:
         if not path.exists():
             raise InputError(path, "no such file or folder")
-        format = format or detect_format(path)
-        if format in ("beir", "trec") and not path.is_dir():
-            raise InputError(path, f"a {format.upper()} dataset is a folder, not a file")
-        if format not in FORMATS:
+        if format is not None and format not in FORMATS:
             raise InputError(path, f"unknown format {format!r} (known: {', '.join(FORMATS)})")
-        if format == "jsonl" and split is not None:
+        found = DatasetFormat(format) if format else detect_format(path)
+        if found in (DatasetFormat.BEIR, DatasetFormat.TREC) and not path.is_dir():
+            raise InputError(path, f"a {found.upper()} dataset is a folder, not a file")
+        if found == DatasetFormat.JSONL and split is not None:
             raise InputError(path, "--split does not apply to a JSONL Q&A dataset (it has one set of judgments)")
-        if format == "beir" and split is not None:
+        if found == DatasetFormat.BEIR and split is not None:
             choose_split(path, split)
-        if format == "trec":
+        if found == DatasetFormat.TREC:
             qrels_file(path, split)
     except OSError as exc:
         raise InputError(exc.filename or path, f"cannot read: {exc.strerror or exc}") from None
-    return format
+    return found
 
 
-def _load(path: Path, split: str | None, format: str) -> Dataset:
-    if format == "beir":
+def _load(path: Path, split: str | None, format: DatasetFormat) -> Dataset:
+    if format == DatasetFormat.BEIR:
         return load_beir(path, split)
-    if format == "trec":
+    if format == DatasetFormat.TREC:
         return load_trec(path, split)
     return load_jsonl_qa(path)
 

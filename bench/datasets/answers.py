@@ -41,12 +41,6 @@ def token_string(text: str) -> str:
     return (SEP + SEP.join(tokens) + SEP).lower() if tokens else SEP
 
 
-def dpr_tokens(text: str) -> tuple[str, ...]:
-    """DPR's normalised tokens: NFD, SimpleTokenizer, lower-case."""
-    joined = token_string(text)
-    return tuple(joined[1:-1].split(SEP)) if joined != SEP else ()
-
-
 def is_regex_answer(answer: str) -> bool:
     return len(answer) >= 2 and answer.startswith("/") and answer.endswith("/")
 

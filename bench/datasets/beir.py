@@ -15,7 +15,7 @@ from bench.datasets.io import (
     require_id,
     require_str,
 )
-from bench.datasets.model import Dataset, Document, Qrels
+from bench.datasets.model import Dataset, DatasetFormat, Document, Qrels
 
 
 def load_corpus_jsonl(path: Path) -> dict[str, Document]:
@@ -129,7 +129,7 @@ def load_beir(directory: Path, split: str | None = None) -> Dataset:
         queries=queries,
         qrels=qrels,
         source=str(directory),
-        format="beir",
+        format=DatasetFormat.BEIR,
         split=split,
         files=files,
         answers=answers,

@@ -7,7 +7,7 @@ from pathlib import Path
 from bench.core.errors import InputError
 from bench.datasets.beir import load_corpus_jsonl
 from bench.datasets.io import check_id, find_file, optional_answers, parse_grade, read_jsonl, require_id, require_str
-from bench.datasets.model import Dataset, Qrels
+from bench.datasets.model import Dataset, DatasetFormat, Qrels
 
 QA_NAMES = ("qa.jsonl", "queries.jsonl")
 
@@ -74,7 +74,7 @@ def load_jsonl_qa(path: Path) -> Dataset:
         queries=queries,
         qrels=qrels,
         source=str(path),
-        format="jsonl",
+        format=DatasetFormat.JSONL,
         files={"corpus": corpus_path, "queries": qa_path, "qrels": qa_path},
         answers=answers,
     )

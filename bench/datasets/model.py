@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from bench.datasets.answers import derived_qrels
+
+
+class DatasetFormat(StrEnum):
+    """How a dataset is laid out on disk (README "Datasets")."""
+
+    BEIR = "beir"
+    TREC = "trec"
+    JSONL = "jsonl"
 
 
 @dataclass(frozen=True)
@@ -31,7 +40,7 @@ class Dataset:
     queries: dict[str, str]  # query id -> query text
     qrels: Qrels
     source: str  # the path it was loaded from
-    format: str  # beir | trec | jsonl
+    format: DatasetFormat
     split: str | None = None
     notes: list[str] = field(default_factory=list)  # how it was derived (sampling), shown in reports
     files: dict[str, Path] = field(default_factory=dict)  # role (corpus, queries, qrels) -> file, for messages

@@ -10,7 +10,7 @@ from pathlib import Path
 from bench.core.errors import InputError
 from bench.datasets.beir import load_corpus_jsonl
 from bench.datasets.io import check_id, find_file, parse_grade, read_lines
-from bench.datasets.model import Dataset, Document, Qrels
+from bench.datasets.model import Dataset, DatasetFormat, Document, Qrels
 
 
 def load_trec_qrels(path: Path) -> Qrels:
@@ -200,7 +200,7 @@ def load_trec(directory: Path, split: str | None = None) -> Dataset:
         queries=load_topics(topics_path),
         qrels=load_trec_qrels(qrels_path),
         source=str(directory),
-        format="trec",
+        format=DatasetFormat.TREC,
         split=split,
         files=files,
     )

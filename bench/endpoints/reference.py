@@ -22,7 +22,6 @@ from bench.endpoints.cache import EmbeddingCache
 if TYPE_CHECKING:  # loaded on first use: importing sentence_transformers takes seconds
     from sentence_transformers import CrossEncoder, SentenceTransformer
 
-DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
 
 def default_embedding_model() -> Path:

@@ -17,6 +17,7 @@ from bench.gate.inputs import locate_results
 from bench.gate.load import compare_load
 from bench.gate.quality import compare_quality
 from bench.results.outdir import RESULTS_FILE
+from bench.results.schema import EndStatus
 from bench.results.store import Results, read_results
 
 
@@ -87,7 +88,7 @@ def compare_results(base: Results, cur: Results, config: GateConfig, source: str
             "nothing to compare"
         )
     for label, results in (("baseline", base), ("current", cur)):
-        if results.end is None or results.end.status != "complete":
+        if results.end is None or results.end.status != EndStatus.COMPLETE:
             status = results.end.status if results.end else "cut off (no end record)"
             notes.append(f"{where}the {label} run is {status}: only what it finished is compared")
     checks: list[Check] = []

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from bench.core.errors import InputError, UserError
 from bench.results.outdir import RESULTS_FILE
+from bench.results.schema import EndStatus
 from bench.results.store import Results, read_results
 
 CREATED = "created"
@@ -82,7 +83,7 @@ def read_runs(arguments: Sequence[str]) -> tuple[list[Results], list[str]]:
                 continue
             seen.add(path.resolve())
             results = read_results(path)
-            if results.end is None or results.end.status != "complete":
+            if results.end is None or results.end.status != EndStatus.COMPLETE:
                 status = results.end.status if results.end else "no end record"
                 notes.append(f"{path}: left out, the run did not complete ({status})")
                 continue

@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from bench.history.runs import HistoryRun, order_runs, read_runs
-from bench.results.schema import LatencySummary, LoadPointRecord, Loop, Op, TargetRecord, Verdict
+from bench.results.schema import LatencySummary, LoadPointRecord, Loop, Op, TargetRecord, TargetStatus, Verdict
 from bench.results.store import Results
 
 
@@ -144,7 +144,7 @@ def _quality(run: HistoryRun, results: Results) -> list[tuple[Series, Observatio
     fingerprint = str(header.dataset.get("fingerprint", ""))[:12]
     found: list[tuple[Series, Observation]] = []
     for target in results.targets:
-        if target.status != "ok":
+        if target.status != TargetStatus.OK:
             continue
         where = f"quality {dataset} ({fingerprint}) {target.name} [{target.spec}]"
         for metric in results.metrics:

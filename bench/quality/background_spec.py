@@ -156,7 +156,7 @@ def _float(text: str) -> float | None:
 
 
 def _arrival(text: str, where: str) -> Arrival:
-    if text not in ("poisson", "constant"):
+    if text not in (ArrivalKind.POISSON, ArrivalKind.CONSTANT):
         raise UserError(f"{where}: arrival={text}: expected poisson or constant")
     return parse_arrival(text)
 

@@ -23,7 +23,7 @@ from bench.load.repeats import interval_text
 from bench.report.labels import labels_sentence
 from bench.report.page import html_figure, html_table, md_figure, md_table
 from bench.report.plots import save_figure as _save
-from bench.results.schema import LatencySummary, LoadPointRecord, Loop, PointStatus
+from bench.results.schema import EndStatus, LatencySummary, LoadPointRecord, Loop, PointStatus
 from bench.results.store import Results
 
 MAX_CDF_LINES = 12
@@ -212,7 +212,7 @@ def rate_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
         for r in line:
             if r.requests.unsent:
                 ax2.annotate(f"{r.requests.unsent} unsent", (r.rate, r.throughput.requests_per_s), fontsize=7)
-            if r.status == "behind":
+            if r.status == PointStatus.BEHIND:
                 ax2.annotate("behind", (r.rate, r.throughput.requests_per_s), fontsize=7, va="top")
     ax.set_yscale("log")
     ax.set_xlabel("offered rate (requests/s)")
@@ -359,7 +359,7 @@ def render(
     end = results.end
     status = (
         "complete"
-        if end and end.status == "complete"
+        if end and end.status == EndStatus.COMPLETE
         else (f"{end.status}: {end.error}" if end else "interrupted (no end record): the points below finished")
     )
     tables = [

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from bench.core.errors import UserError
 from bench.report.quality_tables import fmt, fmt_p, holm_verdict
-from bench.results.schema import ComparisonRecord, TargetRecord
+from bench.results.schema import ComparisonRecord, TargetRecord, TargetStatus
 from bench.results.store import Results
 from bench.targets.base import TargetSpec
 from bench.targets.registry import parse_target_spec
@@ -119,7 +119,7 @@ def _cell(cost: Cost, t: TargetRecord) -> str:
 
 def _quality(results: Results, t: TargetRecord) -> float | None:
     record = results.metric(t.name, results.header.measures[0])
-    return record.mean if record and t.status == "ok" else None
+    return record.mean if record and t.status == TargetStatus.OK else None
 
 
 def _pareto(points: dict[str, tuple[float, float]], lower_is_better: bool) -> set[str]:
@@ -177,7 +177,7 @@ def frontier_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     rows = [
         [
             t.name,
-            fmt(quality[t.name]) if t.status == "ok" else "failed",
+            fmt(quality[t.name]) if t.status == TargetStatus.OK else "failed",
             *[_cell(c, t) for c in shown],
             ", ".join(optimal[t.name]) or "–",
         ]

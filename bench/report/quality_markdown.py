@@ -19,7 +19,7 @@ from bench.report.quality_frontier import (
     rerank_gain_rows,
 )
 from bench.report.quality_tables import LATENCY_NOTE, comparison_rows, cost_rows, summary_rows
-from bench.results.schema import TargetRecord
+from bench.results.schema import EndStatus, TargetRecord
 from bench.results.store import Results
 
 
@@ -46,7 +46,7 @@ def status_line(results: Results) -> str:
     )
     if end is None:
         return "**Status: incomplete** — the run was cut off; the targets below finished." + failed
-    if end.status != "complete":
+    if end.status != EndStatus.COMPLETE:
         return f"**Status: {end.status}** — {end.error}. The targets below finished." + failed
     return ("**Status: complete, with failures.**" + failed) if failed else COMPLETE
 

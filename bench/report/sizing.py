@@ -28,7 +28,7 @@ from bench.report.labels import labels_sentence
 from bench.report.load import render, shown
 from bench.report.page import html_figure, html_table, md_figure, md_table
 from bench.report.plots import save_figure
-from bench.results.schema import LoadPointRecord, Loop, SizingRecord
+from bench.results.schema import EndStatus, LoadPointRecord, Loop, SizingRecord
 from bench.results.store import Results
 
 # The NVML quantities a size run samples (bench/sizing/telemetry.py QUANTITIES), with their axis labels.
@@ -244,7 +244,7 @@ def render_ceiling(results: Results, folder: Path) -> tuple[str, str]:
     end = results.end
     status = (
         "complete"
-        if end and end.status == "complete"
+        if end and end.status == EndStatus.COMPLETE
         else (f"{end.status}: {end.error}" if end else "interrupted (no end record): the points below finished")
     )
     header, rows = ceiling_table(results)

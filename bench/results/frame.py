@@ -10,7 +10,6 @@ import bench
 from bench.core.errors import UserError
 from bench.results.schema import EndRecord, EndStatus, RunHeader
 from bench.results.store import Results
-from bench.results.writer import ResultsWriter
 
 
 def now_iso(timespec: str = "seconds") -> str:
@@ -40,17 +39,3 @@ def complete_results(path: Path, command: str, records: list[Any]) -> Results:
     for record in [*records, EndRecord(status=EndStatus.COMPLETE, finished=now_iso())]:
         results.add(record)
     return results
-
-
-def write_results(results: Results) -> Path:
-    """Write `results` whole to its path (a results file read back gives the same records)."""
-    writer = ResultsWriter(results.path)
-    try:
-        writer.write(
-            results.header,
-            *[r for kind in results.records.values() for r in kind],
-            *([results.end] if results.end else []),
-        )
-    finally:
-        writer.close()
-    return results.path

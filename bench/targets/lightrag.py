@@ -66,8 +66,18 @@ class Mode(StrEnum):
 
 
 MODES = tuple(Mode)
+
+
+class QueryStatus(StrEnum):
+    """`/query/data`'s answer status on LightRAG's wire; a failure carries its reason (`no_results`: nothing found)."""
+
+    SUCCESS = "success"
+    FAILURE = "failure"
+
+
 PARAMS = {"top_k", "chunk_top_k", "max_chunks", "rerank", "meter", "cleanup", "batch", "timeout", "concurrency"}
 CACHE_WARNING = "llm-cost-from-cache"
+NO_RESULTS = "no_results"  # the failure reason of a query that found nothing
 REFERENCES = re.compile(r"^#+\s*References\s*$", re.MULTILINE)  # the heading LightRAG's answer prompt asks for
 
 
@@ -338,9 +348,9 @@ class LightRAGTarget:
         response = self.http.call("POST", "/query/data", ok=(200, 400), json=body)
         reply = self.http.reply(response)
         status = reply.get("status", kind=str)
-        if response.status_code == 400 or status != "success":
+        if response.status_code == 400 or status != QueryStatus.SUCCESS:
             reason = reply.get("metadata", "failure_reason", kind=str, default="")
-            if response.status_code == 200 and status == "failure" and reason == "no_results":
+            if response.status_code == 200 and status == QueryStatus.FAILURE and reason == NO_RESULTS:
                 return [], reply
             raise self.http.error(
                 f"POST /query/data failed (HTTP {response.status_code}, status {status!r}"

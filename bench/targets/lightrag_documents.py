@@ -12,6 +12,7 @@ from bench.core.http import HttpClient, HttpStatusError
 
 MAX_BODY_BYTES = 900_000  # LightRAG refuses bodies over 1 MiB; leave room for JSON escaping
 POLL_S = 1.0
+DELETION_STARTED = "deletion_started"  # the status of a delete the server accepted
 
 
 class DocStatus(StrEnum):
@@ -108,7 +109,7 @@ def delete_documents(http: HttpClient, doc_ids: list[str], timeout_s: float) -> 
             "/documents/delete_document",
             json={"doc_ids": doc_ids, "delete_file": False, "delete_llm_cache": True},
         )
-        if reply.get("status", kind=str) == "deletion_started":
+        if reply.get("status", kind=str) == DELETION_STARTED:
             break
         if time.monotonic() > deadline:
             raise http.error(f"delete refused until the deadline: {reply.get('message', default='')}")

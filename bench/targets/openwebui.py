@@ -39,6 +39,7 @@ from bench.targets.http_shared import DedupedCorpus, file_name, parallel, run_qu
 from bench.targets.openwebui_chunks import DOC_ID_KEY, chunk_documents, read_chunks
 from bench.targets.openwebui_knowledge import (
     IngestReport,
+    ProcessStatus,
     StoredFile,
     content_hash,
     existing_files,
@@ -207,7 +208,7 @@ class OpenWebUITarget:
             lambda n: None,
         )
         for (doc_id, stored), status in zip(candidates.items(), statuses):
-            if status == "completed":
+            if status == ProcessStatus.COMPLETED:
                 self.file_to_doc[stored.file_id] = doc_id
                 self.ingest.already_present += 1
             else:
@@ -246,7 +247,7 @@ class OpenWebUITarget:
         self._note_created(file_id)
         # A 200 upload can still have failed to embed: the status says so, the file record says why.
         status = process_status(self.http, file_id)
-        if status != "completed":
+        if status != ProcessStatus.COMPLETED:
             record = self.http.json("GET", f"/api/v1/files/{file_id}")
             error = record.get("data", "error", kind=object, default=None) or f"status {status!r}"
             with self._lock:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from bench.core.http import HttpClient
@@ -81,6 +82,12 @@ def existing_files(http: HttpClient, kb_id: str | None) -> dict[str, StoredFile]
         if not items or len(found) >= reply.get("total", kind=int, default=0):
             return found
         page += 1
+
+
+class ProcessStatus(StrEnum):
+    """A file's processing status on Open WebUI's wire: its vectors are stored once it is `completed`."""
+
+    COMPLETED = "completed"
 
 
 def process_status(http: HttpClient, file_id: str) -> str | None:

@@ -8,15 +8,22 @@ evaluate-v1.1.py), not by running ragbench.
 import pytest
 
 from bench.datasets.answers import (
+    SEP,
     AnswerSet,
     CorpusAnswers,
     answer_measure,
     derived_qrels,
-    dpr_tokens,
     exact_match,
     squad_normalize,
     token_f1,
+    token_string,
 )
+
+
+def dpr_tokens(text: str) -> tuple[str, ...]:
+    """DPR's normalised tokens, read back from the matching string: NFD, SimpleTokenizer, lower-case."""
+    joined = token_string(text)
+    return tuple(joined[1:-1].split(SEP)) if joined != SEP else ()
 
 
 @pytest.mark.parametrize(

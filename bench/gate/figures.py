@@ -34,9 +34,3 @@ def fmt_general(value: float | None) -> str:
 def fmt_change(value: float | None) -> str:
     """A relative change as a signed percentage; a dash where there is none."""
     return "–" if value is None else f"{value:+.1%}"
-
-
-def fmt_p(p: float) -> str:
-    """As the quality report prints p (bench.report.quality_tables, not imported: the report package loads
-    matplotlib)."""
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"

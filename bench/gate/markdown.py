@@ -3,8 +3,9 @@ table per check kind, then what was inconclusive or not gated."""
 
 from __future__ import annotations
 
+from bench.core.pvalues import fmt_p
 from bench.gate.checks import Check, CheckKind, Comparison, Status
-from bench.gate.figures import fmt_change, fmt_num, fmt_p
+from bench.gate.figures import fmt_change, fmt_num
 from bench.gate.quality import POWER
 from bench.gate.text import inconclusive_line
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from bench.core.errors import InputError
+from bench.core.pvalues import fmt_p
 from bench.gate.checks import Check, CheckKind, Status
 from bench.gate.config import GateConfig
-from bench.gate.figures import fmt_p
 from bench.quality.significance import bootstrap_cis, detectable_drop, holm, randomization_tests, seeded_generator
 from bench.quality.under_load import not_under_load
 from bench.results.store import Results

@@ -21,7 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench.core.errors import UserError
-from bench.report.quality_tables import fmt, fmt_p, holm_verdict
+from bench.core.pvalues import fmt_p
+from bench.report.quality_tables import fmt, holm_verdict
 from bench.results.schema import ComparisonRecord, TargetRecord, TargetStatus
 from bench.results.store import Results
 from bench.targets.base import TargetSpec

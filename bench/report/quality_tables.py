@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.core.pvalues import fmt_p
 from bench.core.secrets import mask
 from bench.results.schema import QueryRecord
 from bench.results.store import Results
@@ -21,12 +22,6 @@ def fmt(value: float | None, digits: int = 4) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     return f"{value:.{digits}f}"
-
-
-def fmt_p(p: float) -> str:
-    if math.isnan(p):
-        return "–"
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
 LATENCY_NOTE = (

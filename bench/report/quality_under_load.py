@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from html import escape
 
+from bench.core.pvalues import fmt_p
 from bench.load import histograms
 from bench.load.recorder import status_class
 from bench.quality.under_load import not_under_load, rate_text, split_loaded_name
 from bench.report.page import html_table, md_table
-from bench.report.quality_tables import fmt, fmt_p
+from bench.report.quality_tables import fmt
 from bench.results.schema import ComparisonRecord, LoadPointRecord, QueryRecord
 from bench.results.store import Results
 

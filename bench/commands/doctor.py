@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.commands.options import OVERWRITE, Flag, option
+from bench.commands.options import OVERWRITE, Flag, option, out_flag
 from bench.core.errors import UserError
 from bench.core.secrets import mask
 from bench.doctor.run import DoctorRequest, finding_line, findings_json, run_doctor
@@ -38,14 +38,7 @@ class DoctorCommand:
     # a folder (results.jsonl and its report), or FILE.json (schema ragbench.doctor v1)
     out: Path | None = field(
         default=None,
-        metadata=option(
-            Flag(
-                ("--out",),
-                "Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
-                "A FILE.json instead writes the findings as one JSON document (schema ragbench.doctor v1).",
-                suite=False,
-            )
-        ),
+        metadata=option(out_flag("the findings as one JSON document (schema ragbench.doctor v1)")),
     )
     overwrite: bool = field(default=False, metadata=option(OVERWRITE))
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance

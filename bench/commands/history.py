@@ -7,12 +7,12 @@ from pathlib import Path
 
 from bench.core import values
 from bench.core.errors import UserError
-from bench.core.values import Allowance, parse_allowance, parse_ratio
+from bench.core.values import parse_ratio
+from bench.gate.config import parse_max_drops
 from bench.history.analysis import HistoryReport, Limits, analyse
 from bench.history.changepoints import DetectorSettings
 from bench.history.runs import parse_order
 from bench.history.series import read_history
-from bench.quality.metrics import parse_measure
 from bench.report.history import render_json, render_markdown, write_outputs
 
 RENDERERS = {"md": render_markdown, "json": render_json}
@@ -31,20 +31,10 @@ class HistoryRequest:
     output_format: str = "md"
 
 
-def parse_drops(items: list[str]) -> dict[str, Allowance]:
-    """`MEASURE=AMOUNT` (label or trec_eval name; 0.01, or 2% of the mean before) or `AMOUNT` for every measure."""
-    drops: dict[str, Allowance] = {}
-    for item in items:
-        measure, sep, amount = item.rpartition("=")
-        key = parse_measure(measure).trec_name if sep else "*"
-        drops[key] = parse_allowance(amount, "--max-drop")
-    return drops
-
-
 def limits(request: HistoryRequest) -> Limits:
     ratio, p99 = request.min_throughput_ratio, request.max_p99_ratio
     return Limits(
-        max_drop=parse_drops(request.max_drop or []),
+        max_drop=parse_max_drops(request.max_drop or []),
         min_throughput_ratio=parse_ratio(ratio, "--min-throughput-ratio") if ratio is not None else None,
         max_p99_ratio=parse_ratio(p99, "--max-p99-ratio") if p99 is not None else None,
     )

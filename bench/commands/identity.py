@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.commands.options import ENDPOINTS, OVERWRITE, TEXTS, Flag, option
+from bench.commands.options import ENDPOINTS, OVERWRITE, TEXTS, Flag, option, out_flag
 from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory, progress_bars
 from bench.core.secrets import mask, mask_data
@@ -58,14 +58,7 @@ class IdentityCommand:
     # a folder (results.jsonl and its report), or FILE.json (schema ragbench.identity v1)
     out: Path | None = field(
         default=None,
-        metadata=option(
-            Flag(
-                ("--out",),
-                "Output folder: results.jsonl (schema ragbench.results), report.md, report.html. "
-                "A FILE.json instead writes the older single JSON document (schema ragbench.identity v1).",
-                suite=False,
-            )
-        ),
+        metadata=option(out_flag("the older single JSON document (schema ragbench.identity v1)")),
     )
     overwrite: bool = field(default=False, metadata=option(OVERWRITE))
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance

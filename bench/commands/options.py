@@ -51,6 +51,15 @@ SPEC_HELP = (
 ENDPOINTS = Flag(("--endpoint", "-e"), SPEC_HELP)
 TEXTS = Flag(("--texts",), 'Texts: one per line, or .jsonl of strings / {"text"}.')
 OVERWRITE = Flag(("--overwrite",), "Replace an earlier run in --out (only ragbench's files).", suite=False)
+
+
+def out_flag(document: str) -> Flag:
+    """`--out` of a command that writes a results folder, or `document` to a FILE.json (identity, doctor)."""
+    folder = "Output folder: results.jsonl (schema ragbench.results), report.md, report.html."
+    help = f"{folder} A FILE.json instead writes {document}."
+    return Flag(("--out",), help, suite=False)
+
+
 # Every command that writes a results file: the request's `origin` (bench/results/provenance.py) is made from it.
 LABELS = Flag(
     ("--label",),

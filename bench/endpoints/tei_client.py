@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-import httpx
-
 from bench.core.http import HttpStatusError
 from bench.endpoints.base import CallTiming, WireRequest, WireShapeError
 from bench.endpoints.client import HttpEndpoint
@@ -67,16 +65,7 @@ def timing_headers(headers: Any) -> dict[str, float]:
 class TeiClient(HttpEndpoint):
     """Raw access to one TEI server's native routes."""
 
-    def __init__(
-        self,
-        name: str,
-        url: str,
-        key_env: str | None = None,
-        timeout_s: float = 120.0,
-        transport: httpx.BaseTransport | None = None,
-    ):
-        super().__init__(name, url, key_env, timeout_s, transport)
-        self._info: TeiInfo | None = None
+    _info: TeiInfo | None = None  # /info, asked once
 
     def info(self) -> TeiInfo:
         if self._info is None:

@@ -129,6 +129,7 @@ GATE_KEYS = {
     "min_ingest_ratio": (float, int, str),
     "max_query_p99_increase": (str, float, int),
     "calibration": list,  # A/A runs' folders, relative to the suite file (compare --calibration)
+    "history": str,  # earlier runs' folder or glob, relative to the suite file (compare --history)
 }
 _PATH_KEYS = ("texts", "tokenizer", "embedding_model", "cross_encoder", "background_from")  # relative to the suite file
 _PLURALS = {"measure": "measures", "target": "targets", "endpoint": "endpoints"}  # CLI option -> suite key
@@ -513,6 +514,8 @@ def _gate(reader: _Reader, table: dict[str, Any]) -> GateConfig:
     drops = table.get("max_drop", {})
     runs = [reader.file(str(v), reader.path.parent, "gate", "calibration") for v in table.get("calibration", [])]
     given = {k: v for k, v in table.items() if k not in ("max_drop", "primary", "calibration")}
+    if "history" in table:  # a glob need not exist as a path: read when the gate runs
+        given["history"] = str(reader.path.parent / reader.expand(table["history"], "gate", "history"))
     try:
         return build_gate_config(
             **given,

@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_noise_gate import KeptPool, load_average, measure, start_fixtures  # noqa: E402
 
+from bench.gate.calibration import load_calibration  # noqa: E402
 from bench.gate.compare import compare_paths  # noqa: E402
 from bench.gate.config import GateConfig  # noqa: E402
 from bench.gate.history_floor import with_history  # noqa: E402
@@ -109,25 +110,42 @@ def report(name: str, found: list[tuple[str, dict, list[str]]]) -> None:
     )
 
 
+def calibrated(base: Path, cur: Path, runs: list[Path]) -> tuple[str, dict, list[str]]:
+    """The same comparison with `--calibration` over `runs` less the compared ones (hand-made A/A runs)."""
+    others = [r for r in runs if r not in (base, cur)]
+    config = GateConfig(min_throughput_ratio=MIN_RATIO, calibration=load_calibration(others))
+    (check,) = compare_paths(base, cur, config).checks
+    noise = check.figures["noise"]
+    return noise[0]["verdict"], noise[0], []
+
+
 def judge(work: Path, args: argparse.Namespace) -> None:
     links = Path(tempfile.mkdtemp(prefix="history-gate-links-"))  # outside `work`: its histories are not runs
     k = args.slower_from
     pairs = min(k - 1, args.runs - k)
-    a_runs = f"{work}/run0[0-{k // 10 - 1}][0-9]" if k % 10 == 0 else None
-    history = a_runs or before(work, k, links / "history-A")
-    print(f"\ncompare --min-throughput-ratio {MIN_RATIO} --history (the {k} A runs, compared ones left out)")
-    report(
-        "A/A: A(i) vs A(i+1)", [verdict(run_folder(work, i), run_folder(work, i + 1), history) for i in range(k - 1)]
-    )
-    slower = [verdict(run_folder(work, i), run_folder(work, k + i), history) for i in range(pairs)]
-    report("25% slower: A(i) vs B(k+i)", slower)
-    print(f"e.g. {slower[0][2][-1] if slower[0][2] else '(no note)'}")
-    print(f"\ncompare --history (every run before the current one, CI-like; baseline run {k - 1})")
+    a_runs = [run_folder(work, i) for i in range(k)]
+    history = before(work, k, links / "history-A")
+    aa = [(run_folder(work, i), run_folder(work, i + 1)) for i in range(k - 1)]
+    slower = [(run_folder(work, i), run_folder(work, k + i)) for i in range(pairs)]
+    print(f"\ncompare --min-throughput-ratio {MIN_RATIO} --history (the {k} A runs; the compared ones left out)")
+    report("A/A: A(i) vs A(i+1)", [verdict(b, c, history) for b, c in aa])
+    found = [verdict(b, c, history) for b, c in slower]
+    report("25% slower: A(i) vs B(k+i)", found)
+    print(f"e.g. {found[0][2][-1] if found[0][2] else '(no note)'}")
+    print(f"\nthe same with --calibration: the {k} A runs less the compared ones, as hand-made A/A runs")
+    report("A/A: A(i) vs A(i+1)", [calibrated(b, c, a_runs) for b, c in aa])
+    report("25% slower: A(i) vs B(k+i)", [calibrated(b, c, a_runs) for b, c in slower])
+    print("\ncompare --history (every run before the current one, CI-like)")
+    ci_aa = [
+        verdict(run_folder(work, i), run_folder(work, i + 1), before(work, i + 1, links / f"h{i + 1}"))
+        for i in range(3, k - 1)
+    ]
+    report(f"A/A: A(i) vs A(i+1), i = 3 .. {k - 2}", ci_aa)
     ci = [
-        verdict(run_folder(work, k - 1), run_folder(work, k + i), before(work, k + i, links / f"history-{k + i}"))
+        verdict(run_folder(work, k - 1), run_folder(work, k + i), before(work, k + i, links / f"h{k + i}"))
         for i in range(pairs)
     ]
-    report("25% slower: A(k-1) vs B(k+i)", ci)
+    report(f"25% slower: A({k - 1}) vs B(k+i)", ci)
     for i in (0, pairs - 1):
         print(f"B({k + i}): {ci[i][2][-1] if ci[i][2] else '(no note)'}")
 

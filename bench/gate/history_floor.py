@@ -66,6 +66,8 @@ def history_calibration(directory: str, baseline: Path, current: Path | None, ma
                     floors.update({(keyed, key): found[1]} if found[1] else {})
     notes = [f"{where}: {n} compared run(s) found in it, left out of it" for n in [left_out] if n]
     notes += _segment_notes(where, history, segments)
+    if not segments and any(results.load_points for _, results in files):
+        notes.append(f"{where}: none of the baseline's load points is in it: gated without calibration")
     used = sorted({i for s in segments if len(s.runs) >= MIN_RUNS for i in s.runs})
     if not floors:
         return Calibration(notes=tuple(notes))
@@ -121,7 +123,7 @@ def _point_floors(
         repeats = max((len(o.samples) for o in segment), default=1)
         floor = noise.noise_floor([o.value for o in segment], repeats) if len(segment) >= MIN_RUNS else None
         if floor is not None:
-            floors[figure] = dataclasses.replace(floor, source=ORIGIN)
+            floors[figure] = dataclasses.replace(floor, source="--history runs")
     return PointSegment(label, sorted(runs), changed), floors
 
 

@@ -77,6 +77,7 @@ def compare_command(request: CompareRequest) -> bool:
             *locate_results(request.baseline).values(),
             *locate_results(request.current).values(),
             *(f for path in request.calibration or [] for f in locate_results(path).values()),
+            *(Path(run) for run in config.calibration.runs if config.history is not None),  # the history's files
         ],
         overwrite=request.overwrite,
     )

@@ -4,6 +4,7 @@ gate's calibration runs; the compared runs are left out of the history; too few 
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -158,3 +159,50 @@ def test_run_history_is_refused_beside_the_suite_files_calibration():
     with pytest.raises(UserError, match="not both"):
         history_gate(GateConfig(calibration=Calibration(runs=("aa-1", "aa-2"))), "ci-artifacts")
     assert history_gate(GateConfig(), "ci-artifacts").history == "ci-artifacts"
+
+
+LOAD_SUITE = """
+[gate]
+min_throughput_ratio = 0.5
+history = "ci"
+
+[endpoints]
+tei = "tei@${RAGBENCH_TEST_TEI}"
+
+[[load]]
+endpoints = ["tei"]
+batch = [4]
+concurrency = [2]
+requests = 100  # a p99 needs 100 answers (bench/load/histograms.py MIN_SAMPLES)
+warmup = "0.2s"
+"""
+
+
+@pytest.mark.slow  # four measured suite runs
+def test_a_suite_run_learns_its_floor_from_its_ci_history(tmp_path, monkeypatch, capsys):
+    """Three earlier suite runs kept as CI artifacts beside the suite file; the newest is the baseline (left out of
+    the history), the two others calibrate the gate of the fourth run."""
+    from tests.harness.process import free_port, start_process, stop_process, wait_healthy
+    from tests.load.conftest import SERVER
+
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    port = free_port()
+    server = start_process("load-fixture", [sys.executable, str(SERVER), "--port", str(port)], tmp_path / "f.log")
+    try:
+        wait_healthy(server, f"http://127.0.0.1:{port}/metrics", deadline_s=30)
+        monkeypatch.setenv("RAGBENCH_TEST_TEI", f"http://127.0.0.1:{port}")
+        suite = tmp_path / "load.toml"
+        suite.write_text(LOAD_SUITE)
+        (tmp_path / "ci").mkdir()
+        for run in range(3):
+            code, out, err = run_cli(
+                ["run", str(suite), "--out", str(tmp_path / "ci" / f"run{run}")], monkeypatch, capsys
+            )
+            assert code == 0, out + err
+        args = ["run", str(suite), "--baseline", str(tmp_path / "ci" / "run2"), "--out", str(tmp_path / "cur")]
+        code, out, err = run_cli(args, monkeypatch, capsys)
+    finally:
+        stop_process(server)
+    assert code == 0, out + err
+    assert f"--history {tmp_path / 'ci'}: 1 compared run(s) found in it, left out of it" in out
+    assert "noise floor from 2 runs of the history since its first run (no change point in it)" in out

@@ -92,6 +92,16 @@ Calibration = Annotated[
         ),
     ),
 ]
+History = Annotated[
+    str | None,
+    typer.Option(
+        "--history",
+        help=(
+            "Load: earlier results (a folder of runs, e.g. CI artifacts, or a glob): each point's runs since its "
+            "last change point calibrate the gate as --calibration runs would (not with --calibration)."
+        ),
+    ),
+]
 Overwrite = Annotated[
     bool,
     typer.Option(
@@ -121,6 +131,7 @@ def compare(
     output_format: OutputFormat = "text",
     seed: Seed = 0,
     calibration: Calibration = None,
+    history: History = None,
     overwrite: Overwrite = False,
 ) -> None:
     """Compare a run with its baseline check by check; exit 1 when something regressed."""

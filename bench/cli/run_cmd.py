@@ -33,6 +33,14 @@ def run(
             help="Replace an earlier run in --out and earlier gate outputs (only ragbench's files there).",
         ),
     ] = False,
+    history: Annotated[
+        str | None,
+        typer.Option(
+            "--history",
+            help="Earlier results (folder or glob): each load point's runs since its last change point calibrate "
+            "the gate.",
+        ),
+    ] = None,
     benchmark_json: Annotated[
         Path | None, typer.Option("--benchmark-json", help="Write pytest-benchmark JSON of latency and throughput.")
     ] = None,
@@ -41,6 +49,7 @@ def run(
     """Run every quality, identity and load entry of a suite; with --baseline, gate the run (exit 1 on a regression)."""
     from bench.cli.suite import load_suite
     from bench.commands.suite import run_suite
+    from bench.gate.history_floor import history_gate
     from bench.gate.inputs import locate_results
     from bench.gate.output_files import check_output_paths, write_outputs
     from bench.gate.text import render_text
@@ -48,6 +57,8 @@ def run(
 
     given = parse_labels(labels)
     loaded = load_suite(suite)
+    if history is not None:
+        loaded.gate = history_gate(loaded.gate, history)
     out = out or Path("reports") / loaded.name
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     summary = summary or (Path(step_summary) if step_summary else None)

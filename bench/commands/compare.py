@@ -9,6 +9,7 @@ from pathlib import Path
 from bench.gate.calibration import check_calibration
 from bench.gate.compare import compare_paths
 from bench.gate.config import GateConfig, build_gate_config
+from bench.gate.history_floor import with_history
 from bench.gate.inputs import locate_results
 from bench.gate.markdown import render_markdown
 from bench.gate.output_files import SUMMARY, check_output_paths, write_outputs
@@ -38,6 +39,7 @@ class CompareRequest:
     output_format: str = "text"
     seed: int = 0
     calibration: list[Path] | None = None  # A/A load runs on this runner: the noise between runs (docs/ci.md)
+    history: str | None = None  # earlier results (folder or glob): their runs since the last change point calibrate
     overwrite: bool = False  # replace --junit / --benchmark-json files an earlier compare wrote (only those)
 
 
@@ -57,9 +59,10 @@ def gate_config(request: CompareRequest) -> GateConfig:
         match=request.match or [],
         seed=request.seed,
         calibration=request.calibration or [],
+        history=request.history,
     )
     check_calibration(config.calibration, request.baseline, request.current, config.match)
-    return config
+    return with_history(config, request.baseline, request.current)
 
 
 def compare_command(request: CompareRequest) -> bool:
@@ -74,6 +77,7 @@ def compare_command(request: CompareRequest) -> bool:
             *locate_results(request.baseline).values(),
             *locate_results(request.current).values(),
             *(f for path in request.calibration or [] for f in locate_results(path).values()),
+            *(Path(run) for run in config.calibration.runs if config.history is not None),  # the history's files
         ],
         overwrite=request.overwrite,
     )

@@ -91,6 +91,7 @@ def run_suite(
     from bench.commands.load import problem_line
     from bench.gate.calibration import check_calibration
     from bench.gate.compare import compare_paths
+    from bench.gate.history_floor import check_history, with_history
     from bench.gate.inputs import locate_results
     from bench.load.points import ERRORS
     from bench.results.outdir import check_out_dir
@@ -100,6 +101,7 @@ def run_suite(
         raise InputError(baseline, "no such baseline folder")  # checked before anything runs
     if baseline is not None:  # the current run is not measured yet: it goes into OUT
         check_calibration(suite.gate.calibration, baseline, None, suite.gate.match)
+        check_history(suite.gate)
     for run in suite.gate.calibration.runs:
         for job in suite.jobs:
             given, written = Path(run).resolve(), (out / job.folder).resolve()
@@ -132,7 +134,7 @@ def run_suite(
             errors.append(f"{job.folder}: {exc}")
             say(f"!! {job.folder} failed: {exc}")
     if baseline is not None:
-        comparison = compare_paths(baseline, out, suite.gate)
+        comparison = compare_paths(baseline, out, with_history(suite.gate, baseline, out))
     else:  # the outputs a CI job expects still appear; this run can be the next one's baseline
         runs = (
             [(key, read_results(path)) for key, path in locate_results(out).items()]

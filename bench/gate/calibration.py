@@ -23,6 +23,8 @@ class Calibration:
         default_factory=dict
     )  # (source, point)
     read: tuple[tuple[str, calibration_runs.RunFiles], ...] = field(default=(), repr=False)  # (argument, files)
+    notes: tuple[str, ...] = ()  # said with the comparison's notes: where the floors were learned
+    origin: str = "--calibration runs (the same sweep, on this runner)"  # the runs a floor needs two of, in words
 
 
 def load_calibration(paths: list[Path]) -> Calibration:

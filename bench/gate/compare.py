@@ -49,6 +49,7 @@ def compare_paths(baseline: Path, current: Path, config: GateConfig) -> Comparis
         more_checks, more_notes = compare_results(base, cur, config, key)
         checks += more_checks
         notes += more_notes
+    notes += config.calibration.notes
     runs = [(key, cur) for key, _, cur in loaded]
     return Comparison(str(baseline), str(current), checks, notes, runs, config.inconclusive)
 

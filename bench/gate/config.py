@@ -38,6 +38,7 @@ class GateConfig:
     inconclusive: CountAs = CountAs.PASS  # what an inconclusive load or quality gate counts as
     primary: tuple[tuple[str | None, str], ...] = ()  # (target or None: every target, trec name): the family
     calibration: Calibration = field(default_factory=Calibration)  # load: the runner's noise between runs
+    history: str | None = None  # load: earlier runs (folder or glob) whose newest segment calibrates, not `calibration`
 
     def allowance(self, measure: str) -> Allowance:
         return self.max_drop.get(measure) or self.max_drop.get("*") or Allowance(0.0)
@@ -85,6 +86,7 @@ def build_gate_config(
     match: Sequence[str] | Mapping[str, object] = (),
     seed: int = 0,
     calibration: Sequence[Path] = (),
+    history: str | None = None,
     name: Callable[[str], str] = option_flag,
 ) -> GateConfig:
     """Every gate value checked, each named by `name(key)`; a value that fails raises `GateValueError`.
@@ -100,6 +102,9 @@ def build_gate_config(
         return None if value is None else _checked(key, lambda: parse_ratio(str(value), name(key)))
 
     level = _checked("alpha", lambda: _alpha(alpha, name("alpha")))
+    if history is not None and calibration:
+        reason = f"give {name('history')} or {name('calibration')}, not both (the history's runs are the calibration)"
+        raise GateValueError("history", f"{name('history')} {history}: {reason}", reason)
     return GateConfig(
         max_drop=_checked("max_drop", lambda: parse_max_drops(max_drop)),
         alpha=level,
@@ -116,6 +121,7 @@ def build_gate_config(
         inconclusive=_checked("inconclusive", lambda: parse_inconclusive(inconclusive, name("inconclusive"))),
         primary=_checked("primary", lambda: parse_primary(primary)),
         calibration=_checked("calibration", lambda: load_calibration(list(calibration))),
+        history=history,
     )
 
 

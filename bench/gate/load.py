@@ -50,7 +50,7 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
         judged = _noise_verdicts(check, b, c, config, f"{source}/{label}", floors)
         single += judged is None and (config.min_throughput_ratio is not None or config.max_p99_increase is not None)
         _judge_load(check, b, c, ratio, change, config, judged or {})
-    notes += _load_notes(where, single, uncalibrated, loose)
+    notes += _load_notes(where, single, uncalibrated, loose, config.calibration.origin)
     notes += [
         f"{where}load point {key.label} is new in the current run: nothing to compare it with"
         for key in current.keys() - matched
@@ -58,7 +58,7 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
     return checks, notes
 
 
-def _load_notes(where: str, single: int, uncalibrated: list[str], loose: list[str]) -> list[str]:
+def _load_notes(where: str, single: int, uncalibrated: list[str], loose: list[str], origin: str) -> list[str]:
     """What the load checks of a results file could not see: noise ignored, points uncalibrated or loosely so."""
     notes = []
     if single:
@@ -69,8 +69,7 @@ def _load_notes(where: str, single: int, uncalibrated: list[str], loose: list[st
     if uncalibrated:
         notes.append(
             f"{where}no calibration for load point(s) {', '.join(uncalibrated)}: "
-            "not measured in two --calibration runs (the same sweep, on this runner), so gated without the "
-            "runner's noise between runs"
+            f"not measured in two {origin}, so gated without the runner's noise between runs"
         )
     if loose:
         notes.append(

@@ -66,6 +66,7 @@ class NoiseFloor:
     half_width: float  # in log units: the ratio of two runs of the same build lies in exp(±half_width)
     runs: int  # the calibration runs that measured the point
     repeats: int  # repeats per point in those runs (1: not repeated): a gate measured otherwise is noisier or quieter
+    source: str = "A/A runs"  # what the runs are, in words
 
     @property
     def spread(self) -> float:
@@ -81,7 +82,7 @@ class NoiseFloor:
 
     def describe(self) -> str:
         repeats = f"{self.repeats} repeat{'s' if self.repeats != 1 else ''}"
-        said = f"runner noise between runs ±{self.spread:.1%}, calibrated over {self.runs} A/A runs of {repeats}"
+        said = f"runner noise between runs ±{self.spread:.1%}, calibrated over {self.runs} {self.source} of {repeats}"
         return said + (f": {self.loose}" if self.loose else "")
 
     def to_dict(self) -> dict[str, Any]:

@@ -21,6 +21,7 @@ GATE_KEYS: dict[str, TomlTypes] = {
     "min_ingest_ratio": (float, int, str),
     "max_query_p99_increase": (str, float, int),
     "calibration": list,  # A/A runs' folders, relative to the suite file (compare --calibration)
+    "history": str,  # earlier runs' folder or glob, relative to the suite file (compare --history)
 }
 
 
@@ -29,6 +30,8 @@ def read_gate(reader: ValueReader, table: dict[str, Any]) -> GateConfig:
     drops = table.get("max_drop", {})
     runs = [reader.file(str(v), reader.path.parent, "gate", "calibration") for v in table.get("calibration", [])]
     given = {k: v for k, v in table.items() if k not in ("max_drop", "primary", "calibration")}
+    if "history" in table:  # a glob need not exist as a path: read when the gate runs
+        given["history"] = str(reader.path.parent / reader.expand(table["history"], "gate", "history"))
     try:
         return build_gate_config(
             **given,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from html import escape
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -25,6 +26,10 @@ from bench.report.page import html_figure, html_table, md_figure, md_table
 from bench.report.plots import save_figure as _save
 from bench.results.schema import EndStatus, LatencySummary, LoadPointRecord, Loop, PointStatus
 from bench.results.store import Results
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 MAX_CDF_LINES = 12
 
@@ -150,7 +155,9 @@ def server_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[st
     return header, rows
 
 
-def _finish(fig, ax, path: Path, xlabel: str, ylabel: str, xscale: str | None = None, legend: int = 8) -> Path:
+def _finish(
+    fig: Figure, ax: Axes, path: Path, xlabel: str, ylabel: str, xscale: str | None = None, legend: int = 8
+) -> Path:
     if xscale == "log2":
         ax.set_xscale("log", base=2)
     elif xscale:
@@ -168,9 +175,11 @@ def throughput_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     for key in sorted({(r.endpoint, r.batch, r.length or 0) for r in closed}):
-        line = sorted((r for r in closed if (r.endpoint, r.batch, r.length or 0) == key), key=lambda r: r.concurrency)
+        line = sorted(
+            (r for r in closed if (r.endpoint, r.batch, r.length or 0) == key), key=lambda r: r.concurrency or 0
+        )
         ax.plot(
-            [r.concurrency for r in line],
+            [r.concurrency or 0 for r in line],
             [shown(r, r.throughput.texts_per_s) for r in line],
             marker="o",
             label=f"{key[0]} batch {key[1]}" + (f" len {key[2]}" if key[2] else ""),
@@ -186,7 +195,8 @@ def rate_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
     styles = {"service": "-", "scheduled": "--", "dispatch_delay": ":"}
     for key in sorted({(r.endpoint, r.batch, r.max_inflight or 0, r.arrival) for r in opened}):
         line = sorted(
-            (r for r in opened if (r.endpoint, r.batch, r.max_inflight or 0, r.arrival) == key), key=lambda r: r.rate
+            (r for r in opened if (r.endpoint, r.batch, r.max_inflight or 0, r.arrival) == key),
+            key=lambda r: r.rate or 0.0,
         )
         name = f"{key[0]} b{key[1]} {key[3]}" + (f" cap {key[2]}" if key[2] else "")
         for quantity, style in styles.items():
@@ -206,7 +216,7 @@ def rate_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
         )
         # What the schedule itself set (a Poisson schedule's count varies about rate x window): achieved below it
         # is a server behind, below the nominal rate alone may be the schedule's draw.
-        scheduled = [(r.rate, r.requests.scheduled / r.requests.scheduled_s) for r in line if _scheduled(r)]
+        scheduled = [(r.rate, rate) for r in line if (rate := _scheduled_rate(r)) is not None]
         if scheduled:
             ax2.plot(*zip(*scheduled), "x", label=f"{name} scheduled")
         for r in line:
@@ -220,7 +230,7 @@ def rate_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:  # no line where every p99 rests on too few answers
         ax.legend(fontsize=7)
-    top = max(r.rate for r in opened)
+    top = max(r.rate or 0.0 for r in opened)
     ax2.plot([0, top], [0, top], "k:", linewidth=0.8, label="achieved = offered")
     ax2.set_xlabel("offered rate (requests/s)")
     ax2.set_ylabel("achieved requests/s (scheduled: x; unsent, behind marked)")
@@ -229,8 +239,10 @@ def rate_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
     return _save(fig, path)
 
 
-def _scheduled(r: LoadPointRecord) -> bool:
-    return bool(r.requests.scheduled is not None and r.requests.scheduled_s)
+def _scheduled_rate(r: LoadPointRecord) -> float | None:
+    """Requests/s the schedule itself set, where the point records it."""
+    scheduled, window = r.requests.scheduled, r.requests.scheduled_s
+    return scheduled / window if scheduled is not None and window else None
 
 
 def cdf_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
@@ -250,7 +262,7 @@ def heatmap_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
     cell is left empty and says so."""
     closed = [r for r in points if r.loop == Loop.CLOSED]
     batches = sorted({r.batch for r in closed})
-    concs = sorted({r.concurrency for r in closed})
+    concs = sorted({r.concurrency or 0 for r in closed})
     panels = sorted({(r.endpoint, r.length or 0) for r in closed})
     if len(batches) < 2 and len(concs) < 2:
         return None
@@ -266,7 +278,7 @@ def heatmap_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
         failed = set()
         for r in closed:
             if (r.endpoint, r.length or 0) == (endpoint, length):
-                cell = (batches.index(r.batch), concs.index(r.concurrency))
+                cell = (batches.index(r.batch), concs.index(r.concurrency or 0))
                 grid[cell] = shown(r, r.throughput.texts_per_s)
                 if r.status == PointStatus.FAILED:
                     failed.add(cell)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.cli import ragbench  # noqa: F401 (a fixture for every test)
 from tests.harness.models import (
     EMBED_MODEL_NAME,
     RERANK_MODEL_NAME,

@@ -1,5 +1,5 @@
-"""Results files written with the real writer and records, from per-query scores a test chooses; and a
-real target made worse in a known way."""
+"""Results files written with the real writer and records, from per-query scores a test chooses; a suite of one
+quality job; and a real target made worse in a known way."""
 
 from __future__ import annotations
 
@@ -10,8 +10,22 @@ import numpy as np
 from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
 from bench.results.store import ResultsWriter
 from bench.targets.base import QueryResult
+from tests.harness.beir import write_beir
 
 LABELS = {"ndcg_cut_10": "nDCG@10", "recall_100": "R@100"}
+
+ONE_JOB_SUITE = """
+[datasets.d]
+path = "data"
+
+[targets]
+bm25 = "bm25"
+
+[[quality]]
+dataset = "d"
+measures = ["P@2"]
+depth = 5
+"""
 
 
 def write_results(
@@ -80,6 +94,14 @@ def write_results(
     writer.write(EndRecord(status=status, finished="2026-01-01T00:00:01+00:00"))
     writer.close()
     return directory / "results.jsonl"
+
+
+def write_suite(folder: Path, gate: str = "") -> Path:
+    """A suite of one quality job (bm25 on a two-document set it writes under `folder`), then `gate`; its file."""
+    write_beir(folder / "data", {"d1": "cats", "d2": "dogs"}, {"q1": "cats"}, [("q1", "d1", 1)])
+    suite = folder / "suite.toml"
+    suite.write_text(ONE_JOB_SUITE + gate)
+    return suite
 
 
 def per_query(values) -> dict[str, float]:

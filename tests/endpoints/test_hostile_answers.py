@@ -114,8 +114,7 @@ def test_load_preflight(fault, tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("fault", FAULTS)
-def test_quality_ingest(fault, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
+def test_quality_ingest(fault, tmp_path, cache_dir, monkeypatch, capsys):
     dataset = write_beir(tmp_path / "tiny", {"d1": "apple", "d2": "banana"}, {"q1": "apple"}, [("q1", "d1", 1)])
     stub = JsonStub({("POST", "/v1/embeddings"): _answering(_vectors, fault)})
     spec = f"emb=openai@{stub.url}/v1?model=m&timeout={DEADLINE_S:g}s"
@@ -266,8 +265,9 @@ def test_load_after_its_preflight_ends_a_trickle_at_its_deadline(tmp_path, monke
 
 
 @pytest.mark.parametrize("cache", [True, False])
-def test_a_stopped_ingest_says_its_texts_are_cached_only_where_the_cache_is_on(cache, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
+def test_a_stopped_ingest_says_its_texts_are_cached_only_where_the_cache_is_on(
+    cache, tmp_path, cache_dir, monkeypatch, capsys
+):
     dataset = write_beir(tmp_path / "tiny", {"d1": "apple", "d2": "banana"}, {"q1": "apple"}, [("q1", "d1", 1)])
     answered = []
 

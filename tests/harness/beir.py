@@ -18,6 +18,19 @@ QUERIES: list[dict[str, Any]] = [{"_id": "q1", "text": "alpha?"}, {"_id": "q2", 
 QRELS: list[tuple[str, str, int]] = [("q1", "d1", 1), ("q2", "d2", 2)]
 QRELS_HEADER = "query-id\tcorpus-id\tscore\n"
 
+# Six documents of overlapping fruit words and four queries, one relevant document each: rankings with shared
+# words for every first stage, fusion and rerank to order.
+FRUIT_CORPUS = {
+    "d1": "apple banana cherry",
+    "d2": "apple banana",
+    "d3": "apple",
+    "d4": "banana cherry date",
+    "d5": "cherry date elder",
+    "d6": "elder fig grape",
+}
+FRUIT_QUERIES = {"q1": "apple banana", "q2": "cherry date", "q3": "elder fig", "q4": "apple cherry"}
+FRUIT_QRELS = [("q1", "d1", 1), ("q2", "d4", 1), ("q3", "d6", 1), ("q4", "d1", 1)]
+
 
 def _jsonl(records: Records, title: bool) -> str:
     if isinstance(records, str):

@@ -15,11 +15,7 @@ from bench.targets.local import BM25Engine, DenseEngine, HybridEngine
 from bench.targets.served import Encoder
 from bench.targets.vector_index import VectorIndex
 
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+pytestmark = pytest.mark.usefixtures("cache_dir")
 
 
 def corpus_with_ties(seed=0, n=3000, dim=16, integers=False):

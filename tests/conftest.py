@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.cli import ragbench  # noqa: F401 (fixtures for every test)
+from tests.harness.fixtures import cache_dir, fruit, tiny  # noqa: F401
 from tests.harness.models import (
     EMBED_MODEL_NAME,
     RERANK_MODEL_NAME,

@@ -143,7 +143,7 @@ class OpenAIEmbedder:
         }
 
     def count_tokens(self, texts: list[str]) -> tuple[int | None, str]:
-        """Tokens of `texts` by the `tokenizer=` file, for answers that report no `usage` (bench.targets.served)."""
+        """Tokens of `texts` by the `tokenizer=` file, for answers that report no `usage` (bench.targets.embed_cost)."""
         if self.tokenizer is None:
             return None, "not reported: the endpoint tells no token counts (openai: give tokenizer=PATH to count them)"
         return self.tokenizer.count(

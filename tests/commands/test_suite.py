@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from functools import partial
 
 import pytest
 
 from bench.cli.suite import load_suite
 from tests.commands.helpers import scifact_quality
 from tests.harness.beir import write_beir
-from tests.harness.cli import run_cli
 from tests.paths import REPO
 
 
@@ -28,9 +28,8 @@ name = "small"
 
 
 @pytest.fixture
-def cli(monkeypatch, capsys):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    return lambda *args: run_cli(["run", *map(str, args)], monkeypatch, capsys)
+def cli(ragbench):
+    return partial(ragbench, "run")
 
 
 def test_a_suite_runs_then_gates_against_its_baseline(tmp_path, cli):

@@ -26,7 +26,6 @@ from bench.core.http import auth_headers
 from bench.core.secrets import mask, register_secret, secret_from_env
 from bench.endpoints.meter import Meter
 from bench.targets import registry
-from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,16 +129,6 @@ def echo_url(echo):
 def env_keys(monkeypatch):
     for name in ("OPENWEBUI_API_KEY", "TEI_KEY", "TEI_API_KEY", "LIGHTRAG_API_KEY", "LITELLM_API_KEY"):
         monkeypatch.setenv(name, ENV_SECRET)
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    return write_beir(
-        tmp_path_factory.mktemp("tiny"),
-        {f"d{i}": f"text {i}" for i in range(4)},
-        {f"q{i}": f"query {i}" for i in range(3)},
-        [(f"q{i}", f"d{i}", 1) for i in range(3)],
-    )
 
 
 class EchoingTarget:

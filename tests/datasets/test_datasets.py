@@ -10,6 +10,7 @@ from bench.commands.quality import QualityRequest, quality_command
 from bench.core.errors import InputError, UserError
 from bench.datasets import check_dataset, load_dataset
 from bench.results.store import read_results
+from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
 
 CORPUS = [
@@ -95,22 +96,15 @@ def test_bad_answers_name_file_and_line(tmp_path, record, message):
         load_dataset(root)
 
 
-def write_beir(root, queries, qrels=None):
-    write_lines(root / "corpus.jsonl", CORPUS)
-    write_lines(root / "queries.jsonl", queries)
-    if qrels is not None:
-        (root / "qrels").mkdir()
-        (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + qrels)
-    return root
-
-
 def test_beir_answers_without_qrels(tmp_path):
     root = write_beir(
         tmp_path / "beir",
+        CORPUS,
         [
             {"_id": "q1", "text": "Who won?", "answers": ["Broncos"]},
             {"_id": "q2", "text": "Who lost?", "answers": ["Panthers"]},
         ],
+        None,
     )
     ds = load_dataset(root)
     assert (ds.format, ds.split, ds.qrels) == ("beir", None, {})
@@ -120,13 +114,15 @@ def test_beir_answers_without_qrels(tmp_path):
 
 
 def test_beir_with_neither_qrels_nor_answers_is_refused(tmp_path):
-    root = write_beir(tmp_path / "beir", [{"_id": "q1", "text": "Who won?"}])
+    root = write_beir(tmp_path / "beir", CORPUS, [{"_id": "q1", "text": "Who won?"}], None)
     with pytest.raises(InputError, match=re.escape("qrels: no qrels/<split>.tsv file")):
         load_dataset(root, format="beir")
 
 
 def test_beir_answers_with_qrels_keep_both(tmp_path):
-    root = write_beir(tmp_path / "beir", [{"_id": "q1", "text": "Who won?", "answers": ["Broncos"]}], "q1\td1\t1\n")
+    root = write_beir(
+        tmp_path / "beir", CORPUS, [{"_id": "q1", "text": "Who won?", "answers": ["Broncos"]}], [("q1", "d1", 1)]
+    )
     ds = load_dataset(root)
     assert ds.qrels == {"q1": {"d1": 1}} and ds.answers == {"q1": ["Broncos"]}
     assert set(check_dataset(ds).measures) == {"qrels", "answers"}
@@ -172,7 +168,7 @@ def test_quality_on_answers_only_set(qa_only, tmp_path):
 
 
 def test_answer_measures_need_answers(tmp_path):
-    root = write_beir(tmp_path / "beir", [{"_id": "q1", "text": "Who won?"}], "q1\td1\t1\n")
+    root = write_beir(tmp_path / "beir", CORPUS, [{"_id": "q1", "text": "Who won?"}], [("q1", "d1", 1)])
     with pytest.raises(UserError, match="Answer@5 needs reference answers"):
         quality_command(QualityRequest(dataset=root, targets=["bm25"], out=tmp_path / "o", measures=["Answer@5"]))
     with pytest.raises(UserError, match="--generate needs reference answers"):

@@ -3,20 +3,16 @@ ONE line `ragbench: error: ...` with exit code 2 — never a traceback, an abort
 
 from __future__ import annotations
 
-import contextlib
 import gzip
-import io
 import json
-import sys
 import tempfile
 from pathlib import Path
-from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.cli import main
+from tests.harness.cli import run_cli_captured
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -128,23 +124,8 @@ TREC_CORPUS = spoiled(
 )
 
 
-def ragbench(*args: str) -> tuple[int, str, str]:
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with (
-        mock.patch.object(sys, "argv", ["ragbench", *args]),
-        contextlib.redirect_stdout(stdout),
-        contextlib.redirect_stderr(stderr),
-    ):
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, stdout.getvalue(), stderr.getvalue()
-
-
 def assert_result_or_one_line(*args: str) -> None:
-    code, _, err = ragbench(*args)
+    code, _, err = run_cli_captured(*args)
     assert code in (0, 2), (code, err)
     if code == 2:
         assert err.count("\n") == 1 and err.startswith("ragbench: error: "), err

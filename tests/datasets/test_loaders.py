@@ -2,34 +2,15 @@
 
 import gzip
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bench.core.errors import InputError
 from bench.datasets import check_dataset, load_dataset
+from tests.harness.beir import write_beir
+from tests.harness.cli import run_cli_process
 from tests.paths import scifact
-
-
-def write_beir(
-    root: Path, corpus=None, queries=None, qrels="query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t2\n", split="test"
-):
-    root.mkdir(parents=True, exist_ok=True)
-    corpus = (
-        corpus if corpus is not None else [{"_id": "d1", "title": "T1", "text": "alpha"}, {"_id": "d2", "text": "beta"}]
-    )
-    queries = queries if queries is not None else [{"_id": "q1", "text": "alpha?"}, {"_id": "q2", "text": "beta?"}]
-    (root / "corpus.jsonl").write_text(
-        "".join(json.dumps(r) + "\n" for r in corpus) if isinstance(corpus, list) else corpus
-    )
-    (root / "queries.jsonl").write_text(
-        "".join(json.dumps(r) + "\n" for r in queries) if isinstance(queries, list) else queries
-    )
-    (root / "qrels").mkdir(exist_ok=True)
-    (root / "qrels" / f"{split}.tsv").write_text(qrels)
-    return root
 
 
 def test_scifact_counts():
@@ -168,12 +149,8 @@ def test_soft_problems_are_counted_not_fatal(tmp_path):
     assert report.problems["queries without judgments (not evaluated)"] == 1
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True)
-
-
 def test_cli_check_prints_counts(tmp_path):
-    result = run_cli("datasets", "check", str(scifact()), "--split", "train")
+    result = run_cli_process(["datasets", "check", str(scifact()), "--split", "train"])
     assert result.returncode == 0, result.stderr
     assert "documents         5183" in result.stdout
     assert "judgments         919 (919 relevant)" in result.stdout
@@ -181,7 +158,7 @@ def test_cli_check_prints_counts(tmp_path):
 
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
     root = write_beir(tmp_path / "ds", corpus='{"_id": "d1", "text": "a"}\n{oops\n')
-    result = run_cli("datasets", "check", str(root))
+    result = run_cli_process(["datasets", "check", str(root)])
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
     assert result.stderr.strip() == (
@@ -323,7 +300,7 @@ def test_a_truncated_gzip_file_is_one_line_with_its_line(tmp_path):
     data = gzip.compress((root / "corpus.jsonl").read_bytes())
     (root / "corpus.jsonl").unlink()
     (root / "corpus.jsonl.gz").write_bytes(data[: len(data) // 2])
-    result = run_cli("datasets", "check", str(root))
+    result = run_cli_process(["datasets", "check", str(root)])
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1
     assert result.stderr.startswith(f"ragbench: error: {root / 'corpus.jsonl.gz'}:")

@@ -14,12 +14,6 @@ from bench.results.store import read_results
 from tests.harness.cli import run_cli
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
-
-
 def test_a_ufunc_signature_line_is_skipped_and_short_docstrings_left_out():
     doc = "add(x1, x2, /, out=None)\n\nAdd arguments element-wise.\n\nParameters\n----------\n" + "word " * 25
     entry = split_docstring("numpy.add", doc)
@@ -30,7 +24,7 @@ def test_a_ufunc_signature_line_is_skipped_and_short_docstrings_left_out():
     assert split_docstring("numpy.x", "Only a summary line here.") is None
 
 
-def test_the_built_set_is_a_valid_known_item_search_with_its_origin(cache):
+def test_the_built_set_is_a_valid_known_item_search_with_its_origin(cache_dir):
     dataset = load_dataset("builtin:numpy-docs")
     assert dataset.format == "beir" and dataset.split == "test"
     assert len(dataset.queries) > 300 and len(dataset.corpus) >= len(dataset.queries)
@@ -44,7 +38,7 @@ def test_the_built_set_is_a_valid_known_item_search_with_its_origin(cache):
     assert f"numpy {numpy.__version__}" in origin and "BSD-3-Clause" in origin
 
 
-def test_built_once_then_reused_and_the_same_from_scratch(cache, tmp_path):
+def test_built_once_then_reused_and_the_same_from_scratch(cache_dir, tmp_path):
     first = numpy_docs_dataset()
     stamp = (first / "corpus.jsonl").stat().st_mtime_ns
     assert numpy_docs_dataset() == first and (first / "corpus.jsonl").stat().st_mtime_ns == stamp
@@ -52,7 +46,7 @@ def test_built_once_then_reused_and_the_same_from_scratch(cache, tmp_path):
     assert load_dataset(again).fingerprint() == load_dataset(first).fingerprint()  # deterministic
 
 
-def test_an_unfinished_build_is_replaced_not_trusted(cache):
+def test_an_unfinished_build_is_replaced_not_trusted(cache_dir):
     folder = numpy_docs_dataset()
     (folder / "ORIGIN.md").unlink()  # what a build killed before its last file leaves
     (folder / "queries.jsonl").write_text("garbage\n")
@@ -60,7 +54,7 @@ def test_an_unfinished_build_is_replaced_not_trusted(cache):
     assert load_dataset(folder).queries
 
 
-def test_unknown_builtin_and_unwritable_cache_are_one_line(cache, tmp_path, monkeypatch, capsys):
+def test_unknown_builtin_and_unwritable_cache_are_one_line(cache_dir, tmp_path, monkeypatch, capsys):
     code, _, err = run_cli(["datasets", "check", "builtin:nope"], monkeypatch, capsys)
     assert (
         code == 2
@@ -74,7 +68,7 @@ def test_unknown_builtin_and_unwritable_cache_are_one_line(cache, tmp_path, monk
 
 
 @pytest.mark.slow
-def test_demo_prints_its_results_and_the_three_engines_differ(cache, tmp_path, monkeypatch, capsys):
+def test_demo_prints_its_results_and_the_three_engines_differ(cache_dir, tmp_path, monkeypatch, capsys):
     code, out, err = run_cli(["demo", "--out", str(tmp_path / "demo")], monkeypatch, capsys)
     assert code == 0, err
     for row in ("bm25", "dense", "hybrid"):

@@ -9,6 +9,7 @@ import json
 import re
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from bench.core.http import HttpClient, Reply, ServerUnreachable
 from bench.endpoints import open_endpoint, parse_endpoint_spec
 from bench.results.store import read_results
 from tests.harness.beir import write_beir
-from tests.harness.cli import run_cli
+from tests.harness.cli import CliResult, run_cli
 from tests.harness.stubs import JsonStub, RawBody, Trickle
 
 DEADLINE_S = 1.0
@@ -63,6 +64,27 @@ def _ended(started: float) -> None:
     assert time.monotonic() - started < TRICKLED * EVERY_S / 2
 
 
+def _load(stub: JsonStub, tmp_path: Path, ragbench: Callable[..., CliResult]) -> CliResult:
+    """`ragbench load` of one short point against `stub`'s embeddings, ended within its hang check; stops `stub`."""
+    started = time.monotonic()
+    spec = f"x=openai@{stub.url}/v1?model=m"
+    result = ragbench(
+        "load", "-e", spec, "--duration", "0.2s", "--timeout", f"{DEADLINE_S:g}s", "--out", tmp_path / "out"
+    )
+    _ended(started)
+    stub.stop()
+    return result
+
+
+def _dense_quality(stub: JsonStub, tmp_path: Path, ragbench: Callable[..., CliResult], *extra: str) -> CliResult:
+    """`ragbench quality` of a dense target on `stub`'s embeddings over two documents."""
+    dataset = write_beir(tmp_path / "tiny", {"d1": "apple", "d2": "banana"}, {"q1": "apple"}, [("q1", "d1", 1)])
+    spec = f"emb=openai@{stub.url}/v1?model=m&timeout={DEADLINE_S:g}s"
+    return ragbench(
+        "quality", "--dataset", dataset, "-e", spec, "-t", "dense?embedder=emb", "--out", tmp_path / "o", *extra
+    )
+
+
 @pytest.mark.parametrize("fault", FAULTS)
 def test_embed_client(fault):
     stub = JsonStub({("POST", "/v1/embeddings"): _answering(_vectors, fault)})
@@ -89,42 +111,18 @@ def test_rerank_client(fault):
 
 
 @pytest.mark.parametrize("fault", FAULTS)
-def test_load_preflight(fault, tmp_path, monkeypatch, capsys):
+def test_load_preflight(fault, tmp_path, ragbench):
     stub = JsonStub({("POST", "/v1/embeddings"): _answering(_vectors, fault)})
-    started = time.monotonic()
-    code, _, err = run_cli(
-        [
-            "load",
-            "-e",
-            f"x=openai@{stub.url}/v1?model=m",
-            "--duration",
-            "0.2s",
-            "--timeout",
-            f"{DEADLINE_S:g}s",
-            "--out",
-            str(tmp_path / "out"),
-        ],
-        monkeypatch,
-        capsys,
-    )
-    _ended(started)
-    stub.stop()
+    code, _, err = _load(stub, tmp_path, ragbench)
     assert code == 2 and err.count("\n") == 1 and FAULTS[fault] in err, err
     assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("fault", FAULTS)
-def test_quality_ingest(fault, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
-    dataset = write_beir(tmp_path / "tiny", {"d1": "apple", "d2": "banana"}, {"q1": "apple"}, [("q1", "d1", 1)])
+def test_quality_ingest(fault, tmp_path, cache_dir, ragbench):
     stub = JsonStub({("POST", "/v1/embeddings"): _answering(_vectors, fault)})
-    spec = f"emb=openai@{stub.url}/v1?model=m&timeout={DEADLINE_S:g}s"
     started = time.monotonic()
-    code, _, err = run_cli(
-        ["quality", "--dataset", str(dataset), "-e", spec, "-t", "dense?embedder=emb", "--out", str(tmp_path / "o")],
-        monkeypatch,
-        capsys,
-    )
+    code, _, err = _dense_quality(stub, tmp_path, ragbench)
     _ended(started)
     stub.stop()
     errors = [line for line in err.splitlines() if line.startswith("ragbench: error:")]
@@ -233,7 +231,7 @@ def test_an_answer_parsed_just_within_the_nesting_limit_is_still_one_line_when_s
     )
 
 
-def test_load_after_its_preflight_ends_a_trickle_at_its_deadline(tmp_path, monkeypatch, capsys):
+def test_load_after_its_preflight_ends_a_trickle_at_its_deadline(tmp_path, ragbench):
     """The API client's preflight is answered; every request after it (the idle probes, the measured ones, the
     drain's) is trickled: each ends at --timeout, so the command ends with its point failed, never a hang."""
     answered = []
@@ -243,32 +241,13 @@ def test_load_after_its_preflight_ends_a_trickle_at_its_deadline(tmp_path, monke
         return (200, _vectors(raw)) if len(answered) == 1 else _answering(_vectors, "trickle")(raw)
 
     stub = JsonStub({("POST", "/v1/embeddings"): route})
-    started = time.monotonic()
-    code, _, err = run_cli(
-        [
-            "load",
-            "-e",
-            f"x=openai@{stub.url}/v1?model=m",
-            "--duration",
-            "0.2s",
-            "--timeout",
-            f"{DEADLINE_S:g}s",
-            "--out",
-            str(tmp_path / "out"),
-        ],
-        monkeypatch,
-        capsys,
-    )
-    _ended(started)
-    stub.stop()
+    code, _, err = _load(stub, tmp_path, ragbench)
     assert code == 3 and "Traceback" not in err, err
     assert read_results(tmp_path / "out" / "results.jsonl").load_points[0].status == "failed"
 
 
 @pytest.mark.parametrize("cache", [True, False])
-def test_a_stopped_ingest_says_its_texts_are_cached_only_where_the_cache_is_on(cache, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
-    dataset = write_beir(tmp_path / "tiny", {"d1": "apple", "d2": "banana"}, {"q1": "apple"}, [("q1", "d1", 1)])
+def test_a_stopped_ingest_says_its_texts_are_cached_only_where_the_cache_is_on(cache, tmp_path, cache_dir, ragbench):
     answered = []
 
     def route(raw: bytes):  # the cache key's probe is answered, the ingest's batch trickled
@@ -276,9 +255,7 @@ def test_a_stopped_ingest_says_its_texts_are_cached_only_where_the_cache_is_on(c
         return (200, _vectors(raw)) if len(answered) == 1 else _answering(_vectors, "trickle")(raw)
 
     stub = JsonStub({("POST", "/v1/embeddings"): route})
-    spec = f"emb=openai@{stub.url}/v1?model=m&timeout={DEADLINE_S:g}s"
-    args = ["quality", "--dataset", str(dataset), "-e", spec, "-t", "dense?embedder=emb", "--out", str(tmp_path / "o")]
-    code, _, err = run_cli(args + ([] if cache else ["--no-cache"]), monkeypatch, capsys)
+    code, _, err = _dense_quality(stub, tmp_path, ragbench, *([] if cache else ["--no-cache"]))
     stub.stop()
     assert code == 3 and "ingest stopped after 0 of 2 texts" in err, err
     assert ("those are cached" in err) == cache

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import pytest
 
 from bench.targets import registry
 from tests.gate.helpers import PUSHED_OUT, RelevantPushedOut
+from tests.harness.cli import CliResult
 
 
 @pytest.fixture
@@ -18,3 +22,9 @@ def worse_kind(monkeypatch):
         return RelevantPushedOut(BM25Engine(name=spec.name), PUSHED_OUT, seed=7)
 
     monkeypatch.setitem(registry.KINDS, "worse", build)
+
+
+@pytest.fixture
+def compare(ragbench: Callable[..., CliResult]) -> Callable[..., CliResult]:
+    """`compare(*args)`: (exit code, stdout, stderr) of `ragbench compare ARGS`, run in-process."""
+    return partial(ragbench, "compare")

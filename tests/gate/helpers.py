@@ -1,5 +1,5 @@
-"""Results files written with the real writer and records, from per-query scores a test chooses; and a
-real target made worse in a known way."""
+"""Results files written with the real writer and records, from per-query scores a test chooses; a suite of one
+quality job; and a real target made worse in a known way."""
 
 from __future__ import annotations
 
@@ -7,11 +7,26 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.results.schema import EndRecord, MetricRecord, QueryRecord, RunHeader, TargetRecord
+from bench.results.schema import MetricRecord, QueryRecord
 from bench.results.writer import ResultsWriter
 from bench.targets.base import QueryResult
+from tests.harness.beir import write_beir
+from tests.harness.records import end_record, run_header, target_record
 
 LABELS = {"ndcg_cut_10": "nDCG@10", "recall_100": "R@100"}
+
+ONE_JOB_SUITE = """
+[datasets.d]
+path = "data"
+
+[targets]
+bm25 = "bm25"
+
+[[quality]]
+dataset = "d"
+measures = ["P@2"]
+depth = 5
+"""
 
 
 def write_results(
@@ -28,10 +43,7 @@ def write_results(
     qids = sorted({q for per_measure in scores.values() for values in per_measure.values() for q in values})
     writer = ResultsWriter(directory / "results.jsonl")
     writer.write(
-        RunHeader(
-            command="quality",
-            created="2026-01-01T00:00:00+00:00",
-            ragbench_version="test",
+        run_header(
             dataset={"name": "synthetic", "fingerprint": fingerprint, "documents": 100, "queries": len(qids)},
             measures=measures,
             measure_labels={m: LABELS.get(m, m) for m in measures},
@@ -42,25 +54,7 @@ def write_results(
     )
     for target in scores:
         writer.write(
-            TargetRecord(
-                **{
-                    "name": target,
-                    "spec": target,
-                    "status": "ok",
-                    "config": {},
-                    "index_seconds": 0.0,
-                    "search_seconds": 0.0,
-                    "queries": len(qids),
-                    "errors": 0,
-                    "empty": 0,
-                    "latency_ms": {},
-                    "cost": {},
-                    "warnings": {},
-                    "scores_replaced": False,
-                    "run_file": f"runs/{target}.trec",
-                    **(target_fields or {}).get(target, {}),
-                }
-            ),
+            target_record(target, **{"queries": len(qids), **(target_fields or {}).get(target, {})}),
             *[QueryRecord(target=target, qid=q, latency_ms=latency_ms + i % 7, hits=10) for i, q in enumerate(qids)],
         )
     for target, per_measure in scores.items():
@@ -77,9 +71,17 @@ def write_results(
                     per_query=values,
                 )
             )
-    writer.write(EndRecord(status=status, finished="2026-01-01T00:00:01+00:00"))
+    writer.write(end_record(status))
     writer.close()
     return directory / "results.jsonl"
+
+
+def write_suite(folder: Path, gate: str = "") -> Path:
+    """A suite of one quality job (bm25 on a two-document set it writes under `folder`), then `gate`; its file."""
+    write_beir(folder / "data", {"d1": "cats", "d2": "dogs"}, {"q1": "cats"}, [("q1", "d1", 1)])
+    suite = folder / "suite.toml"
+    suite.write_text(ONE_JOB_SUITE + gate)
+    return suite
 
 
 def per_query(values) -> dict[str, float]:
@@ -186,10 +188,9 @@ def write_load_results(directory: Path, points: list, created: str | None = None
 
     writer = ResultsWriter(directory / "results.jsonl")
     writer.write(
-        RunHeader(
-            command="load",
+        run_header(
+            "load",
             created=created or now_iso("microseconds"),
-            ragbench_version="test",
             dataset={"name": "load workload"},
             measures=[],
             measure_labels={},
@@ -198,7 +199,7 @@ def write_load_results(directory: Path, points: list, created: str | None = None
             targets=sorted({p.endpoint for p in points}),
         ),
         *points,
-        EndRecord(status="complete", finished="2026-01-01T00:00:01+00:00"),
+        end_record(),
     )
     writer.close()
     return directory / "results.jsonl"

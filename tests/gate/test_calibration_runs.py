@@ -11,16 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.gate.helpers import load_point, write_load_results
-from tests.harness.cli import run_cli
+from tests.gate.helpers import load_point, write_load_results, write_suite
 
 GATE = ["--min-throughput-ratio", "0.95"]
-
-
-@pytest.fixture
-def compare(monkeypatch, capsys):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    return lambda *args: run_cli(["compare", *map(str, args)], monkeypatch, capsys)
 
 
 def run(directory: Path, texts_per_s: float, **point) -> Path:
@@ -141,37 +134,19 @@ def test_fewer_than_three_runs_are_said_beside_the_floor_in_every_output(runs, c
     assert code == 0 and "fewer than 3" not in text
 
 
-SUITE = """
-[datasets.d]
-path = "data"
-
-[targets]
-bm25 = "bm25"
-
-[[quality]]
-dataset = "d"
-measures = ["P@2"]
-depth = 5
-
+GATE_CALIBRATION = """
 [gate]
 calibration = [{runs}]
 """
 
 
 @pytest.mark.parametrize("case", ["twice", "baseline"])
-def test_a_suite_refuses_the_same_calibration_runs_before_any_job_runs(runs, tmp_path, monkeypatch, capsys, case):
-    from tests.harness.beir import write_beir
-
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+def test_a_suite_refuses_the_same_calibration_runs_before_any_job_runs(runs, tmp_path, ragbench, case):
     base, _, aa = runs
-    write_beir(tmp_path / "data", {"d1": "cats", "d2": "dogs"}, {"q1": "cats"}, [("q1", "d1", 1)])
     given = [aa[0], aa[1], aa[0]] if case == "twice" else [aa[0], aa[1], base.parent]
-    suite = tmp_path / "suite.toml"
-    suite.write_text(SUITE.format(runs=", ".join(f'"{p}"' for p in given)))
+    suite = write_suite(tmp_path, GATE_CALIBRATION.format(runs=", ".join(f'"{p}"' for p in given)))
     out = tmp_path / "out"
-    code, _stdout, err = run_cli(
-        ["run", str(suite), "--baseline", str(base.parent), "--out", str(out)], monkeypatch, capsys
-    )
+    code, _stdout, err = ragbench("run", str(suite), "--baseline", str(base.parent), "--out", str(out))
     assert code == 2 and err.count("\n") == 1 and not out.exists(), (code, err)
     if case == "twice":
         assert f"{suite}:" in err and "gate.calibration" in err and f"--calibration {aa[0]}: the same run as" in err

@@ -9,19 +9,8 @@ import numpy as np
 import pytest
 
 from tests.gate.helpers import noisy_scores, per_query, write_results
-from tests.harness.cli import run_cli
 
 N = 300
-
-
-@pytest.fixture
-def compare(monkeypatch, capsys):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-
-    def run(*args: str):
-        return run_cli(["compare", *map(str, args)], monkeypatch, capsys)
-
-    return run
 
 
 def _two_runs(tmp_path, base: dict, cur: dict, **cur_kwargs):

@@ -8,16 +8,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tests.gate.helpers import noisy_scores, write_results
-from tests.harness.cli import run_cli
 
 GATE = ["--min-ingest-ratio", "0.9", "--max-query-p99-increase", "20%"]
 SCORES = noisy_scores(40, seed=1)
-
-
-@pytest.fixture
-def compare(monkeypatch, capsys):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    return lambda *args: run_cli(["compare", *map(str, args)], monkeypatch, capsys)
 
 
 def _fields(texts_per_s: float | None = 500.0, p99: float | None = 40.0, from_cache: int = 0) -> dict:

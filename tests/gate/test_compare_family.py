@@ -20,11 +20,11 @@ GATE = ("--max-drop", "nDCG@10=0.01")
 
 
 @pytest.fixture
-def compare(monkeypatch, capsys):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+def compare(compare):
+    """The gate's `compare` (tests/gate/conftest.py), which must end in a verdict: (exit code, stdout)."""
 
     def run(*args: str):
-        code, out, err = run_cli(["compare", *map(str, args)], monkeypatch, capsys)
+        code, out, err = compare(*args)
         assert code in (0, 1), err
         return code, out
 

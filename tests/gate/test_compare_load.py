@@ -8,15 +8,8 @@ import re
 import pytest
 
 from tests.gate.helpers import load_point, write_load_results
-from tests.harness.cli import run_cli
 
 GATE = ["--min-throughput-ratio", "0.95", "--max-p99-increase", "10%"]
-
-
-@pytest.fixture
-def compare(monkeypatch, capsys):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    return lambda *args: run_cli(["compare", *map(str, args)], monkeypatch, capsys)
 
 
 def _runs(tmp_path, base: list, cur: list):

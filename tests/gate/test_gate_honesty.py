@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 
 from bench.commands.quality import QualityRequest, quality_command
-from tests.harness.cli import run_cli
 from tests.paths import scifact
 
 MAX_DROP = "nDCG@10=0.01"
@@ -32,17 +31,14 @@ def _quality(out, target: str, seed: int):
 
 
 @pytest.mark.slow  # three quality runs on 1,500 SciFact documents
-def test_same_system_passes_and_a_known_regression_fails(tmp_path, worse_kind, monkeypatch, capsys):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+def test_same_system_passes_and_a_known_regression_fails(tmp_path, ragbench, worse_kind, capsys):
     base = _quality(tmp_path / "base", "prod=bm25", seed=1)
     same = _quality(tmp_path / "same", "prod=bm25", seed=2)
     worse = _quality(tmp_path / "worse", "prod=worse", seed=2)
     capsys.readouterr()
 
     def gate(current):
-        code, out, err = run_cli(
-            ["compare", str(base), str(current), "--max-drop", MAX_DROP, "--format", "json"], monkeypatch, capsys
-        )
+        code, out, err = ragbench("compare", str(base), str(current), "--max-drop", MAX_DROP, "--format", "json")
         import json
 
         assert err == "", err

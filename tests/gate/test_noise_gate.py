@@ -16,7 +16,6 @@ from bench.results.schema import PointIntervals, PointRepeat
 from bench.results.store import read_results
 from bench.results.writer import record_line
 from tests.gate.helpers import load_point, write_load_results
-from tests.harness.cli import run_cli
 
 
 def rng(name: str = "t") -> np.random.Generator:
@@ -115,12 +114,6 @@ def test_a_pooled_point_reads_back_as_written(tmp_path):
     assert read[1].repeats == [] and read[1].intervals is None
     line = next(x for x in path.read_text().splitlines() if '"load_point"' in x and '"repeats"' not in x)
     assert '"intervals"' not in line
-
-
-@pytest.fixture
-def compare(monkeypatch, capsys):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    return lambda *args: run_cli(["compare", *map(str, args)], monkeypatch, capsys)
 
 
 NOISY = [1000.0, 1080.0, 930.0, 1040.0, 960.0]  # ±8%: wider than a 5% gate

@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gate.helpers import noisy_scores, write_results
-from tests.harness.beir import write_beir
-from tests.harness.cli import run_cli
+from tests.gate.helpers import noisy_scores, write_results, write_suite
 
 OUTPUTS = ["--junit", "--benchmark-json", "--summary"]
 
@@ -33,76 +31,54 @@ def refused(code: int, out: str, err: str, *words: str) -> None:
 @pytest.mark.parametrize("flag", OUTPUTS)
 @pytest.mark.parametrize("which", ["baseline", "current"])
 @pytest.mark.parametrize("given_as", ["folder", "file"])
-def test_an_output_naming_an_input_results_file_is_refused(runs, tmp_path, monkeypatch, capsys, flag, which, given_as):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+def test_an_output_naming_an_input_results_file_is_refused(runs, tmp_path, ragbench, flag, which, given_as):
     base, cur = runs
     before = snapshot(base, cur)
     inputs = (base.parent, cur.parent) if given_as == "folder" else (base, cur)
     target = base if which == "baseline" else cur
-    refused(*run_cli(["compare", *map(str, inputs), flag, str(target)], monkeypatch, capsys), flag, "is an input")
+    refused(*ragbench("compare", *map(str, inputs), flag, str(target)), flag, "is an input")
     assert snapshot(base, cur) == before
 
 
 @pytest.mark.parametrize("link", ["symlink", "hardlink"])
-def test_a_link_to_an_input_is_the_input(runs, tmp_path, monkeypatch, capsys, link):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+def test_a_link_to_an_input_is_the_input(runs, tmp_path, ragbench, link):
     base, cur = runs
     before = snapshot(base, cur)
     alias = tmp_path / "report.xml"
     alias.symlink_to(cur) if link == "symlink" else alias.hardlink_to(cur)
-    refused(*run_cli(["compare", str(base), str(cur), "--junit", str(alias)], monkeypatch, capsys), "is an input")
+    refused(*ragbench("compare", str(base), str(cur), "--junit", str(alias)), "is an input")
     assert snapshot(base, cur) == before
 
 
-def test_the_step_summary_from_the_environment_is_checked_too(runs, monkeypatch, capsys):
+def test_the_step_summary_from_the_environment_is_checked_too(runs, ragbench, monkeypatch):
     base, cur = runs
     before = snapshot(base, cur)
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(base))
-    refused(*run_cli(["compare", str(base), str(cur)], monkeypatch, capsys), "--summary", "is an input")
+    refused(*ragbench("compare", str(base), str(cur)), "--summary", "is an input")
     assert snapshot(base, cur) == before
 
 
-def test_two_outputs_naming_one_file_are_refused(runs, tmp_path, monkeypatch, capsys):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+def test_two_outputs_naming_one_file_are_refused(runs, tmp_path, ragbench):
     base, cur = runs
     both = tmp_path / "gate.out"
     refused(
-        *run_cli(["compare", str(base), str(cur), "--junit", str(both), "--summary", str(both)], monkeypatch, capsys),
+        *ragbench("compare", str(base), str(cur), "--junit", str(both), "--summary", str(both)),
         "--summary",
         "also given as --junit",
     )
     assert not both.exists()
 
 
-SUITE = """
-[datasets.d]
-path = "data"
-
-[targets]
-bm25 = "bm25"
-
-[[quality]]
-dataset = "d"
-measures = ["P@2"]
-depth = 5
-"""
-
-
 @pytest.mark.parametrize("flag", OUTPUTS)
 @pytest.mark.parametrize("target", ["suite", "baseline", "job"])
-def test_run_refuses_an_output_on_its_inputs_before_any_job_runs(runs, tmp_path, monkeypatch, capsys, flag, target):
+def test_run_refuses_an_output_on_its_inputs_before_any_job_runs(runs, tmp_path, ragbench, flag, target):
     """The suite file, a baseline results file, or a file inside a folder the suite writes (its results file)."""
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    write_beir(tmp_path / "data", {"d1": "cats", "d2": "dogs"}, {"q1": "cats"}, [("q1", "d1", 1)])
-    suite = tmp_path / "suite.toml"
-    suite.write_text(SUITE)
+    suite = write_suite(tmp_path)
     base, _ = runs
     out = tmp_path / "out"
     path = {"suite": suite, "baseline": base, "job": out / "quality-d" / "results.jsonl"}[target]
     before = snapshot(suite, base)
-    code, stdout, err = run_cli(
-        ["run", str(suite), "--baseline", str(base.parent), "--out", str(out), flag, str(path)], monkeypatch, capsys
-    )
+    code, stdout, err = ragbench("run", str(suite), "--baseline", str(base.parent), "--out", str(out), flag, str(path))
     refused(code, stdout, err, flag, "is inside" if target == "job" else "is an input")
     assert snapshot(suite, base) == before and not out.exists()
 
@@ -112,59 +88,52 @@ USER_FILE = "my notes, not ragbench's\n"
 
 @pytest.mark.parametrize("flag", ["--junit", "--benchmark-json"])
 def test_an_existing_output_is_replaced_only_with_overwrite_and_only_if_compare_wrote_it(
-    runs, tmp_path, monkeypatch, capsys, flag
+    runs, tmp_path, ragbench, flag
 ):
     """The --out rule (bench/results/outdir.check_out_file): a user's file is never replaced, --overwrite or
     not; one compare wrote is replaced with --overwrite."""
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     base, cur = runs
     mine = tmp_path / "mine.out"
     mine.write_text(USER_FILE)
     compare = ["compare", str(base), str(cur), flag, str(mine)]
-    refused(*run_cli(compare, monkeypatch, capsys), f"{flag} {mine}: exists", "--overwrite")
-    refused(*run_cli([*compare, "--overwrite"], monkeypatch, capsys), "not a file ragbench wrote")
+    refused(*ragbench(*compare), f"{flag} {mine}: exists", "--overwrite")
+    refused(*ragbench(*compare, "--overwrite"), "not a file ragbench wrote")
     assert mine.read_text() == USER_FILE
     ours = tmp_path / "ours.out"
-    assert run_cli(["compare", str(base), str(cur), flag, str(ours)], monkeypatch, capsys)[0] == 0
+    assert ragbench("compare", str(base), str(cur), flag, str(ours))[0] == 0
     first = ours.read_bytes()
-    refused(*run_cli(["compare", str(base), str(cur), flag, str(ours)], monkeypatch, capsys), "exists")
+    refused(*ragbench("compare", str(base), str(cur), flag, str(ours)), "exists")
     assert ours.read_bytes() == first
-    assert run_cli(["compare", str(base), str(cur), flag, str(ours), "--overwrite"], monkeypatch, capsys)[0] == 0
+    assert ragbench("compare", str(base), str(cur), flag, str(ours), "--overwrite")[0] == 0
 
 
-def test_the_summary_is_appended_only_to_a_summary(runs, tmp_path, monkeypatch, capsys):
+def test_the_summary_is_appended_only_to_a_summary(runs, tmp_path, ragbench, monkeypatch):
     """Appending changes a file as surely as replacing it: only an empty file or compare's own summaries take
     more; $GITHUB_STEP_SUMMARY is GitHub's file for the step and is appended to whatever it holds."""
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     base, cur = runs
     mine = tmp_path / "notes.md"
     mine.write_text(USER_FILE)
     for extra in ([], ["--overwrite"]):
         refused(
-            *run_cli(["compare", str(base), str(cur), "--summary", str(mine), *extra], monkeypatch, capsys),
+            *ragbench("compare", str(base), str(cur), "--summary", str(mine), *extra),
             f"--summary {mine}: not a file ragbench wrote",
         )
     assert mine.read_text() == USER_FILE
     ours = tmp_path / "summary.md"
     ours.touch()
     for _ in range(2):
-        assert run_cli(["compare", str(base), str(cur), "--summary", str(ours)], monkeypatch, capsys)[0] == 0
+        assert ragbench("compare", str(base), str(cur), "--summary", str(ours))[0] == 0
     assert ours.read_text().count("## ragbench compare: ") == 2
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(mine))
-    assert run_cli(["compare", str(base), str(cur)], monkeypatch, capsys)[0] == 0
+    assert ragbench("compare", str(base), str(cur))[0] == 0
     assert mine.read_text().startswith(USER_FILE) and "## ragbench compare: " in mine.read_text()
 
 
-def test_run_refuses_a_users_file_as_an_output_before_any_job_runs(runs, tmp_path, monkeypatch, capsys):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    write_beir(tmp_path / "data", {"d1": "cats", "d2": "dogs"}, {"q1": "cats"}, [("q1", "d1", 1)])
-    suite = tmp_path / "suite.toml"
-    suite.write_text(SUITE)
+def test_run_refuses_a_users_file_as_an_output_before_any_job_runs(runs, tmp_path, ragbench):
+    suite = write_suite(tmp_path)
     mine, out = tmp_path / "junit.xml", tmp_path / "out"
     mine.write_text(USER_FILE)
     for extra in ([], ["--overwrite"]):
-        code, stdout, err = run_cli(
-            ["run", str(suite), "--out", str(out), "--junit", str(mine), *extra], monkeypatch, capsys
-        )
+        code, stdout, err = ragbench("run", str(suite), "--out", str(out), "--junit", str(mine), *extra)
         refused(code, stdout, err, f"--junit {mine}")
     assert mine.read_text() == USER_FILE and not out.exists()

@@ -134,7 +134,7 @@ def _suite(tmp_path, gate: str):
 
 
 def test_a_suite_reads_its_history_beside_it_and_refuses_it_with_calibration(tmp_path, monkeypatch, capsys):
-    from bench.cli.suite_file import load_suite
+    from bench.cli.suite import load_suite
 
     runs = aa_runs(tmp_path / "hist", 0, 3)
     assert load_suite(_suite(tmp_path, 'history = "hist"')).gate.history == str(tmp_path / "hist")

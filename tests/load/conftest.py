@@ -1,13 +1,17 @@
-"""Fixtures for load tests: the scripted TEI-shaped server (tests/load/fixture_server.py) as a subprocess."""
+"""Fixtures for load tests: the scripted TEI-shaped server (tests/load/fixture_server.py) as a subprocess, a
+worker pool, and a workload of short inline texts."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from bench.load.pool import stop_pool, worker_pool
+from bench.load.workload import Workload
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
 
 SERVER = Path(__file__).with_name("fixture_server.py")
@@ -32,3 +36,17 @@ def load_server(tmp_path: Path) -> Iterator[Callable[..., tuple[str, ManagedProc
     yield start
     for proc in started:
         stop_process(proc)
+
+
+def inline_workload() -> Workload:
+    """64 texts `text number N`, the first 8 as the idle probes' texts, lengths counted in words."""
+    texts = [f"text number {i}" for i in range(64)]
+    return Workload(texts, texts[:8], "inline", lambda ts: [len(t.split()) for t in ts], "words")
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[ProcessPoolExecutor]:
+    """One worker process for a module's measured points."""
+    executor = worker_pool(1)
+    yield executor
+    stop_pool(executor)

@@ -21,27 +21,14 @@ from bench.load.endpoint import DRAIN_FACTOR, DRAIN_SLACK_S, LoadEndpoint
 from bench.load.measure import measure_point
 from bench.load.plan import plan_sweep
 from bench.load.points import BEHIND, FAILED, OK, PointConfig, SweepConfig, Window, judge
-from bench.load.pool import stop_pool, worker_pool
 from bench.load.schedule import Arrival, open_schedule
 from bench.load.sweep import run_load
-from bench.load.workload import Workload
 from bench.results.lifecycle import Output
 from bench.results.schema import LatencySummary, LoadRequests
 from bench.results.store import read_results
 from bench.results.writer import record_line
+from tests.load.conftest import inline_workload
 from tests.paths import REPO
-
-
-def _workload() -> Workload:
-    texts = [f"text number {i}" for i in range(64)]
-    return Workload(texts, texts[:8], "inline", lambda ts: [len(t.split()) for t in ts], "words")
-
-
-@pytest.fixture(scope="module")
-def pool():
-    executor = worker_pool(1)
-    yield executor
-    stop_pool(executor)
 
 
 @pytest.fixture
@@ -74,7 +61,7 @@ def _valid(record) -> None:
 def test_a_warmup_request_outlasting_the_window_is_named_with_the_duration_it_needs(endpoint_at, pool):
     endpoint = endpoint_at(service_ms=1, per_text_ms=40)  # batch 32: about 1.3 s; a probe of one text: 41 ms
     point = PointConfig(op="embed", batch=32, concurrency=1, warmup_s=0.2, duration_s=0.5, timeout_s=5.0)
-    record = measure_point(endpoint, point, _workload(), pool)
+    record = measure_point(endpoint, point, inline_workload(), pool)
     assert record.status == FAILED and record.requests.sent == 0
     took = float(re.search(r"a request took ([\d.]+) s, longer than the 0.5 s window", record.problem).group(1))
     assert took >= 1.2  # its service time (32 x 40 ms): not a hung server
@@ -96,7 +83,7 @@ def test_the_backlog_a_point_leaves_is_drained_before_the_next_point(endpoint_at
     # is left with a queue of seconds of requests nobody waits for.
     endpoint = endpoint_at(service_ms=100, serial=1)
     busy = PointConfig(op="embed", concurrency=8, warmup_s=0.0, duration_s=1.0, timeout_s=0.25)
-    first = measure_point(endpoint, busy, _workload(), pool)
+    first = measure_point(endpoint, busy, inline_workload(), pool)
     assert first.requests.errors.get("timeout", 0) > 0  # the backlog was there
     drain = first.drain
     assert drain is not None and drain.idle
@@ -104,7 +91,7 @@ def test_the_backlog_a_point_leaves_is_drained_before_the_next_point(endpoint_at
     # The next point starts on an idle server: one user at 100 ms each never waits past 250 ms. Without the drain
     # its first requests waited behind the backlog and timed out.
     calm = PointConfig(op="embed", concurrency=1, warmup_s=0.0, duration_s=0.5, timeout_s=0.25)
-    second = measure_point(endpoint, calm, _workload(), pool)
+    second = measure_point(endpoint, calm, inline_workload(), pool)
     assert second.requests.errors == {} and second.requests.ok > 0
     _valid(first)
 
@@ -113,7 +100,7 @@ def test_the_backlog_a_point_leaves_is_drained_before_the_next_point(endpoint_at
 def test_a_drain_that_does_not_end_is_said(endpoint_at, pool):
     endpoint = endpoint_at(service_ms=1, hang_after=10)  # 10 answers, then none (the drain probes too)
     point = PointConfig(op="embed", concurrency=1, warmup_s=0.0, duration_s=0.5, timeout_s=0.5)
-    record = measure_point(endpoint, point, _workload(), pool)
+    record = measure_point(endpoint, point, inline_workload(), pool)
     assert record.drain is not None and not record.drain.idle
     assert "still busy" in drain_line(record)
 
@@ -147,7 +134,7 @@ def test_a_quantile_on_fewer_answers_than_it_needs_is_null(count, present):
 def test_the_console_shows_insufficient_not_a_number(endpoint_at, pool):
     endpoint = endpoint_at(service_ms=1)
     point = PointConfig(op="embed", concurrency=1, warmup_s=0.0, duration_s=None, requests=3, timeout_s=5.0)
-    record = measure_point(endpoint, point, _workload(), pool)
+    record = measure_point(endpoint, point, inline_workload(), pool)
     assert record.requests.ok == 3 and record.latency_ms.service.p99 is None and record.latency_ms.service.p50
     assert record.histograms["service"]  # the histogram is kept
     from rich.console import Console
@@ -184,7 +171,7 @@ def test_an_open_loop_past_capacity_is_behind_and_one_within_it_is_ok(endpoint_a
     over = PointConfig(
         op="embed", loop="open", rate=40.0, arrival=Arrival("constant"), warmup_s=0.0, duration_s=1.0, timeout_s=5.0
     )
-    record = measure_point(endpoint, over, _workload(), pool)
+    record = measure_point(endpoint, over, inline_workload(), pool)
     assert record.requests.scheduled == 40 and record.requests.errors == {}
     assert record.status == BEHIND, record.problem
     _valid(record)
@@ -198,7 +185,7 @@ def test_an_open_loop_past_capacity_is_behind_and_one_within_it_is_ok(endpoint_a
         seed=0,
         timeout_s=5.0,
     )
-    record = measure_point(endpoint, under, _workload(), pool)
+    record = measure_point(endpoint, under, inline_workload(), pool)
     assert record.requests.scheduled == open_schedule(Arrival("poisson"), 4.0, 2.0, None, 0).size
     assert record.status == OK, record.problem
 
@@ -213,7 +200,9 @@ def test_requests_csv_has_one_row_per_measured_request(load_server, tmp_path):
         concurrencies=[2],
     )
     rows_path = tmp_path / "requests.csv"
-    run_load([parse_endpoint_spec(f"t=tei@{url}")], plan_sweep(sweep, rows_path), _workload(), Output(tmp_path / "out"))
+    run_load(
+        [parse_endpoint_spec(f"t=tei@{url}")], plan_sweep(sweep, rows_path), inline_workload(), Output(tmp_path / "out")
+    )
     point = read_results(tmp_path / "out" / "results.jsonl").load_points[0]
     rows = list(csv.DictReader(rows_path.open()))
     assert len(rows) == point.requests.sent > 0
@@ -231,7 +220,9 @@ def test_requests_csv_of_an_open_loop_has_intended_times(load_server, tmp_path):
         rates=[20.0],
     )
     rows_path = tmp_path / "requests.csv"
-    run_load([parse_endpoint_spec(f"t=tei@{url}")], plan_sweep(sweep, rows_path), _workload(), Output(tmp_path / "out"))
+    run_load(
+        [parse_endpoint_spec(f"t=tei@{url}")], plan_sweep(sweep, rows_path), inline_workload(), Output(tmp_path / "out")
+    )
     rows = list(csv.DictReader(rows_path.open()))
     intended = sorted(float(r["intended_s"]) for r in rows)
     schedule = open_schedule(Arrival("constant"), 20.0, 0.5, None, 0)

@@ -5,15 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bench.results.store import read_results
-from tests.harness.cli import run_cli
 
 SHORT = ["--concurrency", "1,2", "--duration", "0.4s", "--warmup", "0.1s", "--repeat", "2"]
-
-
-@pytest.fixture
-def ragbench(monkeypatch, capsys):
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    return lambda *args: run_cli([*map(str, args)], monkeypatch, capsys)
 
 
 @pytest.mark.slow  # eight measured load points

@@ -15,25 +15,12 @@ from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.endpoint import LoadEndpoint
 from bench.load.measure import measure_point
 from bench.load.points import PointConfig
-from bench.load.pool import stop_pool, worker_pool
 from bench.load.schedule import Arrival
-from bench.load.workload import Workload
+from tests.load.conftest import inline_workload
 
 STALL_MS, PERIOD_MS, SERVICE_MS, RATE = 250.0, 1250.0, 2.0, 200.0
 TRUTH_P99_MS = STALL_MS - 0.01 * PERIOD_MS + SERVICE_MS  # 239.5 ms
 PERIODS = 5
-
-
-def _workload() -> Workload:
-    texts = [f"text number {i}" for i in range(64)]
-    return Workload(texts, texts[:8], "inline", lambda ts: [len(t.split()) for t in ts], "words")
-
-
-@pytest.fixture(scope="module")
-def pool():
-    executor = worker_pool(1)
-    yield executor
-    stop_pool(executor)
 
 
 @pytest.fixture
@@ -57,7 +44,7 @@ def test_open_loop_scheduled_p99_matches_the_stall_truth(stalling, pool, cap):
         duration_s=PERIODS * PERIOD_MS / 1000,
         warmup_s=0.5,
     )
-    record = measure_point(stalling, point, _workload(), pool)
+    record = measure_point(stalling, point, inline_workload(), pool)
     scheduled = record.latency_ms.scheduled.p99
     assert record.requests.errors == {} and record.requests.unsent == 0
     assert record.requests.ok == pytest.approx(RATE * PERIODS * PERIOD_MS / 1000, abs=2)
@@ -78,7 +65,7 @@ def test_closed_loop_under_reports_the_same_stall(stalling, pool):
     point = PointConfig(
         op="embed", loop="closed", batch=1, concurrency=4, duration_s=PERIODS * PERIOD_MS / 1000, warmup_s=0.5
     )
-    record = measure_point(stalling, point, _workload(), pool)
+    record = measure_point(stalling, point, inline_workload(), pool)
     service = record.latency_ms.service
     assert record.latency_ms.scheduled is None and record.latency_ms.dispatch_delay is None
     # Each user has one request caught per stall, then waits: the stall is <1% of the samples.

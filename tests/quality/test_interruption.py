@@ -24,10 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
+def graded(tmp_path_factory) -> Path:
     """8 documents, 5 judged queries."""
     return write_beir(
-        tmp_path_factory.mktemp("tiny"),
+        tmp_path_factory.mktemp("graded"),
         {f"d{i}": f"text {i}" for i in range(8)},
         {f"q{i}": f"query {i}" for i in range(5)},
         [(f"q{i}", f"d{d}", g) for i in range(5) for d, g in ((i, 1), (7 - i, 2))],
@@ -46,8 +46,8 @@ def ragbench(moments: str, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def quality(tiny: Path, out: Path, moments: str, *targets: str) -> subprocess.CompletedProcess:
-    args = ["quality", "--dataset", str(tiny), "--out", str(out), "-m", "P@5", "-m", "nDCG@5", "--depth", "8"]
+def quality(graded: Path, out: Path, moments: str, *targets: str) -> subprocess.CompletedProcess:
+    args = ["quality", "--dataset", str(graded), "--out", str(out), "-m", "P@5", "-m", "nDCG@5", "--depth", "8"]
     for t in targets:
         args += ["-t", t]
     return ragbench(moments, *args)
@@ -65,9 +65,9 @@ def assert_each_record_once(path: Path) -> None:
 
 
 @pytest.mark.slow  # subprocesses stopped by a signal
-def test_sigterm_keeps_finished_targets_with_their_metrics_and_exits_143(tiny, tmp_path):
+def test_sigterm_keeps_finished_targets_with_their_metrics_and_exits_143(graded, tmp_path):
     out = tmp_path / "out"
-    done = quality(tiny, out, "search=SIGTERM", "scripted", "scripted:b")
+    done = quality(graded, out, "search=SIGTERM", "scripted", "scripted:b")
     assert done.returncode == 143, done.stderr
     assert "Traceback" not in done.stderr and "ragbench: interrupted (SIGTERM)" in done.stderr
     results = read_results(out / "results.jsonl")
@@ -80,9 +80,9 @@ def test_sigterm_keeps_finished_targets_with_their_metrics_and_exits_143(tiny, t
 
 
 @pytest.mark.slow  # subprocesses stopped by a signal
-def test_ctrl_c_while_scoring_writes_each_record_once_and_exits_130(tiny, tmp_path):
+def test_ctrl_c_while_scoring_writes_each_record_once_and_exits_130(graded, tmp_path):
     out = tmp_path / "out"
-    done = quality(tiny, out, "comparisons=SIGINT", "scripted", "scripted:b")
+    done = quality(graded, out, "comparisons=SIGINT", "scripted", "scripted:b")
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr
     assert_each_record_once(out / "results.jsonl")
@@ -93,9 +93,9 @@ def test_ctrl_c_while_scoring_writes_each_record_once_and_exits_130(tiny, tmp_pa
 
 
 @pytest.mark.slow  # subprocesses stopped by a signal
-def test_a_signal_while_a_batch_is_written_is_held_until_the_batch_is_on_disk(tiny, tmp_path):
+def test_a_signal_while_a_batch_is_written_is_held_until_the_batch_is_on_disk(graded, tmp_path):
     out = tmp_path / "out"
-    done = quality(tiny, out, "run-file=SIGTERM", "scripted", "scripted:b")
+    done = quality(graded, out, "run-file=SIGTERM", "scripted", "scripted:b")
     assert done.returncode == 143, done.stderr
     results = read_results(out / "results.jsonl")
     # The signal came while the first target's run file was being written: its records still all landed.
@@ -106,16 +106,16 @@ def test_a_signal_while_a_batch_is_written_is_held_until_the_batch_is_on_disk(ti
 
 
 @pytest.mark.slow  # subprocesses stopped by a signal
-def test_two_ctrl_c_in_quick_succession_leave_no_half_report_and_report_rebuilds_it(tiny, tmp_path):
+def test_two_ctrl_c_in_quick_succession_leave_no_half_report_and_report_rebuilds_it(graded, tmp_path):
     out = tmp_path / "out"
-    first = quality(tiny, out, "", "scripted")
+    first = quality(graded, out, "", "scripted")
     assert first.returncode == 0, first.stderr
     # An earlier run's report must not survive beside the new results.
     done = ragbench(
         "search=SIGINT,report=SIGINT",
         "quality",
         "--dataset",
-        str(tiny),
+        str(graded),
         "--out",
         str(out),
         "--overwrite",
@@ -138,25 +138,25 @@ def test_two_ctrl_c_in_quick_succession_leave_no_half_report_and_report_rebuilds
 
 
 @pytest.mark.slow  # subprocesses stopped by a signal
-def test_ctrl_c_while_the_report_is_written_after_a_complete_run(tiny, tmp_path):
+def test_ctrl_c_while_the_report_is_written_after_a_complete_run(graded, tmp_path):
     out = tmp_path / "out"
-    done = quality(tiny, out, "report=SIGINT", "scripted", "scripted:b")
+    done = quality(graded, out, "report=SIGINT", "scripted", "scripted:b")
     assert done.returncode == 130, done.stderr
     assert read_results(out / "results.jsonl").end.status == "complete"  # true: every target finished and was scored
     assert not (out / "report.html").exists() and "ragbench report" in done.stderr
 
 
 @pytest.mark.slow  # subprocesses stopped by a signal
-def test_ctrl_c_at_exit_is_not_exit_0(tiny, tmp_path):
-    done = quality(tiny, tmp_path / "out", "exit=SIGINT", "scripted")
+def test_ctrl_c_at_exit_is_not_exit_0(graded, tmp_path):
+    done = quality(graded, tmp_path / "out", "exit=SIGINT", "scripted")
     assert done.returncode == 130, done.stderr
 
 
 @pytest.fixture(scope="module")
-def complete_run(tiny, tmp_path_factory) -> Path:
+def complete_run(graded, tmp_path_factory) -> Path:
     """A complete run of `scripted` and `scripted:b`, made once: each test cuts or repeats records in its own copy."""
     out = tmp_path_factory.mktemp("complete") / "out"
-    done = quality(tiny, out, "", "scripted", "scripted:b")
+    done = quality(graded, out, "", "scripted", "scripted:b")
     assert done.returncode == 0, done.stderr
     return out
 

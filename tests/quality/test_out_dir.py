@@ -7,18 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench.results.store import read_results
-from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    return write_beir(
-        tmp_path_factory.mktemp("tiny"),
-        {f"d{i}": f"text number {i}" for i in range(6)},
-        {f"q{i}": f"number {i}" for i in range(3)},
-        [(f"q{i}", f"d{i}", 1) for i in range(3)],
-    )
 
 
 def quality(tiny: Path, out: Path, *args: str) -> list[str]:

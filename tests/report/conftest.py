@@ -15,6 +15,8 @@ import pytest
 
 from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
+from tests.harness.beir import write_dataset
+from tests.harness.cli import exit_code
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
 from tests.harness.tei_fixture import start_fixture
 from tests.paths import REPO, scifact
@@ -43,33 +45,8 @@ class CommandOutputs:
         }
 
 
-def ragbench(*args: str) -> int:
-    """Run the `ragbench` CLI in this process (the model stays loaded); its exit code."""
-    from bench.cli import main
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sys, "argv", ["ragbench", *args])
-        try:
-            main()
-        except SystemExit as exc:
-            return int(exc.code or 0)
-    return 0
-
-
 def _small_beir(root: Path) -> Path:
-    ds = sample_dataset(load_dataset(scifact(), "train"), max_queries=30, max_docs=200, seed=3)
-    (root / "qrels").mkdir(parents=True)
-    (root / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": d.doc_id, "title": d.title, "text": d.text}) + "\n" for d in ds.corpus.values())
-    )
-    (root / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in ds.queries.items())
-    )
-    (root / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\n"
-        + "".join(f"{q}\t{d}\t{r}\n" for q, docs in ds.qrels.items() for d, r in docs.items())
-    )
-    return root
+    return write_dataset(root, sample_dataset(load_dataset(scifact(), "train"), max_queries=30, max_docs=200, seed=3))
 
 
 def _texts(path: Path) -> Path:
@@ -90,10 +67,14 @@ def command_outputs(tmp_path_factory, minilm_backend) -> CommandOutputs:
             *(root / name for name in ("quality", "quality_b", "identity", "doctor", "load", "ceiling")), root=root
         )
         assert (
-            ragbench("quality", "--dataset", str(data), "-t", "bm25", "-t", "dense", "--out", str(outputs.quality)) == 0
+            exit_code(
+                patch, "quality", "--dataset", str(data), "-t", "bm25", "-t", "dense", "--out", str(outputs.quality)
+            )
+            == 0
         )
         assert (
-            ragbench(
+            exit_code(
+                patch,
                 "quality",
                 "--dataset",
                 str(data),
@@ -113,7 +94,8 @@ def command_outputs(tmp_path_factory, minilm_backend) -> CommandOutputs:
         )
         reranker = start_fixture(minilm_backend, model_kind="reranker")
         try:
-            code = ragbench(
+            code = exit_code(
+                patch,
                 "identity",
                 "-e",
                 "ref=reference",
@@ -129,8 +111,8 @@ def command_outputs(tmp_path_factory, minilm_backend) -> CommandOutputs:
                 str(outputs.identity),
             )
             assert code == 1  # srv strips line breaks: that pair fails, by design
-            code = ragbench(
-                "doctor", "--tei", server.url, "--openwebui", "http://127.0.0.1:9", "--out", str(outputs.doctor)
+            code = exit_code(
+                patch, "doctor", "--tei", server.url, "--openwebui", "http://127.0.0.1:9", "--out", str(outputs.doctor)
             )
             assert code == 1  # Open WebUI is not there and has no key: findings both ok and bad
         finally:
@@ -145,7 +127,8 @@ def command_outputs(tmp_path_factory, minilm_backend) -> CommandOutputs:
         try:
             wait_healthy(load_server, f"http://127.0.0.1:{port}/metrics", deadline_s=30)
             assert (
-                ragbench(
+                exit_code(
+                    patch,
                     "load",
                     "-e",
                     f"t=tei@http://127.0.0.1:{port}",
@@ -165,7 +148,9 @@ def command_outputs(tmp_path_factory, minilm_backend) -> CommandOutputs:
         finally:
             stop_process(load_server)
         assert (
-            ragbench("ceiling", "--batch", "1,4", "--lengths", "16", "--seconds", "0.3", "--out", str(outputs.ceiling))
+            exit_code(
+                patch, "ceiling", "--batch", "1,4", "--lengths", "16", "--seconds", "0.3", "--out", str(outputs.ceiling)
+            )
             == 0
         )
     return outputs

@@ -13,30 +13,24 @@ from bench.report.quality_frontier import (
 )
 from bench.report.quality_html import render_html
 from bench.report.quality_markdown import render_markdown
-from bench.results.schema import EndRecord, RunHeader, TargetRecord
 from bench.results.store import read_results
 from bench.results.writer import ResultsWriter
 from bench.targets.registry import parse_target_spec
+from tests.harness.records import end_record, run_header, target_record
 
 QIDS = [f"q{i}" for i in range(60)]
 
 
 def target(text, p99=None, search_s=1.2, status="ok", **fields):
     spec = parse_target_spec(text)
-    return TargetRecord(
-        name=spec.name,
+    return target_record(
+        spec.name,
         spec=spec.public_text,
         status=status,
-        config={},
         index_seconds=1.0,
         search_seconds=search_s,
         queries=len(QIDS),
-        errors=0,
-        empty=0,
         latency_ms={} if p99 is None else {"p50": p99 / 2, "p99": p99},
-        cost={},
-        warnings={},
-        scores_replaced=False,
         run_file="runs/x.trec",
         **fields,
     )
@@ -52,10 +46,7 @@ def results_file(tmp_path, targets, means, hourly_usd=None):
         per_query = {"ndcg_cut_10": dict(zip(QIDS, values.tolist()))}
         metrics += metric_records(t.name, per_query, {"ndcg_cut_10": "nDCG@10"}, {}, 0)
     writer = ResultsWriter(tmp_path / "results.jsonl")
-    header = RunHeader(
-        command="quality",
-        created="2026-01-01T00:00:00+00:00",
-        ragbench_version="test",
+    header = run_header(
         dataset={"name": "synthetic", "fingerprint": "f", "documents": 10, "queries": len(QIDS), "format": "beir"},
         measures=["ndcg_cut_10"],
         measure_labels={"ndcg_cut_10": "nDCG@10"},
@@ -65,7 +56,7 @@ def results_file(tmp_path, targets, means, hourly_usd=None):
         hourly_usd=hourly_usd,
     )
     writer.write(header, *targets, *metrics, *comparisons(metrics, ["ndcg_cut_10"], 0))
-    writer.write(EndRecord(status="complete", finished="2026-01-01T00:00:01+00:00"))
+    writer.write(end_record())
     writer.close()
     return read_results(tmp_path / "results.jsonl")
 

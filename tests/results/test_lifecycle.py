@@ -15,10 +15,11 @@ import pytest
 from bench.core.errors import UserError
 from bench.core.interrupt import Interrupted
 from bench.results.lifecycle import Output, open_run
-from bench.results.schema import DoctorFinding, RunHeader
+from bench.results.schema import DoctorFinding
 from bench.results.store import read_results
 from tests.harness.beir import write_beir
 from tests.harness.cli import run_cli
+from tests.harness.records import run_header
 
 ROOT = Path(__file__).resolve().parents[2]
 EARLIER = "holds an earlier run (results.jsonl); give --overwrite to replace it, or another --out"
@@ -169,10 +170,6 @@ def test_a_suite_passes_overwrite_to_every_step_and_identity_refuses_like_qualit
 # --- the lifecycle itself, without a command ---------------------------------------------------------------
 
 
-def header(targets: tuple[str, ...] = ("a",), seed: int = 0) -> RunHeader:
-    return RunHeader(command="quality", created="now", ragbench_version="0", targets=list(targets), seed=seed)
-
-
 @pytest.mark.parametrize(
     "stop, status, error",
     [
@@ -190,7 +187,7 @@ def test_one_end_record_for_each_way_a_run_ends_and_the_report_of_what_finished(
         tmp_path, report=lambda r: reported.append(r.path) or r.path, show=lambda r: shown.append(len(r.of("note")))
     )
     try:
-        with open_run(output, header()):
+        with open_run(output, run_header(targets=["a"])):
             if stop is not None:
                 raise stop
     except BaseException as exc:
@@ -204,7 +201,7 @@ def test_closing_records_come_with_the_end_record_and_not_after_a_stop(tmp_path)
     """Quality's comparisons are written with the `end` record; a user who stopped the run does not wait for them."""
     for stop, folder in ((None, "done"), (Interrupted(signal.SIGINT), "stopped")):
         try:
-            with open_run(Output(tmp_path / folder), header()) as run:
+            with open_run(Output(tmp_path / folder), run_header(targets=["a"])) as run:
                 run.closing = lambda status: [DoctorFinding(hop="tei", ok=True, message=status)]
                 if stop is not None:
                     raise stop
@@ -218,26 +215,26 @@ def test_resume_is_refused_in_one_line_unless_there_is_a_matching_interrupted_ru
     keep_all = lambda previous: [r for kind in previous.records.values() for r in kind]  # noqa: E731
     with (
         pytest.raises(UserError, match=r"no results.jsonl there to continue"),
-        open_run(Output(tmp_path / "none", resume=True), header(), keep_all),
+        open_run(Output(tmp_path / "none", resume=True), run_header(targets=["a"]), keep_all),
     ):
         pass
-    with pytest.raises(KeyboardInterrupt), open_run(Output(tmp_path), header()) as run:
+    with pytest.raises(KeyboardInterrupt), open_run(Output(tmp_path), run_header(targets=["a"])) as run:
         run.write(DoctorFinding(hop="tei", ok=True, message="fine"))  # kept by `keep_all` below
         raise KeyboardInterrupt
     with (
         pytest.raises(UserError, match=r"--seed differ from the interrupted run's \(0 there, 1 now\)"),
-        open_run(Output(tmp_path, resume=True), header(seed=1), keep_all),
+        open_run(Output(tmp_path, resume=True), run_header(targets=["a"], seed=1), keep_all),
     ):
         pass
     with (
         pytest.raises(UserError, match="load cannot continue a run"),
-        open_run(Output(tmp_path, resume=True), RunHeader(command="load", created="", ragbench_version="")),
+        open_run(Output(tmp_path, resume=True), run_header("load")),
     ):
         pass
-    with open_run(Output(tmp_path, resume=True), header(), keep_all) as run:
+    with open_run(Output(tmp_path, resume=True), run_header(targets=["a"]), keep_all) as run:
         assert run.resumed and len(run.kept) == 1
     with (
         pytest.raises(UserError, match="that run is complete; nothing to continue"),
-        open_run(Output(tmp_path, resume=True), header(), keep_all),
+        open_run(Output(tmp_path, resume=True), run_header(targets=["a"]), keep_all),
     ):
         pass

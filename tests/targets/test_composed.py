@@ -18,20 +18,10 @@ from bench.endpoints.base import Scores
 from bench.results.store import read_results
 from bench.targets.base import Hit, QueryResult, TargetFailed, compose, no_progress
 from bench.targets.rerank_stage import RerankStage
-from tests.harness.beir import write_beir
+from tests.harness.beir import FRUIT_CORPUS, FRUIT_QUERIES
 from tests.harness.cli import run_cli
 from tests.harness.stubs import DROP, JsonStub, RawBody
 
-CORPUS = {
-    "d1": "apple banana cherry",
-    "d2": "apple banana",
-    "d3": "apple",
-    "d4": "banana cherry date",
-    "d5": "cherry date elder",
-    "d6": "elder fig grape",
-}
-QUERIES = {"q1": "apple banana", "q2": "cherry date", "q3": "elder fig", "q4": "apple cherry"}
-QRELS = [("q1", "d1", 1), ("q2", "d4", 1), ("q3", "d6", 1), ("q4", "d1", 1)]
 WORDS = ["apple", "banana", "cherry", "date", "elder", "fig", "grape"]
 # Every composition of a dense part served by `emb`; each fails every query when its dense part does.
 COMPOSED = [
@@ -41,12 +31,6 @@ COMPOSED = [
     "hybrid+rerank?embedder=emb&reranker=rr",
 ]
 HTML = RawBody("text/html", b"<!doctype html><html><body><h1>Welcome</h1></body></html>")
-
-
-@pytest.fixture
-def tiny(tmp_path, monkeypatch):
-    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
-    return write_beir(tmp_path / "tiny", CORPUS, QUERIES, QRELS)
 
 
 def _vector(text: str) -> list[float]:
@@ -60,7 +44,7 @@ def _embedder(fault: str, hold: threading.Event) -> JsonStub:
     def embed(raw: bytes):
         inputs = json.loads(raw)["inputs"]
         vectors = [_vector(text) for text in inputs]
-        if not (len(inputs) == 1 and inputs[0] in QUERIES.values()):
+        if not (len(inputs) == 1 and inputs[0] in FRUIT_QUERIES.values()):
             return 200, vectors
         if fault == "hung":
             hold.wait(30)  # bounded: the test releases it when done
@@ -102,8 +86,8 @@ def _error_lines(err: str) -> list[str]:
     return [line[len(prefix) :] for line in err.splitlines() if line.startswith(prefix)]
 
 
-def _quality(tiny, out, endpoints: list[str], targets: list[str], monkeypatch, capsys):
-    args = ["quality", "--dataset", str(tiny), "--out", str(out), "-m", "nDCG@10"]
+def _quality(fruit, out, endpoints: list[str], targets: list[str], monkeypatch, capsys):
+    args = ["quality", "--dataset", str(fruit), "--out", str(out), "-m", "nDCG@10"]
     for endpoint in endpoints:
         args += ["-e", endpoint]
     for target in targets:
@@ -112,12 +96,12 @@ def _quality(tiny, out, endpoints: list[str], targets: list[str], monkeypatch, c
 
 
 @pytest.mark.parametrize("fault", ["500", "nan", "dimension", "html"])
-def test_a_query_a_part_failed_is_that_querys_error_in_every_composition(tiny, tmp_path, monkeypatch, capsys, fault):
+def test_a_query_a_part_failed_is_that_querys_error_in_every_composition(fruit, tmp_path, monkeypatch, capsys, fault):
     hold = threading.Event()
     embed, rerank = _embedder(fault, hold), _reranker()
     out = tmp_path / "out"
     endpoints = [f"emb=tei@{embed.url}", f"rr=cohere@{rerank.url}"]
-    code, _, err = _quality(tiny, out, endpoints, ["dense?embedder=emb", "bm25", *COMPOSED], monkeypatch, capsys)
+    code, _, err = _quality(fruit, out, endpoints, ["dense?embedder=emb", "bm25", *COMPOSED], monkeypatch, capsys)
     embed.stop()
     rerank.stop()
     results = read_results(out / "results.jsonl")
@@ -146,7 +130,7 @@ def short_timeout(monkeypatch):
 
 
 def test_a_part_that_stops_answering_ends_every_composition_at_its_first_query(
-    tiny, tmp_path, monkeypatch, capsys, short_timeout
+    fruit, tmp_path, monkeypatch, capsys, short_timeout
 ):
     hold = threading.Event()
     embed, rerank, silent = _embedder("hung", hold), _reranker(), _reranker(hold)
@@ -154,7 +138,7 @@ def test_a_part_that_stops_answering_ends_every_composition_at_its_first_query(
     endpoints = [f"emb=tei@{embed.url}", f"rr=cohere@{rerank.url}", f"gone=cohere@{silent.url}"]
     targets = ["dense?embedder=emb", *COMPOSED, "bm25+rerank?reranker=gone", "bm25"]
     try:
-        code, _, err = _quality(tiny, out, endpoints, targets, monkeypatch, capsys)
+        code, _, err = _quality(fruit, out, endpoints, targets, monkeypatch, capsys)
     finally:
         hold.set()
         for server in (embed, rerank, silent):
@@ -166,7 +150,7 @@ def test_a_part_that_stops_answering_ends_every_composition_at_its_first_query(
         assert "no complete answer to POST " in (target.error or "") and target.queries == 0, target.error
     # Each target sent its first query and no other: none waited out a timeout per query.
     asked = [json.loads(raw)["inputs"][0] for _, path, _, raw in embed.requests if path == "/embed"]
-    assert [text for text in asked if text in QUERIES.values()] == [QUERIES["q1"]] * (len(COMPOSED) + 1)
+    assert [text for text in asked if text in FRUIT_QUERIES.values()] == [FRUIT_QUERIES["q1"]] * (len(COMPOSED) + 1)
     assert len([path for _, path, _, _ in silent.requests]) == 1
 
 
@@ -231,14 +215,15 @@ class _Reverser:
 def _stage(first: _FirstStage, reranker: _Reverser) -> RerankStage:
     stage = RerankStage(first, reranker, depth=10, name="first+rerank", per_query=False)
     stage.prepare(
-        Dataset("t", {d: Document(d, "", d) for d in CORPUS}, QUERIES, {}, source="memory", format="jsonl"), no_progress
+        Dataset("t", {d: Document(d, "", d) for d in FRUIT_CORPUS}, FRUIT_QUERIES, {}, source="memory", format="jsonl"),
+        no_progress,
     )
     return stage
 
 
 def test_queries_a_first_stage_finished_before_it_ended_are_reranked_never_kept_in_its_order():
     with pytest.raises(TargetFailed) as ended:
-        _stage(_FirstStage(ends_after=2), _Reverser()).search(QUERIES, 10, no_progress)
+        _stage(_FirstStage(ends_after=2), _Reverser()).search(FRUIT_QUERIES, 10, no_progress)
     assert str(ended.value) == "first: gone"
     assert [(r.qid, [h.doc_id for h in r.hits]) for r in ended.value.finished] == [
         ("q1", ["d3", "d2", "d1"]),
@@ -248,6 +233,6 @@ def test_queries_a_first_stage_finished_before_it_ended_are_reranked_never_kept_
 
 def test_a_reranker_that_stops_answering_ends_the_target_keeping_what_it_reranked():
     with pytest.raises(TargetFailed, match="no answer to POST /rerank") as ended:
-        _stage(_FirstStage(), _Reverser(answers=3)).search(QUERIES, 10, no_progress)
+        _stage(_FirstStage(), _Reverser(answers=3)).search(FRUIT_QUERIES, 10, no_progress)
     assert [r.qid for r in ended.value.finished] == ["q1", "q2", "q3"]
     assert all(not r.error and r.hits[0].doc_id == "d3" for r in ended.value.finished)

@@ -19,28 +19,11 @@ from bench.endpoints import HttpStatusError, cache, open_endpoint, parse_endpoin
 from bench.endpoints.client import RETRIES, retry_wait
 from bench.results.store import read_results
 from bench.targets.encoder import Encoder, recheck_sample
-from tests.harness.beir import write_beir
+from tests.harness.beir import FRUIT_CORPUS, write_beir
 from tests.harness.cli import run_cli
 from tests.harness.stubs import JsonStub, RawBody
 from tests.load.conftest import load_server  # noqa: F401 (the fixture, reused)
 from tests.paths import scifact
-
-CORPUS = {
-    "d1": "apple banana cherry",
-    "d2": "apple banana",
-    "d3": "apple",
-    "d4": "banana cherry date",
-    "d5": "cherry date elder",
-    "d6": "elder fig grape",
-}
-QUERIES = {"q1": "apple banana", "q2": "cherry date", "q3": "elder fig", "q4": "apple cherry"}
-QRELS = [("q1", "d1", 1), ("q2", "d4", 1), ("q3", "d6", 1), ("q4", "d1", 1)]
-
-
-@pytest.fixture
-def tiny(tmp_path, monkeypatch):
-    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
-    return write_beir(tmp_path / "tiny", CORPUS, QUERIES, QRELS)
 
 
 def _error_lines(err: str) -> list[str]:
@@ -68,8 +51,16 @@ def _cohere(failing: dict[str, object] | None = None):
     return route
 
 
-def test_unknown_or_wrong_kind_endpoint_is_one_line_exit_2(tiny, monkeypatch, capsys):
-    base = ["quality", "--dataset", str(tiny), "-e", "emb=tei@http://127.0.0.1:9", "-e", "rr=cohere@http://127.0.0.1:9"]
+def test_unknown_or_wrong_kind_endpoint_is_one_line_exit_2(fruit, monkeypatch, capsys):
+    base = [
+        "quality",
+        "--dataset",
+        str(fruit),
+        "-e",
+        "emb=tei@http://127.0.0.1:9",
+        "-e",
+        "rr=cohere@http://127.0.0.1:9",
+    ]
     for target, said in (
         ("dense?embedder=nope", "embedder=nope is not an endpoint given with -e (given: emb, rr)"),
         ("dense?embedder=rr", "embedder=rr is a cohere endpoint; embedder takes a embedding"),
@@ -77,12 +68,12 @@ def test_unknown_or_wrong_kind_endpoint_is_one_line_exit_2(tiny, monkeypatch, ca
         ("bm25?reranker=rr", "reranker= needs a '+rerank' target"),
         ("dense?embedder=emb&model=x", "give embedder= (an endpoint) or model="),
     ):
-        code, _, err = run_cli([*base, "-t", target, "--out", str(tiny.parent / "out")], monkeypatch, capsys)
+        code, _, err = run_cli([*base, "-t", target, "--out", str(fruit.parent / "out")], monkeypatch, capsys)
         assert code == 2 and said in err and err.count("\n") == 1 and err.startswith("ragbench: error:"), err
-        assert not (tiny.parent / "out").exists()
+        assert not (fruit.parent / "out").exists()
 
 
-def test_failed_reranks_are_errors_of_their_queries_never_first_stage_order(tiny, tmp_path, monkeypatch, capsys):
+def test_failed_reranks_are_errors_of_their_queries_never_first_stage_order(fruit, tmp_path, monkeypatch, capsys):
     html = RawBody("text/html", b"<html><body>Bad gateway</body></html>")
     failing = {
         "apple banana": (422, {"detail": "too long"}),
@@ -91,7 +82,7 @@ def test_failed_reranks_are_errors_of_their_queries_never_first_stage_order(tiny
     }
     stub = JsonStub({("POST", "/rerank"): _cohere(failing)})
     out = tmp_path / "out"
-    args = ["quality", "--dataset", str(tiny), "-e", f"rr=cohere@{stub.url}", "-t", "bm25+rerank?reranker=rr"]
+    args = ["quality", "--dataset", str(fruit), "-e", f"rr=cohere@{stub.url}", "-t", "bm25+rerank?reranker=rr"]
     code, _, err = run_cli([*args, "--out", str(out), "-m", "nDCG@10"], monkeypatch, capsys)
     stub.stop()
     assert code == 3 and _error_lines(err) == ["target bm25?reranker=rr+rerank: 3 of 4 queries failed"], err
@@ -107,16 +98,16 @@ def test_failed_reranks_are_errors_of_their_queries_never_first_stage_order(tiny
     [run_path] = (out / "runs").glob("*.trec")
     run = run_path.read_text().split("\n")
     ranked = [line.split()[2] for line in run if line.startswith("q4 ")]
-    assert ranked == sorted(ranked, key=lambda d: -_score(CORPUS[d]))
+    assert ranked == sorted(ranked, key=lambda d: -_score(FRUIT_CORPUS[d]))
     assert results.end is not None and results.end.status == "complete"
     assert set(by_qid["q4"].parts_ms) == {"search_ms", "rerank_ms"} and by_qid["q4"].latency_ms > 0
     [target] = results.targets
     assert set(target.latency_parts_ms) == {"search_ms", "rerank_ms"} and target.latency_ms["p50"] > 0
 
 
-def test_dense_through_an_endpoint_records_ingest_and_per_query_costs(tiny, tmp_path, monkeypatch, capsys):
+def test_dense_through_an_endpoint_records_ingest_and_per_query_costs(fruit, tmp_path, monkeypatch, capsys):
     stub = _tei_stub(limit=4)
-    args = ["quality", "--dataset", str(tiny), "-e", f"emb=tei@{stub.url}?batch=4", "-t", "dense?embedder=emb"]
+    args = ["quality", "--dataset", str(fruit), "-e", f"emb=tei@{stub.url}?batch=4", "-t", "dense?embedder=emb"]
     blocks = []
     for run in ("first", "again"):
         code, _, err = run_cli([*args, "--out", str(tmp_path / run), "-m", "nDCG@10"], monkeypatch, capsys)
@@ -301,11 +292,12 @@ def test_recheck_sample_takes_the_longest_texts_and_others_by_hash():
     assert any(len(texts[i].split()) < 17 for i in sample[4:])  # not only the longest
 
 
-def test_a_server_that_changes_what_it_serves_never_gets_its_old_vectors(tei_fixture, tmp_path, monkeypatch, capsys):
+def test_a_server_that_changes_what_it_serves_never_gets_its_old_vectors(
+    tei_fixture, tmp_path, cache_dir, monkeypatch, capsys
+):
     """Issue 23's probe: the same URL and model name, the server now truncating at 64 tokens (or no longer
     normalising). Its corpus vectors are never the cached ones: nDCG is the --no-cache run's; an unchanged
     server still takes them all from the cache. (A 128-token limit and 80 abstracts keep it short on a CPU.)"""
-    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
     server = tei_fixture(max_input_length=128)
     base = ["quality", "--dataset", str(scifact()), "--max-docs", "80", "--max-queries", "20", "--seed", "1"]
     base += ["-e", f"emb=tei@{server.url}?batch=16&concurrency=1", "-t", "dense?embedder=emb", "-m", "nDCG@10"]
@@ -358,7 +350,7 @@ def _kill_after(url: str, proc, requests: int) -> None:
 
 
 def test_server_killed_mid_ingest_keeps_finished_work_and_ends_true(
-    tiny,
+    fruit,
     tmp_path,
     monkeypatch,
     capsys,
@@ -388,16 +380,16 @@ def test_server_killed_mid_ingest_keeps_finished_work_and_ends_true(
     assert 0 < kept < 121  # the probe and the batches that finished before the kill
 
 
-def test_suite_quality_entries_take_endpoints_checked_like_the_command_line(tiny, tmp_path):
+def test_suite_quality_entries_take_endpoints_checked_like_the_command_line(fruit, tmp_path):
     from bench.cli.suite import load_suite
     from bench.core.errors import InputError
 
     def suite(targets: str, entry: str = "") -> Path:
         path = tmp_path / "suite.toml"
         path.write_text(
-            f'[datasets.tiny]\npath = "{tiny}"\n'
+            f'[datasets.fruit]\npath = "{fruit}"\n'
             '[endpoints]\nemb = "tei@http://127.0.0.1:9"\nrr = "cohere@http://127.0.0.1:9"\n'
-            f'[targets]\n{targets}\n[[quality]]\ndataset = "tiny"\n{entry}'
+            f'[targets]\n{targets}\n[[quality]]\ndataset = "fruit"\n{entry}'
         )
         return path
 
@@ -411,9 +403,9 @@ def test_suite_quality_entries_take_endpoints_checked_like_the_command_line(tiny
         load_suite(suite('served = "dense?embedder=emb"', 'endpoints = ["rr"]'))
 
 
-def test_hybrid_with_both_endpoints_measures_every_part_of_each_query(tiny, tmp_path, monkeypatch, capsys):
+def test_hybrid_with_both_endpoints_measures_every_part_of_each_query(fruit, tmp_path, monkeypatch, capsys):
     embed, rerank = _tei_stub(limit=8), JsonStub({("POST", "/rerank"): _cohere()})
-    args = ["quality", "--dataset", str(tiny), "-e", f"emb=tei@{embed.url}", "-e", f"rr=cohere@{rerank.url}?batch=2"]
+    args = ["quality", "--dataset", str(fruit), "-e", f"emb=tei@{embed.url}", "-e", f"rr=cohere@{rerank.url}?batch=2"]
     args += ["-t", "both=hybrid+rerank?embedder=emb&reranker=rr", "--out", str(tmp_path / "out"), "-m", "nDCG@10"]
     code, _, err = run_cli(args, monkeypatch, capsys)
     embed.stop()
@@ -447,14 +439,14 @@ def test_ingest_counts_texts_over_the_models_input_limit_where_the_server_tells_
     assert (block["over_limit"], block["over_limit_by"]) == (None, "not counted: TEI /info gives no max_input_length")
 
 
-def test_a_shared_embedder_is_credited_to_every_target_that_read_its_vectors(tiny, tmp_path, monkeypatch, capsys):
+def test_a_shared_embedder_is_credited_to_every_target_that_read_its_vectors(fruit, tmp_path, monkeypatch, capsys):
     """Two targets over one embedder in one run: the second reads the corpus from the cache the first filled, and
     its ingest carries the first's measured cost (`shared with dense`) instead of '–'; a later run's cache hits
     are said to come from an earlier run."""
     from bench.report.quality_frontier import frontier_rows
 
     stub = _tei_stub(limit=4)
-    args = ["quality", "--dataset", str(tiny), "-e", f"emb=tei@{stub.url}?batch=4", "-m", "nDCG@10"]
+    args = ["quality", "--dataset", str(fruit), "-e", f"emb=tei@{stub.url}?batch=4", "-m", "nDCG@10"]
     args += ["-t", "dense=dense?embedder=emb", "-t", "hybrid=hybrid?embedder=emb", "--hourly-usd", "3.6"]
     runs = {}
     for run in ("first", "again"):

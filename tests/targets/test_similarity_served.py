@@ -27,8 +27,9 @@ def _run_scores(path) -> dict[tuple[str, str], float]:
     return {(row[0], row[2]): float(row[4]) for row in rows}
 
 
-def test_cosine_over_an_unnormalising_server_equals_the_normalising_one(tmp_path, monkeypatch, capsys, tei_fixture):
-    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
+def test_cosine_over_an_unnormalising_server_equals_the_normalising_one(
+    tmp_path, cache_dir, monkeypatch, capsys, tei_fixture
+):
     dataset = write_beir(tmp_path / "d", CORPUS, QUERIES, QRELS)
     normal, raw = tei_fixture(), tei_fixture(faults=("unnormalised",))
     out = tmp_path / "out"

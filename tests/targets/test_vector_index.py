@@ -17,11 +17,7 @@ from bench.targets.encoder import Encoder
 from bench.targets.local import HybridEngine
 from bench.targets.vector_index import VectorIndex
 
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+pytestmark = pytest.mark.usefixtures("cache_dir")
 
 
 def corpus_with_ties(seed=0, n=3000, dim=16, integers=False):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from bench.datasets import load_dataset
@@ -58,23 +56,6 @@ def tiny_dataset(
 ) -> Dataset:
     corpus = {doc_id: Document(doc_id, "", text) for doc_id, text in texts.items()}
     return Dataset(name=name, corpus=corpus, queries=queries, qrels=qrels, source="test", format="beir")
-
-
-def write_beir(folder: Path, dataset: Dataset) -> Path:
-    """The dataset in BEIR layout on disk, for CLI runs."""
-    (folder / "qrels").mkdir(parents=True, exist_ok=True)
-    with (folder / "corpus.jsonl").open("w") as fh:
-        for doc in dataset.corpus.values():
-            fh.write(json.dumps({"_id": doc.doc_id, "title": doc.title, "text": doc.text}) + "\n")
-    with (folder / "queries.jsonl").open("w") as fh:
-        for qid, text in dataset.queries.items():
-            fh.write(json.dumps({"_id": qid, "text": text}) + "\n")
-    with (folder / "qrels" / "test.tsv").open("w") as fh:
-        fh.write("query-id\tcorpus-id\tscore\n")
-        for qid, docs in dataset.qrels.items():
-            for doc_id, grade in docs.items():
-                fh.write(f"{qid}\t{doc_id}\t{grade}\n")
-    return folder
 
 
 TINY = tiny_dataset(

@@ -4,20 +4,18 @@ holding server facts, latency and cost per target, and no key anywhere in the ou
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
-from remote_helpers import TINY, write_beir
+from remote_helpers import TINY
 
-from tests.paths import REPO
+from tests.harness.beir import write_dataset
+from tests.harness.cli import run_cli_process
 
 pytestmark = pytest.mark.integration
 
 
 def test_quality_compares_remote_targets_with_a_local_engine(tmp_path, openwebui_server, lightrag_server, meter_url):
-    data = write_beir(tmp_path / "data", TINY)
+    data = write_dataset(tmp_path / "data", TINY)
     out = tmp_path / "out"
     targets = [
         "bm25",
@@ -25,9 +23,6 @@ def test_quality_compares_remote_targets_with_a_local_engine(tmp_path, openwebui
         f"lightrag:mix@{lightrag_server.url}?meter={meter_url}",
     ]
     argv = [
-        sys.executable,
-        "-c",
-        "from bench.cli import main; main()",
         "quality",
         "--dataset",
         str(data),
@@ -42,8 +37,8 @@ def test_quality_compares_remote_targets_with_a_local_engine(tmp_path, openwebui
     ]
     for target in targets:
         argv += ["-t", target]
-    env = {**os.environ, "OPENWEBUI_API_KEY": openwebui_server.api_key, "LIGHTRAG_API_KEY": lightrag_server.api_key}
-    done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    env = {"OPENWEBUI_API_KEY": openwebui_server.api_key, "LIGHTRAG_API_KEY": lightrag_server.api_key}
+    done = run_cli_process(argv, env=env, timeout=600)
     assert done.returncode == 0, done.stderr
 
     text = (out / "results.jsonl").read_text()

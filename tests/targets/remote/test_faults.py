@@ -6,31 +6,28 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from remote_helpers import TINY, write_beir
+from remote_helpers import TINY
 
 from bench.core.errors import ServerError
 from bench.targets.registry import TargetOptions, build_target, parse_target_spec
+from tests.harness.beir import write_dataset
+from tests.harness.cli import run_cli_process
 from tests.harness.lightrag import Providers, start_lightrag
 from tests.harness.process import free_port, stop_process
-from tests.paths import REPO
 
 pytestmark = pytest.mark.integration
 
 
 def quality(tmp_path: Path, target: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess, Path]:
     """`ragbench quality` with a local engine first (its work must survive) and then `target`."""
-    data = write_beir(tmp_path / "data", TINY)
+    data = write_dataset(tmp_path / "data", TINY)
     out = tmp_path / "out"
     argv = [
-        sys.executable,
-        "-c",
-        "from bench.cli import main; main()",
         "quality",
         "--dataset",
         str(data),
@@ -47,7 +44,7 @@ def quality(tmp_path: Path, target: str, env: dict[str, str]) -> tuple[subproces
         "-m",
         "nDCG@10",
     ]
-    done = subprocess.run(argv, cwd=REPO, env={**os.environ, **env}, capture_output=True, text=True, timeout=300)
+    done = run_cli_process(argv, env=env, timeout=300)
     return done, out
 
 

@@ -11,11 +11,12 @@ import json
 from typing import Any
 
 import pytest
-from remote_helpers import TINY, tiny_dataset, write_beir
+from remote_helpers import TINY, tiny_dataset
 
 from bench.core.errors import ServerError
 from bench.targets.base import no_progress
 from bench.targets.registry import TargetOptions, build_target, parse_target_spec
+from tests.harness.beir import write_dataset
 from tests.harness.cli import run_cli
 from tests.harness.stubs import DROP, JsonStub, RawBody
 
@@ -182,7 +183,7 @@ def test_a_server_dying_mid_run_ends_that_target_as_failed_and_keeps_its_finishe
             [
                 "quality",
                 "--dataset",
-                str(write_beir(tmp_path / "data", data)),
+                str(write_dataset(tmp_path / "data", data)),
                 "-t",
                 f"lightrag:naive@{stub.url}",
                 "-t",

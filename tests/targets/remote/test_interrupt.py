@@ -9,17 +9,18 @@ import sys
 
 import httpx
 import pytest
-from remote_helpers import TINY, write_beir
+from remote_helpers import TINY
 
 from bench.results.store import read_results
 from bench.targets.openwebui_settings import SETTINGS
+from tests.harness.beir import write_dataset
 from tests.paths import REPO
 
 pytestmark = pytest.mark.integration
 
 
 def test_sigterm_mid_search_restores_open_webui_settings(tmp_path, openwebui_server):
-    data = write_beir(tmp_path / "data", TINY)
+    data = write_dataset(tmp_path / "data", TINY)
     out = tmp_path / "out"
     with httpx.Client(
         base_url=openwebui_server.url, headers={"Authorization": f"Bearer {openwebui_server.api_key}"}, timeout=60

@@ -154,3 +154,9 @@ def command_outputs(tmp_path_factory, minilm_backend) -> CommandOutputs:
             == 0
         )
     return outputs
+
+
+def ragbench_exit(*args: str) -> int:
+    """`ragbench ARGS` run in this process; the exit code a process would have (for module-level callers)."""
+    with pytest.MonkeyPatch.context() as patch:
+        return exit_code(patch, *args)

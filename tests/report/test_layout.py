@@ -24,7 +24,7 @@ from tests.harness.process import free_port, start_process, stop_process, wait_h
 from tests.paths import REPO
 from tests.quality.underload_fixture import UnderloadServer, ndcg_at_10, write_long_queries
 from tests.report.browser import Chromium, chromium_path
-from tests.report.conftest import LOAD_SERVER, ragbench
+from tests.report.conftest import LOAD_SERVER, ragbench_exit
 
 STORED = REPO / "tests" / "results" / "v2"
 SHOTS = Path("/tmp/reports-shots")  # kept after the run, to look at
@@ -60,7 +60,7 @@ def reports(tmp_path_factory) -> dict[str, Path]:
         wait_healthy(server_process, f"http://127.0.0.1:{port}/metrics", deadline_s=30)
         args = ["-e", f"t=tei@http://127.0.0.1:{port}", "--batch", "1,2", "--concurrency", "1,2", "--lengths", "8,16"]
         args += ["--repeat", "2", "--duration", "0.3s", "--warmup", "0s", "--texts", str(texts)]
-        assert ragbench("load", *args, "--out", str(root / "load")) == 0
+        assert ragbench_exit("load", *args, "--out", str(root / "load")) == 0
     finally:
         stop_process(server_process)
     pages["load"] = root / "load" / "report.html"

@@ -14,7 +14,7 @@ from bench.results.json_schema import schema_text
 from bench.results.schema import RECORD_TYPES
 from bench.results.store import read_results
 from tests.paths import REPO
-from tests.report.conftest import ragbench
+from tests.report.conftest import ragbench_exit
 
 COMMITTED = REPO / "docs" / "results.schema.json"
 # What each command's output must hold, so that validating it cannot pass on an empty file.
@@ -111,7 +111,10 @@ def test_identity_legacy_json_file_still_written(tmp_path):
         "".join(f"text {i} about {words[i % 10]} and {words[(i * 3) % 10]}\n" for i in range(40))
     )  # enough to judge
     out = tmp_path / "id.json"
-    assert ragbench("identity", "-e", "a=reference", "-e", "b=reference", "--texts", str(texts), "--out", str(out)) == 0
+    assert (
+        ragbench_exit("identity", "-e", "a=reference", "-e", "b=reference", "--texts", str(texts), "--out", str(out))
+        == 0
+    )
     document = json.loads(out.read_text())
     assert (document["schema"], document["version"], document["verdict"]) == ("ragbench.identity", 1, "pass")
     assert not (tmp_path / "results.jsonl").exists()
@@ -120,7 +123,7 @@ def test_identity_legacy_json_file_still_written(tmp_path):
 def test_report_of_a_folder_renders_every_kind(command_outputs, tmp_path, capsys):
     for folder in command_outputs.folders().values():
         (folder / "report.html").unlink()
-    assert ragbench("report", str(command_outputs.root)) == 0
+    assert ragbench_exit("report", str(command_outputs.root)) == 0
     printed = capsys.readouterr().out
     titles = {
         "quality": "ragbench quality report",
@@ -146,7 +149,7 @@ def test_version_1_file_still_loads_and_renders(command_outputs, tmp_path):
     path = tmp_path / "v1" / "results.jsonl"
     path.parent.mkdir()
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
-    assert ragbench("report", str(path)) == 0
+    assert ragbench_exit("report", str(path)) == 0
     assert read_results(path).header.version == 1
     assert "<h1>ragbench quality report</h1>" in (path.parent / "report.html").read_text()
 
@@ -169,11 +172,11 @@ def test_version_1_file_still_loads_and_renders(command_outputs, tmp_path):
 def test_report_of_an_unreadable_file_is_one_line_and_exit_2(content, message, tmp_path, capsys):
     path = tmp_path / "results.jsonl"
     path.write_text(content)
-    assert ragbench("report", str(tmp_path)) == 2
+    assert ragbench_exit("report", str(tmp_path)) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"ragbench: error: {path}:") and message in err and err.count("\n") == 1
 
 
 def test_report_of_an_empty_folder_is_one_line_and_exit_2(tmp_path, capsys):
-    assert ragbench("report", str(tmp_path)) == 2
+    assert ragbench_exit("report", str(tmp_path)) == 2
     assert capsys.readouterr().err == f"ragbench: error: {tmp_path}: no results.jsonl in this folder or below\n"

@@ -25,7 +25,8 @@ from bench.load.points import (
     texts_per_s,
 )
 from bench.report.labels import labels_sentence
-from bench.report.load import render, shown
+from bench.report.load import render
+from bench.report.load_plots import shown
 from bench.report.page import html_figure, html_table, md_figure, md_table
 from bench.report.plots import save_figure
 from bench.results.schema import EndStatus, LoadPointRecord, Loop, SizingRecord

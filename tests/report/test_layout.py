@@ -164,7 +164,7 @@ def test_a_failed_point_is_a_gap_not_a_zero(tmp_path, monkeypatch):
     """A failed point (nothing succeeded: texts/s 0) is drawn as a gap in the throughput line and the heatmap."""
     import json
 
-    from bench.report import load
+    from bench.report import load_plots as load
 
     lines = [json.loads(line) for line in (STORED / "size.jsonl").read_text().splitlines()]
     failed = next(r for r in lines if r.get("loop") == "closed")

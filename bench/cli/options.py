@@ -7,6 +7,7 @@ command, where it differs (`--out`) or is part of that command's contract. A com
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Annotated
 
@@ -37,5 +38,12 @@ Ray = Annotated[
 
 # every command that writes a results folder
 Out = Annotated[Path, typer.Option("--out", help="Output folder.")]
+
+
+def out_folder(default: Path) -> inspect.Parameter:
+    """`--out`, the folder a derived command writes (the command line's own option), with its default."""
+    return inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Out)
+
+
 Overwrite = Annotated[bool, typer_option(OVERWRITE)]
 Labels = Annotated[list[str] | None, typer_option(LABELS)]

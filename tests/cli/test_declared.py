@@ -1,4 +1,4 @@
-"""Each option of quality, identity, doctor and load is declared once, on its request's field: the command line's
+"""Each option of quality, identity, doctor, load and size is declared once, on its request's field: the command line's
 options and a suite entry's keys are that field, with its flag, bounds and type."""
 
 from __future__ import annotations
@@ -16,16 +16,18 @@ from bench.commands.identity import IdentityCommand
 from bench.commands.load import LoadRequest
 from bench.commands.options import declared_fields, flag_of
 from bench.commands.quality import QualityRequest
+from bench.commands.size import SizeRequest
 
 
 def _options(command: str) -> dict[str, list[str]]:
     """`ragbench COMMAND`'s options: parameter name -> its flags."""
     params = typer.main.get_command(app).commands[command].params  # type: ignore[attr-defined]
-    return {p.name: sorted(p.opts) for p in params if p.name != "help"}
+    return {p.name: sorted([*p.opts, *p.secondary_opts]) for p in params if p.name != "help"}
 
 
 def _declared(request: type) -> dict[str, list[str]]:
-    return {f.name: sorted(flag_of(f).names) for f in declared_fields(request)}  # type: ignore[union-attr]
+    flags = {f.name: flag_of(f).names for f in declared_fields(request)}  # type: ignore[union-attr]
+    return {name: sorted(n for both in names for n in both.split("/")) for name, names in flags.items()}  # --a/--no-a
 
 
 @pytest.mark.parametrize(
@@ -36,6 +38,7 @@ def _declared(request: type) -> dict[str, list[str]]:
         ("identity", IdentityCommand, {"labels"}),
         ("doctor", DoctorCommand, {"labels"}),
         ("load", LoadRequest, {"out", "labels"}),
+        ("size", SizeRequest, {"out", "labels"}),
     ],
 )
 def test_the_command_line_options_are_the_declared_fields(command, request_type, own):

@@ -1,4 +1,4 @@
-"""Each option of quality, identity, doctor, load and size is declared once, on its request's field: the command line's
+"""Each option of quality, identity, doctor, load, size and ceiling is declared once, on its request's field: the command line's
 options and a suite entry's keys are that field, with its flag, bounds and type."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import typer
 import bench.cli  # noqa: F401  (registers every command)
 from bench.cli.app import app
 from bench.cli.suite import IDENTITY_KEYS, LOAD_KEYS, QUALITY_KEYS
+from bench.commands.ceiling import CeilingRequest
 from bench.commands.doctor import DoctorCommand
 from bench.commands.identity import IdentityCommand
 from bench.commands.load import LoadRequest
@@ -39,6 +40,7 @@ def _declared(request: type) -> dict[str, list[str]]:
         ("doctor", DoctorCommand, {"labels"}),
         ("load", LoadRequest, {"out", "labels"}),
         ("size", SizeRequest, {"out", "labels"}),
+        ("ceiling", CeilingRequest, {"out", "labels"}),
     ],
 )
 def test_the_command_line_options_are_the_declared_fields(command, request_type, own):

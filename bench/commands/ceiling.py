@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.commands.options import OVERWRITE, Flag, option
 from bench.core import values as v
 from bench.core.errors import UserError
 from bench.results.lifecycle import Output
@@ -15,16 +16,37 @@ from bench.results.store import Results
 
 @dataclass
 class CeilingRequest:
+    """`ragbench ceiling`'s options, each declared once, here; `out` is the command line's --out."""
+
     out: Path
-    model: Path | None = None
-    device: str = "cpu"
-    dtype: str = "float32"
-    batch: str = "1,32,256"
-    lengths: str = "16,128,512"
-    peak_tflops: float | None = None
-    seconds: float = 2.0
-    overwrite: bool = False
-    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
+    model: Path | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--model",),
+                "Local sentence-transformers or CrossEncoder folder (default: the bundled all-MiniLM-L6-v2).",
+            )
+        ),
+    )
+    device: str = field(default="cpu", metadata=option(Flag(("--device",), "cpu | cuda")))
+    dtype: str = field(default="float32", metadata=option(Flag(("--dtype",), "float32 | float16 | bfloat16")))
+    batch: str = field(default="1,32,256", metadata=option(Flag(("--batch",), "Batch sizes, comma-separated.")))
+    lengths: str = field(
+        default="16,128,512",
+        metadata=option(Flag(("--lengths",), "Tokens per text (special tokens included), comma-separated.")),
+    )
+    peak_tflops: float | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--peak-tflops",),
+                "The device's peak TFLOP/s for this dtype (default: a table of known GPUs; CPU unknown).",
+            )
+        ),
+    )
+    seconds: float = field(default=2.0, metadata=option(Flag(("--seconds",), "Measured time per point.")))
+    overwrite: bool = field(default=False, metadata=option(OVERWRITE))
+    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE: the header's provenance
 
 
 def ceiling_command(request: CeilingRequest) -> list[CeilingPoint]:

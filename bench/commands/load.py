@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.commands.options import ARRIVAL_SEED, ENDPOINTS, OP, OVERWRITE, RAY, TEXTS, TIMEOUT, WORKERS, Flag, option
 from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError
 from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
@@ -42,31 +43,102 @@ if TYPE_CHECKING:
 
 @dataclass
 class LoadRequest:
-    endpoints: list[str]
+    """`ragbench load`'s options and a suite's [[load]] entry, each declared once, here; `out` is the command
+    line's --out or the suite's folder for the entry."""
+
+    endpoints: list[str] = field(metadata=option(ENDPOINTS))
     out: Path
-    op: str = ""
-    batch: str | None = None
-    concurrency: str | None = None
-    rate: str | None = None
-    arrival: str = "constant"
-    max_inflight: int | None = None
-    burst: int | None = None
-    duration: str | None = None
-    requests: int | None = None
-    warmup: str = "2s"
-    workers: int = 1
-    texts: Path | None = None
-    dataset: Path | None = None
-    lengths: str | None = None
-    documents: str | None = None
-    tokenizer: Path | None = None
-    timeout: str = "30s"
-    seed: int = 0
-    overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
-    ray: str | None = None  # run the workers as Ray actors on this cluster ("auto" or host:port)
-    max_error_rate: float = MAX_ERROR_RATE  # a point with more errors is marked (exit code 1)
-    repeat: int = 1  # each point measured N times, interleaved (bench/load/repeats.py)
-    requests_csv: Path | None = None  # one row per measured request written there (bench.load.requests_csv.RequestsCsv)
+    op: str = field(default="", metadata=option(OP))
+    batch: str | None = field(
+        default=None, metadata=option(Flag(("--batch",), "Texts per request, comma list (embed). Default 1."))
+    )
+    concurrency: str | None = field(
+        default=None,
+        metadata=option(
+            Flag(("--concurrency",), "Closed loop users (burst: in-flight cap, 0 = none), comma list. Default 1.")
+        ),
+    )
+    rate: str | None = field(
+        default=None, metadata=option(Flag(("--rate",), "Open loop instead: offered requests/s, comma list."))
+    )
+    arrival: str = field(
+        default="constant", metadata=option(Flag(("--arrival",), "Open-loop arrivals: constant, poisson or gamma:CV."))
+    )
+    max_inflight: int | None = field(
+        default=None,
+        metadata=option(
+            Flag(("--max-inflight",), "Open loop: at most N requests in flight; due ones wait in the client.")
+        ),
+    )
+    burst: int | None = field(
+        default=None,
+        metadata=option(
+            Flag(("--burst",), "Open WebUI ingestion: N texts as ceil(N/batch) requests at once, then drain.")
+        ),
+    )
+    duration: str | None = field(
+        default=None,
+        metadata=option(Flag(("--duration",), "Measured time per point, e.g. 30s, 500ms, 2m. Default 10s.")),
+    )
+    requests: int | None = field(
+        default=None, metadata=option(Flag(("--requests",), "Measured requests per point instead of --duration."))
+    )
+    warmup: str = field(
+        default="2s", metadata=option(Flag(("--warmup",), "Warm-up per point, excluded from every figure."))
+    )
+    workers: int = field(default=1, metadata=option(WORKERS))
+    texts: Path | None = field(default=None, metadata=option(TEXTS))
+    dataset: Path | None = field(
+        default=None,
+        metadata=option(
+            Flag(("--dataset",), "A dataset folder (corpus texts; queries for rerank). Default: builtin:numpy-docs.")
+        ),
+    )
+    lengths: str | None = field(
+        default=None,
+        metadata=option(Flag(("--lengths",), "Cut texts to N tokens (words without --tokenizer), comma list.")),
+    )
+    documents: str | None = field(
+        default=None, metadata=option(Flag(("--documents",), "Rerank: candidates per query, comma list. Default 10."))
+    )
+    tokenizer: Path | None = field(
+        default=None,
+        metadata=option(Flag(("--tokenizer",), "Model folder with tokenizer.json for token counts and --lengths.")),
+    )
+    timeout: str = field(default="30s", metadata=option(TIMEOUT))
+    seed: int = field(default=0, metadata=option(ARRIVAL_SEED))
+    overwrite: bool = field(default=False, metadata=option(OVERWRITE))
+    max_error_rate: float = field(
+        default=MAX_ERROR_RATE,
+        metadata=option(
+            Flag(
+                ("--max-error-rate",),
+                "A point whose (errors + unsent) / requests is above this is marked ERRORS and the command exits 1 "
+                "(a point with no success: exit 3).",
+            )
+        ),
+    )
+    repeat: int = field(
+        default=1,
+        metadata=option(
+            Flag(
+                ("--repeat",),
+                "Measure each point N times, interleaved (A, B, C, A, B, C, ...): one record per point with its "
+                "repeats and 95% bootstrap intervals, which compare gates on (docs/ci.md).",
+            )
+        ),
+    )  # bench/load/repeats.py
+    ray: str | None = field(default=None, metadata=option(RAY))
+    requests_csv: Path | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--requests-csv",),
+                "Also write one row per measured request to this CSV file: point, worker, intended / actual send "
+                "and end times, outcome, texts, tokens (docs/load.md).",
+            )
+        ),
+    )  # bench.load.requests_csv.RequestsCsv
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 

@@ -67,3 +67,16 @@ LABELS = Flag(
     "branch and ci_run come from GitHub Actions' or GitLab's variables unless given.",
     suite=False,
 )
+
+# Options load and size share: the client that sends the requests.
+OP = Flag(("--op",), "embed or rerank (default: from the endpoint kind).")
+WORKERS = Flag(("--workers",), "Client processes, one event loop each.")
+TIMEOUT = Flag(("--timeout",), "Per-request timeout.")
+ARRIVAL_SEED = Flag(("--seed",), "Seed for poisson/gamma arrivals.")
+# A suite's jobs run where the suite runs: not a suite key.
+RAY = Flag(
+    ("--ray",),
+    "Run the --workers as Ray actors on a cluster: auto, or the head's host:port (pip install 'ragbench[ray]'; "
+    "docs/sizing.md).",
+    suite=False,
+)

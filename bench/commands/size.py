@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.commands.load import pool_factory, raise_if_failed
+from bench.commands.options import ARRIVAL_SEED, ENDPOINTS, OP, OVERWRITE, RAY, TEXTS, TIMEOUT, WORKERS, Flag, option
 from bench.core import values as v
 from bench.core.errors import UserError
 from bench.endpoints.spec import parse_endpoint_spec
@@ -36,42 +37,145 @@ from bench.sizing.telemetry import gpu_telemetry
 
 @dataclass
 class SizeRequest:
-    endpoints: list[str]
-    slo_p99_ms: float | None  # `--slo-p99 MS`; None: `slo` gives the SLO
+    """`ragbench size`'s options, each declared once, here; `out` is the command line's --out."""
+
+    endpoints: list[str] = field(metadata=option(ENDPOINTS))
     out: Path
-    slo: str | None = None  # `--slo p95=800ms`: the SLO on any percentile
-    max_time: str | None = None  # `--max-time 240s`: the whole run's budget; None: no limit
-    target_texts_per_s: float | None = None
-    target_tokens_per_s: float | None = None
-    op: str = ""
-    lengths: str | None = "128"
-    batches: str = "1,8,32"
-    documents: str = "10,50"
-    max_concurrency: int = 32
-    max_error_rate: float = 0.001
-    target_rps: float | None = None
-    gpu_hourly_usd: float | None = None
-    ceiling: Path | None = None
-    arrival: str = "poisson"
-    duration: str = "3s"
-    warmup: str = "1s"
-    burst: int = 64
-    burst_batches: str = "1,8,32"
-    burst_concurrency: str = "1,4,0"
-    max_probes: int = 8
+    slo_p99_ms: float | None = field(
+        default=None,
+        metadata=option(
+            Flag(("--slo-p99",), "Latency SLO: p99 in milliseconds (scheduled, in the open loop); = --slo p99=MSms.")
+        ),
+    )
+    slo: str | None = field(
+        default=None,
+        metadata=option(Flag(("--slo",), "Latency SLO on any percentile: pNN=DURATION, e.g. p95=800ms or p99=2s.")),
+    )
+    max_time: str | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--max-time",),
+                "Budget for the whole run, e.g. 240s or 5m: probes fit in it; when it runs out the answer is the best "
+                "so far (a lower bound), exit 0.",
+            )
+        ),
+    )
+    op: str = field(default="", metadata=option(OP))
+    lengths: str | None = field(
+        default="128",
+        metadata=option(
+            Flag(("--lengths",), "Tokens per text (words without --tokenizer), comma list; each sized apart.")
+        ),
+    )
+    batches: str = field(
+        default="1,8,32", metadata=option(Flag(("--batch",), "Batch sizes of the closed-loop sweep (embed)."))
+    )
+    documents: str = field(
+        default="10,50",
+        metadata=option(Flag(("--documents",), "Candidates per query of the closed-loop sweep (rerank).")),
+    )
+    max_concurrency: int = field(
+        default=32, metadata=option(Flag(("--max-concurrency",), "Highest closed-loop concurrency tried."))
+    )
+    max_error_rate: float = field(
+        default=0.001,
+        metadata=option(Flag(("--max-error-rate",), "Errors (unsent included) allowed at the saturation rate.")),
+    )
+    target_rps: float | None = field(
+        default=None,
+        metadata=option(Flag(("--target-rps",), "Requests/s to serve (at the sized batch): replicas needed.")),
+    )
+    target_texts_per_s: float | None = field(
+        default=None,
+        metadata=option(
+            Flag(("--target-texts-per-s",), "Texts/s to serve: replicas needed (instead of --target-rps).")
+        ),
+    )
+    target_tokens_per_s: float | None = field(
+        default=None,
+        metadata=option(
+            Flag(("--target-tokens-per-s",), "Tokens/s to serve: replicas needed (instead of --target-rps).")
+        ),
+    )
+    gpu_hourly_usd: float | None = field(
+        default=None,
+        metadata=option(
+            Flag(("--gpu-hourly-usd",), "Price of one replica's GPU per hour: cost per 1M texts and tokens.")
+        ),
+    )
+    ceiling: Path | None = field(
+        default=None,
+        metadata=option(
+            Flag(("--ceiling",), "Results of `ragbench ceiling`: the server's best texts/s as a fraction of it.")
+        ),
+    )
+    arrival: str = field(
+        default="poisson",
+        metadata=option(
+            Flag(("--arrival",), "Open-loop arrivals of the saturation probes: constant, poisson or gamma:CV.")
+        ),
+    )
+    duration: str = field(default="3s", metadata=option(Flag(("--duration",), "Measured time per point and probe.")))
+    warmup: str = field(default="1s", metadata=option(Flag(("--warmup",), "Warm-up per point and probe, excluded.")))
+    burst: int = field(
+        default=64, metadata=option(Flag(("--burst",), "Texts (chunks of one file) in the Open WebUI ingestion burst."))
+    )
+    burst_batches: str = field(
+        default="1,8,32", metadata=option(Flag(("--burst-batch",), "RAG_EMBEDDING_BATCH_SIZE values tried."))
+    )
+    burst_concurrency: str = field(
+        default="1,4,0",
+        metadata=option(
+            Flag(("--burst-concurrency",), "RAG_EMBEDDING_CONCURRENT_REQUESTS values tried (0 = unlimited).")
+        ),
+    )
+    max_probes: int = field(
+        default=8, metadata=option(Flag(("--max-probes",), "Open-loop probes of the saturation search at most."))
+    )
     # A probe lasts long enough for this many requests: the p99 of fewer than 100 requests is their slowest one,
     # which one stall of a busy machine decides (30-request probes passed or failed at random below saturation).
-    probe_requests: int = 100
-    tolerance: float = 0.05
-    workers: int = 1
-    texts: Path | None = None
-    dataset: Path | None = None
-    tokenizer: Path | None = None
-    nvml: bool | None = None  # None: sample this host's GPUs when the endpoint is on this host
-    overwrite: bool = False  # replace an earlier run in `out` (only ragbench's files there)
-    timeout: str = "30s"
-    seed: int = 0
-    ray: str | None = None  # run the workers as Ray actors on this cluster ("auto" or host:port)
+    probe_requests: int = field(
+        default=100,
+        metadata=option(
+            Flag(
+                ("--probe-requests",),
+                "A probe lasts --duration or long enough for this many requests (at most 60 s): the p99 of fewer than "
+                "100 is their slowest request.",
+            )
+        ),
+    )
+    tolerance: float = field(
+        default=0.05,
+        metadata=option(
+            Flag(("--tolerance",), "The search stops when the failing rate is within this fraction of the passing one.")
+        ),
+    )
+    workers: int = field(default=1, metadata=option(WORKERS))
+    texts: Path | None = field(default=None, metadata=option(TEXTS))
+    dataset: Path | None = field(
+        default=None,
+        metadata=option(Flag(("--dataset",), "A dataset folder (corpus texts). Default: builtin:numpy-docs.")),
+    )
+    tokenizer: Path | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--tokenizer",),
+                "Model folder with tokenizer.json: --lengths in tokens, tokens/s (default: the --ceiling run's model).",
+            )
+        ),
+    )
+    nvml: bool | None = field(
+        default=None,
+        metadata=option(
+            Flag(("--nvml/--no-nvml",), "Sample this host's GPUs (default: when the endpoint is on this host).")
+        ),
+    )
+    timeout: str = field(default="30s", metadata=option(TIMEOUT))
+    seed: int = field(default=0, metadata=option(ARRIVAL_SEED))
+    overwrite: bool = field(default=False, metadata=option(OVERWRITE))
+    ray: str | None = field(default=None, metadata=option(RAY))
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 

@@ -1,4 +1,4 @@
-"""Each option of quality, identity and doctor is declared once, on its request's field: the command line's
+"""Each option of quality, identity, doctor, load, size and ceiling is declared once, on its request's field: the command line's
 options and a suite entry's keys are that field, with its flag, bounds and type."""
 
 from __future__ import annotations
@@ -10,21 +10,25 @@ import typer
 
 import bench.cli  # noqa: F401  (registers every command)
 from bench.cli.app import app
-from bench.cli.suite import IDENTITY_KEYS, QUALITY_KEYS
+from bench.cli.suite import IDENTITY_KEYS, LOAD_KEYS, QUALITY_KEYS
+from bench.commands.ceiling import CeilingRequest
 from bench.commands.doctor import DoctorCommand
 from bench.commands.identity import IdentityCommand
+from bench.commands.load import LoadRequest
 from bench.commands.options import declared_fields, flag_of
 from bench.commands.quality import QualityRequest
+from bench.commands.size import SizeRequest
 
 
 def _options(command: str) -> dict[str, list[str]]:
     """`ragbench COMMAND`'s options: parameter name -> its flags."""
     params = typer.main.get_command(app).commands[command].params  # type: ignore[attr-defined]
-    return {p.name: sorted(p.opts) for p in params if p.name != "help"}
+    return {p.name: sorted([*p.opts, *p.secondary_opts]) for p in params if p.name != "help"}
 
 
 def _declared(request: type) -> dict[str, list[str]]:
-    return {f.name: sorted(flag_of(f).names) for f in declared_fields(request)}  # type: ignore[union-attr]
+    flags = {f.name: flag_of(f).names for f in declared_fields(request)}  # type: ignore[union-attr]
+    return {name: sorted(n for both in names for n in both.split("/")) for name, names in flags.items()}  # --a/--no-a
 
 
 @pytest.mark.parametrize(
@@ -34,6 +38,9 @@ def _declared(request: type) -> dict[str, list[str]]:
         ("quality", QualityRequest, {"out", "resume", "labels"}),
         ("identity", IdentityCommand, {"labels"}),
         ("doctor", DoctorCommand, {"labels"}),
+        ("load", LoadRequest, {"out", "labels"}),
+        ("size", SizeRequest, {"out", "labels"}),
+        ("ceiling", CeilingRequest, {"out", "labels"}),
     ],
 )
 def test_the_command_line_options_are_the_declared_fields(command, request_type, own):
@@ -43,12 +50,44 @@ def test_the_command_line_options_are_the_declared_fields(command, request_type,
 
 
 def test_the_suite_keys_are_the_declared_fields_a_suite_may_give():
-    for keys, request in ((QUALITY_KEYS, QualityRequest), (IDENTITY_KEYS, IdentityCommand)):
+    for keys, request in ((QUALITY_KEYS, QualityRequest), (IDENTITY_KEYS, IdentityCommand), (LOAD_KEYS, LoadRequest)):
         in_suite = {f.name for f in declared_fields(request) if flag_of(f).suite}  # type: ignore[union-attr]
         assert set(keys) == {"name", *in_suite}  # name: the entry's folder under --out
     # what the suite sets itself ([datasets] entries, `ragbench run --out/--overwrite`) is not a key
     assert not {"split", "max_queries", "max_docs", "overwrite", "out"} & set(QUALITY_KEYS)
     assert not {"out", "overwrite"} & set(IDENTITY_KEYS)
+    assert not {"out", "overwrite", "ray", "origin"} & set(LOAD_KEYS)
+
+
+def test_a_load_entry_takes_the_keys_it_took_before_they_were_declared():
+    """The [[load]] keys, each with its TOML types, as a suite file has written them."""
+    counts, text, path, number = (list, str, int), str, str, (float, int)
+    before = {
+        "name": str,
+        "endpoints": list,
+        "op": text,
+        "batch": counts,
+        "concurrency": counts,
+        "rate": (list, str, int, float),
+        "arrival": text,
+        "max_inflight": int,
+        "burst": int,
+        "duration": text,
+        "requests": int,
+        "warmup": text,
+        "workers": int,
+        "texts": path,
+        "dataset": path,
+        "lengths": counts,
+        "documents": counts,
+        "tokenizer": path,
+        "timeout": text,
+        "seed": int,
+        "max_error_rate": number,
+        "repeat": int,
+        "requests_csv": path,
+    }
+    assert before == LOAD_KEYS
 
 
 def test_a_declared_bound_holds_on_the_command_line_and_in_a_suite(tmp_path, monkeypatch, capsys):

@@ -3,7 +3,6 @@ request's options (bench/commands/options.py): declared there once, never listed
 
 from __future__ import annotations
 
-import dataclasses
 import typing
 from pathlib import Path
 from types import NoneType, UnionType
@@ -48,15 +47,8 @@ def declared_keys(request: type) -> dict[str, TomlTypes]:
     return keys
 
 
-def field_keys(request: type, skip: tuple[str, ...]) -> dict[str, TomlTypes]:
-    """Every field of a request whose options are not declared on it (load), but those in `skip`."""
-    hints = typing.get_type_hints(request)
-    fields = dataclasses.fields(request)
-    return {f.name: _toml_types(f.name, hints[f.name]) for f in fields if f.name not in skip}
-
-
 # `name` names the entry's folder under --out; `out`, `overwrite` and `origin` (labels: the suite's own) come from
 # `ragbench run`; `ray` is not a suite's (its jobs run where the suite runs).
 QUALITY_KEYS: dict[str, TomlTypes] = {"name": str, **declared_keys(QualityRequest)}
 IDENTITY_KEYS: dict[str, TomlTypes] = {"name": str, **declared_keys(IdentityCommand)}
-LOAD_KEYS: dict[str, TomlTypes] = {"name": str, **field_keys(LoadRequest, skip=("out", "overwrite", "ray", "origin"))}
+LOAD_KEYS: dict[str, TomlTypes] = {"name": str, **declared_keys(LoadRequest)}

@@ -1,5 +1,5 @@
-"""Each option of quality, identity, doctor, load, size and ceiling is declared once, on its request's field: the command line's
-options and a suite entry's keys are that field, with its flag, bounds and type."""
+"""Each option of quality, identity, doctor, load, size and ceiling is declared once, on its request's field: the
+command line's options and a suite entry's keys are that field, with its flag, bounds and type."""
 
 from __future__ import annotations
 

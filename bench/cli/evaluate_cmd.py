@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +12,13 @@ import typer
 from bench.cli.app import app
 
 DEFAULT_MEASURES = ("ndcg_cut.10", "recall.100", "map")
+
+
+class ScoresFormat(StrEnum):
+    """How `evaluate` prints its scores: trec_eval's columns, or JSON."""
+
+    TREC = "trec"
+    JSON = "json"
 
 
 @app.command()
@@ -49,10 +57,10 @@ def evaluate(
     from bench.core.errors import UserError
     from bench.quality.evaluation import evaluate_files
 
-    if output_format not in ("trec", "json"):
+    if output_format not in tuple(ScoresFormat):
         raise UserError(f"--format {output_format!r}: expected trec or json")
     scores = evaluate_files(qrels, run, measure, complete)
-    if output_format == "json":
+    if output_format == ScoresFormat.JSON:
         from bench.quality.metrics import scores_to_json
 
         typer.echo(json.dumps(scores_to_json(scores, per_query), indent=2))

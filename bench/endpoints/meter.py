@@ -22,13 +22,14 @@ import json
 import threading
 import time
 import zlib
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 
 from bench.core.http import HttpClient, auth_headers, loads, new_client
+from bench.endpoints.meter_calls import CallRecord, StatusClass, body_digest, texts_in, upstream_seconds
 
 # Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are never forwarded.
 _HOP_BY_HOP = {
@@ -54,10 +55,38 @@ class Usage:
     total_tokens: int = 0
     seconds: float = 0.0
     calls_without_usage: int = 0  # replies that carried no `usage`: their tokens are unknown, not zero
+    # What an ingest needs told apart (bench/endpoints/meter_calls.py): texts carried, refusals by kind, retries,
+    # and the upstream's own time where its timing headers tell it.
+    texts: int = 0
+    status_429: int = 0
+    status_413: int = 0
+    status_422: int = 0
+    status_5xx: int = 0
+    retries: int = 0
+    upstream_seconds: float = 0.0
 
     def minus(self, other: Usage) -> Usage:
         return Usage(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
 
+
+# The counters a query's cost holds (`cost()`): what a query spent, not how its calls were refused.
+QUERY_COST_FIELDS = (
+    "calls",
+    "errors",
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "seconds",
+    "calls_without_usage",
+)
+_STATUS_COUNTERS = {
+    StatusClass.TOO_MANY_REQUESTS: "status_429",
+    StatusClass.TOO_LARGE: "status_413",
+    StatusClass.UNPROCESSABLE: "status_422",
+    StatusClass.SERVER_ERROR: "status_5xx",
+}
+# Failed bodies remembered per route to tell a retry; beyond this many the oldest are forgotten.
+_FAILED_BODIES_KEPT = 10_000
 
 # Far beyond any context window: a count above it is a broken `usage`, not a figure.
 MAX_TOKENS_PER_CALL = 10**8
@@ -125,6 +154,8 @@ class Meter:
         for route, url in upstreams.items():
             self.upstreams[route], self.auth[route] = auth_headers(f"meter upstream {route}", url.rstrip("/"))
         self.usage = {route: Usage() for route in self.upstreams}
+        self.calls: list[CallRecord] = []  # every forwarded call, in the order they ended
+        self._failed_bodies: dict[str, dict[str, None]] = {route: {} for route in self.upstreams}
         self._lock = threading.Lock()
         self._client = new_client(timeout_s)
         # httpx adds its own Accept/Accept-Encoding/User-Agent defaults; a pass-through must not.
@@ -143,13 +174,33 @@ class Meter:
         with self._lock:
             return {route: asdict(u) for route, u in self.usage.items()}
 
-    def record(self, route: str, status: int | None, usage: Any, seconds: float) -> None:
+    def calls_since(self, index: int) -> list[CallRecord]:
+        """The calls that ended after the first `index` ones (`len(meter.calls)` taken before)."""
+        with self._lock:
+            return self.calls[index:]
+
+    def record(self, route: str, call: CallRecord, body: bytes, usage: Any) -> None:
         with self._lock:
             total = self.usage[route]
+            failed = self._failed_bodies[route]
+            digest = body_digest(body) if body else ""
+            retry = bool(digest) and digest in failed
+            call = replace(call, retry=retry)
+            self.calls.append(call)
             total.calls += 1
-            total.seconds += seconds
-            if status is None or status >= 400:
+            total.seconds += call.seconds
+            total.texts += call.texts or 0
+            total.retries += retry
+            total.upstream_seconds += call.upstream_s or 0.0
+            counter = _STATUS_COUNTERS.get(call.status_class)
+            if counter:
+                setattr(total, counter, getattr(total, counter) + 1)
+            if call.status is None or call.status >= 400:
                 total.errors += 1
+                if digest:
+                    failed[digest] = None
+                    if len(failed) > _FAILED_BODIES_KEPT:
+                        del failed[next(iter(failed))]
             counts = checked_usage(usage)
             if counts is None:
                 total.calls_without_usage += 1
@@ -190,6 +241,7 @@ class _Relayed:
     """What came back from the upstream so far: a status once it answered, and the raw body relayed."""
 
     status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
     content_type: str = ""
     encoding: str = ""
     body: bytearray = field(default_factory=bytearray)
@@ -246,7 +298,11 @@ class _Handler(BaseHTTPRequestHandler):
             if relayed.status is None:
                 self._reply_json(502, {"error": f"meter: upstream {route} failed: {type(exc).__name__}"})
         finally:
-            meter.record(route, relayed.status, relayed.usage(), time.perf_counter() - start)
+            seconds = time.perf_counter() - start
+            call = CallRecord(
+                route, start, seconds, relayed.status, texts_in(body), False, upstream_seconds(relayed.headers)
+            )
+            meter.record(route, call, body, relayed.usage())
 
     def _relay(self, url: str, headers: list[tuple[str, str]], body: bytes, relayed: _Relayed) -> None:
         """The upstream's answer to the client as it comes, chunked, so a streamed reply is not held back."""
@@ -254,6 +310,7 @@ class _Handler(BaseHTTPRequestHandler):
         response = self.meter._client.send(request, stream=True)
         try:
             relayed.status = response.status_code
+            relayed.headers = dict(response.headers.items())
             relayed.content_type = response.headers.get("content-type", "")
             relayed.encoding = response.headers.get("content-encoding", "").lower()
             self.send_response(response.status_code)
@@ -283,8 +340,9 @@ class MeterClient:
     def snapshot(self) -> dict[str, Usage]:
         reply = self._http.json("GET", "/_meter/usage")
         names = [f.name for f in fields(Usage)]
+        # A counter an older meter does not keep reads 0.
         return {
-            route: Usage(**{name: reply.get(route, name, kind=(int, float)) for name in names})
+            route: Usage(**{name: reply.get(route, name, kind=(int, float), default=0) for name in names})
             for route in reply.get(kind=dict)
         }
 
@@ -297,6 +355,7 @@ def cost(before: dict[str, Usage], after: dict[str, Usage]) -> dict[str, float]:
     flat: dict[str, float] = {}
     for route, now in after.items():
         delta = now.minus(before.get(route, Usage()))
-        for name, value in asdict(delta).items():
+        for name in QUERY_COST_FIELDS:
+            value = getattr(delta, name)
             flat[f"{route}_{name}"] = round(value, 6) if isinstance(value, float) else value
     return flat

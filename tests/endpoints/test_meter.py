@@ -117,3 +117,50 @@ def test_a_reply_nested_too_deeply_has_no_usage_and_no_traceback():
     assert usage_from_body(b"data: " + deep + b'\ndata: {"usage": {"total_tokens": 3}}\n', "text/event-stream") == {
         "total_tokens": 3
     }
+
+
+class Refusing(BaseHTTPRequestHandler):
+    """An embedder that refuses a body the first time it sees it (429), then answers with TEI's timing header."""
+
+    protocol_version = "HTTP/1.1"
+    seen: set[bytes] = set()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        first = body not in self.seen
+        self.seen.add(body)
+        answer = b'{"data": []}'
+        self.send_response(429 if first else 200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("x-total-time", "250")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+
+def test_texts_refusals_retries_and_upstream_time_are_counted_per_call():
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    try:
+        with Meter({"embedding": f"http://127.0.0.1:{upstream.server_address[1]}"}) as meter:
+            three = {"input": ["a", "b", "c"], "model": "m"}
+            statuses = [
+                httpx.post(f"{meter.url}/embedding/embeddings", json=body, timeout=10).status_code
+                for body in (three, three, {"input": "one", "model": "m"})
+            ]
+            assert statuses == [429, 200, 429]
+            calls = meter.calls_since(0)
+            assert [c.texts for c in calls] == [3, 3, 1]
+            assert [c.retry for c in calls] == [False, True, False]  # the same body again after a refusal
+            assert [c.status_class for c in calls] == ["429", "ok", "429"]
+            assert all(c.upstream_s == 0.25 for c in calls)
+            usage = MeterClient(meter.url).snapshot()["embedding"]
+            assert (usage.calls, usage.texts, usage.status_429, usage.retries, usage.errors) == (3, 7, 2, 1, 2)
+            assert usage.upstream_seconds == 0.75
+            assert meter.calls_since(2) == calls[2:]
+    finally:
+        upstream.shutdown()
+        upstream.server_close()

@@ -18,6 +18,8 @@ from bench.results.schema import (
     ComparisonRecord,
     EndRecord,
     GpuTelemetryRecord,
+    IngestPointRecord,
+    IngestSummaryRecord,
     LoadPointRecord,
     MetricRecord,
     QueryRecord,
@@ -92,6 +94,14 @@ class Results:
     @property
     def ceiling(self) -> list[CeilingPoint]:
         return self.of("ceiling_point")
+
+    @property
+    def ingest_points(self) -> list[IngestPointRecord]:
+        return self.of("ingest_point")
+
+    @property
+    def ingest_summaries(self) -> list[IngestSummaryRecord]:
+        return self.of("ingest_summary")
 
     @property
     def gpu_telemetry(self) -> list[GpuTelemetryRecord]:

@@ -18,6 +18,8 @@ from bench.results.schema import (
     IdentityEmbedPairRecord,
     IdentityEndpointRecord,
     IdentityRerankPairRecord,
+    IngestPointRecord,
+    IngestSummaryRecord,
     MetricRecord,
     QueryRecord,
     RunHeader,
@@ -56,6 +58,10 @@ def record_key(record: object) -> RecordKey | None:
         return (record.record, record.a, record.b)
     if isinstance(record, IdentityEndpointRecord):
         return (record.record, record.name)
+    if isinstance(record, IngestPointRecord):
+        return (record.record, record.target, record.label)
+    if isinstance(record, IngestSummaryRecord):
+        return (record.record, record.target)
     return None
 
 

@@ -10,6 +10,7 @@ record types (grouped below by command):
   compared pair, then one `identity` summary with the verdict;
 - doctor: one `doctor_finding` per finding;
 - load: one `load_point` per sweep point (the header's `load` holds endpoints and sweep settings);
+- ingest: one `ingest_point` per target and settings combination, one `ingest_summary` per target;
 - ceiling: one `ceiling_point` per measured point; size: load points, `gpu_telemetry` and `sizing` records.
 Reports are built from this file alone, so every number in a report traces back to a record here.
 docs/results.schema.json is generated from these classes (`python -m bench.results.json_schema`).
@@ -30,6 +31,13 @@ from bench.results.schema.identity import (
     TokenLengthBucket,
     Verdict,
     WorstText,
+)
+from bench.results.schema.ingest import (
+    DirectIngest,
+    EndpointCalls,
+    IngestPointRecord,
+    IngestStatus,
+    IngestSummaryRecord,
 )
 from bench.results.schema.load import (
     ClientView,
@@ -94,6 +102,8 @@ RECORD_TYPES: dict[str, type] = {
         CeilingPoint,
         GpuTelemetryRecord,
         SizingRecord,  # ceiling, size
+        IngestPointRecord,
+        IngestSummaryRecord,  # ingest
     )
 }
 
@@ -109,15 +119,20 @@ __all__ = [
     "CeilingPoint",
     "ClientView",
     "ComparisonRecord",
+    "DirectIngest",
     "DoctorFinding",
     "Drain",
     "EndRecord",
     "EndStatus",
+    "EndpointCalls",
     "GpuTelemetryRecord",
     "IdentityEmbedPairRecord",
     "IdentityEndpointRecord",
     "IdentityRerankPairRecord",
     "IdentitySummaryRecord",
+    "IngestPointRecord",
+    "IngestStatus",
+    "IngestSummaryRecord",
     "Latencies",
     "LatencyIntervals",
     "LatencySummary",

@@ -29,7 +29,14 @@ from typing import Any
 import httpx
 
 from bench.core.http import HttpClient, auth_headers, loads, new_client
-from bench.endpoints.meter_calls import CallRecord, StatusClass, body_digest, texts_in, upstream_seconds
+from bench.endpoints.meter_calls import (
+    CallRecord,
+    SentRequest,
+    StatusClass,
+    body_digest,
+    texts_in,
+    upstream_seconds,
+)
 
 # Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are never forwarded.
 _HOP_BY_HOP = {
@@ -145,7 +152,16 @@ def _decode(raw: bytes, encoding: str) -> bytes:
 class Meter:
     """The proxy itself. `start()` serves on a background thread; `serve_forever()` on this one."""
 
-    def __init__(self, upstreams: dict[str, str], host: str = "127.0.0.1", port: int = 0, timeout_s: float = 600.0):
+    def __init__(
+        self,
+        upstreams: dict[str, str],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        timeout_s: float = 600.0,
+        log_calls: bool = False,
+    ):
+        """`log_calls`: keep every call's record and request in `calls` (an ingest's meter; a long-running
+        meter keeps its totals only)."""
         for route in upstreams:
             if not route or "/" in route or route.startswith("_"):
                 raise ValueError(f"route name {route!r}: one path segment, not starting with '_'")
@@ -154,7 +170,8 @@ class Meter:
         for route, url in upstreams.items():
             self.upstreams[route], self.auth[route] = auth_headers(f"meter upstream {route}", url.rstrip("/"))
         self.usage = {route: Usage() for route in self.upstreams}
-        self.calls: list[CallRecord] = []  # every forwarded call, in the order they ended
+        self.log_calls = log_calls
+        self.calls: list[CallRecord] = []  # with log_calls: every forwarded call, in the order they ended
         self._failed_bodies: dict[str, dict[str, None]] = {route: {} for route in self.upstreams}
         self._lock = threading.Lock()
         self._client = new_client(timeout_s)
@@ -185,8 +202,15 @@ class Meter:
             failed = self._failed_bodies[route]
             digest = body_digest(body) if body else ""
             retry = bool(digest) and digest in failed
-            call = replace(call, retry=retry)
-            self.calls.append(call)
+            counts = checked_usage(usage) or {}
+            call = replace(
+                call,
+                retry=retry,
+                prompt_tokens=counts.get("prompt_tokens", 0),
+                completion_tokens=counts.get("completion_tokens", 0),
+            )
+            if self.log_calls:
+                self.calls.append(call)
             total.calls += 1
             total.seconds += call.seconds
             total.texts += call.texts or 0
@@ -299,8 +323,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self._reply_json(502, {"error": f"meter: upstream {route} failed: {type(exc).__name__}"})
         finally:
             seconds = time.perf_counter() - start
+            sent = SentRequest(self.command, rest, tuple(headers), body) if meter.log_calls else None
             call = CallRecord(
-                route, start, seconds, relayed.status, texts_in(body), False, upstream_seconds(relayed.headers)
+                route,
+                start,
+                seconds,
+                relayed.status,
+                texts_in(body),
+                False,
+                upstream_seconds(relayed.headers),
+                request=sent,
             )
             meter.record(route, call, body, relayed.usage())
 

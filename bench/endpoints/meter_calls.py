@@ -79,6 +79,17 @@ def body_digest(body: bytes) -> str:
 
 
 @dataclass(frozen=True)
+class SentRequest:
+    """A call's request as the client sent it, kept in memory (never written: its headers may hold a key) so that
+    the same calls can be sent again straight to the upstream."""
+
+    method: str
+    path: str  # after the route: what the upstream's URL is joined with
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+
+@dataclass(frozen=True)
 class CallRecord:
     """One forwarded call: when it started (the meter's monotonic clock), its route and outcome."""
 
@@ -89,6 +100,9 @@ class CallRecord:
     texts: int | None
     retry: bool  # its body equals one of an earlier call of the route that failed
     upstream_s: float | None
+    prompt_tokens: int = 0  # from the reply's `usage`, where it has one
+    completion_tokens: int = 0
+    request: SentRequest | None = None  # kept only by a meter that keeps requests
 
     @property
     def status_class(self) -> StatusClass:

@@ -6,6 +6,7 @@ import http.client
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import httpx
 
@@ -123,7 +124,7 @@ class Refusing(BaseHTTPRequestHandler):
     """An embedder that refuses a body the first time it sees it (429), then answers with TEI's timing header."""
 
     protocol_version = "HTTP/1.1"
-    seen: set[bytes] = set()
+    seen: ClassVar[set[bytes]] = set()
 
     def log_message(self, *args: object) -> None:
         pass
@@ -145,7 +146,7 @@ def test_texts_refusals_retries_and_upstream_time_are_counted_per_call():
     upstream = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     try:
-        with Meter({"embedding": f"http://127.0.0.1:{upstream.server_address[1]}"}) as meter:
+        with Meter({"embedding": f"http://127.0.0.1:{upstream.server_address[1]}"}, log_calls=True) as meter:
             three = {"input": ["a", "b", "c"], "model": "m"}
             statuses = [
                 httpx.post(f"{meter.url}/embedding/embeddings", json=body, timeout=10).status_code
@@ -161,6 +162,8 @@ def test_texts_refusals_retries_and_upstream_time_are_counted_per_call():
             assert (usage.calls, usage.texts, usage.status_429, usage.retries, usage.errors) == (3, 7, 2, 1, 2)
             assert usage.upstream_seconds == 0.75
             assert meter.calls_since(2) == calls[2:]
+            assert calls[0].request is not None and calls[0].request.path == "embeddings"
+            assert json.loads(calls[0].request.body) == three
     finally:
         upstream.shutdown()
         upstream.server_close()

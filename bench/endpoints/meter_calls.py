@@ -42,9 +42,9 @@ def status_class(status: int | None) -> StatusClass:
     return StatusClass.SERVER_ERROR if status >= 500 else StatusClass.OTHER_ERROR
 
 
-def texts_in(body: bytes) -> int | None:
-    """How many texts a JSON request body carries (a list counts its items, a string one), None where it
-    carries no text field (a chat call, a body that is not JSON)."""
+def request_texts(body: bytes) -> list[str] | None:
+    """The texts a JSON request body carries (a string field is one text), None where it carries no text field
+    (a chat call, a body that is not JSON)."""
     if not body:
         return None
     try:
@@ -56,10 +56,16 @@ def texts_in(body: bytes) -> int | None:
     for name in TEXT_FIELDS:
         value = data.get(name)
         if isinstance(value, list):
-            return len(value)
+            return [v if isinstance(v, str) else repr(v) for v in value]
         if isinstance(value, str):
-            return 1
+            return [value]
     return None
+
+
+def texts_in(body: bytes) -> int | None:
+    """How many texts a JSON request body carries, None where it carries no text field."""
+    texts = request_texts(body)
+    return None if texts is None else len(texts)
 
 
 def upstream_seconds(headers: Mapping[str, str]) -> float | None:

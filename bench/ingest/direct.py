@@ -1,5 +1,6 @@
 """The app's embedding calls sent again straight to the embedder: the same requests (method, path, headers, body),
-as many in flight as the app had at its peak. Its wall time is what the embedder alone needs for the app's work;
+each distinct body once (Open WebUI embeds every file twice, on upload and again when it joins the knowledge base:
+that repeat is part of what the app adds), as many in flight as the app had at its peak. Its wall time is what the embedder alone needs for the app's work;
 app docs/s ÷ direct docs/s is what the app leaves of it."""
 
 from __future__ import annotations
@@ -10,14 +11,18 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 
 from bench.core.http import new_client
-from bench.endpoints.meter_calls import CallRecord
+from bench.endpoints.meter_calls import CallRecord, SentRequest
 from bench.ingest.calls import peak_in_flight
 from bench.results.schema import DirectIngest
 
 
 def send_direct(route: str, upstream: str, calls: list[CallRecord], documents: int, timeout_s: float) -> DirectIngest:
-    """Send each of the route's successful `calls` (those with a kept request) to `upstream` again."""
-    sent = [c.request for c in calls if c.request is not None and c.status is not None and c.status < 400]
+    """Send each distinct successful call of the route (those with a kept request) to `upstream` again."""
+    bodies: dict[bytes, SentRequest] = {}
+    for c in calls:
+        if c.request is not None and c.status is not None and c.status < 400:
+            bodies.setdefault(c.request.body, c.request)
+    sent = list(bodies.values())
     concurrency = max(1, peak_in_flight(calls))
     failed = 0
     client = new_client(timeout_s)

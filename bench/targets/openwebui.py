@@ -23,7 +23,6 @@ Key: `OPENWEBUI_API_KEY` (an admin's `sk-…` key or JWT: the retrieval settings
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from enum import StrEnum
@@ -36,7 +35,7 @@ from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
 from bench.targets.base import Hit, QueryResult, TargetOptions, TargetSpec, first_rank_wins
 from bench.targets.http_shared import DedupedCorpus, file_name, parallel, run_queries, timed_query
-from bench.targets.openwebui_chunks import DOC_ID_KEY, chunk_documents, read_chunks
+from bench.targets.openwebui_chunks import chunk_documents, read_chunks
 from bench.targets.openwebui_knowledge import (
     IngestReport,
     ProcessStatus,
@@ -45,6 +44,7 @@ from bench.targets.openwebui_knowledge import (
     existing_files,
     knowledge_base,
     process_status,
+    upload_to_knowledge,
 )
 from bench.targets.openwebui_settings import SETTINGS, VARIANTS, ExternalReranker, Variant, variant_settings
 from bench.targets.params import check_params, float_param, int_param
@@ -234,33 +234,13 @@ class OpenWebUITarget:
             )
 
     def _upload(self, doc_id: str) -> None:
-        assert self.corpus is not None
-        doc = self.corpus.documents[doc_id]
-        name = file_name(doc_id)
-        file_id = self.http.json(
-            "POST",
-            "/api/v1/files/",
-            params={"process": "true", "process_in_background": "false"},
-            files={"file": (name, doc.full_text.encode("utf-8"), "text/plain")},
-            data={"metadata": json.dumps({DOC_ID_KEY: doc_id})},
-        ).get("id", kind=str)
-        self._note_created(file_id)
-        # A 200 upload can still have failed to embed: the status says so, the file record says why.
-        status = process_status(self.http, file_id)
-        if status != ProcessStatus.COMPLETED:
-            record = self.http.json("GET", f"/api/v1/files/{file_id}")
-            error = record.get("data", "error", kind=object, default=None) or f"status {status!r}"
-            with self._lock:
-                self.ingest.failed[doc_id] = str(error)[:300]
-            return
-        response = self.http.call(
-            "POST", f"/api/v1/knowledge/{self.kb_id}/file/add", ok=(200, 400), json={"file_id": file_id}
-        )
-        if response.status_code == 400:
-            with self._lock:
-                self.ingest.failed[doc_id] = f"knowledge base refused the file: {error_message(response)[0][:200]}"
-            return
+        assert self.corpus is not None and self.kb_id is not None
+        text = self.corpus.documents[doc_id].full_text
+        file_id, error = upload_to_knowledge(self.http, self.kb_id, file_name(doc_id), text, doc_id, self._note_created)
         with self._lock:
+            if error is not None:
+                self.ingest.failed[doc_id] = error
+                return
             self.file_to_doc[file_id] = doc_id
             self.ingest.uploaded += 1
 

@@ -4,11 +4,14 @@ files it already holds, a file's processing status, and what the ingest did."""
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from bench.core.http import HttpClient
+from bench.core.http import HttpClient, error_message
+from bench.targets.openwebui_chunks import DOC_ID_KEY
 
 
 def content_hash(text: str) -> str:
@@ -96,3 +99,28 @@ def process_status(http: HttpClient, file_id: str) -> str | None:
         "status", kind=str, default=None
     )
     return status
+
+
+def upload_to_knowledge(
+    http: HttpClient, kb_id: str, name: str, text: str, doc_id: str, created: Callable[[str], None]
+) -> tuple[str, str | None]:
+    """Upload `text` as file `name`, processed in the foreground, and attach it to the knowledge base: (file id,
+    None) once it is there, or (file id, why not). `created` is told the file id as soon as the server made it."""
+    file_id: str = http.json(
+        "POST",
+        "/api/v1/files/",
+        params={"process": "true", "process_in_background": "false"},
+        files={"file": (name, text.encode("utf-8"), "text/plain")},
+        data={"metadata": json.dumps({DOC_ID_KEY: doc_id})},
+    ).get("id", kind=str)
+    created(file_id)
+    # A 200 upload can still have failed to embed: the status says so, the file record says why.
+    status = process_status(http, file_id)
+    if status != ProcessStatus.COMPLETED:
+        record = http.json("GET", f"/api/v1/files/{file_id}")
+        error = record.get("data", "error", kind=object, default=None) or f"status {status!r}"
+        return file_id, str(error)[:300]
+    response = http.call("POST", f"/api/v1/knowledge/{kb_id}/file/add", ok=(200, 400), json={"file_id": file_id})
+    if response.status_code == 400:
+        return file_id, f"knowledge base refused the file: {error_message(response)[0][:200]}"
+    return file_id, None

@@ -1,0 +1,82 @@
+"""`--setting NAME=V1,V2,...` given on the command line, and the grid of combinations they span."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from bench.core.errors import UserError
+
+_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+_SECRET = re.compile(r"KEY|SECRET|TOKEN|PASSWORD")
+MAX_COMBINATIONS = 64  # a sweep beyond this is a typo more often than a plan
+
+
+@dataclass(frozen=True)
+class SettingAxis:
+    """One swept setting: its server name and the values to try, as given (typed by the server's own value)."""
+
+    name: str
+    values: tuple[str, ...]
+
+
+def parse_settings(given: list[str]) -> list[SettingAxis]:
+    """`NAME=V1,V2` per item; a name given twice, an empty value or a malformed item is one line."""
+    axes: list[SettingAxis] = []
+    for item in given:
+        name, sep, values = item.partition("=")
+        name = name.strip()
+        if not sep or not _NAME.fullmatch(name):
+            raise UserError(f"--setting {item!r}: expected NAME=VALUE[,VALUE...], e.g. RAG_EMBEDDING_BATCH_SIZE=1,32")
+        if _SECRET.search(name):
+            raise UserError(f"--setting {name}: a key or password is not swept (it would land in the results)")
+        parts = tuple(v.strip() for v in values.split(","))
+        if not all(parts):
+            raise UserError(f"--setting {item!r}: an empty value")
+        if len(set(parts)) != len(parts):
+            raise UserError(f"--setting {item!r}: a value given twice")
+        if any(a.name == name for a in axes):
+            raise UserError(f"--setting {name}: given twice (give its values comma-separated once)")
+        axes.append(SettingAxis(name, parts))
+    count = 1
+    for axis in axes:
+        count *= len(axis.values)
+    if count > MAX_COMBINATIONS:
+        raise UserError(f"--setting: {count} combinations (more than {MAX_COMBINATIONS}): sweep fewer values")
+    return axes
+
+
+def typed_value(name: str, text: str, current: Any) -> Any:
+    """`text` as the type of the server's `current` value of the setting (int, float, bool or str)."""
+    if isinstance(current, bool):
+        if text.lower() in ("true", "1", "on", "yes"):
+            return True
+        if text.lower() in ("false", "0", "off", "no"):
+            return False
+        raise UserError(f"--setting {name}={text}: expected true or false (the server's value is a boolean)")
+    if isinstance(current, int):
+        try:
+            value = int(text)
+        except ValueError:
+            raise UserError(f"--setting {name}={text}: expected a whole number (the server's value is one)") from None
+        if value < 0:
+            raise UserError(f"--setting {name}={text}: must be 0 or more")
+        return value
+    if isinstance(current, float):
+        try:
+            return float(text)
+        except ValueError:
+            raise UserError(f"--setting {name}={text}: expected a number (the server's value is one)") from None
+    return text
+
+
+def combinations(axes: list[SettingAxis]) -> list[dict[str, str]]:
+    """Every combination of the axes' values, the last axis varying fastest; one empty combination without axes."""
+    return [dict(zip([a.name for a in axes], values)) for values in itertools.product(*(a.values for a in axes))]
+
+
+def label(combination: dict[str, Any]) -> str:
+    """`NAME=VALUE NAME=VALUE`, or `default` for the server's settings as they are."""
+    return " ".join(f"{k}={v}" for k, v in combination.items()) or "default"

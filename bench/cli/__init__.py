@@ -19,6 +19,7 @@ from bench.cli import (  # noqa: F401  (registration)
     evaluate_cmd,
     history_cmd,
     identity_cmd,
+    ingest_cmd,
     load_cmd,
     meter_cmd,
     quality_cmd,

@@ -1,0 +1,123 @@
+"""The plain function behind `ragbench ingest`: documents through Open WebUI / LightRAG under each settings
+combination, metered, with the same embedding calls sent straight to the embedder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.commands.options import OVERWRITE, Flag, option
+from bench.core.errors import UserError
+from bench.results.provenance import Origin
+from bench.results.schema import IngestPointRecord
+from bench.targets.base import TargetSpec
+
+KINDS = ("openwebui", "lightrag")
+
+
+@dataclass
+class IngestRequest:
+    """`ragbench ingest`'s options, each declared once, here; `out` is the command line's --out."""
+
+    dataset: Path = field(
+        metadata=option(Flag(("--dataset",), "Corpus: BEIR folder, TREC folder, JSONL Q&A or builtin:numpy-docs."))
+    )
+    targets: list[str] = field(
+        metadata=option(Flag(("--target", "-t"), "openwebui@URL[?concurrency=N] or lightrag@URL[?...]; repeat."))
+    )
+    out: Path
+    split: str | None = field(default=None, metadata=option(Flag(("--split",), "qrels split (BEIR/TREC).")))
+    max_docs: int | None = field(
+        default=None, metadata=option(Flag(("--max-docs",), "Ingest the first N documents of the corpus.", min=1))
+    )
+    settings: list[str] | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--setting",),
+                "Open WebUI setting to sweep, NAME=V1,V2 (RAG_EMBEDDING_BATCH_SIZE, RAG_EMBEDDING_CONCURRENT_REQUESTS, "
+                "CHUNK_SIZE, ...); repeat: every combination is measured on a fresh knowledge base, then restored.",
+            )
+        ),
+    )
+    meter_upstream: list[str] | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--meter-upstream",),
+                "[ROUTE=]URL: run a meter forwarding /ROUTE to URL (ROUTE embedding by default) for the ingest; "
+                "point the app's provider URL at the printed meter URL. Repeat per provider.",
+            )
+        ),
+    )
+    meter_host: str = field(default="127.0.0.1", metadata=option(Flag(("--meter-host",), "The meter's address.")))
+    meter_port: int = field(default=9600, metadata=option(Flag(("--meter-port",), "The meter's port.")))
+    no_direct: bool = field(
+        default=False,
+        metadata=option(
+            Flag(("--no-direct",), "Skip sending the app's embedding calls again straight to the embedder.")
+        ),
+    )
+    keep: bool = field(
+        default=False,
+        metadata=option(Flag(("--keep",), "Keep each combination's knowledge base and files on the server.")),
+    )
+    timeout: float = field(default=300.0, metadata=option(Flag(("--timeout",), "Per-request timeout, seconds.")))
+    overwrite: bool = field(default=False, metadata=option(OVERWRITE))
+    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE: the header's provenance
+
+
+def meter_upstreams(given: list[str]) -> dict[str, str]:
+    """`[ROUTE=]URL` items -> route -> URL (a bare URL is the embedding route)."""
+    upstreams: dict[str, str] = {}
+    for item in given:
+        route, sep, url = item.partition("=") if "=" in item.split("://", 1)[0] else ("embedding", "=", item)
+        if not sep or not url.startswith(("http://", "https://")):
+            raise UserError(f"--meter-upstream {item!r}: expected [ROUTE=]http(s)://HOST[:PORT][/PATH]")
+        if route in upstreams:
+            raise UserError(f"--meter-upstream: route {route!r} given twice")
+        upstreams[route] = url
+    return upstreams
+
+
+def check_targets(targets: list[str], settings: list[str]) -> list[TargetSpec]:
+    from bench.targets.registry import parse_target_spec
+
+    if not targets:
+        raise UserError("--target: give at least one openwebui@URL or lightrag@URL")
+    specs = [parse_target_spec(t) for t in targets]
+    for spec in specs:
+        if spec.kind not in KINDS:
+            raise UserError(f"--target {spec.public_text!r}: ingest measures {' or '.join(KINDS)} targets")
+        if spec.kind == "lightrag" and settings:
+            raise UserError(
+                f"--target {spec.public_text!r}: --setting applies to Open WebUI; LightRAG's settings are its "
+                "server's environment (run ingest once per setting)"
+            )
+    return specs
+
+
+def ingest_command(request: IngestRequest) -> list[IngestPointRecord]:
+    """Check every option, then ingest; the report of what finished is written also after an error or Ctrl-C."""
+    from bench.ingest.run import IngestPlan, run_ingest
+    from bench.ingest.settings import parse_settings
+    from bench.report import write_report
+    from bench.results.lifecycle import Output
+
+    plan = IngestPlan(
+        specs=check_targets(request.targets, request.settings or []),
+        axes=parse_settings(request.settings or []),
+        upstreams=meter_upstreams(request.meter_upstream or []),
+        meter_host=request.meter_host,
+        meter_port=request.meter_port,
+        direct=not request.no_direct,
+        keep=request.keep,
+        timeout_s=request.timeout,
+        max_docs=request.max_docs,
+    )
+    if request.out.exists() and not request.out.is_dir():
+        raise UserError(f"--out {request.out}: is a file, not a folder")
+    output = Output(
+        request.out, request.overwrite, report=write_report, say=print, progress=True, origin=request.origin
+    )
+    return run_ingest(plan, request.dataset, request.split, output)

@@ -1,0 +1,101 @@
+"""A combination's `ingest_point` record from what was measured: the documents' outcomes, the meter's calls, the
+direct resend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.core.percentiles import percentiles
+from bench.endpoints.meter_calls import CallRecord, request_texts
+from bench.ingest.calls import by_route
+from bench.results.schema import DirectIngest, IngestPointRecord, IngestStatus
+
+MIN_FOR_P99 = 100  # a p99 of fewer documents is their maximum, not a percentile
+EMBEDDING_ROUTE = "embedding"
+
+
+def doc_latency_ms(seconds: list[float]) -> dict[str, float]:
+    """p50 (and p99 from MIN_FOR_P99 documents) of the per-document times, with their count `n`."""
+    if not seconds:
+        return {"n": 0}
+    names = ("p50", "p99") if len(seconds) >= MIN_FOR_P99 else ("p50",)
+    return {**percentiles([s * 1000 for s in seconds], names), "n": len(seconds)}
+
+
+def distinct_texts(calls: list[CallRecord]) -> int | None:
+    """Distinct texts the calls carried (the app's chunks, each counted once however often it was embedded);
+    None where no call kept its request."""
+    kept = [c.request.body for c in calls if c.request is not None and c.status is not None and c.status < 400]
+    if not kept:
+        return None
+    return len({t for body in kept for t in request_texts(body) or []})
+
+
+def point_record(
+    target: str,
+    kind: str,
+    combination: dict[str, Any],
+    label: str,
+    outcome: tuple[int, dict[str, str], list[str], float, list[float]],
+    calls: list[CallRecord] | None,
+    direct: DirectIngest | None,
+    container: str | None,
+    concurrency: int,
+) -> IngestPointRecord:
+    """`outcome`: (documents sent, failed doc -> why, lost doc ids, wall seconds, per-document seconds)."""
+    documents, failed, lost, seconds, per_doc = outcome
+    processed = documents - len(failed) - len(lost)
+    embedded = [c for c in calls or [] if c.route == EMBEDDING_ROUTE]
+    chunks = distinct_texts(embedded)
+    docs_per_s = processed / seconds if seconds > 0 and processed else None
+    ratio = None
+    if direct is not None and direct.docs_per_s and docs_per_s:
+        ratio = docs_per_s / direct.docs_per_s
+    examples = dict(list(failed.items())[:10]) | dict.fromkeys(lost[:10], "not listed as processed afterwards")
+    return IngestPointRecord(
+        target=target,
+        kind=kind,
+        label=label,
+        settings=combination,
+        status=IngestStatus.LOST if failed or lost else IngestStatus.OK,
+        documents=documents,
+        processed=processed,
+        failed=len(failed),
+        lost=len(lost),
+        seconds=seconds,
+        docs_per_s=docs_per_s,
+        chunks=chunks,
+        chunks_per_s=chunks / seconds if chunks is not None and seconds > 0 else None,
+        doc_latency_ms=doc_latency_ms(per_doc),
+        upload_concurrency=concurrency,
+        calls=by_route(calls, seconds) if calls is not None else {},
+        direct=direct,
+        app_over_direct=ratio,
+        failed_examples=examples,
+        container=container,
+    )
+
+
+def failed_record(target: str, kind: str, combination: dict[str, Any], label: str, error: str) -> IngestPointRecord:
+    """A combination that could not be measured (the server refused its settings, or went away)."""
+    return IngestPointRecord(
+        target=target,
+        kind=kind,
+        label=label,
+        settings=combination,
+        status=IngestStatus.FAILED,
+        documents=0,
+        processed=0,
+        failed=0,
+        lost=0,
+        seconds=0.0,
+        docs_per_s=None,
+        chunks=None,
+        chunks_per_s=None,
+        doc_latency_ms={},
+        upload_concurrency=0,
+        calls={},
+        direct=None,
+        app_over_direct=None,
+        error=error,
+    )

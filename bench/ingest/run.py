@@ -1,0 +1,93 @@
+"""One `ragbench ingest` run: the corpus loaded, the meter started, each target's combinations measured into the
+results file, the recommendation per target, the meter stopped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.core.errors import UserError
+from bench.datasets import load_dataset
+from bench.endpoints.meter import Meter
+from bench.ingest.recommend import recommend
+from bench.ingest.settings import SettingAxis
+from bench.ingest.sweep import Metering, OpenWebUISweep
+from bench.results.lifecycle import OpenRun, Output, open_run
+from bench.results.schema import IngestPointRecord, RunHeader
+from bench.targets.base import TargetOptions, TargetSpec
+from bench.targets.http_shared import DedupedCorpus
+
+
+@dataclass(frozen=True)
+class IngestPlan:
+    """The checked options of one ingest run."""
+
+    specs: list[TargetSpec]
+    axes: list[SettingAxis]
+    upstreams: dict[str, str]  # meter route -> upstream URL; empty: no meter
+    meter_host: str
+    meter_port: int
+    direct: bool
+    keep: bool
+    timeout_s: float
+    max_docs: int | None
+
+
+def start_meter(plan: IngestPlan) -> Meter | None:
+    if not plan.upstreams:
+        return None
+    try:
+        meter = Meter(plan.upstreams, plan.meter_host, plan.meter_port, plan.timeout_s, log_calls=True)
+    except ValueError as exc:
+        raise UserError(f"--meter-upstream: {exc}") from None
+    except OSError as exc:
+        raise UserError(
+            f"--meter-port: cannot listen on {plan.meter_host}:{plan.meter_port}: {exc.strerror or exc}"
+        ) from None
+    for route in meter.upstreams:
+        print(f"meter: {meter.url}/{route} -> the {route} upstream")
+    return meter.start()
+
+
+def run_ingest(plan: IngestPlan, dataset_path: Path, split: str | None, output: Output) -> list[IngestPointRecord]:
+    import bench
+    from bench.results.frame import now_iso
+
+    dataset = load_dataset(dataset_path, split=split)
+    documents = dict(list(dataset.corpus.items())[: plan.max_docs] if plan.max_docs else dataset.corpus.items())
+    corpus = DedupedCorpus.of(documents)
+    header = RunHeader(
+        command="ingest",
+        created=now_iso(),
+        ragbench_version=bench.__version__,
+        dataset={"name": dataset.name, "source": str(dataset_path), "documents": len(documents)},
+        targets=[s.public_text for s in plan.specs],
+    )
+    meter = start_meter(plan)
+    points: list[IngestPointRecord] = []
+    try:
+        with open_run(output, header) as run:
+            for spec in plan.specs:
+                found = _target(plan, spec, corpus, meter, run)
+                points += found
+                run.write(recommend(spec.public_text, found))
+    finally:
+        if meter is not None:
+            meter.close()
+    return points
+
+
+def _target(
+    plan: IngestPlan, spec: TargetSpec, corpus: DedupedCorpus, meter: Meter | None, run: OpenRun
+) -> list[IngestPointRecord]:
+    from bench.targets.openwebui import OpenWebUITarget
+
+    metering = Metering(meter, plan.upstreams, plan.direct, plan.timeout_s)
+    if spec.kind == "openwebui":
+        target = OpenWebUITarget(spec, TargetOptions())
+        try:
+            sweep = OpenWebUISweep(target, corpus, metering, run.write, run.progress, plan.keep)
+            return sweep.run(plan.axes)
+        finally:
+            target.close()
+    raise UserError(f"--target {spec.public_text!r}: LightRAG ingest is not built yet")

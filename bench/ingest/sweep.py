@@ -1,0 +1,105 @@
+"""The settings sweep of one Open WebUI target: each combination applied, measured on a fresh knowledge base and
+written as it finishes; every changed setting put back at the end, also after an error, Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bench.core.errors import UserError
+from bench.core.interrupt import uninterruptible
+from bench.core.progress import ProgressFactory, console
+from bench.endpoints.meter import Meter
+from bench.ingest.direct import send_direct
+from bench.ingest.openwebui import KnowledgeIngest, ingest_knowledge, remove_knowledge
+from bench.ingest.openwebui_settings import OpenWebUISettings
+from bench.ingest.record import EMBEDDING_ROUTE, failed_record, point_record
+from bench.ingest.settings import SettingAxis, label
+from bench.results.schema import IngestPointRecord
+from bench.targets.http_shared import DedupedCorpus
+from bench.targets.openwebui import OpenWebUITarget
+
+
+@dataclass(frozen=True)
+class Metering:
+    """The ingest's own meter between the app and its embedder (None: not metered) and where its routes lead."""
+
+    meter: Meter | None
+    upstreams: dict[str, str]
+    direct: bool  # send the app's embedding calls again straight to the embedder
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class OpenWebUISweep:
+    """One Open WebUI target's sweep: what it ingests, how it is metered, where its records go."""
+
+    target: OpenWebUITarget
+    corpus: DedupedCorpus
+    metering: Metering
+    write: Callable[[IngestPointRecord], None]  # each record as its combination finishes
+    progress: ProgressFactory
+    keep: bool  # leave each combination's knowledge base and files on the server
+
+    def run(self, axes: list[SettingAxis]) -> list[IngestPointRecord]:
+        settings = OpenWebUISettings(self.target.http)
+        left = settings.restore_left_over()
+        if left:
+            where = self.target.http.base_url
+            console.print(f"restored the settings an interrupted ingest left on {where}: {left}", markup=False)
+        typed = settings.typed(axes)
+        combinations = [dict(zip([a.name for a in axes], values)) for values in itertools.product(*typed)]
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        points: list[IngestPointRecord] = []
+        try:
+            for i, combination in enumerate(combinations, 1):
+                try:
+                    point = self._one(settings, combination, f"ragbench-ingest-{stamp}-{i}")
+                except UserError as exc:
+                    spec = self.target.spec.public_text
+                    self.write(failed_record(spec, "openwebui", combination, label(combination), exc.args[0]))
+                    raise
+                self.write(point)
+                points.append(point)
+        finally:
+            with uninterruptible():
+                settings.restore()
+        return points
+
+    def _one(self, settings: OpenWebUISettings, combination: dict[str, object], kb_name: str) -> IngestPointRecord:
+        back = settings.apply(combination) if combination else {}
+        meter, target = self.metering.meter, self.target
+        index = len(meter.calls) if meter else 0
+        ingest = ingest_knowledge(target.http, self.corpus, kb_name, target.concurrency, self.progress)
+        calls = meter.calls_since(index) if meter else None
+        embedded = [c for c in calls or [] if c.route == EMBEDDING_ROUTE]
+        if meter and not embedded and ingest.processed:
+            raise UserError(
+                f"Open WebUI processed {len(ingest.processed)} documents, but no embedding call passed the meter at "
+                f"{meter.url}/{EMBEDDING_ROUTE}: point its embedding base URL (RAG_OPENAI_API_BASE_URL) there"
+            )
+        direct = None
+        if meter and self.metering.direct and embedded:
+            upstream = self.metering.upstreams[EMBEDDING_ROUTE]
+            direct = send_direct(EMBEDDING_ROUTE, upstream, embedded, len(ingest.processed), self.metering.timeout_s)
+        point = point_record(
+            target.spec.public_text,
+            "openwebui",
+            back,
+            label(combination),
+            _outcome(ingest),
+            calls,
+            direct,
+            ingest.kb_name,
+            target.concurrency,
+        )
+        if not self.keep:
+            remove_knowledge(target.http, ingest)
+        return point
+
+
+def _outcome(ingest: KnowledgeIngest) -> tuple[int, dict[str, str], list[str], float, list[float]]:
+    per_doc = [d.seconds for d in ingest.documents if d.error is None and d.doc_id in ingest.processed]
+    return len(ingest.documents), ingest.failed, ingest.lost, ingest.seconds, per_doc

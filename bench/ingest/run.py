@@ -12,10 +12,11 @@ from bench.endpoints.meter import Meter
 from bench.ingest.recommend import recommend
 from bench.ingest.settings import SettingAxis
 from bench.ingest.sweep import Metering, OpenWebUISweep
-from bench.results.lifecycle import OpenRun, Output, open_run
+from bench.results.lifecycle import Output, open_run
 from bench.results.schema import IngestPointRecord, RunHeader
 from bench.targets.base import TargetOptions, TargetSpec
 from bench.targets.http_shared import DedupedCorpus
+from bench.targets.openwebui import OpenWebUITarget
 
 
 @dataclass(frozen=True)
@@ -63,31 +64,26 @@ def run_ingest(plan: IngestPlan, dataset_path: Path, split: str | None, output: 
         dataset={"name": dataset.name, "source": str(dataset_path), "documents": len(documents)},
         targets=[s.public_text for s in plan.specs],
     )
+    targets = [_target(spec) for spec in plan.specs]  # keys and parameters checked before anything is written
     meter = start_meter(plan)
     points: list[IngestPointRecord] = []
     try:
         with open_run(output, header) as run:
-            for spec in plan.specs:
-                found = _target(plan, spec, corpus, meter, run)
+            metering = Metering(meter, plan.upstreams, plan.direct, plan.timeout_s)
+            for target in targets:
+                try:
+                    found = OpenWebUISweep(target, corpus, metering, run.write, run.progress, plan.keep).run(plan.axes)
+                finally:
+                    target.close()
                 points += found
-                run.write(recommend(spec.public_text, found))
+                run.write(recommend(target.spec.public_text, found))
     finally:
         if meter is not None:
             meter.close()
     return points
 
 
-def _target(
-    plan: IngestPlan, spec: TargetSpec, corpus: DedupedCorpus, meter: Meter | None, run: OpenRun
-) -> list[IngestPointRecord]:
-    from bench.targets.openwebui import OpenWebUITarget
-
-    metering = Metering(meter, plan.upstreams, plan.direct, plan.timeout_s)
+def _target(spec: TargetSpec) -> OpenWebUITarget:
     if spec.kind == "openwebui":
-        target = OpenWebUITarget(spec, TargetOptions())
-        try:
-            sweep = OpenWebUISweep(target, corpus, metering, run.write, run.progress, plan.keep)
-            return sweep.run(plan.axes)
-        finally:
-            target.close()
+        return OpenWebUITarget(spec, TargetOptions())
     raise UserError(f"--target {spec.public_text!r}: LightRAG ingest is not built yet")

@@ -1,0 +1,228 @@
+"""`ragbench ingest` against the real Open WebUI 0.12.4 and infinity: the settings swept and restored, texts per
+call as the meter counted them equal to the batch setting, 429s above N in flight seen and counted, a killed run's
+settings restored by the next run, the app against the embedder alone measured in the same run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bench.results.store import read_results
+from tests.harness.beir import write_beir
+from tests.harness.process import free_port
+from tests.paths import REPO
+
+pytestmark = pytest.mark.integration
+
+EMBEDDING = "/api/v1/retrieval/embedding"
+RETRIEVAL = "/api/v1/retrieval/config"
+# Long enough for many chunks at CHUNK_SIZE=40 (Open WebUI's character splitter): ~60 chunks per document.
+DOCS = {
+    f"d{i}": " ".join(f"Sentence {j} of document {i} says something about topic {i * j % 7}." for j in range(40))
+    for i in range(4)
+}
+
+SMALL_CHUNKS = ("--setting", "CHUNK_SIZE=40", "--setting", "CHUNK_OVERLAP=0")
+
+
+def admin(server) -> httpx.Client:  # type: ignore[no-untyped-def]
+    return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {server.api_key}"}, timeout=60)
+
+
+def settings(client: httpx.Client) -> dict:
+    embedding = client.get(EMBEDDING).json()
+    retrieval = client.get(RETRIEVAL).json()
+    return {
+        **{k: embedding[k] for k in ("RAG_EMBEDDING_BATCH_SIZE", "RAG_EMBEDDING_CONCURRENT_REQUESTS")},
+        "url": embedding["openai_config"]["url"],
+        **{k: retrieval[k] for k in ("CHUNK_SIZE", "CHUNK_OVERLAP")},
+    }
+
+
+@pytest.fixture
+def through_port(openwebui_server) -> Iterator[int]:  # type: ignore[no-untyped-def]
+    """Open WebUI's embedding base URL pointed at a port where the test's ingest meter will listen, as a user
+    points it; put back afterwards."""
+    port = free_port()
+    with admin(openwebui_server) as client:
+        form = client.get(EMBEDDING).json()
+        before = form["openai_config"]["url"]
+        changed = {**form, "openai_config": {**form["openai_config"], "url": f"http://127.0.0.1:{port}/embedding"}}
+        client.post(f"{EMBEDDING}/update", json=changed).raise_for_status()
+        try:
+            yield port
+        finally:
+            back = client.get(EMBEDDING).json()
+            client.post(
+                f"{EMBEDDING}/update", json={**back, "openai_config": {**back["openai_config"], "url": before}}
+            ).raise_for_status()
+
+
+class LimitedEmbedder:
+    """Forwards to infinity, answering 429 while `limit` calls are already in flight, as a rate-limited TEI does."""
+
+    def __init__(self, upstream: str, limit: int):
+        outer = self
+        self.refused = 0
+        self.in_flight = 0
+        self.lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with outer.lock:
+                    admitted = outer.in_flight < limit
+                    outer.in_flight += admitted
+                    outer.refused += not admitted
+                if not admitted:
+                    answer, status = b'{"error": "too many requests"}', 429
+                else:
+                    try:
+                        time.sleep(0.05)  # a GPU's queue: calls overlap long enough to be counted
+                        reply = httpx.post(
+                            f"{upstream}{self.path}",
+                            content=body,
+                            timeout=60,
+                            headers={"Content-Type": "application/json"},
+                        )
+                        answer, status = reply.content, reply.status_code
+                    finally:
+                        with outer.lock:
+                            outer.in_flight -= 1
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def ingest_argv(data: Path, server_url: str, out: Path, port: int, upstream: str, *sweep: str) -> list[str]:
+    return [
+        sys.executable, "-m", "bench", "ingest", "--dataset", str(data), "--out", str(out),
+        "-t", f"openwebui@{server_url}?concurrency=1", "--meter-upstream", upstream, "--meter-port", str(port),
+        *sweep,
+    ]  # fmt: skip
+
+
+def run_ingest(argv: list[str], key: str, cache: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OPENWEBUI_API_KEY": key, "PYTHONPATH": str(REPO), "RAGBENCH_CACHE": str(cache)}
+    return subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_batch_setting_is_what_the_embedder_sees_and_settings_come_back(
+    tmp_path, openwebui_server, infinity_server, through_port
+):
+    data = write_beir(tmp_path / "data", DOCS, {"q1": "topic"}, [("q1", "d1", 1)])
+    with admin(openwebui_server) as client:
+        before = settings(client)
+        done = run_ingest(
+            ingest_argv(
+                data, openwebui_server.url, tmp_path / "out", through_port, infinity_server.url,
+                "--setting", "RAG_EMBEDDING_BATCH_SIZE=1,32", *SMALL_CHUNKS,
+            ),
+            openwebui_server.api_key,
+            tmp_path / "cache",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert settings(client) == before
+    results = read_results(tmp_path / "out" / "results.jsonl")
+    points = {p.settings["RAG_EMBEDDING_BATCH_SIZE"]: p for p in results.ingest_points}
+    assert set(points) == {1, 32}
+    for batch, point in points.items():
+        assert (point.status, point.processed, point.lost, point.failed) == ("ok", len(DOCS), 0, 0)
+        embedding = point.calls["embedding"]
+        assert embedding.texts_per_call_max == batch  # every document has more than 32 chunks at CHUNK_SIZE=40
+        assert point.chunks is not None and point.chunks > 32 * len(DOCS)
+        # Open WebUI embeds each file twice (upload, then knowledge-base add): the meter counts both.
+        assert embedding.texts == 2 * point.chunks
+        assert point.direct is not None and point.direct.failed_calls == 0
+        assert point.direct.calls == embedding.calls // 2 and point.app_over_direct is not None
+    assert points[1].calls["embedding"].calls == points[1].calls["embedding"].texts
+    summary = results.ingest_summaries[0]
+    assert summary.recommended in {p.label for p in points.values()}
+
+
+def test_429_above_the_cap_loses_documents_that_a_cap_keeps(tmp_path, openwebui_server, infinity_server, through_port):
+    limited = LimitedEmbedder(infinity_server.url, limit=2)
+    data = write_beir(tmp_path / "data", DOCS, {"q1": "topic"}, [("q1", "d1", 1)])
+    try:
+        done = run_ingest(
+            ingest_argv(
+                data, openwebui_server.url, tmp_path / "out", through_port, limited.url,
+                "--setting", "RAG_EMBEDDING_CONCURRENT_REQUESTS=0,2", "--setting", "RAG_EMBEDDING_BATCH_SIZE=4",
+                *SMALL_CHUNKS, "--no-direct",
+            ),
+            openwebui_server.api_key,
+            tmp_path / "cache",
+        )  # fmt: skip
+    finally:
+        limited.close()
+    assert done.returncode == 0, done.stderr
+    results = read_results(tmp_path / "out" / "results.jsonl")
+    points = {p.settings["RAG_EMBEDDING_CONCURRENT_REQUESTS"]: p for p in results.ingest_points}
+    unlimited, capped = points[0], points[2]
+    assert unlimited.failed + unlimited.lost > 0 and unlimited.status == "lost"
+    assert (capped.status, capped.failed, capped.lost) == ("ok", 0, 0)
+    seen = unlimited.calls["embedding"].by_status.get("429", 0) + capped.calls["embedding"].by_status.get("429", 0)
+    assert seen == limited.refused > 0  # the counts equal what the endpoint said
+    assert capped.calls["embedding"].by_status.get("429", 0) == 0
+    assert results.ingest_summaries[0].recommended == capped.label
+
+
+def test_a_killed_sweep_is_restored_by_the_next_run(tmp_path, openwebui_server, infinity_server, through_port):
+    data = write_beir(tmp_path / "data", DOCS, {"q1": "topic"}, [("q1", "d1", 1)])
+    cache = tmp_path / "cache"
+    env = {**os.environ, "OPENWEBUI_API_KEY": openwebui_server.api_key, "PYTHONPATH": str(REPO),
+           "RAGBENCH_CACHE": str(cache)}  # fmt: skip
+    argv = ingest_argv(
+        data, openwebui_server.url, tmp_path / "out", through_port, infinity_server.url,
+        "--setting", "RAG_EMBEDDING_BATCH_SIZE=1,2,3", *SMALL_CHUNKS,
+    )  # fmt: skip
+    with admin(openwebui_server) as client:
+        before = settings(client)
+        proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        results = tmp_path / "out" / "results.jsonl"
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and proc.poll() is None:
+            if results.exists() and '"ingest_point"' in results.read_text():
+                break
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGKILL)  # no `finally` runs: only the journal knows what to put back
+        proc.wait(timeout=30)
+        assert settings(client) != before
+        journals = list((cache / "restore").glob("openwebui-*.json"))
+        assert len(journals) == 1 and "RAG_EMBEDDING_BATCH_SIZE" in json.loads(journals[0].read_text())["saved"]
+        again = run_ingest(
+            ingest_argv(data, openwebui_server.url, tmp_path / "again", through_port, infinity_server.url,
+                        "--max-docs", "1"),
+            openwebui_server.api_key,
+            cache,
+        )  # fmt: skip
+        assert again.returncode == 0, again.stderr
+        assert "restored the settings an interrupted ingest left" in again.stdout + again.stderr
+        assert settings(client) == before
+        assert not list((cache / "restore").glob("*.json"))

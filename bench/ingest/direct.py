@@ -1,7 +1,7 @@
 """The app's embedding calls sent again straight to the embedder: the same requests (method, path, headers, body),
-each distinct body once (Open WebUI embeds every file twice, on upload and again when it joins the knowledge base:
-that repeat is part of what the app adds), as many in flight as the app had at its peak. Its wall time is what
-the embedder alone needs for the app's work; app docs/s ÷ direct docs/s is what the app leaves of it."""
+each distinct body once (a call the app repeated, after a refusal or for a second pass over the same chunks, is
+part of what the app adds), as many in flight as the app had at its peak. Its wall time is what the embedder alone
+needs for the app's work; app docs/s ÷ direct docs/s is what the app leaves of it."""
 
 from __future__ import annotations
 

@@ -72,9 +72,9 @@ def typed_value(name: str, text: str, current: Any) -> Any:
     return text
 
 
-def combinations(axes: list[SettingAxis]) -> list[dict[str, str]]:
-    """Every combination of the axes' values, the last axis varying fastest; one empty combination without axes."""
-    return [dict(zip([a.name for a in axes], values)) for values in itertools.product(*(a.values for a in axes))]
+def combinations(names: list[str], values: list[list[Any]]) -> list[dict[str, Any]]:
+    """Every combination of each named setting's values, the last varying fastest; one empty one without names."""
+    return [dict(zip(names, chosen)) for chosen in itertools.product(*values)]
 
 
 def label(combination: dict[str, Any]) -> str:

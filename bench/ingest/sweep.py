@@ -3,7 +3,6 @@ written as it finishes; every changed setting put back at the end, also after an
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ from bench.ingest.direct import send_direct
 from bench.ingest.openwebui import KnowledgeIngest, ingest_knowledge, remove_knowledge
 from bench.ingest.openwebui_settings import OpenWebUISettings
 from bench.ingest.record import EMBEDDING_ROUTE, failed_record, point_record
-from bench.ingest.settings import SettingAxis, label
+from bench.ingest.settings import SettingAxis, combinations, label
 from bench.results.schema import IngestPointRecord
 from bench.targets.http_shared import DedupedCorpus
 from bench.targets.openwebui import OpenWebUITarget
@@ -50,11 +49,10 @@ class OpenWebUISweep:
             where = self.target.http.base_url
             console.print(f"restored the settings an interrupted ingest left on {where}: {left}", markup=False)
         typed = settings.typed(axes)
-        combinations = [dict(zip([a.name for a in axes], values)) for values in itertools.product(*typed)]
         stamp = time.strftime("%Y%m%d-%H%M%S")
         points: list[IngestPointRecord] = []
         try:
-            for i, combination in enumerate(combinations, 1):
+            for i, combination in enumerate(combinations([a.name for a in axes], typed), 1):
                 try:
                     point = self._one(settings, combination, f"ragbench-ingest-{stamp}-{i}")
                 except UserError as exc:

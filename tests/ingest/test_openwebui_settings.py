@@ -1,0 +1,142 @@
+"""Open WebUI's ingest settings through a fake of its two settings APIs (httpx.MockTransport): a combination
+applied and read back, the embedding form sent whole, a refused or ignored update one line, the restore journal
+written before the first change and used by the next run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from bench.core.errors import ServerError, UserError
+from bench.core.http import HttpClient
+from bench.ingest.openwebui_settings import OpenWebUISettings
+from bench.ingest.settings import SettingAxis, combinations, label, parse_settings
+
+
+class FakeOpenWebUI:
+    """The embedding and retrieval settings routes of Open WebUI 0.12.4, as their code reads and writes them."""
+
+    def __init__(self, refuse: bool = False, ignore: bool = False):
+        self.embedding: dict[str, Any] = {
+            "RAG_EMBEDDING_ENGINE": "openai",
+            "RAG_EMBEDDING_MODEL": "m",
+            "RAG_EMBEDDING_BATCH_SIZE": 1,
+            "ENABLE_ASYNC_EMBEDDING": True,
+            "RAG_EMBEDDING_CONCURRENT_REQUESTS": 0,
+            "openai_config": {"url": "http://embedder", "key": "sk-secret"},
+        }
+        self.retrieval: dict[str, Any] = {"CHUNK_SIZE": 1000, "CHUNK_OVERLAP": 100, "web": {"x": 1}}
+        self.refuse, self.ignore = refuse, ignore
+        self.forms: list[dict[str, Any]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if request.method == "GET" and path == "/api/v1/retrieval/embedding":
+            return httpx.Response(200, json={"status": True, **self.embedding})
+        if request.method == "GET" and path == "/api/v1/retrieval/config":
+            return httpx.Response(200, json={"status": True, **self.retrieval})
+        if self.refuse:
+            return httpx.Response(500, json={"detail": "Error updating embedding configuration"})
+        form = json.loads(request.content)
+        self.forms.append(form)
+        if self.ignore:
+            return httpx.Response(200, json={"status": True})
+        if path == "/api/v1/retrieval/embedding/update":
+            # The form's defaults stand for any field it lacks (EmbeddingModelUpdateForm).
+            self.embedding.update({"RAG_EMBEDDING_BATCH_SIZE": 1, "RAG_EMBEDDING_CONCURRENT_REQUESTS": 0, **form})
+        else:
+            self.retrieval.update(form)
+        return httpx.Response(200, json={"status": True})
+
+
+@pytest.fixture
+def journal_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "restore"
+
+
+def settings_of(fake: FakeOpenWebUI) -> OpenWebUISettings:
+    return OpenWebUISettings(HttpClient("Open WebUI", "http://openwebui", transport=httpx.MockTransport(fake)))
+
+
+def test_a_combination_is_applied_read_back_and_restored(journal_home):
+    fake = FakeOpenWebUI()
+    settings = settings_of(fake)
+    axes = parse_settings(["RAG_EMBEDDING_BATCH_SIZE=8,32", "CHUNK_SIZE=400"])
+    typed = settings.typed(axes)
+    assert typed == [[8, 32], [400]]
+    back = settings.apply({"RAG_EMBEDDING_BATCH_SIZE": 8, "CHUNK_SIZE": 400})
+    assert back == {"RAG_EMBEDDING_BATCH_SIZE": 8, "CHUNK_SIZE": 400}
+    # The embedding form went whole: the concurrency and the provider's URL and key stayed as they were.
+    assert fake.embedding["RAG_EMBEDDING_CONCURRENT_REQUESTS"] == 0
+    assert fake.embedding["openai_config"] == {"url": "http://embedder", "key": "sk-secret"}
+    journal = json.loads(next(journal_home.glob("openwebui-*.json")).read_text())
+    assert journal["saved"] == {"RAG_EMBEDDING_BATCH_SIZE": 1, "CHUNK_SIZE": 1000}
+    assert "sk-secret" not in json.dumps(journal)
+    settings.apply({"RAG_EMBEDDING_BATCH_SIZE": 32, "CHUNK_SIZE": 400})
+    settings.restore()
+    assert (fake.embedding["RAG_EMBEDDING_BATCH_SIZE"], fake.retrieval["CHUNK_SIZE"]) == (1, 1000)
+    assert not list(journal_home.glob("*.json"))
+
+
+def test_a_journal_left_by_a_killed_run_is_restored_first(journal_home):
+    fake = FakeOpenWebUI()
+    settings_of(fake).apply({"RAG_EMBEDDING_CONCURRENT_REQUESTS": 4})  # and then the process died
+    assert fake.embedding["RAG_EMBEDDING_CONCURRENT_REQUESTS"] == 4
+    restored = settings_of(fake).restore_left_over()
+    assert restored == {"RAG_EMBEDDING_CONCURRENT_REQUESTS": 0}
+    assert fake.embedding["RAG_EMBEDDING_CONCURRENT_REQUESTS"] == 0 and not list(journal_home.glob("*.json"))
+    assert settings_of(fake).restore_left_over() == {}
+
+
+def test_an_unknown_name_changes_nothing(journal_home):
+    fake = FakeOpenWebUI()
+    with pytest.raises(UserError, match="RAG_EMBEDDING_NOPE: Open WebUI at http://openwebui has no such setting"):
+        settings_of(fake).typed([SettingAxis("RAG_EMBEDDING_NOPE", ("1",))])
+    assert fake.forms == [] and not journal_home.exists()
+
+
+@pytest.mark.parametrize("fake", [FakeOpenWebUI(refuse=True), FakeOpenWebUI(ignore=True)], ids=["refused", "ignored"])
+def test_a_refused_or_ignored_update_is_one_line(journal_home, fake):
+    settings = settings_of(fake)
+    with pytest.raises(ServerError) as raised:
+        settings.apply({"RAG_EMBEDDING_BATCH_SIZE": 8})
+    assert "\n" not in str(raised.value)
+    assert "did not take RAG_EMBEDDING_BATCH_SIZE=8" in str(raised.value) or "HTTP 500" in str(raised.value)
+
+
+def test_values_are_typed_by_the_servers_own():
+    fake = FakeOpenWebUI()
+    settings = settings_of(fake)
+    with pytest.raises(UserError, match="expected a whole number"):
+        settings.typed([SettingAxis("CHUNK_SIZE", ("big",))])
+    with pytest.raises(UserError, match="expected true or false"):
+        settings.typed([SettingAxis("ENABLE_ASYNC_EMBEDDING", ("maybe",))])
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (["RAG_EMBEDDING_BATCH_SIZE"], "expected NAME=VALUE"),
+        (["lower=1"], "expected NAME=VALUE"),
+        (["CHUNK_SIZE=1,,2"], "an empty value"),
+        (["CHUNK_SIZE=1,1"], "a value given twice"),
+        (["CHUNK_SIZE=1", "CHUNK_SIZE=2"], "given twice"),
+        (["RAG_OPENAI_API_KEY=x"], "a key or password is not swept"),
+        (["A=" + ",".join(map(str, range(9))), "B=" + ",".join(map(str, range(9)))], "81 combinations"),
+    ],
+)
+def test_bad_settings_are_one_line(given, message):
+    with pytest.raises(UserError, match=message):
+        parse_settings(given)
+
+
+def test_combinations_and_labels():
+    axes = parse_settings(["RAG_EMBEDDING_BATCH_SIZE=1,32", "RAG_EMBEDDING_CONCURRENT_REQUESTS=0,4,8"])
+    grid = combinations([a.name for a in axes], [list(a.values) for a in axes])
+    assert len(grid) == 6 and grid[1] == {"RAG_EMBEDDING_BATCH_SIZE": "1", "RAG_EMBEDDING_CONCURRENT_REQUESTS": "4"}
+    assert label(grid[1]) == "RAG_EMBEDDING_BATCH_SIZE=1 RAG_EMBEDDING_CONCURRENT_REQUESTS=4"
+    assert combinations([], []) == [{}] and label({}) == "default"

@@ -50,6 +50,7 @@ KINDS: tuple[ReportKind, ...] = (
     ReportKind("load", ("load_point",), ("load",), "bench.report.load"),
     ReportKind("size", ("sizing", "gpu_telemetry"), ("size",), "bench.report.sizing", "render_size", covers=("load",)),
     ReportKind("ceiling", ("ceiling_point",), ("ceiling",), "bench.report.sizing", "render_ceiling"),
+    ReportKind("ingest", ("ingest_point", "ingest_summary"), ("ingest",), "bench.report.ingest"),
 )
 
 

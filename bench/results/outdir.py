@@ -19,7 +19,15 @@ RESULTS_FILE = "results.jsonl"
 QRELS_FILE = "qrels.trec"  # the judgments the run was scored with: `ragbench evaluate` reproduces every figure
 REPORT_FILES = ("report.md", "report.html", "per_query.csv")
 PLOTS_DIR = "plots"
-PLOT_PATTERNS = ("metrics.png", "differences_*.png", "load_*.png", "size_*.png", "ceiling.png", "identity_*.png")
+PLOT_PATTERNS = (
+    "metrics.png",
+    "differences_*.png",
+    "load_*.png",
+    "size_*.png",
+    "ceiling.png",
+    "identity_*.png",
+    "ingest_*.png",
+)
 
 
 def safe_filename(name: str) -> str:

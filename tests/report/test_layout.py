@@ -4,7 +4,7 @@ evidence, and each page rendered by headless Chromium into a screenshot that is 
 
 Made from real command runs where they are quick (quality under `--background` against the loopback fault server,
 `load --lengths --repeat` against the scripted TEI-shaped server) and from the stored results files of
-tests/results/v2 for the rest (a size run needs minutes)."""
+tests/results/v2 for the rest (a size run needs minutes); the ingest report from hand-made records."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from tests.paths import REPO
 from tests.quality.underload_fixture import UnderloadServer, ndcg_at_10, write_long_queries
 from tests.report.browser import Chromium, chromium_path
 from tests.report.conftest import LOAD_SERVER, ragbench_exit
+from tests.report.ingest_fixture import write_ingest_report
 
 STORED = REPO / "tests" / "results" / "v2"
 SHOTS = Path("/tmp/reports-shots")  # kept after the run, to look at
@@ -40,6 +41,8 @@ def reports(tmp_path_factory) -> dict[str, Path]:
         (root / kind).mkdir()
         shutil.copy(STORED / f"{kind}.jsonl", root / kind / "results.jsonl")
         pages[kind] = write_report(root / kind / "results.jsonl")
+    (root / "ingest").mkdir()
+    pages["ingest"] = write_ingest_report(root / "ingest")
     server = UnderloadServer(max_inflight=3, service_ms=40).start()
     try:
         background = "emb@rate=100&batch=1&duration=1s&warmup=0.2s"
@@ -83,7 +86,7 @@ def _ink(pixels: np.ndarray) -> float:
     return float((pixels.min(axis=2) < 0.9).mean())
 
 
-KINDS = ("quality", "quality_under_load", "load", "size", "identity", "doctor")
+KINDS = ("quality", "quality_under_load", "load", "size", "identity", "doctor", "ingest")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -123,6 +126,7 @@ def test_each_report_leads_with_its_answer(reports):
     )
     order("size", "<h2>Answer: ", "saturation rate", "client batch / concurrency", "<h2>Evidence", "<h3>Points</h3>")
     order("doctor", "problem(s) found", "<table>")
+    order("ingest", "<h2>Answer</h2>", "recommended <code>", "<h2>Combinations: ", "<table>", "<img")
 
 
 def test_under_load_only_meaningful_pairs_are_tested(reports):

@@ -1,0 +1,174 @@
+"""The ingest report: each target's recommended settings combination first, then one row per combination with
+every figure of its `ingest_point` record, and docs/s per combination with lost documents marked."""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from bench.report.ingest_plot import docs_per_s_plot
+from bench.report.labels import labels_sentence
+from bench.report.page import Rows, html_figure, html_table, inline, md_figure, md_table
+from bench.results.schema import EndpointCalls, EndStatus, IngestPointRecord, IngestStatus
+from bench.results.store import Results
+
+MISSING = "–"
+REFUSALS = ("429", "413", "422", "5xx")
+NOTES = (
+    "Docs/s: processed documents over first upload to last processed. Busy %: share of the combination's wall time "
+    "with at least one call of the route in flight. Upstream s: the endpoint's own time from its timing headers, "
+    "summed (with how many calls sent one). Retries: calls repeating the body of an earlier failed call. "
+    "Direct: the app's embedding calls sent again straight to the embedder; app ÷ direct is what the app leaves "
+    "of the embedder's speed. Tokens per doc: the route's prompt / completion tokens over the documents sent."
+)
+
+
+def _num(value: float | int | None, spec: str = ".2f") -> str:
+    return MISSING if value is None else format(value, spec)
+
+
+def _status(point: IngestPointRecord) -> str:
+    if point.status == IngestStatus.FAILED:
+        return f"FAILED: {point.error or MISSING}"
+    if point.status == IngestStatus.LOST:
+        return f"LOST: {point.failed} failed, {point.lost} lost"
+    return str(point.status)
+
+
+def embedding_routes(points: list[IngestPointRecord]) -> list[str]:
+    """Routes whose calls carried texts in some combination (embedding, reranking), in the order first met."""
+    routes = dict.fromkeys(r for p in points for r in p.calls)
+    return [r for r in routes if any(p.calls[r].texts for p in points if r in p.calls)]
+
+
+def generation_routes(points: list[IngestPointRecord]) -> list[str]:
+    """Routes whose calls carried no texts (chat completions: LightRAG's entity extraction)."""
+    texts = set(embedding_routes(points))
+    return [r for r in dict.fromkeys(r for p in points for r in p.calls) if r not in texts]
+
+
+def _embedding_cells(calls: EndpointCalls | None) -> list[str]:
+    if calls is None:
+        return [MISSING] * 7
+    timed = calls.calls_with_upstream_time
+    upstream = MISSING if calls.upstream_seconds is None else f"{calls.upstream_seconds:.2f} ({timed} of {calls.calls})"
+    return [
+        str(calls.calls),
+        f"{_num(calls.texts_per_call_mean, '.1f')} / {_num(calls.texts_per_call_max, 'd')}",
+        "/".join(str(calls.by_status.get(kind, 0)) for kind in REFUSALS),
+        str(calls.retries),
+        _num(None if calls.busy_fraction is None else calls.busy_fraction * 100, ".0f"),
+        str(calls.peak_in_flight),
+        upstream,
+    ]
+
+
+def _generation_cells(calls: EndpointCalls | None, documents: int) -> list[str]:
+    if calls is None:
+        return [MISSING] * 2
+    per_doc = (
+        f"{calls.prompt_tokens / documents:.0f} / {calls.completion_tokens / documents:.0f}" if documents else MISSING
+    )
+    return [str(calls.calls), per_doc]
+
+
+def combinations_table(points: list[IngestPointRecord]) -> Rows:
+    """One row per combination of one target; a combination that could not be measured shows its error only."""
+    embedding, generation = embedding_routes(points), generation_routes(points)
+    header = ["combination", "status", "documents", "processed", "failed", "lost", "docs/s", "chunks/s"]
+    header += ["doc p50/p99 ms"]
+    for route in embedding:
+        header += [f"{route} {name}" for name in ("calls", "texts/call mean/max", "429/413/422/5xx", "retries")]
+        header += [f"{route} {name}" for name in ("busy %", "peak in flight", "upstream s (calls timed)")]
+    for route in generation:
+        header += [f"{route} calls", f"{route} prompt/completion tokens per doc"]
+    header += ["direct docs/s", "app ÷ direct"]
+    rows = []
+    for p in points:
+        if p.status == IngestStatus.FAILED:
+            rows.append([p.label, _status(p), *[MISSING] * (len(header) - 2)])
+            continue
+        latency = p.doc_latency_ms
+        row = [p.label, _status(p), str(p.documents), str(p.processed), str(p.failed), str(p.lost)]
+        row += [_num(p.docs_per_s), _num(p.chunks_per_s, ".1f")]
+        row += [f"{_num(latency.get('p50'), '.0f')} / {_num(latency.get('p99'), '.0f')}"]
+        for route in embedding:
+            row += _embedding_cells(p.calls.get(route))
+        for route in generation:
+            row += _generation_cells(p.calls.get(route), p.documents)
+        row += [_num(p.direct.docs_per_s if p.direct else None), _num(p.app_over_direct)]
+        rows.append(row)
+    return header, rows
+
+
+def examples_table(points: list[IngestPointRecord]) -> Rows:
+    """The documents that failed or were lost, as each record names them (its first ten)."""
+    rows = [[p.label, doc, why] for p in points for doc, why in p.failed_examples.items()]
+    return ["combination", "document", "why"], rows
+
+
+def answer_lines(results: Results) -> list[str]:
+    """Per target, its recommended combination and why (markdown); a target without a summary says so."""
+    summaries = {s.target: s for s in results.ingest_summaries}
+    lines = []
+    for target in _targets(results):
+        summary = summaries.get(target)
+        if summary is None:
+            lines.append(f"- **{target}**: no recommendation (the run ended before this target's sweep finished)")
+        elif summary.recommended is None:
+            lines.append(f"- **{target}**: no combination recommended: {summary.reason}")
+        else:
+            lines.append(f"- **{target}**: recommended `{summary.recommended}`: {summary.reason}")
+    return lines
+
+
+def _targets(results: Results) -> list[str]:
+    found = [p.target for p in results.ingest_points] + [s.target for s in results.ingest_summaries]
+    return list(dict.fromkeys(found))
+
+
+def intro_line(results: Results) -> str:
+    dataset = results.header.dataset
+    parts = [f"Created {results.header.created} by ragbench {results.header.ragbench_version}"]
+    if dataset.get("name"):
+        parts.append(f"dataset {dataset['name']}, {dataset.get('documents', MISSING)} documents")
+    return "; ".join(parts) + "." + labels_sentence(results.header)
+
+
+def _run_status(results: Results) -> str:
+    end = results.end
+    if end is None:
+        return "interrupted (no end record): the combinations below finished"
+    return "complete" if end.status == EndStatus.COMPLETE else f"{end.status}: {end.error or MISSING}"
+
+
+def render(results: Results, folder: Path) -> tuple[str, str]:
+    """The report's markdown and HTML body; the plot written into folder/plots."""
+    status, intro, answer = _run_status(results), intro_line(results), answer_lines(results)
+    md = ["# ragbench ingest report", "", intro, "", f"Status: **{status}**", "", "## Answer", "", *answer, ""]
+    html = [
+        "<h1>ragbench ingest report</h1>",
+        f"<p>{escape(intro)}</p>",
+        f"<p class='{'' if status == 'complete' else 'bad'}'>Status: {escape(status)}</p>",
+        "<h2>Answer</h2>",
+        "<ul>" + "".join(f"<li>{inline(line[2:])}</li>" for line in answer) + "</ul>",
+    ]
+    for target in _targets(results):
+        points = [p for p in results.ingest_points if p.target == target]
+        title = f"Combinations: {target}"
+        md += [f"## {title}", "", md_table(*combinations_table(points)), ""]
+        html += [f"<h2>{escape(title)}</h2>", html_table(*combinations_table(points))]
+        header, rows = examples_table(points)
+        if rows:
+            md += ["### Documents failed or lost (first ten per combination)", "", md_table(header, rows), ""]
+            html += ["<h3>Documents failed or lost (first ten per combination)</h3>", html_table(header, rows)]
+    md += [NOTES, ""]
+    html.append(f"<p>{escape(NOTES)}</p>")
+    plots = folder / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    plot = docs_per_s_plot(results, plots / "ingest_docs_per_s.png")
+    if plot is not None:
+        title = "Docs/s per combination (red: documents failed or lost)"
+        md += [f"## {title}", "", md_figure(title, plot, folder), ""]
+        html.append(f"<h2>{escape(title)}</h2>{html_figure(title, plot)}")
+    return "\n".join(md), "\n".join(html)

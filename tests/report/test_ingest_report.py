@@ -1,0 +1,72 @@
+"""The ingest report: each target's recommendation before the tables, every figure of a row from its record,
+failed combinations with their error, LightRAG's LLM route as calls and tokens per document, the plot drawn."""
+
+from __future__ import annotations
+
+import re
+
+from tests.report.ingest_fixture import LIGHTRAG, OWUI, write_ingest_report
+
+
+def _rows(md: str, title: str) -> dict[str, dict[str, str]]:
+    """The markdown table under `## title`: combination -> column -> cell."""
+    block = md.split(f"## {title}\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    header = [c.strip() for c in block[0].strip("|").split(" | ")]
+    rows = [[c.strip() for c in line.strip("|").split(" | ")] for line in block[2:]]
+    return {row[0]: dict(zip(header, row)) for row in rows}
+
+
+def test_the_answer_comes_first(tmp_path):
+    page = write_ingest_report(tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    answer = md.index("## Answer")
+    recommended = md.index(f"**{OWUI}**: recommended `RAG_EMBEDDING_BATCH_SIZE=8`: 12.5 docs/s with 0 lost documents")
+    assert answer < recommended < md.index("## Combinations")
+    assert f"**{LIGHTRAG}**: no combination recommended: nothing was measured" in md
+    html = page.read_text()
+    assert html.index("<h2>Answer</h2>") < html.index("recommended <code>RAG_EMBEDDING_BATCH_SIZE=8</code>")
+    assert html.index("<code>RAG_EMBEDDING_BATCH_SIZE=8</code>") < html.index(f"<h2>Combinations: {OWUI}</h2>")
+    assert "None" not in md and "None" not in re.sub(r"base64,[^\"]+", "", html)
+
+
+def test_each_row_shows_its_record(tmp_path):
+    write_ingest_report(tmp_path)
+    rows = _rows((tmp_path / "report.md").read_text(), f"Combinations: {OWUI}")
+    lossy = rows["RAG_EMBEDDING_BATCH_SIZE=64"]
+    assert lossy["status"] == "LOST: 1 failed, 2 lost"
+    assert (lossy["documents"], lossy["processed"], lossy["failed"], lossy["lost"]) == ("20", "17", "1", "2")
+    assert (lossy["docs/s"], lossy["chunks/s"], lossy["doc p50/p99 ms"]) == ("21.25", "20.0", "95 / 480")
+    assert lossy["embedding calls"] == "14" and lossy["embedding texts/call mean/max"] == "4.0 / 4"
+    assert lossy["embedding 429/413/422/5xx"] == "3/0/0/1" and lossy["embedding retries"] == "4"
+    assert (lossy["embedding busy %"], lossy["embedding peak in flight"]) == ("50", "8")
+    assert lossy["embedding upstream s (calls timed)"] == "1.50 (10 of 14)"
+    assert (lossy["direct docs/s"], lossy["app ÷ direct"]) == ("40.00", "0.53")
+    assert rows["RAG_EMBEDDING_BATCH_SIZE=8"]["doc p50/p99 ms"] == "150 / –"  # 20 documents: no p99
+    failed = rows["RAG_EMBEDDING_BATCH_SIZE=4096"]
+    assert failed["status"] == "FAILED: the server refused RAG_EMBEDDING_BATCH_SIZE=4096"
+    assert set(failed.values()) - {failed["combination"], failed["status"]} == {"–"}
+
+
+def test_failed_and_lost_documents_are_named(tmp_path):
+    write_ingest_report(tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    assert "| RAG_EMBEDDING_BATCH_SIZE=64 | doc-7 | embedding failed: 429 |" in md
+    assert "| RAG_EMBEDDING_BATCH_SIZE=64 | doc-9 | not listed as processed afterwards |" in md
+
+
+def test_lightrag_llm_route_shows_calls_and_tokens_per_document(tmp_path):
+    write_ingest_report(tmp_path)
+    row = _rows((tmp_path / "report.md").read_text(), f"Combinations: {LIGHTRAG}")["default"]
+    assert row["llm calls"] == "60"
+    assert row["llm prompt/completion tokens per doc"] == "1500 / 250"  # 30000 and 5000 over 20 documents
+    assert "llm texts/call mean/max" not in row and row["embedding calls"] == "10"
+    assert (row["direct docs/s"], row["app ÷ direct"]) == ("–", "–")
+
+
+def test_the_plot_is_drawn_and_embedded(tmp_path):
+    page = write_ingest_report(tmp_path)
+    assert (tmp_path / "plots" / "ingest_docs_per_s.png").stat().st_size > 1000
+    assert '<img alt="Docs/s per combination (red: documents failed or lost)" src="data:image/png;base64,' in (
+        page.read_text()
+    )
+    assert "](plots/ingest_docs_per_s.png)" in (tmp_path / "report.md").read_text()

@@ -171,6 +171,8 @@ class Meter:
             self.upstreams[route], self.auth[route] = auth_headers(f"meter upstream {route}", url.rstrip("/"))
         self.usage = {route: Usage() for route in self.upstreams}
         self.log_calls = log_calls
+        self.in_flight = 0  # calls being forwarded now
+        self._last_end = time.perf_counter()
         self.calls: list[CallRecord] = []  # with log_calls: every forwarded call, in the order they ended
         self._failed_bodies: dict[str, dict[str, None]] = {route: {} for route in self.upstreams}
         self._lock = threading.Lock()
@@ -190,6 +192,18 @@ class Meter:
     def snapshot(self) -> dict[str, dict[str, Any]]:
         with self._lock:
             return {route: asdict(u) for route, u in self.usage.items()}
+
+    def wait_idle(self, quiet_s: float = 0.5, timeout_s: float = 30.0) -> bool:
+        """Wait until no call has been in flight for `quiet_s` (calls an app left running after it gave up on a
+        document still belong to what it did), at most `timeout_s`; whether it got there."""
+        deadline = time.perf_counter() + timeout_s
+        while time.perf_counter() < deadline:
+            with self._lock:
+                idle = self.in_flight == 0 and time.perf_counter() - self._last_end >= quiet_s
+            if idle:
+                return True
+            time.sleep(0.05)
+        return False
 
     def calls_since(self, index: int) -> list[CallRecord]:
         """The calls that ended after the first `index` ones (`len(meter.calls)` taken before)."""
@@ -211,6 +225,8 @@ class Meter:
             )
             if self.log_calls:
                 self.calls.append(call)
+            self.in_flight -= 1
+            self._last_end = time.perf_counter()
             total.calls += 1
             total.seconds += call.seconds
             total.texts += call.texts or 0
@@ -313,6 +329,8 @@ class _Handler(BaseHTTPRequestHandler):
             if k.lower() not in _HOP_BY_HOP and k.lower() not in {a.lower() for a in auth}
         ]
         headers += auth.items()
+        with meter._lock:
+            meter.in_flight += 1
         start = time.perf_counter()
         relayed = _Relayed()
         try:

@@ -99,6 +99,8 @@ class OpenWebUISweep:
         meter, target = self.metering.meter, self.target
         index = len(meter.calls) if meter else 0
         ingest = ingest_knowledge(target.http, self.corpus, kb_name, target.concurrency, self.progress)
+        if meter:
+            meter.wait_idle()
         calls = meter.calls_since(index) if meter else None
         embedded = [c for c in calls or [] if c.route == EMBEDDING_ROUTE]
         if meter and not embedded and ingest.processed:

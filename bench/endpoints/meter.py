@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import sys
 import threading
 import time
 import zlib
@@ -172,6 +173,7 @@ class Meter:
         self.usage = {route: Usage() for route in self.upstreams}
         self.log_calls = log_calls
         self.in_flight = 0  # calls being forwarded now
+        self.calls_total = 0  # calls forwarded so far
         self._last_end = time.perf_counter()
         self.calls: list[CallRecord] = []  # with log_calls: every forwarded call, in the order they ended
         self._failed_bodies: dict[str, dict[str, None]] = {route: {} for route in self.upstreams}
@@ -180,7 +182,7 @@ class Meter:
         # httpx adds its own Accept/Accept-Encoding/User-Agent defaults; a pass-through must not.
         for name in list(self._client.headers.keys()):
             del self._client.headers[name]
-        self._server = ThreadingHTTPServer((host, port), _make_handler(self))
+        self._server = _QuietServer((host, port), _make_handler(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -226,6 +228,7 @@ class Meter:
             if self.log_calls:
                 self.calls.append(call)
             self.in_flight -= 1
+            self.calls_total += 1
             self._last_end = time.perf_counter()
             total.calls += 1
             total.seconds += call.seconds
@@ -269,6 +272,14 @@ class Meter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up mid-reply (an app giving up on a call) is counted, not printed as a traceback."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 def _make_handler(meter: Meter) -> type[BaseHTTPRequestHandler]:

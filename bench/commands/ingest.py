@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.commands.options import OVERWRITE, Flag, option
-from bench.core.errors import UserError
+from bench.core.errors import MeasurementFailed, UserError
 from bench.results.provenance import Origin
 from bench.results.schema import IngestPointRecord
 from bench.targets.base import TargetSpec
@@ -120,4 +120,8 @@ def ingest_command(request: IngestRequest) -> list[IngestPointRecord]:
     output = Output(
         request.out, request.overwrite, report=write_report, say=print, progress=True, origin=request.origin
     )
-    return run_ingest(plan, request.dataset, request.split, output)
+    outcome = run_ingest(plan, request.dataset, request.split, output)
+    if outcome.failures:
+        report = request.out / "report.html"
+        raise MeasurementFailed(f"{'; '.join(outcome.failures)} (the sweep stopped there; report: {report})", report)
+    return outcome.points

@@ -202,12 +202,12 @@ class Meter:
             failed = self._failed_bodies[route]
             digest = body_digest(body) if body else ""
             retry = bool(digest) and digest in failed
-            counts = checked_usage(usage) or {}
+            found = checked_usage(usage)
             call = replace(
                 call,
                 retry=retry,
-                prompt_tokens=counts.get("prompt_tokens", 0),
-                completion_tokens=counts.get("completion_tokens", 0),
+                prompt_tokens=(found or {}).get("prompt_tokens", 0),
+                completion_tokens=(found or {}).get("completion_tokens", 0),
             )
             if self.log_calls:
                 self.calls.append(call)
@@ -225,15 +225,14 @@ class Meter:
                     failed[digest] = None
                     if len(failed) > _FAILED_BODIES_KEPT:
                         del failed[next(iter(failed))]
-            counts = checked_usage(usage)
-            if counts is None:
+            if found is None:
                 total.calls_without_usage += 1
                 return
-            prompt = counts.get("prompt_tokens", 0)
-            completion = counts.get("completion_tokens", 0)
+            prompt = found.get("prompt_tokens", 0)
+            completion = found.get("completion_tokens", 0)
             total.prompt_tokens += prompt
             total.completion_tokens += completion
-            total.total_tokens += counts.get("total_tokens", prompt + completion)
+            total.total_tokens += found.get("total_tokens", prompt + completion)
 
     def start(self) -> Meter:
         self._thread = threading.Thread(target=self._server.serve_forever, name="ragbench-meter", daemon=True)

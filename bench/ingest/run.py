@@ -50,7 +50,13 @@ def start_meter(plan: IngestPlan) -> Meter | None:
     return meter.start()
 
 
-def run_ingest(plan: IngestPlan, dataset_path: Path, split: str | None, output: Output) -> list[IngestPointRecord]:
+@dataclass(frozen=True)
+class IngestOutcome:
+    points: list[IngestPointRecord]
+    failures: list[str]  # per target whose sweep stopped: the combination and why
+
+
+def run_ingest(plan: IngestPlan, dataset_path: Path, split: str | None, output: Output) -> IngestOutcome:
     import bench
     from bench.results.frame import now_iso
 
@@ -67,20 +73,24 @@ def run_ingest(plan: IngestPlan, dataset_path: Path, split: str | None, output: 
     targets = [_target(spec) for spec in plan.specs]  # keys and parameters checked before anything is written
     meter = start_meter(plan)
     points: list[IngestPointRecord] = []
+    failures: list[str] = []
     try:
         with open_run(output, header) as run:
             metering = Metering(meter, plan.upstreams, plan.direct, plan.timeout_s)
             for target in targets:
                 try:
-                    found = OpenWebUISweep(target, corpus, metering, run.write, run.progress, plan.keep).run(plan.axes)
+                    sweep = OpenWebUISweep(target, corpus, metering, run.write, run.progress, plan.keep)
+                    found, failure = sweep.run(plan.axes)
                 finally:
                     target.close()
                 points += found
+                if failure is not None:
+                    failures.append(f"{target.spec.public_text}: {failure}")
                 run.write(recommend(target.spec.public_text, found))
     finally:
         if meter is not None:
             meter.close()
-    return points
+    return IngestOutcome(points, failures)
 
 
 def _target(spec: TargetSpec) -> OpenWebUITarget:

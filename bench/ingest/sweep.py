@@ -3,11 +3,12 @@ written as it finishes; every changed setting put back at the end, also after an
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bench.core.errors import UserError
+from bench.core.errors import ServerError, UserError
 from bench.core.interrupt import uninterruptible
 from bench.core.progress import ProgressFactory, console
 from bench.endpoints.meter import Meter
@@ -42,7 +43,10 @@ class OpenWebUISweep:
     progress: ProgressFactory
     keep: bool  # leave each combination's knowledge base and files on the server
 
-    def run(self, axes: list[SettingAxis]) -> list[IngestPointRecord]:
+    def run(self, axes: list[SettingAxis]) -> tuple[list[IngestPointRecord], str | None]:
+        """Every combination measured, in order, until one fails (the server refused its settings or went away):
+        (the points measured, why the sweep stopped or None). The settings are restored whatever happens; where
+        they cannot be (the server is gone), the journal keeps them for the next ingest against the server."""
         settings = OpenWebUISettings(self.target.http)
         left = settings.restore_left_over()
         if left:
@@ -51,20 +55,40 @@ class OpenWebUISweep:
         typed = settings.typed(axes)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         points: list[IngestPointRecord] = []
+        failure: str | None = None
         try:
             for i, combination in enumerate(combinations([a.name for a in axes], typed), 1):
                 try:
                     point = self._one(settings, combination, f"ragbench-ingest-{stamp}-{i}")
-                except UserError as exc:
-                    spec = self.target.spec.public_text
-                    self.write(failed_record(spec, "openwebui", combination, label(combination), exc.args[0]))
-                    raise
+                except ServerError as exc:
+                    failure = f"{label(combination)}: {exc.args[0]}"
+                    self.write(
+                        failed_record(
+                            self.target.spec.public_text, "openwebui", combination, label(combination), exc.args[0]
+                        )
+                    )
+                    break
                 self.write(point)
                 points.append(point)
         finally:
             with uninterruptible():
-                settings.restore()
-        return points
+                self._restore(settings, quiet=failure is not None or sys.exc_info()[0] is not None)
+        return points, failure
+
+    def _restore(self, settings: OpenWebUISettings, quiet: bool) -> None:
+        """Put the settings back; when that fails after another failure, say so on one line instead of raising."""
+        try:
+            settings.restore()
+        except UserError as exc:
+            if not quiet:
+                raise
+            console.print(
+                f"ragbench: {exc.args[0]}; the restore journal {settings.journal} keeps them: the next ingest against "
+                "this server puts them back",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
 
     def _one(self, settings: OpenWebUISettings, combination: dict[str, object], kb_name: str) -> IngestPointRecord:
         back = settings.apply(combination) if combination else {}

@@ -1,0 +1,130 @@
+"""A fake of the Open WebUI 0.12.4 routes `ragbench ingest` uses (settings, knowledge bases, files), on loopback,
+shaped as the real server answers (servers.md, shared/recordings/openwebui-0.12.4): for the failures the real
+server cannot be made to show on demand — a refused settings update, a server that dies mid-sweep."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeOpenWebUI:
+    """`refuse_update`: every settings update answers 500 from the N-th on (0: never); `die_after_uploads`: the
+    server closes for good once that many files were uploaded (0: never)."""
+
+    def __init__(self, refuse_update: int = 0, die_after_uploads: int = 0):
+        self.embedding: dict[str, Any] = {
+            "RAG_EMBEDDING_ENGINE": "openai",
+            "RAG_EMBEDDING_MODEL": "m",
+            "RAG_EMBEDDING_BATCH_SIZE": 1,
+            "ENABLE_ASYNC_EMBEDDING": True,
+            "RAG_EMBEDDING_CONCURRENT_REQUESTS": 0,
+            "openai_config": {"url": "http://embedder", "key": "sk-fake"},
+        }
+        self.retrieval: dict[str, Any] = {"CHUNK_SIZE": 1000, "CHUNK_OVERLAP": 100, "TEXT_SPLITTER": ""}
+        self.knowledge: dict[str, dict[str, Any]] = {}  # id -> {"name", "files": [file ids]}
+        self.files: dict[str, dict[str, Any]] = {}
+        self.updates = 0
+        self.refuse_update, self.die_after_uploads = refuse_update, die_after_uploads
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def settings(self) -> dict[str, Any]:
+        return {**self.retrieval, **{k: v for k, v in self.embedding.items() if isinstance(v, int | str)}}
+
+    def die(self) -> None:
+        threading.Thread(target=self.close, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def answer(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
+        with self.lock:
+            if (method, path) == ("GET", "/api/version"):
+                return 200, {"version": "0.12.4"}
+            if (method, path) == ("GET", "/api/v1/retrieval/config"):
+                return 200, {"status": True, **self.retrieval}
+            if (method, path) == ("GET", "/api/v1/retrieval/embedding"):
+                return 200, {"status": True, **self.embedding}
+            if method == "POST" and path in ("/api/v1/retrieval/embedding/update", "/api/v1/retrieval/config/update"):
+                return self._update(path, json.loads(body))
+            if (method, path) == ("GET", "/api/v1/knowledge/"):
+                items = [{"id": k, "name": v["name"]} for k, v in self.knowledge.items()]
+                return 200, {"items": items, "total": len(items)}
+            if (method, path) == ("POST", "/api/v1/knowledge/create"):
+                made = str(uuid.uuid4())
+                self.knowledge[made] = {"name": json.loads(body)["name"], "files": []}
+                return 200, {"id": made}
+            if (method, path) == ("POST", "/api/v1/files/"):
+                return self._upload(body)
+            return self._by_id(method, path, body)
+
+    def _update(self, path: str, form: dict[str, Any]) -> tuple[int, Any]:
+        self.updates += 1
+        if self.refuse_update and self.updates >= self.refuse_update:
+            return 500, {"detail": "Error updating embedding configuration"}
+        if path.endswith("embedding/update"):
+            defaults = {"RAG_EMBEDDING_BATCH_SIZE": 1, "RAG_EMBEDDING_CONCURRENT_REQUESTS": 0}
+            self.embedding.update({**defaults, **form})
+        else:
+            self.retrieval.update(form)
+        return 200, {"status": True}
+
+    def _upload(self, body: bytes) -> tuple[int, Any]:
+        name = re.search(rb'filename="([^"]+)"', body)
+        made = str(uuid.uuid4())
+        self.files[made] = {"id": made, "meta": {"name": name.group(1).decode() if name else "?"}, "hash": "h"}
+        if self.die_after_uploads and len(self.files) >= self.die_after_uploads:
+            self.die()
+        return 200, {"id": made}
+
+    def _by_id(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
+        parts = path.strip("/").split("/")  # api v1 files|knowledge ID ...
+        if len(parts) < 4:
+            return 404, {"detail": "Not Found"}
+        kind, item = parts[2], parts[3]
+        if kind == "files" and parts[4:] == ["process", "status"]:
+            return 200, {"status": "completed"}
+        if kind == "files" and method == "DELETE":
+            return (200, True) if self.files.pop(item, None) else (404, {"detail": "Not Found"})
+        if kind == "files":
+            return 200, self.files[item]
+        if kind == "knowledge" and parts[4:] == ["file", "add"]:
+            self.knowledge[item]["files"].append(json.loads(body)["file_id"])
+            return 200, {"id": item}
+        if kind == "knowledge" and parts[4:] == ["files"]:
+            items = [self.files[f] for f in self.knowledge[item]["files"] if f in self.files]
+            return 200, {"items": items, "total": len(items)}
+        if kind == "knowledge" and parts[4:] == ["delete"]:
+            return (200, True) if self.knowledge.pop(item, None) else (404, {"detail": "Not Found"})
+        return 404, {"detail": "Not Found"}
+
+
+def _handler(fake: FakeOpenWebUI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _serve(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            status, data = fake.answer(self.command, self.path.split("?")[0], body)
+            answer = json.dumps(data).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        do_GET = do_POST = do_DELETE = _serve
+
+    return Handler

@@ -72,23 +72,27 @@ class OpenWebUISweep:
                 points.append(point)
         finally:
             with uninterruptible():
-                self._restore(settings, quiet=failure is not None or sys.exc_info()[0] is not None)
+                stopping = sys.exc_info()[0] is not None  # Ctrl-C, SIGTERM or an error on its way out
+                note = self._restore(settings, quiet=failure is not None or stopping)
+                if note and stopping:
+                    console.print(f"ragbench: {note}", markup=False, highlight=False, soft_wrap=True)
+        if note and failure:
+            failure = f"{failure}; {note}"
         return points, failure
 
-    def _restore(self, settings: OpenWebUISettings, quiet: bool) -> None:
-        """Put the settings back; when that fails after another failure, say so on one line instead of raising."""
+    @staticmethod
+    def _restore(settings: OpenWebUISettings, quiet: bool) -> str | None:
+        """Put the settings back; when that fails after another failure, what to say of it instead of raising."""
         try:
             settings.restore()
         except UserError as exc:
             if not quiet:
                 raise
-            console.print(
-                f"ragbench: {exc.args[0]}; the restore journal {settings.journal} keeps them: the next ingest against "
-                "this server puts them back",
-                markup=False,
-                highlight=False,
-                soft_wrap=True,
+            return (
+                f"{exc.args[0]}; the restore journal {settings.journal} keeps them: the next ingest against this "
+                "server puts them back"
             )
+        return None
 
     def _one(self, settings: OpenWebUISettings, combination: dict[str, object], kb_name: str) -> IngestPointRecord:
         back = settings.apply(combination) if combination else {}

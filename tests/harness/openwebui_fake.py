@@ -13,10 +13,11 @@ from typing import Any
 
 
 class FakeOpenWebUI:
-    """`refuse_update`: every settings update answers 500 from the N-th on (0: never); `die_after_uploads`: the
-    server closes for good once that many files were uploaded (0: never)."""
+    """`refuse`: a settings update that sets any of these values answers 500, as the real server does when its
+    embedding function cannot be built; `die_after_uploads`: the server closes for good once that many files were
+    uploaded (0: never), every connection with it."""
 
-    def __init__(self, refuse_update: int = 0, die_after_uploads: int = 0):
+    def __init__(self, refuse: dict[str, Any] | None = None, die_after_uploads: int = 0):
         self.embedding: dict[str, Any] = {
             "RAG_EMBEDDING_ENGINE": "openai",
             "RAG_EMBEDDING_MODEL": "m",
@@ -28,8 +29,9 @@ class FakeOpenWebUI:
         self.retrieval: dict[str, Any] = {"CHUNK_SIZE": 1000, "CHUNK_OVERLAP": 100, "TEXT_SPLITTER": ""}
         self.knowledge: dict[str, dict[str, Any]] = {}  # id -> {"name", "files": [file ids]}
         self.files: dict[str, dict[str, Any]] = {}
-        self.updates = 0
-        self.refuse_update, self.die_after_uploads = refuse_update, die_after_uploads
+        self.refuse, self.die_after_uploads = refuse or {}, die_after_uploads
+        self.dead = False
+        self.uploads = 0
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
@@ -40,6 +42,7 @@ class FakeOpenWebUI:
         return {**self.retrieval, **{k: v for k, v in self.embedding.items() if isinstance(v, int | str)}}
 
     def die(self) -> None:
+        self.dead = True
         threading.Thread(target=self.close, daemon=True).start()
 
     def close(self) -> None:
@@ -68,8 +71,7 @@ class FakeOpenWebUI:
             return self._by_id(method, path, body)
 
     def _update(self, path: str, form: dict[str, Any]) -> tuple[int, Any]:
-        self.updates += 1
-        if self.refuse_update and self.updates >= self.refuse_update:
+        if any(form.get(k) == v for k, v in self.refuse.items()):
             return 500, {"detail": "Error updating embedding configuration"}
         if path.endswith("embedding/update"):
             defaults = {"RAG_EMBEDDING_BATCH_SIZE": 1, "RAG_EMBEDDING_CONCURRENT_REQUESTS": 0}
@@ -82,7 +84,8 @@ class FakeOpenWebUI:
         name = re.search(rb'filename="([^"]+)"', body)
         made = str(uuid.uuid4())
         self.files[made] = {"id": made, "meta": {"name": name.group(1).decode() if name else "?"}, "hash": "h"}
-        if self.die_after_uploads and len(self.files) >= self.die_after_uploads:
+        self.uploads += 1
+        if self.die_after_uploads and self.uploads >= self.die_after_uploads:
             self.die()
         return 200, {"id": made}
 
@@ -116,6 +119,9 @@ def _handler(fake: FakeOpenWebUI) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _serve(self) -> None:
+            if fake.dead:  # gone: the connection drops without an answer
+                self.close_connection = True
+                return
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             status, data = fake.answer(self.command, self.path.split("?")[0], body)
             answer = json.dumps(data).encode()

@@ -30,14 +30,13 @@ def sweep(ragbench, data, fake: FakeOpenWebUI, out, *more: str):  # type: ignore
 
 
 def test_a_refused_update_stops_the_sweep_keeps_the_finished_and_restores(ragbench, data, tmp_path):
-    fake = FakeOpenWebUI(refuse_update=2)  # the first combination's update is taken, the second refused
+    fake = FakeOpenWebUI(refuse={"RAG_EMBEDDING_BATCH_SIZE": 16})  # the second combination's update is refused
     before = fake.settings()
     try:
         code, _, err = sweep(ragbench, data, fake, tmp_path / "out")
         assert code == 3
         assert err.strip().splitlines()[-1].startswith("ragbench: error: openwebui@")
         assert "RAG_EMBEDDING_BATCH_SIZE=16: " in err and "HTTP 500" in err
-        fake.refuse_update = 0
         assert fake.settings() == before  # the restore went through
     finally:
         fake.close()

@@ -61,7 +61,13 @@ Primary = Annotated[
 ]
 MinIngestRatio = Annotated[
     str | None,
-    typer.Option("--min-ingest-ratio", help="Quality: smallest allowed current/baseline ingest texts/s (0.9)."),
+    typer.Option(
+        "--min-ingest-ratio",
+        help=(
+            "Quality: smallest allowed current/baseline ingest texts/s; ingest: the same for each combination's "
+            "docs/s (0.9)."
+        ),
+    ),
 ]
 MaxQueryP99Increase = Annotated[
     str | None,

@@ -24,6 +24,7 @@ class CheckKind(StrEnum):
     COST = "cost"
     IDENTITY = "identity"
     LOAD = "load"
+    INGEST = "ingest"
     RUN = "run"
 
 

@@ -29,7 +29,7 @@ class GateConfig:
     max_p99_increase: Allowance | None = None  # load; None: p99 reported, not gated
     min_throughput_ratio: float | None = None  # load; None: throughput reported, not gated
     max_error_rate: float = 0.0  # load: largest allowed rise of a point's error rate (a fraction); 0: any rise fails
-    min_ingest_ratio: float | None = None  # quality cost: current/baseline ingest texts/s; None: reported, not gated
+    min_ingest_ratio: float | None = None  # quality cost texts/s, ingest docs/s: current/baseline; None: not gated
     max_query_p99_increase: Allowance | None = None  # quality cost: per-query p99; None: reported, not gated
     match: dict[str, str] = field(default_factory=dict)
     seed: int = 0

@@ -109,6 +109,18 @@ def _cost_cells(c: Check) -> list[str]:
     ]
 
 
+def _ingest_cells(c: Check) -> list[str]:
+    f = c.figures
+    return [
+        _where(c),
+        f"{fmt_num(f['baseline_docs_per_s'], 2)} → {fmt_num(f['current_docs_per_s'], 2)}",
+        fmt_num(f["docs_per_s_ratio"], 3),
+        f"{f['baseline_failed_or_lost']} of {f['baseline_documents']} → "
+        f"{f['current_failed_or_lost']} of {f['current_documents']}",
+        "; ".join(f["not_gated"]) or "–",
+    ]
+
+
 _MD_TABLES = [
     (
         CheckKind.QUALITY,
@@ -133,6 +145,11 @@ _MD_TABLES = [
         CheckKind.LOAD,
         ["point", "texts/s", "ratio", "p99 ms", "p99 change", "errors (rate)", "client saturated"],
         _load_cells,
+    ),
+    (
+        CheckKind.INGEST,
+        ["target combination", "docs/s", "ratio", "documents failed or lost (any rise fails)", "not gated"],
+        _ingest_cells,
     ),
 ]
 

@@ -41,11 +41,11 @@ from bench.endpoints.meter import MeterClient, cost
 from bench.targets.base import Hit, QueryResult, TargetOptions, TargetSpec, first_rank_wins
 from bench.targets.http_shared import DedupedCorpus, file_name, run_queries, timed_query
 from bench.targets.lightrag_documents import (
-    POLL_S,
     DocStatus,
     LightRAGIngest,
+    TrackWatch,
+    corpus_on_server,
     delete_documents,
-    documents_on_server,
     insert_batches,
     insert_texts,
 )
@@ -84,6 +84,7 @@ REFERENCES = re.compile(r"^#+\s*References\s*$", re.MULTILINE)  # the heading Li
 class LightRAGTarget:
     def __init__(self, spec: TargetSpec, options: TargetOptions):
         check_params(spec.params, PARAMS, spec.text)
+        self.spec = spec
         self.name = spec.name
         mode = spec.variant or Mode.MIX
         if mode not in MODES:
@@ -236,67 +237,28 @@ class LightRAGTarget:
 
     def _insert_and_wait(self, progress: ProgressFactory) -> None:
         assert self.corpus is not None
-        on_server = documents_on_server(self.http)
-        todo: list[tuple[str, str]] = []  # (file_source, text)
-        unfinished = []
-        for source, doc_id in self.source_to_doc.items():
-            existing = on_server.get(source)
-            status = str((existing or {}).get("status", "")).lower()
-            if existing is None:
-                todo.append((source, self.corpus.documents[doc_id].full_text))
-            elif status == DocStatus.FAILED:
-                self.ingest.failed[source] = f"(already on the server, failed) {existing.get('error_msg')}"
-            elif status == DocStatus.PROCESSED:
-                self.ingest.already_present += 1
-            else:
-                unfinished.append(source)
-        if unfinished:  # an earlier run's documents, not ours to wait for or clean up
-            raise self.http.error(
-                f"{len(unfinished)} corpus documents are still {on_server[unfinished[0]].get('status')} on the server "
-                f"(e.g. {unfinished[0]}); let LightRAG's pipeline finish, then run again"
-            )
+        found = corpus_on_server(self.http, list(self.source_to_doc))
+        self.ingest.already_present = len(found.processed)
+        for source, error in found.failed.items():
+            self.ingest.failed[source] = f"(already on the server, failed) {error}"
+        todo = [(source, self.corpus.documents[self.source_to_doc[source]].full_text) for source in found.new]
         advance = progress(f"{self.name}: inserting and processing", len(todo))
-        track_ids = [self._insert(batch) for batch in insert_batches(todo, self.batch)]
-        self._wait(track_ids, len(todo), advance)
+        watch = TrackWatch(self.http, [self._insert(batch) for batch in insert_batches(todo, self.batch)])
+        try:
+            watch.wait(len(todo), self.timeout_s, advance)
+        finally:  # what cleanup deletes: every document the tracks listed, final or not
+            self.inserted_ids = watch.seen
+            for doc in watch.final.values():
+                if doc.status == DocStatus.PROCESSED:
+                    self.ingest.processed += 1
+                else:
+                    self.ingest.failed[doc.source] = doc.error
 
     def _insert(self, batch: list[tuple[str, str]]) -> str:
         track_id = insert_texts(self.http, batch, self.timeout_s)
         self.ingest.inserted += len(batch)
         self._note_created()
         return track_id
-
-    def _wait(self, track_ids: list[str], expected: int, advance: Any) -> None:
-        """Poll every track until each of its documents is processed or failed."""
-        deadline = time.monotonic() + self.timeout_s
-        pending = set(track_ids)
-        done: dict[str, str] = {}  # LightRAG doc id -> final status
-        while pending:
-            for track_id in sorted(pending):
-                reply = self.http.json("GET", f"/documents/track_status/{track_id}")
-                statuses = []
-                for i in range(len(reply.get("documents", kind=list))):
-                    doc_id = reply.get("documents", i, "id", kind=str)
-                    status = reply.get("documents", i, "status", kind=str).lower()
-                    statuses.append(status)
-                    if doc_id not in self.inserted_ids:
-                        self.inserted_ids.append(doc_id)
-                    if status in tuple(DocStatus) and doc_id not in done:
-                        done[doc_id] = status
-                        advance(1)
-                        if status == DocStatus.PROCESSED:
-                            self.ingest.processed += 1
-                        else:
-                            source = reply.get("documents", i, "file_path", kind=str, default=doc_id)
-                            self.ingest.failed[source] = str(reply.get("documents", i, "error_msg", default=None))
-                if statuses and all(status in tuple(DocStatus) for status in statuses):
-                    pending.discard(track_id)
-            if not pending:
-                break
-            if time.monotonic() > deadline:
-                raise self.http.error(
-                    f"{expected - len(done)} of {expected} documents not processed within {self.timeout_s} s"
-                )
-            time.sleep(POLL_S)
 
     def _note_created(self) -> None:
         summary = f"{self.ingest.inserted} document(s) inserted into LightRAG (file_source <doc id>.txt)"

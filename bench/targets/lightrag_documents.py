@@ -1,14 +1,16 @@
 """LightRAG's document store as ragbench's ingest and cleanup use it: the documents listed, texts inserted in
-batches within the server's body limit, documents deleted and waited for; what the ingest did (`LightRAGIngest`)."""
+batches within the server's body limit, their insert tracks polled until every document is processed or failed,
+documents deleted and waited for; what the target's ingest did (`LightRAGIngest`)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from bench.core.http import HttpClient, HttpStatusError
+from bench.core.http import HttpClient, HttpStatusError, Reply
 
 MAX_BODY_BYTES = 900_000  # LightRAG refuses bodies over 1 MiB; leave room for JSON escaping
 POLL_S = 1.0
@@ -59,6 +61,40 @@ def documents_on_server(http: HttpClient) -> dict[str, dict[str, Any]]:
         if not documents or not reply.get("pagination", "has_next", kind=bool, default=False):
             return found
         page += 1
+
+
+@dataclass
+class CorpusOnServer:
+    """The corpus's documents (by file_source) against the server's list."""
+
+    new: list[str]  # not on the server: to insert
+    processed: list[str]  # already processed by an earlier run
+    failed: dict[str, str]  # already on the server, failed: file_source -> LightRAG's error_msg
+
+
+def corpus_on_server(http: HttpClient, sources: list[str]) -> CorpusOnServer:
+    """Where each of `sources` stands on the server; documents of an earlier run still in LightRAG's pipeline are
+    one error (not ours to wait for or clean up)."""
+    on_server = documents_on_server(http)
+    found = CorpusOnServer([], [], {})
+    unfinished = []
+    for source in sources:
+        existing = on_server.get(source)
+        status = str((existing or {}).get("status", "")).lower()
+        if existing is None:
+            found.new.append(source)
+        elif status == DocStatus.FAILED:
+            found.failed[source] = str(existing.get("error_msg"))
+        elif status == DocStatus.PROCESSED:
+            found.processed.append(source)
+        else:
+            unfinished.append(source)
+    if unfinished:
+        raise http.error(
+            f"{len(unfinished)} corpus documents are still {on_server[unfinished[0]].get('status')} on the server "
+            f"(e.g. {unfinished[0]}); let LightRAG's pipeline finish, then run again"
+        )
+    return found
 
 
 def insert_batches(todo: list[tuple[str, str]], batch: int) -> list[list[tuple[str, str]]]:
@@ -125,3 +161,63 @@ def delete_documents(http: HttpClient, doc_ids: list[str], timeout_s: float) -> 
                 f"{timeout_s} s after their deletion started (e.g. {min(left)})"
             )
         time.sleep(POLL_S)
+
+
+@dataclass(frozen=True)
+class TrackedDocument:
+    """One document of an insert track as LightRAG lists it."""
+
+    doc_id: str
+    source: str  # its file_path: ragbench's file_source
+    status: str  # lowercased
+    error: str  # LightRAG's error_msg as text ("None" where it gave none)
+
+    @property
+    def final(self) -> bool:
+        return self.status in tuple(DocStatus)
+
+
+def tracked_document(reply: Reply, i: int) -> TrackedDocument:
+    doc_id = reply.get("documents", i, "id", kind=str)
+    return TrackedDocument(
+        doc_id=doc_id,
+        source=reply.get("documents", i, "file_path", kind=str, default=doc_id),
+        status=reply.get("documents", i, "status", kind=str).lower(),
+        error=str(reply.get("documents", i, "error_msg", default=None)),
+    )
+
+
+@dataclass
+class TrackWatch:
+    """Insert tracks polled until each of their documents is processed or failed."""
+
+    http: HttpClient
+    track_ids: list[str]
+    seen: list[str] = field(default_factory=list)  # every document id the tracks listed, first seen first
+    final: dict[str, TrackedDocument] = field(default_factory=dict)  # doc id -> its first final listing
+
+    def wait(self, expected: int, timeout_s: float, advance: Callable[[int], None]) -> None:
+        """Poll every POLL_S until each track's documents are final; past `timeout_s`, one error."""
+        deadline = time.monotonic() + timeout_s
+        pending = set(self.track_ids)
+        while pending:
+            pending -= {track_id for track_id in sorted(pending) if self._poll(track_id, advance)}
+            if not pending:
+                break
+            if time.monotonic() > deadline:
+                raise self.http.error(
+                    f"{expected - len(self.final)} of {expected} documents not processed within {timeout_s} s"
+                )
+            time.sleep(POLL_S)
+
+    def _poll(self, track_id: str, advance: Callable[[int], None]) -> bool:
+        """True: every document of the track is final."""
+        reply = self.http.json("GET", f"/documents/track_status/{track_id}")
+        documents = [tracked_document(reply, i) for i in range(len(reply.get("documents", kind=list)))]
+        for doc in documents:
+            if doc.doc_id not in self.seen:
+                self.seen.append(doc.doc_id)
+            if doc.final and doc.doc_id not in self.final:
+                self.final[doc.doc_id] = doc
+                advance(1)
+        return bool(documents) and all(doc.final for doc in documents)

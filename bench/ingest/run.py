@@ -6,16 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.core.errors import UserError
+from bench.core.errors import ServerError, UserError
 from bench.datasets import load_dataset
 from bench.endpoints.meter import Meter
+from bench.ingest.lightrag import LABEL, ingest_lightrag
 from bench.ingest.recommend import recommend
+from bench.ingest.record import failed_record
 from bench.ingest.settings import SettingAxis
 from bench.ingest.sweep import Metering, OpenWebUISweep
-from bench.results.lifecycle import Output, open_run
+from bench.results.lifecycle import OpenRun, Output, open_run
 from bench.results.schema import IngestPointRecord, RunHeader
 from bench.targets.base import TargetOptions, TargetSpec
 from bench.targets.http_shared import DedupedCorpus
+from bench.targets.lightrag import LightRAGTarget
 from bench.targets.openwebui import OpenWebUITarget
 
 
@@ -79,8 +82,7 @@ def run_ingest(plan: IngestPlan, dataset_path: Path, split: str | None, output: 
             metering = Metering(meter, plan.upstreams, plan.direct, plan.timeout_s)
             for target in targets:
                 try:
-                    sweep = OpenWebUISweep(target, corpus, metering, run.write, run.progress, plan.keep)
-                    found, failure = sweep.run(plan.axes)
+                    found, failure = _measure(target, corpus, metering, run, plan)
                 finally:
                     target.close()
                 points += found
@@ -93,7 +95,24 @@ def run_ingest(plan: IngestPlan, dataset_path: Path, split: str | None, output: 
     return IngestOutcome(points, failures)
 
 
-def _target(spec: TargetSpec) -> OpenWebUITarget:
+def _target(spec: TargetSpec) -> OpenWebUITarget | LightRAGTarget:
     if spec.kind == "openwebui":
         return OpenWebUITarget(spec, TargetOptions())
-    raise UserError(f"--target {spec.public_text!r}: LightRAG ingest is not built yet")
+    return LightRAGTarget(spec, TargetOptions())
+
+
+def _measure(
+    target: OpenWebUITarget | LightRAGTarget, corpus: DedupedCorpus, metering: Metering, run: OpenRun, plan: IngestPlan
+) -> tuple[list[IngestPointRecord], str | None]:
+    """The target's points and why its measuring stopped (None: it did not)."""
+    if isinstance(target, OpenWebUITarget):
+        return OpenWebUISweep(target, corpus, metering, run.write, run.progress, plan.keep).run(plan.axes)
+    try:
+        point = ingest_lightrag(
+            target, corpus, metering.meter, plan.upstreams, run.progress, direct=plan.direct, timeout_s=plan.timeout_s
+        )
+    except ServerError as exc:
+        run.write(failed_record(target.spec.public_text, "lightrag", {}, LABEL, exc.args[0]))
+        return [], f"{LABEL}: {exc.args[0]}"
+    run.write(point)
+    return [point], None

@@ -39,6 +39,12 @@ do_PUT
 # Signal handlers' and executors' signatures, fixed by the standard library.
 cancel_futures
 # Fields of typed records, written to results files and reports through dataclasses.asdict.
+status_429  # the meter's counters per refusal kind, set by name (bench/endpoints/meter.py _STATUS_COUNTERS)
+status_413
+status_422
+status_5xx
+failed_calls
+upload_concurrency
 SECRET
 prompt_tokens
 completion_tokens

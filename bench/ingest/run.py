@@ -13,7 +13,7 @@ from bench.ingest.lightrag import LABEL, ingest_lightrag
 from bench.ingest.recommend import recommend
 from bench.ingest.record import failed_record
 from bench.ingest.settings import SettingAxis
-from bench.ingest.sweep import Metering, OpenWebUISweep
+from bench.ingest.sweep import IngestMetering, OpenWebUISweep
 from bench.results.lifecycle import OpenRun, Output, open_run
 from bench.results.schema import IngestPointRecord, RunHeader
 from bench.targets.base import TargetOptions, TargetSpec
@@ -79,7 +79,7 @@ def run_ingest(plan: IngestPlan, dataset_path: Path, split: str | None, output: 
     failures: list[str] = []
     try:
         with open_run(output, header) as run:
-            metering = Metering(meter, plan.upstreams, plan.direct, plan.timeout_s)
+            metering = IngestMetering(meter, plan.upstreams, plan.direct, plan.timeout_s)
             for target in targets:
                 try:
                     found, failure = _measure(target, corpus, metering, run, plan)
@@ -102,7 +102,11 @@ def _target(spec: TargetSpec) -> OpenWebUITarget | LightRAGTarget:
 
 
 def _measure(
-    target: OpenWebUITarget | LightRAGTarget, corpus: DedupedCorpus, metering: Metering, run: OpenRun, plan: IngestPlan
+    target: OpenWebUITarget | LightRAGTarget,
+    corpus: DedupedCorpus,
+    metering: IngestMetering,
+    run: OpenRun,
+    plan: IngestPlan,
 ) -> tuple[list[IngestPointRecord], str | None]:
     """The target's points and why its measuring stopped (None: it did not)."""
     if isinstance(target, OpenWebUITarget):

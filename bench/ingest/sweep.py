@@ -23,7 +23,7 @@ from bench.targets.openwebui import OpenWebUITarget
 
 
 @dataclass(frozen=True)
-class Metering:
+class IngestMetering:
     """The ingest's own meter between the app and its embedder (None: not metered) and where its routes lead."""
 
     meter: Meter | None
@@ -38,7 +38,7 @@ class OpenWebUISweep:
 
     target: OpenWebUITarget
     corpus: DedupedCorpus
-    metering: Metering
+    metering: IngestMetering
     write: Callable[[IngestPointRecord], None]  # each record as its combination finishes
     progress: ProgressFactory
     keep: bool  # leave each combination's knowledge base and files on the server

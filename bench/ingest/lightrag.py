@@ -171,6 +171,8 @@ def ingest_lightrag(
         check_meter_routes(configuration, meter, upstreams)
     index = len(meter.calls) if meter else 0
     outcome = insert_and_list(target, corpus, progress)
+    if meter:
+        meter.wait_idle()
     calls = meter.calls_since(index) if meter else None
     embedded = [c for c in calls or [] if c.route == EMBEDDING_ROUTE]
     if meter and EMBEDDING_ROUTE in upstreams and not embedded and outcome.processed:

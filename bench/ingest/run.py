@@ -73,44 +73,57 @@ def run_ingest(plan: IngestPlan, dataset_path: Path, split: str | None, output: 
         dataset={"name": dataset.name, "source": str(dataset_path), "documents": len(documents)},
         targets=[s.public_text for s in plan.specs],
     )
-    targets = [_target(spec) for spec in plan.specs]  # keys and parameters checked before anything is written
     meter = start_meter(plan)
+    metering = IngestMetering(meter, plan.upstreams, plan.direct, plan.timeout_s)
     points: list[IngestPointRecord] = []
     failures: list[str] = []
     try:
+        # Keys, parameters, servers and settings checked before anything is written.
+        targets = [_prepared(spec, corpus, metering, plan) for spec in plan.specs]
         with open_run(output, header) as run:
-            metering = IngestMetering(meter, plan.upstreams, plan.direct, plan.timeout_s)
             for target in targets:
                 try:
                     found, failure = _measure(target, corpus, metering, run, plan)
                 finally:
-                    target.close()
+                    _close(target)
                 points += found
+                spec = _spec(target)
                 if failure is not None:
-                    failures.append(f"{target.spec.public_text}: {failure}")
-                run.write(recommend(target.spec.public_text, found))
+                    failures.append(f"{spec}: {failure}")
+                run.write(recommend(spec, found))
     finally:
         if meter is not None:
             meter.close()
     return IngestOutcome(points, failures)
 
 
-def _target(spec: TargetSpec) -> OpenWebUITarget | LightRAGTarget:
+Prepared = OpenWebUISweep | LightRAGTarget
+
+
+def _prepared(spec: TargetSpec, corpus: DedupedCorpus, metering: IngestMetering, plan: IngestPlan) -> Prepared:
     if spec.kind == "openwebui":
-        return OpenWebUITarget(spec, TargetOptions())
-    return LightRAGTarget(spec, TargetOptions())
+        sweep = OpenWebUISweep(OpenWebUITarget(spec, TargetOptions()), corpus, metering, plan.keep)
+        sweep.prepare(plan.axes)
+        return sweep
+    target = LightRAGTarget(spec, TargetOptions())
+    target.http.json("GET", "/health")
+    return target
+
+
+def _spec(target: Prepared) -> str:
+    return (target.target if isinstance(target, OpenWebUISweep) else target).spec.public_text
+
+
+def _close(target: Prepared) -> None:
+    (target.target if isinstance(target, OpenWebUISweep) else target).close()
 
 
 def _measure(
-    target: OpenWebUITarget | LightRAGTarget,
-    corpus: DedupedCorpus,
-    metering: IngestMetering,
-    run: OpenRun,
-    plan: IngestPlan,
+    target: Prepared, corpus: DedupedCorpus, metering: IngestMetering, run: OpenRun, plan: IngestPlan
 ) -> tuple[list[IngestPointRecord], str | None]:
     """The target's points and why its measuring stopped (None: it did not)."""
-    if isinstance(target, OpenWebUITarget):
-        return OpenWebUISweep(target, corpus, metering, run.write, run.progress, plan.keep).run(plan.axes)
+    if isinstance(target, OpenWebUISweep):
+        return target.run(run.write, run.progress)
     try:
         point = ingest_lightrag(
             target, corpus, metering.meter, plan.upstreams, run.progress, direct=plan.direct, timeout_s=plan.timeout_s

@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from bench.core.errors import ServerError, UserError
 from bench.core.interrupt import uninterruptible
@@ -32,43 +33,45 @@ class IngestMetering:
     timeout_s: float
 
 
-@dataclass(frozen=True)
 class OpenWebUISweep:
-    """One Open WebUI target's sweep: what it ingests, how it is metered, where its records go."""
+    """One Open WebUI target's sweep: `prepare` checks the server and the settings before anything is written,
+    `run` measures every combination."""
 
-    target: OpenWebUITarget
-    corpus: DedupedCorpus
-    metering: IngestMetering
-    write: Callable[[IngestPointRecord], None]  # each record as its combination finishes
-    progress: ProgressFactory
-    keep: bool  # leave each combination's knowledge base and files on the server
+    def __init__(self, target: OpenWebUITarget, corpus: DedupedCorpus, metering: IngestMetering, keep: bool):
+        self.target, self.corpus, self.metering = target, corpus, metering
+        self.keep = keep  # leave each combination's knowledge base and files on the server
+        self.settings = OpenWebUISettings(target.http)
+        self.combinations: list[dict[str, Any]] = []
 
-    def run(self, axes: list[SettingAxis]) -> tuple[list[IngestPointRecord], str | None]:
-        """Every combination measured, in order, until one fails (the server refused its settings or went away):
-        (the points measured, why the sweep stopped or None). The settings are restored whatever happens; where
-        they cannot be (the server is gone), the journal keeps them for the next ingest against the server."""
-        settings = OpenWebUISettings(self.target.http)
-        left = settings.restore_left_over()
+    def prepare(self, axes: list[SettingAxis]) -> None:
+        """Put back what a killed ingest left (the journal), then type every swept value by the server's own: a
+        server that cannot be reached or lacks a setting is one line here, with nothing changed."""
+        left = self.settings.restore_left_over()
         if left:
             where = self.target.http.base_url
             console.print(f"restored the settings an interrupted ingest left on {where}: {left}", markup=False)
-        typed = settings.typed(axes)
+        self.combinations = combinations([a.name for a in axes], self.settings.typed(axes))
+
+    def run(
+        self, write: Callable[[IngestPointRecord], None], progress: ProgressFactory
+    ) -> tuple[list[IngestPointRecord], str | None]:
+        """Every combination measured and written, in order, until one fails (the server refused its settings or
+        went away): (the points measured, why the sweep stopped or None). The settings are restored whatever
+        happens; where they cannot be (the server is gone), the journal keeps them for the next ingest."""
+        settings = self.settings
         stamp = time.strftime("%Y%m%d-%H%M%S")
         points: list[IngestPointRecord] = []
         failure: str | None = None
         try:
-            for i, combination in enumerate(combinations([a.name for a in axes], typed), 1):
+            for i, combination in enumerate(self.combinations, 1):
                 try:
-                    point = self._one(settings, combination, f"ragbench-ingest-{stamp}-{i}")
+                    point = self._one(combination, f"ragbench-ingest-{stamp}-{i}", progress)
                 except ServerError as exc:
                     failure = f"{label(combination)}: {exc.args[0]}"
-                    self.write(
-                        failed_record(
-                            self.target.spec.public_text, "openwebui", combination, label(combination), exc.args[0]
-                        )
-                    )
+                    spec = self.target.spec.public_text
+                    write(failed_record(spec, "openwebui", combination, label(combination), exc.args[0]))
                     break
-                self.write(point)
+                write(point)
                 points.append(point)
         finally:
             with uninterruptible():
@@ -94,11 +97,11 @@ class OpenWebUISweep:
             )
         return None
 
-    def _one(self, settings: OpenWebUISettings, combination: dict[str, object], kb_name: str) -> IngestPointRecord:
-        back = settings.apply(combination) if combination else {}
+    def _one(self, combination: dict[str, Any], kb_name: str, progress: ProgressFactory) -> IngestPointRecord:
+        back = self.settings.apply(combination) if combination else {}
         meter, target = self.metering.meter, self.target
         index = len(meter.calls) if meter else 0
-        ingest = ingest_knowledge(target.http, self.corpus, kb_name, target.concurrency, self.progress)
+        ingest = ingest_knowledge(target.http, self.corpus, kb_name, target.concurrency, progress)
         if meter:
             settle(meter, lambda: target.http.call("GET", "/api/version"))
         calls = meter.calls_since(index) if meter else None

@@ -72,6 +72,9 @@ class Usage:
     status_5xx: int = 0
     retries: int = 0
     upstream_seconds: float = 0.0
+    # Wall time with at least one of the route's calls in flight: the time a caller waited on the route, where
+    # `seconds` counts calls that overlap once each (bench/targets/hops.py splits a query's time by it).
+    busy_seconds: float = 0.0
 
     def minus(self, other: Usage) -> Usage:
         return Usage(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
@@ -85,6 +88,7 @@ QUERY_COST_FIELDS = (
     "completion_tokens",
     "total_tokens",
     "seconds",
+    "busy_seconds",
     "calls_without_usage",
 )
 _STATUS_COUNTERS = {
@@ -177,6 +181,8 @@ class Meter:
         self._last_end = time.perf_counter()
         self.calls: list[CallRecord] = []  # with log_calls: every forwarded call, in the order they ended
         self._failed_bodies: dict[str, dict[str, None]] = {route: {} for route in self.upstreams}
+        self._route_in_flight = dict.fromkeys(self.upstreams, 0)
+        self._busy_since = dict.fromkeys(self.upstreams, 0.0)  # when the route's current busy stretch began
         self._lock = threading.Lock()
         self._client = new_client(timeout_s)
         # httpx adds its own Accept/Accept-Encoding/User-Agent defaults; a pass-through must not.
@@ -212,7 +218,18 @@ class Meter:
         with self._lock:
             return self.calls[index:]
 
+    def begin(self, route: str) -> float:
+        """A call of `route` starts now (its start time): `record` ends it."""
+        with self._lock:
+            now = time.perf_counter()
+            self.in_flight += 1
+            if self._route_in_flight[route] == 0:
+                self._busy_since[route] = now
+            self._route_in_flight[route] += 1
+            return now
+
     def record(self, route: str, call: CallRecord, body: bytes, usage: Any) -> None:
+        """A call `begin` started has ended: count it."""
         with self._lock:
             total = self.usage[route]
             failed = self._failed_bodies[route]
@@ -230,6 +247,9 @@ class Meter:
             self.in_flight -= 1
             self.calls_total += 1
             self._last_end = time.perf_counter()
+            self._route_in_flight[route] -= 1
+            if self._route_in_flight[route] == 0:
+                total.busy_seconds += self._last_end - self._busy_since[route]
             total.calls += 1
             total.seconds += call.seconds
             total.texts += call.texts or 0
@@ -340,9 +360,7 @@ class _Handler(BaseHTTPRequestHandler):
             if k.lower() not in _HOP_BY_HOP and k.lower() not in {a.lower() for a in auth}
         ]
         headers += auth.items()
-        with meter._lock:
-            meter.in_flight += 1
-        start = time.perf_counter()
+        start = meter.begin(route)
         relayed = _Relayed()
         try:
             self._relay(f"{meter.upstreams[route]}/{rest}", headers, body, relayed)

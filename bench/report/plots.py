@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from bench.report.quality_frontier import frontiers
+from bench.report.quality_frontier import frontiers, part_names
 from bench.results.store import Results
 
 
@@ -141,4 +141,33 @@ def frontier_plot(results: Results, path: Path) -> Path | None:
         ax.tick_params(labelsize=7)
         ax.margins(0.15)
     fig.suptitle(f"{label} against each cost (filled: Pareto-optimal)", fontsize=10)
+    return save_figure(fig, path)
+
+
+def latency_parts_plot(results: Results, path: Path) -> Path | None:
+    """Each target's latency parts stacked, p50 and p99 side by side, the whole query's percentile marked
+    (parts' percentiles need not add up to it); None when no target splits its latency."""
+    targets = [t for t in results.targets if t.latency_parts_ms]
+    if not targets:
+        return None
+    parts = part_names(results)
+    colors = plt.cm.tab10(np.arange(len(parts)) % 10)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 0.5 * len(targets) + 2.0), squeeze=False)
+    y = np.arange(len(targets))
+    for ax, quantile in zip(axes[0], ("p50", "p99")):
+        left = np.zeros(len(targets))
+        for part, color in zip(parts, colors):
+            widths = np.array([t.latency_parts_ms.get(part, {}).get(quantile) or 0.0 for t in targets])
+            ax.barh(y, widths, left=left, color=color, label=part.removesuffix("_ms"))
+            left += widths
+        whole = [t.latency_ms.get(quantile) for t in targets]
+        marked = [(yi, w) for yi, w in zip(y, whole) if w is not None]
+        if marked:
+            ax.scatter([w for _, w in marked], [yi for yi, _ in marked], marker="|", s=200, color="black", zorder=3)
+        ax.set_yticks(y, [t.name for t in targets] if ax is axes[0][0] else [""] * len(targets), fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel(f"{quantile} ms per part (|: the whole query's {quantile})", fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0][1].legend(fontsize=7, loc="lower right")
+    fig.suptitle("Where each query's time goes", fontsize=10)
     return save_figure(fig, path)

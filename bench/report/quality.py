@@ -13,7 +13,7 @@ from bench.quality.evaluation import read_qrels
 from bench.quality.metrics import evaluate, parse_measure
 from bench.quality.runs import read_run
 from bench.quality.scoring import metric_records
-from bench.report.plots import differences_plot, frontier_plot, metrics_plot
+from bench.report.plots import differences_plot, frontier_plot, latency_parts_plot, metrics_plot
 from bench.report.quality_html import render_html
 from bench.report.quality_markdown import render_markdown
 from bench.report.quality_tables import write_per_query_csv
@@ -64,6 +64,8 @@ def render(results: Results, folder: Path) -> tuple[str, str]:
             plots.append((f"Per-query differences ({label})", diff))
     if frontier_plot(results, plots_dir / "frontier.png"):
         plots.append(("What each quality point costs", plots_dir / "frontier.png"))
+    if latency_parts_plot(results, plots_dir / "latency_parts.png"):
+        plots.append(("Where each query's time goes", plots_dir / "latency_parts.png"))
     write_per_query_csv(results, folder / "per_query.csv")
     (loaded_md, loaded_html), (changed_md, changed_html) = render_under_load(results)  # empty without --background
     md = render_markdown(results, plots, folder, loaded_md)

@@ -254,9 +254,12 @@ def rerank_gain_rows(results: Results) -> tuple[list[str], list[list[str]]]:
 
 
 PARTS_NOTE = (
-    "Per-query latency split into its parts (targets that name an endpoint): embedding the query, the first-stage "
-    "search (the query's latency less its measured parts) and the rerank request; p50 and p99 of each part over "
-    "the queries that succeeded, so the parts' percentiles need not add up to the whole's."
+    "Per-query latency split into its parts. Targets that name an endpoint: embedding the query, the first-stage "
+    "search (the query's latency less its measured parts) and the rerank request. Apps with `meter=` (Open WebUI, "
+    "LightRAG): one part per metered hop (`embedding`, `rerank`, `llm`, …: the time with one of its calls in "
+    "flight; an outer hop nested over an inner one with `meter_nest=` is the proxy's own share) and `app`, the "
+    "rest: the app itself and its hop to the meter. p50 and p99 of each part over the queries that succeeded, so "
+    "the parts' percentiles need not add up to the whole's."
 )
 
 COST_BLOCKS_NOTE = (
@@ -272,12 +275,19 @@ COST_BLOCKS_NOTE = (
 )
 
 _PART_ORDER = ("embed_ms", "search_ms", "rerank_ms")
+_LAST_PART = "app_ms"  # the app's own rest (bench/targets/hops.py): after the hops it is the rest of
+
+
+def part_names(results: Results) -> list[str]:
+    """The latency parts any target has, in reading order: served parts, metered hops, the app's rest."""
+    found = {k for t in results.targets for k in t.latency_parts_ms}
+    ordered = [p for p in _PART_ORDER if p in found] + sorted(found - {*_PART_ORDER, _LAST_PART})
+    return ordered + ([_LAST_PART] if _LAST_PART in found else [])
 
 
 def latency_parts_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     """Per target with a latency split: each part's p50 and p99 (ms); no rows when no target has one."""
-    found = {k for t in results.targets for k in t.latency_parts_ms}
-    parts = [p for p in _PART_ORDER if p in found] + sorted(found - set(_PART_ORDER))
+    parts = part_names(results)
     header = ["target", *[f"{p.removesuffix('_ms')} {q} ms" for p in parts for q in ("p50", "p99")]]
     rows = [
         [t.name, *[fmt(t.latency_parts_ms.get(p, {}).get(q), 1) for p in parts for q in ("p50", "p99")]]

@@ -1,7 +1,7 @@
 """LightRAG server as a retrieval target: insert the corpus as texts, rank with `/query/data`.
 
 Spec: `lightrag[:naive|local|global|hybrid|mix]@URL?top_k=N&chunk_top_k=N&max_chunks=N&rerank=on|off
-       &meter=URL&cleanup=true&batch=N&timeout=S`
+       &meter=URL&meter_nest=OUTER>INNER&cleanup=true&batch=N&timeout=S`
 Key: `LIGHTRAG_API_KEY` (sent as `X-API-Key`; unset for a server without a key).
 
 - Ingest: each distinct corpus text is inserted with `file_source` = a basename-safe, unique form of
@@ -15,7 +15,8 @@ Key: `LIGHTRAG_API_KEY` (sent as `X-API-Key`; unset for a server without a key).
   depth and the server had more, up to `max_chunks` (default 16×depth). "No results" (HTTP 200,
   status failure, `failure_reason: no_results`) is an empty ranking; any other failure is the query's error.
 - Cost: with `meter=URL` (a running `ragbench meter` between LightRAG and its providers) queries run
-  one at a time and each result's `cost` holds the LLM and embedding calls, tokens and seconds it spent.
+  one at a time and each result's `cost` holds the LLM and embedding calls, tokens and seconds it spent,
+  and its latency is split by hop (`llm_ms`, `embedding_ms`, `rerank_ms`, `app_ms`: bench/targets/hops.py).
   LightRAG's LLM response cache (ENABLE_LLM_CACHE, on by default, not switchable per request) answers
   a repeated query's keyword extraction without an LLM call: the server's setting is recorded, and a
   graph-mode query that cost no LLM call while it is on carries the warning `llm-cost-from-cache`.
@@ -37,8 +38,9 @@ from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_
 from bench.core.progress import ProgressFactory
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
-from bench.endpoints.meter import MeterClient, cost
+from bench.endpoints.meter import cost
 from bench.targets.base import Hit, QueryResult, TargetOptions, TargetSpec, first_rank_wins
+from bench.targets.hops import MeteredQueries, Nesting
 from bench.targets.http_shared import DedupedCorpus, file_name, run_queries, timed_query
 from bench.targets.lightrag_documents import (
     DocStatus,
@@ -75,7 +77,18 @@ class QueryStatus(StrEnum):
     FAILURE = "failure"
 
 
-PARAMS = {"top_k", "chunk_top_k", "max_chunks", "rerank", "meter", "cleanup", "batch", "timeout", "concurrency"}
+PARAMS = {
+    "top_k",
+    "chunk_top_k",
+    "max_chunks",
+    "rerank",
+    "meter",
+    "meter_nest",
+    "cleanup",
+    "batch",
+    "timeout",
+    "concurrency",
+}
 CACHE_WARNING = "llm-cost-from-cache"
 NO_RESULTS = "no_results"  # the failure reason of a query that found nothing
 REFERENCES = re.compile(r"^#+\s*References\s*$", re.MULTILINE)  # the heading LightRAG's answer prompt asks for
@@ -101,7 +114,8 @@ class LightRAGTarget:
         self.batch = int_param(params, "batch", 50, spec.text)
         self.timeout_s = int_param(params, "timeout", 3600, spec.text)
         self.concurrency = int_param(params, "concurrency", 1, spec.text)  # 1: unloaded latency
-        self.meter = MeterClient(params["meter"]) if params.get("meter") else None
+        nesting = Nesting.parse(params.get("meter_nest"), spec.text)
+        self.meter = MeteredQueries(params["meter"], nesting) if params.get("meter") else None
         key = key_from_env(f"target {spec.public_text!r}", KEY_ENV, required=False)
         self.created: list[str] = []
         url, headers = auth_headers(
@@ -156,11 +170,10 @@ class LightRAGTarget:
 
     def _metered(self, qid: str, text: str, depth: int) -> QueryResult:
         assert self.meter is not None
-        before = self.meter.snapshot()
         self._asks = 0
-        result = timed_query(qid, lambda: self._rank(text, depth))
+        result = self.meter.run(lambda: timed_query(qid, lambda: self._rank(text, depth)))
         # What one ragbench query cost, re-asks for more chunks included (`lightrag_requests` of them).
-        result.cost = {**cost(before, self.meter.snapshot()), "lightrag_requests": self._asks}
+        result.cost["lightrag_requests"] = self._asks
         # Graph modes extract keywords with one LLM call per query; none at all means the cache answered.
         if self.mode != Mode.NAIVE and self.llm_cache and not result.error and result.cost.get("llm_calls") == 0:
             result.warnings.append(CACHE_WARNING)
@@ -207,7 +220,7 @@ class LightRAGTarget:
             },
             "mapping": "chunk file_path -> document, first rank wins; chunks doubled while short of depth; "
             "LightRAG returns no scores",
-            "metered": self.meter.url if self.meter else None,
+            "metered": self.meter.describe() if self.meter else None,
             "llm_cache": {
                 "enabled": self.llm_cache,
                 "note": "cost of a graph-mode query answered by LightRAG's LLM cache is flagged "

@@ -2,7 +2,7 @@
 retrieval API, with the search mode set through the server's retrieval settings.
 
 Spec: `openwebui[:vector|hybrid|rerank]@URL?kb=NAME&endpoint=doc|collection&bm25_weight=W
-       &reranker_url=URL&reranker_model=NAME&concurrency=N&max_chunks=N`
+       &reranker_url=URL&reranker_model=NAME&concurrency=N&max_chunks=N&meter=URL&meter_nest=OUTER>INNER`
 Key: `OPENWEBUI_API_KEY` (an admin's `sk-…` key or JWT: the retrieval settings are admin-only).
 
 - Ingest: one text file per distinct corpus text (`<doc id>.txt`, the id also in the upload's
@@ -15,6 +15,9 @@ Key: `OPENWEBUI_API_KEY` (an admin's `sk-…` key or JWT: the retrieval settings
   first rank. To fill `depth` documents, ragbench asks for 2×depth chunks and doubles while the
   ranking is short and the server had more, up to `max_chunks`. The returned chunk texts (title
   removed) are each query's `passages`, which answer measures score.
+- Time by hop: with `meter=URL` (a running `ragbench meter` that Open WebUI's embedding and reranker URLs
+  point at) queries run one at a time; each one's cost holds the embedding and rerank calls it made and its
+  latency splits into `<route>_ms` per metered hop and `app_ms`, Open WebUI's own share (bench/targets/hops.py).
 - Variants are applied with `/api/v1/retrieval/config/update`; the fields changed are saved first,
   stored in `describe()` (keys masked) and written back in `close()`. The rerank variant sets the
   reranker's key from `RAG_EXTERNAL_RERANKER_API_KEY`; when that is unset, the server's own reranker key
@@ -34,6 +37,7 @@ from bench.core.progress import ProgressFactory
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
 from bench.targets.base import Hit, QueryResult, TargetOptions, TargetSpec, first_rank_wins
+from bench.targets.hops import MeteredQueries, Nesting
 from bench.targets.http_shared import DedupedCorpus, file_name, parallel, run_queries, timed_query
 from bench.targets.openwebui_chunks import chunk_documents, read_chunks
 from bench.targets.openwebui_knowledge import (
@@ -62,6 +66,8 @@ PARAMS = {
     "concurrency",
     "query_concurrency",
     "max_chunks",
+    "meter",
+    "meter_nest",
 }
 
 
@@ -98,6 +104,8 @@ class OpenWebUITarget:
         self.concurrency = int_param(params, "concurrency", 4, spec.text)
         self.query_concurrency = int_param(params, "query_concurrency", 1, spec.text)  # 1: unloaded latency
         self.max_chunks = int_param(params, "max_chunks", 0, spec.text, minimum=0)  # 0: 16 × depth
+        nesting = Nesting.parse(params.get("meter_nest"), spec.text)
+        self.meter = MeteredQueries(params["meter"], nesting) if params.get("meter") else None
         key = key_from_env(f"target {spec.public_text!r}", KEY_ENV, required=False)
         if not key:
             raise UserError(f"target {spec.public_text!r}: set {KEY_ENV} to an Open WebUI admin API key")
@@ -140,6 +148,14 @@ class OpenWebUITarget:
         if self.kb_id is None:
             raise UserError(f"{self.name}: search() before prepare()")
         advance = progress(f"{self.name}: querying", len(queries))
+        if self.meter:  # one at a time, so that the meter's difference is this query's calls alone
+            meter = self.meter
+            return run_queries(
+                queries,
+                lambda qid, text: meter.run(lambda: timed_query(qid, lambda: self._rank(text, depth))),
+                1,
+                advance,
+            )
         return run_queries(
             queries,
             lambda qid, text: timed_query(qid, lambda: self._rank(text, depth)),
@@ -167,6 +183,7 @@ class OpenWebUITarget:
             "embedding_config": mask_data(self.embedding_config),
             "ingest": self.ingest.as_dict(),
             "corpus": self.corpus.describe() if self.corpus else None,
+            "metered": self.meter.describe() if self.meter else None,
         }
 
     def close(self) -> None:
@@ -183,6 +200,8 @@ class OpenWebUITarget:
                 self._restored = True
         finally:
             self.http.close()
+            if self.meter:
+                self.meter.close()
 
     # -- ingest -----------------------------------------------------------------------------------
 

@@ -167,3 +167,46 @@ def test_texts_refusals_retries_and_upstream_time_are_counted_per_call():
     finally:
         upstream.shutdown()
         upstream.server_close()
+
+
+class Slow(BaseHTTPRequestHandler):
+    """Answers every POST after SLOW_S seconds."""
+
+    SLOW_S = 0.3
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        threading.Event().wait(self.SLOW_S)
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+
+def test_busy_time_counts_overlapping_calls_of_a_route_once():
+    """Four calls at once each take SLOW_S: the route's `seconds` adds them up, its busy time is the stretch in
+    which any was in flight (what a caller waited), so a query's hop split does not count them four times."""
+    slow = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=slow.serve_forever, daemon=True).start()
+    try:
+        with Meter({"up": f"http://127.0.0.1:{slow.server_address[1]}"}) as meter:
+            threads = [
+                threading.Thread(target=httpx.post, args=(f"{meter.url}/up/x",), kwargs={"content": b"{}"})
+                for _ in range(4)
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            httpx.post(f"{meter.url}/up/x", content=b"{}")  # one more, alone
+            usage = MeterClient(meter.url).snapshot()["up"]
+    finally:
+        slow.shutdown()
+    assert usage.calls == 5
+    assert usage.seconds >= 5 * Slow.SLOW_S
+    # Two stretches: the four together (≥ SLOW_S, well under their 4 × SLOW_S sum) and the fifth alone.
+    assert 2 * Slow.SLOW_S <= usage.busy_seconds < 4 * Slow.SLOW_S

@@ -11,6 +11,7 @@ import pytest
 from bench.commands.quality import QualityRequest, quality_command
 from bench.core.errors import MeasurementFailed, ServerError, UserError
 from bench.endpoints.meter import MAX_TOKENS_PER_CALL, Meter, checked_usage
+from bench.endpoints.meter_calls import CallRecord
 from bench.quality.generation import chat_prompt, parse_generate
 from bench.results.store import read_results
 from tests.harness.cli import run_cli
@@ -233,9 +234,13 @@ def test_valid_usage_is_counted_as_sent():
 def test_the_meter_counts_invalid_usage_as_without_usage():
     meter = Meter({"llm": "http://127.0.0.1:9"})
     try:
-        meter.record("llm", 200, {"prompt_tokens": -5, "completion_tokens": 3}, 0.1)
-        meter.record("llm", 200, {"prompt_tokens": "x"}, 0.1)
-        meter.record("llm", 200, {"prompt_tokens": 4, "completion_tokens": 3}, 0.1)
+        for usage in (
+            {"prompt_tokens": -5, "completion_tokens": 3},
+            {"prompt_tokens": "x"},
+            {"prompt_tokens": 4, "completion_tokens": 3},
+        ):
+            meter.begin("llm")
+            meter.record("llm", CallRecord("llm", 0.0, 0.1, 200, None, False, None), b"", usage)
     finally:
         meter.close()
     usage = meter.snapshot()["llm"]

@@ -242,9 +242,9 @@ def test_lightrag_insert_waits_while_the_pipeline_is_deleting(keys, monkeypatch,
     """LightRAG still deletes in the background after the deleted documents leave its list, and answers a new
     insert 409 "Pipeline is clearing or deleting documents. Wait for the running job to finish" meanwhile (seen
     in CI right after a cleanup): the insert waits and tries again, as the server asks; any other error is one."""
-    from bench.targets import lightrag
+    from bench.targets import lightrag_documents
 
-    monkeypatch.setattr(lightrag, "POLL_S", 0.01)
+    monkeypatch.setattr(lightrag_documents, "POLL_S", 0.01)
     busy = "Pipeline is clearing or deleting documents. Wait for the running job to finish before submitting new work."
     posts: list[int] = []
 

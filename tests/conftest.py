@@ -15,6 +15,7 @@ import pytest
 
 from tests.harness.cli import ragbench  # noqa: F401 (fixtures for every test)
 from tests.harness.fixtures import cache_dir, fruit, tiny  # noqa: F401
+from tests.harness.litellm import EMBED_ALIAS, RERANK_ALIAS, start_litellm
 from tests.harness.models import (
     EMBED_MODEL_NAME,
     RERANK_MODEL_NAME,
@@ -131,41 +132,21 @@ def infinity_server(server_logs: Path) -> Iterator[InfinityServer]:
 
 
 @pytest.fixture(scope="session")
-def litellm_server(infinity_server: InfinityServer, server_logs: Path) -> Iterator[LiteLLMServer]:
-    env_dir = _server_env("litellm", LITELLM_VERSION, "litellm.sh")
-    port = free_port()
+def litellm_env() -> Path:
+    """LiteLLM's environment (tests/harness/litellm.py starts a proxy from it)."""
+    return _server_env("litellm", LITELLM_VERSION, "litellm.sh")
+
+
+@pytest.fixture(scope="session")
+def litellm_server(infinity_server: InfinityServer, litellm_env: Path, server_logs: Path) -> Iterator[LiteLLMServer]:
     key_env = "RAGBENCH_TEST_LITELLM_KEY"
     key = "sk-ragbench-test-" + os.urandom(8).hex()
     os.environ[key_env] = key  # clients read the key from the environment, as users' do
-    config = server_logs / "litellm.yaml"
-    upstream = infinity_server.url
-    # YAML written by hand: the project does not depend on a YAML library.
-    config.write_text(
-        "model_list:\n"
-        "  - model_name: minilm-embed\n"
-        "    litellm_params:\n"
-        f"      model: openai/{infinity_server.embed_model}\n"
-        f"      api_base: {upstream}\n"
-        "      api_key: none\n"
-        "    model_info:\n"
-        "      mode: embedding\n"
-        "  - model_name: minilm-rerank\n"
-        "    litellm_params:\n"
-        f"      model: infinity/{infinity_server.rerank_model}\n"
-        f"      api_base: {upstream}\n"
-        "      api_key: none\n"
-        "    model_info:\n"
-        "      mode: rerank\n"
-        "general_settings:\n"
-        f"  master_key: {key}\n"
+    proc, url = start_litellm(
+        litellm_env, server_logs, infinity_server.url, infinity_server.embed_model, infinity_server.rerank_model, key
     )
-    argv = [str(env_dir / "bin" / "litellm"), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)]
-    env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False", "NO_PROXY": "127.0.0.1,localhost"}
-    proc = start_process("litellm", argv, server_logs / "litellm.log", env=env)
     try:
-        url = f"http://127.0.0.1:{port}"
-        wait_healthy(proc, f"{url}/health/liveliness", deadline_s=120)
-        yield LiteLLMServer(url, key_env, "minilm-embed", "minilm-rerank", infinity_server)
+        yield LiteLLMServer(url, key_env, EMBED_ALIAS, RERANK_ALIAS, infinity_server)
     finally:
         stop_process(proc)
 

@@ -7,13 +7,12 @@ deterministic double, the one stand-in) and its embedding and rerank providers t
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from remote_helpers import scifact_sample
+from remote_helpers import scifact_sample, start_meter
 
 from bench.datasets.model import Dataset
 from bench.targets.base import QueryResult
@@ -22,8 +21,7 @@ from tests.harness import openwebui as openwebui_harness
 from tests.harness.lightrag import LightRAGServer, Providers, start_lightrag
 from tests.harness.llm_double import LLMDouble
 from tests.harness.openwebui import OpenWebUIServer, start_openwebui
-from tests.harness.process import free_port, start_process, stop_process, wait_healthy
-from tests.paths import REPO
+from tests.harness.process import stop_process
 
 SLICE_DOCS = 300
 _SPENT_S = [0.0]  # setup + call + teardown of the tests in this folder, servers' start and stop included
@@ -95,26 +93,10 @@ def llm_double() -> Iterator[LLMDouble]:
 
 @pytest.fixture(scope="session")
 def meter_url(llm_double: LLMDouble, infinity_server, server_logs: Path) -> Iterator[str]:
-    """`ragbench meter` as a user runs it, in front of the LLM double and infinity (embeddings, rerank)."""
-    port = free_port()
-    argv = [
-        sys.executable,
-        "-c",
-        "from bench.cli import main; main()",
-        "meter",
-        "--port",
-        str(port),
-        "--upstream",
-        f"llm={llm_double.base_url}",
-        "--upstream",
-        f"embedding={infinity_server.url}",
-        "--upstream",
-        f"rerank={infinity_server.url}",
-    ]
-    proc = start_process("ragbench-meter", argv, server_logs / "meter.log", cwd=REPO)
+    """The meter in front of the LLM double and infinity (embeddings, rerank) that LightRAG calls through."""
+    upstreams = {"llm": llm_double.base_url, "embedding": infinity_server.url, "rerank": infinity_server.url}
+    proc, url = start_meter(upstreams, server_logs / "meter.log")
     try:
-        url = f"http://127.0.0.1:{port}"
-        wait_healthy(proc, f"{url}/_meter/health", deadline_s=60)
         yield url
     finally:
         stop_process(proc)

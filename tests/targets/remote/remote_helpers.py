@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 from bench.datasets import load_dataset
@@ -11,7 +13,8 @@ from bench.quality.metrics import evaluate, parse_measure
 from bench.quality.runs import run_from_results
 from bench.targets.base import ProgressFactory, QueryResult, no_progress
 from bench.targets.registry import TargetOptions, build_target, parse_target_spec
-from tests.paths import scifact
+from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
+from tests.paths import REPO, scifact
 
 NDCG10 = parse_measure("nDCG@10")
 SLICE_QUERIES = 40
@@ -68,3 +71,20 @@ TINY = tiny_dataset(
     {"q1": "Who studied radioactivity?", "q2": "Which volcano buried Pompeii?"},
     {"q1": {"d1": 1}, "q2": {"d2": 1}},
 )
+
+
+def start_meter(upstreams: dict[str, str], log_path: Path) -> tuple[ManagedProcess, str]:
+    """`ragbench meter` as a user runs it, forwarding `/<route>/…` to each upstream; its URL once it answers.
+    The caller stops the process."""
+    port = free_port()
+    argv = [sys.executable, "-c", "from bench.cli import main; main()", "meter", "--port", str(port)]
+    for route, url in upstreams.items():
+        argv += ["--upstream", f"{route}={url}"]
+    proc = start_process("ragbench-meter", argv, log_path, cwd=REPO)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(proc, f"{url}/_meter/health", deadline_s=60)
+    except BaseException:
+        stop_process(proc)
+        raise
+    return proc, url

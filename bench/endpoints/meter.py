@@ -354,8 +354,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply_json(404, {"error": f"no upstream for /{route}; routes: {sorted(meter.upstreams)}"})
             return
         auth = meter.auth[route]
+        # Values stripped: whitespace around a field value is not part of it (RFC 9110 §5.5), and Open WebUI 0.12.4
+        # sends `Authorization: Bearer ` for a reranker without a key, which the upstream client refuses to send.
         headers = [
-            (k, v)
+            (k, v.strip())
             for k, v in self.headers.items()
             if k.lower() not in _HOP_BY_HOP and k.lower() not in {a.lower() for a in auth}
         ]

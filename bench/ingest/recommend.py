@@ -31,15 +31,15 @@ def recommend(target: str, points: list[IngestPointRecord]) -> IngestSummaryReco
     tied = [p for p in clean if (p.docs_per_s or 0.0) >= (1 - TIE) * top]
     best = min(tied, key=lambda p: (_calls(p), _peak(p), -(p.docs_per_s or 0.0)))
     slowest = min(clean, key=lambda p: p.docs_per_s or 0.0)
-    reason = f"{best.docs_per_s:.3g} docs/s, 0 lost documents, 0 refused calls"
+    reason = f"{best.docs_per_s:#.3g} docs/s, 0 lost documents, 0 refused calls"
     if best is fastest:
         reason += f": the fastest of the {len(clean)} combination(s) that lost nothing"
     else:
         reason += (
             f", {_calls(best)} embedder calls (peak {_peak(best)} in flight): within {TIE:.0%} of the fastest "
-            f"({fastest.label}: {top:.3g} docs/s, {_calls(fastest)} calls, peak {_peak(fastest)}) with fewer calls"
+            f"({fastest.label}: {top:#.3g} docs/s, {_calls(fastest)} calls, peak {_peak(fastest)}) with fewer calls"
         )
-    reason += f"; slowest {slowest.docs_per_s:.3g} docs/s ({slowest.label})"
+    reason += f"; slowest {slowest.docs_per_s:#.3g} docs/s ({slowest.label})"
     return IngestSummaryRecord(target=target, recommended=best.label, reason=reason + note)
 
 

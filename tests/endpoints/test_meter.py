@@ -210,3 +210,21 @@ def test_busy_time_counts_overlapping_calls_of_a_route_once():
     assert usage.seconds >= 5 * Slow.SLOW_S
     # Two stretches: the four together (≥ SLOW_S, well under their 4 × SLOW_S sum) and the fifth alone.
     assert 2 * Slow.SLOW_S <= usage.busy_seconds < 4 * Slow.SLOW_S
+
+
+def test_a_header_value_with_trailing_space_is_forwarded_not_refused():
+    """Open WebUI 0.12.4 sends `Authorization: Bearer ` to a reranker without a key; the meter must pass it on
+    (as `Bearer`: whitespace around a value is not part of it), not answer 502."""
+    echo = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=echo.serve_forever, daemon=True).start()
+    try:
+        with Meter({"up": f"http://127.0.0.1:{echo.server_address[1]}"}) as meter:
+            host, port = meter.url.removeprefix("http://").split(":")
+            conn = http.client.HTTPConnection(host, int(port), timeout=10)
+            conn.request("POST", "/up/rerank", body=b"{}", headers={"Authorization": "Bearer "})
+            reply = conn.getresponse()
+            seen = json.loads(reply.read())
+    finally:
+        echo.shutdown()
+    assert reply.status == 201
+    assert seen["headers"]["Authorization"] == "Bearer"

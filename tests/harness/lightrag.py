@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.harness.models import env_root
-from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
+from tests.harness.process import ManagedProcess, free_port, start_process, wait_healthy
 
 VERSION = "1.5.7"
 
@@ -90,9 +90,5 @@ def start_lightrag(work_dir: Path, log_path: Path, providers: Providers) -> tupl
     }
     proc = start_process("lightrag", [str(env_dir() / "bin" / "lightrag-server")], log_path, env=env, cwd=work_dir)
     url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(proc, f"{url}/health", deadline_s=120)
-    except BaseException:
-        stop_process(proc)
-        raise
+    wait_healthy(proc, f"{url}/health", deadline_s=120)
     return proc, LightRAGServer(url, key, work_dir)

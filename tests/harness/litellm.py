@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
+from tests.harness.process import ManagedProcess, free_port, start_process, wait_healthy
 
 EMBED_ALIAS = "minilm-embed"
 RERANK_ALIAS = "minilm-rerank"
@@ -42,9 +42,5 @@ def start_litellm(
     env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False", "NO_PROXY": "127.0.0.1,localhost"}
     proc = start_process("litellm", argv, work_dir / "litellm.log", env=env)
     url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(proc, f"{url}/health/liveliness", deadline_s=120)
-    except BaseException:
-        stop_process(proc)
-        raise
+    wait_healthy(proc, f"{url}/health/liveliness", deadline_s=120)
     return proc, url

@@ -11,6 +11,20 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+EMBEDDER_KEY = "sk-fake-embedder-key"
+
+
+def embedding_form() -> dict[str, Any]:
+    """Open WebUI 0.12.4's embedding settings as GET /api/v1/retrieval/embedding answers them (a fresh copy)."""
+    return {
+        "RAG_EMBEDDING_ENGINE": "openai",
+        "RAG_EMBEDDING_MODEL": "m",
+        "RAG_EMBEDDING_BATCH_SIZE": 1,
+        "ENABLE_ASYNC_EMBEDDING": True,
+        "RAG_EMBEDDING_CONCURRENT_REQUESTS": 0,
+        "openai_config": {"url": "http://embedder", "key": EMBEDDER_KEY},
+    }
+
 
 class FakeOpenWebUI:
     """`refuse`: a settings update that sets any of these values answers 500, as the real server does when its
@@ -18,14 +32,7 @@ class FakeOpenWebUI:
     uploaded (0: never), every connection with it."""
 
     def __init__(self, refuse: dict[str, Any] | None = None, die_after_uploads: int = 0):
-        self.embedding: dict[str, Any] = {
-            "RAG_EMBEDDING_ENGINE": "openai",
-            "RAG_EMBEDDING_MODEL": "m",
-            "RAG_EMBEDDING_BATCH_SIZE": 1,
-            "ENABLE_ASYNC_EMBEDDING": True,
-            "RAG_EMBEDDING_CONCURRENT_REQUESTS": 0,
-            "openai_config": {"url": "http://embedder", "key": "sk-fake"},
-        }
+        self.embedding = embedding_form()
         self.retrieval: dict[str, Any] = {"CHUNK_SIZE": 1000, "CHUNK_OVERLAP": 100, "TEXT_SPLITTER": ""}
         self.knowledge: dict[str, dict[str, Any]] = {}  # id -> {"name", "files": [file ids]}
         self.files: dict[str, dict[str, Any]] = {}

@@ -91,9 +91,20 @@ def wait_healthy(
     ok: Callable[[httpx.Response], bool] = lambda r: r.status_code == 200,
     interval_s: float = 0.5,
 ) -> None:
-    """Poll `url` until `ok(response)`; raise with the log tail if the process exits or time runs out.
+    """Poll `url` until `ok(response)`; raise with the log tail if the process exits or time runs out, and stop
+    the process whenever this raises (interrupts too): a server that never answered is of no use to the caller.
     The first polls come quickly, then every `interval_s`: a loopback fixture answers within a tenth of a second
     (a fixed half-second wait cost each of the many tests that start one), a real server within tens of seconds."""
+    try:
+        _poll_healthy(proc, url, deadline_s, ok, interval_s)
+    except BaseException:
+        stop_process(proc)
+        raise
+
+
+def _poll_healthy(
+    proc: ManagedProcess, url: str, deadline_s: float, ok: Callable[[httpx.Response], bool], interval_s: float
+) -> None:
     end = time.monotonic() + deadline_s
     last = "no answer yet"
     pause = min(0.02, interval_s)

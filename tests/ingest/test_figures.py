@@ -53,7 +53,7 @@ def test_the_recommendation_is_the_gentlest_within_ten_percent_of_the_fastest():
     sweep = [point("a", 10.0, calls=300), point("b", 9.5, calls=20), point("c", 6.0, calls=10)]
     summary = recommend("t", sweep)
     assert summary.recommended == "b"
-    assert "within 10% of the fastest (a: 10 docs/s" in summary.reason
+    assert "within 10% of the fastest (a: 10.0 docs/s" in summary.reason
 
 
 def test_lost_documents_or_refusals_rule_a_combination_out():

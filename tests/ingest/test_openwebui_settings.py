@@ -14,20 +14,14 @@ from bench.core.errors import ServerError, UserError
 from bench.core.http import HttpClient
 from bench.ingest.openwebui_settings import OpenWebUISettings
 from bench.ingest.settings import SettingAxis, combinations, label, parse_settings
+from tests.harness.openwebui_fake import EMBEDDER_KEY, embedding_form
 
 
 class FakeOpenWebUI:
     """The embedding and retrieval settings routes of Open WebUI 0.12.4, as their code reads and writes them."""
 
     def __init__(self, refuse: bool = False, ignore: bool = False):
-        self.embedding: dict[str, Any] = {
-            "RAG_EMBEDDING_ENGINE": "openai",
-            "RAG_EMBEDDING_MODEL": "m",
-            "RAG_EMBEDDING_BATCH_SIZE": 1,
-            "ENABLE_ASYNC_EMBEDDING": True,
-            "RAG_EMBEDDING_CONCURRENT_REQUESTS": 0,
-            "openai_config": {"url": "http://embedder", "key": "sk-secret"},
-        }
+        self.embedding = embedding_form()
         self.retrieval: dict[str, Any] = {"CHUNK_SIZE": 1000, "CHUNK_OVERLAP": 100, "web": {"x": 1}}
         self.refuse, self.ignore = refuse, ignore
         self.forms: list[dict[str, Any]] = []
@@ -72,10 +66,10 @@ def test_a_combination_is_applied_read_back_and_restored(journal_home):
     assert back == {"RAG_EMBEDDING_BATCH_SIZE": 8, "CHUNK_SIZE": 400}
     # The embedding form went whole: the concurrency and the provider's URL and key stayed as they were.
     assert fake.embedding["RAG_EMBEDDING_CONCURRENT_REQUESTS"] == 0
-    assert fake.embedding["openai_config"] == {"url": "http://embedder", "key": "sk-secret"}
+    assert fake.embedding["openai_config"] == {"url": "http://embedder", "key": EMBEDDER_KEY}
     journal = json.loads(next(journal_home.glob("openwebui-*.json")).read_text())
     assert journal["saved"] == {"RAG_EMBEDDING_BATCH_SIZE": 1, "CHUNK_SIZE": 1000}
-    assert "sk-secret" not in json.dumps(journal)
+    assert EMBEDDER_KEY not in json.dumps(journal)
     settings.apply({"RAG_EMBEDDING_BATCH_SIZE": 32, "CHUNK_SIZE": 400})
     settings.restore()
     assert (fake.embedding["RAG_EMBEDDING_BATCH_SIZE"], fake.retrieval["CHUNK_SIZE"]) == (1, 1000)

@@ -13,7 +13,7 @@ from bench.quality.metrics import evaluate, parse_measure
 from bench.quality.runs import run_from_results
 from bench.targets.base import ProgressFactory, QueryResult, no_progress
 from bench.targets.registry import TargetOptions, build_target, parse_target_spec
-from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
+from tests.harness.process import ManagedProcess, free_port, start_process, wait_healthy
 from tests.paths import REPO, scifact
 
 NDCG10 = parse_measure("nDCG@10")
@@ -82,9 +82,5 @@ def start_meter(upstreams: dict[str, str], log_path: Path) -> tuple[ManagedProce
         argv += ["--upstream", f"{route}={url}"]
     proc = start_process("ragbench-meter", argv, log_path, cwd=REPO)
     url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(proc, f"{url}/_meter/health", deadline_s=60)
-    except BaseException:
-        stop_process(proc)
-        raise
+    wait_healthy(proc, f"{url}/_meter/health", deadline_s=60)
     return proc, url

@@ -108,18 +108,49 @@ def examples_table(points: list[IngestPointRecord]) -> Rows:
 
 
 def answer_lines(results: Results) -> list[str]:
-    """Per target, its recommended combination and why (markdown); a target without a summary says so."""
+    """Per target, its recommended combination and why, and which hop held the time (markdown); a target without
+    a summary says so."""
     summaries = {s.target: s for s in results.ingest_summaries}
     lines = []
     for target in _targets(results):
         summary = summaries.get(target)
         if summary is None:
-            lines.append(f"- **{target}**: no recommendation (the run ended before this target's sweep finished)")
+            line = f"- **{target}**: no recommendation (the run ended before this target's sweep finished)"
         elif summary.recommended is None:
-            lines.append(f"- **{target}**: no combination recommended: {summary.reason}")
+            line = f"- **{target}**: no combination recommended: {summary.reason}"
         else:
-            lines.append(f"- **{target}**: recommended `{summary.recommended}`: {summary.reason}")
+            line = f"- **{target}**: recommended `{summary.recommended}`: {summary.reason}"
+        held = time_holder([p for p in results.ingest_points if p.target == target])
+        lines.append(line + (f". {held}" if held else ""))
     return lines
+
+
+# A route with a call in flight this share of the wall time or more holds the time; below the lower bound the
+# app does (between them the two share it).
+HOLDS_TIME = 0.9
+APP_HOLDS_TIME = 0.5
+
+
+def time_holder(points: list[IngestPointRecord]) -> str | None:
+    """Which hop held the ingest's time over the measured combinations: the embedding route whose calls were in
+    flight most of the wall time, or the app itself (its parsing, chunking and vector store) when none was."""
+    busy = [
+        (route, calls.busy_fraction)
+        for p in points
+        if p.status != IngestStatus.FAILED
+        for route in embedding_routes(points)
+        if (calls := p.calls.get(route)) is not None and calls.busy_fraction is not None
+    ]
+    if not busy:
+        return None
+    top = max(busy, key=lambda rb: rb[1])[0]
+    shares = [b for route, b in busy if route == top]
+    span = f"{min(shares) * 100:.0f}–{max(shares) * 100:.0f}%"
+    if min(shares) >= HOLDS_TIME:
+        return f"The {top} hop held the time: one of its calls was in flight {span} of each combination's wall time"
+    if max(shares) < APP_HOLDS_TIME:
+        return f"The app held the time: {top} calls were in flight only {span} of each combination's wall time"
+    return f"The app and the {top} hop shared the time: {top} calls were in flight {span} of the wall time"
 
 
 def _targets(results: Results) -> list[str]:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 
+from bench.report.ingest import time_holder
+from bench.results.schema.ingest import IngestPointRecord
+from tests.harness.records import endpoint_calls, ingest_point
 from tests.report.ingest_fixture import LIGHTRAG, OWUI, write_ingest_report
 
 
@@ -70,3 +73,21 @@ def test_the_plot_is_drawn_and_embedded(tmp_path):
         page.read_text()
     )
     assert "](plots/ingest_docs_per_s.png)" in (tmp_path / "report.md").read_text()
+
+
+def _busy(*fractions: float) -> list[IngestPointRecord]:
+    return [
+        ingest_point(OWUI, f"c{i}", calls={"embedding": endpoint_calls(busy_fraction=f)})
+        for i, f in enumerate(fractions)
+    ]
+
+
+def test_the_answer_names_the_hop_that_held_the_time():
+    assert time_holder(_busy(0.99, 0.95)) == (
+        "The embedding hop held the time: one of its calls was in flight 95–99% of each combination's wall time"
+    )
+    assert time_holder(_busy(0.2, 0.35)) == (
+        "The app held the time: embedding calls were in flight only 20–35% of each combination's wall time"
+    )
+    assert time_holder(_busy(0.4, 0.95)).startswith("The app and the embedding hop shared the time: ")
+    assert time_holder([]) is None

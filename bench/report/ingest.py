@@ -134,11 +134,12 @@ APP_HOLDS_TIME = 0.5
 def time_holder(points: list[IngestPointRecord]) -> str | None:
     """Which hop held the ingest's time over the measured combinations: the embedding route whose calls were in
     flight most of the wall time, or the app itself (its parsing, chunking and vector store) when none was."""
+    routes = embedding_routes(points)
     busy = [
         (route, calls.busy_fraction)
         for p in points
         if p.status != IngestStatus.FAILED
-        for route in embedding_routes(points)
+        for route in routes
         if (calls := p.calls.get(route)) is not None and calls.busy_fraction is not None
     ]
     if not busy:

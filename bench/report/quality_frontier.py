@@ -275,7 +275,7 @@ COST_BLOCKS_NOTE = (
 )
 
 _PART_ORDER = ("embed_ms", "search_ms", "rerank_ms")
-_LAST_PART = "app_ms"  # the app's own rest (bench/targets/hops.py): after the hops it is the rest of
+_LAST_PART = "app_ms"  # the app's own rest (bench/targets/hops.py): read after the hops it is the rest of
 
 
 def part_names(results: Results) -> list[str]:

@@ -73,10 +73,6 @@ class MeteredQueries:
         self.client = MeterClient(url)
         self.nesting = nesting
 
-    @property
-    def url(self) -> str:
-        return self.client.url
-
     def snapshot(self) -> dict[str, Usage]:
         return self.client.snapshot()
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import http.client
 import json
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
@@ -36,29 +38,38 @@ class Echo(BaseHTTPRequestHandler):
         self.wfile.write(answer)
 
 
-def test_request_and_reply_pass_through_unchanged():
-    echo = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    threading.Thread(target=echo.serve_forever, daemon=True).start()
+@contextmanager
+def upstream(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """`handler` served on loopback for the test's meter to forward to: its URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        with Meter({"up": f"http://127.0.0.1:{echo.server_address[1]}/base"}) as meter:
-            host, port = meter.url.removeprefix("http://").split(":")
-            conn = http.client.HTTPConnection(host, int(port), timeout=10)
-            sent = {"Authorization": "Bearer secret-token", "X-Custom": "1", "Content-Type": "application/json"}
-            conn.request("POST", "/up/v1/thing?x=1&y=2", body=b'{"a": 1}', headers=sent)
-            reply = conn.getresponse()
-            seen = json.loads(reply.read())
-            assert reply.status == 201 and reply.getheader("X-Upstream") == "echo"
-            assert seen["path"] == "/base/v1/thing?x=1&y=2" and seen["body"] == '{"a": 1}'
-            forwarded = {
-                k.lower(): v for k, v in seen["headers"].items() if k.lower() not in ("host", "content-length")
-            }
-            original = {k.lower(): v for k, v in sent.items()} | {"accept-encoding": "identity"}  # http.client's own
-            assert forwarded == original  # nothing added, nothing dropped
-            usage = MeterClient(meter.url).snapshot()["up"]
-            assert (usage.calls, usage.calls_without_usage, usage.prompt_tokens) == (1, 1, 0)
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
-        echo.shutdown()
-        echo.server_close()
+        server.shutdown()
+        server.server_close()
+
+
+def raw_connection(meter: Meter) -> http.client.HTTPConnection:
+    """A client that sends headers exactly as given (httpx would add its own)."""
+    host, port = meter.url.removeprefix("http://").split(":")
+    return http.client.HTTPConnection(host, int(port), timeout=10)
+
+
+def test_request_and_reply_pass_through_unchanged():
+    with upstream(Echo) as echo_url, Meter({"up": f"{echo_url}/base"}) as meter:
+        conn = raw_connection(meter)
+        sent = {"Authorization": "Bearer secret-token", "X-Custom": "1", "Content-Type": "application/json"}
+        conn.request("POST", "/up/v1/thing?x=1&y=2", body=b'{"a": 1}', headers=sent)
+        reply = conn.getresponse()
+        seen = json.loads(reply.read())
+        assert reply.status == 201 and reply.getheader("X-Upstream") == "echo"
+        assert seen["path"] == "/base/v1/thing?x=1&y=2" and seen["body"] == '{"a": 1}'
+        forwarded = {k.lower(): v for k, v in seen["headers"].items() if k.lower() not in ("host", "content-length")}
+        original = {k.lower(): v for k, v in sent.items()} | {"accept-encoding": "identity"}  # http.client's own
+        assert forwarded == original  # nothing added, nothing dropped
+        usage = MeterClient(meter.url).snapshot()["up"]
+        assert (usage.calls, usage.calls_without_usage, usage.prompt_tokens) == (1, 1, 0)
 
 
 def test_streamed_and_plain_replies_are_counted_as_the_double_reports():
@@ -143,30 +154,24 @@ class Refusing(BaseHTTPRequestHandler):
 
 
 def test_texts_refusals_retries_and_upstream_time_are_counted_per_call():
-    upstream = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
-    threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    try:
-        with Meter({"embedding": f"http://127.0.0.1:{upstream.server_address[1]}"}, log_calls=True) as meter:
-            three = {"input": ["a", "b", "c"], "model": "m"}
-            statuses = [
-                httpx.post(f"{meter.url}/embedding/embeddings", json=body, timeout=10).status_code
-                for body in (three, three, {"input": "one", "model": "m"})
-            ]
-            assert statuses == [429, 200, 429]
-            calls = meter.calls_since(0)
-            assert [c.texts for c in calls] == [3, 3, 1]
-            assert [c.retry for c in calls] == [False, True, False]  # the same body again after a refusal
-            assert [c.status_class for c in calls] == ["429", "ok", "429"]
-            assert all(c.upstream_s == 0.25 for c in calls)
-            usage = MeterClient(meter.url).snapshot()["embedding"]
-            assert (usage.calls, usage.texts, usage.status_429, usage.retries, usage.errors) == (3, 7, 2, 1, 2)
-            assert usage.upstream_seconds == 0.75
-            assert meter.calls_since(2) == calls[2:]
-            assert calls[0].request is not None and calls[0].request.path == "embeddings"
-            assert json.loads(calls[0].request.body) == three
-    finally:
-        upstream.shutdown()
-        upstream.server_close()
+    with upstream(Refusing) as refusing_url, Meter({"embedding": refusing_url}, log_calls=True) as meter:
+        three = {"input": ["a", "b", "c"], "model": "m"}
+        statuses = [
+            httpx.post(f"{meter.url}/embedding/embeddings", json=body, timeout=10).status_code
+            for body in (three, three, {"input": "one", "model": "m"})
+        ]
+        assert statuses == [429, 200, 429]
+        calls = meter.calls_since(0)
+        assert [c.texts for c in calls] == [3, 3, 1]
+        assert [c.retry for c in calls] == [False, True, False]  # the same body again after a refusal
+        assert [c.status_class for c in calls] == ["429", "ok", "429"]
+        assert all(c.upstream_s == 0.25 for c in calls)
+        usage = MeterClient(meter.url).snapshot()["embedding"]
+        assert (usage.calls, usage.texts, usage.status_429, usage.retries, usage.errors) == (3, 7, 2, 1, 2)
+        assert usage.upstream_seconds == 0.75
+        assert meter.calls_since(2) == calls[2:]
+        assert calls[0].request is not None and calls[0].request.path == "embeddings"
+        assert json.loads(calls[0].request.body) == three
 
 
 class Slow(BaseHTTPRequestHandler):
@@ -190,22 +195,17 @@ class Slow(BaseHTTPRequestHandler):
 def test_busy_time_counts_overlapping_calls_of_a_route_once():
     """Four calls at once each take SLOW_S: the route's `seconds` adds them up, its busy time is the stretch in
     which any was in flight (what a caller waited), so a query's hop split does not count them four times."""
-    slow = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
-    threading.Thread(target=slow.serve_forever, daemon=True).start()
-    try:
-        with Meter({"up": f"http://127.0.0.1:{slow.server_address[1]}"}) as meter:
-            threads = [
-                threading.Thread(target=httpx.post, args=(f"{meter.url}/up/x",), kwargs={"content": b"{}"})
-                for _ in range(4)
-            ]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            httpx.post(f"{meter.url}/up/x", content=b"{}")  # one more, alone
-            usage = MeterClient(meter.url).snapshot()["up"]
-    finally:
-        slow.shutdown()
+    with upstream(Slow) as slow_url, Meter({"up": slow_url}) as meter:
+        threads = [
+            threading.Thread(target=httpx.post, args=(f"{meter.url}/up/x",), kwargs={"content": b"{}"})
+            for _ in range(4)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        httpx.post(f"{meter.url}/up/x", content=b"{}")  # one more, alone
+        usage = MeterClient(meter.url).snapshot()["up"]
     assert usage.calls == 5
     assert usage.seconds >= 5 * Slow.SLOW_S
     # Two stretches: the four together (≥ SLOW_S, well under their 4 × SLOW_S sum) and the fifth alone.
@@ -215,16 +215,10 @@ def test_busy_time_counts_overlapping_calls_of_a_route_once():
 def test_a_header_value_with_trailing_space_is_forwarded_not_refused():
     """Open WebUI 0.12.4 sends `Authorization: Bearer ` to a reranker without a key; the meter must pass it on
     (as `Bearer`: whitespace around a value is not part of it), not answer 502."""
-    echo = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    threading.Thread(target=echo.serve_forever, daemon=True).start()
-    try:
-        with Meter({"up": f"http://127.0.0.1:{echo.server_address[1]}"}) as meter:
-            host, port = meter.url.removeprefix("http://").split(":")
-            conn = http.client.HTTPConnection(host, int(port), timeout=10)
-            conn.request("POST", "/up/rerank", body=b"{}", headers={"Authorization": "Bearer "})
-            reply = conn.getresponse()
-            seen = json.loads(reply.read())
-    finally:
-        echo.shutdown()
+    with upstream(Echo) as echo_url, Meter({"up": echo_url}) as meter:
+        conn = raw_connection(meter)
+        conn.request("POST", "/up/rerank", body=b"{}", headers={"Authorization": "Bearer "})
+        reply = conn.getresponse()
+        seen = json.loads(reply.read())
     assert reply.status == 201
     assert seen["headers"]["Authorization"] == "Bearer"

@@ -152,7 +152,7 @@ def latency_parts_plot(results: Results, path: Path) -> Path | None:
         return None
     parts = part_names(results)
     colors = plt.cm.tab10(np.arange(len(parts)) % 10)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 0.5 * len(targets) + 2.0), squeeze=False)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 0.5 * len(targets) + 2.0), squeeze=False)
     y = np.arange(len(targets))
     for ax, quantile in zip(axes[0], ("p50", "p99")):
         left = np.zeros(len(targets))
@@ -168,6 +168,7 @@ def latency_parts_plot(results: Results, path: Path) -> Path | None:
         ax.invert_yaxis()
         ax.set_xlabel(f"{quantile} ms per part (|: the whole query's {quantile})", fontsize=8)
         ax.tick_params(labelsize=7)
-    axes[0][1].legend(fontsize=7, loc="lower right")
+    # Beside the panels, not over them: a short bar would hide under it.
+    axes[0][1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle("Where each query's time goes", fontsize=10)
     return save_figure(fig, path)

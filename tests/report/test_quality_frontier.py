@@ -282,3 +282,37 @@ def test_the_frontier_plot_is_written_with_the_report(tmp_path):
     write_report(tmp_path / "results.jsonl")
     assert (tmp_path / "plots" / "frontier.png").stat().st_size > 0
     assert "frontier.png" in (tmp_path / "report.md").read_text()
+
+
+APP_PARTS = {
+    "embedding_ms": {"p50": 33.0, "p99": 60.0},
+    "rerank_ms": {"p50": 1789.0, "p99": 3600.0},
+    "app_ms": {"p50": 111.0, "p99": 250.0},
+}
+
+
+def test_the_latency_parts_chart_stacks_exactly_the_tables_figures(tmp_path, monkeypatch):
+    """An app's metered hops beside a served target's parts: the table reads served parts, hops, then the app's
+    rest, and the chart stacks each target's bars with the table's p50 / p99 in that order."""
+    from bench.report import plots
+
+    figures = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, path: figures.append(fig) or path)
+    served = target("served=dense?embedder=emb", p99=90.0, latency_parts_ms=SERVED_PARTS)
+    app = target("owui=openwebui:rerank@http://h", p99=3900.0, latency_parts_ms=APP_PARTS)
+    results = results_file(tmp_path, [served, app, target("bm25")], {"served": 0.6, "owui": 0.6, "bm25": 0.5})
+    header, rows = latency_parts_rows(results)
+    assert [h.removesuffix(" p50 ms") for h in header[1::2]] == ["embed", "search", "rerank", "embedding", "app"]
+    assert plots.latency_parts_plot(results, tmp_path / "parts.png") == tmp_path / "parts.png"
+    for ax, quantile in zip(figures[0].axes, ("p50", "p99")):
+        bars = {}  # target row -> bar widths in the legend's order
+        for container in ax.containers:
+            for y, bar in enumerate(container):
+                bars.setdefault(y, []).append(bar.get_width())
+        by_target = {row[0]: row for row in rows}
+        for y, t in enumerate(["served", "owui"]):
+            cells = by_target[t][1 + (quantile == "p99") :: 2]
+            assert [round(w, 1) for w in bars[y]] == [float(c) if c != "–" else 0.0 for c in cells], (t, quantile)
+    legend = [text.get_text() for text in figures[0].axes[1].get_legend().get_texts()]
+    assert legend == ["embed", "search", "rerank", "embedding", "app"]
+    assert plots.latency_parts_plot(results_file(tmp_path, [target("bm25")], {"bm25": 0.5}), tmp_path / "y.png") is None

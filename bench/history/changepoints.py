@@ -116,13 +116,17 @@ def _permutation_p(ranks: np.ndarray, observed: float, rng: np.random.Generator,
 
 
 def _robust(values: np.ndarray) -> tuple[np.ndarray, str]:
-    """The figures a segment is tested on: clipped to WINSOR robust standard deviations (1.4826 x MAD) of the
-    segment's median, so a wild run counts as a large one, not as its size; ranks where most runs are equal."""
-    median = float(np.median(values))
-    spread = 1.4826 * float(np.median(np.abs(values - median)))
+    """The figures a segment is tested on: each side of its best l1 split clipped to WINSOR robust standard
+    deviations (1.4826 x MAD of the runs about their own side's median) of that side's median, so a wild run counts
+    as a large one, not as its size, while a real step keeps its size (clipping about the whole segment's median
+    would flatten a step many times the noise onto its clip); ranks where most runs are equal."""
+    k = _l1_split(values) if len(values) >= 2 else len(values)
+    centres = np.concatenate([np.full(k, np.median(values[:k])), np.full(len(values) - k, np.median(values[k:]))])
+    spread = 1.4826 * float(np.median(np.abs(values - centres)))
     if spread <= 0:
         return stats.rankdata(values), "ranks"
-    return np.clip(values, median - WINSOR * spread, median + WINSOR * spread), f"clipped at ±{WINSOR:g} robust sd"
+    clipped = np.clip(values, centres - WINSOR * spread, centres + WINSOR * spread)
+    return clipped, f"clipped at ±{WINSOR:g} robust sd of each side"
 
 
 def _paired_p(scores: np.ndarray, k: int) -> float:

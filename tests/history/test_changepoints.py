@@ -83,3 +83,12 @@ def test_a_constant_quality_series_has_no_change_point():
         "quality", "bm25", "nDCG@10", Gate.QUALITY, Scale.DIFFERENCE, True, "ndcg_cut_10", qids, observations
     )
     assert detect(series) == []
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_step_many_times_the_noise_is_not_flattened_by_the_clip(seed):
+    # ±1% noise, 12 runs, then a 23% drop: three slow runs at the end are as separated as runs can be
+    # (p = 1/455 by ranks); clipped about the whole segment's median they looked like 3 sd, no change
+    values = np.concatenate([_noisy(12, seed, spread=0.01), 0.77 * _noisy(3, seed + 10, spread=0.01)])
+    (change,) = detect(_series(values))
+    assert change.position == 12 and change.size == pytest.approx(0.77, abs=0.02)

@@ -51,7 +51,7 @@ def history(
     output_format: OutputFormat = "md",
 ) -> None:
     """Every run of a suite as series: change points, sizes, p-values; exit 1 when the newest run starts one
-    past a limit."""
+    past a limit, or is out of line with the runs since the last one and past a limit."""
     options = dict(locals())  # the parameters, named as the request's fields; taken before anything else is bound
     from bench.commands.history import HistoryRequest, history_command
 

@@ -33,10 +33,15 @@ class HistoryRequest:
 
 def limits(request: HistoryRequest) -> Limits:
     ratio, p99 = request.min_throughput_ratio, request.max_p99_ratio
+    smallest = parse_ratio(ratio, "--min-throughput-ratio") if ratio is not None else None
+    largest = parse_ratio(p99, "--max-p99-ratio") if p99 is not None else None
+    # a ratio past 1 on the wrong side would fail an improvement (or a run unchanged)
+    if smallest is not None and not 0 < smallest <= 1:
+        raise UserError(f"--min-throughput-ratio {ratio!r}: must be above 0 and at most 1 (after / before)")
+    if largest is not None and largest < 1:
+        raise UserError(f"--max-p99-ratio {p99!r}: must be 1 or more (after / before)")
     return Limits(
-        max_drop=parse_max_drops(request.max_drop or []),
-        min_throughput_ratio=parse_ratio(ratio, "--min-throughput-ratio") if ratio is not None else None,
-        max_p99_ratio=parse_ratio(p99, "--max-p99-ratio") if p99 is not None else None,
+        max_drop=parse_max_drops(request.max_drop or []), min_throughput_ratio=smallest, max_p99_ratio=largest
     )
 
 

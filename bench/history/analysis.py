@@ -14,8 +14,11 @@ from typing import Any
 
 from bench.core.values import Allowance
 from bench.history.changepoints import DEFAULT_SETTINGS, ChangePoint, DetectorSettings, detect
+from bench.history.newest import OutOfLine, describe, out_of_line
 from bench.history.series import Gate, History, Scale, Series
 
+RATIO_GATES_LOWER_WORSE = (Gate.THROUGHPUT, Gate.INGEST)  # --min-throughput-ratio
+RATIO_GATES_HIGHER_WORSE = (Gate.P99, Gate.QUERY_P99)  # --max-p99-ratio
 NEAR = 3  # runs: a change point this close to one of the history without the newest run is that one
 
 
@@ -34,13 +37,26 @@ class Limits:
             drop = change.before - change.after
             if allowance is not None and drop > allowance.limit(change.before):
                 return [f"{series.figure} dropped {drop:.4f} > --max-drop {allowance}"]
-        elif series.gate in (Gate.THROUGHPUT, Gate.INGEST) and self.min_throughput_ratio is not None:
-            if change.size < self.min_throughput_ratio:
-                return [f"{series.figure} ×{change.size:.3f} < --min-throughput-ratio {self.min_throughput_ratio:g}"]
-        elif series.gate in (Gate.P99, Gate.QUERY_P99) and self.max_p99_ratio is not None:  # noqa: SIM102
-            if change.size > self.max_p99_ratio:
-                return [f"{series.figure} ×{change.size:.3f} > --max-p99-ratio {self.max_p99_ratio:g}"]
+            return []
+        return self.ratio_breaches(series, change.size)
+
+    def ratio_breaches(self, series: Series, size: float) -> list[str]:
+        """The ratio limits a change of `size` (after / before) is past, in words."""
+        if series.gate in RATIO_GATES_LOWER_WORSE and self.min_throughput_ratio is not None:
+            if size < self.min_throughput_ratio:
+                return [f"{series.figure} ×{size:.3f} < --min-throughput-ratio {self.min_throughput_ratio:g}"]
+        elif series.gate in RATIO_GATES_HIGHER_WORSE and self.max_p99_ratio is not None:  # noqa: SIM102
+            if size > self.max_p99_ratio:
+                return [f"{series.figure} ×{size:.3f} > --max-p99-ratio {self.max_p99_ratio:g}"]
         return []
+
+    def gates(self, series: Series) -> bool:
+        """Whether a limit applies to the series' figure."""
+        if series.gate == Gate.QUALITY:
+            return series.measure is not None and bool(self.max_drop.get(series.measure) or self.max_drop.get("*"))
+        if series.gate in RATIO_GATES_LOWER_WORSE:
+            return self.min_throughput_ratio is not None
+        return series.gate in RATIO_GATES_HIGHER_WORSE and self.max_p99_ratio is not None
 
 
 @dataclass
@@ -49,7 +65,8 @@ class SeriesReport:
     changes: list[ChangePoint]
     segment_runs: int  # runs in the newest segment: the newest run is the last of them
     newest_change: ChangePoint | None = None  # the change point the newest run starts (None: none)
-    breaches: list[str] = field(default_factory=list)  # the limits newest_change is past
+    breaches: list[str] = field(default_factory=list)  # the limits newest_change (or out_of_line) is past
+    out_of_line: OutOfLine | None = None  # the newest run against the runs since the change point before it
 
     @property
     def failed(self) -> bool:
@@ -110,17 +127,41 @@ def _analyse_series(series: Series, history: History, limits: Limits, settings: 
     start = changes[-1].position if changes else 0
     report = SeriesReport(series, changes, len(series.observations) - start)
     newest = len(history.runs) - 1
-    if not changes or series.observations[-1].run != newest:
-        return report  # no change, or the newest run did not measure this configuration
-    last = changes[-1]
+    if newest in series.invalid and limits.gates(series):
+        report.breaches = [f"{series.figure} of the newest run is {series.invalid[newest]}: not a figure to gate"]
+        return report
+    if not series.observations or series.observations[-1].run != newest:
+        return report  # the newest run did not measure this configuration
+    if changes and (breaches := _newest_change_breaches(series, changes[-1], limits, settings)):
+        report.newest_change, report.breaches = changes[-1], breaches
+        return report
+    report.out_of_line = _newest_out_of_line(series, changes, settings)
+    found = report.out_of_line
+    if found is not None and found.past_bound:
+        report.breaches = [f"{b}: {describe(found)}" for b in limits.ratio_breaches(series, found.size)]
+    return report
+
+
+def _newest_change_breaches(series: Series, last: ChangePoint, limits: Limits, settings: DetectorSettings) -> list[str]:
+    """The limits the change point the newest run starts is past (empty: none, or an earlier run tipped it)."""
     breaches = limits.breaches(series, last)
     if not breaches:
-        return report
+        return []
     earlier = detect(replace(series, observations=series.observations[:-1]), settings)
     if any(abs(c.position - last.position) <= NEAR and limits.breaches(series, c) for c in earlier):
-        return report  # found, and past the limit, before the newest run: it failed the run that tipped it
-    report.newest_change, report.breaches = last, breaches
-    return report
+        return []  # found, and past the limit, before the newest run: it failed the run that tipped it
+    return breaches
+
+
+def _newest_out_of_line(series: Series, changes: list[ChangePoint], settings: DetectorSettings) -> OutOfLine | None:
+    """The newest run against the runs before it since their last change point (a change point at the newest run
+    itself opens no segment of its own to compare with)."""
+    last = len(series.observations) - 1
+    opened = [c.position for c in changes if c.position < last]
+    lower_is_worse = series.gate in RATIO_GATES_LOWER_WORSE
+    if not lower_is_worse and series.gate not in RATIO_GATES_HIGHER_WORSE:
+        return None
+    return out_of_line(series, slice(opened[-1] if opened else 0, last), lower_is_worse, settings.alpha)
 
 
 def _change_dict(change: ChangePoint, history: History) -> dict[str, Any]:
@@ -158,4 +199,19 @@ def _series_dict(report: SeriesReport, history: History) -> dict[str, Any]:
         "newest_segment_runs": report.segment_runs,
         "newest_change": _change_dict(report.newest_change, history) if report.newest_change else None,
         "breaches": report.breaches,
+        "out_of_line": _out_of_line_dict(report.out_of_line, history),
+    }
+
+
+def _out_of_line_dict(found: OutOfLine | None, history: History) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    return {
+        "reference_runs": [history.runs[r].name for r in found.reference_runs],
+        "median": found.centre,
+        "bound": found.bound,
+        "value": found.value,
+        "size": found.size,
+        "p_value": found.p_value,
+        "past_bound": found.past_bound,
     }

@@ -63,6 +63,7 @@ class Series:
     measure: str | None = None  # quality: the trec name --max-drop names
     qids: tuple[str, ...] = ()  # quality: the queries every run scored, in the samples' order
     observations: list[Observation] = field(default_factory=list)
+    invalid: dict[int, str] = field(default_factory=dict)  # run -> its figure in words where it was no figure (nan, -3)
 
     @property
     def name(self) -> str:
@@ -95,8 +96,13 @@ def read_history(arguments: Sequence[str], label: str | None = None) -> History:
     for run, results in placed:
         for series, observation in _observations(run, results):
             key = (series.job, series.configuration, series.figure)
-            collected.setdefault(key, series).observations.append(observation)
-    every = [_aligned(s) for s in collected.values()]
+            kept = collected.setdefault(key, series)
+            if isinstance(observation, Observation):
+                kept.observations.append(observation)
+            else:
+                kept.invalid[run.index] = observation
+                notes.append(f"run {run.name}: {series.name} is {observation}, not a figure: left out of its series")
+    every = [_aligned(s) for s in collected.values() if s.observations]
     return History([run for run, _ in placed], sorted(every, key=lambda s: (s.job, s.configuration, s.figure)), notes)
 
 
@@ -117,7 +123,10 @@ def _aligned(series: Series) -> Series:
     return series
 
 
-def _observations(run: HistoryRun, results: Results) -> list[tuple[Series, Observation]]:
+Found = list[tuple[Series, Observation | str]]  # a figure, or what stood where a figure should (nan, -3.0)
+
+
+def _observations(run: HistoryRun, results: Results) -> Found:
     command = results.header.command
     if command in ("quality", "demo"):
         return _quality(run, results)
@@ -135,14 +144,25 @@ def finite(value: Any) -> float | None:
     return float(value)
 
 
+def figure(value: Any, scale: Scale) -> float | str | None:
+    """A gated figure from a record: the number; None where it is absent (not measured); else what stood there in
+    words: nan, inf, or on a ratio scale (speeds, latencies) a figure of 0 or below (no ratio to any run)."""
+    if value is None:
+        return None
+    number = finite(value)
+    if number is None or (number <= 0 and scale == Scale.RATIO):
+        return repr(value) if not isinstance(value, float) else f"{value:g}"
+    return number
+
+
 # --- quality ----------------------------------------------------------------------------------------
 
 
-def _quality(run: HistoryRun, results: Results) -> list[tuple[Series, Observation]]:
+def _quality(run: HistoryRun, results: Results) -> Found:
     header = results.header
     dataset = header.dataset.get("name", "dataset")
     fingerprint = str(header.dataset.get("fingerprint", ""))[:12]
-    found: list[tuple[Series, Observation]] = []
+    found: Found = []
     for target in results.targets:
         if target.status != TargetStatus.OK:
             continue
@@ -154,23 +174,28 @@ def _quality(run: HistoryRun, results: Results) -> list[tuple[Series, Observatio
             scores = tuple(float(metric.per_query[q]) for q in qids)
             label = header.measure_labels.get(metric.measure, metric.label)
             series = Series("quality", where, label, Gate.QUALITY, Scale.DIFFERENCE, True, metric.measure, qids)
+            bad = next((v for v in (metric.mean, *scores) if isinstance(figure(v, Scale.DIFFERENCE), str)), None)
+            if bad is not None:
+                found.append((series, str(figure(bad, Scale.DIFFERENCE))))
+                continue
             interval = finite(metric.ci_low), finite(metric.ci_high)
             found.append((series, Observation(run.index, metric.mean, scores, *interval, qids=qids)))
         found += _served(run, target, where)
     return found
 
 
-def _served(run: HistoryRun, target: TargetRecord, where: str) -> list[tuple[Series, Observation]]:
+def _served(run: HistoryRun, target: TargetRecord, where: str) -> Found:
     """A served target's cost figures: ingest texts/s (the corpus embedded through an endpoint), query p99."""
-    found: list[tuple[Series, Observation]] = []
-    ingest = finite(target.cost_blocks.get("ingest", {}).get("texts_per_s"))
-    if ingest is not None:
-        series = Series("quality", where, "ingest texts/s", Gate.INGEST, Scale.RATIO, True)
-        found.append((series, Observation(run.index, ingest)))
-    p99 = finite(target.latency_ms.get("p99"))
-    if p99 is not None:
-        series = Series("quality", where, "query p99 ms", Gate.QUERY_P99, Scale.RATIO, False)
-        found.append((series, Observation(run.index, p99)))
+    found: Found = []
+    served = [
+        ("ingest texts/s", Gate.INGEST, True, target.cost_blocks.get("ingest", {}).get("texts_per_s")),
+        ("query p99 ms", Gate.QUERY_P99, False, target.latency_ms.get("p99")),
+    ]
+    for name, gate, higher, value in served:
+        found_value = figure(value, Scale.RATIO)
+        if found_value is not None:
+            series = Series("quality", where, name, gate, Scale.RATIO, higher)
+            found.append((series, found_value if isinstance(found_value, str) else Observation(run.index, found_value)))
     return found
 
 
@@ -194,32 +219,54 @@ def point_configuration(p: LoadPointRecord) -> str:
     return f"load {p.endpoint} {p.op} {how}{extra}"
 
 
-def _latency(block: LatencySummary | None, quantile: str) -> float | None:
-    return finite(getattr(block, quantile)) if block is not None else None
+def _latency(block: LatencySummary | None, quantile: str) -> Any:
+    return getattr(block, quantile) if block is not None else None
 
 
-def _load(run: HistoryRun, results: Results) -> list[tuple[Series, Observation]]:
-    found: list[tuple[Series, Observation]] = []
+def _load(run: HistoryRun, results: Results) -> Found:
+    found: Found = []
     for point in results.load_points:
         where = point_configuration(point)
         # the latency that counts: from the intended send in the open loop, send to last byte otherwise (compare's)
         quantity = "scheduled" if point.loop == Loop.OPEN else "service"
         measured = point.repeats if len(point.repeats) >= 2 else [point]
         intervals = point.intervals
-        tput = [finite(r.throughput.texts_per_s) for r in measured]
-        figures = [("texts/s", Gate.THROUGHPUT, True, tput, intervals.throughput.texts_per_s if intervals else None)]
+        figures = [
+            (
+                "texts/s",
+                Gate.THROUGHPUT,
+                True,
+                [r.throughput.texts_per_s for r in measured],
+                point.throughput.texts_per_s,
+                intervals.throughput.texts_per_s if intervals else None,
+            )
+        ]
         for quantile, gate in (("p50", Gate.P50), ("p99", Gate.P99)):
             values = [_latency(getattr(r.latency_ms, quantity), quantile) for r in measured]
+            pooled = _latency(getattr(point.latency_ms, quantity), quantile)
             block = getattr(intervals.latency_ms, quantity) if intervals else None
-            figures.append((f"{quantile} ms", gate, False, values, getattr(block, quantile, None)))
-        for figure, gate, higher, found_values, interval in figures:
-            samples = tuple(v for v in found_values if v is not None)
-            if not samples or len(samples) < len(found_values):
-                continue  # a repeat without the figure (nothing answered): the run has no value for it
-            series = Series("load", where, figure, gate, Scale.RATIO, higher)
-            low, high = _bounds(interval) or (None, None)
-            found.append((series, Observation(run.index, sum(samples) / len(samples), samples, low, high)))
+            figures.append((f"{quantile} ms", gate, False, values, pooled, getattr(block, quantile, None)))
+        for name, gate, higher, values, pooled, interval in figures:
+            series = Series("load", where, name, gate, Scale.RATIO, higher)
+            found += _load_observation(run, series, values, pooled, interval)
     return found
+
+
+def _load_observation(run: HistoryRun, series: Series, values: list[Any], pooled: Any, interval: Any) -> Found:
+    """A load figure over its repeats; the pooled figure where a repeat lacks it (a p99 rests on 100 requests,
+    which the point's pooled repeats may hold and no single repeat does); nothing where neither has it."""
+    figures = [figure(v, series.scale) for v in values]
+    bad = next((f for f in figures if isinstance(f, str)), None)
+    if bad is not None:
+        return [(series, bad)]
+    samples = tuple(f for f in figures if isinstance(f, float))
+    if len(samples) < len(figures):
+        whole = figure(pooled, series.scale)
+        if whole is None:
+            return []  # nothing answered, or too few requests for this quantile even pooled: no value
+        return [(series, whole if isinstance(whole, str) else Observation(run.index, whole, (whole,)))]
+    low, high = _bounds(interval) or (None, None)
+    return [(series, Observation(run.index, sum(samples) / len(samples), samples, low, high))]
 
 
 def _bounds(interval: Any) -> tuple[float, float] | None:
@@ -241,17 +288,17 @@ IDENTITY_FIGURES: dict[str, tuple[str, list[tuple[str, bool]]]] = {
 }
 
 
-def _identity(run: HistoryRun, results: Results) -> list[tuple[Series, Observation]]:
-    found: list[tuple[Series, Observation]] = []
+def _identity(run: HistoryRun, results: Results) -> Found:
+    found: Found = []
     for kind, (label, figures) in IDENTITY_FIGURES.items():
         for pair in results.of(kind):
             where = f"identity {label} {pair.a} vs {pair.b}"
             passed = 1.0 if pair.verdict == Verdict.PASS else 0.0
             verdict = Series("identity", where, "verdict (1 pass)", Gate.IDENTITY, Scale.DIFFERENCE, True)
             found.append((verdict, Observation(run.index, passed)))
-            for figure, higher in figures:
-                value = finite(getattr(pair, figure))
+            for name, higher in figures:
+                value = finite(getattr(pair, name))
                 if value is not None:
-                    series = Series("identity", where, figure, Gate.IDENTITY, Scale.DIFFERENCE, higher)
+                    series = Series("identity", where, name, Gate.IDENTITY, Scale.DIFFERENCE, higher)
                     found.append((series, Observation(run.index, value)))
     return found

@@ -14,6 +14,7 @@ from matplotlib.axes import Axes
 
 from bench.history.analysis import HistoryReport, SeriesReport
 from bench.history.changepoints import ChangePoint
+from bench.history.newest import MIN_REFERENCE, describe
 from bench.history.series import Scale, Series
 
 COLUMNS = 4  # panels per row of a job's page
@@ -48,7 +49,9 @@ def render_markdown(report: HistoryReport) -> str:
     ]
     lines += [*(f"- {note}" for note in report.history.notes), *([""] if report.history.notes else [])]
     failed = report.failed
-    verdict = "**FAIL**: the newest run starts a change point past a limit" if failed else "**PASS**"
+    verdict = (
+        "**FAIL**: the newest run starts a change point, or is out of line, past a limit" if failed else "**PASS**"
+    )
     lines += [verdict, ""]
     lines += [*(f"- {s.series.name}: {'; '.join(s.breaches)}" for s in failed), *([""] if failed else [])]
     changes = report.changes()
@@ -61,7 +64,7 @@ def render_markdown(report: HistoryReport) -> str:
         for s, c in changes:
             run = runs[c.run]
             lines.append(
-                f"| {s.series.name} | {run.index} ({run.name}) | {size_text(s.series, c)} | {_p(c.p_value)} "
+                f"| {s.series.name} | {run.name} | {size_text(s.series, c)} | {_p(c.p_value)} "
                 f"| {_g(c.before)} → {_g(c.after)} | {c.test} |"
             )
     else:
@@ -73,18 +76,24 @@ def render_markdown(report: HistoryReport) -> str:
 def _newest_lines(report: HistoryReport) -> list[str]:
     runs = report.history.runs
     lines: list[str] = []
-    steady = 0
+    steady = untested = 0
     for s in report.series:
+        if s.out_of_line is not None and s.out_of_line.past_bound:
+            lines.append(f"- {s.series.name}: ×{s.out_of_line.size:.3f}, {describe(s.out_of_line)}")
+        elif s.out_of_line is None and s.series.scale == Scale.RATIO and report.limits.gates(s.series):
+            untested += 1
         if not s.changes:
             steady += 1
             continue
         since = runs[s.changes[-1].run]
-        lines.append(
-            f"- {s.series.name}: run {s.segment_runs} of its segment, since the change at run {since.index} "
-            f"({since.name})"
-        )
+        lines.append(f"- {s.series.name}: run {s.segment_runs} of its segment, since the change at run {since.name}")
     if steady:
         lines.append(f"- {steady} series without a change point: every run is in one segment")
+    if untested:
+        lines.append(
+            f"- {untested} gated series whose newest run was not tested against the runs before it: fewer than "
+            f"{MIN_REFERENCE} runs since their last change point, or the newest run did not measure them"
+        )
     return lines
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.harness.cli import run_cli
-from tests.history.helpers import as_scores, base_scores, write_load_run, write_quality_run
+from tests.history.helpers import as_scores, base_scores, created, write_load_run, write_quality_run
 
 
 @pytest.fixture
@@ -35,7 +35,9 @@ def test_no_change_passes_and_writes_every_output(tmp_path, history):
     assert document["verdict"] == "pass" and len(document["runs"]) == 20
 
 
-def test_the_run_that_tips_a_slowdown_past_the_limit_fails_and_only_that_one(tmp_path, history):
+def test_a_slowdown_fails_its_first_run_out_of_line_and_the_run_that_tips_the_change_point_then_passes(
+    tmp_path, history
+):
     rng = np.random.default_rng(0)
     codes, documents = [], []
     for run in range(32):  # CI runs the history after each run
@@ -44,19 +46,54 @@ def test_the_run_that_tips_a_slowdown_past_the_limit_fails_and_only_that_one(tmp
         code, out, _ = history(tmp_path, "--min-throughput-ratio", "0.95", "--format", "json")
         codes.append(code)
         documents.append(json.loads(out))
-    assert codes.count(1) == 1 and set(codes) == {0, 1}
-    tipped = codes.index(1)
-    assert 24 < tipped <= 27  # found within 3 runs after it
+    assert codes[:24] == [0] * 24 and codes[24] == 1  # the first slow run: out of line at once
+    (first,) = [s for s in documents[24]["series"] if s["breaches"]]
+    assert first["out_of_line"]["past_bound"] and first["newest_change"] is None
+    assert "out of line (1 run: a change or an outlier" in first["breaches"][0]
+    tipped = codes.index(1, 25)
+    assert tipped <= 27 and set(codes[tipped + 1 :]) == {0}  # the change point found within 3 runs after it
     (failed,) = [s for s in documents[tipped]["series"] if s["breaches"]]
     assert failed["figure"] == "texts/s" and failed["newest_change"]["run"] == 24
     assert failed["newest_change"]["size"] == pytest.approx(0.7, abs=0.03)
+
+
+def _flat_then(folder, newest: float, runs: int = 12, p99_ms: float = 20.0, noise: float = 0.02) -> None:
+    """`runs` unchanged load runs then one whose texts/s is `newest` times theirs (its p99 `p99_ms`)."""
+    rng = np.random.default_rng(3)
+    for run in range(runs + 1):
+        factor = newest if run == runs else 1.0
+        value = 1000 * factor * (1 + noise * rng.standard_normal())
+        write_load_run(folder / f"run{run:03d}", run, {8: value}, p99_ms=p99_ms if run == runs else 20.0)
+
+
+def test_twelve_flat_runs_then_one_30_percent_slower_fails_at_that_run(tmp_path, history):
+    _flat_then(tmp_path, 0.7)
+    code, out, _ = history(tmp_path, "--min-throughput-ratio", "0.95")
+    assert code == 1 and "**FAIL**" in out
+    assert "out of line (1 run: a change or an outlier; a change point once 3 runs confirm it)" in out
+    assert "of the 12 runs since the last change point" in out
+    assert history(tmp_path, "--min-throughput-ratio", "0.6")[0] == 0  # out of line, within the limit
+
+
+def test_out_of_line_is_one_sided_and_gates_p99_upwards(tmp_path, history):
+    _flat_then(tmp_path / "faster", 1.3)
+    assert history(tmp_path / "faster", "--min-throughput-ratio", "0.95")[0] == 0  # an improvement passes
+    _flat_then(tmp_path / "slower_p99", 1.0, p99_ms=30.0)
+    code, out, _ = history(tmp_path / "slower_p99", "--max-p99-ratio", "1.1")
+    assert code == 1 and "p99 ms ×1.500 > --max-p99-ratio 1.1: out of line" in out
+
+
+def test_too_few_runs_before_the_newest_are_not_a_bound_and_are_said(tmp_path, history):
+    _flat_then(tmp_path, 0.7, runs=5)
+    code, out, _ = history(tmp_path, "--min-throughput-ratio", "0.95")
+    assert code == 0 and "1 gated series whose newest run was not tested against the runs before it" in out
 
 
 def test_a_change_found_before_the_newest_run_or_within_the_limit_passes(tmp_path, history):
     _load_history(tmp_path / "runs", 40, slower_from=20)
     code, out, _ = history(tmp_path / "runs", "--min-throughput-ratio", "0.95")
     assert code == 0  # the runs after 20 already showed it: the run that tipped it failed, not this one
-    assert "since the change at run 20" in out
+    assert f"since the change at run {created(20)}" in out
     code, _, _ = history(tmp_path / "runs", "--min-throughput-ratio", "0.5")
     assert code == 0
 
@@ -74,7 +111,9 @@ def test_a_quality_drop_at_the_newest_run_past_max_drop_fails_and_names_the_meas
     assert "nDCG@10 dropped 0.0200 > --max-drop 0.01" in out
     assert history(tmp_path / "run[0-7]", "--max-drop", "nDCG@10=0.05")[0] == 0
     code, out, _ = history(tmp_path, "--max-drop", "nDCG@10=0.01")
-    assert code == 0 and "run 2 of its segment, since the change at run 7" in out  # the next run: already said
+    assert (
+        code == 0 and f"run 2 of its segment, since the change at run {created(7)}" in out
+    )  # the next run: already said
 
 
 @pytest.mark.parametrize(
@@ -85,6 +124,8 @@ def test_a_quality_drop_at_the_newest_run_past_max_drop_fails_and_names_the_meas
         (["--max-drop", "nDCG@x=0.1"], "measure 'nDCG@x': unknown"),
         (["--min-throughput-ratio", "fast"], "--min-throughput-ratio 'fast': expected a number"),
         (["--alpha", "2"], "--alpha '2': must be between 0 and 1"),
+        (["--min-throughput-ratio", "2"], "--min-throughput-ratio '2': must be above 0 and at most 1"),
+        (["--max-p99-ratio", "0.9"], "--max-p99-ratio '0.9': must be 1 or more"),
         (["--format", "html"], "--format 'html': expected one of md, json"),
     ],
 )
@@ -106,3 +147,35 @@ def test_a_bad_results_file_is_one_line_with_its_file_and_line(tmp_path, history
     assert f"{bad}:2: malformed JSON" in err
     code, _, err = history(tmp_path / "nowhere")
     assert code == 2 and "no such results file or folder" in err
+
+
+@pytest.mark.parametrize("bad", [float("nan"), -5.0, 0.0])
+def test_a_figure_that_is_no_figure_fails_the_newest_run_and_is_said_in_an_earlier_one(tmp_path, history, bad):
+    _flat_then(tmp_path, 1.0)
+    write_load_run(tmp_path / "run013", 13, {8: bad})
+    code, out, _ = history(tmp_path, "--min-throughput-ratio", "0.95")
+    assert code == 1 and f"texts/s of the newest run is {bad:g}: not a figure to gate" in out
+    write_load_run(tmp_path / "run014", 14, {8: 1000.0})
+    code, out, _ = history(tmp_path, "--min-throughput-ratio", "0.95")
+    assert code == 0 and f"texts/s is {bad:g}, not a figure: left out of its series" in out
+
+
+def test_repeats_too_short_for_their_own_p99_are_gated_on_the_pooled_p99(tmp_path, history):
+    from dataclasses import replace
+
+    from bench.results.schema import EndRecord, PointRepeat, RunHeader
+    from bench.results.writer import ResultsWriter
+    from tests.gate.helpers import load_point
+
+    for run in range(13):
+        point = load_point(texts_per_s=1000.0, p99_ms=30.0 if run == 12 else 20.0)
+        short = replace(point.latency_ms.service, p99=None, count=60)  # 60 requests: no p99 of their own
+        repeat = PointRepeat(
+            point.duration_s, point.requests, point.throughput, replace(point.latency_ms, service=short)
+        )
+        writer = ResultsWriter(tmp_path / f"run{run:02d}" / "results.jsonl")
+        header = RunHeader(command="load", created=created(run), ragbench_version="t", dataset={"name": "load"})
+        writer.write(header, replace(point, repeats=[repeat, repeat]), EndRecord(status="complete", finished="x"))
+        writer.close()
+    code, out, _ = history(tmp_path, "--max-p99-ratio", "1.1")
+    assert code == 1 and "p99 ms ×1.500 > --max-p99-ratio 1.1" in out

@@ -153,7 +153,7 @@ def timing(runs: int) -> None:
         start = time.perf_counter()
         report = history_report(HistoryRequest(runs=[str(folder)], min_throughput_ratio="0.95"))
         analysed = time.perf_counter() - start
-        write_outputs(report, folder / "out")
+        write_outputs(report, folder / "out", [])
         total = time.perf_counter() - start
     changes = sum(len(s.changes) for s in report.series)
     print(

@@ -1,5 +1,5 @@
 """`ragbench history RUN...`: every run of a suite as series, their change points. Exit 0 pass, 1 the newest run
-starts a change point past a limit, 2 usage or input error."""
+starts a change point, or is out of line, past a limit, 2 usage or input error."""
 
 from __future__ import annotations
 
@@ -34,6 +34,9 @@ MaxP99Ratio = Annotated[
 Alpha = Annotated[
     str, typer.Option("--alpha", help="Each split's significance level: a series without a change gets a false one.")
 ]
+Overwrite = Annotated[
+    bool, typer.Option("--overwrite", help="Replace the history files an earlier history --out wrote (only those).")
+]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the permutation tests and bootstrap intervals.")]
 OutputFormat = Annotated[str, typer.Option("--format", help="Output on stdout: md or json.")]
 
@@ -43,6 +46,7 @@ def history(
     runs: Runs,
     by: By = "created",
     out: Out = None,
+    overwrite: Overwrite = False,
     max_drop: MaxDrop = None,
     min_throughput_ratio: MinThroughputRatio = None,
     max_p99_ratio: MaxP99Ratio = None,

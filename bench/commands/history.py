@@ -13,7 +13,7 @@ from bench.history.analysis import HistoryReport, Limits, analyse
 from bench.history.changepoints import DetectorSettings
 from bench.history.runs import parse_order
 from bench.history.series import read_history
-from bench.report.history import render_json, render_markdown, write_outputs
+from bench.report.history import check_outputs, render_json, render_markdown, write_outputs
 
 RENDERERS = {"md": render_markdown, "json": render_json}
 
@@ -23,6 +23,7 @@ class HistoryRequest:
     runs: list[str] = field(default_factory=list)  # results files, folders or globs
     by: str = "created"  # created | label:KEY
     out: Path | None = None  # history.md, history.json, history_<job>.png
+    overwrite: bool = False  # replace the history files an earlier `history --out` wrote there (only those)
     max_drop: list[str] | None = None  # MEASURE=AMOUNT, or AMOUNT for every measure
     min_throughput_ratio: str | None = None
     max_p99_ratio: str | None = None
@@ -63,9 +64,10 @@ def history_report(request: HistoryRequest) -> HistoryReport:
 
 
 def history_command(request: HistoryRequest) -> bool:
-    """Print the summary and write the outputs asked for; False when the newest run starts a change past a limit."""
+    """Print the summary and write the outputs asked for; False when the newest run fails a limit."""
+    replaced = check_outputs(request.out, request.overwrite) if request.out is not None else []
     report = history_report(request)
     print(RENDERERS[request.output_format](report), end="", flush=True)
     if request.out is not None:
-        write_outputs(report, request.out)
+        write_outputs(report, request.out, replaced)
     return not report.failed

@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
+from bench.core.errors import UserError
 from bench.history.analysis import HistoryReport, SeriesReport
 from bench.history.changepoints import ChangePoint
 from bench.history.newest import MIN_REFERENCE, describe
@@ -152,17 +153,64 @@ def plot_job(report: HistoryReport, job: str, path: Path) -> Path:
     fig.suptitle(f"{job}: each figure over runs (orange: segment means; dashed: change points)", fontsize=9)
     # fixed margins, not tight_layout: laying out dozens of panels that way takes most of a history's time
     fig.subplots_adjust(left=0.05, right=0.98, bottom=0.03, top=1 - 0.6 / (2.0 * rows + 0.6), hspace=0.6, wspace=0.3)
-    fig.savefig(path, dpi=DPI)
+    fig.savefig(path, dpi=DPI, metadata={"Software": PLOT_SOFTWARE})
     plt.close(fig)
     return path
 
 
-def write_outputs(report: HistoryReport, folder: Path) -> list[Path]:
-    """history.md, history.json and history_<job>.png in `folder`; the paths written."""
-    folder.mkdir(parents=True, exist_ok=True)
-    written = [folder / "history.md", folder / "history.json"]
-    written[0].write_text(render_markdown(report), encoding="utf-8")
-    written[1].write_text(render_json(report), encoding="utf-8")
-    for job in report.history.jobs():
-        written.append(plot_job(report, job, folder / f"history_{job}.png"))
+MARKDOWN_FILE, JSON_FILE, PLOT_PATTERN = "history.md", "history.json", "history_*.png"
+PLOT_SOFTWARE = "ragbench history"  # a PNG's Software text: how a page ragbench wrote is told from a user's
+
+
+def _ours(path: Path) -> bool:
+    """Whether ragbench's history wrote this file (only those are replaced)."""
+    try:
+        if path.name == MARKDOWN_FILE:
+            return path.read_text(encoding="utf-8").startswith("## History: change points")
+        if path.name == JSON_FILE:
+            document = json.loads(path.read_text(encoding="utf-8"))
+            return isinstance(document, dict) and {"verdict", "detector", "series"} <= document.keys()
+        with path.open("rb") as png:
+            return PLOT_SOFTWARE.encode() in png.read(4096)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+
+
+def check_outputs(folder: Path, overwrite: bool) -> list[Path]:
+    """Refuse (one line, exit 2) a `--out` that cannot take the history's files without losing a user's; return
+    ragbench's own history files there, which the new ones replace. Touches nothing."""
+    for path in (folder, *folder.parents):
+        if path.exists() and not path.is_dir():
+            raise UserError(f"--out {folder}: {path} is a file, not a folder (history writes {MARKDOWN_FILE} there)")
+    if not folder.is_dir():
+        return []
+    found = [p for p in (folder / MARKDOWN_FILE, folder / JSON_FILE) if p.exists() or p.is_symlink()]
+    found += sorted(folder.glob(PLOT_PATTERN))
+    for path in found:
+        if path.is_dir() or path.is_symlink():
+            raise UserError(f"--out {folder}: {path.name} is a folder or a link where history writes a file")
+        if not overwrite:
+            raise UserError(f"--out {folder}: holds {path.name}; give --overwrite to replace it, or another --out")
+        if not _ours(path):
+            raise UserError(
+                f"--out {folder}: {path.name} is not a file ragbench wrote; --overwrite replaces only ragbench's "
+                "own files: give another --out"
+            )
+    return found
+
+
+def write_outputs(report: HistoryReport, folder: Path, replaced: list[Path]) -> list[Path]:
+    """history.md, history.json and history_<job>.png in `folder`, once ragbench's earlier ones (`replaced`, from
+    check_outputs) are gone; the paths written."""
+    try:
+        for path in replaced:
+            path.unlink()
+        folder.mkdir(parents=True, exist_ok=True)
+        written = [folder / MARKDOWN_FILE, folder / JSON_FILE]
+        written[0].write_text(render_markdown(report), encoding="utf-8")
+        written[1].write_text(render_json(report), encoding="utf-8")
+        for job in report.history.jobs():
+            written.append(plot_job(report, job, folder / f"history_{job}.png"))
+    except OSError as exc:
+        raise UserError(f"--out {folder}: {exc.strerror or exc}: {exc.filename or folder}") from None
     return written

@@ -179,3 +179,33 @@ def test_repeats_too_short_for_their_own_p99_are_gated_on_the_pooled_p99(tmp_pat
         writer.close()
     code, out, _ = history(tmp_path, "--max-p99-ratio", "1.1")
     assert code == 1 and "p99 ms ×1.500 > --max-p99-ratio 1.1" in out
+
+
+def test_out_that_is_a_file_is_one_line_before_anything_is_printed(tmp_path, history):
+    _load_history(tmp_path / "runs", 3)
+    results = tmp_path / "runs" / "run000" / "results.jsonl"
+    for out in (results, results / "inside"):
+        code, out_text, err = history(tmp_path / "runs", "--out", out)
+        assert code == 2 and out_text == "" and err.count("\n") == 1
+        assert f"{results} is a file, not a folder" in err
+
+
+def test_out_never_replaces_a_users_files_and_replaces_its_own_only_with_overwrite(tmp_path, history):
+    _load_history(tmp_path / "runs", 3)
+    out = tmp_path / "out"
+    out.mkdir()
+    mine = {"history.md": "my notes\n", "history_load.png": "my picture", "keep.txt": "mine"}
+    for name, text in mine.items():
+        (out / name).write_text(text)
+    for extra in ([], ["--overwrite"]):
+        code, printed, err = history(tmp_path / "runs", "--out", out, *extra)
+        assert code == 2 and printed == "" and err.count("\n") == 1
+        assert "history.md" in err and ("give --overwrite" in err if not extra else "not a file ragbench wrote" in err)
+    assert {p.name: p.read_text() for p in out.iterdir()} == mine
+    (out / "history.md").unlink()
+    (out / "history_load.png").unlink()
+    assert history(tmp_path / "runs", "--out", out)[0] == 0
+    code, _, err = history(tmp_path / "runs", "--out", out)
+    assert code == 2 and "holds history.md; give --overwrite to replace it" in err
+    assert history(tmp_path / "runs", "--out", out, "--overwrite")[0] == 0
+    assert {p.name for p in out.iterdir()} == {"history.md", "history.json", "history_load.png", "keep.txt"}

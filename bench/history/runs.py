@@ -9,8 +9,10 @@ reports by that label, else by its `commit` label, else by its stamp.
 from __future__ import annotations
 
 import glob
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.core.errors import InputError, UserError
@@ -99,7 +101,7 @@ def order_runs(runs: list[Results], label: str | None) -> list[tuple[HistoryRun,
         missing = [r.path for r in runs if label not in header_labels(r)]
         if missing:
             raise InputError(missing[0], f"--by label:{label}: the run header has no {label!r} label")
-    by_created = sorted(runs, key=lambda r: (r.header.created, str(r.path)))
+    by_created = sorted(runs, key=lambda r: (_instant(r), str(r.path)))
     if label is None:
         ordered = by_created
     else:
@@ -119,8 +121,18 @@ def order_runs(runs: list[Results], label: str | None) -> list[tuple[HistoryRun,
 
 
 def _is_number(text: str) -> bool:
+    """A finite number (a CI run id, a build number): `nan`, `inf` and `infinity` are words, ordered as such."""
     try:
-        float(text)
+        return math.isfinite(float(text))
     except ValueError:
         return False
-    return True
+
+
+def _instant(results: Results) -> datetime:
+    """The header's `created` stamp as an instant: `-05:00` and `Z` stamps compared in time, not as text (a stamp
+    without a zone is taken as UTC)."""
+    try:
+        stamp = datetime.fromisoformat(results.header.created)
+    except (TypeError, ValueError):
+        raise InputError(results.path, f"created {results.header.created!r}: not an ISO 8601 stamp") from None
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)

@@ -209,3 +209,29 @@ def test_out_never_replaces_a_users_files_and_replaces_its_own_only_with_overwri
     assert code == 2 and "holds history.md; give --overwrite to replace it" in err
     assert history(tmp_path / "runs", "--out", out, "--overwrite")[0] == 0
     assert {p.name for p in out.iterdir()} == {"history.md", "history.json", "history_load.png", "keep.txt"}
+
+
+def _restamp(path, created: str | None = None, labels: dict | None = None) -> None:
+    """Rewrite a results file's header: its `created` stamp, its labels."""
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    header.update({"created": created} if created else {}, **({"labels": labels} if labels else {}))
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+
+
+def test_runs_are_ordered_by_the_instant_of_their_stamp_not_its_text(tmp_path, history):
+    early = write_load_run(tmp_path / "a", 0, {8: 1000.0})
+    late = write_load_run(tmp_path / "b", 1, {8: 900.0})
+    _restamp(early, created="2026-03-01T09:00:00-05:00")  # 14:00 UTC: later than b, though its text sorts first
+    _restamp(late, created="2026-03-01T12:00:00+00:00")
+    code, out, _ = history(tmp_path, "--format", "json")
+    assert code == 0
+    assert [r["path"] for r in json.loads(out)["runs"]] == [str(late), str(early)]
+
+
+def test_labels_nan_and_inf_are_words_not_numbers(tmp_path, history):
+    for run, label in enumerate(["inf", "2", "nan", "10"]):
+        _restamp(write_load_run(tmp_path / f"r{run}", run, {8: 1000.0}), labels={"build": label})
+    code, out, _ = history(tmp_path, "--by", "label:build", "--format", "json")
+    assert code == 0
+    assert [r["labels"]["build"] for r in json.loads(out)["runs"]] == ["inf", "2", "nan", "10"]  # as first measured

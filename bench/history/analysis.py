@@ -161,7 +161,8 @@ def _newest_out_of_line(series: Series, changes: list[ChangePoint], settings: De
     lower_is_worse = series.gate in RATIO_GATES_LOWER_WORSE
     if not lower_is_worse and series.gate not in RATIO_GATES_HIGHER_WORSE:
         return None
-    return out_of_line(series, slice(opened[-1] if opened else 0, last), lower_is_worse, settings.alpha)
+    # at half the level: the change points tipped by a newest run take the other half of a run's false alarms
+    return out_of_line(series, slice(opened[-1] if opened else 0, last), lower_is_worse, settings.alpha / 2)
 
 
 def _change_dict(change: ChangePoint, history: History) -> dict[str, Any]:

@@ -99,5 +99,7 @@ def _usage(error: _UsageError) -> int:
         return EXIT_USER_ERROR
     command = error.ctx.command_path if error.ctx else "ragbench"
     message = " ".join(error.format_message().split()).rstrip(".")
+    if "unexpected extra argument" in message:  # `--calibration A B`: an option takes one value, repeated for more
+        message += "; an option takes one value: repeat it for more (--calibration A --calibration B)"
     print(f"ragbench: error: {message} (see '{command} --help')", file=sys.stderr)
     return error.exit_code

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.core.errors import UserError
 from bench.gate.calibration import check_calibration
 from bench.gate.compare import compare_paths
 from bench.gate.config import GateConfig, build_gate_config
@@ -14,6 +15,7 @@ from bench.gate.inputs import locate_results
 from bench.gate.markdown import render_markdown
 from bench.gate.output_files import SUMMARY, check_output_paths, write_outputs
 from bench.gate.text import OutputFormat, parse_output_format, render_json, render_text
+from bench.results.store import read_results
 
 RENDERERS = {OutputFormat.TEXT: render_text, OutputFormat.MD: render_markdown, OutputFormat.JSON: render_json}
 
@@ -61,8 +63,21 @@ def gate_config(request: CompareRequest) -> GateConfig:
         calibration=request.calibration or [],
         history=request.history,
     )
+    check_distinct(request.baseline, request.current)
     check_calibration(config.calibration, request.baseline, request.current, config.match)
     return with_history(config, request.baseline, request.current)
+
+
+def check_distinct(baseline: Path, current: Path) -> None:
+    """A run compared with itself passes whatever it measured: refused, one line, exit 2."""
+    base = {path.resolve() for path in locate_results(baseline).values()}
+    if base and base == {path.resolve() for path in locate_results(current).values()}:
+        for path in sorted(base):
+            read_results(path)  # a damaged file is said first: FILE:LINE names what to fix
+        raise UserError(
+            f"compare: BASELINE {baseline} and CURRENT {current} are the same results ({min(base)}): a run compared "
+            "with itself passes whatever it measured; give the run to gate as CURRENT"
+        )
 
 
 def compare_command(request: CompareRequest) -> bool:

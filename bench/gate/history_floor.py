@@ -5,7 +5,8 @@ same load point since its last change point (bench/history/changepoints.py) meas
 this runner, as far as the history can tell. For each load point of the baseline, the runs of its series
 (`history` groups runs by endpoint, op and settings) since the later of the last change points of its texts/s
 and p99 series give the point's noise floor, exactly as that many `--calibration` runs would. The baseline and
-the current run are left out of the history where it holds them (the same file, or the same run copied).
+the current run are left out of the history where it holds them (the same file, or the same run copied), and so
+are runs created after the current one and copies of a run already counted.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from bench.gate.config import GateConfig
 from bench.gate.inputs import locate_results
 from bench.gate.points import checked_points
 from bench.history.changepoints import runs_since_last_change
-from bench.history.runs import results_files
+from bench.history.runs import results_files, run_instant
 from bench.history.series import History, Series, point_configuration, read_history
 from bench.load.points import PointKey
 from bench.results.schema import LoadPointRecord
@@ -48,10 +49,13 @@ def history_calibration(directory: str, baseline: Path, current: Path | None, ma
     of earlier results), `baseline` and `current` left out of it; an empty calibration, said in a note, where
     no point has MIN_RUNS runs since its last change point."""
     compared = [read_results(f) for path in (baseline, current) if path is not None for f in _files(path)]
-    kept, left_out = _without_compared(results_files(directory), compared)
+    currents = [read_results(f) for f in _files(current)] if current is not None else []
     where = f"--history {directory}"
+    kept, left_out = _earlier_runs(results_files(directory), compared, currents, where)
     if not kept:
-        return Calibration(notes=(f"{where}: no earlier run besides the compared ones: gated without calibration",))
+        return Calibration(
+            notes=(*left_out, f"{where}: no earlier run besides the compared ones: gated without calibration")
+        )
     history = read_history([str(path) for path in kept])
     floors: dict[tuple[str, PointKey], dict[noise.Figure, noise.NoiseFloor]] = {}
     segments: list[PointSegment] = []
@@ -64,7 +68,7 @@ def history_calibration(directory: str, baseline: Path, current: Path | None, ma
                 # two single files pair whatever their folders: compare then keys the pair ""
                 for keyed in {source, ""} if len(files) == 1 else {source}:
                     floors.update({(keyed, key): found[1]} if found[1] else {})
-    notes = [f"{where}: {n} compared run(s) found in it, left out of it" for n in [left_out] if n]
+    notes = list(left_out)
     notes += _segment_notes(where, history, segments)
     if not segments and any(results.load_points for _, results in files):
         notes.append(f"{where}: none of the baseline's load points is in it: gated without calibration")
@@ -84,15 +88,32 @@ def _baseline_files(baseline: Path) -> list[tuple[str, Results]]:
     return [(key, read_results(f)) for key, f in locate_results(baseline).items()]
 
 
-def _without_compared(files: Sequence[Path], compared: Sequence[Results]) -> tuple[list[Path], int]:
-    """The history's files less those that are a compared run (the same file, or a copy of it)."""
-    kept: list[Path] = []
+def _earlier_runs(
+    files: Sequence[Path], compared: Sequence[Results], currents: Sequence[Results], where: str
+) -> tuple[list[Path], list[str]]:
+    """The history's files that may calibrate: not a compared run (the same file, or a copy of it), created before
+    the current run (a floor from runs after it would hold a change it cannot know of yet), each run once (copies
+    of one run would calibrate ±0%); and the notes saying what was left out."""
+    before = min((run_instant(r) for r in currents), default=None)
+    kept: list[Results] = []
+    dropped = {"compared": 0, "newer": 0, "copies": 0}
     for path in files:
         results = read_results(path)
         if any(same_run(results, other) for other in compared):
-            continue
-        kept.append(path)
-    return kept, len(files) - len(kept)
+            dropped["compared"] += 1
+        elif before is not None and run_instant(results) >= before:
+            dropped["newer"] += 1
+        elif any(same_run(results, other) for other in kept):
+            dropped["copies"] += 1
+        else:
+            kept.append(results)
+    notes = {
+        "compared": f"{where}: {dropped['compared']} compared run(s) found in it, left out of it",
+        "newer": f"{where}: {dropped['newer']} run(s) not older than the current run (created "
+        f"{min(currents, key=run_instant).header.created if currents else ''}) left out: only earlier runs calibrate",
+        "copies": f"{where}: {dropped['copies']} copy(ies) of runs already in it left out: each run counts once",
+    }
+    return [r.path for r in kept], [notes[kind] for kind, count in dropped.items() if count]
 
 
 def _series(history: History, point: LoadPointRecord, endpoint: str, figure: str) -> Series | None:

@@ -101,7 +101,7 @@ def order_runs(runs: list[Results], label: str | None) -> list[tuple[HistoryRun,
         missing = [r.path for r in runs if label not in header_labels(r)]
         if missing:
             raise InputError(missing[0], f"--by label:{label}: the run header has no {label!r} label")
-    by_created = sorted(runs, key=lambda r: (_instant(r), str(r.path)))
+    by_created = sorted(runs, key=lambda r: (run_instant(r), str(r.path)))
     if label is None:
         ordered = by_created
     else:
@@ -128,7 +128,7 @@ def _is_number(text: str) -> bool:
         return False
 
 
-def _instant(results: Results) -> datetime:
+def run_instant(results: Results) -> datetime:
     """The header's `created` stamp as an instant: `-05:00` and `Z` stamps compared in time, not as text (a stamp
     without a zone is taken as UTC)."""
     try:

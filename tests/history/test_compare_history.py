@@ -206,3 +206,40 @@ def test_a_suite_run_learns_its_floor_from_its_ci_history(tmp_path, monkeypatch,
     assert code == 0, out + err
     assert f"--history {tmp_path / 'ci'}: 1 compared run(s) found in it, left out of it" in out
     assert "noise floor from 2 runs of the history since its first run (no change point in it)" in out
+
+
+def test_copies_of_one_run_count_once_and_say_so(tmp_path, compare):
+    (one,) = aa_runs(tmp_path / "one", 0, 1)
+    for copy in range(4):
+        (tmp_path / "history" / f"copy{copy}").mkdir(parents=True)
+        (tmp_path / "history" / f"copy{copy}" / "results.jsonl").write_bytes(one.read_bytes())
+    base, cur = aa_runs(tmp_path / "compared", 1, 2, seed=2)
+    code, out, _ = compare(base, cur, *GATE, "--history", tmp_path / "history")
+    assert code == 0
+    assert "3 copy(ies) of runs already in it left out: each run counts once" in out
+    assert "noise floor from" not in out and "(1 run(s))" in out  # one run: no spread, never ±0.0%
+
+
+def test_only_runs_older_than_the_current_one_calibrate_and_the_newer_are_said(tmp_path, compare):
+    aa_runs(tmp_path / "history", 0, 10, noise=0.01)
+    base, cur = aa_runs(tmp_path / "history", 10, 2, noise=0.01, seed=1)
+    aa_runs(tmp_path / "history", 12, 3, speed=600.0, noise=0.01, seed=2)  # slower runs after the current one
+    code, out, _ = compare(base, cur, *GATE, "--history", tmp_path / "history", "--format", "json")
+    assert code == 0
+    assert "3 run(s) not older than the current run (created 2026-03-01T11:00:00+00:00) left out" in out
+    assert [f["runs"] for f in floors(out)] == [10, 10] and all(f["spread"] < 0.05 for f in floors(out))
+
+
+def test_a_run_compared_with_itself_is_refused(tmp_path, compare):
+    base, _ = aa_runs(tmp_path / "runs", 0, 2)
+    for current in (base, base.parent):
+        code, out, err = compare(base, current, *GATE)
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert "are the same results" in err and "a run compared with itself passes whatever it measured" in err
+
+
+def test_calibration_given_two_runs_after_one_flag_says_to_repeat_the_flag(tmp_path, compare):
+    base, cur, a, b = aa_runs(tmp_path / "runs", 0, 4)
+    code, _, err = compare(base, cur, *GATE, "--calibration", a, b)
+    assert code == 2 and err.count("\n") == 1
+    assert "repeat it for more (--calibration A --calibration B)" in err

@@ -21,7 +21,7 @@ import os
 import platform
 import re
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,7 @@ CI_LABELS = {
 PACKAGES = ("numpy", "scipy", "httpx", "torch", "transformers", "sentence-transformers", "nvidia-ml-py")
 HOST_DIGITS = 12  # of the host name's sha256: enough to tell runners apart, too few to matter if leaked
 
+MAX_LABELS, MAX_LABEL_NAME, MAX_LABEL_VALUE = 32, 64, 256  # a label is a commit, a branch, a run id: short
 _LABEL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
@@ -97,6 +98,12 @@ class Origin:
 
 def check_label(key: str, value: object, where: str) -> str:
     """A label's value, checked: a NAME of letters, digits, _ . -, a text value on one line, nothing secret."""
+    size = len(value) if isinstance(value, str) else 0
+    if len(key) > MAX_LABEL_NAME or size > MAX_LABEL_VALUE:  # checked before the patterns walk the text
+        raise UserError(
+            f"{where} {key[:MAX_LABEL_NAME]}: a label's NAME is at most {MAX_LABEL_NAME} characters and its value at "
+            f"most {MAX_LABEL_VALUE} (given {len(key)} and {size}): every results header and report carries it"
+        )
     if not _LABEL_NAME.fullmatch(key):
         raise UserError(f"{where} {key!r}: a label's NAME may hold only letters, digits, _ . -")
     if is_secret_name(key):
@@ -108,9 +115,15 @@ def check_label(key: str, value: object, where: str) -> str:
     return value
 
 
+def _count(labels: Sized, where: str) -> None:
+    if len(labels) > MAX_LABELS:
+        raise UserError(f"{where}: {len(labels)} labels; at most {MAX_LABELS} (every results header carries them)")
+
+
 def parse_labels(texts: Sequence[str] | None) -> dict[str, str]:
     """`--label NAME=VALUE` options (repeated) as labels; a bad form or a NAME given twice is a UserError."""
     labels: dict[str, str] = {}
+    _count(texts or (), "--label")
     for text in texts or ():
         key, sep, value = text.partition("=")
         if not sep or not key:
@@ -123,6 +136,7 @@ def parse_labels(texts: Sequence[str] | None) -> dict[str, str]:
 
 def check_labels(table: Mapping[str, object], where: str) -> dict[str, str]:
     """A table of labels (a suite's `[suite] labels`), each checked as `--label` is."""
+    _count(table, where)
     return {key: check_label(key, value, where) for key, value in table.items()}
 
 

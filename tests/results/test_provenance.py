@@ -105,6 +105,9 @@ def test_gpus_as_nvml_sees_them_and_none_without_nvml():
         (["x=1", "x=2"], "--label x: given twice"),
         (["api_key=abc"], "--label api_key: a label is written into every results file; secrets never are"),
         (["repo=https://u:pw@host/x"], "--label repo: the value holds a credential"),
+        (["k=" + "x" * 100_000], "--label k: a label's NAME is at most 64 characters and its value at most 256"),
+        (["k" * 100_000 + "=v"], f"--label {'k' * 64}: a label's NAME is at most 64 characters"),
+        ([f"k{i}=v" for i in range(33)], "--label: 33 labels; at most 32"),
     ],
 )
 def test_bad_labels_are_one_error(given, message):

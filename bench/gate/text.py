@@ -47,7 +47,7 @@ def verdict_line(comparison: Comparison) -> str:
     more = f"; {skipped} not gated, each says why" if skipped else ""
     more += inconclusive_line(comparison)
     if comparison.passed:
-        return f"ragbench compare: pass ({len(gated)} checks, none regressed{more})"
+        return f"ragbench compare: pass ({len(gated)} check{'' if len(gated) == 1 else 's'}, none regressed{more})"
     return f"ragbench compare: FAIL ({len(comparison.regressions)} of {len(gated)} checks regressed{more})"
 
 

@@ -3,7 +3,7 @@
 `--by created` orders runs by their header's `created` stamp; `--by label:KEY` by the header's `labels[KEY]`:
 numbers as numbers (a CI run id, a build number), any other value (a commit) by the first run that carries it,
 so the runs of one commit stay together in the order the commits were first measured. A run is named in the
-reports by that label, else by its `commit` label, else by its stamp.
+reports by that label, else by its `commit`, `run` or `ci_run` label (the first it carries), else by its stamp.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from bench.results.store import Results, read_results
 CREATED = "created"
 LABEL_PREFIX = "label:"
 COMMIT = "commit"
+NAMING_LABELS = (COMMIT, "run", "ci_run")  # a run is named by the first it carries, after the ordering label
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class HistoryRun:
     command: str
     created: str
     labels: dict[str, str] = field(default_factory=dict)
-    name: str = ""  # how reports name it: the ordering label, else the commit label, else the stamp
+    name: str = ""  # how reports name it: the ordering label, else a naming label (commit, run, ci_run), else the stamp
 
 
 def parse_order(text: str) -> str | None:
@@ -114,7 +115,8 @@ def order_runs(runs: list[Results], label: str | None) -> list[tuple[HistoryRun,
     placed: list[tuple[HistoryRun, Results]] = []
     for index, results in enumerate(ordered):
         labels = header_labels(results)
-        name = labels.get(label or COMMIT) or labels.get(COMMIT) or results.header.created
+        named = [label] if label else []
+        name = next((labels[k] for k in (*named, *NAMING_LABELS) if labels.get(k)), results.header.created)
         run = HistoryRun(index, results.path, results.header.command, results.header.created, labels, name)
         placed.append((run, results))
     return placed

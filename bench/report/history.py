@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from bench.core.errors import UserError
 from bench.history.analysis import HistoryReport, SeriesReport
@@ -21,6 +22,9 @@ from bench.history.series import Scale, Series
 COLUMNS = 4  # panels per row of a job's page
 NAME_CHARS = 12
 DPI = 80  # a run's name on a plot (a commit's first characters)
+BOTTOM_INCHES = 0.3  # below the bottom row: its tick labels
+MARKDOWN_FILE, JSON_FILE, PLOT_PATTERN = "history.md", "history.json", "history_*.png"
+PLOT_SOFTWARE = "ragbench history"  # a PNG's Software text: how a page ragbench wrote is told from a user's
 
 
 def size_text(series: Series, change: ChangePoint) -> str:
@@ -141,25 +145,30 @@ def _panel(ax: Axes, s: SeriesReport, report: HistoryReport) -> None:
     ax.locator_params(nbins=4)
 
 
-def plot_job(report: HistoryReport, job: str, path: Path) -> Path:
+def job_figure(report: HistoryReport, job: str) -> Figure:
     """One job's page: every series over the runs, intervals where measured, segments' means, change points."""
     panels = [s for s in report.series if s.series.job == job]
     rows = -(-len(panels) // COLUMNS)
-    fig, axes = plt.subplots(rows, COLUMNS, figsize=(3.6 * COLUMNS, 2.0 * rows + 0.6), squeeze=False)
+    height = 2.0 * rows + 0.6
+    fig, axes = plt.subplots(rows, COLUMNS, figsize=(3.6 * COLUMNS, height), squeeze=False)
     for ax, s in zip(axes.flat, panels):
         _panel(ax, s, report)
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     fig.suptitle(f"{job}: each figure over runs (orange: segment means; dashed: change points)", fontsize=9)
-    # fixed margins, not tight_layout: laying out dozens of panels that way takes most of a history's time
-    fig.subplots_adjust(left=0.05, right=0.98, bottom=0.03, top=1 - 0.6 / (2.0 * rows + 0.6), hspace=0.6, wspace=0.3)
+    # fixed margins in inches, not tight_layout (laying out dozens of panels that way takes most of a history's
+    # time): the bottom row's run numbers need BOTTOM_INCHES whatever the page's height
+    fig.subplots_adjust(
+        left=0.05, right=0.98, bottom=BOTTOM_INCHES / height, top=1 - 0.6 / height, hspace=0.6, wspace=0.3
+    )
+    return fig
+
+
+def plot_job(report: HistoryReport, job: str, path: Path) -> Path:
+    fig = job_figure(report, job)
     fig.savefig(path, dpi=DPI, metadata={"Software": PLOT_SOFTWARE})
     plt.close(fig)
     return path
-
-
-MARKDOWN_FILE, JSON_FILE, PLOT_PATTERN = "history.md", "history.json", "history_*.png"
-PLOT_SOFTWARE = "ragbench history"  # a PNG's Software text: how a page ragbench wrote is told from a user's
 
 
 def _ours(path: Path) -> bool:

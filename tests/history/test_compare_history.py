@@ -243,3 +243,10 @@ def test_calibration_given_two_runs_after_one_flag_says_to_repeat_the_flag(tmp_p
     code, _, err = compare(base, cur, *GATE, "--calibration", a, b)
     assert code == 2 and err.count("\n") == 1
     assert "repeat it for more (--calibration A --calibration B)" in err
+
+
+def test_one_check_is_one_check(tmp_path, compare):
+    base = write_load_run(tmp_path / "a", 0, {8: 1000.0})
+    cur = write_load_run(tmp_path / "b", 1, {8: 1000.0})
+    code, out, _ = compare(base, cur, *GATE)
+    assert code == 0 and out.startswith("ragbench compare: pass (1 check, none regressed")

@@ -235,3 +235,19 @@ def test_labels_nan_and_inf_are_words_not_numbers(tmp_path, history):
     code, out, _ = history(tmp_path, "--by", "label:build", "--format", "json")
     assert code == 0
     assert [r["labels"]["build"] for r in json.loads(out)["runs"]] == ["inf", "2", "nan", "10"]  # as first measured
+
+
+def test_a_job_page_keeps_its_bottom_rows_run_numbers_and_names_runs_by_their_run_label(tmp_path):
+    from bench.commands.history import HistoryRequest, history_report
+    from bench.report.history import job_figure
+
+    _load_history(tmp_path, 12, slower_from=6, noise=0.005)
+    for run in range(12):
+        _restamp(tmp_path / f"run{run:03d}" / "results.jsonl", labels={"run": f"r{run}"})
+    report = history_report(HistoryRequest(runs=[str(tmp_path)]))
+    assert [r.name for r in report.history.runs] == [f"r{run}" for run in range(12)]
+    figure = job_figure(report, "load")
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    ticks = [t for ax in figure.axes if ax.get_visible() for t in ax.get_xticklabels() if t.get_text()]
+    assert ticks and all(t.get_window_extent(renderer).y0 >= 0 for t in ticks)

@@ -93,15 +93,20 @@ def read_history(arguments: Sequence[str], label: str | None = None) -> History:
     found, notes = read_runs(arguments)
     placed = order_runs(found, label)
     collected: dict[tuple[str, str, str], Series] = {}
+    missing: dict[str, tuple[int, str]] = {}  # series -> runs without its figure, and why
     for run, results in placed:
         for series, observation in _observations(run, results):
             key = (series.job, series.configuration, series.figure)
             kept = collected.setdefault(key, series)
             if isinstance(observation, Observation):
                 kept.observations.append(observation)
+            elif isinstance(observation, Missing):
+                count, _ = missing.get(series.name, (0, ""))
+                missing[series.name] = (count + 1, observation.reason)
             else:
                 kept.invalid[run.index] = observation
                 notes.append(f"run {run.name}: {series.name} is {observation}, not a figure: left out of its series")
+    notes += [f"{name}: no figure in {count} run(s) ({why}): not gated there" for name, (count, why) in missing.items()]
     every = [_aligned(s) for s in collected.values() if s.observations]
     return History([run for run, _ in placed], sorted(every, key=lambda s: (s.job, s.configuration, s.figure)), notes)
 
@@ -123,7 +128,15 @@ def _aligned(series: Series) -> Series:
     return series
 
 
-Found = list[tuple[Series, Observation | str]]  # a figure, or what stood where a figure should (nan, -3.0)
+@dataclass(frozen=True)
+class Missing:
+    """A run that measured a configuration without one of its gated figures (a p99 of fewer than 100 requests)."""
+
+    reason: str
+
+
+# a figure; what stood where a figure should (nan, -3.0); or why there was none
+Found = list[tuple[Series, Observation | str | Missing]]
 
 
 def _observations(run: HistoryRun, results: Results) -> Found:
@@ -263,7 +276,9 @@ def _load_observation(run: HistoryRun, series: Series, values: list[Any], pooled
     if len(samples) < len(figures):
         whole = figure(pooled, series.scale)
         if whole is None:
-            return []  # nothing answered, or too few requests for this quantile even pooled: no value
+            if series.gate not in (Gate.THROUGHPUT, Gate.P99):
+                return []
+            return [(series, Missing("nothing answered, or too few requests for it even pooled over the repeats"))]
         return [(series, whole if isinstance(whole, str) else Observation(run.index, whole, (whole,)))]
     low, high = _bounds(interval) or (None, None)
     return [(series, Observation(run.index, sum(samples) / len(samples), samples, low, high))]

@@ -251,3 +251,25 @@ def test_a_job_page_keeps_its_bottom_rows_run_numbers_and_names_runs_by_their_ru
     renderer = figure.canvas.get_renderer()
     ticks = [t for ax in figure.axes if ax.get_visible() for t in ax.get_xticklabels() if t.get_text()]
     assert ticks and all(t.get_window_extent(renderer).y0 >= 0 for t in ticks)
+
+
+def test_a_gated_figure_no_run_could_measure_is_said(tmp_path, history):
+    from dataclasses import replace
+
+    from bench.results.schema import EndRecord, RunHeader
+    from bench.results.writer import ResultsWriter
+    from tests.gate.helpers import load_point
+
+    for run in range(3):
+        point = load_point(texts_per_s=1000.0)
+        short = replace(point.latency_ms.service, p99=None, count=60)  # 60 requests: no p99
+        writer = ResultsWriter(tmp_path / f"run{run:02d}" / "results.jsonl")
+        header = RunHeader(command="load", created=created(run), ragbench_version="t", dataset={"name": "load"})
+        writer.write(
+            header,
+            replace(point, latency_ms=replace(point.latency_ms, service=short)),
+            EndRecord(status="complete", finished="x"),
+        )
+        writer.close()
+    code, out, _ = history(tmp_path, "--max-p99-ratio", "1.1")
+    assert code == 0 and "load tei embed closed batch 8 conc 4 p99 ms: no figure in 3 run(s)" in out

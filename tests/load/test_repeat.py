@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from bench.results.store import read_results
@@ -32,10 +34,12 @@ def test_repeated_points_then_compare_pass_fail_and_inconclusive(tmp_path, load_
     # the slow fixture as the baseline: the fast one is many times faster, far clear of ×1.5 whatever the noise
     code, out, _ = ragbench("compare", b, a, "--min-throughput-ratio", "1.5")
     assert code == 0 and out.count("the whole interval is clear of the limit ×1.5") == 2, out
-    # A/A at a ratio of 1: two different repeats each side always straddle it
-    code, out, _ = ragbench("compare", a, a, "--min-throughput-ratio", "1")
+    # A/A at a ratio of 1: two different repeats each side always straddle it (a copy: a run against itself is refused)
+    same = tmp_path / "a_copy"
+    shutil.copytree(a, same)
+    code, out, _ = ragbench("compare", a, same, "--min-throughput-ratio", "1")
     assert code == 0 and "2 INCONCLUSIVE" in out and "counted as pass: --inconclusive pass" in out, out
-    assert ragbench("compare", a, a, "--min-throughput-ratio", "1", "--inconclusive", "fail")[0] == 1
+    assert ragbench("compare", a, same, "--min-throughput-ratio", "1", "--inconclusive", "fail")[0] == 1
     code, out, _ = ragbench("compare", a, b, "--min-throughput-ratio", "0.9")
     assert code == 1 and out.count("the whole interval is past the limit ×0.9") == 2, out
     assert "gate ignores noise" not in out

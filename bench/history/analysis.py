@@ -4,6 +4,10 @@ The newest run starts a change point when the change point that opens its segmen
 did not have (none within NEAR runs of it, past the same limits): the run that tipped the evidence, as a CI step
 would see it. A change found earlier has already failed the run that tipped it; one wild run alone opens no
 segment (the detector works on ranks), so it does not fail the gate either.
+
+Since one run at the end never makes a change point, the newest run is also tested on its own against the runs
+since the last change point before it (bench/history/newest.py): out of line and past a limit, it fails as
+"out of line", a change or an outlier that more runs will tell apart.
 """
 
 from __future__ import annotations

@@ -3,16 +3,18 @@
 The change-point test works on ranks: among n runs one run at the end reaches p = 1/n at best, so the newest run
 alone is never a change point, however large its drop. A CI step asks something else: is *this* run out of line
 with the runs it should resemble? Those runs are the ones since the last change point before it (at least
-MIN_REFERENCE of them); the newest run is out of line when it lies past a one-sided prediction bound of their
-distribution, on the side its limit guards, at `alpha` (the detector's level).
+MIN_REFERENCE of them, the newest MAX_REFERENCE); the newest run is out of line when it lies past a one-sided
+prediction bound of their distribution, on the side its limit guards, at the level given (the analysis gives
+half the detector's alpha: the change points a newest run tips take the other half).
 
 The bound is robust and made for the noise measured between CI runs here, which is heavy-tailed: the reference
 runs' centre is their median and their spread 1.4826 x MAD; the newest run's distance from the centre in spreads is
 a pivot whose distribution, for noise that is a Student t with 3 degrees of freedom at any level and scale, is found
-once per number of runs by simulation (seeded, SIMULATED draws): the bound is its (1 - alpha) quantile, the p-value
-its tail share. That counts the median's and the MAD's own errors over few runs, which a normal-theory interval
-leaves out (its false-alarm rate at 8 runs was 2.5 times the stated one); on normal noise the bound is conservative.
-benchmarks/bench_history_newest.py measures the false-alarm rate and the power.
+by simulation (seeded, SIMULATED draws) for each of SIMULATED_RUNS (a number of runs between two is bounded as the
+smaller): the bound is its (1 - alpha) quantile, the p-value its tail share. That counts the median's and the MAD's
+own errors over few runs, which a normal-theory interval leaves out (its false-alarm rate at 8 runs was 1.6 to 2.5
+times the stated one); on normal noise the bound is conservative. benchmarks/bench_history_newest.py measures the
+false-alarm rate and the power.
 """
 
 from __future__ import annotations
@@ -29,7 +31,10 @@ MIN_REFERENCE = 8  # runs since the last change point: fewer give a spread too u
 MAX_REFERENCE = 50  # the newest runs of a long segment: the bound follows a runner that drifts slowly
 TAIL_DOF = 3  # the noise model's tails: Student t, 3 degrees of freedom, as measured between runs here
 MAD_SD = 1.4826  # a MAD in standard deviations of a normal distribution
-SIMULATED = 40_000  # draws of the pivot per number of reference runs: 400 beyond the bound at alpha = 0.01
+SIMULATED = 20_000  # draws of the pivot per number of reference runs: 100 beyond the bound at 0.005
+# the numbers of runs the pivot is simulated for; a count between two is bounded as the smaller one (a slightly
+# wider bound, fewer false alarms), so that a history of many segment lengths simulates a few, not dozens
+SIMULATED_RUNS = (8, 10, 12, 16, 20, 30, 50)
 
 
 @dataclass(frozen=True)
@@ -49,9 +54,14 @@ class OutOfLine:
         return self.value / self.centre
 
 
-@functools.lru_cache(maxsize=MAX_REFERENCE)
 def _pivots(runs: int) -> np.ndarray:
-    """(newest - median) / (1.4826 x MAD) of `runs` reference runs, sorted, over SIMULATED histories of t3 noise."""
+    """(newest - median) / (1.4826 x MAD) of `runs` reference runs (or the largest of SIMULATED_RUNS below),
+    sorted, over SIMULATED histories of t3 noise."""
+    return _simulated(max(n for n in SIMULATED_RUNS if n <= runs))
+
+
+@functools.lru_cache(maxsize=len(SIMULATED_RUNS))
+def _simulated(runs: int) -> np.ndarray:
     draws = np.random.default_rng(runs).standard_t(TAIL_DOF, size=(SIMULATED, runs + 1))
     centre = np.median(draws[:, :runs], axis=1)
     spread = MAD_SD * np.median(np.abs(draws[:, :runs] - centre[:, None]), axis=1)

@@ -15,12 +15,12 @@ def _series(values, scale=Scale.RATIO) -> Series:
     return Series("load", "tei embed", "texts/s", Gate.THROUGHPUT, scale, True, observations=observations)
 
 
-@pytest.mark.parametrize("runs", [MIN_REFERENCE, 20])
-def test_the_false_alarm_rate_on_heavy_tailed_noise_is_the_stated_one_even_over_few_runs(runs):
+def test_the_false_alarm_rate_on_heavy_tailed_noise_is_the_stated_one_even_over_few_runs():
     rng = np.random.default_rng(7)
-    draws = 1000 * (1 + 0.08 * rng.standard_t(3, size=(4000, runs + 1)))
+    runs = MIN_REFERENCE  # where the median's and the MAD's own errors weigh most (normal theory: 8.1%)
+    draws = 1000 * (1 + 0.08 * rng.standard_t(3, size=(3000, runs + 1)))
     alarms = [out_of_line(_series(row), slice(0, runs), True, 0.05).past_bound for row in draws]
-    assert np.mean(alarms) == pytest.approx(0.05, abs=0.012)  # 4000 series: the rate's sd is 0.0035
+    assert np.mean(alarms) == pytest.approx(0.05, abs=0.013)  # 3000 series: the rate's sd is 0.004
 
 
 def test_only_the_side_the_limit_guards_is_out_of_line_and_a_difference_scale_is_not_bounded():

@@ -1,0 +1,161 @@
+"""The meter's HTTP side: forwards /ROUTE/... to the route's upstream unchanged, streams the reply back, and
+books each call in the meter's ledger."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import zlib
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+
+from bench.endpoints.meter_calls import CallRecord, SentRequest, texts_in, upstream_seconds
+from bench.endpoints.meter_ledger import MeterLedger
+from bench.endpoints.meter_usage import decode_body, usage_from_body
+
+# Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are never forwarded.
+_HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+}
+
+
+@dataclass(frozen=True)
+class Forwarding:
+    """What the handler forwards with: the routes' upstream URLs and credential headers, the upstream client,
+    and the ledger each call is booked in."""
+
+    ledger: MeterLedger
+    upstreams: dict[str, str]
+    auth: dict[str, dict[str, str]]  # route -> headers from the credentials in its URL
+    client: httpx.Client
+
+
+class QuietServer(ThreadingHTTPServer):
+    """A client that hangs up mid-reply (an app giving up on a call) is counted, not printed as a traceback."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
+def make_handler(forwarding: Forwarding) -> type[BaseHTTPRequestHandler]:
+    return type("Handler", (_Handler,), {"forwarding": forwarding})
+
+
+@dataclass
+class _Relayed:
+    """What came back from the upstream so far: a status once it answered, and the raw body relayed."""
+
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = ""
+    encoding: str = ""
+    body: bytearray = field(default_factory=bytearray)
+
+    def usage(self) -> dict[str, Any] | None:
+        if self.status is None or self.status >= 400:
+            return None
+        try:
+            return usage_from_body(decode_body(bytes(self.body), self.encoding), self.content_type)
+        except (OSError, zlib.error):
+            return None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Forwards /ROUTE/... to the route's upstream; `forwarding` is set per server by `make_handler`."""
+
+    protocol_version = "HTTP/1.1"
+    forwarding: Forwarding
+
+    def log_message(self, *args: object) -> None:  # the totals are the log
+        pass
+
+    def _reply_json(self, status: int, data: Any) -> None:
+        body = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _forward(self) -> None:
+        fwd = self.forwarding
+        if self.path.split("?")[0] in ("/_meter/usage", "/_meter/health"):
+            self._reply_json(200, fwd.ledger.snapshot() if "usage" in self.path else {"status": "ok"})
+            return
+        route, _, rest = self.path.lstrip("/").partition("/")
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if route not in fwd.upstreams:
+            self._reply_json(404, {"error": f"no upstream for /{route}; routes: {sorted(fwd.upstreams)}"})
+            return
+        auth = fwd.auth[route]
+        # Values stripped: whitespace around a field value is not part of it (RFC 9110 §5.5), and Open WebUI 0.12.4
+        # sends `Authorization: Bearer ` for a reranker without a key, which the upstream client refuses to send.
+        headers = [
+            (k, v.strip())
+            for k, v in self.headers.items()
+            if k.lower() not in _HOP_BY_HOP and k.lower() not in {a.lower() for a in auth}
+        ]
+        headers += auth.items()
+        start = fwd.ledger.begin(route)
+        relayed = _Relayed()
+        try:
+            self._relay(f"{fwd.upstreams[route]}/{rest}", headers, body, relayed)
+        except httpx.HTTPError as exc:
+            if relayed.status is None:
+                self._reply_json(502, {"error": f"meter: upstream {route} failed: {type(exc).__name__}"})
+        finally:
+            seconds = time.perf_counter() - start
+            sent = SentRequest(self.command, rest, tuple(headers), body) if fwd.ledger.log_calls else None
+            call = CallRecord(
+                route,
+                start,
+                seconds,
+                relayed.status,
+                texts_in(body),
+                False,
+                upstream_seconds(relayed.headers),
+                request=sent,
+            )
+            fwd.ledger.record(route, call, body, relayed.usage())
+
+    def _relay(self, url: str, headers: list[tuple[str, str]], body: bytes, relayed: _Relayed) -> None:
+        """The upstream's answer to the client as it comes, chunked, so a streamed reply is not held back."""
+        client = self.forwarding.client
+        response = client.send(client.build_request(self.command, url, headers=headers, content=body), stream=True)
+        try:
+            relayed.status = response.status_code
+            relayed.headers = dict(response.headers.items())
+            relayed.content_type = response.headers.get("content-type", "")
+            relayed.encoding = response.headers.get("content-encoding", "").lower()
+            self.send_response(response.status_code)
+            for key, value in response.headers.multi_items():
+                if key.lower() not in _HOP_BY_HOP:
+                    self.send_header(key, value)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for chunk in response.iter_raw():
+                relayed.body += chunk
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        finally:
+            response.close()
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _forward

@@ -18,11 +18,11 @@ two snapshots (`MeterClient`).
 from __future__ import annotations
 
 import threading
-from dataclasses import fields
+from dataclasses import dataclass, fields
 
 from bench.core.http import HttpClient, auth_headers, new_client
 from bench.endpoints.meter_ledger import MeterLedger
-from bench.endpoints.meter_relay import Forwarding, QuietServer, make_handler
+from bench.endpoints.meter_relay import INSTANCE_HEADER, Forwarding, QuietServer, make_handler
 from bench.endpoints.meter_usage import (
     MAX_TOKENS_PER_CALL,
     QUERY_COST_FIELDS,
@@ -38,6 +38,7 @@ __all__ = [
     "QUERY_COST_FIELDS",
     "Meter",
     "MeterClient",
+    "MeterReading",
     "Usage",
     "checked_usage",
     "cost",
@@ -101,6 +102,14 @@ class Meter(MeterLedger):
         self.close()
 
 
+@dataclass(frozen=True)
+class MeterReading:
+    """A running meter's totals, and which run of the meter they are (a restarted meter is another instance)."""
+
+    instance: str
+    usage: dict[str, Usage]
+
+
 class MeterClient:
     """Reads a running meter's totals; one query's cost is `cost(before, after)`."""
 
@@ -109,13 +118,18 @@ class MeterClient:
         self._http = HttpClient(f"meter at {self.url}", self.url, headers, timeout_s=timeout_s)
 
     def snapshot(self) -> dict[str, Usage]:
-        reply = self._http.json("GET", "/_meter/usage")
+        return self.reading().usage
+
+    def reading(self) -> MeterReading:
+        response = self._http.call("GET", "/_meter/usage")
+        reply = self._http.reply(response)
         names = [f.name for f in fields(Usage)]
         # A counter an older meter does not keep reads 0.
-        return {
+        usage = {
             route: Usage(**{name: reply.get(route, name, kind=(int, float), default=0) for name in names})
             for route in reply.get(kind=dict)
         }
+        return MeterReading(response.headers.get(INSTANCE_HEADER, ""), usage)
 
     def close(self) -> None:
         self._http.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -27,6 +28,7 @@ class MeterLedger:
         """`log_calls`: keep every call's record and request in `calls` (an ingest's meter; a long-running
         meter keeps its totals only)."""
         self.usage = {route: Usage() for route in routes}
+        self.instance = uuid.uuid4().hex  # this run of the meter: its counters start at 0
         self.log_calls = log_calls
         self.in_flight = 0  # calls being forwarded now
         self.calls_total = 0  # calls forwarded so far

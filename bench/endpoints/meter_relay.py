@@ -30,6 +30,8 @@ _HOP_BY_HOP = {
     "host",
     "content-length",
 }
+# The usage reply names the meter's run in this header: two readings from different runs are not subtracted.
+INSTANCE_HEADER = "X-Ragbench-Meter-Instance"
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _reply_json(self, status: int, data: Any) -> None:
         body = json.dumps(data).encode()
         self.send_response(status)
+        self.send_header(INSTANCE_HEADER, self.forwarding.ledger.instance)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

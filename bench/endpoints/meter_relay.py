@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from bench.core.http import capped
 from bench.endpoints.meter_calls import CallRecord, SentRequest, texts_in, upstream_seconds
 from bench.endpoints.meter_ledger import MeterLedger
 from bench.endpoints.meter_usage import decode_body, usage_from_body
@@ -141,7 +142,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _relay(self, url: str, headers: list[tuple[str, str]], body: bytes, relayed: _Relayed) -> None:
         """The upstream's answer to the client as it comes, chunked, so a streamed reply is not held back."""
         client = self.forwarding.client
-        response = client.send(client.build_request(self.command, url, headers=headers, content=body), stream=True)
+        # Uncapped: a pass-through relays what the upstream sends; only what it keeps to read `usage` is capped.
+        request = client.build_request(self.command, url, headers=headers, content=body, extensions=capped(None))
+        response = client.send(request, stream=True)
         try:
             relayed.status = response.status_code
             relayed.headers = dict(response.headers.items())

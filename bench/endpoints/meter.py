@@ -57,9 +57,11 @@ class Meter(MeterLedger):
         port: int = 0,
         timeout_s: float = 600.0,
         log_calls: bool = False,
+        client_timeout_s: float = 120.0,
     ):
-        """`log_calls`: keep every call's record and request in `calls` (an ingest's meter; a long-running
-        meter keeps its totals only)."""
+        """`timeout_s`: each upstream request's; `client_timeout_s`: each wait on a client's socket (a client that
+        stops mid-request is dropped after it). `log_calls`: keep every call's record and request in `calls` (an
+        ingest's meter; a long-running meter keeps its totals only)."""
         for route in upstreams:
             if not route or "/" in route or route.startswith("_"):
                 raise ValueError(f"route name {route!r}: one path segment, not starting with '_'")
@@ -73,7 +75,7 @@ class Meter(MeterLedger):
         for name in list(self._client.headers.keys()):
             del self._client.headers[name]
         forwarding = Forwarding(self, self.upstreams, self.auth, self._client)
-        self._server = QuietServer((host, port), make_handler(forwarding))
+        self._server = QuietServer((host, port), make_handler(forwarding, client_timeout_s))
         self._thread: threading.Thread | None = None
 
     @property

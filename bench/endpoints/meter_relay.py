@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import sys
 import time
-import zlib
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 
-from bench.core.http import capped
+from bench.core.http import MIB, capped
 from bench.endpoints.meter_calls import CallRecord, SentRequest, texts_in, upstream_seconds
 from bench.endpoints.meter_ledger import MeterLedger
 from bench.endpoints.meter_usage import decode_body, usage_from_body
@@ -31,6 +30,12 @@ _HOP_BY_HOP = {
     "host",
     "content-length",
 }
+# What a reply may hold to have its `usage` read (an LLM's usage comes in the last SSE event; an embedding answer
+# of a big batch is megabytes): a reply past it is relayed whole, its usage unknown, and memory stays bounded.
+USAGE_BODY_CAP = 16 * MIB
+# A request body past this is refused (413) before it is read: a batch of texts or a prompt is far smaller.
+MAX_REQUEST_BYTES = 256 * MIB
+
 # The usage reply names the meter's run in this header: two readings from different runs are not subtracted.
 INSTANCE_HEADER = "X-Ragbench-Meter-Instance"
 
@@ -52,12 +57,15 @@ class QuietServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def handle_error(self, request: object, client_address: object) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):
+        # A client gone (ConnectionError) or silent past the handler's timeout (TimeoutError) ends its connection.
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
             super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
-def make_handler(forwarding: Forwarding) -> type[BaseHTTPRequestHandler]:
-    return type("Handler", (_Handler,), {"forwarding": forwarding})
+def make_handler(forwarding: Forwarding, client_timeout_s: float) -> type[BaseHTTPRequestHandler]:
+    """The handler class of one meter; `client_timeout_s` bounds each wait on a client's socket (a request sent
+    in part, a reply not read), so a client that stops mid-request does not hold a thread for ever."""
+    return type("Handler", (_Handler,), {"forwarding": forwarding, "timeout": client_timeout_s})
 
 
 @dataclass
@@ -68,15 +76,21 @@ class _Relayed:
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str = ""
     encoding: str = ""
-    body: bytearray = field(default_factory=bytearray)
+    body: bytearray = field(default_factory=bytearray)  # up to USAGE_BODY_CAP
+    overflow: bool = False  # the reply went past USAGE_BODY_CAP: its usage is unknown
+
+    def keep(self, chunk: bytes) -> None:
+        if len(self.body) + len(chunk) > USAGE_BODY_CAP:
+            self.overflow = True
+            self.body.clear()
+        elif not self.overflow:
+            self.body += chunk
 
     def usage(self) -> dict[str, Any] | None:
-        if self.status is None or self.status >= 400:
+        if self.status is None or self.status >= 400 or self.overflow:
             return None
-        try:
-            return usage_from_body(decode_body(bytes(self.body), self.encoding), self.content_type)
-        except (OSError, zlib.error):
-            return None
+        decoded = decode_body(bytes(self.body), self.encoding, USAGE_BODY_CAP)
+        return None if decoded is None else usage_from_body(decoded, self.content_type)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -97,13 +111,32 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _request_length(self) -> int | None:
+        """The request body's length, or None where the request was refused for it (a garbage or negative
+        Content-Length, a chunked body, a body past MAX_REQUEST_BYTES) and the connection is to close."""
+        text = (self.headers.get("Content-Length") or "0").strip()
+        refusal = None
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            refusal = 411, "a chunked request body: send it with a Content-Length"
+        elif not text.isdigit():
+            refusal = 400, f"Content-Length {text[:40]!r} is not a length"
+        elif int(text) > MAX_REQUEST_BYTES:
+            refusal = 413, f"a request body of {int(text):,} bytes, past the meter's cap of {MAX_REQUEST_BYTES:,}"
+        if refusal is None:
+            return int(text)
+        self.close_connection = True
+        self._reply_json(refusal[0], {"error": f"meter: {refusal[1]}"})
+        return None
+
     def _forward(self) -> None:
         fwd = self.forwarding
         if self.path.split("?")[0] in ("/_meter/usage", "/_meter/health"):
             self._reply_json(200, fwd.ledger.snapshot() if "usage" in self.path else {"status": "ok"})
             return
         route, _, rest = self.path.lstrip("/").partition("/")
-        length = int(self.headers.get("Content-Length") or 0)
+        length = self._request_length()
+        if length is None:
+            return
         body = self.rfile.read(length) if length else b""
         if route not in fwd.upstreams:
             self._reply_json(404, {"error": f"no upstream for /{route}; routes: {sorted(fwd.upstreams)}"})
@@ -124,6 +157,8 @@ class _Handler(BaseHTTPRequestHandler):
         except httpx.HTTPError as exc:
             if relayed.status is None:
                 self._reply_json(502, {"error": f"meter: upstream {route} failed: {type(exc).__name__}"})
+            else:  # cut mid-reply: the reply stays unterminated and the connection closes, so the client knows now
+                self.close_connection = True
         finally:
             seconds = time.perf_counter() - start
             sent = SentRequest(self.command, rest, tuple(headers), body) if fwd.ledger.log_calls else None
@@ -157,7 +192,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             for chunk in response.iter_raw():
-                relayed.body += chunk
+                relayed.keep(chunk)
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")

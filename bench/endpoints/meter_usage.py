@@ -3,7 +3,6 @@ difference of two snapshots."""
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from dataclasses import dataclass, fields
 from typing import Any
@@ -94,13 +93,17 @@ def usage_from_body(body: bytes, content_type: str) -> dict[str, Any] | None:
     return usage if isinstance(usage, dict) else None
 
 
-def decode_body(raw: bytes, encoding: str) -> bytes:
-    """Undo a content-encoding for reading `usage`; what is forwarded stays the raw bytes."""
-    if encoding == "gzip":
-        return gzip.decompress(raw)
-    if encoding == "deflate":
-        return zlib.decompress(raw)
-    return raw
+def decode_body(raw: bytes, encoding: str, limit: int) -> bytes | None:
+    """Undo a content-encoding for reading `usage` (what is forwarded stays the raw bytes); None where the body is
+    cut short, broken, or unpacks past `limit` bytes (a small gzip body can unpack to gigabytes)."""
+    if encoding not in ("gzip", "deflate"):
+        return raw
+    unpacker = zlib.decompressobj(31 if encoding == "gzip" else zlib.MAX_WBITS)
+    try:
+        decoded = unpacker.decompress(raw, limit)
+    except zlib.error:
+        return None
+    return decoded if unpacker.eof and not unpacker.unconsumed_tail else None
 
 
 def cost(before: dict[str, Usage], after: dict[str, Usage]) -> dict[str, float]:

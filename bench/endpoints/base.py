@@ -29,13 +29,13 @@ def embed_cap(texts: int, dim: int | None) -> BodyCap:
     """The cap on an embedding answer of `texts` vectors of `dim` dimensions (None: not known yet)."""
     dims = dim or MAX_DIMENSIONS
     size = max(ANSWER_FLOOR, texts * dims * BYTES_PER_VALUE)
-    return BodyCap(size, f"an embedding answer of {texts} texts × {dims:,} dimensions")
+    return BodyCap(size, f"an embedding answer of {texts} text{'s' * (texts != 1)} × {dims:,} dimensions")
 
 
 def rerank_cap(texts: list[str]) -> BodyCap:
     """The cap on a rerank answer for `texts`: a score each, and their texts where the server returns them."""
     size = ANSWER_FLOOR + len(texts) * BYTES_PER_SCORE + 6 * sum(len(t.encode()) for t in texts)
-    return BodyCap(size, f"a rerank answer of {len(texts)} documents")
+    return BodyCap(size, f"a rerank answer of {len(texts)} document{'s' * (len(texts) != 1)}")
 
 
 @dataclass(frozen=True)

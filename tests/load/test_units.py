@@ -356,7 +356,7 @@ def test_the_load_client_cuts_an_answer_at_its_cap_and_counts_it_a_bad_response(
     async def run() -> BaseException:
         server = await asyncio.start_server(endless, "127.0.0.1", 0)
         target = target_of(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/embed")
-        pool = Pool(target, timeout_s=30.0, cap=BodyCap(MIB, "an embedding answer of 1 texts"))
+        pool = Pool(target, timeout_s=30.0, cap=BodyCap(MIB, "an embedding answer of 1 text"))
         try:
             await pool.request(encode_request(target, "POST", b"{}", {}))
         except Exception as exc:  # the failure is what is under test
@@ -368,5 +368,5 @@ def test_the_load_client_cuts_an_answer_at_its_cap_and_counts_it_a_bad_response(
 
     failure = asyncio.run(run())
     assert isinstance(failure, AnswerTooLarge) and error_class(failure) == Outcome.BAD_RESPONSE
-    assert "answered more than 1.0 MiB, the cap for an embedding answer of 1 texts" in str(failure)
+    assert "answered more than 1.0 MiB, the cap for an embedding answer of 1 text" in str(failure)
     assert sent[0] < 64 * MIB  # cut near the cap (plus socket buffers), not read to the server's 256 MiB

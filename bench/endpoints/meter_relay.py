@@ -93,11 +93,22 @@ class _Relayed:
         return None if decoded is None else usage_from_body(decoded, self.content_type)
 
 
+@dataclass
+class _Pending:
+    """A forwarded call not yet counted: its route, start, request and what came back."""
+
+    route: str
+    start: float
+    sent: SentRequest
+    relayed: _Relayed
+
+
 class _Handler(BaseHTTPRequestHandler):
     """Forwards /ROUTE/... to the route's upstream; `forwarding` is set per server by `make_handler`."""
 
     protocol_version = "HTTP/1.1"
     forwarding: Forwarding
+    _pending: _Pending | None = None  # the call being forwarded, until `_book` counts it
 
     def log_message(self, *args: object) -> None:  # the totals are the log
         pass
@@ -152,27 +163,37 @@ class _Handler(BaseHTTPRequestHandler):
         headers += auth.items()
         start = fwd.ledger.begin(route)
         relayed = _Relayed()
+        sent = SentRequest(self.command, rest, tuple(headers), body)
+        self._pending = _Pending(route, start, sent, relayed)
         try:
             self._relay(f"{fwd.upstreams[route]}/{rest}", headers, body, relayed)
         except httpx.HTTPError as exc:
+            self._book()
             if relayed.status is None:
                 self._reply_json(502, {"error": f"meter: upstream {route} failed: {type(exc).__name__}"})
             else:  # cut mid-reply: the reply stays unterminated and the connection closes, so the client knows now
                 self.close_connection = True
         finally:
-            seconds = time.perf_counter() - start
-            sent = SentRequest(self.command, rest, tuple(headers), body) if fwd.ledger.log_calls else None
-            call = CallRecord(
-                route,
-                start,
-                seconds,
-                relayed.status,
-                texts_in(body),
-                False,
-                upstream_seconds(relayed.headers),
-                request=sent,
-            )
-            fwd.ledger.record(route, call, body, relayed.usage())
+            self._book()
+
+    def _book(self) -> None:
+        """Count the call in flight in the ledger, once: before the client has the end of its reply, so that a
+        snapshot the client takes right after it (one query's cost, its hop split) holds the call."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        ledger, sent, relayed = self.forwarding.ledger, pending.sent, pending.relayed
+        call = CallRecord(
+            pending.route,
+            pending.start,
+            time.perf_counter() - pending.start,
+            relayed.status,
+            texts_in(sent.body),
+            False,
+            upstream_seconds(relayed.headers),
+            request=sent if ledger.log_calls else None,
+        )
+        ledger.record(pending.route, call, sent.body, relayed.usage())
 
     def _relay(self, url: str, headers: list[tuple[str, str]], body: bytes, relayed: _Relayed) -> None:
         """The upstream's answer to the client as it comes, chunked, so a streamed reply is not held back."""
@@ -195,6 +216,7 @@ class _Handler(BaseHTTPRequestHandler):
                 relayed.keep(chunk)
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 self.wfile.flush()
+            self._book()
             self.wfile.write(b"0\r\n\r\n")
         finally:
             response.close()

@@ -334,3 +334,19 @@ def test_an_upstream_route_given_twice_is_refused_not_replaced(ragbench):
     assert code == 2 and out == ""
     assert "route 'llm' is given twice" in err and err.count("\n") == 1
     assert "secret" not in err and "pw2" not in err
+
+
+def test_a_call_is_counted_before_the_client_has_the_end_of_its_reply(monkeypatch):
+    """A caller that reads the totals right after its call (one query's cost and hop split) must find the call in
+    them: the meter used to count it after writing the reply's last chunk, so on a busy machine it fell into the
+    next query's difference. A count held back here stands in for that busy machine."""
+    with upstream(Echo) as url, Meter({"up": url}) as meter:
+        record = meter.record
+
+        def late_record(*args: object) -> None:
+            threading.Event().wait(0.3)
+            record(*args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(meter, "record", late_record)
+        assert httpx.post(f"{meter.url}/up/x", content=b"{}", timeout=10).status_code == 201
+        assert MeterClient(meter.url).snapshot()["up"].calls == 1

@@ -27,9 +27,12 @@ _.connection_lost
 _.on_header
 _.on_body
 _.on_message_complete
-# http.server's handler hooks and settings (bench/endpoints/meter.py).
+# http.server's handler hooks and settings (bench/endpoints/meter_relay.py).
 _.log_message
 _.daemon_threads
+_.close_connection
+# httpx.Response reads its body from here (bench/core/http/deadline.py `_read_capped`).
+_._content
 protocol_version
 do_DELETE
 do_GET

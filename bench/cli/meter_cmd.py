@@ -32,6 +32,8 @@ def meter(
         route, sep, url = item.partition("=")
         if not sep or not route or not url.startswith(("http://", "https://")):
             raise UserError(f"--upstream {item!r}: expected ROUTE=http(s)://HOST[:PORT][/PATH]")
+        if route in upstreams:  # the later one would silently replace the first
+            raise UserError(f"--upstream {item!r}: route {route!r} is given twice (one upstream a route)")
         upstreams[route] = url
     try:
         proxy = Meter(upstreams, host=host, port=port)

@@ -341,3 +341,9 @@ def _shown(value: float) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return f"{int(value):,}" if value.is_integer() else f"{value:g}"
+
+
+def rate_text(rate: float) -> str:
+    """A rate as a label shows it: 15 significant digits, so two rates typed apart stay apart (`5.0000001` and
+    `5.0000002`, where `:g` shows both as 5), and no trailing zeros (`5`, `0.25`)."""
+    return f"{rate:.15g}"

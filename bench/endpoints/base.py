@@ -13,6 +13,30 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from bench.core.http import DEFAULT_CAP, MIB, BodyCap
+
+# Answer caps from what a legitimate answer can hold (bench/core/http/cap.py), with a generous floor: a float as
+# JSON text takes up to ~25 bytes ("-0.012345678901234567, "), counted as 32; up to 16,384 dimensions while the
+# endpoint's are not known yet; a rerank score object well under 256 bytes, and the document's text at most 6 times
+# its size where the server sends it back (JSON escapes).
+ANSWER_FLOOR = 16 * MIB
+BYTES_PER_VALUE = 32
+MAX_DIMENSIONS = 16_384
+BYTES_PER_SCORE = 256
+
+
+def embed_cap(texts: int, dim: int | None) -> BodyCap:
+    """The cap on an embedding answer of `texts` vectors of `dim` dimensions (None: not known yet)."""
+    dims = dim or MAX_DIMENSIONS
+    size = max(ANSWER_FLOOR, texts * dims * BYTES_PER_VALUE)
+    return BodyCap(size, f"an embedding answer of {texts} text{'s' * (texts != 1)} × {dims:,} dimensions")
+
+
+def rerank_cap(texts: list[str]) -> BodyCap:
+    """The cap on a rerank answer for `texts`: a score each, and their texts where the server returns them."""
+    size = ANSWER_FLOOR + len(texts) * BYTES_PER_SCORE + 6 * sum(len(t.encode()) for t in texts)
+    return BodyCap(size, f"a rerank answer of {len(texts)} document{'s' * (len(texts) != 1)}")
+
 
 @dataclass(frozen=True)
 class CallTiming:
@@ -48,6 +72,7 @@ class WireRequest:
     url: str  # the full route URL
     payload: dict[str, Any]
     inputs: int  # texts (embed) or documents (rerank) in this request
+    cap: BodyCap = DEFAULT_CAP  # the most an answer to it can legitimately be (`embed_cap`, `rerank_cap`)
 
     def body(self) -> bytes:
         return json.dumps(self.payload, ensure_ascii=False, separators=(",", ":")).encode()

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from bench.core.errors import ServerError
-from bench.core.http import HttpClient, Reply, auth_headers, key_from_env, one_line
+from bench.core.http import DEFAULT_CAP, BodyCap, HttpClient, Reply, auth_headers, key_from_env, one_line
 
 RETRIED = (429, 503)  # "busy": no permit free, or overloaded; anything else is the request's own error
 RETRIES = 6
@@ -68,22 +68,26 @@ class HttpEndpoint:
     def close(self) -> None:
         self.http.close()
 
-    def request(self, method: str, url: str, body: Any = None) -> tuple[httpx.Response, float]:
-        """Send one request; return the successful response and its wall time in ms."""
+    def request(
+        self, method: str, url: str, body: Any = None, cap: BodyCap = DEFAULT_CAP
+    ) -> tuple[httpx.Response, float]:
+        """Send one request; return the successful response (read up to `cap`) and its wall time in ms."""
         started = time.perf_counter()
-        response = self.http.send(method, url, json=body)
+        response = self.http.send(method, url, cap, json=body)
         wall_ms = (time.perf_counter() - started) * 1000.0
         if response.status_code >= 400:
             raise self.http.status_error(method, url, response)
         return response, wall_ms
 
-    def request_retrying(self, method: str, url: str, body: Any = None) -> tuple[httpx.Response, float]:
+    def request_retrying(
+        self, method: str, url: str, body: Any = None, cap: BodyCap = DEFAULT_CAP
+    ) -> tuple[httpx.Response, float]:
         """`request`, with busy answers (429, 503) retried after their Retry-After or a bounded backoff; each
         retry counted in `events`. The wall time is the successful attempt's."""
         attempt = 0
         while True:
             started = time.perf_counter()
-            response = self.http.send(method, url, json=body)
+            response = self.http.send(method, url, cap, json=body)
             wall_ms = (time.perf_counter() - started) * 1000.0
             if response.status_code < 400:
                 return response, wall_ms

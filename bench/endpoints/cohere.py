@@ -18,6 +18,7 @@ from bench.endpoints.base import (
     WireRequest,
     WireShapeError,
     batches,
+    rerank_cap,
     scores_from_results,
     scores_of,
 )
@@ -46,7 +47,7 @@ class CohereRerankWire:
             body["top_n"] = top_n
         if self.raw_scores is not None:
             body["raw_scores"] = self.raw_scores
-        return WireRequest("POST", self.url, body, len(texts))
+        return WireRequest("POST", self.url, body, len(texts), rerank_cap(texts))
 
     def parse(self, answer: Any, n: int, top_n: int | None = None) -> list[tuple[int, float]]:
         """A score for each of the `n` documents, or for the `top_n` best when the request asked for fewer."""
@@ -96,7 +97,7 @@ class CohereReranker:
 
     def _send(self, query: str, texts: list[str], top_n: int | None) -> tuple[list[tuple[int, float]], CallTiming]:
         request = self.wire.request(query, texts, top_n)
-        response, wall_ms = self.http.request_retrying(request.method, request.url, request.payload)
+        response, wall_ms = self.http.request_retrying(request.method, request.url, request.payload, request.cap)
         answer = self.http.json_of(response)
         try:
             pairs = self.wire.parse(answer, len(texts), top_n)

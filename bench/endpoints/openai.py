@@ -12,7 +12,15 @@ from typing import Any
 import numpy as np
 
 from bench.core.errors import UserError
-from bench.endpoints.base import CallTiming, Embeddings, WireRequest, WireShapeError, batches, vectors_of
+from bench.endpoints.base import (
+    CallTiming,
+    Embeddings,
+    WireRequest,
+    WireShapeError,
+    batches,
+    embed_cap,
+    vectors_of,
+)
 from bench.endpoints.cache import probe_vectors, served_key
 from bench.endpoints.client import HttpEndpoint
 
@@ -46,7 +54,7 @@ class OpenAIEmbedWire:
             body["encoding_format"] = self.encoding_format
         if self.dimensions is not None:
             body["dimensions"] = self.dimensions
-        return WireRequest("POST", self.url, body, len(texts))
+        return WireRequest("POST", self.url, body, len(texts), embed_cap(len(texts), self.dim or self.dimensions))
 
     def parse(self, answer: Any, n: int) -> np.ndarray:
         expected = WireShapeError(f"{{data: [{{index, embedding}}]}} for {n} inputs")
@@ -121,7 +129,7 @@ class OpenAIEmbedder:
         calls: list[CallTiming] = []
         for chunk in batches(len(texts), self.batch_size):
             request = self.wire.request([texts[i] for i in chunk])
-            response, wall_ms = self.http.request_retrying(request.method, request.url, request.payload)
+            response, wall_ms = self.http.request_retrying(request.method, request.url, request.payload, request.cap)
             answer = self.http.json_of(response)
             try:
                 parts.append(self.wire.parse(answer, len(chunk)))

@@ -20,6 +20,8 @@ from bench.endpoints.base import (
     Scores,
     WireRequest,
     WireShapeError,
+    embed_cap,
+    rerank_cap,
     scores_from_results,
     scores_of,
     vectors_of,
@@ -37,7 +39,10 @@ class TeiEmbedWire:
         self.dim: int | None = None  # learnt from the first answer: a dimension that changes later is an error
 
     def request(self, texts: list[str]) -> WireRequest:
-        return WireRequest("POST", self.url, {"inputs": list(texts), **self.options}, len(texts))
+        dim = self.dim or self.options.get("dimensions")
+        return WireRequest(
+            "POST", self.url, {"inputs": list(texts), **self.options}, len(texts), embed_cap(len(texts), dim)
+        )
 
     def parse(self, answer: Any, n: int) -> np.ndarray:
         vectors = vectors_of(answer, n, self.dim)
@@ -55,7 +60,8 @@ class TeiRerankWire:
         self.options = options
 
     def request(self, query: str, texts: list[str], top_n: int | None = None) -> WireRequest:
-        return WireRequest("POST", self.url, {"query": query, "texts": list(texts), **self.options}, len(texts))
+        body = {"query": query, "texts": list(texts), **self.options}
+        return WireRequest("POST", self.url, body, len(texts), rerank_cap(texts))
 
     def parse(self, answer: Any, n: int, top_n: int | None = None) -> list[tuple[int, float]]:
         """TEI scores every text (it has no top_n): `n` results whatever `top_n` says."""

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from bench.core.http import HttpStatusError
+from bench.core.http import DEFAULT_CAP, BodyCap, HttpStatusError
 from bench.endpoints.base import CallTiming, WireRequest, WireShapeError
 from bench.endpoints.client import HttpEndpoint
 from bench.endpoints.tei_metrics import parse_snapshot
@@ -88,16 +88,16 @@ class TeiClient(HttpEndpoint):
             )
         return self._info
 
-    def post(self, path: str, body: dict[str, Any]) -> tuple[Any, CallTiming]:
-        """POST with busy answers (429, 503) retried; the JSON answer and its timing."""
+    def post(self, path: str, body: dict[str, Any], cap: BodyCap = DEFAULT_CAP) -> tuple[Any, CallTiming]:
+        """POST with busy answers (429, 503) retried; the JSON answer (read up to `cap`) and its timing."""
         url = f"{self.url}{path}"
         n = len(body.get("inputs") or body.get("texts") or [])
-        response, wall_ms = self.request_retrying("POST", url, body)
+        response, wall_ms = self.request_retrying("POST", url, body, cap)
         return self.json_of(response), CallTiming(n, wall_ms, timing_headers(response.headers))
 
     def call(self, wire: TeiWire, request: WireRequest) -> tuple[Any, CallTiming]:
         """Send a wire request (429s retried) and parse the answer with the same wire."""
-        answer, timing = self.post(request.url[len(self.url) :], request.payload)
+        answer, timing = self.post(request.url[len(self.url) :], request.payload, request.cap)
         try:
             return wire.parse(answer, request.inputs), timing
         except WireShapeError as exc:

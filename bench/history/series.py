@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from bench.core.values import rate_text
 from bench.history.runs import HistoryRun, order_runs, read_runs
 from bench.results.schema import LatencySummary, LoadPointRecord, Loop, Op, TargetRecord, TargetStatus, Verdict
 from bench.results.store import Results
@@ -224,7 +225,7 @@ def point_configuration(p: LoadPointRecord) -> str:
         if value is not None
     )
     if p.loop == Loop.OPEN:
-        how = f"open {size} {p.rate:g}/s {p.arrival}" if p.rate is not None else f"open {size} ?/s {p.arrival}"
+        how = f"open {size} {rate_text(p.rate) if p.rate is not None else '?'}/s {p.arrival}"
     elif p.loop == Loop.BURST:
         how = f"burst {p.burst} texts {size} conc {p.concurrency or 'unlimited'}"
     else:

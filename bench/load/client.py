@@ -21,6 +21,8 @@ from urllib.parse import urlsplit
 
 import httptools
 
+from bench.core.http import DEFAULT_CAP, BodyCap
+
 
 @dataclass(frozen=True)
 class Target:
@@ -58,6 +60,13 @@ class ProtocolViolation(Exception):
     """Bytes that are not HTTP/1.1."""
 
 
+class AnswerTooLarge(ProtocolViolation):
+    """An answer body over its cap (bench/core/http/cap.py): the connection is dropped, not read on."""
+
+    def __init__(self, cap: BodyCap):
+        super().__init__(f"answered more than {cap.said()}; not read further")
+
+
 @dataclass
 class Response:
     status: int
@@ -69,8 +78,10 @@ class Response:
 class Connection(asyncio.Protocol):
     """One keep-alive connection carrying one request at a time."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop):
+    def __init__(self, loop: asyncio.AbstractEventLoop, cap: BodyCap = DEFAULT_CAP):
         self.loop = loop
+        self.cap = cap  # the most of an answer's body that is read
+        self._size = 0  # body bytes of the answer arriving
         self.parser = httptools.HttpResponseParser(self)
         self.transport: asyncio.Transport | None = None
         self.waiter: asyncio.Future[Response] | None = None
@@ -106,12 +117,18 @@ class Connection(asyncio.Protocol):
             self._headers.append((name.lower(), value))
 
     def on_body(self, body: bytes) -> None:
+        self._size += len(body)
+        if self._size > self.cap.size:
+            self._body = []
+            self._fail(AnswerTooLarge(self.cap))
+            self.close()
+            return
         self._body.append(body)
 
     def on_message_complete(self) -> None:
         waiter, self.waiter = self.waiter, None
         response = Response(self.parser.get_status_code(), self._headers, b"".join(self._body), self._arrived)
-        self._headers, self._body = [], []
+        self._headers, self._body, self._size = [], [], 0
         if not self.parser.should_keep_alive():
             self.close()
         if waiter is not None and not waiter.done():
@@ -150,9 +167,10 @@ class Pool:
     deadline for the whole request: connecting (when no idle connection is free), sending and the whole answer,
     however slowly it trickles in."""
 
-    def __init__(self, target: Target, timeout_s: float):
+    def __init__(self, target: Target, timeout_s: float, cap: BodyCap = DEFAULT_CAP):
         self.target = target
         self.timeout_s = timeout_s
+        self.cap = cap
         self.loop = asyncio.get_running_loop()
         self.idle: list[Connection] = []
         self.busy: set[Connection] = set()
@@ -163,7 +181,7 @@ class Pool:
         try:
             _, conn = await asyncio.wait_for(
                 self.loop.create_connection(
-                    lambda: Connection(self.loop), self.target.host, self.target.port, ssl=self.ssl
+                    lambda: Connection(self.loop, self.cap), self.target.host, self.target.port, ssl=self.ssl
                 ),
                 self.timeout_s,
             )

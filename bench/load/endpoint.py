@@ -16,7 +16,7 @@ import httpx
 
 from bench.core import values
 from bench.core.errors import UserError
-from bench.core.http import new_client
+from bench.core.http import capped, new_client
 from bench.endpoints.base import Embedder, EmbedWire, Reranker, RerankWire, WireRequest
 from bench.endpoints.client import endpoint_auth
 from bench.endpoints.spec import EndpointSpec, open_endpoint
@@ -119,7 +119,9 @@ class LoadEndpoint:
         wire = self.request(("warm-up query", ["warm-up text", "another warm-up text"][: 2 if self.rerank_wire else 1]))
         started = perf_counter()
         try:
-            status = self.prober.request(wire.method, wire.url, content=wire.body(), timeout=timeout_s).status_code
+            status = self.prober.request(
+                wire.method, wire.url, content=wire.body(), timeout=timeout_s, extensions=capped(wire.cap)
+            ).status_code
         except httpx.ConnectError:
             return None
         except httpx.HTTPError:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from bench.core.values import rate_text
 from bench.load.histograms import decode, recorded
 from bench.load.quantities import LatencyQuantity, latency_block
 from bench.load.schedule import Arrival
@@ -116,7 +117,7 @@ def point_label(p: PointSettings, endpoint: str | None = None) -> str:
         label = f"closed {size} conc {p.concurrency}{length}"
     elif p.loop == Loop.OPEN:
         cap = f" cap {p.max_inflight}" if p.max_inflight else ""
-        rate = f"{p.rate:g}" if p.rate is not None else "?"
+        rate = rate_text(p.rate) if p.rate is not None else "?"
         label = f"open {size} {rate}/s {p.arrival}{cap}{length}"
     else:
         label = f"burst {p.burst} texts {size} conc {p.concurrency or 'unlimited'}{length}"

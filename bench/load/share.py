@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.core.http import DEFAULT_CAP, BodyCap
 from bench.endpoints.base import EmbedWire, RerankWire
 from bench.load.client import Target
 from bench.results.schema import Loop
@@ -37,6 +38,7 @@ class SharePlan:
     wire: EmbedWire | RerankWire | None = None  # the endpoint kind's wire (parse) for validating sampled answers
     call: Callable[[int], Any] | None = None  # in-process endpoints: call(request index) runs one request
     log_requests: bool = False  # keep one row per measured request (load --requests-csv); off: nothing kept
+    answer_cap: BodyCap = DEFAULT_CAP  # the most of an answer's body read (the largest request's cap)
 
 
 @dataclass

@@ -51,6 +51,7 @@ def share_plans(endpoint: LoadEndpoint, point: PointConfig, workload: Workload, 
         wired = [endpoint.request(payload) for payload in payloads]
         template.target = target = target_of(wired[0].url)
         template.requests = [encode_request(target, w.method, w.body(), endpoint.headers) for w in wired]
+        template.answer_cap = max((w.cap for w in wired), key=lambda cap: cap.size)
     if point.loop == Loop.CLOSED:
         users = split_count(_set(point.concurrency), min(point.workers, _set(point.concurrency)))
         counts = split_count(point.requests, len(users)) if point.requests is not None else [None] * len(users)

@@ -103,7 +103,7 @@ class _Sender(Protocol):
 class _Http:
     def __init__(self, plan: SharePlan, target: Target):
         self.plan = plan
-        self.pool = Pool(target, plan.timeout_s)
+        self.pool = Pool(target, plan.timeout_s, plan.answer_cap)
 
     async def send(self, index: int) -> tuple[float, Response]:
         return await self.pool.request(self.plan.requests[index])

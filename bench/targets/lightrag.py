@@ -115,7 +115,7 @@ class LightRAGTarget:
         self.timeout_s = int_param(params, "timeout", 3600, spec.text)
         self.concurrency = int_param(params, "concurrency", 1, spec.text)  # 1: unloaded latency
         nesting = Nesting.parse(params.get("meter_nest"), spec.text)
-        self.meter = MeteredQueries(params["meter"], nesting) if params.get("meter") else None
+        self.meter = MeteredQueries(params["meter"], nesting, spec.public_text) if params.get("meter") else None
         key = key_from_env(f"target {spec.public_text!r}", KEY_ENV, required=False)
         self.created: list[str] = []
         url, headers = auth_headers(
@@ -137,6 +137,8 @@ class LightRAGTarget:
     # -- protocol ---------------------------------------------------------------------------------
 
     def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
+        if self.meter:  # a meter_nest typo is refused before anything is uploaded or measured
+            self.meter.check()
         health = self.http.json("GET", "/health")
         self.health = health.get(kind=dict)
         # /health answers without a key too; this call proves the key works.

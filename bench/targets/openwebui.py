@@ -105,7 +105,7 @@ class OpenWebUITarget:
         self.query_concurrency = int_param(params, "query_concurrency", 1, spec.text)  # 1: unloaded latency
         self.max_chunks = int_param(params, "max_chunks", 0, spec.text, minimum=0)  # 0: 16 × depth
         nesting = Nesting.parse(params.get("meter_nest"), spec.text)
-        self.meter = MeteredQueries(params["meter"], nesting) if params.get("meter") else None
+        self.meter = MeteredQueries(params["meter"], nesting, spec.public_text) if params.get("meter") else None
         key = key_from_env(f"target {spec.public_text!r}", KEY_ENV, required=False)
         if not key:
             raise UserError(f"target {spec.public_text!r}: set {KEY_ENV} to an Open WebUI admin API key")
@@ -135,6 +135,8 @@ class OpenWebUITarget:
     # -- protocol ---------------------------------------------------------------------------------
 
     def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
+        if self.meter:  # a meter_nest typo is refused before anything is uploaded or measured
+            self.meter.check()
         self.version = self.http.json("GET", "/api/version").get("version", kind=str, default=None)
         self.retrieval_config = self.http.json("GET", "/api/v1/retrieval/config").get(kind=dict)
         self.embedding_config = self.http.json("GET", "/api/v1/retrieval/embedding").get(kind=dict)

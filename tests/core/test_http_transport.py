@@ -4,6 +4,7 @@ built to give (a wrong shape, a refusal, a body nested too deep, no answer at al
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Callable
 
 import httpx
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 
 from bench.core.errors import ServerError
-from bench.core.http import HttpClient, HttpStatusError, ServerUnreachable, new_client
+from bench.core.http import MIB, AnswerTooLarge, BodyCap, HttpClient, HttpStatusError, ServerUnreachable, new_client
+from bench.endpoints.base import embed_cap
 from bench.endpoints.client import HttpEndpoint
 from bench.endpoints.cohere import CohereReranker
 from bench.endpoints.tei import TeiEmbedder
@@ -156,3 +158,43 @@ def test_cohere_answer_of_another_wire_shape_names_the_one_expected():
     )
     with pytest.raises(ServerError, match=r"expected \{results: \[\{index, relevance_score\}\]\}"):
         reranker.rerank("q", ["a", "b"])
+
+
+class Whitespace:
+    """An answer body: `head`, then up to `chunks` MiB of whitespace, counting what was read of it."""
+
+    def __init__(self, head: bytes, chunks: int):
+        self.head, self.chunks, self.sent = head, chunks, 0
+
+    def __iter__(self):
+        yield self.head
+        blank = b" " * MIB
+        for _ in range(self.chunks):
+            self.sent += len(blank)
+            yield blank
+
+
+def test_valid_vectors_then_whitespace_are_cut_at_the_embedding_cap_not_read_to_the_end():
+    """Issue 33: a TEI-shaped answer of valid vectors followed by 300 MB of whitespace was read whole (6.9 GB)."""
+    body = Whitespace(b"[[0.5, 0.25]]", chunks=64)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/info":
+            return httpx.Response(200, json={"model_id": "m"})
+        return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+    embedder = TeiEmbedder("t", "http://test", transport=httpx.MockTransport(handler))
+    cap = embed_cap(1, None)
+    with pytest.raises(AnswerTooLarge) as info:
+        embedder.embed(["a"])
+    assert f"answered more than {cap.said()}" in str(info.value) and "\n" not in str(info.value)
+    assert body.sent <= cap.size + MIB  # read to the cap and one chunk past it, not to the end
+
+
+def test_a_small_gzip_body_that_unpacks_past_the_cap_is_cut_too():
+    packer = zlib.compressobj(wbits=31)  # gzip
+    packed = b"".join(packer.compress(b"\0" * MIB) for _ in range(8)) + packer.flush()
+    http = client(lambda r: httpx.Response(200, content=packed, headers={"content-encoding": "gzip"}))
+    with pytest.raises(AnswerTooLarge, match=r"GET /bomb answered more than 1.0 MiB, the cap for a test answer"):
+        http.send("GET", "/bomb", cap=BodyCap(MIB, "a test answer"))
+    assert http.send("GET", "/bomb", cap=BodyCap(16 * MIB, "a test answer")).content == b"\0" * 8 * MIB

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import json
+import socket
 import threading
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import httpx
+import pytest
 
+from bench.core.http import MIB
 from bench.endpoints.meter import Meter, MeterClient, cost, usage_from_body
+from bench.endpoints.meter_relay import MAX_REQUEST_BYTES, USAGE_BODY_CAP
+from bench.endpoints.meter_usage import decode_body
 from tests.harness.llm_double import LLMDouble
 from tests.harness.process import free_port
 
@@ -222,3 +229,124 @@ def test_a_header_value_with_trailing_space_is_forwarded_not_refused():
         seen = json.loads(reply.read())
     assert reply.status == 201
     assert seen["headers"]["Authorization"] == "Bearer"
+
+
+class Hostile(BaseHTTPRequestHandler):
+    """An upstream with broken replies, by path: a truncated gzip body, a reply that dies midway, a big reply."""
+
+    protocol_version = "HTTP/1.1"
+    BIG = 20 * MIB
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == "/truncated-gzip":
+            self.reply(gzip.compress(b'{"usage": {"total_tokens": 3}}')[:15], {"Content-Encoding": "gzip"})
+        elif self.path == "/dies":  # promises 100,000 bytes, sends 10 and goes
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            self.wfile.write(b"x" * 10)
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+            self.close_connection = True
+        else:  # /big: megabytes of vectors, then a usage the meter may not hold the reply to read
+            self.reply(b'{"data": "' + b"x" * self.BIG + b'", "usage": {"total_tokens": 3}}')
+
+    def reply(self, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(200)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_a_truncated_gzip_reply_is_counted_without_usage_not_a_traceback_and_a_call_left_in_flight(capsys):
+    with upstream(Hostile) as url, Meter({"up": url}) as meter:
+        assert httpx.post(f"{meter.url}/up/truncated-gzip", content=b"{}", timeout=10).status_code == 200
+        assert meter.wait_idle(quiet_s=0.0, timeout_s=5.0)  # the call ended: nothing left in flight
+        usage = MeterClient(meter.url).snapshot()["up"]
+    assert (usage.calls, usage.calls_without_usage, usage.total_tokens) == (1, 1, 0)
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_an_upstream_that_dies_mid_reply_cuts_the_clients_reply_at_once_not_at_its_timeout():
+    """The meter closes the client's connection with the reply unterminated: the client sees a broken reply now,
+    where it used to wait for the rest of a chunked body until its own timeout."""
+    with upstream(Hostile) as url, Meter({"up": url}) as meter:
+        with pytest.raises(httpx.RemoteProtocolError):
+            httpx.post(f"{meter.url}/up/dies", content=b"{}", timeout=10)
+        usage = MeterClient(meter.url).snapshot()["up"]
+    assert usage.calls == 1
+
+
+def test_a_reply_past_what_is_kept_for_usage_is_relayed_whole_its_usage_unknown():
+    with upstream(Hostile) as url, Meter({"up": url}) as meter:
+        reply = httpx.post(f"{meter.url}/up/big", content=b"{}", timeout=30)
+        usage = MeterClient(meter.url).snapshot()["up"]
+    assert len(reply.content) > Hostile.BIG > USAGE_BODY_CAP  # passed through unchanged
+    assert (usage.calls, usage.calls_without_usage, usage.total_tokens) == (1, 1, 0)
+
+
+def test_a_small_gzip_reply_that_unpacks_past_the_cap_is_not_unpacked():
+    packer = zlib.compressobj(wbits=31)
+    bomb = b"".join(packer.compress(b"\0" * MIB) for _ in range(4)) + packer.flush()
+    assert decode_body(bomb, "gzip", MIB) is None
+    assert decode_body(bomb, "gzip", 8 * MIB) == b"\0" * 4 * MIB
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "said"),
+    [
+        ("Content-Length: abc", 400, "Content-Length 'abc' is not a length"),
+        ("Content-Length: -5", 400, "Content-Length '-5' is not a length"),
+        ("Transfer-Encoding: chunked", 411, "a chunked request body"),
+        (f"Content-Length: {MAX_REQUEST_BYTES + 1}", 413, "past the meter's cap"),
+    ],
+)
+def test_a_request_the_meter_cannot_read_is_refused_in_one_answer(headers, status, said, capsys):
+    with upstream(Echo) as url, Meter({"up": url}) as meter:
+        host, port = meter.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as conn:
+            conn.sendall(f"POST /up/x HTTP/1.1\r\nHost: m\r\n{headers}\r\n\r\n".encode())
+            answer = conn.makefile("rb").read()  # to the end: the meter closes the connection
+        assert meter.calls_total == 0  # nothing forwarded
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(f"HTTP/1.1 {status}".encode()) and said in json.loads(body)["error"]
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_client_that_stops_mid_request_is_dropped_after_the_client_timeout():
+    with upstream(Echo) as url, Meter({"up": url}, client_timeout_s=0.2) as meter:
+        host, port = meter.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as conn:
+            conn.sendall(b"POST /up/x HTTP/1.1\r\nHost: m\r\nContent-Length: 100\r\n\r\nabc")
+            assert conn.recv(100) == b""  # closed by the meter, long before this socket's own timeout
+
+
+def test_an_upstream_route_given_twice_is_refused_not_replaced(ragbench):
+    code, out, err = ragbench(
+        "meter", "--upstream", "llm=http://alice:secret@h1", "--upstream", "llm=http://bob:pw2@h2", "--port", "0"
+    )
+    assert code == 2 and out == ""
+    assert "route 'llm' is given twice" in err and err.count("\n") == 1
+    assert "secret" not in err and "pw2" not in err
+
+
+def test_a_call_is_counted_before_the_client_has_the_end_of_its_reply(monkeypatch):
+    """A caller that reads the totals right after its call (one query's cost and hop split) must find the call in
+    them: the meter used to count it after writing the reply's last chunk, so on a busy machine it fell into the
+    next query's difference. A count held back here stands in for that busy machine."""
+    with upstream(Echo) as url, Meter({"up": url}) as meter:
+        record = meter.record
+
+        def late_record(*args: object) -> None:
+            threading.Event().wait(0.3)
+            record(*args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(meter, "record", late_record)
+        assert httpx.post(f"{meter.url}/up/x", content=b"{}", timeout=10).status_code == 201
+        assert MeterClient(meter.url).snapshot()["up"].calls == 1

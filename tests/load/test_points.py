@@ -253,3 +253,27 @@ def test_requests_csv_never_replaces_a_users_file_and_an_earlier_export_only_wit
         check(earlier)
     check(earlier, overwrite=True)
     check(tmp_path / "new.csv")
+
+
+def test_rates_typed_apart_are_labelled_apart_in_points_history_and_compare():
+    """`load --rate 5.0000001,5.0000002`: `:g` called both "5/s", so the report, compare and history named two
+    measurements as one."""
+    from dataclasses import replace
+
+    from bench.history.series import point_configuration
+    from bench.load.points import PointKey, point_label
+    from bench.results.schema import Loop
+    from tests.gate.helpers import load_point
+
+    points = [
+        replace(load_point(), loop=Loop.OPEN, rate=rate, arrival="poisson", concurrency=None)
+        for rate in (5.0000001, 5.0000002, 5.0, 0.25)
+    ]
+    labels = [point_label(p) for p in points]
+    assert labels == [
+        "open batch 8 5.0000001/s poisson",
+        "open batch 8 5.0000002/s poisson",
+        "open batch 8 5/s poisson",
+        "open batch 8 0.25/s poisson",
+    ]
+    assert len({PointKey.of(p).label for p in points}) == len({point_configuration(p) for p in points}) == 4

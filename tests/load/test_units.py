@@ -326,3 +326,47 @@ def test_a_workload_is_cut_to_a_length_once():
     assert calls > 0 and max(tokens(first.texts)) <= 16
     assert workload.with_length(16).texts == first.texts and len(counted) == calls
     assert workload.with_length(8).texts != first.texts and len(counted) > calls
+
+
+def test_the_load_client_cuts_an_answer_at_its_cap_and_counts_it_a_bad_response():
+    """Issue 33: valid vectors then endless whitespace. The load engine's own HTTP client (httptools) stops at the
+    share's cap, fails that request as `bad_response` naming the cap, and drops the connection."""
+    import asyncio
+
+    from bench.core.http import MIB, BodyCap
+    from bench.load.client import AnswerTooLarge, Pool, encode_request, target_of
+    from bench.load.recorder import Outcome, error_class
+
+    sent = [0]
+
+    async def endless(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n[[0.5, 0.25]]")
+        blank = b" " * (256 * 1024)
+        try:
+            while sent[0] < 256 * MIB:
+                writer.write(blank)
+                await writer.drain()
+                sent[0] += len(blank)
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    async def run() -> BaseException:
+        server = await asyncio.start_server(endless, "127.0.0.1", 0)
+        target = target_of(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/embed")
+        pool = Pool(target, timeout_s=30.0, cap=BodyCap(MIB, "an embedding answer of 1 text"))
+        try:
+            await pool.request(encode_request(target, "POST", b"{}", {}))
+        except Exception as exc:  # the failure is what is under test
+            return exc
+        finally:
+            pool.close()
+            server.close()
+        raise AssertionError("an endless answer was read as a whole")
+
+    failure = asyncio.run(run())
+    assert isinstance(failure, AnswerTooLarge) and error_class(failure) == Outcome.BAD_RESPONSE
+    assert "answered more than 1.0 MiB, the cap for an embedding answer of 1 text" in str(failure)
+    assert sent[0] < 64 * MIB  # cut near the cap (plus socket buffers), not read to the server's 256 MiB

@@ -6,8 +6,17 @@ from __future__ import annotations
 import pytest
 
 from bench.core.errors import UserError
-from bench.endpoints.meter import Usage
-from bench.targets.hops import APP_PART, HOPS_OVERLAP, Nesting, hop_parts
+from bench.endpoints.meter import Meter, MeterReading, Usage
+from bench.targets.base import QueryResult
+from bench.targets.hops import (
+    APP_PART,
+    HOPS_NEST_MISMATCH,
+    HOPS_OVERLAP,
+    METER_RESTARTED,
+    MeteredQueries,
+    Nesting,
+    hop_parts,
+)
 
 
 def busy(seconds: float, calls: int = 1) -> Usage:
@@ -45,3 +54,56 @@ def test_hops_summing_past_the_query_are_overlap_not_a_negative_app_share():
 def test_a_malformed_nesting_is_one_line(text):
     with pytest.raises(UserError, match="expected OUTER>INNER"):
         Nesting.parse(text, "openwebui@http://h")
+
+
+def test_a_reversed_nesting_gives_no_split_rather_than_all_time_to_one_hop():
+    """LiteLLM (40 ms) holds TEI's calls (30 ms); `embedding>litellm` says the reverse: the inner route busier than
+    its outer one cannot be nested in it, so the query has no split and says why."""
+    spent = {"litellm": busy(0.040), "embedding": busy(0.030)}
+    parts, warnings = hop_parts(50.0, spent, Nesting.parse("embedding>litellm", "t"))
+    assert (parts, warnings) == ({}, [HOPS_NEST_MISMATCH])
+
+
+def test_a_nesting_naming_a_route_the_meter_lacks_is_refused_before_any_query():
+    routes = {"litellm": "http://127.0.0.1:9/", "embedding": "http://127.0.0.1:9/"}
+    with Meter(routes) as meter:
+        metered = MeteredQueries(meter.url, Nesting.parse("litellm>embeding", "t"), "openwebui@http://h")
+        try:
+            with pytest.raises(UserError, match=r"no route 'embeding' \(its routes: embedding, litellm\)"):
+                metered.check()
+            MeteredQueries(meter.url, Nesting.parse("litellm>embedding", "t"), "t").check()  # the right one passes
+        finally:
+            metered.close()
+
+
+class Readings:
+    """A meter client that answers the given readings in turn."""
+
+    url = "http://meter"
+
+    def __init__(self, *readings: MeterReading):
+        self.readings = list(readings)
+
+    def reading(self) -> MeterReading:
+        return self.readings.pop(0)
+
+
+def one_query() -> QueryResult:
+    return QueryResult("q1", [], latency_s=0.1)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (MeterReading("a", {"llm": busy(0.5, calls=7)}), MeterReading("a", {"llm": busy(0.02, calls=1)})),
+        (MeterReading("a", {"llm": busy(0.01, calls=1)}), MeterReading("b", {"llm": busy(0.02, calls=3)})),
+        (MeterReading("a", {"llm": busy(0.01, calls=1)}), MeterReading("a", {})),
+    ],
+    ids=["counters-backwards", "another-instance", "route-gone"],
+)
+def test_a_meter_restarted_mid_query_gives_no_cost_and_no_split_not_negatives(before, after):
+    metered = MeteredQueries.__new__(MeteredQueries)
+    metered.client, metered.nesting = Readings(before, after), Nesting()  # type: ignore[assignment]
+    result = metered.run(one_query)
+    assert result.warnings == [METER_RESTARTED]
+    assert result.cost == {} and result.parts_ms == {}

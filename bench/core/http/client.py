@@ -13,12 +13,17 @@ import httpx
 
 from bench.core.errors import ServerError
 from bench.core.http.body import Reply, error_message, one_line, parse_json
-from bench.core.http.deadline import new_client
+from bench.core.http.cap import DEFAULT_CAP, BodyCap, BodyTooLarge
+from bench.core.http.deadline import capped, new_client
 from bench.core.secrets import mask
 
 
 class ServerUnreachable(ServerError):
     """No HTTP answer at all: connection refused or reset, no reply in time. What a dead server looks like."""
+
+
+class AnswerTooLarge(ServerError):
+    """The server's answer passed its body cap (bench/core/http/cap.py): a broken or hostile answer, not read on."""
 
 
 class HttpStatusError(ServerError):
@@ -72,11 +77,14 @@ class HttpClient:
     def error(self, message: str) -> ServerError:
         return ServerError(self.server, mask(message), created=self.created)
 
-    def send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        """One request, any status; no HTTP answer raises `ServerUnreachable`."""
+    def send(self, method: str, path: str, cap: BodyCap = DEFAULT_CAP, **kwargs: Any) -> httpx.Response:
+        """One request, any status, its answer read up to `cap`; no HTTP answer raises `ServerUnreachable`, an
+        answer over the cap `AnswerTooLarge`."""
         request = f"{method} {path}"
         try:
-            return self.httpx.request(method, path, **kwargs)
+            return self.httpx.request(method, path, extensions=capped(cap), **kwargs)
+        except BodyTooLarge as exc:
+            raise AnswerTooLarge(self.server, mask(f"{request} {exc}"), created=self.created) from None
         except httpx.TimeoutException:
             raise ServerUnreachable(
                 self.server,

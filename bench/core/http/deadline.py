@@ -1,6 +1,6 @@
 """The whole-request deadline of an httpx client: connecting, sending and every read of the answer end when it
 has passed, so a server that trickles a byte at a time cannot hold a request past it (httpx's own timeouts are
-per socket operation)."""
+per socket operation). The same client caps every answer body it reads (bench/core/http/cap.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from typing import Any
 
 import httpcore
 import httpx
+
+from bench.core.http.cap import BODY_CAP, BodyCap, BodyTooLarge, cap_of
 
 # The deadline of the request this thread is sending (time.monotonic()), None outside one: every socket
 # operation of the clients `new_client` makes waits at most until it.
@@ -82,13 +84,15 @@ class _DeadlineBackend(httpcore.NetworkBackend):
 
 
 class _DeadlineBody(httpx.SyncByteStream):
-    """A streamed answer's body: each read runs under its request's deadline, however late it is read."""
+    """A streamed answer's body: each read runs under its request's deadline, however late it is read, and the
+    raw bytes stop at the request's cap (None: no cap)."""
 
-    def __init__(self, stream: httpx.SyncByteStream, deadline: float):
-        self.stream, self.deadline = stream, deadline
+    def __init__(self, stream: httpx.SyncByteStream, deadline: float | None, cap: BodyCap | None):
+        self.stream, self.deadline, self.cap = stream, deadline, cap
 
     def __iter__(self) -> Iterator[bytes]:
         chunks = iter(self.stream)
+        size = 0
         while True:
             token = _deadline.set(self.deadline)
             try:
@@ -97,6 +101,9 @@ class _DeadlineBody(httpx.SyncByteStream):
                 _deadline.reset(token)
             if chunk is None:
                 return
+            size += len(chunk)
+            if self.cap is not None and size > self.cap.size:
+                raise BodyTooLarge(self.cap)
             yield chunk
 
     def close(self) -> None:
@@ -113,29 +120,47 @@ class _DeadlineClient(httpx.Client):
         for transport in [self._transport, *self._mounts.values()]:
             _bound_sockets(transport)
 
-    def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+    def send(self, request: httpx.Request, *, stream: bool = False, **kwargs: Any) -> httpx.Response:
         budgets = [s for s in request.extensions.get("timeout", {}).values() if s is not None]
-        if not budgets:
-            return super().send(request, **kwargs)
-        deadline = time.monotonic() + max(budgets)
+        deadline = time.monotonic() + max(budgets) if budgets else None
         token = _deadline.set(deadline)
         try:
-            response = super().send(request, **kwargs)
+            response = super().send(request, stream=True, **kwargs)
         finally:
             _deadline.reset(token)
-        if not response.is_stream_consumed and isinstance(response.stream, httpx.SyncByteStream):
-            response.stream = _DeadlineBody(response.stream, deadline)
+        cap = cap_of(request)
+        if isinstance(response.stream, httpx.SyncByteStream):
+            response.stream = _DeadlineBody(response.stream, deadline, cap)
+        if not stream:
+            _read_capped(response, cap)
         return response
+
+
+def _read_capped(response: httpx.Response, cap: BodyCap | None) -> None:
+    """`response.read()`, with the decoded body held to the cap too (a small gzip body can unpack to gigabytes).
+    httpx offers no cap on what it decodes, so the body is read here and set where `read()` would have put it."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if cap is not None and size > cap.size:
+                raise BodyTooLarge(cap)
+            chunks.append(chunk)
+    finally:
+        response.close()
+    response._content = b"".join(chunks)
 
 
 def _bound_sockets(transport: httpx.BaseTransport | None) -> None:
     """Every socket operation of an httpx-made transport (the default one, and a proxy's from the environment)
     bounded by its request's deadline.
 
-    The one private access of the HTTP layer: httpx.HTTPTransport takes no network backend and builds its
-    httpcore pool itself, and the transports for environment proxies are made inside httpx.Client, so their
-    pool's `_network_backend` is replaced here. A transport that is not httpx's own (httpx.MockTransport, given
-    through `new_client(transport=)`) has no pool and no sockets: it is left as it is."""
+    One of the two private accesses of the HTTP layer (the other: `_read_capped`): httpx.HTTPTransport takes no
+    network backend and builds its httpcore pool itself, and the transports for environment proxies are made
+    inside httpx.Client, so their pool's `_network_backend` is replaced here. A transport that is not httpx's own
+    (httpx.MockTransport, given through `new_client(transport=)`) has no pool and no sockets: it is left as it
+    is."""
     pool = getattr(transport, "_pool", None)
     if isinstance(pool, httpcore.ConnectionPool):
         pool._network_backend = _DeadlineBackend(pool._network_backend)
@@ -147,6 +172,12 @@ def new_client(
     base_url: str = "",
     transport: httpx.BaseTransport | None = None,
 ) -> httpx.Client:
-    """The one place an httpx client is made. `timeout_s` bounds each request as a whole (`_DeadlineClient`);
-    `transport` replaces the network (httpx.MockTransport in tests; environment proxies then do not apply)."""
+    """The one place an httpx client is made. `timeout_s` bounds each request as a whole (`_DeadlineClient`), and
+    each answer's body is capped (`BODY_CAP` in a request's extensions, else DEFAULT_CAP); `transport` replaces
+    the network (httpx.MockTransport in tests; environment proxies then do not apply)."""
     return _DeadlineClient(base_url=base_url, headers=headers or {}, timeout=timeout_s, transport=transport)
+
+
+def capped(cap: BodyCap | None) -> dict[str, Any]:
+    """The request extensions that give a request its own body cap (None: none, for a pass-through)."""
+    return {BODY_CAP: cap}

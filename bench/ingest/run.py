@@ -77,21 +77,25 @@ def run_ingest(plan: IngestPlan, dataset_path: Path, split: str | None, output: 
     metering = IngestMetering(meter, plan.upstreams, plan.direct, plan.timeout_s)
     points: list[IngestPointRecord] = []
     failures: list[str] = []
+    targets: list[Prepared] = []
     try:
         # Keys, parameters, servers and settings checked before anything is written.
-        targets = [_prepared(spec, corpus, metering, plan) for spec in plan.specs]
+        for given in plan.specs:
+            targets.append(_prepared(given, corpus, metering, plan))
         with open_run(output, header) as run:
             for target in targets:
                 try:
                     found, failure = _measure(target, corpus, metering, run, plan)
                 finally:
-                    _close(target)
+                    target.close()  # and again below, harmlessly: a target is closed once it is done
                 points += found
                 spec = _spec(target)
                 if failure is not None:
                     failures.append(f"{spec}: {failure}")
                 run.write(recommend(spec, found))
     finally:
+        for target in targets:
+            target.close()
         if meter is not None:
             meter.close()
     return IngestOutcome(points, failures)
@@ -112,10 +116,6 @@ def _prepared(spec: TargetSpec, corpus: DedupedCorpus, metering: IngestMetering,
 
 def _spec(target: Prepared) -> str:
     return (target.target if isinstance(target, OpenWebUISweep) else target).spec.public_text
-
-
-def _close(target: Prepared) -> None:
-    (target.target if isinstance(target, OpenWebUISweep) else target).close()
 
 
 def _measure(

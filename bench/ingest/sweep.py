@@ -44,13 +44,23 @@ class OpenWebUISweep:
         self.combinations: list[dict[str, Any]] = []
 
     def prepare(self, axes: list[SettingAxis]) -> None:
-        """Put back what a killed ingest left (the journal), then type every swept value by the server's own: a
-        server that cannot be reached or lacks a setting is one line here, with nothing changed."""
-        left = self.settings.restore_left_over()
+        """Put back what a killed ingest left (the journal; one a live ingest holds is refused), type every swept
+        value by the server's own, then journal this run: a server that cannot be reached or lacks a setting is one
+        line here, with nothing changed."""
+        left = self.settings.put_back_left_over()
         if left:
             where = self.target.http.base_url
-            console.print(f"restored the settings an interrupted ingest left on {where}: {left}", markup=False)
+            console.print(f"restored the settings an interrupted ingest left on {where}: {label(left)}", markup=False)
         self.combinations = combinations([a.name for a in axes], self.settings.typed(axes))
+        if axes:
+            self.settings.journal.claim()
+
+    def close(self) -> None:
+        """Release the server: a journal this run claimed and changed nothing under goes (one with values to put
+        back stays for the next ingest)."""
+        self.target.close()
+        if not self.settings.saved:
+            self.settings.journal.remove()
 
     def run(
         self, write: Callable[[IngestPointRecord], None], progress: ProgressFactory
@@ -92,7 +102,7 @@ class OpenWebUISweep:
             if not quiet:
                 raise
             return (
-                f"{exc.args[0]}; the restore journal {settings.journal} keeps them: the next ingest against this "
+                f"{exc.args[0]}; the restore journal {settings.journal.path} keeps them: the next ingest against this "
                 "server puts them back"
             )
         return None

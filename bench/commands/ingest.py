@@ -94,7 +94,26 @@ def check_targets(targets: list[str], settings: list[str]) -> list[TargetSpec]:
                 f"--target {spec.public_text!r}: --setting applies to Open WebUI; LightRAG's settings are its "
                 "server's environment (run ingest once per setting)"
             )
+    _refuse_repeats(specs)
     return specs
+
+
+def _refuse_repeats(specs: list[TargetSpec]) -> None:
+    """One server given twice would sweep its settings twice over and write each record twice; one name twice
+    would make two targets one in the results."""
+    servers: dict[tuple[str, str], str] = {}
+    names: set[str] = set()
+    for spec in specs:
+        server = (spec.kind, (spec.url or "").rstrip("/"))
+        if server in servers:
+            raise UserError(
+                f"--target {spec.public_text!r}: the same server as --target {servers[server]!r}: give each server once"
+            )
+        servers[server] = spec.public_text
+        if spec.given_name is not None:
+            if spec.given_name in names:
+                raise UserError(f"--target {spec.given_name}=...: the name is given twice")
+            names.add(spec.given_name)
 
 
 def ingest_command(request: IngestRequest) -> list[IngestPointRecord]:

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.core.errors import ServerError, UserError
+from bench.core.progress import console
 from bench.datasets import load_dataset
 from bench.endpoints.meter import Meter
 from bench.ingest.lightrag import LABEL, ingest_lightrag
 from bench.ingest.recommend import recommend
-from bench.ingest.record import failed_record
+from bench.ingest.record import failed_record, target_name
 from bench.ingest.settings import SettingAxis
 from bench.ingest.sweep import IngestMetering, OpenWebUISweep
 from bench.results.lifecycle import OpenRun, Output, open_run
@@ -60,19 +61,13 @@ class IngestOutcome:
 
 
 def run_ingest(plan: IngestPlan, dataset_path: Path, split: str | None, output: Output) -> IngestOutcome:
-    import bench
-    from bench.results.frame import now_iso
-
     dataset = load_dataset(dataset_path, split=split)
     documents = dict(list(dataset.corpus.items())[: plan.max_docs] if plan.max_docs else dataset.corpus.items())
     corpus = DedupedCorpus.of(documents)
-    header = RunHeader(
-        command="ingest",
-        created=now_iso(),
-        ragbench_version=bench.__version__,
-        dataset={"name": dataset.name, "source": str(dataset_path), "documents": len(documents)},
-        targets=[s.public_text for s in plan.specs],
-    )
+    header = _header(plan, {"name": dataset.name, "source": str(dataset_path)}, len(documents), corpus)
+    if corpus.duplicate_count:
+        note = dedupe_note(len(documents), len(corpus.documents))
+        console.print(f"ingest: {note}", markup=False, highlight=False, soft_wrap=True)
     meter = start_meter(plan)
     metering = IngestMetering(meter, plan.upstreams, plan.direct, plan.timeout_s)
     points: list[IngestPointRecord] = []
@@ -101,6 +96,30 @@ def run_ingest(plan: IngestPlan, dataset_path: Path, split: str | None, output: 
     return IngestOutcome(points, failures)
 
 
+def dedupe_note(documents: int, distinct: int) -> str:
+    """What the run says of a corpus whose documents repeat one another's text."""
+    return (
+        f"{documents - distinct} of {documents} documents repeat another's text: {distinct} distinct texts are "
+        "ingested (the apps refuse identical content), and every figure counts those"
+    )
+
+
+def _header(plan: IngestPlan, dataset: dict[str, str], documents: int, corpus: DedupedCorpus) -> RunHeader:
+    import bench
+    from bench.results.frame import now_iso
+
+    counts: dict[str, int] = {"documents": documents}
+    if corpus.duplicate_count:
+        counts |= {"distinct_texts": len(corpus.documents), "identical_copies": corpus.duplicate_count}
+    return RunHeader(
+        command="ingest",
+        created=now_iso(),
+        ragbench_version=bench.__version__,
+        dataset={**dataset, **counts},
+        targets=[f"{s.given_name}={s.public_text}" if s.given_name else s.public_text for s in plan.specs],
+    )
+
+
 Prepared = OpenWebUISweep | LightRAGTarget
 
 
@@ -115,7 +134,7 @@ def _prepared(spec: TargetSpec, corpus: DedupedCorpus, metering: IngestMetering,
 
 
 def _spec(target: Prepared) -> str:
-    return (target.target if isinstance(target, OpenWebUISweep) else target).spec.public_text
+    return target_name((target.target if isinstance(target, OpenWebUISweep) else target).spec)
 
 
 def _measure(
@@ -129,7 +148,7 @@ def _measure(
             target, corpus, metering.meter, plan.upstreams, run.progress, direct=plan.direct, timeout_s=plan.timeout_s
         )
     except ServerError as exc:
-        run.write(failed_record(target.spec.public_text, "lightrag", {}, LABEL, exc.args[0]))
+        run.write(failed_record(target_name(target.spec), "lightrag", {}, LABEL, exc.args[0]))
         return [], f"{LABEL}: {exc.args[0]}"
     run.write(point)
     return [point], None

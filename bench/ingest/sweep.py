@@ -16,7 +16,7 @@ from bench.endpoints.meter import Meter
 from bench.ingest.direct import send_direct
 from bench.ingest.openwebui import KnowledgeIngest, ingest_knowledge, remove_knowledge
 from bench.ingest.openwebui_settings import OpenWebUISettings
-from bench.ingest.record import EMBEDDING_ROUTE, failed_record, point_record
+from bench.ingest.record import EMBEDDING_ROUTE, failed_record, point_record, target_name
 from bench.ingest.settings import SettingAxis, combinations, label
 from bench.results.schema import IngestPointRecord
 from bench.targets.http_shared import DedupedCorpus
@@ -78,7 +78,7 @@ class OpenWebUISweep:
                     point = self._one(combination, f"ragbench-ingest-{stamp}-{i}", progress)
                 except ServerError as exc:
                     failure = f"{label(combination)}: {exc.args[0]}"
-                    spec = self.target.spec.public_text
+                    spec = target_name(self.target.spec)
                     write(failed_record(spec, "openwebui", combination, label(combination), exc.args[0]))
                     break
                 write(point)
@@ -126,7 +126,7 @@ class OpenWebUISweep:
             upstream = self.metering.upstreams[EMBEDDING_ROUTE]
             direct = send_direct(EMBEDDING_ROUTE, upstream, embedded, len(ingest.processed), self.metering.timeout_s)
         point = point_record(
-            target.spec.public_text,
+            target_name(target.spec),
             "openwebui",
             back,
             label(combination),

@@ -164,6 +164,11 @@ def intro_line(results: Results) -> str:
     parts = [f"Created {results.header.created} by ragbench {results.header.ragbench_version}"]
     if dataset.get("name"):
         parts.append(f"dataset {dataset['name']}, {dataset.get('documents', MISSING)} documents")
+    if dataset.get("identical_copies"):
+        parts.append(
+            f"{dataset['identical_copies']} of them repeat another's text: {dataset['distinct_texts']} distinct "
+            "texts were ingested, and every figure counts those"
+        )
     return "; ".join(parts) + "." + labels_sentence(results.header)
 
 

@@ -45,6 +45,16 @@ class OpenWebUISettings:
         scalars = {k: v for k, v in retrieval.items() if isinstance(v, _SCALAR) and k != "status"}
         return {k: v for k, v in embedding.items() if k in _EMBEDDING_FIELDS}, scalars
 
+    def embedder_url(self) -> tuple[str, str | None]:
+        """(the embedding engine, the URL Open WebUI sends its embedding calls to; None: it embeds in-process)."""
+        form = self.http.json("GET", EMBEDDING)
+        engine = form.get("RAG_EMBEDDING_ENGINE", kind=str, default="")
+        section = {"openai": "openai_config", "ollama": "ollama_config", "azure_openai": "azure_openai_config"}
+        if engine not in section:
+            return engine, None
+        url: str | None = form.get(section[engine], "url", kind=str, default=None)
+        return engine, url
+
     def current(self) -> dict[str, Any]:
         embedding, retrieval = self.read()
         return {**retrieval, **embedding}

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.core.errors import ServerError, UserError
+from bench.core.http import HttpClient
 from bench.core.progress import console
 from bench.datasets import load_dataset
 from bench.endpoints.meter import Meter
@@ -38,9 +39,24 @@ class IngestPlan:
     max_docs: int | None
 
 
+UPSTREAM_PROBE_S = 10.0  # an upstream that does not answer a GET within this is taken for unreachable
+
+
+def check_upstreams(plan: IngestPlan) -> None:
+    """Each meter upstream answers (any HTTP status: only whether it is there is asked), before anything is written:
+    an unreachable embedder would fail every document of every combination."""
+    for route, url in plan.upstreams.items():
+        probe = HttpClient(f"--meter-upstream {route}={url}", url, timeout_s=min(UPSTREAM_PROBE_S, plan.timeout_s))
+        try:
+            probe.send("GET", "")
+        finally:
+            probe.close()
+
+
 def start_meter(plan: IngestPlan) -> Meter | None:
     if not plan.upstreams:
         return None
+    check_upstreams(plan)
     try:
         meter = Meter(plan.upstreams, plan.meter_host, plan.meter_port, plan.timeout_s, log_calls=True)
     except ValueError as exc:

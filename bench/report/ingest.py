@@ -3,6 +3,7 @@ every figure of its `ingest_point` record, and docs/s per combination with lost 
 
 from __future__ import annotations
 
+import json
 from html import escape
 from pathlib import Path
 
@@ -72,6 +73,26 @@ def _generation_cells(calls: EndpointCalls | None, documents: int) -> list[str]:
     return [str(calls.calls), per_doc]
 
 
+def setting_columns(points: list[IngestPointRecord]) -> tuple[list[str], list[list[str]]]:
+    """The settings that vary between the combinations, and each combination's values of them: a setting every
+    combination shares is said once (`shared_settings`), not repeated per row. Without any that vary, one column
+    of the combinations' labels."""
+    names = list(dict.fromkeys(k for p in points for k in p.settings))
+    varying = [n for n in names if len({json.dumps(p.settings.get(n)) for p in points}) > 1]
+    if not varying:
+        return ["combination"], [[p.label] for p in points]
+    return varying, [[str(p.settings[n]) if n in p.settings else MISSING for n in varying] for p in points]
+
+
+def shared_settings(points: list[IngestPointRecord]) -> str:
+    """`NAME=VALUE ...` of the settings every combination had alike (empty: none, or one combination only)."""
+    if len(points) < 2:
+        return ""
+    varying = set(setting_columns(points)[0])
+    first = points[0].settings
+    return " ".join(f"{k}={v}" for k, v in first.items() if k not in varying and all(k in p.settings for p in points))
+
+
 def combinations_table(points: list[IngestPointRecord]) -> Rows:
     """One row per combination of one target; a combination that could not be measured shows its error only."""
     embedding, generation = embedding_routes(points), generation_routes(points)
@@ -112,7 +133,7 @@ def answer_lines(results: Results) -> list[str]:
     a summary says so."""
     summaries = {s.target: s for s in results.ingest_summaries}
     lines = []
-    for target in _targets(results):
+    for target in targets_of(results):
         summary = summaries.get(target)
         if summary is None:
             line = f"- **{target}**: no recommendation (the run ended before this target's sweep finished)"
@@ -154,7 +175,7 @@ def time_holder(points: list[IngestPointRecord]) -> str | None:
     return f"The app and the {top} hop shared the time: {top} calls were in flight {span} of the wall time"
 
 
-def _targets(results: Results) -> list[str]:
+def targets_of(results: Results) -> list[str]:
     found = [p.target for p in results.ingest_points] + [s.target for s in results.ingest_summaries]
     return list(dict.fromkeys(found))
 
@@ -190,7 +211,7 @@ def render(results: Results, folder: Path) -> tuple[str, str]:
         "<h2>Answer</h2>",
         "<ul>" + "".join(f"<li>{inline(line[2:])}</li>" for line in answer) + "</ul>",
     ]
-    for target in _targets(results):
+    for target in targets_of(results):
         points = [p for p in results.ingest_points if p.target == target]
         title = f"Combinations: {target}"
         md += [f"## {title}", "", md_table(*combinations_table(points)), ""]

@@ -1,13 +1,19 @@
 """`ragbench ingest` end to end on a fake Open WebUI (tests/harness/openwebui_fake.py): a target's name kept in the
-results, a server or name given twice refused, a corpus with repeated texts said."""
+results, a server or name given twice refused, a corpus with repeated texts said, the answer printed, a run that
+measured nothing exit 3, a meter the app cannot be measured through refused before anything, and nothing left on the
+server after a signal mid-combination."""
 
 from __future__ import annotations
+
+import os
+import signal
 
 import pytest
 
 from bench.results.store import read_results
 from tests.harness.beir import write_beir
 from tests.harness.openwebui_fake import FakeOpenWebUI
+from tests.harness.process import free_port
 
 
 @pytest.fixture
@@ -62,3 +68,68 @@ def test_repeated_texts_are_counted_and_said(ragbench, fake, tmp_path):
     assert results.ingest_points[0].documents == 2 and fake.uploads == 2
     report = (tmp_path / "o" / "report.md").read_text()
     assert "2 of them repeat another's text: 2 distinct texts were ingested" in report
+
+
+def test_the_answer_and_each_combinations_figures_are_printed(ragbench, fake, tmp_path):
+    data = corpus(tmp_path, ["one text", "another text"])
+    args = ["-t", f"openwebui@{fake.url}", "--setting", "CHUNK_SIZE=100,200", "--out", tmp_path / "o"]
+    code, out, err = ragbench("ingest", "--dataset", data, *args)
+    assert code == 0, err
+    rows = [line for line in out.splitlines() if line.startswith(("│ 100 ", "│ 200 "))]
+    assert len(rows) == 2 and all(" ok " in row and " 2 of 2 " in row for row in rows), out
+    assert f"openwebui@{fake.url}: recommended CHUNK_SIZE=" in out and "LOST" not in out
+
+
+def test_a_run_that_measured_nothing_says_so_and_exits_3(ragbench, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENWEBUI_API_KEY", "sk-test-key")
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
+    lossy = FakeOpenWebUI(lose_all=True)  # every file accepted, none listed with its vectors
+    try:
+        data = corpus(tmp_path, ["one text", "another text"])
+        code, out, err = ragbench("ingest", "--dataset", data, "-t", f"openwebui@{lossy.url}", "--out", tmp_path / "o")
+    finally:
+        lossy.close()
+    assert code == 3, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"ragbench: error: nothing was measured: openwebui@{lossy.url} default: of 2 documents")
+    assert "0 failed and 2 were lost (first: d0: not listed as processed afterwards)" in last
+    assert f"LOST: openwebui@{lossy.url} default: 0 failed and 2 lost of 2 documents" in out  # said, not only reported
+    assert read_results(tmp_path / "o" / "results.jsonl").ingest_points[0].lost == 2
+    assert (tmp_path / "o" / "report.html").exists()
+
+
+def meter_args(upstream: str) -> list[str]:
+    return ["--meter-upstream", upstream, "--meter-port", str(free_port())]
+
+
+@pytest.mark.parametrize(
+    ("upstream", "message"),
+    [
+        ("llm={url}", "--meter-upstream: Open WebUI's embedding calls go through the meter's embedding route"),
+        ("http://127.0.0.1:1", "cannot reach"),  # nothing listens there: every document would fail
+        ("{url}", "sends its embedding calls to http://embedder, not to the meter: point its embedding base URL"),
+    ],
+    ids=["no-embedding-route", "upstream-unreachable", "app-not-pointed-at-the-meter"],
+)
+def test_a_meter_the_app_cannot_be_measured_through_is_one_line_before_anything(
+    ragbench, fake, tmp_path, upstream, message
+):
+    data = corpus(tmp_path, ["one text"])
+    args = ["-t", f"openwebui@{fake.url}", *meter_args(upstream.format(url=fake.url)), "--out", tmp_path / "o"]
+    code, _, err = ragbench("ingest", "--dataset", data, "--setting", "CHUNK_SIZE=100,200", *args)
+    assert code == 2 and message in err and err.strip().count("\n") == 0, err
+    assert not (tmp_path / "o").exists() and fake.uploads == 0 and fake.knowledge == {}
+    assert not list((tmp_path / "cache").glob("restore/*.json"))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_mid_combination_leaves_nothing_on_the_server(ragbench, fake, tmp_path, signum):
+    data = corpus(tmp_path, [f"text {i}" for i in range(6)])
+    before = fake.settings()
+    fake.on_upload = lambda count: count == 8 and os.kill(os.getpid(), signum)  # in the second combination
+    args = ["-t", f"openwebui@{fake.url}?concurrency=2", "--setting", "CHUNK_SIZE=100,200", "--out", tmp_path / "o"]
+    code, _, err = ragbench("ingest", "--dataset", data, *args)
+    assert code == 128 + signum, err
+    assert fake.knowledge == {} and fake.files == {}  # the unfinished combination's knowledge base went too
+    assert fake.settings() == before
+    assert [p.label for p in read_results(tmp_path / "o" / "results.jsonl").ingest_points] == ["CHUNK_SIZE=100"]

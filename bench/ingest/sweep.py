@@ -51,7 +51,8 @@ class OpenWebUISweep:
         left = self.settings.put_back_left_over()
         if left:
             where = self.target.http.base_url
-            console.print(f"restored the settings an interrupted ingest left on {where}: {label(left)}", markup=False)
+            said = f"restored the settings an interrupted ingest left on {where}: {label(left)}"
+            console.print(said, markup=False, highlight=False, soft_wrap=True)
         self.combinations = combinations([a.name for a in axes], self.settings.typed(axes))
         self._check_pointed_at_meter()
         if axes:

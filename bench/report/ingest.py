@@ -30,7 +30,7 @@ def _num(value: float | int | None, spec: str = ".2f") -> str:
 
 def _status(point: IngestPointRecord) -> str:
     if point.status == IngestStatus.FAILED:
-        return f"FAILED: {point.error or MISSING}"
+        return "FAILED (below)"  # its error under the table: a long line held the table wider than the page
     if point.status == IngestStatus.LOST:
         return f"LOST: {point.failed} failed, {point.lost} lost"
     return str(point.status)
@@ -94,32 +94,41 @@ def shared_settings(points: list[IngestPointRecord]) -> str:
 
 
 def combinations_table(points: list[IngestPointRecord]) -> Rows:
-    """One row per combination of one target; a combination that could not be measured shows its error only."""
-    embedding, generation = embedding_routes(points), generation_routes(points)
-    header = ["combination", "status", "documents", "processed", "failed", "lost", "docs/s", "chunks/s"]
-    header += ["doc p50/p99 ms"]
-    for route in embedding:
-        header += [f"{route} {name}" for name in ("calls", "texts/call mean/max", "429/413/422/5xx", "retries")]
-        header += [f"{route} {name}" for name in ("busy %", "peak in flight", "upstream s (calls timed)")]
-    for route in generation:
-        header += [f"{route} calls", f"{route} prompt/completion tokens per doc"]
+    """One row per combination of one target, by the settings that vary: its documents and rates; a combination
+    that could not be measured shows its error only. The meter's figures are `calls_tables`' (two narrower tables
+    read on a laptop's screen without scrolling sideways)."""
+    names, shown = setting_columns(points)
+    header = [*names, "status", "documents", "processed", "failed", "lost", "docs/s", "chunks/s", "doc p50/p99 ms"]
     header += ["direct docs/s", "app ÷ direct"]
     rows = []
-    for p in points:
+    for p, settings in zip(points, shown):
         if p.status == IngestStatus.FAILED:
-            rows.append([p.label, _status(p), *[MISSING] * (len(header) - 2)])
+            rows.append([*settings, _status(p), *[MISSING] * (len(header) - len(names) - 1)])
             continue
         latency = p.doc_latency_ms
-        row = [p.label, _status(p), str(p.documents), str(p.processed), str(p.failed), str(p.lost)]
+        row = [*settings, _status(p), str(p.documents), str(p.processed), str(p.failed), str(p.lost)]
         row += [_num(p.docs_per_s), _num(p.chunks_per_s, ".1f")]
         row += [f"{_num(latency.get('p50'), '.0f')} / {_num(latency.get('p99'), '.0f')}"]
-        for route in embedding:
-            row += _embedding_cells(p.calls.get(route))
-        for route in generation:
-            row += _generation_cells(p.calls.get(route), p.documents)
         row += [_num(p.direct.docs_per_s if p.direct else None), _num(p.app_over_direct)]
         rows.append(row)
     return header, rows
+
+
+def calls_tables(points: list[IngestPointRecord]) -> list[tuple[str, Rows]]:
+    """Per metered route, (its name, one row per measured combination of what the meter saw on it)."""
+    names, shown = setting_columns(points)
+    measured = [(p, settings) for p, settings in zip(points, shown) if p.status != IngestStatus.FAILED]
+    tables = []
+    for route in embedding_routes(points):
+        header = [*names, "calls", "texts/call mean/max", "429/413/422/5xx", "retries", "busy %", "peak in flight"]
+        header.append("upstream s (calls timed)")
+        rows = [[*settings, *_embedding_cells(p.calls.get(route))] for p, settings in measured]
+        tables.append((route, (header, rows)))
+    for route in generation_routes(points):
+        header = [*names, "calls", "prompt/completion tokens per doc"]
+        rows = [[*settings, *_generation_cells(p.calls.get(route), p.documents)] for p, settings in measured]
+        tables.append((route, (header, rows)))
+    return tables
 
 
 def examples_table(points: list[IngestPointRecord]) -> Rows:
@@ -200,6 +209,13 @@ def _run_status(results: Results) -> str:
     return "complete" if end.status == EndStatus.COMPLETE else f"{end.status}: {end.error or MISSING}"
 
 
+def _breakable(rows: Rows) -> Rows:
+    """Setting names (`RAG_EMBEDDING_CONCURRENT_REQUESTS`) as column headers a browser may break after each `_`
+    (a zero-width space): one word that long held the table wider than the page."""
+    header, body = rows
+    return [h.replace("_", "_\u200b") for h in header], body
+
+
 def render(results: Results, folder: Path) -> tuple[str, str]:
     """The report's markdown and HTML body; the plot written into folder/plots."""
     status, intro, answer = _run_status(results), intro_line(results), answer_lines(results)
@@ -214,8 +230,21 @@ def render(results: Results, folder: Path) -> tuple[str, str]:
     for target in targets_of(results):
         points = [p for p in results.ingest_points if p.target == target]
         title = f"Combinations: {target}"
-        md += [f"## {title}", "", md_table(*combinations_table(points)), ""]
-        html += [f"<h2>{escape(title)}</h2>", html_table(*combinations_table(points))]
+        md += [f"## {title}", ""]
+        html.append(f"<h2>{escape(title)}</h2>")
+        shared = shared_settings(points)
+        if shared:
+            md += [f"Every combination: `{shared}`.", ""]
+            html.append(f"<p>Every combination: <code>{escape(shared)}</code>.</p>")
+        md += [md_table(*combinations_table(points)), ""]
+        html.append(html_table(*_breakable(combinations_table(points))))
+        unmeasured = [f"{p.label}: {p.error or MISSING}" for p in points if p.status == IngestStatus.FAILED]
+        for line in unmeasured:
+            md += [f"Not measured: {line}", ""]
+            html.append(f"<p class='bad'>Not measured: {escape(line)}</p>")
+        for route, rows in calls_tables(points):
+            md += [f"### Calls through the meter: {route}", "", md_table(*rows), ""]
+            html += [f"<h3>Calls through the meter: {escape(route)}</h3>", html_table(*_breakable(rows))]
         header, rows = examples_table(points)
         if rows:
             md += ["### Documents failed or lost (first ten per combination)", "", md_table(header, rows), ""]

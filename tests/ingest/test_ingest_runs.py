@@ -5,11 +5,15 @@ server after a signal mid-combination."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 
 import pytest
 
+from bench.ingest.journal import journal_path
 from bench.results.store import read_results
 from tests.harness.beir import write_beir
 from tests.harness.openwebui_fake import FakeOpenWebUI
@@ -133,3 +137,17 @@ def test_a_signal_mid_combination_leaves_nothing_on_the_server(ragbench, fake, t
     assert fake.knowledge == {} and fake.files == {}  # the unfinished combination's knowledge base went too
     assert fake.settings() == before
     assert [p.label for p in read_results(tmp_path / "o" / "results.jsonl").ingest_points] == ["CHUNK_SIZE=100"]
+
+
+def test_a_killed_runs_settings_are_put_back_and_said_as_settings(ragbench, fake, tmp_path):
+    journal = journal_path(fake.url)
+    journal.parent.mkdir(parents=True)
+    dead = subprocess.Popen([sys.executable, "-c", ""])
+    dead.wait()  # the killed ingest's process: gone
+    journal.write_text(json.dumps({"server": fake.url, "pid": dead.pid, "saved": {"CHUNK_SIZE": 1000}}))
+    fake.retrieval["CHUNK_SIZE"] = 40  # what the killed run left
+    data = corpus(tmp_path, ["one text"])
+    code, _, err = ragbench("ingest", "--dataset", data, "-t", f"openwebui@{fake.url}", "--out", tmp_path / "o")
+    assert code == 0, err
+    assert f"restored the settings an interrupted ingest left on {fake.url}: CHUNK_SIZE=1000\n" in err
+    assert fake.retrieval["CHUNK_SIZE"] == 1000 and not journal.exists()

@@ -216,6 +216,30 @@ def _breakable(rows: Rows) -> Rows:
     return [h.replace("_", "_\u200b") for h in header], body
 
 
+def _target_section(target: str, points: list[IngestPointRecord]) -> tuple[list[str], list[str]]:
+    """One target's tables (markdown lines, HTML parts): its combinations, what could not be measured, the calls
+    per metered route, the documents failed or lost."""
+    title = f"Combinations: {target}"
+    md, html = [f"## {title}", ""], [f"<h2>{escape(title)}</h2>"]
+    shared = shared_settings(points)
+    if shared:
+        md += [f"Every combination: `{shared}`.", ""]
+        html.append(f"<p>Every combination: <code>{escape(shared)}</code>.</p>")
+    md += [md_table(*combinations_table(points)), ""]
+    html.append(html_table(*_breakable(combinations_table(points))))
+    for line in [f"{p.label}: {p.error or MISSING}" for p in points if p.status == IngestStatus.FAILED]:
+        md += [f"Not measured: {line}", ""]
+        html.append(f"<p class='bad'>Not measured: {escape(line)}</p>")
+    for route, table in calls_tables(points):
+        md += [f"### Calls through the meter: {route}", "", md_table(*table), ""]
+        html += [f"<h3>Calls through the meter: {escape(route)}</h3>", html_table(*_breakable(table))]
+    header, rows = examples_table(points)
+    if rows:
+        md += ["### Documents failed or lost (first ten per combination)", "", md_table(header, rows), ""]
+        html += ["<h3>Documents failed or lost (first ten per combination)</h3>", html_table(header, rows)]
+    return md, html
+
+
 def render(results: Results, folder: Path) -> tuple[str, str]:
     """The report's markdown and HTML body; the plot written into folder/plots."""
     status, intro, answer = _run_status(results), intro_line(results), answer_lines(results)
@@ -228,27 +252,9 @@ def render(results: Results, folder: Path) -> tuple[str, str]:
         "<ul>" + "".join(f"<li>{inline(line[2:])}</li>" for line in answer) + "</ul>",
     ]
     for target in targets_of(results):
-        points = [p for p in results.ingest_points if p.target == target]
-        title = f"Combinations: {target}"
-        md += [f"## {title}", ""]
-        html.append(f"<h2>{escape(title)}</h2>")
-        shared = shared_settings(points)
-        if shared:
-            md += [f"Every combination: `{shared}`.", ""]
-            html.append(f"<p>Every combination: <code>{escape(shared)}</code>.</p>")
-        md += [md_table(*combinations_table(points)), ""]
-        html.append(html_table(*_breakable(combinations_table(points))))
-        unmeasured = [f"{p.label}: {p.error or MISSING}" for p in points if p.status == IngestStatus.FAILED]
-        for line in unmeasured:
-            md += [f"Not measured: {line}", ""]
-            html.append(f"<p class='bad'>Not measured: {escape(line)}</p>")
-        for route, rows in calls_tables(points):
-            md += [f"### Calls through the meter: {route}", "", md_table(*rows), ""]
-            html += [f"<h3>Calls through the meter: {escape(route)}</h3>", html_table(*_breakable(rows))]
-        header, rows = examples_table(points)
-        if rows:
-            md += ["### Documents failed or lost (first ten per combination)", "", md_table(header, rows), ""]
-            html += ["<h3>Documents failed or lost (first ten per combination)</h3>", html_table(header, rows)]
+        section_md, section_html = _target_section(target, [p for p in results.ingest_points if p.target == target])
+        md += section_md
+        html += section_html
     md += [NOTES, ""]
     html.append(f"<p>{escape(NOTES)}</p>")
     plots = folder / "plots"

@@ -47,7 +47,8 @@ class FakeOpenWebUI:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # A short poll: `close` (server.shutdown) waits up to one poll interval, in every test's teardown.
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def settings(self) -> dict[str, Any]:
         return {**self.retrieval, **{k: v for k, v in self.embedding.items() if isinstance(v, int | str)}}
@@ -127,6 +128,7 @@ class FakeOpenWebUI:
 def _handler(fake: FakeOpenWebUI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: Nagle held each answer's body ~40 ms
 
         def log_message(self, *args: object) -> None:
             pass

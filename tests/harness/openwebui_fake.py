@@ -35,7 +35,12 @@ class FakeOpenWebUI:
 
     def __init__(self, refuse: dict[str, Any] | None = None, die_after_uploads: int = 0, lose_all: bool = False):
         self.embedding = embedding_form()
-        self.retrieval: dict[str, Any] = {"CHUNK_SIZE": 1000, "CHUNK_OVERLAP": 100, "TEXT_SPLITTER": ""}
+        self.retrieval: dict[str, Any] = {
+            "CHUNK_SIZE": 1000,
+            "CHUNK_OVERLAP": 100,
+            "TEXT_SPLITTER": "",
+            "RELEVANCE_THRESHOLD": 0.0,
+        }
         self.knowledge: dict[str, dict[str, Any]] = {}  # id -> {"name", "files": [file ids]}
         self.files: dict[str, dict[str, Any]] = {}
         self.refuse, self.die_after_uploads = refuse or {}, die_after_uploads

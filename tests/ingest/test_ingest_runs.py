@@ -151,3 +151,19 @@ def test_a_killed_runs_settings_are_put_back_and_said_as_settings(ragbench, fake
     assert code == 0, err
     assert f"restored the settings an interrupted ingest left on {fake.url}: CHUNK_SIZE=1000\n" in err
     assert fake.retrieval["CHUNK_SIZE"] == 1000 and not journal.exists()
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("RELEVANCE_THRESHOLD=0.5,nan", "--setting RELEVANCE_THRESHOLD=nan: expected a finite number"),
+        ("RAG_EMBEDDING_BATCH_SIZE=2,02", "--setting RAG_EMBEDDING_BATCH_SIZE: 2 and 02 are the same value (2) once"),
+    ],
+)
+def test_a_value_the_server_cannot_take_is_one_line_before_anything(ragbench, fake, tmp_path, setting, message):
+    before = fake.settings()
+    data = corpus(tmp_path, ["one text"])
+    args = ["-t", f"openwebui@{fake.url}", "--setting", setting, "--out", tmp_path / "o"]
+    code, _, err = ragbench("ingest", "--dataset", data, *args)
+    assert code == 2 and message in err and err.strip().count("\n") == 0, err
+    assert not (tmp_path / "o").exists() and fake.uploads == 0 and fake.settings() == before

@@ -94,20 +94,47 @@ def check_targets(targets: list[str], settings: list[str]) -> list[TargetSpec]:
                 f"--target {spec.public_text!r}: --setting applies to Open WebUI; LightRAG's settings are its "
                 "server's environment (run ingest once per setting)"
             )
+    _refuse_repeats(specs)
     return specs
+
+
+def _refuse_repeats(specs: list[TargetSpec]) -> None:
+    """One server given twice would sweep its settings twice over and write each record twice; one name twice
+    would make two targets one in the results."""
+    servers: dict[tuple[str, str], str] = {}
+    names: set[str] = set()
+    for spec in specs:
+        server = (spec.kind, (spec.url or "").rstrip("/"))
+        if server in servers:
+            raise UserError(
+                f"--target {spec.public_text!r}: the same server as --target {servers[server]!r}: give each server once"
+            )
+        servers[server] = spec.public_text
+        if spec.given_name is not None:
+            if spec.given_name in names:
+                raise UserError(f"--target {spec.given_name}=...: the name is given twice")
+            names.add(spec.given_name)
 
 
 def ingest_command(request: IngestRequest) -> list[IngestPointRecord]:
     """Check every option, then ingest; the report of what finished is written also after an error or Ctrl-C."""
+    from bench.commands.ingest_console import show_ingest
     from bench.ingest.run import IngestPlan, run_ingest
     from bench.ingest.settings import parse_settings
     from bench.report import write_report
     from bench.results.lifecycle import Output
 
+    specs = check_targets(request.targets, request.settings or [])
+    upstreams = meter_upstreams(request.meter_upstream or [])
+    if upstreams and "embedding" not in upstreams and any(s.kind == "openwebui" for s in specs):
+        raise UserError(
+            f"--meter-upstream: Open WebUI's embedding calls go through the meter's embedding route, and none is given "
+            f"(routes: {', '.join(upstreams)}): add --meter-upstream embedding=URL of its embedder"
+        )
     plan = IngestPlan(
-        specs=check_targets(request.targets, request.settings or []),
+        specs=specs,
         axes=parse_settings(request.settings or []),
-        upstreams=meter_upstreams(request.meter_upstream or []),
+        upstreams=upstreams,
         meter_host=request.meter_host,
         meter_port=request.meter_port,
         direct=not request.no_direct,
@@ -118,10 +145,27 @@ def ingest_command(request: IngestRequest) -> list[IngestPointRecord]:
     if request.out.exists() and not request.out.is_dir():
         raise UserError(f"--out {request.out}: is a file, not a folder")
     output = Output(
-        request.out, request.overwrite, report=write_report, say=print, progress=True, origin=request.origin
+        request.out,
+        request.overwrite,
+        report=write_report,
+        say=print,
+        show=show_ingest,
+        progress=True,
+        origin=request.origin,
     )
     outcome = run_ingest(plan, request.dataset, request.split, output)
+    report = request.out / "report.html"
     if outcome.failures:
-        report = request.out / "report.html"
         raise MeasurementFailed(f"{'; '.join(outcome.failures)} (the sweep stopped there; report: {report})", report)
+    empty = [p for p in outcome.points if p.processed == 0]
+    if empty:
+        named = "; ".join(f"{p.target} {p.label}: {nothing_processed(p)}" for p in empty)
+        raise MeasurementFailed(f"nothing was measured: {named} (report: {report})", report)
     return outcome.points
+
+
+def nothing_processed(point: IngestPointRecord) -> str:
+    """Why a combination that processed no document measured nothing, with the first document's reason."""
+    example = next(iter(point.failed_examples.items()), None)
+    first = f" (first: {example[0]}: {example[1]})" if example else ""
+    return f"of {point.documents} documents {point.failed} failed and {point.lost} were lost{first}"

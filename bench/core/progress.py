@@ -69,7 +69,11 @@ class LogLines:
     def factory(self, description: str, total: int | None) -> Callable[[int], None]:
         phase = _Phase(description, total, self.clock())
         self.phases.append(phase)
-        self.write(f"{description}: started" + (f" ({total:,} to do)" if total is not None else ""))
+        if total == 0:  # done before it starts (every file already uploaded): never a running "0/0" line
+            phase.finished = True
+            self.write(f"{description}: nothing to do")
+        else:
+            self.write(f"{description}: started" + (f" ({total:,} to do)" if total is not None else ""))
         return lambda n: self._advance(phase, n)
 
     def _advance(self, phase: _Phase, n: int) -> None:

@@ -3,7 +3,8 @@
 
 Documents failed or lost are always gated when ingest points are compared: more than the baseline's fails. A
 combination measured in only one run, or that could not be measured in either, is said (an `info` check), not
-gated. Targets are paired by their spec (`--match` for a renamed one), combinations by their label.
+gated. Targets are paired by their name (`-t NAME=openwebui@URL`, else the spec as written; `--match` for a
+renamed one), combinations by their label.
 """
 
 from __future__ import annotations

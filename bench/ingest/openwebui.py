@@ -23,6 +23,20 @@ class DocumentIngest:
 
 
 @dataclass
+class MadeOnServer:
+    """What one combination made on the server, noted as soon as it exists: what `remove_knowledge` deletes, also
+    when the combination ends half-way (an error, Ctrl-C, SIGTERM)."""
+
+    kb_id: str | None = None
+    file_ids: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def file(self, file_id: str) -> None:
+        with self.lock:
+            self.file_ids.append(file_id)
+
+
+@dataclass
 class KnowledgeIngest:
     """What one combination did to its knowledge base."""
 
@@ -31,7 +45,6 @@ class KnowledgeIngest:
     seconds: float  # first upload to the last document processed
     documents: list[DocumentIngest]
     processed: set[str]  # listed afterwards with its vectors stored
-    file_ids: list[str] = field(default_factory=list)  # every file this ingest made
 
     @property
     def failed(self) -> dict[str, str]:
@@ -44,25 +57,26 @@ class KnowledgeIngest:
 
 
 def ingest_knowledge(
-    http: HttpClient, corpus: DedupedCorpus, kb_name: str, concurrency: int, progress: ProgressFactory
+    http: HttpClient,
+    corpus: DedupedCorpus,
+    kb_name: str,
+    concurrency: int,
+    progress: ProgressFactory,
+    made: MadeOnServer,
 ) -> KnowledgeIngest:
-    """Upload every document of `corpus` into a new knowledge base `kb_name`, `concurrency` at a time."""
+    """Upload every document of `corpus` into a new knowledge base `kb_name`, `concurrency` at a time; what it
+    makes is noted in `made` as it goes."""
     created: list[str] = []
     kb_id = knowledge_base(http, kb_name, created)
     if not created:
         raise http.error(f"knowledge base '{kb_name}' already exists: each combination needs a fresh one")
-    lock = threading.Lock()
-    file_ids: list[str] = []
-
-    def made(file_id: str) -> None:
-        with lock:
-            file_ids.append(file_id)
+    made.kb_id = kb_id
 
     def one(doc_id: str) -> DocumentIngest:
         started = time.perf_counter()
         text = corpus.documents[doc_id].full_text
         try:
-            _, error = upload_to_knowledge(http, kb_id, file_name(doc_id), text, doc_id, made)
+            _, error = upload_to_knowledge(http, kb_id, file_name(doc_id), text, doc_id, made.file)
         except HttpStatusError as exc:  # this document refused; the server is still there for the others
             error = exc.args[0].split(": ", 1)[-1][:300]
         return DocumentIngest(doc_id, time.perf_counter() - started, error)
@@ -77,11 +91,12 @@ def ingest_knowledge(
         for doc_id in corpus.documents
         if (stored := listed.get(file_name(doc_id))) is not None and stored.vectors_hash is not None
     }
-    return KnowledgeIngest(kb_id, kb_name, seconds, documents, processed, file_ids)
+    return KnowledgeIngest(kb_id, kb_name, seconds, documents, processed)
 
 
-def remove_knowledge(http: HttpClient, ingest: KnowledgeIngest) -> None:
+def remove_knowledge(http: HttpClient, made: MadeOnServer) -> None:
     """Delete the knowledge base and the files this ingest made (nothing else)."""
-    for file_id in ingest.file_ids:
+    for file_id in made.file_ids:
         http.call("DELETE", f"/api/v1/files/{file_id}", ok=(200, 404))
-    http.call("DELETE", f"/api/v1/knowledge/{ingest.kb_id}/delete", ok=(200, 404))
+    if made.kb_id is not None:
+        http.call("DELETE", f"/api/v1/knowledge/{made.kb_id}/delete", ok=(200, 404))

@@ -3,22 +3,18 @@
 (`/api/v1/retrieval/config/update`, which takes the fields to change: CHUNK_SIZE, CHUNK_OVERLAP, ...).
 
 Before the first change the values to put back are written to a restore journal under the cache folder, keyed
-by the server: a run killed outright (SIGKILL, power) leaves it, and the next `ragbench ingest` against that
-server puts those values back first and says so. Only values are kept there, never the server's keys.
+by the server (bench/ingest/journal.py): a run killed outright (SIGKILL, power) leaves it, and the next `ragbench
+ingest` against that server puts those values back first and says so; one a live ingest holds is left alone.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-from pathlib import Path
 from typing import Any
 
 from bench.core.errors import UserError
 from bench.core.http import HttpClient
-from bench.datasets.numpy_docs import cache_root
-from bench.ingest.settings import SettingAxis, typed_value
+from bench.ingest.journal import RestoreJournal
+from bench.ingest.settings import SettingAxis, label, typed_axis
 
 EMBEDDING = "/api/v1/retrieval/embedding"
 RETRIEVAL = "/api/v1/retrieval/config"
@@ -34,16 +30,12 @@ _EMBEDDING_SECTIONS = ("openai_config", "ollama_config", "azure_openai_config")
 _SCALAR = (bool, int, float, str)
 
 
-def journal_path(base_url: str) -> Path:
-    return cache_root() / "restore" / f"openwebui-{hashlib.sha256(base_url.encode()).hexdigest()[:16]}.json"
-
-
 class OpenWebUISettings:
     """The server's ingest settings: `check` the swept names, `apply` a combination, `restore` what was changed."""
 
     def __init__(self, http: HttpClient):
         self.http = http
-        self.journal = journal_path(http.base_url)
+        self.journal = RestoreJournal(http.base_url)
         self.saved: dict[str, Any] = {}  # setting -> the server's value before ragbench changed it
 
     def read(self) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -52,6 +44,16 @@ class OpenWebUISettings:
         retrieval = self.http.json("GET", RETRIEVAL).get(kind=dict)
         scalars = {k: v for k, v in retrieval.items() if isinstance(v, _SCALAR) and k != "status"}
         return {k: v for k, v in embedding.items() if k in _EMBEDDING_FIELDS}, scalars
+
+    def embedder_url(self) -> tuple[str, str | None]:
+        """(the embedding engine, the URL Open WebUI sends its embedding calls to; None: it embeds in-process)."""
+        form = self.http.json("GET", EMBEDDING)
+        engine = form.get("RAG_EMBEDDING_ENGINE", kind=str, default="")
+        section = {"openai": "openai_config", "ollama": "ollama_config", "azure_openai": "azure_openai_config"}
+        if engine not in section:
+            return engine, None
+        url: str | None = form.get(section[engine], "url", kind=str, default=None)
+        return engine, url
 
     def current(self) -> dict[str, Any]:
         embedding, retrieval = self.read()
@@ -66,7 +68,7 @@ class OpenWebUISettings:
                 f"--setting {missing[0]}: Open WebUI at {self.http.base_url} has no such setting in its embedding or "
                 "retrieval settings (an older server, or a typo); nothing was changed"
             )
-        return [[typed_value(a.name, v, now[a.name]) for v in a.values] for a in axes]
+        return [typed_axis(a.name, a.values, now[a.name]) for a in axes]
 
     def apply(self, wanted: dict[str, Any]) -> dict[str, Any]:
         """Set `wanted` and return the values read back; the values first changed are saved (and journalled)."""
@@ -75,7 +77,7 @@ class OpenWebUISettings:
         fresh = {k: now[k] for k in wanted if k not in self.saved}
         if fresh:
             self.saved.update(fresh)
-            self._write_journal()
+            self.journal.write(self.saved)
         self._send(wanted, embedding)
         back = self.current()
         refused = {k: back.get(k) for k, v in wanted.items() if back.get(k) != v}
@@ -91,26 +93,21 @@ class OpenWebUISettings:
                 self._send(self.saved, self.read()[0])
             except UserError as exc:
                 raise self.http.error(
-                    f"settings NOT restored; set them back by hand to {self.saved} ({exc.args[0].split(': ', 1)[-1]})"
+                    f"settings NOT restored; set them back by hand to {label(self.saved)} "
+                    f"({exc.args[0].split(': ', 1)[-1]})"
                 ) from None
             self.saved = {}
-        self.journal.unlink(missing_ok=True)
+        self.journal.remove()
 
-    def restore_left_over(self) -> dict[str, Any]:
-        """Put back what an earlier, killed run left in the journal; the values put back ({} when none)."""
-        try:
-            left = json.loads(self.journal.read_text(encoding="utf-8"))["saved"]
-        except FileNotFoundError:
+    def put_back_left_over(self) -> dict[str, Any]:
+        """Put back what a killed ingest left in the journal (the values, returned; {} when none); a journal a live
+        ingest holds is left alone and refused with one line."""
+        left = self.journal.read()
+        if left is None:
             return {}
-        except (OSError, ValueError, KeyError, TypeError):
-            raise UserError(
-                f"restore journal {self.journal}: unreadable; check the server's settings, then delete it"
-            ) from None
-        if not isinstance(left, dict):
-            raise UserError(f"restore journal {self.journal}: unreadable; check the server's settings, then delete it")
-        self.saved = left
+        self.saved = left.saved
         self.restore()
-        return left
+        return left.saved
 
     def _send(self, values: dict[str, Any], embedding: dict[str, Any]) -> None:
         on_embedding = {k: v for k, v in values.items() if k in _EMBEDDING_FIELDS}
@@ -122,10 +119,3 @@ class OpenWebUISettings:
             self.http.call("POST", f"{EMBEDDING}/update", json={**form, **on_embedding})
         if on_retrieval:
             self.http.call("POST", f"{RETRIEVAL}/update", json=on_retrieval)
-
-    def _write_journal(self) -> None:
-        self.journal.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps({"server": self.http.base_url, "pid": os.getpid(), "saved": self.saved})
-        partial = self.journal.with_suffix(".partial")
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(self.journal)

@@ -9,9 +9,16 @@ from bench.core.percentiles import percentiles
 from bench.endpoints.meter_calls import CallRecord, request_texts
 from bench.ingest.calls import by_route
 from bench.results.schema import DirectIngest, IngestPointRecord, IngestStatus
+from bench.targets.base import TargetSpec
 
 MIN_FOR_P99 = 100  # a p99 of fewer documents is their maximum, not a percentile
 EMBEDDING_ROUTE = "embedding"
+
+
+def target_name(spec: TargetSpec) -> str:
+    """What results, reports and `compare` call an ingest target: its `NAME=` where one is given, so that a
+    baseline and a current run against different URLs pair; else the spec as written (credentials masked)."""
+    return spec.given_name or spec.public_text
 
 
 def doc_latency_ms(seconds: list[float]) -> dict[str, float]:

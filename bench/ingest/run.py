@@ -7,11 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.core.errors import ServerError, UserError
+from bench.core.http import HttpClient
+from bench.core.progress import console
 from bench.datasets import load_dataset
 from bench.endpoints.meter import Meter
 from bench.ingest.lightrag import LABEL, ingest_lightrag
 from bench.ingest.recommend import recommend
-from bench.ingest.record import failed_record
+from bench.ingest.record import failed_record, target_name
 from bench.ingest.settings import SettingAxis
 from bench.ingest.sweep import IngestMetering, OpenWebUISweep
 from bench.results.lifecycle import OpenRun, Output, open_run
@@ -37,9 +39,24 @@ class IngestPlan:
     max_docs: int | None
 
 
+UPSTREAM_PROBE_S = 10.0  # an upstream that does not answer a GET within this is taken for unreachable
+
+
+def check_upstreams(plan: IngestPlan) -> None:
+    """Each meter upstream answers (any HTTP status: only whether it is there is asked), before anything is written:
+    an unreachable embedder would fail every document of every combination."""
+    for route, url in plan.upstreams.items():
+        probe = HttpClient(f"--meter-upstream {route}={url}", url, timeout_s=min(UPSTREAM_PROBE_S, plan.timeout_s))
+        try:
+            probe.send("GET", "")
+        finally:
+            probe.close()
+
+
 def start_meter(plan: IngestPlan) -> Meter | None:
     if not plan.upstreams:
         return None
+    check_upstreams(plan)
     try:
         meter = Meter(plan.upstreams, plan.meter_host, plan.meter_port, plan.timeout_s, log_calls=True)
     except ValueError as exc:
@@ -60,41 +77,63 @@ class IngestOutcome:
 
 
 def run_ingest(plan: IngestPlan, dataset_path: Path, split: str | None, output: Output) -> IngestOutcome:
-    import bench
-    from bench.results.frame import now_iso
-
     dataset = load_dataset(dataset_path, split=split)
     documents = dict(list(dataset.corpus.items())[: plan.max_docs] if plan.max_docs else dataset.corpus.items())
     corpus = DedupedCorpus.of(documents)
-    header = RunHeader(
-        command="ingest",
-        created=now_iso(),
-        ragbench_version=bench.__version__,
-        dataset={"name": dataset.name, "source": str(dataset_path), "documents": len(documents)},
-        targets=[s.public_text for s in plan.specs],
-    )
+    header = _header(plan, {"name": dataset.name, "source": str(dataset_path)}, len(documents), corpus)
+    if corpus.duplicate_count:
+        note = dedupe_note(len(documents), len(corpus.documents))
+        console.print(f"ingest: {note}", markup=False, highlight=False, soft_wrap=True)
     meter = start_meter(plan)
     metering = IngestMetering(meter, plan.upstreams, plan.direct, plan.timeout_s)
     points: list[IngestPointRecord] = []
     failures: list[str] = []
+    targets: list[Prepared] = []
     try:
         # Keys, parameters, servers and settings checked before anything is written.
-        targets = [_prepared(spec, corpus, metering, plan) for spec in plan.specs]
+        for given in plan.specs:
+            targets.append(_prepared(given, corpus, metering, plan))
         with open_run(output, header) as run:
             for target in targets:
                 try:
                     found, failure = _measure(target, corpus, metering, run, plan)
                 finally:
-                    _close(target)
+                    target.close()  # and again below, harmlessly: a target is closed once it is done
                 points += found
                 spec = _spec(target)
                 if failure is not None:
                     failures.append(f"{spec}: {failure}")
                 run.write(recommend(spec, found))
     finally:
+        for target in targets:
+            target.close()
         if meter is not None:
             meter.close()
     return IngestOutcome(points, failures)
+
+
+def dedupe_note(documents: int, distinct: int) -> str:
+    """What the run says of a corpus whose documents repeat one another's text."""
+    return (
+        f"{documents - distinct} of {documents} documents repeat another's text: {distinct} distinct texts are "
+        "ingested (the apps refuse identical content), and every figure counts those"
+    )
+
+
+def _header(plan: IngestPlan, dataset: dict[str, str], documents: int, corpus: DedupedCorpus) -> RunHeader:
+    import bench
+    from bench.results.frame import now_iso
+
+    counts: dict[str, int] = {"documents": documents}
+    if corpus.duplicate_count:
+        counts |= {"distinct_texts": len(corpus.documents), "identical_copies": corpus.duplicate_count}
+    return RunHeader(
+        command="ingest",
+        created=now_iso(),
+        ragbench_version=bench.__version__,
+        dataset={**dataset, **counts},
+        targets=[f"{s.given_name}={s.public_text}" if s.given_name else s.public_text for s in plan.specs],
+    )
 
 
 Prepared = OpenWebUISweep | LightRAGTarget
@@ -111,11 +150,7 @@ def _prepared(spec: TargetSpec, corpus: DedupedCorpus, metering: IngestMetering,
 
 
 def _spec(target: Prepared) -> str:
-    return (target.target if isinstance(target, OpenWebUISweep) else target).spec.public_text
-
-
-def _close(target: Prepared) -> None:
-    (target.target if isinstance(target, OpenWebUISweep) else target).close()
+    return target_name((target.target if isinstance(target, OpenWebUISweep) else target).spec)
 
 
 def _measure(
@@ -129,7 +164,7 @@ def _measure(
             target, corpus, metering.meter, plan.upstreams, run.progress, direct=plan.direct, timeout_s=plan.timeout_s
         )
     except ServerError as exc:
-        run.write(failed_record(target.spec.public_text, "lightrag", {}, LABEL, exc.args[0]))
+        run.write(failed_record(target_name(target.spec), "lightrag", {}, LABEL, exc.args[0]))
         return [], f"{LABEL}: {exc.args[0]}"
     run.write(point)
     return [point], None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -66,10 +67,23 @@ def typed_value(name: str, text: str, current: Any) -> Any:
         return value
     if isinstance(current, float):
         try:
-            return float(text)
+            number = float(text)
         except ValueError:
             raise UserError(f"--setting {name}={text}: expected a number (the server's value is one)") from None
+        if not math.isfinite(number):  # JSON has no NaN or infinity: the server could never be sent it
+            raise UserError(f"--setting {name}={text}: expected a finite number")
+        return number
     return text
+
+
+def typed_axis(name: str, texts: tuple[str, ...], current: Any) -> list[Any]:
+    """An axis's values typed as the server's `current`; two that are equal once typed (`2,02`) are one line."""
+    values = [typed_value(name, text, current) for text in texts]
+    for i, value in enumerate(values):
+        if value in values[:i]:
+            first = texts[values.index(value)]
+            raise UserError(f"--setting {name}: {first} and {texts[i]} are the same value ({value!r}) once typed")
+    return values
 
 
 def combinations(names: list[str], values: list[list[Any]]) -> list[dict[str, Any]]:

@@ -8,15 +8,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from bench.core.errors import ServerError, UserError
 from bench.core.interrupt import uninterruptible
 from bench.core.progress import ProgressFactory, console
 from bench.endpoints.meter import Meter
 from bench.ingest.direct import send_direct
-from bench.ingest.openwebui import KnowledgeIngest, ingest_knowledge, remove_knowledge
+from bench.ingest.openwebui import KnowledgeIngest, MadeOnServer, ingest_knowledge, remove_knowledge
 from bench.ingest.openwebui_settings import OpenWebUISettings
-from bench.ingest.record import EMBEDDING_ROUTE, failed_record, point_record
+from bench.ingest.record import EMBEDDING_ROUTE, failed_record, point_record, target_name
 from bench.ingest.settings import SettingAxis, combinations, label
 from bench.results.schema import IngestPointRecord
 from bench.targets.http_shared import DedupedCorpus
@@ -44,13 +45,47 @@ class OpenWebUISweep:
         self.combinations: list[dict[str, Any]] = []
 
     def prepare(self, axes: list[SettingAxis]) -> None:
-        """Put back what a killed ingest left (the journal), then type every swept value by the server's own: a
-        server that cannot be reached or lacks a setting is one line here, with nothing changed."""
-        left = self.settings.restore_left_over()
+        """Put back what a killed ingest left (the journal; one a live ingest holds is refused), type every swept
+        value by the server's own, then journal this run: a server that cannot be reached or lacks a setting is one
+        line here, with nothing changed."""
+        left = self.settings.put_back_left_over()
         if left:
             where = self.target.http.base_url
-            console.print(f"restored the settings an interrupted ingest left on {where}: {left}", markup=False)
+            said = f"restored the settings an interrupted ingest left on {where}: {label(left)}"
+            console.print(said, markup=False, highlight=False, soft_wrap=True)
         self.combinations = combinations([a.name for a in axes], self.settings.typed(axes))
+        self._check_pointed_at_meter()
+        if axes:
+            self.settings.journal.claim()
+
+    def _check_pointed_at_meter(self) -> None:
+        """With a meter, Open WebUI's embedding URL must lead to its embedding route (any host name: the app may
+        reach the meter by another; the meter's port and route path): else no call would pass it, found only after
+        a whole combination ran."""
+        meter = self.metering.meter
+        if meter is None:
+            return
+        engine, url = self.settings.embedder_url()
+        wanted = f"{meter.url}/{EMBEDDING_ROUTE}"
+        if url is None:
+            raise UserError(
+                f"Open WebUI at {self.target.http.base_url} embeds with engine {engine or 'local'!r}, not through "
+                f"the meter: set its embedding engine to OpenAI with base URL {wanted} first"
+            )
+        parts, meter_parts = urlsplit(url), urlsplit(meter.url)
+        if parts.port != meter_parts.port or parts.path.rstrip("/") != f"/{EMBEDDING_ROUTE}":
+            raise UserError(
+                f"Open WebUI at {self.target.http.base_url} sends its embedding calls to {url}, not to the meter: "
+                f"point its embedding base URL (RAG_OPENAI_API_BASE_URL) at {wanted} (or the meter's host as the "
+                "server reaches it) first"
+            )
+
+    def close(self) -> None:
+        """Release the server: a journal this run claimed and changed nothing under goes (one with values to put
+        back stays for the next ingest)."""
+        self.target.close()
+        if not self.settings.saved:
+            self.settings.journal.remove()
 
     def run(
         self, write: Callable[[IngestPointRecord], None], progress: ProgressFactory
@@ -68,7 +103,7 @@ class OpenWebUISweep:
                     point = self._one(combination, f"ragbench-ingest-{stamp}-{i}", progress)
                 except ServerError as exc:
                     failure = f"{label(combination)}: {exc.args[0]}"
-                    spec = self.target.spec.public_text
+                    spec = target_name(self.target.spec)
                     write(failed_record(spec, "openwebui", combination, label(combination), exc.args[0]))
                     break
                 write(point)
@@ -92,16 +127,38 @@ class OpenWebUISweep:
             if not quiet:
                 raise
             return (
-                f"{exc.args[0]}; the restore journal {settings.journal} keeps them: the next ingest against this "
+                f"{exc.args[0]}; the restore journal {settings.journal.path} keeps them: the next ingest against this "
                 "server puts them back"
             )
         return None
 
     def _one(self, combination: dict[str, Any], kb_name: str, progress: ProgressFactory) -> IngestPointRecord:
+        """The combination applied and measured on a fresh knowledge base, which goes afterwards (unless --keep)
+        whatever happens: an error, Ctrl-C or SIGTERM half-way through included."""
         back = self.settings.apply(combination) if combination else {}
+        made = MadeOnServer()
+        try:
+            return self._measured(back, label(combination), kb_name, progress, made)
+        finally:
+            if not self.keep:
+                self._remove(made)
+
+    def _remove(self, made: MadeOnServer) -> None:
+        """Delete what the combination made; a server gone while another failure is on its way out is left to it."""
+        leaving = sys.exc_info()[0] is not None  # called from a `finally` an exception is passing through
+        with uninterruptible():
+            try:
+                remove_knowledge(self.target.http, made)
+            except ServerError:
+                if not leaving:
+                    raise
+
+    def _measured(
+        self, back: dict[str, Any], name: str, kb_name: str, progress: ProgressFactory, made: MadeOnServer
+    ) -> IngestPointRecord:
         meter, target = self.metering.meter, self.target
         index = len(meter.calls) if meter else 0
-        ingest = ingest_knowledge(target.http, self.corpus, kb_name, target.concurrency, progress)
+        ingest = ingest_knowledge(target.http, self.corpus, kb_name, target.concurrency, progress, made)
         if meter:
             settle(meter, lambda: target.http.call("GET", "/api/version"))
         calls = meter.calls_since(index) if meter else None
@@ -115,20 +172,17 @@ class OpenWebUISweep:
         if meter and self.metering.direct and embedded:
             upstream = self.metering.upstreams[EMBEDDING_ROUTE]
             direct = send_direct(EMBEDDING_ROUTE, upstream, embedded, len(ingest.processed), self.metering.timeout_s)
-        point = point_record(
-            target.spec.public_text,
+        return point_record(
+            target_name(target.spec),
             "openwebui",
             back,
-            label(combination),
+            name,
             _outcome(ingest),
             calls,
             direct,
             ingest.kb_name,
             target.concurrency,
         )
-        if not self.keep:
-            remove_knowledge(target.http, ingest)
-        return point
 
 
 def settle(meter: Meter, poke: Callable[[], object], rounds: int = 10) -> None:

@@ -3,6 +3,7 @@ every figure of its `ingest_point` record, and docs/s per combination with lost 
 
 from __future__ import annotations
 
+import json
 from html import escape
 from pathlib import Path
 
@@ -29,7 +30,7 @@ def _num(value: float | int | None, spec: str = ".2f") -> str:
 
 def _status(point: IngestPointRecord) -> str:
     if point.status == IngestStatus.FAILED:
-        return f"FAILED: {point.error or MISSING}"
+        return "FAILED (below)"  # its error under the table: a long line held the table wider than the page
     if point.status == IngestStatus.LOST:
         return f"LOST: {point.failed} failed, {point.lost} lost"
     return str(point.status)
@@ -72,33 +73,62 @@ def _generation_cells(calls: EndpointCalls | None, documents: int) -> list[str]:
     return [str(calls.calls), per_doc]
 
 
+def setting_columns(points: list[IngestPointRecord]) -> tuple[list[str], list[list[str]]]:
+    """The settings that vary between the combinations, and each combination's values of them: a setting every
+    combination shares is said once (`shared_settings`), not repeated per row. Without any that vary, one column
+    of the combinations' labels."""
+    names = list(dict.fromkeys(k for p in points for k in p.settings))
+    varying = [n for n in names if len({json.dumps(p.settings.get(n)) for p in points}) > 1]
+    if not varying:
+        return ["combination"], [[p.label] for p in points]
+    return varying, [[str(p.settings[n]) if n in p.settings else MISSING for n in varying] for p in points]
+
+
+def shared_settings(points: list[IngestPointRecord]) -> str:
+    """`NAME=VALUE ...` of the settings every combination had alike (empty: none, or one combination only)."""
+    if len(points) < 2:
+        return ""
+    varying = set(setting_columns(points)[0])
+    first = points[0].settings
+    return " ".join(f"{k}={v}" for k, v in first.items() if k not in varying and all(k in p.settings for p in points))
+
+
 def combinations_table(points: list[IngestPointRecord]) -> Rows:
-    """One row per combination of one target; a combination that could not be measured shows its error only."""
-    embedding, generation = embedding_routes(points), generation_routes(points)
-    header = ["combination", "status", "documents", "processed", "failed", "lost", "docs/s", "chunks/s"]
-    header += ["doc p50/p99 ms"]
-    for route in embedding:
-        header += [f"{route} {name}" for name in ("calls", "texts/call mean/max", "429/413/422/5xx", "retries")]
-        header += [f"{route} {name}" for name in ("busy %", "peak in flight", "upstream s (calls timed)")]
-    for route in generation:
-        header += [f"{route} calls", f"{route} prompt/completion tokens per doc"]
+    """One row per combination of one target, by the settings that vary: its documents and rates; a combination
+    that could not be measured shows its error only. The meter's figures are `calls_tables`' (two narrower tables
+    read on a laptop's screen without scrolling sideways)."""
+    names, shown = setting_columns(points)
+    header = [*names, "status", "documents", "processed", "failed", "lost", "docs/s", "chunks/s", "doc p50/p99 ms"]
     header += ["direct docs/s", "app ÷ direct"]
     rows = []
-    for p in points:
+    for p, settings in zip(points, shown):
         if p.status == IngestStatus.FAILED:
-            rows.append([p.label, _status(p), *[MISSING] * (len(header) - 2)])
+            rows.append([*settings, _status(p), *[MISSING] * (len(header) - len(names) - 1)])
             continue
         latency = p.doc_latency_ms
-        row = [p.label, _status(p), str(p.documents), str(p.processed), str(p.failed), str(p.lost)]
+        row = [*settings, _status(p), str(p.documents), str(p.processed), str(p.failed), str(p.lost)]
         row += [_num(p.docs_per_s), _num(p.chunks_per_s, ".1f")]
         row += [f"{_num(latency.get('p50'), '.0f')} / {_num(latency.get('p99'), '.0f')}"]
-        for route in embedding:
-            row += _embedding_cells(p.calls.get(route))
-        for route in generation:
-            row += _generation_cells(p.calls.get(route), p.documents)
         row += [_num(p.direct.docs_per_s if p.direct else None), _num(p.app_over_direct)]
         rows.append(row)
     return header, rows
+
+
+def calls_tables(points: list[IngestPointRecord]) -> list[tuple[str, Rows]]:
+    """Per metered route, (its name, one row per measured combination of what the meter saw on it)."""
+    names, shown = setting_columns(points)
+    measured = [(p, settings) for p, settings in zip(points, shown) if p.status != IngestStatus.FAILED]
+    tables = []
+    for route in embedding_routes(points):
+        header = [*names, "calls", "texts/call mean/max", "429/413/422/5xx", "retries", "busy %", "peak in flight"]
+        header.append("upstream s (calls timed)")
+        rows = [[*settings, *_embedding_cells(p.calls.get(route))] for p, settings in measured]
+        tables.append((route, (header, rows)))
+    for route in generation_routes(points):
+        header = [*names, "calls", "prompt/completion tokens per doc"]
+        rows = [[*settings, *_generation_cells(p.calls.get(route), p.documents)] for p, settings in measured]
+        tables.append((route, (header, rows)))
+    return tables
 
 
 def examples_table(points: list[IngestPointRecord]) -> Rows:
@@ -112,7 +142,7 @@ def answer_lines(results: Results) -> list[str]:
     a summary says so."""
     summaries = {s.target: s for s in results.ingest_summaries}
     lines = []
-    for target in _targets(results):
+    for target in targets_of(results):
         summary = summaries.get(target)
         if summary is None:
             line = f"- **{target}**: no recommendation (the run ended before this target's sweep finished)"
@@ -154,7 +184,7 @@ def time_holder(points: list[IngestPointRecord]) -> str | None:
     return f"The app and the {top} hop shared the time: {top} calls were in flight {span} of the wall time"
 
 
-def _targets(results: Results) -> list[str]:
+def targets_of(results: Results) -> list[str]:
     found = [p.target for p in results.ingest_points] + [s.target for s in results.ingest_summaries]
     return list(dict.fromkeys(found))
 
@@ -164,6 +194,11 @@ def intro_line(results: Results) -> str:
     parts = [f"Created {results.header.created} by ragbench {results.header.ragbench_version}"]
     if dataset.get("name"):
         parts.append(f"dataset {dataset['name']}, {dataset.get('documents', MISSING)} documents")
+    if dataset.get("identical_copies"):
+        parts.append(
+            f"{dataset['identical_copies']} of them repeat another's text: {dataset['distinct_texts']} distinct "
+            "texts were ingested, and every figure counts those"
+        )
     return "; ".join(parts) + "." + labels_sentence(results.header)
 
 
@@ -172,6 +207,37 @@ def _run_status(results: Results) -> str:
     if end is None:
         return "interrupted (no end record): the combinations below finished"
     return "complete" if end.status == EndStatus.COMPLETE else f"{end.status}: {end.error or MISSING}"
+
+
+def _breakable(rows: Rows) -> Rows:
+    """Setting names (`RAG_EMBEDDING_CONCURRENT_REQUESTS`) as column headers a browser may break after each `_`
+    (a zero-width space): one word that long held the table wider than the page."""
+    header, body = rows
+    return [h.replace("_", "_\u200b") for h in header], body
+
+
+def _target_section(target: str, points: list[IngestPointRecord]) -> tuple[list[str], list[str]]:
+    """One target's tables (markdown lines, HTML parts): its combinations, what could not be measured, the calls
+    per metered route, the documents failed or lost."""
+    title = f"Combinations: {target}"
+    md, html = [f"## {title}", ""], [f"<h2>{escape(title)}</h2>"]
+    shared = shared_settings(points)
+    if shared:
+        md += [f"Every combination: `{shared}`.", ""]
+        html.append(f"<p>Every combination: <code>{escape(shared)}</code>.</p>")
+    md += [md_table(*combinations_table(points)), ""]
+    html.append(html_table(*_breakable(combinations_table(points))))
+    for line in [f"{p.label}: {p.error or MISSING}" for p in points if p.status == IngestStatus.FAILED]:
+        md += [f"Not measured: {line}", ""]
+        html.append(f"<p class='bad'>Not measured: {escape(line)}</p>")
+    for route, table in calls_tables(points):
+        md += [f"### Calls through the meter: {route}", "", md_table(*table), ""]
+        html += [f"<h3>Calls through the meter: {escape(route)}</h3>", html_table(*_breakable(table))]
+    header, rows = examples_table(points)
+    if rows:
+        md += ["### Documents failed or lost (first ten per combination)", "", md_table(header, rows), ""]
+        html += ["<h3>Documents failed or lost (first ten per combination)</h3>", html_table(header, rows)]
+    return md, html
 
 
 def render(results: Results, folder: Path) -> tuple[str, str]:
@@ -185,15 +251,10 @@ def render(results: Results, folder: Path) -> tuple[str, str]:
         "<h2>Answer</h2>",
         "<ul>" + "".join(f"<li>{inline(line[2:])}</li>" for line in answer) + "</ul>",
     ]
-    for target in _targets(results):
-        points = [p for p in results.ingest_points if p.target == target]
-        title = f"Combinations: {target}"
-        md += [f"## {title}", "", md_table(*combinations_table(points)), ""]
-        html += [f"<h2>{escape(title)}</h2>", html_table(*combinations_table(points))]
-        header, rows = examples_table(points)
-        if rows:
-            md += ["### Documents failed or lost (first ten per combination)", "", md_table(header, rows), ""]
-            html += ["<h3>Documents failed or lost (first ten per combination)</h3>", html_table(header, rows)]
+    for target in targets_of(results):
+        section_md, section_html = _target_section(target, [p for p in results.ingest_points if p.target == target])
+        md += section_md
+        html += section_html
     md += [NOTES, ""]
     html.append(f"<p>{escape(NOTES)}</p>")
     plots = folder / "plots"

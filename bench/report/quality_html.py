@@ -68,6 +68,6 @@ def render_html(results: Results, plots: list[tuple[str, Path]], under_load: str
     for t in results.targets:
         body.append(
             f"<h3>{escape(t.name)}</h3><p>{_inline(target_line(t))}</p>"
-            f"<pre>{escape(json.dumps(t.config, indent=2, sort_keys=True))}</pre>"
+            f"<pre>{escape(json.dumps(t.config, indent=2, sort_keys=True, ensure_ascii=False))}</pre>"
         )
     return "".join(body)

@@ -161,7 +161,7 @@ def _configuration_lines(results: Results) -> list[str]:
             target_line(t),
             "",
             "```json",
-            json.dumps(t.config, indent=2, sort_keys=True),
+            json.dumps(t.config, indent=2, sort_keys=True, ensure_ascii=False),
             "```",
             "",
         ]

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from bench.core.http import HttpClient, error_message
+from bench.core.http import HttpClient, Reply, error_message
+from bench.core.progress import console
 from bench.targets.openwebui_chunks import DOC_ID_KEY
 
 
@@ -46,19 +47,40 @@ class IngestReport:
         }
 
 
+MAX_PAGES = 1000  # 500 files a page: half a million files, past any knowledge base ragbench makes
+
+
+def pages(http: HttpClient, path: str, params: dict[str, Any]) -> Iterator[Reply]:
+    """Each page of an Open WebUI listing, in order, until its `total` items were seen or a page is empty. Bounded
+    against a server that ignores `page` (every page the first again): a page that adds no item not seen already
+    ends the listing, and so does the MAX_PAGES-th; either is said in one line."""
+    seen: set[str] = set()
+    for page in range(1, MAX_PAGES + 1):
+        reply = http.json("GET", path, params={**params, "page": page})
+        count = len(reply.get("items", kind=list))
+        ids = {reply.get("items", i, "id", kind=str) for i in range(count)}
+        if not ids - seen:
+            if count:
+                _say(f"{http.base_url}{path} answered page {page} with items of earlier pages (it ignores `page`?)")
+            return
+        seen |= ids
+        yield reply
+        if len(seen) >= reply.get("total", kind=int, default=0):
+            return
+    _say(f"{http.base_url}{path}: still more items after {MAX_PAGES} pages")
+
+
+def _say(why: str) -> None:
+    console.print(f"ragbench: {why}: the listing stops there", markup=False, highlight=False, soft_wrap=True)
+
+
 def knowledge_base(http: HttpClient, name: str, created: list[str]) -> str:
     """The id of the knowledge base named `name`, created (and noted in `created`) when there is none."""
-    page = 1
-    while True:
-        reply = http.json("GET", "/api/v1/knowledge/", params={"page": page})
-        items = reply.get("items", kind=list)
-        for i in range(len(items)):
+    for reply in pages(http, "/api/v1/knowledge/", {}):
+        for i in range(len(reply.get("items", kind=list))):
             if reply.get("items", i, "name", kind=str, default="") == name:
                 found: str = reply.get("items", i, "id", kind=str)
                 return found
-        if not items or page * len(items) >= reply.get("total", kind=int, default=0):
-            break
-        page += 1
     made: str = http.json(
         "POST", "/api/v1/knowledge/create", json={"name": name, "description": "created by ragbench"}
     ).get("id", kind=str)
@@ -69,11 +91,8 @@ def knowledge_base(http: HttpClient, name: str, created: list[str]) -> str:
 def existing_files(http: HttpClient, kb_id: str | None) -> dict[str, StoredFile]:
     """File name -> what the knowledge base already holds under that name."""
     found: dict[str, StoredFile] = {}
-    page = 1
-    while True:
-        reply = http.json("GET", f"/api/v1/knowledge/{kb_id}/files", params={"page": page, "limit": 500})
-        items = reply.get("items", kind=list)
-        for i in range(len(items)):
+    for reply in pages(http, f"/api/v1/knowledge/{kb_id}/files", {"limit": 500}):
+        for i in range(len(reply.get("items", kind=list))):
             name = reply.get("items", i, "meta", "name", kind=str, default=None) or reply.get(
                 "items", i, "filename", kind=str
             )
@@ -82,9 +101,7 @@ def existing_files(http: HttpClient, kb_id: str | None) -> dict[str, StoredFile]
                 reply.get("items", i, "meta", "file_hash", kind=str, default=None),
                 reply.get("items", i, "hash", kind=str, default=None),
             )
-        if not items or len(found) >= reply.get("total", kind=int, default=0):
-            return found
-        page += 1
+    return found
 
 
 class ProcessStatus(StrEnum):

@@ -41,3 +41,16 @@ def test_a_phase_stopped_short_says_where_and_an_unbounded_one_counts():
     assert lines[-2:] == ["dense: encoding corpus: 250/1,000 after 11 s", "stream: 7 after 11 s"]
     log.close()
     assert lines[-1] == "dense: encoding corpus: stopped at 250/1,000"
+
+
+def test_a_phase_with_nothing_to_do_says_so_once_and_never_again():
+    # Open WebUI's upload phase of a knowledge base that holds every file already, while the queries run on.
+    clock, lines = Clock(), []
+    log = LogLines(lines.append, every_s=10.0, clock=clock)
+    log.factory("openwebui: uploading to 'kb'", 0)
+    querying = log.factory("openwebui: querying", 100)
+    for _ in range(100):
+        clock.now += 0.5
+        querying(1)
+    log.close()
+    assert [line for line in lines if "uploading" in line] == ["openwebui: uploading to 'kb': nothing to do"]

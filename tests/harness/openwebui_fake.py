@@ -8,6 +8,7 @@ import json
 import re
 import threading
 import uuid
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -29,21 +30,30 @@ def embedding_form() -> dict[str, Any]:
 class FakeOpenWebUI:
     """`refuse`: a settings update that sets any of these values answers 500, as the real server does when its
     embedding function cannot be built; `die_after_uploads`: the server closes for good once that many files were
-    uploaded (0: never), every connection with it."""
+    uploaded (0: never), every connection with it; `lose_all`: every file is accepted and processed, and listed
+    without its vectors (silently dropped, as a server listing files by another key looks)."""
 
-    def __init__(self, refuse: dict[str, Any] | None = None, die_after_uploads: int = 0):
+    def __init__(self, refuse: dict[str, Any] | None = None, die_after_uploads: int = 0, lose_all: bool = False):
         self.embedding = embedding_form()
-        self.retrieval: dict[str, Any] = {"CHUNK_SIZE": 1000, "CHUNK_OVERLAP": 100, "TEXT_SPLITTER": ""}
+        self.retrieval: dict[str, Any] = {
+            "CHUNK_SIZE": 1000,
+            "CHUNK_OVERLAP": 100,
+            "TEXT_SPLITTER": "",
+            "RELEVANCE_THRESHOLD": 0.0,
+        }
         self.knowledge: dict[str, dict[str, Any]] = {}  # id -> {"name", "files": [file ids]}
         self.files: dict[str, dict[str, Any]] = {}
         self.refuse, self.die_after_uploads = refuse or {}, die_after_uploads
         self.dead = False
+        self.lose_all = lose_all
+        self.on_upload: Callable[[int], object] = lambda count: None  # told each upload's count, as it is made
         self.uploads = 0
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # A short poll: `close` (server.shutdown) waits up to one poll interval, in every test's teardown.
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def settings(self) -> dict[str, Any]:
         return {**self.retrieval, **{k: v for k, v in self.embedding.items() if isinstance(v, int | str)}}
@@ -90,8 +100,10 @@ class FakeOpenWebUI:
     def _upload(self, body: bytes) -> tuple[int, Any]:
         name = re.search(rb'filename="([^"]+)"', body)
         made = str(uuid.uuid4())
-        self.files[made] = {"id": made, "meta": {"name": name.group(1).decode() if name else "?"}, "hash": "h"}
+        vectors = None if self.lose_all else "h"
+        self.files[made] = {"id": made, "meta": {"name": name.group(1).decode() if name else "?"}, "hash": vectors}
         self.uploads += 1
+        self.on_upload(self.uploads)
         if self.die_after_uploads and self.uploads >= self.die_after_uploads:
             self.die()
         return 200, {"id": made}
@@ -121,6 +133,7 @@ class FakeOpenWebUI:
 def _handler(fake: FakeOpenWebUI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: Nagle held each answer's body ~40 ms
 
         def log_message(self, *args: object) -> None:
             pass

@@ -5,6 +5,9 @@ written before the first change and used by the next run."""
 from __future__ import annotations
 
 import json
+import stat
+import subprocess
+import sys
 from typing import Any
 
 import httpx
@@ -12,6 +15,7 @@ import pytest
 
 from bench.core.errors import ServerError, UserError
 from bench.core.http import HttpClient
+from bench.ingest.journal import RestoreJournal
 from bench.ingest.openwebui_settings import OpenWebUISettings
 from bench.ingest.settings import SettingAxis, combinations, label, parse_settings
 from tests.harness.openwebui_fake import EMBEDDER_KEY, embedding_form
@@ -22,7 +26,12 @@ class FakeOpenWebUI:
 
     def __init__(self, refuse: bool = False, ignore: bool = False):
         self.embedding = embedding_form()
-        self.retrieval: dict[str, Any] = {"CHUNK_SIZE": 1000, "CHUNK_OVERLAP": 100, "web": {"x": 1}}
+        self.retrieval: dict[str, Any] = {
+            "CHUNK_SIZE": 1000,
+            "CHUNK_OVERLAP": 100,
+            "RELEVANCE_THRESHOLD": 0.0,
+            "web": {"x": 1},
+        }
         self.refuse, self.ignore = refuse, ignore
         self.forms: list[dict[str, Any]] = []
 
@@ -80,10 +89,10 @@ def test_a_journal_left_by_a_killed_run_is_restored_first(journal_home):
     fake = FakeOpenWebUI()
     settings_of(fake).apply({"RAG_EMBEDDING_CONCURRENT_REQUESTS": 4})  # and then the process died
     assert fake.embedding["RAG_EMBEDDING_CONCURRENT_REQUESTS"] == 4
-    restored = settings_of(fake).restore_left_over()
+    restored = settings_of(fake).put_back_left_over()
     assert restored == {"RAG_EMBEDDING_CONCURRENT_REQUESTS": 0}
     assert fake.embedding["RAG_EMBEDDING_CONCURRENT_REQUESTS"] == 0 and not list(journal_home.glob("*.json"))
-    assert settings_of(fake).restore_left_over() == {}
+    assert settings_of(fake).put_back_left_over() == {}
 
 
 def test_an_unknown_name_changes_nothing(journal_home):
@@ -112,6 +121,22 @@ def test_values_are_typed_by_the_servers_own():
 
 
 @pytest.mark.parametrize(
+    ("axis", "message"),
+    [
+        (SettingAxis("RELEVANCE_THRESHOLD", ("0.2", "nan")), "RELEVANCE_THRESHOLD=nan: expected a finite number"),
+        (SettingAxis("RELEVANCE_THRESHOLD", ("-inf",)), "expected a finite number"),
+        (SettingAxis("RAG_EMBEDDING_BATCH_SIZE", ("2", "02")), "2 and 02 are the same value"),
+        (SettingAxis("ENABLE_ASYNC_EMBEDDING", ("true", "on")), "true and on are the same value"),
+    ],
+)
+def test_values_the_server_cannot_take_or_equal_once_typed_are_one_line_before_any_change(journal_home, axis, message):
+    fake = FakeOpenWebUI()
+    with pytest.raises(UserError, match=message):
+        settings_of(fake).typed([axis])
+    assert fake.forms == [] and not journal_home.exists()
+
+
+@pytest.mark.parametrize(
     ("given", "message"),
     [
         (["RAG_EMBEDDING_BATCH_SIZE"], "expected NAME=VALUE"),
@@ -134,3 +159,47 @@ def test_combinations_and_labels():
     assert len(grid) == 6 and grid[1] == {"RAG_EMBEDDING_BATCH_SIZE": "1", "RAG_EMBEDDING_CONCURRENT_REQUESTS": "4"}
     assert label(grid[1]) == "RAG_EMBEDDING_BATCH_SIZE=1 RAG_EMBEDDING_CONCURRENT_REQUESTS=4"
     assert combinations([], []) == [{}] and label({}) == "default"
+
+
+@pytest.fixture
+def live_process():
+    """A process other than this one that is alive for the test (as a second ingest would be)."""
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    yield child.pid
+    child.stdin.close()  # type: ignore[union-attr]
+    child.wait()
+
+
+def test_a_journal_a_live_ingest_holds_is_left_alone_and_refused(journal_home, live_process):
+    fake = FakeOpenWebUI()
+    first = settings_of(fake)
+    first.apply({"RAG_EMBEDDING_BATCH_SIZE": 8})  # the first run, mid-combination
+    journal = next(journal_home.glob("openwebui-*.json"))
+    journal.write_text(json.dumps({**json.loads(journal.read_text()), "pid": live_process}))
+    before = journal.read_text()
+    with pytest.raises(UserError, match=f"another ragbench ingest \\(pid {live_process}\\) is changing the settings"):
+        settings_of(fake).put_back_left_over()
+    assert journal.read_text() == before and fake.embedding["RAG_EMBEDDING_BATCH_SIZE"] == 8  # nothing touched
+    with pytest.raises(UserError, match="another ragbench ingest"):
+        RestoreJournal("http://openwebui").claim()
+    assert journal.read_text() == before
+
+
+def test_a_run_without_settings_never_removes_a_journal_it_did_not_write(journal_home):
+    fake = FakeOpenWebUI()
+    settings_of(fake).apply({"CHUNK_SIZE": 400})  # another run's journal, then that run died
+    journal = next(journal_home.glob("openwebui-*.json"))
+    other = RestoreJournal("http://openwebui")
+    other.remove()  # this one never claimed or read it
+    assert journal.exists()
+
+
+def test_the_journal_holds_the_original_value_for_its_owner_alone(journal_home):
+    fake = FakeOpenWebUI()
+    fake.retrieval["TEXT_SPLITTER"] = "http://alice:secret@tika:9998"  # a credential the user set
+    settings_of(fake).apply({"TEXT_SPLITTER": "token"})
+    journal = next(journal_home.glob("openwebui-*.json"))
+    assert json.loads(journal.read_text())["saved"] == {"TEXT_SPLITTER": "http://alice:secret@tika:9998"}
+    assert stat.S_IMODE(journal.stat().st_mode) == 0o600  # restoring needs it whole: nobody else may read it
+    settings_of(fake).put_back_left_over()
+    assert fake.retrieval["TEXT_SPLITTER"] == "http://alice:secret@tika:9998"

@@ -55,6 +55,7 @@ def test_a_server_dying_mid_sweep_keeps_the_finished_and_leaves_the_journal(ragb
     code, _, err = sweep(ragbench, data, fake, tmp_path / "out")
     assert code == 3
     assert "the restore journal" in err and "RAG_EMBEDDING_BATCH_SIZE=16: " in err
+    assert "set them back by hand to RAG_EMBEDDING_BATCH_SIZE=1 " in err and "{'" not in err  # words, not a dict
     results = read_results(tmp_path / "out" / "results.jsonl")
     assert [p.status for p in results.ingest_points] == ["ok", "failed"]
     journals = list((tmp_path / "cache" / "restore").glob("openwebui-*.json"))

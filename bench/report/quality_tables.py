@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from bench.core.pvalues import fmt_p
 from bench.core.secrets import mask
-from bench.results.schema import QueryRecord
+from bench.quality.scoring import untested_lengths
+from bench.results.schema import MetricRecord, QueryRecord
 from bench.results.store import Results
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def summary_rows(results: Results) -> tuple[list[str], list[list[str]]]:
         cells = [t.name]
         for m in results.header.measures:
             rec = results.metric(t.name, m)
-            cells.append(f"{fmt(rec.mean)} [{fmt(rec.ci_low, 3)}, {fmt(rec.ci_high, 3)}]" if rec else "–")
+            cells.append(f"{fmt(rec.mean)} [{fmt(rec.ci_low, 3)}, {fmt(rec.ci_high, 3)}]{over(rec)}" if rec else "–")
         cells += [
             str(t.errors),
             *([str(t.answer_errors)] if generated else []),
@@ -62,6 +63,25 @@ def summary_rows(results: Results) -> tuple[list[str], list[list[str]]]:
         ]
         rows.append(cells)
     return header, rows
+
+
+def over(rec: MetricRecord | None) -> str:
+    """ " over 10 documents" after a measure whose cut-off is past the target's ranking (MetricRecord.ranked)."""
+    return f" over {rec.ranked} documents" if rec is not None and rec.ranked is not None else ""
+
+
+def length_notes(results: Results) -> list[str]:
+    """Each pair of targets not tested on a measure because their rankings differ in length below its cut-off."""
+    notes = []
+    for measure in results.header.measures:
+        label = results.header.measure_labels.get(measure, measure)
+        for a, b in untested_lengths(results.metrics, measure):
+            notes.append(
+                f"{label} not tested between `{a.target}` ({label}{over(a) or ' over its full ranking'}) and "
+                f"`{b.target}` ({label}{over(b) or ' over its full ranking'}): rankings of different lengths "
+                "below the cut-off are not comparable."
+            )
+    return notes
 
 
 CI_COLUMN = "mean b − a [95% CI, unadjusted]"
@@ -94,7 +114,7 @@ def comparison_rows(results: Results) -> tuple[list[str], list[list[str]]]:
         better = "b better" if c.mean_diff > 0 else "a better"
         rows.append(
             [
-                results.header.measure_labels.get(c.measure, c.measure),
+                results.header.measure_labels.get(c.measure, c.measure) + over(results.metric(c.a, c.measure)),
                 c.a,
                 c.b,
                 f"{c.mean_diff:+.4f} [{c.ci_low:+.4f}, {c.ci_high:+.4f}]",
@@ -206,4 +226,11 @@ def console_summary(results: Results) -> list[Table]:
         for row in rows:
             pairs.add_row(*[mask(row[header.index(c)]) for c in columns])
         tables.append(pairs)
+    notes = length_notes(results)
+    if notes:
+        untested = Table(title="not tested")
+        untested.add_column("why")
+        for note in notes:
+            untested.add_row(mask(note.replace("`", "")))
+        tables.append(untested)
     return tables

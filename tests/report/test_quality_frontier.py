@@ -179,16 +179,16 @@ def test_each_reranked_target_is_paired_with_its_own_first_stage(tmp_path):
         target("hybrid"),
         target("lonely=hybrid:weighted+rerank"),  # its first stage did not run
     ]
-    means = {t.name: 0.5 for t in targets} | {"bm25+rerank": 0.65, "dense?model=/m+rerank": 0.45}
+    means = {t.name: 0.5 for t in targets} | {"bm25+rerank": 0.65, "dense+rerank?model=/m": 0.45}
     results = results_file(tmp_path, targets, means)
     assert [(a.name, b.name) for a, b in rerank_pairs(results)] == [
         ("bm25", "bm25+rerank"),
-        ("dense?model=/m", "dense?model=/m+rerank"),
+        ("dense?model=/m", "dense+rerank?model=/m"),
         ("hybrid", "served"),
     ]
     header, rows = rerank_gain_rows(results)
     by_reranked = {row[0]: row for row in rows}
-    for first, reranked in [("bm25", "bm25+rerank"), ("dense?model=/m", "dense?model=/m+rerank")]:
+    for first, reranked in [("bm25", "bm25+rerank"), ("dense?model=/m", "dense+rerank?model=/m")]:
         c = next(c for c in results.comparisons if {c.a, c.b} == {first, reranked})
         gain = np.mean(
             [
@@ -203,7 +203,7 @@ def test_each_reranked_target_is_paired_with_its_own_first_stage(tmp_path):
     low, high = (float(x) for x in by_reranked["bm25+rerank"][4].split("[")[1].rstrip("]").split(","))
     assert 0 < low < high
     assert by_reranked["bm25+rerank"][-1] == "reranking helps"
-    assert by_reranked["dense?model=/m+rerank"][-1] == "reranking hurts"
+    assert by_reranked["dense+rerank?model=/m"][-1] == "reranking hurts"
 
 
 def test_the_markdown_report_has_both_sections(tmp_path):

@@ -7,7 +7,7 @@ never wrote (from its run file and the qrels written beside the results).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -62,29 +62,36 @@ def metric_records(
     return records
 
 
-def comparisons(metrics: list[MetricRecord], measures: list[str], seed: int) -> list[ComparisonRecord]:
+def comparisons(
+    metrics: list[MetricRecord], measures: list[str], seed: int, reranked: Sequence[tuple[str, str]] = ()
+) -> list[ComparisonRecord]:
     """Every meaningful pair of targets on every measure (under `--background`: each loaded run against its idle run,
-    and the targets against each other at idle), Holm across those pairs of each measure."""
+    the targets against each other at idle, and each reranked target against its first stage at the same rate:
+    `reranked`, bench/quality/rerank_pairs.py), Holm across those pairs of each measure."""
     found: list[ComparisonRecord] = []
+    extra = {frozenset(pair) for pair in reranked}
     for measure in measures:
         per_query = {m.target: m.per_query for m in metrics if m.measure == measure}
         ranked = {m.target: m.ranked for m in metrics if m.measure == measure}
-        found += compare_pairs(per_query, measure, seed, PERMUTATIONS, BOOTSTRAP, _tested_pair(ranked))
+        found += compare_pairs(per_query, measure, seed, PERMUTATIONS, BOOTSTRAP, _tested_pair(ranked, extra))
     return found
 
 
-def _tested_pair(ranked: dict[str, int | None]) -> Callable[[str, str], bool]:
+def _tested_pair(ranked: dict[str, int | None], extra: set[frozenset[str]]) -> Callable[[str, str], bool]:
     """A meaningful pair whose rankings have one length below the cut-off: rankings of different lengths are not
     tested (R@100 of 10 documents against R@100 of 100 measures the cut, not the targets)."""
-    return lambda a, b: meaningful_pair(a, b) and ranked[a] == ranked[b]
+    return lambda a, b: (meaningful_pair(a, b) or frozenset((a, b)) in extra) and ranked[a] == ranked[b]
 
 
-def untested_lengths(metrics: list[MetricRecord], measure: str) -> list[tuple[MetricRecord, MetricRecord]]:
+def untested_lengths(
+    metrics: list[MetricRecord], measure: str, reranked: Sequence[tuple[str, str]] = ()
+) -> list[tuple[MetricRecord, MetricRecord]]:
     """The pairs of targets that `comparisons` would test on `measure` but for their rankings' lengths."""
     records = [m for m in metrics if m.measure == measure]
+    extra = {frozenset(pair) for pair in reranked}
     return [
         (a, b)
         for i, a in enumerate(records)
         for b in records[i + 1 :]
-        if a.ranked != b.ranked and meaningful_pair(a.target, b.target)
+        if a.ranked != b.ranked and (meaningful_pair(a.target, b.target) or frozenset((a.target, b.target)) in extra)
     ]

@@ -7,11 +7,15 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.core.errors import UserError
 from bench.core.pvalues import fmt_p
 from bench.core.secrets import mask
+from bench.quality.rerank_pairs import rerank_pairs
 from bench.quality.scoring import untested_lengths
 from bench.results.schema import MetricRecord, QueryRecord
 from bench.results.store import Results
+from bench.targets.base import TargetSpec
+from bench.targets.registry import parse_target_spec
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -75,13 +79,24 @@ def length_notes(results: Results) -> list[str]:
     notes = []
     for measure in results.header.measures:
         label = results.header.measure_labels.get(measure, measure)
-        for a, b in untested_lengths(results.metrics, measure):
+        for a, b in untested_lengths(results.metrics, measure, reranked_names(results)):
             notes.append(
                 f"{label} not tested between `{a.target}` ({label}{over(a) or ' over its full ranking'}) and "
                 f"`{b.target}` ({label}{over(b) or ' over its full ranking'}): rankings of different lengths "
                 "below the cut-off are not comparable."
             )
     return notes
+
+
+def reranked_names(results: Results) -> list[tuple[str, str]]:
+    """(first stage X, X+rerank) by name, as `quality` paired them (bench/quality/rerank_pairs.py)."""
+    parsed: dict[str, TargetSpec] = {}
+    for t in results.targets:
+        try:
+            parsed[t.name] = parse_target_spec(t.spec)
+        except UserError:
+            continue  # a kind this version does not know: not paired
+    return rerank_pairs(parsed)
 
 
 CI_COLUMN = "mean b − a [95% CI, unadjusted]"

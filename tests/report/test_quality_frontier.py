@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from bench.quality.rerank_pairs import rerank_pairs as rerank_pairs_by_name
 from bench.quality.scoring import comparisons, metric_records
 from bench.report.quality_frontier import (
     cost_block_rows,
@@ -55,7 +56,8 @@ def results_file(tmp_path, targets, means, hourly_usd=None):
         targets=[t.name for t in targets],
         hourly_usd=hourly_usd,
     )
-    writer.write(header, *targets, *metrics, *comparisons(metrics, ["ndcg_cut_10"], 0))
+    reranked = rerank_pairs_by_name({t.name: parse_target_spec(t.spec) for t in targets})  # as the pipeline pairs
+    writer.write(header, *targets, *metrics, *comparisons(metrics, ["ndcg_cut_10"], 0, reranked))
     writer.write(end_record())
     writer.close()
     return read_results(tmp_path / "results.jsonl")
@@ -204,6 +206,29 @@ def test_each_reranked_target_is_paired_with_its_own_first_stage(tmp_path):
     assert 0 < low < high
     assert by_reranked["bm25+rerank"][-1] == "reranking helps"
     assert by_reranked["dense+rerank?model=/m"][-1] == "reranking hurts"
+
+
+def test_a_reranked_target_under_load_is_paired_with_its_first_stage_at_the_same_rate(tmp_path):
+    """`quality --background`: hybrid_rr@bg5.238 against hybrid@bg5.238 (what reranking gains under that load),
+    never against hybrid@bg0 (a pair nothing tested: "not compared")."""
+    targets = [
+        target_record(name, spec=spec, status="ok", queries=len(QIDS), run_file="runs/x.trec", search_seconds=1.0)
+        for name, spec in [
+            ("hybrid@bg0", "hybrid"),
+            ("hybrid_rr@bg0", "hybrid_rr=hybrid+rerank?reranker=rr"),
+            ("hybrid@bg5.238", "hybrid"),
+            ("hybrid_rr@bg5.238", "hybrid_rr=hybrid+rerank?reranker=rr"),
+        ]
+    ]
+    means = {"hybrid@bg0": 0.5, "hybrid_rr@bg0": 0.6, "hybrid@bg5.238": 0.5, "hybrid_rr@bg5.238": 0.3}
+    results = results_file(tmp_path, targets, means)
+    assert [(a.name, b.name) for a, b in rerank_pairs(results)] == [
+        ("hybrid@bg0", "hybrid_rr@bg0"),
+        ("hybrid@bg5.238", "hybrid_rr@bg5.238"),
+    ]
+    _, rows = rerank_gain_rows(results)
+    verdicts = {row[0]: row[-1] for row in rows}
+    assert verdicts == {"hybrid_rr@bg0": "reranking helps", "hybrid_rr@bg5.238": "reranking hurts"}
 
 
 def test_the_markdown_report_has_both_sections(tmp_path):

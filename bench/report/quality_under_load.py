@@ -62,6 +62,11 @@ def _comparison(results: Results, measure: str, a: str, b: str) -> ComparisonRec
     return next((c for c in results.comparisons if c.measure == measure and {c.a, c.b} == {a, b}), None)
 
 
+def rate_figure(rate: float) -> str:
+    """A stream's achieved rate to four significant figures (`5.238`, not `5` for a stream asked for 5.238/s)."""
+    return f"{rate:.0f}" if rate >= 1000 else f"{rate:.4g}"
+
+
 def _stream(points: list[LoadPointRecord], rate: float) -> str:
     point = next((p for p in points if p.rate == rate), None)
     if point is None:
@@ -71,7 +76,7 @@ def _stream(points: list[LoadPointRecord], rate: float) -> str:
     requests = point.requests
     errors = sum(requests.errors.values())
     ok = point.throughput.requests_per_s
-    figures = f"{ok:.0f} req/s ok, scheduled p99 {p99}, {errors} errors, {requests.unsent} unsent"
+    figures = f"{rate_figure(ok)} req/s ok, scheduled p99 {p99}, {errors} errors, {requests.unsent} unsent"
     return figures + (f" ({point.status}: {point.problem})" if point.problem else "")
 
 

@@ -100,3 +100,18 @@ def test_a_reranked_targets_label_reads_the_way_its_spec_is_written():
     spec = parse_target_spec("hybrid+rerank?reranker=rr&embedder=emb")
     assert spec.name == "hybrid+rerank?embedder=emb&reranker=rr"
     assert loaded_name(spec.name, 0.0) == "hybrid+rerank?embedder=emb&reranker=rr@bg0"
+
+
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("openwebui@localhost:19023", "URL 'localhost:19023' has no scheme: write http://localhost:19023 (or https://)"),
+        ("lightrag@ftp://host:1", "URL 'ftp://host:1': scheme 'ftp' is not http or https"),
+    ],
+)
+def test_a_target_url_without_its_scheme_is_one_line_before_anything_is_written(
+    fruit, tmp_path, ragbench, target, said
+):
+    code, _, err = ragbench("quality", "--dataset", fruit, "-t", target, "--out", tmp_path / "out")
+    assert code == 2 and err.strip().splitlines() == [f"ragbench: error: target {target!r}: {said}"]
+    assert not (tmp_path / "out").exists()

@@ -14,7 +14,13 @@ from bench.datasets.model import Dataset
 from bench.datasets.sample import sample_dataset
 from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
 from bench.quality.background import background_load
-from bench.quality.background_spec import BackgroundSpec, background_spec, check_background, expand_targets
+from bench.quality.background_spec import (
+    BackgroundSpec,
+    background_spec,
+    check_background,
+    expand_targets,
+    past_saturation,
+)
 from bench.quality.config import QualityConfig
 from bench.quality.generation import GenerateSpec, parse_generate
 from bench.quality.metrics import Measure, default_measures, parse_measure
@@ -256,6 +262,8 @@ def _run(
     """run_quality, with `--background`: every target once per rate, each search under that rate's stream."""
     if plan.background is None:
         return run_quality(dataset, plan.targets, options, config, output, command=request.command)
+    for warning in past_saturation(plan.background):  # before any stream starts
+        console.print(f"[yellow]{warning}[/yellow]", soft_wrap=True)
     specs, rates = expand_targets(plan.targets, plan.background.rates)
     with background_load(plan.background, options.endpoints, dataset, rates) as load:
         if request.resume:

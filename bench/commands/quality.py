@@ -205,8 +205,8 @@ def _check_depth(depth: int, measures: list[Measure]) -> None:
 
 def quality_command(request: QualityRequest, show: Callable[[Results, Path], None] | None = None) -> Path:
     """Validate everything first (cheap), then run; the report is written even after a failure or Ctrl-C.
-    Returns the report; `show` gets the results read back and the report once the run ended (the CLI's
-    summary). A run that measured everything but not every query or generated answer (a
+    Returns the report; `show` gets the results read back and the report once the run ended, however it ended
+    (the CLI's summary). A run that measured everything but not every query or generated answer (a
     failed target, failed queries, failed generations) or not every loaded run under its load (a `--background`
     stream that failed or was past its error limit) raises MeasurementFailed once the report is written."""
     from bench.report import write_report
@@ -227,14 +227,19 @@ def quality_command(request: QualityRequest, show: Callable[[Results, Path], Non
         endpoints=plan.endpoints,
         cache=not request.no_cache,
     )
+    report = request.out / "report.html"
     output = Output(
-        request.out, request.overwrite, request.resume, report=write_report, progress=True, origin=request.origin
+        request.out,
+        request.overwrite,
+        request.resume,
+        report=write_report,
+        # Shown however the run ends: after Ctrl-C too, the finished targets' table is on stdout.
+        show=None if show is None else lambda results: show(results, report),
+        progress=True,
+        origin=request.origin,
     )
     config = QualityConfig(measures, request.depth, request.seed, plan.generate, hourly_usd=request.hourly_usd)
     results = _run(request, plan, dataset, options, config, output)
-    report = request.out / "report.html"
-    if show is not None:
-        show(results, report)
     failures = [
         f"target {t.name}: {'; '.join(found)}" for t in results.targets if (found := results.target_failures(t))
     ]

@@ -105,7 +105,10 @@ def test_a_reranked_targets_label_reads_the_way_its_spec_is_written():
 @pytest.mark.parametrize(
     ("target", "said"),
     [
-        ("openwebui@localhost:19023", "URL 'localhost:19023' has no scheme: write http://localhost:19023 (or https://)"),
+        (
+            "openwebui@localhost:19023",
+            "URL 'localhost:19023' has no scheme: write http://localhost:19023 (or https://)",
+        ),
         ("lightrag@ftp://host:1", "URL 'ftp://host:1': scheme 'ftp' is not http or https"),
     ],
 )

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench.core.pvalues import fmt_p
-from bench.report.quality_tables import fmt, holm_verdict, reranked_names
+from bench.report.quality_tables import fmt, holm_verdict, over, reranked_names
 from bench.results.schema import ComparisonRecord, TargetRecord, TargetStatus
 from bench.results.store import Results
 
@@ -190,6 +190,15 @@ def rerank_pairs(results: Results) -> list[tuple[TargetRecord, TargetRecord]]:
     return [(by_name[first], by_name[reranked]) for first, reranked in reranked_names(results)]
 
 
+def _not_compared(results: Results, measure: str, first: TargetRecord, reranked: TargetRecord) -> str:
+    a, b = results.metric(first.name, measure), results.metric(reranked.name, measure)
+    if a is None or b is None or a.ranked == b.ranked:
+        return "not compared"
+    label = results.header.measure_labels.get(measure, measure)
+    lengths = [over(rec).strip() or "over its full ranking" for rec in (b, a)]
+    return f"not tested: {label} {lengths[0]} reranked, {lengths[1]} first stage (rankings of different lengths)"
+
+
 def _comparison(results: Results, measure: str, first: str, reranked: str) -> ComparisonRecord | None:
     return next(
         (c for c in results.comparisons if c.measure == measure and {c.a, c.b} == {first, reranked}),
@@ -212,8 +221,10 @@ def rerank_gain_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     rows = []
     for first, reranked in rerank_pairs(results):
         c = _comparison(results, measure, first.name, reranked.name)
-        if c is None:  # the run stopped before the comparisons
-            rows.append([reranked.name, first.name, "–", "–", "–", "–", "not compared"])
+        if c is None:  # the run stopped before the comparisons, or the rankings' lengths differ below the cut-off
+            rows.append(
+                [reranked.name, first.name, "–", "–", "–", "–", _not_compared(results, measure, first, reranked)]
+            )
             continue
         sign = 1.0 if c.b == reranked.name else -1.0  # the gain is reranked − first stage
         low, high = sorted((sign * c.ci_low, sign * c.ci_high))

@@ -16,7 +16,7 @@ from bench.load import histograms
 from bench.load.recorder import status_class
 from bench.quality.under_load import not_under_load, rate_text, split_loaded_name
 from bench.report.page import html_table, md_table
-from bench.report.quality_tables import fmt
+from bench.report.quality_tables import fmt, over
 from bench.results.schema import ComparisonRecord, LoadPointRecord, QueryRecord
 from bench.results.store import Results
 
@@ -104,7 +104,9 @@ def rate_rows(results: Results, base: str, runs: list[tuple[float, str]]) -> tup
             [
                 rate_text(rate)
                 + (" (idle)" if rate == 0 else " (not measured under load)" if name in unloaded else ""),
-                "–" if metric is None else f"{fmt(metric.mean)} [{fmt(metric.ci_low)}, {fmt(metric.ci_high)}]",
+                "–"
+                if metric is None
+                else f"{fmt(metric.mean)} [{fmt(metric.ci_low)}, {fmt(metric.ci_high)}]{over(metric)}",
                 "–" if delta is None else f"{delta:+.4f}",
                 "–" if c is None else fmt_p(c.p_randomization_holm),
                 fmt(target.latency_ms.get("p50"), 1),

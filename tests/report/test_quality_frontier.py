@@ -37,7 +37,7 @@ def target(text, p99=None, search_s=1.2, status="ok", **fields):
     )
 
 
-def results_file(tmp_path, targets, means, hourly_usd=None):
+def results_file(tmp_path, targets, means, hourly_usd=None, ranked=None):
     """A results file written by the real writer, with per-query values around each target's mean and the
     comparisons computed by the real significance code."""
     rng = np.random.default_rng(0)
@@ -45,7 +45,8 @@ def results_file(tmp_path, targets, means, hourly_usd=None):
     for t in targets:
         values = np.clip(means[t.name] + rng.normal(0, 0.05, len(QIDS)), 0, 1)
         per_query = {"ndcg_cut_10": dict(zip(QIDS, values.tolist()))}
-        metrics += metric_records(t.name, per_query, {"ndcg_cut_10": "nDCG@10"}, {}, 0)
+        short = {"ndcg_cut_10": ranked[t.name]} if t.name in (ranked or {}) else {}  # documents it ranked, if fewer
+        metrics += metric_records(t.name, per_query, {"ndcg_cut_10": "nDCG@10"}, {}, 0, short)
     writer = ResultsWriter(tmp_path / "results.jsonl")
     header = run_header(
         dataset={"name": "synthetic", "fingerprint": "f", "documents": 10, "queries": len(QIDS), "format": "beir"},
@@ -231,6 +232,17 @@ def test_a_reranked_target_under_load_is_paired_with_its_first_stage_at_the_same
     assert verdicts == {"hybrid_rr@bg0": "reranking helps", "hybrid_rr@bg5.238": "reranking hurts"}
 
 
+def test_a_reranked_target_shorter_than_the_cut_off_is_said_not_tested_against_its_first_stage(tmp_path):
+    targets = [target("bm25"), target("bm25+rerank")]
+    results = results_file(tmp_path, targets, {"bm25": 0.5, "bm25+rerank": 0.6}, ranked={"bm25+rerank": 7})
+    assert results.comparisons == []
+    _, rows = rerank_gain_rows(results)
+    assert [row[-1] for row in rows] == [
+        "not tested: nDCG@10 over 7 documents reranked, over its full ranking first stage (rankings of different "
+        "lengths)"
+    ]
+
+
 def test_the_markdown_report_has_both_sections(tmp_path):
     results = results_file(tmp_path, [target("bm25"), target("bm25+rerank")], {"bm25": 0.5, "bm25+rerank": 0.6})
     text = render_markdown(results, [], tmp_path)
@@ -341,3 +353,13 @@ def test_the_latency_parts_chart_stacks_exactly_the_tables_figures(tmp_path, mon
     legend = [text.get_text() for text in figures[0].axes[1].get_legend().get_texts()]
     assert legend == ["embed", "search", "rerank", "embedding", "app"]
     assert plots.latency_parts_plot(results_file(tmp_path, [target("bm25")], {"bm25": 0.5}), tmp_path / "y.png") is None
+
+
+def test_the_loaded_vs_idle_table_says_a_measure_is_over_fewer_documents(tmp_path):
+    from bench.report.quality_under_load import rate_rows
+
+    targets = [target("bm25"), target("bm25")]
+    targets[0].name, targets[1].name = "app@bg0", "app@bg5"
+    results = results_file(tmp_path, targets, {"app@bg0": 0.5, "app@bg5": 0.5}, ranked={"app@bg0": 7, "app@bg5": 7})
+    _, rows = rate_rows(results, "app", [(0.0, "app@bg0"), (5.0, "app@bg5")])
+    assert all(row[1].endswith("] over 7 documents") for row in rows)

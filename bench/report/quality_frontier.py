@@ -174,7 +174,7 @@ def frontier_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     rows = [
         [
             t.name,
-            fmt(quality[t.name]) if t.status == TargetStatus.OK else "failed",
+            fmt(quality[t.name]) + over(results.metric(t.name, measure)) if t.status == TargetStatus.OK else "failed",
             *[_cell(c, t) for c in shown],
             ", ".join(optimal[t.name]) or "–",
         ]

@@ -236,6 +236,9 @@ def test_a_reranked_target_shorter_than_the_cut_off_is_said_not_tested_against_i
     targets = [target("bm25"), target("bm25+rerank")]
     results = results_file(tmp_path, targets, {"bm25": 0.5, "bm25+rerank": 0.6}, ranked={"bm25+rerank": 7})
     assert results.comparisons == []
+    _, rows = frontier_rows(results)
+    assert [row[1] for row in rows] == [f"{results.metric('bm25', 'ndcg_cut_10').mean:.4f}", rows[1][1]]
+    assert rows[1][1].endswith(" over 7 documents")
     _, rows = rerank_gain_rows(results)
     assert [row[-1] for row in rows] == [
         "not tested: nDCG@10 over 7 documents reranked, over its full ranking first stage (rankings of different "

@@ -14,7 +14,13 @@ from bench.datasets.model import Dataset
 from bench.datasets.sample import sample_dataset
 from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
 from bench.quality.background import background_load
-from bench.quality.background_spec import BackgroundSpec, background_spec, check_background, expand_targets
+from bench.quality.background_spec import (
+    BackgroundSpec,
+    background_spec,
+    check_background,
+    expand_targets,
+    past_saturation,
+)
 from bench.quality.config import QualityConfig
 from bench.quality.generation import GenerateSpec, parse_generate
 from bench.quality.metrics import Measure, default_measures, parse_measure
@@ -199,8 +205,8 @@ def _check_depth(depth: int, measures: list[Measure]) -> None:
 
 def quality_command(request: QualityRequest, show: Callable[[Results, Path], None] | None = None) -> Path:
     """Validate everything first (cheap), then run; the report is written even after a failure or Ctrl-C.
-    Returns the report; `show` gets the results read back and the report once the run ended (the CLI's
-    summary). A run that measured everything but not every query or generated answer (a
+    Returns the report; `show` gets the results read back and the report once the run ended, however it ended
+    (the CLI's summary). A run that measured everything but not every query or generated answer (a
     failed target, failed queries, failed generations) or not every loaded run under its load (a `--background`
     stream that failed or was past its error limit) raises MeasurementFailed once the report is written."""
     from bench.report import write_report
@@ -221,14 +227,19 @@ def quality_command(request: QualityRequest, show: Callable[[Results, Path], Non
         endpoints=plan.endpoints,
         cache=not request.no_cache,
     )
+    report = request.out / "report.html"
     output = Output(
-        request.out, request.overwrite, request.resume, report=write_report, progress=True, origin=request.origin
+        request.out,
+        request.overwrite,
+        request.resume,
+        report=write_report,
+        # Shown however the run ends: after Ctrl-C too, the finished targets' table is on stdout.
+        show=None if show is None else lambda results: show(results, report),
+        progress=True,
+        origin=request.origin,
     )
     config = QualityConfig(measures, request.depth, request.seed, plan.generate, hourly_usd=request.hourly_usd)
     results = _run(request, plan, dataset, options, config, output)
-    report = request.out / "report.html"
-    if show is not None:
-        show(results, report)
     failures = [
         f"target {t.name}: {'; '.join(found)}" for t in results.targets if (found := results.target_failures(t))
     ]
@@ -256,6 +267,8 @@ def _run(
     """run_quality, with `--background`: every target once per rate, each search under that rate's stream."""
     if plan.background is None:
         return run_quality(dataset, plan.targets, options, config, output, command=request.command)
+    for warning in past_saturation(plan.background):  # before any stream starts
+        console.print(f"[yellow]{warning}[/yellow]", soft_wrap=True)
     specs, rates = expand_targets(plan.targets, plan.background.rates)
     with background_load(plan.background, options.endpoints, dataset, rates) as load:
         if request.resume:

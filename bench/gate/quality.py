@@ -65,10 +65,32 @@ class _QualityRuns:
         self.labels = {**self.base.header.measure_labels, **self.cur.header.measure_labels}
         self.base_scores = {(r.target, r.measure): r.per_query for r in self.base.metrics}
         self.cur_scores = {(r.target, r.measure): r.per_query for r in self.cur.metrics}
+        # A measure whose cut-off is past the target's ranking: "over N documents" (MetricRecord.ranked).
+        self.base_ranked = {(r.target, r.measure): r.ranked for r in self.base.metrics}
+        self.cur_ranked = {(r.target, r.measure): r.ranked for r in self.cur.metrics}
 
     def name(self, base_name: str, cur_name: str, measure: str) -> str:
         shown = cur_name if cur_name == base_name else f"{base_name}→{cur_name}"
-        return f"{shown} {self.labels.get(measure, measure)}"
+        ranked = self.cur_ranked.get((cur_name, measure))
+        over = (
+            f" over {ranked} documents"
+            if ranked is not None and self.lengths_differ(base_name, cur_name, measure) is None
+            else ""
+        )
+        return f"{shown} {self.labels.get(measure, measure)}{over}"
+
+    def lengths_differ(self, base_name: str, cur_name: str, measure: str) -> str | None:
+        """Why the two rankings' lengths below the measure's cut-off differ, or None: a measure over 10 documents
+        and the same over 100 measure the cut, not the targets, so such a pair is not tested."""
+        was, now = self.base_ranked.get((base_name, measure)), self.cur_ranked.get((cur_name, measure))
+        if was == now:
+            return None
+        label = self.labels.get(measure, measure)
+
+        def over(n: int | None) -> str:
+            return "over its full ranking" if n is None else f"over {n} documents"
+
+        return f"{label} {over(was)} in the baseline, {over(now)} now: rankings of different lengths below the cut-off"
 
 
 def _quality_notes(run: _QualityRuns, measures: list[str]) -> list[str]:
@@ -128,6 +150,11 @@ def _judged_queries(
         if c is None:
             summary = f"{name}: no scores in the current run (target failed or missing)"
             checks.append(Check(CheckKind.QUALITY, run.source, name, Status.FAIL, summary))
+            continue
+        differ = run.lengths_differ(base_name, cur_name, measure)
+        if differ is not None:
+            why = f"not tested: {differ}"
+            checks.append(Check(CheckKind.QUALITY, run.source, name, Status.INFO, f"{name}: {why}", not_gated=why))
             continue
         qids = tuple(sorted(set(b) & set(c)))
         if len(qids) != len(b) or len(qids) != len(c):

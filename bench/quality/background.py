@@ -65,9 +65,25 @@ def background_load(
         with load_pool(opened, op, 1, lambda workers: worker_pool(workers, stop)) as pool:
             workload = corpus_workload(dataset)
             length = stream_length(workload, spec.sized)
-            yield BackgroundLoad(spec, opened[0], workload, pool, rates, stop, length)
+            load = BackgroundLoad(spec, opened[0], workload, pool, rates, stop, length)
+            try:
+                yield load
+            except KeyboardInterrupt:
+                if load.stream is not None:
+                    console.print(draining(spec.endpoint, load.stream.point.rate or 0.0), soft_wrap=True)
+                raise
     finally:
         close_endpoints(opened)
+
+
+def draining(endpoint: str, rate: float) -> str:
+    """What to say after Ctrl-C stopped a stream: the client stopped sending, not the server serving what it
+    queued, so the next command's preflight may meet the backlog."""
+    return (
+        f"[yellow]--background: stopped during the {rate_text(rate)}/s stream to {endpoint}: the server may still "
+        "be draining the requests it queued; wait for it before the next run (its preflight would meet the "
+        "backlog)[/yellow]"
+    )
 
 
 def corpus_workload(dataset: Dataset) -> Workload:

@@ -129,8 +129,29 @@ def saturation_of(path: Path, endpoint: str) -> Sized:
     ]
     if len(found) != 1:
         what = "no saturation rate" if not found else f"{len(found)} saturation rates (one per length)"
-        raise UserError(f"--background-from {path}: {what} for endpoint {endpoint}; run size for it alone")
+        # A size run of the same URL under another -e name is the usual cause: the names it holds say so.
+        held = sorted({s.endpoint for s in results.sizing if s.saturation is not None and s.saturation.rate})
+        holds = f"it holds {', '.join(held)}" if held else "it holds none"
+        raise UserError(
+            f"--background-from {path}: {what} for endpoint {endpoint} ({holds}: name the -e endpoint as the size run "
+            "did); run size for it alone"
+        )
     return found[0]
+
+
+def past_saturation(spec: BackgroundSpec) -> list[str]:
+    """A warning for each rate above the saturation the `size` run measured (`--background-from`): the server's
+    queue grows for as long as the stream runs, so what is measured there is a backlog, and the server goes on
+    serving it after the run (or after Ctrl-C) until it has drained."""
+    if spec.sized is None:
+        return []
+    return [
+        f"--background: rate {rate_text(rate)}/s is {rate / spec.sized.rate:.1f}x the saturation rate the size run "
+        f"measured for {spec.endpoint} ({rate_text(spec.sized.rate)}/s): its queue grows while the stream runs, and "
+        "the server goes on draining it after the run"
+        for rate in spec.rates
+        if rate > spec.sized.rate
+    ]
 
 
 def background_spec(text: str, size_results: Path | None) -> BackgroundSpec:

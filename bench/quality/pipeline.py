@@ -19,6 +19,7 @@ from bench.datasets.answers import AnswerJudge
 from bench.datasets.model import Dataset, Qrels
 from bench.quality.config import QualityConfig, Scoring
 from bench.quality.metrics import Measure
+from bench.quality.rerank_pairs import rerank_pairs
 from bench.quality.resume import finished_targets
 from bench.quality.scoring import comparisons
 from bench.quality.target_run import run_target
@@ -85,7 +86,10 @@ def run_quality(
     try:
         with open_run(output, header, finished_targets) as run:
             metrics = [r for r in run.kept if isinstance(r, MetricRecord)]
-            run.closing = lambda status: comparisons(metrics, [m.trec_name for m in config.measures], config.seed)
+            reranked = rerank_pairs({s.name: s for s in specs})
+            run.closing = lambda status: comparisons(
+                metrics, [m.trec_name for m in config.measures], config.seed, reranked
+            )
             if not run.resumed:
                 _write_qrels(output.folder / QRELS_FILE, _judgments(dataset, config))
             finished = {m.target for m in metrics}

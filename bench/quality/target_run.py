@@ -17,7 +17,7 @@ from bench.quality.evaluation import ranked_texts
 from bench.quality.generation import ChatGenerator, Generated, GenerateKind, generate_answers
 from bench.quality.metrics import evaluate
 from bench.quality.runs import Run, run_from_results, write_run
-from bench.quality.scoring import metric_records
+from bench.quality.scoring import metric_records, short_rankings
 from bench.quality.target_records import query_records, target_record
 from bench.results.lifecycle import OpenRun
 from bench.results.outdir import checkpoint_file, run_file
@@ -57,6 +57,9 @@ def run_target(spec: TargetSpec, target: Target, scoring: Scoring, out_dir: Path
         scoring.labels,
         scoring.relevance,
         config.seed,
+        short_rankings(
+            config.measures, max((len(r.hits) for r in results if r.hits), default=None), len(dataset.corpus)
+        ),
     )
     record = target_record(spec, spec.name, described, results, index_s, search_s, replaced, generated, blocks)
     if failure:

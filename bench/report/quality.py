@@ -12,7 +12,7 @@ from bench.core.errors import UserError
 from bench.quality.evaluation import read_qrels
 from bench.quality.metrics import evaluate, parse_measure
 from bench.quality.runs import read_run
-from bench.quality.scoring import metric_records
+from bench.quality.scoring import metric_records, short_rankings
 from bench.report.plots import differences_plot, frontier_plot, latency_parts_plot, metrics_plot
 from bench.report.quality_html import render_html
 from bench.report.quality_markdown import render_markdown
@@ -35,7 +35,8 @@ def recompute_missing_metrics(results: Results) -> None:
             continue
         try:
             measures = [m for m in map(parse_measure, missing) if not m.answer_based]
-            per_query = evaluate(read_qrels(qrels_path), read_run(run_path), measures, complete=True).per_query
+            run = read_run(run_path)
+            per_query = evaluate(read_qrels(qrels_path), run, measures, complete=True).per_query
         except UserError:
             continue  # e.g. an empty run file: the report shows the target without those metrics
         results.metrics.extend(
@@ -45,6 +46,7 @@ def recompute_missing_metrics(results: Results) -> None:
                 h.measure_labels,
                 h.measure_relevance,
                 h.seed,
+                short_rankings(measures, max(map(len, run.values()), default=None), h.dataset.get("documents", 0)),
             )
         )
         results.recomputed.append(target.name)

@@ -20,16 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bench.core.errors import UserError
 from bench.core.pvalues import fmt_p
-from bench.report.quality_tables import fmt, holm_verdict
+from bench.report.quality_tables import fmt, holm_verdict, over, reranked_names
 from bench.results.schema import ComparisonRecord, TargetRecord, TargetStatus
 from bench.results.store import Results
-from bench.targets.base import TargetSpec
-from bench.targets.registry import parse_target_spec
-
-# Options that belong to the rerank stage, not to the first stage (`X+rerank?reranker=rr` pairs with `X`).
-RERANK_PARAMS = frozenset({"reranker"})
 
 FRONTIER_NOTE = (
     "Pareto-optimal against a cost: no other finished target is at least as good on the measure and at least as "
@@ -46,7 +40,9 @@ PRICE_NOTE = (
 )
 
 RERANK_GAIN_NOTE = (
-    "Each `X+rerank` target against the target `X` of the same first stage, on the run's first measure: mean of "
+    "Each `X+rerank` target against the target `X` of the same first stage at the same background rate (under "
+    "--background: `X+rerank@bg5` against `X@bg5`, what reranking gains under that load), on the run's first "
+    "measure: mean of "
     "the per-query gain (reranked − first stage) with its 95% bootstrap interval, and the randomization test's "
     "p-value Holm-corrected across all the pairs of the measure (the same figures as the significance table)."
 )
@@ -178,7 +174,7 @@ def frontier_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     rows = [
         [
             t.name,
-            fmt(quality[t.name]) if t.status == TargetStatus.OK else "failed",
+            fmt(quality[t.name]) + over(results.metric(t.name, measure)) if t.status == TargetStatus.OK else "failed",
             *[_cell(c, t) for c in shown],
             ", ".join(optimal[t.name]) or "–",
         ]
@@ -187,26 +183,20 @@ def frontier_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def _first_stage_key(spec: TargetSpec) -> tuple[object, ...]:
-    params = tuple(sorted((k, v) for k, v in spec.params.items() if k not in RERANK_PARAMS))
-    return spec.kind, spec.variant, spec.url, params
-
-
 def rerank_pairs(results: Results) -> list[tuple[TargetRecord, TargetRecord]]:
-    """(first stage X, X+rerank) for every reranked target whose first stage ran as a target of its own."""
-    parsed: dict[str, TargetSpec] = {}
-    for t in results.targets:
-        try:
-            parsed[t.name] = parse_target_spec(t.spec)
-        except UserError:
-            continue  # a kind this version does not know: not paired
-    firsts = {_first_stage_key(s): name for name, s in reversed(parsed.items()) if not s.rerank}
+    """(first stage X, X+rerank) for every reranked target whose first stage ran as a target of its own, at the
+    same background rate (bench/quality/rerank_pairs.py)."""
     by_name = {t.name: t for t in results.targets}
-    return [
-        (by_name[firsts[key]], by_name[name])
-        for name, s in parsed.items()
-        if s.rerank and (key := _first_stage_key(s)) in firsts
-    ]
+    return [(by_name[first], by_name[reranked]) for first, reranked in reranked_names(results)]
+
+
+def _not_compared(results: Results, measure: str, first: TargetRecord, reranked: TargetRecord) -> str:
+    a, b = results.metric(first.name, measure), results.metric(reranked.name, measure)
+    if a is None or b is None or a.ranked == b.ranked:
+        return "not compared"
+    label = results.header.measure_labels.get(measure, measure)
+    lengths = [over(rec).strip() or "over its full ranking" for rec in (b, a)]
+    return f"not tested: {label} {lengths[0]} reranked, {lengths[1]} first stage (rankings of different lengths)"
 
 
 def _comparison(results: Results, measure: str, first: str, reranked: str) -> ComparisonRecord | None:
@@ -231,8 +221,10 @@ def rerank_gain_rows(results: Results) -> tuple[list[str], list[list[str]]]:
     rows = []
     for first, reranked in rerank_pairs(results):
         c = _comparison(results, measure, first.name, reranked.name)
-        if c is None:  # the run stopped before the comparisons
-            rows.append([reranked.name, first.name, "–", "–", "–", "–", "not compared"])
+        if c is None:  # the run stopped before the comparisons, or the rankings' lengths differ below the cut-off
+            rows.append(
+                [reranked.name, first.name, "–", "–", "–", "–", _not_compared(results, measure, first, reranked)]
+            )
             continue
         sign = 1.0 if c.b == reranked.name else -1.0  # the gain is reranked − first stage
         low, high = sorted((sign * c.ci_low, sign * c.ci_high))

@@ -18,7 +18,7 @@ from bench.report.quality_frontier import (
     latency_parts_rows,
     rerank_gain_rows,
 )
-from bench.report.quality_tables import LATENCY_NOTE, comparison_rows, cost_rows, summary_rows
+from bench.report.quality_tables import LATENCY_NOTE, comparison_rows, cost_rows, length_notes, summary_rows
 from bench.results.schema import EndStatus, TargetRecord
 from bench.results.store import Results
 
@@ -71,6 +71,7 @@ def notes_lines(results: Results) -> list[str]:
         )
     if not results.comparisons and len(results.targets) - len(without) > 1:
         lines.append("No paired comparisons: the run stopped before computing them.")
+    lines += length_notes(results)
     if results.repeated:
         lines.append(
             f"{results.repeated} repeated record(s) in the results file were ignored (the first of each counts)."

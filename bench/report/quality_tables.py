@@ -7,10 +7,15 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.core.errors import UserError
 from bench.core.pvalues import fmt_p
 from bench.core.secrets import mask
-from bench.results.schema import QueryRecord
+from bench.quality.rerank_pairs import rerank_pairs
+from bench.quality.scoring import untested_lengths
+from bench.results.schema import MetricRecord, QueryRecord
 from bench.results.store import Results
+from bench.targets.base import TargetSpec
+from bench.targets.registry import parse_target_spec
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -50,7 +55,7 @@ def summary_rows(results: Results) -> tuple[list[str], list[list[str]]]:
         cells = [t.name]
         for m in results.header.measures:
             rec = results.metric(t.name, m)
-            cells.append(f"{fmt(rec.mean)} [{fmt(rec.ci_low, 3)}, {fmt(rec.ci_high, 3)}]" if rec else "–")
+            cells.append(f"{fmt(rec.mean)} [{fmt(rec.ci_low, 3)}, {fmt(rec.ci_high, 3)}]{over(rec)}" if rec else "–")
         cells += [
             str(t.errors),
             *([str(t.answer_errors)] if generated else []),
@@ -62,6 +67,36 @@ def summary_rows(results: Results) -> tuple[list[str], list[list[str]]]:
         ]
         rows.append(cells)
     return header, rows
+
+
+def over(rec: MetricRecord | None) -> str:
+    """ " over 10 documents" after a measure whose cut-off is past the target's ranking (MetricRecord.ranked)."""
+    return f" over {rec.ranked} documents" if rec is not None and rec.ranked is not None else ""
+
+
+def length_notes(results: Results) -> list[str]:
+    """Each pair of targets not tested on a measure because their rankings differ in length below its cut-off."""
+    notes = []
+    for measure in results.header.measures:
+        label = results.header.measure_labels.get(measure, measure)
+        for a, b in untested_lengths(results.metrics, measure, reranked_names(results)):
+            notes.append(
+                f"{label} not tested between `{a.target}` ({label}{over(a) or ' over its full ranking'}) and "
+                f"`{b.target}` ({label}{over(b) or ' over its full ranking'}): rankings of different lengths "
+                "below the cut-off are not comparable."
+            )
+    return notes
+
+
+def reranked_names(results: Results) -> list[tuple[str, str]]:
+    """(first stage X, X+rerank) by name, as `quality` paired them (bench/quality/rerank_pairs.py)."""
+    parsed: dict[str, TargetSpec] = {}
+    for t in results.targets:
+        try:
+            parsed[t.name] = parse_target_spec(t.spec)
+        except UserError:
+            continue  # a kind this version does not know: not paired
+    return rerank_pairs(parsed)
 
 
 CI_COLUMN = "mean b − a [95% CI, unadjusted]"
@@ -94,7 +129,7 @@ def comparison_rows(results: Results) -> tuple[list[str], list[list[str]]]:
         better = "b better" if c.mean_diff > 0 else "a better"
         rows.append(
             [
-                results.header.measure_labels.get(c.measure, c.measure),
+                results.header.measure_labels.get(c.measure, c.measure) + over(results.metric(c.a, c.measure)),
                 c.a,
                 c.b,
                 f"{c.mean_diff:+.4f} [{c.ci_low:+.4f}, {c.ci_high:+.4f}]",
@@ -206,4 +241,11 @@ def console_summary(results: Results) -> list[Table]:
         for row in rows:
             pairs.add_row(*[mask(row[header.index(c)]) for c in columns])
         tables.append(pairs)
+    notes = length_notes(results)
+    if notes:
+        untested = Table(title="not tested")
+        untested.add_column("why")
+        for note in notes:
+            untested.add_row(mask(note.replace("`", "")))
+        tables.append(untested)
     return tables

@@ -16,7 +16,7 @@ from bench.load import histograms
 from bench.load.recorder import status_class
 from bench.quality.under_load import not_under_load, rate_text, split_loaded_name
 from bench.report.page import html_table, md_table
-from bench.report.quality_tables import fmt
+from bench.report.quality_tables import fmt, over
 from bench.results.schema import ComparisonRecord, LoadPointRecord, QueryRecord
 from bench.results.store import Results
 
@@ -62,6 +62,11 @@ def _comparison(results: Results, measure: str, a: str, b: str) -> ComparisonRec
     return next((c for c in results.comparisons if c.measure == measure and {c.a, c.b} == {a, b}), None)
 
 
+def rate_figure(rate: float) -> str:
+    """A stream's achieved rate to four significant figures (`5.238`, not `5` for a stream asked for 5.238/s)."""
+    return f"{rate:.0f}" if rate >= 1000 else f"{rate:.4g}"
+
+
 def _stream(points: list[LoadPointRecord], rate: float) -> str:
     point = next((p for p in points if p.rate == rate), None)
     if point is None:
@@ -71,7 +76,7 @@ def _stream(points: list[LoadPointRecord], rate: float) -> str:
     requests = point.requests
     errors = sum(requests.errors.values())
     ok = point.throughput.requests_per_s
-    figures = f"{ok:.0f} req/s ok, scheduled p99 {p99}, {errors} errors, {requests.unsent} unsent"
+    figures = f"{rate_figure(ok)} req/s ok, scheduled p99 {p99}, {errors} errors, {requests.unsent} unsent"
     return figures + (f" ({point.status}: {point.problem})" if point.problem else "")
 
 
@@ -99,7 +104,9 @@ def rate_rows(results: Results, base: str, runs: list[tuple[float, str]]) -> tup
             [
                 rate_text(rate)
                 + (" (idle)" if rate == 0 else " (not measured under load)" if name in unloaded else ""),
-                "–" if metric is None else f"{fmt(metric.mean)} [{fmt(metric.ci_low)}, {fmt(metric.ci_high)}]",
+                "–"
+                if metric is None
+                else f"{fmt(metric.mean)} [{fmt(metric.ci_low)}, {fmt(metric.ci_high)}]{over(metric)}",
                 "–" if delta is None else f"{delta:+.4f}",
                 "–" if c is None else fmt_p(c.p_randomization_holm),
                 fmt(target.latency_ms.get("p50"), 1),

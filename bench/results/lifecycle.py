@@ -120,13 +120,43 @@ def _start(output: Output, header: RunHeader, carry_over: CarryOver | None) -> O
 # The facts of a header that must match for a run to continue another (what its figures depend on).
 _SAME_RUN: tuple[tuple[str, Callable[[RunHeader], object]], ...] = (
     ("command", lambda h: h.command),
-    ("dataset (fingerprint)", lambda h: h.dataset.get("fingerprint")),
+    ("--seed", lambda h: h.seed),  # before the dataset: a seed draws another sample
     ("targets", lambda h: h.targets),
     ("measures", lambda h: h.measures),
     ("--depth", lambda h: h.depth),
-    ("--seed", lambda h: h.seed),
     ("--hourly-usd", lambda h: h.hourly_usd),
 )
+# What makes a dataset another, by the option that names it: the first that differs is the one said.
+_SAME_DATASET = (
+    ("source", "--dataset"),
+    ("split", "--split"),
+    ("queries", "--max-queries"),
+    ("documents", "--max-docs"),
+)
+
+
+def _first_difference(old: RunHeader, new: RunHeader) -> str | None:
+    """The first fact that differs between the interrupted run and this one: command and seed, the dataset, then
+    the rest (`_SAME_RUN`)."""
+    differs = [
+        f"{what} differ from the interrupted run's ({was} there, {now} now)"
+        for what, fact in _SAME_RUN
+        if (was := fact(old)) != (now := fact(new))
+    ]
+    if differs and differs[0].startswith(("command", "--seed")):
+        return differs[0]
+    return _dataset_difference(old.dataset, new.dataset) or next(iter(differs), None)
+
+
+def _dataset_difference(old: dict[str, object], new: dict[str, object]) -> str | None:
+    """Why two runs' datasets differ, named by the option a user changed (`--max-queries`: 20 queries there, 10
+    now), or None when they are the same (the same fingerprint)."""
+    if old.get("fingerprint") == new.get("fingerprint"):
+        return None
+    for key, option in _SAME_DATASET:
+        if old.get(key) != new.get(key):
+            return f"{option} differs from the interrupted run's ({old.get(key)} {key} there, {new.get(key)} now)"
+    return f"the dataset's files changed (fingerprint {old.get('fingerprint')} there, {new.get('fingerprint')} now)"
 
 
 def _interrupted(output: Output, header: RunHeader) -> Results:
@@ -134,13 +164,9 @@ def _interrupted(output: Output, header: RunHeader) -> Results:
     if not output.results.is_file():
         raise UserError(f"--resume {output.folder}: no {RESULTS_FILE} there to continue")
     previous = read_results(output.results)
-    for what, fact in _SAME_RUN:
-        old, new = fact(previous.header), fact(header)
-        if old != new:
-            raise UserError(
-                f"--resume {output.folder}: {what} differ from the interrupted run's ({old} there, {new} now); "
-                "give the same options, or start a new run"
-            )
+    said = _first_difference(previous.header, header)
+    if said is not None:
+        raise UserError(f"--resume {output.folder}: {said}; give the same options, or start a new run")
     if previous.end is not None and previous.end.status == EndStatus.COMPLETE:
         raise UserError(f"--resume {output.folder}: that run is complete; nothing to continue")
     return previous

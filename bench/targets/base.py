@@ -124,13 +124,14 @@ class TargetSpec:
 
     @property
     def name(self) -> str:
-        """The label used in results and reports: the given name, else the spec without its URL."""
+        """The label used in results and reports: the given name, else the spec without its URL, in the order the
+        spec is written (`hybrid+rerank?embedder=emb&reranker=rr`), its parameters sorted."""
         if self.given_name:
             return self.given_name
-        label = self.kind + (f":{self.variant}" if self.variant else "")
+        label = self.kind + (f":{self.variant}" if self.variant else "") + ("+rerank" if self.rerank else "")
         if self.params:
             label += "?" + "&".join(f"{k}={MASK if is_secret_name(k) else v}" for k, v in sorted(self.params.items()))
-        return label + ("+rerank" if self.rerank else "")
+        return label
 
 
 @runtime_checkable

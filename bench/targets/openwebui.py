@@ -33,7 +33,7 @@ from typing import Any
 
 from bench.core.errors import ServerError, UserError
 from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_from_env
-from bench.core.progress import ProgressFactory
+from bench.core.progress import ProgressFactory, console
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
 from bench.targets.base import Hit, QueryResult, TargetOptions, TargetSpec, first_rank_wins
@@ -214,7 +214,9 @@ class OpenWebUITarget:
         candidates: dict[str, StoredFile] = {}  # doc id -> a file of its name whose bytes match
         for doc_id, doc in self.corpus.documents.items():
             stored = existing.get(file_name(doc_id))
-            if stored is None:
+            if not doc.full_text.strip():  # refused by the server (HTTP 400): never uploaded, said below
+                self.ingest.skipped_empty.append(doc_id)
+            elif stored is None:
                 todo.append(doc_id)
             elif stored.file_hash != content_hash(doc.full_text):
                 stale[doc_id] = "its content differs from the corpus text"
@@ -241,6 +243,7 @@ class OpenWebUITarget:
                 f"cannot be reused (first: {file_name(doc_id)}: {why}); their chunks would be ranked as this corpus: "
                 "remove them or choose another kb=NAME"
             )
+        self._say_skipped()
         advance = progress(f"{self.name}: uploading to '{self.kb_name}'", len(todo))
         start = time.perf_counter()
         try:
@@ -252,6 +255,17 @@ class OpenWebUITarget:
             raise self.http.error(
                 f"{len(self.ingest.failed)} of {len(todo)} files failed processing "
                 f"(embedder failure behind a 200 upload?); first: {first_id}: {first_error}"
+            )
+
+    def _say_skipped(self) -> None:
+        skipped = self.ingest.skipped_empty
+        if skipped:
+            console.print(
+                f"{self.name}: {len(skipped)} empty document(s) not uploaded (Open WebUI refuses empty content), so "
+                f"never retrieved: {', '.join(skipped[:5])}{' …' if len(skipped) > 5 else ''}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
             )
 
     def _upload(self, doc_id: str) -> None:

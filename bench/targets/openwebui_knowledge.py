@@ -35,6 +35,9 @@ class IngestReport:
     already_present: int = 0
     failed: dict[str, str] = field(default_factory=dict)  # doc id -> server's error
     seconds: float = 0.0
+    # Documents with no text: Open WebUI refuses them (HTTP 400 "The content provided is empty"), so they are not
+    # uploaded and can never be retrieved (each still counts among the judged documents).
+    skipped_empty: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -42,6 +45,8 @@ class IngestReport:
             "already_present": self.already_present,
             "failed": len(self.failed),
             "failed_examples": dict(list(self.failed.items())[:10]),
+            "skipped_empty": len(self.skipped_empty),
+            "skipped_empty_examples": self.skipped_empty[:10],
             "seconds": round(self.seconds, 3),
             "docs_per_s": round(self.uploaded / self.seconds, 3) if self.seconds and self.uploaded else None,
         }

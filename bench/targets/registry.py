@@ -63,6 +63,8 @@ def parse_target_spec(text: str) -> TargetSpec:
     if kind not in KINDS:
         raise UserError(f"target {text!r}: unknown kind {kind!r} (known: {', '.join(sorted(KINDS))})")
     params = parse_options(query, f"target {text!r}")
+    if url:
+        _check_url(text, url)
     return TargetSpec(
         text=text,
         kind=kind,
@@ -72,6 +74,16 @@ def parse_target_spec(text: str) -> TargetSpec:
         params=params,
         given_name=given_name,
     )
+
+
+def _check_url(text: str, url: str) -> None:
+    """A URL without its scheme (`openwebui@localhost:8080`) is one clear line before anything runs, not an HTTP
+    client's "unsupported protocol 'localhost://'" once the run began."""
+    scheme, sep, _ = url.partition("://")
+    if not sep:
+        raise UserError(f"target {text!r}: URL {url!r} has no scheme: write http://{url} (or https://)")
+    if scheme.lower() not in ("http", "https"):
+        raise UserError(f"target {text!r}: URL {url!r}: scheme {scheme!r} is not http or https")
 
 
 def build_target(spec: TargetSpec, options: TargetOptions) -> Target:

@@ -3,6 +3,7 @@ own (`one_by_one`)."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -49,7 +50,8 @@ def one_by_one(
 
 class RerankStage:
     """Any first stage, then a rerank endpoint over each query's top `depth` documents (split into requests
-    within the endpoint's limit by the endpoint client, merged exactly). A query the first stage failed, a
+    within the endpoint's limit by the endpoint client, merged exactly), the ranks below it kept in the first
+    stage's order (`_tail`). A query the first stage failed, a
     rerank that fails, or one that answers fewer scores than documents sent, is that query's error (`compose`):
     it scores zero, never the first-stage order. A reranker that went away ends the target."""
 
@@ -118,7 +120,8 @@ class RerankStage:
             got = len(scores.order)
             kept.error = f"rerank failed: {self.reranker.name}: {got} scores for {len(candidates)} documents"
             return kept
-        kept.hits = [Hit(candidates[i].doc_id, float(scores.scores[i])) for i in scores.order][:depth]
+        head = [Hit(candidates[i].doc_id, float(scores.scores[i])) for i in scores.order]
+        kept.hits = (head + _tail(result.hits[self.rerank_depth :], head))[:depth]
         return kept
 
     def describe(self) -> dict[str, Any]:
@@ -136,3 +139,12 @@ class RerankStage:
     def close(self) -> None:
         self.first.close()
         self.reranker.close()
+
+
+def _tail(rest: list[Hit], head: list[Hit]) -> list[Hit]:
+    """The first stage's documents below the rerank depth, in its order after the reranked head (PyTerrier's
+    `% k >> reranker`, every TREC reranking run): a reranker changes the order of the top documents, never which
+    documents a ranking holds, so R@100 of `x+rerank` is R@100 of `x`. Their scores continue below the head's
+    lowest (head minimum − rank in the tail), so trec_eval's score order is this order."""
+    floor = min((h.score for h in head if h.score is not None and math.isfinite(h.score)), default=0.0)
+    return [Hit(h.doc_id, floor - rank) for rank, h in enumerate(rest, start=1)]

@@ -99,6 +99,9 @@ class FakeOpenWebUI:
 
     def _upload(self, body: bytes) -> tuple[int, Any]:
         name = re.search(rb'filename="([^"]+)"', body)
+        content = re.search(rb'filename="[^"]*"\r\n(?:[^\r\n]+\r\n)*\r\n(.*?)\r\n--', body, re.S)
+        if content is not None and not content.group(1).strip():  # as 0.12.4 answers a file with no text
+            return 400, {"detail": "The content provided is empty. Please ensure that there is text or data present."}
         made = str(uuid.uuid4())
         vectors = None if self.lose_all else "h"
         self.files[made] = {"id": made, "meta": {"name": name.group(1).decode() if name else "?"}, "hash": vectors}

@@ -76,7 +76,7 @@ def test_background_names_a_given_endpoint(long_queries, tmp_path):
 def test_rates_as_fractions_of_a_size_results_saturation(tmp_path):
     from bench.load.sweep import load_header
     from bench.load.workload import Workload
-    from bench.quality.background_spec import background_spec
+    from bench.quality.background_spec import background_spec, past_saturation
     from bench.results.schema import Op, SaturationSummary, SizingRecord
     from bench.results.writer import ResultsWriter
 
@@ -94,8 +94,13 @@ def test_rates_as_fractions_of_a_size_results_saturation(tmp_path):
     writer.close()
     assert background_spec("emb@rate=0.5x", path).rates == [0.0, 120.0]
     assert background_spec("emb@rate=0.5x", path).sized == Sized(240.0, None, "words")
-    with pytest.raises(UserError, match="no saturation rate for endpoint other"):
+    with pytest.raises(UserError, match=r"no saturation rate for endpoint other \(it holds emb: name the -e endpoint"):
         background_spec("other@rate=0.5x", path)
+    assert past_saturation(background_spec("emb@rate=0.5x", path)) == []
+    assert past_saturation(background_spec("emb@rate=0.5x,4x", path)) == [
+        "--background: rate 960/s is 4.0x the saturation rate the size run measured for emb (240/s): its queue grows "
+        "while the stream runs, and the server goes on draining it after the run"
+    ]
 
 
 def test_the_stream_sends_texts_of_the_size_runs_length_or_says_it_cannot(tmp_path, capsys):
@@ -242,6 +247,8 @@ def test_sigterm_keeps_finished_rates_and_their_streams_resume_runs_the_rest_and
     args += ["--background", "emb@rate=20,40&duration=0.5s&warmup=0.1s", "--out", str(out)]
     code, said, left = _ragbench("searching-3=SIGTERM", *args)  # scripted@bg40's search: bg0 and bg20 done
     assert code == 143 and left == [], said
+    # The client stopped sending, not the server serving what it queued: said, for the next command's sake.
+    assert "stopped during the 40/s stream to emb: the server may still be draining" in " ".join(said.split())
     stopped = read_results(out / "results.jsonl")
     assert stopped.end.status == "interrupted" and "SIGTERM" in stopped.end.error
     assert [t.name for t in stopped.targets] == ["scripted@bg0", "scripted@bg20"]

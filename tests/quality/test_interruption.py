@@ -70,6 +70,9 @@ def test_sigterm_keeps_finished_targets_with_their_metrics_and_exits_143(graded,
     done = quality(graded, out, "search=SIGTERM", "scripted", "scripted:b")
     assert done.returncode == 143, done.stderr
     assert "Traceback" not in done.stderr and "ragbench: interrupted (SIGTERM)" in done.stderr
+    # The finished target's table on stdout, as a complete run prints it; the unfinished one is not in it.
+    rows = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("│ scripted")]
+    assert rows == ["scripted"] and f"report: {out / 'report.html'}" in done.stdout, done.stdout
     results = read_results(out / "results.jsonl")
     assert [t.name for t in results.targets] == ["scripted"]
     assert {m.measure for m in results.metrics if m.target == "scripted"} == {"P_5", "ndcg_cut_5"}

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from bench.quality.scoring import metric_records
 from bench.quality.significance import bootstrap_ci, compare_pairs, holm, randomization_test
 
 
@@ -88,3 +89,12 @@ def test_under_background_only_meaningful_pairs_are_tested_and_holm_runs_over_th
     assert idle.p_randomization_holm <= min(1.0, 5 * idle.p_randomization) + 1e-12
     plain = compare_pairs(data, "m")  # without --background every pair is tested
     assert [(c.a, c.b) for c in plain] == [("a", "b")]
+
+
+def test_identical_score_sets_get_identical_intervals_whatever_the_targets_name():
+    """A target idle (`dense@bg0`) and under load (`dense@bg5.238`) with the same scores: the same interval."""
+    values = dict(zip([f"q{i}" for i in range(40)], np.random.default_rng(3).random(40).tolist()))
+    idle, loaded = (
+        metric_records(name, {"ndcg_cut_10": values}, {}, {}, seed=0)[0] for name in ("dense@bg0", "dense@bg5.238")
+    )
+    assert (idle.ci_low, idle.ci_high) == (loaded.ci_low, loaded.ci_high)

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from bench.quality.rerank_pairs import rerank_pairs as rerank_pairs_by_name
 from bench.quality.scoring import comparisons, metric_records
 from bench.report.quality_frontier import (
     cost_block_rows,
@@ -36,7 +37,7 @@ def target(text, p99=None, search_s=1.2, status="ok", **fields):
     )
 
 
-def results_file(tmp_path, targets, means, hourly_usd=None):
+def results_file(tmp_path, targets, means, hourly_usd=None, ranked=None):
     """A results file written by the real writer, with per-query values around each target's mean and the
     comparisons computed by the real significance code."""
     rng = np.random.default_rng(0)
@@ -44,7 +45,8 @@ def results_file(tmp_path, targets, means, hourly_usd=None):
     for t in targets:
         values = np.clip(means[t.name] + rng.normal(0, 0.05, len(QIDS)), 0, 1)
         per_query = {"ndcg_cut_10": dict(zip(QIDS, values.tolist()))}
-        metrics += metric_records(t.name, per_query, {"ndcg_cut_10": "nDCG@10"}, {}, 0)
+        short = {"ndcg_cut_10": ranked[t.name]} if t.name in (ranked or {}) else {}  # documents it ranked, if fewer
+        metrics += metric_records(t.name, per_query, {"ndcg_cut_10": "nDCG@10"}, {}, 0, short)
     writer = ResultsWriter(tmp_path / "results.jsonl")
     header = run_header(
         dataset={"name": "synthetic", "fingerprint": "f", "documents": 10, "queries": len(QIDS), "format": "beir"},
@@ -55,7 +57,8 @@ def results_file(tmp_path, targets, means, hourly_usd=None):
         targets=[t.name for t in targets],
         hourly_usd=hourly_usd,
     )
-    writer.write(header, *targets, *metrics, *comparisons(metrics, ["ndcg_cut_10"], 0))
+    reranked = rerank_pairs_by_name({t.name: parse_target_spec(t.spec) for t in targets})  # as the pipeline pairs
+    writer.write(header, *targets, *metrics, *comparisons(metrics, ["ndcg_cut_10"], 0, reranked))
     writer.write(end_record())
     writer.close()
     return read_results(tmp_path / "results.jsonl")
@@ -179,16 +182,16 @@ def test_each_reranked_target_is_paired_with_its_own_first_stage(tmp_path):
         target("hybrid"),
         target("lonely=hybrid:weighted+rerank"),  # its first stage did not run
     ]
-    means = {t.name: 0.5 for t in targets} | {"bm25+rerank": 0.65, "dense?model=/m+rerank": 0.45}
+    means = {t.name: 0.5 for t in targets} | {"bm25+rerank": 0.65, "dense+rerank?model=/m": 0.45}
     results = results_file(tmp_path, targets, means)
     assert [(a.name, b.name) for a, b in rerank_pairs(results)] == [
         ("bm25", "bm25+rerank"),
-        ("dense?model=/m", "dense?model=/m+rerank"),
+        ("dense?model=/m", "dense+rerank?model=/m"),
         ("hybrid", "served"),
     ]
     header, rows = rerank_gain_rows(results)
     by_reranked = {row[0]: row for row in rows}
-    for first, reranked in [("bm25", "bm25+rerank"), ("dense?model=/m", "dense?model=/m+rerank")]:
+    for first, reranked in [("bm25", "bm25+rerank"), ("dense?model=/m", "dense+rerank?model=/m")]:
         c = next(c for c in results.comparisons if {c.a, c.b} == {first, reranked})
         gain = np.mean(
             [
@@ -203,7 +206,44 @@ def test_each_reranked_target_is_paired_with_its_own_first_stage(tmp_path):
     low, high = (float(x) for x in by_reranked["bm25+rerank"][4].split("[")[1].rstrip("]").split(","))
     assert 0 < low < high
     assert by_reranked["bm25+rerank"][-1] == "reranking helps"
-    assert by_reranked["dense?model=/m+rerank"][-1] == "reranking hurts"
+    assert by_reranked["dense+rerank?model=/m"][-1] == "reranking hurts"
+
+
+def test_a_reranked_target_under_load_is_paired_with_its_first_stage_at_the_same_rate(tmp_path):
+    """`quality --background`: hybrid_rr@bg5.238 against hybrid@bg5.238 (what reranking gains under that load),
+    never against hybrid@bg0 (a pair nothing tested: "not compared")."""
+    targets = [
+        target_record(name, spec=spec, status="ok", queries=len(QIDS), run_file="runs/x.trec", search_seconds=1.0)
+        for name, spec in [
+            ("hybrid@bg0", "hybrid"),
+            ("hybrid_rr@bg0", "hybrid_rr=hybrid+rerank?reranker=rr"),
+            ("hybrid@bg5.238", "hybrid"),
+            ("hybrid_rr@bg5.238", "hybrid_rr=hybrid+rerank?reranker=rr"),
+        ]
+    ]
+    means = {"hybrid@bg0": 0.5, "hybrid_rr@bg0": 0.6, "hybrid@bg5.238": 0.5, "hybrid_rr@bg5.238": 0.3}
+    results = results_file(tmp_path, targets, means)
+    assert [(a.name, b.name) for a, b in rerank_pairs(results)] == [
+        ("hybrid@bg0", "hybrid_rr@bg0"),
+        ("hybrid@bg5.238", "hybrid_rr@bg5.238"),
+    ]
+    _, rows = rerank_gain_rows(results)
+    verdicts = {row[0]: row[-1] for row in rows}
+    assert verdicts == {"hybrid_rr@bg0": "reranking helps", "hybrid_rr@bg5.238": "reranking hurts"}
+
+
+def test_a_reranked_target_shorter_than_the_cut_off_is_said_not_tested_against_its_first_stage(tmp_path):
+    targets = [target("bm25"), target("bm25+rerank")]
+    results = results_file(tmp_path, targets, {"bm25": 0.5, "bm25+rerank": 0.6}, ranked={"bm25+rerank": 7})
+    assert results.comparisons == []
+    _, rows = frontier_rows(results)
+    assert [row[1] for row in rows] == [f"{results.metric('bm25', 'ndcg_cut_10').mean:.4f}", rows[1][1]]
+    assert rows[1][1].endswith(" over 7 documents")
+    _, rows = rerank_gain_rows(results)
+    assert [row[-1] for row in rows] == [
+        "not tested: nDCG@10 over 7 documents reranked, over its full ranking first stage (rankings of different "
+        "lengths)"
+    ]
 
 
 def test_the_markdown_report_has_both_sections(tmp_path):
@@ -316,3 +356,13 @@ def test_the_latency_parts_chart_stacks_exactly_the_tables_figures(tmp_path, mon
     legend = [text.get_text() for text in figures[0].axes[1].get_legend().get_texts()]
     assert legend == ["embed", "search", "rerank", "embedding", "app"]
     assert plots.latency_parts_plot(results_file(tmp_path, [target("bm25")], {"bm25": 0.5}), tmp_path / "y.png") is None
+
+
+def test_the_loaded_vs_idle_table_says_a_measure_is_over_fewer_documents(tmp_path):
+    from bench.report.quality_under_load import rate_rows
+
+    targets = [target("bm25"), target("bm25")]
+    targets[0].name, targets[1].name = "app@bg0", "app@bg5"
+    results = results_file(tmp_path, targets, {"app@bg0": 0.5, "app@bg5": 0.5}, ranked={"app@bg0": 7, "app@bg5": 7})
+    _, rows = rate_rows(results, "app", [(0.0, "app@bg0"), (5.0, "app@bg5")])
+    assert all(row[1].endswith("] over 7 documents") for row in rows)

@@ -29,6 +29,7 @@ def _pair(b: str, low: float, high: float, p: float, p_holm: float) -> Compariso
 def test_an_interval_that_excludes_zero_beside_a_holm_verdict_of_no_difference_says_so():
     results = SimpleNamespace(
         header=SimpleNamespace(measure_labels={"ndcg_cut_10": "nDCG@10"}),
+        metric=lambda target, measure: None,  # no metric records: no ranking shorter than a cut-off
         comparisons=[
             _pair("worse", -0.05, -0.01, 0.01, 0.03),  # significant after Holm
             _pair("hidden", +0.002, +0.042, 0.03, 0.09),  # the row: excludes 0, Holm not significant

@@ -238,3 +238,22 @@ def test_resume_is_refused_in_one_line_unless_there_is_a_matching_interrupted_ru
         open_run(Output(tmp_path, resume=True), run_header(targets=["a"]), keep_all),
     ):
         pass
+
+
+@pytest.mark.parametrize(
+    ("changed", "said"),
+    [
+        ({"queries": 10, "documents": 180}, r"--max-queries differs from the interrupted run's \(20 queries there, 10"),
+        ({"documents": 100}, r"--max-docs differs from the interrupted run's \(200 documents there, 100 now\)"),
+        ({"source": "/b"}, r"--dataset differs from the interrupted run's \(/a source there, /b"),
+        ({}, r"the dataset's files changed \(fingerprint f1 there, f2 now\)"),
+    ],
+)
+def test_a_resume_over_another_sample_names_the_option_that_differs(tmp_path, changed, said):
+    """`quality --resume` with another --max-queries: not "dataset (fingerprint) differ", but the option."""
+    data = {"source": "/a", "fingerprint": "f1", "queries": 20, "documents": 200}
+    with pytest.raises(KeyboardInterrupt), open_run(Output(tmp_path), run_header(targets=["a"], dataset=data)):
+        raise KeyboardInterrupt
+    now = run_header(targets=["a"], dataset={**data, "fingerprint": "f2", **changed})
+    with pytest.raises(UserError, match=said), open_run(Output(tmp_path, resume=True), now, lambda previous: []):
+        pass

@@ -15,10 +15,12 @@ from bench.core.http import ServerUnreachable
 from bench.datasets.model import Dataset, Document
 from bench.endpoints import spec as endpoint_spec
 from bench.endpoints.base import Scores
+from bench.quality.metrics import evaluate, parse_measure
+from bench.quality.runs import run_from_results, trec_order
 from bench.results.store import read_results
 from bench.targets.base import Hit, QueryResult, TargetFailed, compose, no_progress
 from bench.targets.rerank_stage import RerankStage
-from tests.harness.beir import FRUIT_CORPUS, FRUIT_QUERIES
+from tests.harness.beir import FRUIT_CORPUS, FRUIT_QRELS, FRUIT_QUERIES
 from tests.harness.cli import run_cli
 from tests.harness.stubs import DROP, JsonStub, RawBody
 
@@ -170,15 +172,16 @@ class _FirstStage:
 
     name = "first"
 
-    def __init__(self, ends_after: int | None = None):
+    def __init__(self, ends_after: int | None = None, ranking: tuple[str, ...] = ("d1", "d2", "d3")):
         self.ends_after = ends_after
+        self.ranking = ranking
 
     def prepare(self, dataset, progress) -> None:
         pass
 
     def search(self, queries, depth, progress):
         results = [
-            QueryResult(qid, [Hit(d, 1.0 / i) for i, d in enumerate(["d1", "d2", "d3"], 1)], 0.1) for qid in queries
+            QueryResult(qid, [Hit(d, 1.0 / i) for i, d in enumerate(self.ranking[:depth], 1)], 0.1) for qid in queries
         ]
         if self.ends_after is not None:
             raise TargetFailed("first: gone", results[: self.ends_after])
@@ -212,8 +215,8 @@ class _Reverser:
         pass
 
 
-def _stage(first: _FirstStage, reranker: _Reverser) -> RerankStage:
-    stage = RerankStage(first, reranker, depth=10, name="first+rerank", per_query=False)
+def _stage(first: _FirstStage, reranker: _Reverser, rerank_depth: int = 10) -> RerankStage:
+    stage = RerankStage(first, reranker, depth=rerank_depth, name="first+rerank", per_query=False)
     stage.prepare(
         Dataset("t", {d: Document(d, "", d) for d in FRUIT_CORPUS}, FRUIT_QUERIES, {}, source="memory", format="jsonl"),
         no_progress,
@@ -236,3 +239,19 @@ def test_a_reranker_that_stops_answering_ends_the_target_keeping_what_it_reranke
         _stage(_FirstStage(), _Reverser(answers=3)).search(FRUIT_QUERIES, 10, no_progress)
     assert [r.qid for r in ended.value.finished] == ["q1", "q2", "q3"]
     assert all(not r.error and r.hits[0].doc_id == "d3" for r in ended.value.finished)
+
+
+@pytest.mark.parametrize("depth", [6, 4])
+def test_ranks_below_the_rerank_depth_keep_the_first_stages_order_after_the_reranked_head(depth):
+    """PyTerrier's `% k >> reranker`: the head of 3 reversed, d4..d6 after it in the first stage's order, so the
+    reranked ranking holds the same documents and its recall past the rerank depth is the first stage's."""
+    first = _FirstStage(ranking=("d1", "d2", "d3", "d4", "d5", "d6"))
+    reranked = _stage(first, _Reverser(), rerank_depth=3).search(FRUIT_QUERIES, depth, no_progress)
+    assert [h.doc_id for h in reranked[0].hits] == ["d3", "d2", "d1", "d4", "d5", "d6"][:depth]
+    run, replaced = run_from_results(reranked)
+    assert not replaced  # the tail's scores continue below the head's: trec_eval's order is this order
+    assert [d for d, _ in trec_order(run["q1"])] == ["d3", "d2", "d1", "d4", "d5", "d6"][:depth]
+    qrels = {qid: {doc: 1} for qid, doc, _ in FRUIT_QRELS}
+    recall = parse_measure(f"R@{depth}")
+    plain, _ = run_from_results(first.search(FRUIT_QUERIES, depth, no_progress))
+    assert evaluate(qrels, run, [recall]).means == pytest.approx(evaluate(qrels, plain, [recall]).means)

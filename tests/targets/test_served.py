@@ -85,7 +85,7 @@ def test_failed_reranks_are_errors_of_their_queries_never_first_stage_order(frui
     args = ["quality", "--dataset", str(fruit), "-e", f"rr=cohere@{stub.url}", "-t", "bm25+rerank?reranker=rr"]
     code, _, err = run_cli([*args, "--out", str(out), "-m", "nDCG@10"], monkeypatch, capsys)
     stub.stop()
-    assert code == 3 and _error_lines(err) == ["target bm25?reranker=rr+rerank: 3 of 4 queries failed"], err
+    assert code == 3 and _error_lines(err) == ["target bm25+rerank?reranker=rr: 3 of 4 queries failed"], err
     results = read_results(out / "results.jsonl")
     by_qid = {q.qid: q for q in results.queries}
     for qid in ("q1", "q2", "q3"):

@@ -13,6 +13,7 @@ from bench.datasets.model import Dataset, Document
 from bench.quality.config import QualityConfig
 from bench.quality.metrics import parse_measure
 from bench.quality.pipeline import run_quality
+from bench.quality.under_load import loaded_name
 from bench.results.lifecycle import Output
 from bench.targets.base import no_progress
 from bench.targets.registry import TargetOptions, build_target, parse_target_spec
@@ -92,3 +93,28 @@ def test_batch_engines_report_no_per_query_latency(tmp_path):
     [record] = [r for r in records if r["record"] == "target"]
     assert record["latency_ms"] == {} and record["search_seconds"] > 0
     assert [r["latency_ms"] for r in records if r["record"] == "query"] == [None, None]
+
+
+def test_a_reranked_targets_label_reads_the_way_its_spec_is_written():
+    """`+rerank` where the user wrote it, before the parameters (not `hybrid?embedder=emb&reranker=rr+rerank`)."""
+    spec = parse_target_spec("hybrid+rerank?reranker=rr&embedder=emb")
+    assert spec.name == "hybrid+rerank?embedder=emb&reranker=rr"
+    assert loaded_name(spec.name, 0.0) == "hybrid+rerank?embedder=emb&reranker=rr@bg0"
+
+
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        (
+            "openwebui@localhost:19023",
+            "URL 'localhost:19023' has no scheme: write http://localhost:19023 (or https://)",
+        ),
+        ("lightrag@ftp://host:1", "URL 'ftp://host:1': scheme 'ftp' is not http or https"),
+    ],
+)
+def test_a_target_url_without_its_scheme_is_one_line_before_anything_is_written(
+    fruit, tmp_path, ragbench, target, said
+):
+    code, _, err = ragbench("quality", "--dataset", fruit, "-t", target, "--out", tmp_path / "out")
+    assert code == 2 and err.strip().splitlines() == [f"ragbench: error: target {target!r}: {said}"]
+    assert not (tmp_path / "out").exists()

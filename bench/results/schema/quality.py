@@ -80,6 +80,9 @@ class MetricRecord:
     per_query: dict[str, float] = field(metadata=VERBATIM)  # qid -> score
     #: qrels | answers (containment in returned texts) | generated (answers scored)
     relevance: Relevance = Relevance.QRELS
+    #: the most documents the target ranked for any query, where fewer than the measure's cut-off and the corpus:
+    #: the measure is "over N documents" (an app that answers only its top k), never tested against another length
+    ranked: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     record: str = "metrics"
 
 

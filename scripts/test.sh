@@ -28,4 +28,7 @@ done
 .venv/bin/vulture
 # The layers point down and nothing imports in a cycle ([tool.importlinter] in pyproject.toml).
 .venv/bin/lint-imports
-exec .venv/bin/python -m pytest "$@"
+# Two workers (pytest-xdist): half the suite waits on servers, sockets and subprocesses, so a second worker keeps
+# both cores busy; tests that share a costly session fixture (the real servers, every command's outputs) stay on
+# one worker together, every other test with its module (tests/conftest.py).
+exec .venv/bin/python -m pytest -n 2 --dist loadgroup "$@"

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness.cli import ragbench  # noqa: F401 (fixtures for every test)
+from tests.harness.figures import FIGURES
 from tests.harness.fixtures import cache_dir, fruit, tiny  # noqa: F401
 from tests.harness.litellm import EMBED_ALIAS, RERANK_ALIAS, start_litellm
 from tests.harness.models import (
@@ -70,6 +71,13 @@ SERVER_FIXTURES = {"infinity_server", "litellm_server", "openwebui_server", "lig
 SLOW_FIXTURES = {"minilm_backend", "command_outputs"}
 
 
+# Session fixtures too costly to pay once per pytest-xdist worker (scripts/test.sh runs two): the tests that use
+# one run on one worker, as one xdist group (`--dist loadgroup`); every other test goes with its module, so a
+# module-scoped fixture is built once too.
+SHARED_GROUPS = (("servers", SERVER_FIXTURES), ("command-outputs", {"command_outputs"}))
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups and `-m` reads the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
@@ -77,6 +85,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
         if SLOW_FIXTURES & fixtures:
             item.add_marker(pytest.mark.slow)
+        group = next((name for name, needs in SHARED_GROUPS if needs & fixtures), item.nodeid.split("::")[0])
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)
@@ -170,3 +180,29 @@ def tei_fixture(minilm_backend: MiniLMBackend) -> Iterator[Callable[..., TeiFixt
     yield start
     for server in started:
         server.stop()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.nodeid.startswith("tests/targets/remote/"):
+        FIGURES.remote_spent_s += report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker: hand the measured figures to the controller, which prints them."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["figures"] = FIGURES.lines
+
+
+def pytest_testnodedown(node: object, error: object) -> None:
+    """On the pytest-xdist controller, as each worker ends: the figures it measured."""
+    FIGURES.lines.update(getattr(node, "workeroutput", {}).get("figures", {}))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not FIGURES.lines:
+        return
+    terminalreporter.section("remote targets: measured figures")
+    for label, value in FIGURES.lines.items():
+        terminalreporter.write_line(f"{label}: {value}")
+    terminalreporter.write_line(f"remote-target tests wall time (servers included): {FIGURES.remote_spent_s:.0f} s")

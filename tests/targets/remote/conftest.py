@@ -2,7 +2,8 @@
 
 Both embed through the session's infinity server (tests/conftest.py). LightRAG reaches its LLM (the
 deterministic double, the one stand-in) and its embedding and rerank providers through a real
-`ragbench meter` process. Measured figures are collected in FIGURES and printed at the end of the run.
+`ragbench meter` process. Measured figures are collected in FIGURES (tests/harness/figures.py) and printed at the
+end of the run.
 """
 
 from __future__ import annotations
@@ -10,57 +11,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 from remote_helpers import scifact_sample, start_meter
 
 from bench.datasets.model import Dataset
-from bench.targets.base import QueryResult
 from tests.harness import lightrag as lightrag_harness
 from tests.harness import openwebui as openwebui_harness
+from tests.harness.figures import FIGURES, Figures
 from tests.harness.lightrag import LightRAGServer, Providers, start_lightrag
 from tests.harness.llm_double import LLMDouble
 from tests.harness.openwebui import OpenWebUIServer, start_openwebui
 from tests.harness.process import stop_process
 
 SLICE_DOCS = 300
-_SPENT_S = [0.0]  # setup + call + teardown of the tests in this folder, servers' start and stop included
-
-
-class Figures:
-    """Measured figures (throughput, latency): printed at the end of the run, never asserted."""
-
-    def __init__(self) -> None:
-        self.lines: dict[str, str] = {}
-
-    def add(self, label: str, value: str) -> None:
-        self.lines[label] = value
-
-    def latency(self, label: str, results: list[QueryResult]) -> None:
-        values = [r.latency_s * 1000 for r in results if not r.error]
-        if values:
-            self.add(
-                label,
-                f"p50 {np.percentile(values, 50):.0f} ms, p99 {np.percentile(values, 99):.0f} ms "
-                f"({len(values)} queries)",
-            )
-
-
-FIGURES = Figures()
-
-
-def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
-    if not FIGURES.lines:
-        return
-    terminalreporter.section("remote targets: measured figures")
-    for label, value in FIGURES.lines.items():
-        terminalreporter.write_line(f"{label}: {value}")
-    terminalreporter.write_line(f"remote-target tests wall time (servers included): {_SPENT_S[0]:.0f} s")
-
-
-def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
-    if report.nodeid.startswith("tests/targets/remote/"):
-        _SPENT_S[0] += report.duration
 
 
 @pytest.fixture(scope="session")

@@ -56,6 +56,14 @@ def recommend(
 
 def _batch_line(choice: ClosedChoice, points: list[LoadPointRecord], slo: Slo) -> SizingLine:
     best = choice.best
+    closed = [p for p in points if p.loop == Loop.CLOSED]
+    if best is None and not any(p.requests.ok for p in closed):  # nothing answered: nothing to judge by the SLO
+        return SizingLine(
+            "batch / concurrency",
+            "not measured",
+            "no closed-loop point had a successful request" if closed else "no closed-loop point was measured",
+            [point_label(p) for p in closed],
+        )
     if best is None:
         return SizingLine(
             "batch / concurrency",
@@ -124,10 +132,17 @@ def _saturation_lines(saturation: Saturation, slo: Slo) -> list[SizingLine]:
             *changes,
         ]
     bound = f", a lower bound: {saturation.lower_bound}" if saturation.lower_bound else ""
+    value = ("≥ " if saturation.lower_bound else "") + f"{sig3(saturation.rate or 0.0)} requests/s"
+    if saturation.stopped and saturation.first_failure is not None:  # stopped between a pass and a failure
+        value = f"{sig3(saturation.rate or 0.0)}–{sig3(saturation.first_failure)} requests/s"
+        bound = (
+            f"; the search stopped ({saturation.stopped}) between this pass and a failure at "
+            f"{sig3(saturation.first_failure)} requests/s: the saturation rate lies between them"
+        )
     judged = verdict(sat_point, "scheduled", slo)
     offered = SizingLine(
         "saturation rate (goodput, offered)",
-        ("≥ " if saturation.lower_bound else "") + f"{sig3(saturation.rate or 0.0)} requests/s",
+        value,
         f"the highest offered rate with {judged.text(slo, 'scheduled')} ≤ {sig3(slo.ms)} ms and errors "
         f"{error_rate(sat_point.requests):.2%}{bound}; {tried}{remeasured_text(probes)}",
         [point_label(sat_point)],

@@ -55,6 +55,7 @@ def saturation_summary(saturation: Saturation, slo: Slo) -> SaturationSummary:
                 measurements=p.measured if p.measured > 1 else None,
                 requests=p.point.requests.ok or None,
                 confirmed=(passes(p.confirmation, slo, "scheduled") if p.confirmation is not None else None),
+                growing=p.growing,
             )
             for p in saturation.probes
         ],

@@ -34,6 +34,8 @@ class Probe:
     # The answer's rate measured once more after the search (`saturation_search(confirm=True)`): a capacity that
     # changed while the server was probed shows as this failing, or answering less; it does not change the verdict.
     confirmation: LoadPointRecord | None = None
+    # why `point` failed although its percentile met the SLO: its queue was still growing (steady.Growth.text)
+    growing: str | None = None
 
     @property
     def measured(self) -> int:
@@ -49,6 +51,7 @@ class Saturation:
     # why `rate` is only a lower bound: the search ended early (budget, signal) or never found a failing rate
     lower_bound: str | None = None
     capacity_changes: list[str] = field(default_factory=list)  # capacity_changes(probes)
+    stopped: str | None = None  # why the search ended before `tolerance`: the answer is [rate, first_failure]
 
 
 def saturation_from(probes: list[Probe], stopped: str | None = None, slo: Slo | None = None) -> Saturation:
@@ -59,9 +62,11 @@ def saturation_from(probes: list[Probe], stopped: str | None = None, slo: Slo | 
     best = max(passed, key=lambda p: p.rate, default=None)
     above = [p.rate for p in probes if not p.passed and (best is None or p.rate > best.rate)]
     first_failure = min(above, default=None)
-    lower_bound = stopped
-    if lower_bound is None and best is not None and first_failure is None:
-        lower_bound = "no failing rate found within the probe limit"
+    # A failing rate above the best bounds the answer from above whatever stopped the search: an interval, not a
+    # lower bound. Only without one is the best so far a lower bound (stopped early, or no rate failed).
+    lower_bound = None
+    if first_failure is None:
+        lower_bound = stopped or ("no failing rate found within the probe limit" if best is not None else None)
     return Saturation(
         rate=best.rate if best else None,
         point=best.point if best else None,
@@ -69,11 +74,19 @@ def saturation_from(probes: list[Probe], stopped: str | None = None, slo: Slo | 
         probes=list(probes),
         lower_bound=lower_bound if best is not None else stopped,
         capacity_changes=capacity_changes(probes, slo),
+        stopped=stopped,
     )
 
 
+Unsteady = Callable[[LoadPointRecord], str | None]  # why a measurement's queue was not steady (None: it was)
+
+
 def judge_probe(
-    measure: Callable[[float], LoadPointRecord], rate: float, slo: Slo, into: list[Probe] | None = None
+    measure: Callable[[float], LoadPointRecord],
+    rate: float,
+    slo: Slo,
+    into: list[Probe] | None = None,
+    unsteady: Unsteady = lambda point: None,
 ) -> Probe:
     """One probe's verdict: the goodput criterion on its `scheduled` percentile and errors. A failing probe is
     measured once more; when the second measurement passes, a third decides — the majority of three, so that a
@@ -81,18 +94,25 @@ def judge_probe(
     measurement came last (which passed a rate that fails two times in three half the time). The search and
     any sweep it is checked against (benchmarks/bench_sizing.py) judge a rate by this one function. With `into`,
     the probe is appended after its first measurement and updated with each re-measure, so a stop in between
-    keeps what was measured."""
+    keeps what was measured. A measurement whose queue was still growing (`unsteady`) fails whatever its
+    percentile: its verdict does not stand for the steady state."""
     first = measure(rate)
-    probe = Probe(rate, first, passes(first, slo, "scheduled"))
+    probe = Probe(rate, first, False)
+    _judge(probe, first, slo, unsteady)
     if into is not None:
         into.append(probe)
     verdicts = [probe.passed]
     while not verdicts[0] and probe.measured < 3 and verdicts.count(False) < 2:
         again = measure(rate)
-        verdicts.append(passes(again, slo, "scheduled"))
         probe.earlier.append(probe.point)
-        probe.point, probe.passed = again, verdicts[-1]
+        _judge(probe, again, slo, unsteady)
+        verdicts.append(probe.passed)
     return probe
+
+
+def _judge(probe: Probe, point: LoadPointRecord, slo: Slo, unsteady: Unsteady) -> None:
+    probe.point, probe.growing = point, unsteady(point)
+    probe.passed = probe.growing is None and passes(point, slo, "scheduled")
 
 
 def measurements_left(good: float | None, bad: float | None, tolerance: float, growth: float, probes_left: int) -> int:
@@ -114,10 +134,12 @@ def saturation_search(
     probes: list[Probe] | None = None,
     outlook: Callable[[int], None] = lambda measurements: None,
     confirm: bool = True,
+    unsteady: Unsteady = lambda point: None,
 ) -> Saturation:
     """Grow ×`growth` from `start_rate` until a probe fails (or shrink until one passes), then bisect
     until the failing rate is within `tolerance` of the passing one, or `max_probes` are spent. A failing
-    probe is re-measured (`judge_probe`; not counted against `max_probes`). The probes go into `probes` (the
+    probe is re-measured (`judge_probe`; not counted against `max_probes`); `unsteady` fails a measurement whose
+    queue was still growing. The probes go into `probes` (the
     caller's list, kept when a budget or a signal stops the search); before each, `outlook` hears how many
     measurements the search still expects (the caller sizes its probes and its time estimate by it). With
     `confirm`, the answer's rate is measured once more at the end, when the budget allows: a failure or a fall in
@@ -128,7 +150,7 @@ def saturation_search(
 
     def probe(rate: float) -> bool:
         outlook(measurements_left(good, bad, tolerance, growth, max_probes - len(probes)))
-        return judge_probe(measure, rate, slo, into=probes).passed
+        return judge_probe(measure, rate, slo, into=probes, unsteady=unsteady).passed
 
     rate = start_rate
     if probe(rate):

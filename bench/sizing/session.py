@@ -17,15 +17,29 @@ from bench.core.interrupt import uninterruptible
 from bench.load.endpoint import LoadEndpoint
 from bench.load.measure import measure_point, stop_if_unreachable
 from bench.load.points import PointConfig, point_label
+from bench.load.schedule import ArrivalKind
+from bench.load.share import ShareResult
 from bench.load.workload import Workload
 from bench.results.lifecycle import OpenRun
 from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, Loop, Op, SizingRecord
 from bench.sizing.budget import Budget, BudgetSpent
 from bench.sizing.closed import choose_closed, closed_sweep
-from bench.sizing.plan import GROWTH, LOWEST_RATE_FRACTION, OVERRUN, START_FRACTION, SizePlan, probe_duration
+from bench.sizing.plan import (
+    GROWTH,
+    LOWEST_RATE_FRACTION,
+    MODEL_GROWTH,
+    OVERRUN,
+    START_FRACTION,
+    SizePlan,
+    probe_duration,
+    probe_warmup,
+    search_start,
+    steady_needs_text,
+)
 from bench.sizing.record import sizing_record
 from bench.sizing.search import Probe, measurements_left, saturation_search
 from bench.sizing.slo import passes, sig3
+from bench.sizing.steady import growth
 from bench.sizing.telemetry import GpuSampler
 from bench.sizing.verdict import verdict
 
@@ -52,10 +66,29 @@ class SizeSession:
         self.points: list[LoadPointRecord] = []
         self.search_left = 0  # measurements the saturation search still expects (its outlook), this one included
         self.probe_s = plan.duration_s  # the measured window of the search's next probe
+        self.warmup_s = plan.warmup_s  # the warm-up of the search's next probe: long enough for its queue to settle
+        self.capacity: float | None = None  # requests/s the chosen batch's closed loop reached at best
+        self.unsteady: list[tuple[LoadPointRecord, str]] = []  # probes whose queue was still growing, and how
+
+    def growing(self, record: LoadPointRecord) -> str | None:
+        """How `record`'s queue was still growing in its measured window (None: it was steady)."""
+        return next((text for point, text in self.unsteady if point is record), None)
+
+    def _watch(self, shares: list[ShareResult]) -> None:
+        """The probe's per-request rows: its scheduled latency part by part (steady.growth)."""
+        rows = [share.request_log or {} for share in shares]
+        intended = [t for log in rows for t in log.get("intended_s", [])]
+        ends = [t for log in rows for t in log.get("end_s", [])]
+        self._growth = growth(
+            intended, [(e - i) * 1000.0 for i, e in zip(intended, ends, strict=True)], self.plan.slo.ms
+        )
 
     def measure(self, point: PointConfig) -> LoadPointRecord:
         self.budget.require((point.warmup_s + (point.duration_s or 0.0)) * OVERRUN)
-        record = measure_point(self.endpoint, point, self.workload, self.pool)
+        self._growth = None
+        record = measure_point(self.endpoint, point, self.workload, self.pool, on_shares=self._watch)
+        if self._growth is not None and self._growth.growing:
+            self.unsteady.append((record, self._growth.text()))
         finished = time.monotonic()
         self.writer.write(record)
         self.report(record)
@@ -81,12 +114,14 @@ class SizeSession:
     def _verdict(self, record: LoadPointRecord) -> str:
         """`2.5 requests/s offered: failed — scheduled p99 … from 60 requests (95% interval …)`."""
         slo = self.plan.slo
-        outcome = "passed" if passes(record, slo, "scheduled") else "failed"
+        growing = self.growing(record)
+        outcome = "passed" if passes(record, slo, "scheduled") and growing is None else "failed"
         judged = verdict(record, "scheduled", slo).text(slo, "scheduled")
-        return f"{sig3(record.rate or 0.0)} requests/s offered: {outcome} — {judged}"
+        steady = f"; {growing}" if growing else ""
+        return f"{sig3(record.rate or 0.0)} requests/s offered: {outcome} — {judged}{steady}"
 
     def _search_s(self) -> float:
-        return self.search_left * (self.plan.warmup_s + self.probe_s) * OVERRUN
+        return self.search_left * (self.warmup_s + self.probe_s) * OVERRUN
 
     def _time_text(self, to_go_s: float) -> str:
         left = self.budget.left()
@@ -116,13 +151,14 @@ class SizeSession:
     def plan_probe(self, rate: float) -> None:
         """The next probe's length at `rate`: its share of the budget left among the measurements expected."""
         plan = self.plan
-        share = self.budget.left() / max(self.search_left, 1) / OVERRUN - plan.warmup_s
-        self.probe_s = probe_duration(rate, plan.duration_s, plan.probe_requests, share, plan.slo.ms)
+        share = self.budget.left() / max(self.search_left, 1) / OVERRUN
+        self.warmup_s = probe_warmup(plan, rate, self.capacity, share)
+        self.probe_s = probe_duration(rate, plan.duration_s, plan.probe_requests, share - self.warmup_s, plan.slo.ms)
 
     def probe(self, rate: float, batch: int, length: int | None, seed: int) -> LoadPointRecord:
         plan = self.plan
         self.plan_probe(rate)
-        config = self.point(Loop.OPEN, batch, length)
+        config = replace(self.point(Loop.OPEN, batch, length), warmup_s=self.warmup_s, log_requests=True)
         return self.measure(replace(config, rate=rate, arrival=plan.arrival, seed=seed, duration_s=self.probe_s))
 
     def saturation(self, best: LoadPointRecord | None, length: int | None, probes: list[Probe]) -> None:
@@ -132,13 +168,24 @@ class SizeSession:
         if best is None:
             return
         seeds = iter(range(plan.seed, plan.seed + 10_000))
-        start_rate = max(float(f"{best.throughput.requests_per_s * START_FRACTION:.3g}"), 0.01)  # 3 digits: labels
-        self.outlook(measurements_left(None, None, plan.tolerance, GROWTH, plan.max_probes))
+        self.capacity = max(
+            p.throughput.requests_per_s for p in self.points if p.loop == Loop.CLOSED and p.batch == best.batch
+        )
+        modelled = search_start(plan, self.capacity) if plan.arrival.kind == ArrivalKind.POISSON else None
+        start_rate = modelled or best.throughput.requests_per_s * START_FRACTION
+        start_rate = max(float(f"{start_rate:.3g}"), 0.01)  # 3 digits: labels
+        growth_factor = MODEL_GROWTH if modelled else GROWTH
+        self.outlook(measurements_left(None, None, plan.tolerance, growth_factor, plan.max_probes))
         self.plan_probe(start_rate)
         self.say(
-            f"size: saturation search at batch {best.batch} from {sig3(start_rate)} requests/s offered, probes of "
-            f"about {sig3(self.probe_s)} s: {self._time_text(self._search_s())}"
+            f"size: saturation search at batch {best.batch} from {sig3(start_rate)} requests/s offered"
+            + (" (one FIFO server of the closed loop's capacity would meet the SLO up to there)" if modelled else "")
+            + f", probes of about {sig3(self.warmup_s)} s warm-up and {sig3(self.probe_s)} s measured: "
+            + self._time_text(self._search_s())
         )
+        needs = steady_needs_text(plan, start_rate, self.capacity, self.budget.left())
+        if needs:
+            self.say(needs)
         saturation_search(
             lambda rate: self.probe(rate, best.batch, length, next(seeds)),
             start_rate=start_rate,
@@ -146,9 +193,10 @@ class SizeSession:
             tolerance=plan.tolerance,
             max_probes=plan.max_probes,
             min_rate=start_rate * LOWEST_RATE_FRACTION,
-            growth=GROWTH,
+            growth=growth_factor,
             probes=probes,
             outlook=self.outlook,
+            unsteady=self.growing,
         )
 
     def bursts(self, length: int | None) -> None:

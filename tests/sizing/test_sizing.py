@@ -397,9 +397,10 @@ def test_the_slo_can_be_on_any_percentile():
     assert passes(p, Slo(p99 * 0.9, percentile=90.0), "scheduled")
 
 
-def test_budget_ends_the_search_with_a_best_so_far_lower_bound():
-    """A clock that advances 10 s per measurement and a 45 s budget: the fifth measurement does not fit; the answer is
-    the highest rate passed so far, with the rates passed and failed, labelled a lower bound."""
+def test_budget_ends_the_search_with_an_interval_when_a_rate_failed():
+    """A clock that advances 10 s per measurement and a 45 s budget: the fifth measurement does not fit. A rate
+    failed above the best pass, so the answer is the interval between them — not "a lower bound", which it is only
+    while no rate has failed."""
     from bench.sizing.budget import Budget, BudgetSpent
     from bench.sizing.search import saturation_from
 
@@ -414,14 +415,18 @@ def test_budget_ends_the_search_with_a_best_so_far_lower_bound():
 
     with pytest.raises(BudgetSpent):
         saturation_search(measure, start_rate=5.0, slo=Slo(100.0), probes=probes)
-    answer = saturation_from(probes, "the 45 s budget (--max-time) was spent")
+    spent = "the 45 s budget (--max-time) was spent"
+    answer = saturation_from(probes, spent)
     assert [p.rate for p in probes] == [5.0, 10.0, 20.0, 40.0]  # 40/s failed once; its re-measure did not fit
     assert answer.rate == 20.0 and answer.first_failure == 40.0
-    assert answer.lower_bound == "the 45 s budget (--max-time) was spent"
+    assert answer.lower_bound is None and answer.stopped == spent
     offered = recommend([], answer, Slo(100.0))[1]
-    assert offered.value == "≥ 20 requests/s" and "a lower bound: the 45 s budget" in offered.why
+    assert offered.value == "20–40 requests/s" and "lower bound" not in offered.why
+    assert "the saturation rate lies between them" in offered.why
     assert "passed at 5, 10, 20 requests/s offered; failed at 40" in offered.why
     assert saturation_from(probes).lower_bound is None  # finished between a pass and a failure: no bound said
+    below = saturation_from(probes[:3], spent)  # stopped before any rate failed: only then a lower bound
+    assert below.lower_bound == spent and recommend([], below, Slo(100.0))[1].value == "≥ 20 requests/s"
 
 
 def test_search_outlook_counts_down_the_measurements_expected():

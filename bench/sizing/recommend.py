@@ -37,8 +37,10 @@ def recommend(
     slo: Slo,
     economics: Economics = NO_ECONOMICS,
     ceiling: list[CeilingPoint] | None = None,
+    kind: str = "tei",
 ) -> list[SizingLine]:
-    """Every line of the answer, each with the points it comes from; lines that lack data say what is missing."""
+    """Every line of the answer, each with the points it comes from; lines that lack data say what is missing.
+    TEI's flags only for a TEI endpoint (`kind`, as its spec names it)."""
     choice = choose_closed(points, slo)
     burst = choose_burst(points, slo)
     best = choice.best
@@ -46,7 +48,10 @@ def recommend(
     lines = [_batch_line(choice, points, slo)]
     if saturation is not None:
         lines += _saturation_lines(saturation, slo)
-    lines += tei_lines(best, sat_point, burst, slo)
+    if kind.startswith("tei"):
+        lines += tei_lines(best, sat_point, burst, slo)
+    else:
+        lines.append(SizingLine("TEI settings", "—", f"the endpoint is {kind}, not TEI: TEI's flags do not apply", []))
     lines += _openwebui_lines(burst, points)
     lines += economics_lines(saturation, sat_point, economics)
     if ceiling is not None:

@@ -22,7 +22,8 @@ def sizing_record(
     """The answer from one endpoint's `points` at `length`; `stopped` says why the run ended early (a lower bound)."""
     saturation = saturation_from(probes, stopped, plan.slo)
     ceiling = plan.ceiling_points if plan.ceiling is not None else None
-    lines = recommend(points, saturation, plan.slo, plan.economics, ceiling)
+    kind = next((str(spec.kind) for spec in plan.specs if spec.name == endpoint), "tei")
+    lines = recommend(points, saturation, plan.slo, plan.economics, ceiling, kind)
     return SizingRecord(
         endpoint=endpoint,
         op=plan.op,
@@ -55,7 +56,7 @@ def saturation_summary(saturation: Saturation, slo: Slo) -> SaturationSummary:
                 measurements=p.measured if p.measured > 1 else None,
                 requests=p.point.requests.ok or None,
                 confirmed=(passes(p.confirmation, slo, "scheduled") if p.confirmation is not None else None),
-                growing=p.growing,
+                unsteady=p.unsteady,
             )
             for p in saturation.probes
         ],

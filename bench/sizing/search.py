@@ -34,8 +34,8 @@ class Probe:
     # The answer's rate measured once more after the search (`saturation_search(confirm=True)`): a capacity that
     # changed while the server was probed shows as this failing, or answering less; it does not change the verdict.
     confirmation: LoadPointRecord | None = None
-    # why `point` failed although its percentile met the SLO: its queue was still growing (steady.Growth.text)
-    growing: str | None = None
+    # why `point` failed although its percentile met the SLO: its queue was not steady (Unsteady)
+    unsteady: str | None = None
 
     @property
     def measured(self) -> int:
@@ -111,8 +111,8 @@ def judge_probe(
 
 
 def _judge(probe: Probe, point: LoadPointRecord, slo: Slo, unsteady: Unsteady) -> None:
-    probe.point, probe.growing = point, unsteady(point)
-    probe.passed = probe.growing is None and passes(point, slo, "scheduled")
+    probe.point, probe.unsteady = point, unsteady(point)
+    probe.passed = probe.unsteady is None and passes(point, slo, "scheduled")
 
 
 def measurements_left(good: float | None, bad: float | None, tolerance: float, growth: float, probes_left: int) -> int:

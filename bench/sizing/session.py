@@ -32,6 +32,8 @@ from bench.sizing.plan import (
     START_FRACTION,
     SizePlan,
     probe_duration,
+    probe_settle_s,
+    probe_stretch,
     probe_warmup,
     search_start,
     steady_needs_text,
@@ -39,9 +41,9 @@ from bench.sizing.plan import (
 from bench.sizing.record import sizing_record
 from bench.sizing.search import Probe, measurements_left, saturation_search
 from bench.sizing.slo import passes, sig3
-from bench.sizing.steady import growth
+from bench.sizing.steady import Growth, growth
 from bench.sizing.telemetry import GpuSampler
-from bench.sizing.verdict import verdict
+from bench.sizing.verdict import CONFIDENCE, correlated_bound_ms, verdict
 
 
 class SizeSession:
@@ -68,11 +70,31 @@ class SizeSession:
         self.probe_s = plan.duration_s  # the measured window of the search's next probe
         self.warmup_s = plan.warmup_s  # the warm-up of the search's next probe: long enough for its queue to settle
         self.capacity: float | None = None  # requests/s the chosen batch's closed loop reached at best
-        self.unsteady: list[tuple[LoadPointRecord, str]] = []  # probes whose queue was still growing, and how
+        # probes whose verdict does not stand for a steady queue, and why (steady_failure)
+        self.unsteady: list[tuple[LoadPointRecord, str]] = []
+        self._growth: Growth | None = None  # the probe being measured: its latency part by part
 
-    def growing(self, record: LoadPointRecord) -> str | None:
-        """How `record`'s queue was still growing in its measured window (None: it was steady)."""
+    def unsteady_reason(self, record: LoadPointRecord) -> str | None:
+        """Why `record`'s percentile, under the SLO, does not stand for the steady state (None: it does)."""
         return next((text for point, text in self.unsteady if point is record), None)
+
+    def steady_failure(self, record: LoadPointRecord) -> str | None:
+        """A probe that met the SLO fails when its queue was still growing, or when the upper end of its
+        percentile's interval is over the SLO once requests that shared a queue count as one (probe_stretch)."""
+        slo = self.plan.slo
+        if self._growth is not None and self._growth.growing:
+            return self._growth.text()
+        if not passes(record, slo, "scheduled"):
+            return None  # failed anyway
+        together = probe_stretch(self.plan, record.rate or 0.0, self.capacity)
+        bound = correlated_bound_ms(record, "scheduled", slo, together)
+        if together <= 1.0 or bound is None or bound[0] <= slo.ms:
+            return None
+        return (
+            f"its requests hold about {bound[1]} independent stretches of the queue (about {sig3(together)} in a row "
+            f"move together at this load): the {CONFIDENCE:.0%} upper end of its {slo.name}, {sig3(bound[0])} ms, "
+            "is over the SLO"
+        )
 
     def _watch(self, shares: list[ShareResult]) -> None:
         """The probe's per-request rows: its scheduled latency part by part (steady.growth)."""
@@ -87,8 +109,10 @@ class SizeSession:
         self.budget.require((point.warmup_s + (point.duration_s or 0.0)) * OVERRUN)
         self._growth = None
         record = measure_point(self.endpoint, point, self.workload, self.pool, on_shares=self._watch)
-        if self._growth is not None and self._growth.growing:
-            self.unsteady.append((record, self._growth.text()))
+        if record.loop == Loop.OPEN:
+            failure = self.steady_failure(record)
+            if failure is not None:
+                self.unsteady.append((record, failure))
         finished = time.monotonic()
         self.writer.write(record)
         self.report(record)
@@ -114,7 +138,7 @@ class SizeSession:
     def _verdict(self, record: LoadPointRecord) -> str:
         """`2.5 requests/s offered: failed — scheduled p99 … from 60 requests (95% interval …)`."""
         slo = self.plan.slo
-        growing = self.growing(record)
+        growing = self.unsteady_reason(record)
         outcome = "passed" if passes(record, slo, "scheduled") and growing is None else "failed"
         judged = verdict(record, "scheduled", slo).text(slo, "scheduled")
         steady = f"; {growing}" if growing else ""
@@ -153,7 +177,10 @@ class SizeSession:
         plan = self.plan
         share = self.budget.left() / max(self.search_left, 1) / OVERRUN
         self.warmup_s = probe_warmup(plan, rate, self.capacity, share)
-        self.probe_s = probe_duration(rate, plan.duration_s, plan.probe_requests, share - self.warmup_s, plan.slo.ms)
+        settle = probe_settle_s(plan, rate, self.capacity)
+        self.probe_s = probe_duration(
+            rate, plan.duration_s, plan.probe_requests, share - self.warmup_s, plan.slo.ms, settle
+        )
 
     def probe(self, rate: float, batch: int, length: int | None, seed: int) -> LoadPointRecord:
         plan = self.plan
@@ -196,7 +223,7 @@ class SizeSession:
             growth=growth_factor,
             probes=probes,
             outlook=self.outlook,
-            unsteady=self.growing,
+            unsteady=self.unsteady_reason,
         )
 
     def bursts(self, length: int | None) -> None:
@@ -228,7 +255,9 @@ class SizeSession:
             self.saturation(choose_closed(closed, plan.slo).best, length, probes)
             self.bursts(length)
         except BudgetSpent as spent:
-            self.say(f"size: {spent}: the answer is the best so far, a lower bound")
+            failed = any(not p.passed for p in probes) and any(p.passed for p in probes)
+            kind = "the interval between the highest pass and the lowest failure" if failed else "a lower bound"
+            self.say(f"size: {spent}: the answer is the best so far, {kind}")
             return self.record(length, telemetry, start, probes, str(spent))
         except KeyboardInterrupt as stop:
             with uninterruptible():  # the best-so-far is written whole before the run ends (130/143)

@@ -18,6 +18,9 @@ from bench.sizing.slo import sig3
 # A queue's distance from its steady state shrinks by e every relaxation time, ~ service / (1 − √ρ)² (M/M/1;
 # Cohen); a probe's warm-up lasts this many of them, so what is left of the empty start is e⁻³ ≈ 5%.
 WARMUP_RELAXATIONS = 3.0
+# A Poisson probe's measured window lasts at least this many relaxation times: a queue's latencies move together for
+# about one, so a shorter window holds one or two independent stretches whatever its request count.
+WINDOW_RELAXATIONS = 5.0
 # A probe's measured requests in this many parts by intended send time: its scheduled latency's median rising
 # from part to part by more than GROWTH_SHARE of the SLO in all is a queue still growing, not a steady one.
 PARTS = 3
@@ -71,6 +74,13 @@ def warmup_for(service_s: float, utilisation: float, floor_s: float, cap_s: floa
     """A probe's warm-up: WARMUP_RELAXATIONS relaxation times of its queue, at least `floor_s` (--warmup), at most
     `cap_s` (a rate past capacity fails whatever the warm-up, and the growing-queue check sees it)."""
     return min(max(floor_s, WARMUP_RELAXATIONS * relaxation_s(service_s, utilisation)), max(cap_s, floor_s))
+
+
+def stretch(rate: float, service_s: float, utilisation: float) -> float:
+    """Requests in a row whose latencies move together in a queue (1 + 2·rate·relaxation time, the integrated
+    autocorrelation of an AR(1)-like series): a percentile from n of them rests on about n ÷ this."""
+    tau = relaxation_s(service_s, utilisation)
+    return math.inf if math.isinf(tau) else 1.0 + 2.0 * rate * tau
 
 
 @dataclass(frozen=True)

@@ -305,7 +305,13 @@ def test_recommendation_lines_name_their_points():
     assert int(by["TEI --max-batch-tokens"].value) == 16384
     assert "below TEI's default" not in by["TEI --max-client-batch-size"].why  # 32: the default itself
     (small,) = [x for x in recommend(closed, saturation, slo) if x.setting == "TEI --max-client-batch-size"]
-    assert small.value == "1" and "below TEI's default 32 only so that TEI refuses" in small.why
+    # clients of batch 1 (Open WebUI's batch not measured): keep the default, a limit of 1 would refuse its calls
+    assert small.value == "32" and "they send at most 1, below TEI's default 32: keep the default" in small.why
+    openai = recommend(closed, saturation, slo, kind="openai")
+    assert not [x for x in openai if x.setting.startswith("TEI --")]
+    assert [x.why for x in openai if x.setting == "TEI settings"] == [
+        "the endpoint is openai, not TEI: TEI's flags do not apply"
+    ]
     for line in lines:
         assert line.evidence, line.setting
         assert all(isinstance(e, str) and e for e in line.evidence)

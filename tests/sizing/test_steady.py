@@ -71,9 +71,9 @@ def test_a_growing_queue_fails_a_probe_whose_percentile_met_the_slo():
     """The percentile is under the SLO, but the queue was still growing: the rate fails (and is measured again, as
     any failing probe), and the probe says why."""
     probe = judge_probe(open_point, 10.0, Slo(100.0), unsteady=lambda point: "the queue was still growing: …")
-    assert not probe.passed and probe.growing == "the queue was still growing: …" and probe.measured == 2
+    assert not probe.passed and probe.unsteady == "the queue was still growing: …" and probe.measured == 2
     steady = judge_probe(open_point, 10.0, Slo(100.0))
-    assert steady.passed and steady.growing is None
+    assert steady.passed and steady.unsteady is None
 
 
 def test_search_fails_the_rates_whose_queue_grows():
@@ -124,3 +124,56 @@ def test_expected_time_says_no_budget_when_none_was_given():
     plan.max_time_s = None
     text = expected_text(plan)  # type: ignore[arg-type]
     assert "bounds it" not in text and "no --max-time" in text
+
+
+def _with_scheduled(latencies_ms: list[float], rate: float = 1.5):
+    from array import array
+
+    from bench.load.histograms import encode, from_values, summary_ms
+
+    histogram = from_values(array("d", [ms * 1000 for ms in latencies_ms]))
+    point = open_point(rate)
+    point.histograms = {"scheduled": encode(histogram)}
+    point.latency_ms.scheduled = summary_ms(histogram)
+    return point
+
+
+def test_correlated_bound_counts_requests_that_shared_a_queue_as_one():
+    """2,000 requests of 1..2,000 ms: as independent requests the p95's 95% upper end is near the 1,920th; when
+    every 100 in a row move together they are 20 stretches, too few to bound a p95: the slowest request."""
+    from bench.sizing.verdict import correlated_bound_ms
+
+    point = _with_scheduled([float(i + 1) for i in range(2000)])
+    alone = correlated_bound_ms(point, "scheduled", Slo(1000.0, percentile=95.0), 1.0)
+    assert alone is not None and 1900 <= alone[0] <= 1950 and alone[1] == 2000
+    together = correlated_bound_ms(point, "scheduled", Slo(1000.0, percentile=95.0), 100.0)
+    assert together is not None and together[0] == pytest.approx(2000, rel=0.01) and together[1] == 20
+
+
+def test_probe_window_lasts_relaxation_times_of_its_queue_under_capacity_only():
+    from bench.sizing.plan import probe_duration, probe_settle_s, probe_stretch
+
+    plan = _Plan()
+    settle = probe_settle_s(plan, 1.72, 2.5)  # type: ignore[arg-type]
+    assert settle == pytest.approx(5 * relaxation_s(0.4, 1.72 / 2.5))
+    assert probe_settle_s(plan, 3.0, 2.5) == 0.0  # type: ignore[arg-type]  # past capacity: the growth check sees it
+    assert probe_settle_s(_Plan(arrival="constant"), 1.72, 2.5) == 0.0  # type: ignore[arg-type]
+    assert probe_duration(1.72, 3.0, 72, share_s=1000.0, settle_s=settle) == pytest.approx(settle)
+    assert probe_duration(1.72, 3.0, 72, share_s=50.0, settle_s=settle) == 50.0  # the budget's share caps it
+    assert probe_stretch(plan, 1.72, 2.5) == pytest.approx(1 + 2 * 1.72 * relaxation_s(0.4, 1.72 / 2.5))  # type: ignore[arg-type]
+    assert probe_stretch(_Plan(arrival="constant"), 1.72, 2.5) == 1.0  # type: ignore[arg-type]
+
+
+def test_a_probe_whose_percentile_rests_on_too_few_stretches_of_queue_fails():
+    """The session's verdict hook: a p95 under the SLO from 300 requests at 69% busy (about 40 in a row move
+    together: 7 stretches, too few to bound a p95: their slowest, 2,000 ms, decides) fails and says why; the same
+    latencies at 10% busy (210 stretches: the upper end is about the 294th, 1,500 ms) pass."""
+    from types import SimpleNamespace
+
+    from bench.sizing.session import SizeSession
+
+    latencies = [400.0 + (i % 100) * 11 for i in range(299)] + [2000.0]  # p95 ~1,440 ms; SLO 1,850 ms
+    session = SimpleNamespace(plan=_Plan(slo_ms=1850.0), capacity=2.5, _growth=None)
+    busy = SizeSession.steady_failure(session, _with_scheduled(latencies, rate=1.72))  # type: ignore[arg-type]
+    assert busy is not None and "independent stretches of the queue" in busy and "is over the SLO" in busy
+    assert SizeSession.steady_failure(session, _with_scheduled(latencies, rate=0.25)) is None  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ stops the run, the sizing record of what finished is written as a best-so-far (a
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -73,6 +74,7 @@ class SizeSession:
         # probes whose verdict does not stand for a steady queue, and why (steady_failure)
         self.unsteady: list[tuple[LoadPointRecord, str]] = []
         self._growth: Growth | None = None  # the probe being measured: its latency part by part
+        self._warmup_longest: float | None = None  # the point being measured: its slowest warm-up answer (s)
 
     def unsteady_reason(self, record: LoadPointRecord) -> str | None:
         """Why `record`'s percentile, under the SLO, does not stand for the steady state (None: it does)."""
@@ -104,11 +106,31 @@ class SizeSession:
         self._growth = growth(
             intended, [(e - i) * 1000.0 for i, e in zip(intended, ends, strict=True)], self.plan.slo.ms
         )
+        longest = [share.warmup_longest_s for share in shares if share.warmup_longest_s is not None]
+        self._warmup_longest = max(longest, default=None)
+
+    def _measured(self, point: PointConfig) -> LoadPointRecord:
+        """The point measured within the budget; when nothing was measured because one request outlasted the window
+        (a slow batch), measured again over a window that holds two such requests, and said: that first window
+        measured nothing, it is no failed measurement of the server."""
+        record = self._measure_once(point)
+        took, window = self._warmup_longest, point.duration_s
+        if record.requests.sent or record.requests.unsent or took is None or window is None or took <= window:
+            return record
+        stretched = replace(point, warmup_s=max(point.warmup_s, took), duration_s=float(math.ceil(2 * took)))
+        self.say(
+            f"size: {point_label(record)} measured nothing: a request took {took:.1f} s, longer than its {window:g} s "
+            f"window; measuring it again over {stretched.duration_s:g} s"
+        )
+        return self._measure_once(stretched)  # once: a server slower still is a failed point, said as such
+
+    def _measure_once(self, point: PointConfig) -> LoadPointRecord:
+        self.budget.require((point.warmup_s + (point.duration_s or 0.0)) * OVERRUN)
+        self._growth, self._warmup_longest = None, None
+        return measure_point(self.endpoint, point, self.workload, self.pool, on_shares=self._watch)
 
     def measure(self, point: PointConfig) -> LoadPointRecord:
-        self.budget.require((point.warmup_s + (point.duration_s or 0.0)) * OVERRUN)
-        self._growth = None
-        record = measure_point(self.endpoint, point, self.workload, self.pool, on_shares=self._watch)
+        record = self._measured(point)
         if record.loop == Loop.OPEN:
             failure = self.steady_failure(record)
             if failure is not None:

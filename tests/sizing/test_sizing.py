@@ -330,6 +330,17 @@ def test_recommendation_says_what_is_missing():
     assert "no embed point at length 128" in by["fraction of the in-process ceiling"].why
 
 
+def test_a_closed_loop_that_answered_nothing_is_not_measured_rather_than_over_the_slo():
+    """Every closed point measured nothing (or nothing succeeded): no latency was judged, so the line says what is
+    missing instead of "none meets the SLO"; nothing measured at all says so too."""
+    slo = Slo(1000.0)
+    failed = [point("closed", 8, 0.0, 500.0, concurrency=1, errors={"timeout": 1000})]
+    (line,) = [x for x in recommend(failed, None, slo) if x.setting == "batch / concurrency"]
+    assert line.value == "not measured" and line.why == "no closed-loop point had a successful request"
+    (none,) = [x for x in recommend([], None, slo) if x.setting == "batch / concurrency"]
+    assert none.value == "not measured" and none.why == "no closed-loop point was measured"
+
+
 def test_pow2():
     assert [pow2_at_least(v) for v in (0, 1, 2, 3, 512, 513)] == [1, 1, 2, 4, 512, 1024]
 

@@ -126,7 +126,7 @@ def test_expected_time_says_no_budget_when_none_was_given():
     assert "bounds it" not in text and "no --max-time" in text
 
 
-def _with_scheduled(latencies_ms: list[float], rate: float = 1.5):
+def with_scheduled(latencies_ms: list[float], rate: float = 1.5):
     from array import array
 
     from bench.load.histograms import encode, from_values, summary_ms
@@ -143,7 +143,7 @@ def test_correlated_bound_counts_requests_that_shared_a_queue_as_one():
     every 100 in a row move together they are 20 stretches, too few to bound a p95: the slowest request."""
     from bench.sizing.verdict import correlated_bound_ms
 
-    point = _with_scheduled([float(i + 1) for i in range(2000)])
+    point = with_scheduled([float(i + 1) for i in range(2000)])
     alone = correlated_bound_ms(point, "scheduled", Slo(1000.0, percentile=95.0), 1.0)
     assert alone is not None and 1900 <= alone[0] <= 1950 and alone[1] == 2000
     together = correlated_bound_ms(point, "scheduled", Slo(1000.0, percentile=95.0), 100.0)
@@ -174,6 +174,6 @@ def test_a_probe_whose_percentile_rests_on_too_few_stretches_of_queue_fails():
 
     latencies = [400.0 + (i % 100) * 11 for i in range(299)] + [2000.0]  # p95 ~1,440 ms; SLO 1,850 ms
     session = SimpleNamespace(plan=_Plan(slo_ms=1850.0), capacity=2.5, _growth=None)
-    busy = SizeSession.steady_failure(session, _with_scheduled(latencies, rate=1.72))  # type: ignore[arg-type]
+    busy = SizeSession.steady_failure(session, with_scheduled(latencies, rate=1.72))  # type: ignore[arg-type]
     assert busy is not None and "independent stretches of the queue" in busy and "is over the SLO" in busy
-    assert SizeSession.steady_failure(session, _with_scheduled(latencies, rate=0.25)) is None  # type: ignore[arg-type]
+    assert SizeSession.steady_failure(session, with_scheduled(latencies, rate=0.25)) is None  # type: ignore[arg-type]

@@ -504,3 +504,18 @@ def test_the_console_says_a_p99_on_too_few_answers_is_insufficient_not_no_succes
     assert "service p99 insufficient (n=40)" in _figures(few) and "no success" not in _figures(few)
     none = replace(few, latency_ms=replace(few.latency_ms, service=None))
     assert "service p99 - (no success)" in _figures(none)
+
+
+def test_the_console_names_the_slos_percentile():
+    """A p95 SLO: each point's progress line gives its p95, not a p99 the SLO does not ask for."""
+    from bench.commands.size_console import _figures
+
+    from array import array
+
+    from bench.load.histograms import encode, from_values
+
+    probe = open_point(10.0)
+    latencies = encode(from_values(array("d", [1000.0 * (i + 1) for i in range(100)])))
+    probe.histograms = {"service": latencies, "scheduled": latencies}
+    shown = _figures(probe, 95.0)
+    assert "service p95" in shown and "scheduled p95" in shown and "p99" not in shown

@@ -508,10 +508,9 @@ def test_the_console_says_a_p99_on_too_few_answers_is_insufficient_not_no_succes
 
 def test_the_console_names_the_slos_percentile():
     """A p95 SLO: each point's progress line gives its p95, not a p99 the SLO does not ask for."""
-    from bench.commands.size_console import _figures
-
     from array import array
 
+    from bench.commands.size_console import _figures
     from bench.load.histograms import encode, from_values
 
     probe = open_point(10.0)

@@ -106,8 +106,8 @@ def _saturation_lines(saturation: Saturation, slo: Slo) -> list[SizingLine]:
     sat_point = saturation.point
     probes = saturation.probes
     tried = (
-        f"passed at {_rates([p.rate for p in probes if p.passed])} requests/s offered; "
-        f"failed at {_rates([p.rate for p in probes if not p.passed])}"
+        f"passed at {_rates([p.rate for p in probes if p.stands])} requests/s offered; "
+        f"failed at {_rates([p.rate for p in probes if not p.stands])}"
         if probes
         else "no probe was measured"
     )

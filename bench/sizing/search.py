@@ -34,8 +34,16 @@ class Probe:
     # The answer's rate measured once more after the search (`saturation_search(confirm=True)`): a capacity that
     # changed while the server was probed shows as this failing, or answering less; it does not change the verdict.
     confirmation: LoadPointRecord | None = None
+    # that confirmation's verdict: a rate that passed and then failed is on the SLO's edge (or the capacity changed)
+    # and does not stand as the answer; None: not measured again
+    confirmed: bool | None = None
     # why `point` failed although its percentile met the SLO: its queue was not steady (Unsteady)
     unsteady: str | None = None
+
+    @property
+    def stands(self) -> bool:
+        """Passed, and not failed when measured again at the end."""
+        return self.passed and self.confirmed is not False
 
     @property
     def measured(self) -> int:
@@ -54,13 +62,13 @@ class Saturation:
     stopped: str | None = None  # why the search ended before `tolerance`: the answer is [rate, first_failure]
 
 
-def saturation_from(probes: list[Probe], stopped: str | None = None, slo: Slo | None = None) -> Saturation:
-    """The answer the probes give: the highest passing rate and the lowest failing one above it; `stopped` says
-    why the search ended before it was done (then the rate is a lower bound, as when no rate failed); `slo` judges
-    the answer's confirmation, if it was measured."""
-    passed = [p for p in probes if p.passed]
+def saturation_from(probes: list[Probe], stopped: str | None = None) -> Saturation:
+    """The answer the probes give: the highest rate that stands (passed, and did not fail its confirmation) and the
+    lowest one above it that did not; `stopped` says why the search ended before it was done (then the answer is
+    the interval between them, or a lower bound while no rate failed)."""
+    passed = [p for p in probes if p.stands]
     best = max(passed, key=lambda p: p.rate, default=None)
-    above = [p.rate for p in probes if not p.passed and (best is None or p.rate > best.rate)]
+    above = [p.rate for p in probes if not p.stands and (best is None or p.rate > best.rate)]
     first_failure = min(above, default=None)
     # A failing rate above the best bounds the answer from above whatever stopped the search: an interval, not a
     # lower bound. Only without one is the best so far a lower bound (stopped early, or no rate failed).
@@ -73,7 +81,7 @@ def saturation_from(probes: list[Probe], stopped: str | None = None, slo: Slo | 
         first_failure=first_failure,
         probes=list(probes),
         lower_bound=lower_bound if best is not None else stopped,
-        capacity_changes=capacity_changes(probes, slo),
+        capacity_changes=capacity_changes(probes),
         stopped=stopped,
     )
 
@@ -120,7 +128,7 @@ def measurements_left(good: float | None, bad: float | None, tolerance: float, g
     then a bisection halving the gap to `tolerance`; a failing probe measured again about half the time."""
     gap = (bad - good) / good if good is not None and bad is not None else growth - 1
     probes = (0 if good is not None and bad is not None else 1) + max(0, math.ceil(math.log2(gap / tolerance)))
-    return max(1, math.ceil(min(probes, probes_left) * MEASUREMENTS_PER_PROBE))
+    return max(1, math.ceil(min(probes, probes_left) * MEASUREMENTS_PER_PROBE)) + 1  # + the answer's confirmation
 
 
 def saturation_search(
@@ -180,23 +188,24 @@ def saturation_search(
         try:
             outlook(1)
             answer.confirmation = measure(answer.rate)
+            answer.confirmed = passes(answer.confirmation, slo, "scheduled") and unsteady(answer.confirmation) is None
         except BudgetSpent:  # the answer stands; only its check did not fit
             pass
-    return saturation_from(probes, slo=slo)
+    return saturation_from(probes)
 
 
-def capacity_changes(probes: list[Probe], slo: Slo | None = None) -> list[str]:
+def capacity_changes(probes: list[Probe]) -> list[str]:
     """Signs that the server's capacity changed while it was probed (another tenant, a throttled GPU): the answer's
-    rate failing when measured again at the end (judged by `slo`), or a measurement whose achieved requests/s fell
-    well below the one before it at the same offered rate (by more than CAPACITY_DROP and 3 Poisson deviations).
-    A re-measure that flips (failed, passed, failed) is the majority rule's business, said by `remeasured_text`:
-    at a rate on the SLO's edge it is noise."""
+    rate failing when measured again at the end (it then does not stand as the answer), or a measurement whose
+    achieved requests/s fell well below the one before it at the same offered rate (by more than CAPACITY_DROP and
+    3 Poisson deviations). A re-measure that flips (failed, passed, failed) is the majority rule's business, said
+    by `remeasured_text`: at a rate on the SLO's edge it is noise."""
     found: list[str] = []
     for probe in probes:
-        if probe.confirmation is not None and slo is not None and not passes(probe.confirmation, slo, "scheduled"):
+        if probe.confirmed is False:
             found.append(
                 f"{sig3(probe.rate)} requests/s offered passed, then failed when measured again at the end (the "
-                "capacity changed, or the rate sits on the SLO's edge)"
+                "capacity changed, or the rate sits on the SLO's edge): it does not stand as the answer"
             )
         measured = [*probe.earlier, probe.point, *([probe.confirmation] if probe.confirmation else [])]
         for before, after in itertools.pairwise(measured):

@@ -449,12 +449,14 @@ def test_budget_ends_the_search_with_an_interval_when_a_rate_failed():
 def test_search_outlook_counts_down_the_measurements_expected():
     heard: list[int] = []
     saturation_search(open_point, start_rate=5.0, slo=Slo(100.0), outlook=heard.append)
-    assert heard[0] == math.ceil((1 + math.ceil(math.log2(1 / 0.05))) * 1.5)  # one more growth, 5 bisections
-    assert heard[-1] <= 2 and all(n >= 1 for n in heard)
+    # one more growth, 5 bisections, and the answer's confirmation at the end
+    assert heard[0] == math.ceil((1 + math.ceil(math.log2(1 / 0.05))) * 1.5) + 1
+    assert heard[-1] <= 3 and all(n >= 1 for n in heard)
 
 
 def test_capacity_change_between_probes_is_said():
-    """The answer's rate, measured again at the end, fails; the achieved rate at one offered rate drops 40%."""
+    """The answer's rate, measured again at the end, fails: it does not stand (the answer is the rate that passed
+    below it, 20/s the lowest failure); the achieved rate at one offered rate drops 40%."""
     from bench.sizing.search import capacity_changes
 
     calls: list[float] = []
@@ -464,7 +466,8 @@ def test_capacity_change_between_probes_is_said():
         return open_point(rate if len(calls) <= 4 else rate * 2)
 
     result = saturation_search(measure, start_rate=5.0, slo=Slo(100.0), tolerance=0.05)
-    assert result.rate == 20.0  # passed before the change
+    assert result.rate == 10.0 and result.first_failure == 20.0  # 20/s passed before the change, failed after
+    assert [p.confirmed for p in result.probes if p.rate == 20.0] == [False]
     assert any(
         "20 requests/s offered passed, then failed when measured again at the end" in c for c in result.capacity_changes
     )

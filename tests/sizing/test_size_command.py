@@ -438,6 +438,8 @@ def test_slo_on_another_percentile_and_a_target_in_texts(load_server, tmp_path, 
             "3",
             "--probe-requests",
             "20",
+            "--arrival",  # no queue under capacity: 20-request probes judged as such (steady.py is Poisson's)
+            "constant",
             "--burst",
             "4",
             "--burst-batch",

@@ -89,6 +89,12 @@ class SizeSession:
         if not passes(record, slo, "scheduled"):
             return None  # failed anyway
         together = probe_stretch(self.plan, record.rate or 0.0, self.capacity)
+        if record.requests.ok < together:
+            moving = f"about {sig3(together)} in a row move together" if together < math.inf else "past capacity"
+            return (
+                f"its {record.requests.ok} requests are less than one stretch of its queue ({moving} at this "
+                "load): too short a window for a pass to stand"
+            )
         bound = correlated_bound_ms(record, "scheduled", slo, together)
         if together <= 1.0 or bound is None or bound[0] <= slo.ms:
             return None
@@ -195,11 +201,16 @@ class SizeSession:
         self.search_left = measurements
 
     def plan_probe(self, rate: float) -> None:
-        """The next probe's length at `rate`: its share of the budget left among the measurements expected."""
+        """The next probe's length at `rate`: what a steady verdict needs there (warm-up and window from its queue's
+        relaxation time) when the budget left holds it, else its share of the budget left among the measurements
+        expected, whichever is longer. A pass needs the whole window (a short one passes a queue still building up);
+        a failure stands on any window, since a queue that starts empty only grows toward its steady state."""
         plan = self.plan
-        share = self.budget.left() / max(self.search_left, 1) / OVERRUN
-        self.warmup_s = probe_warmup(plan, rate, self.capacity, share)
+        left = self.budget.left() / OVERRUN
         settle = probe_settle_s(plan, rate, self.capacity)
+        need = probe_warmup(plan, rate, self.capacity) + max(plan.probe_requests / rate, settle)
+        share = min(left, max(left / max(self.search_left, 1), need))
+        self.warmup_s = probe_warmup(plan, rate, self.capacity, share)
         self.probe_s = probe_duration(
             rate, plan.duration_s, plan.probe_requests, share - self.warmup_s, plan.slo.ms, settle
         )

@@ -177,3 +177,41 @@ def test_a_probe_whose_percentile_rests_on_too_few_stretches_of_queue_fails():
     busy = SizeSession.steady_failure(session, with_scheduled(latencies, rate=1.72))  # type: ignore[arg-type]
     assert busy is not None and "independent stretches of the queue" in busy and "is over the SLO" in busy
     assert SizeSession.steady_failure(session, with_scheduled(latencies, rate=0.25)) is None  # type: ignore[arg-type]
+
+
+def test_a_pass_on_less_than_one_stretch_of_queue_does_not_stand():
+    """11 requests at 83% busy on a 400 ms server (about 200 in a row move together): the window saw a piece of a
+    queue still building up; their p95 is far under the SLO, yet the pass does not stand. At 10% busy it does."""
+    from types import SimpleNamespace
+
+    from bench.sizing.session import SizeSession
+
+    latencies = [700.0] * 11
+    session = SimpleNamespace(plan=_Plan(), capacity=2.3, _growth=None)
+    short = with_scheduled(latencies, rate=1.91)
+    short.requests.ok = 11
+    said = SizeSession.steady_failure(session, short)  # type: ignore[arg-type]
+    assert said is not None and "less than one stretch of its queue" in said
+    calm = with_scheduled(latencies, rate=0.23)
+    calm.requests.ok = 11
+    assert SizeSession.steady_failure(session, calm) is None  # type: ignore[arg-type]
+
+
+def test_a_probe_gets_what_a_steady_verdict_needs_when_the_budget_holds_it():
+    """234 s left and 10 measurements expected: an even share is 15.6 s, but 1.53/s on a 2.3/s server needs a
+    ~38 s warm-up and a ~64 s window; the budget holds them, so the probe gets them (not the even share)."""
+    from types import SimpleNamespace
+
+    from bench.sizing.budget import Budget
+    from bench.sizing.plan import OVERRUN
+    from bench.sizing.session import SizeSession
+
+    session = SimpleNamespace(
+        plan=_Plan(), capacity=2.3, budget=Budget(234.0 * OVERRUN), search_left=10, warmup_s=1.0, probe_s=3.0
+    )
+    SizeSession.plan_probe(session, 1.53)  # type: ignore[arg-type]
+    tau = relaxation_s(1 / 2.3, 1.53 / 2.3)
+    assert session.warmup_s == pytest.approx(3 * tau, rel=0.01) and session.probe_s == pytest.approx(5 * tau, rel=0.01)
+    tight = SimpleNamespace(**{**vars(session), "budget": Budget(40.0 * OVERRUN)})
+    SizeSession.plan_probe(tight, 1.53)  # type: ignore[arg-type]
+    assert tight.warmup_s + tight.probe_s == pytest.approx(40.0, rel=0.01)  # what is left, not more

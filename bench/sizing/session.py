@@ -30,6 +30,7 @@ from bench.sizing.plan import (
     LOWEST_RATE_FRACTION,
     MODEL_GROWTH,
     OVERRUN,
+    PROBE_SLOS,
     START_FRACTION,
     SizePlan,
     probe_duration,
@@ -45,6 +46,10 @@ from bench.sizing.slo import passes, sig3
 from bench.sizing.steady import Growth, growth
 from bench.sizing.telemetry import GpuSampler
 from bench.sizing.verdict import CONFIDENCE, correlated_bound_ms, verdict
+
+# Of the budget left, what the next probe may plan on taking: its check (Budget.require) comes a moment later, when
+# a little less is left; all of it would not fit then.
+PLANNED_SHARE = 0.98
 
 
 class SizeSession:
@@ -206,11 +211,12 @@ class SizeSession:
         expected, whichever is longer. A pass needs the whole window (a short one passes a queue still building up);
         a failure stands on any window, since a queue that starts empty only grows toward its steady state."""
         plan = self.plan
-        left = self.budget.left() / OVERRUN
+        left = self.budget.left() / OVERRUN * PLANNED_SHARE
         settle = probe_settle_s(plan, rate, self.capacity)
         need = probe_warmup(plan, rate, self.capacity) + max(plan.probe_requests / rate, settle)
         share = min(left, max(left / max(self.search_left, 1), need))
-        self.warmup_s = probe_warmup(plan, rate, self.capacity, share)
+        window_floor = max(plan.duration_s, PROBE_SLOS * plan.slo.ms / 1000.0)  # probe_duration's own floor
+        self.warmup_s = probe_warmup(plan, rate, self.capacity, share - window_floor)
         self.probe_s = probe_duration(
             rate, plan.duration_s, plan.probe_requests, share - self.warmup_s, plan.slo.ms, settle
         )

@@ -141,9 +141,9 @@ def steady_needs_text(plan: SizePlan, rate: float, capacity: float, left_s: floa
         f"loop's {sig3(capacity)} requests/s) needs {plan.probe_requests} requests and "
         f"{WINDOW_RELAXATIONS:g} relaxation times of its queue (about {sig3(relax)} s each) after a {sig3(warm)} s "
         f"warm-up: {sig3(probe_s)} s a probe, about {sig3(needed)} s for the "
-        f"search, and {sig3(max(left_s, 0.0))} s are left (--max-time {sig3(plan.max_time_s or 0)} s): probes "
-        "will be shorter, each verdict says on how many requests, and the answer is the interval between the "
-        "highest steady pass and the lowest failure"
+        f"search, and {sig3(max(left_s, 0.0))} s are left (--max-time {sig3(plan.max_time_s or 0)} s): each probe "
+        "gets what it needs while the budget holds it, then what is left (each verdict says on how many requests), "
+        "and the answer is the interval between the highest steady pass and the lowest failure"
     )
 
 

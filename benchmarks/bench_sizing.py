@@ -106,10 +106,12 @@ def _sweep_point(spec: str, batch: int, model: Path, rate: float, seed: int, out
     from bench.core.errors import MeasurementFailed
     from bench.results.store import read_results
     from bench.sizing.plan import probe_duration
+    from bench.sizing.verdict import requests_to_bound
 
     defaults = SizeRequest([], out, slo_p99_ms=0.0)  # size's own --duration and --warmup, which the sweep must match
     duration_s = v.duration("--duration", defaults.duration, v.SECONDS)
-    seconds = probe_duration(rate, duration_s, defaults.probe_requests, slo_ms=slo_ms)  # size's floor: 5 SLOs
+    requests = defaults.probe_requests or requests_to_bound(99.0)  # size's default for its p99 SLO
+    seconds = probe_duration(rate, duration_s, requests, slo_ms=slo_ms)  # size's floor: 5 SLOs
     folder = out / f"{rate:g}-seed{seed}"
     request = LoadRequest(
         endpoints=[spec],

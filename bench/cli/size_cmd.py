@@ -23,7 +23,7 @@ command(
     SizeRequest,
     size,
     "Closed-loop sweep, Open WebUI bursts, saturation search under the SLO, and the recommendation — always:\n"
-    "on --max-time, Ctrl-C or SIGTERM the best so far (a lower bound). Exit 3 when a point measured nothing or had\n"
-    "no success (its figures cannot size anything).",
+    "on --max-time, Ctrl-C or SIGTERM the best so far (the interval between the highest steady pass and the lowest\n"
+    "failure; a lower bound while none failed). Exit 3 when a point measured nothing or had no success.",
     extra=(("seed", out_folder(Path("reports/size"))),),
 )

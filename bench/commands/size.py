@@ -33,6 +33,7 @@ from bench.sizing.plan import SizePlan, check_memory, expected_text, size_header
 from bench.sizing.session import SizeSession
 from bench.sizing.slo import parse_slo, sig3
 from bench.sizing.telemetry import gpu_telemetry
+from bench.sizing.verdict import requests_to_bound
 
 
 @dataclass
@@ -133,15 +134,15 @@ class SizeRequest:
     max_probes: int = field(
         default=8, metadata=option(Flag(("--max-probes",), "Open-loop probes of the saturation search at most."))
     )
-    # A probe lasts long enough for this many requests: the p99 of fewer than 100 requests is their slowest one,
-    # which one stall of a busy machine decides (30-request probes passed or failed at random below saturation).
-    probe_requests: int = field(
-        default=100,
+    # A probe lasts long enough for this many requests after its warm-up; default: the fewest whose slowest one
+    # bounds the SLO's percentile at 95% (verdict.requests_to_bound: 72 for a p95, 368 for a p99).
+    probe_requests: int | None = field(
+        default=None,
         metadata=option(
             Flag(
                 ("--probe-requests",),
-                "A probe lasts --duration or long enough for this many requests (at most 60 s): the p99 of fewer than "
-                "100 is their slowest request.",
+                "A probe's measured requests after its warm-up (at most 120 s): default, as many as bound the SLO's "
+                "percentile (72 for a p95, 368 for a p99).",
             )
         ),
     )
@@ -217,7 +218,7 @@ def check(request: SizeRequest) -> SizePlan:
         arrival=parse_arrival(request.arrival),
         max_concurrency=request.max_concurrency,
         max_probes=request.max_probes,
-        probe_requests=request.probe_requests,
+        probe_requests=request.probe_requests or requests_to_bound(slo.percentile),
         tolerance=request.tolerance,
         burst=request.burst,
         workers=request.workers,
@@ -251,7 +252,8 @@ def _economics(request: SizeRequest) -> Economics:
 def _check_counts(request: SizeRequest) -> None:
     v.number("--max-concurrency", request.max_concurrency, v.USERS)
     v.number("--max-probes", request.max_probes, v.PROBES)
-    v.number("--probe-requests", request.probe_requests, v.PROBE_REQUESTS)
+    if request.probe_requests is not None:
+        v.number("--probe-requests", request.probe_requests, v.PROBE_REQUESTS)
     v.number("--workers", request.workers, v.WORKERS)
     v.number("--burst", request.burst, v.BURST_TEXTS)
     v.number("--seed", request.seed, v.SEED)
@@ -321,7 +323,10 @@ def show_sizing(results: Results) -> None:
     """Each sizing record's lines, as the terminal shows them."""
     for record in results.sizing:
         slo = f"p{record.slo_percentile or 99:g} SLO {sig3(record.slo_p99_ms)} ms"
-        best = f" — best so far ({record.stopped}): a lower bound" if record.stopped else ""
+        sat = record.saturation
+        interval = sat is not None and sat.lower_bound is None and sat.first_failure is not None
+        kind = "the interval between the highest pass and the lowest failure" if interval else "a lower bound"
+        best = f" — best so far ({record.stopped}): {kind}" if record.stopped else ""
         print(f"\n{record.endpoint} ({record.op}, length {record.length}), {slo}{best}:")
         for line in record.lines:
             print(f"  {line.setting}: {line.value} — {line.why}")

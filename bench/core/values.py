@@ -165,7 +165,7 @@ PROBE_REQUESTS = Count(
     "requests per probe",
     1,
     1_000_000,
-    why="a probe's length in requests; a million at the slowest rate is capped by the 60 s a probe may last anyway",
+    why="a probe's length in requests; a million at the slowest rate is capped by the 120 s a probe may last anyway",
 )
 PROBES = Count("probes", 2, 64, why="each probe is a measured point; 64 halvings pass a float's resolution")
 SEED = Count("seed", 0, 2**63 - 1, why="a signed 64-bit integer, which every reader of a results file keeps exactly")

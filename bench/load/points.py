@@ -224,11 +224,6 @@ def _nothing_measured(window: Window) -> str:
 
 
 # Read from a point record (a LoadPointRecord): sizing and the reports use these.
-def p99_ms(point: LoadPointRecord, quantity: LatencyQuantity | str) -> float | None:
-    block = latency_block(point.latency_ms, quantity)
-    return block.p99 if block else None
-
-
 _SUMMARY_FIELDS: dict[float, Callable[[LatencySummary], float | None]] = {
     50.0: lambda block: block.p50,
     90.0: lambda block: block.p90,

@@ -64,7 +64,7 @@ def points_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[st
                 point_label(r, r.endpoint),
                 f"{t.requests_per_s:.1f}",
                 f"{t.texts_per_s:.1f}" + interval_text(r),  # `load --repeat N`: the interval, as on the terminal
-                f"{t.tokens_per_s:.0f} ({t.tokens_source})",
+                f"{t.tokens_per_s:.0f} ({t.tokens_source})" if t.tokens_source else "-",  # no answer: no tokens
                 f"{_ms(lat.service, 'p50')} / {_ms(lat.service, 'p99')}",
                 f"{_ms(lat.scheduled, 'p99')} / {_ms(lat.scheduled, 'p999')}",
                 _ms(lat.dispatch_delay, "p99"),

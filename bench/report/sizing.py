@@ -1,14 +1,15 @@
 """Reports for `ragbench size` and `ragbench ceiling`, from their results files alone.
 
 size: the answer first — per endpoint and length the recommendation (saturation rate first, then the
-settings, replicas and cost, each line naming its evidence), the goodput curve (texts/s against p99 with
-the SLO line; each measurement its own marker, coloured by its own verdict), GPU telemetry per point under
-the throughput — then the load report of every measured point it rests on (bench/report/load.py).
+settings, replicas and cost, each line naming its evidence), the goodput curve (texts/s against the SLO's
+percentile with the SLO line; each measurement its own marker, coloured by its own verdict), GPU telemetry per
+point under the throughput — then the load report of every measured point it rests on (bench/report/load.py).
 ceiling: texts/s, tokens/s and FLOP/s per length and batch.
 """
 
 from __future__ import annotations
 
+import math
 from html import escape
 from pathlib import Path
 
@@ -46,6 +47,17 @@ def _slo(sizing: SizingRecord) -> str:
     return f"p{sizing.slo_percentile or 99:g} {sizing.slo_p99_ms:g} ms"
 
 
+def _stopped_text(sizing: SizingRecord) -> str:
+    """A best so far: a lower bound only while no rate failed above it; else the interval the answer lies in."""
+    sat = sizing.saturation
+    if sat is not None and sat.lower_bound is None and sat.first_failure is not None:
+        return (
+            f"Stopped early ({sizing.stopped}): the saturation rate lies between the highest rate passed and the "
+            "lowest failed, both in the lines below."
+        )
+    return f"Best so far, a lower bound: {sizing.stopped}. The rates passed and failed are in the lines below."
+
+
 def _of(points: list[LoadPointRecord], sizing: SizingRecord) -> list[LoadPointRecord]:
     return [p for p in points if p.endpoint == sizing.endpoint and p.length == sizing.length and p.op == sizing.op]
 
@@ -75,13 +87,30 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
         )
 
     # Each measurement its own marker, coloured by its own verdict: a probe measured again (the majority of up to
-    # three decides the probe) shows every measurement, so no marker sits on the wrong side of the SLO line.
+    # three decides the probe) shows every measurement, so no marker sits on the wrong side of the SLO line. A
+    # measurement whose queue was still growing failed whatever its percentile; one with fewer requests than a
+    # percentile needs (1/(1 − q): 20 for a p95) is drawn hollow, as the table calls it insufficient.
+    growing = {p.point for p in (sizing.saturation.probes if sizing.saturation else []) if p.unsteady}
+
     def within(p: LoadPointRecord) -> bool:
         value = at(p, "scheduled")
-        return value is not None and value <= sizing.slo_p99_ms and error_rate(p.requests) <= sizing.max_error_rate
+        steady = point_label(p) not in growing
+        return (
+            steady
+            and value is not None
+            and value <= sizing.slo_p99_ms
+            and error_rate(p.requests) <= sizing.max_error_rate
+        )
 
-    for good, marker, name in ((True, "s", "within SLO"), (False, "x", "over SLO or errors")):
-        chosen = sorted((p for p in probes if within(p) == good), key=lambda p: p.rate or 0)
+    def enough(p: LoadPointRecord) -> bool:
+        return p.requests.ok >= math.ceil(1 / (1 - q / 100.0) - 1e-9)
+
+    kinds = (
+        (True, "s", "within SLO"),
+        (False, "x", "over SLO, errors or a growing queue"),
+    )
+    for good, marker, name in kinds:
+        chosen = sorted((p for p in probes if within(p) == good and enough(p)), key=lambda p: p.rate or 0)
         if chosen:
             ax.plot(
                 [shown(p, texts_per_s(p)) for p in chosen],
@@ -91,6 +120,17 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
                 color="tab:green" if good else "tab:red",
                 label=f"open-loop measurement {name} (scheduled p{q:g})",
             )
+    few = sorted((p for p in probes if not enough(p)), key=lambda p: p.rate or 0)
+    if few:
+        ax.plot(
+            [shown(p, texts_per_s(p)) for p in few],
+            np.array([at(p, "scheduled") for p in few], dtype=float),  # each set (probes)
+            "o",
+            markersize=8,
+            markerfacecolor="none",
+            color="tab:gray",
+            label=f"open-loop measurement, too few requests for a p{q:g}",
+        )
     passed = sizing.saturation
     ax.axhline(sizing.slo_p99_ms, color="k", linestyle="--", label=f"SLO {_slo(sizing)}")
     if passed and passed.texts_per_s:
@@ -149,11 +189,7 @@ def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[st
             f"Answer: {sizing.endpoint} — {sizing.op}, length {sizing.length}, SLO {_slo(sizing)}, "
             f"errors ≤ {sizing.max_error_rate:g}"
         )
-        best = (
-            [f"Best so far, a lower bound: {sizing.stopped}. The rates passed and failed are in the lines below."]
-            if sizing.stopped
-            else []
-        )
+        best = [_stopped_text(sizing)] if sizing.stopped else []
         # The saturation rate first: every other setting (replicas, cost) follows from it.
         lines = sorted(sizing.lines, key=lambda line: not line.setting.startswith("saturation"))
         rows = [[line.setting, line.value, line.why, "; ".join(line.evidence) or "-"] for line in lines]
@@ -169,7 +205,7 @@ def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[st
         ]
         plots = [
             (
-                "Goodput: texts/s against p99, with the SLO",
+                f"Goodput: texts/s against p{sizing.slo_percentile or 99:g}, with the SLO",
                 goodput_plot(results.load_points, sizing, plots_dir / f"size_goodput_{number}.png"),
             ),
             (

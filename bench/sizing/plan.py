@@ -9,6 +9,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from bench.endpoints.spec import EndpointSpec
 from bench.load.points import PointConfig
 from bench.load.schedule import Arrival
@@ -19,11 +21,17 @@ from bench.results.schema import CeilingPoint, Loop, Op, RunHeader
 from bench.sizing.economics import Economics
 from bench.sizing.search import measurements_left
 from bench.sizing.slo import Slo, sig3
+from bench.sizing.steady import WINDOW_RELAXATIONS, mg1_saturation, relaxation_s, stretch, warmup_for
 
 START_FRACTION = 0.5  # the saturation search starts at half the closed loop's best request rate
-MAX_PROBE_S = 60.0
+MAX_PROBE_S = 120.0  # a measured window at most: a p99's 368 requests at 3 requests/s
+MAX_WARMUP_S = 60.0  # a warm-up at most (3 relaxation times at 90% busy on a 100 ms server), and half a probe's share
 LOWEST_RATE_FRACTION = 1 / 16  # the search halves at most 4 times below its start
 GROWTH = 2.0  # the search doubles the rate until a probe fails
+# From the M/D/1 rate of the closed loop's capacity (search_start) the search steps by a quarter: that start is
+# within a factor of about two of a real server's answer (more slots or batching serve more at the same load).
+MODEL_GROWTH = 1.25
+MODEL_REQUESTS = 20_000  # Poisson arrivals simulated per rate of the M/D/1 start (0.4% bisection: ~0.3 s)
 # A measurement costs its warm-up and measured window and then some: a failing probe's queue drains after its
 # window (up to the window again at twice capacity), the next point's workers start.
 OVERRUN = 1.5
@@ -52,7 +60,7 @@ class SizePlan:
     arrival: Arrival
     max_concurrency: int
     max_probes: int
-    probe_requests: int  # a probe lasts long enough for this many requests (probe_duration)
+    probe_requests: int  # a probe lasts long enough for this many requests after its warm-up (probe_duration)
     tolerance: float
     burst: int  # texts in an Open WebUI ingestion burst
     workers: int
@@ -65,13 +73,78 @@ class SizePlan:
 
 
 def probe_duration(
-    rate: float, duration_s: float, probe_requests: int, share_s: float = math.inf, slo_ms: float = 0.0
+    rate: float,
+    duration_s: float,
+    probe_requests: int,
+    share_s: float = math.inf,
+    slo_ms: float = 0.0,
+    settle_s: float = 0.0,
 ) -> float:
-    """A probe at `rate` lasts `duration_s`, or long enough for `probe_requests`, at most MAX_PROBE_S, and at most
-    its share of the time left (`share_s`), never under `duration_s` nor PROBE_SLOS × the SLO (`slo_ms`): a slow
-    endpoint's probes hold fewer requests, which its verdict says."""
+    """A probe at `rate` lasts `duration_s`, or long enough for `probe_requests` and `settle_s` (probe_settle_s), at
+    most MAX_PROBE_S, and at most its share of the time left (`share_s`), never under `duration_s` nor PROBE_SLOS ×
+    the SLO (`slo_ms`): a slow endpoint's probes hold fewer requests, which its verdict says."""
     floor = max(duration_s, PROBE_SLOS * slo_ms / 1000.0)
-    return max(floor, min(probe_requests / rate, MAX_PROBE_S, share_s))
+    return max(floor, min(max(probe_requests / rate, settle_s), MAX_PROBE_S, share_s))
+
+
+def _queued(plan: SizePlan, rate: float, capacity: float | None) -> bool:
+    """Random arrivals under the closed loop's capacity: a queue that settles, in its relaxation time."""
+    return capacity is not None and 0 < rate < capacity and plan.arrival.kind != "constant"
+
+
+def probe_settle_s(plan: SizePlan, rate: float, capacity: float | None) -> float:
+    """A Poisson probe's measured window at least: WINDOW_RELAXATIONS relaxation times of its queue (0 past the
+    closed loop's capacity: that queue grows, which the growing-queue check sees in any window)."""
+    if capacity is None or not _queued(plan, rate, capacity):
+        return 0.0
+    return WINDOW_RELAXATIONS * relaxation_s(1.0 / capacity, rate / capacity)
+
+
+def probe_stretch(plan: SizePlan, rate: float, capacity: float | None) -> float:
+    """Requests in a row whose latencies move together at `rate` (steady.stretch); 1 for constant arrivals (no
+    queue under capacity) or without a measured capacity; past capacity every request is one stretch."""
+    if capacity is None or plan.arrival.kind == "constant":
+        return 1.0
+    return stretch(rate, 1.0 / capacity, rate / capacity)
+
+
+def probe_warmup(plan: SizePlan, rate: float, capacity: float | None, share_s: float = math.inf) -> float:
+    """A Poisson probe's warm-up at `rate`: long enough for its queue at utilisation rate ÷ `capacity` (the closed
+    loop's best requests/s) to settle (steady.warmup_for), at most MAX_WARMUP_S and half its share of the time left;
+    constant arrivals under capacity queue nothing, so `--warmup` as given."""
+    if capacity is None or not _queued(plan, rate, capacity):
+        return plan.warmup_s
+    return warmup_for(1.0 / capacity, rate / capacity, plan.warmup_s, min(MAX_WARMUP_S, share_s / 2))
+
+
+def search_start(plan: SizePlan, capacity: float) -> float | None:
+    """The rate at which one FIFO server of `capacity` requests/s, each taking 1/capacity s (M/D/1), keeps the SLO's
+    percentile in steady state: where a Poisson search starts (None: the SLO is under one service time)."""
+    service = np.array([1.0 / capacity])
+    if plan.slo.ms / 1000.0 <= service[0]:
+        return None
+    rate = mg1_saturation(service, plan.slo.ms / 1000.0, plan.slo.percentile, MODEL_REQUESTS, tolerance=0.004)
+    return rate if rate > 0 else None
+
+
+def steady_needs_text(plan: SizePlan, rate: float, capacity: float, left_s: float) -> str | None:
+    """Said before the search when the budget cannot hold what a steady verdict needs at this service time: the
+    requests the SLO's percentile needs after a warm-up of WARMUP_RELAXATIONS relaxation times, per probe."""
+    warm = probe_warmup(plan, rate, capacity)
+    probe_s = warm + max(plan.probe_requests / rate, probe_settle_s(plan, rate, capacity))
+    needed = probe_s * measurements_left(None, None, plan.tolerance, MODEL_GROWTH, plan.max_probes) * OVERRUN
+    if needed <= left_s:
+        return None
+    relax = relaxation_s(1.0 / capacity, rate / capacity)
+    return (
+        f"size: a steady {plan.slo.name} verdict at {sig3(rate)} requests/s ({rate / capacity:.0%} of the closed "
+        f"loop's {sig3(capacity)} requests/s) needs {plan.probe_requests} requests and "
+        f"{WINDOW_RELAXATIONS:g} relaxation times of its queue (about {sig3(relax)} s each) after a {sig3(warm)} s "
+        f"warm-up: {sig3(probe_s)} s a probe, about {sig3(needed)} s for the "
+        f"search, and {sig3(max(left_s, 0.0))} s are left (--max-time {sig3(plan.max_time_s or 0)} s): each probe "
+        "gets what it needs while the budget holds it, then what is left (each verdict says on how many requests), "
+        "and the answer is the interval between the highest steady pass and the lowest failure"
+    )
 
 
 def expected_text(plan: SizePlan) -> str:
@@ -86,7 +159,7 @@ def expected_text(plan: SizePlan) -> str:
     cap = (
         f"; --max-time {sig3(plan.max_time_s)} s bounds it (then the answer is the best so far, a lower bound)"
         if plan.max_time_s is not None
-        else "; --max-time bounds it"
+        else "; no --max-time: it runs until the search is done"
     )
     return (
         f"size: probably {sig3(low * runs)}–{sig3(high * runs)} s: per endpoint and length a closed sweep of about "

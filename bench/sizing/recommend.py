@@ -37,8 +37,10 @@ def recommend(
     slo: Slo,
     economics: Economics = NO_ECONOMICS,
     ceiling: list[CeilingPoint] | None = None,
+    kind: str = "tei",
 ) -> list[SizingLine]:
-    """Every line of the answer, each with the points it comes from; lines that lack data say what is missing."""
+    """Every line of the answer, each with the points it comes from; lines that lack data say what is missing.
+    TEI's flags only for a TEI endpoint (`kind`, as its spec names it)."""
     choice = choose_closed(points, slo)
     burst = choose_burst(points, slo)
     best = choice.best
@@ -46,7 +48,10 @@ def recommend(
     lines = [_batch_line(choice, points, slo)]
     if saturation is not None:
         lines += _saturation_lines(saturation, slo)
-    lines += tei_lines(best, sat_point, burst, slo)
+    if kind.startswith("tei"):
+        lines += tei_lines(best, sat_point, burst, slo)
+    else:
+        lines.append(SizingLine("TEI settings", "—", f"the endpoint is {kind}, not TEI: TEI's flags do not apply", []))
     lines += _openwebui_lines(burst, points)
     lines += economics_lines(saturation, sat_point, economics)
     if ceiling is not None:
@@ -56,6 +61,14 @@ def recommend(
 
 def _batch_line(choice: ClosedChoice, points: list[LoadPointRecord], slo: Slo) -> SizingLine:
     best = choice.best
+    closed = [p for p in points if p.loop == Loop.CLOSED]
+    if best is None and not any(p.requests.ok for p in closed):  # nothing answered: nothing to judge by the SLO
+        return SizingLine(
+            "batch / concurrency",
+            "not measured",
+            "no closed-loop point had a successful request" if closed else "no closed-loop point was measured",
+            [point_label(p) for p in closed],
+        )
     if best is None:
         return SizingLine(
             "batch / concurrency",
@@ -93,8 +106,8 @@ def _saturation_lines(saturation: Saturation, slo: Slo) -> list[SizingLine]:
     sat_point = saturation.point
     probes = saturation.probes
     tried = (
-        f"passed at {_rates([p.rate for p in probes if p.passed])} requests/s offered; "
-        f"failed at {_rates([p.rate for p in probes if not p.passed])}"
+        f"passed at {_rates([p.rate for p in probes if p.stands])} requests/s offered; "
+        f"failed at {_rates([p.rate for p in probes if not p.stands])}"
         if probes
         else "no probe was measured"
     )
@@ -124,10 +137,17 @@ def _saturation_lines(saturation: Saturation, slo: Slo) -> list[SizingLine]:
             *changes,
         ]
     bound = f", a lower bound: {saturation.lower_bound}" if saturation.lower_bound else ""
+    value = ("≥ " if saturation.lower_bound else "") + f"{sig3(saturation.rate or 0.0)} requests/s"
+    if saturation.stopped and saturation.first_failure is not None:  # stopped between a pass and a failure
+        value = f"{sig3(saturation.rate or 0.0)}–{sig3(saturation.first_failure)} requests/s"
+        bound = (
+            f"; the search stopped ({saturation.stopped}) between this pass and a failure at "
+            f"{sig3(saturation.first_failure)} requests/s: the saturation rate lies between them"
+        )
     judged = verdict(sat_point, "scheduled", slo)
     offered = SizingLine(
         "saturation rate (goodput, offered)",
-        ("≥ " if saturation.lower_bound else "") + f"{sig3(saturation.rate or 0.0)} requests/s",
+        value,
         f"the highest offered rate with {judged.text(slo, 'scheduled')} ≤ {sig3(slo.ms)} ms and errors "
         f"{error_rate(sat_point.requests):.2%}{bound}; {tried}{remeasured_text(probes)}",
         [point_label(sat_point)],

@@ -7,7 +7,7 @@ from bench.results.schema import LoadPointRecord, SaturationProbe, SaturationSum
 from bench.sizing.plan import SizePlan
 from bench.sizing.recommend import recommend
 from bench.sizing.search import Probe, Saturation, saturation_from
-from bench.sizing.slo import Slo, passes
+from bench.sizing.slo import Slo
 
 
 def sizing_record(
@@ -20,9 +20,10 @@ def sizing_record(
     stopped: str | None,
 ) -> SizingRecord:
     """The answer from one endpoint's `points` at `length`; `stopped` says why the run ended early (a lower bound)."""
-    saturation = saturation_from(probes, stopped, plan.slo)
+    saturation = saturation_from(probes, stopped)
     ceiling = plan.ceiling_points if plan.ceiling is not None else None
-    lines = recommend(points, saturation, plan.slo, plan.economics, ceiling)
+    kind = next((str(spec.kind) for spec in plan.specs if spec.name == endpoint), "tei")
+    lines = recommend(points, saturation, plan.slo, plan.economics, ceiling, kind)
     return SizingRecord(
         endpoint=endpoint,
         op=plan.op,
@@ -54,7 +55,8 @@ def saturation_summary(saturation: Saturation, slo: Slo) -> SaturationSummary:
                 remeasured=p.measured > 1,
                 measurements=p.measured if p.measured > 1 else None,
                 requests=p.point.requests.ok or None,
-                confirmed=(passes(p.confirmation, slo, "scheduled") if p.confirmation is not None else None),
+                confirmed=p.confirmed,
+                unsteady=p.unsteady,
             )
             for p in saturation.probes
         ],

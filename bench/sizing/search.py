@@ -34,6 +34,16 @@ class Probe:
     # The answer's rate measured once more after the search (`saturation_search(confirm=True)`): a capacity that
     # changed while the server was probed shows as this failing, or answering less; it does not change the verdict.
     confirmation: LoadPointRecord | None = None
+    # that confirmation's verdict: a rate that passed and then failed is on the SLO's edge (or the capacity changed)
+    # and does not stand as the answer; None: not measured again
+    confirmed: bool | None = None
+    # why `point` failed although its percentile met the SLO: its queue was not steady (Unsteady)
+    unsteady: str | None = None
+
+    @property
+    def stands(self) -> bool:
+        """Passed, and not failed when measured again at the end."""
+        return self.passed and self.confirmed is not False
 
     @property
     def measured(self) -> int:
@@ -49,31 +59,42 @@ class Saturation:
     # why `rate` is only a lower bound: the search ended early (budget, signal) or never found a failing rate
     lower_bound: str | None = None
     capacity_changes: list[str] = field(default_factory=list)  # capacity_changes(probes)
+    stopped: str | None = None  # why the search ended before `tolerance`: the answer is [rate, first_failure]
 
 
-def saturation_from(probes: list[Probe], stopped: str | None = None, slo: Slo | None = None) -> Saturation:
-    """The answer the probes give: the highest passing rate and the lowest failing one above it; `stopped` says
-    why the search ended before it was done (then the rate is a lower bound, as when no rate failed); `slo` judges
-    the answer's confirmation, if it was measured."""
-    passed = [p for p in probes if p.passed]
+def saturation_from(probes: list[Probe], stopped: str | None = None) -> Saturation:
+    """The answer the probes give: the highest rate that stands (passed, and did not fail its confirmation) and the
+    lowest one above it that did not; `stopped` says why the search ended before it was done (then the answer is
+    the interval between them, or a lower bound while no rate failed)."""
+    passed = [p for p in probes if p.stands]
     best = max(passed, key=lambda p: p.rate, default=None)
-    above = [p.rate for p in probes if not p.passed and (best is None or p.rate > best.rate)]
+    above = [p.rate for p in probes if not p.stands and (best is None or p.rate > best.rate)]
     first_failure = min(above, default=None)
-    lower_bound = stopped
-    if lower_bound is None and best is not None and first_failure is None:
-        lower_bound = "no failing rate found within the probe limit"
+    # A failing rate above the best bounds the answer from above whatever stopped the search: an interval, not a
+    # lower bound. Only without one is the best so far a lower bound (stopped early, or no rate failed).
+    lower_bound = None
+    if first_failure is None:
+        lower_bound = stopped or ("no failing rate found within the probe limit" if best is not None else None)
     return Saturation(
         rate=best.rate if best else None,
         point=best.point if best else None,
         first_failure=first_failure,
         probes=list(probes),
         lower_bound=lower_bound if best is not None else stopped,
-        capacity_changes=capacity_changes(probes, slo),
+        capacity_changes=capacity_changes(probes),
+        stopped=stopped,
     )
 
 
+Unsteady = Callable[[LoadPointRecord], str | None]  # why a measurement's queue was not steady (None: it was)
+
+
 def judge_probe(
-    measure: Callable[[float], LoadPointRecord], rate: float, slo: Slo, into: list[Probe] | None = None
+    measure: Callable[[float], LoadPointRecord],
+    rate: float,
+    slo: Slo,
+    into: list[Probe] | None = None,
+    unsteady: Unsteady = lambda point: None,
 ) -> Probe:
     """One probe's verdict: the goodput criterion on its `scheduled` percentile and errors. A failing probe is
     measured once more; when the second measurement passes, a third decides — the majority of three, so that a
@@ -81,18 +102,25 @@ def judge_probe(
     measurement came last (which passed a rate that fails two times in three half the time). The search and
     any sweep it is checked against (benchmarks/bench_sizing.py) judge a rate by this one function. With `into`,
     the probe is appended after its first measurement and updated with each re-measure, so a stop in between
-    keeps what was measured."""
+    keeps what was measured. A measurement whose queue was still growing (`unsteady`) fails whatever its
+    percentile: its verdict does not stand for the steady state."""
     first = measure(rate)
-    probe = Probe(rate, first, passes(first, slo, "scheduled"))
+    probe = Probe(rate, first, False)
+    _judge(probe, first, slo, unsteady)
     if into is not None:
         into.append(probe)
     verdicts = [probe.passed]
     while not verdicts[0] and probe.measured < 3 and verdicts.count(False) < 2:
         again = measure(rate)
-        verdicts.append(passes(again, slo, "scheduled"))
         probe.earlier.append(probe.point)
-        probe.point, probe.passed = again, verdicts[-1]
+        _judge(probe, again, slo, unsteady)
+        verdicts.append(probe.passed)
     return probe
+
+
+def _judge(probe: Probe, point: LoadPointRecord, slo: Slo, unsteady: Unsteady) -> None:
+    probe.point, probe.unsteady = point, unsteady(point)
+    probe.passed = probe.unsteady is None and passes(point, slo, "scheduled")
 
 
 def measurements_left(good: float | None, bad: float | None, tolerance: float, growth: float, probes_left: int) -> int:
@@ -100,7 +128,7 @@ def measurements_left(good: float | None, bad: float | None, tolerance: float, g
     then a bisection halving the gap to `tolerance`; a failing probe measured again about half the time."""
     gap = (bad - good) / good if good is not None and bad is not None else growth - 1
     probes = (0 if good is not None and bad is not None else 1) + max(0, math.ceil(math.log2(gap / tolerance)))
-    return max(1, math.ceil(min(probes, probes_left) * MEASUREMENTS_PER_PROBE))
+    return max(1, math.ceil(min(probes, probes_left) * MEASUREMENTS_PER_PROBE)) + 1  # + the answer's confirmation
 
 
 def saturation_search(
@@ -114,10 +142,12 @@ def saturation_search(
     probes: list[Probe] | None = None,
     outlook: Callable[[int], None] = lambda measurements: None,
     confirm: bool = True,
+    unsteady: Unsteady = lambda point: None,
 ) -> Saturation:
     """Grow ×`growth` from `start_rate` until a probe fails (or shrink until one passes), then bisect
     until the failing rate is within `tolerance` of the passing one, or `max_probes` are spent. A failing
-    probe is re-measured (`judge_probe`; not counted against `max_probes`). The probes go into `probes` (the
+    probe is re-measured (`judge_probe`; not counted against `max_probes`); `unsteady` fails a measurement whose
+    queue was still growing. The probes go into `probes` (the
     caller's list, kept when a budget or a signal stops the search); before each, `outlook` hears how many
     measurements the search still expects (the caller sizes its probes and its time estimate by it). With
     `confirm`, the answer's rate is measured once more at the end, when the budget allows: a failure or a fall in
@@ -128,7 +158,7 @@ def saturation_search(
 
     def probe(rate: float) -> bool:
         outlook(measurements_left(good, bad, tolerance, growth, max_probes - len(probes)))
-        return judge_probe(measure, rate, slo, into=probes).passed
+        return judge_probe(measure, rate, slo, into=probes, unsteady=unsteady).passed
 
     rate = start_rate
     if probe(rate):
@@ -158,23 +188,24 @@ def saturation_search(
         try:
             outlook(1)
             answer.confirmation = measure(answer.rate)
+            answer.confirmed = passes(answer.confirmation, slo, "scheduled") and unsteady(answer.confirmation) is None
         except BudgetSpent:  # the answer stands; only its check did not fit
             pass
-    return saturation_from(probes, slo=slo)
+    return saturation_from(probes)
 
 
-def capacity_changes(probes: list[Probe], slo: Slo | None = None) -> list[str]:
+def capacity_changes(probes: list[Probe]) -> list[str]:
     """Signs that the server's capacity changed while it was probed (another tenant, a throttled GPU): the answer's
-    rate failing when measured again at the end (judged by `slo`), or a measurement whose achieved requests/s fell
-    well below the one before it at the same offered rate (by more than CAPACITY_DROP and 3 Poisson deviations).
-    A re-measure that flips (failed, passed, failed) is the majority rule's business, said by `remeasured_text`:
-    at a rate on the SLO's edge it is noise."""
+    rate failing when measured again at the end (it then does not stand as the answer), or a measurement whose
+    achieved requests/s fell well below the one before it at the same offered rate (by more than CAPACITY_DROP and
+    3 Poisson deviations). A re-measure that flips (failed, passed, failed) is the majority rule's business, said
+    by `remeasured_text`: at a rate on the SLO's edge it is noise."""
     found: list[str] = []
     for probe in probes:
-        if probe.confirmation is not None and slo is not None and not passes(probe.confirmation, slo, "scheduled"):
+        if probe.confirmed is False:
             found.append(
                 f"{sig3(probe.rate)} requests/s offered passed, then failed when measured again at the end (the "
-                "capacity changed, or the rate sits on the SLO's edge)"
+                "capacity changed, or the rate sits on the SLO's edge): it does not stand as the answer"
             )
         measured = [*probe.earlier, probe.point, *([probe.confirmation] if probe.confirmation else [])]
         for before, after in itertools.pairwise(measured):

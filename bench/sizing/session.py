@@ -8,6 +8,7 @@ stops the run, the sizing record of what finished is written as a best-so-far (a
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -17,17 +18,38 @@ from bench.core.interrupt import uninterruptible
 from bench.load.endpoint import LoadEndpoint
 from bench.load.measure import measure_point, stop_if_unreachable
 from bench.load.points import PointConfig, point_label
+from bench.load.schedule import ArrivalKind
+from bench.load.share import ShareResult
 from bench.load.workload import Workload
 from bench.results.lifecycle import OpenRun
 from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, Loop, Op, SizingRecord
 from bench.sizing.budget import Budget, BudgetSpent
 from bench.sizing.closed import choose_closed, closed_sweep
-from bench.sizing.plan import GROWTH, LOWEST_RATE_FRACTION, OVERRUN, START_FRACTION, SizePlan, probe_duration
+from bench.sizing.plan import (
+    GROWTH,
+    LOWEST_RATE_FRACTION,
+    MODEL_GROWTH,
+    OVERRUN,
+    PROBE_SLOS,
+    START_FRACTION,
+    SizePlan,
+    probe_duration,
+    probe_settle_s,
+    probe_stretch,
+    probe_warmup,
+    search_start,
+    steady_needs_text,
+)
 from bench.sizing.record import sizing_record
 from bench.sizing.search import Probe, measurements_left, saturation_search
 from bench.sizing.slo import passes, sig3
+from bench.sizing.steady import Growth, growth
 from bench.sizing.telemetry import GpuSampler
-from bench.sizing.verdict import verdict
+from bench.sizing.verdict import CONFIDENCE, correlated_bound_ms, verdict
+
+# Of the budget left, what the next probe may plan on taking: its check (Budget.require) comes a moment later, when
+# a little less is left; all of it would not fit then.
+PLANNED_SHARE = 0.98
 
 
 class SizeSession:
@@ -52,10 +74,78 @@ class SizeSession:
         self.points: list[LoadPointRecord] = []
         self.search_left = 0  # measurements the saturation search still expects (its outlook), this one included
         self.probe_s = plan.duration_s  # the measured window of the search's next probe
+        self.warmup_s = plan.warmup_s  # the warm-up of the search's next probe: long enough for its queue to settle
+        self.capacity: float | None = None  # requests/s the chosen batch's closed loop reached at best
+        # probes whose verdict does not stand for a steady queue, and why (steady_failure)
+        self.unsteady: list[tuple[LoadPointRecord, str]] = []
+        self._growth: Growth | None = None  # the probe being measured: its latency part by part
+        self._warmup_longest: float | None = None  # the point being measured: its slowest warm-up answer (s)
+
+    def unsteady_reason(self, record: LoadPointRecord) -> str | None:
+        """Why `record`'s percentile, under the SLO, does not stand for the steady state (None: it does)."""
+        return next((text for point, text in self.unsteady if point is record), None)
+
+    def steady_failure(self, record: LoadPointRecord) -> str | None:
+        """A probe that met the SLO fails when its queue was still growing, or when the upper end of its
+        percentile's interval is over the SLO once requests that shared a queue count as one (probe_stretch)."""
+        slo = self.plan.slo
+        if self._growth is not None and self._growth.growing:
+            return self._growth.text()
+        if not passes(record, slo, "scheduled"):
+            return None  # failed anyway
+        together = probe_stretch(self.plan, record.rate or 0.0, self.capacity)
+        if record.requests.ok < together:
+            moving = f"about {sig3(together)} in a row move together" if together < math.inf else "past capacity"
+            return (
+                f"its {record.requests.ok} requests are less than one stretch of its queue ({moving} at this "
+                "load): too short a window for a pass to stand"
+            )
+        bound = correlated_bound_ms(record, "scheduled", slo, together)
+        if together <= 1.0 or bound is None or bound[0] <= slo.ms:
+            return None
+        return (
+            f"its requests hold about {bound[1]} independent stretches of the queue (about {sig3(together)} in a row "
+            f"move together at this load): the {CONFIDENCE:.0%} upper end of its {slo.name}, {sig3(bound[0])} ms, "
+            "is over the SLO"
+        )
+
+    def _watch(self, shares: list[ShareResult]) -> None:
+        """The probe's per-request rows: its scheduled latency part by part (steady.growth)."""
+        rows = [share.request_log or {} for share in shares]
+        intended = [t for log in rows for t in log.get("intended_s", [])]
+        ends = [t for log in rows for t in log.get("end_s", [])]
+        self._growth = growth(
+            intended, [(e - i) * 1000.0 for i, e in zip(intended, ends, strict=True)], self.plan.slo.ms
+        )
+        longest = [share.warmup_longest_s for share in shares if share.warmup_longest_s is not None]
+        self._warmup_longest = max(longest, default=None)
+
+    def _measured(self, point: PointConfig) -> LoadPointRecord:
+        """The point measured within the budget; when nothing was measured because one request outlasted the window
+        (a slow batch), measured again over a window that holds two such requests, and said: that first window
+        measured nothing, it is no failed measurement of the server."""
+        record = self._measure_once(point)
+        took, window = self._warmup_longest, point.duration_s
+        if record.requests.sent or record.requests.unsent or took is None or window is None or took <= window:
+            return record
+        stretched = replace(point, warmup_s=max(point.warmup_s, took), duration_s=float(math.ceil(2 * took)))
+        self.say(
+            f"size: {point_label(record)} measured nothing: a request took {took:.1f} s, longer than its {window:g} s "
+            f"window; measuring it again over {stretched.duration_s:g} s"
+        )
+        return self._measure_once(stretched)  # once: a server slower still is a failed point, said as such
+
+    def _measure_once(self, point: PointConfig) -> LoadPointRecord:
+        self.budget.require((point.warmup_s + (point.duration_s or 0.0)) * OVERRUN)
+        self._growth, self._warmup_longest = None, None
+        return measure_point(self.endpoint, point, self.workload, self.pool, on_shares=self._watch)
 
     def measure(self, point: PointConfig) -> LoadPointRecord:
-        self.budget.require((point.warmup_s + (point.duration_s or 0.0)) * OVERRUN)
-        record = measure_point(self.endpoint, point, self.workload, self.pool)
+        record = self._measured(point)
+        if record.loop == Loop.OPEN:
+            failure = self.steady_failure(record)
+            if failure is not None:
+                self.unsteady.append((record, failure))
         finished = time.monotonic()
         self.writer.write(record)
         self.report(record)
@@ -81,12 +171,14 @@ class SizeSession:
     def _verdict(self, record: LoadPointRecord) -> str:
         """`2.5 requests/s offered: failed — scheduled p99 … from 60 requests (95% interval …)`."""
         slo = self.plan.slo
-        outcome = "passed" if passes(record, slo, "scheduled") else "failed"
+        growing = self.unsteady_reason(record)
+        outcome = "passed" if passes(record, slo, "scheduled") and growing is None else "failed"
         judged = verdict(record, "scheduled", slo).text(slo, "scheduled")
-        return f"{sig3(record.rate or 0.0)} requests/s offered: {outcome} — {judged}"
+        steady = f"; {growing}" if growing else ""
+        return f"{sig3(record.rate or 0.0)} requests/s offered: {outcome} — {judged}{steady}"
 
     def _search_s(self) -> float:
-        return self.search_left * (self.plan.warmup_s + self.probe_s) * OVERRUN
+        return self.search_left * (self.warmup_s + self.probe_s) * OVERRUN
 
     def _time_text(self, to_go_s: float) -> str:
         left = self.budget.left()
@@ -114,15 +206,25 @@ class SizeSession:
         self.search_left = measurements
 
     def plan_probe(self, rate: float) -> None:
-        """The next probe's length at `rate`: its share of the budget left among the measurements expected."""
+        """The next probe's length at `rate`: what a steady verdict needs there (warm-up and window from its queue's
+        relaxation time) when the budget left holds it, else its share of the budget left among the measurements
+        expected, whichever is longer. A pass needs the whole window (a short one passes a queue still building up);
+        a failure stands on any window, since a queue that starts empty only grows toward its steady state."""
         plan = self.plan
-        share = self.budget.left() / max(self.search_left, 1) / OVERRUN - plan.warmup_s
-        self.probe_s = probe_duration(rate, plan.duration_s, plan.probe_requests, share, plan.slo.ms)
+        left = self.budget.left() / OVERRUN * PLANNED_SHARE
+        settle = probe_settle_s(plan, rate, self.capacity)
+        need = probe_warmup(plan, rate, self.capacity) + max(plan.probe_requests / rate, settle)
+        share = min(left, max(left / max(self.search_left, 1), need))
+        window_floor = max(plan.duration_s, PROBE_SLOS * plan.slo.ms / 1000.0)  # probe_duration's own floor
+        self.warmup_s = probe_warmup(plan, rate, self.capacity, share - window_floor)
+        self.probe_s = probe_duration(
+            rate, plan.duration_s, plan.probe_requests, share - self.warmup_s, plan.slo.ms, settle
+        )
 
     def probe(self, rate: float, batch: int, length: int | None, seed: int) -> LoadPointRecord:
         plan = self.plan
         self.plan_probe(rate)
-        config = self.point(Loop.OPEN, batch, length)
+        config = replace(self.point(Loop.OPEN, batch, length), warmup_s=self.warmup_s, log_requests=True)
         return self.measure(replace(config, rate=rate, arrival=plan.arrival, seed=seed, duration_s=self.probe_s))
 
     def saturation(self, best: LoadPointRecord | None, length: int | None, probes: list[Probe]) -> None:
@@ -132,13 +234,24 @@ class SizeSession:
         if best is None:
             return
         seeds = iter(range(plan.seed, plan.seed + 10_000))
-        start_rate = max(float(f"{best.throughput.requests_per_s * START_FRACTION:.3g}"), 0.01)  # 3 digits: labels
-        self.outlook(measurements_left(None, None, plan.tolerance, GROWTH, plan.max_probes))
+        self.capacity = max(
+            p.throughput.requests_per_s for p in self.points if p.loop == Loop.CLOSED and p.batch == best.batch
+        )
+        modelled = search_start(plan, self.capacity) if plan.arrival.kind == ArrivalKind.POISSON else None
+        start_rate = modelled or best.throughput.requests_per_s * START_FRACTION
+        start_rate = max(float(f"{start_rate:.3g}"), 0.01)  # 3 digits: labels
+        growth_factor = MODEL_GROWTH if modelled else GROWTH
+        self.outlook(measurements_left(None, None, plan.tolerance, growth_factor, plan.max_probes))
         self.plan_probe(start_rate)
         self.say(
-            f"size: saturation search at batch {best.batch} from {sig3(start_rate)} requests/s offered, probes of "
-            f"about {sig3(self.probe_s)} s: {self._time_text(self._search_s())}"
+            f"size: saturation search at batch {best.batch} from {sig3(start_rate)} requests/s offered"
+            + (" (one FIFO server of the closed loop's capacity would meet the SLO up to there)" if modelled else "")
+            + f", probes of about {sig3(self.warmup_s)} s warm-up and {sig3(self.probe_s)} s measured: "
+            + self._time_text(self._search_s())
         )
+        needs = steady_needs_text(plan, start_rate, self.capacity, self.budget.left())
+        if needs:
+            self.say(needs)
         saturation_search(
             lambda rate: self.probe(rate, best.batch, length, next(seeds)),
             start_rate=start_rate,
@@ -146,9 +259,10 @@ class SizeSession:
             tolerance=plan.tolerance,
             max_probes=plan.max_probes,
             min_rate=start_rate * LOWEST_RATE_FRACTION,
-            growth=GROWTH,
+            growth=growth_factor,
             probes=probes,
             outlook=self.outlook,
+            unsteady=self.unsteady_reason,
         )
 
     def bursts(self, length: int | None) -> None:
@@ -180,7 +294,9 @@ class SizeSession:
             self.saturation(choose_closed(closed, plan.slo).best, length, probes)
             self.bursts(length)
         except BudgetSpent as spent:
-            self.say(f"size: {spent}: the answer is the best so far, a lower bound")
+            failed = any(not p.passed for p in probes) and any(p.passed for p in probes)
+            kind = "the interval between the highest pass and the lowest failure" if failed else "a lower bound"
+            self.say(f"size: {spent}: the answer is the best so far, {kind}")
             return self.record(length, telemetry, start, probes, str(spent))
         except KeyboardInterrupt as stop:
             with uninterruptible():  # the best-so-far is written whole before the run ends (130/143)

@@ -24,16 +24,18 @@ def tei_lines(
     sources = [p for p in (best, burst) if p is not None]
     if sources:
         largest = max(max(p.batch for p in sources), 1)
+        # Below the default a lower limit only refuses larger batches (422): with Open WebUI's batch unmeasured (or
+        # another client's), a limit of the sized batch would refuse its batched calls; the default serves the same.
         below = (
-            f"; below TEI's default {TEI_DEFAULT_MAX_CLIENT_BATCH_SIZE} only so that TEI refuses a larger batch "
-            "than these clients send (throughput is the same at the default, which may stay)"
+            f"; they send at most {largest}, below TEI's default {TEI_DEFAULT_MAX_CLIENT_BATCH_SIZE}: keep the "
+            "default (a lower limit serves no more, and refuses any client that batches more, such as Open WebUI)"
             if largest < TEI_DEFAULT_MAX_CLIENT_BATCH_SIZE
             else ""
         )
         lines.append(
             SizingLine(
                 "TEI --max-client-batch-size",
-                str(largest),
+                str(max(largest, TEI_DEFAULT_MAX_CLIENT_BATCH_SIZE)),
                 "the largest batch a client sends (sized batch, Open WebUI's batch); TEI answers 422 above it"
                 + (below or f" (default {TEI_DEFAULT_MAX_CLIENT_BATCH_SIZE})"),
                 [point_label(p) for p in sources],

@@ -73,3 +73,18 @@ def verdict(point: LoadPointRecord, quantity: str, slo: Slo) -> Verdict:
         order_statistic_ms(buckets, low) if low is not None else None,
         order_statistic_ms(buckets, high) if high is not None else None,
     )
+
+
+def correlated_bound_ms(point: LoadPointRecord, quantity: str, slo: Slo, stretch: float) -> tuple[float, int] | None:
+    """The upper end of the percentile's interval when consecutive requests share a queue: `stretch` requests in a
+    row count as one (1 + 2·rate·relaxation time: a queue's latencies move together for about that long), so the
+    interval's rank comes from n ÷ stretch requests and is scaled back to n; with too few stretches to bound it, the
+    slowest request. (bound ms, effective requests); None: nothing recorded."""
+    buckets = recorded_us(point, quantity)
+    n = sum(count for _, count in buckets) if buckets else 0
+    if not buckets or not n:
+        return None
+    effective = max(1, int(n / max(stretch, 1.0)))
+    _, high = order_ranks(effective, slo.percentile)
+    rank = n if high is None else min(n, math.ceil(high / effective * n))
+    return order_statistic_ms(buckets, rank), effective

@@ -305,7 +305,13 @@ def test_recommendation_lines_name_their_points():
     assert int(by["TEI --max-batch-tokens"].value) == 16384
     assert "below TEI's default" not in by["TEI --max-client-batch-size"].why  # 32: the default itself
     (small,) = [x for x in recommend(closed, saturation, slo) if x.setting == "TEI --max-client-batch-size"]
-    assert small.value == "1" and "below TEI's default 32 only so that TEI refuses" in small.why
+    # clients of batch 1 (Open WebUI's batch not measured): keep the default, a limit of 1 would refuse its calls
+    assert small.value == "32" and "they send at most 1, below TEI's default 32: keep the default" in small.why
+    openai = recommend(closed, saturation, slo, kind="openai")
+    assert not [x for x in openai if x.setting.startswith("TEI --")]
+    assert [x.why for x in openai if x.setting == "TEI settings"] == [
+        "the endpoint is openai, not TEI: TEI's flags do not apply"
+    ]
     for line in lines:
         assert line.evidence, line.setting
         assert all(isinstance(e, str) and e for e in line.evidence)
@@ -322,6 +328,17 @@ def test_recommendation_says_what_is_missing():
     assert by["replicas / cost"].value == "not determined"
     assert "no burst workload" in by["Open WebUI RAG_EMBEDDING_BATCH_SIZE / RAG_EMBEDDING_CONCURRENT_REQUESTS"].why
     assert "no embed point at length 128" in by["fraction of the in-process ceiling"].why
+
+
+def test_a_closed_loop_that_answered_nothing_is_not_measured_rather_than_over_the_slo():
+    """Every closed point measured nothing (or nothing succeeded): no latency was judged, so the line says what is
+    missing instead of "none meets the SLO"; nothing measured at all says so too."""
+    slo = Slo(1000.0)
+    failed = [point("closed", 8, 0.0, 500.0, concurrency=1, errors={"timeout": 1000})]
+    (line,) = [x for x in recommend(failed, None, slo) if x.setting == "batch / concurrency"]
+    assert line.value == "not measured" and line.why == "no closed-loop point had a successful request"
+    (none,) = [x for x in recommend([], None, slo) if x.setting == "batch / concurrency"]
+    assert none.value == "not measured" and none.why == "no closed-loop point was measured"
 
 
 def test_pow2():
@@ -397,9 +414,10 @@ def test_the_slo_can_be_on_any_percentile():
     assert passes(p, Slo(p99 * 0.9, percentile=90.0), "scheduled")
 
 
-def test_budget_ends_the_search_with_a_best_so_far_lower_bound():
-    """A clock that advances 10 s per measurement and a 45 s budget: the fifth measurement does not fit; the answer is
-    the highest rate passed so far, with the rates passed and failed, labelled a lower bound."""
+def test_budget_ends_the_search_with_an_interval_when_a_rate_failed():
+    """A clock that advances 10 s per measurement and a 45 s budget: the fifth measurement does not fit. A rate
+    failed above the best pass, so the answer is the interval between them — not "a lower bound", which it is only
+    while no rate has failed."""
     from bench.sizing.budget import Budget, BudgetSpent
     from bench.sizing.search import saturation_from
 
@@ -414,25 +432,31 @@ def test_budget_ends_the_search_with_a_best_so_far_lower_bound():
 
     with pytest.raises(BudgetSpent):
         saturation_search(measure, start_rate=5.0, slo=Slo(100.0), probes=probes)
-    answer = saturation_from(probes, "the 45 s budget (--max-time) was spent")
+    spent = "the 45 s budget (--max-time) was spent"
+    answer = saturation_from(probes, spent)
     assert [p.rate for p in probes] == [5.0, 10.0, 20.0, 40.0]  # 40/s failed once; its re-measure did not fit
     assert answer.rate == 20.0 and answer.first_failure == 40.0
-    assert answer.lower_bound == "the 45 s budget (--max-time) was spent"
+    assert answer.lower_bound is None and answer.stopped == spent
     offered = recommend([], answer, Slo(100.0))[1]
-    assert offered.value == "≥ 20 requests/s" and "a lower bound: the 45 s budget" in offered.why
+    assert offered.value == "20–40 requests/s" and "lower bound" not in offered.why
+    assert "the saturation rate lies between them" in offered.why
     assert "passed at 5, 10, 20 requests/s offered; failed at 40" in offered.why
     assert saturation_from(probes).lower_bound is None  # finished between a pass and a failure: no bound said
+    below = saturation_from(probes[:3], spent)  # stopped before any rate failed: only then a lower bound
+    assert below.lower_bound == spent and recommend([], below, Slo(100.0))[1].value == "≥ 20 requests/s"
 
 
 def test_search_outlook_counts_down_the_measurements_expected():
     heard: list[int] = []
     saturation_search(open_point, start_rate=5.0, slo=Slo(100.0), outlook=heard.append)
-    assert heard[0] == math.ceil((1 + math.ceil(math.log2(1 / 0.05))) * 1.5)  # one more growth, 5 bisections
-    assert heard[-1] <= 2 and all(n >= 1 for n in heard)
+    # one more growth, 5 bisections, and the answer's confirmation at the end
+    assert heard[0] == math.ceil((1 + math.ceil(math.log2(1 / 0.05))) * 1.5) + 1
+    assert heard[-1] <= 3 and all(n >= 1 for n in heard)
 
 
 def test_capacity_change_between_probes_is_said():
-    """The answer's rate, measured again at the end, fails; the achieved rate at one offered rate drops 40%."""
+    """The answer's rate, measured again at the end, fails: it does not stand (the answer is the rate that passed
+    below it, 20/s the lowest failure); the achieved rate at one offered rate drops 40%."""
     from bench.sizing.search import capacity_changes
 
     calls: list[float] = []
@@ -442,7 +466,8 @@ def test_capacity_change_between_probes_is_said():
         return open_point(rate if len(calls) <= 4 else rate * 2)
 
     result = saturation_search(measure, start_rate=5.0, slo=Slo(100.0), tolerance=0.05)
-    assert result.rate == 20.0  # passed before the change
+    assert result.rate == 10.0 and result.first_failure == 20.0  # 20/s passed before the change, failed after
+    assert [p.confirmed for p in result.probes if p.rate == 20.0] == [False]
     assert any(
         "20 requests/s offered passed, then failed when measured again at the end" in c for c in result.capacity_changes
     )
@@ -482,3 +507,17 @@ def test_the_console_says_a_p99_on_too_few_answers_is_insufficient_not_no_succes
     assert "service p99 insufficient (n=40)" in _figures(few) and "no success" not in _figures(few)
     none = replace(few, latency_ms=replace(few.latency_ms, service=None))
     assert "service p99 - (no success)" in _figures(none)
+
+
+def test_the_console_names_the_slos_percentile():
+    """A p95 SLO: each point's progress line gives its p95, not a p99 the SLO does not ask for."""
+    from array import array
+
+    from bench.commands.size_console import _figures
+    from bench.load.histograms import encode, from_values
+
+    probe = open_point(10.0)
+    latencies = encode(from_values(array("d", [1000.0 * (i + 1) for i in range(100)])))
+    probe.histograms = {"service": latencies, "scheduled": latencies}
+    shown = _figures(probe, 95.0)
+    assert "service p95" in shown and "scheduled p95" in shown and "p99" not in shown

@@ -61,6 +61,9 @@ class SaturationProbe:
     requests: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     #: the answer's rate measured once more at the end: did it pass again; left out: not measured again
     confirmed: bool | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: why it failed although its percentile met the SLO: its queue was still growing, or the percentile's upper end
+    #: over the requests' independent stretches of queue was over the SLO; left out: a steady verdict
+    unsteady: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass

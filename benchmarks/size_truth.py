@@ -1,0 +1,96 @@
+"""`ragbench size` against the steady-state truth of a server whose service time is known (issue 32, section 1).
+
+    PYTHONPATH=. .venv/bin/python benchmarks/size_truth.py [--cases 400:p95=2s,400:p99=2s,50:p95=250ms,50:p99=250ms]
+        [--max-time 300s] [--out reports/size-truth]
+
+Each case starts tests/sizing/queue_server.py (one FIFO slot, SERVICE ms per request, whatever the batch), runs
+`ragbench size -e q=tei@URL --slo SLO --max-time T --no-nvml` (everything else default) and compares the answer with
+the M/G/1 truth of the server's own service time (`bench.sizing.steady.mg1_saturation`: Poisson arrivals, the
+Lindley recursion over 200,000 requests): the highest rate whose steady-state percentile stays within the SLO.
+Target: the answer within −15%/+5% of the truth. The cases run one after another (a few minutes each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.sizing.slo import parse_slo  # noqa: E402
+from bench.sizing.steady import mg1_saturation  # noqa: E402
+from tests.harness.process import free_port, start_process, stop_process, wait_healthy  # noqa: E402
+
+
+def run_case(service_ms: float, slo_text: str, max_time: str, out: Path) -> dict[str, object]:
+    """One size run against a fresh queue server; the answer, its interval and the truth."""
+    slo = parse_slo(slo_text, None, 0.001)
+    truth = mg1_saturation(np.array([service_ms / 1000.0]), slo.ms / 1000.0, slo.percentile)
+    port = free_port()
+    out.mkdir(parents=True, exist_ok=True)
+    server = start_process(
+        "queue-server",
+        [
+            sys.executable,
+            str(ROOT / "tests/sizing/queue_server.py"),
+            "--port",
+            str(port),
+            "--service-ms",
+            str(service_ms),
+        ],
+        out / "server.log",
+    )
+    try:
+        wait_healthy(server, f"http://127.0.0.1:{port}/metrics", deadline_s=30)
+        args = ["-e", f"q=tei@http://127.0.0.1:{port}", "--slo", slo_text, "--max-time", max_time, "--no-nvml"]
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "bench", "size", *args, "--out", str(out / "run"), "--overwrite"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        wall = time.monotonic() - started
+    finally:
+        stop_process(server)
+    (out / "size.log").write_text(done.stdout + done.stderr, encoding="utf-8")
+    records = [json.loads(line) for line in (out / "run/results.jsonl").read_text().splitlines() if line.strip()]
+    sizing = next(r for r in records if r.get("record") == "sizing")["saturation"]
+    return {
+        "case": f"{service_ms:g} ms, {slo_text}",
+        "truth": truth,
+        "rate": sizing["rate"],
+        "first_failure": sizing["first_failure"],
+        "lower_bound": sizing.get("lower_bound"),
+        "probes": [
+            (p["rate"], p["passed"], p.get("requests"), p.get("unsteady") is not None) for p in sizing["probes"]
+        ],
+        "exit": done.returncode,
+        "wall_s": wall,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default="400:p95=2s,400:p99=2s,50:p95=250ms,50:p99=250ms")
+    parser.add_argument("--max-time", default="300s")
+    parser.add_argument("--out", type=Path, default=ROOT / "reports/size-truth")
+    args = parser.parse_args()
+    for case in args.cases.split(","):
+        service, slo_text = case.split(":")
+        result = run_case(float(service), slo_text, args.max_time, args.out / case.replace(":", "-").replace("=", "-"))
+        rate, truth = result["rate"], float(result["truth"])  # type: ignore[arg-type]
+        ratio = f"{float(rate) / truth - 1:+.1%}" if isinstance(rate, float) else "no answer"  # type: ignore[arg-type]
+        contains = isinstance(rate, float) and rate <= truth <= (result["first_failure"] or float("inf"))  # type: ignore[operator]
+        print(json.dumps({**result, "vs_truth": ratio, "interval_contains_truth": contains}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

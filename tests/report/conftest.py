@@ -149,7 +149,7 @@ def command_outputs(tmp_path_factory, minilm_backend) -> CommandOutputs:
             stop_process(load_server)
         assert (
             exit_code(
-                patch, "ceiling", "--batch", "1,4", "--lengths", "16", "--seconds", "0.3", "--out", str(outputs.ceiling)
+                patch, "ceiling", "--batch", "4,8", "--lengths", "16", "--seconds", "0.3", "--out", str(outputs.ceiling)
             )
             == 0
         )

@@ -50,7 +50,9 @@ def commands(tmp_path: Path, load_server):
                 "-e",
                 f"t=tei@{url}",
                 "--slo-p99",
-                "1000",
+                "200",  # a probe lasts at least 5 SLOs (bench/sizing/plan.py): 1 s, not 5 s
+                "--probe-requests",
+                "20",
                 "--batch",
                 "1",
                 "--max-concurrency",

@@ -3,8 +3,8 @@
 Analytic truth for uniform arrivals: a request arriving u ms into a stall of T ms waits T - u, then
 takes the service time S; the slowest 1% of all requests are those arriving in the first
 T - (x - S) ms of a stall with (T + S - x) / P = 0.01, so p99 = T - 0.01 P + S.
-The stall is long so that 10% (24 ms) covers what two busy shared cores add to any timing; the
-benchmark (benchmarks/bench_load.py) times the issue's 100 ms / 500 ms / 400 req/s case.
+The stall is long so that the margins (10% below, 40% above: see the test) stay far from what a
+broken measurement gives; the benchmark (benchmarks/bench_load.py) times the issue's 100 ms / 500 ms / 400 req/s case.
 """
 
 from __future__ import annotations
@@ -48,7 +48,11 @@ def test_open_loop_scheduled_p99_matches_the_stall_truth(stalling, pool, cap):
     scheduled = record.latency_ms.scheduled.p99
     assert record.requests.errors == {} and record.requests.unsent == 0
     assert record.requests.ok == pytest.approx(RATE * PERIODS * PERIOD_MS / 1000, abs=2)
-    assert abs(scheduled - TRUTH_P99_MS) <= 0.10 * TRUTH_P99_MS, (scheduled, record.client)
+    # Below the truth by at most 10%: a busy machine only adds time, so a p99 that leaves out the stall's wait
+    # (the omission this test is for) falls under this bound at any load. Above by at most 40% (96 ms): a late client
+    # or server adds to every latency; two CPU-bound neighbours on both cores measured +54 ms (loop lag p99 34 ms),
+    # and a stall counted twice (~480 ms) still fails.
+    assert -0.10 * TRUTH_P99_MS <= scheduled - TRUTH_P99_MS <= 0.40 * TRUTH_P99_MS, (scheduled, record.client)
     if (
         cap
     ):  # most of a stall's requests wait in the client: dispatch delay carries the stall, scheduled still sees it whole

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from remote_helpers import judged, ndcg10, run_target, scifact_sample, tiny_dataset
+from remote_helpers import judged, ndcg10, run_target, tiny_dataset
 
 from bench.datasets.model import Dataset
 from bench.endpoints.meter import MeterClient
@@ -15,17 +15,12 @@ from bench.targets.registry import TargetOptions, build_target, parse_target_spe
 
 pytestmark = pytest.mark.integration
 
-# LightRAG's share of the slice: the same 40 queries with every judged document, and fewer distractors. Its
-# claims here are per document and per query (processed, answered, costs as metered); its nDCG is a figure.
-# Ingestion persists the whole graph and vector store after each document, so its time grows faster than the
-# corpus: on the same busy 2 cores 300 documents took 315 s, these 150 took 126 s.
-LIGHTRAG_DOCS = 150
 
-
+# Its claims here are per document and per query (processed, answered, costs as metered); its nDCG is a figure.
 @pytest.fixture(scope="module")
-def scifact_slice() -> Dataset:
-    """This module's slice (it overrides the folder's): its queries, LIGHTRAG_DOCS documents."""
-    return scifact_sample(LIGHTRAG_DOCS)
+def scifact_slice(lightrag_slice: Dataset) -> Dataset:
+    """This module's slice (it overrides the folder's): the session's LightRAG slice (conftest.LIGHTRAG_DOCS)."""
+    return lightrag_slice
 
 
 @pytest.fixture(scope="module")

@@ -48,10 +48,10 @@ def test_a_command_imports_its_own_module_only():
     assert {m for m in imported if m.startswith("bench.cli.") and m.endswith("_cmd")} == {"bench.cli.evaluate_cmd"}
 
 
-def test_evaluate_imports_no_scipy_torch_or_pandas(tmp_path):
+def test_evaluate_imports_no_scipy_torch_pandas_or_httpx(tmp_path):
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("q1 0 d1 1\n")
     run.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n")
     imported = _imported_by("evaluate", str(qrels), str(run))
     assert "bench.quality.evaluation" in imported  # it scored the run
-    assert not imported & {"scipy", "torch", "pandas"}
+    assert not imported & {"scipy", "torch", "pandas", "httpx"}  # httpx: the targets, not evaluate

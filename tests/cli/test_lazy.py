@@ -11,7 +11,6 @@ from pathlib import Path
 import typer.main
 
 import bench.cli
-
 from bench.cli.app import COMMANDS, app
 
 _HEAVY = ("numpy", "scipy", "torch", "pandas")

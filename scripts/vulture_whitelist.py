@@ -8,6 +8,7 @@ compare
 demo
 _.__signature__  # Typer reads a derived command's signature (bench/cli/declared.py)
 _.__annotations__
+_.list_commands  # Click lists a group's commands through it (bench/cli/app.py: LazyGroup)
 # Called by name from a registry: ReportKind (bench/report/__init__.py) and the target registry.
 render_size
 render_ceiling

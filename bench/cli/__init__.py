@@ -1,6 +1,6 @@
 """`ragbench` console entry point. Commands are thin: parse, call one function, print.
 
-Each module below registers its commands on `app` when imported.
+Each command's module registers it on `app` when that command runs (bench/cli/app.py: COMMANDS).
 """
 
 from __future__ import annotations
@@ -10,23 +10,8 @@ import traceback
 from typing import Protocol, cast
 
 import typer
+import typer.main
 
-from bench.cli import (  # noqa: F401  (registration)
-    ceiling_cmd,
-    compare_cmd,
-    datasets_cmd,
-    doctor_cmd,
-    evaluate_cmd,
-    history_cmd,
-    identity_cmd,
-    ingest_cmd,
-    load_cmd,
-    meter_cmd,
-    quality_cmd,
-    report_cmd,
-    run_cmd,
-    size_cmd,
-)
 from bench.cli.app import app
 from bench.core import interrupt
 from bench.core.errors import EXIT_USER_ERROR, UserError
@@ -69,7 +54,7 @@ def _run() -> int:
     # user error raised by ragbench's functions, becomes one line on stderr and exit code 2.
     try:
         try:
-            code = app(standalone_mode=False, prog_name="ragbench")
+            code = typer.main.get_group(app)(standalone_mode=False, prog_name="ragbench")
             code = code if isinstance(code, int) else 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else _EXIT_BUG)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import itertools
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.core.errors import InputError
 from bench.datasets.io import read_lines, require_file
-from bench.targets.base import QueryResult
+
+if TYPE_CHECKING:  # a type only: importing targets would pull httpx into `ragbench evaluate`
+    from bench.targets.base import QueryResult
 
 Run = dict[str, dict[str, float]]
 

@@ -8,7 +8,14 @@ import dataclasses
 import pytest
 import typer
 
-import bench.cli  # noqa: F401  (registers every command)
+from bench.cli import (  # noqa: F401  (each registers its command on `app`)
+    ceiling_cmd,
+    doctor_cmd,
+    identity_cmd,
+    load_cmd,
+    quality_cmd,
+    size_cmd,
+)
 from bench.cli.app import app
 from bench.cli.suite import IDENTITY_KEYS, LOAD_KEYS, QUALITY_KEYS
 from bench.commands.ceiling import CeilingRequest

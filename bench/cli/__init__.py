@@ -61,7 +61,7 @@ def _run() -> int:
         except _USAGE_ERROR as exc:
             code = _usage(cast(_UsageError, exc))
         except UserError as exc:
-            print(f"ragbench: error: {exc}", file=sys.stderr)
+            print(f"ragbench: error: {_one_line(str(exc))}", file=sys.stderr)
             code = exc.exit_code
         except KeyboardInterrupt:  # raised outside Typer's reach (Typer itself turns it into exit 130)
             code = _EXIT_INTERRUPTED
@@ -88,3 +88,9 @@ def _usage(error: _UsageError) -> int:
         message += "; an option takes one value: repeat it for more (--calibration A --calibration B)"
     print(f"ragbench: error: {message} (see '{command} --help')", file=sys.stderr)
     return error.exit_code
+
+
+def _one_line(message: str) -> str:
+    """A user error is one line whatever it quotes: a path or value holding a line break or another control
+    character is shown escaped (`\\n`), never broken across lines."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)

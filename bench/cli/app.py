@@ -74,8 +74,8 @@ COMMANDS: dict[str, Listed] = {
     "size": Listed(
         "size_cmd",
         "Closed-loop sweep, Open WebUI bursts, saturation search under the SLO, and the recommendation — always:"
-        " on --max-time, Ctrl-C or SIGTERM the best so far (a lower bound). Exit 3 when a point measured nothing"
-        " or had no success (its figures cannot size anything).",
+        " on --max-time, Ctrl-C or SIGTERM the best so far (the interval between the highest steady pass and the"
+        " lowest failure; a lower bound while none failed). Exit 3 when a point measured nothing or had no success.",
     ),
     "datasets": Listed("datasets_cmd", "Load and validate reference query/answer sets."),
 }

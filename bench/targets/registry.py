@@ -81,7 +81,8 @@ def _check_url(text: str, url: str) -> None:
     client's "unsupported protocol 'localhost://'" once the run began."""
     scheme, sep, _ = url.partition("://")
     if not sep:
-        raise UserError(f"target {text!r}: URL {url!r} has no scheme: write http://{url} (or https://)")
+        example = url if url.isprintable() and url.strip() == url else "HOST:PORT"  # the error stays one line
+        raise UserError(f"target {text!r}: URL {url!r} has no scheme: write http://{example} (or https://)")
     if scheme.lower() not in ("http", "https"):
         raise UserError(f"target {text!r}: URL {url!r}: scheme {scheme!r} is not http or https")
 

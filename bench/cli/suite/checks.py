@@ -20,10 +20,10 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 @functools.cache
 def _cli_command(name: str) -> Any:
     """`ragbench NAME` as Click sees it: its options with their types and bounds."""
-    import bench.cli  # noqa: F401  (registers every command on the app)
     from bench.cli.app import app
 
-    return typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]  # the app is a group
+    # The lazy group imports NAME's module (which registers it) and answers its Click command.
+    return typer.main.get_group(app).get_command(typer.Context(typer.main.get_group(app)), name)
 
 
 @functools.cache

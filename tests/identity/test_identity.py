@@ -119,9 +119,9 @@ def test_infinity_dimensions_cut_without_renormalising_is_named(short_texts_file
 @pytest.mark.parametrize(
     ("fault", "expected"),
     [
+        # Each fault run once: truncate:128 is asserted by test_truncation_is_named_in_buckets_and_streamed_...,
+        # strip_newlines by test_cli_fails_with_exit_1_and_writes_versioned_json (the same server, the same texts).
         ("unnormalised", [("not_normalised", "srv")]),
-        ("truncate:128", [("truncated", "srv")]),
-        ("strip_newlines", [("whitespace_stripped", "srv")]),
         ("prefix:query: ", [("prefix_missing", "ref")]),
         ("swap", [("different_model", None)]),
     ],
@@ -132,15 +132,6 @@ def test_each_fault_fails_and_names_its_cause(texts_file, tei_fixture, fault, ex
     pair = report.embed_pairs[0]
     assert pair.verdict == "fail" and not report.passed
     assert _causes(report, "srv") == expected, [c.detail for c in pair.causes]
-
-
-def test_truncation_cause_names_the_token_limit_and_shows_in_buckets(texts_file, tei_fixture):
-    server = tei_fixture(faults=("truncate:128",), max_input_length=256)
-    pair = _run(texts_file, "ref=reference", f"srv=tei@{server.url}").embed_pairs[0]
-    assert "first 128 tokens" in pair.causes[0].detail
-    by_bucket = {b.tokens: b for b in pair.by_token_length}
-    assert by_bucket["0-128"].failing == 0 and by_bucket["0-128"].cosine_min > 0.9999
-    assert by_bucket["257-512"].failing == by_bucket["257-512"].texts > 0
 
 
 def test_real_tei_reads_512_tokens_where_sentence_transformers_reads_256(texts_file, tei_fixture):
@@ -184,8 +175,11 @@ def test_rerank_faults_raw_scores_and_ignored_top_n(short_texts_file, tei_fixtur
     assert not report.passed
 
 
-def test_streaming_matches_a_direct_computation(texts_file, tei_fixture, minilm_backend):
-    """Chunked figures equal the whole-matrix ones (chunk of 5 over 24 texts crosses every boundary case)."""
+def test_truncation_is_named_in_buckets_and_streamed_figures_match_a_direct_computation(
+    texts_file, tei_fixture, minilm_backend
+):
+    """Chunked figures equal the whole-matrix ones (chunk of 5 over 24 texts crosses every boundary case), and
+    the truncation is named with its token limit and shows in the length buckets (one identity run for both)."""
     server = tei_fixture(faults=("truncate:128",), max_input_length=256)
     inputs = from_texts(texts_file)
     report = run_identity(
@@ -193,10 +187,16 @@ def test_streaming_matches_a_direct_computation(texts_file, tei_fixture, minilm_
             [parse_endpoint_spec("ref=reference"), parse_endpoint_spec(f"srv=tei@{server.url}")], inputs, chunk_size=5
         )
     )
+    pair = report.embed_pairs[0]
+    assert pair.verdict == "fail" and not report.passed
+    assert _causes(report, "srv") == [("truncated", "srv")], [c.detail for c in pair.causes]
+    assert "first 128 tokens" in pair.causes[0].detail
+    by_bucket = {b.tokens: b for b in pair.by_token_length}
+    assert by_bucket["0-128"].failing == 0 and by_bucket["0-128"].cosine_min > 0.9999
+    assert by_bucket["257-512"].failing == by_bucket["257-512"].texts > 0
     a = minilm_backend.embed(inputs.texts, normalize=True, max_tokens=256)
     b = minilm_backend.embed(inputs.texts, normalize=True, max_tokens=128)
     cosine = (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
-    pair = report.embed_pairs[0]
     assert pair.cosine_min == pytest.approx(cosine.min(), abs=1e-5)
     assert pair.cosine_mean == pytest.approx(cosine.mean(), abs=1e-5)
     assert pair.worst[0].index == int(np.argmin(cosine))
@@ -242,7 +242,9 @@ def test_cli_fails_with_exit_1_and_writes_versioned_json(texts_file, tei_fixture
     assert "verdict: FAIL" in stdout
     document = json.loads(out.read_text())
     assert (document["schema"], document["version"], document["verdict"]) == ("ragbench.identity", 1, "fail")
-    assert document["embed_pairs"][0]["causes"][0]["code"] == "whitespace_stripped"
+    pair = document["embed_pairs"][0]
+    assert pair["verdict"] == "fail"
+    assert [(c["code"], c["endpoint"]) for c in pair["causes"]] == [("whitespace_stripped", "srv")], pair["causes"]
 
 
 def test_cli_passes_with_exit_0(texts_file, tei_fixture, monkeypatch, capsys):

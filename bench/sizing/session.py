@@ -41,7 +41,7 @@ from bench.sizing.plan import (
     steady_needs_text,
 )
 from bench.sizing.record import sizing_record
-from bench.sizing.search import Probe, measurements_left, saturation_search
+from bench.sizing.search import Probe, adopt_measured, measurements_left, saturation_search
 from bench.sizing.slo import passes, sig3
 from bench.sizing.steady import Growth, growth
 from bench.sizing.telemetry import GpuSampler
@@ -147,9 +147,10 @@ class SizeSession:
             if failure is not None:
                 self.unsteady.append((record, failure))
         finished = time.monotonic()
-        self.writer.write(record)
+        with uninterruptible():  # a point written is a point the sizing answer knows of (adopt_measured)
+            self.writer.write(record)
+            self.points.append(record)
         self.report(record)
-        self.points.append(record)
         if self.sampler is not None and self.sampler.available:
             # The measured window ends with the last answer, just before measure_point returned.
             windows = self.sampler.window(finished - record.duration_s, finished)
@@ -300,6 +301,9 @@ class SizeSession:
             return self.record(length, telemetry, start, probes, str(spent))
         except KeyboardInterrupt as stop:
             with uninterruptible():  # the best-so-far is written whole before the run ends (130/143)
+                # A signal after a point was written but before its probe took it: the point still counts.
+                searched = [p for p in self.points[start:] if p.loop == Loop.OPEN]
+                adopt_measured(probes, searched, plan.slo, self.unsteady_reason)
                 self.writer.write(
                     self.record(
                         length, telemetry, start, probes, f"stopped by {stop.args[0] if stop.args else 'SIGINT'}"

@@ -20,6 +20,7 @@ from bench.load.measure import measure_point, stop_if_unreachable
 from bench.load.points import PointConfig, point_label
 from bench.load.schedule import ArrivalKind
 from bench.load.share import ShareResult
+from bench.load.stop_time import StopTime
 from bench.load.workload import Workload
 from bench.results.lifecycle import OpenRun
 from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, Loop, Op, SizingRecord
@@ -43,7 +44,7 @@ from bench.sizing.plan import (
 from bench.sizing.record import sizing_record
 from bench.sizing.search import Probe, adopt_measured, measurements_left, saturation_search
 from bench.sizing.slo import passes, sig3
-from bench.sizing.steady import Growth, growth
+from bench.sizing.steady import Growth, failure_certain, growth
 from bench.sizing.telemetry import GpuSampler
 from bench.sizing.verdict import CONFIDENCE, correlated_bound_ms, verdict
 
@@ -80,6 +81,9 @@ class SizeSession:
         self.unsteady: list[tuple[LoadPointRecord, str]] = []
         self._growth: Growth | None = None  # the probe being measured: its latency part by part
         self._warmup_longest: float | None = None  # the point being measured: its slowest warm-up answer (s)
+        # The pool's stop time (local worker processes; None on Ray): a probe whose failure is certain ends there.
+        self.stop: StopTime | None = None
+        self.cut: str | None = None  # the probe just measured: why its window ended early (None: it did not)
 
     def unsteady_reason(self, record: LoadPointRecord) -> str | None:
         """Why `record`'s percentile, under the SLO, does not stand for the steady state (None: it does)."""
@@ -137,8 +141,35 @@ class SizeSession:
 
     def _measure_once(self, point: PointConfig) -> LoadPointRecord:
         self.budget.require((point.warmup_s + (point.duration_s or 0.0)) * OVERRUN)
-        self._growth, self._warmup_longest = None, None
-        return measure_point(self.endpoint, point, self.workload, self.pool, on_shares=self._watch)
+        self._growth, self._warmup_longest, self.cut = None, None, None
+        try:
+            tick = self._until_certain(point)
+            return measure_point(self.endpoint, point, self.workload, self.pool, tick=tick, on_shares=self._watch)
+        finally:
+            if self.stop is not None:
+                self.stop.clear()
+
+    def _until_certain(self, point: PointConfig) -> Callable[[], None]:
+        """What the probe's driver checks as answers come: once more answers are over the SLO than a pass of its
+        window allows (failure_certain), the window ends there and the budget it would have taken is left for the
+        probes that decide the answer. A failing rate then costs seconds; a pass always gets its whole window."""
+        stop, slo = self.stop, self.plan.slo
+        if stop is None or point.loop != Loop.OPEN or not point.rate or not point.duration_s:
+            return lambda: None
+        planned = point.rate * point.duration_s
+        stop.clear()
+        stop.watch(slo.ms / 1000.0)
+
+        def tick() -> None:
+            answers, over = stop.counted()
+            if self.cut is None and failure_certain(over, planned, slo.percentile):
+                stop.set(time.perf_counter())
+                self.cut = (
+                    f"ended early: {over} of its first {answers} answers were over the SLO, more than a pass of "
+                    f"about {sig3(planned)} requests allows"
+                )
+
+        return tick
 
     def measure(self, point: PointConfig) -> LoadPointRecord:
         record = self._measured(point)
@@ -175,7 +206,7 @@ class SizeSession:
         growing = self.unsteady_reason(record)
         outcome = "passed" if passes(record, slo, "scheduled") and growing is None else "failed"
         judged = verdict(record, "scheduled", slo).text(slo, "scheduled")
-        steady = f"; {growing}" if growing else ""
+        steady = "".join(f"; {why}" for why in (growing, self.cut) if why)
         return f"{sig3(record.rate or 0.0)} requests/s offered: {outcome} — {judged}{steady}"
 
     def _search_s(self) -> float:

@@ -25,7 +25,7 @@ def test_a_point_that_measured_nothing_because_one_request_outlasted_its_window_
     answered = point("closed", 32, 6.4, 5000.0, concurrency=1)
     seen: list[PointConfig] = []
 
-    def fake_measure_point(endpoint, config, workload, pool, on_shares):
+    def fake_measure_point(endpoint, config, workload, pool, tick, on_shares):
         seen.append(config)
         on_shares([ShareResult(worker=0, warmup_longest_s=5.0)])
         return empty if len(seen) == 1 else answered
@@ -60,7 +60,7 @@ def test_a_signal_right_after_a_point_is_written_keeps_it_in_the_session(monkeyp
     import bench.sizing.session as session_module
 
     answered = point("closed", 8, 64.0, 100.0, concurrency=1)
-    monkeypatch.setattr(session_module, "measure_point", lambda *args, on_shares: answered)
+    monkeypatch.setattr(session_module, "measure_point", lambda *args, tick, on_shares: answered)
     written: list = []
 
     def interrupted_report(record) -> None:

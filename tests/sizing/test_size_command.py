@@ -201,6 +201,13 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
     )
     assert 50 * 0.85 <= rate <= 50 * 1.15
     assert sizing.saturation.first_failure > rate
+    # A failing rate ends once more answers are over the SLO than a pass allows (seconds, not its whole window);
+    # its throughput is over the window it ran (a server of 50/s answers about 50/s there, not a share of it).
+    assert "ended early:" in " ".join((stdout + stderr).split())  # the progress lines
+    failed = [p for p in results.load_points if p.loop == "open" and p.rate > 60]
+    cut = [p for p in failed if p.requests.scheduled < 0.5 * p.rate * 3.0]  # under half of a --duration 3s window
+    assert cut, [(p.rate, p.requests.scheduled, p.duration_s) for p in failed]
+    assert all(p.throughput.requests_per_s > 0.5 * 50 for p in cut), [(p.rate, p.throughput) for p in cut]
     labels = {point_label(p) for p in results.load_points}
     for line in sizing.lines:  # every line's evidence is a point in the results file
         assert line.evidence and set(line.evidence) <= labels, line

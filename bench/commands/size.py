@@ -19,8 +19,9 @@ from bench.core import values as v
 from bench.core.errors import UserError
 from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.endpoint import close_endpoints, open_endpoints
-from bench.load.pool import load_pool
+from bench.load.pool import load_pool, worker_pool
 from bench.load.schedule import parse_arrival
+from bench.load.stop_time import StopTime
 from bench.load.workload import load_workload
 from bench.results.lifecycle import Output, open_run
 from bench.results.outdir import RESULTS_FILE
@@ -294,6 +295,9 @@ def run_size(
     plan = check(request)
     budget = run_budget(plan.max_time_s)
     pools = pool_factory(request.ray, plan.specs, "size")
+    # Local worker processes share a stop time with the session: a probe whose failure is certain ends early.
+    stop = StopTime() if pools is None else None
+    pools = pools or (lambda workers: worker_pool(workers, stop))
     workload = load_workload(request.texts, request.dataset, request.tokenizer or plan.ceiling_model)
     check_memory(plan, workload)
     endpoints = open_endpoints(plan.specs, plan.op, plan.timeout_s)  # a wrong URL, key or model: nothing written
@@ -308,6 +312,7 @@ def run_size(
             say(expected_text(plan))
             for endpoint in endpoints:
                 session = SizeSession(endpoint, plan, workload, pool, run, sampler, report, budget, say)
+                session.stop = stop
                 sessions.append(session)
                 for length in plan.lengths:
                     run.write(session.size(length, telemetry))

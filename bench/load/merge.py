@@ -134,9 +134,13 @@ def measured_window(point: PointConfig, shares: list[ShareResult]) -> float:
     """Seconds from the end of the warm-up to the intended end of the point or the end of its last measured
     request (an answer, an error or a timeout), whichever is later: a server that stops answering stretches
     the window it failed in instead of shrinking it to its last good answer. `--requests` and bursts have no
-    intended end: their window ends with their last request."""
+    intended end: their window ends with their last request. An open loop whose driver ended its window early
+    (the pool's stop time) intended only what its schedule set before then (`scheduled_s`): its throughput is
+    over that window, not the planned one."""
     start = shares[0].first_measured if shares and shares[0].first_measured is not None else 0.0
-    intended = start + point.duration_s if point.duration_s is not None and point.loop != Loop.BURST else start
+    cut = [s.scheduled_s for s in shares if s.scheduled_s is not None]
+    length = min(point.duration_s, max(cut)) if point.duration_s is not None and cut else point.duration_s
+    intended = start + length if length is not None and point.loop != Loop.BURST else start
     last = max((s.last_end for s in shares if s.last_end is not None), default=start)
     return max(intended, last) - start
 

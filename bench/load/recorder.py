@@ -19,6 +19,7 @@ from bench.load import histograms
 from bench.load.client import ConnectionLost, ProtocolViolation, Response
 from bench.load.quantities import LatencyQuantity, ServerQuantity
 from bench.load.share import SharePlan, ShareResult
+from bench.load.stop_time import pool_stop
 
 # Answer bodies are parsed in full with the kind's wire: the first few always, then as long as parsing has
 # taken at most this share of the worker's time (small bodies: all of them; 32 x 1024 floats: a sample),
@@ -123,6 +124,9 @@ class Recorder:
         v[LatencyQuantity.SERVICE].append(int((outcome.done - sent) * 1e6))
         if due is not None:
             v[LatencyQuantity.SCHEDULED].append(int((outcome.done - due) * 1e6))
+            stop = pool_stop()
+            if stop is not None:  # the driver may end the window once its verdict is certain
+                stop.count(outcome.done - due)
             v[LatencyQuantity.DISPATCH_DELAY].append(int((sent - due) * 1e6))
         counted = None
         for name, value in outcome.headers:

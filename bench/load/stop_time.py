@@ -17,13 +17,37 @@ class StopTime:
     memory, handed to each worker process when it starts (`install_stop`, the pool's initializer)."""
 
     def __init__(self) -> None:
-        self.shared = multiprocessing.get_context("spawn").RawValue("d", math.inf)
+        context = multiprocessing.get_context("spawn")
+        self.shared = context.RawValue("d", math.inf)
+        # The measured answers of the running point, tallied by the workers as they come, for a driver that ends a
+        # window once its verdict is certain: [latency limit (s; inf: none), answers, answers past the limit].
+        self.tally = context.Array("d", [math.inf, 0.0, 0.0])
 
     def set(self, when: float) -> None:
         self.shared.value = when
 
     def clear(self) -> None:
         self.shared.value = math.inf
+        with self.tally.get_lock():
+            self.tally[:] = [math.inf, 0.0, 0.0]
+
+    def watch(self, limit_s: float) -> None:
+        """Tally the next point's measured answers against `limit_s` (intended send → last byte)."""
+        with self.tally.get_lock():
+            self.tally[:] = [limit_s, 0.0, 0.0]
+
+    def count(self, latency_s: float) -> None:
+        """One measured answer of `latency_s` (a worker process calls this; nothing is watched while the limit is
+        inf)."""
+        with self.tally.get_lock():
+            if self.tally[0] < math.inf:
+                self.tally[1] += 1
+                self.tally[2] += latency_s > self.tally[0]
+
+    def counted(self) -> tuple[int, int]:
+        """(answers, answers past the limit) so far."""
+        with self.tally.get_lock():
+            return int(self.tally[1]), int(self.tally[2])
 
     def get(self) -> float:
         return float(self.shared.value)

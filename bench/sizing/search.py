@@ -111,16 +111,19 @@ def judge_probe(
         into.append(probe)
     verdicts = [probe.passed]
     while not verdicts[0] and probe.measured < 3 and verdicts.count(False) < 2:
-        again = measure(rate)
-        probe.earlier.append(probe.point)
-        _judge(probe, again, slo, unsteady)
+        _judge(probe, measure(rate), slo, unsteady, remeasure=True)
         verdicts.append(probe.passed)
     return probe
 
 
-def _judge(probe: Probe, point: LoadPointRecord, slo: Slo, unsteady: Unsteady) -> None:
-    probe.point, probe.unsteady = point, unsteady(point)
-    probe.passed = probe.unsteady is None and passes(point, slo, "scheduled")
+def _judge(probe: Probe, point: LoadPointRecord, slo: Slo, unsteady: Unsteady, remeasure: bool = False) -> None:
+    """`point` becomes the probe's verdict (with `remeasure`, the one before moves to `earlier`); the probe changes
+    only once the verdict is known, so a stop while it is judged leaves it whole for adopt_measured."""
+    reason = unsteady(point)
+    if remeasure:
+        probe.earlier.append(probe.point)
+    probe.point, probe.unsteady = point, reason
+    probe.passed = reason is None and passes(point, slo, "scheduled")
 
 
 def measurements_left(good: float | None, bad: float | None, tolerance: float, growth: float, probes_left: int) -> int:
@@ -187,11 +190,37 @@ def saturation_search(
     if confirm and answer is not None and len(probes) > 1:
         try:
             outlook(1)
-            answer.confirmation = measure(answer.rate)
-            answer.confirmed = passes(answer.confirmation, slo, "scheduled") and unsteady(answer.confirmation) is None
+            _confirm(answer, measure(answer.rate), slo, unsteady)
         except BudgetSpent:  # the answer stands; only its check did not fit
             pass
     return saturation_from(probes)
+
+
+def _confirm(answer: Probe, point: LoadPointRecord, slo: Slo, unsteady: Unsteady) -> None:
+    answer.confirmation = point
+    answer.confirmed = passes(point, slo, "scheduled") and unsteady(point) is None
+
+
+def adopt_measured(probes: list[Probe], points: list[LoadPointRecord], slo: Slo, unsteady: Unsteady) -> None:
+    """Join to `probes` the search's `points` (open loop, in order) that no probe holds yet: a signal between a
+    point being written and its probe being updated would otherwise leave a measured point out of the answer. A
+    point at the last probe's rate while that probe awaited a re-measure (judge_probe's majority rule) is that
+    re-measure; one at a passing probe's rate after the search is its confirmation; any other is a new probe."""
+    held = {id(m) for p in probes for m in (*p.earlier, p.point, p.confirmation) if m is not None}
+    for point in points:
+        if id(point) in held:
+            continue
+        last = probes[-1] if probes else None
+        awaiting = last is not None and (last.measured, last.passed) in ((1, False), (2, True))
+        answer = next((p for p in probes if p.rate == point.rate and p.passed and p.confirmation is None), None)
+        if last is not None and awaiting and last.rate == point.rate:
+            _judge(last, point, slo, unsteady, remeasure=True)
+        elif answer is not None:
+            _confirm(answer, point, slo, unsteady)
+        else:
+            probe = Probe(point.rate or 0.0, point, False)
+            _judge(probe, point, slo, unsteady)
+            probes.append(probe)
 
 
 def capacity_changes(probes: list[Probe]) -> list[str]:

@@ -20,6 +20,7 @@ from bench.load.measure import measure_point, stop_if_unreachable
 from bench.load.points import PointConfig, point_label
 from bench.load.schedule import ArrivalKind
 from bench.load.share import ShareResult
+from bench.load.stop_time import StopTime
 from bench.load.workload import Workload
 from bench.results.lifecycle import OpenRun
 from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, Loop, Op, SizingRecord
@@ -41,9 +42,9 @@ from bench.sizing.plan import (
     steady_needs_text,
 )
 from bench.sizing.record import sizing_record
-from bench.sizing.search import Probe, measurements_left, saturation_search
+from bench.sizing.search import Probe, adopt_measured, measurements_left, saturation_search
 from bench.sizing.slo import passes, sig3
-from bench.sizing.steady import Growth, growth
+from bench.sizing.steady import Growth, failure_certain, growth
 from bench.sizing.telemetry import GpuSampler
 from bench.sizing.verdict import CONFIDENCE, correlated_bound_ms, verdict
 
@@ -80,6 +81,9 @@ class SizeSession:
         self.unsteady: list[tuple[LoadPointRecord, str]] = []
         self._growth: Growth | None = None  # the probe being measured: its latency part by part
         self._warmup_longest: float | None = None  # the point being measured: its slowest warm-up answer (s)
+        # The pool's stop time (local worker processes; None on Ray): a probe whose failure is certain ends there.
+        self.stop: StopTime | None = None
+        self.cut: str | None = None  # the probe just measured: why its window ended early (None: it did not)
 
     def unsteady_reason(self, record: LoadPointRecord) -> str | None:
         """Why `record`'s percentile, under the SLO, does not stand for the steady state (None: it does)."""
@@ -137,8 +141,35 @@ class SizeSession:
 
     def _measure_once(self, point: PointConfig) -> LoadPointRecord:
         self.budget.require((point.warmup_s + (point.duration_s or 0.0)) * OVERRUN)
-        self._growth, self._warmup_longest = None, None
-        return measure_point(self.endpoint, point, self.workload, self.pool, on_shares=self._watch)
+        self._growth, self._warmup_longest, self.cut = None, None, None
+        try:
+            tick = self._until_certain(point)
+            return measure_point(self.endpoint, point, self.workload, self.pool, tick=tick, on_shares=self._watch)
+        finally:
+            if self.stop is not None:
+                self.stop.clear()
+
+    def _until_certain(self, point: PointConfig) -> Callable[[], None]:
+        """What the probe's driver checks as answers come: once more answers are over the SLO than a pass of its
+        window allows (failure_certain), the window ends there and the budget it would have taken is left for the
+        probes that decide the answer. A failing rate then costs seconds; a pass always gets its whole window."""
+        stop, slo = self.stop, self.plan.slo
+        if stop is None or point.loop != Loop.OPEN or not point.rate or not point.duration_s:
+            return lambda: None
+        planned = point.rate * point.duration_s
+        stop.clear()
+        stop.watch(slo.ms / 1000.0)
+
+        def tick() -> None:
+            answers, over = stop.counted()
+            if self.cut is None and failure_certain(over, planned, slo.percentile):
+                stop.set(time.perf_counter())
+                self.cut = (
+                    f"ended early: {over} of its first {answers} answers were over the SLO, more than a pass of "
+                    f"about {sig3(planned)} requests allows"
+                )
+
+        return tick
 
     def measure(self, point: PointConfig) -> LoadPointRecord:
         record = self._measured(point)
@@ -147,9 +178,10 @@ class SizeSession:
             if failure is not None:
                 self.unsteady.append((record, failure))
         finished = time.monotonic()
-        self.writer.write(record)
+        with uninterruptible():  # a point written is a point the sizing answer knows of (adopt_measured)
+            self.writer.write(record)
+            self.points.append(record)
         self.report(record)
-        self.points.append(record)
         if self.sampler is not None and self.sampler.available:
             # The measured window ends with the last answer, just before measure_point returned.
             windows = self.sampler.window(finished - record.duration_s, finished)
@@ -174,7 +206,7 @@ class SizeSession:
         growing = self.unsteady_reason(record)
         outcome = "passed" if passes(record, slo, "scheduled") and growing is None else "failed"
         judged = verdict(record, "scheduled", slo).text(slo, "scheduled")
-        steady = f"; {growing}" if growing else ""
+        steady = "".join(f"; {why}" for why in (growing, self.cut) if why)
         return f"{sig3(record.rate or 0.0)} requests/s offered: {outcome} — {judged}{steady}"
 
     def _search_s(self) -> float:
@@ -300,6 +332,9 @@ class SizeSession:
             return self.record(length, telemetry, start, probes, str(spent))
         except KeyboardInterrupt as stop:
             with uninterruptible():  # the best-so-far is written whole before the run ends (130/143)
+                # A signal after a point was written but before its probe took it: the point still counts.
+                searched = [p for p in self.points[start:] if p.loop == Loop.OPEN]
+                adopt_measured(probes, searched, plan.slo, self.unsteady_reason)
                 self.writer.write(
                     self.record(
                         length, telemetry, start, probes, f"stopped by {stop.args[0] if stop.args else 'SIGINT'}"

@@ -21,6 +21,8 @@ WARMUP_RELAXATIONS = 3.0
 # A Poisson probe's measured window lasts at least this many relaxation times: a queue's latencies move together for
 # about one, so a shorter window holds one or two independent stretches whatever its request count.
 WINDOW_RELAXATIONS = 5.0
+# A probe's window holds at most its planned requests plus this many Poisson deviations (a 0.1% tail).
+MOST_DEVIATIONS = 3.0
 # A probe's measured requests in this many parts by intended send time: its scheduled latency's median rising
 # from part to part by more than GROWTH_SHARE of the SLO in all is a queue still growing, not a steady one.
 PARTS = 3
@@ -117,3 +119,11 @@ def growth(intended_s: list[float], latency_ms: list[float], slo_ms: float, part
     if any(len(m) == 0 for m in medians):
         return None
     return Growth([float(np.median(m)) for m in medians], slo_ms)
+
+
+def failure_certain(over: int, planned: float, percentile: float) -> bool:
+    """A probe planned to hold `planned` requests fails whatever its other answers once `over` of them are past the
+    SLO: more than a pass allows (1 − q of them) even if its window held the most it can (planned + 3 Poisson
+    deviations). Then its percentile is over the SLO, and ending its window there changes no verdict."""
+    most = planned + MOST_DEVIATIONS * math.sqrt(max(planned, 0.0))
+    return over > (1.0 - percentile / 100.0) * most

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -239,6 +241,11 @@ def test_the_measured_window_runs_to_the_intended_end_or_the_last_request_whiche
     assert measured_window(burst, shares(100.7)) == pytest.approx(0.7)  # a burst: until it drained
     counted = PointConfig(op="embed", duration_s=None, requests=100)
     assert measured_window(counted, shares(103.0, 103.5)) == pytest.approx(3.5)
+    # an open loop whose window the driver ended after 1.5 of 4 s (`size` on a failure certain): 1.5 s, not 4
+    open_loop = PointConfig(op="embed", loop="open", rate=50.0, duration_s=4.0)
+    cut = [replace(share, scheduled_s=1.5) for share in shares(101.2, 101.6)]
+    assert measured_window(open_loop, cut) == pytest.approx(1.6)  # its last answer came after the cut
+    assert measured_window(open_loop, [replace(share, scheduled_s=4.0) for share in shares(101.2)]) == 4.0
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from bench.results.writer import record_line
 from bench.sizing.closed import choose_closed, closed_sweep, slo_texts_per_s
 from bench.sizing.economics import Economics
 from bench.sizing.recommend import choose_burst, recommend
-from bench.sizing.search import judge_probe, remeasured_text, saturation_search
+from bench.sizing.search import adopt_measured, judge_probe, remeasured_text, saturation_search
 from bench.sizing.slo import Slo, passes, sig3
 from bench.sizing.tei import pow2_at_least
 
@@ -121,6 +121,54 @@ def test_no_rate_meets_an_slo_below_the_service_time():
     result = saturation_search(open_point, start_rate=10.0, slo=Slo(5.0), max_probes=8)
     assert result.rate is None and result.point is None
     assert len(result.probes) == 8 and not any(p.passed for p in result.probes)
+
+
+@pytest.mark.parametrize(
+    ("stall", "stop_at", "expected"),
+    [
+        # a signal as the 4th measurement (40/s, a new probe) is judged: 40/s joins as a failure, the interval holds
+        ({}, 4, [(5.0, True, 1), (10.0, True, 1), (20.0, True, 1), (40.0, False, 1)]),
+        # a signal as 20/s's re-measure (after a stalled first one) is judged: it joins 20/s's probe, which passes
+        # on it (the majority rule would still take a third, which was never measured)
+        ({20.0}, 4, [(5.0, True, 1), (10.0, True, 1), (20.0, True, 2)]),
+    ],
+)
+def test_a_point_measured_before_a_signal_joins_the_probes(stall, stop_at, expected):
+    """Ctrl-C between a point being measured (and written) and its probe being updated: the point still counts
+    in the answer, as the probe or re-measure it was (nothing already measured is lost)."""
+    taken: list[LoadPointRecord] = []
+
+    def measure(rate: float) -> LoadPointRecord:
+        p = open_point(rate)
+        if rate in stall and not any(t.rate == rate for t in taken):
+            p.latency_ms.scheduled = _block(5000.0)
+        taken.append(p)
+        return p
+
+    def unsteady(p: LoadPointRecord) -> str | None:
+        if len(taken) == stop_at:
+            raise KeyboardInterrupt  # the signal lands after the measurement, before its verdict is kept
+        return None
+
+    probes: list = []
+    with pytest.raises(KeyboardInterrupt):
+        saturation_search(measure, start_rate=5.0, slo=Slo(100.0), probes=probes, unsteady=unsteady)
+    adopt_measured(probes, taken, Slo(100.0), lambda p: None)
+    assert [(p.rate, p.passed, p.measured) for p in probes] == expected
+    held = [m for p in probes for m in (*p.earlier, p.point)]
+    assert [id(m) for m in held] == [id(m) for m in taken]  # every measurement, once, in order
+    adopt_measured(probes, taken, Slo(100.0), lambda p: None)  # adopting again changes nothing
+    assert [(p.rate, p.passed, p.measured) for p in probes] == expected
+
+
+def test_a_confirmation_measured_before_a_signal_confirms_the_answer():
+    result = saturation_search(open_point, start_rate=5.0, slo=Slo(100.0), confirm=False)
+    again = open_point(result.rate)
+    again.latency_ms.scheduled = _block(5000.0)
+    probes = result.probes
+    adopt_measured(probes, [m for p in probes for m in (*p.earlier, p.point)] + [again], Slo(100.0), lambda p: None)
+    answer = next(p for p in probes if p.rate == result.rate)
+    assert answer.confirmation is again and answer.confirmed is False and len(probes) == len(result.probes)
 
 
 def test_errors_over_the_limit_fail_a_probe_even_under_the_latency_slo():

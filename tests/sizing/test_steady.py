@@ -10,7 +10,7 @@ from bench.load.schedule import Arrival
 from bench.sizing.plan import expected_text, probe_warmup, search_start, steady_needs_text
 from bench.sizing.search import judge_probe, saturation_search
 from bench.sizing.slo import Slo
-from bench.sizing.steady import growth, mg1_response_s, mg1_saturation, relaxation_s, warmup_for
+from bench.sizing.steady import failure_certain, growth, mg1_response_s, mg1_saturation, relaxation_s, warmup_for
 from bench.sizing.verdict import requests_to_bound
 from tests.sizing.test_sizing import open_point
 
@@ -215,3 +215,19 @@ def test_a_probe_gets_what_a_steady_verdict_needs_when_the_budget_holds_it():
     tight = SimpleNamespace(**{**vars(session), "budget": Budget(40.0 * OVERRUN)})
     SizeSession.plan_probe(tight, 1.53)  # type: ignore[arg-type]
     assert tight.warmup_s + tight.probe_s == pytest.approx(40.0 * 0.98, rel=0.01)  # what is left, not more
+
+
+@pytest.mark.parametrize("percentile", [95.0, 99.0])
+@pytest.mark.parametrize("planned", [20.0, 368.0, 5000.0])
+def test_a_probe_ends_early_only_once_no_pass_is_left(planned, percentile):
+    """Once failure_certain says so, every window of up to the most requests the probe can hold (planned + 3
+    Poisson deviations) has its percentile over the SLO (fewer than ⌈q·n⌉ answers under it); one answer fewer
+    over the SLO, and a window of that size could still pass, so the probe runs on."""
+    most = int(planned + 3 * np.sqrt(planned))
+    first = next(over for over in range(most + 2) if failure_certain(over, planned, percentile))
+    rng = np.random.default_rng(0)
+    for n in range(max(first, 1), most + 1):
+        latencies = np.concatenate([rng.uniform(0.0, 1.0, n - first), rng.uniform(2.0, 3.0, first)])  # SLO: 1.5
+        assert np.percentile(latencies, percentile, method="inverted_cdf") > 1.5, n
+    passing = np.concatenate([np.zeros(most - (first - 1)), np.full(first - 1, 3.0)])
+    assert np.percentile(passing, percentile, method="inverted_cdf") <= 1.5  # first − 1 over: a pass still possible

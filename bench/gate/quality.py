@@ -18,6 +18,7 @@ from bench.core.errors import InputError
 from bench.core.pvalues import fmt_p
 from bench.gate.checks import Check, CheckKind, Status
 from bench.gate.config import GateConfig
+from bench.quality.scoring import over_documents
 from bench.quality.significance import bootstrap_cis, detectable_drop, holm, randomization_tests, seeded_generator
 from bench.quality.under_load import not_under_load
 from bench.results.store import Results
@@ -73,7 +74,7 @@ class _QualityRuns:
         shown = cur_name if cur_name == base_name else f"{base_name}→{cur_name}"
         ranked = self.cur_ranked.get((cur_name, measure))
         over = (
-            f" over {ranked} documents"
+            f" {over_documents(ranked)}"
             if ranked is not None and self.lengths_differ(base_name, cur_name, measure) is None
             else ""
         )
@@ -88,7 +89,7 @@ class _QualityRuns:
         label = self.labels.get(measure, measure)
 
         def over(n: int | None) -> str:
-            return "over its full ranking" if n is None else f"over {n} documents"
+            return "over its full ranking" if n is None else over_documents(n)
 
         return f"{label} {over(was)} in the baseline, {over(now)} now: rankings of different lengths below the cut-off"
 

@@ -30,6 +30,11 @@ def short_rankings(measures: list[Measure], longest: int | None, documents: int)
     return {m.trec_name: longest for m in measures if (k := m.cutoff or m.truncate) and longest < min(k, documents)}
 
 
+def over_documents(ranked: int) -> str:
+    """How a measure past a ranking's length is labelled: "over 10 documents", "over 1 document"."""
+    return f"over {ranked} document{'' if ranked == 1 else 's'}"
+
+
 def metric_records(
     name: str,
     per_query: dict[str, dict[str, float]],

@@ -11,7 +11,7 @@ from bench.core.errors import UserError
 from bench.core.pvalues import fmt_p
 from bench.core.secrets import mask
 from bench.quality.rerank_pairs import rerank_pairs
-from bench.quality.scoring import untested_lengths
+from bench.quality.scoring import over_documents, untested_lengths
 from bench.results.schema import MetricRecord, QueryRecord
 from bench.results.store import Results
 from bench.targets.base import TargetSpec
@@ -71,7 +71,7 @@ def summary_rows(results: Results) -> tuple[list[str], list[list[str]]]:
 
 def over(rec: MetricRecord | None) -> str:
     """ " over 10 documents" after a measure whose cut-off is past the target's ranking (MetricRecord.ranked)."""
-    return f" over {rec.ranked} documents" if rec is not None and rec.ranked is not None else ""
+    return f" {over_documents(rec.ranked)}" if rec is not None and rec.ranked is not None else ""
 
 
 def length_notes(results: Results) -> list[str]:

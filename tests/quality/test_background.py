@@ -306,7 +306,8 @@ def test_a_stream_with_no_success_leaves_its_runs_not_measured_under_load(
     assert list(not_under_load(bad)) == ["bm25@bg50"] and not_under_load(good) == {}
     report = (tmp_path / "bad" / "report.md").read_text()
     assert "**bm25@bg50 is not measured under load**: its 50/s stream to emb: no request succeeded" in report
-    assert "| 50 (not measured under load) | 1.0000 [1.0000, 1.0000] | – | – |" in report
+    # bm25 matches one document of this corpus: R@k past it is labelled (a ranking shorter than the cut-off)
+    assert "| 50 (not measured under load) | 1.0000 [1.0000, 1.0000] over 1 document | – | – |" in report
     checks, _ = compare_results(good, bad, GateConfig())
     loaded = {c.name: c for c in checks if c.name.startswith("bm25@bg50 ")}
     assert [(c.status, "not measured under load" in c.summary) for c in loaded.values()] == [(Status.FAIL, True)]

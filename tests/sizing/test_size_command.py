@@ -245,7 +245,7 @@ def test_saturation_rate_of_a_server_with_known_capacity(queue_server, tmp_path,
 @pytest.mark.integration
 def test_size_against_real_infinity(infinity_server, tmp_path, monkeypatch, capsys):
     out = tmp_path / "size"
-    code, _stdout, stderr = run_cli(
+    code, stdout, stderr = run_cli(
         [
             "size",
             "-e",
@@ -290,7 +290,9 @@ def test_size_against_real_infinity(infinity_server, tmp_path, monkeypatch, caps
     probes = sizing.saturation.probes  # a probe re-measured after failing: one open point per measurement
     measured = sum((p.measurements or 1) + (p.confirmed is not None) for p in probes)
     assert [p.loop for p in results.load_points].count("open") == measured >= 1
-    assert any(p.loop == "burst" for p in results.load_points)
+    # The bursts get what the search left of --max-time: measured, or the spent budget said (the answer stands).
+    bursts_measured = any(p.loop == "burst" for p in results.load_points)
+    assert bursts_measured or "budget (--max-time) was spent" in stdout, stdout
     assert all(p.length == 32 for p in results.load_points)
     assert (out / "report.html").is_file() and "<h2>Answer: " in (out / "report.html").read_text()
 

@@ -54,12 +54,6 @@ def scifact_slice() -> Dataset:
 
 
 @pytest.fixture(scope="session")
-def lightrag_slice(scifact_slice: Dataset) -> Dataset:
-    """LightRAG's name for the same slice (test_lightrag.py, test_time_by_hop.py)."""
-    return scifact_slice
-
-
-@pytest.fixture(scope="session")
 def llm_double() -> Iterator[LLMDouble]:
     with LLMDouble() as llm:
         yield llm

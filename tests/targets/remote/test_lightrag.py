@@ -18,12 +18,6 @@ pytestmark = pytest.mark.integration
 
 # Its claims here are per document and per query (processed, answered, costs as metered); its nDCG is a figure.
 @pytest.fixture(scope="module")
-def scifact_slice(lightrag_slice: Dataset) -> Dataset:
-    """This module's slice (it overrides the folder's): the session's LightRAG slice (conftest.LIGHTRAG_DOCS)."""
-    return lightrag_slice
-
-
-@pytest.fixture(scope="module")
 def ingested(lightrag_server, meter_url, scifact_slice, figures):
     """Insert the slice once (metered); every later run finds the documents already there."""
     with pytest.MonkeyPatch.context() as mp:

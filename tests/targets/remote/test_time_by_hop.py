@@ -207,13 +207,13 @@ def test_a_meter_on_each_side_of_litellm_gives_litellm_its_own_share(
 
 
 @pytest.mark.parametrize("rerank", ["off", "on"])
-def test_lightrag_query_time_splits_by_hop(rerank, lightrag_server, lightrag_key, meter_url, lightrag_slice, figures):
+def test_lightrag_query_time_splits_by_hop(rerank, lightrag_server, lightrag_key, meter_url, scifact_slice, figures):
     """Queries no earlier test asked (LightRAG's LLM cache would answer a repeated keyword extraction), over
     test_lightrag.py's corpus: its documents are already on the server, none is inserted again."""
     n = LIGHTRAG_RERANK_QUERIES if rerank == "on" else QUERIES
-    queries = first_queries(lightrag_slice, n, f" (hop split, rerank {rerank})")
+    queries = first_queries(scifact_slice, n, f" (hop split, rerank {rerank})")
     spec = f"lightrag:mix@{lightrag_server.url}?meter={meter_url}&rerank={rerank}"
-    results, _ = run_target(spec, lightrag_slice, 10, queries)
+    results, _ = run_target(spec, scifact_slice, 10, queries)
     hops = {"llm_ms", "embedding_ms"} | ({"rerank_ms"} if rerank == "on" else set())
     medians = assert_split(results, hops)
     figures.add(f"hop split lightrag:mix rerank={rerank}", said(medians))

@@ -330,7 +330,7 @@ def show_sizing(results: Results) -> None:
         slo = f"p{record.slo_percentile or 99:g} SLO {sig3(record.slo_p99_ms)} ms"
         sat = record.saturation
         interval = sat is not None and sat.lower_bound is None and sat.first_failure is not None
-        kind = "the interval between the highest pass and the lowest failure" if interval else "a lower bound"
+        kind = "the interval between the highest steady pass and the lowest failure" if interval else "a lower bound"
         best = f" — best so far ({record.stopped}): {kind}" if record.stopped else ""
         print(f"\n{record.endpoint} ({record.op}, length {record.length}), {slo}{best}:")
         for line in record.lines:

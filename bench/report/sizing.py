@@ -52,8 +52,8 @@ def _stopped_text(sizing: SizingRecord) -> str:
     sat = sizing.saturation
     if sat is not None and sat.lower_bound is None and sat.first_failure is not None:
         return (
-            f"Stopped early ({sizing.stopped}): the saturation rate lies between the highest rate passed and the "
-            "lowest failed, both in the lines below."
+            f"Stopped early ({sizing.stopped}): the saturation rate lies between the highest rate passed on a "
+            "steady window and the lowest failed, both in the lines below."
         )
     return f"Best so far, a lower bound: {sizing.stopped}. The rates passed and failed are in the lines below."
 

@@ -105,9 +105,11 @@ def _saturation_lines(saturation: Saturation, slo: Slo) -> list[SizingLine]:
     what the server answered), then any capacity change the probes saw."""
     sat_point = saturation.point
     probes = saturation.probes
+    short = [p.rate for p in probes if p.unconfirmed is not None and not p.failed]
     tried = (
         f"passed at {_rates([p.rate for p in probes if p.stands])} requests/s offered; "
-        f"failed at {_rates([p.rate for p in probes if not p.stands])}"
+        + (f"passed on windows the budget cut short (unconfirmed) at {_rates(short)}; " if short else "")
+        + f"failed at {_rates([p.rate for p in probes if p.failed])}"
         if probes
         else "no probe was measured"
     )

@@ -57,9 +57,11 @@ def saturation_summary(saturation: Saturation, slo: Slo) -> SaturationSummary:
                 requests=p.point.requests.ok or None,
                 confirmed=p.confirmed,
                 unsteady=p.unsteady,
+                unconfirmed=p.unconfirmed,
             )
             for p in saturation.probes
         ],
         lower_bound=saturation.lower_bound,
         capacity_changes=saturation.capacity_changes,
+        unconfirmed=saturation.unconfirmed,
     )

@@ -39,11 +39,19 @@ class Probe:
     confirmed: bool | None = None
     # why `point` failed although its percentile met the SLO: its queue was not steady (Unsteady)
     unsteady: str | None = None
+    # why `point` passed but does not stand: the budget cut its warm-up or window shorter than a steady verdict
+    # needs, so it is neither a pass nor a failure (Doubt.fails False)
+    unconfirmed: str | None = None
 
     @property
     def stands(self) -> bool:
-        """Passed, and not failed when measured again at the end."""
-        return self.passed and self.confirmed is not False
+        """Passed on a steady window, and not failed when measured again at the end."""
+        return self.passed and self.confirmed is not False and self.unconfirmed is None
+
+    @property
+    def failed(self) -> bool:
+        """Failed, or passed and then failed when measured again at the end: it bounds the answer from above."""
+        return not self.passed or self.confirmed is False
 
     @property
     def measured(self) -> int:
@@ -60,16 +68,27 @@ class Saturation:
     lower_bound: str | None = None
     capacity_changes: list[str] = field(default_factory=list)  # capacity_changes(probes)
     stopped: str | None = None  # why the search ended before `tolerance`: the answer is [rate, first_failure]
+    # rates between `rate` and `first_failure` that passed on a window the budget cut short: unconfirmed
+    unconfirmed: list[float] = field(default_factory=list)
 
 
 def saturation_from(probes: list[Probe], stopped: str | None = None) -> Saturation:
-    """The answer the probes give: the highest rate that stands (passed, and did not fail its confirmation) and the
-    lowest one above it that did not; `stopped` says why the search ended before it was done (then the answer is
-    the interval between them, or a lower bound while no rate failed)."""
+    """The answer the probes give: the highest rate that stands (passed on a steady window, and did not fail its
+    confirmation) and the lowest one above it that failed; `stopped` says why the search ended before it was done
+    (then the answer is the interval between them, or a lower bound while no rate failed). A pass on a window the
+    budget cut short is neither: it is said as unconfirmed, between the two."""
     passed = [p for p in probes if p.stands]
     best = max(passed, key=lambda p: p.rate, default=None)
-    above = [p.rate for p in probes if not p.stands and (best is None or p.rate > best.rate)]
+    above = [p.rate for p in probes if p.failed and (best is None or p.rate > best.rate)]
     first_failure = min(above, default=None)
+    unconfirmed = sorted(
+        p.rate
+        for p in probes
+        if p.unconfirmed is not None
+        and not p.failed
+        and (best is None or p.rate > best.rate)
+        and (first_failure is None or p.rate < first_failure)
+    )
     # A failing rate above the best bounds the answer from above whatever stopped the search: an interval, not a
     # lower bound. Only without one is the best so far a lower bound (stopped early, or no rate failed).
     lower_bound = None
@@ -83,10 +102,21 @@ def saturation_from(probes: list[Probe], stopped: str | None = None) -> Saturati
         lower_bound=lower_bound if best is not None else stopped,
         capacity_changes=capacity_changes(probes),
         stopped=stopped,
+        unconfirmed=unconfirmed,
     )
 
 
-Unsteady = Callable[[LoadPointRecord], str | None]  # why a measurement's queue was not steady (None: it was)
+@dataclass(frozen=True)
+class Doubt:
+    """Why a measurement's pass does not stand for the steady state."""
+
+    text: str
+    # True: its queue was not steady (still growing, too few independent stretches): a failure. False: the budget
+    # cut its window short of what a steady verdict needs: neither a pass nor a failure (Probe.unconfirmed).
+    fails: bool = True
+
+
+Unsteady = Callable[[LoadPointRecord], Doubt | None]  # why a measurement does not stand (None: it does)
 
 
 def judge_probe(
@@ -119,11 +149,13 @@ def judge_probe(
 def _judge(probe: Probe, point: LoadPointRecord, slo: Slo, unsteady: Unsteady, remeasure: bool = False) -> None:
     """`point` becomes the probe's verdict (with `remeasure`, the one before moves to `earlier`); the probe changes
     only once the verdict is known, so a stop while it is judged leaves it whole for adopt_measured."""
-    reason = unsteady(point)
+    doubt = unsteady(point)
     if remeasure:
         probe.earlier.append(probe.point)
-    probe.point, probe.unsteady = point, reason
-    probe.passed = reason is None and passes(point, slo, "scheduled")
+    probe.point = point
+    probe.unsteady = doubt.text if doubt is not None and doubt.fails else None
+    probe.unconfirmed = doubt.text if doubt is not None and not doubt.fails else None
+    probe.passed = probe.unsteady is None and passes(point, slo, "scheduled")
 
 
 def measurements_left(good: float | None, bad: float | None, tolerance: float, growth: float, probes_left: int) -> int:
@@ -186,7 +218,7 @@ def saturation_search(
             good = mid
         else:
             bad = mid
-    answer = next((p for p in probes if p.rate == good and p.passed), None)
+    answer = max((p for p in probes if p.stands), key=lambda p: p.rate, default=None)
     if confirm and answer is not None and len(probes) > 1:
         try:
             outlook(1)
@@ -198,7 +230,8 @@ def saturation_search(
 
 def _confirm(answer: Probe, point: LoadPointRecord, slo: Slo, unsteady: Unsteady) -> None:
     answer.confirmation = point
-    answer.confirmed = passes(point, slo, "scheduled") and unsteady(point) is None
+    doubt = unsteady(point)
+    answer.confirmed = passes(point, slo, "scheduled") and (doubt is None or not doubt.fails)
 
 
 def adopt_measured(probes: list[Probe], points: list[LoadPointRecord], slo: Slo, unsteady: Unsteady) -> None:

@@ -39,10 +39,11 @@ from bench.sizing.plan import (
     probe_stretch,
     probe_warmup,
     search_start,
+    short_window,
     steady_needs_text,
 )
 from bench.sizing.record import sizing_record
-from bench.sizing.search import Probe, adopt_measured, measurements_left, saturation_search
+from bench.sizing.search import Doubt, Probe, adopt_measured, measurements_left, saturation_search
 from bench.sizing.slo import passes, sig3
 from bench.sizing.steady import Growth, failure_certain, growth
 from bench.sizing.telemetry import GpuSampler
@@ -77,37 +78,41 @@ class SizeSession:
         self.probe_s = plan.duration_s  # the measured window of the search's next probe
         self.warmup_s = plan.warmup_s  # the warm-up of the search's next probe: long enough for its queue to settle
         self.capacity: float | None = None  # requests/s the chosen batch's closed loop reached at best
-        # probes whose verdict does not stand for a steady queue, and why (steady_failure)
-        self.unsteady: list[tuple[LoadPointRecord, str]] = []
+        # probes whose pass does not stand for a steady queue, and why (steady_failure)
+        self.unsteady: list[tuple[LoadPointRecord, Doubt]] = []
         self._growth: Growth | None = None  # the probe being measured: its latency part by part
         self._warmup_longest: float | None = None  # the point being measured: its slowest warm-up answer (s)
         # The pool's stop time (local worker processes; None on Ray): a probe whose failure is certain ends there.
         self.stop: StopTime | None = None
         self.cut: str | None = None  # the probe just measured: why its window ended early (None: it did not)
 
-    def unsteady_reason(self, record: LoadPointRecord) -> str | None:
+    def unsteady_reason(self, record: LoadPointRecord) -> Doubt | None:
         """Why `record`'s percentile, under the SLO, does not stand for the steady state (None: it does)."""
-        return next((text for point, text in self.unsteady if point is record), None)
+        return next((doubt for point, doubt in self.unsteady if point is record), None)
 
-    def steady_failure(self, record: LoadPointRecord) -> str | None:
+    def steady_failure(self, record: LoadPointRecord) -> Doubt | None:
         """A probe that met the SLO fails when its queue was still growing, or when the upper end of its
-        percentile's interval is over the SLO once requests that shared a queue count as one (probe_stretch)."""
+        percentile's interval is over the SLO once requests that shared a queue count as one (probe_stretch);
+        it is unconfirmed (neither) when the budget cut its window short of a steady verdict's need."""
         slo = self.plan.slo
         if self._growth is not None and self._growth.growing:
-            return self._growth.text()
+            return Doubt(self._growth.text())
         if not passes(record, slo, "scheduled"):
             return None  # failed anyway
+        short = short_window(self.plan, record.rate or 0.0, self.capacity, self.warmup_s, self.probe_s)
+        if short is not None:
+            return Doubt(short, fails=False)
         together = probe_stretch(self.plan, record.rate or 0.0, self.capacity)
         if record.requests.ok < together:
             moving = f"about {sig3(together)} in a row move together" if together < math.inf else "past capacity"
-            return (
+            return Doubt(
                 f"its {record.requests.ok} requests are less than one stretch of its queue ({moving} at this "
                 "load): too short a window for a pass to stand"
             )
         bound = correlated_bound_ms(record, "scheduled", slo, together)
         if together <= 1.0 or bound is None or bound[0] <= slo.ms:
             return None
-        return (
+        return Doubt(
             f"its requests hold about {bound[1]} independent stretches of the queue (about {sig3(together)} in a row "
             f"move together at this load): the {CONFIDENCE:.0%} upper end of its {slo.name}, {sig3(bound[0])} ms, "
             "is over the SLO"
@@ -203,10 +208,15 @@ class SizeSession:
     def _verdict(self, record: LoadPointRecord) -> str:
         """`2.5 requests/s offered: failed — scheduled p99 … from 60 requests (95% interval …)`."""
         slo = self.plan.slo
-        growing = self.unsteady_reason(record)
-        outcome = "passed" if passes(record, slo, "scheduled") and growing is None else "failed"
+        doubt = self.unsteady_reason(record)
+        met = passes(record, slo, "scheduled")
+        outcome = "failed"
+        if met and doubt is None:
+            outcome = "passed"
+        elif met and doubt is not None and not doubt.fails:
+            outcome = "passed, unconfirmed"
         judged = verdict(record, "scheduled", slo).text(slo, "scheduled")
-        steady = "".join(f"; {why}" for why in (growing, self.cut) if why)
+        steady = "".join(f"; {why}" for why in (doubt.text if doubt else None, self.cut) if why)
         return f"{sig3(record.rate or 0.0)} requests/s offered: {outcome} — {judged}{steady}"
 
     def _search_s(self) -> float:
@@ -326,8 +336,8 @@ class SizeSession:
             self.saturation(choose_closed(closed, plan.slo).best, length, probes)
             self.bursts(length)
         except BudgetSpent as spent:
-            failed = any(not p.passed for p in probes) and any(p.passed for p in probes)
-            kind = "the interval between the highest pass and the lowest failure" if failed else "a lower bound"
+            failed = any(p.failed for p in probes) and any(p.stands for p in probes)
+            kind = "the interval between the highest steady pass and the lowest failure" if failed else "a lower bound"
             self.say(f"size: {spent}: the answer is the best so far, {kind}")
             return self.record(length, telemetry, start, probes, str(spent))
         except KeyboardInterrupt as stop:

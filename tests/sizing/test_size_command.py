@@ -77,17 +77,24 @@ def test_size_answers_within_its_budget_on_a_slow_endpoint(slow_endpoint, tmp_pa
     measured = sum(p.warmup_s + p.duration_s for p in results.load_points)
     print(f"saturation {sizing.saturation.rate} requests/s, {measured:.1f} s measured, stopped {sizing.stopped}")
     assert measured <= 60.0
-    assert sizing.saturation.rate is not None and sizing.saturation.rate <= 2.5 * 1.15
     sat = sizing.saturation
+    # 60 s cannot hold a steady p99 verdict here (368 requests): a pass on a shorter window is said as unconfirmed,
+    # never as the answer; whichever the answer holds sits at or under the capacity
+    assert sat.rate is not None or sat.unconfirmed, sat
+    assert all(rate <= 2.5 * 1.15 for rate in [*([sat.rate] if sat.rate else []), *sat.unconfirmed])
+    assert all(p.unconfirmed is None or p.passed for p in sat.probes)
     # stopped early: a lower bound only while no rate failed above the best pass, else the interval between them
     assert sizing.stopped is None or (sat.lower_bound == sizing.stopped) != (sat.first_failure is not None)
     said = " ".join(stderr.split())  # the console wraps its lines
     assert "size: probably" in said and "--max-time 60 s bounds it" in said
     assert "s spent of the 60 s budget, about" in said
-    assert "requests/s offered: passed — scheduled p99" in said and " requests (95% interval" in said
+    assert "requests/s offered: passed" in said and " requests (95% interval" in said
     by = {line.setting: line for line in sizing.lines}
-    assert "requests/s" in by["saturation rate (goodput, offered)"].value
-    assert by["answered at the saturation rate (achieved)"].value.endswith(" texts/s")
+    if sat.rate is None:
+        assert by["saturation rate"].value == "none yet" and "(unconfirmed) at " in by["saturation rate"].why
+    else:
+        assert "requests/s" in by["saturation rate (goodput, offered)"].value
+        assert by["answered at the saturation rate (achieved)"].value.endswith(" texts/s")
     assert all(p.requests for p in sizing.saturation.probes)  # each verdict says how many requests it rests on
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from bench.load.schedule import Arrival
 from bench.sizing.plan import expected_text, probe_warmup, search_start, steady_needs_text
-from bench.sizing.search import judge_probe, saturation_search
+from bench.sizing.search import Doubt, judge_probe, saturation_from, saturation_search
 from bench.sizing.slo import Slo
 from bench.sizing.steady import failure_certain, growth, mg1_response_s, mg1_saturation, relaxation_s, warmup_for
 from bench.sizing.verdict import requests_to_bound
@@ -70,7 +70,7 @@ def test_growth_needs_every_part():
 def test_a_growing_queue_fails_a_probe_whose_percentile_met_the_slo():
     """The percentile is under the SLO, but the queue was still growing: the rate fails (and is measured again, as
     any failing probe), and the probe says why."""
-    probe = judge_probe(open_point, 10.0, Slo(100.0), unsteady=lambda point: "the queue was still growing: …")
+    probe = judge_probe(open_point, 10.0, Slo(100.0), unsteady=lambda point: Doubt("the queue was still growing: …"))
     assert not probe.passed and probe.unsteady == "the queue was still growing: …" and probe.measured == 2
     steady = judge_probe(open_point, 10.0, Slo(100.0))
     assert steady.passed and steady.unsteady is None
@@ -79,7 +79,7 @@ def test_a_growing_queue_fails_a_probe_whose_percentile_met_the_slo():
 def test_search_fails_the_rates_whose_queue_grows():
     """Every rate from 20/s on passes its percentile but grows its queue: the answer stays below them."""
     found = saturation_search(
-        open_point, 5.0, Slo(100.0), unsteady=lambda p: "growing" if (p.rate or 0) >= 20 else None, confirm=False
+        open_point, 5.0, Slo(100.0), unsteady=lambda p: Doubt("growing") if (p.rate or 0) >= 20 else None, confirm=False
     )
     assert found.rate is not None and found.rate < 20 and found.first_failure is not None
     assert all(not p.passed for p in found.probes if p.rate >= 20)
@@ -173,9 +173,10 @@ def test_a_probe_whose_percentile_rests_on_too_few_stretches_of_queue_fails():
     from bench.sizing.session import SizeSession
 
     latencies = [400.0 + (i % 100) * 11 for i in range(299)] + [2000.0]  # p95 ~1,440 ms; SLO 1,850 ms
-    session = SimpleNamespace(plan=_Plan(slo_ms=1850.0), capacity=2.5, _growth=None)
+    session = SimpleNamespace(plan=_Plan(slo_ms=1850.0), capacity=2.5, _growth=None, warmup_s=60.0, probe_s=120.0)
     busy = SizeSession.steady_failure(session, with_scheduled(latencies, rate=1.72))  # type: ignore[arg-type]
-    assert busy is not None and "independent stretches of the queue" in busy and "is over the SLO" in busy
+    assert busy is not None and busy.fails
+    assert "independent stretches of the queue" in busy.text and "is over the SLO" in busy.text
     assert SizeSession.steady_failure(session, with_scheduled(latencies, rate=0.25)) is None  # type: ignore[arg-type]
 
 
@@ -187,11 +188,11 @@ def test_a_pass_on_less_than_one_stretch_of_queue_does_not_stand():
     from bench.sizing.session import SizeSession
 
     latencies = [700.0] * 11
-    session = SimpleNamespace(plan=_Plan(), capacity=2.3, _growth=None)
+    session = SimpleNamespace(plan=_Plan(), capacity=2.3, _growth=None, warmup_s=60.0, probe_s=120.0)
     short = with_scheduled(latencies, rate=1.91)
     short.requests.ok = 11
     said = SizeSession.steady_failure(session, short)  # type: ignore[arg-type]
-    assert said is not None and "less than one stretch of its queue" in said
+    assert said is not None and said.fails and "less than one stretch of its queue" in said.text
     calm = with_scheduled(latencies, rate=0.23)
     calm.requests.ok = 11
     assert SizeSession.steady_failure(session, calm) is None  # type: ignore[arg-type]
@@ -231,3 +232,31 @@ def test_a_probe_ends_early_only_once_no_pass_is_left(planned, percentile):
         assert np.percentile(latencies, percentile, method="inverted_cdf") > 1.5, n
     passing = np.concatenate([np.zeros(most - (first - 1)), np.full(first - 1, 3.0)])
     assert np.percentile(passing, percentile, method="inverted_cdf") <= 1.5  # first − 1 over: a pass still possible
+
+
+def test_a_pass_on_a_window_the_budget_cut_short_is_unconfirmed():
+    """400 ms server, p99 ≤ 2 s at 1.47 requests/s: a steady verdict needs a 120 s window after its warm-up; the
+    budget gave 38 s. The pass is neither a pass nor a failure: the interval's lower end stays the last steady pass
+    (1.18/s) and its upper end the lowest failure (1.84/s), the short pass said between them."""
+    from bench.sizing.plan import short_window
+
+    plan = _Plan(percentile=99.0)
+    warm = probe_warmup(plan, 1.47, 2.5)  # type: ignore[arg-type]
+    said = short_window(plan, 1.47, 2.5, warm, 38.0)  # type: ignore[arg-type]
+    assert said is not None and "its 38 s window" in said and "the 120 s after" in said
+    assert short_window(plan, 1.47, 2.5, warm, 120.0) is None  # type: ignore[arg-type]
+    assert short_window(plan, 1.47, 2.5, warm / 2, 120.0) is not None  # type: ignore[arg-type]  # warm-up cut
+
+    doubt = {1.47: Doubt("short", fails=False)}
+    probes = [
+        judge_probe(open_point, rate, Slo(100.0), unsteady=lambda p: doubt.get(p.rate or 0)) for rate in (1.18, 1.47)
+    ]
+    short = probes[1]
+    assert short.passed and short.unconfirmed == "short" and short.unsteady is None
+    assert not short.stands and not short.failed and short.measured == 1  # nothing to re-measure: not a failure
+    failed = judge_probe(open_point, 1.84, Slo(100.0), unsteady=lambda p: Doubt("growing"))
+    answer = saturation_from([*probes, failed], stopped="the 300 s budget (--max-time) was spent")
+    assert (answer.rate, answer.first_failure, answer.unconfirmed) == (1.18, 1.84, [1.47])
+    assert answer.lower_bound is None  # an interval, not a lower bound
+    alone = saturation_from([short], stopped="spent")
+    assert alone.rate is None and alone.unconfirmed == [1.47] and alone.first_failure is None

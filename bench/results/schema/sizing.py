@@ -64,6 +64,9 @@ class SaturationProbe:
     #: why it failed although its percentile met the SLO: its queue was still growing, or the percentile's upper end
     #: over the requests' independent stretches of queue was over the SLO; left out: a steady verdict
     unsteady: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: why it passed but does not stand: the --max-time budget cut its warm-up or window shorter than a steady
+    #: verdict needs, so it is neither a pass nor a failure; left out: a whole window
+    unconfirmed: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass
@@ -80,6 +83,9 @@ class SaturationSummary:
     lower_bound: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     #: signs that the server's capacity changed between probes; left out: none seen
     capacity_changes: list[str] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
+    #: rates between `rate` and `first_failure` that passed on a window the budget cut short (unconfirmed: the
+    #: saturation rate may lie above or below them); left out: none
+    unconfirmed: list[float] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass

@@ -7,7 +7,6 @@ import httpx
 import pytest
 from remote_helpers import judged, ndcg10, run_target, tiny_dataset
 
-from bench.datasets.model import Dataset
 from bench.endpoints.meter import MeterClient
 from bench.targets.base import no_progress
 from bench.targets.lightrag import CACHE_WARNING, MODES

@@ -69,8 +69,10 @@ def run_case(service_ms: float, slo_text: str, max_time: str, out: Path) -> dict
         "rate": sizing["rate"],
         "first_failure": sizing["first_failure"],
         "lower_bound": sizing.get("lower_bound"),
+        "unconfirmed": sizing.get("unconfirmed", []),  # passes on windows the budget cut short
         "probes": [
-            (p["rate"], p["passed"], p.get("requests"), p.get("unsteady") is not None) for p in sizing["probes"]
+            (p["rate"], p["passed"], p.get("requests"), p.get("unsteady") is not None, p.get("unconfirmed") is not None)
+            for p in sizing["probes"]
         ],
         "exit": done.returncode,
         "wall_s": wall,

@@ -31,7 +31,7 @@ class Probe:
     # capped the saturation rate 33% low), and when the two disagree a third decides: `earlier` holds the
     # measurements before `point`, in order (empty: measured once).
     earlier: list[LoadPointRecord] = field(default_factory=list)
-    # The answer's rate measured once more after the search (`saturation_search(confirm=True)`): a capacity that
+    # The answer's rate measured once more after the search (`SearchRules.confirm`): a capacity that
     # changed while the server was probed shows as this failing, or answering less; it does not change the verdict.
     confirmation: LoadPointRecord | None = None
     # that confirmation's verdict: a rate that passed and then failed is on the SLO's edge (or the capacity changed)
@@ -166,66 +166,93 @@ def measurements_left(good: float | None, bad: float | None, tolerance: float, g
     return max(1, math.ceil(min(probes, probes_left) * MEASUREMENTS_PER_PROBE)) + 1  # + the answer's confirmation
 
 
+@dataclass(frozen=True)
+class SearchRules:
+    """How the search moves: ×`growth` from its start until a probe fails (or ÷ until one passes, not below
+    `min_rate`), then bisection until the failing rate is within `tolerance` of the passing one, or `max_probes`
+    are spent; with `confirm`, the answer's rate measured once more at the end."""
+
+    tolerance: float = 0.05
+    max_probes: int = 12
+    growth: float = 2.0
+    min_rate: float = 0.01
+    confirm: bool = True
+
+
+@dataclass
+class _Bracket:
+    good: float | None = None  # the highest rate passed so far
+    bad: float | None = None  # the lowest rate failed so far
+
+    def midpoint(self, tolerance: float) -> float | None:
+        """Where to probe next: halfway while the failing rate is more than `tolerance` above the passing one."""
+        if self.good is None or self.bad is None or (self.bad - self.good) / self.good <= tolerance:
+            return None
+        return (self.good + self.bad) / 2
+
+
 def saturation_search(
     measure: Callable[[float], LoadPointRecord],
     start_rate: float,
     slo: Slo,
-    tolerance: float = 0.05,
-    max_probes: int = 12,
-    growth: float = 2.0,
-    min_rate: float = 0.01,
+    rules: SearchRules = SearchRules(),
     probes: list[Probe] | None = None,
     outlook: Callable[[int], None] = lambda measurements: None,
-    confirm: bool = True,
     unsteady: Unsteady = lambda point: None,
 ) -> Saturation:
-    """Grow ×`growth` from `start_rate` until a probe fails (or shrink until one passes), then bisect
-    until the failing rate is within `tolerance` of the passing one, or `max_probes` are spent. A failing
-    probe is re-measured (`judge_probe`; not counted against `max_probes`); `unsteady` fails a measurement whose
-    queue was still growing. The probes go into `probes` (the
+    """The search of `rules` from `start_rate`. A failing probe is re-measured (`judge_probe`; not counted against
+    `max_probes`); `unsteady` fails a measurement whose queue was still growing. The probes go into `probes` (the
     caller's list, kept when a budget or a signal stops the search); before each, `outlook` hears how many
-    measurements the search still expects (the caller sizes its probes and its time estimate by it). With
-    `confirm`, the answer's rate is measured once more at the end, when the budget allows: a failure or a fall in
-    achieved throughput then is a capacity change between probes (`capacity_changes`)."""
+    measurements the search still expects (the caller sizes its probes and its time estimate by it). The answer's
+    confirmation is measured when the budget allows: a failure or a fall in achieved throughput then is a capacity
+    change between probes (`capacity_changes`)."""
     probes = [] if probes is None else probes
-    good: float | None = None
-    bad: float | None = None
+    bracket = _Bracket()
 
     def probe(rate: float) -> bool:
-        outlook(measurements_left(good, bad, tolerance, growth, max_probes - len(probes)))
-        return judge_probe(measure, rate, slo, into=probes, unsteady=unsteady).passed
+        left = rules.max_probes - len(probes)
+        outlook(measurements_left(bracket.good, bracket.bad, rules.tolerance, rules.growth, left))
+        passed = judge_probe(measure, rate, slo, into=probes, unsteady=unsteady).passed
+        if passed:
+            bracket.good = rate
+        else:
+            bracket.bad = rate
+        return passed
 
     rate = start_rate
     if probe(rate):
-        good = rate
-        while len(probes) < max_probes:
-            rate *= growth
+        while len(probes) < rules.max_probes:
+            rate *= rules.growth
             if not probe(rate):
-                bad = rate
                 break
-            good = rate
     else:
-        bad = rate
-        while len(probes) < max_probes and rate / growth >= min_rate:
-            rate /= growth
+        while len(probes) < rules.max_probes and rate / rules.growth >= rules.min_rate:
+            rate /= rules.growth
             if probe(rate):
-                good = rate
                 break
-            bad = rate
-    while good is not None and bad is not None and (bad - good) / good > tolerance and len(probes) < max_probes:
-        mid = (good + bad) / 2
-        if probe(mid):
-            good = mid
-        else:
-            bad = mid
-    answer = max((p for p in probes if p.stands), key=lambda p: p.rate, default=None)
-    if confirm and answer is not None and len(probes) > 1:
-        try:
-            outlook(1)
-            _confirm(answer, measure(answer.rate), slo, unsteady)
-        except BudgetSpent:  # the answer stands; only its check did not fit
-            pass
+    while len(probes) < rules.max_probes and (mid := bracket.midpoint(rules.tolerance)) is not None:
+        probe(mid)
+    if rules.confirm:
+        _confirm_answer(probes, measure, slo, outlook, unsteady)
     return saturation_from(probes)
+
+
+def _confirm_answer(
+    probes: list[Probe],
+    measure: Callable[[float], LoadPointRecord],
+    slo: Slo,
+    outlook: Callable[[int], None],
+    unsteady: Unsteady,
+) -> None:
+    """The answer's rate measured once more (after more than one probe), when the budget still holds it."""
+    answer = max((p for p in probes if p.stands), key=lambda p: p.rate, default=None)
+    if answer is None or len(probes) <= 1:
+        return
+    try:
+        outlook(1)
+        _confirm(answer, measure(answer.rate), slo, unsteady)
+    except BudgetSpent:  # the answer stands; only its check did not fit
+        pass
 
 
 def _confirm(answer: Probe, point: LoadPointRecord, slo: Slo, unsteady: Unsteady) -> None:

@@ -43,7 +43,7 @@ from bench.sizing.plan import (
     steady_needs_text,
 )
 from bench.sizing.record import sizing_record
-from bench.sizing.search import Doubt, Probe, adopt_measured, measurements_left, saturation_search
+from bench.sizing.search import Doubt, Probe, SearchRules, adopt_measured, measurements_left, saturation_search
 from bench.sizing.slo import passes, sig3
 from bench.sizing.steady import Growth, failure_certain, growth
 from bench.sizing.telemetry import GpuSampler
@@ -298,10 +298,12 @@ class SizeSession:
             lambda rate: self.probe(rate, best.batch, length, next(seeds)),
             start_rate=start_rate,
             slo=plan.slo,
-            tolerance=plan.tolerance,
-            max_probes=plan.max_probes,
-            min_rate=start_rate * LOWEST_RATE_FRACTION,
-            growth=growth_factor,
+            rules=SearchRules(
+                tolerance=plan.tolerance,
+                max_probes=plan.max_probes,
+                growth=growth_factor,
+                min_rate=start_rate * LOWEST_RATE_FRACTION,
+            ),
             probes=probes,
             outlook=self.outlook,
             unsteady=self.unsteady_reason,

@@ -25,7 +25,7 @@ from bench.results.writer import record_line
 from bench.sizing.closed import choose_closed, closed_sweep, slo_texts_per_s
 from bench.sizing.economics import Economics
 from bench.sizing.recommend import choose_burst, recommend
-from bench.sizing.search import adopt_measured, judge_probe, remeasured_text, saturation_search
+from bench.sizing.search import SearchRules, adopt_measured, judge_probe, remeasured_text, saturation_search
 from bench.sizing.slo import Slo, passes, sig3
 from bench.sizing.tei import pow2_at_least
 
@@ -100,7 +100,7 @@ def true_saturation(slo_ms: float, batch: int = 8) -> float:
 def test_search_finds_the_analytic_saturation_rate_within_tolerance():
     slo = Slo(100.0)
     truth = true_saturation(100.0)  # 33 requests/s
-    result = saturation_search(open_point, start_rate=5.0, slo=slo, tolerance=0.05)
+    result = saturation_search(open_point, start_rate=5.0, slo=slo, rules=SearchRules(tolerance=0.05))
     assert result.rate <= truth < result.first_failure
     assert (result.first_failure - result.rate) / result.rate <= 0.05
     assert truth / result.rate - 1 <= 0.05
@@ -118,7 +118,7 @@ def test_search_shrinks_when_the_start_rate_already_fails():
 
 
 def test_no_rate_meets_an_slo_below_the_service_time():
-    result = saturation_search(open_point, start_rate=10.0, slo=Slo(5.0), max_probes=8)
+    result = saturation_search(open_point, start_rate=10.0, slo=Slo(5.0), rules=SearchRules(max_probes=8))
     assert result.rate is None and result.point is None
     assert len(result.probes) == 8 and not any(p.passed for p in result.probes)
 
@@ -162,7 +162,7 @@ def test_a_point_measured_before_a_signal_joins_the_probes(stall, stop_at, expec
 
 
 def test_a_confirmation_measured_before_a_signal_confirms_the_answer():
-    result = saturation_search(open_point, start_rate=5.0, slo=Slo(100.0), confirm=False)
+    result = saturation_search(open_point, start_rate=5.0, slo=Slo(100.0), rules=SearchRules(confirm=False))
     again = open_point(result.rate)
     again.latency_ms.scheduled = _block(5000.0)
     probes = result.probes
@@ -178,7 +178,9 @@ def test_errors_over_the_limit_fail_a_probe_even_under_the_latency_slo():
             p.requests.errors = {"429": 20}
         return p
 
-    result = saturation_search(measure, start_rate=5.0, slo=Slo(100.0, max_error_rate=0.001), tolerance=0.02)
+    result = saturation_search(
+        measure, start_rate=5.0, slo=Slo(100.0, max_error_rate=0.001), rules=SearchRules(tolerance=0.02)
+    )
     assert 11.7 < result.rate <= 12 < result.first_failure
 
 
@@ -197,7 +199,7 @@ def test_a_failing_probe_is_measured_again_and_the_majority_of_three_decides():
         return p
 
     slo = Slo(100.0)
-    result = saturation_search(measure, start_rate=5.0, slo=slo, tolerance=0.05)
+    result = saturation_search(measure, start_rate=5.0, slo=slo, rules=SearchRules(tolerance=0.05))
     truth = true_saturation(100.0)
     assert result.rate <= truth < result.first_failure and truth / result.rate - 1 <= 0.05
     assert calls[:6] == [5.0, 10.0, 20.0, 20.0, 20.0, 40.0]  # 20/s: failed, passed, passed — then on up
@@ -368,7 +370,7 @@ def test_recommendation_lines_name_their_points():
 def test_recommendation_says_what_is_missing():
     slo = Slo(1.0)  # nothing meets 1 ms
     closed = closed_sweep(closed_model, [1], 4, slo)
-    saturation = saturation_search(open_point, 5.0, slo, max_probes=3)
+    saturation = saturation_search(open_point, 5.0, slo, rules=SearchRules(max_probes=3))
     lines = recommend(closed, saturation, slo, Economics(target_rps=10, gpu_hourly_usd=2.0), ceiling=[])
     by = {line.setting: line for line in lines}
     assert by["batch / concurrency"].value == "none meets the SLO"
@@ -513,7 +515,7 @@ def test_capacity_change_between_probes_is_said():
         calls.append(rate)
         return open_point(rate if len(calls) <= 4 else rate * 2)
 
-    result = saturation_search(measure, start_rate=5.0, slo=Slo(100.0), tolerance=0.05)
+    result = saturation_search(measure, start_rate=5.0, slo=Slo(100.0), rules=SearchRules(tolerance=0.05))
     assert result.rate == 10.0 and result.first_failure == 20.0  # 20/s passed before the change, failed after
     assert [p.confirmed for p in result.probes if p.rate == 20.0] == [False]
     assert any(

@@ -8,7 +8,7 @@ import pytest
 
 from bench.load.schedule import Arrival
 from bench.sizing.plan import expected_text, probe_warmup, search_start, steady_needs_text
-from bench.sizing.search import Doubt, judge_probe, saturation_from, saturation_search
+from bench.sizing.search import Doubt, SearchRules, judge_probe, saturation_from, saturation_search
 from bench.sizing.slo import Slo
 from bench.sizing.steady import failure_certain, growth, mg1_response_s, mg1_saturation, relaxation_s, warmup_for
 from bench.sizing.verdict import requests_to_bound
@@ -79,7 +79,11 @@ def test_a_growing_queue_fails_a_probe_whose_percentile_met_the_slo():
 def test_search_fails_the_rates_whose_queue_grows():
     """Every rate from 20/s on passes its percentile but grows its queue: the answer stays below them."""
     found = saturation_search(
-        open_point, 5.0, Slo(100.0), unsteady=lambda p: Doubt("growing") if (p.rate or 0) >= 20 else None, confirm=False
+        open_point,
+        5.0,
+        Slo(100.0),
+        unsteady=lambda p: Doubt("growing") if (p.rate or 0) >= 20 else None,
+        rules=SearchRules(confirm=False),
     )
     assert found.rate is not None and found.rate < 20 and found.first_failure is not None
     assert all(not p.passed for p in found.probes if p.rate >= 20)

@@ -8,7 +8,7 @@ from bench.load.points import error_rate, percentile_ms, point_label, texts_per_
 from bench.results.schema import CeilingPoint, LoadPointRecord, Loop, SizingLine
 from bench.sizing.closed import ClosedChoice, choose_closed
 from bench.sizing.economics import NO_ECONOMICS, Economics, economics_lines
-from bench.sizing.search import Saturation, remeasured_text
+from bench.sizing.search import Probe, Saturation, remeasured_text
 from bench.sizing.slo import Slo, sig3
 from bench.sizing.tei import tei_lines
 from bench.sizing.verdict import verdict
@@ -100,32 +100,52 @@ def _rates(rates: list[float]) -> str:
     return ", ".join(sig3(r) for r in sorted(set(rates))) or "none"
 
 
-def _saturation_lines(saturation: Saturation, slo: Slo) -> list[SizingLine]:
-    """The offered rate and what was achieved at it, each its own line (one a rate the client sent, the other
-    what the server answered), then any capacity change the probes saw."""
-    sat_point = saturation.point
-    probes = saturation.probes
+def _tried_text(probes: list[Probe]) -> str:
+    """`passed at 1.18 requests/s offered; passed on windows the budget cut short (unconfirmed) at 1.47; failed at
+    1.84`."""
+    if not probes:
+        return "no probe was measured"
     short = [p.rate for p in probes if p.unconfirmed is not None and not p.failed]
-    tried = (
+    return (
         f"passed at {_rates([p.rate for p in probes if p.stands])} requests/s offered; "
         + (f"passed on windows the budget cut short (unconfirmed) at {_rates(short)}; " if short else "")
         + f"failed at {_rates([p.rate for p in probes if p.failed])}"
-        if probes
-        else "no probe was measured"
     )
-    evidence = [point_label(p.point) for p in probes]
-    changes = (
-        [
-            SizingLine(
-                "capacity change between probes",
-                "seen",
-                "; ".join(saturation.capacity_changes) + ": the answer may mix two capacities; measure again",
-                evidence,
-            )
-        ]
-        if saturation.capacity_changes
-        else []
-    )
+
+
+def _changes_lines(saturation: Saturation) -> list[SizingLine]:
+    if not saturation.capacity_changes:
+        return []
+    return [
+        SizingLine(
+            "capacity change between probes",
+            "seen",
+            "; ".join(saturation.capacity_changes) + ": the answer may mix two capacities; measure again",
+            [point_label(p.point) for p in saturation.probes],
+        )
+    ]
+
+
+def _offered_value(saturation: Saturation) -> tuple[str, str]:
+    """The saturation rate's value and what bounds it: a rate, a lower bound, or the interval between the highest
+    steady pass and the lowest failure (a stopped search, or passes between them on windows cut short)."""
+    rate, failure = sig3(saturation.rate or 0.0), saturation.first_failure
+    if failure is not None and (saturation.stopped or saturation.unconfirmed):
+        why = f"the search stopped ({saturation.stopped})" if saturation.stopped else "the search ended"
+        return f"{rate}–{sig3(failure)} requests/s", (
+            f"; {why} between this steady pass and a failure at {sig3(failure)} requests/s: the saturation rate "
+            "lies between them"
+        )
+    if saturation.lower_bound:
+        return f"≥ {rate} requests/s", f", a lower bound: {saturation.lower_bound}"
+    return f"{rate} requests/s", ""
+
+
+def _saturation_lines(saturation: Saturation, slo: Slo) -> list[SizingLine]:
+    """The offered rate and what was achieved at it, each its own line (one a rate the client sent, the other
+    what the server answered), then any capacity change the probes saw."""
+    sat_point, probes = saturation.point, saturation.probes
+    tried = _tried_text(probes) + remeasured_text(probes)
     if sat_point is None:
         return [
             SizingLine(
@@ -133,25 +153,18 @@ def _saturation_lines(saturation: Saturation, slo: Slo) -> list[SizingLine]:
                 "none" if saturation.lower_bound is None else "none yet",
                 f"no probed rate kept scheduled {slo.text()} with errors ≤ {slo.max_error_rate:g}"
                 + (f" ({saturation.lower_bound})" if saturation.lower_bound else "")
-                + f"; {tried}{remeasured_text(probes)}",
-                evidence,
+                + f"; {tried}",
+                [point_label(p.point) for p in probes],
             ),
-            *changes,
+            *_changes_lines(saturation),
         ]
-    bound = f", a lower bound: {saturation.lower_bound}" if saturation.lower_bound else ""
-    value = ("≥ " if saturation.lower_bound else "") + f"{sig3(saturation.rate or 0.0)} requests/s"
-    if saturation.stopped and saturation.first_failure is not None:  # stopped between a pass and a failure
-        value = f"{sig3(saturation.rate or 0.0)}–{sig3(saturation.first_failure)} requests/s"
-        bound = (
-            f"; the search stopped ({saturation.stopped}) between this pass and a failure at "
-            f"{sig3(saturation.first_failure)} requests/s: the saturation rate lies between them"
-        )
+    value, bound = _offered_value(saturation)
     judged = verdict(sat_point, "scheduled", slo)
     offered = SizingLine(
         "saturation rate (goodput, offered)",
         value,
         f"the highest offered rate with {judged.text(slo, 'scheduled')} ≤ {sig3(slo.ms)} ms and errors "
-        f"{error_rate(sat_point.requests):.2%}{bound}; {tried}{remeasured_text(probes)}",
+        f"{error_rate(sat_point.requests):.2%}{bound}; {tried}",
         [point_label(sat_point)],
     )
     achieved = SizingLine(
@@ -161,7 +174,7 @@ def _saturation_lines(saturation: Saturation, slo: Slo) -> list[SizingLine]:
         f"{sig3(sat_point.duration_s)} s measured window",
         [point_label(sat_point)],
     )
-    return [offered, achieved, *changes]
+    return [offered, achieved, *_changes_lines(saturation)]
 
 
 def _openwebui_lines(burst: LoadPointRecord | None, points: list[LoadPointRecord]) -> list[SizingLine]:

@@ -8,6 +8,7 @@ import pytest
 
 from bench.load.schedule import Arrival
 from bench.sizing.plan import expected_text, probe_warmup, search_start, steady_needs_text
+from bench.sizing.recommend import recommend
 from bench.sizing.search import Doubt, SearchRules, judge_probe, saturation_from, saturation_search
 from bench.sizing.slo import Slo
 from bench.sizing.steady import failure_certain, growth, mg1_response_s, mg1_saturation, relaxation_s, warmup_for
@@ -262,5 +263,9 @@ def test_a_pass_on_a_window_the_budget_cut_short_is_unconfirmed():
     answer = saturation_from([*probes, failed], stopped="the 300 s budget (--max-time) was spent")
     assert (answer.rate, answer.first_failure, answer.unconfirmed) == (1.18, 1.84, [1.47])
     assert answer.lower_bound is None  # an interval, not a lower bound
+    ended = saturation_from([*probes, failed])  # a whole search, but a pass between on a window cut short
+    by = {line.setting: line for line in recommend([], ended, Slo(100.0))}
+    offered = by["saturation rate (goodput, offered)"]
+    assert offered.value == "1.18–1.84 requests/s" and "(unconfirmed) at 1.47" in offered.why
     alone = saturation_from([short], stopped="spent")
     assert alone.rate is None and alone.unconfirmed == [1.47] and alone.first_failure is None

@@ -12,12 +12,14 @@ from __future__ import annotations
 import math
 from html import escape
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
 
 from bench.load.points import (
     error_rate,
@@ -67,70 +69,15 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
     (service)."""
     mine = _of(points, sizing)
     q = sizing.slo_percentile or 99.0  # the SLO's percentile is the one plotted
-
-    def at(p: LoadPointRecord, quantity: str) -> float | None:
-        return percentile_ms(p, quantity, q)
-
-    probes = [p for p in mine if p.loop == Loop.OPEN and at(p, "scheduled") is not None]
-    closed = [p for p in mine if p.loop == Loop.CLOSED and at(p, "service") is not None]
+    probes = [p for p in mine if p.loop == Loop.OPEN and percentile_ms(p, "scheduled", q) is not None]
+    closed = [p for p in mine if p.loop == Loop.CLOSED and percentile_ms(p, "service", q) is not None]
     if not probes and not closed:
         return None
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for batch in sorted({p.batch for p in closed}):
         series = sorted((p for p in closed if p.batch == batch), key=lambda p: p.concurrency or 0)
-        ax.plot(
-            [shown(p, texts_per_s(p)) for p in series],
-            np.array([at(p, "service") for p in series], dtype=float),  # each set (closed)
-            "o-",
-            alpha=0.5,
-            label=f"closed loop, batch {batch} (service p{q:g})",
-        )
-
-    # Each measurement its own marker, coloured by its own verdict: a probe measured again (the majority of up to
-    # three decides the probe) shows every measurement, so no marker sits on the wrong side of the SLO line. A
-    # measurement whose queue was still growing failed whatever its percentile; one with fewer requests than a
-    # percentile needs (1/(1 − q): 20 for a p95) is drawn hollow, as the table calls it insufficient.
-    growing = {p.point for p in (sizing.saturation.probes if sizing.saturation else []) if p.unsteady}
-
-    def within(p: LoadPointRecord) -> bool:
-        value = at(p, "scheduled")
-        steady = point_label(p) not in growing
-        return (
-            steady
-            and value is not None
-            and value <= sizing.slo_p99_ms
-            and error_rate(p.requests) <= sizing.max_error_rate
-        )
-
-    def enough(p: LoadPointRecord) -> bool:
-        return p.requests.ok >= math.ceil(1 / (1 - q / 100.0) - 1e-9)
-
-    kinds = (
-        (True, "s", "within SLO"),
-        (False, "x", "over SLO, errors or a growing queue"),
-    )
-    for good, marker, name in kinds:
-        chosen = sorted((p for p in probes if within(p) == good and enough(p)), key=lambda p: p.rate or 0)
-        if chosen:
-            ax.plot(
-                [shown(p, texts_per_s(p)) for p in chosen],
-                np.array([at(p, "scheduled") for p in chosen], dtype=float),  # each set (probes)
-                marker,
-                markersize=8,
-                color="tab:green" if good else "tab:red",
-                label=f"open-loop measurement {name} (scheduled p{q:g})",
-            )
-    few = sorted((p for p in probes if not enough(p)), key=lambda p: p.rate or 0)
-    if few:
-        ax.plot(
-            [shown(p, texts_per_s(p)) for p in few],
-            np.array([at(p, "scheduled") for p in few], dtype=float),  # each set (probes)
-            "o",
-            markersize=8,
-            markerfacecolor="none",
-            color="tab:gray",
-            label=f"open-loop measurement, too few requests for a p{q:g}",
-        )
+        _mark(ax, series, "service", q, "o-", alpha=0.5, label=f"closed loop, batch {batch} (service p{q:g})")
+    _probe_marks(ax, probes, sizing, q)
     passed = sizing.saturation
     ax.axhline(sizing.slo_p99_ms, color="k", linestyle="--", label=f"SLO {_slo(sizing)}")
     if passed and passed.texts_per_s:
@@ -146,6 +93,80 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
     ax.set_title(f"{sizing.endpoint}, {sizing.op}, length {sizing.length}")
     ax.legend(fontsize=7)
     return save_figure(fig, path)
+
+
+def _mark(ax: Axes, points: list[LoadPointRecord], quantity: str, q: float, style: str, **kwargs: Any) -> None:
+    """`points` at their answered texts/s and their `quantity`'s q-th percentile, if any."""
+    if points:
+        ax.plot(
+            [shown(p, texts_per_s(p)) for p in points],
+            np.array([percentile_ms(p, quantity, q) for p in points], dtype=float),  # each set (filtered by caller)
+            style,
+            **kwargs,
+        )
+
+
+def _probe_marks(ax: Axes, probes: list[LoadPointRecord], sizing: SizingRecord, q: float) -> None:
+    """Each measurement its own marker, coloured by its own verdict: a probe measured again (the majority of up to
+    three decides the probe) shows every measurement, so no marker sits on the wrong side of the SLO line. A
+    measurement whose queue was still growing failed whatever its percentile; one within the SLO on a window the
+    budget cut short is drawn hollow green (unconfirmed); one with fewer requests than a percentile needs
+    (1/(1 − q): 20 for a p95) hollow grey, as the table calls it insufficient."""
+    judged = sizing.saturation.probes if sizing.saturation else []
+    growing = {p.point for p in judged if p.unsteady}
+    short = {p.point for p in judged if p.unconfirmed}
+
+    def within(p: LoadPointRecord) -> bool:
+        value = percentile_ms(p, "scheduled", q)
+        return (
+            point_label(p) not in growing
+            and value is not None
+            and value <= sizing.slo_p99_ms
+            and error_rate(p.requests) <= sizing.max_error_rate
+        )
+
+    def enough(p: LoadPointRecord) -> bool:
+        return p.requests.ok >= math.ceil(1 / (1 - q / 100.0) - 1e-9)
+
+    by_rate = sorted(probes, key=lambda p: p.rate or 0)
+    counted = [p for p in by_rate if enough(p)]
+    steady = [p for p in counted if within(p) and point_label(p) not in short]
+    cut = [p for p in counted if within(p) and point_label(p) in short]
+    over = [p for p in counted if not within(p)]
+    name = f"(scheduled p{q:g})"
+    _mark(ax, steady, "scheduled", q, "s", markersize=8, color="tab:green", label=f"open-loop within SLO {name}")
+    _mark(
+        ax,
+        cut,
+        "scheduled",
+        q,
+        "s",
+        markersize=8,
+        markerfacecolor="none",
+        color="tab:green",
+        label=f"open-loop within SLO on a window cut short, unconfirmed {name}",
+    )
+    _mark(
+        ax,
+        over,
+        "scheduled",
+        q,
+        "x",
+        markersize=8,
+        color="tab:red",
+        label=f"open-loop over SLO, errors or a growing queue {name}",
+    )
+    _mark(
+        ax,
+        [p for p in by_rate if not enough(p)],
+        "scheduled",
+        q,
+        "o",
+        markersize=8,
+        markerfacecolor="none",
+        color="tab:gray",
+        label=f"open-loop measurement, too few requests for a p{q:g}",
+    )
 
 
 def telemetry_plot(results: Results, sizing: SizingRecord, path: Path) -> Path | None:

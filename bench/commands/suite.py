@@ -88,14 +88,29 @@ def run_suite(
     checked first (an earlier run is refused unless `overwrite`, as each command does); a job that fails
     is said in one line and the others still run: everything measured is kept. Every job's header carries
     the suite's labels, `labels` (`run --label`) over them, and the suite file's hash."""
-    from bench.commands.load import problem_line
+    _check_before_running(suite, out, baseline, overwrite)
+    origin = Origin({**suite.labels, **(labels or {})}, file_sha256(suite.path))
+    outcome = SuiteOutcome(Comparison("(none)", str(out), [], [], []))
+    for job in suite.jobs:
+        say(f"== {job.folder}")
+        _run_job(
+            replace(job.request, out=out / job.folder, overwrite=overwrite, origin=origin), job.folder, outcome, say
+        )
+    outcome.comparison = _gate(suite, out, baseline)
+    outcome.comparison.notes += [
+        *(f"{name}: a pair of endpoints fails its identity thresholds" for name in outcome.identity_failed),
+        *(f"failed: {line}" for line in outcome.errors + outcome.failed_measurements),
+        *(f"errors past the limit: {line}" for line in outcome.load_errors),
+    ]
+    return outcome
+
+
+def _check_before_running(suite: Suite, out: Path, baseline: Path | None, overwrite: bool) -> None:
+    """Everything a user can get wrong, refused before any job runs: the baseline, the gate's calibration and
+    history, a calibration run inside this run's folders, a job folder already written."""
     from bench.gate.calibration import check_calibration
-    from bench.gate.compare import compare_paths
-    from bench.gate.history_floor import check_history, with_history
-    from bench.gate.inputs import locate_results
-    from bench.load.points import ERRORS
+    from bench.gate.history_floor import check_history
     from bench.results.outdir import check_out_dir
-    from bench.results.store import read_results
 
     if baseline is not None and not baseline.exists():
         raise InputError(baseline, "no such baseline folder")  # checked before anything runs
@@ -111,38 +126,43 @@ def run_suite(
                 )
     for job in suite.jobs:
         check_out_dir(out / job.folder, job.names, overwrite)
-    errors: list[str] = []
-    identity_failed: list[str] = []
-    failed_measurements: list[str] = []
-    load_errors: list[str] = []
-    origin = Origin({**suite.labels, **(labels or {})}, file_sha256(suite.path))
-    for job in suite.jobs:
-        say(f"== {job.folder}")
-        request = replace(job.request, out=out / job.folder, overwrite=overwrite, origin=origin)
-        try:
-            if isinstance(request, QualityRequest):
-                quality_command(request)
-            elif isinstance(request, IdentityCommand):
-                if not identity_command(request, say).passed:
-                    identity_failed.append(job.folder)
-            else:
-                load_errors += [f"{job.folder}: {problem_line(p)}" for p in load_command(request) if p.status == ERRORS]
-        except MeasurementFailed as exc:
-            failed_measurements.append(f"{job.folder}: {exc}")
-            say(f"!! {job.folder}: {exc}")
-        except UserError as exc:
-            errors.append(f"{job.folder}: {exc}")
-            say(f"!! {job.folder} failed: {exc}")
+
+
+def _run_job(request: Request, folder: str, outcome: SuiteOutcome, say: Callable[[str], None]) -> None:
+    """One job; what fails is kept in `outcome` and said in one line, and the suite goes on."""
+    from bench.commands.load import problem_line
+    from bench.load.points import ERRORS
+
+    try:
+        if isinstance(request, QualityRequest):
+            quality_command(request)
+        elif isinstance(request, IdentityCommand):
+            if not identity_command(request, say).passed:
+                outcome.identity_failed.append(folder)
+        else:
+            problems = load_command(request)
+            outcome.load_errors += [f"{folder}: {problem_line(p)}" for p in problems if p.status == ERRORS]
+    except MeasurementFailed as exc:
+        outcome.failed_measurements.append(f"{folder}: {exc}")
+        say(f"!! {folder}: {exc}")
+    except UserError as exc:
+        outcome.errors.append(f"{folder}: {exc}")
+        say(f"!! {folder} failed: {exc}")
+
+
+def _gate(suite: Suite, out: Path, baseline: Path | None) -> Comparison:
+    """OUT against the baseline; without one the outputs a CI job expects still appear (this run can be the next
+    one's baseline)."""
+    from bench.gate.compare import compare_paths
+    from bench.gate.history_floor import with_history
+    from bench.gate.inputs import locate_results
+    from bench.results.store import read_results
+
     if baseline is not None:
-        comparison = compare_paths(baseline, out, with_history(suite.gate, baseline, out))
-    else:  # the outputs a CI job expects still appear; this run can be the next one's baseline
-        runs = (
-            [(key, read_results(path)) for key, path in locate_results(out).items()]
-            if any(out.rglob("results.jsonl"))
-            else []
-        )
-        comparison = Comparison("(none)", str(out), [], ["no baseline given: nothing is gated"], runs)
-    comparison.notes += [f"{name}: a pair of endpoints fails its identity thresholds" for name in identity_failed]
-    comparison.notes += [f"failed: {line}" for line in errors + failed_measurements]
-    comparison.notes += [f"errors past the limit: {line}" for line in load_errors]
-    return SuiteOutcome(comparison, errors, identity_failed, failed_measurements, load_errors)
+        return compare_paths(baseline, out, with_history(suite.gate, baseline, out))
+    runs = (
+        [(key, read_results(path)) for key, path in locate_results(out).items()]
+        if any(out.rglob("results.jsonl"))
+        else []
+    )
+    return Comparison("(none)", str(out), [], ["no baseline given: nothing is gated"], runs)

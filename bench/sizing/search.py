@@ -93,7 +93,12 @@ def saturation_from(probes: list[Probe], stopped: str | None = None) -> Saturati
     # lower bound. Only without one is the best so far a lower bound (stopped early, or no rate failed).
     lower_bound = None
     if first_failure is None:
-        lower_bound = stopped or ("no failing rate found within the probe limit" if best is not None else None)
+        unfailed = (
+            "no rate failed; the passes above it were on windows the budget cut short (unconfirmed)"
+            if unconfirmed
+            else "no failing rate found within the probe limit"
+        )
+        lower_bound = stopped or (unfailed if best is not None else None)
     return Saturation(
         rate=best.rate if best else None,
         point=best.point if best else None,
@@ -212,7 +217,9 @@ def saturation_search(
     def probe(rate: float) -> bool:
         left = rules.max_probes - len(probes)
         outlook(measurements_left(bracket.good, bracket.bad, rules.tolerance, rules.growth, left))
-        passed = judge_probe(measure, rate, slo, into=probes, unsteady=unsteady).passed
+        # A pass on a window cut short moves the search down like a failure (above it the budget holds still less
+        # of what a steady verdict needs), though it is none: no re-measure, and the answer says it as unconfirmed.
+        passed = judge_probe(measure, rate, slo, into=probes, unsteady=unsteady).stands
         if passed:
             bracket.good = rate
         else:

@@ -269,3 +269,18 @@ def test_a_pass_on_a_window_the_budget_cut_short_is_unconfirmed():
     assert offered.value == "1.18–1.84 requests/s" and "(unconfirmed) at 1.47" in offered.why
     alone = saturation_from([short], stopped="spent")
     assert alone.rate is None and alone.unconfirmed == [1.47] and alone.first_failure is None
+
+
+def test_the_search_moves_down_from_a_pass_on_a_window_cut_short():
+    """Above 10/s the budget holds no steady window: the search bisects below it (where a steady verdict may still
+    fit) instead of climbing to rates it can confirm still less; 10/s is said as unconfirmed, never failed."""
+    short = saturation_search(
+        open_point,
+        5.0,
+        Slo(100.0),
+        unsteady=lambda p: Doubt("cut short", fails=False) if (p.rate or 0) >= 10 else None,
+        rules=SearchRules(confirm=False),
+    )
+    assert max(p.rate for p in short.probes) == 10.0
+    assert short.rate is not None and 9.0 < short.rate < 10.0 and short.unconfirmed == [10.0]
+    assert short.first_failure is None and short.lower_bound is not None and "(unconfirmed)" in short.lower_bound

@@ -73,8 +73,12 @@ SLOW_FIXTURES = {"minilm_backend", "command_outputs"}
 
 # Session fixtures too costly to pay once per pytest-xdist worker (scripts/test.sh runs two): the tests that use
 # one run on one worker, as one xdist group (`--dist loadgroup`); every other test goes with its module, so a
-# module-scoped fixture is built once too.
-SHARED_GROUPS = (("servers", SERVER_FIXTURES), ("command-outputs", {"command_outputs"}))
+# module-scoped fixture is built once too. The apps (Open WebUI, LightRAG and the meter in front of them) and the
+# bare servers (infinity, LiteLLM) are two groups: together they were the run's last 10 minutes on one worker
+# while the other had finished; apart, each worker starts its own infinity (about 20 s), the first group that
+# matches a test's fixtures taking it.
+APP_FIXTURES = {"openwebui_server", "lightrag_server", "meter_url"}
+SHARED_GROUPS = (("apps", APP_FIXTURES), ("servers", SERVER_FIXTURES), ("command-outputs", {"command_outputs"}))
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups and `-m` reads the markers

@@ -101,16 +101,19 @@ def _rates(rates: list[float]) -> str:
 
 
 def _tried_text(probes: list[Probe]) -> str:
-    """`passed at 1.18 requests/s offered; passed on windows the budget cut short (unconfirmed) at 1.47; failed at
-    1.84`."""
+    """`passed at 1.18; passed on windows the budget cut short (unconfirmed) at 1.47; failed at 1.84 requests/s
+    offered` (the kinds no probe had left out)."""
     if not probes:
         return "no probe was measured"
-    short = [p.rate for p in probes if p.unconfirmed is not None and not p.failed]
-    return (
-        f"passed at {_rates([p.rate for p in probes if p.stands])} requests/s offered; "
-        + (f"passed on windows the budget cut short (unconfirmed) at {_rates(short)}; " if short else "")
-        + f"failed at {_rates([p.rate for p in probes if p.failed])}"
+    kinds = (
+        ("passed", [p.rate for p in probes if p.stands]),
+        (
+            "passed on windows the budget cut short (unconfirmed)",
+            [p.rate for p in probes if p.unconfirmed and not p.failed],
+        ),
+        ("failed", [p.rate for p in probes if p.failed]),
     )
+    return "; ".join(f"{kind} at {_rates(rates)}" for kind, rates in kinds if rates) + " requests/s offered"
 
 
 def _changes_lines(saturation: Saturation) -> list[SizingLine]:
@@ -152,6 +155,7 @@ def _saturation_lines(saturation: Saturation, slo: Slo) -> list[SizingLine]:
                 "saturation rate",
                 "none" if saturation.lower_bound is None else "none yet",
                 f"no probed rate kept scheduled {slo.text()} with errors ≤ {slo.max_error_rate:g}"
+                + (" on a window long enough to stand" if saturation.unconfirmed else "")
                 + (f" ({saturation.lower_bound})" if saturation.lower_bound else "")
                 + f"; {tried}",
                 [point_label(p.point) for p in probes],

@@ -490,7 +490,7 @@ def test_budget_ends_the_search_with_an_interval_when_a_rate_failed():
     offered = recommend([], answer, Slo(100.0))[1]
     assert offered.value == "20–40 requests/s" and "lower bound" not in offered.why
     assert "the saturation rate lies between them" in offered.why
-    assert "passed at 5, 10, 20 requests/s offered; failed at 40" in offered.why
+    assert "passed at 5, 10, 20; failed at 40 requests/s offered" in offered.why
     assert saturation_from(probes).lower_bound is None  # finished between a pass and a failure: no bound said
     below = saturation_from(probes[:3], spent)  # stopped before any rate failed: only then a lower bound
     assert below.lower_bound == spent and recommend([], below, Slo(100.0))[1].value == "≥ 20 requests/s"

@@ -156,8 +156,8 @@ def steady_needs_text(plan: SizePlan, rate: float, capacity: float, left_s: floa
         return None
     relax = relaxation_s(1.0 / capacity, rate / capacity)
     return (
-        f"size: a steady {plan.slo.name} verdict at {sig3(rate)} requests/s ({rate / capacity:.0%} of the closed "
-        f"loop's {sig3(capacity)} requests/s) needs {plan.probe_requests} requests and "
+        f"size: a steady {plan.slo.name} verdict at {sig3(rate)} requests/s ({rate / capacity:.0%} of the "
+        f"capacity the closed loop measured, {sig3(capacity)} requests/s) needs {plan.probe_requests} requests and "
         f"{WINDOW_RELAXATIONS:g} relaxation times of its queue (about {sig3(relax)} s each) after a {sig3(warm)} s "
         f"warm-up: {sig3(probe_s)} s a probe, about {sig3(needed)} s for the "
         f"search, and {sig3(max(left_s, 0.0))} s are left (--max-time {sig3(plan.max_time_s or 0)} s): each probe "

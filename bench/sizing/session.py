@@ -25,7 +25,7 @@ from bench.load.workload import Workload
 from bench.results.lifecycle import OpenRun
 from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, Loop, Op, SizingRecord
 from bench.sizing.budget import Budget, BudgetSpent
-from bench.sizing.closed import choose_closed, closed_sweep
+from bench.sizing.closed import choose_closed, closed_capacity, closed_sweep
 from bench.sizing.plan import (
     GROWTH,
     LOWEST_RATE_FRACTION,
@@ -276,9 +276,7 @@ class SizeSession:
         if best is None:
             return
         seeds = iter(range(plan.seed, plan.seed + 10_000))
-        self.capacity = max(
-            p.throughput.requests_per_s for p in self.points if p.loop == Loop.CLOSED and p.batch == best.batch
-        )
+        self.capacity = closed_capacity([p for p in self.points if p.loop == Loop.CLOSED and p.batch == best.batch])
         modelled = search_start(plan, self.capacity) if plan.arrival.kind == ArrivalKind.POISSON else None
         start_rate = modelled or best.throughput.requests_per_s * START_FRACTION
         start_rate = max(float(f"{start_rate:.3g}"), 0.01)  # 3 digits: labels

@@ -571,3 +571,22 @@ def test_the_console_names_the_slos_percentile():
     probe.histograms = {"service": latencies, "scheduled": latencies}
     shown = _figures(probe, 95.0)
     assert "service p95" in shown and "scheduled p95" in shown and "p99" not in shown
+
+
+def test_capacity_is_the_faster_of_the_achieved_rate_and_a_lone_requests_service_time():
+    """A one-slot server of 400 ms: a lone user achieved 2.27/s (the client's gaps between requests count), two
+    users 2.06/s; one request's mean service time, 400 ms, says 2.5/s — the capacity the model is built on. A
+    multi-slot server's two users achieve more than one request's service time says: that rate is the capacity."""
+    from dataclasses import replace
+
+    from bench.sizing.closed import closed_capacity
+
+    def closed(concurrency: int, requests_s: float, mean_ms: float) -> LoadPointRecord:
+        p = point("closed", 1, requests_s, mean_ms, concurrency=concurrency)
+        assert p.latency_ms.service is not None
+        return replace(p, latency_ms=replace(p.latency_ms, service=replace(p.latency_ms.service, mean=mean_ms)))
+
+    one_slot = [closed(1, 2.27, 400.0), closed(2, 2.06, 950.0)]
+    assert closed_capacity(one_slot) == pytest.approx(2.5)
+    two_slots = [closed(1, 2.27, 400.0), closed(2, 4.4, 440.0)]
+    assert closed_capacity(two_slots) == pytest.approx(4.4)

@@ -1,0 +1,118 @@
+"""Paired A/B statistics of interleaved rounds (`load --interleave`): each round measures the baseline A and the
+candidate B back to back, so whatever moves the whole machine between rounds (drift) moves both and cancels in
+the round's ratio B ÷ A.
+
+- the ratio: the geometric mean of the rounds' ratios, with a Student t interval on their logs (95%, n - 1
+  degrees of freedom): exp(mean(log r) ± t(0.975, n - 1) × sd(log r) / sqrt(n)). The log makes a ratio's noise
+  symmetric; t, not a bootstrap, because a job has few rounds (10) and the bootstrap's interval is too narrow then;
+- the verdict: the gate's own rule (bench.gate.noise.judge) on that interval against `compare`'s limit: fail
+  when the whole interval is past it, pass when it is all clear of it, inconclusive when it straddles it. A
+  figure exactly at the limit fails with probability FALSE_ALARM = 2.5% (one side of the 95% interval);
+- the paired noise: sd(log(B/A)) over the rounds; the unpaired noise of the same windows: sqrt(var(log A) +
+  var(log B)), what comparing A's windows alone with B's windows alone would see (drift included);
+- the smallest step each can see: the change of the ratio detected with POWER = 80% at the one-sided false
+  alarm rate FALSE_ALARM, for this many rounds: exp(±(t(1 - FALSE_ALARM, df) + t(POWER, df)) × noise / sqrt(n))
+  (the normal approximation to the t test's power, with t quantiles; df = n - 1 paired, 2n - 2 unpaired).
+  The gate, which needs its interval past its limit, fails a ratio with 80% power once it is that step past the
+  limit; `rounds_needed` says how many rounds would see the limit's own step (×0.95 for a limit of 0.95).
+
+    >>> s = paired_stats([100.0, 90.0, 110.0, 95.0], [90.0, 81.0, 99.0, 85.5], higher_is_better=True)
+    >>> round(s.ratio.mean, 3), s.rounds, s.paired_noise < s.unpaired_noise
+    (0.9, 4, True)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from bench.core.resample import CONFIDENCE, Interval
+from bench.gate.noise import Verdict, judge
+
+FALSE_ALARM = (1 - CONFIDENCE) / 2  # one-sided: a fail needs the whole 95% interval past the limit
+POWER = 0.8
+MAX_ROUNDS = 1000  # rounds_needed gives up past this (None: not worth a job)
+
+
+@dataclass(frozen=True)
+class PairedStats:
+    """One figure's paired ratio over the rounds and what its noise lets a gate see."""
+
+    ratio: Interval  # B ÷ A: geometric mean of the rounds' ratios, 95% t interval on their logs
+    rounds: int  # rounds with the figure on both sides
+    paired_noise: float  # sd of log(B/A) over the rounds (log units; ~ a relative spread)
+    unpaired_noise: float  # sqrt(var log A + var log B): the same windows, unpaired
+    detectable: float  # the smallest regression ratio seen at POWER (below 1 for throughput, above 1 for latency)
+    detectable_unpaired: float  # the same from the unpaired noise
+
+    def rounds_needed(self, limit: float, paired: bool = True) -> int | None:
+        """Rounds for a step as large as `limit`'s (e.g. ×0.95) to be seen at POWER; None past MAX_ROUNDS or
+        at a limit of 1 (no step)."""
+        noise = self.paired_noise if paired else self.unpaired_noise
+        return rounds_needed(noise, limit, paired)
+
+
+def paired_stats(a: Sequence[float], b: Sequence[float], higher_is_better: bool) -> PairedStats | None:
+    """The stats of rounds (a[i], b[i]); rounds where either side is missing or not positive are left out.
+    None with fewer than two usable rounds (no spread to estimate)."""
+    pairs = [(x, y) for x, y in zip(a, b, strict=True) if x > 0 and y > 0 and math.isfinite(x) and math.isfinite(y)]
+    n = len(pairs)
+    if n < 2:
+        return None
+    log_a, log_b = np.log([x for x, _ in pairs]), np.log([y for _, y in pairs])
+    diffs = log_b - log_a
+    mean, paired = float(diffs.mean()), float(diffs.std(ddof=1))
+    unpaired = math.sqrt(float(log_a.var(ddof=1)) + float(log_b.var(ddof=1)))
+    half = _t(0.5 + CONFIDENCE / 2, n - 1) * paired / math.sqrt(n)
+    sign = -1.0 if higher_is_better else 1.0
+    return PairedStats(
+        ratio=Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half)),
+        rounds=n,
+        paired_noise=paired,
+        unpaired_noise=unpaired,
+        detectable=math.exp(sign * smallest_step(paired, n, True)),
+        detectable_unpaired=math.exp(sign * smallest_step(unpaired, n, False)),
+    )
+
+
+def smallest_step(noise: float, rounds: int, paired: bool) -> float:
+    """The smallest |log ratio| seen at POWER and FALSE_ALARM with `rounds` rounds of `noise` (log units)."""
+    df = rounds - 1 if paired else 2 * rounds - 2
+    return (_t(1 - FALSE_ALARM, df) + _t(POWER, df)) * noise / math.sqrt(rounds)
+
+
+def rounds_needed(noise: float, step: float, paired: bool = True) -> int | None:
+    """The fewest rounds (≥ 2) whose smallest step is within |log step|; None past MAX_ROUNDS or for no step."""
+    wanted = abs(math.log(step)) if step > 0 else 0.0
+    if wanted == 0:
+        return None
+    for n in range(2, MAX_ROUNDS + 1):
+        if smallest_step(noise, n, paired) <= wanted:
+            return n
+    return None
+
+
+def verdict(stats: PairedStats, limit: float, higher_is_better: bool) -> Verdict:
+    """`compare`'s rule on the paired interval (bench.gate.noise.judge)."""
+    return judge(stats.ratio, limit, higher_is_better)
+
+
+def overall(verdicts: Sequence[Verdict]) -> Verdict | None:
+    """The job's verdict from its gated figures: any fail fails, then any inconclusive; None: nothing gated."""
+    if not verdicts:
+        return None
+    for worst in (Verdict.FAIL, Verdict.INCONCLUSIVE):
+        if worst in verdicts:
+            return worst
+    return Verdict.PASS
+
+
+@cache
+def _t(q: float, df: int) -> float:
+    from scipy import stats  # imported here: ~0.6 s a load without --interleave does not need
+
+    return float(stats.t.ppf(q, df))

@@ -32,6 +32,7 @@ import numpy as np
 
 from bench.core.resample import CONFIDENCE, Interval
 from bench.gate.noise import Verdict, judge
+from bench.results.schema import InterleavedRecord, PairedFigure
 
 FALSE_ALARM = (1 - CONFIDENCE) / 2  # one-sided: a fail needs the whole 95% interval past the limit
 POWER = 0.8
@@ -109,6 +110,40 @@ def overall(verdicts: Sequence[Verdict]) -> Verdict | None:
         if worst in verdicts:
             return worst
     return Verdict.PASS
+
+
+FIGURE_NAMES = {"texts_per_s": "texts/s", "p50": "p50", "p99": "p99"}
+
+
+def describe(record: InterleavedRecord) -> list[str]:
+    """The verdict first, then one line per figure: its paired interval, the limit, the noise paired and
+    unpaired, and the smallest step each sees."""
+    head = (
+        f"INTERLEAVED {record.current} ÷ {record.baseline}, {record.point}, {len(record.rounds)} rounds: "
+        f"{record.verdict.upper()}"
+    )
+    return [head, *(f"  {figure_line(f)}" for f in record.figures)]
+
+
+def figure_line(f: PairedFigure) -> str:
+    """`texts/s ×0.903 [0.889, 0.917]; limit ×0.95: fail; paired noise ±1.2% (unpaired ±8.5%); ...`."""
+    r = f.ratio
+    said = f"{FIGURE_NAMES.get(f.figure, f.figure)} ×{r.mean:.3f} [{r.low:.3f}, {r.high:.3f}] over {f.rounds} rounds"
+    if f.limit is not None:
+        said += f"; limit ×{f.limit:g}: {f.verdict}"
+    said += (
+        f"; paired noise ±{math.expm1(f.paired_noise):.1%} (unpaired ±{math.expm1(f.unpaired_noise):.1%}); "
+        f"smallest step seen at 80% power ×{f.detectable:.3f} (unpaired ×{f.detectable_unpaired:.3f})"
+    )
+    if f.limit is not None and f.limit != 1:
+        said += (
+            f"; rounds to see ×{f.limit:g}: {_rounds(f.rounds_needed)} (unpaired {_rounds(f.rounds_needed_unpaired)})"
+        )
+    return said
+
+
+def _rounds(n: int | None) -> str:
+    return str(n) if n is not None else f"more than {MAX_ROUNDS}"
 
 
 @cache

@@ -9,16 +9,12 @@ from typing import TYPE_CHECKING
 from bench.core.resample import CONFIDENCE
 from bench.gate import paired
 from bench.gate.config import GateConfig
-from bench.gate.noise import Verdict
 from bench.gate.points import latency_p99, p99_quantity
 from bench.load.points import PointConfig, point_label
-from bench.results.schema import InterleavedRecord, InterleavedRound, LatencySummary, LoadPointRecord, PairedFigure
+from bench.results.schema import InterleavedRecord, InterleavedRound, LatencySummary, LoadPointRecord
 
 if TYPE_CHECKING:
     from bench.commands.load import LoadRequest
-
-NOT_GATED = "not gated"
-FIGURES = ("texts_per_s", "p50", "p99")
 
 
 def round_figures(record: LoadPointRecord, quantity: str) -> dict[str, float | None]:
@@ -62,14 +58,8 @@ def paired_record(
         )
         for i, ((fa, fb), first) in enumerate(zip(sides, firsts, strict=True))
     ]
-    p99 = config.max_p99_increase
-    limits = {"texts_per_s": config.min_throughput_ratio, "p50": None, "p99": 1 + p99.value if p99 else None}
-    figures = []
-    for name in FIGURES:
-        found = _figure(name, [fa[name] for fa, _ in sides], [fb[name] for _, fb in sides], limits[name])
-        if found is not None:
-            figures.append(found)
-    verdict = paired.overall([Verdict(f.verdict) for f in figures if f.verdict is not None])
+    limits = paired.limits_of(config)
+    figures, verdict = paired.judged_figures(rounds, limits)
     return InterleavedRecord(
         baseline=a[0].endpoint,
         current=b[0].endpoint,
@@ -77,32 +67,11 @@ def paired_record(
         latency=quantity,
         rounds=rounds,
         figures=figures,
-        verdict=str(verdict) if verdict is not None else NOT_GATED,
+        verdict=str(verdict) if verdict is not None else paired.NOT_GATED,
+        not_judged=paired.not_judged(figures, limits),
         confidence=CONFIDENCE,
         false_alarm=paired.FALSE_ALARM,
         power=paired.POWER,
-    )
-
-
-def _figure(name: str, a: list[float | None], b: list[float | None], limit: float | None) -> PairedFigure | None:
-    """One figure over the rounds where both sides have it; None with fewer than two such rounds."""
-    both = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
-    higher = name == "texts_per_s"
-    stats = paired.paired_stats([x for x, _ in both], [y for _, y in both], higher)
-    if stats is None:
-        return None
-    return PairedFigure(
-        figure=name,
-        ratio=stats.ratio,
-        rounds=stats.rounds,
-        paired_noise=stats.paired_noise,
-        unpaired_noise=stats.unpaired_noise,
-        detectable=stats.detectable,
-        detectable_unpaired=stats.detectable_unpaired,
-        limit=limit,
-        verdict=str(paired.verdict(stats, limit, higher)) if limit is not None else None,
-        rounds_needed=stats.rounds_needed(limit) if limit is not None else None,
-        rounds_needed_unpaired=stats.rounds_needed(limit, paired=False) if limit is not None else None,
     )
 
 

@@ -31,12 +31,15 @@ from functools import cache
 import numpy as np
 
 from bench.core.resample import CONFIDENCE, Interval
+from bench.gate.config import GateConfig
 from bench.gate.noise import Verdict, judge
-from bench.results.schema import InterleavedRecord, PairedFigure
+from bench.results.schema import InterleavedRecord, InterleavedRound, PairedFigure
 
 FALSE_ALARM = (1 - CONFIDENCE) / 2  # one-sided: a fail needs the whole 95% interval past the limit
 POWER = 0.8
 MAX_ROUNDS = 1000  # rounds_needed gives up past this (None: not worth a job)
+NOT_GATED = "not gated"  # the verdict of a job no limit gates
+FIGURES = ("texts_per_s", "p50", "p99")  # p50 reported, not gated (as in compare)
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,59 @@ def overall(verdicts: Sequence[Verdict]) -> Verdict | None:
     return Verdict.PASS
 
 
+def limits_of(config: GateConfig) -> dict[str, float | None]:
+    """compare's limits as ratios B ÷ A: --min-throughput-ratio on texts/s, 1 + --max-p99-increase on p99."""
+    p99 = config.max_p99_increase
+    return {"texts_per_s": config.min_throughput_ratio, "p50": None, "p99": 1 + p99.value if p99 else None}
+
+
+def judged_figures(
+    rounds: Sequence[InterleavedRound], limits: dict[str, float | None]
+) -> tuple[list[PairedFigure], Verdict | None]:
+    """Each figure's paired stats over the rounds, judged by its limit, and the job's verdict (None: nothing
+    gated). A figure with fewer than two rounds on both sides (a p99 of too few answers) is left out."""
+    figures = []
+    for name in FIGURES:
+        a = [getattr(r, f"baseline_{_field(name)}") for r in rounds]
+        b = [getattr(r, f"current_{_field(name)}") for r in rounds]
+        found = paired_figure(name, a, b, limits.get(name))
+        if found is not None:
+            figures.append(found)
+    return figures, overall([Verdict(f.verdict) for f in figures if f.verdict is not None])
+
+
+def not_judged(figures: Sequence[PairedFigure], limits: dict[str, float | None]) -> list[str]:
+    """The gated figures left out of `figures` (too few rounds with them on both sides)."""
+    judged = {f.figure for f in figures}
+    return [name for name in FIGURES if limits.get(name) is not None and name not in judged]
+
+
+def _field(name: str) -> str:
+    return name if name == "texts_per_s" else f"{name}_ms"
+
+
+def paired_figure(name: str, a: list[float | None], b: list[float | None], limit: float | None) -> PairedFigure | None:
+    """One figure over the rounds where both sides have it; None with fewer than two such rounds."""
+    both = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
+    higher = name == "texts_per_s"
+    stats = paired_stats([x for x, _ in both], [y for _, y in both], higher)
+    if stats is None:
+        return None
+    return PairedFigure(
+        figure=name,
+        ratio=stats.ratio,
+        rounds=stats.rounds,
+        paired_noise=stats.paired_noise,
+        unpaired_noise=stats.unpaired_noise,
+        detectable=stats.detectable,
+        detectable_unpaired=stats.detectable_unpaired,
+        limit=limit,
+        verdict=str(verdict(stats, limit, higher)) if limit is not None else None,
+        rounds_needed=stats.rounds_needed(limit) if limit is not None else None,
+        rounds_needed_unpaired=stats.rounds_needed(limit, paired=False) if limit is not None else None,
+    )
+
+
 FIGURE_NAMES = {"texts_per_s": "texts/s", "p50": "p50", "p99": "p99"}
 
 
@@ -122,7 +178,12 @@ def describe(record: InterleavedRecord) -> list[str]:
         f"INTERLEAVED {record.current} ÷ {record.baseline}, {record.point}, {len(record.rounds)} rounds: "
         f"{record.verdict.upper()}"
     )
-    return [head, *(f"  {figure_line(f)}" for f in record.figures)]
+    missing = [
+        f"  {FIGURE_NAMES[name]} not judged: fewer than 2 rounds have it on both sides (a p99 needs 100 answers "
+        "per window: give a longer --window)"
+        for name in record.not_judged
+    ]
+    return [head, *(f"  {figure_line(f)}" for f in record.figures), *missing]
 
 
 def figure_line(f: PairedFigure) -> str:

@@ -196,7 +196,7 @@ def write_load_results(directory: Path, points: list, created: str | None = None
             measure_labels={},
             depth=0,
             seed=0,
-            targets=sorted({p.endpoint for p in points}),
+            targets=sorted({p.endpoint for p in points if hasattr(p, "endpoint")}),
         ),
         *points,
         end_record(),

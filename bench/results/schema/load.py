@@ -252,6 +252,8 @@ class InterleavedRecord:
     figures: list[PairedFigure]
     #: pass | fail | inconclusive by compare's rule on the gated figures; `not gated`: no limit was given
     verdict: str
+    #: figures a limit gates but fewer than two rounds have on both sides (a p99 of too few answers): not judged
+    not_judged: list[str] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
     confidence: float = 0.95
     false_alarm: float = 0.025  # one-sided: a figure at its limit fails this often
     power: float = 0.8

@@ -126,11 +126,14 @@ def judged_figures(
 ) -> tuple[list[PairedFigure], Verdict | None]:
     """Each figure's paired stats over the rounds, judged by its limit, and the job's verdict (None: nothing
     gated). A figure with fewer than two rounds on both sides (a p99 of too few answers) is left out."""
+    sides: dict[str, list[tuple[float | None, float | None]]] = {
+        "texts_per_s": [(r.baseline_texts_per_s, r.current_texts_per_s) for r in rounds],
+        "p50": [(r.baseline_p50_ms, r.current_p50_ms) for r in rounds],
+        "p99": [(r.baseline_p99_ms, r.current_p99_ms) for r in rounds],
+    }
     figures = []
     for name in FIGURES:
-        a = [getattr(r, f"baseline_{_field(name)}") for r in rounds]
-        b = [getattr(r, f"current_{_field(name)}") for r in rounds]
-        found = paired_figure(name, a, b, limits.get(name))
+        found = paired_figure(name, [a for a, _ in sides[name]], [b for _, b in sides[name]], limits.get(name))
         if found is not None:
             figures.append(found)
     return figures, overall([Verdict(f.verdict) for f in figures if f.verdict is not None])
@@ -140,10 +143,6 @@ def not_judged(figures: Sequence[PairedFigure], limits: dict[str, float | None])
     """The gated figures left out of `figures` (too few rounds with them on both sides)."""
     judged = {f.figure for f in figures}
     return [name for name in FIGURES if limits.get(name) is not None and name not in judged]
-
-
-def _field(name: str) -> str:
-    return name if name == "texts_per_s" else f"{name}_ms"
 
 
 def paired_figure(name: str, a: list[float | None], b: list[float | None], limit: float | None) -> PairedFigure | None:

@@ -32,6 +32,7 @@ def render_interleave(results: Results, folder: Path) -> tuple[str, str]:
         verdict = f"Verdict: **{record.verdict.upper()}** over {len(record.rounds)} rounds"
         header, rows = figures_table(record)
         md += [f"## {title}", "", verdict, "", md_table(header, rows), "", *_notes(record), ""]
+        round_header, round_rows = rounds_table(record)
         css = "bad" if record.verdict == "fail" else ""
         html += [
             f"<h2>{escape(title)}</h2>",
@@ -40,8 +41,16 @@ def render_interleave(results: Results, folder: Path) -> tuple[str, str]:
             *(f"<p>{escape(note)}</p>" for note in _notes(record)),
         ]
         plot = rounds_plot(record, folder / "plots" / f"load_interleave_{number}_{safe_filename(record.point)}.png")
-        md += [md_figure("Rounds over time", plot, folder), ""]
+        md += [
+            md_figure("Rounds over time", plot, folder),
+            "",
+            "### Rounds",
+            "",
+            md_table(round_header, round_rows),
+            "",
+        ]
         html.append(f"<h3>Rounds over time</h3>{html_figure('Rounds over time', plot)}")
+        html.append(f"<h3>Rounds</h3>{html_table(round_header, round_rows)}")
     body_md, body_html = render(results, folder, "load", (md, html))
     return body_md + "\n", body_html
 
@@ -59,6 +68,32 @@ def figures_table(record: InterleavedRecord) -> tuple[list[str], list[list[str]]
         "rounds for the limit's step",
     ]
     return header, [_row(f) for f in record.figures]
+
+
+def rounds_table(record: InterleavedRecord) -> tuple[list[str], list[list[str]]]:
+    """Each round in the order measured: who went first, both sides' figures and the ratios B ÷ A."""
+    a, b = record.baseline, record.current
+    header = ["round", "first", f"{a} texts/s", f"{b} texts/s", "ratio", f"{a} p50 / p99 ms", f"{b} p50 / p99 ms"]
+    header += ["p50 ratio", "p99 ratio"]
+    rows = [
+        [
+            str(r.round),
+            r.first,
+            f"{r.baseline_texts_per_s:.1f}",
+            f"{r.current_texts_per_s:.1f}",
+            _num(r.texts_per_s_ratio),
+            f"{_num(r.baseline_p50_ms, 1)} / {_num(r.baseline_p99_ms, 1)}",
+            f"{_num(r.current_p50_ms, 1)} / {_num(r.current_p99_ms, 1)}",
+            _num(r.p50_ratio),
+            _num(r.p99_ratio),
+        ]
+        for r in record.rounds
+    ]
+    return header, rows
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
 
 
 def _row(f: PairedFigure) -> list[str]:

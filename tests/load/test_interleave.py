@@ -92,7 +92,32 @@ def test_interleaved_runs_pair_their_rounds_and_judge_by_compare_limits(servers,
     code, stdout, _ = _interleave(fast, half, tmp_path / "half", monkeypatch, capsys)
     (paired,) = read_results(tmp_path / "half" / "results.jsonl").interleaved
     assert paired.verdict == "fail" and code == 1, stdout
+    code, stdout, _ = run_cli(
+        ["compare", str(tmp_path / "half"), "--min-throughput-ratio", "0.95"], monkeypatch, capsys
+    )
+    assert code == 1 and "3 rounds paired" in stdout, stdout  # compare RUN: the same run, paired, no baseline
 
     code, stdout, _ = _interleave(fast, twin, tmp_path / "twin", monkeypatch, capsys)
     (paired,) = read_results(tmp_path / "twin" / "results.jsonl").interleaved
     assert paired.verdict != "fail" and code == 0, stdout
+
+
+@pytest.mark.parametrize("slowest_ms,refused", [(900.0, True), (400.0, False)])
+def test_a_window_that_one_request_of_the_batch_outlasts_is_said_after_the_first_window(slowest_ms, refused, tmp_path):
+    """Only a first window shows what a request of the plan's batch takes (the preflight's probe is one text)."""
+    from types import SimpleNamespace
+
+    from bench.commands.load import LoadRequest, sweep_of
+    from bench.core.errors import UserError
+    from bench.load.interleave import check_answered
+    from tests.gate.helpers import load_point
+
+    request = LoadRequest(endpoints=[], out=tmp_path, interleave=True, window="0.5s", batch="64")
+    (point,) = sweep_of(request, is_rerank=False).points
+    record = load_point("a", batch=64, p99_ms=slowest_ms)  # its service max is the p99 given
+    endpoint = SimpleNamespace(spec=SimpleNamespace(name="a"))
+    if refused:
+        with pytest.raises(UserError, match=r"--window 0.5s is shorter than one request of closed batch 64"):
+            check_answered(endpoint, record, point)
+    else:
+        check_answered(endpoint, record, point)

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.gate import paired  # noqa: E402
 from bench.gate.noise import Verdict  # noqa: E402
-from bench.results.schema import InterleavedRecord, PairedFigure  # noqa: E402
+from bench.results.schema import InterleavedRecord, InterleavedRound, PairedFigure  # noqa: E402
 from bench.results.store import read_results  # noqa: E402
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy  # noqa: E402
 
@@ -134,6 +134,17 @@ def real(args: argparse.Namespace) -> None:
     summarize(found, args)
 
 
+def read_back(args: argparse.Namespace) -> None:
+    """The summary of jobs an earlier run left under --out (wall times and exit codes are not kept: 0)."""
+    found: dict[str, list[tuple[InterleavedRecord, float, int]]] = {"step": [], "twins": []}
+    for name in found:
+        for k in range(args.jobs):
+            results = Path(args.out) / f"{name}-{k}" / "results.jsonl"
+            if results.is_file():
+                found[name] += [(r, 0.0, 0) for r in read_results(results).interleaved]
+    summarize(found, args)
+
+
 def summarize(found: dict[str, list[tuple[InterleavedRecord, float, int]]], args: argparse.Namespace) -> None:
     step, twins = found["step"], found["twins"]
     flagged = sum(r.verdict == Verdict.FAIL for r, _, _ in step)
@@ -151,11 +162,36 @@ def summarize(found: dict[str, list[tuple[InterleavedRecord, float, int]]], args
         f"(range {min(pct[0]):.1%}–{max(pct[0]):.1%}), unpaired ±{statistics.median(pct[1]):.1%} "
         f"(range {min(pct[1]):.1%}–{max(pct[1]):.1%})"
     )
+    separate_runs(step, twins)
     detect = [f.detectable for f in figures], [f.detectable_unpaired for f in figures]
     print(
         f"  smallest step seen at 80% power, median: paired ×{statistics.median(detect[0]):.3f}, "
         f"unpaired ×{statistics.median(detect[1]):.3f}"
     )
+
+
+def separate_runs(
+    step: list[tuple[InterleavedRecord, float, int]], twins: list[tuple[InterleavedRecord, float, int]]
+) -> None:
+    """The same jobs read as separate runs: each job's A (and its twin) as one run of its own, a minute or more
+    from the next. The spread over the jobs of a run's mean texts/s is the noise between runs; the spread over
+    the jobs of the twins' paired ratio is the interleaved gate's."""
+    runs = [_job_mean(r.rounds, "baseline") for r, _, _ in step + twins]
+    runs += [_job_mean(r.rounds, "current") for r, _, _ in twins]
+    ratios = [math.log(_throughput(r).ratio.mean) for r, _, _ in twins]
+    if len(runs) < 3 or len(ratios) < 2:
+        return
+    between = math.sqrt(2) * statistics.stdev(math.log(x) for x in runs)  # a ratio has a run on each side
+    print(
+        f"  separate runs (each job's A or twin as one run, {len(runs)} runs): sd of log(run / run) "
+        f"±{math.expm1(between):.1%}; the twins' interleaved ratio over {len(ratios)} jobs: sd of its log "
+        f"±{math.expm1(statistics.stdev(ratios)):.1%}"
+    )
+
+
+def _job_mean(rounds: list[InterleavedRound], side: str) -> float:
+    """A side's texts/s over a job: the geometric mean of its windows."""
+    return math.exp(statistics.fmean(math.log(getattr(r, f"{side}_texts_per_s")) for r in rounds))
 
 
 def simulate(args: argparse.Namespace) -> None:
@@ -192,8 +228,14 @@ def main() -> None:
     parser.add_argument("--hog", type=int, default=0, help="CPU-bound neighbours whose load drifts")
     parser.add_argument("--hog-period", type=float, default=120.0, help="seconds of one drift cycle of the hogs")
     parser.add_argument("--out", default="reports/interleave-power")
+    parser.add_argument("--read", action="store_true", help="summarize the jobs already under --out, run none")
     args = parser.parse_args()
-    simulate(args) if args.simulate else real(args)
+    if args.simulate:
+        simulate(args)
+    elif args.read:
+        read_back(args)
+    else:
+        real(args)
 
 
 if __name__ == "__main__":

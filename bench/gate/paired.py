@@ -118,7 +118,7 @@ def overall(verdicts: Sequence[Verdict]) -> Verdict | None:
 def limits_of(config: GateConfig) -> dict[str, float | None]:
     """compare's limits as ratios B ÷ A: --min-throughput-ratio on texts/s, 1 + --max-p99-increase on p99."""
     p99 = config.max_p99_increase
-    return {"texts_per_s": config.min_throughput_ratio, "p50": None, "p99": 1 + p99.value if p99 else None}
+    return {"texts_per_s": config.min_throughput_ratio, "p50": None, "p99": 1 + p99.value if p99 is not None else None}
 
 
 def judged_figures(

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.gate import paired  # noqa: E402
 from bench.gate.noise import Verdict  # noqa: E402
-from bench.results.schema import InterleavedRecord, InterleavedRound, PairedFigure  # noqa: E402
+from bench.results.schema import EndStatus, InterleavedRecord, InterleavedRound, PairedFigure  # noqa: E402
 from bench.results.store import read_results  # noqa: E402
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy  # noqa: E402
 
@@ -140,8 +140,13 @@ def read_back(args: argparse.Namespace) -> None:
     for name in found:
         for k in range(args.jobs):
             results = Path(args.out) / f"{name}-{k}" / "results.jsonl"
-            if results.is_file():
-                found[name] += [(r, 0.0, 0) for r in read_results(results).interleaved]
+            if not results.is_file():
+                continue
+            run = read_results(results)
+            if run.end is None or run.end.status != EndStatus.COMPLETE:  # a job cut short is no verdict
+                print(f"{results}: not complete ({run.end.error if run.end else 'no end record'}): left out")
+                continue
+            found[name] += [(r, 0.0, 0) for r in run.interleaved]
     summarize(found, args)
 
 
@@ -191,7 +196,8 @@ def separate_runs(
 
 def _job_mean(rounds: list[InterleavedRound], side: str) -> float:
     """A side's texts/s over a job: the geometric mean of its windows."""
-    return math.exp(statistics.fmean(math.log(getattr(r, f"{side}_texts_per_s")) for r in rounds))
+    values = [getattr(r, f"{side}_texts_per_s") for r in rounds]
+    return math.exp(statistics.fmean(math.log(v) for v in values if v > 0))  # a window with no answer: no figure
 
 
 def simulate(args: argparse.Namespace) -> None:

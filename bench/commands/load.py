@@ -149,19 +149,16 @@ class LoadRequest:
                 "Two endpoints (-e A=... -e B=...): each point measured on A and B in alternating windows, the order "
                 "randomised per round (--seed); the ratio B/A per round, its paired interval and compare's verdict "
                 "(exit 1 when it fails; docs/load.md).",
-                suite=False,
             )
         ),
     )
     rounds: int = field(
         default=10,
-        metadata=option(Flag(("--rounds",), "--interleave: rounds (one window per endpoint each).", suite=False)),
+        metadata=option(Flag(("--rounds",), "--interleave: rounds (one window per endpoint each).")),
     )
     window: str = field(
         default="2s",
-        metadata=option(
-            Flag(("--window",), "--interleave: measured time of each window (after its --warmup).", suite=False)
-        ),
+        metadata=option(Flag(("--window",), "--interleave: measured time of each window (after its --warmup).")),
     )
     min_throughput_ratio: str | None = field(
         default=None,

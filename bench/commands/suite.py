@@ -19,7 +19,7 @@ from bench.core.errors import (
     MeasurementFailed,
     UserError,
 )
-from bench.gate.checks import Comparison
+from bench.gate.checks import Check, Comparison
 from bench.gate.config import GateConfig
 from bench.results.provenance import Origin, file_sha256
 
@@ -88,6 +88,7 @@ def run_suite(
     checked first (an earlier run is refused unless `overwrite`, as each command does); a job that fails
     is said in one line and the others still run: everything measured is kept. Every job's header carries
     the suite's labels, `labels` (`run --label`) over them, and the suite file's hash."""
+    from bench.commands.interleave import interleave_command
     from bench.commands.load import problem_line
     from bench.gate.calibration import check_calibration
     from bench.gate.compare import compare_paths
@@ -115,6 +116,7 @@ def run_suite(
     identity_failed: list[str] = []
     failed_measurements: list[str] = []
     load_errors: list[str] = []
+    interleaved: list[str] = []  # the folders of `load --interleave` jobs
     origin = Origin({**suite.labels, **(labels or {})}, file_sha256(suite.path))
     for job in suite.jobs:
         say(f"== {job.folder}")
@@ -125,6 +127,10 @@ def run_suite(
             elif isinstance(request, IdentityCommand):
                 if not identity_command(request, say).passed:
                     identity_failed.append(job.folder)
+            elif request.interleave:  # gated on its own paired rounds below, with or without a baseline
+                points, _ = interleave_command(request)
+                load_errors += [f"{job.folder}: {problem_line(p)}" for p in points if p.status == ERRORS]
+                interleaved.append(job.folder)
             else:
                 load_errors += [f"{job.folder}: {problem_line(p)}" for p in load_command(request) if p.status == ERRORS]
         except MeasurementFailed as exc:
@@ -141,8 +147,23 @@ def run_suite(
             if any(out.rglob("results.jsonl"))
             else []
         )
-        comparison = Comparison("(none)", str(out), [], ["no baseline given: nothing is gated"], runs)
+        gated = "only the interleaved jobs are gated, on their paired rounds" if interleaved else "nothing is gated"
+        comparison = Comparison("(none)", str(out), [], [f"no baseline given: {gated}"], runs)
+    comparison.checks += _paired_checks(out, interleaved, suite.gate)
     comparison.notes += [f"{name}: a pair of endpoints fails its identity thresholds" for name in identity_failed]
     comparison.notes += [f"failed: {line}" for line in errors + failed_measurements]
     comparison.notes += [f"errors past the limit: {line}" for line in load_errors]
     return SuiteOutcome(comparison, errors, identity_failed, failed_measurements, load_errors)
+
+
+def _paired_checks(out: Path, folders: list[str], gate: GateConfig) -> list[Check]:
+    """Each interleaved job's points, gated on their own rounds by the suite's [gate] limits (`compare RUN`)."""
+    from bench.gate.interleaved import compare_interleaved
+    from bench.results.store import read_results
+
+    checks: list[Check] = []
+    for folder in folders:
+        results = out / folder / "results.jsonl"
+        if results.is_file() and read_results(results).interleaved:  # a job cut before two rounds: said as failed
+            checks += [replace(c, source=folder) for c in compare_interleaved(out / folder, gate).checks]
+    return checks

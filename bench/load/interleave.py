@@ -120,14 +120,15 @@ def _point_rounds(
 
 
 def check_answered(endpoint: LoadEndpoint, record: LoadPointRecord, point: PointConfig) -> None:
-    """Only a first window shows what one request of the plan's batch takes: a window it does not fit is said
-    (one line, exit 2) once that window is written."""
+    """Only a first window shows what one request of the plan's batch takes: a window its typical answer (the
+    median; one stalled answer is no reason) does not fit is said (one line, exit 2) once that window is written."""
     service = record.latency_ms.service
-    if service is not None and point.duration_s is not None and service.max > point.duration_s * 1000:
+    typical = None if service is None else (service.p50 if service.p50 is not None else service.mean)
+    if typical is not None and point.duration_s is not None and typical > point.duration_s * 1000:
         raise UserError(
             f"load --interleave: --window {point.duration_s:g}s is shorter than one request of "
-            f"{point_label(point)} to {endpoint.spec.name} (up to {service.max:.0f} ms in the first window); "
-            "the windows measured so far are written; give a longer --window"
+            f"{point_label(point)} to {endpoint.spec.name} (a typical answer took {typical:.0f} ms in the first "
+            "window); the windows measured so far are written; give a longer --window"
         )
 
 

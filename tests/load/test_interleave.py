@@ -102,8 +102,9 @@ def test_interleaved_runs_pair_their_rounds_and_judge_by_compare_limits(servers,
     assert paired.verdict != "fail" and code == 0, stdout
 
 
-@pytest.mark.parametrize("slowest_ms,refused", [(900.0, True), (400.0, False)])
-def test_a_window_that_one_request_of_the_batch_outlasts_is_said_after_the_first_window(slowest_ms, refused, tmp_path):
+# 900: one answer (the max) outlasts the 0.5 s window, the typical one (450 ms) does not: no reason to stop
+@pytest.mark.parametrize("p99_ms,refused", [(1200.0, True), (900.0, False)])
+def test_a_window_that_one_request_of_the_batch_outlasts_is_said_after_the_first_window(p99_ms, refused, tmp_path):
     """Only a first window shows what a request of the plan's batch takes (the preflight's probe is one text)."""
     from types import SimpleNamespace
 
@@ -114,7 +115,7 @@ def test_a_window_that_one_request_of_the_batch_outlasts_is_said_after_the_first
 
     request = LoadRequest(endpoints=[], out=tmp_path, interleave=True, window="0.5s", batch="64")
     (point,) = sweep_of(request, is_rerank=False).points
-    record = load_point("a", batch=64, p99_ms=slowest_ms)  # its service max is the p99 given
+    record = load_point("a", batch=64, p99_ms=p99_ms)  # its service p50 is half the p99 given, its max the p99
     endpoint = SimpleNamespace(spec=SimpleNamespace(name="a"))
     if refused:
         with pytest.raises(UserError, match=r"--window 0.5s is shorter than one request of closed batch 64"):

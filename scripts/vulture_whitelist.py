@@ -12,6 +12,7 @@ _.list_commands  # Click lists a group's commands through it (bench/cli/app.py: 
 # Called by name from a registry: ReportKind (bench/report/__init__.py) and the target registry.
 render_size
 render_ceiling
+render_interleave
 build_local
 LightRAGTarget
 OpenWebUITarget

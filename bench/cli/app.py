@@ -51,7 +51,8 @@ COMMANDS: dict[str, Listed] = {
     "load": Listed(
         "load_cmd",
         "Measure throughput and latency over a sweep of batch x concurrency, offered rates, or bursts. Exit 0 every"
-        " point measured within --max-error-rate, 1 a point past it, 3 a point measured nothing or had no success.",
+        " point measured within --max-error-rate, 1 a point past it (--interleave: or the verdict fails), 3 a point"
+        " measured nothing or had no success.",
     ),
     "meter": Listed(
         "meter_cmd", "Forward /ROUTE/... to each upstream unchanged and count calls, tokens and time per route."

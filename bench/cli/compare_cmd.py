@@ -1,4 +1,5 @@
-"""`ragbench compare BASELINE CURRENT`: the CI gate. Exit 0 pass, 1 regression, 2 usage or input error."""
+"""`ragbench compare BASELINE CURRENT` (or `compare RUN`: an interleaved run, paired): the CI gate. Exit 0 pass,
+1 regression, 2 usage or input error."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ import typer
 from bench.cli.app import app
 
 Baseline = Annotated[Path, typer.Argument(help="Baseline results file or folder.")]
-Current = Annotated[Path, typer.Argument(help="Current results file or folder.")]
+Current = Annotated[
+    Path | None,
+    typer.Argument(
+        help="Current results file or folder. Left out: BASELINE is an interleaved run (load --interleave), gated "
+        "on its own paired rounds."
+    ),
+]
 MaxDrop = Annotated[
     list[str] | None,
     typer.Option(
@@ -119,7 +126,7 @@ Overwrite = Annotated[
 @app.command()
 def compare(
     baseline: Baseline,
-    current: Current,
+    current: Current = None,
     max_drop: MaxDrop = None,
     alpha: Alpha = "0.05",
     no_significance: NoSignificance = False,

@@ -18,8 +18,16 @@ def load(options: dict[str, Any]) -> None:
     from bench.core.errors import EXIT_CHECK_FAILED
     from bench.load.points import ERRORS
 
-    records = load_command(LoadRequest(**options))
-    if any(r.status == ERRORS for r in records):  # a point past --max-error-rate: a check that failed
+    request = LoadRequest(**options)
+    if request.interleave:
+        from bench.commands.interleave import interleave_command
+        from bench.gate.noise import Verdict
+
+        records, pairs = interleave_command(request)
+        failed = any(p.verdict == Verdict.FAIL for p in pairs)  # compare's verdict: exit 1, as compare does
+    else:
+        records, failed = load_command(request), False
+    if failed or any(r.status == ERRORS for r in records):  # a point past --max-error-rate: a check that failed
         raise typer.Exit(EXIT_CHECK_FAILED)
 
 
@@ -28,7 +36,7 @@ command(
     LoadRequest,
     load,
     "Measure throughput and latency over a sweep of batch x concurrency, offered rates, or bursts.\n"
-    "Exit 0 every point measured within --max-error-rate, 1 a point past it, 3 a point measured nothing or had no\n"
-    "success.",
+    "Exit 0 every point measured within --max-error-rate, 1 a point past it (--interleave: or the verdict fails),\n"
+    "3 a point measured nothing or had no success.",
     extra=(("seed", out_folder(Path("reports/load"))),),
 )

@@ -12,6 +12,7 @@ from bench.gate.compare import compare_paths
 from bench.gate.config import GateConfig, build_gate_config
 from bench.gate.history_floor import with_history
 from bench.gate.inputs import locate_results
+from bench.gate.interleaved import compare_interleaved
 from bench.gate.markdown import render_markdown
 from bench.gate.output_files import SUMMARY, check_output_paths, write_outputs
 from bench.gate.text import OutputFormat, parse_output_format, render_json, render_text
@@ -22,8 +23,8 @@ RENDERERS = {OutputFormat.TEXT: render_text, OutputFormat.MD: render_markdown, O
 
 @dataclass
 class CompareRequest:
-    baseline: Path
-    current: Path
+    baseline: Path  # alone (current None): an interleaved run, gated on its own paired rounds
+    current: Path | None
     max_drop: list[str] | None = None
     alpha: str = "0.05"
     no_significance: bool = False
@@ -47,6 +48,11 @@ class CompareRequest:
 
 def gate_config(request: CompareRequest) -> GateConfig:
     """Every gate option checked: one line, exit 2."""
+    if request.current is None and (request.calibration or request.history is not None):
+        raise UserError(
+            "compare RUN: an interleaved run is gated on its own paired rounds; --calibration and --history "
+            "calibrate the noise between two runs (give BASELINE CURRENT)"
+        )
     config = build_gate_config(
         max_drop=request.max_drop or [],
         alpha=request.alpha,
@@ -63,6 +69,8 @@ def gate_config(request: CompareRequest) -> GateConfig:
         calibration=request.calibration or [],
         history=request.history,
     )
+    if request.current is None:
+        return config
     check_distinct(request.baseline, request.current)
     check_calibration(config.calibration, request.baseline, request.current, config.match)
     return with_history(config, request.baseline, request.current)
@@ -90,13 +98,16 @@ def compare_command(request: CompareRequest) -> bool:
         {"--junit": request.junit, SUMMARY: summary, "--benchmark-json": request.benchmark_json},
         [
             *locate_results(request.baseline).values(),
-            *locate_results(request.current).values(),
+            *(locate_results(request.current).values() if request.current is not None else ()),
             *(f for path in request.calibration or [] for f in locate_results(path).values()),
             *(Path(run) for run in config.calibration.runs if config.history is not None),  # the history's files
         ],
         overwrite=request.overwrite,
     )
-    comparison = compare_paths(request.baseline, request.current, config)
+    if request.current is None:
+        comparison = compare_interleaved(request.baseline, config)
+    else:
+        comparison = compare_paths(request.baseline, request.current, config)
     # the verdict first: a file that cannot be written must not hide it
     print(RENDERERS[output_format](comparison), end="", flush=True)
     write_outputs(comparison, comparison.runs, junit=request.junit, summary=summary, benchmark=request.benchmark_json)

@@ -12,6 +12,7 @@ from bench.commands.options import ARRIVAL_SEED, ENDPOINTS, OP, OVERWRITE, RAY, 
 from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError
 from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
+from bench.gate.config import GateConfig, build_gate_config
 from bench.load import histograms
 from bench.load.endpoint import DRAIN_SHOWN_S
 from bench.load.plan import SweepPlan, plan_sweep
@@ -139,6 +140,46 @@ class LoadRequest:
             )
         ),
     )  # bench.load.requests_csv.RequestsCsv
+    # `--interleave` (bench/load/interleave.py): two endpoints, A then B, measured in alternating windows, paired
+    interleave: bool = field(
+        default=False,
+        metadata=option(
+            Flag(
+                ("--interleave",),
+                "Two endpoints (-e A=... -e B=...): each point measured on A and B in alternating windows, the order "
+                "randomised per round (--seed); the ratio B/A per round, its paired interval and compare's verdict "
+                "(exit 1 when it fails; docs/load.md).",
+            )
+        ),
+    )
+    rounds: int = field(
+        default=10,
+        metadata=option(Flag(("--rounds",), "--interleave: rounds (one window per endpoint each).")),
+    )
+    window: str = field(
+        default="2s",
+        metadata=option(Flag(("--window",), "--interleave: measured time of each window (after its --warmup).")),
+    )
+    min_throughput_ratio: str | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--min-throughput-ratio",),
+                "--interleave: fail when B/A texts/s is below this (compare's).",
+                suite=False,
+            )
+        ),
+    )
+    max_p99_increase: str | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--max-p99-increase",),
+                "--interleave: fail when B's p99 is more than this % above A's (compare's).",
+                suite=False,
+            )
+        ),
+    )
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
@@ -159,6 +200,8 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepPlan:
         raise UserError("load: rerank sends one query with --documents candidates per request; --batch is for embed")
     if op == Op.EMBED and request.documents is not None:
         raise UserError("load: --documents is for --op rerank")
+    if request.interleave:
+        _check_interleave(request)
     workers = v.number("--workers", request.workers, v.WORKERS)
     seed = v.number("--seed", request.seed, v.SEED)
     burst = None if request.burst is None else v.number("--burst", request.burst, v.BURST_TEXTS)
@@ -172,7 +215,7 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepPlan:
         arrival=parse_arrival(request.arrival),
         max_inflight=max_inflight,
         burst=burst,
-        duration_s=None if count is not None else v.duration("--duration", request.duration or "10s", v.SECONDS),
+        duration_s=None if count is not None else _window(request),
         requests=count,
         warmup_s=v.duration("--warmup", request.warmup, v.WARMUP_SECONDS),
         workers=workers,
@@ -187,9 +230,50 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepPlan:
         rates=v.number_list("--rate", request.rate, v.RATE),
         lengths=[*v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT)] or [None],
         documents=v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST) or [10],
-        repeat=v.number("--repeat", request.repeat, v.REPEATS),
+        repeat=v.number("--rounds", request.rounds, v.REPEATS)
+        if request.interleave
+        else v.number("--repeat", request.repeat, v.REPEATS),
     )
     return plan_sweep(sweep, request.requests_csv)
+
+
+def _window(request: LoadRequest) -> float:
+    """The measured time of a point: --duration, or each window's --window with --interleave."""
+    if request.interleave:
+        return v.duration("--window", request.window, v.SECONDS)
+    return v.duration("--duration", request.duration or "10s", v.SECONDS)
+
+
+def _check_interleave(request: LoadRequest) -> None:
+    """What --interleave measures otherwise: one window per endpoint and round, of --window each."""
+    given = [
+        flag
+        for flag, value in (
+            ("--duration", request.duration),
+            ("--requests", request.requests),
+            ("--burst", request.burst),
+            ("--requests-csv", request.requests_csv),
+            ("--ray", request.ray),
+        )
+        if value is not None
+    ]
+    if request.repeat != 1:
+        given.append("--repeat")
+    if given:
+        raise UserError(
+            f"load --interleave: {', '.join(given)} not taken with --interleave (each window is --window long, "
+            "--rounds rounds; bursts, CSV rows and Ray workers are not interleaved)"
+        )
+    if request.rounds < 2:
+        raise UserError(f"load --interleave: --rounds {request.rounds}: give at least 2 (one round has no spread)")
+
+
+def gate_limits(request: LoadRequest) -> GateConfig:
+    """--min-throughput-ratio and --max-p99-increase, checked and named as `compare` checks them."""
+    limits = (request.min_throughput_ratio, request.max_p99_increase)
+    if not request.interleave and any(limit is not None for limit in limits):
+        raise UserError("load: --min-throughput-ratio and --max-p99-increase gate an --interleave run")
+    return build_gate_config(min_throughput_ratio=limits[0], max_p99_increase=limits[1])
 
 
 def _op(text: str, is_rerank: bool) -> Op:
@@ -210,6 +294,11 @@ def check_load(request: LoadRequest) -> tuple[list[EndpointSpec], SweepPlan]:
         raise UserError("load: endpoint names must differ")
     if len({s.is_rerank for s in specs}) > 1:
         raise UserError("load: mix of embedding and rerank endpoints; load one --op at a time")
+    if request.interleave and len(specs) != 2:
+        raise UserError(
+            f"load --interleave: {len(specs)} endpoint(s) given; it compares two: -e A=SPEC (baseline) -e B=SPEC"
+        )
+    gate_limits(request)
     csv = request.requests_csv
     if csv is not None and (csv.is_dir() or not csv.parent.is_dir()):
         raise UserError(f"--requests-csv {csv}: expected a file in an existing folder")

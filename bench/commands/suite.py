@@ -19,7 +19,7 @@ from bench.core.errors import (
     MeasurementFailed,
     UserError,
 )
-from bench.gate.checks import Comparison
+from bench.gate.checks import Check, Comparison
 from bench.gate.config import GateConfig
 from bench.results.provenance import Origin, file_sha256
 
@@ -63,6 +63,7 @@ class SuiteOutcome:
     failed_measurements: list[str] = field(default_factory=list)  # jobs that ran but failed to measure something
     # "job: endpoint point: why", a load point past its error limit
     load_errors: list[str] = field(default_factory=list)
+    interleaved: list[str] = field(default_factory=list)  # the folders of `load --interleave` jobs
 
     @property
     def exit_code(self) -> int:
@@ -96,7 +97,7 @@ def run_suite(
         _run_job(
             replace(job.request, out=out / job.folder, overwrite=overwrite, origin=origin), job.folder, outcome, say
         )
-    outcome.comparison = _gate(suite, out, baseline)
+    outcome.comparison = _gate(suite, out, baseline, outcome.interleaved)
     outcome.comparison.notes += [
         *(f"{name}: a pair of endpoints fails its identity thresholds" for name in outcome.identity_failed),
         *(f"failed: {line}" for line in outcome.errors + outcome.failed_measurements),
@@ -130,6 +131,7 @@ def _check_before_running(suite: Suite, out: Path, baseline: Path | None, overwr
 
 def _run_job(request: Request, folder: str, outcome: SuiteOutcome, say: Callable[[str], None]) -> None:
     """One job; what fails is kept in `outcome` and said in one line, and the suite goes on."""
+    from bench.commands.interleave import interleave_command
     from bench.commands.load import problem_line
     from bench.load.points import ERRORS
 
@@ -139,6 +141,10 @@ def _run_job(request: Request, folder: str, outcome: SuiteOutcome, say: Callable
         elif isinstance(request, IdentityCommand):
             if not identity_command(request, say).passed:
                 outcome.identity_failed.append(folder)
+        elif request.interleave:  # gated on its own paired rounds (_gate), with or without a baseline
+            points, _ = interleave_command(request)
+            outcome.load_errors += [f"{folder}: {problem_line(p)}" for p in points if p.status == ERRORS]
+            outcome.interleaved.append(folder)
         else:
             problems = load_command(request)
             outcome.load_errors += [f"{folder}: {problem_line(p)}" for p in problems if p.status == ERRORS]
@@ -150,19 +156,36 @@ def _run_job(request: Request, folder: str, outcome: SuiteOutcome, say: Callable
         say(f"!! {folder} failed: {exc}")
 
 
-def _gate(suite: Suite, out: Path, baseline: Path | None) -> Comparison:
-    """OUT against the baseline; without one the outputs a CI job expects still appear (this run can be the next
-    one's baseline)."""
+def _gate(suite: Suite, out: Path, baseline: Path | None, interleaved: list[str]) -> Comparison:
+    """OUT against the baseline, and each interleaved job on its own rounds; without a baseline the outputs a CI
+    job expects still appear (this run can be the next one's baseline)."""
     from bench.gate.compare import compare_paths
     from bench.gate.history_floor import with_history
     from bench.gate.inputs import locate_results
     from bench.results.store import read_results
 
     if baseline is not None:
-        return compare_paths(baseline, out, with_history(suite.gate, baseline, out))
-    runs = (
-        [(key, read_results(path)) for key, path in locate_results(out).items()]
-        if any(out.rglob("results.jsonl"))
-        else []
-    )
-    return Comparison("(none)", str(out), [], ["no baseline given: nothing is gated"], runs)
+        comparison = compare_paths(baseline, out, with_history(suite.gate, baseline, out))
+    else:
+        runs = (
+            [(key, read_results(path)) for key, path in locate_results(out).items()]
+            if any(out.rglob("results.jsonl"))
+            else []
+        )
+        gated = "only the interleaved jobs are gated, on their paired rounds" if interleaved else "nothing is gated"
+        comparison = Comparison("(none)", str(out), [], [f"no baseline given: {gated}"], runs)
+    comparison.checks += _paired_checks(out, interleaved, suite.gate)
+    return comparison
+
+
+def _paired_checks(out: Path, folders: list[str], gate: GateConfig) -> list[Check]:
+    """Each interleaved job's points, gated on their own rounds by the suite's [gate] limits (`compare RUN`)."""
+    from bench.gate.interleaved import compare_interleaved
+    from bench.results.store import read_results
+
+    checks: list[Check] = []
+    for folder in folders:
+        results = out / folder / "results.jsonl"
+        if results.is_file() and read_results(results).interleaved:  # a job cut before two rounds: said as failed
+            checks += [replace(c, source=folder) for c in compare_interleaved(out / folder, gate).checks]
+    return checks

@@ -39,7 +39,7 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
             )
             continue
         matched.add(key)
-        ratio, change, check = _load_figures(b, c, label, config, source)
+        ratio, change, check = load_figures(b, c, label, config, source)
         checks.append(check)
         floors = config.calibration.floors.get((source, key), {})
         if config.calibration.runs and not floors:
@@ -163,7 +163,7 @@ def _judge_load(
         check.status = Status.PASS
 
 
-def _load_figures(
+def load_figures(
     b: LoadPointRecord, c: LoadPointRecord, label: str, config: GateConfig, source: str
 ) -> tuple[float | None, float | None, Check]:
     b_tput, c_tput = as_number(b.throughput.texts_per_s), as_number(c.throughput.texts_per_s)

@@ -5,7 +5,8 @@ the same spec; a load point of the same endpoint, op and settings (loop, batch o
 arrival, in-flight cap, burst, length); an identity pair of the same two endpoints. The figures are those
 `compare` gates: each quality measure per target (with its per-query scores), a served target's ingest texts/s
 and per-query p99, a load point's texts/s and p50 and p99 latency (with its repeats and intervals where it was
-measured `load --repeat N`), and an identity pair's figures and verdict.
+measured `load --repeat N`), an interleaved point's paired ratios B ÷ A of texts/s and p99 (`load --interleave`:
+the rounds' ratios its samples), and an identity pair's figures and verdict.
 """
 
 from __future__ import annotations
@@ -262,6 +263,22 @@ def _load(run: HistoryRun, results: Results) -> Found:
             figures.append((f"{quantile} ms", gate, False, values, pooled, getattr(block, quantile, None)))
         for name, gate, higher, values, pooled, interval in figures:
             series = Series("load", where, name, gate, Scale.RATIO, higher)
+            found += _load_observation(run, series, values, pooled, interval)
+    return found + _paired(run, results)
+
+
+def _paired(run: HistoryRun, results: Results) -> Found:
+    """`load --interleave`: the paired ratio B ÷ A of each point as its own series, whose noise between runs is
+    the paired noise; the rounds' ratios are its samples (as a point's repeats are), the paired interval its own."""
+    found: Found = []
+    for record in results.interleaved:
+        where = f"load interleaved {record.current} ÷ {record.baseline} {record.point}"
+        figures = {f.figure: f for f in record.figures}
+        for key, name, gate in (("texts_per_s", "texts/s ratio", Gate.THROUGHPUT), ("p99", "p99 ratio", Gate.P99)):
+            values = [getattr(r, f"{key}_ratio") for r in record.rounds]
+            paired = figures.get(key)
+            series = Series("load", where, name, gate, Scale.RATIO, key == "texts_per_s")
+            pooled, interval = (paired.ratio.mean, paired.ratio) if paired is not None else (None, None)
             found += _load_observation(run, series, values, pooled, interval)
     return found
 

@@ -122,7 +122,7 @@ def _sweep_endpoint(
         def write_rows(shares: list[ShareResult]) -> None:
             rows.write(endpoint.spec.name, point_label(point), round_ + 1, shares)
 
-        return measure_point(endpoint, point, workload, pool, _ticker(run.progress, label, point), write_rows)
+        return measure_point(endpoint, point, workload, pool, ticker(run.progress, label, point), write_rows)
 
     def emit(record: LoadPointRecord) -> None:
         run.write(record)
@@ -134,7 +134,7 @@ def _sweep_endpoint(
     run_interleaved(points, plan.repeat, measure, emit, plan.base.seed, check)
 
 
-def _ticker(progress: ProgressFactory, description: str, point: PointConfig) -> Callable[[], None]:
+def ticker(progress: ProgressFactory, description: str, point: PointConfig) -> Callable[[], None]:
     """A progress bar per point, advanced by the clock (workers run in other processes)."""
     planned = None if point.duration_s is None or point.loop == Loop.BURST else point.warmup_s + point.duration_s
     advance = progress(description, int(planned * 10) if planned else None)

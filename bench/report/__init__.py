@@ -49,6 +49,7 @@ KINDS: tuple[ReportKind, ...] = (
     ReportKind("doctor", ("doctor_finding",), ("doctor",), "bench.report.doctor"),
     ReportKind("load", ("load_point",), ("load",), "bench.report.load"),
     ReportKind("size", ("sizing", "gpu_telemetry"), ("size",), "bench.report.sizing", "render_size", covers=("load",)),
+    ReportKind("interleave", ("interleaved",), (), "bench.report.interleave", "render_interleave", covers=("load",)),
     ReportKind("ceiling", ("ceiling_point",), ("ceiling",), "bench.report.sizing", "render_ceiling"),
     ReportKind("ingest", ("ingest_point", "ingest_summary"), ("ingest",), "bench.report.ingest"),
 )

@@ -20,6 +20,7 @@ from bench.results.schema import (
     GpuTelemetryRecord,
     IngestPointRecord,
     IngestSummaryRecord,
+    InterleavedRecord,
     LoadPointRecord,
     MetricRecord,
     QueryRecord,
@@ -90,6 +91,10 @@ class Results:
     @property
     def load_points(self) -> list[LoadPointRecord]:
         return self.of("load_point")
+
+    @property
+    def interleaved(self) -> list[InterleavedRecord]:
+        return self.of("interleaved")
 
     @property
     def ceiling(self) -> list[CeilingPoint]:

@@ -94,7 +94,8 @@ def test_a_load_entry_takes_the_keys_it_took_before_they_were_declared():
         "repeat": int,
         "requests_csv": path,
     }
-    assert before == LOAD_KEYS
+    interleave = {"interleave": bool, "rounds": int, "window": text}  # added with `load --interleave` (issue 36)
+    assert {**before, **interleave} == LOAD_KEYS
 
 
 def test_a_declared_bound_holds_on_the_command_line_and_in_a_suite(tmp_path, monkeypatch, capsys):

@@ -96,3 +96,37 @@ def test_a_suite_load_point_past_its_error_limit_exits_1(tmp_path, monkeypatch, 
         "!! errors past the limit: load: tei embed closed batch 4 conc 2: error rate" in out
         and "> 2.00% (connection" in out
     )
+
+
+INTERLEAVED = """
+[gate]
+min_throughput_ratio = 0.95
+
+[endpoints]
+a = "tei@${RAGBENCH_TEST_A}"
+b = "tei@${RAGBENCH_TEST_B}"
+
+[[load]]
+endpoints = ["a", "b"]
+interleave = true
+rounds = 3
+window = "0.5s"
+warmup = "0.2s"
+"""
+
+
+@pytest.mark.slow  # an interleaved load of seconds by design
+def test_a_suite_interleaved_job_is_gated_on_its_own_rounds_without_a_baseline(
+    tmp_path, monkeypatch, capsys, load_server
+):
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    suite = tmp_path / "ab.toml"
+    suite.write_text(INTERLEAVED)
+    fast, _ = load_server(service_ms=10)
+    slow, _ = load_server(service_ms=40)
+    monkeypatch.setenv("RAGBENCH_TEST_A", fast)
+    monkeypatch.setenv("RAGBENCH_TEST_B", slow)
+    code, out, err = run_cli(["run", str(suite), "--out", str(tmp_path / "out")], monkeypatch, capsys)
+    assert "only the interleaved jobs are gated" in out, out + err
+    assert "FAIL  load: load b ÷ a" in out and "3 rounds paired" in out, out + err
+    assert code == 1, out + err

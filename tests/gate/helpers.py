@@ -196,10 +196,33 @@ def write_load_results(directory: Path, points: list, created: str | None = None
             measure_labels={},
             depth=0,
             seed=0,
-            targets=sorted({p.endpoint for p in points}),
+            targets=sorted({p.endpoint for p in points if hasattr(p, "endpoint")}),
         ),
         *points,
         end_record(),
     )
     writer.close()
     return directory / "results.jsonl"
+
+
+def interleaved_run(folder: Path, step: float, noise: float = 0.01, seed: int = 0, rounds: int = 10) -> Path:
+    """A run whose machine slows by 30% over the rounds (both sides) and whose B is `step` times A's texts/s
+    (its latency 1/step times A's); the record's own verdict is left 'not gated': compare judges afresh."""
+    import numpy as np
+
+    from bench.gate import paired
+    from bench.results.schema import InterleavedRecord, InterleavedRound
+
+    rng = np.random.default_rng(seed)
+    drift = np.linspace(1.0, 0.7, rounds)
+    a = 1000 * drift * np.exp(rng.normal(0, noise, rounds))
+    b = 1000 * step * drift * np.exp(rng.normal(0, noise, rounds))
+    made = [
+        InterleavedRound(i + 1, "ab"[i % 2], x, y, 8000 / x, 8000 / y, 16000 / x, 16000 / y, y / x, x / y, x / y)
+        for i, (x, y) in enumerate(zip(a, b, strict=True))
+    ]
+    figures, _ = paired.judged_figures(made, {})
+    record = InterleavedRecord("a", "b", "closed batch 8 conc 4", "service", made, figures, paired.NOT_GATED)
+    folder.mkdir()
+    points = [load_point("a", texts_per_s=float(a.mean())), load_point("b", texts_per_s=float(b.mean()))]
+    return write_load_results(folder, [*points, record])

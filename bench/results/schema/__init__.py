@@ -9,7 +9,8 @@ record types (grouped below by command):
 - identity: `identity_endpoint` per endpoint, `identity_embed_pair` / `identity_rerank_pair` per
   compared pair, then one `identity` summary with the verdict;
 - doctor: one `doctor_finding` per finding;
-- load: one `load_point` per sweep point (the header's `load` holds endpoints and sweep settings);
+- load: one `load_point` per sweep point (the header's `load` holds endpoints and sweep settings); with
+  `--interleave`, also one `interleaved` record per point (the paired rounds of two endpoints);
 - ingest: one `ingest_point` per target and settings combination, one `ingest_summary` per target;
 - ceiling: one `ceiling_point` per measured point; size: load points, `gpu_telemetry` and `sizing` records.
 Reports are built from this file alone, so every number in a report traces back to a record here.
@@ -42,6 +43,8 @@ from bench.results.schema.ingest import (
 from bench.results.schema.load import (
     ClientView,
     Drain,
+    InterleavedRecord,
+    InterleavedRound,
     Latencies,
     LatencyIntervals,
     LatencySummary,
@@ -49,6 +52,7 @@ from bench.results.schema.load import (
     LoadRequests,
     Loop,
     Op,
+    PairedFigure,
     PointIntervals,
     PointRepeat,
     PointStatus,
@@ -98,7 +102,8 @@ RECORD_TYPES: dict[str, type] = {
         IdentityRerankPairRecord,
         IdentitySummaryRecord,  # identity
         DoctorFinding,  # doctor
-        LoadPointRecord,  # load
+        LoadPointRecord,
+        InterleavedRecord,  # load
         CeilingPoint,
         GpuTelemetryRecord,
         SizingRecord,  # ceiling, size
@@ -133,6 +138,8 @@ __all__ = [
     "IngestPointRecord",
     "IngestStatus",
     "IngestSummaryRecord",
+    "InterleavedRecord",
+    "InterleavedRound",
     "Latencies",
     "LatencyIntervals",
     "LatencySummary",
@@ -142,6 +149,7 @@ __all__ = [
     "MetricRecord",
     "NormRange",
     "Op",
+    "PairedFigure",
     "PointIntervals",
     "PointRepeat",
     "PointStatus",

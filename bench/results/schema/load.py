@@ -200,3 +200,61 @@ class LoadPointRecord:
     #: HTTP endpoints: the wait after the point until the server was idle again; left out: in-process endpoint
     drain: Drain | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     record: str = "load_point"
+
+
+@dataclass
+class InterleavedRound:
+    """One round of `load --interleave`: the point measured on the baseline and the candidate back to back (in
+    the order `first` says), each side's figures and the candidate ÷ baseline ratios; a figure a window lacks
+    (no success, or too few answers for the quantile) is null, and so is its ratio."""
+
+    round: int  # 1, 2, ... in the order measured
+    first: str  # the endpoint measured first in this round (randomised per round, seeded by --seed)
+    baseline_texts_per_s: float
+    current_texts_per_s: float
+    baseline_p50_ms: float | None
+    current_p50_ms: float | None
+    baseline_p99_ms: float | None
+    current_p99_ms: float | None
+    texts_per_s_ratio: float | None  # current ÷ baseline
+    p50_ratio: float | None
+    p99_ratio: float | None
+
+
+@dataclass
+class PairedFigure:
+    """One figure's paired ratio over the rounds (bench/gate/paired.py): the geometric mean of the rounds' ratios
+    with a 95% Student t interval on their logs, its noise paired and unpaired, and the smallest step each sees."""
+
+    figure: str  # texts_per_s | p50 | p99
+    ratio: Interval  # current ÷ baseline: geometric mean of the rounds' ratios and its 95% t interval
+    rounds: int  # rounds with the figure on both sides
+    paired_noise: float  # sd of log(current / baseline) over the rounds
+    unpaired_noise: float  # sqrt(var log baseline + var log current): the same windows, unpaired
+    detectable: float  # the smallest regression ratio seen at 80% power, one-sided 2.5% false alarms, paired
+    detectable_unpaired: float  # the same from the unpaired noise of the same windows
+    limit: float | None  # compare's limit: --min-throughput-ratio, 1 + --max-p99-increase; None: not gated
+    verdict: str | None  # pass | fail | inconclusive; None: not gated
+    rounds_needed: int | None  # rounds to see the limit's step at 80% power, paired; None: no limit or > 1000
+    rounds_needed_unpaired: int | None  # the same, unpaired
+
+
+@dataclass
+class InterleavedRecord:
+    """`load --interleave`: one point measured in alternating windows on two endpoints, paired round by round
+    (docs/load.md); the windows themselves are the two endpoints' `load_point` records, one repeat per round."""
+
+    baseline: str  # endpoint A (the first -e)
+    current: str  # endpoint B (the second -e)
+    point: str  # the point's label, e.g. `closed batch 1 conc 1`
+    latency: str  # the latency whose p50 and p99 are paired: service (closed loop) or scheduled (open loop)
+    rounds: list[InterleavedRound]
+    figures: list[PairedFigure]
+    #: pass | fail | inconclusive by compare's rule on the gated figures; `not gated`: no limit was given
+    verdict: str
+    #: figures a limit gates but fewer than two rounds have on both sides (a p99 of too few answers): not judged
+    not_judged: list[str] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
+    confidence: float = 0.95
+    false_alarm: float = 0.025  # one-sided: a figure at its limit fails this often
+    power: float = 0.8
+    record: str = "interleaved"

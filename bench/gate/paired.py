@@ -1,0 +1,213 @@
+"""Paired A/B statistics of interleaved rounds (`load --interleave`): each round measures the baseline A and the
+candidate B back to back, so whatever moves the whole machine between rounds (drift) moves both and cancels in
+the round's ratio B ÷ A.
+
+- the ratio: the geometric mean of the rounds' ratios, with a Student t interval on their logs (95%, n - 1
+  degrees of freedom): exp(mean(log r) ± t(0.975, n - 1) × sd(log r) / sqrt(n)). The log makes a ratio's noise
+  symmetric; t, not a bootstrap, because a job has few rounds (10) and the bootstrap's interval is too narrow then;
+- the verdict: the gate's own rule (bench.gate.noise.judge) on that interval against `compare`'s limit: fail
+  when the whole interval is past it, pass when it is all clear of it, inconclusive when it straddles it. A
+  figure exactly at the limit fails with probability FALSE_ALARM = 2.5% (one side of the 95% interval);
+- the paired noise: sd(log(B/A)) over the rounds; the unpaired noise of the same windows: sqrt(var(log A) +
+  var(log B)), what comparing A's windows alone with B's windows alone would see (drift included);
+- the smallest step each can see: the change of the ratio detected with POWER = 80% at the one-sided false
+  alarm rate FALSE_ALARM, for this many rounds: exp(±(t(1 - FALSE_ALARM, df) + t(POWER, df)) × noise / sqrt(n))
+  (the normal approximation to the t test's power, with t quantiles; df = n - 1 paired, 2n - 2 unpaired).
+  The gate, which needs its interval past its limit, fails a ratio with 80% power once it is that step past the
+  limit; `rounds_needed` says how many rounds would see the limit's own step (×0.95 for a limit of 0.95).
+
+    >>> s = paired_stats([100.0, 90.0, 110.0, 95.0], [90.0, 81.0, 99.0, 85.5], higher_is_better=True)
+    >>> round(s.ratio.mean, 3), s.rounds, s.paired_noise < s.unpaired_noise
+    (0.9, 4, True)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from bench.core.resample import CONFIDENCE, Interval
+from bench.gate.config import GateConfig
+from bench.gate.noise import Verdict, judge
+from bench.results.schema import InterleavedRecord, InterleavedRound, PairedFigure
+
+FALSE_ALARM = (1 - CONFIDENCE) / 2  # one-sided: a fail needs the whole 95% interval past the limit
+POWER = 0.8
+MAX_ROUNDS = 1000  # rounds_needed gives up past this (None: not worth a job)
+NOT_GATED = "not gated"  # the verdict of a job no limit gates
+FIGURES = ("texts_per_s", "p50", "p99")  # p50 reported, not gated (as in compare)
+
+
+@dataclass(frozen=True)
+class PairedStats:
+    """One figure's paired ratio over the rounds and what its noise lets a gate see."""
+
+    ratio: Interval  # B ÷ A: geometric mean of the rounds' ratios, 95% t interval on their logs
+    rounds: int  # rounds with the figure on both sides
+    paired_noise: float  # sd of log(B/A) over the rounds (log units; ~ a relative spread)
+    unpaired_noise: float  # sqrt(var log A + var log B): the same windows, unpaired
+    detectable: float  # the smallest regression ratio seen at POWER (below 1 for throughput, above 1 for latency)
+    detectable_unpaired: float  # the same from the unpaired noise
+
+    def rounds_needed(self, limit: float, paired: bool = True) -> int | None:
+        """Rounds for a step as large as `limit`'s (e.g. ×0.95) to be seen at POWER; None past MAX_ROUNDS or
+        at a limit of 1 (no step)."""
+        noise = self.paired_noise if paired else self.unpaired_noise
+        return rounds_needed(noise, limit, paired)
+
+
+def paired_stats(a: Sequence[float], b: Sequence[float], higher_is_better: bool) -> PairedStats | None:
+    """The stats of rounds (a[i], b[i]); rounds where either side is missing or not positive are left out.
+    None with fewer than two usable rounds (no spread to estimate)."""
+    pairs = [(x, y) for x, y in zip(a, b, strict=True) if x > 0 and y > 0 and math.isfinite(x) and math.isfinite(y)]
+    n = len(pairs)
+    if n < 2:
+        return None
+    log_a, log_b = np.log([x for x, _ in pairs]), np.log([y for _, y in pairs])
+    diffs = log_b - log_a
+    mean, paired = float(diffs.mean()), float(diffs.std(ddof=1))
+    unpaired = math.sqrt(float(log_a.var(ddof=1)) + float(log_b.var(ddof=1)))
+    half = _t(0.5 + CONFIDENCE / 2, n - 1) * paired / math.sqrt(n)
+    sign = -1.0 if higher_is_better else 1.0
+    return PairedStats(
+        ratio=Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half)),
+        rounds=n,
+        paired_noise=paired,
+        unpaired_noise=unpaired,
+        detectable=math.exp(sign * smallest_step(paired, n, True)),
+        detectable_unpaired=math.exp(sign * smallest_step(unpaired, n, False)),
+    )
+
+
+def smallest_step(noise: float, rounds: int, paired: bool) -> float:
+    """The smallest |log ratio| seen at POWER and FALSE_ALARM with `rounds` rounds of `noise` (log units)."""
+    df = rounds - 1 if paired else 2 * rounds - 2
+    return (_t(1 - FALSE_ALARM, df) + _t(POWER, df)) * noise / math.sqrt(rounds)
+
+
+def rounds_needed(noise: float, step: float, paired: bool = True) -> int | None:
+    """The fewest rounds (≥ 2) whose smallest step is within |log step|; None past MAX_ROUNDS or for no step."""
+    wanted = abs(math.log(step)) if step > 0 else 0.0
+    if wanted == 0:
+        return None
+    for n in range(2, MAX_ROUNDS + 1):
+        if smallest_step(noise, n, paired) <= wanted:
+            return n
+    return None
+
+
+def verdict(stats: PairedStats, limit: float, higher_is_better: bool) -> Verdict:
+    """`compare`'s rule on the paired interval (bench.gate.noise.judge)."""
+    return judge(stats.ratio, limit, higher_is_better)
+
+
+def overall(verdicts: Sequence[Verdict]) -> Verdict | None:
+    """The job's verdict from its gated figures: any fail fails, then any inconclusive; None: nothing gated."""
+    if not verdicts:
+        return None
+    for worst in (Verdict.FAIL, Verdict.INCONCLUSIVE):
+        if worst in verdicts:
+            return worst
+    return Verdict.PASS
+
+
+def limits_of(config: GateConfig) -> dict[str, float | None]:
+    """compare's limits as ratios B ÷ A: --min-throughput-ratio on texts/s, 1 + --max-p99-increase on p99."""
+    p99 = config.max_p99_increase
+    return {"texts_per_s": config.min_throughput_ratio, "p50": None, "p99": 1 + p99.value if p99 is not None else None}
+
+
+def judged_figures(
+    rounds: Sequence[InterleavedRound], limits: dict[str, float | None]
+) -> tuple[list[PairedFigure], Verdict | None]:
+    """Each figure's paired stats over the rounds, judged by its limit, and the job's verdict (None: nothing
+    gated). A figure with fewer than two rounds on both sides (a p99 of too few answers) is left out."""
+    sides: dict[str, list[tuple[float | None, float | None]]] = {
+        "texts_per_s": [(r.baseline_texts_per_s, r.current_texts_per_s) for r in rounds],
+        "p50": [(r.baseline_p50_ms, r.current_p50_ms) for r in rounds],
+        "p99": [(r.baseline_p99_ms, r.current_p99_ms) for r in rounds],
+    }
+    figures = []
+    for name in FIGURES:
+        found = paired_figure(name, [a for a, _ in sides[name]], [b for _, b in sides[name]], limits.get(name))
+        if found is not None:
+            figures.append(found)
+    return figures, overall([Verdict(f.verdict) for f in figures if f.verdict is not None])
+
+
+def not_judged(figures: Sequence[PairedFigure], limits: dict[str, float | None]) -> list[str]:
+    """The gated figures left out of `figures` (too few rounds with them on both sides)."""
+    judged = {f.figure for f in figures}
+    return [name for name in FIGURES if limits.get(name) is not None and name not in judged]
+
+
+def paired_figure(name: str, a: list[float | None], b: list[float | None], limit: float | None) -> PairedFigure | None:
+    """One figure over the rounds where both sides have it; None with fewer than two such rounds."""
+    both = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
+    higher = name == "texts_per_s"
+    stats = paired_stats([x for x, _ in both], [y for _, y in both], higher)
+    if stats is None:
+        return None
+    return PairedFigure(
+        figure=name,
+        ratio=stats.ratio,
+        rounds=stats.rounds,
+        paired_noise=stats.paired_noise,
+        unpaired_noise=stats.unpaired_noise,
+        detectable=stats.detectable,
+        detectable_unpaired=stats.detectable_unpaired,
+        limit=limit,
+        verdict=str(verdict(stats, limit, higher)) if limit is not None else None,
+        rounds_needed=stats.rounds_needed(limit) if limit is not None else None,
+        rounds_needed_unpaired=stats.rounds_needed(limit, paired=False) if limit is not None else None,
+    )
+
+
+FIGURE_NAMES = {"texts_per_s": "texts/s", "p50": "p50", "p99": "p99"}
+
+
+def describe(record: InterleavedRecord) -> list[str]:
+    """The verdict first, then one line per figure: its paired interval, the limit, the noise paired and
+    unpaired, and the smallest step each sees."""
+    head = (
+        f"INTERLEAVED {record.current} ÷ {record.baseline}, {record.point}, {len(record.rounds)} rounds: "
+        f"{record.verdict.upper()}"
+    )
+    missing = [
+        f"  {FIGURE_NAMES[name]} not judged: fewer than 2 rounds have it on both sides (a p99 needs 100 answers "
+        "per window: give a longer --window)"
+        for name in record.not_judged
+    ]
+    return [head, *(f"  {figure_line(f)}" for f in record.figures), *missing]
+
+
+def figure_line(f: PairedFigure) -> str:
+    """`texts/s ×0.903 [0.889, 0.917]; limit ×0.95: fail; paired noise ±1.2% (unpaired ±8.5%); ...`."""
+    r = f.ratio
+    said = f"{FIGURE_NAMES.get(f.figure, f.figure)} ×{r.mean:.3f} [{r.low:.3f}, {r.high:.3f}] over {f.rounds} rounds"
+    if f.limit is not None:
+        said += f"; limit ×{f.limit:g}: {f.verdict}"
+    said += (
+        f"; paired noise ±{math.expm1(f.paired_noise):.1%} (unpaired ±{math.expm1(f.unpaired_noise):.1%}); "
+        f"smallest step seen at 80% power ×{f.detectable:.3f} (unpaired ×{f.detectable_unpaired:.3f})"
+    )
+    if f.limit is not None and f.limit != 1:
+        said += (
+            f"; rounds to see ×{f.limit:g}: {_rounds(f.rounds_needed)} (unpaired {_rounds(f.rounds_needed_unpaired)})"
+        )
+    return said
+
+
+def _rounds(n: int | None) -> str:
+    return str(n) if n is not None else f"more than {MAX_ROUNDS}"
+
+
+@cache
+def _t(q: float, df: int) -> float:
+    from scipy import stats  # imported here: ~0.6 s a load without --interleave does not need
+
+    return float(stats.t.ppf(q, df))

@@ -1,0 +1,156 @@
+"""The report of `load --interleave`: per point the verdict first, the paired interval of each ratio and the
+smallest step it could see, the rounds' ratios over time (both sides' texts/s beside them: drift shows as both
+moving together while their ratio stays), then the load report of the windows."""
+
+from __future__ import annotations
+
+import math
+from html import escape
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from bench.report.load import render
+from bench.report.page import html_figure, html_table, md_figure, md_table
+from bench.report.plots import save_figure
+from bench.results.outdir import safe_filename
+from bench.results.schema import InterleavedRecord, PairedFigure
+from bench.results.store import Results
+
+NAMES = {"texts_per_s": "texts/s", "p50": "p50", "p99": "p99"}
+
+
+def render_interleave(results: Results, folder: Path) -> tuple[str, str]:
+    """The paired sections (the answer) first, then the load report of every window they rest on."""
+    md: list[str] = []
+    html: list[str] = []
+    for number, record in enumerate(results.interleaved, 1):
+        title = f"Interleaved: {record.current} ÷ {record.baseline}, {record.point}"
+        verdict = f"Verdict: **{record.verdict.upper()}** over {len(record.rounds)} rounds"
+        header, rows = figures_table(record)
+        md += [f"## {title}", "", verdict, "", md_table(header, rows), "", *_notes(record), ""]
+        round_header, round_rows = rounds_table(record)
+        css = "bad" if record.verdict == "fail" else ""
+        html += [
+            f"<h2>{escape(title)}</h2>",
+            f"<p class='{css}'>Verdict: <b>{escape(record.verdict.upper())}</b> over {len(record.rounds)} rounds</p>",
+            html_table(header, rows),
+            *(f"<p>{escape(note)}</p>" for note in _notes(record)),
+        ]
+        plot = rounds_plot(record, folder / "plots" / f"load_interleave_{number}_{safe_filename(record.point)}.png")
+        md += [
+            md_figure("Rounds over time", plot, folder),
+            "",
+            "### Rounds",
+            "",
+            md_table(round_header, round_rows),
+            "",
+        ]
+        html.append(f"<h3>Rounds over time</h3>{html_figure('Rounds over time', plot)}")
+        html.append(f"<h3>Rounds</h3>{html_table(round_header, round_rows)}")
+    body_md, body_html = render(results, folder, "load", (md, html))
+    return body_md + "\n", body_html
+
+
+def figures_table(record: InterleavedRecord) -> tuple[list[str], list[list[str]]]:
+    header = [
+        "figure",
+        "ratio B ÷ A (95% t)",
+        "limit",
+        "verdict",
+        "paired noise",
+        "unpaired noise",
+        "smallest step seen (paired)",
+        "(unpaired)",
+        "rounds for the limit's step",
+    ]
+    return header, [_row(f) for f in record.figures]
+
+
+def rounds_table(record: InterleavedRecord) -> tuple[list[str], list[list[str]]]:
+    """Each round in the order measured: who went first, both sides' figures and the ratios B ÷ A."""
+    a, b = record.baseline, record.current
+    header = ["round", "first", f"{a} texts/s", f"{b} texts/s", "ratio", f"{a} p50 / p99 ms", f"{b} p50 / p99 ms"]
+    header += ["p50 ratio", "p99 ratio"]
+    rows = [
+        [
+            str(r.round),
+            r.first,
+            f"{r.baseline_texts_per_s:.1f}",
+            f"{r.current_texts_per_s:.1f}",
+            _num(r.texts_per_s_ratio),
+            f"{_num(r.baseline_p50_ms, 1)} / {_num(r.baseline_p99_ms, 1)}",
+            f"{_num(r.current_p50_ms, 1)} / {_num(r.current_p99_ms, 1)}",
+            _num(r.p50_ratio),
+            _num(r.p99_ratio),
+        ]
+        for r in record.rounds
+    ]
+    return header, rows
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _row(f: PairedFigure) -> list[str]:
+    r = f.ratio
+    needed = "-"
+    if f.limit is not None and f.limit != 1:
+        needed = f"{_count(f.rounds_needed)} (unpaired {_count(f.rounds_needed_unpaired)})"
+    return [
+        NAMES.get(f.figure, f.figure),
+        f"×{r.mean:.3f} [{r.low:.3f}, {r.high:.3f}]",
+        f"×{f.limit:g}" if f.limit is not None else "not gated",
+        f.verdict or "-",
+        f"±{math.expm1(f.paired_noise):.1%}",
+        f"±{math.expm1(f.unpaired_noise):.1%}",
+        f"×{f.detectable:.3f}",
+        f"×{f.detectable_unpaired:.3f}",
+        needed,
+    ]
+
+
+def _count(n: int | None) -> str:
+    return str(n) if n is not None else "more than 1000"
+
+
+def _notes(record: InterleavedRecord) -> list[str]:
+    """How the figures were made, and what was not judged."""
+    notes = [
+        f"Ratio: geometric mean of the rounds' ratios, {record.confidence:.0%} Student t interval on their logs. "
+        f"Smallest step: the ratio seen with {record.power:.0%} power at a one-sided {record.false_alarm:.1%} false-"
+        "alarm rate from the paired noise (sd of log B/A) and from the unpaired noise of the same windows. The "
+        f"order within each round was drawn at random: {sum(r.first == record.baseline for r in record.rounds)} "
+        f"of {len(record.rounds)} rounds measured {record.baseline} first."
+    ]
+    notes += [f"{NAMES.get(n, n)} not judged: fewer than 2 rounds have it on both sides." for n in record.not_judged]
+    return notes
+
+
+def rounds_plot(record: InterleavedRecord, path: Path) -> Path:
+    """Top: each side's texts/s per round (drift moves both); bottom: the ratio B ÷ A per round, its paired
+    interval and the limit."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
+    rounds = [r.round for r in record.rounds]
+    top.plot(rounds, [r.baseline_texts_per_s for r in record.rounds], marker="o", label=f"{record.baseline} (A)")
+    top.plot(rounds, [r.current_texts_per_s for r in record.rounds], marker="s", label=f"{record.current} (B)")
+    top.set_ylabel("texts/s")
+    top.legend(fontsize=8)
+    top.grid(alpha=0.3)
+    ratios = [r.texts_per_s_ratio if r.texts_per_s_ratio is not None else math.nan for r in record.rounds]
+    bottom.plot(rounds, ratios, marker="o", color="black", label="B ÷ A texts/s")
+    figure = next((f for f in record.figures if f.figure == "texts_per_s"), None)
+    if figure is not None:
+        bottom.axhspan(figure.ratio.low, figure.ratio.high, alpha=0.2, label="paired 95% interval")
+        if figure.limit is not None:
+            bottom.axhline(figure.limit, color="red", linestyle="--", label=f"limit ×{figure.limit:g}")
+    bottom.set_xlabel("round")
+    bottom.set_ylabel("ratio B ÷ A")
+    bottom.legend(fontsize=8)
+    bottom.grid(alpha=0.3)
+    return save_figure(fig, path)

@@ -1,0 +1,248 @@
+"""How often `load --interleave` sees a 10% step, and how rarely it fails twins (issue 36).
+
+    PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --jobs 6 [--rounds 6] [--window 1.5s]
+        [--warmup 0.5s] [--service-ms 20] [--step 1.1] [--limit 0.95] [--concurrency 1] [--hog 2]
+        [--out reports/interleave-power]
+    PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --simulate 100 [--noise 0.03] [--rounds 10]
+
+Real mode starts three loopback queue servers (tests/sizing/queue_server.py: one FIFO slot, SERVICE ms per
+request): A, its twin, and B, `--step` times slower, and `--hog N` CPU-bound neighbours whose load drifts over
+`--hog-period` s. Each job is one `ragbench load --interleave` process (`--concurrency 1` by default: the
+client's turnaround on the busy CPU is in every request, so the machine's state moves the figures; at 2 or more
+the FIFO server is never idle and its texts/s is 1000/SERVICE whatever the machine does), A vs B then A vs its twin,
+gated by `--min-throughput-ratio LIMIT`. It prints how many A/B jobs were flagged (verdict fail), how many A/A
+jobs failed, each job's wall time, and the paired beside the unpaired noise of texts/s of the same windows (the
+median over the jobs), with the machine's load average before and after.
+
+Simulated mode draws `--simulate N` A/A and N A/B jobs of `--rounds` rounds whose machine drifts by 30% over the
+job and moves ±20% per round (shared by both sides), each window adding `--noise` (log sd of a ratio), and judges
+them with the same statistics (bench/gate/paired.py): the A/A false alarms, the A/B detections, and the
+false-alarm rate of a ratio exactly at the limit (2.5% by construction: one side of the 95% interval).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.gate import paired  # noqa: E402
+from bench.gate.noise import Verdict  # noqa: E402
+from bench.results.schema import EndStatus, InterleavedRecord, InterleavedRound, PairedFigure  # noqa: E402
+from bench.results.store import read_results  # noqa: E402
+from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy  # noqa: E402
+
+
+def start_server(service_ms: float, log: Path) -> tuple[str, ManagedProcess]:
+    port = free_port()
+    argv = [sys.executable, str(ROOT / "tests/sizing/queue_server.py"), "--port", str(port)]
+    proc = start_process("queue-server", [*argv, "--service-ms", str(service_ms)], log)
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(proc, f"{url}/metrics", deadline_s=30)
+    return url, proc
+
+
+# A CPU-bound neighbour whose share of the CPU drifts slowly (busy 0-100% of each 100 ms, a sine over PERIOD s):
+# what moves a shared runner's throughput over minutes.
+HOG = """
+import math, time
+start = time.monotonic()
+while True:
+    now = time.monotonic()
+    busy = 0.05 * (1 + math.sin(2 * math.pi * (now - start) / {period}))
+    while time.monotonic() - now < busy:
+        pass
+    time.sleep(0.1 - busy)
+"""
+
+
+def start_hogs(count: int, period: float) -> list[subprocess.Popen[bytes]]:
+    return [subprocess.Popen([sys.executable, "-c", HOG.format(period=period)]) for _ in range(count)]
+
+
+def job(a: str, b: str, args: argparse.Namespace, out: Path, seed: int) -> tuple[InterleavedRecord, float, int]:
+    """One interleaved job as a user runs it (its own --seed: its own order of the rounds): its record, wall time
+    and exit code."""
+    flags = ["--interleave", "--rounds", str(args.rounds), "--window", args.window, "--warmup", args.warmup]
+    flags += [
+        "--overwrite",
+        "--concurrency",
+        str(args.concurrency),
+        "--min-throughput-ratio",
+        str(args.limit),
+        "--seed",
+        str(seed),
+    ]
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "load", "-e", f"a=tei@{a}", "-e", f"b=tei@{b}", *flags, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    wall = time.monotonic() - started
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"job {out} exited {done.returncode}: {done.stderr.strip()[-500:]}")
+    (record,) = read_results(out / "results.jsonl").interleaved
+    return record, wall, done.returncode
+
+
+def _throughput(record: InterleavedRecord) -> PairedFigure:
+    return next(f for f in record.figures if f.figure == "texts_per_s")
+
+
+def real(args: argparse.Namespace) -> None:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"load average before: {os.getloadavg()}", flush=True)
+    servers = [
+        start_server(ms, out / f"server-{i}.log")
+        for i, ms in enumerate((args.service_ms, args.service_ms, args.service_ms * args.step))
+    ]
+    (a, _), (twin, _), (slow, _) = servers
+    hogs = start_hogs(args.hog, args.hog_period)
+    found: dict[str, list[tuple[InterleavedRecord, float, int]]] = {"step": [], "twins": []}
+    try:
+        for k in range(args.jobs):
+            for name, b in (("step", slow), ("twins", twin)):
+                record, wall, code = job(a, b, args, out / f"{name}-{k}", args.seed + k)
+                found[name].append((record, wall, code))
+                f = _throughput(record)
+                print(
+                    f"{name} job {k + 1}/{args.jobs}: {record.verdict} (exit {code}) in {wall:.0f} s; "
+                    f"{paired.figure_line(f)}",
+                    flush=True,
+                )
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+        for _, proc in servers:
+            stop_process(proc)
+    print(f"load average after: {os.getloadavg()}")
+    summarize(found, args)
+
+
+def read_back(args: argparse.Namespace) -> None:
+    """The summary of jobs an earlier run left under --out (wall times and exit codes are not kept: 0)."""
+    found: dict[str, list[tuple[InterleavedRecord, float, int]]] = {"step": [], "twins": []}
+    for name in found:
+        for k in range(args.jobs):
+            results = Path(args.out) / f"{name}-{k}" / "results.jsonl"
+            if not results.is_file():
+                continue
+            run = read_results(results)
+            if run.end is None or run.end.status != EndStatus.COMPLETE:  # a job cut short is no verdict
+                print(f"{results}: not complete ({run.end.error if run.end else 'no end record'}): left out")
+                continue
+            found[name] += [(r, 0.0, 0) for r in run.interleaved]
+    summarize(found, args)
+
+
+def summarize(found: dict[str, list[tuple[InterleavedRecord, float, int]]], args: argparse.Namespace) -> None:
+    step, twins = found["step"], found["twins"]
+    flagged = sum(r.verdict == Verdict.FAIL for r, _, _ in step)
+    false = sum(r.verdict == Verdict.FAIL for r, _, _ in twins)
+    figures = [_throughput(r) for r, _, _ in step + twins]
+    walls = [w for _, w, _ in step + twins]
+    pct = [math.expm1(f.paired_noise) for f in figures], [math.expm1(f.unpaired_noise) for f in figures]
+    print(f"{args.step:g}x slower B, {args.rounds} rounds of {args.window} windows, limit {args.limit}:")
+    print(f"  flagged {flagged} of {len(step)} A/B jobs; A/A (twins) failed {false} of {len(twins)}")
+    inconclusive = [sum(r.verdict == Verdict.INCONCLUSIVE for r, _, _ in jobs) for jobs in (step, twins)]
+    print(f"  inconclusive: {inconclusive[0]} A/B, {inconclusive[1]} A/A")
+    print(f"  job wall time: median {statistics.median(walls):.0f} s, max {max(walls):.0f} s")
+    print(
+        f"  texts/s noise per round, median over jobs: paired ±{statistics.median(pct[0]):.1%} "
+        f"(range {min(pct[0]):.1%}–{max(pct[0]):.1%}), unpaired ±{statistics.median(pct[1]):.1%} "
+        f"(range {min(pct[1]):.1%}–{max(pct[1]):.1%})"
+    )
+    separate_runs(step, twins)
+    detect = [f.detectable for f in figures], [f.detectable_unpaired for f in figures]
+    print(
+        f"  smallest step seen at 80% power, median: paired ×{statistics.median(detect[0]):.3f}, "
+        f"unpaired ×{statistics.median(detect[1]):.3f}"
+    )
+
+
+def separate_runs(
+    step: list[tuple[InterleavedRecord, float, int]], twins: list[tuple[InterleavedRecord, float, int]]
+) -> None:
+    """The same jobs read as separate runs: each job's A (and its twin) as one run of its own, a minute or more
+    from the next. The spread over the jobs of a run's mean texts/s is the noise between runs; the spread over
+    the jobs of the twins' paired ratio is the interleaved gate's."""
+    runs = [_job_mean(r.rounds, "baseline") for r, _, _ in step + twins]
+    runs += [_job_mean(r.rounds, "current") for r, _, _ in twins]
+    ratios = [math.log(_throughput(r).ratio.mean) for r, _, _ in twins]
+    if len(runs) < 3 or len(ratios) < 2:
+        return
+    between = math.sqrt(2) * statistics.stdev(math.log(x) for x in runs)  # a ratio has a run on each side
+    print(
+        f"  separate runs (each job's A or twin as one run, {len(runs)} runs): sd of log(run / run) "
+        f"±{math.expm1(between):.1%}; the twins' interleaved ratio over {len(ratios)} jobs: sd of its log "
+        f"±{math.expm1(statistics.stdev(ratios)):.1%}"
+    )
+
+
+def _job_mean(rounds: list[InterleavedRound], side: str) -> float:
+    """A side's texts/s over a job: the geometric mean of its windows."""
+    values = [getattr(r, f"{side}_texts_per_s") for r in rounds]
+    return math.exp(statistics.fmean(math.log(v) for v in values if v > 0))  # a window with no answer: no figure
+
+
+def simulate(args: argparse.Namespace) -> None:
+    rng = np.random.default_rng(args.seed)
+    for name, step in (("A/A", 1.0), ("A/B", 1 / args.step), ("at the limit", args.limit)):
+        verdicts = []
+        for _ in range(args.simulate):
+            machine = np.exp(rng.normal(0, 0.2, args.rounds)) * np.linspace(1, 0.7, args.rounds)
+            a = 100 * machine * np.exp(rng.normal(0, args.noise / math.sqrt(2), args.rounds))
+            b = 100 * step * machine * np.exp(rng.normal(0, args.noise / math.sqrt(2), args.rounds))
+            stats = paired.paired_stats(list(a), list(b), higher_is_better=True)
+            assert stats is not None
+            verdicts.append(paired.verdict(stats, args.limit, higher_is_better=True))
+        print(
+            f"simulated {name} (ratio {step:.3f}), {args.rounds} rounds, paired noise ±{args.noise:.1%}, 30% drift, "
+            f"limit {args.limit}: fail {verdicts.count(Verdict.FAIL)}, inconclusive "
+            f"{verdicts.count(Verdict.INCONCLUSIVE)}, pass {verdicts.count(Verdict.PASS)} of {args.simulate}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=6)
+    parser.add_argument("--simulate", type=int, default=0, help="simulated jobs instead of real ones")
+    parser.add_argument("--noise", type=float, default=0.03, help="simulated: paired noise (log sd of a ratio)")
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--window", default="1.5s")
+    parser.add_argument("--warmup", default="0.5s")
+    parser.add_argument("--service-ms", type=float, default=20.0)
+    parser.add_argument("--step", type=float, default=1.1, help="B's service time over A's")
+    parser.add_argument("--limit", type=float, default=0.95, help="--min-throughput-ratio")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--concurrency", type=int, default=1, help="1: the client's turnaround is in every request")
+    parser.add_argument("--hog", type=int, default=0, help="CPU-bound neighbours whose load drifts")
+    parser.add_argument("--hog-period", type=float, default=120.0, help="seconds of one drift cycle of the hogs")
+    parser.add_argument("--out", default="reports/interleave-power")
+    parser.add_argument("--read", action="store_true", help="summarize the jobs already under --out, run none")
+    args = parser.parse_args()
+    if args.simulate:
+        simulate(args)
+    elif args.read:
+        read_back(args)
+    else:
+        real(args)
+
+
+if __name__ == "__main__":
+    main()

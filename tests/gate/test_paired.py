@@ -1,0 +1,110 @@
+"""Paired statistics of interleaved rounds (bench/gate/paired.py) on simulated jobs (seeded numpy): a 10% step
+at ±3% paired noise is flagged, A/A jobs almost never fail, drift over the job cancels, and the stated smallest
+step is the one seen at 80% power."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from bench.gate import paired
+from bench.gate.noise import Verdict
+
+ROUNDS = 10
+LIMIT = 0.95  # --min-throughput-ratio
+
+
+def simulated_job(
+    rng: np.random.Generator, step: float, noise: float, drift: float = 0.0, rounds: int = ROUNDS
+) -> tuple[list[float], list[float]]:
+    """A's and B's texts/s per round: the runner's level moves by ±20% per round and drifts by `drift` over the
+    job (shared by both sides: the machine), each window adds its own `noise` (log sd per side)."""
+    machine = np.exp(rng.normal(0, 0.2, rounds)) * np.linspace(1, 1 - drift, rounds)
+    a = 100 * machine * np.exp(rng.normal(0, noise / math.sqrt(2), rounds))
+    b = 100 * step * machine * np.exp(rng.normal(0, noise / math.sqrt(2), rounds))
+    return list(a), list(b)
+
+
+def _verdicts(seed: int, step: float, jobs: int = 100, drift: float = 0.0) -> list[Verdict]:
+    rng = np.random.default_rng(seed)
+    found = []
+    for _ in range(jobs):
+        a, b = simulated_job(rng, step, 0.03, drift)
+        stats = paired.paired_stats(a, b, higher_is_better=True)
+        assert stats is not None
+        found.append(paired.verdict(stats, LIMIT, higher_is_better=True))
+    return found
+
+
+def test_a_ten_percent_step_at_three_percent_paired_noise_is_flagged() -> None:
+    verdicts = _verdicts(1, 0.90)
+    assert verdicts.count(Verdict.FAIL) >= 95
+
+
+def test_aa_jobs_fail_at_most_once_in_a_hundred() -> None:
+    verdicts = _verdicts(2, 1.0)
+    assert verdicts.count(Verdict.FAIL) <= 1
+    assert verdicts.count(Verdict.PASS) >= 95  # and they are not merely inconclusive
+
+
+def test_drift_of_both_sides_cancels_in_the_pairs() -> None:
+    """Both sides slow by 30% over the job: the paired ratio is still the step; the unpaired noise is not."""
+    rng = np.random.default_rng(3)
+    a, b = simulated_job(rng, 0.90, 0.03, drift=0.3)
+    stats = paired.paired_stats(a, b, higher_is_better=True)
+    assert stats is not None
+    assert stats.ratio.low < 0.90 < stats.ratio.high
+    assert stats.unpaired_noise > 3 * stats.paired_noise
+    assert _verdicts(4, 0.90, drift=0.3).count(Verdict.FAIL) >= 95
+    assert _verdicts(5, 1.0, drift=0.3).count(Verdict.FAIL) <= 1
+
+
+def test_the_stated_smallest_step_is_seen_at_eighty_percent_power() -> None:
+    """Simulate jobs at exactly the smallest step the formula states for their noise: ~80% are detected by a
+    one-sided test at FALSE_ALARM (interval's upper end below 1), within simulation error."""
+    rng = np.random.default_rng(6)
+    noise, rounds, jobs = 0.03, ROUNDS, 2000
+    step = math.exp(-paired.smallest_step(noise, rounds, paired=True))
+    detected = 0
+    for _ in range(jobs):
+        diffs = rng.normal(math.log(step), noise, rounds)
+        a = np.ones(rounds)
+        stats = paired.paired_stats(list(a), list(np.exp(diffs)), higher_is_better=True)
+        assert stats is not None
+        detected += stats.ratio.high < 1  # 95% two-sided: one-sided 2.5%, the stated false-alarm rate
+    assert detected / jobs == pytest.approx(paired.POWER, abs=0.04)
+
+
+def test_rounds_needed_is_the_first_count_that_sees_the_step() -> None:
+    n = paired.rounds_needed(0.03, 0.95)
+    assert n is not None and n >= 2
+    assert paired.smallest_step(0.03, n, True) <= -math.log(0.95) < paired.smallest_step(0.03, n - 1, True)
+    assert paired.rounds_needed(0.03, 1.0) is None  # no step to see
+    assert paired.rounds_needed(5.0, 0.999) is None  # past MAX_ROUNDS
+    unpaired = paired.rounds_needed(0.03, 0.95, paired=False)
+    assert unpaired is not None and unpaired != n  # more degrees of freedom: a different count
+
+
+def test_latency_regressions_are_above_one_and_judged_lower_is_better() -> None:
+    a = [10.0, 12.0, 11.0, 10.5, 9.5]
+    b = [x * 1.5 for x in a]
+    stats = paired.paired_stats(a, b, higher_is_better=False)
+    assert stats is not None
+    assert stats.detectable > 1 and stats.ratio.mean == pytest.approx(1.5, rel=1e-9)
+    assert paired.verdict(stats, 1.2, higher_is_better=False) == Verdict.FAIL
+    assert paired.verdict(stats, 2.0, higher_is_better=False) == Verdict.PASS
+
+
+def test_rounds_without_a_figure_are_left_out() -> None:
+    assert paired.paired_stats([1.0, math.nan], [1.0, 2.0], True) is None
+    stats = paired.paired_stats([1.0, 0.0, 2.0, 3.0], [1.1, 5.0, 2.2, 3.3], True)
+    assert stats is not None and stats.rounds == 3
+
+
+def test_overall_verdict() -> None:
+    assert paired.overall([]) is None
+    assert paired.overall([Verdict.PASS, Verdict.INCONCLUSIVE]) == Verdict.INCONCLUSIVE
+    assert paired.overall([Verdict.INCONCLUSIVE, Verdict.FAIL]) == Verdict.FAIL
+    assert paired.overall([Verdict.PASS, Verdict.PASS]) == Verdict.PASS

@@ -1,0 +1,124 @@
+"""`ragbench load --interleave`: bad input is one line and exit 2 before anything is measured; against two
+loopback queue servers of known service time, the records and the verdict (a 2x slower server fails, twins do
+not)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.results.store import read_results
+from tests.harness.cli import run_cli
+from tests.harness.process import stop_process
+from tests.sizing.test_size_command import _start_queue_server
+
+A = ["-e", "a=tei@http://127.0.0.1:9"]
+B = ["-e", "b=tei@http://127.0.0.1:9"]
+BAD = [
+    ([*A, "--interleave"], "1 endpoint(s) given; it compares two"),
+    ([*A, *B, "-e", "c=tei@http://127.0.0.1:9", "--interleave"], "3 endpoint(s) given"),
+    ([*A, "-e", "b=tei-rerank@http://127.0.0.1:9", "--interleave"], "mix of embedding and rerank"),
+    ([*A, *B, "--interleave", "--rounds", "1"], "--rounds 1: give at least 2"),
+    ([*A, *B, "--interleave", "--repeat", "3"], "--repeat not taken with --interleave"),
+    ([*A, *B, "--interleave", "--duration", "5s"], "--duration not taken with --interleave"),
+    ([*A, *B, "--interleave", "--burst", "8"], "--burst not taken with --interleave"),
+    ([*A, *B, "--interleave", "--window", "0s"], "--window '0s'"),
+    ([*A, *B, "--interleave", "--min-throughput-ratio", "x"], "--min-throughput-ratio 'x'"),
+    ([*A, *B, "--interleave", "--max-p99-increase", "-5%"], "--max-p99-increase '-5%'"),
+    ([*A, *B, "--min-throughput-ratio", "0.9"], "gate an --interleave run"),
+]
+
+
+@pytest.mark.parametrize("flags,message", BAD, ids=[" ".join(f[2:]) for f, _ in BAD])
+def test_bad_interleave_flags_are_one_line_and_exit_2(flags, message, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "out"
+    code, _stdout, stderr = run_cli(["load", *flags, "--out", str(out)], monkeypatch, capsys)
+    assert code == 2
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ragbench: error: ") and message in lines[0], stderr
+    assert not out.exists()
+
+
+@pytest.fixture
+def servers(tmp_path: Path):
+    """Factory: a loopback queue server of `service_ms` per request (one at a time), stopped at the end."""
+    started = []
+
+    def start(service_ms: float) -> str:
+        url, proc = _start_queue_server(tmp_path, service_ms)
+        started.append(proc)
+        return url
+
+    yield start
+    for proc in started:
+        stop_process(proc)
+
+
+def _interleave(a: str, b: str, out: Path, monkeypatch, capsys, *flags: str):
+    endpoints = ["-e", f"a=tei@{a}", "-e", f"b=tei@{b}"]
+    short = ["--rounds", "3", "--window", "0.5s", "--warmup", "0.2s", "--min-throughput-ratio", "0.95"]
+    return run_cli(["load", *endpoints, "--interleave", *short, *flags, "--out", str(out)], monkeypatch, capsys)
+
+
+def test_a_window_shorter_than_one_request_is_refused_before_measuring(servers, tmp_path, monkeypatch, capsys):
+    slow = servers(300)  # the idle probe alone takes 300 ms
+    out = tmp_path / "short"
+    code, _stdout, stderr = _interleave(slow, slow, out, monkeypatch, capsys, "--window", "0.1s")
+    assert code == 2 and "is shorter than one request" in stderr and len(stderr.strip().splitlines()) == 1, stderr
+    assert not out.exists()
+
+
+@pytest.mark.slow  # three interleaved runs of 3 rounds against real loopback servers
+def test_interleaved_runs_pair_their_rounds_and_judge_by_compare_limits(servers, tmp_path, monkeypatch, capsys):
+    fast, step, half, twin = servers(20), servers(22), servers(40), servers(20)
+
+    code, stdout, _ = _interleave(fast, step, tmp_path / "step", monkeypatch, capsys)
+    results = read_results(tmp_path / "step" / "results.jsonl")
+    points = {p.endpoint: p for p in results.load_points}
+    assert set(points) == {"a", "b"} and all(len(p.repeats) == 3 for p in points.values())  # one repeat per round
+    (paired,) = results.interleaved
+    assert (paired.baseline, paired.current, len(paired.rounds)) == ("a", "b", 3)
+    assert {r.first for r in paired.rounds} <= {"a", "b"}
+    for r in paired.rounds:
+        assert r.texts_per_s_ratio == pytest.approx(r.current_texts_per_s / r.baseline_texts_per_s, rel=1e-9)
+    throughput = next(f for f in paired.figures if f.figure == "texts_per_s")
+    assert throughput.limit == 0.95 and throughput.verdict == paired.verdict
+    assert throughput.ratio.low <= throughput.ratio.mean <= throughput.ratio.high
+    assert throughput.detectable < 1 and throughput.rounds == 3
+    assert paired.verdict in ("pass", "fail", "inconclusive")  # a 10% step at 0.5 s windows: any, on a busy machine
+    assert code == (1 if paired.verdict == "fail" else 0) and "INTERLEAVED b ÷ a" in stdout
+
+    code, stdout, _ = _interleave(fast, half, tmp_path / "half", monkeypatch, capsys)
+    (paired,) = read_results(tmp_path / "half" / "results.jsonl").interleaved
+    assert paired.verdict == "fail" and code == 1, stdout
+    code, stdout, _ = run_cli(
+        ["compare", str(tmp_path / "half"), "--min-throughput-ratio", "0.95"], monkeypatch, capsys
+    )
+    assert code == 1 and "3 rounds paired" in stdout, stdout  # compare RUN: the same run, paired, no baseline
+
+    code, stdout, _ = _interleave(fast, twin, tmp_path / "twin", monkeypatch, capsys)
+    (paired,) = read_results(tmp_path / "twin" / "results.jsonl").interleaved
+    assert paired.verdict != "fail" and code == 0, stdout
+
+
+# 900: one answer (the max) outlasts the 0.5 s window, the typical one (450 ms) does not: no reason to stop
+@pytest.mark.parametrize("p99_ms,refused", [(1200.0, True), (900.0, False)])
+def test_a_window_that_one_request_of_the_batch_outlasts_is_said_after_the_first_window(p99_ms, refused, tmp_path):
+    """Only a first window shows what a request of the plan's batch takes (the preflight's probe is one text)."""
+    from types import SimpleNamespace
+
+    from bench.commands.load import LoadRequest, sweep_of
+    from bench.core.errors import UserError
+    from bench.load.interleave import check_answered
+    from tests.gate.helpers import load_point
+
+    request = LoadRequest(endpoints=[], out=tmp_path, interleave=True, window="0.5s", batch="64")
+    (point,) = sweep_of(request, is_rerank=False).points
+    record = load_point("a", batch=64, p99_ms=p99_ms)  # its service p50 is half the p99 given, its max the p99
+    endpoint = SimpleNamespace(spec=SimpleNamespace(name="a"))
+    if refused:
+        with pytest.raises(UserError, match=r"--window 0.5s is shorter than one request of closed batch 64"):
+            check_answered(endpoint, record, point)
+    else:
+        check_answered(endpoint, record, point)

@@ -51,6 +51,7 @@ KINDS: tuple[ReportKind, ...] = (
     ReportKind("size", ("sizing", "gpu_telemetry"), ("size",), "bench.report.sizing", "render_size", covers=("load",)),
     ReportKind("ceiling", ("ceiling_point",), ("ceiling",), "bench.report.sizing", "render_ceiling"),
     ReportKind("ingest", ("ingest_point", "ingest_summary"), ("ingest",), "bench.report.ingest"),
+    ReportKind("grow", ("grow_rung", "grow"), ("grow",), "bench.report.grow"),
 )
 
 

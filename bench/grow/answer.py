@@ -89,7 +89,7 @@ def answer_line(summary: GrowSummaryRecord, unit: str) -> str:
         if summary.largest_ok is not None:
             said[0] += f" (held{within} to {summary.largest_ok:,})"
     elif summary.largest_ok is not None:
-        said = [f"holds{within} to {summary.largest_ok:,} {unit}, the largest rung"]
+        said = [f"holds{within} to {summary.largest_ok:,} {unit}, the largest rung measured"]
     else:
         said = ["nothing measured"]
     for law in summary.laws:

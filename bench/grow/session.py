@@ -68,7 +68,7 @@ def _build(plan: GrowPlan) -> list[tuple[TargetSpec, Target]]:
     from bench.targets.registry import build_target
 
     built: list[tuple[TargetSpec, Target]] = []
-    options = TargetOptions()
+    options = TargetOptions(fresh_queries=True)  # the same queries at every rung: none answered from the cache
     try:
         for spec in plan.specs:
             if spec.kind == "lightrag" and not plan.keep and "cleanup" not in spec.params:

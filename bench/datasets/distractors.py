@@ -4,8 +4,9 @@
 in the corpus) and its document lengths (each length drawn from the corpus' lengths in words): text that looks,
 to a lexical or dense index, like the corpus in bulk, and answers nothing. Document i depends only on the seed
 and i, so a ladder's rung k holds the first documents of rung k+1 and a resumed run makes the same ones.
-Any dataset ragbench reads is a source too: its documents in file order, its queries and qrels ignored, ids
-prefixed `distractor-` so they never collide with the dataset's own.
+Any dataset ragbench reads is a source too (builtin:python-docs: tens of thousands of installed docstrings): its
+documents in file order, its queries and qrels ignored, ids prefixed `distractor-` so they never collide with the
+dataset's own, and a document whose text is one of the dataset's own left out (it would be relevant).
 
 >>> source = parse_distractors("synthetic:7")
 >>> source.kind, source.seed
@@ -82,7 +83,13 @@ def _from_dataset(path: str, dataset: Dataset) -> list[Document]:
     from bench.datasets import load_dataset
 
     source = load_dataset(path)
-    found = [Document(PREFIX + d.doc_id, d.title, d.text) for d in source.corpus.values()]
+    own = {" ".join(d.text.split()) for d in dataset.corpus.values()}
+    # a document whose text is one of the dataset's own would be relevant under another id: left out
+    found = [
+        Document(PREFIX + d.doc_id, d.title, d.text)
+        for d in source.corpus.values()
+        if " ".join(d.text.split()) not in own
+    ]
     clash = next((d.doc_id for d in found if d.doc_id in dataset.corpus), None)
     if clash is not None:
         raise UserError(f"--distractors {path}: document {clash!r} has the id of one of {dataset.source}'s own")

@@ -69,3 +69,13 @@ def test_lengths_come_from_the_corpus_not_a_fixed_size():
     long = _dataset(["word " * n for n in (5, 500)])
     made = Distractors(parse_distractors("synthetic:1"), long).first(200)
     assert {len(d.text.split()) for d in made} == {5, 500}
+
+
+def test_a_dataset_sources_document_with_the_text_of_one_of_the_datasets_own_is_left_out(tmp_path):
+    from tests.harness.beir import write_beir
+
+    source = write_beir(
+        tmp_path / "src", {"a": "alpha beta beta gamma", "b": "other text"}, {"q": "x"}, [("q", "a", 1)]
+    )
+    found = Distractors(parse_distractors(str(source)), TOY).first(1)
+    assert [d.doc_id for d in found] == [PREFIX + "b"]  # "a" is TOY's d0 under another id: it would be relevant

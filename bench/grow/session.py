@@ -12,7 +12,7 @@ from bench.datasets.distractors import Distractors
 from bench.datasets.model import Dataset
 from bench.grow.answer import summarise
 from bench.grow.ladder import Corpora
-from bench.grow.run import Climb, climb
+from bench.grow.run import DEPTH, Climb, climb
 from bench.quality.metrics import Measure
 from bench.results.frame import now_iso
 from bench.results.lifecycle import Output, open_run
@@ -120,7 +120,7 @@ def _header(plan: GrowPlan, dataset: Dataset) -> RunHeader:
         },
         measures=[m.trec_name for m in plan.measures],
         measure_labels={m.trec_name: m.label for m in plan.measures},
-        depth=100,
+        depth=DEPTH,
         targets=[s.name for s in plan.specs],
         grow=plan.settings | {"distractor_source": plan.distractors.describe()},
     )

@@ -54,6 +54,7 @@ def collect_entries(folders: list[Path] | None = None) -> list[DocEntry]:
     """Every public function's and class's docstring under `folders` (default: `roots()`), each docstring once."""
     entries: list[DocEntry] = []
     seen: set[str] = set()
+    names: set[str] = set()  # a name defined twice (a property's getter and setter) is one document: the first
     for root in folders or roots():
         for path in sorted(root.rglob("*.py")):
             relative = path.relative_to(root)
@@ -63,11 +64,12 @@ def collect_entries(folders: list[Path] | None = None) -> list[DocEntry]:
                 continue
             module = ".".join(relative.with_suffix("").parts).removesuffix(".__init__")
             for name, doc in _docstrings(path, module):
-                if doc in seen:
+                if doc in seen or name in names:
                     continue
                 seen.add(doc)
                 entry = split_docstring(name, doc)
                 if entry is not None:
+                    names.add(name)
                     entries.append(entry)
     return entries
 

@@ -60,7 +60,12 @@ class GrowRequest:
     seed: int = field(default=0, metadata=option(Flag(("--seed",), "Seed of the --queries sample.", min=0)))
     keep: bool = field(
         default=False,
-        metadata=option(Flag(("--keep",), "Keep what ragbench put on the servers (LightRAG's documents).")),
+        metadata=option(
+            Flag(
+                ("--keep",),
+                "Keep what ragbench put on the servers: Open WebUI's knowledge bases, LightRAG's documents.",
+            )
+        ),
     )
     overwrite: bool = field(default=False, metadata=option(OVERWRITE))
     resume: bool = False  # continue the interrupted run in `out`

@@ -41,7 +41,9 @@ def run_grow(plan: GrowPlan, dataset: Dataset, qrels: dict[str, dict[str, int]],
     shared = Climb(corpora, dict(dataset.queries), qrels, plan.measures, percentiles, plan.unit)
     header = _header(plan, dataset)
     records: list[GrowRungRecord] = []
-    targets = _build(plan)  # offline: an unknown mode or parameter is refused before anything is written
+    targets = _build(plan, dataset.fingerprint())  # offline: a bad mode or parameter is refused before anything
+    stopped = False
+    owned = {s.name for s in plan.specs if s.kind == "openwebui" and "kb" not in s.params}  # grow named their base
     try:
         with open_run(output, header, lambda previous: _carried(previous, header, plan)) as run:
             records += [r for r in run.kept if isinstance(r, GrowRungRecord)]
@@ -55,30 +57,62 @@ def run_grow(plan: GrowPlan, dataset: Dataset, qrels: dict[str, dict[str, int]],
 
             try:
                 climb(shared, targets, start, write, failed)
+            except KeyboardInterrupt:
+                stopped = True
+                raise
             finally:  # the answer of what finished, also after Ctrl-C or a failure
                 run.write(*(summarise(s.name, _of(records, s.name), plan.slo, plan.unit) for s in plan.specs))
     finally:
-        for _, target in targets:
+        # Last built, first closed: each Open WebUI target puts back the settings it found, which for a second mode
+        # on the same server are the first mode's; in reverse order the server ends as it was.
+        for _, target in reversed(targets):
+            if not (plan.keep or stopped):  # a stopped run keeps its knowledge bases for --resume
+                remove_made(target, owned=target.name in owned)
             target.close()
     return run.read_back
 
 
-def _build(plan: GrowPlan) -> list[tuple[TargetSpec, Target]]:
-    """Each target once, for the whole ladder; LightRAG deletes the documents it inserted unless --keep."""
+def _build(plan: GrowPlan, fingerprint: str) -> list[tuple[TargetSpec, Target]]:
+    """Each target once, for the whole ladder: an Open WebUI mode in a knowledge base of its own (two modes in one
+    would share its documents and time one ingest twice); LightRAG deletes the documents it inserted unless --keep."""
+    from bench.results.outdir import safe_filename
     from bench.targets.registry import build_target
 
     built: list[tuple[TargetSpec, Target]] = []
     options = TargetOptions(fresh_queries=True)  # the same queries at every rung: none answered from the cache
     try:
         for spec in plan.specs:
+            # parameters grow adds keep the target's name: records and the answer are under the name given
             if spec.kind == "lightrag" and not plan.keep and "cleanup" not in spec.params:
-                spec = replace(spec, params={**spec.params, "cleanup": "true"})
+                spec = replace(spec, params={**spec.params, "cleanup": "true"}, given_name=spec.name)
+            if spec.kind == "openwebui" and "kb" not in spec.params:
+                kb = f"ragbench-grow-{safe_filename(spec.name)}-{fingerprint}"
+                spec = replace(spec, params={**spec.params, "kb": kb}, given_name=spec.name)
             built.append((spec, build_target(spec, options)))
     except BaseException:
         for _, target in built:
             target.close()
         raise
     return built
+
+
+def remove_made(target: Target, owned: bool) -> None:
+    """What an Open WebUI target made on its server (`ragbench ingest`'s removal): in a knowledge base grow named
+    (`owned`) every file of the corpus there and the base itself, also what an interrupted run before a --resume
+    put there; in a `kb=` the user named, only the files this run uploaded, and the base only if this run made it.
+    A server that refuses is said in one line: the run's figures stand."""
+    from bench.core.progress import console
+    from bench.ingest.openwebui import MadeOnServer, remove_knowledge
+    from bench.targets.openwebui import OpenWebUITarget
+
+    if not isinstance(target, OpenWebUITarget) or target.kb_id is None:
+        return
+    made_kb = owned or any(line.startswith(f"knowledge base '{target.kb_name}' (") for line in target.created)
+    files = list(dict.fromkeys([*target.uploaded_ids, *(target.file_to_doc if owned else [])]))
+    try:
+        remove_knowledge(target.http, MadeOnServer(target.kb_id if made_kb else None, files))
+    except UserError as exc:
+        console.print(f"{target.name}: not removed from the server: {exc}", markup=False, highlight=False)
 
 
 def _of(records: list[GrowRungRecord], name: str) -> list[GrowRungRecord]:

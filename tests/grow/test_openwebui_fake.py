@@ -37,7 +37,7 @@ def test_the_knowledge_base_grows_by_each_increment_and_settings_come_back(ragbe
     before = fake.settings()
     out = tmp_path / "o"
     code, _, err = ragbench(
-        "grow", "--dataset", data, "-t", f"openwebui:hybrid@{fake.url}", "--rungs", "4,8,12", "--out", out
+        "grow", "--dataset", data, "-t", f"openwebui:hybrid@{fake.url}", "--rungs", "4,8,12", "--keep", "--out", out
     )
     assert code == 3, err  # every query failed (the fake has no query route): measured, and said
     assert fake.uploads == 12  # each document once: rung 2 and 3 sent only their new documents
@@ -51,6 +51,7 @@ def test_the_knowledge_base_grows_by_each_increment_and_settings_come_back(ragbe
         (12, 4, "incremental"),
     ]
     assert all(r.errors == {"http-404": 1} and "Not Found" in r.error_examples["http-404"] for r in rungs)
+    assert {r.target for r in rungs} == {"openwebui:hybrid"}  # the knowledge base grow names is not in the name
     assert "rung(s) failed or had failed queries" in err.splitlines()[-1]
 
 
@@ -68,3 +69,30 @@ def test_a_signal_mid_rung_keeps_the_finished_rungs_and_puts_the_settings_back(r
     assert results.end.status == "interrupted"
     assert [s.largest_ok for s in results.grow_summaries] == [None]  # rung 1's queries failed: nothing held
     assert fake.settings() == before
+    assert len(fake.knowledge) == 1  # kept for --resume
+
+
+def test_two_modes_on_one_server_grow_their_own_bases_removed_at_the_end_and_the_settings_come_back(
+    ragbench, fake, data, tmp_path
+):
+    before = fake.settings()
+    targets = ["-t", f"hyb=openwebui:hybrid@{fake.url}", "-t", f"vec=openwebui:vector@{fake.url}"]
+    code, _, err = ragbench("grow", "--dataset", data, *targets, "--rungs", "4,8", "--out", tmp_path / "o")
+    assert code == 3, err
+    assert fake.uploads == 16  # 8 documents in each mode's own knowledge base: no ingest timed twice as one
+    assert fake.knowledge == {} and fake.files == {}  # without --keep, what the run made is removed
+    assert fake.settings() == before  # the second mode put back what it found (the first's), then the first its own
+
+
+def test_a_resumed_run_grows_the_kept_base_and_removes_all_of_it_at_the_end(ragbench, fake, data, tmp_path):
+    fake.on_upload = lambda count: count == 6 and os.kill(os.getpid(), signal.SIGTERM)  # in rung 2
+    out = tmp_path / "o"
+    args = ["--dataset", data, "-t", f"openwebui:hybrid@{fake.url}", "--rungs", "4,8,12"]
+    assert ragbench("grow", *args, "--out", out)[0] == 128 + signal.SIGTERM
+    fake.on_upload = lambda count: None
+    code, _, err = ragbench("grow", *args, "--resume", out)
+    assert code == 3, err  # the fake answers no query: measured, and said
+    rungs = read_results(out / "results.jsonl").grow_rungs
+    assert [(r.rung, r.resumed) for r in rungs] == [(1, False), (2, True), (3, False)]
+    assert fake.uploads == 12  # what the stopped run uploaded was reused, not sent again
+    assert fake.knowledge == {} and fake.files == {}  # grow's own base, the stopped run's files with it

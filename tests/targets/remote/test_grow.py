@@ -42,16 +42,15 @@ def test_vector_and_hybrid_grow_in_place_and_the_settings_come_back(
     data = write_beir(tmp_path / "data", docs, queries, [(f"q{i % 4}", f"d{i}", 1) for i in range(12)])
     targets = ["-t", f"vec=openwebui:vector@{url}?kb=grow-vec", "-t", f"hyb=openwebui:hybrid@{url}?kb=grow-hyb"]
     out = tmp_path / "o"
-    code, stdout, err = ragbench(
-        "grow", "--dataset", data, *targets, "--rungs", ",".join(map(str, RUNGS)), "--out", out
-    )
+    rungs = ",".join(map(str, RUNGS))
+    code, stdout, err = ragbench("grow", "--dataset", data, *targets, "--rungs", rungs, "--keep", "--out", out)
     assert code == 0, err
-    rungs = read_results(out / "results.jsonl").grow_rungs
+    records = read_results(out / "results.jsonl").grow_rungs
     for name in ("vec", "hyb"):
-        mine = [r for r in rungs if r.target == name]
+        mine = [r for r in records if r.target == name]
         assert [(r.size, r.ingest_mode) for r in mine] == [(n, "incremental") for n in RUNGS]
         assert all(r.queries == 4 and not r.errors and r.latency_ms["p50"] > 0 for r in mine)
         assert mine[0].metrics["nDCG@10"] > 0.5  # the topics' own notes first, among 12
-        assert files_in(url, openwebui_key, f"grow-{name}") == RUNGS[-1]  # each document once
+        assert files_in(url, openwebui_key, f"grow-{name}") == RUNGS[-1]  # each document once (kept: --keep)
     assert settings(url, openwebui_key) == before
     assert "vec: holds to 80 docs, the largest rung measured" in stdout

@@ -54,3 +54,39 @@ def test_vector_and_hybrid_grow_in_place_and_the_settings_come_back(
         assert files_in(url, openwebui_key, f"grow-{name}") == RUNGS[-1]  # each document once (kept: --keep)
     assert settings(url, openwebui_key) == before
     assert "vec: holds to 80 docs, the largest rung measured" in stdout
+
+
+def lightrag_paths(url: str, key: str) -> set[str]:
+    found: set[str] = set()
+    page = 1
+    while True:
+        body = httpx.post(
+            f"{url}/documents/paginated",
+            headers={"X-API-Key": key},
+            json={"page": page, "page_size": 200, "sort_field": "id"},
+            timeout=30,
+        ).json()
+        found |= {d["file_path"] for d in body["documents"]}
+        if not body["pagination"]["has_next"]:
+            return found
+        page += 1
+
+
+def test_lightrag_grows_in_place_and_deletes_every_rungs_documents_at_the_end(
+    ragbench, tmp_path, lightrag_server, lightrag_key
+):
+    url = lightrag_server.url
+    before = lightrag_paths(url, lightrag_key)
+    docs = {f"g{i}": f"Grow note {i}: the comet number {i} orbits the sun every {i + 3} years." for i in range(4)}
+    data = write_beir(tmp_path / "data", docs, {"q": "comet number 2 orbit"}, [("q", "g2", 1)])
+    out = tmp_path / "o"
+    code, _, err = ragbench("grow", "--dataset", data, "-t", f"lightrag:naive@{url}", "--rungs", "4,8,12", "--out", out)
+    assert code == 0, err
+    rungs = read_results(out / "results.jsonl").grow_rungs
+    assert [(r.size, r.added, r.ingest_mode) for r in rungs] == [
+        (4, 4, "incremental"),
+        (8, 4, "incremental"),
+        (12, 4, "incremental"),
+    ]
+    assert all(r.queries == 1 and not r.errors for r in rungs)
+    assert lightrag_paths(url, lightrag_key) == before  # every rung's documents deleted (cleanup=true, no --keep)

@@ -33,6 +33,12 @@ COMMANDS: dict[str, Listed] = {
     "evaluate": Listed(
         "evaluate_cmd", "Score a run with trec_eval's exact semantics (ties: score, then docno, descending)."
     ),
+    "grow": Listed(
+        "grow_cmd",
+        "Grow one knowledge base in rungs (the query set's documents, then distractors) through each target: ingest"
+        " rate, latency p50/p99, nDCG@10 and R@100 per rung; the first rung that fails or breaks --slo, the latency's"
+        " growth law and the size it reaches the SLO at.",
+    ),
     "history": Listed(
         "history_cmd",
         "Every run of a suite as series: change points, sizes, p-values; exit 1 when the newest run starts one past"

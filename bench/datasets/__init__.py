@@ -20,6 +20,7 @@ from bench.datasets.io import find_file, read_jsonl, read_lines
 from bench.datasets.jsonl import load_jsonl_qa, qa_file
 from bench.datasets.model import Dataset, DatasetFormat, Document, Qrels
 from bench.datasets.numpy_docs import numpy_docs_dataset
+from bench.datasets.python_docs import python_docs_dataset
 from bench.datasets.trec import load_trec, qrels_file
 
 __all__ = [
@@ -37,7 +38,10 @@ __all__ = [
 
 FORMATS = tuple(DatasetFormat)
 BUILTIN_PREFIX = "builtin:"
-BUILTIN = {"numpy-docs": numpy_docs_dataset}  # name -> builder returning the folder it built (or had built)
+BUILTIN = {
+    "numpy-docs": numpy_docs_dataset,
+    "python-docs": python_docs_dataset,
+}  # name -> builder returning the folder it built (or had built)
 DEMO_DATASET = f"{BUILTIN_PREFIX}numpy-docs"
 
 

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -68,13 +69,19 @@ def numpy_docs_dataset(root: Path | None = None) -> Path:
     import numpy
 
     folder = (root or cache_root() / "datasets") / f"numpy-docs-{numpy.__version__}-{BUILD_ID}"
+    return build_once(folder, "numpy-docs", lambda staging: write_beir(staging, collect_entries()))
+
+
+def build_once(folder: Path, name: str, build: Callable[[Path], None]) -> Path:
+    """`folder`, built by `build` into a staging folder beside it and renamed into place, unless a finished build
+    is there already (its ORIGIN.md, written last)."""
     if (folder / "ORIGIN.md").is_file():  # written last: its presence means the build finished
         return folder
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".numpy-docs-", dir=folder.parent))
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=folder.parent))
         try:
-            write_beir(staging, collect_entries())
+            build(staging)
             if folder.exists():  # an unfinished build of the same name (no ORIGIN.md): ragbench's own
                 shutil.rmtree(folder)
             staging.rename(folder)
@@ -82,7 +89,7 @@ def numpy_docs_dataset(root: Path | None = None) -> Path:
             shutil.rmtree(staging, ignore_errors=True)
     except OSError as exc:
         raise UserError(
-            f"cannot build the numpy-docs data set in {exc.filename or folder.parent}: "
+            f"cannot build the {name} data set in {exc.filename or folder.parent}: "
             f"{exc.strerror or exc}; set RAGBENCH_CACHE to a writable folder"
         ) from None
     return folder
@@ -133,8 +140,9 @@ def split_docstring(name: str, doc: str) -> DocEntry | None:
     return DocEntry(name, summary, body)
 
 
-def write_beir(folder: Path, entries: list[DocEntry]) -> None:
-    """corpus.jsonl, queries.jsonl, qrels/test.tsv and ORIGIN.md (last) in `folder`."""
+def write_beir(folder: Path, entries: list[DocEntry], origin: Callable[[int, int], str] | None = None) -> None:
+    """corpus.jsonl, queries.jsonl, qrels/test.tsv and ORIGIN.md (last: `origin`(documents, queries), numpy's
+    by default) in `folder`."""
     by_summary: dict[str, list[DocEntry]] = {}
     for entry in entries:
         by_summary.setdefault(entry.summary, []).append(entry)
@@ -152,7 +160,7 @@ def write_beir(folder: Path, entries: list[DocEntry]) -> None:
             queries.write(json.dumps({"_id": qid, "text": summary}) + "\n")
             for entry in group:
                 qrels.write(f"{qid}\t{entry.name}\t1\n")
-    (folder / "ORIGIN.md").write_text(origin_text(len(entries), len(by_summary)), encoding="utf-8")
+    (folder / "ORIGIN.md").write_text((origin or origin_text)(len(entries), len(by_summary)), encoding="utf-8")
 
 
 def origin_text(documents: int, queries: int) -> str:

@@ -52,6 +52,7 @@ KINDS: tuple[ReportKind, ...] = (
     ReportKind("interleave", ("interleaved",), (), "bench.report.interleave", "render_interleave", covers=("load",)),
     ReportKind("ceiling", ("ceiling_point",), ("ceiling",), "bench.report.sizing", "render_ceiling"),
     ReportKind("ingest", ("ingest_point", "ingest_summary"), ("ingest",), "bench.report.ingest"),
+    ReportKind("grow", ("grow_rung", "grow"), ("grow",), "bench.report.grow"),
 )
 
 

@@ -24,10 +24,22 @@ from typing import Any
 
 from bench.core import resample
 from bench.results import provenance, schema
-from bench.results.schema import RECORD_TYPES, SCHEMA, VERSION, doctor, identity, ingest, load, quality, run, sizing
+from bench.results.schema import (
+    RECORD_TYPES,
+    SCHEMA,
+    VERSION,
+    doctor,
+    grow,
+    identity,
+    ingest,
+    load,
+    quality,
+    run,
+    sizing,
+)
 
 # The modules of the schema, in the order its blocks are listed.
-_SCHEMA_MODULES = (run, quality, identity, doctor, load, sizing, ingest)
+_SCHEMA_MODULES = (run, quality, identity, doctor, load, sizing, ingest, grow)
 
 _SIMPLE: dict[object, dict[str, Any]] = {
     str: {"type": "string"},

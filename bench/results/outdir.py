@@ -27,6 +27,7 @@ PLOT_PATTERNS = (
     "ceiling.png",
     "identity_*.png",
     "ingest_*.png",
+    "grow_*.png",
 )
 
 

@@ -18,6 +18,8 @@ from bench.results.schema import (
     ComparisonRecord,
     EndRecord,
     GpuTelemetryRecord,
+    GrowRungRecord,
+    GrowSummaryRecord,
     IngestPointRecord,
     IngestSummaryRecord,
     InterleavedRecord,
@@ -107,6 +109,14 @@ class Results:
     @property
     def ingest_summaries(self) -> list[IngestSummaryRecord]:
         return self.of("ingest_summary")
+
+    @property
+    def grow_rungs(self) -> list[GrowRungRecord]:
+        return self.of("grow_rung")
+
+    @property
+    def grow_summaries(self) -> list[GrowSummaryRecord]:
+        return self.of("grow")
 
     @property
     def gpu_telemetry(self) -> list[GpuTelemetryRecord]:

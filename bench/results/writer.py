@@ -15,6 +15,8 @@ from bench.core.secrets import mask_fields
 from bench.results.schema import (
     ComparisonRecord,
     EndRecord,
+    GrowRungRecord,
+    GrowSummaryRecord,
     IdentityEmbedPairRecord,
     IdentityEndpointRecord,
     IdentityRerankPairRecord,
@@ -61,6 +63,10 @@ def record_key(record: object) -> RecordKey | None:
     if isinstance(record, IngestPointRecord):
         return (record.record, record.target, record.label)
     if isinstance(record, IngestSummaryRecord):
+        return (record.record, record.target)
+    if isinstance(record, GrowRungRecord):
+        return (record.record, record.target, record.rung)
+    if isinstance(record, GrowSummaryRecord):
         return (record.record, record.target)
     return None
 

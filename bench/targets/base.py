@@ -33,6 +33,9 @@ class TargetOptions:
     # What this run's targets put in the embedding cache: one per run, shared by every target built with these
     # options, so a target whose vectors another target of the run embedded is credited that one's cost.
     ledger: CacheLedger = field(default_factory=lambda: CacheLedger())
+    # Every query embedded when asked, never read from the cache (`grow`: the same queries at every rung, each
+    # latency its own); the corpus' vectors still come from the cache.
+    fresh_queries: bool = False
 
 
 class CacheLedger:

@@ -261,8 +261,8 @@ class LightRAGTarget:
         watch = TrackWatch(self.http, [self._insert(batch) for batch in insert_batches(todo, self.batch)])
         try:
             watch.wait(len(todo), self.timeout_s, advance)
-        finally:  # what cleanup deletes: every document the tracks listed, final or not
-            self.inserted_ids = watch.seen
+        finally:  # what cleanup deletes: every document the tracks listed, final or not, over every prepare (grow)
+            self.inserted_ids = list(dict.fromkeys([*self.inserted_ids, *watch.seen]))
             for doc in watch.final.values():
                 if doc.status == DocStatus.PROCESSED:
                     self.ingest.processed += 1

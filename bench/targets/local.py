@@ -143,7 +143,8 @@ def build_local(spec: TargetSpec, options: TargetOptions) -> Target:
     if spec.kind == LocalKind.BM25 and spec.variant is None:
         check_params(spec.params, BM25_PARAMS, spec.text)
         return BM25Engine(name=spec.name, settings=BM25Settings.from_params(spec.params, spec.text))
-    served = "embedder" in spec.params  # an endpoint's target: each query on its own, with its own latency
+    # an endpoint's target (or grow's): each query on its own, embedded when asked, with its own latency
+    served = "embedder" in spec.params or options.fresh_queries
     if spec.kind == LocalKind.DENSE and spec.variant is None:
         check_params(spec.params, {"model", "embedder", "similarity"}, spec.text)
         similarity = choice_param(spec.params, "similarity", Similarity.COSINE, spec.text, list(SIMILARITIES))

@@ -299,7 +299,8 @@ class OpenWebUITarget:
             ExternalReranker(self.reranker_url, self.reranker_model, self.reranker_timeout, self.reranker_key),
             self.retrieval_config,
         )
-        self.saved_settings = {k: self.retrieval_config.get(k) for k in SETTINGS if k in self.retrieval_config}
+        if self.saved_settings is None:  # a second prepare (grow's next rung) must not save the applied settings
+            self.saved_settings = {k: self.retrieval_config.get(k) for k in SETTINGS if k in self.retrieval_config}
         self.applied_settings = wanted
         self.http.call("POST", "/api/v1/retrieval/config/update", json=wanted)
         # The server can quietly switch hybrid search off when the reranker fails to load: check.

@@ -58,7 +58,8 @@ def test_unknown_builtin_and_unwritable_cache_are_one_line(cache_dir, tmp_path, 
     code, _, err = run_cli(["datasets", "check", "builtin:nope"], monkeypatch, capsys)
     assert (
         code == 2
-        and err.strip() == "ragbench: error: builtin:nope: unknown built-in data set (known: builtin:numpy-docs)"
+        and err.strip()
+        == "ragbench: error: builtin:nope: unknown built-in data set (known: builtin:numpy-docs, builtin:python-docs)"
     )
     blocker = tmp_path / "file"
     blocker.write_text("")

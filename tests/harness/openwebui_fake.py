@@ -4,6 +4,7 @@ server cannot be made to show on demand — a refused settings update, a server 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -104,7 +105,10 @@ class FakeOpenWebUI:
             return 400, {"detail": "The content provided is empty. Please ensure that there is text or data present."}
         made = str(uuid.uuid4())
         vectors = None if self.lose_all else "h"
-        self.files[made] = {"id": made, "meta": {"name": name.group(1).decode() if name else "?"}, "hash": vectors}
+        meta = {"name": name.group(1).decode() if name else "?"}
+        if content is not None:  # as 0.12.4 keeps it: SHA-256 of the bytes (a file reused by name is matched on it)
+            meta["file_hash"] = hashlib.sha256(content.group(1)).hexdigest()
+        self.files[made] = {"id": made, "meta": meta, "hash": vectors}
         self.uploads += 1
         self.on_upload(self.uploads)
         if self.die_after_uploads and self.uploads >= self.die_after_uploads:

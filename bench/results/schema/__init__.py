@@ -12,7 +12,8 @@ record types (grouped below by command):
 - load: one `load_point` per sweep point (the header's `load` holds endpoints and sweep settings); with
   `--interleave`, also one `interleaved` record per point (the paired rounds of two endpoints);
 - ingest: one `ingest_point` per target and settings combination, one `ingest_summary` per target;
-- ceiling: one `ceiling_point` per measured point; size: load points, `gpu_telemetry` and `sizing` records.
+- ceiling: one `ceiling_point` per measured point; size: load points, `gpu_telemetry` and `sizing` records;
+- grow: one `grow_rung` per rung and target (written as each finishes), one `grow` summary per target.
 Reports are built from this file alone, so every number in a report traces back to a record here.
 docs/results.schema.json is generated from these classes (`python -m bench.results.json_schema`).
 A float that is not finite (NaN: no value) is written as null and read back as NaN.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from bench.results.schema.conventions import WRITTEN_WHEN_SET
 from bench.results.schema.doctor import DoctorFinding
+from bench.results.schema.grow import GrowRungRecord, GrowSummaryRecord, GrowthLaw, RungStatus
 from bench.results.schema.identity import (
     Cause,
     IdentityEmbedPairRecord,
@@ -109,6 +111,8 @@ RECORD_TYPES: dict[str, type] = {
         SizingRecord,  # ceiling, size
         IngestPointRecord,
         IngestSummaryRecord,  # ingest
+        GrowRungRecord,
+        GrowSummaryRecord,  # grow
     )
 }
 
@@ -131,6 +135,9 @@ __all__ = [
     "EndStatus",
     "EndpointCalls",
     "GpuTelemetryRecord",
+    "GrowRungRecord",
+    "GrowSummaryRecord",
+    "GrowthLaw",
     "IdentityEmbedPairRecord",
     "IdentityEndpointRecord",
     "IdentityRerankPairRecord",
@@ -157,6 +164,7 @@ __all__ = [
     "QueryRecord",
     "Relevance",
     "RunHeader",
+    "RungStatus",
     "SaturationProbe",
     "SaturationSummary",
     "ServerTimes",

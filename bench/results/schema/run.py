@@ -43,6 +43,9 @@ class RunHeader:
     #: the runner, the suite file's hash and the CI variables read (bench/results/provenance.py); left out: a file
     #: written before version 3
     provenance: Provenance | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: `ragbench grow`: the ladder (rungs, unit, distractors, queries, slo), what --resume must match; left out:
+    #: another command
+    grow: dict[str, Any] | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 class EndStatus(StrEnum):

@@ -1,0 +1,101 @@
+"""The answer of a grown ladder, per target: where it first breaks, how its latency grows, what size reaches the
+SLO, and how its quality falls per tenfold size; from its `grow_rung` records alone."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from bench.grow.laws import choose_law
+from bench.results.schema import GrowRungRecord, GrowSummaryRecord, GrowthLaw, RungStatus
+from bench.sizing.slo import Slo, sig3
+
+
+def slo_quantity(slo: Slo) -> str:
+    """The latency_ms key the SLO is held to (p99, p95, ...)."""
+    return slo.name
+
+
+def break_reason(rung: GrowRungRecord, slo: Slo | None) -> str | None:
+    """Why this rung breaks (failed ingest, failed queries, over the SLO), with the message; None: it holds."""
+    if rung.status == RungStatus.FAILED:
+        return f"ingest failed: {rung.error}"
+    if rung.errors:
+        kind, count = next(iter(rung.errors.items()))
+        said = f"{sum(rung.errors.values())} of {rung.queries} queries failed ({kind} ×{count}"
+        return f"{said}: {rung.error_examples.get(kind, '')})"
+    if slo is not None:
+        value = rung.latency_ms.get(slo_quantity(slo))
+        if value is not None and value > slo.ms:
+            return f"{slo.name} {sig3(value)} ms > SLO {sig3(slo.ms)} ms"
+    return None
+
+
+def growth_laws(rungs: list[GrowRungRecord], slo: Slo | None) -> list[GrowthLaw]:
+    """p50's law and the SLO's percentile's (p99 without an SLO), fitted on the rungs that measured latency."""
+    quantities = ["p50", slo_quantity(slo) if slo is not None else "p99"]
+    laws = []
+    for quantity in dict.fromkeys(quantities):
+        points = [
+            (r.size, r.latency_ms[quantity]) for r in rungs if math.isfinite(r.latency_ms.get(quantity, math.nan))
+        ]
+        fit = choose_law(np.asarray([p[0] for p in points]), np.asarray([p[1] for p in points]))
+        if fit is None:
+            continue
+        reaches = fit.reaches(slo.ms) if slo is not None and quantity == slo_quantity(slo) else None
+        laws.append(GrowthLaw(quantity, fit.law, fit.a, fit.b, fit.held_out_error, fit.fit_error, fit.points, reaches))
+    return laws
+
+
+def per_decade(rungs: list[GrowRungRecord]) -> dict[str, float]:
+    """Each measure's least-squares slope against log10(size): its change per tenfold size (two rungs at least)."""
+    found = {}
+    for label in dict.fromkeys(m for r in rungs for m in r.metrics):
+        points = [(math.log10(r.size), r.metrics[label]) for r in rungs if label in r.metrics]
+        if len({x for x, _ in points}) < 2:
+            continue
+        x, y = np.asarray([p[0] for p in points]), np.asarray([p[1] for p in points])
+        found[label] = float(np.polyfit(x, y, 1)[0])
+    return found
+
+
+def summarise(target: str, rungs: list[GrowRungRecord], slo: Slo | None, unit: str) -> GrowSummaryRecord:
+    """The `grow` record of one target from its rungs (in ladder order)."""
+    broken = next(((r, why) for r in rungs if (why := break_reason(r, slo)) is not None), None)
+    held = [r for r in rungs if broken is None or r.rung < broken[0].rung]
+    measured = [r for r in rungs if r.status != RungStatus.FAILED]
+    laws = growth_laws(measured, slo)
+    quality = per_decade(measured)
+    summary = GrowSummaryRecord(
+        target=target,
+        slo=slo.text() if slo is not None else None,
+        largest_ok=held[-1].size if held else None,
+        first_break=broken[0].size if broken else None,
+        first_break_reason=broken[1] if broken else None,
+        laws=laws,
+        quality_per_decade=quality,
+        answer="",
+    )
+    summary.answer = answer_line(summary, unit)
+    return summary
+
+
+def answer_line(summary: GrowSummaryRecord, unit: str) -> str:
+    """One line: where it breaks (or holds to), its latency law and the size it reaches the SLO at, quality."""
+    within = f" within {summary.slo}" if summary.slo else ""
+    if summary.first_break is not None:
+        said = [f"breaks at {summary.first_break:,} {unit}: {summary.first_break_reason}"]
+        if summary.largest_ok is not None:
+            said[0] += f" (held{within} to {summary.largest_ok:,})"
+    elif summary.largest_ok is not None:
+        said = [f"holds{within} to {summary.largest_ok:,} {unit}, the largest rung measured"]
+    else:
+        said = ["nothing measured"]
+    for law in summary.laws:
+        part = f"{law.quantity} grows {law.law} (held-out error {law.held_out_error:.0%})"
+        if law.slo_size is not None:
+            part += f", reaches the SLO at ~{sig3(law.slo_size)} {unit}"
+        said.append(part)
+    said += [f"{label} {change:+.3f} per tenfold size" for label, change in summary.quality_per_decade.items()]
+    return f"{summary.target}: " + "; ".join(said)

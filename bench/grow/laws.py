@@ -1,0 +1,97 @@
+"""Growth laws of latency against knowledge-base size, chosen by held-out error.
+
+Each law is latency = a + b·f(n), f one of: constant (b = 0), log n, n, n log n, n². Each is fitted by least
+squares on relative error (a latency ladder spans decades: a plain fit would follow its largest rung alone).
+The law chosen is the one that best predicts each rung from the rungs below it (rolling origin: rung k from rungs
+1..k-1, for k from 3), the simplest among those within 5% of the best: a law is judged by what it did not see,
+which is what an extrapolation asks of it.
+
+>>> sizes = np.array([1e3, 2e3, 4e3, 8e3])
+>>> fit = choose_law(sizes, 5 + 0.01 * sizes)
+>>> fit.law, round(fit.b, 4)
+('linear', 0.01)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+# name -> f(n); in order of complexity, the simplest first (ties go to it)
+LAWS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "constant": lambda n: np.zeros_like(n, dtype=float),
+    "log": lambda n: np.log(n),
+    "linear": lambda n: n.astype(float),
+    "n log n": lambda n: n * np.log(n),
+    "quadratic": lambda n: n.astype(float) ** 2,
+}
+MIN_RUNGS = 3  # two to fit a two-parameter law, one more to judge it on
+TIE = 1.05  # a law within 5% of the best held-out error counts as as good: the simpler one is chosen
+
+
+@dataclass(frozen=True)
+class Fit:
+    law: str
+    a: float
+    b: float
+    held_out_error: float  # mean relative error of the rolling-origin predictions
+    fit_error: float  # relative RMS error on every point
+    points: int
+
+    def predict(self, n: float | np.ndarray) -> np.ndarray:
+        return self.a + self.b * LAWS[self.law](np.asarray(n, dtype=float))
+
+    def reaches(self, latency: float) -> float | None:
+        """The size at which the law's latency reaches `latency` (None: it never does: a law that does not grow)."""
+        if self.law == "constant" or self.b <= 0:
+            return None
+        if self.predict(1.0).item() >= latency:
+            return 1.0
+        low, high = 1.0, 10.0
+        while self.predict(high).item() < latency:  # every law but the constant grows without bound
+            low, high = high, high * 10.0
+            if high > 1e18:
+                return None
+        for _ in range(200):  # bisection in log space: relative precision, whatever the scale
+            middle = math.sqrt(low * high)
+            low, high = (middle, high) if self.predict(middle).item() < latency else (low, middle)
+        return high
+
+
+def fit_law(law: str, sizes: np.ndarray, values: np.ndarray) -> tuple[float, float]:
+    """(a, b) of `law` minimising the relative squared error over the points."""
+    weight = 1.0 / np.maximum(np.abs(values), 1e-12)
+    if law == "constant":
+        a = float(np.sum(values * weight**2) / np.sum(weight**2))
+        return a, 0.0
+    design = np.column_stack([np.ones_like(sizes, dtype=float), LAWS[law](sizes)]) * weight[:, None]
+    (a, b), *_ = np.linalg.lstsq(design, values * weight, rcond=None)
+    return float(a), float(b)
+
+
+def held_out_error(law: str, sizes: np.ndarray, values: np.ndarray) -> float:
+    """Mean relative error predicting rung k from rungs 1..k-1, for every k from the third."""
+    errors = []
+    for k in range(MIN_RUNGS - 1, len(sizes)):
+        a, b = fit_law(law, sizes[:k], values[:k])
+        predicted = a + b * LAWS[law](sizes[k : k + 1])[0]
+        errors.append(abs(predicted - values[k]) / max(abs(values[k]), 1e-12))
+    return float(np.mean(errors))
+
+
+def choose_law(sizes: np.ndarray, values: np.ndarray) -> Fit | None:
+    """The law that best predicts unseen rungs (None: fewer than MIN_RUNGS points)."""
+    order = np.argsort(sizes)
+    sizes, values = np.asarray(sizes, dtype=float)[order], np.asarray(values, dtype=float)[order]
+    if len(sizes) < MIN_RUNGS:
+        return None
+    held = {law: held_out_error(law, sizes, values) for law in LAWS}
+    best = min(held.values())
+    law = next(name for name in LAWS if held[name] <= best * TIE + 1e-12)
+    a, b = fit_law(law, sizes, values)
+    fitted = a + b * LAWS[law](sizes)
+    relative = (fitted - values) / np.maximum(np.abs(values), 1e-12)
+    return Fit(law, a, b, held[law], float(np.sqrt(np.mean(relative**2))), len(sizes))

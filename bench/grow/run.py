@@ -1,0 +1,165 @@
+"""Climbing the ladder: at each rung each target takes the increment, then answers every query one at a time;
+one `grow_rung` record per rung and target, written as it finishes (a stop keeps every finished rung).
+
+A target whose increment fails to ingest is recorded failed and climbs no further; the others go on. Open WebUI
+and LightRAG keep their knowledge base between rungs, and their `prepare` sends only the documents not there yet
+(incremental); the local engines index the whole larger corpus again (rebuild), as their records say."""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+
+import numpy as np
+
+from bench.core.errors import UserError
+from bench.core.progress import no_progress
+from bench.datasets.model import Dataset, Qrels
+from bench.grow.ladder import Corpora, Rung
+from bench.quality.metrics import Measure, evaluate
+from bench.quality.runs import run_from_results
+from bench.results.schema import GrowRungRecord, RungStatus
+from bench.targets.base import QueryResult, Target, TargetSpec
+
+INCREMENTAL = ("openwebui", "lightrag")  # their prepare skips documents already in the knowledge base
+DEPTH = 100  # documents ranked per query: R@100's depth
+
+
+@dataclass(frozen=True)
+class Climb:
+    """What every rung of one run shares."""
+
+    corpora: Corpora
+    queries: dict[str, str]
+    qrels: Qrels  # the dataset's (or derived from its answers on its own documents): distractors are never relevant
+    measures: list[Measure]
+    percentiles: dict[str, float]  # latency_ms key -> percentile (p50, p99, the SLO's)
+    unit: str
+
+
+def climb(
+    climb: Climb,
+    targets: list[tuple[TargetSpec, Target]],
+    start: int,
+    write: Callable[[GrowRungRecord], None],
+    failed: set[str],
+) -> None:
+    """Rungs from index `start` (1-based; after --resume the first not finished) for every target not in `failed`
+    (those whose ingest failed, from here or a resumed run's records); `write` takes each record as it finishes."""
+    for rung in climb.corpora.rungs[start - 1 :]:
+        dataset = climb.corpora.at(rung)
+        for spec, target in targets:
+            if spec.name in failed:
+                continue
+            record = measure_rung(climb, spec, target, dataset, rung, resumed=rung.index == start and start > 1)
+            write(record)
+            if record.status == RungStatus.FAILED:
+                failed.add(spec.name)
+
+
+def measure_rung(
+    climb: Climb, spec: TargetSpec, target: Target, dataset: Dataset, rung: Rung, resumed: bool
+) -> GrowRungRecord:
+    incremental = spec.kind in INCREMENTAL
+    ingested = rung.added if incremental and not resumed else rung.size
+    start = time.perf_counter()
+    error = None
+    try:
+        target.prepare(dataset, no_progress)
+    except UserError as exc:  # a server that refuses the increment: this target's result, not the run's end
+        error = str(exc)
+    seconds = time.perf_counter() - start
+    results: list[QueryResult] = []
+    latencies: list[float] = []
+    if error is None:
+        results, latencies = _ask(target, climb.queries)
+    errors, examples = error_kinds(results)
+    return GrowRungRecord(
+        target=spec.name,
+        kind=spec.kind,
+        rung=rung.index,
+        size=rung.size,
+        unit=climb.unit,
+        added=rung.added,
+        ingest_mode="incremental" if incremental else "rebuild",
+        status=RungStatus.FAILED if error else (RungStatus.ERRORS if errors else RungStatus.OK),
+        ingest_seconds=seconds,
+        docs_per_s=ingested / seconds if seconds > 0 and error is None else None,
+        queries=len(results),
+        latency_ms=latency_percentiles(latencies, climb.percentiles),
+        metrics=_scores(climb, results) if results else {},
+        errors=errors,
+        error_examples=examples,
+        error=error,
+        resumed=resumed,
+    )
+
+
+def _ask(target: Target, queries: dict[str, str]) -> tuple[list[QueryResult], list[float]]:
+    """Each query on its own, timed around the target's search: its latency is what a user waits; the first query
+    is sent once before, untimed. A server that went away fails the rest of the queries with its reason (each
+    would wait out the same timeout)."""
+    results, latencies = [], []
+    gone: str | None = None
+    with suppress(UserError):  # warm-up, untimed and unscored: a first call's one-off costs are no rung's latency
+        target.search(dict([next(iter(queries.items()))]), DEPTH, no_progress)
+    for qid, text in queries.items():
+        if gone is not None:
+            results.append(QueryResult(qid, [], None, error=gone))
+            continue
+        start = time.perf_counter()
+        try:
+            result = target.search({qid: text}, DEPTH, no_progress)[0]
+        except UserError as exc:  # TargetFailed, ServerUnreachable: the server is gone
+            gone = str(exc)
+            result = QueryResult(qid, [], None, error=gone)
+        elapsed = time.perf_counter() - start
+        results.append(result)
+        if result.error is None:  # a fast refusal is no latency of an answer
+            latencies.append(elapsed * 1000.0)
+    return results, latencies
+
+
+def latency_percentiles(latencies: list[float], percentiles: dict[str, float]) -> dict[str, float]:
+    """Each percentile of the answered queries' latencies (numpy's linear interpolation); {} when none answered."""
+    if not latencies:
+        return {}
+    values = np.asarray(latencies)
+    return {name: float(np.percentile(values, p)) for name, p in percentiles.items()} | {"n": float(len(values))}
+
+
+_STATUS = re.compile(r"\bHTTP (\d{3})\b|\b(?:status|answered) (\d{3})\b", re.IGNORECASE)
+
+
+def error_kinds(results: list[QueryResult]) -> tuple[dict[str, int], dict[str, str]]:
+    """Failed queries by kind (http-NNN, timeout, error) and each kind's first message, as the server said it."""
+    counts: dict[str, int] = {}
+    examples: dict[str, str] = {}
+    for result in results:
+        if result.error is None:
+            continue
+        kind = error_kind(result.error)
+        counts[kind] = counts.get(kind, 0) + 1
+        examples.setdefault(kind, result.error[:500])
+    return counts, examples
+
+
+def error_kind(message: str) -> str:
+    match = _STATUS.search(message)
+    if match:
+        return f"http-{match.group(1) or match.group(2)}"
+    return "timeout" if "timed out" in message.lower() or "timeout" in message.lower() else "error"
+
+
+def _scores(climb: Climb, results: list[QueryResult]) -> dict[str, float]:
+    """Each measure's mean over every judged query asked, a failed or empty one as zero (trec_eval -c)."""
+    run, _ = run_from_results(results)
+    qrels = {qid: judged for qid, judged in climb.qrels.items() if qid in climb.queries}
+    if not any(run.get(qid) for qid in qrels):  # nothing ranked: every measure is zero
+        return {m.label: 0.0 for m in climb.measures}
+    scores = evaluate(qrels, run, climb.measures, complete=True)
+    return {m.label: scores.means[m.trec_name] for m in climb.measures if math.isfinite(scores.means[m.trec_name])}

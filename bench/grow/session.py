@@ -1,0 +1,185 @@
+"""One grow run from its checked plan: the targets built once, the ladder climbed inside the results lifecycle,
+each target's answer written however the run ends, what ragbench made on the servers removed unless --keep."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import bench
+from bench.core.errors import UserError
+from bench.datasets.distractors import Distractors
+from bench.datasets.model import Dataset
+from bench.grow.answer import summarise
+from bench.grow.ladder import Corpora
+from bench.grow.run import DEPTH, Climb, climb
+from bench.quality.metrics import Measure
+from bench.results.frame import now_iso
+from bench.results.lifecycle import Output, open_run
+from bench.results.schema import GrowRungRecord, RungStatus, RunHeader
+from bench.results.store import Results
+from bench.sizing.slo import Slo
+from bench.targets.base import Target, TargetOptions, TargetSpec
+
+
+@dataclass(frozen=True)
+class GrowPlan:
+    specs: list[TargetSpec]
+    rungs: list[int]
+    unit: str
+    distractors: Distractors
+    measures: list[Measure]
+    slo: Slo | None
+    keep: bool
+    settings: dict[str, Any]  # what --resume must match (the header's `grow`)
+
+
+def run_grow(plan: GrowPlan, dataset: Dataset, qrels: dict[str, dict[str, int]], output: Output) -> Results | None:
+    """Climb every rung with every target; returns the results read back (None where the output shows nothing)."""
+    corpora = Corpora(dataset, plan.distractors, plan.rungs)  # refuses a source too small before anything is written
+    percentiles = {"p50": 50.0, "p99": 99.0} | ({plan.slo.name: plan.slo.percentile} if plan.slo else {})
+    shared = Climb(corpora, dict(dataset.queries), qrels, plan.measures, percentiles, plan.unit)
+    header = _header(plan, dataset)
+    records: list[GrowRungRecord] = []
+    targets = _build(plan, dataset.fingerprint())  # offline: a bad mode or parameter is refused before anything
+    stopped = False
+    owned = {s.name for s in plan.specs if s.kind == "openwebui" and "kb" not in s.params}  # grow named their base
+    try:
+        with open_run(output, header, lambda previous: _carried(previous, header, plan)) as run:
+            records += [r for r in run.kept if isinstance(r, GrowRungRecord)]
+            failed = {r.target for r in records if r.status == RungStatus.FAILED}
+            start = _next_rung(records, plan) if run.resumed else 1
+
+            def write(record: GrowRungRecord) -> None:
+                run.write(record)
+                records.append(record)
+                _say(record, len(plan.rungs))
+
+            try:
+                climb(shared, targets, start, write, failed)
+            except KeyboardInterrupt:
+                stopped = True
+                raise
+            finally:  # the answer of what finished, also after Ctrl-C or a failure
+                run.write(*(summarise(s.name, _of(records, s.name), plan.slo, plan.unit) for s in plan.specs))
+    finally:
+        # Last built, first closed: each Open WebUI target puts back the settings it found, which for a second mode
+        # on the same server are the first mode's; in reverse order the server ends as it was.
+        for _, target in reversed(targets):
+            if not (plan.keep or stopped):  # a stopped run keeps its knowledge bases for --resume
+                remove_made(target, owned=target.name in owned)
+            target.close()
+    return run.read_back
+
+
+def _build(plan: GrowPlan, fingerprint: str) -> list[tuple[TargetSpec, Target]]:
+    """Each target once, for the whole ladder: an Open WebUI mode in a knowledge base of its own (two modes in one
+    would share its documents and time one ingest twice); LightRAG deletes the documents it inserted unless --keep."""
+    from bench.results.outdir import safe_filename
+    from bench.targets.registry import build_target
+
+    built: list[tuple[TargetSpec, Target]] = []
+    options = TargetOptions(fresh_queries=True)  # the same queries at every rung: none answered from the cache
+    try:
+        for spec in plan.specs:
+            # parameters grow adds keep the target's name: records and the answer are under the name given
+            if spec.kind == "lightrag" and not plan.keep and "cleanup" not in spec.params:
+                spec = replace(spec, params={**spec.params, "cleanup": "true"}, given_name=spec.name)
+            if spec.kind == "openwebui" and "kb" not in spec.params:
+                kb = f"ragbench-grow-{safe_filename(spec.name)}-{fingerprint}"
+                spec = replace(spec, params={**spec.params, "kb": kb}, given_name=spec.name)
+            built.append((spec, build_target(spec, options)))
+    except BaseException:
+        for _, target in built:
+            target.close()
+        raise
+    return built
+
+
+def remove_made(target: Target, owned: bool) -> None:
+    """What an Open WebUI target made on its server (`ragbench ingest`'s removal): in a knowledge base grow named
+    (`owned`) every file of the corpus there and the base itself, also what an interrupted run before a --resume
+    put there; in a `kb=` the user named, only the files this run uploaded, and the base only if this run made it.
+    A server that refuses is said in one line: the run's figures stand."""
+    from bench.core.progress import console
+    from bench.ingest.openwebui import MadeOnServer, remove_knowledge
+    from bench.targets.openwebui import OpenWebUITarget
+
+    if not isinstance(target, OpenWebUITarget) or target.kb_id is None:
+        return
+    made_kb = owned or any(line.startswith(f"knowledge base '{target.kb_name}' (") for line in target.created)
+    files = list(dict.fromkeys([*target.uploaded_ids, *(target.file_to_doc if owned else [])]))
+    try:
+        remove_knowledge(target.http, MadeOnServer(target.kb_id if made_kb else None, files))
+    except UserError as exc:
+        console.print(f"{target.name}: not removed from the server: {exc}", markup=False, highlight=False)
+
+
+def _of(records: list[GrowRungRecord], name: str) -> list[GrowRungRecord]:
+    return sorted((r for r in records if r.target == name), key=lambda r: r.rung)
+
+
+def _say(record: GrowRungRecord, rungs: int) -> None:
+    """One line per rung and target, as CI logs show it."""
+    from bench.core.progress import console
+
+    latency = record.latency_ms
+    said = f"p50 {latency['p50']:.1f} ms p99 {latency['p99']:.1f} ms" if latency else "no query answered"
+    quality = " ".join(f"{k} {v:.3f}" for k, v in record.metrics.items())
+    errors = f" errors {record.errors}" if record.errors else ""
+    rate = f"{record.docs_per_s:,.0f} docs/s" if record.docs_per_s is not None else "-"
+    line = (
+        f"rung {record.rung}/{rungs} {record.size:,} {record.unit} {record.target}: "
+        f"ingest {record.ingest_mode} {record.ingest_seconds:.2f} s ({rate}), {said}, {quality}{errors}"
+    )
+    if record.status == RungStatus.FAILED:
+        line = f"rung {record.rung}/{rungs} {record.size:,} {record.unit} {record.target}: FAILED {record.error}"
+    console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _header(plan: GrowPlan, dataset: Dataset) -> RunHeader:
+    return RunHeader(
+        command="grow",
+        created=now_iso(),
+        ragbench_version=bench.__version__,
+        dataset={
+            "name": dataset.name,
+            "source": dataset.source,
+            "format": dataset.format,
+            "split": dataset.split,
+            "fingerprint": dataset.fingerprint(),
+            "documents": len(dataset.corpus),
+            "queries": len(dataset.queries),
+            "notes": dataset.notes,
+        },
+        measures=[m.trec_name for m in plan.measures],
+        measure_labels={m.trec_name: m.label for m in plan.measures},
+        depth=DEPTH,
+        targets=[s.name for s in plan.specs],
+        grow=plan.settings | {"distractor_source": plan.distractors.describe()},
+    )
+
+
+def _carried(previous: Results, header: RunHeader, plan: GrowPlan) -> list[GrowRungRecord]:
+    """--resume: the same ladder, or one line; the rungs every target finished are kept (the summaries are made
+    again at the end)."""
+    if previous.header.grow != header.grow:
+        raise UserError(
+            f"--resume {previous.path.parent}: the ladder differs from the interrupted run's "
+            f"({previous.header.grow} there, {header.grow} now); give the same options, or start a new run"
+        )
+    rungs: list[GrowRungRecord] = previous.grow_rungs
+    last = _last_finished(rungs, plan)
+    return [r for r in rungs if r.rung <= last]
+
+
+def _last_finished(rungs: list[GrowRungRecord], plan: GrowPlan) -> int:
+    """The last rung every target still climbing finished (a target that failed climbs no further)."""
+    done = {s.name: max((r.rung for r in rungs if r.target == s.name), default=0) for s in plan.specs}
+    failed = {r.target for r in rungs if r.status == RungStatus.FAILED}
+    climbing = [n for name, n in done.items() if name not in failed]
+    return min(climbing) if climbing else max(done.values(), default=0)
+
+
+def _next_rung(kept: list[GrowRungRecord], plan: GrowPlan) -> int:
+    return _last_finished(kept, plan) + 1

@@ -1,0 +1,73 @@
+"""The results file's grow records: one `grow_rung` per rung and target, one `grow` summary per target."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from bench.results.schema.conventions import WRITTEN_WHEN_SET
+
+
+class RungStatus(StrEnum):
+    """How a target's rung ended."""
+
+    OK = "ok"  # ingested and every query answered
+    ERRORS = "errors"  # ingested, but some queries failed (`errors`)
+    FAILED = "failed"  # the increment's ingest failed (`error`): no query was sent, later rungs are not tried
+
+
+@dataclass
+class GrowRungRecord:
+    """`ragbench grow`: one target at one rung of the ladder (the knowledge base grown to `size`)."""
+
+    target: str  # the target's name
+    kind: str  # bm25 | dense | hybrid | openwebui | lightrag
+    rung: int  # 1, 2, ...: the rung's place in the ladder
+    size: int  # documents in the knowledge base at this rung (the dataset's own plus distractors)
+    unit: str  # what `size` counts: docs
+    added: int  # documents this rung added to the previous rung's knowledge base
+    ingest_mode: str  # incremental (only the new documents sent) | rebuild (the engine indexed all `size` again)
+    status: RungStatus
+    ingest_seconds: float  # the increment's ingest (rebuild: the whole index), wall time of the target's prepare
+    docs_per_s: float | None  # documents ingested (incremental: added; rebuild: size) over ingest_seconds
+    queries: int  # queries sent, one at a time
+    latency_ms: dict[str, float]  # per query wall time of the target's search, ms: p50, p99 (and the SLO's pNN)
+    metrics: dict[str, float]  # measure label (nDCG@10, R@100) -> mean over the queries, failed ones as zero
+    errors: dict[str, int]  # failed queries by kind (http-400, timeout, error)
+    error_examples: dict[str, str]  # kind -> the first such query's message, the server's own words
+    error: str | None = None  # why the increment's ingest failed (status failed)
+    record: str = "grow_rung"
+    #: the first rung after --resume: the target's knowledge base was brought to this size in one step (local
+    #: engines rebuild; a server keeps what it held and takes what is missing); left out: grown as planned
+    resumed: bool = field(default=False, metadata=WRITTEN_WHEN_SET)
+
+
+@dataclass
+class GrowthLaw:
+    """A latency percentile's fitted law over the measured rungs: latency_ms = a + b·f(size)."""
+
+    quantity: str  # p50 | p99 | pNN
+    law: str  # constant | log | linear | n log n | quadratic
+    a: float
+    b: float
+    held_out_error: float  # mean relative error predicting each rung from the rungs below it (rolling origin)
+    fit_error: float  # relative RMS error of the fit on every rung
+    rungs: int  # rungs fitted
+    #: the size at which the law reaches the SLO's latency; left out: no SLO, a law that does not grow, or the
+    #: SLO's percentile is another
+    slo_size: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+
+
+@dataclass
+class GrowSummaryRecord:
+    """`ragbench grow`: the answer for one target, from its `grow_rung` records."""
+
+    target: str
+    slo: str | None  # the SLO as given (p99 ≤ 2,000 ms), None: none given
+    largest_ok: int | None  # the largest size measured within the SLO and without errors; None: none
+    first_break: int | None  # the first size that failed, had failed queries, or broke the SLO; None: none did
+    first_break_reason: str | None  # why, with the server's message or the figure
+    laws: list[GrowthLaw]  # p50 and the SLO's percentile; empty: fewer than 3 rungs measured
+    quality_per_decade: dict[str, float]  # measure label -> change of its mean per tenfold size (least squares)
+    answer: str  # the line a report opens with
+    record: str = "grow"

@@ -1,0 +1,109 @@
+"""`ragbench grow` end to end on builtin:numpy-docs with the bm25 engine at tiny rungs: records, report, resume,
+and bad input refused with one line and exit 2 before anything is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.datasets.numpy_docs import numpy_docs_dataset
+from bench.results.store import read_results
+
+RUNGS = "100,200,400"
+
+
+@pytest.fixture(scope="module")
+def numpy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """builtin:numpy-docs built once for the module, in a cache of its own."""
+    cache = tmp_path_factory.mktemp("cache")
+    numpy_docs_dataset(cache / "datasets")
+    return cache
+
+
+@pytest.fixture
+def grow(ragbench, numpy_cache, monkeypatch):
+    monkeypatch.setenv("RAGBENCH_CACHE", str(numpy_cache))
+    return lambda *args: ragbench("grow", "--dataset", "builtin:numpy-docs", "--queries", "20", *args)
+
+
+def test_a_ladder_of_bm25_writes_a_record_per_rung_the_answer_and_the_report(grow, tmp_path):
+    out = tmp_path / "out"
+    code, stdout, stderr = grow("-t", "bm25", "--rungs", RUNGS, "--slo", "p99=10s", "--out", out)
+    assert code == 0, stderr
+    results = read_results(out / "results.jsonl")
+    rungs = results.grow_rungs
+    assert [(r.rung, r.size, r.added) for r in rungs] == [(1, 100, 100), (2, 200, 100), (3, 400, 200)]
+    for rung in rungs:
+        assert rung.ingest_mode == "rebuild" and rung.queries == 20 and not rung.errors
+        assert 0.0 <= rung.metrics["nDCG@10"] <= 1.0 and 0.0 <= rung.metrics["R@100"] <= 1.0
+        assert 0 < rung.latency_ms["p50"] <= rung.latency_ms["p99"] and rung.latency_ms["n"] == 20
+    assert [f"rung {i}/3" in stderr for i in (1, 2, 3)] == [True] * 3
+    (summary,) = results.grow_summaries
+    assert summary.target == "bm25" and summary.largest_ok == 400 and summary.first_break is None
+    assert {law.quantity for law in summary.laws} == {"p50", "p99"}
+    assert summary.answer in stdout
+    assert results.header.grow is not None and results.header.grow["rungs"] == [100, 200, 400]
+    report = (out / "report.md").read_text()
+    assert report.index("## Answer") < report.index("## Rungs")
+    for plot in ("grow_latency.png", "grow_quality.png", "grow_ingest.png"):
+        assert (out / "plots" / plot).is_file()
+
+
+def _cut_after_first_rung(results_file: Path) -> list[str]:
+    """The results file as an interruption after the first rung leaves it: header and rung 1 only."""
+    lines = results_file.read_text().splitlines(keepends=True)
+    kept = [line for line in lines if json.loads(line)["record"] == "run" or json.loads(line).get("rung") == 1]
+    results_file.write_text("".join(kept))
+    return kept
+
+
+def test_resume_continues_after_the_last_finished_rung(grow, tmp_path):
+    out = tmp_path / "out"
+    assert grow("-t", "bm25", "--rungs", RUNGS, "--out", out)[0] == 0
+    kept = _cut_after_first_rung(out / "results.jsonl")
+    code, _, stderr = grow("-t", "bm25", "--rungs", RUNGS, "--resume", out)
+    assert code == 0, stderr
+    lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
+    assert lines[:2] == kept  # the finished rung, as it was
+    rungs = read_results(out / "results.jsonl").grow_rungs
+    assert [(r.rung, r.resumed) for r in rungs] == [(1, False), (2, True), (3, False)]
+    assert "rung 1/3" not in stderr and "rung 2/3" in stderr
+
+
+def test_resume_with_another_ladder_or_of_a_complete_run_is_refused(grow, tmp_path):
+    out = tmp_path / "out"
+    assert grow("-t", "bm25", "--rungs", RUNGS, "--out", out)[0] == 0
+    code, _, stderr = grow("-t", "bm25", "--rungs", RUNGS, "--resume", out)
+    assert code == 2 and "that run is complete" in stderr
+    _cut_after_first_rung(out / "results.jsonl")
+    code, _, stderr = grow("-t", "bm25", "--rungs", "100,300", "--resume", out)
+    assert code == 2 and "the ladder differs from the interrupted run's" in stderr and len(stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["-t", "bm25:nope", "--rungs", RUNGS], "unknown variant"),
+        (["-t", "openwebui:nope@http://127.0.0.1:9", "--rungs", RUNGS], "variant 'nope' unknown"),
+        (["-t", "nope", "--rungs", RUNGS], "unknown kind 'nope'"),
+        (["-t", "bm25", "--rungs", "200,100"], "rungs must increase"),
+        (["-t", "bm25", "--rungs", "5,100"], "below the dataset's own"),
+        (["-t", "bm25", "--rungs", RUNGS, "--slo", "p99=2"], "expected pNN=DURATION with a unit"),
+        (["-t", "bm25", "--rungs", RUNGS, "--unit", "pages"], "expected docs or chunks"),
+        (["-t", "bm25", "--rungs", RUNGS, "--distractors", "synthetic:x"], "synthetic:SEED"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(grow, tmp_path, args, said):
+    out = tmp_path / "out"
+    code, _, stderr = grow(*args, "--out", out)
+    assert code == 2 and said in stderr and len(stderr.splitlines()) == 1, stderr
+    assert not (out / "results.jsonl").exists()
+
+
+def test_a_distractor_source_that_cannot_fill_a_rung_is_refused_before_measuring(grow, tmp_path, tiny):
+    out = tmp_path / "out"
+    code, _, stderr = grow("-t", "bm25", "--rungs", RUNGS, "--distractors", tiny, "--out", out)
+    assert code == 2 and "holds 4 documents; rung 100 needs" in stderr and len(stderr.splitlines()) == 1
+    assert not (out / "results.jsonl").exists()

@@ -1,0 +1,127 @@
+"""The ladder: rungs parsed, the corpus at each rung, and climbing it with a target that notes what it was given."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bench.core.errors import ServerError, UserError
+from bench.core.progress import ProgressFactory
+from bench.datasets.distractors import Distractors, parse_distractors
+from bench.datasets.model import Dataset, DatasetFormat, Document
+from bench.grow.ladder import Corpora, parse_rungs
+from bench.grow.run import Climb, climb, error_kind
+from bench.quality.metrics import parse_measure
+from bench.results.schema import GrowRungRecord, RungStatus
+from bench.targets.base import Hit, QueryResult, TargetSpec
+
+
+def test_rungs_take_k_and_m_and_must_increase():
+    assert parse_rungs("500, 2.5k,1M") == [500, 2500, 1_000_000]
+    for bad, said in (("1k,1k", "must increase"), ("10k,1k", "must increase"), ("1.5,3", "whole size"), ("0", "≥ 1")):
+        with pytest.raises(UserError, match=said):
+            parse_rungs(bad)
+
+
+def _dataset() -> Dataset:
+    corpus = {f"d{i}": Document(f"d{i}", "", f"alpha word{i} beta") for i in range(4)}
+    queries = {f"q{i}": f"word{i}" for i in range(4)}
+    return Dataset("toy", corpus, queries, {q: {f"d{q[1:]}": 1} for q in queries}, "toy", DatasetFormat.BEIR)
+
+
+def test_each_rung_holds_the_dataset_then_the_first_distractors():
+    dataset = _dataset()
+    corpora = Corpora(dataset, Distractors(parse_distractors("synthetic:0"), dataset), [4, 10, 25])
+    sizes = [len(corpora.at(rung).corpus) for rung in corpora.rungs]
+    assert sizes == [4, 10, 25] and [r.added for r in corpora.rungs] == [4, 6, 15]
+    small, large = (set(corpora.at(r).corpus) for r in (corpora.rungs[1], corpora.rungs[2]))
+    assert set(dataset.corpus) <= small <= large
+
+
+def test_a_first_rung_below_the_dataset_or_a_source_too_small_is_refused(tiny):
+    dataset = _dataset()
+    with pytest.raises(UserError, match=r"first rung \(3\) is below the dataset's own 4 documents"):
+        Corpora(dataset, Distractors(parse_distractors("synthetic:0"), dataset), [3, 10])
+    with pytest.raises(UserError, match="holds 4 documents; rung 9 needs 5 besides the dataset's own 4"):
+        Corpora(dataset, Distractors(parse_distractors(str(tiny)), dataset), [4, 8, 9])
+
+
+class Noting:
+    """A target that notes the corpus of each prepare and ranks the queried word's document first."""
+
+    def __init__(self, name: str, fail_at: int | None = None, refuse: str | None = None):
+        self.name = name
+        self.prepared: list[int] = []
+        self.fail_at, self.refuse = fail_at, refuse
+        self.corpus: dict[str, Document] = {}
+
+    def prepare(self, dataset: Dataset, progress: ProgressFactory) -> None:
+        self.prepared.append(len(dataset.corpus))
+        if self.fail_at is not None and len(dataset.corpus) >= self.fail_at:
+            raise ServerError("http://127.0.0.1:1", "HTTP 400 from POST /files: too many SQL variables")
+        self.corpus = dataset.corpus
+
+    def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
+        if self.refuse:
+            return [QueryResult(q, [], None, error=self.refuse) for q in queries]
+        results = []
+        for qid, text in queries.items():
+            found = [d for d, doc in self.corpus.items() if text in doc.text.split()]
+            results.append(QueryResult(qid, [Hit(d, 1.0) for d in found[:1]], None))
+        return results
+
+    def describe(self) -> dict[str, Any]:
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+def _climb(targets: list[tuple[TargetSpec, Noting]], start: int = 1, failed: set[str] | None = None):
+    dataset = _dataset()
+    corpora = Corpora(dataset, Distractors(parse_distractors("synthetic:0"), dataset), [4, 10, 25])
+    shared = Climb(
+        corpora, dataset.queries, dataset.qrels, [parse_measure("nDCG@10")], {"p50": 50.0, "p99": 99.0}, "docs"
+    )
+    written: list[GrowRungRecord] = []
+    climb(shared, targets, start, written.append, failed or set())  # type: ignore[arg-type]
+    return written
+
+
+def test_a_target_that_fails_a_rung_is_recorded_and_the_others_go_on():
+    good, bad = Noting("good"), Noting("bad", fail_at=10)
+    specs = [TargetSpec("bm25", "bm25", given_name="good"), TargetSpec("openwebui@x", "openwebui", given_name="bad")]
+    written = _climb(list(zip(specs, [good, bad])))
+    assert good.prepared == [4, 10, 25] and bad.prepared == [4, 10]  # a failed target climbs no further
+    by = {(r.target, r.rung): r for r in written}
+    assert by[("bad", 2)].status == RungStatus.FAILED and "too many SQL variables" in (by[("bad", 2)].error or "")
+    assert by[("bad", 2)].queries == 0 and ("bad", 3) not in by
+    assert all(by[("good", i)].status == RungStatus.OK for i in (1, 2, 3))
+    assert by[("good", 1)].metrics["nDCG@10"] == pytest.approx(1.0)  # each query's own document, ranked first
+    assert by[("good", 3)].ingest_mode == "rebuild" and by[("good", 3)].docs_per_s is not None
+    assert by[("bad", 1)].ingest_mode == "incremental"
+
+
+def test_failed_queries_are_counted_by_kind_with_the_servers_message_and_score_zero():
+    message = "http://x: HTTP 400 from POST /api/v1/retrieval/query/doc: too many SQL variables"
+    written = _climb([(TargetSpec("openwebui@x", "openwebui"), Noting("owui", refuse=message))])
+    first = written[0]
+    assert first.status == RungStatus.ERRORS and first.errors == {"http-400": 4}
+    assert first.error_examples["http-400"] == message
+    assert first.metrics["nDCG@10"] == 0.0 and first.latency_ms == {}
+
+
+def test_a_resumed_climb_starts_at_its_rung_and_says_so():
+    target = Noting("good")
+    written = _climb([(TargetSpec("bm25", "bm25"), target)], start=2)
+    assert target.prepared == [10, 25] and [r.rung for r in written] == [2, 3]
+    assert written[0].resumed and not written[1].resumed
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [("HTTP 500 from GET /x: boom", "http-500"), ("read timed out", "timeout"), ("no chunks", "error")],
+)
+def test_error_kinds(message, kind):
+    assert error_kind(message) == kind

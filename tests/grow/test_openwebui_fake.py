@@ -1,0 +1,98 @@
+"""`ragbench grow` through the Open WebUI fake (tests/harness/openwebui_fake.py: settings, knowledge bases, files;
+no query route): one knowledge base grown incrementally, each document uploaded once, the retrieval settings put
+back as they were before the first rung, failing queries recorded with the server's answer, a signal keeping the
+finished rungs."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from bench.results.store import read_results
+from tests.harness.beir import write_beir
+from tests.harness.openwebui_fake import FakeOpenWebUI
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENWEBUI_API_KEY", "sk-test-key")
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
+    server = FakeOpenWebUI()
+    # the settings the hybrid mode changes, as a real server lists them: each must come back as it was
+    server.retrieval |= {"ENABLE_RAG_HYBRID_SEARCH": False, "HYBRID_BM25_WEIGHT": 0.3}
+    server.retrieval |= {"RAG_RERANKING_ENGINE": "", "RAG_RERANKING_MODEL": ""}
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def data(tmp_path):
+    docs = {f"d{i}": f"text about topic {i}" for i in range(4)}
+    return write_beir(tmp_path / "data", docs, {"q1": "topic 1"}, [("q1", "d1", 1)])
+
+
+def test_the_knowledge_base_grows_by_each_increment_and_settings_come_back(ragbench, fake, data, tmp_path):
+    before = fake.settings()
+    out = tmp_path / "o"
+    code, _, err = ragbench(
+        "grow", "--dataset", data, "-t", f"openwebui:hybrid@{fake.url}", "--rungs", "4,8,12", "--keep", "--out", out
+    )
+    assert code == 3, err  # every query failed (the fake has no query route): measured, and said
+    assert fake.uploads == 12  # each document once: rung 2 and 3 sent only their new documents
+    (kb,) = fake.knowledge.values()
+    assert len(kb["files"]) == 12
+    assert fake.settings() == before  # saved at the first rung, put back once at the end
+    rungs = read_results(out / "results.jsonl").grow_rungs
+    assert [(r.size, r.added, r.ingest_mode) for r in rungs] == [
+        (4, 4, "incremental"),
+        (8, 4, "incremental"),
+        (12, 4, "incremental"),
+    ]
+    assert all(r.errors == {"http-404": 1} and "Not Found" in r.error_examples["http-404"] for r in rungs)
+    assert {r.target for r in rungs} == {"openwebui:hybrid"}  # the knowledge base grow names is not in the name
+    assert "rung(s) failed or had failed queries" in err.splitlines()[-1]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_mid_rung_keeps_the_finished_rungs_and_puts_the_settings_back(ragbench, fake, data, tmp_path, signum):
+    before = fake.settings()
+    fake.on_upload = lambda count: count == 6 and os.kill(os.getpid(), signum)  # in rung 2
+    out = tmp_path / "o"
+    code, _, err = ragbench(
+        "grow", "--dataset", data, "-t", f"openwebui:hybrid@{fake.url}", "--rungs", "4,8,12", "--out", out
+    )
+    assert code == 128 + signum, err
+    results = read_results(out / "results.jsonl")
+    assert [r.rung for r in results.grow_rungs] == [1] and results.end is not None
+    assert results.end.status == "interrupted"
+    assert [s.largest_ok for s in results.grow_summaries] == [None]  # rung 1's queries failed: nothing held
+    assert fake.settings() == before
+    assert len(fake.knowledge) == 1  # kept for --resume
+
+
+def test_two_modes_on_one_server_grow_their_own_bases_removed_at_the_end_and_the_settings_come_back(
+    ragbench, fake, data, tmp_path
+):
+    before = fake.settings()
+    targets = ["-t", f"hyb=openwebui:hybrid@{fake.url}", "-t", f"vec=openwebui:vector@{fake.url}"]
+    code, _, err = ragbench("grow", "--dataset", data, *targets, "--rungs", "4,8", "--out", tmp_path / "o")
+    assert code == 3, err
+    assert fake.uploads == 16  # 8 documents in each mode's own knowledge base: no ingest timed twice as one
+    assert fake.knowledge == {} and fake.files == {}  # without --keep, what the run made is removed
+    assert fake.settings() == before  # the second mode put back what it found (the first's), then the first its own
+
+
+def test_a_resumed_run_grows_the_kept_base_and_removes_all_of_it_at_the_end(ragbench, fake, data, tmp_path):
+    fake.on_upload = lambda count: count == 6 and os.kill(os.getpid(), signal.SIGTERM)  # in rung 2
+    out = tmp_path / "o"
+    args = ["--dataset", data, "-t", f"openwebui:hybrid@{fake.url}", "--rungs", "4,8,12"]
+    assert ragbench("grow", *args, "--out", out)[0] == 128 + signal.SIGTERM
+    fake.on_upload = lambda count: None
+    code, _, err = ragbench("grow", *args, "--resume", out)
+    assert code == 3, err  # the fake answers no query: measured, and said
+    rungs = read_results(out / "results.jsonl").grow_rungs
+    assert [(r.rung, r.resumed) for r in rungs] == [(1, False), (2, True), (3, False)]
+    assert fake.uploads == 12  # what the stopped run uploaded was reused, not sent again
+    assert fake.knowledge == {} and fake.files == {}  # grow's own base, the stopped run's files with it

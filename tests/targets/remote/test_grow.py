@@ -1,0 +1,92 @@
+"""`ragbench grow` against the real Open WebUI 0.12.4 embedding through infinity (MiniLM): one knowledge base per
+mode grown in small rungs, each document uploaded once (the files of earlier rungs reused by name and SHA-256),
+every rung measured, the retrieval settings put back as they were."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from bench.results.store import read_results
+from bench.targets.openwebui_settings import SETTINGS
+from tests.harness.beir import write_beir
+
+pytestmark = pytest.mark.integration
+
+RUNGS = (12, 40, 80)  # at most ~200 documents in all: the test suite's rungs are seconds, the benchmark's hours
+
+
+def settings(url: str, key: str) -> dict[str, Any]:
+    config = httpx.get(f"{url}/api/v1/retrieval/config", headers={"Authorization": f"Bearer {key}"}, timeout=60)
+    return {k: config.json()[k] for k in SETTINGS}
+
+
+def files_in(url: str, key: str, kb: str) -> int:
+    headers = {"Authorization": f"Bearer {key}"}
+    bases = httpx.get(f"{url}/api/v1/knowledge/", headers=headers, timeout=60).json()["items"]
+    kb_id = next(b["id"] for b in bases if b["name"] == kb)
+    listed = httpx.get(f"{url}/api/v1/knowledge/{kb_id}/files", headers=headers, timeout=60).json()
+    return int(listed["total"])
+
+
+def test_vector_and_hybrid_grow_in_place_and_the_settings_come_back(
+    ragbench, tmp_path, openwebui_server, openwebui_key
+):
+    url = openwebui_server.url
+    before = settings(url, openwebui_key)
+    topics = ["volcano eruption lava", "bread yeast oven", "comet orbit sun", "violin string bow"]
+    docs = {f"d{i}": f"A note on {topics[i % 4]} number {i}: {topics[i % 4]} again." for i in range(12)}
+    queries = {f"q{i}": topics[i] for i in range(4)}
+    data = write_beir(tmp_path / "data", docs, queries, [(f"q{i % 4}", f"d{i}", 1) for i in range(12)])
+    targets = ["-t", f"vec=openwebui:vector@{url}?kb=grow-vec", "-t", f"hyb=openwebui:hybrid@{url}?kb=grow-hyb"]
+    out = tmp_path / "o"
+    rungs = ",".join(map(str, RUNGS))
+    code, stdout, err = ragbench("grow", "--dataset", data, *targets, "--rungs", rungs, "--keep", "--out", out)
+    assert code == 0, err
+    records = read_results(out / "results.jsonl").grow_rungs
+    for name in ("vec", "hyb"):
+        mine = [r for r in records if r.target == name]
+        assert [(r.size, r.ingest_mode) for r in mine] == [(n, "incremental") for n in RUNGS]
+        assert all(r.queries == 4 and not r.errors and r.latency_ms["p50"] > 0 for r in mine)
+        assert mine[0].metrics["nDCG@10"] > 0.5  # the topics' own notes first, among 12
+        assert files_in(url, openwebui_key, f"grow-{name}") == RUNGS[-1]  # each document once (kept: --keep)
+    assert settings(url, openwebui_key) == before
+    assert "vec: holds to 80 docs, the largest rung measured" in stdout
+
+
+def lightrag_paths(url: str, key: str) -> set[str]:
+    found: set[str] = set()
+    page = 1
+    while True:
+        body = httpx.post(
+            f"{url}/documents/paginated",
+            headers={"X-API-Key": key},
+            json={"page": page, "page_size": 200, "sort_field": "id"},
+            timeout=30,
+        ).json()
+        found |= {d["file_path"] for d in body["documents"]}
+        if not body["pagination"]["has_next"]:
+            return found
+        page += 1
+
+
+def test_lightrag_grows_in_place_and_deletes_every_rungs_documents_at_the_end(
+    ragbench, tmp_path, lightrag_server, lightrag_key
+):
+    url = lightrag_server.url
+    before = lightrag_paths(url, lightrag_key)
+    docs = {f"g{i}": f"Grow note {i}: the comet number {i} orbits the sun every {i + 3} years." for i in range(4)}
+    data = write_beir(tmp_path / "data", docs, {"q": "comet number 2 orbit"}, [("q", "g2", 1)])
+    out = tmp_path / "o"
+    code, _, err = ragbench("grow", "--dataset", data, "-t", f"lightrag:naive@{url}", "--rungs", "4,8,12", "--out", out)
+    assert code == 0, err
+    rungs = read_results(out / "results.jsonl").grow_rungs
+    assert [(r.size, r.added, r.ingest_mode) for r in rungs] == [
+        (4, 4, "incremental"),
+        (8, 4, "incremental"),
+        (12, 4, "incremental"),
+    ]
+    assert all(r.queries == 1 and not r.errors for r in rungs)
+    assert lightrag_paths(url, lightrag_key) == before  # every rung's documents deleted (cleanup=true, no --keep)

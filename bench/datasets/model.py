@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from bench.datasets.answers import derived_qrels
 
@@ -65,6 +66,20 @@ class Dataset:
         if self._answer_qrels is None:
             self._answer_qrels = derived_qrels(self.answers, {d: doc.text for d, doc in self.corpus.items()})
         return self._answer_qrels
+
+    def header(self, queries: int) -> dict[str, Any]:
+        """What a run's header says of this dataset (RunHeader.dataset), one set of keys for every command;
+        `queries`: how many the run asks (a quality run: those with judgements)."""
+        return {
+            "name": self.name,
+            "source": self.source,
+            "format": self.format,
+            "split": self.split,
+            "fingerprint": self.fingerprint(),
+            "documents": len(self.corpus),
+            "queries": queries,
+            "notes": self.notes,
+        }
 
     def fingerprint(self) -> str:
         """A short content hash, so results from different data are never compared by accident."""

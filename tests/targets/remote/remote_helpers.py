@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from bench.datasets import load_dataset
 from bench.datasets.model import Dataset, Document
 from bench.datasets.sample import sample_dataset
@@ -84,3 +86,20 @@ def start_meter(upstreams: dict[str, str], log_path: Path) -> tuple[ManagedProce
     url = f"http://127.0.0.1:{port}"
     wait_healthy(proc, f"{url}/_meter/health", deadline_s=60)
     return proc, url
+
+
+def lightrag_paths(url: str, key: str) -> set[str]:
+    """Every document path a LightRAG server holds (its paginated listing, all pages)."""
+    found: set[str] = set()
+    page = 1
+    while True:
+        body = httpx.post(
+            f"{url}/documents/paginated",
+            headers={"X-API-Key": key},
+            json={"page": page, "page_size": 200, "sort_field": "id"},
+            timeout=30,
+        ).json()
+        found |= {d["file_path"] for d in body["documents"]}
+        if not body["pagination"]["has_next"]:
+            return found
+        page += 1

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+from remote_helpers import lightrag_paths
 
 from bench.results.store import read_results
 from bench.targets.openwebui_settings import SETTINGS
@@ -54,22 +55,6 @@ def test_vector_and_hybrid_grow_in_place_and_the_settings_come_back(
         assert files_in(url, openwebui_key, f"grow-{name}") == RUNGS[-1]  # each document once (kept: --keep)
     assert settings(url, openwebui_key) == before
     assert "vec: holds to 80 docs, the largest rung measured" in stdout
-
-
-def lightrag_paths(url: str, key: str) -> set[str]:
-    found: set[str] = set()
-    page = 1
-    while True:
-        body = httpx.post(
-            f"{url}/documents/paginated",
-            headers={"X-API-Key": key},
-            json={"page": page, "page_size": 200, "sort_field": "id"},
-            timeout=30,
-        ).json()
-        found |= {d["file_path"] for d in body["documents"]}
-        if not body["pagination"]["has_next"]:
-            return found
-        page += 1
 
 
 def test_lightrag_grows_in_place_and_deletes_every_rungs_documents_at_the_end(

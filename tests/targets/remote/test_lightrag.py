@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from remote_helpers import judged, ndcg10, run_target, tiny_dataset
+from remote_helpers import judged, lightrag_paths, ndcg10, run_target, tiny_dataset
 
 from bench.endpoints.meter import MeterClient
 from bench.targets.base import no_progress
@@ -144,31 +144,14 @@ def test_cleanup_deletes_what_ragbench_inserted_and_only_that(ingested, lightrag
         {"q": "Who created the first compiler?"},
         {"q": {"hopper 2": 1}},
     )
-    headers = {"X-API-Key": lightrag_server.api_key}
-
-    def paths() -> set[str]:
-        found: set[str] = set()
-        page = 1
-        while True:
-            body = httpx.post(
-                f"{lightrag_server.url}/documents/paginated",
-                headers=headers,
-                json={"page": page, "page_size": 200, "sort_field": "id"},
-                timeout=30,
-            ).json()
-            found |= {d["file_path"] for d in body["documents"]}
-            if not body["pagination"]["has_next"]:
-                return found
-            page += 1
-
-    before = paths()
+    before = lightrag_paths(lightrag_server.url, lightrag_server.api_key)
     results, described = run_target(f"lightrag:naive@{lightrag_server.url}?cleanup=true", data, 3)
     # Identical texts: inserted once, both ids ranked together; names made basename-safe and unique.
     assert described["corpus"]["identical_copies"] == 1
     assert described["ingest"]["inserted"] == described["ingest"]["processed"] == 2
     assert [h.doc_id for h in results[0].hits][:2] == ["hopper/1", "hopper 2"]
     assert described["cleanup"]["deleted"] == 2
-    assert paths() == before
+    assert lightrag_paths(lightrag_server.url, lightrag_server.api_key) == before
 
 
 def test_llm_cache_setting_is_recorded_and_costs_it_served_are_flagged(

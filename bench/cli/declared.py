@@ -17,7 +17,7 @@ from bench.commands.options import LABELS, Flag, declared_fields, flag_of
 
 def typer_option(flag: Flag) -> Any:
     """The Typer option `flag` declares (its names, help and lower bound)."""
-    return typer.Option(*flag.names, help=flag.help, min=flag.min)
+    return typer.Option(*flag.names, help=flag.help, min=flag.min, hidden=flag.hidden)
 
 
 def field_option(request: type, name: str) -> Any:
@@ -50,10 +50,10 @@ def command(
     help: str,
     extra: tuple[tuple[str, inspect.Parameter], ...] = (),
 ) -> None:
-    """Register `ragbench NAME`: the request's declared options and `extra` ones, each listed after the declared
-    field named with it (options the command line has and the request has not); `run` gets every value by
-    parameter name. A request with an `origin` (the results header's provenance) takes `--label` last, and `run`
-    gets the origin made from it."""
+    """Register `ragbench NAME`: the request's declared options and `extra` ones, each listed after the
+    declared field named with it, or first when named with "" (arguments and options the command line has
+    and the request has not); `run` gets every value by parameter name. A request with an `origin` (the
+    results header's provenance) takes `--label` last, and `run` gets the origin made from it."""
     from bench.results.provenance import Origin, parse_labels
 
     stamped = "origin" in {f.name for f in dataclasses.fields(request)}
@@ -63,7 +63,7 @@ def command(
             values["origin"] = Origin(parse_labels(values.pop("labels")))
         run(values)
 
-    listed = []
+    listed = [p for after, p in extra if after == ""]
     for parameter in parameters(request):
         listed += [parameter, *(p for after, p in extra if after == parameter.name)]
     if stamped:

@@ -1,52 +1,48 @@
-"""`ragbench run SUITE.toml [--baseline DIR] [--out DIR]`: a whole suite and its gate, as one CI command."""
+"""`ragbench run SUITE.toml [--baseline DIR] [--out DIR]`: a whole suite and its gate, as one CI command. Its gate
+outputs and `--history` are `compare`'s (bench/gate/options.py), declared once."""
 
 from __future__ import annotations
 
-import os
+import inspect
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from bench.cli.app import app
-from bench.cli.options import Labels
+from bench.cli.declared import command
+from bench.commands.options import LABELS, Flag, option
+from bench.gate.options import HISTORY, GateOutputs
+
+Suite = Annotated[
+    Path, typer.Argument(help="Suite file (TOML): datasets, targets, endpoints, load sweeps, thresholds.")
+]
 
 
-@app.command()
-def run(
-    suite: Annotated[
-        Path, typer.Argument(help="Suite file (TOML): datasets, targets, endpoints, load sweeps, thresholds.")
-    ],
-    baseline: Annotated[
-        Path | None, typer.Option("--baseline", help="A previous run's --out folder to gate against.")
-    ] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default reports/<suite name>).")] = None,
-    junit: Annotated[Path | None, typer.Option("--junit", help="Write the gate's JUnit XML here.")] = None,
-    summary: Annotated[
-        Path | None,
-        typer.Option("--summary", help="Append the gate's markdown here (default: $GITHUB_STEP_SUMMARY when set)."),
-    ] = None,
-    overwrite: Annotated[
-        bool,
-        typer.Option(
-            "--overwrite",
-            help="Replace an earlier run in --out and earlier gate outputs (only ragbench's files there).",
+@dataclass(frozen=True, kw_only=True)
+class RunRequest(GateOutputs):
+    suite: Path
+    baseline: Path | None = field(
+        default=None, metadata=option(Flag(("--baseline",), "A previous run's --out folder to gate against."))
+    )
+    out: Path | None = field(
+        default=None, metadata=option(Flag(("--out",), "Output folder (default reports/<suite name>)."))
+    )
+    overwrite: bool = field(
+        default=False,
+        metadata=option(
+            Flag(
+                ("--overwrite",),
+                "Replace an earlier run in --out and earlier gate outputs (only ragbench's files there).",
+            )
         ),
-    ] = False,
-    history: Annotated[
-        str | None,
-        typer.Option(
-            "--history",
-            help="Earlier results (folder or glob): each load point's runs since its last change point calibrate "
-            "the gate.",
-        ),
-    ] = None,
-    benchmark_json: Annotated[
-        Path | None, typer.Option("--benchmark-json", help="Write pytest-benchmark JSON of latency and throughput.")
-    ] = None,
-    labels: Labels = None,
-) -> None:
-    """Run every quality, identity and load entry of a suite; with --baseline, gate the run (exit 1 on a regression)."""
+    )
+    history: str | None = field(default=None, metadata=option(HISTORY))
+    labels: list[str] | None = field(default=None, metadata=option(LABELS))
+
+
+def run(request: RunRequest) -> int:
+    """Run every job of the suite, gate it, print and write the verdict; the exit code."""
     from bench.cli.suite import load_suite
     from bench.commands.suite import run_suite
     from bench.gate.history_floor import history_gate
@@ -55,20 +51,36 @@ def run(
     from bench.gate.text import render_text
     from bench.results.provenance import parse_labels
 
-    given = parse_labels(labels)
-    loaded = load_suite(suite)
-    if history is not None:
-        loaded.gate = history_gate(loaded.gate, history)
-    out = out or Path("reports") / loaded.name
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    summary = summary or (Path(step_summary) if step_summary else None)
+    given = parse_labels(request.labels)
+    loaded = load_suite(request.suite)
+    if request.history is not None:
+        loaded.gate = history_gate(loaded.gate, request.history)
+    out = request.out or Path("reports") / loaded.name
+    baseline = request.baseline
     baseline_files = list(locate_results(baseline).values()) if baseline is not None and baseline.exists() else []
     # before any job runs: an output that would overwrite what this run reads or writes is refused now
-    outputs = {"--junit": junit, "--summary": summary, "--benchmark-json": benchmark_json}
-    check_output_paths(outputs, [suite, *baseline_files], tuple(out / job.folder for job in loaded.jobs), overwrite)
-    outcome = run_suite(loaded, out, baseline, say=typer.echo, overwrite=overwrite, labels=given)
+    outputs = request.paths()
+    writes = tuple(out / job.folder for job in loaded.jobs)
+    check_output_paths(outputs, [request.suite, *baseline_files], writes, request.overwrite)
+    outcome = run_suite(loaded, out, baseline, say=typer.echo, overwrite=request.overwrite, labels=given)
     typer.echo(render_text(outcome.comparison), nl=False)
-    write_outputs(outcome.comparison, outcome.comparison.runs, junit=junit, summary=summary, benchmark=benchmark_json)
+    summary, benchmark = outputs["--summary"], request.benchmark_json
+    write_outputs(
+        outcome.comparison, outcome.comparison.runs, junit=request.junit, summary=summary, benchmark=benchmark
+    )
     for line in outcome.errors + outcome.failed_measurements:
         typer.echo(f"ragbench: error: {line}", err=True)
-    raise typer.Exit(outcome.exit_code)
+    return outcome.exit_code
+
+
+def _run(values: dict[str, Any]) -> None:
+    raise typer.Exit(run(RunRequest(**values)))
+
+
+command(
+    "run",
+    RunRequest,
+    _run,
+    "Run every quality, identity and load entry of a suite; with --baseline, gate the run (exit 1 on a regression).",
+    extra=(("", inspect.Parameter("suite", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Suite)),),
+)

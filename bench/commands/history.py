@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
-
+from bench.commands.gate_requests import HistoryRequest
 from bench.core import values
 from bench.core.errors import UserError
-from bench.core.values import parse_ratio
+from bench.core.values import parse_allowance, parse_ratio
 from bench.gate.config import parse_max_drops
 from bench.history.analysis import HistoryReport, Limits, analyse
 from bench.history.changepoints import DetectorSettings
@@ -18,24 +16,10 @@ from bench.report.history import check_outputs, render_json, render_markdown, wr
 RENDERERS = {"md": render_markdown, "json": render_json}
 
 
-@dataclass
-class HistoryRequest:
-    runs: list[str] = field(default_factory=list)  # results files, folders or globs
-    by: str = "created"  # created | label:KEY
-    out: Path | None = None  # history.md, history.json, history_<job>.png
-    overwrite: bool = False  # replace the history files an earlier `history --out` wrote there (only those)
-    max_drop: list[str] | None = None  # MEASURE=AMOUNT, or AMOUNT for every measure
-    min_throughput_ratio: str | None = None
-    max_p99_ratio: str | None = None
-    alpha: str = "0.01"
-    seed: int = 0
-    output_format: str = "md"
-
-
 def limits(request: HistoryRequest) -> Limits:
     ratio, p99 = request.min_throughput_ratio, request.max_p99_ratio
     smallest = parse_ratio(ratio, "--min-throughput-ratio") if ratio is not None else None
-    largest = parse_ratio(p99, "--max-p99-ratio") if p99 is not None else None
+    largest = parse_ratio(p99, "--max-p99-ratio") if p99 is not None else p99_ratio(request.max_p99_increase)
     # a ratio past 1 on the wrong side would fail an improvement (or a run unchanged)
     if smallest is not None and not 0 < smallest <= 1:
         raise UserError(f"--min-throughput-ratio {ratio!r}: must be above 0 and at most 1 (after / before)")
@@ -44,6 +28,13 @@ def limits(request: HistoryRequest) -> Limits:
     return Limits(
         max_drop=parse_max_drops(request.max_drop or []), min_throughput_ratio=smallest, max_p99_ratio=largest
     )
+
+
+def p99_ratio(increase: str | None) -> float | None:
+    """`--max-p99-increase` (10% or 0.1, as `compare` takes it) as the after/before ratio the history gates."""
+    if increase is None:
+        return None
+    return 1 + parse_allowance(increase, "--max-p99-increase", percent_only=True).value
 
 
 def settings(request: HistoryRequest) -> DetectorSettings:
@@ -57,6 +48,8 @@ def history_report(request: HistoryRequest) -> HistoryReport:
     """Every option checked (one line, exit 2) before a file is read; then the history analysed."""
     if request.output_format not in RENDERERS:
         raise UserError(f"--format {request.output_format!r}: expected one of {', '.join(RENDERERS)}")
+    if request.max_p99_ratio is not None and request.max_p99_increase is not None:
+        raise UserError("history: give --max-p99-increase or --max-p99-ratio (its older spelling), not both")
     if not request.runs:
         raise UserError("history: give one or more results files, folders or globs")
     label, gate, detector = parse_order(request.by), limits(request), settings(request)

@@ -13,6 +13,7 @@ from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError
 from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
 from bench.gate.config import GateConfig, build_gate_config
+from bench.gate.options import GateOptions
 from bench.load import histograms
 from bench.load.endpoint import DRAIN_SHOWN_S
 from bench.load.plan import SweepPlan, plan_sweep
@@ -273,7 +274,7 @@ def gate_limits(request: LoadRequest) -> GateConfig:
     limits = (request.min_throughput_ratio, request.max_p99_increase)
     if not request.interleave and any(limit is not None for limit in limits):
         raise UserError("load: --min-throughput-ratio and --max-p99-increase gate an --interleave run")
-    return build_gate_config(min_throughput_ratio=limits[0], max_p99_increase=limits[1])
+    return build_gate_config(GateOptions(min_throughput_ratio=limits[0], max_p99_increase=limits[1]))
 
 
 def _op(text: str, is_rerank: bool) -> Op:

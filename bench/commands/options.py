@@ -1,5 +1,5 @@
-"""Command options declared once: each request field's flag, help and bounds, from which the CLI's options
-and a suite file's keys are derived (bench/cli/declared.py, bench/cli/suite/keys.py).
+"""Command options declared once (the model: bench/core/flags.py): each request field's flag, help and bounds, from
+which the CLI's options and a suite file's keys are derived (bench/cli/declared.py, bench/cli/suite/keys.py).
 
     @dataclass
     class IdentityCommand:
@@ -10,37 +10,10 @@ The field's name is the request's, the Typer parameter's and the suite key's; it
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-from typing import Any
-
-FLAG = "ragbench.flag"  # the key of a field's metadata that holds its Flag
-
-
-@dataclass(frozen=True)
-class Flag:
-    """How a request field is given on the command line, and whether a suite entry may give it."""
-
-    names: tuple[str, ...]  # "--endpoint", "-e"
-    help: str
-    min: int | None = None
-    suite: bool = True  # a key of the command's suite entries (false: the suite sets it, or `ragbench run` does)
-
-
-def option(flag: Flag) -> dict[str, Flag]:
-    """A dataclass field's metadata that makes it the option `flag` declares."""
-    return {FLAG: flag}
-
-
-def flag_of(field: dataclasses.Field[Any]) -> Flag | None:
-    found = field.metadata.get(FLAG)
-    return found if isinstance(found, Flag) else None
-
-
-def declared_fields(request: type) -> list[dataclasses.Field[Any]]:
-    """The request's fields that are options, in the order the command line lists them."""
-    return [f for f in dataclasses.fields(request) if flag_of(f) is not None]
-
+from bench.core.flags import Flag as Flag
+from bench.core.flags import declared_fields as declared_fields
+from bench.core.flags import flag_of as flag_of
+from bench.core.flags import option as option
 
 SPEC_HELP = (
     "NAME=KIND@URL[?option=value&...]; repeat. Kinds: tei, tei-rerank, openai (model=), cohere, "

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.commands.options import Flag, option
+from bench.commands.options import OVERWRITE, Flag, option
 from bench.core.errors import MeasurementFailed, UserError
 from bench.core.progress import console
 from bench.datasets import load_dataset
@@ -100,7 +100,7 @@ class QualityRequest:
     command: str = "quality"
     overwrite: bool = field(
         default=False,
-        metadata=_option("--overwrite", "Replace an earlier run in --out (only ragbench's files there).", suite=False),
+        metadata=option(OVERWRITE),
     )
     resume: bool = False  # continue the interrupted run in `out`
     endpoints: list[str] | None = field(

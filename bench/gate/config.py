@@ -6,9 +6,8 @@ once (one line, exit 2) and names it as its caller spells it (`--max-p99-increas
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TypeVar
 
 from bench.core import values
@@ -16,6 +15,7 @@ from bench.core.errors import UserError
 from bench.core.values import Allowance, parse_allowance, parse_error_rate, parse_ratio
 from bench.gate.calibration import Calibration, load_calibration
 from bench.gate.checks import CountAs
+from bench.gate.options import GateOptions
 from bench.quality.metrics import parse_measure
 
 _T = TypeVar("_T")
@@ -71,57 +71,38 @@ def option_flag(key: str) -> str:
     return "--" + key.replace("_", "-")
 
 
-def build_gate_config(
-    *,
-    max_drop: Sequence[str] = (),
-    alpha: str | float = 0.05,
-    significance: bool = True,
-    max_p99_increase: str | float | None = None,
-    min_throughput_ratio: str | float | None = None,
-    max_error_rate: str | float = 0,
-    inconclusive: str = CountAs.PASS,
-    primary: Sequence[str] = (),
-    min_ingest_ratio: str | float | None = None,
-    max_query_p99_increase: str | float | None = None,
-    match: Sequence[str] | Mapping[str, object] = (),
-    seed: int = 0,
-    calibration: Sequence[Path] = (),
-    history: str | None = None,
-    name: Callable[[str], str] = option_flag,
-) -> GateConfig:
+def build_gate_config(options: GateOptions, name: Callable[[str], str] = option_flag) -> GateConfig:
     """Every gate value checked, each named by `name(key)`; a value that fails raises `GateValueError`.
-    `max_drop`: `MEASURE=AMOUNT` or `AMOUNT` items; `match`: `BASE=CUR` items or the pairs themselves;
-    None: the figure is reported, not gated."""
+    `max_drop`: `MEASURE=AMOUNT` or `AMOUNT` items; `match`: `BASE=CUR` items; None: reported, not gated."""
 
-    def allowance(key: str, value: str | float | None) -> Allowance | None:
+    def allowance(key: str, value: str | None) -> Allowance | None:
         if value is None:
             return None
-        return _checked(key, lambda: parse_allowance(str(value), name(key), percent_only=True))
+        return _checked(key, lambda: parse_allowance(value, name(key), percent_only=True))
 
-    def ratio(key: str, value: str | float | None) -> float | None:
-        return None if value is None else _checked(key, lambda: parse_ratio(str(value), name(key)))
+    def ratio(key: str, value: str | None) -> float | None:
+        return None if value is None else _checked(key, lambda: parse_ratio(value, name(key)))
 
-    level = _checked("alpha", lambda: _alpha(alpha, name("alpha")))
-    if history is not None and calibration:
+    level = _checked("alpha", lambda: _alpha(options.alpha, name("alpha")))
+    if options.history is not None and options.calibration:
         reason = f"give {name('history')} or {name('calibration')}, not both (the history's runs are the calibration)"
-        raise GateValueError("history", f"{name('history')} {history}: {reason}", reason)
+        raise GateValueError("history", f"{name('history')} {options.history}: {reason}", reason)
+    rate = options.max_error_rate
     return GateConfig(
-        max_drop=_checked("max_drop", lambda: parse_max_drops(max_drop)),
+        max_drop=_checked("max_drop", lambda: parse_max_drops(options.max_drop or [])),
         alpha=level,
-        significance=significance,
-        max_p99_increase=allowance("max_p99_increase", max_p99_increase),
-        min_throughput_ratio=ratio("min_throughput_ratio", min_throughput_ratio),
-        max_error_rate=_checked(
-            "max_error_rate", lambda: parse_error_rate(str(max_error_rate), name("max_error_rate"))
-        ),
-        min_ingest_ratio=ratio("min_ingest_ratio", min_ingest_ratio),
-        max_query_p99_increase=allowance("max_query_p99_increase", max_query_p99_increase),
-        match=_checked("match", lambda: parse_matches(match)),
-        seed=_checked("seed", lambda: values.number(name("seed"), seed, values.SEED)),
-        inconclusive=_checked("inconclusive", lambda: parse_inconclusive(inconclusive, name("inconclusive"))),
-        primary=_checked("primary", lambda: parse_primary(primary)),
-        calibration=_checked("calibration", lambda: load_calibration(list(calibration))),
-        history=history,
+        significance=options.significance,
+        max_p99_increase=allowance("max_p99_increase", options.max_p99_increase),
+        min_throughput_ratio=ratio("min_throughput_ratio", options.min_throughput_ratio),
+        max_error_rate=_checked("max_error_rate", lambda: parse_error_rate(rate, name("max_error_rate"))),
+        min_ingest_ratio=ratio("min_ingest_ratio", options.min_ingest_ratio),
+        max_query_p99_increase=allowance("max_query_p99_increase", options.max_query_p99_increase),
+        match=_checked("match", lambda: parse_matches(options.match or [])),
+        seed=_checked("seed", lambda: values.number(name("seed"), options.seed, values.SEED)),
+        inconclusive=_checked("inconclusive", lambda: parse_inconclusive(options.inconclusive, name("inconclusive"))),
+        primary=_checked("primary", lambda: parse_primary(options.primary or [])),
+        calibration=_checked("calibration", lambda: load_calibration(list(options.calibration or []))),
+        history=options.history,
     )
 
 
@@ -135,9 +116,9 @@ def _checked(key: str, parse: Callable[[], _T]) -> _T:
         raise GateValueError(key, str(exc)) from None
 
 
-def _alpha(value: str | float, flag: str) -> float:
-    """The significance level, in (0, 1): text from the command line, or a number a suite file typed."""
-    level = parse_ratio(value, flag) if isinstance(value, str) else float(value)
+def _alpha(value: str, flag: str) -> float:
+    """The significance level, in (0, 1)."""
+    level = parse_ratio(value, flag)
     if not 0 < level < 1:
         reason = "must be between 0 and 1"
         raise GateValueError("alpha", f"{flag} {value!r}: {reason}", reason)
@@ -154,14 +135,8 @@ def parse_max_drops(items: Sequence[str]) -> dict[str, Allowance]:
     return drops
 
 
-def parse_matches(items: Sequence[str] | Mapping[str, object]) -> dict[str, str]:
-    """`BASE_NAME=CUR_NAME` items, or those pairs already paired (a suite file's table): the baseline's target
-    or endpoint BASE_NAME is the current run's CUR_NAME."""
-    if isinstance(items, Mapping):
-        pairs = {base: cur for base, cur in items.items() if isinstance(cur, str)}
-        if len(pairs) != len(items):
-            raise UserError('expected BASE_NAME = "CUR_NAME" pairs')
-        return pairs
+def parse_matches(items: Sequence[str]) -> dict[str, str]:
+    """`BASE_NAME=CUR_NAME` items: the baseline's target or endpoint BASE_NAME is the current run's CUR_NAME."""
     matches: dict[str, str] = {}
     for item in items:
         base, sep, cur = item.partition("=")

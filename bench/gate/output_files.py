@@ -4,7 +4,6 @@ compared, so a run's inputs or a file ragbench did not write are never overwritt
 from __future__ import annotations
 
 import json
-import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from bench.gate.checks import Comparison
 from bench.gate.inputs import same_file
 from bench.gate.junit import junit_xml
 from bench.gate.markdown import SUMMARY_HEAD, render_markdown
+from bench.gate.options import step_summary
 from bench.results.outdir import check_out_file
 from bench.results.store import Results
 
@@ -40,8 +40,8 @@ def check_output_paths(
         for folder in writes:
             if path.resolve().is_relative_to(folder.resolve()):
                 raise UserError(f"{flag} {path}: is inside {folder}, which this run writes its results into")
-        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if flag == SUMMARY and step_summary and same_file(path, Path(step_summary)):
+        github = step_summary()
+        if flag == SUMMARY and github is not None and same_file(path, github):
             pass  # GitHub's own file for this step: appending to it is how a step adds to the page
         else:
             ours, unlike = _OWN[flag]

@@ -273,3 +273,11 @@ def test_a_gated_figure_no_run_could_measure_is_said(tmp_path, history):
         writer.close()
     code, out, _ = history(tmp_path, "--max-p99-ratio", "1.1")
     assert code == 0 and "load tei embed closed batch 8 conc 4 p99 ms: no figure in 3 run(s)" in out
+
+
+def test_max_p99_increase_gates_as_the_older_max_p99_ratio_does(tmp_path, history):
+    _flat_then(tmp_path, 1.0, p99_ms=30.0)
+    assert history(tmp_path, "--max-p99-increase", "10%")[0] == 1
+    assert history(tmp_path, "--max-p99-increase", "0.6")[0] == 0  # ×1.5 is within 60%
+    code, _, err = history(tmp_path, "--max-p99-increase", "10%", "--max-p99-ratio", "1.1")
+    assert code == 2 and "not both" in err

@@ -1,44 +1,42 @@
-"""The suite's [gate] table: compare's thresholds, each checked as `ragbench compare` checks its flag."""
+"""The suite's [gate] table: compare's thresholds (bench/gate/options.py), each checked as `ragbench compare`
+checks its flag."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bench.cli.suite.keys import TomlTypes
+from bench.cli.suite.keys import TomlTypes, declared_keys
 from bench.cli.suite.values import ValueReader
 from bench.gate.config import GateConfig, GateValueError, build_gate_config
+from bench.gate.options import GateOptions
 
-GATE_KEYS: dict[str, TomlTypes] = {
-    "alpha": (float, int),
-    "max_drop": (dict, float, int, str),
-    "significance": bool,
-    "max_p99_increase": (str, float, int),
-    "min_throughput_ratio": (float, int, str),
-    "match": dict,
-    "max_error_rate": (str, float, int),
-    "inconclusive": str,
-    "primary": list,  # MEASURE or TARGET:MEASURE (compare --primary)
-    "min_ingest_ratio": (float, int, str),
-    "max_query_p99_increase": (str, float, int),
-    "calibration": list,  # A/A runs' folders, relative to the suite file (compare --calibration)
-    "history": str,  # earlier runs' folder or glob, relative to the suite file (compare --history)
-}
+# compare's options a suite may give: `calibration` (A/A runs' folders) and `history` (a folder or glob) are
+# relative to the suite file; `significance` is `--no-significance` turned round.
+GATE_KEYS: dict[str, TomlTypes] = declared_keys(GateOptions)
 
 
 def read_gate(reader: ValueReader, table: dict[str, Any]) -> GateConfig:
     table = reader.typed(table, GATE_KEYS, ("gate",))
     drops = table.get("max_drop", {})
-    runs = [reader.file(str(v), reader.path.parent, "gate", "calibration") for v in table.get("calibration", [])]
-    given = {k: v for k, v in table.items() if k not in ("max_drop", "primary", "calibration")}
+    pairs = table.get("match", {})
+    if any(not isinstance(cur, str) for cur in pairs.values()):
+        raise reader.error('gate.match: expected BASE_NAME = "CUR_NAME" pairs', "gate", "match")
+    given: dict[str, Any] = {k: v if isinstance(v, bool) else str(v) for k, v in table.items() if k in _SCALARS}
     if "history" in table:  # a glob need not exist as a path: read when the gate runs
         given["history"] = str(reader.path.parent / reader.expand(table["history"], "gate", "history"))
+    options = GateOptions(
+        **given,
+        max_drop=[f"{m}={v}" for m, v in drops.items()] if isinstance(drops, dict) else [str(drops)],
+        primary=[str(m) for m in table.get("primary", [])],
+        match=[f"{base}={cur}" for base, cur in pairs.items()],
+        calibration=[
+            reader.file(str(v), reader.path.parent, "gate", "calibration") for v in table.get("calibration", [])
+        ],
+    )
     try:
-        return build_gate_config(
-            **given,
-            max_drop=[f"{m}={v}" for m, v in drops.items()] if isinstance(drops, dict) else [str(drops)],
-            primary=[str(m) for m in table.get("primary", [])],
-            calibration=runs,
-            name=lambda key: key,  # a suite key is named as the file spells it
-        )
+        return build_gate_config(options, name=lambda key: key)  # a suite key is named as the file spells it
     except GateValueError as exc:
         raise reader.error(f"gate.{exc.key}: {exc.reason}", "gate", exc.key) from None
+
+
+_SCALARS = set(GATE_KEYS) - {"max_drop", "primary", "match", "calibration"}

@@ -43,7 +43,7 @@ def declared_keys(request: type) -> dict[str, TomlTypes]:
     for field in declared_fields(request):
         flag = flag_of(field)
         if flag is not None and flag.suite:
-            keys[field.name] = _toml_types(field.name, hints[field.name])
+            keys[field.name] = flag.toml or _toml_types(field.name, hints[field.name])
     return keys
 
 

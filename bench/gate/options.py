@@ -18,12 +18,12 @@ MAX_DROP = Flag(
 )
 MAX_P99_INCREASE = Flag(
     ("--max-p99-increase",),
-    "Load: largest allowed p99 latency increase (10% or 0.1); history: the query p99's too.",
+    "Load: largest allowed p99 latency increase (10% or 0.1); history: also the query p99.",
     toml=(str, float, int),
 )
 MIN_THROUGHPUT_RATIO = Flag(
     ("--min-throughput-ratio",),
-    "Load: smallest allowed current/baseline throughput (0.95); history: ingest texts/s' too.",
+    "Load: smallest allowed current/baseline throughput (0.95); history: also ingest texts/s, after/before.",
     toml=(float, int, str),
 )
 HISTORY = Flag(

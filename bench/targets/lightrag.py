@@ -122,7 +122,13 @@ class LightRAGTarget:
             f"target {spec.public_text!r}", spec.url or DEFAULT_URL, key, key_header="X-API-Key"
         )
         self.http = HttpClient(
-            f"LightRAG at {url}", url, headers, timeout_s=300.0, created=self.created, key_env=KEY_ENV
+            f"LightRAG at {url}",
+            url,
+            headers,
+            timeout_s=300.0,
+            created=self.created,
+            key_env=KEY_ENV,
+            transport=options.transport,
         )
         self.health: dict[str, Any] = {}
         self.configuration: dict[str, Any] = {}

@@ -116,7 +116,13 @@ class OpenWebUITarget:
             f"target {spec.public_text!r}", spec.url or DEFAULT_URL, key, key_name=f"${KEY_ENV}"
         )
         self.http = HttpClient(
-            f"Open WebUI at {url}", url, headers, timeout_s=300.0, created=self.created, key_env=KEY_ENV
+            f"Open WebUI at {url}",
+            url,
+            headers,
+            timeout_s=300.0,
+            created=self.created,
+            key_env=KEY_ENV,
+            transport=options.transport,
         )
         self.kb_id: str | None = None
         self.version: str | None = None

@@ -122,6 +122,9 @@ class TargetSpec:
     url: str | None = None
     params: dict[str, str] = field(default_factory=dict)
     given_name: str | None = None  # `NAME=` in `NAME=SPEC`: the name reports, run files and `compare` use
+    # The kind's typed settings, checked by `parse_target_spec` (Open WebUI, LightRAG); None where not parsed yet:
+    # not an __init__ argument, so that a spec `replace`d with other params is checked again when built.
+    settings: object = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def public_text(self) -> str:

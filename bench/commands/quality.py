@@ -203,7 +203,9 @@ def _check_depth(depth: int, measures: list[Measure]) -> None:
         raise UserError(f"--depth {depth} is below the deepest cut-off ({deepest})")
 
 
-def quality_command(request: QualityRequest, show: Callable[[Results, Path], None] | None = None) -> Path:
+def quality_command(
+    request: QualityRequest, show: Callable[[Results, Path], None] | None = None, plan: QualityPlan | None = None
+) -> Path:
     """Validate everything first (cheap), then run; the report is written even after a failure or Ctrl-C.
     Returns the report; `show` gets the results read back and the report once the run ended, however it ended
     (the CLI's summary). A run that measured everything but not every query or generated answer (a
@@ -211,7 +213,7 @@ def quality_command(request: QualityRequest, show: Callable[[Results, Path], Non
     stream that failed or was past its error limit) raises MeasurementFailed once the report is written."""
     from bench.report import write_report
 
-    plan = check_quality(request)
+    plan = plan or check_quality(request)  # a suite's job keeps the plan checked when the suite was loaded
     if request.out.exists() and not request.out.is_dir():
         raise UserError(f"--out {request.out}: is a file, not a folder")
     dataset = load_dataset(request.dataset, split=request.split)

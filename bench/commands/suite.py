@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bench.commands.identity import IdentityCommand, identity_command
 from bench.commands.load import LoadRequest, load_command
-from bench.commands.quality import QualityRequest, quality_command
+from bench.commands.quality import QualityPlan, QualityRequest, quality_command
 from bench.core.errors import (
     EXIT_CHECK_FAILED,
     EXIT_MEASUREMENT_FAILED,
@@ -32,6 +32,7 @@ class Job:
 
     folder: str  # under --out: KIND-NAME (NAME: the entry's, or a quality entry's dataset), else KIND, KIND2, ...
     request: Request  # `out` and `overwrite` are set when it runs
+    plan: QualityPlan | None = None  # a quality job's plan, checked with the suite: its specs parsed once
 
     @property
     def names(self) -> list[str]:
@@ -94,9 +95,8 @@ def run_suite(
     outcome = SuiteOutcome(Comparison("(none)", str(out), [], [], []))
     for job in suite.jobs:
         say(f"== {job.folder}")
-        _run_job(
-            replace(job.request, out=out / job.folder, overwrite=overwrite, origin=origin), job.folder, outcome, say
-        )
+        request = replace(job.request, out=out / job.folder, overwrite=overwrite, origin=origin)
+        _run_job(request, job, outcome, say)
     outcome.comparison = _gate(suite, out, baseline, outcome.interleaved)
     outcome.comparison.notes += [
         *(f"{name}: a pair of endpoints fails its identity thresholds" for name in outcome.identity_failed),
@@ -129,15 +129,17 @@ def _check_before_running(suite: Suite, out: Path, baseline: Path | None, overwr
         check_out_dir(out / job.folder, job.names, overwrite)
 
 
-def _run_job(request: Request, folder: str, outcome: SuiteOutcome, say: Callable[[str], None]) -> None:
-    """One job; what fails is kept in `outcome` and said in one line, and the suite goes on."""
+def _run_job(request: Request, job: Job, outcome: SuiteOutcome, say: Callable[[str], None]) -> None:
+    """One job (`request`: its own, with this run's folder); what fails is kept in `outcome` and said in one line,
+    and the suite goes on."""
+    folder = job.folder
     from bench.commands.interleave import interleave_command
     from bench.commands.load import problem_line
     from bench.load.points import ERRORS
 
     try:
         if isinstance(request, QualityRequest):
-            quality_command(request)
+            quality_command(request, plan=job.plan)
         elif isinstance(request, IdentityCommand):
             if not identity_command(request, say).passed:
                 outcome.identity_failed.append(folder)

@@ -23,6 +23,7 @@ from bench.endpoints.base import (
     scores_of,
 )
 from bench.endpoints.client import HttpEndpoint
+from bench.endpoints.options import CohereOptions
 
 
 def rerank_url(url: str) -> str:
@@ -63,21 +64,11 @@ class CohereReranker:
 
     kind = "cohere"
 
-    def __init__(
-        self,
-        name: str,
-        url: str,
-        model: str | None,
-        key_env: str | None = None,
-        raw_scores: bool | None = None,
-        timeout_s: float = 120.0,
-        batch_size: int | None = None,
-        transport: httpx.BaseTransport | None = None,
-    ):
+    def __init__(self, name: str, url: str, given: CohereOptions, transport: httpx.BaseTransport | None = None):
         self.name = name
-        self.http = HttpEndpoint(name, url, key_env, timeout_s, transport)
-        self.wire = CohereRerankWire(self.http.url, model, raw_scores)
-        self.batch_size = batch_size  # documents per request (the server's limit); None: all in one
+        self.http = HttpEndpoint(name, url, given.key_env, given.timeout_s, transport)
+        self.wire = CohereRerankWire(self.http.url, given.model, given.raw_scores)
+        self.batch_size = given.batch  # documents per request (the server's limit); None: all in one
 
     def rerank(self, query: str, texts: list[str], top_n: int | None = None) -> Scores:
         """One request, or (`batch_size`) several whose scores are merged: a cross-encoder scores each pair

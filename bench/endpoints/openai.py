@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import httpx
 import numpy as np
 
 from bench.core.errors import UserError
@@ -23,6 +24,7 @@ from bench.endpoints.base import (
 )
 from bench.endpoints.cache import probe_vectors, served_key
 from bench.endpoints.client import HttpEndpoint
+from bench.endpoints.options import OpenAIOptions
 
 
 def decode_embedding(value: Any) -> list[Any] | np.ndarray | None:
@@ -104,24 +106,13 @@ class OpenAIEmbedder:
 
     kind = "openai"
 
-    def __init__(
-        self,
-        name: str,
-        url: str,
-        model: str,
-        key_env: str | None = None,
-        batch_size: int = 32,
-        encoding_format: str | None = "float",
-        dimensions: int | None = None,
-        timeout_s: float = 120.0,
-        tokenizer: str | None = None,
-    ):
+    def __init__(self, name: str, url: str, given: OpenAIOptions, transport: httpx.BaseTransport | None = None):
         self.name = name
         # Loaded before anything is sent: a bad path is a user error at the start, not after an ingest.
-        self.tokenizer = TokenizerFile(tokenizer) if tokenizer else None
-        self.http = HttpEndpoint(name, url, key_env, timeout_s)
-        self.wire = OpenAIEmbedWire(self.http.url, model, encoding_format, dimensions)
-        self.batch_size = batch_size
+        self.tokenizer = TokenizerFile(given.tokenizer) if given.tokenizer else None
+        self.http = HttpEndpoint(name, url, given.key_env, given.timeout_s, transport)
+        self.wire = OpenAIEmbedWire(self.http.url, given.model, given.encoding, given.dimensions)
+        self.batch_size = given.batch
         self.events = self.http.events
 
     def embed(self, texts: list[str]) -> Embeddings:

@@ -7,17 +7,31 @@ API keys are never written in a spec: `key_env=VAR` names the environment variab
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TypeVar
 from urllib.parse import urlsplit
 
-from bench.core import values
-from bench.core.errors import UserError
-from bench.core.spec_grammar import BOOLEAN_HELP, NAME, parse_bool, parse_options
-from bench.endpoints.base import Embedder, Reranker
+import httpx
 
-T = TypeVar("T")
+from bench.core.errors import UserError
+from bench.core.spec_grammar import NAME, parse_options
+from bench.endpoints.base import Embedder, Reranker
+from bench.endpoints.options import (
+    CohereOptions,
+    EndpointOptions,
+    OpenAIOptions,
+    OptionReader,
+    ReferenceOptions,
+    ReferenceRerankOptions,
+    TeiOptions,
+    TeiRerankOptions,
+    cohere_options,
+    openai_options,
+    reference_options,
+    reference_rerank_options,
+    tei_options,
+    tei_rerank_options,
+)
 
 
 class EndpointKind(StrEnum):
@@ -36,7 +50,8 @@ class EndpointSpec:
     name: str
     kind: EndpointKind
     url: str | None  # None for the in-process kinds
-    params: dict[str, str] = field(default_factory=dict)
+    params: dict[str, str]  # as written: what load's records and keys show
+    options: EndpointOptions  # typed and checked when parsed
 
     @property
     def is_rerank(self) -> bool:
@@ -48,11 +63,9 @@ class _Kind:
     rerank: bool
     needs_url: bool
     options: tuple[str, ...]
+    read: Callable[[OptionReader], EndpointOptions]
     required: tuple[str, ...] = ()
 
-
-# Counts bounded as load's options are (bench/core/values.py): checked when the spec is parsed, before any work.
-BOUNDED: dict[str, values.Count] = {"batch": values.TEXTS_PER_REQUEST, "concurrency": values.USERS}
 
 KINDS: dict[EndpointKind, _Kind] = {
     EndpointKind.TEI: _Kind(
@@ -69,17 +82,23 @@ KINDS: dict[EndpointKind, _Kind] = {
             "concurrency",
             "timeout",
         ),
+        tei_options,
     ),
-    EndpointKind.TEI_RERANK: _Kind(True, True, ("key_env", "batch", "raw_scores", "truncate", "timeout")),
+    EndpointKind.TEI_RERANK: _Kind(
+        True, True, ("key_env", "batch", "raw_scores", "truncate", "timeout"), tei_rerank_options
+    ),
     EndpointKind.OPENAI: _Kind(
         False,
         True,
         ("model", "key_env", "batch", "encoding", "dimensions", "concurrency", "timeout", "tokenizer"),
+        openai_options,
         required=("model",),
     ),
-    EndpointKind.COHERE: _Kind(True, True, ("model", "key_env", "raw_scores", "batch", "timeout")),
-    EndpointKind.REFERENCE: _Kind(False, False, ("model", "batch", "cache")),
-    EndpointKind.REFERENCE_RERANK: _Kind(True, False, ("model", "batch"), required=("model",)),
+    EndpointKind.COHERE: _Kind(True, True, ("model", "key_env", "raw_scores", "batch", "timeout"), cohere_options),
+    EndpointKind.REFERENCE: _Kind(False, False, ("model", "batch", "cache"), reference_options),
+    EndpointKind.REFERENCE_RERANK: _Kind(
+        True, False, ("model", "batch"), reference_rerank_options, required=("model",)
+    ),
 }
 
 
@@ -115,60 +134,32 @@ def parse_endpoint_spec(text: str) -> EndpointSpec:
     missing = [o for o in spec_kind.required if not params.get(o)]
     if missing:
         raise UserError(f"endpoint {name}: {kind} needs {', '.join(f'{m}=...' for m in missing)}")
-    spec = EndpointSpec(name, EndpointKind(kind), url, params)
-    for key in BOUNDED:
-        _int(spec, key)
-    if "timeout" in params:
-        request_timeout(spec)  # a bad duration is refused with the spec, before anything is sent
-    return spec
-
-
-def _typed(spec: EndpointSpec, key: str, convert: Callable[[str], T], what: str) -> T | None:
-    value = spec.params.get(key)
-    if value is None:
-        return None
-    try:
-        return convert(value)
-    except (ValueError, KeyError):  # each converter raises one of these for a value it does not take
-        raise UserError(f"endpoint {spec.name}: option {key}={value!r} is not {what}") from None
-
-
-def _int(spec: EndpointSpec, key: str) -> int | None:
-    if key in BOUNDED and key in spec.params:
-        return values.number(f"endpoint {spec.name}: {key}", spec.params[key], BOUNDED[key])
-    return _typed(spec, key, lambda v: int(v) if int(v) > 0 else int("x"), "a positive integer")
-
-
-def _bool(spec: EndpointSpec, key: str) -> bool | None:
-    return _typed(spec, key, parse_bool, f"a boolean ({BOOLEAN_HELP})")
+    # Every value typed now: a bad one is refused with the spec, before anything is loaded or sent.
+    options = spec_kind.read(OptionReader(name, params))
+    return EndpointSpec(name, EndpointKind(kind), url, params, options)
 
 
 def concurrency(spec: EndpointSpec) -> int | None:
     """Requests in flight while a corpus is embedded (`?concurrency=N`); None: the default."""
-    return _int(spec, "concurrency")
+    return spec.options.concurrency if isinstance(spec.options, (TeiOptions, OpenAIOptions)) else None
 
 
-DEFAULT_TIMEOUT = "120s"
+_HTTP = (TeiOptions, TeiRerankOptions, OpenAIOptions, CohereOptions)
 
 
-def request_timeout(spec: EndpointSpec) -> float:
-    """Seconds each request to the endpoint may take in all, `?timeout=` (default 120s)."""
-    text = spec.params.get("timeout", DEFAULT_TIMEOUT)
-    return values.duration(f"endpoint {spec.name}: option timeout=", text, values.TIMEOUT_SECONDS)
-
-
-def open_endpoint(spec: EndpointSpec, timeout_s: float | None = None) -> Embedder | Reranker:
+def open_endpoint(
+    spec: EndpointSpec, timeout_s: float | None = None, transport: httpx.BaseTransport | None = None
+) -> Embedder | Reranker:
     """Build the client for a parsed spec (nothing is sent yet; in-process models load on first use). Each of
     an HTTP endpoint's requests ends after `timeout_s` when given (load and size pass their --timeout), else
-    after the spec's `timeout=`: a deadline for the whole request, connect to last byte (bench.core.http)."""
-    openers: dict[EndpointKind, Callable[[EndpointSpec, float], Embedder | Reranker]] = {
-        EndpointKind.TEI: _tei,
-        EndpointKind.TEI_RERANK: _tei_rerank,
-        EndpointKind.OPENAI: _openai,
-        EndpointKind.COHERE: _cohere,
-    }
-    opener = openers.get(spec.kind, _reference)
-    return opener(spec, request_timeout(spec) if timeout_s is None else timeout_s)
+    after the spec's `timeout=`: a deadline for the whole request, connect to last byte (bench.core.http).
+    `transport` replaces the network (httpx.MockTransport in tests)."""
+    options = spec.options
+    if isinstance(options, _HTTP):
+        url = _url(spec)
+        timed = options if timeout_s is None else replace(options, timeout_s=timeout_s)
+        return _http_endpoint(spec.name, url, timed, transport)
+    return _reference(spec.name, options)
 
 
 def _url(spec: EndpointSpec) -> str:
@@ -178,87 +169,36 @@ def _url(spec: EndpointSpec) -> str:
     return spec.url
 
 
-def _tei(spec: EndpointSpec, timeout_s: float) -> Embedder:
-    from bench.endpoints.tei import TeiEmbedder
+def _http_endpoint(
+    name: str,
+    url: str,
+    options: TeiOptions | TeiRerankOptions | OpenAIOptions | CohereOptions,
+    transport: httpx.BaseTransport | None,
+) -> Embedder | Reranker:
+    if isinstance(options, TeiOptions):
+        from bench.endpoints.tei import TeiEmbedder
 
-    direction = _typed(
-        spec, "truncation_direction", lambda v: {"left": "left", "right": "right"}[v.lower()], "left or right"
-    )
-    normalize = _bool(spec, "normalize")
-    return TeiEmbedder(
-        spec.name,
-        _url(spec),
-        spec.params.get("key_env"),
-        _int(spec, "batch"),
-        normalize=True if normalize is None else normalize,
-        truncate=_bool(spec, "truncate"),
-        truncation_direction=direction,
-        dimensions=_int(spec, "dimensions"),
-        prompt_name=spec.params.get("prompt_name"),
-        timeout_s=timeout_s,
-    )
+        return TeiEmbedder(name, url, options, transport)
+    if isinstance(options, TeiRerankOptions):
+        from bench.endpoints.tei import TeiReranker
 
+        return TeiReranker(name, url, options, transport)
+    if isinstance(options, OpenAIOptions):
+        from bench.endpoints.openai import OpenAIEmbedder
 
-def _tei_rerank(spec: EndpointSpec, timeout_s: float) -> Reranker:
-    from bench.endpoints.tei import TeiReranker
-
-    return TeiReranker(
-        spec.name,
-        _url(spec),
-        spec.params.get("key_env"),
-        _int(spec, "batch"),
-        raw_scores=bool(_bool(spec, "raw_scores")),
-        truncate=_bool(spec, "truncate"),
-        timeout_s=timeout_s,
-    )
-
-
-def _openai(spec: EndpointSpec, timeout_s: float) -> Embedder:
-    from bench.endpoints.openai import OpenAIEmbedder
-
-    p = spec.params
-    encoding = _typed(
-        spec,
-        "encoding",
-        lambda v: {"float": "float", "base64": "base64", "none": None}[v.lower()],
-        "float, base64 or none",
-    )
-    return OpenAIEmbedder(
-        spec.name,
-        _url(spec),
-        p["model"],
-        p.get("key_env"),
-        _int(spec, "batch") or 32,
-        encoding_format=encoding if "encoding" in p else "float",
-        dimensions=_int(spec, "dimensions"),
-        timeout_s=timeout_s,
-        tokenizer=p.get("tokenizer"),
-    )
-
-
-def _cohere(spec: EndpointSpec, timeout_s: float) -> Reranker:
+        return OpenAIEmbedder(name, url, options, transport)
     from bench.endpoints.cohere import CohereReranker
 
-    return CohereReranker(
-        spec.name,
-        _url(spec),
-        spec.params.get("model"),
-        spec.params.get("key_env"),
-        raw_scores=_bool(spec, "raw_scores"),
-        timeout_s=timeout_s,
-        batch_size=_int(spec, "batch"),
-    )
+    return CohereReranker(name, url, options, transport)
 
 
-def _reference(spec: EndpointSpec, timeout_s: float) -> Embedder | Reranker:
+def _reference(name: str, options: ReferenceOptions | ReferenceRerankOptions) -> Embedder | Reranker:
     """reference / reference-rerank: in-process models, no timeout."""
     from bench.endpoints.reference import ReferenceEmbedder, ReferenceReranker
 
-    batch = _int(spec, "batch") or 32
-    cache = bool(_bool(spec, "cache"))
     try:
-        if spec.kind == EndpointKind.REFERENCE:
-            return ReferenceEmbedder(spec.name, spec.params.get("model") or None, batch, cache=cache)
-        return ReferenceReranker(spec.name, spec.params["model"], batch)
+        if isinstance(options, ReferenceOptions):
+            return ReferenceEmbedder(name, options.model, options.batch, cache=options.cache)
+        return ReferenceReranker(name, options.model, options.batch)
     except UserError as exc:
-        raise UserError(f"endpoint {spec.name}: {exc}") from exc
+        raise UserError(f"endpoint {name}: {exc}") from exc

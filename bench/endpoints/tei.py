@@ -27,6 +27,7 @@ from bench.endpoints.base import (
     vectors_of,
 )
 from bench.endpoints.cache import probe_vectors, served_key
+from bench.endpoints.options import TeiOptions, TeiRerankOptions
 from bench.endpoints.tei_client import TeiBatches, TeiClient
 
 
@@ -104,33 +105,20 @@ class TeiEmbedder(_TeiEndpoint):
     info_shown = ("max_client_batch_size",)
     wire: TeiEmbedWire
 
-    def __init__(
-        self,
-        name: str,
-        url: str,
-        key_env: str | None = None,
-        batch_size: int | None = None,
-        normalize: bool = True,
-        truncate: bool | None = None,
-        truncation_direction: str | None = None,
-        dimensions: int | None = None,
-        prompt_name: str | None = None,
-        timeout_s: float = 120.0,
-        transport: httpx.BaseTransport | None = None,
-    ):
+    def __init__(self, name: str, url: str, given: TeiOptions, transport: httpx.BaseTransport | None = None):
         self.name = name
-        self.client = TeiClient(name, url, key_env, timeout_s, transport)
+        self.client = TeiClient(name, url, given.key_env, given.timeout_s, transport)
         self.events = self.client.events
-        self._batched = TeiBatches(self.client, batch_size)
-        options: dict[str, Any] = {"normalize": normalize}
-        if truncate is not None:
-            options["truncate"] = truncate
-        if truncation_direction is not None:
-            options["truncation_direction"] = truncation_direction.capitalize()  # TEI's enum: Left | Right
-        if dimensions is not None:
-            options["dimensions"] = dimensions
-        if prompt_name is not None:
-            options["prompt_name"] = prompt_name
+        self._batched = TeiBatches(self.client, given.batch)
+        options: dict[str, Any] = {"normalize": given.normalize}
+        if given.truncate is not None:
+            options["truncate"] = given.truncate
+        if given.truncation_direction is not None:
+            options["truncation_direction"] = given.truncation_direction.capitalize()  # TEI's enum: Left | Right
+        if given.dimensions is not None:
+            options["dimensions"] = given.dimensions
+        if given.prompt_name is not None:
+            options["prompt_name"] = given.prompt_name
         self.wire = TeiEmbedWire(self.client.url, options)
 
     def embed(self, texts: list[str]) -> Embeddings:
@@ -214,19 +202,15 @@ class TeiReranker(_TeiEndpoint):
         self,
         name: str,
         url: str,
-        key_env: str | None = None,
-        batch_size: int | None = None,
-        raw_scores: bool = False,
-        truncate: bool | None = None,
-        timeout_s: float = 120.0,
+        given: TeiRerankOptions,
         transport: httpx.BaseTransport | None = None,
     ):
         self.name = name
-        self.client = TeiClient(name, url, key_env, timeout_s, transport)
-        self._batched = TeiBatches(self.client, batch_size)
-        options: dict[str, Any] = {"raw_scores": raw_scores, "return_text": False}
-        if truncate is not None:
-            options["truncate"] = truncate
+        self.client = TeiClient(name, url, given.key_env, given.timeout_s, transport)
+        self._batched = TeiBatches(self.client, given.batch)
+        options: dict[str, Any] = {"raw_scores": given.raw_scores, "return_text": False}
+        if given.truncate is not None:
+            options["truncate"] = given.truncate
         self.wire = TeiRerankWire(self.client.url, options)
 
     def rerank(self, query: str, texts: list[str], top_n: int | None = None) -> Scores:

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+import httpx
+
 from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory
 from bench.core.progress import no_progress as no_progress  # the targets' callers take it from here
@@ -36,6 +38,8 @@ class TargetOptions:
     # Every query embedded when asked, never read from the cache (`grow`: the same queries at every rung, each
     # latency its own); the corpus' vectors still come from the cache.
     fresh_queries: bool = False
+    # Replaces the network of the HTTP targets and of the endpoints they name (httpx.MockTransport in tests).
+    transport: httpx.BaseTransport | None = None
 
 
 class CacheLedger:
@@ -118,6 +122,9 @@ class TargetSpec:
     url: str | None = None
     params: dict[str, str] = field(default_factory=dict)
     given_name: str | None = None  # `NAME=` in `NAME=SPEC`: the name reports, run files and `compare` use
+    # The kind's typed settings, checked by `parse_target_spec` (Open WebUI, LightRAG); None where not parsed yet:
+    # not an __init__ argument, so that a spec `replace`d with other params is checked again when built.
+    settings: object = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def public_text(self) -> str:

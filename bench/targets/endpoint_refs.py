@@ -46,7 +46,7 @@ def embedding_encoder(spec: TargetSpec, options: TargetOptions) -> Encoder:
         model = spec.params.get("model") or options.embedding_model
         return Encoder(ReferenceEmbedder(spec.name, model), cache=options.cache, owner=spec.name, ledger=options.ledger)
     endpoint = options.endpoints[name]
-    opened = open_endpoint(endpoint)
+    opened = open_endpoint(endpoint, transport=options.transport)
     try:
         return Encoder(
             cast(ServedEmbedder, opened), concurrency(endpoint), options.cache, owner=spec.name, ledger=options.ledger
@@ -60,7 +60,7 @@ def rerank_endpoint(spec: TargetSpec, options: TargetOptions) -> Reranker:
     """The reranker of a `+rerank` stage: the `?reranker=` endpoint, else the --cross-encoder folder in-process."""
     name = spec.params.get("reranker")
     if name is not None:
-        return cast(Reranker, open_endpoint(options.endpoints[name]))
+        return cast(Reranker, open_endpoint(options.endpoints[name], transport=options.transport))
     if not options.cross_encoder:
         raise UserError(
             f"target {spec.text!r}: '+rerank' needs ?reranker=NAME (an -e endpoint) or --cross-encoder PATH"

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -94,35 +95,74 @@ NO_RESULTS = "no_results"  # the failure reason of a query that found nothing
 REFERENCES = re.compile(r"^#+\s*References\s*$", re.MULTILINE)  # the heading LightRAG's answer prompt asks for
 
 
+@dataclass(frozen=True)
+class LightRAGSettings:
+    """A LightRAG spec's mode and parameters, typed and checked when the spec is parsed (`parse_target_spec`)."""
+
+    mode: Mode
+    top_k: int
+    chunk_top_k: int  # 0: 2 × depth
+    max_chunks: int  # 0: 16 × depth
+    rerank: bool
+    cleanup: bool
+    batch: int
+    timeout_s: int
+    concurrency: int  # 1: unloaded latency
+    meter: str | None
+    nesting: Nesting
+
+
+def lightrag_settings(spec: TargetSpec) -> LightRAGSettings:
+    """The spec's settings, or one UserError naming the spec (nothing is sent)."""
+    check_params(spec.params, PARAMS, spec.text)
+    mode = spec.variant or Mode.MIX
+    if mode not in MODES:
+        raise UserError(f"target {spec.text!r}: mode {mode!r} unknown (known: {', '.join(MODES)})")
+    if spec.rerank:
+        raise UserError(f"target {spec.text!r}: LightRAG reranks on the server; write '?rerank=on', not '+rerank'")
+    params = spec.params
+    return LightRAGSettings(
+        mode=Mode(mode),
+        top_k=int_param(params, "top_k", 40, spec.text),
+        chunk_top_k=int_param(params, "chunk_top_k", 0, spec.text, minimum=0),
+        max_chunks=int_param(params, "max_chunks", 0, spec.text, minimum=0),
+        rerank=bool_param(params, "rerank", False, spec.text),
+        cleanup=bool_param(params, "cleanup", False, spec.text),
+        batch=int_param(params, "batch", 50, spec.text),
+        timeout_s=int_param(params, "timeout", 3600, spec.text),
+        concurrency=int_param(params, "concurrency", 1, spec.text),
+        meter=params.get("meter") or None,
+        nesting=Nesting.parse(params.get("meter_nest"), spec.text),
+    )
+
+
 class LightRAGTarget:
     def __init__(self, spec: TargetSpec, options: TargetOptions):
-        check_params(spec.params, PARAMS, spec.text)
+        given = spec.settings if isinstance(spec.settings, LightRAGSettings) else lightrag_settings(spec)
         self.spec = spec
         self.name = spec.name
-        mode = spec.variant or Mode.MIX
-        if mode not in MODES:
-            raise UserError(f"target {spec.text!r}: mode {mode!r} unknown (known: {', '.join(MODES)})")
-        self.mode = Mode(mode)
-        if spec.rerank:
-            raise UserError(f"target {spec.text!r}: LightRAG reranks on the server; write '?rerank=on', not '+rerank'")
-        params = spec.params
-        self.top_k = int_param(params, "top_k", 40, spec.text)
-        self.chunk_top_k = int_param(params, "chunk_top_k", 0, spec.text, minimum=0)  # 0: 2 × depth
-        self.max_chunks = int_param(params, "max_chunks", 0, spec.text, minimum=0)  # 0: 16 × depth
-        self.rerank = bool_param(params, "rerank", False, spec.text)
-        self.cleanup = bool_param(params, "cleanup", False, spec.text)
-        self.batch = int_param(params, "batch", 50, spec.text)
-        self.timeout_s = int_param(params, "timeout", 3600, spec.text)
-        self.concurrency = int_param(params, "concurrency", 1, spec.text)  # 1: unloaded latency
-        nesting = Nesting.parse(params.get("meter_nest"), spec.text)
-        self.meter = MeteredQueries(params["meter"], nesting, spec.public_text) if params.get("meter") else None
+        self.mode, self.top_k, self.chunk_top_k, self.max_chunks = (
+            given.mode,
+            given.top_k,
+            given.chunk_top_k,
+            given.max_chunks,
+        )
+        self.rerank, self.cleanup, self.batch = given.rerank, given.cleanup, given.batch
+        self.timeout_s, self.concurrency = given.timeout_s, given.concurrency
+        self.meter = MeteredQueries(given.meter, given.nesting, spec.public_text) if given.meter else None
         key = key_from_env(f"target {spec.public_text!r}", KEY_ENV, required=False)
         self.created: list[str] = []
         url, headers = auth_headers(
             f"target {spec.public_text!r}", spec.url or DEFAULT_URL, key, key_header="X-API-Key"
         )
         self.http = HttpClient(
-            f"LightRAG at {url}", url, headers, timeout_s=300.0, created=self.created, key_env=KEY_ENV
+            f"LightRAG at {url}",
+            url,
+            headers,
+            timeout_s=300.0,
+            created=self.created,
+            key_env=KEY_ENV,
+            transport=options.transport,
         )
         self.health: dict[str, Any] = {}
         self.configuration: dict[str, Any] = {}

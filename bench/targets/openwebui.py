@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -78,34 +79,69 @@ class QueryRoute(StrEnum):
     COLLECTION = "collection"
 
 
+@dataclass(frozen=True)
+class OpenWebUISettings:
+    """An Open WebUI spec's variant and parameters, typed and checked when the spec is parsed (`parse_target_spec`)."""
+
+    variant: Variant
+    endpoint: QueryRoute
+    kb_name: str | None
+    bm25_weight: float
+    reranker_url: str | None
+    reranker_model: str | None
+    reranker_timeout: str
+    concurrency: int
+    query_concurrency: int  # 1: unloaded latency
+    max_chunks: int  # 0: 16 × depth
+    meter: str | None
+    nesting: Nesting
+
+
+def openwebui_settings(spec: TargetSpec) -> OpenWebUISettings:
+    """The spec's settings, or one UserError naming the spec (nothing is sent)."""
+    check_params(spec.params, PARAMS, spec.text)
+    variant = spec.variant or Variant.VECTOR
+    if variant not in VARIANTS:
+        raise UserError(f"target {spec.text!r}: variant {variant!r} unknown (known: {', '.join(VARIANTS)})")
+    if spec.rerank:
+        raise UserError(f"target {spec.text!r}: use the 'openwebui:rerank' variant, not '+rerank'")
+    params = spec.params
+    endpoint = params.get("endpoint", QueryRoute.DOC)
+    if endpoint not in tuple(QueryRoute):
+        raise UserError(f"target {spec.text!r}: endpoint must be 'doc' or 'collection'")
+    bm25_weight = float_param(params, "bm25_weight", 0.5, spec.text, 0.0, 1.0)
+    if Variant(variant) == Variant.RERANK and not (params.get("reranker_url") and params.get("reranker_model")):
+        raise UserError(f"target {spec.text!r}: the rerank variant needs reranker_url=URL&reranker_model=NAME")
+    return OpenWebUISettings(
+        variant=Variant(variant),
+        endpoint=QueryRoute(endpoint),
+        kb_name=params.get("kb"),
+        bm25_weight=bm25_weight,
+        reranker_url=params.get("reranker_url"),
+        reranker_model=params.get("reranker_model"),
+        reranker_timeout=params.get("reranker_timeout", "30"),
+        concurrency=int_param(params, "concurrency", 4, spec.text),
+        query_concurrency=int_param(params, "query_concurrency", 1, spec.text),
+        max_chunks=int_param(params, "max_chunks", 0, spec.text, minimum=0),
+        meter=params.get("meter") or None,
+        nesting=Nesting.parse(params.get("meter_nest"), spec.text),
+    )
+
+
 class OpenWebUITarget:
     def __init__(self, spec: TargetSpec, options: TargetOptions):
-        check_params(spec.params, PARAMS, spec.text)
+        given = spec.settings if isinstance(spec.settings, OpenWebUISettings) else openwebui_settings(spec)
         self.name = spec.name
         self.spec = spec
-        variant = spec.variant or Variant.VECTOR
-        if variant not in VARIANTS:
-            raise UserError(f"target {spec.text!r}: variant {variant!r} unknown (known: {', '.join(VARIANTS)})")
-        self.variant = Variant(variant)
-        if spec.rerank:
-            raise UserError(f"target {spec.text!r}: use the 'openwebui:rerank' variant, not '+rerank'")
-        params = spec.params
-        endpoint = params.get("endpoint", QueryRoute.DOC)
-        if endpoint not in tuple(QueryRoute):
-            raise UserError(f"target {spec.text!r}: endpoint must be 'doc' or 'collection'")
-        self.endpoint = QueryRoute(endpoint)
-        self.kb_name = params.get("kb")
-        self.bm25_weight = float_param(params, "bm25_weight", 0.5, spec.text, 0.0, 1.0)
-        self.reranker_url = params.get("reranker_url")
-        self.reranker_model = params.get("reranker_model")
-        self.reranker_timeout = params.get("reranker_timeout", "30")
-        if self.variant == Variant.RERANK and not (self.reranker_url and self.reranker_model):
-            raise UserError(f"target {spec.text!r}: the rerank variant needs reranker_url=URL&reranker_model=NAME")
-        self.concurrency = int_param(params, "concurrency", 4, spec.text)
-        self.query_concurrency = int_param(params, "query_concurrency", 1, spec.text)  # 1: unloaded latency
-        self.max_chunks = int_param(params, "max_chunks", 0, spec.text, minimum=0)  # 0: 16 × depth
-        nesting = Nesting.parse(params.get("meter_nest"), spec.text)
-        self.meter = MeteredQueries(params["meter"], nesting, spec.public_text) if params.get("meter") else None
+        self.variant, self.endpoint, self.kb_name = given.variant, given.endpoint, given.kb_name
+        self.bm25_weight, self.reranker_url, self.reranker_model = (
+            given.bm25_weight,
+            given.reranker_url,
+            given.reranker_model,
+        )
+        self.reranker_timeout, self.max_chunks = given.reranker_timeout, given.max_chunks
+        self.concurrency, self.query_concurrency = given.concurrency, given.query_concurrency
+        self.meter = MeteredQueries(given.meter, given.nesting, spec.public_text) if given.meter else None
         key = key_from_env(f"target {spec.public_text!r}", KEY_ENV, required=False)
         if not key:
             raise UserError(f"target {spec.public_text!r}: set {KEY_ENV} to an Open WebUI admin API key")
@@ -116,7 +152,13 @@ class OpenWebUITarget:
             f"target {spec.public_text!r}", spec.url or DEFAULT_URL, key, key_name=f"${KEY_ENV}"
         )
         self.http = HttpClient(
-            f"Open WebUI at {url}", url, headers, timeout_s=300.0, created=self.created, key_env=KEY_ENV
+            f"Open WebUI at {url}",
+            url,
+            headers,
+            timeout_s=300.0,
+            created=self.created,
+            key_env=KEY_ENV,
+            transport=options.transport,
         )
         self.kb_id: str | None = None
         self.version: str | None = None

@@ -34,6 +34,13 @@ KINDS: dict[str, Factory] = {
 }
 
 
+# kind -> the function that types and checks its settings (`TargetSpec.settings`)
+SETTINGS = {
+    "openwebui": ("bench.targets.openwebui", "openwebui_settings"),
+    "lightrag": ("bench.targets.lightrag", "lightrag_settings"),
+}
+
+
 def split_name(text: str) -> tuple[str | None, str]:
     """`NAME=SPEC` -> (NAME, SPEC); a bare spec -> (None, SPEC). The `=` of a `?key=value` parameter
     is not a name's: what precedes it contains `?`."""
@@ -65,7 +72,7 @@ def parse_target_spec(text: str) -> TargetSpec:
     params = parse_options(query, f"target {text!r}")
     if url:
         _check_url(text, url)
-    return TargetSpec(
+    spec = TargetSpec(
         text=text,
         kind=kind,
         variant=variant or None,
@@ -74,6 +81,10 @@ def parse_target_spec(text: str) -> TargetSpec:
         params=params,
         given_name=given_name,
     )
+    if kind in SETTINGS:  # typed and checked now: a bad value is refused before anything is loaded or started
+        module, function = SETTINGS[kind]
+        spec.settings = getattr(importlib.import_module(module), function)(spec)
+    return spec
 
 
 def _check_url(text: str, url: str) -> None:

@@ -16,6 +16,8 @@ from bench.core.http import MIB, AnswerTooLarge, BodyCap, HttpClient, HttpStatus
 from bench.endpoints.base import embed_cap
 from bench.endpoints.client import HttpEndpoint
 from bench.endpoints.cohere import CohereReranker
+from bench.endpoints.options import CohereOptions, TeiOptions
+from bench.endpoints.spec import open_endpoint, parse_endpoint_spec
 from bench.endpoints.tei import TeiEmbedder
 
 Handler = Callable[[httpx.Request], httpx.Response]
@@ -134,7 +136,7 @@ def tei_server(limit: int, refusal: int, message: str) -> tuple[Handler, list[in
 )
 def test_tei_splits_a_refused_batch_and_keeps_every_vector_in_order(refusal, message, sizes):
     handler, sent = tei_server(5 if refusal == 413 else 4, refusal, message)
-    embedder = TeiEmbedder("t", "http://test", batch_size=10, transport=httpx.MockTransport(handler))
+    embedder = open_endpoint(parse_endpoint_spec("t=tei@http://test?batch=10"), transport=httpx.MockTransport(handler))
     texts = ["x" * n for n in range(1, 11)]
     vectors = embedder.embed(texts).vectors
     np.testing.assert_array_equal(vectors[:, 0], np.arange(1, 11, dtype=np.float32))
@@ -147,14 +149,17 @@ def test_tei_answer_of_the_wrong_length_is_a_shape_error():
             return httpx.Response(200, json={"model_id": "m"})
         return httpx.Response(200, json=[[1.0, 0.0]])  # one vector for two texts
 
-    embedder = TeiEmbedder("t", "http://test", transport=httpx.MockTransport(handler))
+    embedder = TeiEmbedder("t", "http://test", TeiOptions(), httpx.MockTransport(handler))
     with pytest.raises(ServerError, match="unexpected shape"):
         embedder.embed(["a", "b"])
 
 
 def test_cohere_answer_of_another_wire_shape_names_the_one_expected():
     reranker = CohereReranker(
-        "c", "http://test", "m", transport=httpx.MockTransport(lambda r: httpx.Response(200, json=[{"score": 1}]))
+        "c",
+        "http://test",
+        CohereOptions(model="m"),
+        httpx.MockTransport(lambda r: httpx.Response(200, json=[{"score": 1}])),
     )
     with pytest.raises(ServerError, match=r"expected \{results: \[\{index, relevance_score\}\]\}"):
         reranker.rerank("q", ["a", "b"])
@@ -183,7 +188,7 @@ def test_valid_vectors_then_whitespace_are_cut_at_the_embedding_cap_not_read_to_
             return httpx.Response(200, json={"model_id": "m"})
         return httpx.Response(200, content=body, headers={"content-type": "application/json"})
 
-    embedder = TeiEmbedder("t", "http://test", transport=httpx.MockTransport(handler))
+    embedder = TeiEmbedder("t", "http://test", TeiOptions(), httpx.MockTransport(handler))
     cap = embed_cap(1, None)
     with pytest.raises(AnswerTooLarge) as info:
         embedder.embed(["a"])

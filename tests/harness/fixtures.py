@@ -16,6 +16,13 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "cache"
 
 
+@pytest.fixture(autouse=True)
+def private_embedding_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test session encodes into its own cache, so no result depends on an earlier run's cache (autouse where a
+    conftest imports it: tests/quality, tests/targets)."""
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "ragbench-cache"))
+
+
 @pytest.fixture(scope="session")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A BEIR folder of 4 documents `text N` and 3 queries `query N`, query qN judging dN relevant; read only."""

@@ -79,3 +79,8 @@ def start_openwebui(
         stop_process(proc)
         raise
     return proc, OpenWebUIServer(url, key.json()["api_key"], data_dir)
+
+
+def admin_client(server: OpenWebUIServer) -> httpx.Client:
+    """A client of `server`'s API as its admin (the key the harness made)."""
+    return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {server.api_key}"}, timeout=60)

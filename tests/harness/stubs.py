@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import httpx
+
 
 @dataclass(frozen=True)
 class RawBody:
@@ -108,3 +110,26 @@ class JsonStub(ThreadingHTTPServer):
     def stop(self) -> None:
         self.shutdown()
         self.server_close()
+
+
+class JsonRoutes:
+    """`JsonStub`'s routes without a server, for `httpx.MockTransport(JsonRoutes(routes))` (a `transport=` of the HTTP
+    layer, endpoints and targets): the unit tests whose subject is not the wire itself. A route answers
+    (status, JSON body) or, as a function of the request's body, returns one; unknown routes are 404. Every
+    request is kept in `requests` as (method, path, body)."""
+
+    def __init__(self, routes: dict[tuple[str, str], Any]):
+        self.routes = routes
+        self.requests: list[tuple[str, str, bytes]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        raw = request.read()
+        self.requests.append((request.method, request.url.path, raw))
+        route = self.routes.get((request.method, request.url.path), (404, {"detail": "Not Found"}))
+        status, body = route(raw) if callable(route) else route
+        if isinstance(body, RawBody):
+            return httpx.Response(status, content=body.content, headers={"content-type": body.content_type})
+        return httpx.Response(status, json=body)
+
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self)

@@ -128,7 +128,9 @@ def test_a_query_a_part_failed_is_that_querys_error_in_every_composition(fruit, 
 def short_timeout(monkeypatch):
     """Endpoints that give up after half a second (the command line's are 120 s), opened wherever targets open them."""
     opened = endpoint_spec.open_endpoint
-    monkeypatch.setattr("bench.targets.endpoint_refs.open_endpoint", lambda spec: opened(spec, timeout_s=0.5))
+    monkeypatch.setattr(
+        "bench.targets.endpoint_refs.open_endpoint", lambda spec, **given: opened(spec, timeout_s=0.5, **given)
+    )
 
 
 def test_a_part_that_stops_answering_ends_every_composition_at_its_first_query(

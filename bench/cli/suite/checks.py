@@ -52,11 +52,11 @@ def option(text: SuiteText, command: str, key: str, value: Any, where: Where) ->
 
 def checked(
     text: SuiteText, check: Callable[[Any], object], request: Request, entry: dict[str, Any], where: Where
-) -> None:
-    """The command's own check of the whole request (the one its CLI runs); the error at the key it names.
-    `where` is the entry: (COMMAND, index)."""
+) -> object:
+    """The command's own check of the whole request (the one its CLI runs), and what it made of it (its plan);
+    the error at the key it names. `where` is the entry: (COMMAND, index)."""
     try:
-        check(request)
+        return check(request)
     except UserError as exc:
         keys = _named_key(str(exc), entry, str(where[0]))
         raise text.error(f"{label(where)}: {exc}", *where, *keys) from None

@@ -15,7 +15,7 @@ from bench.cli.suite.lines import Where, label
 from bench.cli.suite.values import ValueReader
 from bench.commands.identity import IdentityCommand, check_identity
 from bench.commands.load import LoadRequest, check_load
-from bench.commands.quality import QualityRequest, check_quality
+from bench.commands.quality import QualityPlan, QualityRequest, check_quality
 from bench.commands.suite import Job, Request
 from bench.core.errors import UserError
 
@@ -103,10 +103,11 @@ def _job(
     check: Callable[[Any], object],
     default: str | None = None,
 ) -> Job:
-    checked(reader, check, request, entry, (kind, index))
+    plan = checked(reader, check, request, entry, (kind, index))
+    kept = plan if isinstance(plan, QualityPlan) else None  # run as checked: its specs are not parsed again
     name = entry.get("name", default)
     if name is None:
-        return Job(kind if index == 0 else f"{kind}{index + 1}", request)
+        return Job(kind if index == 0 else f"{kind}{index + 1}", request, kept)
     if not FOLDER_NAME.fullmatch(name):
         raise reader.error(
             f"{kind} #{index + 1}: name {name!r} may hold only letters, digits, _ . - (it names a folder under --out)",
@@ -114,7 +115,7 @@ def _job(
             index,
             "name",
         )
-    return Job(f"{kind}-{name}", request)
+    return Job(f"{kind}-{name}", request, kept)
 
 
 def quality_job(

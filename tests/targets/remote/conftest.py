@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from remote_helpers import scifact_sample, start_meter
 
@@ -20,7 +21,7 @@ from tests.harness import openwebui as openwebui_harness
 from tests.harness.figures import FIGURES, Figures
 from tests.harness.lightrag import LightRAGServer, Providers, start_lightrag
 from tests.harness.llm_double import LLMDouble
-from tests.harness.openwebui import OpenWebUIServer, start_openwebui
+from tests.harness.openwebui import OpenWebUIServer, admin_client, start_openwebui
 from tests.harness.process import stop_process
 
 # One slice for both servers: about 40 SciFact train queries with every judged document (41), and seeded
@@ -41,10 +42,11 @@ def require_env(directory: Path, script: str) -> None:
         pytest.fail(f"environment missing at {directory}: run `bash scripts/envs/{script}` first", pytrace=False)
 
 
-@pytest.fixture(autouse=True)
-def private_embedding_cache(tmp_path_factory, monkeypatch):
-    """The local dense engine encodes into this session's own cache, never an earlier run's."""
-    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "ragbench-cache"))
+@pytest.fixture(scope="module")
+def admin(openwebui_server: OpenWebUIServer) -> Iterator[httpx.Client]:
+    """The Open WebUI server's API as its admin."""
+    with admin_client(openwebui_server) as client:
+        yield client
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ import pytest
 
 from bench.results.store import read_results
 from tests.harness.beir import write_beir
+from tests.harness.openwebui import admin_client
 from tests.harness.process import free_port
 from tests.paths import REPO
 
@@ -40,10 +41,6 @@ DOCS = {
 SMALL_CHUNKS = ("--setting", "CHUNK_SIZE=40", "--setting", "CHUNK_OVERLAP=0")
 
 
-def admin(server) -> httpx.Client:  # type: ignore[no-untyped-def]
-    return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {server.api_key}"}, timeout=60)
-
-
 def settings(client: httpx.Client) -> dict:
     embedding = client.get(EMBEDDING).json()
     retrieval = client.get(RETRIEVAL).json()
@@ -59,7 +56,7 @@ def through_port(openwebui_server) -> Iterator[int]:  # type: ignore[no-untyped-
     """Open WebUI's embedding base URL pointed at a port where the test's ingest meter will listen, as a user
     points it; put back afterwards."""
     port = free_port()
-    with admin(openwebui_server) as client:
+    with admin_client(openwebui_server) as client:
         form = client.get(EMBEDDING).json()
         before = form["openai_config"]["url"]
         changed = {**form, "openai_config": {**form["openai_config"], "url": f"http://127.0.0.1:{port}/embedding"}}
@@ -141,7 +138,7 @@ def test_batch_setting_is_what_the_embedder_sees_and_settings_come_back(
     tmp_path, openwebui_server, infinity_server, through_port
 ):
     data = write_beir(tmp_path / "data", DOCS, {"q1": "topic"}, [("q1", "d1", 1)])
-    with admin(openwebui_server) as client:
+    with admin_client(openwebui_server) as client:
         before = settings(client)
         done = run_ingest(
             ingest_argv(
@@ -221,7 +218,7 @@ def test_sigterm_restores_and_keeps_what_finished_and_a_killed_run_is_restored_b
         proc.send_signal(signum)
         return proc.wait(timeout=120)
 
-    with admin(openwebui_server) as client:
+    with admin_client(openwebui_server) as client:
         before = settings(client)
         assert stopped(tmp_path / "term", signal.SIGTERM) == 143
         assert settings(client) == before and not list((cache / "restore").glob("*.json"))
@@ -247,7 +244,7 @@ def test_sigterm_restores_and_keeps_what_finished_and_a_killed_run_is_restored_b
 
 def test_a_setting_the_server_lacks_is_one_line_and_changes_nothing(tmp_path, openwebui_server, infinity_server):
     data = write_beir(tmp_path / "data", DOCS, {"q1": "topic"}, [("q1", "d1", 1)])
-    with admin(openwebui_server) as client:
+    with admin_client(openwebui_server) as client:
         before = settings(client)
         done = run_ingest(
             ingest_argv(data, openwebui_server.url, tmp_path / "out", free_port(), infinity_server.url,

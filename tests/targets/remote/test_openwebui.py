@@ -25,14 +25,6 @@ KB = "ragbench-test-scifact-slice"
 DEPTH = 10  # hybrid re-scores every candidate chunk through the embedder: keep k (2 × depth) small
 
 
-@pytest.fixture(scope="module")
-def admin(openwebui_server) -> httpx.Client:
-    with httpx.Client(
-        base_url=openwebui_server.url, headers={"Authorization": f"Bearer {openwebui_server.api_key}"}, timeout=60
-    ) as client:
-        yield client
-
-
 def settings(admin: httpx.Client) -> dict[str, Any]:
     config = admin.get("/api/v1/retrieval/config").json()
     return {k: config[k] for k in SETTINGS}

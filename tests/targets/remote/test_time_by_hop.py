@@ -92,14 +92,6 @@ def hop_meter(infinity_server, litellm_env, tmp_path_factory) -> Iterator[dict[s
         delayed.shutdown()
 
 
-@pytest.fixture(scope="module")
-def admin(openwebui_server) -> Iterator[httpx.Client]:
-    with httpx.Client(
-        base_url=openwebui_server.url, headers={"Authorization": f"Bearer {openwebui_server.api_key}"}, timeout=60
-    ) as client:
-        yield client
-
-
 @contextmanager
 def embedding_through(
     admin: httpx.Client, url: str, model: str | None = None, key: str | None = None

@@ -134,8 +134,8 @@ def _probe_marks(ax: Axes, probes: list[LoadPointRecord], sizing: SizingRecord, 
     cut = [p for p in counted if within(p) and point_label(p) in short]
     over = [p for p in counted if not within(p)]
     name = f"(scheduled p{q:g})"
-    hollow: dict[str, Any] = {"markerfacecolor": "none"}
-    marks: list[tuple[list[LoadPointRecord], str, dict[str, Any], str]] = [
+    hollow = {"markerfacecolor": "none"}
+    marks: list[tuple[list[LoadPointRecord], str, dict[str, str], str]] = [
         (steady, "s", {"color": "tab:green"}, f"open-loop within SLO {name}"),
         (cut, "s", {**hollow, "color": "tab:green"}, f"open-loop within SLO on a window cut short, unconfirmed {name}"),
         (over, "x", {"color": "tab:red"}, f"open-loop over SLO, errors or a growing queue {name}"),

@@ -242,6 +242,14 @@ def quality_command(
     )
     config = QualityConfig(measures, request.depth, request.seed, plan.generate, hourly_usd=request.hourly_usd)
     results = _run(request, plan, dataset, options, config, output)
+    said = _shortfalls(results, report)
+    if said:
+        raise MeasurementFailed(". ".join(said), report)
+    return report
+
+
+def _shortfalls(results: Results, report: Path) -> list[str]:
+    """What the run left unmeasured: runs without their load, failed targets (scored as zero)."""
     failures = [
         f"target {t.name}: {'; '.join(found)}" for t in results.targets if (found := results.target_failures(t))
     ]
@@ -253,9 +261,7 @@ def quality_command(
         said.append(f"{'. '.join(failures)} (scored as zero; report: {report})")
     elif said:
         said[-1] += f" (report: {report})"
-    if said:
-        raise MeasurementFailed(". ".join(said), report)
-    return report
+    return said
 
 
 def _run(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -69,24 +70,31 @@ def _sample_by_length(lengths: np.ndarray, k: int) -> list[int]:
     return sorted({int(order[int(i)]) for i in np.linspace(0, len(order) - 1, num=min(k, len(order)))})
 
 
-def embed_identity(
-    embedders: list[Embedder],
-    pairs: list[tuple[str, str]],
-    dtypes: dict[str, str | None],
-    inputs: IdentityInput,
-    lengths: np.ndarray,
-    tokenizer: Tokenizer | None,
-    forced: str | None,
-    chunk_size: int,
-    report: IdentityResult,
-    endpoint_s: dict[str, float],
-    advance: Callable[[int], None],
-) -> float:
-    """Fill the embedding part of `report` for `pairs` (names of `embedders`); return the seconds spent diagnosing
-    failed pairs. `dtypes`: what each endpoint reports; `forced`: --dtype."""
-    by_name = {e.name: e for e in embedders}
+@dataclass(frozen=True)
+class EmbedJob:
+    """What the embedding comparison needs: `pairs` (names of `embedders`) to compare; `dtypes`: what each
+    endpoint reports; `forced`: --dtype; `lengths`: each text's length in tokens (or words without a tokenizer)."""
+
+    embedders: list[Embedder]
+    pairs: list[tuple[str, str]]
+    dtypes: dict[str, str | None]
+    inputs: IdentityInput
+    lengths: np.ndarray
+    tokenizer: Tokenizer | None
+    forced: str | None
+    chunk_size: int
+    advance: Callable[[int], None]
+    by_name: dict[str, Embedder] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_name", {e.name: e for e in self.embedders})
+
+
+def embed_identity(job: EmbedJob, report: IdentityResult, endpoint_s: dict[str, float]) -> float:
+    """Fill the embedding part of `report` for the job's pairs; return the seconds spent diagnosing failed pairs."""
+    embedders, inputs, lengths, forced, dtypes = job.embedders, job.inputs, job.lengths, job.forced, job.dtypes
     sample = _sample_by_length(lengths, BATCH_SAMPLE)
-    run = stream_vectors(embedders, inputs, pairs, sample, chunk_size, advance)
+    run = stream_vectors(embedders, inputs, job.pairs, sample, job.chunk_size, job.advance)
     diagnosis_s = 0.0
     for pair in run.pairs:
         a, b = run.endpoints[pair.a], run.endpoints[pair.b]
@@ -95,7 +103,7 @@ def embed_identity(
         result = _embed_pair(pair, a, b, thresholds, lengths, inputs.texts, candidates)
         if result.failures:
             started = time.perf_counter()
-            result.causes = _embed_causes(result, pair, a, b, by_name, inputs.texts, lengths, tokenizer, thresholds)
+            result.causes = _embed_causes(result, pair, a, b, job, thresholds)
             diagnosis_s += time.perf_counter() - started
         report.embed_pairs.append(result)
     for embedder in embedders:
@@ -181,12 +189,10 @@ def _embed_causes(
     pair: PairVectors,
     a: EndpointVectors,
     b: EndpointVectors,
-    by_name: dict[str, Embedder],
-    texts: list[str],
-    lengths: np.ndarray,
-    tokenizer: Tokenizer | None,
+    job: EmbedJob,
     thresholds: Thresholds,
 ) -> list[Cause]:
+    lengths, tokenizer = job.lengths, job.tokenizer
     if a.dim != b.dim:
         return diagnose.dimension_causes(a, b, pair, thresholds)
     causes = diagnose.norm_causes(a, b, thresholds)
@@ -195,7 +201,9 @@ def _embed_causes(
         return causes or [diagnose.residual_cause(pair.cosine)]
     worst = [int(i) for i in np.argsort(pair.cosine, kind="stable")[: diagnose.PROBE_TEXTS]]
     points = diagnose.truncation_points(pair.cosine, lengths, thresholds)
-    probed = diagnose.probe_causes(by_name[pair.a], by_name[pair.b], texts, worst, thresholds, tokenizer, points)
+    probed = diagnose.probe_causes(
+        job.by_name[pair.a], job.by_name[pair.b], job.inputs.texts, worst, thresholds, tokenizer, points
+    )
     if probed:
         return causes + probed
     suspected = diagnose.length_signature(pair.cosine, lengths, thresholds, "tokens" if tokenizer else "words")

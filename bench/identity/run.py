@@ -13,7 +13,7 @@ from bench.core.errors import UserError
 from bench.datasets.texts import Tokenizer, word_counts
 from bench.endpoints.base import Embedder, Reranker
 from bench.endpoints.spec import EndpointSpec, open_endpoint
-from bench.identity.embed_pairs import embed_identity
+from bench.identity.embed_pairs import EmbedJob, embed_identity
 from bench.identity.inputs import IdentityInput
 from bench.identity.outcome import IdentityResult, IdentityTimings, TopNCheck
 from bench.identity.scores import TOP_N_PROBE, compare_rerankers, rerank_tasks, run_reranker
@@ -120,19 +120,8 @@ def compare_endpoints(
         names = [e.name for e in embedders]
         pairs = _pairs(names, request.reference if request.reference in names else None)
         dtypes = {e.name: _safe(e.dtype, None) for e in embedders}
-        diagnosis_s = embed_identity(
-            embedders,
-            pairs,
-            dtypes,
-            inputs,
-            lengths,
-            tokenizer,
-            forced,
-            request.chunk_size,
-            report,
-            endpoint_s,
-            advance,
-        )
+        job = EmbedJob(embedders, pairs, dtypes, inputs, lengths, tokenizer, forced, request.chunk_size, advance)
+        diagnosis_s = embed_identity(job, report, endpoint_s)
     if rerankers:
         _rerank_identity(request, rerankers, inputs, forced, report, endpoint_s)
     report.endpoints = [

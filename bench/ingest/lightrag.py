@@ -34,7 +34,7 @@ from bench.core.progress import ProgressFactory, console
 from bench.core.secrets import mask
 from bench.endpoints.meter import Meter
 from bench.ingest.direct import send_direct
-from bench.ingest.record import EMBEDDING_ROUTE, point_record, target_name
+from bench.ingest.record import EMBEDDING_ROUTE, Combination, DocsOutcome, point_record, target_name
 from bench.results.schema import IngestPointRecord
 from bench.targets.http_shared import DedupedCorpus, file_name
 from bench.targets.lightrag import LightRAGTarget
@@ -185,11 +185,8 @@ def ingest_lightrag(
         resent = send_direct(EMBEDDING_ROUTE, upstreams[EMBEDDING_ROUTE], embedded, len(outcome.processed), timeout_s)
     concurrency = configuration.get("max_parallel_insert")
     point = point_record(
-        target_name(target.spec),
-        "lightrag",
-        {},
-        LABEL,
-        (outcome.documents, outcome.failed, outcome.lost, outcome.seconds, outcome.per_doc_s),
+        Combination(target_name(target.spec), "lightrag", {}, LABEL),
+        DocsOutcome(outcome.documents, outcome.failed, outcome.lost, outcome.seconds, outcome.per_doc_s),
         calls,
         resent,
         workspace if isinstance(workspace := configuration.get("workspace"), str) and workspace else None,

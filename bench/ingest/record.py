@@ -3,6 +3,7 @@ direct resend."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from bench.core.percentiles import percentiles
@@ -13,6 +14,29 @@ from bench.targets.base import TargetSpec
 
 MIN_FOR_P99 = 100  # a p99 of fewer documents is their maximum, not a percentile
 EMBEDDING_ROUTE = "embedding"
+
+
+@dataclass(frozen=True)
+class Combination:
+    """Which measurement a point is: the target (as `target_name` calls it), its kind (openwebui | lightrag), the
+    settings combination as the server read it back and its label."""
+
+    target: str
+    kind: str
+    settings: dict[str, Any]
+    label: str
+
+
+@dataclass(frozen=True)
+class DocsOutcome:
+    """The documents' outcome: how many were sent, failed doc -> why, doc ids lost, wall seconds and each
+    processed document's seconds."""
+
+    documents: int
+    failed: dict[str, str]
+    lost: list[str]
+    seconds: float
+    per_doc_s: list[float]
 
 
 def target_name(spec: TargetSpec) -> str:
@@ -39,18 +63,15 @@ def distinct_texts(calls: list[CallRecord]) -> int | None:
 
 
 def point_record(
-    target: str,
-    kind: str,
-    combination: dict[str, Any],
-    label: str,
-    outcome: tuple[int, dict[str, str], list[str], float, list[float]],
+    combination: Combination,
+    outcome: DocsOutcome,
     calls: list[CallRecord] | None,
     direct: DirectIngest | None,
     container: str | None,
     concurrency: int,
 ) -> IngestPointRecord:
-    """`outcome`: (documents sent, failed doc -> why, lost doc ids, wall seconds, per-document seconds)."""
-    documents, failed, lost, seconds, per_doc = outcome
+    """`container`: where the target kept the documents (a knowledge base, a workspace)."""
+    documents, failed, lost, seconds = outcome.documents, outcome.failed, outcome.lost, outcome.seconds
     processed = documents - len(failed) - len(lost)
     embedded = [c for c in calls or [] if c.route == EMBEDDING_ROUTE]
     chunks = distinct_texts(embedded)
@@ -60,10 +81,10 @@ def point_record(
         ratio = docs_per_s / direct.docs_per_s
     examples = dict(list(failed.items())[:10]) | dict.fromkeys(lost[:10], "not listed as processed afterwards")
     return IngestPointRecord(
-        target=target,
-        kind=kind,
-        label=label,
-        settings=combination,
+        target=combination.target,
+        kind=combination.kind,
+        label=combination.label,
+        settings=combination.settings,
         status=IngestStatus.LOST if failed or lost else IngestStatus.OK,
         documents=documents,
         processed=processed,
@@ -73,7 +94,7 @@ def point_record(
         docs_per_s=docs_per_s,
         chunks=chunks,
         chunks_per_s=chunks / seconds if chunks is not None and seconds > 0 else None,
-        doc_latency_ms=doc_latency_ms(per_doc),
+        doc_latency_ms=doc_latency_ms(outcome.per_doc_s),
         upload_concurrency=concurrency,
         calls=by_route(calls, seconds) if calls is not None else {},
         direct=direct,
@@ -83,13 +104,13 @@ def point_record(
     )
 
 
-def failed_record(target: str, kind: str, combination: dict[str, Any], label: str, error: str) -> IngestPointRecord:
+def failed_record(combination: Combination, error: str) -> IngestPointRecord:
     """A combination that could not be measured (the server refused its settings, or went away)."""
     return IngestPointRecord(
-        target=target,
-        kind=kind,
-        label=label,
-        settings=combination,
+        target=combination.target,
+        kind=combination.kind,
+        label=combination.label,
+        settings=combination.settings,
         status=IngestStatus.FAILED,
         documents=0,
         processed=0,

@@ -13,7 +13,7 @@ from bench.datasets import load_dataset
 from bench.endpoints.meter import Meter
 from bench.ingest.lightrag import LABEL, ingest_lightrag
 from bench.ingest.recommend import recommend
-from bench.ingest.record import failed_record, target_name
+from bench.ingest.record import Combination, failed_record, target_name
 from bench.ingest.settings import SettingAxis
 from bench.ingest.sweep import IngestMetering, OpenWebUISweep
 from bench.results.lifecycle import OpenRun, Output, open_run
@@ -164,7 +164,7 @@ def _measure(
             target, corpus, metering.meter, plan.upstreams, run.progress, direct=plan.direct, timeout_s=plan.timeout_s
         )
     except ServerError as exc:
-        run.write(failed_record(target_name(target.spec), "lightrag", {}, LABEL, exc.args[0]))
+        run.write(failed_record(Combination(target_name(target.spec), "lightrag", {}, LABEL), exc.args[0]))
         return [], f"{LABEL}: {exc.args[0]}"
     run.write(point)
     return [point], None

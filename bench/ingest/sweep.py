@@ -17,7 +17,7 @@ from bench.endpoints.meter import Meter
 from bench.ingest.direct import send_direct
 from bench.ingest.openwebui import KnowledgeIngest, MadeOnServer, ingest_knowledge, remove_knowledge
 from bench.ingest.openwebui_settings import OpenWebUISettings
-from bench.ingest.record import EMBEDDING_ROUTE, failed_record, point_record, target_name
+from bench.ingest.record import EMBEDDING_ROUTE, Combination, DocsOutcome, failed_record, point_record, target_name
 from bench.ingest.settings import SettingAxis, combinations, label
 from bench.results.schema import IngestPointRecord
 from bench.targets.http_shared import DedupedCorpus
@@ -103,8 +103,8 @@ class OpenWebUISweep:
                     point = self._one(combination, f"ragbench-ingest-{stamp}-{i}", progress)
                 except ServerError as exc:
                     failure = f"{label(combination)}: {exc.args[0]}"
-                    spec = target_name(self.target.spec)
-                    write(failed_record(spec, "openwebui", combination, label(combination), exc.args[0]))
+                    which = Combination(target_name(self.target.spec), "openwebui", combination, label(combination))
+                    write(failed_record(which, exc.args[0]))
                     break
                 write(point)
                 points.append(point)
@@ -172,17 +172,8 @@ class OpenWebUISweep:
         if meter and self.metering.direct and embedded:
             upstream = self.metering.upstreams[EMBEDDING_ROUTE]
             direct = send_direct(EMBEDDING_ROUTE, upstream, embedded, len(ingest.processed), self.metering.timeout_s)
-        return point_record(
-            target_name(target.spec),
-            "openwebui",
-            back,
-            name,
-            _outcome(ingest),
-            calls,
-            direct,
-            ingest.kb_name,
-            target.concurrency,
-        )
+        which = Combination(target_name(target.spec), "openwebui", back, name)
+        return point_record(which, _outcome(ingest), calls, direct, ingest.kb_name, target.concurrency)
 
 
 def settle(meter: Meter, poke: Callable[[], object], rounds: int = 10) -> None:
@@ -198,6 +189,6 @@ def settle(meter: Meter, poke: Callable[[], object], rounds: int = 10) -> None:
             return
 
 
-def _outcome(ingest: KnowledgeIngest) -> tuple[int, dict[str, str], list[str], float, list[float]]:
+def _outcome(ingest: KnowledgeIngest) -> DocsOutcome:
     per_doc = [d.seconds for d in ingest.documents if d.error is None and d.doc_id in ingest.processed]
-    return len(ingest.documents), ingest.failed, ingest.lost, ingest.seconds, per_doc
+    return DocsOutcome(len(ingest.documents), ingest.failed, ingest.lost, ingest.seconds, per_doc)

@@ -27,7 +27,6 @@ def _latency_ms(values_ms: list[float]) -> dict[str, float]:
 
 def target_record(
     spec: TargetSpec,
-    name: str,
     config: dict[str, Any],
     results: list[QueryResult],
     index_s: float,
@@ -41,6 +40,7 @@ def target_record(
     for r in results:
         for w in set(r.warnings):
             warnings[w] = warnings.get(w, 0) + 1
+    name = spec.name
     return TargetRecord(
         name=name,
         spec=spec.public_text,

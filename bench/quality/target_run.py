@@ -61,7 +61,7 @@ def run_target(spec: TargetSpec, target: Target, scoring: Scoring, out_dir: Path
             config.measures, max((len(r.hits) for r in results if r.hits), default=None), len(dataset.corpus)
         ),
     )
-    record = target_record(spec, spec.name, described, results, index_s, search_s, replaced, generated, blocks)
+    record = target_record(spec, described, results, index_s, search_s, replaced, generated, blocks)
     if failure:
         record.status, record.error = TargetStatus.FAILED, failure
     with uninterruptible():  # run file and records: all of them or none

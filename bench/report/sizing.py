@@ -134,39 +134,20 @@ def _probe_marks(ax: Axes, probes: list[LoadPointRecord], sizing: SizingRecord, 
     cut = [p for p in counted if within(p) and point_label(p) in short]
     over = [p for p in counted if not within(p)]
     name = f"(scheduled p{q:g})"
-    _mark(ax, steady, "scheduled", q, "s", markersize=8, color="tab:green", label=f"open-loop within SLO {name}")
-    _mark(
-        ax,
-        cut,
-        "scheduled",
-        q,
-        "s",
-        markersize=8,
-        markerfacecolor="none",
-        color="tab:green",
-        label=f"open-loop within SLO on a window cut short, unconfirmed {name}",
-    )
-    _mark(
-        ax,
-        over,
-        "scheduled",
-        q,
-        "x",
-        markersize=8,
-        color="tab:red",
-        label=f"open-loop over SLO, errors or a growing queue {name}",
-    )
-    _mark(
-        ax,
-        [p for p in by_rate if not enough(p)],
-        "scheduled",
-        q,
-        "o",
-        markersize=8,
-        markerfacecolor="none",
-        color="tab:gray",
-        label=f"open-loop measurement, too few requests for a p{q:g}",
-    )
+    hollow = {"markerfacecolor": "none"}
+    marks: list[tuple[list[LoadPointRecord], str, dict[str, str], str]] = [
+        (steady, "s", {"color": "tab:green"}, f"open-loop within SLO {name}"),
+        (cut, "s", {**hollow, "color": "tab:green"}, f"open-loop within SLO on a window cut short, unconfirmed {name}"),
+        (over, "x", {"color": "tab:red"}, f"open-loop over SLO, errors or a growing queue {name}"),
+        (
+            [p for p in by_rate if not enough(p)],
+            "o",
+            {**hollow, "color": "tab:gray"},
+            f"open-loop measurement, too few requests for a p{q:g}",
+        ),
+    ]
+    for points, style, look, label in marks:
+        _mark(ax, points, "scheduled", q, style, markersize=8, label=label, **look)
 
 
 def telemetry_plot(results: Results, sizing: SizingRecord, path: Path) -> Path | None:

@@ -8,7 +8,7 @@ import pytest
 from bench.endpoints.meter_calls import CallRecord
 from bench.ingest.calls import busy_seconds, by_route, peak_in_flight
 from bench.ingest.recommend import recommend
-from bench.ingest.record import doc_latency_ms, point_record
+from bench.ingest.record import Combination, DocsOutcome, doc_latency_ms, point_record
 from bench.results.schema import IngestPointRecord
 
 
@@ -46,7 +46,8 @@ def point(label: str, docs_per_s: float, calls: int, lost: int = 0, refused: int
     made = [call(float(i), 0.5) for i in range(calls)] + [call(0.0, 0.1, status=429) for _ in range(refused)]
     lost_ids = [f"d{i}" for i in range(lost)]
     seconds = 100 / docs_per_s
-    return point_record("t", "openwebui", {}, label, (100 + lost, {}, lost_ids, seconds, []), made, None, None, 1)
+    outcome = DocsOutcome(100 + lost, {}, lost_ids, seconds, [])
+    return point_record(Combination("t", "openwebui", {}, label), outcome, made, None, None, 1)
 
 
 def test_the_recommendation_is_the_gentlest_within_ten_percent_of_the_fastest():

@@ -71,7 +71,8 @@ def rung_table(results: Results) -> Rows:
 
 
 def law_table(summaries: list[GrowSummaryRecord]) -> Rows:
-    header = ["target", "latency", "law", "a (ms)", "b", "held-out error", "fit error", "rungs", "reaches the SLO at"]
+    header = ["target", "latency", "law", "a (ms)", "b", "held-out error", "fit error", "rungs", "credible laws"]
+    header += ["reaches the SLO at", "credible laws reach it at"]
     rows = [
         [
             s.target,
@@ -82,12 +83,21 @@ def law_table(summaries: list[GrowSummaryRecord]) -> Rows:
             f"{law.held_out_error:.1%}",
             f"{law.fit_error:.1%}",
             str(law.rungs),
+            ", ".join(law.credible_laws) or law.law,
             f"~{law.slo_size:,.0f}" if law.slo_size is not None else "-",
+            _slo_range(law),
         ]
         for s in summaries
         for law in s.laws
     ]
     return header, rows
+
+
+def _slo_range(law: GrowthLaw) -> str:
+    if law.slo_size_low is None:
+        return "-"
+    high = f"{law.slo_size_high:,.0f}" if law.slo_size_high is not None else "never"
+    return f"{law.slo_size_low:,.0f} to {high}"
 
 
 def _curve(law: GrowthLaw, sizes: np.ndarray) -> np.ndarray:

@@ -56,6 +56,13 @@ class GrowthLaw:
     #: the size at which the law reaches the SLO's latency; left out: no SLO, a law that does not grow, or the
     #: SLO's percentile is another
     slo_size: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: the laws the rungs do not rule out (held-out error within twice the best's, latency not falling with size),
+    #: the chosen one among them: an extrapolation is only as sure as they agree
+    credible_laws: list[str] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
+    #: the smallest and largest size at which a credible law reaches the SLO; high left out while low is set: a
+    #: credible law never reaches it
+    slo_size_low: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    slo_size_high: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass

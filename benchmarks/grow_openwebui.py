@@ -90,10 +90,14 @@ def main() -> None:
     parser.add_argument("--chunk-size", type=int, default=50)
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--limit-s", type=int, default=2400)
-    parser.add_argument("--max-rss-gib", type=float, default=8.0)
+    parser.add_argument("--max-rss-gib", type=float, default=10.0)
+    parser.add_argument("--chroma-cache-gib", type=int, default=2)
     parser.add_argument("--out", type=Path, default=REPO / "reports" / "grow-openwebui")
     args = parser.parse_args()
     os.environ.update(CHUNK_SIZE=str(args.chunk_size), CHUNK_OVERLAP="0")
+    # Chroma keeps every collection it opened in memory (Open WebUI makes one per file beside the knowledge base's):
+    # ~3.5 MB per 20-chunk document here, unbounded. Its LRU segment cache bounds that (chromadb's own settings).
+    os.environ.update(CHROMA_SEGMENT_CACHE_POLICY="LRU", CHROMA_MEMORY_LIMIT_BYTES=str(args.chroma_cache_gib * 2**30))
     embedder = ThreadingHTTPServer(("127.0.0.1", 0), HashEmbedder)
     threading.Thread(target=embedder.serve_forever, daemon=True).start()
     embed_url = f"http://127.0.0.1:{embedder.server_address[1]}"

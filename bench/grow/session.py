@@ -12,6 +12,7 @@ from bench.datasets.distractors import Distractors
 from bench.datasets.model import Dataset
 from bench.grow.answer import summarise
 from bench.grow.ladder import Corpora
+from bench.grow.resources import Resources
 from bench.grow.run import DEPTH, Climb, climb
 from bench.quality.metrics import Measure
 from bench.results.frame import now_iso
@@ -32,13 +33,14 @@ class GrowPlan:
     slo: Slo | None
     keep: bool
     settings: dict[str, Any]  # what --resume must match (the header's `grow`)
+    resources: dict[str, Resources]  # target name -> the app's process and store, where this host can read them
 
 
 def run_grow(plan: GrowPlan, dataset: Dataset, qrels: dict[str, dict[str, int]], output: Output) -> Results | None:
     """Climb every rung with every target; returns the results read back (None where the output shows nothing)."""
     corpora = Corpora(dataset, plan.distractors, plan.rungs)  # refuses a source too small before anything is written
     percentiles = {"p50": 50.0, "p99": 99.0} | ({plan.slo.name: plan.slo.percentile} if plan.slo else {})
-    shared = Climb(corpora, dict(dataset.queries), qrels, plan.measures, percentiles, plan.unit)
+    shared = Climb(corpora, dict(dataset.queries), qrels, plan.measures, percentiles, plan.unit, plan.resources)
     header = _header(plan, dataset)
     records: list[GrowRungRecord] = []
     targets = _build(plan, dataset.fingerprint())  # offline: a bad mode or parameter is refused before anything

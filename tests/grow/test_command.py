@@ -4,6 +4,7 @@ and bad input refused with one line and exit 2 before anything is written."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,16 @@ def test_a_distractor_source_that_cannot_fill_a_rung_is_refused_before_measuring
     code, _, stderr = grow("-t", "bm25", "--rungs", RUNGS, "--distractors", tiny, "--out", out)
     assert code == 2 and "holds 4 documents; rung 100 needs" in stderr and len(stderr.splitlines()) == 1
     assert not (out / "results.jsonl").exists()
+
+
+def test_a_ladder_records_the_apps_rss_and_store_per_rung(grow, tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "index").write_bytes(os.urandom(50_000))
+    spec = f"me=bm25?pid={os.getpid()}&data_dir={store}"
+    code, _, err = grow("-t", spec, "--rungs", RUNGS, "--out", tmp_path / "out")
+    assert code == 0, err
+    rungs = read_results(tmp_path / "out" / "results.jsonl").grow_rungs
+    assert len(rungs) == 3 and all(r.target == "me" for r in rungs)
+    assert all((r.app_rss_bytes or 0) > 0 and (r.store_bytes or 0) >= 50_000 for r in rungs)
+    assert (tmp_path / "out" / "plots" / "grow_memory.png").is_file()

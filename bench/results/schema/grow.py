@@ -40,6 +40,11 @@ class GrowRungRecord:
     #: the first rung after --resume: the target's knowledge base was brought to this size in one step (local
     #: engines rebuild; a server keeps what it held and takes what is missing); left out: grown as planned
     resumed: bool = field(default=False, metadata=WRITTEN_WHEN_SET)
+    #: resident memory of the app's process and its children after the rung's queries (`pid=`, or the process
+    #: listening on the target's loopback port); left out: not on this host, or a local engine
+    app_rss_bytes: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: bytes allocated to the files under the target's `data_dir=` after the rung; left out: none given
+    store_bytes: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass

@@ -3,6 +3,9 @@ each target's answer written however the run ends, what ragbench made on the ser
 
 from __future__ import annotations
 
+import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -47,7 +50,7 @@ def run_grow(plan: GrowPlan, dataset: Dataset, qrels: dict[str, dict[str, int]],
     stopped = False
     owned = {s.name for s in plan.specs if s.kind == "openwebui" and "kb" not in s.params}  # grow named their base
     try:
-        with open_run(output, header, lambda previous: _carried(previous, header, plan)) as run:
+        with _disk_full(output), open_run(output, header, lambda previous: _carried(previous, header, plan)) as run:
             records += [r for r in run.kept if isinstance(r, GrowRungRecord)]
             failed = {r.target for r in records if r.status == RungStatus.FAILED}
             start = _next_rung(records, plan) if run.resumed else 1
@@ -70,8 +73,37 @@ def run_grow(plan: GrowPlan, dataset: Dataset, qrels: dict[str, dict[str, int]],
         for _, target in reversed(targets):
             if not (plan.keep or stopped):  # a stopped run keeps its knowledge bases for --resume
                 remove_made(target, owned=target.name in owned)
-            target.close()
+            close(target)
     return run.read_back
+
+
+@contextmanager
+def _disk_full(output: Output) -> Iterator[None]:
+    """A results file that cannot be written (a full disk, a quota, a read-only mount): one line; what was written
+    before (every finished rung: each record is synced as it is written) stays."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in NO_ROOM:
+            raise
+        raise UserError(
+            f"--out {output.folder}: cannot write the results ({exc.strerror}); the rungs finished before are kept "
+            f"in {output.results.name}"
+        ) from exc
+
+
+NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG}
+
+
+def close(target: Target) -> None:
+    """The target's close (Open WebUI: its settings put back); a server gone since says so in one line, and the
+    run's figures and exit code stand (the rung it died in is recorded failed)."""
+    from bench.core.progress import console
+
+    try:
+        target.close()
+    except UserError as exc:
+        console.print(f"{target.name}: {exc}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _build(plan: GrowPlan, fingerprint: str) -> list[tuple[TargetSpec, Target]]:
@@ -114,7 +146,9 @@ def remove_made(target: Target, owned: bool) -> None:
     try:
         remove_knowledge(target.http, MadeOnServer(target.kb_id if made_kb else None, files))
     except UserError as exc:
-        console.print(f"{target.name}: not removed from the server: {exc}", markup=False, highlight=False)
+        console.print(
+            f"{target.name}: not removed from the server: {exc}", markup=False, highlight=False, soft_wrap=True
+        )
 
 
 def _of(records: list[GrowRungRecord], name: str) -> list[GrowRungRecord]:

@@ -4,7 +4,7 @@ app's and its vector store's, not a CPU model's), with small chunks so that tens
 minutes, not hours. Prints the command, then the chunks each knowledge base holds and the app's memory.
 
     PYTHONPATH=. .venv/bin/python benchmarks/grow_openwebui.py [--rungs 750,1.2k,2k,3k] [--chunk-size 50]
-        [--queries 20] [--limit-s 2400] [--out reports/grow-openwebui]
+        [--queries 20] [--modes vector,hybrid] [--limit-s 2400] [--out reports/grow-openwebui]
 
 `grow` is stopped with SIGTERM after --limit-s (its finished rungs and answers are kept: exit 143).
 The stand-in embeds a text as 128 feature-hashed word counts (crc32), L2-normalised: lexical, deterministic, fast.
@@ -89,6 +89,7 @@ def main() -> None:
     parser.add_argument("--rungs", default="750,1.2k,2k,3k")
     parser.add_argument("--chunk-size", type=int, default=50)
     parser.add_argument("--queries", type=int, default=20)
+    parser.add_argument("--modes", default="vector,hybrid", help="Open WebUI modes, one knowledge base each")
     parser.add_argument("--limit-s", type=int, default=2400)
     parser.add_argument("--max-rss-gib", type=float, default=10.0)
     parser.add_argument("--chroma-cache-gib", type=int, default=2)
@@ -118,12 +119,8 @@ def main() -> None:
 def run_grow(args: argparse.Namespace, url: str, key: str, app_pgid: int) -> None:
     argv = [sys.executable, "-m", "bench", "grow", "--dataset", "builtin:numpy-docs", "--rungs", args.rungs]
     argv += ["--queries", str(args.queries), "--slo", "p99=2s", "--keep", "--out", str(args.out), "--overwrite"]
-    argv += [
-        "-t",
-        f"vector=openwebui:vector@{url}?kb=grow-vector",
-        "-t",
-        f"hybrid=openwebui:hybrid@{url}?kb=grow-hybrid",
-    ]
+    for mode in args.modes.split(","):
+        argv += ["-t", f"{mode}=openwebui:{mode}@{url}?kb=grow-{mode}"]
     print("ragbench", " ".join(argv[3:]).replace(url, "URL"), flush=True)
     env = {**os.environ, "OPENWEBUI_API_KEY": key, "PYTHONPATH": str(REPO)}
     started = time.monotonic()

@@ -103,8 +103,8 @@ def answer_line(summary: GrowSummaryRecord, unit: str) -> str:
         if law.slo_size is not None:
             part += f", reaches the SLO at ~{sig3(law.slo_size)} {unit}"
         if law.slo_size_low is not None and others:
-            high = f"{sig3(law.slo_size_high)}" if law.slo_size_high is not None else "never"
-            part += f" (credible laws: {sig3(law.slo_size_low)} to {high})"
+            high = f"{sig3(law.slo_size_high)} {unit}" if law.slo_size_high is not None else "never"
+            part += f", the credible laws reach it at {sig3(law.slo_size_low)} {unit} to {high}"
         said.append(part)
     said += [f"{label} {change:+.3f} per tenfold size" for label, change in summary.quality_per_decade.items()]
     return f"{summary.target}: " + "; ".join(said)

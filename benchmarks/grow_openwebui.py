@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.harness.openwebui import start_openwebui
+from tests.harness.openwebui import OpenWebUIServer, start_openwebui
 from tests.harness.process import stop_process
 
 REPO = Path(__file__).resolve().parents[1]
@@ -107,7 +107,7 @@ def main() -> None:
         root = Path(tmp)
         webui, server = start_openwebui(root / "openwebui", args.out.with_suffix(".app.log"), embed_url, "hash")
         try:
-            run_grow(args, server.url, server.api_key, webui.popen.pid)
+            run_grow(args, server, webui.popen.pid)
             print("chunks per collection:", chunks_per_collection(server.data_dir), flush=True)
             files = (server.data_dir / "vector_db").rglob("*")
             print("vector_db bytes:", sum(f.stat().st_size for f in files if f.is_file()), flush=True)
@@ -116,13 +116,14 @@ def main() -> None:
             embedder.shutdown()
 
 
-def run_grow(args: argparse.Namespace, url: str, key: str, app_pgid: int) -> None:
+def run_grow(args: argparse.Namespace, server: OpenWebUIServer, app_pgid: int) -> None:
+    url, data_dir = server.url, server.data_dir
     argv = [sys.executable, "-m", "bench", "grow", "--dataset", "builtin:numpy-docs", "--rungs", args.rungs]
     argv += ["--queries", str(args.queries), "--slo", "p99=2s", "--keep", "--out", str(args.out), "--overwrite"]
     for mode in args.modes.split(","):
-        argv += ["-t", f"{mode}=openwebui:{mode}@{url}?kb=grow-{mode}"]
-    print("ragbench", " ".join(argv[3:]).replace(url, "URL"), flush=True)
-    env = {**os.environ, "OPENWEBUI_API_KEY": key, "PYTHONPATH": str(REPO)}
+        argv += ["-t", f"{mode}=openwebui:{mode}@{url}?kb=grow-{mode}&data_dir={data_dir / 'vector_db'}"]
+    print("ragbench", " ".join(argv[3:]).replace(url, "URL").replace(str(data_dir), "DATA"), flush=True)
+    env = {**os.environ, "OPENWEBUI_API_KEY": server.api_key, "PYTHONPATH": str(REPO)}
     started = time.monotonic()
     proc = subprocess.Popen(argv, cwd=REPO, env=env)
     with args.out.with_suffix(".rss.csv").open("w") as memory:

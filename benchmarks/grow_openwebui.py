@@ -4,7 +4,7 @@ app's and its vector store's, not a CPU model's), with small chunks so that tens
 minutes, not hours. Prints the command, then the chunks each knowledge base holds and the app's memory.
 
     PYTHONPATH=. .venv/bin/python benchmarks/grow_openwebui.py [--rungs 750,1.2k,2k,3k] [--chunk-size 50]
-        [--queries 20] [--modes vector,hybrid] [--limit-s 2400] [--out reports/grow-openwebui]
+        [--queries 20] [--modes vector,hybrid] [--max-chunks K] [--limit-s 2400] [--out reports/grow-openwebui]
 
 `grow` is stopped with SIGTERM after --limit-s (its finished rungs and answers are kept: exit 143).
 The stand-in embeds a text as 128 feature-hashed word counts (crc32), L2-normalised: lexical, deterministic, fast.
@@ -89,6 +89,7 @@ def main() -> None:
     parser.add_argument("--rungs", default="750,1.2k,2k,3k")
     parser.add_argument("--chunk-size", type=int, default=50)
     parser.add_argument("--queries", type=int, default=20)
+    parser.add_argument("--max-chunks", type=int, default=0, help="chunks asked per query (0: the target's default)")
     parser.add_argument("--modes", default="vector,hybrid", help="Open WebUI modes, one knowledge base each")
     parser.add_argument("--limit-s", type=int, default=2400)
     parser.add_argument("--max-rss-gib", type=float, default=10.0)
@@ -121,7 +122,8 @@ def run_grow(args: argparse.Namespace, server: OpenWebUIServer, app_pgid: int) -
     argv = [sys.executable, "-m", "bench", "grow", "--dataset", "builtin:numpy-docs", "--rungs", args.rungs]
     argv += ["--queries", str(args.queries), "--slo", "p99=2s", "--keep", "--out", str(args.out), "--overwrite"]
     for mode in args.modes.split(","):
-        argv += ["-t", f"{mode}=openwebui:{mode}@{url}?kb=grow-{mode}&data_dir={data_dir / 'vector_db'}"]
+        spec = f"{mode}=openwebui:{mode}@{url}?kb=grow-{mode}&data_dir={data_dir / 'vector_db'}"
+        argv += ["-t", spec + (f"&max_chunks={args.max_chunks}" if args.max_chunks else "")]
     print("ragbench", " ".join(argv[3:]).replace(url, "URL").replace(str(data_dir), "DATA"), flush=True)
     env = {**os.environ, "OPENWEBUI_API_KEY": server.api_key, "PYTHONPATH": str(REPO)}
     started = time.monotonic()

@@ -112,13 +112,15 @@ def grow_command(request: GrowRequest) -> Path:
     Raises MeasurementFailed (exit 3) once the report is written when a target failed a rung or queries failed."""
     from bench.datasets.distractors import Distractors, parse_distractors
     from bench.grow.ladder import check_unit, parse_rungs
+    from bench.grow.resources import split_resources
     from bench.grow.session import GrowPlan, run_grow
     from bench.quality.metrics import parse_measure
     from bench.report import write_report
     from bench.results.lifecycle import Output
     from bench.sizing.slo import parse_slo
 
-    specs = check_targets(request.targets)
+    split = [split_resources(spec) for spec in check_targets(request.targets)]
+    specs, resources = [spec for spec, _ in split], {spec.name: found for spec, found in split}
     rungs = parse_rungs(request.rungs)
     unit = check_unit(request.unit)
     slo = parse_slo(request.slo, None, 0.0) if request.slo is not None else None
@@ -136,7 +138,8 @@ def grow_command(request: GrowRequest) -> Path:
         "slo": request.slo,
     }
     measures = [parse_measure("nDCG@10"), parse_measure("R@100")]
-    plan = GrowPlan(specs, rungs, unit, Distractors(source, dataset), measures, slo, request.keep, settings)
+    distractors = Distractors(source, dataset)
+    plan = GrowPlan(specs, rungs, unit, distractors, measures, slo, request.keep, settings, resources)
     output = Output(
         request.out,
         request.overwrite,

@@ -43,8 +43,12 @@ def growth_laws(rungs: list[GrowRungRecord], slo: Slo | None) -> list[GrowthLaw]
         fit = choose_law(np.asarray([p[0] for p in points]), np.asarray([p[1] for p in points]))
         if fit is None:
             continue
-        reaches = fit.reaches(slo.ms) if slo is not None and quantity == slo_quantity(slo) else None
-        laws.append(GrowthLaw(quantity, fit.law, fit.a, fit.b, fit.held_out_error, fit.fit_error, fit.points, reaches))
+        reaches, low, high = None, None, None
+        if slo is not None and quantity == slo_quantity(slo):
+            reaches, (low, high) = fit.reaches(slo.ms), fit.reaches_range(slo.ms)
+        law = GrowthLaw(quantity, fit.law, fit.a, fit.b, fit.held_out_error, fit.fit_error, fit.points, reaches)
+        law.credible_laws, law.slo_size_low, law.slo_size_high = [name for name, _, _ in fit.credible], low, high
+        laws.append(law)
     return laws
 
 
@@ -93,9 +97,14 @@ def answer_line(summary: GrowSummaryRecord, unit: str) -> str:
     else:
         said = ["nothing measured"]
     for law in summary.laws:
-        part = f"{law.quantity} grows {law.law} (held-out error {law.held_out_error:.0%})"
+        others = [name for name in law.credible_laws if name != law.law]
+        allowed = f"; the rungs also allow {', '.join(others)}" if others else ""
+        part = f"{law.quantity} grows {law.law} (held-out error {law.held_out_error:.0%}{allowed})"
         if law.slo_size is not None:
             part += f", reaches the SLO at ~{sig3(law.slo_size)} {unit}"
+        if law.slo_size_low is not None and others:
+            high = f"{sig3(law.slo_size_high)} {unit}" if law.slo_size_high is not None else "never"
+            part += f", the credible laws reach it at {sig3(law.slo_size_low)} {unit} to {high}"
         said.append(part)
     said += [f"{label} {change:+.3f} per tenfold size" for label, change in summary.quality_per_decade.items()]
     return f"{summary.target}: " + "; ".join(said)

@@ -6,6 +6,12 @@ The law chosen is the one that best predicts each rung from the rungs below it (
 1..k-1, for k from 3), the simplest among those within 5% of the best: a law is judged by what it did not see,
 which is what an extrapolation asks of it.
 
+The choice is not always the rungs' to make: when growth shows only in the last rung or two (a fixed cost per query
+that dominates the small rungs), no fold can see it and a constant may win, while a law that would extrapolate
+well is almost as good on the folds. So every law whose held-out error is within CREDIBLE times the best's, and
+whose fitted latency does not fall with size, is kept as *credible*: an extrapolation is stated with the range the
+credible laws give (`spread`, `reaches_range`), and is trustworthy only where that range is narrow.
+
 >>> sizes = np.array([1e3, 2e3, 4e3, 8e3])
 >>> fit = choose_law(sizes, 5 + 0.01 * sizes)
 >>> fit.law, round(fit.b, 4)
@@ -30,6 +36,7 @@ LAWS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 MIN_RUNGS = 3  # two to fit a two-parameter law, one more to judge it on
 TIE = 1.05  # a law within 5% of the best held-out error counts as as good: the simpler one is chosen
+CREDIBLE = 2.0  # a law at most twice as wrong as the best on unseen rungs is not ruled out by them
 
 
 @dataclass(frozen=True)
@@ -40,25 +47,46 @@ class Fit:
     held_out_error: float  # mean relative error of the rolling-origin predictions
     fit_error: float  # relative RMS error on every point
     points: int
+    #: the credible laws (the chosen one among them) as (law, a, b): those the rungs do not rule out
+    credible: tuple[tuple[str, float, float], ...] = ()
 
     def predict(self, n: float | np.ndarray) -> np.ndarray:
-        return self.a + self.b * LAWS[self.law](np.asarray(n, dtype=float))
+        return _predict(self.law, self.a, self.b, n)
 
     def reaches(self, latency: float) -> float | None:
         """The size at which the law's latency reaches `latency` (None: it never does: a law that does not grow)."""
-        if self.law == "constant" or self.b <= 0:
+        return _reaches(self.law, self.a, self.b, latency)
+
+    def spread(self, n: float) -> tuple[float, float]:
+        """The lowest and highest latency the credible laws predict at size n."""
+        predicted = [_predict(law, a, b, n).item() for law, a, b in self.credible]
+        return min(predicted), max(predicted)
+
+    def reaches_range(self, latency: float) -> tuple[float | None, float | None]:
+        """The smallest and largest size at which a credible law reaches `latency` (None: none / one never does)."""
+        sizes = [_reaches(law, a, b, latency) for law, a, b in self.credible]
+        found = [s for s in sizes if s is not None]
+        return (min(found) if found else None), (None if None in sizes else max(found))
+
+
+def _predict(law: str, a: float, b: float, n: float | np.ndarray) -> np.ndarray:
+    return a + b * LAWS[law](np.asarray(n, dtype=float))
+
+
+def _reaches(law: str, a: float, b: float, latency: float) -> float | None:
+    if law == "constant" or b <= 0:
+        return None
+    if _predict(law, a, b, 1.0).item() >= latency:
+        return 1.0
+    low, high = 1.0, 10.0
+    while _predict(law, a, b, high).item() < latency:  # every law but the constant grows without bound
+        low, high = high, high * 10.0
+        if high > 1e18:
             return None
-        if self.predict(1.0).item() >= latency:
-            return 1.0
-        low, high = 1.0, 10.0
-        while self.predict(high).item() < latency:  # every law but the constant grows without bound
-            low, high = high, high * 10.0
-            if high > 1e18:
-                return None
-        for _ in range(200):  # bisection in log space: relative precision, whatever the scale
-            middle = math.sqrt(low * high)
-            low, high = (middle, high) if self.predict(middle).item() < latency else (low, middle)
-        return high
+    for _ in range(200):  # bisection in log space: relative precision, whatever the scale
+        middle = math.sqrt(low * high)
+        low, high = (middle, high) if _predict(law, a, b, middle).item() < latency else (low, middle)
+    return high
 
 
 def fit_law(law: str, sizes: np.ndarray, values: np.ndarray) -> tuple[float, float]:
@@ -91,7 +119,13 @@ def choose_law(sizes: np.ndarray, values: np.ndarray) -> Fit | None:
     held = {law: held_out_error(law, sizes, values) for law in LAWS}
     best = min(held.values())
     law = next(name for name in LAWS if held[name] <= best * TIE + 1e-12)
-    a, b = fit_law(law, sizes, values)
+    fits = {name: fit_law(name, sizes, values) for name in LAWS}
+    credible = tuple(
+        (name, *fits[name])
+        for name in LAWS
+        if name == law or (held[name] <= best * CREDIBLE + 1e-12 and fits[name][1] >= 0)
+    )
+    a, b = fits[law]
     fitted = a + b * LAWS[law](sizes)
     relative = (fitted - values) / np.maximum(np.abs(values), 1e-12)
-    return Fit(law, a, b, held[law], float(np.sqrt(np.mean(relative**2))), len(sizes))
+    return Fit(law, a, b, held[law], float(np.sqrt(np.mean(relative**2))), len(sizes), credible)

@@ -20,6 +20,7 @@ from bench.core.errors import UserError
 from bench.core.progress import no_progress
 from bench.datasets.model import Dataset, Qrels
 from bench.grow.ladder import Corpora, Rung
+from bench.grow.resources import Resources, measure
 from bench.quality.metrics import Measure, evaluate
 from bench.quality.runs import run_from_results
 from bench.results.schema import GrowRungRecord, RungStatus
@@ -39,6 +40,7 @@ class Climb:
     measures: list[Measure]
     percentiles: dict[str, float]  # latency_ms key -> percentile (p50, p99, the SLO's)
     unit: str
+    resources: dict[str, Resources]  # target name -> what to read of the app after each rung
 
 
 def climb(
@@ -78,6 +80,7 @@ def measure_rung(
     if error is None:
         results, latencies = _ask(target, climb.queries)
     errors, examples = error_kinds(results)
+    rss, disk = measure(climb.resources.get(spec.name, Resources(None, None)))
     return GrowRungRecord(
         target=spec.name,
         kind=spec.kind,
@@ -96,6 +99,8 @@ def measure_rung(
         error_examples=examples,
         error=error,
         resumed=resumed,
+        app_rss_bytes=rss,
+        store_bytes=disk,
     )
 
 

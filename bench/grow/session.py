@@ -3,6 +3,9 @@ each target's answer written however the run ends, what ragbench made on the ser
 
 from __future__ import annotations
 
+import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -12,6 +15,7 @@ from bench.datasets.distractors import Distractors
 from bench.datasets.model import Dataset
 from bench.grow.answer import summarise
 from bench.grow.ladder import Corpora
+from bench.grow.resources import Resources
 from bench.grow.run import DEPTH, Climb, climb
 from bench.quality.metrics import Measure
 from bench.results.frame import now_iso
@@ -32,20 +36,21 @@ class GrowPlan:
     slo: Slo | None
     keep: bool
     settings: dict[str, Any]  # what --resume must match (the header's `grow`)
+    resources: dict[str, Resources]  # target name -> the app's process and store, where this host can read them
 
 
 def run_grow(plan: GrowPlan, dataset: Dataset, qrels: dict[str, dict[str, int]], output: Output) -> Results | None:
     """Climb every rung with every target; returns the results read back (None where the output shows nothing)."""
     corpora = Corpora(dataset, plan.distractors, plan.rungs)  # refuses a source too small before anything is written
     percentiles = {"p50": 50.0, "p99": 99.0} | ({plan.slo.name: plan.slo.percentile} if plan.slo else {})
-    shared = Climb(corpora, dict(dataset.queries), qrels, plan.measures, percentiles, plan.unit)
+    shared = Climb(corpora, dict(dataset.queries), qrels, plan.measures, percentiles, plan.unit, plan.resources)
     header = _header(plan, dataset)
     records: list[GrowRungRecord] = []
     targets = _build(plan, dataset.fingerprint())  # offline: a bad mode or parameter is refused before anything
     stopped = False
     owned = {s.name for s in plan.specs if s.kind == "openwebui" and "kb" not in s.params}  # grow named their base
     try:
-        with open_run(output, header, lambda previous: _carried(previous, header, plan)) as run:
+        with _disk_full(output), open_run(output, header, lambda previous: _carried(previous, header, plan)) as run:
             records += [r for r in run.kept if isinstance(r, GrowRungRecord)]
             failed = {r.target for r in records if r.status == RungStatus.FAILED}
             start = _next_rung(records, plan) if run.resumed else 1
@@ -68,8 +73,37 @@ def run_grow(plan: GrowPlan, dataset: Dataset, qrels: dict[str, dict[str, int]],
         for _, target in reversed(targets):
             if not (plan.keep or stopped):  # a stopped run keeps its knowledge bases for --resume
                 remove_made(target, owned=target.name in owned)
-            target.close()
+            close(target)
     return run.read_back
+
+
+@contextmanager
+def _disk_full(output: Output) -> Iterator[None]:
+    """A results file that cannot be written (a full disk, a quota, a read-only mount): one line; what was written
+    before (every finished rung: each record is synced as it is written) stays."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in NO_ROOM:
+            raise
+        raise UserError(
+            f"--out {output.folder}: cannot write the results ({exc.strerror}); the rungs finished before are kept "
+            f"in {output.results.name}"
+        ) from exc
+
+
+NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG}
+
+
+def close(target: Target) -> None:
+    """The target's close (Open WebUI: its settings put back); a server gone since says so in one line, and the
+    run's figures and exit code stand (the rung it died in is recorded failed)."""
+    from bench.core.progress import console
+
+    try:
+        target.close()
+    except UserError as exc:
+        console.print(f"{target.name}: {exc}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _build(plan: GrowPlan, fingerprint: str) -> list[tuple[TargetSpec, Target]]:
@@ -112,7 +146,9 @@ def remove_made(target: Target, owned: bool) -> None:
     try:
         remove_knowledge(target.http, MadeOnServer(target.kb_id if made_kb else None, files))
     except UserError as exc:
-        console.print(f"{target.name}: not removed from the server: {exc}", markup=False, highlight=False)
+        console.print(
+            f"{target.name}: not removed from the server: {exc}", markup=False, highlight=False, soft_wrap=True
+        )
 
 
 def _of(records: list[GrowRungRecord], name: str) -> list[GrowRungRecord]:

@@ -1,5 +1,6 @@
 """The grow report: the answer per target first, then each rung's figures, then the plots — latency against size
-(log axes) with each fitted law, quality against size, ingest rate against size."""
+(log axes) with each fitted law, quality against size, ingest rate against size, the app's memory and store against
+size."""
 
 from __future__ import annotations
 
@@ -46,9 +47,14 @@ def _cell(value: float | None, spec: str = ".1f") -> str:
     return "-" if value is None or not np.isfinite(value) else format(value, spec)
 
 
+def _mib(value: int | None) -> str:
+    return "-" if value is None else f"{value / 2**20:,.0f}"
+
+
 def rung_table(results: Results) -> Rows:
     labels = list(dict.fromkeys(m for r in results.grow_rungs for m in r.metrics))
-    header = ["target", "rung", "size", "ingest", "s", "docs/s", "p50 ms", "p99 ms", *labels, "errors"]
+    header = ["target", "rung", "size", "ingest", "s", "docs/s", "p50 ms", "p99 ms", *labels, "RSS MiB", "store MiB"]
+    header.append("errors")
     rows = []
     for target in _targets(results):
         for r in _rungs(results, target):
@@ -64,6 +70,8 @@ def rung_table(results: Results) -> Rows:
                     _cell(r.latency_ms.get("p50")),
                     _cell(r.latency_ms.get("p99")),
                     *(_cell(r.metrics.get(m), ".3f") for m in labels),
+                    _mib(r.app_rss_bytes),
+                    _mib(r.store_bytes),
                     errors or "-",
                 ]
             )
@@ -71,7 +79,8 @@ def rung_table(results: Results) -> Rows:
 
 
 def law_table(summaries: list[GrowSummaryRecord]) -> Rows:
-    header = ["target", "latency", "law", "a (ms)", "b", "held-out error", "fit error", "rungs", "reaches the SLO at"]
+    header = ["target", "latency", "law", "a (ms)", "b", "held-out error", "fit error", "rungs", "credible laws"]
+    header += ["reaches the SLO at", "credible laws reach it at"]
     rows = [
         [
             s.target,
@@ -82,12 +91,21 @@ def law_table(summaries: list[GrowSummaryRecord]) -> Rows:
             f"{law.held_out_error:.1%}",
             f"{law.fit_error:.1%}",
             str(law.rungs),
+            ", ".join(law.credible_laws) or law.law,
             f"~{law.slo_size:,.0f}" if law.slo_size is not None else "-",
+            _slo_range(law),
         ]
         for s in summaries
         for law in s.laws
     ]
     return header, rows
+
+
+def _slo_range(law: GrowthLaw) -> str:
+    if law.slo_size_low is None:
+        return "-"
+    high = f"{law.slo_size_high:,.0f}" if law.slo_size_high is not None else "never"
+    return f"{law.slo_size_low:,.0f} to {high}"
 
 
 def _curve(law: GrowthLaw, sizes: np.ndarray) -> np.ndarray:
@@ -159,6 +177,31 @@ def ingest_plot(results: Results, path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
+def memory_plot(results: Results, path: Path) -> Path | None:
+    """The app's RSS and its store's bytes on disk against size, where they were read."""
+    panels = [(f, label) for f, label in RESOURCES if any(getattr(r, f) is not None for r in results.grow_rungs)]
+    if not panels:
+        return None
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
+    for ax, (attribute, label) in zip(axes[0], panels):
+        for i, target in enumerate(_targets(results)):
+            rungs = [r for r in _rungs(results, target) if getattr(r, attribute) is not None]
+            ax.plot(
+                [r.size for r in rungs],
+                [getattr(r, attribute) / 2**20 for r in rungs],
+                "o-",
+                color=f"C{i}",
+                label=target,
+            )
+        ax.set_xscale("log")
+        ax.set_xlabel("knowledge-base size (log)")
+        ax.set_ylabel(f"{label}, MiB")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    return save_figure(fig, path)
+
+
+RESOURCES = (("app_rss_bytes", "app's resident memory"), ("store_bytes", "store on disk (data_dir)"))
 NOTES = (
     "Latency: wall time of each query's own search call, one query at a time, answered queries only. Ingest: wall "
     "time of the target's prepare at the rung: incremental targets (Open WebUI, LightRAG) take only the rung's new "
@@ -208,6 +251,7 @@ def render(results: Results, folder: Path) -> tuple[str, str]:
         ("Latency vs size (dotted: fitted law)", latency_plot, "grow_latency.png"),
         ("Quality vs size", quality_plot, "grow_quality.png"),
         ("Ingest rate vs size", ingest_plot, "grow_ingest.png"),
+        ("Memory vs size", memory_plot, "grow_memory.png"),
     ):
         plot = draw(results, plots / name)
         if plot is not None:

@@ -4,6 +4,7 @@ and bad input refused with one line and exit 2 before anything is written."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,39 @@ def test_a_distractor_source_that_cannot_fill_a_rung_is_refused_before_measuring
     code, _, stderr = grow("-t", "bm25", "--rungs", RUNGS, "--distractors", tiny, "--out", out)
     assert code == 2 and "holds 4 documents; rung 100 needs" in stderr and len(stderr.splitlines()) == 1
     assert not (out / "results.jsonl").exists()
+
+
+def test_a_ladder_records_the_apps_rss_and_store_per_rung(grow, tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "index").write_bytes(os.urandom(50_000))
+    spec = f"me=bm25?pid={os.getpid()}&data_dir={store}"
+    code, _, err = grow("-t", spec, "--rungs", RUNGS, "--out", tmp_path / "out")
+    assert code == 0, err
+    rungs = read_results(tmp_path / "out" / "results.jsonl").grow_rungs
+    assert len(rungs) == 3 and all(r.target == "me" for r in rungs)
+    assert all((r.app_rss_bytes or 0) > 0 and (r.store_bytes or 0) >= 50_000 for r in rungs)
+    assert (tmp_path / "out" / "plots" / "grow_memory.png").is_file()
+
+
+def test_a_full_disk_is_one_line_with_the_finished_rungs_kept(grow, tmp_path, monkeypatch):
+    import errno
+
+    from bench.results.schema import GrowRungRecord
+    from bench.results.writer import ResultsWriter
+
+    real = ResultsWriter.write
+    rungs_written = []
+
+    def write(self, *records):
+        rungs_written.extend(r for r in records if isinstance(r, GrowRungRecord))
+        if len(rungs_written) >= 2:  # the disk fills as rung 2's record is written, and stays full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(self, *records)
+
+    monkeypatch.setattr(ResultsWriter, "write", write)
+    out = tmp_path / "out"
+    code, _, err = grow("-t", "bm25", "--rungs", RUNGS, "--out", out)
+    assert code == 2, err
+    assert [r.rung for r in read_results(out / "results.jsonl").grow_rungs] == [1]
+    assert "Traceback" not in err and "No space left on device" in err.splitlines()[-1]

@@ -82,7 +82,7 @@ def _climb(targets: list[tuple[TargetSpec, Noting]], start: int = 1, failed: set
     dataset = _dataset()
     corpora = Corpora(dataset, Distractors(parse_distractors("synthetic:0"), dataset), [4, 10, 25])
     shared = Climb(
-        corpora, dataset.queries, dataset.qrels, [parse_measure("nDCG@10")], {"p50": 50.0, "p99": 99.0}, "docs"
+        corpora, dataset.queries, dataset.qrels, [parse_measure("nDCG@10")], {"p50": 50.0, "p99": 99.0}, "docs", {}
     )
     written: list[GrowRungRecord] = []
     climb(shared, targets, start, written.append, failed or set())  # type: ignore[arg-type]

@@ -66,3 +66,30 @@ def test_the_fit_weighs_each_point_by_its_relative_error():
     a, b = fit_law("linear", sizes, values)
     relative = np.abs(a + b * sizes - values) / values
     assert relative.max() < 0.2
+
+
+def test_growth_seen_only_in_the_last_rung_leaves_the_credible_laws_apart():
+    # a fixed cost per query then a scan: flat for four rungs, rising at the fifth (bm25's shape, docs/grow.md)
+    sizes = np.array([750.0, 1500.0, 3000.0, 7500.0, 15000.0])
+    values = np.array([0.60, 0.57, 0.63, 0.61, 0.89])
+    fit = choose_law(sizes, values)
+    assert fit is not None and fit.law == "constant"  # no fold sees the growth: the choice cannot be the rungs'
+    names = [law for law, _, _ in fit.credible]
+    assert "constant" in names and "linear" in names and "quadratic" not in names
+    low, high = fit.spread(75000.0)
+    assert low == pytest.approx(fit.predict(75000.0).item()) and high > 2 * low  # stated as untrustworthy
+
+
+def test_a_clean_curve_has_one_credible_law_or_ones_that_agree():
+    fit = choose_law(SIZES, CURVES["linear"](SIZES))
+    assert fit is not None
+    low, high = fit.spread(4 * SIZES[-1])
+    assert high / low < 1.01
+    assert fit.reaches_range(1e4)[0] == pytest.approx(fit.reaches(1e4), rel=1e-3)
+
+
+def test_a_credible_law_that_never_reaches_the_latency_leaves_the_range_open():
+    fit = choose_law(np.array([750.0, 1500.0, 3000.0, 7500.0, 15000.0]), np.array([0.60, 0.57, 0.63, 0.61, 0.89]))
+    assert fit is not None
+    low, high = fit.reaches_range(50.0)
+    assert low is not None and high is None  # constant is credible: it never reaches 50 ms

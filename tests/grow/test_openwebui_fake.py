@@ -96,3 +96,26 @@ def test_a_resumed_run_grows_the_kept_base_and_removes_all_of_it_at_the_end(ragb
     assert [(r.rung, r.resumed) for r in rungs] == [(1, False), (2, True), (3, False)]
     assert fake.uploads == 12  # what the stopped run uploaded was reused, not sent again
     assert fake.knowledge == {} and fake.files == {}  # grow's own base, the stopped run's files with it
+
+
+def test_a_server_that_dies_mid_rung_fails_that_rung_in_one_line_and_keeps_the_finished_ones(
+    ragbench, data, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("OPENWEBUI_API_KEY", "sk-test-key")
+    monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path / "cache"))
+    server = FakeOpenWebUI(die_after_uploads=6)  # gone during rung 2's upload
+    out = tmp_path / "o"
+    try:
+        code, _, err = ragbench(
+            "grow", "--dataset", data, "-t", f"openwebui:hybrid@{server.url}", "--rungs", "4,8,12", "--out", out
+        )
+    finally:
+        server.close()
+    assert code == 3, err
+    rungs = read_results(out / "results.jsonl").grow_rungs
+    assert [(r.rung, r.status) for r in rungs] == [(1, "errors"), (2, "failed")]  # rung 3 not tried
+    assert rungs[1].error is not None and "cannot reach" in rungs[1].error
+    lines = err.splitlines()
+    assert any(line.startswith("rung 2/3 8 docs openwebui:hybrid: FAILED Open WebUI at") for line in lines)
+    assert any("retrieval settings NOT restored" in line for line in lines)  # said once, in one line
+    assert "Traceback" not in err and "rung(s) failed or had failed queries" in lines[-1]

@@ -40,6 +40,11 @@ class GrowRungRecord:
     #: the first rung after --resume: the target's knowledge base was brought to this size in one step (local
     #: engines rebuild; a server keeps what it held and takes what is missing); left out: grown as planned
     resumed: bool = field(default=False, metadata=WRITTEN_WHEN_SET)
+    #: resident memory of the app's process and its children after the rung's queries (`pid=`, or the process
+    #: listening on the target's loopback port); left out: not on this host, or a local engine
+    app_rss_bytes: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: bytes allocated to the files under the target's `data_dir=` after the rung; left out: none given
+    store_bytes: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass
@@ -56,6 +61,13 @@ class GrowthLaw:
     #: the size at which the law reaches the SLO's latency; left out: no SLO, a law that does not grow, or the
     #: SLO's percentile is another
     slo_size: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: the laws the rungs do not rule out (held-out error within twice the best's, latency not falling with size),
+    #: the chosen one among them: an extrapolation is only as sure as they agree
+    credible_laws: list[str] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
+    #: the smallest and largest size at which a credible law reaches the SLO; high left out while low is set: a
+    #: credible law never reaches it
+    slo_size_low: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    slo_size_high: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass

@@ -1,0 +1,152 @@
+"""Issue 34's large ladder on the real Open WebUI 0.12.4: `ragbench grow` through one knowledge base per mode
+(vector, hybrid), the app embedding through a hash-vector stand-in served here (so that ingest and latency are the
+app's and its vector store's, not a CPU model's), with small chunks so that tens of thousands of chunks take
+minutes, not hours. Prints the command, then the chunks each knowledge base holds and the app's memory.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/grow_openwebui.py [--rungs 750,1.2k,2k,3k] [--chunk-size 50]
+        [--queries 20] [--modes vector,hybrid] [--max-chunks K] [--limit-s 2400] [--out reports/grow-openwebui]
+
+`grow` is stopped with SIGTERM after --limit-s (its finished rungs and answers are kept: exit 143).
+The stand-in embeds a text as 128 feature-hashed word counts (crc32), L2-normalised: lexical, deterministic, fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.harness.openwebui import OpenWebUIServer, start_openwebui
+from tests.harness.process import stop_process
+
+REPO = Path(__file__).resolve().parents[1]
+DIMS = 128
+WORD = re.compile(r"\w+")
+
+
+def hash_vector(text: str) -> list[float]:
+    vector = [0.0] * DIMS
+    for word in WORD.findall(text.lower()):
+        vector[zlib.crc32(word.encode()) % DIMS] += 1.0
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
+class HashEmbedder(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [{"object": "embedding", "index": i, "embedding": hash_vector(t)} for i, t in enumerate(texts)]
+        reply = json.dumps({"object": "list", "data": data, "model": body.get("model", "hash")}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+
+def tree_rss_kib(pgid: int) -> int:
+    """Resident memory of every process in the app's process group (its workers included), KiB."""
+    total = 0
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = status.read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid:
+                total += int(fields[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def chunks_per_collection(data_dir: Path) -> dict[str, int]:
+    db = sqlite3.connect(data_dir / "vector_db" / "chroma.sqlite3")
+    rows = db.execute(
+        "SELECT c.name, COUNT(*) FROM embeddings e JOIN segments s ON e.segment_id = s.id "
+        "JOIN collections c ON s.collection = c.id GROUP BY c.name"
+    ).fetchall()
+    return {str(name): int(n) for name, n in rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rungs", default="750,1.2k,2k,3k")
+    parser.add_argument("--chunk-size", type=int, default=50)
+    parser.add_argument("--queries", type=int, default=20)
+    parser.add_argument("--max-chunks", type=int, default=0, help="chunks asked per query (0: the target's default)")
+    parser.add_argument("--modes", default="vector,hybrid", help="Open WebUI modes, one knowledge base each")
+    parser.add_argument("--limit-s", type=int, default=2400)
+    parser.add_argument("--max-rss-gib", type=float, default=10.0)
+    parser.add_argument("--chroma-cache-gib", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=REPO / "reports" / "grow-openwebui")
+    args = parser.parse_args()
+    os.environ.update(CHUNK_SIZE=str(args.chunk_size), CHUNK_OVERLAP="0")
+    # Chroma keeps every collection it opened in memory (Open WebUI makes one per file beside the knowledge base's):
+    # ~3.5 MB per 20-chunk document here, unbounded. Its LRU segment cache bounds that (chromadb's own settings).
+    os.environ.update(CHROMA_SEGMENT_CACHE_POLICY="LRU", CHROMA_MEMORY_LIMIT_BYTES=str(args.chroma_cache_gib * 2**30))
+    embedder = ThreadingHTTPServer(("127.0.0.1", 0), HashEmbedder)
+    threading.Thread(target=embedder.serve_forever, daemon=True).start()
+    embed_url = f"http://127.0.0.1:{embedder.server_address[1]}"
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the app (finally) when stopped
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        webui, server = start_openwebui(root / "openwebui", args.out.with_suffix(".app.log"), embed_url, "hash")
+        try:
+            run_grow(args, server, webui.popen.pid)
+            print("chunks per collection:", chunks_per_collection(server.data_dir), flush=True)
+            files = (server.data_dir / "vector_db").rglob("*")
+            print("vector_db bytes:", sum(f.stat().st_size for f in files if f.is_file()), flush=True)
+        finally:
+            stop_process(webui)
+            embedder.shutdown()
+
+
+def run_grow(args: argparse.Namespace, server: OpenWebUIServer, app_pgid: int) -> None:
+    url, data_dir = server.url, server.data_dir
+    argv = [sys.executable, "-m", "bench", "grow", "--dataset", "builtin:numpy-docs", "--rungs", args.rungs]
+    argv += ["--queries", str(args.queries), "--slo", "p99=2s", "--keep", "--out", str(args.out), "--overwrite"]
+    for mode in args.modes.split(","):
+        spec = f"{mode}=openwebui:{mode}@{url}?kb=grow-{mode}&data_dir={data_dir / 'vector_db'}"
+        argv += ["-t", spec + (f"&max_chunks={args.max_chunks}" if args.max_chunks else "")]
+    print("ragbench", " ".join(argv[3:]).replace(url, "URL").replace(str(data_dir), "DATA"), flush=True)
+    env = {**os.environ, "OPENWEBUI_API_KEY": server.api_key, "PYTHONPATH": str(REPO)}
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=REPO, env=env)
+    with args.out.with_suffix(".rss.csv").open("w") as memory:
+        try:
+            while proc.poll() is None:
+                time.sleep(5)
+                rss = tree_rss_kib(app_pgid)
+                memory.write(f"{time.time():.0f},{rss}\n")
+                memory.flush()
+                if time.monotonic() - started > args.limit_s or rss > args.max_rss_gib * 2**20:
+                    print(
+                        f"stopping grow: {time.monotonic() - started:.0f} s, app RSS {rss / 2**20:.1f} GiB", flush=True
+                    )
+                    proc.terminate()
+                    proc.wait()
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait()
+    print(f"grow exit {proc.returncode} after {time.monotonic() - started:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -70,9 +70,9 @@ def start_hogs(count: int, period: float) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([sys.executable, "-c", HOG.format(period=period)]) for _ in range(count)]
 
 
-def job(a: str, b: str, args: argparse.Namespace, out: Path, seed: int) -> tuple[InterleavedRecord, float, int]:
+def job(a: str, b: str, args: argparse.Namespace, out: Path, seed: int) -> tuple[InterleavedRecord, float, int] | None:
     """One interleaved job as a user runs it (its own --seed: its own order of the rounds): its record, wall time
-    and exit code."""
+    and exit code; None (said, kept out of the figures) when it ended with no verdict (exit 2 or 3)."""
     flags = ["--interleave", "--rounds", str(args.rounds), "--window", args.window, "--warmup", args.warmup]
     flags += [
         "--overwrite",
@@ -93,7 +93,8 @@ def job(a: str, b: str, args: argparse.Namespace, out: Path, seed: int) -> tuple
     )
     wall = time.monotonic() - started
     if done.returncode not in (0, 1):
-        raise SystemExit(f"job {out} exited {done.returncode}: {done.stderr.strip()[-500:]}")
+        print(f"job {out} exited {done.returncode}: {done.stderr.strip()[-500:]}: left out", flush=True)
+        return None
     (record,) = read_results(out / "results.jsonl").interleaved
     return record, wall, done.returncode
 
@@ -107,20 +108,25 @@ def real(args: argparse.Namespace) -> None:
     out.mkdir(parents=True, exist_ok=True)
     print(f"load average before: {os.getloadavg()}", flush=True)
     servers = [
-        start_server(ms, out / f"server-{i}.log")
+        start_server(ms, out / f"server-{args.only or 'all'}-{args.first}-{i}.log")
         for i, ms in enumerate((args.service_ms, args.service_ms, args.service_ms * args.step))
     ]
     (a, _), (twin, _), (slow, _) = servers
     hogs = start_hogs(args.hog, args.hog_period)
     found: dict[str, list[tuple[InterleavedRecord, float, int]]] = {"step": [], "twins": []}
+    kinds = [(name, b) for name, b in (("step", slow), ("twins", twin)) if args.only in (None, name)]
     try:
-        for k in range(args.jobs):
-            for name, b in (("step", slow), ("twins", twin)):
-                record, wall, code = job(a, b, args, out / f"{name}-{k}", args.seed + k)
+        for k in range(args.first, args.first + args.jobs):
+            for name, b in kinds:
+                found_job = job(a, b, args, out / f"{name}-{k}", args.seed + k)
+                if found_job is None:
+                    continue
+                record, wall, code = found_job
+                (out / f"{name}-{k}" / "wall.txt").write_text(f"{wall:.3f} {code}\n")
                 found[name].append((record, wall, code))
                 f = _throughput(record)
                 print(
-                    f"{name} job {k + 1}/{args.jobs}: {record.verdict} (exit {code}) in {wall:.0f} s; "
+                    f"{name} job {k + 1}/{args.first + args.jobs}: {record.verdict} (exit {code}) in {wall:.0f} s; "
                     f"{paired.figure_line(f)}",
                     flush=True,
                 )
@@ -135,7 +141,8 @@ def real(args: argparse.Namespace) -> None:
 
 
 def read_back(args: argparse.Namespace) -> None:
-    """The summary of jobs an earlier run left under --out (wall times and exit codes are not kept: 0)."""
+    """The summary of jobs earlier runs left under --out (jobs 0 to --jobs - 1; each job's wall time and exit
+    code from its wall.txt, 0 where an older run kept none)."""
     found: dict[str, list[tuple[InterleavedRecord, float, int]]] = {"step": [], "twins": []}
     for name in found:
         for k in range(args.jobs):
@@ -146,7 +153,9 @@ def read_back(args: argparse.Namespace) -> None:
             if run.end is None or run.end.status != EndStatus.COMPLETE:  # a job cut short is no verdict
                 print(f"{results}: not complete ({run.end.error if run.end else 'no end record'}): left out")
                 continue
-            found[name] += [(r, 0.0, 0) for r in run.interleaved]
+            kept = results.parent / "wall.txt"
+            wall, code = kept.read_text().split() if kept.is_file() else ("0", "0")
+            found[name] += [(r, float(wall), int(code)) for r in run.interleaved]
     summarize(found, args)
 
 
@@ -234,6 +243,8 @@ def main() -> None:
     parser.add_argument("--hog", type=int, default=0, help="CPU-bound neighbours whose load drifts")
     parser.add_argument("--hog-period", type=float, default=120.0, help="seconds of one drift cycle of the hogs")
     parser.add_argument("--out", default="reports/interleave-power")
+    parser.add_argument("--only", choices=("step", "twins"), help="run one kind of job only (shards side by side)")
+    parser.add_argument("--first", type=int, default=0, help="number of the first job (shards: seed and folder)")
     parser.add_argument("--read", action="store_true", help="summarize the jobs already under --out, run none")
     args = parser.parse_args()
     if args.simulate:

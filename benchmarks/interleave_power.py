@@ -5,6 +5,15 @@
         [--out reports/interleave-power]
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --simulate 100 [--noise 0.03] [--rounds 10]
 
+    # ≥ 40 jobs of each in four shards side by side (each its own servers; one CPU-bound neighbour), then the
+    # summary of all of them, and the same servers through separate runs and `compare BASE CUR`:
+    for s in "step 0 1" "step 21 0" "twins 0 0" "twins 21 0"; do set -- $s
+        nohup .venv/bin/python benchmarks/interleave_power.py --only $1 --first $2 --jobs 21 --rounds 20 \
+            --window 1s --warmup 0.25s --hog $3 --out reports/ip40 > reports/ip40-$1-$2.log 2>&1 &
+    done
+    PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --read --jobs 42 --rounds 20 --window 1s \
+        --out reports/ip40
+
 Real mode starts three loopback queue servers (tests/sizing/queue_server.py: one FIFO slot, SERVICE ms per
 request): A, its twin, and B, `--step` times slower, and `--hog N` CPU-bound neighbours whose load drifts over
 `--hog-period` s. Each job is one `ragbench load --interleave` process (`--concurrency 1` by default: the
@@ -23,6 +32,7 @@ false-alarm rate of a ratio exactly at the limit (2.5% by construction: one side
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import statistics
@@ -209,6 +219,58 @@ def _job_mean(rounds: list[InterleavedRound], side: str) -> float:
     return math.exp(statistics.fmean(math.log(v) for v in values if v > 0))  # a window with no answer: no figure
 
 
+def compare_separately(args: argparse.Namespace) -> None:
+    """The same servers through separate runs and `compare BASE CUR` (issue 36's side by side): job k's A/A run
+    (`twins-k`: a = A, b = the twin) as the baseline, job k + --offset's A/B run (`step-k`: a = A, b = 10% slower)
+    as the current one, minutes apart: compare's check `a` is an A/A pair of separate runs, its check `b` the 10%
+    step. compare's own rule (--min-throughput-ratio --limit, each run's 20 windows as its repeats). Each
+    comparison is kept (compare-K-J.json) and not run again."""
+    out, jobs = Path(args.out), args.jobs
+    verdicts: dict[str, list[str]] = {"a": [], "b": []}
+    ratios: dict[str, list[float]] = {"a": [], "b": []}
+    for k in range(jobs):
+        j = (k + args.offset) % jobs
+        base, cur = out / f"twins-{k}", out / f"step-{j}"
+        if not (_complete(base) and _complete(cur)):
+            continue
+        kept = out / f"compare-{k}-{j}.json"
+        if not kept.is_file():
+            argv = [sys.executable, "-m", "bench", "compare", str(base), str(cur), "--format", "json"]
+            done = subprocess.run(
+                [*argv, "--min-throughput-ratio", str(args.limit)],
+                capture_output=True,
+                text=True,
+                check=False,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+            )
+            if done.returncode not in (0, 1):
+                print(f"compare {base} {cur} exited {done.returncode}: {done.stderr.strip()[-300:]}")
+                continue
+            kept.write_text(done.stdout)
+        for check in json.loads(kept.read_text())["checks"]:
+            side = check["figures"]["endpoint"]
+            verdicts[side].append(check["figures"]["noise"][0]["verdict"])
+            ratios[side].append(math.log(check["figures"]["throughput_ratio"]))
+    for side, name in (("b", f"{args.step:g}x slower B"), ("a", "A/A")):
+        found = verdicts[side]
+        if len(found) < 2:
+            continue
+        print(
+            f"  separate runs + compare, {name}: fail {found.count('fail')}, inconclusive "
+            f"{found.count('inconclusive')}, pass {found.count('pass')} of {len(found)}; ratio ×"
+            f"{math.exp(statistics.fmean(ratios[side])):.3f}, sd of its log "
+            f"±{math.expm1(statistics.stdev(ratios[side])):.1%}"
+        )
+
+
+def _complete(folder: Path) -> bool:
+    results = folder / "results.jsonl"
+    if not results.is_file():
+        return False
+    end = read_results(results).end
+    return end is not None and end.status == EndStatus.COMPLETE
+
+
 def simulate(args: argparse.Namespace) -> None:
     rng = np.random.default_rng(args.seed)
     for name, step in (("A/A", 1.0), ("A/B", 1 / args.step), ("at the limit", args.limit)):
@@ -246,11 +308,13 @@ def main() -> None:
     parser.add_argument("--only", choices=("step", "twins"), help="run one kind of job only (shards side by side)")
     parser.add_argument("--first", type=int, default=0, help="number of the first job (shards: seed and folder)")
     parser.add_argument("--read", action="store_true", help="summarize the jobs already under --out, run none")
+    parser.add_argument("--offset", type=int, default=10, help="--read: job k's A/A run against job k+OFFSET's A/B")
     args = parser.parse_args()
     if args.simulate:
         simulate(args)
     elif args.read:
         read_back(args)
+        compare_separately(args)
     else:
         real(args)
 

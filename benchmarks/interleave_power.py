@@ -5,6 +5,15 @@
         [--out reports/interleave-power]
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --simulate 100 [--noise 0.03] [--rounds 10]
 
+    # ≥ 40 jobs of each in four shards side by side (each its own servers; one CPU-bound neighbour), then the
+    # summary of all of them, and the same servers through separate runs and `compare BASE CUR`:
+    for s in "step 0 1" "step 21 0" "twins 0 0" "twins 21 0"; do set -- $s
+        nohup .venv/bin/python benchmarks/interleave_power.py --only $1 --first $2 --jobs 21 --rounds 20 \
+            --window 1s --warmup 0.25s --hog $3 --out reports/ip40 > reports/ip40-$1-$2.log 2>&1 &
+    done
+    PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --read --jobs 42 --rounds 20 --window 1s \
+        --out reports/ip40
+
 Real mode starts three loopback queue servers (tests/sizing/queue_server.py: one FIFO slot, SERVICE ms per
 request): A, its twin, and B, `--step` times slower, and `--hog N` CPU-bound neighbours whose load drifts over
 `--hog-period` s. Each job is one `ragbench load --interleave` process (`--concurrency 1` by default: the
@@ -23,6 +32,7 @@ false-alarm rate of a ratio exactly at the limit (2.5% by construction: one side
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import statistics
@@ -70,9 +80,9 @@ def start_hogs(count: int, period: float) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([sys.executable, "-c", HOG.format(period=period)]) for _ in range(count)]
 
 
-def job(a: str, b: str, args: argparse.Namespace, out: Path, seed: int) -> tuple[InterleavedRecord, float, int]:
+def job(a: str, b: str, args: argparse.Namespace, out: Path, seed: int) -> tuple[InterleavedRecord, float, int] | None:
     """One interleaved job as a user runs it (its own --seed: its own order of the rounds): its record, wall time
-    and exit code."""
+    and exit code; None (said, kept out of the figures) when it ended with no verdict (exit 2 or 3)."""
     flags = ["--interleave", "--rounds", str(args.rounds), "--window", args.window, "--warmup", args.warmup]
     flags += [
         "--overwrite",
@@ -93,7 +103,8 @@ def job(a: str, b: str, args: argparse.Namespace, out: Path, seed: int) -> tuple
     )
     wall = time.monotonic() - started
     if done.returncode not in (0, 1):
-        raise SystemExit(f"job {out} exited {done.returncode}: {done.stderr.strip()[-500:]}")
+        print(f"job {out} exited {done.returncode}: {done.stderr.strip()[-500:]}: left out", flush=True)
+        return None
     (record,) = read_results(out / "results.jsonl").interleaved
     return record, wall, done.returncode
 
@@ -107,20 +118,25 @@ def real(args: argparse.Namespace) -> None:
     out.mkdir(parents=True, exist_ok=True)
     print(f"load average before: {os.getloadavg()}", flush=True)
     servers = [
-        start_server(ms, out / f"server-{i}.log")
+        start_server(ms, out / f"server-{args.only or 'all'}-{args.first}-{i}.log")
         for i, ms in enumerate((args.service_ms, args.service_ms, args.service_ms * args.step))
     ]
     (a, _), (twin, _), (slow, _) = servers
     hogs = start_hogs(args.hog, args.hog_period)
     found: dict[str, list[tuple[InterleavedRecord, float, int]]] = {"step": [], "twins": []}
+    kinds = [(name, b) for name, b in (("step", slow), ("twins", twin)) if args.only in (None, name)]
     try:
-        for k in range(args.jobs):
-            for name, b in (("step", slow), ("twins", twin)):
-                record, wall, code = job(a, b, args, out / f"{name}-{k}", args.seed + k)
+        for k in range(args.first, args.first + args.jobs):
+            for name, b in kinds:
+                found_job = job(a, b, args, out / f"{name}-{k}", args.seed + k)
+                if found_job is None:
+                    continue
+                record, wall, code = found_job
+                (out / f"{name}-{k}" / "wall.txt").write_text(f"{wall:.3f} {code}\n")
                 found[name].append((record, wall, code))
                 f = _throughput(record)
                 print(
-                    f"{name} job {k + 1}/{args.jobs}: {record.verdict} (exit {code}) in {wall:.0f} s; "
+                    f"{name} job {k + 1}/{args.first + args.jobs}: {record.verdict} (exit {code}) in {wall:.0f} s; "
                     f"{paired.figure_line(f)}",
                     flush=True,
                 )
@@ -135,7 +151,8 @@ def real(args: argparse.Namespace) -> None:
 
 
 def read_back(args: argparse.Namespace) -> None:
-    """The summary of jobs an earlier run left under --out (wall times and exit codes are not kept: 0)."""
+    """The summary of jobs earlier runs left under --out (jobs 0 to --jobs - 1; each job's wall time and exit
+    code from its wall.txt, 0 where an older run kept none)."""
     found: dict[str, list[tuple[InterleavedRecord, float, int]]] = {"step": [], "twins": []}
     for name in found:
         for k in range(args.jobs):
@@ -146,7 +163,9 @@ def read_back(args: argparse.Namespace) -> None:
             if run.end is None or run.end.status != EndStatus.COMPLETE:  # a job cut short is no verdict
                 print(f"{results}: not complete ({run.end.error if run.end else 'no end record'}): left out")
                 continue
-            found[name] += [(r, 0.0, 0) for r in run.interleaved]
+            kept = results.parent / "wall.txt"
+            wall, code = kept.read_text().split() if kept.is_file() else ("0", "0")
+            found[name] += [(r, float(wall), int(code)) for r in run.interleaved]
     summarize(found, args)
 
 
@@ -200,6 +219,58 @@ def _job_mean(rounds: list[InterleavedRound], side: str) -> float:
     return math.exp(statistics.fmean(math.log(v) for v in values if v > 0))  # a window with no answer: no figure
 
 
+def compare_separately(args: argparse.Namespace) -> None:
+    """The same servers through separate runs and `compare BASE CUR` (issue 36's side by side): job k's A/A run
+    (`twins-k`: a = A, b = the twin) as the baseline, job k + --offset's A/B run (`step-k`: a = A, b = 10% slower)
+    as the current one, minutes apart: compare's check `a` is an A/A pair of separate runs, its check `b` the 10%
+    step. compare's own rule (--min-throughput-ratio --limit, each run's 20 windows as its repeats). Each
+    comparison is kept (compare-K-J.json) and not run again."""
+    out, jobs = Path(args.out), args.jobs
+    verdicts: dict[str, list[str]] = {"a": [], "b": []}
+    ratios: dict[str, list[float]] = {"a": [], "b": []}
+    for k in range(jobs):
+        j = (k + args.offset) % jobs
+        base, cur = out / f"twins-{k}", out / f"step-{j}"
+        if not (_complete(base) and _complete(cur)):
+            continue
+        kept = out / f"compare-{k}-{j}.json"
+        if not kept.is_file():
+            argv = [sys.executable, "-m", "bench", "compare", str(base), str(cur), "--format", "json"]
+            done = subprocess.run(
+                [*argv, "--min-throughput-ratio", str(args.limit)],
+                capture_output=True,
+                text=True,
+                check=False,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+            )
+            if done.returncode not in (0, 1):
+                print(f"compare {base} {cur} exited {done.returncode}: {done.stderr.strip()[-300:]}")
+                continue
+            kept.write_text(done.stdout)
+        for check in json.loads(kept.read_text())["checks"]:
+            side = check["figures"]["endpoint"]
+            verdicts[side].append(check["figures"]["noise"][0]["verdict"])
+            ratios[side].append(math.log(check["figures"]["throughput_ratio"]))
+    for side, name in (("b", f"{args.step:g}x slower B"), ("a", "A/A")):
+        found = verdicts[side]
+        if len(found) < 2:
+            continue
+        print(
+            f"  separate runs + compare, {name}: fail {found.count('fail')}, inconclusive "
+            f"{found.count('inconclusive')}, pass {found.count('pass')} of {len(found)}; ratio ×"
+            f"{math.exp(statistics.fmean(ratios[side])):.3f}, sd of its log "
+            f"±{math.expm1(statistics.stdev(ratios[side])):.1%}"
+        )
+
+
+def _complete(folder: Path) -> bool:
+    results = folder / "results.jsonl"
+    if not results.is_file():
+        return False
+    end = read_results(results).end
+    return end is not None and end.status == EndStatus.COMPLETE
+
+
 def simulate(args: argparse.Namespace) -> None:
     rng = np.random.default_rng(args.seed)
     for name, step in (("A/A", 1.0), ("A/B", 1 / args.step), ("at the limit", args.limit)):
@@ -234,12 +305,16 @@ def main() -> None:
     parser.add_argument("--hog", type=int, default=0, help="CPU-bound neighbours whose load drifts")
     parser.add_argument("--hog-period", type=float, default=120.0, help="seconds of one drift cycle of the hogs")
     parser.add_argument("--out", default="reports/interleave-power")
+    parser.add_argument("--only", choices=("step", "twins"), help="run one kind of job only (shards side by side)")
+    parser.add_argument("--first", type=int, default=0, help="number of the first job (shards: seed and folder)")
     parser.add_argument("--read", action="store_true", help="summarize the jobs already under --out, run none")
+    parser.add_argument("--offset", type=int, default=10, help="--read: job k's A/A run against job k+OFFSET's A/B")
     args = parser.parse_args()
     if args.simulate:
         simulate(args)
     elif args.read:
         read_back(args)
+        compare_separately(args)
     else:
         real(args)
 

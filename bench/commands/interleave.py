@@ -79,7 +79,7 @@ def interleave_command(request: LoadRequest) -> tuple[list[LoadPointRecord], lis
     """Run the interleaved rounds; each endpoint's windows pooled per point and each point's paired record. A
     window that measured nothing raises MeasurementFailed (exit 3) once everything is written."""
     from bench.commands.load import check_load, gate_limits, raise_if_failed, show_points
-    from bench.load.interleave import run_interleave
+    from bench.load.interleave import missing_pairs, run_interleave
     from bench.load.shares import check_request_memory
     from bench.load.workload import load_workload
     from bench.report import write_report
@@ -101,6 +101,8 @@ def interleave_command(request: LoadRequest) -> tuple[list[LoadPointRecord], lis
         show_points(results)
         for record in results.interleaved:
             print("\n".join(paired.describe(record)), flush=True)
+        for line in missing_pairs(results):
+            print(line, flush=True)
 
     output = Output(
         request.out, request.overwrite, report=write_report, show=show, say=print, progress=True, origin=request.origin

@@ -40,6 +40,7 @@ POWER = 0.8
 MAX_ROUNDS = 1000  # rounds_needed gives up past this (None: not worth a job)
 NOT_GATED = "not gated"  # the verdict of a job no limit gates
 FIGURES = ("texts_per_s", "p50", "p99")  # p50 reported, not gated (as in compare)
+DETECT_STEPS = (0.95, 0.9)  # the slower B's texts/s ratios `detect_line` gives rounds for
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,36 @@ def rounds_needed(noise: float, step: float, paired: bool = True) -> int | None:
         if smallest_step(noise, n, paired) <= wanted:
             return n
     return None
+
+
+def rounds_to_flag(noise: float, step: float, limit: float | None) -> int | None:
+    """The fewest rounds after which the gate at `limit` fails a true ratio of `step` with POWER: it fails once
+    the whole interval is past the limit, so the distance to see is step ÷ limit (no limit: step ÷ 1, a one-sided
+    test at FALSE_ALARM). None when the step is not past the limit, or past MAX_ROUNDS."""
+    distance = step / (limit if limit is not None else 1.0)
+    if limit is not None and (limit - step) * (1 - step) <= 0:  # the step is on the passing side of the limit
+        return None
+    return rounds_needed(noise, distance)
+
+
+def detect_line(f: PairedFigure) -> str | None:
+    """texts/s only: the rounds this run's paired noise needs to flag a 5% and a 10% slower B (by its limit, or
+    against ×1 when none is given), beside the unpaired noise's count; None for other figures."""
+    if f.figure != "texts_per_s":
+        return None
+    against = f"the limit ×{f.limit:g}" if f.limit is not None else "×1 (no limit given)"
+    counts = [
+        f"×{step:g}: {_rounds(rounds_to_flag(f.paired_noise, step, f.limit))} "
+        f"(unpaired {_rounds(rounds_to_flag(f.unpaired_noise, step, f.limit))})"
+        for step in DETECT_STEPS
+        if f.limit is None or step < f.limit
+    ]
+    if not counts:
+        return None
+    return (
+        f"rounds to flag a slower B past {against} at 80% power at this paired noise "
+        f"(±{math.expm1(f.paired_noise):.1%}): " + "; ".join(counts)
+    )
 
 
 def verdict(stats: PairedStats, limit: float, higher_is_better: bool) -> Verdict:
@@ -182,7 +213,8 @@ def describe(record: InterleavedRecord) -> list[str]:
         "per window: give a longer --window)"
         for name in record.not_judged
     ]
-    return [head, *(f"  {figure_line(f)}" for f in record.figures), *missing]
+    detect = [f"  {line}" for line in map(detect_line, record.figures) if line is not None]
+    return [head, *(f"  {figure_line(f)}" for f in record.figures), *detect, *missing]
 
 
 def figure_line(f: PairedFigure) -> str:

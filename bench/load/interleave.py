@@ -31,7 +31,8 @@ from bench.load.sweep import load_header, ticker
 from bench.load.workload import Workload
 from bench.results.lifecycle import OpenRun, open_run
 from bench.results.lifecycle import Output as RunOutput
-from bench.results.schema import LoadPointRecord
+from bench.results.schema import EndStatus, LoadPointRecord
+from bench.results.store import Results
 
 Pair = Callable[[PointConfig, list[LoadPointRecord], list[LoadPointRecord], list[str]], object]
 
@@ -149,3 +150,29 @@ def _emit(
     complete = min(len(done.a), len(done.b))
     if complete >= 2:
         run.write(pair(point, done.a[:complete], done.b[:complete], done.firsts[:complete]))
+
+
+def missing_pairs(results: Results) -> list[str]:
+    """Why points an interleaved run measured have no paired record: the run stopped before both sides had 2
+    rounds (a ratio's spread needs two). One line per such point; none for another kind of run."""
+    settings = results.header.load or {}
+    if not settings.get("interleave"):
+        return []
+    names = list(settings.get("endpoints", {}))
+    windows: dict[str, dict[str, int]] = {}
+    for record in results.load_points:
+        windows.setdefault(point_label(record), {})[record.endpoint] = max(len(record.repeats), 1)
+    paired = {record.point for record in results.interleaved}
+    end = results.end
+    if end is None:
+        why = "the run stopped with no end record (killed)"
+    elif end.status != EndStatus.COMPLETE:
+        why = f"the run ended {end.status}" + (f": {end.error}" if end.error else "")
+    else:
+        why = "the run ended"
+    return [
+        f"No paired record for {label}: {min(sides.get(name, 0) for name in names)} round(s) measured on both "
+        f"sides when {why}; a paired ratio needs 2 (its windows are in the points below)"
+        for label, sides in windows.items()
+        if label not in paired
+    ]

@@ -36,6 +36,7 @@ class ReportKind:
     module: str  # has `function`(results: Results, folder: Path) -> tuple[str, str]
     function: str = "render"
     covers: tuple[str, ...] = ()  # kinds whose sections this one's render already holds
+    setting: str | None = None  # a header `load` setting that, when true, selects it too (a run cut before its records)
 
 
 KINDS: tuple[ReportKind, ...] = (
@@ -49,7 +50,15 @@ KINDS: tuple[ReportKind, ...] = (
     ReportKind("doctor", ("doctor_finding",), ("doctor",), "bench.report.doctor"),
     ReportKind("load", ("load_point",), ("load",), "bench.report.load"),
     ReportKind("size", ("sizing", "gpu_telemetry"), ("size",), "bench.report.sizing", "render_size", covers=("load",)),
-    ReportKind("interleave", ("interleaved",), (), "bench.report.interleave", "render_interleave", covers=("load",)),
+    ReportKind(
+        "interleave",
+        ("interleaved",),
+        (),
+        "bench.report.interleave",
+        "render_interleave",
+        covers=("load",),
+        setting="interleave",
+    ),
     ReportKind("ceiling", ("ceiling_point",), ("ceiling",), "bench.report.sizing", "render_ceiling"),
     ReportKind("ingest", ("ingest_point", "ingest_summary"), ("ingest",), "bench.report.ingest"),
     ReportKind("grow", ("grow_rung", "grow"), ("grow",), "bench.report.grow"),
@@ -57,7 +66,14 @@ KINDS: tuple[ReportKind, ...] = (
 
 
 def kinds_of(results: Results) -> list[ReportKind]:
-    found = [k for k in KINDS if any(results.of(r) for r in k.records) or results.header.command in k.commands]
+    settings = results.header.load or {}
+    found = [
+        k
+        for k in KINDS
+        if any(results.of(r) for r in k.records)
+        or results.header.command in k.commands
+        or (k.setting is not None and settings.get(k.setting) is True)
+    ]
     covered = {name for k in found for name in k.covers}
     found = [k for k in found if k.name not in covered]
     if not found:

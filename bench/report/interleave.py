@@ -13,6 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from bench.load.interleave import missing_pairs
 from bench.report.load import render
 from bench.report.page import html_figure, html_table, md_figure, md_table
 from bench.report.plots import save_figure
@@ -24,9 +25,11 @@ NAMES = {"texts_per_s": "texts/s", "p50": "p50", "p99": "p99"}
 
 
 def render_interleave(results: Results, folder: Path) -> tuple[str, str]:
-    """The paired sections (the answer) first, then the load report of every window they rest on."""
-    md: list[str] = []
-    html: list[str] = []
+    """The paired sections (the answer) first, then the load report of every window they rest on; a point with
+    windows but no paired record (the run stopped before 2 rounds) says so at the top."""
+    missing = missing_pairs(results)
+    md: list[str] = [*(f"{line}\n" for line in missing)]
+    html: list[str] = [f"<p class='bad'>{escape(line)}</p>" for line in missing]
     for number, record in enumerate(results.interleaved, 1):
         title = f"Interleaved: {record.current} ÷ {record.baseline}, {record.point}"
         verdict = f"Verdict: **{record.verdict.upper()}** over {len(record.rounds)} rounds"

@@ -108,3 +108,38 @@ def test_overall_verdict() -> None:
     assert paired.overall([Verdict.PASS, Verdict.INCONCLUSIVE]) == Verdict.INCONCLUSIVE
     assert paired.overall([Verdict.INCONCLUSIVE, Verdict.FAIL]) == Verdict.FAIL
     assert paired.overall([Verdict.PASS, Verdict.PASS]) == Verdict.PASS
+
+
+def _gate_fail_rate(rng: np.random.Generator, noise: float, step: float, rounds: int, jobs: int = 2000) -> float:
+    fails = 0
+    for _ in range(jobs):
+        diffs = rng.normal(math.log(step), noise, rounds)
+        stats = paired.paired_stats([1.0] * rounds, list(np.exp(diffs)), higher_is_better=True)
+        assert stats is not None
+        fails += paired.verdict(stats, LIMIT, higher_is_better=True) == Verdict.FAIL
+    return fails / jobs
+
+
+def test_rounds_to_flag_a_step_past_the_limit_give_the_gate_eighty_percent_power() -> None:
+    """At the count stated the gate itself (interval wholly past the limit) fails ×0.90 at a 0.95 limit ~80% of
+    the time or more; one round fewer, less."""
+    noise = 0.06
+    n = paired.rounds_to_flag(noise, 0.90, LIMIT)
+    assert n is not None and n > 2
+    rng = np.random.default_rng(7)
+    assert _gate_fail_rate(rng, noise, 0.90, n) >= paired.POWER - 0.03
+    assert _gate_fail_rate(rng, noise, 0.90, n - 1) < _gate_fail_rate(rng, noise, 0.90, n)
+    assert paired.rounds_to_flag(noise, 0.90, None) == paired.rounds_needed(noise, 0.90)  # no limit: against ×1
+    assert paired.rounds_to_flag(noise, 0.97, LIMIT) is None  # on the passing side of the limit
+
+
+def test_the_verdict_lines_say_the_rounds_a_step_needs() -> None:
+    rng = np.random.default_rng(8)
+    a, b = simulated_job(rng, 0.90, 0.03)
+    figure = paired.paired_figure("texts_per_s", list(a), list(b), LIMIT)
+    assert figure is not None
+    line = paired.detect_line(figure)
+    n = paired.rounds_to_flag(figure.paired_noise, 0.9, LIMIT)
+    assert line is not None and "past the limit ×0.95" in line and f"×0.9: {n} " in line and "×0.95:" not in line
+    ungated = paired.paired_figure("texts_per_s", list(a), list(b), None)
+    assert ungated is not None and "×0.95: " in (paired.detect_line(ungated) or "")

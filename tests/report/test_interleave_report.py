@@ -16,3 +16,39 @@ def test_the_verdict_comes_first_then_the_rounds_then_the_windows(tmp_path):
     assert "Rounds over time" in md and "geometric mean of the rounds' ratios" in md
     assert list((tmp_path / "run" / "plots").glob("load_interleave_1_*.png"))
     assert "Verdict: <b>NOT GATED</b>" in html.read_text(encoding="utf-8")
+
+
+def test_a_run_stopped_before_two_rounds_says_why_it_has_no_paired_record(tmp_path):
+    """Ctrl-C in round 1: each side has one window, no `interleaved` record; the report (and load's output,
+    the same lines) says the rounds done and how the run ended, not only the windows."""
+    from bench.load.interleave import missing_pairs
+    from bench.results.schema import EndRecord, EndStatus
+    from bench.results.store import read_results
+    from bench.results.writer import ResultsWriter
+    from tests.gate.helpers import load_point
+    from tests.harness.records import run_header
+
+    folder = tmp_path / "cut"
+    folder.mkdir()
+    endpoints = {name: {"kind": "tei", "url": "http://127.0.0.1:9", "options": {}} for name in "ab"}
+    writer = ResultsWriter(folder / "results.jsonl")
+    header = run_header("load", targets=["a", "b"], load={"interleave": True, "rounds": 10, "endpoints": endpoints})
+    end = EndRecord(EndStatus.INTERRUPTED, "2026-12-05T00:00:00Z", "interrupted by Ctrl-C")
+    writer.write(header, load_point("a"), load_point("b"), end)
+    writer.close()
+
+    (line,) = missing_pairs(read_results(folder / "results.jsonl"))
+    assert line.startswith("No paired record for closed batch 8 conc 4: 1 round(s) measured on both sides")
+    assert "the run ended interrupted: interrupted by Ctrl-C; a paired ratio needs 2" in line
+    write_report(folder / "results.jsonl")
+    md = (folder / "report.md").read_text(encoding="utf-8")
+    assert md.index("No paired record for closed batch 8 conc 4") < md.index("### Points")
+
+
+def test_a_run_that_is_not_interleaved_has_no_such_line(tmp_path):
+    from bench.load.interleave import missing_pairs
+    from bench.results.store import read_results
+    from tests.gate.helpers import load_point, write_load_results
+
+    (tmp_path / "plain").mkdir()
+    assert missing_pairs(read_results(write_load_results(tmp_path / "plain", [load_point("a")]))) == []

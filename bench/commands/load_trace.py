@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from bench.commands.load import LoadRequest
 from bench.core import values as v
@@ -21,12 +23,12 @@ from bench.results.schema import Op
 REPLAY_FILE = "trace-replay.json"
 
 
-def trace_routes(request: LoadRequest, calls: list[TraceCall]) -> dict[str, tuple[str, Op]]:
+def trace_routes(endpoints: list[str], routes: list[str] | None, calls: list[TraceCall]) -> dict[str, tuple[str, Op]]:
     """--route ROUTE=NAME checked against the trace and -e: route -> (endpoint spec text, op)."""
-    specs = {parse_endpoint_spec(text).name: text for text in request.endpoints}
+    specs = {parse_endpoint_spec(text).name: text for text in endpoints}
     kinds = {c.route: c.kind for c in calls}
     mapped: dict[str, tuple[str, Op]] = {}
-    for item in request.route or []:
+    for item in routes or []:
         route, sep, name = item.partition("=")
         if not sep or route not in kinds:
             raise UserError(f"--route {item!r}: expected ROUTE=NAME with ROUTE one of the trace's {sorted(kinds)}")
@@ -38,6 +40,18 @@ def trace_routes(request: LoadRequest, calls: list[TraceCall]) -> dict[str, tupl
     if not mapped:
         raise UserError(f"load --trace: map at least one of the trace's routes {sorted(kinds)}: --route ROUTE=NAME")
     return mapped
+
+
+@contextmanager
+def routed_endpoints(mapped: dict[str, tuple[str, Op]], timeout_s: float) -> Iterator[dict[str, LoadEndpoint]]:
+    """Each mapped route's endpoint, opened (and checked with one small request) and closed at the end."""
+    endpoints: dict[str, LoadEndpoint] = {}
+    try:
+        for route, (spec, op) in mapped.items():
+            endpoints[route] = open_endpoints([parse_endpoint_spec(spec)], op, timeout_s)[0]
+        yield endpoints
+    finally:
+        close_endpoints(list(endpoints.values()))
 
 
 def trace_settings(request: LoadRequest, calls: list[TraceCall]) -> TraceSettings:
@@ -55,16 +69,11 @@ def trace_command(request: LoadRequest) -> bool:
     """Replay, print the comparison, write it to --out/trace-replay.json; whether every call was answered."""
     assert request.trace is not None
     calls = read_trace(request.trace)
-    mapped = trace_routes(request, calls)
+    mapped = trace_routes(request.endpoints, request.route, calls)
     settings = trace_settings(request, calls)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
-    endpoints: dict[str, LoadEndpoint] = {}
-    try:
-        for route, (spec, op) in mapped.items():
-            endpoints[route] = open_endpoints([parse_endpoint_spec(spec)], op, settings.timeout_s)[0]
+    with routed_endpoints(mapped, settings.timeout_s) as endpoints:
         replays = replay_trace(endpoints, calls, settings, workload, worker_pool)
-    finally:
-        close_endpoints(list(endpoints.values()))
     rows = [compare_route(replay, settings.speed) for replay in replays]
     request.out.mkdir(parents=True, exist_ok=True)
     summary = {"trace": str(request.trace), "speed": settings.speed, "loops": settings.loops}

@@ -126,11 +126,11 @@ def replay_trace(
     by_route = {route: mine for route, mine in by_route.items() if mine}
     plans = [replay_plan(routes[route], mine, settings, workload) for route, mine in by_route.items()]
     first = min(mine[0].at for mine in by_route.values())
+    executor = executor_of(len(plans))  # started before the clock: spawning workers takes seconds on a busy machine
     start_at = perf_counter() + START_LEAD_S
     for worker, (plan, mine) in enumerate(zip(plans, by_route.values(), strict=True)):
         plan.start_at = start_at + (mine[0].at - first) / settings.speed
         plan.worker = worker
-    executor = executor_of(len(plans))
     try:
         results = run_plans(executor, plans)
     finally:

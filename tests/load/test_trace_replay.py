@@ -4,6 +4,7 @@ and the real chain: calls recorded through `ragbench meter --record` in front of
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -66,3 +67,35 @@ def test_a_recorded_trace_replays_against_the_same_server(load_server, tmp_path:
     (route,) = json.loads((out / "trace-replay.json").read_text())["routes"]
     assert route["calls_replayed"] == 60 and route["texts_identical"] and route["errors"] == 0
     assert route["p50_replayed_ms"] == pytest.approx(route["p50_recorded_ms"], rel=0.5)
+
+
+@pytest.mark.slow
+def test_size_trace_finds_the_speed_a_serial_server_carries(load_server, tmp_path: Path):
+    """One request at a time, 10 ms each: 100 calls/s. A trace of 40 calls/s (constant gaps, imported from CSV)
+    fits up to about × 2.5 under a p99 of 100 ms; the answer stays below the capacity and within 2x of it."""
+    url, _ = load_server(service_ms=10, serial=1)
+    trace = tmp_path / "gateway.csv"
+    rows = [f"{i * 0.025:.3f},embedding,embed,1,chars,40,,200,0.01" for i in range(100)]
+    trace.write_text("at,route,kind,texts,unit,lengths,query,status,latency\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "size"
+    code, stdout, stderr = run_cli_captured(
+        "size",
+        "-e",
+        f"fx=tei@{url}",
+        "--trace",
+        str(trace),
+        "--route",
+        "embedding=fx",
+        "--slo-p99",
+        "100",
+        "--target-speed",
+        "6x",
+        "--max-probes",
+        "8",
+        "--out",
+        str(out),
+    )
+    assert code == 0, stdout + stderr
+    found = json.loads((out / "trace-size.json").read_text())
+    assert 1.25 <= found["max_speed"] <= 2.5 < found["failed_speed"] * 1.05
+    assert found["replicas"] == math.ceil(6 / found["max_speed"])

@@ -47,8 +47,10 @@ def main() -> None:
     args = parser.parse_args()
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests/load/fixture_server.py"), "--port", str(port)]
-        + ["--service-ms", str(args.service_ms), "--per-text-ms", "1"]
+        [
+            *(sys.executable, str(ROOT / "tests/load/fixture_server.py"), "--port", str(port)),
+            *("--service-ms", str(args.service_ms), "--per-text-ms", "1"),
+        ]
     )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -19,6 +19,12 @@ def load(options: dict[str, Any]) -> None:
     from bench.load.points import ERRORS
 
     request = LoadRequest(**options)
+    if request.trace is not None:
+        from bench.commands.load_trace import trace_command
+
+        if not trace_command(request):
+            raise typer.Exit(EXIT_CHECK_FAILED)
+        return
     if request.interleave:
         from bench.commands.interleave import interleave_command
         from bench.gate.noise import Verdict

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -19,6 +20,10 @@ def meter(
     ],
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: any free port).")] = 9600,
+    record: Annotated[
+        Path | None,
+        typer.Option("--record", help="Write a trace of every call here (JSONL: shapes and times, never texts)."),
+    ] = None,
 ) -> None:
     """Forward /ROUTE/... to each upstream unchanged and count calls, tokens and time per route.
 
@@ -36,15 +41,19 @@ def meter(
             raise UserError(f"--upstream {item!r}: route {route!r} is given twice (one upstream a route)")
         upstreams[route] = url
     try:
-        proxy = Meter(upstreams, host=host, port=port)
+        proxy = Meter(upstreams, host=host, port=port, record=record)
     except ValueError as exc:
         raise UserError(f"--upstream: {exc}") from None
     except OSError as exc:
+        if record is not None and exc.filename == str(record):
+            raise UserError(f"--record {record}: {exc.strerror or exc}") from None
         raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     for route, url in proxy.upstreams.items():
         replaces = " (the URL's credentials replace the client's Authorization)" if proxy.auth[route] else ""
         typer.echo(f"{proxy.url}/{route} -> {url}{replaces}")
     typer.echo(f"usage: {proxy.url}/_meter/usage  (Ctrl-C stops)")
+    if record is not None:
+        typer.echo(f"recording a trace in {record}")
     try:
         proxy.serve_forever()
     except KeyboardInterrupt:

@@ -15,7 +15,13 @@ from bench.commands.size import SizeRequest
 def size(options: dict[str, Any]) -> None:
     from bench.commands.size_console import size_with_console
 
-    size_with_console(SizeRequest(**options))
+    request = SizeRequest(**options)
+    if request.trace is not None:
+        from bench.commands.size_trace import size_trace_command
+
+        size_trace_command(request)
+        return
+    size_with_console(request)
 
 
 command(

@@ -181,6 +181,39 @@ class LoadRequest:
             )
         ),
     )
+    # `--trace` (bench/load/trace_replay.py): a recorded trace replayed open-loop, compared with its recording
+    trace: Path | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--trace",),
+                "Replay a trace (ragbench meter --record, or a CSV/JSONL of the same columns) open-loop at its "
+                "recorded arrival times, texts per call and lengths; compared per route with the recording "
+                "(docs/traffic.md).",
+                suite=False,
+            )
+        ),
+    )
+    speed: float = field(
+        default=1.0,
+        metadata=option(Flag(("--speed",), "--trace: arrivals this many times faster (2: twice).", suite=False)),
+    )
+    loop: bool = field(
+        default=False,
+        metadata=option(
+            Flag(("--loop",), "--trace: play the trace end to end again until --duration has passed.", suite=False)
+        ),
+    )
+    route: list[str] | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--route",),
+                "--trace: ROUTE=NAME, the trace's route replayed against endpoint NAME (-e NAME=...).",
+                suite=False,
+            )
+        ),
+    )
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 

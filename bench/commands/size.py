@@ -178,6 +178,26 @@ class SizeRequest:
     seed: int = field(default=0, metadata=option(ARRIVAL_SEED))
     overwrite: bool = field(default=False, metadata=option(OVERWRITE))
     ray: str | None = field(default=None, metadata=option(RAY))
+    # `--trace` (bench/sizing/trace_size.py): the largest speed-up of a recorded trace under the SLO
+    trace: Path | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--trace",),
+                "Size for a recorded trace (ragbench meter --record): the largest speed-up of it that meets the SLO "
+                "on every route (docs/traffic.md).",
+                suite=False,
+            )
+        ),
+    )
+    target_speed: str | None = field(
+        default=None,
+        metadata=option(Flag(("--target-speed",), "--trace: the growth to plan for, e.g. 3x: replicas.", suite=False)),
+    )
+    route: list[str] | None = field(
+        default=None,
+        metadata=option(Flag(("--route",), "--trace: ROUTE=NAME, the trace's route against -e NAME=...", suite=False)),
+    )
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 

@@ -18,11 +18,14 @@ two snapshots (`MeterClient`).
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 from bench.core.http import HttpClient, auth_headers, new_client
 from bench.endpoints.meter_ledger import MeterLedger
 from bench.endpoints.meter_relay import INSTANCE_HEADER, Forwarding, QuietServer, make_handler
+from bench.endpoints.meter_trace import TraceWriter
 from bench.endpoints.meter_usage import (
     MAX_TOKENS_PER_CALL,
     QUERY_COST_FIELDS,
@@ -58,10 +61,12 @@ class Meter(MeterLedger):
         timeout_s: float = 600.0,
         log_calls: bool = False,
         client_timeout_s: float = 120.0,
+        record: Path | None = None,
     ):
         """`timeout_s`: each upstream request's; `client_timeout_s`: each wait on a client's socket (a client that
         stops mid-request is dropped after it). `log_calls`: keep every call's record and request in `calls` (an
-        ingest's meter; a long-running meter keeps its totals only)."""
+        ingest's meter; a long-running meter keeps its totals only). `record`: write a trace of every call there
+        (bench/endpoints/meter_trace.py), its clock starting now."""
         for route in upstreams:
             if not route or "/" in route or route.startswith("_"):
                 raise ValueError(f"route name {route!r}: one path segment, not starting with '_'")
@@ -77,6 +82,8 @@ class Meter(MeterLedger):
         forwarding = Forwarding(self, self.upstreams, self.auth, self._client)
         self._server = QuietServer((host, port), make_handler(forwarding, client_timeout_s))
         self._thread: threading.Thread | None = None
+        if record is not None:
+            self.trace = TraceWriter(record, time.perf_counter())
 
     @property
     def url(self) -> str:
@@ -96,6 +103,8 @@ class Meter(MeterLedger):
             self._server.shutdown()
         self._server.server_close()
         self._client.close()
+        if self.trace is not None:
+            self.trace.close()
 
     def __enter__(self) -> Meter:
         return self.start()

@@ -9,6 +9,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from bench.endpoints.meter_calls import CallRecord, StatusClass, body_digest
+from bench.endpoints.meter_trace import CallKind, TraceCall, TraceWriter, call_shape
 from bench.endpoints.meter_usage import Usage, checked_usage
 
 _STATUS_COUNTERS = {
@@ -38,6 +39,7 @@ class MeterLedger:
         self._route_in_flight = dict.fromkeys(routes, 0)
         self._busy_since = dict.fromkeys(routes, 0.0)  # when the route's current busy stretch began
         self._lock = threading.Lock()
+        self.trace: TraceWriter | None = None  # `ragbench meter --record`: every call's shape, never its texts
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         with self._lock:
@@ -68,6 +70,8 @@ class MeterLedger:
             if self._route_in_flight[route] == 0:
                 self._busy_since[route] = now
             self._route_in_flight[route] += 1
+            if self.trace is not None:
+                self.trace.begin(now)
             return now
 
     def record(self, route: str, call: CallRecord, body: bytes, usage: Any) -> None:
@@ -102,6 +106,8 @@ class MeterLedger:
                     if len(failed) > _FAILED_BODIES_KEPT:
                         del failed[next(iter(failed))]
             _add_tokens(total, found)
+        if self.trace is not None:
+            self.trace.end(call.started_s, _trace_call(self.trace.origin, call, body, found))
 
     def _end_call(self, route: str, total: Usage) -> None:
         """One call fewer in flight (the lock held): a route left with none ends its busy stretch."""
@@ -122,3 +128,20 @@ def _add_tokens(total: Usage, found: dict[str, int] | None) -> None:
     total.prompt_tokens += prompt
     total.completion_tokens += completion
     total.total_tokens += found.get("total_tokens", prompt + completion)
+
+
+def _trace_call(origin: float, call: CallRecord, body: bytes, found: dict[str, int] | None) -> TraceCall:
+    """What a trace keeps of a call: its shape (lengths in characters), never its texts."""
+    shape = call_shape(body)
+    kind, lengths, query = shape if shape is not None else (CallKind.LLM, (), None)
+    return TraceCall(
+        at=max(0.0, call.started_s - origin),
+        route=call.route,
+        kind=kind,
+        lengths=lengths,
+        tokens=(found or {}).get("prompt_tokens", (found or {}).get("total_tokens")),
+        query=query,
+        status=call.status,
+        latency=call.seconds,
+        hash=body_digest(body) if body else None,
+    )

@@ -1,0 +1,294 @@
+"""A traffic trace: one line per call the meter forwarded, safe to attach to a ticket (never a text, a hash at most).
+
+    ragbench meter --record trace.jsonl --upstream embedding=http://tei:8080 --upstream rerank=http://tei-rr:8080
+
+The file (JSONL) opens with a header line `{"format": "ragbench-trace", "version": 1}`, then one call a line:
+
+    {"at": 0.0123, "route": "embedding", "kind": "embed", "texts": 3, "unit": "chars", "lengths": [120, 33, 40],
+     "tokens": 52, "query": null, "status": 200, "latency": 0.0141, "hash": "3f2a..."}
+
+`at`: seconds from the recording's start (monotonic clock), sorted; `texts` the texts of the call (a rerank: its
+passages, `query` the query's length); `lengths` each text's length in `unit` (`chars` as the meter records them:
+the usage an endpoint reports is one total a call, kept in `tokens`; an imported trace may say `tokens`); `latency`
+the meter's time for the call (s); `hash` the request body's SHA-1 (to count repeats). docs/trace.schema.json is
+the schema (`python -m bench.endpoints.meter_trace docs/trace.schema.json` writes it). A CSV with the same columns
+(`lengths` joined by `;`, an empty cell for null) imports the same way, for traces built from a gateway's logs.
+"""
+
+from __future__ import annotations
+
+import csv
+import heapq
+import itertools
+import json
+import math
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, Any
+
+from bench.core.errors import InputError
+from bench.core.http import loads
+
+TRACE_FORMAT = "ragbench-trace"
+TRACE_VERSION = 1
+# A text past this is no text an embedder or reranker takes (the longest context windows are 32k tokens; 8 chars
+# a token is far above any tokenizer's average): a length beyond it is a broken trace, refused.
+MAX_TOKENS = 32_768
+MAX_CHARS = 8 * MAX_TOKENS
+COLUMNS = ("at", "route", "kind", "texts", "unit", "lengths", "tokens", "query", "status", "latency", "hash")
+
+
+class CallKind(StrEnum):
+    EMBED = "embed"
+    RERANK = "rerank"
+    LLM = "llm"
+
+
+class TraceUnit(StrEnum):
+    """What a trace's text lengths count."""
+
+    CHARS = "chars"
+    TOKENS = "tokens"
+
+
+MAX_LENGTH = {TraceUnit.CHARS: MAX_CHARS, TraceUnit.TOKENS: MAX_TOKENS}
+
+
+@dataclass(frozen=True)
+class TraceCall:
+    """One recorded call (the module's docstring says each field)."""
+
+    at: float
+    route: str
+    kind: CallKind
+    lengths: tuple[int, ...]
+    unit: TraceUnit = TraceUnit.CHARS
+    tokens: int | None = None
+    query: int | None = None
+    status: int | None = 200
+    latency: float = 0.0
+    hash: str | None = None
+
+    @property
+    def texts(self) -> int:
+        return len(self.lengths)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "at": round(self.at, 6),
+            "route": self.route,
+            "kind": str(self.kind),
+            "texts": self.texts,
+            "unit": str(self.unit),
+            "lengths": list(self.lengths),
+            "tokens": self.tokens,
+            "query": self.query,
+            "status": self.status,
+            "latency": round(self.latency, 6),
+            "hash": self.hash,
+        }
+
+
+def call_shape(body: bytes) -> tuple[CallKind, tuple[int, ...], int | None] | None:
+    """A request body's kind, text lengths (characters) and a rerank's query length; None for a body that is not
+    a JSON object (the call is still recorded, with no texts)."""
+    try:
+        data = loads(body) if body else None
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("messages"), list):
+        return (
+            CallKind.LLM,
+            tuple(len(str(m.get("content", ""))) for m in data["messages"] if isinstance(m, dict)),
+            None,
+        )
+    if isinstance(data.get("prompt"), str):
+        return CallKind.LLM, (len(data["prompt"]),), None
+    for name in ("input", "inputs", "documents", "texts"):
+        value = data.get(name)
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list):
+            lengths = tuple(_text_length(v) for v in value)
+            query = data.get("query")
+            if isinstance(query, str):
+                return CallKind.RERANK, lengths, len(query)
+            return CallKind.EMBED, lengths, None
+    return None
+
+
+def _text_length(value: object) -> int:
+    if isinstance(value, dict):  # Cohere's {"text": ...} documents
+        value = value.get("text", "")
+    return len(value) if isinstance(value, (str, list)) else len(str(value))
+
+
+class TraceWriter:
+    """Writes calls as they end, in the order they began: a call is held until every call that began before it has
+    ended, so the file is sorted by `at` while the meter runs (a long meter's trace is written as it goes)."""
+
+    def __init__(self, path: Path, origin: float):
+        self.path, self.origin = path, origin
+        self._file: IO[str] = path.open("w", encoding="utf-8")
+        self._file.write(json.dumps({"format": TRACE_FORMAT, "version": TRACE_VERSION}) + "\n")
+        self._in_flight: dict[float, int] = {}
+        self._done: list[tuple[float, int, TraceCall]] = []
+        self._seq = 0
+        self._lock = threading.Lock()
+
+    def begin(self, start: float) -> None:
+        with self._lock:
+            self._in_flight[start] = self._in_flight.get(start, 0) + 1
+
+    def end(self, start: float, call: TraceCall) -> None:
+        with self._lock:
+            left = self._in_flight.pop(start, 1) - 1
+            if left > 0:
+                self._in_flight[start] = left
+            self._seq += 1
+            heapq.heappush(self._done, (start, self._seq, call))
+            first_open = min(self._in_flight, default=math.inf)
+            while self._done and self._done[0][0] <= first_open:
+                self._file.write(json.dumps(heapq.heappop(self._done)[2].to_json()) + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            while self._done:
+                self._file.write(json.dumps(heapq.heappop(self._done)[2].to_json()) + "\n")
+            self._file.close()
+
+
+def read_trace(path: Path) -> list[TraceCall]:
+    """A trace file's calls (JSONL, or CSV by its `.csv` name), checked: a malformed line, calls out of order, a
+    length past MAX_LENGTH or no call at all is an InputError naming the file and line (exit 2)."""
+    try:
+        with path.open(encoding="utf-8", newline="") as file:
+            rows = _csv_rows(file) if path.suffix.lower() == ".csv" else _jsonl_rows(path, file)
+            placed = [(line, _checked_call(path, line, row)) for line, row in rows]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read the trace: {exc}") from None
+    if not placed:
+        raise InputError(path, "the trace holds no call")
+    for (_, before), (line, call) in itertools.pairwise(placed):
+        if call.at < before.at:
+            raise InputError(path, f"calls out of order: at {call.at:g} after {before.at:g}", line)
+    return [call for _, call in placed]
+
+
+def _jsonl_rows(path: Path, file: IO[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    for line, text in enumerate(file, 1):
+        if not text.strip():
+            continue
+        try:
+            row = loads(text)
+        except ValueError:
+            raise InputError(path, "not a JSON object", line) from None
+        if not isinstance(row, dict):
+            raise InputError(path, "not a JSON object", line)
+        if "format" in row:
+            if row.get("format") != TRACE_FORMAT or row.get("version") != TRACE_VERSION:
+                raise InputError(path, f"a trace header of {TRACE_FORMAT} version {TRACE_VERSION} expected", line)
+            continue
+        yield line, row
+
+
+def _csv_rows(file: IO[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    reader = csv.DictReader(file)
+    for row in reader:
+        values: dict[str, Any] = {k: (v if v != "" else None) for k, v in row.items() if k is not None}
+        lengths = values.get("lengths")
+        values["lengths"] = [] if lengths is None else lengths.split(";")
+        yield reader.line_num, values
+
+
+def _number(row: dict[str, Any], name: str, kind: type, low: float, high: float, optional: bool) -> Any:
+    value = row.get(name)
+    if value is None and optional:
+        return None
+    try:
+        number = kind(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+    except ValueError:
+        number = None
+    if kind is int and isinstance(value, float) and not value.is_integer():
+        number = None
+    if number is None or not math.isfinite(number) or not low <= number <= high:
+        raise ValueError(f"{name} {value!r}: expected a {kind.__name__} from {low:g} to {high:g}")
+    return number
+
+
+def _checked_call(path: Path, line: int, row: dict[str, Any]) -> TraceCall:
+    try:
+        unit = TraceUnit(row.get("unit") or TraceUnit.CHARS)
+        kind = CallKind(str(row.get("kind")))
+        limit = MAX_LENGTH[unit]
+        raw = row.get("lengths")
+        if not isinstance(raw, list):
+            raise ValueError("lengths: expected a list of text lengths")
+        lengths = tuple(_number({"length": v}, "length", int, 0, limit, False) for v in raw)
+        texts = _number(row, "texts", int, 0, 10**6, True)
+        if texts is not None and texts != len(lengths):
+            raise ValueError(f"texts {texts} but {len(lengths)} lengths")
+        route = row.get("route")
+        if not isinstance(route, str) or not route:
+            raise ValueError("route: expected a name")
+        hashed = row.get("hash")
+        return TraceCall(
+            at=_number(row, "at", float, 0, 1e9, False),
+            route=route,
+            kind=kind,
+            lengths=lengths,
+            unit=unit,
+            tokens=_number(row, "tokens", int, 0, limit * 10**6, True),
+            query=_number(row, "query", int, 0, limit, True),
+            status=_number(row, "status", int, 100, 599, True),
+            latency=_number(row, "latency", float, 0, 1e6, True) or 0.0,
+            hash=hashed if isinstance(hashed, str) else None,
+        )
+    except ValueError as exc:  # an unknown kind or unit is a ValueError too
+        raise InputError(path, str(exc), line) from None
+
+
+def trace_schema() -> dict[str, Any]:
+    """The JSON Schema of one trace line (a header or a call)."""
+    length = {"type": "integer", "minimum": 0, "maximum": MAX_CHARS}
+    nullable_int = {"type": ["integer", "null"], "minimum": 0}
+    call = {
+        "type": "object",
+        "required": ["at", "route", "kind", "lengths"],
+        "properties": {
+            "at": {"type": "number", "minimum": 0, "description": "seconds from the recording's start, sorted"},
+            "route": {"type": "string", "minLength": 1},
+            "kind": {"enum": [str(k) for k in CallKind]},
+            "texts": {"type": "integer", "minimum": 0, "description": "equals the count of lengths"},
+            "unit": {"enum": [str(u) for u in TraceUnit], "default": "chars"},
+            "lengths": {"type": "array", "items": length, "description": f"tokens: at most {MAX_TOKENS}"},
+            "tokens": {**nullable_int, "description": "the call's total tokens from the endpoint's usage"},
+            "query": {**nullable_int, "description": "a rerank's query length, in unit"},
+            "status": {"type": ["integer", "null"], "minimum": 100, "maximum": 599},
+            "latency": {"type": "number", "minimum": 0, "description": "seconds, as the meter timed the call"},
+            "hash": {"type": ["string", "null"], "description": "SHA-1 of the request body, never the texts"},
+        },
+        "additionalProperties": False,
+    }
+    header = {
+        "type": "object",
+        "required": ["format", "version"],
+        "properties": {"format": {"const": TRACE_FORMAT}, "version": {"const": TRACE_VERSION}},
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://ragbench/trace.v{TRACE_VERSION}.schema.json",
+        "title": "ragbench traffic trace line",
+        "oneOf": [header, call],
+    }
+
+
+if __name__ == "__main__":
+    Path(sys.argv[1]).write_text(json.dumps(trace_schema(), indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,163 @@
+"""`load --trace FILE`: a recorded trace (bench/endpoints/meter_trace.py) replayed open-loop through load's own
+worker machinery — one SharePlan a route, its offsets the recorded arrivals divided by `--speed`, its requests the
+recorded calls (texts per call as recorded, synthetic texts of the recorded lengths), measured as load measures
+(scheduled latency from the intended send time; `behind` when a send left past its time).
+
+    replays = replay_trace(routes, calls, TraceSettings(speed=2.0), workload)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from time import perf_counter
+
+import numpy as np
+
+from bench.endpoints.meter_trace import CallKind, TraceCall, TraceUnit
+from bench.load.client import encode_request, target_of
+from bench.load.endpoint import InProcessCall, LoadEndpoint
+from bench.load.pool import run_plans, stop_pool
+from bench.load.share import SharePlan, ShareResult
+from bench.load.shares import START_LEAD_S
+from bench.load.workload import Workload
+from bench.results.schema import Loop, Op
+
+BEHIND_S = 0.001  # a send that left more than this after its intended time was behind the schedule
+
+
+@dataclass(frozen=True)
+class TraceSettings:
+    speed: float = 1.0  # 2.0: the trace's arrivals twice as fast
+    loops: int = 1  # the trace played this many times, end to end
+    timeout_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class RouteReplay:
+    """What one route's replay measured, per call: intended / sent / end (s from the replay's start), outcome."""
+
+    route: str
+    endpoint: str
+    recorded: tuple[TraceCall, ...]
+    intended_s: tuple[float, ...]
+    sent_s: tuple[float, ...]
+    end_s: tuple[float, ...]
+    outcomes: tuple[str, ...]
+    texts: tuple[int, ...]
+
+    @property
+    def latencies_s(self) -> np.ndarray:
+        """Scheduled latency: from the intended send time to the answer's end."""
+        latencies: np.ndarray = np.asarray(self.end_s) - np.asarray(self.intended_s)
+        return latencies
+
+    @property
+    def behind(self) -> int:
+        return int(np.count_nonzero(np.asarray(self.sent_s) - np.asarray(self.intended_s) > BEHIND_S))
+
+
+def synthetic_texts(workload: Workload, call: TraceCall) -> tuple[str | None, list[str]]:
+    """A call's query (rerank) and texts of its recorded lengths, cut from the running corpus: characters exactly
+    (`chars`), or words for `tokens` (as `--lengths` cuts without a tokenizer)."""
+    words = " ".join(workload.texts).split()
+    corpus = " ".join(words)
+    texts = []
+    for position, length in enumerate(call.lengths):
+        texts.append(_cut(words, corpus, position * 97, length, call.unit))
+    query = None
+    if call.kind == CallKind.RERANK:
+        query = _cut(words, corpus, 13, call.query or 1, call.unit)
+    return query, texts
+
+
+def _cut(words: list[str], corpus: str, start: int, length: int, unit: TraceUnit) -> str:
+    if unit == TraceUnit.CHARS:
+        reps = corpus * (1 + length // max(1, len(corpus)))
+        offset = start % max(1, len(corpus))
+        return (reps + reps)[offset : offset + length]
+    return " ".join(words[(start + i) % len(words)] for i in range(length))
+
+
+def replay_plan(
+    endpoint: LoadEndpoint, calls: list[TraceCall], settings: TraceSettings, workload: Workload
+) -> SharePlan:
+    """One route's share: every call at its recorded offset / speed (loops end to end), start_at set later."""
+    payloads = [synthetic_texts(workload, call) for call in calls]
+    arrivals = np.asarray([call.at for call in calls]) - calls[0].at
+    period = float(arrivals[-1]) + (float(np.mean(np.diff(arrivals))) if len(arrivals) > 1 else 1.0)
+    offsets = np.concatenate([arrivals + loop * period for loop in range(settings.loops)]) / settings.speed
+    plan = SharePlan(
+        worker=0,
+        mode=Loop.OPEN,
+        target=None,
+        requests=[],
+        inputs=[len(texts) for _, texts in payloads],
+        tokens=[sum(call.lengths) for call in calls],
+        start_at=0.0,
+        warmup_s=0.0,
+        duration_s=float(offsets[-1]) + 1e-6,
+        offsets=offsets,
+        timeout_s=settings.timeout_s,
+        wire=endpoint.wire,
+        log_requests=True,
+    )
+    op = Op.RERANK if calls[0].kind == CallKind.RERANK else Op.EMBED
+    if endpoint.in_process:
+        plan.call = InProcessCall(endpoint.spec, op, payloads)
+    else:
+        wired = [endpoint.request(payload) for payload in payloads]
+        plan.target = target = target_of(wired[0].url)
+        plan.requests = [encode_request(target, w.method, w.body(), endpoint.headers) for w in wired]
+        plan.answer_cap = max((w.cap for w in wired), key=lambda cap: cap.size)
+    return plan
+
+
+def replay_trace(
+    routes: dict[str, LoadEndpoint],
+    calls: list[TraceCall],
+    settings: TraceSettings,
+    workload: Workload,
+    executor_of: Callable[[int], Executor],
+) -> list[RouteReplay]:
+    """Every mapped route's calls replayed at once (a worker a route), all on one clock."""
+    by_route = {route: [c for c in calls if c.route == route] for route in routes}
+    by_route = {route: mine for route, mine in by_route.items() if mine}
+    plans = [replay_plan(routes[route], mine, settings, workload) for route, mine in by_route.items()]
+    first = min(mine[0].at for mine in by_route.values())
+    executor = executor_of(len(plans))  # started before the clock: spawning workers takes seconds on a busy machine
+    start_at = perf_counter() + START_LEAD_S
+    for worker, (plan, mine) in enumerate(zip(plans, by_route.values(), strict=True)):
+        plan.start_at = start_at + (mine[0].at - first) / settings.speed
+        plan.worker = worker
+    try:
+        results = run_plans(executor, plans)
+    finally:
+        stop_pool(executor)
+    return [
+        _route_replay(route, routes[route].spec.name, mine, result, start_at - plan.start_at)
+        for (route, mine), plan, result in zip(by_route.items(), plans, results, strict=True)
+    ]
+
+
+def _route_replay(
+    route: str, endpoint: str, recorded: list[TraceCall], result: ShareResult, shift: float
+) -> RouteReplay:
+    log = result.request_log or {}
+    order = np.argsort(np.asarray(log.get("intended_s", []), dtype=float), kind="stable")
+
+    def column(name: str) -> tuple[float, ...]:
+        values = np.asarray(log.get(name, []), dtype=float)[order] - shift
+        return tuple(values.tolist())
+
+    return RouteReplay(
+        route,
+        endpoint,
+        tuple(recorded),
+        column("intended_s"),
+        column("sent_s"),
+        column("end_s"),
+        tuple(str(log["outcome"][i]) for i in order),
+        tuple(int(log["texts"][i]) for i in order),
+    )

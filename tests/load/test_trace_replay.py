@@ -1,0 +1,101 @@
+"""`load --trace`: the replay's schedule (recorded arrivals scaled by --speed, loops end to end), its synthetic texts,
+and the real chain: calls recorded through `ragbench meter --record` in front of a server, replayed against it."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from bench.endpoints.meter import Meter
+from bench.endpoints.meter_trace import CallKind, TraceCall, TraceUnit, read_trace
+from bench.endpoints.spec import parse_endpoint_spec
+from bench.load.endpoint import LoadEndpoint
+from bench.load.trace_replay import TraceSettings, replay_plan, synthetic_texts
+from tests.harness.cli import run_cli_captured
+from tests.load.conftest import inline_workload
+
+CALLS = [
+    TraceCall(10.0, "embedding", CallKind.EMBED, (5, 30)),
+    TraceCall(10.5, "embedding", CallKind.EMBED, (12,)),
+    TraceCall(12.0, "embedding", CallKind.EMBED, (3, 3, 3)),
+]
+
+
+def test_the_schedule_is_the_recorded_arrivals_divided_by_speed_and_looped():
+    endpoint = LoadEndpoint(parse_endpoint_spec("e=tei@http://127.0.0.1:9"))
+    plan = replay_plan(endpoint, CALLS, TraceSettings(speed=2.0, loops=2), inline_workload())
+    period = 2.0 + 1.0  # the span plus one mean gap: the loop's second pass keeps the spacing
+    expected = np.array([0.0, 0.5, 2.0, period, period + 0.5, period + 2.0]) / 2.0
+    np.testing.assert_allclose(plan.offsets, expected)
+    assert plan.inputs == [2, 1, 3] and len(plan.requests) == 3  # a request a call: index % 3 on the second pass
+
+
+def test_synthetic_texts_have_the_recorded_lengths():
+    workload = inline_workload()
+    _, texts = synthetic_texts(workload, TraceCall(0.0, "e", CallKind.EMBED, (1, 17, 400)))
+    assert [len(t) for t in texts] == [1, 17, 400]
+    query, words = synthetic_texts(workload, TraceCall(0.0, "r", CallKind.RERANK, (4, 9), TraceUnit.TOKENS, query=3))
+    assert [len(t.split()) for t in words] == [4, 9] and query is not None and len(query.split()) == 3
+
+
+@pytest.mark.slow
+def test_a_recorded_trace_replays_against_the_same_server(load_server, tmp_path: Path):
+    url, _ = load_server(service_ms=20, per_text_ms=1)
+    trace = tmp_path / "trace.jsonl"
+    rng = np.random.default_rng(7)
+    with Meter({"embedding": url}, record=trace) as meter, httpx.Client(timeout=10) as client:
+        start = time.perf_counter()
+        due = 0.0
+        for _ in range(60):
+            due += float(rng.exponential(0.05))
+            time.sleep(max(0.0, start + due - time.perf_counter()))
+            batch = int(rng.integers(1, 9))
+            client.post(f"{meter.url}/embedding/embed", json={"inputs": ["some words here"] * batch})
+    calls = read_trace(trace)
+    assert len(calls) == 60
+    out = tmp_path / "replay"
+    code, stdout, stderr = run_cli_captured(
+        "load", "-e", f"fx=tei@{url}", "--trace", str(trace), "--route", "embedding=fx", "--out", str(out)
+    )
+    assert code == 0, stdout + stderr
+    (route,) = json.loads((out / "trace-replay.json").read_text())["routes"]
+    assert route["calls_replayed"] == 60 and route["texts_identical"] and route["errors"] == 0
+    assert route["p50_replayed_ms"] == pytest.approx(route["p50_recorded_ms"], rel=0.5)
+
+
+@pytest.mark.slow
+def test_size_trace_finds_the_speed_a_serial_server_carries(load_server, tmp_path: Path):
+    """One request at a time, 10 ms each: 100 calls/s. A trace of 40 calls/s (constant gaps, imported from CSV)
+    fits up to about × 2.5 under a p99 of 100 ms; the answer stays below the capacity and within 2x of it."""
+    url, _ = load_server(service_ms=10, serial=1)
+    trace = tmp_path / "gateway.csv"
+    rows = [f"{i * 0.025:.3f},embedding,embed,1,chars,40,,200,0.01" for i in range(100)]
+    trace.write_text("at,route,kind,texts,unit,lengths,query,status,latency\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "size"
+    code, stdout, stderr = run_cli_captured(
+        "size",
+        "-e",
+        f"fx=tei@{url}",
+        "--trace",
+        str(trace),
+        "--route",
+        "embedding=fx",
+        "--slo-p99",
+        "100",
+        "--target-speed",
+        "6x",
+        "--max-probes",
+        "8",
+        "--out",
+        str(out),
+    )
+    assert code == 0, stdout + stderr
+    found = json.loads((out / "trace-size.json").read_text())
+    assert 1.25 <= found["max_speed"] <= 2.5 < found["failed_speed"] * 1.05
+    assert found["replicas"] == math.ceil(6 / found["max_speed"])

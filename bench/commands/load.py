@@ -16,6 +16,7 @@ from bench.gate.config import GateConfig, build_gate_config
 from bench.gate.options import GateOptions
 from bench.load import histograms
 from bench.load.endpoint import DRAIN_SHOWN_S
+from bench.load.lengths import parse_documents, parse_lengths
 from bench.load.plan import SweepPlan, plan_sweep
 from bench.load.points import (
     BEHIND,
@@ -230,10 +231,7 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepPlan:
         raise UserError(
             "load: --concurrency sets the closed loop (or a burst's cap); the open loop takes --rate and --max-inflight"
         )
-    if op == Op.RERANK and request.batch is not None:
-        raise UserError("load: rerank sends one query with --documents candidates per request; --batch is for embed")
-    if op == Op.EMBED and request.documents is not None:
-        raise UserError("load: --documents is for --op rerank")
+    _check_sizes(request, op)
     if request.interleave:
         _check_interleave(request)
     workers = v.number("--workers", request.workers, v.WORKERS)
@@ -262,13 +260,26 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepPlan:
         batches=v.number_list("--batch", request.batch, v.TEXTS_PER_REQUEST) or [1],
         concurrencies=concurrencies or [1],
         rates=v.number_list("--rate", request.rate, v.RATE),
-        lengths=[*v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT)] or [None],
-        documents=v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST) or [10],
+        lengths=parse_lengths(request.lengths, seed),
+        documents=parse_documents(request.documents, seed) or [10],
         repeat=v.number("--rounds", request.rounds, v.REPEATS)
         if request.interleave
         else v.number("--repeat", request.repeat, v.REPEATS),
     )
     return plan_sweep(sweep, request.requests_csv)
+
+
+def _check_sizes(request: LoadRequest, op: Op) -> None:
+    """--batch for embed, --documents for rerank; a documents distribution for the closed and open loops."""
+    if op == Op.RERANK and request.batch is not None:
+        raise UserError("load: rerank sends one query with --documents candidates per request; --batch is for embed")
+    if op == Op.EMBED and request.documents is not None:
+        raise UserError("load: --documents is for --op rerank")
+    if request.burst is not None and not all(isinstance(d, int) for d in parse_documents(request.documents, 0)):
+        raise UserError(
+            "load: a burst sends its chunks in fixed batches; --documents A..B or poisson:M is for the closed and "
+            "open loops"
+        )
 
 
 def _window(request: LoadRequest) -> float:

@@ -15,7 +15,7 @@ from bench.load.points import PointConfig, Window, judge
 from bench.load.quantities import LatencyQuantity, ServerQuantity, server_times
 from bench.load.server_view import delta
 from bench.load.share import ShareResult
-from bench.load.workload import Workload
+from bench.load.workload import Workload, documents_distribution
 from bench.results.schema import ClientView, Latencies, LoadPointRecord, LoadRequests, Loop, Op, Throughput
 
 # A worker is saturated when the requests it drove took this share of what its CPU per request allows
@@ -66,8 +66,10 @@ def merge_shares(
         client=client_view(shares),
         max_inflight=point.max_inflight,
         burst=point.burst,
-        length=point.length,
+        length=point.length if isinstance(point.length, int) else None,
         documents=point.batch if point.op == Op.RERANK else None,
+        length_distribution=(sent := workload.with_length(point.length)).distribution,  # cut once, kept
+        documents_distribution=documents_distribution(point.documents_draw, sent.ring(point.batch)),
         warmup_s=point.warmup_s,
         histograms={q: histograms.encode(h) for q, h in merged.items() if h.get_total_count()},
         error_examples=examples,

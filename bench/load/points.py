@@ -16,6 +16,7 @@ from typing import Protocol
 
 from bench.core.values import rate_text
 from bench.load.histograms import decode, recorded
+from bench.load.lengths import DocumentsDraw, LengthsFrom
 from bench.load.quantities import LatencyQuantity, latency_block
 from bench.load.schedule import Arrival
 from bench.results.schema import LatencySummary, LoadPointRecord, LoadRequests, Loop, Op, PointStatus
@@ -38,7 +39,8 @@ class PointConfig:
     arrival: Arrival | None = None
     max_inflight: int | None = None
     burst: int | None = None  # texts in the burst
-    length: int | None = None
+    length: int | LengthsFrom | None = None  # tokens (words) per text, or drawn from a dataset's; None: as they are
+    documents_draw: DocumentsDraw | None = None  # rerank: candidates drawn per request (`batch` is its mean)
     duration_s: float | None = 10.0
     requests: int | None = None
     warmup_s: float = 2.0
@@ -47,6 +49,14 @@ class PointConfig:
     seed: int = 0
     max_error_rate: float = MAX_ERROR_RATE  # above it the point is marked `errors`
     log_requests: bool = False  # workers keep one row per measured request (load --requests-csv)
+
+    @property
+    def length_text(self) -> str | None:
+        return None if self.length is None else str(self.length)
+
+    @property
+    def size_text(self) -> str:
+        return str(self.documents_draw) if self.documents_draw is not None else str(self.batch)
 
 
 @dataclass
@@ -57,32 +67,33 @@ class SweepConfig:
     batches: list[int] = field(default_factory=lambda: [1])
     concurrencies: list[int] = field(default_factory=lambda: [1])
     rates: list[float] = field(default_factory=list)
-    lengths: list[int | None] = field(default_factory=lambda: [None])
-    documents: list[int] = field(default_factory=lambda: [10])
+    lengths: list[int | LengthsFrom | None] = field(default_factory=lambda: [None])
+    documents: list[int | DocumentsDraw] = field(default_factory=lambda: [10])
     repeat: int = 1  # each point measured this many times, interleaved, pooled into one record (load --repeat)
 
     def points(self) -> list[PointConfig]:
         base = self.base
-        sizes = self.documents if base.op == Op.RERANK else self.batches
+        sizes: list[int | DocumentsDraw] = [*self.documents] if base.op == Op.RERANK else [*self.batches]
         out: list[PointConfig] = []
         for length in self.lengths:
             for size in sizes:
+                shaped = _sized(replace(base, length=length), size)
                 if base.burst is not None:
-                    out += [
-                        replace(base, loop=Loop.BURST, batch=size, concurrency=c, length=length)
-                        for c in self.concurrencies
-                    ]
+                    out += [replace(shaped, loop=Loop.BURST, concurrency=c) for c in self.concurrencies]
                 elif self.rates:  # each rate its own seed: poisson/gamma gaps differ between points, reruns repeat them
                     out += [
-                        replace(base, loop=Loop.OPEN, batch=size, rate=r, length=length, seed=base.seed + i)
-                        for i, r in enumerate(self.rates)
+                        replace(shaped, loop=Loop.OPEN, rate=r, seed=base.seed + i) for i, r in enumerate(self.rates)
                     ]
                 else:
-                    out += [
-                        replace(base, loop=Loop.CLOSED, batch=size, concurrency=c, length=length)
-                        for c in self.concurrencies
-                    ]
+                    out += [replace(shaped, loop=Loop.CLOSED, concurrency=c) for c in self.concurrencies]
         return out
+
+
+def _sized(point: PointConfig, size: int | DocumentsDraw) -> PointConfig:
+    """The point with `size` texts a request, or a documents draw (its rounded mean as the batch)."""
+    if isinstance(size, int):
+        return replace(point, batch=size)
+    return replace(point, batch=size.typical, documents_draw=size)
 
 
 class PointSettings(Protocol):
@@ -103,7 +114,9 @@ class PointSettings(Protocol):
     @property
     def burst(self) -> int | None: ...
     @property
-    def length(self) -> int | None: ...
+    def length_text(self) -> str | None: ...  # `128`, `from:builtin:numpy-docs`; None: no length set
+    @property
+    def size_text(self) -> str: ...  # the batch, or a documents distribution (`10..100`, `poisson:40`)
     @property
     def arrival(self) -> object: ...
 
@@ -111,8 +124,8 @@ class PointSettings(Protocol):
 def point_label(p: PointSettings, endpoint: str | None = None) -> str:
     """`closed batch 8 conc 4`, `open batch 1 400/s poisson cap 16`, `burst 1000 texts batch 32 conc 4` (+ len N);
     with `endpoint`, led by it and the op (`tei embed closed batch 8 conc 4`): a point among other endpoints'."""
-    size = f"docs {p.batch}" if p.op == Op.RERANK else f"batch {p.batch}"
-    length = f" len {p.length}" if p.length else ""
+    size = f"docs {p.size_text}" if p.op == Op.RERANK else f"batch {p.size_text}"
+    length = f" len {p.length_text}" if p.length_text else ""
     if p.loop == Loop.CLOSED:
         label = f"closed {size} conc {p.concurrency}{length}"
     elif p.loop == Loop.OPEN:
@@ -139,6 +152,8 @@ class PointKey:
     burst: int | None
     length: int | None
     documents: int | None
+    length_from: str | None = None  # `--lengths from:DATASET`, as the record's length distribution says
+    documents_from: str | None = None  # a documents distribution, as the record says
 
     @classmethod
     def of(cls, point: LoadPointRecord, endpoint: str | None = None) -> PointKey:
@@ -154,7 +169,17 @@ class PointKey:
             point.burst,
             point.length,
             point.documents,
+            point.length_distribution.source if point.length_distribution else None,
+            point.documents_distribution.spec if point.documents_distribution else None,
         )
+
+    @property
+    def length_text(self) -> str | None:
+        return self.length_from or (str(self.length) if self.length else None)
+
+    @property
+    def size_text(self) -> str:
+        return self.documents_from or str(self.batch)
 
     @property
     def label(self) -> str:

@@ -18,6 +18,7 @@ import numpy as np
 from bench.core import values
 from bench.load.client import encode_request, target_of
 from bench.load.endpoint import InProcessCall, LoadEndpoint
+from bench.load.lengths import LengthsFrom
 from bench.load.points import PointConfig, point_label
 from bench.load.schedule import open_schedule, share, split_count
 from bench.load.share import SharePlan
@@ -137,7 +138,7 @@ def _payloads(point: PointConfig, workload: Workload) -> list[tuple[str | None, 
             return [(workload.queries[i % len(workload.queries)], docs) for i, docs in enumerate(batches)]
         return [(None, texts) for texts in batches]
     if point.op == Op.RERANK:
-        return [(query, docs) for query, docs in workload.rerank_requests(point.batch)]
+        return [(query, docs) for query, docs in workload.rerank_requests(point.batch, point.documents_draw)]
     return [(None, texts) for texts in workload.embed_batches(point.batch)]
 
 
@@ -163,6 +164,14 @@ def check_schedule(points: Sequence[PointConfig]) -> None:
             )
 
 
+def _per_text(workload: Workload, length: int | LengthsFrom, per_word: float) -> float:
+    """Bytes a text of `length` takes: at most `length` words', or the mean of the texts cut to a drawn length."""
+    if isinstance(length, int):
+        return length * per_word
+    cut = workload.with_length(length).texts  # made now, kept for the run: drawn lengths are known once cut
+    return sum(len(json.dumps(t, ensure_ascii=False).encode()) for t in cut) / len(cut)
+
+
 def check_request_memory(points: Sequence[PointConfig], workload: Workload) -> None:
     """Each point's requests are encoded before it starts and copied to every worker: all copies together
     within values.REQUEST_MEMORY, estimated from the workload before anything is sent or written."""
@@ -170,8 +179,14 @@ def check_request_memory(points: Sequence[PointConfig], workload: Workload) -> N
     body = sum(len(json.dumps(t, ensure_ascii=False).encode()) for t in texts)  # what a wire body holds per text
     per_word = body / max(1, sum(len(t.split()) for t in texts))  # a text of N tokens has at most N words
     for p in points:
-        per_text = body / len(texts) if p.length is None else p.length * per_word
-        count = _set(p.burst) if p.loop == Loop.BURST else DISTINCT_REQUESTS * p.batch
+        per_text = body / len(texts) if p.length is None else _per_text(workload, p.length, per_word)
+        ring = workload.with_length(p.length).ring(p.batch) if p.length is not None else DISTINCT_REQUESTS
+        if p.loop == Loop.BURST:
+            count = _set(p.burst)
+        elif p.documents_draw is not None:
+            count = sum(p.documents_draw.counts(ring))
+        else:
+            count = ring * p.batch
         copies = 2 if p.loop == Loop.BURST else 1 + p.workers  # a burst's requests are split among the workers
         values.at_most(
             f"load: {point_label(p)} encodes {count:,} texts of about {per_text:,.0f} bytes, {copies} copies",

@@ -102,6 +102,44 @@ class Drain:
 
 
 @dataclass
+class Spread:
+    """Quantiles of a set of whole numbers (text lengths, documents per call): observed values, each quantile
+    the smallest value with at least that share of the set at or below it."""
+
+    n: int  # how many values
+    mean: float
+    min: int
+    p10: int
+    p50: int
+    p90: int
+    p99: int
+    max: int
+
+
+@dataclass
+class LengthDistribution:
+    """`--lengths from:DATASET`: each text cut to a length drawn (seeded) from the dataset's own corpus texts'
+    lengths, counted by `unit`; `corpus` is that distribution, `sent` the lengths of the texts cut from it."""
+
+    source: str  # from:DATASET, as given
+    unit: str  # tokenizer (--tokenizer's tokens) | words (white-space separated, without a tokenizer)
+    seed: int  # the run's --seed: the same draw every run
+    corpus: Spread  # the dataset's corpus texts' lengths
+    sent: Spread  # the texts cut for the point (its requests cycle through them all), counted the same way
+    clipped: int  # draws longer than the running corpus allows (or 32,768), sent at that length
+
+
+@dataclass
+class DocumentsDistribution:
+    """Rerank `--documents A..B` or `poisson:M`: each request's documents drawn (seeded), `sent` what was drawn;
+    the point's `batch` and `documents` hold the rounded mean of the distribution."""
+
+    spec: str  # 10..100 (uniform, inclusive) | poisson:40 (at least 1)
+    seed: int  # the run's --seed
+    sent: Spread  # documents per request over the point's distinct requests
+
+
+@dataclass
 class ClientView:
     """What the load client spent: saturated when a worker used most of its own ceiling (docs/load.md)."""
 
@@ -181,6 +219,10 @@ class LoadPointRecord:
     burst: int | None = None  # burst: texts (chunks) in the burst
     length: int | None = None  # --lengths: tokens (or words) per text
     documents: int | None = None  # rerank: candidates per query
+    #: `--lengths from:DATASET`: the length distribution the texts were cut to; left out: fixed or no length
+    length_distribution: LengthDistribution | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: rerank `--documents A..B` / `poisson:M`: the documents per request drawn; left out: a fixed count
+    documents_distribution: DocumentsDistribution | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     warmup_s: float = 0.0
     histograms: dict[str, str] = field(
         default_factory=dict, metadata=VERBATIM
@@ -200,6 +242,18 @@ class LoadPointRecord:
     #: HTTP endpoints: the wait after the point until the server was idle again; left out: in-process endpoint
     drain: Drain | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     record: str = "load_point"
+
+    @property
+    def length_text(self) -> str | None:
+        """`128`, or the distribution's `from:DATASET`; None: the texts as they were."""
+        if self.length_distribution is not None:
+            return self.length_distribution.source
+        return str(self.length) if self.length else None
+
+    @property
+    def size_text(self) -> str:
+        """The batch (rerank: documents per query), or the documents distribution's spec."""
+        return self.documents_distribution.spec if self.documents_distribution is not None else str(self.batch)
 
 
 @dataclass

@@ -19,6 +19,7 @@ from bench.core import values as v
 from bench.core.errors import UserError
 from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.endpoint import close_endpoints, open_endpoints
+from bench.load.lengths import parse_lengths
 from bench.load.pool import load_pool, worker_pool
 from bench.load.schedule import parse_arrival
 from bench.load.stop_time import StopTime
@@ -225,7 +226,7 @@ def check(request: SizeRequest) -> SizePlan:
         op=op,
         slo=slo,
         economics=economics,
-        lengths=[*v.number_list("--lengths", request.lengths, v.TOKENS_PER_TEXT)] or [None],
+        lengths=parse_lengths(request.lengths, request.seed),
         sizes=(
             v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST)
             if op == Op.RERANK
@@ -352,6 +353,6 @@ def show_sizing(results: Results) -> None:
         interval = sat is not None and sat.lower_bound is None and sat.first_failure is not None
         kind = "the interval between the highest steady pass and the lowest failure" if interval else "a lower bound"
         best = f" — best so far ({record.stopped}): {kind}" if record.stopped else ""
-        print(f"\n{record.endpoint} ({record.op}, length {record.length}), {slo}{best}:")
+        print(f"\n{record.endpoint} ({record.op}, length {record.length_text}), {slo}{best}:")
         for line in record.lines:
             print(f"  {line.setting}: {line.value} — {line.why}")

@@ -61,7 +61,14 @@ def _stopped_text(sizing: SizingRecord) -> str:
 
 
 def _of(points: list[LoadPointRecord], sizing: SizingRecord) -> list[LoadPointRecord]:
-    return [p for p in points if p.endpoint == sizing.endpoint and p.length == sizing.length and p.op == sizing.op]
+    return [
+        p
+        for p in points
+        if p.endpoint == sizing.endpoint
+        and p.op == sizing.op
+        and p.length == sizing.length
+        and (p.length_distribution.source if p.length_distribution else None) == sizing.length_from
+    ]
 
 
 def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path) -> Path | None:
@@ -90,7 +97,7 @@ def goodput_plot(points: list[LoadPointRecord], sizing: SizingRecord, path: Path
     ax.set_yscale("log")
     ax.set_xlabel("texts/s (answered)")
     ax.set_ylabel(f"p{q:g} latency, ms (log)")
-    ax.set_title(f"{sizing.endpoint}, {sizing.op}, length {sizing.length}")
+    ax.set_title(f"{sizing.endpoint}, {sizing.op}, length {sizing.length_text}")
     ax.legend(fontsize=7)
     return save_figure(fig, path)
 
@@ -188,7 +195,7 @@ def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[st
         return [*md, note, ""], [*html, f"<p class='bad'>{escape(note)}</p>"]
     for number, sizing in enumerate(results.sizing, 1):
         title = (
-            f"Answer: {sizing.endpoint} — {sizing.op}, length {sizing.length}, SLO {_slo(sizing)}, "
+            f"Answer: {sizing.endpoint} — {sizing.op}, length {sizing.length_text}, SLO {_slo(sizing)}, "
             f"errors ≤ {sizing.max_error_rate:g}"
         )
         best = [_stopped_text(sizing)] if sizing.stopped else []

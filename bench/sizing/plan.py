@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.endpoints.spec import EndpointSpec
+from bench.load.lengths import LengthsFrom
 from bench.load.points import PointConfig
 from bench.load.schedule import Arrival
 from bench.load.shares import check_request_memory
@@ -53,7 +54,7 @@ class SizePlan:
     op: Op
     slo: Slo
     economics: Economics
-    lengths: list[int | None]
+    lengths: list[int | LengthsFrom | None]
     sizes: list[int]  # batches (embed) or documents per query (rerank)
     burst_batches: list[int]
     burst_concurrency: list[int]

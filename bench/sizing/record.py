@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bench.load.lengths import LengthsFrom
 from bench.load.points import point_label, texts_per_s
 from bench.results.schema import LoadPointRecord, SaturationProbe, SaturationSummary, SizingRecord
 from bench.sizing.plan import SizePlan
@@ -14,7 +15,7 @@ def sizing_record(
     endpoint: str,
     plan: SizePlan,
     points: list[LoadPointRecord],
-    length: int | None,
+    length: int | LengthsFrom | None,
     telemetry: str,
     probes: list[Probe],
     stopped: str | None,
@@ -27,7 +28,8 @@ def sizing_record(
     return SizingRecord(
         endpoint=endpoint,
         op=plan.op,
-        length=length,
+        length=length if isinstance(length, int) else None,
+        length_from=str(length) if isinstance(length, LengthsFrom) else None,
         slo_p99_ms=plan.slo.ms,
         max_error_rate=plan.slo.max_error_rate,
         saturation=saturation_summary(saturation, plan.slo),

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from bench.core.interrupt import uninterruptible
 from bench.load.endpoint import LoadEndpoint
+from bench.load.lengths import LengthsFrom
 from bench.load.measure import measure_point, stop_if_unreachable
 from bench.load.points import PointConfig, point_label
 from bench.load.schedule import ArrivalKind
@@ -228,7 +229,7 @@ class SizeSession:
         budget = f" of the {sig3(self.budget.seconds)} s budget" if self.budget.seconds is not None else ""
         return f"{sig3(self.budget.spent)} s spent{budget}, about {sig3(capped)} s to go"
 
-    def point(self, loop: Loop, size: int, length: int | None) -> PointConfig:
+    def point(self, loop: Loop, size: int, length: int | LengthsFrom | None) -> PointConfig:
         """A point of this run's op, timing and error limit; the loop's own settings are replaced in by the caller."""
         plan = self.plan
         return PointConfig(
@@ -263,13 +264,13 @@ class SizeSession:
             rate, plan.duration_s, plan.probe_requests, share - self.warmup_s, plan.slo.ms, settle
         )
 
-    def probe(self, rate: float, batch: int, length: int | None, seed: int) -> LoadPointRecord:
+    def probe(self, rate: float, batch: int, length: int | LengthsFrom | None, seed: int) -> LoadPointRecord:
         plan = self.plan
         self.plan_probe(rate)
         config = replace(self.point(Loop.OPEN, batch, length), warmup_s=self.warmup_s, log_requests=True)
         return self.measure(replace(config, rate=rate, arrival=plan.arrival, seed=seed, duration_s=self.probe_s))
 
-    def saturation(self, best: LoadPointRecord | None, length: int | None, probes: list[Probe]) -> None:
+    def saturation(self, best: LoadPointRecord | None, length: int | LengthsFrom | None, probes: list[Probe]) -> None:
         """The saturation search at the closed loop's chosen batch, from half its request rate; its probes go into
         `probes` as they finish."""
         plan = self.plan
@@ -307,7 +308,7 @@ class SizeSession:
             unsteady=self.unsteady_reason,
         )
 
-    def bursts(self, length: int | None) -> None:
+    def bursts(self, length: int | LengthsFrom | None) -> None:
         """Open WebUI's ingestion pattern (a file's chunks fired together), with what the search left of the budget:
         the bursts that do not fit are not measured, which the Open WebUI lines say; the answer stands."""
         if self.plan.op != Op.EMBED:
@@ -320,7 +321,7 @@ class SizeSession:
         except BudgetSpent as spent:
             self.say(f"size: {spent} before every Open WebUI burst was measured; the saturation answer is whole")
 
-    def size(self, length: int | None, telemetry: str) -> SizingRecord:
+    def size(self, length: int | LengthsFrom | None, telemetry: str) -> SizingRecord:
         """Closed sweep, the saturation search, then Open WebUI's bursts with whatever time is left. When the
         budget runs out, or a signal stops the run, the record of what finished (a best-so-far) is written too."""
         plan = self.plan
@@ -354,7 +355,7 @@ class SizeSession:
         return self.record(length, telemetry, start, probes, None)
 
     def record(
-        self, length: int | None, telemetry: str, start: int, probes: list[Probe], stopped: str | None
+        self, length: int | LengthsFrom | None, telemetry: str, start: int, probes: list[Probe], stopped: str | None
     ) -> SizingRecord:
         return sizing_record(
             self.endpoint.spec.name, self.plan, self.points[start:], length, telemetry, probes, stopped

@@ -116,3 +116,11 @@ class SizingRecord:
     slo_percentile: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     #: why this answer is a best-so-far (the budget ran out, a signal stopped the run); left out: the run finished
     stopped: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: `--lengths from:DATASET`: the texts' lengths were drawn from DATASET's (its load points' length_distribution
+    #: says how); left out: a fixed length or none
+    length_from: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+
+    @property
+    def length_text(self) -> str:
+        """`128`, `from:DATASET`, or `None` (the texts as they were)."""
+        return self.length_from or str(self.length)

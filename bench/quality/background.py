@@ -35,6 +35,7 @@ from bench.core.progress import console
 from bench.datasets.model import Dataset
 from bench.endpoints.spec import EndpointSpec
 from bench.load.endpoint import LoadEndpoint, close_endpoints, open_endpoints
+from bench.load.lengths import LengthsFrom
 from bench.load.merge import merge_shares
 from bench.load.points import PointConfig
 from bench.load.pool import load_pool, worker_pool
@@ -64,7 +65,7 @@ def background_load(
     try:
         with load_pool(opened, op, 1, lambda workers: worker_pool(workers, stop)) as pool:
             workload = corpus_workload(dataset)
-            length = stream_length(workload, spec.sized)
+            length = spec.lengths or stream_length(workload, spec.sized)
             load = BackgroundLoad(spec, opened[0], workload, pool, rates, stop, length)
             try:
                 yield load
@@ -145,9 +146,10 @@ class BackgroundLoad:
         pool: Executor,
         rates: dict[str, float],
         stop: StopTime,
-        length: int | None = None,
+        length: int | LengthsFrom | None = None,
     ):
-        self.length = length  # words per text the stream sends (stream_length); None: the corpus texts as they are
+        # words per text the stream sends (stream_length), or lengths=from:DATASET's; None: the texts as they are
+        self.length = length
         self.spec, self.endpoint, self.workload, self.pool, self.rates = spec, endpoint, workload, pool, rates
         self.stop = stop  # the pool's: ends a stream's window once its searches are done
         self.last = {rate: name for name, rate in rates.items()}  # dict order: the last target of each rate

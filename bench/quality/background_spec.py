@@ -12,13 +12,14 @@ from bench.core import values
 from bench.core.errors import UserError
 from bench.core.spec_grammar import parse_options
 from bench.endpoints.spec import EndpointSpec
+from bench.load.lengths import LengthsFrom, parse_lengths
 from bench.load.points import MAX_ERROR_RATE
 from bench.load.schedule import Arrival, ArrivalKind, parse_arrival
 from bench.quality.under_load import loaded_name, rate_text
 from bench.results.store import read_results
 from bench.targets.base import TargetSpec
 
-OPTIONS = ("rate", "batch", "arrival", "duration", "warmup", "timeout", "seed", "max_error_rate")
+OPTIONS = ("rate", "batch", "arrival", "duration", "warmup", "timeout", "seed", "max_error_rate", "lengths")
 
 
 class CountedBy(StrEnum):
@@ -40,6 +41,7 @@ class BackgroundSpec:
     seed: int = 0
     max_error_rate: float = MAX_ERROR_RATE  # load's default: past it, the stream's runs are not measured under load
     sized: Sized | None = None  # --background-from: the size run the rates scale from, whose text length it sends
+    lengths: LengthsFrom | None = None  # lengths=from:DATASET: text lengths drawn from DATASET's (before `sized`'s)
 
 
 @dataclass(frozen=True)
@@ -87,12 +89,23 @@ def parse_background(text: str, saturation: float | None = None, sized: Sized | 
         ),
         sized=sized,
     )
+    spec = replace(spec, lengths=_lengths(options.get("lengths"), where, spec.seed))
     for rate in spec.rates:  # a stream's send times are computed when it starts: refused now, not mid-run
         scheduled = rate * (spec.warmup_s + spec.min_duration_s)
         values.at_most(
             f"{where}: rate {rate:,.15g}/s", scheduled, values.SCHEDULED_REQUESTS, "lower rate, duration or warmup"
         )
     return spec
+
+
+def _lengths(text: str | None, where: str, seed: int) -> LengthsFrom | None:
+    """`lengths=from:DATASET`: the stream's text lengths drawn from DATASET's corpus (load's --lengths from:)."""
+    if text is None:
+        return None
+    parsed = parse_lengths(text, seed)
+    if len(parsed) != 1 or not isinstance(parsed[0], LengthsFrom):
+        raise UserError(f"{where}: lengths={text}: expected one from:DATASET (as lengths=from:builtin:numpy-docs)")
+    return parsed[0]
 
 
 def check_background(spec: BackgroundSpec, endpoints: dict[str, EndpointSpec]) -> None:

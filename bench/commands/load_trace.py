@@ -18,9 +18,8 @@ from bench.load.pool import worker_pool
 from bench.load.trace_compare import RouteComparison, compare_route
 from bench.load.trace_replay import TraceSettings, replay_trace
 from bench.load.workload import load_workload
+from bench.report.trace import REPLAY_FILE, verdict, write_trace_report
 from bench.results.schema import Op
-
-REPLAY_FILE = "trace-replay.json"
 
 
 def trace_routes(endpoints: list[str], routes: list[str] | None, calls: list[TraceCall]) -> dict[str, tuple[str, Op]]:
@@ -82,7 +81,9 @@ def trace_command(request: LoadRequest) -> bool:
     )
     for row in rows:
         print(comparison_line(row))
+        print(f"  {verdict(row, settings.speed)}")
     print(f"written: {request.out / REPLAY_FILE}")
+    print(f"report: {write_trace_report(request.out)}")
     return all(row.errors == 0 for row in rows)
 
 

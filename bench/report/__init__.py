@@ -24,6 +24,7 @@ from bench.core.errors import InputError, UserError
 from bench.core.interrupt import uninterruptible
 from bench.core.secrets import mask
 from bench.report.page import html_page
+from bench.report.trace import REPLAY_FILE, write_trace_report
 from bench.results.outdir import PLOT_PATTERNS, PLOTS_DIR, REPORT_FILES, RESULTS_FILE
 from bench.results.store import Results, read_results
 
@@ -147,6 +148,8 @@ def report_files(out_dir: Path) -> list[Path]:
 def write_reports(path: Path, out_dir: Path | None = None, overwrite: bool = False) -> list[Path]:
     """`ragbench report DIR|FILE`: a report beside every results file found, or in `out_dir`. Beside its results a
     report is rebuilt; another folder's report files (a user's, or another run's) are replaced only with `overwrite`."""
+    if path.is_dir() and (path / REPLAY_FILE).is_file() and not any(path.rglob(RESULTS_FILE)):
+        return [write_trace_report(path, out_dir)]  # a `load --trace` folder: its replay summary's report
     files = results_files(path)
     if out_dir is not None and len(files) > 1:
         raise UserError(f"report: {path} holds {len(files)} results files; --out takes one (give the file)")

@@ -22,7 +22,7 @@ from bench.load.repeats import interval_text
 from bench.report.labels import labels_sentence
 from bench.report.load_plots import draw_plots
 from bench.report.page import html_figure, html_table, md_figure, md_table
-from bench.results.schema import EndStatus, LatencySummary, LoadPointRecord, Loop
+from bench.results.schema import EndStatus, LatencySummary, LoadPointRecord, Loop, Spread
 from bench.results.store import Results
 
 if TYPE_CHECKING:
@@ -144,6 +144,27 @@ def server_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[st
     return header, rows
 
 
+def distributions_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[str]]]:
+    """Each distribution a point drew from (`--lengths from:DATASET`, `--documents A..B` / `poisson:M`), once:
+    the dataset's lengths and those sent, or the documents per request sent; quantiles as observed."""
+    header = ["drawn", "from", "seed", "counted in", "source: n, mean, min / p10 / p50 / p90 / p99 / max"]
+    header += ["sent: n, mean, min / p10 / p50 / p90 / p99 / max", "cut short"]
+    rows: list[list[str]] = []
+    for p in points:
+        if (d := p.length_distribution) is not None:
+            rows.append(
+                ["text length", d.source, str(d.seed), d.unit, _spread(d.corpus), _spread(d.sent), str(d.clipped)]
+            )
+        if (c := p.documents_distribution) is not None:
+            rows.append(["documents per request", c.spec, str(c.seed), "documents", "-", _spread(c.sent), "-"])
+    unique = list({tuple(row): row for row in rows}.values())
+    return header, unique
+
+
+def _spread(s: Spread) -> str:
+    return f"{s.n}, {s.mean:g}, {s.min} / {s.p10} / {s.p50} / {s.p90} / {s.p99} / {s.max}"
+
+
 def intro_line(results: Results) -> str:
     """Where the points come from; a figure the header does not hold is left out, never written as `None`."""
     dataset, load = results.header.dataset, results.header.load or {}
@@ -174,6 +195,7 @@ def render(
         ("Points", points_table(points)),
         ("Bursts (Open WebUI ingestion)", burst_table(points)),
         ("Server view (TEI headers and /metrics deltas)", server_table(points)),
+        ("Distributions drawn (--lengths from:, --documents A..B / poisson:M)", distributions_table(points)),
     ]
     intro = intro_line(results)
     md = [f"# ragbench {kind} report", "", intro, "", f"Status: **{status}**", "", *answer[0]]

@@ -140,9 +140,7 @@ RERANK = ["load", "-e", "r=tei-rerank@http://127.0.0.1:9"]
         (["--documents", "3..9", "--burst", "10"], "a burst sends its chunks in fixed batches"),
     ],
 )
-def test_bad_distributions_on_the_command_line_are_one_line_and_exit_2(
-    flags, message, tmp_path, monkeypatch, capsys
-):
+def test_bad_distributions_on_the_command_line_are_one_line_and_exit_2(flags, message, tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
     code, _stdout, stderr = run_cli([*RERANK, *flags, "--out", str(out)], monkeypatch, capsys)
     lines = stderr.strip().splitlines()
@@ -185,15 +183,20 @@ def test_a_point_of_drawn_lengths_and_documents_records_both_and_validates(load_
     assert ring == DRAWN_TEXTS // 4 and point.documents_distribution.sent == spread(draw.counts(ring))
     assert point.length_text == f"from:{data}" and point.size_text == "2..6"
     _valid(point)
+    from bench.report import write_report
+
+    write_report(tmp_path / "out" / "results.jsonl")
+    md = (tmp_path / "out" / "report.md").read_text()
+    corpus = point.length_distribution.corpus
+    assert f"| text length | from:{data} | 3 | words | 4, {corpus.mean:g}, 3 / 3 / 5 / 40 / 40 / 40 |" in md
+    assert "| documents per request | 2..6 | 3 | documents | - |" in md
 
 
 def test_size_refuses_a_missing_dataset_in_one_line(tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
+    size = ["size", "-e", "x=tei@http://127.0.0.1:9", "--slo-p99", "50"]
     code, _stdout, stderr = run_cli(
-        ["size", "-e", "x=tei@http://127.0.0.1:9", "--slo-p99", "50", "--lengths", "from:/nonexistent/set"]
-        + ["--out", str(out)],
-        monkeypatch,
-        capsys,
+        [*size, "--lengths", "from:/nonexistent/set", "--out", str(out)], monkeypatch, capsys
     )
     lines = stderr.strip().splitlines()
     assert code == 2 and len(lines) == 1 and "--lengths from:/nonexistent/set" in lines[0], stderr

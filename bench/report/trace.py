@@ -1,0 +1,133 @@
+"""The report of `load --trace`: per route the verdict first, then the recording beside its replay — calls,
+latency p50 / p99, arrivals (inter-arrival KS p, sends behind their time), texts per call. Built from
+trace-replay.json alone (bench/commands/load_trace.py writes it, bench/load/trace_compare.py fills each route).
+
+The verdict is the issue's fidelity target (docs/traffic.md): every call answered, the texts per call as recorded,
+the inter-arrival gaps of the recorded shape (KS p > 0.05) and, at `--speed 1` only, the replayed p50 and p99
+within 10% of the recorded ones (faster, the server meets another load: its latency is the measurement, not a check).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from html import escape
+from pathlib import Path
+
+from bench.core.errors import InputError
+from bench.core.secrets import mask
+from bench.load.trace_compare import RouteComparison
+from bench.report.page import html_page, html_table, md_table
+
+REPLAY_FILE = "trace-replay.json"
+LATENCY_TOLERANCE = 0.10  # replayed p50 and p99 within 10% of the recording's
+KS_MIN = 0.05  # inter-arrival gaps: a KS p at or below this rejects the recorded shape
+
+
+def read_replay(path: Path) -> tuple[dict[str, object], list[RouteComparison]]:
+    """trace-replay.json: its settings (trace, speed, loops) and each route's comparison; a file that is not
+    one: one line, exit 2."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        names = [f.name for f in fields(RouteComparison)]
+        routes = [RouteComparison(**{name: row[name] for name in names}) for row in data["routes"]]
+        settings = {key: data[key] for key in ("trace", "speed", "loops")}
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(path, f"not a load --trace summary ({type(exc).__name__}: {exc})") from None
+    return settings, routes
+
+
+def problems(row: RouteComparison, speed: float) -> list[str]:
+    """What keeps a route's replay from the fidelity target; empty: faithful."""
+    found = []
+    if row.errors:
+        found.append(f"{row.errors} of {row.calls_replayed} calls failed")
+    if not row.texts_identical:
+        found.append(f"texts per call differ ({row.texts_replayed} sent, {row.texts_recorded} recorded)")
+    if row.arrivals_ks_p is not None and row.arrivals_ks_p <= KS_MIN:
+        found.append(f"inter-arrival gaps not of the recorded shape (KS p {row.arrivals_ks_p:.3f} ≤ {KS_MIN})")
+    if speed == 1.0:
+        for name, recorded, replayed in (
+            ("p50", row.p50_recorded_ms, row.p50_replayed_ms),
+            ("p99", row.p99_recorded_ms, row.p99_replayed_ms),
+        ):
+            if replayed is None:
+                found.append(f"no {name} replayed (no call answered)")
+            elif abs(replayed - recorded) > LATENCY_TOLERANCE * recorded:
+                found.append(f"{name} {_change(recorded, replayed)} from the recording (beyond ±10%)")
+    return found
+
+
+def verdict(row: RouteComparison, speed: float) -> str:
+    found = problems(row, speed)
+    if found:
+        return "NOT FAITHFUL: " + "; ".join(found)
+    latency = "p50 and p99 within 10%" if speed == 1.0 else f"latency not compared at ×{speed:g}"
+    return f"FAITHFUL: every call answered, texts per call as recorded, arrivals of the recorded shape, {latency}"
+
+
+def routes_table(rows: list[RouteComparison], speed: float) -> tuple[list[str], list[list[str]]]:
+    header = ["route", "endpoint", "verdict", "calls rec / rep", "p50 rec / rep ms", "p99 rec / rep ms"]
+    header += ["arrivals: KS p (gaps)", "behind (> 1 ms late)", "texts per call rec / rep", "errors"]
+    table = []
+    for r in rows:
+        ks = "-" if r.arrivals_ks_p is None else f"{r.arrivals_ks_p:.3f}"
+        texts = f"{r.texts_recorded} / {r.texts_replayed}" + (", identical per call" if r.texts_identical else "")
+        table.append(
+            [
+                r.route,
+                r.endpoint,
+                "NOT FAITHFUL" if problems(r, speed) else "FAITHFUL",
+                f"{r.calls_recorded} / {r.calls_replayed}",
+                _pair(r.p50_recorded_ms, r.p50_replayed_ms),
+                _pair(r.p99_recorded_ms, r.p99_replayed_ms),
+                ks,
+                str(r.behind),
+                texts,
+                str(r.errors),
+            ]
+        )
+    return header, table
+
+
+def render_trace(settings: dict[str, object], rows: list[RouteComparison]) -> tuple[str, str]:
+    """Markdown and HTML body: each route's verdict line first, then the table of every route."""
+    speed = float(str(settings["speed"]))
+    title = f"Trace replay: {settings['trace']} at ×{speed:g}, {settings['loops']} loop(s)"
+    lines = [f"{r.route} → {r.endpoint}: {verdict(r, speed)}" for r in rows]
+    header, table = routes_table(rows, speed)
+    note = (
+        "Recorded latency is the meter's (upstream call time); replayed latency is scheduled (from the intended send "
+        "time, so a late send counts against it). Texts per call: the replay sends each recorded call's count."
+    )
+    md = [f"## {title}", "", *(f"- **{line}**" for line in lines), "", md_table(header, table), "", note, ""]
+    html = [f"<h2>{escape(title)}</h2>"]
+    html += [f"<p class='{'bad' if 'NOT' in line else ''}'><b>{escape(line)}</b></p>" for line in lines]
+    html += [html_table(header, table), f"<p>{escape(note)}</p>"]
+    return "\n".join(md), "".join(html)
+
+
+def write_trace_report(folder: Path, out_dir: Path | None = None) -> Path:
+    """report.md and report.html of the replay summary in `folder`, written there (or in `out_dir`); returns
+    report.html."""
+    settings, rows = read_replay(folder / REPLAY_FILE)
+    md, html = render_trace(settings, rows)
+    folder = out_dir or folder
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in (("report.md", mask(md)), ("report.html", html_page("ragbench trace replay report", html))):
+        staged = folder / f".{name}.tmp"
+        staged.write_text(text, encoding="utf-8")
+        staged.replace(folder / name)
+    return folder / "report.html"
+
+
+def _pair(recorded: float, replayed: float | None) -> str:
+    if replayed is None:
+        return f"{recorded:.1f} / -"
+    return f"{recorded:.1f} / {replayed:.1f} ({_change(recorded, replayed)})"
+
+
+def _change(recorded: float, replayed: float) -> str:
+    return f"{(replayed - recorded) / recorded:+.1%}" if recorded > 0 else "n/a"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +25,14 @@ def meter(
         Path | None,
         typer.Option("--record", help="Write a trace of every call here (JSONL: shapes and times, never texts)."),
     ] = None,
+    tokenizer: Annotated[
+        Path | None,
+        typer.Option(
+            "--tokenizer",
+            help="--record: each text's length in this model's tokens (a folder with tokenizer.json, or the file), "
+            "not characters.",
+        ),
+    ] = None,
 ) -> None:
     """Forward /ROUTE/... to each upstream unchanged and count calls, tokens and time per route.
 
@@ -32,6 +41,7 @@ def meter(
     """
     from bench.endpoints.meter import Meter
 
+    measure = _token_measure(tokenizer, record)
     upstreams: dict[str, str] = {}
     for item in upstream:
         route, sep, url = item.partition("=")
@@ -52,8 +62,10 @@ def meter(
         replaces = " (the URL's credentials replace the client's Authorization)" if proxy.auth[route] else ""
         typer.echo(f"{proxy.url}/{route} -> {url}{replaces}")
     typer.echo(f"usage: {proxy.url}/_meter/usage  (Ctrl-C stops)")
+    if proxy.trace is not None and measure is not None:
+        proxy.trace.count_tokens_with(measure)
     if record is not None:
-        typer.echo(f"recording a trace in {record}")
+        typer.echo(f"recording a trace in {record}" + (f", lengths in {tokenizer}'s tokens" if measure else ""))
     try:
         proxy.serve_forever()
     except KeyboardInterrupt:
@@ -61,3 +73,21 @@ def meter(
     finally:
         typer.echo(json.dumps(proxy.snapshot(), indent=1))
         proxy.close()
+
+
+def _token_measure(tokenizer: Path | None, record: Path | None) -> Callable[[str], int] | None:
+    """--tokenizer's count of one text's tokens (special tokens included, as the model reads it), checked before
+    the meter listens; None: characters."""
+    if tokenizer is None:
+        return None
+    if record is None:
+        raise UserError("--tokenizer counts the lengths of a --record trace: give --record FILE too")
+    from bench.datasets.texts import Tokenizer
+
+    try:
+        model = Tokenizer(tokenizer)
+    except UserError:
+        raise
+    except Exception as exc:  # tokenizers raises a bare Exception for a file that is not a tokenizer.json
+        raise UserError(f"--tokenizer {tokenizer}: not a tokenizer.json ({exc})") from None
+    return lambda text: int(model.lengths([text])[0])

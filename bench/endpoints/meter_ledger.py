@@ -107,7 +107,7 @@ class MeterLedger:
                         del failed[next(iter(failed))]
             _add_tokens(total, found)
         if self.trace is not None:
-            self.trace.end(call.started_s, _trace_call(self.trace.origin, call, body, found))
+            self.trace.end(call.started_s, _trace_call(self.trace, call, body, found))
 
     def _end_call(self, route: str, total: Usage) -> None:
         """One call fewer in flight (the lock held): a route left with none ends its busy stretch."""
@@ -130,15 +130,17 @@ def _add_tokens(total: Usage, found: dict[str, int] | None) -> None:
     total.total_tokens += found.get("total_tokens", prompt + completion)
 
 
-def _trace_call(origin: float, call: CallRecord, body: bytes, found: dict[str, int] | None) -> TraceCall:
-    """What a trace keeps of a call: its shape (lengths in characters), never its texts."""
-    shape = call_shape(body)
+def _trace_call(trace: TraceWriter, call: CallRecord, body: bytes, found: dict[str, int] | None) -> TraceCall:
+    """What a trace keeps of a call: its shape (lengths in characters, or the trace's tokenizer's tokens), never
+    its texts."""
+    shape = call_shape(body, trace.measure)
     kind, lengths, query = shape if shape is not None else (CallKind.LLM, (), None)
     return TraceCall(
-        at=max(0.0, call.started_s - origin),
+        at=max(0.0, call.started_s - trace.origin),
         route=call.route,
         kind=kind,
         lengths=lengths,
+        unit=trace.unit,
         tokens=(found or {}).get("prompt_tokens", (found or {}).get("total_tokens")),
         query=query,
         status=call.status,

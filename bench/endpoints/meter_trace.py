@@ -24,7 +24,7 @@ import json
 import math
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -93,9 +93,9 @@ class TraceCall:
         }
 
 
-def call_shape(body: bytes) -> tuple[CallKind, tuple[int, ...], int | None] | None:
-    """A request body's kind, text lengths (characters) and a rerank's query length; None for a body that is not
-    a JSON object (the call is still recorded, with no texts)."""
+def call_shape(body: bytes, measure: Callable[[str], int] = len) -> tuple[CallKind, tuple[int, ...], int | None] | None:
+    """A request body's kind, text lengths (`measure`: characters, or a tokenizer's tokens) and a rerank's query
+    length; None for a body that is not a JSON object (the call is still recorded, with no texts)."""
     try:
         data = loads(body) if body else None
     except ValueError:
@@ -105,28 +105,30 @@ def call_shape(body: bytes) -> tuple[CallKind, tuple[int, ...], int | None] | No
     if isinstance(data.get("messages"), list):
         return (
             CallKind.LLM,
-            tuple(len(str(m.get("content", ""))) for m in data["messages"] if isinstance(m, dict)),
+            tuple(measure(str(m.get("content", ""))) for m in data["messages"] if isinstance(m, dict)),
             None,
         )
     if isinstance(data.get("prompt"), str):
-        return CallKind.LLM, (len(data["prompt"]),), None
+        return CallKind.LLM, (measure(data["prompt"]),), None
     for name in ("input", "inputs", "documents", "texts"):
         value = data.get(name)
         if isinstance(value, str):
             value = [value]
         if isinstance(value, list):
-            lengths = tuple(_text_length(v) for v in value)
+            lengths = tuple(_text_length(v, measure) for v in value)
             query = data.get("query")
             if isinstance(query, str):
-                return CallKind.RERANK, lengths, len(query)
+                return CallKind.RERANK, lengths, measure(query)
             return CallKind.EMBED, lengths, None
     return None
 
 
-def _text_length(value: object) -> int:
+def _text_length(value: object, measure: Callable[[str], int] = len) -> int:
     if isinstance(value, dict):  # Cohere's {"text": ...} documents
         value = value.get("text", "")
-    return len(value) if isinstance(value, (str, list)) else len(str(value))
+    if isinstance(value, list):  # token ids, sent as they are: their count
+        return len(value)
+    return measure(value if isinstance(value, str) else str(value))
 
 
 class TraceWriter:
@@ -141,6 +143,12 @@ class TraceWriter:
         self._done: list[tuple[float, int, TraceCall]] = []
         self._seq = 0
         self._lock = threading.Lock()
+        self.measure: Callable[[str], int] = len  # a text's length: characters, or a tokenizer's (count_tokens_with)
+        self.unit = TraceUnit.CHARS
+
+    def count_tokens_with(self, measure: Callable[[str], int]) -> None:
+        """`meter --record FILE --tokenizer PATH`: each text's length in that tokenizer's tokens (unit `tokens`)."""
+        self.measure, self.unit = measure, TraceUnit.TOKENS
 
     def begin(self, start: float) -> None:
         with self._lock:

@@ -106,8 +106,8 @@ class MeterLedger:
                     if len(failed) > _FAILED_BODIES_KEPT:
                         del failed[next(iter(failed))]
             _add_tokens(total, found)
-        if self.trace is not None:
-            self.trace.end(call.started_s, _trace_call(self.trace, call, body, found))
+        if (trace := self.trace) is not None:
+            trace.end_shaped(call.started_s, lambda: _trace_call(trace, call, body, found))
 
     def _end_call(self, route: str, total: Usage) -> None:
         """One call fewer in flight (the lock held): a route left with none ends its busy stretch."""

@@ -25,6 +25,7 @@ import math
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -145,10 +146,20 @@ class TraceWriter:
         self._lock = threading.Lock()
         self.measure: Callable[[str], int] = len  # a text's length: characters, or a tokenizer's (count_tokens_with)
         self.unit = TraceUnit.CHARS
+        self._shaper: ThreadPoolExecutor | None = None  # with a tokenizer: calls are shaped off the client's path
 
     def count_tokens_with(self, measure: Callable[[str], int]) -> None:
-        """`meter --record FILE --tokenizer PATH`: each text's length in that tokenizer's tokens (unit `tokens`)."""
+        """`meter --record FILE --tokenizer PATH`: each text's length in that tokenizer's tokens (unit `tokens`),
+        counted on one thread of the writer's (milliseconds a call: never added to a client's reply)."""
         self.measure, self.unit = measure, TraceUnit.TOKENS
+        self._shaper = ThreadPoolExecutor(1, thread_name_prefix="ragbench-trace")
+
+    def end_shaped(self, start: float, shape: Callable[[], TraceCall]) -> None:
+        """`end(start, shape())`, on the writer's thread when it counts tokens, else here."""
+        if self._shaper is None:
+            self.end(start, shape())
+        else:
+            self._shaper.submit(lambda: self.end(start, shape()))
 
     def begin(self, start: float) -> None:
         with self._lock:
@@ -167,6 +178,8 @@ class TraceWriter:
             self._file.flush()
 
     def close(self) -> None:
+        if self._shaper is not None:  # every call shaped and handed to `end` first
+            self._shaper.shutdown(wait=True)
         with self._lock:
             while self._done:
                 self._file.write(json.dumps(heapq.heappop(self._done)[2].to_json()) + "\n")

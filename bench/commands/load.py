@@ -99,10 +99,22 @@ class LoadRequest:
     )
     lengths: str | None = field(
         default=None,
-        metadata=option(Flag(("--lengths",), "Cut texts to N tokens (words without --tokenizer), comma list.")),
+        metadata=option(
+            Flag(
+                ("--lengths",),
+                "Cut texts to N tokens (words without --tokenizer), comma list; from:DATASET draws each length from "
+                "that dataset's corpus texts (seeded).",
+            )
+        ),
     )
     documents: str | None = field(
-        default=None, metadata=option(Flag(("--documents",), "Rerank: candidates per query, comma list. Default 10."))
+        default=None,
+        metadata=option(
+            Flag(
+                ("--documents",),
+                "Rerank: candidates per query, comma list; A..B (uniform) or poisson:M drawn per request. Default 10.",
+            )
+        ),
     )
     tokenizer: Path | None = field(
         default=None,

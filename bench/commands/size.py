@@ -68,7 +68,11 @@ class SizeRequest:
     lengths: str | None = field(
         default="128",
         metadata=option(
-            Flag(("--lengths",), "Tokens per text (words without --tokenizer), comma list; each sized apart.")
+            Flag(
+                ("--lengths",),
+                "Tokens per text (words without --tokenizer), comma list, or from:DATASET (its corpus's lengths, "
+                "drawn); each sized apart.",
+            )
         ),
     )
     batches: str = field(

@@ -219,10 +219,10 @@ def _served(run: HistoryRun, target: TargetRecord, where: str) -> Found:
 
 def point_configuration(p: LoadPointRecord) -> str:
     """A load point's endpoint, op and settings in words: what makes two runs' points one measurement."""
-    size = f"docs {p.batch}" if p.op == Op.RERANK else f"batch {p.batch}"
+    size = f"docs {p.size_text}" if p.op == Op.RERANK else f"batch {p.size_text}"
     extra = "".join(
         f" {name} {value}"
-        for name, value in (("len", p.length), ("cap", p.max_inflight), ("documents", p.documents))
+        for name, value in (("len", p.length_text), ("cap", p.max_inflight), ("documents", p.documents))
         if value is not None
     )
     if p.loop == Loop.OPEN:

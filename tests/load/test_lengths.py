@@ -210,3 +210,18 @@ def test_a_background_stream_takes_lengths_from_a_dataset():
     assert parse_background("emb@rate=10").lengths is None
     with pytest.raises(UserError, match="expected one from:DATASET"):
         parse_background("emb@rate=10&lengths=16")
+
+
+def test_a_drawn_point_is_its_own_measurement_in_compare_and_history():
+    """Two points alike but for the distribution they drew are different measurements (PointKey, history)."""
+    from bench.history.series import point_configuration
+    from bench.load.points import PointKey
+    from bench.results.schema import LengthDistribution
+    from tests.gate.helpers import load_point
+
+    s = spread([1, 2, 3])
+    drawn = LengthDistribution("from:builtin:numpy-docs", "words", 0, s, s, 0)
+    plain, from_corpus = load_point(), load_point(length_distribution=drawn)
+    assert PointKey.of(plain) != PointKey.of(from_corpus)
+    assert point_configuration(from_corpus) == point_configuration(plain) + " len from:builtin:numpy-docs"
+    assert PointKey.of(from_corpus).label == "tei embed closed batch 8 conc 4 len from:builtin:numpy-docs"

@@ -44,20 +44,28 @@ def _finish(
     return _save(fig, path)
 
 
+def _line(r: LoadPointRecord) -> tuple[str, int, str, int, str]:
+    """A closed-loop line: endpoint, batch (or documents distribution), length (or length distribution)."""
+    return r.endpoint, r.batch, r.size_text, r.length or 0, r.length_text or ""
+
+
+def _panel(r: LoadPointRecord) -> tuple[str, int, str]:
+    """A heatmap panel: endpoint and length (`--lengths`, a number or from:DATASET), in length order."""
+    return r.endpoint, r.length or 0, r.length_text or ""
+
+
 def throughput_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
     closed = [r for r in points if r.loop == Loop.CLOSED]
     if not closed:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
-    for key in sorted({(r.endpoint, r.batch, r.length or 0) for r in closed}):
-        line = sorted(
-            (r for r in closed if (r.endpoint, r.batch, r.length or 0) == key), key=lambda r: r.concurrency or 0
-        )
+    for key in sorted({_line(r) for r in closed}):
+        line = sorted((r for r in closed if _line(r) == key), key=lambda r: r.concurrency or 0)
         ax.plot(
             [r.concurrency or 0 for r in line],
             [shown(r, r.throughput.texts_per_s) for r in line],
             marker="o",
-            label=f"{key[0]} batch {key[1]}" + (f" len {key[2]}" if key[2] else ""),
+            label=f"{key[0]} batch {key[2]}" + (f" len {key[4]}" if key[4] else ""),
         )
     return _finish(fig, ax, path, "concurrency (closed loop)", "texts/s", "log2")
 
@@ -136,9 +144,9 @@ def heatmap_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
     """One panel per endpoint and text length (`--lengths`): texts/s over batch x concurrency; a failed point's
     cell is left empty and says so."""
     closed = [r for r in points if r.loop == Loop.CLOSED]
-    batches = sorted({r.batch for r in closed})
+    batches = sorted({(r.batch, r.size_text) for r in closed})  # a documents distribution: its own row
     concs = sorted({r.concurrency or 0 for r in closed})
-    panels = sorted({(r.endpoint, r.length or 0) for r in closed})
+    panels = sorted({_panel(r) for r in closed})
     if len(batches) < 2 and len(concs) < 2:
         return None
     columns = min(len(panels), 3)
@@ -148,12 +156,12 @@ def heatmap_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
     )
     for ax in axes.flat[len(panels) :]:
         ax.axis("off")
-    for ax, (endpoint, length) in zip(axes.flat, panels):
+    for ax, (endpoint, order, length) in zip(axes.flat, panels):
         grid = np.full((len(batches), len(concs)), np.nan)
         failed = set()
         for r in closed:
-            if (r.endpoint, r.length or 0) == (endpoint, length):
-                cell = (batches.index(r.batch), concs.index(r.concurrency or 0))
+            if _panel(r) == (endpoint, order, length):
+                cell = (batches.index((r.batch, r.size_text)), concs.index(r.concurrency or 0))
                 grid[cell] = shown(r, r.throughput.texts_per_s)
                 if r.status == PointStatus.FAILED:
                     failed.add(cell)
@@ -166,7 +174,7 @@ def heatmap_plot(points: list[LoadPointRecord], path: Path) -> Path | None:
                 elif (i, j) in failed:
                     ax.text(j, i, "failed", ha="center", va="center", color="tab:red", fontsize=8)
         ax.set_xticks(range(len(concs)), [str(c) for c in concs])
-        ax.set_yticks(range(len(batches)), [str(b) for b in batches])
+        ax.set_yticks(range(len(batches)), [text for _, text in batches])
         ax.set_xlabel("concurrency")
         ax.set_ylabel("batch")
         ax.set_title(f"{endpoint}" + (f", length {length}" if length else "") + ": texts/s")

@@ -64,13 +64,18 @@ class Workload:
         corpus = corpus_lengths(spec.dataset, self.count_tokens)
         drawn = np.random.default_rng(spec.seed).choice(corpus, size=DRAWN_TEXTS)
         longest = min(int(TOKENS_PER_TEXT.high), len(self._words()) - 1)
-        texts = self._cuts([min(int(n), longest) for n in drawn])
+        lengths = [min(int(n), longest) for n in drawn]
+        if self.tokens_source == LengthUnit.TOKENIZER:
+            texts, sent = self._token_cuts(lengths)
+        else:
+            texts = self._cuts(lengths)
+            sent = self.count_tokens(texts)
         distribution = LengthDistribution(
             source=str(spec),
             unit=str(self.tokens_source),
             seed=spec.seed,
             corpus=spread(corpus),
-            sent=spread(self.count_tokens(texts)),
+            sent=spread(sent),
             clipped=int(np.count_nonzero(drawn > longest)),
         )
         source = f"{self.source}, cuts of {spec}'s {self._unit} lengths"
@@ -99,6 +104,33 @@ class Workload:
         if self.distribution is None:
             return DISTINCT_REQUESTS
         return max(DISTINCT_REQUESTS, -(-len(self.texts) // size))
+
+    def _token_cuts(self, lengths: list[int]) -> tuple[list[str], list[int]]:
+        """`_cuts` by a tokenizer, and each text's tokens, in a few batched counts instead of a search per text: a
+        tokenizer splits at white space, so a text's tokens are its words' plus the special ones; each cut is then
+        counted whole, and one that is over (a tokenizer that merges across a space) loses words until it is not."""
+        words = self._words()
+        special = self.count_tokens([""])[0]
+        unique = sorted(set(words))
+        tokens = dict(zip(unique, (n - special for n in self.count_tokens(unique)), strict=True))
+        sums = np.cumsum([0, *(tokens[w] for w in words)])
+        spans: list[tuple[int, int]] = []
+        position = 0
+        for length in lengths:
+            if position + length >= len(words):
+                position = 0
+            fits = int(np.searchsorted(sums, sums[position] + length - special, side="right")) - 1 - position
+            spans.append((position, max(1, fits)))
+            position += spans[-1][1]
+        texts = [" ".join(words[p : p + k]) for p, k in spans]
+        counts = self.count_tokens(texts)
+        for i, length in enumerate(lengths):
+            p, k = spans[i]
+            while counts[i] > length and k > 1:
+                k -= 1
+                texts[i] = " ".join(words[p : p + k])
+                counts[i] = self.count_tokens([texts[i]])[0]
+        return texts, counts
 
     def embed_batches(self, batch: int) -> list[list[str]]:
         n = len(self.texts)

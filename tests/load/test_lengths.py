@@ -225,3 +225,35 @@ def test_a_drawn_point_is_its_own_measurement_in_compare_and_history():
     assert PointKey.of(plain) != PointKey.of(from_corpus)
     assert point_configuration(from_corpus) == point_configuration(plain) + " len from:builtin:numpy-docs"
     assert PointKey.of(from_corpus).label == "tei embed closed batch 8 conc 4 len from:builtin:numpy-docs"
+
+
+def test_token_cuts_are_the_longest_a_search_per_text_finds():
+    """With the model's tokenizer: the batched cut sends the same texts as a binary search of each cut would, each
+    at most its length in tokens (special tokens included) unless one word is longer (a cut keeps one word)."""
+    from bench.load.workload import _cut, token_counter
+    from tests.harness.models import minilm_path
+
+    count, unit = token_counter(minilm_path())
+    texts = ["numpy.linalg.norm(x, ord=None) returns one of eight matrix norms, or vector norms."] * 30
+    workload = Workload(texts, ["q"], "inline", count, unit)
+    lengths = [5, 9, 17, 40, 3, 64]
+    cut, counts = workload._token_cuts(lengths)
+    words, position = " ".join(texts).split(), 0
+    for text, length in zip(cut, lengths, strict=True):
+        if position + length >= len(words):
+            position = 0
+        k = _cut(words, position, length, count)
+        assert text == " ".join(words[position : position + k])
+        position += k
+    assert counts == count(cut)
+    assert all(n <= length or len(t.split()) == 1 for t, n, length in zip(cut, counts, lengths, strict=True))
+    assert counts[0] > lengths[0]  # 5 tokens: shorter than the first word, which is sent whole
+
+
+def test_a_tokenizer_that_is_not_additive_at_spaces_still_gets_cuts_within_their_length():
+    def merging(texts: list[str]) -> list[int]:  # one token more for any text of two words or more
+        return [len(t.split()) + (len(t.split()) > 1) for t in texts]
+
+    workload = Workload(["a b c d e f g h"] * 20, ["q"], "inline", merging, "tokenizer")
+    cut, counts = workload._token_cuts([4, 6, 2])
+    assert counts == merging(cut) == [4, 6, 1] and [len(t.split()) for t in cut] == [3, 5, 1]  # 2 words: 3 tokens

@@ -18,6 +18,7 @@ from bench.core.errors import InputError
 from bench.core.secrets import mask
 from bench.load.trace_compare import RouteComparison
 from bench.report.page import html_page, html_table, md_table
+from bench.results.outdir import RESULTS_FILE
 
 REPLAY_FILE = "trace-replay.json"
 LATENCY_TOLERANCE = 0.10  # replayed p50 and p99 within 10% of the recording's
@@ -110,17 +111,18 @@ def render_trace(settings: dict[str, object], rows: list[RouteComparison]) -> tu
 
 
 def write_trace_report(folder: Path, out_dir: Path | None = None) -> Path:
-    """report.md and report.html of the replay summary in `folder`, written there (or in `out_dir`); returns
-    report.html."""
+    """report.md and report.html of the replay summary in `folder`, written there (or in `out_dir`): named
+    trace-report.* beside a results file, whose report they must not replace; returns the HTML file."""
     settings, rows = read_replay(folder / REPLAY_FILE)
     md, html = render_trace(settings, rows)
     folder = out_dir or folder
     folder.mkdir(parents=True, exist_ok=True)
-    for name, text in (("report.md", mask(md)), ("report.html", html_page("ragbench trace replay report", html))):
+    stem = "trace-report" if (folder / RESULTS_FILE).exists() else "report"
+    for name, text in ((f"{stem}.md", mask(md)), (f"{stem}.html", html_page("ragbench trace replay report", html))):
         staged = folder / f".{name}.tmp"
         staged.write_text(text, encoding="utf-8")
         staged.replace(folder / name)
-    return folder / "report.html"
+    return folder / f"{stem}.html"
 
 
 def _pair(recorded: float, replayed: float | None) -> str:

@@ -79,3 +79,11 @@ def test_ragbench_report_rebuilds_a_trace_folder_and_refuses_a_broken_summary(tm
     (folder / "trace-replay.json").write_text('{"trace": "t", "speed": 1, "loops": 1, "routes": [{"route": "e"}]}')
     with pytest.raises(InputError, match="not a load --trace summary"):
         write_reports(folder)
+
+
+def test_a_replay_beside_a_results_file_leaves_its_report_alone(tmp_path):
+    folder = write_summary(tmp_path, [GOOD])
+    (folder / "results.jsonl").write_text("{}\n")
+    (folder / "report.html").write_text("the load run's report")
+    assert write_trace_report(folder) == folder / "trace-report.html"
+    assert (folder / "report.html").read_text() == "the load run's report" and (folder / "trace-report.md").exists()

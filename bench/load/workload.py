@@ -23,6 +23,7 @@ from bench.results.schema import DocumentsDistribution, LengthDistribution
 
 DISTINCT_REQUESTS = 64  # a ring of different bodies per point, replayed: no server cache sees one text twice in a row
 MAX_SOURCE_TEXTS = 4096
+CORPUS_SAMPLE = 20_000  # `--lengths from:DATASET`: the corpus texts whose lengths are counted, at most
 DRAWN_TEXTS = DISTINCT_REQUESTS * 16  # `--lengths from:DATASET`: texts cut to drawn lengths (as many as 1,024 draws)
 
 
@@ -61,7 +62,7 @@ class Workload:
     def _drawn(self, spec: LengthsFrom) -> Workload:
         """DRAWN_TEXTS texts, each as long as a corpus text of `spec`'s dataset drawn at random (seeded), counted
         as this workload counts; a draw past the running corpus's words (or 32,768) is cut at that length."""
-        corpus = corpus_lengths(spec.dataset, self.count_tokens)
+        corpus = corpus_lengths(spec.dataset, self.count_tokens, spec.seed)
         drawn = np.random.default_rng(spec.seed).choice(corpus, size=DRAWN_TEXTS)
         longest = min(int(TOKENS_PER_TEXT.high), len(self._words()) - 1)
         lengths = [min(int(n), longest) for n in drawn]
@@ -156,8 +157,9 @@ def documents_distribution(draw: DocumentsDraw | None, ring: int) -> DocumentsDi
     return DocumentsDistribution(spec=str(draw), seed=draw.seed, sent=spread(draw.counts(ring)))
 
 
-def corpus_lengths(dataset: str, count: Callable[[list[str]], list[int]]) -> np.ndarray:
-    """The lengths (by `count`) of `dataset`'s non-blank corpus texts; a dataset without one: one line, exit 2."""
+def corpus_lengths(dataset: str, count: Callable[[list[str]], list[int]], seed: int) -> np.ndarray:
+    """The lengths (by `count`) of `dataset`'s non-blank corpus texts (of a seeded sample of CORPUS_SAMPLE of them
+    in a larger corpus: the record's `corpus.n` says how many); a dataset without one: one line, exit 2."""
     from bench.datasets import load_dataset
 
     try:
@@ -167,6 +169,9 @@ def corpus_lengths(dataset: str, count: Callable[[list[str]], list[int]]) -> np.
     texts = [doc.full_text for doc in data.corpus.values() if doc.full_text.strip()]
     if not texts:
         raise UserError(f"--lengths {FROM}{dataset}: its corpus has no text to draw lengths from")
+    if len(texts) > CORPUS_SAMPLE:
+        picked = np.random.default_rng(seed).choice(len(texts), size=CORPUS_SAMPLE, replace=False)
+        texts = [texts[i] for i in sorted(picked)]
     return np.asarray(count(texts), dtype=np.int64)
 
 

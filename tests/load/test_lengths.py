@@ -257,3 +257,13 @@ def test_a_tokenizer_that_is_not_additive_at_spaces_still_gets_cuts_within_their
     workload = Workload(["a b c d e f g h"] * 20, ["q"], "inline", merging, "tokenizer")
     cut, counts = workload._token_cuts([4, 6, 2])
     assert counts == merging(cut) == [4, 6, 1] and [len(t.split()) for t in cut] == [3, 5, 1]  # 2 words: 3 tokens
+
+
+def test_a_large_corpus_is_sampled_with_the_seed(tmp_path, monkeypatch):
+    import bench.load.workload as workload_module
+
+    monkeypatch.setattr(workload_module, "CORPUS_SAMPLE", 3)
+    data = str(write_dataset(tmp_path / "d", lengths=(1, 2, 3, 4, 5, 6, 7, 8)))
+    first = workload_module.corpus_lengths(data, lambda ts: [len(t.split()) for t in ts], seed=1)
+    again = workload_module.corpus_lengths(data, lambda ts: [len(t.split()) for t in ts], seed=1)
+    assert len(first) == 3 and set(first) <= set(range(1, 9)) and list(first) == list(again)

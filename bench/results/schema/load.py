@@ -124,7 +124,7 @@ class LengthDistribution:
     source: str  # from:DATASET, as given
     unit: str  # tokenizer (--tokenizer's tokens) | words (white-space separated, without a tokenizer)
     seed: int  # the run's --seed: the same draw every run
-    corpus: Spread  # the dataset's corpus texts' lengths
+    corpus: Spread  # the dataset's corpus texts' lengths (a seeded sample of 20,000 of a larger corpus)
     sent: Spread  # the texts cut for the point (its requests cycle through them all), counted the same way
     clipped: int  # draws longer than the running corpus allows (or 32,768), sent at that length
 

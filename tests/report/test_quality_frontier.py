@@ -72,7 +72,9 @@ def test_pareto_marks_follow_the_definition_and_targets_without_a_cost_take_no_p
     targets = [
         target("fast=openwebui:vector@http://h", p99=10.0, search_s=0.6),
         target("good=openwebui:hybrid@http://h", p99=20.0, search_s=3.0),
-        target("slow=openwebui:rerank@http://h", p99=30.0, search_s=1.8),  # worse and slower than `good`
+        target(
+            "slow=openwebui:rerank@http://h?reranker_url=http://r&reranker_model=m", p99=30.0, search_s=1.8
+        ),  # worse and slower than `good`
         target("bm25", p99=None, search_s=1.2),  # ranked in a batch: no latency of its own; 20 ms per query
     ]
     results = results_file(tmp_path, targets, {"fast": 0.4, "good": 0.7, "slow": 0.6, "bm25": 0.65})
@@ -339,7 +341,9 @@ def test_the_latency_parts_chart_stacks_exactly_the_tables_figures(tmp_path, mon
     figures = []
     monkeypatch.setattr(plots, "save_figure", lambda fig, path: figures.append(fig) or path)
     served = target("served=dense?embedder=emb", p99=90.0, latency_parts_ms=SERVED_PARTS)
-    app = target("owui=openwebui:rerank@http://h", p99=3900.0, latency_parts_ms=APP_PARTS)
+    app = target(
+        "owui=openwebui:rerank@http://h?reranker_url=http://r&reranker_model=m", p99=3900.0, latency_parts_ms=APP_PARTS
+    )
     results = results_file(tmp_path, [served, app, target("bm25")], {"served": 0.6, "owui": 0.6, "bm25": 0.5})
     header, rows = latency_parts_rows(results)
     assert [h.removesuffix(" p50 ms") for h in header[1::2]] == ["embed", "search", "rerank", "embedding", "app"]

@@ -84,6 +84,7 @@ def job(a: str, b: str, args: argparse.Namespace, out: Path, seed: int) -> tuple
     """One interleaved job as a user runs it (its own --seed: its own order of the rounds): its record, wall time
     and exit code; None (said, kept out of the figures) when it ended with no verdict (exit 2 or 3)."""
     flags = ["--interleave", "--rounds", str(args.rounds), "--window", args.window, "--warmup", args.warmup]
+    flags += ["--slice", args.slice] if args.slice else []
     flags += [
         "--overwrite",
         "--concurrency",
@@ -297,6 +298,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--window", default="1.5s")
     parser.add_argument("--warmup", default="0.5s")
+    parser.add_argument("--slice", help="load --slice: each window cut into slices alternated with the other side's")
     parser.add_argument("--service-ms", type=float, default=20.0)
     parser.add_argument("--step", type=float, default=1.1, help="B's service time over A's")
     parser.add_argument("--limit", type=float, default=0.95, help="--min-throughput-ratio")

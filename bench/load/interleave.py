@@ -122,7 +122,8 @@ def _point_rounds(job: Job, index: int, point: PointConfig) -> None:
             if sliced is None:
                 measured = [(e, _window(job, e, again, f"{e.spec.name} {label}")) for e in order]
             else:
-                tick = ticker(job.run.progress, f"{label} in {job.slices} slices", replace(again, warmup_s=0.0))
+                whole = replace(again, warmup_s=0.0, duration_s=2 * (again.duration_s or 0.0))  # both sides' windows
+                tick = ticker(job.run.progress, f"{label} in 2 x {job.slices} slices", whole)
                 records = sliced.round(job.pool, again, 0 if order[0] is a else 1, tick)
                 measured = list(zip((a, b), records, strict=True))
             for endpoint, record in measured:

@@ -2,7 +2,7 @@
 sequence (X Y Y X X Y Y X …, X drawn per round), so both sides of a round share the same seconds of the machine.
 
     slices = slices_per_window(window_s, "0.25s", open_loop=False)   # checked: one line, exit 2
-    a, b, first = SlicedPoint(endpoints, point, slices, workload).round(pool, again, order, tick)
+    a_window, b_window = SlicedPoint(endpoints, point, slices, workload).round(pool, again, first, tick)
 
 A window of W seconds in S slices sends to its endpoint for S slices of W / S seconds each: a closed loop
 (`--concurrency`) that stops sending at the slice's end and returns once every answer is in, so nothing is in
@@ -85,6 +85,7 @@ class SlicedPoint:
         shares: list[list[list[ShareResult]]] = [[], []]
         for side in slice_order(first, self.slices):
             shares[side].append(run_plans(pool, self._next_plans(side), tick))
+            self.sent[side] += sum(s.handled for s in shares[side][-1])
         records = [self._window(side, point, shares[side]) for side in (0, 1)]
         for endpoint, record in zip(self.endpoints, records, strict=True):
             record.drain = endpoint.drain(max(point.timeout_s, DRAIN_MIN_S))
@@ -99,7 +100,6 @@ class SlicedPoint:
         return [replace(_rotated(p, self.sent[side]), start_at=start_at, warmup_s=warmup) for p in self.plans[side]]
 
     def _window(self, side: int, point: PointConfig, slices: list[list[ShareResult]]) -> LoadPointRecord:
-        self.sent[side] += sum(s.handled for shares in slices for s in shares)
         return merge_slices(
             self.endpoints[side].spec.name, replace(point, duration_s=self.slice_s), slices, self.workload
         )

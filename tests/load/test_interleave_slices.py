@@ -53,7 +53,7 @@ def test_the_order_alternates_x_y_y_x_each_side_as_often_and_starts_with_the_dra
 
 def _service(count: int, ms: float) -> dict[str, str | None]:
     h = histograms.encode(histograms.from_values(np.full(count, int(ms * 1000))))
-    return {q: h for q in (*LatencyQuantity, *ServerQuantity)}
+    return dict.fromkeys((*LatencyQuantity, *ServerQuantity), h)
 
 
 def _share(start: float, end: float, ok: int, ms: float = 20.0, errors: int = 0) -> ShareResult:
@@ -81,7 +81,8 @@ def test_a_sides_slices_are_one_window_over_their_summed_measured_time():
     assert (record.requests.ok, record.requests.sent, record.requests.errors) == (32, 33, {"timeout": 1})
     service = record.latency_ms.service
     assert service is not None and service.count == 32
-    assert service.mean == pytest.approx((22 * 20 + 10 * 30) / 32, rel=0.01) and service.max == pytest.approx(30, rel=0.01)
+    assert service.mean == pytest.approx((22 * 20 + 10 * 30) / 32, rel=0.01)
+    assert service.max == pytest.approx(30, rel=0.01)
 
 
 def test_the_ring_of_requests_turns_with_its_texts_and_tokens():

@@ -10,13 +10,14 @@ flight when the other side's slice starts. Each endpoint's requests are encoded 
 the ring of distinct requests walked on from slice to slice, and warmed up once per point, in its first slice
 (`--warmup`); the server drained (`LoadEndpoint.drain`) once per round, after its last slice. A side's window is
 its slices merged as one measurement: counts summed, histograms merged exactly, and the rates over the summed
-measured time of its slices (each from its start to its end or its last answer, whichever is later: the gaps
-between slices, in which that side sends nothing, are not its measured time).
+measured time of its slices (each from its start, or its first send where its worker woke late, to its end or
+its last answer, whichever is later: the gaps between slices, in which that side sends nothing, are not its
+measured time). Slices start SLICE_LEAD_S after they are handed to the worker, not START_LEAD_S: the plans are
+built already.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
@@ -26,7 +27,7 @@ from bench.core import values as v
 from bench.core.errors import UserError
 from bench.load.endpoint import LoadEndpoint
 from bench.load.measure import DRAIN_MIN_S
-from bench.load.merge import measured_window, merge_shares
+from bench.load.merge import merge_shares
 from bench.load.points import PointConfig
 from bench.load.pool import run_plans
 from bench.load.share import SharePlan, ShareResult
@@ -34,7 +35,7 @@ from bench.load.shares import share_plans
 from bench.load.workload import Workload
 from bench.results.schema import LoadPointRecord
 
-SLICE_LEAD_S = 0.05  # a slice's plans reach the worker (already running, plans built) before its first send
+SLICE_LEAD_S = 0.02  # a slice's plans reach the worker (running, plans built); a later wake is not measured time
 
 
 def slices_per_window(window_s: float, text: str | None, open_loop: bool) -> int:
@@ -124,16 +125,32 @@ def merge_slices(
 ) -> LoadPointRecord:
     """One side's slices as one window: each slice's shares moved in time so that the slices follow each other
     with no gap (slice k starts where slice k - 1's measured time ended), then merged as the shares of one point
-    of the slices' summed intended time; its measured time is the sum of theirs."""
+    of the slices' summed intended time; its measured time is the sum of theirs (`slice_span`)."""
     moved: list[ShareResult] = []
     at = 0.0
     for shares in slices:
-        elapsed = measured_window(slice_point, shares)
-        start = next((s.first_measured for s in shares if s.first_measured is not None), None)
-        if start is None or not math.isfinite(elapsed):
+        elapsed = slice_span(shares, slice_point.duration_s or 0.0)
+        if elapsed is None:
             continue
         # every share of the slice ends where its measured time does: the slices' sum is the window's time
         moved += [replace(s, first_measured=at, last_end=at + elapsed) for s in shares]
         at += elapsed
     whole = replace(slice_point, duration_s=(slice_point.duration_s or 0.0) * len(slices))
     return merge_shares(endpoint, whole, moved, workload)
+
+
+def slice_span(shares: list[ShareResult], slice_s: float) -> float | None:
+    """A slice's measured seconds: from its start to its planned end or its last answer, whichever is later. Its
+    start is the planned one (the end of its warm-up), or its first send where its worker woke later than that (a
+    busy machine: the worker's wall time runs from its first send to its last answer), so the time the client was
+    not yet sending is no one's throughput; None for a slice with no planned start."""
+    planned = [s.first_measured for s in shares if s.first_measured is not None]
+    if not planned:
+        return None
+    starts = [
+        max(s.first_measured, s.last_end - s.wall_s) if s.last_end is not None and s.wall_s > 0 else s.first_measured
+        for s in shares
+        if s.first_measured is not None
+    ]
+    end = max([min(planned) + slice_s, *(s.last_end for s in shares if s.last_end is not None)])
+    return end - min(starts)

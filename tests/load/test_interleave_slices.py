@@ -5,6 +5,7 @@ alternate X Y Y X, the warm-up is in each side's first slice only and the ring o
 from __future__ import annotations
 
 from concurrent.futures import Executor, Future
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -13,7 +14,14 @@ import pytest
 
 from bench.core.errors import UserError
 from bench.load import histograms
-from bench.load.interleave_slices import SlicedPoint, _rotated, merge_slices, slice_order, slices_per_window
+from bench.load.interleave_slices import (
+    SlicedPoint,
+    _rotated,
+    merge_slices,
+    slice_order,
+    slice_span,
+    slices_per_window,
+)
 from bench.load.points import PointConfig
 from bench.load.quantities import LatencyQuantity, ServerQuantity
 from bench.load.share import SharePlan, ShareResult
@@ -83,6 +91,18 @@ def test_a_sides_slices_are_one_window_over_their_summed_measured_time():
     assert service is not None and service.count == 32
     assert service.mean == pytest.approx((22 * 20 + 10 * 30) / 32, rel=0.01)
     assert service.max == pytest.approx(30, rel=0.01)
+
+
+def test_a_slice_whose_worker_woke_late_is_measured_from_its_first_send():
+    """Planned at 10.0 for 0.25 s; the worker's wall time (first send to last answer) is 0.25 s and its last answer
+    came at 10.3: it started sending at 10.05, and those 50 ms are no one's throughput. A warm-up (wall time
+    longer than the slice) leaves the planned start."""
+    late = replace(_share(10.0, 10.3, 12), wall_s=0.25)
+    assert slice_span([late], 0.25) == pytest.approx(0.25)
+    warmed = replace(_share(10.0, 10.3, 12), wall_s=0.8)  # 0.5 s of warm-up before 10.0
+    assert slice_span([warmed], 0.25) == pytest.approx(0.3)
+    assert slice_span([_share(10.0, 10.1, 4)], 0.25) == pytest.approx(0.25)  # the planned end, not the last answer
+    assert slice_span([ShareResult(worker=0)], 0.25) is None
 
 
 def test_the_ring_of_requests_turns_with_its_texts_and_tokens():

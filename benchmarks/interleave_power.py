@@ -35,6 +35,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -117,6 +118,7 @@ def _throughput(record: InterleavedRecord) -> PairedFigure:
 def real(args: argparse.Namespace) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `kill`: the servers and the hog stopped too
     print(f"load average before: {os.getloadavg()}", flush=True)
     servers = [
         start_server(ms, out / f"server-{args.only or 'all'}-{args.first}-{i}.log")
@@ -188,6 +190,7 @@ def summarize(found: dict[str, list[tuple[InterleavedRecord, float, int]]], args
         f"(range {min(pct[1]):.1%}–{max(pct[1]):.1%})"
     )
     separate_runs(step, twins)
+    client_gap(step, args)
     detect = [f.detectable for f in figures], [f.detectable_unpaired for f in figures]
     print(
         f"  smallest step seen at 80% power, median: paired ×{statistics.median(detect[0]):.3f}, "
@@ -211,6 +214,32 @@ def separate_runs(
         f"  separate runs (each job's A or twin as one run, {len(runs)} runs): sd of log(run / run) "
         f"±{math.expm1(between):.1%}; the twins' interleaved ratio over {len(ratios)} jobs: sd of its log "
         f"±{math.expm1(statistics.stdev(ratios)):.1%}"
+    )
+
+
+def client_gap(step: list[tuple[InterleavedRecord, float, int]], args: argparse.Namespace) -> None:
+    """What the step is end to end: each request takes the server's service time (--service-ms, A's; B's × --step)
+    plus the client's turnaround on the busy machine (its event loop's delays are in the measured latency too),
+    on both sides alike, so at concurrency 1 B's texts/s is (S + gap) / (S × step + gap) of A's. The gap: A's time
+    per request (concurrency ÷ texts/s) less S, the median over each job's rounds."""
+    gaps = []
+    for record, _, _ in step:
+        per_round = [1000 * args.concurrency / r.baseline_texts_per_s for r in record.rounds if r.baseline_texts_per_s]
+        if per_round:
+            gaps.append(statistics.median(per_round) - args.service_ms)
+    if not gaps:
+        return
+    service = args.service_ms
+
+    def end_to_end(gap: float) -> float:
+        return (service + gap) / (service * args.step + gap)
+
+    wide = [end_to_end(g) for g in gaps]
+    print(
+        f"  A/B jobs: A's time per request beyond its {service:g} ms of service, median {statistics.median(gaps):.1f} "
+        f"ms (range {min(gaps):.1f}–{max(gaps):.1f}): the {args.step:g}x server step is ×"
+        f"{end_to_end(statistics.median(gaps)):.3f} end to end at the median (×{min(wide):.3f}–{max(wide):.3f}); "
+        f"{sum(w < args.limit for w in wide)} of {len(wide)} jobs' steps past the limit ×{args.limit:g}"
     )
 
 

@@ -1,7 +1,7 @@
 """How often `load --interleave` sees a 10% step, and how rarely it fails twins (issue 36).
 
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --jobs 6 [--rounds 6] [--window 1.5s]
-        [--warmup 0.5s] [--service-ms 20] [--step 1.1] [--limit 0.95] [--concurrency 1] [--hog 2]
+        [--warmup 0.5s] [--slice 0.25s] [--service-ms 20] [--step 1.1] [--limit 0.95] [--concurrency 1] [--hog 2]
         [--out reports/interleave-power]
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --simulate 100 [--noise 0.03] [--rounds 10]
 
@@ -13,6 +13,9 @@
     done
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --read --jobs 42 --rounds 20 --window 1s \
         --out reports/ip40
+
+    # the same with the finer grain (load --slice: each window in 4 slices, A's and B's alternated X Y Y X):
+    # add `--slice 0.25s` to the four shards' flags (and `--out reports/ip40-slice`), then --read as above.
 
 Real mode starts three loopback queue servers (tests/sizing/queue_server.py: one FIFO slot, SERVICE ms per
 request): A, its twin, and B, `--step` times slower, and `--hog N` CPU-bound neighbours whose load drifts over

@@ -107,10 +107,11 @@ class SlicedPoint:
 
 
 def _rotated(plan: SharePlan, by: int) -> SharePlan:
-    """The plan with its ring of requests turned `by` places (requests, texts and tokens alike)."""
+    """The plan with its ring of requests turned `by` places (requests, texts and tokens alike); an in-process
+    endpoint's (its call holds the payloads by index) is left as it is: each slice starts its ring again."""
     n = len(plan.inputs)
     k = by % n if n else 0
-    if k == 0:
+    if k == 0 or plan.call is not None:
         return plan
     return replace(
         plan,

@@ -110,6 +110,8 @@ def test_the_ring_of_requests_turns_with_its_texts_and_tokens():
     turned = _rotated(plan, 4)  # 4 requests sent: the next slice goes on from the second
     assert (turned.requests, turned.inputs, turned.tokens) == ([b"r1", b"r2", b"r0"], [2, 3, 1], [20, 30, 10])
     assert _rotated(plan, 3) is plan
+    in_process = replace(plan, requests=[], call=lambda index: None)
+    assert _rotated(in_process, 4) is in_process  # its call holds the payloads by index: not turned
 
 
 class Recording(Executor):

@@ -1,7 +1,7 @@
 """How often `load --interleave` sees a 10% step, and how rarely it fails twins (issue 36).
 
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --jobs 6 [--rounds 6] [--window 1.5s]
-        [--warmup 0.5s] [--service-ms 20] [--step 1.1] [--limit 0.95] [--concurrency 1] [--hog 2]
+        [--warmup 0.5s] [--slice 0.25s] [--service-ms 20] [--step 1.1] [--limit 0.95] [--concurrency 1] [--hog 2]
         [--out reports/interleave-power]
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --simulate 100 [--noise 0.03] [--rounds 10]
 
@@ -13,6 +13,9 @@
     done
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --read --jobs 42 --rounds 20 --window 1s \
         --out reports/ip40
+
+    # the same with the finer grain (load --slice: each window in 4 slices, A's and B's alternated X Y Y X):
+    # add `--slice 0.25s` to the four shards' flags (and `--out reports/ip40-slice`), then --read as above.
 
 Real mode starts three loopback queue servers (tests/sizing/queue_server.py: one FIFO slot, SERVICE ms per
 request): A, its twin, and B, `--step` times slower, and `--hog N` CPU-bound neighbours whose load drifts over
@@ -35,6 +38,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -84,6 +88,7 @@ def job(a: str, b: str, args: argparse.Namespace, out: Path, seed: int) -> tuple
     """One interleaved job as a user runs it (its own --seed: its own order of the rounds): its record, wall time
     and exit code; None (said, kept out of the figures) when it ended with no verdict (exit 2 or 3)."""
     flags = ["--interleave", "--rounds", str(args.rounds), "--window", args.window, "--warmup", args.warmup]
+    flags += ["--slice", args.slice] if args.slice else []
     flags += [
         "--overwrite",
         "--concurrency",
@@ -116,6 +121,7 @@ def _throughput(record: InterleavedRecord) -> PairedFigure:
 def real(args: argparse.Namespace) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `kill`: the servers and the hog stopped too
     print(f"load average before: {os.getloadavg()}", flush=True)
     servers = [
         start_server(ms, out / f"server-{args.only or 'all'}-{args.first}-{i}.log")
@@ -187,6 +193,7 @@ def summarize(found: dict[str, list[tuple[InterleavedRecord, float, int]]], args
         f"(range {min(pct[1]):.1%}–{max(pct[1]):.1%})"
     )
     separate_runs(step, twins)
+    client_gap(step, args)
     detect = [f.detectable for f in figures], [f.detectable_unpaired for f in figures]
     print(
         f"  smallest step seen at 80% power, median: paired ×{statistics.median(detect[0]):.3f}, "
@@ -210,6 +217,32 @@ def separate_runs(
         f"  separate runs (each job's A or twin as one run, {len(runs)} runs): sd of log(run / run) "
         f"±{math.expm1(between):.1%}; the twins' interleaved ratio over {len(ratios)} jobs: sd of its log "
         f"±{math.expm1(statistics.stdev(ratios)):.1%}"
+    )
+
+
+def client_gap(step: list[tuple[InterleavedRecord, float, int]], args: argparse.Namespace) -> None:
+    """What the step is end to end: each request takes the server's service time (--service-ms, A's; B's × --step)
+    plus the client's turnaround on the busy machine (its event loop's delays are in the measured latency too),
+    on both sides alike, so at concurrency 1 B's texts/s is (S + gap) / (S × step + gap) of A's. The gap: A's time
+    per request (concurrency ÷ texts/s) less S, the median over each job's rounds."""
+    gaps = []
+    for record, _, _ in step:
+        per_round = [1000 * args.concurrency / r.baseline_texts_per_s for r in record.rounds if r.baseline_texts_per_s]
+        if per_round:
+            gaps.append(statistics.median(per_round) - args.service_ms)
+    if not gaps:
+        return
+    service = args.service_ms
+
+    def end_to_end(gap: float) -> float:
+        return (service + gap) / (service * args.step + gap)
+
+    wide = [end_to_end(g) for g in gaps]
+    print(
+        f"  A/B jobs: A's time per request beyond its {service:g} ms of service, median {statistics.median(gaps):.1f} "
+        f"ms (range {min(gaps):.1f}–{max(gaps):.1f}): the {args.step:g}x server step is ×"
+        f"{end_to_end(statistics.median(gaps)):.3f} end to end at the median (×{min(wide):.3f}–{max(wide):.3f}); "
+        f"{sum(w < args.limit for w in wide)} of {len(wide)} jobs' steps past the limit ×{args.limit:g}"
     )
 
 
@@ -297,6 +330,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--window", default="1.5s")
     parser.add_argument("--warmup", default="0.5s")
+    parser.add_argument("--slice", help="load --slice: each window cut into slices alternated with the other side's")
     parser.add_argument("--service-ms", type=float, default=20.0)
     parser.add_argument("--step", type=float, default=1.1, help="B's service time over A's")
     parser.add_argument("--limit", type=float, default=0.95, help="--min-throughput-ratio")

@@ -80,6 +80,7 @@ def interleave_command(request: LoadRequest) -> tuple[list[LoadPointRecord], lis
     window that measured nothing raises MeasurementFailed (exit 3) once everything is written."""
     from bench.commands.load import check_load, gate_limits, raise_if_failed, show_points
     from bench.load.interleave import missing_pairs, run_interleave
+    from bench.load.interleave_slices import slices_per_window
     from bench.load.shares import check_request_memory
     from bench.load.workload import load_workload
     from bench.report import write_report
@@ -107,6 +108,7 @@ def interleave_command(request: LoadRequest) -> tuple[list[LoadPointRecord], lis
     output = Output(
         request.out, request.overwrite, report=write_report, show=show, say=print, progress=True, origin=request.origin
     )
-    run_interleave(specs, plan, workload, output, pair, records.append)
+    slices = slices_per_window(plan.base.duration_s or 0.0, request.slice, request.rate is not None)
+    run_interleave(specs, plan, workload, output, pair, records.append, slices=slices)
     raise_if_failed(records, request.out / "report.html")
     return records, pairs

@@ -16,6 +16,7 @@ from bench.gate.config import GateConfig, build_gate_config
 from bench.gate.options import GateOptions
 from bench.load import histograms
 from bench.load.endpoint import DRAIN_SHOWN_S
+from bench.load.interleave_slices import slices_per_window
 from bench.load.lengths import parse_documents, parse_lengths
 from bench.load.plan import SweepPlan, plan_sweep
 from bench.load.points import (
@@ -174,6 +175,16 @@ class LoadRequest:
         default="2s",
         metadata=option(Flag(("--window",), "--interleave: measured time of each window (after its --warmup).")),
     )
+    slice: str | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--slice",),
+                "--interleave: cut each window into slices this long, A's and B's alternated (A B B A ...) so both "
+                "share the same seconds; warm-up once per point (docs/load.md).",
+            )
+        ),
+    )  # bench/load/interleave_slices.py
     min_throughput_ratio: str | None = field(
         default=None,
         metadata=option(
@@ -246,6 +257,8 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepPlan:
     _check_sizes(request, op)
     if request.interleave:
         _check_interleave(request)
+    elif request.slice is not None:
+        raise UserError("load: --slice cuts the windows of an --interleave run")
     workers = v.number("--workers", request.workers, v.WORKERS)
     seed = v.number("--seed", request.seed, v.SEED)
     burst = None if request.burst is None else v.number("--burst", request.burst, v.BURST_TEXTS)
@@ -323,6 +336,7 @@ def _check_interleave(request: LoadRequest) -> None:
         )
     if request.rounds < 2:
         raise UserError(f"load --interleave: --rounds {request.rounds}: give at least 2 (one round has no spread)")
+    slices_per_window(_window(request), request.slice, request.rate is not None)
 
 
 def gate_limits(request: LoadRequest) -> GateConfig:

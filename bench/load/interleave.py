@@ -22,6 +22,7 @@ from bench.core.errors import UserError
 from bench.core.resample import seeded_generator
 from bench.endpoints.spec import EndpointSpec
 from bench.load.endpoint import LoadEndpoint, close_endpoints, open_endpoints
+from bench.load.interleave_slices import SlicedPoint
 from bench.load.measure import measure_point, stop_if_unreachable
 from bench.load.plan import SweepPlan
 from bench.load.points import PointConfig, point_label
@@ -54,82 +55,103 @@ def run_interleave(
     pair: Pair,
     on_point: Callable[[LoadPointRecord], None] = lambda record: None,
     pool_factory: Callable[[int], Executor] | None = None,
+    slices: int = 1,
 ) -> Path:
-    """Every point on `specs` (baseline, candidate) in `plan.repeat` rounds of one window each; checked and
-    preflighted before `output` is touched: a window shorter than the idle server's answer to one request is one
-    line, nothing written."""
+    """Every point on `specs` (baseline, candidate) in `plan.repeat` rounds of one window each (`slices` > 1: each
+    window cut into that many slices, alternated with the other side's: bench/load/interleave_slices.py); checked
+    and preflighted before `output` is touched: a window (or slice) shorter than the idle server's answer to one
+    request is one line, nothing written."""
     base = plan.base
     endpoints = open_endpoints(specs, base.op, base.timeout_s)
     try:
-        check_window(endpoints, base.duration_s or 0.0)
+        check_window(endpoints, (base.duration_s or 0.0) / slices, "--window" if slices == 1 else "--slice")
         settings = {"op": base.op, "points": len(plan.points), "interleave": True, "rounds": plan.repeat}
         settings |= {"workers": base.workers, "warmup_s": base.warmup_s, "window_s": base.duration_s}
-        settings["timeout_s"] = base.timeout_s
+        settings |= {"timeout_s": base.timeout_s, "slices": slices}
         with (
             open_run(output, load_header("load", workload, specs, base.seed, settings)) as run,
             load_pool(endpoints, base.op, base.workers, pool_factory) as pool,
         ):
+            job = Job(endpoints, plan, workload, pool, run, pair, on_point, slices)
             for index, point in enumerate(plan.points):
-                _point_rounds(endpoints, (index, point), plan, workload, pool, run, pair, on_point)
+                _point_rounds(job, index, point)
     finally:
         close_endpoints(endpoints)
     return output.results
 
 
-def check_window(endpoints: list[LoadEndpoint], window_s: float) -> None:
-    """A window must hold at least one answer: the preflight's idle probe (one tiny request) is the least a
-    request of the plan's batch takes."""
+def check_window(endpoints: list[LoadEndpoint], window_s: float, flag: str = "--window") -> None:
+    """A window (a slice) must hold at least one answer: the preflight's idle probe (one tiny request) is the
+    least a request of the plan's batch takes."""
     for endpoint in endpoints:
         took = endpoint.idle_probe_s
         if took is not None and window_s < took:
             raise UserError(
-                f"load --interleave: --window {window_s:g}s is shorter than one request to {endpoint.spec.name} "
-                f"takes on the idle server ({took * 1000:.0f} ms for one short text); give a longer --window"
+                f"load --interleave: {flag} {window_s:g}s is shorter than one request to {endpoint.spec.name} "
+                f"takes on the idle server ({took * 1000:.0f} ms for one short text); give a longer {flag}"
             )
 
 
-def _point_rounds(
-    endpoints: list[LoadEndpoint],
-    numbered: tuple[int, PointConfig],
-    plan: SweepPlan,
-    workload: Workload,
-    pool: Executor,
-    run: OpenRun,
-    pair: Pair,
-    on_point: Callable[[LoadPointRecord], None],
-) -> None:
+@dataclass(frozen=True)
+class Job:
+    """What every point's rounds run with."""
+
+    endpoints: list[LoadEndpoint]
+    plan: SweepPlan
+    workload: Workload
+    pool: Executor
+    run: OpenRun
+    pair: Pair
+    on_point: Callable[[LoadPointRecord], None]
+    slices: int  # per window: 1, whole windows one after the other; more, slices alternated
+
+
+def _point_rounds(job: Job, index: int, point: PointConfig) -> None:
     """One point's rounds; its records written whatever stops them."""
-    index, point = numbered
-    a, b = endpoints
+    a, b = job.endpoints
     rng = seeded_generator(point.seed, "interleave", point_label(point))
+    sliced = SlicedPoint(job.endpoints, point, job.slices, job.workload) if job.slices > 1 else None
     done = Rounds([], [], [])
+    rounds = job.plan.repeat
     try:
-        for round_ in range(plan.repeat):
+        for round_ in range(rounds):
             again = replace(point, seed=point.seed + REPEAT_SEED_STRIDE * round_)
             order = (a, b) if rng.random() < 0.5 else (b, a)
             done.firsts.append(order[0].spec.name)
-            for endpoint in order:
-                label = f"{endpoint.spec.name} {index + 1}/{len(plan.points)} round {round_ + 1}/{plan.repeat}"
-                tick = ticker(run.progress, f"{label} {point_label(point)}", again)
-                record = measure_point(endpoint, again, workload, pool, tick)
+            label = f"{index + 1}/{len(job.plan.points)} round {round_ + 1}/{rounds} {point_label(point)}"
+            if sliced is None:
+                measured = [(e, _window(job, e, again, f"{e.spec.name} {label}")) for e in order]
+            else:
+                whole = replace(again, warmup_s=0.0, duration_s=2 * (again.duration_s or 0.0))  # both sides' windows
+                tick = ticker(job.run.progress, f"{label} in 2 x {job.slices} slices", whole)
+                records = sliced.round(job.pool, again, 0 if order[0] is a else 1, tick)
+                measured = list(zip((a, b), records, strict=True))
+            for endpoint, record in measured:
                 (done.a if endpoint is a else done.b).append(record)
                 stop_if_unreachable(endpoint, record, "the interleaved run")
-                if round_ == 0:
-                    check_answered(endpoint, record, again)
+                if round_ == 0 and sliced is None:
+                    check_answered(endpoint, record, point)
+                elif round_ == 0 and sliced is not None:
+                    check_answered(endpoint, record, replace(point, duration_s=sliced.slice_s), "--slice")
     finally:
-        _emit(point, done, plan.base.seed, run, pair, on_point)
+        _emit(point, done, job.plan.base.seed, job.run, job.pair, job.on_point)
 
 
-def check_answered(endpoint: LoadEndpoint, record: LoadPointRecord, point: PointConfig) -> None:
+def _window(job: Job, endpoint: LoadEndpoint, point: PointConfig, label: str) -> LoadPointRecord:
+    """One whole window on one endpoint (warm-up, measured window, drain)."""
+    return measure_point(endpoint, point, job.workload, job.pool, ticker(job.run.progress, label, point))
+
+
+def check_answered(endpoint: LoadEndpoint, record: LoadPointRecord, point: PointConfig, flag: str = "--window") -> None:
     """Only a first window shows what one request of the plan's batch takes: a window its typical answer (the
     median; one stalled answer is no reason) does not fit is said (one line, exit 2) once that window is written."""
     service = record.latency_ms.service
     typical = None if service is None else (service.p50 if service.p50 is not None else service.mean)
     if typical is not None and point.duration_s is not None and typical > point.duration_s * 1000:
         raise UserError(
-            f"load --interleave: --window {point.duration_s:g}s is shorter than one request of "
+            f"load --interleave: {flag} {point.duration_s:g}s is shorter than one request of "
             f"{point_label(point)} to {endpoint.spec.name} (a typical answer took {typical:.0f} ms in the first "
-            "window); the windows measured so far are written; give a longer --window"
+            f"window); the windows measured so far are written; give a longer {flag}"
         )
 
 

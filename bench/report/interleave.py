@@ -30,18 +30,19 @@ def render_interleave(results: Results, folder: Path) -> tuple[str, str]:
     missing = missing_pairs(results)
     md: list[str] = [*(f"{line}\n" for line in missing)]
     html: list[str] = [f"<p class='bad'>{escape(line)}</p>" for line in missing]
+    slices = int((results.header.load or {}).get("slices", 1))
     for number, record in enumerate(results.interleaved, 1):
         title = f"Interleaved: {record.current} ÷ {record.baseline}, {record.point}"
         verdict = f"Verdict: **{record.verdict.upper()}** over {len(record.rounds)} rounds"
         header, rows = figures_table(record)
-        md += [f"## {title}", "", verdict, "", md_table(header, rows), "", *_notes(record), ""]
+        md += [f"## {title}", "", verdict, "", md_table(header, rows), "", *_notes(record, slices), ""]
         round_header, round_rows = rounds_table(record)
         css = "bad" if record.verdict == "fail" else ""
         html += [
             f"<h2>{escape(title)}</h2>",
             f"<p class='{css}'>Verdict: <b>{escape(record.verdict.upper())}</b> over {len(record.rounds)} rounds</p>",
             html_table(header, rows),
-            *(f"<p>{escape(note)}</p>" for note in _notes(record)),
+            *(f"<p>{escape(note)}</p>" for note in _notes(record, slices)),
         ]
         plot = rounds_plot(record, folder / "plots" / f"load_interleave_{number}_{safe_filename(record.point)}.png")
         md += [
@@ -121,14 +122,19 @@ def _count(n: int | None) -> str:
     return str(n) if n is not None else "more than 1000"
 
 
-def _notes(record: InterleavedRecord) -> list[str]:
-    """How the figures were made, and what was not judged."""
+def _notes(record: InterleavedRecord, slices: int) -> list[str]:
+    """How the figures were made (the grain: whole windows or slices), and what was not judged."""
     notes = [
         f"Ratio: geometric mean of the rounds' ratios, {record.confidence:.0%} Student t interval on their logs. "
         f"Smallest step: the ratio seen with {record.power:.0%} power at a one-sided {record.false_alarm:.1%} false-"
         "alarm rate from the paired noise (sd of log B/A) and from the unpaired noise of the same windows. The "
         f"order within each round was drawn at random: {sum(r.first == record.baseline for r in record.rounds)} "
-        f"of {len(record.rounds)} rounds measured {record.baseline} first."
+        f"of {len(record.rounds)} rounds measured {record.baseline} first"
+        + (
+            f", each side's window in {slices} slices alternated with the other side's (X Y Y X …)."
+            if slices > 1
+            else ", one whole window per side."
+        )
     ]
     notes += [f"{NAMES.get(n, n)} not judged: fewer than 2 rounds have it on both sides." for n in record.not_judged]
     return notes

@@ -95,6 +95,7 @@ def test_a_load_entry_takes_the_keys_it_took_before_they_were_declared():
         "requests_csv": path,
     }
     interleave = {"interleave": bool, "rounds": int, "window": text}  # added with `load --interleave` (issue 36)
+    interleave["slice"] = text  # `load --interleave --slice`
     assert {**before, **interleave} == LOAD_KEYS
 
 

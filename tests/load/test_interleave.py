@@ -27,6 +27,10 @@ BAD = [
     ([*A, *B, "--interleave", "--min-throughput-ratio", "x"], "--min-throughput-ratio 'x'"),
     ([*A, *B, "--interleave", "--max-p99-increase", "-5%"], "--max-p99-increase '-5%'"),
     ([*A, *B, "--min-throughput-ratio", "0.9"], "gate an --interleave run"),
+    ([*A, *B, "--slice", "0.25s"], "--slice cuts the windows of an --interleave run"),
+    ([*A, *B, "--interleave", "--window", "1s", "--slice", "2s"], "at most the --window (1s)"),
+    ([*A, *B, "--interleave", "--slice", "0s"], "--slice '0s'"),
+    ([*A, *B, "--interleave", "--rate", "10", "--slice", "0.5s"], "--slice cuts a closed loop (--concurrency)"),
 ]
 
 
@@ -67,6 +71,32 @@ def test_a_window_shorter_than_one_request_is_refused_before_measuring(servers, 
     code, _stdout, stderr = _interleave(slow, slow, out, monkeypatch, capsys, "--window", "0.1s")
     assert code == 2 and "is shorter than one request" in stderr and len(stderr.strip().splitlines()) == 1, stderr
     assert not out.exists()
+
+
+def test_a_slice_shorter_than_one_request_is_refused_before_measuring(servers, tmp_path, monkeypatch, capsys):
+    slow = servers(300)
+    out = tmp_path / "short"
+    code, _stdout, stderr = _interleave(slow, slow, out, monkeypatch, capsys, "--window", "1s", "--slice", "0.1s")
+    assert code == 2 and "--slice 0.1s is shorter than one request" in stderr, stderr
+    assert len(stderr.strip().splitlines()) == 1 and not out.exists()
+
+
+@pytest.mark.slow  # two interleaved runs of 3 rounds in slices against real loopback servers
+def test_sliced_rounds_pair_both_sides_windows_over_the_same_seconds(servers, tmp_path, monkeypatch, capsys):
+    fast, half, twin = servers(20), servers(40), servers(20)
+    code, stdout, _ = _interleave(fast, half, tmp_path / "half", monkeypatch, capsys, "--slice", "0.125s")
+    results = read_results(tmp_path / "half" / "results.jsonl")
+    assert (results.header.load or {})["slices"] == 4
+    points = {p.endpoint: p for p in results.load_points}
+    for p in points.values():  # one repeat per round: its 4 slices' measured time, at least the 0.5 s window
+        assert len(p.repeats) == 3 and all(r.duration_s >= 0.5 for r in p.repeats) and not p.requests.errors
+    (paired,) = results.interleaved
+    assert paired.verdict == "fail" and code == 1, stdout
+    assert next(f for f in paired.figures if f.figure == "texts_per_s").ratio.mean < 0.75  # 2x slower
+
+    code, stdout, _ = _interleave(fast, twin, tmp_path / "twin", monkeypatch, capsys, "--slice", "0.125s")
+    (paired,) = read_results(tmp_path / "twin" / "results.jsonl").interleaved
+    assert paired.verdict != "fail" and code == 0, stdout
 
 
 @pytest.mark.slow  # three interleaved runs of 3 rounds against real loopback servers

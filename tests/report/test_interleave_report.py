@@ -16,6 +16,25 @@ def test_the_verdict_comes_first_then_the_rounds_then_the_windows(tmp_path):
     assert "Rounds over time" in md and "geometric mean of the rounds' ratios" in md
     assert list((tmp_path / "run" / "plots").glob("load_interleave_1_*.png"))
     assert "Verdict: <b>NOT GATED</b>" in html.read_text(encoding="utf-8")
+    assert "one whole window per side" in md and "slices alternated" not in md  # a header without `slices`
+
+
+def test_a_sliced_run_says_its_grain(tmp_path):
+    from bench.results.store import read_results
+    from bench.results.writer import ResultsWriter
+
+    run = interleaved_run(tmp_path / "run", 0.9)
+    records = read_results(run)
+    sliced = tmp_path / "sliced"
+    sliced.mkdir()
+    header = records.header
+    header.load = {**(header.load or {}), "interleave": True, "slices": 4}
+    writer = ResultsWriter(sliced / "results.jsonl")
+    writer.write(header, *records.load_points, *records.interleaved)
+    writer.close()
+    write_report(sliced / "results.jsonl")
+    md = (sliced / "report.md").read_text(encoding="utf-8")
+    assert "each side's window in 4 slices alternated with the other side's (X Y Y X …)" in md
 
 
 def test_a_run_stopped_before_two_rounds_says_why_it_has_no_paired_record(tmp_path):

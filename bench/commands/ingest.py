@@ -51,6 +51,16 @@ class IngestRequest:
         ),
     )
     meter_host: str = field(default="127.0.0.1", metadata=option(Flag(("--meter-host",), "The meter's address.")))
+    record: Path | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--record",),
+                "Write a trace of every call the meter forwards here (as `ragbench meter --record`: shapes and "
+                "times, never texts), for `load --trace` and `size --trace`. Needs --meter-upstream.",
+            )
+        ),
+    )
     meter_port: int = field(default=9600, metadata=option(Flag(("--meter-port",), "The meter's port.")))
     no_direct: bool = field(
         default=False,
@@ -78,6 +88,16 @@ def meter_upstreams(given: list[str]) -> dict[str, str]:
             raise UserError(f"--meter-upstream: route {route!r} given twice")
         upstreams[route] = url
     return upstreams
+
+
+def check_record(record: Path | None, upstreams: dict[str, str]) -> None:
+    """--record writes the ingest's own meter's trace: it needs the meter, and a file it can write."""
+    if record is None:
+        return
+    if not upstreams:
+        raise UserError(f"--record {record}: the trace is the meter's: add --meter-upstream [ROUTE=]URL")
+    if record.is_dir() or not record.parent.is_dir():
+        raise UserError(f"--record {record}: expected a file in an existing folder")
 
 
 def check_targets(targets: list[str], settings: list[str]) -> list[TargetSpec]:
@@ -131,6 +151,7 @@ def ingest_command(request: IngestRequest) -> list[IngestPointRecord]:
             f"--meter-upstream: Open WebUI's embedding calls go through the meter's embedding route, and none is given "
             f"(routes: {', '.join(upstreams)}): add --meter-upstream embedding=URL of its embedder"
         )
+    check_record(request.record, upstreams)
     plan = IngestPlan(
         specs=specs,
         axes=parse_settings(request.settings or []),
@@ -141,6 +162,7 @@ def ingest_command(request: IngestRequest) -> list[IngestPointRecord]:
         keep=request.keep,
         timeout_s=request.timeout,
         max_docs=request.max_docs,
+        record=request.record,
     )
     if request.out.exists() and not request.out.is_dir():
         raise UserError(f"--out {request.out}: is a file, not a folder")

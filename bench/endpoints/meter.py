@@ -83,7 +83,12 @@ class Meter(MeterLedger):
         self._server = QuietServer((host, port), make_handler(forwarding, client_timeout_s))
         self._thread: threading.Thread | None = None
         if record is not None:
-            self.trace = TraceWriter(record, time.perf_counter())
+            try:
+                self.trace = TraceWriter(record, time.perf_counter())
+            except OSError:
+                self._server.server_close()
+                self._client.close()
+                raise
 
     @property
     def url(self) -> str:

@@ -37,6 +37,7 @@ class IngestPlan:
     keep: bool
     timeout_s: float
     max_docs: int | None
+    record: Path | None = None  # --record: the meter's trace (bench/endpoints/meter_trace.py)
 
 
 UPSTREAM_PROBE_S = 10.0  # an upstream that does not answer a GET within this is taken for unreachable
@@ -58,15 +59,21 @@ def start_meter(plan: IngestPlan) -> Meter | None:
         return None
     check_upstreams(plan)
     try:
-        meter = Meter(plan.upstreams, plan.meter_host, plan.meter_port, plan.timeout_s, log_calls=True)
+        meter = Meter(
+            plan.upstreams, plan.meter_host, plan.meter_port, plan.timeout_s, log_calls=True, record=plan.record
+        )
     except ValueError as exc:
         raise UserError(f"--meter-upstream: {exc}") from None
     except OSError as exc:
+        if plan.record is not None and exc.filename == str(plan.record):
+            raise UserError(f"--record {plan.record}: {exc.strerror or exc}") from None
         raise UserError(
             f"--meter-port: cannot listen on {plan.meter_host}:{plan.meter_port}: {exc.strerror or exc}"
         ) from None
     for route in meter.upstreams:
         print(f"meter: {meter.url}/{route} -> the {route} upstream")
+    if plan.record is not None:
+        print(f"meter: recording a trace in {plan.record}")
     return meter.start()
 
 

@@ -133,8 +133,12 @@ def replay_trace(
         plan.worker = worker
     try:
         results = run_plans(executor, plans)
-    finally:
+    except BaseException:
         stop_pool(executor)
+        raise
+    # Idle workers exit on their own: terminating them (stop_pool) leaves the executor's wake-up pipe closed, and
+    # `size --trace`'s pool a probe then printed "Exception ignored ... Bad file descriptor" at the process's exit.
+    executor.shutdown(wait=True)
     return [
         _route_replay(route, routes[route].spec.name, mine, result, start_at - plan.start_at)
         for (route, mine), plan, result in zip(by_route.items(), plans, results, strict=True)

@@ -1,6 +1,7 @@
 """`ragbench ingest` against the real Open WebUI 0.12.4 and infinity: the settings swept and restored, texts per
-call as the meter counted them equal to the batch setting, 429s above N in flight seen and counted, a killed run's
-settings restored by the next run, the app against the embedder alone measured in the same run."""
+call as the meter counted them equal to the batch setting (and its --record trace holding the same calls), 429s above
+N in flight seen and counted, a killed run's settings restored by the next run, the app against the embedder alone
+measured in the same run."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.endpoints.meter_trace import read_trace
 from bench.results.store import read_results
 from tests.harness.beir import write_beir
 from tests.harness.openwebui import admin_client
@@ -143,7 +145,7 @@ def test_batch_setting_is_what_the_embedder_sees_and_settings_come_back(
         done = run_ingest(
             ingest_argv(
                 data, openwebui_server.url, tmp_path / "out", through_port, infinity_server.url,
-                "--setting", "RAG_EMBEDDING_BATCH_SIZE=1,32", *SMALL_CHUNKS,
+                "--setting", "RAG_EMBEDDING_BATCH_SIZE=1,32", *SMALL_CHUNKS, "--record", str(tmp_path / "trace.jsonl"),
             ),
             openwebui_server.api_key,
             tmp_path / "cache",
@@ -164,6 +166,11 @@ def test_batch_setting_is_what_the_embedder_sees_and_settings_come_back(
     assert points[1].calls["embedding"].calls == points[1].calls["embedding"].texts
     summary = results.ingest_summaries[0]
     assert summary.recommended in {p.label for p in points.values()}
+    # --record: the ingest meter's trace holds every call it counted, by shape, never a text.
+    trace = read_trace(tmp_path / "trace.jsonl")
+    assert len(trace) == sum(p.calls["embedding"].calls for p in points.values())
+    assert sum(c.texts for c in trace) == sum(p.calls["embedding"].texts for p in points.values())
+    assert max(c.texts for c in trace) == 32 and DOCS["d0"].split(".")[0] not in (tmp_path / "trace.jsonl").read_text()
 
 
 def test_429_above_the_cap_loses_documents_that_a_cap_keeps(tmp_path, openwebui_server, infinity_server, through_port):

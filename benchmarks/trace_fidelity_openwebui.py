@@ -1,0 +1,127 @@
+"""Replay fidelity of `load --trace` on a real application's traffic: a trace recorded by `ragbench meter --record`
+between a real Open WebUI 0.12.4 and a real infinity-emb 0.0.78 (MiniLM on CPU) while Open WebUI ingests SciFact
+documents and answers hybrid queries, then replayed with `load --trace` against the same infinity server. Prints the
+replay's comparison (per route p50/p99 recorded vs replayed, texts per call, inter-arrival KS p); asserts nothing.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/trace_fidelity_openwebui.py [--queries 200] [--depth 3] --out DIR
+
+Environments: scripts/envs/infinity.sh and scripts/envs/openwebui.sh (under ~/.cache/ragbench/envs). The meter is
+the real CLI in its own process (as a user runs it); Open WebUI's embedding base URL points at its `embedding`
+route; the queries are `openwebui:hybrid` target searches (what `ragbench quality` sends), one at a time. The replay
+cuts its synthetic texts from the same SciFact corpus (`--dataset`), so the texts' token density matches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.datasets import load_dataset
+from bench.datasets.sample import sample_dataset
+from bench.targets.base import no_progress
+from bench.targets.registry import TargetOptions, build_target, parse_target_spec
+from tests.harness.models import EMBED_MODEL_NAME, env_root, minilm_path
+from tests.harness.openwebui import start_openwebui
+from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
+from tests.paths import scifact
+
+INFINITY = "infinity-emb-0.0.78"
+
+
+def start_infinity(logs: Path) -> tuple[ManagedProcess, str]:
+    port = free_port()
+    argv = [str(env_root() / INFINITY / "bin" / "infinity_emb"), "v2", "--model-id", str(minilm_path())]
+    argv += ["--served-model-name", EMBED_MODEL_NAME, "--engine", "torch", "--device", "cpu"]
+    argv += ["--no-bettertransformer", "--batch-size", "32", "--host", "127.0.0.1", "--port", str(port)]
+    env = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
+    proc = start_process("infinity-emb", argv, logs / "infinity.log", env=env)
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(proc, f"{url}/health", deadline_s=240)
+    return proc, url
+
+
+def start_meter(upstream: str, trace: Path, logs: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    argv = [sys.executable, "-m", "bench", "meter", "--port", str(port), "--upstream", f"embedding={upstream}"]
+    with (logs / "meter.log").open("wb") as log:
+        proc = subprocess.Popen([*argv, "--record", str(trace)], stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        if proc.poll() is not None:
+            raise SystemExit(f"the meter exited: see {logs / 'meter.log'}")
+        try:
+            import httpx
+
+            httpx.get(f"{url}/_meter/usage", timeout=1)
+            return proc, url
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise SystemExit("the meter did not start")
+
+
+def record(openwebui_url: str, docs: int, queries: int, depth: int) -> tuple[int, int]:
+    """Open WebUI ingests the documents, then answers the queries one at a time: (documents, queries)."""
+    full = load_dataset(scifact(), split="train")
+    sample = sample_dataset(full, max_queries=queries, max_docs=docs, seed=3)
+    target = build_target(parse_target_spec(f"openwebui:hybrid@{openwebui_url}"), TargetOptions())
+    try:
+        target.prepare(sample, no_progress)
+        asked = dict(list(sample.queries.items())[:queries])
+        target.search(asked, depth, no_progress)
+    finally:
+        target.close()
+    return len(sample.corpus), len(asked)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--docs", type=int, default=120)
+    parser.add_argument("--queries", type=int, default=200)
+    # Open WebUI's hybrid search embeds its candidate chunks again per query (2 x depth asked): depth 3 keeps 200
+    # queries to minutes on a busy 2-core machine (depth 10: ~12 s a query there).
+    parser.add_argument("--depth", type=int, default=3)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    out: Path = args.out
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "logs").mkdir(parents=True)
+    trace = out / "trace.jsonl"
+    infinity, inf_url = start_infinity(out / "logs")
+    try:
+        meter, meter_url = start_meter(inf_url, trace, out / "logs")
+        try:
+            webui, server = start_openwebui(
+                out / "webui", out / "logs" / "openwebui.log", f"{meter_url}/embedding", EMBED_MODEL_NAME
+            )
+            os.environ["OPENWEBUI_API_KEY"] = server.api_key
+            try:
+                started = time.perf_counter()
+                docs, asked = record(server.url, args.docs, args.queries, args.depth)
+                print(
+                    f"recorded: {docs} documents ingested, {asked} hybrid queries, "
+                    f"{time.perf_counter() - started:.0f} s",
+                    flush=True,
+                )
+            finally:
+                stop_process(webui)
+        finally:
+            meter.send_signal(signal.SIGINT)
+            meter.wait(30)
+        spec = f"inf=openai@{inf_url}?model={EMBED_MODEL_NAME}"
+        command = [sys.executable, "-m", "bench", "load", "-e", spec, "--trace", str(trace), "--route", "embedding=inf"]
+        command += ["--dataset", str(scifact()), "--out", str(out / "replay")]
+        subprocess.run(command, check=True)
+        print(json.dumps(json.loads((out / "replay" / "trace-replay.json").read_text()), indent=1))
+    finally:
+        stop_process(infinity)
+
+
+if __name__ == "__main__":
+    main()

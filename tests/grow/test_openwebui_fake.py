@@ -135,3 +135,21 @@ def test_the_rerank_mode_grows_its_base_and_puts_the_reranker_settings_back(ragb
     ]
     assert fake.uploads == 8 and fake.knowledge == {}  # grown once, removed at the end
     assert fake.settings() == before  # the reranker engine, model and hybrid switch as they were
+
+
+def test_rungs_in_chunks_need_the_apps_embedding_calls_through_the_meter(ragbench, fake, data, tmp_path):
+    from tests.harness.stubs import JsonStub
+
+    embedder = JsonStub({})  # the fake never embeds: no call can pass the meter
+    out = tmp_path / "o"
+    args = ["grow", "--dataset", data, "-t", f"openwebui:vector@{fake.url}", "--rungs", "4,8", "--out", out]
+    try:
+        code, _, err = ragbench(*args, "--unit", "chunks")
+        assert code == 2 and "--unit chunks: Open WebUI" in err and len(err.splitlines()) == 1, err
+        meter = ["--meter-upstream", f"embedding={embedder.url}", "--meter-port", "0"]
+        code, _, err = ragbench(*args, "--unit", "chunks", *meter, "--overwrite")
+    finally:
+        embedder.stop()
+    assert code == 2, err
+    assert "no embedding call passed the meter" in err.splitlines()[-1]
+    assert fake.knowledge == {}  # what the run uploaded is removed

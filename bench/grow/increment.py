@@ -40,11 +40,12 @@ class Increment:
     sent: int  # documents ingested: the new ones (incremental) or all of them (rebuild)
     error: str | None  # the server's reason where a prepare failed
     calls: RungCalls | None  # the provider calls of the whole increment; None: no meter
+    app_seconds: float | None  # the uploads-and-wait part of `seconds` (a server's target), None: a local engine
 
 
 def grow_to(corpora: Corpora, window: Window, spec: TargetSpec, target: Target, grown: Grown, rung: Rung) -> Increment:
     """Grow `target`'s base (whose state is `grown`, updated here) to `rung`; a failed prepare ends it."""
-    seconds, sent, error = 0.0, 0, None
+    seconds, sent, error, app = 0.0, 0, None, None
     start_mark, before, tried = window.mark(), grown.docs, grown.docs
     for docs in batches(corpora, spec.kind, grown, rung):
         tried = docs
@@ -56,13 +57,27 @@ def grow_to(corpora: Corpora, window: Window, spec: TargetSpec, target: Target, 
             error = str(exc)
         elapsed = time.perf_counter() - start
         seconds += elapsed
+        if (part := app_seconds(target)) is not None:
+            app = (app or 0.0) + part
         if error is not None:
             break
         sent += docs - grown.docs if spec.kind in INCREMENTAL else docs
         new_files = uploaded(target) > uploads
         grown.chunks = count_chunks(spec, target, window.read(target, mark, elapsed), grown, docs, new_files)
         grown.docs = docs
-    return Increment(seconds, tried - before, sent, error, window.read(target, start_mark, seconds))
+    return Increment(seconds, tried - before, sent, error, window.read(target, start_mark, seconds), app)
+
+
+def app_seconds(target: Target) -> float | None:
+    """The wall time of the last prepare's uploads and the wait for the app to process them (Open WebUI's upload
+    loop, LightRAG's insert and wait): the app's ingest, with none of what ragbench does around it (reading the
+    configuration, listing and re-checking the base, the mode's settings). None: a local engine."""
+    from bench.targets.lightrag import LightRAGTarget
+    from bench.targets.openwebui import OpenWebUITarget
+
+    if isinstance(target, (OpenWebUITarget, LightRAGTarget)):
+        return target.ingest.seconds
+    return None
 
 
 def batches(corpora: Corpora, kind: str, grown: Grown, rung: Rung) -> Iterator[int]:

@@ -92,6 +92,7 @@ def measure_rung(
         ingest_mode="incremental" if spec.kind in INCREMENTAL else "rebuild",
         status=RungStatus.FAILED if increment.error else (RungStatus.ERRORS if errors else RungStatus.OK),
         ingest_seconds=increment.seconds,
+        app_ingest_seconds=increment.app_seconds,
         docs_per_s=_rate(increment.sent, increment.seconds) if increment.error is None else None,
         queries=len(results),
         latency_ms=latency_percentiles(latencies, climb.percentiles),

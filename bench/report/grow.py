@@ -54,7 +54,8 @@ def _mib(value: int | None) -> str:
 def rung_table(results: Results) -> Rows:
     labels = list(dict.fromkeys(m for r in results.grow_rungs for m in r.metrics))
     unit = results.grow_rungs[0].unit if results.grow_rungs else "docs"
-    header = ["target", "rung", f"size ({unit})", "docs", "chunks", "ingest", "s", "docs/s", "p50 ms", "p99 ms"]
+    header = ["target", "rung", f"size ({unit})", "docs", "chunks", "ingest", "s", "app s", "docs/s", "p50 ms"]
+    header.append("p99 ms")
     header += [*labels, "RSS MiB", "store MiB", "errors"]
     rows = []
     for target in _targets(results):
@@ -69,6 +70,7 @@ def rung_table(results: Results) -> Rows:
                     f"{r.chunks:,}" if r.chunks is not None else "-",
                     r.ingest_mode + (" (resumed)" if r.resumed else ""),
                     _cell(r.ingest_seconds, ".2f"),
+                    _cell(r.app_ingest_seconds, ".2f"),
                     _cell(r.docs_per_s, ",.0f"),
                     _cell(r.latency_ms.get("p50")),
                     _cell(r.latency_ms.get("p99")),
@@ -235,7 +237,9 @@ NOTES = (
     "Latency: wall time of each query's own search call, one query at a time, answered queries only. Ingest: wall "
     "time of the target's prepare at the rung: incremental targets (Open WebUI, LightRAG) take only the rung's new "
     "documents; local engines (bm25, dense, hybrid) index the whole rung again (rebuild), so their docs/s is the "
-    "rung's size over that time. Quality: every judged query, a failed one as zero; distractors are never relevant. "
+    "rung's size over that time. App s: the part of it that is the app's ingest alone (uploads and the wait for the "
+    "app to process them); the rest is ragbench's (configuration reads, listing and re-checking the base, settings). "
+    "Quality: every judged query, a failed one as zero; distractors are never relevant. "
     "Laws: latency = a + b·f(size), chosen by the error predicting each rung from the rungs below it (docs/grow.md)."
 )
 

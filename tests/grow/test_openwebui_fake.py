@@ -52,6 +52,7 @@ def test_the_knowledge_base_grows_by_each_increment_and_settings_come_back(ragbe
         (12, 4, "incremental"),
     ]
     assert all(r.errors == {"http-404": 1} and "Not Found" in r.error_examples["http-404"] for r in rungs)
+    assert all(r.app_ingest_seconds is not None and 0 < r.app_ingest_seconds <= r.ingest_seconds for r in rungs)
     assert {r.target for r in rungs} == {"openwebui:hybrid"}  # the knowledge base grow names is not in the name
     assert "rung(s) failed or had failed queries" in err.splitlines()[-1]
 

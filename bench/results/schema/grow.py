@@ -46,6 +46,10 @@ class GrowRungRecord:
     app_rss_bytes: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     #: bytes allocated to the files under the target's `data_dir=` after the rung; left out: none given
     store_bytes: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: the part of ingest_seconds that is the app's ingest alone: the target's uploads and the wait for the app to
+    #: process them (Open WebUI's upload loop, LightRAG's insert and wait); the rest is what ragbench does around
+    #: it (configuration reads, listing and re-checking the base, the mode's settings); left out: a local engine
+    app_ingest_seconds: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     #: documents in the knowledge base at this rung, with --unit chunks (`size` then counts chunks)
     docs: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     #: the app's chunks in the knowledge base at this rung (Open WebUI: the texts its embedding calls carried through

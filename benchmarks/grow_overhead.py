@@ -45,6 +45,7 @@ from tests.harness.process import stop_process
 
 REPO = Path(__file__).resolve().parents[1]
 CONCURRENCY = 4  # the Open WebUI target's default upload concurrency
+ARMS = ["plain", "client", "grow"]
 
 
 def documents(count: int) -> list[Document]:
@@ -91,6 +92,28 @@ def plain(server: OpenWebUIServer, docs: list[Document], kb_name: str) -> list[f
         return halves
 
 
+def client(server: OpenWebUIServer, docs: list[Document], kb_name: str) -> list[float]:
+    """The same documents through ragbench's own HTTP client and upload function (bench.core.http, the Open WebUI
+    target's `upload_to_knowledge` in its `parallel`), without the target around them; each half's wall seconds."""
+    from bench.core.http import HttpClient
+    from bench.targets.http_shared import parallel
+    from bench.targets.openwebui_knowledge import knowledge_base, upload_to_knowledge
+
+    http = HttpClient("Open WebUI", server.url, headers={"Authorization": f"Bearer {server.api_key}"}, timeout_s=600)
+    try:
+        kb = knowledge_base(http, kb_name, [])
+        halves = []
+        for part in (docs[: len(docs) // 2], docs[len(docs) // 2 :]):
+            start = time.perf_counter()
+            send = lambda d: upload_to_knowledge(http, kb, f"{d.doc_id}.txt", d.full_text, d.doc_id, lambda _: None)  # noqa: E731
+            errors = [e for _, e in parallel(part, send, CONCURRENCY, lambda _: None) if e is not None]
+            assert not errors, errors[:1]
+            halves.append(time.perf_counter() - start)
+        return halves
+    finally:
+        http.close()
+
+
 def grow(server: OpenWebUIServer, inputs: tuple[Path, Path], count: int, kb_name: str, out: Path) -> dict[str, float]:
     """`ragbench grow` over the same documents in two rungs: its rungs' ingest seconds, and its whole wall time."""
     own, rest = inputs
@@ -128,12 +151,15 @@ def main() -> None:
         try:
             plain(server, docs[:4], "warm-up")  # the app's first-call costs are no arm's
             for r in range(args.rounds):
-                order = ["plain", "grow"] if r % 2 == 0 else ["grow", "plain"]  # neither always first
+                order = ARMS[r % len(ARMS) :] + ARMS[: r % len(ARMS)]  # each arm first in turn
                 found: dict[str, object] = {"round": r + 1, "order": order, "load": os.getloadavg()[0]}
                 for arm in order:
                     if arm == "plain":
                         found["plain_halves_s"] = halves = plain(server, docs, f"plain-{r}")
                         found["plain_s"] = sum(halves)
+                    elif arm == "client":
+                        found["client_halves_s"] = halves = client(server, docs, f"client-{r}")
+                        found["client_s"] = sum(halves)
                     else:
                         found["grow"] = grow(server, inputs, len(docs), f"grow-{r}", root / f"grow-{r}")
                 grown = found["grow"]["ingest_s"]  # type: ignore[index]

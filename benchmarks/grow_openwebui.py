@@ -5,6 +5,10 @@ minutes, not hours. Prints the command, then the chunks each knowledge base hold
 
     PYTHONPATH=. .venv/bin/python benchmarks/grow_openwebui.py [--rungs 750,1.2k,2k,3k] [--chunk-size 50]
         [--queries 20] [--modes vector,hybrid] [--max-chunks K] [--limit-s 2400] [--out reports/grow-openwebui]
+        [--meter-port P [--unit chunks]]
+
+With --meter-port, Open WebUI embeds through grow's meter (`--meter-upstream embedding=` the stand-in, on port P):
+each rung's embedding calls are recorded, and `--unit chunks` counts the rungs in Open WebUI's chunks.
 
 `grow` is stopped with SIGTERM after --limit-s (its finished rungs and answers are kept: exit 143).
 The stand-in embeds a text as 128 feature-hashed word counts (crc32), L2-normalised: lexical, deterministic, fast.
@@ -95,6 +99,8 @@ def main() -> None:
     parser.add_argument("--max-rss-gib", type=float, default=10.0)
     parser.add_argument("--chroma-cache-gib", type=int, default=2)
     parser.add_argument("--out", type=Path, default=REPO / "reports" / "grow-openwebui")
+    parser.add_argument("--meter-port", type=int, default=0, help="embed through grow's meter on this port")
+    parser.add_argument("--unit", default="docs", help="docs, or chunks (with --meter-port)")
     args = parser.parse_args()
     os.environ.update(CHUNK_SIZE=str(args.chunk_size), CHUNK_OVERLAP="0")
     # Chroma keeps every collection it opened in memory (Open WebUI makes one per file beside the knowledge base's):
@@ -103,6 +109,9 @@ def main() -> None:
     embedder = ThreadingHTTPServer(("127.0.0.1", 0), HashEmbedder)
     threading.Thread(target=embedder.serve_forever, daemon=True).start()
     embed_url = f"http://127.0.0.1:{embedder.server_address[1]}"
+    args.upstream = embed_url
+    if args.meter_port:  # the app's embedding calls pass grow's meter, which forwards them to the stand-in
+        embed_url = f"http://127.0.0.1:{args.meter_port}/embedding"
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the app (finally) when stopped
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -121,6 +130,9 @@ def run_grow(args: argparse.Namespace, server: OpenWebUIServer, app_pgid: int) -
     url, data_dir = server.url, server.data_dir
     argv = [sys.executable, "-m", "bench", "grow", "--dataset", "builtin:numpy-docs", "--rungs", args.rungs]
     argv += ["--queries", str(args.queries), "--slo", "p99=2s", "--keep", "--out", str(args.out), "--overwrite"]
+    argv += ["--unit", args.unit]
+    if args.meter_port:
+        argv += ["--meter-upstream", f"embedding={args.upstream}", "--meter-port", str(args.meter_port)]
     for mode in args.modes.split(","):
         spec = f"{mode}=openwebui:{mode}@{url}?kb=grow-{mode}&data_dir={data_dir / 'vector_db'}"
         argv += ["-t", spec + (f"&max_chunks={args.max_chunks}" if args.max_chunks else "")]

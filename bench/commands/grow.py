@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.commands.options import OVERWRITE, Flag, option
 from bench.core.errors import MeasurementFailed, UserError
@@ -12,6 +13,9 @@ from bench.datasets.model import Dataset
 from bench.results.provenance import Origin
 from bench.results.store import Results
 from bench.targets.base import TargetSpec
+
+if TYPE_CHECKING:
+    from bench.grow.metering import MeterPlan
 
 SYNTHETIC_DEFAULT = "synthetic:0"
 
@@ -42,7 +46,16 @@ class GrowRequest:
             )
         ),
     )
-    unit: str = field(default="docs", metadata=option(Flag(("--unit",), "What a rung counts: docs.")))
+    unit: str = field(
+        default="docs",
+        metadata=option(
+            Flag(
+                ("--unit",),
+                "What a rung counts: docs, or chunks (the app's own: Open WebUI's through --meter-upstream, "
+                "LightRAG's chunks_count, one per document for a local engine).",
+            )
+        ),
+    )
     slo: str | None = field(
         default=None, metadata=option(Flag(("--slo",), "Latency SLO per query, pNN=DURATION (p99=2s, p95=800ms)."))
     )
@@ -56,6 +69,18 @@ class GrowRequest:
             )
         ),
     )
+    meter_upstream: list[str] | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--meter-upstream",),
+                "[ROUTE=]URL: run ingest's meter forwarding /ROUTE to URL (ROUTE embedding by default): each rung's "
+                "provider calls, texts and tokens; point the app's provider URL at the printed meter URL. Repeat.",
+            )
+        ),
+    )
+    meter_host: str = field(default="127.0.0.1", metadata=option(Flag(("--meter-host",), "The meter's address.")))
+    meter_port: int = field(default=9600, metadata=option(Flag(("--meter-port",), "The meter's port.")))
     split: str | None = field(default=None, metadata=option(Flag(("--split",), "qrels split (BEIR/TREC).")))
     seed: int = field(default=0, metadata=option(Flag(("--seed",), "Seed of the --queries sample.", min=0)))
     keep: bool = field(
@@ -86,6 +111,22 @@ def check_targets(given: list[str]) -> list[TargetSpec]:
         if spec.rerank or any(k in spec.params for k in ("embedder", "reranker")):
             raise UserError(f"--target {spec.public_text!r}: grow measures targets without -e endpoints or +rerank")
     return specs
+
+
+def check_metering(request: GrowRequest, specs: list[TargetSpec], unit: str) -> MeterPlan:
+    """--meter-upstream parsed; Open WebUI's chunks (--unit chunks) are the texts its embedding calls carry through
+    the meter's embedding route, which must then be given."""
+    from bench.commands.ingest import meter_upstreams
+    from bench.grow.metering import MeterPlan
+
+    upstreams = meter_upstreams(request.meter_upstream or [])
+    openwebui = next((s for s in specs if s.kind == "openwebui"), None)
+    if unit == "chunks" and openwebui is not None and "embedding" not in upstreams:
+        raise UserError(
+            f"--unit chunks: Open WebUI ({openwebui.public_text}) is counted in the chunks its embedding calls carry: "
+            "give --meter-upstream embedding=URL of its embedder and point its embedding base URL at the meter"
+        )
+    return MeterPlan(upstreams, request.meter_host, request.meter_port)
 
 
 def grow_dataset(request: GrowRequest) -> Dataset:
@@ -123,6 +164,7 @@ def grow_command(request: GrowRequest) -> Path:
     specs, resources = [spec for spec, _ in split], {spec.name: found for spec, found in split}
     rungs = parse_rungs(request.rungs)
     unit = check_unit(request.unit)
+    metering = check_metering(request, specs, unit)
     slo = parse_slo(request.slo, None, 0.0) if request.slo is not None else None
     source = parse_distractors(request.distractors)
     if request.out.exists() and not request.out.is_dir():
@@ -139,7 +181,7 @@ def grow_command(request: GrowRequest) -> Path:
     }
     measures = [parse_measure("nDCG@10"), parse_measure("R@100")]
     distractors = Distractors(source, dataset)
-    plan = GrowPlan(specs, rungs, unit, distractors, measures, slo, request.keep, settings, resources)
+    plan = GrowPlan(specs, rungs, unit, distractors, measures, slo, request.keep, settings, resources, metering)
     output = Output(
         request.out,
         request.overwrite,

@@ -25,6 +25,7 @@ class CheckKind(StrEnum):
     IDENTITY = "identity"
     LOAD = "load"
     INGEST = "ingest"
+    GROW = "grow"
     RUN = "run"
 
 

@@ -1,8 +1,8 @@
 """`compare`: gate a current run against a baseline, results file by results file, check by check.
 
 Inputs are results files or folders (bench.gate.inputs): files are paired by their path inside the folder;
-each pair gets its quality, cost, identity, load and ingest checks (bench.gate.quality, cost, identity, load,
-ingest).
+each pair gets its quality, cost, identity, load, ingest and grow checks (bench.gate.quality, cost, identity, load,
+ingest, grow).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from bench.core.errors import UserError
 from bench.gate.checks import Check, CheckKind, Comparison, Status
 from bench.gate.config import GateConfig
 from bench.gate.cost import compare_cost
+from bench.gate.grow import compare_grow
 from bench.gate.identity import compare_identity
 from bench.gate.ingest import compare_ingest
 from bench.gate.inputs import locate_results
@@ -95,7 +96,7 @@ def compare_results(base: Results, cur: Results, config: GateConfig, source: str
             status = results.end.status if results.end else "cut off (no end record)"
             notes.append(f"{where}the {label} run is {status}: only what it finished is compared")
     checks: list[Check] = []
-    for compare_kind in (compare_quality, compare_cost, compare_identity, compare_load, compare_ingest):
+    for compare_kind in (compare_quality, compare_cost, compare_identity, compare_load, compare_ingest, compare_grow):
         more_checks, more_notes = compare_kind(base, cur, config, source)
         checks += more_checks
         notes += more_notes

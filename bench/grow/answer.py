@@ -32,9 +32,17 @@ def break_reason(rung: GrowRungRecord, slo: Slo | None) -> str | None:
     return None
 
 
+def over_from_first(rungs: list[GrowRungRecord], slo: Slo | None) -> bool:
+    """Whether the first measured rung is already over the SLO: its law then has no SLO size to extrapolate (it
+    would lie below the ladder, which the first rung already answers)."""
+    return slo is not None and bool(rungs) and rungs[0].latency_ms.get(slo_quantity(slo), 0.0) > slo.ms
+
+
 def growth_laws(rungs: list[GrowRungRecord], slo: Slo | None) -> list[GrowthLaw]:
-    """p50's law and the SLO's percentile's (p99 without an SLO), fitted on the rungs that measured latency."""
+    """p50's law and the SLO's percentile's (p99 without an SLO), fitted on the rungs that measured latency; the
+    sizes at which the SLO's law reaches the SLO, unless the first rung is already over it."""
     quantities = ["p50", slo_quantity(slo) if slo is not None else "p99"]
+    over_at_first = over_from_first(rungs, slo)
     laws = []
     for quantity in dict.fromkeys(quantities):
         points = [
@@ -44,7 +52,7 @@ def growth_laws(rungs: list[GrowRungRecord], slo: Slo | None) -> list[GrowthLaw]
         if fit is None:
             continue
         reaches, low, high = None, None, None
-        if slo is not None and quantity == slo_quantity(slo):
+        if slo is not None and quantity == slo_quantity(slo) and not over_at_first:
             reaches, (low, high) = fit.reaches(slo.ms), fit.reaches_range(slo.ms)
         law = GrowthLaw(quantity, fit.law, fit.a, fit.b, fit.held_out_error, fit.fit_error, fit.points, reaches)
         law.credible_laws, law.slo_size_low, law.slo_size_high = [name for name, _, _ in fit.credible], low, high
@@ -81,15 +89,17 @@ def summarise(target: str, rungs: list[GrowRungRecord], slo: Slo | None, unit: s
         quality_per_decade=quality,
         answer="",
     )
-    summary.answer = answer_line(summary, unit)
+    summary.answer = answer_line(summary, unit, over_from_first(measured, slo))
     return summary
 
 
-def answer_line(summary: GrowSummaryRecord, unit: str) -> str:
-    """One line: where it breaks (or holds to), its latency law and the size it reaches the SLO at, quality."""
+def answer_line(summary: GrowSummaryRecord, unit: str, over_at_first: bool) -> str:
+    """One line: where it breaks (or holds to), its latency law and the size it reaches the SLO at (or that it is
+    over the SLO from the first rung), quality."""
     within = f" within {summary.slo}" if summary.slo else ""
     if summary.first_break is not None:
-        said = [f"breaks at {summary.first_break:,} {unit}: {summary.first_break_reason}"]
+        first = ", the first rung" if summary.largest_ok is None else ""
+        said = [f"breaks at {summary.first_break:,} {unit}{first}: {summary.first_break_reason}"]
         if summary.largest_ok is not None:
             said[0] += f" (held{within} to {summary.largest_ok:,})"
     elif summary.largest_ok is not None:
@@ -102,6 +112,8 @@ def answer_line(summary: GrowSummaryRecord, unit: str) -> str:
         part = f"{law.quantity} grows {law.law} (held-out error {law.held_out_error:.0%}{allowed})"
         if law.slo_size is not None:
             part += f", reaches the SLO at ~{sig3(law.slo_size)} {unit}"
+        elif over_at_first and law.quantity == (summary.slo or "").split()[0]:
+            part += ", over the SLO from the first rung"
         if law.slo_size_low is not None and others:
             high = f"{sig3(law.slo_size_high)} {unit}" if law.slo_size_high is not None else "never"
             part += f", the credible laws reach it at {sig3(law.slo_size_low)} {unit} to {high}"

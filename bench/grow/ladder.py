@@ -32,42 +32,49 @@ def parse_rungs(text: str) -> list[int]:
 def check_unit(unit: str) -> str:
     if unit not in UNITS:
         raise UserError(f"--unit {unit!r}: expected docs or chunks")
-    if unit == "chunks":  # counting the app's chunks is the next slice (docs/grow.md "Not yet")
-        raise UserError("--unit chunks: not measured yet; rungs count documents (--unit docs)")
     return unit
 
 
 @dataclass(frozen=True)
 class Rung:
     index: int  # 1, 2, ...
-    size: int
-    added: int  # documents over the previous rung
+    size: int  # in the ladder's unit
 
 
 class Corpora:
-    """The corpus at each rung: the dataset's own documents, then the first distractors up to the rung's size."""
+    """The corpus at each rung: the dataset's own documents, then the first distractors up to the rung's size (in
+    documents; with --unit chunks, up to as many documents as the app needs to hold the rung's chunks)."""
 
-    def __init__(self, dataset: Dataset, distractors: Distractors, rungs: list[int]):
+    def __init__(self, dataset: Dataset, distractors: Distractors, rungs: list[int], unit: str = "docs"):
         base = len(dataset.corpus)
-        if rungs[0] < base:
+        if rungs[0] < base and unit == "docs":
             raise UserError(
                 f"--rungs: the first rung ({rungs[0]:,}) is below the dataset's own {base:,} documents, which go in at "
                 "the first rung: start at or above it (or sample queries with --queries)"
             )
-        need, capacity = rungs[-1] - base, distractors.capacity
+        need, capacity = max(0, rungs[-1] - base), distractors.capacity
         if capacity is not None and need > capacity:
-            short = next(size for size in rungs if size - base > capacity)
-            raise UserError(
-                f"--distractors {distractors.source.text}: holds {capacity:,} documents; rung {short:,} needs "
-                f"{short - base:,} besides the dataset's own {base:,}"
-            )
-        self.dataset = dataset
-        self.rungs = [Rung(i, size, size - (rungs[i - 2] if i > 1 else 0)) for i, size in enumerate(rungs, 1)]
+            if unit == "chunks":  # a document is at least one chunk: fewer may do; the ladder says if they ran out
+                need = capacity
+            else:
+                short = next(size for size in rungs if size - base > capacity)
+                raise UserError(
+                    f"--distractors {distractors.source.text}: holds {capacity:,} documents; rung {short:,} needs "
+                    f"{short - base:,} besides the dataset's own {base:,}"
+                )
+        self.dataset, self.unit = dataset, unit
+        self.rungs = [Rung(i, size) for i, size in enumerate(rungs, 1)]
         self._pool: list[Document] = distractors.first(need)
 
-    def at(self, rung: Rung) -> Dataset:
+    @property
+    def capacity(self) -> int:
+        """The most documents a rung can hold: the dataset's own and every distractor made."""
+        return len(self.dataset.corpus) + len(self._pool)
+
+    def prefix(self, docs: int) -> Dataset:
+        """The dataset with its own documents and the first distractors, `docs` documents in all."""
         from dataclasses import replace
 
         corpus = dict(self.dataset.corpus)
-        corpus.update((d.doc_id, d) for d in self._pool[: rung.size - len(self.dataset.corpus)])
+        corpus.update((d.doc_id, d) for d in self._pool[: docs - len(self.dataset.corpus)])
         return replace(self.dataset, corpus=corpus, notes=[*self.dataset.notes])

@@ -18,15 +18,17 @@ import numpy as np
 
 from bench.core.errors import UserError
 from bench.core.progress import no_progress
-from bench.datasets.model import Dataset, Qrels
+from bench.datasets.model import Qrels
+from bench.endpoints.meter import Meter
+from bench.grow.increment import INCREMENTAL, Grown, grow_to
 from bench.grow.ladder import Corpora, Rung
+from bench.grow.metering import RungCalls, Window
 from bench.grow.resources import Resources, measure
 from bench.quality.metrics import Measure, evaluate
 from bench.quality.runs import run_from_results
 from bench.results.schema import GrowRungRecord, RungStatus
 from bench.targets.base import QueryResult, Target, TargetSpec
 
-INCREMENTAL = ("openwebui", "lightrag")  # their prepare skips documents already in the knowledge base
 DEPTH = 100  # documents ranked per query: R@100's depth
 
 
@@ -41,6 +43,7 @@ class Climb:
     percentiles: dict[str, float]  # latency_ms key -> percentile (p50, p99, the SLO's)
     unit: str
     resources: dict[str, Resources]  # target name -> what to read of the app after each rung
+    meter: Meter | None  # --meter-upstream: the app's provider calls per rung; None: not metered
 
 
 def climb(
@@ -49,69 +52,79 @@ def climb(
     start: int,
     write: Callable[[GrowRungRecord], None],
     failed: set[str],
+    grown: dict[str, Grown],
 ) -> None:
     """Rungs from index `start` (1-based; after --resume the first not finished) for every target not in `failed`
-    (those whose ingest failed, from here or a resumed run's records); `write` takes each record as it finishes."""
+    (those whose ingest failed, from here or a resumed run's records); `grown`: how far each target's base has
+    grown (a resumed run's from its records), updated here; `write` takes each record as it finishes."""
     for rung in climb.corpora.rungs[start - 1 :]:
-        dataset = climb.corpora.at(rung)
         for spec, target in targets:
             if spec.name in failed:
                 continue
-            record = measure_rung(climb, spec, target, dataset, rung, resumed=rung.index == start and start > 1)
+            state = grown.setdefault(spec.name, Grown())
+            record = measure_rung(climb, (spec, target), state, rung, resumed=rung.index == start and start > 1)
             write(record)
             if record.status == RungStatus.FAILED:
                 failed.add(spec.name)
 
 
 def measure_rung(
-    climb: Climb, spec: TargetSpec, target: Target, dataset: Dataset, rung: Rung, resumed: bool
+    climb: Climb, built: tuple[TargetSpec, Target], grown: Grown, rung: Rung, resumed: bool
 ) -> GrowRungRecord:
-    incremental = spec.kind in INCREMENTAL
-    ingested = rung.added if incremental and not resumed else rung.size
-    start = time.perf_counter()
-    error = None
-    try:
-        target.prepare(dataset, no_progress)
-    except UserError as exc:  # a server that refuses the increment: this target's result, not the run's end
-        error = str(exc)
-    seconds = time.perf_counter() - start
+    spec, target = built
+    window = Window(climb.meter)
+    increment = grow_to(climb.corpora, window, spec, target, grown, rung)
     results: list[QueryResult] = []
     latencies: list[float] = []
-    if error is None:
-        results, latencies = _ask(target, climb.queries)
+    asked: RungCalls | None = None
+    if increment.error is None:
+        results, latencies, asked = _ask(target, climb.queries, window)
     errors, examples = error_kinds(results)
     rss, disk = measure(climb.resources.get(spec.name, Resources(None, None)))
+    chunks_unit = climb.unit == "chunks"
     return GrowRungRecord(
         target=spec.name,
         kind=spec.kind,
         rung=rung.index,
-        size=rung.size,
+        size=(grown.chunks or 0) if chunks_unit and increment.error is None else rung.size,
         unit=climb.unit,
-        added=rung.added,
-        ingest_mode="incremental" if incremental else "rebuild",
-        status=RungStatus.FAILED if error else (RungStatus.ERRORS if errors else RungStatus.OK),
-        ingest_seconds=seconds,
-        docs_per_s=ingested / seconds if seconds > 0 and error is None else None,
+        added=increment.added,
+        ingest_mode="incremental" if spec.kind in INCREMENTAL else "rebuild",
+        status=RungStatus.FAILED if increment.error else (RungStatus.ERRORS if errors else RungStatus.OK),
+        ingest_seconds=increment.seconds,
+        app_ingest_seconds=increment.app_seconds,
+        docs_per_s=_rate(increment.sent, increment.seconds) if increment.error is None else None,
         queries=len(results),
         latency_ms=latency_percentiles(latencies, climb.percentiles),
         metrics=_scores(climb, results) if results else {},
         errors=errors,
         error_examples=examples,
-        error=error,
+        error=increment.error,
         resumed=resumed,
         app_rss_bytes=rss,
         store_bytes=disk,
+        docs=grown.docs if chunks_unit else None,
+        chunks=grown.chunks if increment.error is None else None,
+        ingest_calls=increment.calls.calls if increment.calls else {},
+        query_calls=asked.calls if asked else {},
     )
 
 
-def _ask(target: Target, queries: dict[str, str]) -> tuple[list[QueryResult], list[float]]:
+def _rate(docs: int, seconds: float) -> float | None:
+    return docs / seconds if seconds > 0 else None
+
+
+def _ask(
+    target: Target, queries: dict[str, str], window: Window
+) -> tuple[list[QueryResult], list[float], RungCalls | None]:
     """Each query on its own, timed around the target's search: its latency is what a user waits; the first query
-    is sent once before, untimed. A server that went away fails the rest of the queries with its reason (each
-    would wait out the same timeout)."""
+    is sent once before, untimed (its provider calls are no rung's). A server that went away fails the rest of the
+    queries with its reason (each would wait out the same timeout)."""
     results, latencies = [], []
     gone: str | None = None
     with suppress(UserError):  # warm-up, untimed and unscored: a first call's one-off costs are no rung's latency
         target.search(dict([next(iter(queries.items()))]), DEPTH, no_progress)
+    mark, began = window.mark(), time.perf_counter()
     for qid, text in queries.items():
         if gone is not None:
             results.append(QueryResult(qid, [], None, error=gone))
@@ -126,7 +139,7 @@ def _ask(target: Target, queries: dict[str, str]) -> tuple[list[QueryResult], li
         results.append(result)
         if result.error is None:  # a fast refusal is no latency of an answer
             latencies.append(elapsed * 1000.0)
-    return results, latencies
+    return results, latencies, window.read(target, mark, time.perf_counter() - began)
 
 
 def latency_percentiles(latencies: list[float], percentiles: dict[str, float]) -> dict[str, float]:

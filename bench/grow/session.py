@@ -14,7 +14,9 @@ from bench.core.errors import UserError
 from bench.datasets.distractors import Distractors
 from bench.datasets.model import Dataset
 from bench.grow.answer import summarise
+from bench.grow.increment import Grown
 from bench.grow.ladder import Corpora
+from bench.grow.metering import MeterPlan, start_meter
 from bench.grow.resources import Resources
 from bench.grow.run import DEPTH, Climb, climb
 from bench.quality.metrics import Measure
@@ -37,16 +39,35 @@ class GrowPlan:
     keep: bool
     settings: dict[str, Any]  # what --resume must match (the header's `grow`)
     resources: dict[str, Resources]  # target name -> the app's process and store, where this host can read them
+    metering: MeterPlan  # --meter-upstream: the meter between the apps and their providers (no upstream: none)
 
 
 def run_grow(plan: GrowPlan, dataset: Dataset, qrels: dict[str, dict[str, int]], output: Output) -> Results | None:
     """Climb every rung with every target; returns the results read back (None where the output shows nothing)."""
-    corpora = Corpora(dataset, plan.distractors, plan.rungs)  # refuses a source too small before anything is written
-    percentiles = {"p50": 50.0, "p99": 99.0} | ({plan.slo.name: plan.slo.percentile} if plan.slo else {})
-    shared = Climb(corpora, dict(dataset.queries), qrels, plan.measures, percentiles, plan.unit, plan.resources)
+    corpora = Corpora(dataset, plan.distractors, plan.rungs, plan.unit)  # a source too small: refused here
     header = _header(plan, dataset)
+    meter = start_meter(plan.metering)  # each upstream probed, the port taken: refused before anything is written
+    try:
+        targets = _build(plan, dataset.fingerprint())  # offline: a bad mode or parameter is refused before anything
+        shared = Climb(
+            corpora, dict(dataset.queries), qrels, plan.measures, _percentiles(plan), plan.unit, plan.resources, meter
+        )
+        return _climb_all(plan, shared, targets, header, output)
+    finally:
+        if meter is not None:
+            meter.close()
+
+
+def _percentiles(plan: GrowPlan) -> dict[str, float]:
+    return {"p50": 50.0, "p99": 99.0} | ({plan.slo.name: plan.slo.percentile} if plan.slo else {})
+
+
+def _climb_all(
+    plan: GrowPlan, shared: Climb, targets: list[tuple[TargetSpec, Target]], header: RunHeader, output: Output
+) -> Results | None:
+    """The ladder climbed inside the results lifecycle; every target's answer written however it ends; what the run
+    made on the servers removed (unless --keep or stopped) and each target closed."""
     records: list[GrowRungRecord] = []
-    targets = _build(plan, dataset.fingerprint())  # offline: a bad mode or parameter is refused before anything
     stopped = False
     owned = {s.name for s in plan.specs if s.kind == "openwebui" and "kb" not in s.params}  # grow named their base
     try:
@@ -54,6 +75,7 @@ def run_grow(plan: GrowPlan, dataset: Dataset, qrels: dict[str, dict[str, int]],
             records += [r for r in run.kept if isinstance(r, GrowRungRecord)]
             failed = {r.target for r in records if r.status == RungStatus.FAILED}
             start = _next_rung(records, plan) if run.resumed else 1
+            grown = {s.name: _grown(_of(records, s.name)) for s in plan.specs if _of(records, s.name)}
 
             def write(record: GrowRungRecord) -> None:
                 run.write(record)
@@ -61,7 +83,7 @@ def run_grow(plan: GrowPlan, dataset: Dataset, qrels: dict[str, dict[str, int]],
                 _say(record, len(plan.rungs))
 
             try:
-                climb(shared, targets, start, write, failed)
+                climb(shared, targets, start, write, failed, grown)
             except KeyboardInterrupt:
                 stopped = True
                 raise
@@ -151,6 +173,12 @@ def remove_made(target: Target, owned: bool) -> None:
         )
 
 
+def _grown(kept: list[GrowRungRecord]) -> Grown:
+    """How far a resumed target's base had grown: its last finished rung's documents and chunks."""
+    last = kept[-1]
+    return Grown(last.docs if last.docs is not None else last.size, last.chunks)
+
+
 def _of(records: list[GrowRungRecord], name: str) -> list[GrowRungRecord]:
     return sorted((r for r in records if r.target == name), key=lambda r: r.rung)
 
@@ -164,12 +192,16 @@ def _say(record: GrowRungRecord, rungs: int) -> None:
     quality = " ".join(f"{k} {v:.3f}" for k, v in record.metrics.items())
     errors = f" errors {record.errors}" if record.errors else ""
     rate = f"{record.docs_per_s:,.0f} docs/s" if record.docs_per_s is not None else "-"
+    size = f"{record.size:,} {record.unit}" + (f" ({record.docs:,} docs)" if record.docs is not None else "")
+    calls = "".join(
+        f", {route} {c.calls:,} calls {c.texts:,} texts" for route, c in record.ingest_calls.items() if c.calls
+    )
     line = (
-        f"rung {record.rung}/{rungs} {record.size:,} {record.unit} {record.target}: "
-        f"ingest {record.ingest_mode} {record.ingest_seconds:.2f} s ({rate}), {said}, {quality}{errors}"
+        f"rung {record.rung}/{rungs} {size} {record.target}: "
+        f"ingest {record.ingest_mode} {record.ingest_seconds:.2f} s ({rate}{calls}), {said}, {quality}{errors}"
     )
     if record.status == RungStatus.FAILED:
-        line = f"rung {record.rung}/{rungs} {record.size:,} {record.unit} {record.target}: FAILED {record.error}"
+        line = f"rung {record.rung}/{rungs} {size} {record.target}: FAILED {record.error}"
     console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 

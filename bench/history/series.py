@@ -6,7 +6,8 @@ arrival, in-flight cap, burst, length); an identity pair of the same two endpoin
 `compare` gates: each quality measure per target (with its per-query scores), a served target's ingest texts/s
 and per-query p99, a load point's texts/s and p50 and p99 latency (with its repeats and intervals where it was
 measured `load --repeat N`), an interleaved point's paired ratios B ÷ A of texts/s and p99 (`load --interleave`:
-the rounds' ratios its samples), and an identity pair's figures and verdict.
+the rounds' ratios its samples), an identity pair's figures and verdict, and a grown ladder's rung (`grow`: one
+configuration per target and planned rung size, its p50 and p99, quality and ingest docs/s).
 """
 
 from __future__ import annotations
@@ -19,7 +20,16 @@ from typing import Any
 
 from bench.core.values import rate_text
 from bench.history.runs import HistoryRun, order_runs, read_runs
-from bench.results.schema import LatencySummary, LoadPointRecord, Loop, Op, TargetRecord, TargetStatus, Verdict
+from bench.results.schema import (
+    LatencySummary,
+    LoadPointRecord,
+    Loop,
+    Op,
+    RungStatus,
+    TargetRecord,
+    TargetStatus,
+    Verdict,
+)
 from bench.results.store import Results
 
 
@@ -149,6 +159,8 @@ def _observations(run: HistoryRun, results: Results) -> Found:
         return _load(run, results)
     if command == "identity":
         return _identity(run, results)
+    if command == "grow":
+        return _grow(run, results)
     return []
 
 
@@ -334,4 +346,33 @@ def _identity(run: HistoryRun, results: Results) -> Found:
                 if value is not None:
                     series = Series("identity", where, name, Gate.IDENTITY, Scale.DIFFERENCE, higher)
                     found.append((series, Observation(run.index, value)))
+    return found
+
+
+# --- grow -------------------------------------------------------------------------------------------
+
+
+def _grow(run: HistoryRun, results: Results) -> Found:
+    """Each measured rung of each target: a series per target and planned rung size (the header's `rungs`; with
+    --unit chunks the measured size varies), its p50 and p99 ms, each measure and the ingest's docs/s."""
+    header = results.header
+    dataset = header.dataset.get("name", "dataset")
+    fingerprint = str(header.dataset.get("fingerprint", ""))[:12]
+    planned = (header.grow or {}).get("rungs") or []
+    trec = {label: name for name, label in header.measure_labels.items()}
+    found: Found = []
+    for rung in (r for r in results.grow_rungs if r.status != RungStatus.FAILED):
+        size = planned[rung.rung - 1] if 0 < rung.rung <= len(planned) else rung.size
+        where = f"grow {dataset} ({fingerprint}) {rung.target} [{rung.kind}] rung {size:,} {rung.unit}"
+        figures = [
+            ("p50 ms", Gate.P50, Scale.RATIO, False, rung.latency_ms.get("p50"), None),
+            ("p99 ms", Gate.QUERY_P99, Scale.RATIO, False, rung.latency_ms.get("p99"), None),
+            ("ingest docs/s", Gate.INGEST, Scale.RATIO, True, rung.docs_per_s, None),
+            *((label, Gate.QUALITY, Scale.DIFFERENCE, True, v, trec.get(label)) for label, v in rung.metrics.items()),
+        ]
+        for name, gate, scale, higher, value, measure in figures:
+            number = figure(value, scale)
+            if number is not None:
+                series = Series("grow", where, name, gate, scale, higher, measure)
+                found.append((series, number if isinstance(number, str) else Observation(run.index, number)))
     return found

@@ -53,8 +53,10 @@ def _mib(value: int | None) -> str:
 
 def rung_table(results: Results) -> Rows:
     labels = list(dict.fromkeys(m for r in results.grow_rungs for m in r.metrics))
-    header = ["target", "rung", "size", "ingest", "s", "docs/s", "p50 ms", "p99 ms", *labels, "RSS MiB", "store MiB"]
-    header.append("errors")
+    unit = results.grow_rungs[0].unit if results.grow_rungs else "docs"
+    header = ["target", "rung", f"size ({unit})", "docs", "chunks", "ingest", "s", "app s", "docs/s", "p50 ms"]
+    header.append("p99 ms")
+    header += [*labels, "RSS MiB", "store MiB", "errors"]
     rows = []
     for target in _targets(results):
         for r in _rungs(results, target):
@@ -64,8 +66,11 @@ def rung_table(results: Results) -> Rows:
                     target,
                     str(r.rung),
                     f"{r.size:,}",
+                    f"{r.docs:,}" if r.docs is not None else (f"{r.size:,}" if r.unit == "docs" else "-"),
+                    f"{r.chunks:,}" if r.chunks is not None else "-",
                     r.ingest_mode + (" (resumed)" if r.resumed else ""),
                     _cell(r.ingest_seconds, ".2f"),
+                    _cell(r.app_ingest_seconds, ".2f"),
                     _cell(r.docs_per_s, ",.0f"),
                     _cell(r.latency_ms.get("p50")),
                     _cell(r.latency_ms.get("p99")),
@@ -75,6 +80,32 @@ def rung_table(results: Results) -> Rows:
                     errors or "-",
                 ]
             )
+    return header, rows
+
+
+def calls_table(results: Results) -> Rows:
+    """The app's provider calls per rung, target, phase and meter route (--meter-upstream): none without a meter."""
+    header = ["target", "rung", "phase", "route", "calls", "texts", "texts/call", "prompt tokens", "not ok", "s"]
+    rows = []
+    for target in _targets(results):
+        for r in _rungs(results, target):
+            for phase, by_route in (("ingest", r.ingest_calls), ("queries", r.query_calls)):
+                for route, c in by_route.items():
+                    failed = sum(n for status, n in c.by_status.items() if status != "ok")
+                    rows.append(
+                        [
+                            target,
+                            str(r.rung),
+                            phase,
+                            route,
+                            f"{c.calls:,}",
+                            f"{c.texts:,}",
+                            _cell(c.texts_per_call_mean),
+                            f"{c.prompt_tokens:,}",
+                            str(failed),
+                            _cell(c.seconds, ".2f"),
+                        ]
+                    )
     return header, rows
 
 
@@ -206,7 +237,9 @@ NOTES = (
     "Latency: wall time of each query's own search call, one query at a time, answered queries only. Ingest: wall "
     "time of the target's prepare at the rung: incremental targets (Open WebUI, LightRAG) take only the rung's new "
     "documents; local engines (bm25, dense, hybrid) index the whole rung again (rebuild), so their docs/s is the "
-    "rung's size over that time. Quality: every judged query, a failed one as zero; distractors are never relevant. "
+    "rung's size over that time. App s: the part of it that is the app's ingest alone (uploads and the wait for the "
+    "app to process them); the rest is ragbench's (configuration reads, listing and re-checking the base, settings). "
+    "Quality: every judged query, a failed one as zero; distractors are never relevant. "
     "Laws: latency = a + b·f(size), chosen by the error predicting each rung from the rungs below it (docs/grow.md)."
 )
 
@@ -239,7 +272,12 @@ def render(results: Results, folder: Path) -> tuple[str, str]:
         "<h2>Answer</h2>",
         "<ul>" + "".join(f"<li>{inline(line[2:])}</li>" for line in answer) + "</ul>",
     ]
-    for title, rows in (("Growth laws", law_table(results.grow_summaries)), ("Rungs", rung_table(results))):
+    tables = (
+        ("Growth laws", law_table(results.grow_summaries)),
+        ("Rungs", rung_table(results)),
+        ("Provider calls per rung (through the meter)", calls_table(results)),
+    )
+    for title, rows in tables:
         if rows[1]:
             md += [f"## {title}", "", md_table(*rows), ""]
             html.append(f"<h2>{escape(title)}</h2>{html_table(*rows)}")

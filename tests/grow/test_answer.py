@@ -73,3 +73,15 @@ def test_a_ladder_within_the_slo_holds_to_its_largest_rung():
     assert summary.first_break is None and summary.largest_ok == 8000
     assert summary.answer.startswith("t: holds within p99 ≤ 2,000 ms to 8,000 docs")
     assert summary.quality_per_decade["nDCG@10"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_a_first_rung_already_over_the_slo_extrapolates_no_slo_size_below_the_ladder():
+    # the Open WebUI hybrid ladder's shape: over the SLO from the first rung, latency linear in the size
+    rungs = [_rung(i, n, 2000 + 0.5 * n, 0.5) for i, n in enumerate([1000, 2000, 3000, 4000], 1)]
+    summary = summarise("t", rungs, parse_slo("p99=2s", None, 0.0), "docs")
+    assert summary.first_break == 1000 and summary.largest_ok is None
+    p99 = next(law for law in summary.laws if law.quantity == "p99")
+    assert p99.law == "linear"
+    assert (p99.slo_size, p99.slo_size_low, p99.slo_size_high) == (None, None, None)  # no size below the first rung
+    assert summary.answer.startswith("t: breaks at 1,000 docs, the first rung: p99 2,500 ms > SLO 2,000 ms;")
+    assert "reaches the SLO" not in summary.answer and "over the SLO from the first rung" in summary.answer

@@ -94,6 +94,9 @@ def test_resume_with_another_ladder_or_of_a_complete_run_is_refused(grow, tmp_pa
         (["-t", "bm25", "--rungs", RUNGS, "--slo", "p99=2"], "expected pNN=DURATION with a unit"),
         (["-t", "bm25", "--rungs", RUNGS, "--unit", "pages"], "expected docs or chunks"),
         (["-t", "bm25", "--rungs", RUNGS, "--distractors", "synthetic:x"], "synthetic:SEED"),
+        (["-t", "openwebui@http://127.0.0.1:9", "--rungs", RUNGS, "--unit", "chunks"], "give --meter-upstream"),
+        (["-t", "bm25", "--rungs", RUNGS, "--meter-upstream", "ftp://x"], "expected [ROUTE=]http(s)://"),
+        (["-t", "bm25", "--rungs", RUNGS, "--meter-upstream", "http://127.0.0.1:9"], "--meter-upstream embedding="),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(grow, tmp_path, args, said):

@@ -10,6 +10,7 @@ from bench.core.errors import ServerError, UserError
 from bench.core.progress import ProgressFactory
 from bench.datasets.distractors import Distractors, parse_distractors
 from bench.datasets.model import Dataset, DatasetFormat, Document
+from bench.grow.increment import Grown, batches
 from bench.grow.ladder import Corpora, parse_rungs
 from bench.grow.run import Climb, climb, error_kind
 from bench.quality.metrics import parse_measure
@@ -33,9 +34,9 @@ def _dataset() -> Dataset:
 def test_each_rung_holds_the_dataset_then_the_first_distractors():
     dataset = _dataset()
     corpora = Corpora(dataset, Distractors(parse_distractors("synthetic:0"), dataset), [4, 10, 25])
-    sizes = [len(corpora.at(rung).corpus) for rung in corpora.rungs]
-    assert sizes == [4, 10, 25] and [r.added for r in corpora.rungs] == [4, 6, 15]
-    small, large = (set(corpora.at(r).corpus) for r in (corpora.rungs[1], corpora.rungs[2]))
+    sizes = [len(corpora.prefix(rung.size).corpus) for rung in corpora.rungs]
+    assert sizes == [4, 10, 25]
+    small, large = (set(corpora.prefix(r.size).corpus) for r in (corpora.rungs[1], corpora.rungs[2]))
     assert set(dataset.corpus) <= small <= large
 
 
@@ -45,6 +46,40 @@ def test_a_first_rung_below_the_dataset_or_a_source_too_small_is_refused(tiny):
         Corpora(dataset, Distractors(parse_distractors("synthetic:0"), dataset), [3, 10])
     with pytest.raises(UserError, match="holds 4 documents; rung 9 needs 5 besides the dataset's own 4"):
         Corpora(dataset, Distractors(parse_distractors(str(tiny)), dataset), [4, 8, 9])
+
+
+def _grow_in_batches(corpora: Corpora, grown: Grown, rung_index: int, per_doc: int) -> list[int]:
+    """The batches a server's base is grown in to one rung, the app cutting `per_doc` chunks from each document."""
+    sizes = []
+    for docs in batches(corpora, "openwebui", grown, corpora.rungs[rung_index]):
+        sizes.append(docs)
+        grown.docs, grown.chunks = docs, per_doc * docs
+    return sizes
+
+
+def test_rungs_in_chunks_grow_a_servers_base_in_batches_until_it_holds_the_rungs_chunks(tiny):
+    dataset = _dataset()
+    corpora = Corpora(dataset, Distractors(parse_distractors("synthetic:0"), dataset), [30, 60, 61], "chunks")
+    grown = Grown()
+    # the dataset's own 4 documents first (12 chunks), then 18 more chunks at 3 per document
+    assert _grow_in_batches(corpora, grown, 0, 3) == [4, 10]
+    assert _grow_in_batches(corpora, grown, 1, 3) == [20]
+    assert _grow_in_batches(corpora, grown, 2, 3) == [21]  # one document at least
+    assert grown.chunks == 63
+    small = Corpora(dataset, Distractors(parse_distractors(str(tiny)), dataset), [30], "chunks")  # 4 distractors
+    with pytest.raises(UserError, match="ran out at 8 documents \\(16 chunks\\), short of the rung's 30 chunks"):
+        _grow_in_batches(small, Grown(), 0, 2)
+
+
+def test_rungs_in_chunks_count_a_document_per_chunk_in_a_local_engine():
+    target = Noting("good")
+    written = _climb([(TargetSpec("bm25", "bm25", given_name="good"), target)], unit="chunks")
+    assert target.prepared == [4, 10, 25]
+    assert [(r.size, r.docs, r.chunks, r.unit) for r in written] == [
+        (4, 4, 4, "chunks"),
+        (10, 10, 10, "chunks"),
+        (25, 25, 25, "chunks"),
+    ]
 
 
 class Noting:
@@ -78,14 +113,14 @@ class Noting:
         pass
 
 
-def _climb(targets: list[tuple[TargetSpec, Noting]], start: int = 1, failed: set[str] | None = None):
+def _climb(targets: list[tuple[TargetSpec, Noting]], start: int = 1, unit: str = "docs"):
     dataset = _dataset()
-    corpora = Corpora(dataset, Distractors(parse_distractors("synthetic:0"), dataset), [4, 10, 25])
-    shared = Climb(
-        corpora, dataset.queries, dataset.qrels, [parse_measure("nDCG@10")], {"p50": 50.0, "p99": 99.0}, "docs", {}
-    )
+    corpora = Corpora(dataset, Distractors(parse_distractors("synthetic:0"), dataset), [4, 10, 25], unit)
+    percentiles = {"p50": 50.0, "p99": 99.0}
+    shared = Climb(corpora, dataset.queries, dataset.qrels, [parse_measure("nDCG@10")], percentiles, unit, {}, None)
     written: list[GrowRungRecord] = []
-    climb(shared, targets, start, written.append, failed or set())  # type: ignore[arg-type]
+    grown = {spec.name: Grown(corpora.rungs[start - 2].size, None) for spec, _ in targets} if start > 1 else {}
+    climb(shared, targets, start, written.append, set(), grown)  # type: ignore[arg-type]
     return written
 
 
@@ -101,6 +136,8 @@ def test_a_target_that_fails_a_rung_is_recorded_and_the_others_go_on():
     assert by[("good", 1)].metrics["nDCG@10"] == pytest.approx(1.0)  # each query's own document, ranked first
     assert by[("good", 3)].ingest_mode == "rebuild" and by[("good", 3)].docs_per_s is not None
     assert by[("bad", 1)].ingest_mode == "incremental"
+    assert [by[("good", i)].added for i in (1, 2, 3)] == [4, 6, 15] and by[("bad", 2)].added == 6
+    assert by[("good", 3)].chunks == 25 and by[("bad", 1)].chunks is None  # a local engine: a chunk per document
 
 
 def test_failed_queries_are_counted_by_kind_with_the_servers_message_and_score_zero():

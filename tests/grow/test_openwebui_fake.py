@@ -23,6 +23,7 @@ def fake(tmp_path, monkeypatch):
     # the settings the hybrid mode changes, as a real server lists them: each must come back as it was
     server.retrieval |= {"ENABLE_RAG_HYBRID_SEARCH": False, "HYBRID_BM25_WEIGHT": 0.3}
     server.retrieval |= {"RAG_RERANKING_ENGINE": "", "RAG_RERANKING_MODEL": ""}
+    server.retrieval |= {f"RAG_EXTERNAL_RERANKER_{k}": "" for k in ("URL", "API_KEY", "TIMEOUT")}
     yield server
     server.close()
 
@@ -51,6 +52,7 @@ def test_the_knowledge_base_grows_by_each_increment_and_settings_come_back(ragbe
         (12, 4, "incremental"),
     ]
     assert all(r.errors == {"http-404": 1} and "Not Found" in r.error_examples["http-404"] for r in rungs)
+    assert all(r.app_ingest_seconds is not None and 0 < r.app_ingest_seconds <= r.ingest_seconds for r in rungs)
     assert {r.target for r in rungs} == {"openwebui:hybrid"}  # the knowledge base grow names is not in the name
     assert "rung(s) failed or had failed queries" in err.splitlines()[-1]
 
@@ -119,3 +121,36 @@ def test_a_server_that_dies_mid_rung_fails_that_rung_in_one_line_and_keeps_the_f
     assert any(line.startswith("rung 2/3 8 docs openwebui:hybrid: FAILED Open WebUI at") for line in lines)
     assert any("retrieval settings NOT restored" in line for line in lines)  # said once, in one line
     assert "Traceback" not in err and "rung(s) failed or had failed queries" in lines[-1]
+
+
+def test_the_rerank_mode_grows_its_base_and_puts_the_reranker_settings_back(ragbench, fake, data, tmp_path):
+    before = fake.settings()
+    out = tmp_path / "o"
+    spec = f"rr=openwebui:rerank@{fake.url}?reranker_url=http://127.0.0.1:9/v1/rerank&reranker_model=bge-reranker"
+    code, _, err = ragbench("grow", "--dataset", data, "-t", spec, "--rungs", "4,8", "--out", out)
+    assert code == 3, err  # the fake answers no query: measured, and said
+    rungs = read_results(out / "results.jsonl").grow_rungs
+    assert [(r.target, r.size, r.added, r.ingest_mode) for r in rungs] == [
+        ("rr", 4, 4, "incremental"),
+        ("rr", 8, 4, "incremental"),
+    ]
+    assert fake.uploads == 8 and fake.knowledge == {}  # grown once, removed at the end
+    assert fake.settings() == before  # the reranker engine, model and hybrid switch as they were
+
+
+def test_rungs_in_chunks_need_the_apps_embedding_calls_through_the_meter(ragbench, fake, data, tmp_path):
+    from tests.harness.stubs import JsonStub
+
+    embedder = JsonStub({})  # the fake never embeds: no call can pass the meter
+    out = tmp_path / "o"
+    args = ["grow", "--dataset", data, "-t", f"openwebui:vector@{fake.url}", "--rungs", "4,8", "--out", out]
+    try:
+        code, _, err = ragbench(*args, "--unit", "chunks")
+        assert code == 2 and "--unit chunks: Open WebUI" in err and len(err.splitlines()) == 1, err
+        meter = ["--meter-upstream", f"embedding={embedder.url}", "--meter-port", "0"]
+        code, _, err = ragbench(*args, "--unit", "chunks", *meter, "--overwrite")
+    finally:
+        embedder.stop()
+    assert code == 2, err
+    assert "no embedding call passed the meter" in err.splitlines()[-1]
+    assert fake.knowledge == {}  # what the run uploaded is removed

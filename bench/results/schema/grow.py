@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from bench.results.schema.conventions import WRITTEN_WHEN_SET
+from bench.results.schema.ingest import EndpointCalls
 
 
 class RungStatus(StrEnum):
@@ -23,8 +24,8 @@ class GrowRungRecord:
     target: str  # the target's name
     kind: str  # bm25 | dense | hybrid | openwebui | lightrag
     rung: int  # 1, 2, ...: the rung's place in the ladder
-    size: int  # documents in the knowledge base at this rung (the dataset's own plus distractors)
-    unit: str  # what `size` counts: docs
+    size: int  # the knowledge base at this rung in `unit`: documents, or the app's chunks (at least the rung's size)
+    unit: str  # what `size` counts: docs | chunks (the app's own count, `chunks`)
     added: int  # documents this rung added to the previous rung's knowledge base
     ingest_mode: str  # incremental (only the new documents sent) | rebuild (the engine indexed all `size` again)
     status: RungStatus
@@ -45,6 +46,21 @@ class GrowRungRecord:
     app_rss_bytes: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     #: bytes allocated to the files under the target's `data_dir=` after the rung; left out: none given
     store_bytes: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: the part of ingest_seconds that is the app's ingest alone: the target's uploads and the wait for the app to
+    #: process them (Open WebUI's upload loop, LightRAG's insert and wait); the rest is what ragbench does around
+    #: it (configuration reads, listing and re-checking the base, the mode's settings); left out: a local engine
+    app_ingest_seconds: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: documents in the knowledge base at this rung, with --unit chunks (`size` then counts chunks)
+    docs: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: the app's chunks in the knowledge base at this rung (Open WebUI: the texts its embedding calls carried through
+    #: the meter, summed over the rungs; LightRAG: its documents' chunks_count; a local engine: one per document);
+    #: left out: not counted (Open WebUI without --meter-upstream)
+    chunks: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: the app's provider calls during the increment's ingest, by meter route (`--meter-upstream`, the meter of
+    #: `ingest`): calls, texts, tokens, status classes; left out: no meter
+    ingest_calls: dict[str, EndpointCalls] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
+    #: the same during the rung's queries (the untimed warm-up query left out)
+    query_calls: dict[str, EndpointCalls] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass

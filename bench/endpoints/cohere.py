@@ -14,6 +14,7 @@ import httpx
 
 from bench.endpoints.base import (
     CallTiming,
+    EndpointKind,
     Scores,
     WireRequest,
     WireShapeError,
@@ -62,7 +63,7 @@ class CohereRerankWire:
 class CohereReranker:
     """query + texts -> scores through a Cohere-shaped rerank route."""
 
-    kind = "cohere"
+    kind = EndpointKind.COHERE
 
     def __init__(self, name: str, url: str, given: CohereOptions, transport: httpx.BaseTransport | None = None):
         self.name = name

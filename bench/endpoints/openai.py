@@ -16,6 +16,7 @@ from bench.core.errors import UserError
 from bench.endpoints.base import (
     CallTiming,
     Embeddings,
+    EndpointKind,
     WireRequest,
     WireShapeError,
     batches,
@@ -104,7 +105,7 @@ class TokenizerFile:
 class OpenAIEmbedder:
     """texts -> vectors through POST {base}/embeddings."""
 
-    kind = "openai"
+    kind = EndpointKind.OPENAI
 
     def __init__(self, name: str, url: str, given: OpenAIOptions, transport: httpx.BaseTransport | None = None):
         self.name = name

@@ -17,6 +17,7 @@ from bench.core.http import HttpStatusError
 from bench.endpoints.base import (
     CallTiming,
     Embeddings,
+    EndpointKind,
     Scores,
     WireRequest,
     WireShapeError,
@@ -74,7 +75,7 @@ class TeiRerankWire:
 class _TeiEndpoint:
     """What TEI's embedder and reranker share: /info in `describe` (with `info_shown`), the dtype, close."""
 
-    kind: str
+    kind: EndpointKind
     client: TeiClient
     wire: TeiEmbedWire | TeiRerankWire
     info_shown: tuple[str, ...] = ()  # further /info fields `describe` names
@@ -101,7 +102,7 @@ class _TeiEndpoint:
 class TeiEmbedder(_TeiEndpoint):
     """texts -> vectors through TEI's /embed."""
 
-    kind = "tei"
+    kind = EndpointKind.TEI
     info_shown = ("max_client_batch_size",)
     wire: TeiEmbedWire
 
@@ -195,7 +196,7 @@ class TeiEmbedder(_TeiEndpoint):
 class TeiReranker(_TeiEndpoint):
     """query + texts -> scores through TEI's /rerank (which has no top_n: trimmed here)."""
 
-    kind = "tei-rerank"
+    kind = EndpointKind.TEI_RERANK
     wire: TeiRerankWire
 
     def __init__(

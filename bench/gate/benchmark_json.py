@@ -62,7 +62,7 @@ def _quality_entries(results: Results, prefix: str) -> list[dict[str, Any]]:
         if stats:
             extra = {
                 "unit": "seconds per query",
-                "dataset": results.header.dataset.get("name"),
+                "dataset": results.header.dataset_info.name,
                 "spec": target.spec,
                 "errors": target.errors,
             }

@@ -14,7 +14,7 @@ from bench.results.schema import (
     IDENTITY_DOCUMENT,
     IdentityEmbedPairRecord,
     IdentityRerankPairRecord,
-    Verdict,
+    IdentityVerdict,
 )
 
 
@@ -25,7 +25,7 @@ class BatchInvariance:
     texts: int
     min_cosine: float
     threshold: float
-    verdict: Verdict
+    verdict: IdentityVerdict
     seconds: float
 
 
@@ -62,7 +62,7 @@ class IdentityResult:
     timings: IdentityTimings = field(default_factory=IdentityTimings)
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> IdentityVerdict:
         return overall_verdict(
             [p.verdict for p in self.embed_pairs]
             + [p.verdict for p in self.rerank_pairs]

@@ -36,6 +36,7 @@ from bench.endpoints.meter import Meter
 from bench.ingest.direct import send_direct
 from bench.ingest.record import EMBEDDING_ROUTE, Combination, DocsOutcome, point_record, target_name
 from bench.results.schema import IngestPointRecord
+from bench.targets.base import TargetKind
 from bench.targets.http_shared import DedupedCorpus, file_name
 from bench.targets.lightrag import LightRAGTarget
 from bench.targets.lightrag_documents import (
@@ -185,7 +186,7 @@ def ingest_lightrag(
         resent = send_direct(EMBEDDING_ROUTE, upstreams[EMBEDDING_ROUTE], embedded, len(outcome.processed), timeout_s)
     concurrency = configuration.get("max_parallel_insert")
     point = point_record(
-        Combination(target_name(target.spec), "lightrag", {}, LABEL),
+        Combination(target_name(target.spec), TargetKind.LIGHTRAG, {}, LABEL),
         DocsOutcome(outcome.documents, outcome.failed, outcome.lost, outcome.seconds, outcome.per_doc_s),
         calls,
         resent,

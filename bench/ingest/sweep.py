@@ -20,6 +20,7 @@ from bench.ingest.openwebui_settings import OpenWebUISettings
 from bench.ingest.record import EMBEDDING_ROUTE, Combination, DocsOutcome, failed_record, point_record, target_name
 from bench.ingest.settings import SettingAxis, combinations, label
 from bench.results.schema import IngestPointRecord
+from bench.targets.base import TargetKind
 from bench.targets.http_shared import DedupedCorpus
 from bench.targets.openwebui import OpenWebUITarget
 
@@ -103,7 +104,9 @@ class OpenWebUISweep:
                     point = self._one(combination, f"ragbench-ingest-{stamp}-{i}", progress)
                 except ServerError as exc:
                     failure = f"{label(combination)}: {exc.args[0]}"
-                    which = Combination(target_name(self.target.spec), "openwebui", combination, label(combination))
+                    which = Combination(
+                        target_name(self.target.spec), TargetKind.OPENWEBUI, combination, label(combination)
+                    )
                     write(failed_record(which, exc.args[0]))
                     break
                 write(point)
@@ -172,7 +175,7 @@ class OpenWebUISweep:
         if meter and self.metering.direct and embedded:
             upstream = self.metering.upstreams[EMBEDDING_ROUTE]
             direct = send_direct(EMBEDDING_ROUTE, upstream, embedded, len(ingest.processed), self.metering.timeout_s)
-        which = Combination(target_name(target.spec), "openwebui", back, name)
+        which = Combination(target_name(target.spec), TargetKind.OPENWEBUI, back, name)
         return point_record(which, _outcome(ingest), calls, direct, ingest.kb_name, target.concurrency)
 
 

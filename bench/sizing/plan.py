@@ -18,7 +18,7 @@ from bench.load.schedule import Arrival
 from bench.load.shares import check_request_memory
 from bench.load.sweep import load_header
 from bench.load.workload import Workload
-from bench.results.schema import CeilingPoint, Loop, Op, RunHeader
+from bench.results.schema import CeilingPoint, Loop, Op, RunCommand, RunHeader
 from bench.sizing.economics import Economics
 from bench.sizing.search import measurements_left
 from bench.sizing.slo import Slo, sig3
@@ -216,4 +216,4 @@ def size_header(plan: SizePlan, workload: Workload) -> RunHeader:
         "max_time_s": plan.max_time_s,
         "arrival": str(plan.arrival),
     }
-    return load_header("size", workload, plan.specs, plan.seed, settings)
+    return load_header(RunCommand.SIZE, workload, plan.specs, plan.seed, settings)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 import httpx
@@ -20,6 +21,16 @@ from bench.datasets.model import Dataset
 from bench.endpoints.spec import EndpointSpec
 
 # A progress callback: (task description, total or None) -> advance(n) function.
+
+
+class TargetKind(StrEnum):
+    """The target kinds a spec names (`kind[:variant]...`): the local engines, then the served stacks."""
+
+    BM25 = "bm25"
+    DENSE = "dense"
+    HYBRID = "hybrid"
+    OPENWEBUI = "openwebui"
+    LIGHTRAG = "lightrag"
 
 
 @dataclass

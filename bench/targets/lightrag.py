@@ -40,7 +40,7 @@ from bench.core.progress import ProgressFactory
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
 from bench.endpoints.meter import cost
-from bench.targets.base import Hit, QueryResult, TargetOptions, TargetSpec, first_rank_wins
+from bench.targets.base import Hit, QueryResult, TargetKind, TargetOptions, TargetSpec, first_rank_wins
 from bench.targets.hops import MeteredQueries, Nesting
 from bench.targets.http_shared import DedupedCorpus, file_name, run_queries, timed_query
 from bench.targets.lightrag_documents import (
@@ -248,7 +248,7 @@ class LightRAGTarget:
 
     def describe(self) -> dict[str, Any]:
         return {
-            "kind": "lightrag",
+            "kind": TargetKind.LIGHTRAG,
             "mode": self.mode,
             "url": self.http.base_url,
             "server_version": {k: self.health.get(k) for k in ("core_version", "api_version")},

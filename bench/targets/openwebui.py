@@ -37,7 +37,7 @@ from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_
 from bench.core.progress import ProgressFactory, console
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
-from bench.targets.base import Hit, QueryResult, TargetOptions, TargetSpec, first_rank_wins
+from bench.targets.base import Hit, QueryResult, TargetKind, TargetOptions, TargetSpec, first_rank_wins
 from bench.targets.hops import MeteredQueries, Nesting
 from bench.targets.http_shared import DedupedCorpus, file_name, parallel, run_queries, timed_query
 from bench.targets.openwebui_chunks import chunk_documents, read_chunks
@@ -209,7 +209,7 @@ class OpenWebUITarget:
 
     def describe(self) -> dict[str, Any]:
         return {
-            "kind": "openwebui",
+            "kind": TargetKind.OPENWEBUI,
             "variant": self.variant,
             "url": self.http.base_url,
             "server_version": self.version,

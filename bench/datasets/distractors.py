@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -70,8 +69,8 @@ class Distractors:
             raise UserError(f"--distractors {self.source.text}: holds {len(self._listed)} documents, {count} asked")
         return self._listed[:count]
 
-    def describe(self) -> dict[str, Any]:
-        found: dict[str, Any] = {"source": self.source.text, "kind": self.source.kind}
+    def describe(self) -> dict[str, object]:
+        found: dict[str, object] = {"source": self.source.text, "kind": self.source.kind}
         if self._synthetic is not None:
             found |= self._synthetic.describe()
         else:
@@ -117,7 +116,7 @@ class _Synthetic:
         words = [self.words[min(int(p), len(self.words) - 1)] for p in picks]
         return Document(f"synthetic-{self.seed}-{i}", "", " ".join(words))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {
             "seed": self.seed,
             "vocabulary": len(self.words),

@@ -82,7 +82,7 @@ class WireRequest:
 
     method: str
     url: str  # the full route URL
-    payload: dict[str, Any]
+    payload: dict[str, object]
     inputs: int  # texts (embed) or documents (rerank) in this request
     cap: BodyCap = DEFAULT_CAP  # the most an answer to it can legitimately be (`embed_cap`, `rerank_cap`)
 

@@ -42,7 +42,7 @@ class CohereRerankWire:
         self.raw_scores = raw_scores  # infinity's extension; Cohere and LiteLLM have no such field
 
     def request(self, query: str, texts: list[str], top_n: int | None = None) -> WireRequest:
-        body: dict[str, Any] = {"query": query, "documents": list(texts), "return_documents": False}
+        body: dict[str, object] = {"query": query, "documents": list(texts), "return_documents": False}
         if self.model:
             body["model"] = self.model
         if top_n is not None:

@@ -52,7 +52,7 @@ class OpenAIEmbedWire:
         self.dim: int | None = None  # learnt from the first answer: a dimension that changes later is an error
 
     def request(self, texts: list[str]) -> WireRequest:
-        body: dict[str, Any] = {"model": self.model, "input": list(texts)}
+        body: dict[str, object] = {"model": self.model, "input": list(texts)}
         if self.encoding_format:
             body["encoding_format"] = self.encoding_format
         if self.dimensions is not None:

@@ -88,10 +88,11 @@ class TeiClient(HttpEndpoint):
             )
         return self._info
 
-    def post(self, path: str, body: dict[str, Any], cap: BodyCap = DEFAULT_CAP) -> tuple[Any, CallTiming]:
+    def post(self, path: str, body: dict[str, object], cap: BodyCap = DEFAULT_CAP) -> tuple[Any, CallTiming]:
         """POST with busy answers (429, 503) retried; the JSON answer (read up to `cap`) and its timing."""
         url = f"{self.url}{path}"
-        n = len(body.get("inputs") or body.get("texts") or [])
+        texts = body.get("inputs") or body.get("texts") or []
+        n = len(texts) if isinstance(texts, list) else 0
         response, wall_ms = self.request_retrying("POST", url, body, cap)
         return self.json_of(response), CallTiming(n, wall_ms, timing_headers(response.headers))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from bench.identity.thresholds import (
     FAIL,
@@ -94,9 +93,9 @@ class IdentityResult:
         }
 
 
-def _embed_document(pair: IdentityEmbedPairRecord) -> dict[str, Any]:
+def _embed_document(pair: IdentityEmbedPairRecord) -> dict[str, object]:
     """An embedding pair as the JSON document has it: the cosine figures in one block, no thresholds or record."""
-    document: dict[str, Any] = {}
+    document: dict[str, object] = {}
     for key, value in asdict(pair).items():
         if key == "cosine_min":
             document["cosine"] = {"min": pair.cosine_min, "p01": pair.cosine_p01, "mean": pair.cosine_mean}

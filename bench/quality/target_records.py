@@ -33,7 +33,7 @@ def target_record(
     search_s: float,
     replaced: bool,
     generated: dict[str, Generated],
-    cost_blocks: dict[str, dict[str, Any]],
+    cost_blocks: dict[str, dict[str, object]],
 ) -> TargetRecord:
     cost_keys = sorted({k for r in results for k in r.cost})
     warnings: dict[str, int] = {}

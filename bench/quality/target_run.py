@@ -131,7 +131,7 @@ def _generate(
     results: list[QueryResult],
     progress: ProgressFactory,
     judge: AnswerJudge,
-) -> tuple[dict[str, Generated], dict[str, Any] | None]:
+) -> tuple[dict[str, Generated], dict[str, object] | None]:
     """Generated answers for the answered questions (`--generate`), their cost joined to each query's cost, and
     the generator's description for the target's record (None: nothing generated)."""
     if config.generate is None:
@@ -147,7 +147,7 @@ def _generate(
     finally:
         if chat is not None:
             chat.close()
-    generation = chat.describe() if chat else {"kind": "native", **config.generate.params}
+    generation: dict[str, object] = chat.describe() if chat else {"kind": "native", **config.generate.params}
     for r in results:
         if r.qid in generated:
             r.cost.update(generated[r.qid].cost)

@@ -231,7 +231,7 @@ class LightRAGTarget:
         """LightRAG's own answer (`quality --generate native`): `/query` in this target's mode, `options`
         (response_type, user_prompt) passed through. The references section LightRAG's prompt asks the LLM
         to append is cut off: it cites, it does not answer. The LLM cost needs `meter=`."""
-        body: dict[str, Any] = {
+        body: dict[str, object] = {
             "query": query,
             "mode": self.mode,
             "top_k": self.top_k,
@@ -246,7 +246,7 @@ class LightRAGTarget:
         spent = cost(before, self.meter.snapshot()) if self.meter and before is not None else {}
         return REFERENCES.split(text, maxsplit=1)[0].strip(), {f"answer_{k}": v for k, v in spent.items()}
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {
             "kind": TargetKind.LIGHTRAG,
             "mode": self.mode,

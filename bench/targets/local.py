@@ -24,7 +24,7 @@ endpoint search each query on its own instead, so each has its latency, split in
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, cast
+from typing import cast
 
 from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory
@@ -116,7 +116,7 @@ class HybridEngine:
             result.hits = sorted(result.hits, key=lambda hit: -cast(float, hit.score))[:depth]
         return fused
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         fusion = "rrf" if self.bm25_weight is None else "weighted-rrf (LangChain EnsembleRetriever)"
         if self.rescore_by_dense:
             similarity = "cosine" if self.dense.similarity == Similarity.COSINE else "dot product"
@@ -129,7 +129,7 @@ class HybridEngine:
             "dense": self.dense.describe(),
         }
 
-    def cost_blocks(self) -> dict[str, dict[str, Any]]:
+    def cost_blocks(self) -> dict[str, dict[str, object]]:
         return self.dense.cost_blocks()
 
     def close(self) -> None:

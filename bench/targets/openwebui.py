@@ -207,7 +207,7 @@ class OpenWebUITarget:
             advance,
         )
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {
             "kind": TargetKind.OPENWEBUI,
             "variant": self.variant,
@@ -354,7 +354,7 @@ class OpenWebUITarget:
     # -- search -----------------------------------------------------------------------------------
 
     def _query(self, query: str, k: int) -> Reply:
-        body: dict[str, Any] = {"query": query, "k": k}
+        body: dict[str, object] = {"query": query, "k": k}
         if self.variant != Variant.VECTOR:
             body.update({"k_reranker": k, "hybrid_bm25_weight": self.bm25_weight})
         if self.endpoint == QueryRoute.DOC:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -124,16 +123,16 @@ class RerankStage:
         kept.hits = (head + _tail(result.hits[self.rerank_depth :], head))[:depth]
         return kept
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {"first_stage": self.first.describe(), "rerank_depth": self.rerank_depth, **self._reranker()}
 
-    def _reranker(self) -> dict[str, Any]:
+    def _reranker(self) -> dict[str, object]:
         described = self.reranker.describe()
         if described.get("kind") == "reference-rerank":  # an in-process cross-encoder: named by its folder and hash
             return {key: described[key] for key in ("cross_encoder", "cross_encoder_fingerprint")}
         return {"reranker": {"endpoint": self.reranker.name, **described}}
 
-    def cost_blocks(self) -> dict[str, dict[str, Any]]:
+    def cost_blocks(self) -> dict[str, dict[str, object]]:
         return self.first.cost_blocks() if isinstance(self.first, Metered) else {}
 
     def close(self) -> None:

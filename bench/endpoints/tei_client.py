@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 from bench.core.http import DEFAULT_CAP, BodyCap, HttpStatusError
 from bench.endpoints.base import CallTiming, WireRequest, WireShapeError
 from bench.endpoints.client import HttpEndpoint
-from bench.endpoints.tei_metrics import parse_snapshot
+from bench.endpoints.tei_metrics import MetricsSnapshot, parse_snapshot
 
 T = TypeVar("T")
 
@@ -110,7 +110,7 @@ class TeiClient(HttpEndpoint):
             raise self.shape_error(f"{self.url}/tokenize", f"{len(texts)} token lists", body)
         return body
 
-    def metrics(self) -> dict[str, Any]:
+    def metrics(self) -> MetricsSnapshot:
         response, _ = self.request("GET", f"{self.url}/metrics")
         return parse_snapshot(response.text)
 

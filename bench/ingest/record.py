@@ -4,7 +4,6 @@ direct resend."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from bench.core.percentiles import percentiles
 from bench.endpoints.meter_calls import CallRecord, request_texts
@@ -23,7 +22,7 @@ class Combination:
 
     target: str
     kind: TargetKind
-    settings: dict[str, Any]
+    settings: dict[str, object]
     label: str
 
 

@@ -7,7 +7,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 from bench.core.errors import ServerError, UserError
@@ -43,7 +42,7 @@ class OpenWebUISweep:
         self.target, self.corpus, self.metering = target, corpus, metering
         self.keep = keep  # leave each combination's knowledge base and files on the server
         self.settings = OpenWebUISettings(target.http)
-        self.combinations: list[dict[str, Any]] = []
+        self.combinations: list[dict[str, object]] = []
 
     def prepare(self, axes: list[SettingAxis]) -> None:
         """Put back what a killed ingest left (the journal; one a live ingest holds is refused), type every swept
@@ -135,7 +134,7 @@ class OpenWebUISweep:
             )
         return None
 
-    def _one(self, combination: dict[str, Any], kb_name: str, progress: ProgressFactory) -> IngestPointRecord:
+    def _one(self, combination: dict[str, object], kb_name: str, progress: ProgressFactory) -> IngestPointRecord:
         """The combination applied and measured on a fresh knowledge base, which goes afterwards (unless --keep)
         whatever happens: an error, Ctrl-C or SIGTERM half-way through included."""
         back = self.settings.apply(combination) if combination else {}
@@ -157,7 +156,7 @@ class OpenWebUISweep:
                     raise
 
     def _measured(
-        self, back: dict[str, Any], name: str, kb_name: str, progress: ProgressFactory, made: MadeOnServer
+        self, back: dict[str, object], name: str, kb_name: str, progress: ProgressFactory, made: MadeOnServer
     ) -> IngestPointRecord:
         meter, target = self.metering.meter, self.target
         index = len(meter.calls) if meter else 0

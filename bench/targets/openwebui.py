@@ -30,7 +30,6 @@ import threading
 import time
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from bench.core.errors import ServerError, UserError
 from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_from_env
@@ -162,10 +161,10 @@ class OpenWebUITarget:
         )
         self.kb_id: str | None = None
         self.version: str | None = None
-        self.saved_settings: dict[str, Any] | None = None  # the server's values before ragbench changed them
-        self.applied_settings: dict[str, Any] = {}
-        self.retrieval_config: dict[str, Any] = {}
-        self.embedding_config: dict[str, Any] = {}
+        self.saved_settings: dict[str, object] | None = None  # the server's values before ragbench changed them
+        self.applied_settings: dict[str, object] = {}
+        self.retrieval_config: dict[str, object] = {}
+        self.embedding_config: dict[str, object] = {}
         self.ingest = IngestReport()
         self.corpus: DedupedCorpus | None = None
         self.file_to_doc: dict[str, str] = {}  # Open WebUI file id -> representative doc id

@@ -9,7 +9,6 @@ the worker, not from here.
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -18,7 +17,7 @@ from bench.core.http import new_client
 from bench.endpoints.tei_metrics import MetricsSnapshot, parse_snapshot
 
 
-def delta(before: MetricsSnapshot, after: MetricsSnapshot) -> dict[str, Any]:
+def delta(before: MetricsSnapshot, after: MetricsSnapshot) -> dict[str, object]:
     """What happened between two snapshots (a counter that went down was reset: its after value counts), as the
     point's `server_metrics` holds it."""
 

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from pathlib import Path
 from time import perf_counter
-from typing import Any
 
 import bench
 from bench.core.errors import UserError
@@ -39,7 +38,7 @@ from bench.results.schema import LoadPointRecord, Loop, RunCommand, RunHeader
 
 
 def load_header(
-    command: RunCommand, workload: Workload, specs: list[EndpointSpec], seed: int, settings: dict[str, Any]
+    command: RunCommand, workload: Workload, specs: list[EndpointSpec], seed: int, settings: dict[str, object]
 ) -> RunHeader:
     """The `run` header of load and size: the workload, the endpoints (secrets masked) and the sweep's settings."""
     return RunHeader(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from bench.core.percentiles import percentiles
@@ -27,7 +25,7 @@ def _latency_ms(values_ms: list[float]) -> dict[str, float]:
 
 def target_record(
     spec: TargetSpec,
-    config: dict[str, Any],
+    config: dict[str, object],
     results: list[QueryResult],
     index_s: float,
     search_s: float,

@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from bench.core.http import HttpClient, HttpStatusError, Reply
 
@@ -33,7 +32,7 @@ class LightRAGIngest:
     seconds: float = 0.0
     cost: dict[str, float] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "inserted": self.inserted,
             "already_present": self.already_present,

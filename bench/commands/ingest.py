@@ -126,7 +126,7 @@ def ingest_command(request: IngestRequest) -> list[IngestPointRecord]:
 
     specs = check_targets(request.targets, request.settings or [])
     upstreams = meter_upstreams(request.meter_upstream or [])
-    if upstreams and "embedding" not in upstreams and any(s.kind == "openwebui" for s in specs):
+    if upstreams and "embedding" not in upstreams and any(s.kind == TargetKind.OPENWEBUI for s in specs):
         raise UserError(
             f"--meter-upstream: Open WebUI's embedding calls go through the meter's embedding route, and none is given "
             f"(routes: {', '.join(upstreams)}): add --meter-upstream embedding=URL of its embedder"

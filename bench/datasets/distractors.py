@@ -9,7 +9,7 @@ documents in file order, its queries and qrels ignored, ids prefixed `distractor
 dataset's own, and a document whose text is one of the dataset's own left out (it would be relevant).
 
 >>> source = parse_distractors("synthetic:7")
->>> source.kind, source.seed
+>>> str(source.kind), source.seed
 ('synthetic', 7)
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
@@ -27,12 +28,19 @@ SYNTHETIC = "synthetic:"
 PREFIX = "distractor-"  # a dataset source's ids: never a dataset's own
 
 
+class DistractorKind(StrEnum):
+    """Where distractors come from: made from the dataset's vocabulary, or another dataset's documents."""
+
+    SYNTHETIC = "synthetic"
+    DATASET = "dataset"
+
+
 @dataclass(frozen=True)
 class DistractorSource:
     """`--distractors` parsed: `synthetic:SEED`, or the path (or builtin:NAME) of a dataset."""
 
     text: str
-    kind: str  # synthetic | dataset
+    kind: DistractorKind
     seed: int = 0
     path: str = ""
 
@@ -43,11 +51,11 @@ def parse_distractors(text: str) -> DistractorSource:
         seed = text[len(SYNTHETIC) :]
         if not seed.isdigit():
             raise UserError(f"--distractors {text!r}: expected synthetic:SEED with SEED a whole number ≥ 0")
-        return DistractorSource(text, "synthetic", seed=int(seed))
+        return DistractorSource(text, DistractorKind.SYNTHETIC, seed=int(seed))
     from bench.datasets import check_dataset_path
 
     check_dataset_path(text)
-    return DistractorSource(text, "dataset", path=text)
+    return DistractorSource(text, DistractorKind.DATASET, path=text)
 
 
 class Distractors:
@@ -55,7 +63,7 @@ class Distractors:
 
     def __init__(self, source: DistractorSource, dataset: Dataset):
         self.source = source
-        self._synthetic = _Synthetic(source.seed, dataset) if source.kind == "synthetic" else None
+        self._synthetic = _Synthetic(source.seed, dataset) if source.kind == DistractorKind.SYNTHETIC else None
         self._listed: list[Document] = [] if self._synthetic else _from_dataset(source.path, dataset)
 
     @property

@@ -13,7 +13,7 @@ from bench.core.errors import UserError
 from bench.core.http import ServerUnreachable
 from bench.core.progress import ProgressFactory
 from bench.datasets.model import Dataset
-from bench.endpoints.base import Reranker
+from bench.endpoints.base import EndpointKind, Reranker
 from bench.targets.base import Hit, QueryResult, Target, TargetFailed, compose, no_progress
 from bench.targets.embed_cost import Metered
 
@@ -128,7 +128,9 @@ class RerankStage:
 
     def _reranker(self) -> dict[str, object]:
         described = self.reranker.describe()
-        if described.get("kind") == "reference-rerank":  # an in-process cross-encoder: named by its folder and hash
+        if (
+            described.get("kind") == EndpointKind.REFERENCE_RERANK
+        ):  # an in-process cross-encoder: named by its folder and hash
             return {key: described[key] for key in ("cross_encoder", "cross_encoder_fingerprint")}
         return {"reranker": {"endpoint": self.reranker.name, **described}}
 

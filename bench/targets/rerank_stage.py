@@ -128,9 +128,8 @@ class RerankStage:
 
     def _reranker(self) -> dict[str, object]:
         described = self.reranker.describe()
-        if (
-            described.get("kind") == EndpointKind.REFERENCE_RERANK
-        ):  # an in-process cross-encoder: named by its folder and hash
+        # an in-process cross-encoder: named by its folder and hash
+        if described.get("kind") == EndpointKind.REFERENCE_RERANK:
             return {key: described[key] for key in ("cross_encoder", "cross_encoder_fingerprint")}
         return {"reranker": {"endpoint": self.reranker.name, **described}}
 

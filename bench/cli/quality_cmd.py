@@ -68,6 +68,7 @@ def demo(
     """Quality of bm25, dense and hybrid on numpy-docs: numpy's docstrings as a known-item search, built at run time."""
     from bench.datasets import DEMO_DATASET
     from bench.results.provenance import Origin, parse_labels
+    from bench.results.schema import RunCommand
 
     _run_and_summarise(
         QualityRequest(
@@ -75,7 +76,7 @@ def demo(
             targets=["bm25", "dense", "hybrid"],
             out=out,
             max_docs=max_docs or None,
-            command="demo",
+            command=RunCommand.DEMO,
             overwrite=overwrite,
             origin=Origin(parse_labels(labels)),
         )

@@ -16,7 +16,7 @@ from bench.results.frame import plain_header
 from bench.results.lifecycle import Output, open_run
 from bench.results.outdir import is_document, prepare_out_document
 from bench.results.provenance import Origin
-from bench.results.schema import DoctorFinding
+from bench.results.schema import DoctorFinding, RunCommand
 
 
 def _url(flag: str, help: str) -> dict[str, Flag]:
@@ -68,7 +68,7 @@ def doctor_command(command: DoctorCommand, say: Callable[[str], None] = print) -
             command.out.write_text(mask(findings_json(findings)))
         return findings
     output = Output(command.out, command.overwrite, report=write_report, say=say, origin=command.origin)
-    with open_run(output, plain_header("doctor")) as run:
+    with open_run(output, plain_header(RunCommand.DOCTOR)) as run:
         findings = _probe(request, say)
         run.write(*findings)  # the findings are the results file's records
     return findings

@@ -26,6 +26,7 @@ from bench.results.frame import plain_header
 from bench.results.lifecycle import Output, open_run
 from bench.results.outdir import RESULTS_FILE, is_document, prepare_out_document
 from bench.results.provenance import Origin
+from bench.results.schema import RunCommand
 from bench.results.store import Results
 
 
@@ -100,7 +101,7 @@ def identity_command(command: IdentityCommand, say: Callable[[str], None] = prin
         progress=sys.stderr.isatty(),
         origin=command.origin,
     )
-    with open_run(output, plain_header("identity")) as run:  # after every check, before minutes of work
+    with open_run(output, plain_header(RunCommand.IDENTITY)) as run:  # after every check, before minutes of work
         report = _compare(request, run.progress)
         run.write(*identity_records(report))
     return report

@@ -10,9 +10,9 @@ from bench.commands.options import OVERWRITE, Flag, option
 from bench.core.errors import MeasurementFailed, UserError
 from bench.results.provenance import Origin
 from bench.results.schema import IngestPointRecord
-from bench.targets.base import TargetSpec
+from bench.targets.base import TargetKind, TargetSpec
 
-KINDS = ("openwebui", "lightrag")
+INGESTED_KINDS = (TargetKind.OPENWEBUI, TargetKind.LIGHTRAG)
 
 
 @dataclass
@@ -107,9 +107,9 @@ def check_targets(targets: list[str], settings: list[str]) -> list[TargetSpec]:
         raise UserError("--target: give at least one openwebui@URL or lightrag@URL")
     specs = [parse_target_spec(t) for t in targets]
     for spec in specs:
-        if spec.kind not in KINDS:
-            raise UserError(f"--target {spec.public_text!r}: ingest measures {' or '.join(KINDS)} targets")
-        if spec.kind == "lightrag" and settings:
+        if spec.kind not in INGESTED_KINDS:
+            raise UserError(f"--target {spec.public_text!r}: ingest measures {' or '.join(INGESTED_KINDS)} targets")
+        if spec.kind == TargetKind.LIGHTRAG and settings:
             raise UserError(
                 f"--target {spec.public_text!r}: --setting applies to Open WebUI; LightRAG's settings are its "
                 "server's environment (run ingest once per setting)"
@@ -146,7 +146,7 @@ def ingest_command(request: IngestRequest) -> list[IngestPointRecord]:
 
     specs = check_targets(request.targets, request.settings or [])
     upstreams = meter_upstreams(request.meter_upstream or [])
-    if upstreams and "embedding" not in upstreams and any(s.kind == "openwebui" for s in specs):
+    if upstreams and "embedding" not in upstreams and any(s.kind == TargetKind.OPENWEBUI for s in specs):
         raise UserError(
             f"--meter-upstream: Open WebUI's embedding calls go through the meter's embedding route, and none is given "
             f"(routes: {', '.join(upstreams)}): add --meter-upstream embedding=URL of its embedder"

@@ -28,6 +28,7 @@ from bench.quality.pipeline import run_quality
 from bench.quality.under_load import not_under_load
 from bench.results.lifecycle import Output
 from bench.results.provenance import Origin
+from bench.results.schema import RunCommand
 from bench.results.store import Results
 from bench.targets.base import TargetOptions, TargetSpec
 from bench.targets.endpoint_refs import check_endpoint_refs
@@ -97,7 +98,7 @@ class QualityRequest:
             "endpoint fed each target's top texts) or native (LightRAG's /query).",
         ),
     )  # bench/quality/generation.py
-    command: str = "quality"
+    command: RunCommand = RunCommand.QUALITY
     overwrite: bool = field(
         default=False,
         metadata=option(OVERWRITE),

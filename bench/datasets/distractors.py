@@ -9,7 +9,7 @@ documents in file order, its queries and qrels ignored, ids prefixed `distractor
 dataset's own, and a document whose text is one of the dataset's own left out (it would be relevant).
 
 >>> source = parse_distractors("synthetic:7")
->>> source.kind, source.seed
+>>> str(source.kind), source.seed
 ('synthetic', 7)
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
 
 import numpy as np
 
@@ -28,12 +28,19 @@ SYNTHETIC = "synthetic:"
 PREFIX = "distractor-"  # a dataset source's ids: never a dataset's own
 
 
+class DistractorKind(StrEnum):
+    """Where distractors come from: made from the dataset's vocabulary, or another dataset's documents."""
+
+    SYNTHETIC = "synthetic"
+    DATASET = "dataset"
+
+
 @dataclass(frozen=True)
 class DistractorSource:
     """`--distractors` parsed: `synthetic:SEED`, or the path (or builtin:NAME) of a dataset."""
 
     text: str
-    kind: str  # synthetic | dataset
+    kind: DistractorKind
     seed: int = 0
     path: str = ""
 
@@ -44,11 +51,11 @@ def parse_distractors(text: str) -> DistractorSource:
         seed = text[len(SYNTHETIC) :]
         if not seed.isdigit():
             raise UserError(f"--distractors {text!r}: expected synthetic:SEED with SEED a whole number ≥ 0")
-        return DistractorSource(text, "synthetic", seed=int(seed))
+        return DistractorSource(text, DistractorKind.SYNTHETIC, seed=int(seed))
     from bench.datasets import check_dataset_path
 
     check_dataset_path(text)
-    return DistractorSource(text, "dataset", path=text)
+    return DistractorSource(text, DistractorKind.DATASET, path=text)
 
 
 class Distractors:
@@ -56,7 +63,7 @@ class Distractors:
 
     def __init__(self, source: DistractorSource, dataset: Dataset):
         self.source = source
-        self._synthetic = _Synthetic(source.seed, dataset) if source.kind == "synthetic" else None
+        self._synthetic = _Synthetic(source.seed, dataset) if source.kind == DistractorKind.SYNTHETIC else None
         self._listed: list[Document] = [] if self._synthetic else _from_dataset(source.path, dataset)
 
     @property
@@ -70,8 +77,8 @@ class Distractors:
             raise UserError(f"--distractors {self.source.text}: holds {len(self._listed)} documents, {count} asked")
         return self._listed[:count]
 
-    def describe(self) -> dict[str, Any]:
-        found: dict[str, Any] = {"source": self.source.text, "kind": self.source.kind}
+    def describe(self) -> dict[str, object]:
+        found: dict[str, object] = {"source": self.source.text, "kind": self.source.kind}
         if self._synthetic is not None:
             found |= self._synthetic.describe()
         else:
@@ -117,7 +124,7 @@ class _Synthetic:
         words = [self.words[min(int(p), len(self.words) - 1)] for p in picks]
         return Document(f"synthetic-{self.seed}-{i}", "", " ".join(words))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {
             "seed": self.seed,
             "vocabulary": len(self.words),

@@ -7,10 +7,9 @@ vectors = endpoint.embed(["a text"]).vectors
 
 from bench.core.http import HttpStatusError
 from bench.endpoints.base import CallTiming, Embedder, Embeddings, Reranker, Scores
-from bench.endpoints.spec import KINDS, EndpointSpec, open_endpoint, parse_endpoint_spec
+from bench.endpoints.spec import EndpointSpec, open_endpoint, parse_endpoint_spec
 
 __all__ = [
-    "KINDS",
     "CallTiming",
     "Embedder",
     "Embeddings",

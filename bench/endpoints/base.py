@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -23,6 +24,17 @@ ANSWER_FLOOR = 16 * MIB
 BYTES_PER_VALUE = 32
 MAX_DIMENSIONS = 16_384
 BYTES_PER_SCORE = 256
+
+
+class EndpointKind(StrEnum):
+    """What serves an endpoint, as its spec names it (`NAME=KIND@URL`)."""
+
+    TEI = "tei"
+    TEI_RERANK = "tei-rerank"
+    OPENAI = "openai"
+    COHERE = "cohere"
+    REFERENCE = "reference"
+    REFERENCE_RERANK = "reference-rerank"
 
 
 def embed_cap(texts: int, dim: int | None) -> BodyCap:
@@ -70,7 +82,7 @@ class WireRequest:
 
     method: str
     url: str  # the full route URL
-    payload: dict[str, Any]
+    payload: dict[str, object]
     inputs: int  # texts (embed) or documents (rerank) in this request
     cap: BodyCap = DEFAULT_CAP  # the most an answer to it can legitimately be (`embed_cap`, `rerank_cap`)
 

@@ -14,6 +14,7 @@ import httpx
 
 from bench.endpoints.base import (
     CallTiming,
+    EndpointKind,
     Scores,
     WireRequest,
     WireShapeError,
@@ -41,7 +42,7 @@ class CohereRerankWire:
         self.raw_scores = raw_scores  # infinity's extension; Cohere and LiteLLM have no such field
 
     def request(self, query: str, texts: list[str], top_n: int | None = None) -> WireRequest:
-        body: dict[str, Any] = {"query": query, "documents": list(texts), "return_documents": False}
+        body: dict[str, object] = {"query": query, "documents": list(texts), "return_documents": False}
         if self.model:
             body["model"] = self.model
         if top_n is not None:
@@ -62,7 +63,7 @@ class CohereRerankWire:
 class CohereReranker:
     """query + texts -> scores through a Cohere-shaped rerank route."""
 
-    kind = "cohere"
+    kind = EndpointKind.COHERE
 
     def __init__(self, name: str, url: str, given: CohereOptions, transport: httpx.BaseTransport | None = None):
         self.name = name

@@ -31,6 +31,10 @@ class StatusClass(StrEnum):
     NO_ANSWER = "no-answer"
 
 
+# The answers that refuse a call (rate, size or server errors), in the order the ingest report lists them.
+REFUSALS = (StatusClass.TOO_MANY_REQUESTS, StatusClass.TOO_LARGE, StatusClass.UNPROCESSABLE, StatusClass.SERVER_ERROR)
+
+
 def status_class(status: int | None) -> StatusClass:
     if status is None:
         return StatusClass.NO_ANSWER

@@ -16,6 +16,7 @@ from bench.core.errors import UserError
 from bench.endpoints.base import (
     CallTiming,
     Embeddings,
+    EndpointKind,
     WireRequest,
     WireShapeError,
     batches,
@@ -51,7 +52,7 @@ class OpenAIEmbedWire:
         self.dim: int | None = None  # learnt from the first answer: a dimension that changes later is an error
 
     def request(self, texts: list[str]) -> WireRequest:
-        body: dict[str, Any] = {"model": self.model, "input": list(texts)}
+        body: dict[str, object] = {"model": self.model, "input": list(texts)}
         if self.encoding_format:
             body["encoding_format"] = self.encoding_format
         if self.dimensions is not None:
@@ -104,7 +105,7 @@ class TokenizerFile:
 class OpenAIEmbedder:
     """texts -> vectors through POST {base}/embeddings."""
 
-    kind = "openai"
+    kind = EndpointKind.OPENAI
 
     def __init__(self, name: str, url: str, given: OpenAIOptions, transport: httpx.BaseTransport | None = None):
         self.name = name

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bench.core.errors import UserError
-from bench.endpoints.base import CallTiming, Embeddings, Scores
+from bench.endpoints.base import CallTiming, Embeddings, EndpointKind, Scores
 from bench.endpoints.cache import EmbeddingCache
 
 if TYPE_CHECKING:  # loaded on first use: importing sentence_transformers takes seconds
@@ -146,7 +146,7 @@ class CrossEncoderScorer:
 class ReferenceEmbedder:
     """The endpoint protocol over `SentenceTransformerEmbedder`: the in-process float32 reference."""
 
-    kind = "reference"
+    kind = EndpointKind.REFERENCE
 
     def __init__(self, name: str, model: str | Path | None = None, batch_size: int = 32, cache: bool = False):
         # No cache by default: identity must compare what the model computes now, not an earlier run.
@@ -190,7 +190,7 @@ class ReferenceEmbedder:
 class ReferenceReranker:
     """The endpoint protocol over `CrossEncoderScorer` (scores as CrossEncoder returns them: sigmoid for one label)."""
 
-    kind = "reference-rerank"
+    kind = EndpointKind.REFERENCE_RERANK
 
     def __init__(self, name: str, model: str | Path, batch_size: int = 32):
         self.name = name

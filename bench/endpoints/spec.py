@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from urllib.parse import urlsplit
 
 import httpx
 
 from bench.core.errors import UserError
 from bench.core.spec_grammar import NAME, parse_options
-from bench.endpoints.base import Embedder, Reranker
+from bench.endpoints.base import Embedder, EndpointKind, Reranker
 from bench.endpoints.options import (
     CohereOptions,
     EndpointOptions,
@@ -34,17 +33,6 @@ from bench.endpoints.options import (
 )
 
 
-class EndpointKind(StrEnum):
-    """What serves an endpoint, as its spec names it (`NAME=KIND@URL`)."""
-
-    TEI = "tei"
-    TEI_RERANK = "tei-rerank"
-    OPENAI = "openai"
-    COHERE = "cohere"
-    REFERENCE = "reference"
-    REFERENCE_RERANK = "reference-rerank"
-
-
 @dataclass(frozen=True)
 class EndpointSpec:
     name: str
@@ -55,7 +43,7 @@ class EndpointSpec:
 
     @property
     def is_rerank(self) -> bool:
-        return KINDS[self.kind].rerank
+        return ENDPOINT_KINDS[self.kind].rerank
 
 
 @dataclass(frozen=True)
@@ -67,7 +55,7 @@ class _Kind:
     required: tuple[str, ...] = ()
 
 
-KINDS: dict[EndpointKind, _Kind] = {
+ENDPOINT_KINDS: dict[EndpointKind, _Kind] = {
     EndpointKind.TEI: _Kind(
         False,
         True,
@@ -113,9 +101,9 @@ def parse_endpoint_spec(text: str) -> EndpointSpec:
         location, _, query = location.partition("?")
     else:
         kind, _, query = kind.partition("?")
-    if kind not in KINDS:
-        raise UserError(f"endpoint {name}: unknown kind {kind!r} (known: {', '.join(KINDS)})")
-    spec_kind = KINDS[EndpointKind(kind)]
+    if kind not in ENDPOINT_KINDS:
+        raise UserError(f"endpoint {name}: unknown kind {kind!r} (known: {', '.join(ENDPOINT_KINDS)})")
+    spec_kind = ENDPOINT_KINDS[EndpointKind(kind)]
     url: str | None = None
     if spec_kind.needs_url:
         parts = urlsplit(location)

@@ -17,6 +17,7 @@ from bench.core.http import HttpStatusError
 from bench.endpoints.base import (
     CallTiming,
     Embeddings,
+    EndpointKind,
     Scores,
     WireRequest,
     WireShapeError,
@@ -34,13 +35,14 @@ from bench.endpoints.tei_client import TeiBatches, TeiClient
 class TeiEmbedWire:
     """TEI's /embed wire shape: `{inputs, normalize, truncate?, ...}` -> `[[f32]]`."""
 
-    def __init__(self, url: str, options: dict[str, Any]):
+    def __init__(self, url: str, options: dict[str, object]):
         self.url = f"{url.rstrip('/')}/embed"
         self.options = options
         self.dim: int | None = None  # learnt from the first answer: a dimension that changes later is an error
 
     def request(self, texts: list[str]) -> WireRequest:
-        dim = self.dim or self.options.get("dimensions")
+        asked = self.options.get("dimensions")
+        dim = self.dim or (asked if isinstance(asked, int) else None)
         return WireRequest(
             "POST", self.url, {"inputs": list(texts), **self.options}, len(texts), embed_cap(len(texts), dim)
         )
@@ -56,7 +58,7 @@ class TeiRerankWire:
     """TEI's /rerank wire shape: `{query, texts, raw_scores, return_text}` -> `[{index, score}]`
     (no top_n on the wire)."""
 
-    def __init__(self, url: str, options: dict[str, Any]):
+    def __init__(self, url: str, options: dict[str, object]):
         self.url = f"{url.rstrip('/')}/rerank"
         self.options = options
 
@@ -74,7 +76,7 @@ class TeiRerankWire:
 class _TeiEndpoint:
     """What TEI's embedder and reranker share: /info in `describe` (with `info_shown`), the dtype, close."""
 
-    kind: str
+    kind: EndpointKind
     client: TeiClient
     wire: TeiEmbedWire | TeiRerankWire
     info_shown: tuple[str, ...] = ()  # further /info fields `describe` names
@@ -101,7 +103,7 @@ class _TeiEndpoint:
 class TeiEmbedder(_TeiEndpoint):
     """texts -> vectors through TEI's /embed."""
 
-    kind = "tei"
+    kind = EndpointKind.TEI
     info_shown = ("max_client_batch_size",)
     wire: TeiEmbedWire
 
@@ -110,7 +112,7 @@ class TeiEmbedder(_TeiEndpoint):
         self.client = TeiClient(name, url, given.key_env, given.timeout_s, transport)
         self.events = self.client.events
         self._batched = TeiBatches(self.client, given.batch)
-        options: dict[str, Any] = {"normalize": given.normalize}
+        options: dict[str, object] = {"normalize": given.normalize}
         if given.truncate is not None:
             options["truncate"] = given.truncate
         if given.truncation_direction is not None:
@@ -195,7 +197,7 @@ class TeiEmbedder(_TeiEndpoint):
 class TeiReranker(_TeiEndpoint):
     """query + texts -> scores through TEI's /rerank (which has no top_n: trimmed here)."""
 
-    kind = "tei-rerank"
+    kind = EndpointKind.TEI_RERANK
     wire: TeiRerankWire
 
     def __init__(
@@ -208,7 +210,7 @@ class TeiReranker(_TeiEndpoint):
         self.name = name
         self.client = TeiClient(name, url, given.key_env, given.timeout_s, transport)
         self._batched = TeiBatches(self.client, given.batch)
-        options: dict[str, Any] = {"raw_scores": given.raw_scores, "return_text": False}
+        options: dict[str, object] = {"raw_scores": given.raw_scores, "return_text": False}
         if given.truncate is not None:
             options["truncate"] = given.truncate
         self.wire = TeiRerankWire(self.client.url, options)

@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 from bench.core.http import DEFAULT_CAP, BodyCap, HttpStatusError
 from bench.endpoints.base import CallTiming, WireRequest, WireShapeError
 from bench.endpoints.client import HttpEndpoint
-from bench.endpoints.tei_metrics import parse_snapshot
+from bench.endpoints.tei_metrics import MetricsSnapshot, parse_snapshot
 
 T = TypeVar("T")
 
@@ -88,10 +88,11 @@ class TeiClient(HttpEndpoint):
             )
         return self._info
 
-    def post(self, path: str, body: dict[str, Any], cap: BodyCap = DEFAULT_CAP) -> tuple[Any, CallTiming]:
+    def post(self, path: str, body: dict[str, object], cap: BodyCap = DEFAULT_CAP) -> tuple[Any, CallTiming]:
         """POST with busy answers (429, 503) retried; the JSON answer (read up to `cap`) and its timing."""
         url = f"{self.url}{path}"
-        n = len(body.get("inputs") or body.get("texts") or [])
+        texts = body.get("inputs") or body.get("texts") or []
+        n = len(texts) if isinstance(texts, list) else 0
         response, wall_ms = self.request_retrying("POST", url, body, cap)
         return self.json_of(response), CallTiming(n, wall_ms, timing_headers(response.headers))
 
@@ -109,7 +110,7 @@ class TeiClient(HttpEndpoint):
             raise self.shape_error(f"{self.url}/tokenize", f"{len(texts)} token lists", body)
         return body
 
-    def metrics(self) -> dict[str, Any]:
+    def metrics(self) -> MetricsSnapshot:
         response, _ = self.request("GET", f"{self.url}/metrics")
         return parse_snapshot(response.text)
 

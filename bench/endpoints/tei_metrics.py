@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 METRICS_PREFIX = "te_"
+
+
+@dataclass(frozen=True)
+class HistogramSnapshot:
+    """A histogram as read: its count, its sum (seconds, as TEI exports them) and its buckets (le -> count)."""
+
+    count: float
+    sum: float
+    buckets: dict[str, float]
+
+
+@dataclass(frozen=True)
+class MetricsSnapshot:
+    """TEI's `te_*` families at one moment, keyed `name{labels}`."""
+
+    counters: dict[str, float]
+    gauges: dict[str, float]
+    histograms: dict[str, HistogramSnapshot]
+
+    @property
+    def empty(self) -> bool:
+        return not (self.counters or self.gauges or self.histograms)
 
 
 def _labels(labels: dict[str, str]) -> str:
@@ -12,14 +34,16 @@ def _labels(labels: dict[str, str]) -> str:
     return f"{{{inner}}}" if inner else ""
 
 
-def parse_snapshot(text: str) -> dict[str, Any]:
-    """TEI's Prometheus text (its `te_*` families) -> {"counters": {...}, "gauges": {...}, "histograms": {name:
-    {count, sum, buckets}}}, keyed `name{labels}`: the one reading of /metrics, by prometheus_client's parser."""
+def parse_snapshot(text: str) -> MetricsSnapshot:
+    """TEI's Prometheus text (its `te_*` families) -> its counters, gauges and histograms, keyed `name{labels}`:
+    the one reading of /metrics, by prometheus_client's parser."""
     from prometheus_client.parser import text_string_to_metric_families
 
     counters: dict[str, float] = {}
     gauges: dict[str, float] = {}
-    hists: dict[str, dict[str, Any]] = {}
+    counts: dict[str, float] = {}
+    sums: dict[str, float] = {}
+    buckets: dict[str, dict[str, float]] = {}
     for family in text_string_to_metric_families(text):
         if not family.name.startswith(METRICS_PREFIX):
             continue
@@ -34,11 +58,12 @@ def parse_snapshot(text: str) -> dict[str, Any]:
             elif family.type == "gauge":
                 gauges[key] = sample.value
             elif family.type == "histogram":
-                block = hists.setdefault(key, {"count": 0.0, "sum": 0.0, "buckets": {}})
+                block = buckets.setdefault(key, {})
                 if sample.name.endswith("_bucket"):
-                    block["buckets"][sample.labels.get("le", "+Inf")] = sample.value
+                    block[sample.labels.get("le", "+Inf")] = sample.value
                 elif sample.name.endswith("_count"):
-                    block["count"] = sample.value
+                    counts[key] = sample.value
                 elif sample.name.endswith("_sum"):
-                    block["sum"] = sample.value
-    return {"counters": counters, "gauges": gauges, "histograms": hists}
+                    sums[key] = sample.value
+    hists = {key: HistogramSnapshot(counts.get(key, 0.0), sums.get(key, 0.0), block) for key, block in buckets.items()}
+    return MetricsSnapshot(counters, gauges, hists)

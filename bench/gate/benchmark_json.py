@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import platform
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bench.core.errors import InputError
 from bench.gate.figures import as_number, figure_text
@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # imported where used: only --benchmark-json needs pytest-ben
     from pytest_benchmark.stats import Stats
 
 
-def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
+def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, object]:
     """pytest-benchmark's JSON for the current run, figures computed by pytest-benchmark's own `Stats`:
     - per quality target, its per-query latency (a round is a query);
     - per load sweep point, its latency (a round is a request; values from the point's HDR histogram, to
@@ -42,7 +42,7 @@ def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, Any]:
     }
 
 
-def _quality_entries(results: Results, prefix: str) -> list[dict[str, Any]]:
+def _quality_entries(results: Results, prefix: str) -> list[dict[str, object]]:
     """Per quality target, its per-query latency (a round is a query)."""
     from pytest_benchmark.stats import Stats
 
@@ -60,9 +60,9 @@ def _quality_entries(results: Results, prefix: str) -> list[dict[str, Any]]:
                     )
                 stats.update(q.latency_ms / 1000)
         if stats:
-            extra = {
+            extra: dict[str, object] = {
                 "unit": "seconds per query",
-                "dataset": results.header.dataset.get("name"),
+                "dataset": results.header.dataset_info.name,
                 "spec": target.spec,
                 "errors": target.errors,
             }
@@ -72,7 +72,7 @@ def _quality_entries(results: Results, prefix: str) -> list[dict[str, Any]]:
     return entries
 
 
-def _ingest_entries(results: Results, prefix: str) -> list[dict[str, Any]]:
+def _ingest_entries(results: Results, prefix: str) -> list[dict[str, object]]:
     """Per quality target with an `ingest` cost block, its ingest throughput: one round, the ingest's wall
     time, of as many iterations as texts sent to the endpoint (ops is texts per second, as for a load point)."""
     from pytest_benchmark.stats import Stats
@@ -95,7 +95,7 @@ def _ingest_entries(results: Results, prefix: str) -> list[dict[str, Any]]:
 INGEST_EXTRA = ("texts", "from_cache", "tokens", "texts_per_s", "tokens_per_s", "retries", "splits")
 
 
-def _load_entries(results: Results, prefix: str) -> list[dict[str, Any]]:
+def _load_entries(results: Results, prefix: str) -> list[dict[str, object]]:
     """Per load sweep point, its latency and its throughput (see benchmark_json)."""
     from pytest_benchmark.stats import Stats
 
@@ -148,7 +148,7 @@ def _histogram_stats(
     return stats if stats else None
 
 
-def _entry(name: str, group: str, stats: Stats, iterations: int, extra: dict[str, Any]) -> dict[str, Any]:
+def _entry(name: str, group: str, stats: Stats, iterations: int, extra: dict[str, object]) -> dict[str, object]:
     figures = stats.as_dict()
     figures["iterations"] = iterations
     return {
@@ -163,7 +163,7 @@ def _entry(name: str, group: str, stats: Stats, iterations: int, extra: dict[str
     }
 
 
-def _machine_info() -> dict[str, Any]:
+def _machine_info() -> dict[str, object]:
     return {
         "node": platform.node(),
         "processor": platform.processor(),

@@ -40,7 +40,7 @@ def other_sweep(run: Results, baseline: Results, match: dict[str, str]) -> str:
     """Why a calibration run is not a run of the baseline's sweep (empty: it is): a point the baseline did not
     measure (another endpoint, op or setting). Measuring fewer of its points is allowed: those are said uncalibrated."""
     if not baseline.load_points:
-        return f"the baseline's {baseline.path} is a {baseline.header.command!r} run without load points"
+        return f"the baseline's {baseline.path} is a {str(baseline.header.command)!r} run without load points"
     measured = {PointKey.of(p, match.get(p.endpoint, p.endpoint)) for p in baseline.load_points}
     extra = [p for p in run.load_points if PointKey.of(p) not in measured]
     if not extra:

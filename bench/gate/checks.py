@@ -73,7 +73,7 @@ class Comparison:
     def passed(self) -> bool:
         return not self.regressions
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "baseline": self.baseline,
             "current": self.current,

@@ -20,7 +20,7 @@ from bench.gate.inputs import locate_results
 from bench.gate.load import compare_load
 from bench.gate.quality import compare_quality
 from bench.results.outdir import RESULTS_FILE
-from bench.results.schema import EndStatus
+from bench.results.schema import QUALITY_COMMANDS, EndStatus
 from bench.results.store import Results, read_results
 
 
@@ -86,9 +86,9 @@ def compare_results(base: Results, cur: Results, config: GateConfig, source: str
     """Every check between two results files."""
     notes: list[str] = []
     where = f"{source}: " if source else ""
-    if base.header.command != cur.header.command and {base.header.command, cur.header.command} != {"quality", "demo"}:
+    if base.header.command != cur.header.command and {base.header.command, cur.header.command} != set(QUALITY_COMMANDS):
         raise UserError(
-            f"{where}baseline is a {base.header.command!r} run, current a {cur.header.command!r} run: "
+            f"{where}baseline is a {str(base.header.command)!r} run, current a {str(cur.header.command)!r} run: "
             "nothing to compare"
         )
     for label, results in (("baseline", base), ("current", cur)):

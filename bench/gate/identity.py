@@ -8,7 +8,7 @@ from typing import Any
 from bench.gate.checks import Check, CheckKind, Status
 from bench.gate.config import GateConfig
 from bench.gate.figures import as_number, fmt_general
-from bench.results.schema import Verdict
+from bench.results.schema import IdentityVerdict
 from bench.results.store import Results
 
 # (figure, threshold key, +1 when higher is better): how far past its threshold a pair is
@@ -60,7 +60,7 @@ def compare_identity(
         if c is None:
             continue  # its pairs say it is missing
         for attr, good, what in (
-            ("batch_verdict", Verdict.PASS, "batch invariance"),
+            ("batch_verdict", IdentityVerdict.PASS, "batch invariance"),
             ("top_n_honoured", True, "top_n honoured"),
         ):
             was, now = getattr(b, attr), getattr(c, attr)
@@ -99,10 +99,10 @@ def _identity_pair(b: Any, c: Any, name: str, figures: list[tuple[str, str, int]
             was is None or sign * (now - was) < 0
         ):  # past its threshold and worse than before
             worse.append(figure)
-    flipped = b.verdict == Verdict.PASS and c.verdict != Verdict.PASS
-    if flipped or (c.verdict != Verdict.PASS and worse):
+    flipped = b.verdict == IdentityVerdict.PASS and c.verdict != IdentityVerdict.PASS
+    if flipped or (c.verdict != IdentityVerdict.PASS and worse):
         status = Status.FAIL
-    elif c.verdict != Verdict.PASS:
+    elif c.verdict != IdentityVerdict.PASS:
         status = (
             Status.INFO
         )  # failing in both runs and no worse: not a regression (identity's own exit code says it fails)
@@ -110,7 +110,7 @@ def _identity_pair(b: Any, c: Any, name: str, figures: list[tuple[str, str, int]
         status = Status.PASS
     not_gated = "failing in both runs and no worse: not a regression (identity's own exit code says it fails)"
     verdict = f"verdict {b.verdict} → {c.verdict}" + (
-        f" ({'; '.join(map(str, c.failures))})" if c.verdict != Verdict.PASS else ""
+        f" ({'; '.join(map(str, c.failures))})" if c.verdict != IdentityVerdict.PASS else ""
     )
     note = f"; worse past threshold: {', '.join(worse)}" if worse and not flipped else ""
     return Check(

@@ -27,7 +27,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any
 
 import numpy as np
 
@@ -85,7 +84,7 @@ class NoiseFloor:
         said = f"runner noise between runs ±{self.spread:.1%}, calibrated over {self.runs} {self.source} of {repeats}"
         return said + (f": {self.loose}" if self.loose else "")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"spread": self.spread, "runs": self.runs, "repeats": self.repeats, "loose": self.loose or None}
 
 
@@ -151,7 +150,7 @@ class NoiseVerdict:
             f"{self.detect * 100:g}% you ask to detect; {resolve}"
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "figure": self.figure,
             "verdict": self.verdict,

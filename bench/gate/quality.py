@@ -97,13 +97,13 @@ class _QualityRuns:
 def _quality_notes(run: _QualityRuns, measures: list[str]) -> list[str]:
     """What changed between the runs beside the scores: the dataset, the measures, where relevance comes from."""
     where, notes = run.where, []
-    bdata, cdata = run.base.header.dataset, run.cur.header.dataset
-    if bdata.get("fingerprint") != cdata.get("fingerprint"):
+    bdata, cdata = run.base.header.dataset_info, run.cur.header.dataset_info
+    if bdata.fingerprint != cdata.fingerprint:
         notes.append(
-            f"{where}DATASET CHANGED: baseline {bdata.get('name')} (fingerprint {bdata.get('fingerprint')}, "
-            f"{bdata.get('documents')} documents, {bdata.get('queries')} queries), current {cdata.get('name')} "
-            f"(fingerprint {cdata.get('fingerprint')}, {cdata.get('documents')} documents, "
-            f"{cdata.get('queries')} queries): scores are compared on the queries both judged, over different data"
+            f"{where}DATASET CHANGED: baseline {bdata.name} (fingerprint {bdata.fingerprint}, "
+            f"{bdata.documents} documents, {bdata.queries} queries), current {cdata.name} "
+            f"(fingerprint {cdata.fingerprint}, {cdata.documents} documents, "
+            f"{cdata.queries} queries): scores are compared on the queries both judged, over different data"
         )
     for m in sorted(set(run.base.header.measures) ^ set(run.cur.header.measures)):
         notes.append(f"{where}measure {m} is in only one run: not compared")

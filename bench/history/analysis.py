@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from bench.core.values import Allowance
 from bench.history.changepoints import DEFAULT_SETTINGS, ChangePoint, DetectorSettings, detect
@@ -93,7 +92,7 @@ class HistoryReport:
         found = [(s, c) for s in self.series for c in s.changes]
         return sorted(found, key=lambda sc: -magnitude(sc[0].series, sc[1]))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         runs = self.history.runs
         return {
             "verdict": "fail" if self.failed else "pass",
@@ -169,7 +168,7 @@ def _newest_out_of_line(series: Series, changes: list[ChangePoint], settings: De
     return out_of_line(series, slice(opened[-1] if opened else 0, last), lower_is_worse, settings.alpha / 2)
 
 
-def _change_dict(change: ChangePoint, history: History) -> dict[str, Any]:
+def _change_dict(change: ChangePoint, history: History) -> dict[str, object]:
     run = history.runs[change.run]
     return {
         "position": change.position,
@@ -186,7 +185,7 @@ def _change_dict(change: ChangePoint, history: History) -> dict[str, Any]:
     }
 
 
-def _series_dict(report: SeriesReport, history: History) -> dict[str, Any]:
+def _series_dict(report: SeriesReport, history: History) -> dict[str, object]:
     s = report.series
     return {
         "job": s.job,
@@ -208,7 +207,7 @@ def _series_dict(report: SeriesReport, history: History) -> dict[str, Any]:
     }
 
 
-def _out_of_line_dict(found: OutOfLine | None, history: History) -> dict[str, Any] | None:
+def _out_of_line_dict(found: OutOfLine | None, history: History) -> dict[str, object] | None:
     if found is None:
         return None
     return {

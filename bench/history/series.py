@@ -21,14 +21,16 @@ from typing import Any
 from bench.core.values import rate_text
 from bench.history.runs import HistoryRun, order_runs, read_runs
 from bench.results.schema import (
+    QUALITY_COMMANDS,
+    IdentityVerdict,
     LatencySummary,
     LoadPointRecord,
     Loop,
     Op,
+    RunCommand,
     RungStatus,
     TargetRecord,
     TargetStatus,
-    Verdict,
 )
 from bench.results.store import Results
 
@@ -153,13 +155,13 @@ Found = list[tuple[Series, Observation | str | Missing]]
 
 def _observations(run: HistoryRun, results: Results) -> Found:
     command = results.header.command
-    if command in ("quality", "demo"):
+    if command in QUALITY_COMMANDS:
         return _quality(run, results)
     if results.load_points:
         return _load(run, results)
-    if command == "identity":
+    if command == RunCommand.IDENTITY:
         return _identity(run, results)
-    if command == "grow":
+    if command == RunCommand.GROW:
         return _grow(run, results)
     return []
 
@@ -187,8 +189,9 @@ def figure(value: Any, scale: Scale) -> float | str | None:
 
 def _quality(run: HistoryRun, results: Results) -> Found:
     header = results.header
-    dataset = header.dataset.get("name", "dataset")
-    fingerprint = str(header.dataset.get("fingerprint", ""))[:12]
+    info = header.dataset_info
+    dataset = info.name or "dataset"
+    fingerprint = (info.fingerprint or "")[:12]
     found: Found = []
     for target in results.targets:
         if target.status != TargetStatus.OK:
@@ -338,7 +341,7 @@ def _identity(run: HistoryRun, results: Results) -> Found:
     for kind, (label, figures) in IDENTITY_FIGURES.items():
         for pair in results.of(kind):
             where = f"identity {label} {pair.a} vs {pair.b}"
-            passed = 1.0 if pair.verdict == Verdict.PASS else 0.0
+            passed = 1.0 if pair.verdict == IdentityVerdict.PASS else 0.0
             verdict = Series("identity", where, "verdict (1 pass)", Gate.IDENTITY, Scale.DIFFERENCE, True)
             found.append((verdict, Observation(run.index, passed)))
             for name, higher in figures:

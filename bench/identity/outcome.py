@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from bench.identity.thresholds import (
     FAIL,
@@ -14,7 +13,7 @@ from bench.results.schema import (
     IDENTITY_DOCUMENT,
     IdentityEmbedPairRecord,
     IdentityRerankPairRecord,
-    Verdict,
+    IdentityVerdict,
 )
 
 
@@ -25,7 +24,7 @@ class BatchInvariance:
     texts: int
     min_cosine: float
     threshold: float
-    verdict: Verdict
+    verdict: IdentityVerdict
     seconds: float
 
 
@@ -62,7 +61,7 @@ class IdentityResult:
     timings: IdentityTimings = field(default_factory=IdentityTimings)
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> IdentityVerdict:
         return overall_verdict(
             [p.verdict for p in self.embed_pairs]
             + [p.verdict for p in self.rerank_pairs]
@@ -94,9 +93,9 @@ class IdentityResult:
         }
 
 
-def _embed_document(pair: IdentityEmbedPairRecord) -> dict[str, Any]:
+def _embed_document(pair: IdentityEmbedPairRecord) -> dict[str, object]:
     """An embedding pair as the JSON document has it: the cosine figures in one block, no thresholds or record."""
-    document: dict[str, Any] = {}
+    document: dict[str, object] = {}
     for key, value in asdict(pair).items():
         if key == "cosine_min":
             document["cosine"] = {"min": pair.cosine_min, "p01": pair.cosine_p01, "mean": pair.cosine_mean}

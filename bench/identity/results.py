@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bench.identity.outcome import IdentityResult
 from bench.results.frame import complete_results
-from bench.results.schema import IdentityEndpointRecord, IdentitySummaryRecord
+from bench.results.schema import IdentityEndpointRecord, IdentitySummaryRecord, RunCommand
 from bench.results.store import Results
 
 
@@ -51,4 +51,4 @@ def _endpoint_record(report: IdentityResult, described: dict[str, object]) -> Id
 
 def identity_results(report: IdentityResult, path: Path) -> Results:
     """The report as a complete results file (not yet written) at `path`."""
-    return complete_results(path, "identity", identity_records(report))
+    return complete_results(path, RunCommand.IDENTITY, identity_records(report))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from bench.core.errors import UserError
-from bench.results.schema import Verdict
+from bench.results.schema import IdentityVerdict
 
 
 @dataclass(frozen=True)
@@ -39,15 +39,15 @@ THRESHOLDS: dict[str, Thresholds] = {
     "bfloat16": Thresholds("bfloat16", 0.990, 0.999, 2e-2, 0.8, 0.999, 2e-2, 0.9),
     "int8": Thresholds("int8", 0.95, 0.99, 5e-2, 0.7, 0.99, 5e-2, 0.8),
 }
-PASS, FAIL, INSUFFICIENT = Verdict.PASS, Verdict.FAIL, Verdict.INSUFFICIENT
+PASS, FAIL, INSUFFICIENT = IdentityVerdict.PASS, IdentityVerdict.FAIL, IdentityVerdict.INSUFFICIENT
 
 
-def overall_verdict(verdicts: list[Verdict]) -> Verdict:
+def overall_verdict(verdicts: list[IdentityVerdict]) -> IdentityVerdict:
     """Any failure fails; otherwise a check without enough data to judge is not a pass either."""
     return FAIL if FAIL in verdicts else INSUFFICIENT if INSUFFICIENT in verdicts else PASS
 
 
-def judged(failures: list[str], insufficient: list[str]) -> Verdict:
+def judged(failures: list[str], insufficient: list[str]) -> IdentityVerdict:
     """A compared pair's verdict: any failure fails; a check without enough data to judge is not a pass."""
     return FAIL if failures else INSUFFICIENT if insufficient else PASS
 

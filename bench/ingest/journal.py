@@ -13,7 +13,6 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from bench.core.errors import UserError
 from bench.datasets.numpy_docs import cache_root
@@ -43,7 +42,7 @@ class LeftOver:
     """A journal found on disk: the process that wrote it and the values it saved."""
 
     pid: int
-    saved: dict[str, Any]
+    saved: dict[str, object]
 
 
 class RestoreJournal:
@@ -81,7 +80,7 @@ class RestoreJournal:
             self.read()
             raise UserError(f"restore journal {self.path}: written by another ingest just now; try again") from None
 
-    def write(self, saved: dict[str, Any]) -> None:
+    def write(self, saved: dict[str, object]) -> None:
         """Replace the journal with `saved`, whole (written aside, then moved in place)."""
         partial = self.path.with_suffix(".partial")
         partial.unlink(missing_ok=True)  # created afresh, so its mode is ours
@@ -95,7 +94,7 @@ class RestoreJournal:
             self.path.unlink(missing_ok=True)
             self.held = False
 
-    def _write(self, saved: dict[str, Any], flags: int, path: Path | None = None) -> None:
+    def _write(self, saved: dict[str, object], flags: int, path: Path | None = None) -> None:
         target = path or self.path
         target.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps({"server": self.server, "pid": os.getpid(), "saved": saved})

@@ -36,10 +36,12 @@ from bench.endpoints.meter import Meter
 from bench.ingest.direct import send_direct
 from bench.ingest.record import EMBEDDING_ROUTE, Combination, DocsOutcome, point_record, target_name
 from bench.results.schema import IngestPointRecord
+from bench.targets.base import TargetKind
 from bench.targets.http_shared import DedupedCorpus, file_name
 from bench.targets.lightrag import LightRAGTarget
 from bench.targets.lightrag_documents import (
     DocStatus,
+    ListedDocument,
     TrackWatch,
     corpus_on_server,
     documents_on_server,
@@ -95,25 +97,24 @@ def _timestamp(value: Any) -> float | None:
         return None
 
 
-def listed_outcome(listed: dict[str, dict[str, Any]], inserted: dict[str, str], wall_s: float) -> LightRAGOutcome:
+def listed_outcome(listed: dict[str, ListedDocument], inserted: dict[str, str], wall_s: float) -> LightRAGOutcome:
     """`listed`: the server's documents by file_path; `inserted`: file_source -> corpus id of those inserted."""
     processed: list[str] = []
     failed: dict[str, str] = {}
     lost: list[str] = []
     spans: dict[str, tuple[float | None, float | None]] = {}  # doc id -> (enqueued, final), each document final
-    chunks: list[Any] = []
+    chunks: list[int | None] = []
     for source, doc_id in inserted.items():
-        record = listed.get(source, {})
-        status = str(record.get("status", "")).lower()
-        if status == DocStatus.PROCESSED:
-            processed.append(doc_id)
-            chunks.append(record.get("chunks_count"))
-        elif status == DocStatus.FAILED:
-            failed[doc_id] = str(record.get("error_msg"))[:300]
-        else:
+        record = listed.get(source)
+        if record is None or record.state not in (DocStatus.PROCESSED, DocStatus.FAILED):
             lost.append(doc_id)
             continue
-        spans[doc_id] = (_timestamp(record.get("created_at")), _timestamp(record.get("updated_at")))
+        if record.state == DocStatus.PROCESSED:
+            processed.append(doc_id)
+            chunks.append(record.chunks_count)
+        else:
+            failed[doc_id] = record.error_msg[:300]
+        spans[doc_id] = (_timestamp(record.created_at), _timestamp(record.updated_at))
     timed = {doc_id: (start, end) for doc_id, (start, end) in spans.items() if start is not None and end is not None}
     server_clock = bool(timed) and len(timed) == len(spans)
     return LightRAGOutcome(
@@ -123,7 +124,7 @@ def listed_outcome(listed: dict[str, dict[str, Any]], inserted: dict[str, str], 
         lost=lost,
         seconds=max(e for _, e in timed.values()) - min(s for s, _ in timed.values()) if server_clock else wall_s,
         per_doc_s=[timed[d][1] - timed[d][0] for d in processed] if server_clock else [],
-        chunks=sum(chunks) if chunks and all(isinstance(c, int) for c in chunks) else None,
+        chunks=sum(c for c in chunks if c is not None) if chunks and None not in chunks else None,
     )
 
 
@@ -185,7 +186,7 @@ def ingest_lightrag(
         resent = send_direct(EMBEDDING_ROUTE, upstreams[EMBEDDING_ROUTE], embedded, len(outcome.processed), timeout_s)
     concurrency = configuration.get("max_parallel_insert")
     point = point_record(
-        Combination(target_name(target.spec), "lightrag", {}, LABEL),
+        Combination(target_name(target.spec), TargetKind.LIGHTRAG, {}, LABEL),
         DocsOutcome(outcome.documents, outcome.failed, outcome.lost, outcome.seconds, outcome.per_doc_s),
         calls,
         resent,

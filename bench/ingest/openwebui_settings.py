@@ -36,13 +36,13 @@ class OpenWebUISettings:
     def __init__(self, http: HttpClient):
         self.http = http
         self.journal = RestoreJournal(http.base_url)
-        self.saved: dict[str, Any] = {}  # setting -> the server's value before ragbench changed it
+        self.saved: dict[str, object] = {}  # setting -> the server's value before ragbench changed it
 
-    def read(self) -> tuple[dict[str, Any], dict[str, Any]]:
+    def read(self) -> tuple[dict[str, object], dict[str, object]]:
         """(embedding settings, retrieval settings) as the server has them now: scalar fields only."""
         embedding = self.http.json("GET", EMBEDDING).get(kind=dict)
         retrieval = self.http.json("GET", RETRIEVAL).get(kind=dict)
-        scalars = {k: v for k, v in retrieval.items() if isinstance(v, _SCALAR) and k != "status"}
+        scalars: dict[str, object] = {k: v for k, v in retrieval.items() if isinstance(v, _SCALAR) and k != "status"}
         return {k: v for k, v in embedding.items() if k in _EMBEDDING_FIELDS}, scalars
 
     def embedder_url(self) -> tuple[str, str | None]:
@@ -55,7 +55,7 @@ class OpenWebUISettings:
         url: str | None = form.get(section[engine], "url", kind=str, default=None)
         return engine, url
 
-    def current(self) -> dict[str, Any]:
+    def current(self) -> dict[str, object]:
         embedding, retrieval = self.read()
         return {**retrieval, **embedding}
 
@@ -70,7 +70,7 @@ class OpenWebUISettings:
             )
         return [typed_axis(a.name, a.values, now[a.name]) for a in axes]
 
-    def apply(self, wanted: dict[str, Any]) -> dict[str, Any]:
+    def apply(self, wanted: dict[str, object]) -> dict[str, object]:
         """Set `wanted` and return the values read back; the values first changed are saved (and journalled)."""
         embedding, retrieval = self.read()
         now = {**retrieval, **embedding}
@@ -99,7 +99,7 @@ class OpenWebUISettings:
             self.saved = {}
         self.journal.remove()
 
-    def put_back_left_over(self) -> dict[str, Any]:
+    def put_back_left_over(self) -> dict[str, object]:
         """Put back what a killed ingest left in the journal (the values, returned; {} when none); a journal a live
         ingest holds is left alone and refused with one line."""
         left = self.journal.read()
@@ -109,7 +109,7 @@ class OpenWebUISettings:
         self.restore()
         return left.saved
 
-    def _send(self, values: dict[str, Any], embedding: dict[str, Any]) -> None:
+    def _send(self, values: dict[str, object], embedding: dict[str, object]) -> None:
         on_embedding = {k: v for k, v in values.items() if k in _EMBEDDING_FIELDS}
         on_retrieval = {k: v for k, v in values.items() if k not in _EMBEDDING_FIELDS}
         if on_embedding:

@@ -4,9 +4,9 @@ run per combination cannot tell closer rates apart, and the gentler setting leav
 
 from __future__ import annotations
 
+from bench.endpoints.meter_calls import REFUSALS
 from bench.results.schema import IngestPointRecord, IngestStatus, IngestSummaryRecord
 
-REFUSALS = ("429", "413", "422", "5xx")
 TIE = 0.10  # rates within 10% of the fastest count as equal
 
 

@@ -4,13 +4,12 @@ direct resend."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from bench.core.percentiles import percentiles
 from bench.endpoints.meter_calls import CallRecord, request_texts
 from bench.ingest.calls import by_route
 from bench.results.schema import DirectIngest, IngestPointRecord, IngestStatus
-from bench.targets.base import TargetSpec
+from bench.targets.base import TargetKind, TargetSpec
 
 MIN_FOR_P99 = 100  # a p99 of fewer documents is their maximum, not a percentile
 EMBEDDING_ROUTE = "embedding"
@@ -22,8 +21,8 @@ class Combination:
     settings combination as the server read it back and its label."""
 
     target: str
-    kind: str
-    settings: dict[str, Any]
+    kind: TargetKind
+    settings: dict[str, object]
     label: str
 
 

@@ -17,8 +17,8 @@ from bench.ingest.record import Combination, failed_record, target_name
 from bench.ingest.settings import SettingAxis
 from bench.ingest.sweep import IngestMetering, OpenWebUISweep
 from bench.results.lifecycle import OpenRun, Output, open_run
-from bench.results.schema import IngestPointRecord, RunHeader
-from bench.targets.base import TargetOptions, TargetSpec
+from bench.results.schema import IngestPointRecord, RunCommand, RunHeader
+from bench.targets.base import TargetKind, TargetOptions, TargetSpec
 from bench.targets.http_shared import DedupedCorpus
 from bench.targets.lightrag import LightRAGTarget
 from bench.targets.openwebui import OpenWebUITarget
@@ -135,7 +135,7 @@ def _header(plan: IngestPlan, dataset: dict[str, str], documents: int, corpus: D
     if corpus.duplicate_count:
         counts |= {"distinct_texts": len(corpus.documents), "identical_copies": corpus.duplicate_count}
     return RunHeader(
-        command="ingest",
+        command=RunCommand.INGEST,
         created=now_iso(),
         ragbench_version=bench.__version__,
         dataset={**dataset, **counts},
@@ -147,7 +147,7 @@ Prepared = OpenWebUISweep | LightRAGTarget
 
 
 def _prepared(spec: TargetSpec, corpus: DedupedCorpus, metering: IngestMetering, plan: IngestPlan) -> Prepared:
-    if spec.kind == "openwebui":
+    if spec.kind == TargetKind.OPENWEBUI:
         sweep = OpenWebUISweep(OpenWebUITarget(spec, TargetOptions()), corpus, metering, plan.keep)
         sweep.prepare(plan.axes)
         return sweep
@@ -171,7 +171,7 @@ def _measure(
             target, corpus, metering.meter, plan.upstreams, run.progress, direct=plan.direct, timeout_s=plan.timeout_s
         )
     except ServerError as exc:
-        run.write(failed_record(Combination(target_name(target.spec), "lightrag", {}, LABEL), exc.args[0]))
+        run.write(failed_record(Combination(target_name(target.spec), TargetKind.LIGHTRAG, {}, LABEL), exc.args[0]))
         return [], f"{LABEL}: {exc.args[0]}"
     run.write(point)
     return [point], None

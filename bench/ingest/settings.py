@@ -86,11 +86,11 @@ def typed_axis(name: str, texts: tuple[str, ...], current: Any) -> list[Any]:
     return values
 
 
-def combinations(names: list[str], values: list[list[Any]]) -> list[dict[str, Any]]:
+def combinations(names: list[str], values: list[list[Any]]) -> list[dict[str, object]]:
     """Every combination of each named setting's values, the last varying fastest; one empty one without names."""
     return [dict(zip(names, chosen)) for chosen in itertools.product(*values)]
 
 
-def label(combination: dict[str, Any]) -> str:
+def label(combination: dict[str, object]) -> str:
     """`NAME=VALUE NAME=VALUE`, or `default` for the server's settings as they are."""
     return " ".join(f"{k}={v}" for k, v in combination.items()) or "default"

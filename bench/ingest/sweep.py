@@ -7,7 +7,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 from bench.core.errors import ServerError, UserError
@@ -20,6 +19,7 @@ from bench.ingest.openwebui_settings import OpenWebUISettings
 from bench.ingest.record import EMBEDDING_ROUTE, Combination, DocsOutcome, failed_record, point_record, target_name
 from bench.ingest.settings import SettingAxis, combinations, label
 from bench.results.schema import IngestPointRecord
+from bench.targets.base import TargetKind
 from bench.targets.http_shared import DedupedCorpus
 from bench.targets.openwebui import OpenWebUITarget
 
@@ -42,7 +42,7 @@ class OpenWebUISweep:
         self.target, self.corpus, self.metering = target, corpus, metering
         self.keep = keep  # leave each combination's knowledge base and files on the server
         self.settings = OpenWebUISettings(target.http)
-        self.combinations: list[dict[str, Any]] = []
+        self.combinations: list[dict[str, object]] = []
 
     def prepare(self, axes: list[SettingAxis]) -> None:
         """Put back what a killed ingest left (the journal; one a live ingest holds is refused), type every swept
@@ -103,7 +103,9 @@ class OpenWebUISweep:
                     point = self._one(combination, f"ragbench-ingest-{stamp}-{i}", progress)
                 except ServerError as exc:
                     failure = f"{label(combination)}: {exc.args[0]}"
-                    which = Combination(target_name(self.target.spec), "openwebui", combination, label(combination))
+                    which = Combination(
+                        target_name(self.target.spec), TargetKind.OPENWEBUI, combination, label(combination)
+                    )
                     write(failed_record(which, exc.args[0]))
                     break
                 write(point)
@@ -132,7 +134,7 @@ class OpenWebUISweep:
             )
         return None
 
-    def _one(self, combination: dict[str, Any], kb_name: str, progress: ProgressFactory) -> IngestPointRecord:
+    def _one(self, combination: dict[str, object], kb_name: str, progress: ProgressFactory) -> IngestPointRecord:
         """The combination applied and measured on a fresh knowledge base, which goes afterwards (unless --keep)
         whatever happens: an error, Ctrl-C or SIGTERM half-way through included."""
         back = self.settings.apply(combination) if combination else {}
@@ -154,7 +156,7 @@ class OpenWebUISweep:
                     raise
 
     def _measured(
-        self, back: dict[str, Any], name: str, kb_name: str, progress: ProgressFactory, made: MadeOnServer
+        self, back: dict[str, object], name: str, kb_name: str, progress: ProgressFactory, made: MadeOnServer
     ) -> IngestPointRecord:
         meter, target = self.metering.meter, self.target
         index = len(meter.calls) if meter else 0
@@ -172,7 +174,7 @@ class OpenWebUISweep:
         if meter and self.metering.direct and embedded:
             upstream = self.metering.upstreams[EMBEDDING_ROUTE]
             direct = send_direct(EMBEDDING_ROUTE, upstream, embedded, len(ingest.processed), self.metering.timeout_s)
-        which = Combination(target_name(target.spec), "openwebui", back, name)
+        which = Combination(target_name(target.spec), TargetKind.OPENWEBUI, back, name)
         return point_record(which, _outcome(ingest), calls, direct, ingest.kb_name, target.concurrency)
 
 

@@ -32,7 +32,7 @@ from bench.load.sweep import load_header, ticker
 from bench.load.workload import Workload
 from bench.results.lifecycle import OpenRun, open_run
 from bench.results.lifecycle import Output as RunOutput
-from bench.results.schema import EndStatus, LoadPointRecord
+from bench.results.schema import EndStatus, LoadPointRecord, RunCommand
 from bench.results.store import Results
 
 Pair = Callable[[PointConfig, list[LoadPointRecord], list[LoadPointRecord], list[str]], object]
@@ -69,7 +69,7 @@ def run_interleave(
         settings |= {"workers": base.workers, "warmup_s": base.warmup_s, "window_s": base.duration_s}
         settings |= {"timeout_s": base.timeout_s, "slices": slices}
         with (
-            open_run(output, load_header("load", workload, specs, base.seed, settings)) as run,
+            open_run(output, load_header(RunCommand.LOAD, workload, specs, base.seed, settings)) as run,
             load_pool(endpoints, base.op, base.workers, pool_factory) as pool,
         ):
             job = Job(endpoints, plan, workload, pool, run, pair, on_point, slices)

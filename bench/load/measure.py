@@ -10,9 +10,9 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import replace
 from time import perf_counter
-from typing import Any
 
 from bench.core.errors import MeasurementFailed
+from bench.endpoints.tei_metrics import MetricsSnapshot
 from bench.load.endpoint import LoadEndpoint
 from bench.load.merge import merge_shares
 from bench.load.points import PointConfig, point_label
@@ -44,7 +44,7 @@ def measure_point(
         )
         run_plans(executor, plans_starting(endpoint, warm, workload)[1], tick)
     metrics = endpoint.metrics
-    before: list[dict[str, Any] | None] = []
+    before: list[MetricsSnapshot | None] = []
     reader = None
     measured_from_start = point.loop == Loop.BURST or point.warmup_s <= 0
     if metrics is not None and measured_from_start:

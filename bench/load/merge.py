@@ -5,11 +5,10 @@ record = merge_shares(endpoint_name, point, shares, workload, metrics_before, me
 
 from __future__ import annotations
 
-from typing import Any
-
 from hdrh.histogram import HdrHistogram
 
 from bench.core.secrets import mask
+from bench.endpoints.tei_metrics import MetricsSnapshot
 from bench.load import histograms
 from bench.load.points import PointConfig, Window, judge
 from bench.load.quantities import LatencyQuantity, ServerQuantity, server_times
@@ -29,8 +28,8 @@ def merge_shares(
     point: PointConfig,
     shares: list[ShareResult],
     workload: Workload,
-    metrics_before: dict[str, Any] | None = None,
-    metrics_after: dict[str, Any] | None = None,
+    metrics_before: MetricsSnapshot | None = None,
+    metrics_after: MetricsSnapshot | None = None,
 ) -> LoadPointRecord:
     """One point's record from its workers' shares: counts summed, histograms merged exactly."""
     examples: dict[str, str] = {}

@@ -113,7 +113,7 @@ class Recorder:
             self.error(cls, f"{type(outcome).__name__}: {outcome}")
             return cls, None
         if outcome.status >= 400:
-            cls = status_class(outcome.status, outcome.body)
+            cls = status_outcome(outcome.status, outcome.body)
             self.error(cls, f"HTTP {outcome.status}: {outcome.body[:200].decode('utf-8', 'replace')}")
             return cls, None
         if not self._valid(index, outcome):
@@ -181,7 +181,7 @@ class Recorder:
         return r
 
 
-def status_class(status: int, body: bytes = b"") -> Outcome:
+def status_outcome(status: int, body: bytes = b"") -> Outcome:
     """Error classes counted per point: TEI's refusals by their meaning, the rest by family."""
     if status in (413, 422):
         return Outcome.TOO_LARGE

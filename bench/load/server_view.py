@@ -9,34 +9,34 @@ the worker, not from here.
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
 from bench.core.http import new_client
-from bench.endpoints.tei_metrics import parse_snapshot
+from bench.endpoints.tei_metrics import MetricsSnapshot, parse_snapshot
 
 
-def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """What happened between two snapshots (a counter that went down was reset: its after value counts)."""
+def delta(before: MetricsSnapshot, after: MetricsSnapshot) -> dict[str, object]:
+    """What happened between two snapshots (a counter that went down was reset: its after value counts), as the
+    point's `server_metrics` holds it."""
 
     def grown(a: float, b: float | None) -> float:
         return a - b if b is not None and a >= b else a
 
-    counters = {k: grown(v, before["counters"].get(k)) for k, v in after["counters"].items()}
-    hists: dict[str, Any] = {}
-    for key, block in after["histograms"].items():
-        old = before["histograms"].get(key, {"count": None, "sum": None, "buckets": {}})
-        count = grown(block["count"], old["count"])
-        total = grown(block["sum"], old["sum"])
+    counters = {k: grown(v, before.counters.get(k)) for k, v in after.counters.items()}
+    hists: dict[str, object] = {}
+    for key, block in after.histograms.items():
+        old = before.histograms.get(key)
+        count = grown(block.count, old.count if old else None)
+        total = grown(block.sum, old.sum if old else None)
         hists[key] = {
             "count": count,
             "sum": total,
             "mean": total / count if count else None,
-            "buckets": {le: grown(v, old["buckets"].get(le)) for le, v in block["buckets"].items()},
+            "buckets": {le: grown(v, old.buckets.get(le) if old else None) for le, v in block.buckets.items()},
         }
-    return {"counters": counters, "histograms": hists, "gauges": dict(after["gauges"])}
+    return {"counters": counters, "histograms": hists, "gauges": dict(after.gauges)}
 
 
 class MetricsReader:
@@ -48,7 +48,7 @@ class MetricsReader:
         self.client = new_client(timeout_s, headers)
         self.closed = False
 
-    def snapshot(self) -> dict[str, Any] | None:
+    def snapshot(self) -> MetricsSnapshot | None:
         """The server's metrics now; None when it has none, or when the reader was closed (a Ctrl-C may close
         it while a snapshot is on its way in another thread: that snapshot is not wanted any more)."""
         if self.closed:
@@ -64,7 +64,7 @@ class MetricsReader:
             if self.closed:
                 return None
             raise
-        return snapshot if any(snapshot.values()) else None
+        return None if snapshot.empty else snapshot
 
     def close(self) -> None:
         self.closed = True

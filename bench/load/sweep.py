@@ -17,7 +17,6 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from pathlib import Path
 from time import perf_counter
-from typing import Any
 
 import bench
 from bench.core.errors import UserError
@@ -35,11 +34,11 @@ from bench.load.share import ShareResult
 from bench.load.workload import Workload
 from bench.results.frame import now_iso
 from bench.results.lifecycle import OpenRun, Output, open_run
-from bench.results.schema import LoadPointRecord, Loop, RunHeader
+from bench.results.schema import LoadPointRecord, Loop, RunCommand, RunHeader
 
 
 def load_header(
-    command: str, workload: Workload, specs: list[EndpointSpec], seed: int, settings: dict[str, Any]
+    command: RunCommand, workload: Workload, specs: list[EndpointSpec], seed: int, settings: dict[str, object]
 ) -> RunHeader:
     """The `run` header of load and size: the workload, the endpoints (secrets masked) and the sweep's settings."""
     return RunHeader(
@@ -91,7 +90,7 @@ def run_load(
     }
     try:
         with (
-            open_run(output, load_header("load", workload, specs, base.seed, settings)) as run,
+            open_run(output, load_header(RunCommand.LOAD, workload, specs, base.seed, settings)) as run,
             load_pool(endpoints, base.op, base.workers, pool_factory) as pool,
             RequestsCsv(plan.requests_csv) as rows,
         ):

@@ -150,7 +150,7 @@ class ChatGenerator:
             cost["answer_llm_calls_without_usage"] = 1.0  # tokens unknown, not zero
         return text, cost
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {
             "kind": "chat",
             "url": self.http.url,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 import pytrec_eval
 
@@ -221,11 +220,11 @@ def format_trec(scores: Scores, per_query: bool = False) -> str:
     return "\n".join(lines)
 
 
-def scores_to_json(scores: Scores, per_query: bool = False) -> dict[str, Any]:
-    out: dict[str, Any] = {"queries": len(scores.queries), "measures": {}}
+def scores_to_json(scores: Scores, per_query: bool = False) -> dict[str, object]:
+    measures: dict[str, object] = {}
     for m in scores.measures:
-        entry: dict[str, Any] = {"label": m.label, "all": scores.means[m.trec_name]}
+        entry: dict[str, object] = {"label": m.label, "all": scores.means[m.trec_name]}
         if per_query:
             entry["per_query"] = scores.per_query[m.trec_name]
-        out["measures"][m.trec_name] = entry
-    return out
+        measures[m.trec_name] = entry
+    return {"queries": len(scores.queries), "measures": measures}

@@ -29,6 +29,7 @@ from bench.results.outdir import QRELS_FILE
 from bench.results.schema import (
     MetricRecord,
     Relevance,
+    RunCommand,
     RunHeader,
 )
 from bench.results.store import Results, read_results
@@ -60,7 +61,7 @@ def run_quality(
     options: TargetOptions,
     config: QualityConfig,
     output: Output,
-    command: str = "quality",
+    command: RunCommand = RunCommand.QUALITY,
 ) -> Results:
     """Run every target and write results, qrels and run files into `output` (bench.results.lifecycle);
     returns the results file read back (once: the report's reading where `output` has one). Nothing is written
@@ -112,7 +113,7 @@ def _judgments(dataset: Dataset, config: QualityConfig) -> Qrels:
     return dataset.qrels or (dataset.answer_qrels() if ranking else {})
 
 
-def _header(scoring: Scoring, names: list[str], command: str) -> RunHeader:
+def _header(scoring: Scoring, names: list[str], command: RunCommand) -> RunHeader:
     dataset, config = scoring.dataset, scoring.config
     return RunHeader(
         command=command,

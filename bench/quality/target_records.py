@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from bench.core.percentiles import percentiles
@@ -27,13 +25,13 @@ def _latency_ms(values_ms: list[float]) -> dict[str, float]:
 
 def target_record(
     spec: TargetSpec,
-    config: dict[str, Any],
+    config: dict[str, object],
     results: list[QueryResult],
     index_s: float,
     search_s: float,
     replaced: bool,
     generated: dict[str, Generated],
-    cost_blocks: dict[str, dict[str, Any]],
+    cost_blocks: dict[str, dict[str, object]],
 ) -> TargetRecord:
     cost_keys = sorted({k for r in results for k in r.cost})
     warnings: dict[str, int] = {}

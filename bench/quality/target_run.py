@@ -43,8 +43,10 @@ def run_target(spec: TargetSpec, target: Target, scoring: Scoring, out_dir: Path
         if failure is None:
             with config.around_search(spec.name) as extra:
                 results, search_s, failure = _search(target, queries, config.depth, run.progress, checkpoint)
-        described = target.describe()
-        generated = _generate(config, target, spec.name, dataset, results, run.progress, judge, described)
+        described = target.describe()  # before generating: what the ranking met (a meter counts its calls)
+        generated, generation = _generate(config, target, spec.name, dataset, results, run.progress, judge)
+        if generation is not None:
+            described = {**described, "generation": generation}
         blocks = target.cost_blocks() if isinstance(target, Metered) else {}
     finally:
         target.close()
@@ -129,11 +131,11 @@ def _generate(
     results: list[QueryResult],
     progress: ProgressFactory,
     judge: AnswerJudge,
-    described: dict[str, Any],
-) -> dict[str, Generated]:
-    """Generated answers for the answered questions (`--generate`); their cost joins each query's cost."""
+) -> tuple[dict[str, Generated], dict[str, object] | None]:
+    """Generated answers for the answered questions (`--generate`), their cost joined to each query's cost, and
+    the generator's description for the target's record (None: nothing generated)."""
     if config.generate is None:
-        return {}
+        return {}, None
     asked = {r.qid: dataset.queries[r.qid] for r in results if r.qid in judge.sets}
     passages = {
         r.qid: r.passages if r.passages is not None else [dataset.corpus[h.doc_id].full_text for h in r.hits]
@@ -145,12 +147,12 @@ def _generate(
     finally:
         if chat is not None:
             chat.close()
-    described["generation"] = chat.describe() if chat else {"kind": "native", **config.generate.params}
+    generation: dict[str, object] = chat.describe() if chat else {"kind": "native", **config.generate.params}
     for r in results:
         if r.qid in generated:
             r.cost.update(generated[r.qid].cost)
     judge.generated[name] = {qid: g.text for qid, g in generated.items()}
-    return generated
+    return generated, generation
 
 
 def _returned_texts(

@@ -1,7 +1,7 @@
 """Reports built from a results file alone: report.md and a self-contained report.html (plots embedded),
 plus what each kind of results adds (plots/, per_query.csv for quality).
 
-Which report a results file gets is decided by the record types it holds (KINDS below): each kind of
+Which report a results file gets is decided by the record types it holds (REPORT_KINDS below): each kind of
 results has one module with `render(results, folder) -> (markdown, html body)` that writes its plots and
 extra files into `folder`. A file holding several kinds gets every section (`covers`: a size report holds
 its load points' report).
@@ -26,6 +26,7 @@ from bench.core.secrets import mask
 from bench.report.page import html_page
 from bench.report.trace import REPLAY_FILE, write_trace_report
 from bench.results.outdir import PLOT_PATTERNS, PLOTS_DIR, REPORT_FILES, RESULTS_FILE
+from bench.results.schema import QUALITY_COMMANDS, RunCommand
 from bench.results.store import Results, read_results
 
 
@@ -33,24 +34,26 @@ from bench.results.store import Results, read_results
 class ReportKind:
     name: str
     records: tuple[str, ...]  # record types that belong to this kind of results
-    commands: tuple[str, ...]  # commands that write it (a file cut before its first record still gets a report)
+    commands: tuple[RunCommand, ...]  # commands that write it (a file cut before its first record still gets a report)
     module: str  # has `function`(results: Results, folder: Path) -> tuple[str, str]
     function: str = "render"
     covers: tuple[str, ...] = ()  # kinds whose sections this one's render already holds
     setting: str | None = None  # a header `load` setting that, when true, selects it too (a run cut before its records)
 
 
-KINDS: tuple[ReportKind, ...] = (
-    ReportKind("quality", ("target", "query", "metrics", "comparison"), ("quality", "demo"), "bench.report.quality"),
+REPORT_KINDS: tuple[ReportKind, ...] = (
+    ReportKind("quality", ("target", "query", "metrics", "comparison"), QUALITY_COMMANDS, "bench.report.quality"),
     ReportKind(
         "identity",
         ("identity_endpoint", "identity_embed_pair", "identity_rerank_pair", "identity"),
-        ("identity",),
+        (RunCommand.IDENTITY,),
         "bench.report.identity",
     ),
-    ReportKind("doctor", ("doctor_finding",), ("doctor",), "bench.report.doctor"),
-    ReportKind("load", ("load_point",), ("load",), "bench.report.load"),
-    ReportKind("size", ("sizing", "gpu_telemetry"), ("size",), "bench.report.sizing", "render_size", covers=("load",)),
+    ReportKind("doctor", ("doctor_finding",), (RunCommand.DOCTOR,), "bench.report.doctor"),
+    ReportKind("load", ("load_point",), (RunCommand.LOAD,), "bench.report.load"),
+    ReportKind(
+        "size", ("sizing", "gpu_telemetry"), (RunCommand.SIZE,), "bench.report.sizing", "render_size", covers=("load",)
+    ),
     ReportKind(
         "interleave",
         ("interleaved",),
@@ -60,9 +63,9 @@ KINDS: tuple[ReportKind, ...] = (
         covers=("load",),
         setting="interleave",
     ),
-    ReportKind("ceiling", ("ceiling_point",), ("ceiling",), "bench.report.sizing", "render_ceiling"),
-    ReportKind("ingest", ("ingest_point", "ingest_summary"), ("ingest",), "bench.report.ingest"),
-    ReportKind("grow", ("grow_rung", "grow"), ("grow",), "bench.report.grow"),
+    ReportKind("ceiling", ("ceiling_point",), (RunCommand.CEILING,), "bench.report.sizing", "render_ceiling"),
+    ReportKind("ingest", ("ingest_point", "ingest_summary"), (RunCommand.INGEST,), "bench.report.ingest"),
+    ReportKind("grow", ("grow_rung", "grow"), (RunCommand.GROW,), "bench.report.grow"),
 )
 
 
@@ -70,7 +73,7 @@ def kinds_of(results: Results) -> list[ReportKind]:
     settings = results.header.load or {}
     found = [
         k
-        for k in KINDS
+        for k in REPORT_KINDS
         if any(results.of(r) for r in k.records)
         or results.header.command in k.commands
         or (k.setting is not None and settings.get(k.setting) is True)
@@ -80,7 +83,7 @@ def kinds_of(results: Results) -> list[ReportKind]:
     if not found:
         raise InputError(
             results.path,
-            f"no report for the records of command {results.header.command!r} "
+            f"no report for the records of command {str(results.header.command)!r} "
             f"(record types: {', '.join(k for k, v in results.records.items() if v) or 'none'})",
         )
     return found

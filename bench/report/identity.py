@@ -10,7 +10,7 @@ from bench.report.labels import labels_sentence
 from bench.report.page import Rows, html_figure, html_table, md_figure, md_table
 from bench.report.plots import identity_length_plot
 from bench.report.quality_tables import fmt
-from bench.results.schema import IdentityEmbedPairRecord, Verdict
+from bench.results.schema import IdentityEmbedPairRecord, IdentityVerdict
 from bench.results.store import Results
 
 
@@ -123,7 +123,7 @@ def render(results: Results, out_dir: Path) -> tuple[str, str]:
     if results.of("identity_rerank_pair"):
         sections.append(("Rerank pairs", _rerank_rows(results)))
     findings = _findings(results)
-    bad = summary is None or summary.verdict != Verdict.PASS  # a fail, or too little data to judge
+    bad = summary is None or summary.verdict != IdentityVerdict.PASS  # a fail, or too little data to judge
 
     md = ["# ragbench identity report", "", head, "", status, ""]
     html = [

@@ -7,6 +7,7 @@ import json
 from html import escape
 from pathlib import Path
 
+from bench.endpoints.meter_calls import REFUSALS
 from bench.report.ingest_plot import docs_per_s_plot
 from bench.report.labels import labels_sentence
 from bench.report.page import Rows, html_figure, html_table, inline, md_figure, md_table
@@ -14,7 +15,6 @@ from bench.results.schema import EndpointCalls, EndStatus, IngestPointRecord, In
 from bench.results.store import Results
 
 MISSING = "–"
-REFUSALS = ("429", "413", "422", "5xx")
 NOTES = (
     "Docs/s: processed documents over first upload to last processed. Busy %: share of the combination's wall time "
     "with at least one call of the route in flight. Upstream s: the endpoint's own time from its timing headers, "
@@ -190,13 +190,14 @@ def targets_of(results: Results) -> list[str]:
 
 
 def intro_line(results: Results) -> str:
-    dataset = results.header.dataset
+    dataset = results.header.dataset_info
     parts = [f"Created {results.header.created} by ragbench {results.header.ragbench_version}"]
-    if dataset.get("name"):
-        parts.append(f"dataset {dataset['name']}, {dataset.get('documents', MISSING)} documents")
-    if dataset.get("identical_copies"):
+    if dataset.name:
+        documents = MISSING if dataset.documents is None else dataset.documents
+        parts.append(f"dataset {dataset.name}, {documents} documents")
+    if dataset.identical_copies:
         parts.append(
-            f"{dataset['identical_copies']} of them repeat another's text: {dataset['distinct_texts']} distinct "
+            f"{dataset.identical_copies} of them repeat another's text: {dataset.distinct_texts} distinct "
             "texts were ingested, and every figure counts those"
         )
     return "; ".join(parts) + "." + labels_sentence(results.header)

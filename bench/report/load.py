@@ -19,10 +19,11 @@ matplotlib.use("Agg")
 from bench.load import histograms
 from bench.load.points import point_label
 from bench.load.repeats import interval_text
+from bench.report.end_status import run_status
 from bench.report.labels import labels_sentence
 from bench.report.load_plots import draw_plots
 from bench.report.page import html_figure, html_table, md_figure, md_table
-from bench.results.schema import EndStatus, LatencySummary, LoadPointRecord, Loop, Spread
+from bench.results.schema import LatencySummary, LoadPointRecord, Loop, PointStatus, Spread
 from bench.results.store import Results
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def points_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[st
                 str(r.requests.ok),
                 errors,
                 str(r.requests.unsent),
-                (r.status or "-") if r.status in (None, "ok") else f"{r.status.upper()}: {r.problem}",
+                (r.status or "-") if r.status in (None, PointStatus.OK) else f"{r.status.upper()}: {r.problem}",
                 f"{r.client.cpu_percent}",
                 _share(r.client.utilization),
                 "yes" if r.client.saturated else "no",
@@ -167,11 +168,11 @@ def _spread(s: Spread) -> str:
 
 def intro_line(results: Results) -> str:
     """Where the points come from; a figure the header does not hold is left out, never written as `None`."""
-    dataset, load = results.header.dataset, results.header.load or {}
+    dataset, load = results.header.dataset_info, results.header.load or {}
     parts = [f"Created {results.header.created}"]
-    if dataset.get("source"):
-        tokens = dataset.get("tokens_source")
-        parts.append(f"workload {dataset['source']}" + (f" (token counts: {tokens})" if tokens else ""))
+    if dataset.source:
+        tokens = dataset.tokens_source
+        parts.append(f"workload {dataset.source}" + (f" (token counts: {tokens})" if tokens else ""))
     parts.append(f"{load.get('workers') or 1} client worker(s)")
     if load.get("warmup_s") is not None:
         parts.append(f"warm-up {load['warmup_s']:g} s per point, excluded")
@@ -185,12 +186,7 @@ def render(
     (markdown lines, HTML fragments: a size report's recommendation) comes first, before the points it rests on."""
     points = results.load_points
     plots = draw_plots(points, out_dir / "plots")
-    end = results.end
-    status = (
-        "complete"
-        if end and end.status == EndStatus.COMPLETE
-        else (f"{end.status}: {end.error}" if end else "interrupted (no end record): the points below finished")
-    )
+    status = run_status(results.end)
     tables = [
         ("Points", points_table(points)),
         ("Bursts (Open WebUI ingestion)", burst_table(points)),
@@ -198,11 +194,11 @@ def render(
         ("Distributions drawn (--lengths from:, --documents A..B / poisson:M)", distributions_table(points)),
     ]
     intro = intro_line(results)
-    md = [f"# ragbench {kind} report", "", intro, "", f"Status: **{status}**", "", *answer[0]]
+    md = [f"# ragbench {kind} report", "", intro, "", f"Status: **{status.text}**", "", *answer[0]]
     html = [
         f"<h1>ragbench {kind} report</h1>",
         f"<p>{escape(intro)}</p>",
-        f"<p class='{'' if status == 'complete' else 'bad'}'>Status: {escape(status)}</p>",
+        f"<p class='{'' if status.complete else 'bad'}'>Status: {escape(status.text)}</p>",
         *answer[1],
     ]
     level = 2

@@ -24,13 +24,13 @@ from bench.results.store import Results
 
 
 def dataset_lines(results: Results) -> list[str]:
-    d = results.header.dataset
+    d = results.header.dataset_info
     lines = [
-        f"Dataset **{d['name']}** ({d['format']}"
-        + (f", split {d['split']}" if d.get("split") else "")
-        + f"): {d['documents']} documents, {d['queries']} judged queries, fingerprint `{d['fingerprint']}`."
+        f"Dataset **{d.name}** ({d.format}"
+        + (f", split {d.split}" if d.split else "")
+        + f"): {d.documents} documents, {d.queries} judged queries, fingerprint `{d.fingerprint}`."
     ]
-    lines += [f"Note: {n}. Scores on a sample are not comparable with full-corpus scores." for n in d.get("notes", [])]
+    lines += [f"Note: {n}. Scores on a sample are not comparable with full-corpus scores." for n in d.notes]
     return lines
 
 

@@ -224,7 +224,7 @@ def console_summary(results: Results) -> list[Table]:
     header, rows = summary_rows(results)
     keep = [i for i, column in enumerate(header) if column not in ("p50 ms", "p99 ms", "search ms/query", "index s")]
     summary = Table(
-        title=f"ragbench {results.header.command}: {results.header.dataset.get('name', '')}"
+        title=f"ragbench {results.header.command}: {results.header.dataset_info.name or ''}"
         " (mean [95% CI] over every judged query)"
     )
     for i in keep:

@@ -13,7 +13,7 @@ from html import escape
 
 from bench.core.pvalues import fmt_p
 from bench.load import histograms
-from bench.load.recorder import status_class
+from bench.load.recorder import status_outcome
 from bench.quality.under_load import not_under_load, rate_text, split_loaded_name
 from bench.report.page import html_table, md_table
 from bench.report.quality_tables import fmt, over
@@ -31,7 +31,7 @@ def error_class(message: str) -> str:
     the message the target recorded; `other` where it names none of them."""
     status = _STATUS.search(message)
     if status:
-        return status_class(int(status.group(1)))
+        return status_outcome(int(status.group(1)))
     lowered = message.lower()
     if "timed out" in lowered or "timeout" in lowered:
         return "timeout"

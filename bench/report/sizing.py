@@ -27,12 +27,13 @@ from bench.load.points import (
     point_label,
     texts_per_s,
 )
+from bench.report.end_status import run_status
 from bench.report.labels import labels_sentence
 from bench.report.load import render
 from bench.report.load_plots import shown
 from bench.report.page import html_figure, html_table, md_figure, md_table
 from bench.report.plots import save_figure
-from bench.results.schema import EndStatus, LoadPointRecord, Loop, SizingRecord
+from bench.results.schema import LoadPointRecord, Loop, SizingRecord
 from bench.results.store import Results
 
 # The NVML quantities a size run samples (bench/sizing/telemetry.py QUANTITIES), with their axis labels.
@@ -287,12 +288,7 @@ def ceiling_plot(results: Results, path: Path) -> Path | None:
 def render_ceiling(results: Results, folder: Path) -> tuple[str, str]:
     plots_dir = folder / "plots"
     plots_dir.mkdir(parents=True, exist_ok=True)
-    end = results.end
-    status = (
-        "complete"
-        if end and end.status == EndStatus.COMPLETE
-        else (f"{end.status}: {end.error}" if end else "interrupted (no end record): the points below finished")
-    )
+    status = run_status(results.end)
     header, rows = ceiling_table(results)
     plot = ceiling_plot(results, plots_dir / "ceiling.png")
     intro = (
@@ -300,11 +296,11 @@ def render_ceiling(results: Results, folder: Path) -> tuple[str, str]:
         "sentence-transformers; FLOP/s from the model's config.json (docs/sizing.md has the formula)."
         + labels_sentence(results.header)
     )
-    md = ["# ragbench ceiling report", "", intro, "", f"Status: **{status}**", "", md_table(header, rows), ""]
+    md = ["# ragbench ceiling report", "", intro, "", f"Status: **{status.text}**", "", md_table(header, rows), ""]
     html = [
         "<h1>ragbench ceiling report</h1>",
         f"<p>{escape(intro)}</p>",
-        f"<p class='{'' if status == 'complete' else 'bad'}'>Status: {escape(status)}</p>",
+        f"<p class='{'' if status.complete else 'bad'}'>Status: {escape(status.text)}</p>",
         html_table(header, rows),
     ]
     if plot is not None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import bench
 from bench.core.errors import UserError
-from bench.results.schema import EndRecord, EndStatus, RunHeader
+from bench.results.schema import EndRecord, EndStatus, RunCommand, RunHeader
 from bench.results.store import Results
 
 
@@ -28,12 +28,12 @@ def end_status(exc: BaseException) -> tuple[EndStatus, str]:
     return EndStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}"
 
 
-def plain_header(command: str) -> RunHeader:
+def plain_header(command: RunCommand) -> RunHeader:
     """The header of a command whose results name no dataset, measures or targets (identity, doctor)."""
     return RunHeader(command=command, created=now_iso(), ragbench_version=bench.__version__)
 
 
-def complete_results(path: Path, command: str, records: list[Any]) -> Results:
+def complete_results(path: Path, command: RunCommand, records: list[Any]) -> Results:
     """The results of a command that has every record at once (identity, doctor): header, records, end."""
     results = Results(path=path, header=plain_header(command))
     for record in [*records, EndRecord(status=EndStatus.COMPLETE, finished=now_iso())]:

@@ -37,6 +37,7 @@ from bench.results.schema import (
     run,
     sizing,
 )
+from bench.results.schema.conventions import open_enum
 
 # The modules of the schema, in the order its blocks are listed.
 _SCHEMA_MODULES = (run, quality, identity, doctor, load, sizing, ingest, grow)
@@ -66,6 +67,8 @@ def _type(hint: Any) -> dict[str, Any]:
         return {"$ref": f"#/$defs/{hint.__name__}"}
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
+        if open_enum(hint) is not None:  # any string: the enum names those this ragbench knows
+            return _type(str)
         options = [_type(a) for a in args]
         kinds = [o["type"] for o in options if set(o) == {"type"}]
         if len(kinds) == len(options):  # plain types only: one "type" list

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.core.errors import InputError
+from bench.results.schema.conventions import open_enum
 
 
 def _is_enum(hint: Any) -> bool:
@@ -81,6 +82,9 @@ def _converter(hint: Any) -> Callable[[Any], Any] | None:
         return lambda value: float("nan") if value is None else value
     if _is_enum(hint):
         return lambda value: hint(value)
+    if (known := open_enum(hint)) is not None:  # any string; a member where it names one
+        members = {member.value: member for member in known}
+        return lambda value: members.get(value, value)
     if dataclasses.is_dataclass(hint):
         return lambda value: _build(typing.cast(type, hint), value)
     origin, args = typing.get_origin(hint), typing.get_args(hint)

@@ -281,11 +281,11 @@ def run_ceiling(config: CeilingConfig, output: Output) -> list[CeilingPoint]:
     record last, also after Ctrl-C, SIGTERM, or a model that fails to load or runs out of device memory)."""
     import bench
     from bench.results.frame import now_iso
-    from bench.results.schema import RunHeader
+    from bench.results.schema import RunCommand, RunHeader
 
     check(config)
     header = RunHeader(
-        command="ceiling",
+        command=RunCommand.CEILING,
         created=now_iso(),
         ragbench_version=bench.__version__,
         dataset={

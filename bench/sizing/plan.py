@@ -14,11 +14,11 @@ import numpy as np
 from bench.endpoints.spec import EndpointSpec
 from bench.load.lengths import LengthsFrom
 from bench.load.points import PointConfig
-from bench.load.schedule import Arrival
+from bench.load.schedule import Arrival, ArrivalKind
 from bench.load.shares import check_request_memory
 from bench.load.sweep import load_header
 from bench.load.workload import Workload
-from bench.results.schema import CeilingPoint, Loop, Op, RunHeader
+from bench.results.schema import CeilingPoint, Loop, Op, RunCommand, RunHeader
 from bench.sizing.economics import Economics
 from bench.sizing.search import measurements_left
 from bench.sizing.slo import Slo, sig3
@@ -93,7 +93,7 @@ def probe_duration(
 
 def _queued(plan: SizePlan, rate: float, capacity: float | None) -> bool:
     """Random arrivals under the closed loop's capacity: a queue that settles, in its relaxation time."""
-    return capacity is not None and 0 < rate < capacity and plan.arrival.kind != "constant"
+    return capacity is not None and 0 < rate < capacity and plan.arrival.kind != ArrivalKind.CONSTANT
 
 
 def probe_settle_s(plan: SizePlan, rate: float, capacity: float | None) -> float:
@@ -107,7 +107,7 @@ def probe_settle_s(plan: SizePlan, rate: float, capacity: float | None) -> float
 def probe_stretch(plan: SizePlan, rate: float, capacity: float | None) -> float:
     """Requests in a row whose latencies move together at `rate` (steady.stretch); 1 for constant arrivals (no
     queue under capacity) or without a measured capacity; past capacity every request is one stretch."""
-    if capacity is None or plan.arrival.kind == "constant":
+    if capacity is None or plan.arrival.kind == ArrivalKind.CONSTANT:
         return 1.0
     return stretch(rate, 1.0 / capacity, rate / capacity)
 
@@ -216,4 +216,4 @@ def size_header(plan: SizePlan, workload: Workload) -> RunHeader:
         "max_time_s": plan.max_time_s,
         "arrival": str(plan.arrival),
     }
-    return load_header("size", workload, plan.specs, plan.seed, settings)
+    return load_header(RunCommand.SIZE, workload, plan.specs, plan.seed, settings)

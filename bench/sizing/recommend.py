@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from bench.endpoints.base import EndpointKind
 from bench.load.points import error_rate, percentile_ms, point_label, texts_per_s
 from bench.results.schema import CeilingPoint, LoadPointRecord, Loop, SizingLine
 from bench.sizing.closed import ClosedChoice, choose_closed
@@ -37,7 +38,7 @@ def recommend(
     slo: Slo,
     economics: Economics = NO_ECONOMICS,
     ceiling: list[CeilingPoint] | None = None,
-    kind: str = "tei",
+    kind: str = EndpointKind.TEI,
 ) -> list[SizingLine]:
     """Every line of the answer, each with the points it comes from; lines that lack data say what is missing.
     TEI's flags only for a TEI endpoint (`kind`, as its spec names it)."""
@@ -48,7 +49,7 @@ def recommend(
     lines = [_batch_line(choice, points, slo)]
     if saturation is not None:
         lines += _saturation_lines(saturation, slo)
-    if kind.startswith("tei"):
+    if kind in (EndpointKind.TEI, EndpointKind.TEI_RERANK):
         lines += tei_lines(best, sat_point, burst, slo)
     else:
         lines.append(SizingLine("TEI settings", "—", f"the endpoint is {kind}, not TEI: TEI's flags do not apply", []))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bench.endpoints.base import EndpointKind
 from bench.load.lengths import LengthsFrom
 from bench.load.points import point_label, texts_per_s
 from bench.results.schema import LoadPointRecord, SaturationProbe, SaturationSummary, SizingRecord
@@ -23,7 +24,7 @@ def sizing_record(
     """The answer from one endpoint's `points` at `length`; `stopped` says why the run ended early (a lower bound)."""
     saturation = saturation_from(probes, stopped)
     ceiling = plan.ceiling_points if plan.ceiling is not None else None
-    kind = next((str(spec.kind) for spec in plan.specs if spec.name == endpoint), "tei")
+    kind = next((spec.kind for spec in plan.specs if spec.name == endpoint), EndpointKind.TEI)
     lines = recommend(points, saturation, plan.slo, plan.economics, ceiling, kind)
     return SizingRecord(
         endpoint=endpoint,

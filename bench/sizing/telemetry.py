@@ -42,7 +42,7 @@ class GpuWindow:
     samples: int
     stats: dict[str, dict[str, float]] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"gpu": self.gpu, "name": self.name, "samples": self.samples, **self.stats}
 
 

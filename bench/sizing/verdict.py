@@ -15,7 +15,7 @@ CONFIDENCE = 0.95  # of a probe's order-statistic interval for its percentile
 
 
 @dataclass(frozen=True)
-class Verdict:
+class PercentileEvidence:
     """What a probe's percentile rests on: the requests it comes from and its distribution-free interval."""
 
     requests: int
@@ -59,15 +59,15 @@ def order_ranks(n: int, percentile: float, confidence: float = CONFIDENCE) -> tu
     return (low if low >= 1 else None), (high if high <= n else None)
 
 
-def verdict(point: LoadPointRecord, quantity: str, slo: Slo) -> Verdict:
+def verdict(point: LoadPointRecord, quantity: str, slo: Slo) -> PercentileEvidence:
     buckets = recorded_us(point, quantity)
     block = getattr(point.latency_ms, quantity)
     n = sum(count for _, count in buckets) if buckets else (block.count if block is not None else 0)
     value = percentile_ms(point, quantity, slo.percentile)
     if not buckets or not n:
-        return Verdict(n, value, None, None)
+        return PercentileEvidence(n, value, None, None)
     low, high = order_ranks(n, slo.percentile)
-    return Verdict(
+    return PercentileEvidence(
         n,
         value,
         order_statistic_ms(buckets, low) if low is not None else None,

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
 
 import httpx
 
@@ -18,8 +19,19 @@ from bench.core.progress import no_progress as no_progress  # the targets' calle
 from bench.core.secrets import MASK, is_secret_name, mask
 from bench.datasets.model import Dataset
 from bench.endpoints.spec import EndpointSpec
+from bench.targets.embed_cost import SentCost
 
 # A progress callback: (task description, total or None) -> advance(n) function.
+
+
+class TargetKind(StrEnum):
+    """The target kinds a spec names (`kind[:variant]...`): the local engines, then the served stacks."""
+
+    BM25 = "bm25"
+    DENSE = "dense"
+    HYBRID = "hybrid"
+    OPENWEBUI = "openwebui"
+    LIGHTRAG = "lightrag"
 
 
 @dataclass
@@ -55,7 +67,7 @@ class CacheLedger:
 
     def __init__(self) -> None:
         self._by: dict[str, dict[bytes, tuple[str, str]]] = {}
-        self.costs: dict[tuple[str, str], Callable[[], dict[str, Any]]] = {}  # (target, phase) -> its cost block
+        self.costs: dict[tuple[str, str], Callable[[], SentCost]] = {}  # (target, phase) -> what it sent cost
 
     def put(self, key: str, target: str, phase: str, texts: list[bytes]) -> None:
         made = self._by.setdefault(key, {})
@@ -154,7 +166,7 @@ class Target(Protocol):
     def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
         """Rank every query; at most `depth` hits each. A failing query is a result with `error` set."""
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         """Configuration and server facts to store with the results (never secrets)."""
 
     def close(self) -> None:

@@ -100,7 +100,7 @@ class BM25Engine:
         advance(len(qids))
         return batch_results(qids, hits)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         stemmer = "none" if self.settings.stemmer == "none" else f"snowball-{self.settings.stemmer}"
         stopwords = "none" if self.settings.stopwords == "none" else f"bm25s {self.settings.stopwords}"
         return {

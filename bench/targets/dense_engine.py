@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 from enum import StrEnum
-from typing import Any
 
 import numpy as np
 
@@ -147,14 +146,14 @@ class DenseEngine:
                 result.warnings.append(NOT_UNIT)
         return results
 
-    def describe(self) -> dict[str, Any]:
-        described: dict[str, Any] = {"similarity": self.similarity, "search": "exact", **self.encoder.describe()}
+    def describe(self) -> dict[str, object]:
+        described: dict[str, object] = {"similarity": self.similarity, "search": "exact", **self.encoder.describe()}
         if self._norms is not None:  # what the server gave, before any normalisation here
             described["vectors_unit_length"] = self.unit_length
             described["vector_norms"] = {"min": self._norms[0], "max": self._norms[1]}
         return described
 
-    def cost_blocks(self) -> dict[str, dict[str, Any]]:
+    def cost_blocks(self) -> dict[str, dict[str, object]]:
         return self.encoder.blocks()
 
     def close(self) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from bench.core.percentiles import percentiles
 from bench.endpoints.base import CallTiming
@@ -16,7 +16,35 @@ from bench.endpoints.base import CallTiming
 class Metered(Protocol):
     """A target that measures what its components cost (`ingest`, `query_embed` blocks)."""
 
-    def cost_blocks(self) -> dict[str, dict[str, Any]]: ...
+    def cost_blocks(self) -> dict[str, dict[str, object]]: ...
+
+
+@dataclass(frozen=True)
+class SentCost:
+    """What the texts a phase sent cost (those it read from the cache cost nothing): in its own block, and in the
+    block of each target that read them from the cache (`shared`)."""
+
+    texts_sent: int
+    requests: int
+    tokens: int | None
+    tokens_by: str  # where the token count comes from, or why there is none
+    wall_s: float
+    texts_per_s: float | None
+    tokens_per_s: float | None
+
+    def to_json(self) -> dict[str, object]:
+        return {"texts_sent": self.texts_sent, **self.own_figures()}
+
+    def own_figures(self) -> dict[str, object]:
+        """The figures a phase's own block shows (its texts counted there: sent, cached, shared)."""
+        return {
+            "requests": self.requests,
+            "tokens": self.tokens,
+            "tokens_by": self.tokens_by,
+            "wall_s": self.wall_s,
+            "texts_per_s": self.texts_per_s,
+            "tokens_per_s": self.tokens_per_s,
+        }
 
 
 @dataclass
@@ -47,26 +75,31 @@ class EmbedMeter:
                     self.tokens = (self.tokens or 0) + int(call.server[header])
                     self.tokens_by = source
 
-    def measured(self) -> dict[str, Any]:
+    def measured(self) -> SentCost:
         """What the texts this meter sent cost: the figures a target sharing them is credited."""
         sent = self.texts - self.from_cache
-        return {
-            "texts_sent": sent,
-            "requests": len(self.request_ms),
-            "tokens": self.tokens,
-            "tokens_by": self.tokens_by,
-            "wall_s": self.wall_s,
-            "texts_per_s": sent / self.wall_s if sent and self.wall_s > 0 else None,
-            "tokens_per_s": self.tokens / self.wall_s if self.tokens is not None and self.wall_s > 0 else None,
-        }
+        return SentCost(
+            texts_sent=sent,
+            requests=len(self.request_ms),
+            tokens=self.tokens,
+            tokens_by=self.tokens_by,
+            wall_s=self.wall_s,
+            texts_per_s=sent / self.wall_s if sent and self.wall_s > 0 else None,
+            tokens_per_s=self.tokens / self.wall_s if self.tokens is not None and self.wall_s > 0 else None,
+        )
 
-    def block(self, costs: dict[tuple[str, str], Callable[[], dict[str, Any]]] | None = None) -> dict[str, Any]:
+    def block(self, costs: dict[tuple[str, str], Callable[[], SentCost]] | None = None) -> dict[str, object]:
         """The phase's cost block; `costs` (CacheLedger.costs) gives what each producer of its cached texts paid."""
-        own = self.measured()
         # Texts another target of this run embedded are credited its cost; those this target embedded itself in
         # another phase or call are its own cost already; the rest came from an earlier run.
+        paid = costs or {}
         shared = [
-            {"with": target, "phase": phase, "texts": n, **((costs or {}).get((target, phase), dict)())}
+            {
+                "with": target,
+                "phase": phase,
+                "texts": n,
+                **(paid[(target, phase)]().to_json() if (target, phase) in paid else {}),
+            }
             for (target, phase), n in sorted(self.made_in_run.items())
             if target != self.owner
         ]
@@ -75,7 +108,7 @@ class EmbedMeter:
             "from_cache": self.from_cache,
             "from_earlier_run": self.from_cache - sum(self.made_in_run.values()),
             "shared": shared,
-            **{k: own[k] for k in ("requests", "tokens", "tokens_by", "wall_s", "texts_per_s", "tokens_per_s")},
+            **self.measured().own_figures(),
             "request_ms": percentiles(self.request_ms),
             "retries": {k.removeprefix("retry_"): v for k, v in self.events.items() if k.startswith("retry_")},
             "splits": {k.removeprefix("split_"): v for k, v in self.events.items() if k.startswith("split_")},

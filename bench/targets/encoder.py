@@ -7,7 +7,8 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -63,19 +64,51 @@ def recheck_sample(texts: list[str], positions: list[int]) -> list[int]:
     return [by_text[t] for t in longest + others]
 
 
-def compare_vectors(cached: np.ndarray, fresh: np.ndarray) -> tuple[dict[str, Any], str | None]:
-    """Figures of cached vs freshly embedded vectors, and why they differ beyond the tolerance (None: they don't)."""
+@dataclass(frozen=True)
+class VectorDifference:
+    """Cached vs freshly embedded vectors: the lowest cosine and the largest relative norm difference (None: the
+    dimensions differ), and why they differ beyond the tolerance (None: they don't)."""
+
+    cosine_min: float | None
+    norm_diff_max: float | None
+    stale: str | None
+
+
+@dataclass(frozen=True)
+class CacheCheck:
+    """The re-check of the first cached vectors served (`Encoder._recheck`), as `describe()`'s `cache_check`."""
+
+    texts: int
+    difference: VectorDifference
+    wall_ms: float
+    verdict: str  # match, or stale: why, and that the cache was cleared
+
+    def to_json(self) -> dict[str, object]:
+        figures = {"cosine_min": self.difference.cosine_min, "norm_diff_max": self.difference.norm_diff_max}
+        return {
+            "texts": self.texts,
+            **{name: value for name, value in figures.items() if value is not None},
+            "tolerance": {"cosine_min": RECHECK_COSINE, "norm_diff_max": RECHECK_NORM},
+            "wall_ms": self.wall_ms,
+            "verdict": self.verdict,
+        }
+
+
+def compare_vectors(cached: np.ndarray, fresh: np.ndarray) -> VectorDifference:
+    """Figures of cached vs freshly embedded vectors, and why they differ beyond the tolerance."""
     if cached.shape != fresh.shape:
-        return {}, f"dimension {cached.shape[1]} cached, {fresh.shape[1]} served now"
+        return VectorDifference(None, None, f"dimension {cached.shape[1]} cached, {fresh.shape[1]} served now")
     norms_cached, norms_fresh = np.linalg.norm(cached, axis=1), np.linalg.norm(fresh, axis=1)
     cosine = (cached * fresh).sum(axis=1) / np.maximum(norms_cached * norms_fresh, 1e-30)
     norm_diff = np.abs(norms_fresh - norms_cached) / np.maximum(norms_cached, 1e-30)
-    figures = {"cosine_min": float(cosine.min()), "norm_diff_max": float(norm_diff.max())}
-    if cosine.min() >= RECHECK_COSINE and norm_diff.max() <= RECHECK_NORM:
-        return figures, None
-    return figures, (
-        f"cosine min {cosine.min():.4f} (at least {RECHECK_COSINE} wanted), norms differ by up to "
-        f"{norm_diff.max():.2%} (at most {RECHECK_NORM:.0%} wanted)"
+    cosine_min, norm_diff_max = float(cosine.min()), float(norm_diff.max())
+    if cosine_min >= RECHECK_COSINE and norm_diff_max <= RECHECK_NORM:
+        return VectorDifference(cosine_min, norm_diff_max, None)
+    return VectorDifference(
+        cosine_min,
+        norm_diff_max,
+        f"cosine min {cosine_min:.4f} (at least {RECHECK_COSINE} wanted), norms differ by up to "
+        f"{norm_diff_max:.2%} (at most {RECHECK_NORM:.0%} wanted)",
     )
 
 
@@ -105,19 +138,19 @@ class Encoder:
         self.cache = EmbeddingCache(self.key) if cache else None
         self.meters: dict[str, EmbedMeter] = {}
         self.finished = (0, 0)  # texts done of those asked, in the last `embed` (what an error leaves)
-        self.recheck: dict[str, Any] | None = None  # the re-check's figures and verdict, once it has run
+        self.recheck: CacheCheck | None = None  # the re-check's figures and verdict, once it has run
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {
             "endpoint": self.endpoint.name,
             **self.endpoint.describe(),
             "concurrency": self.concurrency,
             "served_identity": self.key,
             "cache": "on" if self.cache else "off",
-            "cache_check": self.recheck,
+            "cache_check": self.recheck.to_json() if self.recheck else None,
         }
 
-    def blocks(self) -> dict[str, dict[str, Any]]:
+    def blocks(self) -> dict[str, dict[str, object]]:
         return {phase: meter.block(self.ledger.costs) for phase, meter in self.meters.items()}
 
     def embed(
@@ -173,23 +206,19 @@ class Encoder:
         started = time.perf_counter()
         sample = recheck_sample(texts, sorted(found))
         fresh = self.endpoint.embed([texts[i] for i in sample]).vectors
-        figures, stale = compare_vectors(np.vstack([found[i] for i in sample]), np.asarray(fresh, dtype=np.float32))
-        self.recheck = {
-            "texts": len(sample),
-            **figures,
-            "tolerance": {"cosine_min": RECHECK_COSINE, "norm_diff_max": RECHECK_NORM},
-            "wall_ms": (time.perf_counter() - started) * 1000.0,
-            "verdict": "match",
-        }
-        if stale is None:
+        difference = compare_vectors(np.vstack([found[i] for i in sample]), np.asarray(fresh, dtype=np.float32))
+        wall_ms = (time.perf_counter() - started) * 1000.0
+        if difference.stale is None:
+            self.recheck = CacheCheck(len(sample), difference, wall_ms, "match")
             return found
         cache.clear()
-        self.recheck["verdict"] = (
-            f"stale: {len(sample)} cached texts embedded again differ ({stale}); "
+        verdict = (
+            f"stale: {len(sample)} cached texts embedded again differ ({difference.stale}); "
             f"the cache {self.key} was cleared and every text embedded again"
         )
+        self.recheck = CacheCheck(len(sample), difference, wall_ms, verdict)
         console.print(
-            f"{self.endpoint.name}: cached vectors {self.recheck['verdict']}",
+            f"{self.endpoint.name}: cached vectors {verdict}",
             markup=False,
             highlight=False,
             soft_wrap=True,

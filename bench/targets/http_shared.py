@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from bench.core.errors import ServerError
 from bench.core.http import ServerUnreachable
@@ -80,7 +80,7 @@ class DedupedCorpus:
             return text[len(doc.title) + 1 :]
         return text
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {
             "distinct_texts": len(self.documents),
             "identical_copies": self.duplicate_count,

@@ -40,7 +40,7 @@ from bench.core.progress import ProgressFactory
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
 from bench.endpoints.meter import cost
-from bench.targets.base import Hit, QueryResult, TargetOptions, TargetSpec, first_rank_wins
+from bench.targets.base import Hit, QueryResult, TargetKind, TargetOptions, TargetSpec, first_rank_wins
 from bench.targets.hops import MeteredQueries, Nesting
 from bench.targets.http_shared import DedupedCorpus, file_name, run_queries, timed_query
 from bench.targets.lightrag_documents import (
@@ -231,7 +231,7 @@ class LightRAGTarget:
         """LightRAG's own answer (`quality --generate native`): `/query` in this target's mode, `options`
         (response_type, user_prompt) passed through. The references section LightRAG's prompt asks the LLM
         to append is cut off: it cites, it does not answer. The LLM cost needs `meter=`."""
-        body: dict[str, Any] = {
+        body: dict[str, object] = {
             "query": query,
             "mode": self.mode,
             "top_k": self.top_k,
@@ -246,9 +246,9 @@ class LightRAGTarget:
         spent = cost(before, self.meter.snapshot()) if self.meter and before is not None else {}
         return REFERENCES.split(text, maxsplit=1)[0].strip(), {f"answer_{k}": v for k, v in spent.items()}
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {
-            "kind": "lightrag",
+            "kind": TargetKind.LIGHTRAG,
             "mode": self.mode,
             "url": self.http.base_url,
             "server_version": {k: self.health.get(k) for k in ("core_version", "api_version")},

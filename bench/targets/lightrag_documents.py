@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from bench.core.http import HttpClient, HttpStatusError, Reply
 
@@ -33,7 +32,7 @@ class LightRAGIngest:
     seconds: float = 0.0
     cost: dict[str, float] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "inserted": self.inserted,
             "already_present": self.already_present,
@@ -45,9 +44,38 @@ class LightRAGIngest:
         }
 
 
-def documents_on_server(http: HttpClient) -> dict[str, dict[str, Any]]:
-    """file_path -> status record of every document on the server."""
-    found: dict[str, dict[str, Any]] = {}
+@dataclass(frozen=True)
+class ListedDocument:
+    """A document as LightRAG's /documents/paginated lists it: the fields ragbench reads."""
+
+    id: str
+    status: str  # as the server wrote it (PROCESSED, processed, ...)
+    error_msg: str
+    chunks_count: int | None  # None where the server counts none
+    created_at: object  # ISO 8601 text where the server gives one (bench.ingest.lightrag reads it)
+    updated_at: object
+
+    @classmethod
+    def of(cls, entry: dict[str, object]) -> ListedDocument:
+        chunks = entry.get("chunks_count")
+        return cls(
+            id=str(entry.get("id")),
+            status=str(entry.get("status", "")),
+            error_msg=str(entry.get("error_msg")),
+            chunks_count=chunks if isinstance(chunks, int) else None,
+            created_at=entry.get("created_at"),
+            updated_at=entry.get("updated_at"),
+        )
+
+    @property
+    def state(self) -> str:
+        """The status lowercased: a DocStatus when final."""
+        return self.status.lower()
+
+
+def documents_on_server(http: HttpClient) -> dict[str, ListedDocument]:
+    """file_path -> every document on the server."""
+    found: dict[str, ListedDocument] = {}
     page = 1
     while True:
         reply = http.json(
@@ -57,7 +85,9 @@ def documents_on_server(http: HttpClient) -> dict[str, dict[str, Any]]:
         )
         documents = reply.get("documents", kind=list)
         for i in range(len(documents)):
-            found[reply.get("documents", i, "file_path", kind=str)] = reply.get("documents", i, kind=dict)
+            found[reply.get("documents", i, "file_path", kind=str)] = ListedDocument.of(
+                reply.get("documents", i, kind=dict)
+            )
         if not documents or not reply.get("pagination", "has_next", kind=bool, default=False):
             return found
         page += 1
@@ -80,18 +110,17 @@ def corpus_on_server(http: HttpClient, sources: list[str]) -> CorpusOnServer:
     unfinished = []
     for source in sources:
         existing = on_server.get(source)
-        status = str((existing or {}).get("status", "")).lower()
         if existing is None:
             found.new.append(source)
-        elif status == DocStatus.FAILED:
-            found.failed[source] = str(existing.get("error_msg"))
-        elif status == DocStatus.PROCESSED:
+        elif existing.state == DocStatus.FAILED:
+            found.failed[source] = existing.error_msg
+        elif existing.state == DocStatus.PROCESSED:
             found.processed.append(source)
         else:
             unfinished.append(source)
     if unfinished:
         raise http.error(
-            f"{len(unfinished)} corpus documents are still {on_server[unfinished[0]].get('status')} on the server "
+            f"{len(unfinished)} corpus documents are still {on_server[unfinished[0]].status} on the server "
             f"(e.g. {unfinished[0]}); let LightRAG's pipeline finish, then run again"
         )
     return found
@@ -152,7 +181,7 @@ def delete_documents(http: HttpClient, doc_ids: list[str], timeout_s: float) -> 
         time.sleep(POLL_S)
     wanted = set(doc_ids)
     while True:
-        left = wanted & {str(doc.get("id")) for doc in documents_on_server(http).values()}
+        left = wanted & {doc.id for doc in documents_on_server(http).values()}
         if not left:
             break
         if time.monotonic() > deadline:

@@ -24,12 +24,21 @@ endpoint search each query on its own instead, so each has its latency, split in
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, cast
+from typing import cast
 
 from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory
 from bench.datasets.model import Dataset
-from bench.targets.base import Hit, QueryResult, Target, TargetOptions, TargetSpec, compose, no_progress
+from bench.targets.base import (
+    Hit,
+    QueryResult,
+    Target,
+    TargetKind,
+    TargetOptions,
+    TargetSpec,
+    compose,
+    no_progress,
+)
 from bench.targets.bm25_engine import BM25_PARAMS, BM25Engine, BM25Settings
 from bench.targets.dense_engine import SIMILARITIES, DenseEngine, Similarity
 from bench.targets.endpoint_refs import embedding_encoder
@@ -37,14 +46,6 @@ from bench.targets.params import check_params, choice_param, float_param
 from bench.targets.rerank_stage import one_by_one
 
 RRF_K = 60  # the constant of Cormack et al. (2009), also LangChain's EnsembleRetriever default
-
-
-class LocalKind(StrEnum):
-    """The local target kinds `build_local` builds."""
-
-    BM25 = "bm25"
-    DENSE = "dense"
-    HYBRID = "hybrid"
 
 
 class Fusion(StrEnum):
@@ -115,7 +116,7 @@ class HybridEngine:
             result.hits = sorted(result.hits, key=lambda hit: -cast(float, hit.score))[:depth]
         return fused
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         fusion = "rrf" if self.bm25_weight is None else "weighted-rrf (LangChain EnsembleRetriever)"
         if self.rescore_by_dense:
             similarity = "cosine" if self.dense.similarity == Similarity.COSINE else "dot product"
@@ -128,7 +129,7 @@ class HybridEngine:
             "dense": self.dense.describe(),
         }
 
-    def cost_blocks(self) -> dict[str, dict[str, Any]]:
+    def cost_blocks(self) -> dict[str, dict[str, object]]:
         return self.dense.cost_blocks()
 
     def close(self) -> None:
@@ -140,16 +141,16 @@ def build_local(spec: TargetSpec, options: TargetOptions) -> Target:
     """Each kind takes exactly its own parameters: a parameter it would ignore is an error."""
     if spec.url:
         raise UserError(f"target {spec.text!r}: local engines take no @url")
-    if spec.kind == LocalKind.BM25 and spec.variant is None:
+    if spec.kind == TargetKind.BM25 and spec.variant is None:
         check_params(spec.params, BM25_PARAMS, spec.text)
         return BM25Engine(name=spec.name, settings=BM25Settings.from_params(spec.params, spec.text))
     # an endpoint's target (or grow's): each query on its own, embedded when asked, with its own latency
     served = "embedder" in spec.params or options.fresh_queries
-    if spec.kind == LocalKind.DENSE and spec.variant is None:
+    if spec.kind == TargetKind.DENSE and spec.variant is None:
         check_params(spec.params, {"model", "embedder", "similarity"}, spec.text)
         similarity = choice_param(spec.params, "similarity", Similarity.COSINE, spec.text, list(SIMILARITIES))
         return DenseEngine(embedding_encoder(spec, options), name=spec.name, per_query=served, similarity=similarity)
-    if spec.kind == LocalKind.HYBRID and (spec.variant is None or spec.variant in tuple(Fusion)):
+    if spec.kind == TargetKind.HYBRID and (spec.variant is None or spec.variant in tuple(Fusion)):
         weighted = spec.variant in (Fusion.WEIGHTED, Fusion.OPENWEBUI)
         check_params(
             spec.params,

@@ -30,14 +30,13 @@ import threading
 import time
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from bench.core.errors import ServerError, UserError
 from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_from_env
 from bench.core.progress import ProgressFactory, console
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
-from bench.targets.base import Hit, QueryResult, TargetOptions, TargetSpec, first_rank_wins
+from bench.targets.base import Hit, QueryResult, TargetKind, TargetOptions, TargetSpec, first_rank_wins
 from bench.targets.hops import MeteredQueries, Nesting
 from bench.targets.http_shared import DedupedCorpus, file_name, parallel, run_queries, timed_query
 from bench.targets.openwebui_chunks import chunk_documents, read_chunks
@@ -162,10 +161,10 @@ class OpenWebUITarget:
         )
         self.kb_id: str | None = None
         self.version: str | None = None
-        self.saved_settings: dict[str, Any] | None = None  # the server's values before ragbench changed them
-        self.applied_settings: dict[str, Any] = {}
-        self.retrieval_config: dict[str, Any] = {}
-        self.embedding_config: dict[str, Any] = {}
+        self.saved_settings: dict[str, object] | None = None  # the server's values before ragbench changed them
+        self.applied_settings: dict[str, object] = {}
+        self.retrieval_config: dict[str, object] = {}
+        self.embedding_config: dict[str, object] = {}
         self.ingest = IngestReport()
         self.corpus: DedupedCorpus | None = None
         self.file_to_doc: dict[str, str] = {}  # Open WebUI file id -> representative doc id
@@ -207,9 +206,9 @@ class OpenWebUITarget:
             advance,
         )
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {
-            "kind": "openwebui",
+            "kind": TargetKind.OPENWEBUI,
             "variant": self.variant,
             "url": self.http.base_url,
             "server_version": self.version,
@@ -354,7 +353,7 @@ class OpenWebUITarget:
     # -- search -----------------------------------------------------------------------------------
 
     def _query(self, query: str, k: int) -> Reply:
-        body: dict[str, Any] = {"query": query, "k": k}
+        body: dict[str, object] = {"query": query, "k": k}
         if self.variant != Variant.VECTOR:
             body.update({"k_reranker": k, "hybrid_bm25_weight": self.bm25_weight})
         if self.endpoint == QueryRoute.DOC:

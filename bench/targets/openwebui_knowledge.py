@@ -8,7 +8,6 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from bench.core.http import HttpClient, Reply, error_message
 from bench.core.progress import console
@@ -39,7 +38,7 @@ class IngestReport:
     # uploaded and can never be retrieved (each still counts among the judged documents).
     skipped_empty: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "uploaded": self.uploaded,
             "already_present": self.already_present,
@@ -55,7 +54,7 @@ class IngestReport:
 MAX_PAGES = 1000  # 500 files a page: half a million files, past any knowledge base ragbench makes
 
 
-def pages(http: HttpClient, path: str, params: dict[str, Any]) -> Iterator[Reply]:
+def pages(http: HttpClient, path: str, params: dict[str, object]) -> Iterator[Reply]:
     """Each page of an Open WebUI listing, in order, until its `total` items were seen or a page is empty. Bounded
     against a server that ignores `page` (every page the first again): a page that adds no item not seen already
     ends the listing, and so does the MAX_PAGES-th; either is said in one line."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 
 class Variant(StrEnum):
@@ -41,10 +40,10 @@ class ExternalReranker:
 
 
 def variant_settings(
-    variant: Variant, bm25_weight: float, reranker: ExternalReranker, current: dict[str, Any]
-) -> dict[str, Any]:
+    variant: Variant, bm25_weight: float, reranker: ExternalReranker, current: dict[str, object]
+) -> dict[str, object]:
     """The retrieval settings `variant` needs, given the server's `current` ones."""
-    wanted: dict[str, Any] = {"ENABLE_RAG_HYBRID_SEARCH": variant != Variant.VECTOR, "RELEVANCE_THRESHOLD": 0.0}
+    wanted: dict[str, object] = {"ENABLE_RAG_HYBRID_SEARCH": variant != Variant.VECTOR, "RELEVANCE_THRESHOLD": 0.0}
     if variant in (Variant.HYBRID, Variant.RERANK):
         wanted["HYBRID_BM25_WEIGHT"] = bm25_weight
     if variant == Variant.HYBRID:

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from bench.core.errors import UserError
 from bench.core.spec_grammar import NAME, parse_options
-from bench.targets.base import Target, TargetOptions, TargetSpec
+from bench.targets.base import Target, TargetKind, TargetOptions, TargetSpec
 
 Factory = Callable[[TargetSpec, TargetOptions], Target]
 
@@ -24,20 +24,20 @@ def _lazy(module: str, function: str) -> Factory:
     return factory
 
 
-# kind -> factory
-KINDS: dict[str, Factory] = {
-    "bm25": _lazy("bench.targets.local", "build_local"),
-    "dense": _lazy("bench.targets.local", "build_local"),
-    "hybrid": _lazy("bench.targets.local", "build_local"),
-    "openwebui": _lazy("bench.targets.openwebui", "OpenWebUITarget"),
-    "lightrag": _lazy("bench.targets.lightrag", "LightRAGTarget"),
+# kind -> the factory that builds its targets (tests register further kinds)
+TARGET_FACTORIES: dict[str, Factory] = {
+    TargetKind.BM25: _lazy("bench.targets.local", "build_local"),
+    TargetKind.DENSE: _lazy("bench.targets.local", "build_local"),
+    TargetKind.HYBRID: _lazy("bench.targets.local", "build_local"),
+    TargetKind.OPENWEBUI: _lazy("bench.targets.openwebui", "OpenWebUITarget"),
+    TargetKind.LIGHTRAG: _lazy("bench.targets.lightrag", "LightRAGTarget"),
 }
 
 
 # kind -> the function that types and checks its settings (`TargetSpec.settings`)
-SETTINGS = {
-    "openwebui": ("bench.targets.openwebui", "openwebui_settings"),
-    "lightrag": ("bench.targets.lightrag", "lightrag_settings"),
+SETTINGS: dict[str, tuple[str, str]] = {
+    TargetKind.OPENWEBUI: ("bench.targets.openwebui", "openwebui_settings"),
+    TargetKind.LIGHTRAG: ("bench.targets.lightrag", "lightrag_settings"),
 }
 
 
@@ -67,8 +67,8 @@ def parse_target_spec(text: str) -> TargetSpec:
     kind = kind.strip().lower()
     if not kind:
         raise UserError(f"target {text!r}: empty kind (expected kind[:variant][+rerank][@url][?option=value])")
-    if kind not in KINDS:
-        raise UserError(f"target {text!r}: unknown kind {kind!r} (known: {', '.join(sorted(KINDS))})")
+    if kind not in TARGET_FACTORIES:
+        raise UserError(f"target {text!r}: unknown kind {kind!r} (known: {', '.join(sorted(TARGET_FACTORIES))})")
     params = parse_options(query, f"target {text!r}")
     if url:
         _check_url(text, url)
@@ -107,10 +107,10 @@ def build_target(spec: TargetSpec, options: TargetOptions) -> Target:
 
     first_spec = replace(spec, params={k: v for k, v in spec.params.items() if k != "reranker"})
     if not spec.rerank:
-        return KINDS[spec.kind](first_spec, options)
+        return TARGET_FACTORIES[spec.kind](first_spec, options)
     reranker = rerank_endpoint(spec, options)
     try:
-        target = KINDS[spec.kind](first_spec, options)
+        target = TARGET_FACTORIES[spec.kind](first_spec, options)
     except BaseException:
         reranker.close()
         raise

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -14,7 +13,7 @@ from bench.core.errors import UserError
 from bench.core.http import ServerUnreachable
 from bench.core.progress import ProgressFactory
 from bench.datasets.model import Dataset
-from bench.endpoints.base import Reranker
+from bench.endpoints.base import EndpointKind, Reranker
 from bench.targets.base import Hit, QueryResult, Target, TargetFailed, compose, no_progress
 from bench.targets.embed_cost import Metered
 
@@ -124,16 +123,17 @@ class RerankStage:
         kept.hits = (head + _tail(result.hits[self.rerank_depth :], head))[:depth]
         return kept
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {"first_stage": self.first.describe(), "rerank_depth": self.rerank_depth, **self._reranker()}
 
-    def _reranker(self) -> dict[str, Any]:
+    def _reranker(self) -> dict[str, object]:
         described = self.reranker.describe()
-        if described.get("kind") == "reference-rerank":  # an in-process cross-encoder: named by its folder and hash
+        # an in-process cross-encoder: named by its folder and hash
+        if described.get("kind") == EndpointKind.REFERENCE_RERANK:
             return {key: described[key] for key in ("cross_encoder", "cross_encoder_fingerprint")}
         return {"reranker": {"endpoint": self.reranker.name, **described}}
 
-    def cost_blocks(self) -> dict[str, dict[str, Any]]:
+    def cost_blocks(self) -> dict[str, dict[str, object]]:
         return self.first.cost_blocks() if isinstance(self.first, Metered) else {}
 
     def close(self) -> None:

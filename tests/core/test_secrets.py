@@ -186,7 +186,7 @@ def tiny_qa(tmp_path_factory) -> Path:
 
 
 def test_quality_with_secrets_in_specs_urls_and_echoed_keys(tiny, tmp_path, echo, env_keys, monkeypatch, capsys):
-    monkeypatch.setitem(registry.KINDS, "echo", EchoingTarget)
+    monkeypatch.setitem(registry.TARGET_FACTORIES, "echo", EchoingTarget)
     out = tmp_path / "out"
     code, stdout, stderr = run_cli(
         [

@@ -162,7 +162,7 @@ def test_info_tokenize_metrics(tei_fixture):
     client.post("/embed", {"inputs": ["a"]})
     with pytest.raises(HttpStatusError):
         client.post("/embed", {"inputs": ["a"] * 9})
-    counters = client.metrics()["counters"]
+    counters = client.metrics().counters
     assert counters['te_request_success{method="batch"}'] >= 2  # tokenize + embed
     assert counters['te_request_failure{err="validation"}'] == 1
 

@@ -21,7 +21,7 @@ def worse_kind(monkeypatch):
 
         return RelevantPushedOut(BM25Engine(name=spec.name), PUSHED_OUT, seed=7)
 
-    monkeypatch.setitem(registry.KINDS, "worse", build)
+    monkeypatch.setitem(registry.TARGET_FACTORIES, "worse", build)
 
 
 @pytest.fixture

@@ -9,12 +9,13 @@ import pytest
 from bench.core.errors import UserError
 from bench.endpoints.meter import Meter
 from bench.ingest.lightrag import check_meter_routes, listed_outcome
+from bench.targets.lightrag_documents import ListedDocument
 
 INSERTED = {"a.txt": "a", "b.txt": "b", "c.txt": "c"}
 
 
-def _doc(status: str, created: str | None, updated: str | None, **more: object) -> dict[str, object]:
-    return {"status": status, "created_at": created, "updated_at": updated, **more}
+def _doc(status: str, created: str | None, updated: str | None, **more: object) -> ListedDocument:
+    return ListedDocument.of({"status": status, "created_at": created, "updated_at": updated, **more})
 
 
 def test_the_server_list_decides_and_its_clock_times():

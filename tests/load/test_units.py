@@ -11,7 +11,7 @@ from bench.core.errors import UserError
 from bench.endpoints.tei_metrics import parse_snapshot
 from bench.load import histograms
 from bench.load.client import Response
-from bench.load.recorder import Recorder, status_class
+from bench.load.recorder import Recorder, status_outcome
 from bench.load.schedule import Arrival, open_schedule, parse_arrival, share, split_count
 from bench.load.server_view import delta
 from bench.load.share import SharePlan
@@ -191,7 +191,7 @@ def test_tei_timing_headers_become_the_server_split():
     "status,cls", [(413, "too_large"), (422, "too_large"), (429, "429"), (424, "424"), (401, "4xx"), (503, "5xx")]
 )
 def test_status_classes(status, cls):
-    assert status_class(status) == cls
+    assert status_outcome(status) == cls
 
 
 def _share(cpu_s: float, wall_s: float, handled: int, idle_cpu_s: float = 0.0, lag_ms: float = 0.0):

@@ -90,7 +90,7 @@ def count_searches() -> None:
     target_run._search = searching
 
 
-registry.KINDS["scripted"] = ScriptedTarget
+registry.TARGET_FACTORIES["scripted"] = ScriptedTarget
 count_searches()
 wrap(target_run, "write_run", "run-file")
 wrap(pipeline, "comparisons", "comparisons")

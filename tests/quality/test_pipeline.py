@@ -78,7 +78,7 @@ class ScriptedTarget:
 
 @pytest.fixture
 def scripted(monkeypatch):
-    monkeypatch.setitem(registry.KINDS, "scripted", lambda spec, options: ScriptedTarget(spec, options))
+    monkeypatch.setitem(registry.TARGET_FACTORIES, "scripted", lambda spec, options: ScriptedTarget(spec, options))
     ScriptedTarget.closed = 0
     return ScriptedTarget
 

@@ -38,7 +38,7 @@ class _TopK:
 def short_data(tmp_path, monkeypatch):
     from bench.targets.bm25_engine import BM25Engine
 
-    monkeypatch.setitem(registry.KINDS, "top", lambda spec, options: _TopK(BM25Engine(name=spec.name)))
+    monkeypatch.setitem(registry.TARGET_FACTORIES, "top", lambda spec, options: _TopK(BM25Engine(name=spec.name)))
     corpus = {f"d{i:02d}": "apple " * (1 + i % 4) + f"word{i} common" for i in range(24)}
     queries = {f"q{i}": f"apple word{i} word{i + 5} word{i + 9}" for i in range(8)}
     qrels = [(f"q{i}", f"d{i + 9:02d}", 1) for i in range(8)] + [(f"q{i}", f"d{i:02d}", 1) for i in range(8)]

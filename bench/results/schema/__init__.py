@@ -30,9 +30,9 @@ from bench.results.schema.identity import (
     IdentityEndpointRecord,
     IdentityRerankPairRecord,
     IdentitySummaryRecord,
+    IdentityVerdict,
     NormRange,
     TokenLengthBucket,
-    Verdict,
     WorstText,
 )
 from bench.results.schema.ingest import (
@@ -77,11 +77,14 @@ from bench.results.schema.quality import (
 from bench.results.schema.run import (
     DOCTOR_DOCUMENT,
     IDENTITY_DOCUMENT,
+    QUALITY_COMMANDS,
     READABLE_VERSIONS,
     SCHEMA,
     VERSION,
+    DatasetInfo,
     EndRecord,
     EndStatus,
+    RunCommand,
     RunHeader,
 )
 from bench.results.schema.sizing import (
@@ -122,6 +125,7 @@ RECORD_TYPES: dict[str, type] = {
 __all__ = [
     "DOCTOR_DOCUMENT",
     "IDENTITY_DOCUMENT",
+    "QUALITY_COMMANDS",
     "READABLE_VERSIONS",
     "RECORD_TYPES",
     "SCHEMA",
@@ -131,6 +135,7 @@ __all__ = [
     "CeilingPoint",
     "ClientView",
     "ComparisonRecord",
+    "DatasetInfo",
     "DirectIngest",
     "DoctorFinding",
     "DocumentsDistribution",
@@ -146,6 +151,7 @@ __all__ = [
     "IdentityEndpointRecord",
     "IdentityRerankPairRecord",
     "IdentitySummaryRecord",
+    "IdentityVerdict",
     "IngestPointRecord",
     "IngestStatus",
     "IngestSummaryRecord",
@@ -168,6 +174,7 @@ __all__ = [
     "QuantileIntervals",
     "QueryRecord",
     "Relevance",
+    "RunCommand",
     "RunHeader",
     "RungStatus",
     "SaturationProbe",
@@ -181,6 +188,5 @@ __all__ = [
     "Throughput",
     "ThroughputIntervals",
     "TokenLengthBucket",
-    "Verdict",
     "WorstText",
 ]

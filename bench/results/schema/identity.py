@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 
-class Verdict(StrEnum):
+class IdentityVerdict(StrEnum):
     """An identity check's outcome: a check without enough data to judge is not a pass either."""
 
     PASS = "pass"
@@ -24,7 +24,7 @@ class IdentityEndpointRecord:
     batch_texts: int | None = None
     batch_min_cosine: float | None = None
     batch_threshold: float | None = None
-    batch_verdict: Verdict | None = None
+    batch_verdict: IdentityVerdict | None = None
     # rerank endpoints: was top_n honoured
     top_n_requested: int | None = None
     top_n_returned: int | None = None
@@ -94,7 +94,7 @@ class IdentityEmbedPairRecord:
     top10_overlap: float | None  # None: too few texts for the neighbour check
     by_token_length: list[TokenLengthBucket]
     worst: list[WorstText]
-    verdict: Verdict
+    verdict: IdentityVerdict
     failures: list[str]
     insufficient: list[str]  # checks without enough data to judge
     causes: list[Cause]
@@ -111,7 +111,7 @@ class IdentityRerankPairRecord:
     mean_score_diff: float
     kendall_tau_mean: float | None  # None: no query had two candidates to order
     kendall_tau_min: float | None
-    verdict: Verdict
+    verdict: IdentityVerdict
     failures: list[str]
     insufficient: list[str]
     causes: list[Cause]
@@ -124,7 +124,7 @@ class IdentitySummaryRecord:
     texts: int
     queries: int
     token_lengths: str  # "tokenizer <path>" or "words (no tokenizer)"
-    verdict: Verdict  # over every pair, batch invariance and top_n
+    verdict: IdentityVerdict  # over every pair, batch invariance and top_n
     total_s: float
     diagnosis_s: float  # probing failed pairs
     suite_s: float  # ragbench's own work: everything but endpoints and diagnosis

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -18,9 +19,28 @@ VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
 
 
+class RunCommand(StrEnum):
+    """The command that wrote a results file; a file may name one this ragbench does not know (a newer one's), read
+    as its plain string."""
+
+    QUALITY = "quality"
+    DEMO = "demo"
+    IDENTITY = "identity"
+    DOCTOR = "doctor"
+    LOAD = "load"
+    SIZE = "size"
+    CEILING = "ceiling"
+    INGEST = "ingest"
+    GROW = "grow"
+
+
+# The commands whose runs are quality runs (`demo` is `quality` on the built-in dataset).
+QUALITY_COMMANDS = (RunCommand.QUALITY, RunCommand.DEMO)
+
+
 @dataclass
 class RunHeader:
-    command: str  # quality | demo | identity | doctor | load | ...
+    command: RunCommand | str  # quality | demo | identity | doctor | load | ...
     created: str  # ISO 8601, UTC
     ragbench_version: str
     # quality and demo only (other commands leave them empty):
@@ -46,6 +66,57 @@ class RunHeader:
     #: `ragbench grow`: the ladder (rungs, unit, distractors, queries, slo), what --resume must match; left out:
     #: another command
     grow: dict[str, Any] | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+
+    @property
+    def dataset_info(self) -> DatasetInfo:
+        """`dataset`, typed for its readers."""
+        return DatasetInfo.of(self.dataset)
+
+
+def _text(data: Mapping[str, object], key: str) -> str | None:
+    value = data.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _count(data: Mapping[str, object], key: str) -> int | None:
+    value = data.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """What a run's header says of the data it ran on (`RunHeader.dataset`, a JSON object whose keys depend on the
+    command: a dataset's for quality, grow and ingest, a workload's for load, size and ceiling); a key the header
+    lacks, or holds with another type, reads as None."""
+
+    name: str | None = None
+    source: str | None = None
+    format: str | None = None
+    split: str | None = None
+    fingerprint: str | None = None
+    documents: int | None = None
+    queries: int | None = None
+    notes: tuple[str, ...] = ()
+    tokens_source: str | None = None  # a workload's: what counted its tokens
+    distinct_texts: int | None = None  # ingest: the distinct texts, where some documents repeat another's
+    identical_copies: int | None = None  # ingest: the documents that repeat another's text
+
+    @classmethod
+    def of(cls, data: Mapping[str, object]) -> DatasetInfo:
+        notes = data.get("notes")
+        return cls(
+            name=_text(data, "name"),
+            source=_text(data, "source"),
+            format=_text(data, "format"),
+            split=_text(data, "split"),
+            fingerprint=_text(data, "fingerprint"),
+            documents=_count(data, "documents"),
+            queries=_count(data, "queries"),
+            notes=tuple(str(n) for n in notes) if isinstance(notes, list) else (),
+            tokens_source=_text(data, "tokens_source"),
+            distinct_texts=_count(data, "distinct_texts"),
+            identical_copies=_count(data, "identical_copies"),
+        )
 
 
 class EndStatus(StrEnum):

@@ -157,7 +157,8 @@ class JsonStub(ThreadingHTTPServer):
             self.start()
 
     def start(self) -> None:
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        # A short poll: `stop` (shutdown) waits up to one poll interval, in every test's teardown.
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     @property
     def url(self) -> str:

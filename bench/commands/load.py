@@ -244,21 +244,7 @@ class LoadRequest:
 def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepPlan:
     """The sweep's typed plan, its points built once: every flag checked, nothing read or opened."""
     op = _op(request.op, is_rerank)
-    if request.rate is not None and request.burst is not None:
-        raise UserError("load: --rate (open loop) and --burst are different loops; give one")
-    if request.duration is not None and request.requests is not None:
-        raise UserError("load: give --duration or --requests, not both")
-    if request.max_inflight is not None and (request.rate is None or request.max_inflight < 1):
-        raise UserError("--max-inflight caps the open loop: give it a positive number, with --rate")
-    if request.rate is not None and request.concurrency is not None:
-        raise UserError(
-            "load: --concurrency sets the closed loop (or a burst's cap); the open loop takes --rate and --max-inflight"
-        )
-    _check_sizes(request, op)
-    if request.interleave:
-        _check_interleave(request)
-    elif request.slice is not None:
-        raise UserError("load: --slice cuts the windows of an --interleave run")
+    _check_flags(request, op)
     workers = v.number("--workers", request.workers, v.WORKERS)
     seed = v.number("--seed", request.seed, v.SEED)
     burst = None if request.burst is None else v.number("--burst", request.burst, v.BURST_TEXTS)
@@ -292,6 +278,25 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepPlan:
         else v.number("--repeat", request.repeat, v.REPEATS),
     )
     return plan_sweep(sweep, request.requests_csv)
+
+
+def _check_flags(request: LoadRequest, op: Op) -> None:
+    """Flags that cannot go together, each refused with the line that says why."""
+    if request.rate is not None and request.burst is not None:
+        raise UserError("load: --rate (open loop) and --burst are different loops; give one")
+    if request.duration is not None and request.requests is not None:
+        raise UserError("load: give --duration or --requests, not both")
+    if request.max_inflight is not None and (request.rate is None or request.max_inflight < 1):
+        raise UserError("--max-inflight caps the open loop: give it a positive number, with --rate")
+    if request.rate is not None and request.concurrency is not None:
+        raise UserError(
+            "load: --concurrency sets the closed loop (or a burst's cap); the open loop takes --rate and --max-inflight"
+        )
+    _check_sizes(request, op)
+    if request.interleave:
+        _check_interleave(request)
+    elif request.slice is not None:
+        raise UserError("load: --slice cuts the windows of an --interleave run")
 
 
 def _check_sizes(request: LoadRequest, op: Op) -> None:
@@ -499,11 +504,6 @@ def summary_table(records: list[LoadPointRecord]) -> Table:
 
     for r in records:
         point = point_label(r) + (f", drained in {r.duration_s:.2f} s" if r.loop == Loop.BURST else "")
-        errors = ", ".join(f"{k}:{v}" for k, v in sorted(r.requests.errors.items())) or "0"
-        if r.status == FAILED and not r.requests.sent:
-            errors = "FAILED: nothing measured"
-        elif r.status in (FAILED, ERRORS):
-            errors = f"{r.status.upper()} {errors} ({error_rate(r.requests):.1%})"
         rate = f"{r.throughput.requests_per_s:.1f}"
         scheduled, window = r.requests.scheduled, r.requests.scheduled_s
         if (
@@ -522,8 +522,18 @@ def summary_table(records: list[LoadPointRecord]) -> Table:
             ms(r.latency_ms.service, "p50"),
             ms(r.latency_ms.service),
             ms(r.latency_ms.scheduled),
-            errors,
+            _errors_text(r),
             str(r.requests.unsent),
             client,
         )
     return table
+
+
+def _errors_text(r: LoadPointRecord) -> str:
+    """A point's errors column: its error classes and counts, and its status where that is a failure."""
+    errors = ", ".join(f"{k}:{v}" for k, v in sorted(r.requests.errors.items())) or "0"
+    if r.status == FAILED and not r.requests.sent:
+        return "FAILED: nothing measured"
+    if r.status in (FAILED, ERRORS):
+        return f"{r.status.upper()} {errors} ({error_rate(r.requests):.1%})"
+    return errors

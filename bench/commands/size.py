@@ -32,7 +32,7 @@ from bench.results.store import Results, read_results
 from bench.sizing.budget import run_budget
 from bench.sizing.economics import Economics
 from bench.sizing.plan import SizePlan, check_memory, expected_text, size_header
-from bench.sizing.session import SizeSession
+from bench.sizing.session import Outlets, SizeSession
 from bench.sizing.slo import parse_slo, sig3
 from bench.sizing.telemetry import gpu_telemetry
 from bench.sizing.verdict import requests_to_bound
@@ -336,7 +336,7 @@ def run_size(
             # Once `--out` is taken (open_run): a refused folder is one line on stderr, nothing before it.
             say(expected_text(plan))
             for endpoint in endpoints:
-                session = SizeSession(endpoint, plan, workload, pool, run, sampler, report, budget, say)
+                session = SizeSession(endpoint, plan, workload, pool, budget, Outlets(run, sampler, report, say))
                 session.stop = stop
                 sessions.append(session)
                 for length in plan.lengths:

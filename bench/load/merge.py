@@ -32,22 +32,12 @@ def merge_shares(
     metrics_after: MetricsSnapshot | None = None,
 ) -> LoadPointRecord:
     """One point's record from its workers' shares: counts summed, histograms merged exactly."""
-    examples: dict[str, str] = {}
-    for s in shares:
-        for cls, message in s.error_examples.items():
-            examples.setdefault(cls, mask(message))
     merged = (
         {q: histograms.merge([s.histograms.get(q) for s in shares]) for q in shares[0].histograms} if shares else {}
     )
     requests = _requests(shares)
     elapsed = measured_window(point, shares)
-    warmups = [s.warmup_longest_s for s in shares if s.warmup_longest_s is not None]
-    window = Window(
-        intended_s=requests.scheduled_s if requests.scheduled_s is not None else point.duration_s,
-        measured_s=elapsed,
-        warmup_longest_s=max(warmups) if warmups else None,
-    )
-    status, problem = judge(requests, point.max_error_rate, window)
+    status, problem = judge(requests, point.max_error_rate, _window(point, shares, requests, elapsed))
     return LoadPointRecord(
         endpoint=endpoint,
         op=point.op,
@@ -71,10 +61,29 @@ def merge_shares(
         documents_distribution=documents_distribution(point.documents_draw, sent.ring(point.batch)),
         warmup_s=point.warmup_s,
         histograms={q: histograms.encode(h) for q, h in merged.items() if h.get_total_count()},
-        error_examples=examples,
+        error_examples=_error_examples(shares),
         status=status,
         problem=problem,
         max_error_rate=point.max_error_rate,
+    )
+
+
+def _error_examples(shares: list[ShareResult]) -> dict[str, str]:
+    """The first example of each error class among the shares, secrets masked."""
+    examples: dict[str, str] = {}
+    for s in shares:
+        for cls, message in s.error_examples.items():
+            examples.setdefault(cls, mask(message))
+    return examples
+
+
+def _window(point: PointConfig, shares: list[ShareResult], requests: LoadRequests, elapsed: float) -> Window:
+    """The window the point was judged on: intended (what the schedule set in it, else the duration), measured."""
+    warmups = [s.warmup_longest_s for s in shares if s.warmup_longest_s is not None]
+    return Window(
+        intended_s=requests.scheduled_s if requests.scheduled_s is not None else point.duration_s,
+        measured_s=elapsed,
+        warmup_longest_s=max(warmups) if warmups else None,
     )
 
 

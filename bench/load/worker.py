@@ -237,35 +237,42 @@ async def _open(plan: SharePlan, sender: _Sender, recorder: Recorder) -> None:
         due = plan.start_at + offset
         if not await _until_due(due, recorder):
             break
-        if slots is not None and slots.locked():
-            deadline = _slot_deadline(plan, recorder)
-            if deadline is None:
-                await slots.acquire()
-            else:
-                try:
-                    await asyncio.wait_for(slots.acquire(), max(0.0, deadline - perf_counter()))
-                except TimeoutError:  # what was due in the window and still waits: never sent
-                    due_rest = plan.start_at + offsets[index:]
-                    stop = pool_stop()
-                    end = stop.get() if stop is not None else math.inf
-                    recorder.result.unsent += int(
-                        np.count_nonzero((due_rest >= recorder.window_start) & (due_rest < end))
-                    )
-                    break
-        elif slots is not None:
-            await slots.acquire()
+        if slots is not None and not await _take_slot(slots, plan, recorder, offsets[index:]):
+            break
         task = loop.create_task(one(index, due))
         pending.add(task)
         task.add_done_callback(pending.discard)
     if pending:
         await asyncio.gather(*pending)
     if plan.mode == Loop.OPEN and plan.duration_s is not None:
-        # What the schedule set in the window, counted now: the pool's stop time, known only now, may have cut it.
-        # In offsets from the start, as the schedule was cut (`open_schedule`): no rounding moves one across the end.
-        end = plan.warmup_s + plan.duration_s
+        _count_scheduled(plan, plan.duration_s, recorder, offsets)
+
+
+async def _take_slot(slots: asyncio.Semaphore, plan: SharePlan, recorder: Recorder, rest: np.ndarray) -> bool:
+    """A slot for the next request (at offset `rest[0]`, the ones after it following); False where none frees
+    before the slot deadline, the requests of `rest` due in the window then counted as never sent."""
+    deadline = _slot_deadline(plan, recorder) if slots.locked() else None
+    if deadline is None:
+        await slots.acquire()
+        return True
+    try:
+        await asyncio.wait_for(slots.acquire(), max(0.0, deadline - perf_counter()))
+    except TimeoutError:  # what was due in the window and still waits: never sent
+        due_rest = plan.start_at + rest
         stop = pool_stop()
-        if stop is not None:
-            end = min(end, stop.get() - plan.start_at)
-        in_window = (offsets >= plan.warmup_s) & (offsets < end)
-        recorder.result.scheduled = int(np.count_nonzero(in_window))
-        recorder.result.scheduled_s = max(0.0, end - plan.warmup_s)
+        end = stop.get() if stop is not None else math.inf
+        recorder.result.unsent += int(np.count_nonzero((due_rest >= recorder.window_start) & (due_rest < end)))
+        return False
+    return True
+
+
+def _count_scheduled(plan: SharePlan, duration_s: float, recorder: Recorder, offsets: np.ndarray) -> None:
+    """What the open schedule set in the window, counted now: the pool's stop time, known only now, may have cut
+    it. In offsets from the start, as the schedule was cut (`open_schedule`): no rounding moves one across the end."""
+    end = plan.warmup_s + duration_s
+    stop = pool_stop()
+    if stop is not None:
+        end = min(end, stop.get() - plan.start_at)
+    in_window = (offsets >= plan.warmup_s) & (offsets < end)
+    recorder.result.scheduled = int(np.count_nonzero(in_window))
+    recorder.result.scheduled_s = max(0.0, end - plan.warmup_s)

@@ -12,7 +12,7 @@ import math
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from bench.core.interrupt import uninterruptible
 from bench.load.endpoint import LoadEndpoint
@@ -55,25 +55,26 @@ from bench.sizing.verdict import CONFIDENCE, correlated_bound_ms, verdict
 PLANNED_SHARE = 0.98
 
 
+@dataclass(frozen=True)
+class Outlets:
+    """Where a session's measurements go: the run's results file, the GPU sampler (None: none runs), the line
+    printed for each point, and the notes said on the way."""
+
+    writer: OpenRun
+    sampler: GpuSampler | None
+    report: Callable[[LoadPointRecord], None]
+    say: Callable[[str], None]
+
+
 class SizeSession:
     """One endpoint's measurements: each point measured, written, and its GPU window written after it; every
     point and probe sized to the budget left, the time still expected said after each."""
 
     def __init__(
-        self,
-        endpoint: LoadEndpoint,
-        plan: SizePlan,
-        workload: Workload,
-        pool: Executor,
-        writer: OpenRun,
-        sampler: GpuSampler | None,
-        report: Callable[[LoadPointRecord], None],
-        budget: Budget,
-        say: Callable[[str], None],
+        self, endpoint: LoadEndpoint, plan: SizePlan, workload: Workload, pool: Executor, budget: Budget, out: Outlets
     ):
-        self.endpoint, self.plan = endpoint, plan
-        self.workload, self.pool, self.writer, self.sampler, self.report = workload, pool, writer, sampler, report
-        self.budget, self.say = budget, say
+        self.endpoint, self.plan, self.workload, self.pool, self.budget = endpoint, plan, workload, pool, budget
+        self.writer, self.sampler, self.report, self.say = out.writer, out.sampler, out.report, out.say
         self.points: list[LoadPointRecord] = []
         self.search_left = 0  # measurements the saturation search still expects (its outlook), this one included
         self.probe_s = plan.duration_s  # the measured window of the search's next probe

@@ -59,9 +59,10 @@ def test_a_suite_load_sweep_gates_a_slower_server(tmp_path, monkeypatch, capsys,
     )
     [check] = json.loads(report)["checks"]
     figures = check["figures"]
-    # four times the service time at the same concurrency: about a quarter of the throughput; no answer
-    # can come sooner than the slow server's 40 ms
-    assert figures["throughput_ratio"] < 0.5 and figures["current_p99_ms"] >= 40, figures
+    # Four times the service time at the same concurrency: about a quarter of the throughput. The margin: a busy machine
+    # adds some o ms to every request of both runs, and (10 + o) / (40 + o) stays under the gate's 0.8 while o < 110 ms
+    # (under 0.5, the former bound, only while o < 20 ms). No answer can come sooner than the slow server's 40 ms.
+    assert figures["throughput_ratio"] < 0.8 and figures["current_p99_ms"] >= 40, figures
     # Two users waiting 40 ms each are far from this client's ceiling, however busy the machine: gated.
     assert not figures["client_saturated"], figures
     assert (code, check["status"]) == (1, "fail"), out + err

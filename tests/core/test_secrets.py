@@ -13,8 +13,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote
 
@@ -27,6 +25,7 @@ from bench.core.secrets import mask, register_secret, secret_from_env
 from bench.endpoints.meter import Meter
 from bench.targets import registry
 from tests.harness.cli import run_cli
+from tests.harness.stubs import JsonStub, RawBody, Seen, Whole
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV_SECRET = "envsecret-3f9a1c77"
@@ -39,85 +38,55 @@ SECRETS = (ENV_SECRET, URL_SECRET, URL_PASSWORD, PARAM_SECRET, TOKEN_SECRET, BAS
 CHAT_ANSWERS = 3  # the echo server's chat route answers this many questions, then refuses (401) every other
 
 
-class EchoHandler(BaseHTTPRequestHandler):
+class EchoServer:
     """Echoes every request header, and the Basic credentials it decoded, wherever it can: in a 401 body for
     every route, and in the fields its successful answers carry into results (TEI's /info model_id, /embed;
-    the first CHAT_ANSWERS chat answers)."""
+    the first CHAT_ANSWERS chat answers). On loopback: the credentials travel as a client sends them."""
 
-    server: EchoServer
-
-    def _echo(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"null") if length else None
-        self.server.requests.append(self.path)
-        auth = self.headers.get("Authorization", "")
-        self.server.auth.append(auth)
-        decoded = base64.b64decode(auth[6:]).decode() if auth.startswith("Basic ") else ""
-        said = (
-            f"{self.path}; headers were {dict(self.headers)}; credentials {decoded!r}; raw {self.headers.as_string()!r}"
-        )
-        route = self.path.split("?")[0]
-        if self.command == "GET" and route == "/info":
-            self._send(
-                200,
-                {
-                    "model_id": f"echo-model {said}",
-                    "model_dtype": "float32",
-                    "version": said,
-                    "model_type": {"embedding": {"pooling": "mean"}},
-                    "max_client_batch_size": 32,
-                    "max_input_length": 512,
-                    "auto_truncate": True,
-                },
-            )
-        elif route == "/embed":
-            self._send(200, [[1.0, 0.5, 0.25] for _ in body["inputs"]])
-        elif route == "/v1/chat/completions" and self.server.chat_answers < CHAT_ANSWERS:
-            self.server.chat_answers += 1
-            self._send(
-                200,
-                {
-                    "choices": [{"message": {"role": "assistant", "content": f"unknown; {said}"}}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
-                },
-            )
-        else:
-            self._send(401, {"error": {"message": f"unauthorized: {said}", "type": "auth"}})
-
-    def _send(self, status: int, data) -> None:
-        payload = json.dumps(data).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    do_GET = do_POST = do_PUT = do_DELETE = _echo
-
-    def log_message(self, *args) -> None:
-        pass
-
-
-class EchoServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self):
-        super().__init__(("127.0.0.1", 0), EchoHandler)
+    def __init__(self) -> None:
         self.requests: list[str] = []
         self.auth: list[str] = []  # each request's Authorization header
         self.chat_answers = 0
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        self.stub = JsonStub({}, default=Whole(self._echo))
+
+    def _echo(self, seen: Seen) -> tuple[int, object]:
+        self.requests.append(seen.path)
+        auth = seen.headers.get("Authorization", "")
+        self.auth.append(auth)
+        decoded = base64.b64decode(auth[6:]).decode() if auth.startswith("Basic ") else ""
+        said = (
+            f"{seen.path}; headers were {dict(seen.headers)}; credentials {decoded!r}; raw {seen.headers.as_string()!r}"
+        )
+        route = seen.path.split("?")[0]
+        if seen.method == "GET" and route == "/info":
+            return 200, {
+                "model_id": f"echo-model {said}",
+                "model_dtype": "float32",
+                "version": said,
+                "model_type": {"embedding": {"pooling": "mean"}},
+                "max_client_batch_size": 32,
+                "max_input_length": 512,
+                "auto_truncate": True,
+            }
+        if route == "/embed":
+            return 200, [[1.0, 0.5, 0.25] for _ in seen.json()["inputs"]]
+        if route == "/v1/chat/completions" and self.chat_answers < CHAT_ANSWERS:
+            self.chat_answers += 1
+            return 200, {
+                "choices": [{"message": {"role": "assistant", "content": f"unknown; {said}"}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+            }
+        return 401, {"error": {"message": f"unauthorized: {said}", "type": "auth"}}
 
     def url(self, credentials: bool = True) -> str:
-        return f"http://{f'alice:{URL_PASSWORD}@' if credentials else ''}127.0.0.1:{self.server_address[1]}"
+        return f"http://{f'alice:{URL_PASSWORD}@' if credentials else ''}127.0.0.1:{self.stub.server_address[1]}"
 
 
 @pytest.fixture
 def echo():
     server = EchoServer()
     yield server
-    server.shutdown()
-    server.server_close()
+    server.stub.stop()
 
 
 @pytest.fixture
@@ -557,36 +526,24 @@ def test_every_form_a_server_echoes_a_secret_in_is_masked(form):
     assert ODD_SECRET[3:9] not in mask(f"refused [{form}]") and mask(f"refused [{form}]") == "refused [***]", form
 
 
-class OddEchoHandler(BaseHTTPRequestHandler):
-    """Refuses every request with the Basic password it decoded, in the form its server's `form` names."""
+def odd_echo(form: str) -> Whole:
+    """Refuses every request with the Basic password it decoded, in the form `form` names."""
 
-    def _refuse(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        password = base64.b64decode(self.headers.get("Authorization", "Basic ")[6:]).decode().partition(":")[2]
-        form = {
+    def refuse(seen: Seen) -> tuple[int, RawBody]:
+        password = base64.b64decode(seen.headers.get("Authorization", "Basic ")[6:]).decode().partition(":")[2]
+        written = {
             "upper": lambda p: re.sub(r"\\u[0-9a-f]{4}", lambda m: "\\u" + m.group(0)[2:].upper(), json.dumps(p)[1:-1]),
             "lower-percent": lambda p: re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(p, safe="")),
-        }[self.server.form](password)
-        payload = json.dumps(
-            {"error": f"bad password [{form}]", "error_type": "Unauthorized"}, ensure_ascii=False
-        ).encode()
-        self.send_response(401)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+        }[form](password)
+        payload = json.dumps({"error": f"bad password [{written}]", "error_type": "Unauthorized"}, ensure_ascii=False)
+        return 401, RawBody("application/json", payload.encode())  # ensure_ascii=False: the raw UTF-8 echoed
 
-    do_GET = do_POST = _refuse
-
-    def log_message(self, *args) -> None:
-        pass
+    return Whole(refuse)
 
 
 @pytest.mark.parametrize("form", ["upper", "lower-percent"])
 def test_identity_masks_a_password_echoed_in_an_odd_encoding(form, tmp_path, monkeypatch, capsys):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), OddEchoHandler)
-    server.form, server.daemon_threads = form, True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = JsonStub({}, default=odd_echo(form))
     texts = tmp_path / "texts.txt"
     texts.write_text("one\ntwo\nthree\n")
     try:
@@ -607,7 +564,7 @@ def test_identity_masks_a_password_echoed_in_an_odd_encoding(form, tmp_path, mon
             capsys,
         )
     finally:
-        server.shutdown()
+        server.stop()
     assert code == 2 and "bad password [***]" in stderr, stderr
     for part in ("Zq-p", "w%C3%B6rd", "w%c3%b6rd", "w\\u00F6rd", "w\\u00f6rd"):
         assert part not in stdout + stderr, part

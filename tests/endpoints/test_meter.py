@@ -8,10 +8,8 @@ import json
 import socket
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import ClassVar
 
 import httpx
 import pytest
@@ -22,39 +20,29 @@ from bench.endpoints.meter_relay import MAX_REQUEST_BYTES, USAGE_BODY_CAP
 from bench.endpoints.meter_usage import decode_body
 from tests.harness.llm_double import LLMDouble
 from tests.harness.process import free_port
+from tests.harness.stubs import Cut, JsonStub, RawBody, Seen, Whole
 
 
-class Echo(BaseHTTPRequestHandler):
+def echo(seen: Seen) -> tuple[int, RawBody]:
     """Answers with the method, path, headers and body it received (and no `usage`)."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        answer = json.dumps(
-            {"method": self.command, "path": self.path, "headers": dict(self.headers.items()), "body": body.decode()}
-        ).encode()
-        self.send_response(201)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("X-Upstream", "echo")
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
+    answer = {
+        "method": seen.method,
+        "path": seen.path,
+        "headers": dict(seen.headers.items()),
+        "body": seen.body.decode(),
+    }
+    return 201, RawBody("application/json", json.dumps(answer).encode(), (("X-Upstream", "echo"),))
 
 
 @contextmanager
-def upstream(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    """`handler` served on loopback for the test's meter to forward to: its URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+def upstream(default: object, routes: dict[tuple[str, str], object] | None = None) -> Iterator[str]:
+    """A stub on loopback for the test's meter to forward to (the meter relays the wire itself): `routes` by
+    (method, path), `default` for every other request. Its URL."""
+    stub = JsonStub(routes or {}, default)
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield stub.url
     finally:
-        server.shutdown()
-        server.server_close()
+        stub.stop()
 
 
 def raw_connection(meter: Meter) -> http.client.HTTPConnection:
@@ -64,7 +52,7 @@ def raw_connection(meter: Meter) -> http.client.HTTPConnection:
 
 
 def test_request_and_reply_pass_through_unchanged():
-    with upstream(Echo) as echo_url, Meter({"up": f"{echo_url}/base"}) as meter:
+    with upstream(Whole(echo)) as echo_url, Meter({"up": f"{echo_url}/base"}) as meter:
         conn = raw_connection(meter)
         sent = {"Authorization": "Bearer secret-token", "X-Custom": "1", "Content-Type": "application/json"}
         conn.request("POST", "/up/v1/thing?x=1&y=2", body=b'{"a": 1}', headers=sent)
@@ -138,30 +126,20 @@ def test_a_reply_nested_too_deeply_has_no_usage_and_no_traceback():
     }
 
 
-class Refusing(BaseHTTPRequestHandler):
+def refusing() -> Callable[[bytes], tuple[int, RawBody]]:
     """An embedder that refuses a body the first time it sees it (429), then answers with TEI's timing header."""
+    seen: set[bytes] = set()
 
-    protocol_version = "HTTP/1.1"
-    seen: ClassVar[set[bytes]] = set()
+    def answer(body: bytes) -> tuple[int, RawBody]:
+        first = body not in seen
+        seen.add(body)
+        return 429 if first else 200, RawBody("application/json", b'{"data": []}', (("x-total-time", "250"),))
 
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        first = body not in self.seen
-        self.seen.add(body)
-        answer = b'{"data": []}'
-        self.send_response(429 if first else 200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("x-total-time", "250")
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
+    return answer
 
 
 def test_texts_refusals_retries_and_upstream_time_are_counted_per_call():
-    with upstream(Refusing) as refusing_url, Meter({"embedding": refusing_url}, log_calls=True) as meter:
+    with upstream(refusing()) as refusing_url, Meter({"embedding": refusing_url}, log_calls=True) as meter:
         three = {"input": ["a", "b", "c"], "model": "m"}
         statuses = [
             httpx.post(f"{meter.url}/embedding/embeddings", json=body, timeout=10).status_code
@@ -181,28 +159,18 @@ def test_texts_refusals_retries_and_upstream_time_are_counted_per_call():
         assert json.loads(calls[0].request.body) == three
 
 
-class Slow(BaseHTTPRequestHandler):
-    """Answers every POST after SLOW_S seconds."""
+SLOW_S = 0.3  # how long the slow upstream takes to answer every POST
 
-    SLOW_S = 0.3
-    protocol_version = "HTTP/1.1"
 
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        threading.Event().wait(self.SLOW_S)
-        self.send_response(200)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"{}")
+def slow(body: bytes) -> tuple[int, object]:
+    threading.Event().wait(SLOW_S)
+    return 200, {}
 
 
 def test_busy_time_counts_overlapping_calls_of_a_route_once():
     """Four calls at once each take SLOW_S: the route's `seconds` adds them up, its busy time is the stretch in
     which any was in flight (what a caller waited), so a query's hop split does not count them four times."""
-    with upstream(Slow) as slow_url, Meter({"up": slow_url}) as meter:
+    with upstream(slow) as slow_url, Meter({"up": slow_url}) as meter:
         threads = [
             threading.Thread(target=httpx.post, args=(f"{meter.url}/up/x",), kwargs={"content": b"{}"})
             for _ in range(4)
@@ -214,15 +182,17 @@ def test_busy_time_counts_overlapping_calls_of_a_route_once():
         httpx.post(f"{meter.url}/up/x", content=b"{}")  # one more, alone
         usage = MeterClient(meter.url).snapshot()["up"]
     assert usage.calls == 5
-    assert usage.seconds >= 5 * Slow.SLOW_S
-    # Two stretches: the four together (≥ SLOW_S, well under their 4 × SLOW_S sum) and the fifth alone.
-    assert 2 * Slow.SLOW_S <= usage.busy_seconds < 4 * Slow.SLOW_S
+    assert usage.seconds >= 5 * SLOW_S
+    # Two stretches: the four together (≥ SLOW_S, well under their 4 × SLOW_S sum) and the fifth alone: 2 × SLOW_S on an
+    # idle machine. The margin above: 2 × SLOW_S (0.6 s) for the four threads' start spread and a busy machine's
+    # overhead; counted four times, the four calls alone would reach 4 × SLOW_S.
+    assert 2 * SLOW_S <= usage.busy_seconds < 4 * SLOW_S
 
 
 def test_a_header_value_with_trailing_space_is_forwarded_not_refused():
     """Open WebUI 0.12.4 sends `Authorization: Bearer ` to a reranker without a key; the meter must pass it on
     (as `Bearer`: whitespace around a value is not part of it), not answer 502."""
-    with upstream(Echo) as echo_url, Meter({"up": echo_url}) as meter:
+    with upstream(Whole(echo)) as echo_url, Meter({"up": echo_url}) as meter:
         conn = raw_connection(meter)
         conn.request("POST", "/up/rerank", body=b"{}", headers={"Authorization": "Bearer "})
         reply = conn.getresponse()
@@ -231,41 +201,24 @@ def test_a_header_value_with_trailing_space_is_forwarded_not_refused():
     assert seen["headers"]["Authorization"] == "Bearer"
 
 
-class Hostile(BaseHTTPRequestHandler):
-    """An upstream with broken replies, by path: a truncated gzip body, a reply that dies midway, a big reply."""
+BIG = 20 * MIB
 
-    protocol_version = "HTTP/1.1"
-    BIG = 20 * MIB
 
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if self.path == "/truncated-gzip":
-            self.reply(gzip.compress(b'{"usage": {"total_tokens": 3}}')[:15], {"Content-Encoding": "gzip"})
-        elif self.path == "/dies":  # promises 100,000 bytes, sends 10 and goes
-            self.send_response(200)
-            self.send_header("Content-Length", "100000")
-            self.end_headers()
-            self.wfile.write(b"x" * 10)
-            self.wfile.flush()
-            self.connection.shutdown(socket.SHUT_RDWR)
-            self.close_connection = True
-        else:  # /big: megabytes of vectors, then a usage the meter may not hold the reply to read
-            self.reply(b'{"data": "' + b"x" * self.BIG + b'", "usage": {"total_tokens": 3}}')
-
-    def reply(self, body: bytes, headers: dict[str, str] | None = None) -> None:
-        self.send_response(200)
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+def hostile() -> dict[tuple[str, str], object]:
+    """An upstream with broken replies, by path: a truncated gzip body, a reply that dies midway (it promises
+    100,000 bytes, sends 10 and goes), a big reply (megabytes of vectors, then a usage the meter may not hold the
+    reply to read)."""
+    truncated = gzip.compress(b'{"usage": {"total_tokens": 3}}')[:15]
+    big = b'{"data": "' + b"x" * BIG + b'", "usage": {"total_tokens": 3}}'
+    return {
+        ("POST", "/truncated-gzip"): (200, RawBody("application/json", truncated, (("Content-Encoding", "gzip"),))),
+        ("POST", "/dies"): (200, Cut(b"x" * 10, promised=100_000)),
+        ("POST", "/big"): (200, RawBody("application/json", big)),
+    }
 
 
 def test_a_truncated_gzip_reply_is_counted_without_usage_not_a_traceback_and_a_call_left_in_flight(capsys):
-    with upstream(Hostile) as url, Meter({"up": url}) as meter:
+    with upstream((404, {}), hostile()) as url, Meter({"up": url}) as meter:
         assert httpx.post(f"{meter.url}/up/truncated-gzip", content=b"{}", timeout=10).status_code == 200
         assert meter.wait_idle(quiet_s=0.0, timeout_s=5.0)  # the call ended: nothing left in flight
         usage = MeterClient(meter.url).snapshot()["up"]
@@ -276,7 +229,7 @@ def test_a_truncated_gzip_reply_is_counted_without_usage_not_a_traceback_and_a_c
 def test_an_upstream_that_dies_mid_reply_cuts_the_clients_reply_at_once_not_at_its_timeout():
     """The meter closes the client's connection with the reply unterminated: the client sees a broken reply now,
     where it used to wait for the rest of a chunked body until its own timeout."""
-    with upstream(Hostile) as url, Meter({"up": url}) as meter:
+    with upstream((404, {}), hostile()) as url, Meter({"up": url}) as meter:
         with pytest.raises(httpx.RemoteProtocolError):
             httpx.post(f"{meter.url}/up/dies", content=b"{}", timeout=10)
         usage = MeterClient(meter.url).snapshot()["up"]
@@ -284,10 +237,10 @@ def test_an_upstream_that_dies_mid_reply_cuts_the_clients_reply_at_once_not_at_i
 
 
 def test_a_reply_past_what_is_kept_for_usage_is_relayed_whole_its_usage_unknown():
-    with upstream(Hostile) as url, Meter({"up": url}) as meter:
+    with upstream((404, {}), hostile()) as url, Meter({"up": url}) as meter:
         reply = httpx.post(f"{meter.url}/up/big", content=b"{}", timeout=30)
         usage = MeterClient(meter.url).snapshot()["up"]
-    assert len(reply.content) > Hostile.BIG > USAGE_BODY_CAP  # passed through unchanged
+    assert len(reply.content) > BIG > USAGE_BODY_CAP  # passed through unchanged
     assert (usage.calls, usage.calls_without_usage, usage.total_tokens) == (1, 1, 0)
 
 
@@ -308,7 +261,7 @@ def test_a_small_gzip_reply_that_unpacks_past_the_cap_is_not_unpacked():
     ],
 )
 def test_a_request_the_meter_cannot_read_is_refused_in_one_answer(headers, status, said, capsys):
-    with upstream(Echo) as url, Meter({"up": url}) as meter:
+    with upstream(Whole(echo)) as url, Meter({"up": url}) as meter:
         host, port = meter.url.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port)), timeout=10) as conn:
             conn.sendall(f"POST /up/x HTTP/1.1\r\nHost: m\r\n{headers}\r\n\r\n".encode())
@@ -320,7 +273,7 @@ def test_a_request_the_meter_cannot_read_is_refused_in_one_answer(headers, statu
 
 
 def test_a_client_that_stops_mid_request_is_dropped_after_the_client_timeout():
-    with upstream(Echo) as url, Meter({"up": url}, client_timeout_s=0.2) as meter:
+    with upstream(Whole(echo)) as url, Meter({"up": url}, client_timeout_s=0.2) as meter:
         host, port = meter.url.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port)), timeout=30) as conn:
             conn.sendall(b"POST /up/x HTTP/1.1\r\nHost: m\r\nContent-Length: 100\r\n\r\nabc")
@@ -340,7 +293,7 @@ def test_a_call_is_counted_before_the_client_has_the_end_of_its_reply(monkeypatc
     """A caller that reads the totals right after its call (one query's cost and hop split) must find the call in
     them: the meter used to count it after writing the reply's last chunk, so on a busy machine it fell into the
     next query's difference. A count held back here stands in for that busy machine."""
-    with upstream(Echo) as url, Meter({"up": url}) as meter:
+    with upstream(Whole(echo)) as url, Meter({"up": url}) as meter:
         record = meter.record
 
         def late_record(*args: object) -> None:

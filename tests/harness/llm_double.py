@@ -22,8 +22,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.harness.stubs import JsonStub, RawBody, Seen, Whole
 
 TUPLE = "<|#|>"
 COMPLETE = "<|COMPLETE|>"
@@ -101,8 +102,6 @@ class LLMDouble:
     def __init__(
         self,
         model: str = "llm-double",
-        host: str = "127.0.0.1",
-        port: int = 0,
         answer: Callable[[list[dict[str, Any]]], str] | None = None,
         usage: Callable[[dict[str, int]], Any] | None = None,
     ):
@@ -111,14 +110,13 @@ class LLMDouble:
         self.usage = usage  # turns each reply's true `usage` into what is sent (a test's broken usage)
         self.calls: list[Call] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer((host, port), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="llm-double", daemon=True)
+        self.stub = JsonStub(
+            {}, default=Whole(self._answer), start=False
+        )  # on loopback: LightRAG's own client calls it
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self.stub.url}/v1"
 
     def totals(self) -> dict[str, int]:
         with self._lock:
@@ -129,88 +127,54 @@ class LLMDouble:
             }
 
     def __enter__(self) -> LLMDouble:
-        self._thread.start()
+        self.stub.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self.stub.stop()
 
     def _record(self, call: Call) -> None:
         with self._lock:
             self.calls.append(call)
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        double = self
+    def _answer(self, seen: Seen) -> tuple[int, Any]:
+        path = seen.path.rstrip("/")
+        if seen.method == "GET" and path in ("/v1/models", "/models"):
+            return 200, {"object": "list", "data": [{"id": self.model}]}
+        if seen.method != "POST" or path not in ("/v1/chat/completions", "/chat/completions"):
+            return 404, {"error": "not found"}
+        request = json.loads(seen.body or b"{}")
+        messages = request.get("messages") or []
+        kind, text = reply_for(messages)
+        if kind == "other" and self.answer is not None:
+            text = self.answer(messages)
+        usage = {
+            "prompt_tokens": sum(count_tokens(_message_text(m.get("content"))) for m in messages),
+            "completion_tokens": count_tokens(text),
+        }
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        self._record(Call(kind, str(request.get("model")), usage["prompt_tokens"], usage["completion_tokens"]))
+        base = {"id": "chatcmpl-double", "created": int(time.time()), "model": request.get("model")}
+        if request.get("stream"):
+            return 200, RawBody("text/event-stream", _stream(base, text, usage))
+        body = {
+            **base,
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": usage if self.usage is None else self.usage(usage),
+        }
+        return 200, body
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
 
-            def log_message(self, *args: object) -> None:  # keep pytest output clean
-                pass
-
-            def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self) -> None:
-                if self.path.rstrip("/") in ("/v1/models", "/models"):
-                    self._send(200, json.dumps({"object": "list", "data": [{"id": double.model}]}).encode())
-                else:
-                    self._send(404, b'{"error": "not found"}')
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                request = json.loads(self.rfile.read(length) or b"{}")
-                if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-                    self._send(404, b'{"error": "not found"}')
-                    return
-                messages = request.get("messages") or []
-                kind, text = reply_for(messages)
-                if kind == "other" and double.answer is not None:
-                    text = double.answer(messages)
-                usage = {
-                    "prompt_tokens": sum(count_tokens(_message_text(m.get("content"))) for m in messages),
-                    "completion_tokens": count_tokens(text),
-                }
-                usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-                double._record(
-                    Call(kind, str(request.get("model")), usage["prompt_tokens"], usage["completion_tokens"])
-                )
-                base = {"id": "chatcmpl-double", "created": int(time.time()), "model": request.get("model")}
-                if request.get("stream"):
-                    self._stream(base, text, usage)
-                    return
-                body = {
-                    **base,
-                    "object": "chat.completion",
-                    "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-                    ],
-                    "usage": usage if double.usage is None else double.usage(usage),
-                }
-                self._send(200, json.dumps(body).encode())
-
-            def _stream(self, base: dict[str, Any], text: str, usage: dict[str, int]) -> None:
-                chunks = [
-                    {
-                        **base,
-                        "object": "chat.completion.chunk",
-                        "choices": [
-                            {"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}
-                        ],
-                    },
-                    {
-                        **base,
-                        "object": "chat.completion.chunk",
-                        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                    },
-                    {**base, "object": "chat.completion.chunk", "choices": [], "usage": usage},
-                ]
-                payload = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-                self._send(200, payload.encode(), "text/event-stream")
-
-        return Handler
+def _stream(base: dict[str, Any], text: str, usage: dict[str, int]) -> bytes:
+    """The reply as OpenAI streams it: the text in one chunk, the stop, the usage, then [DONE]."""
+    chunks = [
+        {
+            **base,
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}],
+        },
+        {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {**base, "object": "chat.completion.chunk", "choices": [], "usage": usage},
+    ]
+    return ("".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n").encode()

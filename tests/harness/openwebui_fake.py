@@ -10,8 +10,9 @@ import re
 import threading
 import uuid
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.harness.stubs import DROP, JsonStub, Seen, Whole
 
 EMBEDDER_KEY = "sk-fake-embedder-key"
 
@@ -50,11 +51,8 @@ class FakeOpenWebUI:
         self.on_upload: Callable[[int], object] = lambda count: None  # told each upload's count, as it is made
         self.uploads = 0
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        # A short poll: `close` (server.shutdown) waits up to one poll interval, in every test's teardown.
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.server = JsonStub({}, default=Whole(self._serve))
+        self.url = self.server.url
 
     def settings(self) -> dict[str, Any]:
         return {**self.retrieval, **{k: v for k, v in self.embedding.items() if isinstance(v, int | str)}}
@@ -64,8 +62,12 @@ class FakeOpenWebUI:
         threading.Thread(target=self.close, daemon=True).start()
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.stop()
+
+    def _serve(self, seen: Seen) -> Any:
+        if self.dead:  # gone: the connection drops without an answer
+            return DROP
+        return self.answer(seen.method, seen.path.split("?")[0], seen.body)
 
     def answer(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
         with self.lock:
@@ -135,29 +137,3 @@ class FakeOpenWebUI:
         if kind == "knowledge" and parts[4:] == ["delete"]:
             return (200, True) if self.knowledge.pop(item, None) else (404, {"detail": "Not Found"})
         return 404, {"detail": "Not Found"}
-
-
-def _handler(fake: FakeOpenWebUI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body are two writes: Nagle held each answer's body ~40 ms
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def _serve(self) -> None:
-            if fake.dead:  # gone: the connection drops without an answer
-                self.close_connection = True
-                return
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            status, data = fake.answer(self.command, self.path.split("?")[0], body)
-            answer = json.dumps(data).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
-
-        do_GET = do_POST = do_DELETE = _serve
-
-    return Handler

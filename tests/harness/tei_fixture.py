@@ -19,11 +19,12 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from tests.harness.stubs import JsonStub, RawBody, Seen, Whole
 
 
 class MiniLMBackend:
@@ -116,22 +117,17 @@ class _Refusal(Exception):
         self.status, self.body, self.plain, self.error_type = status, body, plain, error_type
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: TeiFixtureServer
-    protocol_version = "HTTP/1.1"
+class _Call:
+    """One request to the fixture, answered through the shared JSON-reply handler (tests/harness/stubs.py): the
+    route methods below leave their answer in `reply`."""
 
-    def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
-        pass
+    def __init__(self, server: TeiFixtureServer, seen: Seen):
+        self.server, self.headers, self.path, self.raw = server, seen.headers, seen.path, seen.body
+        self.reply: tuple[int, RawBody] = (500, RawBody("text/plain", b"no answer"))
 
     # -- plumbing -------------------------------------------------------------------------------
     def _send(self, status: int, payload: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(payload)
+        self.reply = (status, RawBody(content_type, payload, tuple((headers or {}).items())))
 
     def _json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
         if self.server.behaviour.fault("html") is not None:
@@ -164,9 +160,8 @@ class _Handler(BaseHTTPRequestHandler):
         behaviour = self.server.behaviour
         if behaviour.api_key and self.headers.get("Authorization") != f"Bearer {behaviour.api_key}":
             raise _Refusal(401, "Unauthorized", plain=True)
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        if length > behaviour.payload_limit:
+        raw = self.raw
+        if len(raw) > behaviour.payload_limit:
             raise _Refusal(413, "Failed to buffer the request body: length limit exceeded", plain=True)
         if "application/json" not in (self.headers.get("Content-Type") or ""):
             raise _Refusal(415, "Expected request with `Content-Type: application/json`", plain=True)
@@ -439,29 +434,30 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(200, out)
 
 
-class TeiFixtureServer(ThreadingHTTPServer):
-    daemon_threads = True
+class TeiFixtureServer(JsonStub):
+    """The fixture on loopback: the load tests measure it over the wire (keep-alive, permits, timing headers)."""
 
     def __init__(self, backend: MiniLMBackend, behaviour: TeiBehaviour):
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__({}, default=Whole(self._route), start=False)
         self.backend = backend
         self.behaviour = behaviour
         self.counters = Counters()
         self.held = threading.Event()  # a request with HOLD_HEADER has taken its permits
         self.release = threading.Event()  # ... and gives them back once this is set
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
 
     def start(self) -> TeiFixtureServer:
-        self._thread.start()
+        super().start()
         return self
 
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
+    def _route(self, seen: Seen) -> tuple[int, RawBody]:
+        call = _Call(self, seen)
+        if seen.method == "GET":
+            call.do_GET()
+        elif seen.method == "POST":
+            call.do_POST()
+        else:
+            call._send(501, b"Unsupported method", "text/plain")
+        return call.reply
 
     def info(self) -> dict[str, Any]:
         b = self.behaviour

@@ -322,7 +322,6 @@ def test_a_stream_past_its_error_limit_fails_the_run_unless_the_limit_allows_it(
     from bench.core.errors import MeasurementFailed
 
     server = UnderloadServer(max_inflight=100, service_ms=1, fail_after=1, fail_every=3).start()
-    # A window of 2 s: a busy machine's last answer stretching it by tens of ms stays far from `behind` (a ninth).
     background = "emb@rate=100&duration=2s&warmup=0.1s&arrival=constant"
     try:
         with pytest.raises(MeasurementFailed, match=r"bm25@bg100 not measured under load: .*: error rate 3\d\.\d+%"):
@@ -331,7 +330,11 @@ def test_a_stream_past_its_error_limit_fails_the_run_unless_the_limit_allows_it(
     finally:
         server.shutdown()
     (point,) = allowed.load_points
-    assert point.status == "ok" and point.max_error_rate == 0.5 and sum(point.requests.errors.values()) > 0
+    # Within the limit: not `errors` (nor `failed`). `behind` is allowed too: judge() checks the error rate first, so
+    # either status says the limit let the errors through, and a client starved by a busy machine (load average 16
+    # once stretched the 2 s window past the ninth `behind` allows) must not fail a test about error limits.
+    assert point.status in ("ok", "behind") and point.max_error_rate == 0.5, point.problem
+    assert sum(point.requests.errors.values()) > 0
 
 
 def test_a_rate_too_low_to_send_in_its_window_is_said_as_such(long_queries, server, tmp_path):

@@ -160,7 +160,7 @@ def test_a_chat_server_that_dies_mid_run_fails_the_run(six_questions, tmp_path, 
 
     out = tmp_path / "o"
     with LLMDouble(answer=die_after_three) as llm:
-        monkeypatch.setattr(llm._server, "handle_error", lambda request, address: None)  # no traceback of its own
+        monkeypatch.setattr(llm.stub, "handle_error", lambda request, address: None)  # no traceback of its own
         code, stdout, stderr = run_cli(
             [
                 "quality",
@@ -338,16 +338,8 @@ def test_cli_flag(six_questions, tmp_path, monkeypatch, capsys):
 
 
 def test_key_from_the_environment_is_sent_and_never_stored(six_questions, tmp_path, monkeypatch):
-    seen = []
     monkeypatch.setenv("READER_KEY", "sk-reader-secret-123456")
     with LLMDouble(answer=lambda messages: "308") as llm:
-        original = llm._server.RequestHandlerClass.do_POST
-
-        def spy(handler):
-            seen.append(handler.headers.get("Authorization"))
-            original(handler)
-
-        monkeypatch.setattr(llm._server.RequestHandlerClass, "do_POST", spy)
         quality_command(
             QualityRequest(
                 dataset=six_questions,
@@ -356,5 +348,6 @@ def test_key_from_the_environment_is_sent_and_never_stored(six_questions, tmp_pa
                 generate=f"chat@{llm.base_url}?model=reader&key_env=READER_KEY",
             )
         )
+        seen = [headers.get("Authorization") for method, _, headers, _ in llm.stub.requests if method == "POST"]
     assert set(seen) == {"Bearer sk-reader-secret-123456"}
     assert "sk-reader-secret-123456" not in (tmp_path / "results.jsonl").read_text()

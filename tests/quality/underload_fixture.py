@@ -21,12 +21,12 @@ import threading
 import time
 import zlib
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
 from bench.commands.quality import QualityRequest, quality_command
 from bench.results.store import Results, read_results
+from tests.harness.stubs import JsonStub, Seen, Whole
 
 DIM = 1024
 QUERIES = 40
@@ -79,23 +79,23 @@ def bag_of_words(text: str) -> list[float]:
 NOT_FOUND = (404, {"error": "not found", "error_type": "NotFound"})
 
 
-class _JsonServer(ThreadingHTTPServer):
-    """A loopback JSON server on a free port: `get` and `post` answer (status, body) per path."""
-
-    daemon_threads = True
+class _JsonServer(JsonStub):
+    """A loopback JSON server on a free port (the shared stub): `get` and `post` answer (status, body) per path."""
 
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__({}, default=Whole(self._route), start=False)
         self.lock = threading.Lock()
         self.inflight = 0
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
     def start(self) -> Self:
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        super().start()
         return self
+
+    def _route(self, seen: Seen) -> tuple[int, Any]:
+        path = seen.path
+        if seen.method == "GET":
+            return self.get(path)
+        return self.post(path, json.loads(seen.body or b"{}"), seen.headers.get("user-agent", ""))
 
     def get(self, path: str) -> tuple[int, Any]:
         return NOT_FOUND
@@ -117,7 +117,7 @@ class UnderloadServer(_JsonServer):
         super().__init__()
         self.max_inflight, self.truncate_words, self.service_s = max_inflight, truncate_words, service_ms / 1000
         self.fail_after, self.fail_every, self.fail_status = fail_after, fail_every, fail_status
-        self.requests = 0
+        self.embed_calls = 0
         self.truncated = 0
         self.failed = 0
 
@@ -138,8 +138,8 @@ class UnderloadServer(_JsonServer):
         if path != "/embed":
             return NOT_FOUND
         with self.lock:
-            self.requests += 1
-            late = self.requests - (self.fail_after or 0)
+            self.embed_calls += 1
+            late = self.embed_calls - (self.fail_after or 0)
             failing = self.fail_after is not None and late > 0 and late % self.fail_every == 0
             self.failed += failing
         if failing:
@@ -162,29 +162,6 @@ class UnderloadServer(_JsonServer):
         finally:
             with self.lock:
                 self.inflight -= 1
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as the load client, httpx and requests expect of TEI and infinity
-    server: _JsonServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _json(self, status: int, body: Any) -> None:
-        payload = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def do_GET(self) -> None:
-        self._json(*self.server.get(self.path))
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-        self._json(*self.server.post(self.path, body, self.headers.get("user-agent", "")))
 
 
 TOPICS = [

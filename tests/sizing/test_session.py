@@ -11,7 +11,7 @@ from bench.load.points import PointConfig
 from bench.load.share import ShareResult
 from bench.results.schema import LoadRequests, Loop, Op
 from bench.sizing.budget import Budget
-from bench.sizing.session import SizeSession
+from bench.sizing.session import Outlets, SizeSession
 from tests.sizing.test_sizing import point
 
 
@@ -39,11 +39,8 @@ def test_a_point_that_measured_nothing_because_one_request_outlasted_its_window_
         plan,  # type: ignore[arg-type]
         None,  # type: ignore[arg-type]
         None,  # type: ignore[arg-type]
-        SimpleNamespace(write=written.append),  # type: ignore[arg-type]
-        None,
-        lambda record: None,
         Budget(None),
-        said.append,
+        Outlets(SimpleNamespace(write=written.append), None, lambda record: None, said.append),  # type: ignore[arg-type]
     )
     record = session.measure(
         PointConfig(op=Op.EMBED, loop=Loop.CLOSED, batch=32, concurrency=1, duration_s=3.0, warmup_s=1.0)
@@ -71,11 +68,8 @@ def test_a_signal_right_after_a_point_is_written_keeps_it_in_the_session(monkeyp
         SimpleNamespace(slo=SimpleNamespace(ms=2000.0), duration_s=3.0, warmup_s=1.0),  # type: ignore[arg-type]
         None,  # type: ignore[arg-type]
         None,  # type: ignore[arg-type]
-        SimpleNamespace(write=written.append),  # type: ignore[arg-type]
-        None,
-        interrupted_report,
         Budget(None),
-        lambda line: None,
+        Outlets(SimpleNamespace(write=written.append), None, interrupted_report, lambda line: None),  # type: ignore[arg-type]
     )
     config = PointConfig(op=Op.EMBED, loop=Loop.CLOSED, batch=8, concurrency=1, duration_s=3.0, warmup_s=1.0)
     with pytest.raises(KeyboardInterrupt):

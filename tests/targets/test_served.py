@@ -9,6 +9,7 @@ import sqlite3
 import threading
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
@@ -21,9 +22,11 @@ from bench.results.store import read_results
 from bench.targets.encoder import Encoder, recheck_sample
 from tests.harness.beir import FRUIT_CORPUS, write_beir
 from tests.harness.cli import run_cli
-from tests.harness.stubs import JsonStub, RawBody
+from tests.harness.stubs import JsonRoutes, JsonStub, RawBody
 from tests.load.conftest import load_server  # noqa: F401 (the fixture, reused)
 from tests.paths import scifact
+
+MOCK = "http://mock.invalid"  # the URL of an endpoint on httpx.MockTransport: no server, no socket
 
 
 def _error_lines(err: str) -> list[str]:
@@ -126,13 +129,18 @@ def test_dense_through_an_endpoint_records_ingest_and_per_query_costs(fruit, tmp
     assert target.config["endpoint"] == "emb" and target.config["served_identity"].startswith("served-")
 
 
+def _mocked(spec: str, routes: dict[tuple[str, str], object]):
+    """open_endpoint of `spec` on httpx.MockTransport answering `routes` (JsonRoutes): the client's logic is under
+    test, not the wire. The spec's URL names no server; a test that shows its key ignores the URL varies it."""
+    return open_endpoint(parse_endpoint_spec(spec), transport=JsonRoutes(routes).transport())
+
+
 def test_reranking_split_into_requests_is_exact():
-    stub = JsonStub({("POST", "/rerank"): _cohere()})
+    routes = {("POST", "/rerank"): _cohere()}
     texts = [f"document number {i} about {'xyz' * (i % 5)}" for i in range(23)]
-    whole = open_endpoint(parse_endpoint_spec(f"w=cohere@{stub.url}")).rerank("q", texts)
-    split = open_endpoint(parse_endpoint_spec(f"s=cohere@{stub.url}?batch=4")).rerank("q", texts)
-    top = open_endpoint(parse_endpoint_spec(f"t=cohere@{stub.url}?batch=4")).rerank("q", texts, top_n=5)
-    stub.stop()
+    whole = _mocked(f"w=cohere@{MOCK}", routes).rerank("q", texts)
+    split = _mocked(f"s=cohere@{MOCK}?batch=4", routes).rerank("q", texts)
+    top = _mocked(f"t=cohere@{MOCK}?batch=4", routes).rerank("q", texts, top_n=5)
     assert [c.inputs for c in split.calls] == [4, 4, 4, 4, 4, 3]
     np.testing.assert_array_equal(split.scores, whole.scores)
     assert split.order == whole.order and top.order == whole.order[:5]
@@ -146,7 +154,12 @@ def test_retry_wait_honours_retry_after_and_bounds_the_backoff():
     assert retry_wait(httpx.Response(429, headers={"retry-after": "3600"}), 0) is None
 
 
-def _tei_stub(
+def _tei_stub(limit: int, **served: Any) -> JsonStub:
+    """`_tei_routes` on loopback, for the runs of the command line."""
+    return JsonStub(_tei_routes(limit, **served))
+
+
+def _tei_routes(
     limit: int,
     busy_every: int = 0,
     scale: float = 1.0,
@@ -178,16 +191,15 @@ def _tei_stub(
         "model_dtype": "float32",
         "model_type": {"embedding": {"pooling": pooling}},
     }
-    return JsonStub({("POST", "/embed"): embed, ("GET", "/info"): (200, {**info, "max_client_batch_size": 64})})
+    return {("POST", "/embed"): embed, ("GET", "/info"): (200, {**info, "max_client_batch_size": 64})}
 
 
 def test_ingest_halves_a_refused_batch_and_retries_busy_answers_counting_both(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path))
-    stub = _tei_stub(limit=10, busy_every=4)
     texts = [f"text {i} " * (i % 3 + 1) for i in range(50)]
-    encoder = Encoder(open_endpoint(parse_endpoint_spec(f"e=tei@{stub.url}?batch=40&concurrency=2")), cache=False)
+    routes = _tei_routes(limit=10, busy_every=4)
+    encoder = Encoder(_mocked(f"e=tei@{MOCK}?batch=40&concurrency=2", routes), cache=False)
     vectors = encoder.embed(texts, "ingest")
-    stub.stop()
     expected = [[len(t), sum(map(ord, t)) % 7, 1.0] for t in texts]
     np.testing.assert_array_equal(vectors, np.asarray(expected, dtype=np.float32))
     block = encoder.blocks()["ingest"]
@@ -198,16 +210,15 @@ def test_ingest_halves_a_refused_batch_and_retries_busy_answers_counting_both(tm
 def test_cache_is_keyed_by_what_is_served_not_by_the_spec(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path))
     texts = ["alpha", "beta gamma", "delta"]
+    hosts = iter(range(100))
 
-    def run(**served):
-        stub = _tei_stub(limit=64, **served)
-        encoder = Encoder(open_endpoint(parse_endpoint_spec(f"e=tei@{stub.url}")))
+    def run(**served):  # each run at a URL of its own: the key must not depend on it
+        encoder = Encoder(_mocked(f"e=tei@http://tei-{next(hosts)}.invalid", _tei_routes(limit=64, **served)))
         vectors = encoder.embed(texts, "ingest")
-        stub.stop()
         return vectors, encoder.blocks()["ingest"]["from_cache"], encoder.key
 
     first, cached, key = run()
-    again, cached_again, key_again = run()  # the same model restarted (another port): its vectors are reused
+    again, cached_again, key_again = run()  # the same model at another URL (restarted): its vectors are reused
     assert (cached, cached_again, key_again) == (0, 3, key)
     np.testing.assert_array_equal(again, first)
     scaled, cached_scaled, key_scaled = run(scale=2.0)  # another normalisation, same /info: the probe tells
@@ -215,7 +226,7 @@ def test_cache_is_keyed_by_what_is_served_not_by_the_spec(tmp_path, monkeypatch)
     np.testing.assert_array_equal(scaled, 2 * first)
     _pooled, cached_pooled, key_pooled = run(pooling="cls")  # another pooling, same vectors: /info tells
     assert cached_pooled == 0 and key_pooled not in (key, key_scaled)
-    uncached = Encoder(open_endpoint(parse_endpoint_spec(f"e=tei@{_tei_stub(limit=64).url}")), cache=False)
+    uncached = Encoder(_mocked(f"e=tei@{MOCK}", _tei_routes(limit=64)), cache=False)
     assert uncached.cache is None and uncached.embed(texts, "ingest").shape == (3, 3)
 
 
@@ -230,11 +241,7 @@ def _words(n: int, seed: int) -> str:
 
 def test_the_long_probe_sees_a_truncation_the_short_sentence_does_not(tmp_path, monkeypatch):
     def key(**served) -> str:
-        stub = _tei_stub(limit=64, **served)
-        try:
-            return open_endpoint(parse_endpoint_spec(f"e=tei@{stub.url}")).cache_key()
-        finally:
-            stub.stop()
+        return _mocked(f"e=tei@{MOCK}", _tei_routes(limit=64, **served)).cache_key()
 
     normal, cutting = key(), key(cut=64)
     assert cutting != normal  # the probes cross 64 words (no /info limit here: 600, 9,000 and 33,000 words)
@@ -254,11 +261,11 @@ def test_stale_cached_vectors_are_embedded_again_and_the_record_says_why(tmp_pat
     _blind_probe(monkeypatch)  # a change the key misses: only the re-check of cached vectors can see it
     texts = [_words(n, seed) for seed, n in enumerate((3, 5, 40, 80, 12, 7, 200, 9, 30, 60))]
 
-    def run(**served):
-        stub = _tei_stub(limit=64, **served)
-        encoder = Encoder(open_endpoint(parse_endpoint_spec(f"e=tei@{stub.url}")))
+    hosts = iter(range(100))
+
+    def run(**served):  # each run at a URL of its own, as a restarted server: the key does not depend on it
+        encoder = Encoder(_mocked(f"e=tei@http://tei-{next(hosts)}.invalid", _tei_routes(limit=64, **served)))
         vectors = encoder.embed(texts, "ingest")
-        stub.stop()
         encoder.close()
         return vectors, encoder
 
@@ -431,10 +438,8 @@ def test_ingest_counts_texts_over_the_models_input_limit_where_the_server_tells_
     block = encoder.blocks()["ingest"]
     assert (block["over_limit"], block["over_limit_by"]) == (over, "TEI /tokenize vs /info max_input_length 16")
     # A server that tells no input limit (the stub's /info has none) is not counted, and the block says so.
-    stub = _tei_stub(limit=64)
-    encoder = Encoder(open_endpoint(parse_endpoint_spec(f"e=tei@{stub.url}")), cache=False)
+    encoder = Encoder(_mocked(f"e=tei@{MOCK}", _tei_routes(limit=64)), cache=False)
     encoder.embed(texts, "ingest", lengths=True)
-    stub.stop()
     block = encoder.blocks()["ingest"]
     assert (block["over_limit"], block["over_limit_by"]) == (None, "not counted: TEI /info gives no max_input_length")
 
@@ -480,7 +485,7 @@ def test_a_shared_embedder_is_credited_to_every_target_that_read_its_vectors(fru
     assert frontier_rows(runs["again"])[1][0][ingest] == "– (from an earlier run's cache)"
 
 
-def _openai_stub(usage: bool):
+def _openai_routes(usage: bool) -> dict[tuple[str, str], object]:
     """An OpenAI-shaped /v1/embeddings; with `usage`, each answer reports 3 prompt tokens per input."""
 
     def embed(raw: bytes):
@@ -488,7 +493,7 @@ def _openai_stub(usage: bool):
         data = [{"index": i, "embedding": [len(t), sum(map(ord, t)) % 7, 1.0]} for i, t in enumerate(inputs)]
         return 200, {"data": data, **({"usage": {"prompt_tokens": 3 * len(inputs)}} if usage else {})}
 
-    return JsonStub({("POST", "/v1/embeddings"): embed})
+    return {("POST", "/v1/embeddings"): embed}
 
 
 def test_openai_tokens_come_from_usage_else_the_tokenizer_given_and_say_which(tmp_path, monkeypatch):
@@ -499,25 +504,20 @@ def test_openai_tokens_come_from_usage_else_the_tokenizer_given_and_say_which(tm
     monkeypatch.setenv("RAGBENCH_CACHE", str(tmp_path))
     texts = ["alpha", "beta gamma", "delta epsilon zeta"]
     tokenizer = minilm_path() / "tokenizer.json"
-    reported = _openai_stub(usage=True)
-    silent = _openai_stub(usage=False)
     blocks = {}
-    for name, stub, extra in (
-        ("usage", reported, ""),
-        ("none", silent, ""),
-        ("counted", silent, f"&tokenizer={tokenizer}"),
+    for name, usage, extra in (
+        ("usage", True, ""),
+        ("none", False, ""),
+        ("counted", False, f"&tokenizer={tokenizer}"),
     ):
-        spec = parse_endpoint_spec(f"e=openai@{stub.url}/v1?model=m{extra}")
-        encoder = Encoder(open_endpoint(spec), cache=False)
+        encoder = Encoder(_mocked(f"e=openai@{MOCK}/v1?model=m{extra}", _openai_routes(usage)), cache=False)
         encoder.embed(texts, "ingest")
         blocks[name] = encoder.blocks()["ingest"]
         encoder.close()
-    reported.stop()
-    silent.stop()
     assert blocks["usage"]["tokens"] == 9 and "usage.prompt_tokens" in blocks["usage"]["tokens_by"]
     assert blocks["none"]["tokens"] is None and blocks["none"]["tokens_by"].startswith("not reported")
     expected = sum(len(Tokenizer.from_file(str(tokenizer)).encode(t).ids) for t in texts)
     assert blocks["counted"]["tokens"] == expected and str(tokenizer) in blocks["counted"]["tokens_by"]
     assert blocks["counted"]["tokens_per_s"] > 0
     with pytest.raises(UserError, match="tokenizer="):
-        open_endpoint(parse_endpoint_spec(f"e=openai@{silent.url}/v1?model=m&tokenizer={tmp_path / 'missing.json'}"))
+        open_endpoint(parse_endpoint_spec(f"e=openai@{MOCK}/v1?model=m&tokenizer={tmp_path / 'missing.json'}"))

@@ -1,7 +1,8 @@
-"""Driver rules that the real servers rarely show on demand, against loopback stubs that answer in the
-real servers' recorded shapes: LightRAG's failures other than "no results", documents spanning several
-chunks, a deletion that takes a while, and Open WebUI files whose processing did not complete.
-(The same rules run against the real servers in test_lightrag.py / test_openwebui.py where they can.)"""
+"""Driver rules that the real servers rarely show on demand, against stubs that answer in the real servers'
+recorded shapes, on httpx.MockTransport (the rules are under test, not the wire): LightRAG's failures other than
+"no results", documents spanning several chunks, a deletion that takes a while, and Open WebUI files whose
+processing did not complete. (The same rules run against the real servers in test_lightrag.py / test_openwebui.py
+where they can.)"""
 
 from __future__ import annotations
 
@@ -9,12 +10,29 @@ import json
 
 import pytest
 from remote_helpers import TINY, tiny_dataset
-from test_garbage_bodies import FILE, KB, lightrag_routes, openwebui_routes, run
+from test_garbage_bodies import FILE, KB, lightrag_routes, openwebui_routes
 
 from bench.core.errors import ServerError
-from bench.targets.base import no_progress
+from bench.targets.base import Target, no_progress
 from bench.targets.registry import TargetOptions, build_target, parse_target_spec
-from tests.harness.stubs import JsonStub
+from tests.harness.stubs import JsonRoutes
+
+
+def on(server: JsonRoutes, spec: str) -> Target:
+    """The target `KIND[?PARAMS]` at a server no socket reaches: its requests go to `server`'s routes."""
+    kind, _, params = spec.partition("?")
+    url = f"http://stub.invalid{'?' + params if params else ''}"
+    return build_target(parse_target_spec(f"{kind}@{url}"), TargetOptions(transport=server.transport()))
+
+
+def run_on(server: JsonRoutes, spec: str) -> list:
+    """`on(server, spec)` prepared on the tiny data set and asked one question."""
+    target = on(server, spec)
+    try:
+        target.prepare(TINY, no_progress)
+        return target.search({"q1": "Who studied radioactivity?"}, 10, no_progress)
+    finally:
+        target.close()
 
 
 @pytest.fixture
@@ -31,22 +49,19 @@ def test_lightrag_no_results_is_an_empty_ranking_and_any_other_failure_an_error(
         "other": {"status": "failure", "message": "Invalid response type", "data": {}, "metadata": {}},
     }
     routes[("POST", "/query/data")] = lambda body: (200, answers[json.loads(body)["query"]])
-    stub = JsonStub(routes)
+    stub = JsonRoutes(routes)
+    target = on(stub, "lightrag:mix")
     try:
-        target = build_target(parse_target_spec(f"lightrag:mix@{stub.url}"), TargetOptions())
-        try:
-            target.prepare(TINY, no_progress)
-            empty, failed = target.search({"q1": "no results", "q2": "other"}, 10, no_progress)
-        finally:
-            target.close()
+        target.prepare(TINY, no_progress)
+        empty, failed = target.search({"q1": "no results", "q2": "other"}, 10, no_progress)
     finally:
-        stub.stop()
+        target.close()
     assert empty.error is None and empty.hits == []
     assert failed.hits == [] and failed.error is not None
     assert "POST /query/data failed (HTTP 200, status 'failure'): Invalid response type" in failed.error
 
 
-def ranked_chunks(ranked: list[str], asked: list[int]) -> JsonStub:
+def ranked_chunks(ranked: list[str], asked: list[int]) -> JsonRoutes:
     """A LightRAG whose /query/data answers the first `chunk_top_k` of `ranked` (file paths), noting each ask."""
 
     def query_data(body: bytes):
@@ -57,11 +72,11 @@ def ranked_chunks(ranked: list[str], asked: list[int]) -> JsonStub:
 
     routes = lightrag_routes()
     routes[("POST", "/query/data")] = query_data
-    return JsonStub(routes)
+    return JsonRoutes(routes)
 
 
-def search_one(spec: str, depth: int) -> list:
-    target = build_target(parse_target_spec(spec), TargetOptions())
+def search_one(server: JsonRoutes, spec: str, depth: int) -> list:
+    target = on(server, spec)
     try:
         target.prepare(TINY, no_progress)
         return [h.doc_id for h in target.search({"q1": "x"}, depth, no_progress)[0].hits]
@@ -73,21 +88,15 @@ def test_lightrag_over_fetch_doubles_until_depth_documents_are_filled(keys):
     """d1 and d2 span several chunks that rank first: with chunk_top_k = depth the ranking would hold one document."""
     asked: list[int] = []
     stub = ranked_chunks(["d1.txt"] * 7 + ["d2.txt"] * 5 + ["d3.txt"], asked)
-    try:
-        assert search_one(f"lightrag:naive@{stub.url}", 3) == ["d1", "d2", "d3"]
-    finally:
-        stub.stop()
+    assert search_one(stub, "lightrag:naive", 3) == ["d1", "d2", "d3"]
     assert asked == [6, 12, 24]  # 2 × depth, doubled while short of 3 documents and the server had more
 
 
 def test_lightrag_over_fetch_stops_when_the_server_has_no_more_or_at_max_chunks(keys):
     asked: list[int] = []
     stub = ranked_chunks(["d1.txt"] * 5 + ["d2.txt", "d1.txt", "d3.txt"], asked)
-    try:
-        assert search_one(f"lightrag:naive@{stub.url}", 10) == ["d1", "d2", "d3"]
-        assert search_one(f"lightrag:naive@{stub.url}?max_chunks=4", 3) == ["d1"]
-    finally:
-        stub.stop()
+    assert search_one(stub, "lightrag:naive", 10) == ["d1", "d2", "d3"]
+    assert search_one(stub, "lightrag:naive?max_chunks=4", 3) == ["d1"]
     # depth 10: 20 chunks asked, the server had 8: no second ask; max_chunks=4 caps every ask.
     assert asked == [20, 4]
 
@@ -111,13 +120,10 @@ def test_lightrag_cleanup_waits_until_the_documents_are_gone(keys):
     routes = lightrag_routes()
     routes[("POST", "/documents/paginated")] = paginated
     routes[("DELETE", "/documents/delete_document")] = delete
-    stub = JsonStub(routes)
-    try:
-        target = build_target(parse_target_spec(f"lightrag:naive@{stub.url}?cleanup=true"), TargetOptions())
-        target.prepare(TINY, no_progress)
-        target.close()
-    finally:
-        stub.stop()
+    stub = JsonRoutes(routes)
+    target = on(stub, "lightrag:naive?cleanup=true")
+    target.prepare(TINY, no_progress)
+    target.close()
     assert state["lists_after_delete"] == 3  # polled until the listing no longer held them
     assert target.describe()["cleanup"] == {"requested": True, "deleted": 3}
 
@@ -153,12 +159,9 @@ def test_openwebui_reuses_a_file_only_when_content_and_processing_match(stored, 
         {"items": [{"id": FILE, "filename": "d1.txt", **stored}], "total": 1},
     )
     routes[("GET", f"/api/v1/files/{FILE}/process/status")] = (200, {"status": status})
-    stub = JsonStub(routes)
-    try:
-        with pytest.raises(ServerError) as failure:
-            run(f"openwebui:vector@{stub.url}?kb=reused")
-    finally:
-        stub.stop()
+    stub = JsonRoutes(routes)
+    with pytest.raises(ServerError) as failure:
+        run_on(stub, "openwebui:vector?kb=reused")
     assert (
         f"knowledge base 'reused' already holds 1 file(s) named like corpus documents that cannot be reused "
         f"(first: d1.txt: {why})" in str(failure.value)
@@ -186,15 +189,12 @@ def test_openwebui_reuses_a_file_whose_content_and_processing_match(keys, shared
             "total": 1,
         },
     )
-    stub = JsonStub(routes)
+    stub = JsonRoutes(routes)
+    target = on(stub, "openwebui:vector?kb=reused")
     try:
-        target = build_target(parse_target_spec(f"openwebui:vector@{stub.url}?kb=reused"), TargetOptions())
-        try:
-            target.prepare(data, no_progress)
-        finally:
-            target.close()
+        target.prepare(data, no_progress)
     finally:
-        stub.stop()
+        target.close()
     assert target.describe()["ingest"]["already_present"] == 1 and target.describe()["ingest"]["uploaded"] == 0
 
 
@@ -226,11 +226,8 @@ def test_openwebui_rerank_variant_sets_the_reranker_key(env_key, reranker_url, s
 
     routes[("GET", "/api/v1/retrieval/config")] = lambda body: (200, config)
     routes[("POST", "/api/v1/retrieval/config/update")] = update
-    stub = JsonStub(routes)
-    try:
-        run(f"openwebui:rerank@{stub.url}?reranker_url={reranker_url}&reranker_model=m")
-    finally:
-        stub.stop()
+    stub = JsonRoutes(routes)
+    run_on(stub, f"openwebui:rerank?reranker_url={reranker_url}&reranker_model=m")
     applied, restored = updates
     assert applied.get("RAG_EXTERNAL_RERANKER_API_KEY") == sent
     assert restored["RAG_EXTERNAL_RERANKER_API_KEY"] == "server-own-key"  # written back in close()
@@ -254,15 +251,12 @@ def test_lightrag_insert_waits_while_the_pipeline_is_deleting(keys, monkeypatch,
 
     routes = lightrag_routes()
     routes[("POST", "/documents/texts")] = texts
-    stub = JsonStub(routes)
-    try:
-        target = build_target(parse_target_spec(f"lightrag:naive@{stub.url}"), TargetOptions())
-        if inserted:
+    stub = JsonRoutes(routes)
+    target = on(stub, "lightrag:naive")
+    if inserted:
+        target.prepare(TINY, no_progress)
+    else:
+        with pytest.raises(ServerError, match="HTTP 400 from POST /documents/texts"):
             target.prepare(TINY, no_progress)
-        else:
-            with pytest.raises(ServerError, match="HTTP 400 from POST /documents/texts"):
-                target.prepare(TINY, no_progress)
-        target.close()
-    finally:
-        stub.stop()
+    target.close()
     assert len(posts) == (3 if inserted else 1)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from tests.harness.beir import write_dataset
 from tests.harness.cli import run_cli_process
 from tests.harness.lightrag import Providers, start_lightrag
 from tests.harness.process import free_port, stop_process
+from tests.harness.stubs import JsonStub
 
 pytestmark = pytest.mark.integration
 
@@ -82,38 +81,25 @@ def test_wrong_key_lightrag(tmp_path, lightrag_server):
     assert_one_line_failure(done, out, "was refused", "LIGHTRAG_API_KEY", secret=wrong)
 
 
-class OldServer(BaseHTTPRequestHandler):
-    """An older server's surface: its version and health routes answer, newer routes are 404."""
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _answer(self) -> None:
-        known = {
-            "/api/version": {"version": "0.1.0"},
-            "/health": {"status": "healthy", "core_version": "1.0.0", "configuration": {}},
-            "/documents/status_counts": {"status_counts": {}},
-        }
-        body = json.dumps(known.get(self.path.split("?")[0], {"detail": "Not Found"})).encode()
-        self.send_response(200 if self.path.split("?")[0] in known else 404)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = _answer
+# An older server's surface: its version and health routes answer (GET or POST), newer routes are 404.
+OLD_SERVER = {
+    (method, path): (200, body)
+    for method in ("GET", "POST")
+    for path, body in {
+        "/api/version": {"version": "0.1.0"},
+        "/health": {"status": "healthy", "core_version": "1.0.0", "configuration": {}},
+        "/documents/status_counts": {"status_counts": {}},
+    }.items()
+}
 
 
 @pytest.mark.parametrize("kind", ["openwebui:vector", "lightrag:naive"])
 def test_endpoint_missing_in_an_older_server(kind, tmp_path):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), OldServer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = JsonStub(OLD_SERVER)  # on loopback: the command runs as a process of its own
     try:
-        url = f"http://127.0.0.1:{server.server_address[1]}"
-        done, out = quality(tmp_path, f"{kind}@{url}", {"OPENWEBUI_API_KEY": "sk-x", "LIGHTRAG_API_KEY": "k"})
+        done, out = quality(tmp_path, f"{kind}@{server.url}", {"OPENWEBUI_API_KEY": "sk-x", "LIGHTRAG_API_KEY": "k"})
     finally:
-        server.shutdown()
-        server.server_close()
+        server.stop()
     assert_one_line_failure(done, out, "HTTP 404", "no such endpoint (an older version?)")
 
 

@@ -13,7 +13,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -24,6 +23,7 @@ from bench.results.store import read_results
 from tests.harness.beir import write_beir
 from tests.harness.openwebui import admin_client
 from tests.harness.process import free_port
+from tests.harness.stubs import JsonStub, RawBody, Seen, Whole
 from tests.paths import REPO
 
 pytestmark = pytest.mark.integration
@@ -73,54 +73,39 @@ def through_port(openwebui_server) -> Iterator[int]:  # type: ignore[no-untyped-
 
 
 class LimitedEmbedder:
-    """Forwards to infinity, answering 429 while `limit` calls are already in flight, as a rate-limited TEI does."""
+    """Forwards to infinity, answering 429 while `limit` calls are already in flight, as a rate-limited TEI does.
+    On loopback: Open WebUI, a process of its own, calls it."""
 
     def __init__(self, upstream: str, limit: int):
-        outer = self
+        self.upstream, self.limit = upstream, limit
         self.refused = 0
         self.in_flight = 0
         self.lock = threading.Lock()
+        self.server = JsonStub({}, default=Whole(self._forward))
+        self.url = self.server.url
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with outer.lock:
-                    admitted = outer.in_flight < limit
-                    outer.in_flight += admitted
-                    outer.refused += not admitted
-                if not admitted:
-                    answer, status = b'{"error": "too many requests"}', 429
-                else:
-                    try:
-                        time.sleep(0.05)  # a GPU's queue: calls overlap long enough to be counted
-                        reply = httpx.post(
-                            f"{upstream}{self.path}",
-                            content=body,
-                            timeout=60,
-                            headers={"Content-Type": "application/json"},
-                        )
-                        answer, status = reply.content, reply.status_code
-                    finally:
-                        with outer.lock:
-                            outer.in_flight -= 1
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(answer)))
-                self.end_headers()
-                self.wfile.write(answer)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+    def _forward(self, seen: Seen) -> tuple[int, RawBody]:
+        with self.lock:
+            admitted = self.in_flight < self.limit
+            self.in_flight += admitted
+            self.refused += not admitted
+        if not admitted:
+            return 429, RawBody("application/json", b'{"error": "too many requests"}')
+        try:
+            time.sleep(0.05)  # a GPU's queue: calls overlap long enough to be counted
+            reply = httpx.post(
+                f"{self.upstream}{seen.path}",
+                content=seen.body,
+                timeout=60,
+                headers={"Content-Type": "application/json"},
+            )
+            return reply.status_code, RawBody("application/json", reply.content)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.stop()
 
 
 def ingest_argv(data: Path, server_url: str, out: Path, port: int, upstream: str, *sweep: str) -> list[str]:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -18,6 +16,7 @@ from bench.targets.base import QueryResult, no_progress
 from bench.targets.openwebui_settings import SETTINGS
 from bench.targets.registry import TargetOptions, build_target, parse_target_spec
 from tests.harness.process import free_port
+from tests.harness.stubs import JsonStub, RawBody, Seen, Whole
 
 pytestmark = pytest.mark.integration
 
@@ -288,45 +287,22 @@ def test_identical_texts_are_uploaded_once_and_both_ranked(openwebui_key, openwe
     assert [h.doc_id for h in results[0].hits][:2] == ["a", "b"]
 
 
-class KeyedReranker(ThreadingHTTPServer):
+class KeyedReranker(JsonStub):
     """A reranker that wants a key: with `Authorization: Bearer KEY` it forwards to infinity's /rerank,
-    without it answers 401. Records the Authorization header of every call."""
-
-    daemon_threads = True
+    without it answers 401. Records the Authorization header of every call. On loopback: Open WebUI calls it."""
 
     def __init__(self, upstream: str, key: str):
         self.upstream, self.key, self.seen = upstream, key, []
-        server = self
+        super().__init__({}, default=Whole(self._forward))
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                server.seen.append(self.headers.get("Authorization"))
-                if self.headers.get("Authorization") == f"Bearer {server.key}":
-                    answer = httpx.post(
-                        f"{server.upstream}/rerank",
-                        content=body,
-                        timeout=60,
-                        headers={"Content-Type": "application/json"},
-                    )
-                    status, payload = answer.status_code, answer.content
-                else:
-                    status, payload = 401, b'{"error": "invalid key"}'
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        super().__init__(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
+    def _forward(self, seen: Seen) -> tuple[int, RawBody]:
+        self.seen.append(seen.headers.get("Authorization"))
+        if seen.headers.get("Authorization") != f"Bearer {self.key}":
+            return 401, RawBody("application/json", b'{"error": "invalid key"}')
+        answer = httpx.post(
+            f"{self.upstream}/rerank", content=seen.body, timeout=60, headers={"Content-Type": "application/json"}
+        )
+        return answer.status_code, RawBody("application/json", answer.content)
 
 
 def test_rerank_variant_sends_the_reranker_key_from_the_environment(
@@ -346,8 +322,7 @@ def test_rerank_variant_sends_the_reranker_key_from_the_environment(
             queries=queries,
         )
     finally:
-        reranker.shutdown()
-        reranker.server_close()
+        reranker.stop()
     assert reranker.seen and set(reranker.seen) == {f"Bearer {key}"}  # every rerank call carried the key
     assert all(r.error is None and r.hits and not r.warnings for r in results)
     assert all(h.score is not None for r in results for h in r.hits)  # scored by the reranker, no fallback

@@ -10,7 +10,6 @@ import statistics
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -21,6 +20,7 @@ from bench.targets.base import QueryResult
 from bench.targets.hops import APP_PART, HOPS_OVERLAP
 from tests.harness.litellm import EMBED_ALIAS, start_litellm
 from tests.harness.process import free_port, stop_process
+from tests.harness.stubs import JsonStub, RawBody, Seen, Whole
 
 pytestmark = pytest.mark.integration
 
@@ -34,41 +34,31 @@ DELAY_S = 0.2  # what the slow embedding hop adds to each call
 SUM_TOLERANCE = 0.05  # the issue's bound on |sum of parts − latency| per query
 
 
-class _Delayed(BaseHTTPRequestHandler):
-    """Forwards a POST to `upstream` after DELAY_S: an embedding hop that is slower by a known amount."""
+def delayed(upstream: str) -> Whole:
+    """Forwards a POST to `upstream` after DELAY_S: an embedding hop that is slower by a known amount. On loopback:
+    the meter, a process of its own, forwards to it."""
 
-    upstream = ""
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+    def forward(seen: Seen) -> tuple[int, RawBody]:
         threading.Event().wait(DELAY_S)
         reply = httpx.post(
-            f"{self.upstream}{self.path}", content=body, headers={"Content-Type": "application/json"}, timeout=60
+            f"{upstream}{seen.path}", content=seen.body, headers={"Content-Type": "application/json"}, timeout=60
         )
-        self.send_response(reply.status_code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply.content)))
-        self.end_headers()
-        self.wfile.write(reply.content)
+        return reply.status_code, RawBody("application/json", reply.content)
+
+    return Whole(forward)
 
 
 @pytest.fixture(scope="module")
 def hop_meter(infinity_server, litellm_env, tmp_path_factory) -> Iterator[dict[str, str]]:
     """A meter with routes `embedding` and `rerank` (infinity), `slow` (infinity DELAY_S later per call) and
     `litellm` (a LiteLLM whose embedding upstream is this meter's `embedding` route: a meter on each side)."""
-    handler = type("Delayed", (_Delayed,), {"upstream": infinity_server.url})
-    delayed = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=delayed.serve_forever, daemon=True).start()
+    slow = JsonStub({}, default=delayed(infinity_server.url))
     work = tmp_path_factory.mktemp("hops")
     litellm_port = free_port()
     upstreams = {
         "embedding": infinity_server.url,
         "rerank": infinity_server.url,
-        "slow": f"http://127.0.0.1:{delayed.server_address[1]}",
+        "slow": slow.url,
         "litellm": f"http://127.0.0.1:{litellm_port}",
     }
     meter_proc, meter = start_meter(upstreams, work / "meter.log")
@@ -89,7 +79,7 @@ def hop_meter(infinity_server, litellm_env, tmp_path_factory) -> Iterator[dict[s
             stop_process(litellm_proc)
     finally:
         stop_process(meter_proc)
-        delayed.shutdown()
+        slow.stop()
 
 
 @contextmanager

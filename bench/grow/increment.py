@@ -139,5 +139,5 @@ def lightrag_chunks(target: Target) -> int | None:
     if not isinstance(target, LightRAGTarget):
         return None
     listed = documents_on_server(target.http)
-    counts = [listed[source].get("chunks_count") for source in target.source_to_doc if source in listed]
+    counts = [listed[source].chunks_count for source in target.source_to_doc if source in listed]
     return sum(c for c in counts if isinstance(c, int)) if counts and all(isinstance(c, int) for c in counts) else None

@@ -11,9 +11,10 @@ from bench.cli.meter_cmd import _token_measure
 from bench.datasets.texts import Tokenizer
 from bench.endpoints.meter import Meter
 from bench.endpoints.meter_trace import CallKind, TraceUnit, call_shape, read_trace
-from tests.endpoints.test_meter import Echo, upstream
+from tests.endpoints.test_meter import echo, upstream
 from tests.harness.cli import run_cli
 from tests.harness.models import minilm_path
+from tests.harness.stubs import Whole
 
 
 def test_a_trace_counts_each_texts_tokens_with_the_tokenizer(tmp_path: Path):
@@ -21,7 +22,7 @@ def test_a_trace_counts_each_texts_tokens_with_the_tokenizer(tmp_path: Path):
     texts = ["numpy.linalg.norm(x, ord=2) returns the spectral norm", "ab", "an array"]
     measure = _token_measure(minilm_path(), trace)
     assert measure is not None
-    with upstream(Echo) as url, Meter({"embedding": url, "rerank": url}, record=trace) as meter:
+    with upstream(Whole(echo)) as url, Meter({"embedding": url, "rerank": url}, record=trace) as meter:
         assert meter.trace is not None
         meter.trace.count_tokens_with(measure)
         httpx.post(f"{meter.url}/embedding/embed", json={"inputs": texts}, timeout=10)

@@ -20,13 +20,14 @@ from bench.endpoints.meter_trace import (
     read_trace,
     trace_schema,
 )
-from tests.endpoints.test_meter import Echo, upstream
+from tests.endpoints.test_meter import echo, upstream
+from tests.harness.stubs import Whole
 
 
 def test_the_meter_records_each_call_shape_never_its_texts(tmp_path: Path):
     trace = tmp_path / "trace.jsonl"
     secret = "a confidential paragraph"
-    with upstream(Echo) as url, Meter({"embedding": url, "rerank": url}, record=trace) as meter:
+    with upstream(Whole(echo)) as url, Meter({"embedding": url, "rerank": url}, record=trace) as meter:
         httpx.post(f"{meter.url}/embedding/embed", json={"inputs": [secret, "ab", "abcd"]}, timeout=10)
         httpx.post(f"{meter.url}/rerank/rerank", json={"query": "q?", "texts": ["x" * 10, "y" * 7]}, timeout=10)
     text = trace.read_text()

@@ -10,9 +10,10 @@ import pytest
 
 from bench.endpoints.meter_trace import CallKind, read_trace
 from bench.ingest.run import IngestPlan, start_meter
-from tests.endpoints.test_meter import Echo, upstream
+from tests.endpoints.test_meter import echo, upstream
 from tests.harness.beir import write_beir
 from tests.harness.process import free_port
+from tests.harness.stubs import Whole
 
 
 def plan(upstreams: dict[str, str], record: Path) -> IngestPlan:
@@ -22,7 +23,7 @@ def plan(upstreams: dict[str, str], record: Path) -> IngestPlan:
 def test_the_ingest_meter_records_each_call_shape_never_its_texts(tmp_path: Path):
     trace = tmp_path / "ingest-trace.jsonl"
     secret = "a confidential chunk of a document"
-    with upstream(Echo) as url:
+    with upstream(Whole(echo)) as url:
         meter = start_meter(plan({"embedding": url}, trace))
         assert meter is not None
         try:

@@ -27,7 +27,9 @@ from bench.load.quantities import LatencyQuantity, ServerQuantity
 from bench.load.share import SharePlan, ShareResult
 from bench.results.schema import Loop
 
-WORKLOAD: Any = SimpleNamespace(tokens_source="words")  # merge_shares reads only where tokens were counted
+WORKLOAD: Any = SimpleNamespace(tokens_source="words", distribution=None)  # merge_shares reads only these
+WORKLOAD.with_length = lambda length: WORKLOAD  # one length: no cut, no drawn distribution
+WORKLOAD.ring = lambda size: 1
 
 
 @pytest.mark.parametrize("text,slices", [(None, 1), ("0.25s", 4), ("1s", 1), ("0.3s", 3), ("400ms", 2)])

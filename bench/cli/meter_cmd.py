@@ -42,14 +42,7 @@ def meter(
     from bench.endpoints.meter import Meter
 
     measure = _token_measure(tokenizer, record)
-    upstreams: dict[str, str] = {}
-    for item in upstream:
-        route, sep, url = item.partition("=")
-        if not sep or not route or not url.startswith(("http://", "https://")):
-            raise UserError(f"--upstream {item!r}: expected ROUTE=http(s)://HOST[:PORT][/PATH]")
-        if route in upstreams:  # the later one would silently replace the first
-            raise UserError(f"--upstream {item!r}: route {route!r} is given twice (one upstream a route)")
-        upstreams[route] = url
+    upstreams = _upstreams(upstream)
     try:
         proxy = Meter(upstreams, host=host, port=port, record=record)
     except ValueError as exc:
@@ -73,6 +66,19 @@ def meter(
     finally:
         typer.echo(json.dumps(proxy.snapshot(), indent=1))
         proxy.close()
+
+
+def _upstreams(items: list[str]) -> dict[str, str]:
+    """--upstream ROUTE=URL, each route once."""
+    upstreams: dict[str, str] = {}
+    for item in items:
+        route, sep, url = item.partition("=")
+        if not sep or not route or not url.startswith(("http://", "https://")):
+            raise UserError(f"--upstream {item!r}: expected ROUTE=http(s)://HOST[:PORT][/PATH]")
+        if route in upstreams:  # the later one would silently replace the first
+            raise UserError(f"--upstream {item!r}: route {route!r} is given twice (one upstream a route)")
+        upstreams[route] = url
+    return upstreams
 
 
 def _token_measure(tokenizer: Path | None, record: Path | None) -> Callable[[str], int] | None:

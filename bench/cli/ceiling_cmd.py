@@ -5,17 +5,16 @@ command line's own."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from bench.cli.declared import command
 from bench.cli.options import out_folder
 from bench.commands.ceiling import CeilingRequest
 
 
-def ceiling(options: dict[str, Any]) -> None:
+def ceiling(request: CeilingRequest) -> None:
     from bench.commands.ceiling import ceiling_command
 
-    ceiling_command(CeilingRequest(**options))
+    ceiling_command(request)
 
 
 command(

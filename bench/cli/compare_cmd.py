@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -23,10 +23,10 @@ Current = Annotated[
 _ARGUMENT = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
-def _compare(values: dict[str, Any]) -> None:
+def _compare(request: CompareRequest) -> None:
     from bench.commands.compare import compare_command
 
-    if not compare_command(CompareRequest(**values)):
+    if not compare_command(request):
         raise typer.Exit(1)
 
 

@@ -7,12 +7,17 @@ import dataclasses
 import inspect
 import typing
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from bench.cli.app import app
 from bench.commands.options import LABELS, Flag, declared_fields, flag_of
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Request = TypeVar("Request", bound="DataclassInstance")  # a command's request: a dataclass of its options
 
 
 def typer_option(flag: Flag) -> Any:
@@ -45,23 +50,27 @@ def parameters(request: type) -> list[inspect.Parameter]:
 
 def command(
     name: str,
-    request: type,
-    run: Callable[[dict[str, Any]], None],
+    request: type[Request],
+    run: Callable[[Request], None],
     help: str,
     extra: tuple[tuple[str, inspect.Parameter], ...] = (),
+    build: Callable[..., Request] | None = None,
 ) -> None:
     """Register `ragbench NAME`: the request's declared options and `extra` ones, each listed after the
     declared field named with it, or first when named with "" (arguments and options the command line has
-    and the request has not); `run` gets every value by parameter name. A request with an `origin` (the
-    results header's provenance) takes `--label` last, and `run` gets the origin made from it."""
+    and the request has not); `run` gets the request made from every value by parameter name (by `build`
+    where the command line's own options are no field of the request). A request with an `origin` (the
+    results header's provenance) takes `--label` last, and the request gets the origin made from it."""
     from bench.results.provenance import Origin, parse_labels
 
     stamped = "origin" in {f.name for f in dataclasses.fields(request)}
 
-    def invoke(**values: Any) -> None:
+    made = build or request
+
+    def invoke(**values: Any) -> None:  # the values Typer parsed, by parameter name
         if stamped:
             values["origin"] = Origin(parse_labels(values.pop("labels")))
-        run(values)
+        run(made(**values))
 
     listed = [p for after, p in extra if after == ""]
     for parameter in parameters(request):

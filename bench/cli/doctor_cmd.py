@@ -3,19 +3,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
 from bench.cli.declared import command
 from bench.commands.doctor import DoctorCommand
 
 
-def doctor(options: dict[str, Any]) -> None:
+def doctor(request: DoctorCommand) -> None:
     from bench.commands.doctor import doctor_command
     from bench.core.errors import EXIT_CHECK_FAILED
 
-    if not all(f.ok for f in doctor_command(DoctorCommand(**options), say=typer.echo)):
+    if not all(f.ok for f in doctor_command(request, say=typer.echo)):
         raise typer.Exit(EXIT_CHECK_FAILED)
 
 

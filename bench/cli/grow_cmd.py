@@ -3,13 +3,13 @@ fields (bench/commands/grow.py); --out and --resume, which choose its folder, ar
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from bench.cli.declared import command
+from bench.cli.options import cli_only, resumable
 from bench.commands.grow import GrowRequest
 
 Out = Annotated[Path | None, typer.Option("--out", help="Output folder (default reports/grow).")]
@@ -19,21 +19,10 @@ Resume = Annotated[
 ]
 
 
-def grow(options: dict[str, Any]) -> None:
+def grow(request: GrowRequest) -> None:
     from bench.commands.grow import grow_command
-    from bench.core.errors import UserError
 
-    out, resume = options.pop("out"), options.pop("resume")
-    if resume is not None and out is not None and out != resume:
-        raise UserError(f"--resume {resume} writes into that folder; drop --out {out}")
-    if resume is not None and options["overwrite"]:
-        raise UserError("--resume continues a run, --overwrite replaces it: give one of them")
-    folder = resume or out or Path("reports/grow")
-    grow_command(GrowRequest(**options, out=folder, resume=resume is not None))
-
-
-def _cli_only(name: str, annotation: Any) -> inspect.Parameter:
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+    grow_command(request)
 
 
 HELP = (
@@ -46,5 +35,6 @@ command(
     GrowRequest,
     grow,
     HELP,
-    extra=(("rungs", _cli_only("out", Out)), ("overwrite", _cli_only("resume", Resume))),
+    extra=(("rungs", cli_only("out", Out)), ("overwrite", cli_only("resume", Resume))),
+    build=resumable(GrowRequest, Path("reports/grow")),
 )

@@ -5,7 +5,7 @@ starts a change point, or is out of line, past a limit, 2 usage or input error. 
 from __future__ import annotations
 
 import inspect
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -15,10 +15,10 @@ from bench.commands.gate_requests import HistoryRequest
 Runs = Annotated[list[str], typer.Argument(help="Results files, folders (searched for results.jsonl) or globs.")]
 
 
-def _history(values: dict[str, Any]) -> None:
+def _history(request: HistoryRequest) -> None:
     from bench.commands.history import history_command
 
-    if not history_command(HistoryRequest(**values)):
+    if not history_command(request):
         raise typer.Exit(1)
 
 

@@ -3,19 +3,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
 from bench.cli.declared import command
 from bench.commands.identity import IdentityCommand
 
 
-def identity(options: dict[str, Any]) -> None:
+def identity(request: IdentityCommand) -> None:
     from bench.commands.identity import identity_command
     from bench.core.errors import EXIT_CHECK_FAILED
 
-    if not identity_command(IdentityCommand(**options), say=typer.echo).passed:
+    if not identity_command(request, say=typer.echo).passed:
         raise typer.Exit(EXIT_CHECK_FAILED)
 
 

@@ -4,17 +4,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from bench.cli.declared import command
 from bench.cli.options import out_folder
 from bench.commands.ingest import IngestRequest
 
 
-def ingest(options: dict[str, Any]) -> None:
+def ingest(request: IngestRequest) -> None:
     from bench.commands.ingest import ingest_command
 
-    ingest_command(IngestRequest(**options))
+    ingest_command(request)
 
 
 command(

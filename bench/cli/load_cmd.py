@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -13,12 +12,11 @@ from bench.cli.options import out_folder
 from bench.commands.load import LoadRequest
 
 
-def load(options: dict[str, Any]) -> None:
+def load(request: LoadRequest) -> None:
     from bench.commands.load import load_command
     from bench.core.errors import EXIT_CHECK_FAILED
     from bench.load.points import ERRORS
 
-    request = LoadRequest(**options)
     if request.trace is not None:
         from bench.commands.load_trace import trace_command
 

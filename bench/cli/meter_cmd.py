@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from bench.cli.app import app
 from bench.core.errors import UserError
+
+if TYPE_CHECKING:
+    from bench.endpoints.meter import Meter
 
 
 @app.command("meter")
@@ -39,18 +42,8 @@ def meter(
     Point LightRAG's LLM_BINDING_HOST / EMBEDDING_BINDING_HOST at the printed URLs and give the
     target `?meter=URL`: each query's LLM and embedding cost then lands in the results.
     """
-    from bench.endpoints.meter import Meter
-
     measure = _token_measure(tokenizer, record)
-    upstreams = _upstreams(upstream)
-    try:
-        proxy = Meter(upstreams, host=host, port=port, record=record)
-    except ValueError as exc:
-        raise UserError(f"--upstream: {exc}") from None
-    except OSError as exc:
-        if record is not None and exc.filename == str(record):
-            raise UserError(f"--record {record}: {exc.strerror or exc}") from None
-        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    proxy = _listening(_upstreams(upstream), host, port, record)
     for route, url in proxy.upstreams.items():
         replaces = " (the URL's credentials replace the client's Authorization)" if proxy.auth[route] else ""
         typer.echo(f"{proxy.url}/{route} -> {url}{replaces}")
@@ -66,6 +59,20 @@ def meter(
     finally:
         typer.echo(json.dumps(proxy.snapshot(), indent=1))
         proxy.close()
+
+
+def _listening(upstreams: dict[str, str], host: str, port: int, record: Path | None) -> Meter:
+    """The meter listening on host:port, or one UserError for a bad upstream, --record file or address."""
+    from bench.endpoints.meter import Meter
+
+    try:
+        return Meter(upstreams, host=host, port=port, record=record)
+    except ValueError as exc:
+        raise UserError(f"--upstream: {exc}") from None
+    except OSError as exc:
+        if record is not None and exc.filename == str(record):
+            raise UserError(f"--record {record}: {exc.strerror or exc}") from None
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def _upstreams(items: list[str]) -> dict[str, str]:

@@ -3,15 +3,14 @@
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from bench.cli.app import app
 from bench.cli.declared import command, field_option
-from bench.cli.options import Labels
+from bench.cli.options import Labels, cli_only, resumable
 from bench.commands.quality import QualityRequest
 
 if TYPE_CHECKING:
@@ -26,36 +25,6 @@ Resume = Annotated[
     ),
 ]
 Overwrite = Annotated[bool, field_option(QualityRequest, "overwrite")]
-
-
-def quality(options: dict[str, Any]) -> None:
-    out, resume = options.pop("out"), options.pop("resume")
-    folder = _out_folder(out, resume, options["overwrite"])
-    _run_and_summarise(QualityRequest(**options, out=folder, resume=resume is not None))
-
-
-def _cli_only(name: str, annotation: Any) -> inspect.Parameter:
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
-
-
-command(
-    "quality",
-    QualityRequest,
-    quality,
-    "Rank every judged query with every target; write run files, results, per-query CSV and a report.",
-    extra=(("split", _cli_only("out", Out)), ("overwrite", _cli_only("resume", Resume))),
-)
-
-
-def _out_folder(out: Path | None, resume: Path | None, overwrite: bool) -> Path:
-    """Where quality writes: the --resume folder, else --out, else reports/quality."""
-    from bench.core.errors import UserError
-
-    if resume is not None and out is not None and out != resume:
-        raise UserError(f"--resume {resume} writes into that folder; drop --out {out}")
-    if resume is not None and overwrite:
-        raise UserError("--resume continues a run, --overwrite replaces it: give one of them")
-    return resume or out or Path("reports/quality")
 
 
 @app.command()
@@ -96,3 +65,13 @@ def _summary(results: Results, report: Path) -> None:
 
     print_console_summary(results)
     typer.echo(f"report: {report}")
+
+
+command(
+    "quality",
+    QualityRequest,
+    _run_and_summarise,
+    "Rank every judged query with every target; write run files, results, per-query CSV and a report.",
+    extra=(("split", cli_only("out", Out)), ("overwrite", cli_only("resume", Resume))),
+    build=resumable(QualityRequest, Path("reports/quality")),
+)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -73,8 +73,8 @@ def run(request: RunRequest) -> int:
     return outcome.exit_code
 
 
-def _run(values: dict[str, Any]) -> None:
-    raise typer.Exit(run(RunRequest(**values)))
+def _run(request: RunRequest) -> None:
+    raise typer.Exit(run(request))
 
 
 command(

@@ -5,17 +5,15 @@ writes, is the command line's own."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from bench.cli.declared import command
 from bench.cli.options import out_folder
 from bench.commands.size import SizeRequest
 
 
-def size(options: dict[str, Any]) -> None:
+def size(request: SizeRequest) -> None:
     from bench.commands.size_console import size_with_console
 
-    request = SizeRequest(**options)
     if request.trace is not None:
         from bench.commands.size_trace import size_trace_command
 

@@ -52,7 +52,7 @@ from bench.targets.lightrag_documents import (
     insert_batches,
     insert_texts,
 )
-from bench.targets.params import bool_param, check_params, int_param
+from bench.targets.params import SpecShape, bool_param, int_param
 
 KEY_ENV = "LIGHTRAG_API_KEY"
 DEFAULT_URL = "http://localhost:9621"
@@ -90,6 +90,7 @@ PARAMS = {
     "timeout",
     "concurrency",
 }
+SHAPE = SpecShape(PARAMS, Mode, Mode.MIX, "mode", "LightRAG reranks on the server; write '?rerank=on', not '+rerank'")
 CACHE_WARNING = "llm-cost-from-cache"
 NO_RESULTS = "no_results"  # the failure reason of a query that found nothing
 REFERENCES = re.compile(r"^#+\s*References\s*$", re.MULTILINE)  # the heading LightRAG's answer prompt asks for
@@ -114,15 +115,10 @@ class LightRAGSettings:
 
 def lightrag_settings(spec: TargetSpec) -> LightRAGSettings:
     """The spec's settings, or one UserError naming the spec (nothing is sent)."""
-    check_params(spec.params, PARAMS, spec.text)
-    mode = spec.variant or Mode.MIX
-    if mode not in MODES:
-        raise UserError(f"target {spec.text!r}: mode {mode!r} unknown (known: {', '.join(MODES)})")
-    if spec.rerank:
-        raise UserError(f"target {spec.text!r}: LightRAG reranks on the server; write '?rerank=on', not '+rerank'")
+    mode = SHAPE.variant(spec)
     params = spec.params
     return LightRAGSettings(
-        mode=Mode(mode),
+        mode=mode,
         top_k=int_param(params, "top_k", 40, spec.text),
         chunk_top_k=int_param(params, "chunk_top_k", 0, spec.text, minimum=0),
         max_chunks=int_param(params, "max_chunks", 0, spec.text, minimum=0),

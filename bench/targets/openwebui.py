@@ -50,8 +50,8 @@ from bench.targets.openwebui_knowledge import (
     process_status,
     upload_to_knowledge,
 )
-from bench.targets.openwebui_settings import SETTINGS, VARIANTS, ExternalReranker, Variant, variant_settings
-from bench.targets.params import check_params, float_param, int_param
+from bench.targets.openwebui_settings import SETTINGS, ExternalReranker, Variant, variant_settings
+from bench.targets.params import SpecShape, float_param, int_param
 
 KEY_ENV = "OPENWEBUI_API_KEY"
 RERANKER_KEY_ENV = "RAG_EXTERNAL_RERANKER_API_KEY"
@@ -69,6 +69,8 @@ PARAMS = {
     "meter",
     "meter_nest",
 }
+
+SHAPE = SpecShape(PARAMS, Variant, Variant.VECTOR, "variant", "use the 'openwebui:rerank' variant, not '+rerank'")
 
 
 class QueryRoute(StrEnum):
@@ -98,21 +100,16 @@ class OpenWebUISettings:
 
 def openwebui_settings(spec: TargetSpec) -> OpenWebUISettings:
     """The spec's settings, or one UserError naming the spec (nothing is sent)."""
-    check_params(spec.params, PARAMS, spec.text)
-    variant = spec.variant or Variant.VECTOR
-    if variant not in VARIANTS:
-        raise UserError(f"target {spec.text!r}: variant {variant!r} unknown (known: {', '.join(VARIANTS)})")
-    if spec.rerank:
-        raise UserError(f"target {spec.text!r}: use the 'openwebui:rerank' variant, not '+rerank'")
+    variant = SHAPE.variant(spec)
     params = spec.params
     endpoint = params.get("endpoint", QueryRoute.DOC)
     if endpoint not in tuple(QueryRoute):
         raise UserError(f"target {spec.text!r}: endpoint must be 'doc' or 'collection'")
     bm25_weight = float_param(params, "bm25_weight", 0.5, spec.text, 0.0, 1.0)
-    if Variant(variant) == Variant.RERANK and not (params.get("reranker_url") and params.get("reranker_model")):
+    if variant == Variant.RERANK and not (params.get("reranker_url") and params.get("reranker_model")):
         raise UserError(f"target {spec.text!r}: the rerank variant needs reranker_url=URL&reranker_model=NAME")
     return OpenWebUISettings(
-        variant=Variant(variant),
+        variant=variant,
         endpoint=QueryRoute(endpoint),
         kb_name=params.get("kb"),
         bm25_weight=bm25_weight,

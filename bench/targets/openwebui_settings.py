@@ -14,8 +14,6 @@ class Variant(StrEnum):
     RERANK = "rerank"
 
 
-VARIANTS = tuple(Variant)
-
 # The retrieval settings a variant may change; exactly these are saved and restored.
 SETTINGS = (
     "ENABLE_RAG_HYBRID_SEARCH",

@@ -2,8 +2,41 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Generic, TypeVar
+
 from bench.core.errors import UserError
 from bench.core.spec_grammar import parse_bool
+
+if TYPE_CHECKING:
+    from bench.targets.base import TargetSpec
+
+Choice = TypeVar("Choice", bound=StrEnum)
+
+
+@dataclass(frozen=True)
+class SpecShape(Generic[Choice]):
+    """What a kind's spec (`kind:VARIANT+rerank?key=value`) may hold, checked the same way for every kind with
+    variants (Open WebUI, LightRAG): its parameters, its variants and the default one, and what to write instead
+    of a `+rerank` the kind does not take."""
+
+    params: set[str]
+    variants: type[Choice]
+    default: Choice
+    variant_word: str  # what the kind calls its variant in a message: "mode", "variant"
+    rerank_fix: str  # the message's fix for a `+rerank`
+
+    def variant(self, spec: TargetSpec) -> Choice:
+        """The spec's variant (the default where none is written), its parameters checked; or one UserError."""
+        check_params(spec.params, self.params, spec.text)
+        given = spec.variant or self.default
+        known = tuple(self.variants)
+        if given not in known:
+            raise UserError(f"target {spec.text!r}: {self.variant_word} {given!r} unknown (known: {', '.join(known)})")
+        if spec.rerank:
+            raise UserError(f"target {spec.text!r}: {self.rerank_fix}")
+        return self.variants(given)
 
 
 def check_params(params: dict[str, str], known: set[str], spec: str) -> None:

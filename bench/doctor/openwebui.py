@@ -2,12 +2,60 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from bench.core.http import HttpClient
-from bench.doctor.probe import PING, Facts, count_setting, describe, probe
+from bench.doctor.probe import PING, Facts, Probe, count_setting, describe, probe
 from bench.doctor.reranker import check_reranker_url
 from bench.results.schema import DoctorFinding
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    """What the doctor checks of /api/v1/retrieval/embedding's answer, as Open WebUI sent it."""
+
+    engine: object  # RAG_EMBEDDING_ENGINE
+    model: object  # RAG_EMBEDDING_MODEL, sent on to the embedder as it is
+    flooding: bool  # ENABLE_ASYNC_EMBEDDING (default on) without RAG_EMBEDDING_CONCURRENT_REQUESTS: no limit
+    batch: int  # RAG_EMBEDDING_BATCH_SIZE (1 where none or not a count)
+    openai_url: str  # openai_config.url, without a trailing /
+    openai_key: str | None
+
+
+@dataclass(frozen=True)
+class RerankerSettings:
+    """What the doctor checks of /api/v1/retrieval/config's answer: the reranker Open WebUI calls."""
+
+    external: bool  # RAG_RERANKING_ENGINE is "external"
+    model: str
+    url: str
+    key: str | None
+
+
+def _embedding_settings(answer: Probe) -> EmbeddingSettings:
+    """The settings in /api/v1/retrieval/embedding's JSON (a dict: checked by the caller)."""
+    body = answer.body
+    given = body.get("openai_config")
+    openai = given if isinstance(given, dict) else {}
+    return EmbeddingSettings(
+        engine=body.get("RAG_EMBEDDING_ENGINE"),
+        model=body.get("RAG_EMBEDDING_MODEL"),
+        flooding=bool(body.get("ENABLE_ASYNC_EMBEDDING", True) and not body.get("RAG_EMBEDDING_CONCURRENT_REQUESTS")),
+        batch=count_setting(body.get("RAG_EMBEDDING_BATCH_SIZE"), 1),
+        openai_url=str(openai.get("url") or "").rstrip("/"),
+        openai_key=openai.get("key") or None,
+    )
+
+
+def _reranker_settings(answer: Probe) -> RerankerSettings:
+    """The reranker in /api/v1/retrieval/config's JSON (a dict: checked by the caller)."""
+    body = answer.body
+    return RerankerSettings(
+        external=body.get("RAG_RERANKING_ENGINE") == "external",
+        model=body.get("RAG_RERANKING_MODEL") or "",
+        url=body.get("RAG_EXTERNAL_RERANKER_URL") or "",
+        key=body.get("RAG_EXTERNAL_RERANKER_API_KEY") or None,
+    )
 
 
 def check_openwebui(client: HttpClient, url: str, key: str | None, key_env: str, facts: Facts) -> list[DoctorFinding]:
@@ -33,22 +81,22 @@ def check_openwebui(client: HttpClient, url: str, key: str | None, key_env: str,
                     "openwebui", False, f"{base}/api/v1/{route}: {describe(p) if not p.ok else p.message}", fix
                 )
             ]
+    settings = _embedding_settings(embedding)
     found = [
         DoctorFinding(
             "openwebui",
             True,
-            f"Open WebUI answers; embedding engine {embedding.body.get('RAG_EMBEDDING_ENGINE')!r}, "
-            f"model {embedding.body.get('RAG_EMBEDDING_MODEL')!r}",
+            f"Open WebUI answers; embedding engine {settings.engine!r}, model {settings.model!r}",
         )
     ]
-    found += _openwebui_embedding(client, embedding.body, facts)
-    found += _openwebui_reranker(client, config.body)
+    found += _openwebui_embedding(client, settings, facts)
+    found += _openwebui_reranker(client, _reranker_settings(config))
     return found
 
 
-def _openwebui_embedding(client: HttpClient, settings: dict[str, Any], facts: Facts) -> list[DoctorFinding]:
+def _openwebui_embedding(client: HttpClient, settings: EmbeddingSettings, facts: Facts) -> list[DoctorFinding]:
     found = []
-    if settings.get("ENABLE_ASYNC_EMBEDDING", True) and not settings.get("RAG_EMBEDDING_CONCURRENT_REQUESTS"):
+    if settings.flooding:
         found.append(
             DoctorFinding(
                 "openwebui",
@@ -58,13 +106,9 @@ def _openwebui_embedding(client: HttpClient, settings: dict[str, Any], facts: Fa
                 "set RAG_EMBEDDING_CONCURRENT_REQUESTS (e.g. 4) via /api/v1/retrieval/embedding/update",
             )
         )
-    if settings.get("RAG_EMBEDDING_ENGINE") != "openai":
+    if settings.engine != "openai":
         return found
-    given = settings.get("openai_config")
-    openai: dict[str, Any] = given if isinstance(given, dict) else {}
-    emb_url, emb_key = str(openai.get("url") or "").rstrip("/"), openai.get("key") or None
-    batch = count_setting(settings.get("RAG_EMBEDDING_BATCH_SIZE"), 1)
-    model = settings.get("RAG_EMBEDDING_MODEL")
+    emb_url, emb_key, batch, model = settings.openai_url, settings.openai_key, settings.batch, settings.model
     ping = probe(client, "POST", f"{emb_url}/embeddings", {"model": model, "input": PING}, emb_key)
     if not ping.ok:
         found.append(
@@ -83,7 +127,7 @@ def _openwebui_embedding(client: HttpClient, settings: dict[str, Any], facts: Fa
 
 
 def _openwebui_batch(
-    client: HttpClient, emb_url: str, emb_key: str | None, model: Any, batch: int, facts: Facts
+    client: HttpClient, emb_url: str, emb_key: str | None, model: object, batch: int, facts: Facts
 ) -> list[DoctorFinding]:
     """RAG_EMBEDDING_BATCH_SIZE against TEI's limit when the doctor saw TEI, else one request of that size."""
     if facts.tei_batch_limit is not None and batch > facts.tei_batch_limit:
@@ -109,12 +153,11 @@ def _openwebui_batch(
     return []
 
 
-def _openwebui_reranker(client: HttpClient, config: dict[str, Any]) -> list[DoctorFinding]:
-    if config.get("RAG_RERANKING_ENGINE") != "external":
+def _openwebui_reranker(client: HttpClient, reranker: RerankerSettings) -> list[DoctorFinding]:
+    if not reranker.external:
         return []
     fallback = "Open WebUI silently falls back to unreranked results"
-    model = config.get("RAG_RERANKING_MODEL") or ""
-    url = config.get("RAG_EXTERNAL_RERANKER_URL") or ""
+    model, url = reranker.model, reranker.url
     if not model or not url:
         return [
             DoctorFinding(
@@ -125,5 +168,4 @@ def _openwebui_reranker(client: HttpClient, config: dict[str, Any]) -> list[Doct
                 "set both",
             )
         ]
-    key = config.get("RAG_EXTERNAL_RERANKER_API_KEY") or None
-    return [check_reranker_url(client, "openwebui", url, model, key, fallback)]
+    return [check_reranker_url(client, "openwebui", url, model, reranker.key, fallback)]

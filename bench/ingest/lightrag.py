@@ -38,7 +38,7 @@ from bench.ingest.record import EMBEDDING_ROUTE, Combination, DocsOutcome, point
 from bench.results.schema import IngestPointRecord
 from bench.targets.base import TargetKind
 from bench.targets.http_shared import DedupedCorpus, file_name
-from bench.targets.lightrag import LightRAGTarget
+from bench.targets.lightrag import LightRAGTarget, ServerConfiguration
 from bench.targets.lightrag_documents import (
     DocStatus,
     ListedDocument,
@@ -71,14 +71,14 @@ class LightRAGOutcome:
     chunks: int | None  # the processed documents' chunks_count, summed; None where the server gave none
 
 
-def check_meter_routes(configuration: dict[str, Any], meter: Meter, upstreams: dict[str, str]) -> None:
+def check_meter_routes(configuration: ServerConfiguration, meter: Meter, upstreams: dict[str, str]) -> None:
     """Each metered route that LightRAG's /health names a host for must lead to this meter: otherwise the documents
     would be inserted (and so no longer new) without their calls measured."""
     port = urlsplit(meter.url).port
     for route in upstreams:
         key, variable = PROVIDER_HOSTS.get(route, ("", ""))
-        host = configuration.get(key)
-        if not isinstance(host, str) or not host:
+        host = configuration.hosts.get(key)
+        if host is None:
             continue
         where = urlsplit(host)
         if where.port != port or where.path.strip("/").split("/")[0] != route:
@@ -167,7 +167,7 @@ def ingest_lightrag(
 ) -> IngestPointRecord:
     """The corpus ingested into `target`; `meter` (None: not metered) forwards `upstreams` (route -> URL) and keeps
     its calls; `direct`: resend the embedding route's calls straight to its upstream (`timeout_s` per call)."""
-    configuration = target.http.json("GET", "/health").get("configuration", kind=dict, default={})
+    configuration = ServerConfiguration.of(target.http.json("GET", "/health"))
     if meter is not None:
         check_meter_routes(configuration, meter, upstreams)
     index = len(meter.calls) if meter else 0
@@ -184,14 +184,13 @@ def ingest_lightrag(
     resent = None
     if meter and direct and embedded:
         resent = send_direct(EMBEDDING_ROUTE, upstreams[EMBEDDING_ROUTE], embedded, len(outcome.processed), timeout_s)
-    concurrency = configuration.get("max_parallel_insert")
     point = point_record(
         Combination(target_name(target.spec), TargetKind.LIGHTRAG, {}, LABEL),
         DocsOutcome(outcome.documents, outcome.failed, outcome.lost, outcome.seconds, outcome.per_doc_s),
         calls,
         resent,
-        workspace if isinstance(workspace := configuration.get("workspace"), str) and workspace else None,
-        concurrency if isinstance(concurrency, int) else 0,
+        configuration.workspace,
+        configuration.max_parallel_insert,
     )
     seconds = outcome.seconds
     chunks_per_s = outcome.chunks / seconds if outcome.chunks is not None and seconds > 0 else None

@@ -113,6 +113,34 @@ class LightRAGSettings:
     nesting: Nesting
 
 
+@dataclass(frozen=True)
+class ServerConfiguration:
+    """What ragbench reads of the `configuration` block of LightRAG's /health answer."""
+
+    rerank: bool  # enable_rerank: a reranker is configured (RERANK_BINDING)
+    llm_cache: bool | None  # enable_llm_cache (ENABLE_LLM_CACHE); None: not reported
+    hosts: dict[str, str]  # each provider's binding host it reports: "llm_binding_host" -> URL
+    max_parallel_insert: int  # 0: not reported
+    workspace: str | None  # None: the default workspace, or not reported
+
+    @classmethod
+    def of(cls, health: Reply) -> ServerConfiguration:
+        """The configuration in a /health reply (none reported: an empty one)."""
+        block = health.get("configuration", kind=dict, default={})
+        cache, insert, workspace = (
+            block.get("enable_llm_cache"),
+            block.get("max_parallel_insert"),
+            block.get("workspace"),
+        )
+        return cls(
+            rerank=bool(block.get("enable_rerank")),
+            llm_cache=cache if isinstance(cache, bool) else None,
+            hosts={k: v for k, v in block.items() if k.endswith("_binding_host") and isinstance(v, str) and v},
+            max_parallel_insert=insert if isinstance(insert, int) else 0,
+            workspace=workspace if isinstance(workspace, str) and workspace else None,
+        )
+
+
 def lightrag_settings(spec: TargetSpec) -> LightRAGSettings:
     """The spec's settings, or one UserError naming the spec (nothing is sent)."""
     mode = SHAPE.variant(spec)
@@ -161,7 +189,7 @@ class LightRAGTarget:
             transport=options.transport,
         )
         self.health: dict[str, Any] = {}
-        self.configuration: dict[str, Any] = {}
+        self.configuration = ServerConfiguration(False, None, {}, 0, None)
         self._asks = 0  # /query/data calls of the query in flight (metered runs go one query at a time)
         self.corpus: DedupedCorpus | None = None
         self.source_to_doc: dict[str, str] = {}  # file_source -> representative doc id
@@ -179,8 +207,8 @@ class LightRAGTarget:
         self.health = health.get(kind=dict)
         # /health answers without a key too; this call proves the key works.
         self.http.call("GET", "/documents/status_counts")
-        self.configuration = health.get("configuration", kind=dict, default={})
-        if self.rerank and not self.configuration.get("enable_rerank"):
+        self.configuration = ServerConfiguration.of(health)
+        if self.rerank and not self.configuration.rerank:
             raise self.http.error("rerank=on but the server has no reranker configured (RERANK_BINDING)")
         self.corpus = DedupedCorpus.of(dataset.corpus)
         self.source_to_doc = {file_name(doc_id): doc_id for doc_id in self.corpus.documents}
@@ -220,8 +248,7 @@ class LightRAGTarget:
     @property
     def llm_cache(self) -> bool | None:
         """The server's ENABLE_LLM_CACHE as /health reports it (None: not reported)."""
-        value = self.configuration.get("enable_llm_cache")
-        return value if isinstance(value, bool) else None
+        return self.configuration.llm_cache
 
     def generate(self, query: str, options: dict[str, str]) -> tuple[str, dict[str, float]]:
         """LightRAG's own answer (`quality --generate native`): `/query` in this target's mode, `options`

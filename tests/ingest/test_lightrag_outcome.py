@@ -7,8 +7,10 @@ from __future__ import annotations
 import pytest
 
 from bench.core.errors import UserError
+from bench.core.http import Reply
 from bench.endpoints.meter import Meter
 from bench.ingest.lightrag import check_meter_routes, listed_outcome
+from bench.targets.lightrag import ServerConfiguration
 from bench.targets.lightrag_documents import ListedDocument
 
 INSERTED = {"a.txt": "a", "b.txt": "b", "c.txt": "c"}
@@ -49,17 +51,23 @@ def test_chunks_unknown_where_the_server_gives_none():
     assert listed_outcome(listed, {"a.txt": "a"}, wall_s=1.0).chunks is None
 
 
+def _health(configuration: dict[str, object]) -> ServerConfiguration:
+    """The configuration of a /health answer that reports `configuration`."""
+    body = {"status": "healthy", "configuration": configuration}
+    return ServerConfiguration.of(Reply("LightRAG at stub", "GET /health", 200, body, ""))
+
+
 def test_a_provider_not_pointed_at_the_meter_is_refused_before_inserting():
     meter = Meter({"embedding": "http://127.0.0.1:1", "llm": "http://127.0.0.1:2"})
     try:
         good = {"embedding_binding_host": f"{meter.url}/embedding", "llm_binding_host": f"{meter.url}/llm/v1"}
-        check_meter_routes(good, meter, meter.upstreams)
+        check_meter_routes(_health(good), meter, meter.upstreams)
         bad = {**good, "llm_binding_host": "http://user:secret@llm.example:8000/v1"}
         with pytest.raises(UserError) as caught:
-            check_meter_routes(bad, meter, meter.upstreams)
+            check_meter_routes(_health(bad), meter, meter.upstreams)
         message = caught.value.args[0]
         assert message.startswith("--meter-upstream llm: LightRAG sends its llm calls to http://")
         assert f"start it with LLM_BINDING_HOST={meter.url}/llm" in message and "secret" not in message
-        check_meter_routes({}, meter, meter.upstreams)  # a server that names no host: nothing to check
+        check_meter_routes(_health({}), meter, meter.upstreams)  # a server that names no host: nothing to check
     finally:
         meter.close()

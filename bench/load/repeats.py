@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 from hdrh.histogram import HdrHistogram
@@ -27,9 +27,11 @@ from bench.results.schema import (
     LatencySummary,
     LoadPointRecord,
     LoadRequests,
+    MetricHistogram,
     PointIntervals,
     PointRepeat,
     QuantileIntervals,
+    ServerMetrics,
     Throughput,
     ThroughputIntervals,
 )
@@ -37,6 +39,7 @@ from bench.results.schema import (
 # Repeat r of a point runs with seed + r * REPEAT_SEED_STRIDE: poisson/gamma gaps differ between repeats (their
 # spread is part of the noise measured), and never coincide with another rate's seed (seed + i).
 REPEAT_SEED_STRIDE = 1_000_000
+Count = TypeVar("Count", int, float)  # errors per class are whole; TEI's counters are floats
 
 
 def run_interleaved(
@@ -167,27 +170,27 @@ def _summary(merged: dict[str, HdrHistogram], quantity: LatencyQuantity | Server
     return histograms.summary_ms(merged[quantity]) if quantity in merged else None
 
 
-def _summed(counts: list[dict[str, Any]]) -> dict[str, Any]:
-    total: dict[str, Any] = {}
+def _summed(counts: list[dict[str, Count]]) -> dict[str, Count]:
+    total: dict[str, Count] = {}
     for block in counts:
         for key, n in block.items():
-            total[key] = total.get(key, 0) + n
+            total[key] = total[key] + n if key in total else n
     return total
 
 
-def _summed_metrics(deltas: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+def _summed_metrics(deltas: list[ServerMetrics | None]) -> ServerMetrics | None:
     """TEI's /metrics deltas over every repeat: counters and histogram counts added, gauges as last read."""
     if not deltas or any(d is None for d in deltas):
         return None
     present = [d for d in deltas if d is not None]
-    hists: dict[str, Any] = {}
+    hists: dict[str, MetricHistogram] = {}
     for key in present[-1]["histograms"]:
         blocks = [d["histograms"][key] for d in present if key in d["histograms"]]
         count, total = sum(b["count"] for b in blocks), sum(b["sum"] for b in blocks)
         buckets = _summed([b["buckets"] for b in blocks])
-        hists[key] = {"count": count, "sum": total, "mean": total / count if count else None, "buckets": buckets}
-    return {
-        "counters": _summed([d["counters"] for d in present]),
-        "histograms": hists,
-        "gauges": dict(present[-1]["gauges"]),
-    }
+        hists[key] = MetricHistogram(count=count, sum=total, mean=total / count if count else None, buckets=buckets)
+    return ServerMetrics(
+        counters=_summed([d["counters"] for d in present]),
+        histograms=hists,
+        gauges=dict(present[-1]["gauges"]),
+    )

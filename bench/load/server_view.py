@@ -15,9 +15,10 @@ import httpx
 
 from bench.core.http import new_client
 from bench.endpoints.tei_metrics import MetricsSnapshot, parse_snapshot
+from bench.results.schema import MetricHistogram, ServerMetrics
 
 
-def delta(before: MetricsSnapshot, after: MetricsSnapshot) -> dict[str, object]:
+def delta(before: MetricsSnapshot, after: MetricsSnapshot) -> ServerMetrics:
     """What happened between two snapshots (a counter that went down was reset: its after value counts), as the
     point's `server_metrics` holds it."""
 
@@ -25,18 +26,18 @@ def delta(before: MetricsSnapshot, after: MetricsSnapshot) -> dict[str, object]:
         return a - b if b is not None and a >= b else a
 
     counters = {k: grown(v, before.counters.get(k)) for k, v in after.counters.items()}
-    hists: dict[str, object] = {}
+    hists: dict[str, MetricHistogram] = {}
     for key, block in after.histograms.items():
         old = before.histograms.get(key)
         count = grown(block.count, old.count if old else None)
         total = grown(block.sum, old.sum if old else None)
-        hists[key] = {
-            "count": count,
-            "sum": total,
-            "mean": total / count if count else None,
-            "buckets": {le: grown(v, old.buckets.get(le) if old else None) for le, v in block.buckets.items()},
-        }
-    return {"counters": counters, "histograms": hists, "gauges": dict(after.gauges)}
+        hists[key] = MetricHistogram(
+            count=count,
+            sum=total,
+            mean=total / count if count else None,
+            buckets={le: grown(v, old.buckets.get(le) if old else None) for le, v in block.buckets.items()},
+        )
+    return ServerMetrics(counters=counters, histograms=hists, gauges=dict(after.gauges))
 
 
 class MetricsReader:

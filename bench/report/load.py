@@ -128,7 +128,7 @@ def server_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[st
     rows = []
     for r in points:
         s = r.server_ms
-        metrics = (r.server_metrics or {}).get("counters", {})
+        metrics = r.server_metrics["counters"] if r.server_metrics else {}
         count = sum(v for k, v in metrics.items() if k.startswith("te_request_count"))
         failures = sum(v for k, v in metrics.items() if k.startswith("te_request_failure"))
         split = [s.queue, s.tokenization, s.inference]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TypedDict
 
 from bench.core.resample import Interval  # a mean and its interval: a block of load_point's intervals
 from bench.core.secrets import VERBATIM
@@ -196,6 +196,24 @@ class PointIntervals:
     latency_ms: LatencyIntervals
 
 
+class MetricHistogram(TypedDict):
+    """A TEI histogram's increase over a point (seconds, as TEI exports them)."""
+
+    count: float
+    sum: float
+    mean: float | None  # None: nothing counted
+    buckets: dict[str, float]  # upper bound `le` -> observations
+
+
+class ServerMetrics(TypedDict):
+    """TEI's te_* /metrics over a point (bench/load/server_view.py), keyed `name{labels}` as TEI names them: a wire
+    block kept as the JSON object it is written as (the schema describes it as an object of any keys)."""
+
+    counters: dict[str, float]  # increase
+    histograms: dict[str, MetricHistogram]
+    gauges: dict[str, float]  # the value after the point
+
+
 @dataclass
 class LoadPointRecord:
     """One point of a `ragbench load` sweep (docs/load.md defines every field)."""
@@ -213,7 +231,7 @@ class LoadPointRecord:
     throughput: Throughput
     latency_ms: Latencies
     server_ms: ServerTimes
-    server_metrics: dict[str, Any] | None  # deltas of TEI's te_* /metrics over the point
+    server_metrics: ServerMetrics | None  # deltas of TEI's te_* /metrics over the point
     client: ClientView
     max_inflight: int | None = None
     burst: int | None = None  # burst: texts (chunks) in the burst

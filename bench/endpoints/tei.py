@@ -181,14 +181,12 @@ class TeiEmbedder(_TeiEndpoint):
         if not self._info_known():
             return {"kind": self.kind, "info": None, **self.wire.options}
         info = self.client.info()
-        model_type = info.raw.get("model_type")
-        pooling = model_type.get("embedding", {}).get("pooling") if isinstance(model_type, dict) else None
         return {
             "kind": self.kind,
             "model": info.model_id,
-            "sha": info.raw.get("model_sha"),
+            "sha": info.model_sha,
             "dtype": info.model_dtype,
-            "pooling": pooling,
+            "pooling": info.pooling,
             "max_input_length": info.max_input_length,
             **self.wire.options,
         }

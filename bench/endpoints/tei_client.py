@@ -10,7 +10,7 @@ import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypedDict, TypeVar
 
 from bench.core.http import DEFAULT_CAP, BodyCap, HttpStatusError
 from bench.endpoints.base import CallTiming, WireRequest, WireShapeError
@@ -50,7 +50,24 @@ class TeiInfo:
     max_concurrent_requests: int
     auto_truncate: bool
     version: str
-    raw: dict[str, Any]
+    model_sha: object  # the weights' revision as /info sends it (None: not sent)
+    pooling: object  # model_type.embedding.pooling (None: not an embedding model, or not sent)
+
+
+class TeiToken(TypedDict):
+    """One token of TEI's /tokenize answer (its wire shape)."""
+
+    id: int
+    text: str
+    special: bool
+    start: int | None
+    stop: int | None
+
+
+def _pooling(model_type: object) -> object:
+    """/info's model_type.embedding.pooling; None where it is no embedding model's."""
+    embedding = model_type.get("embedding") if isinstance(model_type, dict) else None
+    return embedding.get("pooling") if isinstance(embedding, dict) else None
 
 
 def timing_headers(headers: Any) -> dict[str, float]:
@@ -84,7 +101,8 @@ class TeiClient(HttpEndpoint):
                 max_concurrent_requests=int(body.get("max_concurrent_requests") or 0),
                 auto_truncate=bool(body.get("auto_truncate", False)),
                 version=str(body.get("version", "unknown")),
-                raw=body,
+                model_sha=body.get("model_sha"),
+                pooling=_pooling(model_type),
             )
         return self._info
 
@@ -104,7 +122,7 @@ class TeiClient(HttpEndpoint):
         except WireShapeError as exc:
             raise self.shape_error(request.url, exc.expected, answer) from None
 
-    def tokenize(self, texts: list[str], add_special_tokens: bool = True) -> list[list[dict[str, Any]]]:
+    def tokenize(self, texts: list[str], add_special_tokens: bool = True) -> list[list[TeiToken]]:
         body, _ = self.post("/tokenize", {"inputs": texts, "add_special_tokens": add_special_tokens})
         if not isinstance(body, list) or len(body) != len(texts):
             raise self.shape_error(f"{self.url}/tokenize", f"{len(texts)} token lists", body)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 from array import array
+from dataclasses import dataclass, field
 from enum import StrEnum
 from time import perf_counter
 from typing import Any
@@ -50,6 +51,33 @@ class Outcome(StrEnum):
     CLIENT = "client"  # an exception of the in-process endpoint
 
 
+@dataclass
+class RequestLog:
+    """Every measured request of a point (plan.log_requests): flat arrays, its rows made after the point (off
+    the hot path). Times in seconds from the point's start; intended: NaN in the closed loop."""
+
+    index: array[int] = field(default_factory=lambda: array("l"))
+    intended_s: array[float] = field(default_factory=lambda: array("d"))
+    sent_s: array[float] = field(default_factory=lambda: array("d"))
+    end_s: array[float] = field(default_factory=lambda: array("d"))
+    outcome: list[str] = field(default_factory=list)  # `ok` or the error class
+    tokens: array[int] = field(default_factory=lambda: array("l"))
+
+    def columns(self, inputs: list[int]) -> dict[str, list[Any]]:
+        """The log as ShareResult.request_log holds it: each of REQUEST_COLUMNS, one value per request (`inputs`:
+        the plan's texts per request, by index)."""
+        indices = self.index.tolist()
+        return {
+            "intended_s": self.intended_s.tolist(),
+            "sent_s": self.sent_s.tolist(),
+            "end_s": self.end_s.tolist(),
+            "index": indices,
+            "tokens": self.tokens.tolist(),
+            "outcome": self.outcome,
+            "texts": [inputs[i] for i in indices],
+        }
+
+
 class Recorder:
     """Raw values while the point runs; histograms after it."""
 
@@ -63,13 +91,7 @@ class Recorder:
         self.lag = array("q")
         self.parse_s = 0.0
         # Filled only with plan.log_requests: flat arrays, rows made after the point (off the hot path).
-        self.log: dict[str, Any] | None = (
-            {k: array("d") for k in ("intended_s", "sent_s", "end_s")}
-            | {"index": array("l"), "tokens": array("l")}
-            | {"outcome": []}
-            if plan.log_requests
-            else None
-        )
+        self.log = RequestLog() if plan.log_requests else None
 
     def measured(self, at: float) -> bool:
         return at >= self.window_start
@@ -96,12 +118,12 @@ class Recorder:
         cls, counted = self._outcome(index, due, sent, outcome)
         if self.log is not None:
             start = self.plan.start_at
-            self.log["index"].append(index)
-            self.log["intended_s"].append(math.nan if due is None else due - start)
-            self.log["sent_s"].append(sent - start)
-            self.log["end_s"].append(ended - start)
-            self.log["outcome"].append(cls)
-            self.log["tokens"].append(self.plan.tokens[index] if counted is None else counted)
+            self.log.index.append(index)
+            self.log.intended_s.append(math.nan if due is None else due - start)
+            self.log.sent_s.append(sent - start)
+            self.log.end_s.append(ended - start)
+            self.log.outcome.append(cls)
+            self.log.tokens.append(self.plan.tokens[index] if counted is None else counted)
 
     def _outcome(
         self, index: int, due: float | None, sent: float, outcome: Response | BaseException
@@ -176,8 +198,7 @@ class Recorder:
         }
         r.loop_lag = histograms.encode(histograms.from_values(self.lag)) if self.lag else None
         if self.log is not None:
-            r.request_log = {k: v.tolist() if isinstance(v, array) else v for k, v in self.log.items()}
-            r.request_log["texts"] = [self.plan.inputs[i] for i in r.request_log["index"]]
+            r.request_log = self.log.columns(self.plan.inputs)
         return r
 
 

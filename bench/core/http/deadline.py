@@ -178,6 +178,6 @@ def new_client(
     return _DeadlineClient(base_url=base_url, headers=headers or {}, timeout=timeout_s, transport=transport)
 
 
-def capped(cap: BodyCap | None) -> dict[str, Any]:
+def capped(cap: BodyCap | None) -> dict[str, BodyCap | None]:
     """The request extensions that give a request its own body cap (None: none, for a pass-through)."""
     return {BODY_CAP: cap}

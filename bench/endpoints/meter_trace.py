@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypedDict
 
 from bench.core.errors import InputError
 from bench.core.http import loads
@@ -59,6 +59,22 @@ class TraceUnit(StrEnum):
 MAX_LENGTH = {TraceUnit.CHARS: MAX_CHARS, TraceUnit.TOKENS: MAX_TOKENS}
 
 
+class TraceRow(TypedDict):
+    """A call's line in a trace file (its wire shape; `trace_schema` describes each field)."""
+
+    at: float
+    route: str
+    kind: str
+    texts: int
+    unit: str
+    lengths: list[int]
+    tokens: int | None
+    query: int | None
+    status: int | None
+    latency: float
+    hash: str | None
+
+
 @dataclass(frozen=True)
 class TraceCall:
     """One recorded call (the module's docstring says each field)."""
@@ -78,20 +94,20 @@ class TraceCall:
     def texts(self) -> int:
         return len(self.lengths)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "at": round(self.at, 6),
-            "route": self.route,
-            "kind": str(self.kind),
-            "texts": self.texts,
-            "unit": str(self.unit),
-            "lengths": list(self.lengths),
-            "tokens": self.tokens,
-            "query": self.query,
-            "status": self.status,
-            "latency": round(self.latency, 6),
-            "hash": self.hash,
-        }
+    def to_json(self) -> TraceRow:
+        return TraceRow(
+            at=round(self.at, 6),
+            route=self.route,
+            kind=str(self.kind),
+            texts=self.texts,
+            unit=str(self.unit),
+            lengths=list(self.lengths),
+            tokens=self.tokens,
+            query=self.query,
+            status=self.status,
+            latency=round(self.latency, 6),
+            hash=self.hash,
+        )
 
 
 def call_shape(body: bytes, measure: Callable[[str], int] = len) -> tuple[CallKind, tuple[int, ...], int | None] | None:
@@ -203,7 +219,11 @@ def read_trace(path: Path) -> list[TraceCall]:
     return [call for _, call in placed]
 
 
-def _jsonl_rows(path: Path, file: IO[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+# A line as read, before its values are checked one by one (`_checked_call`): object, not a known type.
+Unchecked = dict[str, object]
+
+
+def _jsonl_rows(path: Path, file: IO[str]) -> Iterator[tuple[int, Unchecked]]:
     for line, text in enumerate(file, 1):
         if not text.strip():
             continue
@@ -220,16 +240,16 @@ def _jsonl_rows(path: Path, file: IO[str]) -> Iterator[tuple[int, dict[str, Any]
         yield line, row
 
 
-def _csv_rows(file: IO[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _csv_rows(file: IO[str]) -> Iterator[tuple[int, Unchecked]]:
     reader = csv.DictReader(file)
     for row in reader:
-        values: dict[str, Any] = {k: (v if v != "" else None) for k, v in row.items() if k is not None}
-        lengths = values.get("lengths")
-        values["lengths"] = [] if lengths is None else lengths.split(";")
+        values: Unchecked = {k: (v if v != "" else None) for k, v in row.items() if k is not None}
+        lengths = row.get("lengths") or ""
+        values["lengths"] = lengths.split(";") if lengths else []
         yield reader.line_num, values
 
 
-def _number(row: dict[str, Any], name: str, kind: type, low: float, high: float, optional: bool) -> Any:
+def _number(row: Unchecked, name: str, kind: type, low: float, high: float, optional: bool) -> Any:
     value = row.get(name)
     if value is None and optional:
         return None
@@ -244,9 +264,9 @@ def _number(row: dict[str, Any], name: str, kind: type, low: float, high: float,
     return number
 
 
-def _checked_call(path: Path, line: int, row: dict[str, Any]) -> TraceCall:
+def _checked_call(path: Path, line: int, row: Unchecked) -> TraceCall:
     try:
-        unit = TraceUnit(row.get("unit") or TraceUnit.CHARS)
+        unit = TraceUnit(str(row.get("unit") or TraceUnit.CHARS))
         kind = CallKind(str(row.get("kind")))
         limit = MAX_LENGTH[unit]
         raw = row.get("lengths")

@@ -12,7 +12,6 @@ import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from bench.core.errors import InputError
 from bench.datasets.answers import SEP, compile_answer_regex, is_regex_answer, token_string
@@ -65,7 +64,8 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
+    """Each line's JSON object and its number; its values are unchecked (object) until `require_*` reads them."""
     for number, line in read_lines(path):
         try:
             record = json.loads(line)
@@ -78,7 +78,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, record
 
 
-def require_str(record: dict[str, Any], field: str, path: Path, line: int) -> str:
+def require_str(record: dict[str, object], field: str, path: Path, line: int) -> str:
     """A required field, as text (ids may be written as numbers)."""
     if field not in record or record[field] is None:
         raise InputError(path, f"missing field {field!r}", line)
@@ -98,7 +98,7 @@ def check_id(value: str, what: str, path: Path, line: int | None) -> str:
     return value
 
 
-def require_id(record: dict[str, Any], field: str, what: str, path: Path, line: int) -> str:
+def require_id(record: dict[str, object], field: str, what: str, path: Path, line: int) -> str:
     return check_id(require_str(record, field, path, line), what, path, line)
 
 
@@ -125,7 +125,7 @@ def parse_grade(value: str | int | float, path: Path, line: int) -> int:
     return int(value)
 
 
-def optional_answers(record: dict[str, Any], path: Path, line: int) -> list[str] | None:
+def optional_answers(record: dict[str, object], path: Path, line: int) -> list[str] | None:
     """The `answers` field: a list of non-empty strings, `/pattern/` for a regular expression; None when absent."""
     value = record.get("answers")
     if value is None:

@@ -11,6 +11,7 @@ from bench.commands.options import OVERWRITE, Flag, option
 from bench.core.errors import MeasurementFailed, UserError
 from bench.datasets.model import Dataset
 from bench.results.provenance import Origin
+from bench.results.schema import GrowLadder
 from bench.results.store import Results
 from bench.targets.base import TargetSpec
 
@@ -171,14 +172,14 @@ def grow_command(request: GrowRequest) -> Path:
         raise UserError(f"--out {request.out}: is a file, not a folder")
     dataset = grow_dataset(request)
     qrels = dataset.qrels or dataset.answer_qrels()  # on the dataset's own documents: distractors are never relevant
-    settings = {
-        "rungs": rungs,
-        "unit": unit,
-        "distractors": request.distractors,
-        "queries": request.queries,
-        "seed": request.seed,
-        "slo": request.slo,
-    }
+    settings = GrowLadder(
+        rungs=rungs,
+        unit=unit,
+        distractors=request.distractors,
+        queries=request.queries,
+        seed=request.seed,
+        slo=request.slo,
+    )
     measures = [parse_measure("nDCG@10"), parse_measure("R@100")]
     distractors = Distractors(source, dataset)
     plan = GrowPlan(specs, rungs, unit, distractors, measures, slo, request.keep, settings, resources, metering)

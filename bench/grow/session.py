@@ -7,7 +7,6 @@ import errno
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
 
 import bench
 from bench.core.errors import UserError
@@ -22,7 +21,7 @@ from bench.grow.run import DEPTH, Climb, climb
 from bench.quality.metrics import Measure
 from bench.results.frame import now_iso
 from bench.results.lifecycle import Output, open_run
-from bench.results.schema import GrowRungRecord, RungStatus, RunHeader
+from bench.results.schema import GrowLadder, GrowRungRecord, RungStatus, RunHeader
 from bench.results.store import Results
 from bench.sizing.slo import Slo
 from bench.targets.base import Target, TargetOptions, TargetSpec
@@ -37,7 +36,7 @@ class GrowPlan:
     measures: list[Measure]
     slo: Slo | None
     keep: bool
-    settings: dict[str, Any]  # what --resume must match (the header's `grow`)
+    settings: GrowLadder  # what --resume must match (the header's `grow`)
     resources: dict[str, Resources]  # target name -> the app's process and store, where this host can read them
     metering: MeterPlan  # --meter-upstream: the meter between the apps and their providers (no upstream: none)
 
@@ -215,7 +214,7 @@ def _header(plan: GrowPlan, dataset: Dataset) -> RunHeader:
         measure_labels={m.trec_name: m.label for m in plan.measures},
         depth=DEPTH,
         targets=[s.name for s in plan.specs],
-        grow=plan.settings | {"distractor_source": plan.distractors.describe()},
+        grow=plan.settings | GrowLadder(distractor_source=plan.distractors.describe()),
     )
 
 

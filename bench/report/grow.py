@@ -250,7 +250,8 @@ def intro_line(results: Results) -> str:
     source = ladder.get("distractor_source", {})
     made = ""
     if source.get("kind") == "synthetic":
-        median = source.get("length_words", {}).get("median")
+        lengths = source.get("length_words")
+        median = lengths.get("median") if isinstance(lengths, dict) else None
         made = f" (vocabulary {source.get('vocabulary'):,} words, lengths median {median} words)"
     rungs = ", ".join(f"{n:,}" for n in ladder.get("rungs", []))
     slo = f"; SLO {ladder['slo']}" if ladder.get("slo") else ""

@@ -86,6 +86,7 @@ from bench.results.schema.run import (
     DatasetInfo,
     EndRecord,
     EndStatus,
+    GrowLadder,
     RunCommand,
     RunHeader,
 )
@@ -146,6 +147,7 @@ __all__ = [
     "EndStatus",
     "EndpointCalls",
     "GpuTelemetryRecord",
+    "GrowLadder",
     "GrowRungRecord",
     "GrowSummaryRecord",
     "GrowthLaw",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypedDict
 
 from bench.results.provenance import Provenance
 from bench.results.schema.conventions import WRITTEN_WHEN_SET
@@ -38,6 +38,19 @@ class RunCommand(StrEnum):
 QUALITY_COMMANDS = (RunCommand.QUALITY, RunCommand.DEMO)
 
 
+class GrowLadder(TypedDict, total=False):
+    """The header's `grow` (its wire shape, read back from files of every version: any key may be absent): the
+    ladder a grow run climbs, what --resume must match."""
+
+    rungs: list[int]
+    unit: str
+    distractors: str
+    queries: int | None
+    seed: int
+    slo: str | None
+    distractor_source: dict[str, object]  # bench/datasets/distractors.py: its source, kind and how it is made
+
+
 @dataclass
 class RunHeader:
     command: RunCommand | str  # quality | demo | identity | doctor | load | ...
@@ -65,7 +78,7 @@ class RunHeader:
     provenance: Provenance | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     #: `ragbench grow`: the ladder (rungs, unit, distractors, queries, slo), what --resume must match; left out:
     #: another command
-    grow: dict[str, Any] | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    grow: GrowLadder | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
     @property
     def dataset_info(self) -> DatasetInfo:

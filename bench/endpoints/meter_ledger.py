@@ -41,7 +41,7 @@ class MeterLedger:
         self._lock = threading.Lock()
         self.trace: TraceWriter | None = None  # `ragbench meter --record`: every call's shape, never its texts
 
-    def snapshot(self) -> dict[str, dict[str, Any]]:
+    def snapshot(self) -> dict[str, dict[str, float]]:
         with self._lock:
             return {route: asdict(u) for route, u in self.usage.items()}
 

@@ -86,7 +86,7 @@ class _Relayed:
         elif not self.overflow:
             self.body += chunk
 
-    def usage(self) -> dict[str, Any] | None:
+    def usage(self) -> dict[str, object] | None:
         if self.status is None or self.status >= 400 or self.overflow:
             return None
         decoded = decode_body(bytes(self.body), self.encoding, USAGE_BODY_CAP)

@@ -72,8 +72,8 @@ def checked_usage(usage: Any) -> dict[str, int] | None:
     return counts or None
 
 
-def usage_from_body(body: bytes, content_type: str) -> dict[str, Any] | None:
-    """OpenAI `usage` from a JSON reply, or the last one an SSE stream carried."""
+def usage_from_body(body: bytes, content_type: str) -> dict[str, object] | None:
+    """OpenAI `usage` from a JSON reply, or the last one an SSE stream carried; unchecked (`checked_usage` reads it)."""
     if "text/event-stream" in content_type:
         found = None
         for line in body.decode("utf-8", "replace").splitlines():

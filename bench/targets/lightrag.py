@@ -188,7 +188,7 @@ class LightRAGTarget:
             key_env=KEY_ENV,
             transport=options.transport,
         )
-        self.health: dict[str, Any] = {}
+        self.health: dict[str, object] = {}  # /health's JSON as it came, for describe()
         self.configuration = ServerConfiguration(False, None, {}, 0, None)
         self._asks = 0  # /query/data calls of the query in flight (metered runs go one query at a time)
         self.corpus: DedupedCorpus | None = None

@@ -77,3 +77,7 @@ utilization_pct
 memory_used_mib
 power_w
 sm_clock_mhz
+# Read by mypy only: the bound of declared.command's Request TypeVar, a string (bench/cli/declared.py).
+DataclassInstance
+# A TypedDict key written by keyword and read from results files (bench/grow/session.py, bench/report/grow.py).
+distractor_source

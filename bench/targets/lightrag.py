@@ -68,9 +68,6 @@ class Mode(StrEnum):
     MIX = "mix"
 
 
-MODES = tuple(Mode)
-
-
 class QueryStatus(StrEnum):
     """`/query/data`'s answer status on LightRAG's wire; a failure carries its reason (`no_results`: nothing found)."""
 

@@ -9,7 +9,7 @@ from remote_helpers import judged, lightrag_paths, ndcg10, run_target, tiny_data
 
 from bench.endpoints.meter import MeterClient
 from bench.targets.base import no_progress
-from bench.targets.lightrag import CACHE_WARNING, MODES
+from bench.targets.lightrag import CACHE_WARNING, Mode
 from bench.targets.registry import TargetOptions, build_target, parse_target_spec
 
 pytestmark = pytest.mark.integration
@@ -52,7 +52,7 @@ RERANK_QUERIES = 6  # LightRAG re-scores every retrieved chunk (often 40+) on a 
 @pytest.mark.parametrize(
     # Rerank on: one mode proves the wiring (each graph-mode query re-scores 40+ chunks on CPU, ~5-12 s here).
     ("mode", "rerank"),
-    [(mode, "off") for mode in MODES] + [("naive", "on")],
+    [(mode, "off") for mode in Mode] + [("naive", "on")],
 )
 def test_every_mode_ranks_every_query_with_its_cost(
     mode, rerank, ingested, lightrag_server, lightrag_key, meter_url, llm_double, scifact_slice, figures
@@ -112,7 +112,7 @@ def test_meter_totals_match_what_the_llm_double_was_sent(ingested, meter_url, ll
 def test_no_results_is_an_empty_ranking_not_an_error(ingested, lightrag_server, lightrag_key, scifact_slice):
     nonsense = "zq xv pbt qq"
     failures = []
-    for mode in MODES:
+    for mode in Mode:
         raw = httpx.post(
             f"{lightrag_server.url}/query/data",
             headers={"X-API-Key": lightrag_server.api_key},

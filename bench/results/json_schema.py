@@ -64,7 +64,7 @@ def _type(hint: Any) -> dict[str, Any]:
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return {"type": "string", "enum": [member.value for member in hint]}
     if typing.is_typeddict(hint):  # a wire block typed in code (keys that are a server's names): any object
-        return _type(dict[str, Any])
+        return {"type": "object", "additionalProperties": {}}  # as an untyped dict is described
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):  # a nested block: once under $defs, by its name
         return {"$ref": f"#/$defs/{hint.__name__}"}
     origin, args = typing.get_origin(hint), typing.get_args(hint)

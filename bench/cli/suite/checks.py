@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import typer
@@ -51,19 +51,19 @@ def option(text: SuiteText, command: str, key: str, value: Any, where: Where) ->
 
 
 def checked(
-    text: SuiteText, check: Callable[[Any], object], request: Request, entry: dict[str, Any], where: Where
+    text: SuiteText, check: Callable[[Any], object], request: Request, keys: Collection[str], where: Where
 ) -> object:
     """The command's own check of the whole request (the one its CLI runs), and what it made of it (its plan);
-    the error at the key it names. `where` is the entry: (COMMAND, index)."""
+    the error at the one of `keys` (the entry's) it names. `where` is the entry: (COMMAND, index)."""
     try:
         return check(request)
     except UserError as exc:
-        keys = _named_key(str(exc), entry, str(where[0]))
-        raise text.error(f"{label(where)}: {exc}", *where, *keys) from None
+        named = _named_key(str(exc), keys, str(where[0]))
+        raise text.error(f"{label(where)}: {exc}", *where, *named) from None
 
 
-def _named_key(message: str, entry: dict[str, Any], command: str) -> tuple[str, ...]:
-    """The first key of `entry` that an error message names (`--max-inflight` names max_inflight)."""
+def _named_key(message: str, entry: Collection[str], command: str) -> tuple[str, ...]:
+    """The first of the entry's keys that an error message names (`--max-inflight` names max_inflight)."""
     keys = _keys_of_flags(command)
     for word in _WORD.findall(message):
         key = word.replace("-", "_")

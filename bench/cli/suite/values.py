@@ -61,7 +61,7 @@ class ValueReader(SuiteText):
             raise self.error(f"{label(where)}: {exc}", *where) from None
         return spec
 
-    def names(self, table: dict[str, Any], section: str, parse: Callable[[str], object]) -> dict[str, str]:
+    def names(self, table: object, section: str, parse: Callable[[str], object]) -> dict[str, str]:
         """NAME -> NAME=SPEC, each spec parsed by its command's own parser."""
         if not isinstance(table, dict):
             raise self.error(f'[{section}] must be a table of NAME = "spec"', section)

@@ -46,8 +46,8 @@ def test_synthetic_texts_have_the_recorded_lengths():
 
 # The replayed p50 against the recorded one, both of the same server a few seconds apart in the same test, so a busy
 # machine slows both (under two CPU-bound neighbours at load average 17: 44.3 ms replayed, 44.1 ms recorded, against
-# ~21 ms of service); 50% covers a neighbour that comes or goes between the two. A replay that sent other sizes or
-# bunched its calls would differ past it.
+# ~21 ms of service); 50% covers a neighbour that comes or goes between the two. What it catches: a replayed
+# latency read in other units, or from a call's schedule rather than its send (its sizes: texts_identical).
 P50_BAND = 0.5
 
 

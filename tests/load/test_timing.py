@@ -23,9 +23,10 @@ STALL_MS, PERIOD_MS, SERVICE_MS, RATE = 250.0, 1250.0, 2.0, 200.0
 TRUTH_P99_MS = STALL_MS - 0.01 * PERIOD_MS + SERVICE_MS  # 239.5 ms
 PERIODS = 5
 # The scheduled p99's band around the truth. Below: 10% (24 ms), well over the 5 ms spacing of the constant
-# arrivals, which the analytic truth (uniform arrivals) leaves out; a busy machine only adds time, so a p99 that leaves out the stall's wait (the omission this test is
-# for) falls under it at any load. Above: 40% (96 ms): a late client or server adds to every latency; two CPU-bound
-# neighbours on both cores measured +54 ms (loop lag p99 34 ms), and a stall counted twice (~480 ms) still fails.
+# arrivals, which the analytic truth (uniform arrivals) leaves out; a busy machine only adds time, so a p99 that
+# leaves out the stall's wait (the omission this test is for) falls under it at any load. Above: 40% (96 ms): a late
+# client or server adds to every latency; two CPU-bound neighbours on both cores measured +54 ms (loop lag p99
+# 34 ms), and a stall counted twice (~480 ms) still fails.
 BELOW_TRUTH, ABOVE_TRUTH = 0.10, 0.40
 CONCURRENCY = 4  # the closed loop's users
 # A request that waited for a stall: 80% of it, the same lower bound as the open loop's checks. A busy machine's

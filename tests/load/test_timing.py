@@ -29,6 +29,9 @@ PERIODS = 5
 # 34 ms), and a stall counted twice (~480 ms) still fails.
 BELOW_TRUTH, ABOVE_TRUTH = 0.10, 0.40
 CONCURRENCY = 4  # the closed loop's users
+# How late the server-counter snapshot at the warm-up's end may be read: 1% (25 ms) failed at load average 15 under
+# two CPU-bound neighbours (20 answers missed, 100 ms late); 250 ms is a few scheduler slices more than that.
+SNAPSHOT_LATE_S = 0.25
 # A request that waited for a stall: 80% of it, the same lower bound as the open loop's checks. A busy machine's
 # delay of a plain 2 ms request stays far under 200 ms (two CPU-bound neighbours: loop lag p99 34 ms).
 STALLED_US = 1000 * STALL_MS * 0.8
@@ -71,9 +74,11 @@ def test_open_loop_scheduled_p99_matches_the_stall_truth(stalling, pool, cap):
     # The server's own split, from its x-queue-time headers, sees the stall as queueing (a lower bound, which a busy
     # machine only helps: a stall's first request waits nearly all of it; 20% below covers the 5 ms arrival spacing).
     assert record.server_ms.queue.max >= STALL_MS * 0.8
-    # The counters' first snapshot is read by a thread when the warm-up ends: on a loaded machine it wakes a few
-    # ms late and misses the window's first answer or two (200/s: one per 5 ms), so allow 1% below ok.
-    assert record.server_metrics["counters"]['te_request_success{method="batch"}'] >= 0.99 * record.requests.ok
+    # The counters' first snapshot is read by a thread when the warm-up ends: a late one misses the window's first
+    # answers (one per 5 ms at 200/s). SNAPSHOT_LATE_S bounds how late; counters that missed the window (none
+    # counted) still fail.
+    counted = record.server_metrics["counters"]['te_request_success{method="batch"}']
+    assert counted >= record.requests.ok - RATE * SNAPSHOT_LATE_S, (counted, record.requests)
 
 
 @pytest.mark.slow  # a measured load run of several seconds

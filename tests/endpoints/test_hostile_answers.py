@@ -28,6 +28,12 @@ DEADLINE_S = 1.0
 EVERY_S = 0.25
 TRICKLED = 480
 DEEP = RawBody("application/json", b"[" * 100_000)
+# The hang check's limit, half the trickle (60 s). The margin: a passing command ends in ~1-7 s on an idle machine
+# (each trickled request at DEADLINE_S, plus load's worker start and idle probes; the whole file of 26 tests took
+# 94 s under two CPU-bound neighbours at load average 8-12); the limit leaves ~8x the idle time (load
+# average 6-8 once took the 7 s past a former 30 s limit), while a client bounded per read, the bug, needs the whole
+# trickle (120 s) for one request.
+HANG_S = TRICKLED * EVERY_S / 2
 TIMED_OUT = f"within {DEADLINE_S:g} s (the whole request's timeout)"
 TOO_DEEP = "answered JSON nested too deeply to read"
 WRONG_SHAPE = "answered JSON of an unexpected shape"
@@ -60,12 +66,8 @@ FAULTS = {"trickle": TIMED_OUT, "deep": TOO_DEEP, "true": WRONG_SHAPE}
 
 
 def _ended(started: float) -> None:
-    """A hang check, not a speed target: the request ended long before the trickled answer would have.
-    The margin: a passing command ends in ~1-7 s on an idle machine (each trickled request at DEADLINE_S, plus
-    load's worker start and idle probes); the limit, half the trickle (60 s), leaves ~8x that for a busy machine
-    (load average 6-8 once took the 7 s past the former 30 s), and a client bounded per read needs the whole
-    trickle (120 s) for one request."""
-    assert time.monotonic() - started < TRICKLED * EVERY_S / 2
+    """A hang check, not a speed target: the request ended long before the trickled answer would have."""
+    assert time.monotonic() - started < HANG_S
 
 
 def _load(stub: JsonStub, tmp_path: Path, ragbench: Callable[..., CliResult]) -> CliResult:

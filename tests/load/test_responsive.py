@@ -134,6 +134,25 @@ def _wait_for_point_requests(url: str, proc: subprocess.Popen, before: int) -> N
     pytest.fail(f"no request of the point reached the server (ragbench's exit: {proc.wait()})", pytrace=False)
 
 
+# Ctrl-C to the results file's `end` record at a million requests/s, not to the exit: the report written after the
+# record (read back, plotted) is CPU work that a busy machine stretches (8.8 s to the exit under two CPU-bound
+# neighbours at load average 12, against 0.04 s to the record). The margin, 2 s: the driver's main thread wakes
+# from its 0.2 s wait for the workers and writes one record, a few scheduler slices on a 2-core machine with a
+# CPU-bound neighbour on each core. The bug this is for held the signal for seconds (the schedule pickled while
+# holding the GIL; 15 s at 1e8/s).
+STOP_S = 2.0
+
+
+def _note_the_end(results: Path, ended: list[float]) -> None:
+    """Append the moment `results` holds an `end` record (looked for every 10 ms, for up to a minute)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if results.exists() and '"record": "end"' in results.read_text():
+            ended.append(time.monotonic())
+            return
+        time.sleep(0.01)
+
+
 @pytest.mark.slow  # a subprocess stopped by a signal
 def test_ctrl_c_at_the_highest_rate_stops_within_about_a_second(load_server, tmp_path):
     """A million requests/s: the 9,000,000-request schedule once took seconds to reach the worker (a list of floats
@@ -167,14 +186,16 @@ def test_ctrl_c_at_the_highest_rate_stops_within_about_a_second(load_server, tmp
     while time.monotonic() < deadline and not results.exists():
         time.sleep(0.05)
     _wait_for_point_requests(url, proc, before)  # workers up, preflight done: the point's schedule on its way
+    ended: list[float] = []  # when the results file got its `end` record: the stop done, before the report
+    watcher = threading.Thread(target=_note_the_end, args=(results, ended), daemon=True)
+    watcher.start()
     signalled = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    # The exit includes writing the report; the stop itself must not wait for the schedule.
     _, stderr = proc.communicate(timeout=60)
-    stopped_after = time.monotonic() - signalled
+    watcher.join(timeout=5)
     assert proc.returncode == 130, stderr.decode()[-800:]
     assert "Traceback" not in stderr.decode() and "Exception in thread" not in stderr.decode()
-    assert stopped_after < 5.0, stopped_after  # generous for a busy 2-core machine; it was 15 s at 1e8/s
+    assert ended and ended[0] - signalled < STOP_S, (ended, signalled)
 
 
 @pytest.mark.slow  # three subprocesses stopped by a signal

@@ -44,6 +44,13 @@ def test_synthetic_texts_have_the_recorded_lengths():
     assert [len(t.split()) for t in words] == [4, 9] and query is not None and len(query.split()) == 3
 
 
+# The replayed p50 against the recorded one, both of the same server a few seconds apart in the same test, so a busy
+# machine slows both (under two CPU-bound neighbours at load average 17: 44.3 ms replayed, 44.1 ms recorded, against
+# ~21 ms of service); 50% covers a neighbour that comes or goes between the two. What it catches: a replayed
+# latency read in other units, or from a call's schedule rather than its send (its sizes: texts_identical).
+P50_BAND = 0.5
+
+
 @pytest.mark.slow
 def test_a_recorded_trace_replays_against_the_same_server(load_server, tmp_path: Path):
     url, _ = load_server(service_ms=20, per_text_ms=1)
@@ -66,7 +73,7 @@ def test_a_recorded_trace_replays_against_the_same_server(load_server, tmp_path:
     assert code == 0, stdout + stderr
     (route,) = json.loads((out / "trace-replay.json").read_text())["routes"]
     assert route["calls_replayed"] == 60 and route["texts_identical"] and route["errors"] == 0
-    assert route["p50_replayed_ms"] == pytest.approx(route["p50_recorded_ms"], rel=0.5)
+    assert route["p50_replayed_ms"] == pytest.approx(route["p50_recorded_ms"], rel=P50_BAND)
 
 
 @pytest.mark.slow

@@ -100,7 +100,8 @@ def _load_average() -> str:
 
 def _sweep_point(spec: str, batch: int, model: Path, rate: float, seed: int, out: Path, slo_ms: float):
     """One manual point as `ragbench load` measures it, lasting exactly what `size`'s probe at this rate lasts."""
-    from bench.commands.load import LoadRequest, load_command
+    from bench.commands.load import load_command
+    from bench.commands.load_request import LoadRequest
     from bench.commands.size import SizeRequest
     from bench.core import values as v
     from bench.core.errors import MeasurementFailed

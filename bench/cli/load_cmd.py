@@ -9,7 +9,7 @@ import typer
 
 from bench.cli.declared import command
 from bench.cli.options import out_folder
-from bench.commands.load import LoadRequest
+from bench.commands.load_request import LoadRequest
 
 
 def load(request: LoadRequest) -> None:

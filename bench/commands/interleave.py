@@ -14,7 +14,7 @@ from bench.load.points import PointConfig, point_label
 from bench.results.schema import InterleavedRecord, InterleavedRound, LatencySummary, LoadPointRecord
 
 if TYPE_CHECKING:
-    from bench.commands.load import LoadRequest
+    from bench.commands.load_request import LoadRequest
 
 
 def round_figures(record: LoadPointRecord, quantity: str) -> dict[str, float | None]:
@@ -78,7 +78,8 @@ def paired_record(
 def interleave_command(request: LoadRequest) -> tuple[list[LoadPointRecord], list[InterleavedRecord]]:
     """Run the interleaved rounds; each endpoint's windows pooled per point and each point's paired record. A
     window that measured nothing raises MeasurementFailed (exit 3) once everything is written."""
-    from bench.commands.load import check_load, gate_limits, raise_if_failed, show_points
+    from bench.commands.load import check_load, gate_limits
+    from bench.commands.load_console import raise_if_failed, show_points
     from bench.load.interleave import missing_pairs, run_interleave
     from bench.load.interleave_slices import slices_per_window
     from bench.load.shares import check_request_memory

@@ -4,32 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bench.commands.options import ARRIVAL_SEED, ENDPOINTS, OP, OVERWRITE, RAY, TEXTS, TIMEOUT, WORKERS, Flag, option
+from bench.commands.load_console import raise_if_failed, show_points
+from bench.commands.load_request import LoadRequest
 from bench.core import values as v
-from bench.core.errors import MeasurementFailed, UserError
+from bench.core.errors import UserError
 from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
 from bench.gate.config import GateConfig, build_gate_config
 from bench.gate.options import GateOptions
-from bench.load import histograms
-from bench.load.endpoint import DRAIN_SHOWN_S
 from bench.load.interleave_slices import slices_per_window
 from bench.load.lengths import parse_documents, parse_lengths
 from bench.load.plan import SweepPlan, plan_sweep
 from bench.load.points import (
-    BEHIND,
-    ERRORS,
-    FAILED,
-    MAX_ERROR_RATE,
     PointConfig,
     SweepConfig,
-    error_rate,
-    point_label,
 )
-from bench.load.repeats import interval_text
 from bench.load.requests_csv import RequestsCsv
 from bench.load.schedule import parse_arrival
 from bench.load.shares import check_request_memory
@@ -37,208 +28,10 @@ from bench.load.sweep import run_load
 from bench.load.workload import load_workload
 from bench.results.lifecycle import Output
 from bench.results.outdir import check_out_file
-from bench.results.provenance import Origin
-from bench.results.schema import LatencySummary, LoadPointRecord, Loop, Op
-from bench.results.store import Results
+from bench.results.schema import LoadPointRecord, Op
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
-
-@dataclass
-class LoadRequest:
-    """`ragbench load`'s options and a suite's [[load]] entry, each declared once, here; `out` is the command
-    line's --out or the suite's folder for the entry."""
-
-    endpoints: list[str] = field(metadata=option(ENDPOINTS))
-    out: Path
-    op: str = field(default="", metadata=option(OP))
-    batch: str | None = field(
-        default=None, metadata=option(Flag(("--batch",), "Texts per request, comma list (embed). Default 1."))
-    )
-    concurrency: str | None = field(
-        default=None,
-        metadata=option(
-            Flag(("--concurrency",), "Closed loop users (burst: in-flight cap, 0 = none), comma list. Default 1.")
-        ),
-    )
-    rate: str | None = field(
-        default=None, metadata=option(Flag(("--rate",), "Open loop instead: offered requests/s, comma list."))
-    )
-    arrival: str = field(
-        default="constant", metadata=option(Flag(("--arrival",), "Open-loop arrivals: constant, poisson or gamma:CV."))
-    )
-    max_inflight: int | None = field(
-        default=None,
-        metadata=option(
-            Flag(("--max-inflight",), "Open loop: at most N requests in flight; due ones wait in the client.")
-        ),
-    )
-    burst: int | None = field(
-        default=None,
-        metadata=option(
-            Flag(("--burst",), "Open WebUI ingestion: N texts as ceil(N/batch) requests at once, then drain.")
-        ),
-    )
-    duration: str | None = field(
-        default=None,
-        metadata=option(Flag(("--duration",), "Measured time per point, e.g. 30s, 500ms, 2m. Default 10s.")),
-    )
-    requests: int | None = field(
-        default=None, metadata=option(Flag(("--requests",), "Measured requests per point instead of --duration."))
-    )
-    warmup: str = field(
-        default="2s", metadata=option(Flag(("--warmup",), "Warm-up per point, excluded from every figure."))
-    )
-    workers: int = field(default=1, metadata=option(WORKERS))
-    texts: Path | None = field(default=None, metadata=option(TEXTS))
-    dataset: Path | None = field(
-        default=None,
-        metadata=option(
-            Flag(("--dataset",), "A dataset folder (corpus texts; queries for rerank). Default: builtin:numpy-docs.")
-        ),
-    )
-    lengths: str | None = field(
-        default=None,
-        metadata=option(
-            Flag(
-                ("--lengths",),
-                "Cut texts to N tokens (words without --tokenizer), comma list; from:DATASET draws each length from "
-                "that dataset's corpus texts (seeded).",
-            )
-        ),
-    )
-    documents: str | None = field(
-        default=None,
-        metadata=option(
-            Flag(
-                ("--documents",),
-                "Rerank: candidates per query, comma list; A..B (uniform) or poisson:M drawn per request. Default 10.",
-            )
-        ),
-    )
-    tokenizer: Path | None = field(
-        default=None,
-        metadata=option(Flag(("--tokenizer",), "Model folder with tokenizer.json for token counts and --lengths.")),
-    )
-    timeout: str = field(default="30s", metadata=option(TIMEOUT))
-    seed: int = field(default=0, metadata=option(ARRIVAL_SEED))
-    overwrite: bool = field(default=False, metadata=option(OVERWRITE))
-    max_error_rate: float = field(
-        default=MAX_ERROR_RATE,
-        metadata=option(
-            Flag(
-                ("--max-error-rate",),
-                "A point whose (errors + unsent) / requests is above this is marked ERRORS and the command exits 1 "
-                "(a point with no success: exit 3).",
-            )
-        ),
-    )
-    repeat: int = field(
-        default=1,
-        metadata=option(
-            Flag(
-                ("--repeat",),
-                "Measure each point N times, interleaved (A, B, C, A, B, C, ...): one record per point with its "
-                "repeats and 95% bootstrap intervals, which compare gates on (docs/ci.md).",
-            )
-        ),
-    )  # bench/load/repeats.py
-    ray: str | None = field(default=None, metadata=option(RAY))
-    requests_csv: Path | None = field(
-        default=None,
-        metadata=option(
-            Flag(
-                ("--requests-csv",),
-                "Also write one row per measured request to this CSV file: point, worker, intended / actual send "
-                "and end times, outcome, texts, tokens (docs/load.md).",
-            )
-        ),
-    )  # bench.load.requests_csv.RequestsCsv
-    # `--interleave` (bench/load/interleave.py): two endpoints, A then B, measured in alternating windows, paired
-    interleave: bool = field(
-        default=False,
-        metadata=option(
-            Flag(
-                ("--interleave",),
-                "Two endpoints (-e A=... -e B=...): each point measured on A and B in alternating windows, the order "
-                "randomised per round (--seed); the ratio B/A per round, its paired interval and compare's verdict "
-                "(exit 1 when it fails; docs/load.md).",
-            )
-        ),
-    )
-    rounds: int = field(
-        default=10,
-        metadata=option(Flag(("--rounds",), "--interleave: rounds (one window per endpoint each).")),
-    )
-    window: str = field(
-        default="2s",
-        metadata=option(Flag(("--window",), "--interleave: measured time of each window (after its --warmup).")),
-    )
-    slice: str | None = field(
-        default=None,
-        metadata=option(
-            Flag(
-                ("--slice",),
-                "--interleave: cut each window into slices this long, A's and B's alternated (A B B A ...) so both "
-                "share the same seconds; warm-up once per point (docs/load.md).",
-            )
-        ),
-    )  # bench/load/interleave_slices.py
-    min_throughput_ratio: str | None = field(
-        default=None,
-        metadata=option(
-            Flag(
-                ("--min-throughput-ratio",),
-                "--interleave: fail when B/A texts/s is below this (compare's).",
-                suite=False,
-            )
-        ),
-    )
-    max_p99_increase: str | None = field(
-        default=None,
-        metadata=option(
-            Flag(
-                ("--max-p99-increase",),
-                "--interleave: fail when B's p99 is more than this % above A's (compare's).",
-                suite=False,
-            )
-        ),
-    )
-    # `--trace` (bench/load/trace_replay.py): a recorded trace replayed open-loop, compared with its recording
-    trace: Path | None = field(
-        default=None,
-        metadata=option(
-            Flag(
-                ("--trace",),
-                "Replay a trace (ragbench meter --record, or a CSV/JSONL of the same columns) open-loop at its "
-                "recorded arrival times, texts per call and lengths; compared per route with the recording "
-                "(docs/traffic.md).",
-                suite=False,
-            )
-        ),
-    )
-    speed: float = field(
-        default=1.0,
-        metadata=option(Flag(("--speed",), "--trace: arrivals this many times faster (2: twice).", suite=False)),
-    )
-    loop: bool = field(
-        default=False,
-        metadata=option(
-            Flag(("--loop",), "--trace: play the trace end to end again until --duration has passed.", suite=False)
-        ),
-    )
-    route: list[str] | None = field(
-        default=None,
-        metadata=option(
-            Flag(
-                ("--route",),
-                "--trace: ROUTE=NAME, the trace's route replayed against endpoint NAME (-e NAME=...).",
-                suite=False,
-            )
-        ),
-    )
-    origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
+    pass
 
 
 def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepPlan:
@@ -427,113 +220,3 @@ def pool_factory(ray: str | None, specs: list[EndpointSpec], command: str) -> Ca
 
     check_reachable(ray)
     return lambda workers: RayExecutor(ray, workers)
-
-
-def show_points(results: Results) -> None:
-    """The table of the points that finished, then each point that failed, passed its error limit or fell behind its
-    schedule, named, and each wait for the server to become idle again that took long or did not end."""
-    from rich.console import Console
-
-    records = results.load_points
-    if not records:
-        return
-    out = Console()
-    Console(width=max(out.width, 150) if not out.is_terminal else None).print(summary_table(records))
-    for r in records:
-        if r.status in (FAILED, ERRORS, BEHIND):  # named, after the table: what the exit code is about, and why
-            out.print(f"{r.status.upper()}: {problem_line(r)}", markup=False, highlight=False, soft_wrap=True)
-        line = drain_line(r)
-        if line:
-            out.print(line, markup=False, highlight=False, soft_wrap=True)
-
-
-def drain_line(record: LoadPointRecord) -> str | None:
-    """A wait for the idle server after the point that took long or did not end (the next point's start), or None."""
-    d = record.drain
-    if d is None or (d.idle and d.seconds <= DRAIN_SHOWN_S):
-        return None
-    label = point_label(record, record.endpoint)
-    if d.idle:
-        return f"DRAIN: after {label} the server took {d.seconds:.1f} s to become idle again"
-    return (
-        f"DRAIN: after {label} the server was still busy {d.seconds:.1f} s later (a probe took {d.probe_ms:.0f} ms, "
-        f"{d.idle_probe_ms:.0f} ms idle): what followed started on a busy server"
-    )
-
-
-def raise_if_failed(records: list[LoadPointRecord], report: Path | None = None) -> None:
-    """Points that measured nothing or had no successful request make the command's measurement a failed one:
-    MeasurementFailed (exit 3), raised once everything is written, naming them."""
-    failed = [r for r in records if r.status == FAILED]
-    if failed:
-        named = "; ".join(problem_line(r) for r in failed[:3]) + (
-            f"; and {len(failed) - 3} more" if len(failed) > 3 else ""
-        )
-        raise MeasurementFailed(
-            f"{len(failed)} of {len(records)} load points measured nothing or had no successful request: {named}",
-            report,
-        )
-
-
-def problem_line(record: LoadPointRecord) -> str:
-    """`tei closed batch 1 conc 4: no request succeeded: ...`: a point that failed or passed its error limit, named."""
-    return f"{point_label(record, record.endpoint)}: {record.problem}"
-
-
-def summary_table(records: list[LoadPointRecord]) -> Table:
-    """One line per point: what a user reads first."""
-    from rich.table import Table
-
-    table = Table(title="ragbench load", show_lines=False)
-    for column in (
-        "endpoint",
-        "point",
-        "req/s",
-        "texts/s",
-        "service p50",
-        "service p99",
-        "sched. p99",
-        "errors",
-        "unsent",
-        "client",
-    ):
-        table.add_column(column, justify="right" if column not in ("endpoint", "point") else "left")
-
-    def ms(block: LatencySummary | None, key: str = "p99") -> str:
-        return histograms.quantile_text(block, key, 1, " ms")
-
-    for r in records:
-        point = point_label(r) + (f", drained in {r.duration_s:.2f} s" if r.loop == Loop.BURST else "")
-        rate = f"{r.throughput.requests_per_s:.1f}"
-        scheduled, window = r.requests.scheduled, r.requests.scheduled_s
-        if (
-            scheduled is not None and window
-        ):  # beside what the schedule itself set (its count varies about rate x window)
-            rate += f" of {scheduled / window:.1f} sched." + (" BEHIND" if r.status == BEHIND else "")
-        utilization = r.client.utilization
-        client = (
-            "SATURATED" if r.client.saturated else (f"{utilization:.0%} of ceiling" if utilization is not None else "-")
-        )
-        table.add_row(
-            r.endpoint,
-            point,
-            rate,
-            f"{r.throughput.texts_per_s:.1f}" + interval_text(r),
-            ms(r.latency_ms.service, "p50"),
-            ms(r.latency_ms.service),
-            ms(r.latency_ms.scheduled),
-            _errors_text(r),
-            str(r.requests.unsent),
-            client,
-        )
-    return table
-
-
-def _errors_text(r: LoadPointRecord) -> str:
-    """A point's errors column: its error classes and counts, and its status where that is a failure."""
-    errors = ", ".join(f"{k}:{v}" for k, v in sorted(r.requests.errors.items())) or "0"
-    if r.status == FAILED and not r.requests.sent:
-        return "FAILED: nothing measured"
-    if r.status in (FAILED, ERRORS):
-        return f"{r.status.upper()} {errors} ({error_rate(r.requests):.1%})"
-    return errors

@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from bench.commands.load import LoadRequest
+from bench.commands.load_request import LoadRequest
 from bench.core import values as v
 from bench.core.errors import UserError
 from bench.endpoints.meter_trace import CallKind, TraceCall, read_trace

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.commands.load import pool_factory, raise_if_failed
+from bench.commands.load import pool_factory
+from bench.commands.load_console import raise_if_failed
 from bench.commands.options import ARRIVAL_SEED, ENDPOINTS, OP, OVERWRITE, RAY, TEXTS, TIMEOUT, WORKERS, Flag, option
 from bench.core import values as v
 from bench.core.errors import UserError

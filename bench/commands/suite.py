@@ -9,7 +9,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bench.commands.identity import IdentityCommand, identity_command
-from bench.commands.load import LoadRequest, load_command
+from bench.commands.load import load_command
+from bench.commands.load_request import LoadRequest
 from bench.commands.quality import QualityPlan, QualityRequest, quality_command
 from bench.core.errors import (
     EXIT_CHECK_FAILED,
@@ -134,7 +135,7 @@ def _run_job(request: Request, job: Job, outcome: SuiteOutcome, say: Callable[[s
     and the suite goes on."""
     folder = job.folder
     from bench.commands.interleave import interleave_command
-    from bench.commands.load import problem_line
+    from bench.commands.load_console import problem_line
     from bench.load.points import ERRORS
 
     try:

@@ -21,7 +21,7 @@ from bench.cli.suite import IDENTITY_KEYS, LOAD_KEYS, QUALITY_KEYS
 from bench.commands.ceiling import CeilingRequest
 from bench.commands.doctor import DoctorCommand
 from bench.commands.identity import IdentityCommand
-from bench.commands.load import LoadRequest
+from bench.commands.load_request import LoadRequest
 from bench.commands.options import declared_fields, flag_of
 from bench.commands.quality import QualityRequest
 from bench.commands.size import SizeRequest

@@ -138,7 +138,8 @@ def test_a_window_that_one_request_of_the_batch_outlasts_is_said_after_the_first
     """Only a first window shows what a request of the plan's batch takes (the preflight's probe is one text)."""
     from types import SimpleNamespace
 
-    from bench.commands.load import LoadRequest, sweep_of
+    from bench.commands.load import sweep_of
+    from bench.commands.load_request import LoadRequest
     from bench.core.errors import UserError
     from bench.load.interleave import check_answered
     from tests.gate.helpers import load_point

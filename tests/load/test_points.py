@@ -13,7 +13,9 @@ import jsonschema
 import pytest
 from hdrh.histogram import HdrHistogram
 
-from bench.commands.load import LoadRequest, check_load, drain_line, summary_table
+from bench.commands.load import check_load
+from bench.commands.load_console import drain_line, summary_table
+from bench.commands.load_request import LoadRequest
 from bench.core.errors import UserError
 from bench.endpoints.spec import parse_endpoint_spec
 from bench.load import histograms

@@ -14,7 +14,8 @@ from bench.cli.suite.keys import DATASET_KEYS, IDENTITY_KEYS, LIST_FLAGS, LOAD_K
 from bench.cli.suite.lines import Where, label
 from bench.cli.suite.values import ValueReader
 from bench.commands.identity import IdentityCommand, check_identity
-from bench.commands.load import LoadRequest, check_load
+from bench.commands.load import check_load
+from bench.commands.load_request import LoadRequest
 from bench.commands.quality import QualityPlan, QualityRequest, check_quality
 from bench.commands.suite import Job, Request
 from bench.core.errors import UserError

@@ -9,7 +9,7 @@ from types import NoneType, UnionType
 from typing import Any
 
 from bench.commands.identity import IdentityCommand
-from bench.commands.load import LoadRequest
+from bench.commands.load_request import LoadRequest
 from bench.commands.options import declared_fields, flag_of
 from bench.commands.quality import QualityRequest
 

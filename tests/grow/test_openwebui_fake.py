@@ -45,6 +45,7 @@ def test_the_knowledge_base_grows_by_each_increment_and_settings_come_back(ragbe
     (kb,) = fake.knowledge.values()
     assert len(kb["files"]) == 12
     assert fake.settings() == before  # saved at the first rung, put back once at the end
+    assert sorted(fake.status_checks) == sorted(fake.files)  # each file's processing read once, never per rung
     rungs = read_results(out / "results.jsonl").grow_rungs
     assert [(r.size, r.added, r.ingest_mode) for r in rungs] == [
         (4, 4, "incremental"),
@@ -98,6 +99,20 @@ def test_a_resumed_run_grows_the_kept_base_and_removes_all_of_it_at_the_end(ragb
     assert [(r.rung, r.resumed) for r in rungs] == [(1, False), (2, True), (3, False)]
     assert fake.uploads == 12  # what the stopped run uploaded was reused, not sent again
     assert fake.knowledge == {} and fake.files == {}  # grow's own base, the stopped run's files with it
+
+
+def test_files_an_earlier_run_left_are_checked_once_and_the_runs_own_never_again(ragbench, fake, data, tmp_path):
+    target = ["-t", f"openwebui:vector@{fake.url}"]
+    code, _, err = ragbench("grow", "--dataset", data, *target, "--rungs", "4", "--keep", "--out", tmp_path / "a")
+    assert code == 3, err  # the fake answers no query
+    kept = sorted(fake.files)
+    fake.status_checks.clear()
+    code, _, err = ragbench("grow", "--dataset", data, *target, "--rungs", "4,8,12", "--keep", "--out", tmp_path / "b")
+    assert code == 3, err
+    assert fake.uploads == 12  # the kept 4 reused, 8 uploaded
+    # the kept files: found in the base, not this run's, so checked (at rung 1 only); each new file at its upload
+    assert sorted(fake.status_checks) == sorted(fake.files) and set(kept) <= set(fake.status_checks)
+    assert sorted(fake.status_checks[:4]) == kept  # rung 1 held only the kept files
 
 
 def test_a_server_that_dies_mid_rung_fails_that_rung_in_one_line_and_keeps_the_finished_ones(

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -207,6 +208,7 @@ def main() -> None:
     arms = args.arms.split(",")
     args.out.mkdir(parents=True, exist_ok=True)
     docs = documents(args.docs)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a timeout's SIGTERM still stops the app (finally)
     if args.pin:  # inherited by what starts now: the embedder and the app
         os.sched_setaffinity(0, {0})
     embedder, embed_url = start_embedder()

@@ -357,6 +357,8 @@ class OpenWebUITarget:
         if self.saved_settings is None:  # a second prepare (grow's next rung) must not save the applied settings
             self.saved_settings = {k: self.retrieval_config.get(k) for k in SETTINGS if k in self.retrieval_config}
         self.applied_settings = wanted
+        if all(self.retrieval_config.get(k) == v for k, v in wanted.items()):
+            return  # already in place (grow's next rung, read at this prepare's start): nothing to write or reload
         self.http.call("POST", "/api/v1/retrieval/config/update", json=wanted)
         # The server can quietly switch hybrid search off when the reranker fails to load: check.
         self.retrieval_config = self.http.json("GET", "/api/v1/retrieval/config").get(kind=dict)

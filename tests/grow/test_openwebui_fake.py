@@ -46,6 +46,7 @@ def test_the_knowledge_base_grows_by_each_increment_and_settings_come_back(ragbe
     assert len(kb["files"]) == 12
     assert fake.settings() == before  # saved at the first rung, put back once at the end
     assert sorted(fake.status_checks) == sorted(fake.files)  # each file's processing read once, never per rung
+    assert fake.updates == 2  # the mode's settings written at rung 1 (in place since), put back at the end
     rungs = read_results(out / "results.jsonl").grow_rungs
     assert [(r.size, r.added, r.ingest_mode) for r in rungs] == [
         (4, 4, "incremental"),

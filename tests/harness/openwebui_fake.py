@@ -51,6 +51,7 @@ class FakeOpenWebUI:
         self.on_upload: Callable[[int], object] = lambda count: None  # told each upload's count, as it is made
         self.uploads = 0
         self.status_checks: list[str] = []  # the file id of each GET of a file's processing status, in order
+        self.updates = 0  # settings updates answered 200
         self.lock = threading.Lock()
         self.server = JsonStub({}, default=Whole(self._serve))
         self.url = self.server.url
@@ -99,6 +100,7 @@ class FakeOpenWebUI:
             self.embedding.update({**defaults, **form})
         else:
             self.retrieval.update(form)
+        self.updates += 1
         return 200, {"status": True}
 
     def _upload(self, body: bytes) -> tuple[int, Any]:

@@ -116,6 +116,16 @@ def test_files_an_earlier_run_left_are_checked_once_and_the_runs_own_never_again
     assert sorted(fake.status_checks[:4]) == kept  # rung 1 held only the kept files
 
 
+def test_an_open_webui_target_takes_grows_data_dir_and_pid(ragbench, fake, data, tmp_path):
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "chroma.sqlite3").write_bytes(b"x" * 10_000)
+    spec = f"vec=openwebui:vector@{fake.url}?data_dir={tmp_path / 'store'}&pid={os.getpid()}"
+    code, _, err = ragbench("grow", "--dataset", data, "-t", spec, "--rungs", "4", "--out", tmp_path / "o")
+    assert code == 3, err  # measured (the fake answers no query), not refused as an unknown parameter
+    (rung,) = read_results(tmp_path / "o" / "results.jsonl").grow_rungs
+    assert rung.store_bytes is not None and rung.store_bytes >= 10_000 and rung.app_rss_bytes
+
+
 def test_a_server_that_dies_mid_rung_fails_that_rung_in_one_line_and_keeps_the_finished_ones(
     ragbench, data, tmp_path, monkeypatch
 ):

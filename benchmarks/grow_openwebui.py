@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.harness.openwebui import OpenWebUIServer, start_openwebui
-from tests.harness.process import stop_process
+from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
 
 REPO = Path(__file__).resolve().parents[1]
 DIMS = 128
@@ -79,6 +79,36 @@ def tree_rss_kib(pgid: int) -> int:
     return total
 
 
+def start_reranker(log: Path) -> tuple[ManagedProcess, str]:
+    """infinity-emb 0.0.78 serving the test suite's stand-in cross-encoder (tests/harness/models.py: MiniLM with a
+    seeded one-label head: real model cost per pair, scores that mean nothing for quality) on CPU, as the test
+    fixtures start it; its root URL."""
+    from tests.harness.models import RERANK_MODEL_NAME, env_root, reranker_standin_path
+
+    port = free_port()
+    argv = [str(env_root() / "infinity-emb-0.0.78" / "bin" / "infinity_emb"), "v2", "--model-id"]
+    argv += [str(reranker_standin_path()), "--served-model-name", RERANK_MODEL_NAME, "--engine", "torch"]
+    argv += [
+        "--device",
+        "cpu",
+        "--no-bettertransformer",
+        "--batch-size",
+        "32",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    env = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
+    proc = start_process("infinity-emb", argv, log, env=env)
+    try:
+        wait_healthy(proc, f"http://127.0.0.1:{port}/health", deadline_s=300)
+    except BaseException:
+        stop_process(proc)
+        raise
+    return proc, f"http://127.0.0.1:{port}"
+
+
 def chunks_per_collection(data_dir: Path) -> dict[str, int]:
     db = sqlite3.connect(data_dir / "vector_db" / "chroma.sqlite3")
     rows = db.execute(
@@ -101,6 +131,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "reports" / "grow-openwebui")
     parser.add_argument("--meter-port", type=int, default=0, help="embed through grow's meter on this port")
     parser.add_argument("--unit", default="docs", help="docs, or chunks (with --meter-port)")
+    parser.add_argument("--reranker", action="store_true", help="serve the stand-in cross-encoder for mode rerank")
     args = parser.parse_args()
     os.environ.update(CHUNK_SIZE=str(args.chunk_size), CHUNK_OVERLAP="0")
     # Chroma keeps every collection it opened in memory (Open WebUI makes one per file beside the knowledge base's):
@@ -113,6 +144,16 @@ def main() -> None:
     if args.meter_port:  # the app's embedding calls pass grow's meter, which forwards them to the stand-in
         embed_url = f"http://127.0.0.1:{args.meter_port}/embedding"
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the app (finally) when stopped
+    reranker, args.reranker_url = start_reranker(args.out.with_suffix(".infinity.log")) if args.reranker else (None, "")
+    try:
+        with_app(args, embed_url)
+    finally:
+        if reranker is not None:
+            stop_process(reranker)
+        embedder.shutdown()
+
+
+def with_app(args: argparse.Namespace, embed_url: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         webui, server = start_openwebui(root / "openwebui", args.out.with_suffix(".app.log"), embed_url, "hash")
@@ -123,7 +164,6 @@ def main() -> None:
             print("vector_db bytes:", sum(f.stat().st_size for f in files if f.is_file()), flush=True)
         finally:
             stop_process(webui)
-            embedder.shutdown()
 
 
 def run_grow(args: argparse.Namespace, server: OpenWebUIServer, app_pgid: int) -> None:
@@ -131,10 +171,16 @@ def run_grow(args: argparse.Namespace, server: OpenWebUIServer, app_pgid: int) -
     argv = [sys.executable, "-m", "bench", "grow", "--dataset", "builtin:numpy-docs", "--rungs", args.rungs]
     argv += ["--queries", str(args.queries), "--slo", "p99=2s", "--keep", "--out", str(args.out), "--overwrite"]
     argv += ["--unit", args.unit]
+    rerank_url = f"{args.reranker_url}/rerank"
     if args.meter_port:
         argv += ["--meter-upstream", f"embedding={args.upstream}", "--meter-port", str(args.meter_port)]
+        if args.reranker_url:  # the reranker's calls pass the meter too, on its route `rerank`
+            argv += ["--meter-upstream", f"rerank={args.reranker_url}"]
+            rerank_url = f"http://127.0.0.1:{args.meter_port}/rerank/rerank"
     for mode in args.modes.split(","):
         spec = f"{mode}=openwebui:{mode}@{url}?kb=grow-{mode}&data_dir={data_dir / 'vector_db'}"
+        if mode == "rerank":
+            spec += f"&reranker_url={rerank_url}&reranker_model=minilm-reranker-standin"
         argv += ["-t", spec + (f"&max_chunks={args.max_chunks}" if args.max_chunks else "")]
     print("ragbench", " ".join(argv[3:]).replace(url, "URL").replace(str(data_dir), "DATA"), flush=True)
     env = {**os.environ, "OPENWEBUI_API_KEY": server.api_key, "PYTHONPATH": str(REPO)}

@@ -1,20 +1,24 @@
 """Issue 34's overhead target: what `ragbench grow` adds to the app's own ingest time. The real Open WebUI 0.12.4
-(started as the test suite starts it, embedding through the hash-vector stand-in of grow_openwebui.py, so that the
-app's own time is as short as it gets and ragbench's share as large) ingests the same N documents in rounds, each
-round two ways, in turn, each into a fresh knowledge base:
+(started as the test suite starts it, embedding through the hash-vector stand-in of grow_openwebui.py, served by a
+process of its own, so that the app's own time is as short as it gets and ragbench's share as large) ingests the
+same N documents in rounds, each round every arm once, each into a fresh knowledge base:
 
 - **plain**: a bare script sending exactly the client calls grow's Open WebUI target sends per document (upload
   processed in the foreground, its processing status, attach to the knowledge base), with the same 4 in flight;
   its wall time is the app's ingest time with no measurement around it.
+- **client** (with `--arms plain,client,grow`): the same through ragbench's own HTTP client and upload function.
 - **grow**: `ragbench grow` over the same texts in two rungs (the first half, then the rest: the incremental path,
-  which lists and re-checks the knowledge base's files at the second rung); the sum of its rungs' `ingest_seconds`
-  (the target's whole prepare: configuration reads, knowledge-base lookup, listing, uploads) against plain's.
+  which lists the knowledge base's files at the second rung); the sum of its rungs' `ingest_seconds` (the
+  target's whole prepare: configuration reads, knowledge-base lookup, listing, uploads) against plain's.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/grow_overhead.py [--docs 120] [--rounds 3] [--out reports/grow-overhead]
+    PYTHONPATH=. .venv/bin/python benchmarks/grow_overhead.py [--docs 120] [--rounds 8] [--arms plain,grow] [--pin]
+        [--out reports/grow-overhead]
 
-Prints each round's times and the overhead (grow ÷ plain − 1), then the median over the rounds and the mean over
-an even number of them (the two orders alike); writes them as JSON. Rounds alternate the order: the arm that runs
-second meets a larger store.
+The order of the arms is reversed every other round (plain grow, grow plain, ...), so that a drift of the shared
+machine's load and the larger store the second arm meets fall on both arms alike over each pair of rounds.
+`--pin`: the app and the embedder on CPU 0, this script's client threads and grow's process on CPU 1, the same in
+every arm. Prints each round's times and the overhead (grow ÷ plain − 1), then the median over the rounds, its
+quartiles and range, and the mean over whole pairs of rounds; writes them as JSON.
 """
 
 from __future__ import annotations
@@ -22,14 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -38,14 +41,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.datasets import load_dataset
 from bench.datasets.model import Document
-from benchmarks.grow_openwebui import HashEmbedder
 from tests.harness.beir import write_beir
 from tests.harness.openwebui import OpenWebUIServer, start_openwebui
 from tests.harness.process import stop_process
 
 REPO = Path(__file__).resolve().parents[1]
 CONCURRENCY = 4  # the Open WebUI target's default upload concurrency
-ARMS = ["plain", "client", "grow"]
 
 
 def documents(count: int) -> list[Document]:
@@ -129,56 +130,121 @@ def grow(server: OpenWebUIServer, inputs: tuple[Path, Path], count: int, kb_name
     rungs = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     seconds = [r["ingest_seconds"] for r in rungs if r.get("record") == "grow_rung"]
     assert [r["added"] for r in rungs if r.get("record") == "grow_rung"] == [count // 2, count - count // 2]
-    return {"ingest_s": sum(seconds), "rung_ingest_s": seconds, "wall_s": wall}  # type: ignore[dict-item]
+    # the rungs' upload loops alone: the rest of `ingest_s` is what the target does around them, in the same run
+    app = sum(r["app_ingest_seconds"] for r in rungs if r.get("record") == "grow_rung")
+    return {"ingest_s": sum(seconds), "rung_ingest_s": seconds, "app_ingest_s": app, "wall_s": wall}  # type: ignore[dict-item]
+
+
+EMBEDDER = """
+import sys
+from http.server import ThreadingHTTPServer
+sys.path.insert(0, sys.argv[1])
+from benchmarks.grow_openwebui import HashEmbedder
+server = ThreadingHTTPServer(("127.0.0.1", 0), HashEmbedder)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+def start_embedder() -> tuple[subprocess.Popen[str], str]:
+    """The hash-vector stand-in in a process of its own: in this script's process it would share the GIL with the
+    plain arm's client threads (and not with grow's, a subprocess), slowing one arm only."""
+    proc = subprocess.Popen([sys.executable, "-c", EMBEDDER, str(REPO)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    port = proc.stdout.readline().strip()
+    if not port.isdigit():
+        proc.kill()
+        raise SystemExit("the hash-vector embedder did not start")
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def run_arm(arm: str, server: OpenWebUIServer, docs: list[Document], inputs: tuple[Path, Path], tag: str) -> object:
+    if arm == "plain":
+        return plain(server, docs, f"plain-{tag}")
+    if arm == "client":
+        return client(server, docs, f"client-{tag}")
+    return grow(server, inputs, len(docs), f"grow-{tag}", inputs[0].parent.parent / f"grow-{tag}")
+
+
+def one_round(
+    r: int, arms: list[str], server: OpenWebUIServer, docs: list[Document], inputs: tuple[Path, Path]
+) -> dict[str, object]:
+    """Each arm once, the order reversed every other round (A B, B A, ...): a drift over time and the larger store the
+    second arm meets fall on each arm alike over a pair of rounds."""
+    order = arms if r % 2 == 0 else arms[::-1]
+    found: dict[str, object] = {"round": r + 1, "order": order, "load": os.getloadavg()[0]}
+    for arm in order:
+        result = run_arm(arm, server, docs, inputs, str(r))
+        if arm == "grow":
+            found["grow"] = result
+        else:
+            found[f"{arm}_halves_s"] = result
+            found[f"{arm}_s"] = sum(result)  # type: ignore[arg-type]
+    grown = found["grow"]["ingest_s"]  # type: ignore[index]
+    found["overhead"] = grown / found["plain_s"] - 1  # type: ignore[operator]
+    found["around"] = grown / found["grow"]["app_ingest_s"] - 1  # type: ignore[index]
+    return found
+
+
+def summarise(rounds: list[dict[str, object]]) -> dict[str, float]:
+    overheads = sorted(float(r["overhead"]) for r in rounds)  # type: ignore[arg-type]
+    quartiles = statistics.quantiles(overheads, n=4) if len(overheads) >= 2 else [overheads[0]] * 3
+    return {
+        "around_median": statistics.median(float(r["around"]) for r in rounds),  # type: ignore[arg-type]
+        "median": statistics.median(overheads),
+        "q1": quartiles[0],
+        "q3": quartiles[2],
+        "min": overheads[0],
+        "max": overheads[-1],
+        # each order as often: the mean over whole pairs of rounds
+        "balanced_mean": statistics.mean([float(r["overhead"]) for r in rounds][: len(rounds) // 2 * 2] or overheads),  # type: ignore[arg-type]
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--docs", type=int, default=120)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--arms", default="plain,grow", help="plain,grow or plain,client,grow")
+    parser.add_argument("--pin", action="store_true", help="the app and the embedder on CPU 0, the client on CPU 1")
     parser.add_argument("--out", type=Path, default=REPO / "reports" / "grow-overhead")
     args = parser.parse_args()
+    arms = args.arms.split(",")
     args.out.mkdir(parents=True, exist_ok=True)
     docs = documents(args.docs)
-    embedder = ThreadingHTTPServer(("127.0.0.1", 0), HashEmbedder)
-    threading.Thread(target=embedder.serve_forever, daemon=True).start()
-    rounds = []
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a timeout's SIGTERM still stops the app (finally)
+    if args.pin:  # inherited by what starts now: the embedder and the app
+        os.sched_setaffinity(0, {0})
+    embedder, embed_url = start_embedder()
+    rounds: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         inputs = write_ladder(root / "data", docs)
-        embed_url = f"http://127.0.0.1:{embedder.server_address[1]}"
-        webui, server = start_openwebui(root / "openwebui", args.out / "app.log", embed_url, "hash")
+        try:
+            webui, server = start_openwebui(root / "openwebui", args.out / "app.log", embed_url, "hash")
+        except BaseException:
+            embedder.kill()
+            raise
+        if args.pin:  # this script's client threads and grow's subprocess: the other core
+            os.sched_setaffinity(0, {1})
         try:
             plain(server, docs[:4], "warm-up")  # the app's first-call costs are no arm's
             for r in range(args.rounds):
-                order = ARMS[r % len(ARMS) :] + ARMS[: r % len(ARMS)]  # each arm first in turn
-                found: dict[str, object] = {"round": r + 1, "order": order, "load": os.getloadavg()[0]}
-                for arm in order:
-                    if arm == "plain":
-                        found["plain_halves_s"] = halves = plain(server, docs, f"plain-{r}")
-                        found["plain_s"] = sum(halves)
-                    elif arm == "client":
-                        found["client_halves_s"] = halves = client(server, docs, f"client-{r}")
-                        found["client_s"] = sum(halves)
-                    else:
-                        found["grow"] = grow(server, inputs, len(docs), f"grow-{r}", root / f"grow-{r}")
-                grown = found["grow"]["ingest_s"]  # type: ignore[index]
-                found["overhead"] = grown / found["plain_s"] - 1  # type: ignore[operator]
-                print(json.dumps(found), flush=True)
-                rounds.append(found)
+                rounds.append(one_round(r, arms, server, docs, inputs))
+                print(json.dumps(rounds[-1]), flush=True)
         finally:
             stop_process(webui)
-            embedder.shutdown()
-    overheads = [float(r["overhead"]) for r in rounds]  # type: ignore[arg-type]
-    median = statistics.median(overheads)
-    # each order as often (rounds alternate): the mean cancels the second arm's handicap (a larger store)
-    balanced = statistics.mean(overheads[: len(overheads) // 2 * 2])
+            embedder.kill()
+            embedder.wait()
+    figures = summarise(rounds)
     print(
-        f"overhead (grow ingest ÷ plain − 1) over {len(rounds)} rounds: median {median:+.1%}, "
-        f"order-balanced mean {balanced:+.1%}",
+        f"overhead (grow ingest ÷ plain − 1) over {len(rounds)} rounds{' (pinned)' if args.pin else ''}: "
+        f"median {figures['median']:+.1%} (quartiles {figures['q1']:+.1%} to {figures['q3']:+.1%}, "
+        f"range {figures['min']:+.1%} to {figures['max']:+.1%}), order-balanced mean {figures['balanced_mean']:+.1%}; "
+        f"within grow's own runs, its ingest over its upload loops − 1: median {figures['around_median']:+.1%}",
         flush=True,
     )
-    summary = {"docs": args.docs, "rounds": rounds, "median": median, "balanced_mean": balanced}
+    summary = {"docs": args.docs, "pinned": args.pin, "rounds": rounds, **figures}
     (args.out / "overhead.json").write_text(json.dumps(summary))
 
 

@@ -99,11 +99,12 @@ class GrowRequest:
 
 
 def check_targets(given: list[str]) -> list[TargetSpec]:
-    from bench.targets.registry import parse_target_spec
+    """The specs parsed; their kinds' settings are checked once grow's own `pid=` and `data_dir=` are off them."""
+    from bench.targets.registry import parse_spec_text
 
     if not given:
         raise UserError("--target: give at least one target (bm25, openwebui:hybrid@URL, ...)")
-    specs = [parse_target_spec(t) for t in given]
+    specs = [parse_spec_text(t) for t in given]
     names = [s.name for s in specs]
     twice = next((n for n in names if names.count(n) > 1), None)
     if twice is not None:
@@ -160,9 +161,10 @@ def grow_command(request: GrowRequest) -> Path:
     from bench.report import write_report
     from bench.results.lifecycle import Output
     from bench.sizing.slo import parse_slo
+    from bench.targets.registry import check_settings
 
     split = [split_resources(spec) for spec in check_targets(request.targets)]
-    specs, resources = [spec for spec, _ in split], {spec.name: found for spec, found in split}
+    specs, resources = [check_settings(spec) for spec, _ in split], {spec.name: found for spec, found in split}
     rungs = parse_rungs(request.rungs)
     unit = check_unit(request.unit)
     metering = check_metering(request, specs, unit)

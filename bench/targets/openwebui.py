@@ -246,34 +246,7 @@ class OpenWebUITarget:
     # -- ingest -----------------------------------------------------------------------------------
 
     def _ingest(self, progress: ProgressFactory) -> None:
-        assert self.corpus is not None
-        existing = existing_files(self.http, self.kb_id)
-        todo, stale = [], {}
-        candidates: dict[str, StoredFile] = {}  # doc id -> a file of its name whose bytes match
-        for doc_id, doc in self.corpus.documents.items():
-            stored = existing.get(file_name(doc_id))
-            if not doc.full_text.strip():  # refused by the server (HTTP 400): never uploaded, said below
-                self.ingest.skipped_empty.append(doc_id)
-            elif stored is None:
-                todo.append(doc_id)
-            elif stored.file_hash != content_hash(doc.full_text):
-                stale[doc_id] = "its content differs from the corpus text"
-            elif stored.vectors_hash is None:  # set only once the file's vectors were stored
-                stale[doc_id] = "its processing never completed"
-            else:
-                candidates[doc_id] = stored
-        statuses = parallel(
-            [stored.file_id for stored in candidates.values()],
-            lambda file_id: process_status(self.http, file_id),
-            self.concurrency,
-            lambda n: None,
-        )
-        for (doc_id, stored), status in zip(candidates.items(), statuses):
-            if status == ProcessStatus.COMPLETED:
-                self.file_to_doc[stored.file_id] = doc_id
-                self.ingest.already_present += 1
-            else:
-                stale[doc_id] = f"its processing status is {status!r}"
+        todo, stale = self._sort_corpus(existing_files(self.http, self.kb_id))
         if stale:
             doc_id, why = next(iter(stale.items()))
             raise self.http.error(
@@ -294,6 +267,47 @@ class OpenWebUITarget:
                 f"{len(self.ingest.failed)} of {len(todo)} files failed processing "
                 f"(embedder failure behind a 200 upload?); first: {first_id}: {first_error}"
             )
+
+    def _sort_corpus(self, existing: dict[str, StoredFile]) -> tuple[list[str], dict[str, str]]:
+        """The documents to upload, and those whose file in the knowledge base cannot be reused (doc id -> why);
+        each file reused is noted in `file_to_doc`."""
+        assert self.corpus is not None
+        todo, stale = [], {}
+        candidates: dict[str, StoredFile] = {}  # doc id -> a file of its name whose bytes match, status unknown
+        for doc_id, doc in self.corpus.documents.items():
+            stored = existing.get(file_name(doc_id))
+            if not doc.full_text.strip():  # refused by the server (HTTP 400): never uploaded, said below
+                self.ingest.skipped_empty.append(doc_id)
+            elif stored is None:
+                todo.append(doc_id)
+            elif stored.file_hash != content_hash(doc.full_text):
+                stale[doc_id] = "its content differs from the corpus text"
+            elif stored.vectors_hash is None:  # set only once the file's vectors were stored
+                stale[doc_id] = "its processing never completed"
+            elif self.file_to_doc.get(stored.file_id) == doc_id:
+                # This target uploaded or checked this very file (same id, bytes and vectors as listed): its status
+                # was read then, so grow's next rung asks nothing per file the base already held.
+                self.ingest.already_present += 1
+            else:
+                candidates[doc_id] = stored
+        self._check_status(candidates, stale)
+        return todo, stale
+
+    def _check_status(self, candidates: dict[str, StoredFile], stale: dict[str, str]) -> None:
+        """Each file found in the base and not checked by this target before: reused when its processing
+        completed, else noted in `stale`."""
+        statuses = parallel(
+            [stored.file_id for stored in candidates.values()],
+            lambda file_id: process_status(self.http, file_id),
+            self.concurrency,
+            lambda n: None,
+        )
+        for (doc_id, stored), status in zip(candidates.items(), statuses):
+            if status == ProcessStatus.COMPLETED:
+                self.file_to_doc[stored.file_id] = doc_id
+                self.ingest.already_present += 1
+            else:
+                stale[doc_id] = f"its processing status is {status!r}"
 
     def _say_skipped(self) -> None:
         skipped = self.ingest.skipped_empty
@@ -340,6 +354,8 @@ class OpenWebUITarget:
         if self.saved_settings is None:  # a second prepare (grow's next rung) must not save the applied settings
             self.saved_settings = {k: self.retrieval_config.get(k) for k in SETTINGS if k in self.retrieval_config}
         self.applied_settings = wanted
+        if all(self.retrieval_config.get(k) == v for k, v in wanted.items()):
+            return  # already in place (grow's next rung, read at this prepare's start): nothing to write or reload
         self.http.call("POST", "/api/v1/retrieval/config/update", json=wanted)
         # The server can quietly switch hybrid search off when the reranker fails to load: check.
         self.retrieval_config = self.http.json("GET", "/api/v1/retrieval/config").get(kind=dict)

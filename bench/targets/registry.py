@@ -56,7 +56,22 @@ def split_name(text: str) -> tuple[str | None, str]:
 
 def parse_target_spec(text: str) -> TargetSpec:
     """`[NAME=]kind[:variant][+rerank][@url][?k=v&...]`, e.g. `hybrid:weighted?bm25_weight=0.3`,
-    `prod=openwebui:hybrid@http://localhost:8080`, `bm25+rerank`."""
+    `prod=openwebui:hybrid@http://localhost:8080`, `bm25+rerank`; its kind's settings checked."""
+    return check_settings(parse_spec_text(text))
+
+
+def check_settings(spec: TargetSpec) -> TargetSpec:
+    """The spec with its kind's typed settings (Open WebUI, LightRAG): a bad value is refused now, before anything
+    is loaded or started."""
+    if spec.kind in SETTINGS:
+        module, function = SETTINGS[spec.kind]
+        spec.settings = getattr(importlib.import_module(module), function)(spec)
+    return spec
+
+
+def parse_spec_text(text: str) -> TargetSpec:
+    """The spec's grammar alone, its parameters not yet checked against its kind's (a command that takes some of
+    its own off first: grow's `pid=` and `data_dir=`)."""
     given_name, text = split_name(text)
     rest, _, query = text.partition("?")
     rest, _, url = rest.partition("@")
@@ -72,7 +87,7 @@ def parse_target_spec(text: str) -> TargetSpec:
     params = parse_options(query, f"target {text!r}")
     if url:
         _check_url(text, url)
-    spec = TargetSpec(
+    return TargetSpec(
         text=text,
         kind=kind,
         variant=variant or None,
@@ -81,10 +96,6 @@ def parse_target_spec(text: str) -> TargetSpec:
         params=params,
         given_name=given_name,
     )
-    if kind in SETTINGS:  # typed and checked now: a bad value is refused before anything is loaded or started
-        module, function = SETTINGS[kind]
-        spec.settings = getattr(importlib.import_module(module), function)(spec)
-    return spec
 
 
 def _check_url(text: str, url: str) -> None:

@@ -45,6 +45,8 @@ def test_the_knowledge_base_grows_by_each_increment_and_settings_come_back(ragbe
     (kb,) = fake.knowledge.values()
     assert len(kb["files"]) == 12
     assert fake.settings() == before  # saved at the first rung, put back once at the end
+    assert sorted(fake.status_checks) == sorted(fake.files)  # each file's processing read once, never per rung
+    assert fake.updates == 2  # the mode's settings written at rung 1 (in place since), put back at the end
     rungs = read_results(out / "results.jsonl").grow_rungs
     assert [(r.size, r.added, r.ingest_mode) for r in rungs] == [
         (4, 4, "incremental"),
@@ -98,6 +100,30 @@ def test_a_resumed_run_grows_the_kept_base_and_removes_all_of_it_at_the_end(ragb
     assert [(r.rung, r.resumed) for r in rungs] == [(1, False), (2, True), (3, False)]
     assert fake.uploads == 12  # what the stopped run uploaded was reused, not sent again
     assert fake.knowledge == {} and fake.files == {}  # grow's own base, the stopped run's files with it
+
+
+def test_files_an_earlier_run_left_are_checked_once_and_the_runs_own_never_again(ragbench, fake, data, tmp_path):
+    target = ["-t", f"openwebui:vector@{fake.url}"]
+    code, _, err = ragbench("grow", "--dataset", data, *target, "--rungs", "4", "--keep", "--out", tmp_path / "a")
+    assert code == 3, err  # the fake answers no query
+    kept = sorted(fake.files)
+    fake.status_checks.clear()
+    code, _, err = ragbench("grow", "--dataset", data, *target, "--rungs", "4,8,12", "--keep", "--out", tmp_path / "b")
+    assert code == 3, err
+    assert fake.uploads == 12  # the kept 4 reused, 8 uploaded
+    # the kept files: found in the base, not this run's, so checked (at rung 1 only); each new file at its upload
+    assert sorted(fake.status_checks) == sorted(fake.files) and set(kept) <= set(fake.status_checks)
+    assert sorted(fake.status_checks[:4]) == kept  # rung 1 held only the kept files
+
+
+def test_an_open_webui_target_takes_grows_data_dir_and_pid(ragbench, fake, data, tmp_path):
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "chroma.sqlite3").write_bytes(b"x" * 10_000)
+    spec = f"vec=openwebui:vector@{fake.url}?data_dir={tmp_path / 'store'}&pid={os.getpid()}"
+    code, _, err = ragbench("grow", "--dataset", data, "-t", spec, "--rungs", "4", "--out", tmp_path / "o")
+    assert code == 3, err  # measured (the fake answers no query), not refused as an unknown parameter
+    (rung,) = read_results(tmp_path / "o" / "results.jsonl").grow_rungs
+    assert rung.store_bytes is not None and rung.store_bytes >= 10_000 and rung.app_rss_bytes
 
 
 def test_a_server_that_dies_mid_rung_fails_that_rung_in_one_line_and_keeps_the_finished_ones(

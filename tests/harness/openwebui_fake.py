@@ -50,6 +50,8 @@ class FakeOpenWebUI:
         self.lose_all = lose_all
         self.on_upload: Callable[[int], object] = lambda count: None  # told each upload's count, as it is made
         self.uploads = 0
+        self.status_checks: list[str] = []  # the file id of each GET of a file's processing status, in order
+        self.updates = 0  # settings updates answered 200
         self.lock = threading.Lock()
         self.server = JsonStub({}, default=Whole(self._serve))
         self.url = self.server.url
@@ -98,6 +100,7 @@ class FakeOpenWebUI:
             self.embedding.update({**defaults, **form})
         else:
             self.retrieval.update(form)
+        self.updates += 1
         return 200, {"status": True}
 
     def _upload(self, body: bytes) -> tuple[int, Any]:
@@ -123,6 +126,7 @@ class FakeOpenWebUI:
             return 404, {"detail": "Not Found"}
         kind, item = parts[2], parts[3]
         if kind == "files" and parts[4:] == ["process", "status"]:
+            self.status_checks.append(item)
             return 200, {"status": "completed"}
         if kind == "files" and method == "DELETE":
             return (200, True) if self.files.pop(item, None) else (404, {"detail": "Not Found"})

@@ -3,12 +3,18 @@ between a real Open WebUI 0.12.4 and a real infinity-emb 0.0.78 (MiniLM on CPU) 
 documents and answers hybrid queries, then replayed with `load --trace` against the same infinity server. Prints the
 replay's comparison (per route p50/p99 recorded vs replayed, texts per call, inter-arrival KS p); asserts nothing.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/trace_fidelity_openwebui.py [--queries 200] [--depth 3] --out DIR
+    PYTHONPATH=. .venv/bin/python benchmarks/trace_fidelity_openwebui.py [--queries 200] [--depth 3] [--pin] --out DIR
 
 Environments: scripts/envs/infinity.sh and scripts/envs/openwebui.sh (under ~/.cache/ragbench/envs). The meter is
 the real CLI in its own process (as a user runs it); Open WebUI's embedding base URL points at its `embedding`
 route; the queries are `openwebui:hybrid` target searches (what `ragbench quality` sends), one at a time. The replay
 cuts its synthetic texts from the same SciFact corpus (`--dataset`), so the texts' token density matches.
+
+`--pin`: a dedicated embedder core. infinity runs under `taskset -c 1` with one torch / OpenMP thread; this script,
+and so everything it starts after infinity (the meter, Open WebUI, the replay's `load` and its workers), runs on
+core 0. The embedder then meets the same CPU while Open WebUI records as while the replay sends, where unpinned
+it shared both cores with Open WebUI during the recording only. Other users' processes are not pinned: the script
+prints the load average at each phase.
 """
 
 from __future__ import annotations
@@ -33,14 +39,22 @@ from tests.harness.process import ManagedProcess, free_port, start_process, stop
 from tests.paths import scifact
 
 INFINITY = "infinity-emb-0.0.78"
+APP_CORE, EMBEDDER_CORE = 0, 1  # --pin: Open WebUI, the meter and the replay client / infinity
 
 
-def start_infinity(logs: Path) -> tuple[ManagedProcess, str]:
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def start_infinity(logs: Path, pin: bool) -> tuple[ManagedProcess, str]:
     port = free_port()
-    argv = [str(env_root() / INFINITY / "bin" / "infinity_emb"), "v2", "--model-id", str(minilm_path())]
+    argv = ["taskset", "-c", str(EMBEDDER_CORE)] if pin else []
+    argv += [str(env_root() / INFINITY / "bin" / "infinity_emb"), "v2", "--model-id", str(minilm_path())]
     argv += ["--served-model-name", EMBED_MODEL_NAME, "--engine", "torch", "--device", "cpu"]
     argv += ["--no-bettertransformer", "--batch-size", "32", "--host", "127.0.0.1", "--port", str(port)]
     env = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
+    if pin:  # one core: more threads than that would only contend on it
+        env |= {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     proc = start_process("infinity-emb", argv, logs / "infinity.log", env=env)
     url = f"http://127.0.0.1:{port}"
     wait_healthy(proc, f"{url}/health", deadline_s=240)
@@ -87,13 +101,17 @@ def main() -> None:
     # Open WebUI's hybrid search embeds its candidate chunks again per query (2 x depth asked): depth 3 keeps 200
     # queries to minutes on a busy 2-core machine (depth 10: ~12 s a query there).
     parser.add_argument("--depth", type=int, default=3)
+    parser.add_argument("--pin", action="store_true", help="infinity alone on core 1, the rest on core 0")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     out: Path = args.out
     shutil.rmtree(out, ignore_errors=True)
     (out / "logs").mkdir(parents=True)
     trace = out / "trace.jsonl"
-    infinity, inf_url = start_infinity(out / "logs")
+    print(f"load average at start: {load_average()}", flush=True)
+    infinity, inf_url = start_infinity(out / "logs", args.pin)
+    if args.pin:  # inherited by every process started from here on
+        os.sched_setaffinity(0, {APP_CORE})
     try:
         meter, meter_url = start_meter(inf_url, trace, out / "logs")
         try:
@@ -106,7 +124,7 @@ def main() -> None:
                 docs, asked = record(server.url, args.docs, args.queries, args.depth)
                 print(
                     f"recorded: {docs} documents ingested, {asked} hybrid queries, "
-                    f"{time.perf_counter() - started:.0f} s",
+                    f"{time.perf_counter() - started:.0f} s, load average {load_average()}",
                     flush=True,
                 )
             finally:
@@ -118,6 +136,7 @@ def main() -> None:
         command = [sys.executable, "-m", "bench", "load", "-e", spec, "--trace", str(trace), "--route", "embedding=inf"]
         command += ["--dataset", str(scifact()), "--out", str(out / "replay")]
         subprocess.run(command, check=True)
+        print(f"replayed, load average {load_average()}", flush=True)
         print(json.dumps(json.loads((out / "replay" / "trace-replay.json").read_text()), indent=1))
     finally:
         stop_process(infinity)

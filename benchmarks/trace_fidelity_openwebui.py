@@ -3,12 +3,20 @@ between a real Open WebUI 0.12.4 and a real infinity-emb 0.0.78 (MiniLM on CPU) 
 documents and answers hybrid queries, then replayed with `load --trace` against the same infinity server. Prints the
 replay's comparison (per route p50/p99 recorded vs replayed, texts per call, inter-arrival KS p); asserts nothing.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/trace_fidelity_openwebui.py [--queries 200] [--depth 3] --out DIR
+    PYTHONPATH=. .venv/bin/python benchmarks/trace_fidelity_openwebui.py [--queries 200] [--depth 3] [--pin]
+        [--replay TRACE] --out DIR
 
 Environments: scripts/envs/infinity.sh and scripts/envs/openwebui.sh (under ~/.cache/ragbench/envs). The meter is
 the real CLI in its own process (as a user runs it); Open WebUI's embedding base URL points at its `embedding`
 route; the queries are `openwebui:hybrid` target searches (what `ragbench quality` sends), one at a time. The replay
 cuts its synthetic texts from the same SciFact corpus (`--dataset`), so the texts' token density matches.
+
+`--pin`: a dedicated embedder core. infinity runs under `taskset -c 1` with one torch / OpenMP thread; this script,
+and so everything it starts after infinity (the meter, Open WebUI, the replay's `load` and its workers), runs on
+core 0. The embedder then meets the same CPU while Open WebUI records as while the replay sends, where unpinned
+it shared both cores with Open WebUI during the recording only. Other users' processes are not pinned: the script
+prints the load average at each phase, and infinity's CPU time and run-queue wait before and after each.
+`--replay TRACE`: no recording; that trace replayed again against a fresh infinity (how much two replays differ).
 """
 
 from __future__ import annotations
@@ -33,14 +41,22 @@ from tests.harness.process import ManagedProcess, free_port, start_process, stop
 from tests.paths import scifact
 
 INFINITY = "infinity-emb-0.0.78"
+APP_CORE, EMBEDDER_CORE = 0, 1  # --pin: Open WebUI, the meter and the replay client / infinity
 
 
-def start_infinity(logs: Path) -> tuple[ManagedProcess, str]:
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def start_infinity(logs: Path, pin: bool) -> tuple[ManagedProcess, str]:
     port = free_port()
-    argv = [str(env_root() / INFINITY / "bin" / "infinity_emb"), "v2", "--model-id", str(minilm_path())]
+    argv = ["taskset", "-c", str(EMBEDDER_CORE)] if pin else []
+    argv += [str(env_root() / INFINITY / "bin" / "infinity_emb"), "v2", "--model-id", str(minilm_path())]
     argv += ["--served-model-name", EMBED_MODEL_NAME, "--engine", "torch", "--device", "cpu"]
     argv += ["--no-bettertransformer", "--batch-size", "32", "--host", "127.0.0.1", "--port", str(port)]
     env = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
+    if pin:  # one core: more threads than that would only contend on it
+        env |= {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     proc = start_process("infinity-emb", argv, logs / "infinity.log", env=env)
     url = f"http://127.0.0.1:{port}"
     wait_healthy(proc, f"{url}/health", deadline_s=240)
@@ -80,6 +96,50 @@ def record(openwebui_url: str, docs: int, queries: int, depth: int) -> tuple[int
     return len(sample.corpus), len(asked)
 
 
+def embedder_cpu(pid: int) -> str:
+    """infinity's threads' CPU time and run-queue wait so far (/proc/PID/task/*/schedstat, ns): whether the embedder
+    did the same work, and met the same contention, in both phases."""
+    cpu_ns = wait_ns = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        run, wait, _slices = (int(x) for x in (task / "schedstat").read_text().split())
+        cpu_ns, wait_ns = cpu_ns + run, wait_ns + wait
+    return f"infinity CPU {cpu_ns / 1e9:.1f} s, run-queue wait {wait_ns / 1e9:.1f} s"
+
+
+def record_through_openwebui(inf_url: str, out: Path, args: argparse.Namespace) -> Path:
+    """The meter in front of infinity, Open WebUI behind it: ingest, then the queries; the trace's path."""
+    trace = out / "trace.jsonl"
+    meter, meter_url = start_meter(inf_url, trace, out / "logs")
+    try:
+        webui, server = start_openwebui(
+            out / "webui", out / "logs" / "openwebui.log", f"{meter_url}/embedding", EMBED_MODEL_NAME
+        )
+        os.environ["OPENWEBUI_API_KEY"] = server.api_key
+        try:
+            started = time.perf_counter()
+            docs, asked = record(server.url, args.docs, args.queries, args.depth)
+            print(
+                f"recorded: {docs} documents ingested, {asked} hybrid queries, "
+                f"{time.perf_counter() - started:.0f} s, load average {load_average()}",
+                flush=True,
+            )
+        finally:
+            stop_process(webui)
+    finally:
+        meter.send_signal(signal.SIGINT)
+        meter.wait(30)
+    return trace
+
+
+def replay(inf_url: str, trace: Path, out: Path) -> None:
+    spec = f"inf=openai@{inf_url}?model={EMBED_MODEL_NAME}"
+    command = [sys.executable, "-m", "bench", "load", "-e", spec, "--trace", str(trace), "--route", "embedding=inf"]
+    command += ["--dataset", str(scifact()), "--out", str(out / "replay")]
+    subprocess.run(command, check=True)
+    print(f"replayed, load average {load_average()}", flush=True)
+    print(json.dumps(json.loads((out / "replay" / "trace-replay.json").read_text()), indent=1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--docs", type=int, default=120)
@@ -87,38 +147,23 @@ def main() -> None:
     # Open WebUI's hybrid search embeds its candidate chunks again per query (2 x depth asked): depth 3 keeps 200
     # queries to minutes on a busy 2-core machine (depth 10: ~12 s a query there).
     parser.add_argument("--depth", type=int, default=3)
+    parser.add_argument("--pin", action="store_true", help="infinity alone on core 1, the rest on core 0")
+    parser.add_argument("--replay", type=Path, help="replay this recorded trace again (a fresh infinity), no recording")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     out: Path = args.out
     shutil.rmtree(out, ignore_errors=True)
     (out / "logs").mkdir(parents=True)
-    trace = out / "trace.jsonl"
-    infinity, inf_url = start_infinity(out / "logs")
+    print(f"load average at start: {load_average()}", flush=True)
+    infinity, inf_url = start_infinity(out / "logs", args.pin)
+    if args.pin:  # inherited by every process started from here on
+        os.sched_setaffinity(0, {APP_CORE})
     try:
-        meter, meter_url = start_meter(inf_url, trace, out / "logs")
-        try:
-            webui, server = start_openwebui(
-                out / "webui", out / "logs" / "openwebui.log", f"{meter_url}/embedding", EMBED_MODEL_NAME
-            )
-            os.environ["OPENWEBUI_API_KEY"] = server.api_key
-            try:
-                started = time.perf_counter()
-                docs, asked = record(server.url, args.docs, args.queries, args.depth)
-                print(
-                    f"recorded: {docs} documents ingested, {asked} hybrid queries, "
-                    f"{time.perf_counter() - started:.0f} s",
-                    flush=True,
-                )
-            finally:
-                stop_process(webui)
-        finally:
-            meter.send_signal(signal.SIGINT)
-            meter.wait(30)
-        spec = f"inf=openai@{inf_url}?model={EMBED_MODEL_NAME}"
-        command = [sys.executable, "-m", "bench", "load", "-e", spec, "--trace", str(trace), "--route", "embedding=inf"]
-        command += ["--dataset", str(scifact()), "--out", str(out / "replay")]
-        subprocess.run(command, check=True)
-        print(json.dumps(json.loads((out / "replay" / "trace-replay.json").read_text()), indent=1))
+        print(f"infinity ready: {embedder_cpu(infinity.popen.pid)}", flush=True)
+        trace = args.replay or record_through_openwebui(inf_url, out, args)
+        print(f"before the replay: {embedder_cpu(infinity.popen.pid)}", flush=True)
+        replay(inf_url, trace, out)
+        print(f"after the replay: {embedder_cpu(infinity.popen.pid)}", flush=True)
     finally:
         stop_process(infinity)
 

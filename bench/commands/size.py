@@ -20,7 +20,7 @@ from bench.core import values as v
 from bench.core.errors import UserError
 from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.endpoint import close_endpoints, open_endpoints
-from bench.load.lengths import parse_lengths
+from bench.load.lengths import parse_documents, parse_lengths
 from bench.load.pool import load_pool, worker_pool
 from bench.load.schedule import parse_arrival
 from bench.load.stop_time import StopTime
@@ -81,7 +81,13 @@ class SizeRequest:
     )
     documents: str = field(
         default="10,50",
-        metadata=option(Flag(("--documents",), "Candidates per query of the closed-loop sweep (rerank).")),
+        metadata=option(
+            Flag(
+                ("--documents",),
+                "Candidates per query of the closed-loop sweep (rerank): numbers, or drawn per query from 10..100 "
+                "(uniform) or poisson:40; each sized apart.",
+            )
+        ),
     )
     max_concurrency: int = field(
         default=32, metadata=option(Flag(("--max-concurrency",), "Highest closed-loop concurrency tried."))
@@ -233,9 +239,9 @@ def check(request: SizeRequest) -> SizePlan:
         economics=economics,
         lengths=parse_lengths(request.lengths, request.seed),
         sizes=(
-            v.number_list("--documents", request.documents, v.TEXTS_PER_REQUEST)
+            parse_documents(request.documents, request.seed)
             if op == Op.RERANK
-            else v.number_list("--batch", request.batches, v.TEXTS_PER_REQUEST)
+            else [*v.number_list("--batch", request.batches, v.TEXTS_PER_REQUEST)]
         ),
         burst_batches=v.number_list("--burst-batch", request.burst_batches, v.TEXTS_PER_REQUEST),
         burst_concurrency=v.number_list("--burst-concurrency", request.burst_concurrency, v.USERS_OR_UNCAPPED),

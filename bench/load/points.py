@@ -77,7 +77,7 @@ class SweepConfig:
         out: list[PointConfig] = []
         for length in self.lengths:
             for size in sizes:
-                shaped = _sized(replace(base, length=length), size)
+                shaped = sized_point(replace(base, length=length), size)
                 if base.burst is not None:
                     out += [replace(shaped, loop=Loop.BURST, concurrency=c) for c in self.concurrencies]
                 elif self.rates:  # each rate its own seed: poisson/gamma gaps differ between points, reruns repeat them
@@ -89,7 +89,7 @@ class SweepConfig:
         return out
 
 
-def _sized(point: PointConfig, size: int | DocumentsDraw) -> PointConfig:
+def sized_point(point: PointConfig, size: int | DocumentsDraw) -> PointConfig:
     """The point with `size` texts a request, or a documents draw (its rounded mean as the batch)."""
     if isinstance(size, int):
         return replace(point, batch=size)

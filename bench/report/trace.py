@@ -3,8 +3,9 @@ latency p50 / p99, arrivals (inter-arrival KS p, sends behind their time), texts
 trace-replay.json alone (bench/commands/load_trace.py writes it, bench/load/trace_compare.py fills each route).
 
 The verdict is the issue's fidelity target (docs/traffic.md): every call answered, the texts per call as recorded,
-the inter-arrival gaps of the recorded shape (KS p > 0.05) and, at `--speed 1` only, the replayed p50 and p99
-within 10% of the recorded ones (faster, the server meets another load: its latency is the measurement, not a check).
+the inter-arrival gaps of the recorded shape (KS p > 0.05, gaps compared to within 1 ms) and, at `--speed 1` only,
+the replayed p50 and p99 within 10% of the recorded ones (faster, the server meets another load: its latency is the
+measurement, not a check).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def verdict(row: RouteComparison, speed: float) -> str:
 
 def routes_table(rows: list[RouteComparison], speed: float) -> tuple[list[str], list[list[str]]]:
     header = ["route", "endpoint", "verdict", "calls rec / rep", "p50 rec / rep ms", "p99 rec / rep ms"]
-    header += ["arrivals: KS p (gaps)", "behind (> 1 ms late)", "texts per call rec / rep", "errors"]
+    header += ["arrivals: KS p (gaps ±1 ms)", "behind (> 1 ms late)", "texts per call rec / rep", "errors"]
     table = []
     for r in rows:
         ks = "-" if r.arrivals_ks_p is None else f"{r.arrivals_ks_p:.3f}"

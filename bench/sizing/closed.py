@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bench.load.lengths import DocumentsDraw
 from bench.load.points import error_rate, texts_per_s
 from bench.results.schema import LoadPointRecord, Loop
 from bench.sizing.slo import Slo, passes
@@ -14,9 +15,13 @@ GAIN_TO_CONTINUE = 0.05  # a closed-loop sweep goes on to the next concurrency w
 
 
 def closed_sweep(
-    measure: Callable[[int, int], LoadPointRecord], batches: list[int], max_concurrency: int, slo: Slo
+    measure: Callable[[int | DocumentsDraw, int], LoadPointRecord],
+    batches: list[int | DocumentsDraw],
+    max_concurrency: int,
+    slo: Slo,
 ) -> list[LoadPointRecord]:
-    """Per batch, concurrency 1, 2, 4, … ≤ max_concurrency, until texts/s gains < 5% or errors pass the limit."""
+    """Per batch (or documents draw), concurrency 1, 2, 4, … ≤ max_concurrency, until texts/s gains < 5% or errors
+    pass the limit."""
     points: list[LoadPointRecord] = []
     for batch in batches:
         best = 0.0
@@ -52,7 +57,9 @@ def slo_texts_per_s(point: LoadPointRecord, slo: Slo) -> float:
 def choose_closed(points: list[LoadPointRecord], slo: Slo) -> ClosedChoice:
     closed = [p for p in points if p.loop == Loop.CLOSED and error_rate(p.requests) <= slo.max_error_rate]
     within = [p for p in closed if passes(p, slo, "service")]
-    per_batch = [max((p for p in within if p.batch == b), key=texts_per_s) for b in sorted({p.batch for p in within})]
+    # Grouped by size_text: a documents draw (poisson:10) is not the fixed size of its mean (10).
+    sizes = sorted({p.size_text for p in within})
+    per_batch = [max((p for p in within if p.size_text == s), key=texts_per_s) for s in sizes]
     # The most texts/s at the SLO; among batches the queueing model leaves none, the most raw texts/s.
     ranked = sorted(((p, slo_texts_per_s(p, slo)) for p in per_batch), key=lambda t: (-t[1], -texts_per_s(t[0])))
     return ClosedChoice(

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.endpoints.spec import EndpointSpec
-from bench.load.lengths import LengthsFrom
-from bench.load.points import PointConfig
+from bench.load.lengths import DocumentsDraw, LengthsFrom
+from bench.load.points import PointConfig, sized_point
 from bench.load.schedule import Arrival, ArrivalKind
 from bench.load.shares import check_request_memory
 from bench.load.sweep import load_header
@@ -55,7 +55,7 @@ class SizePlan:
     slo: Slo
     economics: Economics
     lengths: list[int | LengthsFrom | None]
-    sizes: list[int]  # batches (embed) or documents per query (rerank)
+    sizes: list[int | DocumentsDraw]  # batches (embed) or documents per query (rerank: a number or a draw)
     burst_batches: list[int]
     burst_concurrency: list[int]
     duration_s: float
@@ -193,7 +193,11 @@ def check_memory(plan: SizePlan, workload: Workload) -> None:
     """Every closed-loop and burst request the run will send fits in memory (check_request_memory)."""
     bursts = plan.burst_batches if plan.op == Op.EMBED else []
     check_request_memory(
-        [PointConfig(op=plan.op, batch=b, length=n, workers=plan.workers) for n in plan.lengths for b in plan.sizes]
+        [
+            sized_point(PointConfig(op=plan.op, length=n, workers=plan.workers), size)
+            for n in plan.lengths
+            for size in plan.sizes
+        ]
         + [
             PointConfig(op=plan.op, loop=Loop.BURST, batch=b, burst=plan.burst, length=n)
             for n in plan.lengths

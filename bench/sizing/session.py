@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 
 from bench.core.interrupt import uninterruptible
 from bench.load.endpoint import LoadEndpoint
-from bench.load.lengths import LengthsFrom
+from bench.load.lengths import DocumentsDraw, LengthsFrom
 from bench.load.measure import measure_point, stop_if_unreachable
-from bench.load.points import PointConfig, point_label
+from bench.load.points import PointConfig, point_label, sized_point
 from bench.load.schedule import ArrivalKind
 from bench.load.share import ShareResult
 from bench.load.stop_time import StopTime
@@ -230,13 +230,12 @@ class SizeSession:
         budget = f" of the {sig3(self.budget.seconds)} s budget" if self.budget.seconds is not None else ""
         return f"{sig3(self.budget.spent)} s spent{budget}, about {sig3(capped)} s to go"
 
-    def point(self, loop: Loop, size: int, length: int | LengthsFrom | None) -> PointConfig:
+    def point(self, loop: Loop, size: int | DocumentsDraw, length: int | LengthsFrom | None) -> PointConfig:
         """A point of this run's op, timing and error limit; the loop's own settings are replaced in by the caller."""
         plan = self.plan
-        return PointConfig(
+        config = PointConfig(
             op=plan.op,
             loop=loop,
-            batch=size,
             length=length,
             duration_s=plan.duration_s,
             warmup_s=plan.warmup_s,
@@ -244,6 +243,7 @@ class SizeSession:
             timeout_s=plan.timeout_s,
             max_error_rate=plan.slo.max_error_rate,
         )
+        return sized_point(config, size)
 
     def outlook(self, measurements: int) -> None:
         """The search expects `measurements` more: each probe gets its share of the budget left."""
@@ -265,10 +265,12 @@ class SizeSession:
             rate, plan.duration_s, plan.probe_requests, share - self.warmup_s, plan.slo.ms, settle
         )
 
-    def probe(self, rate: float, batch: int, length: int | LengthsFrom | None, seed: int) -> LoadPointRecord:
+    def probe(
+        self, rate: float, size: int | DocumentsDraw, length: int | LengthsFrom | None, seed: int
+    ) -> LoadPointRecord:
         plan = self.plan
         self.plan_probe(rate)
-        config = replace(self.point(Loop.OPEN, batch, length), warmup_s=self.warmup_s, log_requests=True)
+        config = replace(self.point(Loop.OPEN, size, length), warmup_s=self.warmup_s, log_requests=True)
         return self.measure(replace(config, rate=rate, arrival=plan.arrival, seed=seed, duration_s=self.probe_s))
 
     def saturation(self, best: LoadPointRecord | None, length: int | LengthsFrom | None, probes: list[Probe]) -> None:
@@ -278,7 +280,8 @@ class SizeSession:
         if best is None:
             return
         seeds = iter(range(plan.seed, plan.seed + 10_000))
-        self.capacity = closed_capacity([p for p in self.points if p.loop == Loop.CLOSED and p.batch == best.batch])
+        size = next(s for s in plan.sizes if str(s) == best.size_text)  # the batch, or the documents draw, chosen
+        self.capacity = closed_capacity([p for p in self.points if p.loop == Loop.CLOSED and p.size_text == str(size)])
         modelled = search_start(plan, self.capacity) if plan.arrival.kind == ArrivalKind.POISSON else None
         start_rate = modelled or best.throughput.requests_per_s * START_FRACTION
         start_rate = max(float(f"{start_rate:.3g}"), 0.01)  # 3 digits: labels
@@ -286,7 +289,7 @@ class SizeSession:
         self.outlook(measurements_left(None, None, plan.tolerance, growth_factor, plan.max_probes))
         self.plan_probe(start_rate)
         self.say(
-            f"size: saturation search at batch {best.batch} from {sig3(start_rate)} requests/s offered"
+            f"size: saturation search at batch {best.size_text} from {sig3(start_rate)} requests/s offered"
             + (" (one FIFO server of the closed loop's capacity would meet the SLO up to there)" if modelled else "")
             + f", probes of about {sig3(self.warmup_s)} s warm-up and {sig3(self.probe_s)} s measured: "
             + self._time_text(self._search_s())
@@ -295,7 +298,7 @@ class SizeSession:
         if needs:
             self.say(needs)
         saturation_search(
-            lambda rate: self.probe(rate, best.batch, length, next(seeds)),
+            lambda rate: self.probe(rate, size, length, next(seeds)),
             start_rate=start_rate,
             slo=plan.slo,
             rules=SearchRules(

@@ -507,3 +507,29 @@ def test_slo_on_another_percentile_and_a_target_in_texts(load_server, tmp_path, 
     assert sizing.saturation.lower_bound == "no failing rate found within the probe limit"
     assert replicas.value.startswith("≤ ") and int(replicas.value[2:]) >= 1e6 / (rate * 4 * 1.01)  # rate: 3 digits
     assert "p95 SLO 100 ms" in stdout and "SLO p95 100 ms" in (out / "report.md").read_text()
+
+
+@pytest.mark.slow  # a measured sweep and search of a 15 s budget by design
+def test_size_sweeps_rerank_documents_drawn_from_a_distribution(load_server, tmp_path, monkeypatch, capsys):
+    """`--documents poisson:4,2..6,4`: each drawn distribution is a closed-loop size of its own (not its mean's fixed
+    size), its points record the draw, and the saturation search probes one size of them (the one it chose)."""
+    url, _proc = load_server(service_ms=2)
+    out = tmp_path / "size"
+    argv = ["size", "-e", f"r=tei-rerank@{url}", "--slo-p99", "500", "--documents", "poisson:4,2..6,4"]
+    argv += ["--max-concurrency", "1", "--duration", "0.3s", "--warmup", "0.1s", "--max-time", "15s", "--no-nvml"]
+    code, _stdout, stderr = run_cli([*argv, "--out", str(out)], monkeypatch, capsys)
+    assert code == 0, stderr
+    points = read_results(out / "results.jsonl").load_points
+    closed = [p for p in points if p.loop.value == "closed"]
+    assert [p.size_text for p in closed] == ["poisson:4", "2..6", "4"]
+    assert [p.documents_distribution is not None for p in closed] == [True, True, False]
+    assert all(p.batch == 4 for p in closed)  # a draw's batch is its rounded mean
+    probes = [p for p in points if p.loop.value == "open"]
+    assert probes and len({p.size_text for p in probes}) == 1 and probes[0].size_text in {"poisson:4", "2..6", "4"}
+
+
+def test_size_refuses_a_bad_documents_distribution_in_one_line(tmp_path, monkeypatch, capsys):
+    argv = ["size", "-e", "r=tei-rerank@http://127.0.0.1:9", "--slo-p99", "500", "--documents", "poisson:x"]
+    code, _stdout, stderr = run_cli([*argv, "--out", str(tmp_path / "size")], monkeypatch, capsys)
+    lines = stderr.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "--documents poisson:x" in lines[0], stderr

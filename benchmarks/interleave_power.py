@@ -1,8 +1,8 @@
 """How often `load --interleave` sees a 10% step, and how rarely it fails twins (issue 36).
 
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --jobs 6 [--rounds 6] [--window 1.5s]
-        [--warmup 0.5s] [--slice 0.25s] [--service-ms 20] [--step 1.1] [--limit 0.95] [--concurrency 1] [--hog 2]
-        [--out reports/interleave-power]
+        [--warmup 0.5s] [--slice 0.25s] [--service-ms 20] [--server sleep|cpu] [--step 1.1] [--limit 0.95]
+        [--concurrency 1] [--hog 2] [--out reports/interleave-power]
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --simulate 100 [--noise 0.03] [--rounds 10]
 
     # ≥ 40 jobs of each in four shards side by side (each its own servers; one CPU-bound neighbour), then the
@@ -18,10 +18,13 @@
     # add `--slice 0.25s` to the four shards' flags (and `--out reports/ip40-slice`), then --read as above.
 
 Real mode starts three loopback queue servers (tests/sizing/queue_server.py: one FIFO slot, SERVICE ms per
-request): A, its twin, and B, `--step` times slower, and `--hog N` CPU-bound neighbours whose load drifts over
-`--hog-period` s. Each job is one `ragbench load --interleave` process (`--concurrency 1` by default: the
-client's turnaround on the busy CPU is in every request, so the machine's state moves the figures; at 2 or more
-the FIFO server is never idle and its texts/s is 1000/SERVICE whatever the machine does), A vs B then A vs its twin,
+request): A, its twin, and B, `--step` times slower. `--server sleep` (the default): the service is a wait, a
+server whose compute is not on this CPU (a TEI on a GPU); `--server cpu`: a busy loop timed here to SERVICE ms
+(the fastest of 15 tries), the same length for A and its twin, so the CPU's neighbours slow the server too.
+And `--hog N` CPU-bound neighbours whose load drifts over `--hog-period` s. Each job is one `ragbench load
+--interleave` process (`--concurrency 1` by default: the client's turnaround on the busy CPU is in every request,
+so the machine's state moves the figures; at 4, a sizing user's saturation, the sleep server's queue is never
+empty while the client answers within 3 service times), A vs B then A vs its twin,
 gated by `--min-throughput-ratio LIMIT`. It prints how many A/B jobs were flagged (verdict fail), how many A/A
 jobs failed, each job's wall time, and the paired beside the unpaired noise of texts/s of the same windows (the
 median over the jobs), with the machine's load average before and after.

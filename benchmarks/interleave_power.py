@@ -1,8 +1,8 @@
 """How often `load --interleave` sees a 10% step, and how rarely it fails twins (issue 36).
 
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --jobs 6 [--rounds 6] [--window 1.5s]
-        [--warmup 0.5s] [--slice 0.25s] [--service-ms 20] [--step 1.1] [--limit 0.95] [--concurrency 1] [--hog 2]
-        [--out reports/interleave-power]
+        [--warmup 0.5s] [--slice 0.25s] [--service-ms 20] [--server sleep|cpu] [--step 1.1] [--limit 0.95]
+        [--concurrency 1] [--hog 2] [--out reports/interleave-power]
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --simulate 100 [--noise 0.03] [--rounds 10]
 
     # ≥ 40 jobs of each in four shards side by side (each its own servers; one CPU-bound neighbour), then the
@@ -18,10 +18,13 @@
     # add `--slice 0.25s` to the four shards' flags (and `--out reports/ip40-slice`), then --read as above.
 
 Real mode starts three loopback queue servers (tests/sizing/queue_server.py: one FIFO slot, SERVICE ms per
-request): A, its twin, and B, `--step` times slower, and `--hog N` CPU-bound neighbours whose load drifts over
-`--hog-period` s. Each job is one `ragbench load --interleave` process (`--concurrency 1` by default: the
-client's turnaround on the busy CPU is in every request, so the machine's state moves the figures; at 2 or more
-the FIFO server is never idle and its texts/s is 1000/SERVICE whatever the machine does), A vs B then A vs its twin,
+request): A, its twin, and B, `--step` times slower. `--server sleep` (the default): the service is a wait, a
+server whose compute is not on this CPU (a TEI on a GPU); `--server cpu`: a busy loop timed here to SERVICE ms
+(the fastest of 15 tries), the same length for A and its twin, so the CPU's neighbours slow the server too.
+And `--hog N` CPU-bound neighbours whose load drifts over `--hog-period` s. Each job is one `ragbench load
+--interleave` process (`--concurrency 1` by default: the client's turnaround on the busy CPU is in every request,
+so the machine's state moves the figures; at 4, a sizing user's saturation, the sleep server's queue is never
+empty while the client answers within 3 service times), A vs B then A vs its twin,
 gated by `--min-throughput-ratio LIMIT`. It prints how many A/B jobs were flagged (verdict fail), how many A/A
 jobs failed, each job's wall time, and the paired beside the unpaired noise of texts/s of the same windows (the
 median over the jobs), with the machine's load average before and after.
@@ -57,13 +60,30 @@ from bench.results.store import read_results  # noqa: E402
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy  # noqa: E402
 
 
-def start_server(service_ms: float, log: Path) -> tuple[str, ManagedProcess]:
+def start_server(service_ms: float, iterations: int, log: Path) -> tuple[str, ManagedProcess]:
+    """A queue server: its service a wait of `service_ms` (iterations 0: the compute is elsewhere, a GPU), or
+    `iterations` of a busy loop (CPU work: a neighbour slows it too)."""
     port = free_port()
     argv = [sys.executable, str(ROOT / "tests/sizing/queue_server.py"), "--port", str(port)]
-    proc = start_process("queue-server", [*argv, "--service-ms", str(service_ms)], log)
+    kind = ["--busy-iterations", str(iterations)] if iterations else ["--service-ms", str(service_ms)]
+    proc = start_process("queue-server", [*argv, *kind], log)
     url = f"http://127.0.0.1:{port}"
     wait_healthy(proc, f"{url}/metrics", deadline_s=30)
     return url, proc
+
+
+def busy_iterations(service_ms: float, tries: int = 15, chunk: int = 200_000) -> int:
+    """How many iterations of the queue server's busy loop take `service_ms` on this machine: the fastest of
+    `tries` timed chunks (the least disturbed), so that the figure is the loop's own speed, not the load's."""
+    sys.path.insert(0, str(ROOT / "tests/sizing"))
+    from queue_server import busy
+
+    fastest = math.inf
+    for _ in range(tries):
+        started = time.perf_counter()
+        busy(chunk)
+        fastest = min(fastest, time.perf_counter() - started)
+    return round(chunk * service_ms / 1000 / fastest)
 
 
 # A CPU-bound neighbour whose share of the CPU drifts slowly (busy 0-100% of each 100 ms, a sine over PERIOD s):
@@ -123,9 +143,14 @@ def real(args: argparse.Namespace) -> None:
     out.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `kill`: the servers and the hog stopped too
     print(f"load average before: {os.getloadavg()}", flush=True)
+    iterations = args.iterations or (busy_iterations(args.service_ms) if args.server == "cpu" else 0)
+    if iterations:
+        print(f"cpu servers: {iterations} iterations per request (B: x{args.step:g})", flush=True)
     servers = [
-        start_server(ms, out / f"server-{args.only or 'all'}-{args.first}-{i}.log")
-        for i, ms in enumerate((args.service_ms, args.service_ms, args.service_ms * args.step))
+        start_server(ms, round(iterations * factor), out / f"server-{args.only or 'all'}-{args.first}-{i}.log")
+        for i, (ms, factor) in enumerate(
+            ((args.service_ms, 1.0), (args.service_ms, 1.0), (args.service_ms * args.step, args.step))
+        )
     ]
     (a, _), (twin, _), (slow, _) = servers
     hogs = start_hogs(args.hog, args.hog_period)
@@ -221,15 +246,16 @@ def separate_runs(
 
 
 def client_gap(step: list[tuple[InterleavedRecord, float, int]], args: argparse.Namespace) -> None:
-    """What the step is end to end: each request takes the server's service time (--service-ms, A's; B's × --step)
-    plus the client's turnaround on the busy machine (its event loop's delays are in the measured latency too),
-    on both sides alike, so at concurrency 1 B's texts/s is (S + gap) / (S × step + gap) of A's. The gap: A's time
-    per request (concurrency ÷ texts/s) less S, the median over each job's rounds."""
+    """What the step is end to end. The server answers one request at a time, so A's time per answer (1000 ÷
+    texts/s) is its service S plus the time it sat idle between requests: at concurrency 1 the client's whole
+    turnaround on the busy machine (on both sides alike, so B's texts/s is (S + gap) / (S × step + gap) of
+    A's); at a concurrency that keeps the server busy, none. --server cpu: the gap is also the CPU the server
+    did not get. The measured step: the median of the A/B jobs' paired ratios."""
     gaps = []
     for record, _, _ in step:
-        per_round = [1000 * args.concurrency / r.baseline_texts_per_s for r in record.rounds if r.baseline_texts_per_s]
-        if per_round:
-            gaps.append(statistics.median(per_round) - args.service_ms)
+        per_answer = [1000 / r.baseline_texts_per_s for r in record.rounds if r.baseline_texts_per_s]
+        if per_answer:
+            gaps.append(statistics.median(per_answer) - args.service_ms)
     if not gaps:
         return
     service = args.service_ms
@@ -238,11 +264,13 @@ def client_gap(step: list[tuple[InterleavedRecord, float, int]], args: argparse.
         return (service + gap) / (service * args.step + gap)
 
     wide = [end_to_end(g) for g in gaps]
+    measured = [_throughput(r).ratio.mean for r, _, _ in step]
     print(
-        f"  A/B jobs: A's time per request beyond its {service:g} ms of service, median {statistics.median(gaps):.1f} "
+        f"  A/B jobs: A's time per answer beyond its {service:g} ms of service, median {statistics.median(gaps):.1f} "
         f"ms (range {min(gaps):.1f}–{max(gaps):.1f}): the {args.step:g}x server step is ×"
         f"{end_to_end(statistics.median(gaps)):.3f} end to end at the median (×{min(wide):.3f}–{max(wide):.3f}); "
-        f"{sum(w < args.limit for w in wide)} of {len(wide)} jobs' steps past the limit ×{args.limit:g}"
+        f"{sum(w < args.limit for w in wide)} of {len(wide)} jobs' steps past the limit ×{args.limit:g}; measured "
+        f"ratio median ×{statistics.median(measured):.3f} (×{min(measured):.3f}–{max(measured):.3f})"
     )
 
 
@@ -332,6 +360,13 @@ def main() -> None:
     parser.add_argument("--warmup", default="0.5s")
     parser.add_argument("--slice", help="load --slice: each window cut into slices alternated with the other side's")
     parser.add_argument("--service-ms", type=float, default=20.0)
+    parser.add_argument(
+        "--server",
+        choices=("sleep", "cpu"),
+        default="sleep",
+        help="sleep: the service is a wait (compute off this CPU, a GPU); cpu: a busy loop of --service-ms (CPU work)",
+    )
+    parser.add_argument("--iterations", type=int, default=0, help="--server cpu: the busy loop's length (0: timed)")
     parser.add_argument("--step", type=float, default=1.1, help="B's service time over A's")
     parser.add_argument("--limit", type=float, default=0.95, help="--min-throughput-ratio")
     parser.add_argument("--seed", type=int, default=0)

@@ -240,6 +240,8 @@ def _rounds(n: int | None) -> str:
 
 @cache
 def _t(q: float, df: int) -> float:
-    from scipy import stats  # imported here: ~0.6 s a load without --interleave does not need
+    # scipy.special's inverse of Student's t, not scipy.stats.t.ppf (the same function underneath): importing
+    # scipy.stats took ~2-3 s of a job on the busy runner, scipy.special ~1 s; imported here, where it is needed
+    from scipy import special
 
-    return float(stats.t.ppf(q, df))
+    return float(special.stdtrit(df, q))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Executor
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from bench.load.interleave_slices import SlicedPoint
 from bench.load.measure import measure_point, stop_if_unreachable
 from bench.load.plan import SweepPlan
 from bench.load.points import PointConfig, point_label
-from bench.load.pool import load_pool
+from bench.load.pool import load_pool, spawning_pool, stop_pool
 from bench.load.repeats import REPEAT_SEED_STRIDE, pooled
 from bench.load.sweep import load_header, ticker
 from bench.load.workload import Workload
@@ -62,8 +63,13 @@ def run_interleave(
     and preflighted before `output` is touched: a window (or slice) shorter than the idle server's answer to one
     request is one line, nothing written."""
     base = plan.base
-    endpoints = open_endpoints(specs, base.op, base.timeout_s)
-    try:
+    with ExitStack() as cleanup:
+        if pool_factory is None:  # the workers start (imports: seconds on a busy runner) while the preflight runs
+            spawning = spawning_pool(base.workers)
+            cleanup.callback(stop_pool, spawning.pool)  # also when the preflight fails
+            pool_factory = lambda workers: spawning.ready()  # noqa: E731 - the factory load_pool asks for
+        endpoints = open_endpoints(specs, base.op, base.timeout_s)
+        cleanup.callback(close_endpoints, endpoints)
         check_window(endpoints, (base.duration_s or 0.0) / slices, "--window" if slices == 1 else "--slice")
         settings = {"op": base.op, "points": len(plan.points), "interleave": True, "rounds": plan.repeat}
         settings |= {"workers": base.workers, "warmup_s": base.warmup_s, "window_s": base.duration_s}
@@ -75,8 +81,6 @@ def run_interleave(
             job = Job(endpoints, plan, workload, pool, run, pair, on_point, slices)
             for index, point in enumerate(plan.points):
                 _point_rounds(job, index, point)
-    finally:
-        close_endpoints(endpoints)
     return output.results
 
 

@@ -6,8 +6,9 @@ import multiprocessing
 import signal
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_EXCEPTION, Executor, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Executor, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from bench.load.endpoint import InProcessCall, LoadEndpoint
 from bench.load.share import SharePlan, ShareResult
@@ -24,19 +25,40 @@ def _start_worker(stop: StopTime | None) -> None:
 def worker_pool(workers: int, stop: StopTime | None = None) -> ProcessPoolExecutor:
     """Worker processes for the whole sweep (spawned: no inherited threads or sockets), started now; with `stop`,
     the driver can end their shares' measured windows early (bench/load/stop_time.py, StopTime)."""
+    return spawning_pool(workers, stop).ready()
+
+
+@dataclass(frozen=True)
+class SpawningPool:
+    """Worker processes being started: `ready()` waits until each is up (its imports done) and gives the pool."""
+
+    pool: ProcessPoolExecutor
+    started: list[Future[None]]
+
+    def ready(self) -> ProcessPoolExecutor:
+        try:
+            for f in self.started:
+                f.result()
+        except BaseException:
+            stop_pool(self.pool)
+            raise
+        return self.pool
+
+
+def spawning_pool(workers: int, stop: StopTime | None = None) -> SpawningPool:
+    """`worker_pool`'s processes, starting: the caller does something else (a preflight) while they import, then
+    calls `ready()` (or `stop_pool(spawning.pool)` if that something failed)."""
     pool = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_start_worker,
         initargs=(stop,),
     )
-    for f in [pool.submit(time.sleep, 0.2) for _ in range(workers)]:
-        f.result()
-    return pool
+    return SpawningPool(pool, [pool.submit(time.sleep, 0.2) for _ in range(workers)])
 
 
 def stop_pool(pool: Executor) -> None:
-    processes = list(getattr(pool, "_processes", {}).values())
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # None once shut down: stopped twice
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():

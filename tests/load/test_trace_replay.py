@@ -104,5 +104,6 @@ def test_size_trace_finds_the_speed_a_serial_server_carries(load_server, tmp_pat
     )
     assert code == 0, stdout + stderr
     found = json.loads((out / "trace-size.json").read_text())
+    print("FOUND", found)
     assert 1.25 <= found["max_speed"] <= 2.5 < found["failed_speed"] * 1.05
     assert found["replicas"] == math.ceil(6 / found["max_speed"])

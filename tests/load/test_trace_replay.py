@@ -17,6 +17,7 @@ from bench.endpoints.meter_trace import CallKind, TraceCall, TraceUnit, read_tra
 from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.endpoint import LoadEndpoint
 from bench.load.trace_replay import TraceSettings, replay_plan, synthetic_texts
+from bench.sizing.trace_size import PRECISION
 from tests.harness.cli import run_cli_captured
 from tests.load.conftest import inline_workload
 
@@ -76,10 +77,22 @@ def test_a_recorded_trace_replays_against_the_same_server(load_server, tmp_path:
     assert route["p50_replayed_ms"] == pytest.approx(route["p50_recorded_ms"], rel=P50_BAND)
 
 
+# Timing (issue 37). The trace's truth is × 2.5 under any p99 SLO over the 10 ms service: a constant trace waits
+# for nothing below capacity (tests/sizing/test_trace_size_truth.py), and past it the queue grows, which the steady
+# rule fails. The SLO's headroom over the 10 ms is the scheduling delay the loaded machine may add below capacity:
+# with 100 ms, beside four CPU-bound processes on the 2 cores (load average 10.8), × 2 (80% busy) measured a p99
+# of 772 ms once in 3 and × 2.38 289 ms, and one run of 3 beside two answered under × 1.25. 1 s covers those.
+SLO_P99_MS = 1000
+# The answer's floor, a fraction of the capacity: a wrong speed scale (gaps × speed: × 0.4) or a rule that fails a
+# steady queue lands under it; at load average 10.8 with a 100 ms SLO the answer was × 2.28 (0.91).
+FLOOR_OF_CAPACITY = 0.5
+
+
 @pytest.mark.slow
 def test_size_trace_finds_the_speed_a_serial_server_carries(load_server, tmp_path: Path):
     """One request at a time, 10 ms each: 100 calls/s. A trace of 40 calls/s (constant gaps, imported from CSV)
-    fits up to about × 2.5 under a p99 of 100 ms; the answer stays below the capacity and within 2x of it."""
+    fits up to × 2.5; the answer is at most the capacity (no busy machine makes the server faster), at least
+    FLOOR_OF_CAPACITY of it, and the bisection's pass and failure are within its precision."""
     url, _ = load_server(service_ms=10, serial=1)
     trace = tmp_path / "gateway.csv"
     rows = [f"{i * 0.025:.3f},embedding,embed,1,chars,40,,200,0.01" for i in range(100)]
@@ -94,7 +107,7 @@ def test_size_trace_finds_the_speed_a_serial_server_carries(load_server, tmp_pat
         "--route",
         "embedding=fx",
         "--slo-p99",
-        "100",
+        str(SLO_P99_MS),
         "--target-speed",
         "6x",
         "--max-probes",
@@ -104,5 +117,6 @@ def test_size_trace_finds_the_speed_a_serial_server_carries(load_server, tmp_pat
     )
     assert code == 0, stdout + stderr
     found = json.loads((out / "trace-size.json").read_text())
-    assert 1.25 <= found["max_speed"] <= 2.5 < found["failed_speed"] * 1.05
+    assert FLOOR_OF_CAPACITY * 2.5 <= found["max_speed"] <= 2.5, found
+    assert found["max_speed"] < found["failed_speed"] <= found["max_speed"] * (1 + PRECISION), found
     assert found["replicas"] == math.ceil(6 / found["max_speed"])

@@ -473,8 +473,12 @@ def test_slo_on_another_percentile_and_a_target_in_texts(load_server, tmp_path, 
             "0.3s",
             "--warmup",
             "0s",
+            # Timing (issue 37): 3 probes (×1, ×2, ×4 of half the closed loop's best rate) reach twice what the
+            # closed loop carried, which the 2 cores do not beside CPU-bound neighbours (one run failed at 580/s).
+            # Two probes (the fewest taken), at half that rate (bench.sizing.plan.START_FRACTION) and at that rate:
+            # no higher than what the closed loop just carried.
             "--max-probes",
-            "3",
+            "2",
             "--probe-requests",
             "20",
             "--arrival",  # no queue under capacity: 20-request probes judged as such (steady.py is Poisson's)
@@ -503,8 +507,11 @@ def test_slo_on_another_percentile_and_a_target_in_texts(load_server, tmp_path, 
     rate = float(offered.value.split()[-2].replace(",", ""))
     replicas = by["replicas for --target-texts-per-s"]
     assert "texts/s offered per replica at the SLO (batch 4)" in replicas.why
-    # 3 probes find no failing rate on this fast server: a lower bound, so at most that many replicas
+    # Both probes, at most what the closed loop just carried, pass: a lower bound, so at most that many replicas
     assert sizing.saturation.lower_bound == "no failing rate found within the probe limit"
+    assert [p.passed for p in sizing.saturation.probes] == [True, True], sizing.saturation
+    low, high = (p.rate for p in sizing.saturation.probes)
+    assert high == 2 * low and rate == pytest.approx(high, rel=5e-3), sizing.saturation  # rate: 3 digits
     assert replicas.value.startswith("≤ ") and int(replicas.value[2:]) >= 1e6 / (rate * 4 * 1.01)  # rate: 3 digits
     assert "p95 SLO 100 ms" in stdout and "SLO p95 100 ms" in (out / "report.md").read_text()
 

@@ -313,13 +313,11 @@ class OpenWebUITarget:
                 stale[doc_id] = f"its processing status is {status!r}"
 
     def _say_skipped(self, skipped: list[str]) -> None:
-        """This prepare's new empty documents; the total since the first prepare, where it differs, as cumulative."""
-        in_all = len(self.ingest.skipped_empty)
+        """This prepare's new empty documents (grow prepares once per batch, each corpus the last one and more)."""
         if skipped:
             console.print(
                 f"{self.name}: {len(skipped)} empty document(s) not uploaded (Open WebUI refuses empty content), so "
-                f"never retrieved: {', '.join(skipped[:5])}{' …' if len(skipped) > 5 else ''}"
-                f"{f' ({in_all} in all, cumulative)' if in_all > len(skipped) else ''}",
+                f"never retrieved: {', '.join(skipped[:5])}{' …' if len(skipped) > 5 else ''}",
                 markup=False,
                 highlight=False,
                 soft_wrap=True,

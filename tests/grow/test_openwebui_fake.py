@@ -182,9 +182,7 @@ def test_rungs_in_chunks_need_the_apps_embedding_calls_through_the_meter(ragbenc
     assert fake.knowledge == {}  # what the run uploaded is removed
 
 
-def test_an_empty_document_is_said_once_at_the_rung_that_brought_it_not_again_at_each_rung(
-    ragbench, fake, tmp_path
-):
+def test_an_empty_document_is_said_once_at_the_rung_that_brought_it_not_again_at_each_rung(ragbench, fake, tmp_path):
     docs = {"d0": "", **{f"d{i}": f"text about topic {i}" for i in range(1, 4)}}
     data = write_beir(tmp_path / "data", docs, {"q1": "topic 1"}, [("q1", "d1", 1)])
     code, _, err = ragbench(

@@ -59,7 +59,17 @@ class Window:
         settle(self.meter, _poke(target))
         calls = self.meter.calls_since(since)
         embedded = [c for c in calls if c.route == EMBEDDING_ROUTE]
-        return RungCalls(by_route(calls, wall_s), distinct_texts(embedded) or 0)
+        return RungCalls(by_route(calls, wall_s), distinct_texts(embedded, _not_chunks(target)) or 0)
+
+
+def _not_chunks(target: Target) -> frozenset[str]:
+    """The texts the app embeds that are no chunk: Open WebUI's knowledge base's own name and description."""
+    from bench.targets.openwebui import OpenWebUITarget
+    from bench.targets.openwebui_knowledge import knowledge_base_text
+
+    if isinstance(target, OpenWebUITarget) and target.kb_name:
+        return frozenset({knowledge_base_text(target.kb_name)})
+    return frozenset()
 
 
 def _poke(target: Target) -> Callable[[], object]:

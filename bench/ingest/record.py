@@ -52,13 +52,20 @@ def doc_latency_ms(seconds: list[float]) -> dict[str, float]:
     return {**percentiles([s * 1000 for s in seconds], names), "n": len(seconds)}
 
 
-def distinct_texts(calls: list[CallRecord]) -> int | None:
-    """Distinct texts the calls carried (the app's chunks, each counted once however often it was embedded);
-    None where no call kept its request."""
+def distinct_texts(calls: list[CallRecord], not_chunks: frozenset[str] = frozenset()) -> int | None:
+    """Distinct texts the calls carried (the app's chunks, each counted once however often it was embedded), texts
+    equal but for whitespace as one: Open WebUI 0.12.4 embeds each chunk twice (file, then knowledge base) and, for a
+    document with line breaks, the two texts differ in whitespace only (measured, docs/grow.md). `not_chunks`: texts
+    the app embeds that are no chunk. None where no call kept its request."""
     kept = [c.request.body for c in calls if c.request is not None and c.status is not None and c.status < 400]
     if not kept:
         return None
-    return len({t for body in kept for t in request_texts(body) or []})
+    texts = {_spaced(t) for body in kept for t in request_texts(body) or []}
+    return len(texts - {_spaced(t) for t in not_chunks})
+
+
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
 
 
 def point_record(

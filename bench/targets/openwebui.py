@@ -246,6 +246,7 @@ class OpenWebUITarget:
     # -- ingest -----------------------------------------------------------------------------------
 
     def _ingest(self, progress: ProgressFactory) -> None:
+        said = len(self.ingest.skipped_empty)  # those an earlier prepare (grow's earlier rung) already said
         todo, stale = self._sort_corpus(existing_files(self.http, self.kb_id))
         if stale:
             doc_id, why = next(iter(stale.items()))
@@ -254,7 +255,7 @@ class OpenWebUITarget:
                 f"cannot be reused (first: {file_name(doc_id)}: {why}); their chunks would be ranked as this corpus: "
                 "remove them or choose another kb=NAME"
             )
-        self._say_skipped()
+        self._say_skipped(self.ingest.skipped_empty[said:])
         advance = progress(f"{self.name}: uploading to '{self.kb_name}'", len(todo))
         start = time.perf_counter()
         try:
@@ -273,11 +274,13 @@ class OpenWebUITarget:
         each file reused is noted in `file_to_doc`."""
         assert self.corpus is not None
         todo, stale = [], {}
+        noted_empty = set(self.ingest.skipped_empty)  # each empty document noted once, however many prepares
         candidates: dict[str, StoredFile] = {}  # doc id -> a file of its name whose bytes match, status unknown
         for doc_id, doc in self.corpus.documents.items():
             stored = existing.get(file_name(doc_id))
             if not doc.full_text.strip():  # refused by the server (HTTP 400): never uploaded, said below
-                self.ingest.skipped_empty.append(doc_id)
+                if doc_id not in noted_empty:
+                    self.ingest.skipped_empty.append(doc_id)
             elif stored is None:
                 todo.append(doc_id)
             elif stored.file_hash != content_hash(doc.full_text):
@@ -309,8 +312,8 @@ class OpenWebUITarget:
             else:
                 stale[doc_id] = f"its processing status is {status!r}"
 
-    def _say_skipped(self) -> None:
-        skipped = self.ingest.skipped_empty
+    def _say_skipped(self, skipped: list[str]) -> None:
+        """This prepare's new empty documents (grow prepares once per batch, each corpus the last one and more)."""
         if skipped:
             console.print(
                 f"{self.name}: {len(skipped)} empty document(s) not uploaded (Open WebUI refuses empty content), so "

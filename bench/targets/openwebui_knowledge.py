@@ -78,6 +78,15 @@ def _say(why: str) -> None:
     console.print(f"ragbench: {why}: the listing stops there", markup=False, highlight=False, soft_wrap=True)
 
 
+KB_DESCRIPTION = "created by ragbench"
+
+
+def knowledge_base_text(name: str) -> str:
+    """What Open WebUI 0.12.4 embeds for a knowledge base itself when it is created (routers/knowledge.py: its name,
+    a blank line, its description), into its `knowledge-bases` collection: no chunk of any document."""
+    return f"{name}\n\n{KB_DESCRIPTION}"
+
+
 def knowledge_base(http: HttpClient, name: str, created: list[str]) -> str:
     """The id of the knowledge base named `name`, created (and noted in `created`) when there is none."""
     for reply in pages(http, "/api/v1/knowledge/", {}):
@@ -85,9 +94,9 @@ def knowledge_base(http: HttpClient, name: str, created: list[str]) -> str:
             if reply.get("items", i, "name", kind=str, default="") == name:
                 found: str = reply.get("items", i, "id", kind=str)
                 return found
-    made: str = http.json(
-        "POST", "/api/v1/knowledge/create", json={"name": name, "description": "created by ragbench"}
-    ).get("id", kind=str)
+    made: str = http.json("POST", "/api/v1/knowledge/create", json={"name": name, "description": KB_DESCRIPTION}).get(
+        "id", kind=str
+    )
     created.append(f"knowledge base '{name}' ({made})")
     return made
 

@@ -41,3 +41,29 @@ def test_a_window_reads_the_calls_texts_tokens_and_distinct_chunks_of_its_phase(
 def test_without_a_meter_nothing_is_read():
     assert start_meter(MeterPlan({}, "127.0.0.1", 0)) is None
     assert Window(None).read(TargetSpec("bm25", "bm25"), 0, 1.0) is None  # type: ignore[arg-type]
+
+
+def test_open_webuis_two_embeddings_of_a_chunk_count_once_and_its_knowledge_bases_own_text_is_no_chunk(monkeypatch):
+    from bench.targets.registry import TargetOptions, build_target, parse_target_spec
+    from tests.harness.openwebui_fake import FakeOpenWebUI
+
+    monkeypatch.setenv("OPENWEBUI_API_KEY", "sk-test")
+    embedder = JsonStub({("POST", "/v1/embeddings"): _embed})
+    meter = start_meter(MeterPlan({"embedding": f"{embedder.url}/v1"}, "127.0.0.1", 0))
+    fake = FakeOpenWebUI()
+    target = build_target(parse_target_spec(f"openwebui:vector@{fake.url}?kb=grow-vector"), TargetOptions())
+    assert meter is not None
+    try:
+        window = Window(meter)
+        send = lambda texts: httpx.post(f"{meter.url}/embedding/embeddings", json={"input": texts, "model": "m"})  # noqa: E731
+        send(["grow-vector\n\ncreated by ragbench"])  # Open WebUI 0.12.4 embeds the new knowledge base itself
+        # as measured on it: a chunk with line breaks, embedded for the file's collection, then for the base's
+        send(["row-major, C-style order.   To group", "Parameters ---------- a"])
+        send(["row-major, C-style order. To group", "Parameters ---------- a"])
+        read = window.read(target, 0, 1.0)
+    finally:
+        target.close()
+        fake.close()
+        meter.close()
+        embedder.stop()
+    assert read is not None and read.chunks == 2

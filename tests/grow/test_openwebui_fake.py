@@ -180,3 +180,15 @@ def test_rungs_in_chunks_need_the_apps_embedding_calls_through_the_meter(ragbenc
     assert code == 2, err
     assert "no embedding call passed the meter" in err.splitlines()[-1]
     assert fake.knowledge == {}  # what the run uploaded is removed
+
+
+def test_an_empty_document_is_said_once_at_the_rung_that_brought_it_not_again_at_each_rung(ragbench, fake, tmp_path):
+    docs = {"d0": "", **{f"d{i}": f"text about topic {i}" for i in range(1, 4)}}
+    data = write_beir(tmp_path / "data", docs, {"q1": "topic 1"}, [("q1", "d1", 1)])
+    code, _, err = ragbench(
+        "grow", "--dataset", data, "-t", f"openwebui:vector@{fake.url}", "--rungs", "4,8,12", "--out", tmp_path / "o"
+    )
+    assert code == 3, err  # the fake answers no query
+    said = [line for line in err.splitlines() if "empty document(s) not uploaded" in line]
+    assert len(said) == 1 and said[0].startswith("openwebui:vector: 1 empty document(s)"), said  # rung 1's, once
+    assert fake.uploads == 11  # the 3 non-empty documents, then 4 and 4 distractors

@@ -17,6 +17,7 @@ from bench.targets.base import TargetSpec
 
 if TYPE_CHECKING:
     from bench.grow.metering import MeterPlan
+    from bench.grow.resources import Resources
 
 SYNTHETIC_DEFAULT = "synthetic:0"
 
@@ -150,21 +151,28 @@ def grow_dataset(request: GrowRequest) -> Dataset:
     return replace(dataset, queries={q: dataset.queries[q] for q in queries})
 
 
+def checked_targets(targets: list[str]) -> tuple[list[TargetSpec], dict[str, Resources]]:
+    """Each -t spec parsed, grow's own pid=/data_dir= taken off (the app's resources to read), then the kind's
+    settings checked on what is left."""
+    from bench.grow.resources import split_resources
+    from bench.targets.registry import check_settings
+
+    split = [split_resources(spec) for spec in check_targets(targets)]
+    return [check_settings(spec) for spec, _ in split], {spec.name: found for spec, found in split}
+
+
 def grow_command(request: GrowRequest) -> Path:
     """Check every option, then climb; the report of what finished is written also after an error or Ctrl-C.
     Raises MeasurementFailed (exit 3) once the report is written when a target failed a rung or queries failed."""
     from bench.datasets.distractors import Distractors, parse_distractors
     from bench.grow.ladder import check_unit, parse_rungs
-    from bench.grow.resources import split_resources
     from bench.grow.session import GrowPlan, run_grow
     from bench.quality.metrics import parse_measure
     from bench.report import write_report
     from bench.results.lifecycle import Output
     from bench.sizing.slo import parse_slo
-    from bench.targets.registry import check_settings
 
-    split = [split_resources(spec) for spec in check_targets(request.targets)]
-    specs, resources = [check_settings(spec) for spec, _ in split], {spec.name: found for spec, found in split}
+    specs, resources = checked_targets(request.targets)
     rungs = parse_rungs(request.rungs)
     unit = check_unit(request.unit)
     metering = check_metering(request, specs, unit)

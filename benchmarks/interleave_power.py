@@ -60,8 +60,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.gate import paired  # noqa: E402
 from bench.core.resample import CONFIDENCE, Interval  # noqa: E402
+from bench.gate import paired  # noqa: E402
 from bench.gate.noise import Verdict, judge  # noqa: E402
 from bench.results.schema import EndStatus, InterleavedRecord, InterleavedRound, PairedFigure  # noqa: E402
 from bench.results.store import read_results  # noqa: E402

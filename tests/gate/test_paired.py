@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from bench.gate import paired
 from bench.core.resample import Interval
+from bench.gate import paired
 from bench.gate.noise import Verdict, judge
 
 ROUNDS = 10

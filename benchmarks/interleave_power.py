@@ -390,6 +390,10 @@ def rejudge(folders: list[str], limit: float) -> None:
     """Recorded jobs (each `step-*` and `twins-*` folder's interleaved record) judged again from their rounds'
     texts/s by the t interval and the signed-rank interval at `limit`: A/B flagged, A/A failed, each way."""
     for folder in folders:
+        if not any(Path(folder).glob("*-*/results.jsonl")):
+            print(f"interleave_power: error: {folder}: no step-*/ or twins-*/results.jsonl in it", file=sys.stderr)
+            sys.exit(2)
+    for folder in folders:
         for kind in ("step", "twins"):
             counts = {"t interval (before)": [0, 0], "signed-rank (now)": [0, 0]}  # [fail, inconclusive]
             jobs = 0

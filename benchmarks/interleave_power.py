@@ -4,6 +4,8 @@
         [--warmup 0.5s] [--slice 0.25s] [--service-ms 20] [--server sleep|cpu] [--step 1.1] [--limit 0.95]
         [--concurrency 1] [--hog 2] [--out reports/interleave-power]
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --simulate 100 [--noise 0.03] [--rounds 10]
+        [--contamination 0.1]
+    PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --rejudge reports/il5 [--limit 0.95]
 
     # ≥ 40 jobs of each in four shards side by side (each its own servers; one CPU-bound neighbour), then the
     # summary of all of them, and the same servers through separate runs and `compare BASE CUR`:
@@ -31,8 +33,13 @@ median over the jobs), with the machine's load average before and after.
 
 Simulated mode draws `--simulate N` A/A and N A/B jobs of `--rounds` rounds whose machine drifts by 30% over the
 job and moves ±20% per round (shared by both sides), each window adding `--noise` (log sd of a ratio), and judges
-them with the same statistics (bench/gate/paired.py): the A/A false alarms, the A/B detections, and the
-false-alarm rate of a ratio exactly at the limit (2.5% by construction: one side of the 95% interval).
+them with the same statistics (bench/gate/paired.py) and with the Student t interval used before 2026-12-06:
+the A/A false alarms, the A/B detections, and the false-alarm rate of a ratio exactly at the limit (at most 2.5%
+by construction: one side of the 95% interval). `--contamination P`: a share P of the rounds has a client stall,
+one side's texts/s × U(0.3, 0.7) (issue 36's descheduled rounds).
+
+`--rejudge FOLDER...` reads the jobs a real run left (each `step-*` and `twins-*` folder's interleaved record)
+and judges their rounds' texts/s again by both intervals at `--limit`: A/B flagged and A/A failed, old and new.
 """
 
 from __future__ import annotations
@@ -53,8 +60,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.core.resample import CONFIDENCE, Interval  # noqa: E402
 from bench.gate import paired  # noqa: E402
-from bench.gate.noise import Verdict  # noqa: E402
+from bench.gate.noise import Verdict, judge  # noqa: E402
 from bench.results.schema import EndStatus, InterleavedRecord, InterleavedRound, PairedFigure  # noqa: E402
 from bench.results.store import read_results  # noqa: E402
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy  # noqa: E402
@@ -332,22 +340,75 @@ def _complete(folder: Path) -> bool:
     return end is not None and end.status == EndStatus.COMPLETE
 
 
+def t_interval(a: list[float], b: list[float]) -> Interval:
+    """The statistics before 2026-12-06, kept here to compare: the geometric mean of the ratios and the 95%
+    Student t interval on their logs."""
+    logs = np.log(b) - np.log(a)
+    n = len(logs)
+    half = paired._t(0.5 + CONFIDENCE / 2, n - 1) * float(logs.std(ddof=1)) / math.sqrt(n)
+    mean = float(logs.mean())
+    return Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half))
+
+
+def both_verdicts(a: list[float], b: list[float], limit: float) -> tuple[Verdict, Verdict]:
+    """(t interval, signed-rank interval) verdicts of a job's texts/s rounds at `limit`."""
+    stats = paired.paired_stats(a, b, higher_is_better=True)
+    assert stats is not None
+    return judge(t_interval(a, b), limit, True), paired.verdict(stats, limit, higher_is_better=True)
+
+
+def _stalled(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, share: float) -> None:
+    """A client stall in a `share` of the rounds: one side's texts/s (either, at random) × U(0.3, 0.7)."""
+    for k in np.flatnonzero(rng.random(len(a)) < share):
+        side = a if rng.random() < 0.5 else b
+        side[k] *= rng.uniform(0.3, 0.7)
+
+
 def simulate(args: argparse.Namespace) -> None:
     rng = np.random.default_rng(args.seed)
     for name, step in (("A/A", 1.0), ("A/B", 1 / args.step), ("at the limit", args.limit)):
-        verdicts = []
+        verdicts: tuple[list[Verdict], list[Verdict]] = ([], [])
         for _ in range(args.simulate):
             machine = np.exp(rng.normal(0, 0.2, args.rounds)) * np.linspace(1, 0.7, args.rounds)
             a = 100 * machine * np.exp(rng.normal(0, args.noise / math.sqrt(2), args.rounds))
             b = 100 * step * machine * np.exp(rng.normal(0, args.noise / math.sqrt(2), args.rounds))
-            stats = paired.paired_stats(list(a), list(b), higher_is_better=True)
-            assert stats is not None
-            verdicts.append(paired.verdict(stats, args.limit, higher_is_better=True))
+            _stalled(rng, a, b, args.contamination)
+            for found, v in zip(verdicts, both_verdicts(list(a), list(b), args.limit), strict=True):
+                found.append(v)
         print(
             f"simulated {name} (ratio {step:.3f}), {args.rounds} rounds, paired noise ±{args.noise:.1%}, 30% drift, "
-            f"limit {args.limit}: fail {verdicts.count(Verdict.FAIL)}, inconclusive "
-            f"{verdicts.count(Verdict.INCONCLUSIVE)}, pass {verdicts.count(Verdict.PASS)} of {args.simulate}"
+            f"{args.contamination:.0%} of rounds stalled, limit {args.limit}:"
         )
+        for label, found in zip(("t interval (before)", "signed-rank (now)"), verdicts, strict=True):
+            print(
+                f"  {label}: fail {found.count(Verdict.FAIL)}, inconclusive {found.count(Verdict.INCONCLUSIVE)}, "
+                f"pass {found.count(Verdict.PASS)} of {args.simulate}"
+            )
+
+
+def rejudge(folders: list[str], limit: float) -> None:
+    """Recorded jobs (each `step-*` and `twins-*` folder's interleaved record) judged again from their rounds'
+    texts/s by the t interval and the signed-rank interval at `limit`: A/B flagged, A/A failed, each way."""
+    for folder in folders:
+        if not any(Path(folder).glob("*-*/results.jsonl")):
+            print(f"interleave_power: error: {folder}: no step-*/ or twins-*/results.jsonl in it", file=sys.stderr)
+            sys.exit(2)
+    for folder in folders:
+        for kind in ("step", "twins"):
+            counts = {"t interval (before)": [0, 0], "signed-rank (now)": [0, 0]}  # [fail, inconclusive]
+            jobs = 0
+            for results in sorted(Path(folder).glob(f"{kind}-*/results.jsonl")):
+                for record in read_results(results).interleaved:
+                    a = [r.baseline_texts_per_s for r in record.rounds]
+                    b = [r.current_texts_per_s for r in record.rounds]
+                    kept = [(x, y) for x, y in zip(a, b, strict=True) if x and y]  # a window with no answer: none
+                    jobs += 1
+                    verdicts = both_verdicts([x for x, _ in kept], [y for _, y in kept], limit)
+                    for tally, v in zip(counts.values(), verdicts, strict=True):
+                        tally[0] += v == Verdict.FAIL
+                        tally[1] += v == Verdict.INCONCLUSIVE
+            said = "; ".join(f"{label}: fail {f}, inconclusive {i}" for label, (f, i) in counts.items())
+            print(f"{folder} {'A/B' if kind == 'step' else 'A/A'} ({jobs} jobs, limit {limit:g}): {said}")
 
 
 def main() -> None:
@@ -355,6 +416,15 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=6)
     parser.add_argument("--simulate", type=int, default=0, help="simulated jobs instead of real ones")
     parser.add_argument("--noise", type=float, default=0.03, help="simulated: paired noise (log sd of a ratio)")
+    parser.add_argument(
+        "--contamination",
+        type=float,
+        default=0.0,
+        help="simulated: share of rounds with a client stall (one side's texts/s x U(0.3, 0.7))",
+    )
+    parser.add_argument(
+        "--rejudge", nargs="+", metavar="FOLDER", help="judge the recorded jobs under FOLDER again, old and new"
+    )
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--window", default="1.5s")
     parser.add_argument("--warmup", default="0.5s")
@@ -379,7 +449,9 @@ def main() -> None:
     parser.add_argument("--read", action="store_true", help="summarize the jobs already under --out, run none")
     parser.add_argument("--offset", type=int, default=10, help="--read: job k's A/A run against job k+OFFSET's A/B")
     args = parser.parse_args()
-    if args.simulate:
+    if args.rejudge:
+        rejudge(args.rejudge, args.limit)
+    elif args.simulate:
         simulate(args)
     elif args.read:
         read_back(args)

@@ -2,19 +2,26 @@
 candidate B back to back, so whatever moves the whole machine between rounds (drift) moves both and cancels in
 the round's ratio B ÷ A.
 
-- the ratio: the geometric mean of the rounds' ratios, with a Student t interval on their logs (95%, n - 1
-  degrees of freedom): exp(mean(log r) ± t(0.975, n - 1) × sd(log r) / sqrt(n)). The log makes a ratio's noise
-  symmetric; t, not a bootstrap, because a job has few rounds (10) and the bootstrap's interval is too narrow then;
+- the ratio: exp of the Hodges-Lehmann estimate of the rounds' log ratios (the median of their Walsh averages,
+  (d_i + d_j) / 2 for i <= j), with the exact Wilcoxon signed-rank 95% interval: the (c + 1)-th smallest and
+  largest Walsh averages, c the largest count with P(T <= c) <= 2.5% under no change (the exact null
+  distribution up to 50 rounds, normal beyond). Distribution-free and robust: one round where the client was
+  descheduled (a ratio of 0.4 among rounds at 0.91) moves it by one rank, where it widened the t interval past
+  any verdict (issue 36). The log makes a ratio's noise symmetric. Below 6 rounds no signed-rank interval
+  reaches 95%, so the mean and the Student t interval of the logs then (n - 1 degrees of freedom);
 - the verdict: the gate's own rule (bench.gate.noise.judge) on that interval against `compare`'s limit: fail
   when the whole interval is past it, pass when it is all clear of it, inconclusive when it straddles it. A
-  figure exactly at the limit fails with probability FALSE_ALARM = 2.5% (one side of the 95% interval);
-- the paired noise: sd(log(B/A)) over the rounds; the unpaired noise of the same windows: sqrt(var(log A) +
-  var(log B)), what comparing A's windows alone with B's windows alone would see (drift included);
+  figure exactly at the limit fails with probability at most FALSE_ALARM = 2.5% (one side of the interval;
+  the exact test's tail is at or below it);
+- the paired noise: a robust sd of log(B/A) over the rounds, 1.4826 × their median absolute deviation (the sd
+  of normal noise, unmoved by a wild round); the unpaired noise of the same windows: sqrt(s(log A)^2 +
+  s(log B)^2) with the same scale s, what comparing A's windows alone with B's alone would see (drift included);
 - the smallest step each can see: the change of the ratio detected with POWER = 80% at the one-sided false
-  alarm rate FALSE_ALARM, for this many rounds: exp(±(t(1 - FALSE_ALARM, df) + t(POWER, df)) × noise / sqrt(n))
-  (the normal approximation to the t test's power, with t quantiles; df = n - 1 paired, 2n - 2 unpaired).
-  The gate, which needs its interval past its limit, fails a ratio with 80% power once it is that step past the
-  limit; `rounds_needed` says how many rounds would see the limit's own step (×0.95 for a limit of 0.95).
+  alarm rate FALSE_ALARM, for this many rounds: exp(±(t(1 - FALSE_ALARM, df) + t(POWER, df)) × noise /
+  sqrt(0.955 n)), the t test's with its rounds scaled by the signed-rank test's efficiency under normal noise
+  (3/pi ~ 0.955; df = n - 1 paired, 2n - 2 unpaired). The gate, which needs its interval past its limit,
+  fails a ratio with 80% power once it is that step past the limit; `rounds_needed` says how many rounds
+  (at least 6) would see the limit's own step (×0.95 for a limit of 0.95).
 
     >>> s = paired_stats([100.0, 90.0, 110.0, 95.0], [90.0, 81.0, 99.0, 85.5], higher_is_better=True)
     >>> round(s.ratio.mean, 3), s.rounds, s.paired_noise < s.unpaired_noise
@@ -41,16 +48,20 @@ MAX_ROUNDS = 1000  # rounds_needed gives up past this (None: not worth a job)
 NOT_GATED = "not gated"  # the verdict of a job no limit gates
 FIGURES = ("texts_per_s", "p50", "p99")  # p50 reported, not gated (as in compare)
 DETECT_STEPS = (0.95, 0.9)  # the slower B's texts/s ratios `detect_line` gives rounds for
+MIN_ROUNDS = 6  # the fewest rounds whose signed-rank interval reaches 95% (P(T = 0) = 2^-6 < 2.5%)
+EXACT_ROUNDS = 50  # the signed-rank null distribution is exact up to this many rounds, normal beyond
+MAD_TO_SD = 1.4826  # 1 / Phi^-1(0.75): the median absolute deviation of normal noise is 0.6745 sd
+WILCOXON_EFFICIENCY = 3 / math.pi  # ~0.955: the signed-rank test's efficiency against t under normal noise
 
 
 @dataclass(frozen=True)
 class PairedStats:
     """One figure's paired ratio over the rounds and what its noise lets a gate see."""
 
-    ratio: Interval  # B ÷ A: geometric mean of the rounds' ratios, 95% t interval on their logs
+    ratio: Interval  # B ÷ A: exp(Hodges-Lehmann estimate of the log ratio), exact 95% Wilcoxon interval
     rounds: int  # rounds with the figure on both sides
-    paired_noise: float  # sd of log(B/A) over the rounds (log units; ~ a relative spread)
-    unpaired_noise: float  # sqrt(var log A + var log B): the same windows, unpaired
+    paired_noise: float  # 1.4826 × MAD of log(B/A) over the rounds (log units; a robust sd)
+    unpaired_noise: float  # sqrt(s(log A)² + s(log B)²), s = 1.4826 × MAD: the same windows, unpaired
     detectable: float  # the smallest regression ratio seen at POWER (below 1 for throughput, above 1 for latency)
     detectable_unpaired: float  # the same from the unpaired noise
 
@@ -70,12 +81,12 @@ def paired_stats(a: Sequence[float], b: Sequence[float], higher_is_better: bool)
         return None
     log_a, log_b = np.log([x for x, _ in pairs]), np.log([y for _, y in pairs])
     diffs = log_b - log_a
-    mean, paired = float(diffs.mean()), float(diffs.std(ddof=1))
-    unpaired = math.sqrt(float(log_a.var(ddof=1)) + float(log_b.var(ddof=1)))
-    half = _t(0.5 + CONFIDENCE / 2, n - 1) * paired / math.sqrt(n)
+    paired = robust_scale(diffs)
+    unpaired = math.sqrt(robust_scale(log_a) ** 2 + robust_scale(log_b) ** 2)
+    low, centre, high = log_interval(diffs)
     sign = -1.0 if higher_is_better else 1.0
     return PairedStats(
-        ratio=Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half)),
+        ratio=Interval(math.exp(centre), math.exp(low), math.exp(high)),
         rounds=n,
         paired_noise=paired,
         unpaired_noise=unpaired,
@@ -84,18 +95,55 @@ def paired_stats(a: Sequence[float], b: Sequence[float], higher_is_better: bool)
     )
 
 
+def robust_scale(values: np.ndarray) -> float:
+    """1.4826 × the median absolute deviation: the sd of normal noise, not moved by one wild round."""
+    return MAD_TO_SD * float(np.median(np.abs(values - np.median(values))))
+
+
+def log_interval(diffs: np.ndarray) -> tuple[float, float, float]:
+    """(low, estimate, high) of the log ratio: the Hodges-Lehmann estimate (median of the Walsh averages) and the
+    exact Wilcoxon signed-rank 95% interval, the (c + 1)-th smallest and largest Walsh averages, c the critical
+    value. Below MIN_ROUNDS no such interval reaches 95% (the smallest tail, 2^-n, is past 2.5%): the mean and
+    the Student t interval then."""
+    n = len(diffs)
+    if n < MIN_ROUNDS:
+        mean, half = float(diffs.mean()), _t(0.5 + CONFIDENCE / 2, n - 1) * float(diffs.std(ddof=1)) / math.sqrt(n)
+        return mean - half, mean, mean + half
+    i, j = np.triu_indices(n)
+    walsh = np.sort((diffs[i] + diffs[j]) / 2)
+    c = signed_rank_critical(n)
+    return float(walsh[c]), float(np.median(walsh)), float(walsh[len(walsh) - 1 - c])
+
+
+@cache
+def signed_rank_critical(n: int) -> int:
+    """The largest c with P(T <= c) <= FALSE_ALARM for the signed-rank statistic T of n rounds under no change:
+    exact (the count of subsets of ranks 1..n by their sum, a small DP) up to EXACT_ROUNDS, normal beyond."""
+    if n > EXACT_ROUNDS:
+        mean, sd = n * (n + 1) / 4, math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
+        return max(math.floor(mean - _z(1 - FALSE_ALARM) * sd - 0.5), 0)  # continuity-corrected
+    counts = np.zeros(n * (n + 1) // 2 + 1)
+    counts[0] = 1.0
+    for rank in range(1, n + 1):  # float64 holds these counts exactly: at most 2^50 < 2^53
+        counts[rank:] = counts[rank:] + counts[:-rank].copy()
+    tail = np.cumsum(counts) / 2.0**n
+    return int(np.searchsorted(tail, FALSE_ALARM, side="right")) - 1
+
+
 def smallest_step(noise: float, rounds: int, paired: bool) -> float:
-    """The smallest |log ratio| seen at POWER and FALSE_ALARM with `rounds` rounds of `noise` (log units)."""
+    """The smallest |log ratio| seen at POWER and FALSE_ALARM with `rounds` rounds of `noise` (log units): the
+    t test's, with the rounds scaled by WILCOXON_EFFICIENCY (its rounds are worth ~0.955 of the t test's)."""
     df = rounds - 1 if paired else 2 * rounds - 2
-    return (_t(1 - FALSE_ALARM, df) + _t(POWER, df)) * noise / math.sqrt(rounds)
+    return (_t(1 - FALSE_ALARM, df) + _t(POWER, df)) * noise / math.sqrt(WILCOXON_EFFICIENCY * rounds)
 
 
 def rounds_needed(noise: float, step: float, paired: bool = True) -> int | None:
-    """The fewest rounds (≥ 2) whose smallest step is within |log step|; None past MAX_ROUNDS or for no step."""
+    """The fewest rounds (≥ MIN_ROUNDS) whose smallest step is within |log step|; None past MAX_ROUNDS or for
+    no step."""
     wanted = abs(math.log(step)) if step > 0 else 0.0
     if wanted == 0:
         return None
-    for n in range(2, MAX_ROUNDS + 1):
+    for n in range(MIN_ROUNDS, MAX_ROUNDS + 1):
         if smallest_step(noise, n, paired) <= wanted:
             return n
     return None
@@ -236,6 +284,12 @@ def figure_line(f: PairedFigure) -> str:
 
 def _rounds(n: int | None) -> str:
     return str(n) if n is not None else f"more than {MAX_ROUNDS}"
+
+
+def _z(q: float) -> float:
+    from scipy import special
+
+    return float(special.ndtri(q))
 
 
 @cache

@@ -125,9 +125,11 @@ def _count(n: int | None) -> str:
 def _notes(record: InterleavedRecord, slices: int) -> list[str]:
     """How the figures were made (the grain: whole windows or slices), and what was not judged."""
     notes = [
-        f"Ratio: geometric mean of the rounds' ratios, {record.confidence:.0%} Student t interval on their logs. "
+        "Ratio: the Hodges-Lehmann estimate of the rounds' ratios (median of their logs' Walsh averages), exact "
+        f"{record.confidence:.0%} Wilcoxon signed-rank interval (Student t on the logs below 6 rounds). "
         f"Smallest step: the ratio seen with {record.power:.0%} power at a one-sided {record.false_alarm:.1%} false-"
-        "alarm rate from the paired noise (sd of log B/A) and from the unpaired noise of the same windows. The "
+        "alarm rate from the paired noise (1.4826 × MAD of log B/A) and from the unpaired noise of the same "
+        "windows. The "
         f"order within each round was drawn at random: {sum(r.first == record.baseline for r in record.rounds)} "
         f"of {len(record.rounds)} rounds measured {record.baseline} first"
         + (

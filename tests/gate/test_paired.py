@@ -9,8 +9,9 @@ import math
 import numpy as np
 import pytest
 
+from bench.core.resample import Interval
 from bench.gate import paired
-from bench.gate.noise import Verdict
+from bench.gate.noise import Verdict, judge
 
 ROUNDS = 10
 LIMIT = 0.95  # --min-throughput-ratio
@@ -78,21 +79,22 @@ def test_the_stated_smallest_step_is_seen_at_eighty_percent_power() -> None:
 
 
 def test_rounds_needed_is_the_first_count_that_sees_the_step() -> None:
-    n = paired.rounds_needed(0.03, 0.95)
-    assert n is not None and n >= 2
-    assert paired.smallest_step(0.03, n, True) <= -math.log(0.95) < paired.smallest_step(0.03, n - 1, True)
+    n = paired.rounds_needed(0.05, 0.95)
+    assert n is not None and n > paired.MIN_ROUNDS
+    assert paired.smallest_step(0.05, n, True) <= -math.log(0.95) < paired.smallest_step(0.05, n - 1, True)
+    assert paired.rounds_needed(0.001, 0.95) == paired.MIN_ROUNDS  # never fewer than a 95% interval needs
     assert paired.rounds_needed(0.03, 1.0) is None  # no step to see
     assert paired.rounds_needed(5.0, 0.999) is None  # past MAX_ROUNDS
-    unpaired = paired.rounds_needed(0.03, 0.95, paired=False)
+    unpaired = paired.rounds_needed(0.05, 0.95, paired=False)
     assert unpaired is not None and unpaired != n  # more degrees of freedom: a different count
 
 
 def test_latency_regressions_are_above_one_and_judged_lower_is_better() -> None:
-    a = [10.0, 12.0, 11.0, 10.5, 9.5]
-    b = [x * 1.5 for x in a]
+    a = [10.0, 12.0, 11.0, 10.5, 9.5, 10.2, 11.4]
+    b = [x * 1.5 * w for x, w in zip(a, [1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.0], strict=True)]
     stats = paired.paired_stats(a, b, higher_is_better=False)
     assert stats is not None
-    assert stats.detectable > 1 and stats.ratio.mean == pytest.approx(1.5, rel=1e-9)
+    assert stats.detectable > 1 and stats.ratio.mean == pytest.approx(1.5, rel=0.01)
     assert paired.verdict(stats, 1.2, higher_is_better=False) == Verdict.FAIL
     assert paired.verdict(stats, 2.0, higher_is_better=False) == Verdict.PASS
 
@@ -143,3 +145,48 @@ def test_the_verdict_lines_say_the_rounds_a_step_needs() -> None:
     assert line is not None and "past the limit ×0.95" in line and f"×0.9: {n} " in line and "×0.95:" not in line
     ungated = paired.paired_figure("texts_per_s", list(a), list(b), None)
     assert ungated is not None and "×0.95: " in (paired.detect_line(ungated) or "")
+
+
+def test_signed_rank_critical_values_match_the_textbook_table() -> None:
+    """Two-sided 5% critical values of the signed-rank statistic (e.g. Hollander & Wolfe; n = 12: 13), exact up
+    to 50 rounds, the normal approximation beyond (n = 51: 453 in the tables)."""
+    table = {6: 0, 7: 2, 8: 3, 9: 5, 10: 8, 11: 10, 12: 13, 15: 25, 20: 52, 25: 89, 30: 137, 40: 264, 50: 434}
+    assert {n: paired.signed_rank_critical(n) for n in table} == table
+    assert paired.signed_rank_critical(51) == 453
+
+
+def test_the_interval_is_the_fourteenth_smallest_and_largest_walsh_average_at_twelve_rounds() -> None:
+    rng = np.random.default_rng(9)
+    diffs = rng.normal(-0.1, 0.03, 12)
+    walsh = sorted((diffs[i] + diffs[j]) / 2 for i in range(12) for j in range(i, 12))
+    assert len(walsh) == 78
+    low, estimate, high = paired.log_interval(diffs)
+    assert (low, high) == pytest.approx((walsh[13], walsh[78 - 14]), abs=1e-12)
+    assert estimate == pytest.approx((walsh[38] + walsh[39]) / 2, abs=1e-12)  # the median of 78
+
+
+def test_fewer_than_six_rounds_fall_back_to_the_t_interval() -> None:
+    """No signed-rank interval reaches 95% below 6 rounds (2^-5 > 2.5%): the mean and Student t instead."""
+    diffs = np.log([0.9, 0.92, 0.88, 0.91, 0.9])
+    low, mean, high = paired.log_interval(diffs)
+    half = 2.7764451051977987 * float(diffs.std(ddof=1)) / math.sqrt(5)  # t(0.975, 4)
+    assert (low, mean, high) == pytest.approx((diffs.mean() - half, diffs.mean(), diffs.mean() + half), abs=1e-9)
+
+
+STEADY = [0.91, 0.90, 0.92, 0.91, 0.93, 0.90, 0.91, 0.92, 0.89, 0.91, 0.90]  # 11 rounds of a 9% slower B
+
+
+@pytest.mark.parametrize("wild", [0.39, 3.1])  # B's or A's client descheduled for one round (issue 36's jobs)
+def test_one_wild_round_among_steady_ones_still_fails(wild: float) -> None:
+    """A's texts/s 50 each round, B's at the ratios: one collapsed round. The t interval on the logs (the old
+    statistics) is widened by it past any verdict; the signed-rank interval moves by one rank and still fails."""
+    ratios = [*STEADY, wild]
+    stats = paired.paired_stats([50.0] * 12, [50.0 * r for r in ratios], higher_is_better=True)
+    assert stats is not None
+    assert paired.verdict(stats, LIMIT, higher_is_better=True) == Verdict.FAIL
+    assert 0.89 < stats.ratio.low < stats.ratio.mean < stats.ratio.high < 0.93
+    assert math.expm1(stats.paired_noise) < 0.02  # the robust noise is the steady rounds'
+    logs = np.log(ratios)
+    half = 2.200985160082949 * float(logs.std(ddof=1)) / math.sqrt(12)  # t(0.975, 11): the old interval
+    old = Interval(math.exp(logs.mean()), math.exp(logs.mean() - half), math.exp(logs.mean() + half))
+    assert judge(old, LIMIT, higher_is_better=True) == Verdict.INCONCLUSIVE

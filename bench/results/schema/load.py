@@ -295,14 +295,15 @@ class InterleavedRound:
 
 @dataclass
 class PairedFigure:
-    """One figure's paired ratio over the rounds (bench/gate/paired.py): the geometric mean of the rounds' ratios
-    with a 95% Student t interval on their logs, its noise paired and unpaired, and the smallest step each sees."""
+    """One figure's paired ratio over the rounds (bench/gate/paired.py): the Hodges-Lehmann estimate of the rounds'
+    ratios with the exact 95% Wilcoxon signed-rank interval (Student t below 6 rounds), its robust noise paired
+    and unpaired, and the smallest step each sees."""
 
     figure: str  # texts_per_s | p50 | p99
-    ratio: Interval  # current ÷ baseline: geometric mean of the rounds' ratios and its 95% t interval
+    ratio: Interval  # current ÷ baseline: exp(Hodges-Lehmann log ratio), 95% signed-rank interval (t below 6 rounds)
     rounds: int  # rounds with the figure on both sides
-    paired_noise: float  # sd of log(current / baseline) over the rounds
-    unpaired_noise: float  # sqrt(var log baseline + var log current): the same windows, unpaired
+    paired_noise: float  # 1.4826 × MAD of log(current / baseline) over the rounds (a robust sd)
+    unpaired_noise: float  # sqrt(s(log baseline)² + s(log current)²), s = 1.4826 × MAD: the same windows, unpaired
     detectable: float  # the smallest regression ratio seen at 80% power, one-sided 2.5% false alarms, paired
     detectable_unpaired: float  # the same from the unpaired noise of the same windows
     limit: float | None  # compare's limit: --min-throughput-ratio, 1 + --max-p99-increase; None: not gated

@@ -70,28 +70,9 @@ def bench_ceiling(lengths: list[int], batches: list[int], rounds: int, seconds: 
 
 
 def _infinity_argv(port: int, model: Path) -> list[str]:
-    from tests.conftest import INFINITY_VERSION
-    from tests.harness.models import env_root
+    from tests.harness.models import infinity_argv
 
-    return [
-        str(env_root() / f"infinity-emb-{INFINITY_VERSION}" / "bin" / "infinity_emb"),
-        "v2",
-        "--model-id",
-        str(model),
-        "--served-model-name",
-        "minilm",
-        "--engine",
-        "torch",
-        "--device",
-        "cpu",
-        "--no-bettertransformer",
-        "--batch-size",
-        "32",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
+    return infinity_argv(((model, "minilm"),), port)
 
 
 def _load_average() -> str:

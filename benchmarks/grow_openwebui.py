@@ -83,24 +83,11 @@ def start_reranker(log: Path) -> tuple[ManagedProcess, str]:
     """infinity-emb 0.0.78 serving the test suite's stand-in cross-encoder (tests/harness/models.py: MiniLM with a
     seeded one-label head: real model cost per pair, scores that mean nothing for quality) on CPU, as the test
     fixtures start it; its root URL."""
-    from tests.harness.models import RERANK_MODEL_NAME, env_root, reranker_standin_path
+    from tests.harness.models import INFINITY_ENV, RERANK_MODEL_NAME, infinity_argv, reranker_standin_path
 
     port = free_port()
-    argv = [str(env_root() / "infinity-emb-0.0.78" / "bin" / "infinity_emb"), "v2", "--model-id"]
-    argv += [str(reranker_standin_path()), "--served-model-name", RERANK_MODEL_NAME, "--engine", "torch"]
-    argv += [
-        "--device",
-        "cpu",
-        "--no-bettertransformer",
-        "--batch-size",
-        "32",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
-    env = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
-    proc = start_process("infinity-emb", argv, log, env=env)
+    argv = infinity_argv(((reranker_standin_path(), RERANK_MODEL_NAME),), port)
+    proc = start_process("infinity-emb", argv, log, env=INFINITY_ENV)
     try:
         wait_healthy(proc, f"http://127.0.0.1:{port}/health", deadline_s=300)
     except BaseException:

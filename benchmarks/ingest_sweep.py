@@ -19,20 +19,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.harness.models import EMBED_MODEL_NAME, env_root, minilm_path
+from tests.harness.models import EMBED_MODEL_NAME, INFINITY_ENV, infinity_argv, minilm_path
 from tests.harness.openwebui import start_openwebui
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
 
 REPO = Path(__file__).resolve().parents[1]
-INFINITY = "infinity-emb-0.0.78"
 
 
 def start_infinity(logs: Path) -> tuple[ManagedProcess, str]:
     port = free_port()
-    argv = [str(env_root() / INFINITY / "bin" / "infinity_emb"), "v2", "--model-id", str(minilm_path())]
-    argv += ["--served-model-name", EMBED_MODEL_NAME, "--engine", "torch", "--device", "cpu"]
-    argv += ["--no-bettertransformer", "--batch-size", "32", "--host", "127.0.0.1", "--port", str(port)]
-    env = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
+    argv = infinity_argv(((minilm_path(), EMBED_MODEL_NAME),), port)
+    env = dict(INFINITY_ENV)
     proc = start_process("infinity-emb", argv, logs / "infinity.log", env=env)
     url = f"http://127.0.0.1:{port}"
     wait_healthy(proc, f"{url}/health", deadline_s=240)

@@ -35,12 +35,11 @@ from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
 from bench.targets.base import no_progress
 from bench.targets.registry import TargetOptions, build_target, parse_target_spec
-from tests.harness.models import EMBED_MODEL_NAME, env_root, minilm_path
+from tests.harness.models import EMBED_MODEL_NAME, INFINITY_ENV, infinity_argv, minilm_path
 from tests.harness.openwebui import start_openwebui
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
 from tests.paths import scifact
 
-INFINITY = "infinity-emb-0.0.78"
 APP_CORE, EMBEDDER_CORE = 0, 1  # --pin: Open WebUI, the meter and the replay client / infinity
 
 
@@ -51,10 +50,8 @@ def load_average() -> str:
 def start_infinity(logs: Path, pin: bool) -> tuple[ManagedProcess, str]:
     port = free_port()
     argv = ["taskset", "-c", str(EMBEDDER_CORE)] if pin else []
-    argv += [str(env_root() / INFINITY / "bin" / "infinity_emb"), "v2", "--model-id", str(minilm_path())]
-    argv += ["--served-model-name", EMBED_MODEL_NAME, "--engine", "torch", "--device", "cpu"]
-    argv += ["--no-bettertransformer", "--batch-size", "32", "--host", "127.0.0.1", "--port", str(port)]
-    env = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
+    argv += infinity_argv(((minilm_path(), EMBED_MODEL_NAME),), port)
+    env = dict(INFINITY_ENV)
     if pin:  # one core: more threads than that would only contend on it
         env |= {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     proc = start_process("infinity-emb", argv, logs / "infinity.log", env=env)

@@ -19,8 +19,11 @@ from tests.harness.fixtures import cache_dir, fruit, tiny  # noqa: F401
 from tests.harness.litellm import EMBED_ALIAS, RERANK_ALIAS, start_litellm
 from tests.harness.models import (
     EMBED_MODEL_NAME,
+    INFINITY_ENV,
+    INFINITY_VERSION,
     RERANK_MODEL_NAME,
     env_root,
+    infinity_argv,
     minilm_path,
     reranker_standin_path,
 )
@@ -28,7 +31,6 @@ from tests.harness.process import free_port, start_process, stop_process, wait_h
 from tests.harness.tei_fixture import MiniLMBackend, TeiFixtureServer, start_fixture
 from tests.paths import shared
 
-INFINITY_VERSION = "0.0.78"
 LITELLM_VERSION = "1.106.12"
 
 
@@ -125,18 +127,12 @@ def server_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def infinity_server(server_logs: Path) -> Iterator[InfinityServer]:
-    env_dir = _server_env("infinity-emb", INFINITY_VERSION, "infinity.sh")
+    _server_env("infinity-emb", INFINITY_VERSION, "infinity.sh")  # built once; infinity_argv runs it from there
     embed_path = minilm_path()
     rerank_path = reranker_standin_path()
     port = free_port()
-    argv = [str(env_dir / "bin" / "infinity_emb"), "v2"]
-    # infinity takes each per-model option once per --model-id, in the same order.
-    for path, name in ((embed_path, EMBED_MODEL_NAME), (rerank_path, RERANK_MODEL_NAME)):
-        argv += ["--model-id", str(path), "--served-model-name", name]
-        argv += ["--engine", "torch", "--device", "cpu", "--no-bettertransformer", "--batch-size", "32"]
-    argv += ["--host", "127.0.0.1", "--port", str(port)]
-    env = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
-    proc = start_process("infinity-emb", argv, server_logs / "infinity.log", env=env)
+    argv = infinity_argv(((embed_path, EMBED_MODEL_NAME), (rerank_path, RERANK_MODEL_NAME)), port)
+    proc = start_process("infinity-emb", argv, server_logs / "infinity.log", env=INFINITY_ENV)
     try:
         url = f"http://127.0.0.1:{port}"
         wait_healthy(proc, f"{url}/health", deadline_s=240)

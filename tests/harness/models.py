@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,21 @@ RERANK_MODEL_NAME = "minilm-reranker-standin"
 _STANDIN_VERSION = "v1"  # bump when the recipe below changes, so caches rebuild
 _SEED = 20240601
 _TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+
+
+INFINITY_VERSION = "0.0.78"
+# infinity-emb's telemetry off and no hub lookups: this machine has no network but the package registries.
+INFINITY_ENV = {"DO_NOT_TRACK": "1", "INFINITY_ANONYMOUS_USAGE_STATS": "0", "HF_HUB_OFFLINE": "1"}
+
+
+def infinity_argv(models: Sequence[tuple[Path, str]], port: int) -> list[str]:
+    """infinity-emb's command line serving each (model folder, served name) on the CPU at 127.0.0.1:PORT, from the
+    environment the test fixtures build; the tests and the benchmarks start it this one way."""
+    argv = [str(env_root() / f"infinity-emb-{INFINITY_VERSION}" / "bin" / "infinity_emb"), "v2"]
+    for path, name in models:  # infinity takes each per-model option once per --model-id, in the same order
+        argv += ["--model-id", str(path), "--served-model-name", name]
+        argv += ["--engine", "torch", "--device", "cpu", "--no-bettertransformer", "--batch-size", "32"]
+    return [*argv, "--host", "127.0.0.1", "--port", str(port)]
 
 
 def env_root() -> Path:

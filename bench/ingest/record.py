@@ -75,12 +75,14 @@ def point_record(
     direct: DirectIngest | None,
     container: str | None,
     concurrency: int,
+    not_chunks: frozenset[str] = frozenset(),
 ) -> IngestPointRecord:
-    """`container`: where the target kept the documents (a knowledge base, a workspace)."""
+    """`container`: where the target kept the documents (a knowledge base, a workspace); `not_chunks`: texts the
+    app embedded that are no chunk (Open WebUI's knowledge base's own name and description)."""
     documents, failed, lost, seconds = outcome.documents, outcome.failed, outcome.lost, outcome.seconds
     processed = documents - len(failed) - len(lost)
     embedded = [c for c in calls or [] if c.route == EMBEDDING_ROUTE]
-    chunks = distinct_texts(embedded)
+    chunks = distinct_texts(embedded, not_chunks)
     docs_per_s = processed / seconds if seconds > 0 and processed else None
     ratio = None
     if direct is not None and direct.docs_per_s and docs_per_s:

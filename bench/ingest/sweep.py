@@ -22,6 +22,7 @@ from bench.results.schema import IngestPointRecord
 from bench.targets.base import TargetKind
 from bench.targets.http_shared import DedupedCorpus
 from bench.targets.openwebui import OpenWebUITarget
+from bench.targets.openwebui_knowledge import knowledge_base_text
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,8 @@ class OpenWebUISweep:
             upstream = self.metering.upstreams[EMBEDDING_ROUTE]
             direct = send_direct(EMBEDDING_ROUTE, upstream, embedded, len(ingest.processed), self.metering.timeout_s)
         which = Combination(target_name(target.spec), TargetKind.OPENWEBUI, back, name)
-        return point_record(which, _outcome(ingest), calls, direct, ingest.kb_name, target.concurrency)
+        not_chunks = frozenset({knowledge_base_text(ingest.kb_name)})  # embedded when the base was made
+        return point_record(which, _outcome(ingest), calls, direct, ingest.kb_name, target.concurrency, not_chunks)
 
 
 def settle(meter: Meter, poke: Callable[[], object], rounds: int = 10) -> None:

@@ -3,9 +3,11 @@ refusals) and the recommendation over a sweep's combinations."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from bench.endpoints.meter_calls import CallRecord
+from bench.endpoints.meter_calls import CallRecord, SentRequest
 from bench.ingest.calls import busy_seconds, by_route, peak_in_flight
 from bench.ingest.recommend import recommend
 from bench.ingest.record import Combination, DocsOutcome, doc_latency_ms, point_record
@@ -65,3 +67,18 @@ def test_lost_documents_or_refusals_rule_a_combination_out():
     assert "2 lost documents or met refusals" in summary.reason
     none = recommend("t", sweep[:2])
     assert none.recommended is None and none.reason.startswith("no combination ingested every document")
+
+
+def test_chunks_are_the_distinct_texts_embedded_less_the_apps_own():
+    """Open WebUI embeds a knowledge base's name and description when it makes the base: no chunk of a document."""
+
+    def embedded(*texts: str) -> CallRecord:
+        body = json.dumps({"input": list(texts)}).encode()
+        sent = SentRequest("POST", "", (), body)
+        return CallRecord("embedding", 0.0, 0.1, 200, len(texts), False, None, request=sent)
+
+    made = [embedded("kb\n\nabout"), embedded("one chunk", "two\nchunk"), embedded("one chunk", "two chunk")]
+    outcome = DocsOutcome(2, {}, [], 1.0, [])
+    which = Combination("t", "openwebui", {}, "x")
+    assert point_record(which, outcome, made, None, "kb", 1).chunks == 3
+    assert point_record(which, outcome, made, None, "kb", 1, frozenset({"kb\n\nabout"})).chunks == 2

@@ -17,6 +17,9 @@ from bench.load.worker import run_share
 from bench.results.schema import Op
 
 
+MANAGER_JOIN_S = 5.0  # terminated workers end within a second; bounded should one not
+
+
 def _start_worker(stop: StopTime | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle: it stops the workers
     install_stop(stop)
@@ -58,11 +61,16 @@ def spawning_pool(workers: int, stop: StopTime | None = None) -> SpawningPool:
 
 
 def stop_pool(pool: Executor) -> None:
+    """Workers terminated, then the pool's manager thread waited for (bounded): left running, it closes its wakeup
+    pipe while the interpreter's exit hook writes to it ("Exception ignored ... Bad file descriptor", Python 3.11)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # None once shut down: stopped twice
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
             process.terminate()
+    if manager is not None:
+        manager.join(timeout=MANAGER_JOIN_S)
 
 
 def run_plans(executor: Executor, plans: list[SharePlan], tick: Callable[[], None] = lambda: None) -> list[ShareResult]:

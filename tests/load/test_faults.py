@@ -293,3 +293,15 @@ def test_rerank_scores_that_are_not_numbers_are_bad_responses(load_server, tmp_p
     point = read_results(tmp_path / "results.jsonl").load_points[0]
     assert point.requests.ok == 0 and set(point.requests.errors) == {"bad_response"}
     assert "finite number" in point.error_examples["bad_response"]
+
+
+def test_a_stopped_pool_leaves_no_thread_behind():
+    """Its manager thread, left running, closes its wakeup pipe while the interpreter's exit hook writes to it: a
+    traceback after a preflight failure's one line (seen on `load --interleave` with no server, 1 run in 4)."""
+    from bench.load.pool import spawning_pool, stop_pool
+
+    spawning = spawning_pool(1)
+    spawning.ready()
+    manager = spawning.pool._executor_manager_thread
+    stop_pool(spawning.pool)
+    assert manager is not None and not manager.is_alive()

@@ -16,7 +16,6 @@ from bench.load.stop_time import StopTime, install_stop
 from bench.load.worker import run_share
 from bench.results.schema import Op
 
-
 MANAGER_JOIN_S = 5.0  # terminated workers end within a second; bounded should one not
 
 

@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any, TypedDict
+from typing import IO, Any, TypedDict, TypeVar
 
 from bench.core.errors import InputError
 from bench.core.http import loads
@@ -219,6 +219,8 @@ def read_trace(path: Path) -> list[TraceCall]:
     return [call for _, call in placed]
 
 
+Choice = TypeVar("Choice", bound=StrEnum)
+
 # A line as read, before its values are checked one by one (`_checked_call`): object, not a known type.
 Unchecked = dict[str, object]
 
@@ -264,10 +266,24 @@ def _number(row: Unchecked, name: str, kind: type, low: float, high: float, opti
     return number
 
 
+def _choice(row: Unchecked, name: str, kind: type[Choice], default: Choice | None) -> Choice:
+    """The column `name` as one of `kind`'s values (`default` where it is empty); said by name when it is not."""
+    value = row.get(name)
+    if value is None and default is not None:
+        return default
+    allowed = ", ".join(member.value for member in kind)
+    if value is None:
+        raise ValueError(f"{name}: missing (one of {allowed})")
+    try:
+        return kind(str(value))
+    except ValueError:
+        raise ValueError(f"{name} {value!r}: expected one of {allowed}") from None
+
+
 def _checked_call(path: Path, line: int, row: Unchecked) -> TraceCall:
     try:
-        unit = TraceUnit(str(row.get("unit") or TraceUnit.CHARS))
-        kind = CallKind(str(row.get("kind")))
+        unit = _choice(row, "unit", TraceUnit, TraceUnit.CHARS)
+        kind = _choice(row, "kind", CallKind, None)
         limit = MAX_LENGTH[unit]
         raw = row.get("lengths")
         if not isinstance(raw, list):

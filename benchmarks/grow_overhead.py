@@ -19,6 +19,11 @@ machine's load and the larger store the second arm meets fall on both arms alike
 `--pin`: the app and the embedder on CPU 0, this script's client threads and grow's process on CPU 1, the same in
 every arm. Prints each round's times and the overhead (grow ÷ plain − 1), then the median over the rounds, its
 quartiles and range, and the mean over whole pairs of rounds; writes them as JSON.
+
+Each arm's CPU seconds are recorded beside its time (utime + stime): the client's (this script's process for
+plain and client, grow's whole subprocess, its start-up included, for grow) and the app's (Open WebUI's process
+tree and the embedder, from /proc). The same app CPU in a longer wall time is the app waiting for a core, not
+doing more work; a client that burns CPU shows in its own column.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -47,6 +53,30 @@ from tests.harness.process import stop_process
 
 REPO = Path(__file__).resolve().parents[1]
 CONCURRENCY = 4  # the Open WebUI target's default upload concurrency
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_s(root_pids: list[int]) -> float:
+    """CPU seconds (utime + stime) the processes and their descendants have used so far (/proc, one scan)."""
+    parents, used = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        parents[pid], used[pid] = int(fields[1]), (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    tree, grew = set(root_pids), True
+    while grew:
+        more = {child for child, parent in parents.items() if parent in tree} - tree
+        tree, grew = tree | more, bool(more)
+    return sum(used.get(pid, 0.0) for pid in tree)
+
+
+def client_cpu_s() -> float:
+    """This process's CPU seconds and its waited-for children's (grow's subprocess, once it has exited)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def documents(count: int) -> list[Document]:
@@ -167,14 +197,23 @@ def run_arm(arm: str, server: OpenWebUIServer, docs: list[Document], inputs: tup
 
 
 def one_round(
-    r: int, arms: list[str], server: OpenWebUIServer, docs: list[Document], inputs: tuple[Path, Path]
+    r: int,
+    arms: list[str],
+    server: OpenWebUIServer,
+    docs: list[Document],
+    inputs: tuple[Path, Path],
+    app_pids: list[int],
 ) -> dict[str, object]:
     """Each arm once, the order reversed every other round (A B, B A, ...): a drift over time and the larger store the
-    second arm meets fall on each arm alike over a pair of rounds."""
+    second arm meets fall on each arm alike over a pair of rounds. `app_pids`: the app's and the embedder's
+    processes, whose CPU each arm is charged with."""
     order = arms if r % 2 == 0 else arms[::-1]
     found: dict[str, object] = {"round": r + 1, "order": order, "load": os.getloadavg()[0]}
     for arm in order:
+        client_before, app_before = client_cpu_s(), tree_cpu_s(app_pids)
         result = run_arm(arm, server, docs, inputs, str(r))
+        found[f"{arm}_client_cpu_s"] = client_cpu_s() - client_before
+        found[f"{arm}_app_cpu_s"] = tree_cpu_s(app_pids) - app_before
         if arm == "grow":
             found["grow"] = result
         else:
@@ -230,7 +269,7 @@ def main() -> None:
         try:
             plain(server, docs[:4], "warm-up")  # the app's first-call costs are no arm's
             for r in range(args.rounds):
-                rounds.append(one_round(r, arms, server, docs, inputs))
+                rounds.append(one_round(r, arms, server, docs, inputs, [webui.pid, embedder.pid]))
                 print(json.dumps(rounds[-1]), flush=True)
         finally:
             stop_process(webui)
@@ -244,6 +283,10 @@ def main() -> None:
         f"within grow's own runs, its ingest over its upload loops − 1: median {figures['around_median']:+.1%}",
         flush=True,
     )
+    for arm in arms:  # the median CPU seconds per round: the client's own, and the app's for the same documents
+        client_cpu = statistics.median(float(r[f"{arm}_client_cpu_s"]) for r in rounds)  # type: ignore[arg-type]
+        app_cpu = statistics.median(float(r[f"{arm}_app_cpu_s"]) for r in rounds)  # type: ignore[arg-type]
+        print(f"{arm}: client CPU {client_cpu:.2f} s, app CPU {app_cpu:.2f} s (median per round)", flush=True)
     summary = {"docs": args.docs, "pinned": args.pin, "rounds": rounds, **figures}
     (args.out / "overhead.json").write_text(json.dumps(summary))
 

@@ -4,7 +4,7 @@ queries, then replayed with `load --trace` against the same embedder. Prints the
 p50/p99 recorded vs replayed, texts per call, inter-arrival KS p); asserts nothing.
 
     PYTHONPATH=. .venv/bin/python benchmarks/trace_fidelity_openwebui.py [--docs 120] [--queries 200] [--depth 3]
-        [--embedder infinity|gpu-like] [--service 20ms+0.1ms/token] [--pin] [--replay TRACE] --out DIR
+        [--embedder infinity|gpu-like] [--service 40ms+0.05ms/token] [--pin] [--replay TRACE] --out DIR
 
 `--embedder infinity` (the default): a real infinity-emb 0.0.78 serving MiniLM on this machine's CPU.
 `--embedder gpu-like`: an embedder whose compute is not on this machine's CPU, as a TEI on a GPU: the loopback queue
@@ -207,7 +207,7 @@ def main() -> None:
     # queries to minutes on a busy 2-core machine (depth 10: ~12 s a query there).
     parser.add_argument("--depth", type=int, default=3)
     parser.add_argument("--embedder", choices=["infinity", "gpu-like"], default="infinity")
-    parser.add_argument("--service", type=parse_service, default="20ms+0.1ms/token", help="gpu-like: a call's time")
+    parser.add_argument("--service", type=parse_service, default="40ms+0.05ms/token", help="gpu-like: a call's time")
     parser.add_argument("--pin", action="store_true", help="infinity alone on core 1, the rest on core 0")
     parser.add_argument("--replay", type=Path, help="replay this recorded trace again (a fresh embedder), no recording")
     parser.add_argument("--out", type=Path, required=True)
@@ -227,7 +227,7 @@ def main() -> None:
         trace = args.replay or record_through_openwebui(url, out, args)
         if gpu_like:
             print(busy_share(trace, args.service), flush=True)
-        print(f"before the replay: {embedder_cpu(embedder.popen.pid)}", flush=True)
+        print(f"before the replay: {embedder_cpu(embedder.popen.pid)}, load average {load_average()}", flush=True)
         replay(url, trace, out)
         print(f"after the replay: {embedder_cpu(embedder.popen.pid)}", flush=True)
     finally:

@@ -64,7 +64,7 @@ def parse_service(spec: str) -> tuple[float, float]:
     """`2ms+0.05ms/token` -> (2.0, 0.05): ms a call, ms a token."""
     match = SERVICE.fullmatch(spec.replace(" ", ""))
     if match is None:
-        raise argparse.ArgumentTypeError(f"--service {spec!r}: expected like 20ms+0.1ms/token")
+        raise argparse.ArgumentTypeError(f"--service {spec!r}: expected like 40ms+0.05ms/token")
     return float(match[1]), float(match[2])
 
 

@@ -11,16 +11,15 @@ With --meter-port, Open WebUI embeds through grow's meter (`--meter-upstream emb
 each rung's embedding calls are recorded, and `--unit chunks` counts the rungs in Open WebUI's chunks.
 
 `grow` is stopped with SIGTERM after --limit-s (its finished rungs and answers are kept: exit 143).
-The stand-in embeds a text as 128 feature-hashed word counts (crc32), L2-normalised: lexical, deterministic, fast.
+The stand-in embeds a text as 128 feature-hashed word counts (crc32), L2-normalised: lexical, deterministic, fast
+(tests/harness/hash_vectors.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import re
 import signal
 import sqlite3
 import subprocess
@@ -28,26 +27,16 @@ import sys
 import tempfile
 import threading
 import time
-import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tests.harness.hash_vectors import hash_vector
 from tests.harness.openwebui import OpenWebUIServer, start_openwebui
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
 
 REPO = Path(__file__).resolve().parents[1]
-DIMS = 128
-WORD = re.compile(r"\w+")
-
-
-def hash_vector(text: str) -> list[float]:
-    vector = [0.0] * DIMS
-    for word in WORD.findall(text.lower()):
-        vector[zlib.crc32(word.encode()) % DIMS] += 1.0
-    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
-    return [v / norm for v in vector]
 
 
 class HashEmbedder(BaseHTTPRequestHandler):

@@ -2,6 +2,7 @@
 
     python tests/sizing/queue_server.py --port P --service-ms 20
     python tests/sizing/queue_server.py --port P --busy-iterations 900000   # the service is CPU work
+    python tests/sizing/queue_server.py --port P --service-ms 20 --per-token-ms 0.1   # + OpenAI's /embeddings
 
 The load fixture server (tests/load/fixture_server.py) answers every request in parallel, so it has
 no saturation rate; this one serves its requests in arrival order, each taking `service-ms`, so its
@@ -13,19 +14,32 @@ this machine's CPU (a TEI on a GPU: a CPU-bound neighbour does not slow its kern
 of the CPU moves with the machine. With `--busy-iterations N` it is fixed CPU work instead: a busy loop of N
 iterations per request, run on the event loop (one at a time, in arrival order), so a CPU-bound neighbour slows
 the server as well (a TEI on the CPU). N is given, not measured here, so that twins do the same work.
+
+OpenAI's `POST /embeddings` (or `/v1/embeddings`: what Open WebUI and `openai@` endpoints call) is served too, a
+GPU's batch stand-in: its service is `service-ms + per-token-ms x tokens`, tokens = the inputs' characters / 4
+(a BERT-style tokenizer's ~4 characters a token of English; characters, not words, because a trace recorded by
+`ragbench meter` holds each text's characters and its replay sends texts of exactly those, so a call and its replay
+take the same time). It waits in the same FIFO (sleep kind only) and answers feature-hashed word-count vectors
+(tests/harness/hash_vectors.py), so an app's retrieval through it still works. The TEI routes keep `service-ms`
+a request, whatever the batch.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from tests.harness.hash_vectors import hash_vector
 from tests.load.fixture_server import Handler, Server
+
+OPENAI_PATHS = (b"/embeddings", b"/v1/embeddings")
+CHARACTERS_PER_TOKEN = 4
 
 
 class QueueServer(Server):
@@ -38,8 +52,37 @@ class QueueServer(Server):
         if self.args.busy_iterations:
             busy(self.args.busy_iterations)  # the loop is blocked meanwhile: the next request waits its turn
             return time.monotonic()
-        self.free_at = max(arrived, self.free_at) + self.args.service_ms / 1000
+        return self.fifo_end(arrived, self.args.service_ms / 1000)
+
+    def fifo_end(self, arrived: float, service_s: float) -> float:
+        """When a request that arrived at `arrived` and needs `service_s` is done: after every one before it. The
+        clock is virtual (an answer late by the event loop does not delay the next), so the queue is deterministic."""
+        self.free_at = max(arrived, self.free_at) + service_s
         return self.free_at
+
+
+class OpenAIHandler(Handler):
+    """The fixture server's TEI routes, and OpenAI's `/embeddings` served in the FIFO (the module's docstring)."""
+
+    def on_message_complete(self):
+        if self.url.split(b"?")[0] not in OPENAI_PATHS or self.parser.get_method() != b"POST":
+            super().on_message_complete()
+            return
+        s, a = self.server, self.server.args
+        request, self.body = json.loads(b"".join(self.body)), []
+        texts = request["input"] if isinstance(request["input"], list) else [request["input"]]
+        tokens = sum(len(text) for text in texts) / CHARACTERS_PER_TOKEN
+        due = s.fifo_end(self.arrived, (a.service_ms + a.per_token_ms * tokens) / 1000)
+        data = [{"object": "embedding", "index": i, "embedding": hash_vector(t)} for i, t in enumerate(texts)]
+        usage = {"prompt_tokens": round(tokens), "total_tokens": round(tokens)}
+        reply = {"object": "list", "data": data, "model": request.get("model", "hash"), "usage": usage}
+        self.loop.call_at(
+            self.loop.time() + max(0.0, due - time.monotonic()),
+            self.write,
+            200,
+            json.dumps(reply).encode(),
+            "application/json",
+        )
 
 
 def busy(iterations: int) -> None:
@@ -50,7 +93,8 @@ def busy(iterations: int) -> None:
 
 async def main(args) -> None:
     server = QueueServer(args)
-    srv = await asyncio.get_running_loop().create_server(lambda: Handler(server), "127.0.0.1", args.port, backlog=1024)
+    loop = asyncio.get_running_loop()
+    srv = await loop.create_server(lambda: OpenAIHandler(server), "127.0.0.1", args.port, backlog=1024)
     print("ready", flush=True)
     async with srv:
         await srv.serve_forever()
@@ -70,4 +114,5 @@ if __name__ == "__main__":
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--service-ms", type=float, default=20.0)
     parser.add_argument("--busy-iterations", type=int, default=0, help="service as CPU work: a loop of N iterations")
+    parser.add_argument("--per-token-ms", type=float, default=0.0, help="/embeddings: + this a token (characters/4)")
     asyncio.run(main(_Off(**vars(parser.parse_args()))))

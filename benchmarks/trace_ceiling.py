@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from concurrent.futures import Executor
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,10 @@ from nginx_trivial import nginx  # noqa: E402
 from bench.endpoints.meter_trace import CallKind, TraceCall  # noqa: E402
 from bench.endpoints.spec import parse_endpoint_spec  # noqa: E402
 from bench.load.endpoint import LoadEndpoint  # noqa: E402
+from bench.load.measure import measure_point  # noqa: E402
+from bench.load.points import PointConfig  # noqa: E402
 from bench.load.pool import stop_pool, worker_pool  # noqa: E402
+from bench.load.schedule import Arrival  # noqa: E402
 from bench.load.trace_replay import RouteReplay, TraceSettings, replay_trace  # noqa: E402
 
 
@@ -54,6 +58,17 @@ def line(rate: float, replay: RouteReplay) -> tuple[str, bool]:
     return text, on_time
 
 
+def open_loop_line(endpoint: LoadEndpoint, rate: float, seconds: float, pool: Executor) -> str:
+    """`load --rate RATE` (constant arrivals, one worker) on the same endpoint: what the replay is measured against."""
+    point = PointConfig(
+        op="embed", loop="open", batch=1, rate=rate, arrival=Arrival("constant"), duration_s=seconds, warmup_s=1.0
+    )
+    record = measure_point(endpoint, point, tiny_workload(), pool)
+    d = record.latency_ms.dispatch_delay
+    delay = f"dispatch p50 {d.p50:.3f} ms p99 {d.p99:.3f} ms" if d is not None and d.p99 is not None else "no dispatch"
+    return f"   {rate:>7,.0f} offered: {record.throughput.requests_per_s:>8,.0f} achieved, {delay}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=3.0)
@@ -71,6 +86,9 @@ def main() -> None:
         print(f"   replay ceiling: {kept:,.0f} calls/s kept on time")
         one = worker_pool(1)
         try:
+            print("load's own open loop (--rate, constant arrivals), 1 worker, the same offered rates")
+            for rate in (float(r) for r in args.rates.split(",")):
+                print(open_loop_line(endpoint, rate, args.seconds, one), flush=True)
             rate, client = ceiling(endpoint, 1, args.seconds, one)
         finally:
             stop_pool(one)

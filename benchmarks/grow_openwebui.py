@@ -17,10 +17,7 @@ The stand-in embeds a text as 128 feature-hashed word counts (crc32), L2-normali
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
-import re
 import signal
 import sqlite3
 import subprocess
@@ -28,55 +25,16 @@ import sys
 import tempfile
 import threading
 import time
-import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tests.harness.hash_embedder import HashEmbedder, tree_rss_kib
 from tests.harness.openwebui import OpenWebUIServer, start_openwebui
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
 
 REPO = Path(__file__).resolve().parents[1]
-DIMS = 128
-WORD = re.compile(r"\w+")
-
-
-def hash_vector(text: str) -> list[float]:
-    vector = [0.0] * DIMS
-    for word in WORD.findall(text.lower()):
-        vector[zlib.crc32(word.encode()) % DIMS] += 1.0
-    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
-    return [v / norm for v in vector]
-
-
-class HashEmbedder(BaseHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        data = [{"object": "embedding", "index": i, "embedding": hash_vector(t)} for i, t in enumerate(texts)]
-        reply = json.dumps({"object": "list", "data": data, "model": body.get("model", "hash")}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-
-def tree_rss_kib(pgid: int) -> int:
-    """Resident memory of every process in the app's process group (its workers included), KiB."""
-    total = 0
-    for status in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = status.read_text().rsplit(")", 1)[1].split()
-            if int(fields[2]) == pgid:
-                total += int(fields[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
-        except (OSError, IndexError, ValueError):
-            continue
-    return total
 
 
 def start_reranker(log: Path) -> tuple[ManagedProcess, str]:

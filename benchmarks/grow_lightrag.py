@@ -77,7 +77,7 @@ def with_app(args: argparse.Namespace, providers: Providers, llm: LLMDouble) -> 
         print(f"LightRAG {VERSION} at {server.url}, working folder {work_dir}", flush=True)
         run_grow(args, server, proc.popen.pid)
         print("LightRAG's documents by status at the end:", status_counts(server), flush=True)
-        print_rungs(args.out / "grow" / "results.jsonl", args.modes.split(",")[0])
+        print_rungs(args.out / "grow" / "results.jsonl")
         print("LLM double calls by kind:", dict(collections.Counter(c.kind for c in llm.calls)), flush=True)
         files = [f for f in (work_dir / "rag_storage").rglob("*") if f.is_file()]
         print(f"rag_storage: {sum(f.stat().st_size for f in files):,} bytes in {len(files)} files", flush=True)
@@ -136,9 +136,9 @@ def status_counts(server: LightRAGServer) -> object:
     return reply.json().get("status_counts") if reply.is_success else f"HTTP {reply.status_code}"
 
 
-def print_rungs(results: Path, inserter: str) -> None:
-    """One markdown row per rung and mode: what docs/grow.md's table holds. Only the `inserter` mode's target sends
-    the documents; the others find them listed, so their docs/s and chunks/s are no ingest rate ("-")."""
+def print_rungs(results: Path) -> None:
+    """One markdown row per rung and mode: what docs/grow.md's table holds. Only the first mode's target sends the
+    documents; the others find them listed and have no ingest rate (docs/s null, "-")."""
     if not results.exists():
         print("no results written", flush=True)
         return
@@ -153,12 +153,12 @@ def print_rungs(results: Path, inserter: str) -> None:
         chunks = r.get("chunks")
         new_chunks = chunks - chunks_before.get(r["target"], 0) if isinstance(chunks, int) else None
         chunks_before[r["target"]] = chunks if isinstance(chunks, int) else 0
-        rated = r["target"] == inserter and r["ingest_seconds"] > 0
+        rated = r["docs_per_s"] is not None
         per_s = f"{new_chunks / r['ingest_seconds']:.2f}" if new_chunks is not None and rated else "-"
         lat, met = r["latency_ms"], r["metrics"]
         errors = ", ".join(f"{k} {n}: {r['error_examples'].get(k, '')[:80]}" for k, n in r["errors"].items())
         cells = [r["target"], f"{r['size']:,}", f"{chunks:,}" if isinstance(chunks, int) else "-", str(r["added"])]
-        cells += [f"{r['ingest_seconds']:.1f}", f"{r['docs_per_s']:.2f}" if r["docs_per_s"] and rated else "-", per_s]
+        cells += [f"{r['ingest_seconds']:.1f}", f"{r['docs_per_s']:.2f}" if rated else "-", per_s]
         cells += [f"{lat.get('p50', 0):,.0f}", f"{lat.get('p99', 0):,.0f}"]
         cells += [f"{met.get('nDCG@10', 0):.3f}", f"{met.get('R@100', 0):.3f}", errors or r.get("error") or "-"]
         cells += [mib(r.get("app_rss_bytes")), mib(r.get("store_bytes"))]

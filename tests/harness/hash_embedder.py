@@ -24,7 +24,9 @@ def hash_vector(text: str) -> list[float]:
     vector = [0.0] * DIMS
     for word in WORD.findall(text.lower()):
         vector[zlib.crc32(word.encode()) % DIMS] += 1.0
-    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0:  # no word (punctuation, symbols): a unit vector, since a store that normalises would divide by 0
+        return [1.0] + [0.0] * (DIMS - 1)
     return [v / norm for v in vector]
 
 

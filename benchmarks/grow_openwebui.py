@@ -11,14 +11,12 @@ With --meter-port, Open WebUI embeds through grow's meter (`--meter-upstream emb
 each rung's embedding calls are recorded, and `--unit chunks` counts the rungs in Open WebUI's chunks.
 
 `grow` is stopped with SIGTERM after --limit-s (its finished rungs and answers are kept: exit 143).
-The stand-in embeds a text as 128 feature-hashed word counts (crc32), L2-normalised: lexical, deterministic, fast
-(tests/harness/hash_vectors.py).
+The stand-in embeds a text as 128 feature-hashed word counts (crc32), L2-normalised: lexical, deterministic, fast.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sqlite3
@@ -27,45 +25,16 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.harness.hash_vectors import hash_vector
+from tests.harness.hash_embedder import HashEmbedder, tree_rss_kib
 from tests.harness.openwebui import OpenWebUIServer, start_openwebui
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-class HashEmbedder(BaseHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        data = [{"object": "embedding", "index": i, "embedding": hash_vector(t)} for i, t in enumerate(texts)]
-        reply = json.dumps({"object": "list", "data": data, "model": body.get("model", "hash")}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-
-def tree_rss_kib(pgid: int) -> int:
-    """Resident memory of every process in the app's process group (its workers included), KiB."""
-    total = 0
-    for status in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = status.read_text().rsplit(")", 1)[1].split()
-            if int(fields[2]) == pgid:
-                total += int(fields[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
-        except (OSError, IndexError, ValueError):
-            continue
-    return total
 
 
 def start_reranker(log: Path) -> tuple[ManagedProcess, str]:

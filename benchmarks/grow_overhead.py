@@ -1,7 +1,7 @@
 """Issue 34's overhead target: what `ragbench grow` adds to the app's own ingest time. The real Open WebUI 0.12.4
-(started as the test suite starts it, embedding through the hash-vector stand-in of grow_openwebui.py, served by a
-process of its own, so that the app's own time is as short as it gets and ragbench's share as large) ingests the
-same N documents in rounds, each round every arm once, each into a fresh knowledge base:
+(started as the test suite starts it, embedding through the hash-vector stand-in of tests/harness/hash_embedder.py,
+served by a process of its own, so that the app's own time is as short as it gets and ragbench's share as large)
+ingests the same N documents in rounds, each round every arm once, each into a fresh knowledge base:
 
 - **plain**: a bare script sending exactly the client calls grow's Open WebUI target sends per document (upload
   processed in the foreground, its processing status, attach to the knowledge base), with the same 4 in flight;
@@ -169,7 +169,7 @@ EMBEDDER = """
 import sys
 from http.server import ThreadingHTTPServer
 sys.path.insert(0, sys.argv[1])
-from benchmarks.grow_openwebui import HashEmbedder
+from tests.harness.hash_embedder import HashEmbedder
 server = ThreadingHTTPServer(("127.0.0.1", 0), HashEmbedder)
 print(server.server_address[1], flush=True)
 server.serve_forever()

@@ -37,7 +37,7 @@ class Increment:
 
     seconds: float  # the prepares' wall time, summed over the batches
     added: int  # documents the base holds over the previous rung's (those tried, where a prepare failed)
-    sent: int  # documents ingested: the new ones (incremental) or all of them (rebuild)
+    sent: int  # documents ingested: those the app was sent (incremental) or all of them (rebuild)
     error: str | None  # the server's reason where a prepare failed
     calls: RungCalls | None  # the provider calls of the whole increment; None: no meter
     app_seconds: float | None  # the uploads-and-wait part of `seconds` (a server's target), None: a local engine
@@ -49,7 +49,7 @@ def grow_to(corpora: Corpora, window: Window, spec: TargetSpec, target: Target, 
     start_mark, before, tried = window.mark(), grown.docs, grown.docs
     for docs in batches(corpora, spec.kind, grown, rung):
         tried = docs
-        mark, uploads = window.mark(), uploaded(target)
+        mark, uploads = window.mark(), documents_sent(target)
         start = time.perf_counter()
         try:
             target.prepare(corpora.prefix(docs), no_progress)
@@ -61,8 +61,10 @@ def grow_to(corpora: Corpora, window: Window, spec: TargetSpec, target: Target, 
             app = (app or 0.0) + part
         if error is not None:
             break
-        sent += docs - grown.docs if spec.kind in INCREMENTAL else docs
-        new_files = uploaded(target) > uploads
+        # What the app was sent: a server's target skips what its base already holds (another mode's target on the
+        # same LightRAG, a kept knowledge base), and a rate over documents not sent would be no ingest rate.
+        sent += documents_sent(target) - uploads if spec.kind in INCREMENTAL else docs
+        new_files = documents_sent(target) > uploads
         grown.chunks = count_chunks(spec, target, window.read(target, mark, elapsed), grown, docs, new_files)
         grown.docs = docs
     return Increment(seconds, tried - before, sent, error, window.read(target, start_mark, seconds), app)
@@ -124,11 +126,15 @@ def count_chunks(
     return grown.chunks + calls.chunks
 
 
-def uploaded(target: Target) -> int:
-    """Files the Open WebUI target uploaded so far (0 for any other target)."""
+def documents_sent(target: Target) -> int:
+    """Documents a server's target sent its app so far: Open WebUI's uploaded files, LightRAG's inserted texts (0 for
+    a local engine)."""
+    from bench.targets.lightrag import LightRAGTarget
     from bench.targets.openwebui import OpenWebUITarget
 
-    return len(target.uploaded_ids) if isinstance(target, OpenWebUITarget) else 0
+    if isinstance(target, OpenWebUITarget):
+        return len(target.uploaded_ids)
+    return target.ingest.inserted if isinstance(target, LightRAGTarget) else 0
 
 
 def lightrag_chunks(target: Target) -> int | None:

@@ -111,7 +111,8 @@ def measure_rung(
 
 
 def _rate(docs: int, seconds: float) -> float | None:
-    return docs / seconds if seconds > 0 else None
+    """Documents ingested per second; None where none was sent (a base that held them all: no ingest to rate)."""
+    return docs / seconds if seconds > 0 and docs > 0 else None
 
 
 def _ask(

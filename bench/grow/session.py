@@ -191,6 +191,8 @@ def _say(record: GrowRungRecord, rungs: int) -> None:
     quality = " ".join(f"{k} {v:.3f}" for k, v in record.metrics.items())
     errors = f" errors {record.errors}" if record.errors else ""
     rate = f"{record.docs_per_s:,.0f} docs/s" if record.docs_per_s is not None else "-"
+    if record.docs_per_s is None and record.status != RungStatus.FAILED and record.ingest_mode == "incremental":
+        rate = "none sent: the base held them"
     size = f"{record.size:,} {record.unit}" + (f" ({record.docs:,} docs)" if record.docs is not None else "")
     calls = "".join(
         f", {route} {c.calls:,} calls {c.texts:,} texts" for route, c in record.ingest_calls.items() if c.calls

@@ -116,6 +116,19 @@ def test_files_an_earlier_run_left_are_checked_once_and_the_runs_own_never_again
     assert sorted(fake.status_checks[:4]) == kept  # rung 1 held only the kept files
 
 
+def test_a_rung_whose_documents_the_base_already_held_has_no_ingest_rate(ragbench, fake, data, tmp_path):
+    target = ["-t", f"vec=openwebui:vector@{fake.url}"]
+    code, _, err = ragbench("grow", "--dataset", data, *target, "--rungs", "4", "--keep", "--out", tmp_path / "a")
+    assert code == 3, err  # the fake answers no query
+    code, _, err = ragbench("grow", "--dataset", data, *target, "--rungs", "4,8", "--keep", "--out", tmp_path / "b")
+    assert code == 3, err
+    first, second = read_results(tmp_path / "b" / "results.jsonl").grow_rungs
+    assert fake.uploads == 8  # the kept 4 reused at rung 1, 4 uploaded at rung 2
+    assert first.added == 4 and first.docs_per_s is None  # nothing sent: a rate over reused files would be no rate
+    assert second.docs_per_s == pytest.approx(4 / second.ingest_seconds, rel=1e-9)
+    assert "rung 1/2 4 docs vec: ingest incremental" in err and "none sent: the base held them" in err
+
+
 def test_an_open_webui_target_takes_grows_data_dir_and_pid(ragbench, fake, data, tmp_path):
     (tmp_path / "store").mkdir()
     (tmp_path / "store" / "chroma.sqlite3").write_bytes(b"x" * 10_000)

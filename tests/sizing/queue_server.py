@@ -20,7 +20,7 @@ GPU's batch stand-in: its service is `service-ms + per-token-ms x tokens`, token
 (a BERT-style tokenizer's ~4 characters a token of English; characters, not words, because a trace recorded by
 `ragbench meter` holds each text's characters and its replay sends texts of exactly those, so a call and its replay
 take the same time). It waits in the same FIFO (sleep kind only) and answers feature-hashed word-count vectors
-(tests/harness/hash_vectors.py), so an app's retrieval through it still works. The TEI routes keep `service-ms`
+(tests/harness/hash_embedder.py), so an app's retrieval through it still works. The TEI routes keep `service-ms`
 a request, whatever the batch.
 """
 
@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.harness.hash_vectors import hash_vector
+from tests.harness.hash_embedder import hash_vector
 from tests.load.fixture_server import Handler, Server
 
 OPENAI_PATHS = (b"/embeddings", b"/v1/embeddings")

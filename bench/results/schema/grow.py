@@ -30,7 +30,7 @@ class GrowRungRecord:
     ingest_mode: str  # incremental (only the new documents sent) | rebuild (the engine indexed all `size` again)
     status: RungStatus
     ingest_seconds: float  # the increment's ingest (rebuild: the whole index), wall time of the target's prepare
-    docs_per_s: float | None  # documents ingested (incremental: added; rebuild: size) over ingest_seconds
+    docs_per_s: float | None  # documents ingested (incremental: sent; rebuild: size) over ingest_seconds; None: none
     queries: int  # queries sent, one at a time
     latency_ms: dict[str, float]  # per query wall time of the target's search, ms: p50, p99 (and the SLO's pNN)
     metrics: dict[str, float]  # measure label (nDCG@10, R@100) -> mean over the queries, failed ones as zero

@@ -65,10 +65,15 @@ def test_lightrag_grows_in_place_and_deletes_every_rungs_documents_at_the_end(
     docs = {f"g{i}": f"Grow note {i}: the comet number {i} orbits the sun every {i + 3} years." for i in range(4)}
     data = write_beir(tmp_path / "data", docs, {"q": "comet number 2 orbit"}, [("q", "g2", 1)])
     out = tmp_path / "o"
-    code, _, err = ragbench("grow", "--dataset", data, "-t", f"lightrag:naive@{url}", "--rungs", "4,8,12", "--out", out)
+    targets = ["-t", f"naive=lightrag:naive@{url}", "-t", f"mix=lightrag:mix@{url}"]
+    code, _, err = ragbench("grow", "--dataset", data, *targets, "--rungs", "4,8,12", "--out", out)
     assert code == 0, err
     rungs = read_results(out / "results.jsonl").grow_rungs
-    assert [(r.size, r.added, r.ingest_mode) for r in rungs] == [
+    naive = [r for r in rungs if r.target == "naive"]
+    # one server, one set of documents: naive's target sends each rung's, mix's finds them listed (no ingest rate)
+    assert all(r.docs_per_s is not None for r in naive)
+    assert [r.docs_per_s for r in rungs if r.target == "mix"] == [None, None, None]
+    assert [(r.size, r.added, r.ingest_mode) for r in naive] == [
         (4, 4, "incremental"),
         (8, 4, "incremental"),
         (12, 4, "incremental"),

@@ -1,0 +1,62 @@
+"""The hash-vector embedding stand-in the grow benchmarks serve (benchmarks/grow_openwebui.py, grow_lightrag.py,
+grow_overhead.py; tests/sizing/queue_server.py's OpenAI route embeds with it too), and the resident memory of an
+app's process group.
+
+The stand-in answers any POST in OpenAI's embeddings shape: each text as DIMS feature-hashed word counts (crc32),
+L2-normalised — lexical, deterministic, microseconds a text, so that an app's ingest and latency are the app's and
+its store's, not a CPU model's. Its quality figures are a bag of hashed words', not a retriever's.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import zlib
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+DIMS = 128
+WORD = re.compile(r"\w+")
+
+
+def hash_vector(text: str) -> list[float]:
+    vector = [0.0] * DIMS
+    for word in WORD.findall(text.lower()):
+        vector[zlib.crc32(word.encode()) % DIMS] += 1.0
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0:  # no word (punctuation, symbols): a unit vector, since a store that normalises would divide by 0
+        return [1.0] + [0.0] * (DIMS - 1)
+    return [v / norm for v in vector]
+
+
+class HashEmbedder(BaseHTTPRequestHandler):
+    """Serve with `ThreadingHTTPServer(("127.0.0.1", 0), HashEmbedder)`; its root URL is the OpenAI base URL."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [{"object": "embedding", "index": i, "embedding": hash_vector(t)} for i, t in enumerate(texts)]
+        reply = json.dumps({"object": "list", "data": data, "model": body.get("model", "hash")}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+
+def tree_rss_kib(pgid: int) -> int:
+    """Resident memory of every process in the app's process group (its workers included), KiB."""
+    total = 0
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = status.read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid:
+                total += int(fields[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
+        except (OSError, IndexError, ValueError):
+            continue
+    return total

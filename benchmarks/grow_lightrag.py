@@ -27,7 +27,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
@@ -35,7 +34,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.harness.hash_embedder import DIMS, HashEmbedder, tree_rss_kib
+from tests.harness.hash_embedder import DIMS, HashEmbedder, watch_grow
 from tests.harness.lightrag import VERSION, LightRAGServer, Providers, start_lightrag
 from tests.harness.llm_double import LLMDouble
 from tests.harness.process import stop_process
@@ -102,29 +101,10 @@ def run_grow(args: argparse.Namespace, server: LightRAGServer, app_pgid: int) ->
     argv = grow_argv(args, server)
     print("ragbench", " ".join(argv[3:]).replace(server.url, "URL").replace(str(server.work_dir), "WORK"), flush=True)
     env = {**os.environ, "LIGHTRAG_API_KEY": server.api_key, "PYTHONPATH": str(REPO)}
-    started = time.monotonic()
     proc = subprocess.Popen(argv, cwd=REPO, env=env)
-    peak_kib, loads = 0, []
-    with (args.out / "samples.csv").open("w") as samples:
-        samples.write("unix_s,app_rss_kib,load1\n")
-        try:
-            while proc.poll() is None:
-                time.sleep(5)
-                rss, load = tree_rss_kib(app_pgid), os.getloadavg()[0]
-                peak_kib, loads = max(peak_kib, rss), [*loads, load]
-                samples.write(f"{time.time():.0f},{rss},{load:.2f}\n")
-                samples.flush()
-                if time.monotonic() - started > args.limit_s or rss > args.max_rss_gib * 2**20:
-                    print(
-                        f"stopping grow: {time.monotonic() - started:.0f} s, app RSS {rss / 2**20:.2f} GiB", flush=True
-                    )
-                    proc.terminate()
-                    proc.wait()
-        finally:
-            if proc.poll() is None:
-                proc.terminate()
-                proc.wait()
-    print(f"grow exit {proc.returncode} after {time.monotonic() - started:.0f} s", flush=True)
+    samples = args.out / "samples.csv"
+    peak_kib = watch_grow(proc, app_pgid, samples, args.limit_s, args.max_rss_gib)
+    loads = [float(row.split(",")[2]) for row in samples.read_text().splitlines()[1:]]
     if loads:
         print(f"load average (1 min) during the run: {min(loads):.1f} to {max(loads):.1f}", flush=True)
     print(f"app RSS peak {peak_kib / 2**20:.2f} GiB", flush=True)

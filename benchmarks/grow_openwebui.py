@@ -24,13 +24,12 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.harness.hash_embedder import HashEmbedder, tree_rss_kib
+from tests.harness.hash_embedder import HashEmbedder, watch_grow
 from tests.harness.openwebui import OpenWebUIServer, start_openwebui
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
 
@@ -129,26 +128,8 @@ def run_grow(args: argparse.Namespace, server: OpenWebUIServer, app_pgid: int) -
         argv += ["-t", spec + (f"&max_chunks={args.max_chunks}" if args.max_chunks else "")]
     print("ragbench", " ".join(argv[3:]).replace(url, "URL").replace(str(data_dir), "DATA"), flush=True)
     env = {**os.environ, "OPENWEBUI_API_KEY": server.api_key, "PYTHONPATH": str(REPO)}
-    started = time.monotonic()
     proc = subprocess.Popen(argv, cwd=REPO, env=env)
-    with args.out.with_suffix(".rss.csv").open("w") as memory:
-        try:
-            while proc.poll() is None:
-                time.sleep(5)
-                rss = tree_rss_kib(app_pgid)
-                memory.write(f"{time.time():.0f},{rss}\n")
-                memory.flush()
-                if time.monotonic() - started > args.limit_s or rss > args.max_rss_gib * 2**20:
-                    print(
-                        f"stopping grow: {time.monotonic() - started:.0f} s, app RSS {rss / 2**20:.1f} GiB", flush=True
-                    )
-                    proc.terminate()
-                    proc.wait()
-        finally:
-            if proc.poll() is None:
-                proc.terminate()
-                proc.wait()
-    print(f"grow exit {proc.returncode} after {time.monotonic() - started:.0f} s", flush=True)
+    watch_grow(proc, app_pgid, args.out.with_suffix(".rss.csv"), args.limit_s, args.max_rss_gib)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The hash-vector embedding stand-in the grow benchmarks serve (benchmarks/grow_openwebui.py, grow_lightrag.py,
-grow_overhead.py; tests/sizing/queue_server.py's OpenAI route embeds with it too), and the resident memory of an
-app's process group.
+grow_overhead.py; tests/sizing/queue_server.py's OpenAI route embeds with it too), the resident memory of an
+app's process group, and the watch those ladders keep on a `ragbench grow` process.
 
 The stand-in answers any POST in OpenAI's embeddings shape: each text as DIMS feature-hashed word counts (crc32),
 L2-normalised — lexical, deterministic, microseconds a text, so that an app's ingest and latency are the app's and
@@ -13,6 +13,8 @@ import json
 import math
 import os
 import re
+import subprocess
+import time
 import zlib
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -60,3 +62,30 @@ def tree_rss_kib(pgid: int) -> int:
         except (OSError, IndexError, ValueError):
             continue
     return total
+
+
+def watch_grow(proc: subprocess.Popen[bytes], app_pgid: int, samples: Path, limit_s: float, max_rss_gib: float) -> int:
+    """Sample the app's RSS and the load average every 5 s into `samples` (CSV) until `proc` (a `ragbench grow`)
+    ends; stop it past `limit_s` seconds or `max_rss_gib` of app memory. Returns the peak RSS, KiB."""
+    started, peak_kib = time.monotonic(), 0
+    with samples.open("w") as out:
+        out.write("unix_s,app_rss_kib,load1\n")
+        try:
+            while proc.poll() is None:
+                time.sleep(5)
+                rss, load = tree_rss_kib(app_pgid), os.getloadavg()[0]
+                peak_kib = max(peak_kib, rss)
+                out.write(f"{time.time():.0f},{rss},{load:.2f}\n")
+                out.flush()
+                if time.monotonic() - started > limit_s or rss > max_rss_gib * 2**20:
+                    print(
+                        f"stopping grow: {time.monotonic() - started:.0f} s, app RSS {rss / 2**20:.2f} GiB", flush=True
+                    )
+                    proc.terminate()
+                    proc.wait()
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait()
+    print(f"grow exit {proc.returncode} after {time.monotonic() - started:.0f} s", flush=True)
+    return peak_kib

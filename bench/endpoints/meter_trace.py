@@ -348,4 +348,7 @@ def trace_schema() -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):  # `--help` is no file name to write the schema to
+        print("usage: python -m bench.endpoints.meter_trace OUT.json", file=sys.stderr)
+        sys.exit(2)
     Path(sys.argv[1]).write_text(json.dumps(trace_schema(), indent=2) + "\n", encoding="utf-8")

@@ -176,6 +176,7 @@ def schema_text() -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m bench.results.json_schema OUT.json")
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):  # `--help` is no file name to write the schema to
+        print("usage: python -m bench.results.json_schema OUT.json", file=sys.stderr)
+        sys.exit(2)
     Path(sys.argv[1]).write_text(schema_text(), encoding="utf-8")

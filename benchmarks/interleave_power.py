@@ -4,7 +4,7 @@
         [--warmup 0.5s] [--slice 0.25s] [--service-ms 20] [--server sleep|cpu] [--step 1.1] [--limit 0.95]
         [--concurrency 1] [--hog 2] [--out reports/interleave-power]
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --simulate 100 [--noise 0.03] [--rounds 10]
-        [--contamination 0.1]
+        [--contamination 0.05] [--slices 2]
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --rejudge reports/il5 [--limit 0.95]
 
     # ≥ 40 jobs of each in four shards side by side (each its own servers; one CPU-bound neighbour), then the
@@ -31,15 +31,17 @@ gated by `--min-throughput-ratio LIMIT`. It prints how many A/B jobs were flagge
 jobs failed, each job's wall time, and the paired beside the unpaired noise of texts/s of the same windows (the
 median over the jobs), with the machine's load average before and after.
 
-Simulated mode draws `--simulate N` A/A and N A/B jobs of `--rounds` rounds whose machine drifts by 30% over the
-job and moves ±20% per round (shared by both sides), each window adding `--noise` (log sd of a ratio), and judges
-them with the same statistics (bench/gate/paired.py) and with the Student t interval used before 2026-12-06:
-the A/A false alarms, the A/B detections, and the false-alarm rate of a ratio exactly at the limit (at most 2.5%
-by construction: one side of the 95% interval). `--contamination P`: a share P of the rounds has a client stall,
-one side's texts/s × U(0.3, 0.7) (issue 36's descheduled rounds).
+Simulated mode draws `--simulate N` A/A and N A/B jobs of `--rounds` rounds of `--slices` slices a side (X Y Y X,
+as load --slice runs them) whose machine drifts by 30% over the job and moves ±20% per round (shared by both
+sides), each round's windows adding `--noise` (log sd of a round's ratio; a slice's share of it is larger), and
+judges their texts/s three ways (JUDGES: the Student t interval on the rounds, used before 2026-12-06; the
+signed-rank interval on the rounds; the signed-rank interval on the slice pairs, the gate's now): the A/A false
+alarms, the A/B detections, and the false-alarm rate of a ratio exactly at the limit (at most 2.5% by
+construction: one side of the 95% interval). `--contamination P`: a share P of the slices has a client stall,
+that slice's texts/s × U(0.3, 0.7) (issue 36's descheduled rounds).
 
 `--rejudge FOLDER...` reads the jobs a real run left (each `step-*` and `twins-*` folder's interleaved record)
-and judges their rounds' texts/s again by both intervals at `--limit`: A/B flagged and A/A failed, old and new.
+and judges their texts/s again the same three ways at `--limit`: A/B flagged and A/A failed, each way.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +66,7 @@ sys.path.insert(0, str(ROOT))
 from bench.core.resample import CONFIDENCE, Interval  # noqa: E402
 from bench.gate import paired  # noqa: E402
 from bench.gate.noise import Verdict, judge  # noqa: E402
+from bench.load.interleave_slices import slice_order  # noqa: E402
 from bench.results.schema import EndStatus, InterleavedRecord, InterleavedRound, PairedFigure  # noqa: E402
 from bench.results.store import read_results  # noqa: E402
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy  # noqa: E402
@@ -221,7 +225,8 @@ def summarize(found: dict[str, list[tuple[InterleavedRecord, float, int]]], args
     print(f"  inconclusive: {inconclusive[0]} A/B, {inconclusive[1]} A/A")
     print(f"  job wall time: median {statistics.median(walls):.0f} s, max {max(walls):.0f} s")
     print(
-        f"  texts/s noise per round, median over jobs: paired ±{statistics.median(pct[0]):.1%} "
+        f"  texts/s noise per pair (a slice pair, or a round of whole windows), median over jobs: "
+        f"paired ±{statistics.median(pct[0]):.1%} "
         f"(range {min(pct[0]):.1%}–{max(pct[0]):.1%}), unpaired ±{statistics.median(pct[1]):.1%} "
         f"(range {min(pct[1]):.1%}–{max(pct[1]):.1%})"
     )
@@ -350,36 +355,65 @@ def t_interval(a: list[float], b: list[float]) -> Interval:
     return Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half))
 
 
-def both_verdicts(a: list[float], b: list[float], limit: float) -> tuple[Verdict, Verdict]:
-    """(t interval, signed-rank interval) verdicts of a job's texts/s rounds at `limit`."""
-    stats = paired.paired_stats(a, b, higher_is_better=True)
-    assert stats is not None
-    return judge(t_interval(a, b), limit, True), paired.verdict(stats, limit, higher_is_better=True)
+JUDGES = ("t interval, rounds (before 2026-12-06)", "signed-rank, rounds", "signed-rank, slice pairs (now)")
 
 
-def _stalled(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, share: float) -> None:
-    """A client stall in a `share` of the rounds: one side's texts/s (either, at random) × U(0.3, 0.7)."""
-    for k in np.flatnonzero(rng.random(len(a)) < share):
-        side = a if rng.random() < 0.5 else b
-        side[k] *= rng.uniform(0.3, 0.7)
+def judged(rounds: list[InterleavedRound], limit: float) -> list[Verdict]:
+    """A job's texts/s judged three ways at `limit`, one verdict per JUDGES: the Student t interval on the rounds'
+    windows, the signed-rank interval on them, and the signed-rank interval on the slice pairs (what the gate
+    does now; the same as by rounds for a record without slices). A window with no answer is left out."""
+    kept = [r for r in rounds if r.baseline_texts_per_s and r.current_texts_per_s]
+    a, b = [r.baseline_texts_per_s for r in kept], [r.current_texts_per_s for r in kept]
+    whole = [replace(r, baseline_slices_texts_per_s=None, current_slices_texts_per_s=None) for r in kept]
+    limits: dict[str, float | None] = {"texts_per_s": limit}
+    return [
+        judge(t_interval(a, b), limit, True),
+        paired.judged_figures(whole, limits)[1] or Verdict.INCONCLUSIVE,
+        paired.judged_figures(kept, limits)[1] or Verdict.INCONCLUSIVE,
+    ]
+
+
+def simulated_rounds(rng: np.random.Generator, step: float, args: argparse.Namespace) -> list[InterleavedRound]:
+    """One simulated job: per round the machine's level (±20%, drifting by 30% over the job, shared), each side's
+    `--slices` slices in load --slice's order (X Y Y X), each slice adding its share of `--noise` (a window of S
+    slices has the noise of one slice over sqrt(S)), a client stall in a `--contamination` share of the slices
+    (that slice's texts/s x U(0.3, 0.7)); a side's window is its slices' mean."""
+    slices = args.slices
+    drift = np.linspace(1, 0.7, args.rounds)
+    rounds = []
+    for i in range(args.rounds):
+        machine = math.exp(rng.normal(0, 0.2)) * drift[i]
+        first = int(rng.integers(2))
+        sides: list[list[float]] = [[], []]
+        for side in slice_order(first, slices):
+            value = (
+                100
+                * machine
+                * (step if side == 1 else 1.0)
+                * math.exp(rng.normal(0, args.noise * math.sqrt(slices / 2)))
+            )
+            if rng.random() < args.contamination:
+                value *= rng.uniform(0.3, 0.7)
+            sides[side].append(value)
+        a, b = sides
+        wa, wb = float(np.mean(a)), float(np.mean(b))
+        rounds.append(InterleavedRound(i + 1, "ab"[first], wa, wb, None, None, None, None, wb / wa, None, None, a, b))
+    return rounds
 
 
 def simulate(args: argparse.Namespace) -> None:
     rng = np.random.default_rng(args.seed)
     for name, step in (("A/A", 1.0), ("A/B", 1 / args.step), ("at the limit", args.limit)):
-        verdicts: tuple[list[Verdict], list[Verdict]] = ([], [])
+        verdicts: list[list[Verdict]] = [[] for _ in JUDGES]
         for _ in range(args.simulate):
-            machine = np.exp(rng.normal(0, 0.2, args.rounds)) * np.linspace(1, 0.7, args.rounds)
-            a = 100 * machine * np.exp(rng.normal(0, args.noise / math.sqrt(2), args.rounds))
-            b = 100 * step * machine * np.exp(rng.normal(0, args.noise / math.sqrt(2), args.rounds))
-            _stalled(rng, a, b, args.contamination)
-            for found, v in zip(verdicts, both_verdicts(list(a), list(b), args.limit), strict=True):
+            for found, v in zip(verdicts, judged(simulated_rounds(rng, step, args), args.limit), strict=True):
                 found.append(v)
         print(
-            f"simulated {name} (ratio {step:.3f}), {args.rounds} rounds, paired noise ±{args.noise:.1%}, 30% drift, "
-            f"{args.contamination:.0%} of rounds stalled, limit {args.limit}:"
+            f"simulated {name} (ratio {step:.3f}), {args.rounds} rounds of {args.slices} slices a side, paired "
+            f"noise ±{args.noise:.1%} per round, 30% drift, {args.contamination:.0%} of slices stalled, "
+            f"limit {args.limit}:"
         )
-        for label, found in zip(("t interval (before)", "signed-rank (now)"), verdicts, strict=True):
+        for label, found in zip(JUDGES, verdicts, strict=True):
             print(
                 f"  {label}: fail {found.count(Verdict.FAIL)}, inconclusive {found.count(Verdict.INCONCLUSIVE)}, "
                 f"pass {found.count(Verdict.PASS)} of {args.simulate}"
@@ -387,24 +421,21 @@ def simulate(args: argparse.Namespace) -> None:
 
 
 def rejudge(folders: list[str], limit: float) -> None:
-    """Recorded jobs (each `step-*` and `twins-*` folder's interleaved record) judged again from their rounds'
-    texts/s by the t interval and the signed-rank interval at `limit`: A/B flagged, A/A failed, each way."""
+    """Recorded jobs (each `step-*` and `twins-*` folder's interleaved record) judged again from their texts/s by
+    each of JUDGES at `limit`: A/B flagged, A/A failed, each way (slice pairs: records written since slices were
+    kept; older ones are judged by round)."""
     for folder in folders:
         if not any(Path(folder).glob("*-*/results.jsonl")):
             print(f"interleave_power: error: {folder}: no step-*/ or twins-*/results.jsonl in it", file=sys.stderr)
             sys.exit(2)
     for folder in folders:
         for kind in ("step", "twins"):
-            counts = {"t interval (before)": [0, 0], "signed-rank (now)": [0, 0]}  # [fail, inconclusive]
+            counts = {label: [0, 0] for label in JUDGES}  # [fail, inconclusive]
             jobs = 0
             for results in sorted(Path(folder).glob(f"{kind}-*/results.jsonl")):
                 for record in read_results(results).interleaved:
-                    a = [r.baseline_texts_per_s for r in record.rounds]
-                    b = [r.current_texts_per_s for r in record.rounds]
-                    kept = [(x, y) for x, y in zip(a, b, strict=True) if x and y]  # a window with no answer: none
                     jobs += 1
-                    verdicts = both_verdicts([x for x, _ in kept], [y for _, y in kept], limit)
-                    for tally, v in zip(counts.values(), verdicts, strict=True):
+                    for tally, v in zip(counts.values(), judged(record.rounds, limit), strict=True):
                         tally[0] += v == Verdict.FAIL
                         tally[1] += v == Verdict.INCONCLUSIVE
             said = "; ".join(f"{label}: fail {f}, inconclusive {i}" for label, (f, i) in counts.items())
@@ -420,8 +451,9 @@ def main() -> None:
         "--contamination",
         type=float,
         default=0.0,
-        help="simulated: share of rounds with a client stall (one side's texts/s x U(0.3, 0.7))",
+        help="simulated: share of slices with a client stall (that slice's texts/s x U(0.3, 0.7))",
     )
+    parser.add_argument("--slices", type=int, default=2, help="simulated: slices per window (1: whole windows)")
     parser.add_argument(
         "--rejudge", nargs="+", metavar="FOLDER", help="judge the recorded jobs under FOLDER again, old and new"
     )

@@ -15,6 +15,7 @@ from bench.results.schema import InterleavedRecord, InterleavedRound, LatencySum
 
 if TYPE_CHECKING:
     from bench.commands.load_request import LoadRequest
+    from bench.load.interleave import Rounds
 
 
 def round_figures(record: LoadPointRecord, quantity: str) -> dict[str, float | None]:
@@ -32,14 +33,10 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return b / a if a and b is not None else None
 
 
-def paired_record(
-    point: PointConfig,
-    a: list[LoadPointRecord],
-    b: list[LoadPointRecord],
-    firsts: list[str],
-    config: GateConfig,
-) -> InterleavedRecord:
-    """The rounds (a[i], b[i]), each figure's paired stats and, where compare's limit is given, its verdict."""
+def paired_record(point: PointConfig, done: Rounds, config: GateConfig) -> InterleavedRecord:
+    """The rounds (A's i-th window, B's i-th; their slices' texts/s where cut in slices), each figure's paired
+    stats and, where compare's limit is given, its verdict."""
+    a, b = done.a, done.b
     quantity = p99_quantity(a[0])
     sides = [(round_figures(x, quantity), round_figures(y, quantity)) for x, y in zip(a, b, strict=True)]
     rounds = [
@@ -55,8 +52,12 @@ def paired_record(
             texts_per_s_ratio=_ratio(fa["texts_per_s"], fb["texts_per_s"]),
             p50_ratio=_ratio(fa["p50"], fb["p50"]),
             p99_ratio=_ratio(fa["p99"], fb["p99"]),
+            baseline_slices_texts_per_s=slices_a,
+            current_slices_texts_per_s=slices_b,
         )
-        for i, ((fa, fb), first) in enumerate(zip(sides, firsts, strict=True))
+        for i, ((fa, fb), first, slices_a, slices_b) in enumerate(
+            zip(sides, done.firsts, done.a_slices, done.b_slices, strict=True)
+        )
     ]
     limits = paired.limits_of(config)
     figures, verdict = paired.judged_figures(rounds, limits)
@@ -95,8 +96,8 @@ def interleave_command(request: LoadRequest) -> tuple[list[LoadPointRecord], lis
     records: list[LoadPointRecord] = []
     pairs: list[InterleavedRecord] = []
 
-    def pair(point: PointConfig, a: list[LoadPointRecord], b: list[LoadPointRecord], firsts: list[str]) -> object:
-        pairs.append(paired_record(point, a, b, firsts, config))
+    def pair(point: PointConfig, done: Rounds) -> object:
+        pairs.append(paired_record(point, done, config))
         return pairs[-1]
 
     def show(results: Results) -> None:

@@ -2,6 +2,13 @@
 candidate B back to back, so whatever moves the whole machine between rounds (drift) moves both and cancels in
 the round's ratio B ÷ A.
 
+- the pairs: each round is one pair (A's window, B's window); a run in slices (`--slice`) pairs texts/s finer, each
+  round's k-th slice of A with B's k-th, measured back to back (X Y | Y X): a stall of a few hundred ms on one side
+  spoils one pair of 2 × rounds instead of one round of the rounds, and drift within a round cancels too. p50 and
+  p99 stay paired by round (a quantile needs the whole window's answers). Slices of one round are not further
+  apart than the round itself, and which side goes first alternates from pair to pair, so the pairs are as
+  exchangeable as rounds: under no change each log ratio is still symmetric about 0 (measured: A/A and ratios at
+  the limit, docs/ci.md);
 - the ratio: exp of the Hodges-Lehmann estimate of the rounds' log ratios (the median of their Walsh averages,
   (d_i + d_j) / 2 for i <= j), with the exact Wilcoxon signed-rank 95% interval: the (c + 1)-th smallest and
   largest Walsh averages, c the largest count with P(T <= c) <= 2.5% under no change (the exact null
@@ -60,7 +67,8 @@ class PairedStats:
 
     ratio: Interval  # B ÷ A: exp(Hodges-Lehmann estimate of the log ratio), exact 95% Wilcoxon interval
     rounds: int  # rounds with the figure on both sides
-    paired_noise: float  # 1.4826 × MAD of log(B/A) over the rounds (log units; a robust sd)
+    pairs: int  # the pairs judged: the rounds, or their slice pairs
+    paired_noise: float  # 1.4826 × MAD of log(B/A) over the pairs (log units; a robust sd)
     unpaired_noise: float  # sqrt(s(log A)² + s(log B)²), s = 1.4826 × MAD: the same windows, unpaired
     detectable: float  # the smallest regression ratio seen at POWER (below 1 for throughput, above 1 for latency)
     detectable_unpaired: float  # the same from the unpaired noise
@@ -69,12 +77,15 @@ class PairedStats:
         """Rounds for a step as large as `limit`'s (e.g. ×0.95) to be seen at POWER; None past MAX_ROUNDS or
         at a limit of 1 (no step)."""
         noise = self.paired_noise if paired else self.unpaired_noise
-        return rounds_needed(noise, limit, paired)
+        return in_rounds(rounds_needed(noise, limit, paired), self.pairs / self.rounds)
 
 
-def paired_stats(a: Sequence[float], b: Sequence[float], higher_is_better: bool) -> PairedStats | None:
-    """The stats of rounds (a[i], b[i]); rounds where either side is missing or not positive are left out.
-    None with fewer than two usable rounds (no spread to estimate)."""
+def paired_stats(
+    a: Sequence[float], b: Sequence[float], higher_is_better: bool, rounds: int | None = None
+) -> PairedStats | None:
+    """The stats of pairs (a[i], b[i]) measured in `rounds` rounds (None: one pair a round); pairs where either
+    side is missing or not positive are left out. None with fewer than two usable pairs (no spread to
+    estimate)."""
     pairs = [(x, y) for x, y in zip(a, b, strict=True) if x > 0 and y > 0 and math.isfinite(x) and math.isfinite(y)]
     n = len(pairs)
     if n < 2:
@@ -87,7 +98,8 @@ def paired_stats(a: Sequence[float], b: Sequence[float], higher_is_better: bool)
     sign = -1.0 if higher_is_better else 1.0
     return PairedStats(
         ratio=Interval(math.exp(centre), math.exp(low), math.exp(high)),
-        rounds=n,
+        rounds=min(rounds, n) if rounds is not None else n,
+        pairs=n,
         paired_noise=paired,
         unpaired_noise=unpaired,
         detectable=math.exp(sign * smallest_step(paired, n, True)),
@@ -149,6 +161,11 @@ def rounds_needed(noise: float, step: float, paired: bool = True) -> int | None:
     return None
 
 
+def in_rounds(pairs: int | None, per_round: float) -> int | None:
+    """Pairs needed, as rounds of `per_round` pairs each (a run in slices: 2 or more a round)."""
+    return math.ceil(pairs / per_round - 1e-9) if pairs is not None else None
+
+
 def rounds_to_flag(noise: float, step: float, limit: float | None) -> int | None:
     """The fewest rounds after which the gate at `limit` fails a true ratio of `step` with POWER: it fails once
     the whole interval is past the limit, so the distance to see is step ÷ limit (no limit: step ÷ 1, a one-sided
@@ -165,9 +182,10 @@ def detect_line(f: PairedFigure) -> str | None:
     if f.figure != "texts_per_s":
         return None
     against = f"the limit ×{f.limit:g}" if f.limit is not None else "×1 (no limit given)"
+    per_round = (f.pairs or f.rounds) / f.rounds
     counts = [
-        f"×{step:g}: {_rounds(rounds_to_flag(f.paired_noise, step, f.limit))} "
-        f"(unpaired {_rounds(rounds_to_flag(f.unpaired_noise, step, f.limit))})"
+        f"×{step:g}: {_rounds(in_rounds(rounds_to_flag(f.paired_noise, step, f.limit), per_round))} "
+        f"(unpaired {_rounds(in_rounds(rounds_to_flag(f.unpaired_noise, step, f.limit), per_round))})"
         for step in DETECT_STEPS
         if f.limit is None or step < f.limit
     ]
@@ -203,19 +221,35 @@ def limits_of(config: GateConfig) -> dict[str, float | None]:
 def judged_figures(
     rounds: Sequence[InterleavedRound], limits: dict[str, float | None]
 ) -> tuple[list[PairedFigure], Verdict | None]:
-    """Each figure's paired stats over the rounds, judged by its limit, and the job's verdict (None: nothing
-    gated). A figure with fewer than two rounds on both sides (a p99 of too few answers) is left out."""
+    """Each figure's paired stats over the rounds (texts/s: their slice pairs where they have them), judged by
+    its limit, and the job's verdict (None: nothing gated). A figure with fewer than two pairs on both sides (a
+    p99 of too few answers) is left out."""
     sides: dict[str, list[tuple[float | None, float | None]]] = {
-        "texts_per_s": [(r.baseline_texts_per_s, r.current_texts_per_s) for r in rounds],
+        "texts_per_s": [pair for r in rounds for pair in texts_pairs(r)],
         "p50": [(r.baseline_p50_ms, r.current_p50_ms) for r in rounds],
         "p99": [(r.baseline_p99_ms, r.current_p99_ms) for r in rounds],
     }
+    used = {
+        "texts_per_s": sum(any(a and b for a, b in texts_pairs(r)) for r in rounds),
+        "p50": sum(bool(r.baseline_p50_ms and r.current_p50_ms) for r in rounds),
+        "p99": sum(bool(r.baseline_p99_ms and r.current_p99_ms) for r in rounds),
+    }
     figures = []
     for name in FIGURES:
-        found = paired_figure(name, [a for a, _ in sides[name]], [b for _, b in sides[name]], limits.get(name))
+        a, b = [x for x, _ in sides[name]], [y for _, y in sides[name]]
+        found = paired_figure(name, a, b, limits.get(name), used[name])
         if found is not None:
             figures.append(found)
     return figures, overall([Verdict(f.verdict) for f in figures if f.verdict is not None])
+
+
+def texts_pairs(r: InterleavedRound) -> list[tuple[float | None, float | None]]:
+    """A round's texts/s pairs: its slices' (k-th of A, k-th of B), back to back, where it was cut in slices; else
+    its two windows."""
+    a, b = r.baseline_slices_texts_per_s, r.current_slices_texts_per_s
+    if a is not None and b is not None and len(a) == len(b):
+        return list(zip(a, b, strict=True))
+    return [(r.baseline_texts_per_s, r.current_texts_per_s)]
 
 
 def not_judged(figures: Sequence[PairedFigure], limits: dict[str, float | None]) -> list[str]:
@@ -224,17 +258,21 @@ def not_judged(figures: Sequence[PairedFigure], limits: dict[str, float | None])
     return [name for name in FIGURES if limits.get(name) is not None and name not in judged]
 
 
-def paired_figure(name: str, a: list[float | None], b: list[float | None], limit: float | None) -> PairedFigure | None:
-    """One figure over the rounds where both sides have it; None with fewer than two such rounds."""
+def paired_figure(
+    name: str, a: list[float | None], b: list[float | None], limit: float | None, rounds: int | None = None
+) -> PairedFigure | None:
+    """One figure over the pairs where both sides have it, measured in `rounds` rounds (None: a pair each); None
+    with fewer than two such pairs."""
     both = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
     higher = name == "texts_per_s"
-    stats = paired_stats([x for x, _ in both], [y for _, y in both], higher)
+    stats = paired_stats([x for x, _ in both], [y for _, y in both], higher, rounds)
     if stats is None:
         return None
     return PairedFigure(
         figure=name,
         ratio=stats.ratio,
         rounds=stats.rounds,
+        pairs=stats.pairs if stats.pairs != stats.rounds else None,
         paired_noise=stats.paired_noise,
         unpaired_noise=stats.unpaired_noise,
         detectable=stats.detectable,
@@ -268,7 +306,8 @@ def describe(record: InterleavedRecord) -> list[str]:
 def figure_line(f: PairedFigure) -> str:
     """`texts/s ×0.903 [0.889, 0.917]; limit ×0.95: fail; paired noise ±1.2% (unpaired ±8.5%); ...`."""
     r = f.ratio
-    said = f"{FIGURE_NAMES.get(f.figure, f.figure)} ×{r.mean:.3f} [{r.low:.3f}, {r.high:.3f}] over {f.rounds} rounds"
+    over = f"{f.pairs} slice pairs of {f.rounds} rounds" if f.pairs else f"{f.rounds} rounds"
+    said = f"{FIGURE_NAMES.get(f.figure, f.figure)} ×{r.mean:.3f} [{r.low:.3f}, {r.high:.3f}] over {over}"
     if f.limit is not None:
         said += f"; limit ×{f.limit:g}: {f.verdict}"
     said += (

@@ -6,8 +6,8 @@ sides of every round alike.
 
 Each window is a point as `load` measures it (warm-up, measured window, drain: bench/load/measure.py). Once a
 point's rounds are done, each endpoint's windows are pooled into its `load_point` record (one repeat per round,
-in round order: bench/load/repeats.py) and `pair(point, a_windows, b_windows, firsts)` makes the point's paired
-record (the gate's statistics live above this layer). Whatever stops the rounds (Ctrl-C, a dead server, a window
+in round order: bench/load/repeats.py) and `pair(point, rounds)` makes the point's paired record (the gate's
+statistics live above this layer). Whatever stops the rounds (Ctrl-C, a dead server, a window
 too short), what was measured is written.
 """
 
@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Executor
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bench.core.errors import UserError
 from bench.core.resample import seeded_generator
 from bench.endpoints.spec import EndpointSpec
 from bench.load.endpoint import LoadEndpoint, close_endpoints, open_endpoints
-from bench.load.interleave_slices import SlicedPoint
+from bench.load.interleave_slices import SideWindow, SlicedPoint
 from bench.load.measure import measure_point, stop_if_unreachable
 from bench.load.plan import SweepPlan
 from bench.load.points import PointConfig, point_label
@@ -36,16 +36,31 @@ from bench.results.lifecycle import Output as RunOutput
 from bench.results.schema import EndStatus, LoadPointRecord, RunCommand
 from bench.results.store import Results
 
-Pair = Callable[[PointConfig, list[LoadPointRecord], list[LoadPointRecord], list[str]], object]
-
 
 @dataclass
 class Rounds:
-    """One point's windows so far: each endpoint's, in round order, and which endpoint went first in each."""
+    """One point's windows so far: each endpoint's, in round order, which endpoint went first in each, and (cut in
+    slices) each window's slices' texts/s, None per round of whole windows."""
 
-    a: list[LoadPointRecord]
-    b: list[LoadPointRecord]
-    firsts: list[str]
+    a: list[LoadPointRecord] = field(default_factory=list)
+    b: list[LoadPointRecord] = field(default_factory=list)
+    firsts: list[str] = field(default_factory=list)
+    a_slices: list[list[float | None] | None] = field(default_factory=list)
+    b_slices: list[list[float | None] | None] = field(default_factory=list)
+
+    def add(self, side: int, window: SideWindow | LoadPointRecord) -> None:
+        """A side's window (0: A, 1: B), with its slices' texts/s where it was cut in slices."""
+        record, slices = (window.record, window.slice_texts_per_s) if isinstance(window, SideWindow) else (window, None)
+        (self.a if side == 0 else self.b).append(record)
+        (self.a_slices if side == 0 else self.b_slices).append(slices)
+
+    def complete(self) -> Rounds:
+        """The rounds both sides finished."""
+        n = min(len(self.a), len(self.b))
+        return Rounds(self.a[:n], self.b[:n], self.firsts[:n], self.a_slices[:n], self.b_slices[:n])
+
+
+Pair = Callable[[PointConfig, Rounds], object]
 
 
 def run_interleave(
@@ -115,7 +130,7 @@ def _point_rounds(job: Job, index: int, point: PointConfig) -> None:
     a, b = job.endpoints
     rng = seeded_generator(point.seed, "interleave", point_label(point))
     sliced = SlicedPoint(job.endpoints, point, job.slices, job.workload) if job.slices > 1 else None
-    done = Rounds([], [], [])
+    done = Rounds()
     rounds = job.plan.repeat
     try:
         for round_ in range(rounds):
@@ -123,15 +138,17 @@ def _point_rounds(job: Job, index: int, point: PointConfig) -> None:
             order = (a, b) if rng.random() < 0.5 else (b, a)
             done.firsts.append(order[0].spec.name)
             label = f"{index + 1}/{len(job.plan.points)} round {round_ + 1}/{rounds} {point_label(point)}"
+            measured: list[tuple[LoadEndpoint, SideWindow | LoadPointRecord]]
             if sliced is None:
                 measured = [(e, _window(job, e, again, f"{e.spec.name} {label}")) for e in order]
             else:
                 whole = replace(again, warmup_s=0.0, duration_s=2 * (again.duration_s or 0.0))  # both sides' windows
                 tick = ticker(job.run.progress, f"{label} in 2 x {job.slices} slices", whole)
-                records = sliced.round(job.pool, again, 0 if order[0] is a else 1, tick)
-                measured = list(zip((a, b), records, strict=True))
-            for endpoint, record in measured:
-                (done.a if endpoint is a else done.b).append(record)
+                windows = sliced.round(job.pool, again, 0 if order[0] is a else 1, tick)
+                measured = list(zip((a, b), windows, strict=True))
+            for endpoint, window in measured:
+                done.add(0 if endpoint is a else 1, window)
+                record = window.record if isinstance(window, SideWindow) else window
                 stop_if_unreachable(endpoint, record, "the interleaved run")
                 if round_ == 0 and sliced is None:
                     check_answered(endpoint, record, point)
@@ -173,9 +190,9 @@ def _emit(
             record = pooled(windows, seed) if len(windows) > 1 else windows[0]
             run.write(record)
             on_point(record)
-    complete = min(len(done.a), len(done.b))
-    if complete >= 2:
-        run.write(pair(point, done.a[:complete], done.b[:complete], done.firsts[:complete]))
+    complete = done.complete()
+    if len(complete.a) >= 2:
+        run.write(pair(point, complete))
 
 
 def missing_pairs(results: Results) -> list[str]:

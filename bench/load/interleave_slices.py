@@ -2,7 +2,7 @@
 sequence (X Y Y X X Y Y X …, X drawn per round), so both sides of a round share the same seconds of the machine.
 
     slices = slices_per_window(window_s, "0.25s", open_loop=False)   # checked: one line, exit 2
-    a_window, b_window = SlicedPoint(endpoints, point, slices, workload).round(pool, again, first, tick)
+    a, b = SlicedPoint(endpoints, point, slices, workload).round(pool, again, first, tick)   # SideWindow each
 
 A window of W seconds in S slices sends to its endpoint for S slices of W / S seconds each: a closed loop
 (`--concurrency`) that stops sending at the slice's end and returns once every answer is in, so nothing is in
@@ -12,8 +12,10 @@ the ring of distinct requests walked on from slice to slice, and warmed up once 
 its slices merged as one measurement: counts summed, histograms merged exactly, and the rates over the summed
 measured time of its slices (each from its start, or its first send where its worker woke late, to its end or
 its last answer, whichever is later: the gaps between slices, in which that side sends nothing, are not its
-measured time). Slices start SLICE_LEAD_S after they are handed to the worker, not START_LEAD_S: the plans are
-built already.
+measured time). Each slice's own texts/s is kept beside the window (`SideWindow.slice_texts_per_s`): a side's
+k-th slice ran back to back with the other side's k-th (X Y | Y X), the finest pair the gate can judge
+(bench/gate/paired.py). Slices start SLICE_LEAD_S after they are handed to the worker, not START_LEAD_S: the
+plans are built already.
 """
 
 from __future__ import annotations
@@ -60,6 +62,15 @@ def slice_order(first: int, slices: int) -> list[int]:
     return [pattern[i % 4] for i in range(2 * slices)]
 
 
+@dataclass(frozen=True)
+class SideWindow:
+    """One side's window of a round: its slices merged as one measurement, and each slice's own texts/s in the order
+    measured (None: a slice with no measured time)."""
+
+    record: LoadPointRecord
+    slice_texts_per_s: list[float | None]
+
+
 @dataclass
 class SlicedPoint:
     """One point's slices on both endpoints: plans built once, the request ring's position and warm-up per side."""
@@ -78,7 +89,7 @@ class SlicedPoint:
 
     def round(
         self, pool: Executor, point: PointConfig, first: int, tick: Callable[[], None]
-    ) -> tuple[LoadPointRecord, LoadPointRecord]:
+    ) -> tuple[SideWindow, SideWindow]:
         """One round: every slice of both sides in `slice_order`, then each side's window and its drain."""
         if not self.plans:
             sliced = replace(self.point, duration_s=self.slice_s)
@@ -87,10 +98,10 @@ class SlicedPoint:
         for side in slice_order(first, self.slices):
             shares[side].append(run_plans(pool, self._next_plans(side), tick))
             self.sent[side] += sum(s.handled for s in shares[side][-1])
-        records = [self._window(side, point, shares[side]) for side in (0, 1)]
-        for endpoint, record in zip(self.endpoints, records, strict=True):
-            record.drain = endpoint.drain(max(point.timeout_s, DRAIN_MIN_S))
-        return records[0], records[1]
+        windows = [self._window(side, point, shares[side]) for side in (0, 1)]
+        for endpoint, window in zip(self.endpoints, windows, strict=True):
+            window.record.drain = endpoint.drain(max(point.timeout_s, DRAIN_MIN_S))
+        return windows[0], windows[1]
 
     def _next_plans(self, side: int) -> list[SharePlan]:
         """This side's plans for its next slice: starting SLICE_LEAD_S from now, the ring rotated to where the last
@@ -100,10 +111,11 @@ class SlicedPoint:
         start_at = perf_counter() + SLICE_LEAD_S
         return [replace(_rotated(p, self.sent[side]), start_at=start_at, warmup_s=warmup) for p in self.plans[side]]
 
-    def _window(self, side: int, point: PointConfig, slices: list[list[ShareResult]]) -> LoadPointRecord:
-        return merge_slices(
+    def _window(self, side: int, point: PointConfig, slices: list[list[ShareResult]]) -> SideWindow:
+        record = merge_slices(
             self.endpoints[side].spec.name, replace(point, duration_s=self.slice_s), slices, self.workload
         )
+        return SideWindow(record, [slice_texts_per_s(shares, self.slice_s) for shares in slices])
 
 
 def _rotated(plan: SharePlan, by: int) -> SharePlan:
@@ -155,3 +167,11 @@ def slice_span(shares: list[ShareResult], slice_s: float) -> float | None:
     ]
     end = max([min(planned) + slice_s, *(s.last_end for s in shares if s.last_end is not None)])
     return end - min(starts)
+
+
+def slice_texts_per_s(shares: list[ShareResult], slice_s: float) -> float | None:
+    """One slice's texts answered over its measured seconds (`slice_span`); None: no measured time."""
+    elapsed = slice_span(shares, slice_s)
+    if elapsed is None or elapsed <= 0:
+        return None
+    return sum(s.texts_ok for s in shares) / elapsed

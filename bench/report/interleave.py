@@ -133,7 +133,8 @@ def _notes(record: InterleavedRecord, slices: int) -> list[str]:
         f"order within each round was drawn at random: {sum(r.first == record.baseline for r in record.rounds)} "
         f"of {len(record.rounds)} rounds measured {record.baseline} first"
         + (
-            f", each side's window in {slices} slices alternated with the other side's (X Y Y X …)."
+            f", each side's window in {slices} slices alternated with the other side's (X Y Y X …); texts/s is "
+            "paired by slice (each round's k-th slice of A with B's k-th, back to back), p50 and p99 by round."
             if slices > 1
             else ", one whole window per side."
         )

@@ -12,6 +12,8 @@ import pytest
 from bench.core.resample import Interval
 from bench.gate import paired
 from bench.gate.noise import Verdict, judge
+from bench.load.interleave_slices import slice_order
+from bench.results.schema import InterleavedRound
 
 ROUNDS = 10
 LIMIT = 0.95  # --min-throughput-ratio
@@ -190,3 +192,62 @@ def test_one_wild_round_among_steady_ones_still_fails(wild: float) -> None:
     half = 2.200985160082949 * float(logs.std(ddof=1)) / math.sqrt(12)  # t(0.975, 11): the old interval
     old = Interval(math.exp(logs.mean()), math.exp(logs.mean() - half), math.exp(logs.mean() + half))
     assert judge(old, LIMIT, higher_is_better=True) == Verdict.INCONCLUSIVE
+
+
+def _sliced_rounds(stalls: dict[int, tuple[str, int]], sliced: bool = True) -> list[InterleavedRound]:
+    """12 rounds of 2 slices a side, B ~9% slower in every slice; `stalls`: round -> (side, slice) whose texts/s
+    fell to 0.4 (a client stall of a few hundred ms). Without `sliced` the same windows as an old record holds."""
+    rounds = []
+    for i in range(12):
+        a, b = [50.0, 50.0], [50.0 * STEADY[i % 11], 50.0 * STEADY[(i + 5) % 11]]
+        if i in stalls:
+            side, k = stalls[i]
+            (a if side == "a" else b)[k] *= 0.4
+        wa, wb = sum(a) / 2, sum(b) / 2
+        rounds.append(
+            InterleavedRound(
+                i + 1, "ab"[i % 2], wa, wb, None, None, None, None, wb / wa, None, None,
+                a if sliced else None, b if sliced else None,
+            )
+        )  # fmt: skip
+    return rounds
+
+
+def test_a_stall_in_one_slice_spoils_one_slice_pair_not_its_round() -> None:
+    """Four rounds of 12 with a stalled slice (two on each side): paired by round, four wild ratios of 12 leave
+    the interval past any verdict; paired by slice, they are four of 24 and the 9% step still fails, inside the
+    steady slices' spread. Noise and smallest step are per pair; the rounds a step needs count two pairs a round."""
+    stalls = {1: ("a", 0), 4: ("b", 1), 7: ("a", 1), 10: ("b", 0)}
+    (by_slice,), verdict = paired.judged_figures(_sliced_rounds(stalls), {"texts_per_s": LIMIT})
+    assert verdict == Verdict.FAIL and (by_slice.rounds, by_slice.pairs) == (12, 24)
+    assert 0.89 < by_slice.ratio.low < by_slice.ratio.high < 0.93
+    assert "over 24 slice pairs of 12 rounds" in paired.figure_line(by_slice)
+    needed = paired.rounds_needed(by_slice.paired_noise, LIMIT)
+    assert needed is not None and by_slice.rounds_needed == math.ceil(needed / 2)
+    (by_round,), verdict = paired.judged_figures(_sliced_rounds(stalls, sliced=False), {"texts_per_s": LIMIT})
+    assert verdict == Verdict.INCONCLUSIVE and by_round.pairs is None and by_round.rounds == 12
+    assert "over 12 rounds;" in paired.figure_line(by_round)
+
+
+def test_slice_pairs_at_the_limit_fail_at_most_the_false_alarm_rate_under_drift_within_rounds() -> None:
+    """2,000 jobs of 12 rounds x 2 slice pairs whose true ratio is the limit, the machine drifting by 4% from slice
+    to slice within each round (both sides), the side that goes first drawn per round: X Y | Y X pairs each see
+    the drift once forwards and once backwards, so the pairs' log ratios stay symmetric and the gate fails at most
+    2.5% of them (+3 sd of 2,000 draws). An order with the same side first in both pairs of a round (X Y X Y)
+    fails ~7% here: its two pairs lean the same way."""
+    rng = np.random.default_rng(11)
+    failed = 0
+    jobs = 2000
+    for _ in range(jobs):
+        rounds = []
+        for i in range(12):
+            level = 100 * math.exp(rng.normal(0, 0.2)) * np.cumprod([1.0, 0.96, 0.96, 0.96])  # 4 slices in order
+            first = int(rng.integers(2))
+            sides: list[list[float]] = [[], []]
+            for k, side in enumerate(slice_order(first, 2)):  # as load --slice runs them: X Y Y X
+                sides[side].append(level[k] * (LIMIT if side == 1 else 1.0) * math.exp(rng.normal(0, 0.015)))
+            a, b = sides
+            rounds.append(InterleavedRound(i + 1, "ab"[first], 1, 1, None, None, None, None, None, None, None, a, b))
+        _, verdict = paired.judged_figures(rounds, {"texts_per_s": LIMIT})
+        failed += verdict == Verdict.FAIL
+    assert failed / jobs <= paired.FALSE_ALARM + 3 * math.sqrt(paired.FALSE_ALARM * (1 - paired.FALSE_ALARM) / jobs)

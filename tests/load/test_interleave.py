@@ -99,7 +99,14 @@ def test_sliced_rounds_pair_both_sides_windows_over_the_same_seconds(servers, tm
         assert len(p.repeats) == 3 and all(r.duration_s >= 0.5 for r in p.repeats) and not p.requests.errors
     (paired,) = results.interleaved
     assert paired.verdict == "fail" and code == 1, stdout
-    assert next(f for f in paired.figures if f.figure == "texts_per_s").ratio.mean < 0.75  # 2x slower
+    throughput = next(f for f in paired.figures if f.figure == "texts_per_s")
+    assert throughput.ratio.mean < 0.75 and (throughput.rounds, throughput.pairs) == (3, 12)  # 2x slower, by slice
+    for r in paired.rounds:  # each slice's own texts/s, 4 a side; the window's rate lies among its slices'
+        slices = [r.baseline_slices_texts_per_s or [], r.current_slices_texts_per_s or []]
+        assert [len(s) for s in slices] == [4, 4] and all(x is not None and x > 0 for s in slices for x in s)
+        for side, window in zip(slices, (r.baseline_texts_per_s, r.current_texts_per_s), strict=True):
+            assert min(side) <= window <= max(side)  # type: ignore[type-var]
+    assert "over 12 slice pairs of 3 rounds" in stdout
 
     code, stdout, _ = _interleave(fast, twin, tmp_path / "twin", monkeypatch, capsys, "--slice", "0.125s")
     (paired,) = read_results(tmp_path / "twin" / "results.jsonl").interleaved

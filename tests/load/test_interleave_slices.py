@@ -20,6 +20,7 @@ from bench.load.interleave_slices import (
     merge_slices,
     slice_order,
     slice_span,
+    slice_texts_per_s,
     slices_per_window,
 )
 from bench.load.points import PointConfig
@@ -95,6 +96,14 @@ def test_a_sides_slices_are_one_window_over_their_summed_measured_time():
     assert service.max == pytest.approx(30, rel=0.01)
 
 
+def test_each_slice_keeps_its_own_texts_per_s_over_its_own_measured_time():
+    """The window's rate is over the slices' summed time; each slice's is over its own (a late last answer
+    lengthens that slice alone); a slice with no planned start has none."""
+    assert slice_texts_per_s([_share(10.0, 10.2, 10)], 0.25) == pytest.approx(40.0)
+    assert slice_texts_per_s([_share(11.0, 11.4, 12), _share(11.0, 11.3, 4)], 0.25) == pytest.approx(16 / 0.4)
+    assert slice_texts_per_s([ShareResult(worker=0)], 0.25) is None
+
+
 def test_a_slice_whose_worker_woke_late_is_measured_from_its_first_send():
     """Planned at 10.0 for 0.25 s; the worker's wall time (first send to last answer) is 0.25 s and its last answer
     came at 10.3: it started sending at 10.05, and those 50 ms are no one's throughput. A warm-up (wall time
@@ -142,13 +151,16 @@ def test_a_round_alternates_the_sides_warms_each_once_and_walks_the_ring():
     sliced.plans = [[SharePlan(0, Loop.CLOSED, None, ring, [1] * 7, [5] * 7, 0.0, 0.0, 0.5)] for ring in rings]
     pool = Recording({"a": 10, "b": 9})
 
-    a, b = sliced.round(pool, point, first=1, tick=lambda: None)
+    a_window, b_window = sliced.round(pool, point, first=1, tick=lambda: None)
+    a, b = a_window.record, b_window.record
     assert [p.requests[0][:1] for p in pool.plans] == [b"b", b"a", b"a", b"b"]  # X Y Y X, B drawn first
     assert [p.warmup_s for p in pool.plans] == [0.5, 0.5, 0.0, 0.0]  # each side's first slice only
     assert all(p.duration_s == 0.5 for p in pool.plans)
     assert pool.plans[2].requests[0] == rings[0][10 % 7]  # a's second slice goes on after the 10 it sent
     assert (a.requests.ok, b.requests.ok) == (20, 18) and a.duration_s == pytest.approx(1.0)
     assert (a.throughput.texts_per_s, b.throughput.texts_per_s) == (pytest.approx(20.0), pytest.approx(18.0))
+    assert a_window.slice_texts_per_s == [pytest.approx(20.0)] * 2  # 10 texts in each 0.5 s slice
+    assert b_window.slice_texts_per_s == [pytest.approx(18.0)] * 2
 
     pool.plans.clear()
     sliced.round(pool, point, first=0, tick=lambda: None)

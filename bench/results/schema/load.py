@@ -291,6 +291,10 @@ class InterleavedRound:
     texts_per_s_ratio: float | None  # current ÷ baseline
     p50_ratio: float | None
     p99_ratio: float | None
+    #: `--slice`: each side's slices' own texts/s in the order measured (null: a slice with no measured time); the
+    #: k-th of each side ran back to back (X Y | Y X), one pair of texts/s's paired interval; left out: whole windows
+    baseline_slices_texts_per_s: list[float | None] | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    current_slices_texts_per_s: list[float | None] | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass
@@ -310,6 +314,9 @@ class PairedFigure:
     verdict: str | None  # pass | fail | inconclusive; None: not gated
     rounds_needed: int | None  # rounds to see the limit's step at 80% power, paired; None: no limit or > 1000
     rounds_needed_unpaired: int | None  # the same, unpaired
+    #: the pairs judged when finer than rounds: texts/s of a run in slices, each round's k-th slice of A with B's
+    #: k-th (back to back); the noise and smallest steps are per pair; left out: one pair per round
+    pairs: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass

@@ -48,11 +48,10 @@ class Rounds:
     a_slices: list[list[float | None] | None] = field(default_factory=list)
     b_slices: list[list[float | None] | None] = field(default_factory=list)
 
-    def add(self, side: int, window: SideWindow | LoadPointRecord) -> None:
+    def add(self, side: int, window: SideWindow) -> None:
         """A side's window (0: A, 1: B), with its slices' texts/s where it was cut in slices."""
-        record, slices = (window.record, window.slice_texts_per_s) if isinstance(window, SideWindow) else (window, None)
-        (self.a if side == 0 else self.b).append(record)
-        (self.a_slices if side == 0 else self.b_slices).append(slices)
+        (self.a if side == 0 else self.b).append(window.record)
+        (self.a_slices if side == 0 else self.b_slices).append(window.slice_texts_per_s)
 
     def complete(self) -> Rounds:
         """The rounds both sides finished."""
@@ -138,7 +137,7 @@ def _point_rounds(job: Job, index: int, point: PointConfig) -> None:
             order = (a, b) if rng.random() < 0.5 else (b, a)
             done.firsts.append(order[0].spec.name)
             label = f"{index + 1}/{len(job.plan.points)} round {round_ + 1}/{rounds} {point_label(point)}"
-            measured: list[tuple[LoadEndpoint, SideWindow | LoadPointRecord]]
+            measured: list[tuple[LoadEndpoint, SideWindow]]
             if sliced is None:
                 measured = [(e, _window(job, e, again, f"{e.spec.name} {label}")) for e in order]
             else:
@@ -148,7 +147,7 @@ def _point_rounds(job: Job, index: int, point: PointConfig) -> None:
                 measured = list(zip((a, b), windows, strict=True))
             for endpoint, window in measured:
                 done.add(0 if endpoint is a else 1, window)
-                record = window.record if isinstance(window, SideWindow) else window
+                record = window.record
                 stop_if_unreachable(endpoint, record, "the interleaved run")
                 if round_ == 0 and sliced is None:
                     check_answered(endpoint, record, point)
@@ -158,9 +157,11 @@ def _point_rounds(job: Job, index: int, point: PointConfig) -> None:
         _emit(point, done, job.plan.base.seed, job.run, job.pair, job.on_point)
 
 
-def _window(job: Job, endpoint: LoadEndpoint, point: PointConfig, label: str) -> LoadPointRecord:
-    """One whole window on one endpoint (warm-up, measured window, drain)."""
-    return measure_point(endpoint, point, job.workload, job.pool, ticker(job.run.progress, label, point))
+def _window(job: Job, endpoint: LoadEndpoint, point: PointConfig, label: str) -> SideWindow:
+    """One whole window on one endpoint (warm-up, measured window, drain): no slices."""
+    return SideWindow(
+        measure_point(endpoint, point, job.workload, job.pool, ticker(job.run.progress, label, point)), None
+    )
 
 
 def check_answered(endpoint: LoadEndpoint, record: LoadPointRecord, point: PointConfig, flag: str = "--window") -> None:

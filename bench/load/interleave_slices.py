@@ -65,10 +65,10 @@ def slice_order(first: int, slices: int) -> list[int]:
 @dataclass(frozen=True)
 class SideWindow:
     """One side's window of a round: its slices merged as one measurement, and each slice's own texts/s in the order
-    measured (None: a slice with no measured time)."""
+    measured (None: a slice with no measured time; a whole window, not cut in slices, has none)."""
 
     record: LoadPointRecord
-    slice_texts_per_s: list[float | None]
+    slice_texts_per_s: list[float | None] | None
 
 
 @dataclass

@@ -194,11 +194,11 @@ def real(args: argparse.Namespace) -> None:
 
 
 def read_back(args: argparse.Namespace) -> None:
-    """The summary of jobs earlier runs left under --out (jobs 0 to --jobs - 1; each job's wall time and exit
-    code from its wall.txt, 0 where an older run kept none)."""
+    """The summary of jobs earlier runs left under --out (jobs --first to --first + --jobs - 1; each job's wall
+    time and exit code from its wall.txt, 0 where an older run kept none)."""
     found: dict[str, list[tuple[InterleavedRecord, float, int]]] = {"step": [], "twins": []}
     for name in found:
-        for k in range(args.jobs):
+        for k in range(args.first, args.first + args.jobs):
             results = Path(args.out) / f"{name}-{k}" / "results.jsonl"
             if not results.is_file():
                 continue
@@ -209,6 +209,9 @@ def read_back(args: argparse.Namespace) -> None:
             kept = results.parent / "wall.txt"
             wall, code = kept.read_text().split() if kept.is_file() else ("0", "0")
             found[name] += [(r, float(wall), int(code)) for r in run.interleaved]
+    if not found["step"] and not found["twins"]:
+        print(f"interleave_power: error: no complete step-K or twins-K job under {args.out}", file=sys.stderr)
+        sys.exit(2)
     summarize(found, args)
 
 

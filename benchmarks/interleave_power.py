@@ -298,15 +298,16 @@ def _job_mean(rounds: list[InterleavedRound], side: str) -> float:
 
 def compare_separately(args: argparse.Namespace) -> None:
     """The same servers through separate runs and `compare BASE CUR` (issue 36's side by side): job k's A/A run
-    (`twins-k`: a = A, b = the twin) as the baseline, job k + --offset's A/B run (`step-k`: a = A, b = 10% slower)
+    (`twins-k`: a = A, b = the twin) as the baseline, job k + --offset's A/B run (`step-k`: a = A, b = 10% slower;
+    jobs --first to --first + --jobs - 1, wrapping round)
     as the current one, minutes apart: compare's check `a` is an A/A pair of separate runs, its check `b` the 10%
     step. compare's own rule (--min-throughput-ratio --limit, each run's 20 windows as its repeats). Each
     comparison is kept (compare-K-J.json) and not run again."""
-    out, jobs = Path(args.out), args.jobs
+    out, jobs, first = Path(args.out), args.jobs, args.first
     verdicts: dict[str, list[str]] = {"a": [], "b": []}
     ratios: dict[str, list[float]] = {"a": [], "b": []}
-    for k in range(jobs):
-        j = (k + args.offset) % jobs
+    for k in range(first, first + jobs):
+        j = first + (k - first + args.offset) % jobs
         base, cur = out / f"twins-{k}", out / f"step-{j}"
         if not (_complete(base) and _complete(cur)):
             continue

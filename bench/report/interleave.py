@@ -62,7 +62,8 @@ def render_interleave(results: Results, folder: Path) -> tuple[str, str]:
 def figures_table(record: InterleavedRecord) -> tuple[list[str], list[list[str]]]:
     header = [
         "figure",
-        "ratio B ÷ A (95% t)",
+        "ratio B ÷ A [95% interval]",
+        "pairs",
         "limit",
         "verdict",
         "paired noise",
@@ -108,6 +109,7 @@ def _row(f: PairedFigure) -> list[str]:
     return [
         NAMES.get(f.figure, f.figure),
         f"×{r.mean:.3f} [{r.low:.3f}, {r.high:.3f}]",
+        f"{f.pairs} slice pairs of {f.rounds} rounds" if f.pairs else f"{f.rounds} rounds",
         f"×{f.limit:g}" if f.limit is not None else "not gated",
         f.verdict or "-",
         f"±{math.expm1(f.paired_noise):.1%}",

@@ -107,6 +107,7 @@ def test_sliced_rounds_pair_both_sides_windows_over_the_same_seconds(servers, tm
         for side, window in zip(slices, (r.baseline_texts_per_s, r.current_texts_per_s), strict=True):
             assert min(side) <= window <= max(side)  # type: ignore[type-var]
     assert "over 12 slice pairs of 3 rounds" in stdout
+    assert "| 12 slice pairs of 3 rounds |" in (tmp_path / "half" / "report.md").read_text(encoding="utf-8")
 
     code, stdout, _ = _interleave(fast, twin, tmp_path / "twin", monkeypatch, capsys, "--slice", "0.125s")
     (paired,) = read_results(tmp_path / "twin" / "results.jsonl").interleaved

@@ -14,6 +14,7 @@ def test_the_verdict_comes_first_then_the_rounds_then_the_windows(tmp_path):
     verdict, figures, windows = md.index("Verdict: **NOT GATED**"), md.index("| texts/s | ×0."), md.index("### Points")
     assert verdict < figures < windows
     assert "Rounds over time" in md and "Hodges-Lehmann estimate of the rounds' ratios" in md
+    assert "ratio B ÷ A [95% interval] | pairs |" in md and "| 10 rounds |" in md  # whole windows: a pair a round
     assert list((tmp_path / "run" / "plots").glob("load_interleave_1_*.png"))
     assert "Verdict: <b>NOT GATED</b>" in html.read_text(encoding="utf-8")
     assert "one whole window per side" in md and "slices alternated" not in md  # a header without `slices`

@@ -58,6 +58,7 @@ DETECT_STEPS = (0.95, 0.9)  # the slower B's texts/s ratios `detect_line` gives 
 MIN_ROUNDS = 6  # the fewest rounds whose signed-rank interval reaches 95% (P(T = 0) = 2^-6 < 2.5%)
 EXACT_ROUNDS = 50  # the signed-rank null distribution is exact up to this many rounds, normal beyond
 MAD_TO_SD = 1.4826  # 1 / Phi^-1(0.75): the median absolute deviation of normal noise is 0.6745 sd
+ZERO_FLOOR = 1e-6  # a side's 0 (no answer in its window) as a millionth of the pairs' largest value
 WILCOXON_EFFICIENCY = 3 / math.pi  # ~0.955: the signed-rank test's efficiency against t under normal noise
 
 
@@ -83,14 +84,22 @@ class PairedStats:
 def paired_stats(
     a: Sequence[float], b: Sequence[float], higher_is_better: bool, rounds: int | None = None
 ) -> PairedStats | None:
-    """The stats of pairs (a[i], b[i]) measured in `rounds` rounds (None: one pair a round); pairs where either
-    side is missing or not positive are left out. None with fewer than two usable pairs (no spread to
-    estimate)."""
-    pairs = [(x, y) for x, y in zip(a, b, strict=True) if x > 0 and y > 0 and math.isfinite(x) and math.isfinite(y)]
+    """The stats of pairs (a[i], b[i]) measured in `rounds` rounds (None: one pair a round). A side at 0 beside
+    a positive other (a window in which it answered nothing) is measured, not missing: its value is floored at
+    ZERO_FLOOR × the largest of the pairs, a ratio of ~0 (or ~inf) that ranks past every other, so a side that
+    stops answering fails the gate instead of leaving the rounds it still answered. Pairs with a side not
+    finite or below 0, or both at 0 (nothing measured), are left out. None with fewer than two usable pairs (no
+    spread to estimate)."""
+    pairs = [
+        (x, y)
+        for x, y in zip(a, b, strict=True)
+        if math.isfinite(x) and math.isfinite(y) and x >= 0 and y >= 0 and (x > 0 or y > 0)
+    ]
     n = len(pairs)
     if n < 2:
         return None
-    log_a, log_b = np.log([x for x, _ in pairs]), np.log([y for _, y in pairs])
+    floor = ZERO_FLOOR * max(max(pair) for pair in pairs)
+    log_a, log_b = np.log([max(x, floor) for x, _ in pairs]), np.log([max(y, floor) for _, y in pairs])
     diffs = log_b - log_a
     paired = robust_scale(diffs)
     unpaired = math.sqrt(robust_scale(log_a) ** 2 + robust_scale(log_b) ** 2)
@@ -229,10 +238,10 @@ def judged_figures(
         "p50": [(r.baseline_p50_ms, r.current_p50_ms) for r in rounds],
         "p99": [(r.baseline_p99_ms, r.current_p99_ms) for r in rounds],
     }
-    used = {
-        "texts_per_s": sum(any(a and b for a, b in texts_pairs(r)) for r in rounds),
-        "p50": sum(bool(r.baseline_p50_ms and r.current_p50_ms) for r in rounds),
-        "p99": sum(bool(r.baseline_p99_ms and r.current_p99_ms) for r in rounds),
+    used = {  # the rounds with a pair measured (paired_stats keeps a pair with one side at 0)
+        "texts_per_s": sum(any(_measured(a, b) for a, b in texts_pairs(r)) for r in rounds),
+        "p50": sum(_measured(r.baseline_p50_ms, r.current_p50_ms) for r in rounds),
+        "p99": sum(_measured(r.baseline_p99_ms, r.current_p99_ms) for r in rounds),
     }
     figures = []
     for name in FIGURES:
@@ -241,6 +250,10 @@ def judged_figures(
         if found is not None:
             figures.append(found)
     return figures, overall([Verdict(f.verdict) for f in figures if f.verdict is not None])
+
+
+def _measured(a: float | None, b: float | None) -> bool:
+    return a is not None and b is not None and bool(a or b)
 
 
 def texts_pairs(r: InterleavedRound) -> list[tuple[float | None, float | None]]:

@@ -103,8 +103,8 @@ def test_latency_regressions_are_above_one_and_judged_lower_is_better() -> None:
 
 def test_rounds_without_a_figure_are_left_out() -> None:
     assert paired.paired_stats([1.0, math.nan], [1.0, 2.0], True) is None
-    stats = paired.paired_stats([1.0, 0.0, 2.0, 3.0], [1.1, 5.0, 2.2, 3.3], True)
-    assert stats is not None and stats.rounds == 3
+    stats = paired.paired_stats([1.0, math.nan, 2.0, 3.0, 0.0], [1.1, 5.0, 2.2, 3.3, 0.0], True)
+    assert stats is not None and stats.rounds == 3  # a side not measured, or neither answering: left out
 
 
 def test_overall_verdict() -> None:
@@ -251,3 +251,20 @@ def test_slice_pairs_at_the_limit_fail_at_most_the_false_alarm_rate_under_drift_
         _, verdict = paired.judged_figures(rounds, {"texts_per_s": LIMIT})
         failed += verdict == Verdict.FAIL
     assert failed / jobs <= paired.FALSE_ALARM + 3 * math.sqrt(paired.FALSE_ALARM * (1 - paired.FALSE_ALARM) / jobs)
+
+
+def test_a_side_that_stops_answering_fails_instead_of_leaving_its_answered_rounds() -> None:
+    """B answers at A's rate, then nothing (0 texts/s): its zeros are measured ratios of ~0, not missing rounds.
+    Silent from round 5 of 12, the gate fails; from round 7, half the rounds, it cannot pass (inconclusive);
+    the answered rounds alone would pass. Rounds where neither side answered are left out."""
+    a = [50.0] * 12
+    answered = [50.0 * r for r in (1.0, 0.99, 1.01, 1.0, 0.995, 1.005)]
+    for silent_from, expected in ((4, Verdict.FAIL), (6, Verdict.INCONCLUSIVE)):
+        b = answered[:silent_from] + [0.0] * (12 - silent_from)
+        stats = paired.paired_stats(a, b, higher_is_better=True)
+        assert stats is not None and stats.pairs == 12
+        assert paired.verdict(stats, 0.97, higher_is_better=True) == expected
+    alone = paired.paired_stats(a[:6], answered, higher_is_better=True)
+    assert alone is not None and paired.verdict(alone, 0.97, higher_is_better=True) == Verdict.PASS
+    both_silent = paired.paired_stats([*a[:6], 0.0], [*answered, 0.0], higher_is_better=True)
+    assert both_silent is not None and both_silent.pairs == 6

@@ -95,10 +95,10 @@ def summary_table(records: list[LoadPointRecord]) -> Table:
         point = point_label(r) + (f", drained in {r.duration_s:.2f} s" if r.loop == Loop.BURST else "")
         rate = f"{r.throughput.requests_per_s:.1f}"
         scheduled, window = r.requests.scheduled, r.requests.scheduled_s
-        if (
-            scheduled is not None and window
-        ):  # beside what the schedule itself set (its count varies about rate x window)
-            rate += f" of {scheduled / window:.1f} sched." + (" BEHIND" if r.status == BEHIND else "")
+        if scheduled is not None and window:  # what the window carried: sent of what the schedule set, per s
+            rate += f" ({r.requests.sent / window:.1f} sent of {scheduled / window:.1f} sched.)" + (
+                " BEHIND" if r.status == BEHIND else ""
+            )
         utilization = r.client.utilization
         client = (
             "SATURATED" if r.client.saturated else (f"{utilization:.0%} of ceiling" if utilization is not None else "-")

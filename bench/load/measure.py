@@ -12,6 +12,7 @@ from dataclasses import replace
 from time import perf_counter
 
 from bench.core.errors import MeasurementFailed
+from bench.core.machine import MachineWatch
 from bench.endpoints.tei_metrics import MetricsSnapshot
 from bench.load.endpoint import LoadEndpoint
 from bench.load.merge import merge_shares
@@ -62,16 +63,19 @@ def measure_point(
 
         reader = threading.Thread(target=read_when_warm, daemon=True)
         reader.start()
+    watch = MachineWatch.start()
     try:
         shares = run_plans(executor, plans, tick)
     finally:
         stopped.set()
+    machine = watch.stop()
     if reader is not None:
         reader.join()
     first = before[0] if before else None
     after = metrics.snapshot() if first and metrics is not None else None
     on_shares(shares)
     record = merge_shares(endpoint.spec.name, point, shares, workload, first, after)
+    record.machine = machine
     record.drain = endpoint.drain(max(point.timeout_s, DRAIN_MIN_S))
     return record
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from bench.core.machine import too_busy
 from bench.core.values import rate_text
 from bench.load.histograms import decode, recorded
 from bench.load.lengths import DocumentsDraw, LengthsFrom
@@ -246,6 +247,31 @@ def _nothing_measured(window: Window) -> str:
             f"nothing measured: no request was sent in the measured window (the slowest warm-up answer: {took:.1f} s)"
         )
     return "nothing measured: no request was sent in the measured window (no answer came during the warm-up)"
+
+
+def carried_rate(requests: LoadRequests) -> float | None:
+    """The requests/s an open loop's window carried: the sends intended in it over its length (the schedule's
+    window, cut where the pool's stop time cut it); None: not an open loop. A verdict at a rate is a verdict at
+    this rate: the label is what was asked, this is what the endpoint was given (sends left late or held by the
+    in-flight cap and never sent do not count)."""
+    if requests.scheduled_s is None or requests.scheduled_s <= 0:
+        return None
+    return requests.sent / requests.scheduled_s
+
+
+def rate_carried_text(point: PointSettings, requests: LoadRequests) -> str:
+    """`1.71/s offered, 1.70/s carried` for an open loop; '' otherwise (what every verdict line at a rate shows)."""
+    carried = carried_rate(requests)
+    if point.rate is None or carried is None:
+        return ""
+    return f"{rate_text(point.rate)}/s offered, {rate_text(carried)}/s carried"
+
+
+def machine_too_busy(record: LoadPointRecord, scale_ms: float) -> str | None:
+    """Why the point's window is the machine's and not the endpoint's, for a verdict on the scale `scale_ms` (an
+    SLO, a median request): its client's loop lag past what that scale tolerates (bench/core/machine.py), said
+    with the host's figures; None: the client carried the window."""
+    return too_busy(record.client.loop_lag_p99_ms, scale_ms, record.machine)
 
 
 # Read from a point record (a LoadPointRecord): sizing and the reports use these.

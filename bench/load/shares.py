@@ -101,7 +101,8 @@ def open_offsets(point: PointConfig) -> np.ndarray:
     check_schedule([point])  # also the probes `size` chooses as it goes
     arrival, rate = _set(point.arrival), _set(point.rate)
     if point.requests is None:
-        return open_schedule(arrival, rate, point.warmup_s + _set(point.duration_s), None, point.seed)
+        seconds = point.warmup_s + _set(point.duration_s)
+        return open_schedule(arrival, rate, seconds, None, point.seed, measured_from=point.warmup_s)
     warm = open_schedule(arrival, rate, point.warmup_s, None, point.seed) if point.warmup_s > 0 else np.zeros(0)
     measured = open_schedule(arrival, rate, None, point.requests, point.seed + 10_000)
     return np.concatenate((warm, point.warmup_s + measured))

@@ -22,7 +22,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from bench.core import resample
+from bench.core import machine, resample
 from bench.results import provenance, schema
 from bench.results.schema import (
     RECORD_TYPES,
@@ -152,7 +152,7 @@ def _blocks() -> dict[str, type]:
     for cls in records:
         for hint in typing.get_type_hints(cls).values():
             visit(hint)
-    order = [resample.__name__, provenance.__name__, *(m.__name__ for m in _SCHEMA_MODULES)]
+    order = [resample.__name__, machine.__name__, provenance.__name__, *(m.__name__ for m in _SCHEMA_MODULES)]
     placed = sorted(used, key=lambda cls: (order.index(cls.__module__), inspect.getsourcelines(cls)[1]))
     return {cls.__name__: cls for cls in placed}
 

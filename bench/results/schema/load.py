@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypedDict
 
+from bench.core.machine import MachineView  # the host during a point's window: load, busy and stolen CPU
 from bench.core.resample import Interval  # a mean and its interval: a block of load_point's intervals
 from bench.core.secrets import VERBATIM
 from bench.results.schema.conventions import WRITTEN_WHEN_SET
@@ -259,6 +260,10 @@ class LoadPointRecord:
     intervals: PointIntervals | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     #: HTTP endpoints: the wait after the point until the server was idle again; left out: in-process endpoint
     drain: Drain | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: the host during the point (warm-up and window): its load average at both ends, the CPUs' busy and stolen
+    #: share; with `client.loop_lag_p99_ms`, whether the client could carry the window (bench/core/machine.py);
+    #: left out: written before it was recorded
+    machine: MachineView | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     record: str = "load_point"
 
     @property

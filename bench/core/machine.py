@@ -17,8 +17,12 @@ and never a pass (issue 45).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import threading
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 PROC_STAT = Path("/proc/stat")
 # The client's lateness that a figure on the scale `scale_ms` tolerates: its event loop's timer lag at p99 past
@@ -108,6 +112,51 @@ class MachineWatch:
             view.busy_percent = round(100.0 * (1 - (end.idle - self.cpu_start.idle) / spent), 1)
             view.steal_percent = round(100.0 * (end.steal - self.cpu_start.steal) / spent, 1)
         return view
+
+
+LAG_TICK_S = 0.01  # the lag probe's period, as the load workers' event-loop probe (bench/load/worker.py)
+
+
+@dataclass
+class LagProbe:
+    """How late a thread's 10 ms timer wakes while synchronous work runs beside it (`grow`'s queries, one at a
+    time): the load workers' event-loop probe for code that has no event loop. A descheduled process shows here
+    first; its own floor is the interpreter's switch interval (5 ms), below BUSY_LAG_FLOOR_MS.
+
+        with LagProbe() as probe: ...
+        probe.p99_ms()
+    """
+
+    lags_ms: list[float] = field(default_factory=list)
+    seconds: float = 0.0  # how long it ran
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __enter__(self) -> LagProbe:
+        self._thread = threading.Thread(target=self._run, name="lag-probe", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        began = time.perf_counter()
+        while True:
+            due = time.perf_counter() + LAG_TICK_S
+            if self._stop.wait(LAG_TICK_S):
+                self.seconds = time.perf_counter() - began
+                return
+            self.lags_ms.append(max(0.0, time.perf_counter() - due) * 1000.0)
+
+    def p99_ms(self) -> float | None:
+        """The lag's 99th percentile; None when the probe ran under 100 periods (a second): too short to say. A
+        starved probe ticks less often than every period, so it is judged on its running time, not its ticks."""
+        if self.seconds < 100 * LAG_TICK_S or not self.lags_ms:
+            return None
+        return float(np.percentile(self.lags_ms, 99))
 
 
 def lag_limit_ms(scale_ms: float) -> float:

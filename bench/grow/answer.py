@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from bench.core.machine import too_busy
 from bench.grow.laws import choose_law
 from bench.results.schema import GrowRungRecord, GrowSummaryRecord, GrowthLaw, RungStatus
 from bench.sizing.slo import Slo, sig3
@@ -72,11 +73,21 @@ def per_decade(rungs: list[GrowRungRecord]) -> dict[str, float]:
     return found
 
 
+def rung_too_busy(rung: GrowRungRecord) -> str | None:
+    """Why the rung's latencies are the machine's as much as the app's (bench.core.machine.too_busy on the scale
+    of its p50: the host stalled ragbench's own timer past a tenth of a typical query); None: it carried them."""
+    p50 = rung.latency_ms.get("p50")
+    return None if p50 is None else too_busy(rung.lag_p99_ms, p50, rung.machine)
+
+
 def summarise(target: str, rungs: list[GrowRungRecord], slo: Slo | None, unit: str) -> GrowSummaryRecord:
-    """The `grow` record of one target from its rungs (in ladder order)."""
-    broken = next(((r, why) for r in rungs if (why := break_reason(r, slo)) is not None), None)
-    held = [r for r in rungs if broken is None or r.rung < broken[0].rung]
-    measured = [r for r in rungs if r.status != RungStatus.FAILED]
+    """The `grow` record of one target from its rungs (in ladder order). A rung the machine stalled neither holds
+    nor breaks the SLO (a failed ingest or failed queries still break): its latencies are left out of the laws."""
+    busy = [r.rung for r in rungs if r.status != RungStatus.FAILED and rung_too_busy(r) is not None]
+    judged = [r for r in rungs if r.rung not in busy or r.status == RungStatus.FAILED or r.errors]
+    broken = next(((r, why) for r in judged if (why := break_reason(r, slo)) is not None), None)
+    held = [r for r in judged if (broken is None or r.rung < broken[0].rung) and r.rung not in busy]
+    measured = [r for r in rungs if r.status != RungStatus.FAILED and r.rung not in busy]
     laws = growth_laws(measured, slo)
     quality = per_decade(measured)
     summary = GrowSummaryRecord(
@@ -88,6 +99,7 @@ def summarise(target: str, rungs: list[GrowRungRecord], slo: Slo | None, unit: s
         laws=laws,
         quality_per_decade=quality,
         answer="",
+        busy_rungs=busy,
     )
     summary.answer = answer_line(summary, unit, over_from_first(measured, slo))
     return summary
@@ -119,4 +131,7 @@ def answer_line(summary: GrowSummaryRecord, unit: str, over_at_first: bool) -> s
             part += f", the credible laws reach it at {sig3(law.slo_size_low)} {unit} to {high}"
         said.append(part)
     said += [f"{label} {change:+.3f} per tenfold size" for label, change in summary.quality_per_decade.items()]
+    if summary.busy_rungs:
+        rungs = ", ".join(str(n) for n in summary.busy_rungs)
+        said.append(f"rungs {rungs}: this machine was too busy (their latencies left out of the laws; measure again)")
     return f"{summary.target}: " + "; ".join(said)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bench.core.errors import UserError
+from bench.core.machine import LagProbe, MachineView, MachineWatch
 from bench.core.progress import no_progress
 from bench.datasets.model import Qrels
 from bench.endpoints.meter import Meter
@@ -77,8 +78,13 @@ def measure_rung(
     results: list[QueryResult] = []
     latencies: list[float] = []
     asked: RungCalls | None = None
+    machine: MachineView | None = None
+    probe = LagProbe()
     if increment.error is None:
-        results, latencies, asked = _ask(target, climb.queries, window)
+        watch = MachineWatch.start()
+        with probe:  # the host while the queries are timed: a stalled machine is no law of the app's growth
+            results, latencies, asked = _ask(target, climb.queries, window)
+        machine = watch.stop()
     errors, examples = error_kinds(results)
     rss, disk = measure(climb.resources.get(spec.name, Resources(None, None)))
     chunks_unit = climb.unit == "chunks"
@@ -107,6 +113,8 @@ def measure_rung(
         chunks=grown.chunks if increment.error is None else None,
         ingest_calls=increment.calls.calls if increment.calls else {},
         query_calls=asked.calls if asked else {},
+        machine=machine,
+        lag_p99_ms=None if (lag := probe.p99_ms()) is None else round(lag, 2),
     )
 
 

@@ -12,7 +12,7 @@ import bench
 from bench.core.errors import UserError
 from bench.datasets.distractors import Distractors
 from bench.datasets.model import Dataset
-from bench.grow.answer import summarise
+from bench.grow.answer import rung_too_busy, summarise
 from bench.grow.increment import Grown
 from bench.grow.ladder import Corpora
 from bench.grow.metering import MeterPlan, start_meter
@@ -201,6 +201,11 @@ def _say(record: GrowRungRecord, rungs: int) -> None:
         f"rung {record.rung}/{rungs} {size} {record.target}: "
         f"ingest {record.ingest_mode} {record.ingest_seconds:.2f} s ({rate}{calls}), {said}, {quality}{errors}"
     )
+    if record.machine is not None:
+        line += f"; {record.machine.text()}"
+    busy = rung_too_busy(record)
+    if busy is not None:
+        line += f"; {busy}: not fitted"
     if record.status == RungStatus.FAILED:
         line = f"rung {record.rung}/{rungs} {size} {record.target}: FAILED {record.error}"
     console.print(line, markup=False, highlight=False, soft_wrap=True)

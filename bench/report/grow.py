@@ -56,7 +56,7 @@ def rung_table(results: Results) -> Rows:
     unit = results.grow_rungs[0].unit if results.grow_rungs else "docs"
     header = ["target", "rung", f"size ({unit})", "docs", "chunks", "ingest", "s", "app s", "docs/s", "p50 ms"]
     header.append("p99 ms")
-    header += [*labels, "RSS MiB", "store MiB", "errors"]
+    header += [*labels, "RSS MiB", "store MiB", "load", "lag p99 ms", "errors"]
     rows = []
     for target in _targets(results):
         for r in _rungs(results, target):
@@ -77,6 +77,8 @@ def rung_table(results: Results) -> Rows:
                     *(_cell(r.metrics.get(m), ".3f") for m in labels),
                     _mib(r.app_rss_bytes),
                     _mib(r.store_bytes),
+                    _cell(r.machine.load if r.machine is not None else None),
+                    _cell(r.lag_p99_ms),
                     errors or "-",
                 ]
             )

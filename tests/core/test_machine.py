@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench.core import machine
-from bench.core.machine import CpuTimes, MachineView, MachineWatch, lag_limit_ms, read_cpu_times, too_busy
+from bench.core.machine import CpuTimes, LagProbe, MachineView, MachineWatch, lag_limit_ms, read_cpu_times, too_busy
 
 
 def test_proc_stat_cpu_line_is_read(tmp_path: Path) -> None:
@@ -60,3 +60,24 @@ def test_too_busy_is_the_clients_lag_against_the_figures_scale() -> None:
     assert line is not None and line.startswith("this machine was too busy") and "180 ms" in line
     assert "load 14.0 on 2 cores" in line
     assert too_busy(180.0, 2000.0, host) is None
+
+
+def test_the_lag_probe_sees_a_thread_held_off_the_cpu() -> None:
+    """A thread that holds the interpreter (a pure-Python loop, no GIL release for its switch interval) delays the
+    probe's wake-ups: the probe reports it; idle, it reports its floor."""
+    import sys
+    import time
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(0.05)  # the holder keeps the interpreter 50 ms at a time
+    try:
+        with LagProbe() as busy:
+            end = time.perf_counter() + 1.5
+            while time.perf_counter() < end:
+                pass
+    finally:
+        sys.setswitchinterval(switch)
+    assert busy.p99_ms() is not None and busy.p99_ms() >= 20.0  # half the held interval: named margin, any CPU
+    with LagProbe() as quiet:
+        time.sleep(0.2)
+    assert quiet.p99_ms() is None  # 20 ticks: too few to say

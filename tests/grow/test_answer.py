@@ -85,3 +85,29 @@ def test_a_first_rung_already_over_the_slo_extrapolates_no_slo_size_below_the_la
     assert (p99.slo_size, p99.slo_size_low, p99.slo_size_high) == (None, None, None)  # no size below the first rung
     assert summary.answer.startswith("t: breaks at 1,000 docs, the first rung: p99 2,500 ms > SLO 2,000 ms;")
     assert "reaches the SLO" not in summary.answer and "over the SLO from the first rung" in summary.answer
+
+
+def test_a_rung_the_machine_stalled_neither_breaks_nor_holds_and_leaves_the_laws():
+    """Issue 45: hybrid p50 12.3 s at 2k chunks while the machine was at load 10+, 2.6 s at 10k once it calmed; the
+    laws were fitted across both. A rung whose own timer lagged past a tenth of its p50 is the machine's: it is
+    named, neither the first break nor the largest held, and its latencies are not fitted."""
+    from bench.core.machine import MachineView
+
+    stalled = MachineView(cores=2, load_start=10.4, load_end=12.1, busy_percent=100.0, steal_percent=0.0)
+    rungs = [_rung(i, n, 0.25 * n, 0.5) for i, n in enumerate(SIZES, 1)]  # linear, within a 2.5 s SLO to 8000
+    rungs[1].latency_ms = {"p50": 12_300.0, "p99": 14_000.0}  # the stall, over the SLO
+    rungs[1].machine, rungs[1].lag_p99_ms = stalled, 2_400.0
+    rungs[3].lag_p99_ms = 3.0  # a calm rung's own timer: carried
+    summary = summarise("t", rungs, parse_slo("p99=2.5s", None, 0.0), "docs")
+    assert summary.busy_rungs == [2]
+    assert summary.first_break is None and summary.largest_ok == 8000
+    p99 = next(law for law in summary.laws if law.quantity == "p99")
+    assert p99.law == "linear" and p99.rungs == 3
+    assert "rungs 2: this machine was too busy" in summary.answer
+
+
+def test_failed_queries_on_a_stalled_rung_still_break_it():
+    rungs = [_rung(1, 1000, 10, 0.5), _rung(2, 2000, 11, 0.5, errors={"timeout": 10}, error_examples={})]
+    rungs[1].lag_p99_ms = 500.0
+    summary = summarise("t", rungs, None, "docs")
+    assert summary.first_break == 2000  # an error is the app's answer, whatever the machine did

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from bench.core.machine import MachineView
 from bench.results.schema.conventions import WRITTEN_WHEN_SET
 from bench.results.schema.ingest import EndpointCalls
 
@@ -61,6 +62,12 @@ class GrowRungRecord:
     ingest_calls: dict[str, EndpointCalls] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
     #: the same during the rung's queries (the untimed warm-up query left out)
     query_calls: dict[str, EndpointCalls] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
+    #: the host during the rung's timed queries (load average at both ends, CPUs busy and stolen); left out: written
+    #: before it was recorded, or no query was timed
+    machine: MachineView | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: how late ragbench's own 10 ms timer woke during the timed queries, p99 (bench.core.machine.LagProbe): past
+    #: a tenth of the rung's p50 the rung's latencies are the machine's as much as the app's (left out of the laws)
+    lag_p99_ms: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass
@@ -99,3 +106,6 @@ class GrowSummaryRecord:
     quality_per_decade: dict[str, float]  # measure label -> change of its mean per tenfold size (least squares)
     answer: str  # the line a report opens with
     record: str = "grow"
+    #: rungs whose timed queries the machine stalled (their `lag_p99_ms` past a tenth of their p50): neither held
+    #: nor broken, left out of the laws, said in the answer; left out: none
+    busy_rungs: list[int] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)

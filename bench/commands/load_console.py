@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from bench.core.errors import MeasurementFailed
 from bench.load import histograms
 from bench.load.endpoint import DRAIN_SHOWN_S
-from bench.load.points import BEHIND, ERRORS, FAILED, error_rate, point_label
+from bench.load.points import BEHIND, ERRORS, FAILED, error_rate, machine_too_busy, point_label
 from bench.load.repeats import interval_text
 from bench.results.schema import LatencySummary, LoadPointRecord, Loop
 from bench.results.store import Results
@@ -31,9 +31,22 @@ def show_points(results: Results) -> None:
     for r in records:
         if r.status in (FAILED, ERRORS, BEHIND):  # named, after the table: what the exit code is about, and why
             out.print(f"{r.status.upper()}: {problem_line(r)}", markup=False, highlight=False, soft_wrap=True)
+        busy = busy_line(r)
+        if busy:
+            out.print(busy, markup=False, highlight=False, soft_wrap=True)
         line = drain_line(r)
         if line:
             out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def busy_line(record: LoadPointRecord) -> str | None:
+    """A point whose client the machine held back past a tenth of its median answer (bench/core/machine.py): its
+    figures are the machine's as much as the endpoint's; said, not judged (`load` has no SLO to judge them by)."""
+    service = record.latency_ms.scheduled or record.latency_ms.service
+    if service is None or service.p50 is None:
+        return None
+    why = machine_too_busy(record, service.p50)
+    return f"BUSY: {point_label(record, record.endpoint)}: {why}" if why else None
 
 
 def drain_line(record: LoadPointRecord) -> str | None:

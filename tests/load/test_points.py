@@ -294,3 +294,19 @@ def test_rates_typed_apart_are_labelled_apart_in_points_history_and_compare():
         "open batch 8 0.25/s poisson",
     ]
     assert len({PointKey.of(p).label for p in points}) == len({point_configuration(p) for p in points}) == 4
+
+
+def test_a_point_the_machine_held_back_is_said_busy_beside_the_table():
+    """Issue 45: a point whose client's loop woke past a tenth of its median answer is named BUSY with the host's
+    figures; a carried one is not named."""
+    from bench.commands.load_console import busy_line
+    from bench.core.machine import MachineView
+    from tests.gate.helpers import load_point
+
+    calm = load_point(p99_ms=40.0, client_extra={"loop_lag_p99_ms": 1.5})  # p50 20 ms: 5 ms tolerated
+    assert busy_line(calm) is None
+    stalled = load_point(p99_ms=40.0, client_extra={"loop_lag_p99_ms": 180.0})
+    stalled.machine = MachineView(cores=2, load_start=9.0, load_end=12.5, busy_percent=100.0, steal_percent=0.0)
+    line = busy_line(stalled)
+    assert line is not None and line.startswith("BUSY: tei embed closed batch 8 conc 4: this machine was too busy")
+    assert "load 12.5 on 2 cores" in line

@@ -12,6 +12,15 @@ load sweep); a run's figure floored at 1% of the level. The gate is `history --m
   failed runs per 100 runs (at ±25% t3, and at ±5% normal noise, where the t3 bound is conservative);
 - power: --before runs, then a step down of 10/20/30/50%: the share of series flagged by the 1st, 2nd and 3rd run
   after the step (a run flagged when the gate fails it), at ±1, ±5, ±10 and ±25% t3 noise.
+
+Issue 45 (the bound from the runs' own spread, normal noise):
+
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_history_newest.py --issue45 [--series 300] [--flat-runs 100]
+
+- false alarms per 100 runs at ±6% normal noise (the issue's runs: 8 at 322-365 texts/s), --series series of
+  --flat-runs runs, and at ±25% t3 noise (heavier tails than the bound is drawn for);
+- the issue's case: 8 runs at ±6% normal, then one 12.7% lower (x0.873 of the level, noise on it too; and x0.873
+  of the 8 runs' own median exactly): the share of 10 x --series histories whose 9th run fails.
 """
 
 from __future__ import annotations
@@ -84,12 +93,35 @@ def power(series: int, before: int, half_width: float, step: float) -> list[floa
     return list(flagged_by / series)
 
 
+def issue_case(series: int, of_median: bool) -> str:
+    """8 runs at ±6% normal, then one 12.7% lower: the share of histories whose 9th run fails."""
+    rng = np.random.default_rng(4)
+    flagged = 0
+    for _ in range(series):
+        values = noisy(rng, 9, 0.06, normal=True)
+        values[8] = 0.873 * (float(np.median(values[:8])) if of_median else values[8])
+        flagged += failed(values)
+    where = "of the 8 runs' median" if of_median else "of the level (noise on it too)"
+    return f"8 runs ±6% normal, then x0.873 {where}: {flagged} of {series} flagged = {flagged / series:.1%}"
+
+
+def issue45(series: int, runs: int) -> None:
+    print(false_alarms(series, runs, 0.06, normal=True))
+    print(false_alarms(series, runs, 0.25, normal=False))
+    print(issue_case(10 * series, of_median=False))
+    print(issue_case(10 * series, of_median=True))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--series", type=int, default=200)
     parser.add_argument("--flat-runs", type=int, default=100)
     parser.add_argument("--before", type=int, default=20)
+    parser.add_argument("--issue45", action="store_true", help="the bound from the runs' spread: see the docstring")
     args = parser.parse_args()
+    if args.issue45:
+        issue45(args.series, args.flat_runs)
+        return
     print(first_check())
     print(false_alarms(args.series, args.flat_runs, 0.25, normal=False))
     print(false_alarms(args.series, args.flat_runs, 0.05, normal=True))

@@ -50,6 +50,8 @@ class Check:
     figures: dict[str, Any] = field(default_factory=dict)
     not_gated: str = ""  # with status info: why what it reports was not gated (said in every output)
     inconclusive: str = ""  # a gate's interval straddled its limit: why, and what it counted as (every output)
+    # inconclusive, yet past the limit with an interval that excludes no change: said in the verdict's first line
+    likely_regression: str = ""
 
     @property
     def title(self) -> str:
@@ -82,6 +84,7 @@ class Comparison:
                 "checks": sum(1 for c in self.checks if c.inconclusive),
                 "counted_as": self.inconclusive_policy,
             },
+            "likely_regressions": sum(1 for c in self.checks if c.likely_regression),
             "notes": self.notes,
             "checks": [asdict(c) for c in self.checks],
         }

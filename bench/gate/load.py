@@ -26,7 +26,8 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
     current = checked_points(cur)
     matched: set[PointKey] = set()
     checks: list[Check] = []
-    single = 0  # gated points without repeats on both sides: one run against one run, noise ignored
+    single = 0  # gated points with a figure not judged on intervals: one run against one run, noise ignored
+    alone_figures: set[Figure] = set()  # which figures those were
     uncalibrated: list[str] = []  # --calibration given, but this point not in two of its runs
     loose: list[str] = []  # calibrated over fewer than noise.MIN_RUNS runs: said in every output
     where = f"{source}: " if source else ""
@@ -48,9 +49,13 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
         if fewest < noise.MIN_RUNS:
             loose.append(f"{label} ({fewest} runs)")
         judged = _noise_verdicts(check, b, c, config, f"{source}/{label}", floors)
-        single += judged is None and (config.min_throughput_ratio is not None or config.max_p99_increase is not None)
+        alone = [f for f in _gated_figures(config) if f not in (judged or {})]
+        single += bool(alone)
+        alone_figures.update(alone)
         _judge_load(check, b, c, ratio, change, config, judged or {})
-    notes += _load_notes(where, single, uncalibrated, loose, config.calibration.origin)
+    partial = alone_figures != set(_gated_figures(config))  # some figures of those points were judged on intervals
+    which = f" for {' and '.join(sorted(alone_figures))}" if partial else ""
+    notes += _load_notes(where, single, uncalibrated, loose, config.calibration.origin, which)
     notes += [
         f"{where}load point {key.label} is new in the current run: nothing to compare it with"
         for key in current.keys() - matched
@@ -58,12 +63,20 @@ def compare_load(base: Results, cur: Results, config: GateConfig, source: str = 
     return checks, notes
 
 
-def _load_notes(where: str, single: int, uncalibrated: list[str], loose: list[str], origin: str) -> list[str]:
-    """What the load checks of a results file could not see: noise ignored, points uncalibrated or loosely so."""
+def _gated_figures(config: GateConfig) -> list[Figure]:
+    limits = {Figure.THROUGHPUT: config.min_throughput_ratio, Figure.P99: config.max_p99_increase}
+    return [figure for figure, limit in limits.items() if limit is not None]
+
+
+def _load_notes(
+    where: str, single: int, uncalibrated: list[str], loose: list[str], origin: str, which: str
+) -> list[str]:
+    """What the load checks of a results file could not see: noise ignored (`which`: for which figures, where
+    the others were judged on intervals), points uncalibrated or loosely so."""
     notes = []
     if single:
         notes.append(
-            f"{where}{single} load point(s) gated on one run against one run: the gate "
+            f"{where}{single} load point(s) gated on one run against one run{which}: the gate "
             "ignores noise (measure both runs with `ragbench load --repeat N` to gate on intervals; docs/ci.md)"
         )
     if uncalibrated:
@@ -112,6 +125,7 @@ def _noise_verdicts(
     if verdicts:
         check.figures["noise"] = [v.to_dict() for v in verdicts]
         check.summary += "; " + "; ".join(v.message() for v in verdicts)
+        check.likely_regression = "; ".join(v.likely_text() for v in verdicts if v.likely_regression)
     return None if verdicts is None else {v.figure: v.verdict for v in verdicts}
 
 
@@ -158,9 +172,12 @@ def _judge_load(
         policy = config.inconclusive
         check.status = policy.status
         check.inconclusive = f"INCONCLUSIVE, counted as {policy} (--inconclusive {policy})"
-        check.summary += f"; {check.inconclusive}"
+        likely = f"; likely regression: {check.likely_regression}" if check.likely_regression else ""
+        check.summary += f"; {check.inconclusive}{likely}"
     else:
         check.status = Status.PASS
+    if not check.inconclusive:  # failed, passed or not gated: nothing likely to say beside it
+        check.likely_regression = ""
 
 
 def load_figures(

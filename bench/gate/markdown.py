@@ -7,7 +7,7 @@ from bench.core.pvalues import fmt_p
 from bench.gate.checks import Check, CheckKind, Comparison, Status
 from bench.gate.figures import fmt_change, fmt_num
 from bench.gate.quality import POWER
-from bench.gate.text import inconclusive_line
+from bench.gate.text import inconclusive_line, likely_line
 
 _MD_MARK = {Status.PASS: "✅ pass", Status.FAIL: "❌ **FAIL**", Status.INFO: "ℹ️ not gated"}
 SUMMARY_HEAD = "## ragbench compare: "  # how render_markdown opens every summary: an earlier one is recognised
@@ -16,6 +16,8 @@ SUMMARY_HEAD = "## ragbench compare: "  # how render_markdown opens every summar
 def render_markdown(comparison: Comparison) -> str:
     head = "✅ pass" if comparison.passed else f"❌ FAIL — {len(comparison.regressions)} regression(s)"
     head += inconclusive_line(comparison).replace(";", " ⚠️", 1)
+    if likely_line(comparison):  # first, whatever the exit code the user chose
+        head = f"⚠️ {likely_line(comparison)} — {head}"
     lines = [
         f"{SUMMARY_HEAD}{head}",
         "",

@@ -111,6 +111,8 @@ class NoiseVerdict:
     needed: int | None  # repeats per side that would resolve an inconclusive verdict; None: not inconclusive/never
     resamples: int
     floor: NoiseFloor | None = None  # the runner's noise between runs (`compare --calibration`); None: not calibrated
+    answers: tuple[int, int] | None = None  # p99 of repeats too short for their own: each side's answers pooled
+    needed_runs: int | None = None  # runs of each build that would resolve it where the noise is between runs
 
     @property
     def between_runs(self) -> bool:
@@ -122,6 +124,21 @@ class NoiseVerdict:
         return math.log(mean / self.ratio.low) <= floor and math.log(self.ratio.high / mean) <= floor
 
     @property
+    def likely_regression(self) -> bool:
+        """Inconclusive, yet the ratio is past the limit and its interval excludes no change (1) on the bad side:
+        a significant change the size of the limit or near it, that the gate cannot show to be past the limit."""
+        if self.verdict != Verdict.INCONCLUSIVE:
+            return False
+        if self.figure == Figure.THROUGHPUT:
+            return self.ratio.mean < self.limit and self.ratio.high < 1
+        return self.ratio.mean > self.limit and self.ratio.low > 1
+
+    def likely_text(self) -> str:
+        """`throughput ×0.841 [0.720, 0.984] is past the limit ×0.95 and excludes no change`."""
+        interval = f"×{self.ratio.mean:.3f} [{self.ratio.low:.3f}, {self.ratio.high:.3f}]"
+        return f"{self.figure} {interval} is past the limit ×{self.limit:g} and excludes no change"
+
+    @property
     def detect(self) -> float:
         """The change the gate asks to detect: 5% for a minimum ratio of 0.95 or a maximum p99 increase of 5%."""
         return abs(1 - self.limit)
@@ -130,25 +147,36 @@ class NoiseVerdict:
         what = self.figure
         interval = f"×{self.ratio.mean:.3f} [{self.ratio.low:.3f}, {self.ratio.high:.3f}]"
         base = f"{what} {interval} over {self.repeats[0]}+{self.repeats[1]} repeats"
+        if self.answers is not None:
+            base += (
+                f"' {self.answers[0]}+{self.answers[1]} answers pooled (each repeat too short for its own p99: "
+                "the interval is the answers' noise, not the machine's between repeats)"
+            )
         if self.floor is not None:
             base += f" ({self.floor.describe()})"
         if self.verdict != Verdict.INCONCLUSIVE:
             side = "past" if self.verdict == Verdict.FAIL else "clear of"
             return f"{base}: the whole interval is {side} the limit ×{self.limit:g}"
-        if self.between_runs:
-            resolve = (
-                "more repeats would not resolve it (the noise is between runs): loosen the limit or quiet the runner"
-            )
-        elif self.needed is None:
-            resolve = "the means sit on the limit: no number of repeats would resolve it"
-        elif self.needed > MAX_REPEATS:
-            resolve = f"more than {MAX_REPEATS} repeats would be needed"
-        else:
-            resolve = f"{self.needed} repeats would resolve it"
+        resolve = self._resolve()
         return (
             f"{base}: inconclusive: this runner's noise (A/A spread ±{self.spread:.1%}) is wider than the "
             f"{self.detect * 100:g}% you ask to detect; {resolve}"
         )
+
+    def _resolve(self) -> str:
+        """What would decide an inconclusive verdict: runs of each build where the noise is between runs, else
+        repeats a side; each the count that tells the limit's step from none with 80% power at the spread seen."""
+        step = f"a {self.detect * 100:g}% step from none (80% power, at this spread)"
+        if self.between_runs:
+            runs = (
+                f"{self.needed_runs} runs of each build" if self.needed_runs is not None else "more runs of each build"
+            )
+            return f"more repeats would not resolve it (the noise is between runs): {runs} would tell {step}"
+        if self.needed is None:
+            return "no number of repeats would resolve it (no spread to scale)"
+        if self.needed > MAX_REPEATS:
+            return f"more than {MAX_REPEATS} repeats would be needed ({self.needed} a side would tell {step})"
+        return f"{self.needed} repeats a side would tell {step}"
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -159,6 +187,9 @@ class NoiseVerdict:
             "repeats": list(self.repeats),
             "spread": self.spread,
             "needed_repeats": self.needed,
+            "needed_runs": self.needed_runs,
+            "likely_regression": self.likely_regression,
+            "pooled_answers": list(self.answers) if self.answers is not None else None,
             "resamples": self.resamples,
             "calibration": self.floor.to_dict() if self.floor is not None else None,
             "message": self.message(),
@@ -176,14 +207,31 @@ def judge(interval: Interval, limit: float, higher_is_better: bool) -> Verdict:
     return Verdict.INCONCLUSIVE
 
 
-def repeats_needed(interval: Interval, limit: float, repeats: int) -> int | None:
-    """Repeats per side for the interval to clear `limit` if the means stay where they are: its half-width
-    shrinks as 1/sqrt(N). None when the mean sits on the limit (no number of repeats would do)."""
-    gap = abs(interval.mean - limit)
-    if gap == 0:
+Z_CONFIDENCE = 1.959964  # z(0.975): a 95% interval's half-width in standard errors
+Z_POWER = Z_CONFIDENCE + 0.841621  # + z(0.8): the standard errors a step must span to be told from none 80% of the time
+
+
+def repeats_for_power(interval: Interval, limit: float, repeats: int) -> int | None:
+    """Repeats a side for the ratio's interval to tell the limit's step from none with 80% power, at the spread the
+    repeats showed: the interval's half-width (log units) scales as 1/sqrt(N) and must be step x z(0.975) /
+    (z(0.975) + z(0.8)). None where the interval has no width to scale (or no limit step)."""
+    step = abs(math.log(limit))
+    if step == 0 or not 0 < interval.low < interval.high < math.inf:
         return None
-    half = (interval.high - interval.low) / 2
-    return max(repeats + 1, math.ceil(repeats * (half / gap) ** 2))
+    half = math.log(interval.high / interval.low) / 2
+    return max(2, math.ceil(repeats * (half * Z_POWER / (Z_CONFIDENCE * step)) ** 2))
+
+
+def runs_for_power(floor: NoiseFloor, limit: float) -> int | None:
+    """Runs of each build whose means' ratio tells the limit's step from none with 80% power, at the noise between
+    runs the floor measured (its standard deviation of log(figure): half-width / (t(K-1) x sqrt(2)))."""
+    from scipy import stats
+
+    step = abs(math.log(limit))
+    if step == 0 or floor.runs < 2:
+        return None
+    sd = floor.half_width / (float(stats.t.ppf(0.5 + CONFIDENCE / 2, floor.runs - 1)) * math.sqrt(2))
+    return max(2, math.ceil(2 * (Z_POWER * sd / step) ** 2))
 
 
 def widened(ratio: Interval, floor: NoiseFloor | None) -> Interval:
@@ -212,9 +260,17 @@ def verdict(
     result = judge(ratio, limit, higher_is_better)
     spread = (ratio.high - ratio.low) / 2 / ratio.mean if ratio.mean > 0 and math.isfinite(ratio.high) else math.inf
     found = NoiseVerdict(figure, result, ratio, limit, (len(base), len(current)), spread, None, resamples, floor)
-    if result != Verdict.INCONCLUSIVE or found.between_runs:
+    return judged(found, bootstrap)
+
+
+def judged(found: NoiseVerdict, bootstrap: Interval) -> NoiseVerdict:
+    """An inconclusive verdict with what would decide it: runs of each build where the noise between runs sets
+    its width, else repeats a side (from the repeats' own interval)."""
+    if found.verdict != Verdict.INCONCLUSIVE:
         return found
-    return replace(found, needed=repeats_needed(bootstrap, limit, min(len(base), len(current))))
+    if found.between_runs and found.floor is not None:
+        return replace(found, needed_runs=runs_for_power(found.floor, found.limit))
+    return replace(found, needed=repeats_for_power(bootstrap, found.limit, min(found.repeats)))
 
 
 def figure_values(point: LoadPointRecord, figure: Figure, quantity: str) -> list[float] | None:
@@ -241,23 +297,47 @@ def point_verdicts(
     resamples: int = RESAMPLES,
 ) -> list[NoiseVerdict] | None:
     """The verdicts of a point's gates (`limits`: the minimum throughput ratio, the maximum p99 ratio; those
-    asked for) from the repeats on both sides, each interval at least its calibrated floor wide; None when a
-    side was measured once and the runner's noise is not calibrated: the gate then compares one run with one
-    run. Seeded by the point's name, so a verdict does not depend on which other points were compared."""
+    asked for) from the repeats on both sides, each interval at least its calibrated floor wide; a figure a side
+    has no interval for (measured once, uncalibrated) is left out, to be gated one run against one run; None when
+    no gated figure has one. A p99 of repeats too short for their own is judged on their answers pooled
+    (bench.gate.pooled_p99). Seeded by the point's name, so a verdict does not depend on which other points were
+    compared."""
     found: list[NoiseVerdict] = []
     for figure in Figure:
         limit = limits.get(figure)
         if limit is None:
             continue
+        rng = seeded_generator(seed, label, figure)
         b, c = figure_values(base, figure, quantity), figure_values(current, figure, quantity)
         floor = floors.get(figure)
-        if b is None or c is None or (floor is None and min(len(b), len(c)) < 2):
-            return None
-        rng = seeded_generator(seed, label, figure)
-        result = verdict(figure, b, c, limit, figure == Figure.THROUGHPUT, rng, resamples, floor)
+        if (b is None or c is None) and floor is None and figure == Figure.P99:
+            result = _pooled_p99_verdict(base, current, quantity, limit, rng, resamples)
+        elif b is None or c is None or (floor is None and min(len(b), len(c)) < 2):
+            continue
+        else:
+            result = verdict(figure, b, c, limit, figure == Figure.THROUGHPUT, rng, resamples, floor)
         if result is not None:
             found.append(result)
-    return found
+    return found or None
+
+
+def _pooled_p99_verdict(
+    base: LoadPointRecord, current: LoadPointRecord, quantity: str, limit: float, rng: np.random.Generator, n: int
+) -> NoiseVerdict | None:
+    """The p99 verdict of two repeated points whose repeats are each too short for a p99 (None: not both
+    repeated, or too few answers even pooled)."""
+    from bench.gate import pooled_p99
+
+    if min(len(base.repeats), len(current.repeats)) < 2:
+        return None
+    b, c = pooled_p99.answers(base, quantity), pooled_p99.answers(current, quantity)
+    interval = pooled_p99.p99_ratio_interval(b, c, rng, n) if b is not None and c is not None else None
+    if b is None or c is None or interval is None:
+        return None
+    spread = (interval.high - interval.low) / 2 / interval.mean if interval.mean > 0 else math.inf
+    repeats, answers = (len(base.repeats), len(current.repeats)), (b.total, c.total)
+    found = NoiseVerdict(Figure.P99, judge(interval, limit, False), interval, limit, repeats, spread, None, n)
+    return judged(replace(found, answers=answers), interval)
 
 
 def run_figure(point: LoadPointRecord, figure: Figure, quantity: str) -> float | None:

@@ -41,11 +41,27 @@ def inconclusive_line(comparison: Comparison) -> str:
     return f"; {len(unsure)} INCONCLUSIVE ({reasons}; counted as {policy}: --inconclusive {policy})" if unsure else ""
 
 
+def likely_line(comparison: Comparison) -> str:
+    """`INCONCLUSIVE — likely regression: load tei …: throughput ×0.841 [0.720, 0.984] is past the limit ×0.95 and
+    excludes no change`: an inconclusive gate whose change is significant, past the limit in its point estimate."""
+    likely = [c for c in comparison.checks if c.likely_regression]
+    if not likely:
+        return ""
+    first = f"{likely[0].title}: {likely[0].likely_regression}"
+    more = f" (and {len(likely) - 1} more check(s))" if len(likely) > 1 else ""
+    return f"INCONCLUSIVE — likely regression: {first}{more}"
+
+
 def verdict_line(comparison: Comparison) -> str:
     gated = [c for c in comparison.checks if c.status != Status.INFO]
     skipped = len(comparison.checks) - len(gated)
     more = f"; {skipped} not gated, each says why" if skipped else ""
     more += inconclusive_line(comparison)
+    likely = likely_line(comparison)
+    if comparison.passed and likely:  # said first, whatever the exit code the user chose
+        return f"ragbench compare: {likely}; counted as pass ({len(gated)} checks, none failed{more})"
+    if likely:
+        more += f"; {likely}"
     if comparison.passed:
         return f"ragbench compare: pass ({len(gated)} check{'' if len(gated) == 1 else 's'}, none regressed{more})"
     return f"ragbench compare: FAIL ({len(comparison.regressions)} of {len(gated)} checks regressed{more})"

@@ -17,12 +17,15 @@ from dataclasses import dataclass, field, replace
 
 from bench.core.values import Allowance
 from bench.history.changepoints import DEFAULT_SETTINGS, ChangePoint, DetectorSettings, detect
-from bench.history.newest import OutOfLine, describe, out_of_line
+from bench.history.newest import OutOfLine, bound_text, describe, out_of_line, runs_to_decide
 from bench.history.series import Gate, History, Scale, Series
 
 RATIO_GATES_LOWER_WORSE = (Gate.THROUGHPUT, Gate.INGEST)  # --min-throughput-ratio
 RATIO_GATES_HIGHER_WORSE = (Gate.P99, Gate.QUERY_P99)  # --max-p99-ratio
 NEAR = 3  # runs: a change point this close to one of the history without the newest run is that one
+# the share of --alpha the out-of-line bound takes; the change points a newest run tips take the rest (measured
+# well under it: benchmarks/bench_history_newest.py), so that an unchanged series fails at most ~alpha of its runs
+OUT_OF_LINE_SHARE = 0.8
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,12 @@ class Limits:
                 return [f"{series.figure} ×{size:.3f} > --max-p99-ratio {self.max_p99_ratio:g}"]
         return []
 
+    def ratio_limit(self, series: Series) -> float | None:
+        """The after/before ratio a speed or latency figure is gated at (None: not gated)."""
+        if series.gate in RATIO_GATES_LOWER_WORSE:
+            return self.min_throughput_ratio
+        return self.max_p99_ratio if series.gate in RATIO_GATES_HIGHER_WORSE else None
+
     def gates(self, series: Series) -> bool:
         """Whether a limit applies to the series' figure."""
         if series.gate == Gate.QUALITY:
@@ -70,6 +79,7 @@ class SeriesReport:
     newest_change: ChangePoint | None = None  # the change point the newest run starts (None: none)
     breaches: list[str] = field(default_factory=list)  # the limits newest_change (or out_of_line) is past
     out_of_line: OutOfLine | None = None  # the newest run against the runs since the change point before it
+    undecided: str = ""  # past the limit, within the bound: how many runs at the limit's step would decide
 
     @property
     def failed(self) -> bool:
@@ -140,9 +150,25 @@ def _analyse_series(series: Series, history: History, limits: Limits, settings: 
         return report
     report.out_of_line = _newest_out_of_line(series, changes, settings)
     found = report.out_of_line
-    if found is not None and found.past_bound:
-        report.breaches = [f"{b}: {describe(found)}" for b in limits.ratio_breaches(series, found.size)]
+    if found is None:
+        return report
+    breaches = limits.ratio_breaches(series, found.size)
+    if found.past_bound:  # past the bound (not noise) and past the limit (a change worth failing): both
+        report.breaches = [f"{b}: {describe(found)}" for b in breaches]
+    elif breaches:
+        report.undecided = _undecided(found, limits.ratio_limit(series), settings.alpha)
     return report
+
+
+def _undecided(found: OutOfLine, limit: float | None, alpha: float) -> str:
+    """A newest run past its limit but within the runs' noise, in words, with the runs that would decide."""
+    step = abs(1 - limit) if limit is not None else 0.0
+    runs = runs_to_decide(found, step, alpha) if step > 0 else None
+    if runs is not None:
+        decide = f"{runs} run(s) at ×{limit:g} would tell such a step from none (80% power, one-sided α={alpha:g})"
+    else:
+        decide = f"no number of runs would tell a ×{limit:g} step from none beside {len(found.reference_runs)} runs"
+    return f"INCONCLUSIVE, counted as pass: past the limit but within the noise ({bound_text(found)}); {decide}"
 
 
 def _newest_change_breaches(series: Series, last: ChangePoint, limits: Limits, settings: DetectorSettings) -> list[str]:
@@ -164,8 +190,8 @@ def _newest_out_of_line(series: Series, changes: list[ChangePoint], settings: De
     lower_is_worse = series.gate in RATIO_GATES_LOWER_WORSE
     if not lower_is_worse and series.gate not in RATIO_GATES_HIGHER_WORSE:
         return None
-    # at half the level: the change points tipped by a newest run take the other half of a run's false alarms
-    return out_of_line(series, slice(opened[-1] if opened else 0, last), lower_is_worse, settings.alpha / 2)
+    reference = slice(opened[-1] if opened else 0, last)
+    return out_of_line(series, reference, lower_is_worse, settings.alpha * OUT_OF_LINE_SHARE)
 
 
 def _change_dict(change: ChangePoint, history: History) -> dict[str, object]:
@@ -203,6 +229,7 @@ def _series_dict(report: SeriesReport, history: History) -> dict[str, object]:
         "newest_segment_runs": report.segment_runs,
         "newest_change": _change_dict(report.newest_change, history) if report.newest_change else None,
         "breaches": report.breaches,
+        "undecided": report.undecided or None,
         "out_of_line": _out_of_line_dict(report.out_of_line, history),
     }
 
@@ -214,6 +241,8 @@ def _out_of_line_dict(found: OutOfLine | None, history: History) -> dict[str, ob
         "reference_runs": [history.runs[r].name for r in found.reference_runs],
         "median": found.centre,
         "bound": found.bound,
+        "spread": found.spread,
+        "level": found.alpha,
         "value": found.value,
         "size": found.size,
         "p_value": found.p_value,

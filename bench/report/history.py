@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from bench.core.errors import UserError
 from bench.history.analysis import HistoryReport, SeriesReport
 from bench.history.changepoints import ChangePoint
-from bench.history.newest import MIN_REFERENCE, describe
+from bench.history.newest import MIN_REFERENCE, OutOfLine, bound_text
 from bench.history.series import Scale, Series
 
 COLUMNS = 4  # panels per row of a job's page
@@ -57,8 +57,12 @@ def render_markdown(report: HistoryReport) -> str:
     verdict = (
         "**FAIL**: the newest run starts a change point, or is out of line, past a limit" if failed else "**PASS**"
     )
+    undecided = [s for s in report.series if s.undecided]
+    if undecided:
+        verdict += f" ({len(undecided)} series INCONCLUSIVE, counted as pass: past the limit, within the noise)"
     lines += [verdict, ""]
     lines += [*(f"- {s.series.name}: {'; '.join(s.breaches)}" for s in failed), *([""] if failed else [])]
+    lines += [*(f"- {s.series.name}: {s.undecided}" for s in undecided), *([""] if undecided else [])]
     changes = report.changes()
     lines += [f"### Change points ({len(changes)}), the largest first", ""]
     if changes:
@@ -83,9 +87,11 @@ def _newest_lines(report: HistoryReport) -> list[str]:
     lines: list[str] = []
     steady = untested = 0
     for s in report.series:
-        if s.out_of_line is not None and s.out_of_line.past_bound:
-            lines.append(f"- {s.series.name}: ×{s.out_of_line.size:.3f}, {describe(s.out_of_line)}")
-        elif s.out_of_line is None and s.series.scale == Scale.RATIO and report.limits.gates(s.series):
+        found, limit = s.out_of_line, report.limits.ratio_limit(s.series)
+        if found is not None and (found.past_bound or limit is not None):
+            said = "past the bound" if found.past_bound else "within the bound"
+            lines.append(f"- {s.series.name}: {bound_text(found)}: {said}" + _limit_text(found, limit))
+        elif found is None and s.series.scale == Scale.RATIO and report.limits.gates(s.series):
             untested += 1
         if not s.changes:
             steady += 1
@@ -100,6 +106,14 @@ def _newest_lines(report: HistoryReport) -> list[str]:
             f"{MIN_REFERENCE} runs since their last change point, or the newest run did not measure them"
         )
     return lines
+
+
+def _limit_text(found: OutOfLine, limit: float | None) -> str:
+    """`; limit ×0.95 (333.9): past it`: the limit as a figure beside the bound (a run fails past both)."""
+    if limit is None:
+        return "; no limit: not gated"
+    past = found.size < limit if found.bound < found.centre else found.size > limit
+    return f"; limit ×{limit:g} ({found.centre * limit:.4g}): {'past it' if past else 'within it'}"
 
 
 def render_json(report: HistoryReport) -> str:

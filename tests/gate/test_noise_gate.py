@@ -4,6 +4,7 @@ verdicts, then `compare` on repeated load points in every output."""
 from __future__ import annotations
 
 import json
+import math
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -59,10 +60,19 @@ def test_judge_fails_only_past_the_whole_interval(interval, limit, higher_is_bet
     assert noise.judge(interval, limit, higher_is_better) == expected
 
 
-def test_repeats_needed_scales_with_the_square_of_the_width():
-    # half-width 0.06 at 5 repeats, 0.02 from the limit: 9x the repeats for a third of the width
-    assert noise.repeats_needed(Interval(0.97, 0.91, 1.03), 0.95, 5) == 45
-    assert noise.repeats_needed(Interval(0.95, 0.90, 1.00), 0.95, 5) is None  # on the limit: never
+def test_repeats_for_power_tell_the_limits_step_at_80_percent_and_scale_with_the_square_of_the_width():
+    """Issue 45: the repeats a side whose interval tells the limit's step (5% at x0.95) from none 80% of the time:
+    its half-width (log units) must come down to step x 1.96 / 2.80."""
+    step = math.log(1 / 0.95)
+    enough = step * noise.Z_CONFIDENCE / noise.Z_POWER  # the half-width that tells the step at 80% power
+
+    def interval(half: float) -> Interval:
+        return Interval(1.0, math.exp(-half), math.exp(half))
+
+    assert noise.repeats_for_power(interval(enough * 0.999), 0.95, 5) == 5
+    assert noise.repeats_for_power(interval(enough * 2), 0.95, 5) == 20  # twice as wide: four times the repeats
+    assert noise.repeats_for_power(Interval(0.97, 0.91, 1.03), 0.95, 5) == 15
+    assert noise.repeats_for_power(Interval(1.0, 1.0, 1.0), 0.95, 5) is None  # no width to scale
 
 
 def test_an_inconclusive_verdict_says_the_noise_the_target_and_the_repeats():
@@ -71,7 +81,8 @@ def test_an_inconclusive_verdict_says_the_noise_the_target_and_the_repeats():
     assert v is not None and v.verdict == noise.Verdict.INCONCLUSIVE
     message = v.message()
     assert f"A/A spread ±{v.spread:.1%}" in message and "wider than the 5% you ask to detect" in message
-    assert f"{v.needed} repeats would resolve it" in message and v.needed > 5
+    assert f"{v.needed} repeats a side would tell a 5% step from none (80% power, at this spread)" in message
+    assert v.needed > 5
     assert (
         noise.verdict("throughput", base, [x * 0.75 for x in cur], 0.95, True, rng(), 4000).verdict
         == noise.Verdict.FAIL

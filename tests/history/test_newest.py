@@ -1,10 +1,9 @@
-"""The newest run out of line: a prediction bound whose false-alarm rate is the stated one on the noise measured
-between CI runs here (Student t, 3 degrees of freedom), even over few runs; one-sided; said when it cannot be drawn."""
+"""The newest run out of line: a prediction bound whose false-alarm rate is the stated one on normal noise (its rate
+there: tests/history/test_newest_spread.py), higher on heavy-tailed noise; one-sided; said when it cannot be drawn."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from bench.history.newest import MIN_REFERENCE, out_of_line, runs_to_confirm
 from bench.history.series import Gate, Observation, Scale, Series
@@ -15,12 +14,14 @@ def _series(values, scale=Scale.RATIO) -> Series:
     return Series("load", "tei embed", "texts/s", Gate.THROUGHPUT, scale, True, observations=observations)
 
 
-def test_the_false_alarm_rate_on_heavy_tailed_noise_is_the_stated_one_even_over_few_runs():
+def test_the_false_alarm_rate_on_heavy_tailed_noise_is_above_the_stated_one_and_said_so():
+    """The bound is drawn for normal noise (issue 45: never wider than the runs' spread says); on Student t noise
+    with 3 degrees of freedom its rate at 5% is 6-7% over 8 runs, as docs/ci.md states."""
     rng = np.random.default_rng(7)
-    runs = MIN_REFERENCE  # where the median's and the MAD's own errors weigh most (normal theory: 8.1%)
+    runs = MIN_REFERENCE
     draws = 1000 * (1 + 0.08 * rng.standard_t(3, size=(3000, runs + 1)))
     alarms = [out_of_line(_series(row), slice(0, runs), True, 0.05).past_bound for row in draws]
-    assert np.mean(alarms) == pytest.approx(0.05, abs=0.013)  # 3000 series: the rate's sd is 0.004
+    assert 0.05 < np.mean(alarms) < 0.085  # 3000 series: the rate's sd is 0.0045
 
 
 def test_only_the_side_the_limit_guards_is_out_of_line_and_a_difference_scale_is_not_bounded():

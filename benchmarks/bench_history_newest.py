@@ -15,7 +15,8 @@ load sweep); a run's figure floored at 1% of the level. The gate is `history --m
 
 Issue 45 (the bound from the runs' own spread, normal noise):
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_history_newest.py --issue45 [--series 300] [--flat-runs 100]
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_history_newest.py --issue45 [--series 300] [--flat-runs 100] \
+        [--alpha A]
 
 - false alarms per 100 runs at ±6% normal noise (the issue's runs: 8 at 322-365 texts/s), --series series of
   --flat-runs runs, and at ±25% t3 noise (heavier tails than the bound is drawn for);
@@ -36,11 +37,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.history.analysis import Limits, analyse  # noqa: E402
+from bench.history.changepoints import DetectorSettings  # noqa: E402
 from bench.history.runs import HistoryRun  # noqa: E402
 from bench.history.series import Gate, History, Observation, Scale, Series  # noqa: E402
 
 T_DF = 3
 LIMITS = Limits(min_throughput_ratio=0.95)
+SETTINGS = [DetectorSettings()]  # --alpha replaces it: the gate's level, as `history --alpha`
 STEPS = (0.9, 0.8, 0.7, 0.5)
 NOISES = (0.01, 0.05, 0.10, 0.25)
 AFTER = 3  # runs after the step
@@ -59,7 +62,7 @@ def failed(values: np.ndarray) -> bool:
     observations = [Observation(i, float(v)) for i, v in enumerate(values)]
     series = Series("load", "sim", "texts/s", Gate.THROUGHPUT, Scale.RATIO, True, observations=observations)
     runs = [HistoryRun(i, Path(f"r{i}"), "load", str(i), {}, str(i)) for i in range(len(values))]
-    return bool(analyse(History(runs, [series]), LIMITS).failed)
+    return bool(analyse(History(runs, [series]), LIMITS, SETTINGS[0]).failed)
 
 
 def first_check() -> str:
@@ -118,7 +121,9 @@ def main() -> None:
     parser.add_argument("--flat-runs", type=int, default=100)
     parser.add_argument("--before", type=int, default=20)
     parser.add_argument("--issue45", action="store_true", help="the bound from the runs' spread: see the docstring")
+    parser.add_argument("--alpha", type=float, default=DetectorSettings().alpha, help="history --alpha")
     args = parser.parse_args()
+    SETTINGS[0] = DetectorSettings(alpha=args.alpha)
     if args.issue45:
         issue45(args.series, args.flat_runs)
         return

@@ -13,6 +13,7 @@ from bench.gate.config import GateConfig
 from bench.gate.figures import as_number, fmt_change, fmt_num
 from bench.gate.noise import Figure, Verdict
 from bench.gate.points import checked_points, p99_quantity, point_p99
+from bench.history.busy import point_too_busy
 from bench.load.points import BEHIND, PointKey, error_rate
 from bench.results.schema import LoadPointRecord
 from bench.results.store import Results
@@ -101,6 +102,9 @@ def _not_gated(b: LoadPointRecord, c: LoadPointRecord, ratio: float | None, conf
             run + (f" run ({use:.0%} of its ceiling)" if as_number(use) is not None else " run")
             for run, use in saturated
         )
+    busy = [(run, why) for run, p in (("baseline", b), ("current", c)) if (why := point_too_busy(p))]
+    if busy:  # the machine's window, not the endpoint's: neither a pass nor a failure of it
+        return "; ".join(f"the {run} run: {why}" for run, why in busy)
     if config.min_throughput_ratio is None and config.max_p99_increase is None:
         return "no --min-throughput-ratio or --max-p99-increase"
     if ratio is None and config.min_throughput_ratio is not None and c.requests.ok:
@@ -223,6 +227,9 @@ def load_figures(
         "error_rate_increase": c_rate - b_rate,
         "max_error_rate": config.max_error_rate,
         "client_saturated": b.client.saturated or c.client.saturated,
+        "machine_too_busy": [
+            f"{run}: {why}" for run, p in (("baseline", b), ("current", c)) if (why := point_too_busy(p))
+        ],
     }
     return ratio, change, Check(CheckKind.LOAD, source, label, Status.PASS, summary, figures)
 

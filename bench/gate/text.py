@@ -57,6 +57,8 @@ def verdict_line(comparison: Comparison) -> str:
     skipped = len(comparison.checks) - len(gated)
     more = f"; {skipped} not gated, each says why" if skipped else ""
     more += inconclusive_line(comparison)
+    busy = sum(1 for c in comparison.checks if c.figures.get("machine_too_busy") and c.status == Status.INFO)
+    more += f"; {busy} load point(s) not judged: this machine was too busy (each says its figures)" if busy else ""
     likely = likely_line(comparison)
     if comparison.passed and likely:  # said first, whatever the exit code the user chose
         return f"ragbench compare: {likely}; counted as pass ({len(gated)} checks, none failed{more})"

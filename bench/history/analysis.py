@@ -143,6 +143,9 @@ def _analyse_series(series: Series, history: History, limits: Limits, settings: 
     if newest in series.invalid and limits.gates(series):
         report.breaches = [f"{series.figure} of the newest run is {series.invalid[newest]}: not a figure to gate"]
         return report
+    if newest in series.busy and limits.gates(series):  # neither a pass nor a failure of the endpoint
+        report.undecided = f"not judged: {series.busy[newest]} (the newest run, left out of its series)"
+        return report
     if not series.observations or series.observations[-1].run != newest:
         return report  # the newest run did not measure this configuration
     if changes and (breaches := _newest_change_breaches(series, changes[-1], limits, settings)):

@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Any
 
 from bench.core.values import rate_text
+from bench.history.busy import point_too_busy
 from bench.history.runs import HistoryRun, order_runs, read_runs
 from bench.results.schema import (
     QUALITY_COMMANDS,
@@ -78,6 +79,7 @@ class Series:
     qids: tuple[str, ...] = ()  # quality: the queries every run scored, in the samples' order
     observations: list[Observation] = field(default_factory=list)
     invalid: dict[int, str] = field(default_factory=dict)  # run -> its figure in words where it was no figure (nan, -3)
+    busy: dict[int, str] = field(default_factory=dict)  # run -> why its window was the machine's (left out)
 
     @property
     def name(self) -> str:
@@ -114,6 +116,10 @@ def read_history(arguments: Sequence[str], label: str | None = None) -> History:
             kept = collected.setdefault(key, series)
             if isinstance(observation, Observation):
                 kept.observations.append(observation)
+            elif isinstance(observation, Busy):
+                kept.busy[run.index] = observation.reason
+                said = f"run {run.name}: {series.configuration}: {observation.reason}: left out of its series"
+                notes += [said] if said not in notes else []
             elif isinstance(observation, Missing):
                 count, _ = missing.get(series.name, (0, ""))
                 missing[series.name] = (count + 1, observation.reason)
@@ -149,8 +155,15 @@ class Missing:
     reason: str
 
 
-# a figure; what stood where a figure should (nan, -3.0); or why there was none
-Found = list[tuple[Series, Observation | str | Missing]]
+@dataclass(frozen=True)
+class Busy:
+    """A run whose window of a load point was the machine's, not the endpoint's (bench/history/busy.py)."""
+
+    reason: str
+
+
+# a figure; what stood where a figure should (nan, -3.0); why there was none; or why it was the machine's
+Found = list[tuple[Series, Observation | str | Missing | Busy]]
 
 
 def _observations(run: HistoryRun, results: Results) -> Found:
@@ -276,9 +289,10 @@ def _load(run: HistoryRun, results: Results) -> Found:
             pooled = _latency(getattr(point.latency_ms, quantity), quantile)
             block = getattr(intervals.latency_ms, quantity) if intervals else None
             figures.append((f"{quantile} ms", gate, False, values, pooled, getattr(block, quantile, None)))
+        busy = point_too_busy(point)
         for name, gate, higher, values, pooled, interval in figures:
             series = Series("load", where, name, gate, Scale.RATIO, higher)
-            found += _load_observation(run, series, values, pooled, interval)
+            found += [(series, Busy(busy))] if busy else _load_observation(run, series, values, pooled, interval)
     return found + _paired(run, results)
 
 

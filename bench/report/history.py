@@ -59,7 +59,7 @@ def render_markdown(report: HistoryReport) -> str:
     )
     undecided = [s for s in report.series if s.undecided]
     if undecided:
-        verdict += f" ({len(undecided)} series INCONCLUSIVE, counted as pass: past the limit, within the noise)"
+        verdict += f" ({len(undecided)} series INCONCLUSIVE, counted as pass: each says why)"
     lines += [verdict, ""]
     lines += [*(f"- {s.series.name}: {'; '.join(s.breaches)}" for s in failed), *([""] if failed else [])]
     lines += [*(f"- {s.series.name}: {s.undecided}" for s in undecided), *([""] if undecided else [])]

@@ -63,7 +63,7 @@ def test_a_run_within_the_noise_but_past_the_limit_is_inconclusive_and_says_the_
 ):
     _issue_history(tmp_path, last=330.0)  # x0.939: past x0.95, within the 8 runs' noise
     code, out, _ = history(tmp_path, "--min-throughput-ratio", "0.95")
-    assert code == 0 and "**PASS** (1 series INCONCLUSIVE, counted as pass: past the limit, within the noise)" in out
+    assert code == 0 and "**PASS** (1 series INCONCLUSIVE, counted as pass: each says why)" in out
     assert "newest 330 (×0.939 of the median 351.5 of 8 runs)" in out and "within the bound" in out
     assert "run(s) at ×0.95 would tell such a step from none (80% power" in out
     assert "limit ×0.95 (333.9): past it" in out

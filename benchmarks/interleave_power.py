@@ -6,6 +6,13 @@
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --simulate 100 [--noise 0.03] [--rounds 10]
         [--contamination 0.05] [--slices 2]
     PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --rejudge reports/il5 [--limit 0.95]
+    PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --simulate 1000 --sequential 40 [--limit 0.97]
+    PYTHONPATH=. .venv/bin/python benchmarks/interleave_power.py --jobs 10 --max-time 120s --slice 0.5s ...
+
+`--sequential MAX` (with --simulate): jobs looked at after every round until decided or MAX rounds, as `load
+--interleave --max-time` runs them (benchmarks/interleave_sequential.py). `--max-time BUDGET` (real jobs): each job
+runs `load --interleave --max-time BUDGET` instead of --rounds; the summary says the rounds each took, its wall
+time against the budget, and the jobs whose verdict was "too busy".
 
     # ≥ 40 jobs of each in four shards side by side (each its own servers; one CPU-bound neighbour), then the
     # summary of all of them, and the same servers through separate runs and `compare BASE CUR`:
@@ -119,7 +126,8 @@ def start_hogs(count: int, period: float) -> list[subprocess.Popen[bytes]]:
 def job(a: str, b: str, args: argparse.Namespace, out: Path, seed: int) -> tuple[InterleavedRecord, float, int] | None:
     """One interleaved job as a user runs it (its own --seed: its own order of the rounds): its record, wall time
     and exit code; None (said, kept out of the figures) when it ended with no verdict (exit 2 or 3)."""
-    flags = ["--interleave", "--rounds", str(args.rounds), "--window", args.window, "--warmup", args.warmup]
+    count = ["--max-time", args.max_time] if args.max_time else ["--rounds", str(args.rounds)]
+    flags = ["--interleave", *count, "--window", args.window, "--warmup", args.warmup]
     flags += ["--slice", args.slice] if args.slice else []
     flags += [
         "--overwrite",
@@ -226,6 +234,12 @@ def summarize(found: dict[str, list[tuple[InterleavedRecord, float, int]]], args
     print(f"  flagged {flagged} of {len(step)} A/B jobs; A/A (twins) failed {false} of {len(twins)}")
     inconclusive = [sum(r.verdict == Verdict.INCONCLUSIVE for r, _, _ in jobs) for jobs in (step, twins)]
     print(f"  inconclusive: {inconclusive[0]} A/B, {inconclusive[1]} A/A")
+    busy = [sum(r.verdict == "too busy" for r, _, _ in jobs) for jobs in (step, twins)]
+    rounds = [len(r.rounds) for r, _, _ in step + twins]
+    print(f"  too busy to decide: {busy[0]} A/B, {busy[1]} A/A; rounds per job: median {statistics.median(rounds):.0f}")
+    if step:
+        per = sorted(len(r.rounds) for r, _, _ in step)
+        print(f"  A/B rounds per job: median {statistics.median(per):.0f}, max {per[-1]}")
     print(f"  job wall time: median {statistics.median(walls):.0f} s, max {max(walls):.0f} s")
     print(
         f"  texts/s noise per pair (a slice pair, or a round of whole windows), median over jobs: "
@@ -459,6 +473,10 @@ def main() -> None:
     )
     parser.add_argument("--slices", type=int, default=2, help="simulated: slices per window (1: whole windows)")
     parser.add_argument(
+        "--sequential", type=int, default=0, help="simulated: look after every round, up to this many (--max-time)"
+    )
+    parser.add_argument("--max-time", help="real jobs: load --interleave --max-time BUDGET instead of --rounds")
+    parser.add_argument(
         "--rejudge", nargs="+", metavar="FOLDER", help="judge the recorded jobs under FOLDER again, old and new"
     )
     parser.add_argument("--rounds", type=int, default=6)
@@ -487,6 +505,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.rejudge:
         rejudge(args.rejudge, args.limit)
+    elif args.simulate and args.sequential:
+        from benchmarks.interleave_sequential import simulate_sequential
+
+        simulate_sequential(args, simulated_rounds)
     elif args.simulate:
         simulate(args)
     elif args.read:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import typer
@@ -13,6 +14,7 @@ from bench.commands.load_request import LoadRequest
 
 
 def load(request: LoadRequest) -> None:
+    started = time.monotonic()  # --max-time counts from here: the job's budget, its start-up included
     from bench.commands.load import load_command
     from bench.core.errors import EXIT_CHECK_FAILED
     from bench.load.points import ERRORS
@@ -24,12 +26,20 @@ def load(request: LoadRequest) -> None:
             raise typer.Exit(EXIT_CHECK_FAILED)
         return
     if request.interleave:
-        from bench.commands.interleave import interleave_command
+        from bench.commands.interleave import check_budget_flags, interleave_command
+        from bench.gate.anytime import TOO_BUSY
         from bench.gate.noise import Verdict
 
-        records, pairs = interleave_command(request)
+        check_budget_flags(request)
+        records, pairs = interleave_command(request, started)
         failed = any(p.verdict == Verdict.FAIL for p in pairs)  # compare's verdict: exit 1, as compare does
+        # too busy to decide: neither the endpoint's failure nor a pass; what it exits as is the user's (--too-busy)
+        failed |= request.too_busy == "fail" and any(p.verdict == TOO_BUSY for p in pairs)
     else:
+        if request.max_time is not None:
+            from bench.core.errors import UserError
+
+            raise UserError("load: --max-time budgets an --interleave run (its rounds); give --duration for a sweep")
         records, failed = load_command(request), False
     if failed or any(r.status == ERRORS for r in records):  # a point past --max-error-rate: a check that failed
         raise typer.Exit(EXIT_CHECK_FAILED)
@@ -40,7 +50,8 @@ command(
     LoadRequest,
     load,
     "Measure throughput and latency over a sweep of batch x concurrency, offered rates, or bursts.\n"
-    "Exit 0 every point measured within --max-error-rate, 1 a point past it (--interleave: or the verdict fails),\n"
+    "Exit 0 every point measured within --max-error-rate, 1 a point past it (--interleave: or the verdict fails;\n"
+    "--max-time: or 'too busy to decide' with --too-busy fail),\n"
     "3 a point measured nothing or had no success.",
     extra=(("seed", out_folder(Path("reports/load"))),),
 )

@@ -4,18 +4,23 @@ judges) on the paired interval of each ratio (bench/gate/paired.py)."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from bench.core.machine import MachineView
 from bench.core.resample import CONFIDENCE
-from bench.gate import paired
+from bench.gate import anytime, paired
 from bench.gate.config import GateConfig
+from bench.gate.noise import Verdict
 from bench.gate.points import latency_p99, p99_quantity
-from bench.load.points import PointConfig, point_label
+from bench.load.points import PointConfig, machine_too_busy, point_label
 from bench.results.schema import InterleavedRecord, InterleavedRound, LatencySummary, LoadPointRecord
 
 if TYPE_CHECKING:
     from bench.commands.load_request import LoadRequest
     from bench.load.interleave import Rounds
+    from bench.load.interleave_budget import RoundsRule, SoFar
 
 
 def round_figures(record: LoadPointRecord, quantity: str) -> dict[str, float | None]:
@@ -33,9 +38,22 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return b / a if a and b is not None else None
 
 
-def paired_record(point: PointConfig, done: Rounds, config: GateConfig) -> InterleavedRecord:
+def round_busy(a: LoadPointRecord, b: LoadPointRecord, scale_ms: float) -> tuple[MachineView | None, str | None]:
+    """The host during the round (the busier window's view) and why the round is the machine's (either side's
+    client lag past what a figure of `scale_ms`, the round's median request, tolerates); None: carried."""
+    views = [r.machine for r in (a, b) if r.machine is not None]
+    machine = max(views, key=lambda m: m.load or 0.0) if views else None
+    why = machine_too_busy(a, scale_ms) or machine_too_busy(b, scale_ms)
+    return machine, why
+
+
+def paired_record(
+    point: PointConfig, done: Rounds, config: GateConfig, max_time_s: float | None = None
+) -> InterleavedRecord:
     """The rounds (A's i-th window, B's i-th; their slices' texts/s where cut in slices), each figure's paired
-    stats and, where compare's limit is given, its verdict."""
+    stats and, where compare's limit is given, its verdict. `max_time_s` (a run that looked after every round):
+    the anytime-valid intervals. Rounds the machine was too busy for are left out; undecided with too many of
+    them, the verdict is `too busy`."""
     a, b = done.a, done.b
     quantity = p99_quantity(a[0])
     sides = [(round_figures(x, quantity), round_figures(y, quantity)) for x, y in zip(a, b, strict=True)]
@@ -54,13 +72,21 @@ def paired_record(point: PointConfig, done: Rounds, config: GateConfig) -> Inter
             p99_ratio=_ratio(fa["p99"], fb["p99"]),
             baseline_slices_texts_per_s=slices_a,
             current_slices_texts_per_s=slices_b,
+            baseline_loop_lag_p99_ms=x.client.loop_lag_p99_ms,
+            current_loop_lag_p99_ms=y.client.loop_lag_p99_ms,
         )
-        for i, ((fa, fb), first, slices_a, slices_b) in enumerate(
-            zip(sides, done.firsts, done.a_slices, done.b_slices, strict=True)
+        for i, ((fa, fb), first, slices_a, slices_b, x, y) in enumerate(
+            zip(sides, done.firsts, done.a_slices, done.b_slices, a, b, strict=True)
         )
     ]
+    for r, x, y, (fa, fb) in zip(rounds, a, b, sides, strict=True):
+        scale = max([v for v in (fa["p50"], fb["p50"]) if v is not None], default=1000 * (point.duration_s or 1.0))
+        r.machine, r.too_busy = round_busy(x, y, scale)
     limits = paired.limits_of(config)
-    figures, verdict = paired.judged_figures(rounds, limits)
+    figures, verdict = paired.judged_figures(rounds, limits, anytime=max_time_s is not None)
+    said = str(verdict) if verdict is not None else paired.NOT_GATED
+    if any(limits.values()) and anytime.too_busy_to_decide(rounds, verdict in (None, Verdict.INCONCLUSIVE)):
+        said = anytime.TOO_BUSY
     return InterleavedRecord(
         baseline=a[0].endpoint,
         current=b[0].endpoint,
@@ -68,17 +94,22 @@ def paired_record(point: PointConfig, done: Rounds, config: GateConfig) -> Inter
         latency=quantity,
         rounds=rounds,
         figures=figures,
-        verdict=str(verdict) if verdict is not None else paired.NOT_GATED,
+        verdict=said,
         not_judged=paired.not_judged(figures, limits),
+        max_time_s=max_time_s,
+        stopped=done.stopped,
         confidence=CONFIDENCE,
         false_alarm=paired.FALSE_ALARM,
         power=paired.POWER,
     )
 
 
-def interleave_command(request: LoadRequest) -> tuple[list[LoadPointRecord], list[InterleavedRecord]]:
+def interleave_command(
+    request: LoadRequest, started: float | None = None
+) -> tuple[list[LoadPointRecord], list[InterleavedRecord]]:
     """Run the interleaved rounds; each endpoint's windows pooled per point and each point's paired record. A
-    window that measured nothing raises MeasurementFailed (exit 3) once everything is written."""
+    window that measured nothing raises MeasurementFailed (exit 3) once everything is written. `started`: the
+    clock (time.monotonic) when the command began, where `--max-time` counts from."""
     from bench.commands.load import check_load, gate_limits
     from bench.commands.load_console import raise_if_failed, show_points
     from bench.load.interleave import missing_pairs, run_interleave
@@ -93,12 +124,16 @@ def interleave_command(request: LoadRequest) -> tuple[list[LoadPointRecord], lis
     config = gate_limits(request)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
     check_request_memory(plan.points, workload)
+    max_time_s = budget_seconds(request)
     records: list[LoadPointRecord] = []
     pairs: list[InterleavedRecord] = []
 
     def pair(point: PointConfig, done: Rounds) -> object:
-        pairs.append(paired_record(point, done, config))
+        pairs.append(paired_record(point, done, config, max_time_s))
         return pairs[-1]
+
+    def judge(point: PointConfig, done: Rounds) -> SoFar:
+        return so_far(paired_record(point, done.complete(), config, max_time_s))
 
     def show(results: Results) -> None:
         show_points(results)
@@ -111,6 +146,79 @@ def interleave_command(request: LoadRequest) -> tuple[list[LoadPointRecord], lis
         request.out, request.overwrite, report=write_report, show=show, say=print, progress=True, origin=request.origin
     )
     slices = slices_per_window(plan.base.duration_s or 0.0, request.slice, request.rate is not None)
-    run_interleave(specs, plan, workload, output, pair, records.append, slices=slices)
+    rule_for = None
+    if max_time_s is not None:
+        window_s = 2 * ((plan.base.duration_s or 0.0) + plan.base.warmup_s)
+        rule_for = budget_rule(max_time_s, started if started is not None else time.monotonic(), window_s, config)
+    run_interleave(
+        specs,
+        plan,
+        workload,
+        output,
+        pair,
+        records.append,
+        slices=slices,
+        rule_for=rule_for,
+        judge=judge,
+        max_time_s=max_time_s,
+    )
     raise_if_failed(records, request.out / "report.html")
     return records, pairs
+
+
+def check_budget_flags(request: LoadRequest) -> None:
+    """`--max-time` and `--too-busy` checked before anything runs: one line, exit 2."""
+    from bench.core.errors import UserError
+
+    if request.too_busy not in ("pass", "fail"):
+        raise UserError(f"load --interleave: --too-busy {request.too_busy!r}: expected pass or fail")
+    budget_seconds(request)
+
+
+def budget_seconds(request: LoadRequest) -> float | None:
+    """`--max-time` in seconds (None: a fixed --rounds); checked: one line, exit 2."""
+    from bench.core import values as v
+
+    if request.max_time is None:
+        return None
+    return v.duration("--max-time", request.max_time, v.MAX_TIME_SECONDS)
+
+
+def so_far(record: InterleavedRecord) -> SoFar:
+    """Where the rounds stand: decided once every gated figure passed or one failed (the anytime interval: it may
+    be looked at after every round), the line saying the interval of each gated figure."""
+    from bench.load.interleave_budget import SoFar
+
+    gated = [f for f in record.figures if f.limit is not None]
+    shown = gated or record.figures[:1]
+    line = "; ".join(
+        f"{paired.FIGURE_NAMES[f.figure]} ×{f.ratio.mean:.3f} [{f.ratio.low:.3f}, {f.ratio.high:.3f}]"
+        + (f" vs ×{f.limit:g}: {f.verdict}" if f.limit is not None else "")
+        for f in shown
+    )
+    busy = sum(r.too_busy is not None for r in record.rounds)
+    line = (line or "no figure yet") + (f" ({busy} rounds too busy, left out)" if busy else "")
+    decided = record.verdict in (Verdict.PASS, Verdict.FAIL)
+    return SoFar(decided, line)
+
+
+def budget_rule(max_time_s: float, started: float, window_s: float, config: GateConfig) -> Callable[[int], RoundsRule]:
+    """Each point's `Budget`: its share of what is left of the job's rounds' time; the time expected said first."""
+    from bench.core.progress import console
+    from bench.load.interleave_budget import Budget, job_deadline, point_deadline
+
+    def say(line: str) -> None:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    end = job_deadline(max_time_s, started)
+    limits = ", ".join(f"{paired.FIGURE_NAMES[k]} ×{x:g}" for k, x in paired.limits_of(config).items() if x)
+    say(
+        f"--max-time {max_time_s:g}s: rounds until the anytime 95% interval clears {limits or 'no limit (none given)'} "
+        f"either way, for at most {max(end - time.monotonic(), 0):.0f} s of rounds (then the records and the report)"
+    )
+
+    def rule_for(points_left: int) -> RoundsRule:
+        now = time.monotonic()
+        return Budget(point_deadline(end, points_left, now), say, window_s=window_s)
+
+    return rule_for

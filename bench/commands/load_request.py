@@ -150,6 +150,27 @@ class LoadRequest:
             )
         ),
     )  # bench/load/interleave_slices.py
+    max_time: str | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--max-time",),
+                "--interleave: instead of --rounds, add rounds until the paired interval (anytime-valid) clears "
+                "the limit either way or this budget is spent, e.g. 120s (docs/load.md).",
+                suite=False,
+            )
+        ),
+    )  # bench/load/interleave_budget.py
+    too_busy: str = field(
+        default="pass",
+        metadata=option(
+            Flag(
+                ("--too-busy",),
+                "--interleave: what a 'too busy to decide' verdict exits as: pass (0, the default) or fail (1).",
+                suite=False,
+            )
+        ),
+    )
     min_throughput_ratio: str | None = field(
         default=None,
         metadata=option(

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from bench.core.errors import UserError
-from bench.gate import paired
+from bench.gate import anytime, paired
 from bench.gate.checks import Check, CheckKind, Comparison, Status
 from bench.gate.config import GateConfig
 from bench.gate.inputs import locate_results
@@ -44,7 +44,9 @@ def interleaved_check(record: InterleavedRecord, results: Results, config: GateC
     """One point's rounds judged by compare's limits (not the ones the run was measured with); the error rate of
     B's windows against A's gated as compare gates it. A cut run without a side's record: the rounds alone."""
     limits = paired.limits_of(config)
-    figures, verdict = paired.judged_figures(record.rounds, limits)
+    sequential = record.max_time_s is not None  # it looked after every round: the anytime-valid intervals
+    figures, verdict = paired.judged_figures(record.rounds, limits, anytime=sequential)
+    busy = anytime.too_busy_to_decide(record.rounds, verdict in (None, Verdict.INCONCLUSIVE))
     name = f"{record.current} ÷ {record.baseline} {record.point}"
     sides = _sides(record, results)
     check = Check(CheckKind.LOAD, source, name, Status.PASS, "")
@@ -63,8 +65,21 @@ def interleaved_check(record: InterleavedRecord, results: Results, config: GateC
     rise = check.figures.get("error_rate_increase")
     if rise is not None:
         check.summary += f"; error rate {rise:+.2%} (max rise {config.max_error_rate:.2%})"
-    _judge(check, verdict, rise is not None and rise > config.max_error_rate, config)
+    more_errors = rise is not None and rise > config.max_error_rate
+    if busy and any(limits.values()) and not more_errors:
+        _too_busy(check, str(busy), config)
+        return check
+    _judge(check, verdict, more_errors, config)
     return check
+
+
+def _too_busy(check: Check, why: str, config: GateConfig) -> None:
+    """A budget spent undecided on a machine too busy for the rounds: neither the endpoint's failure nor a pass;
+    counted as --inconclusive says (as an inconclusive verdict is)."""
+    check.status = config.inconclusive.status
+    check.figures["verdict"] = anytime.TOO_BUSY
+    check.inconclusive = f"{why.upper().partition(' (')[0]}, counted as {config.inconclusive} (--inconclusive)"
+    check.summary += f"; {why}; counted as {config.inconclusive} (--inconclusive {config.inconclusive})"
 
 
 def _judge(check: Check, verdict: Verdict | None, more_errors: bool, config: GateConfig) -> None:

@@ -45,6 +45,7 @@ from functools import cache
 import numpy as np
 
 from bench.core.resample import CONFIDENCE, Interval
+from bench.gate import anytime
 from bench.gate.config import GateConfig
 from bench.gate.noise import Verdict, judge
 from bench.results.schema import InterleavedRecord, InterleavedRound, PairedFigure
@@ -82,19 +83,26 @@ class PairedStats:
 
 
 def paired_stats(
-    a: Sequence[float], b: Sequence[float], higher_is_better: bool, rounds: int | None = None
+    a: Sequence[float],
+    b: Sequence[float],
+    higher_is_better: bool,
+    rounds: int | None = None,
+    groups: Sequence[int] | None = None,
 ) -> PairedStats | None:
     """The stats of pairs (a[i], b[i]) measured in `rounds` rounds (None: one pair a round). A side at 0 beside
     a positive other (a window in which it answered nothing) is measured, not missing: its value is floored at
     ZERO_FLOOR × the largest of the pairs, a ratio of ~0 (or ~inf) that ranks past every other, so a side that
     stops answering fails the gate instead of leaving the rounds it still answered. Pairs with a side not
     finite or below 0, or both at 0 (nothing measured), are left out. None with fewer than two usable pairs (no
-    spread to estimate)."""
-    pairs = [
-        (x, y)
-        for x, y in zip(a, b, strict=True)
+    spread to estimate). `groups` (each pair's round): the interval is the anytime-valid one over the rounds in
+    that order (bench/gate/anytime.py: `--max-time`, looked at after every round), not the fixed-count one."""
+    group = list(groups) if groups is not None else list(range(len(a)))
+    kept = [
+        (x, y, g)
+        for x, y, g in zip(a, b, group, strict=True)
         if math.isfinite(x) and math.isfinite(y) and x >= 0 and y >= 0 and (x > 0 or y > 0)
     ]
+    pairs = [(x, y) for x, y, _ in kept]
     n = len(pairs)
     if n < 2:
         return None
@@ -104,6 +112,9 @@ def paired_stats(
     paired = robust_scale(diffs)
     unpaired = math.sqrt(robust_scale(log_a) ** 2 + robust_scale(log_b) ** 2)
     low, centre, high = log_interval(diffs)
+    if groups is not None:
+        low, high = anytime.anytime_interval(by_round(diffs, [g for _, _, g in kept]))
+        low, high = (centre, centre) if math.isnan(low) else (min(low, centre), max(high, centre))
     sign = -1.0 if higher_is_better else 1.0
     return PairedStats(
         ratio=Interval(math.exp(centre), math.exp(low), math.exp(high)),
@@ -114,6 +125,14 @@ def paired_stats(
         detectable=math.exp(sign * smallest_step(paired, n, True)),
         detectable_unpaired=math.exp(sign * smallest_step(unpaired, n, False)),
     )
+
+
+def by_round(diffs: np.ndarray, groups: Sequence[int]) -> list[list[float]]:
+    """The pairs' log ratios as a list per round, rounds in the order of their numbers."""
+    found: dict[int, list[float]] = {}
+    for d, g in zip(diffs, groups, strict=True):
+        found.setdefault(g, []).append(float(d))
+    return [found[g] for g in sorted(found)]
 
 
 def robust_scale(values: np.ndarray) -> float:
@@ -228,15 +247,18 @@ def limits_of(config: GateConfig) -> dict[str, float | None]:
 
 
 def judged_figures(
-    rounds: Sequence[InterleavedRound], limits: dict[str, float | None]
+    rounds: Sequence[InterleavedRound], limits: dict[str, float | None], anytime: bool = False
 ) -> tuple[list[PairedFigure], Verdict | None]:
     """Each figure's paired stats over the rounds (texts/s: their slice pairs where they have them), judged by
     its limit, and the job's verdict (None: nothing gated). A figure with fewer than two pairs on both sides (a
-    p99 of too few answers) is left out."""
-    sides: dict[str, list[tuple[float | None, float | None]]] = {
-        "texts_per_s": [pair for r in rounds for pair in texts_pairs(r)],
-        "p50": [(r.baseline_p50_ms, r.current_p50_ms) for r in rounds],
-        "p99": [(r.baseline_p99_ms, r.current_p99_ms) for r in rounds],
+    p99 of too few answers) is left out, and so is a round the machine was too busy for (`too_busy`: its
+    windows are the machine's, not the endpoints'). `anytime`: the intervals are the anytime-valid ones (a run
+    that looked after every round, `--max-time`)."""
+    rounds = [r for r in rounds if r.too_busy is None]
+    sides: dict[str, list[tuple[float | None, float | None, int]]] = {
+        "texts_per_s": [(*pair, r.round) for r in rounds for pair in texts_pairs(r)],
+        "p50": [(r.baseline_p50_ms, r.current_p50_ms, r.round) for r in rounds],
+        "p99": [(r.baseline_p99_ms, r.current_p99_ms, r.round) for r in rounds],
     }
     used = {  # the rounds with a pair measured (paired_stats keeps a pair with one side at 0)
         "texts_per_s": sum(any(_measured(a, b) for a, b in texts_pairs(r)) for r in rounds),
@@ -245,8 +267,9 @@ def judged_figures(
     }
     figures = []
     for name in FIGURES:
-        a, b = [x for x, _ in sides[name]], [y for _, y in sides[name]]
-        found = paired_figure(name, a, b, limits.get(name), used[name])
+        a, b = [x for x, _, _ in sides[name]], [y for _, y, _ in sides[name]]
+        groups = [g for _, _, g in sides[name]] if anytime else None
+        found = paired_figure(name, a, b, limits.get(name), used[name], groups)
         if found is not None:
             figures.append(found)
     return figures, overall([Verdict(f.verdict) for f in figures if f.verdict is not None])
@@ -272,13 +295,20 @@ def not_judged(figures: Sequence[PairedFigure], limits: dict[str, float | None])
 
 
 def paired_figure(
-    name: str, a: list[float | None], b: list[float | None], limit: float | None, rounds: int | None = None
+    name: str,
+    a: list[float | None],
+    b: list[float | None],
+    limit: float | None,
+    rounds: int | None = None,
+    groups: list[int] | None = None,
 ) -> PairedFigure | None:
     """One figure over the pairs where both sides have it, measured in `rounds` rounds (None: a pair each); None
-    with fewer than two such pairs."""
-    both = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
+    with fewer than two such pairs. `groups`, each pair's round: the anytime-valid interval (paired_stats)."""
+    group = groups if groups is not None else list(range(len(a)))
+    both = [(x, y, g) for x, y, g in zip(a, b, group, strict=True) if x is not None and y is not None]
     higher = name == "texts_per_s"
-    stats = paired_stats([x for x, _ in both], [y for _, y in both], higher, rounds)
+    kept = [g for _, _, g in both] if groups is not None else None
+    stats = paired_stats([x for x, _, _ in both], [y for _, y, _ in both], higher, rounds, kept)
     if stats is None:
         return None
     return PairedFigure(
@@ -305,7 +335,7 @@ def describe(record: InterleavedRecord) -> list[str]:
     unpaired, and the smallest step each sees."""
     head = (
         f"INTERLEAVED {record.current} ÷ {record.baseline}, {record.point}, {len(record.rounds)} rounds: "
-        f"{record.verdict.upper()}"
+        f"{anytime.verdict_text(record)}"
     )
     missing = [
         f"  {FIGURE_NAMES[name]} not judged: fewer than 2 rounds have it on both sides (a p99 needs 100 answers "
@@ -313,7 +343,7 @@ def describe(record: InterleavedRecord) -> list[str]:
         for name in record.not_judged
     ]
     detect = [f"  {line}" for line in map(detect_line, record.figures) if line is not None]
-    return [head, *(f"  {figure_line(f)}" for f in record.figures), *detect, *missing]
+    return [head, *(f"  {figure_line(f)}" for f in record.figures), *detect, *missing, *anytime.budget_lines(record)]
 
 
 def figure_line(f: PairedFigure) -> str:

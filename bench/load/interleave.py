@@ -4,7 +4,9 @@ sides of every round alike.
 
     run_interleave(specs, plan, workload, output, pair)   # plan.repeat: the rounds; plan.base.duration_s: the window
 
-Each window is a point as `load` measures it (warm-up, measured window, drain: bench/load/measure.py). Once a
+The rounds a point runs: `--rounds N`, or (`--max-time`) as many as decide within the budget, the command's
+`judge` looking at the rounds after each (bench/load/interleave_budget.py). Each window is a point as `load`
+measures it (warm-up, measured window, drain: bench/load/measure.py). Once a
 point's rounds are done, each endpoint's windows are pooled into its `load_point` record (one repeat per round,
 in round order: bench/load/repeats.py) and `pair(point, rounds)` makes the point's paired record (the gate's
 statistics live above this layer). Whatever stops the rounds (Ctrl-C, a dead server, a window
@@ -18,11 +20,13 @@ from concurrent.futures import Executor
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from time import perf_counter
 
 from bench.core.errors import UserError
 from bench.core.resample import seeded_generator
 from bench.endpoints.spec import EndpointSpec
 from bench.load.endpoint import LoadEndpoint, close_endpoints, open_endpoints
+from bench.load.interleave_budget import FixedRounds, RoundsRule, SoFar
 from bench.load.interleave_slices import SideWindow, SlicedPoint
 from bench.load.measure import measure_point, stop_if_unreachable
 from bench.load.plan import SweepPlan
@@ -47,6 +51,7 @@ class Rounds:
     firsts: list[str] = field(default_factory=list)
     a_slices: list[list[float | None] | None] = field(default_factory=list)
     b_slices: list[list[float | None] | None] = field(default_factory=list)
+    stopped: str | None = None  # --max-time: why the rounds stopped (decided, the budget spent)
 
     def add(self, side: int, window: SideWindow) -> None:
         """A side's window (0: A, 1: B), with its slices' texts/s where it was cut in slices."""
@@ -56,10 +61,16 @@ class Rounds:
     def complete(self) -> Rounds:
         """The rounds both sides finished."""
         n = min(len(self.a), len(self.b))
-        return Rounds(self.a[:n], self.b[:n], self.firsts[:n], self.a_slices[:n], self.b_slices[:n])
+        return Rounds(self.a[:n], self.b[:n], self.firsts[:n], self.a_slices[:n], self.b_slices[:n], self.stopped)
 
 
 Pair = Callable[[PointConfig, Rounds], object]
+Judge = Callable[[PointConfig, Rounds], SoFar]  # the rounds so far, looked at after each (--max-time)
+RuleFor = Callable[[int], RoundsRule]  # the points still to run (this one included) -> this point's rule
+
+
+def _undecided(point: PointConfig, done: Rounds) -> SoFar:
+    return SoFar(False, f"{len(done.complete().a)} rounds")
 
 
 def run_interleave(
@@ -71,11 +82,15 @@ def run_interleave(
     on_point: Callable[[LoadPointRecord], None] = lambda record: None,
     pool_factory: Callable[[int], Executor] | None = None,
     slices: int = 1,
+    rule_for: RuleFor | None = None,
+    judge: Judge = _undecided,
+    max_time_s: float | None = None,
 ) -> Path:
     """Every point on `specs` (baseline, candidate) in `plan.repeat` rounds of one window each (`slices` > 1: each
     window cut into that many slices, alternated with the other side's: bench/load/interleave_slices.py); checked
     and preflighted before `output` is touched: a window (or slice) shorter than the idle server's answer to one
-    request is one line, nothing written."""
+    request is one line, nothing written. `rule_for` (default: `plan.repeat` rounds) sets each point's rounds,
+    `judge` says where its rounds stand after each."""
     base = plan.base
     with ExitStack() as cleanup:
         if pool_factory is None:  # the workers start (imports: seconds on a busy runner) while the preflight runs
@@ -88,13 +103,16 @@ def run_interleave(
         settings = {"op": base.op, "points": len(plan.points), "interleave": True, "rounds": plan.repeat}
         settings |= {"workers": base.workers, "warmup_s": base.warmup_s, "window_s": base.duration_s}
         settings |= {"timeout_s": base.timeout_s, "slices": slices}
+        if max_time_s is not None:
+            settings |= {"max_time_s": max_time_s}
         with (
             open_run(output, load_header(RunCommand.LOAD, workload, specs, base.seed, settings)) as run,
             load_pool(endpoints, base.op, base.workers, pool_factory) as pool,
         ):
-            job = Job(endpoints, plan, workload, pool, run, pair, on_point, slices)
+            job = Job(endpoints, plan, workload, pool, run, pair, on_point, slices, judge)
+            rules = rule_for or (lambda points_left: FixedRounds(plan.repeat))
             for index, point in enumerate(plan.points):
-                _point_rounds(job, index, point)
+                _point_rounds(job, index, point, rules(len(plan.points) - index))
     return output.results
 
 
@@ -122,21 +140,23 @@ class Job:
     pair: Pair
     on_point: Callable[[LoadPointRecord], None]
     slices: int  # per window: 1, whole windows one after the other; more, slices alternated
+    judge: Judge
 
 
-def _point_rounds(job: Job, index: int, point: PointConfig) -> None:
-    """One point's rounds; its records written whatever stops them."""
+def _point_rounds(job: Job, index: int, point: PointConfig, rule: RoundsRule) -> None:
+    """One point's rounds, as many as `rule` says; its records written whatever stops them."""
     a, b = job.endpoints
     rng = seeded_generator(point.seed, "interleave", point_label(point))
     sliced = SlicedPoint(job.endpoints, point, job.slices, job.workload) if job.slices > 1 else None
     done = Rounds()
-    rounds = job.plan.repeat
+    round_ = 0
     try:
-        for round_ in range(rounds):
+        while rule.more(round_):
+            began = perf_counter()
             again = replace(point, seed=point.seed + REPEAT_SEED_STRIDE * round_)
             order = (a, b) if rng.random() < 0.5 else (b, a)
             done.firsts.append(order[0].spec.name)
-            label = f"{index + 1}/{len(job.plan.points)} round {round_ + 1}/{rounds} {point_label(point)}"
+            label = f"{index + 1}/{len(job.plan.points)} {rule.label(round_)} {point_label(point)}"
             measured: list[tuple[LoadEndpoint, SideWindow]]
             if sliced is None:
                 measured = [(e, _window(job, e, again, f"{e.spec.name} {label}")) for e in order]
@@ -153,7 +173,10 @@ def _point_rounds(job: Job, index: int, point: PointConfig) -> None:
                     check_answered(endpoint, record, point)
                 elif round_ == 0 and sliced is not None:
                     check_answered(endpoint, record, replace(point, duration_s=sliced.slice_s), "--slice")
+            round_ += 1
+            rule.after(round_, perf_counter() - began, lambda: job.judge(point, done))
     finally:
+        done.stopped = rule.stopped()
         _emit(point, done, job.plan.base.seed, job.run, job.pair, job.on_point)
 
 

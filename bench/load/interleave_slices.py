@@ -27,6 +27,7 @@ from time import perf_counter
 
 from bench.core import values as v
 from bench.core.errors import UserError
+from bench.core.machine import MachineWatch
 from bench.load.endpoint import LoadEndpoint
 from bench.load.measure import DRAIN_MIN_S
 from bench.load.merge import merge_shares
@@ -95,11 +96,14 @@ class SlicedPoint:
             sliced = replace(self.point, duration_s=self.slice_s)
             self.plans = [share_plans(e, sliced, self.workload, start_at=0.0) for e in self.endpoints]
         shares: list[list[list[ShareResult]]] = [[], []]
+        watch = MachineWatch.start()  # the host during the round's slices, both sides' alike
         for side in slice_order(first, self.slices):
             shares[side].append(run_plans(pool, self._next_plans(side), tick))
             self.sent[side] += sum(s.handled for s in shares[side][-1])
         windows = [self._window(side, point, shares[side]) for side in (0, 1)]
+        machine = watch.stop()
         for endpoint, window in zip(self.endpoints, windows, strict=True):
+            window.record.machine = machine
             window.record.drain = endpoint.drain(max(point.timeout_s, DRAIN_MIN_S))
         return windows[0], windows[1]
 

@@ -300,6 +300,13 @@ class InterleavedRound:
     #: k-th of each side ran back to back (X Y | Y X), one pair of texts/s's paired interval; left out: whole windows
     baseline_slices_texts_per_s: list[float | None] | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     current_slices_texts_per_s: list[float | None] | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: the client's event-loop lag p99 (ms) in each side's window, and the host during the round (of the two
+    #: windows, the busier); `too_busy`: why the round's windows were the machine's, not the endpoints' (the lag
+    #: past 10% of the round's median request, bench/core/machine.py): such a round is left out of the pairs
+    baseline_loop_lag_p99_ms: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    current_loop_lag_p99_ms: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    machine: MachineView | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    too_busy: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass
@@ -335,10 +342,16 @@ class InterleavedRecord:
     latency: str  # the latency whose p50 and p99 are paired: service (closed loop) or scheduled (open loop)
     rounds: list[InterleavedRound]
     figures: list[PairedFigure]
-    #: pass | fail | inconclusive by compare's rule on the gated figures; `not gated`: no limit was given
+    #: pass | fail | inconclusive by compare's rule on the gated figures; `not gated`: no limit was given; `too
+    #: busy`: undecided with too many rounds left out as the machine's (bench/gate/anytime.py)
     verdict: str
     #: figures a limit gates but fewer than two rounds have on both sides (a p99 of too few answers): not judged
     not_judged: list[str] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
+    #: `--max-time`: the job's budget (s); its rounds went on until the interval cleared the limit or the budget
+    #: was spent, so every interval is the anytime-valid one (bench/gate/anytime.py); left out: a fixed --rounds
+    max_time_s: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: `--max-time`: why the rounds stopped (decided, the budget spent, stopped)
+    stopped: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     confidence: float = 0.95
     false_alarm: float = 0.025  # one-sided: a figure at its limit fails this often
     power: float = 0.8

@@ -5,8 +5,10 @@ on their own), not one run against another.
 - fail: the whole interval is past the limit (a regression is shown);
 - pass: the whole interval is on the good side of it;
 - inconclusive: the interval straddles the limit, i.e. this runner's noise is wider than the change the gate
-  asks to detect; the verdict says how many repeats would resolve it. `compare --inconclusive pass|fail`
-  chooses what it counts as.
+  asks to detect; the verdict says how many repeats a side (or, where the noise is between runs, runs of each
+  build) would tell the limit's step from none with 80% power at the spread seen; one past the limit whose
+  interval excludes no change is a likely regression, said first. `compare --inconclusive pass|fail` chooses
+  what it counts as.
 
 The repeats of one run are measured within seconds of each other, on one state of the machine; between two
 runs a shared runner's neighbours change, so two runs of the same build differ by more than their repeats'
@@ -108,7 +110,7 @@ class NoiseVerdict:
     limit: float  # the ratio the gate draws its line at: --min-throughput-ratio, or 1 + --max-p99-increase
     repeats: tuple[int, int]  # baseline, current
     spread: float  # the interval's half-width relative to the ratio: this runner's noise, as an A/A comparison shows it
-    needed: int | None  # repeats per side that would resolve an inconclusive verdict; None: not inconclusive/never
+    needed: int | None  # repeats a side that tell the limit's step at 80% power; None: not inconclusive, or no spread
     resamples: int
     floor: NoiseFloor | None = None  # the runner's noise between runs (`compare --calibration`); None: not calibrated
     answers: tuple[int, int] | None = None  # p99 of repeats too short for their own: each side's answers pooled

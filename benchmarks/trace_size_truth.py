@@ -1,15 +1,18 @@
 """`size --trace` against the steady-state truth of a server of known capacity (issue 35's accuracy target: the answer
 within −15%/+5% of the truth).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/trace_size_truth.py [--cases constant,poisson] [--out DIR]
+    PYTHONPATH=. .venv/bin/python benchmarks/trace_size_truth.py [--cases bursty,constant] [--max-time 240s] [--out DIR]
 
 The truth oracle (`truth_speed`): a queue simulation driven by the trace's own arrivals and per-call service times —
 `servers` FIFO servers, the trace looped end to end as `load --trace` loops it (period = span + one mean gap), its
 arrivals divided by the speed — and the largest speed whose steady-state percentile meets the SLO (bisection; the
 simulation runs ≥ 100,000 calls and drops its first tenth, the empty start; a speed at or past the servers'
-capacity never settles and fails). Each case writes a trace, starts tests/load/fixture_server.py with `--serial 1`
-(one request at a time in arrival order, `--service-ms` each: a known service time), runs
-`ragbench size --trace` against it and prints the answer, the truth and their ratio. Nothing is asserted.
+capacity never settles and fails). Each case writes a trace, starts tests/load/fixture_server.py with `--serial N`
+(N slots, one FIFO queue in arrival order, `--service-ms` each: a known service time), runs `ragbench size --trace`
+against it and prints the answer, the truth, their ratio, the run's wall time against --max-time and the load average
+at both ends. Nothing is asserted. The `bursty` cases (issue 45): bursts of 1 + Poisson(5) calls 4 ms apart
+(exponential gaps), 3 bursts/s (Poisson), 300 calls, against 2 slots of 20 ms: truth ×2.12 for p99 ≤ 300 ms, ×0.595
+for p99 ≤ 100 ms (×1 fails: the search bisects down).
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ import argparse
 import heapq
 import json
 import math
+import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,60 +96,88 @@ class Case:
     at_s: np.ndarray
     service_ms: float
     slo_ms: float
+    servers: int = 1
+
+
+def bursty_arrivals(bursts_per_s: float = 3.0, calls: int = 300, seed: int = 7) -> np.ndarray:
+    """Bursts at Poisson times, each 1 + Poisson(5) calls with exponential gaps of mean 4 ms: `calls` arrivals."""
+    rng = np.random.default_rng(seed)
+    at: list[float] = []
+    t = 0.0
+    while len(at) < calls:
+        t += rng.exponential(1 / bursts_per_s)
+        at += list(t + np.cumsum(rng.exponential(0.004, 1 + rng.poisson(5))))
+    arrivals = np.sort(np.asarray(at[:calls]))
+    return arrivals - arrivals[0]
 
 
 def cases() -> dict[str, Case]:
-    """A constant 40 calls/s (D/D/1: the truth is the capacity), and Poisson 40 calls/s (M/D/1 within the trace)."""
+    """A constant 40 calls/s (D/D/1: the truth is the capacity), Poisson 40 calls/s (M/D/1 within the trace), and a
+    bursty trace against 2 slots (issue 45)."""
     rng = np.random.default_rng(5)
     poisson = np.cumsum(rng.exponential(1 / 40, 300))
     return {
         "constant": Case("constant", np.arange(100) * 0.025, 10.0, 100.0),
         "poisson": Case("poisson", poisson - poisson[0], 10.0, 50.0),
         "poisson-p99-100": Case("poisson-p99-100", poisson - poisson[0], 10.0, 100.0),
+        "bursty": Case("bursty", bursty_arrivals(), 20.0, 300.0, servers=2),
+        "bursty-p99-100": Case("bursty-p99-100", bursty_arrivals(), 20.0, 100.0, servers=2),
     }
 
 
-def run_case(case: Case, out: Path) -> dict[str, object]:
+def run_case(case: Case, out: Path, max_time: str | None = None) -> dict[str, object]:
     out.mkdir(parents=True, exist_ok=True)
-    trace = out / "trace.csv"
+    trace = out.parent / f"{case.name}-trace.csv"  # beside --out: size's folder holds ragbench's files only
     rows = [f"{at:.6f},embedding,embed,1,chars,40,,200,0.01" for at in case.at_s]
     trace.write_text("at,route,kind,texts,unit,lengths,query,status,latency\n" + "\n".join(rows) + "\n")
-    truth = truth_speed(QueueTrace(case.at_s, np.full(len(case.at_s), case.service_ms / 1000)), case.slo_ms / 1000, 99)
+    queue = QueueTrace(case.at_s, np.full(len(case.at_s), case.service_ms / 1000), case.servers)
+    truth = truth_speed(queue, case.slo_ms / 1000, 99)
     port = free_port()
-    server_argv = [sys.executable, str(ROOT / "tests/load/fixture_server.py"), "--port", str(port), "--serial", "1"]
-    server = start_process("serial", [*server_argv, "--service-ms", str(case.service_ms)], out / "server.log")
+    server_argv = [sys.executable, str(ROOT / "tests/load/fixture_server.py"), "--port", str(port)]
+    server_argv += ["--serial", str(case.servers)]
+    server = start_process("serial", [*server_argv, "--service-ms", str(case.service_ms)], out.parent / "server.log")
     try:
         wait_healthy(server, f"http://127.0.0.1:{port}/metrics", deadline_s=30)
         argv = [sys.executable, "-m", "bench", "size", "-e", f"fx=tei@http://127.0.0.1:{port}", "--trace", str(trace)]
         argv += ["--route", "embedding=fx", "--slo-p99", f"{case.slo_ms:g}", "--max-probes", "12", "--out", str(out)]
+        argv += ["--overwrite", *(["--max-time", max_time] if max_time else [])]
+        load_start, started = os.getloadavg()[0], time.monotonic()
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        wall_s, load_end = time.monotonic() - started, os.getloadavg()[0]
     finally:
         stop_process(server)
-    (out / "size.log").write_text(done.stdout + done.stderr, encoding="utf-8")
-    found = json.loads((out / "trace-size.json").read_text()) if done.returncode == 0 else {}
+    (out.parent / f"{case.name}-size.log").write_text(done.stdout + done.stderr, encoding="utf-8")
+    found = json.loads((out / "trace-size.json").read_text()) if (out / "trace-size.json").exists() else {}
     answer = found.get("max_speed")
     return {
         "case": case.name,
         "service_ms": case.service_ms,
+        "servers": case.servers,
         "slo_p99_ms": case.slo_ms,
-        "capacity_speed": QueueTrace(case.at_s, np.full(len(case.at_s), case.service_ms / 1000)).capacity_speed,
+        "capacity_speed": queue.capacity_speed,
         "truth_speed": truth,
         "answer": answer,
         "failed_speed": found.get("failed_speed"),
+        "too_busy": found.get("too_busy"),
+        "stopped": found.get("stopped"),
         "ratio": None if answer is None else answer / truth,
-        "probes": [(p["speed"], p["passed"], p["reason"]) for p in found.get("probes", [])],
+        "probes": [(p["speed"], p["outcome"], p["reason"]) for p in found.get("probes", [])],
         "exit": done.returncode,
+        "wall_s": round(wall_s, 1),
+        "max_time": max_time,
+        "load_average": [round(load_start, 2), round(load_end, 2)],
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="constant,poisson,poisson-p99-100")
+    parser.add_argument("--max-time", default=None, help="size --trace's --max-time, e.g. 240s")
     parser.add_argument("--out", type=Path, default=ROOT / "reports/trace-size-truth")
     args = parser.parse_args()
     known = cases()
     for name in args.cases.split(","):
-        print(json.dumps(run_case(known[name], args.out / name)), flush=True)
+        print(json.dumps(run_case(known[name], args.out / name, args.max_time)), flush=True)
 
 
 if __name__ == "__main__":

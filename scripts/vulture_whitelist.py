@@ -13,6 +13,7 @@ _.list_commands  # Click lists a group's commands through it (bench/cli/app.py: 
 render_size
 render_ceiling
 render_interleave
+render_trace_size
 build_local
 LightRAGTarget
 OpenWebUITarget

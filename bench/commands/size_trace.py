@@ -1,22 +1,34 @@
-"""`ragbench size --trace FILE --slo p99=2s [--target-speed 3x] --route ROUTE=NAME -e NAME=SPEC ...`: the largest
-speed-up of a recorded trace that meets the SLO (bench/sizing/trace_size.py), and replicas for a growth target."""
+"""`ragbench size --trace FILE --slo p99=2s [--target-speed 3x] [--max-time 5m] --route ROUTE=NAME -e NAME=SPEC ...`:
+the largest speed-up of a recorded trace that meets the SLO (bench/sizing/trace_size.py), and replicas.
+
+Like `size`, it always answers: `--max-time` bounds the run (bench/sizing/budget.py; each probe fits what is left,
+bench/sizing/trace_probe.py), the time expected is said up front and each probe as it runs, and when the budget
+runs out, or SIGINT or SIGTERM stops the run, the `trace_size` record of what finished is written as a best-so-far,
+with the results file's `end` record and the report (bench/results/lifecycle.py) — exit 0 for the budget, 130/143
+for the signals. `--out/trace-size.json` keeps its summary beside them.
+"""
 
 from __future__ import annotations
 
 import json
-import math
 import re
+from dataclasses import asdict
 
 from bench.commands.load_trace import routed_endpoints, trace_routes
 from bench.commands.size import SizeRequest
 from bench.core import values as v
 from bench.core.errors import UserError
+from bench.core.interrupt import uninterruptible
 from bench.endpoints.meter_trace import read_trace
-from bench.load.pool import worker_pool
-from bench.load.trace_replay import TraceSettings, replay_trace
-from bench.load.workload import load_workload
-from bench.sizing.slo import parse_slo, sig3
-from bench.sizing.trace_size import MIN_PROBE_CALLS, SpeedVerdict, judge_replay, search_speed
+from bench.endpoints.spec import parse_endpoint_spec
+from bench.load.sweep import load_header
+from bench.load.workload import Workload, load_workload
+from bench.results.lifecycle import OpenRun, Output, open_run
+from bench.results.schema import Op, RunCommand, RunHeader, TraceSizeRecord, TraceSpeedProbe
+from bench.sizing.budget import BudgetSpent, run_budget
+from bench.sizing.slo import Slo, parse_slo, sig3
+from bench.sizing.trace_probe import TraceProber
+from bench.sizing.trace_size import SpeedSearch, TraceSize
 
 SIZE_FILE = "trace-size.json"
 
@@ -31,39 +43,104 @@ def target_speed(text: str | None) -> float | None:
     return value
 
 
+def trace_record(
+    request: SizeRequest,
+    slo: Slo,
+    found: TraceSize,
+    probes: list[TraceSpeedProbe],
+    stopped: str | None,
+    max_time_s: float | None,
+) -> TraceSizeRecord:
+    target = target_speed(request.target_speed) or 1.0
+    return TraceSizeRecord(
+        trace=str(request.trace),
+        slo_ms=slo.ms,
+        slo_percentile=slo.percentile,
+        max_error_rate=slo.max_error_rate,
+        max_speed=None if found.passed is None else found.passed.speed,
+        failed_speed=None if found.failed is None else found.failed.speed,
+        failed_because=None if found.failed is None else found.failed.reason,
+        target_speed=target,
+        replicas=found.replicas(target),
+        probes=list(probes),
+        stopped=stopped,
+        too_busy=None if found.too_busy is None else f"at × {sig3(found.too_busy.speed)}: {found.too_busy.reason}",
+        max_time_s=max_time_s,
+    )
+
+
+def _header(
+    request: SizeRequest, mapped: dict[str, tuple[str, Op]], slo: Slo, max_time_s: float | None, workload: Workload
+) -> RunHeader:
+    specs = {spec.name: spec for spec in (parse_endpoint_spec(text) for text, _ in mapped.values())}
+    settings = {
+        "trace": str(request.trace),
+        "routes": {route: parse_endpoint_spec(text).name for route, (text, _) in mapped.items()},
+        "slo_ms": slo.ms,
+        "slo_percentile": slo.percentile,
+        "max_error_rate": slo.max_error_rate,
+        "max_time_s": max_time_s,
+        "timeout_s": v.duration("--timeout", request.timeout, v.TIMEOUT_SECONDS),
+    }
+    return load_header(RunCommand.SIZE, workload, list(specs.values()), request.seed, settings)
+
+
+def _finish(run: OpenRun, request: SizeRequest, record: TraceSizeRecord, found: TraceSize) -> None:
+    """The answer said, its record written with trace-size.json (whole: a signal waits until both are there)."""
+    with uninterruptible():
+        run.write(record)
+        summary = {k: value for k, value in asdict(record).items() if k not in ("record",)}
+        summary["probes"] = [
+            {"speed": p.speed, "passed": p.passed, "outcome": p.outcome.value, "reason": p.reason} for p in found.probes
+        ]
+        (request.out / SIZE_FILE).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    best = f" — best so far ({record.stopped})" if record.stopped else ""
+    print(f"size --trace: {found.sentence()}{best}")
+    if record.too_busy:
+        print(f"size --trace: the search ended on the machine, not the endpoint: {record.too_busy}")
+    if record.replicas is not None:
+        print(f"× {sig3(record.target_speed)}: {record.replicas} replica(s)")
+    print(f"written: {request.out / SIZE_FILE}")
+
+
 def size_trace_command(request: SizeRequest) -> None:
-    """Search the speed, print the answer, write --out/trace-size.json."""
+    """Search the speed within the budget, say each probe, write the results, trace-size.json and the report."""
+    from bench.report import write_report
+
     assert request.trace is not None
     calls = read_trace(request.trace)
     mapped = trace_routes(request.endpoints, request.route, calls)
     slo = parse_slo(request.slo, request.slo_p99_ms, request.max_error_rate)
-    target = target_speed(request.target_speed)
+    target_speed(request.target_speed)  # checked before anything is measured
     timeout_s = v.duration("--timeout", request.timeout, v.TIMEOUT_SECONDS)
+    max_time_s = v.duration("--max-time", request.max_time, v.MAX_TIME_SECONDS) if request.max_time else None
+    budget = run_budget(max_time_s)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
-    loops = max(1, math.ceil(MIN_PROBE_CALLS / len(calls)))
-    with routed_endpoints(mapped, timeout_s) as endpoints:
+    output = Output(request.out, request.overwrite, report=write_report, say=print, origin=request.origin)
+    with (
+        routed_endpoints(mapped, timeout_s) as endpoints,
+        open_run(output, _header(request, mapped, slo, max_time_s, workload)) as run,
+    ):
+        prober = TraceProber(endpoints, calls, slo, timeout_s, workload, budget)
+        print(prober.expected_text(request.max_probes))
+        _search(run, request, slo, prober, max_time_s)
 
-        def measure(speed: float) -> SpeedVerdict:
-            replays = replay_trace(endpoints, calls, TraceSettings(speed, loops, timeout_s), workload, worker_pool)
-            verdict = judge_replay(speed, replays, slo)
-            print(f"× {sig3(speed)}: {'pass' if verdict.passed else 'fail: ' + verdict.reason}")
-            return verdict
 
-        found = search_speed(measure, request.max_probes)
-    print(found.sentence())
-    replicas = None if target is None else found.replicas(target)
-    if target is not None:
-        print(f"× {sig3(target)}: {replicas if replicas is not None else 'unknown'} replica(s)")
-    request.out.mkdir(parents=True, exist_ok=True)
-    summary = {
-        "trace": str(request.trace),
-        "slo": slo.text(),
-        "max_speed": None if found.passed is None else found.passed.speed,
-        "failed_speed": None if found.failed is None else found.failed.speed,
-        "failed_because": None if found.failed is None else found.failed.reason,
-        "target_speed": target,
-        "replicas": replicas,
-        "probes": [{"speed": p.speed, "passed": p.passed, "reason": p.reason} for p in found.probes],
-    }
-    (request.out / SIZE_FILE).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    print(f"written: {request.out / SIZE_FILE}")
+def _search(run: OpenRun, request: SizeRequest, slo: Slo, prober: TraceProber, max_time_s: float | None) -> None:
+    """The search to its end or the budget's, its answer written; after a signal, its best so far, then the stop."""
+    search = SpeedSearch(prober.measure, request.max_probes, slo.ms)
+    stopped = None
+    try:
+        search.run()
+    except BudgetSpent as spent:
+        stopped = str(spent)
+    except KeyboardInterrupt as stop:
+        why = f"stopped by {stop.args[0] if stop.args else 'SIGINT'}"
+        search.adopt(prober.measured)
+        _finish(
+            run, request, trace_record(request, slo, search.answer(), prober.measured, why, max_time_s), search.answer()
+        )
+        raise
+    _finish(
+        run, request, trace_record(request, slo, search.answer(), prober.measured, stopped, max_time_s), search.answer()
+    )

@@ -32,6 +32,9 @@ class TraceSettings:
     speed: float = 1.0  # 2.0: the trace's arrivals twice as fast
     loops: int = 1  # the trace played this many times, end to end
     timeout_s: float = 30.0
+    #: sends intended later than this (s from the replay's start, every route on one clock) are not scheduled:
+    #: `size --trace` cuts a long trace to what its --max-time budget holds; None: every loop whole
+    window_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class RouteReplay:
     end_s: tuple[float, ...]
     outcomes: tuple[str, ...]
     texts: tuple[int, ...]
+    loop_lag: str | None = None  # HDR of the replaying worker's event-loop lag (None: not measured)
 
     @property
     def latencies_s(self) -> np.ndarray:
@@ -120,19 +124,24 @@ def replay_trace(
     settings: TraceSettings,
     workload: Workload,
     executor_of: Callable[[int], Executor],
+    tick: Callable[[], None] = lambda: None,
 ) -> list[RouteReplay]:
-    """Every mapped route's calls replayed at once (a worker a route), all on one clock."""
+    """Every mapped route's calls replayed at once (a worker a route), all on one clock; `tick` is called while the
+    replay runs (every 0.2 s): what it raises stops the workers and goes on."""
     by_route = {route: [c for c in calls if c.route == route] for route in routes}
     by_route = {route: mine for route, mine in by_route.items() if mine}
     plans = [replay_plan(routes[route], mine, settings, workload) for route, mine in by_route.items()]
     first = min(mine[0].at for mine in by_route.values())
+    if settings.window_s is not None:
+        for plan, mine in zip(plans, by_route.values(), strict=True):
+            _cut_window(plan, settings.window_s - (mine[0].at - first) / settings.speed)
     executor = executor_of(len(plans))  # started before the clock: spawning workers takes seconds on a busy machine
     start_at = perf_counter() + START_LEAD_S
     for worker, (plan, mine) in enumerate(zip(plans, by_route.values(), strict=True)):
         plan.start_at = start_at + (mine[0].at - first) / settings.speed
         plan.worker = worker
     try:
-        results = run_plans(executor, plans)
+        results = run_plans(executor, plans, tick)
     except BaseException:
         stop_pool(executor)
         raise
@@ -143,6 +152,14 @@ def replay_trace(
         _route_replay(route, routes[route].spec.name, mine, result, start_at - plan.start_at)
         for (route, mine), plan, result in zip(by_route.items(), plans, results, strict=True)
     ]
+
+
+def _cut_window(plan: SharePlan, window_s: float) -> None:
+    """The plan's sends intended after `window_s` (from its own first send) dropped; its first send always kept."""
+    offsets = np.asarray(plan.offsets, dtype=float)
+    kept = offsets[offsets <= max(window_s, float(offsets[0]))]
+    plan.offsets = kept
+    plan.duration_s = float(kept[-1]) + 1e-6
 
 
 def _route_replay(
@@ -164,4 +181,5 @@ def _route_replay(
         column("end_s"),
         tuple(str(log["outcome"][i]) for i in order),
         tuple(int(log["texts"][i]) for i in order),
+        result.loop_lag,
     )

@@ -54,6 +54,7 @@ REPORT_KINDS: tuple[ReportKind, ...] = (
     ReportKind(
         "size", ("sizing", "gpu_telemetry"), (RunCommand.SIZE,), "bench.report.sizing", "render_size", covers=("load",)
     ),
+    ReportKind("size --trace", ("trace_size",), (), "bench.report.trace", "render_trace_size", covers=("size", "load")),
     ReportKind(
         "interleave",
         ("interleaved",),

@@ -20,6 +20,8 @@ from bench.core.secrets import mask
 from bench.load.trace_compare import RouteComparison
 from bench.report.page import html_page, html_table, md_table
 from bench.results.outdir import RESULTS_FILE
+from bench.results.schema import TraceSizeRecord
+from bench.results.store import Results
 
 REPLAY_FILE = "trace-replay.json"
 LATENCY_TOLERANCE = 0.10  # replayed p50 and p99 within 10% of the recording's
@@ -134,3 +136,71 @@ def _pair(recorded: float, replayed: float | None) -> str:
 
 def _change(recorded: float, replayed: float) -> str:
     return f"{(replayed - recorded) / recorded:+.1%}" if recorded > 0 else "n/a"
+
+
+def _speed(value: float | None) -> str:
+    return "-" if value is None else f"×{value:.3g}"
+
+
+def trace_size_answer(r: TraceSizeRecord) -> str:
+    """The answer's first line: how much of the traffic fits, the replicas, the failure above it."""
+    if r.max_speed is None:
+        fits = "no probed speed of the traffic met the SLO" if r.failed_speed is not None else "no speed judged"
+    elif r.max_speed < 1:
+        fits = f"the traffic as recorded does not fit: {_speed(r.max_speed)} of it does"
+    else:
+        fits = f"the traffic {_speed(r.max_speed)} fits"
+    replicas = "" if r.replicas is None else f"; {r.replicas} replica(s) for {_speed(r.target_speed)}"
+    fails = "" if r.failed_speed is None else f"; fails at {_speed(r.failed_speed)}: {r.failed_because}"
+    return f"{fits}{replicas}{fails}"
+
+
+def probes_table(r: TraceSizeRecord) -> tuple[list[str], list[list[str]]]:
+    header = ["speed", "verdict", f"p{r.slo_percentile:g} ms (SLO {r.slo_ms:g})", "offered / carried calls/s"]
+    header += ["calls", "window s", "probe s", "loop lag p99 ms", "late sends", "machine", "why"]
+    rows = []
+    for p in r.probes:
+        carried = "-" if p.carried_per_s is None else f"{p.carried_per_s:.3g}"
+        rows.append(
+            [
+                _speed(p.speed),
+                p.outcome.value,
+                "-" if p.percentile_ms is None else f"{p.percentile_ms:.1f}",
+                f"{p.offered_per_s:.3g} / {carried}",
+                str(p.calls),
+                f"{p.window_s:.1f}",
+                f"{p.seconds:.1f}",
+                "-" if p.loop_lag_p99_ms is None else f"{p.loop_lag_p99_ms:.1f}",
+                str(p.late_sends),
+                "-" if p.machine is None else p.machine.text(),
+                p.reason,
+            ]
+        )
+    return header, rows
+
+
+def render_trace_size(results: Results, folder: Path) -> tuple[str, str]:
+    """`size --trace`'s report: each answer first (best so far and the machine's share said), then every probe."""
+    md, html = ["# ragbench size --trace", ""], ["<h1>ragbench size --trace</h1>"]
+    for r in results.of("trace_size"):
+        title = f"{r.trace}, p{r.slo_percentile:g} SLO {r.slo_ms:g} ms, errors ≤ {r.max_error_rate:g}"
+        notes = [f"best so far ({r.stopped})" for _ in [0] if r.stopped]
+        notes += [f"the search ended on the machine, not the endpoint: {r.too_busy}" for _ in [0] if r.too_busy]
+        header, table = probes_table(r)
+        md += [f"## {title}", "", f"**{trace_size_answer(r)}**", "", *(f"- {n}" for n in notes), ""]
+        md += [md_table(header, table), "", TRACE_SIZE_NOTE, ""]
+        html += [f"<h2>{escape(title)}</h2>", f"<p><b>{escape(trace_size_answer(r))}</b></p>"]
+        html += [f"<p class='bad'>{escape(n)}</p>" for n in notes]
+        html += [html_table(header, table), f"<p>{escape(TRACE_SIZE_NOTE)}</p>"]
+    if not results.of("trace_size"):
+        md.append("No answer was written (the run stopped before its search began).")
+        html.append("<p>No answer was written (the run stopped before its search began).</p>")
+    return "\n".join(md) + "\n", "".join(html)
+
+
+TRACE_SIZE_NOTE = (
+    "Each probe replays the trace at its speed (×1: as recorded). Scheduled latency (from each call's intended "
+    "send). 'too busy': the client's event loop lag, or its sends left late, exceeded what the SLO tolerates "
+    "(10% of it, at least 5 ms): the machine's share, neither a pass nor a failure. 'cut short': the budget or a "
+    "signal ended the replay: no verdict. Replicas = ceil(target speed / highest pass)."
+)

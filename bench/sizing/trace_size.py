@@ -1,26 +1,44 @@
 """`size --trace FILE`: the largest speed-up of a recorded trace that meets the SLO on every route.
 
-Each probe replays the trace at speed X (`load --trace`'s replay, looped to at least MIN_PROBE_CALLS calls) and is
-judged by size's goodput rules: every route's `scheduled` percentile under the SLO, its errors within the error limit,
-and its queue steady (the last third of the calls not slower than STEADY_GROWTH times the first third: a queue that
-grows through the probe would fail a longer one). A failing probe is measured again and a third measurement decides
-where the two disagree (bench/sizing/search.py's rule). The speed grows ×2 from 1 until a probe fails, then is
-bisected until the highest pass and the lowest failure are within PRECISION.
+Each probe replays the trace at speed X (`load --trace`'s replay, looped to at least MIN_PROBE_CALLS calls, cut to
+what the --max-time budget holds: bench/sizing/trace_probe.py) and is judged by size's goodput rules: every route's
+`scheduled` percentile under the SLO, its errors within the error limit, and its queue steady (the last third of the
+calls not slower than STEADY_GROWTH times the first third: a queue that grows through the probe would fail a longer
+one). Before any of that, the machine's share (bench/core/machine.py): a replay whose client could not carry its
+window — its event loop woke later than the SLO tolerates, or more of its sends left that late than the SLO's
+percentile leaves above it — is "this machine was too busy", never a pass and never a failure; it is measured once
+more, and a second such replay ends the search with that said. A failing probe near the SLO (its percentile within
+RECHECK_BAND of it, or failed on errors or an unsteady queue) is measured again and a third measurement decides
+where the two disagree (bench/sizing/search.py's rule).
+
+The search (SpeedSearch): ×1 first — the traffic as recorded. When it passes the speed grows ×2 until a probe fails;
+when it fails, the speed halves (×0.5, ×0.25, … to MIN_SPEED) until one passes: how much of the traffic fits now,
+and ceil(1 / that) replicas carry it. Then the pass and the failure are bisected (arithmetic midpoints: ×0.5 and ×1
+give ×0.75) until they are within PRECISION. The budget ends the search between probes (BudgetSpent, raised by the
+measurement that does not fit) with the best so far.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from bench.core.machine import MachineView, lag_limit_ms, too_busy
 from bench.load.trace_replay import RouteReplay
+from bench.results.schema import SpeedOutcome, TraceSpeedProbe
+from bench.sizing.budget import BudgetSpent
 from bench.sizing.slo import Slo, sig3
 
 PRECISION = 0.05  # the bisection stops when lowest failure / highest pass is within 1 + this
 MAX_SPEED = 1024.0
+MIN_SPEED = 1.0 / 64  # the halving from a failing ×1 stops here: below it nothing of the traffic fits
+# A failure whose percentile is past this many times the SLO is not measured again: a window the client carried
+# (the machine's share is checked first) does not miss by that much by chance, and a second look at a clear
+# failure spent a budget's probe (issue 45: ×1 measured twice left no time to bisect down).
+RECHECK_BAND = 1.25
 STEADY_GROWTH = 1.5  # last third's median latency over the first third's, past which the queue is growing
 MIN_PROBE_CALLS = 200
 
@@ -28,30 +46,67 @@ MIN_PROBE_CALLS = 200
 @dataclass(frozen=True)
 class SpeedVerdict:
     speed: float
-    passed: bool
-    reason: str  # why it failed ("" when it passed): the route and the figure
+    outcome: SpeedOutcome
+    reason: str  # why it failed or was the machine's ("" when it passed): the route and the figure
+    probe: TraceSpeedProbe | None = None  # what the replay measured (None: a verdict built without one, in tests)
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == SpeedOutcome.PASS
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome == SpeedOutcome.FAIL
 
 
 @dataclass(frozen=True)
 class TraceSize:
-    """The search's answer: the highest standing pass and the lowest failure (None: none found)."""
+    """The search's answer: the highest standing pass and the lowest failure (None: none found), and why the
+    search ended on the machine (too busy) if it did."""
 
     passed: SpeedVerdict | None
     failed: SpeedVerdict | None
     probes: tuple[SpeedVerdict, ...]
+    too_busy: SpeedVerdict | None = None
 
-    def replicas(self, target_speed: float) -> int | None:
+    def replicas(self, target_speed: float = 1.0) -> int | None:
         """Replicas of the endpoint that carry the trace at `target_speed`, each taking the highest passing speed."""
         if self.passed is None:
             return None
         return max(1, math.ceil(target_speed / self.passed.speed - 1e-9))
 
     def sentence(self) -> str:
-        fits = (
-            "no speed of your traffic fits" if self.passed is None else f"your traffic × {sig3(self.passed.speed)} fits"
-        )
+        if self.passed is None:
+            fits = f"no speed of your traffic down to × {sig3(MIN_SPEED)} fits" if self.failed else "nothing judged yet"
+        elif self.passed.speed < 1:
+            fits = (
+                f"your traffic as recorded does not fit: × {sig3(self.passed.speed)} of it fits "
+                f"({self.replicas(1.0)} replica(s) carry it)"
+            )
+        else:
+            fits = f"your traffic × {sig3(self.passed.speed)} fits"
         fails = "" if self.failed is None else f"; at × {sig3(self.failed.speed)} {self.failed.reason}"
-        return f"{fits} on this endpoint{fails}"
+        busy = "" if self.too_busy is None else f"; at × {sig3(self.too_busy.speed)} {self.too_busy.reason}"
+        return f"{fits} on this endpoint{fails}{busy}"
+
+
+def machine_share(
+    replays: list[RouteReplay], lag_p99_ms: float | None, slo: Slo, machine: MachineView | None = None
+) -> tuple[int, str | None]:
+    """(sends later than the SLO tolerates, why the window is the machine's or None). Too busy: the client's loop
+    lag p99 past the SLO's tolerance (bench/core/machine.py too_busy), or more sends that late than the share the
+    SLO's percentile leaves above it (enough to move the percentile by themselves)."""
+    limit_s = lag_limit_ms(slo.ms) / 1000
+    sent = sum(len(r.sent_s) for r in replays)
+    late = sum(int(np.count_nonzero(np.asarray(r.sent_s) - np.asarray(r.intended_s) > limit_s)) for r in replays)
+    why = too_busy(lag_p99_ms, slo.ms, machine)
+    if why is None and sent and late / sent > (100.0 - slo.percentile) / 100.0:
+        host = f" ({machine.text()})" if machine is not None else ""
+        why = (
+            f"this machine was too busy: {late} of {sent} sends left more than {limit_s * 1000:.0f} ms after their "
+            f"time, more than the {100 - slo.percentile:g}% a {slo.name} leaves above it{host}"
+        )
+    return late, why
 
 
 def judge_replay(speed: float, replays: list[RouteReplay], slo: Slo) -> SpeedVerdict:
@@ -61,44 +116,106 @@ def judge_replay(speed: float, replays: list[RouteReplay], slo: Slo) -> SpeedVer
         ok = np.asarray([o == "ok" for o in replay.outcomes], dtype=bool)
         errors = int(np.count_nonzero(~ok))
         if not latencies.size or errors / latencies.size > slo.max_error_rate:
-            return SpeedVerdict(speed, False, f"{replay.route} errors {errors} of {latencies.size}")
+            return SpeedVerdict(speed, SpeedOutcome.FAIL, f"{replay.route} errors {errors} of {latencies.size}")
         at = float(np.percentile(latencies[ok], slo.percentile) * 1000)
         if at > slo.ms:
-            return SpeedVerdict(speed, False, f"{replay.route} {slo.name} {sig3(at)} ms passes {sig3(slo.ms)} ms")
+            return SpeedVerdict(
+                speed, SpeedOutcome.FAIL, f"{replay.route} {slo.name} {sig3(at)} ms passes {sig3(slo.ms)} ms"
+            )
         third = max(1, latencies.size // 3)
         first, last = float(np.median(latencies[:third])), float(np.median(latencies[-third:]))
         if last > STEADY_GROWTH * first and latencies.size >= 6:
-            return SpeedVerdict(speed, False, f"{replay.route} latency grows through the probe (unsteady queue)")
-    return SpeedVerdict(speed, True, "")
+            return SpeedVerdict(
+                speed, SpeedOutcome.FAIL, f"{replay.route} latency grows through the probe (unsteady queue)"
+            )
+    return SpeedVerdict(speed, SpeedOutcome.PASS, "")
 
 
-def _judged(measure: Callable[[float], SpeedVerdict], speed: float, probes: list[SpeedVerdict]) -> SpeedVerdict:
-    """A failure measured again, a third deciding a disagreement."""
-    verdicts = [measure(speed)]
-    if not verdicts[0].passed:
-        verdicts.append(measure(speed))
-        if verdicts[1].passed:
-            verdicts.append(measure(speed))
-    probes.extend(verdicts)
-    return verdicts[-1]
+@dataclass
+class SpeedSearch:
+    """The search's state as it goes: a signal or the budget reads its best so far (`answer`) at any time."""
 
-
-def search_speed(measure: Callable[[float], SpeedVerdict], max_probes: int = 12) -> TraceSize:
-    """Grow ×2 from speed 1 until a failure, then bisect (geometrically) to PRECISION, at most `max_probes` speeds."""
-    probes: list[SpeedVerdict] = []
+    measure: Callable[[float], SpeedVerdict]  # raises BudgetSpent when the probe does not fit what is left
+    max_probes: int = 12  # speeds tried at most
+    slo_ms: float | None = None  # the SLO's latency: a failure past RECHECK_BAND of it stands (None: all re-measured)
+    probes: list[SpeedVerdict] = field(default_factory=list)
     passed: SpeedVerdict | None = None
     failed: SpeedVerdict | None = None
-    speed, tried = 1.0, 0
-    while failed is None and speed <= MAX_SPEED and tried < max_probes:
-        verdict, tried = _judged(measure, speed, probes), tried + 1
-        passed, failed = (verdict, None) if verdict.passed else (passed, verdict)
-        speed *= 2.0
-    low = passed.speed if passed is not None else 1.0 / 64
-    while failed is not None and failed.speed / low > 1 + PRECISION and tried < max_probes:
-        speed = math.sqrt(low * failed.speed)
-        verdict, tried = _judged(measure, speed, probes), tried + 1
+    too_busy: SpeedVerdict | None = None
+    tried: int = 0
+
+    def answer(self) -> TraceSize:
+        return TraceSize(self.passed, self.failed, tuple(self.probes), self.too_busy)
+
+    def adopt(self, measured: list[TraceSpeedProbe]) -> None:
+        """After a signal: a pass measured but not yet taken by the search (the signal came between the two) still
+        counts; a failure not yet taken would have been measured again, so it is left out of the answer."""
+        for probe in measured[len(self.probes) :]:
+            inside = self.failed is None or probe.speed < self.failed.speed
+            if (
+                probe.outcome == SpeedOutcome.PASS
+                and inside
+                and (self.passed is None or probe.speed > self.passed.speed)
+            ):
+                self.passed = SpeedVerdict(probe.speed, SpeedOutcome.PASS, "", probe)
+
+    def run(self) -> TraceSize:
+        """×1, then ×2 up from a pass or halves down from a failure, then bisection; BudgetSpent goes on."""
+        if self._judged(1.0) is None:
+            return self.answer()
+        step = 2.0 if self.failed is None else 0.5
+        speed = step
+        while self._bracket_open() and MIN_SPEED <= speed <= MAX_SPEED and self.tried < self.max_probes:
+            if self._judged(speed) is None:
+                return self.answer()
+            speed *= step
+        while self._wide() and self.tried < self.max_probes:
+            assert self.passed is not None and self.failed is not None
+            if self._judged((self.passed.speed + self.failed.speed) / 2) is None:
+                return self.answer()
+        return self.answer()
+
+    def _bracket_open(self) -> bool:
+        return self.passed is None or self.failed is None
+
+    def _wide(self) -> bool:
+        return (
+            self.passed is not None
+            and self.failed is not None
+            and self.failed.speed / self.passed.speed > 1 + PRECISION
+        )
+
+    def _one(self, speed: float) -> SpeedVerdict:
+        verdict = self.measure(speed)
+        self.probes.append(verdict)
+        if verdict.outcome == SpeedOutcome.CUT:
+            raise BudgetSpent(verdict.reason)
+        return verdict
+
+    def _judged(self, speed: float) -> SpeedVerdict | None:
+        """The speed's standing verdict: too busy measured once more, a failure measured again and a third
+        deciding a disagreement; None: the machine was too busy twice (the search ends, said)."""
+        self.tried += 1
+        verdict = self._one(speed)
+        if verdict.outcome == SpeedOutcome.TOO_BUSY:
+            self.too_busy = verdict  # stands while the budget allows no second look
+            verdict = self._one(speed)
+            if verdict.outcome == SpeedOutcome.TOO_BUSY:
+                self.too_busy = verdict
+                return None
+            self.too_busy = None
+        if verdict.failed:
+            before, self.failed = self.failed, verdict  # stands while the budget allows no second look
+            again = self._one(speed) if self._near(verdict) else verdict
+            if again.passed and self._one(speed).passed:
+                self.failed, verdict = before, again
         if verdict.passed:
-            passed, low = verdict, speed
-        else:
-            failed = verdict
-    return TraceSize(passed, failed, tuple(probes))
+            self.passed = verdict
+        return verdict
+
+    def _near(self, verdict: SpeedVerdict) -> bool:
+        """A failure worth a second look: not one whose percentile missed the SLO by more than RECHECK_BAND."""
+        figure = None if verdict.probe is None else verdict.probe.percentile_ms
+        if self.slo_ms is None or figure is None or "passes" not in verdict.reason:
+            return True
+        return figure <= RECHECK_BAND * self.slo_ms

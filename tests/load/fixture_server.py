@@ -23,7 +23,7 @@ Run as a subprocess (so a test can kill it mid-sweep):
 - `--max-batch M`: more inputs than M -> 422 `batch size N > maximum allowed batch size M` (TEI 1.9);
 - `--per-text-ms X`: each text adds X ms to the service time (a batch of 32 takes 32 X more);
 - `--serial 1`: one request at a time, in arrival order (a queue, as a GPU server's): a request the client gave up
-  on (timeout) is still served, and what arrives after it waits.
+  on (timeout) is still served, and what arrives after it waits; `--serial N`: N such slots, one FIFO queue (M/G/N).
 Successes carry TEI's timing headers; `/metrics` serves TEI's te_* families (shapes from
 ../shared/contracts/README.md) counting what this server did.
 """
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import heapq
 import json
 import socket
 import time
@@ -51,7 +52,7 @@ class Server:
         self.failures: dict[str, int] = {}
         self.duration_sum = 0.0
         self.duration_buckets = {0.005: 0, 0.05: 0, 0.5: 0, float("inf"): 0}
-        self.busy_until = 0.0  # --serial: when the request being served ends
+        self.slots_free = [0.0] * max(1, args.serial)  # --serial N: when each slot's request ends (a heap)
 
     def due(self, arrived: float) -> float:
         """When the answer to a request that arrived at `arrived` (monotonic) is written."""
@@ -65,8 +66,8 @@ class Server:
         a = self.args
         end = self.due(arrived) + a.per_text_ms * texts / 1000
         if a.serial:
-            end = max(end, self.busy_until + (a.service_ms + a.per_text_ms * texts) / 1000)
-            self.busy_until = end
+            end = max(end, heapq.heappop(self.slots_free) + (a.service_ms + a.per_text_ms * texts) / 1000)
+            heapq.heappush(self.slots_free, end)
         return end
 
     def metrics(self) -> str:

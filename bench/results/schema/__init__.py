@@ -97,6 +97,9 @@ from bench.results.schema.sizing import (
     SaturationSummary,
     SizingLine,
     SizingRecord,
+    SpeedOutcome,
+    TraceSizeRecord,
+    TraceSpeedProbe,
 )
 
 RECORD_TYPES: dict[str, type] = {
@@ -118,6 +121,7 @@ RECORD_TYPES: dict[str, type] = {
         CeilingPoint,
         GpuTelemetryRecord,
         SizingRecord,  # ceiling, size
+        TraceSizeRecord,  # size --trace
         IngestPointRecord,
         IngestSummaryRecord,  # ingest
         GrowRungRecord,
@@ -188,11 +192,14 @@ __all__ = [
     "ServerTimes",
     "SizingLine",
     "SizingRecord",
+    "SpeedOutcome",
     "Spread",
     "TargetRecord",
     "TargetStatus",
     "Throughput",
     "ThroughputIntervals",
     "TokenLengthBucket",
+    "TraceSizeRecord",
+    "TraceSpeedProbe",
     "WorstText",
 ]

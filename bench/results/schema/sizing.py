@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
+from bench.core.machine import MachineView
 from bench.results.schema.conventions import WRITTEN_WHEN_SET
 from bench.results.schema.load import Op
 
@@ -124,3 +126,56 @@ class SizingRecord:
     def length_text(self) -> str:
         """`128`, `from:DATASET`, or `None` (the texts as they were)."""
         return self.length_from or str(self.length)
+
+
+class SpeedOutcome(StrEnum):
+    """What one `size --trace` replay says of the endpoint at its speed."""
+
+    PASS = "pass"  # every route under the SLO, within the error limit, steady
+    FAIL = "fail"  # a route past the SLO or the error limit, or its queue growing
+    TOO_BUSY = "too busy"  # the client could not carry the window: the machine's, neither a pass nor a failure
+    CUT = "cut short"  # the --max-time budget or a signal ended the replay: no verdict
+
+
+@dataclass
+class TraceSpeedProbe:
+    """`size --trace`: one replay of the trace at `speed`, and what the client and the host did meanwhile."""
+
+    speed: float
+    outcome: SpeedOutcome
+    reason: str  # why it failed or was the machine's ("" for a pass): the route and the figure
+    calls: int  # calls the replay scheduled (every route)
+    window_s: float  # the replay's scheduled span: first to last intended send
+    seconds: float  # wall time the probe took (workers started, replay, answers awaited)
+    offered_per_s: float  # calls/s the schedule asked for (calls over the window)
+    #: calls/s the client sent: calls sent over first intended send to last actual send; None: nothing sent
+    carried_per_s: float | None
+    #: the slowest route's SLO percentile (scheduled latency, ms); None: no call answered
+    percentile_ms: float | None
+    #: sends later than the SLO's lag tolerance (bench/core/machine.py lag_limit_ms) after their intended time
+    late_sends: int
+    loop_lag_p99_ms: float | None  # the client's event-loop lag p99 over the replay; None: not measured
+    machine: MachineView | None = None  # the host during the replay
+
+
+@dataclass
+class TraceSizeRecord:
+    """`size --trace`: the largest speed-up of a recorded trace that meets the SLO on every route, and replicas."""
+
+    trace: str
+    slo_ms: float
+    slo_percentile: float
+    max_error_rate: float
+    #: the highest standing pass (× the recorded rate); None: no probed speed passed
+    max_speed: float | None
+    failed_speed: float | None  # the lowest standing failure above it; None: none failed
+    failed_because: str | None
+    target_speed: float  # the growth the replicas are for (--target-speed; 1: the traffic as recorded)
+    replicas: int | None  # ceil(target / max_speed); None: no speed passed
+    probes: list[TraceSpeedProbe] = field(default_factory=list)
+    record: str = "trace_size"
+    #: why the answer is a best-so-far (the budget ran out, a signal stopped the run); left out: the search finished
+    stopped: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: "this machine was too busy (...)": the search ended on replays the client could not carry; left out: none
+    too_busy: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    max_time_s: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)  # --max-time; left out: none given

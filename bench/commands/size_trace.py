@@ -123,7 +123,10 @@ def size_trace_command(request: SizeRequest) -> None:
     ):
         prober = TraceProber(endpoints, calls, slo, timeout_s, workload, budget)
         print(prober.expected_text(request.max_probes))
-        _search(run, request, slo, prober, max_time_s)
+        try:
+            _search(run, request, slo, prober, max_time_s)
+        finally:
+            prober.close()
 
 
 def _search(run: OpenRun, request: SizeRequest, slo: Slo, prober: TraceProber, max_time_s: float | None) -> None:

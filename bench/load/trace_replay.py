@@ -125,9 +125,11 @@ def replay_trace(
     workload: Workload,
     executor_of: Callable[[int], Executor],
     tick: Callable[[], None] = lambda: None,
+    owned: bool = True,
 ) -> list[RouteReplay]:
     """Every mapped route's calls replayed at once (a worker a route), all on one clock; `tick` is called while the
-    replay runs (every 0.2 s): what it raises stops the workers and goes on."""
+    replay runs (every 0.2 s): what it raises stops the workers and goes on. `owned`: the executor is the replay's
+    own, shut down once idle; False: the caller's, kept for its next replay (stopped only when this one fails)."""
     by_route = {route: [c for c in calls if c.route == route] for route in routes}
     by_route = {route: mine for route, mine in by_route.items() if mine}
     plans = [replay_plan(routes[route], mine, settings, workload) for route, mine in by_route.items()]
@@ -147,7 +149,8 @@ def replay_trace(
         raise
     # Idle workers exit on their own: terminating them (stop_pool) leaves the executor's wake-up pipe closed, and
     # `size --trace`'s pool a probe then printed "Exception ignored ... Bad file descriptor" at the process's exit.
-    executor.shutdown(wait=True)
+    if owned:
+        executor.shutdown(wait=True)
     return [
         _route_replay(route, routes[route].spec.name, mine, result, start_at - plan.start_at)
         for (route, mine), plan, result in zip(by_route.items(), plans, results, strict=True)

@@ -111,6 +111,9 @@ class TraceProber:
     #: every replay measured, in order, kept before it is said: a signal between the line and the search's taking
     #: it still finds it in the record
     measured: list[TraceSpeedProbe] = field(default_factory=list)
+    #: the worker processes, kept from probe to probe (started once: seconds a probe on a busy machine); None until
+    #: the first probe, and after a replay that stopped them
+    pool: Executor | None = None
 
     @property
     def overhead_s(self) -> float:
@@ -149,13 +152,29 @@ class TraceProber:
         settings = TraceSettings(speed, plan.loops, self.timeout_s, plan.cut_s)
         try:
             replays = replay_trace(
-                self.endpoints, self.calls, settings, self.workload, self.executor_of, lambda: self.budget.require(0)
+                self.endpoints, self.calls, settings, self.workload, self.workers, lambda: self.budget.require(0), False
             )
         except BudgetSpent as spent:
+            self.pool = None  # stopped by the replay
             return self.cut(plan, started, str(spent))
+        except BaseException:
+            self.pool = None  # stopped by the replay that failed
+            raise
         seconds = self.budget.clock() - started
         self.overheads.append(max(0.0, seconds - plan.window_s))
         return self.judged(speed, replays, seconds, watch.stop())
+
+    def workers(self, count: int) -> Executor:
+        """The kept pool (started now if none is)."""
+        if self.pool is None:
+            self.pool = self.executor_of(count)
+        return self.pool
+
+    def close(self) -> None:
+        """The kept pool's workers ended (they are idle between probes: shut down, not terminated)."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+            self.pool = None
 
     def cut(self, plan: ProbePlan, started: float, why: str) -> SpeedVerdict:
         """A replay the budget stopped: recorded as planned, no verdict."""

@@ -177,3 +177,15 @@ def test_a_failing_replay_the_client_could_not_carry_is_too_busy_not_a_failure()
     assert verdict.probe is not None and verdict.probe.machine is not None and "load 12.0" in verdict.reason
     carried = prober.judged(1.0, [replay(slow, lag_ms=LAG_UNDER_MS)], 12.0, MachineView(cores=2))
     assert carried.failed and carried.probe is not None and carried.probe.percentile_ms == pytest.approx(209.0)
+
+
+def test_after_a_signal_a_pass_measured_but_not_yet_taken_still_counts():
+    """The signal came between the probe's line and the search's taking it: the best so far holds that pass; a
+    failure not yet taken (it would have been measured again) is left out."""
+    search = SpeedSearch(capacity_at(3.0))
+    search.probes.append(SpeedVerdict(1.0, PASS, ""))
+    search.passed = search.probes[0]
+    search.adopt([probe(1.0, PASS, 50.0), probe(2.0, PASS, 60.0)])
+    assert search.passed.speed == 2.0
+    search.adopt([probe(1.0, PASS, 50.0), probe(4.0, FAIL, 150.0)])
+    assert search.passed.speed == 2.0 and search.failed is None

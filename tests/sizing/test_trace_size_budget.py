@@ -58,7 +58,7 @@ def fake_replay(clock: FakeTime, capacity: float, overhead_s: float, planned: li
     """replay_trace's stand-in: moves the clock through the window (calling `tick` as the pool does), answers
     under the SLO below `capacity` and past it above."""
 
-    def replay(endpoints, calls, settings: TraceSettings, workload, executor_of, tick):
+    def replay(endpoints, calls, settings: TraceSettings, workload, executor_of, tick, owned=True):
         offsets = schedule_s(calls, settings.loops) / settings.speed
         if settings.window_s is not None:
             offsets = offsets[offsets <= settings.window_s]

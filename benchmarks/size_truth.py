@@ -2,6 +2,11 @@
 
     PYTHONPATH=. .venv/bin/python benchmarks/size_truth.py [--cases 400:p95=2s,400:p99=2s,50:p95=250ms,50:p99=250ms]
         [--max-time 300s] [--out reports/size-truth]
+    PYTHONPATH=. .venv/bin/python benchmarks/size_truth.py --cases lognormal:148:1.5:4:p95=600ms   # heavy tails
+
+A `lognormal:MEAN:CV:SLOTS:SLO` case starts the queue server with `--service-ms MEAN --service-cv CV --slots SLOTS`
+(issue 45: a reranker's or an LLM-backed service's tail) and its truth is a queue simulation (M/G/c, Poisson
+arrivals, 400,000 requests) from the server's own seeded service draws (`queue_server.service_draws`).
 
 Each case starts tests/sizing/queue_server.py (one FIFO slot, SERVICE ms per request, whatever the batch), runs
 `ragbench size -e q=tei@URL --slo SLO --max-time T --no-nvml` (everything else default) and compares the answer with
@@ -24,15 +29,46 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.sizing.service_model import mgc_response_s  # noqa: E402
 from bench.sizing.slo import parse_slo  # noqa: E402
 from bench.sizing.steady import mg1_saturation  # noqa: E402
+from tests.sizing.queue_server import service_draws  # noqa: E402
+
+TRUTH_REQUESTS = 400_000
+
+
+def mgc_truth(mean_ms: float, cv: float, slots: int, slo_s: float, percentile: float) -> tuple[float, float]:
+    """(the highest Poisson rate whose simulated steady percentile keeps `slo_s`, the capacity) of the server's own
+    service draws in `slots` slots (bisection to 0.2%)."""
+    draws = service_draws(mean_ms, cv, TRUTH_REQUESTS)
+    capacity = slots / float(np.mean(draws))
+    low, high = 0.0, capacity
+    while high - low > 0.002 * high:
+        mid = (low + high) / 2
+        response = mgc_response_s(draws, slots, mid, TRUTH_REQUESTS, seed=1)[TRUTH_REQUESTS // 10 :]
+        low, high = (mid, high) if np.percentile(response, percentile) <= slo_s else (low, mid)
+    return low, capacity
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy  # noqa: E402
 
 
-def run_case(service_ms: float, slo_text: str, max_time: str, out: Path) -> dict[str, object]:
-    """One size run against a fresh queue server; the answer, its interval and the truth."""
+def run_case(
+    service_ms: float, slo_text: str, max_time: str, out: Path, heavy: tuple[float, int] | None = None
+) -> dict[str, object]:
+    """One size run against a fresh queue server; the answer, its interval and the truth. `heavy`: (CV, slots) of a
+    lognormal service."""
     slo = parse_slo(slo_text, None, 0.001)
-    truth = mg1_saturation(np.array([service_ms / 1000.0]), slo.ms / 1000.0, slo.percentile)
+    if heavy is None:
+        truth = mg1_saturation(np.array([service_ms / 1000.0]), slo.ms / 1000.0, slo.percentile)
+        extra: list[str] = []
+    else:
+        truth, _ = mgc_truth(service_ms, heavy[0], heavy[1], slo.ms / 1000.0, slo.percentile)
+        extra = ["--service-cv", str(heavy[0]), "--slots", str(heavy[1])]
     port = free_port()
     out.mkdir(parents=True, exist_ok=True)
     server = start_process(
@@ -44,13 +80,14 @@ def run_case(service_ms: float, slo_text: str, max_time: str, out: Path) -> dict
             str(port),
             "--service-ms",
             str(service_ms),
+            *extra,
         ],
         out / "server.log",
     )
     try:
         wait_healthy(server, f"http://127.0.0.1:{port}/metrics", deadline_s=30)
         args = ["-e", f"q=tei@http://127.0.0.1:{port}", "--slo", slo_text, "--max-time", max_time, "--no-nvml"]
-        started = time.monotonic()
+        started, load_before = time.monotonic(), load_average()
         done = subprocess.run(
             [sys.executable, "-m", "bench", "size", *args, "--out", str(out / "run"), "--overwrite"],
             capture_output=True,
@@ -64,14 +101,30 @@ def run_case(service_ms: float, slo_text: str, max_time: str, out: Path) -> dict
     records = [json.loads(line) for line in (out / "run/results.jsonl").read_text().splitlines() if line.strip()]
     sizing = next(r for r in records if r.get("record") == "sizing")["saturation"]
     return {
-        "case": f"{service_ms:g} ms, {slo_text}",
+        "case": f"{service_ms:g} ms{f' lognormal CV {heavy[0]:g} x {heavy[1]} slots' if heavy else ''}, {slo_text}",
         "truth": truth,
         "rate": sizing["rate"],
         "first_failure": sizing["first_failure"],
         "lower_bound": sizing.get("lower_bound"),
+        "inconclusive": sizing.get("inconclusive", []),
+        "tighter": sizing.get("tighter"),
+        "load_average": f"{load_before} -> {load_average()}",
         "unconfirmed": sizing.get("unconfirmed", []),  # passes on windows the budget cut short
         "probes": [
-            (p["rate"], p["passed"], p.get("requests"), p.get("unsteady") is not None, p.get("unconfirmed") is not None)
+            (
+                p["rate"],
+                p.get("carried_rate"),
+                "pass"
+                if p["passed"]
+                else "inconclusive"
+                if p.get("inconclusive")
+                else "busy"
+                if p.get("too_busy")
+                else "fail",
+                p.get("requests"),
+                p.get("unsteady") is not None,
+                p.get("unconfirmed") is not None,
+            )
             for p in sizing["probes"]
         ],
         "exit": done.returncode,
@@ -86,8 +139,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "reports/size-truth")
     args = parser.parse_args()
     for case in args.cases.split(","):
-        service, slo_text = case.split(":")
-        result = run_case(float(service), slo_text, args.max_time, args.out / case.replace(":", "-").replace("=", "-"))
+        parts = case.split(":")
+        folder = args.out / case.replace(":", "-").replace("=", "-")
+        if parts[0] == "lognormal":
+            heavy = (float(parts[2]), int(parts[3]))
+            result = run_case(float(parts[1]), parts[4], args.max_time, folder, heavy)
+        else:
+            result = run_case(float(parts[0]), parts[1], args.max_time, folder)
         rate, truth = result["rate"], float(result["truth"])  # type: ignore[arg-type]
         ratio = f"{float(rate) / truth - 1:+.1%}" if isinstance(rate, float) else "no answer"  # type: ignore[arg-type]
         contains = isinstance(rate, float) and rate <= truth <= (result["first_failure"] or float("inf"))  # type: ignore[operator]

@@ -28,7 +28,7 @@ from bench.load.workload import load_workload
 from bench.results.lifecycle import Output, open_run
 from bench.results.outdir import RESULTS_FILE
 from bench.results.provenance import Origin
-from bench.results.schema import CeilingPoint, LoadPointRecord, Op
+from bench.results.schema import CeilingPoint, LoadPointRecord, Op, SaturationSummary
 from bench.results.store import Results, read_results
 from bench.sizing.budget import run_budget
 from bench.sizing.economics import Economics
@@ -361,9 +361,19 @@ def show_sizing(results: Results) -> None:
     for record in results.sizing:
         slo = f"p{record.slo_percentile or 99:g} SLO {sig3(record.slo_p99_ms)} ms"
         sat = record.saturation
-        interval = sat is not None and sat.lower_bound is None and sat.first_failure is not None
-        kind = "the interval between the highest steady pass and the lowest failure" if interval else "a lower bound"
-        best = f" — best so far ({record.stopped}): {kind}" if record.stopped else ""
+        best = f" — best so far ({record.stopped}): {answer_kind(sat)}" if record.stopped else ""
         print(f"\n{record.endpoint} ({record.op}, length {record.length_text}), {slo}{best}:")
         for line in record.lines:
             print(f"  {line.setting}: {line.value} — {line.why}")
+        if sat is not None and sat.tighter:
+            print(f"  {sat.tighter}")
+
+
+def answer_kind(sat: SaturationSummary | None) -> str:
+    """What a best-so-far answer is: an interval, a lower bound, or — with no pass — an upper bound (never "none yet"
+    under "a lower bound")."""
+    if sat is not None and sat.rate is None:
+        return "no rate passed" + (f": below {sig3(sat.first_failure)} requests/s" if sat.first_failure else "")
+    if sat is not None and sat.lower_bound is None and sat.first_failure is not None:
+        return "the interval between the highest steady pass and the lowest failure"
+    return "a lower bound"

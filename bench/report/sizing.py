@@ -53,6 +53,11 @@ def _slo(sizing: SizingRecord) -> str:
 def _stopped_text(sizing: SizingRecord) -> str:
     """A best so far: a lower bound only while no rate failed above it; else the interval the answer lies in."""
     sat = sizing.saturation
+    if sat is not None and sat.rate is None:  # no pass: no lower bound to speak of
+        below = (
+            f" it lies below {sat.first_failure:g} requests/s, the lowest rate that failed" if sat.first_failure else ""
+        )
+        return f"Stopped early ({sizing.stopped}): no rate passed yet;{below or ' nothing bounds it yet'}."
     if sat is not None and sat.lower_bound is None and sat.first_failure is not None:
         return (
             f"Stopped early ({sizing.stopped}): the saturation rate lies between the highest rate passed on a "

@@ -107,12 +107,14 @@ def _tried_text(probes: list[Probe]) -> str:
     if not probes:
         return "no probe was measured"
     kinds = (
-        ("passed", [p.rate for p in probes if p.stands]),
+        ("passed", [p.judged_rate for p in probes if p.stands]),
         (
             "passed on windows the budget cut short (unconfirmed)",
-            [p.rate for p in probes if p.unconfirmed and not p.failed],
+            [p.judged_rate for p in probes if p.unconfirmed and not p.failed],
         ),
-        ("failed", [p.rate for p in probes if p.failed]),
+        ("inconclusive (the interval straddled the SLO)", [p.judged_rate for p in probes if p.inconclusive]),
+        ("this machine was too busy", [p.judged_rate for p in probes if p.too_busy]),
+        ("failed", [p.judged_rate for p in probes if p.failed]),
     )
     return "; ".join(f"{kind} at {_rates(rates)}" for kind, rates in kinds if rates) + " requests/s offered"
 
@@ -134,7 +136,8 @@ def _offered_value(saturation: Saturation) -> tuple[str, str]:
     """The saturation rate's value and what bounds it: a rate, a lower bound, or the interval between the highest
     steady pass and the lowest failure (a stopped search, or passes between them on windows cut short)."""
     rate, failure = sig3(saturation.rate or 0.0), saturation.first_failure
-    if failure is not None and (saturation.stopped or saturation.unconfirmed):
+    undecided = saturation.unconfirmed or saturation.inconclusive or saturation.too_busy
+    if failure is not None and (saturation.stopped or undecided):
         why = f"the search stopped ({saturation.stopped})" if saturation.stopped else "the search ended"
         return f"{rate}–{sig3(failure)} requests/s", (
             f"; {why} between this steady pass and a failure at {sig3(failure)} requests/s: the saturation rate "
@@ -150,14 +153,16 @@ def _saturation_lines(saturation: Saturation, slo: Slo) -> list[SizingLine]:
     what the server answered), then any capacity change the probes saw."""
     sat_point, probes = saturation.point, saturation.probes
     tried = _tried_text(probes) + remeasured_text(probes)
-    if sat_point is None:
+    if sat_point is None:  # no pass: never a lower bound; under the lowest failure when one failed
+        below = saturation.first_failure
         return [
             SizingLine(
                 "saturation rate",
-                "none" if saturation.lower_bound is None else "none yet",
+                f"below {sig3(below)} requests/s" if below is not None else "none",
                 f"no probed rate kept scheduled {slo.text()} with errors ≤ {slo.max_error_rate:g}"
                 + (" on a window long enough to stand" if saturation.unconfirmed else "")
-                + (f" ({saturation.lower_bound})" if saturation.lower_bound else "")
+                + (" decidedly" if saturation.inconclusive or saturation.too_busy else "")
+                + (f" ({saturation.stopped})" if saturation.stopped else "")
                 + f"; {tried}",
                 [point_label(p.point) for p in probes],
             ),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bench.endpoints.base import EndpointKind
 from bench.load.lengths import LengthsFrom
 from bench.load.points import point_label, texts_per_s
@@ -20,8 +22,10 @@ def sizing_record(
     telemetry: str,
     probes: list[Probe],
     stopped: str | None,
+    tighter: Callable[[Saturation], str | None] = lambda saturation: None,
 ) -> SizingRecord:
-    """The answer from one endpoint's `points` at `length`; `stopped` says why the run ended early (a lower bound)."""
+    """The answer from one endpoint's `points` at `length`; `stopped` says why the run ended early (a lower bound);
+    `tighter` says what a tighter answer would need."""
     saturation = saturation_from(probes, stopped)
     ceiling = plan.ceiling_points if plan.ceiling is not None else None
     kind = next((spec.kind for spec in plan.specs if spec.name == endpoint), EndpointKind.TEI)
@@ -33,7 +37,7 @@ def sizing_record(
         length_from=str(length) if isinstance(length, LengthsFrom) else None,
         slo_p99_ms=plan.slo.ms,
         max_error_rate=plan.slo.max_error_rate,
-        saturation=saturation_summary(saturation, plan.slo),
+        saturation=saturation_summary(saturation, plan.slo, tighter(saturation)),
         lines=lines,
         telemetry=telemetry,
         ceiling=str(plan.ceiling) if plan.ceiling is not None else None,
@@ -42,7 +46,7 @@ def sizing_record(
     )
 
 
-def saturation_summary(saturation: Saturation, slo: Slo) -> SaturationSummary:
+def saturation_summary(saturation: Saturation, slo: Slo, tighter: str | None = None) -> SaturationSummary:
     """Where the search ended, its points by label (as the results file names them)."""
     sat = saturation.point
     return SaturationSummary(
@@ -61,10 +65,17 @@ def saturation_summary(saturation: Saturation, slo: Slo) -> SaturationSummary:
                 confirmed=p.confirmed,
                 unsteady=p.unsteady,
                 unconfirmed=p.unconfirmed,
+                carried_rate=p.carried,
+                inconclusive=p.inconclusive,
+                too_busy=p.too_busy,
+                epoch=p.epoch or None,
             )
             for p in saturation.probes
         ],
         lower_bound=saturation.lower_bound,
         capacity_changes=saturation.capacity_changes,
         unconfirmed=saturation.unconfirmed,
+        inconclusive=saturation.inconclusive,
+        too_busy=saturation.too_busy,
+        tighter=tighter,
     )

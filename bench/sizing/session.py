@@ -25,11 +25,15 @@ from bench.load.stop_time import StopTime
 from bench.load.workload import Workload
 from bench.results.lifecycle import OpenRun
 from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, Loop, Op, SizingRecord
+from bench.sizing.adapt import best_so_far, collapse, lower_rate, modelled_start, rescaled, start_text, tighter_text
+from bench.sizing.adopt import adopt_measured
 from bench.sizing.budget import Budget, BudgetSpent
 from bench.sizing.closed import choose_closed, closed_capacity, closed_sweep
+from bench.sizing.judge import doubt, verdict_line
 from bench.sizing.plan import (
     GROWTH,
     LOWEST_RATE_FRACTION,
+    MAX_PROBE_S,
     MODEL_GROWTH,
     OVERRUN,
     PROBE_SLOS,
@@ -37,18 +41,22 @@ from bench.sizing.plan import (
     SizePlan,
     probe_duration,
     probe_settle_s,
-    probe_stretch,
     probe_warmup,
-    search_start,
-    short_window,
     steady_needs_text,
 )
 from bench.sizing.record import sizing_record
-from bench.sizing.search import Doubt, Probe, SearchRules, adopt_measured, measurements_left, saturation_search
-from bench.sizing.slo import passes, sig3
+from bench.sizing.search import (
+    Doubt,
+    Probe,
+    SearchRules,
+    Undecided,
+    measurements_left,
+    saturation_search,
+)
+from bench.sizing.service_model import ServiceModel, service_model
+from bench.sizing.slo import sig3
 from bench.sizing.steady import Growth, failure_certain, growth
 from bench.sizing.telemetry import GpuSampler
-from bench.sizing.verdict import CONFIDENCE, correlated_bound_ms, verdict
 
 # Of the budget left, what the next probe may plan on taking: its check (Budget.require) comes a moment later, when
 # a little less is left; all of it would not fit then.
@@ -80,6 +88,10 @@ class SizeSession:
         self.probe_s = plan.duration_s  # the measured window of the search's next probe
         self.warmup_s = plan.warmup_s  # the warm-up of the search's next probe: long enough for its queue to settle
         self.capacity: float | None = None  # requests/s the chosen batch's closed loop reached at best
+        # the chosen batch's measured service times and slots (service_model): the search's start and probe length
+        self.model: ServiceModel | None = None
+        self.start_rate = 0.0  # where the search (or its last restart) started
+        self.growth = GROWTH  # the search's step
         # probes whose pass does not stand for a steady queue, and why (steady_failure)
         self.unsteady: list[tuple[LoadPointRecord, Doubt]] = []
         self._growth: Growth | None = None  # the probe being measured: its latency part by part
@@ -93,32 +105,9 @@ class SizeSession:
         return next((doubt for point, doubt in self.unsteady if point is record), None)
 
     def steady_failure(self, record: LoadPointRecord) -> Doubt | None:
-        """A probe that met the SLO fails when its queue was still growing, or when the upper end of its
-        percentile's interval is over the SLO once requests that shared a queue count as one (probe_stretch);
-        it is unconfirmed (neither) when the budget cut its window short of a steady verdict's need."""
-        slo = self.plan.slo
-        if self._growth is not None and self._growth.growing:
-            return Doubt(self._growth.text())
-        if not passes(record, slo, "scheduled"):
-            return None  # failed anyway
-        short = short_window(self.plan, record.rate or 0.0, self.capacity, self.warmup_s, self.probe_s)
-        if short is not None:
-            return Doubt(short, fails=False)
-        together = probe_stretch(self.plan, record.rate or 0.0, self.capacity)
-        if record.requests.ok < together:
-            moving = f"about {sig3(together)} in a row move together" if together < math.inf else "past capacity"
-            return Doubt(
-                f"its {record.requests.ok} requests are less than one stretch of its queue ({moving} at this "
-                "load): too short a window for a pass to stand"
-            )
-        bound = correlated_bound_ms(record, "scheduled", slo, together)
-        if together <= 1.0 or bound is None or bound[0] <= slo.ms:
-            return None
-        return Doubt(
-            f"its requests hold about {bound[1]} independent stretches of the queue (about {sig3(together)} in a row "
-            f"move together at this load): the {CONFIDENCE:.0%} upper end of its {slo.name}, {sig3(bound[0])} ms, "
-            "is over the SLO"
-        )
+        """Why a probe's verdict does not stand as measured (bench.sizing.judge.doubt): the machine too busy, a
+        queue not steady, a window cut short, or an interval that straddles the SLO; None: it stands."""
+        return doubt(self, record, self._growth)
 
     def _watch(self, shares: list[ShareResult]) -> None:
         """The probe's per-request rows: its scheduled latency part by part (steady.growth)."""
@@ -208,18 +197,8 @@ class SizeSession:
         return record
 
     def _verdict(self, record: LoadPointRecord) -> str:
-        """`2.5 requests/s offered: failed — scheduled p99 … from 60 requests (95% interval …)`."""
-        slo = self.plan.slo
-        doubt = self.unsteady_reason(record)
-        met = passes(record, slo, "scheduled")
-        outcome = "failed"
-        if met and doubt is None:
-            outcome = "passed"
-        elif met and doubt is not None and not doubt.fails:
-            outcome = "passed, unconfirmed"
-        judged = verdict(record, "scheduled", slo).text(slo, "scheduled")
-        steady = "".join(f"; {why}" for why in (doubt.text if doubt else None, self.cut) if why)
-        return f"{sig3(record.rate or 0.0)} requests/s offered: {outcome} — {judged}{steady}"
+        """`2.5/s offered, 2.49/s carried: failed — scheduled p99 … from 60 requests (95% interval …)`."""
+        return verdict_line(record, self.plan.slo, self.unsteady_reason(record), self.cut)
 
     def _search_s(self) -> float:
         return self.search_left * (self.warmup_s + self.probe_s) * OVERRUN
@@ -257,13 +236,37 @@ class SizeSession:
         plan = self.plan
         left = self.budget.left() / OVERRUN * PLANNED_SHARE
         settle = probe_settle_s(plan, rate, self.capacity)
-        need = probe_warmup(plan, rate, self.capacity) + max(plan.probe_requests / rate, settle)
+        warm = probe_warmup(plan, rate, self.capacity)
+        decide = self.requests_to_decide(rate)
+        decidable = decide if decide is not None and decide / rate <= MAX_PROBE_S else None  # else: its even share
+        need = warm + max(max(plan.probe_requests, decidable or 0) / rate, settle)
         share = min(left, max(left / max(self.search_left, 1), need))
+        extended = self._extension(rate)
+        if extended is not None:  # an undecided measurement at this rate: a window twice as long when it fits
+            share = min(left, max(share, extended))
         window_floor = max(plan.duration_s, PROBE_SLOS * plan.slo.ms / 1000.0)  # probe_duration's own floor
         self.warmup_s = probe_warmup(plan, rate, self.capacity, share - window_floor)
-        self.probe_s = probe_duration(
-            rate, plan.duration_s, plan.probe_requests, share - self.warmup_s, plan.slo.ms, settle
-        )
+        requests = max(plan.probe_requests, decide or 0, math.ceil(rate * (extended or 0.0)))
+        self.probe_s = probe_duration(rate, plan.duration_s, requests, share - self.warmup_s, plan.slo.ms, settle)
+
+    def requests_to_decide(self, rate: float) -> int | None:
+        """Requests a verdict at `rate` needs by the measured service distribution's queue (None: no model, or no
+        window decides it there: the SLO sits on the percentile)."""
+        slo = self.plan.slo
+        return self.model.requests_to_decide(rate, slo.ms / 1000.0, slo.percentile) if self.model else None
+
+    def _extension(self, rate: float) -> float | None:
+        """The warm-up and window a re-measure at `rate` gets when its last measurement was inconclusive: twice
+        that window, when the model says a window that long may decide (or there is no model); else None."""
+        last = next((p for p in reversed(self.points) if p.loop == Loop.OPEN and p.rate == rate), None)
+        why = self.unsteady_reason(last) if last is not None else None
+        if last is None or why is None or why.undecided != Undecided.INCONCLUSIVE or why.fails:
+            return None
+        window = 2 * last.duration_s
+        decide = self.requests_to_decide(rate)
+        if self.model is not None and (decide is None or decide > rate * min(window, MAX_PROBE_S)):
+            return None  # twice the window cannot decide it either: the budget goes to rates that can be decided
+        return probe_warmup(self.plan, rate, self.capacity) + min(window, MAX_PROBE_S)
 
     def probe(
         self, rate: float, size: int | DocumentsDraw, length: int | LengthsFrom | None, seed: int
@@ -274,23 +277,26 @@ class SizeSession:
         return self.measure(replace(config, rate=rate, arrival=plan.arrival, seed=seed, duration_s=self.probe_s))
 
     def saturation(self, best: LoadPointRecord | None, length: int | LengthsFrom | None, probes: list[Probe]) -> None:
-        """The saturation search at the closed loop's chosen batch, from half its request rate; its probes go into
-        `probes` as they finish."""
+        """The saturation search at the closed loop's chosen batch, from where the measured service distribution's
+        queue meets the SLO; its probes go into `probes` as they finish."""
         plan = self.plan
         if best is None:
             return
         seeds = iter(range(plan.seed, plan.seed + 10_000))
         size = next(s for s in plan.sizes if str(s) == best.size_text)  # the batch, or the documents draw, chosen
-        self.capacity = closed_capacity([p for p in self.points if p.loop == Loop.CLOSED and p.size_text == str(size)])
-        modelled = search_start(plan, self.capacity) if plan.arrival.kind == ArrivalKind.POISSON else None
+        closed = [p for p in self.points if p.loop == Loop.CLOSED and p.size_text == str(size)]
+        self.capacity = closed_capacity(closed)
+        poisson = plan.arrival.kind == ArrivalKind.POISSON
+        self.model = service_model(closed, self.capacity) if poisson else None
+        modelled = modelled_start(self) if poisson else None
         start_rate = modelled or best.throughput.requests_per_s * START_FRACTION
-        start_rate = max(float(f"{start_rate:.3g}"), 0.01)  # 3 digits: labels
-        growth_factor = MODEL_GROWTH if modelled else GROWTH
+        self.start_rate = start_rate = max(float(f"{start_rate:.3g}"), 0.01)  # 3 digits: labels
+        self.growth = growth_factor = MODEL_GROWTH if modelled else GROWTH
         self.outlook(measurements_left(None, None, plan.tolerance, growth_factor, plan.max_probes))
         self.plan_probe(start_rate)
         self.say(
             f"size: saturation search at batch {best.size_text} from {sig3(start_rate)} requests/s offered"
-            + (" (one FIFO server of the closed loop's capacity would meet the SLO up to there)" if modelled else "")
+            + (f" ({start_text(self.model)} would meet the SLO up to there)" if modelled else "")
             + f", probes of about {sig3(self.warmup_s)} s warm-up and {sig3(self.probe_s)} s measured: "
             + self._time_text(self._search_s())
         )
@@ -306,11 +312,29 @@ class SizeSession:
                 max_probes=plan.max_probes,
                 growth=growth_factor,
                 min_rate=start_rate * LOWEST_RATE_FRACTION,
+                majority=False,  # a failure left decided is one whose interval lies over the SLO (judge.doubt)
             ),
             probes=probes,
             outlook=self.outlook,
             unsteady=self.unsteady_reason,
+            restart=self.collapsed,
+            lower=self.lower,
         )
+
+    def collapsed(self, probe: Probe) -> float | None:
+        """The rate to restart the search from when `probe` saw the capacity collapse (adapt.collapse): the capacity,
+        model and start become what is measured now, and the probe says why."""
+        found = collapse(self, probe)
+        if found is None or self.capacity is None:
+            return None
+        now, start, probe.collapse = found
+        self.model, self.capacity, self.start_rate = rescaled(self.model, self.capacity, now), now, start
+        self.say(f"size: {probe.collapse}")
+        return start
+
+    def lower(self, rate: float) -> float:
+        """The search's next rate down (adapt.lower_rate): one whose verdict the budget left can reach."""
+        return lower_rate(self, rate, self.growth, self.budget.left() * PLANNED_SHARE)
 
     def bursts(self, length: int | LengthsFrom | None) -> None:
         """Open WebUI's ingestion pattern (a file's chunks fired together), with what the search left of the budget:
@@ -341,9 +365,7 @@ class SizeSession:
             self.saturation(choose_closed(closed, plan.slo).best, length, probes)
             self.bursts(length)
         except BudgetSpent as spent:
-            failed = any(p.failed for p in probes) and any(p.stands for p in probes)
-            kind = "the interval between the highest steady pass and the lowest failure" if failed else "a lower bound"
-            self.say(f"size: {spent}: the answer is the best so far, {kind}")
+            self.say(f"size: {spent}: the answer is the best so far, {best_so_far(probes)}")
             return self.record(length, telemetry, start, probes, str(spent))
         except KeyboardInterrupt as stop:
             with uninterruptible():  # the best-so-far is written whole before the run ends (130/143)
@@ -361,6 +383,14 @@ class SizeSession:
     def record(
         self, length: int | LengthsFrom | None, telemetry: str, start: int, probes: list[Probe], stopped: str | None
     ) -> SizingRecord:
+        spent = self.budget.spent
         return sizing_record(
-            self.endpoint.spec.name, self.plan, self.points[start:], length, telemetry, probes, stopped
+            self.endpoint.spec.name,
+            self.plan,
+            self.points[start:],
+            length,
+            telemetry,
+            probes,
+            stopped,
+            lambda saturation: tighter_text(self, saturation, spent),
         )

@@ -9,7 +9,7 @@ import pytest
 from bench.load.schedule import Arrival
 from bench.sizing.plan import expected_text, probe_warmup, search_start, steady_needs_text
 from bench.sizing.recommend import recommend
-from bench.sizing.search import Doubt, SearchRules, judge_probe, saturation_from, saturation_search
+from bench.sizing.search import Doubt, SearchRules, Undecided, judge_probe, saturation_from, saturation_search
 from bench.sizing.slo import Slo
 from bench.sizing.steady import failure_certain, growth, mg1_response_s, mg1_saturation, relaxation_s, warmup_for
 from bench.sizing.verdict import requests_to_bound
@@ -169,18 +169,22 @@ def test_probe_window_lasts_relaxation_times_of_its_queue_under_capacity_only():
     assert probe_stretch(_Plan(arrival="constant"), 1.72, 2.5) == 1.0  # type: ignore[arg-type]
 
 
-def test_a_probe_whose_percentile_rests_on_too_few_stretches_of_queue_fails():
+def test_a_probe_whose_percentile_rests_on_too_few_stretches_of_queue_is_inconclusive():
     """The session's verdict hook: a p95 under the SLO from 300 requests at 69% busy (about 40 in a row move
-    together: 7 stretches, too few to bound a p95: their slowest, 2,000 ms, decides) fails and says why; the same
-    latencies at 10% busy (210 stretches: the upper end is about the 294th, 1,500 ms) pass."""
+    together: 7 stretches, too few to bound a p95: their slowest, 2,000 ms, is the upper end) straddles the SLO: it
+    is inconclusive — neither a pass nor a failure (issue 45: such "failures" answered a heavy-tailed server 44%
+    low) — and says why; the same latencies at 10% busy (210 stretches: the upper end is about the 294th, 1,500 ms)
+    pass."""
     from types import SimpleNamespace
 
     from bench.sizing.session import SizeSession
 
     latencies = [400.0 + (i % 100) * 11 for i in range(299)] + [2000.0]  # p95 ~1,440 ms; SLO 1,850 ms
-    session = SimpleNamespace(plan=_Plan(slo_ms=1850.0), capacity=2.5, _growth=None, warmup_s=60.0, probe_s=120.0)
+    session = SimpleNamespace(
+        plan=_Plan(slo_ms=1850.0), capacity=2.5, model=None, _growth=None, warmup_s=60.0, probe_s=120.0
+    )
     busy = SizeSession.steady_failure(session, with_scheduled(latencies, rate=1.72))  # type: ignore[arg-type]
-    assert busy is not None and busy.fails
+    assert busy is not None and not busy.fails and busy.undecided == Undecided.INCONCLUSIVE
     assert "independent stretches of the queue" in busy.text and "is over the SLO" in busy.text
     assert SizeSession.steady_failure(session, with_scheduled(latencies, rate=0.25)) is None  # type: ignore[arg-type]
 
@@ -193,7 +197,7 @@ def test_a_pass_on_less_than_one_stretch_of_queue_does_not_stand():
     from bench.sizing.session import SizeSession
 
     latencies = [700.0] * 11
-    session = SimpleNamespace(plan=_Plan(), capacity=2.3, _growth=None, warmup_s=60.0, probe_s=120.0)
+    session = SimpleNamespace(plan=_Plan(), capacity=2.3, model=None, _growth=None, warmup_s=60.0, probe_s=120.0)
     short = with_scheduled(latencies, rate=1.91)
     short.requests.ok = 11
     said = SizeSession.steady_failure(session, short)  # type: ignore[arg-type]
@@ -213,7 +217,14 @@ def test_a_probe_gets_what_a_steady_verdict_needs_when_the_budget_holds_it():
     from bench.sizing.session import SizeSession
 
     session = SimpleNamespace(
-        plan=_Plan(), capacity=2.3, budget=Budget(234.0 * OVERRUN), search_left=10, warmup_s=1.0, probe_s=3.0
+        plan=_Plan(),
+        capacity=2.3,
+        budget=Budget(234.0 * OVERRUN),
+        search_left=10,
+        warmup_s=1.0,
+        probe_s=3.0,
+        requests_to_decide=lambda rate: None,  # no service model: the M/M/1 need alone
+        _extension=lambda rate: None,
     )
     SizeSession.plan_probe(session, 1.53)  # type: ignore[arg-type]
     tau = relaxation_s(1 / 2.3, 1.53 / 2.3)

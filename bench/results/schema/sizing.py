@@ -69,6 +69,17 @@ class SaturationProbe:
     #: why it passed but does not stand: the --max-time budget cut its warm-up or window shorter than a steady
     #: verdict needs, so it is neither a pass nor a failure; left out: a whole window
     unconfirmed: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: requests/s its (last) window carried: sent over the scheduled window; a verdict more than 5% under `rate` is
+    #: judged at this rate; left out: files before it was kept
+    carried_rate: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: why it is neither a pass nor a failure: its percentile's 95% interval straddles the SLO (extended while the
+    #: budget allowed); left out: a decided verdict
+    inconclusive: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: "this machine was too busy (figure)": the client could not carry its window (re-measured); never the
+    #: endpoint's failure nor a pass; left out: the client carried it
+    too_busy: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: the search's restarts before it (a capacity that collapsed restarts the search); left out: 0
+    epoch: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass
@@ -88,6 +99,13 @@ class SaturationSummary:
     #: rates between `rate` and `first_failure` that passed on a window the budget cut short (unconfirmed: the
     #: saturation rate may lie above or below them); left out: none
     unconfirmed: list[float] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
+    #: rates between `rate` and `first_failure` whose interval straddled the SLO (inconclusive), and whose window the
+    #: machine could not carry (too busy): neither a pass nor a failure; left out: none
+    inconclusive: list[float] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
+    too_busy: list[float] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
+    #: what a tighter answer needs (requests and seconds a probe, from the measured service times' queue), when the
+    #: answer is an interval wider than --tolerance or no rate passed; left out: not needed
+    tighter: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass

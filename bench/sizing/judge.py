@@ -1,0 +1,115 @@
+"""Why a probe's verdict does not stand as measured: the machine's share, a queue not steady, a window cut short, or
+an interval that straddles the SLO.
+
+A probe says something of the endpoint only when the client carried its window (else "this machine was too busy",
+re-measured: issue 45) and when its percentile's 95% interval lies on one side of the SLO. A 4-slot server with
+heavy-tailed service (lognormal, CV 1.5) was answered 44% under its truth because probes whose measured p95 was
+236–560 ms under a 600 ms SLO "failed" on the upper end of a 66–85-request interval: such a probe cannot tell, and
+is inconclusive — neither a pass nor a failure — and so is one whose percentile is over the SLO while its interval's
+lower end is under it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+from bench.load.points import error_rate, machine_too_busy
+from bench.results.schema import LoadPointRecord
+from bench.sizing.adapt import carried_short, rates_text
+from bench.sizing.plan import SizePlan, probe_stretch, short_window
+from bench.sizing.search import Doubt, Undecided
+from bench.sizing.service_model import ServiceModel
+from bench.sizing.slo import Slo, passes, sig3
+from bench.sizing.steady import Growth
+from bench.sizing.verdict import CONFIDENCE, correlated_bound_ms, verdict
+
+
+class ProbeState(Protocol):
+    """What a verdict on one measurement reads of its session."""
+
+    plan: SizePlan
+    capacity: float | None
+    model: ServiceModel | None
+    warmup_s: float
+    probe_s: float
+
+
+def stretch_at(state: ProbeState, rate: float) -> float:
+    """Requests in a row that move together at `rate`: from the measured service distribution's queue when there is
+    one (its simulated slow requests' autocorrelation), else the M/M/1 relaxation at the closed loop's capacity."""
+    model, slo = state.model, state.plan.slo
+    if model is not None and rate > 0:
+        return model.stretch(rate, slo.ms / 1000.0, slo.percentile)
+    return probe_stretch(state.plan, rate, state.capacity)
+
+
+def doubt(state: ProbeState, record: LoadPointRecord, growth: Growth | None) -> Doubt | None:
+    """Why `record`'s verdict is not the endpoint's steady verdict (None: it is): the machine too busy, its queue still
+    growing (a failure), a window the budget cut short (unconfirmed), too few requests for one stretch of its queue
+    (a failure), or an interval on both sides of the SLO (inconclusive)."""
+    slo = state.plan.slo
+    busy = machine_too_busy(record, slo.ms)
+    if busy is not None:
+        return Doubt(f"{busy}: re-measured, never the endpoint's verdict", fails=False, undecided=Undecided.BUSY)
+    if growth is not None and growth.growing:
+        return Doubt(growth.text())
+    if not passes(record, slo, "scheduled"):
+        return _failure_doubt(record, state)
+    rate = record.rate or 0.0
+    short = short_window(state.plan, rate, state.capacity, state.warmup_s, state.probe_s)
+    if short is not None:
+        return Doubt(short, fails=False)
+    together = stretch_at(state, rate)
+    if record.requests.ok < together:
+        moving = f"about {sig3(together)} in a row move together" if together < math.inf else "past capacity"
+        return Doubt(
+            f"its {record.requests.ok} requests are less than one stretch of its queue ({moving} at this "
+            "load): too short a window for a pass to stand"
+        )
+    bound = correlated_bound_ms(record, "scheduled", slo, together)
+    if bound is None or bound[0] <= slo.ms:
+        return None
+    return Doubt(
+        f"inconclusive: its requests hold about {bound[1]} independent stretches of the queue (about "
+        f"{sig3(together)} in a row move together at this load): the {CONFIDENCE:.0%} upper end of its {slo.name}, "
+        f"{sig3(bound[0])} ms, is over the SLO while the {slo.name} is under it",
+        fails=False,
+        undecided=Undecided.INCONCLUSIVE,
+    )
+
+
+def _failure_doubt(record: LoadPointRecord, state: ProbeState) -> Doubt | None:
+    """A percentile over the SLO whose 95% interval still reaches under it is no failure yet: inconclusive. Errors
+    past the limit fail whatever the latency; a queue that starts empty only grows, so the lower end is taken over
+    the requests as independent (the window's percentile is, if anything, under its steady one)."""
+    slo = state.plan.slo
+    if error_rate(record.requests) > slo.max_error_rate:
+        return None
+    judged = verdict(record, "scheduled", slo)
+    if judged.value_ms is None or (judged.low_ms is not None and judged.low_ms > slo.ms):
+        return None
+    low = f"{sig3(judged.low_ms)} ms" if judged.low_ms is not None else "unbounded (too few requests)"
+    return Doubt(
+        f"inconclusive: its {slo.name} is over the SLO but the {CONFIDENCE:.0%} lower end of it, {low}, is under",
+        fails=False,
+        undecided=Undecided.INCONCLUSIVE,
+    )
+
+
+OUTCOMES = {
+    Undecided.SHORT: "passed, unconfirmed",
+    Undecided.INCONCLUSIVE: "inconclusive",
+    Undecided.BUSY: "this machine was too busy",
+}
+
+
+def verdict_line(record: LoadPointRecord, slo: Slo, why: Doubt | None, cut: str | None) -> str:
+    """`1.71/s offered, 1.70/s carried: failed — scheduled p95 … from 96 requests (95% interval …); why`: both rates,
+    the outcome (passed, failed, passed unconfirmed, inconclusive, this machine was too busy) and what it rests on."""
+    outcome = "passed" if why is None and passes(record, slo, "scheduled") else "failed"
+    if why is not None and not why.fails:
+        outcome = OUTCOMES[why.undecided]
+    judged = verdict(record, "scheduled", slo).text(slo, "scheduled")
+    steady = "".join(f"; {text}" for text in (why.text if why else None, cut, carried_short(record)) if text)
+    return f"{rates_text(record)}: {outcome} — {judged}{steady}"

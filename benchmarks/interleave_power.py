@@ -154,8 +154,9 @@ def job(a: str, b: str, args: argparse.Namespace, out: Path, seed: int) -> tuple
     return record, wall, done.returncode
 
 
-def _throughput(record: InterleavedRecord) -> PairedFigure:
-    return next(f for f in record.figures if f.figure == "texts_per_s")
+def _throughput(record: InterleavedRecord) -> PairedFigure | None:
+    """The record's texts/s figure; None where every round was left out (too busy: nothing judged)."""
+    return next((f for f in record.figures if f.figure == "texts_per_s"), None)
 
 
 def real(args: argparse.Namespace) -> None:
@@ -186,9 +187,10 @@ def real(args: argparse.Namespace) -> None:
                 (out / f"{name}-{k}" / "wall.txt").write_text(f"{wall:.3f} {code}\n")
                 found[name].append((record, wall, code))
                 f = _throughput(record)
+                said = paired.figure_line(f) if f is not None else "no texts/s figure (every round left out)"
                 print(
-                    f"{name} job {k + 1}/{args.first + args.jobs}: {record.verdict} (exit {code}) in {wall:.0f} s; "
-                    f"{paired.figure_line(f)}",
+                    f"{name} job {k + 1}/{args.first + args.jobs}: {record.verdict} (exit {code}) in {wall:.0f} s, "
+                    f"{len(record.rounds)} rounds ({record.stopped}); {said}",
                     flush=True,
                 )
     finally:
@@ -227,7 +229,7 @@ def summarize(found: dict[str, list[tuple[InterleavedRecord, float, int]]], args
     step, twins = found["step"], found["twins"]
     flagged = sum(r.verdict == Verdict.FAIL for r, _, _ in step)
     false = sum(r.verdict == Verdict.FAIL for r, _, _ in twins)
-    figures = [_throughput(r) for r, _, _ in step + twins]
+    figures = [f for f in (_throughput(r) for r, _, _ in step + twins) if f is not None]
     walls = [w for _, w, _ in step + twins]
     pct = [math.expm1(f.paired_noise) for f in figures], [math.expm1(f.unpaired_noise) for f in figures]
     print(f"{args.step:g}x slower B, {args.rounds} rounds of {args.window} windows, limit {args.limit}:")
@@ -241,6 +243,8 @@ def summarize(found: dict[str, list[tuple[InterleavedRecord, float, int]]], args
         per = sorted(len(r.rounds) for r, _, _ in step)
         print(f"  A/B rounds per job: median {statistics.median(per):.0f}, max {per[-1]}")
     print(f"  job wall time: median {statistics.median(walls):.0f} s, max {max(walls):.0f} s")
+    if not figures:  # every job's rounds left out as the machine's: no noise to say
+        return
     print(
         f"  texts/s noise per pair (a slice pair, or a round of whole windows), median over jobs: "
         f"paired ±{statistics.median(pct[0]):.1%} "
@@ -264,7 +268,7 @@ def separate_runs(
     the jobs of the twins' paired ratio is the interleaved gate's."""
     runs = [_job_mean(r.rounds, "baseline") for r, _, _ in step + twins]
     runs += [_job_mean(r.rounds, "current") for r, _, _ in twins]
-    ratios = [math.log(_throughput(r).ratio.mean) for r, _, _ in twins]
+    ratios = [math.log(f.ratio.mean) for f in (_throughput(r) for r, _, _ in twins) if f is not None]
     if len(runs) < 3 or len(ratios) < 2:
         return
     between = math.sqrt(2) * statistics.stdev(math.log(x) for x in runs)  # a ratio has a run on each side
@@ -294,7 +298,7 @@ def client_gap(step: list[tuple[InterleavedRecord, float, int]], args: argparse.
         return (service + gap) / (service * args.step + gap)
 
     wide = [end_to_end(g) for g in gaps]
-    measured = [_throughput(r).ratio.mean for r, _, _ in step]
+    measured = [f.ratio.mean for f in (_throughput(r) for r, _, _ in step) if f is not None] or [math.nan]
     print(
         f"  A/B jobs: A's time per answer beyond its {service:g} ms of service, median {statistics.median(gaps):.1f} "
         f"ms (range {min(gaps):.1f}–{max(gaps):.1f}): the {args.step:g}x server step is ×"

@@ -47,6 +47,24 @@ def round_busy(a: LoadPointRecord, b: LoadPointRecord, scale_ms: float) -> tuple
     return machine, why
 
 
+def busy_scale_ms(
+    point: PointConfig,
+    p50_a: float | None,
+    p50_b: float | None,
+    cut: list[float | None] | None,
+    limits: dict[str, float | None],
+) -> float:
+    """The scale a round's client lag is judged on (bench/core/machine.py: 10% of it tolerated). texts/s is a
+    count over a slice (a window not cut): a client late by L loses at most L of that time, so its scale is the
+    slice. A gated p99 (or p50) is a latency: its scale is the round's median request (the larger side's p50),
+    the smaller of the two then."""
+    window_ms = 1000 * (point.duration_s or 1.0) / (len(cut) if cut else 1)
+    latencies = [v for v in (p50_a, p50_b) if v is not None]
+    if limits.get("p99") is None or not latencies:
+        return window_ms
+    return min(window_ms, max(latencies))
+
+
 def paired_record(
     point: PointConfig, done: Rounds, config: GateConfig, max_time_s: float | None = None
 ) -> InterleavedRecord:
@@ -79,10 +97,9 @@ def paired_record(
             zip(sides, done.firsts, done.a_slices, done.b_slices, a, b, strict=True)
         )
     ]
-    for r, x, y, (fa, fb) in zip(rounds, a, b, sides, strict=True):
-        scale = max([v for v in (fa["p50"], fb["p50"]) if v is not None], default=1000 * (point.duration_s or 1.0))
-        r.machine, r.too_busy = round_busy(x, y, scale)
     limits = paired.limits_of(config)
+    for r, x, y, (fa, fb), cut in zip(rounds, a, b, sides, done.a_slices, strict=True):
+        r.machine, r.too_busy = round_busy(x, y, busy_scale_ms(point, fa["p50"], fb["p50"], cut, limits))
     figures, verdict = paired.judged_figures(rounds, limits, anytime=max_time_s is not None)
     said = str(verdict) if verdict is not None else paired.NOT_GATED
     if any(limits.values()) and anytime.too_busy_to_decide(rounds, verdict in (None, Verdict.INCONCLUSIVE)):

@@ -28,6 +28,7 @@ from time import perf_counter
 from bench.core import values as v
 from bench.core.errors import UserError
 from bench.core.machine import MachineWatch
+from bench.load import histograms
 from bench.load.endpoint import LoadEndpoint
 from bench.load.measure import DRAIN_MIN_S
 from bench.load.merge import merge_shares
@@ -153,7 +154,11 @@ def merge_slices(
         moved += [replace(s, first_measured=at, last_end=at + elapsed) for s in shares]
         at += elapsed
     whole = replace(slice_point, duration_s=(slice_point.duration_s or 0.0) * len(slices))
-    return merge_shares(endpoint, whole, moved, workload)
+    record = merge_shares(endpoint, whole, moved, workload)
+    if record.client.loop_lag_p99_ms is None:  # a side's second of slices holds < 100 of the 10 ms lag probe's
+        lag = histograms.summary_ms(histograms.merge([s.loop_lag for s in moved]))
+        record.client.loop_lag_p99_ms = lag.max if lag is not None else None  # their p99 order statistic: the max
+    return record
 
 
 def slice_span(shares: list[ShareResult], slice_s: float) -> float | None:

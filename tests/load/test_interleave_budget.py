@@ -10,7 +10,7 @@ import pytest
 
 from bench.commands.interleave import paired_record
 from bench.core.machine import MachineView
-from bench.gate.config import GateConfig
+from bench.gate.config import GateConfig, GateOptions, build_gate_config
 from bench.gate.paired import describe
 from bench.load.interleave import Rounds
 from bench.load.interleave_budget import Budget, FixedRounds, SoFar, job_deadline, point_deadline
@@ -96,16 +96,26 @@ def _rounds(lags: list[float | None]) -> Rounds:
 
 
 def test_a_round_whose_client_lagged_past_its_scale_is_the_machines_and_left_out() -> None:
-    """The rounds' median request is 10 ms (tolerated lag: the 5 ms floor): rounds with a 40 ms lag are marked
-    too busy (said, with the host's figures) and left out of the pairs."""
+    """texts/s gated over 1 s windows (tolerated lag: 100 ms): rounds with a 150 ms lag are marked too busy (said,
+    with the host's figures) and left out of the pairs; a 40 ms lag is carried."""
     point = PointConfig(op=Op.EMBED, batch=1, concurrency=4, duration_s=1.0)
-    record = paired_record(point, _rounds([1.0, 40.0, 2.0, 40.0, 1.5, 1.0]), GateConfig(min_throughput_ratio=0.97))
+    done = _rounds([1.0, 150.0, 40.0, 150.0, 1.5, 1.0])
+    record = paired_record(point, done, GateConfig(min_throughput_ratio=0.97))
     busy = [r.round for r in record.rounds if r.too_busy is not None]
     assert busy == [2, 4]
-    assert "woke 40 ms late at p99" in (record.rounds[1].too_busy or "")
+    assert "woke 150 ms late at p99" in (record.rounds[1].too_busy or "")
     assert "load 9.5 on 2 cores" in (record.rounds[1].too_busy or "")
-    assert record.rounds[1].current_loop_lag_p99_ms == 40.0 and record.rounds[1].machine is not None
+    assert record.rounds[1].current_loop_lag_p99_ms == 150.0 and record.rounds[1].machine is not None
     assert record.figures[0].rounds == 4
+
+
+def test_a_gated_latency_judges_the_lag_on_the_median_request() -> None:
+    """With --max-p99-increase the scale is the round's median request (10 ms here: the 5 ms floor): the 40 ms
+    lag that texts/s alone carries is now the machine's."""
+    point = PointConfig(op=Op.EMBED, batch=1, concurrency=4, duration_s=1.0)
+    config = build_gate_config(GateOptions(min_throughput_ratio="0.97", max_p99_increase="10%"))
+    record = paired_record(point, _rounds([1.0, 150.0, 40.0, 150.0, 1.5, 1.0]), config)
+    assert [r.round for r in record.rounds if r.too_busy is not None] == [2, 3, 4]
 
 
 def test_a_budget_spent_with_most_rounds_the_machines_is_too_busy_not_a_verdict() -> None:
@@ -113,11 +123,11 @@ def test_a_budget_spent_with_most_rounds_the_machines_is_too_busy_not_a_verdict(
     --rounds alike), said with its figure; with every round carried the same noise is 'inconclusive'."""
     point = PointConfig(op=Op.EMBED, batch=1, concurrency=4, duration_s=1.0)
     config = GateConfig(min_throughput_ratio=0.97)
-    done = _rounds([1.0, 40.0, 40.0, 1.0, 40.0])
+    done = _rounds([1.0, 150.0, 150.0, 1.0, 150.0])
     record = paired_record(point, done, config, max_time_s=120.0)
     assert record.verdict == "too busy" and paired_record(point, done, config).verdict == "too busy"
     assert describe(record)[0].endswith(
-        "THIS MACHINE WAS TOO BUSY TO DECIDE (3 of 5 rounds left out, the client's event loop up to 40 ms late at "
+        "THIS MACHINE WAS TOO BUSY TO DECIDE (3 of 5 rounds left out, the client's event loop up to 150 ms late at "
         "p99, load up to 9.5 on 2 cores)"
     )
     assert paired_record(point, _rounds([1.0] * 5), config, max_time_s=120.0).verdict == "inconclusive"

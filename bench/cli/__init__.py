@@ -54,7 +54,7 @@ def _run() -> int:
     # user error raised by ragbench's functions, becomes one line on stderr and exit code 2.
     try:
         try:
-            code = typer.main.get_group(app)(standalone_mode=False, prog_name="ragbench")
+            code = typer.main.get_command(app)(standalone_mode=False, prog_name="ragbench")
             code = code if isinstance(code, int) else 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else _EXIT_BUG)

@@ -13,6 +13,8 @@ import typer
 import typer.core
 import typer.main
 
+from bench.cli.examples import add_examples, epilog
+
 
 class Listed(NamedTuple):
     """A command as `ragbench --help` lists it: the module that registers it and its help's first paragraph."""
@@ -57,8 +59,8 @@ COMMANDS: dict[str, Listed] = {
     "load": Listed(
         "load_cmd",
         "Measure throughput and latency over a sweep of batch x concurrency, offered rates, or bursts. Exit 0 every"
-        " point measured within --max-error-rate, 1 a point past it (--interleave: or the verdict fails), 3 a point"
-        " measured nothing or had no success.",
+        " point measured within --max-error-rate, 1 a point past it (--interleave: or the verdict fails; --max-time: or"
+        " 'too busy to decide' with --too-busy fail), 3 a point measured nothing or had no success.",
     ),
     "meter": Listed(
         "meter_cmd", "Forward /ROUTE/... to each upstream unchanged and count calls, tokens and time per route."
@@ -103,7 +105,17 @@ class LazyGroup(typer.core.TyperGroup):
         if self.listing:
             return typer.core.TyperCommand(cmd_name, help=listed.help)
         importlib.import_module(f"bench.cli.{listed.module}")  # registers the command on `app`
-        return typer.main.get_group(app).commands[cmd_name]
+        command = typer.main.get_group(app).commands[cmd_name]
+        add_examples(cmd_name, command)
+        return command
+
+    def shell_complete(self, ctx: Any, incomplete: str) -> Any:
+        # Completing a command's name lists the table: importing every command module would take seconds.
+        self.listing = True
+        try:
+            return super().shell_complete(ctx, incomplete)
+        finally:
+            self.listing = False
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self.listing = True
@@ -117,7 +129,34 @@ app = typer.Typer(
     cls=LazyGroup,
     name="ragbench",
     help="Benchmark RAG retrieval stacks: datasets, quality, identity, load, reports.",
+    epilog=epilog(""),
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion, as Typer provides them (bash, zsh, fish, PowerShell).
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
+
+
+def version_text() -> str:
+    """`ragbench X.Y.Z`: the installed distribution's version, as every results header records it."""
+    import bench
+
+    return f"ragbench {bench.__version__}"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(version_text())
+        raise typer.Exit()
+
+
+def _root(
+    show_version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_show_version, help="Print ragbench's version and exit."
+    ),
+) -> None:
+    """Benchmark RAG retrieval stacks: datasets, quality, identity, load, reports."""
+    _show_version(show_version)  # done already by the eager callback; here so the value has a reader
+
+
+app.callback()(_root)

@@ -61,8 +61,14 @@ def _run_and_summarise(request: QualityRequest) -> None:
 
 
 def _summary(results: Results, report: Path) -> None:
+    from bench.report.quality_answer import answer_heading, answer_lines
     from bench.report.quality_tables import print_console_summary
 
+    answer = answer_lines(results)
+    if answer:  # the answer first, then the tables it rests on
+        typer.echo(f"{answer_heading(results)}:")
+        for line in answer:
+            typer.echo(f"  {line}")
     print_console_summary(results)
     typer.echo(f"report: {report}")
 

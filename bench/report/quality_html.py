@@ -10,6 +10,7 @@ from bench.report.labels import labels_sentence
 from bench.report.page import html_figure
 from bench.report.page import html_table as _table
 from bench.report.page import inline as _inline
+from bench.report.quality_answer import answer_heading, answer_lines
 from bench.report.quality_frontier import RERANK_GAIN_NOTE, frontier_note, frontier_rows, rerank_gain_rows
 from bench.report.quality_markdown import (
     COMPLETE,
@@ -30,6 +31,7 @@ def render_html(results: Results, plots: list[tuple[str, Path]], under_load: str
     status = status_line(results)
     body = [
         "<h1>ragbench quality report</h1>",
+        *_answer_html(results),
         f"<p>Created {escape(h.created)} by ragbench {escape(h.ragbench_version)}; depth {h.depth}; seed {h.seed}."
         f"{escape(labels_sentence(h))}</p>",
         *[f"<p>{_inline(line)}</p>" for line in dataset_lines(results)],
@@ -71,3 +73,12 @@ def render_html(results: Results, plots: list[tuple[str, Path]], under_load: str
             f"<pre>{escape(json.dumps(t.config, indent=2, sort_keys=True, ensure_ascii=False))}</pre>"
         )
     return "".join(body)
+
+
+def _answer_html(results: Results) -> list[str]:
+    """The answer first (quality_answer): its heading and one item per line."""
+    lines = answer_lines(results)
+    if not lines:
+        return []
+    items = "".join(f"<li><strong>{escape(line)}</strong></li>" for line in lines)
+    return [f"<p>{escape(answer_heading(results))}:</p><ul>{items}</ul>"]

@@ -8,6 +8,7 @@ from pathlib import Path
 from bench.report.labels import labels_sentence
 from bench.report.page import md_figure
 from bench.report.page import md_table as _table
+from bench.report.quality_answer import answer_heading, answer_lines
 from bench.report.quality_frontier import (
     COST_BLOCKS_NOTE,
     PARTS_NOTE,
@@ -79,6 +80,14 @@ def notes_lines(results: Results) -> list[str]:
     return lines
 
 
+def answer_block(results: Results) -> list[str]:
+    """The answer first: its heading and one bullet per line (quality_answer), then a blank line."""
+    lines = answer_lines(results)
+    if not lines:
+        return []
+    return [f"**{answer_heading(results)}:**", "", *[f"- **{line}**" for line in lines], ""]
+
+
 def target_line(t: TargetRecord) -> str:
     return (
         f"Spec `{t.spec}`; run file `{t.run_file}`"
@@ -108,6 +117,7 @@ def render_markdown(results: Results, plots: list[tuple[str, Path]], out_dir: Pa
     parts = [
         "# ragbench quality report",
         "",
+        *answer_block(results),
         f"Created {h.created} by ragbench {h.ragbench_version}; depth {h.depth}; seed {h.seed}.{labels_sentence(h)}",
         "",
         *dataset_lines(results),

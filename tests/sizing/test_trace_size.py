@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from bench.endpoints.meter_trace import CallKind, TraceCall
@@ -189,3 +190,30 @@ def test_after_a_signal_a_pass_measured_but_not_yet_taken_still_counts():
     assert search.passed.speed == 2.0
     search.adopt([probe(1.0, PASS, 50.0), probe(4.0, FAIL, 150.0)])
     assert search.passed.speed == 2.0 and search.failed is None
+
+
+def simulated(at_s, service_s: float, servers: int, speed: float) -> RouteReplay:
+    """The replay a queue of `servers` FIFO slots would give (benchmarks/trace_size_truth.py's simulator)."""
+    from benchmarks.trace_size_truth import fifo_latencies
+
+    intended = np.asarray(at_s) / speed
+    ends = intended + fifo_latencies(intended, np.full(len(intended), service_s), servers)
+    call = TraceCall(0.0, "embedding", CallKind.EMBED, (10,))
+    n = len(intended)
+    return RouteReplay(
+        "embedding", "fx", (call,) * n, tuple(intended), tuple(intended), tuple(ends), ("ok",) * n, (1,) * n
+    )
+
+
+def test_a_bursty_trace_whose_last_third_is_denser_is_steady_below_capacity():
+    """Issue 45's bursty trace against 2 slots of 20 ms: its true steady-state p99 at ×2 is 276 ms (truth ×2.12 for
+    300 ms); its last third is burstier, so its median latency there is 1.8× the first third's (the median rule
+    failed ×1.5 and ×2 as an unsteady queue). Past capacity (×6.76) the queue grows and is still caught."""
+    from benchmarks.trace_size_truth import bursty_arrivals, looped
+
+    at = bursty_arrivals()
+    assert judge_replay(2.0, [simulated(at, 0.02, 2, 2.0)], Slo(300.0)).passed
+    constant = looped(np.arange(100) * 0.025, 2)  # 40/s against 1 slot of 10 ms: capacity ×2.5
+    assert judge_replay(2.4, [simulated(constant, 0.01, 1, 2.4)], Slo(1000.0)).passed
+    growing = judge_replay(2.6, [simulated(constant, 0.01, 1, 2.6)], Slo(1000.0))
+    assert growing.failed and "unsteady" in growing.reason

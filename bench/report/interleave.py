@@ -33,14 +33,14 @@ def render_interleave(results: Results, folder: Path) -> tuple[str, str]:
     slices = int((results.header.load or {}).get("slices", 1))
     for number, record in enumerate(results.interleaved, 1):
         title = f"Interleaved: {record.current} ÷ {record.baseline}, {record.point}"
-        verdict = f"Verdict: **{record.verdict.upper()}** over {len(record.rounds)} rounds"
+        verdict = f"Verdict: **{verdict_text(record)}** over {len(record.rounds)} rounds"
         header, rows = figures_table(record)
         md += [f"## {title}", "", verdict, "", md_table(header, rows), "", *_notes(record, slices), ""]
         round_header, round_rows = rounds_table(record)
         css = "bad" if record.verdict == "fail" else ""
         html += [
             f"<h2>{escape(title)}</h2>",
-            f"<p class='{css}'>Verdict: <b>{escape(record.verdict.upper())}</b> over {len(record.rounds)} rounds</p>",
+            f"<p class='{css}'>Verdict: <b>{escape(verdict_text(record))}</b> over {len(record.rounds)} rounds</p>",
             html_table(header, rows),
             *(f"<p>{escape(note)}</p>" for note in _notes(record, slices)),
         ]
@@ -57,6 +57,14 @@ def render_interleave(results: Results, folder: Path) -> tuple[str, str]:
         html.append(f"<h3>Rounds</h3>{html_table(round_header, round_rows)}")
     body_md, body_html = render(results, folder, "load", (md, html))
     return body_md + "\n", body_html
+
+
+def verdict_text(record: InterleavedRecord) -> str:
+    """The verdict in capitals; `too busy`: neither pass nor fail, with the rounds left out as the machine's."""
+    if record.verdict != "too busy":
+        return record.verdict.upper()
+    busy = sum(r.too_busy is not None for r in record.rounds)
+    return f"THIS MACHINE WAS TOO BUSY TO DECIDE ({busy} of {len(record.rounds)} rounds left out)"
 
 
 def figures_table(record: InterleavedRecord) -> tuple[list[str], list[list[str]]]:
@@ -79,7 +87,7 @@ def rounds_table(record: InterleavedRecord) -> tuple[list[str], list[list[str]]]
     """Each round in the order measured: who went first, both sides' figures and the ratios B ÷ A."""
     a, b = record.baseline, record.current
     header = ["round", "first", f"{a} texts/s", f"{b} texts/s", "ratio", f"{a} p50 / p99 ms", f"{b} p50 / p99 ms"]
-    header += ["p50 ratio", "p99 ratio"]
+    header += ["p50 ratio", "p99 ratio", "client lag p99 A / B ms", "left out"]
     rows = [
         [
             str(r.round),
@@ -91,6 +99,8 @@ def rounds_table(record: InterleavedRecord) -> tuple[list[str], list[list[str]]]
             f"{_num(r.current_p50_ms, 1)} / {_num(r.current_p99_ms, 1)}",
             _num(r.p50_ratio),
             _num(r.p99_ratio),
+            f"{_num(r.baseline_loop_lag_p99_ms, 1)} / {_num(r.current_loop_lag_p99_ms, 1)}",
+            "too busy" if r.too_busy is not None else "",
         ]
         for r in record.rounds
     ]
@@ -142,6 +152,13 @@ def _notes(record: InterleavedRecord, slices: int) -> list[str]:
         )
     ]
     notes += [f"{NAMES.get(n, n)} not judged: fewer than 2 rounds have it on both sides." for n in record.not_judged]
+    if record.max_time_s is not None:
+        notes.append(
+            f"--max-time {record.max_time_s:g}s: rounds until the interval cleared the limit or the budget was "
+            f"spent ({record.stopped or 'stopped'}); the intervals are anytime-valid 95% confidence sequences "
+            "(betting on clipped scores of the pairs' log ratios), valid although looked at after every round."
+        )
+    notes += [f"Round {r.round} left out: {r.too_busy}" for r in record.rounds if r.too_busy is not None]
     return notes
 
 

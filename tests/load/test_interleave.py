@@ -31,6 +31,9 @@ BAD = [
     ([*A, *B, "--interleave", "--window", "1s", "--slice", "2s"], "at most the --window (1s)"),
     ([*A, *B, "--interleave", "--slice", "0s"], "--slice '0s'"),
     ([*A, *B, "--interleave", "--rate", "10", "--slice", "0.5s"], "--slice cuts a closed loop (--concurrency)"),
+    ([*A, *B, "--max-time", "60s"], "--max-time budgets an --interleave run"),
+    ([*A, *B, "--interleave", "--max-time", "soon"], "--max-time 'soon'"),
+    ([*A, *B, "--interleave", "--max-time", "60s", "--too-busy", "maybe"], "--too-busy 'maybe': expected pass or fail"),
 ]
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from bench.core.errors import MeasurementFailed
 from bench.load import histograms
 from bench.load.endpoint import DRAIN_SHOWN_S
-from bench.load.points import BEHIND, ERRORS, FAILED, error_rate, machine_too_busy, point_label
+from bench.load.points import BEHIND, ERRORS, FAILED, error_rate, point_label, point_too_busy
 from bench.load.repeats import interval_text
 from bench.results.schema import LatencySummary, LoadPointRecord, Loop
 from bench.results.store import Results
@@ -42,10 +42,7 @@ def show_points(results: Results) -> None:
 def busy_line(record: LoadPointRecord) -> str | None:
     """A point whose client the machine held back past a tenth of its median answer (bench/core/machine.py): its
     figures are the machine's as much as the endpoint's; said, not judged (`load` has no SLO to judge them by)."""
-    service = record.latency_ms.scheduled or record.latency_ms.service
-    if service is None or service.p50 is None:
-        return None
-    why = machine_too_busy(record, service.p50)
+    why = point_too_busy(record)
     return f"BUSY: {point_label(record, record.endpoint)}: {why}" if why else None
 
 

@@ -13,8 +13,7 @@ from bench.gate.config import GateConfig
 from bench.gate.figures import as_number, fmt_change, fmt_num
 from bench.gate.noise import Figure, Verdict
 from bench.gate.points import checked_points, p99_quantity, point_p99
-from bench.history.busy import point_too_busy
-from bench.load.points import BEHIND, PointKey, error_rate
+from bench.load.points import BEHIND, PointKey, error_rate, point_too_busy
 from bench.results.schema import LoadPointRecord
 from bench.results.store import Results
 

@@ -19,8 +19,8 @@ from enum import StrEnum
 from typing import Any
 
 from bench.core.values import rate_text
-from bench.history.busy import point_too_busy
 from bench.history.runs import HistoryRun, order_runs, read_runs
+from bench.load.points import point_too_busy
 from bench.results.schema import (
     QUALITY_COMMANDS,
     IdentityVerdict,
@@ -157,7 +157,7 @@ class Missing:
 
 @dataclass(frozen=True)
 class Busy:
-    """A run whose window of a load point was the machine's, not the endpoint's (bench/history/busy.py)."""
+    """A run whose window of a load point was the machine's, not the endpoint's (bench.load.points.point_too_busy)."""
 
     reason: str
 

@@ -274,6 +274,15 @@ def machine_too_busy(record: LoadPointRecord, scale_ms: float) -> str | None:
     return too_busy(record.client.loop_lag_p99_ms, scale_ms, record.machine)
 
 
+def point_too_busy(record: LoadPointRecord) -> str | None:
+    """`machine_too_busy` on the point's own scale, its median answer (scheduled where sends are, else service):
+    what `load`, `compare` and `history` ask of a point that has no SLO; None: carried, or nothing answered."""
+    block = record.latency_ms.scheduled or record.latency_ms.service
+    if block is None or block.p50 is None:
+        return None
+    return machine_too_busy(record, block.p50)
+
+
 # Read from a point record (a LoadPointRecord): sizing and the reports use these.
 _SUMMARY_FIELDS: dict[float, Callable[[LatencySummary], float | None]] = {
     50.0: lambda block: block.p50,

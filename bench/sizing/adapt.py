@@ -126,8 +126,11 @@ def modelled_start(state: SearchState) -> float | None:
 
 def start_text(model: ServiceModel | None) -> str:
     """What the search's start rests on, for its line."""
-    if model is None:
-        return "one FIFO server of the closed loop's capacity"
+    if model is None or len(model.service_s) == 1:
+        return (
+            "one FIFO server of the closed loop's capacity, each request 1/capacity s (too few service times "
+            "measured for a tail of their own)"
+        )
     return (
         f"the queue of the {len(model.service_s)} service times the closed loop measured, served by "
         f"{model.slots} slot{'s' if model.slots > 1 else ''} in arrival order (simulated)"
@@ -173,3 +176,14 @@ def best_so_far(probes: list[Probe]) -> str:
     if answer.first_failure is not None:
         return "the interval between the highest steady pass and the lowest failure"
     return "a lower bound"
+
+
+def extension_s(state: SearchState, last: LoadPointRecord, decide: int | None) -> float | None:
+    """The warm-up and window a probe gets after its inconclusive window `last`: twice that window (pooled with it:
+    judge.pooled), when the service distribution's queue says both windows together may decide it (or there is no
+    model); else None — the budget goes to rates that can be decided."""
+    rate = last.rate or 0.0
+    window = min(2 * last.duration_s, MAX_PROBE_S)
+    if state.model is not None and (decide is None or decide > last.requests.ok + rate * window):
+        return None
+    return probe_warmup(state.plan, rate, state.capacity) + window

@@ -12,10 +12,12 @@ lower end is under it.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Protocol
 
+from bench.load.histograms import decode, encode, merge, summary_ms
 from bench.load.points import error_rate, machine_too_busy
-from bench.results.schema import LoadPointRecord
+from bench.results.schema import LoadPointRecord, Loop
 from bench.sizing.adapt import carried_short, rates_text
 from bench.sizing.plan import SizePlan, probe_stretch, short_window
 from bench.sizing.search import Doubt, Undecided
@@ -33,6 +35,15 @@ class ProbeState(Protocol):
     model: ServiceModel | None
     warmup_s: float
     probe_s: float
+
+
+class Measured(ProbeState, Protocol):
+    """A session's measurements so far, and why each open-loop one does not stand (its `unsteady`)."""
+
+    points: list[LoadPointRecord]
+    unsteady: list[tuple[LoadPointRecord, Doubt]]
+
+    def unsteady_reason(self, record: LoadPointRecord) -> Doubt | None: ...
 
 
 def stretch_at(state: ProbeState, rate: float) -> float:
@@ -113,3 +124,58 @@ def verdict_line(record: LoadPointRecord, slo: Slo, why: Doubt | None, cut: str 
     judged = verdict(record, "scheduled", slo).text(slo, "scheduled")
     steady = "".join(f"; {text}" for text in (why.text if why else None, cut, carried_short(record)) if text)
     return f"{rates_text(record)}: {outcome} — {judged}{steady}"
+
+
+def pooled(first: LoadPointRecord, then: LoadPointRecord) -> LoadPointRecord:
+    """An inconclusive probe extended: its two windows at one rate as one measurement (their requests, latency
+    histograms and throughput over both windows), so the extension adds to what the first window showed instead of
+    replacing it. Not written to the results file (each window is, as measured); the probe's verdict rests on it."""
+    histograms = {
+        quantity: encode(merge([first.histograms.get(quantity), then.histograms.get(quantity)]))
+        for quantity in then.histograms
+        if quantity in first.histograms
+    }
+    latency = replace(
+        then.latency_ms,
+        **{q: summary_ms(decode(histograms[q])) for q in ("service", "scheduled", "dispatch_delay") if q in histograms},
+    )
+    a, b = first.requests, then.requests
+    requests = replace(
+        b,
+        sent=a.sent + b.sent,
+        ok=a.ok + b.ok,
+        errors={k: a.errors.get(k, 0) + b.errors.get(k, 0) for k in {*a.errors, *b.errors}},
+        unsent=a.unsent + b.unsent,
+        scheduled=(a.scheduled or 0) + (b.scheduled or 0) if b.scheduled is not None else None,
+        scheduled_s=(a.scheduled_s or 0.0) + (b.scheduled_s or 0.0) if b.scheduled_s is not None else None,
+    )
+    seconds = first.duration_s + then.duration_s
+
+    def rate(x: float, y: float) -> float:  # per-second figures over both windows
+        return (x * first.duration_s + y * then.duration_s) / seconds if seconds > 0 else y
+
+    t, u = first.throughput, then.throughput
+    throughput = replace(
+        u,
+        requests_per_s=rate(t.requests_per_s, u.requests_per_s),
+        texts_per_s=rate(t.texts_per_s, u.texts_per_s),
+        tokens_per_s=rate(t.tokens_per_s, u.tokens_per_s),
+    )
+    return replace(
+        then, duration_s=seconds, requests=requests, throughput=throughput, latency_ms=latency, histograms=histograms
+    )
+
+
+def extended(state: Measured, record: LoadPointRecord, growth: Growth | None) -> LoadPointRecord:
+    """`record` pooled with the window just before it when that one, at the same rate, was inconclusive: the probe's
+    extension adds to it (`pooled`), judged on both windows (its doubt kept in `state.unsteady`). Else `record`."""
+    open_loop = [p for p in state.points if p.loop == Loop.OPEN]
+    before = open_loop[-2] if len(open_loop) >= 2 and open_loop[-1] is record else None
+    why = state.unsteady_reason(before) if before is not None else None
+    if before is None or before.rate != record.rate or why is None or why.undecided != Undecided.INCONCLUSIVE:
+        return record
+    both = pooled(before, record)
+    verdict_on_both = doubt(state, both, growth)
+    if verdict_on_both is not None:
+        state.unsteady.append((both, verdict_on_both))
+    return both

@@ -134,3 +134,8 @@ def _service_s(points: list[LoadPointRecord]) -> np.ndarray:
             values, counts = zip(*buckets, strict=True)
             samples.append(np.repeat(np.asarray(values, dtype=float) / 1e6, counts))
     return np.concatenate(samples) if samples else np.empty(0)
+
+
+def fixed_service(capacity: float) -> ServiceModel:
+    """Too few service times to model a tail: one FIFO slot, each request 1/capacity s (M/D/1, the old start)."""
+    return ServiceModel(np.array([1.0 / capacity]), 1)

@@ -12,7 +12,7 @@ import math
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from bench.core.interrupt import uninterruptible
 from bench.load.endpoint import LoadEndpoint
@@ -23,13 +23,22 @@ from bench.load.schedule import ArrivalKind
 from bench.load.share import ShareResult
 from bench.load.stop_time import StopTime
 from bench.load.workload import Workload
-from bench.results.lifecycle import OpenRun
 from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, Loop, Op, SizingRecord
-from bench.sizing.adapt import best_so_far, collapse, lower_rate, modelled_start, rescaled, start_text, tighter_text
+from bench.sizing.adapt import (
+    best_so_far,
+    collapse,
+    extension_s,
+    lower_rate,
+    modelled_start,
+    rescaled,
+    start_text,
+    tighter_text,
+)
 from bench.sizing.adopt import adopt_measured
 from bench.sizing.budget import Budget, BudgetSpent
 from bench.sizing.closed import choose_closed, closed_capacity, closed_sweep
-from bench.sizing.judge import doubt, verdict_line
+from bench.sizing.judge import doubt, extended, verdict_line
+from bench.sizing.outlets import Outlets as Outlets  # re-exported: the command builds one
 from bench.sizing.plan import (
     GROWTH,
     LOWEST_RATE_FRACTION,
@@ -53,25 +62,13 @@ from bench.sizing.search import (
     measurements_left,
     saturation_search,
 )
-from bench.sizing.service_model import ServiceModel, service_model
+from bench.sizing.service_model import ServiceModel, fixed_service, service_model
 from bench.sizing.slo import sig3
 from bench.sizing.steady import Growth, failure_certain, growth
-from bench.sizing.telemetry import GpuSampler
 
 # Of the budget left, what the next probe may plan on taking: its check (Budget.require) comes a moment later, when
 # a little less is left; all of it would not fit then.
 PLANNED_SHARE = 0.98
-
-
-@dataclass(frozen=True)
-class Outlets:
-    """Where a session's measurements go: the run's results file, the GPU sampler (None: none runs), the line
-    printed for each point, and the notes said on the way."""
-
-    writer: OpenRun
-    sampler: GpuSampler | None
-    report: Callable[[LoadPointRecord], None]
-    say: Callable[[str], None]
 
 
 class SizeSession:
@@ -256,17 +253,12 @@ class SizeSession:
         return self.model.requests_to_decide(rate, slo.ms / 1000.0, slo.percentile) if self.model else None
 
     def _extension(self, rate: float) -> float | None:
-        """The warm-up and window a re-measure at `rate` gets when its last measurement was inconclusive: twice
-        that window, when the model says a window that long may decide (or there is no model); else None."""
+        """The warm-up and window a re-measure at `rate` gets after an inconclusive one (adapt.extension_s)."""
         last = next((p for p in reversed(self.points) if p.loop == Loop.OPEN and p.rate == rate), None)
         why = self.unsteady_reason(last) if last is not None else None
-        if last is None or why is None or why.undecided != Undecided.INCONCLUSIVE or why.fails:
+        if last is None or why is None or why.undecided != Undecided.INCONCLUSIVE:
             return None
-        window = 2 * last.duration_s
-        decide = self.requests_to_decide(rate)
-        if self.model is not None and (decide is None or decide > rate * min(window, MAX_PROBE_S)):
-            return None  # twice the window cannot decide it either: the budget goes to rates that can be decided
-        return probe_warmup(self.plan, rate, self.capacity) + min(window, MAX_PROBE_S)
+        return extension_s(self, last, self.requests_to_decide(rate))
 
     def probe(
         self, rate: float, size: int | DocumentsDraw, length: int | LengthsFrom | None, seed: int
@@ -274,7 +266,15 @@ class SizeSession:
         plan = self.plan
         self.plan_probe(rate)
         config = replace(self.point(Loop.OPEN, size, length), warmup_s=self.warmup_s, log_requests=True)
-        return self.measure(replace(config, rate=rate, arrival=plan.arrival, seed=seed, duration_s=self.probe_s))
+        record = self.measure(replace(config, rate=rate, arrival=plan.arrival, seed=seed, duration_s=self.probe_s))
+        return self._extended(record)
+
+    def _extended(self, record: LoadPointRecord) -> LoadPointRecord:
+        """`record` pooled with the inconclusive window before it at its rate (judge.extended), said."""
+        both = extended(self, record, self._growth)
+        if both is not record:
+            self.say(f"size: its two windows together: {self._verdict(both)}")
+        return both
 
     def saturation(self, best: LoadPointRecord | None, length: int | LengthsFrom | None, probes: list[Probe]) -> None:
         """The saturation search at the closed loop's chosen batch, from where the measured service distribution's
@@ -287,7 +287,7 @@ class SizeSession:
         closed = [p for p in self.points if p.loop == Loop.CLOSED and p.size_text == str(size)]
         self.capacity = closed_capacity(closed)
         poisson = plan.arrival.kind == ArrivalKind.POISSON
-        self.model = service_model(closed, self.capacity) if poisson else None
+        self.model = (service_model(closed, self.capacity) or fixed_service(self.capacity)) if poisson else None
         modelled = modelled_start(self) if poisson else None
         start_rate = modelled or best.throughput.requests_per_s * START_FRACTION
         self.start_rate = start_rate = max(float(f"{start_rate:.3g}"), 0.01)  # 3 digits: labels

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy
 
@@ -67,3 +68,21 @@ def test_openai_route_serves_hash_vectors_one_call_at_a_time(tmp_path: Path) -> 
     assert vectors[0] != vectors[1]
     assert len(single["data"]) == 1  # one string in, one vector out
     assert both_done_s >= 0.46  # 2 x 230 ms in one slot (in parallel they would be done after ~0.23 s)
+
+
+def test_slots_serve_in_arrival_order_and_heavy_tails_are_the_seeded_draws() -> None:
+    """`--slots 2`: two requests at once, the third on the first slot free (M/G/c on the server's virtual clock);
+    `--service-cv`: each service the next of the seeded lognormal draws (`service_draws`), of the asked mean, so the
+    truth a size run is checked against is a simulation of the very service times served."""
+    import numpy as np
+
+    from tests.sizing.queue_server import QueueServer, _Off, service_draws
+
+    fixed = QueueServer(_Off(port=0, service_ms=100.0, slots=2))
+    assert [fixed.fifo_end(0.0, 0.1) for _ in range(3)] == [0.1, 0.1, pytest.approx(0.2)]
+    heavy = QueueServer(_Off(port=0, service_ms=148.0, service_cv=1.5, slots=4, service_seed=3))
+    served = [heavy.service_s(148.0) for _ in range(12_000)]  # past one block of draws
+    assert served == pytest.approx(service_draws(148.0, 1.5, 12_000, seed=3).tolist())
+    draws = service_draws(148.0, 1.5, 200_000)
+    cv = float(np.std(draws) / np.mean(draws))
+    assert np.mean(draws) == pytest.approx(0.148, rel=0.03) and cv == pytest.approx(1.5, rel=0.1)

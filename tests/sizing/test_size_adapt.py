@@ -218,3 +218,35 @@ def test_no_pass_is_never_a_lower_bound():
     assert answer.rate is None and answer.lower_bound is None and answer.first_failure == 60.0
     line = {x.setting: x for x in recommend([], answer, Slo(25.0))}["saturation rate"]
     assert line.value == "below 60 requests/s" and "none yet" not in line.value
+
+
+def windows_of(latencies_ms: np.ndarray, rate: float = 10.0):
+    """An open-loop point at `rate` whose scheduled latencies are these."""
+    histogram = from_values(array("d", [ms * 1000 for ms in latencies_ms]))
+    record = open_point(rate)
+    record.histograms = {"scheduled": encode(histogram)}
+    record.latency_ms.scheduled = summary_ms(histogram)
+    record.latency_ms.scheduled.p99 = None  # the p95 from the histogram
+    record.requests.ok = record.requests.sent = len(latencies_ms)
+    return record
+
+
+def test_an_inconclusive_probe_extended_is_judged_on_both_windows():
+    """Two windows of 500 requests, 3.4% of each over a 600 ms SLO: alone, each p95's 95% upper end (about the 485th
+    of 500) is over the SLO — inconclusive; extended, the probe rests on both windows' 1,000 requests, whose upper end
+    (about the 964th) is under it: a pass. Judging the extension alone threw the first window away."""
+    from bench.sizing.judge import extended
+
+    window = np.concatenate([np.linspace(100.0, 550.0, 483), np.full(17, 2000.0)])
+    first, then = windows_of(window), windows_of(window)
+    state = SimpleNamespace(plan=_Plan(slo_ms=600.0), capacity=None, model=None, warmup_s=1.0, probe_s=60.0)
+    alone = doubt(state, first, None)  # type: ignore[arg-type]
+    assert alone is not None and alone.undecided == Undecided.INCONCLUSIVE
+    state.points, state.unsteady = [first, then], [(first, alone)]
+    state.unsteady_reason = lambda r: next((d for p, d in state.unsteady if p is r), None)
+    both = extended(state, then, None)  # type: ignore[arg-type]
+    assert both is not then and both.requests.ok == 1000 and both.duration_s == pytest.approx(10.0)
+    assert state.unsteady_reason(both) is None  # decided: a pass on both windows
+    other_rate = windows_of(window, rate=12.0)
+    state.points = [first, other_rate]
+    assert extended(state, other_rate, None) is other_rate  # a window at another rate is no extension

@@ -28,6 +28,13 @@ done
 .venv/bin/vulture
 # The layers point down and nothing imports in a cycle ([tool.importlinter] in pyproject.toml).
 .venv/bin/lint-imports
+# The docs site (mkdocs.yml): a broken link or anchor, or a page left out of the nav, fails the build; it is built
+# into a folder outside the clone. Material's own web fonts are off (theme.font), so nothing is fetched.
+site_dir=$(mktemp -d)
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site_dir"
+rm -rf "$site_dir"
+# The CI job users copy (examples/ci/github-actions.yml; docs/ci-example.md), checked by actionlint.
+.venv/bin/actionlint examples/ci/github-actions.yml
 # Two workers (pytest-xdist): half the suite waits on servers, sockets and subprocesses, so a second worker keeps
 # both cores busy; tests that share a costly session fixture (the real servers, every command's outputs) stay on
 # one worker together, every other test with its module (tests/conftest.py).

@@ -112,7 +112,4 @@ def answer_heading(results: Results) -> str:
     """What the answer lines answer, in one line."""
     measure = results.header.measures[0] if results.header.measures else ""
     label = results.header.measure_labels.get(measure, measure)
-    return (
-        f"Answer on {label}, the first measure: the best target and its gain over each other one "
-        f"(mean difference [95% interval]; paired randomization test, Holm-corrected, at {SIGNIFICANCE_LEVEL})"
-    )
+    return f"Answer on {label} (gain [95% interval]; paired randomization test, Holm-corrected, at {SIGNIFICANCE_LEVEL})"

@@ -3,13 +3,13 @@
 Each probe replays the trace at speed X (`load --trace`'s replay, looped to at least MIN_PROBE_CALLS calls, cut to
 what the --max-time budget holds: bench/sizing/trace_probe.py) and is judged by size's goodput rules: every route's
 `scheduled` percentile under the SLO, its errors within the error limit, and its queue steady (the last third's
-fastest calls, STEADY_QUANTILE, not slower than STEADY_GROWTH times the first third's: a queue that grows through the
-probe would fail a longer one). Before any of that, the machine's share (bench/core/machine.py): a replay whose client could not carry its
-window — its event loop woke later than the SLO tolerates, or more of its sends left that late than the SLO's
-percentile leaves above it — is "this machine was too busy", never a pass and never a failure; it is measured once
-more, and a second such replay ends the search with that said. A failing probe near the SLO (its percentile within
-RECHECK_BAND of it, or failed on errors or an unsteady queue) is measured again and a third measurement decides
-where the two disagree (bench/sizing/search.py's rule).
+fastest calls, STEADY_QUANTILE, not slower than STEADY_GROWTH times the first third's: a queue that grows through
+the probe would fail a longer one). Before any of that, the machine's share (bench/core/machine.py): a replay whose
+client could not carry its window — its event loop woke later than the SLO tolerates, or more of its sends left
+that late than the SLO's percentile leaves above it and they decide the verdict — is "this machine was too busy",
+never a pass and never a failure; it is measured once more, and a second such replay ends the search with that
+said. A failing probe near the SLO (its percentile within RECHECK_BAND of it, or failed on errors or an unsteady
+queue) is measured again and a third measurement decides where the two disagree (bench/sizing/search.py's rule).
 
 The search (SpeedSearch): ×1 first — the traffic as recorded. When it passes the speed grows ×2 until a probe fails;
 when it fails, the speed halves (×0.5, ×0.25, … to MIN_SPEED) until one passes: how much of the traffic fits now,
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -102,18 +102,31 @@ def machine_share(
 ) -> tuple[int, str | None]:
     """(sends later than the SLO tolerates, why the window is the machine's or None). Too busy: the client's loop
     lag p99 past the SLO's tolerance (bench/core/machine.py too_busy), or more sends that late than the share the
-    SLO's percentile leaves above it (enough to move the percentile by themselves)."""
+    SLO's percentile leaves above it, when they decide the verdict (timed from when they left, it would differ)."""
     limit_s = lag_limit_ms(slo.ms) / 1000
     sent = sum(len(r.sent_s) for r in replays)
     late = sum(int(np.count_nonzero(np.asarray(r.sent_s) - np.asarray(r.intended_s) > limit_s)) for r in replays)
     why = too_busy(lag_p99_ms, slo.ms, machine)
-    if why is None and sent and late / sent > (100.0 - slo.percentile) / 100.0:
+    if why is None and sent and late / sent > (100.0 - slo.percentile) / 100.0 and _late_decides(replays, slo):
         host = f" ({machine.text()})" if machine is not None else ""
         why = (
             f"this machine was too busy: {late} of {sent} sends left more than {limit_s * 1000:.0f} ms after their "
-            f"time, more than the {100 - slo.percentile:g}% a {slo.name} leaves above it{host}"
+            f"time, more than the {100 - slo.percentile:g}% a {slo.name} leaves above it, and timed from when they "
+            f"left the verdict differs{host}"
         )
     return late, why
+
+
+def _late_decides(replays: list[RouteReplay], slo: Slo) -> bool:
+    """Whether the verdict timed from each call's intended send differs from the one timed from when it left: the
+    client's lateness, not the endpoint, would decide it (a send that never left keeps its intended time)."""
+
+    def from_sent(r: RouteReplay) -> RouteReplay:
+        sent = np.asarray(r.sent_s, dtype=float)
+        left = np.where(np.isfinite(sent), np.maximum(sent, r.intended_s), r.intended_s)
+        return replace(r, intended_s=tuple(left.tolist()))
+
+    return judge_replay(1.0, replays, slo).outcome != judge_replay(1.0, [from_sent(r) for r in replays], slo).outcome
 
 
 def judge_replay(speed: float, replays: list[RouteReplay], slo: Slo) -> SpeedVerdict:

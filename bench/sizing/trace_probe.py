@@ -28,7 +28,7 @@ from bench.load.workload import Workload
 from bench.results.schema import SpeedOutcome, TraceSpeedProbe
 from bench.sizing.budget import Budget, BudgetSpent
 from bench.sizing.slo import Slo, sig3
-from bench.sizing.trace_size import MIN_PROBE_CALLS, SpeedVerdict, judge_replay, machine_share
+from bench.sizing.trace_size import MIN_PROBE_CALLS, SpeedVerdict, judge_replay, machine_share, within_lag
 
 DEFAULT_OVERHEAD_S = 5.0  # workers spawned and the last answers awaited, before a probe has shown its own
 MIN_OVERHEAD_S = 1.0  # never planned below: the answers to the last sends take their time
@@ -193,9 +193,11 @@ class TraceProber:
         lag_p99 = None if lag is None else lag.p99
         late, busy = machine_share(replays, lag_p99, self.slo, machine)
         verdict = judge_replay(speed, replays, self.slo)
+        probe = probe_record(verdict, replays, self.slo, seconds, late, lag_p99)
+        busy = busy or within_lag(verdict, probe.percentile_ms, lag_p99, self.slo, machine)
         if busy is not None:
             verdict = SpeedVerdict(speed, SpeedOutcome.TOO_BUSY, busy)
-        probe = probe_record(verdict, replays, self.slo, seconds, late, lag_p99)
+            probe.outcome, probe.reason = verdict.outcome, verdict.reason
         probe.machine = machine
         self.measured.append(probe)
         self.say(self.line(probe))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from bench.core.machine import MachineView, lag_limit_ms, too_busy
+from bench.core.machine import BUSY_LAG_FLOOR_MS, MachineView, lag_limit_ms, too_busy
 from bench.load.trace_replay import RouteReplay
 from bench.results.schema import SpeedOutcome, TraceSpeedProbe
 from bench.sizing.budget import BudgetSpent
@@ -115,6 +115,27 @@ def machine_share(
             f"left the verdict differs{host}"
         )
     return late, why
+
+
+def within_lag(
+    verdict: SpeedVerdict,
+    figure_ms: float | None,
+    lag_p99_ms: float | None,
+    slo: Slo,
+    machine: MachineView | None = None,
+) -> str | None:
+    """Why a failure on the percentile is the machine's: the figure less the client's loop lag p99 (what this host
+    adds to a wake-up, past the timer's own granularity) would meet the SLO — the endpoint on a loopback host
+    waits for the same CPUs. None: the failure stands (or it is no such failure)."""
+    if not verdict.failed or figure_ms is None or lag_p99_ms is None or "passes" not in verdict.reason:
+        return None
+    if lag_p99_ms <= BUSY_LAG_FLOOR_MS or figure_ms - lag_p99_ms > slo.ms:
+        return None
+    host = f" ({machine.text()})" if machine is not None else ""
+    return (
+        f"this machine was too busy: {slo.name} {sig3(figure_ms)} ms is within the client's loop lag "
+        f"({sig3(lag_p99_ms)} ms at p99) of the {sig3(slo.ms)} ms SLO{host}"
+    )
 
 
 def _late_decides(replays: list[RouteReplay], slo: Slo) -> bool:

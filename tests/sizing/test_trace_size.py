@@ -220,3 +220,27 @@ def test_a_bursty_trace_whose_last_third_is_denser_is_steady_below_capacity():
     assert judge_replay(2.4, [simulated(constant, 0.01, 1, 2.4)], Slo(1000.0)).passed
     growing = judge_replay(2.6, [simulated(constant, 0.01, 1, 2.6)], Slo(1000.0))
     assert growing.failed and "unsteady" in growing.reason
+
+
+# Past the 5 ms timer floor, under the 10 ms a 100 ms SLO tolerates: the client carried the window, but the host
+# added up to this much to each wake-up (its own and a loopback endpoint's).
+LAG_BETWEEN_MS = 8.0
+
+
+def test_a_failure_within_the_machines_lag_of_the_slo_is_the_machines():
+    """p99 104 ms against 100 ms while the client's loop woke 8 ms late at p99: the host's share could make the
+    difference, so it is too busy, not the endpoint's failure; 2 ms (the timer's granularity) or a miss by more
+    than the lag (p99 209 ms) stays a failure."""
+    from bench.core.machine import MachineView
+    from bench.sizing.budget import Budget
+    from bench.sizing.trace_probe import TraceProber
+
+    prober = TraceProber({}, [], Slo(100.0), 30.0, None, Budget(None), say=lambda text: None)  # type: ignore[arg-type]
+    host = MachineView(cores=2, load_start=14.0)
+    near = [50.0] * 190 + [104.0] * 10
+    busy = prober.judged(2.0, [replay(near, lag_ms=LAG_BETWEEN_MS)], 12.0, host)
+    assert busy.outcome == BUSY and "within the client's loop lag" in busy.reason and "load 14.0" in busy.reason
+    assert busy.probe is not None and busy.probe.outcome == BUSY
+    assert prober.judged(2.0, [replay(near, lag_ms=LAG_UNDER_MS)], 12.0, host).failed
+    far = [50.0] * 190 + [209.0] * 10
+    assert prober.judged(2.0, [replay(far, lag_ms=LAG_BETWEEN_MS)], 12.0, host).failed

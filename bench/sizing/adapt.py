@@ -187,3 +187,10 @@ def extension_s(state: SearchState, last: LoadPointRecord, decide: int | None) -
     if state.model is not None and (decide is None or decide > last.requests.ok + rate * window):
         return None
     return probe_warmup(state.plan, rate, state.capacity) + window
+
+
+def requests_to_decide(state: SearchState, rate: float) -> int | None:
+    """Requests a verdict at `rate` needs by the measured service distribution's queue (None: no model, or no window
+    decides it there: the SLO sits on the percentile)."""
+    slo = state.plan.slo
+    return state.model.requests_to_decide(rate, slo.ms / 1000.0, slo.percentile) if state.model else None

@@ -55,10 +55,11 @@ def stretch_at(state: ProbeState, rate: float) -> float:
     return probe_stretch(state.plan, rate, state.capacity)
 
 
-def doubt(state: ProbeState, record: LoadPointRecord, growth: Growth | None) -> Doubt | None:
+def doubt(state: ProbeState, record: LoadPointRecord, growth: Growth | None, whole: bool = False) -> Doubt | None:
     """Why `record`'s verdict is not the endpoint's steady verdict (None: it is): the machine too busy, its queue still
     growing (a failure), a window the budget cut short (unconfirmed), too few requests for one stretch of its queue
-    (a failure), or an interval on both sides of the SLO (inconclusive)."""
+    (a failure), or an interval on both sides of the SLO (inconclusive). `whole`: a window known whole (an inconclusive
+    window, whole, pooled with its extension), not checked against the budget's cut."""
     slo = state.plan.slo
     busy = machine_too_busy(record, slo.ms)
     if busy is not None:
@@ -68,7 +69,7 @@ def doubt(state: ProbeState, record: LoadPointRecord, growth: Growth | None) -> 
     if not passes(record, slo, "scheduled"):
         return _failure_doubt(record, state)
     rate = record.rate or 0.0
-    short = short_window(state.plan, rate, state.capacity, state.warmup_s, state.probe_s)
+    short = None if whole else short_window(state.plan, rate, state.capacity, state.warmup_s, state.probe_s)
     if short is not None:
         return Doubt(short, fails=False)
     together = stretch_at(state, rate)
@@ -175,7 +176,7 @@ def extended(state: Measured, record: LoadPointRecord, growth: Growth | None) ->
     if before is None or before.rate != record.rate or why is None or why.undecided != Undecided.INCONCLUSIVE:
         return record
     both = pooled(before, record)
-    verdict_on_both = doubt(state, both, growth)
+    verdict_on_both = doubt(state, both, growth, whole=True)  # the first window was whole: it was judged on it
     if verdict_on_both is not None:
         state.unsteady.append((both, verdict_on_both))
     return both

@@ -116,6 +116,7 @@ def judge_probe(
     unsteady: Unsteady = lambda point: None,
     epoch: int = 0,
     majority: bool = True,
+    extend: Callable[[LoadPointRecord], bool] = lambda point: True,
 ) -> Probe:
     """One probe's verdict: the goodput criterion on its `scheduled` percentile and errors. A failing probe is
     measured once more; when the second measurement passes, a third decides — the majority of three, so that a
@@ -126,7 +127,8 @@ def judge_probe(
     keeps what was measured. A measurement whose queue was still growing (`unsteady`) fails whatever its
     percentile: its verdict does not stand for the steady state. A measurement that is undecided — its interval
     straddles the SLO, or the machine could not carry its window — is neither: measured again (the session gives
-    it a longer window) up to MAX_EXTENSIONS times, then the probe stays undecided. Without `majority` a failure
+    it a longer window) up to MAX_EXTENSIONS times while `extend` says more may decide it, then the probe stays
+    undecided. Without `majority` a failure
     stands as measured: where `unsteady` says a failure whose interval reaches under the SLO, or whose window the
     client could not carry, is undecided, every failure left is decided (the session's search)."""
     first = measure(rate)
@@ -138,7 +140,7 @@ def judge_probe(
     extensions = 0
     while True:
         if probe.undecided:
-            if extensions >= MAX_EXTENSIONS:
+            if extensions >= MAX_EXTENSIONS or not extend(probe.point):
                 break
             extensions += 1
         else:

@@ -113,6 +113,8 @@ class SearchRules:
     growth: float = 2.0
     min_rate: float = 0.01
     confirm: bool = True
+    # an undecided measurement is measured again while this says another window may decide it (judge_probe)
+    extend: Callable[[LoadPointRecord], bool] = lambda point: True
     majority: bool = True  # a failure measured again, the majority of up to three deciding (judge_probe)
 
 
@@ -206,7 +208,9 @@ def _search_from(
     def probe(rate: float) -> Probe:
         nonlocal mine
         outlook(measurements_left(bracket.good, bracket.bad, rules.tolerance, rules.growth, rules.max_probes - mine))
-        judged = judge_probe(measure, rate, slo, into=probes, unsteady=unsteady, epoch=epoch, majority=rules.majority)
+        judged = judge_probe(
+            measure, rate, slo, probes, unsteady, epoch=epoch, majority=rules.majority, extend=rules.extend
+        )
         mine += 1
         again = step.restart(judged) if epoch < MAX_RESTARTS else None
         if again is not None:

@@ -106,23 +106,47 @@ class ServiceModel:
 
 
 def service_model(points: list[LoadPointRecord], capacity: float) -> ServiceModel | None:
-    """The model from one batch's closed-loop points: slots = capacity × the mean service of the points that queued
-    nothing (at least 1), service times from every point at concurrency ≤ slots; None when too few. The lone
-    user's mean alone is a few dozen draws of a heavy tail (±20% at CV 1.5): the slots are counted again from
-    every point it says queued nothing."""
-    if capacity <= 0 or not any(p.concurrency == 1 and p.requests.ok for p in points):
+    """The model from one batch's closed-loop points: the service times of the points that queued nothing, and as
+    many slots as the sweep's knee shows or its capacity × their mean service, whichever is more; None when too
+    few. Capacity × the lone user's mean alone is two noisy figures of a heavy tail (a 4-slot server read as 2:
+    21/s × 112 ms, from 3 s points on a busy machine); the knee is where the median latency first rises (below)."""
+    knee = queue_free(points)
+    if capacity <= 0 or knee is None:
         return None
-    slots = 1
-    for _ in range(SLOT_PASSES):
-        service = _service_s([p for p in points if (p.concurrency or 0) <= slots])
-        if len(service) == 0:
-            return None
-        slots = max(1, round(capacity * float(np.mean(service))))
-    service = _service_s([p for p in points if (p.concurrency or 0) <= slots])
-    return ServiceModel(service, slots) if len(service) >= MIN_SERVICE_SAMPLES else None
+    service = _service_s([p for p in points if (p.concurrency or 0) <= knee])
+    if len(service) < MIN_SERVICE_SAMPLES:
+        return None
+    return ServiceModel(service, max(knee, round(capacity * float(np.mean(service)))))
 
 
-SLOT_PASSES = 3  # lone user, then the points the first count says queued nothing, then once more
+# Users beyond the slots wait: at twice the slots a closed loop's latency doubles. A point whose median latency is
+# under this many times that of the points below it queued nothing (a heavy tail's 3 s medians move by ±20%).
+KNEE_RISE = 1.5
+
+
+def queue_free(points: list[LoadPointRecord]) -> int | None:
+    """The most closed-loop users whose median latency stayed within KNEE_RISE of the fewer users' (None:
+    no lone user measured): a lower bound on the server's slots."""
+    measured = sorted(
+        (p for p in points if p.concurrency and p.requests.ok and p.latency_ms.service is not None),
+        key=lambda p: p.concurrency or 0,
+    )
+    if not measured or measured[0].concurrency != 1:
+        return None
+    knee, means = 1, [_mean_ms(measured[0])]
+    for point in measured[1:]:
+        if _mean_ms(point) >= KNEE_RISE * float(np.mean(means)):
+            break
+        knee, means = point.concurrency or knee, [*means, _mean_ms(point)]
+    return knee
+
+
+def _mean_ms(point: LoadPointRecord) -> float:
+    """The point's median service latency: a heavy tail moves a few dozen requests' mean by ±25%, its median less."""
+    block = point.latency_ms.service
+    if block is None:
+        return math.inf
+    return float(block.p50) if block.p50 is not None else block.mean
 
 
 def _service_s(points: list[LoadPointRecord]) -> np.ndarray:

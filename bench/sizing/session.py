@@ -2,8 +2,8 @@
 
 Every point goes through the load sweep's own `measure_point` (same workers, histograms and records as
 `ragbench load`) and is written to results.jsonl the moment it finishes, followed by its GPU telemetry window;
-the `sizing` record with the recommendation comes last for each length. When the budget runs out, or a signal
-stops the run, the sizing record of what finished is written as a best-so-far (a lower bound).
+the `sizing` record with the recommendation comes last for each length; on a spent budget or a signal, the
+record of what finished (a best so far).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from bench.sizing.adapt import (
     extension_s,
     lower_rate,
     modelled_start,
+    requests_to_decide,
     rescaled,
     start_text,
     tighter_text,
@@ -66,8 +67,7 @@ from bench.sizing.service_model import ServiceModel, fixed_service, service_mode
 from bench.sizing.slo import sig3
 from bench.sizing.steady import Growth, failure_certain, growth
 
-# Of the budget left, what the next probe may plan on taking: its check (Budget.require) comes a moment later, when
-# a little less is left; all of it would not fit then.
+# What the next probe may plan on of the budget left: its check (Budget.require), a moment later, finds a hair less.
 PLANNED_SHARE = 0.98
 
 
@@ -234,7 +234,7 @@ class SizeSession:
         left = self.budget.left() / OVERRUN * PLANNED_SHARE
         settle = probe_settle_s(plan, rate, self.capacity)
         warm = probe_warmup(plan, rate, self.capacity)
-        decide = self.requests_to_decide(rate)
+        decide = requests_to_decide(self, rate)
         decidable = decide if decide is not None and decide / rate <= MAX_PROBE_S else None  # else: its even share
         need = warm + max(max(plan.probe_requests, decidable or 0) / rate, settle)
         share = min(left, max(left / max(self.search_left, 1), need))
@@ -246,11 +246,13 @@ class SizeSession:
         requests = max(plan.probe_requests, decide or 0, math.ceil(rate * (extended or 0.0)))
         self.probe_s = probe_duration(rate, plan.duration_s, requests, share - self.warmup_s, plan.slo.ms, settle)
 
-    def requests_to_decide(self, rate: float) -> int | None:
-        """Requests a verdict at `rate` needs by the measured service distribution's queue (None: no model, or no
-        window decides it there: the SLO sits on the percentile)."""
-        slo = self.plan.slo
-        return self.model.requests_to_decide(rate, slo.ms / 1000.0, slo.percentile) if self.model else None
+    def worth_measuring_again(self, record: LoadPointRecord) -> bool:
+        """An undecided measurement is measured again when the machine was too busy, or when it was inconclusive
+        and the service times' queue says a longer window pooled with it may decide it (adapt.extension_s)."""
+        why = self.unsteady_reason(record)
+        if why is not None and why.undecided == Undecided.INCONCLUSIVE:
+            return self._extension(record.rate or 0.0) is not None
+        return True
 
     def _extension(self, rate: float) -> float | None:
         """The warm-up and window a re-measure at `rate` gets after an inconclusive one (adapt.extension_s)."""
@@ -258,7 +260,7 @@ class SizeSession:
         why = self.unsteady_reason(last) if last is not None else None
         if last is None or why is None or why.undecided != Undecided.INCONCLUSIVE:
             return None
-        return extension_s(self, last, self.requests_to_decide(rate))
+        return extension_s(self, last, requests_to_decide(self, rate))
 
     def probe(
         self, rate: float, size: int | DocumentsDraw, length: int | LengthsFrom | None, seed: int
@@ -313,6 +315,7 @@ class SizeSession:
                 growth=growth_factor,
                 min_rate=start_rate * LOWEST_RATE_FRACTION,
                 majority=False,  # a failure left decided is one whose interval lies over the SLO (judge.doubt)
+                extend=self.worth_measuring_again,
             ),
             probes=probes,
             outlook=self.outlook,

@@ -12,7 +12,7 @@ import pytest
 
 from bench.load.histograms import encode, from_values, summary_ms
 from bench.results.schema import LoadRequests, Throughput
-from bench.sizing.adapt import collapse, lower_rate
+from bench.sizing.adapt import collapse, lower_rate, modelled_start
 from bench.sizing.judge import doubt, verdict_line
 from bench.sizing.recommend import recommend
 from bench.sizing.search import (
@@ -30,9 +30,10 @@ from tests.sizing.test_sizing import open_point, point
 from tests.sizing.test_steady import _Plan
 
 HEAVY_TRUTH = 16.3  # requests/s: the queue server's own 400,000 lognormal draws (mean 148 ms, CV 1.5) in 4 slots
-# A model from the few hundred service times a closed sweep measures sits within this of the truth of the whole
-# distribution (the p95 of a lognormal of CV 1.5 moves with the draw); the M/D/1 start it replaces was +73%.
-MODEL_TOLERANCE = 0.35
+# A start from the few hundred service times a closed sweep measures (capped at 80% busy) sits within this of the
+# truth of the whole distribution: the tail beyond a p95 moves with the draw (12 seeds: −17% to +42%); the M/D/1
+# start it replaces was +60% to +75%.
+MODEL_TOLERANCE = 0.5
 
 
 def carried(rate: float, carried_per_s: float, window_s: float = 60.0):
@@ -128,13 +129,13 @@ def test_a_percentile_over_the_slo_whose_interval_reaches_under_it_is_inconclusi
 
 
 def closed_points(service_s: np.ndarray, concurrencies=(1, 2, 4, 8), slots: int = 4):
-    """A closed sweep of a `slots`-slot server: up to `slots` users queue nothing (their service times are the
-    server's); more reach its capacity."""
+    """A closed sweep of a `slots`-slot server: up to `slots` users queue nothing (their latencies are the server's
+    service times); more reach its capacity and wait (a latency users ÷ slots times the service)."""
     capacity = slots / float(np.mean(service_s))
     out, start = [], 0
     for users in concurrencies:
         n = 50 * users
-        values = service_s[start : start + n]
+        values = service_s[start : start + n] * max(1.0, users / slots)  # beyond the slots, users wait their turn
         start += n
         histogram = from_values(array("d", [s * 1e6 for s in values]))
         record = point("closed", 1, min(users / float(np.mean(service_s)), capacity), 1.0, concurrency=users)
@@ -154,11 +155,12 @@ def test_the_search_starts_from_the_measured_service_distribution_not_a_fixed_se
     closed = closed_points(draws)
     capacity = max(p.throughput.requests_per_s for p in closed)
     model = service_model(closed, capacity)
-    assert model is not None and abs(model.slots - 4) <= 1  # a few hundred draws of a heavy tail: ±1 slot
-    start = model.saturation(0.6, 95.0)
-    fixed = search_start(_Plan(percentile=95.0, slo_ms=600.0), capacity)  # type: ignore[arg-type]
+    assert model is not None and model.slots == 4  # the knee: 8 users' median latency rose, 4 users' did not
+    plan = _Plan(percentile=95.0, slo_ms=600.0)
+    start = modelled_start(SimpleNamespace(plan=plan, capacity=capacity, model=model))  # type: ignore[arg-type]
+    fixed = search_start(plan, capacity)  # type: ignore[arg-type]
     assert fixed is not None and fixed > 1.5 * HEAVY_TRUTH  # the old start: near the capacity, far above the truth
-    assert abs(start / HEAVY_TRUTH - 1) < MODEL_TOLERANCE and start < capacity * 0.8
+    assert start is not None and abs(start / HEAVY_TRUTH - 1) < MODEL_TOLERANCE and start <= capacity * 0.8
 
 
 def test_a_verdicts_requests_come_from_the_measured_tail():

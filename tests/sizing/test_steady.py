@@ -223,7 +223,7 @@ def test_a_probe_gets_what_a_steady_verdict_needs_when_the_budget_holds_it():
         search_left=10,
         warmup_s=1.0,
         probe_s=3.0,
-        requests_to_decide=lambda rate: None,  # no service model: the M/M/1 need alone
+        model=None,  # no service model: the M/M/1 need alone
         _extension=lambda rate: None,
     )
     SizeSession.plan_probe(session, 1.53)  # type: ignore[arg-type]

@@ -87,3 +87,71 @@ def test_a_replay_beside_a_results_file_leaves_its_report_alone(tmp_path):
     (folder / "report.html").write_text("the load run's report")
     assert write_trace_report(folder) == folder / "trace-report.html"
     assert (folder / "report.html").read_text() == "the load run's report" and (folder / "trace-report.md").exists()
+
+
+def test_the_size_trace_report_says_the_answer_the_best_so_far_and_the_machines_share(tmp_path: Path):
+    """`size --trace`'s report (a results file with a `trace_size` record): the answer first — how much of the
+    traffic fits, the replicas — then why it is a best so far, the too-busy replay, and every probe's figures."""
+    from bench.core.machine import MachineView
+    from bench.endpoints.spec import parse_endpoint_spec
+    from bench.load.sweep import load_header
+    from bench.report import write_report
+    from bench.results.schema import EndRecord, EndStatus, RunCommand, SpeedOutcome, TraceSizeRecord, TraceSpeedProbe
+    from bench.results.writer import ResultsWriter
+    from tests.load.conftest import inline_workload
+
+    host = MachineView(cores=2, load_start=14.2, load_end=15.0, busy_percent=100.0, steal_percent=0.0)
+    probes = [
+        TraceSpeedProbe(
+            1.0,
+            SpeedOutcome.FAIL,
+            "embedding p99 137 ms passes 100 ms",
+            300,
+            20.2,
+            22.0,
+            14.8,
+            14.8,
+            137.0,
+            0,
+            3.8,
+            host,
+        ),
+        TraceSpeedProbe(0.5, SpeedOutcome.PASS, "", 300, 40.4, 42.0, 7.42, 7.42, 87.0, 0, 4.0, host),
+        TraceSpeedProbe(
+            0.75,
+            SpeedOutcome.TOO_BUSY,
+            "this machine was too busy: ...",
+            300,
+            26.9,
+            29.0,
+            11.1,
+            11.1,
+            104.0,
+            2,
+            26.0,
+            host,
+        ),
+    ]
+    record = TraceSizeRecord(
+        "trace.csv",
+        100.0,
+        99.0,
+        0.001,
+        0.5,
+        1.0,
+        "embedding p99 137 ms passes 100 ms",
+        1.0,
+        2,
+        probes,
+        stopped="stopped by SIGTERM",
+        too_busy="at × 0.75: this machine was too busy: ...",
+    )
+    header = load_header(RunCommand.SIZE, inline_workload(), [parse_endpoint_spec("fx=tei@http://127.0.0.1:9")], 0, {})
+    writer = ResultsWriter(tmp_path / "results.jsonl")
+    writer.write(header, record, EndRecord(status=EndStatus.INTERRUPTED, finished="now"))
+    writer.close()
+    write_report(tmp_path / "results.jsonl")
+    md = (tmp_path / "report.md").read_text()
+    assert "the traffic as recorded does not fit: ×0.5 of it does; 2 replica(s) for ×1" in md
+    assert "best so far (stopped by SIGTERM)" in md and "at × 0.75: this machine was too busy" in md
+    assert "| ×0.75 | too busy | 104.0 | 11.1 / 11.1 |" in md and "load 15.0 on 2 cores" in md

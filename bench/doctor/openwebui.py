@@ -8,6 +8,7 @@ from bench.core.http import HttpClient
 from bench.doctor.probe import PING, Facts, Probe, count_setting, describe, probe
 from bench.doctor.reranker import check_reranker_url
 from bench.results.schema import DoctorFinding
+from bench.targets.openwebui_store import NOT_REPORTED, StoreIdentity, split_store
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,9 @@ def _reranker_settings(answer: Probe) -> RerankerSettings:
 
 
 def check_openwebui(client: HttpClient, url: str, key: str | None, key_env: str, facts: Facts) -> list[DoctorFinding]:
-    base = url.rstrip("/")
+    """`url` may state the app's vector store as a target does (`URL?store=pgvector-halfvec-hnsw`)."""
+    given, stated = split_store(url)
+    base = given.rstrip("/")
     if not key:
         return [
             DoctorFinding(
@@ -89,9 +92,23 @@ def check_openwebui(client: HttpClient, url: str, key: str | None, key_env: str,
             f"Open WebUI answers; embedding engine {settings.engine!r}, model {settings.model!r}",
         )
     ]
+    found.append(_store_finding(config, stated))
     found += _openwebui_embedding(client, settings, facts)
     found += _openwebui_reranker(client, _reranker_settings(config))
     return found
+
+
+def _store_finding(config: Probe, stated: str | None) -> DoctorFinding:
+    """The vector store and its index, as far as the app reports them or the user states them (said, not judged)."""
+    try:
+        store = StoreIdentity(stated).reported(config.body, ValueError)
+    except ValueError as exc:
+        return DoctorFinding("openwebui", False, f"vector store: {exc}", "state the store the app runs on")
+    if store.name is None:
+        return DoctorFinding("openwebui", True, f"vector store: unknown: {NOT_REPORTED}")
+    source = "reported by the app" if store.app_reported else "stated, not reported by the app"
+    index = f"index: {store.index}" if store.index else "index settings not stated (e.g. store=pgvector-halfvec-hnsw)"
+    return DoctorFinding("openwebui", True, f"vector store: {store.name} ({source}); {index}")
 
 
 def _openwebui_embedding(client: HttpClient, settings: EmbeddingSettings, facts: Facts) -> list[DoctorFinding]:

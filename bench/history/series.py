@@ -7,7 +7,9 @@ arrival, in-flight cap, burst, length); an identity pair of the same two endpoin
 and per-query p99, a load point's texts/s and p50 and p99 latency (with its repeats and intervals where it was
 measured `load --repeat N`), an interleaved point's paired ratios B ÷ A of texts/s and p99 (`load --interleave`:
 the rounds' ratios its samples), an identity pair's figures and verdict, and a grown ladder's rung (`grow`: one
-configuration per target and planned rung size, its p50 and p99, quality and ingest docs/s).
+configuration per target and planned rung size, its p50 and p99, quality and ingest docs/s). A target's vector
+store (`store=` in its spec or name) is part of its configuration: runs on different stores are never one series,
+and a note says which stores a target's series were split by.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from bench.results.schema import (
     TargetRecord,
     TargetStatus,
 )
+from bench.results.schema.run import spec_store, without_store
 from bench.results.store import Results
 
 
@@ -128,7 +131,23 @@ def read_history(arguments: Sequence[str], label: str | None = None) -> History:
                 notes.append(f"run {run.name}: {series.name} is {observation}, not a figure: left out of its series")
     notes += [f"{name}: no figure in {count} run(s) ({why}): not gated there" for name, (count, why) in missing.items()]
     every = [_aligned(s) for s in collected.values() if s.observations]
+    notes += _store_notes(every)
     return History([run for run, _ in placed], sorted(every, key=lambda s: (s.job, s.configuration, s.figure)), notes)
+
+
+def _store_notes(series: list[Series]) -> list[str]:
+    """A target measured on several vector stores (`store=` in its name or spec) has one series per store: said, so
+    that a user reading one store's series knows the others are apart (never paired, never a change point)."""
+    stores: dict[tuple[str, str], set[str]] = {}
+    for s in series:
+        stores.setdefault((s.job, without_store(s.configuration)), set()).add(
+            spec_store(s.configuration) or "not named"
+        )
+    return [
+        f"{configuration}: different stores: {' vs '.join(sorted(named))}: one series per store, not paired"
+        for (_, configuration), named in sorted(stores.items())
+        if len(named) > 1
+    ]
 
 
 def _aligned(series: Series) -> Series:

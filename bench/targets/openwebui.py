@@ -2,7 +2,8 @@
 retrieval API, with the search mode set through the server's retrieval settings.
 
 Spec: `openwebui[:vector|hybrid|rerank]@URL?kb=NAME&endpoint=doc|collection&bm25_weight=W
-       &reranker_url=URL&reranker_model=NAME&concurrency=N&max_chunks=N&meter=URL&meter_nest=OUTER>INNER`
+       &reranker_url=URL&reranker_model=NAME&concurrency=N&max_chunks=N&meter=URL&meter_nest=OUTER>INNER
+       &store=NAME` (the app's vector store, part of the target's identity: bench/targets/openwebui_store.py)
 Key: `OPENWEBUI_API_KEY` (an admin's `sk-…` key or JWT: the retrieval settings are admin-only).
 
 - Ingest: one text file per distinct corpus text (`<doc id>.txt`, the id also in the upload's
@@ -36,6 +37,7 @@ from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_
 from bench.core.progress import ProgressFactory, console
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
+from bench.results.schema.run import STORE_PARAM
 from bench.targets.base import Hit, QueryResult, TargetKind, TargetOptions, TargetSpec, first_rank_wins
 from bench.targets.hops import MeteredQueries, Nesting
 from bench.targets.http_shared import DedupedCorpus, file_name, parallel, run_queries, timed_query
@@ -51,6 +53,7 @@ from bench.targets.openwebui_knowledge import (
     upload_to_knowledge,
 )
 from bench.targets.openwebui_settings import SETTINGS, ExternalReranker, Variant, variant_settings
+from bench.targets.openwebui_store import StoreIdentity, stated_store
 from bench.targets.params import SpecShape, float_param, int_param
 
 KEY_ENV = "OPENWEBUI_API_KEY"
@@ -68,6 +71,7 @@ PARAMS = {
     "max_chunks",
     "meter",
     "meter_nest",
+    STORE_PARAM,
 }
 
 SHAPE = SpecShape(PARAMS, Variant, Variant.VECTOR, "variant", "use the 'openwebui:rerank' variant, not '+rerank'")
@@ -96,6 +100,7 @@ class OpenWebUISettings:
     max_chunks: int  # 0: 16 × depth
     meter: str | None
     nesting: Nesting
+    store: str | None  # the vector store the user states (`store=`); Open WebUI 0.12.4 does not report its own
 
 
 def openwebui_settings(spec: TargetSpec) -> OpenWebUISettings:
@@ -121,6 +126,7 @@ def openwebui_settings(spec: TargetSpec) -> OpenWebUISettings:
         max_chunks=int_param(params, "max_chunks", 0, spec.text, minimum=0),
         meter=params.get("meter") or None,
         nesting=Nesting.parse(params.get("meter_nest"), spec.text),
+        store=stated_store(params.get(STORE_PARAM), spec.text),
     )
 
 
@@ -138,6 +144,7 @@ class OpenWebUITarget:
         self.reranker_timeout, self.max_chunks = given.reranker_timeout, given.max_chunks
         self.concurrency, self.query_concurrency = given.concurrency, given.query_concurrency
         self.meter = MeteredQueries(given.meter, given.nesting, spec.public_text) if given.meter else None
+        self.store = StoreIdentity(given.store)
         key = key_from_env(f"target {spec.public_text!r}", KEY_ENV, required=False)
         if not key:
             raise UserError(f"target {spec.public_text!r}: set {KEY_ENV} to an Open WebUI admin API key")
@@ -178,6 +185,7 @@ class OpenWebUITarget:
         self.version = self.http.json("GET", "/api/version").get("version", kind=str, default=None)
         self.retrieval_config = self.http.json("GET", "/api/v1/retrieval/config").get(kind=dict)
         self.embedding_config = self.http.json("GET", "/api/v1/retrieval/embedding").get(kind=dict)
+        self.store = self.store.reported(self.retrieval_config, self.http.error)
         self.corpus = DedupedCorpus.of(dataset.corpus)
         self.kb_name = self.kb_name or f"ragbench-{dataset.name}-{dataset.fingerprint()}"
         self.kb_id = knowledge_base(self.http, self.kb_name, self.created)
@@ -209,6 +217,7 @@ class OpenWebUITarget:
             "variant": self.variant,
             "url": self.http.base_url,
             "server_version": self.version,
+            "store": self.store.describe(),
             "endpoint": f"/api/v1/retrieval/query/{self.endpoint}",
             "knowledge_base": {"name": self.kb_name, "id": self.kb_id},
             "chunking": {

@@ -123,6 +123,31 @@ def test_openwebui_misconfigurations_each_named_with_a_fix(shared_dir, tei_fixtu
         assert all(f.fix for f in findings if not f.ok)
 
 
+def test_openwebui_store_named_with_its_index_or_said_unknown(shared_dir, monkeypatch):
+    """Issue 47: the doctor names the vector store and its index where known; Open WebUI 0.12.4 reports neither
+    (the recorded config has no VECTOR_DB), so the store is what the URL states, as on a target."""
+    monkeypatch.setenv("OPENWEBUI_API_KEY", "sk-webui")
+
+    def store_line(config: dict, suffix: str = "") -> tuple[bool, str]:
+        webui = _openwebui(shared_dir, config, {"RAG_EMBEDDING_ENGINE": ""})
+        try:
+            findings = run_doctor(DoctorRequest(openwebui=webui.url + suffix))
+        finally:
+            webui.stop()
+        return next((f.ok, f.message) for f in findings if f.message.startswith("vector store"))
+
+    ok, said = store_line({}, "?store=pgvector-halfvec-hnsw")
+    assert ok and said == "vector store: pgvector-halfvec-hnsw (stated, not reported by the app); index: halfvec, hnsw"
+    ok, said = store_line({})
+    assert ok and said.startswith("vector store: unknown: Open WebUI does not report its vector store over its API")
+    assert store_line({"VECTOR_DB": "pgvector"}) == (
+        True,
+        "vector store: pgvector (reported by the app); index settings not stated (e.g. store=pgvector-halfvec-hnsw)",
+    )
+    ok, said = store_line({"VECTOR_DB": "qdrant"}, "?store=chroma")
+    assert not ok and "store=chroma is stated on the target, but the app reports VECTOR_DB=qdrant" in said
+
+
 def test_openwebui_without_key_is_one_clear_problem(monkeypatch, capsys):
     monkeypatch.delenv("OPENWEBUI_API_KEY", raising=False)
     code, out, _ = _cli(["--openwebui", "http://127.0.0.1:9"], monkeypatch, capsys)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -146,3 +147,40 @@ class EndRecord:
     finished: str
     error: str | None = None
     record: str = "end"
+
+
+# --- a target's vector store, part of its identity (issue 47) ---------------------------------------------------
+
+#: the spec parameter that states an app's vector store (`openwebui:vector@URL?store=pgvector-halfvec-hnsw`)
+STORE_PARAM = "store"
+_DANGLING = re.compile(r"[?&](?=[\s\]]|$)")  # a `?` or `&` left with no parameter after it
+_STORE_IN_SPEC = re.compile(r"([?&])store=([^&#\s\]]*)")  # a value ends at &, #, a space or ] (history's words)
+
+
+def spec_store(spec: str) -> str | None:
+    """The store a spec text states (`...?store=NAME`), else None."""
+    found = _STORE_IN_SPEC.search(spec)
+    return found.group(2) or None if found else None
+
+
+def without_store(spec: str) -> str:
+    """A spec text or target name with its `store=` parameter removed: what two runs of one target on different
+    stores have in common."""
+    text = _STORE_IN_SPEC.sub(lambda m: m.group(1), spec).replace("?&", "?").replace("&&", "&")
+    return _DANGLING.sub("", text)
+
+
+def record_store(record: object) -> str | None:
+    """The store a results record names: a target record's `config.store.name` (the app's own report or the
+    spec's statement, `Target.describe()`), else `store=` in its spec or target text (an ingest point's target is
+    its spec, a grow rung's target its name); None where the record names none."""
+    config = getattr(record, "config", None)
+    if isinstance(config, Mapping):
+        store = config.get("store")
+        if isinstance(store, Mapping) and isinstance(store.get("name"), str) and store["name"]:
+            return str(store["name"])
+    for attribute in ("spec", "target", "name"):
+        text = getattr(record, attribute, None)
+        if isinstance(text, str) and spec_store(text):
+            return spec_store(text)
+    return None

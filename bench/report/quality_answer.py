@@ -30,9 +30,10 @@ class Difference:
         return self.p_holm < SIGNIFICANCE_LEVEL
 
     def gain(self) -> str:
-        """ "+0.028 over bm25 [+0.009, +0.046], significant after Holm" or "... not significant after Holm"."""
+        """ "+0.028 over bm25 [+0.009, +0.046], significant after Holm"; a loss: "-0.207 against bm25 [...]"."""
         verdict = "significant after Holm" if self.significant else "not significant after Holm"
-        return f"{self.diff:+.3f} over {self.worse} [{self.ci_low:+.3f}, {self.ci_high:+.3f}], {verdict}"
+        against = "over" if self.diff >= 0 else "against"  # a loss is not a gain "over" the other
+        return f"{self.diff:+.3f} {against} {self.worse} [{self.ci_low:+.3f}, {self.ci_high:+.3f}], {verdict}"
 
 
 def difference(results: Results, measure: str, better: str, worse: str) -> Difference | None:
@@ -82,7 +83,7 @@ def _best_line(results: Results, measure: str, label: str, ranked: list[MetricRe
     gains = [d.gain() if d else f"not tested against {o.target}" for d, o in zip(found, rest)]
     clauses = [f"{head}, " + "; ".join(gains)]
     if not any(d is not None and d.significant for d in found):
-        clauses[0] += f" (no target is better than another on {label} with significance)"
+        clauses[0] += f"; no significant winner on {label}"
         return clauses[0]
     for upper, lower in itertools.pairwise(rest):  # the others in order: only neighbours, so n targets give n clauses
         d = difference(results, measure, upper.target, lower.target)
@@ -112,4 +113,5 @@ def answer_heading(results: Results) -> str:
     """What the answer lines answer, in one line."""
     measure = results.header.measures[0] if results.header.measures else ""
     label = results.header.measure_labels.get(measure, measure)
-    return f"Answer on {label} (gain [95% interval]; paired randomization test, Holm-corrected, at {SIGNIFICANCE_LEVEL})"
+    test = f"paired randomization test, Holm-corrected, at {SIGNIFICANCE_LEVEL}"
+    return f"Answer on {label} (gain [95% interval]; {test})"

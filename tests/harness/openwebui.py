@@ -30,10 +30,27 @@ def env_dir() -> Path:
     return env_root() / f"open-webui-{VERSION}"
 
 
+def pgvector_store(db_url: str, extra_path: Path, dim: int) -> dict[str, str]:
+    """The environment that puts Open WebUI's vectors in PostgreSQL + pgvector as halfvec under an HNSW index (its
+    own database stays SQLite in DATA_DIR); `extra_path` holds the `postgres` extra's packages (pgvector,
+    psycopg2-binary: scripts/envs/pgvector.sh), put on its PYTHONPATH so that its own environment stays as built.
+    Open WebUI pads (or cuts) every vector to PGVECTOR_INITIALIZE_MAX_VECTOR_LENGTH, 1536 by default: set to the
+    embedder's `dim`, so that the store holds what Chroma holds (MiniLM: 384) and no zeros."""
+    return {
+        "VECTOR_DB": "pgvector",
+        "PGVECTOR_DB_URL": db_url,
+        "PGVECTOR_USE_HALFVEC": "true",
+        "PGVECTOR_INDEX_METHOD": "hnsw",
+        "PGVECTOR_INITIALIZE_MAX_VECTOR_LENGTH": str(dim),
+        "PYTHONPATH": str(extra_path),
+    }
+
+
 def start_openwebui(
-    work_dir: Path, log_path: Path, embed_url: str, embed_model: str
+    work_dir: Path, log_path: Path, embed_url: str, embed_model: str, store_env: dict[str, str] | None = None
 ) -> tuple[ManagedProcess, OpenWebUIServer]:
-    """Start the server, wait for /health, sign up the admin and create its API key.
+    """Start the server, wait for /health, sign up the admin and create its API key. `store_env`: the vector store's
+    settings (default Chroma in DATA_DIR; `pgvector_store(...)` for PostgreSQL).
 
     The caller stops the returned process; if anything here fails, the process is stopped first."""
     data_dir = work_dir / "data"
@@ -60,6 +77,7 @@ def start_openwebui(
         # Default 1: one HTTP request per chunk. Hybrid search re-embeds every candidate chunk per query.
         "RAG_EMBEDDING_BATCH_SIZE": "32",
         "NO_PROXY": "127.0.0.1,localhost",
+        **(store_env or {}),
     }
     argv = [str(env_dir() / "bin" / "open-webui"), "serve", "--host", "127.0.0.1", "--port", str(port)]
     proc = start_process("open-webui", argv, log_path, env=env, cwd=work_dir)

@@ -64,8 +64,10 @@ def start_process(
     log_path: Path,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
+    user: int | None = None,
 ) -> ManagedProcess:
-    """Start `argv` in its own process group, stdout and stderr appended to `log_path`."""
+    """Start `argv` in its own process group, stdout and stderr appended to `log_path`; as uid `user` where given
+    (PostgreSQL refuses to run as root)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     full_env = {**os.environ, **(env or {})}
     with log_path.open("ab") as log:
@@ -80,6 +82,7 @@ def start_process(
             env=full_env,
             cwd=cwd,
             start_new_session=True,
+            user=user,
         )
     return ManagedProcess(name=name, argv=argv, log_path=log_path, popen=popen, env=dict(env or {}))
 

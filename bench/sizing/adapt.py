@@ -30,8 +30,13 @@ from bench.sizing.slo import sig3
 # A probe offered at most this share of the capacity the search assumes: a server that keeps up answers about what
 # it is sent (a queue under capacity settles), so answering much less is a capacity that fell, not an overload.
 COLLAPSE_OFFERED = 0.9
-# ... and answered more than this share less than it was sent (and by more than 3 Poisson deviations).
+# ... and answered more than this share less than it was sent (and by more than 3 Poisson deviations), and less than
+# COLLAPSE_OF_CAPACITY of that capacity (issue 45: 5.9/s where the closed loop carried 18.5/s). A probe near an
+# optimistic capacity whose queue built up answers less than it was sent too (25.9/s offered, 13.4/s answered in
+# the 3 s before its failure was certain, on a server of 27/s): no collapse, and restarting from it poisoned the
+# model (a server 2.4 times slower than it is).
 COLLAPSE_SHORT = 0.2
+COLLAPSE_OF_CAPACITY = 0.5
 # The search starts at most this busy: a few hundred measured service times of a heavy tail miss most of it (173
 # draws of a lognormal of CV 1.5 put its M/G/4 start at 29.7/s, over the 27/s capacity: 60 s warm-ups that failed),
 # and a probe near capacity costs minutes of warm-up.
@@ -48,7 +53,8 @@ class SearchState(Protocol):
 
 def collapse(state: SearchState, probe: Probe) -> tuple[float, float, str] | None:
     """(the capacity measured now, the rate to restart from, why) when `probe` failed at a rate well under the
-    assumed capacity and its server answered far less than it was sent; None otherwise."""
+    assumed capacity and its server answered far less than it was sent and than half that capacity; None otherwise.
+    Its window must have run whole (the caller's): one that ended early holds the answers of a queue still filling."""
     capacity, point = state.capacity, probe.point
     if capacity is None or not probe.failed or probe.too_busy is not None or probe.confirmed is False:
         return None
@@ -56,6 +62,8 @@ def collapse(state: SearchState, probe: Probe) -> tuple[float, float, str] | Non
     answered = point.throughput.requests_per_s
     noise = 3.0 * math.sqrt(offered / point.duration_s) if point.duration_s > 0 else math.inf
     if offered > COLLAPSE_OFFERED * capacity or offered - answered <= max(COLLAPSE_SHORT * offered, noise):
+        return None
+    if answered >= COLLAPSE_OF_CAPACITY * capacity:
         return None
     now = max(answered, 0.01 * capacity)
     start = max(float(f"{state.start_rate * now / capacity:.3g}"), 0.01)

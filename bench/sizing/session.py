@@ -327,7 +327,7 @@ class SizeSession:
     def collapsed(self, probe: Probe) -> float | None:
         """The rate to restart the search from when `probe` saw the capacity collapse (adapt.collapse): the capacity,
         model and start become what is measured now, and the probe says why."""
-        found = collapse(self, probe)
+        found = collapse(self, probe) if self.cut is None else None  # a window ended early: a queue still filling
         if found is None or self.capacity is None:
             return None
         now, start, probe.collapse = found

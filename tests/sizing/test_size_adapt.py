@@ -12,7 +12,7 @@ import pytest
 
 from bench.load.histograms import encode, from_values, summary_ms
 from bench.results.schema import LoadRequests, Throughput
-from bench.sizing.adapt import collapse, lower_rate, modelled_start
+from bench.sizing.adapt import collapse, extension_s, lower_rate, modelled_start, requests_to_decide
 from bench.sizing.judge import doubt, verdict_line
 from bench.sizing.recommend import recommend
 from bench.sizing.search import (
@@ -252,3 +252,52 @@ def test_an_inconclusive_probe_extended_is_judged_on_both_windows():
     other_rate = windows_of(window, rate=12.0)
     state.points = [first, other_rate]
     assert extended(state, other_rate, None) is other_rate  # a window at another rate is no extension
+
+
+def test_an_inconclusive_probe_is_measured_again_only_when_a_longer_window_may_decide_it():
+    """At the truth the SLO sits on the percentile: no window the budget holds decides it, and measuring it again
+    spent 83 s of a 300 s budget for nothing (400 ms server, p95 ≤ 2 s at 1.72/s). The search asks first."""
+    measured: list[float] = []
+
+    def measure(rate: float):
+        measured.append(rate)
+        return open_point(rate)
+
+    straddles = Doubt("inconclusive", fails=False, undecided=Undecided.INCONCLUSIVE)
+    kept = judge_probe(measure, 1.72, Slo(100.0), unsteady=lambda p: straddles, extend=lambda p: False)
+    assert measured == [1.72] and kept.inconclusive and not kept.failed
+    judge_probe(measure, 1.5, Slo(100.0), unsteady=lambda p: straddles, extend=lambda p: True)
+    assert measured == [1.72, 1.5, 1.5]  # one more window where it may decide
+    fixed = ServiceModel(np.array([0.4]), 1)  # the 400 ms server: at its truth no window decides a p95 of 2 s
+    state = SimpleNamespace(plan=_Plan(percentile=95.0, slo_ms=2000.0), capacity=2.5, model=fixed)
+    at_truth = open_point(1.72)
+    at_truth.duration_s, at_truth.requests.ok = 70.0, 121
+    assert extension_s(state, at_truth, requests_to_decide(state, 1.72)) is None  # type: ignore[arg-type]
+    well_under = open_point(0.5)
+    well_under.duration_s, well_under.requests.ok = 60.0, 80  # 117 decide it: 80 and 60 more in twice the window
+    assert extension_s(state, well_under, requests_to_decide(state, 0.5)) is not None  # type: ignore[arg-type]
+
+
+def test_a_queue_still_filling_when_its_window_ended_early_is_no_collapse():
+    """25.9/s offered on a 27/s server whose closed loop read 32.4/s: the failure was certain after 3 s and the
+    window ended, its server having answered 13.4/s of what was sent — a queue filling, not a capacity that fell.
+    Restarting from it made the model 2.4 times slower than the server. A whole window that answered as little is
+    a collapse; one that answered more than half the capacity is not."""
+    from bench.sizing.session import SizeSession
+
+    def failed(offered: float, answered: float):
+        record = open_point(offered)
+        record.throughput = Throughput(answered, answered * 8, answered * 8 * 128, "tokenizer")
+        record.duration_s = 30.0
+        return judge_probe(lambda rate: record, offered, Slo(1.0), majority=False)
+
+    said: list[str] = []
+    state = SimpleNamespace(
+        plan=_Plan(), capacity=32.4, model=None, start_rate=25.9, cut="ended early: …", say=said.append
+    )
+    assert SizeSession.collapsed(state, failed(21.6, 13.4)) is None  # type: ignore[arg-type]
+    state.cut = None
+    assert collapse(state, failed(21.6, 20.0)) is None  # type: ignore[arg-type]  # answered what it was sent
+    assert collapse(state, failed(21.6, 17.0)) is None  # type: ignore[arg-type]  # over half the capacity
+    assert SizeSession.collapsed(state, failed(21.6, 6.0)) is not None  # type: ignore[arg-type]
+    assert state.capacity == 6.0 and said and "collapsed" in said[0]

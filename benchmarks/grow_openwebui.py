@@ -7,6 +7,11 @@ minutes, not hours. Prints the command, then the chunks each knowledge base hold
         [--queries 20] [--modes vector,hybrid] [--max-chunks K] [--limit-s 2400] [--out reports/grow-openwebui]
         [--meter-port P [--unit chunks]]
 
+With --store pgvector-halfvec-hnsw, Open WebUI keeps its vectors in a PostgreSQL 18 + pgvector 0.8.2 the script
+starts (tests/harness/pgvector.py; halfvec under HNSW, vectors of the stand-in's 128 dimensions): grow's data_dir=
+is PostgreSQL's data folder, the store's memory (PSS of its processes) is sampled beside the app's RSS, and every
+target names its store (`store=`), so that compare and history never pair the two ladders. Default: chroma.
+
 With --meter-port, Open WebUI embeds through grow's meter (`--meter-upstream embedding=` the stand-in, on port P):
 each rung's embedding calls are recorded, and `--unit chunks` counts the rungs in Open WebUI's chunks.
 
@@ -29,11 +34,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.harness.hash_embedder import HashEmbedder, watch_grow
-from tests.harness.openwebui import OpenWebUIServer, start_openwebui
+from tests.harness.hash_embedder import DIMS, HashEmbedder, tree_pss_kib, watch_grow
+from tests.harness.openwebui import OpenWebUIServer, pgvector_store, start_openwebui
+from tests.harness.pgvector import PostgresServer, openwebui_extra, start_postgres, stop_postgres
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
 
 REPO = Path(__file__).resolve().parents[1]
+PGVECTOR = "pgvector-halfvec-hnsw"
 
 
 def start_reranker(log: Path) -> tuple[ManagedProcess, str]:
@@ -76,6 +83,7 @@ def main() -> None:
     parser.add_argument("--meter-port", type=int, default=0, help="embed through grow's meter on this port")
     parser.add_argument("--unit", default="docs", help="docs, or chunks (with --meter-port)")
     parser.add_argument("--reranker", action="store_true", help="serve the stand-in cross-encoder for mode rerank")
+    parser.add_argument("--store", default="chroma", choices=("chroma", PGVECTOR), help="Open WebUI's vector store")
     args = parser.parse_args()
     os.environ.update(CHUNK_SIZE=str(args.chunk_size), CHUNK_OVERLAP="0")
     # Chroma keeps every collection it opened in memory (Open WebUI makes one per file beside the knowledge base's):
@@ -98,20 +106,42 @@ def main() -> None:
 
 
 def with_app(args: argparse.Namespace, embed_url: str) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        webui, server = start_openwebui(root / "openwebui", args.out.with_suffix(".app.log"), embed_url, "hash")
-        try:
-            run_grow(args, server, webui.popen.pid)
+    postgres: tuple[ManagedProcess, PostgresServer] | None = None
+    if args.store == PGVECTOR:
+        postgres = start_postgres(args.out.with_suffix(".postgres.log"))
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            with_store(args, embed_url, Path(tmp), postgres)
+    finally:
+        if postgres is not None:
+            stop_postgres(*postgres)
+
+
+def with_store(
+    args: argparse.Namespace, embed_url: str, root: Path, postgres: tuple[ManagedProcess, PostgresServer] | None
+) -> None:
+    store_env = pgvector_store(postgres[1].url, openwebui_extra(), DIMS) if postgres else None
+    log = args.out.with_suffix(".app.log")
+    webui, server = start_openwebui(root / "openwebui", log, embed_url, "hash", store_env)
+    try:
+        store_dir = postgres[1].data_dir if postgres else server.data_dir / "vector_db"
+        run_grow(args, server, webui.popen.pid, store_dir, postgres[0].pid if postgres else None)
+        if postgres:
+            counts = postgres[1].sql("select count(distinct collection_name), count(*) from document_chunk")
+            print("collections|chunks in PostgreSQL:", counts, flush=True)
+            print(f"postgres PSS now: {tree_pss_kib(postgres[0].pid) / 1024:.0f} MiB", flush=True)
+        else:
             print("chunks per collection:", chunks_per_collection(server.data_dir), flush=True)
-            files = (server.data_dir / "vector_db").rglob("*")
-            print("vector_db bytes:", sum(f.stat().st_size for f in files if f.is_file()), flush=True)
-        finally:
-            stop_process(webui)
+        files = store_dir.rglob("*")
+        print("store bytes:", sum(f.stat().st_size for f in files if f.is_file()), flush=True)
+    finally:
+        stop_process(webui)
 
 
-def run_grow(args: argparse.Namespace, server: OpenWebUIServer, app_pgid: int) -> None:
-    url, data_dir = server.url, server.data_dir
+def run_grow(
+    args: argparse.Namespace, server: OpenWebUIServer, app_pgid: int, store_dir: Path, store_pgid: int | None
+) -> None:
+    url = server.url
     argv = [sys.executable, "-m", "bench", "grow", "--dataset", "builtin:numpy-docs", "--rungs", args.rungs]
     argv += ["--queries", str(args.queries), "--slo", "p99=2s", "--keep", "--out", str(args.out), "--overwrite"]
     argv += ["--unit", args.unit]
@@ -122,14 +152,15 @@ def run_grow(args: argparse.Namespace, server: OpenWebUIServer, app_pgid: int) -
             argv += ["--meter-upstream", f"rerank={args.reranker_url}"]
             rerank_url = f"http://127.0.0.1:{args.meter_port}/rerank/rerank"
     for mode in args.modes.split(","):
-        spec = f"{mode}=openwebui:{mode}@{url}?kb=grow-{mode}&data_dir={data_dir / 'vector_db'}"
+        # Named with the store: grow's records keep a target's name only, and a name is what pairs ladders.
+        spec = f"{mode}-{args.store}=openwebui:{mode}@{url}?kb=grow-{mode}&data_dir={store_dir}&store={args.store}"
         if mode == "rerank":
             spec += f"&reranker_url={rerank_url}&reranker_model=minilm-reranker-standin"
         argv += ["-t", spec + (f"&max_chunks={args.max_chunks}" if args.max_chunks else "")]
-    print("ragbench", " ".join(argv[3:]).replace(url, "URL").replace(str(data_dir), "DATA"), flush=True)
+    print("ragbench", " ".join(argv[3:]).replace(url, "URL").replace(str(store_dir), "DATA"), flush=True)
     env = {**os.environ, "OPENWEBUI_API_KEY": server.api_key, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(argv, cwd=REPO, env=env)
-    watch_grow(proc, app_pgid, args.out.with_suffix(".rss.csv"), args.limit_s, args.max_rss_gib)
+    watch_grow(proc, app_pgid, args.out.with_suffix(".rss.csv"), args.limit_s, args.max_rss_gib, store_pgid)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Inputs are results files or folders (bench.gate.inputs): files are paired by the
 each pair gets its quality, cost, identity, load, ingest and grow checks (bench.gate.quality, cost, identity, load,
 ingest, grow). A target whose two runs name different vector stores (`store=` on an app target, or the store the
 app reports) is not paired: one info check says "different stores: A vs B, not paired" and none of its figures is
-compared; a store named on one side only is paired and said in the notes.
+compared, unless --match pairs the two by name (said in the notes); a store named on one side only is paired and
+said in the notes.
 """
 
 from __future__ import annotations
@@ -153,7 +154,9 @@ def _split_stores(
     for b, c in pairs:
         (kind, b_store), (_, c_store) = was[b], now[c]
         name = b if b == c else f"{b} vs {c}"
-        if b_store and c_store and b_store != c_store:
+        if b_store and c_store and b_store != c_store and b in config.match:
+            notes.append(f"{where}{name}: different stores ({b_store} vs {c_store}), paired as --match asks")
+        elif b_store and c_store and b_store != c_store:
             why = f"different stores: {b_store} vs {c_store}, not paired"
             checks.append(Check(kind, source, name, Status.INFO, f"{name}: not gated: {why}", not_gated=why))
             dropped[0].add(b)

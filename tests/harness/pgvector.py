@@ -33,12 +33,14 @@ class PostgresServer:
     bin_dir: Path  # initdb, postgres, psql, pg_isready
 
     def sql(self, query: str) -> str:
-        """`query`'s rows through psql, unaligned (`|` between fields), one a line; raises with psql's words."""
+        """`query`'s rows through psql, unaligned (`|` between fields), one a line; raises with psql's words. The
+        query goes on standard input (an argument is limited to 128 KiB), quietly: SET and the like print nothing."""
         done = subprocess.run(
-            [str(self.bin_dir / "psql"), "-X", "-A", "-t", "-d", self.url, "-c", query],
+            [str(self.bin_dir / "psql"), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", self.url],
+            input=query,
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=300,
         )
         if done.returncode != 0:
             raise RuntimeError(f"psql {query!r}: {done.stderr.strip()}")

@@ -54,3 +54,10 @@ def test_the_demos_answer_in_the_readme_is_what_the_code_prints_for_the_demos_fi
     text = " ".join(README.read_text(encoding="utf-8").split())
     (line,) = answer_lines(DEMO)
     assert " ".join(textwrap.wrap(line)) in text
+
+
+def test_the_pages_that_quote_the_demos_answer_quote_what_the_code_prints():
+    (line,) = answer_lines(DEMO)
+    for page in ("index.md", "quality.md"):
+        text = " ".join((REPO / "docs" / page).read_text(encoding="utf-8").split())
+        assert " ".join(textwrap.wrap(line)) in text, page

@@ -199,11 +199,12 @@ def _search_from(
     epoch: int,
 ) -> float | None:
     """One search from `start_rate` (the probes of this `epoch`); the rate to restart from when the capacity
-    collapsed, else None. Undecided probes move the search like failures below them (a verdict there needs more
-    than the probe had) but bound nothing: after the first pass or undecided rate the search still climbs to a rate
-    that fails outright, so the answer has an upper end."""
+    collapsed, else None. From a start that did not pass, down first to a pass (the answer's lower end, which the
+    user sizes by); then, while no rate above it failed outright, up from the highest rate that did not fail until
+    one does (the upper end: failures far above the truth end early and cost little). Undecided probes move the
+    search like failures below them (a verdict there needs more than the probe had) but bound nothing."""
     bracket = _Bracket()
-    mine = 0
+    mine, failed, cut = 0, list[float](), list[float]()
 
     def probe(rate: float) -> Probe:
         nonlocal mine
@@ -217,17 +218,25 @@ def _search_from(
             raise _Collapsed(again)
         # a failure, a pass on a window cut short or an undecided rate: the search moves down from it
         (bracket.passed if judged.stands else bracket.other).append(rate)
+        if judged.failed or judged.unconfirmed is not None:  # above a cut window the budget holds still less
+            (failed if judged.failed else cut).append(rate)
         return judged
 
+    def climb(rate: float) -> None:  # up until a rate fails outright (or passes on a cut window)
+        while mine < rules.max_probes and not (judged := probe(rate := rate * rules.growth)).failed:
+            if judged.unconfirmed is not None:
+                break
+
     try:
-        first = probe(start_rate)
-        rate, climbing = start_rate, first.stands or first.undecided
-        while climbing and mine < rules.max_probes:  # up until a rate fails outright (or passes on a cut window)
-            judged = probe(rate := rate * rules.growth)
-            climbing = judged.stands or judged.undecided
         rate = start_rate
+        first = probe(rate)
+        if first.stands:
+            climb(rate)
         while mine < rules.max_probes and bracket.good is None and step.lower(rate) >= rules.min_rate:
             probe(rate := step.lower(rate))  # down until one passes
+        low = bracket.good if bracket.good is not None else 0.0
+        if not any(r > low for r in failed + cut):  # no upper end yet: up from the highest undecided rate
+            climb(max((r for r in bracket.other if r > low), default=max(low, start_rate)))
         while mine < rules.max_probes and (mid := bracket.midpoint(rules.tolerance)) is not None:
             probe(mid)
     except _Collapsed as collapsed:

@@ -67,8 +67,7 @@ from bench.sizing.service_model import ServiceModel, fixed_service, service_mode
 from bench.sizing.slo import sig3
 from bench.sizing.steady import Growth, failure_certain, growth
 
-# What the next probe may plan on of the budget left: its check (Budget.require), a moment later, finds a hair less.
-PLANNED_SHARE = 0.98
+PLANNED_SHARE = 0.98  # of the budget left, what a probe plans on: its check (Budget.require) finds a hair less
 
 
 class SizeSession:
@@ -237,6 +236,8 @@ class SizeSession:
         decide = requests_to_decide(self, rate)
         decidable = decide if decide is not None and decide / rate <= MAX_PROBE_S else None  # else: its even share
         need = warm + max(max(plan.probe_requests, decidable or 0) / rate, settle)
+        if self.model is not None and decidable is None:
+            need = 0.0  # no window decides it here (the SLO sits on the percentile): its even share, for a failure
         share = min(left, max(left / max(self.search_left, 1), need))
         extended = self._extension(rate)
         if extended is not None:  # an undecided measurement at this rate: a window twice as long when it fits
@@ -325,8 +326,7 @@ class SizeSession:
         )
 
     def collapsed(self, probe: Probe) -> float | None:
-        """The rate to restart the search from when `probe` saw the capacity collapse (adapt.collapse): the capacity,
-        model and start become what is measured now, and the probe says why."""
+        """The rate to restart from when `probe` saw the capacity collapse (adapt.collapse), which becomes it."""
         found = collapse(self, probe) if self.cut is None else None  # a window ended early: a queue still filling
         if found is None or self.capacity is None:
             return None

@@ -301,3 +301,28 @@ def test_a_queue_still_filling_when_its_window_ended_early_is_no_collapse():
     assert collapse(state, failed(21.6, 17.0)) is None  # type: ignore[arg-type]  # over half the capacity
     assert SizeSession.collapsed(state, failed(21.6, 6.0)) is not None  # type: ignore[arg-type]
     assert state.capacity == 6.0 and said and "collapsed" in said[0]
+
+
+def test_from_an_undecided_start_the_search_goes_down_to_a_pass_first_then_up_to_a_failure():
+    """The answer's lower end is what a user sizes by: the budget goes to it first (400 ms server, p95 ≤ 2 s: from
+    an inconclusive 1.72/s the search climbed to 2.15 and 2.69/s first and had 18 s left for 1.38/s). Then, with no
+    rate failed above the pass, up from the highest undecided rate until one fails outright (cheap far above)."""
+    order: list[float] = []
+
+    def measure(rate: float):
+        order.append(rate)
+        return (
+            open_point(rate * 20) if rate >= 2.5 else open_point(rate)
+        )  # fails outright from 2.5/s (50/s: past capacity)
+
+    def straddle(p):
+        return (
+            Doubt("inconclusive", fails=False, undecided=Undecided.INCONCLUSIVE) if 1.5 < (p.rate or 0) < 2.5 else None
+        )
+
+    found = saturation_search(
+        measure, 1.72, Slo(100.0), unsteady=straddle, rules=SearchRules(growth=1.25, confirm=False, tolerance=0.3)
+    )
+    firsts = list(dict.fromkeys(order))  # each rate once (an undecided one is measured twice)
+    assert firsts[:2] == [1.72, pytest.approx(1.376)]  # down first, to a pass
+    assert found.rate == pytest.approx(1.376) and found.first_failure is not None and found.first_failure >= 2.5

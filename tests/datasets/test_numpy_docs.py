@@ -46,6 +46,15 @@ def test_built_once_then_reused_and_the_same_from_scratch(cache_dir, tmp_path):
     assert load_dataset(again).fingerprint() == load_dataset(first).fingerprint()  # deterministic
 
 
+def test_what_another_library_did_to_numpys_docstrings_is_not_in_the_set(cache_dir, tmp_path, monkeypatch):
+    """scipy, once imported, adds a section to `numpy.sinc`'s docstring: the set built after it held that text under
+    the same name (bm25's nDCG@10 0.6429 instead of 0.6427). Built in a fresh interpreter, it is numpy's alone."""
+    monkeypatch.setattr(numpy.sinc, "__doc__", (numpy.sinc.__doc__ or "") + "\n\nInjected by another library.")
+    folder = numpy_docs_dataset(tmp_path / "after-import")
+    assert "Injected by another library" not in (folder / "corpus.jsonl").read_text()
+    assert "numpy.sinc" in load_dataset(folder).corpus
+
+
 def test_an_unfinished_build_is_replaced_not_trusted(cache_dir):
     folder = numpy_docs_dataset()
     (folder / "ORIGIN.md").unlink()  # what a build killed before its last file leaves

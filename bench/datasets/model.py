@@ -11,7 +11,7 @@ from bench.datasets.answers import derived_qrels
 
 
 class DatasetFormat(StrEnum):
-    """How a dataset is laid out on disk (README "Datasets")."""
+    """How a dataset is laid out on disk (docs/datasets.md)."""
 
     BEIR = "beir"
     TREC = "trec"

@@ -136,9 +136,12 @@ def _count(n: int | None) -> str:
 
 def _notes(record: InterleavedRecord, slices: int) -> list[str]:
     """How the figures were made (the grain: whole windows or slices), and what was not judged."""
+    interval = f"exact {record.confidence:.0%} Wilcoxon signed-rank interval (Student t on the logs below 6 rounds)"
+    if record.max_time_s is not None:
+        interval = f"{record.confidence:.0%} anytime-valid interval (--max-time, below)"
     notes = [
-        "Ratio: the Hodges-Lehmann estimate of the rounds' ratios (median of their logs' Walsh averages), exact "
-        f"{record.confidence:.0%} Wilcoxon signed-rank interval (Student t on the logs below 6 rounds). "
+        "Ratio: the Hodges-Lehmann estimate of the rounds' ratios (median of their logs' Walsh averages), "
+        f"{interval}. "
         f"Smallest step: the ratio seen with {record.power:.0%} power at a one-sided {record.false_alarm:.1%} false-"
         "alarm rate from the paired noise (1.4826 × MAD of log B/A) and from the unpaired noise of the same "
         "windows. The "

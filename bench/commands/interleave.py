@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from bench.commands.load_request import LoadRequest
     from bench.load.interleave import Rounds
     from bench.load.interleave_budget import RoundsRule, SoFar
+    from bench.results.store import Results
 
 
 def round_figures(record: LoadPointRecord, quantity: str) -> dict[str, float | None]:
@@ -72,8 +73,36 @@ def paired_record(
     stats and, where compare's limit is given, its verdict. `max_time_s` (a run that looked after every round):
     the anytime-valid intervals. Rounds the machine was too busy for are left out; undecided with too many of
     them, the verdict is `too busy`."""
+    quantity = p99_quantity(done.a[0])
+    limits = paired.limits_of(config)
+    rounds = round_records(point, done, quantity, limits)
+    figures, verdict = paired.judged_figures(rounds, limits, anytime=max_time_s is not None)
+    said = str(verdict) if verdict is not None else paired.NOT_GATED
+    if any(limits.values()) and anytime.too_busy_to_decide(rounds, verdict in (None, Verdict.INCONCLUSIVE)):
+        said = anytime.TOO_BUSY
+    return InterleavedRecord(
+        baseline=done.a[0].endpoint,
+        current=done.b[0].endpoint,
+        point=point_label(point),
+        latency=quantity,
+        rounds=rounds,
+        figures=figures,
+        verdict=said,
+        not_judged=paired.not_judged(figures, limits),
+        max_time_s=max_time_s,
+        stopped=done.stopped,
+        confidence=CONFIDENCE,
+        false_alarm=paired.FALSE_ALARM,
+        power=paired.POWER,
+    )
+
+
+def round_records(
+    point: PointConfig, done: Rounds, quantity: str, limits: dict[str, float | None]
+) -> list[InterleavedRound]:
+    """Each round's figures on both sides, its ratios, its slices' texts/s, its client lag, the host, and
+    whether the machine was too busy for it (`round_busy`, on `busy_scale_ms`)."""
     a, b = done.a, done.b
-    quantity = p99_quantity(a[0])
     sides = [(round_figures(x, quantity), round_figures(y, quantity)) for x, y in zip(a, b, strict=True)]
     rounds = [
         InterleavedRound(
@@ -97,28 +126,9 @@ def paired_record(
             zip(sides, done.firsts, done.a_slices, done.b_slices, a, b, strict=True)
         )
     ]
-    limits = paired.limits_of(config)
     for r, x, y, (fa, fb), cut in zip(rounds, a, b, sides, done.a_slices, strict=True):
         r.machine, r.too_busy = round_busy(x, y, busy_scale_ms(point, fa["p50"], fb["p50"], cut, limits))
-    figures, verdict = paired.judged_figures(rounds, limits, anytime=max_time_s is not None)
-    said = str(verdict) if verdict is not None else paired.NOT_GATED
-    if any(limits.values()) and anytime.too_busy_to_decide(rounds, verdict in (None, Verdict.INCONCLUSIVE)):
-        said = anytime.TOO_BUSY
-    return InterleavedRecord(
-        baseline=a[0].endpoint,
-        current=b[0].endpoint,
-        point=point_label(point),
-        latency=quantity,
-        rounds=rounds,
-        figures=figures,
-        verdict=said,
-        not_judged=paired.not_judged(figures, limits),
-        max_time_s=max_time_s,
-        stopped=done.stopped,
-        confidence=CONFIDENCE,
-        false_alarm=paired.FALSE_ALARM,
-        power=paired.POWER,
-    )
+    return rounds
 
 
 def interleave_command(
@@ -128,14 +138,13 @@ def interleave_command(
     window that measured nothing raises MeasurementFailed (exit 3) once everything is written. `started`: the
     clock (time.monotonic) when the command began, where `--max-time` counts from."""
     from bench.commands.load import check_load, gate_limits
-    from bench.commands.load_console import raise_if_failed, show_points
-    from bench.load.interleave import missing_pairs, run_interleave
+    from bench.commands.load_console import raise_if_failed
+    from bench.load.interleave import run_interleave
     from bench.load.interleave_slices import slices_per_window
     from bench.load.shares import check_request_memory
     from bench.load.workload import load_workload
     from bench.report import write_report
     from bench.results.lifecycle import Output
-    from bench.results.store import Results
 
     specs, plan = check_load(request)
     config = gate_limits(request)
@@ -152,35 +161,29 @@ def interleave_command(
     def judge(point: PointConfig, done: Rounds) -> SoFar:
         return so_far(paired_record(point, done.complete(), config, max_time_s))
 
-    def show(results: Results) -> None:
-        show_points(results)
-        for record in results.interleaved:
-            print("\n".join(paired.describe(record)), flush=True)
-        for line in missing_pairs(results):
-            print(line, flush=True)
-
     output = Output(
         request.out, request.overwrite, report=write_report, show=show, say=print, progress=True, origin=request.origin
     )
     slices = slices_per_window(plan.base.duration_s or 0.0, request.slice, request.rate is not None)
-    rule_for = None
-    if max_time_s is not None:
+    rules = None
+    if max_time_s is not None:  # the rounds' budget: the two windows (warm-ups included) guess the first round
         window_s = 2 * ((plan.base.duration_s or 0.0) + plan.base.warmup_s)
-        rule_for = budget_rule(max_time_s, started if started is not None else time.monotonic(), window_s, config)
-    run_interleave(
-        specs,
-        plan,
-        workload,
-        output,
-        pair,
-        records.append,
-        slices=slices,
-        rule_for=rule_for,
-        judge=judge,
-        max_time_s=max_time_s,
-    )
+        rules = budget_rule(max_time_s, started if started is not None else time.monotonic(), window_s, config)
+    run_interleave(specs, plan, workload, output, pair, records.append, None, slices, rules, judge, max_time_s)
     raise_if_failed(records, request.out / "report.html")
     return records, pairs
+
+
+def show(results: Results) -> None:
+    """The load table, then each point's paired verdict and figures, and the points left without one."""
+    from bench.commands.load_console import show_points
+    from bench.load.interleave import missing_pairs
+
+    show_points(results)
+    for record in results.interleaved:
+        print("\n".join(paired.describe(record)), flush=True)
+    for line in missing_pairs(results):
+        print(line, flush=True)
 
 
 def check_budget_flags(request: LoadRequest) -> None:

@@ -134,7 +134,7 @@ class LoadRequest:
     )
     rounds: int = field(
         default=10,
-        metadata=option(Flag(("--rounds",), "--interleave: rounds (one window per endpoint each).")),
+        metadata=option(Flag(("--rounds",), "--interleave: rounds (a window per endpoint each); not with --max-time.")),
     )
     window: str = field(
         default="2s",

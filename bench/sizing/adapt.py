@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
-from bench.load.points import carried_rate
+from bench.load.points import carried_rate, recorded_us
 from bench.results.schema import LoadPointRecord
 from bench.sizing.plan import (
     MAX_PROBE_S,
@@ -20,11 +20,12 @@ from bench.sizing.plan import (
     OVERRUN,
     SizePlan,
     probe_settle_s,
+    probe_stretch,
     probe_warmup,
     search_start,
 )
 from bench.sizing.search import CARRIED_SHORT, Probe, Saturation, saturation_from, sent_share
-from bench.sizing.service_model import ServiceModel
+from bench.sizing.service_model import ServiceModel, requests_for
 from bench.sizing.slo import sig3
 
 # A probe offered at most this share of the capacity the search assumes: a server that keeps up answers about what
@@ -44,10 +45,13 @@ START_MAX_BUSY = 0.8
 STEPS_DOWN = 8  # how far below a rate the search looks for one whose verdict its budget can reach
 
 
-class SearchState(Protocol):
+class Modelled(Protocol):
     plan: SizePlan
     capacity: float | None
     model: ServiceModel | None
+
+
+class SearchState(Modelled, Protocol):
     start_rate: float
 
 
@@ -148,7 +152,8 @@ def start_text(model: ServiceModel | None) -> str:
 def tighter_text(state: SearchState, saturation: Saturation, spent_s: float) -> str | None:
     """What a tighter answer needs when the answer is an interval wider than --tolerance (or no rate passed below a
     failure): the requests a verdict needs at the undecided rates (or the interval's middle) by the measured service
-    times' queue, the seconds a probe that makes, and the --max-time that would hold one more such probe each."""
+    times' queue and the probe's own window (decide_after), the seconds a probe that makes, and the --max-time that
+    would hold one more such probe each."""
     plan, model = state.plan, state.model
     low, high = saturation.rate, saturation.first_failure
     if high is None or (low is not None and (high - low) / low <= plan.tolerance):
@@ -157,10 +162,20 @@ def tighter_text(state: SearchState, saturation: Saturation, spent_s: float) -> 
     rates = saturation.inconclusive or [(low + high) / 2 if low is not None else high / MODEL_GROWTH]
     said: list[str] = []
     seconds = 0.0
+    measured = {p.judged_rate: p.point for p in saturation.probes if p.inconclusive}
     for rate in rates:
-        needed = model.requests_to_decide(rate, slo_s, plan.slo.percentile) if model else None
+        seen = measured.get(rate)
+        needed = (
+            (
+                decide_after(state, seen)
+                if seen is not None
+                else model.requests_to_decide(rate, slo_s, plan.slo.percentile)
+            )
+            if model
+            else None
+        )
         if model is not None and needed is None:
-            said.append(f"at {sig3(rate)}/s the SLO sits on the simulated {plan.slo.name}: no window decides it")
+            said.append(f"at {sig3(rate)}/s the SLO sits on its {plan.slo.name}: no window decides it")
             continue
         needed = needed or plan.probe_requests
         probe_s = probe_warmup(plan, rate, state.capacity) + needed / rate
@@ -171,7 +186,7 @@ def tighter_text(state: SearchState, saturation: Saturation, spent_s: float) -> 
         "a tighter answer needs a verdict between "
         + (f"{sig3(low)} and " if low is not None else "0 and ")
         + f"{sig3(high)} requests/s — {'; '.join(said)}"
-        + (" (by the queue of the measured service times)" if model else "")
+        + (" (by the queue of the measured service times and each probe's own share under the SLO)" if model else "")
         + budget
     )
 
@@ -186,7 +201,7 @@ def best_so_far(probes: list[Probe]) -> str:
     return "a lower bound"
 
 
-def extension_s(state: SearchState, last: LoadPointRecord, decide: int | None) -> float | None:
+def extension_s(state: Modelled, last: LoadPointRecord, decide: int | None) -> float | None:
     """The warm-up and window a probe gets after its inconclusive window `last`: twice that window (pooled with it:
     judge.pooled), when the service distribution's queue says both windows together may decide it (or there is no
     model); else None — the budget goes to rates that can be decided."""
@@ -197,8 +212,41 @@ def extension_s(state: SearchState, last: LoadPointRecord, decide: int | None) -
     return probe_warmup(state.plan, rate, state.capacity) + window
 
 
-def requests_to_decide(state: SearchState, rate: float) -> int | None:
+def requests_to_decide(state: Modelled, rate: float) -> int | None:
     """Requests a verdict at `rate` needs by the measured service distribution's queue (None: no model, or no window
     decides it there: the SLO sits on the percentile)."""
     slo = state.plan.slo
     return state.model.requests_to_decide(rate, slo.ms / 1000.0, slo.percentile) if state.model else None
+
+
+def stretch_at(state: Modelled, rate: float) -> float:
+    """Requests in a row that move together at `rate`: from the measured service distribution's queue when there is
+    one (its simulated slow requests' autocorrelation), else the M/M/1 relaxation at the closed loop's capacity."""
+    model, slo = state.model, state.plan.slo
+    if model is not None and rate > 0:
+        return model.stretch(rate, slo.ms / 1000.0, slo.percentile)
+    return probe_stretch(state.plan, rate, state.capacity)
+
+
+def seen_requests_to_decide(state: Modelled, record: LoadPointRecord) -> int | None:
+    """Requests a verdict at `record`'s rate needs by its own window: the share of its requests under the SLO, and
+    how far that sits from the percentile (service_model.requests_for; None: on it). A closed sweep's few hundred
+    service times miss most of a heavy tail (one said 198 requests decide 12.4/s; that window's own share said
+    several times more); the probe's window holds it."""
+    buckets = recorded_us(record, "scheduled")
+    total = sum(count for _, count in buckets) if buckets else 0
+    if not buckets or not total:
+        return None
+    slo = state.plan.slo
+    under = sum(count for value, count in buckets if value <= slo.ms * 1000.0)
+    return requests_for(under / total, slo.percentile, stretch_at(state, record.rate or 0.0))
+
+
+def decide_after(state: Modelled, record: LoadPointRecord) -> int | None:
+    """Requests a verdict at `record`'s rate needs, by the model and by the window itself, whichever says more
+    (None: either says no window decides it)."""
+    model = requests_to_decide(state, record.rate or 0.0)
+    seen = seen_requests_to_decide(state, record)
+    if state.model is None:
+        return seen
+    return None if model is None or seen is None else max(model, seen)

@@ -18,8 +18,8 @@ from typing import Protocol
 from bench.load.histograms import decode, encode, merge, summary_ms
 from bench.load.points import error_rate, machine_too_busy
 from bench.results.schema import LoadPointRecord, Loop
-from bench.sizing.adapt import carried_short, rates_text
-from bench.sizing.plan import SizePlan, probe_stretch, short_window
+from bench.sizing.adapt import carried_short, rates_text, stretch_at
+from bench.sizing.plan import SizePlan, short_window
 from bench.sizing.search import Doubt, Undecided
 from bench.sizing.service_model import ServiceModel
 from bench.sizing.slo import Slo, passes, sig3
@@ -44,15 +44,6 @@ class Measured(ProbeState, Protocol):
     unsteady: list[tuple[LoadPointRecord, Doubt]]
 
     def unsteady_reason(self, record: LoadPointRecord) -> Doubt | None: ...
-
-
-def stretch_at(state: ProbeState, rate: float) -> float:
-    """Requests in a row that move together at `rate`: from the measured service distribution's queue when there is
-    one (its simulated slow requests' autocorrelation), else the M/M/1 relaxation at the closed loop's capacity."""
-    model, slo = state.model, state.plan.slo
-    if model is not None and rate > 0:
-        return model.stretch(rate, slo.ms / 1000.0, slo.percentile)
-    return probe_stretch(state.plan, rate, state.capacity)
 
 
 def doubt(state: ProbeState, record: LoadPointRecord, growth: Growth | None, whole: bool = False) -> Doubt | None:

@@ -92,17 +92,23 @@ class ServiceModel:
         """Requests a probe at `rate` needs for its percentile's 95% interval to clear the SLO on the side the model
         puts it (a pass at least requests_to_bound's), counting `stretch` in a row as one; None: more than
         MOST_REQUESTS (the SLO sits on the percentile there: no window decides it)."""
-        q = percentile / 100.0
         share_under = float(np.mean(self.responses(rate) <= slo_s))
-        gap = abs(share_under - q)
-        if gap <= 0:
-            return None
-        independent = math.ceil((Z * math.sqrt(q * (1 - q)) / gap) ** 2) + math.ceil(1 / gap)
-        if share_under >= q:
-            independent = max(independent, requests_to_bound(percentile, CONFIDENCE))
-        stretch = self.stretch(rate, slo_s, percentile)
-        needed = independent * stretch
-        return None if not math.isfinite(needed) or needed > MOST_REQUESTS else math.ceil(needed)
+        return requests_for(share_under, percentile, self.stretch(rate, slo_s, percentile))
+
+
+def requests_for(share_under: float, percentile: float, stretch: float) -> int | None:
+    """Requests whose percentile's 95% interval clears the SLO when `share_under` of them are under it: the share's
+    distance from the percentile in binomial deviations (a pass at least requests_to_bound's), `stretch` in a row
+    counting as one; None past MOST_REQUESTS (the SLO sits on the percentile: no window decides it)."""
+    q = percentile / 100.0
+    gap = abs(share_under - q)
+    if gap <= 0:
+        return None
+    independent = math.ceil((Z * math.sqrt(q * (1 - q)) / gap) ** 2) + math.ceil(1 / gap)
+    if share_under >= q:
+        independent = max(independent, requests_to_bound(percentile, CONFIDENCE))
+    needed = independent * stretch
+    return None if not math.isfinite(needed) or needed > MOST_REQUESTS else math.ceil(needed)
 
 
 def service_model(points: list[LoadPointRecord], capacity: float) -> ServiceModel | None:

@@ -27,6 +27,7 @@ from bench.results.schema import GpuTelemetryRecord, LoadPointRecord, Loop, Op, 
 from bench.sizing.adapt import (
     best_so_far,
     collapse,
+    decide_after,
     extension_s,
     lower_rate,
     modelled_start,
@@ -92,8 +93,7 @@ class SizeSession:
         self.unsteady: list[tuple[LoadPointRecord, Doubt]] = []
         self._growth: Growth | None = None  # the probe being measured: its latency part by part
         self._warmup_longest: float | None = None  # the point being measured: its slowest warm-up answer (s)
-        # The pool's stop time (local worker processes; None on Ray): a probe whose failure is certain ends there.
-        self.stop: StopTime | None = None
+        self.stop: StopTime | None = None  # the pool's stop time (None on Ray): a failure certain ends a probe there
         self.cut: str | None = None  # the probe just measured: why its window ended early (None: it did not)
 
     def unsteady_reason(self, record: LoadPointRecord) -> Doubt | None:
@@ -261,7 +261,7 @@ class SizeSession:
         why = self.unsteady_reason(last) if last is not None else None
         if last is None or why is None or why.undecided != Undecided.INCONCLUSIVE:
             return None
-        return extension_s(self, last, requests_to_decide(self, rate))
+        return extension_s(self, last, decide_after(self, last))
 
     def probe(
         self, rate: float, size: int | DocumentsDraw, length: int | LengthsFrom | None, seed: int

@@ -326,3 +326,19 @@ def test_from_an_undecided_start_the_search_goes_down_to_a_pass_first_then_up_to
     firsts = list(dict.fromkeys(order))  # each rate once (an undecided one is measured twice)
     assert firsts[:2] == [1.72, pytest.approx(1.376)]  # down first, to a pass
     assert found.rate == pytest.approx(1.376) and found.first_failure is not None and found.first_failure >= 2.5
+
+
+def test_an_inconclusive_window_says_itself_what_deciding_it_needs():
+    """A closed sweep's 177 service times said 198 requests decide 12.4/s on the heavy-tailed server; the window at
+    12.4/s had 3.4% of its requests over the 600 ms SLO, which takes some thousands to tell from the p95's 5%. The
+    more of the two is what an extension and the 'tighter answer' line go by."""
+    from bench.sizing.adapt import decide_after, seen_requests_to_decide
+
+    thin = service_draws(148.0, 1.5, 4000, seed=3)
+    thin = ServiceModel(thin[thin < 0.5], 4)  # a sample that missed the tail
+    state = SimpleNamespace(plan=_Plan(percentile=95.0, slo_ms=600.0), capacity=27.0, model=thin)
+    window = windows_of(np.concatenate([np.linspace(100.0, 590.0, 483), np.full(17, 900.0)]), rate=12.4)
+    model = requests_to_decide(state, 12.4)  # type: ignore[arg-type]
+    seen = seen_requests_to_decide(state, window)  # type: ignore[arg-type]
+    assert model is not None and seen is not None and seen > 3 * model and seen > 1000
+    assert decide_after(state, window) == seen  # type: ignore[arg-type]

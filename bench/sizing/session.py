@@ -233,10 +233,9 @@ class SizeSession:
         left = self.budget.left() / OVERRUN * PLANNED_SHARE
         settle = probe_settle_s(plan, rate, self.capacity)
         warm = probe_warmup(plan, rate, self.capacity)
-        decide = requests_to_decide(self, rate)
-        decidable = decide if decide is not None and decide / rate <= MAX_PROBE_S else None  # else: its even share
-        need = warm + max(max(plan.probe_requests, decidable or 0) / rate, settle)
-        if self.model is not None and decidable is None:
+        decide = requests_to_decide(self, rate)  # lengthens a window within its share: its own data says more
+        need = warm + max(plan.probe_requests / rate, settle)
+        if self.model is not None and (decide is None or decide / rate > MAX_PROBE_S):
             need = 0.0  # no window decides it here (the SLO sits on the percentile): its even share, for a failure
         share = min(left, max(left / max(self.search_left, 1), need))
         extended = self._extension(rate)

@@ -342,3 +342,25 @@ def test_an_inconclusive_window_says_itself_what_deciding_it_needs():
     seen = seen_requests_to_decide(state, window)  # type: ignore[arg-type]
     assert model is not None and seen is not None and seen > 3 * model and seen > 1000
     assert decide_after(state, window) == seen  # type: ignore[arg-type]
+
+
+def test_the_model_lengthens_a_window_only_within_its_share_of_the_budget():
+    """A closed sweep's thin sample of a heavy tail said 17.1/s (5% over the truth) was decidable and the probe took
+    a 112 s window of a 207 s budget, inconclusive. The model's count lengthens a window only within the probe's
+    even share of the budget; its own window then says what deciding it needs (an extension)."""
+    from bench.sizing.budget import Budget
+    from bench.sizing.plan import OVERRUN
+    from bench.sizing.session import SizeSession
+
+    session = SimpleNamespace(
+        plan=_Plan(percentile=95.0, slo_ms=600.0),
+        capacity=21.4,
+        model=SimpleNamespace(requests_to_decide=lambda rate, slo_s, percentile: 1908),  # what the run's model said
+        budget=Budget(207.0 * OVERRUN),
+        search_left=6,
+        warmup_s=1.0,
+        probe_s=3.0,
+        _extension=lambda rate: None,
+    )
+    SizeSession.plan_probe(session, 17.1)  # type: ignore[arg-type]
+    assert session.warmup_s + session.probe_s <= 207.0 * 0.98 / 6 * 1.01  # its even share

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
-from bench.load.points import carried_rate, recorded_us
+from bench.load.points import carried_rate, percentile_ms, recorded_us
 from bench.results.schema import LoadPointRecord
 from bench.sizing.plan import (
     MAX_PROBE_S,
@@ -250,3 +250,16 @@ def decide_after(state: Modelled, record: LoadPointRecord) -> int | None:
     if state.model is None:
         return seen
     return None if model is None or seen is None else max(model, seen)
+
+
+def seen_below(state: Modelled, record: LoadPointRecord, before: tuple[float, int] | None) -> tuple[float, int] | None:
+    """(rate, requests) that a pass below `rate` needs at most, after `record` was inconclusive on the pass side: its
+    window's own count (decide_after) — a percentile only falls with the rate, so its share under the SLO only rises
+    and no lower rate needs more (a heavy tail's probes got their even share, 60–180 requests, and stepped down
+    seven times inconclusive). The lowest such rate seen is kept."""
+    slo = state.plan.slo
+    value = percentile_ms(record, "scheduled", slo.percentile)
+    if value is None or value > slo.ms or (before is not None and before[0] <= (record.rate or 0.0)):
+        return before
+    needed = decide_after(state, record)
+    return (record.rate or 0.0, needed) if needed is not None and needed > record.requests.ok else before

@@ -33,6 +33,7 @@ from bench.sizing.adapt import (
     modelled_start,
     requests_to_decide,
     rescaled,
+    seen_below,
     start_text,
     tighter_text,
 )
@@ -89,6 +90,7 @@ class SizeSession:
         self.model: ServiceModel | None = None
         self.start_rate = 0.0  # where the search (or its last restart) started
         self.growth = GROWTH  # the search's step
+        self.seen: tuple[float, int] | None = None  # an inconclusive rate and the requests its window said decide it
         # probes whose pass does not stand for a steady queue, and why (steady_failure)
         self.unsteady: list[tuple[LoadPointRecord, Doubt]] = []
         self._growth: Growth | None = None  # the probe being measured: its latency part by part
@@ -117,9 +119,8 @@ class SizeSession:
         self._warmup_longest = max(longest, default=None)
 
     def _measured(self, point: PointConfig) -> LoadPointRecord:
-        """The point measured within the budget; when nothing was measured because one request outlasted the window
-        (a slow batch), measured again over a window that holds two such requests, and said: that first window
-        measured nothing, it is no failed measurement of the server."""
+        """The point measured within the budget; when one request outlasted its window (a slow batch: nothing
+        measured), again over a window that holds two such requests, said."""
         record = self._measure_once(point)
         took, window = self._warmup_longest, point.duration_s
         if record.requests.sent or record.requests.unsent or took is None or window is None or took <= window:
@@ -142,9 +143,8 @@ class SizeSession:
                 self.stop.clear()
 
     def _until_certain(self, point: PointConfig) -> Callable[[], None]:
-        """What the probe's driver checks as answers come: once more answers are over the SLO than a pass of its
-        window allows (failure_certain), the window ends there and the budget it would have taken is left for the
-        probes that decide the answer. A failing rate then costs seconds; a pass always gets its whole window."""
+        """What the probe's driver checks as answers come: once more are over the SLO than a pass of its window
+        allows (failure_certain), the window ends there (a failure costs seconds; a pass gets its whole window)."""
         stop, slo = self.stop, self.plan.slo
         if stop is None or point.loop != Loop.OPEN or not point.rate or not point.duration_s:
             return lambda: None
@@ -192,8 +192,7 @@ class SizeSession:
             self.say(f"size: {self._verdict(record)}; {self._time_text(self._search_s())}")
         return record
 
-    def _verdict(self, record: LoadPointRecord) -> str:
-        """`2.5/s offered, 2.49/s carried: failed — scheduled p99 … from 60 requests (95% interval …)`."""
+    def _verdict(self, record: LoadPointRecord) -> str:  # `2.5/s offered, 2.49/s carried: failed — …`
         return verdict_line(record, self.plan.slo, self.unsteady_reason(record), self.cut)
 
     def _search_s(self) -> float:
@@ -220,15 +219,12 @@ class SizeSession:
         )
         return sized_point(config, size)
 
-    def outlook(self, measurements: int) -> None:
-        """The search expects `measurements` more: each probe gets its share of the budget left."""
+    def outlook(self, measurements: int) -> None:  # the search expects this many more: each probe's share
         self.search_left = measurements
 
     def plan_probe(self, rate: float) -> None:
-        """The next probe's length at `rate`: what a steady verdict needs there (warm-up and window from its queue's
-        relaxation time) when the budget left holds it, else its share of the budget left among the measurements
-        expected, whichever is longer. A pass needs the whole window (a short one passes a queue still building up);
-        a failure stands on any window, since a queue that starts empty only grows toward its steady state."""
+        """The next probe's length at `rate`: what a steady pass needs there (warm-up, window) when the budget holds
+        it, else its share of the budget left (a failure stands on any window: an empty queue only grows)."""
         plan = self.plan
         left = self.budget.left() / OVERRUN * PLANNED_SHARE
         settle = probe_settle_s(plan, rate, self.capacity)
@@ -237,6 +233,9 @@ class SizeSession:
         need = warm + max(plan.probe_requests / rate, settle)
         if self.model is not None and (decide is None or decide / rate > MAX_PROBE_S):
             need = 0.0  # no window decides it here (the SLO sits on the percentile): its even share, for a failure
+        below = self.seen[1] if self.seen is not None and rate < self.seen[0] else None
+        if below is not None and below / rate <= MAX_PROBE_S:  # needs no more than at the undecided rate above
+            need, decide = max(need, warm + below / rate), max(decide or 0, below)
         share = min(left, max(left / max(self.search_left, 1), need))
         extended = self._extension(rate)
         if extended is not None:  # an undecided measurement at this rate: a window twice as long when it fits
@@ -268,8 +267,11 @@ class SizeSession:
         plan = self.plan
         self.plan_probe(rate)
         config = replace(self.point(Loop.OPEN, size, length), warmup_s=self.warmup_s, log_requests=True)
-        record = self.measure(replace(config, rate=rate, arrival=plan.arrival, seed=seed, duration_s=self.probe_s))
-        return self._extended(record)
+        record = self._extended(
+            self.measure(replace(config, rate=rate, arrival=plan.arrival, seed=seed, duration_s=self.probe_s))
+        )
+        self.seen = seen_below(self, record, self.seen)
+        return record
 
     def _extended(self, record: LoadPointRecord) -> LoadPointRecord:
         """`record` pooled with the inconclusive window before it at its rate (judge.extended), said."""
@@ -339,8 +341,7 @@ class SizeSession:
         return lower_rate(self, rate, self.growth, self.budget.left() * PLANNED_SHARE)
 
     def bursts(self, length: int | LengthsFrom | None) -> None:
-        """Open WebUI's ingestion pattern (a file's chunks fired together), with what the search left of the budget:
-        the bursts that do not fit are not measured, which the Open WebUI lines say; the answer stands."""
+        """Open WebUI's ingestion bursts with what the search left of the budget (those that do not fit: said)."""
         if self.plan.op != Op.EMBED:
             return
         try:

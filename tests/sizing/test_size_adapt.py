@@ -361,6 +361,21 @@ def test_the_model_lengthens_a_window_only_within_its_share_of_the_budget():
         warmup_s=1.0,
         probe_s=3.0,
         _extension=lambda rate: None,
+        seen=None,
     )
     SizeSession.plan_probe(session, 17.1)  # type: ignore[arg-type]
     assert session.warmup_s + session.probe_s <= 207.0 * 0.98 / 6 * 1.01  # its even share
+
+
+def test_below_an_inconclusive_rate_a_pass_gets_the_requests_that_window_said_it_needs():
+    """Heavy tail: probes on their even share (60–180 requests) stepped down seven times, each inconclusive. A
+    percentile only falls with the rate, so what the window at 13.5/s said deciding it needs is the most a lower
+    rate needs: the next probe down plans that many requests when the budget holds them."""
+    from bench.sizing.adapt import seen_below
+
+    state = SimpleNamespace(plan=_Plan(percentile=95.0, slo_ms=600.0), capacity=27.0, model=None)
+    window = windows_of(np.concatenate([np.linspace(100.0, 590.0, 175), np.full(7, 900.0)]), rate=13.5)
+    seen = seen_below(state, window, None)  # type: ignore[arg-type]
+    assert seen is not None and seen[0] == 13.5 and seen[1] > window.requests.ok
+    over = windows_of(np.full(100, 900.0), rate=10.8)
+    assert seen_below(state, over, seen) == seen  # type: ignore[arg-type]  # over the SLO: nothing said of below

@@ -225,6 +225,7 @@ def test_a_probe_gets_what_a_steady_verdict_needs_when_the_budget_holds_it():
         probe_s=3.0,
         model=None,  # no service model: the M/M/1 need alone
         _extension=lambda rate: None,
+        seen=None,
     )
     SizeSession.plan_probe(session, 1.53)  # type: ignore[arg-type]
     tau = relaxation_s(1 / 2.3, 1.53 / 2.3)

@@ -263,3 +263,17 @@ def seen_below(state: Modelled, record: LoadPointRecord, before: tuple[float, in
         return before
     needed = decide_after(state, record)
     return (record.rate or 0.0, needed) if needed is not None and needed > record.requests.ok else before
+
+
+# A rate whose modelled percentile is within this share of the SLO sits on it: no window decides it, and a probe
+# there gets its even share of the budget (a failure shows in any window). Further under, a pass can stand on a
+# window whose slowest request is under the SLO, and the probe gets what a steady pass needs.
+ON_THE_SLO = 0.8
+
+
+def on_the_slo(state: Modelled, rate: float) -> bool:
+    """The modelled percentile at `rate` is within ON_THE_SLO of the SLO (False without a model)."""
+    slo = state.plan.slo
+    if state.model is None or rate >= state.model.capacity:
+        return state.model is not None
+    return state.model.percentile_s(rate, slo.percentile) * 1000.0 >= ON_THE_SLO * slo.ms

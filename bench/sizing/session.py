@@ -31,6 +31,7 @@ from bench.sizing.adapt import (
     extension_s,
     lower_rate,
     modelled_start,
+    on_the_slo,
     requests_to_decide,
     rescaled,
     seen_below,
@@ -88,8 +89,7 @@ class SizeSession:
         self.capacity: float | None = None  # requests/s the chosen batch's closed loop reached at best
         # the chosen batch's measured service times and slots (service_model): the search's start and probe length
         self.model: ServiceModel | None = None
-        self.start_rate = 0.0  # where the search (or its last restart) started
-        self.growth = GROWTH  # the search's step
+        self.start_rate, self.growth = 0.0, GROWTH  # where the search (or its last restart) started, its step
         self.seen: tuple[float, int] | None = None  # an inconclusive rate and the requests its window said decide it
         # probes whose pass does not stand for a steady queue, and why (steady_failure)
         self.unsteady: list[tuple[LoadPointRecord, Doubt]] = []
@@ -231,8 +231,8 @@ class SizeSession:
         warm = probe_warmup(plan, rate, self.capacity)
         decide = requests_to_decide(self, rate)  # lengthens a window within its share: its own data says more
         need = warm + max(plan.probe_requests / rate, settle)
-        if self.model is not None and (decide is None or decide / rate > MAX_PROBE_S):
-            need = 0.0  # no window decides it here (the SLO sits on the percentile): its even share, for a failure
+        if (decide is None or decide / rate > MAX_PROBE_S) and on_the_slo(self, rate):
+            need = 0.0  # the SLO on the modelled percentile, no window decides it: its even share, for a failure
         below = self.seen[1] if self.seen is not None and rate < self.seen[0] else None
         if below is not None and below / rate <= MAX_PROBE_S:  # needs no more than at the undecided rate above
             need, decide = max(need, warm + below / rate), max(decide or 0, below)

@@ -17,6 +17,17 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "ragbench ceiling",
         "ragbench ceiling --device cuda --dtype float16 --batch 32,256 --lengths 128,512 --peak-tflops 989",
     ),
+    "compare": (
+        "ragbench compare reports/main reports/pr --max-drop nDCG@10=0.01 --junit junit.xml",
+        "ragbench compare reports/main reports/pr --min-throughput-ratio 0.95 --max-p99-increase 10% --history ci/",
+        "ragbench compare reports/ab  # an interleaved run (load --interleave), gated on its own paired rounds",
+    ),
+    "size": (
+        "ragbench size -e tei=tei@http://127.0.0.1:8080 --slo p95=800ms --max-time 240s --out reports/size",
+        "ragbench size -e tei=tei@http://127.0.0.1:8080 --slo p99=200ms --target-rps 500 --gpu-hourly-usd 3.5",
+        "ragbench size -e tei=tei@http://127.0.0.1:8080 --trace trace.jsonl --route embedding=tei --slo p99=300ms"
+        " --max-time 240s",
+    ),
     "datasets check": (
         "ragbench datasets check builtin:numpy-docs",
         "ragbench datasets check ../shared/scifact --split test",
@@ -39,6 +50,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "ragbench grow --dataset ../shared/scifact -t owui=openwebui@http://127.0.0.1:3000 --rungs 1k,10k,30k"
         " --slo p99=2s",
     ),
+    "history": (
+        "ragbench history 'ci-artifacts/*/results.jsonl' --min-throughput-ratio 0.95",
+        "ragbench history ci-artifacts/ --by label:commit --max-drop nDCG@10=0.01 --out reports/history",
+    ),
     "identity": (
         "ragbench identity -e ref=reference -e tei=tei@http://127.0.0.1:8080 --dataset builtin:numpy-docs",
         "ragbench identity -e a=tei@http://127.0.0.1:8080 -e b=tei@http://127.0.0.1:8081 --texts texts.txt"
@@ -48,6 +63,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "ragbench ingest --dataset builtin:numpy-docs -t openwebui@http://127.0.0.1:3000"
         " --setting RAG_EMBEDDING_BATCH_SIZE=1,8,32 --meter-upstream http://127.0.0.1:8080",
         "ragbench ingest --dataset ../shared/scifact -t lightrag@http://127.0.0.1:9621 --max-docs 200",
+    ),
+    "load": (
+        "ragbench load -e tei=tei@http://127.0.0.1:8080 --batch 1,8,32 --concurrency 1,4,16 --out reports/load",
+        "ragbench load -e tei=tei@http://127.0.0.1:8080 --rate 50,100,200 --arrival poisson --out reports/open",
+        "ragbench load -e A=tei@http://127.0.0.1:8080 -e B=tei@http://127.0.0.1:8081 --interleave --max-time 120s"
+        " --min-throughput-ratio 0.97 --out reports/ab",
     ),
     "meter": (
         "ragbench meter --port 9000 --upstream tei=http://127.0.0.1:8080",

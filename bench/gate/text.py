@@ -66,7 +66,9 @@ def verdict_line(comparison: Comparison) -> str:
         more += f"; {likely}"
     if comparison.passed:
         return f"ragbench compare: pass ({len(gated)} check{'' if len(gated) == 1 else 's'}, none regressed{more})"
-    return f"ragbench compare: FAIL ({len(comparison.regressions)} of {len(gated)} checks regressed{more})"
+    first = comparison.regressions[0]
+    decided = f"{first.kind}: {(first.source + ' ') if first.source else ''}{first.summary}"
+    return f"ragbench compare: FAIL ({len(comparison.regressions)} of {len(gated)} checks regressed{more}) — {decided}"
 
 
 def render_text(comparison: Comparison) -> str:

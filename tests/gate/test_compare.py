@@ -35,7 +35,7 @@ def test_a_significant_drop_past_the_allowance_fails_with_exit_1(tmp_path, compa
     )
     code, out, _ = compare(base, cur, "--max-drop", "nDCG@10=0.01")
     assert code == 1
-    assert out.startswith("ragbench compare: FAIL (1 of 1 checks regressed)")
+    assert out.startswith("ragbench compare: FAIL (1 of 1 checks regressed) — quality: prod nDCG@10")  # what decided
     assert "FAIL  quality: prod nDCG@10" in out
 
 

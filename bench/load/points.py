@@ -259,14 +259,6 @@ def carried_rate(requests: LoadRequests) -> float | None:
     return requests.sent / requests.scheduled_s
 
 
-def rate_carried_text(point: PointSettings, requests: LoadRequests) -> str:
-    """`1.71/s offered, 1.70/s carried` for an open loop; '' otherwise (what every verdict line at a rate shows)."""
-    carried = carried_rate(requests)
-    if point.rate is None or carried is None:
-        return ""
-    return f"{rate_text(point.rate)}/s offered, {rate_text(carried)}/s carried"
-
-
 def machine_too_busy(record: LoadPointRecord, scale_ms: float) -> str | None:
     """Why the point's window is the machine's and not the endpoint's, for a verdict on the scale `scale_ms` (an
     SLO, a median request): its client's loop lag past what that scale tolerates (bench/core/machine.py), said

@@ -64,15 +64,24 @@ def tree_rss_kib(pgid: int) -> int:
     return total
 
 
-def tree_pss_kib(pgid: int) -> int:
-    """Proportional set size of every process in a process group, KiB: memory shared between them (PostgreSQL's
-    shared buffers, mapped by every backend) counted once, where summed RSS would count it per process."""
-    total = 0
+def tree_pss_kib(root: int) -> int:
+    """Proportional set size of a process and all its descendants, KiB: memory shared between them (PostgreSQL's
+    shared buffers, mapped by every backend) counted once, where summed RSS would count it per process. By parent,
+    not process group: PostgreSQL's children each start a session of their own."""
+    parents: dict[int, int] = {}
     for status in Path("/proc").glob("[0-9]*/stat"):
         try:
-            if int(status.read_text().rsplit(")", 1)[1].split()[2]) != pgid:
-                continue
-            rollup = (status.parent / "smaps_rollup").read_text()
+            parents[int(status.parent.name)] = int(status.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    tree, grew = {root}, True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree, grew = tree | more, bool(more)
+    total = 0
+    for pid in tree:
+        try:
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
             total += int(next(line.split()[1] for line in rollup.splitlines() if line.startswith("Pss:")))
         except (OSError, IndexError, ValueError, StopIteration):
             continue
@@ -87,9 +96,9 @@ def watch_grow(
     max_rss_gib: float,
     store_pgid: int | None = None,
 ) -> int:
-    """Sample the app's RSS (and a store server's PSS: `store_pgid`, e.g. PostgreSQL's) and the load average every
-    5 s into `samples` (CSV) until `proc` (a `ragbench grow`) ends; stop it past `limit_s` seconds or `max_rss_gib`
-    of app memory. Returns the peak RSS, KiB."""
+    """Sample the app's RSS (and the PSS of a store server's process tree: `store_pgid`, e.g. PostgreSQL's
+    postmaster) and the load average every 5 s into `samples` (CSV) until `proc` (a `ragbench grow`) ends; stop it
+    past `limit_s` seconds or `max_rss_gib` of app memory. Returns the peak RSS, KiB."""
     started, peak_kib, store_peak = time.monotonic(), 0, 0
     with samples.open("w") as out:
         out.write("unix_s,app_rss_kib,load1,store_pss_kib\n")

@@ -209,13 +209,16 @@ def sizing_sections(results: Results, out_dir: Path) -> tuple[list[str], list[st
         lines = sorted(sizing.lines, key=lambda line: not line.setting.startswith("saturation"))
         rows = [[line.setting, line.value, line.why, "; ".join(line.evidence) or "-"] for line in lines]
         header = ["setting", "value", "why", "evidence (points)"]
-        md += [f"## {title}", "", *[f"**{b}**" for b in best], "", md_table(header, rows), ""]
+        # what a tighter answer needs (requests and seconds a probe at the undecided rates), when the record says
+        tighter = [sizing.saturation.tighter] if sizing.saturation is not None and sizing.saturation.tighter else []
+        md += [f"## {title}", "", *[f"**{b}**" for b in best], "", md_table(header, rows), "", *tighter, ""]
         telemetry = sizing.telemetry if sizing.telemetry.startswith("no GPU") else f"GPU telemetry: {sizing.telemetry}"
         md += [telemetry, ""]
         html += [
             f"<h2>{escape(title)}</h2>",
             *[f"<p class='bad'>{escape(b)}</p>" for b in best],
             html_table(header, rows),
+            *[f"<p>{escape(t)}</p>" for t in tighter],
             f"<p>{escape(telemetry)}</p>",
         ]
         plots = [

@@ -75,3 +75,14 @@ def test_tokens_without_a_source_show_a_dash(source):
     _header, (row,) = points_table([point])
     assert "(None)" not in " ".join(row)
     assert ("-" in row) if source is None else ("100 (x-compute-tokens)" in row)
+
+
+def test_what_a_tighter_answer_needs_is_in_the_report(tmp_path, monkeypatch):
+    """The record's `tighter` (requests and seconds a probe at the undecided rates) was said on the terminal only."""
+    monkeypatch.setattr(report, "save_figure", lambda fig, path: path)
+    results, _ = _results(tmp_path, None, first_failure=10.0)
+    assert results.sizing[0].saturation is not None
+    results.sizing[0].saturation.tighter = "a tighter answer needs a verdict between 5 and 10 requests/s — …"
+    md, html = report.sizing_sections(results, tmp_path)
+    assert "a tighter answer needs a verdict between 5 and 10 requests/s" in "\n".join(md)
+    assert any("a tighter answer needs" in fragment for fragment in html)

@@ -66,8 +66,7 @@ def verdict_line(comparison: Comparison) -> str:
         more += f"; {likely}"
     if comparison.passed:
         return f"ragbench compare: pass ({len(gated)} check{'' if len(gated) == 1 else 's'}, none regressed{more})"
-    first = comparison.regressions[0]
-    decided = f"{first.kind}: {(first.source + ' ') if first.source else ''}{first.summary}"
+    decided = comparison.regressions[0].title  # the check that decided it, named; its line below says the figures
     return f"ragbench compare: FAIL ({len(comparison.regressions)} of {len(gated)} checks regressed{more}) — {decided}"
 
 

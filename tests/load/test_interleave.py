@@ -67,6 +67,8 @@ def servers(tmp_path: Path):
 # inconclusive, which unsliced 0.5 s windows reach beside CPU-bound neighbours (one failure in 3 runs); at 5 rounds
 # (t = 2.78) the spread may reach 0.52. The twins' and the 10% step's verdicts stay at 3 rounds.
 HALF_ROUNDS = 5
+# A client-lag share no lag reaches (bench/core/machine.py BUSY_LAG_SHARE): no round judged the machine's.
+NEVER_TOO_BUSY = float("inf")
 
 
 def _interleave(a: str, b: str, out: Path, monkeypatch, capsys, *flags: str, rounds: int = 3):
@@ -93,6 +95,10 @@ def test_a_slice_shorter_than_one_request_is_refused_before_measuring(servers, t
 
 @pytest.mark.slow  # two interleaved runs of 3 rounds in slices against real loopback servers
 def test_sliced_rounds_pair_both_sides_windows_over_the_same_seconds(servers, tmp_path, monkeypatch, capsys):
+    # The pairing mechanics, not the busy-round rule (tests/load/test_interleave_budget.py): a 0.125 s slice
+    # tolerates 12.5 ms of client loop lag, which a loaded 2-core CI runner passes (2 of 3 rounds left out seen),
+    # so the threshold is set out of the way here and every round measured is paired and counted.
+    monkeypatch.setattr("bench.core.machine.BUSY_LAG_SHARE", NEVER_TOO_BUSY)
     fast, half, twin = servers(20), servers(40), servers(20)
     code, stdout, _ = _interleave(fast, half, tmp_path / "half", monkeypatch, capsys, "--slice", "0.125s")
     results = read_results(tmp_path / "half" / "results.jsonl")
@@ -102,6 +108,7 @@ def test_sliced_rounds_pair_both_sides_windows_over_the_same_seconds(servers, tm
         assert len(p.repeats) == 3 and all(r.duration_s >= 0.5 for r in p.repeats) and not p.requests.errors
     (paired,) = results.interleaved
     assert paired.verdict == "fail" and code == 1, stdout
+    assert len(paired.rounds) == 3 and all(r.too_busy is None for r in paired.rounds)  # none left out
     throughput = next(f for f in paired.figures if f.figure == "texts_per_s")
     assert throughput.ratio.mean < 0.75 and (throughput.rounds, throughput.pairs) == (3, 12)  # 2x slower, by slice
     for r in paired.rounds:  # each slice's own texts/s, 4 a side; the window's rate lies among its slices'

@@ -15,7 +15,7 @@ import pytest
 
 from tests.harness.cli import ragbench  # noqa: F401 (fixtures for every test)
 from tests.harness.figures import FIGURES
-from tests.harness.fixtures import cache_dir, fruit, tiny  # noqa: F401
+from tests.harness.fixtures import cache_dir, fruit, machine_never_busy, tiny  # noqa: F401
 from tests.harness.litellm import EMBED_ALIAS, RERANK_ALIAS, start_litellm
 from tests.harness.models import (
     EMBED_MODEL_NAME,

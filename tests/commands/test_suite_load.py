@@ -27,6 +27,7 @@ warmup = "0.2s"
 
 
 @pytest.mark.slow  # a measured load of seconds by design
+@pytest.mark.usefixtures("machine_never_busy")  # a gate on a 10 ms server: the busy rule has its own tests
 def test_a_suite_load_sweep_gates_a_slower_server(tmp_path, monkeypatch, capsys, load_server):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     suite = tmp_path / "load.toml"

@@ -38,3 +38,11 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def fruit(tmp_path: Path, cache_dir: Path) -> Path:
     """The fruit-word BEIR folder (tests/harness/beir.py) in this test's folder, with a cache of its own."""
     return write_beir(tmp_path / "fruit", FRUIT_CORPUS, FRUIT_QUERIES, FRUIT_QRELS)
+
+
+@pytest.fixture
+def machine_never_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The busy rule (bench/core/machine.py) out of the way, in this process: for a test of a gate's or a pairing's
+    mechanics on a fast loopback server, whose few milliseconds a busy runner's client lag exceeds — where the rule
+    would rightly leave the figures ungated and the mechanics untested. The rule has tests of its own."""
+    monkeypatch.setattr("bench.core.machine.BUSY_LAG_SHARE", float("inf"))

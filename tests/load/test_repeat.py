@@ -12,6 +12,7 @@ SHORT = ["--concurrency", "1,2", "--duration", "0.4s", "--warmup", "0.1s", "--re
 
 
 @pytest.mark.slow  # eight measured load points
+@pytest.mark.usefixtures("machine_never_busy")  # the gate's mechanics on repeats; the busy rule: test_compare_busy.py
 def test_repeated_points_then_compare_pass_fail_and_inconclusive(tmp_path, load_server, ragbench):
     fast, _ = load_server(service_ms=2)
     slow, _ = load_server(service_ms=50)  # ~10x slower per request at these concurrencies, even on a loaded machine

@@ -40,6 +40,9 @@ def test_a_ladder_of_bm25_writes_a_record_per_rung_the_answer_and_the_report(gro
         assert rung.ingest_mode == "rebuild" and rung.queries == 20 and not rung.errors
         assert 0.0 <= rung.metrics["nDCG@10"] <= 1.0 and 0.0 <= rung.metrics["R@100"] <= 1.0
         assert 0 < rung.latency_ms["p50"] <= rung.latency_ms["p99"] and rung.latency_ms["n"] == 20
+        # the host is recorded; a local engine's lag is not (it holds the interpreter the probe would wait on)
+        assert rung.machine is not None and rung.machine.cores >= 1 and rung.lag_p99_ms is None
+    assert not results.grow_summaries[0].busy_rungs  # no local rung is ever the machine's
     assert [f"rung {i}/3" in stderr for i in (1, 2, 3)] == [True] * 3
     (summary,) = results.grow_summaries
     assert summary.target == "bm25" and summary.largest_ok == 400 and summary.first_break is None

@@ -50,3 +50,20 @@ def pool() -> Iterator[ProcessPoolExecutor]:
     executor = worker_pool(1)
     yield executor
     stop_pool(executor)
+
+
+@pytest.fixture
+def servers(tmp_path: Path) -> Iterator[Callable[[float], str]]:
+    """Factory: a loopback queue server of `service_ms` per request (one at a time), stopped at the end."""
+    from tests.sizing.test_size_command import _start_queue_server
+
+    started = []
+
+    def start(service_ms: float) -> str:
+        url, proc = _start_queue_server(tmp_path, service_ms)
+        started.append(proc)
+        return url
+
+    yield start
+    for proc in started:
+        stop_process(proc)

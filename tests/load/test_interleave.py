@@ -10,8 +10,6 @@ import pytest
 
 from bench.results.store import read_results
 from tests.harness.cli import run_cli
-from tests.harness.process import stop_process
-from tests.sizing.test_size_command import _start_queue_server
 
 A = ["-e", "a=tei@http://127.0.0.1:9"]
 B = ["-e", "b=tei@http://127.0.0.1:9"]
@@ -45,21 +43,6 @@ def test_bad_interleave_flags_are_one_line_and_exit_2(flags, message, tmp_path, 
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("ragbench: error: ") and message in lines[0], stderr
     assert not out.exists()
-
-
-@pytest.fixture
-def servers(tmp_path: Path):
-    """Factory: a loopback queue server of `service_ms` per request (one at a time), stopped at the end."""
-    started = []
-
-    def start(service_ms: float) -> str:
-        url, proc = _start_queue_server(tmp_path, service_ms)
-        started.append(proc)
-        return url
-
-    yield start
-    for proc in started:
-        stop_process(proc)
 
 
 # Timing (issue 37): the 2x slower server's verdict needs its ratio's 95% interval (t over the rounds' log ratios)

@@ -4,8 +4,6 @@ carry its windows is marked the machine's and left out; a run against two loopba
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from bench.commands.interleave import paired_record
@@ -131,23 +129,6 @@ def test_a_budget_spent_with_most_rounds_the_machines_is_too_busy_not_a_verdict(
         "p99, load up to 9.5 on 2 cores)"
     )
     assert paired_record(point, _rounds([1.0] * 5), config, max_time_s=120.0).verdict == "inconclusive"
-
-
-@pytest.fixture
-def servers(tmp_path: Path):
-    from tests.harness.process import stop_process
-    from tests.sizing.test_size_command import _start_queue_server
-
-    started = []
-
-    def start(service_ms: float) -> str:
-        url, proc = _start_queue_server(tmp_path, service_ms)
-        started.append(proc)
-        return url
-
-    yield start
-    for proc in started:
-        stop_process(proc)
 
 
 @pytest.mark.slow  # an interleaved run against two loopback servers until decided (~10-20 s)

@@ -40,11 +40,16 @@ from bench.load.workload import Workload
 from bench.results.schema import LoadPointRecord
 
 SLICE_LEAD_S = 0.02  # a slice's plans reach the worker (running, plans built); a later wake is not measured time
+# The shortest --slice: each slice costs its lead and a dispatch to the pool (~30 ms a slice measured: 3 rounds of
+# 1 s in 1 ms slices took 180 s, not 6) outside its measured time; at 0.1 s a round's wall time stays within ~1.3x
+# its windows, and its slice pairs stay as many as a round's seconds allow (10 a second), not thousands
+MIN_SLICE_S = 0.1
 
 
 def slices_per_window(window_s: float, text: str | None, open_loop: bool) -> int:
     """`--slice`: how many slices a window is cut into (the window ÷ the slice, rounded, at least 1); 1 without
-    it. A slice longer than the window, or an open loop (its schedule is one per window), is one line, exit 2."""
+    it. A slice longer than the window or under MIN_SLICE_S, or an open loop (its schedule is one per window), is
+    one line, exit 2."""
     if text is None:
         return 1
     slice_s = v.duration("--slice", text, v.SECONDS)
@@ -54,6 +59,12 @@ def slices_per_window(window_s: float, text: str | None, open_loop: bool) -> int
         )
     if slice_s <= 0 or slice_s > window_s:
         raise UserError(f"load --interleave: --slice {text} must be above 0 and at most the --window ({window_s:g}s)")
+    if slice_s < MIN_SLICE_S:
+        raise UserError(
+            f"load --interleave: --slice {text} is under {MIN_SLICE_S:g}s: each slice costs ~30 ms of lead and "
+            f"dispatch outside its measured time (1 ms slices made 3 rounds of 1 s take 180 s); give --slice "
+            f"{MIN_SLICE_S:g}s or more"
+        )
     return max(1, round(window_s / slice_s))
 
 

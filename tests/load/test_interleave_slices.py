@@ -44,6 +44,8 @@ def test_a_window_is_cut_into_the_nearest_whole_number_of_slices(text, slices):
         ("2s", False, "at most the --window (1s)"),
         ("0.25s", True, "--slice cuts a closed loop"),
         ("x", False, "--slice 'x'"),
+        ("1ms", False, "--slice 1ms is under 0.1s"),  # issue 50: 3 rounds of 1 s in 1 ms slices took 180 s
+        ("99ms", False, "--slice 99ms is under 0.1s"),
     ],
 )
 def test_a_slice_past_the_window_an_open_loop_or_no_duration_is_refused(text, open_loop, message):

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from bench.core.values import Allowance
-from bench.history.changepoints import DEFAULT_SETTINGS, ChangePoint, DetectorSettings, detect
+from bench.history.changepoints import DEFAULT_SETTINGS, SCORE_RESOLUTION, ChangePoint, DetectorSettings, detect
 from bench.history.newest import OutOfLine, bound_text, describe, out_of_line, runs_to_decide
 from bench.history.series import Gate, History, Scale, Series
 
@@ -113,6 +113,7 @@ class HistoryReport:
                 "permutations": self.settings.permutations,
                 "bootstrap": self.settings.bootstrap,
                 "seed": self.settings.seed,
+                "score_resolution": SCORE_RESOLUTION,
             },
             "limits": {
                 "max_drop": {k: str(v) for k, v in self.limits.max_drop.items()},

@@ -14,7 +14,8 @@ change point with probability `alpha` (0.01: one series in a hundred; docs/ci.md
   change must stand out from.
 - Quality measures: the split is sought on the runs' mean scores, and tested like `compare` tests a drop: paired
   by query, each query's mean score after the split minus before, a one-sample t-test over the queries,
-  Bonferroni-corrected for the splits the segment offered (m - 1).
+  Bonferroni-corrected for the splits the segment offered (m - 1). A difference under the scores' resolution
+  (SCORE_RESOLUTION, 1e-6: rounding of one served target's identical runs) is no change.
 
 Each change point's size is after / before (ratio figures) or after - before (differences) of the two
 neighbouring segments' means, with a 95% percentile-bootstrap interval (seeded): runs resampled in each segment
@@ -37,6 +38,10 @@ PERMUTATIONS = 999
 BOOTSTRAP = 2000
 WINSOR = 3.0
 BATCH, EXCEEDED = 100, 10  # shuffles drawn at a time; a test stops once this many shuffles saved as much
+# A per-query score difference under this is no change: the scores' own resolution. Ranking measures on [0, 1]
+# move by ~1e-3 when one document moves one rank; a float32 score's rounding is ~6e-8. Two runs of one served
+# target (same cache) differed by rounding alone, and a t-test on those differences said p 2.4e-05 for +0.0000
+SCORE_RESOLUTION = 1e-6
 
 
 @dataclass(frozen=True)
@@ -130,9 +135,11 @@ def _robust(values: np.ndarray) -> tuple[np.ndarray, str]:
 
 
 def _paired_p(scores: np.ndarray, k: int) -> float:
-    """Paired by query: each query's mean after the split minus before, one-sample t-test over the queries."""
+    """Paired by query: each query's mean after the split minus before, one-sample t-test over the queries; a
+    difference under SCORE_RESOLUTION is none (rounding), and so is a mean difference under it."""
     diff = scores[k:].mean(axis=0) - scores[:k].mean(axis=0)
-    if not np.any(diff):
+    diff = np.where(np.abs(diff) < SCORE_RESOLUTION, 0.0, diff)
+    if not np.any(diff) or abs(float(diff.mean())) < SCORE_RESOLUTION:
         return 1.0
     if np.ptp(diff) == 0:  # every query moved by the same amount: no doubt at all
         return 0.0

@@ -2,7 +2,8 @@
 
 `--by created` orders runs by their header's `created` stamp; `--by label:KEY` by the header's `labels[KEY]`:
 numbers as numbers (a CI run id, a build number), any other value (a commit) by the first run that carries it,
-so the runs of one commit stay together in the order the commits were first measured. A run is named in the
+so the runs of one commit stay together in the order the commits were first measured; a `nan` or `inf` among
+numbered runs has no place among them: one input error. A run is named in the
 reports by that label, else by its `commit`, `run` or `ci_run` label (the first it carries), else by its stamp.
 """
 
@@ -107,6 +108,7 @@ def order_runs(runs: list[Results], label: str | None) -> list[tuple[HistoryRun,
         ordered = by_created
     else:
         values = [header_labels(r)[label] for r in by_created]
+        _check_finite(label, values, by_created)
         if all(_is_number(v) for v in values):
             ordered = sorted(by_created, key=lambda r: float(header_labels(r)[label]))
         else:
@@ -120,6 +122,30 @@ def order_runs(runs: list[Results], label: str | None) -> list[tuple[HistoryRun,
         run = HistoryRun(index, results.path, results.header.command, results.header.created, labels, name)
         placed.append((run, results))
     return placed
+
+
+def _check_finite(label: str, values: list[str], runs: list[Results]) -> None:
+    """Run numbers beside a `nan` or `inf`: no place for it among them (taken as a word, 9, 10, inf, nan ordered
+    as first measured put the newest run at 9): one input error naming the run, not a guessed order."""
+    if not any(_is_number(v) for v in values):
+        return
+    for value, results in zip(values, runs, strict=True):
+        if _is_float(value) and not _is_number(value):
+            numbers = sorted({v for v in values if _is_number(v)}, key=float)
+            shown = ", ".join(numbers[:3]) + (", …" if len(numbers) > 3 else "")
+            raise InputError(
+                results.path,
+                f"--by label:{label}: {value!r} is not a finite number, and other runs are numbered ({shown}): "
+                "give this run a number or leave it out",
+            )
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_number(text: str) -> bool:

@@ -12,10 +12,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from bench.core.errors import UserError
 from bench.history.analysis import HistoryReport, SeriesReport
-from bench.history.changepoints import ChangePoint
+from bench.history.changepoints import SCORE_RESOLUTION, ChangePoint
 from bench.history.newest import MIN_REFERENCE, OutOfLine, bound_text
 from bench.history.series import Scale, Series
 
@@ -49,7 +50,8 @@ def render_markdown(report: HistoryReport) -> str:
         "",
         f"{len(runs)} runs ({runs[0].name} … {runs[-1].name}), {len(report.series)} series; detector: a split "
         f"tested at α={report.settings.alpha:g} per split (the false-alarm rate of a series without a change), "
-        f"seed {report.settings.seed}.",
+        f"seed {report.settings.seed}; per-query score differences under {SCORE_RESOLUTION:g} (the scores' "
+        "resolution: rounding) are no change.",
         "",
     ]
     lines += [*(f"- {note}" for note in report.history.notes), *([""] if report.history.notes else [])]
@@ -156,7 +158,18 @@ def _panel(ax: Axes, s: SeriesReport, report: HistoryReport) -> None:
         )
     ax.set_title(f"{series.configuration}\n{series.figure}", fontsize=6)
     ax.tick_params(labelsize=5)
-    ax.locator_params(nbins=4)
+    # the x axis is the runs' places in the history; its ticks say the runs' names (their `run=`, commit or
+    # ordering label), at whole places only
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda at, _: _run_name(report, at)))
+    ax.locator_params(axis="y", nbins=4)
+
+
+def _run_name(report: HistoryReport, at: float) -> str:
+    """The name of the run at place `at` of the history, '' between places or past either end."""
+    runs = report.history.runs
+    index = round(at)
+    return runs[index].name[:NAME_CHARS] if abs(at - index) < 1e-9 and 0 <= index < len(runs) else ""
 
 
 def job_figure(report: HistoryReport, job: str) -> Figure:

@@ -85,6 +85,26 @@ def test_a_constant_quality_series_has_no_change_point():
     assert detect(series) == []
 
 
+def test_differences_below_the_scores_resolution_are_no_change_and_a_real_drop_still_is():
+    """Issue 50: 8 runs of one served target (same cache, same scores but for float rounding), then a real drop at
+    run 9: the rounding (2e-9 a query, one sign from run 5) was a change point of +0.0000 at p 2.4e-05."""
+    rng = np.random.default_rng(3)
+    base = rng.beta(2, 2, size=200)
+    qids = tuple(f"q{i:03d}" for i in range(200))
+    hurt = rng.choice(200, size=60, replace=False)
+    observations = []
+    for run in range(10):
+        scores = base + (rng.uniform(0, 2e-9, size=200) if run >= 4 else 0.0)
+        if run >= 8:
+            scores[hurt] -= 0.25
+        observations.append(Observation(run, float(scores.mean()), tuple(scores), qids=qids))
+    series = Series(
+        "quality", "bm25", "nDCG@10", Gate.QUALITY, Scale.DIFFERENCE, True, "ndcg_cut_10", qids, observations
+    )
+    (change,) = detect(series)
+    assert change.position == 8 and change.size == pytest.approx(-0.075, abs=1e-6)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_a_step_many_times_the_noise_is_not_flattened_by_the_clip(seed):
     # ±1% noise, 12 runs, then a 23% drop: three slow runs at the end are as separated as runs can be

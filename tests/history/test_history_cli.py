@@ -229,12 +229,21 @@ def test_runs_are_ordered_by_the_instant_of_their_stamp_not_its_text(tmp_path, h
     assert [r["path"] for r in json.loads(out)["runs"]] == [str(late), str(early)]
 
 
-def test_labels_nan_and_inf_are_words_not_numbers(tmp_path, history):
-    for run, label in enumerate(["inf", "2", "nan", "10"]):
+def test_labels_nan_or_inf_among_numbered_runs_are_refused_naming_the_run(tmp_path, history):
+    """Issue 50: 9, 10, inf, nan were ordered as first measured (nan, inf, 10, 9: the newest run taken as 9)."""
+    for run, label in enumerate(["nan", "inf", "10", "9"]):
+        _restamp(write_load_run(tmp_path / f"r{run}", run, {8: 1000.0}), labels={"build": label})
+    code, _, err = history(tmp_path, "--by", "label:build", "--format", "json")
+    assert code == 2 and "'nan' is not a finite number, and other runs are numbered (9, 10)" in err, err
+    assert str(tmp_path / "r0") in err
+
+
+def test_numbered_labels_are_ordered_as_numbers_whatever_order_they_were_measured_in(tmp_path, history):
+    for run, label in enumerate(["10", "9", "11", "2"]):
         _restamp(write_load_run(tmp_path / f"r{run}", run, {8: 1000.0}), labels={"build": label})
     code, out, _ = history(tmp_path, "--by", "label:build", "--format", "json")
     assert code == 0
-    assert [r["labels"]["build"] for r in json.loads(out)["runs"]] == ["inf", "2", "nan", "10"]  # as first measured
+    assert [r["labels"]["build"] for r in json.loads(out)["runs"]] == ["2", "9", "10", "11"]
 
 
 def test_a_job_page_keeps_its_bottom_rows_run_numbers_and_names_runs_by_their_run_label(tmp_path):
@@ -251,6 +260,8 @@ def test_a_job_page_keeps_its_bottom_rows_run_numbers_and_names_runs_by_their_ru
     renderer = figure.canvas.get_renderer()
     ticks = [t for ax in figure.axes if ax.get_visible() for t in ax.get_xticklabels() if t.get_text()]
     assert ticks and all(t.get_window_extent(renderer).y0 >= 0 for t in ticks)
+    # issue 50: the x axis said the runs' indexes (0, 5, 10), not their `run=` labels
+    assert {t.get_text() for t in ticks} <= {f"r{run}" for run in range(12)}, {t.get_text() for t in ticks}
 
 
 def test_a_gated_figure_no_run_could_measure_is_said(tmp_path, history):

@@ -26,6 +26,8 @@ from bench.datasets.model import Dataset, Document
 
 SYNTHETIC = "synthetic:"
 PREFIX = "distractor-"  # a dataset source's ids: never a dataset's own
+OBJECT_BYTES = 250  # a Document, its id and its text string's header, as CPython lays them out
+MAX_SEED = 2**63 - 1  # any seed a user types fits; a longer digit string is a typo
 
 
 class DistractorKind(StrEnum):
@@ -49,8 +51,9 @@ def parse_distractors(text: str) -> DistractorSource:
     """`synthetic:SEED` (SEED a whole number ≥ 0) or a dataset; the dataset is checked, not read."""
     if text.startswith(SYNTHETIC):
         seed = text[len(SYNTHETIC) :]
-        if not seed.isdigit():
-            raise UserError(f"--distractors {text!r}: expected synthetic:SEED with SEED a whole number ≥ 0")
+        # ASCII digits only (str.isdigit takes ², ٣ ...: int() refuses those), and a seed numpy takes
+        if not (seed.isascii() and seed.isdigit() and len(seed) <= 19 and int(seed) <= MAX_SEED):
+            raise UserError(f"--distractors {text!r}: expected synthetic:SEED with SEED a whole number 0 to {MAX_SEED}")
         return DistractorSource(text, DistractorKind.SYNTHETIC, seed=int(seed))
     from bench.datasets import check_dataset_path
 
@@ -71,11 +74,19 @@ class Distractors:
         return None if self._synthetic else len(self._listed)
 
     def first(self, count: int) -> list[Document]:
+        return self.documents(0, count)
+
+    def documents(self, start: int, stop: int) -> list[Document]:
+        """Distractors start..stop-1 (document i is the same whichever slice makes it)."""
         if self._synthetic is not None:
-            return [self._synthetic.document(i) for i in range(count)]
-        if count > len(self._listed):
-            raise UserError(f"--distractors {self.source.text}: holds {len(self._listed)} documents, {count} asked")
-        return self._listed[:count]
+            return [self._synthetic.document(i) for i in range(start, stop)]
+        if stop > len(self._listed):
+            raise UserError(f"--distractors {self.source.text}: holds {len(self._listed)} documents, {stop} asked")
+        return self._listed[start:stop]
+
+    def bytes_each(self) -> float:
+        """About the memory one more distractor takes (a dataset source's are read already: none)."""
+        return self._synthetic.bytes_each() if self._synthetic is not None else 0.0
 
     def describe(self) -> dict[str, object]:
         found: dict[str, object] = {"source": self.source.text, "kind": self.source.kind}
@@ -123,6 +134,13 @@ class _Synthetic:
         picks = np.searchsorted(self.cumulative, rng.random(length), side="right")
         words = [self.words[min(int(p), len(self.words) - 1)] for p in picks]
         return Document(f"synthetic-{self.seed}-{i}", "", " ".join(words))
+
+    def bytes_each(self) -> float:
+        """A made document's text (its mean length in words, each word its mean size by frequency and a space) and
+        the Python objects around it."""
+        sizes = np.asarray([len(w.encode()) + 1 for w in self.words], dtype=float)
+        weights = np.diff(self.cumulative, prepend=0.0)
+        return float(np.mean(self.lengths)) * float(np.sum(sizes * weights)) + OBJECT_BYTES
 
     def describe(self) -> dict[str, object]:
         return {

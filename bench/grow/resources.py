@@ -29,8 +29,14 @@ def split_resources(spec: TargetSpec) -> tuple[TargetSpec, Resources]:
     pid_text, folder = params.pop("pid", None), params.pop("data_dir", None)
     if pid_text is not None and not (pid_text.isdigit() and (PROC / pid_text).is_dir()):
         raise UserError(f"--target {spec.public_text!r}: pid={pid_text} is no running process on this host")
-    if folder is not None and not Path(folder).is_dir():
-        raise UserError(f"--target {spec.public_text!r}: data_dir={folder} is not a folder")
+    # A fresh app makes its store's folder at its first write (Open WebUI's vector store at the first embedding): a
+    # missing folder whose parent is there is read once it appears (0 bytes until then).
+    if folder is not None and not (
+        Path(folder).is_dir() or (not Path(folder).exists() and Path(folder).parent.is_dir())
+    ):
+        raise UserError(
+            f"--target {spec.public_text!r}: data_dir={folder} is not a folder (nor one the app could still make)"
+        )
     pid = int(pid_text) if pid_text is not None else listening_pid(spec.url)
     if params != spec.params:
         spec = replace(spec, params=params, given_name=spec.name)
@@ -90,6 +96,8 @@ def rss_bytes(pid: int) -> int | None:
 def disk_bytes(folder: Path) -> int:
     """Bytes allocated to the files under the folder (st_blocks: a sparse file counts what it holds)."""
     total = 0
+    if not folder.is_dir():  # not made yet (a fresh app's store): nothing on disk
+        return 0
     for path in folder.rglob("*"):
         try:
             if path.is_file() and not path.is_symlink():

@@ -20,9 +20,18 @@ from bench.targets.base import Hit, QueryResult, TargetSpec
 
 def test_rungs_take_k_and_m_and_must_increase():
     assert parse_rungs("500, 2.5k,1M") == [500, 2500, 1_000_000]
-    for bad, said in (("1k,1k", "must increase"), ("10k,1k", "must increase"), ("1.5,3", "whole size"), ("0", "≥ 1")):
+    for bad, said in (("1k,1k", "must increase"), ("10k,1k", "must increase"), ("1.5,3", "whole size"), ("0", "1 to")):
         with pytest.raises(UserError, match=said):
             parse_rungs(bad)
+
+
+@pytest.mark.parametrize("bad", ["750,99999999999999999999999M", "750,101M", "1" + "0" * 400, "9" * 5000 + "M"])
+def test_a_rung_past_the_largest_is_one_line(bad):
+    """A size no host could grow (or a typo's run of digits) is refused, never made: it made every distractor up
+    front before (674 MB in 60 s for 50M, and 99999999999999999999999M accepted)."""
+    with pytest.raises(UserError, match="is not a whole size from 1 to 100,000,000") as raised:
+        parse_rungs(bad)
+    assert len(str(raised.value)) < 240  # the option and the item cut short, never 5,000 digits
 
 
 def _dataset() -> Dataset:
@@ -38,6 +47,36 @@ def test_each_rung_holds_the_dataset_then_the_first_distractors():
     assert sizes == [4, 10, 25]
     small, large = (set(corpora.prefix(r.size).corpus) for r in (corpora.rungs[1], corpora.rungs[2]))
     assert set(dataset.corpus) <= small <= large
+
+
+def test_distractors_are_made_when_a_rung_first_needs_them():
+    """The first rung is measured before the last one's distractors are made (all were made up front before)."""
+    dataset = _dataset()
+    corpora = Corpora(dataset, Distractors(parse_distractors("synthetic:0"), dataset), [4, 10, 1_000])
+    assert corpora.capacity == 1_000 and len(corpora._pool) == 0
+    corpora.prefix(10)
+    assert len(corpora._pool) == 6
+    lines: list[str] = []
+    full = corpora.prefix(1_000, lambda what, total: lambda n: lines.append(f"{what} {n}/{total}"))
+    assert len(full.corpus) == 1_000 and lines == ["making distractors 6 to 996 990/990"]
+    again = Distractors(parse_distractors("synthetic:0"), dataset).first(996)
+    assert [d.doc_id for d in again] == [d.doc_id for d in corpora._pool]  # the same documents, made in slices
+
+
+def test_a_ladder_whose_distractors_cannot_fit_in_memory_is_refused_before_any_is_made(monkeypatch):
+    dataset = _dataset()
+    monkeypatch.setattr("bench.grow.ladder.available_memory", lambda: 10**9)  # a host with 1 GB available
+    distractors = Distractors(parse_distractors("synthetic:0"), dataset)
+    with pytest.raises(UserError, match=r"rung \(50,000,000\) needs ~[\d.]+ GB of distractors in memory, more than"):
+        Corpora(dataset, distractors, [750, 50_000_000])
+    Corpora(dataset, distractors, [750, 50_000])  # ~40 MB: taken
+
+
+@pytest.mark.parametrize("text", ["synthetic:²", "synthetic:٣", "synthetic:" + "9" * 5000, "synthetic:-1"])
+def test_a_seed_int_cannot_read_is_one_line(text):
+    """`isdigit()` is true of ² and ٣, which int() refuses: a traceback before."""
+    with pytest.raises(UserError, match="expected synthetic:SEED with SEED a whole number"):
+        parse_distractors(text)
 
 
 def test_a_first_rung_below_the_dataset_or_a_source_too_small_is_refused(tiny):

@@ -31,6 +31,18 @@ def test_a_bad_pid_or_data_dir_is_one_line(key, value, said):
         split_resources(TargetSpec("x", "bm25", params={key: value}))
 
 
+def test_a_fresh_apps_store_folder_not_made_yet_is_taken_and_read_once_it_appears(tmp_path):
+    """A fresh Open WebUI makes its vector store's folder at its first embedding: refused as "not a folder" before."""
+    store = tmp_path / "vector_db"
+    _, resources = split_resources(TargetSpec("x", "bm25", params={"data_dir": str(store)}))
+    assert resources.data_dir == store and disk_bytes(store) == 0
+    store.mkdir()
+    (store / "chunks.bin").write_bytes(b"x" * 8192)
+    assert disk_bytes(store) >= 8192
+    with pytest.raises(UserError, match="not a folder"):  # nor a parent to make it in
+        split_resources(TargetSpec("x", "bm25", params={"data_dir": str(tmp_path / "no" / "such")}))
+
+
 def test_the_process_listening_on_a_loopback_port_is_found():
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))

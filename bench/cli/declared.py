@@ -33,19 +33,46 @@ def field_option(request: type, name: str) -> Any:
     return typer_option(flag)
 
 
+OLD = "__old"  # the parameter of a renamed flag's old spelling: the field's name and this
+
+
 def parameters(request: type) -> list[inspect.Parameter]:
-    """The command-line parameters of the request's declared fields."""
+    """The command-line parameters of the request's declared fields; a renamed flag's old spelling follows its
+    field as a hidden parameter of its own, so that `invoke` can tell which one was given."""
     hints = typing.get_type_hints(request)
     found = []
+    keyword = inspect.Parameter.KEYWORD_ONLY
     for field in declared_fields(request):
         flag = flag_of(field)
         assert flag is not None
         default = inspect.Parameter.empty if field.default is dataclasses.MISSING else field.default
         hint = hints[field.name]
         annotation = Annotated[hint, typer_option(flag)]  # type: ignore[valid-type]  # a type found at run time
-        keyword = inspect.Parameter.KEYWORD_ONLY
         found.append(inspect.Parameter(field.name, keyword, default=default, annotation=annotation))
+        if flag.renamed is not None:
+            old = typer.Option(flag.renamed.old, help=flag.help, min=flag.min, hidden=True)
+            was = Annotated[hint | None, old]  # type: ignore[valid-type]  # a type found at run time
+            found.append(inspect.Parameter(field.name + OLD, keyword, default=None, annotation=was))
     return found
+
+
+def take_renamed(request: type, values: dict[str, Any]) -> None:
+    """A renamed flag given by its old spelling: its value moved to the field, and one deprecation line on
+    stderr; both spellings at once are refused (one line, exit 2)."""
+    from bench.core.errors import UserError
+
+    for field in declared_fields(request):
+        flag = flag_of(field)
+        if flag is None or flag.renamed is None:
+            continue
+        old = values.pop(field.name + OLD)
+        if old is None:
+            continue
+        new = flag.names[0]
+        typer.echo(flag.renamed.line(flag.renamed.old, new), err=True)
+        if values[field.name] != field.default:  # the new spelling given too (Typer says no more than the value)
+            raise UserError(f"{new} and {flag.renamed.old}: give one of them (the second is the first's old name)")
+        values[field.name] = old
 
 
 def command(
@@ -68,6 +95,7 @@ def command(
     made = build or request
 
     def invoke(**values: Any) -> None:  # the values Typer parsed, by parameter name
+        take_renamed(request, values)
         if stamped:
             values["origin"] = Origin(parse_labels(values.pop("labels")))
         run(made(**values))

@@ -19,6 +19,22 @@ FLAG = "ragbench.flag"  # the key of a field's metadata that holds its Flag
 
 
 @dataclass(frozen=True)
+class Renamed:
+    """A flag's spelling before a rename, still accepted (with its suite key) for one release."""
+
+    old: str  # "--max-error-rate": the flag before; its suite key is the same words, max_error_rate
+    bounds: str  # what the value bounds, said in the deprecation line
+
+    @property
+    def key(self) -> str:
+        return self.old.lstrip("-").replace("-", "_")
+
+    def line(self, old: str, new: str) -> str:
+        """The one deprecation line, the names spelled as the caller spells them (a flag or a suite key)."""
+        return f"{old} is now {new} (it bounds {self.bounds}); the old name goes in the next release"
+
+
+@dataclass(frozen=True)
 class Flag:
     """How a request field is given on the command line, and whether a suite entry may give it."""
 
@@ -28,6 +44,7 @@ class Flag:
     suite: bool = True  # a key of the command's suite entries (false: the suite sets it, or `ragbench run` does)
     toml: tuple[type, ...] = ()  # the suite key's TOML types where the field's type does not say them
     hidden: bool = False  # a compatibility spelling: accepted, not listed in --help
+    renamed: Renamed | None = None  # the spelling before a rename: accepted for one release, with a deprecation line
 
 
 def option(flag: Flag) -> dict[str, Flag]:

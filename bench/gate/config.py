@@ -28,7 +28,8 @@ class GateConfig:
     significance: bool = True
     max_p99_increase: Allowance | None = None  # load; None: p99 reported, not gated
     min_throughput_ratio: float | None = None  # load; None: throughput reported, not gated
-    max_error_rate: float = 0.0  # load: largest allowed rise of a point's error rate (a fraction); 0: any rise fails
+    # load: largest allowed rise of a point's error rate (a fraction; --max-error-rate-increase); 0: any rise fails
+    max_error_rate: float = 0.0
     min_ingest_ratio: float | None = None  # quality cost texts/s, ingest docs/s: current/baseline; None: not gated
     max_query_p99_increase: Allowance | None = None  # quality cost: per-query p99; None: reported, not gated
     match: dict[str, str] = field(default_factory=dict)
@@ -87,14 +88,16 @@ def build_gate_config(options: GateOptions, name: Callable[[str], str] = option_
     if options.history is not None and options.calibration:
         reason = f"give {name('history')} or {name('calibration')}, not both (the history's runs are the calibration)"
         raise GateValueError("history", f"{name('history')} {options.history}: {reason}", reason)
-    rate = options.max_error_rate
+    rate = options.max_error_rate_increase
     return GateConfig(
         max_drop=_checked("max_drop", lambda: parse_max_drops(options.max_drop or [])),
         alpha=level,
         significance=options.significance,
         max_p99_increase=allowance("max_p99_increase", options.max_p99_increase),
         min_throughput_ratio=ratio("min_throughput_ratio", options.min_throughput_ratio),
-        max_error_rate=_checked("max_error_rate", lambda: parse_error_rate(rate, name("max_error_rate"))),
+        max_error_rate=_checked(
+            "max_error_rate_increase", lambda: parse_error_rate(rate, name("max_error_rate_increase"))
+        ),
         min_ingest_ratio=ratio("min_ingest_ratio", options.min_ingest_ratio),
         max_query_p99_increase=allowance("max_query_p99_increase", options.max_query_p99_increase),
         match=_checked("match", lambda: parse_matches(options.match or [])),

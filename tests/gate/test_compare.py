@@ -160,8 +160,11 @@ def test_benchmark_json_is_pytest_benchmark_shaped(tmp_path, compare):
         (["--match", "nope"], "--match 'nope': expected BASE_NAME=CUR_NAME"),
         (["--format", "xml"], "--format 'xml': expected one of text, md, json"),
         (["--max-p99-increase", "-5%"], "must be a finite number >= 0"),
-        (["--max-error-rate", "150%"], "--max-error-rate '150%': a fraction of requests is at most 1"),
-        (["--max-error-rate", "nan"], "--max-error-rate 'nan': must be a finite number >= 0"),
+        (
+            ["--max-error-rate-increase", "150%"],
+            "--max-error-rate-increase '150%': a fraction of requests is at most 1",
+        ),
+        (["--max-error-rate-increase", "nan"], "--max-error-rate-increase 'nan': must be a finite number >= 0"),
     ],
 )
 def test_bad_flags_give_one_line_and_exit_2(tmp_path, compare, args, message):

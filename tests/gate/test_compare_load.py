@@ -65,12 +65,12 @@ def test_an_error_rate_rise_fails_whatever_the_throughput_says(tmp_path, compare
     assert "FAIL  load: tei embed closed batch 8 conc 4: texts/s 1000.0 → 990.0 (×0.990)" in out
     assert "errors 0 → 452 (0.00% → 56.43% of requests)" in out and "max error-rate rise 0.00%" in out
     assert compare(base, cur)[0] == 1  # strict by default, with no other threshold
-    assert compare(base, cur, "--max-error-rate", "60%")[0] == 0  # a rise the user allows
+    assert compare(base, cur, "--max-error-rate-increase", "60%")[0] == 0  # a rise the user allows
 
 
 def test_a_current_point_with_no_success_fails_even_when_nothing_else_is_gated(tmp_path, compare):
     base, cur = _runs(tmp_path, [load_point(errors={"429": 100})], [load_point(errors={"429": 100}, texts_per_s=0.0)])
-    code, out, _ = compare(base, cur, "--max-error-rate", "100%")
+    code, out, _ = compare(base, cur, "--max-error-rate-increase", "100%")
     assert code == 1 and "the current point had no successful request" in out
 
 

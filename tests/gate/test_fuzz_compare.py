@@ -171,7 +171,7 @@ flag_values = st.text(max_size=12)
                     "--match",
                     "--max-p99-increase",
                     "--min-throughput-ratio",
-                    "--max-error-rate",
+                    "--max-error-rate-increase",
                     "--format",
                 ]
             ),

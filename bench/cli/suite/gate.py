@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.cli.suite.keys import TomlTypes, declared_keys
+from bench.cli.suite.keys import TomlTypes, declared_keys, renamed_keys
 from bench.cli.suite.values import ValueReader
 from bench.gate.config import GateConfig, GateValueError, build_gate_config
 from bench.gate.options import GateOptions
@@ -13,10 +13,12 @@ from bench.gate.options import GateOptions
 # compare's options a suite may give: `calibration` (A/A runs' folders) and `history` (a folder or glob) are
 # relative to the suite file; `significance` is `--no-significance` turned round.
 GATE_KEYS: dict[str, TomlTypes] = declared_keys(GateOptions)
+_RENAMED = renamed_keys(GateOptions)  # max_error_rate: max_error_rate_increase's key before, for one release
 
 
 def read_gate(reader: ValueReader, table: dict[str, Any]) -> GateConfig:
-    table = reader.typed(table, GATE_KEYS, ("gate",))
+    spelled = {new: old for old, (new, _) in _RENAMED.items() if old in table}  # a renamed key by its old name
+    table = reader.typed(reader.renamed(table, _RENAMED, ("gate",)), GATE_KEYS, ("gate",))
     drops = table.get("max_drop", {})
     pairs = table.get("match", {})
     if any(not isinstance(cur, str) for cur in pairs.values()):
@@ -34,9 +36,10 @@ def read_gate(reader: ValueReader, table: dict[str, Any]) -> GateConfig:
         ],
     )
     try:
-        return build_gate_config(options, name=lambda key: key)  # a suite key is named as the file spells it
+        return build_gate_config(options, name=lambda key: spelled.get(key, key))  # as the file spells it
     except GateValueError as exc:
-        raise reader.error(f"gate.{exc.key}: {exc.reason}", "gate", exc.key) from None
+        key = spelled.get(exc.key, exc.key)
+        raise reader.error(f"gate.{key}: {exc.reason}", "gate", key) from None
 
 
 _SCALARS = set(GATE_KEYS) - {"max_drop", "primary", "match", "calibration"}

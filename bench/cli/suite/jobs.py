@@ -10,7 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from bench.cli.suite.checks import checked, option
-from bench.cli.suite.keys import DATASET_KEYS, IDENTITY_KEYS, LIST_FLAGS, LOAD_KEYS, PATH_KEYS, QUALITY_KEYS, TomlTypes
+from bench.cli.suite.keys import (
+    DATASET_KEYS,
+    IDENTITY_KEYS,
+    LIST_FLAGS,
+    LOAD_KEYS,
+    PATH_KEYS,
+    QUALITY_KEYS,
+    RENAMED_KEYS,
+    TomlTypes,
+)
 from bench.cli.suite.lines import Where, label
 from bench.cli.suite.values import ValueReader
 from bench.commands.identity import IdentityCommand, check_identity
@@ -74,7 +83,7 @@ def _entry(
     if not isinstance(entry, dict):
         raise reader.error(f"{kind}: each entry must be a table ([[{kind}]])", kind, index)
     where: Where = (kind, index)
-    entry = reader.typed(entry, allowed, where)
+    entry = reader.typed(reader.renamed(entry, RENAMED_KEYS[kind], where), allowed, where)
     if "dataset" in entry and entry["dataset"] not in datasets:
         raise reader.error(
             f"{label(where)}: dataset {entry['dataset']!r} is not in [datasets] "

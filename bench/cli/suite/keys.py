@@ -12,6 +12,7 @@ from bench.commands.identity import IdentityCommand
 from bench.commands.load_request import LoadRequest
 from bench.commands.options import declared_fields, flag_of
 from bench.commands.quality import QualityRequest
+from bench.core.flags import Renamed
 
 TomlTypes = type | tuple[type, ...]  # what a key's value may be in TOML (a path is a string)
 
@@ -47,8 +48,24 @@ def declared_keys(request: type) -> dict[str, TomlTypes]:
     return keys
 
 
+def renamed_keys(request: type) -> dict[str, tuple[str, Renamed]]:
+    """The old key of each renamed option a suite entry may give -> its key now and the rename."""
+    found = {}
+    for field in declared_fields(request):
+        flag = flag_of(field)
+        if flag is not None and flag.suite and flag.renamed is not None:
+            found[flag.renamed.key] = (field.name, flag.renamed)
+    return found
+
+
 # `name` names the entry's folder under --out; `out`, `overwrite` and `origin` (labels: the suite's own) come from
 # `ragbench run`; `ray` is not a suite's (its jobs run where the suite runs).
 QUALITY_KEYS: dict[str, TomlTypes] = {"name": str, **declared_keys(QualityRequest)}
 IDENTITY_KEYS: dict[str, TomlTypes] = {"name": str, **declared_keys(IdentityCommand)}
 LOAD_KEYS: dict[str, TomlTypes] = {"name": str, **declared_keys(LoadRequest)}
+# Each entry kind's renamed keys (old -> new): accepted for one release, with a deprecation line.
+RENAMED_KEYS = {
+    "quality": renamed_keys(QualityRequest),
+    "identity": renamed_keys(IdentityCommand),
+    "load": renamed_keys(LoadRequest),
+}

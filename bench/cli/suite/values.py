@@ -13,6 +13,7 @@ from bench.cli.suite.keys import TomlTypes
 from bench.cli.suite.lines import SuiteText, Where, label
 from bench.cli.suite.secrets import refuse_credentials, refuse_secret_key
 from bench.core.errors import UserError
+from bench.core.flags import Renamed
 from bench.core.spec_grammar import NAME
 from bench.datasets import BUILTIN_PREFIX
 
@@ -38,6 +39,23 @@ class ValueReader(SuiteText):
             ):
                 raise self.error(f"{label((*where, key))}: expected a list of strings or numbers", *where, key)
         return table
+
+    def renamed(self, table: dict[str, Any], renames: dict[str, tuple[str, Renamed]], where: Where) -> dict[str, Any]:
+        """The table with each renamed key's old spelling taken as its new one, and one deprecation line on stderr
+        for each (both spellings at once: an error)."""
+        import typer
+
+        found = dict(table)
+        for old, (new, renamed) in renames.items():
+            if old not in found:
+                continue
+            line = self.line_of(*where, old)
+            at = f"{self.path}:{line}: " if line is not None else f"{self.path}: "
+            typer.echo(at + renamed.line(label((*where, old)), label((*where, new))), err=True)
+            if new in found:
+                raise self.error(f"{label(where)}: give {new} or {old}, not both ({old} is its old name)", *where, old)
+            found[new] = found.pop(old)
+        return found
 
     def expand(self, value: str, *where: str | int) -> str:
         """`${VAR}` -> the environment's VAR."""

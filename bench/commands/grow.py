@@ -7,18 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bench.commands.options import (
-    KEEP,
-    METER_HOST,
-    METER_PORT,
-    METER_UPSTREAM,
-    OVERWRITE,
-    SLO,
-    SPLIT,
-    Flag,
-    option,
-    target_flag,
-)
+from bench.commands.options import OVERWRITE, Flag, option
 from bench.core.errors import MeasurementFailed, UserError
 from bench.datasets.model import Dataset
 from bench.results.provenance import Origin
@@ -41,7 +30,9 @@ class GrowRequest:
         metadata=option(Flag(("--dataset",), "The query set: BEIR folder, TREC folder, JSONL Q&A or builtin:NAME."))
     )
     targets: list[str] = field(
-        metadata=option(target_flag("bm25|dense|hybrid|openwebui[:MODE]@URL|lightrag[:MODE]@URL"))
+        metadata=option(
+            Flag(("--target", "-t"), "[NAME=]bm25|dense|hybrid|openwebui[:MODE]@URL|lightrag[:MODE]@URL; repeat.")
+        )
     )
     rungs: str = field(
         metadata=option(Flag(("--rungs",), "Knowledge-base sizes, increasing: 1k,10k,30k (k = 1,000, M = 1,000,000)."))
@@ -67,7 +58,9 @@ class GrowRequest:
             )
         ),
     )
-    slo: str | None = field(default=None, metadata=option(SLO))
+    slo: str | None = field(
+        default=None, metadata=option(Flag(("--slo",), "Latency SLO per query, pNN=DURATION (p99=2s, p95=800ms)."))
+    )
     queries: int | None = field(
         default=None,
         metadata=option(
@@ -78,12 +71,29 @@ class GrowRequest:
             )
         ),
     )
-    meter_upstream: list[str] | None = field(default=None, metadata=option(METER_UPSTREAM))
-    meter_host: str = field(default="127.0.0.1", metadata=option(METER_HOST))
-    meter_port: int = field(default=9600, metadata=option(METER_PORT))
-    split: str | None = field(default=None, metadata=option(SPLIT))
+    meter_upstream: list[str] | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--meter-upstream",),
+                "[ROUTE=]URL: run ingest's meter forwarding /ROUTE to URL (ROUTE embedding by default): each rung's "
+                "provider calls, texts and tokens; point the app's provider URL at the printed meter URL. Repeat.",
+            )
+        ),
+    )
+    meter_host: str = field(default="127.0.0.1", metadata=option(Flag(("--meter-host",), "The meter's address.")))
+    meter_port: int = field(default=9600, metadata=option(Flag(("--meter-port",), "The meter's port.")))
+    split: str | None = field(default=None, metadata=option(Flag(("--split",), "qrels split (BEIR/TREC).")))
     seed: int = field(default=0, metadata=option(Flag(("--seed",), "Seed of the --queries sample.", min=0)))
-    keep: bool = field(default=False, metadata=option(KEEP))
+    keep: bool = field(
+        default=False,
+        metadata=option(
+            Flag(
+                ("--keep",),
+                "Keep what ragbench put on the servers: Open WebUI's knowledge bases, LightRAG's documents.",
+            )
+        ),
+    )
     overwrite: bool = field(default=False, metadata=option(OVERWRITE))
     resume: bool = False  # continue the interrupted run in `out`
     origin: Origin = field(default_factory=Origin)

@@ -6,17 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.commands.options import (
-    KEEP,
-    METER_HOST,
-    METER_PORT,
-    METER_UPSTREAM,
-    OVERWRITE,
-    SPLIT,
-    Flag,
-    option,
-    target_flag,
-)
+from bench.commands.options import OVERWRITE, Flag, option
 from bench.core.errors import MeasurementFailed, UserError
 from bench.results.provenance import Origin
 from bench.results.schema import IngestPointRecord
@@ -32,9 +22,11 @@ class IngestRequest:
     dataset: Path = field(
         metadata=option(Flag(("--dataset",), "Corpus: BEIR folder, TREC folder, JSONL Q&A or builtin:numpy-docs."))
     )
-    targets: list[str] = field(metadata=option(target_flag("openwebui@URL[?concurrency=N]|lightrag@URL[?...]")))
+    targets: list[str] = field(
+        metadata=option(Flag(("--target", "-t"), "openwebui@URL[?concurrency=N] or lightrag@URL[?...]; repeat."))
+    )
     out: Path
-    split: str | None = field(default=None, metadata=option(SPLIT))
+    split: str | None = field(default=None, metadata=option(Flag(("--split",), "qrels split (BEIR/TREC).")))
     max_docs: int | None = field(
         default=None, metadata=option(Flag(("--max-docs",), "Ingest the first N documents of the corpus.", min=1))
     )
@@ -48,8 +40,17 @@ class IngestRequest:
             )
         ),
     )
-    meter_upstream: list[str] | None = field(default=None, metadata=option(METER_UPSTREAM))
-    meter_host: str = field(default="127.0.0.1", metadata=option(METER_HOST))
+    meter_upstream: list[str] | None = field(
+        default=None,
+        metadata=option(
+            Flag(
+                ("--meter-upstream",),
+                "[ROUTE=]URL: run a meter forwarding /ROUTE to URL (ROUTE embedding by default) for the ingest; "
+                "point the app's provider URL at the printed meter URL. Repeat per provider.",
+            )
+        ),
+    )
+    meter_host: str = field(default="127.0.0.1", metadata=option(Flag(("--meter-host",), "The meter's address.")))
     record: Path | None = field(
         default=None,
         metadata=option(
@@ -60,14 +61,17 @@ class IngestRequest:
             )
         ),
     )
-    meter_port: int = field(default=9600, metadata=option(METER_PORT))
+    meter_port: int = field(default=9600, metadata=option(Flag(("--meter-port",), "The meter's port.")))
     no_direct: bool = field(
         default=False,
         metadata=option(
             Flag(("--no-direct",), "Skip sending the app's embedding calls again straight to the embedder.")
         ),
     )
-    keep: bool = field(default=False, metadata=option(KEEP))
+    keep: bool = field(
+        default=False,
+        metadata=option(Flag(("--keep",), "Keep each combination's knowledge base and files on the server.")),
+    )
     timeout: float = field(default=300.0, metadata=option(Flag(("--timeout",), "Per-request timeout, seconds.")))
     overwrite: bool = field(default=False, metadata=option(OVERWRITE))
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE: the header's provenance
@@ -86,21 +90,14 @@ def meter_upstreams(given: list[str]) -> dict[str, str]:
     return upstreams
 
 
-def check_record(
-    record: Path | None, upstreams: dict[str, str], overwrite: bool = False, out: Path | None = None
-) -> None:
-    """--record writes the ingest's own meter's trace: it needs the meter, and a file it can write that is no
-    file of someone else's (an earlier trace only with --overwrite: bench/results/outdir.py check_record_file)."""
-    from bench.endpoints.meter_trace import is_trace_file
-    from bench.results.outdir import check_record_file
-
+def check_record(record: Path | None, upstreams: dict[str, str]) -> None:
+    """--record writes the ingest's own meter's trace: it needs the meter, and a file it can write."""
     if record is None:
         return
     if not upstreams:
         raise UserError(f"--record {record}: the trace is the meter's: add --meter-upstream [ROUTE=]URL")
     if record.is_dir() or not record.parent.is_dir():
         raise UserError(f"--record {record}: expected a file in an existing folder")
-    check_record_file(record, "--record", overwrite, is_trace_file, out)
 
 
 def check_targets(targets: list[str], settings: list[str]) -> list[TargetSpec]:
@@ -154,7 +151,7 @@ def ingest_command(request: IngestRequest) -> list[IngestPointRecord]:
             f"--meter-upstream: Open WebUI's embedding calls go through the meter's embedding route, and none is given "
             f"(routes: {', '.join(upstreams)}): add --meter-upstream embedding=URL of its embedder"
         )
-    check_record(request.record, upstreams, request.overwrite, request.out)
+    check_record(request.record, upstreams)
     plan = IngestPlan(
         specs=specs,
         axes=parse_settings(request.settings or []),

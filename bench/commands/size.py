@@ -15,27 +15,12 @@ from pathlib import Path
 
 from bench.commands.load import pool_factory
 from bench.commands.load_console import raise_if_failed
-from bench.commands.options import (
-    ARRIVAL_SEED,
-    ENDPOINTS,
-    MAX_ERROR_RATE_FLAG,
-    OP,
-    OVERWRITE,
-    RAY,
-    ROUTE,
-    SLO,
-    TEXTS,
-    TIMEOUT,
-    WORKERS,
-    Flag,
-    option,
-)
+from bench.commands.options import ARRIVAL_SEED, ENDPOINTS, OP, OVERWRITE, RAY, TEXTS, TIMEOUT, WORKERS, Flag, option
 from bench.core import values as v
 from bench.core.errors import UserError
 from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.endpoint import close_endpoints, open_endpoints
 from bench.load.lengths import parse_documents, parse_lengths
-from bench.load.points import MAX_ERROR_RATE
 from bench.load.pool import load_pool, worker_pool
 from bench.load.schedule import parse_arrival
 from bench.load.stop_time import StopTime
@@ -49,7 +34,7 @@ from bench.sizing.budget import run_budget
 from bench.sizing.economics import Economics
 from bench.sizing.plan import SizePlan, check_memory, expected_text, size_header
 from bench.sizing.session import Outlets, SizeSession
-from bench.sizing.slo import Slo, parse_slo, sig3
+from bench.sizing.slo import parse_slo, sig3
 from bench.sizing.telemetry import gpu_telemetry
 from bench.sizing.verdict import requests_to_bound
 
@@ -68,7 +53,7 @@ class SizeRequest:
     )
     slo: str | None = field(
         default=None,
-        metadata=option(SLO),
+        metadata=option(Flag(("--slo",), "Latency SLO on any percentile: pNN=DURATION, e.g. p95=800ms or p99=2s.")),
     )
     max_time: str | None = field(
         default=None,
@@ -107,7 +92,10 @@ class SizeRequest:
     max_concurrency: int = field(
         default=32, metadata=option(Flag(("--max-concurrency",), "Highest closed-loop concurrency tried."))
     )
-    max_error_rate: float = field(default=MAX_ERROR_RATE, metadata=option(MAX_ERROR_RATE_FLAG))
+    max_error_rate: float = field(
+        default=0.001,
+        metadata=option(Flag(("--max-error-rate",), "Errors (unsent included) allowed at the saturation rate.")),
+    )
     target_rps: float | None = field(
         default=None,
         metadata=option(Flag(("--target-rps",), "Requests/s to serve (at the sized batch): replicas needed.")),
@@ -220,7 +208,7 @@ class SizeRequest:
     )
     route: list[str] | None = field(
         default=None,
-        metadata=option(ROUTE),
+        metadata=option(Flag(("--route",), "--trace: ROUTE=NAME, the trace's route against -e NAME=...", suite=False)),
     )
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
@@ -236,8 +224,11 @@ def check(request: SizeRequest) -> SizePlan:
         op = Op(request.op or (Op.RERANK if specs[0].is_rerank else Op.EMBED))
     except ValueError:
         raise UserError(f"--op {request.op!r}: expected embed or rerank") from None
-    slo, max_time_s = check_values(request)
+    v.number("--max-error-rate", request.max_error_rate, v.ERROR_RATE)
+    slo = parse_slo(request.slo, request.slo_p99_ms, request.max_error_rate)
     economics = _economics(request)
+    max_time_s = v.duration("--max-time", request.max_time, v.MAX_TIME_SECONDS) if request.max_time else None
+    _check_counts(request)
     if any(s.url is None for s in specs) and request.workers > 1:
         raise UserError("size: in-process endpoints (reference, reference-rerank) run in one worker; use --workers 1")
     ceiling_points, ceiling_model = _ceiling(request)
@@ -271,15 +262,6 @@ def check(request: SizeRequest) -> SizePlan:
         ceiling_model=ceiling_model,
         max_time_s=max_time_s,
     )
-
-
-def check_values(request: SizeRequest) -> tuple[Slo, float | None]:
-    """The SLO, the budget and every count, each in its range: the one check of `size` and `size --trace`."""
-    v.number("--max-error-rate", request.max_error_rate, v.ERROR_RATE)
-    slo = parse_slo(request.slo, request.slo_p99_ms, request.max_error_rate)
-    max_time_s = v.duration("--max-time", request.max_time, v.MAX_TIME_SECONDS) if request.max_time else None
-    _check_counts(request)
-    return slo, max_time_s
 
 
 def _economics(request: SizeRequest) -> Economics:

@@ -130,12 +130,9 @@ def _add_tokens(total: Usage, found: dict[str, int] | None) -> None:
     total.total_tokens += found.get("total_tokens", prompt + completion)
 
 
-def _trace_call(trace: TraceWriter, call: CallRecord, body: bytes, found: dict[str, int] | None) -> TraceCall | None:
+def _trace_call(trace: TraceWriter, call: CallRecord, body: bytes, found: dict[str, int] | None) -> TraceCall:
     """What a trace keeps of a call: its shape (lengths in characters, or the trace's tokenizer's tokens), never
-    its texts. None for a call with no body: no model call but a client's probe (`load`'s own GET /info preflight
-    through the meter), not the traffic the trace records."""
-    if not body:
-        return None
+    its texts."""
     shape = call_shape(body, trace.measure)
     kind, lengths, query = shape if shape is not None else (CallKind.LLM, (), None)
     return TraceCall(
@@ -148,5 +145,5 @@ def _trace_call(trace: TraceWriter, call: CallRecord, body: bytes, found: dict[s
         query=query,
         status=call.status,
         latency=call.seconds,
-        hash=trace.digest(body),
+        hash=body_digest(body) if body else None,
     )

@@ -28,6 +28,7 @@ from bench.grow.resources import Resources, measure
 from bench.quality.metrics import Measure, evaluate
 from bench.quality.runs import run_from_results
 from bench.results.schema import GrowRungRecord, RungStatus
+from bench.results.schema.run import STORE_PARAM
 from bench.targets.base import QueryResult, Target, TargetSpec
 
 DEPTH = 100  # documents ranked per query: R@100's depth
@@ -94,6 +95,7 @@ def measure_rung(
     return GrowRungRecord(
         target=spec.name,
         kind=spec.kind,
+        store=spec.params.get(STORE_PARAM) or None,
         rung=rung.index,
         size=(grown.chunks or 0) if chunks_unit and increment.error is None else rung.size,
         unit=climb.unit,

@@ -399,7 +399,9 @@ def _grow(run: HistoryRun, results: Results) -> Found:
     found: Found = []
     for rung in (r for r in results.grow_rungs if r.status != RungStatus.FAILED):
         size = planned[rung.rung - 1] if 0 < rung.rung <= len(planned) else rung.size
-        where = f"grow {dataset} ({fingerprint}) {rung.target} [{rung.kind}] rung {size:,} {rung.unit}"
+        # A named target's store is the record's own (`store`): in the series' name, so that two stores are two series.
+        named = rung.target if rung.store is None or spec_store(rung.target) else f"{rung.target}?store={rung.store}"
+        where = f"grow {dataset} ({fingerprint}) {named} [{rung.kind}] rung {size:,} {rung.unit}"
         figures = [
             ("p50 ms", Gate.P50, Scale.RATIO, False, rung.latency_ms.get("p50"), None),
             ("p99 ms", Gate.QUERY_P99, Scale.RATIO, False, rung.latency_ms.get("p99"), None),

@@ -39,6 +39,9 @@ class GrowRungRecord:
     error_examples: dict[str, str]  # kind -> the first such query's message, the server's own words
     error: str | None = None  # why the increment's ingest failed (status failed)
     record: str = "grow_rung"
+    #: the vector store the target states (`store=NAME` on an Open WebUI spec), kept here because a named target's
+    #: records carry only its name: what keeps compare and history from pairing two stores; left out: none stated
+    store: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     #: the first rung after --resume: the target's knowledge base was brought to this size in one step (local
     #: engines rebuild; a server keeps what it held and takes what is missing); left out: grown as planned
     resumed: bool = field(default=False, metadata=WRITTEN_WHEN_SET)

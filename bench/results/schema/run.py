@@ -171,9 +171,12 @@ def without_store(spec: str) -> str:
 
 
 def record_store(record: object) -> str | None:
-    """The store a results record names: a target record's `config.store.name` (the app's own report or the
-    spec's statement, `Target.describe()`), else `store=` in its spec or target text (an ingest point's target is
-    its spec, a grow rung's target its name); None where the record names none."""
+    """The store a results record names: a grow rung's `store`, a target record's `config.store.name` (the app's own
+    report or the spec's statement, `Target.describe()`), else `store=` in its spec or target text (an ingest
+    point's target is its spec, a grow rung's target its name); None where the record names none."""
+    stated = getattr(record, "store", None)  # a grow rung's own field: its target may be a name without `store=`
+    if isinstance(stated, str) and stated:
+        return stated
     config = getattr(record, "config", None)
     if isinstance(config, Mapping):
         store = config.get("store")

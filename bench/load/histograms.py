@@ -40,10 +40,26 @@ def new_histogram() -> HdrHistogram:
     return HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
 
 
-def from_values(values_us: array[int] | array[float]) -> HdrHistogram:
+def from_values(values_us: array[int] | array[float] | np.ndarray) -> HdrHistogram:
+    """The values (µs, clamped to the histogram's range) recorded at once: HDR's own bucket index of each value
+    (`_counts_index_for`, in numpy) counted with bincount. `record_value` a value costs 3-5 µs in Python: 7 s after a
+    point of 600,000 answers' three quantities on this machine. Counts, total, min and max equal one `record_value`
+    a value (tests/load/test_units.py)."""
     histogram = new_histogram()
-    for value in values_us:
-        histogram.record_value(min(max(int(value), LOWEST_US), HIGHEST_US))
+    values = np.clip(np.asarray(values_us).astype(np.int64), LOWEST_US, HIGHEST_US)
+    if not len(values):
+        return histogram
+    # The smallest power of 2 holding the value (or the sub-bucket mask): frexp's exponent is the bit length,
+    # exact for integers below 2**53.
+    pow2ceiling = np.frexp((values | histogram.sub_bucket_mask).astype(np.float64))[1].astype(np.int64)
+    bucket = pow2ceiling - histogram.unit_magnitude - (histogram.sub_bucket_half_count_magnitude + 1)
+    sub_bucket = values >> (bucket + histogram.unit_magnitude)
+    index = ((bucket + 1) << histogram.sub_bucket_half_count_magnitude) + (sub_bucket - histogram.sub_bucket_half_count)
+    counts = np.ctypeslib.as_array(histogram.counts)
+    counts += np.bincount(index, minlength=len(counts))[: len(counts)].astype(counts.dtype)
+    histogram.total_count += len(values)
+    histogram.min_value = min(histogram.min_value, int(values.min()))
+    histogram.max_value = max(histogram.max_value, int(values.max()))
     return histogram
 
 

@@ -90,6 +90,25 @@ def test_histograms_merge_exactly_across_workers():
     assert histograms.summary_ms(histograms.new_histogram()) is None
 
 
+@pytest.mark.parametrize("spread", [(1, 2), (0, 5_000), (100, 2_000_000), (1, 5_000_000_000)])
+def test_values_fold_into_the_counts_hdrs_own_record_value_gives(spread):
+    """from_values counts every value at once (numpy); one `record_value` a value (HDR's own, clamped to the range
+    as recorded) must give the same counts, total, min, max and encoding, bucket edges and out-of-range included."""
+    rng = np.random.default_rng(spread[1])
+    values = np.concatenate([rng.integers(*spread, 5_000), [2047, 2048, 4095, 4096, 1 << 31]])
+    folded = histograms.from_values(values)
+    one_by_one = histograms.new_histogram()
+    for value in values.tolist():
+        one_by_one.record_value(min(max(value, histograms.LOWEST_US), histograms.HIGHEST_US))
+    assert np.array_equal(np.ctypeslib.as_array(folded.counts), np.ctypeslib.as_array(one_by_one.counts))
+    assert (folded.total_count, folded.min_value, folded.max_value) == (
+        one_by_one.total_count,
+        one_by_one.min_value,
+        one_by_one.max_value,
+    )
+    assert histograms.encode(folded) == histograms.encode(one_by_one)
+
+
 @pytest.mark.parametrize("spread", [(1, 2), (100, 2_000_000), (1, 3_600_000_000)])
 def test_summary_and_cdf_equal_hdrhistograms_own_readers(spread):
     """summary_ms and cdf_ms read the counts array with numpy; HdrHistogram_py's own (slow) readers must agree

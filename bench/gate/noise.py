@@ -159,11 +159,18 @@ class NoiseVerdict:
         if self.verdict != Verdict.INCONCLUSIVE:
             side = "past" if self.verdict == Verdict.FAIL else "clear of"
             return f"{base}: the whole interval is {side} the limit ×{self.limit:g}"
-        resolve = self._resolve()
-        return (
-            f"{base}: inconclusive: this runner's noise (A/A spread ±{self.spread:.1%}) is wider than the "
-            f"{self.detect * 100:g}% you ask to detect; {resolve}"
-        )
+        wanted = f"the {self.detect * 100:g}% you ask to detect"
+        return f"{base}: inconclusive: {self._noise_named()} is wider than {wanted}; {self._resolve()}"
+
+    def _noise_named(self) -> str:
+        """The noise that made it inconclusive, one name for one figure: the calibrated noise between runs (said
+        above with its figure) where it sets the interval; else the repeats' own spread, named as such beside a
+        floor (two names for two figures: 'runner noise ±16.9%' and 'A/A spread ±15.7%' read as one)."""
+        if self.floor is not None and self.between_runs:
+            return f"the runner noise between runs (±{self.floor.spread:.1%})"
+        if self.floor is not None:
+            return f"the repeats' spread (±{self.spread:.1%}, wider than the runner noise between runs)"
+        return f"this runner's noise (A/A spread ±{self.spread:.1%})"
 
     def _resolve(self) -> str:
         """What would decide an inconclusive verdict: runs of each build where the noise is between runs, else

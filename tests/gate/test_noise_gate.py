@@ -228,6 +228,10 @@ def test_an_inconclusive_verdict_set_by_the_floor_says_repeats_would_not_help():
     assert v.ratio.low == pytest.approx(0.97 * np.exp(-0.10)) and v.ratio.high == pytest.approx(0.97 * np.exp(0.10))
     assert "calibrated over 8 A/A runs of 5 repeats" in v.message()
     assert "more repeats would not resolve it (the noise is between runs)" in v.message()
+    # issue 50: 'runner noise ±16.9%' and 'A/A spread ±15.7%' for one noise in one sentence: one name, one figure
+    said = v.message()
+    assert "A/A spread" not in said and said.count(f"runner noise between runs ±{floor.spread:.1%}") == 1, said
+    assert f"inconclusive: the runner noise between runs (±{floor.spread:.1%}) is wider" in said, said
     assert v.to_dict()["calibration"] == {
         "spread": pytest.approx(np.expm1(0.10)),
         "runs": 8,

@@ -11,6 +11,9 @@ With --store pgvector-halfvec-hnsw, Open WebUI keeps its vectors in a PostgreSQL
 starts (tests/harness/pgvector.py; halfvec under HNSW, vectors of the stand-in's 128 dimensions): grow's data_dir=
 is PostgreSQL's data folder, the store's memory (PSS of its processes) is sampled beside the app's RSS, and every
 target names its store (`store=`), so that compare and history never pair the two ladders. Default: chroma.
+Each knowledge base's index recall@10 is measured at every rung (pgvector_recall.RungRecall: `OUT.recall.csv`).
+With --store milvus-lite-hnsw, Open WebUI keeps them in Milvus Lite 3.2.2 (tests/harness/milvus.py), which runs
+inside the app's own process (its memory is the app's, its bytes `vector_db/milvus.db/`).
 
 With --cleanup, grow deletes what it uploaded (its own cleanup, no --keep), and the script says what the store still
 holds afterwards (Chroma's collections and vectors, PostgreSQL's rows) and the app's memory then.
@@ -38,13 +41,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # pgvector_recall beside this file
 
+from pgvector_recall import RungRecall
+
 from tests.harness.hash_embedder import DIMS, HashEmbedder, tree_pss_kib, tree_rss_kib, watch_grow
-from tests.harness.openwebui import OpenWebUIServer, pgvector_store, start_openwebui
+from tests.harness.milvus import milvus_store, prepare_data_dir
+from tests.harness.openwebui import OpenWebUIServer, admin_client, pgvector_store, start_openwebui
 from tests.harness.pgvector import PostgresServer, openwebui_extra, start_postgres, stop_postgres
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
 
 REPO = Path(__file__).resolve().parents[1]
 PGVECTOR = "pgvector-halfvec-hnsw"
+MILVUS = "milvus-lite-hnsw"  # Milvus Lite 3.2.2 inside the app (tests/harness/milvus.py), Open WebUI's HNSW
 
 
 def start_reranker(log: Path) -> tuple[ManagedProcess, str]:
@@ -90,7 +97,9 @@ def main() -> None:
     parser.add_argument(
         "--cleanup", action="store_true", help="grow deletes what it uploaded (no --keep): then say what the store kept"
     )
-    parser.add_argument("--store", default="chroma", choices=("chroma", PGVECTOR), help="Open WebUI's vector store")
+    parser.add_argument(
+        "--store", default="chroma", choices=("chroma", PGVECTOR, MILVUS), help="Open WebUI's vector store"
+    )
     args = parser.parse_args()
     os.environ.update(CHUNK_SIZE=str(args.chunk_size), CHUNK_OVERLAP="0")
     # Chroma keeps every collection it opened in memory (Open WebUI makes one per file beside the knowledge base's):
@@ -128,11 +137,20 @@ def with_store(
     args: argparse.Namespace, embed_url: str, root: Path, postgres: tuple[ManagedProcess, PostgresServer] | None
 ) -> None:
     store_env = pgvector_store(postgres[1].url, openwebui_extra(), DIMS) if postgres else None
+    if args.store == MILVUS:
+        store_env = milvus_store()
+        prepare_data_dir(root / "openwebui")
     log = args.out.with_suffix(".app.log")
     webui, server = start_openwebui(root / "openwebui", log, embed_url, "hash", store_env)
     try:
         store_dir = postgres[1].data_dir if postgres else server.data_dir / "vector_db"
-        run_grow(args, server, webui.popen.pid, store_dir, postgres[0].pid if postgres else None)
+        recall = rung_recall(args, server, postgres[1]) if postgres and not args.cleanup else None
+        try:
+            run_grow(args, server, webui.popen.pid, store_dir, postgres[0].pid if postgres else None)
+        finally:
+            if recall is not None:
+                recall.done.set()
+                recall.join()
         print(f"{'after cleanup' if args.cleanup else 'kept'}: app RSS {tree_rss_kib(webui.popen.pid) / 1024:.0f} MiB")
         if postgres:
             counts = postgres[1].sql("select count(distinct collection_name), count(*) from document_chunk")
@@ -140,13 +158,29 @@ def with_store(
             print(f"postgres PSS now: {tree_pss_kib(postgres[0].pid) / 1024:.0f} MiB", flush=True)
             if not args.cleanup:
                 say_recall(postgres[1], args.queries)
-        else:
+        elif args.store == "chroma":
             counts = chunks_per_collection(server.data_dir)
             print(f"collections|chunks in Chroma: {len(counts)}|{sum(counts.values())}", flush=True)
         files = store_dir.rglob("*")
         print("store bytes:", sum(f.stat().st_size for f in files if f.is_file()), flush=True)
     finally:
         stop_process(webui)
+
+
+def rung_recall(args: argparse.Namespace, server: OpenWebUIServer, pg: PostgresServer) -> RungRecall:
+    """Index recall@10 of each knowledge base at every rung, beside the ladder (pgvector_recall.RungRecall)."""
+    from bench.datasets import load_dataset
+
+    def base_of(target: str) -> str:  # the target `MODE-STORE` grows the knowledge base `grow-MODE`
+        with admin_client(server) as client:
+            listing = client.get("/api/v1/knowledge/").json()
+        items = listing["items"] if isinstance(listing, dict) else listing
+        return next(str(kb["id"]) for kb in items if kb["name"] == f"grow-{target.split('-')[0]}")
+
+    texts = list(load_dataset("builtin:numpy-docs").queries.values())[:20]
+    watcher = RungRecall(pg, args.out / "results.jsonl", base_of, texts, args.out.with_suffix(".recall.csv"))
+    watcher.start()
+    return watcher
 
 
 def say_recall(pg: PostgresServer, queries: int) -> None:

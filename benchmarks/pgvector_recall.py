@@ -1,13 +1,19 @@
 """Recall@k of pgvector's approximate index itself, apart from any model's quality (issue 47): each query's top k
 through the query Open WebUI 0.12.4 sends (`WHERE collection_name = … ORDER BY vector <=> q LIMIT k`, its
 `SET LOCAL hnsw.iterative_scan = relaxed_order` by default) against the exact top k over the same rows (index scans
-off: a sequential scan and sort), for a few search settings. Used by benchmarks/grow_openwebui.py at the end of a
-pgvector ladder; the query vectors are the hash stand-in's, as Open WebUI stored the chunks'.
+off: a sequential scan and sort), for a few search settings. Used by benchmarks/grow_openwebui.py at every rung of
+a pgvector ladder (`RungRecall`: each knowledge base right after grow wrote its rung, while the other mode ingests:
+the base measured does not change under it) and at its end; the query vectors are the hash stand-in's, as Open
+WebUI stored the chunks'.
 """
 
 from __future__ import annotations
 
+import json
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from tests.harness.hash_embedder import DIMS, hash_vector
 from tests.harness.pgvector import PostgresServer
@@ -45,17 +51,22 @@ def _plan(pg: PostgresServer, collection: str, query: str, k: int) -> str:
     return next((line.strip() for line in lines if "Scan" in line), lines[0] if lines else "")
 
 
-def index_recall(pg: PostgresServer, queries: list[str], k: int = 10) -> list[Recall]:
-    """Recall@k per knowledge-base collection (not Open WebUI's per-file `file-…` ones) and setting."""
+def index_recall(
+    pg: PostgresServer, queries: list[str], k: int = 10, only: str = "", settings: dict[str, str] = SETTINGS
+) -> list[Recall]:
+    """Recall@k per knowledge-base collection (not Open WebUI's per-file `file-…` ones; `only`: that one) and
+    setting."""
     found: list[Recall] = []
     listing = pg.sql(
         "select collection_name, count(*) from document_chunk where collection_name not like 'file-%' group by 1"
     )
     for line in listing.splitlines():
         collection, rows = line.split("|")
+        if only and collection != only:
+            continue
         exact = {q: _distances(pg, EXACT, collection, q, k) for q in queries}
         plan = _plan(pg, collection, queries[0], k)
-        for setting, prefix in SETTINGS.items():
+        for setting, prefix in settings.items():
             hits, short = 0.0, 0
             for q in queries:
                 got = _distances(pg, prefix, collection, q, k)
@@ -71,3 +82,44 @@ def _select(collection: str, query: str, k: int) -> str:
     literal = "[" + ",".join(f"{x:.6f}" for x in hash_vector(query)) + "]"
     order = f"vector <=> '{literal}'::halfvec({DIMS})"
     return f"select id, {order} from document_chunk where collection_name = '{collection}' order by {order} limit {k}"
+
+
+AT_RUNGS = {k: v for k, v in SETTINGS.items() if "off" not in k}  # per rung: the app's setting and ef_search 200
+
+
+class RungRecall(threading.Thread):
+    """Recall@10 of each knowledge base at every rung: polls grow's results file and, for each new rung record,
+    measures that target's base (`base_of(target)`: its collection name) and appends CSV rows to `out`."""
+
+    def __init__(self, pg: PostgresServer, results: Path, base_of: Callable[[str], str], queries: list[str], out: Path):
+        super().__init__(daemon=True)
+        self.pg, self.results, self.base_of, self.queries, self.out = pg, results, base_of, queries, out
+        self.done = threading.Event()
+        self.seen = 0
+
+    def run(self) -> None:
+        with self.out.open("w") as csv:
+            csv.write("target,rung,size,rows,setting,recall_at_10,short\n")
+            while not self.done.wait(5):
+                self.poll(csv.write)
+            self.poll(csv.write)
+
+    def poll(self, write: Callable[[str], int]) -> None:
+        if not self.results.exists():
+            return
+        lines = self.results.read_text().splitlines()
+        try:
+            rungs = [json.loads(line) for line in lines if '"grow_rung"' in line]
+        except json.JSONDecodeError:  # a record half written: read it at the next poll
+            return
+        for record in rungs[self.seen :]:
+            try:
+                found = index_recall(self.pg, self.queries, 10, self.base_of(record["target"]), AT_RUNGS)
+            except Exception as exc:  # a measurement beside the ladder: say it, never stop the ladder
+                print(f"recall at rung {record['rung']} of {record['target']}: {exc}", flush=True)
+                found = []
+            target, rung = record["target"], record["rung"]
+            for r in found:
+                write(f'{target},{rung},{record["size"]},{r.rows},"{r.setting}",{r.recall:.3f},{r.short}\n')
+                print(f"rung {rung} {target}: recall@10 {r.recall:.3f} {r.rows:,} rows, {r.setting}", flush=True)
+        self.seen = len(rungs)

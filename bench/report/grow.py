@@ -1,6 +1,6 @@
 """The grow report: the answer per target first, then each rung's figures, then the plots — latency against size
 (log axes) with each fitted law, quality against size, ingest rate against size, the app's memory and store against
-size."""
+size; a ladder across vector stores puts the stores side by side first (bench/report/grow_stores.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from bench.report.grow_stores import side_by_side_table, stores_plot
 from bench.report.page import Rows, html_figure, html_table, inline, md_figure, md_table
 from bench.report.plots import save_figure
 from bench.results.schema import GrowRungRecord, GrowSummaryRecord, GrowthLaw
@@ -276,6 +277,7 @@ def render(results: Results, folder: Path) -> tuple[str, str]:
         "<ul>" + "".join(f"<li>{inline(line[2:])}</li>" for line in answer) + "</ul>",
     ]
     tables = (
+        ("Stores side by side", side_by_side_table(results)),
         ("Growth laws", law_table(results.grow_summaries)),
         ("Rungs", rung_table(results)),
         ("Provider calls per rung (through the meter)", calls_table(results)),
@@ -289,6 +291,7 @@ def render(results: Results, folder: Path) -> tuple[str, str]:
     plots = folder / "plots"
     plots.mkdir(parents=True, exist_ok=True)
     for title, draw, name in (
+        ("Stores side by side: latency, memory and disk vs size (log axes)", stores_plot, "grow_stores.png"),
         ("Latency vs size (dotted: fitted law)", latency_plot, "grow_latency.png"),
         ("Quality vs size", quality_plot, "grow_quality.png"),
         ("Ingest rate vs size", ingest_plot, "grow_ingest.png"),

@@ -33,8 +33,10 @@ done
 site_dir=$(mktemp -d)
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site_dir"
 rm -rf "$site_dir"
-# The CI job users copy (examples/ci/github-actions.yml; docs/ci-example.md), checked by actionlint.
+# The CI jobs users copy (examples/ci/; docs/ci-example.md): the GitHub workflow checked by actionlint.
 .venv/bin/actionlint examples/ci/github-actions.yml
+# The GitLab job, against GitLab's CI schema as check-jsonschema ships it (vendored: nothing fetched).
+.venv/bin/check-jsonschema --builtin-schema vendor.gitlab-ci examples/ci/gitlab-ci.yml
 # Two workers (pytest-xdist): half the suite waits on servers, sockets and subprocesses, so a second worker keeps
 # both cores busy; tests that share a costly session fixture (the real servers, every command's outputs) stay on
 # one worker together, every other test with its module (tests/conftest.py).

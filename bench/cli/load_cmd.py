@@ -26,15 +26,11 @@ def load(request: LoadRequest) -> None:
             raise typer.Exit(EXIT_CHECK_FAILED)
         return
     if request.interleave:
-        from bench.commands.interleave import check_budget_flags, interleave_command
-        from bench.gate.anytime import TOO_BUSY
-        from bench.gate.noise import Verdict
+        from bench.commands.interleave import check_budget_flags, interleave_command, judged_failed
 
         check_budget_flags(request)
         records, pairs = interleave_command(request, started)
-        failed = any(p.verdict == Verdict.FAIL for p in pairs)  # compare's verdict: exit 1, as compare does
-        # too busy to decide: neither the endpoint's failure nor a pass; what it exits as is the user's (--too-busy)
-        failed |= request.too_busy == "fail" and any(p.verdict == TOO_BUSY for p in pairs)
+        failed = judged_failed(pairs, request.too_busy)  # compare's verdict: exit 1, as compare does
     else:
         if request.max_time is not None:
             from bench.core.errors import UserError

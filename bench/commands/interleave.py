@@ -10,12 +10,19 @@ from typing import TYPE_CHECKING
 
 from bench.core.machine import MachineView
 from bench.core.resample import CONFIDENCE
-from bench.gate import anytime, paired
+from bench.gate import paired
 from bench.gate.config import GateConfig
-from bench.gate.noise import Verdict
+from bench.gate.interleaved import judge_rounds
 from bench.gate.points import latency_p99, p99_quantity
 from bench.load.points import PointConfig, machine_too_busy, point_label
-from bench.results.schema import InterleavedRecord, InterleavedRound, LatencySummary, LoadPointRecord
+from bench.results.schema import (
+    InterleavedRecord,
+    InterleavedRound,
+    InterleavedRoundRecord,
+    LatencySummary,
+    LoadPointRecord,
+)
+from bench.results.schema.load import InterleavedVerdict
 
 if TYPE_CHECKING:
     from bench.commands.load_request import LoadRequest
@@ -25,13 +32,16 @@ if TYPE_CHECKING:
 
 
 def round_figures(record: LoadPointRecord, quantity: str) -> dict[str, float | None]:
-    """One window's texts/s, p50 and p99 (ms) of the latency that counts; None where it has none."""
+    """One window's texts/s, p50 and p99 (ms) of the latency that counts; None where it has none. `at_least`: a
+    window with answers but too few for a p99, its largest answer (what its p99 is taken as at least)."""
     block: LatencySummary | None = getattr(record.latency_ms, quantity)
     p50 = block.p50 if block is not None else None
+    p99 = latency_p99(record.latency_ms, quantity)
     return {
         "texts_per_s": float(record.throughput.texts_per_s),
         "p50": p50,
-        "p99": latency_p99(record.latency_ms, quantity),
+        "p99": p99,
+        "at_least": block.max if block is not None and p99 is None and block.count > 0 else None,
     }
 
 
@@ -76,25 +86,31 @@ def paired_record(
     quantity = p99_quantity(done.a[0])
     limits = paired.limits_of(config)
     rounds = round_records(point, done, quantity, limits)
-    figures, verdict = paired.judged_figures(rounds, limits, anytime=max_time_s is not None)
-    said = str(verdict) if verdict is not None else paired.NOT_GATED
-    if any(limits.values()) and anytime.too_busy_to_decide(rounds, verdict in (None, Verdict.INCONCLUSIVE)):
-        said = anytime.TOO_BUSY
+    judged = judge_rounds(rounds, limits, sequential=max_time_s is not None)
     return InterleavedRecord(
         baseline=done.a[0].endpoint,
         current=done.b[0].endpoint,
         point=point_label(point),
         latency=quantity,
         rounds=rounds,
-        figures=figures,
-        verdict=said,
-        not_judged=paired.not_judged(figures, limits),
+        figures=judged.figures,
+        verdict=judged.verdict,
+        not_judged=paired.not_judged(judged.figures, limits),
         max_time_s=max_time_s,
         stopped=done.stopped,
         confidence=CONFIDENCE,
         false_alarm=paired.FALSE_ALARM,
         power=paired.POWER,
     )
+
+
+def round_record(point: PointConfig, done: Rounds, config: GateConfig) -> InterleavedRoundRecord:
+    """The latest round both sides finished, as the record written when it ends (its too-busy rule as in
+    `round_records`: each round's own)."""
+    complete = done.complete()
+    quantity = p99_quantity(complete.a[0])
+    last = round_records(point, complete, quantity, paired.limits_of(config))[-1]
+    return InterleavedRoundRecord(complete.a[0].endpoint, complete.b[0].endpoint, point_label(point), quantity, last)
 
 
 def round_records(
@@ -121,6 +137,7 @@ def round_records(
             current_slices_texts_per_s=slices_b,
             baseline_loop_lag_p99_ms=x.client.loop_lag_p99_ms,
             current_loop_lag_p99_ms=y.client.loop_lag_p99_ms,
+            current_p99_at_least_ms=fb["at_least"],
         )
         for i, ((fa, fb), first, slices_a, slices_b, x, y) in enumerate(
             zip(sides, done.firsts, done.a_slices, done.b_slices, a, b, strict=True)
@@ -169,7 +186,13 @@ def interleave_command(
     if max_time_s is not None:  # the rounds' budget: the two windows (warm-ups included) guess the first round
         window_s = 2 * ((plan.base.duration_s or 0.0) + plan.base.warmup_s)
         rules = budget_rule(max_time_s, started if started is not None else time.monotonic(), window_s, config)
-    run_interleave(specs, plan, workload, output, pair, records.append, None, slices, rules, judge, max_time_s)
+
+    def one_round(point: PointConfig, done: Rounds) -> InterleavedRoundRecord:
+        return round_record(point, done, config)
+
+    run_interleave(
+        specs, plan, workload, output, pair, records.append, None, slices, rules, judge, max_time_s, one_round
+    )
     raise_if_failed(records, request.out / "report.html")
     return records, pairs
 
@@ -218,8 +241,17 @@ def so_far(record: InterleavedRecord) -> SoFar:
     )
     busy = sum(r.too_busy is not None for r in record.rounds)
     line = (line or "no figure yet") + (f" ({busy} rounds too busy, left out)" if busy else "")
-    decided = record.verdict in (Verdict.PASS, Verdict.FAIL)
+    decided = record.verdict in (InterleavedVerdict.PASS, InterleavedVerdict.FAIL)
     return SoFar(decided, line)
+
+
+def judged_failed(pairs: list[InterleavedRecord], too_busy: str) -> bool:
+    """Whether the job's paired verdicts fail it (exit 1, as compare does): a fail, a point that cannot be judged
+    (a gated figure no pair measured: no pass), and too busy where `--too-busy fail` says so."""
+    failing = {InterleavedVerdict.FAIL, InterleavedVerdict.CANNOT_JUDGE}
+    if too_busy == "fail":
+        failing.add(InterleavedVerdict.TOO_BUSY)
+    return any(p.verdict in failing for p in pairs)
 
 
 def budget_rule(max_time_s: float, started: float, window_s: float, config: GateConfig) -> Callable[[int], RoundsRule]:

@@ -42,7 +42,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from bench.core.resample import CONFIDENCE
+from bench.load.interleave_record import cannot_judge_text
 from bench.results.schema import InterleavedRecord, InterleavedRound
+from bench.results.schema.load import InterleavedVerdict
 
 ALPHA = (1 - CONFIDENCE) / 2  # a side: the wealth to reach is 1 / ALPHA = 40
 CLIP_SDS = 2.0  # a pair's score saturates at 2 robust sds from m: a stall counts as one sign, no more
@@ -112,7 +114,6 @@ def anytime_interval(rounds: Sequence[Sequence[float]], extra: Sequence[float] =
     return float(inside.min()) - GRID_STEP, float(inside.max()) + GRID_STEP
 
 
-TOO_BUSY = "too busy"  # the verdict of a budget spent with too few rounds the client could carry
 MIN_USABLE_ROUNDS = 6  # fewer rounds carried: too few to decide on, whatever the interval says
 BUSY_SHARE = 0.25  # a quarter of the rounds or more left out: the machine, not the endpoints, kept it undecided
 
@@ -134,8 +135,11 @@ def too_busy_to_decide(rounds: Sequence[InterleavedRound], undecided: bool) -> s
 
 
 def verdict_text(record: InterleavedRecord) -> str:
-    """The verdict in capitals; `too busy`: THIS MACHINE WAS TOO BUSY TO DECIDE (figure), neither pass nor fail."""
-    if record.verdict != TOO_BUSY:
+    """The verdict in capitals; `too busy`: THIS MACHINE WAS TOO BUSY TO DECIDE (figure), neither pass nor fail;
+    `cannot judge`: CANNOT JUDGE and why (never a pass)."""
+    if record.verdict == InterleavedVerdict.CANNOT_JUDGE:
+        return cannot_judge_text(record)
+    if record.verdict != InterleavedVerdict.TOO_BUSY:
         return record.verdict.upper()
     said = too_busy_to_decide(record.rounds, True) or "this machine was too busy to decide"
     head, _, figure = said.partition(" (")

@@ -49,11 +49,11 @@ from bench.gate import anytime
 from bench.gate.config import GateConfig
 from bench.gate.noise import Verdict, judge
 from bench.results.schema import InterleavedRecord, InterleavedRound, PairedFigure
+from bench.results.schema.load import InterleavedVerdict
 
 FALSE_ALARM = (1 - CONFIDENCE) / 2  # one-sided: a fail needs the whole 95% interval past the limit
 POWER = 0.8
 MAX_ROUNDS = 1000  # rounds_needed gives up past this (None: not worth a job)
-NOT_GATED = "not gated"  # the verdict of a job no limit gates
 FIGURES = ("texts_per_s", "p50", "p99")  # p50 reported, not gated (as in compare)
 DETECT_STEPS = (0.95, 0.9)  # the slower B's texts/s ratios `detect_line` gives rounds for
 MIN_ROUNDS = 6  # the fewest rounds whose signed-rank interval reaches 95% (P(T = 0) = 2^-6 < 2.5%)
@@ -207,7 +207,7 @@ def rounds_to_flag(noise: float, step: float, limit: float | None) -> int | None
 def detect_line(f: PairedFigure) -> str | None:
     """texts/s only: the rounds this run's paired noise needs to flag a 5% and a 10% slower B (by its limit, or
     against ×1 when none is given), beside the unpaired noise's count; None for other figures."""
-    if f.figure != "texts_per_s":
+    if f.figure != "texts_per_s" or f.silent_rounds:  # a B that stopped answering: no noise to count rounds by
         return None
     against = f"the limit ×{f.limit:g}" if f.limit is not None else "×1 (no limit given)"
     per_round = (f.pairs or f.rounds) / f.rounds
@@ -321,7 +321,7 @@ def paired_figure(
         detectable=stats.detectable,
         detectable_unpaired=stats.detectable_unpaired,
         limit=limit,
-        verdict=str(verdict(stats, limit, higher)) if limit is not None else None,
+        verdict=InterleavedVerdict(verdict(stats, limit, higher)) if limit is not None else None,
         rounds_needed=stats.rounds_needed(limit) if limit is not None else None,
         rounds_needed_unpaired=stats.rounds_needed(limit, paired=False) if limit is not None else None,
     )
@@ -350,7 +350,17 @@ def figure_line(f: PairedFigure) -> str:
     """`texts/s ×0.903 [0.889, 0.917]; limit ×0.95: fail; paired noise ±1.2% (unpaired ±8.5%); ...`."""
     r = f.ratio
     over = f"{f.pairs} slice pairs of {f.rounds} rounds" if f.pairs else f"{f.rounds} rounds"
-    said = f"{FIGURE_NAMES.get(f.figure, f.figure)} ×{r.mean:.3f} [{r.low:.3f}, {r.high:.3f}] over {over}"
+    name = FIGURE_NAMES.get(f.figure, f.figure)
+    if f.silent_rounds:  # a ratio of 0 in a log: no interval or noise of the logs means anything (issue 50)
+        rounds = ", ".join(map(str, f.silent_rounds))
+        said = f"{name}: B answered nothing in round(s) {rounds} of {f.rounds} (A answered): it stopped answering"
+        return said + (f"; limit ×{f.limit:g}: {f.verdict}" if f.limit is not None else "")
+    said = f"{name} ×{r.mean:.3f} [{r.low:.3f}, {r.high:.3f}] over {over}"
+    if f.at_least_rounds:
+        said += (
+            f" (at least: B answered too few times for a p99 in round(s) {', '.join(map(str, f.at_least_rounds))}, "
+            "its largest answer taken)"
+        )
     if f.limit is not None:
         said += f"; limit ×{f.limit:g}: {f.verdict}"
     said += (

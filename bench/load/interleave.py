@@ -27,6 +27,7 @@ from bench.core.resample import seeded_generator
 from bench.endpoints.spec import EndpointSpec
 from bench.load.endpoint import LoadEndpoint, close_endpoints, open_endpoints
 from bench.load.interleave_budget import FixedRounds, RoundsRule, SoFar
+from bench.load.interleave_record import cut_pairs
 from bench.load.interleave_slices import SideWindow, SlicedPoint
 from bench.load.measure import measure_point, stop_if_unreachable
 from bench.load.plan import SweepPlan
@@ -65,6 +66,7 @@ class Rounds:
 
 
 Pair = Callable[[PointConfig, Rounds], object]
+RoundRecord = Callable[[PointConfig, Rounds], object]  # the latest round both sides finished, as a record
 Judge = Callable[[PointConfig, Rounds], SoFar]  # the rounds so far, looked at after each (--max-time)
 RuleFor = Callable[[int], RoundsRule]  # the points still to run (this one included) -> this point's rule
 
@@ -85,12 +87,14 @@ def run_interleave(
     rule_for: RuleFor | None = None,
     judge: Judge = _undecided,
     max_time_s: float | None = None,
+    round_record: RoundRecord | None = None,
 ) -> Path:
     """Every point on `specs` (baseline, candidate) in `plan.repeat` rounds of one window each (`slices` > 1: each
     window cut into that many slices, alternated with the other side's: bench/load/interleave_slices.py); checked
     and preflighted before `output` is touched: a window (or slice) shorter than the idle server's answer to one
     request is one line, nothing written. `rule_for` (default: `plan.repeat` rounds) sets each point's rounds,
-    `judge` says where its rounds stand after each."""
+    `judge` says where its rounds stand after each; `round_record` makes each round's record, written as the round
+    ends (a run killed mid-point keeps its rounds)."""
     base = plan.base
     with ExitStack() as cleanup:
         if pool_factory is None:  # the workers start (imports: seconds on a busy runner) while the preflight runs
@@ -109,7 +113,7 @@ def run_interleave(
             open_run(output, load_header(RunCommand.LOAD, workload, specs, base.seed, settings)) as run,
             load_pool(endpoints, base.op, base.workers, pool_factory) as pool,
         ):
-            job = Job(endpoints, plan, workload, pool, run, pair, on_point, slices, judge)
+            job = Job(endpoints, plan, workload, pool, run, pair, on_point, slices, judge, round_record)
             rules = rule_for or (lambda points_left: FixedRounds(plan.repeat))
             for index, point in enumerate(plan.points):
                 _point_rounds(job, index, point, rules(len(plan.points) - index))
@@ -141,6 +145,7 @@ class Job:
     on_point: Callable[[LoadPointRecord], None]
     slices: int  # per window: 1, whole windows one after the other; more, slices alternated
     judge: Judge
+    round_record: RoundRecord | None = None
 
 
 def _point_rounds(job: Job, index: int, point: PointConfig, rule: RoundsRule) -> None:
@@ -174,6 +179,8 @@ def _point_rounds(job: Job, index: int, point: PointConfig, rule: RoundsRule) ->
                 elif round_ == 0 and sliced is not None:
                     check_answered(endpoint, record, replace(point, duration_s=sliced.slice_s), "--slice")
             round_ += 1
+            if job.round_record is not None:  # before the next round starts: a SIGKILL keeps the rounds so far
+                job.run.write(job.round_record(point, done))
             rule.after(round_, perf_counter() - began, lambda: job.judge(point, done))
     finally:
         done.stopped = rule.stopped()
@@ -237,9 +244,14 @@ def missing_pairs(results: Results) -> list[str]:
         why = f"the run ended {end.status}" + (f": {end.error}" if end.error else "")
     else:
         why = "the run ended"
-    return [
+    lines = [
         f"No paired record for {label}: {min(sides.get(name, 0) for name in names)} round(s) measured on both "
         f"sides when {why}; a paired ratio needs 2 (its windows are in the points below)"
         for label, sides in windows.items()
         if label not in paired
+    ]
+    return lines + [  # a killed run writes no windows: the rounds it wrote as they ended
+        f"No paired record for {cut.point}: {cut.stopped}; `ragbench compare RUN` judges them"
+        for cut in cut_pairs(results)
+        if cut.point not in windows
     ]

@@ -14,11 +14,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from bench.load.interleave import missing_pairs
+from bench.load.interleave_record import cannot_judge_text
 from bench.report.load import render
 from bench.report.page import html_figure, html_table, md_figure, md_table
 from bench.report.plots import save_figure
 from bench.results.outdir import safe_filename
 from bench.results.schema import InterleavedRecord, PairedFigure
+from bench.results.schema.load import InterleavedVerdict
 from bench.results.store import Results
 
 NAMES = {"texts_per_s": "texts/s", "p50": "p50", "p99": "p99"}
@@ -37,7 +39,7 @@ def render_interleave(results: Results, folder: Path) -> tuple[str, str]:
         header, rows = figures_table(record)
         md += [f"## {title}", "", verdict, "", md_table(header, rows), "", *_notes(record, slices), ""]
         round_header, round_rows = rounds_table(record)
-        css = "bad" if record.verdict == "fail" else ""
+        css = "bad" if record.verdict in (InterleavedVerdict.FAIL, InterleavedVerdict.CANNOT_JUDGE) else ""
         html += [
             f"<h2>{escape(title)}</h2>",
             f"<p class='{css}'>Verdict: <b>{escape(verdict_text(record))}</b> over {len(record.rounds)} rounds</p>",
@@ -60,8 +62,11 @@ def render_interleave(results: Results, folder: Path) -> tuple[str, str]:
 
 
 def verdict_text(record: InterleavedRecord) -> str:
-    """The verdict in capitals; `too busy`: neither pass nor fail, with the rounds left out as the machine's."""
-    if record.verdict != "too busy":
+    """The verdict in capitals; `too busy`: neither pass nor fail, with the rounds left out as the machine's;
+    `cannot judge`: why."""
+    if record.verdict == InterleavedVerdict.CANNOT_JUDGE:
+        return cannot_judge_text(record)
+    if record.verdict != InterleavedVerdict.TOO_BUSY:
         return record.verdict.upper()
     busy = sum(r.too_busy is not None for r in record.rounds)
     return f"THIS MACHINE WAS TOO BUSY TO DECIDE ({busy} of {len(record.rounds)} rounds left out)"
@@ -113,6 +118,10 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 def _row(f: PairedFigure) -> list[str]:
     r = f.ratio
+    if f.silent_rounds:  # B stopped answering: a ratio of 0 in a log, no interval or noise means anything
+        said = f"B answered nothing in round(s) {', '.join(map(str, f.silent_rounds))}: it stopped answering"
+        limit = f"×{f.limit:g}" if f.limit is not None else "not gated"
+        return [NAMES.get(f.figure, f.figure), said, f"{f.rounds} rounds", limit, f.verdict or "-", *["-"] * 5]
     needed = "-"
     if f.limit is not None and f.limit != 1:
         needed = f"{_count(f.rounds_needed)} (unpaired {_count(f.rounds_needed_unpaired)})"
@@ -179,7 +188,7 @@ def rounds_plot(record: InterleavedRecord, path: Path) -> Path:
     ratios = [r.texts_per_s_ratio if r.texts_per_s_ratio is not None else math.nan for r in record.rounds]
     bottom.plot(rounds, ratios, marker="o", color="black", label="B ÷ A texts/s")
     figure = next((f for f in record.figures if f.figure == "texts_per_s"), None)
-    if figure is not None:
+    if figure is not None and not figure.silent_rounds:
         bottom.axhspan(figure.ratio.low, figure.ratio.high, alpha=0.2, label="paired 95% interval")
         if figure.limit is not None:
             bottom.axhline(figure.limit, color="red", linestyle="--", label=f"limit ×{figure.limit:g}")

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.results.schema import MetricRecord, QueryRecord
+from bench.results.schema.load import InterleavedVerdict
 from bench.results.writer import ResultsWriter
 from bench.targets.base import QueryResult
 from tests.harness.beir import write_beir
@@ -222,7 +223,9 @@ def interleaved_run(folder: Path, step: float, noise: float = 0.01, seed: int = 
         for i, (x, y) in enumerate(zip(a, b, strict=True))
     ]
     figures, _ = paired.judged_figures(made, {})
-    record = InterleavedRecord("a", "b", "closed batch 8 conc 4", "service", made, figures, paired.NOT_GATED)
+    record = InterleavedRecord(
+        "a", "b", "closed batch 8 conc 4", "service", made, figures, InterleavedVerdict.NOT_GATED
+    )
     folder.mkdir()
     points = [load_point("a", texts_per_s=float(a.mean())), load_point("b", texts_per_s=float(b.mean()))]
     return write_load_results(folder, [*points, record])

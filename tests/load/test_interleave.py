@@ -116,6 +116,9 @@ def test_interleaved_runs_pair_their_rounds_and_judge_by_compare_limits(servers,
     assert set(points) == {"a", "b"} and all(len(p.repeats) == 3 for p in points.values())  # one repeat per round
     (paired,) = results.interleaved
     assert (paired.baseline, paired.current, len(paired.rounds)) == ("a", "b", 3)
+    # each round written as it ended (issue 50: a SIGKILL after 3 of 8 rounds kept only the header), the same rounds
+    written = [line.round for line in results.of("interleaved_round")]
+    assert [r.round for r in written] == [1, 2, 3] and written == paired.rounds
     assert {r.first for r in paired.rounds} <= {"a", "b"}
     for r in paired.rounds:
         assert r.texts_per_s_ratio == pytest.approx(r.current_texts_per_s / r.baseline_texts_per_s, rel=1e-9)

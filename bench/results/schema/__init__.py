@@ -48,6 +48,7 @@ from bench.results.schema.load import (
     Drain,
     InterleavedRecord,
     InterleavedRound,
+    InterleavedRoundRecord,
     Latencies,
     LatencyIntervals,
     LatencySummary,
@@ -117,7 +118,8 @@ RECORD_TYPES: dict[str, type] = {
         IdentitySummaryRecord,  # identity
         DoctorFinding,  # doctor
         LoadPointRecord,
-        InterleavedRecord,  # load
+        InterleavedRecord,
+        InterleavedRoundRecord,  # load
         CeilingPoint,
         GpuTelemetryRecord,
         SizingRecord,  # ceiling, size
@@ -165,6 +167,7 @@ __all__ = [
     "IngestSummaryRecord",
     "InterleavedRecord",
     "InterleavedRound",
+    "InterleavedRoundRecord",
     "Latencies",
     "LatencyIntervals",
     "LatencySummary",

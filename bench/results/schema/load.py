@@ -37,6 +37,21 @@ class PointStatus(StrEnum):
     BEHIND = "behind"
 
 
+class InterleavedVerdict(StrEnum):
+    """`load --interleave`'s verdict on a point (compare's rule on the gated figures' paired intervals): pass,
+    fail, inconclusive; `not gated`: no limit given; `too busy`: undecided with too many rounds the machine's
+    (bench/gate/anytime.py); `cannot judge`: a gated figure no round pair measured, or a record whose figures
+    are not rates and latencies (fewer than 2 rounds, a figure not finite or below 0): neither a pass nor a
+    figure (written from issue 50 on; every earlier record holds one of the others)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"
+    NOT_GATED = "not gated"
+    TOO_BUSY = "too busy"
+    CANNOT_JUDGE = "cannot judge"
+
+
 @dataclass
 class LoadRequests:
     """A load point's requests in its measured window."""
@@ -307,6 +322,10 @@ class InterleavedRound:
     current_loop_lag_p99_ms: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     machine: MachineView | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     too_busy: str | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: B answered, but fewer times than a p99 needs (100): its largest answer (ms), what its p99 is taken as at
+    #: least where A has a p99 (a B too slow to answer 100 times is slow, not ungated); left out: B has a p99, or
+    #: no answer
+    current_p99_at_least_ms: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
 
 
 @dataclass
@@ -323,12 +342,32 @@ class PairedFigure:
     detectable: float  # the smallest regression ratio seen at 80% power, one-sided 2.5% false alarms, paired
     detectable_unpaired: float  # the same from the unpaired noise of the same windows
     limit: float | None  # compare's limit: --min-throughput-ratio, 1 + --max-p99-increase; None: not gated
-    verdict: str | None  # pass | fail | inconclusive; None: not gated
+    verdict: InterleavedVerdict | None  # pass | fail | inconclusive; None: not gated
     rounds_needed: int | None  # rounds to see the limit's step at 80% power, paired; None: no limit or > 1000
     rounds_needed_unpaired: int | None  # the same, unpaired
     #: the pairs judged when finer than rounds: texts/s of a run in slices, each round's k-th slice of A with B's
     #: k-th (back to back); the noise and smallest steps are per pair; left out: one pair per round
     pairs: int | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: texts/s: the rounds in which B answered nothing while A answered (it stopped answering): their ratio is 0,
+    #: no interval of logs is said, and a limit fails; left out: none
+    silent_rounds: list[int] | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+    #: p99: the rounds whose B p99 is its largest answer (`current_p99_at_least_ms`): a fail stands, a pass is
+    #: inconclusive (the ratio is at least what is said); left out: none
+    at_least_rounds: list[int] | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+
+
+@dataclass
+class InterleavedRoundRecord:
+    """`load --interleave`: one round of a point, written as it finishes (before the next round starts), so a run
+    killed mid-point keeps the rounds it measured; the point's `interleaved` record, written once its rounds end,
+    holds them all and is the one read where it is there (bench/load/interleave_record.py)."""
+
+    baseline: str
+    current: str
+    point: str
+    latency: str  # service (closed loop) or scheduled (open loop): the latency whose p50 and p99 are paired
+    round: InterleavedRound
+    record: str = "interleaved_round"
 
 
 @dataclass
@@ -343,8 +382,9 @@ class InterleavedRecord:
     rounds: list[InterleavedRound]
     figures: list[PairedFigure]
     #: pass | fail | inconclusive by compare's rule on the gated figures; `not gated`: no limit was given; `too
-    #: busy`: undecided with too many rounds left out as the machine's (bench/gate/anytime.py)
-    verdict: str
+    #: busy`: undecided with too many rounds left out as the machine's (bench/gate/anytime.py); `cannot judge`:
+    #: a gated figure no pair of rounds measured
+    verdict: InterleavedVerdict
     #: figures a limit gates but fewer than two rounds have on both sides (a p99 of too few answers): not judged
     not_judged: list[str] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
     #: `--max-time`: the job's budget (s); its rounds went on until the interval cleared the limit or the budget

@@ -3,15 +3,28 @@ every rung, and the answer: what breaks first, how latency grows, at what size i
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bench.commands.options import OVERWRITE, Flag, option
+from bench.commands.options import (
+    KEEP,
+    METER_HOST,
+    METER_PORT,
+    METER_UPSTREAM,
+    OVERWRITE,
+    SLO,
+    SPLIT,
+    Flag,
+    option,
+    target_flag,
+)
 from bench.core.errors import MeasurementFailed, UserError
 from bench.datasets.model import Dataset
 from bench.results.provenance import Origin
-from bench.results.schema import GrowLadder
+from bench.results.schema import GrowLadder, RungStatus
 from bench.results.store import Results
 from bench.targets.base import TargetSpec
 
@@ -30,9 +43,7 @@ class GrowRequest:
         metadata=option(Flag(("--dataset",), "The query set: BEIR folder, TREC folder, JSONL Q&A or builtin:NAME."))
     )
     targets: list[str] = field(
-        metadata=option(
-            Flag(("--target", "-t"), "[NAME=]bm25|dense|hybrid|openwebui[:MODE]@URL|lightrag[:MODE]@URL; repeat.")
-        )
+        metadata=option(target_flag("bm25|dense|hybrid|openwebui[:MODE]@URL|lightrag[:MODE]@URL"))
     )
     rungs: str = field(
         metadata=option(Flag(("--rungs",), "Knowledge-base sizes, increasing: 1k,10k,30k (k = 1,000, M = 1,000,000)."))
@@ -58,9 +69,7 @@ class GrowRequest:
             )
         ),
     )
-    slo: str | None = field(
-        default=None, metadata=option(Flag(("--slo",), "Latency SLO per query, pNN=DURATION (p99=2s, p95=800ms)."))
-    )
+    slo: str | None = field(default=None, metadata=option(SLO))
     queries: int | None = field(
         default=None,
         metadata=option(
@@ -71,29 +80,12 @@ class GrowRequest:
             )
         ),
     )
-    meter_upstream: list[str] | None = field(
-        default=None,
-        metadata=option(
-            Flag(
-                ("--meter-upstream",),
-                "[ROUTE=]URL: run ingest's meter forwarding /ROUTE to URL (ROUTE embedding by default): each rung's "
-                "provider calls, texts and tokens; point the app's provider URL at the printed meter URL. Repeat.",
-            )
-        ),
-    )
-    meter_host: str = field(default="127.0.0.1", metadata=option(Flag(("--meter-host",), "The meter's address.")))
-    meter_port: int = field(default=9600, metadata=option(Flag(("--meter-port",), "The meter's port.")))
-    split: str | None = field(default=None, metadata=option(Flag(("--split",), "qrels split (BEIR/TREC).")))
+    meter_upstream: list[str] | None = field(default=None, metadata=option(METER_UPSTREAM))
+    meter_host: str = field(default="127.0.0.1", metadata=option(METER_HOST))
+    meter_port: int = field(default=9600, metadata=option(METER_PORT))
+    split: str | None = field(default=None, metadata=option(SPLIT))
     seed: int = field(default=0, metadata=option(Flag(("--seed",), "Seed of the --queries sample.", min=0)))
-    keep: bool = field(
-        default=False,
-        metadata=option(
-            Flag(
-                ("--keep",),
-                "Keep what ragbench put on the servers: Open WebUI's knowledge bases, LightRAG's documents.",
-            )
-        ),
-    )
+    keep: bool = field(default=False, metadata=option(KEEP))
     overwrite: bool = field(default=False, metadata=option(OVERWRITE))
     resume: bool = False  # continue the interrupted run in `out`
     origin: Origin = field(default_factory=Origin)
@@ -200,15 +192,39 @@ def grow_command(request: GrowRequest) -> Path:
         report=write_report,
         show=show_answer,
         say=print,
+        progress=True,  # bars on a terminal; in a log a line every 10 s while a rung ingests or queries
         origin=request.origin,
     )
-    results = run_grow(plan, dataset, qrels, output)
+    with locked_out(request.out):  # a second grow on this --out refuses while this one runs
+        results = run_grow(plan, dataset, qrels, output)
     report = request.out / "report.html"
-    broken = [r for r in (results.grow_rungs if results else []) if r.status.value != "ok"]
+    broken = [r for r in (results.grow_rungs if results else []) if r.status != RungStatus.OK]
     if broken:
         named = "; ".join(f"{r.target} at {r.size:,}: {r.error or r.errors}" for r in broken[:3])
         raise MeasurementFailed(f"{len(broken)} rung(s) failed or had failed queries: {named} (report: {report})")
     return report
+
+
+LOCK_FILE = ".ragbench-grow.lock"
+
+
+@contextmanager
+def locked_out(out: Path) -> Iterator[None]:
+    """Hold --out for the run (bench/core/pidlock.py: a live run's lock refused with one line, a killed run's taken
+    over); a folder made here only for the lock goes again if the run wrote nothing in it."""
+    from bench.core.pidlock import pid_lock
+
+    made = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {out}: {exc.strerror or exc}") from None
+    try:
+        with pid_lock(out / LOCK_FILE, f"--out {out}"):
+            yield
+    finally:
+        if made and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
 
 
 def show_answer(results: Results) -> None:

@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bench.core.errors import UserError
-from bench.core.progress import no_progress
+from bench.core.progress import ProgressFactory, no_progress
 from bench.grow.ladder import Corpora, Rung
 from bench.grow.metering import RungCalls, Window
+from bench.results.schema.grow import GrowUnit
 from bench.targets.base import Target, TargetSpec
 
 INCREMENTAL = ("openwebui", "lightrag")  # their prepare skips documents already in the knowledge base
@@ -43,16 +44,26 @@ class Increment:
     app_seconds: float | None  # the uploads-and-wait part of `seconds` (a server's target), None: a local engine
 
 
-def grow_to(corpora: Corpora, window: Window, spec: TargetSpec, target: Target, grown: Grown, rung: Rung) -> Increment:
-    """Grow `target`'s base (whose state is `grown`, updated here) to `rung`; a failed prepare ends it."""
+def grow_to(
+    corpora: Corpora,
+    window: Window,
+    spec: TargetSpec,
+    target: Target,
+    grown: Grown,
+    rung: Rung,
+    progress: ProgressFactory = no_progress,
+) -> Increment:
+    """Grow `target`'s base (whose state is `grown`, updated here) to `rung`; a failed prepare ends it. `progress`
+    shows the distractors made and the target's own ingest steps as they go."""
     seconds, sent, error, app = 0.0, 0, None, None
     start_mark, before, tried = window.mark(), grown.docs, grown.docs
     for docs in batches(corpora, spec.kind, grown, rung):
         tried = docs
+        corpus = corpora.prefix(docs, progress)  # distractors made first, outside the ingest's time
         mark, uploads = window.mark(), documents_sent(target)
         start = time.perf_counter()
         try:
-            target.prepare(corpora.prefix(docs), no_progress)
+            target.prepare(corpus, progress)
         except UserError as exc:  # a server that refuses the increment: this target's result, not the run's end
             error = str(exc)
         elapsed = time.perf_counter() - start
@@ -86,7 +97,7 @@ def batches(corpora: Corpora, kind: str, grown: Grown, rung: Rung) -> Iterator[i
     """The corpus sizes (documents) to prepare in turn: the rung's size in documents, or with --unit chunks as many
     batches as it takes the app's chunks to reach the rung's (each estimated from the chunks per document so far)."""
     base = len(corpora.dataset.corpus)
-    if corpora.unit == "docs" or kind not in INCREMENTAL:
+    if corpora.unit == GrowUnit.DOCS or kind not in INCREMENTAL:
         yield max(rung.size, base)
         return
     while grown.chunks is None or grown.docs < base or grown.chunks < rung.size:

@@ -11,8 +11,8 @@ from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory, no_progress
 from bench.datasets.distractors import Distractors
 from bench.datasets.model import Dataset, Document
+from bench.results.schema.grow import GrowUnit
 
-UNITS = ("docs", "chunks")
 _RUNG = re.compile(r"^(\d+(?:\.\d+)?)([kKmM]?)$")
 _SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
 # The largest rung: a knowledge base of 100M documents is past what one host ingests in a benchmark's time, and
@@ -40,10 +40,10 @@ def parse_rungs(text: str) -> list[int]:
     return rungs
 
 
-def check_unit(unit: str) -> str:
-    if unit not in UNITS:
+def check_unit(unit: str) -> GrowUnit:
+    if unit not in tuple(GrowUnit):
         raise UserError(f"--unit {unit!r}: expected docs or chunks")
-    return unit
+    return GrowUnit(unit)
 
 
 @dataclass(frozen=True)
@@ -60,14 +60,16 @@ class Corpora:
 
     def __init__(self, dataset: Dataset, distractors: Distractors, rungs: list[int], unit: str = "docs"):
         base = len(dataset.corpus)
-        if rungs[0] < base and unit == "docs":
+        if rungs[0] < base and unit == GrowUnit.DOCS:
             raise UserError(
                 f"--rungs: the first rung ({rungs[0]:,}) is below the dataset's own {base:,} documents, which go in at "
                 "the first rung: start at or above it (or sample queries with --queries)"
             )
         need, capacity = max(0, rungs[-1] - base), distractors.capacity
         if capacity is not None and need > capacity:
-            if unit == "chunks":  # a document is at least one chunk: fewer may do; the ladder says if they ran out
+            if (
+                unit == GrowUnit.CHUNKS
+            ):  # a document is at least one chunk: fewer may do; the ladder says if they ran out
                 need = capacity
             else:
                 short = next(size for size in rungs if size - base > capacity)

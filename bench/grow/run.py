@@ -18,7 +18,7 @@ import numpy as np
 
 from bench.core.errors import UserError
 from bench.core.machine import LagProbe, MachineView, MachineWatch
-from bench.core.progress import no_progress
+from bench.core.progress import ProgressFactory, no_progress
 from bench.datasets.model import Qrels
 from bench.endpoints.meter import Meter
 from bench.grow.increment import INCREMENTAL, Grown, grow_to
@@ -28,6 +28,7 @@ from bench.grow.resources import Resources, measure
 from bench.quality.metrics import Measure, evaluate
 from bench.quality.runs import run_from_results
 from bench.results.schema import GrowRungRecord, RungStatus
+from bench.results.schema.grow import GrowUnit, IngestMode
 from bench.results.schema.run import STORE_PARAM
 from bench.targets.base import QueryResult, Target, TargetSpec
 
@@ -55,6 +56,7 @@ def climb(
     write: Callable[[GrowRungRecord], None],
     failed: set[str],
     grown: dict[str, Grown],
+    progress: ProgressFactory = no_progress,
 ) -> None:
     """Rungs from index `start` (1-based; after --resume the first not finished) for every target not in `failed`
     (those whose ingest failed, from here or a resumed run's records); `grown`: how far each target's base has
@@ -64,18 +66,24 @@ def climb(
             if spec.name in failed:
                 continue
             state = grown.setdefault(spec.name, Grown())
-            record = measure_rung(climb, (spec, target), state, rung, resumed=rung.index == start and start > 1)
+            resumed = rung.index == start and start > 1
+            record = measure_rung(climb, (spec, target), state, rung, resumed, progress)
             write(record)
             if record.status == RungStatus.FAILED:
                 failed.add(spec.name)
 
 
 def measure_rung(
-    climb: Climb, built: tuple[TargetSpec, Target], grown: Grown, rung: Rung, resumed: bool
+    climb: Climb,
+    built: tuple[TargetSpec, Target],
+    grown: Grown,
+    rung: Rung,
+    resumed: bool,
+    progress: ProgressFactory = no_progress,
 ) -> GrowRungRecord:
     spec, target = built
     window = Window(climb.meter)
-    increment = grow_to(climb.corpora, window, spec, target, grown, rung)
+    increment = grow_to(climb.corpora, window, spec, target, grown, rung, progress)
     results: list[QueryResult] = []
     latencies: list[float] = []
     asked: RungCalls | None = None
@@ -87,7 +95,8 @@ def measure_rung(
         # queries are probed for lag: a local engine searches in this process, holding the interpreter, and the
         # probe would time its own wait for it, not the machine.
         with probe if spec.kind in INCREMENTAL else nullcontext():
-            results, latencies, asked = _ask(target, climb.queries, window)
+            asking = progress(f"rung {rung.index} {spec.name}: querying", len(climb.queries))
+            results, latencies, asked = _ask(target, climb.queries, window, asking)
         machine = watch.stop()
     errors, examples = error_kinds(results)
     rss, disk = measure(climb.resources.get(spec.name, Resources(None, None)))
@@ -98,9 +107,9 @@ def measure_rung(
         store=spec.params.get(STORE_PARAM) or None,
         rung=rung.index,
         size=(grown.chunks or 0) if chunks_unit and increment.error is None else rung.size,
-        unit=climb.unit,
+        unit=GrowUnit(climb.unit),
         added=increment.added,
-        ingest_mode="incremental" if spec.kind in INCREMENTAL else "rebuild",
+        ingest_mode=IngestMode.INCREMENTAL if spec.kind in INCREMENTAL else IngestMode.REBUILD,
         status=RungStatus.FAILED if increment.error else (RungStatus.ERRORS if errors else RungStatus.OK),
         ingest_seconds=increment.seconds,
         app_ingest_seconds=increment.app_seconds,
@@ -129,7 +138,7 @@ def _rate(docs: int, seconds: float) -> float | None:
 
 
 def _ask(
-    target: Target, queries: dict[str, str], window: Window
+    target: Target, queries: dict[str, str], window: Window, advance: Callable[[int], None] = lambda n: None
 ) -> tuple[list[QueryResult], list[float], RungCalls | None]:
     """Each query on its own, timed around the target's search: its latency is what a user waits; the first query
     is sent once before, untimed (its provider calls are no rung's). A server that went away fails the rest of the
@@ -153,6 +162,7 @@ def _ask(
         results.append(result)
         if result.error is None:  # a fast refusal is no latency of an answer
             latencies.append(elapsed * 1000.0)
+        advance(1)
     return results, latencies, window.read(target, mark, time.perf_counter() - began)
 
 

@@ -17,13 +17,15 @@ from bench.grow.increment import Grown
 from bench.grow.ladder import Corpora
 from bench.grow.metering import MeterPlan, start_meter
 from bench.grow.resources import Resources
+from bench.grow.resume import check_resume, checked_records, engine
 from bench.grow.run import DEPTH, Climb, climb
 from bench.quality.metrics import Measure
 from bench.results.frame import now_iso
 from bench.results.lifecycle import Output, open_run
 from bench.results.schema import GrowLadder, GrowRungRecord, RungStatus, RunHeader
-from bench.results.store import Results
-from bench.sizing.slo import Slo
+from bench.results.schema.grow import IngestMode
+from bench.results.store import Results, read_results
+from bench.sizing.slo import Slo, sig3
 from bench.targets.base import Target, TargetOptions, TargetSpec
 
 
@@ -45,6 +47,8 @@ def run_grow(plan: GrowPlan, dataset: Dataset, qrels: dict[str, dict[str, int]],
     """Climb every rung with every target; returns the results read back (None where the output shows nothing)."""
     corpora = Corpora(dataset, plan.distractors, plan.rungs, plan.unit)  # a source too small: refused here
     header = _header(plan, dataset)
+    if output.resume:  # the ladder's own options named before the lifecycle's generic ones (--queries, not
+        _check_resumable(output, header, plan)  # --max-queries), and another engine under a name refused
     meter = start_meter(plan.metering)  # each upstream probed, the port taken: refused before anything is written
     try:
         targets = _build(plan, dataset.fingerprint())  # offline: a bad mode or parameter is refused before anything
@@ -82,7 +86,7 @@ def _climb_all(
                 _say(record, len(plan.rungs))
 
             try:
-                climb(shared, targets, start, write, failed, grown)
+                climb(shared, targets, start, write, failed, grown, run.progress)
             except KeyboardInterrupt:
                 stopped = True
                 raise
@@ -92,7 +96,9 @@ def _climb_all(
         # Last built, first closed: each Open WebUI target puts back the settings it found, which for a second mode
         # on the same server are the first mode's; in reverse order the server ends as it was.
         for _, target in reversed(targets):
-            if not (plan.keep or stopped):  # a stopped run keeps its knowledge bases for --resume
+            removing = not (plan.keep or stopped)  # a stopped run keeps its knowledge bases for --resume
+            _say_cleanup(target, removing)
+            if removing:
                 remove_made(target, owned=target.name in owned)
             close(target)
     return run.read_back
@@ -190,8 +196,12 @@ def _say(record: GrowRungRecord, rungs: int) -> None:
     said = f"p50 {latency['p50']:.1f} ms p99 {latency['p99']:.1f} ms" if latency else "no query answered"
     quality = " ".join(f"{k} {v:.3f}" for k, v in record.metrics.items())
     errors = f" errors {record.errors}" if record.errors else ""
-    rate = f"{record.docs_per_s:,.0f} docs/s" if record.docs_per_s is not None else "-"
-    if record.docs_per_s is None and record.status != RungStatus.FAILED and record.ingest_mode == "incremental":
+    rate = f"{sig3(record.docs_per_s)} docs/s" if record.docs_per_s is not None else "-"
+    if (
+        record.docs_per_s is None
+        and record.status != RungStatus.FAILED
+        and record.ingest_mode == IngestMode.INCREMENTAL
+    ):
         rate = "none sent: the base held them"
     size = f"{record.size:,} {record.unit}" + (f" ({record.docs:,} docs)" if record.docs is not None else "")
     calls = "".join(
@@ -221,21 +231,50 @@ def _header(plan: GrowPlan, dataset: Dataset) -> RunHeader:
         measure_labels={m.trec_name: m.label for m in plan.measures},
         depth=DEPTH,
         targets=[s.name for s in plan.specs],
-        grow=plan.settings | GrowLadder(distractor_source=plan.distractors.describe()),
+        grow=plan.settings
+        | GrowLadder(distractor_source=plan.distractors.describe(), engines={s.name: engine(s) for s in plan.specs}),
     )
+
+
+def _check_resumable(output: Output, header: RunHeader, plan: GrowPlan) -> None:
+    """--resume of a grow run: the same ladder and engines, or one line naming what differs (a file that cannot be
+    read, or of another command, is the lifecycle's to say)."""
+    try:
+        previous = read_results(output.results)
+    except UserError:
+        return
+    if previous.header.command == "grow" and header.grow is not None:
+        check_resume(output.folder, previous.header.grow or {}, header.grow, previous.grow_rungs, plan.specs)
 
 
 def _carried(previous: Results, header: RunHeader, plan: GrowPlan) -> list[GrowRungRecord]:
     """--resume: the same ladder, or one line; the rungs every target finished are kept (the summaries are made
-    again at the end)."""
-    if previous.header.grow != header.grow:
-        raise UserError(
-            f"--resume {previous.path.parent}: the ladder differs from the interrupted run's "
-            f"({previous.header.grow} there, {header.grow} now); give the same options, or start a new run"
-        )
-    rungs: list[GrowRungRecord] = previous.grow_rungs
+    again at the end), each checked against the ladder first (a changed file is refused, never fitted)."""
+    folder = previous.path.parent
+    ladder = header.grow or {}
+    check_resume(folder, previous.header.grow or {}, ladder, previous.grow_rungs, plan.specs)
+    rungs = checked_records(folder, previous.grow_rungs, ladder)
     last = _last_finished(rungs, plan)
     return [r for r in rungs if r.rung <= last]
+
+
+def _say_cleanup(target: Target, removing: bool) -> None:
+    """A server's target says what it is about to clean up (its files can take minutes to remove): never a silent
+    wait at the end of a run."""
+    from bench.core.progress import console
+    from bench.targets.lightrag import LightRAGTarget
+    from bench.targets.openwebui import OpenWebUITarget
+
+    what = []
+    if isinstance(target, OpenWebUITarget):
+        if removing and target.kb_id is not None:
+            what.append(f"removing what this run made in knowledge base '{target.kb_name}'")
+        if target.saved_settings is not None:
+            what.append("putting its retrieval settings back")
+    elif isinstance(target, LightRAGTarget) and target.cleanup and target.inserted_ids:
+        what.append(f"deleting the {len(target.inserted_ids):,} document(s) it inserted")
+    if what:
+        console.print(f"cleaning up: {target.name}: {', '.join(what)}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _last_finished(rungs: list[GrowRungRecord], plan: GrowPlan) -> int:

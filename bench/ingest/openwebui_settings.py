@@ -3,8 +3,9 @@
 (`/api/v1/retrieval/config/update`, which takes the fields to change: CHUNK_SIZE, CHUNK_OVERLAP, ...).
 
 Before the first change the values to put back are written to a restore journal under the cache folder, keyed
-by the server (bench/ingest/journal.py): a run killed outright (SIGKILL, power) leaves it, and the next `ragbench
-ingest` against that server puts those values back first and says so; one a live ingest holds is left alone.
+by the server's identity (bench/targets/settings_journal.py, shared with every command that changes the server's
+settings): a run killed outright (SIGKILL, power) leaves it, and the next run against that server puts those
+values back first and says so; one a live run holds is left alone.
 """
 
 from __future__ import annotations
@@ -13,20 +14,10 @@ from typing import Any
 
 from bench.core.errors import UserError
 from bench.core.http import HttpClient
-from bench.ingest.journal import RestoreJournal
 from bench.ingest.settings import SettingAxis, label, typed_axis
+from bench.targets.openwebui_settings import EMBEDDING, EMBEDDING_FIELDS, RETRIEVAL, send_settings
+from bench.targets.settings_journal import journal_for
 
-EMBEDDING = "/api/v1/retrieval/embedding"
-RETRIEVAL = "/api/v1/retrieval/config"
-# The embedding form's scalar fields; its provider sections (openai_config, ...) are sent back as the server has them.
-_EMBEDDING_FIELDS = (
-    "RAG_EMBEDDING_ENGINE",
-    "RAG_EMBEDDING_MODEL",
-    "RAG_EMBEDDING_BATCH_SIZE",
-    "ENABLE_ASYNC_EMBEDDING",
-    "RAG_EMBEDDING_CONCURRENT_REQUESTS",
-)
-_EMBEDDING_SECTIONS = ("openai_config", "ollama_config", "azure_openai_config")
 _SCALAR = (bool, int, float, str)
 
 
@@ -35,15 +26,16 @@ class OpenWebUISettings:
 
     def __init__(self, http: HttpClient):
         self.http = http
-        self.journal = RestoreJournal(http.base_url)
+        self.journal = journal_for("openwebui", http.base_url)
         self.saved: dict[str, object] = {}  # setting -> the server's value before ragbench changed it
+        self._open = False  # this sweep is one of the journal's users
 
     def read(self) -> tuple[dict[str, object], dict[str, object]]:
         """(embedding settings, retrieval settings) as the server has them now: scalar fields only."""
         embedding = self.http.json("GET", EMBEDDING).get(kind=dict)
         retrieval = self.http.json("GET", RETRIEVAL).get(kind=dict)
         scalars: dict[str, object] = {k: v for k, v in retrieval.items() if isinstance(v, _SCALAR) and k != "status"}
-        return {k: v for k, v in embedding.items() if k in _EMBEDDING_FIELDS}, scalars
+        return {k: v for k, v in embedding.items() if k in EMBEDDING_FIELDS}, scalars
 
     def embedder_url(self) -> tuple[str, str | None]:
         """(the embedding engine, the URL Open WebUI sends its embedding calls to; None: it embeds in-process)."""
@@ -72,13 +64,14 @@ class OpenWebUISettings:
 
     def apply(self, wanted: dict[str, object]) -> dict[str, object]:
         """Set `wanted` and return the values read back; the values first changed are saved (and journalled)."""
+        self._start()
         embedding, retrieval = self.read()
         now = {**retrieval, **embedding}
         fresh = {k: now[k] for k in wanted if k not in self.saved}
         if fresh:
             self.saved.update(fresh)
-            self.journal.write(self.saved)
-        self._send(wanted, embedding)
+            self.journal.save(self.saved)
+        send_settings(self.http, wanted)
         back = self.current()
         refused = {k: back.get(k) for k, v in wanted.items() if back.get(k) != v}
         if refused:
@@ -87,35 +80,39 @@ class OpenWebUISettings:
         return {k: back[k] for k in wanted}
 
     def restore(self) -> None:
-        """Put every changed setting back; the journal goes once they are back."""
+        """Put every changed setting back; the journal goes once they are back (and no other user in this process
+        has values out); where they cannot be, it stays for the next run."""
         if self.saved:
             try:
-                self._send(self.saved, self.read()[0])
+                send_settings(self.http, self.saved)
             except UserError as exc:
+                self.release(restored=False)
                 raise self.http.error(
                     f"settings NOT restored; set them back by hand to {label(self.saved)} "
                     f"({exc.args[0].split(': ', 1)[-1]})"
                 ) from None
             self.saved = {}
-        self.journal.remove()
+        self.release(restored=True)
+
+    def release(self, restored: bool = True) -> None:
+        """This sweep is done with the journal (`restored`: nothing of its own is left to put back)."""
+        if self._open:
+            self._open = False
+            self.journal.close(restored)
 
     def put_back_left_over(self) -> dict[str, object]:
-        """Put back what a killed ingest left in the journal (the values, returned; {} when none); a journal a live
-        ingest holds is left alone and refused with one line."""
-        left = self.journal.read()
-        if left is None:
-            return {}
-        self.saved = left.saved
-        self.restore()
-        return left.saved
+        """Put back what a killed run left in the journal (the values, returned; {} when none); a journal a live
+        run holds is left alone and refused with one line."""
+        return self._start()
 
-    def _send(self, values: dict[str, object], embedding: dict[str, object]) -> None:
-        on_embedding = {k: v for k, v in values.items() if k in _EMBEDDING_FIELDS}
-        on_retrieval = {k: v for k, v in values.items() if k not in _EMBEDDING_FIELDS}
-        if on_embedding:
-            # The form resets any field it lacks to its default: send the whole of it.
-            whole = self.http.json("GET", EMBEDDING).get(kind=dict)
-            form = {k: whole[k] for k in (*_EMBEDDING_FIELDS, *_EMBEDDING_SECTIONS) if k in whole}
-            self.http.call("POST", f"{EMBEDDING}/update", json={**form, **on_embedding})
-        if on_retrieval:
-            self.http.call("POST", f"{RETRIEVAL}/update", json=on_retrieval)
+    def claim(self) -> None:
+        """Journal this sweep before any change: a second run against the server refuses from now on."""
+        self._start()
+        self.journal.claim()
+
+    def _start(self) -> dict[str, object]:
+        if self._open:
+            return {}
+        left = self.journal.open(lambda values: send_settings(self.http, values))
+        self._open = True
+        return left

@@ -52,12 +52,12 @@ class OpenWebUISweep:
         left = self.settings.put_back_left_over()
         if left:
             where = self.target.http.base_url
-            said = f"restored the settings an interrupted ingest left on {where}: {label(left)}"
+            said = f"restored the settings an interrupted run left on {where}: {label(left)}"
             console.print(said, markup=False, highlight=False, soft_wrap=True)
         self.combinations = combinations([a.name for a in axes], self.settings.typed(axes))
         self._check_pointed_at_meter()
         if axes:
-            self.settings.journal.claim()
+            self.settings.claim()
 
     def _check_pointed_at_meter(self) -> None:
         """With a meter, Open WebUI's embedding URL must lead to its embedding route (any host name: the app may
@@ -86,7 +86,7 @@ class OpenWebUISweep:
         back stays for the next ingest)."""
         self.target.close()
         if not self.settings.saved:
-            self.settings.journal.remove()
+            self.settings.release()
 
     def run(
         self, write: Callable[[IngestPointRecord], None], progress: ProgressFactory

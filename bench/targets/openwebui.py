@@ -19,10 +19,11 @@ Key: `OPENWEBUI_API_KEY` (an admin's `sk-…` key or JWT: the retrieval settings
 - Time by hop: with `meter=URL` (a running `ragbench meter` that Open WebUI's embedding and reranker URLs
   point at) queries run one at a time; each one's cost holds the embedding and rerank calls it made and its
   latency splits into `<route>_ms` per metered hop and `app_ms`, Open WebUI's own share (bench/targets/hops.py).
-- Variants are applied with `/api/v1/retrieval/config/update`; the fields changed are saved first,
-  stored in `describe()` (keys masked) and written back in `close()`. The rerank variant sets the
-  reranker's key from `RAG_EXTERNAL_RERANKER_API_KEY`; when that is unset, the server's own reranker key
-  is kept for the server's own reranker URL and emptied for any other (it is never sent elsewhere).
+- Variants are applied with `/api/v1/retrieval/config/update`; the fields changed are saved first (and
+  journalled, bench/targets/settings_journal.py: a killed run's are put back by the next run against the server
+  before it reads its own), stored in `describe()` (keys masked) and written back in `close()`. The rerank
+  variant sets the reranker's key from `RAG_EXTERNAL_RERANKER_API_KEY`; when that is unset, the server's own
+  reranker key is kept for the server's own reranker URL and emptied for any other (it is never sent elsewhere).
 """
 
 from __future__ import annotations
@@ -49,9 +50,10 @@ from bench.targets.openwebui_knowledge import (
     process_status,
     upload_to_knowledge,
 )
-from bench.targets.openwebui_settings import SETTINGS, ExternalReranker, Variant, variant_settings
+from bench.targets.openwebui_settings import SETTINGS, ExternalReranker, Variant, send_settings, variant_settings
 from bench.targets.openwebui_spec import OpenWebUISettings, QueryRoute, openwebui_settings
 from bench.targets.openwebui_store import StoreIdentity
+from bench.targets.settings_journal import SettingsJournal, journal_for
 
 KEY_ENV = "OPENWEBUI_API_KEY"
 RERANKER_KEY_ENV = "RAG_EXTERNAL_RERANKER_API_KEY"
@@ -103,6 +105,7 @@ class OpenWebUITarget:
         self.uploaded_ids: list[str] = []
         self._files_entry: int | None = None
         self._restored = False
+        self._journal: SettingsJournal | None = None  # opened at the first prepare
         self._lock = threading.Lock()
 
     # -- protocol ---------------------------------------------------------------------------------
@@ -111,6 +114,7 @@ class OpenWebUITarget:
         if self.meter:  # a meter_nest typo is refused before anything is uploaded or measured
             self.meter.check()
         self.version = self.http.json("GET", "/api/version").get("version", kind=str, default=None)
+        self._open_journal()  # a killed run's settings back before this run reads the ones it will put back
         self.retrieval_config = self.http.json("GET", "/api/v1/retrieval/config").get(kind=dict)
         self.embedding_config = self.http.json("GET", "/api/v1/retrieval/embedding").get(kind=dict)
         self.store = self.store.reported(self.retrieval_config, self.http.error)
@@ -164,21 +168,43 @@ class OpenWebUITarget:
         }
 
     def close(self) -> None:
-        """Write the saved retrieval settings back; safe to call twice and after any failure."""
+        """Write the saved retrieval settings back; safe to call twice and after any failure. Where they cannot go
+        back, the journal keeps them for the next run against the server."""
+        restored = True
         try:
             if self.saved_settings is not None and not self._restored:
                 try:
                     self.http.call("POST", "/api/v1/retrieval/config/update", json=self.saved_settings)
                 except ServerError as exc:
+                    restored = False
                     raise self.http.error(
                         f"retrieval settings NOT restored, set them back by hand to {mask_data(self.saved_settings)} "
                         f"({exc.args[0].split(': ', 1)[-1]})"
                     ) from None
                 self._restored = True
         finally:
+            if self._journal is not None:
+                self._journal.close(restored)
+                self._journal = None
             self.http.close()
             if self.meter:
                 self.meter.close()
+
+    def _open_journal(self) -> None:
+        """The server's settings journal, once: what a killed run left is put back first, and said."""
+        if self._journal is not None:
+            return
+        journal = journal_for("openwebui", self.http.base_url)
+        left = journal.open(lambda values: send_settings(self.http, values))
+        self._journal = journal
+        if left:
+            said = f"{self.name}: restored the settings an interrupted run left on {self.http.base_url}: "
+            console.print(
+                said + ", ".join(f"{k}={v}" for k, v in mask_data(left).items()),
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
 
     # -- ingest -----------------------------------------------------------------------------------
 
@@ -296,6 +322,8 @@ class OpenWebUITarget:
         self.applied_settings = wanted
         if all(self.retrieval_config.get(k) == v for k, v in wanted.items()):
             return  # already in place (grow's next rung, read at this prepare's start): nothing to write or reload
+        if self._journal is not None:
+            self._journal.save(self.saved_settings)
         self.http.call("POST", "/api/v1/retrieval/config/update", json=wanted)
         # The server can quietly switch hybrid search off when the reranker fails to load: check.
         self.retrieval_config = self.http.json("GET", "/api/v1/retrieval/config").get(kind=dict)

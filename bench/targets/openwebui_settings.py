@@ -4,6 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bench.core.http import HttpClient
+
+EMBEDDING = "/api/v1/retrieval/embedding"
+RETRIEVAL = "/api/v1/retrieval/config"
+# The embedding form's scalar fields; its provider sections (openai_config, ...) are sent back as the server has them.
+EMBEDDING_FIELDS = (
+    "RAG_EMBEDDING_ENGINE",
+    "RAG_EMBEDDING_MODEL",
+    "RAG_EMBEDDING_BATCH_SIZE",
+    "ENABLE_ASYNC_EMBEDDING",
+    "RAG_EMBEDDING_CONCURRENT_REQUESTS",
+)
+_EMBEDDING_SECTIONS = ("openai_config", "ollama_config", "azure_openai_config")
 
 
 class Variant(StrEnum):
@@ -60,3 +76,16 @@ def variant_settings(
         if reranker.key or current.get("RAG_EXTERNAL_RERANKER_URL") != reranker.url:
             wanted["RAG_EXTERNAL_RERANKER_API_KEY"] = reranker.key
     return wanted
+
+
+def send_settings(http: HttpClient, values: dict[str, object]) -> None:
+    """Set `values` through Open WebUI's two settings APIs: the embedding fields through the embedding form (sent
+    whole: it resets any field it lacks to its default), the others through the retrieval settings."""
+    on_embedding = {k: v for k, v in values.items() if k in EMBEDDING_FIELDS}
+    on_retrieval = {k: v for k, v in values.items() if k not in EMBEDDING_FIELDS}
+    if on_embedding:
+        whole = http.json("GET", EMBEDDING).get(kind=dict)
+        form = {k: whole[k] for k in (*EMBEDDING_FIELDS, *_EMBEDDING_SECTIONS) if k in whole}
+        http.call("POST", f"{EMBEDDING}/update", json={**form, **on_embedding})
+    if on_retrieval:
+        http.call("POST", f"{RETRIEVAL}/update", json=on_retrieval)

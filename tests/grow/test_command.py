@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,8 +84,50 @@ def test_resume_with_another_ladder_or_of_a_complete_run_is_refused(grow, tmp_pa
     code, _, stderr = grow("-t", "bm25", "--rungs", RUNGS, "--resume", out)
     assert code == 2 and "that run is complete" in stderr
     _cut_after_first_rung(out / "results.jsonl")
+    # each option that differs named by its flag, briefly (two 600-character dicts with an enum's repr before)
     code, _, stderr = grow("-t", "bm25", "--rungs", "100,300", "--resume", out)
-    assert code == 2 and "the ladder differs from the interrupted run's" in stderr and len(stderr.splitlines()) == 1
+    assert code == 2 and len(stderr.splitlines()) == 1 and len(stderr) < 220, stderr
+    assert "--rungs 100,200,400 there, 100,300 now; give the same options" in stderr and "<" not in stderr
+    code, _, stderr = grow("-t", "bm25", "--rungs", RUNGS, "--queries", "10", "--resume", out)
+    assert code == 2 and "--queries 20 there, 10 now" in stderr and "--max-queries" not in stderr, stderr
+
+
+def test_resume_refuses_another_engine_under_the_name_and_records_changed_by_hand(grow, tmp_path):
+    """One law was fitted across two engines under one name, and a rung 99 made the run "complete", an nDCG of 7.5
+    gave "-6.029 per tenfold size": each is refused with one line before anything is measured."""
+    out = tmp_path / "out"
+    assert grow("-t", "e=bm25", "--rungs", RUNGS, "--out", out)[0] == 0
+    kept = _cut_after_first_rung(out / "results.jsonl")
+    code, _, stderr = grow("-t", "e=dense", "--rungs", RUNGS, "--resume", out)
+    assert code == 2 and "target e was bm25 there, dense now (another engine under the same name)" in stderr, stderr
+    rung = json.loads(kept[1])
+    for tampered, said in (
+        ({"rung": 99}, "rung 99 is not one of the ladder's 3"),
+        ({"metrics": {**rung["metrics"], "nDCG@10": 7.5}}, "nDCG@10 7.5 is outside 0 to 1"),
+        ({"latency_ms": {**rung["latency_ms"], "p99": -1.0}}, "latency p99 -1.0 is no count or time"),
+        ({"size": 150}, "size 150 is not rung 1's 100"),
+    ):
+        (out / "results.jsonl").write_text(kept[0] + json.dumps({**rung, **tampered}) + "\n")
+        code, _, stderr = grow("-t", "e=bm25", "--rungs", RUNGS, "--resume", out)
+        assert code == 2 and said in stderr and len(stderr.splitlines()) == 1, stderr
+
+
+def test_a_second_grow_on_one_out_is_refused_while_the_first_runs(grow, tmp_path):
+    """Two runs on one --out: the first's later rungs vanished under the second's --overwrite."""
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".ragbench-grow.lock").write_text(str(child.pid))  # as the first run holds it
+    try:
+        code, _, stderr = grow("-t", "bm25", "--rungs", RUNGS, "--out", out, "--overwrite")
+        assert code == 2 and f"--out {out}: another ragbench run (pid {child.pid}) is using it" in stderr, stderr
+        assert not (out / "results.jsonl").exists()
+    finally:
+        child.stdin.close()  # type: ignore[union-attr]
+        child.wait()
+    code, _, stderr = grow("-t", "bm25", "--rungs", "100", "--out", out)  # its holder gone: taken over
+    assert code == 0, stderr
+    assert not (out / ".ragbench-grow.lock").exists()
 
 
 @pytest.mark.parametrize(

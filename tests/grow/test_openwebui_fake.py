@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 
 import pytest
 
 from bench.results.store import read_results
 from tests.harness.beir import write_beir
 from tests.harness.openwebui_fake import FakeOpenWebUI
+from tests.paths import REPO
 
 
 @pytest.fixture
@@ -205,3 +208,38 @@ def test_an_empty_document_is_said_once_at_the_rung_that_brought_it_not_again_at
     said = [line for line in err.splitlines() if "empty document(s) not uploaded" in line]
     assert len(said) == 1 and said[0].startswith("openwebui:vector: 1 empty document(s)"), said  # rung 1's, once
     assert fake.uploads == 11  # the 3 non-empty documents, then 4 and 4 distractors
+
+
+@pytest.mark.slow  # a ragbench subprocess, killed outright
+def test_a_grow_killed_outright_is_put_back_by_the_next_run_before_it_reads_its_own_originals(
+    ragbench, fake, data, tmp_path
+):
+    """SIGKILL runs no `finally`: the killed run's hybrid settings stayed on the server, and the next run (`--resume`)
+    saved them as the originals it put back: the server ended with hybrid search on where it was off."""
+    before = fake.settings()
+    out = tmp_path / "o"
+    argv = [
+        "grow",
+        "--dataset",
+        str(data),
+        "-t",
+        f"openwebui:hybrid@{fake.url}",
+        "--rungs",
+        "4,8,12",
+        "--out",
+        str(out),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "bench", *argv], cwd=REPO, env=env, stderr=subprocess.DEVNULL)
+    fake.on_upload = lambda count: count == 6 and proc.kill()  # in rung 2: the mode's settings are on
+    assert proc.wait(timeout=KILLED_WITHIN_S) == -signal.SIGKILL
+    assert fake.settings() != before and fake.settings()["ENABLE_RAG_HYBRID_SEARCH"] is True
+    fake.on_upload = lambda count: None
+    code, _, err = ragbench(*argv[:-2], "--resume", out)
+    assert code == 3, err  # the fake answers no query: measured, and said
+    assert f"restored the settings an interrupted run left on {fake.url}" in err
+    assert fake.settings() == before
+    assert not list((tmp_path / "cache" / "restore").glob("*.json"))
+
+
+KILLED_WITHIN_S = 120  # a subprocess's start and two rungs of 4 documents on a loaded 2-core runner

@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from bench.ingest.journal import journal_path
 from bench.results.store import read_results
+from bench.targets.settings_journal import SettingsJournal
 from tests.harness.beir import write_beir
 from tests.harness.openwebui_fake import FakeOpenWebUI
 from tests.harness.process import free_port
@@ -140,7 +140,7 @@ def test_a_signal_mid_combination_leaves_nothing_on_the_server(ragbench, fake, t
 
 
 def test_a_killed_runs_settings_are_put_back_and_said_as_settings(ragbench, fake, tmp_path):
-    journal = journal_path(fake.url)
+    journal = SettingsJournal("openwebui", fake.url).path
     journal.parent.mkdir(parents=True)
     dead = subprocess.Popen([sys.executable, "-c", ""])
     dead.wait()  # the killed ingest's process: gone
@@ -149,7 +149,7 @@ def test_a_killed_runs_settings_are_put_back_and_said_as_settings(ragbench, fake
     data = corpus(tmp_path, ["one text"])
     code, _, err = ragbench("ingest", "--dataset", data, "-t", f"openwebui@{fake.url}", "--out", tmp_path / "o")
     assert code == 0, err
-    assert f"restored the settings an interrupted ingest left on {fake.url}: CHUNK_SIZE=1000\n" in err
+    assert f"restored the settings an interrupted run left on {fake.url}: CHUNK_SIZE=1000\n" in err
     assert fake.retrieval["CHUNK_SIZE"] == 1000 and not journal.exists()
 
 

@@ -15,9 +15,10 @@ import pytest
 
 from bench.core.errors import ServerError, UserError
 from bench.core.http import HttpClient
-from bench.ingest.journal import RestoreJournal
 from bench.ingest.openwebui_settings import OpenWebUISettings
 from bench.ingest.settings import SettingAxis, combinations, label, parse_settings
+from bench.targets import settings_journal
+from bench.targets.settings_journal import SettingsJournal
 from tests.harness.openwebui_fake import EMBEDDER_KEY, embedding_form
 
 
@@ -61,6 +62,11 @@ def journal_home(tmp_path, monkeypatch):
     return tmp_path / "cache" / "restore"
 
 
+def die(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process forgets its open journals, as a run killed outright does: only the file is left."""
+    monkeypatch.setattr(settings_journal, "_OPEN", {})
+
+
 def settings_of(fake: FakeOpenWebUI) -> OpenWebUISettings:
     return OpenWebUISettings(HttpClient("Open WebUI", "http://openwebui", transport=httpx.MockTransport(fake)))
 
@@ -85,13 +91,15 @@ def test_a_combination_is_applied_read_back_and_restored(journal_home):
     assert not list(journal_home.glob("*.json"))
 
 
-def test_a_journal_left_by_a_killed_run_is_restored_first(journal_home):
+def test_a_journal_left_by_a_killed_run_is_restored_first(journal_home, monkeypatch):
     fake = FakeOpenWebUI()
     settings_of(fake).apply({"RAG_EMBEDDING_CONCURRENT_REQUESTS": 4})  # and then the process died
+    die(monkeypatch)
     assert fake.embedding["RAG_EMBEDDING_CONCURRENT_REQUESTS"] == 4
     restored = settings_of(fake).put_back_left_over()
     assert restored == {"RAG_EMBEDDING_CONCURRENT_REQUESTS": 0}
     assert fake.embedding["RAG_EMBEDDING_CONCURRENT_REQUESTS"] == 0 and not list(journal_home.glob("*.json"))
+    die(monkeypatch)
     assert settings_of(fake).put_back_left_over() == {}
 
 
@@ -170,18 +178,19 @@ def live_process():
     child.wait()
 
 
-def test_a_journal_a_live_ingest_holds_is_left_alone_and_refused(journal_home, live_process):
+def test_a_journal_a_live_ingest_holds_is_left_alone_and_refused(journal_home, live_process, monkeypatch):
     fake = FakeOpenWebUI()
     first = settings_of(fake)
     first.apply({"RAG_EMBEDDING_BATCH_SIZE": 8})  # the first run, mid-combination
     journal = next(journal_home.glob("openwebui-*.json"))
     journal.write_text(json.dumps({**json.loads(journal.read_text()), "pid": live_process}))
     before = journal.read_text()
-    with pytest.raises(UserError, match=f"another ragbench ingest \\(pid {live_process}\\) is changing the settings"):
+    die(monkeypatch)
+    with pytest.raises(UserError, match=f"another ragbench run \\(pid {live_process}\\) is changing the settings"):
         settings_of(fake).put_back_left_over()
     assert journal.read_text() == before and fake.embedding["RAG_EMBEDDING_BATCH_SIZE"] == 8  # nothing touched
-    with pytest.raises(UserError, match="another ragbench ingest"):
-        RestoreJournal("http://openwebui").claim()
+    with pytest.raises(UserError, match="another ragbench run"):
+        SettingsJournal("openwebui", "http://openwebui").claim()
     assert journal.read_text() == before
 
 
@@ -189,17 +198,18 @@ def test_a_run_without_settings_never_removes_a_journal_it_did_not_write(journal
     fake = FakeOpenWebUI()
     settings_of(fake).apply({"CHUNK_SIZE": 400})  # another run's journal, then that run died
     journal = next(journal_home.glob("openwebui-*.json"))
-    other = RestoreJournal("http://openwebui")
-    other.remove()  # this one never claimed or read it
+    other = SettingsJournal("openwebui", "http://openwebui")
+    other.close(restored=True)  # this one never claimed or read it
     assert journal.exists()
 
 
-def test_the_journal_holds_the_original_value_for_its_owner_alone(journal_home):
+def test_the_journal_holds_the_original_value_for_its_owner_alone(journal_home, monkeypatch):
     fake = FakeOpenWebUI()
     fake.retrieval["TEXT_SPLITTER"] = "http://alice:secret@tika:9998"  # a credential the user set
     settings_of(fake).apply({"TEXT_SPLITTER": "token"})
     journal = next(journal_home.glob("openwebui-*.json"))
     assert json.loads(journal.read_text())["saved"] == {"TEXT_SPLITTER": "http://alice:secret@tika:9998"}
     assert stat.S_IMODE(journal.stat().st_mode) == 0o600  # restoring needs it whole: nobody else may read it
+    die(monkeypatch)
     settings_of(fake).put_back_left_over()
     assert fake.retrieval["TEXT_SPLITTER"] == "http://alice:secret@tika:9998"

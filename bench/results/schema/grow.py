@@ -18,6 +18,20 @@ class RungStatus(StrEnum):
     FAILED = "failed"  # the increment's ingest failed (`error`): no query was sent, later rungs are not tried
 
 
+class GrowUnit(StrEnum):
+    """What a ladder's rungs count."""
+
+    DOCS = "docs"
+    CHUNKS = "chunks"  # the app's own count of chunks in the knowledge base
+
+
+class IngestMode(StrEnum):
+    """How a target took a rung's documents."""
+
+    INCREMENTAL = "incremental"  # only the documents its knowledge base lacked were sent (a server's app)
+    REBUILD = "rebuild"  # the engine indexed every document of the rung again (a local engine)
+
+
 @dataclass
 class GrowRungRecord:
     """`ragbench grow`: one target at one rung of the ladder (the knowledge base grown to `size`)."""
@@ -26,9 +40,9 @@ class GrowRungRecord:
     kind: str  # bm25 | dense | hybrid | openwebui | lightrag
     rung: int  # 1, 2, ...: the rung's place in the ladder
     size: int  # the knowledge base at this rung in `unit`: documents, or the app's chunks (at least the rung's size)
-    unit: str  # what `size` counts: docs | chunks (the app's own count, `chunks`)
+    unit: GrowUnit  # what `size` counts: docs | chunks (the app's own count, `chunks`)
     added: int  # documents this rung added to the previous rung's knowledge base
-    ingest_mode: str  # incremental (only the new documents sent) | rebuild (the engine indexed all `size` again)
+    ingest_mode: IngestMode  # incremental (only the new documents sent) | rebuild (the engine indexed all `size` again)
     status: RungStatus
     ingest_seconds: float  # the increment's ingest (rebuild: the whole index), wall time of the target's prepare
     docs_per_s: float | None  # documents ingested (incremental: sent; rebuild: size) over ingest_seconds; None: none

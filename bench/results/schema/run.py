@@ -50,6 +50,7 @@ class GrowLadder(TypedDict, total=False):
     seed: int
     slo: str | None
     distractor_source: dict[str, object]  # bench/datasets/distractors.py: its source, kind and how it is made
+    engines: dict[str, str]  # target name -> its kind and mode (openwebui:hybrid): a --resume keeps each name's
 
 
 @dataclass

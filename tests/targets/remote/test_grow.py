@@ -4,6 +4,11 @@ every rung measured, the retrieval settings put back as they were."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from typing import Any
 
 import httpx
@@ -13,6 +18,7 @@ from remote_helpers import lightrag_paths
 from bench.results.store import read_results
 from bench.targets.openwebui_settings import SETTINGS
 from tests.harness.beir import write_beir
+from tests.paths import REPO
 
 pytestmark = pytest.mark.integration
 
@@ -80,3 +86,40 @@ def test_lightrag_grows_in_place_and_deletes_every_rungs_documents_at_the_end(
     ]
     assert all(r.queries == 1 and not r.errors for r in rungs)
     assert lightrag_paths(url, lightrag_key) == before  # every rung's documents deleted (cleanup=true, no --keep)
+
+
+KILLED_WITHIN_S = 300  # a subprocess's start and a rung of 8 documents through a CPU embedder on a loaded runner
+
+
+def test_a_grow_killed_outright_leaves_the_servers_settings_as_they_were_after_the_next_run(
+    tmp_path, openwebui_server, openwebui_key
+):
+    """SIGKILL mid-ladder (hybrid search on, no `finally` runs); the next run against the server (`--resume`) puts
+    the killed run's originals back before it reads its own: the server ends as it was, not with hybrid on."""
+    url = openwebui_server.url
+    before = settings(url, openwebui_key)
+    assert before["ENABLE_RAG_HYBRID_SEARCH"] is False  # else the kill would leave nothing to see
+    topics = ["volcano eruption lava", "bread yeast oven"]
+    docs = {f"k{i}": f"A kill note on {topics[i % 2]} number {i}." for i in range(8)}
+    data = write_beir(tmp_path / "data", docs, {"q0": topics[0]}, [("q0", "k0", 1)])
+    out, cache = tmp_path / "o", tmp_path / "cache"
+    env = {**os.environ, "OPENWEBUI_API_KEY": openwebui_key, "PYTHONPATH": str(REPO), "RAGBENCH_CACHE": str(cache)}
+    argv = [sys.executable, "-m", "bench", "grow", "--dataset", str(data), "-t", f"k=openwebui:hybrid@{url}",
+            "--rungs", "8,16,24", "--out", str(out)]  # fmt: skip
+    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + KILLED_WITHIN_S
+    while proc.poll() is None and time.monotonic() < deadline:
+        if (out / "results.jsonl").exists() and '"grow_rung"' in (out / "results.jsonl").read_text():
+            break  # rung 1 measured: the mode's settings are on the server
+        time.sleep(0.05)
+    proc.kill()
+    assert proc.wait(timeout=60) == -signal.SIGKILL
+    assert settings(url, openwebui_key)["ENABLE_RAG_HYBRID_SEARCH"] is True
+    assert len(list((cache / "restore").glob("openwebui-*.json"))) == 1
+    again = subprocess.run([*argv[:-2], "--resume", str(out)], cwd=REPO, env=env, capture_output=True, text=True,
+                           timeout=KILLED_WITHIN_S)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert "restored the settings an interrupted run left" in again.stderr
+    assert settings(url, openwebui_key) == before
+    assert not list((cache / "restore").glob("*.json"))
+    assert len(read_results(out / "results.jsonl").grow_rungs) == 3

@@ -229,7 +229,7 @@ def test_sigterm_restores_and_keeps_what_finished_and_a_killed_run_is_restored_b
             cache,
         )  # fmt: skip
         assert again.returncode == 0, again.stderr
-        assert "restored the settings an interrupted ingest left" in again.stdout + again.stderr
+        assert "restored the settings an interrupted run left" in again.stdout + again.stderr
         assert settings(client) == before
         assert not list((cache / "restore").glob("*.json"))
 

@@ -21,19 +21,12 @@ credible laws give (`spread`, `reaches_range`), and is trustworthy only where th
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-# name -> f(n); in order of complexity, the simplest first (ties go to it)
-LAWS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "constant": lambda n: np.zeros_like(n, dtype=float),
-    "log": lambda n: np.log(n),
-    "linear": lambda n: n.astype(float),
-    "n log n": lambda n: n * np.log(n),
-    "quadratic": lambda n: n.astype(float) ** 2,
-}
+from bench.core.growth_laws import LAWS, predict
+
 MIN_RUNGS = 3  # two to fit a two-parameter law, one more to judge it on
 TIE = 1.05  # a law within 5% of the best held-out error counts as as good: the simpler one is chosen
 CREDIBLE = 2.0  # a law at most twice as wrong as the best on unseen rungs is not ruled out by them
@@ -51,7 +44,7 @@ class Fit:
     credible: tuple[tuple[str, float, float], ...] = ()
 
     def predict(self, n: float | np.ndarray) -> np.ndarray:
-        return _predict(self.law, self.a, self.b, n)
+        return predict(self.law, self.a, self.b, n)
 
     def reaches(self, latency: float) -> float | None:
         """The size at which the law's latency reaches `latency` (None: it never does: a law that does not grow)."""
@@ -59,7 +52,7 @@ class Fit:
 
     def spread(self, n: float) -> tuple[float, float]:
         """The lowest and highest latency the credible laws predict at size n."""
-        predicted = [_predict(law, a, b, n).item() for law, a, b in self.credible]
+        predicted = [predict(law, a, b, n).item() for law, a, b in self.credible]
         return min(predicted), max(predicted)
 
     def reaches_range(self, latency: float) -> tuple[float | None, float | None]:
@@ -69,23 +62,19 @@ class Fit:
         return (min(found) if found else None), (None if None in sizes else max(found))
 
 
-def _predict(law: str, a: float, b: float, n: float | np.ndarray) -> np.ndarray:
-    return a + b * LAWS[law](np.asarray(n, dtype=float))
-
-
 def _reaches(law: str, a: float, b: float, latency: float) -> float | None:
     if law == "constant" or b <= 0:
         return None
-    if _predict(law, a, b, 1.0).item() >= latency:
+    if predict(law, a, b, 1.0).item() >= latency:
         return 1.0
     low, high = 1.0, 10.0
-    while _predict(law, a, b, high).item() < latency:  # every law but the constant grows without bound
+    while predict(law, a, b, high).item() < latency:  # every law but the constant grows without bound
         low, high = high, high * 10.0
         if high > 1e18:
             return None
     for _ in range(200):  # bisection in log space: relative precision, whatever the scale
         middle = math.sqrt(low * high)
-        low, high = (middle, high) if _predict(law, a, b, middle).item() < latency else (low, middle)
+        low, high = (middle, high) if predict(law, a, b, middle).item() < latency else (low, middle)
     return high
 
 

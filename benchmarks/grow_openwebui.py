@@ -45,7 +45,9 @@ from pgvector_recall import RungRecall
 
 from tests.harness.hash_embedder import DIMS, HashEmbedder, tree_pss_kib, tree_rss_kib, watch_grow
 from tests.harness.milvus import milvus_store, prepare_data_dir
+from tests.harness.milvus import openwebui_extra as milvus_extra
 from tests.harness.openwebui import OpenWebUIServer, admin_client, pgvector_store, start_openwebui
+from tests.harness.openwebui import env_dir as openwebui_env_dir
 from tests.harness.pgvector import PostgresServer, openwebui_extra, start_postgres, stop_postgres
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
 
@@ -165,6 +167,23 @@ def with_store(
         print("store bytes:", sum(f.stat().st_size for f in files if f.is_file()), flush=True)
     finally:
         stop_process(webui)
+    if args.store == MILVUS:  # Milvus Lite's file is the app's while it runs: read once the app has stopped
+        print("collections|chunks in Milvus Lite:", milvus_counts(server.data_dir), flush=True)
+
+
+def milvus_counts(openwebui_data: Path) -> str:
+    """Collections and rows in Open WebUI's Milvus Lite file (pymilvus with Open WebUI's own interpreter)."""
+    code = (
+        "import sys; from pymilvus import MilvusClient; c = MilvusClient(sys.argv[1]); names = c.list_collections(); "
+        "print(f\"{len(names)}|{sum(int(c.get_collection_stats(n)['row_count']) for n in names)}\")"
+    )
+    env = {**os.environ, "PYTHONPATH": str(milvus_extra())}
+    env.pop("MILVUS_URI", None)
+    python = str(openwebui_env_dir() / "bin" / "python")
+    done = subprocess.run(
+        [python, "-c", code, str(openwebui_data / "vector_db" / "milvus.db")], env=env, capture_output=True, text=True
+    )
+    return done.stdout.strip() or done.stderr.strip()[-300:]
 
 
 def rung_recall(args: argparse.Namespace, server: OpenWebUIServer, pg: PostgresServer) -> RungRecall:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.commands.options import ENDPOINTS, OVERWRITE, TEXTS, Flag, option, out_flag
-from bench.core.errors import UserError
+from bench.core import values as v
+from bench.core.errors import MeasurementFailed, UserError
+from bench.core.http.deadline import overall_deadline
 from bench.core.progress import ProgressFactory, progress_bars
 from bench.core.secrets import mask, mask_data
 from bench.datasets.io import require_file
@@ -28,6 +31,10 @@ from bench.results.outdir import RESULTS_FILE, is_document, prepare_out_document
 from bench.results.provenance import Origin
 from bench.results.schema import RunCommand
 from bench.results.store import Results
+
+# A comparison of a few thousand texts through a few endpoints takes minutes; one that has run half an hour is held by
+# a server that trickles its answers (each request within its own timeout), not by the work.
+DEFAULT_MAX_TIME = "30m"
 
 
 @dataclass
@@ -61,6 +68,16 @@ class IdentityCommand:
         default=None,
         metadata=option(out_flag("the older single JSON document (schema ragbench.identity v1)")),
     )
+    max_time: str = field(
+        default=DEFAULT_MAX_TIME,
+        metadata=option(
+            Flag(
+                ("--max-time",),
+                "Bound on the whole comparison, e.g. 10m: every request ends by then (an endpoint's ?timeout= "
+                "bounds each request only); past it: exit 3.",
+            )
+        ),
+    )
     overwrite: bool = field(default=False, metadata=option(OVERWRITE))
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
@@ -76,6 +93,7 @@ def check_identity(command: IdentityCommand) -> list[EndpointSpec]:
         require_file(command.texts, "texts file")
     if command.tokenizer is not None:
         Tokenizer(command.tokenizer)
+    v.duration("--max-time", command.max_time, v.MAX_TIME_SECONDS)
     return specs
 
 
@@ -87,7 +105,12 @@ def identity_command(command: IdentityCommand, say: Callable[[str], None] = prin
         assert command.dataset is not None  # check_identity: exactly one of the two
         inputs = from_dataset(command.dataset, command.limit)
     request = IdentityRequest(
-        specs, inputs, reference=command.reference, dtype=command.dtype, tokenizer=command.tokenizer
+        specs,
+        inputs,
+        reference=command.reference,
+        dtype=command.dtype,
+        tokenizer=command.tokenizer,
+        max_time_s=v.duration("--max-time", command.max_time, v.MAX_TIME_SECONDS),
     )
     if command.out is None or is_document(command.out):
         return _without_folder(command, request, say)
@@ -124,9 +147,22 @@ def _without_folder(command: IdentityCommand, request: IdentityRequest, say: Cal
 
 
 def _compare(request: IdentityRequest, progress: ProgressFactory | None) -> IdentityResult:
-    if progress is None:
-        return run_identity(request)
-    return run_identity(request, advance=progress("identity: texts through every endpoint", len(request.inputs.texts)))
+    """Every text through every endpoint, all requests within --max-time of the start (one overall deadline)."""
+    advance = (
+        (lambda n: None)
+        if progress is None
+        else progress("identity: texts through every endpoint", len(request.inputs.texts))
+    )
+    started = time.monotonic()
+    try:
+        with overall_deadline(request.max_time_s):
+            return run_identity(request, advance=advance)
+    except UserError as exc:
+        if request.max_time_s is None or time.monotonic() - started < request.max_time_s:
+            raise
+        raise MeasurementFailed(
+            f"identity: --max-time {request.max_time_s:g} s passed before every text had its answer ({exc})"
+        ) from None
 
 
 def _show(results: Results, say: Callable[[str], None]) -> None:

@@ -35,6 +35,7 @@ class IdentityRequest:
     dtype: str | None = None  # force thresholds; default from what the endpoints report, else float32
     tokenizer: Path | None = None
     chunk_size: int = 1024
+    max_time_s: float | None = None  # every request within this of the start (identity --max-time)
 
 
 def _safe(call: Callable[[], T], fallback: F) -> T | F:

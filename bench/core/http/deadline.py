@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -17,6 +18,8 @@ from bench.core.http.cap import BODY_CAP, BodyCap, BodyTooLarge, cap_of
 # The deadline of the request this thread is sending (time.monotonic()), None outside one: every socket
 # operation of the clients `new_client` makes waits at most until it.
 _deadline: ContextVar[float | None] = ContextVar("request_deadline", default=None)
+# A whole run's deadline (`overall_deadline`): every request sent inside it ends by then too, whatever its own timeout.
+_overall: ContextVar[float | None] = ContextVar("overall_deadline", default=None)
 _WRITE_PIECE = 65536  # a large body is written in pieces, each bounded by what is left of the deadline
 
 
@@ -123,6 +126,9 @@ class _DeadlineClient(httpx.Client):
     def send(self, request: httpx.Request, *, stream: bool = False, **kwargs: Any) -> httpx.Response:
         budgets = [s for s in request.extensions.get("timeout", {}).values() if s is not None]
         deadline = time.monotonic() + max(budgets) if budgets else None
+        overall = _overall.get()
+        if overall is not None:
+            deadline = overall if deadline is None else min(deadline, overall)
         token = _deadline.set(deadline)
         try:
             response = super().send(request, stream=True, **kwargs)
@@ -134,6 +140,18 @@ class _DeadlineClient(httpx.Client):
         if not stream:
             _read_capped(response, cap)
         return response
+
+
+@contextmanager
+def overall_deadline(seconds: float | None) -> Iterator[None]:
+    """Every request this thread sends inside the block ends within `seconds` of its start (None: no bound): a
+    command's total time, where each request's own timeout bounds only that request (a server trickling a byte
+    every 0.5 s held `identity` past 120 s for 2 texts, each request within its own timeout)."""
+    token = _overall.set(None if seconds is None else time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _overall.reset(token)
 
 
 def _read_capped(response: httpx.Response, cap: BodyCap | None) -> None:

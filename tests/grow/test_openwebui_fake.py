@@ -234,6 +234,7 @@ def test_a_grow_killed_outright_is_put_back_by_the_next_run_before_it_reads_its_
     fake.on_upload = lambda count: count == 6 and proc.kill()  # in rung 2: the mode's settings are on
     assert proc.wait(timeout=KILLED_WITHIN_S) == -signal.SIGKILL
     assert fake.settings() != before and fake.settings()["ENABLE_RAG_HYBRID_SEARCH"] is True
+    assert [r.rung for r in read_results(out / "results.jsonl").grow_rungs] == [1]  # each rung kept as it ended
     fake.on_upload = lambda count: None
     code, _, err = ragbench(*argv[:-2], "--resume", out)
     assert code == 3, err  # the fake answers no query: measured, and said

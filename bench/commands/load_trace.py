@@ -4,26 +4,42 @@ and compare it with its recording per route (bench/load/trace_replay.py, bench/l
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from bench.commands.load_request import LoadRequest
+from bench.commands.trace_options import check_load_trace
 from bench.core import values as v
-from bench.core.errors import UserError
+from bench.core.errors import MeasurementFailed, UserError
+from bench.core.interrupt import uninterruptible
 from bench.endpoints.meter_trace import CallKind, TraceCall, read_trace
 from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.endpoint import LoadEndpoint, close_endpoints, open_endpoints
 from bench.load.pool import worker_pool
+from bench.load.stop_time import StopTime
 from bench.load.trace_compare import RouteComparison, compare_route
-from bench.load.trace_replay import TraceSettings, replay_trace
+from bench.load.trace_replay import (
+    SPEED,
+    StoppedReplay,
+    TraceSettings,
+    check_replay,
+    loops_for,
+    replay_trace,
+    schedule_s,
+)
 from bench.load.workload import load_workload
-from bench.report.trace import REPLAY_FILE, verdict, write_trace_report
+from bench.report.trace import verdict, write_trace_report
+from bench.results.outdir import REPLAY_FILE, check_out_dir
 from bench.results.schema import Op
 
 
-def trace_routes(endpoints: list[str], routes: list[str] | None, calls: list[TraceCall]) -> dict[str, tuple[str, Op]]:
-    """--route ROUTE=NAME checked against the trace and -e: route -> (endpoint spec text, op)."""
+def trace_routes(
+    endpoints: list[str], routes: list[str] | None, calls: list[TraceCall], say: Callable[[str], None] = print
+) -> dict[str, tuple[str, Op]]:
+    """--route ROUTE=NAME checked against the trace and -e: route -> (endpoint spec text, op). A route given twice
+    is refused (the later would replace the first); the trace's routes left unmapped are said, never dropped
+    unsaid."""
     specs = {parse_endpoint_spec(text).name: text for text in endpoints}
     kinds = {c.route: c.kind for c in calls}
     mapped: dict[str, tuple[str, Op]] = {}
@@ -31,6 +47,8 @@ def trace_routes(endpoints: list[str], routes: list[str] | None, calls: list[Tra
         route, sep, name = item.partition("=")
         if not sep or route not in kinds:
             raise UserError(f"--route {item!r}: expected ROUTE=NAME with ROUTE one of the trace's {sorted(kinds)}")
+        if route in mapped:
+            raise UserError(f"--route {item!r}: route {route!r} is mapped twice; give each route once")
         if name not in specs:
             raise UserError(f"--route {item!r}: no endpoint {name!r} among -e {sorted(specs)}")
         if kinds[route] == CallKind.LLM:
@@ -38,6 +56,10 @@ def trace_routes(endpoints: list[str], routes: list[str] | None, calls: list[Tra
         mapped[route] = specs[name], Op.RERANK if kinds[route] == CallKind.RERANK else Op.EMBED
     if not mapped:
         raise UserError(f"load --trace: map at least one of the trace's routes {sorted(kinds)}: --route ROUTE=NAME")
+    left = Counter(c.route for c in calls if c.route not in mapped)
+    if left:
+        said = ", ".join(f"{route} ({count:,} calls)" for route, count in sorted(left.items()))
+        say(f"not replayed (no --route): {said}")
     return mapped
 
 
@@ -54,37 +76,80 @@ def routed_endpoints(mapped: dict[str, tuple[str, Op]], timeout_s: float) -> Ite
 
 
 def trace_settings(request: LoadRequest, calls: list[TraceCall]) -> TraceSettings:
-    if not (request.speed > 0 and math.isfinite(request.speed)):
-        raise UserError(f"--speed {request.speed}: expected a positive factor, as 2 for twice as fast")
+    """--speed, --loop/--duration and --timeout as the replay takes them (checked by check_replay)."""
+    speed = v.number("--speed", request.speed, SPEED)
     loops = 1
     if request.loop:
-        seconds = v.duration("--duration", request.duration or "10s", v.SECONDS)
-        span = max(1e-3, (calls[-1].at - calls[0].at) / request.speed)
-        loops = max(1, math.ceil(seconds / span))
-    return TraceSettings(request.speed, loops, v.duration("--timeout", request.timeout, v.TIMEOUT_SECONDS))
+        loops = loops_for(calls, speed, v.duration("--duration", request.duration or "10s", v.SECONDS))
+    return TraceSettings(speed, loops, v.duration("--timeout", request.timeout, v.TIMEOUT_SECONDS))
 
 
 def trace_command(request: LoadRequest) -> bool:
-    """Replay, print the comparison, write it to --out/trace-replay.json; whether every call was answered."""
+    """Replay, print the comparison, write it to --out/trace-replay.json; whether every call was answered. Every
+    option, --out and the replay's size are checked before anything is sent; after SIGINT or SIGTERM what was sent
+    is written, then the stop goes on (130 / 143); a replay where no call was answered is exit 3."""
     assert request.trace is not None
+    check_load_trace(request)
+    check_out_dir(request.out, [], request.overwrite)  # before the replay: its results are never lost to --out
     calls = read_trace(request.trace)
     mapped = trace_routes(request.endpoints, request.route, calls)
     settings = trace_settings(request, calls)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
+    replayed = [c for c in calls if c.route in mapped]
+    check_replay(replayed, settings, workload)
+    stop = StopTime()
     with routed_endpoints(mapped, settings.timeout_s) as endpoints:
-        replays = replay_trace(endpoints, calls, settings, workload, worker_pool)
+        try:
+            replays = replay_trace(
+                endpoints,
+                calls,
+                settings,
+                workload,
+                lambda n: worker_pool(n, stop),
+                _sending(replayed, settings),
+                stop=stop,
+            )
+        except StoppedReplay as stopped:
+            with uninterruptible():
+                write_replay(request, settings, [compare_route(r, settings.speed) for r in stopped.replays])
+            raise stopped.signal from None
     rows = [compare_route(replay, settings.speed) for replay in replays]
-    request.out.mkdir(parents=True, exist_ok=True)
-    summary = {"trace": str(request.trace), "speed": settings.speed, "loops": settings.loops}
-    (request.out / REPLAY_FILE).write_text(
-        json.dumps(summary | {"routes": [r.to_json() for r in rows]}, indent=1) + "\n", encoding="utf-8"
-    )
+    write_replay(request, settings, rows)
+    if rows and all(row.calls_replayed and row.errors == row.calls_replayed for row in rows):
+        raise MeasurementFailed(f"no call of the replay was answered (report: {request.out / 'report.html'})")
+    return all(row.errors == 0 for row in rows)
+
+
+def _sending(calls: list[TraceCall], settings: TraceSettings) -> Callable[[], None]:
+    """The replay's tick: one line once the workers are up and the sends have begun (a run of minutes says so)."""
+    said: list[bool] = []
+
+    def tick() -> None:
+        if not said:
+            said.append(True)
+            lasts = float(schedule_s(calls, 1)[-1]) * settings.loops / settings.speed
+            print(f"load --trace: sending {len(calls) * settings.loops:,} calls over ≈ {lasts:.3g} s", flush=True)
+
+    return tick
+
+
+def write_replay(request: LoadRequest, settings: TraceSettings, rows: list[RouteComparison]) -> None:
+    """trace-replay.json and its report in --out (earlier ragbench files there replaced: checked up front), each
+    route's comparison said."""
+    for path in check_out_dir(request.out, [], request.overwrite):
+        path.unlink()
+    try:
+        request.out.mkdir(parents=True, exist_ok=True)
+        summary = {"trace": str(request.trace), "speed": settings.speed, "loops": settings.loops}
+        text = json.dumps(summary | {"routes": [r.to_json() for r in rows]}, indent=1) + "\n"
+        (request.out / REPLAY_FILE).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"--out {request.out}: cannot write {REPLAY_FILE} ({exc.strerror or exc})") from None
     for row in rows:
         print(comparison_line(row))
         print(f"  {verdict(row, settings.speed)}")
     print(f"written: {request.out / REPLAY_FILE}")
     print(f"report: {write_trace_report(request.out)}")
-    return all(row.errors == 0 for row in rows)
 
 
 def comparison_line(row: RouteComparison) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from bench.core.machine import MachineView
 from bench.core.resample import CONFIDENCE
 from bench.gate import paired
+from bench.gate.checks import CountAs
 from bench.gate.config import GateConfig
 from bench.gate.interleaved import judge_rounds
 from bench.gate.points import latency_p99, p99_quantity
@@ -213,7 +214,7 @@ def check_budget_flags(request: LoadRequest) -> None:
     """`--max-time` and `--too-busy` checked before anything runs: one line, exit 2."""
     from bench.core.errors import UserError
 
-    if request.too_busy not in ("pass", "fail"):
+    if request.too_busy not in set(CountAs):
         raise UserError(f"load --interleave: --too-busy {request.too_busy!r}: expected pass or fail")
     budget_seconds(request)
 
@@ -249,7 +250,7 @@ def judged_failed(pairs: list[InterleavedRecord], too_busy: str) -> bool:
     """Whether the job's paired verdicts fail it (exit 1, as compare does): a fail, a point that cannot be judged
     (a gated figure no pair measured: no pass), and too busy where `--too-busy fail` says so."""
     failing = {InterleavedVerdict.FAIL, InterleavedVerdict.CANNOT_JUDGE}
-    if too_busy == "fail":
+    if too_busy == CountAs.FAIL:
         failing.add(InterleavedVerdict.TOO_BUSY)
     return any(p.verdict in failing for p in pairs)
 

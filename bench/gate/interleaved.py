@@ -23,7 +23,7 @@ from bench.results.schema import (
     LoadPointRecord,
     PairedFigure,
 )
-from bench.results.schema.load import InterleavedVerdict
+from bench.results.schema.load import InterleavedVerdict, PairedFigureName
 from bench.results.store import Results, read_results
 
 
@@ -121,9 +121,9 @@ def _bounded(f: PairedFigure, silent: list[int], at_least: list[int]) -> PairedF
     """texts/s of a B that stopped answering: its silent rounds said (no interval of logs stands on a ratio of 0)
     and a limit fails; p99 resting on B's largest answers: a ratio at least as said, so a fail stands and a pass
     is inconclusive."""
-    if f.figure == "texts_per_s" and silent:
+    if f.figure == PairedFigureName.TEXTS_PER_S and silent:
         return replace(f, silent_rounds=silent, verdict=InterleavedVerdict.FAIL if f.limit is not None else None)
-    if f.figure == "p99" and at_least:
+    if f.figure == PairedFigureName.P99 and at_least:
         verdict = InterleavedVerdict.INCONCLUSIVE if f.verdict == InterleavedVerdict.PASS else f.verdict
         return replace(f, at_least_rounds=at_least, verdict=verdict)
     return f
@@ -144,10 +144,10 @@ def interleaved_check(record: InterleavedRecord, results: Results, config: GateC
     if sides is not None:  # compare's figures of the pooled windows; the ratios replaced by the paired ones
         check = load_figures(*sides, name, config, source)[2]
     by_name = {f.figure: f for f in judged.figures}
-    if "texts_per_s" in by_name:
-        check.figures["throughput_ratio"] = by_name["texts_per_s"].ratio.mean
-    if "p99" in by_name:
-        check.figures["p99_change"] = by_name["p99"].ratio.mean - 1
+    if PairedFigureName.TEXTS_PER_S in by_name:
+        check.figures["throughput_ratio"] = by_name[PairedFigureName.TEXTS_PER_S].ratio.mean
+    if PairedFigureName.P99 in by_name:
+        check.figures["p99_change"] = by_name[PairedFigureName.P99].ratio.mean - 1
     check.figures |= {"interleaved": [asdict(f) for f in judged.figures], "verdict": str(judged.verdict)}
     check.summary = f"{name}: {len(record.rounds)} rounds paired; " + "; ".join(
         paired.figure_line(f) for f in judged.figures

@@ -49,12 +49,12 @@ from bench.gate import anytime
 from bench.gate.config import GateConfig
 from bench.gate.noise import Verdict, judge
 from bench.results.schema import InterleavedRecord, InterleavedRound, PairedFigure
-from bench.results.schema.load import InterleavedVerdict
+from bench.results.schema.load import InterleavedVerdict, PairedFigureName
 
 FALSE_ALARM = (1 - CONFIDENCE) / 2  # one-sided: a fail needs the whole 95% interval past the limit
 POWER = 0.8
 MAX_ROUNDS = 1000  # rounds_needed gives up past this (None: not worth a job)
-FIGURES = ("texts_per_s", "p50", "p99")  # p50 reported, not gated (as in compare)
+FIGURES = tuple(PairedFigureName)  # texts/s, p50 (reported, not gated, as in compare), p99
 DETECT_STEPS = (0.95, 0.9)  # the slower B's texts/s ratios `detect_line` gives rounds for
 MIN_ROUNDS = 6  # the fewest rounds whose signed-rank interval reaches 95% (P(T = 0) = 2^-6 < 2.5%)
 EXACT_ROUNDS = 50  # the signed-rank null distribution is exact up to this many rounds, normal beyond
@@ -207,7 +207,7 @@ def rounds_to_flag(noise: float, step: float, limit: float | None) -> int | None
 def detect_line(f: PairedFigure) -> str | None:
     """texts/s only: the rounds this run's paired noise needs to flag a 5% and a 10% slower B (by its limit, or
     against ×1 when none is given), beside the unpaired noise's count; None for other figures."""
-    if f.figure != "texts_per_s" or f.silent_rounds:  # a B that stopped answering: no noise to count rounds by
+    if f.figure != PairedFigureName.TEXTS_PER_S or f.silent_rounds:  # B stopped answering: no noise to count by
         return None
     against = f"the limit ×{f.limit:g}" if f.limit is not None else "×1 (no limit given)"
     per_round = (f.pairs or f.rounds) / f.rounds
@@ -306,13 +306,13 @@ def paired_figure(
     with fewer than two such pairs. `groups`, each pair's round: the anytime-valid interval (paired_stats)."""
     group = groups if groups is not None else list(range(len(a)))
     both = [(x, y, g) for x, y, g in zip(a, b, group, strict=True) if x is not None and y is not None]
-    higher = name == "texts_per_s"
+    higher = name == PairedFigureName.TEXTS_PER_S
     kept = [g for _, _, g in both] if groups is not None else None
     stats = paired_stats([x for x, _, _ in both], [y for _, y, _ in both], higher, rounds, kept)
     if stats is None:
         return None
     return PairedFigure(
-        figure=name,
+        figure=PairedFigureName(name),
         ratio=stats.ratio,
         rounds=stats.rounds,
         pairs=stats.pairs if stats.pairs != stats.rounds else None,

@@ -35,6 +35,7 @@ from bench.results.schema import (
     TargetRecord,
     TargetStatus,
 )
+from bench.results.schema.load import PairedFigureName
 from bench.results.schema.run import spec_store, without_store
 from bench.results.store import Results
 
@@ -322,10 +323,13 @@ def _paired(run: HistoryRun, results: Results) -> Found:
     for record in results.interleaved:
         where = f"load interleaved {record.current} ÷ {record.baseline} {record.point}"
         figures = {f.figure: f for f in record.figures}
-        for key, name, gate in (("texts_per_s", "texts/s ratio", Gate.THROUGHPUT), ("p99", "p99 ratio", Gate.P99)):
+        for key, name, gate in (
+            (PairedFigureName.TEXTS_PER_S, "texts/s ratio", Gate.THROUGHPUT),
+            (PairedFigureName.P99, "p99 ratio", Gate.P99),
+        ):
             values = [getattr(r, f"{key}_ratio") for r in record.rounds]
             paired = figures.get(key)
-            series = Series("load", where, name, gate, Scale.RATIO, key == "texts_per_s")
+            series = Series("load", where, name, gate, Scale.RATIO, key == PairedFigureName.TEXTS_PER_S)
             pooled, interval = (paired.ratio.mean, paired.ratio) if paired is not None else (None, None)
             found += _load_observation(run, series, values, pooled, interval)
     return found

@@ -20,7 +20,7 @@ from bench.report.page import html_figure, html_table, md_figure, md_table
 from bench.report.plots import save_figure
 from bench.results.outdir import safe_filename
 from bench.results.schema import InterleavedRecord, PairedFigure
-from bench.results.schema.load import InterleavedVerdict
+from bench.results.schema.load import InterleavedVerdict, PairedFigureName
 from bench.results.store import Results
 
 NAMES = {"texts_per_s": "texts/s", "p50": "p50", "p99": "p99"}
@@ -187,7 +187,7 @@ def rounds_plot(record: InterleavedRecord, path: Path) -> Path:
     top.grid(alpha=0.3)
     ratios = [r.texts_per_s_ratio if r.texts_per_s_ratio is not None else math.nan for r in record.rounds]
     bottom.plot(rounds, ratios, marker="o", color="black", label="B ÷ A texts/s")
-    figure = next((f for f in record.figures if f.figure == "texts_per_s"), None)
+    figure = next((f for f in record.figures if f.figure == PairedFigureName.TEXTS_PER_S), None)
     if figure is not None and not figure.silent_rounds:
         bottom.axhspan(figure.ratio.low, figure.ratio.high, alpha=0.2, label="paired 95% interval")
         if figure.limit is not None:

@@ -166,12 +166,14 @@ def test_a_record_written_before_the_verdict_was_an_enum_still_reads():
     """A results line as `load --interleave` wrote it before issue 50 (the verdict a plain string)."""
     from pathlib import Path
 
-    from bench.results.schema.load import InterleavedVerdict
+    from bench.results.schema.load import InterleavedVerdict, PairedFigureName
     from bench.results.store import read_results
 
     old = Path(__file__).parent / "data" / "interleaved_before_enum.jsonl"
     (record,) = read_results(old).interleaved
     assert record.verdict is InterleavedVerdict.INCONCLUSIVE and len(record.rounds) == 3
+    assert [f.figure for f in record.figures] == list(PairedFigureName)  # strings then, the enum's members now
+    assert record.figures[0].verdict is InterleavedVerdict.INCONCLUSIVE
 
 
 def test_a_run_killed_after_3_of_8_rounds_is_judged_on_the_rounds_it_wrote(tmp_path, monkeypatch, capsys):

@@ -52,6 +52,15 @@ class InterleavedVerdict(StrEnum):
     CANNOT_JUDGE = "cannot judge"
 
 
+class PairedFigureName(StrEnum):
+    """The figures `load --interleave` pairs: texts/s (gated by --min-throughput-ratio), p50 (reported) and p99
+    (gated by --max-p99-increase)."""
+
+    TEXTS_PER_S = "texts_per_s"
+    P50 = "p50"
+    P99 = "p99"
+
+
 @dataclass
 class LoadRequests:
     """A load point's requests in its measured window."""
@@ -334,7 +343,7 @@ class PairedFigure:
     ratios with the exact 95% Wilcoxon signed-rank interval (Student t below 6 rounds), its robust noise paired
     and unpaired, and the smallest step each sees."""
 
-    figure: str  # texts_per_s | p50 | p99
+    figure: PairedFigureName  # texts_per_s | p50 | p99
     ratio: Interval  # current ÷ baseline: exp(Hodges-Lehmann log ratio), 95% signed-rank interval (t below 6 rounds)
     rounds: int  # rounds with the figure on both sides
     paired_noise: float  # 1.4826 × MAD of log(current / baseline) over the rounds (a robust sd)

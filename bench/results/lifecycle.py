@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from bench.core.errors import UserError
+from bench.core.errors import MeasurementFailed, UserError
 from bench.core.progress import ProgressFactory, console, no_progress, progress_bars
 from bench.results.frame import end_status, now_iso
 from bench.results.outdir import RESULTS_FILE, prepare_out_dir
@@ -91,6 +91,7 @@ def open_run(output: Output, header: RunHeader, carry_over: CarryOver | None = N
     whatever happens inside (the exception goes on). Nothing is written before every check passed: call this
     after the command's own checks."""
     run = _start(output, header, carry_over)
+    complete = False
     try:
         with _bars(output.progress) as run.progress:  # ended before the console output and the report
             try:
@@ -99,8 +100,9 @@ def open_run(output: Output, header: RunHeader, carry_over: CarryOver | None = N
                 _end(run, *end_status(exc))
                 raise
             _end(run, EndStatus.COMPLETE, None)
+        complete = True
     finally:
-        run.read_back = _report(output, run.path)
+        run.read_back = _report(output, run.path, complete)
 
 
 def _start(output: Output, header: RunHeader, carry_over: CarryOver | None) -> OpenRun:
@@ -188,10 +190,11 @@ def _end(run: OpenRun, status: EndStatus, error: str | None) -> None:
         run.writer.close()
 
 
-def _report(output: Output, path: Path) -> Results | None:
+def _report(output: Output, path: Path, complete: bool = True) -> Results | None:
     """What finished, on the console and as the report, both from the results file read back once (returned; None
     when nothing is shown); a (second) Ctrl-C stops this too, and says how to build the report later: the results
-    file is whole."""
+    file is whole. A report that cannot be written (a full disk) after a `complete` run is exit 3, saying the
+    results are whole; after a run that failed or stopped, one line beside its own error."""
     if output.show is None and output.report is None:
         return None
     try:
@@ -205,4 +208,14 @@ def _report(output: Output, path: Path) -> Results | None:
     except KeyboardInterrupt:
         console.print(f"the report was not written; `ragbench report {path}` builds it")
         raise
+    except (OSError, UserError) as exc:  # a full disk, a quota: the results are whole, only the report is not
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        said = (
+            f"the results are complete in {path}; the report could not be written ({why}): free space, then "
+            f"`ragbench report {path}` builds it"
+        )
+        if not complete:  # the run's own error or stop goes on, this said beside it
+            console.print(said)
+            return None
+        raise MeasurementFailed(said) from None
     return results

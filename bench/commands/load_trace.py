@@ -138,18 +138,26 @@ def write_replay(request: LoadRequest, settings: TraceSettings, rows: list[Route
     route's comparison said."""
     for path in check_out_dir(request.out, [], request.overwrite):
         path.unlink()
+    unwritten: str | None = None
     try:
         request.out.mkdir(parents=True, exist_ok=True)
         summary = {"trace": str(request.trace), "speed": settings.speed, "loops": settings.loops}
         text = json.dumps(summary | {"routes": [r.to_json() for r in rows]}, indent=1) + "\n"
         (request.out / REPLAY_FILE).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"--out {request.out}: cannot write {REPLAY_FILE} ({exc.strerror or exc})") from None
+    except OSError as exc:  # measured, not kept (a full disk): the comparison is still said below
+        unwritten = f"--out {request.out}: cannot write {REPLAY_FILE} ({exc.strerror or exc}); the comparison above"
     for row in rows:
         print(comparison_line(row))
         print(f"  {verdict(row, settings.speed)}")
+    if unwritten is not None:
+        raise MeasurementFailed(f"{unwritten} is all that is left of the replay")
     print(f"written: {request.out / REPLAY_FILE}")
-    print(f"report: {write_trace_report(request.out)}")
+    try:
+        print(f"report: {write_trace_report(request.out)}")
+    except OSError as exc:
+        raise MeasurementFailed(
+            f"{REPLAY_FILE} is complete in {request.out}; the report could not be written ({exc.strerror or exc})"
+        ) from None
 
 
 def comparison_line(row: RouteComparison) -> str:

@@ -208,3 +208,19 @@ def test_a_call_with_no_body_is_no_traffic(tmp_path: Path):
         httpx.get(f"{meter.url}/embedding/info", timeout=10)  # load's own preflight through the meter
         httpx.post(f"{meter.url}/embedding/embed", json={"inputs": ["ab"]}, timeout=10)
     assert [(c.kind, c.lengths) for c in read_trace(trace)] == [(CallKind.EMBED, (2,))]
+
+
+def test_a_full_disk_after_the_replay_says_what_was_written_exit_3(tmp_path: Path, monkeypatch):
+    import errno
+
+    from bench.commands import load_trace
+    from bench.core.errors import MeasurementFailed
+
+    def full(folder: Path) -> Path:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(load_trace, "write_trace_report", full)
+    request = load_request(tmp_path)
+    with pytest.raises(MeasurementFailed, match=r"trace-replay\.json is complete .*\(No space left on device\)"):
+        load_trace.write_replay(request, TraceSettings(), [])
+    assert json.loads((request.out / "trace-replay.json").read_text())["routes"] == []

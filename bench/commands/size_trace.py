@@ -16,21 +16,22 @@ from dataclasses import asdict
 
 from bench.commands.load_trace import routed_endpoints, trace_routes
 from bench.commands.size import SizeRequest
+from bench.commands.trace_options import check_size_trace
 from bench.core import values as v
 from bench.core.errors import UserError
 from bench.core.interrupt import uninterruptible
 from bench.endpoints.meter_trace import read_trace
 from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.sweep import load_header
+from bench.load.trace_replay import TraceSettings, check_replay
 from bench.load.workload import Workload, load_workload
 from bench.results.lifecycle import OpenRun, Output, open_run
+from bench.results.outdir import SIZE_FILE, check_out_dir
 from bench.results.schema import Op, RunCommand, RunHeader, TraceSizeRecord, TraceSpeedProbe
 from bench.sizing.budget import BudgetSpent, run_budget
-from bench.sizing.slo import Slo, parse_slo, sig3
+from bench.sizing.slo import Slo, sig3
 from bench.sizing.trace_probe import TraceProber
 from bench.sizing.trace_size import SpeedSearch, TraceSize
-
-SIZE_FILE = "trace-size.json"
 
 
 def target_speed(text: str | None) -> float | None:
@@ -108,14 +109,17 @@ def size_trace_command(request: SizeRequest) -> None:
     from bench.report import write_report
 
     assert request.trace is not None
-    calls = read_trace(request.trace)
-    mapped = trace_routes(request.endpoints, request.route, calls)
-    slo = parse_slo(request.slo, request.slo_p99_ms, request.max_error_rate)
+    # size's own checks (--max-error-rate, --max-probes, ...), and the flags the trace path would not take
+    slo, max_time_s = check_size_trace(request)
+    budget = run_budget(max_time_s)  # from here: the trace's reading and the endpoints' preflight count too
     target_speed(request.target_speed)  # checked before anything is measured
     timeout_s = v.duration("--timeout", request.timeout, v.TIMEOUT_SECONDS)
-    max_time_s = v.duration("--max-time", request.max_time, v.MAX_TIME_SECONDS) if request.max_time else None
-    budget = run_budget(max_time_s)
+    check_out_dir(request.out, [], request.overwrite)
+    calls = read_trace(request.trace)
+    mapped = trace_routes(request.endpoints, request.route, calls)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
+    # the requests a probe builds (one a call, whatever its speed) within load's memory bound, before anything is sent
+    check_replay([c for c in calls if c.route in mapped], TraceSettings(timeout_s=timeout_s), workload)
     output = Output(request.out, request.overwrite, report=write_report, say=print, origin=request.origin)
     with (
         routed_endpoints(mapped, timeout_s) as endpoints,

@@ -224,3 +224,14 @@ def test_a_full_disk_after_the_replay_says_what_was_written_exit_3(tmp_path: Pat
     with pytest.raises(MeasurementFailed, match=r"trace-replay\.json is complete .*\(No space left on device\)"):
         load_trace.write_replay(request, TraceSettings(), [])
     assert json.loads((request.out / "trace-replay.json").read_text())["routes"] == []
+
+
+def test_size_trace_applies_load_memory_bound_before_anything_is_sent(tmp_path: Path):
+    trace = tmp_path / "trace.jsonl"
+    line = {"route": "embedding", "kind": "embed", "lengths": [200_000] * 16}
+    trace.write_text(HEADER + "".join(json.dumps({"at": i * 0.01, **line}) + "\n" for i in range(500)))
+    code, _, stderr = run_cli_captured(
+        "size", "-e", "e=tei@http://127.0.0.1:9", "--trace", str(trace), "--route", "embedding=e",
+        "--slo", "p99=1s", "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert code == 2 and "bytes of encoded requests" in stderr and not (tmp_path / "out").exists()

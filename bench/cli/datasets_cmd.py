@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from bench.cli.app import app
+from bench.cli.declared import typer_option
+from bench.commands.options import SPLIT
 
 datasets_app = typer.Typer(help="Load and validate reference query/answer sets.", no_args_is_help=True)
 app.add_typer(datasets_app, name="datasets")
@@ -16,7 +18,7 @@ app.add_typer(datasets_app, name="datasets")
 @datasets_app.command("check")
 def check(
     path: Annotated[Path, typer.Argument(help="BEIR folder, TREC folder, or JSONL Q&A file/folder.")],
-    split: Annotated[str | None, typer.Option("--split", help="qrels split (BEIR: qrels/<split>.tsv).")] = None,
+    split: Annotated[str | None, typer_option(SPLIT)] = None,
     format: Annotated[str | None, typer.Option("--format", help="beir, trec or jsonl (default: detected).")] = None,
 ) -> None:
     """Validate a dataset and print its counts; soft problems are listed, hard ones exit with code 2."""

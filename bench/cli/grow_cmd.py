@@ -9,14 +9,10 @@ from typing import Annotated
 import typer
 
 from bench.cli.declared import command
-from bench.cli.options import cli_only, resumable
+from bench.cli.options import Resume, cli_only, resumable
 from bench.commands.grow import GrowRequest
 
 Out = Annotated[Path | None, typer.Option("--out", help="Output folder (default reports/grow).")]
-Resume = Annotated[
-    Path | None,
-    typer.Option("--resume", help="Continue the interrupted run in this folder (same options) after its last rung."),
-]
 
 
 def grow(request: GrowRequest) -> None:

@@ -17,6 +17,15 @@ from bench.commands.options import LABELS
 
 Out = Annotated[Path, typer.Option("--out", help="Output folder.")]
 Labels = Annotated[list[str] | None, typer_option(LABELS)]
+# --resume of the resumable commands (quality, grow): one folder, made into the request's `out` and `resume`.
+Resume = Annotated[
+    Path | None,
+    typer.Option(
+        "--resume",
+        help="Continue the interrupted run in this folder (same options): what finished is kept (quality: its targets "
+        "and queries; grow: its rungs).",
+    ),
+]
 
 
 def out_folder(default: Path) -> inspect.Parameter:

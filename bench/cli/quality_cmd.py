@@ -10,20 +10,13 @@ import typer
 
 from bench.cli.app import app
 from bench.cli.declared import command, field_option
-from bench.cli.options import Labels, cli_only, resumable
+from bench.cli.options import Labels, Resume, cli_only, resumable
 from bench.commands.quality import QualityRequest
 
 if TYPE_CHECKING:
     from bench.results.store import Results
 
 Out = Annotated[Path | None, typer.Option("--out", help="Output folder (default reports/quality).")]
-Resume = Annotated[
-    Path | None,
-    typer.Option(
-        "--resume",
-        help="Continue the interrupted run in this folder (same options): finished targets and queries are kept.",
-    ),
-]
 Overwrite = Annotated[bool, field_option(QualityRequest, "overwrite")]
 
 

@@ -6,7 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.commands.options import OVERWRITE, Flag, option
+from bench.commands.options import (
+    KEEP,
+    METER_HOST,
+    METER_PORT,
+    METER_UPSTREAM,
+    OVERWRITE,
+    SPLIT,
+    Flag,
+    option,
+    target_flag,
+)
 from bench.core.errors import MeasurementFailed, UserError
 from bench.results.provenance import Origin
 from bench.results.schema import IngestPointRecord
@@ -22,11 +32,9 @@ class IngestRequest:
     dataset: Path = field(
         metadata=option(Flag(("--dataset",), "Corpus: BEIR folder, TREC folder, JSONL Q&A or builtin:numpy-docs."))
     )
-    targets: list[str] = field(
-        metadata=option(Flag(("--target", "-t"), "openwebui@URL[?concurrency=N] or lightrag@URL[?...]; repeat."))
-    )
+    targets: list[str] = field(metadata=option(target_flag("openwebui@URL[?concurrency=N]|lightrag@URL[?...]")))
     out: Path
-    split: str | None = field(default=None, metadata=option(Flag(("--split",), "qrels split (BEIR/TREC).")))
+    split: str | None = field(default=None, metadata=option(SPLIT))
     max_docs: int | None = field(
         default=None, metadata=option(Flag(("--max-docs",), "Ingest the first N documents of the corpus.", min=1))
     )
@@ -40,17 +48,8 @@ class IngestRequest:
             )
         ),
     )
-    meter_upstream: list[str] | None = field(
-        default=None,
-        metadata=option(
-            Flag(
-                ("--meter-upstream",),
-                "[ROUTE=]URL: run a meter forwarding /ROUTE to URL (ROUTE embedding by default) for the ingest; "
-                "point the app's provider URL at the printed meter URL. Repeat per provider.",
-            )
-        ),
-    )
-    meter_host: str = field(default="127.0.0.1", metadata=option(Flag(("--meter-host",), "The meter's address.")))
+    meter_upstream: list[str] | None = field(default=None, metadata=option(METER_UPSTREAM))
+    meter_host: str = field(default="127.0.0.1", metadata=option(METER_HOST))
     record: Path | None = field(
         default=None,
         metadata=option(
@@ -61,17 +60,14 @@ class IngestRequest:
             )
         ),
     )
-    meter_port: int = field(default=9600, metadata=option(Flag(("--meter-port",), "The meter's port.")))
+    meter_port: int = field(default=9600, metadata=option(METER_PORT))
     no_direct: bool = field(
         default=False,
         metadata=option(
             Flag(("--no-direct",), "Skip sending the app's embedding calls again straight to the embedder.")
         ),
     )
-    keep: bool = field(
-        default=False,
-        metadata=option(Flag(("--keep",), "Keep each combination's knowledge base and files on the server.")),
-    )
+    keep: bool = field(default=False, metadata=option(KEEP))
     timeout: float = field(default=300.0, metadata=option(Flag(("--timeout",), "Per-request timeout, seconds.")))
     overwrite: bool = field(default=False, metadata=option(OVERWRITE))
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE: the header's provenance

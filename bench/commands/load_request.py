@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from bench.commands.options import ARRIVAL_SEED, ENDPOINTS, OP, OVERWRITE, RAY, TEXTS, TIMEOUT, WORKERS, Flag, option
+from bench.commands.options import (
+    ARRIVAL_SEED,
+    ENDPOINTS,
+    MAX_ERROR_RATE_FLAG,
+    OP,
+    OVERWRITE,
+    RAY,
+    ROUTE,
+    TEXTS,
+    TIMEOUT,
+    WORKERS,
+    Flag,
+    option,
+)
+from bench.gate.options import MAX_P99_INCREASE, MIN_THROUGHPUT_RATIO
 from bench.load.points import MAX_ERROR_RATE
 from bench.results.provenance import Origin
 
@@ -89,16 +103,7 @@ class LoadRequest:
     timeout: str = field(default="30s", metadata=option(TIMEOUT))
     seed: int = field(default=0, metadata=option(ARRIVAL_SEED))
     overwrite: bool = field(default=False, metadata=option(OVERWRITE))
-    max_error_rate: float = field(
-        default=MAX_ERROR_RATE,
-        metadata=option(
-            Flag(
-                ("--max-error-rate",),
-                "A point whose (errors + unsent) / requests is above this is marked ERRORS and the command exits 1 "
-                "(a point with no success: exit 3).",
-            )
-        ),
-    )
+    max_error_rate: float = field(default=MAX_ERROR_RATE, metadata=option(MAX_ERROR_RATE_FLAG))
     repeat: int = field(
         default=1,
         metadata=option(
@@ -171,26 +176,9 @@ class LoadRequest:
             )
         ),
     )
-    min_throughput_ratio: str | None = field(
-        default=None,
-        metadata=option(
-            Flag(
-                ("--min-throughput-ratio",),
-                "--interleave: fail when B/A texts/s is below this (compare's).",
-                suite=False,
-            )
-        ),
-    )
-    max_p99_increase: str | None = field(
-        default=None,
-        metadata=option(
-            Flag(
-                ("--max-p99-increase",),
-                "--interleave: fail when B's p99 is more than this % above A's (compare's).",
-                suite=False,
-            )
-        ),
-    )
+    # compare's limits, B against A (a suite's [gate] gives them: no [[load]] key)
+    min_throughput_ratio: str | None = field(default=None, metadata=option(replace(MIN_THROUGHPUT_RATIO, suite=False)))
+    max_p99_increase: str | None = field(default=None, metadata=option(replace(MAX_P99_INCREASE, suite=False)))
     # `--trace` (bench/load/trace_replay.py): a recorded trace replayed open-loop, compared with its recording
     trace: Path | None = field(
         default=None,
@@ -214,14 +202,5 @@ class LoadRequest:
             Flag(("--loop",), "--trace: play the trace end to end again until --duration has passed.", suite=False)
         ),
     )
-    route: list[str] | None = field(
-        default=None,
-        metadata=option(
-            Flag(
-                ("--route",),
-                "--trace: ROUTE=NAME, the trace's route replayed against endpoint NAME (-e NAME=...).",
-                suite=False,
-            )
-        ),
-    )
+    route: list[str] | None = field(default=None, metadata=option(ROUTE))
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance

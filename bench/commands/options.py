@@ -53,3 +53,43 @@ RAY = Flag(
     "docs/sizing.md).",
     suite=False,
 )
+
+# A measured point's own error-rate limit (load, size and quality's --background max_error_rate=). `compare`'s
+# bound on its rise between runs is another meaning with its own name, --max-error-rate-increase.
+MAX_ERROR_RATE_FLAG = Flag(
+    ("--max-error-rate",),
+    "A point's largest error rate, (errors + unsent) / requests: a point above it is marked errors; load then exits 1 "
+    "(a point with no success: 3), size counts it outside the SLO.",
+)
+# Options size and grow share: the latency SLO.
+SLO = Flag(
+    ("--slo",),
+    "Latency SLO on any percentile, pNN=DURATION, e.g. p95=800ms or p99=2s (grow: of a query).",
+    suite=False,
+)
+# Options load --trace and size --trace share.
+ROUTE = Flag(
+    ("--route",), "--trace: ROUTE=NAME, the trace's route replayed against endpoint NAME (-e NAME=...).", suite=False
+)
+# Options of the commands that read a query set's qrels (quality: from a suite's [datasets] entry instead).
+SPLIT = Flag(("--split",), "qrels split (BEIR/TREC).", suite=False)
+
+
+def target_flag(kinds: str) -> Flag:
+    """`--target` of a command that measures targets, with the kinds it takes (grow, ingest)."""
+    return Flag(("--target", "-t"), f"[NAME=]{kinds}; repeat (docs/targets.md).")
+
+
+# Options grow and ingest share: the meter in front of the app's provider, and what is left on the servers.
+METER_UPSTREAM = Flag(
+    ("--meter-upstream",),
+    "[ROUTE=]URL: run a meter forwarding /ROUTE to URL (ROUTE embedding by default): the app's provider calls, texts "
+    "and tokens (grow: per rung); point the app's provider URL at the printed meter URL. Repeat per provider.",
+)
+METER_HOST = Flag(("--meter-host",), "The meter's address.")
+METER_PORT = Flag(("--meter-port",), "The meter's port.")
+KEEP = Flag(
+    ("--keep",),
+    "Keep what ragbench put on the servers: Open WebUI's knowledge bases and files (ingest: each combination's), "
+    "LightRAG's documents (grow).",
+)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.commands.options import OVERWRITE, Flag, option
+from bench.commands.options import OVERWRITE, SPLIT, Flag, option
 from bench.core.errors import MeasurementFailed, UserError
 from bench.core.progress import console
 from bench.datasets import load_dataset
@@ -54,7 +54,7 @@ class QualityRequest:
     )
     out: Path
     # from the suite's [datasets] entry, checked by these options
-    split: str | None = field(default=None, metadata=_option("--split", "qrels split.", suite=False))
+    split: str | None = field(default=None, metadata=option(SPLIT))
     measures: list[str] | None = field(
         default=None,
         metadata=_option(

@@ -15,12 +15,27 @@ from pathlib import Path
 
 from bench.commands.load import pool_factory
 from bench.commands.load_console import raise_if_failed
-from bench.commands.options import ARRIVAL_SEED, ENDPOINTS, OP, OVERWRITE, RAY, TEXTS, TIMEOUT, WORKERS, Flag, option
+from bench.commands.options import (
+    ARRIVAL_SEED,
+    ENDPOINTS,
+    MAX_ERROR_RATE_FLAG,
+    OP,
+    OVERWRITE,
+    RAY,
+    ROUTE,
+    SLO,
+    TEXTS,
+    TIMEOUT,
+    WORKERS,
+    Flag,
+    option,
+)
 from bench.core import values as v
 from bench.core.errors import UserError
 from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.endpoint import close_endpoints, open_endpoints
 from bench.load.lengths import parse_documents, parse_lengths
+from bench.load.points import MAX_ERROR_RATE
 from bench.load.pool import load_pool, worker_pool
 from bench.load.schedule import parse_arrival
 from bench.load.stop_time import StopTime
@@ -53,7 +68,7 @@ class SizeRequest:
     )
     slo: str | None = field(
         default=None,
-        metadata=option(Flag(("--slo",), "Latency SLO on any percentile: pNN=DURATION, e.g. p95=800ms or p99=2s.")),
+        metadata=option(SLO),
     )
     max_time: str | None = field(
         default=None,
@@ -92,10 +107,7 @@ class SizeRequest:
     max_concurrency: int = field(
         default=32, metadata=option(Flag(("--max-concurrency",), "Highest closed-loop concurrency tried."))
     )
-    max_error_rate: float = field(
-        default=0.001,
-        metadata=option(Flag(("--max-error-rate",), "Errors (unsent included) allowed at the saturation rate.")),
-    )
+    max_error_rate: float = field(default=MAX_ERROR_RATE, metadata=option(MAX_ERROR_RATE_FLAG))
     target_rps: float | None = field(
         default=None,
         metadata=option(Flag(("--target-rps",), "Requests/s to serve (at the sized batch): replicas needed.")),
@@ -208,7 +220,7 @@ class SizeRequest:
     )
     route: list[str] | None = field(
         default=None,
-        metadata=option(Flag(("--route",), "--trace: ROUTE=NAME, the trace's route against -e NAME=...", suite=False)),
+        metadata=option(ROUTE),
     )
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 

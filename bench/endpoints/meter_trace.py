@@ -251,6 +251,9 @@ def _csv_rows(file: IO[str]) -> Iterator[tuple[int, Unchecked]]:
         yield reader.line_num, values
 
 
+_KINDS = {int: "an integer", float: "a number"}  # a column's type as a message says it ("expected an integer")
+
+
 def _number(row: Unchecked, name: str, kind: type, low: float, high: float, optional: bool) -> Any:
     value = row.get(name)
     if value is None and optional:
@@ -262,7 +265,7 @@ def _number(row: Unchecked, name: str, kind: type, low: float, high: float, opti
     if kind is int and isinstance(value, float) and not value.is_integer():
         number = None
     if number is None or not math.isfinite(number) or not low <= number <= high:
-        raise ValueError(f"{name} {value!r}: expected a {kind.__name__} from {low:g} to {high:g}")
+        raise ValueError(f"{name} {value!r}: expected {_KINDS[kind]} from {low:g} to {high:g}")
     return number
 
 

@@ -18,12 +18,14 @@ MAX_DROP = Flag(
 )
 MAX_P99_INCREASE = Flag(
     ("--max-p99-increase",),
-    "Load: largest allowed p99 latency increase (10% or 0.1); history: also the query p99.",
+    "Load: largest allowed p99 latency increase, current over baseline (load --interleave: B over A), 10% or 0.1; "
+    "history: also the query p99.",
     toml=(str, float, int),
 )
 MIN_THROUGHPUT_RATIO = Flag(
     ("--min-throughput-ratio",),
-    "Load: smallest allowed current/baseline throughput (0.95); history: also ingest texts/s, after/before.",
+    "Load: smallest allowed throughput ratio, current/baseline (load --interleave: B/A texts/s), e.g. 0.95; "
+    "history: also ingest texts/s, after/before.",
     toml=(float, int, str),
 )
 # Was --max-error-rate, which load and size use for a point's own limit: this one bounds the rise between runs.

@@ -88,7 +88,13 @@ def test_a_csv_imports_with_the_same_columns(tmp_path: Path):
         (['{"at": 0, "route": "e", "kind": "chat", "lengths": [1]}'], 1, "kind 'chat': expected one of embed, rerank"),
         (['{"at": 0, "route": "e", "lengths": [1]}'], 1, "kind: missing (one of embed, rerank, llm)"),
         (['{"at": 0, "route": "e", "kind": "embed", "unit": "bytes", "lengths": [1]}'], 1, "unit 'bytes': expected"),
-        (['{"at": -1, "route": "e", "kind": "embed", "lengths": [1]}'], 1, "at -1"),
+        (['{"at": -1, "route": "e", "kind": "embed", "lengths": [1]}'], 1, "at -1: expected a number from 0 to"),
+        (['{"at": 0, "route": "e", "kind": "embed", "lengths": [1.5]}'], 1, "length 1.5: expected an integer from 0"),
+        (
+            ['{"at": 0, "route": "e", "kind": "embed", "lengths": [1], "status": "x"}'],
+            1,
+            "expected an integer from 100",
+        ),
         (['{"format": "ragbench-trace", "version": 9}'], 1, "version 1"),
     ],
 )

@@ -36,6 +36,10 @@ def meter(
             "not characters.",
         ),
     ] = None,
+    overwrite: Annotated[
+        bool,
+        typer.Option("--overwrite", help="--record: replace an earlier trace (never a file ragbench did not write)."),
+    ] = False,
 ) -> None:
     """Forward /ROUTE/... to each upstream unchanged and count calls, tokens and time per route.
 
@@ -43,6 +47,11 @@ def meter(
     target `?meter=URL`: each query's LLM and embedding cost then lands in the results.
     """
     measure = _token_measure(tokenizer, record)
+    if record is not None:  # checked before the meter listens: no file but an earlier trace is ever truncated
+        from bench.endpoints.meter_trace import is_trace_file
+        from bench.results.outdir import check_record_file
+
+        check_record_file(record, "--record", overwrite, is_trace_file)
     proxy = _listening(_upstreams(upstream), host, port, record)
     for route, url in proxy.upstreams.items():
         replaces = " (the URL's credentials replace the client's Authorization)" if proxy.auth[route] else ""

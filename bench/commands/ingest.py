@@ -86,14 +86,21 @@ def meter_upstreams(given: list[str]) -> dict[str, str]:
     return upstreams
 
 
-def check_record(record: Path | None, upstreams: dict[str, str]) -> None:
-    """--record writes the ingest's own meter's trace: it needs the meter, and a file it can write."""
+def check_record(
+    record: Path | None, upstreams: dict[str, str], overwrite: bool = False, out: Path | None = None
+) -> None:
+    """--record writes the ingest's own meter's trace: it needs the meter, and a file it can write that is no
+    file of someone else's (an earlier trace only with --overwrite: bench/results/outdir.py check_record_file)."""
+    from bench.endpoints.meter_trace import is_trace_file
+    from bench.results.outdir import check_record_file
+
     if record is None:
         return
     if not upstreams:
         raise UserError(f"--record {record}: the trace is the meter's: add --meter-upstream [ROUTE=]URL")
     if record.is_dir() or not record.parent.is_dir():
         raise UserError(f"--record {record}: expected a file in an existing folder")
+    check_record_file(record, "--record", overwrite, is_trace_file, out)
 
 
 def check_targets(targets: list[str], settings: list[str]) -> list[TargetSpec]:
@@ -147,7 +154,7 @@ def ingest_command(request: IngestRequest) -> list[IngestPointRecord]:
             f"--meter-upstream: Open WebUI's embedding calls go through the meter's embedding route, and none is given "
             f"(routes: {', '.join(upstreams)}): add --meter-upstream embedding=URL of its embedder"
         )
-    check_record(request.record, upstreams)
+    check_record(request.record, upstreams, request.overwrite, request.out)
     plan = IngestPlan(
         specs=specs,
         axes=parse_settings(request.settings or []),

@@ -49,7 +49,7 @@ from bench.sizing.budget import run_budget
 from bench.sizing.economics import Economics
 from bench.sizing.plan import SizePlan, check_memory, expected_text, size_header
 from bench.sizing.session import Outlets, SizeSession
-from bench.sizing.slo import parse_slo, sig3
+from bench.sizing.slo import Slo, parse_slo, sig3
 from bench.sizing.telemetry import gpu_telemetry
 from bench.sizing.verdict import requests_to_bound
 
@@ -236,11 +236,8 @@ def check(request: SizeRequest) -> SizePlan:
         op = Op(request.op or (Op.RERANK if specs[0].is_rerank else Op.EMBED))
     except ValueError:
         raise UserError(f"--op {request.op!r}: expected embed or rerank") from None
-    v.number("--max-error-rate", request.max_error_rate, v.ERROR_RATE)
-    slo = parse_slo(request.slo, request.slo_p99_ms, request.max_error_rate)
+    slo, max_time_s = check_values(request)
     economics = _economics(request)
-    max_time_s = v.duration("--max-time", request.max_time, v.MAX_TIME_SECONDS) if request.max_time else None
-    _check_counts(request)
     if any(s.url is None for s in specs) and request.workers > 1:
         raise UserError("size: in-process endpoints (reference, reference-rerank) run in one worker; use --workers 1")
     ceiling_points, ceiling_model = _ceiling(request)
@@ -274,6 +271,15 @@ def check(request: SizeRequest) -> SizePlan:
         ceiling_model=ceiling_model,
         max_time_s=max_time_s,
     )
+
+
+def check_values(request: SizeRequest) -> tuple[Slo, float | None]:
+    """The SLO, the budget and every count, each in its range: the one check of `size` and `size --trace`."""
+    v.number("--max-error-rate", request.max_error_rate, v.ERROR_RATE)
+    slo = parse_slo(request.slo, request.slo_p99_ms, request.max_error_rate)
+    max_time_s = v.duration("--max-time", request.max_time, v.MAX_TIME_SECONDS) if request.max_time else None
+    _check_counts(request)
+    return slo, max_time_s
 
 
 def _economics(request: SizeRequest) -> Economics:

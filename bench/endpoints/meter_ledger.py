@@ -130,9 +130,12 @@ def _add_tokens(total: Usage, found: dict[str, int] | None) -> None:
     total.total_tokens += found.get("total_tokens", prompt + completion)
 
 
-def _trace_call(trace: TraceWriter, call: CallRecord, body: bytes, found: dict[str, int] | None) -> TraceCall:
+def _trace_call(trace: TraceWriter, call: CallRecord, body: bytes, found: dict[str, int] | None) -> TraceCall | None:
     """What a trace keeps of a call: its shape (lengths in characters, or the trace's tokenizer's tokens), never
-    its texts."""
+    its texts. None for a call with no body: no model call but a client's probe (`load`'s own GET /info preflight
+    through the meter), not the traffic the trace records."""
+    if not body:
+        return None
     shape = call_shape(body, trace.measure)
     kind, lengths, query = shape if shape is not None else (CallKind.LLM, (), None)
     return TraceCall(
@@ -145,5 +148,5 @@ def _trace_call(trace: TraceWriter, call: CallRecord, body: bytes, found: dict[s
         query=query,
         status=call.status,
         latency=call.seconds,
-        hash=body_digest(body) if body else None,
+        hash=trace.digest(body),
     )

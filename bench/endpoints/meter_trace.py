@@ -1,8 +1,10 @@
-"""A traffic trace: one line per call the meter forwarded, safe to attach to a ticket (never a text, a hash at most).
+"""A traffic trace: one line per call the meter forwarded, safe to attach to a ticket (never a text; a keyed hash
+that only says which calls of this trace carried the same body).
 
     ragbench meter --record trace.jsonl --upstream embedding=http://tei:8080 --upstream rerank=http://tei-rr:8080
 
-The file (JSONL) opens with a header line `{"format": "ragbench-trace", "version": 1}`, then one call a line:
+The file (JSONL) opens with a header line `{"format": "ragbench-trace", "version": 1, "hash": "hmac-sha256"}`, then
+one call a line:
 
     {"at": 0.0123, "route": "embedding", "kind": "embed", "texts": 3, "unit": "chars", "lengths": [120, 33, 40],
      "tokens": 52, "query": null, "status": 200, "latency": 0.0141, "hash": "3f2a..."}
@@ -10,7 +12,10 @@ The file (JSONL) opens with a header line `{"format": "ragbench-trace", "version
 `at`: seconds from the recording's start (monotonic clock), sorted; `texts` the texts of the call (a rerank: its
 passages, `query` the query's length); `lengths` each text's length in `unit` (`chars` as the meter records them:
 the usage an endpoint reports is one total a call, kept in `tokens`; an imported trace may say `tokens`); `latency`
-the meter's time for the call (s); `hash` the request body's SHA-1 (to count repeats). docs/trace.schema.json is
+the meter's time for the call (s); `hash` an HMAC-SHA256 of the request body under a random key drawn for this
+trace and never written (`TraceWriter.digest`): equal bodies within one trace hash alike (repeats are counted), but
+no body can be confirmed by hashing a guess, and two traces' hashes never match (a plain SHA-1 of the body, as
+version 1 traces written before kept, would confirm a guessed text). docs/trace.schema.json is
 the schema (`python -m bench.endpoints.meter_trace docs/trace.schema.json` writes it). A CSV with the same columns
 (`lengths` joined by `;`, an empty cell for null) imports the same way, for traces built from a gateway's logs.
 """
@@ -18,10 +23,13 @@ the schema (`python -m bench.endpoints.meter_trace docs/trace.schema.json` write
 from __future__ import annotations
 
 import csv
+import hashlib
 import heapq
+import hmac
 import itertools
 import json
 import math
+import secrets
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -36,6 +44,8 @@ from bench.core.http import loads
 
 TRACE_FORMAT = "ragbench-trace"
 TRACE_VERSION = 1
+HASH_SCHEME = "hmac-sha256"  # the header's `hash`: each call's hash is keyed by a per-trace key nobody keeps
+HASH_CHARS = 32  # 128 bits of the HMAC: collisions among a trace's bodies stay out of reach
 # A text past this is no text an embedder or reranker takes (the longest context windows are 32k tokens; 8 chars
 # a token is far above any tokenizer's average): a length beyond it is a broken trace, refused.
 MAX_TOKENS = 32_768
@@ -155,7 +165,8 @@ class TraceWriter:
     def __init__(self, path: Path, origin: float):
         self.path, self.origin = path, origin
         self._file: IO[str] = path.open("w", encoding="utf-8")
-        self._file.write(json.dumps({"format": TRACE_FORMAT, "version": TRACE_VERSION}) + "\n")
+        self._file.write(json.dumps({"format": TRACE_FORMAT, "version": TRACE_VERSION, "hash": HASH_SCHEME}) + "\n")
+        self._key = secrets.token_bytes(32)  # drawn per trace, never written: a hash confirms no guessed body
         self._in_flight: dict[float, int] = {}
         self._done: list[tuple[float, int, TraceCall]] = []
         self._seq = 0
@@ -170,24 +181,30 @@ class TraceWriter:
         self.measure, self.unit = measure, TraceUnit.TOKENS
         self._shaper = ThreadPoolExecutor(1, thread_name_prefix="ragbench-trace")
 
-    def end_shaped(self, start: float, shape: Callable[[], TraceCall]) -> None:
+    def end_shaped(self, start: float, shape: Callable[[], TraceCall | None]) -> None:
         """`end(start, shape())`, on the writer's thread when it counts tokens, else here."""
         if self._shaper is None:
             self.end(start, shape())
         else:
             self._shaper.submit(lambda: self.end(start, shape()))
 
+    def digest(self, body: bytes) -> str:
+        """The body's hash in this trace: equal bodies alike, nothing to check a guess against."""
+        return hmac.new(self._key, body, hashlib.sha256).hexdigest()[:HASH_CHARS]
+
     def begin(self, start: float) -> None:
         with self._lock:
             self._in_flight[start] = self._in_flight.get(start, 0) + 1
 
-    def end(self, start: float, call: TraceCall) -> None:
+    def end(self, start: float, call: TraceCall | None) -> None:
+        """The call begun at `start` has ended; None: it is no model call (no body) and is not written."""
         with self._lock:
             left = self._in_flight.pop(start, 1) - 1
             if left > 0:
                 self._in_flight[start] = left
             self._seq += 1
-            heapq.heappush(self._done, (start, self._seq, call))
+            if call is not None:
+                heapq.heappush(self._done, (start, self._seq, call))
             first_open = min(self._in_flight, default=math.inf)
             while self._done and self._done[0][0] <= first_open:
                 self._file.write(json.dumps(heapq.heappop(self._done)[2].to_json()) + "\n")
@@ -202,11 +219,23 @@ class TraceWriter:
             self._file.close()
 
 
+def is_trace_file(path: Path) -> bool:
+    """Whether `path` is a trace ragbench wrote (its first line the trace header): the one kind of file a
+    `--record` may replace (bench/results/outdir.py check_out_file)."""
+    try:
+        with path.open(encoding="utf-8") as file:
+            header = loads(file.readline(64 * 1024))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(header, dict) and header.get("format") == TRACE_FORMAT
+
+
 def read_trace(path: Path) -> list[TraceCall]:
     """A trace file's calls (JSONL, or CSV by its `.csv` name), checked: a malformed line, calls out of order, a
     length past MAX_LENGTH or no call at all is an InputError naming the file and line (exit 2)."""
     try:
-        with path.open(encoding="utf-8", newline="") as file:
+        # utf-8-sig: a CSV saved by a spreadsheet opens with a BOM, which would make its first column "\ufeffat"
+        with path.open(encoding="utf-8-sig", newline="") as file:
             rows = _csv_rows(file) if path.suffix.lower() == ".csv" else _jsonl_rows(path, file)
             placed = [(line, _checked_call(path, line, row)) for line, row in rows]
     except (OSError, UnicodeDecodeError) as exc:
@@ -333,14 +362,22 @@ def trace_schema() -> dict[str, Any]:
             "query": {**nullable_int, "description": "a rerank's query length, in unit"},
             "status": {"type": ["integer", "null"], "minimum": 100, "maximum": 599},
             "latency": {"type": "number", "minimum": 0, "description": "seconds, as the meter timed the call"},
-            "hash": {"type": ["string", "null"], "description": "SHA-1 of the request body, never the texts"},
+            "hash": {
+                "type": ["string", "null"],
+                "description": "HMAC-SHA256 (32 hex) of the request body under a per-trace key never written: "
+                "equal bodies within one trace alike, never the texts",
+            },
         },
         "additionalProperties": False,
     }
     header = {
         "type": "object",
         "required": ["format", "version"],
-        "properties": {"format": {"const": TRACE_FORMAT}, "version": {"const": TRACE_VERSION}},
+        "properties": {
+            "format": {"const": TRACE_FORMAT},
+            "version": {"const": TRACE_VERSION},
+            "hash": {"const": HASH_SCHEME, "description": "how `hash` is made (absent: a plain SHA-1 of the body)"},
+        },
     }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -73,7 +73,11 @@ def stop_pool(pool: Executor) -> None:
 
 
 def run_plans(executor: Executor, plans: list[SharePlan], tick: Callable[[], None] = lambda: None) -> list[ShareResult]:
-    futures = [executor.submit(run_share, plan) for plan in plans]
+    return wait_plans([executor.submit(run_share, plan) for plan in plans], tick)
+
+
+def wait_plans(futures: list[Future[ShareResult]], tick: Callable[[], None] = lambda: None) -> list[ShareResult]:
+    """The submitted shares' results, `tick` called every 0.2 s meanwhile (what it raises goes on)."""
     while True:
         done, pending = wait(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
         tick()

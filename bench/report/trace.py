@@ -19,11 +19,11 @@ from bench.core.errors import InputError
 from bench.core.secrets import mask
 from bench.load.trace_compare import RouteComparison
 from bench.report.page import html_page, html_table, md_table
+from bench.results.outdir import REPLAY_FILE as REPLAY_FILE
 from bench.results.outdir import RESULTS_FILE
 from bench.results.schema import TraceSizeRecord
 from bench.results.store import Results
 
-REPLAY_FILE = "trace-replay.json"
 LATENCY_TOLERANCE = 0.10  # replayed p50 and p99 within 10% of the recording's
 KS_MIN = 0.05  # inter-arrival gaps: a KS p at or below this rejects the recorded shape
 

@@ -18,6 +18,10 @@ from bench.results.schema import DOCTOR_DOCUMENT, IDENTITY_DOCUMENT
 RESULTS_FILE = "results.jsonl"
 QRELS_FILE = "qrels.trec"  # the judgments the run was scored with: `ragbench evaluate` reproduces every figure
 REPORT_FILES = ("report.md", "report.html", "per_query.csv")
+REPLAY_FILE = "trace-replay.json"  # `load --trace`'s summary (bench/commands/load_trace.py)
+SIZE_FILE = "trace-size.json"  # `size --trace`'s summary (bench/commands/size_trace.py)
+# A trace's files: its summaries, and its report beside a results file (bench/report/trace.py).
+TRACE_FILES = (REPLAY_FILE, SIZE_FILE, "trace-report.md", "trace-report.html")
 PLOTS_DIR = "plots"
 PLOT_PATTERNS = (
     "metrics.png",
@@ -56,7 +60,7 @@ def _earlier_targets(out: Path) -> list[str]:
 
 def ragbench_files(out: Path, names: list[str]) -> list[Path]:
     """Files in `out` that a ragbench run wrote or would write for targets `names`."""
-    candidates = [out / RESULTS_FILE, out / QRELS_FILE, *(out / f for f in REPORT_FILES)]
+    candidates = [out / RESULTS_FILE, out / QRELS_FILE, *(out / f for f in (*REPORT_FILES, *TRACE_FILES))]
     for name in dict.fromkeys([*_earlier_targets(out), *names]):
         candidates += [out / run_file(name), out / checkpoint_file(run_file(name))]
     found = [p for p in candidates if p.exists() or p.is_symlink()]
@@ -124,13 +128,28 @@ def check_out_file(
         raise UserError(f"{flag} {path}: is a folder, not a file")
     if not path.exists() and not path.is_symlink():
         return
-    if not appended and not overwrite:
-        raise UserError(f"{flag} {path}: exists; give --overwrite to replace it, or another {flag}")
-    if not ours(path):
+    if not ours(path):  # said first: --overwrite would not help
         done = f"{flag} adds only to" if appended else "--overwrite replaces only"
         raise UserError(
             f"{flag} {path}: not a file ragbench wrote ({unlike}); {done} ragbench's own files: give another {flag}"
         )
+    if not appended and not overwrite:
+        raise UserError(f"{flag} {path}: exists; give --overwrite to replace it, or another {flag}")
+
+
+def check_record_file(
+    path: Path, flag: str, overwrite: bool, is_trace: Callable[[Path], bool], out: Path | None = None
+) -> None:
+    """`--record FILE` (a trace, written as the run goes): by the one rule above, before any work — a file that
+    is no trace ragbench wrote (a dataset's corpus.jsonl, an earlier results.jsonl) is never truncated, an
+    earlier trace only with --overwrite; nor may it be a file the run writes into its folder `out`."""
+    if (
+        out is not None
+        and path.parent.resolve() == out.resolve()
+        and path.name in (RESULTS_FILE, QRELS_FILE, *REPORT_FILES, *TRACE_FILES)
+    ):
+        raise UserError(f"{flag} {path}: the run writes its own {path.name} in --out {out}; give another {flag}")
+    check_out_file(path, flag, overwrite, is_trace, "no ragbench-trace header on its first line")
 
 
 def prepare_out_document(out: Path, overwrite: bool) -> None:

@@ -23,7 +23,7 @@ from bench.endpoints.meter_trace import TraceCall
 from bench.load import histograms
 from bench.load.endpoint import LoadEndpoint
 from bench.load.pool import worker_pool
-from bench.load.trace_replay import RouteReplay, TraceSettings, replay_trace
+from bench.load.trace_replay import RouteReplay, TraceSettings, replay_trace, schedule_s
 from bench.load.workload import Workload
 from bench.results.schema import SpeedOutcome, TraceSpeedProbe
 from bench.sizing.budget import Budget, BudgetSpent
@@ -42,13 +42,6 @@ class ProbePlan:
     calls: int  # calls scheduled, every route
     window_s: float  # first to last intended send
     cut_s: float | None  # the replay's sends cut after this (TraceSettings.window_s); None: every loop whole
-
-
-def schedule_s(calls: list[TraceCall], loops: int) -> np.ndarray:
-    """Every call's intended offset at speed 1, the trace looped `loops` times (as trace_replay loops it)."""
-    arrivals = np.asarray([c.at for c in calls], dtype=float) - calls[0].at
-    period = float(arrivals[-1]) + (float(np.mean(np.diff(arrivals))) if len(arrivals) > 1 else 1.0)
-    return np.concatenate([arrivals + loop * period for loop in range(loops)])
 
 
 def plan_probe(calls: list[TraceCall], speed: float, left_s: float, overhead_s: float) -> ProbePlan:

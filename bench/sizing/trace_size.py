@@ -156,7 +156,9 @@ def judge_replay(speed: float, replays: list[RouteReplay], slo: Slo) -> SpeedVer
         latencies = replay.latencies_s
         ok = np.asarray([o == "ok" for o in replay.outcomes], dtype=bool)
         errors = int(np.count_nonzero(~ok))
-        if not latencies.size or errors / latencies.size > slo.max_error_rate:
+        # no answer at all fails whatever the error limit (--max-error-rate 1 allows every call to fail): there is
+        # no latency to judge
+        if not ok.any() or errors / latencies.size > slo.max_error_rate:
             return SpeedVerdict(speed, SpeedOutcome.FAIL, f"{replay.route} errors {errors} of {latencies.size}")
         at = float(np.percentile(latencies[ok], slo.percentile) * 1000)
         if at > slo.ms:

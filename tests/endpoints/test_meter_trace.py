@@ -38,7 +38,7 @@ def test_the_meter_records_each_call_shape_never_its_texts(tmp_path: Path):
         ("rerank", CallKind.RERANK, (10, 7), 2, 201),
     ]
     assert calls[0].at <= calls[1].at and all(c.latency > 0 and c.hash for c in calls)
-    assert json.loads(text.splitlines()[0]) == {"format": "ragbench-trace", "version": 1}
+    assert json.loads(text.splitlines()[0]) == {"format": "ragbench-trace", "version": 1, "hash": "hmac-sha256"}
 
 
 def test_the_writer_holds_a_call_until_every_earlier_one_ended(tmp_path: Path):

@@ -3,9 +3,9 @@
 The convention (docs/testing.md, "Runnable examples"): an HTML comment before a fenced block marks it.
 
     <!-- runnable: NAME -->      before a ```bash block: its `ragbench ...` lines are run, in order; its other lines
-                                 start the tests' fixture servers (`.venv/bin/python tests/... &`), wait for them
-                                 (`sleep N`) and stop them (`kill %1`): the test starts its own fixtures and puts
-                                 their URLs in place of the ones the page names
+                                 start the tests' fixture servers (`.venv/bin/python tests/... &`), wait until
+                                 they serve (`until curl -sf URL ...; done`) and stop them (`kill %1`): the test
+                                 starts its own fixtures and puts their URLs in place of the page's
     <!-- printed: NAME -->       before a ```text block: an excerpt of what those commands printed
 
 One NAME may be marked on several pages (the README and its journey's page): its commands must be the same
@@ -29,7 +29,11 @@ FENCE_OF = {"runnable": "bash", "printed": "text"}
 NUMBER = re.compile(r"[+\-−]?\d(?:[\d,]*\d)?(?:\.\d+)?(?:e[+\-]\d+)?")
 ELISION = re.compile(r"\.\.\.|…")
 # A runnable block's other lines: a fixture server started in the background, a wait for it, stopping it.
-SHELL_LINE = re.compile(r"^(\.venv/bin/python tests/[\w/]+\.py( [^&]*)? &|sleep \d+|kill( %\d)+)$")
+SHELL_LINE = re.compile(
+    r"^(\.venv/bin/python tests/[\w/]+\.py( [^&]*)? &"
+    r"|until curl -sf http://127\.0\.0\.1:\d+/\w+ >/dev/null; do sleep 1; done"
+    r"|kill( %\d)+)$"
+)
 
 
 @dataclass(frozen=True)

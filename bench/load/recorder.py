@@ -88,8 +88,12 @@ class Recorder:
         self.values: dict[LatencyQuantity | ServerQuantity, array[int]] = {
             name: array("q") for name in (*LatencyQuantity, *SERVER_HEADERS.values())
         }
+        self.service = self.values[LatencyQuantity.SERVICE]  # appended to once an answer: bound once
         self.lag = array("q")
         self.parse_s = 0.0
+        # The next answer whose body is parsed arrives at or after this (perf_counter): -inf while every one is
+        # (the first VALIDATE_FIRST, and all from a bad one on), else when parsing is back within its budget.
+        self.validate_from = -math.inf
         # Filled only with plan.log_requests: flat arrays, rows made after the point (off the hot path).
         self.log = RequestLog() if plan.log_requests else None
 
@@ -98,6 +102,8 @@ class Recorder:
 
     def error(self, cls: Outcome, message: str) -> None:
         r = self.result
+        if cls == Outcome.BAD_RESPONSE:  # from the first bad answer on, every body is parsed
+            self.validate_from = -math.inf
         r.errors[cls] = r.errors.get(cls, 0) + 1
         r.error_examples.setdefault(cls, message[:300])
 
@@ -113,8 +119,9 @@ class Recorder:
         """Count one measured request's outcome."""
         r = self.result
         r.sent += 1
-        ended = outcome.done if isinstance(outcome, Response) else perf_counter()
-        r.last_end = ended if r.last_end is None else max(r.last_end, ended)
+        ended = outcome.done if outcome.__class__ is Response else perf_counter()
+        if r.last_end is None or ended > r.last_end:
+            r.last_end = ended
         cls, counted = self._outcome(index, due, sent, outcome)
         if self.log is not None:
             start = self.plan.start_at
@@ -130,7 +137,7 @@ class Recorder:
     ) -> tuple[Outcome, int | None]:
         """Count the outcome: `ok` or its error class, and the tokens the server counted (None: it did not say)."""
         r = self.result
-        if isinstance(outcome, BaseException):
+        if not isinstance(outcome, Response):
             cls = error_class(outcome)
             self.error(cls, f"{type(outcome).__name__}: {outcome}")
             return cls, None
@@ -143,7 +150,7 @@ class Recorder:
         r.ok += 1
         r.texts_ok += self.plan.inputs[index]
         v = self.values
-        v[LatencyQuantity.SERVICE].append(int((outcome.done - sent) * 1e6))
+        self.service.append(int((outcome.done - sent) * 1e6))
         if due is not None:
             v[LatencyQuantity.SCHEDULED].append(int((outcome.done - due) * 1e6))
             stop = pool_stop()
@@ -151,7 +158,7 @@ class Recorder:
                 stop.count(outcome.done - due)
             v[LatencyQuantity.DISPATCH_DELAY].append(int((sent - due) * 1e6))
         counted = None
-        for name, value in outcome.headers:
+        for name, value in outcome.headers:  # only the x-* headers: none from most servers
             quantity = SERVER_HEADERS.get(name)
             try:
                 if quantity is not None:
@@ -167,17 +174,16 @@ class Recorder:
         return Outcome.OK, counted
 
     def _valid(self, index: int, response: Response) -> bool:
-        """Parse a sample of the answers in full with the kind's wire: a 200 with a wrong body is an error."""
-        if self.plan.wire is None:
+        """Parse a sample of the answers in full with the kind's wire: a 200 with a wrong body is an error.
+        Whether this one is parsed is one comparison of its arrival time (`validate_from`) on the hot path."""
+        wire = self.plan.wire
+        if wire is None or response.done < self.validate_from:
             return True
         started = perf_counter()
         first = self.result.validated < VALIDATE_FIRST
-        within_budget = self.parse_s <= VALIDATE_BUDGET * (started - self.plan.start_at)
-        if not (first or within_budget or Outcome.BAD_RESPONSE in self.result.errors):
-            return True
         self.result.validated += 1
         try:
-            self.plan.wire.parse(loads(response.body), self.plan.inputs[index])
+            wire.parse(loads(response.body), self.plan.inputs[index])
         except ValueError as exc:  # broken or too deeply nested JSON, a wrong shape (WireShapeError)
             # From the first bad body on, every answer is parsed: the counts are then exact, not sampled.
             self.error(
@@ -188,6 +194,10 @@ class Recorder:
         finally:
             if not first:  # the first ones, always parsed, pay one-time costs (numpy's first calls): not the budget's
                 self.parse_s += perf_counter() - started
+                # Within VALIDATE_BUDGET of the share's time: the next body parsed is the first to arrive once
+                # parse_s <= VALIDATE_BUDGET x (its arrival - the start); every one after a bad one.
+                if Outcome.BAD_RESPONSE not in self.result.errors:
+                    self.validate_from = self.plan.start_at + self.parse_s / VALIDATE_BUDGET
         return True
 
     def close(self) -> ShareResult:

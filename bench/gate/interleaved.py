@@ -153,7 +153,7 @@ def interleaved_check(record: InterleavedRecord, results: Results, config: GateC
         paired.figure_line(f) for f in judged.figures
     )
     if not record.figures and record.stopped:  # a killed run's rounds (cut_pairs): said with the verdict
-        check.summary += f"; {record.stopped}"
+        check.summary += f"; {record.stopped}: judged on the rounds it wrote"
     rise = check.figures.get("error_rate_increase")
     if rise is not None:
         check.summary += f"; error rate {rise:+.2%} (max rise {config.max_error_rate:.2%})"

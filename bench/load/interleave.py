@@ -251,7 +251,7 @@ def missing_pairs(results: Results) -> list[str]:
         if label not in paired
     ]
     return lines + [  # a killed run writes no windows: the rounds it wrote as they ended
-        f"No paired record for {cut.point}: {cut.stopped}; `ragbench compare RUN` judges them"
+        f"No paired record for {cut.point}: {cut.stopped}; `ragbench compare RUN` judges the rounds it wrote"
         for cut in cut_pairs(results)
         if cut.point not in windows
     ]

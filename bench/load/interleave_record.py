@@ -84,7 +84,7 @@ def cut_pairs(results: Results) -> list[InterleavedRecord]:
             rounds=[line.round for line in lines],
             figures=[],
             verdict=InterleavedVerdict.CANNOT_JUDGE,
-            stopped=f"the run stopped after {len(lines)} round(s) {end}: judged on the rounds it wrote",
+            stopped=f"the run stopped after {len(lines)} round(s) {end}",
             max_time_s=(results.header.load or {}).get("max_time_s"),
         )
         for key, lines in found.items()

@@ -164,7 +164,9 @@ def merge_slices(
         # every share of the slice ends where its measured time does: the slices' sum is the window's time
         moved += [replace(s, first_measured=at, last_end=at + elapsed) for s in shares]
         at += elapsed
-    whole = replace(slice_point, duration_s=(slice_point.duration_s or 0.0) * len(slices))
+    # the window is the slices' summed measured time, not their intended sum: a slice whose worker woke late
+    # measured less than its intended time, and the intended sum put the window's rate under every slice's own
+    whole = replace(slice_point, duration_s=at if at > 0 else (slice_point.duration_s or 0.0) * len(slices))
     record = merge_shares(endpoint, whole, moved, workload)
     if record.client.loop_lag_p99_ms is None:  # a side's second of slices holds < 100 of the 10 ms lag probe's
         lag = histograms.summary_ms(histograms.merge([s.loop_lag for s in moved]))

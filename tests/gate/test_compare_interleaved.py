@@ -198,3 +198,8 @@ def test_a_run_killed_after_3_of_8_rounds_is_judged_on_the_rounds_it_wrote(tmp_p
     code, stdout, _ = run_cli(["compare", str(tmp_path), "--min-throughput-ratio", "0.95"], monkeypatch, capsys)
     assert code == 1 and "3 rounds paired" in stdout and "limit ×0.95: fail" in stdout, stdout
     assert "the run stopped after 3 round(s) with no end record (killed): judged on the rounds it wrote" in stdout
+    from bench.load.interleave import missing_pairs
+    from bench.results.store import read_results
+
+    (line,) = missing_pairs(read_results(tmp_path / "results.jsonl"))  # the report's and the console's line
+    assert "the run stopped after 3 round(s) with no end record (killed); `ragbench compare RUN` judges" in line

@@ -98,6 +98,18 @@ def test_a_sides_slices_are_one_window_over_their_summed_measured_time():
     assert service.max == pytest.approx(30, rel=0.01)
 
 
+def test_a_window_of_late_woken_slices_has_its_rate_among_its_slices_rates():
+    """Each slice's worker woke 0.1 s late (its first send at 10.1 of a slice planned from 10.0): each slice measured
+    0.15 s, not 0.25. The window is their summed 0.45 s; over the intended 0.75 s its rate fell under every slice's
+    own (seen on a loaded runner: 22.0 texts/s beside slices of 22.7 and more)."""
+    point = PointConfig(op="embed", concurrency=1, duration_s=0.25, warmup_s=0.0)
+    slices = [[replace(_share(t, t + 0.2, 10), wall_s=0.1)] for t in (10.0, 11.0, 12.0)]
+    rates = [slice_texts_per_s(shares, 0.25) for shares in slices]
+    record = merge_slices("a", point, slices, WORKLOAD)
+    assert rates == [pytest.approx(10 / 0.15)] * 3
+    assert record.duration_s == pytest.approx(0.45) and record.throughput.texts_per_s == pytest.approx(30 / 0.45)
+
+
 def test_each_slice_keeps_its_own_texts_per_s_over_its_own_measured_time():
     """The window's rate is over the slices' summed time; each slice's is over its own (a late last answer
     lengthens that slice alone); a slice with no planned start has none."""

@@ -44,8 +44,8 @@ def _round_fault(r: InterleavedRound) -> str | None:
         for side, value in (("A's", a), ("B's", b), ("the ratio of", ratio)):
             if not _a_figure(value, required and side != "the ratio of"):
                 return f"{side} {name} is {value!r}: not a finite number of 0 or more"
-        if ratio is not None and a and b is not None and not math.isclose(ratio, b / a, rel_tol=RATIO_TOLERANCE):
-            return f"the {name} ratio {ratio:g} is not B ÷ A ({b:g} ÷ {a:g} = {b / a:g})"
+        if a and b is not None and (ratio is None or not math.isclose(ratio, b / a, rel_tol=RATIO_TOLERANCE)):
+            return f"the {name} ratio {ratio} is not B ÷ A ({b:g} ÷ {a:g} = {b / a:g})"
     for side, slices in (("A's", r.baseline_slices_texts_per_s), ("B's", r.current_slices_texts_per_s)):
         bad = next((x for x in slices or [] if not _a_figure(x, required=False)), None)
         if bad is not None:

@@ -130,6 +130,7 @@ def _keep_rounds(n: int):
         (_set_round("current_p99_ms", float("inf")), "round 3: B's p99 is inf"),
         (_set_round("texts_per_s_ratio", -1.0), "round 3: the ratio of texts/s is -1.0"),
         (_set_round("texts_per_s_ratio", 7.5), "round 3: the texts/s ratio 7.5 is not B ÷ A"),
+        (_set_round("p99_ratio", None), "round 3: the p99 ratio None is not B ÷ A"),  # NaN is written null
     ],
 )
 def test_a_record_that_cannot_be_judged_fails_said_so_never_a_pass_of_0_checks(

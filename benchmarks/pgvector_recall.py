@@ -100,9 +100,15 @@ class RungRecall(threading.Thread):
     def run(self) -> None:
         with self.out.open("w") as csv:
             csv.write("target,rung,size,rows,setting,recall_at_10,short\n")
+
+            def write(line: str) -> int:  # flushed: a ladder stopped by a signal keeps every rung's recall
+                count = csv.write(line)
+                csv.flush()
+                return count
+
             while not self.done.wait(5):
-                self.poll(csv.write)
-            self.poll(csv.write)
+                self.poll(write)
+            self.poll(write)
 
     def poll(self, write: Callable[[str], int]) -> None:
         if not self.results.exists():

@@ -74,11 +74,39 @@ def answer_lines(results: Results) -> list[str]:
     return lines
 
 
+# The line shows differences to 3 decimals: a "best" whose margin rounds to 0.000 (or below) beats nothing it can show
+SHOWN_MARGIN = 0.0005
+
+
+def _ties_with(results: Results, measure: str, best: MetricRecord, other: MetricRecord) -> bool:
+    """Whether `best` fails to beat `other` by a margin the line can show (the paired difference where tested)."""
+    d = difference(results, measure, best.target, other.target)
+    margin = d.diff if d is not None else best.mean - other.mean
+    return margin < SHOWN_MARGIN
+
+
+def _tie_line(results: Results, measure: str, label: str, tied: list[MetricRecord], rest: list[MetricRecord]) -> str:
+    """ "bm25 and hybrid tie on nDCG@10 (0.943)", then the tied group's first against each target below it."""
+    names = [m.target for m in tied]
+    group = ", ".join(names[:-1]) + f" and {names[-1]}"
+    line = f"{group} tie on {label} ({tied[0].mean:.3f})"
+    found = [difference(results, measure, tied[0].target, other.target) for other in rest]
+    gains = [f"{tied[0].target} {d.gain()}" if d else f"not tested against {o.target}" for d, o in zip(found, rest)]
+    if gains:
+        line += "; " + "; ".join(gains)
+    if not any(d is not None and d.significant and d.diff > 0 for d in found):
+        line += "; no target is significantly better"
+    return line
+
+
 def _best_line(results: Results, measure: str, label: str, ranked: list[MetricRecord]) -> str:
     best, rest = ranked[0], ranked[1:]
     head = f"{best.target}: {label} {best.mean:.3f}"
     if not rest:
         return f"{head} [{best.ci_low:.3f}, {best.ci_high:.3f}] (one target: nothing to compare)"
+    tied = [best, *itertools.takewhile(lambda m: _ties_with(results, measure, best, m), rest)]
+    if len(tied) > 1:  # a winner must beat the others by a positive margin: otherwise the line says they tie
+        return _tie_line(results, measure, label, tied, rest[len(tied) - 1 :])
     found = [difference(results, measure, best.target, other.target) for other in rest]
     gains = [d.gain() if d else f"not tested against {o.target}" for d, o in zip(found, rest)]
     clauses = [f"{head}, " + "; ".join(gains)]

@@ -108,3 +108,26 @@ def test_the_console_and_both_reports_open_with_the_answer(cache_dir, tmp_path, 
     assert markdown[0] == "# ragbench quality report" and f"- **{answer[0]}**" in markdown[:6]
     html = (out_dir / "report.html").read_text()
     assert html.index(answer[0]) < html.index("<h2>Results</h2>")
+
+
+def test_two_targets_that_tie_are_said_to_tie_not_one_named_the_winner():
+    # the colleague's run: 10 queries, both targets 0.943, the paired difference a float's noise under zero
+    results = _results(
+        {"bm25": ("bm25", 0.9430), "hybrid": ("hybrid", 0.9430)},
+        [_pair("bm25", "hybrid", -1e-17, -0.02, +0.02, 1.0)],
+    )
+    assert answer_lines(results) == ["bm25 and hybrid tie on nDCG@10 (0.943); no target is significantly better"]
+
+
+def test_a_tie_at_the_top_still_reports_the_gain_over_a_target_below():
+    results = _results(
+        {"bm25": ("bm25", 0.70), "hybrid": ("hybrid", 0.70), "dense": ("dense", 0.60)},
+        [
+            _pair("bm25", "hybrid", 0.0, -0.01, +0.01, 1.0),
+            _pair("bm25", "dense", -0.10, -0.13, -0.07, 0.001),
+            _pair("dense", "hybrid", +0.10, +0.07, +0.13, 0.001),
+        ],
+    )
+    assert answer_lines(results) == [
+        "bm25 and hybrid tie on nDCG@10 (0.700); bm25 +0.100 over dense [+0.070, +0.130], significant after Holm"
+    ]

@@ -34,3 +34,13 @@ def test_replace_measured_keeps_the_prose_and_the_markers():
     assert new == f"intro\n{BEGIN}\nnew table\n{END}\nclosing\n"
     with pytest.raises(ValueError, match="no"):
         replace_measured("no markers here", "x")
+
+
+def test_size_cases_are_parsed_from_the_command_line():
+    from benchmarks.peers_sections import parse_cases
+
+    fixed, heavy = parse_cases("50:0:1:95:250,148:1.5:4:99:600")
+    assert (fixed.service_ms, fixed.cv, fixed.slots, fixed.percentile, fixed.slo_ms) == (50.0, 0.0, 1, 95.0, 250.0)
+    assert (heavy.cv, heavy.slots, heavy.percentile) == (1.5, 4, 99.0)
+    with pytest.raises(ValueError):
+        parse_cases("50:0:1:95")

@@ -27,7 +27,7 @@ _.connection_made
 _.data_received
 _.eof_received
 _.connection_lost
-_.on_headers_complete
+_.on_header
 _.on_body
 _.on_message_complete
 # http.server's handler hooks and settings (bench/endpoints/meter_relay.py).

@@ -13,7 +13,6 @@ completed the answer arrived (not when a coroutine later got round to it).
 from __future__ import annotations
 
 import asyncio
-import re
 import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -54,20 +53,6 @@ def encode_request(target: Target, method: str, body: bytes, headers: dict[str, 
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
 
 
-HEAD_KEPT = 65536  # the most of an answer's head kept to read its x-* headers from (beyond: none are read)
-# An x-* header line of an answer's head: its name and value (without the whitespace around it).
-_X_HEADER = re.compile(rb"\n([xX]-[!#$%&'*+.^_`|~0-9A-Za-z-]*)[ \t]*:[ \t]*([^\r\n]*)")
-
-
-def x_headers(head: bytes) -> list[tuple[bytes, bytes]]:
-    """The x-* headers (server timings) of an answer's raw head, names lower-cased: read from the bytes at once
-    where a callback a header (httptools' on_header) cost as much as parsing the rest of the answer."""
-    end = head.find(b"\r\n\r\n")
-    if end >= 0:
-        head = head[: end + 2]
-    return [(m[1].lower(), m[2].rstrip(b" \t")) for m in _X_HEADER.finditer(head)]
-
-
 class ConnectionLost(Exception):
     """The server closed the connection (or reset it) before the answer was complete."""
 
@@ -105,7 +90,6 @@ class Connection(asyncio.Protocol):
         self.sent_at = 0.0
         self.deadline = 0.0  # perf_counter by which the answer must be complete (the watchdog's)
         self._arrived = 0.0
-        self._head: bytes | None = None  # the answer's bytes while its head arrives (None: not reading one)
         self._headers: Sequence[tuple[bytes, bytes]] = ()
         self._body: list[bytes] = []
 
@@ -115,8 +99,6 @@ class Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._arrived = perf_counter()
-        if self._head is not None:  # b"" + data is data itself: nothing copied for a head in one chunk
-            self._head = self._head + data if len(self._head) < HEAD_KEPT else None
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
@@ -131,10 +113,10 @@ class Connection(asyncio.Protocol):
         self._fail(ConnectionLost(f"connection lost: {exc}" if exc else "connection closed by the server"))
 
     # httptools callbacks ----------------------------------------------------------------------
-    def on_headers_complete(self) -> None:
-        head, self._head = self._head, None
-        if head and (b"\nx-" in head or b"\nX-" in head):
-            self._headers = x_headers(head)
+    def on_header(self, name: bytes, value: bytes) -> None:
+        # Called for every header of every answer: the first byte compared as an int (no slice made) first.
+        if name and name[0] | 32 == 120 and name[1:2] == b"-":  # x- or X-
+            self._headers = [*self._headers, (name.lower(), value)]  # a list only for answers that have them
 
     def on_body(self, body: bytes) -> None:
         self._size += len(body)
@@ -161,7 +143,6 @@ class Connection(asyncio.Protocol):
         if self.transport is None:
             raise ConnectionLost("not connected")
         self.waiter = waiter = self.loop.create_future()
-        self._head = b""
         self.deadline = deadline
         self.sent_at = perf_counter()
         self.transport.write(data)

@@ -263,8 +263,9 @@ def guidellm_sweep(url: str, case: QueueCase, budget_s: float) -> Answer:
     """GuideLLM's own `sweep` profile (synchronous, throughput, then Poisson rates between), the budget shared
     among its benchmarks; the answer is the highest rate whose percentile keeps the SLO."""
     out = Path(tempfile.mkdtemp(prefix="peers-guidellm-"))
-    size = 6
-    argv = guidellm_argv(url, f"kind=sweep,sweep_size={size},strategy_type=poisson", budget_s / size, out)
+    size = 5  # GuideLLM writes its output only when every benchmark is done: each gets a share of the budget, less
+    # its start-up (~a benchmark's worth on a loaded machine)
+    argv = guidellm_argv(url, f"kind=sweep,sweep_size={size},strategy_type=poisson", budget_s / (size + 1), out)
     done = attempt(argv, budget_s + GRACE_S, lambda _: ToolResult())
     try:
         benchmarks = parse_guidellm((out / "out.json").read_text())

@@ -187,6 +187,58 @@ class _Collapsed(Exception):
         self.rate = rate
 
 
+@dataclass
+class _Walk:
+    """One search's state: the probes it made (`mine`), the bracket they set, and the rates above which the
+    budget holds less (failed outright, or passed on a window cut short)."""
+
+    measure: Callable[[float], LoadPointRecord]
+    slo: Slo
+    rules: SearchRules
+    probes: list[Probe]
+    outlook: Callable[[int], None]
+    unsteady: Unsteady
+    step: _Steps
+    epoch: int
+    bracket: _Bracket = field(default_factory=_Bracket)
+    mine: int = 0
+    failed: list[float] = field(default_factory=list)
+    cut: list[float] = field(default_factory=list)
+
+    def left(self) -> bool:
+        return self.mine < self.rules.max_probes
+
+    def probe(self, rate: float) -> Probe:
+        rules, bracket = self.rules, self.bracket
+        self.outlook(
+            measurements_left(bracket.good, bracket.bad, rules.tolerance, rules.growth, rules.max_probes - self.mine)
+        )
+        judged = judge_probe(
+            self.measure,
+            rate,
+            self.slo,
+            self.probes,
+            self.unsteady,
+            epoch=self.epoch,
+            majority=rules.majority,
+            extend=rules.extend,
+        )
+        self.mine += 1
+        again = self.step.restart(judged) if self.epoch < MAX_RESTARTS else None
+        if again is not None:
+            raise _Collapsed(again)
+        # a failure, a pass on a window cut short or an undecided rate: the search moves down from it
+        (bracket.passed if judged.stands else bracket.other).append(rate)
+        if judged.failed or judged.unconfirmed is not None:  # above a cut window the budget holds still less
+            (self.failed if judged.failed else self.cut).append(rate)
+        return judged
+
+    def climb(self, rate: float) -> None:  # up until a rate fails outright (or passes on a cut window)
+        while self.left() and not (judged := self.probe(rate := rate * self.rules.growth)).failed:
+            if judged.unconfirmed is not None:
+                break
+
+
 def _search_from(
     measure: Callable[[float], LoadPointRecord],
     start_rate: float,
@@ -203,42 +255,19 @@ def _search_from(
     user sizes by); then, while no rate above it failed outright, up from the highest rate that did not fail until
     one does (the upper end: failures far above the truth end early and cost little). Undecided probes move the
     search like failures below them (a verdict there needs more than the probe had) but bound nothing."""
-    bracket = _Bracket()
-    mine, failed, cut = 0, list[float](), list[float]()
-
-    def probe(rate: float) -> Probe:
-        nonlocal mine
-        outlook(measurements_left(bracket.good, bracket.bad, rules.tolerance, rules.growth, rules.max_probes - mine))
-        judged = judge_probe(
-            measure, rate, slo, probes, unsteady, epoch=epoch, majority=rules.majority, extend=rules.extend
-        )
-        mine += 1
-        again = step.restart(judged) if epoch < MAX_RESTARTS else None
-        if again is not None:
-            raise _Collapsed(again)
-        # a failure, a pass on a window cut short or an undecided rate: the search moves down from it
-        (bracket.passed if judged.stands else bracket.other).append(rate)
-        if judged.failed or judged.unconfirmed is not None:  # above a cut window the budget holds still less
-            (failed if judged.failed else cut).append(rate)
-        return judged
-
-    def climb(rate: float) -> None:  # up until a rate fails outright (or passes on a cut window)
-        while mine < rules.max_probes and not (judged := probe(rate := rate * rules.growth)).failed:
-            if judged.unconfirmed is not None:
-                break
-
+    walk = _Walk(measure, slo, rules, probes, outlook, unsteady, step, epoch)
+    bracket = walk.bracket
     try:
         rate = start_rate
-        first = probe(rate)
-        if first.stands:
-            climb(rate)
-        while mine < rules.max_probes and bracket.good is None and step.lower(rate) >= rules.min_rate:
-            probe(rate := step.lower(rate))  # down until one passes
+        if walk.probe(rate).stands:
+            walk.climb(rate)
+        while walk.left() and bracket.good is None and step.lower(rate) >= rules.min_rate:
+            walk.probe(rate := step.lower(rate))  # down until one passes
         low = bracket.good if bracket.good is not None else 0.0
-        if not any(r > low for r in failed + cut):  # no upper end yet: up from the highest undecided rate
-            climb(max((r for r in bracket.other if r > low), default=max(low, start_rate)))
-        while mine < rules.max_probes and (mid := bracket.midpoint(rules.tolerance)) is not None:
-            probe(mid)
+        if not any(r > low for r in walk.failed + walk.cut):  # no upper end yet: up from the highest undecided rate
+            walk.climb(max((r for r in bracket.other if r > low), default=max(low, start_rate)))
+        while walk.left() and (mid := bracket.midpoint(rules.tolerance)) is not None:
+            walk.probe(mid)
     except _Collapsed as collapsed:
         return collapsed.rate
     return None

@@ -16,6 +16,16 @@ if TYPE_CHECKING:
     from bench.endpoints.meter import Meter
 
 
+def _announce(proxy: Meter, record: Path | None, tokenizer: Path | None) -> None:
+    """The meter's URLs, one per route, and where its trace goes (`tokenizer`: None when lengths are characters)."""
+    for route, url in proxy.upstreams.items():
+        replaces = " (the URL's credentials replace the client's Authorization)" if proxy.auth[route] else ""
+        typer.echo(f"{proxy.url}/{route} -> {url}{replaces}")
+    typer.echo(f"usage: {proxy.url}/_meter/usage  (Ctrl-C stops)")
+    if record is not None:
+        typer.echo(f"recording a trace in {record}" + (f", lengths in {tokenizer}'s tokens" if tokenizer else ""))
+
+
 @app.command("meter")
 def meter(
     upstream: Annotated[
@@ -53,14 +63,9 @@ def meter(
 
         check_record_file(record, "--record", overwrite, is_trace_file)
     proxy = _listening(_upstreams(upstream), host, port, record)
-    for route, url in proxy.upstreams.items():
-        replaces = " (the URL's credentials replace the client's Authorization)" if proxy.auth[route] else ""
-        typer.echo(f"{proxy.url}/{route} -> {url}{replaces}")
-    typer.echo(f"usage: {proxy.url}/_meter/usage  (Ctrl-C stops)")
     if proxy.trace is not None and measure is not None:
         proxy.trace.count_tokens_with(measure)
-    if record is not None:
-        typer.echo(f"recording a trace in {record}" + (f", lengths in {tokenizer}'s tokens" if measure else ""))
+    _announce(proxy, record, tokenizer if measure is not None else None)
     try:
         proxy.serve_forever()
     except KeyboardInterrupt:

@@ -28,6 +28,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from runner import load_average  # noqa: E402
 
 from bench.sizing.service_model import mgc_response_s  # noqa: E402
 from bench.sizing.slo import parse_slo  # noqa: E402
@@ -50,11 +53,29 @@ def mgc_truth(mean_ms: float, cv: float, slots: int, slo_s: float, percentile: f
     return low, capacity
 
 
-def load_average() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy  # noqa: E402
+
+
+def probe_row(p: dict) -> tuple:
+    """One probe of the sizing record: rate, carried rate, verdict, requests, unsteady, cut short."""
+    verdict = (
+        "pass" if p["passed"] else "inconclusive" if p.get("inconclusive") else "busy" if p.get("too_busy") else "fail"
+    )
+    rate, carried, requests = p["rate"], p.get("carried_rate"), p.get("requests")
+    return (rate, carried, verdict, requests, p.get("unsteady") is not None, p.get("unconfirmed") is not None)
+
+
+def run_size(port: int, slo_text: str, max_time: str, out: Path) -> tuple[subprocess.CompletedProcess, float, str]:
+    """`ragbench size` against the server on `port`: the finished process, its wall time, the load before it."""
+    args = ["-e", f"q=tei@http://127.0.0.1:{port}", "--slo", slo_text, "--max-time", max_time, "--no-nvml"]
+    started, load_before = time.monotonic(), load_average()
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "size", *args, "--out", str(out / "run"), "--overwrite"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done, time.monotonic() - started, load_before
 
 
 def run_case(
@@ -71,30 +92,11 @@ def run_case(
         extra = ["--service-cv", str(heavy[0]), "--slots", str(heavy[1])]
     port = free_port()
     out.mkdir(parents=True, exist_ok=True)
-    server = start_process(
-        "queue-server",
-        [
-            sys.executable,
-            str(ROOT / "tests/sizing/queue_server.py"),
-            "--port",
-            str(port),
-            "--service-ms",
-            str(service_ms),
-            *extra,
-        ],
-        out / "server.log",
-    )
+    queue_server = [sys.executable, str(ROOT / "tests/sizing/queue_server.py"), "--port", str(port)]
+    server = start_process("queue-server", [*queue_server, "--service-ms", str(service_ms), *extra], out / "server.log")
     try:
         wait_healthy(server, f"http://127.0.0.1:{port}/metrics", deadline_s=30)
-        args = ["-e", f"q=tei@http://127.0.0.1:{port}", "--slo", slo_text, "--max-time", max_time, "--no-nvml"]
-        started, load_before = time.monotonic(), load_average()
-        done = subprocess.run(
-            [sys.executable, "-m", "bench", "size", *args, "--out", str(out / "run"), "--overwrite"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        wall = time.monotonic() - started
+        done, wall, load_before = run_size(port, slo_text, max_time, out)
     finally:
         stop_process(server)
     (out / "size.log").write_text(done.stdout + done.stderr, encoding="utf-8")
@@ -110,23 +112,7 @@ def run_case(
         "tighter": sizing.get("tighter"),
         "load_average": f"{load_before} -> {load_average()}",
         "unconfirmed": sizing.get("unconfirmed", []),  # passes on windows the budget cut short
-        "probes": [
-            (
-                p["rate"],
-                p.get("carried_rate"),
-                "pass"
-                if p["passed"]
-                else "inconclusive"
-                if p.get("inconclusive")
-                else "busy"
-                if p.get("too_busy")
-                else "fail",
-                p.get("requests"),
-                p.get("unsteady") is not None,
-                p.get("unconfirmed") is not None,
-            )
-            for p in sizing["probes"]
-        ],
+        "probes": [probe_row(p) for p in sizing["probes"]],
         "exit": done.returncode,
         "wall_s": wall,
     }

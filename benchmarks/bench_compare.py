@@ -32,42 +32,50 @@ from bench.results.writer import ResultsWriter
 MEASURES = {"ndcg_cut_10": "nDCG@10", "recall_100": "R@100", "recip_rank_cut_10": "MRR@10", "map_cut_100": "MAP@100"}
 
 
+def header(queries: int, names: list[str]) -> RunHeader:
+    """The synthetic quality run's header: `queries` queries, the targets `names`."""
+    return RunHeader(
+        command="quality",
+        created="2026-01-01T00:00:00+00:00",
+        ragbench_version="bench",
+        dataset={"name": "synthetic", "fingerprint": "f", "documents": 10_000, "queries": queries},
+        measures=list(MEASURES),
+        measure_labels=MEASURES,
+        depth=100,
+        seed=0,
+        targets=names,
+    )
+
+
+def target_record(name: str, queries: int) -> TargetRecord:
+    """A target that answered every query, with nothing else measured."""
+    return TargetRecord(
+        name=name,
+        spec=name,
+        status="ok",
+        config={},
+        index_seconds=0.0,
+        search_seconds=0.0,
+        queries=queries,
+        errors=0,
+        empty=0,
+        latency_ms={},
+        cost={},
+        warnings={},
+        scores_replaced=False,
+        run_file=f"runs/{name}.trec",
+    )
+
+
 def write_results(path: Path, queries: int, targets: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     qids = [f"q{i}" for i in range(queries)]
     names = [f"target{t}" for t in range(targets)]
     writer = ResultsWriter(path)
-    writer.write(
-        RunHeader(
-            command="quality",
-            created="2026-01-01T00:00:00+00:00",
-            ragbench_version="bench",
-            dataset={"name": "synthetic", "fingerprint": "f", "documents": 10_000, "queries": queries},
-            measures=list(MEASURES),
-            measure_labels=MEASURES,
-            depth=100,
-            seed=0,
-            targets=names,
-        )
-    )
+    writer.write(header(queries, names))
     for name in names:
         writer.write(
-            TargetRecord(
-                name=name,
-                spec=name,
-                status="ok",
-                config={},
-                index_seconds=0.0,
-                search_seconds=0.0,
-                queries=queries,
-                errors=0,
-                empty=0,
-                latency_ms={},
-                cost={},
-                warnings={},
-                scores_replaced=False,
-                run_file=f"runs/{name}.trec",
-            ),
+            target_record(name, queries),
             *[QueryRecord(target=name, qid=q, latency_ms=float(rng.gamma(2, 5)), hits=100) for q in qids],
         )
     for name in names:

@@ -272,6 +272,6 @@ def budget_rule(max_time_s: float, started: float, window_s: float, config: Gate
 
     def rule_for(points_left: int) -> RoundsRule:
         now = time.monotonic()
-        return Budget(point_deadline(end, points_left, now), say, window_s=window_s)
+        return Budget(point_deadline(end, points_left, now), say, window_s=window_s, max_time_s=max_time_s)
 
     return rule_for

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from time import perf_counter
 
-from bench.core.errors import UserError
+from bench.core.errors import MeasurementFailed, UserError
 from bench.core.resample import seeded_generator
 from bench.endpoints.spec import EndpointSpec
 from bench.load.endpoint import LoadEndpoint, close_endpoints, open_endpoints
@@ -115,9 +115,32 @@ def run_interleave(
         ):
             job = Job(endpoints, plan, workload, pool, run, pair, on_point, slices, judge, round_record)
             rules = rule_for or (lambda points_left: FixedRounds(plan.repeat))
-            for index, point in enumerate(plan.points):
-                _point_rounds(job, index, point, rules(len(plan.points) - index))
+            unpaired = [
+                _unpaired(point, _point_rounds(job, index, point, rules(len(plan.points) - index)))
+                for index, point in enumerate(plan.points)
+            ]
+            _raise_if_unjudged([line for line in unpaired if line], output.folder / "report.html")
     return output.results
+
+
+def _unpaired(point: PointConfig, done: Rounds) -> str | None:
+    """A point whose rounds ended (the budget spent) before both sides had the 2 a paired ratio needs: why."""
+    n = len(done.complete().a)
+    if n >= 2:
+        return None
+    why = done.stopped or "the rounds stopped"
+    return (
+        f"{point_label(point)}: {why}" if n == 0 else f"{point_label(point)}: {n} round, a paired ratio needs 2 ({why})"
+    )
+
+
+def _raise_if_unjudged(unpaired: list[str], report: Path) -> None:
+    """A point with no paired record is not judged: no pass (exit 3, MeasurementFailed), its line in the `end`
+    record's error and on the console (issue 50: no silent figure)."""
+    if unpaired:
+        raise MeasurementFailed(
+            f"{len(unpaired)} point(s) not judged, no paired record: " + "; ".join(unpaired), report
+        )
 
 
 def check_window(endpoints: list[LoadEndpoint], window_s: float, flag: str = "--window") -> None:
@@ -148,7 +171,7 @@ class Job:
     round_record: RoundRecord | None = None
 
 
-def _point_rounds(job: Job, index: int, point: PointConfig, rule: RoundsRule) -> None:
+def _point_rounds(job: Job, index: int, point: PointConfig, rule: RoundsRule) -> Rounds:
     """One point's rounds, as many as `rule` says; its records written whatever stops them."""
     a, b = job.endpoints
     rng = seeded_generator(point.seed, "interleave", point_label(point))
@@ -185,6 +208,7 @@ def _point_rounds(job: Job, index: int, point: PointConfig, rule: RoundsRule) ->
     finally:
         done.stopped = rule.stopped()
         _emit(point, done, job.plan.base.seed, job.run, job.pair, job.on_point)
+    return done
 
 
 def _window(job: Job, endpoint: LoadEndpoint, point: PointConfig, label: str) -> SideWindow:

@@ -74,6 +74,7 @@ class Budget:
     longest_s: float = 0.0
     why: str | None = None
     started: float = field(default=0.0)
+    max_time_s: float | None = None  # the job's --max-time, for the line when no round fits
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -89,16 +90,30 @@ class Budget:
         if self.why is not None:
             return False
         if self.left_s() < self.round_s():
-            self.why = f"the budget was spent: {done} rounds in {self.clock() - self.started:.0f} s"
+            self.why = (
+                self._no_round() if done == 0 else f"the budget was spent: {done} rounds in {self.spent_s():.0f} s"
+            )
             return False
         return True
+
+    def spent_s(self) -> float:
+        return self.clock() - self.started
+
+    def _no_round(self) -> str:
+        """Why not even a first round ran: what a round is expected to take against the time the point had."""
+        budget = f" in --max-time {self.max_time_s:g}s" if self.max_time_s is not None else ""
+        return (
+            f"no round fitted{budget}: a round takes ≈ {self.round_s():.0f} s here ({FIRST_ROUND_GUESS:g} x its two "
+            f"windows, warm-ups included), {max(self.left_s(), 0.0):.0f} s were left for this point's rounds; "
+            "give more time or a shorter --window/--warmup"
+        )
 
     def after(self, done: int, took_s: float, so_far: Callable[[], SoFar]) -> None:
         self.longest_s = max(self.longest_s, took_s)
         found = so_far()
         fit = max(0, math.floor(self.left_s() / self.round_s()))
         if found.decided:
-            self.why = f"decided after {done} rounds in {self.clock() - self.started:.0f} s"
+            self.why = f"decided after {done} rounds in {self.spent_s():.0f} s"
         tail = "decided" if found.decided else f"{self.left_s():.0f} s left, about {fit} more rounds fit"
         self.say(f"round {done} ({took_s:.1f} s): {found.line}; {tail}")
 

@@ -164,3 +164,17 @@ def test_a_window_that_one_request_of_the_batch_outlasts_is_said_after_the_first
             check_answered(endpoint, record, point)
     else:
         check_answered(endpoint, record, point)
+
+
+def test_a_budget_no_round_fits_is_said_in_one_line_and_not_a_pass(servers, tmp_path, monkeypatch, capsys):
+    """--max-time 30s keeps 25 s for the rounds; 2 x (20 s window + 0.2 s warm-up) x 2.5 is ≈ 101 s: no round
+    starts (nothing measured: seconds), and the run says so, exits 3 (could not measure) and its end record is
+    not `complete` (issue 50: no silent figure)."""
+    fast = servers(5)
+    out = tmp_path / "none"
+    code, _stdout, stderr = _interleave(fast, fast, out, monkeypatch, capsys, "--max-time", "30s", "--window", "20s")
+    assert code == 3, stderr
+    error = [line for line in stderr.splitlines() if line.startswith("ragbench: error: ")]
+    assert len(error) == 1 and "no round fitted in --max-time 30s: a round takes ≈ 101 s here" in error[0], stderr
+    end = read_results(out / "results.jsonl").end
+    assert end is not None and end.status != "complete" and "not judged" in (end.error or "")

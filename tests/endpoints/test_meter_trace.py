@@ -90,6 +90,9 @@ def test_a_csv_imports_with_the_same_columns(tmp_path: Path):
         (['{"at": 0, "route": "e", "kind": "embed", "unit": "bytes", "lengths": [1]}'], 1, "unit 'bytes': expected"),
         (['{"at": -1, "route": "e", "kind": "embed", "lengths": [1]}'], 1, "at -1: expected a number from 0 to"),
         (['{"at": 0, "route": "e", "kind": "embed", "lengths": [1.5]}'], 1, "length 1.5: expected an integer from 0"),
+        # json reads Infinity as a float: int(inf) is an OverflowError, not a ValueError (was a traceback)
+        (['{"at": 0, "route": "e", "kind": "embed", "lengths": [Infinity]}'], 1, "length inf: expected an integer"),
+        (['{"at": 0, "route": "e", "kind": "embed", "lengths": [1], "status": -Infinity}'], 1, "status -inf"),
         (
             ['{"at": 0, "route": "e", "kind": "embed", "lengths": [1], "status": "x"}'],
             1,

@@ -62,65 +62,25 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.core.resample import CONFIDENCE, Interval  # noqa: E402
 from bench.gate import paired  # noqa: E402
-from bench.gate.noise import Verdict, judge  # noqa: E402
-from bench.load.interleave_slices import slice_order  # noqa: E402
+from bench.gate.noise import Verdict  # noqa: E402
 from bench.results.schema import EndStatus, InterleavedRecord, InterleavedRound, PairedFigure  # noqa: E402
 from bench.results.store import read_results  # noqa: E402
-from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy  # noqa: E402
+from benchmarks.interleave_judges import rejudge, simulate, simulated_rounds  # noqa: E402
+from benchmarks.runner import busy_iterations, start_hogs, start_queue_server  # noqa: E402
+from tests.harness.process import ManagedProcess, stop_process  # noqa: E402
 
 
 def start_server(service_ms: float, iterations: int, log: Path) -> tuple[str, ManagedProcess]:
     """A queue server: its service a wait of `service_ms` (iterations 0: the compute is elsewhere, a GPU), or
     `iterations` of a busy loop (CPU work: a neighbour slows it too)."""
-    port = free_port()
-    argv = [sys.executable, str(ROOT / "tests/sizing/queue_server.py"), "--port", str(port)]
     kind = ["--busy-iterations", str(iterations)] if iterations else ["--service-ms", str(service_ms)]
-    proc = start_process("queue-server", [*argv, *kind], log)
-    url = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, f"{url}/metrics", deadline_s=30)
-    return url, proc
-
-
-def busy_iterations(service_ms: float, tries: int = 15, chunk: int = 200_000) -> int:
-    """How many iterations of the queue server's busy loop take `service_ms` on this machine: the fastest of
-    `tries` timed chunks (the least disturbed), so that the figure is the loop's own speed, not the load's."""
-    sys.path.insert(0, str(ROOT / "tests/sizing"))
-    from queue_server import busy
-
-    fastest = math.inf
-    for _ in range(tries):
-        started = time.perf_counter()
-        busy(chunk)
-        fastest = min(fastest, time.perf_counter() - started)
-    return round(chunk * service_ms / 1000 / fastest)
-
-
-# A CPU-bound neighbour whose share of the CPU drifts slowly (busy 0-100% of each 100 ms, a sine over PERIOD s):
-# what moves a shared runner's throughput over minutes.
-HOG = """
-import math, time
-start = time.monotonic()
-while True:
-    now = time.monotonic()
-    busy = 0.05 * (1 + math.sin(2 * math.pi * (now - start) / {period}))
-    while time.monotonic() - now < busy:
-        pass
-    time.sleep(0.1 - busy)
-"""
-
-
-def start_hogs(count: int, period: float) -> list[subprocess.Popen[bytes]]:
-    return [subprocess.Popen([sys.executable, "-c", HOG.format(period=period)]) for _ in range(count)]
+    return start_queue_server(log, *kind)
 
 
 def job(a: str, b: str, args: argparse.Namespace, out: Path, seed: int) -> tuple[InterleavedRecord, float, int] | None:
@@ -367,104 +327,8 @@ def _complete(folder: Path) -> bool:
     return end is not None and end.status == EndStatus.COMPLETE
 
 
-def t_interval(a: list[float], b: list[float]) -> Interval:
-    """The statistics before 2026-12-06, kept here to compare: the geometric mean of the ratios and the 95%
-    Student t interval on their logs."""
-    logs = np.log(b) - np.log(a)
-    n = len(logs)
-    half = paired._t(0.5 + CONFIDENCE / 2, n - 1) * float(logs.std(ddof=1)) / math.sqrt(n)
-    mean = float(logs.mean())
-    return Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half))
-
-
-JUDGES = ("t interval, rounds (before 2026-12-06)", "signed-rank, rounds", "signed-rank, slice pairs (now)")
-
-
-def judged(rounds: list[InterleavedRound], limit: float) -> list[Verdict]:
-    """A job's texts/s judged three ways at `limit`, one verdict per JUDGES: the Student t interval on the rounds'
-    windows, the signed-rank interval on them, and the signed-rank interval on the slice pairs (what the gate
-    does now; the same as by rounds for a record without slices). A window with no answer is left out."""
-    kept = [r for r in rounds if r.baseline_texts_per_s and r.current_texts_per_s]
-    a, b = [r.baseline_texts_per_s for r in kept], [r.current_texts_per_s for r in kept]
-    whole = [replace(r, baseline_slices_texts_per_s=None, current_slices_texts_per_s=None) for r in kept]
-    limits: dict[str, float | None] = {"texts_per_s": limit}
-    return [
-        judge(t_interval(a, b), limit, True),
-        paired.judged_figures(whole, limits)[1] or Verdict.INCONCLUSIVE,
-        paired.judged_figures(kept, limits)[1] or Verdict.INCONCLUSIVE,
-    ]
-
-
-def simulated_rounds(rng: np.random.Generator, step: float, args: argparse.Namespace) -> list[InterleavedRound]:
-    """One simulated job: per round the machine's level (±20%, drifting by 30% over the job, shared), each side's
-    `--slices` slices in load --slice's order (X Y Y X), each slice adding its share of `--noise` (a window of S
-    slices has the noise of one slice over sqrt(S)), a client stall in a `--contamination` share of the slices
-    (that slice's texts/s x U(0.3, 0.7)); a side's window is its slices' mean."""
-    slices = args.slices
-    drift = np.linspace(1, 0.7, args.rounds)
-    rounds = []
-    for i in range(args.rounds):
-        machine = math.exp(rng.normal(0, 0.2)) * drift[i]
-        first = int(rng.integers(2))
-        sides: list[list[float]] = [[], []]
-        for side in slice_order(first, slices):
-            value = (
-                100
-                * machine
-                * (step if side == 1 else 1.0)
-                * math.exp(rng.normal(0, args.noise * math.sqrt(slices / 2)))
-            )
-            if rng.random() < args.contamination:
-                value *= rng.uniform(0.3, 0.7)
-            sides[side].append(value)
-        a, b = sides
-        wa, wb = float(np.mean(a)), float(np.mean(b))
-        rounds.append(InterleavedRound(i + 1, "ab"[first], wa, wb, None, None, None, None, wb / wa, None, None, a, b))
-    return rounds
-
-
-def simulate(args: argparse.Namespace) -> None:
-    rng = np.random.default_rng(args.seed)
-    for name, step in (("A/A", 1.0), ("A/B", 1 / args.step), ("at the limit", args.limit)):
-        verdicts: list[list[Verdict]] = [[] for _ in JUDGES]
-        for _ in range(args.simulate):
-            for found, v in zip(verdicts, judged(simulated_rounds(rng, step, args), args.limit), strict=True):
-                found.append(v)
-        print(
-            f"simulated {name} (ratio {step:.3f}), {args.rounds} rounds of {args.slices} slices a side, paired "
-            f"noise ±{args.noise:.1%} per round, 30% drift, {args.contamination:.0%} of slices stalled, "
-            f"limit {args.limit}:"
-        )
-        for label, found in zip(JUDGES, verdicts, strict=True):
-            print(
-                f"  {label}: fail {found.count(Verdict.FAIL)}, inconclusive {found.count(Verdict.INCONCLUSIVE)}, "
-                f"pass {found.count(Verdict.PASS)} of {args.simulate}"
-            )
-
-
-def rejudge(folders: list[str], limit: float) -> None:
-    """Recorded jobs (each `step-*` and `twins-*` folder's interleaved record) judged again from their texts/s by
-    each of JUDGES at `limit`: A/B flagged, A/A failed, each way (slice pairs: records written since slices were
-    kept; older ones are judged by round)."""
-    for folder in folders:
-        if not any(Path(folder).glob("*-*/results.jsonl")):
-            print(f"interleave_power: error: {folder}: no step-*/ or twins-*/results.jsonl in it", file=sys.stderr)
-            sys.exit(2)
-    for folder in folders:
-        for kind in ("step", "twins"):
-            counts = {label: [0, 0] for label in JUDGES}  # [fail, inconclusive]
-            jobs = 0
-            for results in sorted(Path(folder).glob(f"{kind}-*/results.jsonl")):
-                for record in read_results(results).interleaved:
-                    jobs += 1
-                    for tally, v in zip(counts.values(), judged(record.rounds, limit), strict=True):
-                        tally[0] += v == Verdict.FAIL
-                        tally[1] += v == Verdict.INCONCLUSIVE
-            said = "; ".join(f"{label}: fail {f}, inconclusive {i}" for label, (f, i) in counts.items())
-            print(f"{folder} {'A/B' if kind == 'step' else 'A/A'} ({jobs} jobs, limit {limit:g}): {said}")
-
-
-def main() -> None:
+def options() -> argparse.ArgumentParser:
+    """The script's flags: simulated mode's, then real jobs' (see the module's text)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=6)
     parser.add_argument("--simulate", type=int, default=0, help="simulated jobs instead of real ones")
@@ -506,7 +370,11 @@ def main() -> None:
     parser.add_argument("--first", type=int, default=0, help="number of the first job (shards: seed and folder)")
     parser.add_argument("--read", action="store_true", help="summarize the jobs already under --out, run none")
     parser.add_argument("--offset", type=int, default=10, help="--read: job k's A/A run against job k+OFFSET's A/B")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = options().parse_args()
     if args.rejudge:
         rejudge(args.rejudge, args.limit)
     elif args.simulate and args.sequential:

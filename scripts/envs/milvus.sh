@@ -23,7 +23,7 @@ mkdir -p "$ENV_DIR"
 "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-deps --target "$ENV_DIR/openwebui-extra" \
   "pymilvus==2.6.14" "milvus-lite==3.2.2" "faiss-cpu==1.15.1" "cachetools==8.0.3"
 # faiss's wheel is a platform one: it must load here. (milvus_lite itself imports pyarrow, Open WebUI's: checked by
-# the harness's test, which runs it with Open WebUI's interpreter; scripts/envs/openwebui.sh may run after this.)
+# tests/harness/test_milvus.py with Open WebUI's interpreter; scripts/envs/openwebui.sh may run after this.)
 PYTHONPATH="$ENV_DIR/openwebui-extra" "$PYTHON" -c 'import faiss; print("faiss", faiss.__version__)'
 touch "$ENV_DIR/.complete"
 echo "milvus env: ready at $ENV_DIR"

@@ -32,6 +32,7 @@ from bench.results.schema import (
     grow,
     identity,
     ingest,
+    interleave,
     load,
     quality,
     run,
@@ -40,7 +41,7 @@ from bench.results.schema import (
 from bench.results.schema.conventions import open_enum
 
 # The modules of the schema, in the order its blocks are listed.
-_SCHEMA_MODULES = (run, quality, identity, doctor, load, sizing, ingest, grow)
+_SCHEMA_MODULES = (run, quality, identity, doctor, load, interleave, sizing, ingest, grow)
 
 _SIMPLE: dict[object, dict[str, Any]] = {
     str: {"type": "string"},

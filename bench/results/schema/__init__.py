@@ -42,13 +42,11 @@ from bench.results.schema.ingest import (
     IngestStatus,
     IngestSummaryRecord,
 )
+from bench.results.schema.interleave import InterleavedRecord, InterleavedRound, InterleavedRoundRecord, PairedFigure
 from bench.results.schema.load import (
     ClientView,
     DocumentsDistribution,
     Drain,
-    InterleavedRecord,
-    InterleavedRound,
-    InterleavedRoundRecord,
     Latencies,
     LatencyIntervals,
     LatencySummary,
@@ -58,7 +56,6 @@ from bench.results.schema.load import (
     Loop,
     MetricHistogram,
     Op,
-    PairedFigure,
     PointIntervals,
     PointRepeat,
     PointStatus,

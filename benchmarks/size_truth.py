@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from runner import load_average  # noqa: E402
+from runner import load_average, start_queue_server  # noqa: E402
 
 from bench.sizing.service_model import mgc_response_s  # noqa: E402
 from bench.sizing.slo import parse_slo  # noqa: E402
@@ -53,7 +53,7 @@ def mgc_truth(mean_ms: float, cv: float, slots: int, slo_s: float, percentile: f
     return low, capacity
 
 
-from tests.harness.process import free_port, start_process, stop_process, wait_healthy  # noqa: E402
+from tests.harness.process import stop_process  # noqa: E402
 
 
 def probe_row(p: dict) -> tuple:
@@ -65,9 +65,9 @@ def probe_row(p: dict) -> tuple:
     return (rate, carried, verdict, requests, p.get("unsteady") is not None, p.get("unconfirmed") is not None)
 
 
-def run_size(port: int, slo_text: str, max_time: str, out: Path) -> tuple[subprocess.CompletedProcess, float, str]:
-    """`ragbench size` against the server on `port`: the finished process, its wall time, the load before it."""
-    args = ["-e", f"q=tei@http://127.0.0.1:{port}", "--slo", slo_text, "--max-time", max_time, "--no-nvml"]
+def run_size(url: str, slo_text: str, max_time: str, out: Path) -> tuple[subprocess.CompletedProcess, float, str]:
+    """`ragbench size` against the server at `url`: the finished process, its wall time, the load before it."""
+    args = ["-e", f"q=tei@{url}", "--slo", slo_text, "--max-time", max_time, "--no-nvml"]
     started, load_before = time.monotonic(), load_average()
     done = subprocess.run(
         [sys.executable, "-m", "bench", "size", *args, "--out", str(out / "run"), "--overwrite"],
@@ -90,13 +90,10 @@ def run_case(
     else:
         truth, _ = mgc_truth(service_ms, heavy[0], heavy[1], slo.ms / 1000.0, slo.percentile)
         extra = ["--service-cv", str(heavy[0]), "--slots", str(heavy[1])]
-    port = free_port()
     out.mkdir(parents=True, exist_ok=True)
-    queue_server = [sys.executable, str(ROOT / "tests/sizing/queue_server.py"), "--port", str(port)]
-    server = start_process("queue-server", [*queue_server, "--service-ms", str(service_ms), *extra], out / "server.log")
+    url, server = start_queue_server(out / "server.log", "--service-ms", str(service_ms), *extra)
     try:
-        wait_healthy(server, f"http://127.0.0.1:{port}/metrics", deadline_s=30)
-        done, wall, load_before = run_size(port, slo_text, max_time, out)
+        done, wall, load_before = run_size(url, slo_text, max_time, out)
     finally:
         stop_process(server)
     (out / "size.log").write_text(done.stdout + done.stderr, encoding="utf-8")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -82,7 +83,7 @@ class WireRequest:
 
     method: str
     url: str  # the full route URL
-    payload: dict[str, object]
+    payload: Mapping[str, object]  # a typed body (bench/endpoints/wire_bodies.py) or a plain one
     inputs: int  # texts (embed) or documents (rerank) in this request
     cap: BodyCap = DEFAULT_CAP  # the most an answer to it can legitimately be (`embed_cap`, `rerank_cap`)
 

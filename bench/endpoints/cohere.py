@@ -25,6 +25,7 @@ from bench.endpoints.base import (
 )
 from bench.endpoints.client import HttpEndpoint
 from bench.endpoints.options import CohereOptions
+from bench.endpoints.wire_bodies import CohereRerankBody
 
 
 def rerank_url(url: str) -> str:
@@ -42,7 +43,7 @@ class CohereRerankWire:
         self.raw_scores = raw_scores  # infinity's extension; Cohere and LiteLLM have no such field
 
     def request(self, query: str, texts: list[str], top_n: int | None = None) -> WireRequest:
-        body: dict[str, object] = {"query": query, "documents": list(texts), "return_documents": False}
+        body: CohereRerankBody = {"query": query, "documents": list(texts), "return_documents": False}
         if self.model:
             body["model"] = self.model
         if top_n is not None:

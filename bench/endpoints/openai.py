@@ -26,6 +26,7 @@ from bench.endpoints.base import (
 from bench.endpoints.cache import probe_vectors, served_key
 from bench.endpoints.client import HttpEndpoint
 from bench.endpoints.options import OpenAIOptions
+from bench.endpoints.wire_bodies import OpenAIEmbedBody
 
 
 def decode_embedding(value: Any) -> list[Any] | np.ndarray | None:
@@ -52,7 +53,7 @@ class OpenAIEmbedWire:
         self.dim: int | None = None  # learnt from the first answer: a dimension that changes later is an error
 
     def request(self, texts: list[str]) -> WireRequest:
-        body: dict[str, object] = {"model": self.model, "input": list(texts)}
+        body: OpenAIEmbedBody = {"model": self.model, "input": list(texts)}
         if self.encoding_format:
             body["encoding_format"] = self.encoding_format
         if self.dimensions is not None:

@@ -30,12 +30,13 @@ from bench.endpoints.base import (
 from bench.endpoints.cache import probe_vectors, served_key
 from bench.endpoints.options import TeiOptions, TeiRerankOptions
 from bench.endpoints.tei_client import TeiBatches, TeiClient
+from bench.endpoints.wire_bodies import TeiEmbedParams, TeiRerankParams
 
 
 class TeiEmbedWire:
     """TEI's /embed wire shape: `{inputs, normalize, truncate?, ...}` -> `[[f32]]`."""
 
-    def __init__(self, url: str, options: dict[str, object]):
+    def __init__(self, url: str, options: TeiEmbedParams):
         self.url = f"{url.rstrip('/')}/embed"
         self.options = options
         self.dim: int | None = None  # learnt from the first answer: a dimension that changes later is an error
@@ -58,7 +59,7 @@ class TeiRerankWire:
     """TEI's /rerank wire shape: `{query, texts, raw_scores, return_text}` -> `[{index, score}]`
     (no top_n on the wire)."""
 
-    def __init__(self, url: str, options: dict[str, object]):
+    def __init__(self, url: str, options: TeiRerankParams):
         self.url = f"{url.rstrip('/')}/rerank"
         self.options = options
 
@@ -112,7 +113,7 @@ class TeiEmbedder(_TeiEndpoint):
         self.client = TeiClient(name, url, given.key_env, given.timeout_s, transport)
         self.events = self.client.events
         self._batched = TeiBatches(self.client, given.batch)
-        options: dict[str, object] = {"normalize": given.normalize}
+        options: TeiEmbedParams = {"normalize": given.normalize}
         if given.truncate is not None:
             options["truncate"] = given.truncate
         if given.truncation_direction is not None:
@@ -208,7 +209,7 @@ class TeiReranker(_TeiEndpoint):
         self.name = name
         self.client = TeiClient(name, url, given.key_env, given.timeout_s, transport)
         self._batched = TeiBatches(self.client, given.batch)
-        options: dict[str, object] = {"raw_scores": given.raw_scores, "return_text": False}
+        options: TeiRerankParams = {"raw_scores": given.raw_scores, "return_text": False}
         if given.truncate is not None:
             options["truncate"] = given.truncate
         self.wire = TeiRerankWire(self.client.url, options)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict, TypeVar
 
@@ -106,7 +106,7 @@ class TeiClient(HttpEndpoint):
             )
         return self._info
 
-    def post(self, path: str, body: dict[str, object], cap: BodyCap = DEFAULT_CAP) -> tuple[Any, CallTiming]:
+    def post(self, path: str, body: Mapping[str, object], cap: BodyCap = DEFAULT_CAP) -> tuple[Any, CallTiming]:
         """POST with busy answers (429, 503) retried; the JSON answer (read up to `cap`) and its timing."""
         url = f"{self.url}{path}"
         texts = body.get("inputs") or body.get("texts") or []

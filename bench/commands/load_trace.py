@@ -41,7 +41,7 @@ def trace_routes(
     is refused (the later would replace the first); the trace's routes left unmapped are said, never dropped
     unsaid."""
     specs = {parse_endpoint_spec(text).name: text for text in endpoints}
-    kinds = {c.route: c.kind for c in calls}
+    kinds = _route_kinds(calls)
     mapped: dict[str, tuple[str, Op]] = {}
     for item in routes or []:
         route, sep, name = item.partition("=")
@@ -61,6 +61,15 @@ def trace_routes(
         said = ", ".join(f"{route} ({count:,} calls)" for route, count in sorted(left.items()))
         say(f"not replayed (no --route): {said}")
     return mapped
+
+
+def _route_kinds(calls: list[TraceCall]) -> dict[str, CallKind]:
+    """Each route's kind: its most common among calls with texts (the meter records a body it could not read as an
+    LLM call of no texts; one such call, last, made a whole embed route 'LLM calls'), LLM where none has texts."""
+    counts: dict[str, Counter[CallKind]] = {}
+    for call in calls:
+        counts.setdefault(call.route, Counter())[call.kind] += 1 if call.lengths else 0
+    return {route: count.most_common(1)[0][0] if count.total() else CallKind.LLM for route, count in counts.items()}
 
 
 @contextmanager

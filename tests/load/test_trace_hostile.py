@@ -22,6 +22,7 @@ from bench.endpoints.meter_trace import CallKind, TraceCall, TraceWriter, is_tra
 from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.endpoint import LoadEndpoint
 from bench.load.trace_replay import RouteReplay, TraceSettings, check_replay, loops_for, replay_plan, schedule_s
+from bench.results.schema import Op
 from bench.sizing.slo import Slo
 from bench.sizing.trace_size import judge_replay
 from tests.endpoints.test_meter import echo, upstream
@@ -120,6 +121,16 @@ def test_a_route_mapped_twice_is_refused_and_one_left_out_is_said():
     said: list[str] = []
     trace_routes(["a=tei@http://h:1"], ["embedding=a"], calls, said.append)
     assert said == ["not replayed (no --route): rerank (1 calls)"]
+
+
+def test_a_route_is_not_refused_as_llm_for_one_body_the_meter_could_not_read():
+    # the meter records a body that is no JSON as an LLM call of no texts (a 400 in the recording): when that call
+    # came last, the whole embed route was refused as "LLM calls" (the route's kind was its last call's)
+    unreadable = TraceCall(2.0, "embedding", CallKind.LLM, (), status=400)
+    calls = [embed(0.0), embed(1.0), unreadable]
+    assert trace_routes(["a=tei@http://h:1"], ["embedding=a"], calls)["embedding"][1] == Op.EMBED
+    with pytest.raises(UserError, match="LLM calls"):  # a route of LLM calls only is still refused
+        trace_routes(["a=tei@http://h:1"], ["embedding=a"], [unreadable])
 
 
 def test_a_replay_where_every_call_failed_is_a_failure_even_at_error_rate_1():

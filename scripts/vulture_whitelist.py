@@ -82,3 +82,7 @@ sm_clock_mhz
 DataclassInstance
 # A TypedDict key written by keyword and read from results files (bench/grow/session.py, bench/report/grow.py).
 distractor_source
+# Request-body TypedDict keys written in dict displays and read by the servers (bench/endpoints/wire_bodies.py).
+return_text
+return_documents
+input

@@ -173,9 +173,12 @@ def with_store(
 
 def milvus_counts(openwebui_data: Path) -> str:
     """Collections and rows in Open WebUI's Milvus Lite file (pymilvus with Open WebUI's own interpreter)."""
-    code = (
+    code = (  # per-file collections (`open_webui_file_…`) apart from the others (knowledge bases)
         "import sys; from pymilvus import MilvusClient; c = MilvusClient(sys.argv[1]); names = c.list_collections(); "
-        "print(f\"{len(names)}|{sum(int(c.get_collection_stats(n)['row_count']) for n in names)}\")"
+        "rows = {n: int(c.get_collection_stats(n)['row_count']) for n in names}; "
+        "files = [n for n in names if n.startswith('open_webui_file_')]; "
+        'print(f"{len(names)}|{sum(rows.values())} (per-file: {len(files)}|{sum(rows[n] for n in files)}; "'
+        'f"others: {sorted((n, rows[n]) for n in names if n not in files)})")'
     )
     env = {**os.environ, "PYTHONPATH": str(milvus_extra())}
     env.pop("MILVUS_URI", None)

@@ -44,6 +44,7 @@ from bench.load.sweep import run_load  # noqa: E402
 from bench.load.workload import Workload  # noqa: E402
 from bench.results.lifecycle import Output  # noqa: E402
 from bench.results.schema import Op  # noqa: E402
+from benchmarks.runner import load_average  # noqa: E402
 from tests.harness.process import free_port, start_process, stop_process, wait_healthy  # noqa: E402
 
 # A long service time next to the client's own per-request time (a few ms on this loaded machine): the
@@ -64,10 +65,6 @@ class KeptPool(Executor):
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         pass
-
-
-def load_average() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def start_fixtures(logs: Path) -> tuple[dict[str, str], list]:

@@ -44,6 +44,7 @@ from bench.datasets import load_dataset
 from bench.datasets.sample import sample_dataset
 from bench.targets.base import no_progress
 from bench.targets.registry import TargetOptions, build_target, parse_target_spec
+from benchmarks.runner import load_average
 from tests.harness.models import EMBED_MODEL_NAME, INFINITY_ENV, infinity_argv, minilm_path
 from tests.harness.openwebui import start_openwebui
 from tests.harness.process import ManagedProcess, free_port, start_process, stop_process, wait_healthy
@@ -54,10 +55,6 @@ REPO = Path(__file__).resolve().parents[1]
 QUEUE_SERVER = REPO / "tests" / "sizing" / "queue_server.py"
 SERVICE = re.compile(r"(\d+(?:\.\d+)?)ms\+(\d+(?:\.\d+)?)ms/token")
 CHARACTERS_PER_TOKEN = 4  # as the queue server counts them
-
-
-def load_average() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def parse_service(spec: str) -> tuple[float, float]:

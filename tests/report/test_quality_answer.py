@@ -131,3 +131,14 @@ def test_a_tie_at_the_top_still_reports_the_gain_over_a_target_below():
     assert answer_lines(results) == [
         "bm25 and hybrid tie on nDCG@10 (0.700); bm25 +0.100 over dense [+0.070, +0.130], significant after Holm"
     ]
+
+
+def test_a_significant_difference_under_the_lines_precision_is_said_beside_the_tie():
+    # thousands of queries can make +0.0003 significant: the line says the tie it shows and the test's verdict
+    results = _results(
+        {"bm25": ("bm25", 0.8003), "hybrid": ("hybrid", 0.8000)},
+        [_pair("hybrid", "bm25", +0.0003, +0.0001, +0.0005, 0.01)],
+    )
+    assert answer_lines(results) == [
+        "bm25 and hybrid tie on nDCG@10 (0.800); bm25 +0.0003 over hybrid, significant after Holm"
+    ]

@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import Callable
 from contextlib import nullcontext, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -84,20 +84,8 @@ def measure_rung(
     spec, target = built
     window = Window(climb.meter)
     increment = grow_to(climb.corpora, window, spec, target, grown, rung, progress)
-    results: list[QueryResult] = []
-    latencies: list[float] = []
-    asked: RungCalls | None = None
-    machine: MachineView | None = None
-    probe = LagProbe()
-    if increment.error is None:
-        watch = MachineWatch.start()
-        # The host while the queries are timed: a stalled machine is no law of the app's growth. Only a server's
-        # queries are probed for lag: a local engine searches in this process, holding the interpreter, and the
-        # probe would time its own wait for it, not the machine.
-        with probe if spec.kind in INCREMENTAL else nullcontext():
-            asking = progress(f"rung {rung.index} {spec.name}: querying", len(climb.queries))
-            results, latencies, asked = _ask(target, climb.queries, window, asking)
-        machine = watch.stop()
+    timed = _timed_queries(climb, spec, target, window, rung, progress) if increment.error is None else _Timed()
+    results, latencies, asked = timed.results, timed.latencies, timed.asked
     errors, examples = error_kinds(results)
     rss, disk = measure(climb.resources.get(spec.name, Resources(None, None)))
     chunks_unit = climb.unit == "chunks"
@@ -127,9 +115,36 @@ def measure_rung(
         chunks=grown.chunks if increment.error is None else None,
         ingest_calls=increment.calls.calls if increment.calls else {},
         query_calls=asked.calls if asked else {},
-        machine=machine,
-        lag_p99_ms=None if (lag := probe.p99_ms()) is None else round(lag, 2),
+        machine=timed.machine,
+        lag_p99_ms=timed.lag_p99_ms,
     )
+
+
+@dataclass
+class _Timed:
+    """A rung's queries as timed: their results, latencies and calls, the host meanwhile, the client's lag."""
+
+    results: list[QueryResult] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    asked: RungCalls | None = None
+    machine: MachineView | None = None
+    lag_p99_ms: float | None = None
+
+
+def _timed_queries(
+    climb: Climb, spec: TargetSpec, target: Target, window: Window, rung: Rung, progress: ProgressFactory
+) -> _Timed:
+    watch = MachineWatch.start()
+    probe = LagProbe()
+    # The host while the queries are timed: a stalled machine is no law of the app's growth. Only a server's
+    # queries are probed for lag: a local engine searches in this process, holding the interpreter, and the
+    # probe would time its own wait for it, not the machine.
+    with probe if spec.kind in INCREMENTAL else nullcontext():
+        asking = progress(f"rung {rung.index} {spec.name}: querying", len(climb.queries))
+        results, latencies, asked = _ask(target, climb.queries, window, asking)
+    machine = watch.stop()
+    lag = probe.p99_ms()
+    return _Timed(results, latencies, asked, machine, None if lag is None else round(lag, 2))
 
 
 def _rate(docs: int, seconds: float) -> float | None:

@@ -39,11 +39,7 @@ def measure_point(
     warm-up and after the last answer, merge, and wait until the server is idle again (`LoadEndpoint.drain`):
     the next point, or the next command, starts on an idle server. `on_shares` sees the raw shares (the
     per-request rows of --requests-csv)."""
-    if point.loop == Loop.BURST and point.warmup_s > 0:
-        warm = replace(
-            point, loop=Loop.CLOSED, concurrency=max(1, point.concurrency or 1), duration_s=0.0, requests=None
-        )
-        run_plans(executor, plans_starting(endpoint, warm, workload)[1], tick)
+    _warm_up_burst(endpoint, point, workload, executor, tick)
     metrics = endpoint.metrics
     before: list[MetricsSnapshot | None] = []
     reader = None
@@ -78,6 +74,17 @@ def measure_point(
     record.machine = machine
     record.drain = endpoint.drain(max(point.timeout_s, DRAIN_MIN_S))
     return record
+
+
+def _warm_up_burst(
+    endpoint: LoadEndpoint, point: PointConfig, workload: Workload, executor: Executor, tick: Callable[[], None]
+) -> None:
+    """A burst's warm-up is a closed loop of its own, before the burst's measured sends are even planned."""
+    if point.loop == Loop.BURST and point.warmup_s > 0:
+        warm = replace(
+            point, loop=Loop.CLOSED, concurrency=max(1, point.concurrency or 1), duration_s=0.0, requests=None
+        )
+        run_plans(executor, plans_starting(endpoint, warm, workload)[1], tick)
 
 
 def unreachable(record: LoadPointRecord) -> bool:

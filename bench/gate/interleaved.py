@@ -24,6 +24,7 @@ from bench.results.schema import (
     PairedFigure,
 )
 from bench.results.schema.load import InterleavedVerdict, PairedFigureName
+from bench.results.schema.run import EndStatus
 from bench.results.store import Results, read_results
 
 
@@ -44,6 +45,8 @@ def compare_interleaved(run: Path, config: GateConfig) -> Comparison:
         checks += [interleaved_check(record, results, config, key) for record in results.interleaved]
         if not results.interleaved:
             notes.append(f"{key or run}: no interleaved records: nothing to gate without a baseline")
+        elif results.end is not None and results.end.status != EndStatus.COMPLETE:  # killed: each record's `stopped`
+            notes.append(f"{key or run}: the run is {results.end.status}: judged on the rounds it finished")
     pairs = {f"{r.current} ÷ {r.baseline}" for _, results in loaded for r in results.interleaved}
     return Comparison(
         f"{run} (paired: {', '.join(sorted(pairs))})", str(run), checks, notes, loaded, config.inconclusive

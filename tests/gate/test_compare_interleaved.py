@@ -204,3 +204,17 @@ def test_a_run_killed_after_3_of_8_rounds_is_judged_on_the_rounds_it_wrote(tmp_p
 
     (line,) = missing_pairs(read_results(tmp_path / "results.jsonl"))  # the report's and the console's line
     assert "the run stopped after 3 round(s) with no end record (killed); `ragbench compare RUN` judges" in line
+
+
+def test_a_run_stopped_by_a_signal_is_said_stopped_beside_its_verdict(tmp_path, monkeypatch, capsys):
+    """Issue 50's hostile pass: SIGTERM after 4 of 8 rounds wrote its paired record and an `interrupted` end;
+    `compare RUN` judged the 4 rounds and never said the run was stopped (a two-run compare says so)."""
+    path = interleaved_run(tmp_path / "cut", 1.0, rounds=4)
+    lines = path.read_text().splitlines()
+    end = json.loads(lines[-1])
+    assert end["record"] == "end"
+    lines[-1] = json.dumps({**end, "status": "interrupted", "error": "interrupted (SIGTERM)"})
+    path.write_text("\n".join(lines) + "\n")
+    code, stdout, _ = run_cli(["compare", str(tmp_path / "cut")], monkeypatch, capsys)
+    assert code == 0 and "4 rounds paired" in stdout, stdout
+    assert "the run is interrupted: judged on the rounds it finished" in stdout, stdout

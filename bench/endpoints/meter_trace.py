@@ -164,8 +164,11 @@ class TraceWriter:
 
     def __init__(self, path: Path, origin: float):
         self.path, self.origin = path, origin
-        self._file: IO[str] = path.open("w", encoding="utf-8")
-        self._file.write(json.dumps({"format": TRACE_FORMAT, "version": TRACE_VERSION, "hash": HASH_SCHEME}) + "\n")
+        # An earlier trace (--overwrite) is replaced at the first call written: a run that stops before any (ingest's
+        # target checks, exit 2) leaves it as it was (it was a header alone). A new trace has its header at once.
+        self._file: IO[str] | None = None
+        if not path.exists():
+            self._opened()
         self._key = secrets.token_bytes(32)  # drawn per trace, never written: a hash confirms no guessed body
         self._in_flight: dict[float, int] = {}
         self._done: list[tuple[float, int, TraceCall]] = []
@@ -207,16 +210,25 @@ class TraceWriter:
                 heapq.heappush(self._done, (start, self._seq, call))
             first_open = min(self._in_flight, default=math.inf)
             while self._done and self._done[0][0] <= first_open:
-                self._file.write(json.dumps(heapq.heappop(self._done)[2].to_json()) + "\n")
-            self._file.flush()
+                self._opened().write(json.dumps(heapq.heappop(self._done)[2].to_json()) + "\n")
+            if self._file is not None:
+                self._file.flush()
+
+    def _opened(self) -> IO[str]:
+        if self._file is None:
+            self._file = self.path.open("w", encoding="utf-8")
+            header = {"format": TRACE_FORMAT, "version": TRACE_VERSION, "hash": HASH_SCHEME}
+            self._file.write(json.dumps(header) + "\n")
+        return self._file
 
     def close(self) -> None:
         if self._shaper is not None:  # every call shaped and handed to `end` first
             self._shaper.shutdown(wait=True)
         with self._lock:
             while self._done:
-                self._file.write(json.dumps(heapq.heappop(self._done)[2].to_json()) + "\n")
-            self._file.close()
+                self._opened().write(json.dumps(heapq.heappop(self._done)[2].to_json()) + "\n")
+            if self._file is not None:
+                self._file.close()
 
 
 def is_trace_file(path: Path) -> bool:

@@ -119,3 +119,21 @@ def test_an_empty_trace_is_refused(tmp_path: Path):
 def test_the_published_schema_is_the_generated_one():
     published = Path(__file__).parents[2] / "docs" / "trace.schema.json"
     assert json.loads(published.read_text()) == trace_schema()
+
+
+def test_an_earlier_trace_is_replaced_only_once_a_call_is_recorded(tmp_path: Path):
+    """Issue 50's hostile pass: `ingest --record T --overwrite` whose target check failed (exit 2, nothing measured)
+    had already replaced the earlier trace T with a header alone."""
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_text('{"format": "ragbench-trace", "version": 1}\n{"at": 0, "route": "e", "kind": "embed"}\n')
+    before = earlier.read_text()
+    TraceWriter(earlier, 0.0).close()  # the run stopped before any call
+    assert earlier.read_text() == before
+    fresh = tmp_path / "fresh.jsonl"
+    TraceWriter(fresh, 0.0).close()  # a new trace with no call: its header alone, as before
+    assert json.loads(fresh.read_text())["format"] == "ragbench-trace"
+    writer = TraceWriter(earlier, 0.0)
+    writer.begin(1.0)
+    writer.end(1.0, TraceCall(0.5, "e", CallKind.EMBED, (3,)))
+    writer.close()
+    assert [json.loads(line)["route"] for line in earlier.read_text().splitlines()[1:]] == ["e"]

@@ -90,13 +90,15 @@ def _check_flags(request: LoadRequest, op: Op) -> None:
     if request.interleave:
         _check_interleave(request)
         return
+    if request.slice is not None:
+        raise UserError("load: --slice cuts the windows of an --interleave run")
     given = [flag for flag, name in _INTERLEAVE_ONLY if getattr(request, name) != _DEFAULTS[name]]
     if given:  # was ignored unsaid (--too-busy fail, --rounds 5: exit 0); --slice alone was refused
         raise UserError(f"load: {', '.join(given)} shape an --interleave run's rounds; give --interleave or leave out")
 
 
 # Options only --interleave reads, and their defaults: given without it, refused rather than ignored.
-_INTERLEAVE_ONLY = (("--rounds", "rounds"), ("--window", "window"), ("--slice", "slice"), ("--too-busy", "too_busy"))
+_INTERLEAVE_ONLY = (("--rounds", "rounds"), ("--window", "window"), ("--too-busy", "too_busy"))
 _DEFAULTS = {f.name: f.default for f in fields(LoadRequest)}
 
 
@@ -140,8 +142,6 @@ def _check_interleave(request: LoadRequest) -> None:
             f"load --interleave: {', '.join(given)} not taken with --interleave (each window is --window long, "
             "--rounds rounds; bursts, CSV rows and Ray workers are not interleaved)"
         )
-    if request.max_time is not None and request.rounds != _DEFAULTS["rounds"]:
-        raise UserError("load --interleave: --rounds or --max-time, not both (--max-time adds rounds until it decides)")
     if request.rounds < 2:
         raise UserError(f"load --interleave: --rounds {request.rounds}: give at least 2 (one round has no spread)")
     slices_per_window(_window(request), request.slice, request.rate is not None)

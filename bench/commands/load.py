@@ -142,6 +142,8 @@ def _check_interleave(request: LoadRequest) -> None:
             f"load --interleave: {', '.join(given)} not taken with --interleave (each window is --window long, "
             "--rounds rounds; bursts, CSV rows and Ray workers are not interleaved)"
         )
+    if request.max_time is not None and request.rounds != _DEFAULTS["rounds"]:
+        raise UserError("load --interleave: --rounds or --max-time, not both (--max-time adds rounds until it decides)")
     if request.rounds < 2:
         raise UserError(f"load --interleave: --rounds {request.rounds}: give at least 2 (one round has no spread)")
     slices_per_window(_window(request), request.slice, request.rate is not None)

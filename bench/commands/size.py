@@ -3,7 +3,8 @@
 `size` always answers: `--max-time` bounds the whole run (each point and probe is sized to fit what is left,
 and the expected time is said at the start and after each point), and when the budget runs out, or SIGINT or
 SIGTERM stops the run, the sizing record of what finished is written as a best-so-far (a lower bound) before
-the run ends — exit 0 for the budget, 130/143 for the signals. A Ctrl-C or a dead server keeps every finished
+the run ends — exit 0 for the budget (3 when no probe was measured), 130/143 for the signals. A Ctrl-C or a
+dead server keeps every finished
 point and ends with the `end` record.
 """
 
@@ -31,7 +32,7 @@ from bench.commands.options import (
     option,
 )
 from bench.core import values as v
-from bench.core.errors import UserError
+from bench.core.errors import MeasurementFailed, UserError
 from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.endpoint import close_endpoints, open_endpoints
 from bench.load.lengths import parse_documents, parse_lengths
@@ -370,8 +371,17 @@ def run_size(
         close_endpoints(endpoints)
     # After the `end` record (the run is complete): a point with no success sized nothing, exit 3. Points past
     # the error limit are the search's own business (a failed probe), not a failed measurement.
-    raise_if_failed([p for session in sessions for p in session.points])
+    points = [p for session in sessions for p in session.points]
+    raise_if_failed(points)
+    if not points:
+        raise MeasurementFailed(nothing_measured(plan.max_time_s))
     return output.results
+
+
+def nothing_measured(max_time_s: float | None) -> str:
+    """A budget spent before the first probe ended sized nothing: exit 3, not the 0 of a budget that answered."""
+    spent = f"--max-time {sig3(max_time_s)} s" if max_time_s is not None else "the run"
+    return f"size: {spent} ended before any probe was measured: nothing sized; give it more time"
 
 
 def show_sizing(results: Results) -> None:

@@ -4,8 +4,8 @@ the largest speed-up of a recorded trace that meets the SLO (bench/sizing/trace_
 Like `size`, it always answers: `--max-time` bounds the run (bench/sizing/budget.py; each probe fits what is left,
 bench/sizing/trace_probe.py), the time expected is said up front and each probe as it runs, and when the budget
 runs out, or SIGINT or SIGTERM stops the run, the `trace_size` record of what finished is written as a best-so-far,
-with the results file's `end` record and the report (bench/results/lifecycle.py) — exit 0 for the budget, 130/143
-for the signals. `--out/trace-size.json` keeps its summary beside them.
+with the results file's `end` record and the report (bench/results/lifecycle.py) — exit 0 for the budget (3 when
+no probe was measured), 130/143 for the signals. `--out/trace-size.json` keeps its summary beside them.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import re
 from dataclasses import asdict
 
 from bench.commands.load_trace import routed_endpoints, trace_routes
-from bench.commands.size import SizeRequest
+from bench.commands.size import SizeRequest, nothing_measured
 from bench.commands.trace_options import check_size_trace
 from bench.core import values as v
-from bench.core.errors import UserError
+from bench.core.errors import MeasurementFailed, UserError
 from bench.core.interrupt import uninterruptible
 from bench.endpoints.meter_trace import read_trace
 from bench.endpoints.spec import parse_endpoint_spec
@@ -131,6 +131,8 @@ def size_trace_command(request: SizeRequest) -> None:
             _search(run, request, slo, prober, max_time_s)
         finally:
             prober.close()
+    if not prober.measured:
+        raise MeasurementFailed(nothing_measured(max_time_s))
 
 
 def _search(run: OpenRun, request: SizeRequest, slo: Slo, prober: TraceProber, max_time_s: float | None) -> None:

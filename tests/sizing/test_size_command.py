@@ -559,3 +559,16 @@ def test_size_refuses_a_bad_documents_distribution_in_one_line(tmp_path, monkeyp
     code, _stdout, stderr = run_cli([*argv, "--out", str(tmp_path / "size")], monkeypatch, capsys)
     lines = stderr.strip().splitlines()
     assert code == 2 and len(lines) == 1 and "--documents poisson:x" in lines[0], stderr
+
+
+def test_a_budget_spent_before_any_probe_exits_3(load_server, tmp_path, monkeypatch, capsys):
+    """--max-time 1s ends before the first probe's window: nothing was sized, which is a measurement that failed
+    (exit 3, docs/exit-codes.md), not the 0 of a budget that answered (issue 50's hostile pass: it exited 0)."""
+    url, _ = load_server(service_ms=1)
+    argv = ["size", "-e", f"t=tei@{url}", "--slo-p99", "100", "--batch", "1", "--max-concurrency", "1"]
+    code, stdout, stderr = run_cli(
+        [*argv, "--no-nvml", "--max-time", "1s", "--out", str(tmp_path / "size")], monkeypatch, capsys
+    )
+    assert code == 3, (stdout, stderr)
+    assert "ended before any probe was measured: nothing sized" in stderr, stderr
+    assert (tmp_path / "size" / "results.jsonl").exists()

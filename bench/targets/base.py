@@ -74,10 +74,6 @@ class CacheLedger:
         for text in texts:
             made.setdefault(text, (target, phase))  # the first to embed a text paid for it
 
-    def made_in_run(self, key: str, text: bytes) -> bool:
-        """Whether a target of this run embedded `text` under `key` (its vector is what the server makes now)."""
-        return text in self._by.get(key, {})
-
     def producers(self, key: str, texts: list[bytes]) -> dict[tuple[str, str], int]:
         """How many of `texts` each (target, phase) of this run embedded."""
         made = self._by.get(key, {})

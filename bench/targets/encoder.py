@@ -170,15 +170,9 @@ class Encoder:
         started, events = time.perf_counter(), Counter(self.endpoint.events)
         cache = self.cache if cached else None
         found = cache.get_many(texts) if cache else {}
-        # Only vectors an earlier run cached are re-checked: those a target of this run embedded under this key
-        # are what the server makes now (a second target over one embedder sends none of the corpus again).
-        made_now = self.ledger.made_in_run
-        earlier = (
-            [i for i in found if not made_now(self.key, EmbeddingCache.key(texts[i]))] if self.recheck is None else []
-        )
-        if cache and earlier and self.recheck is None:
+        if cache and found and self.recheck is None:
             checked = time.perf_counter()
-            found = self._recheck(cache, texts, found, earlier)
+            found = self._recheck(cache, texts, found)
             # Its requests are not the phase's: left out of its wall time and events (the check has its own).
             started += time.perf_counter() - checked
             events = Counter(self.endpoint.events)
@@ -203,17 +197,14 @@ class Encoder:
             return np.zeros((0, 0), dtype=np.float32)
         return np.vstack([found[i] for i in range(len(texts))])
 
-    def _recheck(
-        self, cache: EmbeddingCache, texts: list[str], found: dict[int, np.ndarray], earlier: list[int]
-    ) -> dict[int, np.ndarray]:
-        """The cached vectors `found`, once the sample `recheck_sample` picks from those an earlier run cached
-        (`earlier`) is embedded again and
+    def _recheck(self, cache: EmbeddingCache, texts: list[str], found: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+        """The cached vectors `found`, once the sample `recheck_sample` picks from them is embedded again and
         matches them within RECHECK_COSINE and RECHECK_NORM; else none: the identity key missed a change of
         what the server does (a truncation the probes did not cross, say), so every vector of this key is
         stale. The cache of the key is cleared, every text is embedded again, and why is said on stderr and
         in `describe()`'s `cache_check`."""
         started = time.perf_counter()
-        sample = recheck_sample(texts, sorted(earlier))
+        sample = recheck_sample(texts, sorted(found))
         fresh = self.endpoint.embed([texts[i] for i in sample]).vectors
         difference = compare_vectors(np.vstack([found[i] for i in sample]), np.asarray(fresh, dtype=np.float32))
         wall_ms = (time.perf_counter() - started) * 1000.0

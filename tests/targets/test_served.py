@@ -20,7 +20,7 @@ from bench.endpoints import HttpStatusError, cache, open_endpoint, parse_endpoin
 from bench.endpoints.client import RETRIES, retry_wait
 from bench.results.store import read_results
 from bench.targets.encoder import Encoder, recheck_sample
-from tests.harness.beir import FRUIT_CORPUS, FRUIT_QUERIES, write_beir
+from tests.harness.beir import FRUIT_CORPUS, write_beir
 from tests.harness.cli import run_cli
 from tests.harness.stubs import JsonRoutes, JsonStub, RawBody
 from tests.load.conftest import load_server  # noqa: F401 (the fixture, reused)
@@ -521,22 +521,3 @@ def test_openai_tokens_come_from_usage_else_the_tokenizer_given_and_say_which(tm
     assert blocks["counted"]["tokens_per_s"] > 0
     with pytest.raises(UserError, match="tokenizer="):
         open_endpoint(parse_endpoint_spec(f"e=openai@{MOCK}/v1?model=m&tokenizer={tmp_path / 'missing.json'}"))
-
-
-def test_two_targets_over_one_embedder_send_the_corpus_once(fruit, tmp_path, monkeypatch, capsys):
-    """`hybrid?embedder=emb` and `hybrid+rerank?embedder=emb` in one run: the first embeds the corpus, the second
-    reads its vectors and sends none of it again (was: the re-check embedded 8 of the first's fresh vectors again,
-    here the whole corpus of 6). The texts counted are the corpus's that no query repeats (queries are embedded
-    per target, by design)."""
-    embed, rerank = _tei_stub(limit=8), JsonStub({("POST", "/rerank"): _cohere()})
-    args = ["quality", "--dataset", str(fruit), "-e", f"emb=tei@{embed.url}", "-e", f"rr=cohere@{rerank.url}?batch=2"]
-    args += ["-t", "h=hybrid?embedder=emb", "-t", "hr=hybrid+rerank?embedder=emb&reranker=rr", "-m", "nDCG@10"]
-    code, _, err = run_cli([*args, "--out", str(tmp_path / "out")], monkeypatch, capsys)
-    embed.stop()
-    rerank.stop()
-    assert code == 0, err
-    corpus_only = set(FRUIT_CORPUS.values()) - set(FRUIT_QUERIES.values())
-    sent = [t for _, path, _, body in embed.requests if path == "/embed" for t in json.loads(body)["inputs"]]
-    assert {t: sent.count(t) for t in corpus_only} == dict.fromkeys(corpus_only, 1)
-    _, second = read_results(tmp_path / "out" / "results.jsonl").targets
-    assert second.cost_blocks["ingest"]["from_cache"] == len(FRUIT_CORPUS)

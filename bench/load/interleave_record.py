@@ -30,6 +30,10 @@ def unjudgeable(rounds: Sequence[InterleavedRound]) -> str | None:
     """Why these rounds cannot be judged (the first reason), or None."""
     if len(rounds) < MIN_ROUNDS:
         return f"{len(rounds)} round(s) measured on both sides; a paired ratio needs {MIN_ROUNDS}"
+    numbers = [r.round for r in rounds]
+    if any(not isinstance(n, int) or n < 1 for n in numbers) or len(set(numbers)) != len(numbers):
+        # a record edited by hand: rounds are numbered 1, 2, ... in the order measured, each once
+        return f"round numbers {numbers}: not 1, 2, ... each once"
     for r in rounds:
         why = _round_fault(r)
         if why is not None:

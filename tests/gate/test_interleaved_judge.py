@@ -64,3 +64,15 @@ def test_a_window_too_short_for_a_p99_keeps_its_largest_answer_and_one_with_a_p9
     )
     assert round_figures(short, "service")["at_least"] == 7100.0
     assert round_figures(load_point("a"), "service")["at_least"] is None
+
+
+def test_rounds_numbered_out_of_order_or_twice_cannot_be_judged():
+    """A hand-edited record (issue 50's hostile pass: rounds numbered -3 were accepted and judged): rounds are
+    numbered 1, 2, ... each once, or the record cannot be judged."""
+    limits = {"texts_per_s": 0.95, "p50": None, "p99": None}
+    for numbers in ([-3, 1, 2], [1, 1, 2], [0, 1, 2]):
+        rounds = [_round(i, 1000.0, 1000.0) for i in numbers]
+        judged = judge_rounds(rounds, limits, sequential=False)
+        assert judged.verdict == InterleavedVerdict.CANNOT_JUDGE and "round numbers" in (judged.why or ""), judged
+    numbered = [_round(i, 1000.0, 1000.0) for i in (1, 2, 3)]
+    assert judge_rounds(numbered, limits, sequential=False).verdict == InterleavedVerdict.PASS

@@ -159,6 +159,11 @@ def _json(path: Path, line: str, number: int) -> dict[str, Any]:
     except RecursionError:
         raise InputError(path, "malformed JSON (nested too deeply)", number) from None
     kind = data.get("record") if isinstance(data, dict) else None
+    if isinstance(data, dict) and data.get("format") == "ragbench-trace":  # a meter --record trace, not results
+        trace = "a traffic trace (meter --record), not a results file: replay it with load --trace"
+        raise InputError(path, trace, number)
+    if kind is None:
+        raise InputError(path, "not a ragbench results record (no 'record' field)", number)
     if not isinstance(kind, str) or kind not in RECORD_TYPES:
         raise InputError(path, f"unknown record type {kind!r}", number)
     return typing.cast(dict[str, Any], data)

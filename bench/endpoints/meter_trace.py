@@ -301,6 +301,8 @@ def _number(row: Unchecked, name: str, kind: type, low: float, high: float, opti
         return None
     try:
         number = kind(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+        if isinstance(value, str) and not value.isascii():  # int() reads other scripts' digits: no number here
+            number = None
     except (ValueError, OverflowError):  # int(inf) overflows: JSON's Infinity reads as a float
         number = None
     if kind is int and isinstance(value, float) and not value.is_integer():

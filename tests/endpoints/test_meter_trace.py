@@ -99,6 +99,8 @@ def test_a_csv_imports_with_the_same_columns(tmp_path: Path):
             "expected an integer from 100",
         ),
         (['{"format": "ragbench-trace", "version": 9}'], 1, "version 1"),
+        # int() reads other scripts' digits (fullwidth 200 is 200): a trace's numbers are ASCII (issue 50 hostile pass)
+        (['{"at": 0, "route": "e", "kind": "embed", "lengths": [1], "status": "\uff12\uff10\uff10"}'], 1, "an integer"),
     ],
 )
 def test_a_bad_trace_is_one_line_with_its_place(tmp_path: Path, lines: list[str], where: int, says: str):

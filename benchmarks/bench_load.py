@@ -3,7 +3,7 @@
     PYTHONPATH=. .venv/bin/python benchmarks/bench_load.py [--seconds 5]
 
 Needs nginx and wrk (`apt-get install -y nginx wrk`). Prints, with the machine's load average:
-1. the client ceiling against a trivial nginx endpoint (POST /embed, batch 1, a 4-float answer):
+1. the client ceiling against nginx on loopback (benchmarks/nginx_embed.py: POST /embed, batch 1, a 4-float answer):
    httpx AsyncClient, then this client on the default asyncio loop, on uvloop, with 2 workers, and wrk
    (-t1 -c64) on the same endpoint in the same run;
 2. dispatch delay (intended -> actual send) at 1,000 requests/s against the same endpoint, and what one
@@ -19,9 +19,7 @@ import argparse
 import asyncio
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from nginx_trivial import nginx  # noqa: E402
-from runner import fixture_server, load_average  # noqa: E402
+from nginx_embed import nginx_embed  # noqa: E402
+from runner import fixture_server, load_average, wrk_post  # noqa: E402
 
 from bench.endpoints.spec import parse_endpoint_spec  # noqa: E402
 from bench.load import worker  # noqa: E402
@@ -44,6 +42,7 @@ from bench.load.workload import Workload  # noqa: E402
 
 BODY = b'{"inputs":["hello"]}'
 USERS = 64
+NGINX_PORT = 18080  # the trivial endpoint's port, as before nginx_embed served it
 
 
 def tiny_workload() -> Workload:
@@ -86,19 +85,7 @@ def ceiling(endpoint: LoadEndpoint, workers: int, seconds: float, executor, loop
 
 
 def wrk_ceiling(url: str, seconds: float) -> float:
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
-        lua.write(
-            f'wrk.method = "POST"\nwrk.body = \'{BODY.decode()}\'\nwrk.headers["Content-Type"] = "application/json"\n'
-        )
-    try:
-        out = subprocess.run(
-            ["wrk", "-t1", f"-c{USERS}", f"-d{int(seconds)}s", "-s", lua.name, f"{url}/embed"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    finally:
-        Path(lua.name).unlink()
+    out = wrk_post(f"{url}/embed", BODY.decode(), seconds, USERS)
     return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
 
 
@@ -185,7 +172,8 @@ def main() -> None:
     print(f"load average at start: {load_average()} ({os.cpu_count()} cores)")
     one, two = worker_pool(1), worker_pool(2)
     try:
-        with nginx() as url:
+        with nginx_embed(NGINX_PORT) as server:
+            url = server.tei_base
             endpoint = LoadEndpoint(parse_endpoint_spec(f"nginx=tei@{url}"))
             client_ceilings(endpoint, url, args.seconds, one, two)
             open_loop_timing(endpoint, args.seconds, one)

@@ -16,9 +16,7 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
-import tempfile
 from concurrent.futures import Executor
 from pathlib import Path
 
@@ -27,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from nginx_embed import MODEL, nginx_embed  # noqa: E402
+from runner import load_average, wrk_post  # noqa: E402
 
 from bench.endpoints.spec import parse_endpoint_spec  # noqa: E402
 from bench.load.endpoint import LoadEndpoint  # noqa: E402
@@ -40,26 +39,12 @@ USERS = 64
 BODY = json.dumps({"model": MODEL, "input": ["hello"], "encoding_format": "float"})
 
 
-def load_average() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-
 def tiny_workload() -> Workload:
     return Workload(["hello"], ["hello"], "one word", lambda ts: [1 for _ in ts], "words")
 
 
 def wrk(url: str, seconds: float) -> tuple[float, str]:
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
-        lua.write(f'wrk.method = "POST"\nwrk.body = \'{BODY}\'\nwrk.headers["Content-Type"] = "application/json"\n')
-    try:
-        out = subprocess.run(
-            ["wrk", "-t1", f"-c{USERS}", f"-d{int(seconds)}s", "-s", lua.name, url],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    finally:
-        Path(lua.name).unlink()
+    out = wrk_post(url, BODY, seconds, USERS)
     match = re.search(r"Requests/sec:\s+([\d.]+)", out)
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return float(match.group(1)) if match else 0.0, f"non-2xx {errors.group(1)}" if errors else ""

@@ -4,6 +4,7 @@ measuring a load client's ceiling (benchmarks/client_ceiling.py, benchmarks/peer
     with nginx_embed(port=18090, dim=4) as server:
         server.openai_base   # http://127.0.0.1:18090/v1   -> POST /v1/embeddings answers OpenAI's shape
         server.tei_base      # http://127.0.0.1:18090      -> POST /embed answers TEI's shape
+                         # GET /v1/models (AIPerf, GuideLLM ask it) and GET /health answer too
 
 or `start_nginx(folder, port, dim)` / `server.stop()` where a context manager does not fit. `write_config` alone
 writes the configuration (nginx.conf in `folder`) and returns its path.
@@ -32,15 +33,21 @@ START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 10.0
 
 
-def openai_answer(dim: int) -> str:
+def openai_answer(dim: int, model: str = MODEL, tokens: int = 1) -> str:
     """OpenAI's `/embeddings` answer to one input: `{object, data: [{object, index, embedding}], model, usage}`."""
     vector = [round(0.5 / (i + 1), 6) for i in range(dim)]
     body = {
         "object": "list",
         "data": [{"object": "embedding", "index": 0, "embedding": vector}],
-        "model": MODEL,
-        "usage": {"prompt_tokens": 1, "total_tokens": 1},
+        "model": model,
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
     }
+    return json.dumps(body, separators=(",", ":"))
+
+
+def models_answer(model: str = MODEL) -> str:
+    """OpenAI's `/models` answer: the one model."""
+    body = {"object": "list", "data": [{"id": model, "object": "model", "owned_by": model}]}
     return json.dumps(body, separators=(",", ":"))
 
 
@@ -65,17 +72,19 @@ http {{
     location = /v1/embeddings {{ default_type application/json; return 200 '{openai}'; }}
     location = /embeddings {{ default_type application/json; return 200 '{openai}'; }}
     location = /embed {{ default_type application/json; return 200 '{tei}'; }}
+    location = /v1/models {{ default_type application/json; return 200 '{models}'; }}
+    location = /health {{ return 200 ''; }}
   }}
 }}
 """
 
 
-def write_config(folder: Path, port: int, dim: int = 4, workers: int = 1) -> Path:
-    """nginx.conf in `folder` (its pid, log and temp paths there too); the bodies hold no `'` to escape."""
+def write_config(folder: Path, port: int, dim: int = 4, workers: int = 1, model: str = MODEL, tokens: int = 1) -> Path:
+    """nginx.conf in `folder` (its pid, log and temp paths there too); the bodies hold no `'` to escape. OpenAI's
+    answers name `model` and count `tokens` prompt tokens."""
+    bodies = {"openai": openai_answer(dim, model, tokens), "tei": tei_answer(dim), "models": models_answer(model)}
     conf = folder / "nginx.conf"
-    conf.write_text(
-        CONFIG.format(tmp=folder, port=port, workers=workers, openai=openai_answer(dim), tei=tei_answer(dim))
-    )
+    conf.write_text(CONFIG.format(tmp=folder, port=port, workers=workers, **bodies))
     return conf
 
 
@@ -104,19 +113,20 @@ class NginxServer:
                 self.process.wait(STOP_TIMEOUT_S)
 
 
-def start_nginx(folder: Path, port: int, dim: int = 4, workers: int = 1) -> NginxServer:
+def start_nginx(
+    folder: Path, port: int, dim: int = 4, workers: int = 1, model: str = MODEL, tokens: int = 1
+) -> NginxServer:
     """nginx started on `port` with `write_config`'s configuration, answering before this returns."""
     binary = shutil.which("nginx") or "/usr/sbin/nginx"
-    conf = write_config(folder, port, dim, workers)
+    conf = write_config(folder, port, dim, workers, model, tokens)
     process = subprocess.Popen(
         [binary, "-c", str(conf), "-p", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     server = NginxServer(process, folder, port)
     deadline = time.monotonic() + START_TIMEOUT_S
-    probe = urllib.request.Request(f"{server.tei_base}/embed", data=b"{}")
     while True:
         try:
-            urllib.request.urlopen(probe, timeout=1).read()
+            urllib.request.urlopen(f"{server.tei_base}/health", timeout=1).read()
             return server
         except OSError as exc:
             if time.monotonic() > deadline or process.poll() is not None:
@@ -127,10 +137,12 @@ def start_nginx(folder: Path, port: int, dim: int = 4, workers: int = 1) -> Ngin
 
 
 @contextmanager
-def nginx_embed(port: int = 18090, dim: int = 4, workers: int = 1) -> Iterator[NginxServer]:
+def nginx_embed(
+    port: int = 18090, dim: int = 4, workers: int = 1, model: str = MODEL, tokens: int = 1
+) -> Iterator[NginxServer]:
     """nginx answering the embedding shapes on loopback for the block, stopped after it (also on error)."""
     with tempfile.TemporaryDirectory(prefix="ragbench-nginx-embed-") as tmp:
-        server = start_nginx(Path(tmp), port, dim, workers)
+        server = start_nginx(Path(tmp), port, dim, workers, model, tokens)
         try:
             yield server
         finally:

@@ -4,9 +4,11 @@ CPU-bound neighbours that load the machine on purpose. The scripts put the repos
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,6 +50,19 @@ def start_queue_server(log: Path, *options: str) -> tuple[str, ManagedProcess]:
     url = f"http://127.0.0.1:{port}"
     wait_healthy(proc, f"{url}/metrics", deadline_s=30)
     return url, proc
+
+
+def wrk_post(url: str, body: str, seconds: float, connections: int) -> str:
+    """wrk's report of one thread, `connections` in flight (a closed loop), POSTing the JSON `body` to `url` for
+    `seconds` (whole seconds: wrk's -d)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
+        lua.write(f'wrk.method = "POST"\nwrk.body = {json.dumps(body)}\n')
+        lua.write('wrk.headers["Content-Type"] = "application/json"\n')
+    try:
+        argv = ["wrk", "-t1", f"-c{connections}", f"-d{int(seconds)}s", "-s", lua.name, url]
+        return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    finally:
+        Path(lua.name).unlink()
 
 
 def busy_iterations(service_ms: float, tries: int = 15, chunk: int = 200_000) -> int:

@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_load import ceiling, load_average, tiny_workload  # noqa: E402
-from nginx_trivial import nginx  # noqa: E402
+from bench_load import NGINX_PORT, ceiling, load_average, tiny_workload  # noqa: E402
+from nginx_embed import nginx_embed  # noqa: E402
 
 from bench.endpoints.meter_trace import CallKind, TraceCall  # noqa: E402
 from bench.endpoints.spec import parse_endpoint_spec  # noqa: E402
@@ -75,7 +75,8 @@ def main() -> None:
     parser.add_argument("--rates", default="1000,2000,5000,10000,20000")
     args = parser.parse_args()
     print(f"load average at start: {load_average()}")
-    with nginx() as url:
+    with nginx_embed(NGINX_PORT) as server:
+        url = server.tei_base
         endpoint = LoadEndpoint(parse_endpoint_spec(f"nginx=tei@{url}"))
         print("replay (load --trace), 1 route = 1 worker, open loop, against nginx on loopback")
         kept = 0.0

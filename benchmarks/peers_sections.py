@@ -74,7 +74,7 @@ def stall_section(seconds: float) -> tuple[str, list[dict]]:
     truth = stall_percentile_ms(STALL["stall_ms"], STALL["period_ms"], STALL["service_ms"], 99.0)
     args = ["--service-ms", "2", "--stall-ms", "200", "--period-ms", "1000"]
     rows, raw = [], []
-    with python_server("benchmarks/peers_stall_server.py", args, run.ROOT / "reports/peers/stall.log") as url:
+    with python_server("tests/load/fixture_server.py", args, run.ROOT / "reports/peers/stall.log") as url:
         for name, mode, tool in stall_tools(STALL["rate"]):
             done = tool(url, seconds)
             p99 = done.result.p99_ms if done.result else None

@@ -2,8 +2,8 @@
 
 - nginx answering TEI's `POST /embed` and OpenAI's `POST /v1/embeddings` with a static JSON answer each (the client
   ceiling: the server costs next to nothing, so requests/s is the client's);
-- the stall server: tests/load/fixture_server.py's clock (service, then a stall in the first `stall-ms` of every
-  `period-ms`), answering both shapes (`stall_server.py` here adds OpenAI's);
+- the stall server: tests/load/fixture_server.py (service, then a stall in the first `stall-ms` of every
+  `period-ms`), answering both shapes on that clock;
 - the queue servers: tests/sizing/queue_server.py (fixed or lognormal service, FIFO slots; OpenAI's route included).
 """
 

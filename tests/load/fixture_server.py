@@ -20,6 +20,8 @@ Run as a subprocess (so a test can kill it mid-sweep):
   dimension), `strings` (`[["a", ...]]`), `dim` (the dimension changes from 4 to 5);
 - `--reset-every N`: every N-th request the connection is reset (RST) instead of answered;
 - `--wrong-shape-every N`: every N-th answer is 200 with valid JSON in the wrong shape;
+- OpenAI's `POST /embeddings` (or `/v1/embeddings`) is answered on the same clock, with the same faults, in OpenAI's
+  shape (benchmarks/peers.py's stall comparison: tools that speak only OpenAI's shape meet the same stall);
 - `--max-batch M`: more inputs than M -> 422 `batch size N > maximum allowed batch size M` (TEI 1.9);
 - `--per-text-ms X`: each text adds X ms to the service time (a batch of 32 takes 32 X more);
 - `--serial 1`: one request at a time, in arrival order (a queue, as a GPU server's): a request the client gave up
@@ -40,6 +42,14 @@ import time
 import httptools
 
 WARM_UP = {"warm-up text", "another warm-up text"}  # what ragbench's preflight and drain probes send
+OPENAI_PATHS = (b"/embeddings", b"/v1/embeddings")  # OpenAI's route, with and without a /v1 base
+
+
+def openai_body(vectors: list, model: str, tokens: int) -> dict:
+    """OpenAI's `/embeddings` answer holding `vectors`: `{object, data: [{object, index, embedding}], model, usage}`."""
+    data = [{"object": "embedding", "index": i, "embedding": vector} for i, vector in enumerate(vectors)]
+    usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+    return {"object": "list", "data": data, "model": model, "usage": usage}
 
 
 class Server:
@@ -133,7 +143,8 @@ class Handler(asyncio.Protocol):
             request = json.loads(body)
         except ValueError:
             request = None
-        inputs = (request.get("inputs") or request.get("texts") or []) if isinstance(request, dict) else []
+        fields = ("inputs", "texts", "input")  # TEI's /embed, its /rerank, OpenAI's /embeddings
+        inputs = next((request[f] for f in fields if request.get(f)), []) if isinstance(request, dict) else []
         # ragbench's preflight and its drain probes (bench/load/endpoint.py) are not counted: `count` numbers the
         # requests a point sends, so `--overload-from 1` is its first. Once hung, they hang too.
         probe = isinstance(inputs, list) and bool(inputs) and set(map(str, inputs)) <= WARM_UP
@@ -170,6 +181,8 @@ class Handler(asyncio.Protocol):
                 "dim": [0.5] * 5,
             }[bad]
             payload = [vector] * n
+            if self.url.split(b"?")[0] in OPENAI_PATHS:  # the same vectors, on the same clock, in OpenAI's shape
+                payload = openai_body(payload, str(request.get("model", "fixture")), 3 * n)
         arrived = self.arrived
         due = s.answer_at(arrived, n)
 

@@ -47,9 +47,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.harness.hash_embedder import hash_vector
-from tests.load.fixture_server import Handler, Server
+from tests.load.fixture_server import OPENAI_PATHS, Handler, Server, openai_body
 
-OPENAI_PATHS = (b"/embeddings", b"/v1/embeddings")
 CHARACTERS_PER_TOKEN = 4
 
 
@@ -113,9 +112,7 @@ class OpenAIHandler(Handler):
         texts = request["input"] if isinstance(request["input"], list) else [request["input"]]
         tokens = sum(len(text) for text in texts) / CHARACTERS_PER_TOKEN
         due = s.fifo_end(self.arrived, s.service_s(a.service_ms) + a.per_token_ms * tokens / 1000)
-        data = [{"object": "embedding", "index": i, "embedding": hash_vector(t)} for i, t in enumerate(texts)]
-        usage = {"prompt_tokens": round(tokens), "total_tokens": round(tokens)}
-        reply = {"object": "list", "data": data, "model": request.get("model", "hash"), "usage": usage}
+        reply = openai_body([hash_vector(t) for t in texts], request.get("model", "hash"), round(tokens))
         self.loop.call_at(
             self.loop.time() + max(0.0, due - time.monotonic()),
             self.write,

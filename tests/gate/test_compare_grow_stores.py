@@ -9,61 +9,19 @@ from pathlib import Path
 from bench.gate.checks import CheckKind, Status
 from bench.gate.compare import compare_paths
 from bench.gate.config import GateConfig
-from bench.grow.answer import summarise
 from bench.history.series import read_history
-from bench.results.schema import EndRecord, GrowRungRecord, RungStatus, RunHeader
 from bench.results.schema.run import record_store
 from bench.results.store import read_results
-from bench.results.writer import ResultsWriter
-from bench.sizing.slo import parse_slo
+from tests.harness.records import grow_rung, write_grow_run
 
 RUNGS = [100, 200]
-SLO = parse_slo("p99=50ms", None, 0.0)
 PG = "pgvector-halfvec-hnsw"
 
 
-def _rung(i: int, p99: float, store: str | None) -> GrowRungRecord:
-    return GrowRungRecord(
-        target="vector",  # NAME=SPEC: the spec's `store=` is not in the name
-        kind="openwebui",
-        store=store,
-        rung=i,
-        size=RUNGS[i - 1],
-        unit="docs",
-        added=100,
-        ingest_mode="incremental",
-        status=RungStatus.OK,
-        ingest_seconds=10.0,
-        docs_per_s=10.0,
-        queries=20,
-        latency_ms={"p50": p99 / 2, "p99": p99, "n": 20.0},
-        metrics={"nDCG@10": 0.5},
-        errors={},
-        error_examples={},
-    )
-
-
 def _ladder(folder: Path, run: int, store: str | None, p99: float) -> Path:
-    rungs = [_rung(i, p99 * i, store) for i in (1, 2)]
-    writer = ResultsWriter(folder / "results.jsonl")
-    writer.write(
-        RunHeader(
-            command="grow",
-            created=f"2026-03-01T0{run}:00:00+00:00",
-            ragbench_version="test",
-            dataset={"name": "toy", "fingerprint": "f1"},
-            measures=["ndcg_cut_10"],
-            measure_labels={"ndcg_cut_10": "nDCG@10"},
-            depth=100,
-            targets=["vector"],
-            grow={"rungs": RUNGS, "unit": "docs", "distractors": "synthetic:0", "slo": "p99=50ms"},
-        ),
-        *rungs,
-        summarise("vector", rungs, SLO, "docs"),
-        EndRecord(status="complete", finished=f"2026-03-01T0{run}:30:00+00:00"),
-    )
-    writer.close()
-    return folder / "results.jsonl"
+    # NAME=SPEC: the spec's `store=` is not in the name "vector"
+    rungs = [grow_rung("vector", i, RUNGS[i - 1], p99 * i, store=store) for i in (1, 2)]
+    return write_grow_run(folder, run, "vector", RUNGS, rungs)
 
 
 def test_a_grow_rung_keeps_its_store_through_the_file(tmp_path):

@@ -9,57 +9,22 @@ from bench.core.values import Allowance
 from bench.gate.checks import CheckKind, Status
 from bench.gate.compare import compare_paths
 from bench.gate.config import GateConfig
-from bench.grow.answer import summarise
 from bench.history.series import Gate, read_history
-from bench.results.schema import EndRecord, GrowRungRecord, RungStatus, RunHeader
-from bench.results.writer import ResultsWriter
-from bench.sizing.slo import parse_slo
+from bench.results.schema import GrowRungRecord, RungStatus
+from tests.harness.records import grow_rung, write_grow_run
 
 RUNGS = [100, 200, 400]
-SLO = parse_slo("p99=50ms", None, 0.0)
 
 
 def _rung(i: int, p99: float, ndcg: float, failed: bool = False) -> GrowRungRecord:
-    return GrowRungRecord(
-        target="vec",
-        kind="openwebui",
-        rung=i,
-        size=RUNGS[i - 1],
-        unit="docs",
-        added=100,
-        ingest_mode="incremental",
-        status=RungStatus.FAILED if failed else RungStatus.OK,
-        ingest_seconds=10.0,
-        docs_per_s=10.0,
-        queries=0 if failed else 20,
-        latency_ms={} if failed else {"p50": p99 / 2, "p99": p99, "n": 20.0},
-        metrics={} if failed else {"nDCG@10": ndcg},
-        errors={},
-        error_examples={},
-        error="HTTP 500: out of memory" if failed else None,
-    )
+    if not failed:
+        return grow_rung("vec", i, RUNGS[i - 1], p99, metrics={"nDCG@10": ndcg})
+    failure = {"status": RungStatus.FAILED, "queries": 0, "latency_ms": {}, "metrics": {}}
+    return grow_rung("vec", i, RUNGS[i - 1], p99, **failure, error="HTTP 500: out of memory")
 
 
 def _ladder(folder: Path, run: int, rungs: list[GrowRungRecord]) -> Path:
-    writer = ResultsWriter(folder / "results.jsonl")
-    writer.write(
-        RunHeader(
-            command="grow",
-            created=f"2026-03-01T0{run}:00:00+00:00",
-            ragbench_version="test",
-            dataset={"name": "toy", "fingerprint": "f1"},
-            measures=["ndcg_cut_10"],
-            measure_labels={"ndcg_cut_10": "nDCG@10"},
-            depth=100,
-            targets=["vec"],
-            grow={"rungs": RUNGS, "unit": "docs", "distractors": "synthetic:0", "slo": "p99=50ms"},
-        ),
-        *rungs,
-        summarise("vec", rungs, SLO, "docs"),
-        EndRecord(status="complete", finished=f"2026-03-01T0{run}:30:00+00:00"),
-    )
-    writer.close()
-    return folder / "results.jsonl"
+    return write_grow_run(folder, run, "vec", RUNGS, rungs)
 
 
 def _compare(tmp_path: Path, base: list[GrowRungRecord], cur: list[GrowRungRecord], config: GateConfig):

@@ -3,18 +3,26 @@ test does not care about set to plain defaults."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from bench.grow.answer import summarise
 from bench.results.schema import (
     DirectIngest,
     EndpointCalls,
     EndRecord,
+    GrowRungRecord,
     IngestPointRecord,
     IngestStatus,
     IngestSummaryRecord,
+    RungStatus,
     RunHeader,
     TargetRecord,
 )
+from bench.results.writer import ResultsWriter
+from bench.sizing.slo import parse_slo
+
+GROW_SLO = "p99=50ms"  # the SLO a hand-built grow run states and is summarised under
 
 CREATED = "2026-01-01T00:00:00+00:00"
 FINISHED = "2026-01-01T00:00:01+00:00"
@@ -109,3 +117,50 @@ def ingest_point(target: str, label: str, **fields: Any) -> IngestPointRecord:
 
 def ingest_summary(target: str, recommended: str | None, reason: str) -> IngestSummaryRecord:
     return IngestSummaryRecord(target=target, recommended=recommended, reason=reason)
+
+
+def grow_rung(target: str, rung: int, size: int, p99: float, **fields: Any) -> GrowRungRecord:
+    """An `ok` rung of an Open WebUI target: 100 docs added incrementally in 10 s, 20 queries of p99 `p99` (p50 half
+    of it), nDCG@10 0.5; `fields` replace those defaults."""
+    defaults: dict[str, Any] = {
+        "target": target,
+        "kind": "openwebui",
+        "rung": rung,
+        "size": size,
+        "unit": "docs",
+        "added": 100,
+        "ingest_mode": "incremental",
+        "status": RungStatus.OK,
+        "ingest_seconds": 10.0,
+        "docs_per_s": 10.0,
+        "queries": 20,
+        "latency_ms": {"p50": p99 / 2, "p99": p99, "n": 20.0},
+        "metrics": {"nDCG@10": 0.5},
+        "errors": {},
+        "error_examples": {},
+    }
+    return GrowRungRecord(**{**defaults, **fields})
+
+
+def write_grow_run(folder: Path, run: int, target: str, ladder: list[int], rungs: list[GrowRungRecord]) -> Path:
+    """A complete grow run of `target` over `ladder` (docs) in `folder`/results.jsonl: the header (created at hour
+    `run`, the SLO GROW_SLO), `rungs`, their answer and the end; its path."""
+    writer = ResultsWriter(folder / "results.jsonl")
+    writer.write(
+        RunHeader(
+            command="grow",
+            created=f"2026-03-01T0{run}:00:00+00:00",
+            ragbench_version="test",
+            dataset={"name": "toy", "fingerprint": "f1"},
+            measures=["ndcg_cut_10"],
+            measure_labels={"ndcg_cut_10": "nDCG@10"},
+            depth=100,
+            targets=[target],
+            grow={"rungs": ladder, "unit": "docs", "distractors": "synthetic:0", "slo": GROW_SLO},
+        ),
+        *rungs,
+        summarise(target, rungs, parse_slo(GROW_SLO, None, 0.0), "docs"),
+        EndRecord(status="complete", finished=f"2026-03-01T0{run}:30:00+00:00"),
+    )
+    writer.close()
+    return folder / "results.jsonl"

@@ -8,30 +8,24 @@ from pathlib import Path
 
 from bench.report.grow import render
 from bench.report.grow_stores import lines, side_by_side_table, stores_plot
-from bench.results.schema import GrowRungRecord, RungStatus, RunHeader
+from bench.results.schema import GrowRungRecord, RunHeader
 from bench.results.store import Results
+from tests.harness.records import grow_rung
 
 PG = "pgvector-halfvec-hnsw"
 
 
 def _rung(target: str, size: int, p99: float, rss_mib: int, store: str | None = None) -> GrowRungRecord:
-    return GrowRungRecord(
-        target=target,
-        kind="openwebui",
+    return grow_rung(
+        target,
+        1 if size < 200 else 2,
+        size,
+        p99,
         store=store,
-        rung=1 if size < 200 else 2,
-        size=size,
-        unit="docs",
-        added=100,
-        ingest_mode="incremental",
-        status=RungStatus.OK,
-        ingest_seconds=10.0,
         docs_per_s=4.0,
         queries=5,
         latency_ms={"p50": p99 / 2, "p99": p99},
         metrics={},
-        errors={},
-        error_examples={},
         app_rss_bytes=rss_mib * 2**20,
         store_bytes=100 * 2**20,
     )

@@ -6,9 +6,11 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,6 +72,37 @@ def run_cli_process(
         text=True,
         timeout=timeout,
     )
+
+
+STOPPED_S = 120  # a signalled run's stop on a busy 2-core runner: its records, report and workers' exit
+
+
+def signal_when_printed(
+    argv: list[str], printed: re.Pattern[str], wait_s: float, signum: int, after_s: float = 0.0
+) -> CliResult:
+    """`argv` as a child process in REPO (PYTHONPATH REPO), sent `signum` `after_s` after a line of its stdout
+    matched `printed`; (exit code, its stdout, stderr) once it ended. No such line within `wait_s` (or the process
+    ended first) fails the test with what it printed; a process still alive at the end is killed."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    pipe = subprocess.PIPE
+    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=pipe, stderr=pipe, encoding="utf-8")
+    seen: list[str] = []
+    deadline = time.monotonic() + wait_s
+    try:
+        assert proc.stdout is not None
+        while time.monotonic() < deadline:  # readline blocks: the deadline is checked between lines
+            seen.append(proc.stdout.readline())
+            if not seen[-1] or printed.search(seen[-1]):
+                break
+        assert seen and printed.search(seen[-1]), "".join(seen)
+        time.sleep(after_s)
+        proc.send_signal(signum)
+        stdout, stderr = proc.communicate(timeout=STOPPED_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, "".join(seen) + stdout, stderr
 
 
 @pytest.fixture

@@ -4,18 +4,16 @@
 from __future__ import annotations
 
 import json
-import os
+import re
 import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.harness.cli import run_cli_captured
+from tests.harness.cli import run_cli_captured, signal_when_printed
 
-ROOT = Path(__file__).resolve().parents[2]
+SENDING = re.compile("sending")
 SENDING_S = 120  # the "sending" line on a busy 2-core runner: workers spawned, the endpoint's preflight answered
 AFTER_SENDING_S = 3.0  # sends for this long before the signal: some of the trace's 60 s sent, most not
 CALLS, GAP_S = 1200, 0.05  # a 60 s trace: the signal always lands inside it
@@ -35,24 +33,8 @@ def test_a_signal_mid_replay_writes_what_was_sent(load_server, tmp_path: Path, s
     out = tmp_path / "replay"
     argv = [sys.executable, "-m", "bench", "load", "-e", f"fx=tei@{url}", "--trace", str(trace)]
     argv += ["--route", "embedding=fx", "--out", str(out)]
-    proc = subprocess.Popen(
-        argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    try:
-        assert proc.stdout is not None
-        deadline, line = time.monotonic() + SENDING_S, ""
-        while time.monotonic() < deadline and "sending" not in line:
-            line = proc.stdout.readline().decode()
-            if not line:
-                break
-        assert "sending" in line, proc.communicate(timeout=30)
-        time.sleep(AFTER_SENDING_S)
-        proc.send_signal(signum)
-        stdout, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == status, (stdout + stderr).decode()[-800:]
+    code, stdout, stderr = signal_when_printed(argv, SENDING, SENDING_S, signum, AFTER_SENDING_S)
+    assert code == status, (stdout + stderr)[-800:]
     (route,) = json.loads((out / "trace-replay.json").read_text())["routes"]
     assert 0 < route["calls_replayed"] < CALLS and (out / "report.html").exists()
 

@@ -4,19 +4,16 @@ after 20 minutes a signal left no --out at all)."""
 
 from __future__ import annotations
 
-import os
 import re
 import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from bench.results.store import read_results
+from tests.harness.cli import signal_when_printed
 
-ROOT = Path(__file__).resolve().parents[2]
 FIRST_VERDICT = re.compile(r"× 1: .*\b(pass|fail)")  # the first probe's verdict line
 FIRST_VERDICT_S = 120  # the first probe's line on a busy 2-core runner: workers spawned, 5 s replayed
 
@@ -31,25 +28,8 @@ def test_a_signal_leaves_the_best_so_far(load_server, tmp_path: Path, signum: in
     out = tmp_path / "size"
     argv = [sys.executable, "-m", "bench", "size", "-e", f"fx=tei@{url}", "--trace", str(trace)]
     argv += ["--route", "embedding=fx", "--slo-p99", "1000", "--out", str(out)]
-    proc = subprocess.Popen(
-        argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    seen: list[str] = []
-    deadline = time.monotonic() + FIRST_VERDICT_S
-    try:
-        assert proc.stdout is not None
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline().decode()
-            seen.append(line)
-            if not line or FIRST_VERDICT.search(line):
-                break
-        assert seen and FIRST_VERDICT.search(seen[-1]), "".join(seen)
-        proc.send_signal(signum)
-        stdout, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == status, (stdout + stderr).decode()[-800:]
+    code, stdout, stderr = signal_when_printed(argv, FIRST_VERDICT, FIRST_VERDICT_S, signum)
+    assert code == status, (stdout + stderr)[-800:]
     results = read_results(out / "results.jsonl")
     (record,) = results.of("trace_size")
     assert record.stopped == f"stopped by {signal.Signals(signum).name}"

@@ -15,7 +15,8 @@ import re
 from dataclasses import asdict
 
 from bench.commands.load_trace import routed_endpoints, trace_routes
-from bench.commands.size import SizeRequest, nothing_measured
+from bench.commands.size import SizeRequest
+from bench.commands.size_answer import nothing_measured
 from bench.commands.trace_options import check_size_trace
 from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError

@@ -18,8 +18,8 @@ from bench.endpoints.meter_trace import (
     TraceWriter,
     call_shape,
     read_trace,
-    trace_schema,
 )
+from bench.endpoints.trace_schema import trace_schema
 from tests.endpoints.test_meter import echo, upstream
 from tests.harness.stubs import Whole
 

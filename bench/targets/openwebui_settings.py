@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -78,7 +79,7 @@ def variant_settings(
     return wanted
 
 
-def send_settings(http: HttpClient, values: dict[str, object]) -> None:
+def send_settings(http: HttpClient, values: Mapping[str, object]) -> None:
     """Set `values` through Open WebUI's two settings APIs: the embedding fields through the embedding form (sent
     whole: it resets any field it lacks to its default), the others through the retrieval settings."""
     on_embedding = {k: v for k, v in values.items() if k in EMBEDDING_FIELDS}

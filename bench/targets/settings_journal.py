@@ -24,7 +24,7 @@ import json
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -112,7 +112,7 @@ class SettingsJournal:
         with _LOCK:
             self._write()
 
-    def save(self, values: dict[str, object]) -> None:
+    def save(self, values: Mapping[str, object]) -> None:
         """The values about to change, as the server has them: those not saved yet join the journal on disk."""
         with _LOCK:
             fresh = {k: v for k, v in values.items() if k not in self.saved}

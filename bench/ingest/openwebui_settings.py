@@ -10,11 +10,10 @@ values back first and says so; one a live run holds is left alone.
 
 from __future__ import annotations
 
-from typing import Any
-
 from bench.core.errors import UserError
 from bench.core.http import HttpClient
 from bench.ingest.settings import SettingAxis, label, typed_axis
+from bench.results.schema.ingest import Settings, SettingValue
 from bench.targets.openwebui_settings import EMBEDDING, EMBEDDING_FIELDS, RETRIEVAL, send_settings
 from bench.targets.settings_journal import journal_for
 
@@ -27,14 +26,14 @@ class OpenWebUISettings:
     def __init__(self, http: HttpClient):
         self.http = http
         self.journal = journal_for("openwebui", http.base_url)
-        self.saved: dict[str, object] = {}  # setting -> the server's value before ragbench changed it
+        self.saved: Settings = {}  # setting -> the server's value before ragbench changed it
         self._open = False  # this sweep is one of the journal's users
 
-    def read(self) -> tuple[dict[str, object], dict[str, object]]:
+    def read(self) -> tuple[Settings, Settings]:
         """(embedding settings, retrieval settings) as the server has them now: scalar fields only."""
         embedding = self.http.json("GET", EMBEDDING).get(kind=dict)
         retrieval = self.http.json("GET", RETRIEVAL).get(kind=dict)
-        scalars: dict[str, object] = {k: v for k, v in retrieval.items() if isinstance(v, _SCALAR) and k != "status"}
+        scalars: Settings = {k: v for k, v in retrieval.items() if isinstance(v, _SCALAR) and k != "status"}
         return {k: v for k, v in embedding.items() if k in EMBEDDING_FIELDS}, scalars
 
     def embedder_url(self) -> tuple[str, str | None]:
@@ -47,11 +46,11 @@ class OpenWebUISettings:
         url: str | None = form.get(section[engine], "url", kind=str, default=None)
         return engine, url
 
-    def current(self) -> dict[str, object]:
+    def current(self) -> Settings:
         embedding, retrieval = self.read()
         return {**retrieval, **embedding}
 
-    def typed(self, axes: list[SettingAxis]) -> list[list[Any]]:
+    def typed(self, axes: list[SettingAxis]) -> list[list[SettingValue]]:
         """Each axis's values typed as the server's; a name the server lacks is one line and nothing is changed."""
         now = self.current()
         missing = [a.name for a in axes if a.name not in now]
@@ -62,7 +61,7 @@ class OpenWebUISettings:
             )
         return [typed_axis(a.name, a.values, now[a.name]) for a in axes]
 
-    def apply(self, wanted: dict[str, object]) -> dict[str, object]:
+    def apply(self, wanted: Settings) -> Settings:
         """Set `wanted` and return the values read back; the values first changed are saved (and journalled)."""
         self._start()
         embedding, retrieval = self.read()

@@ -9,6 +9,7 @@ from bench.core.percentiles import percentiles
 from bench.endpoints.meter_calls import CallRecord, request_texts
 from bench.ingest.calls import by_route
 from bench.results.schema import DirectIngest, IngestPointRecord, IngestStatus
+from bench.results.schema.ingest import Settings
 from bench.targets.base import TargetKind, TargetSpec
 
 MIN_FOR_P99 = 100  # a p99 of fewer documents is their maximum, not a percentile
@@ -22,7 +23,7 @@ class Combination:
 
     target: str
     kind: TargetKind
-    settings: dict[str, object]
+    settings: Settings
     label: str
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from bench.core.errors import UserError
+from bench.results.schema.ingest import Settings, SettingValue
 
 _NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _SECRET = re.compile(r"KEY|SECRET|TOKEN|PASSWORD")
@@ -49,7 +50,7 @@ def parse_settings(given: list[str]) -> list[SettingAxis]:
     return axes
 
 
-def typed_value(name: str, text: str, current: Any) -> Any:
+def typed_value(name: str, text: str, current: object) -> SettingValue:
     """`text` as the type of the server's `current` value of the setting (int, float, bool or str)."""
     if isinstance(current, bool):
         if text.lower() in ("true", "1", "on", "yes"):
@@ -76,7 +77,7 @@ def typed_value(name: str, text: str, current: Any) -> Any:
     return text
 
 
-def typed_axis(name: str, texts: tuple[str, ...], current: Any) -> list[Any]:
+def typed_axis(name: str, texts: tuple[str, ...], current: object) -> list[SettingValue]:
     """An axis's values typed as the server's `current`; two that are equal once typed (`2,02`) are one line."""
     values = [typed_value(name, text, current) for text in texts]
     for i, value in enumerate(values):
@@ -86,11 +87,11 @@ def typed_axis(name: str, texts: tuple[str, ...], current: Any) -> list[Any]:
     return values
 
 
-def combinations(names: list[str], values: list[list[Any]]) -> list[dict[str, object]]:
+def combinations(names: list[str], values: list[list[SettingValue]]) -> list[Settings]:
     """Every combination of each named setting's values, the last varying fastest; one empty one without names."""
     return [dict(zip(names, chosen)) for chosen in itertools.product(*values)]
 
 
-def label(combination: dict[str, object]) -> str:
+def label(combination: Mapping[str, object]) -> str:
     """`NAME=VALUE NAME=VALUE`, or `default` for the server's settings as they are."""
     return " ".join(f"{k}={v}" for k, v in combination.items()) or "default"

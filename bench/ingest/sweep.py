@@ -19,6 +19,7 @@ from bench.ingest.openwebui_settings import OpenWebUISettings
 from bench.ingest.record import EMBEDDING_ROUTE, Combination, DocsOutcome, failed_record, point_record, target_name
 from bench.ingest.settings import SettingAxis, combinations, label
 from bench.results.schema import IngestPointRecord
+from bench.results.schema.ingest import Settings
 from bench.targets.base import TargetKind
 from bench.targets.http_shared import DedupedCorpus
 from bench.targets.openwebui import OpenWebUITarget
@@ -43,7 +44,7 @@ class OpenWebUISweep:
         self.target, self.corpus, self.metering = target, corpus, metering
         self.keep = keep  # leave each combination's knowledge base and files on the server
         self.settings = OpenWebUISettings(target.http)
-        self.combinations: list[dict[str, object]] = []
+        self.combinations: list[Settings] = []
 
     def prepare(self, axes: list[SettingAxis]) -> None:
         """Put back what a killed ingest left (the journal; one a live ingest holds is refused), type every swept
@@ -135,7 +136,7 @@ class OpenWebUISweep:
             )
         return None
 
-    def _one(self, combination: dict[str, object], kb_name: str, progress: ProgressFactory) -> IngestPointRecord:
+    def _one(self, combination: Settings, kb_name: str, progress: ProgressFactory) -> IngestPointRecord:
         """The combination applied and measured on a fresh knowledge base, which goes afterwards (unless --keep)
         whatever happens: an error, Ctrl-C or SIGTERM half-way through included."""
         back = self.settings.apply(combination) if combination else {}
@@ -157,7 +158,7 @@ class OpenWebUISweep:
                     raise
 
     def _measured(
-        self, back: dict[str, object], name: str, kb_name: str, progress: ProgressFactory, made: MadeOnServer
+        self, back: Settings, name: str, kb_name: str, progress: ProgressFactory, made: MadeOnServer
     ) -> IngestPointRecord:
         meter, target = self.metering.meter, self.target
         index = len(meter.calls) if meter else 0

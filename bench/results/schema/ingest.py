@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+
+# A server setting's value as a run reads it back: a scalar of the server's own settings form (Open WebUI's
+# embedding and retrieval settings), never a nested object.
+SettingValue = bool | int | float | str | None
+Settings = dict[str, SettingValue]  # setting name -> value
 
 
 class IngestStatus(StrEnum):
@@ -55,7 +59,7 @@ class IngestPointRecord:
     target: str  # the target as given (secrets masked)
     kind: str  # openwebui | lightrag
     label: str  # the combination, e.g. "RAG_EMBEDDING_BATCH_SIZE=8 RAG_EMBEDDING_CONCURRENT_REQUESTS=4"
-    settings: dict[str, Any]  # the combination's settings as the server read them back
+    settings: Settings  # the combination's settings as the server read them back
     status: IngestStatus
     documents: int  # documents sent
     processed: int  # documents the server lists as processed afterwards

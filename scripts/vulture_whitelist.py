@@ -86,3 +86,7 @@ distractor_source
 return_text
 return_documents
 input
+# Description TypedDict keys written in dict displays and stored with the results or hashed into the cache key
+# (bench/endpoints/base.py EndpointDescription, ServedIdentity; bench/targets/descriptions.py).
+cross_encoder_fingerprint
+sha

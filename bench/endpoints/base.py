@@ -11,9 +11,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypedDict, runtime_checkable
 
 import numpy as np
+from typing_extensions import ReadOnly
 
 from bench.core.http import DEFAULT_CAP, MIB, BodyCap
 
@@ -177,6 +178,56 @@ class EmbedWire(Protocol):
     def parse(self, answer: Any, n: int) -> np.ndarray: ...  # through `vectors_of`
 
 
+class EndpointDescription(TypedDict, total=False):
+    """An endpoint's `describe()`: kind, URL (masked), model, dtype, and the request options it sends."""
+
+    kind: EndpointKind
+    url: str
+    model: str | None  # Cohere's is optional
+    dtype: str | None
+    version: str  # TEI /info
+    max_client_batch_size: int  # TEI /info, embedders
+    # TEI's request options (bench.endpoints.wire_bodies), as sent
+    normalize: bool
+    truncate: bool
+    truncation_direction: str
+    dimensions: ReadOnly[int | None]  # also OpenAI's (None: not asked for); read-only: TEI's `int` fits
+    prompt_name: str
+    raw_scores: bool
+    return_text: bool
+    # OpenAI's
+    encoding_format: str | None
+    batch_size: int  # also the reference models'
+    tokenizer: str | None
+    # the in-process reference models: their folder's name and hash
+    model_fingerprint: str
+    cross_encoder: str
+    cross_encoder_fingerprint: str
+
+
+class NamedEndpoint(EndpointDescription, total=False):
+    """`identity`'s endpoint entry: the spec's name with the endpoint's description."""
+
+    name: str
+
+
+class ServedIdentity(TypedDict, total=False):
+    """What the served vectors depend on, as the endpoint tells it (`served_key` hashes it, sorted, as JSON)."""
+
+    kind: EndpointKind
+    info: None  # TEI whose /info was not read
+    model: str
+    sha: object  # TEI /info's model_sha as sent (None: not sent)
+    dtype: str
+    pooling: object  # TEI /info's model_type.embedding.pooling as sent
+    max_input_length: int
+    dimensions: ReadOnly[int | None]
+    normalize: bool
+    truncate: bool
+    truncation_direction: str
+    prompt_name: str
+
+
 class RerankWire(Protocol):
     """query + texts -> request; decoded JSON answer -> (index, score) pairs as the endpoint ranked them."""
 
@@ -193,7 +244,7 @@ class Embedder(Protocol):
 
     def embed(self, texts: list[str]) -> Embeddings: ...
 
-    def describe(self) -> dict[str, object]: ...
+    def describe(self) -> EndpointDescription: ...
 
     def dtype(self) -> str | None: ...  # the serving dtype when the endpoint says (TEI /info), else None
 
@@ -206,7 +257,7 @@ class Reranker(Protocol):
 
     def rerank(self, query: str, texts: list[str], top_n: int | None = None) -> Scores: ...
 
-    def describe(self) -> dict[str, object]: ...
+    def describe(self) -> EndpointDescription: ...
 
     def dtype(self) -> str | None: ...
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from bench.core.errors import UserError
 from bench.core.http import HttpStatusError
+from bench.endpoints.base import ServedIdentity
 
 # The identity probe (`probe_vectors`), sent to an HTTP endpoint once per run: a short sentence and texts long
 # enough to cross the input limit of the served model, so that the vectors it gets back (part of the cache key,
@@ -156,7 +157,7 @@ def probe_vectors(embed: Callable[[list[str]], np.ndarray], limit: int | None = 
             texts = texts[:-1]
 
 
-def served_key(identity: dict[str, object], probe: np.ndarray) -> str:
+def served_key(identity: ServedIdentity, probe: np.ndarray) -> str:
     """The cache key of a served model: what the endpoint says it serves (model, weights, dtype, pooling,
     input limit, request options) and the vectors it gives the probe texts (`probe_vectors`), to 3 decimals
     (float noise between runs does not matter; another model, pooling, normalisation, or truncation anywhere

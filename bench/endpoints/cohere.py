@@ -14,6 +14,7 @@ import httpx
 
 from bench.endpoints.base import (
     CallTiming,
+    EndpointDescription,
     EndpointKind,
     Scores,
     WireRequest,
@@ -98,7 +99,7 @@ class CohereReranker:
             raise self.http.shape_error(request.url, exc.expected, answer) from None
         return pairs, CallTiming(len(texts), wall_ms)
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> EndpointDescription:
         return {"kind": self.kind, "url": self.wire.url, "model": self.wire.model}
 
     def dtype(self) -> str | None:

@@ -16,7 +16,9 @@ from bench.core.errors import UserError
 from bench.endpoints.base import (
     CallTiming,
     Embeddings,
+    EndpointDescription,
     EndpointKind,
+    ServedIdentity,
     WireRequest,
     WireShapeError,
     batches,
@@ -132,7 +134,7 @@ class OpenAIEmbedder:
         vectors = np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)
         return Embeddings(vectors, calls)
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> EndpointDescription:
         return {
             "kind": self.kind,
             "url": self.http.url,
@@ -154,7 +156,7 @@ class OpenAIEmbedder:
     def dtype(self) -> str | None:
         return None  # the OpenAI shape does not say
 
-    def identity(self) -> dict[str, object]:
+    def identity(self) -> ServedIdentity:
         """What the served vectors depend on that the OpenAI shape tells: the model name and the dimensions
         asked for (the served dimension and a probe vector join it in the cache key)."""
         return {"kind": self.kind, "model": self.wire.model, "dimensions": self.wire.dimensions}

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bench.core.errors import UserError
-from bench.endpoints.base import CallTiming, Embeddings, EndpointKind, Scores
+from bench.endpoints.base import CallTiming, Embeddings, EndpointDescription, EndpointKind, Scores
 from bench.endpoints.cache import EmbeddingCache
 
 if TYPE_CHECKING:  # loaded on first use: importing sentence_transformers takes seconds
@@ -86,7 +86,7 @@ class SentenceTransformerEmbedder:
             self._model = SentenceTransformer(str(self.model_path), device="cpu")
         return self._model
 
-    def describe(self) -> dict[str, str | int]:
+    def describe(self) -> EndpointDescription:
         return {
             "model": str(self.model_path.name),
             "model_fingerprint": self.fingerprint,
@@ -133,7 +133,7 @@ class CrossEncoderScorer:
             self._model = CrossEncoder(str(self.model_path), device="cpu")
         return self._model
 
-    def describe(self) -> dict[str, str | int]:
+    def describe(self) -> EndpointDescription:
         return {"cross_encoder": self.model_path.name, "cross_encoder_fingerprint": model_fingerprint(self.model_path)}
 
     def score(self, query: str, texts: list[str]) -> np.ndarray:
@@ -159,7 +159,7 @@ class ReferenceEmbedder:
         vectors = self.embedder.embed(texts)
         return Embeddings(vectors, [CallTiming(len(texts), (time.perf_counter() - started) * 1000.0)])
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> EndpointDescription:
         return {
             "kind": self.kind,
             "model": str(self.embedder.model_path),
@@ -204,7 +204,7 @@ class ReferenceReranker:
         kept[order] = scores[order]
         return Scores(kept, order, [CallTiming(len(texts), (time.perf_counter() - started) * 1000.0)])
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> EndpointDescription:
         return {"kind": self.kind, "model": str(self.scorer.model_path), "dtype": "float32", **self.scorer.describe()}
 
     def dtype(self) -> str | None:

@@ -17,8 +17,10 @@ from bench.core.http import HttpStatusError
 from bench.endpoints.base import (
     CallTiming,
     Embeddings,
+    EndpointDescription,
     EndpointKind,
     Scores,
+    ServedIdentity,
     WireRequest,
     WireShapeError,
     embed_cap,
@@ -75,22 +77,25 @@ class TeiRerankWire:
 
 
 class _TeiEndpoint:
-    """What TEI's embedder and reranker share: /info in `describe` (with `info_shown`), the dtype, close."""
+    """What TEI's embedder and reranker share: /info in `describe` (with `shows_batch_limit`), the dtype, close."""
 
     kind: EndpointKind
     client: TeiClient
     wire: TeiEmbedWire | TeiRerankWire
-    info_shown: tuple[str, ...] = ()  # further /info fields `describe` names
+    shows_batch_limit = False  # `describe` names /info's max_client_batch_size (embedders)
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> EndpointDescription:
         info = self.client.info()
+        shown: EndpointDescription = (
+            {"max_client_batch_size": info.max_client_batch_size} if self.shows_batch_limit else {}
+        )
         return {
             "kind": self.kind,
             "url": self.client.url,
             "model": info.model_id,
             "dtype": info.model_dtype,
             "version": info.version,
-            **{name: getattr(info, name) for name in self.info_shown},
+            **shown,
             **self.wire.options,
         }
 
@@ -105,7 +110,7 @@ class TeiEmbedder(_TeiEndpoint):
     """texts -> vectors through TEI's /embed."""
 
     kind = EndpointKind.TEI
-    info_shown = ("max_client_batch_size",)
+    shows_batch_limit = True
     wire: TeiEmbedWire
 
     def __init__(self, name: str, url: str, given: TeiOptions, transport: httpx.BaseTransport | None = None):
@@ -176,21 +181,23 @@ class TeiEmbedder(_TeiEndpoint):
             return None, f"not counted: TEI /tokenize failed ({exc})"
         return over, f"TEI /tokenize vs /info max_input_length {limit}"
 
-    def identity(self) -> dict[str, object]:
+    def identity(self) -> ServedIdentity:
         """What the served vectors depend on, as /info tells it (model, weights' sha, dtype, pooling, input
         limit), with this client's request options (normalize, truncate, dimensions, prompt)."""
+        known: ServedIdentity
         if not self._info_known():
-            return {"kind": self.kind, "info": None, **self.wire.options}
-        info = self.client.info()
-        return {
-            "kind": self.kind,
-            "model": info.model_id,
-            "sha": info.model_sha,
-            "dtype": info.model_dtype,
-            "pooling": info.pooling,
-            "max_input_length": info.max_input_length,
-            **self.wire.options,
-        }
+            known = {"kind": self.kind, "info": None}
+        else:
+            info = self.client.info()
+            known = {
+                "kind": self.kind,
+                "model": info.model_id,
+                "sha": info.model_sha,
+                "dtype": info.model_dtype,
+                "pooling": info.pooling,
+                "max_input_length": info.max_input_length,
+            }
+        return {**known, **self.wire.options}
 
 
 class TeiReranker(_TeiEndpoint):

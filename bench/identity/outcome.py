@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from bench.endpoints.base import NamedEndpoint
 from bench.identity.thresholds import (
     FAIL,
     PASS,
@@ -49,7 +50,7 @@ class IdentityTimings:
 
 @dataclass
 class IdentityResult:
-    endpoints: list[dict[str, object]]
+    endpoints: list[NamedEndpoint]
     source: str
     texts: int
     queries: int

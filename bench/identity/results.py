@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.endpoints.base import NamedEndpoint
 from bench.identity.outcome import IdentityResult
 from bench.results.frame import complete_results
 from bench.results.schema import IdentityEndpointRecord, IdentitySummaryRecord, RunCommand
@@ -31,8 +32,8 @@ def identity_records(report: IdentityResult) -> list[object]:
     ]
 
 
-def _endpoint_record(report: IdentityResult, described: dict[str, object]) -> IdentityEndpointRecord:
-    name = str(described["name"])
+def _endpoint_record(report: IdentityResult, described: NamedEndpoint) -> IdentityEndpointRecord:
+    name = described["name"]
     batch = report.batch_invariance.get(name)
     top_n = report.rerankers.get(name)
     return IdentityEndpointRecord(

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from bench.core.errors import UserError
 from bench.datasets.texts import Tokenizer, word_counts
-from bench.endpoints.base import Embedder, Reranker
+from bench.endpoints.base import Embedder, EndpointKind, NamedEndpoint, Reranker
 from bench.endpoints.spec import EndpointSpec, open_endpoint
 from bench.identity.embed_pairs import EmbedJob, embed_identity
 from bench.identity.inputs import IdentityInput
@@ -44,6 +44,15 @@ def _safe(call: Callable[[], T], fallback: F) -> T | F:
         return call()
     except UserError:
         return fallback
+
+
+def _named(name: str, endpoint: Embedder | Reranker) -> NamedEndpoint:
+    """The endpoint's description under its spec's name; its kind alone where it cannot describe itself."""
+    known: NamedEndpoint = {"name": name}
+    kind = getattr(endpoint, "kind", None)
+    if isinstance(kind, EndpointKind):
+        known["kind"] = kind
+    return {**known, **_safe(endpoint.describe, known)}
 
 
 def _pairs(names: list[str], reference: str | None) -> list[tuple[str, str]]:
@@ -125,9 +134,7 @@ def compare_endpoints(
         diagnosis_s = embed_identity(job, report, endpoint_s)
     if rerankers:
         _rerank_identity(request, rerankers, inputs, forced, report, endpoint_s)
-    report.endpoints = [
-        {"name": n, **_safe(e.describe, {"kind": getattr(e, "kind", "?")})} for n, e in endpoints.items()
-    ]
+    report.endpoints = [_named(n, e) for n, e in endpoints.items()]
     total = time.perf_counter() - started
     report.timings = IdentityTimings(total, endpoint_s, diagnosis_s, total - sum(endpoint_s.values()) - diagnosis_s)
     return report

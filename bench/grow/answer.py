@@ -23,9 +23,9 @@ def break_reason(rung: GrowRungRecord, slo: Slo | None) -> str | None:
     if rung.status == RungStatus.FAILED:
         return f"ingest failed: {rung.error}"
     if rung.errors:
-        kind, count = next(iter(rung.errors.items()))
-        said = f"{sum(rung.errors.values())} of {rung.queries} queries failed ({kind} ×{count}"
-        return f"{said}: {rung.error_examples.get(kind, '')})"
+        first = rung.error_counts[0]
+        said = f"{sum(rung.errors.values())} of {rung.queries} queries failed ({first.key} ×{first.count}"
+        return f"{said}: {first.first_message})"
     if slo is not None:
         value = rung.latency_ms.get(slo_quantity(slo))
         if value is not None and value > slo.ms:

@@ -29,6 +29,7 @@ from bench.quality.metrics import Measure, evaluate
 from bench.quality.runs import run_from_results
 from bench.results.schema import GrowRungRecord, RungStatus
 from bench.results.schema.grow import GrowUnit, IngestMode
+from bench.results.schema.kinds import ErrorKind, TargetKind, error_key
 from bench.results.schema.run import STORE_PARAM
 from bench.targets.base import QueryResult, Target, TargetSpec
 
@@ -91,7 +92,7 @@ def measure_rung(
     chunks_unit = climb.unit == "chunks"
     return GrowRungRecord(
         target=spec.name,
-        kind=spec.kind,
+        kind=TargetKind(spec.kind),
         store=spec.params.get(STORE_PARAM) or None,
         rung=rung.index,
         size=(grown.chunks or 0) if chunks_unit and increment.error is None else rung.size,
@@ -206,10 +207,13 @@ def error_kinds(results: list[QueryResult]) -> tuple[dict[str, int], dict[str, s
 
 
 def error_kind(message: str) -> str:
+    """The class a query's error is counted under: http-NNN where the message names a status, else timeout or
+    error (bench.results.schema.kinds.ErrorKind)."""
     match = _STATUS.search(message)
     if match:
-        return f"http-{match.group(1) or match.group(2)}"
-    return "timeout" if "timed out" in message.lower() or "timeout" in message.lower() else "error"
+        return error_key(ErrorKind.HTTP, int(match.group(1) or match.group(2)))
+    timed_out = "timed out" in message.lower() or "timeout" in message.lower()
+    return error_key(ErrorKind.TIMEOUT if timed_out else ErrorKind.ERROR)
 
 
 def _scores(climb: Climb, results: list[QueryResult]) -> dict[str, float]:

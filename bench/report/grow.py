@@ -61,7 +61,7 @@ def rung_table(results: Results) -> Rows:
     rows = []
     for target in _targets(results):
         for r in _rungs(results, target):
-            errors = r.error or ", ".join(f"{k} ×{n}: {r.error_examples.get(k, '')}" for k, n in r.errors.items())
+            errors = r.error or ", ".join(f"{e.key} ×{e.count}: {e.first_message}" for e in r.error_counts)
             rows.append(
                 [
                     target,
@@ -94,7 +94,7 @@ def calls_table(results: Results) -> Rows:
         for r in _rungs(results, target):
             for phase, by_route in (("ingest", r.ingest_calls), ("queries", r.query_calls)):
                 for route, c in by_route.items():
-                    failed = sum(n for status, n in c.by_status.items() if status != "ok")
+                    failed = sum(e.count for e in c.failed)
                     rows.append(
                         [
                             target,

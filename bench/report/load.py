@@ -59,7 +59,7 @@ def points_table(points: list[LoadPointRecord]) -> tuple[list[str], list[list[st
     rows = []
     for r in points:
         t, lat = r.throughput, r.latency_ms
-        errors = ", ".join(f"{k} {v}" for k, v in sorted(r.requests.errors.items())) or "0"
+        errors = ", ".join(f"{e.key} {e.count}" for e in sorted(r.error_counts, key=lambda e: e.key)) or "0"
         rows.append(
             [
                 point_label(r, r.endpoint),

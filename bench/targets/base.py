@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 import httpx
@@ -19,19 +18,10 @@ from bench.core.progress import no_progress as no_progress  # the targets' calle
 from bench.core.secrets import MASK, is_secret_name, mask
 from bench.datasets.model import Dataset
 from bench.endpoints.spec import EndpointSpec
+from bench.results.schema.kinds import TargetKind as TargetKind  # the records' vocabulary, re-exported
 from bench.targets.embed_cost import SentCost
 
 # A progress callback: (task description, total or None) -> advance(n) function.
-
-
-class TargetKind(StrEnum):
-    """The target kinds a spec names (`kind[:variant]...`): the local engines, then the served stacks."""
-
-    BM25 = "bm25"
-    DENSE = "dense"
-    HYBRID = "hybrid"
-    OPENWEBUI = "openwebui"
-    LIGHTRAG = "lightrag"
 
 
 @dataclass

@@ -60,3 +60,25 @@ def test_v3_file_reports(kind: str, tmp_path: Path) -> None:
 
     report = write_report(V3 / f"{kind}.jsonl", tmp_path)
     assert report.is_file() and (tmp_path / "report.md").read_text(encoding="utf-8").strip()
+
+
+def test_v3_grow_rung_kind_and_errors_are_typed() -> None:
+    """Issue 49: a rung's kind is the TargetKind enum and its errors read as one ErrorCount per class."""
+    from bench.results.schema.kinds import ErrorCount, ErrorKind, TargetKind
+
+    rungs = read_results(V3 / "grow.jsonl").grow_rungs
+    assert all(isinstance(r.kind, TargetKind) for r in rungs)
+    assert rungs[3].kind is TargetKind.BM25
+    counts = rungs[1].error_counts
+    assert counts[0] == ErrorCount(ErrorKind.HTTP, 400, "HTTP 400: bad request", 2, "http-400")
+    assert [(e.kind, e.status) for e in counts[1:]] == [(ErrorKind.TIMEOUT, None), (ErrorKind.ERROR, None)]
+    assert {e.key: e.count for e in counts} == rungs[1].errors  # the classes as written, in order
+
+
+def test_v3_ingest_kind_and_refused_calls_are_typed() -> None:
+    from bench.results.schema.kinds import ErrorKind, TargetKind
+
+    points = read_results(V3 / "ingest.jsonl").ingest_points
+    assert points[0].kind is TargetKind.OPENWEBUI
+    (refused,) = points[1].calls["embedding"].failed
+    assert (refused.kind, refused.status, refused.count) == (ErrorKind.HTTP, 413, 2)

@@ -8,6 +8,7 @@ from enum import StrEnum
 from bench.core.machine import MachineView
 from bench.results.schema.conventions import WRITTEN_WHEN_SET
 from bench.results.schema.ingest import EndpointCalls
+from bench.results.schema.kinds import ErrorCount, TargetKind
 
 
 class RungStatus(StrEnum):
@@ -37,7 +38,7 @@ class GrowRungRecord:
     """`ragbench grow`: one target at one rung of the ladder (the knowledge base grown to `size`)."""
 
     target: str  # the target's name
-    kind: str  # bm25 | dense | hybrid | openwebui | lightrag
+    kind: TargetKind  # bm25 | dense | hybrid | openwebui | lightrag
     rung: int  # 1, 2, ...: the rung's place in the ladder
     size: int  # the knowledge base at this rung in `unit`: documents, or the app's chunks (at least the rung's size)
     unit: GrowUnit  # what `size` counts: docs | chunks (the app's own count, `chunks`)
@@ -85,6 +86,11 @@ class GrowRungRecord:
     #: how late ragbench's own 10 ms timer woke during the timed queries, p99 (bench.core.machine.LagProbe): past
     #: a tenth of the rung's p50 the rung's latencies are the machine's as much as the app's (left out of the laws)
     lag_p99_ms: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
+
+    @property
+    def error_counts(self) -> list[ErrorCount]:
+        """`errors` and `error_examples` as one typed record per kind."""
+        return ErrorCount.of(self.errors, self.error_examples)
 
 
 @dataclass

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from bench.results.schema.kinds import ErrorCount, TargetKind
+
 # A server setting's value as a run reads it back: a scalar of the server's own settings form (Open WebUI's
 # embedding and retrieval settings), never a nested object.
 SettingValue = bool | int | float | str | None
@@ -38,6 +40,11 @@ class EndpointCalls:
     prompt_tokens: int  # from the replies' `usage` (LLM calls)
     completion_tokens: int
 
+    @property
+    def failed(self) -> list[ErrorCount]:
+        """The calls not answered ok, one typed record per status class (no message: the meter keeps none)."""
+        return ErrorCount.of({k: n for k, n in self.by_status.items() if k != "ok"}, {})
+
 
 @dataclass
 class DirectIngest:
@@ -57,7 +64,7 @@ class IngestPointRecord:
     """`ragbench ingest`: one target ingesting the corpus under one settings combination."""
 
     target: str  # the target as given (secrets masked)
-    kind: str  # openwebui | lightrag
+    kind: TargetKind  # openwebui | lightrag
     label: str  # the combination, e.g. "RAG_EMBEDDING_BATCH_SIZE=8 RAG_EMBEDDING_CONCURRENT_REQUESTS=4"
     settings: Settings  # the combination's settings as the server read them back
     status: IngestStatus

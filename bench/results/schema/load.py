@@ -14,6 +14,7 @@ from bench.results.schema.conventions import WRITTEN_WHEN_SET
 # the interleaved records' enums, imported from here before they had their own module
 from bench.results.schema.interleave import InterleavedVerdict as InterleavedVerdict
 from bench.results.schema.interleave import PairedFigureName as PairedFigureName
+from bench.results.schema.kinds import ErrorCount
 
 
 class Op(StrEnum):
@@ -269,6 +270,11 @@ class LoadPointRecord:
     #: left out: written before it was recorded
     machine: MachineView | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     record: str = "load_point"
+
+    @property
+    def error_counts(self) -> list[ErrorCount]:
+        """`requests.errors` and `error_examples` as one typed record per error class."""
+        return ErrorCount.of(self.requests.errors, self.error_examples)
 
     @property
     def length_text(self) -> str | None:

@@ -90,3 +90,25 @@ input
 # (bench/endpoints/base.py EndpointDescription, ServedIdentity; bench/targets/descriptions.py).
 cross_encoder_fingerprint
 sha
+api_version
+cache_check
+chunk_overlap
+chunking
+core_version
+enable_rerank
+enabled
+first_stage
+from_earlier_run
+identical_groups
+latency_parts
+mapping
+metered
+rrf_k
+served_identity
+server_version
+settings_applied
+settings_before
+skipped_empty_examples
+splitter
+vector_norms
+vectors_unit_length

@@ -43,11 +43,12 @@ def run_target(spec: TargetSpec, target: Target, scoring: Scoring, out_dir: Path
         if failure is None:
             with config.around_search(spec.name) as extra:
                 results, search_s, failure = _search(target, queries, config.depth, run.progress, checkpoint)
-        described = target.describe()  # before generating: what the ranking met (a meter counts its calls)
+        # before generating: what the ranking met (a meter counts its calls); the record's config, a JSON object
+        described = dict(target.describe())
         generated, generation = _generate(config, target, spec.name, dataset, results, run.progress, judge)
         if generation is not None:
             described = {**described, "generation": generation}
-        blocks = target.cost_blocks() if isinstance(target, Metered) else {}
+        blocks = {p: dict(b) for p, b in target.cost_blocks().items()} if isinstance(target, Metered) else {}
     finally:
         target.close()
     query_run, replaced = run_from_results(results)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypedDict, runtime_checkable
 
 import httpx
 
@@ -146,6 +146,12 @@ class TargetSpec:
         return label
 
 
+class TargetDescription(TypedDict):
+    """What every target's `describe()` gives: each kind returns its own TypedDict (Bm25Description, DenseDescription,
+    FusionDescription, RerankStageDescription, LightRAGDescription, OpenWebUIDescription), which this keyless base
+    admits; the quality record stores it whole as `config` (bench.results.schema.quality.TargetRecord)."""
+
+
 @runtime_checkable
 class Target(Protocol):
     name: str
@@ -156,7 +162,7 @@ class Target(Protocol):
     def search(self, queries: dict[str, str], depth: int, progress: ProgressFactory) -> list[QueryResult]:
         """Rank every query; at most `depth` hits each. A failing query is a result with `error` set."""
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> TargetDescription:
         """Configuration and server facts to store with the results (never secrets)."""
 
     def close(self) -> None:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from bench.core.progress import ProgressFactory
 from bench.datasets.model import Dataset
@@ -57,6 +57,18 @@ class BM25Settings:
 BM25_PARAMS = {"k1", "b", "stemmer", "stopwords"}
 
 
+class Bm25Description(TypedDict):
+    """The BM25 engine's `describe()`."""
+
+    engine: str
+    method: str
+    k1: float
+    b: float
+    stemmer: str  # none | snowball-LANGUAGE
+    stopwords: str  # none | bm25s LANGUAGE
+    fields: str
+
+
 class BM25Engine:
     def __init__(self, name: str = "bm25", settings: BM25Settings = BM25Settings()):
         self.name = name
@@ -100,7 +112,7 @@ class BM25Engine:
         advance(len(qids))
         return batch_results(qids, hits)
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> Bm25Description:
         stemmer = "none" if self.settings.stemmer == "none" else f"snowball-{self.settings.stemmer}"
         stopwords = "none" if self.settings.stopwords == "none" else f"bm25s {self.settings.stopwords}"
         return {

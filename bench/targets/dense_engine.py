@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from enum import StrEnum
+from typing import TypedDict
 
 import numpy as np
 
@@ -12,8 +13,8 @@ from bench.core.errors import ServerError
 from bench.core.progress import ProgressFactory
 from bench.datasets.model import Dataset
 from bench.targets.base import Hit, QueryResult, TargetFailed, batch_results, no_progress
-from bench.targets.embed_cost import EmbedMeter
-from bench.targets.encoder import Encoder
+from bench.targets.embed_cost import CostBlock, EmbedMeter
+from bench.targets.encoder import Encoder, EncoderDescription
 from bench.targets.rerank_stage import one_by_one
 from bench.targets.vector_index import VectorIndex
 
@@ -35,6 +36,20 @@ class Similarity(StrEnum):
 
 
 SIMILARITIES = tuple(Similarity)
+
+
+class Norms(TypedDict):
+    min: float
+    max: float
+
+
+class DenseDescription(EncoderDescription, total=False):
+    """The dense engine's `describe()`: its similarity and search, its encoder's, and the norms it was served."""
+
+    similarity: Similarity
+    search: str
+    vectors_unit_length: bool | None
+    vector_norms: Norms
 
 
 class DenseEngine:
@@ -146,14 +161,15 @@ class DenseEngine:
                 result.warnings.append(NOT_UNIT)
         return results
 
-    def describe(self) -> dict[str, object]:
-        described: dict[str, object] = {"similarity": self.similarity, "search": "exact", **self.encoder.describe()}
+    def describe(self) -> DenseDescription:
+        own: DenseDescription = {"similarity": self.similarity, "search": "exact"}
+        described: DenseDescription = {**own, **self.encoder.describe()}
         if self._norms is not None:  # what the server gave, before any normalisation here
             described["vectors_unit_length"] = self.unit_length
             described["vector_norms"] = {"min": self._norms[0], "max": self._norms[1]}
         return described
 
-    def cost_blocks(self) -> dict[str, dict[str, object]]:
+    def cost_blocks(self) -> dict[str, CostBlock]:
         return self.encoder.blocks()
 
     def close(self) -> None:

@@ -6,17 +6,63 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import NotRequired, Protocol, TypedDict, runtime_checkable
 
 from bench.core.percentiles import percentiles
 from bench.endpoints.base import CallTiming
+
+
+class SentFigures(TypedDict):
+    """What the texts a phase sent cost, as its block shows them (`SentCost.own_figures`)."""
+
+    requests: int
+    tokens: int | None
+    tokens_by: str
+    wall_s: float
+    texts_per_s: float | None
+    tokens_per_s: float | None
+
+
+class SentCostFigures(SentFigures):
+    texts_sent: int
+
+
+SharedCost = TypedDict(  # the cached texts another target of the run embedded, with what they cost it
+    "SharedCost",
+    {
+        "with": str,
+        "phase": str,
+        "texts": int,
+        "texts_sent": NotRequired[int],
+        "requests": NotRequired[int],
+        "tokens": NotRequired[int | None],
+        "tokens_by": NotRequired[str],
+        "wall_s": NotRequired[float],
+        "texts_per_s": NotRequired[float | None],
+        "tokens_per_s": NotRequired[float | None],
+    },
+)
+
+
+class CostBlock(SentFigures):
+    """A phase's cost block (`ingest`, `query_embed`) in the quality record's `cost_blocks`."""
+
+    texts: int
+    from_cache: int
+    from_earlier_run: int
+    shared: list[SharedCost]
+    request_ms: dict[str, float]
+    retries: dict[str, int]  # cause -> retries
+    splits: dict[str, int]  # cause -> requests split
+    over_limit: int | None
+    over_limit_by: str
 
 
 @runtime_checkable
 class Metered(Protocol):
     """A target that measures what its components cost (`ingest`, `query_embed` blocks)."""
 
-    def cost_blocks(self) -> dict[str, dict[str, object]]: ...
+    def cost_blocks(self) -> dict[str, CostBlock]: ...
 
 
 @dataclass(frozen=True)
@@ -32,10 +78,10 @@ class SentCost:
     texts_per_s: float | None
     tokens_per_s: float | None
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> SentCostFigures:
         return {"texts_sent": self.texts_sent, **self.own_figures()}
 
-    def own_figures(self) -> dict[str, object]:
+    def own_figures(self) -> SentFigures:
         """The figures a phase's own block shows (its texts counted there: sent, cached, shared)."""
         return {
             "requests": self.requests,
@@ -88,18 +134,19 @@ class EmbedMeter:
             tokens_per_s=self.tokens / self.wall_s if self.tokens is not None and self.wall_s > 0 else None,
         )
 
-    def block(self, costs: dict[tuple[str, str], Callable[[], SentCost]] | None = None) -> dict[str, object]:
+    def _shared(
+        self, target: str, phase: str, texts: int, paid: dict[tuple[str, str], Callable[[], SentCost]]
+    ) -> SharedCost:
+        known: SharedCost = {"with": target, "phase": phase, "texts": texts}
+        return {**known, **paid[(target, phase)]().to_json()} if (target, phase) in paid else known
+
+    def block(self, costs: dict[tuple[str, str], Callable[[], SentCost]] | None = None) -> CostBlock:
         """The phase's cost block; `costs` (CacheLedger.costs) gives what each producer of its cached texts paid."""
         # Texts another target of this run embedded are credited its cost; those this target embedded itself in
         # another phase or call are its own cost already; the rest came from an earlier run.
         paid = costs or {}
         shared = [
-            {
-                "with": target,
-                "phase": phase,
-                "texts": n,
-                **(paid[(target, phase)]().to_json() if (target, phase) in paid else {}),
-            }
+            self._shared(target, phase, n, paid)
             for (target, phase), n in sorted(self.made_in_run.items())
             if target != self.owner
         ]

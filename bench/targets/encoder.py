@@ -8,16 +8,16 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypedDict, runtime_checkable
 
 import numpy as np
 
 from bench.core.errors import ServerError
 from bench.core.progress import console
-from bench.endpoints.base import Embedder, Embeddings
+from bench.endpoints.base import Embedder, Embeddings, EndpointDescription
 from bench.endpoints.cache import EmbeddingCache
 from bench.targets.base import CacheLedger
-from bench.targets.embed_cost import EmbedMeter
+from bench.targets.embed_cost import CostBlock, EmbedMeter
 
 
 class ServedEmbedder(Embedder, Protocol):
@@ -74,6 +74,35 @@ class VectorDifference:
     stale: str | None
 
 
+class Tolerance(TypedDict):
+    cosine_min: float
+    norm_diff_max: float
+
+
+class _CacheCheckRequired(TypedDict):
+    texts: int
+    tolerance: Tolerance
+    wall_ms: float
+    verdict: str
+
+
+class CacheCheckFigures(_CacheCheckRequired, total=False):
+    """`describe()`'s `cache_check`; the figures are left out where the dimensions differ."""
+
+    cosine_min: float
+    norm_diff_max: float
+
+
+class EncoderDescription(EndpointDescription, total=False):
+    """The encoder's endpoint (its description, under the spec's name) and how the encoder used it."""
+
+    endpoint: str
+    concurrency: int
+    served_identity: str
+    cache: str  # on | off
+    cache_check: CacheCheckFigures | None
+
+
 @dataclass(frozen=True)
 class CacheCheck:
     """The re-check of the first cached vectors served (`Encoder._recheck`), as `describe()`'s `cache_check`."""
@@ -83,15 +112,17 @@ class CacheCheck:
     wall_ms: float
     verdict: str  # match, or stale: why, and that the cache was cleared
 
-    def to_json(self) -> dict[str, object]:
-        figures = {"cosine_min": self.difference.cosine_min, "norm_diff_max": self.difference.norm_diff_max}
-        return {
+    def to_json(self) -> CacheCheckFigures:
+        found: CacheCheckFigures = {
             "texts": self.texts,
-            **{name: value for name, value in figures.items() if value is not None},
             "tolerance": {"cosine_min": RECHECK_COSINE, "norm_diff_max": RECHECK_NORM},
             "wall_ms": self.wall_ms,
             "verdict": self.verdict,
         }
+        cosine_min, norm_diff_max = self.difference.cosine_min, self.difference.norm_diff_max
+        if cosine_min is None or norm_diff_max is None:  # the dimensions differ: no figures
+            return found
+        return {"texts": self.texts, "cosine_min": cosine_min, "norm_diff_max": norm_diff_max, **found}
 
 
 def compare_vectors(cached: np.ndarray, fresh: np.ndarray) -> VectorDifference:
@@ -140,7 +171,7 @@ class Encoder:
         self.finished = (0, 0)  # texts done of those asked, in the last `embed` (what an error leaves)
         self.recheck: CacheCheck | None = None  # the re-check's figures and verdict, once it has run
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> EncoderDescription:
         return {
             "endpoint": self.endpoint.name,
             **self.endpoint.describe(),
@@ -150,7 +181,7 @@ class Encoder:
             "cache_check": self.recheck.to_json() if self.recheck else None,
         }
 
-    def blocks(self) -> dict[str, dict[str, object]]:
+    def blocks(self) -> dict[str, CostBlock]:
         return {phase: meter.block(self.ledger.costs) for phase, meter in self.meters.items()}
 
     def embed(

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import astuple, dataclass
+from typing import TypedDict
 
 from bench.core.errors import UserError
 from bench.endpoints.meter import MeterClient, Usage, cost
@@ -96,6 +97,14 @@ def hop_parts(latency_ms: float, spent: dict[str, Usage], nesting: Nesting) -> t
     return {**parts, APP_PART: max(0.0, latency_ms - hops)}, []
 
 
+class MeterDescription(TypedDict):
+    """`config.metered` of an app target: the meter, the routes' nesting, and what the latency parts mean."""
+
+    url: str
+    nesting: list[str]  # OUTER>INNER
+    latency_parts: str
+
+
 class MeteredQueries:
     """Runs an app target's queries through a meter's snapshots: each query's cost and hop split."""
 
@@ -127,7 +136,7 @@ class MeteredQueries:
             result.warnings.extend(warnings)
         return result
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> MeterDescription:
         return {
             "url": self.client.url,
             "nesting": [f"{outer}>{inner}" for outer, inner in self.nesting.pairs],

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TypedDict, TypeVar
 
 from bench.core.errors import ServerError
 from bench.core.http import ServerUnreachable
@@ -32,6 +32,14 @@ def file_name(doc_id: str) -> str:
     if safe != doc_id or safe.startswith("."):
         safe = f"{safe}-{hashlib.sha1(doc_id.encode()).hexdigest()[:8]}"
     return f"{safe}.txt"
+
+
+class CorpusDescription(TypedDict):
+    """`config.corpus` of an app target: the texts it holds, and the first groups of identical documents."""
+
+    distinct_texts: int
+    identical_copies: int
+    identical_groups: dict[str, list[str]]  # representative doc id -> its copies
 
 
 @dataclass
@@ -80,7 +88,7 @@ class DedupedCorpus:
             return text[len(doc.title) + 1 :]
         return text
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> CorpusDescription:
         return {
             "distinct_texts": len(self.documents),
             "identical_copies": self.duplicate_count,

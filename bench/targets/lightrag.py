@@ -40,6 +40,7 @@ from bench.core.progress import ProgressFactory
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
 from bench.endpoints.meter import cost
+from bench.targets.app_descriptions import LightRAGDescription, Mode
 from bench.targets.base import Hit, QueryResult, TargetKind, TargetOptions, TargetSpec, first_rank_wins
 from bench.targets.hops import MeteredQueries, Nesting
 from bench.targets.http_shared import DedupedCorpus, file_name, run_queries, timed_query
@@ -56,16 +57,6 @@ from bench.targets.params import SpecShape, bool_param, int_param
 
 KEY_ENV = "LIGHTRAG_API_KEY"
 DEFAULT_URL = "http://localhost:9621"
-
-
-class Mode(StrEnum):
-    """LightRAG's query mode (`lightrag:MODE`)."""
-
-    NAIVE = "naive"
-    LOCAL = "local"
-    GLOBAL = "global"
-    HYBRID = "hybrid"
-    MIX = "mix"
 
 
 class QueryStatus(StrEnum):
@@ -266,12 +257,15 @@ class LightRAGTarget:
         spent = cost(before, self.meter.snapshot()) if self.meter and before is not None else {}
         return REFERENCES.split(text, maxsplit=1)[0].strip(), {f"answer_{k}": v for k, v in spent.items()}
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> LightRAGDescription:
         return {
             "kind": TargetKind.LIGHTRAG,
             "mode": self.mode,
             "url": self.http.base_url,
-            "server_version": {k: self.health.get(k) for k in ("core_version", "api_version")},
+            "server_version": {
+                "core_version": self.health.get("core_version"),
+                "api_version": self.health.get("api_version"),
+            },
             "health": mask_data(self.health),
             "query": {
                 "endpoint": "/query/data",

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TypedDict
 
 from bench.core.http import HttpClient, HttpStatusError, Reply
 
@@ -23,6 +24,18 @@ class DocStatus(StrEnum):
     FAILED = "failed"
 
 
+class LightRAGIngestFigures(TypedDict):
+    """`config.ingest` of a LightRAG target."""
+
+    inserted: int
+    already_present: int
+    processed: int
+    failed: dict[str, str]  # file_source -> LightRAG's error_msg
+    seconds: float
+    docs_per_s: float | None
+    cost: dict[str, float]
+
+
 @dataclass
 class LightRAGIngest:
     inserted: int = 0
@@ -32,7 +45,7 @@ class LightRAGIngest:
     seconds: float = 0.0
     cost: dict[str, float] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> LightRAGIngestFigures:
         return {
             "inserted": self.inserted,
             "already_present": self.already_present,

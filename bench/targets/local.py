@@ -24,7 +24,7 @@ endpoint search each query on its own instead, so each has its latency, split in
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import cast
+from typing import TypedDict, cast
 
 from bench.core.errors import UserError
 from bench.core.progress import ProgressFactory
@@ -39,8 +39,9 @@ from bench.targets.base import (
     compose,
     no_progress,
 )
-from bench.targets.bm25_engine import BM25_PARAMS, BM25Engine, BM25Settings
-from bench.targets.dense_engine import SIMILARITIES, DenseEngine, Similarity
+from bench.targets.bm25_engine import BM25_PARAMS, Bm25Description, BM25Engine, BM25Settings
+from bench.targets.dense_engine import SIMILARITIES, DenseDescription, DenseEngine, Similarity
+from bench.targets.embed_cost import CostBlock
 from bench.targets.endpoint_refs import embedding_encoder
 from bench.targets.params import check_params, choice_param, float_param
 from bench.targets.rerank_stage import one_by_one
@@ -54,6 +55,16 @@ class Fusion(StrEnum):
     RRF = "rrf"
     WEIGHTED = "weighted"
     OPENWEBUI = "openwebui"
+
+
+class FusionDescription(TypedDict):
+    """The hybrid engine's `describe()`: how it fuses, and each part's own description."""
+
+    fusion: str
+    rrf_k: int
+    bm25_weight: float
+    lexical: Bm25Description
+    dense: DenseDescription
 
 
 class HybridEngine:
@@ -116,7 +127,7 @@ class HybridEngine:
             result.hits = sorted(result.hits, key=lambda hit: -cast(float, hit.score))[:depth]
         return fused
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> FusionDescription:
         fusion = "rrf" if self.bm25_weight is None else "weighted-rrf (LangChain EnsembleRetriever)"
         if self.rescore_by_dense:
             similarity = "cosine" if self.dense.similarity == Similarity.COSINE else "dot product"
@@ -129,7 +140,7 @@ class HybridEngine:
             "dense": self.dense.describe(),
         }
 
-    def cost_blocks(self) -> dict[str, dict[str, object]]:
+    def cost_blocks(self) -> dict[str, CostBlock]:
         return self.dense.cost_blocks()
 
     def close(self) -> None:

@@ -36,6 +36,7 @@ from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_
 from bench.core.progress import ProgressFactory, console
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
+from bench.targets.app_descriptions import OpenWebUIDescription
 from bench.targets.base import Hit, QueryResult, TargetKind, TargetOptions, TargetSpec, first_rank_wins
 from bench.targets.hops import MeteredQueries
 from bench.targets.http_shared import DedupedCorpus, file_name, parallel, run_queries, timed_query
@@ -143,7 +144,7 @@ class OpenWebUITarget:
             advance,
         )
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> OpenWebUIDescription:
         return {
             "kind": TargetKind.OPENWEBUI,
             "variant": self.variant,

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TypedDict
 
 from bench.core.http import HttpClient, Reply, error_message
 from bench.core.progress import console
@@ -28,6 +29,19 @@ class StoredFile:
     vectors_hash: str | None  # Open WebUI's `hash`: set once its vectors are stored, cleared when processing fails
 
 
+class OpenWebUIIngestFigures(TypedDict):
+    """`config.ingest` of an Open WebUI target."""
+
+    uploaded: int
+    already_present: int
+    failed: int
+    failed_examples: dict[str, str]  # doc id -> the server's error
+    skipped_empty: int
+    skipped_empty_examples: list[str]
+    seconds: float
+    docs_per_s: float | None
+
+
 @dataclass
 class IngestReport:
     uploaded: int = 0
@@ -38,7 +52,7 @@ class IngestReport:
     # uploaded and can never be retrieved (each still counts among the judged documents).
     skipped_empty: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> OpenWebUIIngestFigures:
         return {
             "uploaded": self.uploaded,
             "already_present": self.already_present,
@@ -54,7 +68,7 @@ class IngestReport:
 MAX_PAGES = 1000  # 500 files a page: half a million files, past any knowledge base ragbench makes
 
 
-def pages(http: HttpClient, path: str, params: dict[str, object]) -> Iterator[Reply]:
+def pages(http: HttpClient, path: str, params: dict[str, int]) -> Iterator[Reply]:
     """Each page of an Open WebUI listing, in order, until its `total` items were seen or a page is empty. Bounded
     against a server that ignores `page` (every page the first again): a page that adds no item not seen already
     ends the listing, and so does the MAX_PAGES-th; either is said in one line."""

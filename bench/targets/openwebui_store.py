@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TypedDict
 
 from bench.core.errors import UserError
 
@@ -35,6 +36,17 @@ def stated_store(value: str | None, spec_text: str) -> str | None:
             "e.g. store=chroma, store=pgvector-halfvec-hnsw, store=qdrant"
         )
     return value
+
+
+class StoreDescription(TypedDict, total=False):
+    """`config.store`: the store's name, kind and index settings, and where the name came from (None: unknown)."""
+
+    name: str | None
+    kind: str | None
+    index: str | None
+    source: str | None  # stated | app
+    app_reported: str | None
+    note: str  # why there is no name
 
 
 @dataclass(frozen=True)
@@ -70,7 +82,7 @@ class StoreIdentity:
             raise error(f"store={self.stated} is stated on the target, but the app reports {REPORTED_KEY}={reported}")
         return replace(self, app_reported=reported)
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> StoreDescription:
         """`config.store`: its name and where the name came from."""
         if self.name is None:
             return {"name": None, "source": None, "note": NOT_REPORTED}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from typing import TypedDict
 
 import numpy as np
 
@@ -13,9 +14,9 @@ from bench.core.errors import UserError
 from bench.core.http import ServerUnreachable
 from bench.core.progress import ProgressFactory
 from bench.datasets.model import Dataset
-from bench.endpoints.base import EndpointKind, Reranker
-from bench.targets.base import Hit, QueryResult, Target, TargetFailed, compose, no_progress
-from bench.targets.embed_cost import Metered
+from bench.endpoints.base import EndpointDescription, EndpointKind, Reranker
+from bench.targets.base import Hit, QueryResult, Target, TargetDescription, TargetFailed, compose, no_progress
+from bench.targets.embed_cost import CostBlock, Metered
 
 
 def one_by_one(
@@ -45,6 +46,21 @@ def one_by_one(
         results.append(result)
         advance(1)
     return results
+
+
+class NamedReranker(EndpointDescription, total=False):
+    endpoint: str  # the spec's name
+
+
+class RerankStageDescription(TypedDict, total=False):
+    """The rerank stage's `describe()`: its first stage's, the depth, and the reranker (an in-process cross-encoder
+    by its folder and hash, any other by its endpoint's description)."""
+
+    first_stage: TargetDescription
+    rerank_depth: int
+    cross_encoder: str
+    cross_encoder_fingerprint: str
+    reranker: NamedReranker
 
 
 class RerankStage:
@@ -123,17 +139,18 @@ class RerankStage:
         kept.hits = (head + _tail(result.hits[self.rerank_depth :], head))[:depth]
         return kept
 
-    def describe(self) -> dict[str, object]:
-        return {"first_stage": self.first.describe(), "rerank_depth": self.rerank_depth, **self._reranker()}
-
-    def _reranker(self) -> dict[str, object]:
+    def describe(self) -> RerankStageDescription:
+        stage: RerankStageDescription = {"first_stage": self.first.describe(), "rerank_depth": self.rerank_depth}
         described = self.reranker.describe()
         # an in-process cross-encoder: named by its folder and hash
         if described.get("kind") == EndpointKind.REFERENCE_RERANK:
-            return {key: described[key] for key in ("cross_encoder", "cross_encoder_fingerprint")}
-        return {"reranker": {"endpoint": self.reranker.name, **described}}
+            stage["cross_encoder"] = described.get("cross_encoder", "")
+            stage["cross_encoder_fingerprint"] = described.get("cross_encoder_fingerprint", "")
+        else:
+            stage["reranker"] = {"endpoint": self.reranker.name, **described}
+        return stage
 
-    def cost_blocks(self) -> dict[str, dict[str, object]]:
+    def cost_blocks(self) -> dict[str, CostBlock]:
         return self.first.cost_blocks() if isinstance(self.first, Metered) else {}
 
     def close(self) -> None:

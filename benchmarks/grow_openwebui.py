@@ -11,7 +11,9 @@ With --store pgvector-halfvec-hnsw, Open WebUI keeps its vectors in a PostgreSQL
 starts (tests/harness/pgvector.py; halfvec under HNSW, vectors of the stand-in's 128 dimensions): grow's data_dir=
 is PostgreSQL's data folder, the store's memory (PSS of its processes) is sampled beside the app's RSS, and every
 target names its store (`store=`), so that compare and history never pair the two ladders. Default: chroma.
-Each knowledge base's index recall@10 is measured at every rung (pgvector_recall.RungRecall: `OUT.recall.csv`).
+Each knowledge base's index recall@10 is measured at every rung (`OUT.recall.csv`): pgvector's in PostgreSQL
+(pgvector_recall.RungRecall), Chroma's and Milvus Lite's on a copy of the app's store taken with the app stopped
+for the copy (store_recall_files.measure_copy), at ef 10, 40, 100 (Chroma's default) and 200.
 With --store milvus-lite-hnsw, Open WebUI keeps them in Milvus Lite 3.2.2 (tests/harness/milvus.py), which runs
 inside the app's own process (its memory is the app's, its bytes `vector_db/milvus.db/`).
 
@@ -42,6 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # pgvector_recall beside this file
 
 from pgvector_recall import RungRecall
+from store_recall import RungRecall as StoreRungRecall
+from store_recall_files import measure_copy
 
 from tests.harness.hash_embedder import DIMS, HashEmbedder, tree_pss_kib, tree_rss_kib, watch_grow
 from tests.harness.milvus import milvus_store, prepare_data_dir
@@ -146,7 +150,7 @@ def with_store(
     webui, server = start_openwebui(root / "openwebui", log, embed_url, "hash", store_env)
     try:
         store_dir = postgres[1].data_dir if postgres else server.data_dir / "vector_db"
-        recall = rung_recall(args, server, postgres[1]) if postgres and not args.cleanup else None
+        recall = None if args.cleanup else rung_recall(args, server, postgres[1] if postgres else None, webui.popen.pid)
         try:
             run_grow(args, server, webui.popen.pid, store_dir, postgres[0].pid if postgres else None)
         finally:
@@ -189,8 +193,11 @@ def milvus_counts(openwebui_data: Path) -> str:
     return done.stdout.strip() or done.stderr.strip()[-300:]
 
 
-def rung_recall(args: argparse.Namespace, server: OpenWebUIServer, pg: PostgresServer) -> RungRecall:
-    """Index recall@10 of each knowledge base at every rung, beside the ladder (pgvector_recall.RungRecall)."""
+def rung_recall(
+    args: argparse.Namespace, server: OpenWebUIServer, pg: PostgresServer | None, app_pgid: int
+) -> StoreRungRecall:
+    """Index recall@10 of each knowledge base at every rung, beside the ladder: pgvector's in PostgreSQL
+    (pgvector_recall.RungRecall), Chroma's and Milvus Lite's on a copy of the app's store (store_recall_files)."""
     from bench.datasets import load_dataset
 
     def base_of(target: str) -> str:  # the target `MODE-STORE` grows the knowledge base `grow-MODE`
@@ -200,7 +207,17 @@ def rung_recall(args: argparse.Namespace, server: OpenWebUIServer, pg: PostgresS
         return next(str(kb["id"]) for kb in items if kb["name"] == f"grow-{target.split('-')[0]}")
 
     texts = list(load_dataset("builtin:numpy-docs").queries.values())[:20]
-    watcher = RungRecall(pg, args.out / "results.jsonl", base_of, texts, args.out.with_suffix(".recall.csv"))
+    results, out = args.out / "results.jsonl", args.out.with_suffix(".recall.csv")
+    store = "chroma" if args.store == "chroma" else "milvus"
+    collection = (lambda kb: kb) if store == "chroma" else (lambda kb: "open_webui_" + kb.replace("-", "_"))
+    store_dir = server.data_dir / "vector_db"
+    watcher = (
+        RungRecall(pg, results, base_of, texts, out)
+        if pg is not None
+        else StoreRungRecall(
+            results, lambda t: measure_copy(app_pgid, store, store_dir, collection(base_of(t)), texts), out
+        )
+    )
     watcher.start()
     return watcher
 

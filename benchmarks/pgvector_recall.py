@@ -9,11 +9,11 @@ WebUI stored the chunks'.
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+
+from store_recall import Recall, tie_recall
+from store_recall import RungRecall as StoreRungRecall
 
 from tests.harness.hash_embedder import DIMS, hash_vector
 from tests.harness.pgvector import PostgresServer
@@ -27,16 +27,6 @@ SETTINGS = {
     "iterative scan off (PGVECTOR_ITERATIVE_SCAN=off)": "set hnsw.iterative_scan = off;",
     "ef_search 200, iterative relaxed_order": "set hnsw.ef_search = 200; set hnsw.iterative_scan = relaxed_order;",
 }
-
-
-@dataclass(frozen=True)
-class Recall:
-    collection: str
-    rows: int
-    setting: str
-    recall: float  # mean over queries: the approximate rows as close as the exact k-th, over k (ties count as found)
-    short: int  # queries answered with fewer than k rows
-    plan: str  # the plan's first node: whether the HNSW index was used at all
 
 
 def _distances(pg: PostgresServer, prefix: str, collection: str, query: str, k: int) -> list[float]:
@@ -72,8 +62,7 @@ def index_recall(
                 got = _distances(pg, prefix, collection, q, k)
                 short += len(got) < min(k, int(rows))
                 # Stand-in vectors tie often (hashed word counts): any row as close as the exact k-th is a true one.
-                bound = max(exact[q], default=0.0) + TIE
-                hits += sum(d <= bound for d in got) / max(1, len(exact[q]))
+                hits += tie_recall(got, exact[q], TIE)
             found.append(Recall(collection, int(rows), setting, hits / len(queries), short, plan))
     return found
 
@@ -87,45 +76,12 @@ def _select(collection: str, query: str, k: int) -> str:
 AT_RUNGS = {k: v for k, v in SETTINGS.items() if "off" not in k}  # per rung: the app's setting and ef_search 200
 
 
-class RungRecall(threading.Thread):
-    """Recall@10 of each knowledge base at every rung: polls grow's results file and, for each new rung record,
-    measures that target's base (`base_of(target)`: its collection name) and appends CSV rows to `out`."""
+class RungRecall(StoreRungRecall):
+    """Recall@10 of each knowledge base at every rung (store_recall.RungRecall), measured in PostgreSQL: the base
+    `base_of(target)` (its collection name) under the app's setting and ef_search 200."""
 
     def __init__(self, pg: PostgresServer, results: Path, base_of: Callable[[str], str], queries: list[str], out: Path):
-        super().__init__(daemon=True)
-        self.pg, self.results, self.base_of, self.queries, self.out = pg, results, base_of, queries, out
-        self.done = threading.Event()
-        self.seen = 0
+        def measure(target: str) -> list[Recall]:
+            return index_recall(pg, queries, 10, base_of(target), AT_RUNGS)
 
-    def run(self) -> None:
-        with self.out.open("w") as csv:
-            csv.write("target,rung,size,rows,setting,recall_at_10,short\n")
-
-            def write(line: str) -> int:  # flushed: a ladder stopped by a signal keeps every rung's recall
-                count = csv.write(line)
-                csv.flush()
-                return count
-
-            while not self.done.wait(5):
-                self.poll(write)
-            self.poll(write)
-
-    def poll(self, write: Callable[[str], int]) -> None:
-        if not self.results.exists():
-            return
-        lines = self.results.read_text().splitlines()
-        try:
-            rungs = [json.loads(line) for line in lines if '"grow_rung"' in line]
-        except json.JSONDecodeError:  # a record half written: read it at the next poll
-            return
-        for record in rungs[self.seen :]:
-            try:
-                found = index_recall(self.pg, self.queries, 10, self.base_of(record["target"]), AT_RUNGS)
-            except Exception as exc:  # a measurement beside the ladder: say it, never stop the ladder
-                print(f"recall at rung {record['rung']} of {record['target']}: {exc}", flush=True)
-                found = []
-            target, rung = record["target"], record["rung"]
-            for r in found:
-                write(f'{target},{rung},{record["size"]},{r.rows},"{r.setting}",{r.recall:.3f},{r.short}\n')
-                print(f"rung {rung} {target}: recall@10 {r.recall:.3f} {r.rows:,} rows, {r.setting}", flush=True)
-        self.seen = len(rungs)
+        super().__init__(results, measure, out)

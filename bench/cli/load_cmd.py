@@ -15,7 +15,7 @@ from bench.commands.load_request import LoadRequest
 
 def load(request: LoadRequest) -> None:
     started = time.monotonic()  # --max-time counts from here: the job's budget, its start-up included
-    from bench.commands.load import load_command
+    from bench.commands.load import check_load, load_command
     from bench.core.errors import EXIT_CHECK_FAILED
     from bench.load.points import ERRORS
 
@@ -25,18 +25,14 @@ def load(request: LoadRequest) -> None:
         if not trace_command(request):
             raise typer.Exit(EXIT_CHECK_FAILED)
         return
+    plan = check_load(request)  # every spec and flag parsed once, here: the run takes the plan
     if request.interleave:
-        from bench.commands.interleave import check_budget_flags, interleave_command, judged_failed
+        from bench.commands.interleave import interleave_command, judged_failed
 
-        check_budget_flags(request)
-        records, pairs = interleave_command(request, started)
+        records, pairs = interleave_command(request, started, plan)
         failed = judged_failed(pairs, request.too_busy)  # compare's verdict: exit 1, as compare does
     else:
-        if request.max_time is not None:
-            from bench.core.errors import UserError
-
-            raise UserError("load: --max-time budgets an --interleave run (its rounds); give --duration for a sweep")
-        records, failed = load_command(request), False
+        records, failed = load_command(request, plan), False
     if failed or any(r.status == ERRORS for r in records):  # a point past --max-error-rate: a check that failed
         raise typer.Exit(EXIT_CHECK_FAILED)
 

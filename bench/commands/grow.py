@@ -93,11 +93,11 @@ class GrowRequest:
 
 def check_targets(given: list[str]) -> list[TargetSpec]:
     """The specs parsed; their kinds' settings are checked once grow's own `pid=` and `data_dir=` are off them."""
-    from bench.targets.registry import parse_spec_text
+    from bench.commands.specs import target_grammar
 
     if not given:
         raise UserError("--target: give at least one target (bm25, openwebui:hybrid@URL, ...)")
-    specs = [parse_spec_text(t) for t in given]
+    specs = target_grammar(given)
     names = [s.name for s in specs]
     twice = next((n for n in names if names.count(n) > 1), None)
     if twice is not None:

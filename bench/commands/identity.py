@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.commands.options import ENDPOINTS, OVERWRITE, TEXTS, Flag, option, out_flag
+from bench.commands.specs import endpoint_specs
 from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError
 from bench.core.http.deadline import overall_deadline
@@ -18,7 +19,7 @@ from bench.core.progress import ProgressFactory, progress_bars
 from bench.core.secrets import mask, mask_data
 from bench.datasets.io import require_file
 from bench.datasets.texts import Tokenizer
-from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
+from bench.endpoints.spec import EndpointSpec
 from bench.identity.console import render
 from bench.identity.inputs import from_dataset, from_texts
 from bench.identity.outcome import IdentityResult
@@ -82,35 +83,45 @@ class IdentityCommand:
     origin: Origin = field(default_factory=Origin)  # --label NAME=VALUE and the suite file: the header's provenance
 
 
-def check_identity(command: IdentityCommand) -> list[EndpointSpec]:
+@dataclass(frozen=True)
+class IdentityPlan:
+    """An identity request checked: its endpoint specs and its budget, each parsed once."""
+
+    specs: list[EndpointSpec]
+    max_time_s: float
+
+
+def check_identity(command: IdentityCommand, known: Mapping[str, EndpointSpec] | None = None) -> IdentityPlan:
     """Every option and path checked, nothing read whole, opened or written: the CLI and a suite's
-    validation use this one function."""
+    validation use this one function (`known`: the suite's endpoint specs, parsed when it was read)."""
     if (command.texts is None) == (command.dataset is None):
         raise UserError("identity: give exactly one of --texts FILE or --dataset PATH")
-    specs = [parse_endpoint_spec(s) for s in command.endpoints]
+    specs = endpoint_specs(command.endpoints, known)
     check_endpoints([(s.name, s.is_rerank) for s in specs], command.reference, command.dtype)
     if command.texts is not None:
         require_file(command.texts, "texts file")
     if command.tokenizer is not None:
         Tokenizer(command.tokenizer)
-    v.duration("--max-time", command.max_time, v.MAX_TIME_SECONDS)
-    return specs
+    return IdentityPlan(specs, v.duration("--max-time", command.max_time, v.MAX_TIME_SECONDS))
 
 
-def identity_command(command: IdentityCommand, say: Callable[[str], None] = print) -> IdentityResult:
-    specs = check_identity(command)
+def identity_command(
+    command: IdentityCommand, say: Callable[[str], None] = print, plan: IdentityPlan | None = None
+) -> IdentityResult:
+    """`plan`: the request as a suite checked it when it was read; else checked here."""
+    plan = plan or check_identity(command)
     if command.texts is not None:
         inputs = from_texts(command.texts, command.limit)
     else:
         assert command.dataset is not None  # check_identity: exactly one of the two
         inputs = from_dataset(command.dataset, command.limit)
     request = IdentityRequest(
-        specs,
+        plan.specs,
         inputs,
         reference=command.reference,
         dtype=command.dtype,
         tokenizer=command.tokenizer,
-        max_time_s=v.duration("--max-time", command.max_time, v.MAX_TIME_SECONDS),
+        max_time_s=plan.max_time_s,
     )
     if command.out is None or is_document(command.out):
         return _without_folder(command, request, say)

@@ -104,11 +104,11 @@ def check_record(
 
 
 def check_targets(targets: list[str], settings: list[str]) -> list[TargetSpec]:
-    from bench.targets.registry import parse_target_spec
+    from bench.commands.specs import target_specs
 
     if not targets:
         raise UserError("--target: give at least one openwebui@URL or lightrag@URL")
-    specs = [parse_target_spec(t) for t in targets]
+    specs = target_specs(targets)
     for spec in specs:
         if spec.kind not in INGESTED_KINDS:
             raise UserError(f"--target {spec.public_text!r}: ingest measures {' or '.join(INGESTED_KINDS)} targets")

@@ -26,6 +26,7 @@ from bench.results.schema import (
 from bench.results.schema.load import InterleavedVerdict
 
 if TYPE_CHECKING:
+    from bench.commands.load import LoadPlan
     from bench.commands.load_request import LoadRequest
     from bench.load.interleave import Rounds
     from bench.load.interleave_budget import RoundsRule, SoFar
@@ -150,25 +151,24 @@ def round_records(
 
 
 def interleave_command(
-    request: LoadRequest, started: float | None = None
+    request: LoadRequest, started: float | None = None, checked: LoadPlan | None = None
 ) -> tuple[list[LoadPointRecord], list[InterleavedRecord]]:
     """Run the interleaved rounds; each endpoint's windows pooled per point and each point's paired record. A
     window that measured nothing raises MeasurementFailed (exit 3) once everything is written. `started`: the
-    clock (time.monotonic) when the command began, where `--max-time` counts from."""
-    from bench.commands.load import check_load, gate_limits
+    clock (time.monotonic) when the command began, where `--max-time` counts from; `checked`: the request's plan
+    as the CLI or a suite checked it (else checked here)."""
+    from bench.commands.load import check_load
     from bench.commands.load_console import raise_if_failed
     from bench.load.interleave import run_interleave
-    from bench.load.interleave_slices import slices_per_window
     from bench.load.shares import check_request_memory
     from bench.load.workload import load_workload
     from bench.report import write_report
     from bench.results.lifecycle import Output
 
-    specs, plan = check_load(request)
-    config = gate_limits(request)
+    checked = checked or check_load(request)
+    plan, config, max_time_s = checked.sweep, checked.gate, checked.max_time_s
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
     check_request_memory(plan.points, workload)
-    max_time_s = budget_seconds(request)
     records: list[LoadPointRecord] = []
     pairs: list[InterleavedRecord] = []
 
@@ -182,7 +182,6 @@ def interleave_command(
     output = Output(
         request.out, request.overwrite, report=write_report, show=show, say=print, progress=True, origin=request.origin
     )
-    slices = slices_per_window(plan.base.duration_s or 0.0, request.slice, request.rate is not None)
     rules = None
     if max_time_s is not None:  # the rounds' budget: the two windows (warm-ups included) guess the first round
         window_s = 2 * ((plan.base.duration_s or 0.0) + plan.base.warmup_s)
@@ -191,9 +190,8 @@ def interleave_command(
     def one_round(point: PointConfig, done: Rounds) -> InterleavedRoundRecord:
         return round_record(point, done, config)
 
-    run_interleave(
-        specs, plan, workload, output, pair, records.append, None, slices, rules, judge, max_time_s, one_round
-    )
+    hooks = (pair, records.append, None, checked.slices, rules, judge, max_time_s, one_round)
+    run_interleave(checked.specs, plan, workload, output, *hooks)
     raise_if_failed(records, request.out / "report.html")
     return records, pairs
 
@@ -208,24 +206,6 @@ def show(results: Results) -> None:
         print("\n".join(paired.describe(record)), flush=True)
     for line in missing_pairs(results):
         print(line, flush=True)
-
-
-def check_budget_flags(request: LoadRequest) -> None:
-    """`--max-time` and `--too-busy` checked before anything runs: one line, exit 2."""
-    from bench.core.errors import UserError
-
-    if request.too_busy not in set(CountAs):
-        raise UserError(f"load --interleave: --too-busy {request.too_busy!r}: expected pass or fail")
-    budget_seconds(request)
-
-
-def budget_seconds(request: LoadRequest) -> float | None:
-    """`--max-time` in seconds (None: a fixed --rounds); checked: one line, exit 2."""
-    from bench.core import values as v
-
-    if request.max_time is None:
-        return None
-    return v.duration("--max-time", request.max_time, v.MAX_TIME_SECONDS)
 
 
 def so_far(record: InterleavedRecord) -> SoFar:

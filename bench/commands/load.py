@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bench.commands.load_console import raise_if_failed, show_points
 from bench.commands.load_request import LoadRequest
+from bench.commands.specs import endpoint_specs
 from bench.core import values as v
 from bench.core.errors import UserError
-from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
+from bench.endpoints.spec import EndpointSpec
+from bench.gate.checks import CountAs
 from bench.gate.config import GateConfig, build_gate_config
 from bench.gate.options import GateOptions
 from bench.load.interleave_slices import slices_per_window
@@ -30,9 +31,6 @@ from bench.load.workload import load_workload
 from bench.results.lifecycle import Output
 from bench.results.outdir import check_out_file
 from bench.results.schema import LoadPointRecord, Op
-
-if TYPE_CHECKING:
-    pass
 
 
 def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepPlan:
@@ -60,13 +58,19 @@ def sweep_of(request: LoadRequest, is_rerank: bool) -> SweepPlan:
         seed=seed,
         max_error_rate=v.number("--max-error-rate", request.max_error_rate, v.ERROR_RATE),
     )
+    documents = parse_documents(request.documents, seed)
+    if burst is not None and not all(isinstance(d, int) for d in documents):
+        raise UserError(
+            "load: a burst sends its chunks in fixed batches; --documents A..B or poisson:M is for the closed and "
+            "open loops"
+        )
     sweep = SweepConfig(
         base,
         batches=v.number_list("--batch", request.batch, v.TEXTS_PER_REQUEST) or [1],
         concurrencies=concurrencies or [1],
         rates=v.number_list("--rate", request.rate, v.RATE),
         lengths=parse_lengths(request.lengths, seed),
-        documents=parse_documents(request.documents, seed) or [10],
+        documents=documents or [10],
         repeat=v.number("--rounds", request.rounds, v.REPEATS)
         if request.interleave
         else v.number("--repeat", request.repeat, v.REPEATS),
@@ -92,6 +96,8 @@ def _check_flags(request: LoadRequest, op: Op) -> None:
         return
     if request.slice is not None:
         raise UserError("load: --slice cuts the windows of an --interleave run")
+    if request.max_time is not None:
+        raise UserError("load: --max-time budgets an --interleave run (its rounds); give --duration for a sweep")
     given = [flag for flag, name in _INTERLEAVE_ONLY if getattr(request, name) != _DEFAULTS[name]]
     if given:  # was ignored unsaid (--too-busy fail, --rounds 5: exit 0); --slice alone was refused
         raise UserError(f"load: {', '.join(given)} shape an --interleave run's rounds; give --interleave or leave out")
@@ -108,11 +114,6 @@ def _check_sizes(request: LoadRequest, op: Op) -> None:
         raise UserError("load: rerank sends one query with --documents candidates per request; --batch is for embed")
     if op == Op.EMBED and request.documents is not None:
         raise UserError("load: --documents is for --op rerank")
-    if request.burst is not None and not all(isinstance(d, int) for d in parse_documents(request.documents, 0)):
-        raise UserError(
-            "load: a burst sends its chunks in fixed batches; --documents A..B or poisson:M is for the closed and "
-            "open loops"
-        )
 
 
 def _window(request: LoadRequest) -> float:
@@ -146,7 +147,8 @@ def _check_interleave(request: LoadRequest) -> None:
         raise UserError("load --interleave: --rounds or --max-time, not both (--max-time adds rounds until it decides)")
     if request.rounds < 2:
         raise UserError(f"load --interleave: --rounds {request.rounds}: give at least 2 (one round has no spread)")
-    slices_per_window(_window(request), request.slice, request.rate is not None)
+    if request.too_busy not in set(CountAs):
+        raise UserError(f"load --interleave: --too-busy {request.too_busy!r}: expected pass or fail")
 
 
 def gate_limits(request: LoadRequest) -> GateConfig:
@@ -167,9 +169,21 @@ def _op(text: str, is_rerank: bool) -> Op:
         raise UserError(f"--op {text!r}: expected embed or rerank") from None
 
 
-def check_load(request: LoadRequest) -> tuple[list[EndpointSpec], SweepPlan]:
-    """Every spec and flag checked, nothing read or opened: the CLI and a suite's validation use this one function."""
-    specs = [parse_endpoint_spec(s) for s in request.endpoints]
+@dataclass(frozen=True)
+class LoadPlan:
+    """A load request checked: every spec and flag parsed once, into what the run (plain or interleaved) takes."""
+
+    specs: list[EndpointSpec]
+    sweep: SweepPlan
+    gate: GateConfig  # --min-throughput-ratio, --max-p99-increase (an --interleave run's verdict)
+    max_time_s: float | None = None  # --interleave --max-time: the rounds' budget; None: a fixed --rounds
+    slices: int = 1  # --interleave --slice: slices per window
+
+
+def check_load(request: LoadRequest, known: Mapping[str, EndpointSpec] | None = None) -> LoadPlan:
+    """Every spec and flag checked, nothing read or opened: the CLI and a suite's validation use this one function
+    (`known`: the suite's endpoint specs, parsed when it was read)."""
+    specs = endpoint_specs(request.endpoints, known)
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise UserError("load: endpoint names must differ")
@@ -179,14 +193,20 @@ def check_load(request: LoadRequest) -> tuple[list[EndpointSpec], SweepPlan]:
         raise UserError(
             f"load --interleave: {len(specs)} endpoint(s) given; it compares two: -e A=SPEC (baseline) -e B=SPEC"
         )
-    gate_limits(request)
+    gate = gate_limits(request)
     csv = request.requests_csv
     if csv is not None and (csv.is_dir() or not csv.parent.is_dir()):
         raise UserError(f"--requests-csv {csv}: expected a file in an existing folder")
     if csv is not None:  # a user's file (an input too) is never replaced; an earlier export only with --overwrite
         header = ",".join(RequestsCsv.HEADER)
         check_out_file(csv, "--requests-csv", request.overwrite, _opens_with(header), f"not opening with {header}")
-    return specs, sweep_of(request, specs[0].is_rerank)
+    sweep = sweep_of(request, specs[0].is_rerank)
+    if not request.interleave:
+        return LoadPlan(specs, sweep, gate)
+    window_s = sweep.base.duration_s or 0.0
+    max_time_s = None if request.max_time is None else v.duration("--max-time", request.max_time, v.MAX_TIME_SECONDS)
+    slices = slices_per_window(window_s, request.slice, request.rate is not None)
+    return LoadPlan(specs, sweep, gate, max_time_s, slices)
 
 
 def _opens_with(header: str) -> Callable[[Path], bool]:
@@ -197,12 +217,14 @@ def _opens_with(header: str) -> Callable[[Path], bool]:
     return ours
 
 
-def load_command(request: LoadRequest) -> list[LoadPointRecord]:
+def load_command(request: LoadRequest, checked: LoadPlan | None = None) -> list[LoadPointRecord]:
     """Run the sweep; the points measured, each judged (`status`). A point that measured nothing or had no
-    success raises MeasurementFailed (exit 3) once the table and report are out."""
+    success raises MeasurementFailed (exit 3) once the table and report are out. `checked`: the request's plan
+    as the CLI or a suite checked it; else checked here."""
     from bench.report import write_report
 
-    specs, plan = check_load(request)
+    checked = checked or check_load(request)
+    specs, plan = checked.specs, checked.sweep
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
     check_request_memory(plan.points, workload)
     pools = pool_factory(request.ray, specs, "load")

@@ -9,13 +9,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from bench.commands.load_request import LoadRequest
+from bench.commands.specs import endpoint_specs
 from bench.commands.trace_options import check_load_trace
 from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError
 from bench.core.interrupt import uninterruptible
 from bench.endpoints.meter_trace import CallKind, TraceCall, read_trace
-from bench.endpoints.spec import parse_endpoint_spec
+from bench.endpoints.spec import EndpointSpec
 from bench.load.endpoint import LoadEndpoint, close_endpoints, open_endpoints
+from bench.load.points import PointConfig
 from bench.load.pool import worker_pool
 from bench.load.stop_time import StopTime
 from bench.load.trace_compare import RouteComparison, compare_route
@@ -36,13 +38,13 @@ from bench.results.schema import Op
 
 def trace_routes(
     endpoints: list[str], routes: list[str] | None, calls: list[TraceCall], say: Callable[[str], None] = print
-) -> dict[str, tuple[str, Op]]:
-    """--route ROUTE=NAME checked against the trace and -e: route -> (endpoint spec text, op). A route given twice
-    is refused (the later would replace the first); the trace's routes left unmapped are said, never dropped
-    unsaid."""
-    specs = {parse_endpoint_spec(text).name: text for text in endpoints}
+) -> dict[str, tuple[EndpointSpec, Op]]:
+    """--route ROUTE=NAME checked against the trace and -e: route -> (its endpoint's spec, op), each -e parsed
+    once, here. A route given twice is refused (the later would replace the first); the trace's routes left
+    unmapped are said, never dropped unsaid."""
+    specs = {spec.name: spec for spec in endpoint_specs(endpoints)}
     kinds = _route_kinds(calls)
-    mapped: dict[str, tuple[str, Op]] = {}
+    mapped: dict[str, tuple[EndpointSpec, Op]] = {}
     for item in routes or []:
         route, sep, name = item.partition("=")
         if not sep or route not in kinds:
@@ -73,24 +75,23 @@ def _route_kinds(calls: list[TraceCall]) -> dict[str, CallKind]:
 
 
 @contextmanager
-def routed_endpoints(mapped: dict[str, tuple[str, Op]], timeout_s: float) -> Iterator[dict[str, LoadEndpoint]]:
+def routed_endpoints(mapped: dict[str, tuple[EndpointSpec, Op]], timeout_s: float) -> Iterator[dict[str, LoadEndpoint]]:
     """Each mapped route's endpoint, opened (and checked with one small request) and closed at the end."""
     endpoints: dict[str, LoadEndpoint] = {}
     try:
         for route, (spec, op) in mapped.items():
-            endpoints[route] = open_endpoints([parse_endpoint_spec(spec)], op, timeout_s)[0]
+            endpoints[route] = open_endpoints([spec], op, timeout_s)[0]
         yield endpoints
     finally:
         close_endpoints(list(endpoints.values()))
 
 
-def trace_settings(request: LoadRequest, calls: list[TraceCall]) -> TraceSettings:
-    """--speed, --loop/--duration and --timeout as the replay takes them (checked by check_replay)."""
+def trace_settings(request: LoadRequest, calls: list[TraceCall], base: PointConfig) -> TraceSettings:
+    """--speed, --loop/--duration and --timeout as the replay takes them (checked by check_replay); `base`: the
+    --duration and --timeout load's own check parsed."""
     speed = v.number("--speed", request.speed, SPEED)
-    loops = 1
-    if request.loop:
-        loops = loops_for(calls, speed, v.duration("--duration", request.duration or "10s", v.SECONDS))
-    return TraceSettings(speed, loops, v.duration("--timeout", request.timeout, v.TIMEOUT_SECONDS))
+    loops = loops_for(calls, speed, base.duration_s or 0.0) if request.loop else 1
+    return TraceSettings(speed, loops, base.timeout_s)
 
 
 def trace_command(request: LoadRequest) -> bool:
@@ -98,11 +99,11 @@ def trace_command(request: LoadRequest) -> bool:
     option, --out and the replay's size are checked before anything is sent; after SIGINT or SIGTERM what was sent
     is written, then the stop goes on (130 / 143); a replay where no call was answered is exit 3."""
     assert request.trace is not None
-    check_load_trace(request)
+    base = check_load_trace(request)
     check_out_dir(request.out, [], request.overwrite)  # before the replay: its results are never lost to --out
     calls = read_trace(request.trace)
     mapped = trace_routes(request.endpoints, request.route, calls)
-    settings = trace_settings(request, calls)
+    settings = trace_settings(request, calls, base)
     workload = load_workload(request.texts, request.dataset, request.tokenizer)
     replayed = [c for c in calls if c.route in mapped]
     check_replay(replayed, settings, workload)

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.commands.options import OVERWRITE, SPLIT, Flag, option
+from bench.commands.specs import endpoints_by_name as endpoint_specs
+from bench.commands.specs import target_specs
 from bench.core.errors import MeasurementFailed, UserError
 from bench.core.progress import console
 from bench.datasets import load_dataset
 from bench.datasets.model import Dataset
 from bench.datasets.sample import sample_dataset
-from bench.endpoints.spec import EndpointSpec, parse_endpoint_spec
+from bench.endpoints.spec import EndpointSpec
 from bench.quality.background import background_load
 from bench.quality.background_spec import (
     BackgroundSpec,
@@ -32,7 +34,6 @@ from bench.results.schema import RunCommand
 from bench.results.store import Results
 from bench.targets.base import TargetOptions, TargetSpec
 from bench.targets.endpoint_refs import check_endpoint_refs
-from bench.targets.registry import parse_target_spec
 
 
 def _option(flag: str, help: str, min: int | None = None, suite: bool = True, short: str = "") -> dict[str, Flag]:
@@ -156,9 +157,13 @@ class QualityPlan:
     background: BackgroundSpec | None
 
 
-def check_quality(request: QualityRequest) -> QualityPlan:
+def check_quality(
+    request: QualityRequest,
+    targets: Mapping[str, TargetSpec] | None = None,
+    endpoints_known: Mapping[str, EndpointSpec] | None = None,
+) -> QualityPlan:
     """Every option checked without reading the dataset (cheap): the CLI and a suite's validation use
-    this one function."""
+    this one function; `targets`, `endpoints_known`: the suite's specs, parsed when it was read."""
     from bench.core import values
 
     values.number("--seed", request.seed, values.SEED)  # a suite file's seed is checked here, like the option
@@ -167,8 +172,8 @@ def check_quality(request: QualityRequest) -> QualityPlan:
     if request.hourly_usd is not None:
         values.number("--hourly-usd", request.hourly_usd, values.HOURLY_USD)
     measures = [parse_measure(m) for m in request.measures or ()]
-    specs = [parse_target_spec(t) for t in request.targets]
-    endpoints = endpoint_specs(request.endpoints or [])
+    specs = target_specs(request.targets, targets)
+    endpoints = endpoint_specs(request.endpoints or [], endpoints_known)
     for spec in specs:
         check_endpoint_refs(spec, endpoints)
     background = None
@@ -185,17 +190,6 @@ def check_quality(request: QualityRequest) -> QualityPlan:
         )
     _check_depth(request.depth, measures)
     return QualityPlan(measures, specs, endpoints, generate, background)
-
-
-def endpoint_specs(given: list[str]) -> dict[str, EndpointSpec]:
-    """`-e NAME=SPEC` options by name; a name given twice is an error."""
-    endpoints: dict[str, EndpointSpec] = {}
-    for text in given:
-        spec = parse_endpoint_spec(text)
-        if spec.name in endpoints:
-            raise UserError(f"endpoint {spec.name}: given twice (-e NAME=SPEC, one per name)")
-        endpoints[spec.name] = spec
-    return endpoints
 
 
 def _check_depth(depth: int, measures: list[Measure]) -> None:

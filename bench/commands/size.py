@@ -32,9 +32,9 @@ from bench.commands.options import (
     option,
 )
 from bench.commands.size_answer import nothing_measured, show_sizing
+from bench.commands.specs import endpoint_specs
 from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError
-from bench.endpoints.spec import parse_endpoint_spec
 from bench.load.endpoint import close_endpoints, open_endpoints
 from bench.load.lengths import parse_documents, parse_lengths
 from bench.load.points import MAX_ERROR_RATE
@@ -229,7 +229,7 @@ class SizeRequest:
 
 def check(request: SizeRequest) -> SizePlan:
     """Every flag checked before anything is measured or written: one line, exit 2."""
-    specs = [parse_endpoint_spec(s) for s in request.endpoints]
+    specs = endpoint_specs(request.endpoints)
     if len({s.name for s in specs}) != len(specs):
         raise UserError("size: endpoint names must differ")
     if len({s.is_rerank for s in specs}) > 1:
@@ -335,16 +335,17 @@ def run_size(
     request: SizeRequest,
     report: Callable[[LoadPointRecord], None] = lambda r: None,
     say: Callable[[str], None] = lambda text: None,
+    plan: SizePlan | None = None,
 ) -> Path:
     """Size every endpoint at every length; returns the results path. Everything is checked before `out` is
     touched; the sizing lines and the report follow whatever finished (bench.results.lifecycle). `say` hears
-    the time expected, at the start and as the run goes."""
+    the time expected, at the start and as the run goes; `plan`: the request as the caller checked it."""
     from bench.report import write_report
 
     output = Output(
         request.out, request.overwrite, report=write_report, show=show_sizing, say=print, origin=request.origin
     )
-    plan = check(request)
+    plan = plan or check(request)
     budget = run_budget(plan.max_time_s)
     pools = pool_factory(request.ray, plan.specs, "size")
     # Local worker processes share a stop time with the session: a probe whose failure is certain ends early.

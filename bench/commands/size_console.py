@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-from bench.commands.size import SizeRequest, run_size
-from bench.core.errors import UserError
+from bench.commands.size import SizeRequest, check, run_size
 from bench.core.progress import console
 from bench.load.points import percentile_ms, point_label, texts_per_s
 from bench.results.schema import LoadPointRecord
-from bench.sizing.slo import parse_slo, sig3
+from bench.sizing.slo import sig3
 
 
 def size_with_console(request: SizeRequest) -> None:
     """Run `size`, each point said as it is measured, and the time still expected; the recommendation and the
     report follow whatever finished, also after a failure or Ctrl-C (bench.results.lifecycle)."""
 
-    try:  # the SLO's own percentile on every line; a bad --slo is run_size's to refuse (exit 2)
-        percentile = parse_slo(request.slo, request.slo_p99_ms, request.max_error_rate).percentile
-    except UserError:
-        percentile = 99.0
+    plan = check(request)  # every flag parsed once (a bad one: exit 2); the SLO's own percentile on every line
+    percentile = plan.slo.percentile
 
     def report(point: LoadPointRecord) -> None:
         console.print(f"[dim]size: {point_label(point, point.endpoint)}: {_figures(point, percentile)}[/dim]")
 
-    run_size(request, report, lambda text: console.print(text, markup=False, highlight=False))
+    run_size(request, report, lambda text: console.print(text, markup=False, highlight=False), plan)
 
 
 def _figures(point: LoadPointRecord, percentile: float = 99.0) -> str:

@@ -22,7 +22,7 @@ from bench.core import values as v
 from bench.core.errors import MeasurementFailed, UserError
 from bench.core.interrupt import uninterruptible
 from bench.endpoints.meter_trace import read_trace
-from bench.endpoints.spec import parse_endpoint_spec
+from bench.endpoints.spec import EndpointSpec
 from bench.load.sweep import load_header
 from bench.load.trace_replay import TraceSettings, check_replay
 from bench.load.workload import Workload, load_workload
@@ -51,9 +51,10 @@ def trace_record(
     found: TraceSize,
     probes: list[TraceSpeedProbe],
     stopped: str | None,
-    max_time_s: float | None,
+    budget: tuple[float | None, float],
 ) -> TraceSizeRecord:
-    target = target_speed(request.target_speed) or 1.0
+    """The search's answer; `budget`: --max-time (None: none) and the --target-speed factor, as checked."""
+    max_time_s, target = budget
     return TraceSizeRecord(
         trace=str(request.trace),
         slo_ms=slo.ms,
@@ -72,17 +73,22 @@ def trace_record(
 
 
 def _header(
-    request: SizeRequest, mapped: dict[str, tuple[str, Op]], slo: Slo, max_time_s: float | None, workload: Workload
+    request: SizeRequest,
+    mapped: dict[str, tuple[EndpointSpec, Op]],
+    slo: Slo,
+    times: tuple[float | None, float],
+    workload: Workload,
 ) -> RunHeader:
-    specs = {spec.name: spec for spec in (parse_endpoint_spec(text) for text, _ in mapped.values())}
+    """The run's header; `times`: --max-time (None: no budget) and --timeout, in seconds, as checked."""
+    specs = {spec.name: spec for spec, _ in mapped.values()}
     settings = {
         "trace": str(request.trace),
-        "routes": {route: parse_endpoint_spec(text).name for route, (text, _) in mapped.items()},
+        "routes": {route: spec.name for route, (spec, _) in mapped.items()},
         "slo_ms": slo.ms,
         "slo_percentile": slo.percentile,
         "max_error_rate": slo.max_error_rate,
-        "max_time_s": max_time_s,
-        "timeout_s": v.duration("--timeout", request.timeout, v.TIMEOUT_SECONDS),
+        "max_time_s": times[0],
+        "timeout_s": times[1],
     }
     return load_header(RunCommand.SIZE, workload, list(specs.values()), request.seed, settings)
 
@@ -113,7 +119,7 @@ def size_trace_command(request: SizeRequest) -> None:
     # size's own checks (--max-error-rate, --max-probes, ...), and the flags the trace path would not take
     slo, max_time_s = check_size_trace(request)
     budget = run_budget(max_time_s)  # from here: the trace's reading and the endpoints' preflight count too
-    target_speed(request.target_speed)  # checked before anything is measured
+    target = target_speed(request.target_speed) or 1.0  # checked before anything is measured
     timeout_s = v.duration("--timeout", request.timeout, v.TIMEOUT_SECONDS)
     check_out_dir(request.out, [], request.overwrite)
     calls = read_trace(request.trace)
@@ -124,20 +130,23 @@ def size_trace_command(request: SizeRequest) -> None:
     output = Output(request.out, request.overwrite, report=write_report, say=print, origin=request.origin)
     with (
         routed_endpoints(mapped, timeout_s) as endpoints,
-        open_run(output, _header(request, mapped, slo, max_time_s, workload)) as run,
+        open_run(output, _header(request, mapped, slo, (max_time_s, timeout_s), workload)) as run,
     ):
         prober = TraceProber(endpoints, calls, slo, timeout_s, workload, budget)
         print(prober.expected_text(request.max_probes))
         try:
-            _search(run, request, slo, prober, max_time_s)
+            _search(run, request, slo, prober, (max_time_s, target))
         finally:
             prober.close()
     if not prober.measured:
         raise MeasurementFailed(nothing_measured(max_time_s))
 
 
-def _search(run: OpenRun, request: SizeRequest, slo: Slo, prober: TraceProber, max_time_s: float | None) -> None:
-    """The search to its end or the budget's, its answer written; after a signal, its best so far, then the stop."""
+def _search(
+    run: OpenRun, request: SizeRequest, slo: Slo, prober: TraceProber, budget: tuple[float | None, float]
+) -> None:
+    """The search to its end or the budget's, its answer written; after a signal, its best so far, then the stop.
+    `budget`: --max-time and --target-speed, as checked."""
     search = SpeedSearch(prober.measure, request.max_probes, slo.ms)
     stopped = None
     try:
@@ -148,9 +157,9 @@ def _search(run: OpenRun, request: SizeRequest, slo: Slo, prober: TraceProber, m
         why = f"stopped by {stop.args[0] if stop.args else 'SIGINT'}"
         search.adopt(prober.measured)
         _finish(
-            run, request, trace_record(request, slo, search.answer(), prober.measured, why, max_time_s), search.answer()
+            run, request, trace_record(request, slo, search.answer(), prober.measured, why, budget), search.answer()
         )
         raise
     _finish(
-        run, request, trace_record(request, slo, search.answer(), prober.measured, stopped, max_time_s), search.answer()
+        run, request, trace_record(request, slo, search.answer(), prober.measured, stopped, budget), search.answer()
     )

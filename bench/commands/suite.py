@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from bench.commands.identity import IdentityCommand, identity_command
-from bench.commands.load import load_command
+from bench.commands.identity import IdentityCommand, IdentityPlan, identity_command
+from bench.commands.load import LoadPlan, load_command
 from bench.commands.load_request import LoadRequest
 from bench.commands.quality import QualityPlan, QualityRequest, quality_command
 from bench.core.errors import (
@@ -33,7 +33,7 @@ class Job:
 
     folder: str  # under --out: KIND-NAME (NAME: the entry's, or a quality entry's dataset), else KIND, KIND2, ...
     request: Request  # `out` and `overwrite` are set when it runs
-    plan: QualityPlan | None = None  # a quality job's plan, checked with the suite: its specs parsed once
+    plan: QualityPlan | IdentityPlan | LoadPlan | None = None  # its plan, checked with the suite: specs parsed once
 
     @property
     def names(self) -> list[str]:
@@ -139,17 +139,18 @@ def _run_job(request: Request, job: Job, outcome: SuiteOutcome, say: Callable[[s
     from bench.load.points import ERRORS
 
     try:
+        plan = job.plan
         if isinstance(request, QualityRequest):
-            quality_command(request, plan=job.plan)
+            quality_command(request, plan=plan if isinstance(plan, QualityPlan) else None)
         elif isinstance(request, IdentityCommand):
-            if not identity_command(request, say).passed:
+            if not identity_command(request, say, plan if isinstance(plan, IdentityPlan) else None).passed:
                 outcome.identity_failed.append(folder)
         elif request.interleave:  # gated on its own paired rounds (_gate), with or without a baseline
-            points, _ = interleave_command(request)
+            points, _ = interleave_command(request, checked=plan if isinstance(plan, LoadPlan) else None)
             outcome.load_errors += [f"{folder}: {problem_line(p)}" for p in points if p.status == ERRORS]
             outcome.interleaved.append(folder)
         else:
-            problems = load_command(request)
+            problems = load_command(request, plan if isinstance(plan, LoadPlan) else None)
             outcome.load_errors += [f"{folder}: {problem_line(p)}" for p in problems if p.status == ERRORS]
     except MeasurementFailed as exc:
         outcome.failed_measurements.append(f"{folder}: {exc}")

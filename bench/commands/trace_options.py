@@ -16,6 +16,7 @@ from bench.commands.load_request import LoadRequest
 from bench.commands.options import declared_fields, flag_of
 from bench.commands.size import SizeRequest, check_values
 from bench.core.errors import UserError
+from bench.load.points import PointConfig
 from bench.sizing.slo import Slo
 
 # What each trace path reads of its request; every other option is refused when given.
@@ -52,12 +53,13 @@ def refuse_not_taken(request: object, takes: frozenset[str], command: str) -> No
         )
 
 
-def check_load_trace(request: LoadRequest) -> None:
-    """`load --trace`'s options: none it would ignore, and each it takes checked as `load` checks it."""
+def check_load_trace(request: LoadRequest) -> PointConfig:
+    """`load --trace`'s options: none it would ignore, and each it takes checked as `load` checks it; the point
+    its --duration and --timeout were parsed into."""
     refuse_not_taken(request, LOAD_TRACE_TAKES, "load")
     if request.duration is not None and not request.loop:
         raise UserError("load --trace: --duration is how long --loop plays the trace again; give --loop too")
-    sweep_of(request, False)  # --timeout, --duration: load's own checks, ranges and words
+    return sweep_of(request, False).base  # --timeout, --duration: load's own checks, ranges and words
 
 
 def check_size_trace(request: SizeRequest) -> tuple[Slo, float | None]:

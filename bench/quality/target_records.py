@@ -6,6 +6,7 @@ import numpy as np
 
 from bench.core.percentiles import percentiles
 from bench.quality.generation import Generated
+from bench.quality.rerank_pairs import spec_record
 from bench.results.outdir import run_file
 from bench.results.schema import (
     QueryRecord,
@@ -57,6 +58,7 @@ def target_record(
         answer_errors=sum(1 for g in generated.values() if g.error is not None),
         latency_parts_ms=_parts(results),
         cost_blocks=cost_blocks,
+        parsed=spec_record(spec),
     )
 
 

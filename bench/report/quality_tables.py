@@ -10,12 +10,10 @@ from typing import TYPE_CHECKING
 from bench.core.errors import UserError
 from bench.core.pvalues import fmt_p
 from bench.core.secrets import mask
-from bench.quality.rerank_pairs import rerank_pairs
+from bench.quality.rerank_pairs import ParsedSpec, rerank_pairs
 from bench.quality.scoring import over_documents, untested_lengths
 from bench.results.schema import MetricRecord, QueryRecord
 from bench.results.store import Results
-from bench.targets.base import TargetSpec
-from bench.targets.registry import parse_target_spec
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -89,14 +87,25 @@ def length_notes(results: Results) -> list[str]:
 
 
 def reranked_names(results: Results) -> list[tuple[str, str]]:
-    """(first stage X, X+rerank) by name, as `quality` paired them (bench/quality/rerank_pairs.py)."""
-    parsed: dict[str, TargetSpec] = {}
+    """(first stage X, X+rerank) by name, as `quality` paired them (bench/quality/rerank_pairs.py), on the specs
+    as the run parsed them (TargetRecord.parsed)."""
+    parsed: dict[str, ParsedSpec] = {}
     for t in results.targets:
-        try:
-            parsed[t.name] = parse_target_spec(t.spec)
-        except UserError:
-            continue  # a kind this version does not know: not paired
+        spec = t.parsed or _written_before(t.spec)
+        if spec is not None:
+            parsed[t.name] = spec
     return rerank_pairs(parsed)
+
+
+def _written_before(text: str) -> ParsedSpec | None:
+    """A file written before results kept the parsed spec: its spec string parsed, here alone (None: a kind this
+    version does not know, not paired)."""
+    from bench.targets.registry import parse_target_spec
+
+    try:
+        return parse_target_spec(text)
+    except UserError:
+        return None
 
 
 CI_COLUMN = "mean b − a [95% CI, unadjusted]"

@@ -21,13 +21,15 @@ from bench.cli.suite.keys import (
     TomlTypes,
 )
 from bench.cli.suite.lines import Where, label
-from bench.cli.suite.values import ValueReader
-from bench.commands.identity import IdentityCommand, check_identity
-from bench.commands.load import check_load
+from bench.cli.suite.values import Named, ValueReader
+from bench.commands.identity import IdentityCommand, IdentityPlan, check_identity
+from bench.commands.load import LoadPlan, check_load
 from bench.commands.load_request import LoadRequest
 from bench.commands.quality import QualityPlan, QualityRequest, check_quality
 from bench.commands.suite import Job, Request
 from bench.core.errors import UserError
+from bench.endpoints.spec import EndpointSpec
+from bench.targets.base import TargetSpec
 
 FOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # no "..": a name becomes a folder under --out
 
@@ -114,7 +116,8 @@ def _job(
     default: str | None = None,
 ) -> Job:
     plan = checked(reader, check, request, entry, (kind, index))
-    kept = plan if isinstance(plan, QualityPlan) else None  # run as checked: its specs are not parsed again
+    # run as checked: its specs are not parsed again
+    kept = plan if isinstance(plan, (QualityPlan, IdentityPlan, LoadPlan)) else None
     name = entry.get("name", default)
     if name is None:
         return Job(kind if index == 0 else f"{kind}{index + 1}", request, kept)
@@ -133,8 +136,8 @@ def quality_job(
     entry: Any,
     index: int,
     datasets: dict[str, SuiteDataset],
-    targets: dict[str, str],
-    endpoints: dict[str, str],
+    targets: Named[TargetSpec],
+    endpoints: Named[EndpointSpec],
 ) -> Job:
     entry = _entry(reader, entry, "quality", index, QUALITY_KEYS, datasets)
     if "dataset" not in entry:
@@ -154,17 +157,21 @@ def quality_job(
         max_docs=dataset.max_docs,
         out=Path(),
         **options,
-        targets=reader.pick(entry.get("targets"), targets, ("quality", index, "targets"), "target"),
+        targets=reader.pick(entry.get("targets"), targets.texts, ("quality", index, "targets"), "target"),
         # The endpoints its targets name: every one in [endpoints] unless the entry lists them.
-        endpoints=reader.pick(entry.get("endpoints"), endpoints, ("quality", index, "endpoints"), "endpoint")
-        if endpoints or "endpoints" in entry
+        endpoints=reader.pick(entry.get("endpoints"), endpoints.texts, ("quality", index, "endpoints"), "endpoint")
+        if endpoints.texts or "endpoints" in entry
         else [],
     )
-    return _job(reader, "quality", index, entry, request, check_quality, entry["dataset"])
+
+    def check(request: QualityRequest) -> QualityPlan:
+        return check_quality(request, targets.parsed, endpoints.parsed)
+
+    return _job(reader, "quality", index, entry, request, check, entry["dataset"])
 
 
 def identity_job(
-    reader: ValueReader, entry: Any, index: int, datasets: dict[str, SuiteDataset], endpoints: dict[str, str]
+    reader: ValueReader, entry: Any, index: int, datasets: dict[str, SuiteDataset], endpoints: Named[EndpointSpec]
 ) -> Job:
     entry = _entry(reader, entry, "identity", index, IDENTITY_KEYS, datasets)
     if ("dataset" in entry) == ("texts" in entry):
@@ -172,23 +179,23 @@ def identity_job(
             f'identity #{index + 1}: give exactly one of dataset = NAME or texts = "FILE"', "identity", index
         )
     request = IdentityCommand(
-        endpoints=reader.pick(entry.get("endpoints"), endpoints, ("identity", index, "endpoints"), "endpoint"),
+        endpoints=reader.pick(entry.get("endpoints"), endpoints.texts, ("identity", index, "endpoints"), "endpoint"),
         dataset=datasets[entry["dataset"]].path if "dataset" in entry else None,
         **{k: v for k, v in entry.items() if k not in ("endpoints", "dataset", "name")},
     )
-    return _job(reader, "identity", index, entry, request, check_identity)
+    return _job(reader, "identity", index, entry, request, lambda r: check_identity(r, endpoints.parsed))
 
 
 def load_job(
-    reader: ValueReader, entry: Any, index: int, datasets: dict[str, SuiteDataset], endpoints: dict[str, str]
+    reader: ValueReader, entry: Any, index: int, datasets: dict[str, SuiteDataset], endpoints: Named[EndpointSpec]
 ) -> Job:
     entry = _entry(reader, entry, "load", index, LOAD_KEYS, datasets)
     options: dict[str, Any] = {
         k: datasets[v].path if k == "dataset" else v for k, v in entry.items() if k not in ("endpoints", "name")
     }
     request = LoadRequest(
-        endpoints=reader.pick(entry.get("endpoints"), endpoints, ("load", index, "endpoints"), "endpoint"),
+        endpoints=reader.pick(entry.get("endpoints"), endpoints.texts, ("load", index, "endpoints"), "endpoint"),
         out=Path(),
         **options,
     )
-    return _job(reader, "load", index, entry, request, check_load)
+    return _job(reader, "load", index, entry, request, lambda r: check_load(r, endpoints.parsed))

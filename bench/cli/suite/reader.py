@@ -34,12 +34,11 @@ def load_suite(path: Path) -> Suite:
         raise reader.error(
             f"suite.name {name!r} may hold only letters, digits, _ . - (it names a folder)", "suite", "name"
         )
-    from bench.endpoints.spec import parse_endpoint_spec as parse_endpoint
-    from bench.targets.registry import parse_target_spec as parse_target
+    from bench.commands.specs import endpoint_specs, target_specs
 
     named = datasets(reader, data.get("datasets", {}))
-    targets = reader.names(data.get("targets", {}), "targets", parse_target)
-    endpoints = reader.names(data.get("endpoints", {}), "endpoints", parse_endpoint)
+    targets = reader.names(data.get("targets", {}), "targets", target_specs)
+    endpoints = reader.names(data.get("endpoints", {}), "endpoints", endpoint_specs)
     try:
         labels = check_labels(head.get("labels", {}), "suite.labels")
     except UserError as exc:

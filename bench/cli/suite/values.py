@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 import re
+import typing
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from bench.cli.suite.keys import TomlTypes
 from bench.cli.suite.lines import SuiteText, Where, label
@@ -16,6 +18,18 @@ from bench.core.errors import UserError
 from bench.core.flags import Renamed
 from bench.core.spec_grammar import NAME
 from bench.datasets import BUILTIN_PREFIX
+
+S = TypeVar("S")
+
+
+@dataclass
+class Named(Generic[S]):
+    """A suite's [targets] or [endpoints]: NAME -> `NAME=SPEC` (what a request carries), and each such text's
+    spec as parsed when the file was read (what the entries' checks take, never parsing it again)."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    parsed: dict[str, S] = field(default_factory=dict)
+
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _TYPE_NAMES = {int: "integer", float: "number", str: "string", list: "list", dict: "table", bool: "true/false"}
@@ -68,30 +82,32 @@ class ValueReader(SuiteText):
 
         return _VAR.sub(lookup, value)
 
-    def spec(self, value: Any, parse: Callable[[str], object], *where: str) -> str:
+    def spec(self, value: object, parse: Callable[[list[str]], list[S]], *where: str) -> tuple[str, S]:
+        """`NAME=SPEC` and its typed spec, parsed once by the commands' face (bench/commands/specs.py)."""
         if not isinstance(value, str) or not value.strip():
             raise self.error(f"{label(where)}: expected a spec string", *where)
         refuse_credentials(self, value, where)
-        spec = f"{where[-1]}={self.expand(value, *where)}"
+        text = f"{where[-1]}={self.expand(value, *where)}"
         try:
-            parse(spec)
+            return text, parse([text])[0]
         except UserError as exc:
             raise self.error(f"{label(where)}: {exc}", *where) from None
-        return spec
 
-    def names(self, table: object, section: str, parse: Callable[[str], object]) -> dict[str, str]:
-        """NAME -> NAME=SPEC, each spec parsed by its command's own parser."""
+    def names(self, table: object, section: str, parse: Callable[[list[str]], list[S]]) -> Named[S]:
+        """NAME -> NAME=SPEC and each spec's typed value, which the entries' checks take as parsed."""
         if not isinstance(table, dict):
             raise self.error(f'[{section}] must be a table of NAME = "spec"', section)
-        specs = {}
+        named: Named[S] = Named()
         for name, value in table.items():
             if not NAME.fullmatch(name):
                 raise self.error(f"{section}.{name}: a name may hold only letters, digits, _ . -", section, name)
-            specs[name] = self.spec(value, parse, section, name)
-        return specs
+            text, spec = self.spec(value, parse, section, name)
+            named.texts[name] = text
+            named.parsed[text] = spec
+        return named
 
-    def pick(self, wanted: Any, known: dict[str, str], where: Where, what: str) -> list[str]:
-        chosen = list(known) if wanted is None else wanted
+    def pick(self, wanted: object, known: dict[str, str], where: Where, what: str) -> list[str]:
+        chosen = list(known) if wanted is None else typing.cast(list[str], wanted)
         for name in chosen:
             if name not in known:
                 raise self.error(

@@ -72,6 +72,7 @@ from bench.results.schema.quality import (
     QueryRecord,
     Relevance,
     TargetRecord,
+    TargetSpecRecord,
     TargetStatus,
 )
 from bench.results.schema.run import (
@@ -195,6 +196,7 @@ __all__ = [
     "SpeedOutcome",
     "Spread",
     "TargetRecord",
+    "TargetSpecRecord",
     "TargetStatus",
     "Throughput",
     "ThroughputIntervals",

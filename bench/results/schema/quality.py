@@ -27,6 +27,18 @@ class Relevance(StrEnum):
 
 
 @dataclass
+class TargetSpecRecord:
+    """The target's spec as quality parsed it (bench/targets/registry.py), secret parameters masked: what the
+    report pairs a reranked target with its own first stage by, never parsing the spec string again."""
+
+    kind: str
+    rerank: bool = False
+    variant: str | None = None
+    url: str | None = None
+    params: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class TargetRecord:
     name: str
     spec: str  # as given on the command line, URL included (never secrets: those come from the environment)
@@ -49,6 +61,8 @@ class TargetRecord:
     latency_parts_ms: dict[str, dict[str, float]] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
     #: what embedding cost, by phase (ingest, query_embed): texts, from_cache, tokens, wall_s, texts_per_s, ...
     cost_blocks: dict[str, dict[str, Any]] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
+    #: the spec parsed (absent in files written before it: the report parses `spec` for those alone)
+    parsed: TargetSpecRecord | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     record: str = "target"
 
 

@@ -18,7 +18,7 @@ from bench.core.progress import ProgressFactory, no_progress
 from bench.grow.ladder import Corpora, Rung
 from bench.grow.metering import RungCalls, Window
 from bench.results.schema.grow import GrowUnit
-from bench.targets.base import Target, TargetSpec
+from bench.targets.base import Target, TargetKind, TargetSpec
 
 INCREMENTAL = ("openwebui", "lightrag")  # their prepare skips documents already in the knowledge base
 
@@ -125,7 +125,7 @@ def count_chunks(
     embedding calls must have passed the meter); LightRAG's chunks_count."""
     if spec.kind not in INCREMENTAL:
         return docs
-    if spec.kind == "lightrag":
+    if spec.kind == TargetKind.LIGHTRAG:
         return lightrag_chunks(target)
     if calls is None or grown.chunks is None:
         return None

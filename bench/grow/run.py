@@ -89,7 +89,7 @@ def measure_rung(
     results, latencies, asked = timed.results, timed.latencies, timed.asked
     errors, examples = error_kinds(results)
     rss, disk = measure(climb.resources.get(spec.name, Resources(None, None)))
-    chunks_unit = climb.unit == "chunks"
+    chunks_unit = climb.unit == GrowUnit.CHUNKS
     return GrowRungRecord(
         target=spec.name,
         kind=TargetKind(spec.kind),

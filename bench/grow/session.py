@@ -22,11 +22,11 @@ from bench.grow.run import DEPTH, Climb, climb
 from bench.quality.metrics import Measure
 from bench.results.frame import now_iso
 from bench.results.lifecycle import Output, open_run
-from bench.results.schema import GrowLadder, GrowRungRecord, RungStatus, RunHeader
+from bench.results.schema import GrowLadder, GrowRungRecord, RunCommand, RungStatus, RunHeader
 from bench.results.schema.grow import IngestMode
 from bench.results.store import Results, read_results
 from bench.sizing.slo import Slo, sig3
-from bench.targets.base import Target, TargetOptions, TargetSpec
+from bench.targets.base import Target, TargetKind, TargetOptions, TargetSpec
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,8 @@ def _climb_all(
     made on the servers removed (unless --keep or stopped) and each target closed."""
     records: list[GrowRungRecord] = []
     stopped = False
-    owned = {s.name for s in plan.specs if s.kind == "openwebui" and "kb" not in s.params}  # grow named their base
+    # the Open WebUI bases grow named (no `kb=` given)
+    owned = {s.name for s in plan.specs if s.kind == TargetKind.OPENWEBUI and "kb" not in s.params}
     try:
         with _disk_full(output), open_run(output, header, lambda previous: _carried(previous, header, plan)) as run:
             records += [r for r in run.kept if isinstance(r, GrowRungRecord)]
@@ -144,9 +145,9 @@ def _build(plan: GrowPlan, fingerprint: str) -> list[tuple[TargetSpec, Target]]:
     try:
         for spec in plan.specs:
             # parameters grow adds keep the target's name: records and the answer are under the name given
-            if spec.kind == "lightrag" and not plan.keep and "cleanup" not in spec.params:
+            if spec.kind == TargetKind.LIGHTRAG and not plan.keep and "cleanup" not in spec.params:
                 spec = replace(spec, params={**spec.params, "cleanup": "true"}, given_name=spec.name)
-            if spec.kind == "openwebui" and "kb" not in spec.params:
+            if spec.kind == TargetKind.OPENWEBUI and "kb" not in spec.params:
                 kb = f"ragbench-grow-{safe_filename(spec.name)}-{fingerprint}"
                 spec = replace(spec, params={**spec.params, "kb": kb}, given_name=spec.name)
             built.append((spec, build_target(spec, options)))
@@ -243,7 +244,7 @@ def _check_resumable(output: Output, header: RunHeader, plan: GrowPlan) -> None:
         previous = read_results(output.results)
     except UserError:
         return
-    if previous.header.command == "grow" and header.grow is not None:
+    if previous.header.command == RunCommand.GROW and header.grow is not None:
         check_resume(output.folder, previous.header.grow or {}, header.grow, previous.grow_rungs, plan.specs)
 
 

@@ -18,6 +18,7 @@ from bench.report.grow_stores import side_by_side_table, stores_plot
 from bench.report.page import Rows, html_figure, html_table, inline, md_figure, md_table
 from bench.report.plots import save_figure
 from bench.results.schema import GrowRungRecord, GrowSummaryRecord, GrowthLaw
+from bench.results.schema.grow import GrowUnit
 from bench.results.store import Results
 
 # f(n) of each law (bench/grow/laws.py), to draw a fit from its record alone
@@ -67,7 +68,7 @@ def rung_table(results: Results) -> Rows:
                     target,
                     str(r.rung),
                     f"{r.size:,}",
-                    f"{r.docs:,}" if r.docs is not None else (f"{r.size:,}" if r.unit == "docs" else "-"),
+                    f"{r.docs:,}" if r.docs is not None else (f"{r.size:,}" if r.unit == GrowUnit.DOCS else "-"),
                     f"{r.chunks:,}" if r.chunks is not None else "-",
                     r.ingest_mode + (" (resumed)" if r.resumed else ""),
                     _cell(r.ingest_seconds, ".2f"),

@@ -82,7 +82,15 @@ sm_clock_mhz
 DataclassInstance
 # A TypedDict key written by keyword and read from results files (bench/grow/session.py, bench/report/grow.py).
 distractor_source
-# Request-body TypedDict keys written in dict displays and read by the servers (bench/endpoints/wire_bodies.py).
+# Request-body TypedDict keys written in dict displays and read by the servers (bench/endpoints/wire_bodies.py,
+# bench/targets/app_descriptions.py).
+include_references
+response_type
+user_prompt
+k_reranker
+hybrid_bm25_weight
+collection_name
+collection_names
 return_text
 return_documents
 input

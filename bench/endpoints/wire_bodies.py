@@ -1,4 +1,4 @@
-"""The request bodies the endpoint kinds send, as typed shapes (issue 49: wire bodies typed, not `dict[str, object]`).
+"""The request bodies the endpoint kinds send, as typed shapes (issue 49: wire bodies typed, not untyped dicts).
 
 Keys are the servers' own field names; a key left out is a field not sent (the server's default applies).
 """

@@ -99,7 +99,7 @@ class OpenWebUISettings:
             self._open = False
             self.journal.close(restored)
 
-    def put_back_left_over(self) -> dict[str, object]:
+    def put_back_left_over(self) -> Settings:
         """Put back what a killed run left in the journal (the values, returned; {} when none); a journal a live
         run holds is left alone and refused with one line."""
         return self._start()
@@ -109,7 +109,7 @@ class OpenWebUISettings:
         self._start()
         self.journal.claim()
 
-    def _start(self) -> dict[str, object]:
+    def _start(self) -> Settings:
         if self._open:
             return {}
         left = self.journal.open(lambda values: send_settings(self.http, values))

@@ -1,5 +1,6 @@
-"""What the app targets (LightRAG, Open WebUI) store with their results (`describe()`, the record's `config`), as
-typed shapes (issue 49). Fields that hold a server's own JSON as it came (masked) are `object`: stored, never read."""
+"""What the app targets (LightRAG, Open WebUI) store with their results (`describe()`, the record's `config`) and the
+query bodies they send, as typed shapes (issue 49). Fields that hold a server's own JSON as it came (masked) are
+`object`: stored, never read."""
 
 from __future__ import annotations
 
@@ -95,3 +96,34 @@ class OpenWebUIDescription(TypedDict):
     ingest: OpenWebUIIngestFigures
     corpus: CorpusDescription | None
     metered: MeterDescription | None
+
+
+class _LightRAGQueryRequired(TypedDict):
+    query: str
+    mode: Mode
+    top_k: int
+    enable_rerank: bool
+    include_references: bool
+
+
+class LightRAGQueryBody(_LightRAGQueryRequired, total=False):
+    """LightRAG's /query body (`quality --generate native`); `response_type`, `user_prompt` as given."""
+
+    response_type: str
+    user_prompt: str
+    chunk_top_k: int
+
+
+class _OpenWebUIQueryRequired(TypedDict):
+    query: str
+    k: int
+
+
+class OpenWebUIQueryBody(_OpenWebUIQueryRequired, total=False):
+    """Open WebUI's /api/v1/retrieval/query/{doc,collection} body: hybrid fields for the hybrid and rerank variants,
+    the knowledge base's collection by the route's field name."""
+
+    k_reranker: int
+    hybrid_bm25_weight: float
+    collection_name: str | None
+    collection_names: list[str | None]

@@ -40,7 +40,7 @@ from bench.core.progress import ProgressFactory
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
 from bench.endpoints.meter import cost
-from bench.targets.app_descriptions import LightRAGDescription, Mode
+from bench.targets.app_descriptions import LightRAGDescription, LightRAGQueryBody, Mode
 from bench.targets.base import Hit, QueryResult, TargetKind, TargetOptions, TargetSpec, first_rank_wins
 from bench.targets.hops import MeteredQueries, Nesting
 from bench.targets.http_shared import DedupedCorpus, file_name, run_queries, timed_query
@@ -242,14 +242,17 @@ class LightRAGTarget:
         """LightRAG's own answer (`quality --generate native`): `/query` in this target's mode, `options`
         (response_type, user_prompt) passed through. The references section LightRAG's prompt asks the LLM
         to append is cut off: it cites, it does not answer. The LLM cost needs `meter=`."""
-        body: dict[str, object] = {
+        body: LightRAGQueryBody = {
             "query": query,
             "mode": self.mode,
             "top_k": self.top_k,
             "enable_rerank": self.rerank,
             "include_references": False,
-            **options,
         }
+        if "response_type" in options:  # the options quality checked (NATIVE_OPTIONS), passed through
+            body["response_type"] = options["response_type"]
+        if "user_prompt" in options:
+            body["user_prompt"] = options["user_prompt"]
         if self.chunk_top_k:
             body["chunk_top_k"] = self.chunk_top_k
         before = self.meter.snapshot() if self.meter else None

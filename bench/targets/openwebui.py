@@ -36,7 +36,8 @@ from bench.core.http import HttpClient, Reply, auth_headers, error_message, key_
 from bench.core.progress import ProgressFactory, console
 from bench.core.secrets import mask_data
 from bench.datasets.model import Dataset
-from bench.targets.app_descriptions import OpenWebUIDescription
+from bench.results.schema.ingest import Settings
+from bench.targets.app_descriptions import OpenWebUIDescription, OpenWebUIQueryBody
 from bench.targets.base import Hit, QueryResult, TargetKind, TargetOptions, TargetSpec, first_rank_wins
 from bench.targets.hops import MeteredQueries
 from bench.targets.http_shared import DedupedCorpus, file_name, parallel, run_queries, timed_query
@@ -54,7 +55,7 @@ from bench.targets.openwebui_knowledge import (
 from bench.targets.openwebui_settings import SETTINGS, ExternalReranker, Variant, send_settings, variant_settings
 from bench.targets.openwebui_spec import OpenWebUISettings, QueryRoute, openwebui_settings
 from bench.targets.openwebui_store import StoreIdentity
-from bench.targets.settings_journal import SettingsJournal, journal_for
+from bench.targets.settings_journal import SettingsJournal, as_settings, journal_for
 
 KEY_ENV = "OPENWEBUI_API_KEY"
 RERANKER_KEY_ENV = "RAG_EXTERNAL_RERANKER_API_KEY"
@@ -96,8 +97,8 @@ class OpenWebUITarget:
         )
         self.kb_id: str | None = None
         self.version: str | None = None
-        self.saved_settings: dict[str, object] | None = None  # the server's values before ragbench changed them
-        self.applied_settings: dict[str, object] = {}
+        self.saved_settings: Settings | None = None  # the server's values (SETTINGS) before ragbench changed them
+        self.applied_settings: Settings = {}
         self.retrieval_config: dict[str, object] = {}
         self.embedding_config: dict[str, object] = {}
         self.ingest = IngestReport()
@@ -312,14 +313,14 @@ class OpenWebUITarget:
     # -- variant settings -------------------------------------------------------------------------
 
     def _apply_variant(self) -> None:
-        wanted = variant_settings(
-            self.variant,
-            self.bm25_weight,
-            ExternalReranker(self.reranker_url, self.reranker_model, self.reranker_timeout, self.reranker_key),
-            self.retrieval_config,
-        )
+        try:
+            current = as_settings({k: self.retrieval_config[k] for k in SETTINGS if k in self.retrieval_config})
+        except ValueError:
+            raise self.http.error(f"retrieval settings {', '.join(SETTINGS)}: not all scalars") from None
+        reranker = ExternalReranker(self.reranker_url, self.reranker_model, self.reranker_timeout, self.reranker_key)
+        wanted = variant_settings(self.variant, self.bm25_weight, reranker, current)
         if self.saved_settings is None:  # a second prepare (grow's next rung) must not save the applied settings
-            self.saved_settings = {k: self.retrieval_config.get(k) for k in SETTINGS if k in self.retrieval_config}
+            self.saved_settings = current
         self.applied_settings = wanted
         if all(self.retrieval_config.get(k) == v for k, v in wanted.items()):
             return  # already in place (grow's next rung, read at this prepare's start): nothing to write or reload
@@ -335,7 +336,7 @@ class OpenWebUITarget:
     # -- search -----------------------------------------------------------------------------------
 
     def _query(self, query: str, k: int) -> Reply:
-        body: dict[str, object] = {"query": query, "k": k}
+        body: OpenWebUIQueryBody = {"query": query, "k": k}
         if self.variant != Variant.VECTOR:
             body.update({"k_reranker": k, "hybrid_bm25_weight": self.bm25_weight})
         if self.endpoint == QueryRoute.DOC:

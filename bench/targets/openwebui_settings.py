@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from bench.results.schema.ingest import Settings
+
 if TYPE_CHECKING:
     from bench.core.http import HttpClient
 
@@ -54,11 +56,9 @@ class ExternalReranker:
     key: str
 
 
-def variant_settings(
-    variant: Variant, bm25_weight: float, reranker: ExternalReranker, current: dict[str, object]
-) -> dict[str, object]:
-    """The retrieval settings `variant` needs, given the server's `current` ones."""
-    wanted: dict[str, object] = {"ENABLE_RAG_HYBRID_SEARCH": variant != Variant.VECTOR, "RELEVANCE_THRESHOLD": 0.0}
+def variant_settings(variant: Variant, bm25_weight: float, reranker: ExternalReranker, current: Settings) -> Settings:
+    """The retrieval settings `variant` needs, given the server's `current` ones (SETTINGS)."""
+    wanted: Settings = {"ENABLE_RAG_HYBRID_SEARCH": variant != Variant.VECTOR, "RELEVANCE_THRESHOLD": 0.0}
     if variant in (Variant.HYBRID, Variant.RERANK):
         wanted["HYBRID_BM25_WEIGHT"] = bm25_weight
     if variant == Variant.HYBRID:

@@ -32,8 +32,10 @@ from urllib.parse import urlsplit
 from bench.core.errors import UserError
 from bench.core.pidlock import PRIVATE, alive
 from bench.datasets.numpy_docs import cache_root
+from bench.results.schema.ingest import Settings, SettingValue
 
-Send = Callable[[dict[str, object]], None]  # puts values back on the server
+Send = Callable[[Settings], None]  # puts values back on the server
+_SCALARS = (bool, int, float, str)  # a SettingValue's types besides None
 
 
 def server_identity(base_url: str) -> str:
@@ -81,7 +83,7 @@ class LeftOver:
     """A journal found on disk: the process that wrote it and the values it saved."""
 
     pid: int
-    saved: dict[str, object]
+    saved: Settings
 
 
 class SettingsJournal:
@@ -93,12 +95,12 @@ class SettingsJournal:
         self.identity = f"{app}@{server_identity(base_url)}"
         digest = hashlib.sha256(self.identity.encode()).hexdigest()[:16]
         self.path = cache_root() / "restore" / f"{app}-{digest}.json"
-        self.saved: dict[str, object] = {}  # setting -> the server's original value (the first saved wins)
+        self.saved: Settings = {}  # setting -> the server's original value (the first saved wins)
         self._users = 0
         self._mine = False  # this process wrote the file: only then is it this process's to remove
         self._keep = False  # a user could not put its values back: the file stays for the next run
 
-    def open(self, send: Send) -> dict[str, object]:
+    def open(self, send: Send) -> Settings:
         """A user starts: the first in this process puts back what a dead run left (the values, returned; {} when
         none) and refuses one a live run holds; later users share what is open."""
         with _LOCK:
@@ -112,7 +114,7 @@ class SettingsJournal:
         with _LOCK:
             self._write()
 
-    def save(self, values: Mapping[str, object]) -> None:
+    def save(self, values: Mapping[str, SettingValue]) -> None:
         """The values about to change, as the server has them: those not saved yet join the journal on disk."""
         with _LOCK:
             fresh = {k: v for k, v in values.items() if k not in self.saved}
@@ -136,12 +138,12 @@ class SettingsJournal:
         """The journal on disk (None: there is none); one held by a live run is refused with one line."""
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-            left = LeftOver(int(data.get("pid", 0)), data["saved"])
+            left = LeftOver(int(data.get("pid", 0)), as_settings(data["saved"]))
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             left = None
-        if left is None or not isinstance(left.saved, dict):
+        if left is None:
             raise UserError(f"restore journal {self.path}: unreadable; check the server's settings, then delete it")
         if alive(left.pid):
             raise UserError(
@@ -150,7 +152,7 @@ class SettingsJournal:
             )
         return left
 
-    def _put_back(self, send: Send) -> dict[str, object]:
+    def _put_back(self, send: Send) -> Settings:
         left = self.read()
         if left is None:
             return {}
@@ -176,6 +178,14 @@ class SettingsJournal:
         partial.unlink(missing_ok=True)  # created afresh, so its mode is ours
         _create(partial, text)
         partial.replace(self.path)
+
+
+def as_settings(values: object) -> Settings:
+    """A JSON object of settings (a journal's `saved`, a server's values) as settings: ValueError where a value is
+    not a scalar, which no setting ragbench changes is."""
+    if not isinstance(values, dict) or not all(v is None or isinstance(v, _SCALARS) for v in values.values()):
+        raise ValueError("not an object of scalar settings")
+    return {str(k): v for k, v in values.items()}
 
 
 def _create(path: Path, text: str) -> None:

@@ -79,7 +79,7 @@ def _ingest_entries(results: Results, prefix: str) -> list[dict[str, object]]:
 
     entries = []
     for target in results.targets:
-        block = target.cost_blocks.get("ingest", {})
+        block = target.cost_block("ingest")
         sent = (block.get("texts") or 0) - (block.get("from_cache") or 0)
         seconds = as_number(block.get("wall_s"))
         if not isinstance(sent, int) or sent <= 0 or seconds is None or seconds <= 0:

@@ -30,7 +30,7 @@ class _Figure:
 
 def ingest_texts_per_s(target: TargetRecord) -> float | None:
     """The `ingest` cost block's texts/s; None without the block or when every text came from the cache."""
-    return as_number(target.cost_blocks.get("ingest", {}).get("texts_per_s"))
+    return as_number(target.cost_block("ingest").get("texts_per_s"))
 
 
 def query_p99_ms(target: TargetRecord) -> float | None:

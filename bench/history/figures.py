@@ -75,7 +75,7 @@ def _served(run: HistoryRun, target: TargetRecord, where: str) -> Found:
     """A served target's cost figures: ingest texts/s (the corpus embedded through an endpoint), query p99."""
     found: Found = []
     served = [
-        ("ingest texts/s", Gate.INGEST, True, target.cost_blocks.get("ingest", {}).get("texts_per_s")),
+        ("ingest texts/s", Gate.INGEST, True, target.cost_block("ingest").get("texts_per_s")),
         ("query p99 ms", Gate.QUERY_P99, False, target.latency_ms.get("p99")),
     ]
     for name, gate, higher, value in served:

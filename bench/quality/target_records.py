@@ -13,6 +13,7 @@ from bench.results.schema import (
     TargetRecord,
     TargetStatus,
 )
+from bench.results.schema.cost import CostBlock
 from bench.targets.base import QueryResult, TargetSpec
 
 
@@ -32,7 +33,7 @@ def target_record(
     search_s: float,
     replaced: bool,
     generated: dict[str, Generated],
-    cost_blocks: dict[str, dict[str, object]],
+    cost_blocks: dict[str, CostBlock],
 ) -> TargetRecord:
     cost_keys = sorted({k for r in results for k in r.cost})
     warnings: dict[str, int] = {}

@@ -48,7 +48,7 @@ def run_target(spec: TargetSpec, target: Target, scoring: Scoring, out_dir: Path
         generated, generation = _generate(config, target, spec.name, dataset, results, run.progress, judge)
         if generation is not None:
             described = {**described, "generation": generation}
-        blocks = {p: dict(b) for p, b in target.cost_blocks().items()} if isinstance(target, Metered) else {}
+        blocks = {p: b.copy() for p, b in target.cost_blocks().items()} if isinstance(target, Metered) else {}
     finally:
         target.close()
     query_run, replaced = run_from_results(results)

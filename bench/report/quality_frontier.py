@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from bench.core.pvalues import fmt_p
 from bench.report.quality_tables import fmt, holm_verdict, over, reranked_names
 from bench.results.schema import ComparisonRecord, TargetRecord, TargetStatus
+from bench.results.schema.cost import CostBlock
 from bench.results.store import Results
 
 FRONTIER_NOTE = (
@@ -65,7 +66,7 @@ def ingest_rate(t: TargetRecord) -> tuple[float | None, str]:
     """The target's ingest texts/s and where it came from: its own `ingest` cost block's, else (every text read
     from the cache) the rate of the target of this run that embedded most of them (`shared with T`); none for
     vectors an earlier run cached, or records without the block (targets that embed nothing through an endpoint)."""
-    block = t.cost_blocks.get("ingest", {})
+    block = t.cost_block("ingest")
     own = _float(block.get("texts_per_s"))
     if own is not None:
         return own, ""
@@ -299,7 +300,7 @@ def _number(value: object, digits: int) -> str:
     return fmt(float(value), digits) if isinstance(value, int | float) and not isinstance(value, bool) else "–"
 
 
-def _over_limit(block: dict[str, object]) -> str:
+def _over_limit(block: CostBlock) -> str:
     """Texts sent over the model's input limit, with how they were counted (or why they were not)."""
     by = block.get("over_limit_by")
     if by is None:  # a record written before the count existed
@@ -308,7 +309,7 @@ def _over_limit(block: dict[str, object]) -> str:
     return f"{_number(over, 0)} ({by})" if over is not None else str(by)
 
 
-def _from_cache(block: dict[str, object]) -> str:
+def _from_cache(block: CostBlock) -> str:
     """Texts read from the cache, with who embedded them: a target of this run (shared: its cost is credited) or an
     earlier run (records written before the ledger say neither)."""
     shown = _number(block.get("from_cache"), 0)
@@ -322,7 +323,7 @@ def _from_cache(block: dict[str, object]) -> str:
     return f"{shown} ({', '.join(said)})" if said else shown
 
 
-def _tokens(block: dict[str, object]) -> str:
+def _tokens(block: CostBlock) -> str:
     """Tokens with where the count came from (the endpoint, a tokenizer) or why there is none."""
     by = block.get("tokens_by")
     return f"{_number(block.get('tokens'), 0)} ({by})" if by else _number(block.get("tokens"), 0)

@@ -6,56 +6,19 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NotRequired, Protocol, TypedDict, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from bench.core.percentiles import percentiles
 from bench.endpoints.base import CallTiming
 
-
-class SentFigures(TypedDict):
-    """What the texts a phase sent cost, as its block shows them (`SentCost.own_figures`)."""
-
-    requests: int
-    tokens: int | None
-    tokens_by: str
-    wall_s: float
-    texts_per_s: float | None
-    tokens_per_s: float | None
+# the blocks' shapes live with the record that stores them; re-exported for the targets that fill them
+from bench.results.schema.cost import CostBlock as CostBlock
+from bench.results.schema.cost import SentFigures as SentFigures
+from bench.results.schema.cost import SharedCost as SharedCost
 
 
 class SentCostFigures(SentFigures):
     texts_sent: int
-
-
-SharedCost = TypedDict(  # the cached texts another target of the run embedded, with what they cost it
-    "SharedCost",
-    {
-        "with": str,
-        "phase": str,
-        "texts": int,
-        "texts_sent": NotRequired[int],
-        "requests": NotRequired[int],
-        "tokens": NotRequired[int | None],
-        "tokens_by": NotRequired[str],
-        "wall_s": NotRequired[float],
-        "texts_per_s": NotRequired[float | None],
-        "tokens_per_s": NotRequired[float | None],
-    },
-)
-
-
-class CostBlock(SentFigures):
-    """A phase's cost block (`ingest`, `query_embed`) in the quality record's `cost_blocks`."""
-
-    texts: int
-    from_cache: int
-    from_earlier_run: int
-    shared: list[SharedCost]
-    request_ms: dict[str, float]
-    retries: dict[str, int]  # cause -> retries
-    splits: dict[str, int]  # cause -> requests split
-    over_limit: int | None
-    over_limit_by: str
 
 
 @runtime_checkable

@@ -8,6 +8,7 @@ from typing import Any
 
 from bench.core.secrets import VERBATIM
 from bench.results.schema.conventions import WRITTEN_WHEN_SET
+from bench.results.schema.cost import NO_COST_BLOCK, CostBlock
 
 
 class TargetStatus(StrEnum):
@@ -60,10 +61,15 @@ class TargetRecord:
     #: parts of the per-query latency (embed_ms, search_ms, rerank_ms) -> p50, p99; targets that name an endpoint
     latency_parts_ms: dict[str, dict[str, float]] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
     #: what embedding cost, by phase (ingest, query_embed): texts, from_cache, tokens, wall_s, texts_per_s, ...
-    cost_blocks: dict[str, dict[str, Any]] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
+    cost_blocks: dict[str, CostBlock] = field(default_factory=dict, metadata=WRITTEN_WHEN_SET)
     #: the spec parsed (absent in files written before it: the report parses `spec` for those alone)
     parsed: TargetSpecRecord | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     record: str = "target"
+
+    def cost_block(self, phase: str) -> CostBlock:
+        """The phase's cost block (`ingest`, `query_embed`); where the record has none, an empty one whose every
+        `.get` is None."""
+        return self.cost_blocks.get(phase) or NO_COST_BLOCK
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from time import perf_counter
 from typing import cast
@@ -76,16 +76,35 @@ class Response:
     done: float  # perf_counter when the last byte arrived
 
 
-class Connection(asyncio.Protocol):
-    """One keep-alive connection carrying one request at a time."""
+# Called with (when the request was written, its outcome) once the answer is in or failed.
+Then = Callable[[float, "Response | Exception"], None]
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, cap: BodyCap = DEFAULT_CAP):
+
+def _unpooled(conn: Connection) -> None:
+    """A connection outside a pool has none to go back to."""
+
+
+class Connection(asyncio.Protocol):
+    """One keep-alive connection carrying one request at a time. Its outcome goes to a Future (`send`) or straight
+    to a callback (`send_then`: the closed loop writes its next request from there, no Future, no task, no coroutine
+    resumed a request); either way it is delivered once the bytes that completed it are parsed, so what a server
+    sends past the answer (no request asked for it) is dropped, never taken for the next request's answer."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        cap: BodyCap = DEFAULT_CAP,
+        release: Callable[[Connection], None] = _unpooled,
+    ):
         self.loop = loop
         self.cap = cap  # the most of an answer's body that is read
+        self.release = release  # hands the connection back to its pool before a callback runs
         self._size = 0  # body bytes of the answer arriving
         self.parser = httptools.HttpResponseParser(self)
         self.transport: asyncio.Transport | None = None
         self.waiter: asyncio.Future[Response] | None = None
+        self.then: Then | None = None
+        self._outcome: Response | Exception | None = None  # completed inside feed_data, delivered after it
         self.closed = False
         self.sent_at = 0.0
         self.deadline = 0.0  # perf_counter by which the answer must be complete (the watchdog's)
@@ -102,8 +121,13 @@ class Connection(asyncio.Protocol):
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
-            self._fail(ProtocolViolation(f"not HTTP/1.1: {exc}"))
             self.close()
+            if self._outcome is None:
+                self._outcome = ProtocolViolation(f"not HTTP/1.1: {exc}")
+        outcome = self._outcome
+        if outcome is not None:
+            self._outcome = None
+            self._deliver(outcome)
 
     def eof_received(self) -> bool:
         return False  # close our side too
@@ -122,19 +146,19 @@ class Connection(asyncio.Protocol):
         self._size += len(body)
         if self._size > self.cap.size:
             self._body = []
-            self._fail(AnswerTooLarge(self.cap))
             self.close()
+            if self._outcome is None:
+                self._outcome = AnswerTooLarge(self.cap)
             return
         self._body.append(body)
 
     def on_message_complete(self) -> None:
-        waiter, self.waiter = self.waiter, None
         response = Response(self.parser.get_status_code(), self._headers, b"".join(self._body), self._arrived)
         self._headers, self._body, self._size = (), [], 0
         if not self.parser.should_keep_alive():
             self.close()
-        if waiter is not None and not waiter.done():
-            waiter.set_result(response)
+        if self._outcome is None:  # a second answer in the same bytes: no request asked for it
+            self._outcome = response
 
     # use ----------------------------------------------------------------------------------------
     def send(self, data: bytes, deadline: float) -> asyncio.Future[Response]:
@@ -148,10 +172,23 @@ class Connection(asyncio.Protocol):
         self.transport.write(data)
         return waiter
 
+    def send_then(self, data: bytes, deadline: float, then: Then) -> None:
+        """Write one request; `then(sent, outcome)` is called from the protocol's callbacks with its Response or
+        ConnectionLost / ProtocolViolation / TimeoutError, after `release(self)`. The transport must be open."""
+        self.then = then
+        self.deadline = deadline
+        self.sent_at = perf_counter()
+        self.transport.write(data)  # type: ignore[union-attr]  # the pool hands out connected ones only
+
+    @property
+    def pending(self) -> bool:
+        """A request is waiting for its answer."""
+        return self.waiter is not None or self.then is not None
+
     def expire(self) -> None:
         """The answer took longer than the timeout: fail it and drop the connection (it may still answer)."""
-        self._fail(TimeoutError("no answer within the timeout"))
         self.close()
+        self._fail(TimeoutError("no answer within the timeout"))
 
     def close(self) -> None:
         self.closed = True
@@ -159,9 +196,21 @@ class Connection(asyncio.Protocol):
             self.transport.close()
 
     def _fail(self, exc: Exception) -> None:
+        self._deliver(exc)
+
+    def _deliver(self, outcome: Response | Exception) -> None:
+        then, self.then = self.then, None
+        if then is not None:
+            self.release(self)
+            then(self.sent_at, outcome)
+            return
         waiter, self.waiter = self.waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_exception(exc)
+        if waiter is None or waiter.done():
+            return
+        if isinstance(outcome, Response):
+            waiter.set_result(outcome)
+        else:
+            waiter.set_exception(outcome)
 
 
 class Pool:
@@ -183,7 +232,10 @@ class Pool:
         try:
             _, conn = await asyncio.wait_for(
                 self.loop.create_connection(
-                    lambda: Connection(self.loop, self.cap), self.target.host, self.target.port, ssl=self.ssl
+                    lambda: Connection(self.loop, self.cap, self.release),
+                    self.target.host,
+                    self.target.port,
+                    ssl=self.ssl,
                 ),
                 self.timeout_s,
             )
@@ -194,14 +246,7 @@ class Pool:
     async def request(self, data: bytes) -> tuple[float, Response]:
         """Send on an idle connection (or a new one); (sent time, response)."""
         deadline = perf_counter() + self.timeout_s
-        conn = None
-        while self.idle:
-            conn = self.idle.pop()
-            if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
-                break
-            conn = None  # the server closed it while idle (keep-alive timeout, restart)
-        if conn is None:
-            conn = await self.connect()
+        conn = self.take_idle() or await self.connect()
         self.busy.add(conn)
         try:
             future = conn.send(data, deadline)
@@ -213,11 +258,36 @@ class Pool:
             self.idle.append(conn)
         return sent, response
 
+    def start(self, data: bytes, then: Then) -> bool:
+        """Send on an idle connection now, `then(sent, outcome)` called from its callbacks once the answer
+        is in (the connection back in the pool by then); False when none is idle: the caller takes `request`,
+        which connects. The same connections, deadline and watchdog as `request`."""
+        conn = self.take_idle()
+        if conn is None:
+            return False
+        self.busy.add(conn)
+        conn.send_then(data, perf_counter() + self.timeout_s, then)
+        return True
+
+    def take_idle(self) -> Connection | None:
+        while self.idle:
+            conn = self.idle.pop()
+            if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
+                return conn
+            # the server closed it while idle (keep-alive timeout, restart)
+        return None
+
+    def release(self, conn: Connection) -> None:
+        """A connection whose answer is in (or failed): idle again unless it was closed."""
+        self.busy.discard(conn)
+        if not conn.closed:
+            self.idle.append(conn)
+
     async def _watch(self) -> None:
         while True:
             await asyncio.sleep(min(0.1, self.timeout_s / 4))
             now = perf_counter()
-            for conn in [c for c in self.busy if c.waiter is not None and c.deadline < now]:
+            for conn in [c for c in self.busy if c.pending and c.deadline < now]:
                 conn.expire()
 
     def close(self) -> None:

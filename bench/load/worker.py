@@ -24,12 +24,13 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from time import perf_counter
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import uvloop  # a dependency; imported with the worker (the pool's start), not in its first share
 
-from bench.load.client import ConnectionLost, Pool, Response, Target
+from bench.load.client import Pool, Response, Target, Then
+from bench.load.closed import Sender, Sent, closed_loop, then_when_done
 from bench.load.recorder import Recorder
 from bench.load.share import SharePlan, ShareResult
 from bench.load.stop_time import pool_stop, stopped_at
@@ -58,7 +59,7 @@ async def _run(plan: SharePlan) -> ShareResult:
     cpu0, wall0 = time.process_time(), perf_counter()  # the client's CPU from the first intended send on
     try:
         if plan.mode == Loop.CLOSED:
-            await _closed(plan, sender, recorder)
+            await closed_loop(plan, sender, recorder)
         else:
             await _open(plan, sender, recorder)
     finally:
@@ -95,20 +96,22 @@ async def _sleep_until(when: float) -> float:
     return time.process_time() - cpu
 
 
-class _Sender(Protocol):
-    def send(self, index: int) -> Awaitable[tuple[float, Response]]: ...
-
-    def close(self) -> None: ...
-
-
 class _Http:
     def __init__(self, plan: SharePlan, target: Target):
         self.requests = plan.requests
         self.pool = Pool(target, plan.timeout_s, plan.answer_cap)
+        self.loop = asyncio.get_running_loop()
+        self.connecting: set[Sent] = set()
 
     def send(self, index: int) -> Awaitable[tuple[float, Response]]:
         """The pool's own coroutine, not one wrapping it: a frame fewer to create and resume a request."""
         return self.pool.request(self.requests[index])
+
+    def start(self, index: int, then: Then) -> None:
+        """On an idle connection from its callbacks; else the general path (it connects) in a task."""
+        data = self.requests[index]
+        if not self.pool.start(data, then):
+            then_when_done(self.connecting, self.loop.create_task(self.pool.request(data)), then)
 
     def close(self) -> None:
         self.pool.close()
@@ -123,6 +126,7 @@ class _InProcess:
         self.plan, self.call = plan, call
         self.loop = asyncio.get_running_loop()
         self.threads = ThreadPoolExecutor(max_workers=max(1, plan.max_inflight or plan.users or 1))
+        self.calls: set[Sent] = set()
 
     async def send(self, index: int) -> tuple[float, Response]:
         def call() -> Response:
@@ -132,54 +136,19 @@ class _InProcess:
         sent = perf_counter()
         return sent, await asyncio.wait_for(self.loop.run_in_executor(self.threads, call), self.plan.timeout_s)
 
+    def start(self, index: int, then: Then) -> None:
+        then_when_done(self.calls, self.loop.create_task(self.send(index)), then)
+
     def close(self) -> None:
         self.threads.shutdown(wait=False, cancel_futures=True)
 
 
-def _sender(plan: SharePlan) -> _Sender:
+def _sender(plan: SharePlan) -> Sender:
     if plan.call is not None:
         return _InProcess(plan, plan.call)
     if plan.target is None:
         raise ValueError(f"share of worker {plan.worker}: neither a target nor an in-process call")
     return _Http(plan, plan.target)
-
-
-async def _closed(plan: SharePlan, sender: _Sender, recorder: Recorder) -> None:
-    stop_at = None if plan.duration_s is None else recorder.window_start + plan.duration_s
-    state = {"next": 0, "measured": 0}
-    n = len(plan.inputs)
-
-    # The loop's names bound once (a user runs it once a request): attribute and global lookups were a share of
-    # the client's CPU per request (benchmarks/client_cost.py, docs/load.md).
-    send, finish, result, window_start = sender.send, recorder.finish, recorder.result, recorder.window_start
-    users, count, end = plan.users, plan.count, math.inf if stop_at is None else stop_at
-
-    async def user(u: int) -> None:
-        index = u
-        while True:
-            now = perf_counter()
-            if now >= end or stopped_at(now):
-                return
-            measured = now >= window_start  # recorder.measured(now)
-            if measured and count is not None:
-                if state["measured"] >= count:
-                    return
-                state["measured"] += 1
-            index = (index + users) % n
-            outcome: Response | Exception
-            try:
-                sent, outcome = await send(index)
-            except Exception as exc:
-                sent, outcome = now, exc
-            result.handled += 1
-            if measured:
-                finish(index, None, sent, outcome)
-            else:
-                recorder.warm(sent, outcome)
-            if outcome.__class__ is not Response and isinstance(outcome, (ConnectionLost, OSError)):
-                await asyncio.sleep(0.05)  # a refused connection answers at once: do not spin on it
-
-    await asyncio.gather(*(user(u) for u in range(max(1, plan.users))))
 
 
 def _floats(offsets: np.ndarray, block: int = 65_536) -> Iterator[float]:
@@ -215,7 +184,7 @@ async def _until_due(due: float, recorder: Recorder) -> bool:
     return False
 
 
-async def _open(plan: SharePlan, sender: _Sender, recorder: Recorder) -> None:
+async def _open(plan: SharePlan, sender: Sender, recorder: Recorder) -> None:
     """Open loop and burst: dispatch at intended times; a semaphore caps what is in flight."""
     cap = plan.max_inflight if plan.mode == Loop.OPEN else (plan.users or None)
     slots = asyncio.Semaphore(cap) if cap else None

@@ -120,3 +120,5 @@ skipped_empty_examples
 splitter
 vector_norms
 vectors_unit_length
+# The meter's health path, answered by value, asked by probes (bench/endpoints/meter_relay.py MeterPath).
+HEALTH

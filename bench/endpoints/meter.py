@@ -24,7 +24,7 @@ from pathlib import Path
 
 from bench.core.http import HttpClient, auth_headers, new_client
 from bench.endpoints.meter_ledger import MeterLedger
-from bench.endpoints.meter_relay import INSTANCE_HEADER, Forwarding, QuietServer, make_handler
+from bench.endpoints.meter_relay import INSTANCE_HEADER, Forwarding, MeterPath, QuietServer, make_handler
 from bench.endpoints.meter_trace import TraceWriter
 from bench.endpoints.meter_usage import (
     MAX_TOKENS_PER_CALL,
@@ -137,7 +137,7 @@ class MeterClient:
         return self.reading().usage
 
     def reading(self) -> MeterReading:
-        response = self._http.call("GET", "/_meter/usage")
+        response = self._http.call("GET", MeterPath.USAGE)
         reply = self._http.reply(response)
         names = [f.name for f in fields(Usage)]
         # A counter an older meter does not keep reads 0.

@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -38,6 +39,13 @@ MAX_REQUEST_BYTES = 256 * MIB
 
 # The usage reply names the meter's run in this header: two readings from different runs are not subtracted.
 INSTANCE_HEADER = "X-Ragbench-Meter-Instance"
+
+
+class MeterPath(StrEnum):
+    """The meter's own paths (every other path is `/ROUTE/...`, relayed upstream)."""
+
+    USAGE = "/_meter/usage"  # the ledger's snapshot
+    HEALTH = "/_meter/health"
 
 
 @dataclass(frozen=True)
@@ -141,8 +149,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _forward(self) -> None:
         fwd = self.forwarding
-        if self.path.split("?")[0] in ("/_meter/usage", "/_meter/health"):
-            self._reply_json(200, fwd.ledger.snapshot() if "usage" in self.path else {"status": "ok"})
+        own = self.path.split("?")[0]
+        if own in set(MeterPath):
+            self._reply_json(200, fwd.ledger.snapshot() if own == MeterPath.USAGE else {"status": "ok"})
             return
         route, _, rest = self.path.lstrip("/").partition("/")
         length = self._request_length()

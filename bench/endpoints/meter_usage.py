@@ -93,12 +93,16 @@ def usage_from_body(body: bytes, content_type: str) -> dict[str, object] | None:
     return usage if isinstance(usage, dict) else None
 
 
+_WBITS = {"gzip": 31, "deflate": zlib.MAX_WBITS}  # the content-codings undone for reading `usage`: zlib's wbits
+
+
 def decode_body(raw: bytes, encoding: str, limit: int) -> bytes | None:
     """Undo a content-encoding for reading `usage` (what is forwarded stays the raw bytes); None where the body is
     cut short, broken, or unpacks past `limit` bytes (a small gzip body can unpack to gigabytes)."""
-    if encoding not in ("gzip", "deflate"):
+    wbits = _WBITS.get(encoding)
+    if wbits is None:  # identity, or a coding not undone here (br, zstd): read as it is
         return raw
-    unpacker = zlib.decompressobj(31 if encoding == "gzip" else zlib.MAX_WBITS)
+    unpacker = zlib.decompressobj(wbits)
     try:
         decoded = unpacker.decompress(raw, limit)
     except zlib.error:

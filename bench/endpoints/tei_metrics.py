@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 METRICS_PREFIX = "te_"
+
+
+class MetricType(StrEnum):
+    """The Prometheus metric family types this reader takes (prometheus_client's `Metric.type`); others are skipped."""
+
+    COUNTER = "counter"
+    GAUGE = "gauge"
+    HISTOGRAM = "histogram"
 
 
 @dataclass(frozen=True)
@@ -50,14 +59,14 @@ def parse_snapshot(text: str) -> MetricsSnapshot:
         for sample in family.samples:
             key = family.name + _labels(sample.labels)
             if (
-                family.type == "counter"
+                family.type == MetricType.COUNTER
                 and sample.name.endswith(("_total", family.name))
                 and not sample.name.endswith("_created")
             ):
                 counters[key] = counters.get(key, 0.0) + sample.value
-            elif family.type == "gauge":
+            elif family.type == MetricType.GAUGE:
                 gauges[key] = sample.value
-            elif family.type == "histogram":
+            elif family.type == MetricType.HISTOGRAM:
                 block = buckets.setdefault(key, {})
                 if sample.name.endswith("_bucket"):
                     block[sample.labels.get("le", "+Inf")] = sample.value

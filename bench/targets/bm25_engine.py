@@ -12,7 +12,9 @@ from bench.targets.base import Hit, QueryResult, batch_results
 from bench.targets.params import choice_param, float_param
 from bench.targets.vector_index import memory_mapped_bm25
 
-# bm25s' stopword lists, by the names its tokenizer takes; "none" keeps every word.
+OFF = "none"  # `stemmer=none` stems no word, `stopwords=none` keeps every word
+
+# bm25s' stopword lists, by the names its tokenizer takes; OFF keeps every word.
 STOPWORDS = [
     "english",
     "english_plus",
@@ -29,7 +31,7 @@ STOPWORDS = [
     "turkish",
     "korean",
     "danish",
-    "none",
+    OFF,
 ]
 
 
@@ -37,7 +39,7 @@ STOPWORDS = [
 class BM25Settings:
     k1: float = 1.5
     b: float = 0.75
-    stemmer: str = "english"  # a Snowball algorithm of PyStemmer, or "none"
+    stemmer: str = "english"  # a Snowball algorithm of PyStemmer, or OFF
     stopwords: str = "english"  # one of STOPWORDS
 
     @classmethod
@@ -49,7 +51,7 @@ class BM25Settings:
         return cls(
             k1=float_param(params, "k1", default.k1, spec, 0.0, 100.0),
             b=float_param(params, "b", default.b, spec, 0.0, 1.0),
-            stemmer=choice_param(params, "stemmer", default.stemmer, spec, [*Stemmer.algorithms(), "none"]),
+            stemmer=choice_param(params, "stemmer", default.stemmer, spec, [*Stemmer.algorithms(), OFF]),
             stopwords=choice_param(params, "stopwords", default.stopwords, spec, STOPWORDS),
         )
 
@@ -80,8 +82,8 @@ class BM25Engine:
         import bm25s
         import Stemmer
 
-        stemmer = None if self.settings.stemmer == "none" else Stemmer.Stemmer(self.settings.stemmer)
-        stopwords = None if self.settings.stopwords == "none" else self.settings.stopwords
+        stemmer = None if self.settings.stemmer == OFF else Stemmer.Stemmer(self.settings.stemmer)
+        stopwords = None if self.settings.stopwords == OFF else self.settings.stopwords
         return bm25s.tokenize(
             texts, lower=True, stopwords=stopwords, stemmer=stemmer, return_ids=return_ids, show_progress=False
         )
@@ -113,8 +115,8 @@ class BM25Engine:
         return batch_results(qids, hits)
 
     def describe(self) -> Bm25Description:
-        stemmer = "none" if self.settings.stemmer == "none" else f"snowball-{self.settings.stemmer}"
-        stopwords = "none" if self.settings.stopwords == "none" else f"bm25s {self.settings.stopwords}"
+        stemmer = OFF if self.settings.stemmer == OFF else f"snowball-{self.settings.stemmer}"
+        stopwords = OFF if self.settings.stopwords == OFF else f"bm25s {self.settings.stopwords}"
         return {
             "engine": "bm25s",
             "method": "lucene",

@@ -12,8 +12,9 @@ starts (tests/harness/pgvector.py; halfvec under HNSW, vectors of the stand-in's
 is PostgreSQL's data folder, the store's memory (PSS of its processes) is sampled beside the app's RSS, and every
 target names its store (`store=`), so that compare and history never pair the two ladders. Default: chroma.
 Each knowledge base's index recall@10 is measured at every rung (`OUT.recall.csv`): pgvector's in PostgreSQL
-(pgvector_recall.RungRecall), Chroma's and Milvus Lite's on a copy of the app's store taken with the app stopped
-for the copy (store_recall_files.measure_copy), at ef 10, 40, 100 (Chroma's default) and 200.
+(pgvector_recall.RungRecall), Chroma's on a copy of the app's vector_db/ taken with the app stopped for the copy
+(store_recall_chroma.measure_copy), at ef_search 10, 40, 100 (Chroma's default) and 200. Milvus Lite's is measured
+live by benchmarks/milvus_lite_ops.py (a copy of its files lacks the rows its WAL still buffers).
 With --store milvus-lite-hnsw, Open WebUI keeps them in Milvus Lite 3.2.2 (tests/harness/milvus.py), which runs
 inside the app's own process (its memory is the app's, its bytes `vector_db/milvus.db/`).
 
@@ -45,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # pgvector_recall besi
 
 from pgvector_recall import RungRecall
 from store_recall import RungRecall as StoreRungRecall
-from store_recall_files import measure_copy
+from store_recall_chroma import measure_copy
 
 from tests.harness.hash_embedder import DIMS, HashEmbedder, tree_pss_kib, tree_rss_kib, watch_grow
 from tests.harness.milvus import milvus_store, prepare_data_dir
@@ -195,9 +196,10 @@ def milvus_counts(openwebui_data: Path) -> str:
 
 def rung_recall(
     args: argparse.Namespace, server: OpenWebUIServer, pg: PostgresServer | None, app_pgid: int
-) -> StoreRungRecall:
+) -> StoreRungRecall | None:
     """Index recall@10 of each knowledge base at every rung, beside the ladder: pgvector's in PostgreSQL
-    (pgvector_recall.RungRecall), Chroma's and Milvus Lite's on a copy of the app's store (store_recall_files)."""
+    (pgvector_recall.RungRecall), Chroma's on a copy of the app's vector_db/ (store_recall_chroma); none for Milvus
+    Lite (a copy lacks rows its WAL still buffers: benchmarks/milvus_lite_ops.py measures it live)."""
     from bench.datasets import load_dataset
 
     def base_of(target: str) -> str:  # the target `MODE-STORE` grows the knowledge base `grow-MODE`
@@ -208,16 +210,13 @@ def rung_recall(
 
     texts = list(load_dataset("builtin:numpy-docs").queries.values())[:20]
     results, out = args.out / "results.jsonl", args.out.with_suffix(".recall.csv")
-    store = "chroma" if args.store == "chroma" else "milvus"
-    collection = (lambda kb: kb) if store == "chroma" else (lambda kb: "open_webui_" + kb.replace("-", "_"))
-    store_dir = server.data_dir / "vector_db"
-    watcher = (
-        RungRecall(pg, results, base_of, texts, out)
-        if pg is not None
-        else StoreRungRecall(
-            results, lambda t: measure_copy(app_pgid, store, store_dir, collection(base_of(t)), texts), out
-        )
-    )
+    if pg is not None:
+        watcher: StoreRungRecall = RungRecall(pg, results, base_of, texts, out)
+    elif args.store == "chroma":  # Open WebUI names a knowledge base's Chroma collection by its id
+        vector_db = server.data_dir / "vector_db"
+        watcher = StoreRungRecall(results, lambda t: measure_copy(app_pgid, vector_db, base_of(t), texts), out)
+    else:
+        return None
     watcher.start()
     return watcher
 

@@ -21,6 +21,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from bench.core.dataset_blocks import DistractorSourceBlock
 from bench.core.errors import UserError
 from bench.datasets.model import Dataset, Document
 
@@ -88,8 +89,8 @@ class Distractors:
         """About the memory one more distractor takes (a dataset source's are read already: none)."""
         return self._synthetic.bytes_each() if self._synthetic is not None else 0.0
 
-    def describe(self) -> dict[str, object]:
-        found: dict[str, object] = {"source": self.source.text, "kind": self.source.kind}
+    def describe(self) -> DistractorSourceBlock:
+        found = DistractorSourceBlock(source=self.source.text, kind=self.source.kind)
         if self._synthetic is not None:
             found |= self._synthetic.describe()
         else:
@@ -142,7 +143,7 @@ class _Synthetic:
         weights = np.diff(self.cumulative, prepend=0.0)
         return float(np.mean(self.lengths)) * float(np.sum(sizes * weights)) + OBJECT_BYTES
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> DistractorSourceBlock:
         return {
             "seed": self.seed,
             "vocabulary": len(self.words),

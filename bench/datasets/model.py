@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from bench.core.dataset_blocks import DatasetBlock
 from bench.datasets.answers import derived_qrels
 
 
@@ -66,7 +67,7 @@ class Dataset:
             self._answer_qrels = derived_qrels(self.answers, {d: doc.text for d, doc in self.corpus.items()})
         return self._answer_qrels
 
-    def header(self, queries: int) -> dict[str, object]:
+    def header(self, queries: int) -> DatasetBlock:
         """What a run's header says of this dataset (RunHeader.dataset), one set of keys for every command;
         `queries`: how many the run asks (a quality run: those with judgements)."""
         return {

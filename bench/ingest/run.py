@@ -18,6 +18,7 @@ from bench.ingest.settings import SettingAxis
 from bench.ingest.sweep import IngestMetering, OpenWebUISweep
 from bench.results.lifecycle import OpenRun, Output, open_run
 from bench.results.schema import IngestPointRecord, RunCommand, RunHeader
+from bench.results.schema.run import DatasetBlock
 from bench.targets.base import TargetKind, TargetOptions, TargetSpec
 from bench.targets.http_shared import DedupedCorpus
 from bench.targets.lightrag import LightRAGTarget
@@ -87,7 +88,7 @@ def run_ingest(plan: IngestPlan, dataset_path: Path, split: str | None, output: 
     dataset = load_dataset(dataset_path, split=split)
     documents = dict(list(dataset.corpus.items())[: plan.max_docs] if plan.max_docs else dataset.corpus.items())
     corpus = DedupedCorpus.of(documents)
-    header = _header(plan, {"name": dataset.name, "source": str(dataset_path)}, len(documents), corpus)
+    header = _header(plan, DatasetBlock(name=dataset.name, source=str(dataset_path)), len(documents), corpus)
     if corpus.duplicate_count:
         note = dedupe_note(len(documents), len(corpus.documents))
         console.print(f"ingest: {note}", markup=False, highlight=False, soft_wrap=True)
@@ -127,13 +128,13 @@ def dedupe_note(documents: int, distinct: int) -> str:
     )
 
 
-def _header(plan: IngestPlan, dataset: dict[str, str], documents: int, corpus: DedupedCorpus) -> RunHeader:
+def _header(plan: IngestPlan, dataset: DatasetBlock, documents: int, corpus: DedupedCorpus) -> RunHeader:
     import bench
     from bench.results.frame import now_iso
 
-    counts: dict[str, int] = {"documents": documents}
+    counts = DatasetBlock(documents=documents)
     if corpus.duplicate_count:
-        counts |= {"distinct_texts": len(corpus.documents), "identical_copies": corpus.duplicate_count}
+        counts |= DatasetBlock(distinct_texts=len(corpus.documents), identical_copies=corpus.duplicate_count)
     return RunHeader(
         command=RunCommand.INGEST,
         created=now_iso(),

@@ -26,6 +26,7 @@ from bench.results.frame import end_status, now_iso
 from bench.results.outdir import RESULTS_FILE, prepare_out_dir
 from bench.results.provenance import Origin, stamp
 from bench.results.schema import EndRecord, EndStatus, RunHeader
+from bench.results.schema.run import DatasetBlock
 from bench.results.store import Results, read_results
 from bench.results.writer import ResultsWriter
 
@@ -150,7 +151,7 @@ def _first_difference(old: RunHeader, new: RunHeader) -> str | None:
     return _dataset_difference(old.dataset, new.dataset) or next(iter(differs), None)
 
 
-def _dataset_difference(old: dict[str, object], new: dict[str, object]) -> str | None:
+def _dataset_difference(old: DatasetBlock, new: DatasetBlock) -> str | None:
     """Why two runs' datasets differ, named by the option a user changed (`--max-queries`: 20 queries there, 10
     now), or None when they are the same (the same fingerprint)."""
     if old.get("fingerprint") == new.get("fingerprint"):

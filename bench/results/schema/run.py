@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypedDict
 
+from bench.core.dataset_blocks import DatasetBlock as DatasetBlock  # the header's `dataset`, shared with bench.datasets
+from bench.core.dataset_blocks import DistractorSourceBlock
 from bench.results.provenance import Provenance
 from bench.results.schema.conventions import WRITTEN_WHEN_SET
 from bench.results.schema.quality import Relevance
@@ -49,7 +51,7 @@ class GrowLadder(TypedDict, total=False):
     queries: int | None
     seed: int
     slo: str | None
-    distractor_source: dict[str, object]  # bench/datasets/distractors.py: its source, kind and how it is made
+    distractor_source: DistractorSourceBlock  # bench/datasets/distractors.py: its source, kind and how it is made
     engines: dict[str, str]  # target name -> its kind and mode (openwebui:hybrid): a --resume keeps each name's
 
 
@@ -59,7 +61,8 @@ class RunHeader:
     created: str  # ISO 8601, UTC
     ragbench_version: str
     # quality and demo only (other commands leave them empty):
-    dataset: dict[str, Any] = field(default_factory=dict)  # name, source, format, split, fingerprint, counts, notes
+    #: name, source, format, split, fingerprint, counts, notes
+    dataset: DatasetBlock = field(default_factory=DatasetBlock)
     measures: list[str] = field(default_factory=list)  # trec names
     measure_labels: dict[str, str] = field(default_factory=dict)  # trec name -> label (nDCG@10)
     depth: int = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import platform
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from bench.core.errors import InputError
 from bench.gate.figures import as_number, figure_text
@@ -18,8 +18,35 @@ from bench.results.store import Results
 if TYPE_CHECKING:  # imported where used: only --benchmark-json needs pytest-benchmark
     from pytest_benchmark.stats import Stats
 
+# An entry's `extra_info` value: a figure or label of the record, or a count by cause (an ingest's retries, splits).
+ExtraValue = str | int | float | bool | None | dict[str, int]
+Extra = dict[str, ExtraValue]
 
-def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, object]:
+
+class BenchmarkEntry(TypedDict):
+    """One benchmark of pytest-benchmark's JSON, as trend tools read it."""
+
+    group: str
+    name: str
+    fullname: str
+    params: None
+    param: None
+    extra_info: Extra
+    options: dict[str, str]
+    stats: dict[str, float]  # pytest-benchmark's Stats.as_dict(), with `iterations`
+
+
+class BenchmarkDocument(TypedDict):
+    """pytest-benchmark's JSON document (`--benchmark-json`)."""
+
+    machine_info: dict[str, str]
+    commit_info: dict[str, str]
+    benchmarks: list[BenchmarkEntry]
+    datetime: str
+    version: str
+
+
+def benchmark_json(runs: list[tuple[str, Results]]) -> BenchmarkDocument:
     """pytest-benchmark's JSON for the current run, figures computed by pytest-benchmark's own `Stats`:
     - per quality target, its per-query latency (a round is a query);
     - per load sweep point, its latency (a round is a request; values from the point's HDR histogram, to
@@ -27,7 +54,7 @@ def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, object]:
       round, the measured window, of as many iterations as texts: ops is texts per second)."""
     from pytest_benchmark import __version__ as pb_version
 
-    entries = []
+    entries: list[BenchmarkEntry] = []
     for source, results in runs:
         prefix = f"{source}/" if source else ""
         entries += _quality_entries(results, prefix)
@@ -42,7 +69,7 @@ def benchmark_json(runs: list[tuple[str, Results]]) -> dict[str, object]:
     }
 
 
-def _quality_entries(results: Results, prefix: str) -> list[dict[str, object]]:
+def _quality_entries(results: Results, prefix: str) -> list[BenchmarkEntry]:
     """Per quality target, its per-query latency (a round is a query)."""
     from pytest_benchmark.stats import Stats
 
@@ -60,7 +87,7 @@ def _quality_entries(results: Results, prefix: str) -> list[dict[str, object]]:
                     )
                 stats.update(q.latency_ms / 1000)
         if stats:
-            extra: dict[str, object] = {
+            extra: Extra = {
                 "unit": "seconds per query",
                 "dataset": results.header.dataset_info.name,
                 "spec": target.spec,
@@ -72,7 +99,7 @@ def _quality_entries(results: Results, prefix: str) -> list[dict[str, object]]:
     return entries
 
 
-def _ingest_entries(results: Results, prefix: str) -> list[dict[str, object]]:
+def _ingest_entries(results: Results, prefix: str) -> list[BenchmarkEntry]:
     """Per quality target with an `ingest` cost block, its ingest throughput: one round, the ingest's wall
     time, of as many iterations as texts sent to the endpoint (ops is texts per second, as for a load point)."""
     from pytest_benchmark.stats import Stats
@@ -86,7 +113,8 @@ def _ingest_entries(results: Results, prefix: str) -> list[dict[str, object]]:
             continue  # nothing sent (everything from the cache) or no wall time: no throughput measured
         window = Stats()
         window.update(seconds / sent)
-        extra = {"unit": "seconds per text", "spec": target.spec, **{k: block.get(k) for k in INGEST_EXTRA}}
+        extra: Extra = {"unit": "seconds per text", "spec": target.spec}
+        extra |= {k: cast(ExtraValue, block.get(k)) for k in INGEST_EXTRA}  # the block's figures, null where absent
         group = f"quality/{prefix}{target.name}"
         entries.append(_entry(f"{prefix}{target.name} ingest throughput", group, window, sent, extra))
     return entries
@@ -95,7 +123,7 @@ def _ingest_entries(results: Results, prefix: str) -> list[dict[str, object]]:
 INGEST_EXTRA = ("texts", "from_cache", "tokens", "texts_per_s", "tokens_per_s", "retries", "splits")
 
 
-def _load_entries(results: Results, prefix: str) -> list[dict[str, object]]:
+def _load_entries(results: Results, prefix: str) -> list[BenchmarkEntry]:
     """Per load sweep point, its latency and its throughput (see benchmark_json)."""
     from pytest_benchmark.stats import Stats
 
@@ -103,7 +131,7 @@ def _load_entries(results: Results, prefix: str) -> list[dict[str, object]]:
     for point in checked_points(results).values():  # a figure it cannot read is an input error, never dropped
         label, group = point_label(point, point.endpoint), f"load/{prefix}{point.endpoint}"
         quantity = p99_quantity(point)
-        extra = {
+        extra: Extra = {
             "loop": point.loop,
             "batch": point.batch,
             "concurrency": point.concurrency,
@@ -148,7 +176,7 @@ def _histogram_stats(
     return stats if stats else None
 
 
-def _entry(name: str, group: str, stats: Stats, iterations: int, extra: dict[str, object]) -> dict[str, object]:
+def _entry(name: str, group: str, stats: Stats, iterations: int, extra: Extra) -> BenchmarkEntry:
     figures = stats.as_dict()
     figures["iterations"] = iterations
     return {
@@ -163,7 +191,7 @@ def _entry(name: str, group: str, stats: Stats, iterations: int, extra: dict[str
     }
 
 
-def _machine_info() -> dict[str, object]:
+def _machine_info() -> dict[str, str]:
     return {
         "node": platform.node(),
         "processor": platform.processor(),

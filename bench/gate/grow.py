@@ -10,8 +10,6 @@ break where the baseline held. A rung measured in one run only, or failed in eit
 
 from __future__ import annotations
 
-from typing import Any
-
 from bench.gate.checks import Check, CheckKind, Status
 from bench.gate.config import GateConfig
 from bench.gate.figures import as_number, fmt_change, fmt_num
@@ -70,7 +68,7 @@ def rung_check(
         + ")"
         + "".join(f", {q}" for q in quality)
     )
-    figures: dict[str, Any] = {
+    figures: dict[str, str | int | float | dict[str, float] | None] = {
         "target": c.target,
         "baseline_target": b.target,
         "rung": c.rung,

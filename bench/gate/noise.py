@@ -29,6 +29,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import TypedDict
 
 import numpy as np
 
@@ -55,6 +56,33 @@ class Verdict(StrEnum):
 
 MAX_REPEATS = int(values.REPEATS.high)  # the most `load --repeat` takes: a suggestion beyond it says so
 MIN_RUNS = 3  # fewer calibration runs estimate the noise loosely (t(0.975, 1) is 12.7): said beside their floor
+
+
+class NoiseFloorJson(TypedDict):
+    """A calibration floor as compare's JSON writes it."""
+
+    spread: float
+    runs: int
+    repeats: int
+    loose: str | None
+
+
+class NoiseVerdictJson(TypedDict):
+    """A noise-aware gate's verdict as compare's JSON writes it (a load check's `figures.noise`)."""
+
+    figure: Figure
+    verdict: Verdict
+    ratio: dict[str, float]  # mean, low, high
+    limit: float
+    repeats: list[int]  # baseline, current
+    spread: float
+    needed_repeats: int | None
+    needed_runs: int | None
+    likely_regression: bool
+    pooled_answers: list[int] | None
+    resamples: int
+    calibration: NoiseFloorJson | None
+    message: str
 
 
 @dataclass(frozen=True)
@@ -86,7 +114,7 @@ class NoiseFloor:
         said = f"runner noise between runs ±{self.spread:.1%}, calibrated over {self.runs} {self.source} of {repeats}"
         return said + (f": {self.loose}" if self.loose else "")
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> NoiseFloorJson:
         return {"spread": self.spread, "runs": self.runs, "repeats": self.repeats, "loose": self.loose or None}
 
 
@@ -187,7 +215,7 @@ class NoiseVerdict:
             return f"more than {MAX_REPEATS} repeats would be needed ({self.needed} a side would tell {step})"
         return f"{self.needed} repeats a side would tell {step}"
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> NoiseVerdictJson:
         return {
             "figure": self.figure,
             "verdict": self.verdict,

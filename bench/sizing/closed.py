@@ -9,9 +9,16 @@ from dataclasses import dataclass, field
 from bench.load.lengths import DocumentsDraw
 from bench.load.points import error_rate, texts_per_s
 from bench.results.schema import LoadPointRecord, Loop
-from bench.sizing.slo import Slo, passes
+from bench.sizing.budget import Budget
+from bench.sizing.plan import CLOSED_POINTS_PER_BATCH, OVERRUN
+from bench.sizing.slo import Slo, passes, sig3
 
 GAIN_TO_CONTINUE = 0.05  # a closed-loop sweep goes on to the next concurrency while texts/s rises by 5% or more
+# Of a --max-time budget, the most the closed sweep may take: the rest is the saturation search's, whose verdicts
+# need the long windows. Issue 48: against a 4-slot heavy-tailed server the sweep of batches 1, 8 and 32 took 64 s
+# of a 90 s budget, and the search had 17 s (one probe: no answer); a steady p95 pass there needs a window of 80 s
+# or more at any rate (service_model.requests_to_decide). A third keeps every batch of the default 240 s budget.
+CLOSED_SHARE = 1 / 3
 
 
 def closed_sweep(
@@ -19,11 +26,15 @@ def closed_sweep(
     batches: list[int | DocumentsDraw],
     max_concurrency: int,
     slo: Slo,
+    another: Callable[[], bool] = lambda: True,
 ) -> list[LoadPointRecord]:
     """Per batch (or documents draw), concurrency 1, 2, 4, … ≤ max_concurrency, until texts/s gains < 5% or errors
-    pass the limit."""
+    pass the limit. A batch after the first is swept only while `another` says its points fit (closed_share): a
+    batch is swept whole or not at all (its knee is what the capacity and the service model read)."""
     points: list[LoadPointRecord] = []
     for batch in batches:
+        if points and not another():
+            break
         best = 0.0
         concurrency = 1
         while concurrency <= max_concurrency:
@@ -34,6 +45,26 @@ def closed_sweep(
             best = texts_per_s(point)
             concurrency *= 2
     return points
+
+
+def closed_share(budget: Budget, point_s: float, say: Callable[[str], None]) -> Callable[[], bool]:
+    """`another` for closed_sweep within `budget`: another batch is swept while the sweep, that batch's usual points
+    included (CLOSED_POINTS_PER_BATCH of `point_s`, warm-up and window, with their OVERRUN), stays within CLOSED_SHARE
+    of the budget left when it started; the batches left out are said."""
+    until = budget.spent + CLOSED_SHARE * budget.left()
+    batch_s = CLOSED_POINTS_PER_BATCH * point_s * OVERRUN
+
+    def another() -> bool:
+        if budget.spent + batch_s <= until:
+            return True
+        say(
+            f"size: the closed sweep ends here: another batch (about {sig3(batch_s)} s) would take it past "
+            f"{CLOSED_SHARE:.0%} of the budget left when it started (to {sig3(until)} s of --max-time "
+            f"{sig3(budget.seconds or 0)} s); the rest is the saturation search's"
+        )
+        return False
+
+    return another
 
 
 @dataclass

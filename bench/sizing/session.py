@@ -40,7 +40,7 @@ from bench.sizing.adapt import (
 )
 from bench.sizing.adopt import adopt_measured
 from bench.sizing.budget import Budget, BudgetSpent
-from bench.sizing.closed import choose_closed, closed_capacity, closed_sweep
+from bench.sizing.closed import choose_closed, closed_capacity, closed_share, closed_sweep
 from bench.sizing.judge import doubt, extended, verdict_line
 from bench.sizing.outlets import Outlets as Outlets  # re-exported: the command builds one
 from bench.sizing.plan import (
@@ -364,6 +364,7 @@ class SizeSession:
                 plan.sizes,
                 plan.max_concurrency,
                 plan.slo,
+                closed_share(self.budget, plan.warmup_s + plan.duration_s, self.say),
             )
             self.saturation(choose_closed(closed, plan.slo).best, length, probes)
             self.bursts(length)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from bench.core.values import Allowance
 from bench.history.changepoints import DEFAULT_SETTINGS, SCORE_RESOLUTION, ChangePoint, DetectorSettings, detect
 from bench.history.newest import OutOfLine, bound_text, describe, out_of_line, runs_to_decide
+from bench.history.report_json import ChangeJson, HistoryJson, OutOfLineJson, SeriesJson
 from bench.history.series import Gate, History, Scale, Series
 
 RATIO_GATES_LOWER_WORSE = (Gate.THROUGHPUT, Gate.INGEST)  # --min-throughput-ratio
@@ -102,7 +103,7 @@ class HistoryReport:
         found = [(s, c) for s in self.series for c in s.changes]
         return sorted(found, key=lambda sc: -magnitude(sc[0].series, sc[1]))
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> HistoryJson:
         runs = self.history.runs
         return {
             "verdict": "fail" if self.failed else "pass",
@@ -198,7 +199,7 @@ def _newest_out_of_line(series: Series, changes: list[ChangePoint], settings: De
     return out_of_line(series, reference, lower_is_worse, settings.alpha * OUT_OF_LINE_SHARE)
 
 
-def _change_dict(change: ChangePoint, history: History) -> dict[str, object]:
+def _change_dict(change: ChangePoint, history: History) -> ChangeJson:
     run = history.runs[change.run]
     return {
         "position": change.position,
@@ -215,7 +216,7 @@ def _change_dict(change: ChangePoint, history: History) -> dict[str, object]:
     }
 
 
-def _series_dict(report: SeriesReport, history: History) -> dict[str, object]:
+def _series_dict(report: SeriesReport, history: History) -> SeriesJson:
     s = report.series
     return {
         "job": s.job,
@@ -238,7 +239,7 @@ def _series_dict(report: SeriesReport, history: History) -> dict[str, object]:
     }
 
 
-def _out_of_line_dict(found: OutOfLine | None, history: History) -> dict[str, object] | None:
+def _out_of_line_dict(found: OutOfLine | None, history: History) -> OutOfLineJson | None:
     if found is None:
         return None
     return {

@@ -35,6 +35,11 @@ NATIVE_OPTIONS = {"response_type", "user_prompt"}
 GIVE_UP_AFTER = 3  # the first questions all failing end the run instead of waiting out every question
 
 
+# The generator as the target's record describes it (`config.generation`): its kind and settings, each a scalar
+# (a chat generator's URL, model and limits; `native`'s spec parameters as given).
+GenerationInfo = dict[str, str | int | float | None]
+
+
 class GenerateKind(StrEnum):
     """Who answers: a chat model given the retrieved passages, or the target itself (its own answers)."""
 
@@ -150,7 +155,7 @@ class ChatGenerator:
             cost["answer_llm_calls_without_usage"] = 1.0  # tokens unknown, not zero
         return text, cost
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> GenerationInfo:
         return {
             "kind": "chat",
             "url": self.http.url,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
 import pytrec_eval
 
@@ -220,10 +221,23 @@ def format_trec(scores: Scores, per_query: bool = False) -> str:
     return "\n".join(lines)
 
 
-def scores_to_json(scores: Scores, per_query: bool = False) -> dict[str, object]:
-    measures: dict[str, object] = {}
+class MeasureJson(TypedDict):
+    """One measure in `evaluate --format json`: its label, its mean and (--per-query) each query's score."""
+
+    label: str
+    all: float
+    per_query: NotRequired[dict[str, float]]
+
+
+class ScoresJson(TypedDict):
+    queries: int
+    measures: dict[str, MeasureJson]  # trec name -> its scores
+
+
+def scores_to_json(scores: Scores, per_query: bool = False) -> ScoresJson:
+    measures: dict[str, MeasureJson] = {}
     for m in scores.measures:
-        entry: dict[str, object] = {"label": m.label, "all": scores.means[m.trec_name]}
+        entry = MeasureJson(label=m.label, all=scores.means[m.trec_name])
         if per_query:
             entry["per_query"] = scores.per_query[m.trec_name]
         measures[m.trec_name] = entry

@@ -14,7 +14,7 @@ from bench.datasets.model import Dataset
 from bench.quality.checkpoint import Checkpoint
 from bench.quality.config import QualityConfig, Scoring
 from bench.quality.evaluation import ranked_texts
-from bench.quality.generation import ChatGenerator, Generated, GenerateKind, generate_answers
+from bench.quality.generation import ChatGenerator, Generated, GenerateKind, GenerationInfo, generate_answers
 from bench.quality.metrics import evaluate
 from bench.quality.runs import Run, run_from_results, write_run
 from bench.quality.scoring import metric_records, short_rankings
@@ -132,7 +132,7 @@ def _generate(
     results: list[QueryResult],
     progress: ProgressFactory,
     judge: AnswerJudge,
-) -> tuple[dict[str, Generated], dict[str, object] | None]:
+) -> tuple[dict[str, Generated], GenerationInfo | None]:
     """Generated answers for the answered questions (`--generate`), their cost joined to each query's cost, and
     the generator's description for the target's record (None: nothing generated)."""
     if config.generate is None:
@@ -148,7 +148,7 @@ def _generate(
     finally:
         if chat is not None:
             chat.close()
-    generation: dict[str, object] = chat.describe() if chat else {"kind": "native", **config.generate.params}
+    generation: GenerationInfo = chat.describe() if chat else {"kind": "native", **config.generate.params}
     for r in results:
         if r.qid in generated:
             r.cost.update(generated[r.qid].cost)

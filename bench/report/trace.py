@@ -11,7 +11,7 @@ measurement, not a check).
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from html import escape
 from pathlib import Path
 
@@ -28,14 +28,23 @@ LATENCY_TOLERANCE = 0.10  # replayed p50 and p99 within 10% of the recording's
 KS_MIN = 0.05  # inter-arrival gaps: a KS p at or below this rejects the recorded shape
 
 
-def read_replay(path: Path) -> tuple[dict[str, object], list[RouteComparison]]:
+@dataclass(frozen=True)
+class ReplaySettings:
+    """How `load --trace` replayed: the trace file, at what speed, how many loops (trace-replay.json)."""
+
+    trace: str
+    speed: float
+    loops: int | str  # a whole number; the file's own value where it is not one
+
+
+def read_replay(path: Path) -> tuple[ReplaySettings, list[RouteComparison]]:
     """trace-replay.json: its settings (trace, speed, loops) and each route's comparison; a file that is not
     one: one line, exit 2."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         names = [f.name for f in fields(RouteComparison)]
         routes = [RouteComparison(**{name: row[name] for name in names}) for row in data["routes"]]
-        settings = {key: data[key] for key in ("trace", "speed", "loops")}
+        settings = ReplaySettings(str(data["trace"]), float(data["speed"]), data["loops"])
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
     except (ValueError, KeyError, TypeError) as exc:
@@ -96,10 +105,10 @@ def routes_table(rows: list[RouteComparison], speed: float) -> tuple[list[str], 
     return header, table
 
 
-def render_trace(settings: dict[str, object], rows: list[RouteComparison]) -> tuple[str, str]:
+def render_trace(settings: ReplaySettings, rows: list[RouteComparison]) -> tuple[str, str]:
     """Markdown and HTML body: each route's verdict line first, then the table of every route."""
-    speed = float(str(settings["speed"]))
-    title = f"Trace replay: {settings['trace']} at ×{speed:g}, {settings['loops']} loop(s)"
+    speed = settings.speed
+    title = f"Trace replay: {settings.trace} at ×{speed:g}, {settings.loops} loop(s)"
     lines = [f"{r.route} → {r.endpoint}: {verdict(r, speed)}" for r in rows]
     header, table = routes_table(rows, speed)
     note = (

@@ -27,6 +27,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 
@@ -129,7 +130,28 @@ def cases() -> dict[str, Case]:
     }
 
 
-def run_case(case: Case, out: Path, max_time: str | None = None) -> dict[str, object]:
+class CaseResult(TypedDict):
+    """One case's line: the queue's truth beside size's answer, with the run's wall time and load average."""
+
+    case: str
+    service_ms: float
+    servers: int
+    slo_p99_ms: float
+    capacity_speed: float
+    truth_speed: float
+    answer: float | None  # size's max_speed; None: none found
+    failed_speed: float | None
+    too_busy: object  # trace-size.json's, as written
+    stopped: object
+    ratio: float | None  # answer / truth
+    probes: list[tuple[float, str, str]]  # speed, outcome, reason
+    exit: int
+    wall_s: float
+    max_time: str | None
+    load_average: list[float]  # at the start and the end
+
+
+def run_case(case: Case, out: Path, max_time: str | None = None) -> CaseResult:
     out.mkdir(parents=True, exist_ok=True)
     trace = out.parent / f"{case.name}-trace.csv"  # beside --out: size's folder holds ragbench's files only
     rows = [f"{at:.6f},embedding,embed,1,chars,40,,200,0.01" for at in case.at_s]

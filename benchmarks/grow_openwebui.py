@@ -17,6 +17,8 @@ Each knowledge base's index recall@10 is measured at every rung (`OUT.recall.csv
 live by benchmarks/milvus_lite_ops.py (a copy of its files lacks the rows its WAL still buffers).
 With --store milvus-lite-hnsw, Open WebUI keeps them in Milvus Lite 3.2.2 (tests/harness/milvus.py), which runs
 inside the app's own process (its memory is the app's, its bytes `vector_db/milvus.db/`).
+--milvus-memtable-mib M sets Milvus Lite's MILVUS_LITE_MEMTABLE_MEMORY_LIMIT_BYTES: below it (default 128 MiB) a
+collection's rows are searched by brute force in Python and no HNSW index is used (docs/grow.md).
 
 With --cleanup, grow deletes what it uploaded (its own cleanup, no --keep), and the script says what the store still
 holds afterwards (Chroma's collections and vectors, PostgreSQL's rows) and the app's memory then.
@@ -105,6 +107,12 @@ def main() -> None:
         "--cleanup", action="store_true", help="grow deletes what it uploaded (no --keep): then say what the store kept"
     )
     parser.add_argument(
+        "--milvus-memtable-mib",
+        type=float,
+        default=0,
+        help="Milvus Lite flushes a collection's rows to HNSW-indexed segments past this (its default 128 MiB)",
+    )
+    parser.add_argument(
         "--store", default="chroma", choices=("chroma", PGVECTOR, MILVUS), help="Open WebUI's vector store"
     )
     args = parser.parse_args()
@@ -112,6 +120,8 @@ def main() -> None:
     # Chroma keeps every collection it opened in memory (Open WebUI makes one per file beside the knowledge base's):
     # ~3.5 MB per 20-chunk document here, unbounded. Its LRU segment cache bounds that (chromadb's own settings).
     os.environ.update(CHROMA_SEGMENT_CACHE_POLICY="LRU", CHROMA_MEMORY_LIMIT_BYTES=str(args.chroma_cache_gib * 2**30))
+    if args.milvus_memtable_mib:  # below it Milvus Lite searches a collection by brute force, in Python (docs/grow.md)
+        os.environ["MILVUS_LITE_MEMTABLE_MEMORY_LIMIT_BYTES"] = str(int(args.milvus_memtable_mib * 2**20))
     embedder = ThreadingHTTPServer(("127.0.0.1", 0), HashEmbedder)
     threading.Thread(target=embedder.serve_forever, daemon=True).start()
     embed_url = f"http://127.0.0.1:{embedder.server_address[1]}"

@@ -34,10 +34,11 @@ from bench.report.load_plots import shown
 from bench.report.page import html_figure, html_table, md_figure, md_table
 from bench.report.plots import save_figure
 from bench.results.schema import LoadPointRecord, Loop, SizingRecord
+from bench.results.schema.sizing import GpuQuantity
 from bench.results.store import Results
 
 # The NVML quantities a size run samples (bench/sizing/telemetry.py QUANTITIES), with their axis labels.
-TELEMETRY = (
+TELEMETRY: tuple[tuple[GpuQuantity, str], ...] = (
     ("utilization_pct", "GPU utilisation %"),
     ("memory_used_mib", "memory used MiB"),
     ("power_w", "power W"),

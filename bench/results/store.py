@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,15 +157,15 @@ def _json(path: Path, line: str, number: int) -> dict[str, Any]:
         raise InputError(path, f"malformed JSON ({exc})", number) from None
     except RecursionError:
         raise InputError(path, "malformed JSON (nested too deeply)", number) from None
-    kind = data.get("record") if isinstance(data, dict) else None
     if isinstance(data, dict) and data.get("format") == "ragbench-trace":  # a meter --record trace, not results
         trace = "a traffic trace (meter --record), not a results file: replay it with load --trace"
         raise InputError(path, trace, number)
-    if kind is None:
+    if not isinstance(data, dict) or data.get("record") is None:
         raise InputError(path, "not a ragbench results record (no 'record' field)", number)
+    kind = data["record"]
     if not isinstance(kind, str) or kind not in RECORD_TYPES:
         raise InputError(path, f"unknown record type {kind!r}", number)
-    return typing.cast(dict[str, Any], data)
+    return data
 
 
 def _check_header(path: Path, data: dict[str, Any], number: int) -> None:

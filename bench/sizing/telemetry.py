@@ -18,9 +18,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench.endpoints.spec import EndpointSpec
+from bench.results.schema.sizing import GpuQuantity, GpuWindowBlock, MeanMax
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
-QUANTITIES = ("utilization_pct", "memory_used_mib", "power_w", "sm_clock_mhz")
+QUANTITIES: tuple[GpuQuantity, ...] = ("utilization_pct", "memory_used_mib", "power_w", "sm_clock_mhz")
 
 
 @dataclass
@@ -40,10 +41,13 @@ class GpuWindow:
     gpu: int
     name: str
     samples: int
-    stats: dict[str, dict[str, float]] = field(default_factory=dict)
+    stats: dict[GpuQuantity, MeanMax] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, object]:
-        return {"gpu": self.gpu, "name": self.name, "samples": self.samples, **self.stats}
+    def to_dict(self) -> GpuWindowBlock:
+        block = GpuWindowBlock(gpu=self.gpu, name=self.name, samples=self.samples)
+        for quantity, figures in self.stats.items():
+            block[quantity] = figures
+        return block
 
 
 class GpuSampler:
@@ -136,7 +140,7 @@ class GpuSampler:
         windows = []
         for index, name in enumerate(self.names):
             mine = [s for s in inside if s.gpu == index]
-            stats = {}
+            stats: dict[GpuQuantity, MeanMax] = {}
             if mine:
                 for q in QUANTITIES:
                     values = [getattr(s, q) for s in mine]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Literal, NotRequired, TypedDict
 
 from bench.core.machine import MachineView
 from bench.results.schema.conventions import WRITTEN_WHEN_SET
@@ -38,6 +38,28 @@ class CeilingPoint:
     record: str = "ceiling_point"
 
 
+# The NVML quantities a size run samples per GPU (bench/sizing/telemetry.py QUANTITIES).
+GpuQuantity = Literal["utilization_pct", "memory_used_mib", "power_w", "sm_clock_mhz"]
+
+
+class MeanMax(TypedDict):
+    mean: float
+    max: float
+
+
+class GpuWindowBlock(TypedDict):
+    """One GPU over a load point's window: its index, name, samples taken, and each quantity's mean and max
+    (absent where no sample fell in the window)."""
+
+    gpu: int
+    name: str
+    samples: int
+    utilization_pct: NotRequired[MeanMax]
+    memory_used_mib: NotRequired[MeanMax]
+    power_w: NotRequired[MeanMax]
+    sm_clock_mhz: NotRequired[MeanMax]
+
+
 @dataclass
 class GpuTelemetryRecord:
     """`ragbench size`: NVML samples over one load point's measured window, mean and max per GPU."""
@@ -46,7 +68,7 @@ class GpuTelemetryRecord:
     point: str  # the load point's label
     start: float  # time.monotonic() seconds: the window the samples fall in
     end: float
-    gpus: list[dict[str, Any]]  # {"gpu", "name", "samples", quantity: {"mean", "max"}} (bench/sizing/telemetry.py)
+    gpus: list[GpuWindowBlock]  # {"gpu", "name", "samples", quantity: {"mean", "max"}} (bench/sizing/telemetry.py)
     record: str = "gpu_telemetry"
 
 

@@ -37,6 +37,9 @@ rm -rf "$site_dir"
 .venv/bin/actionlint examples/ci/github-actions.yml
 # The GitLab job, against GitLab's CI schema as check-jsonschema ships it (vendored: nothing fetched).
 .venv/bin/check-jsonschema --builtin-schema vendor.gitlab-ci examples/ci/gitlab-ci.yml
+# ranx's metrics are numba functions compiled on first use (about 30 s on 2 cores, minutes on a busy machine): their
+# cache goes outside the clone, like the servers' environments, so a run after the first loads them compiled.
+export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-$HOME/.cache/ragbench/numba}
 # Two workers (pytest-xdist): half the suite waits on servers, sockets and subprocesses, so a second worker keeps
 # both cores busy; tests that share a costly session fixture (the real servers, every command's outputs) stay on
 # one worker together, every other test with its module (tests/conftest.py).

@@ -25,6 +25,7 @@ from bench.gate.config import GateConfig
 from bench.results.provenance import Origin, file_sha256
 
 Request = QualityRequest | IdentityCommand | LoadRequest
+Plan = QualityPlan | IdentityPlan | LoadPlan  # a request checked: what its command function runs
 
 
 @dataclass
@@ -33,13 +34,13 @@ class Job:
 
     folder: str  # under --out: KIND-NAME (NAME: the entry's, or a quality entry's dataset), else KIND, KIND2, ...
     request: Request  # `out` and `overwrite` are set when it runs
-    plan: QualityPlan | IdentityPlan | LoadPlan | None = None  # its plan, checked with the suite: specs parsed once
+    plan: Plan  # the request checked with the suite: its specs parsed once, run as they are
 
     @property
     def names(self) -> list[str]:
-        """The targets or endpoints it measures (NAME of NAME=SPEC)."""
-        specs = self.request.targets if isinstance(self.request, QualityRequest) else self.request.endpoints
-        return [spec.partition("=")[0] for spec in specs]
+        """The targets or endpoints it measures, as its plan named them."""
+        specs = self.plan.targets if isinstance(self.plan, QualityPlan) else self.plan.specs
+        return [spec.name for spec in specs]
 
 
 @dataclass
@@ -140,17 +141,18 @@ def _run_job(request: Request, job: Job, outcome: SuiteOutcome, say: Callable[[s
 
     try:
         plan = job.plan
-        if isinstance(request, QualityRequest):
-            quality_command(request, plan=plan if isinstance(plan, QualityPlan) else None)
-        elif isinstance(request, IdentityCommand):
-            if not identity_command(request, say, plan if isinstance(plan, IdentityPlan) else None).passed:
+        if isinstance(request, QualityRequest) and isinstance(plan, QualityPlan):
+            quality_command(request, plan=plan)
+        elif isinstance(request, IdentityCommand) and isinstance(plan, IdentityPlan):
+            if not identity_command(request, say, plan).passed:
                 outcome.identity_failed.append(folder)
-        elif request.interleave:  # gated on its own paired rounds (_gate), with or without a baseline
-            points, _ = interleave_command(request, checked=plan if isinstance(plan, LoadPlan) else None)
+        elif isinstance(request, LoadRequest) and isinstance(plan, LoadPlan) and request.interleave:
+            # gated on its own paired rounds (_gate), with or without a baseline
+            points, _ = interleave_command(request, checked=plan)
             outcome.load_errors += [f"{folder}: {problem_line(p)}" for p in points if p.status == ERRORS]
             outcome.interleaved.append(folder)
-        else:
-            problems = load_command(request, plan if isinstance(plan, LoadPlan) else None)
+        elif isinstance(request, LoadRequest) and isinstance(plan, LoadPlan):
+            problems = load_command(request, plan)
             outcome.load_errors += [f"{folder}: {problem_line(p)}" for p in problems if p.status == ERRORS]
     except MeasurementFailed as exc:
         outcome.failed_measurements.append(f"{folder}: {exc}")

@@ -11,7 +11,7 @@ from typing import Any
 import typer
 
 from bench.cli.suite.lines import SuiteText, Where, label
-from bench.commands.suite import Request
+from bench.commands.suite import Plan
 from bench.core.errors import UserError
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
@@ -50,13 +50,11 @@ def option(text: SuiteText, command: str, key: str, value: Any, where: Where) ->
         raise text.error(f"{label((*where, key))} = {value!r}: {exc.message}", *where, key) from None
 
 
-def checked(
-    text: SuiteText, check: Callable[[Any], object], request: Request, keys: Collection[str], where: Where
-) -> object:
+def checked(text: SuiteText, check: Callable[[], Plan], keys: Collection[str], where: Where) -> Plan:
     """The command's own check of the whole request (the one its CLI runs), and what it made of it (its plan);
     the error at the one of `keys` (the entry's) it names. `where` is the entry: (COMMAND, index)."""
     try:
-        return check(request)
+        return check()
     except UserError as exc:
         named = _named_key(str(exc), keys, str(where[0]))
         raise text.error(f"{label(where)}: {exc}", *where, *named) from None

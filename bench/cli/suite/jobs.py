@@ -18,15 +18,19 @@ from bench.cli.suite.keys import (
     PATH_KEYS,
     QUALITY_KEYS,
     RENAMED_KEYS,
+    EntryValues,
+    TomlTable,
     TomlTypes,
+    as_int,
+    as_text,
 )
 from bench.cli.suite.lines import Where, label
 from bench.cli.suite.values import Named, ValueReader
-from bench.commands.identity import IdentityCommand, IdentityPlan, check_identity
-from bench.commands.load import LoadPlan, check_load
+from bench.commands.identity import IdentityCommand, check_identity
+from bench.commands.load import check_load
 from bench.commands.load_request import LoadRequest
 from bench.commands.quality import QualityPlan, QualityRequest, check_quality
-from bench.commands.suite import Job, Request
+from bench.commands.suite import Job, Plan, Request
 from bench.core.errors import UserError
 from bench.endpoints.spec import EndpointSpec
 from bench.targets.base import TargetSpec
@@ -44,7 +48,7 @@ class SuiteDataset:
     max_docs: int | None = None
 
 
-def datasets(reader: ValueReader, table: dict[str, Any]) -> dict[str, SuiteDataset]:
+def datasets(reader: ValueReader, table: TomlTable) -> dict[str, SuiteDataset]:
     from bench.datasets import check_dataset_path
 
     found = {}
@@ -59,10 +63,10 @@ def datasets(reader: ValueReader, table: dict[str, Any]) -> dict[str, SuiteDatas
             if key in entry:
                 option(reader, "quality", key, entry[key], where)
         dataset = SuiteDataset(
-            reader.file(entry["path"], reader.path.parent, *where, "path"),
-            entry.get("split"),
-            entry.get("max_queries"),
-            entry.get("max_docs"),
+            reader.file(str(entry["path"]), reader.path.parent, *where, "path"),
+            as_text(entry.get("split")),
+            as_int(entry.get("max_queries")),
+            as_int(entry.get("max_docs")),
         )
         try:
             check_dataset_path(dataset.path, dataset.split)
@@ -79,7 +83,7 @@ def _entry(
     index: int,
     allowed: dict[str, TomlTypes],
     datasets: dict[str, SuiteDataset],
-) -> dict[str, Any]:
+) -> EntryValues:
     """An entry's keys typed, each checked by `ragbench KIND`'s option of that name, paths resolved, its
     dataset known."""
     if not isinstance(entry, dict):
@@ -93,7 +97,7 @@ def _entry(
             *where,
             "dataset",
         )
-    values: dict[str, Any] = {
+    values: EntryValues = {
         k: (",".join(map(str, v)) if isinstance(v, list) else str(v)) if k in LIST_FLAGS else v
         for k, v in entry.items()
     }
@@ -102,7 +106,7 @@ def _entry(
             option(reader, kind, key, value, where)
     for key in PATH_KEYS:
         if key in values:
-            values[key] = reader.file(values[key], reader.path.parent, *where, key)
+            values[key] = reader.file(str(values[key]), reader.path.parent, *where, key)
     return values
 
 
@@ -110,15 +114,14 @@ def _job(
     reader: ValueReader,
     kind: str,
     index: int,
-    entry: dict[str, Any],
+    entry: EntryValues,
     request: Request,
-    check: Callable[[Any], object],
+    check: Callable[[], Plan],
     default: str | None = None,
 ) -> Job:
-    plan = checked(reader, check, request, entry, (kind, index))
-    # run as checked: its specs are not parsed again
-    kept = plan if isinstance(plan, (QualityPlan, IdentityPlan, LoadPlan)) else None
-    name = entry.get("name", default)
+    kept = checked(reader, check, entry, (kind, index))  # run as checked: its specs are not parsed again
+    given = as_text(entry.get("name"))  # a string: `typed` checked it
+    name = default if given is None else given
     if name is None:
         return Job(kind if index == 0 else f"{kind}{index + 1}", request, kept)
     if not FOLDER_NAME.fullmatch(name):
@@ -144,7 +147,7 @@ def quality_job(
         raise reader.error(
             f"quality #{index + 1}: no dataset = NAME (defined: {', '.join(datasets) or 'none'})", "quality", index
         )
-    dataset = datasets[entry["dataset"]]
+    dataset = datasets[str(entry["dataset"])]
     options: dict[str, Any] = {
         k: str(v) if isinstance(v, Path) else v
         for k, v in entry.items()
@@ -164,10 +167,10 @@ def quality_job(
         else [],
     )
 
-    def check(request: QualityRequest) -> QualityPlan:
+    def check() -> QualityPlan:
         return check_quality(request, targets.parsed, endpoints.parsed)
 
-    return _job(reader, "quality", index, entry, request, check, entry["dataset"])
+    return _job(reader, "quality", index, entry, request, check, str(entry["dataset"]))
 
 
 def identity_job(
@@ -180,10 +183,10 @@ def identity_job(
         )
     request = IdentityCommand(
         endpoints=reader.pick(entry.get("endpoints"), endpoints.texts, ("identity", index, "endpoints"), "endpoint"),
-        dataset=datasets[entry["dataset"]].path if "dataset" in entry else None,
+        dataset=datasets[str(entry["dataset"])].path if "dataset" in entry else None,
         **{k: v for k, v in entry.items() if k not in ("endpoints", "dataset", "name")},
     )
-    return _job(reader, "identity", index, entry, request, lambda r: check_identity(r, endpoints.parsed))
+    return _job(reader, "identity", index, entry, request, lambda: check_identity(request, endpoints.parsed))
 
 
 def load_job(
@@ -198,4 +201,4 @@ def load_job(
         out=Path(),
         **options,
     )
-    return _job(reader, "load", index, entry, request, lambda r: check_load(r, endpoints.parsed))
+    return _job(reader, "load", index, entry, request, lambda: check_load(request, endpoints.parsed))

@@ -15,6 +15,30 @@ from bench.commands.quality import QualityRequest
 from bench.core.flags import Renamed
 
 TomlTypes = type | tuple[type, ...]  # what a key's value may be in TOML (a path is a string)
+# A value as tomllib reads it, and a table of them (dates are no suite value: `typed` refuses them by type).
+TomlValue: typing.TypeAlias = "str | int | float | bool | list[TomlValue] | dict[str, TomlValue]"
+TomlTable: typing.TypeAlias = "dict[str, TomlValue]"
+# An entry's values as its command's request takes them: list flags joined (1,8,32), paths beside the file resolved.
+EntryValues: typing.TypeAlias = "dict[str, TomlValue | Path]"
+
+
+# A value that `ValueReader.typed` checked against its key's types, as the type it was checked to be (a key
+# not given: None, or empty).
+def as_text(value: TomlValue | Path | None) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def as_int(value: TomlValue | Path | None) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def as_table(value: TomlValue | Path | None) -> TomlTable:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: TomlValue | Path | None) -> list[TomlValue]:
+    return value if isinstance(value, list) else []
+
 
 SECTIONS = ("suite", "gate", "datasets", "targets", "endpoints", "quality", "identity", "load")
 DATASET_KEYS: dict[str, TomlTypes] = {"path": str, "split": str, "max_queries": int, "max_docs": int}

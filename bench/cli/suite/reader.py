@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
 
 from bench.cli.suite.gate import read_gate
 from bench.cli.suite.jobs import FOLDER_NAME, datasets, identity_job, load_job, quality_job
-from bench.cli.suite.keys import SECTIONS
+from bench.cli.suite.keys import SECTIONS, TomlTable, as_list, as_table, as_text
 from bench.cli.suite.values import ValueReader
 from bench.commands.suite import Suite
 from bench.core.errors import InputError, UserError
@@ -28,28 +27,29 @@ def load_suite(path: Path) -> Suite:
     for key in ("quality", "identity", "load"):
         if not isinstance(data.get(key, []), list):
             raise reader.error(f"{key} must be written [[{key}]] (a list of tables)", key)
-    head = reader.typed(data.get("suite", {}), {"name": str, "labels": dict}, ("suite",))
-    name = head.get("name", path.stem)
+    head = reader.typed(as_table(data.get("suite")), {"name": str, "labels": dict}, ("suite",))
+    given = as_text(head.get("name"))
+    name = path.stem if given is None else given
     if not FOLDER_NAME.fullmatch(name):  # it names the default --out folder, reports/NAME
         raise reader.error(
             f"suite.name {name!r} may hold only letters, digits, _ . - (it names a folder)", "suite", "name"
         )
     from bench.commands.specs import endpoint_specs, target_specs
 
-    named = datasets(reader, data.get("datasets", {}))
+    named = datasets(reader, as_table(data.get("datasets")))
     targets = reader.names(data.get("targets", {}), "targets", target_specs)
     endpoints = reader.names(data.get("endpoints", {}), "endpoints", endpoint_specs)
     try:
-        labels = check_labels(head.get("labels", {}), "suite.labels")
+        labels = check_labels(as_table(head.get("labels")), "suite.labels")
     except UserError as exc:
         raise reader.error(str(exc), "suite", "labels") from None
     suite = Suite(
         path,
         name,
-        read_gate(reader, data.get("gate", {})),
-        [quality_job(reader, e, i, named, targets, endpoints) for i, e in enumerate(data.get("quality", []))],
-        [identity_job(reader, e, i, named, endpoints) for i, e in enumerate(data.get("identity", []))],
-        [load_job(reader, e, i, named, endpoints) for i, e in enumerate(data.get("load", []))],
+        read_gate(reader, as_table(data.get("gate"))),
+        [quality_job(reader, e, i, named, targets, endpoints) for i, e in enumerate(as_list(data.get("quality")))],
+        [identity_job(reader, e, i, named, endpoints) for i, e in enumerate(as_list(data.get("identity")))],
+        [load_job(reader, e, i, named, endpoints) for i, e in enumerate(as_list(data.get("load")))],
         labels,
     )
     folders = [j.folder for j in suite.jobs]
@@ -61,7 +61,7 @@ def load_suite(path: Path) -> Suite:
     return suite
 
 
-def _read(path: Path) -> tuple[ValueReader, dict[str, Any]]:
+def _read(path: Path) -> tuple[ValueReader, TomlTable]:
     try:
         text = path.read_text(encoding="utf-8-sig")  # a leading byte-order mark dropped, as for every text file
     except FileNotFoundError:

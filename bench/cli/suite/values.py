@@ -9,9 +9,9 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
-from bench.cli.suite.keys import TomlTypes
+from bench.cli.suite.keys import TomlTable, TomlTypes
 from bench.cli.suite.lines import SuiteText, Where, label
 from bench.cli.suite.secrets import refuse_credentials, refuse_secret_key
 from bench.core.errors import UserError
@@ -38,7 +38,7 @@ _TYPE_NAMES = {int: "integer", float: "number", str: "string", list: "list", dic
 class ValueReader(SuiteText):
     """Each value read as its key allows, with the suite file's line numbers in every message."""
 
-    def typed(self, table: dict[str, Any], allowed: dict[str, TomlTypes], where: Where) -> dict[str, Any]:
+    def typed(self, table: TomlTable, allowed: dict[str, TomlTypes], where: Where) -> TomlTable:
         for key, value in table.items():
             refuse_secret_key(self, key, where)
             if key not in allowed:
@@ -54,7 +54,7 @@ class ValueReader(SuiteText):
                 raise self.error(f"{label((*where, key))}: expected a list of strings or numbers", *where, key)
         return table
 
-    def renamed(self, table: dict[str, Any], renames: dict[str, tuple[str, Renamed]], where: Where) -> dict[str, Any]:
+    def renamed(self, table: TomlTable, renames: dict[str, tuple[str, Renamed]], where: Where) -> TomlTable:
         """The table with each renamed key's old spelling taken as its new one, and one deprecation line on stderr
         for each (both spellings at once: an error)."""
         import typer

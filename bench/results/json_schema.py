@@ -20,7 +20,7 @@ import sys
 import types
 import typing
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from bench.core import machine, resample
 from bench.results import provenance, schema
@@ -40,10 +40,33 @@ from bench.results.schema import (
 )
 from bench.results.schema.conventions import open_enum
 
+# A JSON Schema node, as far as this generator writes one (draft 2020-12 keywords; `$`-names need this syntax).
+SchemaNode = TypedDict(
+    "SchemaNode",
+    {
+        "$schema": str,
+        "$id": str,
+        "$ref": str,
+        "$defs": "dict[str, SchemaNode]",
+        "type": "str | list[str]",
+        "enum": "list[str] | list[int]",
+        "const": "str | None",
+        "items": "SchemaNode",
+        "additionalProperties": "SchemaNode | bool",
+        "anyOf": "list[SchemaNode]",
+        "oneOf": "list[SchemaNode]",
+        "title": str,
+        "description": str,
+        "properties": "dict[str, SchemaNode]",
+        "required": list[str],
+    },
+    total=False,
+)
+
 # The modules of the schema, in the order its blocks are listed.
 _SCHEMA_MODULES = (run, quality, identity, doctor, load, interleave, sizing, ingest, grow)
 
-_SIMPLE: dict[object, dict[str, Any]] = {
+_SIMPLE: dict[object, SchemaNode] = {
     str: {"type": "string"},
     int: {"type": "integer"},
     bool: {"type": "boolean"},
@@ -57,11 +80,11 @@ _FIELD = re.compile(r"^\s+(\w+):[^#]*(?:#\s*(.+))?$")
 _DOC_LINE = re.compile(r"^\s+#:\s*(.+)$")
 
 
-def _type(hint: Any) -> dict[str, Any]:
+def _type(hint: Any) -> SchemaNode:
     if hint is Any:
         return {}
     if hint in _SIMPLE:
-        return dict(_SIMPLE[hint])
+        return _SIMPLE[hint].copy()
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return {"type": "string", "enum": [member.value for member in hint]}
     if typing.is_typeddict(hint):  # a wire block typed in code (keys that are a server's names): any object
@@ -103,30 +126,29 @@ def _comments(cls: type) -> dict[str, str]:
     return found
 
 
-def _record(kind: str | None, cls: type) -> dict[str, Any]:
+def _record(kind: str | None, cls: type) -> SchemaNode:
     hints = typing.get_type_hints(cls)
     comments = _comments(cls)
-    fixed: dict[str, dict[str, Any]] = {
+    fixed: dict[str, SchemaNode] = {
         "record": {"const": kind},
         "schema": {"const": SCHEMA},
         "version": {"enum": list(DESCRIBED_VERSIONS)},
     }
-    constants: dict[str, dict[str, Any]] = fixed if kind else {}
-    properties = {}
+    constants: dict[str, SchemaNode] = fixed if kind else {}
+    properties: dict[str, SchemaNode] = {}
     for field in dataclasses.fields(cls):
-        prop = dict(constants[field.name]) if field.name in constants else _type(hints[field.name])
+        prop = constants[field.name].copy() if field.name in constants else _type(hints[field.name])
         if field.name in comments:
             prop["description"] = comments[field.name]
         properties[field.name] = prop
-    return {
-        "type": "object",
-        "title": cls.__name__,
-        **({"description": inspect.cleandoc(cls.__doc__ or "")} if kind is None and _documented(cls) else {}),
-        "properties": properties,
-        # the writer writes every field, but those written only when set (schema.WRITTEN_WHEN_SET)
-        "required": [f.name for f in dataclasses.fields(cls) if not f.metadata.get("written_when_set")],
-        "additionalProperties": False,
-    }
+    node: SchemaNode = {"type": "object", "title": cls.__name__}
+    if kind is None and _documented(cls):
+        node["description"] = inspect.cleandoc(cls.__doc__ or "")
+    node["properties"] = properties
+    # the writer writes every field, but those written only when set (schema.WRITTEN_WHEN_SET)
+    node["required"] = [f.name for f in dataclasses.fields(cls) if not f.metadata.get("written_when_set")]
+    node["additionalProperties"] = False
+    return node
 
 
 def _documented(cls: type) -> bool:
@@ -158,7 +180,7 @@ def _blocks() -> dict[str, type]:
     return {cls.__name__: cls for cls in placed}
 
 
-def results_schema() -> dict[str, Any]:
+def results_schema() -> SchemaNode:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://ragbench.invalid/{SCHEMA}/{VERSION}/record.schema.json",

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bench.core.growth_laws import LAWS, predict
+from bench.core.growth_laws import LAWS, LawName, predict
 
 MIN_RUNGS = 3  # two to fit a two-parameter law, one more to judge it on
 TIE = 1.05  # a law within 5% of the best held-out error counts as as good: the simpler one is chosen
@@ -34,14 +34,14 @@ CREDIBLE = 2.0  # a law at most twice as wrong as the best on unseen rungs is no
 
 @dataclass(frozen=True)
 class Fit:
-    law: str
+    law: LawName
     a: float
     b: float
     held_out_error: float  # mean relative error of the rolling-origin predictions
     fit_error: float  # relative RMS error on every point
     points: int
     #: the credible laws (the chosen one among them) as (law, a, b): those the rungs do not rule out
-    credible: tuple[tuple[str, float, float], ...] = ()
+    credible: tuple[tuple[LawName, float, float], ...] = ()
 
     def predict(self, n: float | np.ndarray) -> np.ndarray:
         return predict(self.law, self.a, self.b, n)
@@ -62,8 +62,8 @@ class Fit:
         return (min(found) if found else None), (None if None in sizes else max(found))
 
 
-def _reaches(law: str, a: float, b: float, latency: float) -> float | None:
-    if law == "constant" or b <= 0:
+def _reaches(law: LawName, a: float, b: float, latency: float) -> float | None:
+    if law == LawName.CONSTANT or b <= 0:
         return None
     if predict(law, a, b, 1.0).item() >= latency:
         return 1.0
@@ -78,10 +78,10 @@ def _reaches(law: str, a: float, b: float, latency: float) -> float | None:
     return high
 
 
-def fit_law(law: str, sizes: np.ndarray, values: np.ndarray) -> tuple[float, float]:
+def fit_law(law: LawName, sizes: np.ndarray, values: np.ndarray) -> tuple[float, float]:
     """(a, b) of `law` minimising the relative squared error over the points."""
     weight = 1.0 / np.maximum(np.abs(values), 1e-12)
-    if law == "constant":
+    if law == LawName.CONSTANT:
         a = float(np.sum(values * weight**2) / np.sum(weight**2))
         return a, 0.0
     design = np.column_stack([np.ones_like(sizes, dtype=float), LAWS[law](sizes)]) * weight[:, None]
@@ -89,7 +89,7 @@ def fit_law(law: str, sizes: np.ndarray, values: np.ndarray) -> tuple[float, flo
     return float(a), float(b)
 
 
-def held_out_error(law: str, sizes: np.ndarray, values: np.ndarray) -> float:
+def held_out_error(law: LawName, sizes: np.ndarray, values: np.ndarray) -> float:
     """Mean relative error predicting rung k from rungs 1..k-1, for every k from the third."""
     errors = []
     for k in range(MIN_RUNGS - 1, len(sizes)):

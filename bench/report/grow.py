@@ -4,7 +4,6 @@ size; a ladder across vector stores puts the stores side by side first (bench/re
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from html import escape
 from pathlib import Path
 
@@ -14,21 +13,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from bench.core.growth_laws import predict
 from bench.report.grow_stores import side_by_side_table, stores_plot
 from bench.report.page import Rows, html_figure, html_table, inline, md_figure, md_table
 from bench.report.plots import save_figure
 from bench.results.schema import GrowRungRecord, GrowSummaryRecord, GrowthLaw
 from bench.results.schema.grow import GrowUnit
 from bench.results.store import Results
-
-# f(n) of each law (bench/grow/laws.py), to draw a fit from its record alone
-LAWS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "constant": lambda n: np.zeros_like(n),
-    "log": lambda n: np.log(n),
-    "linear": lambda n: n,
-    "n log n": lambda n: n * np.log(n),
-    "quadratic": lambda n: n**2,
-}
 
 
 def _targets(results: Results) -> list[str]:
@@ -144,7 +135,7 @@ def _slo_range(law: GrowthLaw) -> str:
 
 
 def _curve(law: GrowthLaw, sizes: np.ndarray) -> np.ndarray:
-    return law.a + law.b * LAWS[law.law](sizes.astype(float))
+    return predict(law.law, law.a, law.b, sizes)
 
 
 def latency_plot(results: Results, path: Path) -> Path | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bench.results.schema.kinds import ErrorCount, ErrorKind, error_key
@@ -31,3 +33,22 @@ def test_error_counts_keep_the_record_order() -> None:
 
 def test_grow_keys() -> None:
     assert error_key(ErrorKind.HTTP, 404) == "http-404" and error_key(ErrorKind.TIMEOUT) == "timeout"
+
+
+def test_growth_law_names_read_as_the_enum(tmp_path: Path) -> None:
+    """A grow summary's law and credible laws read back as LawName members, written as the same strings."""
+    import json
+
+    from bench.core.growth_laws import LawName
+    from bench.results.schema import GrowSummaryRecord, GrowthLaw
+    from bench.results.typed import typed_record
+    from bench.results.writer import record_line
+
+    law = GrowthLaw("p99", LawName.N_LOG_N, 1.0, 0.5, 0.01, 0.02, 4, credible_laws=[LawName.N_LOG_N, LawName.LINEAR])
+    summary = GrowSummaryRecord("t", None, 400, None, None, [law], {}, "answer")
+    line = record_line(summary)
+    assert '"law": "n log n"' in line and '"credible_laws": ["n log n", "linear"]' in line
+    read = typed_record(GrowSummaryRecord, json.loads(line), tmp_path / "results.jsonl", 1)
+    assert isinstance(read, GrowSummaryRecord)
+    assert read.laws[0].law is LawName.N_LOG_N and read.laws[0].credible_laws == [LawName.N_LOG_N, LawName.LINEAR]
+    assert all(isinstance(name, LawName) for name in read.laws[0].credible_laws)

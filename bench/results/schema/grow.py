@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from bench.core.growth_laws import LawName
 from bench.core.machine import MachineView
 from bench.results.schema.conventions import WRITTEN_WHEN_SET
 from bench.results.schema.ingest import EndpointCalls
@@ -98,7 +99,7 @@ class GrowthLaw:
     """A latency percentile's fitted law over the measured rungs: latency_ms = a + b·f(size)."""
 
     quantity: str  # p50 | p99 | pNN
-    law: str  # constant | log | linear | n log n | quadratic
+    law: LawName  # constant | log | linear | n log n | quadratic
     a: float
     b: float
     held_out_error: float  # mean relative error predicting each rung from the rungs below it (rolling origin)
@@ -109,7 +110,7 @@ class GrowthLaw:
     slo_size: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)
     #: the laws the rungs do not rule out (held-out error within twice the best's, latency not falling with size),
     #: the chosen one among them: an extrapolation is only as sure as they agree
-    credible_laws: list[str] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
+    credible_laws: list[LawName] = field(default_factory=list, metadata=WRITTEN_WHEN_SET)
     #: the smallest and largest size at which a credible law reaches the SLO; high left out while low is set: a
     #: credible law never reaches it
     slo_size_low: float | None = field(default=None, metadata=WRITTEN_WHEN_SET)

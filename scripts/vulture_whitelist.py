@@ -122,3 +122,19 @@ vector_norms
 vectors_unit_length
 # The meter's health path, answered by value, asked by probes (bench/endpoints/meter_relay.py MeterPath).
 HEALTH
+# JSON-document TypedDict keys written in dict displays and read by json.dumps' readers (trend tools, CI):
+# bench/gate/benchmark_json.py (pytest-benchmark's format), bench/gate/noise.py, bench/history/report_json.py,
+# bench/core/dataset_blocks.py (the grow ladder's distractor_source, written in bench/datasets/distractors.py).
+fullname
+extra_info
+machine_info
+commit_info
+benchmarks
+needed_repeats
+pooled_answers
+score_resolution
+run_name
+change_points
+newest_segment_runs
+vocabulary
+length_words

@@ -42,5 +42,6 @@ rm -rf "$site_dir"
 export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-$HOME/.cache/ragbench/numba}
 # Two workers (pytest-xdist): half the suite waits on servers, sockets and subprocesses, so a second worker keeps
 # both cores busy; tests that share a costly session fixture (the real servers, every command's outputs) stay on
-# one worker together, every other test with its module (tests/conftest.py).
-exec .venv/bin/python -m pytest -n 2 --dist loadgroup "$@"
+# one worker together, every other test with its module (tests/conftest.py); the groups go out in the order
+# tests/conftest.py gives them, longest first, not ordered by their number of tests.
+exec .venv/bin/python -m pytest -n 2 --dist loadgroup --no-loadscope-reorder "$@"

@@ -85,6 +85,7 @@ SHARED_GROUPS = (("apps", APP_FIXTURES), ("servers", SERVER_FIXTURES), ("command
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups and `-m` reads the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    groups: dict[str, str] = {}
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if SERVER_FIXTURES & fixtures:
@@ -93,6 +94,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
         group = next((name for name, needs in SHARED_GROUPS if needs & fixtures), item.nodeid.split("::")[0])
         item.add_marker(pytest.mark.xdist_group(group))
+        groups[item.nodeid] = group
+    # The longest groups first (scripts/test.sh keeps this order: --no-loadscope-reorder): each worker starts on one
+    # of them and the modules fill in behind, rather than a group of minutes starting last and running alone.
+    first = [name for name, _ in SHARED_GROUPS]
+    items.sort(key=lambda item: first.index(groups[item.nodeid]) if groups[item.nodeid] in first else len(first))
 
 
 @pytest.fixture(autouse=True)

@@ -248,7 +248,7 @@ def read_trace(path: Path) -> list[TraceCall]:
         # utf-8-sig: a CSV saved by a spreadsheet opens with a BOM, which would make its first column "\ufeffat"
         with path.open(encoding="utf-8-sig", newline="") as file:
             rows = _csv_rows(file) if path.suffix.lower() == ".csv" else _jsonl_rows(path, file)
-            placed = [(line, _checked_call(path, line, row)) for line, row in rows]
+            placed = [(row.line, _checked_call(path, row)) for row in rows]
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(path, f"cannot read the trace: {exc}") from None
     if not placed:
@@ -261,11 +261,17 @@ def read_trace(path: Path) -> list[TraceCall]:
 
 Choice = TypeVar("Choice", bound=StrEnum)
 
-# A line as read, before its values are checked one by one (`_checked_call`): object, not a known type.
-Unchecked = dict[str, object]
+
+@dataclass(frozen=True)
+class _Row:
+    """A line as read (its number, its JSON object or CSV row), before its values are checked one by one
+    (`_checked_call`): the trace file's JSON edge, so its values are `object`, not a known type."""
+
+    line: int
+    values: dict[str, object]
 
 
-def _jsonl_rows(path: Path, file: IO[str]) -> Iterator[tuple[int, Unchecked]]:
+def _jsonl_rows(path: Path, file: IO[str]) -> Iterator[_Row]:
     for line, text in enumerate(file, 1):
         if not text.strip():
             continue
@@ -279,23 +285,22 @@ def _jsonl_rows(path: Path, file: IO[str]) -> Iterator[tuple[int, Unchecked]]:
             if row.get("format") != TRACE_FORMAT or row.get("version") != TRACE_VERSION:
                 raise InputError(path, f"a trace header of {TRACE_FORMAT} version {TRACE_VERSION} expected", line)
             continue
-        yield line, row
+        yield _Row(line, row)
 
 
-def _csv_rows(file: IO[str]) -> Iterator[tuple[int, Unchecked]]:
+def _csv_rows(file: IO[str]) -> Iterator[_Row]:
     reader = csv.DictReader(file)
     for row in reader:
-        values: Unchecked = {k: (v if v != "" else None) for k, v in row.items() if k is not None}
         lengths = row.get("lengths") or ""
-        values["lengths"] = lengths.split(";") if lengths else []
-        yield reader.line_num, values
+        cells = {k: (v if v != "" else None) for k, v in row.items() if k is not None}
+        yield _Row(reader.line_num, {**cells, "lengths": lengths.split(";") if lengths else []})
 
 
 _KINDS = {int: "an integer", float: "a number"}  # a column's type as a message says it ("expected an integer")
 
 
-def _number(row: Unchecked, name: str, kind: type, low: float, high: float, optional: bool) -> Any:
-    value = row.get(name)
+def _number(value: object, name: str, kind: type, low: float, high: float, optional: bool) -> Any:
+    """`value`, the column `name`, as a `kind` number from `low` to `high` (None where empty and `optional`)."""
     if value is None and optional:
         return None
     try:
@@ -311,9 +316,9 @@ def _number(row: Unchecked, name: str, kind: type, low: float, high: float, opti
     return number
 
 
-def _choice(row: Unchecked, name: str, kind: type[Choice], default: Choice | None) -> Choice:
-    """The column `name` as one of `kind`'s values (`default` where it is empty); said by name when it is not."""
-    value = row.get(name)
+def _choice(value: object, name: str, kind: type[Choice], default: Choice | None) -> Choice:
+    """`value`, the column `name`, as one of `kind`'s values (`default` where it is empty); said by name when it is
+    not."""
     if value is None and default is not None:
         return default
     allowed = ", ".join(member.value for member in kind)
@@ -325,16 +330,17 @@ def _choice(row: Unchecked, name: str, kind: type[Choice], default: Choice | Non
         raise ValueError(f"{name} {value!r}: expected one of {allowed}") from None
 
 
-def _checked_call(path: Path, line: int, row: Unchecked) -> TraceCall:
+def _checked_call(path: Path, read: _Row) -> TraceCall:
+    row = read.values
     try:
-        unit = _choice(row, "unit", TraceUnit, TraceUnit.CHARS)
-        kind = _choice(row, "kind", CallKind, None)
+        unit = _choice(row.get("unit"), "unit", TraceUnit, TraceUnit.CHARS)
+        kind = _choice(row.get("kind"), "kind", CallKind, None)
         limit = MAX_LENGTH[unit]
         raw = row.get("lengths")
         if not isinstance(raw, list):
             raise ValueError("lengths: expected a list of text lengths")
-        lengths = tuple(_number({"length": v}, "length", int, 0, limit, False) for v in raw)
-        texts = _number(row, "texts", int, 0, 10**6, True)
+        lengths = tuple(_number(v, "length", int, 0, limit, False) for v in raw)
+        texts = _number(row.get("texts"), "texts", int, 0, 10**6, True)
         if texts is not None and texts != len(lengths):
             raise ValueError(f"texts {texts} but {len(lengths)} lengths")
         route = row.get("route")
@@ -342,16 +348,16 @@ def _checked_call(path: Path, line: int, row: Unchecked) -> TraceCall:
             raise ValueError("route: expected a name")
         hashed = row.get("hash")
         return TraceCall(
-            at=_number(row, "at", float, 0, 1e9, False),
+            at=_number(row.get("at"), "at", float, 0, 1e9, False),
             route=route,
             kind=kind,
             lengths=lengths,
             unit=unit,
-            tokens=_number(row, "tokens", int, 0, limit * 10**6, True),
-            query=_number(row, "query", int, 0, limit, True),
-            status=_number(row, "status", int, 100, 599, True),
-            latency=_number(row, "latency", float, 0, 1e6, True) or 0.0,
+            tokens=_number(row.get("tokens"), "tokens", int, 0, limit * 10**6, True),
+            query=_number(row.get("query"), "query", int, 0, limit, True),
+            status=_number(row.get("status"), "status", int, 100, 599, True),
+            latency=_number(row.get("latency"), "latency", float, 0, 1e6, True) or 0.0,
             hash=hashed if isinstance(hashed, str) else None,
         )
     except ValueError as exc:  # an unknown kind or unit is a ValueError too
-        raise InputError(path, str(exc), line) from None
+        raise InputError(path, str(exc), read.line) from None

@@ -86,25 +86,23 @@ class IdentityResult:
             "token_lengths": self.token_lengths,
             "endpoints": self.endpoints,
             "thresholds": {p.dtype: {"dtype": p.dtype, **p.thresholds} for p in self.embed_pairs},
-            "embed_pairs": [_embed_document(p) for p in self.embed_pairs],
+            "embed_pairs": [_pair_document(p) for p in self.embed_pairs],
             "batch_invariance": {name: asdict(b) for name, b in self.batch_invariance.items()},
             "rerankers": {name: asdict(r) for name, r in self.rerankers.items()},
-            "rerank_pairs": [_rerank_document(p) for p in self.rerank_pairs],
+            "rerank_pairs": [_pair_document(p) for p in self.rerank_pairs],
             "timings": asdict(self.timings),
         }
 
 
-def _embed_document(pair: IdentityEmbedPairRecord) -> dict[str, object]:
-    """An embedding pair as the JSON document has it: the cosine figures in one block, no thresholds or record."""
-    document: dict[str, object] = {}
-    for key, value in asdict(pair).items():
-        if key == "cosine_min":
-            document["cosine"] = {"min": pair.cosine_min, "p01": pair.cosine_p01, "mean": pair.cosine_mean}
-        elif key not in ("cosine_p01", "cosine_mean", "thresholds", "record"):
-            document[key] = value
-    return document
-
-
-def _rerank_document(pair: IdentityRerankPairRecord) -> dict[str, object]:
-    """A rerank pair as the JSON document has it: no dtype, thresholds or record."""
-    return {k: v for k, v in asdict(pair).items() if k not in ("dtype", "thresholds", "record")}
+def _pair_document(pair: IdentityEmbedPairRecord | IdentityRerankPairRecord) -> dict[str, object]:
+    """A pair as the JSON document has it (the document's edge: its record's fields, as `asdict` gives them), less
+    thresholds and record; an embedding pair's cosine figures in one `cosine` block where cosine_min stood, a rerank
+    pair without its dtype."""
+    if isinstance(pair, IdentityRerankPairRecord):
+        return {k: v for k, v in asdict(pair).items() if k not in ("dtype", "thresholds", "record")}
+    cosine = {"min": pair.cosine_min, "p01": pair.cosine_p01, "mean": pair.cosine_mean}
+    return {
+        ("cosine" if key == "cosine_min" else key): (cosine if key == "cosine_min" else value)
+        for key, value in asdict(pair).items()
+        if key not in ("cosine_p01", "cosine_mean", "thresholds", "record")
+    }

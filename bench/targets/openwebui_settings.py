@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from bench.results.schema.ingest import Settings
+from bench.results.schema.ingest import Settings, SettingValue
 
 if TYPE_CHECKING:
     from bench.core.http import HttpClient
@@ -79,7 +79,7 @@ def variant_settings(variant: Variant, bm25_weight: float, reranker: ExternalRer
     return wanted
 
 
-def send_settings(http: HttpClient, values: Mapping[str, object]) -> None:
+def send_settings(http: HttpClient, values: Mapping[str, SettingValue]) -> None:
     """Set `values` through Open WebUI's two settings APIs: the embedding fields through the embedding form (sent
     whole: it resets any field it lacks to its default), the others through the retrieval settings."""
     on_embedding = {k: v for k, v in values.items() if k in EMBEDDING_FIELDS}

@@ -25,6 +25,7 @@ from bench.core.errors import MeasurementFailed, UserError
 from bench.datasets.model import Dataset
 from bench.results.provenance import Origin
 from bench.results.schema import GrowLadder, RungStatus
+from bench.results.schema.kinds import TargetKind
 from bench.results.store import Results
 from bench.targets.base import TargetSpec
 
@@ -115,7 +116,7 @@ def check_metering(request: GrowRequest, specs: list[TargetSpec], unit: str) -> 
     from bench.grow.metering import MeterPlan
 
     upstreams = meter_upstreams(request.meter_upstream or [])
-    openwebui = next((s for s in specs if s.kind == "openwebui"), None)
+    openwebui = next((s for s in specs if s.kind == TargetKind.OPENWEBUI), None)
     if unit == "chunks" and openwebui is not None and "embedding" not in upstreams:
         raise UserError(
             f"--unit chunks: Open WebUI ({openwebui.public_text}) is counted in the chunks its embedding calls carry: "

@@ -138,7 +138,9 @@ class Connection(asyncio.Protocol):
 
     # httptools callbacks ----------------------------------------------------------------------
     def on_header(self, name: bytes, value: bytes) -> None:
-        # Called for every header of every answer: the first byte compared as an int (no slice made) first.
+        # Called for every header of every answer: the first byte compared as an int (no slice made) first. Reading
+        # the raw head instead was tried twice and cost as much: a regex over it (46.35k instructions a request
+        # against 46.46k), then three bytes.find over it (43.1k against 42.0k, callgrind, docs/peers.md).
         if name and name[0] | 32 == 120 and name[1:2] == b"-":  # x- or X-
             self._headers = [*self._headers, (name.lower(), value)]  # a list only for answers that have them
 
@@ -262,12 +264,14 @@ class Pool:
         """Send on an idle connection now, `then(sent, outcome)` called from its callbacks once the answer
         is in (the connection back in the pool by then); False when none is idle: the caller takes `request`,
         which connects. The same connections, deadline and watchdog as `request`."""
-        conn = self.take_idle()
-        if conn is None:
-            return False
-        self.busy.add(conn)
-        conn.send_then(data, perf_counter() + self.timeout_s, then)
-        return True
+        idle = self.idle
+        while idle:  # take_idle, inlined: this runs once a request
+            conn = idle.pop()
+            if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
+                self.busy.add(conn)
+                conn.send_then(data, perf_counter() + self.timeout_s, then)
+                return True
+        return False
 
     def take_idle(self) -> Connection | None:
         while self.idle:

@@ -64,3 +64,25 @@ def test_answers_without_x_headers_carry_none_and_each_answer_its_own():
 
     first, second = asyncio.run(two())
     assert list(first.headers) == EXPECTED and list(second.headers) == []
+
+
+def test_x_headers_are_read_wherever_one_cut_falls():
+    """Every place the answer may be cut in two, a header's name split over the pieces included (the connection
+    looks at the head's raw pieces for "x-" instead of a callback a header)."""
+
+    async def every_cut() -> list[int]:
+        missed = []
+        for at in range(1, len(HEAD + BODY)):
+            response = await _answer(_cut(HEAD + BODY, [at]))
+            if list(response.headers) != EXPECTED or response.body != BODY:
+                missed.append(at)
+        return missed
+
+    assert asyncio.run(every_cut()) == []
+
+
+def test_a_body_that_looks_like_an_x_header_adds_none():
+    body = b'["x-", "\nX-"]'
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body)
+    response = asyncio.run(_answer([head + body]))
+    assert response.body == body and list(response.headers) == []

@@ -41,7 +41,9 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypedDict
 
 import httpx
 
@@ -148,7 +150,16 @@ def client(server: OpenWebUIServer, docs: list[Document], kb_name: str) -> list[
         http.close()
 
 
-def grow(server: OpenWebUIServer, inputs: tuple[Path, Path], count: int, kb_name: str, out: Path) -> dict[str, float]:
+class GrowArm(TypedDict):
+    """grow's arm in a round: its rungs' ingest seconds (whole and each), their upload loops alone, its wall time."""
+
+    ingest_s: float
+    rung_ingest_s: list[float]
+    app_ingest_s: float
+    wall_s: float
+
+
+def grow(server: OpenWebUIServer, inputs: tuple[Path, Path], count: int, kb_name: str, out: Path) -> GrowArm:
     """`ragbench grow` over the same documents in two rungs: its rungs' ingest seconds, and its whole wall time."""
     own, rest = inputs
     argv = [sys.executable, "-m", "bench", "grow", "--dataset", str(own), "--distractors", str(rest)]
@@ -165,7 +176,7 @@ def grow(server: OpenWebUIServer, inputs: tuple[Path, Path], count: int, kb_name
     assert [r["added"] for r in rungs if r.get("record") == "grow_rung"] == [count // 2, count - count // 2]
     # the rungs' upload loops alone: the rest of `ingest_s` is what the target does around them, in the same run
     app = sum(r["app_ingest_seconds"] for r in rungs if r.get("record") == "grow_rung")
-    return {"ingest_s": sum(seconds), "rung_ingest_s": seconds, "app_ingest_s": app, "wall_s": wall}  # type: ignore[dict-item]
+    return {"ingest_s": sum(seconds), "rung_ingest_s": seconds, "app_ingest_s": app, "wall_s": wall}
 
 
 EMBEDDER = """
@@ -191,12 +202,73 @@ def start_embedder() -> tuple[subprocess.Popen[str], str]:
     return proc, f"http://127.0.0.1:{port}"
 
 
-def run_arm(arm: str, server: OpenWebUIServer, docs: list[Document], inputs: tuple[Path, Path], tag: str) -> object:
+def run_arm(
+    arm: str, server: OpenWebUIServer, docs: list[Document], inputs: tuple[Path, Path], tag: str
+) -> list[float] | GrowArm:
     if arm == "plain":
         return plain(server, docs, f"plain-{tag}")
     if arm == "client":
         return client(server, docs, f"client-{tag}")
     return grow(server, inputs, len(docs), f"grow-{tag}", inputs[0].parent.parent / f"grow-{tag}")
+
+
+@dataclass
+class Arm:
+    """One arm in one round: the client's and the app's CPU seconds, and the two halves' seconds (plain, client) or
+    grow's figures."""
+
+    client_cpu_s: float
+    app_cpu_s: float
+    result: list[float] | GrowArm
+
+
+@dataclass
+class OverheadRound:
+    """A round: each arm once, in `order`. overhead.json keeps it flat, `<arm>_s` and so on (`to_json`), as it was."""
+
+    round: int
+    order: list[str]
+    load: float
+    arms: dict[str, Arm]
+
+    @property
+    def grow(self) -> GrowArm:
+        result = self.arms["grow"].result
+        assert isinstance(result, dict)
+        return result
+
+    @property
+    def plain_s(self) -> float:
+        result = self.arms["plain"].result
+        assert isinstance(result, list)
+        return sum(result)
+
+    @property
+    def overhead(self) -> float:
+        return self.grow["ingest_s"] / self.plain_s - 1
+
+    @property
+    def around(self) -> float:
+        return self.grow["ingest_s"] / self.grow["app_ingest_s"] - 1
+
+    def to_json(self) -> dict[str, object]:
+        found: dict[str, object] = {"round": self.round, "order": self.order, "load": self.load}
+        for name, arm in self.arms.items():
+            found[f"{name}_client_cpu_s"], found[f"{name}_app_cpu_s"] = arm.client_cpu_s, arm.app_cpu_s
+            if isinstance(arm.result, list):
+                found[f"{name}_halves_s"], found[f"{name}_s"] = arm.result, sum(arm.result)
+            else:
+                found[name] = arm.result
+        return {**found, "overhead": self.overhead, "around": self.around}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> OverheadRound:
+        """A round of an earlier run's overhead.json (`--summarise`)."""
+        arms = {
+            name: Arm(raw[f"{name}_client_cpu_s"], raw[f"{name}_app_cpu_s"], raw.get(f"{name}_halves_s", raw.get(name)))
+            for name in raw["order"]
+        }
+        return cls(raw["round"], raw["order"], raw["load"], arms)
 
 
 def one_round(
@@ -206,51 +278,40 @@ def one_round(
     docs: list[Document],
     inputs: tuple[Path, Path],
     app_pids: list[int],
-) -> dict[str, object]:
+) -> OverheadRound:
     """Each arm once, the order reversed every other round (A B, B A, ...): a drift over time and the larger store the
     second arm meets fall on each arm alike over a pair of rounds. `app_pids`: the app's and the embedder's
     processes, whose CPU each arm is charged with."""
     order = arms if r % 2 == 0 else arms[::-1]
-    found: dict[str, object] = {"round": r + 1, "order": order, "load": os.getloadavg()[0]}
+    found = OverheadRound(r + 1, order, os.getloadavg()[0], {})
     for arm in order:
         client_before, app_before = client_cpu_s(), tree_cpu_s(app_pids)
         result = run_arm(arm, server, docs, inputs, str(r))
-        found[f"{arm}_client_cpu_s"] = client_cpu_s() - client_before
-        found[f"{arm}_app_cpu_s"] = tree_cpu_s(app_pids) - app_before
-        if arm == "grow":
-            found["grow"] = result
-        else:
-            found[f"{arm}_halves_s"] = result
-            found[f"{arm}_s"] = sum(result)  # type: ignore[arg-type]
-    grown = found["grow"]["ingest_s"]  # type: ignore[index]
-    found["overhead"] = grown / found["plain_s"] - 1  # type: ignore[operator]
-    found["around"] = grown / found["grow"]["app_ingest_s"] - 1  # type: ignore[index]
+        found.arms[arm] = Arm(client_cpu_s() - client_before, tree_cpu_s(app_pids) - app_before, result)
     return found
 
 
-def summarise(rounds: list[dict[str, object]]) -> dict[str, float]:
-    overheads = sorted(float(r["overhead"]) for r in rounds)  # type: ignore[arg-type]
+def summarise(rounds: list[OverheadRound]) -> dict[str, float]:
+    overheads = sorted(r.overhead for r in rounds)
     quartiles = statistics.quantiles(overheads, n=4) if len(overheads) >= 2 else [overheads[0]] * 3
     # the rounds as interleave pairs them (bench/gate/paired.py): Hodges-Lehmann ratio grow ÷ plain, exact 95%
     # signed-rank interval; the target is shown met when the whole interval is within +10%
     stats = paired.paired_stats(
-        [float(r["plain_s"]) for r in rounds],  # type: ignore[arg-type]
-        [float(r["grow"]["ingest_s"]) for r in rounds],  # type: ignore[index]
-        higher_is_better=False,
+        [r.plain_s for r in rounds], [r.grow["ingest_s"] for r in rounds], higher_is_better=False
     )
     interval = {} if stats is None else {
         "paired": stats.ratio.mean - 1, "paired_low": stats.ratio.low - 1, "paired_high": stats.ratio.high - 1
     }  # fmt: skip
     return {
         **interval,
-        "around_median": statistics.median(float(r.get("around", "nan")) for r in rounds),  # type: ignore[arg-type]
+        "around_median": statistics.median(r.around for r in rounds),
         "median": statistics.median(overheads),
         "q1": quartiles[0],
         "q3": quartiles[2],
         "min": overheads[0],
         "max": overheads[-1],
         # each order as often: the mean over whole pairs of rounds
-        "balanced_mean": statistics.mean([float(r["overhead"]) for r in rounds][: len(rounds) // 2 * 2] or overheads),  # type: ignore[arg-type]
+        "balanced_mean": statistics.mean([r.overhead for r in rounds][: len(rounds) // 2 * 2] or overheads),
     }
 
 
@@ -282,7 +343,7 @@ def main() -> None:
     parser.add_argument("--summarise", nargs="+", type=Path, metavar="JSON", help="pool earlier runs' rounds, run none")
     args = parser.parse_args()
     if args.summarise:
-        pooled = [r for path in args.summarise for r in json.loads(path.read_text())["rounds"]]
+        pooled = [OverheadRound.from_json(r) for path in args.summarise for r in json.loads(path.read_text())["rounds"]]
         say(summarise(pooled), len(pooled), pinned=False)
         return
     arms = args.arms.split(",")
@@ -292,7 +353,7 @@ def main() -> None:
     if args.pin:  # inherited by what starts now: the embedder and the app
         os.sched_setaffinity(0, {0})
     embedder, embed_url = start_embedder()
-    rounds: list[dict[str, object]] = []
+    rounds: list[OverheadRound] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         inputs = write_ladder(root / "data", docs)
@@ -307,7 +368,7 @@ def main() -> None:
             plain(server, docs[:4], "warm-up")  # the app's first-call costs are no arm's
             for r in range(args.rounds):
                 rounds.append(one_round(r, arms, server, docs, inputs, [webui.pid, embedder.pid]))
-                print(json.dumps(rounds[-1]), flush=True)
+                print(json.dumps(rounds[-1].to_json()), flush=True)
         finally:
             stop_process(webui)
             embedder.kill()
@@ -315,10 +376,10 @@ def main() -> None:
     figures = summarise(rounds)
     say(figures, len(rounds), args.pin)
     for arm in arms:  # the median CPU seconds per round: the client's own, and the app's for the same documents
-        client_cpu = statistics.median(float(r[f"{arm}_client_cpu_s"]) for r in rounds)  # type: ignore[arg-type]
-        app_cpu = statistics.median(float(r[f"{arm}_app_cpu_s"]) for r in rounds)  # type: ignore[arg-type]
+        client_cpu = statistics.median(r.arms[arm].client_cpu_s for r in rounds)
+        app_cpu = statistics.median(r.arms[arm].app_cpu_s for r in rounds)
         print(f"{arm}: client CPU {client_cpu:.2f} s, app CPU {app_cpu:.2f} s (median per round)", flush=True)
-    summary = {"docs": args.docs, "pinned": args.pin, "rounds": rounds, **figures}
+    summary = {"docs": args.docs, "pinned": args.pin, "rounds": [r.to_json() for r in rounds], **figures}
     (args.out / "overhead.json").write_text(json.dumps(summary))
 
 

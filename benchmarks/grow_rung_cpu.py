@@ -22,9 +22,11 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TypedDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.datasets.model import Document
 from benchmarks.grow_overhead import CLOCK_TICKS, documents, plain, start_embedder, tree_cpu_s, write_ladder
 from tests.harness.openwebui import OpenWebUIServer, start_openwebui
 from tests.harness.process import stop_process
@@ -61,7 +63,41 @@ def thread_cpu_s(pid: int) -> dict[str, float]:
     return found
 
 
-def window(samples: list[Sample], start: float, end: float) -> dict[str, object]:
+class CpuWindow(TypedDict):
+    """CPU seconds over a window: grow's process (each thread's too) and the app's with the embedder's."""
+
+    client_cpu_s: float
+    threads: dict[str, float]
+    app_cpu_s: float
+
+
+class RungCpu(CpuWindow):
+    ingest_s: float
+    gc_s: float  # seconds in grow's garbage collections inside the rung
+
+
+class GrowCpu(TypedDict):
+    rungs: list[RungCpu]
+    grow_cpu_s: float
+    gc_s: float
+
+
+class PlainCpu(TypedDict):
+    halves_s: list[float]
+    client_cpu_s: float
+    app_cpu_s: float
+
+
+class CpuRound(TypedDict, total=False):
+    """A round as rung_cpu.json keeps it: each arm once."""
+
+    round: int
+    load: float
+    plain: PlainCpu
+    grow: GrowCpu
+
+
+def window(samples: list[Sample], start: float, end: float) -> CpuWindow:
     """CPU seconds over [start, end]: per thread of grow's process (a thread that ended inside the window counted
     to its last sample) and the app's with the embedder's."""
     inside = [s for s in samples if start - 0.1 <= s[0] <= end + 0.1] or [min(samples, key=lambda s: abs(s[0] - start))]
@@ -77,7 +113,9 @@ def window(samples: list[Sample], start: float, end: float) -> dict[str, object]
     }
 
 
-def grow_rungs(server: OpenWebUIServer, inputs: tuple[Path, Path], count: int, tag: str, app_pids: list[int]) -> dict:
+def grow_rungs(
+    server: OpenWebUIServer, inputs: tuple[Path, Path], count: int, tag: str, app_pids: list[int]
+) -> GrowCpu:
     """One grow run (two rungs), sampled; each rung's ingest time and CPU, and grow's whole CPU."""
     root = inputs[0].parent.parent
     (root / "site").mkdir(exist_ok=True)
@@ -114,12 +152,12 @@ def grow_rungs(server: OpenWebUIServer, inputs: tuple[Path, Path], count: int, t
         raise SystemExit(f"grow exit {proc.returncode}")
     records = [json.loads(line) for line in (root / f"grow-{tag}" / "results.jsonl").read_text().splitlines()]
     collections = json.loads(gc_log.read_text())
-    rungs = []
+    rungs: list[RungCpu] = []
     for rung, printed in zip([r for r in records if r.get("record") == "grow_rung"], said):
         end = printed - 2 * rung["latency_ms"]["p50"] / 1000
         start = end - rung["ingest_seconds"]
         gc_s = sum(seconds for began, _, seconds in collections if start <= began <= end)
-        rungs.append({"ingest_s": rung["ingest_seconds"], **window(samples, start, end), "gc_s": round(gc_s, 3)})
+        rungs.append(RungCpu(ingest_s=rung["ingest_seconds"], **window(samples, start, end), gc_s=round(gc_s, 3)))
     return {
         "rungs": rungs,
         "grow_cpu_s": round(sum(samples[-1][1].values()), 2),
@@ -127,7 +165,7 @@ def grow_rungs(server: OpenWebUIServer, inputs: tuple[Path, Path], count: int, t
     }
 
 
-def plain_cpu(server: OpenWebUIServer, docs: list, tag: str, app_pids: list[int]) -> dict:
+def plain_cpu(server: OpenWebUIServer, docs: list[Document], tag: str, app_pids: list[int]) -> PlainCpu:
     client, app = time.process_time(), tree_cpu_s(app_pids)
     halves = plain(server, docs, f"plain-{tag}")
     return {"halves_s": halves, "client_cpu_s": time.process_time() - client, "app_cpu_s": tree_cpu_s(app_pids) - app}
@@ -142,7 +180,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     docs = documents(args.docs)
     embedder, embed_url = start_embedder()
-    rounds = []
+    rounds: list[CpuRound] = []
     with tempfile.TemporaryDirectory() as tmp:
         inputs = write_ladder(Path(tmp) / "data", docs)
         try:
@@ -154,7 +192,7 @@ def main() -> None:
             plain(server, docs[:4], "warm-up")
             app_pids = [webui.pid, embedder.pid]
             for r in range(args.rounds):
-                found: dict[str, object] = {"round": r + 1, "load": os.getloadavg()[0]}
+                found = CpuRound(round=r + 1, load=os.getloadavg()[0])
                 for arm in ("plain", "grow") if r % 2 == 0 else ("grow", "plain"):
                     if arm == "plain":
                         found["plain"] = plain_cpu(server, docs, str(r), app_pids)

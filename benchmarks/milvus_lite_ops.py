@@ -21,7 +21,7 @@ import hashlib
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from pymilvus import DataType, Function, FunctionType, MilvusClient
@@ -55,7 +55,23 @@ def create(client: Any, name: str, dim: int) -> None:
     client.load_collection(name)
 
 
-def rows_of(file: int, count: int, rng: np.random.Generator) -> list[dict[str, Any]]:
+class RowMetadata(TypedDict):
+    file_id: str
+    hash: str  # the file's content hash: what Open WebUI's duplicate check filters on
+    name: str
+    source: str
+
+
+class Row(TypedDict):
+    """A chunk's row as Open WebUI inserts it into Milvus."""
+
+    id: str
+    vector: list[float]
+    text: str
+    metadata: RowMetadata
+
+
+def rows_of(file: int, count: int, rng: np.random.Generator) -> list[Row]:
     digest = hashlib.sha256(str(file).encode()).hexdigest()
     texts = [" ".join(rng.choice(WORDS, 25)) for _ in range(count)]
     return [
@@ -91,7 +107,7 @@ def duplicate_check(client: Any, name: str, digest: str) -> int:
     return found
 
 
-def upload(client: Any, file: int, rows: list[dict[str, Any]], spent: dict[str, float]) -> None:
+def upload(client: Any, file: int, rows: list[Row], spent: dict[str, float]) -> None:
     """One file into the knowledge base, as Open WebUI does it, each Milvus call timed into `spent`."""
     steps = (
         ("dup-check", lambda: duplicate_check(client, "kb", rows[0]["metadata"]["hash"])),

@@ -18,6 +18,10 @@ class Probe(Protocol):
     point: LoadPointRecord
     passed: bool
     earlier: list[LoadPointRecord]
+    outcomes: list[str]
+    too_busy: str | None
+    inconclusive: str | None
+    unconfirmed: str | None
     confirmation: LoadPointRecord | None
     confirmed: bool | None
     collapse: str | None
@@ -69,9 +73,36 @@ def _throughput_drop(before: LoadPointRecord, after: LoadPointRecord) -> float |
 
 def remeasured_text(probes: Sequence[Probe]) -> str:
     """`; re-measured after failing: 40/s (failed again), 30/s (passed, then failed), 20/s (passed twice)`, or ""
-    when no probe failed."""
-    again = [f"{sig3(p.rate)}/s ({_remeasure_outcome(p)})" for p in probes if p.earlier]
-    return f"; re-measured after failing: {', '.join(again)}" if again else ""
+    when no probe failed; a probe measured again because it was undecided says so: `; re-measured: 19/s (too busy,
+    then passed)` (issue 48: such a probe read `re-measured after failing: 19/s (failed again)`)."""
+    failed = [f"{sig3(p.rate)}/s ({_remeasure_outcome(p)})" for p in probes if p.earlier and _after_failing(p)]
+    undecided = [f"{sig3(p.rate)}/s ({_undecided_outcome(p)})" for p in probes if p.earlier and not _after_failing(p)]
+    return (f"; re-measured after failing: {', '.join(failed)}" if failed else "") + (
+        f"; re-measured: {', '.join(undecided)}" if undecided else ""
+    )
+
+
+def _after_failing(probe: Probe) -> bool:
+    """Re-measured by the majority rule of judge_probe (first a failure, then passes or failures), no measurement
+    undecided."""
+    decided = all(o in ("failed", "passed") for o in probe.outcomes[1:])
+    undecided = probe.too_busy or probe.inconclusive or probe.unconfirmed
+    return probe.outcomes[:1] in ([], ["failed"]) and decided and not undecided
+
+
+def _undecided_outcome(probe: Probe) -> str:
+    last = (
+        "too busy"
+        if probe.too_busy
+        else "inconclusive"
+        if probe.inconclusive
+        else "passed on a cut window"
+        if probe.unconfirmed
+        else "passed"
+        if probe.passed
+        else "failed"
+    )
+    return ", then ".join([*probe.outcomes, last])
 
 
 def _remeasure_outcome(probe: Probe) -> str:

@@ -32,6 +32,8 @@ class Probe:
     # capped the saturation rate 33% low), and when the two disagree a third decides: `earlier` holds the
     # measurements before `point`, in order (empty: measured once).
     earlier: list[LoadPointRecord] = field(default_factory=list)
+    # what each measurement in `earlier` was, in order: "failed", or why it was undecided ("too busy", "inconclusive")
+    outcomes: list[str] = field(default_factory=list)
     # The answer's rate measured once more after the search (`SearchRules.confirm`): a capacity that
     # changed while the server was probed shows as this failing, or answering less; it does not change the verdict.
     confirmation: LoadPointRecord | None = None
@@ -147,8 +149,20 @@ def judge_probe(
             decided.append(probe.passed)
             if decided[0] or not majority or len(decided) >= 3 or decided.count(False) >= 2:
                 break
+        probe.outcomes.append(outcome(probe))
         judge_measurement(probe, measure(rate), slo, unsteady, remeasure=True)
     return probe
+
+
+def outcome(probe: Probe) -> str:
+    """What the probe's last measurement was, in a word or two (its re-measures say it: changes.remeasured_text)."""
+    if probe.too_busy is not None:
+        return "too busy"
+    if probe.inconclusive is not None:
+        return "inconclusive"
+    if probe.unconfirmed is not None:
+        return "passed on a cut window"
+    return "passed" if probe.passed else "failed"
 
 
 def judge_measurement(

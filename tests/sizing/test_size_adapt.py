@@ -379,3 +379,24 @@ def test_below_an_inconclusive_rate_a_pass_gets_the_requests_that_window_said_it
     assert seen is not None and seen[0] == 13.5 and seen[1] > window.requests.ok
     over = windows_of(np.full(100, 900.0), rate=10.8)
     assert seen_below(state, over, seen) == seen  # type: ignore[arg-type]  # over the SLO: nothing said of below
+
+
+def test_a_probe_measured_again_because_undecided_is_not_said_to_have_failed():
+    """Issue 48: a probe too busy, then passed (or inconclusive twice) read `re-measured after failing: 19/s (failed
+    again)` on the saturation line, though it never failed. It now says what each measurement was."""
+    from bench.sizing.changes import remeasured_text
+
+    busy_once = {"n": 0}
+
+    def first_busy(p):
+        if p.rate == 12.0 and busy_once["n"] == 0:
+            busy_once["n"] += 1
+            return Doubt("this machine was too busy", fails=False, undecided=Undecided.BUSY)
+        return None
+
+    probe = judge_probe(open_point, 12.0, Slo(100.0), unsteady=first_busy)
+    assert probe.measured == 2 and probe.stands
+    text = remeasured_text([probe])
+    assert text == "; re-measured: 12/s (too busy, then passed)" and "failed" not in text
+    failing = judge_probe(lambda rate: open_point(rate * 2.5), 20.0, Slo(100.0))  # the majority rule: failed twice
+    assert remeasured_text([failing]) == "; re-measured after failing: 20/s (failed again)"

@@ -26,7 +26,7 @@ def _results(targets: dict[str, tuple[str, float]], comparisons: list[Comparison
     metrics = {name: _metric(name, mean) for name, (_, mean) in targets.items()}
     return SimpleNamespace(
         header=SimpleNamespace(measures=[NDCG], measure_labels={NDCG: "nDCG@10"}),
-        targets=[SimpleNamespace(name=name, spec=spec) for name, (spec, _) in targets.items()],
+        targets=[SimpleNamespace(name=name, spec=spec, parsed=None) for name, (spec, _) in targets.items()],
         metric=lambda target, measure: metrics.get(target) if measure == NDCG else None,
         comparisons=comparisons,
     )

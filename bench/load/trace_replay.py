@@ -21,6 +21,7 @@ from bench.endpoints.meter_trace import CallKind, TraceCall, TraceUnit
 from bench.load.client import encode_request, target_of
 from bench.load.endpoint import InProcessCall, LoadEndpoint
 from bench.load.pool import stop_pool, wait_plans
+from bench.load.recorder import Outcome
 from bench.load.share import SharePlan, ShareResult
 from bench.load.shares import START_LEAD_S
 from bench.load.stop_time import StopTime
@@ -66,6 +67,11 @@ class RouteReplay:
         """Scheduled latency: from the intended send time to the answer's end."""
         latencies: np.ndarray = np.asarray(self.end_s) - np.asarray(self.intended_s)
         return latencies
+
+    @property
+    def answered(self) -> np.ndarray:
+        """Per call, whether it was answered (its outcome `ok`), as a boolean mask over the calls."""
+        return np.asarray([o == Outcome.OK for o in self.outcomes], dtype=bool)
 
     @property
     def behind(self) -> int:

@@ -71,7 +71,7 @@ def probe_record(
     sent = sent[np.isfinite(sent)]
     window = float(intended.max() - intended.min()) if intended.size > 1 else 0.0
     sending = float(sent.max() - intended.min()) if sent.size > 1 else 0.0
-    answered = [r.latencies_s[np.asarray([o == "ok" for o in r.outcomes], dtype=bool)] for r in replays]
+    answered = [r.latencies_s[r.answered] for r in replays]
     at = [float(np.percentile(a, slo.percentile) * 1000) for a in answered if a.size]
     return TraceSpeedProbe(
         speed=verdict.speed,

@@ -154,7 +154,7 @@ def judge_replay(speed: float, replays: list[RouteReplay], slo: Slo) -> SpeedVer
     """Every route under the SLO, within the error limit and steady: the first that is not says why."""
     for replay in replays:
         latencies = replay.latencies_s
-        ok = np.asarray([o == "ok" for o in replay.outcomes], dtype=bool)
+        ok = replay.answered
         errors = int(np.count_nonzero(~ok))
         # no answer at all fails whatever the error limit (--max-error-rate 1 allows every call to fail): there is
         # no latency to judge

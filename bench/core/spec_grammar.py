@@ -26,14 +26,17 @@ NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 def parse_options(query: str, where: str) -> dict[str, str]:
-    """`a=1&b=x` -> {"a": "1", "b": "x"} (percent-escapes decoded); a pair without `=`, an empty name or
-    a name given twice is a UserError that starts with `where`."""
+    """`a=1&b=x` -> {"a": "1", "b": "x"} (percent-escapes decoded); a pair without `=`, an empty name, a name
+    that is not printable (a decoded `%0A`: it would break the one-line error that names it) or a name given twice
+    is a UserError that starts with `where`."""
     options: dict[str, str] = {}
     for pair in query.split("&") if query else []:
         name, sep, value = pair.partition("=")
         name, value = unquote_plus(name), unquote_plus(value)
         if not sep or not name:
             raise UserError(f"{where}: option {pair!r} is not option=value")
+        if not name.isprintable():
+            raise UserError(f"{where}: option name {name!r} is not printable")
         if name in options:
             raise UserError(f"{where}: option {name!r} given twice")
         options[name] = value

@@ -192,9 +192,11 @@ class SpeedSearch:
         return TraceSize(self.passed, self.failed, tuple(self.probes), self.too_busy)
 
     def adopt(self, measured: list[TraceSpeedProbe]) -> None:
-        """After a signal: a pass measured but not yet taken by the search (the signal came between the two) still
-        counts; a failure not yet taken would have been measured again, so it is left out of the answer."""
-        for probe in measured[len(self.probes) :]:
+        """After a signal: a pass measured but not yet taken by the search (the signal came between the two: before
+        the search held the probe, or after it held it and before it judged it) still counts; a failure not yet taken
+        would have been measured again, so it is left out of the answer. Every probe is looked at: one already taken
+        changes nothing."""
+        for probe in measured:
             inside = self.failed is None or probe.speed < self.failed.speed
             if (
                 probe.outcome == SpeedOutcome.PASS

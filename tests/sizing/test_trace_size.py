@@ -244,3 +244,12 @@ def test_a_failure_within_the_machines_lag_of_the_slo_is_the_machines():
     assert prober.judged(2.0, [replay(near, lag_ms=LAG_UNDER_MS)], 12.0, host).failed
     far = [50.0] * 190 + [209.0] * 10
     assert prober.judged(2.0, [replay(far, lag_ms=LAG_BETWEEN_MS)], 12.0, host).failed
+
+
+def test_after_a_signal_a_pass_held_but_not_yet_judged_still_counts():
+    """The signal came after the search held the probe (`_one` appended it) and before it judged it (`passed` set):
+    the CI run's SIGTERM left `max_speed` empty beside a passing probe at ×1."""
+    search = SpeedSearch(capacity_at(3.0))
+    search.probes.append(SpeedVerdict(1.0, PASS, ""))  # held, not judged: search.passed still None
+    search.adopt([probe(1.0, PASS, 50.0)])
+    assert search.passed is not None and search.passed.speed == 1.0

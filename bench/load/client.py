@@ -134,7 +134,7 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        self._fail(ConnectionLost(f"connection lost: {exc}" if exc else "connection closed by the server"))
+        self._deliver(ConnectionLost(f"connection lost: {exc}" if exc else "connection closed by the server"))
 
     # httptools callbacks ----------------------------------------------------------------------
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -190,15 +190,12 @@ class Connection(asyncio.Protocol):
     def expire(self) -> None:
         """The answer took longer than the timeout: fail it and drop the connection (it may still answer)."""
         self.close()
-        self._fail(TimeoutError("no answer within the timeout"))
+        self._deliver(TimeoutError("no answer within the timeout"))
 
     def close(self) -> None:
         self.closed = True
         if self.transport is not None:
             self.transport.close()
-
-    def _fail(self, exc: Exception) -> None:
-        self._deliver(exc)
 
     def _deliver(self, outcome: Response | Exception) -> None:
         then, self.then = self.then, None
